@@ -1,0 +1,309 @@
+"""Time-indexed sequences of weighted digraphs on a fixed node set.
+
+A :class:`GraphSequence` maps a round ``t = 1, 2, ...`` (rounds are 1-based,
+as in the papers' ``A_t``) to an ``N x N`` weight matrix stored as a
+``scipy.sparse.csr_array`` (see :mod:`topology.matrices` for the orientation:
+row = receiver, column = sender). A sequence is *finite* (``length`` rounds),
+*periodic* (a list cycled for ever) or *generated* (a deterministic function
+of the round, e.g. a seeded random graph per round).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError
+from .matrices import as_pattern, as_weight_matrix, to_networkx
+
+__all__ = [
+    "GraphSequence",
+    "static",
+    "periodic",
+    "from_matrices",
+    "from_networkx",
+    "generated",
+]
+
+RoundFunction = Callable[[int], Any]
+
+
+class GraphSequence:
+    """A sequence of weight matrices indexed by round ``t >= 1``.
+
+    Use the constructors (:func:`static`, :func:`periodic`, :func:`from_matrices`,
+    :func:`from_networkx`, :func:`generated` and those in
+    :mod:`topology.random_graphs` / :mod:`topology.b_connected`) rather than
+    this class directly.
+
+    Args:
+        num_nodes: number of nodes ``N``.
+        round_function: maps a round ``t`` (1-based) to a weight matrix; called
+            at most once per round thanks to a small cache, and its output is
+            validated (square, ``N`` nodes, finite, nonnegative).
+        length: number of rounds for a finite sequence, ``None`` if infinite.
+        period: the period if the sequence repeats, else ``None``.
+        directed: whether links may be one-way (informational; checks never
+            rely on it).
+        description: a short human-readable description.
+
+    Example:
+        >>> seq = static([[0.5, 0.5], [0.5, 0.5]])
+        >>> seq.dense(3).tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
+    """
+
+    _CACHE_SIZE = 16
+
+    def __init__(
+        self,
+        num_nodes: int,
+        round_function: RoundFunction,
+        *,
+        length: int | None = None,
+        period: int | None = None,
+        directed: bool = True,
+        description: str = "",
+    ) -> None:
+        if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 1:
+            raise ParameterError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        if length is not None and length < 1:
+            raise EmptySequenceError(f"a graph sequence needs at least one round, got length={length}")
+        if period is not None and period < 1:
+            raise ParameterError(f"period must be a positive integer, got {period!r}")
+        self._num_nodes = int(num_nodes)
+        self._round_function = round_function
+        self._length = None if length is None else int(length)
+        self._period = None if period is None else int(period)
+        self.directed = bool(directed)
+        self.description = description
+        self._cache: OrderedDict[int, sp.csr_array] = OrderedDict()
+
+    # -- basic properties -------------------------------------------------
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes ``N``."""
+        return self._num_nodes
+
+    @property
+    def length(self) -> int | None:
+        """Number of rounds of a finite sequence; ``None`` for an infinite one."""
+        return self._length
+
+    @property
+    def period(self) -> int | None:
+        """Period of a periodic sequence (1 for a static one), else ``None``."""
+        return self._period
+
+    @property
+    def is_finite(self) -> bool:
+        return self._length is not None
+
+    def __repr__(self) -> str:
+        extent = f"length={self._length}" if self._length is not None else "infinite"
+        per = f", period={self._period}" if self._period is not None else ""
+        desc = f" ({self.description})" if self.description else ""
+        return f"GraphSequence(N={self._num_nodes}, {extent}{per}){desc}"
+
+    # -- access ------------------------------------------------------------
+    def _check_round(self, t: int) -> int:
+        if not isinstance(t, (int, np.integer)) or isinstance(t, bool):
+            raise RoundIndexError(f"round must be an integer, got {t!r}")
+        if t < 1:
+            raise RoundIndexError(f"rounds start at 1, got round {t}")
+        if self._length is not None and t > self._length:
+            raise RoundIndexError(f"round {t} is past the last round ({self._length}) of this sequence")
+        return int(t)
+
+    def weights(self, t: int) -> sp.csr_array:
+        """The validated weight matrix of round ``t`` (CSR, do not modify).
+
+        Raises:
+            RoundIndexError: ``t < 1`` or past the end of a finite sequence.
+            InvalidMatrixError, NodeCountMismatchError: the round's matrix is bad.
+        """
+        t = self._check_round(t)
+        key = t if self._period is None else (t - 1) % self._period + 1
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        mat = as_weight_matrix(self._round_function(key), num_nodes=self._num_nodes, round_index=t)
+        self._cache[key] = mat
+        if len(self._cache) > self._CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return mat
+
+    def dense(self, t: int) -> np.ndarray:
+        """Round ``t``'s weight matrix as a dense ``numpy`` array."""
+        return self.weights(t).toarray()
+
+    def graph(self, t: int) -> nx.DiGraph:
+        """Round ``t`` as a ``networkx.DiGraph`` (edge ``j -> i`` with ``weight = W[i, j]``)."""
+        return to_networkx(self.weights(t))
+
+    def pattern(self, t: int) -> sp.csr_array:
+        """Round ``t``'s boolean link pattern without the diagonal (``[i, j]``: ``j -> i``)."""
+        return as_pattern(self.weights(t), round_index=t)
+
+    def resolve_horizon(self, horizon: int | None) -> int:
+        """The number of rounds to examine: ``horizon``, or the length if finite.
+
+        Raises:
+            ParameterError: ``horizon`` is not a positive integer, or is missing
+                for an infinite sequence.
+            RoundIndexError: ``horizon`` exceeds a finite sequence's length.
+        """
+        if horizon is None:
+            if self._length is None:
+                if self._period is not None:
+                    return self._period
+                raise ParameterError("horizon is required for an infinite sequence")
+            return self._length
+        if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+            raise ParameterError(f"horizon must be a positive integer, got {horizon!r}")
+        if self._length is not None and horizon > self._length:
+            raise RoundIndexError(
+                f"horizon {horizon} exceeds the sequence's {self._length} rounds"
+            )
+        return int(horizon)
+
+    def rounds(self, horizon: int | None = None) -> Iterator[tuple[int, sp.csr_array]]:
+        """Iterate ``(t, W_t)`` for ``t = 1 .. horizon`` (see :meth:`resolve_horizon`)."""
+        for t in range(1, self.resolve_horizon(horizon) + 1):
+            yield t, self.weights(t)
+
+    def take(self, horizon: int) -> GraphSequence:
+        """A finite sequence holding the first ``horizon`` rounds of this one."""
+        mats = [w for _, w in self.rounds(horizon)]
+        return from_matrices(mats, directed=self.directed, description=self.description)
+
+
+def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
+    mats = list(matrices)
+    if not mats:
+        raise EmptySequenceError("a graph sequence needs at least one round, got an empty list")
+    first = as_weight_matrix(mats[0], round_index=1)
+    out = [first]
+    for t, m in enumerate(mats[1:], start=2):
+        out.append(as_weight_matrix(m, num_nodes=first.shape[0], round_index=t))
+    return out
+
+
+def static(matrix: Any, *, directed: bool = True, description: str = "static") -> GraphSequence:
+    """The same weight matrix at every round (infinite, period 1).
+
+    Example:
+        >>> static(np.eye(3)).weights(100).nnz
+        3
+    """
+    mat = as_weight_matrix(matrix, round_index=1)
+    return GraphSequence(
+        mat.shape[0], lambda t: mat, period=1, directed=directed, description=description
+    )
+
+
+def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str = "periodic") -> GraphSequence:
+    """A list of weight matrices cycled for ever: round ``t`` uses ``matrices[(t-1) % P]``.
+
+    Raises:
+        EmptySequenceError: the list is empty.
+        NodeCountMismatchError: the matrices do not all have the same size.
+    """
+    return _cycled(_validated_list(matrices), directed=directed, description=description)
+
+
+def _cycled(mats: list[sp.csr_array], *, directed: bool, description: str) -> GraphSequence:
+    return GraphSequence(
+        mats[0].shape[0], lambda t: mats[t - 1], period=len(mats), directed=directed, description=description
+    )
+
+
+def from_matrices(
+    matrices: Sequence[Any], *, periodic: bool = False, directed: bool = True, description: str = "from matrices"
+) -> GraphSequence:
+    """A finite sequence (round ``t`` = ``matrices[t-1]``), or a periodic one.
+
+    Example:
+        >>> seq = from_matrices([np.eye(2), [[0.5, 0.5], [0.5, 0.5]]])
+        >>> seq.length, seq.dense(2)[0, 1]
+        (2, 0.5)
+    """
+    mats = _validated_list(matrices)
+    if periodic:
+        return _cycled(mats, directed=directed, description=description)
+    return GraphSequence(
+        mats[0].shape[0], lambda t: mats[t - 1], length=len(mats), directed=directed, description=description
+    )
+
+
+def from_networkx(
+    graphs: Sequence[nx.Graph],
+    rule: str | Callable[[sp.csr_array], sp.csr_array] | None = None,
+    *,
+    periodic: bool = False,
+) -> GraphSequence:
+    """A sequence from networkx graphs, weighted by a rule or by edge attributes.
+
+    Args:
+        graphs: one graph per round, all on the same node set (taken in the
+            first graph's node order).
+        rule: a weight rule name or callable from :mod:`topology.weights`
+            (e.g. ``"metropolis"``). If ``None``, each edge ``u -> v`` must carry
+            a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``.
+        periodic: cycle the list for ever instead of stopping after it.
+
+    Raises:
+        EmptySequenceError: no graphs.
+        NodeCountMismatchError: graphs on different node sets.
+        ParameterError: an unknown rule name.
+
+    Example:
+        >>> seq = from_networkx([nx.cycle_graph(4)], rule="metropolis")
+        >>> float(seq.dense(1)[0, 1])
+        0.3333333333333333
+    """
+    from .weights import get_rule  # local import: weights depends on matrices only
+
+    graphs = list(graphs)
+    if not graphs:
+        raise EmptySequenceError("from_networkx needs at least one graph")
+    nodes = list(graphs[0].nodes)
+    mats = []
+    for t, g in enumerate(graphs, start=1):
+        if set(g.nodes) != set(nodes):
+            raise NodeCountMismatchError(
+                f"round {t}: graph has nodes {sorted(g.nodes, key=str)[:10]}..., expected the node set of round 1 "
+                f"({len(nodes)} nodes)"
+            )
+        if rule is None:
+            adj = nx.to_scipy_sparse_array(g, nodelist=nodes, weight="weight", format="csr")
+            mats.append(sp.csr_array(adj.T))
+        else:
+            sub = nx.relabel_nodes(g, {v: k for k, v in enumerate(nodes)}, copy=True)
+            sub = sub.subgraph(range(len(nodes)))
+            ordered = sub.__class__()
+            ordered.add_nodes_from(range(len(nodes)))
+            ordered.add_edges_from(sub.edges)
+            mats.append(get_rule(rule)(as_pattern(ordered, round_index=t)))
+    directed = any(g.is_directed() for g in graphs)
+    return from_matrices(mats, periodic=periodic, directed=directed, description="from networkx")
+
+
+def generated(
+    num_nodes: int,
+    round_function: RoundFunction,
+    *,
+    length: int | None = None,
+    directed: bool = True,
+    description: str = "generated",
+) -> GraphSequence:
+    """A sequence whose round ``t`` is ``round_function(t)`` (must be deterministic in ``t``)."""
+    return GraphSequence(
+        num_nodes, round_function, length=length, directed=directed, description=description
+    )
