@@ -72,6 +72,9 @@ class GraphSequence:
     ) -> None:
         if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 1:
             raise ParameterError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        for name, value in (("length", length), ("period", period)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+                raise ParameterError(f"{name} must be a positive integer or None, got {value!r}")
         if length is not None and length < 1:
             raise EmptySequenceError(f"a graph sequence needs at least one round, got length={length}")
         if period is not None and period < 1:

@@ -43,9 +43,9 @@ WeightRule = Callable[[Any], sp.csr_array]
 
 
 def _require_symmetric(pat: sp.csr_array, rule: str) -> None:
-    diff = (pat != pat.T).tocoo()
-    if diff.nnz:
-        i, j = int(diff.row[0]), int(diff.col[0])
+    one_way = (pat > pat.T).tocoo()  # [i, j] set: link j -> i exists, i -> j does not
+    if one_way.nnz:
+        i, j = int(one_way.row[0]), int(one_way.col[0])
         raise ParameterError(
             f"{rule} weights need an undirected (symmetric) pattern; link {j} -> {i} has no reverse link"
         )

@@ -1,0 +1,131 @@
+"""The ``asyncdp`` command-line interface.
+
+``asyncdp <command> ...`` dispatches to sub-commands registered from the
+modules listed in :data:`COMMAND_MODULES`. Each such module exposes
+``register(subparsers) -> None``, which adds its parser to ``subparsers`` and
+sets ``func`` (a callable ``(argparse.Namespace) -> int``) on it with
+``set_defaults``. Adding a command means adding a module to the tuple.
+
+Exit codes: 0 on success, 2 on a usage error (argparse) or on unusable input
+(any of :data:`USER_ERRORS`, reported as one ``asyncdp: error: <message>``
+line on stderr, never a traceback).
+
+Example:
+    >>> main(["--version"])  # doctest: +SKIP
+    asyncdp 0.1.0
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+
+from topology.errors import TopologyError
+
+__all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
+
+COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.topology",)
+"""Modules (dotted names) whose ``register(subparsers)`` adds a sub-command."""
+
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    TopologyError,
+    FileNotFoundError,
+    IsADirectoryError,
+    PermissionError,
+)
+"""Exceptions caused by the user's input: reported in one line, exit code 2."""
+
+PROG = "asyncdp"
+
+
+def get_version() -> str:
+    """The installed package version (``asyncdp.__version__`` if not installed)."""
+    try:
+        return metadata.version("asyncdp")
+    except metadata.PackageNotFoundError:
+        from asyncdp import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level argument parser with every sub-command of :data:`COMMAND_MODULES`.
+
+    Returns:
+        An ``argparse.ArgumentParser``; a parsed namespace has ``func``.
+
+    Example:
+        >>> args = build_parser().parse_args(["topology", "info", "ring.json"])
+        >>> callable(args.func)
+        True
+    """
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Differentially private distributed optimization: simulator, "
+        "privacy accounting and topology audits.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {get_version()}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def format_error(exc: BaseException) -> str:
+    """A one-line message for a user error (an ``OSError`` shows file and reason).
+
+    Example:
+        >>> format_error(FileNotFoundError(2, "No such file or directory", "x.json"))
+        'x.json: No such file or directory'
+    """
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        msg = f"{exc.filename}: {exc.strerror}"
+    else:
+        msg = str(exc) or type(exc).__name__
+    return " ".join(msg.splitlines())
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``asyncdp`` command line.
+
+    Args:
+        argv: the arguments without the program name; default ``sys.argv[1:]``.
+
+    Returns:
+        The exit code: 0 on success, 2 for a usage error or unusable input.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as exc:  # --help, --version and usage errors
+        return _exit_code(exc.code)
+    try:
+        result = args.func(args)
+    except USER_ERRORS as exc:
+        print(f"{PROG}: error: {format_error(exc)}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. ``asyncdp ... | head``: stop quietly
+        _silence_stdout()
+        return 1
+    return 0 if result is None else int(result)

@@ -1,0 +1,372 @@
+"""``asyncdp topology``: audit, generate and inspect topology files.
+
+Sub-commands::
+
+    asyncdp topology audit FILE --algorithm NAME [--horizon T] [--B B] [--json] [--out PATH]
+    asyncdp topology generate KIND [options] -o FILE
+    asyncdp topology info FILE
+
+``FILE`` follows the JSON format documented in :mod:`topology.io`.
+``generate`` kinds: ``static``, ``erdos-renyi``, ``link-failures``,
+``geometric`` and ``b-connected`` (see ``asyncdp topology generate KIND --help``).
+``audit`` exits with 0 whether or not the assumptions hold; 2 only when the
+input is unusable.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from topology.audit import ALGORITHMS, audit
+from topology.errors import ParameterError
+from topology.io import load_sequence, save_sequence
+from topology.sequence import GraphSequence, from_networkx
+from topology.weights import WEIGHT_RULES
+
+__all__ = ["register", "GENERATE_KINDS", "STATIC_GRAPHS"]
+
+STATIC_GRAPHS: tuple[str, ...] = ("ring", "complete", "path", "star")
+"""Graphs accepted by ``generate static --graph`` (and ``link-failures --base``)."""
+
+GENERATE_KINDS: tuple[str, ...] = ("static", "erdos-renyi", "link-failures", "geometric", "b-connected")
+"""The kinds of ``asyncdp topology generate KIND``."""
+
+_RULES = tuple(WEIGHT_RULES)
+
+
+# -- argument types ----------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a nonnegative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a nonnegative integer, got {text!r}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+# -- audit ---------------------------------------------------------------------------
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    if args.B is not None and args.algorithm != "dpsda-ps":
+        raise ParameterError(f"--B applies only to --algorithm dpsda-ps, not {args.algorithm}")
+    seq = load_sequence(args.file)
+    kwargs: dict[str, Any] = {} if args.B is None else {"B": args.B}
+    report = audit(seq, args.algorithm, horizon=args.horizon, **kwargs)
+    text = report.to_json(indent=2) if args.json else report.to_table()
+    _emit(text, args.out)
+    return 0
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out is None:
+        print(text)
+    else:
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+
+
+# -- info ----------------------------------------------------------------------------
+
+
+def _stats(values: list[int]) -> str:
+    return f"min {min(values)}, mean {float(np.mean(values)):.2f}, max {max(values)}"
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    seq = load_sequence(args.file)
+    print(_describe(seq, args.file))
+    return 0
+
+
+def _describe(seq: GraphSequence, name: str) -> str:
+    if seq.length is not None:
+        extent, count = f"rounds:      {seq.length} (finite)", seq.length
+    else:
+        count = int(seq.period or 1)
+        extent = f"period:      {count} (periodic: the rounds repeat for ever)"
+    nnz, links = [], []
+    for t in range(1, count + 1):
+        w = seq.weights(t)
+        nnz.append(int(w.nnz))
+        links.append(int(w.nnz - np.count_nonzero(w.diagonal())))
+    lines = [f"file:        {name}"]
+    if seq.description:
+        lines.append(f"description: {seq.description}")
+    lines += [
+        f"nodes:       {seq.num_nodes}",
+        extent,
+        f"directed:    {'yes' if seq.directed else 'no'}",
+        f"nonzeros per round (incl. diagonal): {_stats(nnz)}",
+        f"links per round (off-diagonal):      {_stats(links)}",
+    ]
+    if count <= 20:
+        lines.append("round  nonzeros  links")
+        lines += [f"{t:>5}  {a:>8}  {b:>5}" for t, (a, b) in enumerate(zip(nnz, links), start=1)]
+    return "\n".join(lines)
+
+
+# -- generate ------------------------------------------------------------------------
+
+
+def _static_graph(kind: str, n: int, directed: bool) -> nx.Graph:
+    create = nx.DiGraph if directed else nx.Graph
+    if kind == "ring":
+        if n < 3:
+            raise ParameterError(f"a ring needs --nodes >= 3, got {n}")
+        return nx.cycle_graph(n, create_using=create)
+    if kind == "complete":
+        return nx.complete_graph(n, create_using=create)
+    if kind == "path":
+        return nx.path_graph(n, create_using=create)
+    if kind == "star":
+        return nx.star_graph(n - 1, create_using=create)
+    raise ParameterError(f"unknown graph {kind!r}; known: {', '.join(STATIC_GRAPHS)}")  # pragma: no cover
+
+
+def _gen_static(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
+    directed = bool(args.directed)
+    graph = _static_graph(args.graph, args.nodes, directed)
+    rule = args.rule or ("column-stochastic" if directed else "metropolis")
+    seq = from_networkx([graph], rule, periodic=True)
+    seq.description = f"static {'directed ' if directed else ''}{args.graph}, N={args.nodes}, rule={rule}"
+    return seq, args.rounds
+
+
+def _gen_erdos_renyi(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
+    from topology.random_graphs import erdos_renyi
+
+    directed = bool(args.directed)
+    seq = erdos_renyi(
+        args.nodes, args.p, seed=args.seed, directed=directed, rule=args.rule,
+        length=args.rounds, connected=args.connected,
+    )
+    seq.description = (
+        f"erdos-renyi{' directed' if directed else ''}{' connected' if args.connected else ''}, "
+        f"N={args.nodes}, p={args.p!r}, seed={args.seed}" + (f", rule={args.rule}" if args.rule else "")
+    )
+    return seq, args.rounds
+
+
+def _link_failures_base(args: argparse.Namespace) -> Any:
+    if args.base in ("ring", "complete"):
+        if args.nodes is None:
+            raise ParameterError(f"--base {args.base} needs --nodes")
+        return _static_graph(args.base, args.nodes, directed=False)
+    base = load_sequence(args.base)
+    if (base.length or base.period) != 1:
+        raise ParameterError(
+            f"--base {args.base}: the base file must hold a single round (a fixed graph), "
+            f"it has {base.length or base.period}"
+        )
+    if args.nodes is not None and args.nodes != base.num_nodes:
+        raise ParameterError(f"--nodes {args.nodes} differs from the {base.num_nodes} nodes of {args.base}")
+    return base.pattern(1)
+
+
+def _gen_link_failures(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
+    from topology.random_graphs import link_failures
+
+    base = _link_failures_base(args)
+    seq = link_failures(
+        base, args.failure_prob, seed=args.seed, rule=args.rule, length=args.rounds, directed=args.directed
+    )
+    seq.description = (
+        f"link failures on {args.base}, failure_prob={args.failure_prob!r}, seed={args.seed}"
+        + (f", rule={args.rule}" if args.rule else "")
+    )
+    return seq, args.rounds
+
+
+def _gen_geometric(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
+    from topology.random_graphs import random_geometric
+
+    seq = random_geometric(
+        args.nodes, args.radius, seed=args.seed, dim=args.dim, rule=args.rule,
+        length=args.rounds, mobile=args.mobile,
+    )
+    seq.description = (
+        f"random geometric{'' if args.mobile else ' (fixed positions)'}, N={args.nodes}, "
+        f"radius={args.radius!r}, dim={args.dim}, seed={args.seed}" + (f", rule={args.rule}" if args.rule else "")
+    )
+    return seq, args.rounds
+
+
+def _gen_b_connected(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
+    from topology.b_connected import b_connected_sequence
+
+    kwargs: dict[str, Any] = {
+        "seed": args.seed, "minimal": args.minimal, "length": args.rounds,
+        "extra_edge_prob": args.extra_edge_prob,
+    }
+    if args.rule is not None:
+        kwargs["rule"] = args.rule
+    if args.directed is not None:
+        kwargs["directed"] = args.directed
+    seq = b_connected_sequence(args.nodes, args.B, **kwargs)
+    if args.rounds is None and seq.length is None and seq.period is None:
+        raise ParameterError("with --extra-edge-prob > 0 the sequence is not periodic; give --rounds")
+    seq.description = (
+        f"{args.B}-strongly-connected{' (minimal)' if args.minimal else ''}, N={args.nodes}, seed={args.seed}"
+        + (f", extra_edge_prob={args.extra_edge_prob!r}" if args.extra_edge_prob else "")
+        + (f", rule={args.rule}" if args.rule else "")
+    )
+    return seq, args.rounds
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    seq, horizon = args.builder(args)
+    save_sequence(seq, args.output, horizon=horizon)
+    written = f"{horizon} rounds" if horizon is not None else f"one period of {seq.period or seq.length} round(s)"
+    print(f"wrote {args.output}: {args.kind}, {seq.num_nodes} nodes, {written}")
+    return 0
+
+
+# -- registration --------------------------------------------------------------------
+
+
+def _add_common(p: argparse.ArgumentParser, *, rounds_required: bool, rounds_help: str,
+                seed: bool = True, rule_help: str = "weight rule (default: the generator's)") -> None:
+    p.add_argument("--rounds", type=_positive_int, required=rounds_required, metavar="T", help=rounds_help)
+    if seed:
+        p.add_argument("--seed", type=_nonnegative_int, default=0, help="nonnegative random seed (default 0)")
+    p.add_argument("--rule", choices=_RULES, default=None, help=rule_help)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="output topology file (JSON)")
+
+
+def _register_generate(sub: argparse._SubParsersAction) -> None:
+    gen = sub.add_parser(
+        "generate",
+        help="write a generated topology sequence to a JSON file",
+        description="Generate a topology sequence and write it in the topology.io JSON format.",
+    )
+    gen.set_defaults(func=_cmd_generate)
+    kinds = gen.add_subparsers(dest="kind", metavar="KIND", required=True)
+    random_rounds = "number of rounds written to the file (required)"
+    periodic_rounds = "number of rounds written to the file (default: one period, periodic)"
+    bool_opt = argparse.BooleanOptionalAction
+
+    p = kinds.add_parser("static", help="a fixed graph (ring, complete, path, star)",
+                         description="The same graph at every round, weighted by a rule.")
+    p.add_argument("--graph", choices=STATIC_GRAPHS, required=True, help="the graph")
+    p.add_argument("--nodes", type=_positive_int, required=True, metavar="N", help="number of nodes")
+    p.add_argument("--directed", action="store_true",
+                   help="one-way links (ring: 0->1->...->0; path: 0->1->...; star: hub 0 -> leaves)")
+    _add_common(p, rounds_required=False, rounds_help=periodic_rounds, seed=False,
+                rule_help="weight rule (default: metropolis, or column-stochastic with --directed)")
+    p.set_defaults(builder=_gen_static)
+
+    p = kinds.add_parser("erdos-renyi", help="a fresh G(N, p) graph every round",
+                         description="A fresh Erdos-Renyi graph G(N, p) at every round.")
+    p.add_argument("--nodes", type=_positive_int, required=True, metavar="N", help="number of nodes")
+    p.add_argument("--p", type=_finite_float, required=True, help="link probability in [0, 1]")
+    p.add_argument("--directed", action="store_true", help="sample one-way links independently")
+    p.add_argument("--connected", action="store_true",
+                   help="resample each round until it is (strongly) connected")
+    _add_common(p, rounds_required=True, rounds_help=random_rounds,
+                rule_help="weight rule (default: metropolis, or row-stochastic with --directed)")
+    p.set_defaults(builder=_gen_erdos_renyi)
+
+    p = kinds.add_parser("link-failures", help="a fixed base graph whose links fail at random",
+                         description="A base graph whose links fail independently at every round.")
+    p.add_argument("--base", required=True, metavar="ring|complete|FILE",
+                   help="base graph: ring or complete (with --nodes), or a one-round topology file")
+    p.add_argument("--nodes", type=_positive_int, default=None, metavar="N",
+                   help="number of nodes (for --base ring|complete)")
+    p.add_argument("--failure-prob", type=_finite_float, required=True, metavar="Q",
+                   help="per-round failure probability of each link, in [0, 1]")
+    p.add_argument("--directed", action=bool_opt, default=None,
+                   help="let the two directions of a link fail independently (default: from the base)")
+    _add_common(p, rounds_required=True, rounds_help=random_rounds,
+                rule_help="weight rule (default: metropolis, or row-stochastic if directed)")
+    p.set_defaults(builder=_gen_link_failures)
+
+    p = kinds.add_parser("geometric", help="random geometric graphs in the unit cube",
+                         description="Uniform points in [0, 1)^dim, linked when within --radius.")
+    p.add_argument("--nodes", type=_positive_int, required=True, metavar="N", help="number of nodes")
+    p.add_argument("--radius", type=_finite_float, required=True, help="link radius (> 0)")
+    p.add_argument("--dim", type=_positive_int, default=2, help="dimension of the unit cube (default 2)")
+    p.add_argument("--mobile", action=bool_opt, default=True,
+                   help="redraw the positions every round (default) or keep round 1's")
+    _add_common(p, rounds_required=True, rounds_help=random_rounds,
+                rule_help="weight rule (default: metropolis)")
+    p.set_defaults(builder=_gen_geometric)
+
+    p = kinds.add_parser("b-connected", help="a B-strongly-connected sequence",
+                         description="A sequence whose union over every window of B rounds is strongly connected.")
+    p.add_argument("--nodes", type=_positive_int, required=True, metavar="N", help="number of nodes")
+    p.add_argument("--B", type=_positive_int, required=True, help="window length B")
+    p.add_argument("--directed", action=bool_opt, default=None, help="one-way links (default: directed)")
+    p.add_argument("--minimal", action=bool_opt, default=True,
+                   help="no window shorter than B is connected (default: minimal)")
+    p.add_argument("--extra-edge-prob", type=_finite_float, default=0.0, metavar="P",
+                   help="with --no-minimal: probability of each random extra link per round "
+                   "(makes the sequence non-periodic, so --rounds is then needed)")
+    _add_common(p, rounds_required=False, rounds_help=periodic_rounds,
+                rule_help="weight rule (default: column-stochastic, or metropolis with --no-directed)")
+    p.set_defaults(builder=_gen_b_connected)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``topology`` (with ``audit``, ``generate``, ``info``) to ``subparsers``.
+
+    Args:
+        subparsers: the top-level parser's sub-parsers action.
+    """
+    top = subparsers.add_parser(
+        "topology",
+        help="audit, generate and inspect topology sequences",
+        description="Audit, generate and inspect topology sequences stored as JSON "
+        "(format: see the topology.io module documentation).",
+    )
+    sub = top.add_subparsers(dest="topology_command", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser(
+        "audit",
+        help="check a topology file against an algorithm's theorem assumptions",
+        description="Check a topology file against the assumptions of an algorithm's theorems. "
+        "Exits with 0 whether or not they hold.",
+    )
+    p.add_argument("file", metavar="FILE", help="topology file (JSON)")
+    p.add_argument("--algorithm", required=True, choices=ALGORITHMS, help="the algorithm whose assumptions to check")
+    p.add_argument("--horizon", type=_positive_int, default=None, metavar="T",
+                   help="rounds 1..T to examine (default: all rounds, or one period)")
+    p.add_argument("--B", type=_positive_int, default=None,
+                   help="dpsda-ps only: connectivity window to check (default: the smallest that holds)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    p.add_argument("--out", metavar="PATH", default=None, help="write the report to PATH instead of stdout")
+    p.set_defaults(func=_cmd_audit)
+
+    _register_generate(sub)
+
+    p = sub.add_parser("info", help="summarize a topology file",
+                       description="Print the nodes, rounds or period and per-round nonzero counts of a topology file.")
+    p.add_argument("file", metavar="FILE", help="topology file (JSON)")
+    p.set_defaults(func=_cmd_info)

@@ -1,0 +1,340 @@
+"""Audit of the topology assumptions that each shipped algorithm's theorems need.
+
+:func:`audit` checks a :class:`~topology.sequence.GraphSequence` over a horizon
+against the assumptions of one published algorithm and returns an
+:class:`AuditReport`: one :class:`AssumptionResult` per assumption (holds or
+not, the first failing round and a witness) and the constants the theorems
+derive from the sequence, next to the empirical contraction of the actual
+matrix products so that users see how loose the theoretical constants are.
+
+Assumptions per algorithm (see the notes on each seed paper):
+
+* ``huang2015`` (seeds 002/003, Assumption 2 and Sec. 2): every ``A_t``
+  nonnegative and doubly stochastic, strongly connected, ``a_ii(t) >= eta`` and
+  every positive entry ``>= eta`` for one ``eta > 0``. Constants: ``eta``,
+  Nedić–Ozdaglar ``theta``, ``beta`` (Lemma 6).
+* ``showkatbakhsh`` (seed 000): one fixed matrix, symmetric, nonnegative,
+  doubly stochastic, connected; ``beta = max(|lambda_2|, |lambda_N|) < 1``.
+* ``wang-basar`` (seed 001, Assumption 4): one fixed matrix, symmetric, doubly
+  stochastic, positive diagonal; ``eta = ||W - 11^T/m||_2 < 1``.
+* ``dpsda-c`` (seed 004, Lemmas 2–3): every ``W(t)`` symmetric (the proof of
+  Lemma 2(a) needs it) and doubly stochastic, positive diagonal and positive
+  entries ``>= phi``, each round connected (the per-step bound of Lemma 3).
+  Constants: ``phi``, ``theta = 1 - phi/(4 n^2)``.
+* ``dpsda-ps`` (seed 004, Lemma 6): every ``A(t)`` column stochastic with a
+  positive diagonal, B-strongly connected over fixed windows. Constants: the
+  minimal ``B``, ``lambda = (1 - 1/n^(nB))^(1/B)``, ``gamma``, ``beta = 2``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import constants as C
+from . import properties as P
+from .errors import ParameterError, UnknownAlgorithmError
+from .sequence import GraphSequence
+
+__all__ = ["AssumptionResult", "AuditReport", "audit", "ALGORITHMS", "DEFAULT_HORIZON"]
+
+DEFAULT_HORIZON = 100
+"""Horizon used for an infinite, non-periodic sequence when none is given."""
+
+
+@dataclass(frozen=True)
+class AssumptionResult:
+    """One assumption of a theorem, checked over the horizon.
+
+    Attributes:
+        name: short identifier, e.g. ``"doubly_stochastic"``.
+        holds: whether it held on every examined round (or window).
+        first_failure_round: the first round (or first round of the first
+            window) where it failed, else ``None``.
+        witness: a sentence locating the failure, e.g. ``"round 17: column 3
+            sums to 0.83"``, else ``None``.
+        description: what the assumption says and where it comes from.
+    """
+
+    name: str
+    holds: bool
+    first_failure_round: int | None
+    witness: str | None
+    description: str
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The result of :func:`audit`; printable as a table and as JSON."""
+
+    algorithm: str
+    horizon: int
+    assumptions: tuple[AssumptionResult, ...]
+    constants: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def all_hold(self) -> bool:
+        """Whether every assumption held."""
+        return all(a.holds for a in self.assumptions)
+
+    def failed(self) -> list[AssumptionResult]:
+        """The assumptions that failed."""
+        return [a for a in self.assumptions if not a.holds]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (keys: algorithm, horizon, assumptions, constants, all_hold)."""
+        return {
+            "algorithm": self.algorithm,
+            "horizon": self.horizon,
+            "assumptions": [asdict(a) for a in self.assumptions],
+            "constants": {k: _jsonable(v) for k, v in self.constants.items()},
+            "all_hold": self.all_hold,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as a JSON string."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_table(self) -> str:
+        """A plain-text table: one line per assumption, then the constants."""
+        rows = [(a.name, "holds" if a.holds else "FAILS", a.witness or "") for a in self.assumptions]
+        w0 = max(len("assumption"), *(len(r[0]) for r in rows))
+        lines = [
+            f"audit of {self.algorithm} over {self.horizon} rounds: "
+            + ("all assumptions hold" if self.all_hold else f"{len(self.failed())} assumption(s) fail"),
+            f"{'assumption':<{w0}}  {'result':<6}  witness",
+            f"{'-' * w0}  {'-' * 6}  {'-' * 7}",
+        ]
+        lines += [f"{n:<{w0}}  {h:<6}  {w}".rstrip() for n, h, w in rows]
+        if self.constants:
+            lines.append("constants:")
+            wc = max(len(k) for k in self.constants)
+            lines += [f"  {k:<{wc}}  {_fmt(v)}" for k, v in self.constants.items()]
+        return "\n".join(lines)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (np.floating, float)):
+        f = float(v)
+        return f if np.isfinite(f) else str(f)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    return str(v)
+
+
+def _from_check(check: P.SequenceCheck, name: str, description: str) -> AssumptionResult:
+    return AssumptionResult(name, bool(check.holds), check.first_failure_round, check.witness, description)
+
+
+def _each(seq: GraphSequence, horizon: int, fn: Callable, name: str, description: str) -> AssumptionResult:
+    return _from_check(P.check_each_round(seq, fn, horizon=horizon, name=name), name, description)
+
+
+def _min_over_rounds(seq: GraphSequence, horizon: int, fn: Callable) -> float:
+    return float(min(fn(w) for _, w in seq.rounds(horizon)))
+
+
+def _min_weight_assumption(value: float, name: str, symbol: str, description: str) -> AssumptionResult:
+    holds = value > 0
+    witness = None if holds else f"the smallest weight over the horizon is {value!r}; no {symbol} > 0 exists"
+    return AssumptionResult(name, holds, None if holds else 1, witness, description)
+
+
+def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
+    first = seq.weights(1)
+    for t in range(2, horizon + 1):
+        diff = abs(seq.weights(t) - first)
+        if diff.nnz and diff.max() > 0:
+            coo = diff.tocoo()
+            k = int(np.argmax(coo.data))
+            i, j = int(coo.row[k]), int(coo.col[k])
+            return AssumptionResult(
+                "static", False, t,
+                f"round {t}: entry [{i}, {j}] is {seq.weights(t)[i, j]!r}, round 1 has {first[i, j]!r}",
+                "one fixed weight matrix at every round",
+            )
+    return AssumptionResult("static", True, None, None, "one fixed weight matrix at every round")
+
+
+def _audit_huang2015(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res = [
+        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
+        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic",
+              "every A_t has rows and columns summing to 1 (seed 003, Sec. 2)"),
+        _each(seq, horizon, P.check_strongly_connected, "strongly_connected",
+              "every A_t is strongly connected (seed 003, Assumption 2)"),
+    ]
+    eta = min(_min_over_rounds(seq, horizon, P.min_positive_weight), _min_over_rounds(seq, horizon, P.min_self_weight))
+    res.append(_min_weight_assumption(
+        eta, "min_weight_eta", "eta",
+        "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 (seed 003, Assumption 2)"))
+    consts: dict[str, Any] = {"eta": eta}
+    if eta > 0:
+        theta, beta = C.nedic_ozdaglar(min(eta, 1.0), seq.num_nodes)
+        consts.update(theta=theta, beta=beta)
+    return res, consts
+
+
+def _audit_fixed_symmetric(seq: GraphSequence, horizon: int, paper: str) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res = [
+        _static(seq, horizon),
+        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
+        _each(seq, horizon, P.check_symmetric, "symmetric", f"W = W^T ({paper})"),
+        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic", f"W1 = 1 and 1^T W = 1^T ({paper})"),
+    ]
+    return res, {}
+
+
+def _spectral_assumption(value: float, name: str, formula: str, description: str) -> AssumptionResult:
+    holds = value < 1 - 1e-12
+    witness = None if holds else f"round 1: {formula} = {value:.6g}, not < 1"
+    return AssumptionResult(name, holds, None if holds else 1, witness, description)
+
+
+def _audit_showkatbakhsh(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res, consts = _audit_fixed_symmetric(seq, horizon, "seed 000, Sec. 2")
+    res.append(_each(seq, horizon, P.check_connected_undirected, "connected", "the undirected graph is connected"))
+    w1 = seq.weights(1)
+    if P.check_symmetric(w1).holds:
+        beta = P.second_eigenvalue_modulus(w1)
+        consts["beta"] = beta
+        res.append(_spectral_assumption(beta, "beta_below_one", "max(|lambda_2|, |lambda_N|)",
+                                        "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (seed 000)"))
+    return res, consts
+
+
+def _audit_wang_basar(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res, consts = _audit_fixed_symmetric(seq, horizon, "seed 001, Assumption 4")
+    res.append(_each(seq, horizon, P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (seed 001, Sec. 2)"))
+    eta = P.mixing_norm(seq.weights(1))
+    consts["eta"] = eta
+    res.append(_spectral_assumption(eta, "mixing_norm_below_one", "||W - 11^T/m||_2",
+                                    "eta = ||W - 11^T/m||_2 < 1 (seed 001, Assumption 4)"))
+    return res, consts
+
+
+def _audit_dpsda_c(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res = [
+        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
+        _each(seq, horizon, P.check_symmetric, "symmetric",
+              "W(t) symmetric: the proof of Lemma 2(a) of seed 004 uses it (the paper only states W1 = 1)"),
+        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
+        _each(seq, horizon, P.check_connected_undirected, "connected_each_round",
+              "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
+    ]
+    phi = min(_min_over_rounds(seq, horizon, P.min_positive_weight), _min_over_rounds(seq, horizon, P.min_self_weight))
+    res.append(_min_weight_assumption(phi, "min_weight_phi", "phi",
+                                      "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (seed 004, Sec. 3)"))
+    consts: dict[str, Any] = {"phi": phi}
+    if phi > 0:
+        consts["theta"] = C.dpsda_c_theta(min(phi, 1.0), seq.num_nodes)
+    consts["minimal_B_fixed"] = P.minimal_b(seq, horizon=horizon, windows="fixed")
+    return res, consts
+
+
+def _audit_dpsda_ps(seq: GraphSequence, horizon: int, B: int | None) -> tuple[list[AssumptionResult], dict[str, Any]]:
+    res = [
+        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
+        _each(seq, horizon, P.check_column_stochastic, "column_stochastic",
+              "1^T A(t) = 1^T: push-sum weights (seed 004, Algorithm 2)"),
+        _each(seq, horizon, P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
+    ]
+    found = P.minimal_b(seq, horizon=horizon, windows="fixed")
+    b_used = B if B is not None else found
+    if b_used is None:
+        check = P.check_b_strongly_connected(seq, horizon, horizon=horizon, windows="fixed")
+        res.append(AssumptionResult(
+            "b_strongly_connected", False, check.first_failure_round,
+            f"no B <= {horizon} works; with B = horizon: {check.witness}",
+            "union of the links over every window [kB+1, (k+1)B] strongly connected (seed 004, Sec. 2)"))
+    else:
+        res.append(_from_check(
+            P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
+            "b_strongly_connected",
+            f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected (seed 004, Sec. 2)"))
+    consts: dict[str, Any] = {"minimal_B_fixed": found, "B": b_used, "beta": 2.0}
+    if b_used is not None:
+        consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
+        consts["one_minus_lambda"] = C.push_sum_one_minus_lambda(seq.num_nodes, b_used)
+    consts["gamma"] = C.push_sum_gamma(seq, horizon=horizon)
+    return res, consts
+
+
+_KIND = {"huang2015": "doubly", "showkatbakhsh": "doubly", "wang-basar": "doubly", "dpsda-c": "doubly",
+         "dpsda-ps": "column"}
+
+ALGORITHMS: tuple[str, ...] = tuple(_KIND)
+
+
+def audit(
+    sequence: GraphSequence,
+    algorithm: str,
+    horizon: int | None = None,
+    *,
+    B: int | None = None,
+    empirical: bool = True,
+) -> AuditReport:
+    """Check ``sequence`` against the topology assumptions of ``algorithm``'s theorems.
+
+    Args:
+        sequence: the graph sequence to audit.
+        algorithm: one of :data:`ALGORITHMS`.
+        horizon: rounds ``1..horizon`` to examine; default the sequence's
+            length, or for an infinite sequence :data:`DEFAULT_HORIZON` rounds
+            rounded up to a whole number of periods.
+        B: for ``dpsda-ps``, the connectivity window to check; default the
+            smallest that holds over the horizon.
+        empirical: also measure the empirical contraction of the products
+            ``Phi(t, 0)`` (constants ``empirical_rate`` and ``empirical_final_deviation``).
+
+    Returns:
+        An :class:`AuditReport`.
+
+    Raises:
+        UnknownAlgorithmError: ``algorithm`` is not in :data:`ALGORITHMS`.
+        ParameterError: a bad horizon or ``B``.
+
+    Example:
+        >>> import networkx as nx
+        >>> from topology import from_networkx
+        >>> report = audit(from_networkx([nx.cycle_graph(5)], "metropolis", periodic=True), "huang2015")
+        >>> report.all_hold
+        True
+    """
+    if algorithm not in _KIND:
+        raise UnknownAlgorithmError(
+            f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}"
+        )
+    if B is not None and (isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B <= 0):
+        raise ParameterError(f"B must be a positive integer, got {B!r}")
+    if horizon is None and sequence.length is None:
+        # an infinite sequence: DEFAULT_HORIZON rounds, rounded up to whole periods
+        period = sequence.period or 1
+        horizon = period * -(-DEFAULT_HORIZON // period)
+    h = sequence.resolve_horizon(horizon)
+    if algorithm == "huang2015":
+        res, consts = _audit_huang2015(sequence, h)
+    elif algorithm == "showkatbakhsh":
+        res, consts = _audit_showkatbakhsh(sequence, h)
+    elif algorithm == "wang-basar":
+        res, consts = _audit_wang_basar(sequence, h)
+    elif algorithm == "dpsda-c":
+        res, consts = _audit_dpsda_c(sequence, h)
+    else:
+        res, consts = _audit_dpsda_ps(sequence, h, B)
+    if empirical:
+        contraction = C.empirical_contraction(sequence, horizon=h, kind=_KIND[algorithm])
+        consts["empirical_rate"] = float(contraction.rate)
+        consts["empirical_final_deviation"] = float(contraction.deviations[-1])
+        consts["empirical_exact"] = bool(contraction.exact)
+    return AuditReport(algorithm, h, tuple(res), consts)
