@@ -160,7 +160,7 @@ def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
             i, j = int(coo.row[k]), int(coo.col[k])
             return AssumptionResult(
                 "static", False, t,
-                f"round {t}: entry [{i}, {j}] is {seq.weights(t)[i, j]!r}, round 1 has {first[i, j]!r}",
+                f"round {t}: entry [{i}, {j}] is {float(seq.weights(t)[i, j])!r}, round 1 has {float(first[i, j])!r}",
                 "one fixed weight matrix at every round",
             )
     return AssumptionResult("static", True, None, None, "one fixed weight matrix at every round")
@@ -295,7 +295,9 @@ def audit(
         B: for ``dpsda-ps``, the connectivity window to check; default the
             smallest that holds over the horizon.
         empirical: also measure the empirical contraction of the products
-            ``Phi(t, 0)`` (constants ``empirical_rate`` and ``empirical_final_deviation``).
+            ``Phi(t, 0)``: ``empirical_rate`` (smallest ``r`` with
+            ``dev_k <= dev_0 r^k`` for all ``k``), ``empirical_average_rate``
+            (``(dev_last / dev_0)^(1/(H-1))``) and ``empirical_final_deviation``.
 
     Returns:
         An :class:`AuditReport`.
@@ -335,6 +337,9 @@ def audit(
     if empirical:
         contraction = C.empirical_contraction(sequence, horizon=h, kind=_KIND[algorithm])
         consts["empirical_rate"] = float(contraction.rate)
+        dev = contraction.deviations
+        if dev.size > 1 and dev[0] > 0 and dev[-1] > 0:
+            consts["empirical_average_rate"] = float((dev[-1] / dev[0]) ** (1.0 / (dev.size - 1)))
         consts["empirical_final_deviation"] = float(contraction.deviations[-1])
         consts["empirical_exact"] = bool(contraction.exact)
     return AuditReport(algorithm, h, tuple(res), consts)

@@ -40,7 +40,7 @@ def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
             "use topology.from_networkx(...) to attach a weight rule"
         )
     if sp.issparse(matrix):
-        out = sp.csr_array(matrix, dtype=float)
+        out = sp.csr_array(matrix, dtype=float, copy=True)
     else:
         try:
             arr = np.asarray(matrix, dtype=float)

@@ -721,7 +721,6 @@ def check_b_strongly_connected(
             ``windows``, or a bad ``horizon``.
 
     Example:
-        >>> import numpy as np
         >>> from topology.sequence import periodic
         >>> seq = periodic([[[1, 0], [1, 0]], [[0, 1], [0, 1]]])  # 0 -> 1, then 1 -> 0
         >>> check_b_strongly_connected(seq, 1, horizon=4).witness

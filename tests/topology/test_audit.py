@@ -1,0 +1,144 @@
+"""Tests of the assumption audit (topology.audit)."""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import topology
+from topology.errors import ParameterError, UnknownAlgorithmError
+from topology.strategies import metropolis_sequences
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _ring(n: int) -> topology.GraphSequence:
+    return topology.from_networkx([nx.cycle_graph(n)], rule="metropolis", periodic=True)
+
+
+@given(seq=metropolis_sequences(min_nodes=3, max_nodes=7), data=st.data())
+def test_one_defective_round_is_reported_exactly(seq, data):
+    """Break the column sums of one round: the audit names that round and the true column sum."""
+    horizon = seq.resolve_horizon(None) if seq.length is not None else 2 * seq.period
+    mats = [seq.dense(t) for t in range(1, horizon + 1)]
+    bad = data.draw(st.integers(1, horizon), label="defective round")
+    n = mats[0].shape[0]
+    i = data.draw(st.integers(0, n - 1), label="row")
+    j = data.draw(st.integers(0, n - 1).filter(lambda k: k != i), label="column")
+    w = mats[bad - 1].copy()
+    shift = min(w[i, i], 0.5) / 2  # keeps every entry nonnegative, rows still sum to 1
+    w[i, j] += shift
+    w[i, i] -= shift
+    mats[bad - 1] = w
+    report = topology.audit(topology.from_matrices(mats), "huang2015")
+    ds = next(a for a in report.assumptions if a.name == "doubly_stochastic")
+    assert not ds.holds
+    assert ds.first_failure_round == bad
+    m = re.fullmatch(rf"round {bad}: column (\d+) sums to (\S+)", ds.witness)
+    assert m, ds.witness
+    col = int(m.group(1))
+    assert col in (i, j)
+    assert float(m.group(2)) == pytest.approx(w[:, col].sum(), abs=1e-9)
+    # the other assumptions are unaffected
+    assert next(a for a in report.assumptions if a.name == "nonnegative").holds
+
+
+def test_connected_ring_passes_every_algorithm_but_dpsda_ps_reports_b1():
+    for name in topology.ALGORITHMS:
+        report = topology.audit(_ring(6), name)
+        assert report.all_hold, (name, report.to_table())
+    ps = topology.audit(_ring(6), "dpsda-ps")
+    assert ps.constants["B"] == 1
+
+
+def test_huang2015_constants_match_lemma6():
+    report = topology.audit(_ring(5), "huang2015")
+    eta = 1 / 3  # Metropolis on a ring: every weight is 1/3
+    assert report.constants["eta"] == pytest.approx(eta)
+    beta = 1 - eta / (4 * 25)
+    assert report.constants["beta"] == pytest.approx(beta)
+    assert report.constants["theta"] == pytest.approx(beta**-2)
+    assert report.constants["empirical_rate"] <= beta
+
+
+def test_showkatbakhsh_beta_is_second_eigenvalue_modulus():
+    w = topology.metropolis(nx.cycle_graph(6)).toarray()
+    eig = np.sort(np.linalg.eigvalsh(w))
+    report = topology.audit(topology.static(w), "showkatbakhsh")
+    assert report.constants["beta"] == pytest.approx(max(abs(eig[-2]), abs(eig[0])))
+
+
+def test_time_varying_sequence_fails_static_for_fixed_graph_algorithms():
+    seq = topology.from_networkx([nx.cycle_graph(5), nx.complete_graph(5)], rule="metropolis", periodic=True)
+    for name in ("showkatbakhsh", "wang-basar"):
+        static = next(a for a in topology.audit(seq, name).assumptions if a.name == "static")
+        assert not static.holds and static.first_failure_round == 2
+        assert static.witness.startswith("round 2: entry [")
+
+
+def test_dpsda_ps_on_b_connected_sequence():
+    seq = topology.b_connected_sequence(8, 3, seed=4)
+    report = topology.audit(seq, "dpsda-ps")
+    assert report.all_hold
+    assert report.constants["minimal_B_fixed"] == 3
+    assert 0 < report.constants["gamma"] <= 1
+    # forcing a window that is too short fails with a window witness
+    short = topology.audit(seq, "dpsda-ps", B=2)
+    bsc = next(a for a in short.assumptions if a.name == "b_strongly_connected")
+    assert not bsc.holds and bsc.witness.startswith("window [1, 2]: node ")
+
+
+def test_dpsda_ps_rejects_row_stochastic_weights():
+    seq = topology.from_networkx([nx.path_graph(4).to_directed()], rule="row-stochastic", periodic=True)
+    cs = next(a for a in topology.audit(seq, "dpsda-ps").assumptions if a.name == "column_stochastic")
+    assert not cs.holds and cs.first_failure_round == 1 and "column" in cs.witness
+
+
+def test_dpsda_c_flags_paper_row_weights():
+    # the paper's 1/deg_i weights are row stochastic but not symmetric on an irregular graph
+    seq = topology.from_networkx([nx.star_graph(3)], rule="row-stochastic", periodic=True)
+    report = topology.audit(seq, "dpsda-c")
+    failed = {a.name for a in report.failed()}
+    assert {"symmetric", "doubly_stochastic"} <= failed
+
+
+def test_report_json_and_table():
+    report = topology.audit(_ring(4), "huang2015", horizon=7)
+    d = json.loads(report.to_json())
+    assert set(d) == {"algorithm", "horizon", "assumptions", "constants", "all_hold"}
+    assert d["horizon"] == 7 and d["algorithm"] == "huang2015"
+    assert {tuple(sorted(a)) for a in d["assumptions"]} == {
+        ("description", "first_failure_round", "holds", "name", "witness")
+    }
+    table = report.to_table()
+    assert "huang2015" in table and "doubly_stochastic" in table
+
+
+def test_bad_input():
+    with pytest.raises(UnknownAlgorithmError, match="nope"):
+        topology.audit(_ring(4), "nope")
+    with pytest.raises(ParameterError, match="B must be a positive integer"):
+        topology.audit(_ring(4), "dpsda-ps", B=0)
+    with pytest.raises(ParameterError, match="horizon"):
+        topology.audit(_ring(4), "huang2015", horizon=0)
+
+
+def test_example_audit_new_topology_matches_networkx(capsys):
+    module = runpy.run_path(str(EXAMPLES / "audit_new_topology.py"))
+    reports = module["main"]()
+    out = capsys.readouterr().out
+    assert all(f"audit of {name}" in out for name in topology.ALGORITHMS)
+    graphs = module["corridor_graphs"]()
+    first_disconnected = next(t for t, g in enumerate(graphs, start=1) if not nx.is_connected(g))
+    sc = next(a for a in reports["huang2015"].assumptions if a.name == "strongly_connected")
+    assert sc.first_failure_round == first_disconnected
+    u, v = map(int, re.search(r"node (\d+) unreachable from node (\d+)", sc.witness).groups())
+    assert not nx.has_path(graphs[first_disconnected - 1], v, u)
