@@ -1,3 +1,61 @@
-"""asyncdp: differentially private distributed optimization (simulator, accounting, CLI)."""
+"""asyncdp: an asynchronous event-driven simulator for differentially private distributed optimization.
+
+The public API in one place; see the README for the three uses (scenario
+scripts, property-based privacy checks, topology audits).
+"""
 
 __version__ = "0.1.0"
+
+from .algorithms import REGISTRY, Algorithm, Huang2015, get_algorithm
+from .costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
+from .domains import Ball, Box, Reals
+from .errors import ScenarioError
+from .links import (
+    ConstantLatency,
+    ExponentialLatency,
+    LinkModel,
+    Links,
+    LogNormalLatency,
+    ZeroLatency,
+)
+from .noise import InjectedNoise, SeededNoise, ZeroNoise
+from .problem import Problem, rendezvous_problem
+from .result import Result
+from .scenario import Scenario, load_script
+from .timing import Async, Deadline, Lockstep
+from .transcript import Transcript
+
+__all__ = [
+    "__version__",
+    "REGISTRY",
+    "Algorithm",
+    "Huang2015",
+    "get_algorithm",
+    "FunctionClass",
+    "RendezvousQuadratic",
+    "UserCost",
+    "WeightedQuadratic",
+    "check_constants",
+    "Ball",
+    "Box",
+    "Reals",
+    "ScenarioError",
+    "ConstantLatency",
+    "ExponentialLatency",
+    "LinkModel",
+    "Links",
+    "LogNormalLatency",
+    "ZeroLatency",
+    "InjectedNoise",
+    "SeededNoise",
+    "ZeroNoise",
+    "Problem",
+    "rendezvous_problem",
+    "Result",
+    "Scenario",
+    "load_script",
+    "Async",
+    "Deadline",
+    "Lockstep",
+    "Transcript",
+]

@@ -25,15 +25,20 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
+from accounting.errors import AccountingError
 from topology.errors import TopologyError
+
+from ..errors import ScenarioError
 
 __all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.topology",)
+COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.run", "asyncdp.cli.topology")
 """Modules (dotted names) whose ``register(subparsers)`` adds a sub-command."""
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     TopologyError,
+    ScenarioError,
+    AccountingError,
     FileNotFoundError,
     IsADirectoryError,
     PermissionError,

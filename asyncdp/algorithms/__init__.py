@@ -1,0 +1,27 @@
+"""Shipped private algorithms, each a pure per-agent rule (see :mod:`.base`).
+
+:data:`REGISTRY` maps each algorithm's name to its class; engines, the CLI and
+the engine-equivalence test discover algorithms through it.
+"""
+
+from __future__ import annotations
+
+from ..errors import AlgorithmParameterError
+from .base import Algorithm, Channel, NoiseDeclaration
+from .huang2015 import Huang2015
+
+__all__ = ["Algorithm", "Channel", "NoiseDeclaration", "Huang2015", "REGISTRY", "get_algorithm"]
+
+REGISTRY: dict[str, type[Algorithm]] = {Huang2015.name: Huang2015}
+
+
+def get_algorithm(name: str) -> type[Algorithm]:
+    """The algorithm class registered under ``name``.
+
+    Raises:
+        AlgorithmParameterError: an unknown name (the message lists the known ones).
+    """
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise AlgorithmParameterError(f"unknown algorithm {name!r}; known: {', '.join(sorted(REGISTRY))}") from None

@@ -1,0 +1,124 @@
+"""The engine-independent algorithm interface.
+
+A published private algorithm is written once, as a *pure per-agent rule*,
+and both engines (the SimPy engine and the batch engine) call the same code.
+One agent's round ``t`` has three steps, following the R/F/U template of
+seed 003 (Alg. 1):
+
+1. **R** — :meth:`Algorithm.message`: from the agent's state and standard
+   noise, the message(s) it sends on each channel;
+2. **F** — the engine mixes each channel linearly with the round's weights,
+   ``mixed_i = sum_j W_ij(t) * message_j`` (over the messages that arrived,
+   under the run's missing-message policy);
+3. **U** — :meth:`Algorithm.update`: the agent's new state from its old
+   state and the mixed channels (any nonlinear post-combine step, such as a
+   projection, belongs here).
+
+States and messages are dictionaries of float arrays whose *last* axis is the
+coordinate axis. Every method is vectorized over leading axes: the SimPy
+engine calls it with arrays of shape ``(n,)`` and ``agents`` an ``int``; the
+batch engine with ``(R, N, n)`` and ``agents = numpy.arange(N)``. Rules must
+not keep engine state: an algorithm object holds only parameters and
+schedules.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages"]
+
+State = dict[str, np.ndarray]
+Messages = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A message channel.
+
+    Attributes:
+        name: the channel's name (``"y"``, ``"z"``, ``"w"`` ...).
+        mechanism: ``"laplace"`` or ``"gaussian"`` for a noised channel,
+            ``None`` for a noise-free one (its messages are not in the ledger).
+    """
+
+    name: str
+    mechanism: str | None = None
+
+    @property
+    def noisy(self) -> bool:
+        return self.mechanism is not None
+
+
+@dataclass(frozen=True)
+class NoiseDeclaration:
+    """What the algorithm declares about one round's release on one channel.
+
+    Attributes:
+        mechanism: ``"laplace"`` or ``"gaussian"``.
+        scale: Laplace ``b`` or Gaussian standard deviation per coordinate
+            (0 when the noise is switched off, e.g. ``epsilon = inf``).
+        dimension: number of noised coordinates.
+        claimed_sensitivity: the sensitivity the algorithm claims for the value
+            this message masks (L1 for Laplace, L2 for Gaussian).
+    """
+
+    mechanism: str
+    scale: float
+    dimension: int
+    claimed_sensitivity: float
+
+
+class Algorithm(ABC):
+    """Base class of every per-agent rule (see the module docstring).
+
+    Subclasses are frozen dataclasses holding parameters; :meth:`bind` returns
+    a copy with the problem-dependent constants filled in and checked.
+    """
+
+    name: ClassVar[str]
+    channels: ClassVar[tuple[Channel, ...]]
+
+    def bind(self, problem: Any) -> Algorithm:
+        """A copy of this rule specialised to ``problem`` (constants, dimension), validated."""
+        return self
+
+    @abstractmethod
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> State:
+        """The state before round 1 from initial points ``x0`` (shape ``(..., n)``)."""
+
+    @abstractmethod
+    def noise(self, t: int, channel: str) -> NoiseDeclaration | None:
+        """The declared noise of round ``t`` on ``channel`` (``None`` for a noise-free channel)."""
+
+    @abstractmethod
+    def message(self, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any, problem: Any) -> Messages:
+        """R: the messages of round ``t``; ``noise[c]`` is *standard* noise for noisy channel ``c``."""
+
+    @abstractmethod
+    def update(self, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any, problem: Any) -> State:
+        """U: the state after round ``t`` from the mixed channels (F is done by the engine)."""
+
+    @abstractmethod
+    def decision(self, state: State) -> np.ndarray:
+        """The agent's current decision variable ``x_i`` (for trajectories and metrics)."""
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        """The (epsilon, delta) the paper claims for ``horizon`` rounds; (inf, 0) if none."""
+        return math.inf, 0.0
+
+    def params(self) -> dict[str, Any]:
+        """The algorithm's parameters, JSON-ready."""
+        from dataclasses import asdict, is_dataclass
+
+        return {k: v for k, v in asdict(self).items()} if is_dataclass(self) else {}
+
+    @classmethod
+    def noisy_channels(cls) -> tuple[Channel, ...]:
+        return tuple(c for c in cls.channels if c.noisy)

@@ -1,0 +1,159 @@
+"""Noise sources and the documented random-stream layout of a run.
+
+One integer ``seed`` determines every random draw of a scenario through
+``numpy.random.SeedSequence(seed, spawn_key=KEY)``; each stream is a
+``numpy.random.default_rng`` (PCG64) on its own key:
+
+==========================  ==================================================
+spawn key                   stream
+==========================  ==================================================
+``(0, t, c)``               privacy noise of round ``t``, channel ``c``
+                            (broadcast): one block of shape ``(N, n)`` (or
+                            ``(R, N, n)`` for ``R`` runs at once); agent ``i``
+                            uses row ``i``
+``(0, t, c, 1 + i)``        unicast noise of sender ``i`` in round ``t``: a block
+                            of shape ``(N, n)``, row ``j`` for receiver ``j``
+``(1, i, j)``               link ``i -> j``: loss and latency
+``(2, i)``                  agent ``i``'s clock (drift, jitter, wake times)
+``(3,)``                    random initial states, if requested
+==========================  ==================================================
+
+Because privacy noise is keyed by round and channel only, changing link
+latencies, losses or clocks never changes the noise drawn; because it is
+keyed by round, agents that run asynchronously still draw the same noise for
+the same round. Tests inject fixed noise with :class:`InjectedNoise`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+import numpy as np
+
+from .errors import NoiseError
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "NoiseSource",
+    "SeededNoise",
+    "InjectedNoise",
+    "ZeroNoise",
+    "stream",
+    "NOISE_KEY",
+    "LINK_KEY",
+    "CLOCK_KEY",
+    "INIT_KEY",
+]
+
+NOISE_KEY, LINK_KEY, CLOCK_KEY, INIT_KEY = 0, 1, 2, 3
+
+DISTRIBUTIONS = ("laplace", "gaussian")
+"""Standard noise distributions: Laplace(0, 1) and N(0, 1), scaled by the algorithm."""
+
+
+def stream(seed: int, *key: int) -> np.random.Generator:
+    """The generator of one stream of the layout above.
+
+    Example:
+        >>> float(stream(7, 1, 0, 1).random()) == float(stream(7, 1, 0, 1).random())
+        True
+    """
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key)))
+
+
+def _draw(rng: np.random.Generator, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+    if distribution == "laplace":
+        return rng.laplace(0.0, 1.0, size=shape)
+    if distribution == "gaussian":
+        return rng.standard_normal(size=shape)
+    raise NoiseError(f"unknown noise distribution {distribution!r}; known: {', '.join(DISTRIBUTIONS)}")
+
+
+class NoiseSource(ABC):
+    """Supplies *standard* noise (Laplace(0,1) or N(0,1)); algorithms scale it."""
+
+    @abstractmethod
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Round ``t``'s block for all agents: ``shape`` is ``(N, n)`` or ``(R, N, n)``."""
+
+    @abstractmethod
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        """Sender ``sender``'s per-receiver block in round ``t``: ``shape`` is ``(N, n)``."""
+
+
+class SeededNoise(NoiseSource):
+    """Noise drawn from the seed layout of this module.
+
+    Args:
+        seed: the scenario seed (a nonnegative integer).
+
+    Example:
+        >>> a = SeededNoise(3).broadcast(1, 0, "laplace", (2, 2))
+        >>> bool((a == SeededNoise(3).broadcast(1, 0, "laplace", (2, 2))).all())
+        True
+    """
+
+    def __init__(self, seed: int) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise NoiseError(f"seed must be a nonnegative integer, got {seed!r}")
+        self.seed = int(seed)
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        return _draw(stream(self.seed, NOISE_KEY, t, channel), distribution, shape)
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        return _draw(stream(self.seed, NOISE_KEY, t, channel, 1 + sender), distribution, shape)
+
+
+class ZeroNoise(NoiseSource):
+    """All-zero standard noise (useful to compare against a noise-free recursion)."""
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape)
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape)
+
+
+class InjectedNoise(NoiseSource):
+    """Fixed, user-supplied standard noise.
+
+    Args:
+        broadcast: per channel index, an array of shape ``(T, *block)``: entry
+            ``t - 1`` is round ``t``'s block.
+        unicast: per channel index, an array of shape ``(T, N, N, n)``:
+            ``[t - 1, i, j]`` is what sender ``i`` adds for receiver ``j``.
+
+    Raises:
+        NoiseError: on a round beyond the injected arrays or a shape mismatch.
+    """
+
+    def __init__(
+        self,
+        broadcast: Mapping[int, np.ndarray] | None = None,
+        unicast: Mapping[int, np.ndarray] | None = None,
+    ) -> None:
+        self._b = {int(k): np.asarray(v, dtype=float) for k, v in (broadcast or {}).items()}
+        self._u = {int(k): np.asarray(v, dtype=float) for k, v in (unicast or {}).items()}
+
+    @staticmethod
+    def _take(store: dict[int, np.ndarray], channel: int, t: int, what: str) -> np.ndarray:
+        if channel not in store:
+            raise NoiseError(f"no injected {what} noise for channel {channel}")
+        arr = store[channel]
+        if not 1 <= t <= arr.shape[0]:
+            raise NoiseError(f"injected {what} noise for channel {channel} covers rounds 1..{arr.shape[0]}, not {t}")
+        return arr[t - 1]
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        block = self._take(self._b, channel, t, "broadcast")
+        if block.shape != tuple(shape):
+            raise NoiseError(f"round {t}: injected noise block has shape {block.shape}, expected {tuple(shape)}")
+        return block
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        block = self._take(self._u, channel, t, "unicast")[sender]
+        if block.shape != tuple(shape):
+            raise NoiseError(f"round {t}, sender {sender}: injected block has shape {block.shape}, expected {tuple(shape)}")
+        return block

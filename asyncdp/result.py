@@ -1,0 +1,102 @@
+"""The result of one simulated run: trajectories, metrics, transcript, ledger, realized mixing."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accounting.ledger import Ledger
+from topology.properties import check_doubly_stochastic, check_each_round
+from topology.sequence import GraphSequence
+
+__all__ = ["Result"]
+
+
+@dataclass
+class Result:
+    """Everything one run produced.
+
+    Attributes:
+        trajectory: ``x_i(t)`` for ``t = 0..T``, shape ``(T + 1, N, n)``
+            (round-indexed: row ``t`` holds each agent's state after its round ``t``).
+        times: simulated time at which each agent finished round ``t``, shape ``(T + 1, N)``.
+        optimum: ``x*``, the minimizer of ``sum_i f_i`` over the domain.
+        ledger: one record per noisy release.
+        transcript: the eavesdropper's view (``None`` if not recorded).
+        realized: the weights each agent actually used, as a finite
+            :class:`~topology.sequence.GraphSequence` (row ``i`` of round ``t`` is
+            agent ``i``'s round-``t`` combination).
+        staleness: for each round and agent, the largest age (in rounds) of a
+            neighbour value it combined, shape ``(T, N)`` (0 in lockstep).
+        messages_sent, messages_lost: transmission counts.
+        claimed_epsilon, claimed_delta: the algorithm's claimed guarantee.
+        metadata: scenario description (algorithm parameters, timing, links, seed ...).
+    """
+
+    trajectory: np.ndarray
+    times: np.ndarray
+    optimum: np.ndarray
+    ledger: Ledger
+    transcript: Any
+    realized: GraphSequence | None
+    staleness: np.ndarray
+    messages_sent: int
+    messages_lost: int
+    claimed_epsilon: float
+    claimed_delta: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def horizon(self) -> int:
+        return self.trajectory.shape[0] - 1
+
+    @property
+    def final(self) -> np.ndarray:
+        """``x_i(T)``, shape ``(N, n)``."""
+        return self.trajectory[-1]
+
+    def consensus_error(self) -> np.ndarray:
+        """``max_ij ||x_i(t) - x_j(t)||`` for ``t = 0..T``."""
+        x = self.trajectory
+        diff = x[:, :, None, :] - x[:, None, :, :]
+        return np.sqrt((diff**2).sum(-1)).max(axis=(1, 2))
+
+    def optimality_error(self) -> np.ndarray:
+        """``||xbar(t) - x*||^2`` for ``t = 0..T``."""
+        return ((self.trajectory.mean(axis=1) - self.optimum) ** 2).sum(-1)
+
+    def realized_doubly_stochastic(self, tol: float = 1e-9) -> bool:
+        """Whether every realized mixing matrix was doubly stochastic."""
+        if self.realized is None:
+            return True
+        return bool(check_each_round(self.realized, lambda w: check_doubly_stochastic(w, tol=tol)).holds)
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers (JSON-ready)."""
+        eps = self.claimed_epsilon
+        return {
+            "consensus_error": float(self.consensus_error()[-1]),
+            "optimality_error": float(self.optimality_error()[-1]),
+            "releases": len(self.ledger),
+            "messages_sent": int(self.messages_sent),
+            "messages_lost": int(self.messages_lost),
+            "realized_doubly_stochastic": self.realized_doubly_stochastic(),
+            "epsilon_claimed": eps if math.isfinite(eps) else "inf",
+            "delta_claimed": float(self.claimed_delta),
+            "horizon": self.horizon,
+            "final_time": float(np.max(self.times[-1])),
+        }
+
+    def summary_table(self) -> str:
+        """:meth:`summary` as aligned ``key  value`` lines."""
+        s = self.summary()
+        w = max(len(k) for k in s)
+        return "\n".join(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}" for k, v in s.items())
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """Summary plus metadata as JSON."""
+        return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)

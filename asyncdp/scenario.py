@@ -1,0 +1,191 @@
+"""Scenarios: a problem, a topology, an algorithm, timing, links and a seed.
+
+A *scenario script* is a Python file that defines a module-level ``scenario``
+(a :class:`Scenario`); ``asyncdp run SCRIPT.py`` loads and runs it, and
+``asyncdp privacy check`` also reads ``adjacent``. See :func:`load_script`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from topology.sequence import GraphSequence
+
+from .algorithms.base import Algorithm
+from .errors import HorizonError, ScenarioError, TimingError, TopologyMismatchError
+from .links import Links
+from .noise import NoiseSource
+from .problem import Problem
+from .timing import Async, Deadline, Lockstep
+
+__all__ = ["Scenario", "MODES", "load_script"]
+
+MODES = ("broadcast", "unicast")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything that defines a run.
+
+    Args:
+        problem: the domain and the agents' private costs.
+        topology: the graph sequence; round ``t`` uses ``topology.weights(t)``.
+        algorithm: the per-agent rule (e.g. :class:`~asyncdp.algorithms.Huang2015`).
+        timing: :class:`~asyncdp.timing.Lockstep` (default),
+            :class:`~asyncdp.timing.Deadline` or :class:`~asyncdp.timing.Async`.
+        links: latency/loss per link (default: zero latency, no loss).
+        seed: the one seed behind every random draw (see :mod:`asyncdp.noise`).
+        horizon: number of rounds ``T`` each agent performs.
+        x0: initial points, shape ``(N, n)``; default ``Proj_X(0)`` for everyone.
+        mode: ``"broadcast"`` (one noisy message per agent and round, as in the
+            papers) or ``"unicast"`` (one independently noised message per link).
+        noise: a noise source; default :class:`~asyncdp.noise.SeededNoise` of ``seed``.
+        record_transcript: keep the eavesdropper's transcript.
+
+    Raises:
+        TopologyMismatchError: the topology has a different number of nodes,
+            or fewer rounds than ``horizon``.
+        HorizonError: ``horizon`` is not a positive integer.
+        ScenarioError: a bad ``mode``, ``x0`` shape, timing or seed.
+
+    Example:
+        >>> import networkx as nx, topology
+        >>> from asyncdp.problem import rendezvous_problem
+        >>> from asyncdp.algorithms import Huang2015
+        >>> sc = Scenario(rendezvous_problem([[0.5, 0.5], [-0.5, 0.0], [0.0, -0.5]]),
+        ...               topology.from_networkx([nx.cycle_graph(3)], "metropolis", periodic=True),
+        ...               Huang2015(epsilon=1.0, c=0.3, q=0.8, p=0.9), horizon=20, seed=1)
+        >>> sc.run().trajectory.shape
+        (21, 3, 2)
+    """
+
+    problem: Problem
+    topology: GraphSequence
+    algorithm: Algorithm
+    timing: Lockstep | Deadline | Async = field(default_factory=Lockstep)
+    links: Links = field(default_factory=Links)
+    seed: int = 0
+    horizon: int = 100
+    x0: Any = None
+    mode: str = "broadcast"
+    noise: NoiseSource | None = None
+    record_transcript: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.horizon, bool) or not isinstance(self.horizon, (int, np.integer)) or self.horizon < 1:
+            raise HorizonError(f"horizon must be a positive integer, got {self.horizon!r}")
+        if not isinstance(self.problem, Problem):
+            raise ScenarioError(f"problem must be an asyncdp.problem.Problem, got {type(self.problem).__name__}")
+        if not isinstance(self.topology, GraphSequence):
+            raise ScenarioError(f"topology must be a topology.GraphSequence, got {type(self.topology).__name__}")
+        if not isinstance(self.algorithm, Algorithm):
+            raise ScenarioError(f"algorithm must be an asyncdp Algorithm, got {type(self.algorithm).__name__}")
+        if self.topology.num_nodes != self.problem.num_agents:
+            raise TopologyMismatchError(
+                f"topology has {self.topology.num_nodes} nodes but the problem has {self.problem.num_agents} agents"
+            )
+        if self.topology.length is not None and self.topology.length < self.horizon:
+            raise TopologyMismatchError(
+                f"topology has {self.topology.length} rounds, fewer than the horizon {self.horizon}"
+            )
+        if not isinstance(self.timing, (Lockstep, Deadline, Async)):
+            raise TimingError(f"timing must be Lockstep, Deadline or Async, got {type(self.timing).__name__}")
+        if self.mode not in MODES:
+            raise ScenarioError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ScenarioError(f"seed must be a nonnegative integer, got {self.seed!r}")
+        self.links.validate(self.problem.num_agents)
+        if self.x0 is not None:
+            x0 = np.asarray(self.x0, dtype=float)
+            shape = (self.problem.num_agents, self.problem.dim)
+            if x0.shape != shape:
+                raise ScenarioError(f"x0 must have shape {shape}, got {x0.shape}")
+            if not np.isfinite(x0).all():
+                raise ScenarioError("x0 holds NaN or infinite entries")
+
+    def initial_points(self) -> np.ndarray:
+        """``x0``, or ``Proj_X(0)`` for every agent."""
+        if self.x0 is not None:
+            return np.asarray(self.x0, dtype=float)
+        zero = np.zeros((self.problem.num_agents, self.problem.dim))
+        return self.problem.domain.project(zero)
+
+    def replace(self, **changes: Any) -> Scenario:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description for provenance in results."""
+        def _d(obj: Any) -> Any:
+            return obj.to_dict() if hasattr(obj, "to_dict") else repr(obj)
+
+        return {
+            "algorithm": self.algorithm.name,
+            "algorithm_params": self.algorithm.params(),
+            "num_agents": self.problem.num_agents,
+            "dim": self.problem.dim,
+            "topology": repr(self.topology),
+            "timing": _d(self.timing),
+            "links": _d(self.links),
+            "seed": int(self.seed),
+            "horizon": int(self.horizon),
+            "mode": self.mode,
+        }
+
+    def run(self, engine: str = "simpy") -> Any:
+        """Run the scenario and return a :class:`~asyncdp.result.Result`.
+
+        Args:
+            engine: ``"simpy"`` (the reference engine, every timing policy).
+
+        Raises:
+            ScenarioError: an unknown engine.
+        """
+        if engine == "simpy":
+            from .simpy_engine import run_simpy
+
+            return run_simpy(self)
+        raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy'")
+
+
+def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dict[str, Any]:
+    """Execute a scenario script and return the requested module-level names.
+
+    Args:
+        path: the ``.py`` file.
+        names: names the script must define (e.g. ``("scenario", "adjacent")``).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ScenarioError: the script does not define a required name, or defines
+            it with the wrong type.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no scenario script at {str(path)!r}")
+    spec = importlib.util.spec_from_file_location(f"asyncdp_script_{abs(hash(str(path.resolve())))}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
+    out = {}
+    for name in names:
+        if not hasattr(module, name):
+            raise ScenarioError(f"{path.name} does not define {name!r}")
+        value = getattr(module, name)
+        if callable(value) and not isinstance(value, Scenario):
+            value = value()
+        if not isinstance(value, Scenario):
+            raise ScenarioError(f"{path.name}: {name!r} must be a Scenario (or a function returning one), "
+                                f"got {type(value).__name__}")
+        out[name] = value
+    return out

@@ -1,0 +1,343 @@
+"""The event-driven reference engine: every agent is a SimPy process.
+
+It is the only engine that models time. Each directed link samples a loss
+and a latency per message (:mod:`asyncdp.links`); the timing policy
+(:mod:`asyncdp.timing`) decides when agents send and when they combine:
+
+* :class:`~asyncdp.timing.Lockstep` — round ``t`` starts for every agent when
+  round ``t - 1`` has ended; agents combine once every round-``t`` message has
+  been delivered or lost (a barrier). With zero latency and no loss this is
+  exactly the synchronous model of the papers.
+* :class:`~asyncdp.timing.Deadline` — agents follow their own clocks and
+  combine at their deadline whatever round-``t`` messages have arrived.
+* :class:`~asyncdp.timing.Async` — agents wake at their own Poisson times and
+  combine the freshest value received from each neighbour.
+
+A message that is missing when an agent combines is handled by the explicit
+policy of the timing object: ``None`` (lockstep only: raise
+:class:`~asyncdp.errors.MessageLostError`), ``"renormalize"`` (rescale the
+row over the messages present) or ``"stale"`` (reuse the last value received
+from that neighbour; if none was ever received the row is renormalized). The
+weights actually used are recorded as the *realized mixing sequence*.
+
+The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
+this module contains no paper's equations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import simpy
+
+from accounting.ledger import Ledger, Release
+from topology.sequence import from_matrices
+
+from .errors import MessageLostError
+from .links import LinkChannel
+from .noise import SeededNoise
+from .result import Result
+from .timing import Async, Deadline, Lockstep, agent_clock_rng
+from .transcript import Transcript
+
+__all__ = ["run_simpy"]
+
+
+class _Run:
+    """One execution of a scenario (internal; use :func:`run_simpy`)."""
+
+    def __init__(self, scenario: Any) -> None:
+        s = scenario
+        self.s = s
+        self.problem = s.problem
+        self.alg = s.algorithm.bind(s.problem)
+        self.topology = s.topology
+        self.timing = s.timing
+        self.N = s.problem.num_agents
+        self.n = s.problem.dim
+        self.T = s.horizon
+        self.unicast = s.mode == "unicast"
+        self.noise = s.noise if s.noise is not None else SeededNoise(s.seed)
+        self.env = simpy.Environment()
+        self.channels = self.alg.channels
+        self.state = [self.alg.initial_state(s.initial_points()[i], i, self.problem) for i in range(self.N)]
+        self.traj = np.empty((self.T + 1, self.N, self.n))
+        self.traj[0] = [self.alg.decision(st) for st in self.state]
+        self.times = np.zeros((self.T + 1, self.N))
+        self.rows: list[list[tuple[np.ndarray, np.ndarray] | None]] = [[None] * self.N for _ in range(self.T)]
+        self.staleness = np.zeros((self.T, self.N), dtype=np.int64)
+        self.arrived: dict[tuple[int, int], dict[int, Mapping[str, np.ndarray]]] = {}
+        self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
+        self.closed = np.zeros(self.N, dtype=np.int64)  # last round each agent has combined
+        self.releases: list[Release] = []
+        self.transcript = Transcript() if s.record_transcript else None
+        self.sent = 0
+        self.lost = 0
+        self._links: dict[tuple[int, int], LinkChannel] = {}
+        self._noise_cache: dict[tuple, list] = {}
+        self._out_cache: dict[int, sp.csr_array] = {}
+        self._message_ids = itertools.count()
+        # lockstep barrier bookkeeping
+        self._senders_left = np.full(self.T + 1, self.N, dtype=np.int64)
+        self._pending = np.zeros(self.T + 1, dtype=np.int64)
+        self._done = np.zeros(self.T + 1, dtype=np.int64)
+
+    # -- helpers ------------------------------------------------------------
+    def _link(self, i: int, j: int) -> LinkChannel:
+        ch = self._links.get((i, j))
+        if ch is None:
+            ch = self.s.links.channel(self.s.seed, i, j)
+            self._links[(i, j)] = ch
+        return ch
+
+    def _receivers(self, i: int, t: int) -> np.ndarray:
+        wt = self._out_cache.get(t)
+        if wt is None:
+            wt = sp.csr_array(self.topology.weights(t).T)
+            self._out_cache = {t: wt} if len(self._out_cache) > 8 else {**self._out_cache, t: wt}
+        cols = wt.indices[wt.indptr[i]:wt.indptr[i + 1]]
+        return cols[cols != i]
+
+    def _block(self, key: tuple, make) -> np.ndarray:
+        entry = self._noise_cache.get(key)
+        if entry is None:
+            entry = [make(), self.N]
+            self._noise_cache[key] = entry
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._noise_cache[key]
+        return entry[0]
+
+    def _declared(self, t: int) -> list[tuple[int, Any, Any]]:
+        out = []
+        for c, ch in enumerate(self.channels):
+            if ch.noisy:
+                out.append((c, ch, self.alg.noise(t, ch.name)))
+        return out
+
+    def _broadcast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
+        return {
+            ch.name: self._block(
+                (t, c), lambda c=c, ch=ch, d=d: self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension))
+            )[i]
+            for c, ch, d in declared
+        }
+
+    def _unicast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
+        return {
+            ch.name: self.noise.unicast(t, c, ch.mechanism, i, (self.N, d.dimension))
+            for c, ch, d in declared
+        }
+
+    def _release(self, i: int, t: int, declared, receiver: int | None) -> None:
+        for _, ch, d in declared:
+            if d.scale > 0:
+                self.releases.append(Release(
+                    agent=i, round=t, time=float(self.env.now), mechanism=d.mechanism, scale=float(d.scale),
+                    dimension=int(d.dimension), claimed_sensitivity=float(d.claimed_sensitivity),
+                    channel=ch.name, receiver=receiver,
+                ))
+
+    # -- sending and receiving --------------------------------------------------
+    def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
+        """R step and transmissions; returns the agent's own message (its self term)."""
+        declared = self._declared(t)
+        receivers = self._receivers(i, t)
+        if not self.unicast:
+            own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, declared), i, self.problem)
+            self._release(i, t, declared, None)
+            mid = next(self._message_ids)
+            for j in receivers:
+                self._transmit(i, int(j), t, own, mid)
+            return own
+        blocks = self._unicast_noise(i, t, declared)
+        own = self.alg.message(self.state[i], t, {k: v[i] for k, v in blocks.items()}, i, self.problem)
+        for j in receivers:
+            j = int(j)
+            msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
+            self._release(i, t, declared, j)
+            self._transmit(i, j, t, msg, next(self._message_ids))
+        return own
+
+    def _transmit(self, i: int, j: int, t: int, msg: Mapping[str, np.ndarray], mid: int) -> None:
+        now = float(self.env.now)
+        arrival = self._link(i, j).transmit(now)
+        self.sent += 1
+        if self.transcript is not None:
+            for name, payload in msg.items():
+                self.transcript.append(
+                    round=t, sender=i, receiver=j, channel=name, send_time=now,
+                    receive_time=np.nan if arrival is None else float(arrival),
+                    lost=arrival is None, payload=payload, message_id=mid,
+                )
+        if arrival is None:
+            self.lost += 1
+            return
+        self._pending[t] += 1
+        ev = self.env.timeout(arrival - now)
+        ev.callbacks.append(lambda _ev, j=j, i=i, t=t, msg=msg: self._arrive(j, i, t, msg))
+
+    def _arrive(self, j: int, i: int, t: int, msg: Mapping[str, np.ndarray]) -> None:
+        prev = self.freshest[j].get(i)
+        if prev is None or prev[0] <= t:
+            self.freshest[j][i] = (t, msg)
+        if not isinstance(self.timing, Async) and t > self.closed[j]:
+            self.arrived.setdefault((j, t), {})[i] = msg
+        self._pending[t] -= 1
+        self._maybe_open_barrier(t)
+
+    # -- combining (F) and updating (U) ----------------------------------------
+    def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
+                            available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None) -> None:
+        w = self.topology.weights(t)
+        cols = w.indices[w.indptr[i]:w.indptr[i + 1]]
+        vals = w.data[w.indptr[i]:w.indptr[i + 1]]
+        used_cols, used_w, values = [], [], []
+        age_max = 0
+        renormalize = False
+        for j, wij in zip(cols.tolist(), vals.tolist()):
+            if j == i:
+                value, age = own, 0
+            elif j in available:
+                r, value = available[j]
+                age = max(0, t - r)
+            elif policy is None:
+                raise MessageLostError(
+                    f"round {t}: the message from agent {j} to agent {i} was lost and the timing policy has "
+                    f"no missing-message policy (use missing='renormalize' or 'stale')"
+                )
+            elif policy == "stale" and j in self.freshest[i]:
+                r, value = self.freshest[i][j]
+                age = max(0, t - r)
+            else:
+                renormalize = True
+                continue
+            used_cols.append(j)
+            used_w.append(wij)
+            values.append(value)
+            age_max = max(age_max, age)
+        weights = np.asarray(used_w)
+        if renormalize:
+            weights = weights / weights.sum()
+        mixed = {
+            ch.name: np.tensordot(weights, np.stack([v[ch.name] for v in values]), axes=1)
+            for ch in self.channels
+        }
+        self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
+        self.traj[t, i] = self.alg.decision(self.state[i])
+        self.times[t, i] = self.env.now
+        self.rows[t - 1][i] = (np.asarray(used_cols, dtype=np.int64), weights)
+        self.staleness[t - 1, i] = age_max
+        self.closed[i] = t
+
+    # -- lockstep -------------------------------------------------------------------
+    def _maybe_open_barrier(self, t: int) -> None:
+        if isinstance(self.timing, Lockstep) and self._senders_left[t] == 0 and self._pending[t] == 0:
+            if not self._delivered[t].triggered:
+                self._delivered[t].succeed()
+
+    def _lockstep_agent(self, i: int):
+        for t in range(1, self.T + 1):
+            yield self._start[t]
+            own = self._send(i, t)
+            self._senders_left[t] -= 1
+            self._maybe_open_barrier(t)
+            yield self._delivered[t]
+            available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
+            self._combine_and_update(i, t, own, available, self.timing.missing)
+            self._done[t] += 1
+            if self._done[t] == self.N:
+                self._end[t].succeed()
+
+    def _lockstep_clock(self):
+        for t in range(1, self.T + 1):
+            self._start[t].succeed()
+            yield self._end[t]
+
+    # -- deadline and async ------------------------------------------------------
+    def _deadline_agent(self, i: int):
+        timing: Deadline = self.timing
+        rng = agent_clock_rng(self.s.seed, i)
+        drift = timing.sample_drift(rng)
+        for t in range(1, self.T + 1):
+            jitter = timing.sample_jitter(rng)
+            start = timing.round_start(t, drift, jitter)
+            if start > self.env.now:
+                yield self.env.timeout(start - self.env.now)
+            own = self._send(i, t)
+            yield self.env.timeout(max(0.0, timing.combine_time(t, drift, jitter) - self.env.now))
+            available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
+            self._combine_and_update(i, t, own, available, timing.missing)
+
+    def _async_agent(self, i: int):
+        timing: Async = self.timing
+        rng = agent_clock_rng(self.s.seed, i)
+        for t in range(1, self.T + 1):
+            yield self.env.timeout(timing.sample_wait(rng))
+            own = self._send(i, t)
+            fresh = self.freshest[i]
+            if timing.staleness is None:
+                available = fresh
+            else:
+                available = {j: v for j, v in fresh.items() if t - v[0] <= timing.staleness}
+            self._combine_and_update(i, t, own, available, "renormalize")
+
+    # -- run ----------------------------------------------------------------------
+    def run(self) -> Result:
+        if isinstance(self.timing, Lockstep):
+            self._start = [self.env.event() for _ in range(self.T + 1)]
+            self._delivered = [self.env.event() for _ in range(self.T + 1)]
+            self._end = [self.env.event() for _ in range(self.T + 1)]
+            self.env.process(self._lockstep_clock())
+            agent = self._lockstep_agent
+        elif isinstance(self.timing, Deadline):
+            agent = self._deadline_agent
+        else:
+            agent = self._async_agent
+        for i in range(self.N):
+            self.env.process(agent(i))
+        self.env.run()
+        return self._result()
+
+    def _realized(self):
+        mats = []
+        for t in range(self.T):
+            rows, cols, vals = [], [], []
+            for i, entry in enumerate(self.rows[t]):
+                c, w = entry
+                rows.append(np.full(c.size, i))
+                cols.append(c)
+                vals.append(w)
+            mats.append(sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                     shape=(self.N, self.N)))
+        return from_matrices(mats, description="realized mixing")
+
+    def _result(self) -> Result:
+        eps, delta = self.alg.claimed_privacy(self.T)
+        return Result(
+            trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
+            ledger=Ledger(self.releases), transcript=self.transcript, realized=self._realized(),
+            staleness=self.staleness, messages_sent=self.sent, messages_lost=self.lost,
+            claimed_epsilon=eps, claimed_delta=delta, metadata=self.s.describe(),
+        )
+
+
+def run_simpy(scenario: Any) -> Result:
+    """Run ``scenario`` on the SimPy engine (see the module docstring).
+
+    Args:
+        scenario: a validated :class:`~asyncdp.scenario.Scenario`.
+
+    Returns:
+        A :class:`~asyncdp.result.Result`.
+
+    Raises:
+        MessageLostError: a message was lost under a lockstep timing with no
+            missing-message policy.
+        CostValueError: a cost returned NaN/inf (names agent and round).
+    """
+    return _Run(scenario).run()
