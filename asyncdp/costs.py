@@ -287,6 +287,9 @@ class CostFamily(abc.ABC):
     def _prepare(
         self, agents: Any, x: Any, round_index: int | None
     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+        if (type(agents) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64
+                and x.shape[0] == self._dim and 0 <= agents < self._num_agents):
+            return np.asarray(agents), x, ()  # fast path for one agent and one point (the SimPy engine)
         where = _where(None, round_index)
         prefix = f"{where}: " if where else ""
         try:
@@ -324,6 +327,8 @@ class CostFamily(abc.ABC):
         round_index: int | None,
     ) -> None:
         finite = np.isfinite(out)
+        if finite.all():
+            return
         if kind == "gradient":
             finite = np.all(finite, axis=-1)
         if finite.all():

@@ -73,6 +73,9 @@ class Domain(abc.ABC):
 
     # ------------------------------------------------------------------ checks
     def _as_points(self, x: Any, *, finite: bool = True) -> np.ndarray:
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and x.shape[-1] == self.dim:
+            if not finite or np.isfinite(x).all():
+                return x  # fast path: already a float array of the right shape
         try:
             arr = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as exc:

@@ -27,6 +27,7 @@ this module contains no paper's equations.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +46,24 @@ from .timing import Async, Deadline, Lockstep, agent_clock_rng
 from .transcript import Transcript
 
 __all__ = ["run_simpy"]
+
+
+class _RoundView:
+    """Adjacency lists of one weight matrix: receivers per sender, (senders, weights) per receiver."""
+
+    __slots__ = ("matrix", "receivers", "rows")
+
+    def __init__(self, w: sp.csr_array) -> None:
+        self.matrix = w
+        n = w.shape[0]
+        ind, ptr, data = w.indices.tolist(), w.indptr.tolist(), w.data.tolist()
+        self.rows = [(ind[ptr[i]:ptr[i + 1]], data[ptr[i]:ptr[i + 1]]) for i in range(n)]
+        receivers: list[list[int]] = [[] for _ in range(n)]
+        for i, (cols, _) in enumerate(self.rows):
+            for j in cols:
+                if j != i:
+                    receivers[j].append(i)
+        self.receivers = receivers
 
 
 class _Run:
@@ -68,7 +87,7 @@ class _Run:
         self.traj = np.empty((self.T + 1, self.N, self.n))
         self.traj[0] = [self.alg.decision(st) for st in self.state]
         self.times = np.zeros((self.T + 1, self.N))
-        self.rows: list[list[tuple[np.ndarray, np.ndarray] | None]] = [[None] * self.N for _ in range(self.T)]
+        self.rows: list[list[tuple[list[int], list[float]] | None]] = [[None] * self.N for _ in range(self.T)]
         self.staleness = np.zeros((self.T, self.N), dtype=np.int64)
         self.arrived: dict[tuple[int, int], dict[int, Mapping[str, np.ndarray]]] = {}
         self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
@@ -79,7 +98,7 @@ class _Run:
         self.lost = 0
         self._links: dict[tuple[int, int], LinkChannel] = {}
         self._noise_cache: dict[tuple, list] = {}
-        self._out_cache: dict[int, sp.csr_array] = {}
+        self._views: dict[int, _RoundView] = {}
         self._message_ids = itertools.count()
         # lockstep barrier bookkeeping
         self._senders_left = np.full(self.T + 1, self.N, dtype=np.int64)
@@ -94,13 +113,16 @@ class _Run:
             self._links[(i, j)] = ch
         return ch
 
-    def _receivers(self, i: int, t: int) -> np.ndarray:
-        wt = self._out_cache.get(t)
-        if wt is None:
-            wt = sp.csr_array(self.topology.weights(t).T)
-            self._out_cache = {t: wt} if len(self._out_cache) > 8 else {**self._out_cache, t: wt}
-        cols = wt.indices[wt.indptr[i]:wt.indptr[i + 1]]
-        return cols[cols != i]
+    def _view(self, t: int) -> _RoundView:
+        """Per-round adjacency lists, cached by the identity of the round's matrix."""
+        w = self.topology.weights(t)
+        view = self._views.get(id(w))
+        if view is None or view.matrix is not w:
+            view = _RoundView(w)
+            if len(self._views) >= 64:
+                self._views.pop(next(iter(self._views)))
+            self._views[id(w)] = view
+        return view
 
     def _block(self, key: tuple, make) -> np.ndarray:
         entry = self._noise_cache.get(key)
@@ -146,18 +168,17 @@ class _Run:
     def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
         """R step and transmissions; returns the agent's own message (its self term)."""
         declared = self._declared(t)
-        receivers = self._receivers(i, t)
+        receivers = self._view(t).receivers[i]
         if not self.unicast:
             own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, declared), i, self.problem)
             self._release(i, t, declared, None)
             mid = next(self._message_ids)
             for j in receivers:
-                self._transmit(i, int(j), t, own, mid)
+                self._transmit(i, j, t, own, mid)
             return own
         blocks = self._unicast_noise(i, t, declared)
         own = self.alg.message(self.state[i], t, {k: v[i] for k, v in blocks.items()}, i, self.problem)
         for j in receivers:
-            j = int(j)
             msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
             self._release(i, t, declared, j)
             self._transmit(i, j, t, msg, next(self._message_ids))
@@ -169,10 +190,9 @@ class _Run:
         self.sent += 1
         if self.transcript is not None:
             for name, payload in msg.items():
-                self.transcript.append(
-                    round=t, sender=i, receiver=j, channel=name, send_time=now,
-                    receive_time=np.nan if arrival is None else float(arrival),
-                    lost=arrival is None, payload=payload, message_id=mid,
+                self.transcript.append_trusted(
+                    t, i, j, name, now, math.nan if arrival is None else float(arrival),
+                    arrival is None, payload, mid,
                 )
         if arrival is None:
             self.lost += 1
@@ -193,13 +213,11 @@ class _Run:
     # -- combining (F) and updating (U) ----------------------------------------
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
                             available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None) -> None:
-        w = self.topology.weights(t)
-        cols = w.indices[w.indptr[i]:w.indptr[i + 1]]
-        vals = w.data[w.indptr[i]:w.indptr[i + 1]]
+        cols, vals = self._view(t).rows[i]
         used_cols, used_w, values = [], [], []
         age_max = 0
         renormalize = False
-        for j, wij in zip(cols.tolist(), vals.tolist()):
+        for j, wij in zip(cols, vals):
             if j == i:
                 value, age = own, 0
             elif j in available:
@@ -220,17 +238,20 @@ class _Run:
             used_w.append(wij)
             values.append(value)
             age_max = max(age_max, age)
-        weights = np.asarray(used_w)
         if renormalize:
-            weights = weights / weights.sum()
-        mixed = {
-            ch.name: np.tensordot(weights, np.stack([v[ch.name] for v in values]), axes=1)
-            for ch in self.channels
-        }
+            total = sum(used_w)
+            used_w = [w / total for w in used_w]
+        mixed = {}
+        for ch in self.channels:
+            name = ch.name
+            acc = used_w[0] * values[0][name]
+            for w, v in zip(used_w[1:], values[1:]):
+                acc = acc + w * v[name]
+            mixed[name] = acc
         self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
         self.traj[t, i] = self.alg.decision(self.state[i])
         self.times[t, i] = self.env.now
-        self.rows[t - 1][i] = (np.asarray(used_cols, dtype=np.int64), weights)
+        self.rows[t - 1][i] = (used_cols, used_w)
         self.staleness[t - 1, i] = age_max
         self.closed[i] = t
 
@@ -307,12 +328,11 @@ class _Run:
         mats = []
         for t in range(self.T):
             rows, cols, vals = [], [], []
-            for i, entry in enumerate(self.rows[t]):
-                c, w = entry
-                rows.append(np.full(c.size, i))
-                cols.append(c)
-                vals.append(w)
-            mats.append(sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            for i, (c, w) in enumerate(self.rows[t]):
+                rows.extend([i] * len(c))
+                cols.extend(c)
+                vals.extend(w)
+            mats.append(sp.csr_array((np.asarray(vals, dtype=float), (np.asarray(rows), np.asarray(cols))),
                                      shape=(self.N, self.N)))
         return from_matrices(mats, description="realized mixing")
 

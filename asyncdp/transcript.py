@@ -260,6 +260,33 @@ class Transcript:
             self._next_id = mid + 1
         self._cols = None
 
+    def append_trusted(
+        self, round: int, sender: int, receiver: int, channel: str, send_time: float,
+        receive_time: float, lost: bool, payload: np.ndarray, message_id: int,
+    ) -> None:
+        """Fast path of :meth:`append` for the engines, which pass well-typed fields.
+
+        No validation: Python ``int``/``float``/``bool`` fields, ``receive_time``
+        ``nan`` when lost, and a 1-D float ``payload`` that nobody mutates later
+        (it is stored read-only without a copy).
+        """
+        if self._frozen:
+            raise TranscriptError("cannot append to a frozen transcript")
+        payload.flags.writeable = False
+        L = self._lists
+        L["round"].append(round)
+        L["sender"].append(sender)
+        L["receiver"].append(receiver)
+        L["channel"].append(channel)
+        L["send_time"].append(send_time)
+        L["receive_time"].append(receive_time)
+        L["lost"].append(lost)
+        L["payload"].append(payload)
+        L["message_id"].append(message_id)
+        if message_id >= self._next_id:
+            self._next_id = message_id + 1
+        self._cols = None
+
     def extend(self, transmissions: Iterable[Transmission]) -> None:
         """Append every :class:`Transmission` of ``transmissions``, in order."""
         for t in transmissions:

@@ -46,6 +46,7 @@ from .base import Algorithm, Channel, NoiseDeclaration, State
 __all__ = ["Huang2015", "SCHEDULES", "GRADIENT_MODES"]
 
 SCHEDULES = ("eq8", "theorem5-proof")
+_TINY = np.finfo(float).tiny
 GRADIENT_MODES = ("clip", "raw")
 
 
@@ -174,8 +175,8 @@ class Huang2015(Algorithm):
         g = problem.costs.gradient(agents, z, round_index=t)
         if self.gradient == "clip":
             c2, _ = self._require_bound()
-            norm = np.linalg.norm(g, axis=-1, keepdims=True)
-            g = g * np.minimum(1.0, c2 / np.maximum(norm, np.finfo(float).tiny))
+            norm = np.sqrt((g * g).sum(axis=-1, keepdims=True))
+            g = g * np.minimum(1.0, c2 / np.maximum(norm, _TINY))
         return {"x": problem.domain.project(z - self.step(t) * g)}
 
     def decision(self, state: State) -> np.ndarray:
