@@ -133,3 +133,13 @@ def test_console_script_runs():
         pytest.skip("console script not installed next to the interpreter")
     res = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.strip() == "asyncdp 0.1.0"
+
+
+def test_every_command_has_help(capsys):
+    """`asyncdp --help` and each sub-command's `--help` exit 0 and describe themselves."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"run", "topology"} <= set(sub.choices)
+    for name in sub.choices:
+        assert cli.main([name, "--help"]) == 0
+        assert capsys.readouterr().out.startswith(f"usage: asyncdp {name}")

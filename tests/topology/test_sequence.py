@@ -1,0 +1,80 @@
+"""Graph sequences and single-matrix validation."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import topology as T
+from topology.errors import (
+    EmptySequenceError,
+    InvalidMatrixError,
+    NodeCountMismatchError,
+    ParameterError,
+    RoundIndexError,
+)
+
+
+def test_orientation_and_networkx_view():
+    w = [[0.5, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    seq = T.static(w)
+    g = seq.graph(1)
+    assert g.has_edge(1, 0) and not g.has_edge(0, 1)  # W[0, 1] > 0: link 1 -> 0
+    assert g[1][0]["weight"] == 0.5
+    assert seq.pattern(1).toarray().tolist() == [[False, True, False], [False] * 3, [False] * 3]
+
+
+def test_periodic_finite_and_generated():
+    a, b = np.eye(2), np.full((2, 2), 0.5)
+    per = T.periodic([a, b])
+    assert per.period == 2 and per.length is None
+    assert np.array_equal(per.dense(5), a) and np.array_equal(per.dense(6), b)
+    fin = T.from_matrices([a, b])
+    assert fin.length == 2 and [t for t, _ in fin.rounds()] == [1, 2]
+    with pytest.raises(RoundIndexError, match="round 3 is past the last round"):
+        fin.weights(3)
+    calls = []
+    gen = T.generated(2, lambda t: calls.append(t) or (a if t % 2 else b))
+    assert np.array_equal(gen.dense(3), a) and np.array_equal(gen.dense(3), a)
+    assert calls == [3]  # cached
+    assert gen.take(4).length == 4
+
+
+def test_from_networkx_with_edge_weights_and_rule():
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(0, 1, 0.25), (1, 1, 0.75), (0, 0, 1.0)])
+    seq = T.from_networkx([g])
+    assert seq.dense(1).tolist() == [[1.0, 0.0], [0.25, 0.75]]  # edge 0 -> 1 weight goes to W[1, 0]
+    ring = T.from_networkx([nx.cycle_graph(["a", "b", "c"])], rule="metropolis")
+    assert np.allclose(ring.dense(1), np.full((3, 3), 1 / 3))
+    with pytest.raises(NodeCountMismatchError, match="round 2"):
+        T.from_networkx([nx.path_graph(3), nx.path_graph(4)], rule="metropolis")
+
+
+def test_input_validation_names_round_entry_and_value():
+    with pytest.raises(InvalidMatrixError, match=r"round 2: entry \[1, 0\] is negative: -0\.5"):
+        T.from_matrices([np.eye(2), [[1.0, 0.0], [-0.5, 1.0]]])
+    with pytest.raises(InvalidMatrixError, match=r"round 1: entry \[0, 1\] is non-finite: nan"):
+        T.from_matrices([[[1.0, np.nan], [0.0, 1.0]]])
+    with pytest.raises(InvalidMatrixError, match="square"):
+        T.static(np.ones((2, 3)))
+    with pytest.raises(InvalidMatrixError, match="ragged"):
+        T.static([[1.0, 0.0], [1.0]])
+    with pytest.raises(NodeCountMismatchError, match="round 2: matrix has 3 nodes, the sequence has 2"):
+        T.from_matrices([np.eye(2), np.eye(3)])
+    with pytest.raises(EmptySequenceError):
+        T.from_matrices([])
+    with pytest.raises(RoundIndexError, match="rounds start at 1"):
+        T.static(np.eye(2)).weights(0)
+    with pytest.raises(ParameterError, match="horizon is required"):
+        T.generated(2, lambda t: np.eye(2)).resolve_horizon(None)
+    with pytest.raises(ParameterError, match="length must be a positive integer"):
+        T.GraphSequence(2, lambda t: np.eye(2), length=2.5)
+
+
+def test_as_weight_matrix_does_not_modify_callers_matrix():
+    m = sp.csr_array((np.array([1.0, 0.0, 1.0]), (np.array([0, 0, 1]), np.array([0, 1, 1]))), shape=(2, 2))
+    T.as_weight_matrix(m)
+    assert m.nnz == 3
