@@ -38,7 +38,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import from_matrices
 
-from .errors import MessageLostError
+from .errors import MessageLostError, ScenarioError
 from .links import LinkChannel
 from .noise import SeededNoise
 from .result import Result
@@ -321,7 +321,14 @@ class _Run:
             agent = self._async_agent
         for i in range(self.N):
             self.env.process(agent(i))
-        self.env.run()
+        try:
+            self.env.run()
+        except ScenarioError as exc:
+            # SimPy re-raises a process's exception as type(e)(*e.args), which drops the
+            # structured fields (agent, round, point); raise the original instead.
+            if type(exc.__cause__) is type(exc):
+                raise exc.__cause__ from None
+            raise
         return self._result()
 
     def _realized(self):
