@@ -25,3 +25,7 @@ class LedgerFormatError(AccountingError):
 
 class AdjacencyError(AccountingError):
     """Two problems said to be adjacent are not (they differ in more than one agent or round)."""
+
+
+class UnknownMethodError(AccountingError):
+    """A composition method name the accountant does not know (see :mod:`accounting.composition`)."""

@@ -1,0 +1,351 @@
+"""Single-release privacy of the Laplace and Gaussian mechanisms, calibrated both ways.
+
+Conventions: the Laplace mechanism adds i.i.d. ``Laplace(0, scale)`` noise to
+every coordinate and its ``sensitivity`` is the L1 sensitivity of the whole
+released vector; the Gaussian mechanism adds i.i.d. ``N(0, sigma^2)`` noise and
+its ``sensitivity`` is the L2 sensitivity. The dimension therefore never enters.
+
+* Laplace: ``epsilon = sensitivity / scale`` (pure DP, exact).
+* Gaussian, classic (Dwork & Roth 2014, Thm A.1):
+  ``sigma = sensitivity * sqrt(2 ln(1.25/delta)) / epsilon``, valid for epsilon < 1 only.
+* Gaussian, analytic (Balle & Wang 2018, Thm 8): the exact
+  ``delta(epsilon) = Phi(mu/2 - epsilon/mu) - e^epsilon Phi(-mu/2 - epsilon/mu)``
+  with ``mu = sensitivity / sigma``, inverted by root finding.
+
+Every function validates its inputs and raises :class:`PrivacyParameterError`
+naming the parameter and the offending value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from numbers import Real
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from .errors import PrivacyParameterError
+
+__all__ = [
+    "laplace_epsilon",
+    "laplace_scale",
+    "gaussian_sigma_classic",
+    "gaussian_epsilon_classic",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_sigma",
+]
+
+_XTOL = 1e-13  # relative tolerance of the root finders (in epsilon, resp. mu)
+_MAX_ITER = 2000  # cap on bracketing / bisection steps
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        raise PrivacyParameterError(f"{name} must be a real number, got {value!r}")
+    v = float(value)  # type: ignore[arg-type]
+    if math.isnan(v):
+        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
+    return v
+
+
+def _positive(name: str, value: object) -> float:
+    v = _real(name, value)
+    if not (v > 0 and math.isfinite(v)):
+        raise PrivacyParameterError(f"{name} must be positive and finite, got {value!r}")
+    return v
+
+
+def _nonnegative(name: str, value: object) -> float:
+    v = _real(name, value)
+    if not (v >= 0 and math.isfinite(v)):
+        raise PrivacyParameterError(f"{name} must be nonnegative and finite, got {value!r}")
+    return v
+
+
+def _delta(name: str, value: object) -> float:
+    v = _real(name, value)
+    if not 0 < v < 1:
+        raise PrivacyParameterError(f"{name} must lie in (0, 1), got {value!r}")
+    return v
+
+
+# --------------------------------------------------------------------------- Laplace
+
+
+def laplace_epsilon(sensitivity: float, scale: float) -> float:
+    """Pure-DP epsilon of the Laplace mechanism.
+
+    Args:
+        sensitivity: L1 sensitivity, >= 0 (0 costs nothing).
+        scale: Laplace scale ``b`` per coordinate, > 0.
+
+    Returns:
+        ``sensitivity / scale``.
+
+    Raises:
+        PrivacyParameterError: negative/NaN sensitivity or nonpositive scale.
+
+    Example:
+        >>> laplace_epsilon(1.0, 4.0)
+        0.25
+    """
+    return _nonnegative("sensitivity", sensitivity) / _positive("scale", scale)
+
+
+def laplace_scale(sensitivity: float, epsilon: float) -> float:
+    """Laplace scale achieving pure ``epsilon``-DP.
+
+    Args:
+        sensitivity: L1 sensitivity, > 0 (a zero-sensitivity value needs no noise).
+        epsilon: target epsilon, > 0.
+
+    Returns:
+        ``sensitivity / epsilon``.
+
+    Raises:
+        PrivacyParameterError: nonpositive sensitivity or epsilon.
+
+    Example:
+        >>> laplace_scale(2.0, 0.5)
+        4.0
+    """
+    return _positive("sensitivity", sensitivity) / _positive("epsilon", epsilon)
+
+
+# --------------------------------------------------------------------------- classic Gaussian
+
+
+def gaussian_sigma_classic(sensitivity: float, epsilon: float, delta: float) -> float:
+    """Classic Gaussian calibration ``sensitivity * sqrt(2 ln(1.25/delta)) / epsilon``.
+
+    Dwork & Roth (2014), Theorem A.1; the theorem only covers ``epsilon < 1``.
+
+    Args:
+        sensitivity: L2 sensitivity, > 0.
+        epsilon: target epsilon in (0, 1).
+        delta: target delta in (0, 1).
+
+    Returns:
+        The noise standard deviation.
+
+    Raises:
+        PrivacyParameterError: invalid parameters, or ``epsilon >= 1`` (use
+            :func:`gaussian_sigma` instead).
+
+    Example:
+        >>> round(gaussian_sigma_classic(1.0, 0.5, 1e-5), 4)
+        9.6896
+    """
+    s = _positive("sensitivity", sensitivity)
+    e = _positive("epsilon", epsilon)
+    d = _delta("delta", delta)
+    if e >= 1:
+        raise PrivacyParameterError(
+            f"epsilon must be < 1 for the classic Gaussian calibration (Dwork-Roth Thm A.1), got {epsilon!r}; "
+            "use gaussian_sigma (analytic) instead"
+        )
+    return s * math.sqrt(2 * math.log(1.25 / d)) / e
+
+
+def gaussian_epsilon_classic(sensitivity: float, sigma: float, delta: float) -> float:
+    """Inverse of :func:`gaussian_sigma_classic`: ``sensitivity * sqrt(2 ln(1.25/delta)) / sigma``.
+
+    Args:
+        sensitivity: L2 sensitivity, >= 0.
+        sigma: noise standard deviation, > 0.
+        delta: delta in (0, 1).
+
+    Returns:
+        The epsilon the classic theorem certifies.
+
+    Raises:
+        PrivacyParameterError: invalid parameters, or a result ``>= 1``, outside
+            the range where the classic theorem holds.
+
+    Example:
+        >>> round(gaussian_epsilon_classic(1.0, 9.6896, 1e-5), 4)
+        0.5
+    """
+    s = _nonnegative("sensitivity", sensitivity)
+    sg = _positive("sigma", sigma)
+    d = _delta("delta", delta)
+    eps = s * math.sqrt(2 * math.log(1.25 / d)) / sg
+    if eps >= 1:
+        raise PrivacyParameterError(
+            f"the classic Gaussian bound gives epsilon = {eps!r} >= 1 (sensitivity={sensitivity!r}, "
+            f"sigma={sigma!r}, delta={delta!r}), but Dwork-Roth Thm A.1 only holds for epsilon < 1; "
+            "use gaussian_epsilon (analytic) instead"
+        )
+    return eps
+
+
+# --------------------------------------------------------------------------- analytic Gaussian
+
+
+def _log_gaussian_delta(mu: float, epsilon: float) -> float:
+    """``log delta(epsilon)`` of the Gaussian mechanism with ``mu = sensitivity / sigma`` (mu > 0)."""
+    l1 = float(log_ndtr(mu / 2 - epsilon / mu))
+    l2 = epsilon + float(log_ndtr(-mu / 2 - epsilon / mu))
+    if l2 >= l1:  # only by rounding: delta is 0 to machine precision
+        return -math.inf
+    return l1 + math.log(-math.expm1(l2 - l1))
+
+
+def _gaussian_delta_mu(mu: float, epsilon: float) -> float:
+    return math.exp(_log_gaussian_delta(mu, epsilon))
+
+
+def gaussian_delta(sensitivity: float, sigma: float, epsilon: float) -> float:
+    """Exact delta of the Gaussian mechanism at ``epsilon`` (analytic Gaussian mechanism).
+
+    ``delta = Phi(mu/2 - epsilon/mu) - e^epsilon Phi(-mu/2 - epsilon/mu)``, ``mu = sensitivity/sigma``
+    (Balle & Wang 2018, Theorem 8); evaluated in log space with
+    ``scipy.special.log_ndtr`` so large epsilon neither overflows ``e^epsilon``
+    nor cancels catastrophically.
+
+    Args:
+        sensitivity: L2 sensitivity, >= 0 (0 gives delta = 0).
+        sigma: noise standard deviation, > 0.
+        epsilon: epsilon, > 0.
+
+    Returns:
+        The smallest delta for which the mechanism is (epsilon, delta)-DP.
+
+    Raises:
+        PrivacyParameterError: invalid parameters.
+
+    Example:
+        >>> round(gaussian_delta(1.0, 1.0, 1.0), 6)
+        0.126937
+    """
+    s = _nonnegative("sensitivity", sensitivity)
+    sg = _positive("sigma", sigma)
+    e = _positive("epsilon", epsilon)
+    if s == 0:
+        return 0.0
+    return _gaussian_delta_mu(s / sg, e)
+
+
+def gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
+    """Smallest epsilon for which the Gaussian mechanism is (epsilon, delta)-DP.
+
+    Root of ``gaussian_delta(epsilon) = delta`` (Brent's method on ``log delta``,
+    absolute tolerance 1e-13, the bracket end on the safe side is returned).
+    Returns 0 when ``delta`` is already reached at epsilon = 0, i.e. when the
+    total variation ``2 Phi(mu/2) - 1 <= delta``.
+
+    Args:
+        sensitivity: L2 sensitivity, >= 0 (0 gives epsilon = 0).
+        sigma: noise standard deviation, > 0.
+        delta: target delta in (0, 1).
+
+    Returns:
+        epsilon >= 0.
+
+    Raises:
+        PrivacyParameterError: invalid parameters.
+
+    Example:
+        >>> round(gaussian_epsilon(1.0, 1.0, 1e-5), 4)
+        4.3772
+        >>> round(gaussian_epsilon(1.0, 1.0, gaussian_delta(1.0, 1.0, 2.0)), 9)
+        2.0
+    """
+    s = _nonnegative("sensitivity", sensitivity)
+    sg = _positive("sigma", sigma)
+    d = _delta("delta", delta)
+    if s == 0:
+        return 0.0
+    return _gaussian_epsilon_mu(s / sg, d)
+
+
+def _safe_root(phi: Callable[[float], float], a: float, b: float) -> float:
+    """A root of ``phi`` between ``a`` (``phi(a) > 0``) and ``b`` (``phi(b) <= 0``), on the ``phi <= 0`` side.
+
+    ``phi`` is monotone between ``a`` and ``b``; ``phi(b)`` may be ``-inf``.
+    """
+    for _ in range(_MAX_ITER):  # brentq cannot interpolate with -inf: bisect until phi(b) is finite
+        if math.isfinite(phi(b)):
+            break
+        m = 0.5 * (a + b)
+        if phi(m) > 0:
+            a = m
+        else:
+            b = m
+    x = float(brentq(phi, min(a, b), max(a, b), xtol=_XTOL * max(1.0, min(abs(a), abs(b))),
+                     rtol=4 * np.finfo(float).eps))
+    direction = 1.0 if b > a else -1.0
+    for _ in range(_MAX_ITER):  # brentq brackets the root; step to the safe side if needed
+        if phi(x) <= 0:
+            return x
+        x += direction * max(_XTOL * abs(b - a), 4 * np.finfo(float).eps * abs(x))
+    return b
+
+
+def _gaussian_epsilon_mu(mu: float, delta: float) -> float:
+    log_d = math.log(delta)
+    if _log_gaussian_delta(mu, 0.0) <= log_d:
+        return 0.0
+
+    def f(e: float) -> float:  # decreasing in epsilon
+        return _log_gaussian_delta(mu, e) - log_d
+
+    hi = max(1.0, mu * mu)
+    for _ in range(_MAX_ITER):
+        if f(hi) <= 0:
+            break
+        hi *= 2.0
+    return _safe_root(f, 0.0, hi)
+
+
+def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP (analytic, any epsilon).
+
+    Solves ``gaussian_delta(sensitivity, sigma, epsilon) = delta`` for ``mu =
+    sensitivity / sigma`` (delta increases with mu) by Brent's method on ``log
+    delta``; the returned sigma is on the safe side of the root.
+
+    Args:
+        sensitivity: L2 sensitivity, > 0.
+        epsilon: target epsilon, > 0.
+        delta: target delta in (0, 1).
+
+    Returns:
+        sigma > 0.
+
+    Raises:
+        PrivacyParameterError: invalid parameters.
+
+    Example:
+        >>> round(gaussian_sigma(1.0, 1.0, 1e-5), 4)
+        3.7306
+        >>> round(gaussian_sigma(2.0, 1.0, gaussian_delta(2.0, 3.0, 1.0)), 9)
+        3.0
+    """
+    s = _positive("sensitivity", sensitivity)
+    e = _positive("epsilon", epsilon)
+    d = _delta("delta", delta)
+    log_d = math.log(d)
+
+    def g(mu: float) -> float:
+        return _log_gaussian_delta(mu, e) - log_d
+
+    hi = 1.0
+    for _ in range(_MAX_ITER):  # delta -> 1 as mu -> infinity
+        if g(hi) >= 0:
+            break
+        hi *= 2.0
+    lo = hi / 2.0
+    for _ in range(_MAX_ITER):  # delta -> 0 as mu -> 0
+        if g(lo) <= 0:
+            break
+        lo /= 2.0
+    if g(lo) == 0:
+        return s / lo
+    return s / _safe_root(g, hi, lo)
