@@ -11,9 +11,27 @@ from .errors import (
     PrivacyParameterError,
     UnknownMechanismError,
 )
+from . import auditors, composition, mechanisms, prober, replay, sensitivity, theorems
+from .auditors import blackbox_audit, plrv_audit
+from .composition import compose
 from .ledger import MECHANISMS, Ledger, Release
+from .replay import ReplayRule, ReplaySetup, replay_loss, sample_transcripts
 
 __all__ = [
+    "auditors",
+    "composition",
+    "mechanisms",
+    "prober",
+    "replay",
+    "sensitivity",
+    "theorems",
+    "blackbox_audit",
+    "plrv_audit",
+    "compose",
+    "ReplayRule",
+    "ReplaySetup",
+    "replay_loss",
+    "sample_transcripts",
     "AccountingError",
     "AdjacencyError",
     "LedgerFormatError",

@@ -116,14 +116,51 @@ def log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
     raise UnknownMechanismError(f"unknown mechanism {mechanism!r}")
 
 
+def _links(w: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Dense weights, the link mask ``[i, j]`` (message ``i -> j`` exists) and the diagonal."""
+    dense = w.toarray() if sp.issparse(w) else np.asarray(w, dtype=float)
+    mask = (dense.T > 0) & ~np.eye(dense.shape[0], dtype=bool)
+    return dense, mask, np.diag(dense).copy()
+
+
+def _unicast_mix(dense: np.ndarray, mask: np.ndarray, diag: np.ndarray, y: np.ndarray,
+                 mean: np.ndarray) -> np.ndarray:
+    """``z_j = W_jj own_j + sum_(i != j) W_ji y[i, j]`` for unicast messages ``y`` of shape (R, N, N, n).
+
+    ``own_j`` is the average of the copies ``j`` sent that round (observed), or
+    its noise-free message ``mean_j`` if it sent none.
+    """
+    filled = np.where(mask[None, :, :, None], y, 0.0)
+    off = dense * mask.T  # off[j, i] = W_ji on links only
+    outdeg = mask.sum(axis=1)
+    own_sent = filled.sum(axis=2) / np.maximum(outdeg, 1)[None, :, None]
+    own = np.where((outdeg > 0)[None, :, None], own_sent, mean)
+    return np.einsum("ji,rijk->rjk", off, filled) + diag[None, :, None] * own
+
+
+def _unicast_log_density(y: np.ndarray, mean: np.ndarray, mask: np.ndarray, mechanism: str,
+                         scale: float) -> np.ndarray:
+    noise = np.where(mask[None, :, :, None], y - mean[:, :, None, :], 0.0)
+    k = int(mask.sum()) * y.shape[-1]
+    if mechanism == "laplace":
+        return -np.abs(noise).sum(axis=(1, 2, 3)) / scale - k * np.log(2.0 * scale)
+    return -(noise**2).sum(axis=(1, 2, 3)) / (2.0 * scale**2) - k * np.log(np.sqrt(2.0 * np.pi) * scale)
+
+
 def replay_loss(
     transcripts: np.ndarray, setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayRule, *, per_round: bool = False
 ) -> np.ndarray:
     """The exact privacy loss ``log p_P(y) - log p_P'(y)`` of each transcript.
 
+    Broadcast transcripts have shape ``(R, T, N, n)``: every agent sends one
+    noisy message per round, mixed by every receiver (itself included).
+    Unicast transcripts have shape ``(R, T, N, N, n)``: ``[r, t-1, i, j]`` is
+    the independently noised message ``i -> j`` (entries of non-links are
+    ignored); as its own term each agent mixes the average of the copies it
+    sent that round (its noise-free value if it sent none).
+
     Args:
-        transcripts: observed messages, shape ``(R, T, N, n)`` (or ``(T, N, n)``
-            for one transcript).
+        transcripts: observed messages (a single transcript may omit the ``R`` axis).
         setup: weights and per-round noise scales.
         rule: the recursion under ``P``; ``rule_prime``: under ``P'``.
         per_round: also return the per-round contributions, shape ``(R, T)``.
@@ -132,16 +169,17 @@ def replay_loss(
         ``L`` of shape ``(R,)`` (or ``(L, per_round_L)``).
 
     Raises:
-        AccountingError: the transcript's horizon differs from the setup's.
+        AccountingError: a bad shape, or a horizon that differs from the setup's.
 
     Example:
-        See ``tests/accounting/test_replay.py``.
+        See ``tests/accounting/test_replay_and_auditors.py``.
     """
     y = np.asarray(transcripts, dtype=float)
     if y.ndim == 3:
         y = y[None]
-    if y.ndim != 4:
-        raise AccountingError(f"transcripts must have shape (R, T, N, n), got {y.shape}")
+    if y.ndim not in (4, 5):
+        raise AccountingError(f"transcripts must have shape (R, T, N, n) or (R, T, N, N, n), got {y.shape}")
+    unicast = y.ndim == 5
     runs, horizon = y.shape[0], y.shape[1]
     if horizon != setup.horizon:
         raise AccountingError(f"transcripts have {horizon} rounds but the setup has {setup.horizon} noise scales")
@@ -150,43 +188,60 @@ def replay_loss(
     for t in range(1, horizon + 1):
         yt = y[:, t - 1]
         b = setup.scales[t - 1]
-        lp = log_density(yt - rule.message_mean(x, t), setup.mechanism, b)
-        lq = log_density(yt - rule_prime.message_mean(xp, t), setup.mechanism, b)
+        mean, mean_p = rule.message_mean(x, t), rule_prime.message_mean(xp, t)
+        if unicast:
+            dense, mask, diag = _links(setup.matrix(t))
+            lp = _unicast_log_density(yt, mean, mask, setup.mechanism, b)
+            lq = _unicast_log_density(yt, mean_p, mask, setup.mechanism, b)
+            mixed, mixed_p = (_unicast_mix(dense, mask, diag, yt, mean), _unicast_mix(dense, mask, diag, yt, mean_p))
+        else:
+            lp = log_density(yt - mean, setup.mechanism, b)
+            lq = log_density(yt - mean_p, setup.mechanism, b)
+            mixed = mixed_p = _mix(setup.matrix(t), yt)
         contributions[:, t - 1] = lp - lq
-        mixed = _mix(setup.matrix(t), yt)
-        x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed, t)
+        x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed_p, t)
     total = contributions.sum(axis=1)
     return (total, contributions) if per_round else total
 
 
 def sample_transcripts(
-    setup: ReplaySetup, rule: ReplayRule, runs: int, *, seed: int = 0, chunk: int | None = None
+    setup: ReplaySetup, rule: ReplayRule, runs: int, *, seed: int = 0, mode: str = "broadcast"
 ) -> np.ndarray:
-    """Sample ``runs`` transcripts under ``rule`` (the lockstep broadcast model).
+    """Sample ``runs`` transcripts under ``rule`` (lockstep rounds, no loss).
 
-    Round ``t``: ``y(t) = message_mean(state, t) + noise``, then the state
-    follows from ``W_t y(t)``. Noise is drawn from
-    ``numpy.random.default_rng(seed)`` in round order, one ``(runs, N, n)``
-    block per round.
+    Broadcast: ``y(t) = message_mean(state, t) + noise``, the state follows
+    from ``W_t y(t)``. Unicast: one independent noise draw per link, the self
+    term as in :func:`replay_loss`. Noise is drawn from
+    ``numpy.random.default_rng(seed)`` in round order, one block per round.
 
     Returns:
-        An array of shape ``(runs, T, N, n)``.
+        ``(runs, T, N, n)`` (broadcast) or ``(runs, T, N, N, n)`` (unicast,
+        ``nan`` where there is no link).
 
     Raises:
-        PrivacyParameterError: ``runs`` is not a positive integer.
+        PrivacyParameterError: ``runs`` is not a positive integer, or an unknown mode.
     """
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
         raise PrivacyParameterError(f"runs must be a positive integer, got {runs!r}")
+    if mode not in ("broadcast", "unicast"):
+        raise PrivacyParameterError(f"mode must be 'broadcast' or 'unicast', got {mode!r}")
     rng = np.random.default_rng(seed)
     x = rule.initial_state(runs)
-    out = np.empty((runs, setup.horizon) + x.shape[1:])
+    n_agents = x.shape[1]
+    shape = (runs, setup.horizon) + ((n_agents,) if mode == "unicast" else ()) + x.shape[1:]
+    out = np.empty(shape)
     for t in range(1, setup.horizon + 1):
         b = setup.scales[t - 1]
-        if setup.mechanism == "laplace":
-            noise = rng.laplace(0.0, b, size=x.shape)
+        mean = rule.message_mean(x, t)
+        block = (runs, n_agents, n_agents, x.shape[-1]) if mode == "unicast" else x.shape
+        noise = rng.laplace(0.0, b, size=block) if setup.mechanism == "laplace" else rng.normal(0.0, b, size=block)
+        if mode == "unicast":
+            dense, mask, diag = _links(setup.matrix(t))
+            yt = np.where(mask[None, :, :, None], mean[:, :, None, :] + noise, np.nan)
+            mixed = _unicast_mix(dense, mask, diag, yt, mean)
         else:
-            noise = rng.normal(0.0, b, size=x.shape)
-        yt = rule.message_mean(x, t) + noise
+            yt = mean + noise
+            mixed = _mix(setup.matrix(t), yt)
         out[:, t - 1] = yt
-        x = rule.next_state(x, _mix(setup.matrix(t), yt), t)
+        x = rule.next_state(x, mixed, t)
     return out

@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from accounting import auditors, composition, prober
 from accounting.errors import AdjacencyError
-from accounting.replay import ReplaySetup
+from accounting.replay import ReplaySetup, replay_loss, sample_transcripts
 
 from .algorithms.base import Algorithm
+from .errors import ScenarioError
 from .scenario import Scenario
+from .timing import Lockstep
 
 __all__ = [
     "find_changed_agent",
@@ -35,6 +38,9 @@ __all__ = [
     "replay_setup",
     "transcript_array",
     "independent_sensitivity",
+    "update_pair",
+    "PrivacyCheckReport",
+    "check_privacy",
 ]
 
 
@@ -129,8 +135,8 @@ def replay_setup(scenario: Scenario) -> ReplaySetup:
     """Weights ``W_t`` and the per-round noise scales declared by the algorithm.
 
     Raises:
-        AdjacencyError: never; ``accounting.errors.PrivacyParameterError`` if a
-            round has zero noise (e.g. ``epsilon = inf``: nothing to replay).
+        accounting.errors.PrivacyParameterError: a round has zero noise (e.g.
+            ``epsilon = inf``: nothing to replay).
     """
     alg = scenario.algorithm.bind(scenario.problem)
     (channel,) = alg.noisy_channels()
@@ -138,37 +144,244 @@ def replay_setup(scenario: Scenario) -> ReplaySetup:
     return ReplaySetup(weights=scenario.topology.weights, mechanism=channel.mechanism, scales=scales)
 
 
-def transcript_array(result: Any, channel: str = "y") -> np.ndarray:
-    """A broadcast run's observed messages as ``(T, N, n)`` (round-major, agent order)."""
-    obs = result.transcript.observations(channel)
+def transcript_array(result: Any, channel: str = "y", mode: str = "broadcast") -> np.ndarray:
+    """A run's observed messages: ``(T, N, n)`` for broadcast, ``(T, N, N, n)`` for unicast.
+
+    Unicast entry ``[t - 1, i, j]`` is the message ``i -> j`` (``nan`` where no
+    message was sent).
+    """
     horizon, n_agents, n = result.trajectory.shape[0] - 1, result.trajectory.shape[1], result.trajectory.shape[2]
+    if mode == "unicast":
+        out = np.full((horizon, n_agents, n_agents, n), np.nan)
+        for (t, i, j), payload in result.transcript.observations_by_link(channel).items():
+            out[t - 1, i, j] = payload
+        return out
     out = np.full((horizon, n_agents, n), np.nan)
-    for (t, i), payload in obs.items():
+    for (t, i), payload in result.transcript.observations(channel).items():
         out[t - 1, i] = payload
     return out
 
 
 def independent_sensitivity(scenario: Scenario) -> np.ndarray:
-    """The accountant's own sensitivity of each round's release, ``(T,)``, from plain constants.
+    """The accountant's own L1 sensitivity of each round's release, ``(T,)``, from plain constants.
 
-    For ``huang2015``: ``accounting.sensitivity.huang2015_release_sensitivity``
+    ``huang2015``: the release ``y(t)`` (every copy of it, in unicast mode)
+    masks ``x(t-1)``, whose sensitivity is
+    ``accounting.sensitivity.huang2015_sensitivity(t-1)`` (seed 003, Lemma 4),
     with ``C2`` and ``n`` from the problem's function class and ``c, q`` from
-    the algorithm; the algorithm's claimed values are not used.
+    the algorithm; the algorithm's claimed values are not used. Lemma 4 needs
+    each agent's combination to depend on released values only, which holds
+    in broadcast mode and in unicast mode while every agent has an
+    out-neighbour.
 
     Raises:
         NotImplementedError: an algorithm without an independent bound yet.
+        ScenarioError: unicast with an agent that has no out-neighbour in some
+            round (its noise-free self term breaks Lemma 4's argument).
     """
     from accounting import sensitivity as S
 
     alg = scenario.algorithm.bind(scenario.problem)
-    if alg.name == "huang2015":
-        c2 = scenario.problem.constants.gradient_bound
-        return np.array([
-            S.huang2015_release_sensitivity(t, C2=c2, n=scenario.problem.dim, c=alg.c, q=alg.q)
-            for t in range(1, scenario.horizon + 1)
-        ])
-    raise NotImplementedError(f"no independent sensitivity for {alg.name!r} yet")
+    if alg.name != "huang2015":
+        raise NotImplementedError(f"no independent sensitivity for {alg.name!r} yet")
+    if scenario.mode == "unicast":
+        for t in range(1, scenario.horizon + 1):
+            w = scenario.topology.weights(t)
+            outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
+            if (outdeg == 0).any():
+                raise ScenarioError(
+                    f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "
+                    "its noise-free self term breaks the sensitivity argument (seed 003, Lemma 4)"
+                )
+    c2, n = scenario.problem.constants.gradient_bound, scenario.problem.dim
+    return np.array([S.huang2015_sensitivity(t - 1, C2=c2, n=n, c=alg.c, q=alg.q)
+                     for t in range(1, scenario.horizon + 1)])
+
+
+def update_pair(scenario: Scenario, adjacent: Scenario, agent: int, t: int) -> prober.AdjacentPair:
+    """The U step of ``agent`` at round ``t`` under both problems, for :func:`accounting.prober.probe_sensitivity`.
+
+    The prober's point ``z`` is the agent's combined value ``z_i(t)``; the
+    "cost" handed to the prober is the problem itself.
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    (channel,) = [c.name for c in alg.noisy_channels()]
+    n = scenario.problem.dim
+
+    def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        return alg.update({"x": z}, {channel: z}, t_, agent, problem)["x"]
+
+    domain = scenario.problem.domain
+    box = (domain.low, domain.high) if hasattr(domain, "low") else None
+    return prober.AdjacentPair(rule, scenario.problem, adjacent.problem, t=t, n=n, domain_box=box)
 
 
 def _finite(x: float) -> float | str:
     return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+@dataclass
+class PrivacyCheckReport:
+    """The outcome of :func:`check_privacy` (JSON-ready through :meth:`to_dict`)."""
+
+    algorithm: str
+    changed_agent: int
+    epsilon_claimed: float
+    delta_claimed: float
+    epsilon_ledger: float
+    epsilon_tight: float
+    delta: float
+    sensitivity_probe_max: float
+    sensitivity_probe_ratio: float
+    replay_max_loss: float | None
+    replay_exceed_fraction: float | None
+    replay_runs: int
+    empirical_epsilon_lower_bound: float
+    confidence: float
+    verdict: str
+    witness: dict[str, Any] | None
+    reasons: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {}
+        for k, v in self.__dict__.items():
+            out[k] = _finite(v) if isinstance(v, float) else v
+        return out
+
+    def to_table(self) -> str:
+        d = self.to_dict()
+        w = max(len(k) for k in d)
+        lines = []
+        for k, v in d.items():
+            if k == "reasons":
+                continue
+            lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
+        lines += [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+def _replayable(scenario: Scenario) -> str | None:
+    """Why exact replay does not apply to this scenario, or None if it does."""
+    if not isinstance(scenario.timing, Lockstep):
+        return "replay needs lockstep rounds (the weights actually used then equal the topology's)"
+    if scenario.links.default.loss > 0 or any(m.loss > 0 for m in scenario.links.overrides.values()):
+        return "replay needs lossless links"
+    if len(scenario.algorithm.noisy_channels()) != 1:
+        return "replay supports algorithms with one noisy channel"
+    return None
+
+
+def check_privacy(
+    scenario: Scenario,
+    adjacent: Scenario,
+    *,
+    runs: int = 2000,
+    delta: float = 1e-6,
+    confidence: float = 0.95,
+    probe_rounds: int = 3,
+    seed: int = 0,
+) -> PrivacyCheckReport:
+    """Check a scenario's privacy claim against an adjacent scenario, independently.
+
+    Steps: (1) the two scenarios must be adjacent (one agent's cost changed);
+    (2) one SimPy run gives the realized ledger; the accountant composes it
+    per agent with its *own* sensitivity (:func:`independent_sensitivity`):
+    basic composition (``epsilon_ledger``) and PLD at ``delta``
+    (``epsilon_tight``); (3) the prober searches the changed agent's update
+    for the largest ``||U(z; f) - U(z; f')||_1`` in the first ``probe_rounds``
+    rounds and compares it with the algorithm's claimed sensitivity; (4) when
+    the run is replayable (lockstep, lossless), ``runs`` transcripts are
+    sampled under ``scenario`` and their exact privacy losses computed
+    (:mod:`accounting.replay`), the PLRV auditor looks for losses above the
+    claimed epsilon; (5) the black-box auditor bounds epsilon from below on a
+    scalar statistic (the changed agent's messages projected on the direction
+    separating the two problems, estimated on a separate pilot sample).
+
+    Verdict: ``violation`` when a witness refutes the claim (a transcript with
+    loss above epsilon, a probed sensitivity above the claim, or a black-box
+    lower bound above epsilon); ``pass`` when none does and the accountant's
+    own epsilon is within the claim; ``inconclusive`` otherwise.
+
+    Raises:
+        AdjacencyError: the scenarios are not adjacent.
+        ScenarioError: the algorithm releases no noise (nothing to check).
+    """
+    agent = find_changed_agent(scenario, adjacent)
+    alg = scenario.algorithm.bind(scenario.problem)
+    eps_claimed, delta_claimed = alg.claimed_privacy(scenario.horizon)
+    result = scenario.replace(record_transcript=False).run()
+    if len(result.ledger) == 0:
+        raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
+    sens = independent_sensitivity(scenario)
+
+    def sensitivity(release: Any) -> float:
+        return float(sens[release.round - 1])
+
+    reasons: list[str] = []
+    witness: dict[str, Any] | None = None
+    eps_ledger = max(composition.per_agent(result.ledger, composition.basic_composition,
+                                           sensitivity=sensitivity).values())
+    eps_tight = max(composition.per_agent(result.ledger, composition.pld_epsilon, sensitivity=sensitivity,
+                                          delta=delta, value_discretization_interval=1e-3).values())
+    # (3) prober against the algorithm's claimed sensitivity of x(t)
+    probe_max, probe_ratio = 0.0, 0.0
+    for t in range(1, min(probe_rounds, scenario.horizon - 1) + 1):
+        claimed = alg.noise(t + 1, alg.noisy_channels()[0].name).claimed_sensitivity  # y(t+1) masks x(t)
+        res = prober.probe_sensitivity(update_pair(scenario, adjacent, agent, t), samples=400, seed=seed + t,
+                                       claimed=claimed if claimed > 0 else None)
+        probe_max = max(probe_max, res.max_found)
+        if claimed > 0:
+            probe_ratio = max(probe_ratio, res.ratio_to_claim)
+        if res.violation and witness is None:
+            witness = {"kind": "sensitivity", "round": t, "z": res.witness_z.tolist(), "value": res.max_found,
+                       "claimed": claimed}
+            reasons.append(f"round {t}: the update moves by {res.max_found:.6g} > claimed sensitivity {claimed:.6g}")
+    # (4) exact replay
+    why_not = _replayable(scenario)
+    replay_max = replay_frac = None
+    rule, rule_p = replay_rule(scenario), replay_rule(adjacent)
+    setup = replay_setup(scenario)
+    if why_not is None:
+        ys = sample_transcripts(setup, rule, runs, seed=seed, mode=scenario.mode)
+        losses = replay_loss(ys, setup, rule, rule_p)
+        report = auditors.plrv_audit(losses, eps_claimed, delta_claimed, confidence=confidence)
+        replay_max, replay_frac = report.max_loss, report.exceed_fraction
+        if report.violation:
+            if witness is None:
+                witness = {"kind": "replay", "run": report.witness, "seed": seed, "loss": report.max_loss}
+            reasons.append(f"replay: transcript {report.witness} (seed {seed}) has privacy loss "
+                           f"{report.max_loss:.6g} > epsilon {eps_claimed:.6g}")
+    else:
+        reasons.append(f"no exact replay: {why_not}")
+    # (5) black-box lower bound on a scalar statistic
+    pilot = sample_transcripts(setup, rule, 500, seed=seed + 10_001, mode=scenario.mode)
+    pilot_p = sample_transcripts(setup, rule_p, 500, seed=seed + 10_002, mode=scenario.mode)
+    direction = np.nan_to_num((pilot.mean(0) - pilot_p.mean(0)))[:, agent]
+    stat = np.nansum(sample_transcripts(setup, rule, runs, seed=seed + 20_001, mode=scenario.mode)[:, :, agent]
+                     * direction, axis=tuple(range(1, direction.ndim + 1)))
+    stat_p = np.nansum(sample_transcripts(setup, rule_p, runs, seed=seed + 20_002, mode=scenario.mode)[:, :, agent]
+                       * direction, axis=tuple(range(1, direction.ndim + 1)))
+    bb = auditors.blackbox_audit(stat, stat_p, delta=delta_claimed, alpha=1 - confidence)
+    if bb.epsilon_lower_bound > eps_claimed * (1 + 1e-9):
+        if witness is None:
+            witness = {"kind": "blackbox", "threshold": bb.threshold, "direction": bb.direction,
+                       "p": bb.p_hat, "p_prime": bb.p_prime_hat}
+        reasons.append(f"black-box: epsilon >= {bb.epsilon_lower_bound:.6g} with confidence {bb.confidence}")
+    if eps_ledger > eps_claimed * (1 + 1e-9):
+        reasons.append(f"the accountant's epsilon {eps_ledger:.6g} (basic composition, independent sensitivity) "
+                       f"exceeds the claimed {eps_claimed:.6g}")
+    if witness is not None:
+        verdict = "violation"
+    elif eps_ledger <= eps_claimed * (1 + 1e-9):
+        verdict = "pass"
+    else:
+        verdict = "inconclusive"
+    return PrivacyCheckReport(
+        algorithm=alg.name, changed_agent=agent, epsilon_claimed=float(eps_claimed),
+        delta_claimed=float(delta_claimed), epsilon_ledger=float(eps_ledger), epsilon_tight=float(eps_tight),
+        delta=float(delta), sensitivity_probe_max=float(probe_max), sensitivity_probe_ratio=float(probe_ratio),
+        replay_max_loss=replay_max, replay_exceed_fraction=replay_frac, replay_runs=runs if why_not is None else 0,
+        empirical_epsilon_lower_bound=float(bb.epsilon_lower_bound), confidence=float(confidence),
+        verdict=verdict, witness=witness, reasons=reasons,
+    )

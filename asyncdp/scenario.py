@@ -45,7 +45,11 @@ class Scenario:
         horizon: number of rounds ``T`` each agent performs.
         x0: initial points, shape ``(N, n)``; default ``Proj_X(0)`` for everyone.
         mode: ``"broadcast"`` (one noisy message per agent and round, as in the
-            papers) or ``"unicast"`` (one independently noised message per link).
+            papers; the agent mixes its own noisy message) or ``"unicast"`` (one
+            independently noised message per link; as its own term the agent
+            mixes the average of the copies it released that round, so its
+            combination still depends on released values only — with no
+            out-neighbour, its noise-free value).
         noise: a noise source; default :class:`~asyncdp.noise.SeededNoise` of ``seed``.
         record_transcript: keep the eavesdropper's transcript.
 

@@ -177,12 +177,18 @@ class _Run:
                 self._transmit(i, j, t, own, mid)
             return own
         blocks = self._unicast_noise(i, t, declared)
-        own = self.alg.message(self.state[i], t, {k: v[i] for k, v in blocks.items()}, i, self.problem)
+        sent = []
         for j in receivers:
             msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
             self._release(i, t, declared, j)
             self._transmit(i, j, t, msg, next(self._message_ids))
-        return own
+            sent.append(msg)
+        if not sent:  # nobody to send to: the self term is the noise-free message
+            return self.alg.message(self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
+                                    self.problem)
+        # the self term is the average of the copies just released, so the agent's
+        # combination depends on released values only (as in broadcast mode)
+        return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
 
     def _transmit(self, i: int, j: int, t: int, msg: Mapping[str, np.ndarray], mid: int) -> None:
         now = float(self.env.now)

@@ -46,7 +46,6 @@ from .base import Algorithm, Channel, NoiseDeclaration, State
 __all__ = ["Huang2015", "SCHEDULES", "GRADIENT_MODES"]
 
 SCHEDULES = ("eq8", "theorem5-proof")
-_TINY = np.finfo(float).tiny
 GRADIENT_MODES = ("clip", "raw")
 
 
@@ -176,7 +175,7 @@ class Huang2015(Algorithm):
         if self.gradient == "clip":
             c2, _ = self._require_bound()
             norm = np.sqrt((g * g).sum(axis=-1, keepdims=True))
-            g = g * np.minimum(1.0, c2 / np.maximum(norm, _TINY))
+            g = g * (c2 / np.maximum(norm, c2))  # = 1 where norm <= C2, no overflow
         return {"x": problem.domain.project(z - self.step(t) * g)}
 
     def decision(self, state: State) -> np.ndarray:

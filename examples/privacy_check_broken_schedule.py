@@ -1,0 +1,34 @@
+"""Privacy check of huang2015 with the Theorem 5 proof's noise schedule (p < 1/2): verdict ``violation``.
+
+The proof of Theorem 5 (seed 003) writes the noise scale with ``p^t`` instead
+of eq. (8)'s ``p^(t-1)``. Since ``y(t)`` masks ``x(t-1)``, this spends
+``epsilon / p`` instead of ``epsilon``. On the quadratic the realized change of
+the update is half of Lemma 4's bound, so the loss actually reaches about
+``epsilon / (2 p)``: with ``p = 0.3`` replayed transcripts exceed ``epsilon``,
+and the accountant returns one as a witness.
+
+Run:  asyncdp privacy check examples/privacy_check_broken_schedule.py --runs 2000
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from asyncdp import Huang2015, load_script
+
+_base = load_script(Path(__file__).with_name("privacy_check_rendezvous.py"), names=("scenario", "adjacent"))
+_broken = Huang2015(epsilon=1.0, c=0.05, q=0.2, p=0.3, schedule="theorem5-proof")
+scenario = _base["scenario"].replace(algorithm=_broken)
+adjacent = _base["adjacent"].replace(algorithm=_broken)
+
+
+def main() -> dict:
+    from asyncdp.privacy import check_privacy
+
+    report = check_privacy(scenario, adjacent, runs=2000)
+    print(report.to_table())
+    return report.to_dict()
+
+
+if __name__ == "__main__":
+    main()
