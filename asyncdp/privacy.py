@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting import auditors, composition, prober
+from accounting import auditors, composition, prober, theorems
 from accounting.errors import AdjacencyError
 from accounting.replay import ReplaySetup, replay_loss, sample_transcripts
 
@@ -239,6 +239,7 @@ class PrivacyCheckReport:
     replay_runs: int
     empirical_epsilon_lower_bound: float
     confidence: float
+    theorem: str
     verdict: str
     witness: dict[str, Any] | None
     reasons: list[str]
@@ -259,6 +260,14 @@ class PrivacyCheckReport:
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         lines += [f"  - {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+def _theorem_verdict(alg: Algorithm, eps_ledger: float, delta_ledger: float) -> str:
+    """The paper's claim (``accounting.theorems``) checked against the accountant's epsilon."""
+    if alg.name == "huang2015":
+        claim = theorems.huang2015_claim(alg.epsilon, c=alg.c, q=alg.q, p=alg.p)
+        return theorems.verify(claim, eps_ledger, delta_ledger).message
+    return f"no theorem check for {alg.name!r} yet"
 
 
 def _replayable(scenario: Scenario) -> str | None:
@@ -368,6 +377,7 @@ def check_privacy(
             witness = {"kind": "blackbox", "threshold": bb.threshold, "direction": bb.direction,
                        "p": bb.p_hat, "p_prime": bb.p_prime_hat}
         reasons.append(f"black-box: epsilon >= {bb.epsilon_lower_bound:.6g} with confidence {bb.confidence}")
+    theorem = _theorem_verdict(alg, eps_ledger, delta_claimed)
     if eps_ledger > eps_claimed * (1 + 1e-9):
         reasons.append(f"the accountant's epsilon {eps_ledger:.6g} (basic composition, independent sensitivity) "
                        f"exceeds the claimed {eps_claimed:.6g}")
@@ -383,5 +393,5 @@ def check_privacy(
         delta=float(delta), sensitivity_probe_max=float(probe_max), sensitivity_probe_ratio=float(probe_ratio),
         replay_max_loss=replay_max, replay_exceed_fraction=replay_frac, replay_runs=runs if why_not is None else 0,
         empirical_epsilon_lower_bound=float(bb.epsilon_lower_bound), confidence=float(confidence),
-        verdict=verdict, witness=witness, reasons=reasons,
+        theorem=theorem, verdict=verdict, witness=witness, reasons=reasons,
     )
