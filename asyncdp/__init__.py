@@ -21,6 +21,7 @@ from .links import (
 from .noise import InjectedNoise, SeededNoise, ZeroNoise
 from .problem import Problem, rendezvous_problem
 from .result import Result
+from .batch_engine import BatchResult, run_batch
 from .scenario import Scenario, load_script
 from .timing import Async, Deadline, Lockstep
 from .transcript import Transcript
@@ -52,6 +53,8 @@ __all__ = [
     "Problem",
     "rendezvous_problem",
     "Result",
+    "BatchResult",
+    "run_batch",
     "Scenario",
     "load_script",
     "Async",

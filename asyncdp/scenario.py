@@ -143,20 +143,32 @@ class Scenario:
             "mode": self.mode,
         }
 
-    def run(self, engine: str = "simpy") -> Any:
-        """Run the scenario and return a :class:`~asyncdp.result.Result`.
+    def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False) -> Any:
+        """Run the scenario.
 
         Args:
-            engine: ``"simpy"`` (the reference engine, every timing policy).
+            engine: ``"simpy"`` (the reference engine, every timing policy;
+                returns a :class:`~asyncdp.result.Result`) or ``"batch"``
+                (lockstep, lossless, broadcast; ``runs`` Monte-Carlo runs at
+                once; returns a :class:`~asyncdp.batch_engine.BatchResult`).
+            runs, keep, transcripts: batch engine options (see
+                :func:`~asyncdp.batch_engine.run_batch`).
 
         Raises:
-            ScenarioError: an unknown engine.
+            ScenarioError: an unknown engine, or a scenario outside the batch
+                engine's scope.
         """
         if engine == "simpy":
+            if runs != 1:
+                raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
             from .simpy_engine import run_simpy
 
             return run_simpy(self)
-        raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy'")
+        if engine == "batch":
+            from .batch_engine import run_batch
+
+            return run_batch(self, runs, keep=keep, transcripts=transcripts)
+        raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy', 'batch'")
 
 
 def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dict[str, Any]:

@@ -120,5 +120,14 @@ class Algorithm(ABC):
         return {k: v for k, v in asdict(self).items()} if is_dataclass(self) else {}
 
     @classmethod
+    def example_scenario(cls, seed: int = 0) -> Any:
+        """A small scenario that exercises this algorithm (used by the engine-equivalence test).
+
+        Every registered algorithm must provide one, so that tests written once
+        (e.g. "both engines agree") cover algorithms added later.
+        """
+        raise NotImplementedError(f"{cls.__name__} does not define example_scenario()")
+
+    @classmethod
     def noisy_channels(cls) -> tuple[Channel, ...]:
         return tuple(c for c in cls.channels if c.noisy)

@@ -181,6 +181,24 @@ class Huang2015(Algorithm):
     def decision(self, state: State) -> np.ndarray:
         return state["x"]
 
+    @classmethod
+    def example_scenario(cls, seed: int = 0) -> Any:
+        """Six agents in ``[-1, 1]^2`` on a period-2 doubly stochastic digraph, 25 rounds."""
+        import topology
+
+        from ..problem import rendezvous_problem
+        from ..scenario import Scenario
+
+        n_agents = 6
+        mats = []
+        for stride in (1, 2):
+            w = 0.5 * np.eye(n_agents)
+            w[(np.arange(n_agents) + stride) % n_agents, np.arange(n_agents)] += 0.5
+            mats.append(w)
+        addresses = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(n_agents, 2))
+        return Scenario(rendezvous_problem(addresses), topology.periodic(mats),
+                        cls(epsilon=1.0, c=0.2, q=0.8, p=0.9), horizon=25, seed=seed)
+
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
         """Theorem 5's claim: epsilon-DP for any horizon (delta = 0)."""
         return float(self.epsilon), 0.0

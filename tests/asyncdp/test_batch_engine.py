@@ -1,0 +1,84 @@
+"""The batch engine: same rule objects as the SimPy engine, so the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asyncdp import REGISTRY, Async, Deadline, InjectedNoise, LinkModel, Links
+from asyncdp.errors import ScenarioError
+
+RUNS = 4
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_engines_agree_on_injected_noise(name):
+    """Every registered algorithm: batch (R runs at once) == SimPy lockstep run by run, to 1e-10."""
+    sc = REGISTRY[name].example_scenario(seed=3)
+    alg = sc.algorithm.bind(sc.problem)
+    rng = np.random.default_rng(17)
+    blocks = {}
+    for c, ch in enumerate(alg.channels):
+        if ch.noisy:
+            dim = alg.noise(1, ch.name).dimension
+            draw = rng.laplace if ch.mechanism == "laplace" else rng.normal
+            blocks[c] = draw(size=(sc.horizon, RUNS, sc.problem.num_agents, dim))
+    batch = sc.replace(noise=InjectedNoise(broadcast=blocks)).run(engine="batch", runs=RUNS, transcripts=True)
+    for r in range(RUNS):
+        single = sc.replace(noise=InjectedNoise(broadcast={c: b[:, r] for c, b in blocks.items()})).run()
+        assert np.abs(batch.trajectory[r] - single.trajectory).max() <= 1e-10
+        assert batch.ledger == single.ledger
+        # the batch transcript of run r carries the same payloads as the SimPy transcript
+        obs_b = batch.run(r).transcript.observations(alg.channels[0].name)
+        obs_s = single.transcript.observations(alg.channels[0].name)
+        assert obs_b.keys() == obs_s.keys()
+        assert max(np.abs(obs_b[k] - obs_s[k]).max() for k in obs_s) <= 1e-10
+
+
+def test_one_seeded_batch_run_is_the_simpy_run():
+    sc = REGISTRY["huang2015"].example_scenario(seed=5)
+    assert np.array_equal(sc.run(engine="batch", runs=1).trajectory[0], sc.run().trajectory)
+
+
+def test_keep_final_matches_keep_all_and_metrics():
+    sc = REGISTRY["huang2015"].example_scenario(seed=1)
+    full = sc.run(engine="batch", runs=6)
+    lean = sc.run(engine="batch", runs=6, keep="final")
+    assert lean.trajectory is None
+    assert np.array_equal(full.final, lean.final) and np.array_equal(full.optimality_error, lean.optimality_error)
+    xbar = full.trajectory.mean(axis=2)
+    assert np.allclose(full.optimality_error, ((xbar - full.optimum) ** 2).sum(-1))
+    dev = np.sqrt(((full.trajectory - xbar[:, :, None]) ** 2).sum(-1)).max(-1)
+    assert np.allclose(full.deviation, dev)
+    cons = full.consensus_error()
+    assert (dev[:, -1] <= cons + 1e-12).all() and (cons <= 2 * dev[:, -1] + 1e-12).all()
+    assert np.allclose(cons, [full.run(r).consensus_error()[-1] for r in range(6)])
+
+
+def test_runs_are_independent_and_seeded():
+    sc = REGISTRY["huang2015"].example_scenario(seed=2)
+    a, b = sc.run(engine="batch", runs=3), sc.run(engine="batch", runs=3)
+    assert np.array_equal(a.trajectory, b.trajectory)
+    assert not np.array_equal(a.trajectory[0], a.trajectory[1])
+
+
+def test_out_of_scope_scenarios_are_refused():
+    sc = REGISTRY["huang2015"].example_scenario()
+    with pytest.raises(ScenarioError, match="lockstep rounds only; timing Deadline"):
+        sc.replace(timing=Deadline()).run(engine="batch")
+    with pytest.raises(ScenarioError, match="timing Async"):
+        sc.replace(timing=Async()).run(engine="batch")
+    with pytest.raises(ScenarioError, match="loss > 0"):
+        sc.replace(links=Links(LinkModel(loss=0.1))).run(engine="batch")
+    with pytest.raises(ScenarioError, match="unicast"):
+        sc.replace(mode="unicast").run(engine="batch")
+    with pytest.raises(ScenarioError, match="runs must be a positive integer, got 0"):
+        sc.run(engine="batch", runs=0)
+    with pytest.raises(ScenarioError, match="keep must be one of"):
+        sc.run(engine="batch", keep="some")
+    with pytest.raises(ScenarioError, match="unknown engine 'gpu'"):
+        sc.run(engine="gpu")
+    with pytest.raises(ScenarioError, match="one run at a time"):
+        sc.run(runs=2)
+    with pytest.raises(ScenarioError, match="keep='all'"):
+        sc.run(engine="batch", keep="final").run(0)
