@@ -66,6 +66,18 @@ class _RoundView:
         self.receivers = receivers
 
 
+class _RoundContext:
+    """Per-round data shared by the agents: noise declarations, adjacency lists, noise blocks."""
+
+    __slots__ = ("declared", "view", "blocks", "senders_left")
+
+    def __init__(self, declared: list, view: _RoundView, num_agents: int) -> None:
+        self.declared = declared
+        self.view = view
+        self.blocks: dict[str, np.ndarray] | None = None
+        self.senders_left = num_agents
+
+
 class _Run:
     """One execution of a scenario (internal; use :func:`run_simpy`)."""
 
@@ -97,7 +109,7 @@ class _Run:
         self.sent = 0
         self.lost = 0
         self._links: dict[tuple[int, int], LinkChannel] = {}
-        self._noise_cache: dict[tuple, list] = {}
+        self._rounds: dict[int, _RoundContext] = {}
         self._views: dict[int, _RoundView] = {}
         self._message_ids = itertools.count()
         # lockstep barrier bookkeeping
@@ -124,30 +136,20 @@ class _Run:
             self._views[id(w)] = view
         return view
 
-    def _block(self, key: tuple, make) -> np.ndarray:
-        entry = self._noise_cache.get(key)
-        if entry is None:
-            entry = [make(), self.N]
-            self._noise_cache[key] = entry
-        entry[1] -= 1
-        if entry[1] == 0:
-            del self._noise_cache[key]
-        return entry[0]
+    def _round(self, t: int) -> _RoundContext:
+        """What every agent needs in round ``t``, built once; dropped after the last agent's send."""
+        ctx = self._rounds.get(t)
+        if ctx is None:
+            declared = [(c, ch, self.alg.noise(t, ch.name)) for c, ch in enumerate(self.channels) if ch.noisy]
+            ctx = _RoundContext(declared, self._view(t), self.N)
+            self._rounds[t] = ctx
+        return ctx
 
-    def _declared(self, t: int) -> list[tuple[int, Any, Any]]:
-        out = []
-        for c, ch in enumerate(self.channels):
-            if ch.noisy:
-                out.append((c, ch, self.alg.noise(t, ch.name)))
-        return out
-
-    def _broadcast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
-        return {
-            ch.name: self._block(
-                (t, c), lambda c=c, ch=ch, d=d: self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension))
-            )[i]
-            for c, ch, d in declared
-        }
+    def _broadcast_noise(self, i: int, t: int, ctx: _RoundContext) -> dict[str, np.ndarray]:
+        if ctx.blocks is None:
+            ctx.blocks = {ch.name: self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension))
+                          for c, ch, d in ctx.declared}
+        return {name: block[i] for name, block in ctx.blocks.items()}
 
     def _unicast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
         return {
@@ -167,10 +169,14 @@ class _Run:
     # -- sending and receiving --------------------------------------------------
     def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
         """R step and transmissions; returns the agent's own message (its self term)."""
-        declared = self._declared(t)
-        receivers = self._view(t).receivers[i]
+        ctx = self._round(t)
+        ctx.senders_left -= 1
+        if ctx.senders_left == 0:
+            del self._rounds[t]  # every agent has sent in round t
+        declared = ctx.declared
+        receivers = ctx.view.receivers[i]
         if not self.unicast:
-            own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, declared), i, self.problem)
+            own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
             self._release(i, t, declared, None)
             mid = next(self._message_ids)
             for j in receivers:
