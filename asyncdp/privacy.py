@@ -17,6 +17,7 @@ small adapters that satisfy the protocols ``accounting`` defines:
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -163,39 +164,23 @@ def transcript_array(result: Any, channel: str = "y", mode: str = "broadcast") -
 
 
 def independent_sensitivity(scenario: Scenario) -> np.ndarray:
-    """The accountant's own L1 sensitivity of each round's release, ``(T,)``, from plain constants.
+    """The accountant's own sensitivity of each round's release, ``(T,)``, from plain constants.
 
-    ``huang2015``: the release ``y(t)`` (every copy of it, in unicast mode)
-    masks ``x(t-1)``, whose sensitivity is
-    ``accounting.sensitivity.huang2015_sensitivity(t-1)`` (seed 003, Lemma 4),
-    with ``C2`` and ``n`` from the problem's function class and ``c, q`` from
-    the algorithm; the algorithm's claimed values are not used. Lemma 4 needs
-    each agent's combination to depend on released values only, which holds
-    in broadcast mode and in unicast mode while every agent has an
-    out-neighbour.
+    Dispatches to ``asyncdp.privacy_adapters.<algorithm name>`` (``-`` read as
+    ``_``), whose ``sensitivity(scenario)`` hands the problem's function-class
+    constants and the algorithm's parameters to :mod:`accounting.sensitivity`
+    and never uses the algorithm's claimed values.
 
     Raises:
-        NotImplementedError: an algorithm without an independent bound yet.
-        ScenarioError: unicast with an agent that has no out-neighbour in some
-            round (its noise-free self term breaks Lemma 4's argument).
+        NotImplementedError: no adapter for this algorithm.
+        ScenarioError: the adapter's bound does not apply to this scenario.
     """
-    from accounting import sensitivity as S
-
-    alg = scenario.algorithm.bind(scenario.problem)
-    if alg.name != "huang2015":
-        raise NotImplementedError(f"no independent sensitivity for {alg.name!r} yet")
-    if scenario.mode == "unicast":
-        for t in range(1, scenario.horizon + 1):
-            w = scenario.topology.weights(t)
-            outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
-            if (outdeg == 0).any():
-                raise ScenarioError(
-                    f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "
-                    "its noise-free self term breaks the sensitivity argument (seed 003, Lemma 4)"
-                )
-    c2, n = scenario.problem.constants.gradient_bound, scenario.problem.dim
-    return np.array([S.huang2015_sensitivity(t - 1, C2=c2, n=n, c=alg.c, q=alg.q)
-                     for t in range(1, scenario.horizon + 1)])
+    name = scenario.algorithm.name.replace("-", "_")
+    try:
+        adapter = importlib.import_module(f"asyncdp.privacy_adapters.{name}")
+    except ModuleNotFoundError:
+        raise NotImplementedError(f"no independent sensitivity for {scenario.algorithm.name!r} yet") from None
+    return np.asarray(adapter.sensitivity(scenario), dtype=float)
 
 
 def update_pair(scenario: Scenario, adjacent: Scenario, agent: int, t: int) -> prober.AdjacentPair:
