@@ -36,6 +36,7 @@ __all__ = [
     "HorizonError",
     "MessageLostError",
     "NoiseError",
+    "SweepError",
 ]
 
 
@@ -94,3 +95,8 @@ class MessageLostError(ScenarioError):
 
 class NoiseError(ScenarioError):
     """A noise distribution or its scale schedule is invalid."""
+
+
+class SweepError(ScenarioError):
+    """A parameter sweep is misconfigured: grid, runs, executor, factory or output (:mod:`asyncdp.sweep`)."""
+

@@ -32,7 +32,7 @@ from ..errors import ScenarioError
 
 __all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology")
+COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology", "asyncdp.cli.sweep")
 """Modules (dotted names) whose ``register(subparsers)`` adds a sub-command."""
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
