@@ -16,6 +16,8 @@ spawn key                   stream
 ``(1, i, j)``               link ``i -> j``: loss and latency
 ``(2, i)``                  agent ``i``'s clock (drift, jitter, wake times)
 ``(3,)``                    random initial states, if requested
+``(4, ...)``                data sets: splits and per-epoch batch orders
+                            (:mod:`asyncdp.datasets`)
 ==========================  ==================================================
 
 Because privacy noise is keyed by round and channel only, changing link
