@@ -346,6 +346,11 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
         if g(lo) <= 0:
             break
         lo /= 2.0
-    if g(lo) == 0:
-        return s / lo
-    return s / _safe_root(g, hi, lo)
+    sigma = s / lo if g(lo) == 0 else s / _safe_root(g, hi, lo)
+    # sigma = s / mu rounds; where delta is steep one ulp of mu moves delta by ~1e-12
+    # relative, so step sigma up by ulps until the target is met again
+    for _ in range(64):
+        if _log_gaussian_delta(s / sigma, e) <= log_d:
+            break
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma

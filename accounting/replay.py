@@ -17,6 +17,16 @@ mixed messages.
 Shapes: ``R`` transcripts, ``T`` rounds, ``N`` agents, ``n`` coordinates. A
 batch of transcripts is an array ``Y`` of shape ``(R, T, N, n)``; ``Y[r, t-1, i]``
 is agent ``i``'s round-``t`` broadcast in transcript ``r``.
+
+Noise-free rounds. A round with scale 0 releases its messages exactly (e.g. a
+message that carries no private information, or a release an algorithm forgot
+to noise). Its density is a point mass at the message mean, so the round's
+log-density ratio is ``0`` when the observed messages equal *both* problems'
+means, ``+inf`` when they equal ``P``'s but not ``P'``'s, and ``-inf`` in the
+converse case. "Equal" means ``|y - mean| <= 1e-9 (1 + |mean|)`` in every
+coordinate of every released message (:data:`NOISE_FREE_RTOL`; it absorbs the
+round-off between a simulator and the replay). Messages that equal neither
+mean have probability 0 under both problems: :func:`replay_loss` raises.
 """
 
 from __future__ import annotations
@@ -30,7 +40,10 @@ import scipy.sparse as sp
 
 from .errors import AccountingError, PrivacyParameterError, UnknownMechanismError
 
-__all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "log_density"]
+__all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "log_density", "NOISE_FREE_RTOL"]
+
+NOISE_FREE_RTOL = 1e-9
+"""A noise-free message ``y`` equals its mean when ``|y - mean| <= NOISE_FREE_RTOL (1 + |mean|)`` per coordinate."""
 
 
 @runtime_checkable
@@ -60,11 +73,12 @@ class ReplaySetup:
             ``weights[t - 1]`` (sequence); row ``i`` = receiver.
         mechanism: ``"laplace"`` or ``"gaussian"``.
         scales: per-round noise scale ``(T,)`` (Laplace ``b`` or Gaussian
-            standard deviation), as recorded in the ledger.
+            standard deviation), as recorded in the ledger; 0 for a round
+            released without noise (see the module docstring).
 
     Raises:
         UnknownMechanismError: an unknown mechanism.
-        PrivacyParameterError: a scale that is not positive and finite.
+        PrivacyParameterError: a scale that is negative or not finite.
     """
 
     weights: Callable[[int], Any] | Sequence[Any]
@@ -77,10 +91,10 @@ class ReplaySetup:
         scales = np.asarray(self.scales, dtype=float)
         if scales.ndim != 1 or scales.size == 0:
             raise PrivacyParameterError(f"scales must be a nonempty 1-D array, got shape {scales.shape}")
-        bad = ~(np.isfinite(scales) & (scales > 0))
+        bad = ~(np.isfinite(scales) & (scales >= 0))
         if bad.any():
             t = int(np.flatnonzero(bad)[0]) + 1
-            raise PrivacyParameterError(f"round {t}: noise scale must be positive and finite, got {scales[t - 1]!r}")
+            raise PrivacyParameterError(f"round {t}: noise scale must be >= 0 and finite, got {float(scales[t - 1])!r}")
         object.__setattr__(self, "scales", scales)
 
     @property
@@ -147,6 +161,33 @@ def _unicast_log_density(y: np.ndarray, mean: np.ndarray, mask: np.ndarray, mech
     return -(noise**2).sum(axis=(1, 2, 3)) / (2.0 * scale**2) - k * np.log(np.sqrt(2.0 * np.pi) * scale)
 
 
+def _matches(y: np.ndarray, mean: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """Per transcript: every released message of the round equals ``mean`` (to :data:`NOISE_FREE_RTOL`).
+
+    Broadcast ``y``, ``mean``: ``(R, N, n)``; unicast ``y``: ``(R, N, N, n)``
+    compared on the links of ``mask`` with ``mean[:, i]`` for every copy ``i -> j``.
+    """
+    if mask is not None:
+        mean = mean[:, :, None, :]
+    close = np.abs(y - mean) <= NOISE_FREE_RTOL * (1.0 + np.abs(mean))
+    if mask is not None:
+        close = close | ~mask[None, :, :, None]
+    return close.reshape(close.shape[0], -1).all(axis=1)
+
+
+def _noise_free_ratio(y: np.ndarray, mean: np.ndarray, mean_p: np.ndarray, mask: np.ndarray | None,
+                      t: int) -> np.ndarray:
+    """The log-density ratio of a noise-free round: 0, +inf or -inf per transcript (module docstring)."""
+    in_p, in_q = _matches(y, mean, mask), _matches(y, mean_p, mask)
+    if not (in_p | in_q).all():
+        r = int(np.flatnonzero(~(in_p | in_q))[0])
+        raise AccountingError(
+            f"round {t} is noise-free but transcript {r}'s messages equal neither problem's message mean "
+            "(probability 0 under both): wrong rule, setup or transcript?"
+        )
+    return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
+
+
 def replay_loss(
     transcripts: np.ndarray, setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayRule, *, per_round: bool = False
 ) -> np.ndarray:
@@ -166,10 +207,13 @@ def replay_loss(
         per_round: also return the per-round contributions, shape ``(R, T)``.
 
     Returns:
-        ``L`` of shape ``(R,)`` (or ``(L, per_round_L)``).
+        ``L`` of shape ``(R,)`` (or ``(L, per_round_L)``); ``+inf`` (``-inf``)
+        where a noise-free round's messages match only ``P`` (only ``P'``).
 
     Raises:
-        AccountingError: a bad shape, or a horizon that differs from the setup's.
+        AccountingError: a bad shape, a horizon that differs from the setup's,
+            or noise-free rounds whose messages match neither problem (or
+            only ``P`` in one round and only ``P'`` in another).
 
     Example:
         See ``tests/accounting/test_replay_and_auditors.py``.
@@ -191,15 +235,26 @@ def replay_loss(
         mean, mean_p = rule.message_mean(x, t), rule_prime.message_mean(xp, t)
         if unicast:
             dense, mask, diag = _links(setup.matrix(t))
-            lp = _unicast_log_density(yt, mean, mask, setup.mechanism, b)
-            lq = _unicast_log_density(yt, mean_p, mask, setup.mechanism, b)
+            if b == 0:
+                contributions[:, t - 1] = _noise_free_ratio(yt, mean, mean_p, mask, t)
+            else:
+                lp = _unicast_log_density(yt, mean, mask, setup.mechanism, b)
+                lq = _unicast_log_density(yt, mean_p, mask, setup.mechanism, b)
+                contributions[:, t - 1] = lp - lq
             mixed, mixed_p = (_unicast_mix(dense, mask, diag, yt, mean), _unicast_mix(dense, mask, diag, yt, mean_p))
         else:
-            lp = log_density(yt - mean, setup.mechanism, b)
-            lq = log_density(yt - mean_p, setup.mechanism, b)
+            if b == 0:
+                contributions[:, t - 1] = _noise_free_ratio(yt, mean, mean_p, None, t)
+            else:
+                contributions[:, t - 1] = (log_density(yt - mean, setup.mechanism, b)
+                                           - log_density(yt - mean_p, setup.mechanism, b))
             mixed = mixed_p = _mix(setup.matrix(t), yt)
-        contributions[:, t - 1] = lp - lq
         x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed_p, t)
+    both = (contributions == np.inf).any(axis=1) & (contributions == -np.inf).any(axis=1)
+    if both.any():
+        r = int(np.flatnonzero(both)[0])
+        raise AccountingError(f"transcript {r} matches only P in one noise-free round and only P' in another "
+                              "(probability 0 under both)")
     total = contributions.sum(axis=1)
     return (total, contributions) if per_round else total
 
@@ -212,7 +267,9 @@ def sample_transcripts(
     Broadcast: ``y(t) = message_mean(state, t) + noise``, the state follows
     from ``W_t y(t)``. Unicast: one independent noise draw per link, the self
     term as in :func:`replay_loss`. Noise is drawn from
-    ``numpy.random.default_rng(seed)`` in round order, one block per round.
+    ``numpy.random.default_rng(seed)`` in round order, one block per round
+    with a positive scale; a noise-free round (scale 0) draws nothing and
+    releases its message means exactly.
 
     Returns:
         ``(runs, T, N, n)`` (broadcast) or ``(runs, T, N, N, n)`` (unicast,
@@ -234,7 +291,12 @@ def sample_transcripts(
         b = setup.scales[t - 1]
         mean = rule.message_mean(x, t)
         block = (runs, n_agents, n_agents, x.shape[-1]) if mode == "unicast" else x.shape
-        noise = rng.laplace(0.0, b, size=block) if setup.mechanism == "laplace" else rng.normal(0.0, b, size=block)
+        if b == 0:
+            noise = np.zeros(block)
+        elif setup.mechanism == "laplace":
+            noise = rng.laplace(0.0, b, size=block)
+        else:
+            noise = rng.normal(0.0, b, size=block)
         if mode == "unicast":
             dense, mask, diag = _links(setup.matrix(t))
             yt = np.where(mask[None, :, :, None], mean[:, :, None, :] + noise, np.nan)

@@ -99,6 +99,9 @@ class Scenario:
             raise TopologyMismatchError(
                 f"topology has {self.topology.length} rounds, fewer than the horizon {self.horizon}"
             )
+        rounds = getattr(self.problem.costs, "num_rounds", None)  # online losses (asyncdp.online): one per round
+        if rounds is not None and rounds < self.horizon:
+            raise HorizonError(f"horizon {self.horizon} exceeds the {rounds} rounds of the online loss sequence")
         if not isinstance(self.timing, (Lockstep, Deadline, Async)):
             raise TimingError(f"timing must be Lockstep, Deadline or Async, got {type(self.timing).__name__}")
         if self.mode not in MODES:

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration
+from .dpsda import DPSDAC, DPSDAPS
 from .huang2015 import Huang2015
+from .showkatbakhsh import Showkatbakhsh
+from .wang_basar import WangBasar
 
-__all__ = ["Algorithm", "Channel", "NoiseDeclaration", "Huang2015", "REGISTRY", "get_algorithm"]
+__all__ = ["Algorithm", "Channel", "NoiseDeclaration", "Huang2015", "Showkatbakhsh", "DPSDAC", "DPSDAPS", "WangBasar",
+           "REGISTRY", "get_algorithm"]
 
-REGISTRY: dict[str, type[Algorithm]] = {Huang2015.name: Huang2015}
+REGISTRY: dict[str, type[Algorithm]] = {Huang2015.name: Huang2015, Showkatbakhsh.name: Showkatbakhsh,
+                                    DPSDAC.name: DPSDAC, DPSDAPS.name: DPSDAPS, WangBasar.name: WangBasar}
 
 
 def get_algorithm(name: str) -> type[Algorithm]:

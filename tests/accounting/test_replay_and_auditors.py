@@ -129,8 +129,8 @@ def test_clopper_pearson_matches_beta_quantiles():
 def test_bad_input():
     with pytest.raises(UnknownMechanismError, match="'cauchy'"):
         ReplaySetup(weights=[np.eye(1)], mechanism="cauchy", scales=np.array([1.0]))
-    with pytest.raises(PrivacyParameterError, match="round 2: noise scale must be positive"):
-        ReplaySetup(weights=[np.eye(1)] * 2, mechanism="laplace", scales=np.array([1.0, 0.0]))
+    with pytest.raises(PrivacyParameterError, match="round 2: noise scale must be >= 0 and finite"):
+        ReplaySetup(weights=[np.eye(1)] * 2, mechanism="laplace", scales=np.array([1.0, -1.0]))
     setup = ReplaySetup(weights=[np.eye(1)], mechanism="laplace", scales=np.array([1.0]))
     with pytest.raises(AccountingError, match="2 rounds but the setup has 1"):
         replay_loss(np.zeros((1, 2, 1, 1)), setup, ConstantMean([[0.0]]), ConstantMean([[0.0]]))
