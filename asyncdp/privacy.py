@@ -524,7 +524,7 @@ def check_privacy(
     # A per-iteration claim (class attribute ``claim_level = "iteration"``) bounds each round's release given
     # the past, not the run: the accountant's epsilon and the audits then refer to the worst single round.
     focus = None
-    if getattr(alg, "claim_level", "run") == "iteration":
+    if alg.claim_level == "iteration":
         worst = max(result.ledger, key=lambda r: sensitivity(r) / r.scale)
         focus = worst.round - 1
         if math.isfinite(eps_ledger):

@@ -84,6 +84,9 @@ class Algorithm(ABC):
 
     name: ClassVar[str]
     channels: ClassVar[tuple[Channel, ...]]
+    claim_level: ClassVar[str] = "run"
+    """Scope of :meth:`claimed_privacy`: ``"run"`` (the whole run) or ``"iteration"``
+    (a per-iteration guarantee the paper never composes, e.g. seed 001)."""
 
     def bind(self, problem: Any) -> Algorithm:
         """A copy of this rule specialised to ``problem`` (constants, dimension), validated."""
