@@ -69,13 +69,13 @@ class _RoundView:
 class _RoundContext:
     """Per-round data shared by the agents: noise declarations, adjacency lists, noise blocks."""
 
-    __slots__ = ("declared", "view", "blocks", "senders_left")
+    __slots__ = ("declared", "view", "blocks", "combiners_left")
 
     def __init__(self, declared: list, view: _RoundView, num_agents: int) -> None:
         self.declared = declared
         self.view = view
         self.blocks: dict[str, np.ndarray] | None = None
-        self.senders_left = num_agents
+        self.combiners_left = num_agents  # dropped once every agent has combined this round
 
 
 class _Run:
@@ -137,7 +137,7 @@ class _Run:
         return view
 
     def _round(self, t: int) -> _RoundContext:
-        """What every agent needs in round ``t``, built once; dropped after the last agent's send."""
+        """What every agent needs in round ``t``, built once; dropped after the last agent's combine."""
         ctx = self._rounds.get(t)
         if ctx is None:
             declared = [(c, ch, self.alg.noise(t, ch.name)) for c, ch in enumerate(self.channels) if ch.noisy]
@@ -170,9 +170,6 @@ class _Run:
     def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
         """R step and transmissions; returns the agent's own message (its self term)."""
         ctx = self._round(t)
-        ctx.senders_left -= 1
-        if ctx.senders_left == 0:
-            del self._rounds[t]  # every agent has sent in round t
         declared = ctx.declared
         receivers = ctx.view.receivers[i]
         if not self.unicast:
@@ -225,7 +222,11 @@ class _Run:
     # -- combining (F) and updating (U) ----------------------------------------
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
                             available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None) -> None:
-        cols, vals = self._view(t).rows[i]
+        ctx = self._rounds[t]
+        ctx.combiners_left -= 1
+        if ctx.combiners_left == 0:
+            del self._rounds[t]  # every agent has combined round t
+        cols, vals = ctx.view.rows[i]
         used_cols, used_w, values = [], [], []
         age_max = 0
         renormalize = False
