@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import dpsda as _dpsda
 from . import showkatbakhsh as _showkatbakhsh
 from . import wang_basar as _wang_basar
 from .huang2015_fig1 import format_fig1_table, reproduce_fig1
@@ -30,6 +31,9 @@ EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
     "wang-basar-table1": _wang_basar.reproduce_table1,
     "wang-basar-saddle": _wang_basar.reproduce_saddle,
     "wang-basar-ica": _wang_basar.reproduce_ica,
+    "dpsda-olr": _dpsda.reproduce_olr,
+    "dpsda-classification": _dpsda.reproduce_classification,
+    "dpsda-dp-check": _dpsda.reproduce_dp_check,
 }
 """Experiment name -> reproduction function ``(out_dir, **options) -> summary dict``."""
 
@@ -42,5 +46,8 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "wang-basar-table1": _wang_basar.format_table1_table,
     "wang-basar-saddle": _wang_basar.format_saddle_table,
     "wang-basar-ica": _wang_basar.format_ica_table,
+    "dpsda-olr": _dpsda.format_olr_table,
+    "dpsda-classification": _dpsda.format_classification_table,
+    "dpsda-dp-check": _dpsda.format_dp_check_table,
 }
 """Experiment name -> ``summary dict -> text table``."""
