@@ -32,7 +32,8 @@ from ..errors import ScenarioError
 
 __all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
 
-COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology", "asyncdp.cli.sweep")
+COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology", "asyncdp.cli.sweep",
+                                     "asyncdp.cli.reproduce")
 """Modules (dotted names) whose ``register(subparsers)`` adds a sub-command."""
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
