@@ -17,7 +17,6 @@ import json
 
 from common import median_time
 
-from asyncdp import Huang2015
 from asyncdp.reproduce.huang2015_fig1 import PAPER_EPSILONS, example2_scenario_factory
 
 

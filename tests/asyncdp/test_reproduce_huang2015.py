@@ -8,10 +8,8 @@ import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
-from asyncdp.algorithms import Huang2015
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError
 from asyncdp.reproduce import EXPERIMENTS
