@@ -6,7 +6,7 @@ import numpy as np
 
 from accounting import sensitivity as S
 
-from ..errors import ScenarioError
+from . import require_out_neighbours
 
 __all__ = ["sensitivity"]
 
@@ -26,15 +26,7 @@ def sensitivity(scenario) -> np.ndarray:
             round (its noise-free self term breaks Lemma 4's argument).
     """
     alg = scenario.algorithm.bind(scenario.problem)
-    if scenario.mode == "unicast":
-        for t in range(1, scenario.horizon + 1):
-            w = scenario.topology.weights(t)
-            outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
-            if (outdeg == 0).any():
-                raise ScenarioError(
-                    f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "
-                    "its noise-free self term breaks the sensitivity argument (seed 003, Lemma 4)"
-                )
+    require_out_neighbours(scenario, "seed 003, Lemma 4")
     c2, n = scenario.problem.constants.gradient_bound, scenario.problem.dim
     return np.array([S.huang2015_sensitivity(t - 1, C2=c2, n=n, c=alg.c, q=alg.q)
                      for t in range(1, scenario.horizon + 1)])

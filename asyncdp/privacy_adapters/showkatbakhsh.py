@@ -23,6 +23,7 @@ from accounting.errors import PrivacyParameterError
 from accounting.ledger import Ledger, Release
 
 from ..errors import ScenarioError
+from . import require_out_neighbours
 
 __all__ = ["sensitivity", "theorem_verdict", "tight_accounting"]
 
@@ -57,15 +58,7 @@ def sensitivity(scenario: Any) -> np.ndarray:
             self term breaks Prop. 3's conditioning argument).
     """
     alg, G = _constants(scenario)
-    if scenario.mode == "unicast":
-        for t in range(1, scenario.horizon + 1):
-            w = scenario.topology.weights(t)
-            outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
-            if (outdeg == 0).any():
-                raise ScenarioError(
-                    f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "
-                    "its noise-free self term breaks the sensitivity argument (seed 000, Prop. 3)"
-                )
+    require_out_neighbours(scenario, "seed 000, Prop. 3")
     return np.array([S.showkatbakhsh_release_sensitivity(t, G=G, c=alg.c, T=alg.T)
                      for t in range(1, scenario.horizon + 1)])
 

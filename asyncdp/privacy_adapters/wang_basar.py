@@ -29,6 +29,7 @@ from accounting.errors import PrivacyParameterError
 from accounting.ledger import Ledger, Release
 
 from ..errors import ScenarioError
+from . import require_out_neighbours
 
 __all__ = ["sensitivity", "agent_ledger", "theorem_verdict", "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
 
@@ -75,14 +76,7 @@ def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     """
     alg = scenario.algorithm.bind(scenario.problem)
     kind = alg.privacy_kind if kind is None else kind
-    if scenario.mode == "unicast":
-        for t in range(1, scenario.horizon + 1):
-            w = scenario.topology.weights(t)
-            outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
-            if (outdeg == 0).any():
-                raise ScenarioError(
-                    f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "
-                    "its noise-free self term is not a function of released messages")
+    require_out_neighbours(scenario, "seed 001, eqs. (28)-(31)")
     nu, n_i = _constants(scenario.problem, kind)
     return np.array([S.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, units="message")
                      for t in range(1, scenario.horizon + 1)])

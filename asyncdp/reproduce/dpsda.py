@@ -55,12 +55,10 @@ Example:
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +75,7 @@ from ..online import BatchLoss, adjacent_online_problem, online_problem, synthet
 from ..problem import Problem
 from ..regret import comparator_values, played_decisions, regret_curve, running_average
 from ..scenario import Scenario
+from ._outputs import write_outputs
 
 __all__ = [
     "N_NODES", "BOX", "OLR_DIM", "OLR_HORIZON", "EPSILONS", "GRADIENT_NOISE_VARIANCE", "OLR_LABEL_NOISE_VARIANCE",
@@ -310,41 +309,6 @@ def _by_epsilon_desc(eps: Sequence[float]) -> list[float]:
 # --------------------------------------------------------------------------- output
 
 
-def _clean(obj: Any) -> Any:
-    """Strict JSON: +-inf become ``"inf"`` / ``"-inf"``, NaN becomes ``None``, numpy scalars become Python scalars."""
-    if isinstance(obj, dict):
-        return {(_eps_label(k) if isinstance(k, float) else str(k)): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        if math.isnan(v):
-            return None
-        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
-    return obj
-
-
-def _write(out: Path, stem: str, columns: Sequence[str], rows: list[Sequence[Any]], summary: dict[str, Any],
-           plot: Callable[[Path, dict[str, Any]], None]) -> dict[str, str]:
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"csv": str(out / f"{stem}.csv"), "summary": str(out / f"{stem}_summary.json"),
-             "png": str(out / f"{stem}.png")}
-    with open(files["csv"], "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    summary["files"] = files
-    plot(Path(files["png"]), summary)
-    Path(files["summary"]).write_text(json.dumps(_clean(summary), indent=2, allow_nan=False))
-    return files
-
-
 def _pyplot() -> Any:
     import matplotlib
 
@@ -488,7 +452,7 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
     summary["curves"] = {f"{n}|{_eps_label(e)}": {"played_mean": cv["played"].mean(0),
                                                   "running_mean": cv["running"].mean(0)}
                          for (n, e), cv in curves.items()}
-    _write(Path(out_dir), "olr", ("algorithm", "epsilon", "t", "regret_per_round", "regret_per_round_sem",
+    write_outputs(Path(out_dir), "olr", ("algorithm", "epsilon", "t", "regret_per_round", "regret_per_round_sem",
                                   "running_regret_per_round", "running_regret_per_round_sem"), rows, summary,
            _plot_olr)
     summary["timing"]["seconds_with_output"] = time.perf_counter() - t_start
@@ -839,7 +803,7 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
         "timing": {"seconds": total, "load_seconds": load_seconds, "best_fixed_seconds": optimum_seconds,
                    "simulation_seconds": sim_seconds},
     }
-    _write(Path(out_dir), f"classification_{dataset}",
+    write_outputs(Path(out_dir), f"classification_{dataset}",
            ("algorithm", "epsilon", "run", "train_accuracy", "test_accuracy", "train_accuracy_running",
             "test_accuracy_running", "fitness_per_round", "regret_per_round"), rows, summary, _plot_classification)
     return summary
@@ -1141,7 +1105,7 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
         "statements": _dp_statements(points, checks, reps, pixel0_blank, order),
         "timing": {"seconds": time.perf_counter() - t_start, "simulation_seconds": sim_seconds},
     }
-    _write(Path(out_dir), "dp_check", ("replacement", "algorithm", "epsilon", "run", "entry_diff", "l2_diff",
+    write_outputs(Path(out_dir), "dp_check", ("replacement", "algorithm", "epsilon", "run", "entry_diff", "l2_diff",
                                        "linf_diff", "paper_entry_diff", "l2_diff_independent", "saturated_fraction"),
            rows, summary, _plot_dp_check)
     return summary

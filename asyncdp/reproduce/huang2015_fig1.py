@@ -66,7 +66,6 @@ evaluation) and ``fig1.png``.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +82,7 @@ from ..algorithms import Huang2015
 from ..errors import AlgorithmParameterError, HorizonError, ScenarioError, TopologyMismatchError
 from ..privacy import independent_sensitivity
 from ..problem import Problem, rendezvous_problem
+from ._outputs import write_json
 from ..scenario import Scenario
 from ..tuning import DEFAULT_BOUNDS, TuningResult, tune_huang2015
 
@@ -596,21 +596,13 @@ def reproduce_fig1(
     files = {"csv": str(out / "fig1.csv"), "summary": str(out / "fig1_summary.json"),
              "tuning": str(out / "fig1_tuning.json")}
     _write_csv(out / "fig1.csv", np.concatenate(csv_rows))
-    (out / "fig1_summary.json").write_text(json.dumps(summary, indent=2, default=_json_default))
-    (out / "fig1_tuning.json").write_text(json.dumps(tunings, indent=1, default=_json_default))
+    write_json(out / "fig1_summary.json", summary)
+    write_json(out / "fig1_tuning.json", tunings, indent=1)
     if plot:
         files["png"] = str(out / "fig1.png")
         _plot(out / "fig1.png", summary)
     say(f"wrote {', '.join(files.values())}")
     return {**summary, "files": files}
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
 def _choices(factory: Example2Factory, runs: int, tune_runs: int, seed: int, tune_seed: int,

@@ -46,8 +46,6 @@ grids below; 95% normal confidence intervals.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -64,6 +62,7 @@ from ..errors import ScenarioError
 from ..privacy_adapters.showkatbakhsh import tight_accounting
 from ..problem import Problem
 from ..scenario import Scenario
+from ._outputs import write_outputs
 
 __all__ = [
     "N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
@@ -289,29 +288,6 @@ def _choices(**extra: Any) -> dict[str, Any]:
     return base
 
 
-def _write(out: Path, stem: str, columns: Sequence[str], rows: list[list[Any]], summary: dict[str, Any],
-           plot: Any) -> dict[str, str]:
-    out.mkdir(parents=True, exist_ok=True)
-    files = {"csv": str(out / f"{stem}.csv"), "summary": str(out / f"{stem}_summary.json"),
-             "png": str(out / f"{stem}.png")}
-    with open(files["csv"], "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
-    summary["files"] = files
-    plot(Path(files["png"]), summary)
-    Path(files["summary"]).write_text(json.dumps(summary, indent=2, default=_json_default))
-    return files
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer, np.bool_)):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
-
-
 def _axes(title: str, xlabel: str, ylabel: str = "relative error ||x̄ − d̄||² / ||d̄||²") -> tuple[Any, Any]:
     import matplotlib
 
@@ -424,7 +400,7 @@ def reproduce_fig1(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
         ],
     }
     summary["timing"] = {"seconds": time.perf_counter() - t0}
-    _write(Path(out_dir), "fig1", ("T", "run", "stage1", "released"), rows, summary, _plot_fig1)
+    write_outputs(Path(out_dir), "fig1", ("T", "run", "stage1", "released"), rows, summary, _plot_fig1)
     return summary
 
 
@@ -542,7 +518,7 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
         ],
     }
     summary["timing"] = {"seconds": time.perf_counter() - t0}
-    _write(Path(out_dir), "fig2", ("epsilon", "delta", "run", "stage1", "released", "tight_stage1"), rows, summary,
+    write_outputs(Path(out_dir), "fig2", ("epsilon", "delta", "run", "stage1", "released", "tight_stage1"), rows, summary,
            _plot_fig2)
     return summary
 
@@ -649,7 +625,7 @@ def reproduce_fig3(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
         ],
     }
     summary["timing"] = {"seconds": time.perf_counter() - t0}
-    _write(Path(out_dir), "fig3", ("T", "p_c", "graph", "run", "node1", "stage1"), rows, summary, _plot_fig3)
+    write_outputs(Path(out_dir), "fig3", ("T", "p_c", "graph", "run", "node1", "stage1"), rows, summary, _plot_fig3)
     return summary
 
 
@@ -725,7 +701,7 @@ def reproduce_fig4(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
                        "2 R sqrt(p)/(N_i t) shrinks while the noise it calls for does too."],
     }
     summary["timing"] = {"seconds": time.perf_counter() - t0}
-    _write(Path(out_dir), "fig4", ("N_i", "delta", "run", "stage1", "released"), rows, summary, _plot_fig4)
+    write_outputs(Path(out_dir), "fig4", ("N_i", "delta", "run", "stage1", "released"), rows, summary, _plot_fig4)
     return summary
 
 

@@ -45,8 +45,6 @@ Outputs (``out_dir``): ``table1.csv``/``table1_summary.json``/``table1.png``,
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -74,6 +72,7 @@ from ..problems_nonconvex import (
     ica_problem,
     stationary_point,
 )
+from ._outputs import write_csv, write_json
 from ..scenario import Scenario
 
 __all__ = [
@@ -210,37 +209,6 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
 def _proportion(k: int, n: int) -> dict[str, Any]:
     lo, hi = clopper_pearson(int(k), int(n), 0.05)
     return {"count": int(k), "runs": int(n), "fraction": k / n, "ci95": [lo, hi]}
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
-
-
-def _clean(obj: Any) -> Any:
-    """Replace non-finite floats by None (strict JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    return obj
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(json.dumps(_clean(data), indent=2, default=_json_default, allow_nan=False))
-
-
-def _write_csv(path: Path, columns: Sequence[str], rows: list[Sequence[Any]]) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        for row in rows:
-            w.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v for v in row])
 
 
 def _plt():
@@ -389,11 +357,11 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         "statements": _table1_statements(entries, checks),
         "elapsed_seconds": None,
     }
-    _write_csv(out / "table1.csv", TABLE1_COLUMNS, rows)
+    write_csv(out / "table1.csv", TABLE1_COLUMNS, rows)
     if plot:
         _plot_table1(out / "table1.png", entries, curves)
     summary["elapsed_seconds"] = time.perf_counter() - t0
-    _write_json(out / "table1_summary.json", summary)
+    write_json(out / "table1_summary.json", summary)
     return summary
 
 
@@ -651,11 +619,11 @@ def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         "statements": _saddle_statements(noise_free, noisy),
         "elapsed_seconds": None,
     }
-    _write_csv(out / "saddle.csv", SADDLE_COLUMNS, rows)
+    write_csv(out / "saddle.csv", SADDLE_COLUMNS, rows)
     if plot:
         _plot_saddle(out / "saddle.png", problems["paper"], pts, traces)
     summary["elapsed_seconds"] = time.perf_counter() - t0
-    _write_json(out / "saddle_summary.json", summary)
+    write_json(out / "saddle_summary.json", summary)
     return summary
 
 
@@ -847,11 +815,11 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
         "statements": _ica_statements(entries),
         "elapsed_seconds": None,
     }
-    _write_csv(out / "ica.csv", ICA_COLUMNS, rows)
+    write_csv(out / "ica.csv", ICA_COLUMNS, rows)
     if plot:
         _plot_ica(out / "ica.png", curves)
     summary["elapsed_seconds"] = time.perf_counter() - t0
-    _write_json(out / "ica_summary.json", summary)
+    write_json(out / "ica_summary.json", summary)
     return summary
 
 
