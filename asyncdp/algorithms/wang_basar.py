@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 PRIVACY_KINDS = ("sample", "gradient", "variable")
+CLAIMS = ("consistent", "as-printed")
+"""How :meth:`WangBasar.claimed_privacy` reads Theorems 4-6 (see :meth:`WangBasar.per_iteration_epsilon`)."""
 """What is protected: a data sample (Thm 4, eq. 28), the gradient (Thm 5, eq. 30), the variable (Thm 6, eq. 31)."""
 THEOREMS = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
 """The theorem of seed 001 behind each privacy kind."""
@@ -145,6 +147,10 @@ class WangBasar(Algorithm):
         constraint: ``"none"`` (default, as printed), ``"domain"`` (project onto
             the problem's domain after combining) or ``"sphere"`` (normalize after
             combining; the ICA experiment).
+        claim: ``"consistent"`` (default: the theorems' Gaussian-mechanism
+            condition applied to the released noise ``lam^k n``) or
+            ``"as-printed"`` (Theorems 4-5 as printed, ``lam^k`` times too
+            optimistic); see :meth:`per_iteration_epsilon`.
         sample_lipschitz: ``nu`` of eq. (28); filled by :meth:`bind` from the
             cost family (``sample_lipschitz``) when ``privacy_kind="sample"``.
         samples_per_agent: ``n_i`` of eq. (28); filled likewise.
@@ -154,7 +160,7 @@ class WangBasar(Algorithm):
         AlgorithmParameterError: a parameter out of range (the message names it and its value).
 
     Example:
-        >>> alg = WangBasar(noise_variance=0.5, step=0.02, delta=1e-5)
+        >>> alg = WangBasar(noise_variance=0.5, step=0.02, delta=1e-5, claim="as-printed")
         >>> round(alg.per_iteration_epsilon(1), 4)
         0.137
     """
@@ -164,6 +170,7 @@ class WangBasar(Algorithm):
     privacy_kind: str = "gradient"
     delta: float = 1e-5
     constraint: str = "none"
+    claim: str = "consistent"
     sample_lipschitz: float | None = None
     samples_per_agent: int | None = None
     dimension: int | None = None
@@ -195,6 +202,8 @@ class WangBasar(Algorithm):
             raise AlgorithmParameterError(_name(f"delta must be in (0, 1), got {self.delta!r}"))
         if self.constraint not in CONSTRAINTS:
             raise AlgorithmParameterError(_name(f"constraint must be one of {CONSTRAINTS}, got {self.constraint!r}"))
+        if self.claim not in CLAIMS:
+            raise AlgorithmParameterError(_name(f"claim must be one of {CLAIMS}, got {self.claim!r}"))
         if self.sample_lipschitz is not None:
             nu = _real("sample_lipschitz", self.sample_lipschitz)
             if not (nu >= 0 and math.isfinite(nu)):
@@ -265,18 +274,26 @@ class WangBasar(Algorithm):
         return float(self.sample_lipschitz) * lam / int(self.samples_per_agent)
 
     def per_iteration_epsilon(self, k: int) -> float:
-        """The epsilon of iteration ``k`` that the printed theorem (``privacy_kind``) gives at ``delta``.
+        """The epsilon of iteration ``k`` that Theorems 4-6 (``privacy_kind``) give at ``delta``.
 
-        Inverting the printed variance conditions (Thm 4: ``2 nu^2 lam^2 L / (n_i^2 eps^2)``,
-        Thm 5: ``2 lam^2 L / eps^2``, Thm 6: ``2 L / (lam^2 eps^2)``, ``L = ln(1.25/delta)``):
-        ``eps_k = c_k sqrt(2 L / Var)`` with ``c_k = nu lam/n_i``, ``lam`` or ``1/lam``.
-        ``inf`` without noise. The theorems hold only for ``eps_k < 1``.
+        ``claim="as-printed"`` inverts the printed variance conditions (Thm 4:
+        ``2 nu^2 lam^2 L / (n_i^2 eps^2)``, Thm 5: ``2 lam^2 L / eps^2``, Thm 6:
+        ``2 L / (lam^2 eps^2)``, ``L = ln(1.25/delta)``): ``eps_k = c_k sqrt(2 L / Var)``
+        with ``c_k = nu lam/n_i``, ``lam`` or ``1/lam``. Theorems 4 and 5 forget
+        that the released noise is ``lam^k n``, not ``n``, and so claim ``lam^k``
+        times too little. ``claim="consistent"`` (default) applies the same
+        Gaussian-mechanism condition to what is released: sensitivity ``c_k`` of
+        the message over noise std ``lam^k sqrt(Var)``, i.e. ``eps_k = (c_k / lam^k)
+        sqrt(2 L / Var)`` (identical to the printed Theorem 6). ``inf`` without
+        noise. The theorems hold only for ``eps_k < 1``.
         """
         if self.noise_variance == 0:
             return math.inf
         root = math.sqrt(2.0 * math.log(1.25 / self.delta) / self.noise_variance)
         if self.privacy_kind == "variable":
             return root / self.step_size(k)
+        if self.claim == "consistent":
+            return self.claimed_sensitivity(k) / self.step_size(k) * root
         return self.claimed_sensitivity(k) * root
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:

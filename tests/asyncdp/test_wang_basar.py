@@ -225,16 +225,32 @@ def test_saddle_noise_free_stays_and_noise_escapes():
 
 def test_claimed_privacy_is_the_printed_theorem_per_iteration():
     root = math.sqrt(2 * math.log(1.25 / 1e-5) / 0.5)
-    alg = WangBasar(noise_variance=0.5)
+    alg = WangBasar(noise_variance=0.5, claim="as-printed")
     assert alg.claimed_privacy(3000) == pytest.approx((0.02 * root, 1e-5), rel=1e-12)  # Thm 5, worst k: lam = 0.02
     var = WangBasar(noise_variance=1e6, privacy_kind="variable")  # Thm 6: eps_k = root / lam^k, worst at the smallest
     assert var.claimed_privacy(500)[0] == pytest.approx(math.sqrt(2 * math.log(1.25e5) / 1e6) / 0.02)
     assert var.claimed_privacy(520) == (math.inf, 0.0)  # lam^520 = 1/520: eps = 2.5 >= 1, no claim
     assert WangBasar(noise_variance=0.5, privacy_kind="variable").claimed_privacy(10) == (math.inf, 0.0)  # eps >= 1
     assert WangBasar(noise_variance=0.0).claimed_privacy(10) == (math.inf, 0.0)
-    sample = WangBasar(noise_variance=0.5, privacy_kind="sample").bind(estimation_problem())
+    sample = WangBasar(noise_variance=0.5, privacy_kind="sample", claim="as-printed").bind(estimation_problem())
     assert (sample.sample_lipschitz, sample.samples_per_agent) == (4.0, 1)
     assert sample.per_iteration_epsilon(1) == pytest.approx(4 * 0.02 * root)
+
+
+def test_consistent_claim_accounts_for_the_step_on_the_noise():
+    """Default claim: sensitivity c_k of the message over its noise std lam^k sqrt(Var)."""
+    root = math.sqrt(2 * math.log(1.25 / 1e-5) / 50.0)
+    alg = WangBasar(noise_variance=50.0)
+    assert alg.claim == "consistent"
+    assert alg.per_iteration_epsilon(1) == pytest.approx(root)  # Thm 5: lam / lam
+    assert alg.claimed_privacy(3000) == pytest.approx((root, 1e-5))
+    printed = WangBasar(noise_variance=50.0, claim="as-printed")
+    assert printed.per_iteration_epsilon(1) == pytest.approx(0.02 * root)  # lam^k times smaller
+    var = WangBasar(noise_variance=1e6, privacy_kind="variable")
+    assert var.per_iteration_epsilon(7) == WangBasar(noise_variance=1e6, privacy_kind="variable",
+                                                     claim="as-printed").per_iteration_epsilon(7)
+    with pytest.raises(AlgorithmParameterError, match="claim must be one of"):
+        WangBasar(noise_variance=1.0, claim="nope")
 
 
 def test_adapter_sensitivity_ignores_the_claimed_values():
@@ -282,6 +298,8 @@ def test_report_per_iteration_versus_composed():
 def test_privacy_check_audits_the_per_iteration_claim():
     ex = runpy.run_path(str(EXAMPLES / "wang_basar_saddle_escape.py"))
     sc, adj = ex["scenario"].replace(horizon=4), ex["adjacent"].replace(horizon=4)
+    printed = WangBasar(noise_variance=0.5, claim="as-printed")
+    sc, adj = sc.replace(algorithm=printed), adj.replace(algorithm=printed)
     bad = check_privacy(sc, adj, runs=400)
     assert bad.verdict == "violation" and bad.witness["round"] == 1 and "Theorem 5" in bad.theorem
     assert bad.epsilon_ledger == pytest.approx(mechanisms.gaussian_epsilon(0.02, 0.02 * math.sqrt(0.5), 1e-5),
@@ -290,6 +308,10 @@ def test_privacy_check_audits_the_per_iteration_claim():
     alg = WangBasar(noise_variance=1e6, privacy_kind="variable")
     good = check_privacy(sc.replace(algorithm=alg), adj.replace(algorithm=alg), runs=400)
     assert good.verdict == "pass" and good.epsilon_ledger <= good.epsilon_claimed < good.epsilon_tight
+    # the default (consistent) reading of Theorem 5 with enough noise for eps < 1: pass
+    alg = WangBasar(noise_variance=50.0)
+    ok = check_privacy(sc.replace(algorithm=alg), adj.replace(algorithm=alg), runs=400)
+    assert ok.verdict == "pass" and ok.epsilon_ledger <= ok.epsilon_claimed < 1
 
 
 # --------------------------------------------------------------------------- reproductions and the example
