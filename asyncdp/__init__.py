@@ -6,7 +6,7 @@ scripts, property-based privacy checks, topology audits).
 
 __version__ = "0.1.0"
 
-from .algorithms import REGISTRY, Algorithm, Huang2015, get_algorithm
+from .algorithms import DPSDAC, DPSDAPS, REGISTRY, Algorithm, Huang2015, Showkatbakhsh, WangBasar, get_algorithm
 from .costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
 from .domains import Ball, Box, Reals
 from .errors import ScenarioError
@@ -31,6 +31,10 @@ __all__ = [
     "REGISTRY",
     "Algorithm",
     "Huang2015",
+    "Showkatbakhsh",
+    "WangBasar",
+    "DPSDAC",
+    "DPSDAPS",
     "get_algorithm",
     "FunctionClass",
     "RendezvousQuadratic",
