@@ -51,12 +51,14 @@ parameters tuned at the largest epsilon, which is the setting of Theorem 10's
 Regimes and slope. For every point we also simulate the same parameters
 without noise (``epsilon = inf``: ``d_free``, the finite step budget's bias)
 and with overwhelming noise (``epsilon = 1e-6``: ``d_sat``, iterates saturated
-at the box). A point is *noise-dominated* when ``d >= 10 d_free`` and
-``d <= d_sat / 10`` (:data:`DOMINANCE_FACTOR`); the log-log slope is fitted by
-least squares over the noise-dominated points. For the tuned curve the
-envelope theorem gives the local slope ``-2 (1 - d_free / d)`` when the noise
-error scales as ``1/epsilon^2``: tuning balances noise against bias, so that
-curve is flatter than ``-2``.
+at the box). A point is ``"bias"``-limited when ``d < 10 d_free``, else
+``"saturated"`` when ``d > d_sat / 10``, else *noise-dominated*
+(:data:`DOMINANCE_FACTOR` = 10); the log-log slope is fitted by least squares
+over the noise-dominated points. For the tuned curve the envelope theorem
+gives the local slope ``-2 (1 - d_free / d)`` when the noise error scales as
+``1/epsilon^2``: tuning balances noise against bias, so that curve is flatter
+than ``-2``, and in the paper's range the tuner all but stops the algorithm
+(``d`` stays near ``||x*||^2``, the error of staying at ``x(0) = 0``).
 
 Outputs in ``out_dir``: ``fig1.csv`` (one row per epsilon and run of the
 tuned curve), ``fig1_summary.json``, ``fig1_tuning.json`` (every tuning
@@ -79,12 +81,17 @@ from accounting import composition
 from accounting.theorems import huang2015_effective_epsilon
 
 from ..algorithms import Huang2015
-from ..errors import AlgorithmParameterError, HorizonError, ScenarioError, TopologyMismatchError
+from ..errors import (
+    AlgorithmParameterError,
+    HorizonError,
+    ScenarioError,
+    TopologyMismatchError,
+)
 from ..privacy import independent_sensitivity
 from ..problem import Problem, rendezvous_problem
-from ._outputs import write_json
 from ..scenario import Scenario
 from ..tuning import DEFAULT_BOUNDS, TuningResult, tune_huang2015
+from ._outputs import write_json
 
 __all__ = [
     "PAPER_EPSILONS",
@@ -104,6 +111,8 @@ __all__ = [
     "REFINE_STEPS",
     "SATURATION_EPSILON",
     "DOMINANCE_FACTOR",
+    "SWEEP_PER_DECADE",
+    "sweep_epsilons",
     "Z95",
     "CSV_COLUMNS",
     "SUMMARY_KEYS",
@@ -151,6 +160,8 @@ SATURATION_EPSILON = 1e-6
 """The epsilon at which ``d_sat`` (iterates saturated at the box) is simulated."""
 DOMINANCE_FACTOR = 10.0
 """Noise dominates when ``d >= DOMINANCE_FACTOR * d_free`` and ``d <= d_sat / DOMINANCE_FACTOR``."""
+SWEEP_PER_DECADE = 2
+"""Extra log-spaced sweep points per decade (besides the tuned epsilons)."""
 Z95 = 1.959963984540054
 """Normal quantile of the two-sided 95% confidence interval."""
 
@@ -180,7 +191,7 @@ def ring_weights(n: int, stride: int) -> np.ndarray:
     """``(I + P) / 2`` where ``P`` sends agent ``i``'s message to agent ``(i + stride) mod n``.
 
     Example:
-        >>> ring_weights(3, 1)[1, 0], ring_weights(3, 1).sum(axis=0).tolist()
+        >>> float(ring_weights(3, 1)[1, 0]), ring_weights(3, 1).sum(axis=0).tolist()
         (0.5, [1.0, 1.0, 1.0])
     """
     w = 0.5 * np.eye(n)
@@ -383,15 +394,26 @@ def _mean_ci(err: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def _regime(d: float, d_free: float, d_sat: float) -> str:
-    bias = d < DOMINANCE_FACTOR * d_free
-    sat = d > d_sat / DOMINANCE_FACTOR
-    if bias and sat:
-        return "bias+saturated"
-    if bias:
+    """``"bias"`` if ``d < F d_free``; else ``"saturated"`` if ``d > d_sat / F``; else ``"noise"`` (``F`` = 10)."""
+    if d < DOMINANCE_FACTOR * d_free:
         return "bias"
-    if sat:
+    if d > d_sat / DOMINANCE_FACTOR:
         return "saturated"
     return "noise"
+
+
+def sweep_epsilons(epsilons: Sequence[float], per_decade: int = SWEEP_PER_DECADE) -> tuple[float, ...]:
+    """The given epsilons plus ``per_decade`` log-spaced points per decade between their extremes.
+
+    Example:
+        >>> sweep_epsilons((1.0, 10.0), 2)
+        (1.0, 3.1622776601683795, 10.0)
+    """
+    lo, hi = min(epsilons), max(epsilons)
+    k_lo, k_hi = math.ceil(per_decade * math.log10(lo) - 1e-9), math.floor(per_decade * math.log10(hi) + 1e-9)
+    grid = {10.0 ** (k / per_decade) for k in range(k_lo, k_hi + 1)}
+    grid = {g for g in grid if not any(math.isclose(g, e, rel_tol=1e-9) for e in epsilons)}
+    return tuple(sorted(set(epsilons) | grid))
 
 
 def _fit(eps: Sequence[float], d: Sequence[float]) -> dict[str, Any]:
@@ -423,7 +445,7 @@ def _at_bounds(tr: TuningResult) -> list[str]:
 
 
 def _fmt_eps(e: float) -> str:
-    return f"{e:g}"
+    return f"{e:.3g}"
 
 
 # --------------------------------------------------------------------------- the reproduction
@@ -457,9 +479,10 @@ def reproduce_fig1(
     same parameters, the spread of the ``x_i(T)``, the claimed epsilon and
     the accountant's (per-agent maximum of basic composition of the ledger,
     with :func:`~asyncdp.privacy.independent_sensitivity`), and Theorem 10's
-    bound printed and corrected. Then (``sweep=True``) run every epsilon at the
-    parameters tuned for the largest one, fit the log-log slopes over the
-    noise-dominated points and state where the ``-2`` slope holds.
+    bound printed and corrected. Then (``sweep=True``) run the epsilons of
+    :func:`sweep_epsilons` at the parameters tuned for the largest epsilon,
+    fit the log-log slopes over the noise-dominated points and state where
+    the ``-2`` slope holds and why it fails elsewhere.
 
     Args:
         out_dir: output directory (created).
@@ -470,7 +493,7 @@ def reproduce_fig1(
         seed: seed of the reported runs; tuning uses ``seed + 1``.
         N, horizon, address_seed: the setting (see the module docstring).
         start, tune_cycles, grid_points, refine_steps: tuner options.
-        sweep: also run the fixed-parameter sweep.
+        sweep: also run the fixed-parameter sweep (``summary["sweep"]`` is None otherwise).
         plot: write ``fig1.png``.
         progress: called with one line of text after each step (e.g. ``print``).
 
@@ -559,7 +582,7 @@ def reproduce_fig1(
         d_sat = float(_errors(factory(c, q, p, SATURATION_EPSILON).replace(seed=seed),
                               runs).optimality_error[:, -1].mean())
         points = []
-        for eps in all_eps:
+        for eps in sweep_epsilons(all_eps):
             d, sem, lo, hi = _mean_ci(_errors(factory(c, q, p, eps).replace(seed=seed), runs).optimality_error[:, -1])
             points.append({"epsilon": eps, "d": d, "sem": sem, "ci_low": lo, "ci_high": hi,
                            "regime": _regime(d, d_free, d_sat)})
@@ -651,7 +674,8 @@ def _choices(factory: Example2Factory, runs: int, tune_runs: int, seed: int, tun
         "extension_epsilons": list(ext_eps),
         "saturation_epsilon": SATURATION_EPSILON,
         "dominance_factor": DOMINANCE_FACTOR,
-        "sweep": "every epsilon run at the parameters tuned for the largest epsilon (fixed c, q, p)",
+        "sweep": (f"the tuned epsilons plus {SWEEP_PER_DECADE} log-spaced points per decade, all run at the "
+                  "parameters tuned for the largest epsilon (fixed c, q, p)"),
         "accountant": "per-agent maximum of accounting.composition.basic_composition over the ledger, with "
                       "asyncdp.privacy.independent_sensitivity (Lemma 4, y(t) masks x(t-1))",
     }
@@ -685,8 +709,8 @@ def _statements(entries: list[dict[str, Any]], sweep: dict[str, Any] | None, x_s
             + ").")
     if sweep is not None:
         fit, pts = sweep["fit"], sweep["points"]
-        bias = [_fmt_eps(pt["epsilon"]) for pt in pts if pt["regime"] in ("bias", "bias+saturated")]
-        sat = [_fmt_eps(pt["epsilon"]) for pt in pts if pt["regime"] in ("saturated", "bias+saturated")]
+        bias = [_fmt_eps(pt["epsilon"]) for pt in pts if pt["regime"] == "bias"]
+        sat = [_fmt_eps(pt["epsilon"]) for pt in pts if pt["regime"] == "saturated"]
         head = (f"Fixed (c, q, p) = ({sweep['c']:.4g}, {sweep['q']:.4g}, {sweep['p']:.4g}) tuned at "
                 f"epsilon={_fmt_eps(sweep['reference_epsilon'])}: ")
         if fit["slope"] is not None:
@@ -740,6 +764,9 @@ def _plot(path: Path, summary: dict[str, Any]) -> None:
         ax.plot([pt["epsilon"] for pt in sweep["points"]], [pt["d"] for pt in sweep["points"]], "s-",
                 color="tab:green", ms=4, lw=1,
                 label=f"fixed (c,q,p) tuned at ε={_fmt_eps(sweep['reference_epsilon'])}")
+        ax.axhline(sweep["d_saturated"], color="tab:green", lw=0.8, ls=":", label="fixed (c,q,p): d_sat (ε=1e-6)")
+        ax.axhline(max(sweep["d_noise_free"], 1e-300), color="tab:green", lw=0.8, ls="--",
+                   label="fixed (c,q,p): noise-free d")
     x_sq = summary["optimum_sq_norm"]
     ax.axhline(x_sq, color="black", lw=0.8, ls="-.", label="||x*||² (never leave x(0)=0)")
     fit = summary["slope"]["fixed"] or summary["slope"]["tuned"]
@@ -753,9 +780,11 @@ def _plot(path: Path, summary: dict[str, Any]) -> None:
         ax.plot(e0, d[-1] * (e0 / e0[-1]) ** -2.0, color="tab:purple", lw=2, alpha=0.6, label="reference slope −2")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    positive = d[d > 0]
-    lo = min(positive.min() if positive.size else 1e-6,
-             min((pt["d"] for pt in sweep["points"]), default=1.0) if sweep else 1.0) / 5
+    shown = [*d, *(e["d_noise_free"] for e in entries)]
+    if sweep is not None:
+        shown += [pt["d"] for pt in sweep["points"]] + [sweep["d_noise_free"]]
+    positive = [v for v in shown if v > 0]
+    lo = (min(positive) if positive else 1e-6) / 5
     hi = max(max(e["bound_printed"] for e in entries), max(e["bound_corrected"] for e in entries)) * 2
     ax.set_ylim(max(lo, 1e-12), min(hi, 1e12))
     ax.set_xlabel("privacy level ε")
