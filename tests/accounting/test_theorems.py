@@ -52,8 +52,27 @@ def _scale(t, eps, C2, n, c, q, p, schedule):
 
 
 def _partial_sum(T, eps, C2, n, c, q, p, schedule):
-    """sum_{t=2}^{T} Delta(t-1)/M_t by an explicit loop (y(t) masks x(t-1))."""
-    return sum(_delta(t - 1, C2, n, c, q) / _scale(t, eps, C2, n, c, q, p, schedule) for t in range(1, T + 1))
+    """sum_{t=2}^{T} Delta(t-1)/M_t by an explicit loop (y(t) masks x(t-1)).
+
+    Each term is exp(log Delta(t-1) - log M_t): Delta and M_t on their own underflow
+    to 0 for long horizons (e.g. p = 1/16, t = 269), their ratio does not.
+    """
+    power = (lambda t: t - 1) if schedule == "eq8" else (lambda t: t)
+    log_k = math.log(2 * C2 * math.sqrt(n) * c)
+    total = 0.0
+    for t in range(2, T + 1):
+        log_delta = log_k + (t - 2) * math.log(q)  # Delta(t-1), Lemma 4
+        log_scale = log_k + power(t) * math.log(p) - math.log(eps * (p - q))  # M_t, eq. (8) or the proof
+        total += math.exp(log_delta - log_scale)
+    return total
+
+
+def test_partial_sum_helper_matches_the_direct_ratio_where_nothing_underflows():
+    c, q, p, T = 0.3, 0.5, 0.8, 40
+    for schedule in ("eq8", "theorem5-proof"):
+        direct = sum(_delta(t - 1, C2_EX2, 2, c, q) / _scale(t, 0.7, C2_EX2, 2, c, q, p, schedule)
+                     for t in range(1, T + 1))
+        assert _partial_sum(T, 0.7, C2_EX2, 2, c, q, p, schedule) == pytest.approx(direct, rel=1e-12)
 
 
 @st.composite
