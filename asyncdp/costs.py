@@ -326,6 +326,8 @@ class CostFamily(abc.ABC):
         kind: str,
         round_index: int | None,
     ) -> None:
+        if out.ndim <= 1 and math.isfinite(out.dot(out)):
+            return  # one point: a NaN/inf entry makes the sum of squares non-finite (overflow falls through)
         finite = np.isfinite(out)
         if finite.all():
             return

@@ -74,8 +74,8 @@ class Domain(abc.ABC):
     # ------------------------------------------------------------------ checks
     def _as_points(self, x: Any, *, finite: bool = True) -> np.ndarray:
         if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and x.shape[-1] == self.dim:
-            if not finite or np.isfinite(x).all():
-                return x  # fast path: already a float array of the right shape
+            if not finite or (math.isfinite(x.dot(x)) if x.ndim == 1 else np.isfinite(x).all()):
+                return x  # fast path: already a float array of the right shape (one point: NaN/inf -> non-finite dot)
         try:
             arr = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as exc:

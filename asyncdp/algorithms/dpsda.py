@@ -90,6 +90,7 @@ import numpy as np
 from ..errors import AlgorithmParameterError
 from ..noise import stream
 from .base import Algorithm, Channel, NoiseDeclaration, State
+from .clipping import clip_l2
 
 __all__ = ["DPSDAC", "DPSDAPS", "CLIP_NORMS", "LEVELS", "GRADIENT_NOISE_KEY", "prox"]
 
@@ -264,8 +265,7 @@ class _DPSDA(Algorithm):
         lh = self.L_hat
         if self.clip_norm == "coordinate":
             return np.minimum(np.maximum(u, -lh), lh)
-        norm = np.sqrt((u * u).sum(axis=-1, keepdims=True))
-        return u * (lh / np.maximum(norm, lh))
+        return clip_l2(u, lh)
 
     def dual_update(self, state: State, mixed_h: np.ndarray, t: int, agents: Any, problem: Any) -> np.ndarray:
         """Eqs. (12) / (20): ``z_i(t+1) = N delta_i o u_i(t) + sum_j W_ij h_j(t)``."""

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration, State
+from .clipping import clip_l2
 
 __all__ = ["Huang2015", "SCHEDULES", "GRADIENT_MODES"]
 
@@ -173,9 +174,7 @@ class Huang2015(Algorithm):
         z = mixed["y"]
         g = problem.costs.gradient(agents, z, round_index=t)
         if self.gradient == "clip":
-            c2, _ = self._require_bound()
-            norm = np.sqrt((g * g).sum(axis=-1, keepdims=True))
-            g = g * (c2 / np.maximum(norm, c2))  # = 1 where norm <= C2, no overflow
+            g = clip_l2(g, self._require_bound()[0])  # unchanged where ||g|| <= C2
         return {"x": problem.domain.project(z - self.step(t) * g)}
 
     def decision(self, state: State) -> np.ndarray:

@@ -1,0 +1,65 @@
+"""clip_l2: one implementation of L2 row clipping, the same bits for one point and for a batch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from asyncdp.algorithms.clipping import clip_l2
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False)
+
+
+def _reference(v: np.ndarray, bound: float) -> np.ndarray:
+    """The vectorized formula, written out: v * (bound / max(||v||, bound)) per row."""
+    norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
+    return v * (bound / np.maximum(norm, bound))
+
+
+@given(rows=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 12)), elements=finite),
+       bound=st.floats(1e-3, 1e3))
+def test_one_point_path_gives_the_bits_of_the_batch_path(rows, bound):
+    batch = clip_l2(rows, bound)
+    assert np.array_equal(batch, _reference(rows, bound))
+    for k in range(rows.shape[0]):
+        one = clip_l2(rows[k].copy(), bound)
+        assert one.tobytes() == batch[k].tobytes()
+
+
+@given(direction=arrays(np.float64, st.integers(1, 8), elements=st.floats(-1, 1, allow_nan=False)),
+       bound=st.floats(1e-2, 1e2), rel=st.floats(-1e-12, 1e-12))
+def test_rows_at_the_boundary_agree_bitwise(direction, bound, rel):
+    """Right where the cheap v @ v filter hands over to the exact formula."""
+    norm = float(np.sqrt((direction * direction).sum()))
+    if norm == 0.0:
+        return
+    v = direction * (bound * (1 + rel) / norm)
+    assert clip_l2(v, bound).tobytes() == _reference(v[None, :], bound)[0].tobytes()
+
+
+@given(v=arrays(np.float64, st.integers(1, 10), elements=finite), bound=st.floats(1e-3, 1e3))
+def test_result_lies_in_the_ball_and_keeps_direction(v, bound):
+    out = clip_l2(v, bound)
+    norm_in, norm_out = math.sqrt(float((v * v).sum())), math.sqrt(float((out * out).sum()))
+    assert norm_out <= bound * (1 + 4e-16 * (v.size + 2))
+    if norm_in <= bound:
+        assert out.tobytes() == v.tobytes()  # the exact values
+        if norm_in < bound * 0.99:
+            assert out is v  # well inside: not even copied
+    else:
+        assert norm_out == pytest.approx(bound, rel=1e-12)
+        # same direction: relative to the largest component (tiny ones may underflow to subnormals)
+        scale = float(np.abs(v).max()) * norm_out
+        assert np.allclose(out * norm_in, v * norm_out, rtol=1e-12, atol=1e-12 * scale)
+
+
+def test_examples():
+    assert clip_l2(np.array([3.0, 4.0]), 5.0).tolist() == [3.0, 4.0]
+    assert clip_l2(np.array([3.0, 4.0]), 1.0) == pytest.approx([0.6, 0.8], rel=1e-15)
+    batch = clip_l2(np.array([[[3.0, 4.0], [0.0, 0.5]]]), 1.0)
+    assert batch.shape == (1, 2, 2) and batch[0, 1].tolist() == [0.0, 0.5]
