@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -85,12 +85,48 @@ class Release:
         """``"l1"`` for Laplace, ``"l2"`` for Gaussian."""
         return MECHANISMS[self.mechanism]
 
+    def copy_for(self, agent: int, time: float, receiver: int | None = None) -> Release:
+        """The same release (round, mechanism, scale, dimension, claim, channel) by another agent or at another time.
+
+        The fields that :meth:`__post_init__` validates are copied from this
+        already-validated record, so the copy skips validation: a simulator
+        validates one record per round and channel and stamps one copy per
+        releasing agent.
+
+        Args:
+            agent: the releasing agent.
+            time: simulated time of the release.
+            receiver: ``None`` for a broadcast, else the single receiver.
+
+        Returns:
+            A new :class:`Release`, equal to ``Release(agent=agent, time=time,
+            receiver=receiver, <the other fields of self>)``.
+
+        Example:
+            >>> r = Release(0, 3, 1.0, "laplace", 2.0, 2, 1.0)
+            >>> r.copy_for(5, 1.5) == Release(5, 3, 1.5, "laplace", 2.0, 2, 1.0)
+            True
+        """
+        new = object.__new__(Release)
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["agent"] = agent
+        d["time"] = time
+        d["receiver"] = receiver
+        return new
+
 
 _COLUMNS = [f.name for f in fields(Release)]
 
 
 class Ledger:
     """An ordered, immutable collection of :class:`Release` records.
+
+    A ledger is built either from :class:`Release` objects, or with
+    :meth:`from_columns` from a few validated records and one compact row per
+    release (the form simulators use: 32 bytes per release instead of an
+    object, and the :class:`Release` objects are made on first iteration).
+    Both forms behave the same.
 
     Example:
         >>> led = Ledger([Release(0, 1, 1.0, "laplace", 2.0, 2, 1.0)])
@@ -99,13 +135,97 @@ class Ledger:
     """
 
     def __init__(self, releases: Iterable[Release] = ()) -> None:
-        self._releases = tuple(releases)
-        for r in self._releases:
+        self._objects: tuple[Release, ...] | None = tuple(releases)
+        self._cols: dict[str, Any] | None = None
+        for r in self._objects:
             if not isinstance(r, Release):
                 raise LedgerFormatError(f"a ledger holds Release records, got {type(r).__name__}")
 
+    @classmethod
+    def from_columns(
+        cls,
+        records: Sequence[Release],
+        *,
+        record: Any,
+        agent: Any,
+        time: Any,
+        receiver: Any = None,
+    ) -> Ledger:
+        """A ledger whose release ``k`` is ``records[record[k]].copy_for(agent[k], time[k], receiver[k])``.
+
+        ``records`` are validated :class:`Release` objects (typically one per
+        round and channel); each row stamps one of them with the releasing
+        agent, the time and, for unicast, the receiver.
+
+        Args:
+            records: the distinct declarations.
+            record: per release, an index into ``records``.
+            agent: per release, the releasing agent (nonnegative).
+            time: per release, the simulated time (finite).
+            receiver: per release, the receiver or ``-1`` for a broadcast;
+                ``None`` if every release is a broadcast.
+
+        Returns:
+            A :class:`Ledger`.
+
+        Raises:
+            LedgerFormatError: a record that is not a :class:`Release`, columns
+                of different lengths, an index outside ``records``, a negative
+                agent or a non-finite time (the message names the row).
+
+        Example:
+            >>> led = Ledger.from_columns([Release(0, 1, 0.0, "laplace", 2.0, 1)], record=[0, 0], agent=[3, 4],
+            ...                           time=[0.5, 0.7])
+            >>> [(r.agent, r.round, r.time) for r in led]
+            [(3, 1, 0.5), (4, 1, 0.7)]
+        """
+        recs = tuple(records)
+        for r in recs:
+            if not isinstance(r, Release):
+                raise LedgerFormatError(f"a ledger holds Release records, got {type(r).__name__}")
+        cols = {
+            "record": np.asarray(record, dtype=np.int64).reshape(-1),
+            "agent": np.asarray(agent, dtype=np.int64).reshape(-1),
+            "time": np.asarray(time, dtype=np.float64).reshape(-1),
+        }
+        m = cols["record"].size
+        cols["receiver"] = (np.full(m, -1, dtype=np.int64) if receiver is None
+                            else np.asarray(receiver, dtype=np.int64).reshape(-1))
+        for name, col in cols.items():
+            if col.size != m:
+                raise LedgerFormatError(f"ledger columns differ in length: record has {m} rows, {name} {col.size}")
+        checks = (
+            ("record", (cols["record"] < 0) | (cols["record"] >= len(recs)), f"an index into the {len(recs)} records"),
+            ("agent", cols["agent"] < 0, "a nonnegative integer"),
+            ("time", ~np.isfinite(cols["time"]), "finite"),
+            ("receiver", cols["receiver"] < -1, "-1 (broadcast) or a nonnegative integer"),
+        )
+        for name, bad, what in checks:
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise LedgerFormatError(f"ledger row {k}: {name} must be {what}, got {cols[name][k].item()!r}")
+        for col in cols.values():
+            col.flags.writeable = False
+        led = cls.__new__(cls)
+        led._objects = None
+        led._cols = {"records": recs, **cols}
+        return led
+
+    @property
+    def _releases(self) -> tuple[Release, ...]:
+        """Every release as a :class:`Release` (made once, on first use, for a columnar ledger)."""
+        if self._objects is None:
+            c = self._cols
+            recs = c["records"]
+            self._objects = tuple(
+                recs[k].copy_for(a, t, None if j < 0 else j)
+                for k, a, t, j in zip(c["record"].tolist(), c["agent"].tolist(), c["time"].tolist(),
+                                      c["receiver"].tolist())
+            )
+        return self._objects
+
     def __len__(self) -> int:
-        return len(self._releases)
+        return len(self._objects) if self._objects is not None else int(self._cols["record"].size)
 
     def __iter__(self) -> Iterator[Release]:
         return iter(self._releases)
@@ -128,10 +248,21 @@ class Ledger:
     @property
     def agents(self) -> list[int]:
         """Agents that released something, sorted."""
+        if self._objects is None:
+            return np.unique(self._cols["agent"]).tolist()
         return sorted({r.agent for r in self._releases})
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per release, columns = the :class:`Release` fields."""
+        if self._objects is None and len(self):  # columnar: one row per record, then take
+            c = self._cols
+            recs = pd.DataFrame([asdict(r) for r in c["records"]], columns=_COLUMNS)
+            df = recs.iloc[c["record"]].reset_index(drop=True)
+            df["agent"] = c["agent"]
+            df["time"] = c["time"]
+            broadcast = c["receiver"] < 0
+            df["receiver"] = pd.arrays.IntegerArray(np.where(broadcast, 0, c["receiver"]), broadcast)
+            return df
         df = pd.DataFrame([asdict(r) for r in self._releases], columns=_COLUMNS)
         df["receiver"] = df["receiver"].astype("Int64")
         return df
