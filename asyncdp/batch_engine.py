@@ -197,19 +197,15 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
 
     record(0, x)
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
-    releases: list[Release] = []
+    records: list[Release] = []  # one validated record per round and noisy channel
     for t in range(1, horizon + 1):
         std = {}
         for c, ch in noisy:
             decl = alg.noise(t, ch.name)
             std[ch.name] = noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decl.dimension))
-            if decl.scale > 0:
-                releases.extend(
-                    Release(agent=i, round=t, time=0.0, mechanism=decl.mechanism, scale=float(decl.scale),
-                            dimension=int(decl.dimension), claimed_sensitivity=float(decl.claimed_sensitivity),
-                            channel=ch.name)
-                    for i in range(n_agents)
-                )
+            released = decl.to_release(0, t, 0.0, ch.name)
+            if released is not None:  # every agent releases once per round (rows stamped in from_columns)
+                records.append(released)
         messages = alg.message(state, t, std, agents, problem)
         if recorded is not None:
             for name, arr in messages.items():
@@ -221,6 +217,8 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     eps, delta = alg.claimed_privacy(horizon)
     return BatchResult(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
-        optimum=optimum, ledger=Ledger(releases), messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
+        optimum=optimum, ledger=Ledger.from_columns(records, record=np.repeat(np.arange(len(records)), n_agents),
+                                  agent=np.tile(agents, len(records)), time=np.zeros(len(records) * n_agents)),
+        messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
     )

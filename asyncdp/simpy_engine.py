@@ -67,15 +67,27 @@ class _RoundView:
 
 
 class _RoundContext:
-    """Per-round data shared by the agents: noise declarations, adjacency lists, noise blocks."""
+    """Per-round data shared by the agents, built once by the round's first sender.
 
-    __slots__ = ("declared", "view", "blocks", "combiners_left")
+    Attributes:
+        declared: ``(channel index, channel, NoiseDeclaration)`` per noisy channel.
+        view: the round's adjacency lists.
+        records: indices into ``_Run.records`` of the round's validated ledger
+            records, one per channel whose noise is on; every release of the
+            round is a :meth:`~accounting.ledger.Release.copy_for` of one.
+        blocks: the round's broadcast noise blocks (drawn on first use).
+        combiners_left: agents that have not combined this round yet (the
+            context is dropped when it reaches 0).
+    """
 
-    def __init__(self, declared: list, view: _RoundView, num_agents: int) -> None:
+    __slots__ = ("declared", "view", "records", "blocks", "combiners_left")
+
+    def __init__(self, declared: list, view: _RoundView, records: list[int], num_agents: int) -> None:
         self.declared = declared
         self.view = view
+        self.records = records
         self.blocks: dict[str, np.ndarray] | None = None
-        self.combiners_left = num_agents  # dropped once every agent has combined this round
+        self.combiners_left = num_agents
 
 
 class _Run:
@@ -95,16 +107,20 @@ class _Run:
         self.noise = s.noise if s.noise is not None else SeededNoise(s.seed)
         self.env = simpy.Environment()
         self.channels = self.alg.channels
+        self.channel_names = tuple(ch.name for ch in self.channels)
         self.state = [self.alg.initial_state(s.initial_points()[i], i, self.problem) for i in range(self.N)]
         self.traj = np.empty((self.T + 1, self.N, self.n))
         self.traj[0] = [self.alg.decision(st) for st in self.state]
         self.times = np.zeros((self.T + 1, self.N))
-        self.rows: list[list[tuple[list[int], list[float]] | None]] = [[None] * self.N for _ in range(self.T)]
+        self.rows: list[list[tuple[tuple[int, ...], tuple[float, ...]] | None]] = [[None] * self.N for _ in range(self.T)]
         self.staleness = np.zeros((self.T, self.N), dtype=np.int64)
         self.arrived: dict[tuple[int, int], dict[int, Mapping[str, np.ndarray]]] = {}
         self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
-        self.closed = np.zeros(self.N, dtype=np.int64)  # last round each agent has combined
-        self.releases: list[Release] = []
+        self.closed = [0] * self.N  # last round each agent has combined
+        self.records: list[Release] = []  # validated ledger records, one per round and noisy channel
+        # one (record index, agent, time, receiver) per release; numbers only, so the GC stops
+        # tracking them (see Ledger.from_columns)
+        self.releases: list[tuple[int, int, float, int | None]] = []
         self.transcript = Transcript() if s.record_transcript else None
         self.sent = 0
         self.lost = 0
@@ -113,16 +129,20 @@ class _Run:
         self._views: dict[int, _RoundView] = {}
         self._message_ids = itertools.count()
         # lockstep barrier bookkeeping
-        self._senders_left = np.full(self.T + 1, self.N, dtype=np.int64)
-        self._pending = np.zeros(self.T + 1, dtype=np.int64)
-        self._done = np.zeros(self.T + 1, dtype=np.int64)
+        self._senders_left = [self.N] * (self.T + 1)
+        self._pending = [0] * (self.T + 1)
+        self._done = [0] * (self.T + 1)
+        # what a delivered message updates depends on the timing policy
+        if isinstance(self.timing, Async):
+            self._on_delivery = self._deliver_freshest
+        elif isinstance(self.timing, Deadline):
+            self._on_delivery = self._deliver_to_round
+        else:
+            self._on_delivery = self._deliver_to_barrier
 
     # -- helpers ------------------------------------------------------------
-    def _link(self, i: int, j: int) -> LinkChannel:
-        ch = self._links.get((i, j))
-        if ch is None:
-            ch = self.s.links.channel(self.s.seed, i, j)
-            self._links[(i, j)] = ch
+    def _new_link(self, i: int, j: int) -> LinkChannel:
+        ch = self._links[(i, j)] = self.s.links.channel(self.s.seed, i, j)
         return ch
 
     def _view(self, t: int) -> _RoundView:
@@ -136,12 +156,18 @@ class _Run:
             self._views[id(w)] = view
         return view
 
-    def _round(self, t: int) -> _RoundContext:
-        """What every agent needs in round ``t``, built once; dropped after the last agent's combine."""
+    def _round(self, t: int, agent: int) -> _RoundContext:
+        """What every agent needs in round ``t``, built once (by ``agent``, the round's first sender)."""
         ctx = self._rounds.get(t)
         if ctx is None:
             declared = [(c, ch, self.alg.noise(t, ch.name)) for c, ch in enumerate(self.channels) if ch.noisy]
-            ctx = _RoundContext(declared, self._view(t), self.N)
+            records = []
+            for _, ch, d in declared:
+                record = d.to_release(agent, t, self.env.now, ch.name)
+                if record is not None:
+                    records.append(len(self.records))
+                    self.records.append(record)
+            ctx = _RoundContext(declared, self._view(t), records, self.N)
             self._rounds[t] = ctx
         return ctx
 
@@ -157,34 +183,27 @@ class _Run:
             for c, ch, d in declared
         }
 
-    def _release(self, i: int, t: int, declared, receiver: int | None) -> None:
-        for _, ch, d in declared:
-            if d.scale > 0:
-                self.releases.append(Release(
-                    agent=i, round=t, time=float(self.env.now), mechanism=d.mechanism, scale=float(d.scale),
-                    dimension=int(d.dimension), claimed_sensitivity=float(d.claimed_sensitivity),
-                    channel=ch.name, receiver=receiver,
-                ))
-
     # -- sending and receiving --------------------------------------------------
     def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
         """R step and transmissions; returns the agent's own message (its self term)."""
-        ctx = self._round(t)
-        declared = ctx.declared
+        ctx = self._rounds.get(t) or self._round(t, i)
+        now = float(self.env.now)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
             own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
-            self._release(i, t, declared, None)
+            for k in ctx.records:
+                self.releases.append((k, i, now, None))
             mid = next(self._message_ids)
             for j in receivers:
-                self._transmit(i, j, t, own, mid)
+                self._transmit(i, j, t, own, mid, now)
             return own
-        blocks = self._unicast_noise(i, t, declared)
+        blocks = self._unicast_noise(i, t, ctx.declared)
         sent = []
         for j in receivers:
             msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
-            self._release(i, t, declared, j)
-            self._transmit(i, j, t, msg, next(self._message_ids))
+            for k in ctx.records:
+                self.releases.append((k, i, now, j))
+            self._transmit(i, j, t, msg, next(self._message_ids), now)
             sent.append(msg)
         if not sent:  # nobody to send to: the self term is the noise-free message
             return self.alg.message(self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
@@ -193,29 +212,41 @@ class _Run:
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
 
-    def _transmit(self, i: int, j: int, t: int, msg: Mapping[str, np.ndarray], mid: int) -> None:
-        now = float(self.env.now)
-        arrival = self._link(i, j).transmit(now)
+    def _transmit(self, i: int, j: int, t: int, msg: Mapping[str, np.ndarray], mid: int, now: float) -> None:
+        link = self._links.get((i, j)) or self._new_link(i, j)
+        arrival = link.transmit(now)
         self.sent += 1
         if self.transcript is not None:
+            lost = arrival is None
+            received = math.nan if lost else arrival
             for name, payload in msg.items():
-                self.transcript.append_trusted(
-                    t, i, j, name, now, math.nan if arrival is None else float(arrival),
-                    arrival is None, payload, mid,
-                )
+                payload.flags.writeable = False  # stored without a copy
+                self.transcript.append_trusted(t, i, j, name, now, received, lost, payload, mid)
         if arrival is None:
             self.lost += 1
             return
         self._pending[t] += 1
-        ev = self.env.timeout(arrival - now)
-        ev.callbacks.append(lambda _ev, j=j, i=i, t=t, msg=msg: self._arrive(j, i, t, msg))
+        self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._on_delivery)
 
-    def _arrive(self, j: int, i: int, t: int, msg: Mapping[str, np.ndarray]) -> None:
-        prev = self.freshest[j].get(i)
+    def _deliver_freshest(self, ev: simpy.events.Event) -> None:
+        """Async: keep the freshest value per sender."""
+        j, i, t, msg = ev.value
+        fresh = self.freshest[j]
+        prev = fresh.get(i)
         if prev is None or prev[0] <= t:
-            self.freshest[j][i] = (t, msg)
-        if not isinstance(self.timing, Async) and t > self.closed[j]:
+            fresh[i] = (t, msg)
+
+    def _deliver_to_round(self, ev: simpy.events.Event) -> None:
+        """Deadline: also file the message under its round, unless the receiver has combined it already."""
+        self._deliver_freshest(ev)
+        j, i, t, msg = ev.value
+        if t > self.closed[j]:
             self.arrived.setdefault((j, t), {})[i] = msg
+
+    def _deliver_to_barrier(self, ev: simpy.events.Event) -> None:
+        """Lockstep: as deadline, and open round ``t``'s barrier after its last delivery."""
+        self._deliver_to_round(ev)
+        t = ev.value[2]
         self._pending[t] -= 1
         self._maybe_open_barrier(t)
 
@@ -232,47 +263,54 @@ class _Run:
         renormalize = False
         for j, wij in zip(cols, vals):
             if j == i:
-                value, age = own, 0
-            elif j in available:
-                r, value = available[j]
-                age = max(0, t - r)
-            elif policy is None:
-                raise MessageLostError(
-                    f"round {t}: the message from agent {j} to agent {i} was lost and the timing policy has "
-                    f"no missing-message policy (use missing='renormalize' or 'stale')"
-                )
-            elif policy == "stale" and j in self.freshest[i]:
-                r, value = self.freshest[i][j]
-                age = max(0, t - r)
+                value = own
             else:
-                renormalize = True
-                continue
+                got = available.get(j)
+                if got is None:
+                    if policy is None:
+                        raise MessageLostError(
+                            f"round {t}: the message from agent {j} to agent {i} was lost and the timing policy "
+                            f"has no missing-message policy (use missing='renormalize' or 'stale')"
+                        )
+                    if policy == "stale":
+                        got = self.freshest[i].get(j)
+                    if got is None:
+                        renormalize = True
+                        continue
+                r, value = got
+                if t - r > age_max:
+                    age_max = t - r
             used_cols.append(j)
             used_w.append(wij)
             values.append(value)
-            age_max = max(age_max, age)
+        if not used_w:
+            raise MessageLostError(
+                f"round {t}: agent {i} has nothing to combine (its weight matrix row has no self weight and "
+                f"every in-neighbour's message is missing)"
+            )
         if renormalize:
             total = sum(used_w)
             used_w = [w / total for w in used_w]
         mixed = {}
-        for ch in self.channels:
-            name = ch.name
-            acc = used_w[0] * values[0][name]
-            for w, v in zip(used_w[1:], values[1:]):
+        for name in self.channel_names:  # eq. F, in column order (as the batch engine's sparse product)
+            terms = zip(used_w, values)
+            w0, v0 = next(terms)
+            acc = w0 * v0[name]
+            for w, v in terms:
                 acc = acc + w * v[name]
             mixed[name] = acc
-        self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
-        self.traj[t, i] = self.alg.decision(self.state[i])
+        state = self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
+        self.traj[t, i] = self.alg.decision(state)
         self.times[t, i] = self.env.now
-        self.rows[t - 1][i] = (used_cols, used_w)
-        self.staleness[t - 1, i] = age_max
+        self.rows[t - 1][i] = (tuple(used_cols), tuple(used_w))  # numbers only: not tracked by the GC
+        if age_max:
+            self.staleness[t - 1, i] = age_max
         self.closed[i] = t
 
     # -- lockstep -------------------------------------------------------------------
     def _maybe_open_barrier(self, t: int) -> None:
-        if isinstance(self.timing, Lockstep) and self._senders_left[t] == 0 and self._pending[t] == 0:
-            if not self._delivered[t].triggered:
-                self._delivered[t].succeed()
+        if self._senders_left[t] == 0 and self._pending[t] == 0 and not self._delivered[t].triggered:
+            self._delivered[t].succeed()
 
     def _lockstep_agent(self, i: int):
         for t in range(1, self.T + 1):
@@ -310,14 +348,12 @@ class _Run:
     def _async_agent(self, i: int):
         timing: Async = self.timing
         rng = agent_clock_rng(self.s.seed, i)
+        fresh = self.freshest[i]
+        timeout, wait, limit = self.env.timeout, timing.sample_wait, timing.staleness
         for t in range(1, self.T + 1):
-            yield self.env.timeout(timing.sample_wait(rng))
+            yield timeout(wait(rng))
             own = self._send(i, t)
-            fresh = self.freshest[i]
-            if timing.staleness is None:
-                available = fresh
-            else:
-                available = {j: v for j, v in fresh.items() if t - v[0] <= timing.staleness}
+            available = fresh if limit is None else {j: v for j, v in fresh.items() if t - v[0] <= limit}
             self._combine_and_update(i, t, own, available, "renormalize")
 
     # -- run ----------------------------------------------------------------------
@@ -342,25 +378,36 @@ class _Run:
             if type(exc.__cause__) is type(exc):
                 raise exc.__cause__ from None
             raise
+        finally:
+            del self._on_delivery  # a bound method of self: keeping it would make the run a reference cycle
         return self._result()
 
     def _realized(self):
+        """The realized mixing sequence: row ``i`` of round ``t`` holds the weights agent ``i`` used."""
         mats = []
         for t in range(self.T):
-            rows, cols, vals = [], [], []
-            for i, (c, w) in enumerate(self.rows[t]):
-                rows.extend([i] * len(c))
-                cols.extend(c)
-                vals.extend(w)
-            mats.append(sp.csr_array((np.asarray(vals, dtype=float), (np.asarray(rows), np.asarray(cols))),
-                                     shape=(self.N, self.N)))
+            indptr, indices, data = [0], [], []
+            for c, w in self.rows[t]:
+                indices.extend(c)
+                data.extend(w)
+                indptr.append(len(indices))
+            mats.append(sp.csr_array((np.asarray(data, dtype=float), np.asarray(indices, dtype=np.int64),
+                                      np.asarray(indptr, dtype=np.int64)), shape=(self.N, self.N)))
         return from_matrices(mats, description="realized mixing")
+
+    def _ledger(self) -> Ledger:
+        """The run's releases, in the order they were made."""
+        if not self.releases:
+            return Ledger()
+        record, agent, time, receiver = zip(*self.releases)
+        return Ledger.from_columns(self.records, record=record, agent=agent, time=time,
+                                   receiver=[-1 if j is None else j for j in receiver])
 
     def _result(self) -> Result:
         eps, delta = self.alg.claimed_privacy(self.T)
         return Result(
             trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
-            ledger=Ledger(self.releases), transcript=self.transcript, realized=self._realized(),
+            ledger=self._ledger(), transcript=self.transcript, realized=self._realized(),
             staleness=self.staleness, messages_sent=self.sent, messages_lost=self.lost,
             claimed_epsilon=eps, claimed_delta=delta, metadata=self.s.describe(),
         )

@@ -195,6 +195,7 @@ class Transmission:
 
 
 _FIELDS = ("round", "sender", "receiver", "channel", "send_time", "receive_time", "lost", "payload", "message_id")
+_LOST = _FIELDS.index("lost")
 
 
 # --------------------------------------------------------------------------- transcript
@@ -216,7 +217,7 @@ class Transcript:
     """
 
     def __init__(self) -> None:
-        self._lists: dict[str, list[Any]] = {c: [] for c in _FIELDS}
+        self._pending_rows: list[tuple[Any, ...]] = []  # one tuple of _FIELDS per transmission, until frozen
         self._cols: dict[str, np.ndarray] | None = None
         self._frozen = False
         self._next_id = 0
@@ -253,9 +254,7 @@ class Transcript:
         vals = _check(round, sender, receiver, channel, send_time, receive_time, lost)
         p = _payload(payload)
         mid = _int(message_id, "message_id")
-        L = self._lists
-        for name, v in zip(_FIELDS, (*vals, p, mid)):
-            L[name].append(v)
+        self._pending_rows.append((*vals, p, mid))
         if mid >= self._next_id:
             self._next_id = mid + 1
         self._cols = None
@@ -267,22 +266,12 @@ class Transcript:
         """Fast path of :meth:`append` for the engines, which pass well-typed fields.
 
         No validation: Python ``int``/``float``/``bool`` fields, ``receive_time``
-        ``nan`` when lost, and a 1-D float ``payload`` that nobody mutates later
-        (it is stored read-only without a copy).
+        ``nan`` when lost, and a 1-D float ``payload`` that the caller has
+        already made read-only (it is stored without a copy).
         """
         if self._frozen:
             raise TranscriptError("cannot append to a frozen transcript")
-        payload.flags.writeable = False
-        L = self._lists
-        L["round"].append(round)
-        L["sender"].append(sender)
-        L["receiver"].append(receiver)
-        L["channel"].append(channel)
-        L["send_time"].append(send_time)
-        L["receive_time"].append(receive_time)
-        L["lost"].append(lost)
-        L["payload"].append(payload)
-        L["message_id"].append(message_id)
+        self._pending_rows.append((round, sender, receiver, channel, send_time, receive_time, lost, payload, message_id))
         if message_id >= self._next_id:
             self._next_id = message_id + 1
         self._cols = None
@@ -297,7 +286,7 @@ class Transcript:
     def freeze(self) -> Transcript:
         """Build the columns and forbid further appends; returns ``self``."""
         self._columns()
-        self._lists = {c: [] for c in _FIELDS}
+        self._pending_rows = []
         self._frozen = True
         return self
 
@@ -309,9 +298,9 @@ class Transcript:
     def _columns(self) -> dict[str, np.ndarray]:
         if self._cols is not None:
             return self._cols
-        L = self._lists
+        n = len(self._pending_rows)
+        L = dict(zip(_FIELDS, map(list, zip(*self._pending_rows)))) if n else {c: [] for c in _FIELDS}
         payloads: list[np.ndarray] = L["payload"]
-        n = len(payloads)
         dims = np.fromiter((p.shape[0] for p in payloads), dtype=np.int64, count=n)
         width = int(dims.max()) if n else 0
         if n and bool((dims == width).all()):
@@ -367,7 +356,7 @@ class Transcript:
     # ------------------------------------------------------------------ reading
 
     def __len__(self) -> int:
-        return len(self._cols["round"]) if self._cols is not None else len(self._lists["round"])
+        return len(self._cols["round"]) if self._cols is not None else len(self._pending_rows)
 
     def __iter__(self) -> Iterator[Transmission]:
         c = self._columns()
@@ -436,7 +425,7 @@ class Transcript:
     def messages_lost(self) -> int:
         """Number of lost transmissions."""
         if self._cols is None and not self._frozen:
-            return sum(self._lists["lost"])
+            return sum(row[_LOST] for row in self._pending_rows)
         return int(self._columns()["lost"].sum())
 
     @property

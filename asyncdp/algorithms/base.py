@@ -32,6 +32,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from accounting.ledger import Release
+
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages"]
 
 State = dict[str, np.ndarray]
@@ -73,6 +75,41 @@ class NoiseDeclaration:
     scale: float
     dimension: int
     claimed_sensitivity: float
+
+    def to_release(self, agent: int, t: int, time: float, channel: str, receiver: int | None = None) -> Release | None:
+        """The ledger record of this round-``t`` release by ``agent``, or ``None`` if the noise is off.
+
+        Only ``scale == 0`` means "no noise, nothing released"; any other scale
+        must be valid for the mechanism (validated by
+        :class:`~accounting.ledger.Release`), so a NaN or negative scale is an
+        error, never a silently skipped release.
+
+        Args:
+            agent: the releasing agent.
+            t: the round (1-based).
+            time: simulated time of the release.
+            channel: the channel's name.
+            receiver: ``None`` for a broadcast, else the single receiver.
+
+        Returns:
+            A :class:`~accounting.ledger.Release`, or ``None`` when ``scale == 0``.
+
+        Raises:
+            PrivacyParameterError: a negative, NaN or infinite scale, or a bad
+                dimension (the message names agent and round).
+            UnknownMechanismError: an unknown mechanism.
+
+        Example:
+            >>> NoiseDeclaration("laplace", 0.0, 2, 1.0).to_release(0, 1, 0.0, "y") is None
+            True
+            >>> NoiseDeclaration("laplace", 2.0, 2, 1.0).to_release(3, 5, 4.5, "y").scale
+            2.0
+        """
+        if self.scale == 0:
+            return None
+        return Release(agent=agent, round=t, time=float(time), mechanism=self.mechanism, scale=float(self.scale),
+                       dimension=int(self.dimension), claimed_sensitivity=float(self.claimed_sensitivity),
+                       channel=channel, receiver=receiver)
 
 
 class Algorithm(ABC):
