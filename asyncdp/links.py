@@ -242,10 +242,12 @@ class LogNormalLatency(LatencyModel):
             raise LinkModelError(f"LogNormalLatency: sigma must be >= 0, got {self.sigma!r}")
         object.__setattr__(self, "median", m)
         object.__setattr__(self, "sigma", s)
+        object.__setattr__(self, "_mu", math.log(m))  # not a field: no effect on eq, hash or repr
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> float | np.ndarray:
-        mu = math.log(self.median)
-        return float(rng.lognormal(mu, self.sigma)) if size is None else rng.lognormal(mu, self.sigma, size)
+        if size is None:
+            return rng.lognormal(self._mu, self.sigma)  # a Python float
+        return rng.lognormal(self._mu, self.sigma, size)
 
     @property
     def mean(self) -> float:
@@ -586,7 +588,7 @@ class LinkChannel:
         True
     """
 
-    __slots__ = ("model", "rng", "link", "sent", "lost", "last_delivery", "_loss", "_fifo", "_latency")
+    __slots__ = ("model", "rng", "link", "sent", "lost", "last_delivery", "_loss", "_fifo", "_sample")
 
     def __init__(self, model: LinkModel, rng: np.random.Generator, link: tuple[int, int] | None = None) -> None:
         if not isinstance(model, LinkModel):
@@ -601,7 +603,7 @@ class LinkChannel:
         self.last_delivery = -math.inf
         self._loss = model.loss
         self._fifo = not model.reorder
-        self._latency = model.latency
+        self._sample = model.latency.sample
 
     def _name(self) -> str:
         return "link" if self.link is None else f"link {self.link[0]} -> {self.link[1]}"
@@ -613,12 +615,13 @@ class LinkChannel:
             >>> LinkChannel(LinkModel(ConstantLatency(2.0)), link_rng(0, 0, 1)).draw()
             (False, 2.0)
         """
-        lost = self.rng.random() < self._loss
+        rng = self.rng
+        lost = rng.random() < self._loss  # a Python bool
         try:
-            delay = self._latency.sample(self.rng)
+            delay = self._sample(rng)  # a Python float (LatencyModel.sample with size=None)
         except LinkModelError as exc:
             raise LinkModelError(f"{self._name()}: {exc}") from exc
-        return bool(lost), float(delay)
+        return lost, delay
 
     def transmit(self, send_time: float) -> float | None:
         """Send one message at ``send_time``.

@@ -259,21 +259,22 @@ class Transcript:
             self._next_id = mid + 1
         self._cols = None
 
-    def append_trusted(
-        self, round: int, sender: int, receiver: int, channel: str, send_time: float,
-        receive_time: float, lost: bool, payload: np.ndarray, message_id: int,
-    ) -> None:
-        """Fast path of :meth:`append` for the engines, which pass well-typed fields.
+    def extend_trusted(self, rows: list[tuple[Any, ...]]) -> None:
+        """Fast path of :meth:`append` for the engines: many well-typed rows at once.
 
-        No validation: Python ``int``/``float``/``bool`` fields, ``receive_time``
-        ``nan`` when lost, and a 1-D float ``payload`` that the caller has
-        already made read-only (it is stored without a copy).
+        No validation. Each row is a tuple of the :class:`Transmission` fields
+        in order (``round, sender, receiver, channel, send_time,
+        receive_time, lost, payload, message_id``) with Python
+        ``int``/``float``/``bool`` fields, ``receive_time`` ``nan`` when lost,
+        and a 1-D float ``payload`` that the caller has already made read-only
+        (it is stored without a copy).
         """
         if self._frozen:
             raise TranscriptError("cannot append to a frozen transcript")
-        self._pending_rows.append((round, sender, receiver, channel, send_time, receive_time, lost, payload, message_id))
-        if message_id >= self._next_id:
-            self._next_id = message_id + 1
+        if not rows:
+            return
+        self._pending_rows.extend(rows)
+        self._next_id = max(self._next_id, max(row[-1] for row in rows) + 1)
         self._cols = None
 
     def extend(self, transmissions: Iterable[Transmission]) -> None:
