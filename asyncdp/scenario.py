@@ -146,7 +146,8 @@ class Scenario:
             "mode": self.mode,
         }
 
-    def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False) -> Any:
+    def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False,
+            pause_gc: bool = True) -> Any:
         """Run the scenario.
 
         Args:
@@ -156,17 +157,19 @@ class Scenario:
                 once; returns a :class:`~asyncdp.batch_engine.BatchResult`).
             runs, keep, transcripts: batch engine options (see
                 :func:`~asyncdp.batch_engine.run_batch`).
+            pause_gc: SimPy engine: pause Python's cyclic garbage collector
+                during the run (see :func:`~asyncdp.simpy_engine.run_simpy`).
 
         Raises:
-            ScenarioError: an unknown engine, or a scenario outside the batch
-                engine's scope.
+            ScenarioError: an unknown engine, a scenario outside the batch
+                engine's scope, or a non-bool ``pause_gc``.
         """
         if engine == "simpy":
             if runs != 1:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
             from .simpy_engine import run_simpy
 
-            return run_simpy(self)
+            return run_simpy(self, pause_gc=pause_gc)
         if engine == "batch":
             from .batch_engine import run_batch
 

@@ -22,10 +22,20 @@ weights actually used are recorded as the *realized mixing sequence*.
 
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
+
+Garbage collection: by default Python's *cyclic* garbage collector is paused
+while a run executes (``pause_gc=True``) and restored afterwards, even on
+error. A run creates no reference cycles, so reference counting frees
+everything as usual; the pause only skips the collector's periodic scans of
+the whole heap, which otherwise cost about a tenth of an event-driven run
+(see BENCHMARKS.md). Cyclic garbage made by user code during a run (e.g. in a
+cost function) is collected after the run. Pass ``pause_gc=False`` to keep
+the collector running.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 from collections.abc import Mapping
@@ -57,7 +67,7 @@ class _RoundView:
         self.matrix = w
         n = w.shape[0]
         ind, ptr, data = w.indices.tolist(), w.indptr.tolist(), w.data.tolist()
-        self.rows = [(ind[ptr[i]:ptr[i + 1]], data[ptr[i]:ptr[i + 1]]) for i in range(n)]
+        self.rows = [(tuple(ind[ptr[i]:ptr[i + 1]]), tuple(data[ptr[i]:ptr[i + 1]])) for i in range(n)]
         receivers: list[list[int]] = [[] for _ in range(n)]
         for i, (cols, _) in enumerate(self.rows):
             for j in cols:
@@ -75,7 +85,7 @@ class _RoundContext:
         records: indices into ``_Run.records`` of the round's validated ledger
             records, one per channel whose noise is on; every release of the
             round is a :meth:`~accounting.ledger.Release.copy_for` of one.
-        blocks: the round's broadcast noise blocks (drawn on first use).
+        blocks: per agent, its rows of the round's broadcast noise blocks (drawn on first use).
         combiners_left: agents that have not combined this round yet (the
             context is dropped when it reaches 0).
     """
@@ -86,7 +96,7 @@ class _RoundContext:
         self.declared = declared
         self.view = view
         self.records = records
-        self.blocks: dict[str, np.ndarray] | None = None
+        self.blocks: list[dict[str, np.ndarray]] | None = None
         self.combiners_left = num_agents
 
 
@@ -118,10 +128,11 @@ class _Run:
         self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
         self.closed = [0] * self.N  # last round each agent has combined
         self.records: list[Release] = []  # validated ledger records, one per round and noisy channel
-        # one (record index, agent, time, receiver) per release; numbers only, so the GC stops
-        # tracking them (see Ledger.from_columns)
-        self.releases: list[tuple[int, int, float, int | None]] = []
+        # one (record index, agent, time, receiver or -1) per release; numbers only, so the GC
+        # stops tracking them (see Ledger.from_columns)
+        self.releases: list[tuple[int, int, float, int]] = []
         self.transcript = Transcript() if s.record_transcript else None
+        self._transmissions: list[tuple] | None = [] if s.record_transcript else None  # rows for the transcript
         self.sent = 0
         self.lost = 0
         self._links: dict[tuple[int, int], LinkChannel] = {}
@@ -172,10 +183,12 @@ class _Run:
         return ctx
 
     def _broadcast_noise(self, i: int, t: int, ctx: _RoundContext) -> dict[str, np.ndarray]:
+        """Agent ``i``'s rows of round ``t``'s noise blocks (drawn, and split per agent, on first use)."""
         if ctx.blocks is None:
-            ctx.blocks = {ch.name: self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension))
-                          for c, ch, d in ctx.declared}
-        return {name: block[i] for name, block in ctx.blocks.items()}
+            names = [ch.name for _, ch, _ in ctx.declared]
+            blocks = [self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension)) for c, ch, d in ctx.declared]
+            ctx.blocks = [dict(zip(names, rows)) for rows in zip(*blocks)] if blocks else [{}] * self.N
+        return ctx.blocks[i]
 
     def _unicast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
         return {
@@ -191,8 +204,11 @@ class _Run:
         receivers = ctx.view.receivers[i]
         if not self.unicast:
             own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
+            if self._transmissions is not None:
+                for payload in own.values():
+                    payload.setflags(write=False)  # the transcript stores it without a copy
             for k in ctx.records:
-                self.releases.append((k, i, now, None))
+                self.releases.append((k, i, now, -1))
             mid = next(self._message_ids)
             for j in receivers:
                 self._transmit(i, j, t, own, mid, now)
@@ -201,6 +217,9 @@ class _Run:
         sent = []
         for j in receivers:
             msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
+            if self._transmissions is not None:
+                for payload in msg.values():
+                    payload.setflags(write=False)
             for k in ctx.records:
                 self.releases.append((k, i, now, j))
             self._transmit(i, j, t, msg, next(self._message_ids), now)
@@ -216,12 +235,11 @@ class _Run:
         link = self._links.get((i, j)) or self._new_link(i, j)
         arrival = link.transmit(now)
         self.sent += 1
-        if self.transcript is not None:
+        if self._transmissions is not None:
             lost = arrival is None
             received = math.nan if lost else arrival
             for name, payload in msg.items():
-                payload.flags.writeable = False  # stored without a copy
-                self.transcript.append_trusted(t, i, j, name, now, received, lost, payload, mid)
+                self._transmissions.append((t, i, j, name, now, received, lost, payload, mid))
         if arrival is None:
             self.lost += 1
             return
@@ -257,55 +275,61 @@ class _Run:
         ctx.combiners_left -= 1
         if ctx.combiners_left == 0:
             del self._rounds[t]  # every agent has combined round t
-        cols, vals = ctx.view.rows[i]
-        used_cols, used_w, values = [], [], []
+        row = ctx.view.rows[i]
+        values: list[Mapping[str, np.ndarray] | None] = []
         age_max = 0
-        renormalize = False
-        for j, wij in zip(cols, vals):
+        missing = False
+        for j in row[0]:
             if j == i:
-                value = own
-            else:
-                got = available.get(j)
+                values.append(own)
+                continue
+            got = available.get(j)
+            if got is None:
+                if policy is None:
+                    raise MessageLostError(
+                        f"round {t}: the message from agent {j} to agent {i} was lost and the timing policy "
+                        f"has no missing-message policy (use missing='renormalize' or 'stale')"
+                    )
+                if policy == "stale":
+                    got = self.freshest[i].get(j)
                 if got is None:
-                    if policy is None:
-                        raise MessageLostError(
-                            f"round {t}: the message from agent {j} to agent {i} was lost and the timing policy "
-                            f"has no missing-message policy (use missing='renormalize' or 'stale')"
-                        )
-                    if policy == "stale":
-                        got = self.freshest[i].get(j)
-                    if got is None:
-                        renormalize = True
-                        continue
-                r, value = got
-                if t - r > age_max:
-                    age_max = t - r
-            used_cols.append(j)
-            used_w.append(wij)
-            values.append(value)
-        if not used_w:
-            raise MessageLostError(
-                f"round {t}: agent {i} has nothing to combine (its weight matrix row has no self weight and "
-                f"every in-neighbour's message is missing)"
-            )
-        if renormalize:
-            total = sum(used_w)
-            used_w = [w / total for w in used_w]
+                    values.append(None)
+                    missing = True
+                    continue
+            if t - got[0] > age_max:
+                age_max = t - got[0]
+            values.append(got[1])
+        if missing:
+            row, values = self._renormalized(i, t, row, values)
+        weights = row[1]
         mixed = {}
         for name in self.channel_names:  # eq. F, in column order (as the batch engine's sparse product)
-            terms = zip(used_w, values)
-            w0, v0 = next(terms)
-            acc = w0 * v0[name]
-            for w, v in terms:
-                acc = acc + w * v[name]
+            acc = weights[0] * values[0][name]
+            for k in range(1, len(weights)):
+                acc += weights[k] * values[k][name]
             mixed[name] = acc
         state = self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
         self.traj[t, i] = self.alg.decision(state)
         self.times[t, i] = self.env.now
-        self.rows[t - 1][i] = (tuple(used_cols), tuple(used_w))  # numbers only: not tracked by the GC
+        self.rows[t - 1][i] = row  # tuples of numbers: not tracked by the GC
         if age_max:
             self.staleness[t - 1, i] = age_max
         self.closed[i] = t
+
+    @staticmethod
+    def _renormalized(i: int, t: int, row: tuple[tuple[int, ...], tuple[float, ...]],
+                      values: list) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], list]:
+        """Row ``i`` of round ``t`` over the messages present (``values[k] is None``: missing), rescaled to sum 1."""
+        keep = [k for k, v in enumerate(values) if v is not None]
+        if not keep:
+            raise MessageLostError(
+                f"round {t}: agent {i} has nothing to combine (its weight matrix row has no self weight and "
+                f"every in-neighbour's message is missing)"
+            )
+        cols, vals = row
+        kept = [vals[k] for k in keep]
+        total = sum(kept)
+        return (tuple(cols[k] for k in keep), tuple(w / total for w in kept)), [values[k] for k in keep]
 
     # -- lockstep -------------------------------------------------------------------
     def _maybe_open_barrier(self, t: int) -> None:
@@ -357,7 +381,17 @@ class _Run:
             self._combine_and_update(i, t, own, available, "renormalize")
 
     # -- run ----------------------------------------------------------------------
-    def run(self) -> Result:
+    def run(self, pause_gc: bool = True) -> Result:
+        paused = pause_gc and gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            return self._run()
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self) -> Result:
         if isinstance(self.timing, Lockstep):
             self._start = [self.env.event() for _ in range(self.T + 1)]
             self._delivered = [self.env.event() for _ in range(self.T + 1)]
@@ -400,10 +434,11 @@ class _Run:
         if not self.releases:
             return Ledger()
         record, agent, time, receiver = zip(*self.releases)
-        return Ledger.from_columns(self.records, record=record, agent=agent, time=time,
-                                   receiver=[-1 if j is None else j for j in receiver])
+        return Ledger.from_columns(self.records, record=record, agent=agent, time=time, receiver=receiver)
 
     def _result(self) -> Result:
+        if self.transcript is not None:
+            self.transcript.extend_trusted(self._transmissions)
         eps, delta = self.alg.claimed_privacy(self.T)
         return Result(
             trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
@@ -413,11 +448,13 @@ class _Run:
         )
 
 
-def run_simpy(scenario: Any) -> Result:
+def run_simpy(scenario: Any, *, pause_gc: bool = True) -> Result:
     """Run ``scenario`` on the SimPy engine (see the module docstring).
 
     Args:
         scenario: a validated :class:`~asyncdp.scenario.Scenario`.
+        pause_gc: pause Python's cyclic garbage collector during the run
+            (restored afterwards; see the module docstring).
 
     Returns:
         A :class:`~asyncdp.result.Result`.
@@ -426,5 +463,14 @@ def run_simpy(scenario: Any) -> Result:
         MessageLostError: a message was lost under a lockstep timing with no
             missing-message policy.
         CostValueError: a cost returned NaN/inf (names agent and round).
+        ScenarioError: ``pause_gc`` is not a bool.
+
+    Example:
+        >>> from asyncdp import Huang2015
+        >>> result = run_simpy(Huang2015.example_scenario(seed=1))
+        >>> len(result.ledger), result.trajectory.shape
+        (150, (26, 6, 2))
     """
-    return _Run(scenario).run()
+    if not isinstance(pause_gc, bool):
+        raise ScenarioError(f"pause_gc must be True or False, got {pause_gc!r}")
+    return _Run(scenario).run(pause_gc)
