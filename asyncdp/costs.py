@@ -287,8 +287,7 @@ class CostFamily(abc.ABC):
     def _prepare(
         self, agents: Any, x: Any, round_index: int | None
     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-        if (type(agents) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64
-                and x.shape[0] == self._dim and 0 <= agents < self._num_agents):
+        if self._one_point(agents, x):
             return np.asarray(agents), x, ()  # fast path for one agent and one point (the SimPy engine)
         where = _where(None, round_index)
         prefix = f"{where}: " if where else ""
@@ -316,6 +315,11 @@ class CostFamily(abc.ABC):
                 f"x of shape {xx.shape} (leading axes {xx.shape[:-1]})"
             ) from None
         return a, xx, shape
+
+    def _one_point(self, agents: Any, x: Any) -> bool:
+        """Whether the call is for one valid agent (an ``int``) at one float point of the right dimension."""
+        return (type(agents) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64
+                and x.shape[0] == self._dim and 0 <= agents < self._num_agents)
 
     def _check_finite(
         self,
@@ -421,6 +425,15 @@ class CostFamily(abc.ABC):
             >>> RendezvousQuadratic([[1.0, 0.0]]).gradient(0, [0.0, 0.0])
             array([-2.,  0.])
         """
+        if self._one_point(agents, x):  # the SimPy engine's call: fewer steps, the same checks
+            a = np.asarray(agents)
+            out = np.asarray(self._gradient(a, x, round_index), dtype=float)
+            if out.shape == x.shape and math.isfinite(out.dot(out)):
+                return out
+            if out.shape != x.shape:
+                out = np.broadcast_to(out, x.shape).copy()
+            self._check_finite(out, a, x, (), "gradient", round_index)
+            return out
         a, xx, shape = self._prepare(agents, x, round_index)
         full = shape + (self._dim,)
         out = np.asarray(self._gradient(a, xx, round_index), dtype=float)

@@ -109,6 +109,9 @@ class Domain(abc.ABC):
             >>> Box(-1.0, 1.0, dim=2).project([2.0, 0.5])
             array([1. , 0.5])
         """
+        if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.shape[0] == self.dim \
+                and math.isfinite(x.dot(x)):
+            return self._project(x)  # one finite point (the SimPy engine's call); NaN/inf make the dot non-finite
         return self._project(self._as_points(x))
 
     def contains(self, x: Any, tol: float = 1e-12) -> np.ndarray:

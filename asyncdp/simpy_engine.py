@@ -270,7 +270,8 @@ class _Run:
 
     # -- combining (F) and updating (U) ----------------------------------------
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
-                            available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None) -> None:
+                            available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None,
+                            now: float) -> None:
         ctx = self._rounds[t]
         ctx.combiners_left -= 1
         if ctx.combiners_left == 0:
@@ -310,7 +311,7 @@ class _Run:
             mixed[name] = acc
         state = self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
         self.traj[t, i] = self.alg.decision(state)
-        self.times[t, i] = self.env.now
+        self.times[t, i] = now
         self.rows[t - 1][i] = row  # tuples of numbers: not tracked by the GC
         if age_max:
             self.staleness[t - 1, i] = age_max
@@ -344,7 +345,7 @@ class _Run:
             self._maybe_open_barrier(t)
             yield self._delivered[t]
             available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
-            self._combine_and_update(i, t, own, available, self.timing.missing)
+            self._combine_and_update(i, t, own, available, self.timing.missing, self.env.now)
             self._done[t] += 1
             if self._done[t] == self.N:
                 self._end[t].succeed()
@@ -367,7 +368,7 @@ class _Run:
             own = self._send(i, t)
             yield self.env.timeout(max(0.0, timing.combine_time(t, drift, jitter) - self.env.now))
             available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
-            self._combine_and_update(i, t, own, available, timing.missing)
+            self._combine_and_update(i, t, own, available, timing.missing, self.env.now)
 
     def _async_agent(self, i: int):
         timing: Async = self.timing
@@ -378,7 +379,7 @@ class _Run:
             yield timeout(wait(rng))
             own = self._send(i, t)
             available = fresh if limit is None else {j: v for j, v in fresh.items() if t - v[0] <= limit}
-            self._combine_and_update(i, t, own, available, "renormalize")
+            self._combine_and_update(i, t, own, available, "renormalize", self.env.now)
 
     # -- run ----------------------------------------------------------------------
     def run(self, pause_gc: bool = True) -> Result:

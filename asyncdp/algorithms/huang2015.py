@@ -174,7 +174,8 @@ class Huang2015(Algorithm):
         z = mixed["y"]
         g = problem.costs.gradient(agents, z, round_index=t)
         if self.gradient == "clip":
-            g = clip_l2(g, self._require_bound()[0])  # unchanged where ||g|| <= C2
+            c2 = self.gradient_bound if self.gradient_bound is not None else self._require_bound()[0]
+            g = clip_l2(g, c2)  # unchanged where ||g|| <= C2
         return {"x": problem.domain.project(z - self.step(t) * g)}
 
     def decision(self, state: State) -> np.ndarray:
