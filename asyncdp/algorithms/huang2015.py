@@ -117,6 +117,7 @@ class Huang2015(Algorithm):
             raise AlgorithmParameterError(
                 f"huang2015: gradient_bound C2 must be positive and finite, got {self.gradient_bound!r}"
             )
+        object.__setattr__(self, "_scales", {})  # noise_scale(t) per t; not a field (no effect on eq, hash, repr)
 
     # -- binding ----------------------------------------------------------
     def bind(self, problem: Any) -> Huang2015:
@@ -145,12 +146,21 @@ class Huang2015(Algorithm):
         return self.c * self.q ** (t - 1)
 
     def noise_scale(self, t: int) -> float:
-        """``M_t`` of eq. (8) (``p^(t-1)``), or of the Theorem 5 proof (``p^t``); 0 if epsilon is inf."""
-        c2, n = self._require_bound()
-        if math.isinf(self.epsilon):
-            return 0.0
-        power = t - 1 if self.schedule == "eq8" else t
-        return 2.0 * c2 * math.sqrt(n) * self.c * self.p**power / (self.epsilon * (self.p - self.q))
+        """``M_t`` of eq. (8) (``p^(t-1)``), or of the Theorem 5 proof (``p^t``); 0 if epsilon is inf.
+
+        A pure function of the parameters and ``t``, remembered per ``t`` (every
+        agent asks for it every round).
+        """
+        scale = self._scales.get(t)
+        if scale is None:
+            c2, n = self._require_bound()
+            if math.isinf(self.epsilon):
+                scale = 0.0
+            else:
+                power = t - 1 if self.schedule == "eq8" else t
+                scale = 2.0 * c2 * math.sqrt(n) * self.c * self.p**power / (self.epsilon * (self.p - self.q))
+            self._scales[t] = scale
+        return scale
 
     def sensitivity(self, t: int) -> float:
         """Claimed L1 sensitivity of ``x(t)``: ``Delta(t) = 2 C2 sqrt(n) gamma_t`` (Lemma 4), ``Delta(0) = 0``."""
