@@ -15,10 +15,12 @@ and a latency per message (:mod:`asyncdp.links`); the timing policy
 
 A message that is missing when an agent combines is handled by the explicit
 policy of the timing object: ``None`` (lockstep only: raise
-:class:`~asyncdp.errors.MessageLostError`), ``"renormalize"`` (rescale the
-row over the messages present) or ``"stale"`` (reuse the last value received
-from that neighbour; if none was ever received the row is renormalized). The
-weights actually used are recorded as the *realized mixing sequence*.
+:class:`~asyncdp.errors.MessageLostError`), ``"renormalize"`` (drop the
+missing senders and rescale the remaining weights to the row's original
+total: 1 for a row-stochastic matrix, the row's own mass for e.g. push-sum
+weights) or ``"stale"`` (reuse the last value received from that neighbour;
+if none was ever received the row is renormalized). The weights actually
+used are recorded as the *realized mixing sequence*.
 
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
@@ -338,7 +340,11 @@ class _Run:
     @staticmethod
     def _renormalized(i: int, t: int, row: tuple[tuple[int, ...], tuple[float, ...]],
                       values: list) -> tuple[tuple[tuple[int, ...], tuple[float, ...]], list]:
-        """Row ``i`` of round ``t`` over the messages present (``values[k] is None``: missing), rescaled to sum 1."""
+        """Row ``i`` of round ``t`` over the messages present (``values[k] is None``: missing).
+
+        The kept weights are rescaled to the row's original total (1 for a
+        row-stochastic matrix; e.g. push-sum rows keep their mass).
+        """
         keep = [k for k, v in enumerate(values) if v is not None]
         if not keep:
             raise MessageLostError(
@@ -347,8 +353,9 @@ class _Run:
             )
         cols, vals = row
         kept = [vals[k] for k in keep]
-        total = sum(kept)
-        return (tuple(cols[k] for k in keep), tuple(w / total for w in kept)), [values[k] for k in keep]
+        row_total, kept_total = sum(vals), sum(kept)
+        scaled = tuple(w / kept_total * row_total for w in kept)  # exact w / kept_total when row_total == 1
+        return (tuple(cols[k] for k in keep), scaled), [values[k] for k in keep]
 
     # -- lockstep -------------------------------------------------------------------
     def _maybe_open_barrier(self, t: int) -> None:

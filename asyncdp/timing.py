@@ -12,7 +12,8 @@ These are validated configuration objects; the engine interprets them.
 Missing-message policies (``missing``):
 
 * ``"renormalize"`` -- drop the missing neighbours and rescale the remaining
-  combination weights to the original total;
+  combination weights to the row's original total (1 for a row-stochastic
+  matrix; a push-sum row keeps its own mass);
 * ``"stale"`` -- use the most recent value received earlier from that neighbour;
 * ``None`` (:class:`Lockstep` only) -- a lost message is an error: the engine
   raises :class:`~asyncdp.errors.MessageLostError`.

@@ -515,7 +515,7 @@ def test_deadline_renormalize_realized_mixing_and_audit() -> None:
     first = int(missing["round"].min())
     assert first > 1  # the seed is chosen so that the first rounds are complete
 
-    # each realized row is W_t's row over the messages present, rescaled to sum 1
+    # each realized row is W_t's row over the messages present, rescaled to its total (1: W_t is doubly stochastic)
     gone = set(zip(missing["round"], missing["sender"], missing["receiver"]))
     for t in range(1, T + 1):
         W = seq.dense(t)
@@ -536,6 +536,33 @@ def test_deadline_renormalize_realized_mixing_and_audit() -> None:
     assert r.realized.length == T
     assert r.summary()["realized_doubly_stochastic"] is False
     assert not r.staleness.any()
+
+
+def test_renormalize_keeps_the_row_total_of_a_column_stochastic_matrix() -> None:
+    """Push-sum style weights (columns sum to 1, rows do not): a row over the messages present keeps its total."""
+    N, T = 5, 40
+    W = np.zeros((N, N))
+    for j in range(N):  # sender j keeps 1/(d+1) and sends 1/(d+1) to each of its d out-neighbours
+        outs = [(j + 1) % N] + ([(j + 2) % N] if j % 2 == 0 else [])
+        for i in [j, *outs]:
+            W[i, j] = 1.0 / (len(outs) + 1)
+    assert np.allclose(W.sum(axis=0), 1.0) and not np.allclose(W.sum(axis=1), 1.0)
+    seq = topology.static(W)
+    r = Scenario(rendezvous_problem(addresses(N, seed=3)), seq, Huang2015(epsilon=1.0, c=0.3, q=0.9, p=0.95),
+                 timing=Deadline(deadline=0.9, missing="renormalize"),
+                 links=Links(LinkModel(ConstantLatency(0.1), loss=0.2)), horizon=T, seed=2).run()
+    missing = _missing_from_transcript(r)
+    assert len(missing) == r.messages_lost > 0
+    gone = set(zip(missing["round"], missing["sender"], missing["receiver"]))
+    for t in range(1, T + 1):
+        expected = W.copy()
+        for i in range(N):
+            for j in range(N):
+                if (t, j, i) in gone:
+                    expected[i, j] = 0.0
+            expected[i] *= W[i].sum() / expected[i].sum()
+        np.testing.assert_allclose(r.realized.dense(t), expected, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(r.realized.dense(t).sum(axis=1), W.sum(axis=1), rtol=0, atol=1e-15)
 
 
 def test_deadline_stale_keeps_rows_and_records_staleness() -> None:
