@@ -147,7 +147,7 @@ class Scenario:
         }
 
     def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False,
-            pause_gc: bool = True) -> Any:
+            freeze_gc: bool = True) -> Any:
         """Run the scenario.
 
         Args:
@@ -157,19 +157,22 @@ class Scenario:
                 once; returns a :class:`~asyncdp.batch_engine.BatchResult`).
             runs, keep, transcripts: batch engine options (see
                 :func:`~asyncdp.batch_engine.run_batch`).
-            pause_gc: SimPy engine: pause Python's cyclic garbage collector
-                during the run (see :func:`~asyncdp.simpy_engine.run_simpy`).
+            freeze_gc: SimPy engine: keep pre-existing objects out of the
+                cyclic garbage collector's scans during the run (see
+                :func:`~asyncdp.simpy_engine.run_simpy`).
 
         Raises:
             ScenarioError: an unknown engine, a scenario outside the batch
-                engine's scope, or a non-bool ``pause_gc``.
+                engine's scope, or a non-bool ``freeze_gc``.
         """
+        if not isinstance(freeze_gc, bool):
+            raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
         if engine == "simpy":
             if runs != 1:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
             from .simpy_engine import run_simpy
 
-            return run_simpy(self, pause_gc=pause_gc)
+            return run_simpy(self, freeze_gc=freeze_gc)
         if engine == "batch":
             from .batch_engine import run_batch
 

@@ -25,14 +25,16 @@ used are recorded as the *realized mixing sequence*.
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
 
-Garbage collection: by default Python's *cyclic* garbage collector is paused
-while a run executes (``pause_gc=True``) and restored afterwards, even on
-error. A run creates no reference cycles, so reference counting frees
-everything as usual; the pause only skips the collector's periodic scans of
-the whole heap, which otherwise cost about a tenth of an event-driven run
-(see BENCHMARKS.md). Cyclic garbage made by user code during a run (e.g. in a
-cost function) is collected after the run. Pass ``pause_gc=False`` to keep
-the collector running.
+Garbage collection: by default (``freeze_gc=True``) a run starts with
+:func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error. The
+objects that existed before the run (mostly imported modules) are then left
+out of the cyclic collector's scans while the run executes; the collector
+keeps collecting everything created during the run, e.g. cyclic garbage made
+by a cost function. Full scans of a heap of imported libraries otherwise cost
+about a tenth of an event-driven run (see BENCHMARKS.md). If the process has
+already frozen objects (e.g. a server that froze its heap before forking), the
+run does not freeze or unfreeze anything. Pass ``freeze_gc=False`` to leave
+the collector alone.
 """
 
 from __future__ import annotations
@@ -204,7 +206,7 @@ class _Run:
         if ctx.blocks is None:
             names = [ch.name for _, ch, _ in ctx.declared]
             blocks = [self.noise.broadcast(t, c, ch.mechanism, (self.N, d.dimension)) for c, ch, d in ctx.declared]
-            ctx.blocks = [dict(zip(names, rows)) for rows in zip(*blocks)] if blocks else [{}] * self.N
+            ctx.blocks = [dict(zip(names, rows)) for rows in zip(*blocks)] if blocks else [{} for _ in range(self.N)]
         return ctx.blocks[i]
 
     def _unicast_noise(self, i: int, t: int, declared) -> dict[str, np.ndarray]:
@@ -407,15 +409,15 @@ class _Run:
             self._combine_and_update(i, t, own, available, "renormalize", self.env.now)
 
     # -- run ----------------------------------------------------------------------
-    def run(self, pause_gc: bool = True) -> Result:
-        paused = pause_gc and gc.isenabled()
-        if paused:
-            gc.disable()
+    def run(self, freeze_gc: bool = True) -> Result:
+        frozen = freeze_gc and gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()
         try:
             return self._run()
         finally:
-            if paused:
-                gc.enable()
+            if frozen:
+                gc.unfreeze()
 
     def _run(self) -> Result:
         if isinstance(self.timing, Lockstep):
@@ -474,22 +476,25 @@ class _Run:
         )
 
 
-def run_simpy(scenario: Any, *, pause_gc: bool = True) -> Result:
+def run_simpy(scenario: Any, *, freeze_gc: bool = True) -> Result:
     """Run ``scenario`` on the SimPy engine (see the module docstring).
 
     Args:
         scenario: a validated :class:`~asyncdp.scenario.Scenario`.
-        pause_gc: pause Python's cyclic garbage collector during the run
-            (restored afterwards; see the module docstring).
+        freeze_gc: keep the objects that exist before the run out of the
+            cyclic garbage collector's scans during the run (see the module
+            docstring).
 
     Returns:
         A :class:`~asyncdp.result.Result`.
 
     Raises:
         MessageLostError: a message was lost under a lockstep timing with no
-            missing-message policy.
+            missing-message policy, or (any timing) an agent has nothing to
+            combine: its row has no self weight and every in-neighbour's
+            message is missing.
         CostValueError: a cost returned NaN/inf (names agent and round).
-        ScenarioError: ``pause_gc`` is not a bool.
+        ScenarioError: ``freeze_gc`` is not a bool.
 
     Example:
         >>> from asyncdp import Huang2015
@@ -497,6 +502,6 @@ def run_simpy(scenario: Any, *, pause_gc: bool = True) -> Result:
         >>> len(result.ledger), result.trajectory.shape
         (150, (26, 6, 2))
     """
-    if not isinstance(pause_gc, bool):
-        raise ScenarioError(f"pause_gc must be True or False, got {pause_gc!r}")
-    return _Run(scenario).run(pause_gc)
+    if not isinstance(freeze_gc, bool):
+        raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
+    return _Run(scenario).run(freeze_gc)
