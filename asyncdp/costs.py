@@ -36,6 +36,7 @@ from scipy import optimize
 
 from .domains import Ball, Box, Domain, Reals
 from .errors import ConstantViolationError, CostValueError, ProblemError
+from .finite import all_finite
 
 __all__ = [
     "FunctionClass",
@@ -330,11 +331,9 @@ class CostFamily(abc.ABC):
         kind: str,
         round_index: int | None,
     ) -> None:
-        if out.ndim <= 1 and math.isfinite(out.dot(out)):
-            return  # one point: a NaN/inf entry makes the sum of squares non-finite (overflow falls through)
-        finite = np.isfinite(out)
-        if finite.all():
+        if all_finite(out):
             return
+        finite = np.isfinite(out)
         if kind == "gradient":
             finite = np.all(finite, axis=-1)
         if finite.all():
@@ -428,7 +427,7 @@ class CostFamily(abc.ABC):
         if self._one_point(agents, x):  # the SimPy engine's call: fewer steps, the same checks
             a = np.asarray(agents)
             out = np.asarray(self._gradient(a, x, round_index), dtype=float)
-            if out.shape == x.shape and math.isfinite(out.dot(out)):
+            if out.shape == x.shape and all_finite(out):
                 return out
             if out.shape != x.shape:
                 out = np.broadcast_to(out, x.shape).copy()

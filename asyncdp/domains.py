@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import ProblemError
+from .finite import all_finite
 
 __all__ = ["Domain", "Box", "Ball", "Reals", "domain_from_dict"]
 
@@ -74,8 +75,8 @@ class Domain(abc.ABC):
     # ------------------------------------------------------------------ checks
     def _as_points(self, x: Any, *, finite: bool = True) -> np.ndarray:
         if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim >= 1 and x.shape[-1] == self.dim:
-            if not finite or (math.isfinite(x.dot(x)) if x.ndim == 1 else np.isfinite(x).all()):
-                return x  # fast path: already a float array of the right shape (one point: NaN/inf -> non-finite dot)
+            if not finite or all_finite(x):
+                return x  # fast path: already a float array of the right shape
         try:
             arr = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as exc:
@@ -110,8 +111,8 @@ class Domain(abc.ABC):
             array([1. , 0.5])
         """
         if type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and x.shape[0] == self.dim \
-                and math.isfinite(x.dot(x)):
-            return self._project(x)  # one finite point (the SimPy engine's call); NaN/inf make the dot non-finite
+                and all_finite(x):
+            return self._project(x)  # one finite point (the SimPy engine's call)
         return self._project(self._as_points(x))
 
     def contains(self, x: Any, tol: float = 1e-12) -> np.ndarray:
