@@ -1,15 +1,20 @@
 """L2 clipping of gradient-like rows, shared by the rules that clip.
 
 ``clip_l2(v, bound)`` scales every row (last axis) of ``v`` to L2 norm at most
-``bound``: ``v * (bound / max(||v||, bound))``. A row inside the ball is
-returned unchanged, bit for bit (the factor is exactly ``1.0`` there).
+``bound``: ``v * (bound / max(||v||, bound))``. A row inside the ball keeps
+its exact values (the factor is exactly ``1.0`` there).
 
 The SimPy engine calls rules on one point at a time (``v.ndim == 1``) and the
-batch engine on ``(R, N, n)`` arrays. Both must give the same bits, so the
-one-point path computes exactly what the vectorized path computes for that
-row; it only uses a cheaper sum of squares (``v @ v``) to *decide* that the
-row is well inside the ball, with a margin far above any rounding
-difference between the two sums.
+batch engine on ``(R, N, n)`` arrays. Both must give the same bits, so for
+float64 input the one-point path computes exactly what the vectorized path
+computes for that row; it only uses a cheaper sum of squares (``v @ v``) to
+*decide* that the row is well inside the ball, with a margin far above any
+rounding difference between the two sums.
+
+Rows whose sum of squares overflows (entries beyond about ``1e154``) get the
+scaled norm ``m * sqrt(sum((v / m)^2))`` with ``m = max |v_k|``, in both paths,
+instead of an infinite norm that would silently clip them to zero (numpy may
+warn about the overflow on the way).
 """
 
 from __future__ import annotations
@@ -23,18 +28,25 @@ __all__ = ["clip_l2"]
 _UNIT = 2.0**-53  # unit roundoff of float64
 
 
+def _scaled_norms(rows: np.ndarray) -> np.ndarray:
+    """L2 norms of the rows of ``rows`` (shape ``(k, n)``) without overflow: ``m * sqrt(sum((r / m)^2))``."""
+    m = np.abs(rows).max(axis=-1, keepdims=True)
+    q = rows / m
+    return m * np.sqrt((q * q).sum(axis=-1, keepdims=True))
+
+
 def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
     """Scale each row of ``v`` (last axis) to L2 norm at most ``bound``.
 
     Args:
-        v: float array of shape ``(..., n)``.
+        v: float array of shape ``(..., n)`` with finite entries.
         bound: the L2 bound, positive and finite (not checked: the calling
             rule validates its parameters once).
 
     Returns:
         ``v * (bound / max(||v||_2, bound))`` row by row: rows with norm at
-        most ``bound`` keep their exact values (for one point well inside
-        the ball, ``v`` itself is returned).
+        most ``bound`` keep their exact values (for one float64 point well
+        inside the ball, ``v`` itself is returned).
 
     Example:
         >>> clip_l2(np.array([3.0, 4.0]), 1.0).tolist()
@@ -42,13 +54,20 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
         >>> clip_l2(np.array([[0.3, 0.4], [3.0, 4.0]]), 1.0)[0].tolist()
         [0.3, 0.4]
     """
-    if v.ndim == 1:
+    if v.ndim == 1 and v.dtype == np.float64:
         n = v.shape[0]
         # both sums of n nonnegative products are within about (n + 1) units of roundoff of
         # the exact one; below this threshold the exact row norm is certainly <= bound
         if float(v.dot(v)) < bound * bound * (1.0 - 8.0 * (n + 2) * _UNIT):
             return v
-        norm = math.sqrt(float((v * v).sum()))
+        squares = float((v * v).sum())
+        norm = math.sqrt(squares) if squares != math.inf else float(_scaled_norms(v[None, :])[0, 0])
         return v * (bound / max(norm, bound))
-    norm = np.sqrt((v * v).sum(axis=-1, keepdims=True))
+    if v.ndim == 1:  # another dtype: as a batch of one row
+        return clip_l2(v[None, :], bound)[0]
+    squares = (v * v).sum(axis=-1, keepdims=True)
+    norm = np.sqrt(squares)
+    overflow = np.isinf(squares[..., 0])
+    if overflow.any():
+        norm[overflow] = _scaled_norms(v[overflow])
     return v * (bound / np.maximum(norm, bound))

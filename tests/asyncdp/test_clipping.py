@@ -63,3 +63,27 @@ def test_examples():
     assert clip_l2(np.array([3.0, 4.0]), 1.0) == pytest.approx([0.6, 0.8], rel=1e-15)
     batch = clip_l2(np.array([[[3.0, 4.0], [0.0, 0.5]]]), 1.0)
     assert batch.shape == (1, 2, 2) and batch[0, 1].tolist() == [0.0, 0.5]
+
+
+@given(scale=st.floats(1e155, 1e300), direction=arrays(np.float64, st.integers(1, 6), elements=st.floats(-1, 1)),
+       bound=st.floats(1e-3, 1e3))
+def test_huge_rows_are_clipped_to_the_bound_not_to_zero(scale, direction, bound):
+    """A sum of squares that overflows must not become an infinite norm (which would zero the row)."""
+    if not np.abs(direction).max() > 1e-3:
+        return
+    v = direction * scale
+    with np.errstate(over="ignore"):
+        one = clip_l2(v, bound)
+        batch = clip_l2(np.stack([v, v / scale]), bound)
+    assert one.tobytes() == batch[0].tobytes()
+    norm = float(np.linalg.norm(one / bound)) * bound
+    assert norm == pytest.approx(bound, rel=1e-12)
+    assert np.allclose(one / norm, v / np.linalg.norm(v / scale) / scale, rtol=1e-9, atol=1e-300)
+
+
+def test_other_dtypes_take_the_vectorized_formula():
+    v32 = np.array([3.0, 4.0], dtype=np.float32)
+    out = clip_l2(v32, 1.0)
+    assert out.dtype == np.float32 and out.tolist() == clip_l2(v32[None, :], 1.0)[0].tolist()
+    ints = np.array([3, 4])
+    assert clip_l2(ints, 10.0).tolist() == [3.0, 4.0] and clip_l2(ints, 10.0).dtype == np.float64
