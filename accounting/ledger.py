@@ -107,7 +107,7 @@ class Release:
             >>> r.copy_for(5, 1.5) == Release(5, 3, 1.5, "laplace", 2.0, 2, 1.0)
             True
         """
-        new = object.__new__(Release)
+        new = object.__new__(type(self))
         d = new.__dict__
         d.update(self.__dict__)
         d["agent"] = agent
@@ -183,14 +183,22 @@ class Ledger:
         for r in recs:
             if not isinstance(r, Release):
                 raise LedgerFormatError(f"a ledger holds Release records, got {type(r).__name__}")
-        cols = {
-            "record": np.asarray(record, dtype=np.int64).reshape(-1),
-            "agent": np.asarray(agent, dtype=np.int64).reshape(-1),
-            "time": np.asarray(time, dtype=np.float64).reshape(-1),
-        }
+        given = {"record": record, "agent": agent, "time": time}
+        if receiver is not None:
+            given["receiver"] = receiver
+        cols = {}
+        for name, values in given.items():
+            col = np.asarray(values)
+            if col.ndim != 1:
+                raise LedgerFormatError(f"ledger column {name} must be one-dimensional, got shape {col.shape}")
+            if col.size and name != "time" and col.dtype.kind not in "iu":
+                raise LedgerFormatError(f"ledger column {name} must hold integers, got dtype {col.dtype}")
+            if col.size and name == "time" and col.dtype.kind not in "iuf":
+                raise LedgerFormatError(f"ledger column time must hold numbers, got dtype {col.dtype}")
+            cols[name] = col.astype(np.float64 if name == "time" else np.int64)
         m = cols["record"].size
-        cols["receiver"] = (np.full(m, -1, dtype=np.int64) if receiver is None
-                            else np.asarray(receiver, dtype=np.int64).reshape(-1))
+        if receiver is None:
+            cols["receiver"] = np.full(m, -1, dtype=np.int64)
         for name, col in cols.items():
             if col.size != m:
                 raise LedgerFormatError(f"ledger columns differ in length: record has {m} rows, {name} {col.size}")
@@ -210,6 +218,12 @@ class Ledger:
         led._objects = None
         led._cols = {"records": recs, **cols}
         return led
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also ledgers pickled by versions that stored only a tuple ``_releases``."""
+        if "_releases" in state:
+            state = {"_objects": tuple(state["_releases"]), "_cols": None}
+        self.__dict__.update(state)
 
     @property
     def _releases(self) -> tuple[Release, ...]:

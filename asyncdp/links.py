@@ -244,6 +244,12 @@ class LogNormalLatency(LatencyModel):
         object.__setattr__(self, "sigma", s)
         object.__setattr__(self, "_mu", math.log(m))  # not a field: no effect on eq, hash or repr
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also from versions that did not store ``_mu``."""
+        self.__dict__.update(state)
+        if "_mu" not in state:
+            object.__setattr__(self, "_mu", math.log(self.median))
+
     def sample(self, rng: np.random.Generator, size: int | None = None) -> float | np.ndarray:
         if size is None:
             return rng.lognormal(self._mu, self.sigma)  # a Python float
@@ -618,7 +624,7 @@ class LinkChannel:
         rng = self.rng
         lost = rng.random() < self._loss  # a Python bool
         try:
-            delay = self._sample(rng)  # a Python float (LatencyModel.sample with size=None)
+            delay = float(self._sample(rng))  # a user model may return a numpy scalar (e.g. float32)
         except LinkModelError as exc:
             raise LinkModelError(f"{self._name()}: {exc}") from exc
         return lost, delay

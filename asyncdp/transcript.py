@@ -259,6 +259,13 @@ class Transcript:
             self._next_id = mid + 1
         self._cols = None
 
+    def append_trusted(
+        self, round: int, sender: int, receiver: int, channel: str, send_time: float,
+        receive_time: float, lost: bool, payload: np.ndarray, message_id: int,
+    ) -> None:
+        """Fast path of :meth:`append`: one row of :meth:`extend_trusted` (same contract)."""
+        self.extend_trusted([(round, sender, receiver, channel, send_time, receive_time, lost, payload, message_id)])
+
     def extend_trusted(self, rows: list[tuple[Any, ...]]) -> None:
         """Fast path of :meth:`append` for the engines: many well-typed rows at once.
 
@@ -290,6 +297,13 @@ class Transcript:
         self._pending_rows = []
         self._frozen = True
         return self
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also transcripts pickled by versions that kept one list per field (``_lists``)."""
+        lists = state.pop("_lists", None)
+        if lists is not None:
+            state["_pending_rows"] = list(zip(*(lists[f] for f in _FIELDS)))
+        self.__dict__.update(state)
 
     @property
     def frozen(self) -> bool:

@@ -119,6 +119,11 @@ class Huang2015(Algorithm):
             )
         object.__setattr__(self, "_scales", {})  # noise_scale(t) per t; not a field (no effect on eq, hash, repr)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also from versions without the ``noise_scale`` memo."""
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_scales", {})
+
     # -- binding ----------------------------------------------------------
     def bind(self, problem: Any) -> Huang2015:
         """Fill ``C2``, ``C3`` and ``n`` from ``problem`` and validate ``c < 1/C3``.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -156,3 +157,29 @@ def test_bad_files_are_clear_errors(tmp_path):
     with pytest.raises(LedgerFormatError, match="holds Release records, got int"):
         Ledger([1])
     assert np.array_equal(Ledger.from_json(_eager([(0, 1, 0.5, -1)]).to_json()).to_dataframe()["agent"], [1])
+
+
+def test_columnar_ledger_rejects_non_integer_and_multidimensional_columns():
+    with pytest.raises(LedgerFormatError, match="column agent must hold integers, got dtype float64"):
+        Ledger.from_columns(RECORDS, record=[0], agent=[1.7], time=[0.0])
+    with pytest.raises(LedgerFormatError, match="column record must be one-dimensional, got shape \\(1, 2\\)"):
+        Ledger.from_columns(RECORDS, record=[[0, 1]], agent=[0, 1], time=[0.0, 0.0])
+    with pytest.raises(LedgerFormatError, match="column time must hold numbers"):
+        Ledger.from_columns(RECORDS, record=[0], agent=[0], time=["soon"])
+
+
+def test_copy_for_keeps_the_subclass():
+    class Tagged(Release):
+        pass
+
+    r = Tagged(0, 1, 0.0, "laplace", 1.0, 1)
+    assert type(r.copy_for(2, 0.5)) is Tagged
+
+
+def test_ledgers_pickled_by_earlier_versions_still_load():
+    """Earlier versions pickled a ledger as the state {'_releases': (Release, ...)}."""
+    old = Ledger.__new__(Ledger)
+    old.__setstate__({"_releases": tuple(RECORDS)})
+    assert old == Ledger(RECORDS) and len(old) == 3 and old.agents == [0]
+    for led in (_eager([(0, 1, 0.5, -1)]), _columnar([(0, 1, 0.5, -1), (1, 4, 1.0, 3)])):  # no NaN claims: nan != nan
+        assert pickle.loads(pickle.dumps(led)) == led

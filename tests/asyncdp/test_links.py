@@ -9,6 +9,7 @@ distribution or draw order, not bad luck (the level bounds how unlucky a
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from asyncdp.links import (
     CallableLatency,
     ConstantLatency,
     ExponentialLatency,
+    LatencyModel,
     LinkChannel,
     LinkModel,
     Links,
@@ -253,3 +255,22 @@ def test_transmit_rejects_non_finite_send_time() -> None:
     ch = LinkChannel(LinkModel(), link_rng(0, 0, 1), link=(0, 1))
     with pytest.raises(LinkModelError, match=r"link 0 -> 1.*send_time"):
         ch.transmit(float("nan"))
+
+
+def test_latency_of_a_user_model_is_a_python_float() -> None:
+    class Float32Latency(LatencyModel):
+        def sample(self, rng, size=None):
+            return np.float32(0.1) if size is None else np.full(size, 0.1, dtype=np.float32)
+
+    ch = LinkChannel(LinkModel(Float32Latency()), link_rng(0, 0, 1))
+    arrival = ch.transmit(4.76090408)
+    assert type(arrival) is float and arrival == 4.76090408 + float(np.float32(0.1))
+
+
+def test_lognormal_latency_pickled_by_earlier_versions_still_samples() -> None:
+    """Earlier versions did not store the log-median."""
+    lat = LogNormalLatency(median=0.2, sigma=0.5)
+    old = LogNormalLatency.__new__(LogNormalLatency)
+    old.__setstate__({"median": 0.2, "sigma": 0.5})
+    assert old == lat and old.sample(np.random.default_rng(3)) == lat.sample(np.random.default_rng(3))
+    assert pickle.loads(pickle.dumps(lat)).sample(np.random.default_rng(3)) == lat.sample(np.random.default_rng(3))

@@ -90,3 +90,16 @@ def test_async_run_ledger_times_are_the_send_times():
     assert len(r.ledger) == 4 * 6
     for rel in r.ledger:
         assert rel.time == sends[(rel.round, rel.agent)]
+
+
+def test_huang2015_pickled_by_earlier_versions_still_schedules_noise():
+    """Earlier versions had no noise_scale memo in the instance state."""
+    import pickle
+
+    alg = Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9).bind(_scenario(Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9)).problem)
+    state = {k: v for k, v in alg.__dict__.items() if k != "_scales"}
+    old = Huang2015.__new__(Huang2015)
+    old.__setstate__(state)
+    assert old == alg and old.noise_scale(3) == alg.noise_scale(3)
+    again = pickle.loads(pickle.dumps(alg))
+    assert again == alg and again.noise_scale(5) == alg.noise_scale(5)

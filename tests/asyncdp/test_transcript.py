@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -237,3 +238,27 @@ def test_dataframe_layout_and_round_trip() -> None:
     bad.loc[0, "lost"] = False
     with pytest.raises(TranscriptError, match="transmission 0: receive_time"):
         Transcript.from_dataframe(bad)
+
+
+def test_transcripts_pickled_by_earlier_versions_still_load():
+    """Earlier versions kept one list per field in the state key '_lists'."""
+    tr = Transcript()
+    tr.append(1, 0, 1, "y", 0.0, 0.1, False, [1.0, 2.0], tr.new_message_id())
+    tr.append(1, 0, 2, "y", 0.0, math.nan, True, [1.0, 2.0], 0)
+    state = dict(tr.__dict__)
+    rows = state.pop("_pending_rows")
+    fields = ("round", "sender", "receiver", "channel", "send_time", "receive_time", "lost", "payload", "message_id")
+    state["_lists"] = {f: [row[k] for row in rows] for k, f in enumerate(fields)}
+    old = Transcript.__new__(Transcript)
+    old.__setstate__(state)
+    assert old == tr and old.messages_lost == 1
+    assert pickle.loads(pickle.dumps(tr)) == tr
+
+
+def test_append_trusted_is_one_row_of_extend_trusted():
+    a, b = Transcript(), Transcript()
+    payload = np.array([1.0, 2.0])
+    payload.setflags(write=False)
+    a.append_trusted(2, 1, 0, "y", 1.5, 1.75, False, payload, 4)
+    b.extend_trusted([(2, 1, 0, "y", 1.5, 1.75, False, payload, 4)])
+    assert a == b and a.new_message_id() == 5
