@@ -60,12 +60,12 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
         # the exact one; below this threshold the exact row norm is certainly <= bound
         if float(v.dot(v)) < bound * bound * (1.0 - 8.0 * (n + 2) * _UNIT):
             return v
-        squares = float((v * v).sum())
+        squares = float(np.add.reduce(v * v))  # = (v * v).sum(), without its Python-level wrapper
         norm = math.sqrt(squares) if squares != math.inf else float(_scaled_norms(v[None, :])[0, 0])
         return v * (bound / max(norm, bound))
     if v.ndim == 1:  # another dtype: as a batch of one row
         return clip_l2(v[None, :], bound)[0]
-    squares = (v * v).sum(axis=-1, keepdims=True)
+    squares = np.add.reduce(v * v, axis=-1, keepdims=True)
     norm = np.sqrt(squares)
     overflow = np.isinf(squares[..., 0])
     if overflow.any():
