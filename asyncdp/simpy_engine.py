@@ -50,7 +50,7 @@ import scipy.sparse as sp
 import simpy
 
 from accounting.ledger import Ledger, Release
-from topology.sequence import from_matrices
+from topology.sequence import GraphSequence, generated
 
 from .errors import MessageLostError, ScenarioError
 from .links import LinkChannel
@@ -444,18 +444,24 @@ class _Run:
             del self._on_delivery  # a bound method of self: keeping it would make the run a reference cycle
         return self._result()
 
-    def _realized(self):
-        """The realized mixing sequence: row ``i`` of round ``t`` holds the weights agent ``i`` used."""
-        mats = []
-        for t in range(self.T):
+    def _realized(self) -> GraphSequence:
+        """The realized mixing sequence: row ``i`` of round ``t`` holds the weights agent ``i`` used.
+
+        Each round's matrix is built from the recorded rows (and validated, as
+        every graph sequence's rounds are) when it is first asked for.
+        """
+        rows, n = self.rows, self.N
+
+        def round_matrix(t: int) -> sp.csr_array:
             indptr, indices, data = [0], [], []
-            for c, w in self.rows[t]:
-                indices.extend(c)
-                data.extend(w)
+            for cols, weights in rows[t - 1]:
+                indices.extend(cols)
+                data.extend(weights)
                 indptr.append(len(indices))
-            mats.append(sp.csr_array((np.asarray(data, dtype=float), np.asarray(indices, dtype=np.int64),
-                                      np.asarray(indptr, dtype=np.int64)), shape=(self.N, self.N)))
-        return from_matrices(mats, description="realized mixing")
+            return sp.csr_array((np.asarray(data, dtype=float), np.asarray(indices, dtype=np.int64),
+                                 np.asarray(indptr, dtype=np.int64)), shape=(n, n))
+
+        return generated(n, round_matrix, length=self.T, description="realized mixing")
 
     def _ledger(self) -> Ledger:
         """The run's releases, in the order they were made."""
