@@ -234,7 +234,7 @@ def from_matrices(
 
     Example:
         >>> seq = from_matrices([np.eye(2), [[0.5, 0.5], [0.5, 0.5]]])
-        >>> seq.length, seq.dense(2)[0, 1]
+        >>> seq.length, float(seq.dense(2)[0, 1])
         (2, 0.5)
     """
     mats = _validated_list(matrices)
