@@ -11,6 +11,7 @@ machine hits all three alike; we report the median time of each and the
 median over repeats of the per-repeat rate ratios.
 
 Run:  python benchmarks/bench_async_engine.py [--agents 100] [--rounds 200] [--repeats 9]
+      python benchmarks/bench_async_engine.py --workload engine --rounds 60   (one run, e.g. under a profiler)
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def engine(n: int, rounds: int, seed: int, transcript: bool = True) -> int:
     return result.messages_sent - result.messages_lost
 
 
+WORKLOADS = {
+    "bare": bare_simpy,
+    "engine": engine,
+    "engine-no-transcript": lambda n, rounds, seed: engine(n, rounds, seed, transcript=False),
+}
+
+
 def _timed(fn) -> tuple[float, int]:
     start = time.perf_counter()
     out = fn()
@@ -88,8 +96,13 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default=None,
+                        help="run only this workload, once, and print its deliveries (for profilers)")
     args = parser.parse_args()
     n, T, seed = args.agents, args.rounds, 1
+    if args.workload:
+        print(WORKLOADS[args.workload](n, T, seed))
+        return
     workloads = {
         "bare SimPy (baseline)": lambda: bare_simpy(n, T, seed),
         "async engine, transcript recorded": lambda: engine(n, T, seed),
