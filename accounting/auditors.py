@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .errors import PrivacyParameterError
 
@@ -127,6 +126,8 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
         >>> lo, round(hi, 4)
         (0.0, 0.3085)
     """
+    from scipy import stats
+
     a = _check_level("alpha", alpha)
     if trials < 1 or not 0 <= successes <= trials:
         raise PrivacyParameterError(f"need 0 <= successes <= trials and trials >= 1, got {successes}/{trials}")

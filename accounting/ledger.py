@@ -15,12 +15,14 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .errors import LedgerFormatError, PrivacyParameterError, UnknownMechanismError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MECHANISMS", "Release", "Ledger"]
 
@@ -268,6 +270,8 @@ class Ledger:
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per release, columns = the :class:`Release` fields."""
+        import pandas as pd
+
         if self._objects is None and len(self):  # columnar: one row per record, then take
             c = self._cols
             recs = pd.DataFrame([asdict(r) for r in c["records"]], columns=_COLUMNS)
@@ -288,6 +292,8 @@ class Ledger:
         Raises:
             LedgerFormatError: a required column is missing.
         """
+        import pandas as pd
+
         missing = [c for c in _COLUMNS if c not in df.columns and c not in ("channel", "receiver", "claimed_sensitivity")]
         if missing:
             raise LedgerFormatError(f"ledger table lacks column(s) {missing}")
@@ -352,6 +358,8 @@ class Ledger:
         path = Path(path)
         if path.suffix == ".json":
             return cls.from_json(path.read_text())
+        import pandas as pd
+
         if path.suffix == ".parquet":
             return cls.from_dataframe(pd.read_parquet(path))
         if path.suffix == ".csv":

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from .errors import PrivacyParameterError
@@ -270,6 +269,8 @@ def _safe_root(phi: Callable[[float], float], a: float, b: float) -> float:
 
     ``phi`` is monotone between ``a`` and ``b``; ``phi(b)`` may be ``-inf``.
     """
+    from scipy.optimize import brentq
+
     for _ in range(_MAX_ITER):  # brentq cannot interpolate with -inf: bisect until phi(b) is finite
         if math.isfinite(phi(b)):
             break

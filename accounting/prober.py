@@ -29,7 +29,6 @@ from numbers import Integral, Real
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from scipy import optimize
 
 from .errors import AccountingError, PrivacyParameterError
 
@@ -329,6 +328,8 @@ def probe_sensitivity(
         >>> round(res.max_found, 9), res.violation
         (2.0, True)
     """
+    from scipy import optimize
+
     claimed_f = _check_args(norm, samples, radius_factor, claimed)
     rng = np.random.default_rng(seed)
     n = pair.n

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import optimize
 
 from .domains import Ball, Box, Domain, Reals
 from .errors import ConstantViolationError, CostValueError, ProblemError
@@ -947,6 +946,8 @@ def numeric_optimum(
         >>> np.round(numeric_optimum(fam, Box(-1.0, 1.0, dim=2)), 8)
         array([1., 0.])
     """
+    from scipy import optimize
+
     family._check_domain(domain)
     agents = np.arange(family.num_agents)
     start = domain.center if x0 is None else domain.project(x0)

@@ -13,13 +13,16 @@ Conventions used throughout the project:
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import InvalidMatrixError, NodeCountMismatchError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "as_weight_matrix",
@@ -29,12 +32,22 @@ __all__ = [
 ]
 
 
+def _is_graph(obj: Any) -> bool:
+    """Whether ``obj`` is a networkx graph; networkx is not imported for the check.
+
+    No graph exists unless networkx has been imported, so the check needs only
+    ``sys.modules`` (``import topology`` stays free of networkx's start-up cost).
+    """
+    nx = sys.modules.get("networkx")
+    return nx is not None and isinstance(obj, (nx.Graph, nx.DiGraph))
+
+
 def _where(round_index: int | None) -> str:
     return f"round {round_index}: " if round_index is not None else ""
 
 
 def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
-    if isinstance(matrix, (nx.Graph, nx.DiGraph)):
+    if _is_graph(matrix):
         raise InvalidMatrixError(
             f"{_where(round_index)}got a networkx graph where a weight matrix was expected; "
             "use topology.from_networkx(...) to attach a weight rule"
@@ -117,7 +130,7 @@ def as_pattern(adjacency: Any, *, round_index: int | None = None) -> sp.csr_arra
     Raises:
         InvalidMatrixError: the matrix is not square or holds NaN/inf/negatives.
     """
-    if isinstance(adjacency, (nx.Graph, nx.DiGraph)):
+    if _is_graph(adjacency):
         return pattern_from_networkx(adjacency)
     mat = as_weight_matrix(adjacency, round_index=round_index)
     mat = mat.astype(bool)
@@ -133,9 +146,12 @@ def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
     edge is a link both ways. Self-loops are ignored.
 
     Example:
+        >>> import networkx as nx
         >>> pattern_from_networkx(nx.path_graph(3)).toarray().astype(int).tolist()
         [[0, 1, 0], [1, 0, 1], [0, 1, 0]]
     """
+    import networkx as nx
+
     nodes = list(graph.nodes)
     adj = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=None, format="csr")
     # networkx: adj[u, v] = 1 for edge u -> v; our orientation is the transpose.
@@ -156,6 +172,8 @@ def to_networkx(weights: sp.csr_array) -> nx.DiGraph:
         >>> g[1][0]["weight"]
         0.5
     """
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(range(weights.shape[0]))
     coo = weights.tocoo()

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError
 from .matrices import as_pattern, as_weight_matrix, to_networkx
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "GraphSequence",
@@ -267,10 +269,13 @@ def from_networkx(
         ParameterError: an unknown rule name.
 
     Example:
+        >>> import networkx as nx
         >>> seq = from_networkx([nx.cycle_graph(4)], rule="metropolis")
         >>> float(seq.dense(1)[0, 1])
         0.3333333333333333
     """
+    import networkx as nx
+
     from .weights import get_rule  # local import: weights depends on matrices only
 
     graphs = list(graphs)

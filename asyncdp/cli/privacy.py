@@ -10,8 +10,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ..scenario import load_script
-
 __all__ = ["register", "check_command"]
 
 
@@ -39,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def check_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp privacy check``; exit code 0 whatever the verdict."""
     from ..privacy import check_privacy
+    from ..scenario import load_script
 
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,

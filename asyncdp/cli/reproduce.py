@@ -19,15 +19,15 @@ __all__ = ["register", "reproduce_command"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the ``reproduce`` sub-command; its choices come from :data:`asyncdp.reproduce.EXPERIMENTS`."""
-    from ..reproduce import EXPERIMENTS
+    """Add the ``reproduce`` sub-command; its choices come from :data:`asyncdp.reproduce.EXPERIMENT_NAMES`."""
+    from ..reproduce import EXPERIMENT_NAMES
 
     p = subparsers.add_parser(
         "reproduce", help="reproduce a published experiment (CSV + JSON + figure)",
         description="Reproduce an experiment of the seed papers; writes a CSV, a JSON summary (with every "
         "choice the paper leaves open and the trend checks) and a figure to --out.",
     )
-    p.add_argument("experiment", metavar="EXPERIMENT", help="one of: " + ", ".join(sorted(EXPERIMENTS)))
+    p.add_argument("experiment", metavar="EXPERIMENT", help="one of: " + ", ".join(sorted(EXPERIMENT_NAMES)))
     p.add_argument("--out", default=None, help="output directory (default: out/EXPERIMENT)")
     p.add_argument("--runs", type=int, default=None, help="Monte-Carlo runs per point (default: the experiment's)")
     p.add_argument("--tune-runs", type=int, default=None, help="runs per tuning evaluation (huang2015-fig1)")

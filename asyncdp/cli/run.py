@@ -10,8 +10,6 @@ import argparse
 import json
 from pathlib import Path
 
-from ..scenario import load_script
-
 __all__ = ["register", "run_command"]
 
 
@@ -34,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp run``; returns the exit code."""
+    from ..scenario import load_script
+
     scenario = load_script(args.script)["scenario"]
     changes = {}
     if args.seed is not None:

@@ -16,9 +16,8 @@ input is unusable.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from topology.audit import ALGORITHMS, audit
@@ -26,6 +25,9 @@ from topology.errors import ParameterError
 from topology.io import load_sequence, save_sequence
 from topology.sequence import GraphSequence, from_networkx
 from topology.weights import WEIGHT_RULES
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["register", "GENERATE_KINDS", "STATIC_GRAPHS"]
 
@@ -137,6 +139,8 @@ def _describe(seq: GraphSequence, name: str) -> str:
 
 
 def _static_graph(kind: str, n: int, directed: bool) -> nx.Graph:
+    import networkx as nx
+
     create = nx.DiGraph if directed else nx.Graph
     if kind == "ring":
         if n < 3:

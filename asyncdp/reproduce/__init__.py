@@ -3,51 +3,85 @@
 :data:`EXPERIMENTS` maps an experiment name (the argument of
 ``asyncdp reproduce NAME``) to its function ``(out_dir, **options) -> dict``;
 :data:`TABLES` maps the same name to a formatter of that dict as a text table.
-Adding an experiment means adding a module here and one entry to each.
+Adding an experiment means adding a module here and one entry to
+:data:`_REGISTRY`.
+
+The experiment modules (and their scipy, accounting and simulator imports)
+load on first access to :data:`EXPERIMENTS`, :data:`TABLES` or a function
+(PEP 562); :data:`EXPERIMENT_NAMES` needs none of them, so
+``asyncdp --help`` stays fast.
 
 Example:
+    >>> from asyncdp.reproduce import EXPERIMENTS
     >>> "huang2015-fig1" in EXPERIMENTS and "showkatbakhsh-fig1" in EXPERIMENTS
     True
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import dpsda as _dpsda
-from . import showkatbakhsh as _showkatbakhsh
-from . import wang_basar as _wang_basar
-from .huang2015_fig1 import format_fig1_table, reproduce_fig1
+if TYPE_CHECKING:
+    from .huang2015_fig1 import format_fig1_table, reproduce_fig1
 
-__all__ = ["EXPERIMENTS", "TABLES", "reproduce_fig1", "format_fig1_table"]
+    EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]]
+    TABLES: dict[str, Callable[[dict[str, Any]], str]]
 
-EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]] = {
-    "huang2015-fig1": reproduce_fig1,
-    "showkatbakhsh-fig1": _showkatbakhsh.reproduce_fig1,
-    "showkatbakhsh-fig2": _showkatbakhsh.reproduce_fig2,
-    "showkatbakhsh-fig3": _showkatbakhsh.reproduce_fig3,
-    "showkatbakhsh-fig4": _showkatbakhsh.reproduce_fig4,
-    "wang-basar-table1": _wang_basar.reproduce_table1,
-    "wang-basar-saddle": _wang_basar.reproduce_saddle,
-    "wang-basar-ica": _wang_basar.reproduce_ica,
-    "dpsda-olr": _dpsda.reproduce_olr,
-    "dpsda-classification": _dpsda.reproduce_classification,
-    "dpsda-dp-check": _dpsda.reproduce_dp_check,
+__all__ = ["EXPERIMENTS", "EXPERIMENT_NAMES", "TABLES", "reproduce_fig1", "format_fig1_table"]
+
+_REGISTRY: dict[str, tuple[str, str, str]] = {
+    "huang2015-fig1": ("huang2015_fig1", "reproduce_fig1", "format_fig1_table"),
+    "showkatbakhsh-fig1": ("showkatbakhsh", "reproduce_fig1", "format_table"),
+    "showkatbakhsh-fig2": ("showkatbakhsh", "reproduce_fig2", "format_table"),
+    "showkatbakhsh-fig3": ("showkatbakhsh", "reproduce_fig3", "format_table"),
+    "showkatbakhsh-fig4": ("showkatbakhsh", "reproduce_fig4", "format_table"),
+    "wang-basar-table1": ("wang_basar", "reproduce_table1", "format_table1_table"),
+    "wang-basar-saddle": ("wang_basar", "reproduce_saddle", "format_saddle_table"),
+    "wang-basar-ica": ("wang_basar", "reproduce_ica", "format_ica_table"),
+    "dpsda-olr": ("dpsda", "reproduce_olr", "format_olr_table"),
+    "dpsda-classification": ("dpsda", "reproduce_classification", "format_classification_table"),
+    "dpsda-dp-check": ("dpsda", "reproduce_dp_check", "format_dp_check_table"),
 }
-"""Experiment name -> reproduction function ``(out_dir, **options) -> summary dict``."""
+"""Experiment name -> (submodule, reproduction function, table formatter)."""
 
-TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
-    "huang2015-fig1": format_fig1_table,
-    "showkatbakhsh-fig1": _showkatbakhsh.format_table,
-    "showkatbakhsh-fig2": _showkatbakhsh.format_table,
-    "showkatbakhsh-fig3": _showkatbakhsh.format_table,
-    "showkatbakhsh-fig4": _showkatbakhsh.format_table,
-    "wang-basar-table1": _wang_basar.format_table1_table,
-    "wang-basar-saddle": _wang_basar.format_saddle_table,
-    "wang-basar-ica": _wang_basar.format_ica_table,
-    "dpsda-olr": _dpsda.format_olr_table,
-    "dpsda-classification": _dpsda.format_classification_table,
-    "dpsda-dp-check": _dpsda.format_dp_check_table,
-}
-"""Experiment name -> ``summary dict -> text table``."""
+EXPERIMENT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+"""The keys of :data:`EXPERIMENTS` and :data:`TABLES`, without importing any experiment."""
+
+
+def _load() -> None:
+    """Import the experiment modules and bind :data:`EXPERIMENTS` and :data:`TABLES`.
+
+    ``EXPERIMENTS``: experiment name -> reproduction function ``(out_dir, **options) -> summary dict``.
+    ``TABLES``: experiment name -> ``summary dict -> text table``.
+    """
+    experiments: dict[str, Callable[..., dict[str, Any]]] = {}
+    tables: dict[str, Callable[[dict[str, Any]], str]] = {}
+    for name, (module, function, table) in _REGISTRY.items():
+        mod = importlib.import_module(f"{__name__}.{module}")
+        experiments[name] = getattr(mod, function)
+        tables[name] = getattr(mod, table)
+    globals().update(EXPERIMENTS=experiments, TABLES=tables)
+
+
+def __getattr__(name: str) -> Any:
+    """Build :data:`EXPERIMENTS` and :data:`TABLES`, or import a function or submodule, on first access (PEP 562)."""
+    if name in ("EXPERIMENTS", "TABLES"):
+        _load()
+        return globals()[name]
+    if name in ("reproduce_fig1", "format_fig1_table"):
+        value = getattr(importlib.import_module(f"{__name__}.huang2015_fig1"), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
