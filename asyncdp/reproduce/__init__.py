@@ -23,6 +23,8 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import lazy_loader
+
 if TYPE_CHECKING:
     from .huang2015_fig1 import format_fig1_table, reproduce_fig1
 
@@ -65,22 +67,17 @@ def _load() -> None:
     globals().update(EXPERIMENTS=experiments, TABLES=tables)
 
 
+_lazy_getattr, _lazy_dir, _ = lazy_loader.attach(
+    __name__, submod_attrs={"huang2015_fig1": ["reproduce_fig1", "format_fig1_table"]}
+)
+
+
 def __getattr__(name: str) -> Any:
-    """Build :data:`EXPERIMENTS` and :data:`TABLES`, or import a function or submodule, on first access (PEP 562)."""
+    """Build :data:`EXPERIMENTS` and :data:`TABLES`, or import a function, on first access (PEP 562)."""
     if name in ("EXPERIMENTS", "TABLES"):
         _load()
         return globals()[name]
-    if name in ("reproduce_fig1", "format_fig1_table"):
-        value = getattr(importlib.import_module(f"{__name__}.huang2015_fig1"), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _lazy_getattr(name)
 
 
 def __dir__() -> list[str]:
