@@ -1,0 +1,14 @@
+"""Public names of ``accounting`` (read by ``lazy_loader.attach_stub`` and by type checkers)."""
+
+from . import auditors, composition, mechanisms, prober, replay, sensitivity, theorems
+from .auditors import blackbox_audit, plrv_audit
+from .composition import compose
+from .errors import (
+    AccountingError,
+    AdjacencyError,
+    LedgerFormatError,
+    PrivacyParameterError,
+    UnknownMechanismError,
+)
+from .ledger import MECHANISMS, Ledger, Release
+from .replay import ReplayRule, ReplaySetup, replay_loss, sample_transcripts

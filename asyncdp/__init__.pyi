@@ -1,0 +1,23 @@
+"""Public names of ``asyncdp`` (read by ``lazy_loader.attach_stub`` and by type checkers)."""
+
+__version__: str
+
+from .algorithms import DPSDAC, DPSDAPS, REGISTRY, Algorithm, Huang2015, Showkatbakhsh, WangBasar, get_algorithm
+from .batch_engine import BatchResult, run_batch
+from .costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
+from .domains import Ball, Box, Reals
+from .errors import ScenarioError
+from .links import (
+    ConstantLatency,
+    ExponentialLatency,
+    LinkModel,
+    Links,
+    LogNormalLatency,
+    ZeroLatency,
+)
+from .noise import InjectedNoise, SeededNoise, ZeroNoise
+from .problem import Problem, rendezvous_problem
+from .result import Result
+from .scenario import Scenario, load_script
+from .timing import Async, Deadline, Lockstep
+from .transcript import Transcript
