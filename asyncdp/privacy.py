@@ -375,24 +375,61 @@ class PrivacyCheckReport:
     changed_round: int | None = None
     """Round adjacency (online losses): the round whose loss differs; ``changed_agent`` is then ``None``."""
 
+    @property
+    def epsilon_accountant(self) -> float:
+        """The accountant's epsilon the verdict compares with the claim (see :func:`check_privacy`)."""
+        return _accountant_epsilon(self.epsilon_ledger, self.epsilon_at_claimed_delta)
+
     def to_dict(self) -> dict[str, Any]:
+        """All fields and ``epsilon_accountant``; non-finite floats as strings (JSON-ready)."""
         out = {}
-        for k, v in self.__dict__.items():
+        for k, v in {**self.__dict__, "epsilon_accountant": self.epsilon_accountant}.items():
             if isinstance(v, dict):
                 v = {kk: _finite(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
             out[k] = _finite(v) if isinstance(v, float) else v
         return out
 
     def to_table(self) -> str:
+        """The verdict and the epsilon behind it first, then every field, then the reasons.
+
+        Example:
+            >>> report = PrivacyCheckReport(
+            ...     algorithm="a", changed_agent=0, epsilon_claimed=1.0, delta_claimed=1e-3,
+            ...     epsilon_ledger=6.9, epsilon_tight=1.0, delta=1e-6, sensitivity_probe_max=0.0,
+            ...     sensitivity_probe_ratio=0.0, replay_max_loss=None, replay_exceed_fraction=None,
+            ...     replay_runs=0, empirical_epsilon_lower_bound=0.0, confidence=0.95, theorem="-",
+            ...     verdict="pass", witness=None, reasons=[], epsilon_at_claimed_delta=0.56)
+            >>> print("\\n".join(report.to_table().splitlines()[:3]))
+            verdict                        pass
+            claim                          epsilon 1, delta 0.001
+            accountant's epsilon           0.56 (PLD at the claimed delta; basic composition: 6.9)
+        """
         d = self.to_dict()
         w = max(len(k) for k in d)
-        lines = []
+        if self.epsilon_at_claimed_delta is None:
+            how = "basic composition"
+        elif self.epsilon_at_claimed_delta <= self.epsilon_ledger:
+            how = f"PLD at the claimed delta; basic composition: {self.epsilon_ledger:.6g}"
+        else:
+            how = f"basic composition; PLD at the claimed delta: {self.epsilon_at_claimed_delta:.6g}"
+        label = "accountant's epsilon"
+        lines = [
+            f"{'verdict':<{w}}  {self.verdict}",
+            f"{'claim':<{w}}  epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}",
+            f"{label:<{w}}  {self.epsilon_accountant:.6g} ({how})",
+            "",
+        ]
         for k, v in d.items():
-            if k == "reasons":
+            if k in ("reasons", "verdict", "epsilon_accountant"):
                 continue
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         lines += [f"  - {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+def _accountant_epsilon(eps_ledger: float, eps_at_claimed: float | None) -> float:
+    """Basic composition, or the smaller of it and PLD at the claimed delta when that exists."""
+    return eps_ledger if eps_at_claimed is None else min(eps_ledger, eps_at_claimed)
 
 
 def _theorem_verdict(scenario: Scenario, alg: Algorithm, eps_ledger: float, delta_ledger: float) -> str:
@@ -603,7 +640,7 @@ def check_privacy(
                        "p": bb.p_hat, "p_prime": bb.p_prime_hat}
         reasons.append(f"black-box: epsilon >= {bb.epsilon_lower_bound:.6g} with confidence {bb.confidence}")
     theorem = _theorem_verdict(scenario, alg, eps_ledger, delta_claimed)
-    eps_accountant = eps_ledger if eps_at_claimed is None else min(eps_ledger, eps_at_claimed)
+    eps_accountant = _accountant_epsilon(eps_ledger, eps_at_claimed)
     if eps_accountant > eps_claimed * (1 + 1e-9):
         how = ("basic composition" if eps_at_claimed is None
                else f"best of basic composition and PLD at the claimed delta {delta_claimed:.3g}")
