@@ -39,14 +39,14 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "showkatbakhsh-fig2": ("showkatbakhsh", "reproduce_fig2", "format_table"),
     "showkatbakhsh-fig3": ("showkatbakhsh", "reproduce_fig3", "format_table"),
     "showkatbakhsh-fig4": ("showkatbakhsh", "reproduce_fig4", "format_table"),
-    "wang-basar-table1": ("wang_basar", "reproduce_table1", "format_table1_table"),
-    "wang-basar-saddle": ("wang_basar", "reproduce_saddle", "format_saddle_table"),
-    "wang-basar-ica": ("wang_basar", "reproduce_ica", "format_ica_table"),
-    "dpsda-olr": ("dpsda", "reproduce_olr", "format_olr_table"),
-    "dpsda-classification": ("dpsda", "reproduce_classification", "format_classification_table"),
-    "dpsda-dp-check": ("dpsda", "reproduce_dp_check", "format_dp_check_table"),
+    "wang-basar-table1": ("wang_basar.table1", "reproduce_table1", "format_table1_table"),
+    "wang-basar-saddle": ("wang_basar.saddle", "reproduce_saddle", "format_saddle_table"),
+    "wang-basar-ica": ("wang_basar.ica", "reproduce_ica", "format_ica_table"),
+    "dpsda-olr": ("dpsda.olr", "reproduce_olr", "format_olr_table"),
+    "dpsda-classification": ("dpsda.classification", "reproduce_classification", "format_classification_table"),
+    "dpsda-dp-check": ("dpsda.dp_check", "reproduce_dp_check", "format_dp_check_table"),
 }
-"""Experiment name -> (submodule, reproduction function, table formatter)."""
+"""Experiment name -> (submodule, dotted below this package; reproduction function; table formatter)."""
 
 EXPERIMENT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
 """The keys of :data:`EXPERIMENTS` and :data:`TABLES`, without importing any experiment."""

@@ -1,0 +1,122 @@
+"""Setting and helpers shared by the Wang and Başar (seed 001) reproductions.
+
+The ring graph (:func:`ring_graph`), the batch runs from per-run starts
+(:class:`StartedWangBasar`), argument checks, confidence intervals and the
+``choices`` entries for the graph. The setting is described in the package
+docstring (:mod:`asyncdp.reproduce.wang_basar`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+import topology
+from accounting.auditors import clopper_pearson
+
+from ...algorithms.wang_basar import WangBasar
+from ...errors import ScenarioError
+from ...problem import Problem
+from ...problems_nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
+
+__all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "Z95", "StartedWangBasar", "ring_graph"]
+
+NUM_AGENTS = 5
+DEFAULT_SEED = 1
+BASIN_RADIUS = 0.5
+"""A run ends at a point when ``||xbar^K - point|| <`` this."""
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class StartedWangBasar(WangBasar):
+    """:class:`WangBasar` whose batch runs start at given per-run points ``starts`` ``(R, N, n)``.
+
+    Only :meth:`initial_state` differs, and only for batched calls (``x0`` of
+    ndim 3): the batch engine shares one ``x0`` across its runs.
+
+    Example:
+        >>> a = StartedWangBasar(noise_variance=0.1, starts=np.zeros((2, 5, 2)))
+        >>> float(a.initial_state(np.ones((2, 5, 2)), np.arange(5), None)["x"].sum())
+        0.0
+    """
+
+    starts: Any = field(default=None, compare=False, repr=False)
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict[str, np.ndarray]:
+        if self.starts is not None and np.ndim(x0) == 3:
+            starts = np.asarray(self.starts, dtype=float)
+            if starts.shape != np.shape(x0):
+                raise ScenarioError(f"starts have shape {starts.shape}, the batch needs {np.shape(x0)}")
+            return {"x": np.array(starts)}
+        return super().initial_state(x0, agents, problem)
+
+
+def ring_graph(num_agents: int = NUM_AGENTS) -> topology.GraphSequence:
+    """The ring of ``num_agents`` with Metropolis weights (1/3 each), static.
+
+    Example:
+        >>> ring_graph().weights(1).toarray()[0].round(3).tolist()
+        [0.333, 0.333, 0.0, 0.0, 0.333]
+    """
+    return topology.static(topology.metropolis(nx.cycle_graph(num_agents)), directed=False,
+                           description=f"ring of {num_agents}, Metropolis weights (1/3)")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_runs(runs: Any, minimum: int = 2) -> int:
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < minimum:
+        raise ScenarioError(f"runs must be an integer >= {minimum}, got {runs!r}")
+    return int(runs)
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ScenarioError(f"seed must be a nonnegative integer, got {seed!r}")
+    return int(seed)
+
+
+def _check_horizon(horizon: Any, minimum: int = 1) -> int:
+    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < minimum:
+        raise ScenarioError(f"horizon must be an integer >= {minimum}, got {horizon!r}")
+    return int(horizon)
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
+    x = np.asarray(x, dtype=float)
+    m = float(x.mean())
+    half = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else math.nan
+    return m, m - half, m + half
+
+
+def _proportion(k: int, n: int) -> dict[str, Any]:
+    lo, hi = clopper_pearson(int(k), int(n), 0.05)
+    return {"count": int(k), "runs": int(n), "fraction": k / n, "ci95": [lo, hi]}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _graph_choice(graph: topology.GraphSequence) -> dict[str, Any]:
+    audit = topology.audit(graph, "wang-basar", horizon=1)
+    return {"graph": repr(graph), "weights": graph.weights(1).toarray().round(6).tolist(),
+            "eta": audit.constants.get("eta"), "assumption4_holds": bool(audit.all_hold)}
+
+
+def _points(problem: Problem) -> dict[str, np.ndarray]:
+    fam = problem.costs
+    return {"theta_star": stationary_point(fam, THETA_STAR_PAPER),
+            "theta_saddle": stationary_point(fam, THETA_SADDLE_PAPER),
+            "spurious_minimum": stationary_point(fam, SPURIOUS_MINIMUM_APPROX)}
