@@ -509,7 +509,9 @@ def check_privacy(
     loss above epsilon, a probed sensitivity above the claim, or a black-box
     lower bound above epsilon); ``pass`` when none does and the accountant's
     own epsilon (the smaller of ``epsilon_ledger`` and
-    ``epsilon_at_claimed_delta``) is within the claim; ``inconclusive`` otherwise.
+    ``epsilon_at_claimed_delta``) is within the claim; ``no-claim`` when none
+    does and the claimed epsilon is infinite (e.g. a theorem whose condition
+    the parameters miss: any run would "pass"); ``inconclusive`` otherwise.
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
@@ -648,6 +650,9 @@ def check_privacy(
                        f"exceeds the claimed {eps_claimed:.6g}")
     if witness is not None:
         verdict = "violation"
+    elif math.isinf(eps_claimed):
+        verdict = "no-claim"
+        reasons.append("the algorithm claims no finite epsilon with these parameters: there is nothing to pass")
     elif eps_accountant <= eps_claimed * (1 + 1e-9):
         verdict = "pass"
     else:

@@ -314,6 +314,18 @@ def test_privacy_check_audits_the_per_iteration_claim():
     assert ok.verdict == "pass" and ok.epsilon_ledger <= ok.epsilon_claimed < 1
 
 
+def test_privacy_check_says_no_claim_when_the_theorem_claims_nothing():
+    # the example's variance 0.5: under the consistent reading every per-iteration epsilon is >= 1, where
+    # Theorem 5 says nothing; the check must not call that a pass
+    ex = runpy.run_path(str(EXAMPLES / "wang_basar_saddle_escape.py"))
+    sc, adj = ex["scenario"].replace(horizon=4), ex["adjacent"].replace(horizon=4)
+    assert math.isinf(sc.algorithm.bind(sc.problem).claimed_privacy(4)[0])
+    report = check_privacy(sc, adj, runs=200)
+    assert report.witness is None and report.verdict == "no-claim"
+    assert any("claims no finite epsilon" in r for r in report.reasons)
+    assert "no claim" in report.theorem
+
+
 # --------------------------------------------------------------------------- reproductions and the example
 
 
