@@ -67,9 +67,7 @@ def _load() -> None:
     globals().update(EXPERIMENTS=experiments, TABLES=tables)
 
 
-_lazy_getattr, _lazy_dir, _ = lazy_loader.attach(
-    __name__, submod_attrs={"huang2015_fig1": ["reproduce_fig1", "format_fig1_table"]}
-)
+_lazy_getattr = lazy_loader.attach(__name__, submod_attrs={"huang2015_fig1": ["reproduce_fig1", "format_fig1_table"]})[0]
 
 
 def __getattr__(name: str) -> Any:
