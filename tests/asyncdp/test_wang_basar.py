@@ -394,3 +394,21 @@ def test_bad_values_at_use_raise():
         ica_problem(num_samples=801)
     with pytest.raises(ScenarioError, match="noise_variance = 0"):
         adapter.privacy_report(WangBasar.example_scenario().replace(algorithm=WangBasar(noise_variance=0.0)))
+
+
+@pytest.mark.parametrize(("experiment", "bad"), [
+    ("reproduce_table1", ()), ("reproduce_saddle", (0.5, 0.0)), ("reproduce_saddle", (math.inf,)),
+    ("reproduce_ica", (-0.1,)), ("reproduce_ica", ("x",)), ("reproduce_table1", None),
+])
+def test_reproductions_reject_bad_variances_by_name(tmp_path, experiment, bad):
+    with pytest.raises(ScenarioError, match="variances must be a nonempty list"):
+        getattr(rep, experiment)(tmp_path, variances=bad)
+    assert not any(tmp_path.iterdir())  # rejected before anything is written
+
+
+def test_ica_accepts_a_zero_variance_the_others_do_not():
+    from asyncdp.reproduce.wang_basar.common import _check_variances
+
+    assert _check_variances([0, 0.5], allow_zero=True) == (0.0, 0.5)
+    with pytest.raises(ScenarioError, match="positive numbers"):
+        _check_variances([0, 0.5])

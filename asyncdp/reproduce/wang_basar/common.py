@@ -88,6 +88,19 @@ def _check_horizon(horizon: Any, minimum: int = 1) -> int:
     return int(horizon)
 
 
+def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, ...]:
+    """The noise variances as floats: a nonempty list of positive (or, with ``allow_zero``, >= 0) numbers."""
+    try:
+        out = tuple(float(v) for v in variances)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"variances must be a nonempty list of numbers, got {variances!r}") from None
+    low_ok = (lambda v: v >= 0) if allow_zero else (lambda v: v > 0)
+    if not out or any(not (low_ok(v) and math.isfinite(v)) for v in out):
+        what = "numbers >= 0" if allow_zero else "positive numbers"
+        raise ScenarioError(f"variances must be a nonempty list of {what}, got {out!r}")
+    return out
+
+
 def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
     x = np.asarray(x, dtype=float)
     m = float(x.mean())

@@ -20,7 +20,6 @@ Outputs (``out_dir``): ``ica.csv``/``ica_summary.json``/``ica.png``.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +32,7 @@ from ...problems_nonconvex import ica_error, ica_problem
 from ...scenario import Scenario
 from .._outputs import write_csv, write_json
 from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs, _check_seed,
-                     _graph_choice, _mean_ci, _plt, _proportion, ring_graph)
+                     _check_variances, _graph_choice, _mean_ci, _plt, _proportion, ring_graph)
 
 __all__ = ["ICA_VARIANCES", "HORIZON_ICA", "ICA_GROUP", "ICA_STUCK", "ICA_COLUMNS", "ICA_KEYS", "reproduce_ica",
            "format_ica_table"]
@@ -89,9 +88,7 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
     runs, seed, horizon = _check_runs(runs, 1), _check_seed(seed), _check_horizon(horizon)
     if runs % group:
         raise ScenarioError(f"runs={runs} must be a multiple of group={group}")
-    variances = tuple(float(v) for v in variances)
-    if not variances or any(not (v >= 0 and math.isfinite(v)) for v in variances):
-        raise ScenarioError(f"variances must be a nonempty list of numbers >= 0, got {variances!r}")
+    variances = _check_variances(variances, allow_zero=True)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     graph = ring_graph()

@@ -17,7 +17,6 @@ Outputs (``out_dir``): ``saddle.csv``/``saddle_summary.json``/``saddle.png``.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,12 +25,11 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.wang_basar import WangBasar
-from ...errors import ScenarioError
 from ...problem import Problem
 from ...problems_nonconvex import estimation_problem
 from ...scenario import Scenario
 from .._outputs import write_csv, write_json
-from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, _check_horizon, _check_runs, _check_seed,
+from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, _check_horizon, _check_runs, _check_seed, _check_variances,
                      _graph_choice, _plt, _points, _proportion, ring_graph)
 
 __all__ = ["SADDLE_VARIANCES", "HORIZON_SADDLE", "ESCAPE_RADIUS", "SADDLE_COLUMNS", "SADDLE_KEYS",
@@ -108,9 +106,7 @@ def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     """
     t0 = time.perf_counter()
     runs, seed, horizon = _check_runs(runs), _check_seed(seed), _check_horizon(horizon)
-    variances = tuple(float(v) for v in variances)
-    if not variances or any(not (v > 0 and math.isfinite(v)) for v in variances):
-        raise ScenarioError(f"variances must be a nonempty list of positive numbers, got {variances!r}")
+    variances = _check_variances(variances)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     graph = ring_graph()

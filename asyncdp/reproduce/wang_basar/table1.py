@@ -15,7 +15,6 @@ Outputs (``out_dir``): ``table1.csv``/``table1_summary.json``/``table1.png``.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import fields
@@ -26,13 +25,12 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.wang_basar import WangBasar
-from ...errors import ScenarioError
 from ...privacy_adapters.wang_basar import privacy_report
 from ...problems_nonconvex import estimation_problem
 from ...scenario import Scenario
 from .._outputs import write_csv, write_json
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs,
-                     _check_seed, _graph_choice, _mean_ci, _plt, _points, ring_graph)
+                     _check_seed, _check_variances, _graph_choice, _mean_ci, _plt, _points, ring_graph)
 
 __all__ = ["PAPER_TABLE1", "PAPER_VARIANCES", "HORIZON_TABLE1", "TABLE1_COLUMNS", "TABLE1_KEYS", "TABLE1_ENTRY_KEYS",
            "reproduce_table1", "format_table1_table"]
@@ -92,9 +90,7 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     """
     t0 = time.perf_counter()
     runs, seed, horizon = _check_runs(runs), _check_seed(seed), _check_horizon(horizon)
-    variances = tuple(float(v) for v in variances)
-    if not variances or any(not (v > 0 and math.isfinite(v)) for v in variances):
-        raise ScenarioError(f"variances must be a nonempty list of positive numbers, got {variances!r}")
+    variances = _check_variances(variances)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     problem, graph = estimation_problem(), ring_graph()
