@@ -150,8 +150,11 @@ def _static_graph(kind: str, n: int, directed: bool) -> nx.Graph:
         return nx.complete_graph(n, create_using=create)
     if kind == "path":
         return nx.path_graph(n, create_using=create)
-    if kind == "star":
-        return nx.star_graph(n - 1, create_using=create)
+    if kind == "star":  # hub 0; directed: hub -> leaves (older nx.star_graph rejects digraphs)
+        graph = create()
+        graph.add_nodes_from(range(n))
+        graph.add_edges_from((0, leaf) for leaf in range(1, n))
+        return graph
     raise ParameterError(f"unknown graph {kind!r}; known: {', '.join(STATIC_GRAPHS)}")  # pragma: no cover
 
 
