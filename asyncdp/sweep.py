@@ -76,6 +76,7 @@ import hashlib
 import inspect
 import itertools
 import math
+import multiprocessing
 import os
 import pickle
 import sys
@@ -513,9 +514,19 @@ def _run_inprocess(call: Callable[[_Task], dict[str, np.ndarray]], tasks: Sequen
     return out
 
 
+def _process_context() -> multiprocessing.context.BaseContext:
+    """Worker start method: ``forkserver`` where the platform has it, else ``spawn``; never ``fork``.
+
+    Forking a process that runs threads (Dask, BLAS, a progress bar) may
+    deadlock the child; Python 3.12+ warns about it.
+    """
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
 def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[_Task], workers: int | None, bar: Any) -> list[Any]:
     out: list[Any] = [None] * len(tasks)
-    pool = ProcessPoolExecutor(max_workers=workers)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
     try:
         factory, engine, metrics = args
         futures = {pool.submit(_run_task, factory, task, engine, metrics): i for i, task in enumerate(tasks)}
@@ -613,7 +624,9 @@ def sweep(
         runs: runs per point, >= 1.
         seed: the sweep seed (nonnegative integer).
         executor: ``"inprocess"``, ``"processes"`` (a ``ProcessPoolExecutor``
-            of ``workers`` processes, default one per CPU) or ``"dask"``.
+            of ``workers`` processes, default one per CPU, started with
+            ``forkserver`` or ``spawn``, never ``fork``: the workers import
+            the factory's module afresh) or ``"dask"``.
         workers: process count for ``"processes"`` only.
         scheduler: ``"dask"``: the address of a running scheduler
             (``distributed.Client(scheduler)``; the client is closed afterwards).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import runpy
@@ -148,11 +149,32 @@ def test_executors_are_bitwise_identical(tmp_path, dask_cluster):
     assert_frame_equal(a, ref.drop(columns=["pid", "seed_seen"]), check_exact=True)
 
 
-def test_module_level_factory_on_processes():
+FACTORY_MODULE = """
+from asyncdp import Huang2015
+
+
+def factory(epsilon):
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9), horizon=15)
+"""
+
+
+def test_module_level_factory_on_processes(tmp_path, monkeypatch):
+    # workers start fresh (forkserver/spawn): the factory must come from a module they can import
+    (tmp_path / "asyncdp_sweep_test_factory.py").write_text(FACTORY_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_factory", raising=False)
+    factory = importlib.import_module("asyncdp_sweep_test_factory").factory
     kw = {"runs": 6, "seed": 5, "chunk_runs": 4}
-    ref = sweep(small_factory, {"epsilon": [1.0, 3.0]}, **kw)
-    assert_frame_equal(ref, sweep(small_factory, {"epsilon": [1.0, 3.0]}, executor="processes", workers=2, **kw),
+    ref = sweep(factory, {"epsilon": [1.0, 3.0]}, **kw)
+    assert_frame_equal(ref, sweep(factory, {"epsilon": [1.0, 3.0]}, executor="processes", workers=2, **kw),
                        check_exact=True)
+
+
+def test_worker_processes_are_not_forked():
+    from asyncdp.sweep import _process_context
+
+    assert _process_context().get_start_method() in ("forkserver", "spawn")
 
 
 def test_dask_local_cluster_is_started_and_closed():
