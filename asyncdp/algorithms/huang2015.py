@@ -117,12 +117,16 @@ class Huang2015(Algorithm):
             raise AlgorithmParameterError(
                 f"huang2015: gradient_bound C2 must be positive and finite, got {self.gradient_bound!r}"
             )
-        object.__setattr__(self, "_scales", {})  # noise_scale(t) per t; not a field (no effect on eq, hash, repr)
+        # memos, not fields (no effect on eq, hash, repr): noise_scale(t) per t, and per t the
+        # factors (M_t, gamma_t) of eqs. (5) and (7) as 0-d arrays
+        object.__setattr__(self, "_scales", {})
+        object.__setattr__(self, "_factors", {})
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Unpickle, also from versions without the ``noise_scale`` memo."""
+        """Unpickle, also from versions without the memos."""
         self.__dict__.update(state)
         self.__dict__.setdefault("_scales", {})
+        self.__dict__.setdefault("_factors", {})
 
     # -- binding ----------------------------------------------------------
     def bind(self, problem: Any) -> Huang2015:
@@ -167,6 +171,17 @@ class Huang2015(Algorithm):
             self._scales[t] = scale
         return scale
 
+    def _round_factors(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(M_t, gamma_t)`` as 0-d float arrays, remembered per ``t``.
+
+        The rule multiplies a point by them every round; numpy multiplies by
+        a 0-d array faster than by a Python float, with the same result.
+        """
+        factors = self._factors.get(t)
+        if factors is None:
+            factors = self._factors[t] = (np.array(self.noise_scale(t)), np.array(self.step(t)))
+        return factors
+
     def sensitivity(self, t: int) -> float:
         """Claimed L1 sensitivity of ``x(t)``: ``Delta(t) = 2 C2 sqrt(n) gamma_t`` (Lemma 4), ``Delta(0) = 0``."""
         c2, n = self._require_bound()
@@ -182,7 +197,7 @@ class Huang2015(Algorithm):
 
     def message(self, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any, problem: Any) -> dict[str, np.ndarray]:
         """Eq. (5): ``y_i(t) = x_i(t-1) + M_t * standard Laplace``."""
-        return {"y": state["x"] + self.noise_scale(t) * noise["y"]}
+        return {"y": state["x"] + self._round_factors(t)[0] * noise["y"]}
 
     def update(self, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any, problem: Any) -> State:
         """Eq. (7) applied to ``z_i(t) = mixed["y"]`` (eq. 6, computed by the engine)."""
@@ -191,7 +206,7 @@ class Huang2015(Algorithm):
         if self.gradient == "clip":
             c2 = self.gradient_bound if self.gradient_bound is not None else self._require_bound()[0]
             g = clip_l2(g, c2)  # unchanged where ||g|| <= C2
-        return {"x": problem.domain.project(z - self.step(t) * g)}
+        return {"x": problem.domain.project(z - self._round_factors(t)[1] * g)}
 
     def decision(self, state: State) -> np.ndarray:
         return state["x"]

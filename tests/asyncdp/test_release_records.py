@@ -93,13 +93,15 @@ def test_async_run_ledger_times_are_the_send_times():
 
 
 def test_huang2015_pickled_by_earlier_versions_still_schedules_noise():
-    """Earlier versions had no noise_scale memo in the instance state."""
+    """Earlier versions had no memos (noise scales, round factors) in the instance state."""
     import pickle
 
     alg = Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9).bind(_scenario(Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9)).problem)
-    state = {k: v for k, v in alg.__dict__.items() if k != "_scales"}
+    state = {k: v for k, v in alg.__dict__.items() if k not in ("_scales", "_factors")}
     old = Huang2015.__new__(Huang2015)
     old.__setstate__(state)
     assert old == alg and old.noise_scale(3) == alg.noise_scale(3)
+    x, noise = {"x": np.array([0.25, -0.5])}, {"y": np.array([1.0, -2.0])}
+    assert np.array_equal(old.message(x, 3, noise, 0, None)["y"], alg.message(x, 3, noise, 0, None)["y"])
     again = pickle.loads(pickle.dumps(alg))
     assert again == alg and again.noise_scale(5) == alg.noise_scale(5)

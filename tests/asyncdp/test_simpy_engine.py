@@ -624,6 +624,37 @@ def test_async_records_realized_weights_and_staleness() -> None:
     assert differs
 
 
+def test_async_applies_in_flight_messages_in_simpy_event_order() -> None:
+    """Async deliveries are applied at the receiver's wake-up (no SimPy event per message).
+
+    A message counts as delivered iff a SimPy delivery event would have run
+    before the wake-up: it arrived earlier, or at the same time and was sent
+    before the wake-up was scheduled (SimPy runs equal times in scheduling
+    order). Among delivered messages from one sender the highest round wins.
+    """
+    import simpy
+
+    from asyncdp.simpy_engine import _Run
+
+    N = 6
+    run = _Run(Scenario(rendezvous_problem(addresses(N, seed=1)), ring(N), Huang2015(epsilon=1.0, c=0.3, q=0.9, p=0.95),
+                        timing=Async(rate=1.0), horizon=5, seed=0))
+    run.env = simpy.Environment(initial_time=2.0)
+    msg = {k: {"y": np.full(2, float(k))} for k in range(6)}
+    # (arrival, creation index, sender, round, message); the wake-up was scheduled after 6 messages
+    run._inflight[0] = [(2.0, 5, 1, 3, msg[0]),   # same time, sent before the wake-up was scheduled: delivered
+                        (2.0, 7, 2, 4, msg[1]),   # same time, sent after: not yet
+                        (1.5, 9, 3, 1, msg[2]),   # earlier: delivered
+                        (2.5, 1, 4, 2, msg[3]),   # later: not yet
+                        (1.0, 2, 1, 2, msg[4])]   # earlier, but an older round of sender 1 than (2.0, 5)
+    run.freshest[0] = {3: (2, msg[5])}            # sender 3's round 2 is fresher than the round 1 arriving now
+    run._receive(0, mark=6)
+    assert run.freshest[0] == {1: (3, msg[0]), 3: (2, msg[5])}
+    assert run._inflight[0] == [(2.0, 7, 2, 4, msg[1]), (2.5, 1, 4, 2, msg[3])]
+    run._receive(0, mark=7)
+    assert run.freshest[0][2] == (4, msg[1]) and run._inflight[0] == [(2.5, 1, 4, 2, msg[3])]
+
+
 # --------------------------------------------------------------------------- 8. lost message without a policy
 
 
