@@ -226,10 +226,9 @@ class _Run:
         }
 
     # -- sending and receiving --------------------------------------------------
-    def _send(self, i: int, t: int) -> Mapping[str, np.ndarray]:
-        """R step and transmissions; returns the agent's own message (its self term)."""
+    def _send(self, i: int, t: int, now: float) -> Mapping[str, np.ndarray]:
+        """R step and transmissions at time ``now``; returns the agent's own message (its self term)."""
         ctx = self._rounds.get(t) or self._round(t, i)
-        now = float(self.env.now)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
             own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
@@ -238,9 +237,7 @@ class _Run:
                     payload.setflags(write=False)  # the transcript stores it without a copy
             for k in ctx.records:
                 self.releases.append((k, i, now, -1))
-            mid = next(self._message_ids)
-            for j in receivers:
-                self._transmit(i, j, t, own, mid, now)
+            self._transmit(i, receivers, t, own, next(self._message_ids), now)
             return own
         blocks = self._unicast_noise(i, t, ctx.declared)
         sent = []
@@ -251,7 +248,7 @@ class _Run:
                     payload.setflags(write=False)
             for k in ctx.records:
                 self.releases.append((k, i, now, j))
-            self._transmit(i, j, t, msg, next(self._message_ids), now)
+            self._transmit(i, (j,), t, msg, next(self._message_ids), now)
             sent.append(msg)
         if not sent:  # nobody to send to: the self term is the noise-free message
             return self.alg.message(self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
@@ -260,24 +257,25 @@ class _Run:
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
 
-    def _transmit(self, i: int, j: int, t: int, msg: Mapping[str, np.ndarray], mid: int, now: float) -> None:
-        link = self._links.get((i, j)) or self._new_link(i, j)
-        arrival = link.transmit(now)
-        self.sent += 1
-        if self._transmissions is not None:
-            lost = arrival is None
-            received = math.nan if lost else arrival
-            for name, payload in msg.items():
-                self._transmissions.append((t, i, j, name, now, received, lost, payload, mid))
-        if arrival is None:
-            self.lost += 1
-            return
-        if self._inflight is not None:
-            self._inflight[j].append((arrival, self.sent, i, t, msg))
-            return
-        if self._barrier:
-            self._pending[t] += 1
-        self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._on_delivery)
+    def _transmit(self, i: int, receivers, t: int, msg: Mapping[str, np.ndarray], mid: int, now: float) -> None:
+        """Send message ``mid`` from ``i`` over the link to each of ``receivers``."""
+        links, rows, inflight = self._links, self._transmissions, self._inflight
+        for j in receivers:
+            arrival = (links.get((i, j)) or self._new_link(i, j)).transmit(now)
+            self.sent += 1
+            if rows is not None:
+                lost = arrival is None
+                received = math.nan if lost else arrival
+                for name, payload in msg.items():
+                    rows.append((t, i, j, name, now, received, lost, payload, mid))
+            if arrival is None:
+                self.lost += 1
+            elif inflight is not None:
+                inflight[j].append((arrival, self.sent, i, t, msg))
+            else:
+                if self._barrier:
+                    self._pending[t] += 1
+                self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._on_delivery)
 
     def _deliver_freshest(self, ev: simpy.events.Event) -> None:
         """Async: keep the freshest value per sender."""
@@ -407,7 +405,7 @@ class _Run:
     def _lockstep_agent(self, i: int):
         for t in range(1, self.T + 1):
             yield self._start[t]
-            own = self._send(i, t)
+            own = self._send(i, t, float(self.env.now))
             self._senders_left[t] -= 1
             self._maybe_open_barrier(t)
             yield self._delivered[t]
@@ -432,7 +430,7 @@ class _Run:
             start = timing.round_start(t, drift, jitter)
             if start > self.env.now:
                 yield self.env.timeout(start - self.env.now)
-            own = self._send(i, t)
+            own = self._send(i, t, float(self.env.now))
             yield self.env.timeout(max(0.0, timing.combine_time(t, drift, jitter) - self.env.now))
             available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
             self._combine_and_update(i, t, own, available, timing.missing, self.env.now)
@@ -448,9 +446,10 @@ class _Run:
             yield timeout(wait(rng))
             if inflight[i]:
                 self._receive(i, mark)
-            own = self._send(i, t)
+            now = float(self.env.now)
+            own = self._send(i, t, now)
             available = fresh if limit is None else {j: v for j, v in fresh.items() if t - v[0] <= limit}
-            self._combine_and_update(i, t, own, available, "renormalize", self.env.now)
+            self._combine_and_update(i, t, own, available, "renormalize", now)
 
     # -- run ----------------------------------------------------------------------
     def run(self, freeze_gc: bool = True) -> Result:

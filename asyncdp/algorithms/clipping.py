@@ -7,9 +7,13 @@ its exact values (the factor is exactly ``1.0`` there).
 The SimPy engine calls rules on one point at a time (``v.ndim == 1``) and the
 batch engine on ``(R, N, n)`` arrays. Both must give the same bits, so for
 float64 input the one-point path computes exactly what the vectorized path
-computes for that row; it only uses a cheaper sum of squares (``v @ v``) to
-*decide* that the row is well inside the ball, with a margin far above any
-rounding difference between the two sums.
+computes for that row. For ``n <= 7`` it adds the squares in Python floats,
+in numpy's order (below 8 terms numpy's pairwise summation is a plain
+left-to-right sum; ``tests/asyncdp/test_clipping.py`` checks the bits); a
+row inside the ball is returned as is, which is what multiplying it by
+``bound / bound = 1.0`` gives. For longer rows it uses a cheaper sum of
+squares (``v @ v``) only to *decide* that the row is well inside the ball,
+with a margin far above any rounding difference between the two sums.
 
 Rows whose sum of squares overflows (entries beyond about ``1e154``) get the
 scaled norm ``m * sqrt(sum((v / m)^2))`` with ``m = max |v_k|``, in both paths,
@@ -26,6 +30,8 @@ import numpy as np
 __all__ = ["clip_l2"]
 
 _UNIT = 2.0**-53  # unit roundoff of float64
+_IN_ORDER = 7
+"""numpy's sum (pairwise summation) adds up to this many terms one after the other, from 0."""
 
 
 def _scaled_norms(rows: np.ndarray) -> np.ndarray:
@@ -45,8 +51,8 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
 
     Returns:
         ``v * (bound / max(||v||_2, bound))`` row by row: rows with norm at
-        most ``bound`` keep their exact values (for one float64 point well
-        inside the ball, ``v`` itself is returned).
+        most ``bound`` keep their exact values (for one float64 point inside
+        the ball, ``v`` itself may be returned).
 
     Example:
         >>> clip_l2(np.array([3.0, 4.0]), 1.0).tolist()
@@ -56,13 +62,18 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
     """
     if v.ndim == 1 and v.dtype == np.float64:
         n = v.shape[0]
-        # both sums of n nonnegative products are within about (n + 1) units of roundoff of
-        # the exact one; below this threshold the exact row norm is certainly <= bound
-        if float(v.dot(v)) < bound * bound * (1.0 - 8.0 * (n + 2) * _UNIT):
-            return v
-        squares = float(np.add.reduce(v * v))  # = (v * v).sum(), without its Python-level wrapper
+        if n <= _IN_ORDER:
+            squares = 0.0
+            for x in v.tolist():  # the batch path's sum, term by term (Python floats overflow to inf)
+                squares += x * x
+        else:
+            # both sums of n nonnegative products are within about (n + 1) units of roundoff of
+            # the exact one; below this threshold the exact row norm is certainly <= bound
+            if float(v.dot(v)) < bound * bound * (1.0 - 8.0 * (n + 2) * _UNIT):
+                return v
+            squares = float(np.add.reduce(v * v))  # = (v * v).sum(), without its Python-level wrapper
         norm = math.sqrt(squares) if squares != math.inf else float(_scaled_norms(v[None, :])[0, 0])
-        return v * (bound / max(norm, bound))
+        return v if norm <= bound else v * (bound / norm)
     if v.ndim == 1:  # another dtype: as a batch of one row
         return clip_l2(v[None, :], bound)[0]
     squares = np.add.reduce(v * v, axis=-1, keepdims=True)

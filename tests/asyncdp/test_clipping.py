@@ -31,6 +31,20 @@ def test_one_point_path_gives_the_bits_of_the_batch_path(rows, bound):
         assert one.tobytes() == batch[k].tobytes()
 
 
+@pytest.mark.parametrize("n", range(1, 11))
+def test_one_point_path_bits_on_many_rows(n):
+    """Dense check of the one-point path against the batch path, around n = 7 where the
+    one-point path switches from an in-order Python sum to numpy's sum."""
+    rng = np.random.default_rng(n)
+    rows = rng.standard_normal((3000, n)) * rng.choice([1e-3, 1.0, 1e3], size=(3000, 1))
+    # a third of the rows within a few units of roundoff of the bound
+    norms = np.sqrt((rows * rows).sum(axis=1, keepdims=True))
+    rows[:1000] *= (1.0 + rng.integers(-4, 5, size=(1000, 1)) * 2.0**-52) / norms[:1000]
+    batch = clip_l2(rows, 1.0)
+    for row, expected in zip(rows, batch):
+        assert clip_l2(row.copy(), 1.0).tobytes() == expected.tobytes()
+
+
 @given(direction=arrays(np.float64, st.integers(1, 8), elements=st.floats(-1, 1, allow_nan=False)),
        bound=st.floats(1e-2, 1e2), rel=st.floats(-1e-12, 1e-12))
 def test_rows_at_the_boundary_agree_bitwise(direction, bound, rel):
