@@ -11,13 +11,16 @@ and a latency per message (:mod:`asyncdp.links`); the timing policy
 * :class:`~asyncdp.timing.Deadline` — agents follow their own clocks and
   combine at their deadline whatever round-``t`` messages have arrived.
 * :class:`~asyncdp.timing.Async` — agents wake at their own Poisson times and
-  combine the freshest value received from each neighbour. Only a wake-up
-  can read a delivered message, so deliveries are not SimPy events here: a
-  message waits in its receiver's in-flight list and is applied at the
-  receiver's next wake-up if a delivery event would have run first (it
-  arrived earlier, or at the same time and was sent before the wake-up was
-  scheduled, SimPy's order for equal times): the same result as one event
-  per message, for less work (see BENCHMARKS.md).
+  combine the freshest value received from each neighbour.
+
+Deliveries: under lockstep timing each delivered message is a SimPy event
+(the barrier waits for the last one). Under deadline and async timing only
+an agent's combine step reads what has arrived, so a message instead waits
+in its receiver's in-flight list and is applied when the receiver wakes up
+to combine, if a delivery event would have run first: it arrived earlier, or
+at the same time and was sent before the wake-up was scheduled (SimPy runs
+equal times in scheduling order). The result is that of one event per
+message, for less work (see BENCHMARKS.md).
 
 A message that is missing when an agent combines is handled by the explicit
 policy of the timing object: ``None`` (lockstep only: raise
@@ -48,7 +51,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -168,17 +171,10 @@ class _Run:
         self._pending = [0] * (self.T + 1)
         self._done = [0] * (self.T + 1)
         self._barrier = isinstance(self.timing, Lockstep)  # counts messages in flight per round
-        # async: messages in flight per receiver, (arrival, creation index, sender, round, message);
-        # applied when the receiver wakes up (see _receive)
-        self._inflight: list[list[tuple]] | None = [[] for _ in range(self.N)] if isinstance(self.timing, Async) \
-            else None
-        # what a delivered message updates depends on the timing policy
-        if isinstance(self.timing, Async):
-            self._on_delivery = self._deliver_freshest
-        elif isinstance(self.timing, Deadline):
-            self._on_delivery = self._deliver_to_round
-        else:
-            self._on_delivery = self._deliver_to_barrier
+        self._by_round = not isinstance(self.timing, Async)  # file messages under their round for the combine
+        # deadline and async: messages in flight per receiver, (arrival, creation index, sender,
+        # round, message), applied when the receiver wakes up to combine (see _receive)
+        self._inflight: list[list[tuple]] | None = None if self._barrier else [[] for _ in range(self.N)]
 
     # -- helpers ------------------------------------------------------------
     def _new_link(self, i: int, j: int) -> LinkChannel:
@@ -257,7 +253,8 @@ class _Run:
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
 
-    def _transmit(self, i: int, receivers, t: int, msg: Mapping[str, np.ndarray], mid: int, now: float) -> None:
+    def _transmit(self, i: int, receivers: Sequence[int], t: int, msg: Mapping[str, np.ndarray], mid: int,
+                  now: float) -> None:
         """Send message ``mid`` from ``i`` over the link to each of ``receivers``."""
         links, rows, inflight = self._links, self._transmissions, self._inflight
         for j in receivers:
@@ -275,18 +272,24 @@ class _Run:
             else:
                 if self._barrier:
                     self._pending[t] += 1
-                self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._on_delivery)
+                self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._deliver_to_barrier)
 
-    def _deliver_freshest(self, ev: simpy.events.Event) -> None:
-        """Async: keep the freshest value per sender."""
-        j, i, t, msg = ev.value
+    def _store(self, j: int, i: int, t: int, msg: Mapping[str, np.ndarray]) -> None:
+        """Deliver ``i``'s round-``t`` message to ``j``.
+
+        Keeps the freshest value per sender (what async timing and the stale
+        policy combine) and, under lockstep and deadline timing, files the
+        message under its round unless ``j`` has combined that round already.
+        """
         fresh = self.freshest[j]
         prev = fresh.get(i)
         if prev is None or prev[0] <= t:
             fresh[i] = (t, msg)
+        if self._by_round and t > self.closed[j]:
+            self.arrived.setdefault((j, t), {})[i] = msg
 
     def _receive(self, j: int, mark: int) -> None:
-        """Async: apply the messages to ``j`` that SimPy would have delivered before ``j``'s current wake-up.
+        """Deliver the messages to ``j`` that SimPy would have delivered before ``j``'s current wake-up.
 
         A delivery event at time ``a`` precedes the wake-up at time ``now`` if
         ``a < now``, or if ``a == now`` and it was scheduled first: SimPy
@@ -294,15 +297,13 @@ class _Run:
         after ``mark`` messages had been sent.
         """
         now = self.env.now
-        fresh = self.freshest[j]
+        store = self._store
         inflight = self._inflight[j]
         later = None
         for item in inflight:
             arrival, k, i, t, msg = item
             if arrival < now or (arrival == now and k <= mark):
-                prev = fresh.get(i)
-                if prev is None or prev[0] <= t:
-                    fresh[i] = (t, msg)
+                store(j, i, t, msg)
             elif later is None:
                 later = [item]
             else:
@@ -312,17 +313,10 @@ class _Run:
         else:
             self._inflight[j] = later
 
-    def _deliver_to_round(self, ev: simpy.events.Event) -> None:
-        """Deadline: also file the message under its round, unless the receiver has combined it already."""
-        self._deliver_freshest(ev)
-        j, i, t, msg = ev.value
-        if t > self.closed[j]:
-            self.arrived.setdefault((j, t), {})[i] = msg
-
     def _deliver_to_barrier(self, ev: simpy.events.Event) -> None:
-        """Lockstep: as deadline, and open round ``t``'s barrier after its last delivery."""
-        self._deliver_to_round(ev)
-        t = ev.value[2]
+        """Lockstep: a delivery event; opens round ``t``'s barrier after its last delivery."""
+        j, i, t, msg = ev.value
+        self._store(j, i, t, msg)
         self._pending[t] -= 1
         self._maybe_open_barrier(t)
 
@@ -431,7 +425,10 @@ class _Run:
             if start > self.env.now:
                 yield self.env.timeout(start - self.env.now)
             own = self._send(i, t, float(self.env.now))
+            mark = self.sent  # messages sent before the combine wake-up is scheduled
             yield self.env.timeout(max(0.0, timing.combine_time(t, drift, jitter) - self.env.now))
+            if self._inflight[i]:
+                self._receive(i, mark)
             available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}
             self._combine_and_update(i, t, own, available, timing.missing, self.env.now)
 
@@ -483,8 +480,6 @@ class _Run:
             if type(exc.__cause__) is type(exc):
                 raise exc.__cause__ from None
             raise
-        finally:
-            del self._on_delivery  # a bound method of self: keeping it would make the run a reference cycle
         return self._result()
 
     def _realized(self) -> GraphSequence:

@@ -114,8 +114,9 @@ def main() -> None:
     engine(n, 10, seed)  # first use imports SimPy and warms caches
     batch = args.bare_batch
     if batch is None:
-        bare_once = min(_timed(lambda: bare_simpy(n, T, seed))[0] for _ in range(3))
-        batch = max(1, round(_timed(lambda: engine(n, T, seed))[0] / bare_once))
+        bare_once = statistics.median(_timed(lambda: bare_simpy(n, T, seed))[0] for _ in range(3))
+        engine_once = statistics.median(_timed(lambda: engine(n, T, seed))[0] for _ in range(3))
+        batch = max(1, round(engine_once / bare_once))
     if batch < 1:
         parser.error(f"--bare-batch must be >= 1, got {batch}")
     workloads = {

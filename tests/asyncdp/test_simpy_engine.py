@@ -538,6 +538,32 @@ def test_deadline_renormalize_realized_mixing_and_audit() -> None:
     assert not r.staleness.any()
 
 
+def test_deadline_message_arriving_at_the_deadline_follows_simpy_event_order() -> None:
+    """Latency equal to the combine offset: every message arrives exactly at its receiver's deadline.
+
+    SimPy runs events at equal times in the order they were scheduled. All
+    agents start each round at the same instant, in index order, and each
+    one sends and then schedules its combine; so agent ``i``'s combine comes
+    after the deliveries from agents ``j < i`` (sent before it was scheduled)
+    and before those from agents ``j > i``, which count as missing.
+    """
+    N, T = 6, 5
+    seq = ring(N)
+    r = Scenario(rendezvous_problem(addresses(N, seed=2)), seq, Huang2015(epsilon=1.0, c=0.3, q=0.9, p=0.95),
+                 timing=Deadline(period=1.0, deadline=0.5, missing="renormalize"),
+                 links=Links(LinkModel(ConstantLatency(0.5))), horizon=T, seed=0).run()
+    df = transcript_frame(r)
+    assert not df["lost"].any()
+    assert np.array_equal(df["receive_time"], df["round"] - 0.5)  # at the deadline
+    for t in range(1, T + 1):
+        W = seq.dense(t)
+        for i in range(N):
+            kept = [j for j in range(N) if W[i, j] > 0 and j <= i]
+            expected = np.zeros(N)
+            expected[kept] = W[i, kept] / W[i, kept].sum()
+            np.testing.assert_allclose(r.realized.dense(t)[i], expected, rtol=0, atol=1e-15)
+
+
 def test_renormalize_keeps_the_row_total_of_a_column_stochastic_matrix() -> None:
     """Push-sum style weights (columns sum to 1, rows do not): a row over the messages present keeps its total."""
     N, T = 5, 40
