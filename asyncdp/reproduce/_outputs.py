@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_strict_json", "write_json", "write_csv", "write_outputs"]
+__all__ = ["to_strict_json", "write_json", "write_csv", "write_outputs", "save_figure"]
 
 
 def _key(k: Any) -> str:
@@ -76,3 +76,12 @@ def write_outputs(out: str | Path, stem: str, columns: Sequence[str], rows: Sequ
     plot(Path(files["png"]), summary)
     write_json(files["summary"], summary)
     return files
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
+    """Lay out ``fig`` (a pyplot figure), write it to ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)

@@ -62,7 +62,7 @@ from ..errors import ScenarioError
 from ..privacy_adapters.showkatbakhsh import tight_accounting
 from ..problem import Problem
 from ..scenario import Scenario
-from ._outputs import write_outputs
+from ._outputs import save_figure, write_outputs
 
 __all__ = [
     "N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
@@ -302,14 +302,6 @@ def _axes(title: str, xlabel: str, ylabel: str = "relative error ||x̄ − d̄||
     return fig, ax
 
 
-def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def _setting(n_points: int = N_POINTS) -> tuple[Problem, float]:
     data = generate_data(N_NODES, n_points, DIM, RADIUS, DATA_SEED)
     return mean_estimation_problem(data, RADIUS), privacy_gradient_bound(RADIUS, DIM)
@@ -421,7 +413,7 @@ def _plot_fig1(path: Path, s: dict[str, Any]) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 2
@@ -541,7 +533,7 @@ def _plot_fig2(path: Path, s: dict[str, Any]) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.legend(fontsize=7)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 3
@@ -640,7 +632,7 @@ def _plot_fig3(path: Path, s: dict[str, Any]) -> None:
         ax.plot([p["p_c"] for p in pts], [p["stage1"]["mean"] for p in pts], ":", lw=1, label=f"x̄(T), T={T}")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- Fig. 4
@@ -716,7 +708,7 @@ def _plot_fig4(path: Path, s: dict[str, Any]) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.legend(fontsize=8)
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------- table

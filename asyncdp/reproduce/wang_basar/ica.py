@@ -30,7 +30,7 @@ import numpy as np
 from ...errors import ScenarioError
 from ...problems_nonconvex import ica_error, ica_problem
 from ...scenario import Scenario
-from .._outputs import write_csv, write_json
+from .._outputs import save_figure, write_csv, write_json
 from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs, _check_seed,
                      _check_variances, _graph_choice, _mean_ci, _plt, _proportion, ring_graph)
 
@@ -202,9 +202,7 @@ def _plot_ica(path: Path, curves: dict[float, np.ndarray]) -> None:
     ax.set_title("ICA (seed 001, Fig. 5): 5 agents, d = 10, 800 samples", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def format_ica_table(summary: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from ...algorithms.wang_basar import WangBasar
 from ...problem import Problem
 from ...problems_nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import write_csv, write_json
+from .._outputs import save_figure, write_csv, write_json
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, _check_horizon, _check_runs, _check_seed, _check_variances,
                      _graph_choice, _plt, _points, _proportion, ring_graph)
 
@@ -251,9 +251,7 @@ def _plot_saddle(path: Path, problem: Problem, pts: dict[str, np.ndarray], trace
     a2.set_ylabel("||x̄^k − θ_s||")
     a2.legend(fontsize=7)
     a2.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def format_saddle_table(summary: dict[str, Any]) -> str:

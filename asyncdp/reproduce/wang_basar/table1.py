@@ -28,7 +28,7 @@ from ...algorithms.wang_basar import WangBasar
 from ...privacy_adapters.wang_basar import privacy_report
 from ...problems_nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import write_csv, write_json
+from .._outputs import save_figure, write_csv, write_json
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs,
                      _check_seed, _check_variances, _graph_choice, _mean_ci, _plt, _points, ring_graph)
 
@@ -276,9 +276,7 @@ def _plot_table1(path: Path, entries: list[dict[str, Any]], curves: dict[float, 
     a2.axvline(500, color="gray", lw=0.8, ls=":")
     a2.grid(True, which="both", alpha=0.3)
     a2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def format_table1_table(summary: dict[str, Any]) -> str:
