@@ -46,8 +46,8 @@ only when used; if missing, :class:`OptionalDependencyError` (an
 
 Random-stream layout. :func:`train_test_split_stream` and :func:`batches`
 draw from :func:`asyncdp.noise.stream` under top-level spawn key
-``DATA_KEY = 4``, disjoint from the noise, link, clock and initial-state keys
-``0..3`` of :mod:`asyncdp.noise`, so one scenario seed may drive both without
+``DATA_KEY`` (4 in :data:`asyncdp.noise.STREAM_KEYS`), disjoint from every
+other stream of that table, so one scenario seed may drive both without
 correlating data order and privacy noise:
 
 ==========================  ==================================================
@@ -74,7 +74,7 @@ from typing import Any, NamedTuple, Union
 import numpy as np
 
 from .errors import ProblemError
-from .noise import stream
+from .noise import DATA_KEY, stream
 
 __all__ = [
     "DATA_KEY",
@@ -93,8 +93,6 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-DATA_KEY = 4
-"""Top-level spawn key of the data streams (see the module docstring)."""
 
 _INSTALL_HINT = 'pip install "asyncdp[datasets]"'
 

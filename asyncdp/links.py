@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .errors import LinkModelError
+from .noise import LINK_KEY
 
 __all__ = [
     "LatencyModel",
@@ -56,7 +57,7 @@ __all__ = [
     "LINK_STREAM_KEY",
 ]
 
-LINK_STREAM_KEY = 1
+LINK_STREAM_KEY = LINK_KEY
 """First entry of a link's ``spawn_key`` (see :func:`link_rng`)."""
 
 

@@ -16,9 +16,17 @@ spawn key                   stream
 ``(1, i, j)``               link ``i -> j``: loss and latency
 ``(2, i)``                  agent ``i``'s clock (drift, jitter, wake times)
 ``(3,)``                    random initial states, if requested
-``(4, ...)``                data sets: splits and per-epoch batch orders
+``(4, 0)``                  data sets: the split permutation of all samples
+``(4, 1, e)``               data sets: the batch order of epoch ``e``
                             (:mod:`asyncdp.datasets`)
+``(5, t, i)``               DP-SDA's sampled-gradient noise of agent ``i`` in
+                            round ``t`` (seeded by the algorithm's
+                            ``xi_seed``; :mod:`asyncdp.algorithms.dpsda`)
 ==========================  ==================================================
+
+Every stream's first key is listed once, in :data:`STREAM_KEYS` below; the
+modules that draw from a stream import their key from here, and a test checks
+that no two streams share a key.
 
 Because privacy noise is keyed by round and channel only, changing link
 latencies, losses or clocks never changes the noise drawn; because it is
@@ -46,9 +54,27 @@ __all__ = [
     "LINK_KEY",
     "CLOCK_KEY",
     "INIT_KEY",
+    "DATA_KEY",
+    "GRADIENT_NOISE_KEY",
+    "STREAM_KEYS",
 ]
 
-NOISE_KEY, LINK_KEY, CLOCK_KEY, INIT_KEY = 0, 1, 2, 3
+STREAM_KEYS: Mapping[str, int] = {
+    "noise": 0,
+    "link": 1,
+    "clock": 2,
+    "init": 3,
+    "data": 4,
+    "gradient_noise": 5,
+}
+"""The first ``spawn_key`` entry of every random stream of a run (one entry per stream)."""
+
+NOISE_KEY = STREAM_KEYS["noise"]
+LINK_KEY = STREAM_KEYS["link"]
+CLOCK_KEY = STREAM_KEYS["clock"]
+INIT_KEY = STREAM_KEYS["init"]
+DATA_KEY = STREAM_KEYS["data"]
+GRADIENT_NOISE_KEY = STREAM_KEYS["gradient_noise"]
 
 DISTRIBUTIONS = ("laplace", "gaussian")
 """Standard noise distributions: Laplace(0, 1) and N(0, 1), scaled by the algorithm."""

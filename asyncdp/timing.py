@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Union
 import numpy as np
 
 from .errors import TimingError
+from .noise import CLOCK_KEY
 
 __all__ = [
     "MISSING_POLICIES",
@@ -55,7 +56,7 @@ __all__ = [
     "CLOCK_STREAM_KEY",
 ]
 
-CLOCK_STREAM_KEY = 2
+CLOCK_STREAM_KEY = CLOCK_KEY
 """First entry of an agent clock's ``spawn_key`` (see :func:`agent_clock_rng`)."""
 
 MISSING_POLICIES: tuple[str, ...] = ("renormalize", "stale")

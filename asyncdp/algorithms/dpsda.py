@@ -59,7 +59,7 @@ Gradient noise ``xi`` (Assumption 2; the experiments use variance 0.1). It is
 not privacy noise, and the engines' noise source supplies only that. So
 ``xi_i(t)`` comes from its own stream, a deterministic function of
 ``(xi_seed, t, i)``:
-``numpy.random.default_rng(SeedSequence(xi_seed, spawn_key=(4, t, i)))``
+``numpy.random.default_rng(SeedSequence(xi_seed, spawn_key=(5, t, i)))``
 draws ``d_i`` standard normals, which are multiplied by ``gradient_noise_std``
 and placed on ``S_i``. Both engines, every timing policy (rounds are per
 agent) and the exact replay of :mod:`asyncdp.privacy` therefore see the same
@@ -88,7 +88,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import AlgorithmParameterError
-from ..noise import stream
+from ..noise import GRADIENT_NOISE_KEY, stream
 from .base import Algorithm, Channel, NoiseDeclaration, State
 from .clipping import clip_l2
 
@@ -96,8 +96,6 @@ __all__ = ["DPSDAC", "DPSDAPS", "CLIP_NORMS", "LEVELS", "GRADIENT_NOISE_KEY", "p
 
 CLIP_NORMS = ("coordinate", "l2")
 LEVELS = ("node", "network")
-GRADIENT_NOISE_KEY = 4
-"""First spawn key of the gradient-noise stream ``(4, t, i)`` of ``xi_seed`` (keys 0-3 are :mod:`asyncdp.noise`'s)."""
 
 
 def prox(z: np.ndarray, alpha: float, domain: Any) -> np.ndarray:
