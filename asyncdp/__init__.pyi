@@ -3,11 +3,11 @@
 __version__: str
 
 from .algorithms import DPSDAC, DPSDAPS, REGISTRY, Algorithm, Huang2015, Showkatbakhsh, WangBasar, get_algorithm
-from .batch_engine import BatchResult, run_batch
-from .costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
-from .domains import Ball, Box, Reals
+from .engine.batch_engine import BatchResult, run_batch
+from .problems.costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
+from .problems.domains import Ball, Box, Reals
 from .errors import ScenarioError
-from .links import (
+from .engine.links import (
     ConstantLatency,
     ExponentialLatency,
     LinkModel,
@@ -16,8 +16,8 @@ from .links import (
     ZeroLatency,
 )
 from .noise import InjectedNoise, SeededNoise, ZeroNoise
-from .problem import Problem, rendezvous_problem
+from .problems.problem import Problem, rendezvous_problem
 from .result import Result
 from .scenario import Scenario, load_script
-from .timing import Async, Deadline, Lockstep
-from .transcript import Transcript
+from .engine.timing import Async, Deadline, Lockstep
+from .engine.transcript import Transcript

@@ -98,5 +98,5 @@ class NoiseError(ScenarioError):
 
 
 class SweepError(ScenarioError):
-    """A parameter sweep is misconfigured: grid, runs, executor, factory or output (:mod:`asyncdp.sweep`)."""
+    """A parameter sweep is misconfigured: grid, runs, executor, factory or output (:mod:`asyncdp.experiments.sweep`)."""
 

@@ -18,7 +18,7 @@ spawn key                   stream
 ``(3,)``                    random initial states, if requested
 ``(4, 0)``                  data sets: the split permutation of all samples
 ``(4, 1, e)``               data sets: the batch order of epoch ``e``
-                            (:mod:`asyncdp.datasets`)
+                            (:mod:`asyncdp.problems.datasets`)
 ``(5, t, i)``               DP-SDA's sampled-gradient noise of agent ``i`` in
                             round ``t`` (seeded by the algorithm's
                             ``xi_seed``; :mod:`asyncdp.algorithms.dpsda`)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from accounting.ledger import Ledger
-from topology.properties import check_doubly_stochastic, check_each_round
+from topology.checks.properties import check_doubly_stochastic, check_each_round
 from topology.sequence import GraphSequence
 
 __all__ = ["Result"]

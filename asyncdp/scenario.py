@@ -20,10 +20,10 @@ from topology.sequence import GraphSequence
 
 from .algorithms.base import Algorithm
 from .errors import HorizonError, ScenarioError, TimingError, TopologyMismatchError
-from .links import Links
+from .engine.links import Links
 from .noise import NoiseSource
-from .problem import Problem
-from .timing import Async, Deadline, Lockstep
+from .problems.problem import Problem
+from .engine.timing import Async, Deadline, Lockstep
 
 __all__ = ["Scenario", "MODES", "load_script"]
 
@@ -38,8 +38,8 @@ class Scenario:
         problem: the domain and the agents' private costs.
         topology: the graph sequence; round ``t`` uses ``topology.weights(t)``.
         algorithm: the per-agent rule (e.g. :class:`~asyncdp.algorithms.Huang2015`).
-        timing: :class:`~asyncdp.timing.Lockstep` (default),
-            :class:`~asyncdp.timing.Deadline` or :class:`~asyncdp.timing.Async`.
+        timing: :class:`~asyncdp.engine.timing.Lockstep` (default),
+            :class:`~asyncdp.engine.timing.Deadline` or :class:`~asyncdp.engine.timing.Async`.
         links: latency/loss per link (default: zero latency, no loss).
         seed: the one seed behind every random draw (see :mod:`asyncdp.noise`).
         horizon: number of rounds ``T`` each agent performs.
@@ -61,7 +61,7 @@ class Scenario:
 
     Example:
         >>> import networkx as nx, topology
-        >>> from asyncdp.problem import rendezvous_problem
+        >>> from asyncdp.problems.problem import rendezvous_problem
         >>> from asyncdp.algorithms import Huang2015
         >>> sc = Scenario(rendezvous_problem([[0.5, 0.5], [-0.5, 0.0], [0.0, -0.5]]),
         ...               topology.from_networkx([nx.cycle_graph(3)], "metropolis", periodic=True),
@@ -86,7 +86,7 @@ class Scenario:
         if isinstance(self.horizon, bool) or not isinstance(self.horizon, (int, np.integer)) or self.horizon < 1:
             raise HorizonError(f"horizon must be a positive integer, got {self.horizon!r}")
         if not isinstance(self.problem, Problem):
-            raise ScenarioError(f"problem must be an asyncdp.problem.Problem, got {type(self.problem).__name__}")
+            raise ScenarioError(f"problem must be an asyncdp.problems.problem.Problem, got {type(self.problem).__name__}")
         if not isinstance(self.topology, GraphSequence):
             raise ScenarioError(f"topology must be a topology.GraphSequence, got {type(self.topology).__name__}")
         if not isinstance(self.algorithm, Algorithm):
@@ -99,7 +99,7 @@ class Scenario:
             raise TopologyMismatchError(
                 f"topology has {self.topology.length} rounds, fewer than the horizon {self.horizon}"
             )
-        rounds = getattr(self.problem.costs, "num_rounds", None)  # online losses (asyncdp.online): one per round
+        rounds = getattr(self.problem.costs, "num_rounds", None)  # online losses (asyncdp.problems.online): one per round
         if rounds is not None and rounds < self.horizon:
             raise HorizonError(f"horizon {self.horizon} exceeds the {rounds} rounds of the online loss sequence")
         if not isinstance(self.timing, (Lockstep, Deadline, Async)):
@@ -154,12 +154,12 @@ class Scenario:
             engine: ``"simpy"`` (the reference engine, every timing policy;
                 returns a :class:`~asyncdp.result.Result`) or ``"batch"``
                 (lockstep, lossless, broadcast; ``runs`` Monte-Carlo runs at
-                once; returns a :class:`~asyncdp.batch_engine.BatchResult`).
+                once; returns a :class:`~asyncdp.engine.batch_engine.BatchResult`).
             runs, keep, transcripts: batch engine options (see
-                :func:`~asyncdp.batch_engine.run_batch`).
+                :func:`~asyncdp.engine.batch_engine.run_batch`).
             freeze_gc: SimPy engine: keep pre-existing objects out of the
                 cyclic garbage collector's scans during the run (see
-                :func:`~asyncdp.simpy_engine.run_simpy`).
+                :func:`~asyncdp.engine.simpy_engine.run_simpy`).
 
         Raises:
             ScenarioError: an unknown engine, a scenario outside the batch
@@ -170,11 +170,11 @@ class Scenario:
         if engine == "simpy":
             if runs != 1:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
-            from .simpy_engine import run_simpy
+            from .engine.simpy_engine import run_simpy
 
             return run_simpy(self, freeze_gc=freeze_gc)
         if engine == "batch":
-            from .batch_engine import run_batch
+            from .engine.batch_engine import run_batch
 
             return run_batch(self, runs, keep=keep, transcripts=transcripts)
         raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy', 'batch'")

@@ -32,8 +32,8 @@ import simpy
 
 import topology
 from asyncdp import Async, Huang2015, LinkModel, Links, LogNormalLatency, Scenario, rendezvous_problem
-from asyncdp.links import link_rng
-from asyncdp.timing import agent_clock_rng
+from asyncdp.engine.links import link_rng
+from asyncdp.engine.timing import agent_clock_rng
 
 LINK = LinkModel(latency=LogNormalLatency(median=0.1, sigma=0.5), loss=0.05)
 

@@ -17,7 +17,7 @@ import json
 
 from common import median_time
 
-from asyncdp.reproduce.huang2015_fig1 import PAPER_EPSILONS, example2_scenario_factory
+from asyncdp.reproduce.huang2015.fig1 import PAPER_EPSILONS, example2_scenario_factory
 
 
 def main() -> None:

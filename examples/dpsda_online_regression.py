@@ -20,8 +20,8 @@ from dataclasses import replace
 import topology
 from asyncdp import Scenario
 from asyncdp.algorithms.dpsda import DPSDAPS
-from asyncdp.online import online_problem, synthetic_olr
-from asyncdp.regret import comparator_values, regret_curve
+from asyncdp.problems.online import online_problem, synthetic_olr
+from asyncdp.experiments.regret import comparator_values, regret_curve
 
 N, D, T, SEED = 7, 21, 200, 0
 NOISE_CONSTANT = 1.0

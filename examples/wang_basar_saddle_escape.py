@@ -6,7 +6,7 @@ noise an agent stays exactly at theta_s only when its local gradient vanishes
 there (the homogeneous data); the Gaussian gradient noise (variance 0.5)
 makes every run leave the saddle. About half the runs leave to the right and
 reach theta*, the others reach the local minimum that the cost's extension
-outside the box creates on the left (see asyncdp.problems_nonconvex).
+outside the box creates on the left (see asyncdp.problems.nonconvex).
 
 Run:  python examples/wang_basar_saddle_escape.py     or     asyncdp run examples/wang_basar_saddle_escape.py
 Privacy (Theorem 5, per iteration):  asyncdp privacy check examples/wang_basar_saddle_escape.py
@@ -20,7 +20,7 @@ import numpy as np
 import topology
 from asyncdp import Scenario
 from asyncdp.algorithms.wang_basar import WangBasar
-from asyncdp.problems_nonconvex import (
+from asyncdp.problems.nonconvex import (
     THETA_SADDLE_PAPER,
     estimation_problem,
     stationary_point,

@@ -13,8 +13,8 @@ from .errors import (
 from .matrices import as_pattern, as_weight_matrix, pattern_from_networkx, to_networkx
 from .sequence import GraphSequence, from_matrices, from_networkx, generated, periodic, static
 from .audit import ALGORITHMS, AssumptionResult, AuditReport, audit
-from .b_connected import b_connected_sequence, paper004_fig2_sequence
-from .constants import (
+from .generators.b_connected import b_connected_sequence, paper004_fig2_sequence
+from .checks.constants import (
     ContractionResult,
     dpsda_c_theta,
     empirical_contraction,
@@ -24,7 +24,7 @@ from .constants import (
     push_sum_one_minus_lambda,
 )
 from .io import load_sequence, loads_sequence, save_sequence, sequence_to_dict
-from .properties import (
+from .checks.properties import (
     CheckResult,
     SequenceCheck,
     check_b_strongly_connected,
@@ -43,7 +43,7 @@ from .properties import (
     mixing_norm,
     second_eigenvalue_modulus,
 )
-from .random_graphs import erdos_renyi, link_failures, random_geometric
+from .generators.random_graphs import erdos_renyi, link_failures, random_geometric
 from .weights import (
     WEIGHT_RULES,
     column_stochastic,

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from . import constants as C
-from . import properties as P
+from .checks import constants as C
+from .checks import properties as P
 from .errors import ParameterError, UnknownAlgorithmError
 from .sequence import GraphSequence
 

@@ -40,7 +40,7 @@ class GraphSequence:
 
     Use the constructors (:func:`static`, :func:`periodic`, :func:`from_matrices`,
     :func:`from_networkx`, :func:`generated` and those in
-    :mod:`topology.random_graphs` / :mod:`topology.b_connected`) rather than
+    :mod:`topology.generators.random_graphs` / :mod:`topology.generators.b_connected`) rather than
     this class directly.
 
     Args:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from hypothesis import strategies as st
 
 from .errors import ParameterError
-from .random_graphs import _check_bool, _check_int, _resolve_rule
+from .generators.random_graphs import _check_bool, _check_int, _resolve_rule
 from .sequence import GraphSequence, from_matrices
 
 __all__ = [

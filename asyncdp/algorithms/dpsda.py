@@ -1,6 +1,6 @@
 """DPSDA-C and DPSDA-PS (seed 004, Cheng, Liao and Li): private online dual averaging on a network.
 
-The setting is :mod:`asyncdp.online`. ``N`` nodes each own a block ``S_i``
+The setting is :mod:`asyncdp.problems.online`. ``N`` nodes each own a block ``S_i``
 of the decision in ``X^d``. Each node keeps a dual variable ``z_i in R^d`` and
 a full primal estimate ``y_i in X^d``. The node plays ``x_i(t) = y_i^{S_i}(t)``.
 
@@ -102,7 +102,7 @@ def prox(z: np.ndarray, alpha: float, domain: Any) -> np.ndarray:
     """Eq. (7) with ``psi = ||x||^2/2``: ``Pi(z, alpha) = P_X(-alpha z)``.
 
     Example:
-        >>> from asyncdp.domains import Box
+        >>> from asyncdp.problems.domains import Box
         >>> prox(np.array([1.0, -4.0]), 0.5, Box(-1.0, 1.0, dim=2)).tolist()
         [-0.5, 1.0]
     """
@@ -186,15 +186,15 @@ class _DPSDA(Algorithm):
 
         Raises:
             AlgorithmParameterError: the problem's costs are not an
-                :class:`~asyncdp.online.OnlineLoss`, or ``L_hat`` is ``None`` and
+                :class:`~asyncdp.problems.online.OnlineLoss`, or ``L_hat`` is ``None`` and
                 the problem declares no gradient bound ``L``.
         """
-        from ..online import OnlineLoss
+        from ..problems.online import OnlineLoss
 
         costs = getattr(problem, "costs", None)
         if not isinstance(costs, OnlineLoss):
             raise AlgorithmParameterError(
-                f"{self.name} needs an online problem (asyncdp.online.OnlineLoss costs), got "
+                f"{self.name} needs an online problem (asyncdp.problems.online.OnlineLoss costs), got "
                 f"{type(costs).__name__}")
         lh = self.L_hat
         if lh is None:
@@ -286,7 +286,7 @@ class _DPSDA(Algorithm):
         return state["z"] + self.noise_scale(t) * noise["h"]
 
     def decision(self, state: State) -> np.ndarray:
-        """The full estimate ``y_i``. The played decision is its block ``S_i`` (see :mod:`asyncdp.regret`)."""
+        """The full estimate ``y_i``. The played decision is its block ``S_i`` (see :mod:`asyncdp.experiments.regret`)."""
         return state["y"]
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
@@ -333,7 +333,7 @@ class DPSDAC(_DPSDA):
         variance 0.1. The graph is the notes' Fig. 2 stand-in without directions, with Metropolis weights."""
         import topology
 
-        from ..online import online_problem, synthetic_olr
+        from ..problems.online import online_problem, synthetic_olr
         from ..scenario import Scenario
 
         loss, box = synthetic_olr(num_nodes=7, dim=14, num_rounds=12, seed=seed)
@@ -377,7 +377,7 @@ class DPSDAPS(_DPSDA):
         with column-stochastic weights."""
         import topology
 
-        from ..online import online_problem, synthetic_olr
+        from ..problems.online import online_problem, synthetic_olr
         from ..scenario import Scenario
 
         loss, box = synthetic_olr(num_nodes=7, dim=14, num_rounds=12, seed=seed)

@@ -216,7 +216,7 @@ class Huang2015(Algorithm):
         """Six agents in ``[-1, 1]^2`` on a period-2 doubly stochastic digraph, 25 rounds."""
         import topology
 
-        from ..problem import rendezvous_problem
+        from ..problems.problem import rendezvous_problem
         from ..scenario import Scenario
 
         n_agents = 6

@@ -54,7 +54,7 @@ Constants: ``L`` and ``mu`` (A3, A4) set ``c``; ``G`` (A2, Prop. 3) sets
 ``||grad f_i(z) - grad f_i'(z)|| <= 2 G`` for adjacent costs at points of
 ``X``; for the paper's per-sample adjacency in mean estimation that is
 ``G = R sqrt(p)`` (notes, section 6 item 4), much less than the class bound.
-The accountant (:mod:`asyncdp.privacy_adapters.showkatbakhsh`) always uses the
+The accountant (:mod:`asyncdp.privacy.adapters.showkatbakhsh`) always uses the
 problem's ``G``.
 """
 
@@ -288,7 +288,7 @@ def mean_estimation_problem(data: Any, R: float, constants: Any = None) -> Any:
     """Distributed mean estimation of seed 000, Sec. 5: ``X = [-R, R]^p``, ``f_i(x) = 1/2 sum_(d in D_i) ||x - d||^2``.
 
     ``f_i`` equals ``(N_i / 2) ||x - mean(D_i)||^2`` plus a constant, so it is
-    represented as a :class:`~asyncdp.costs.WeightedQuadratic` with centers the
+    represented as a :class:`~asyncdp.problems.costs.WeightedQuadratic` with centers the
     local means and weights ``N_i`` (same gradients and minimizer; values
     differ by that constant): ``mu = L = N_i``, hence ``c = 1/N_i``. The
     optimum is the global data mean (in ``X`` since every point is).
@@ -296,11 +296,11 @@ def mean_estimation_problem(data: Any, R: float, constants: Any = None) -> Any:
     Args:
         data: array ``(N, N_i, p)``, every point in ``[-R, R]^p``.
         R: half-width of the box, ``> 0``.
-        constants: declared :class:`~asyncdp.costs.FunctionClass` (e.g. the
+        constants: declared :class:`~asyncdp.problems.costs.FunctionClass` (e.g. the
             original problem's, for an adjacent data set); default derived.
 
     Returns:
-        A :class:`~asyncdp.problem.Problem`.
+        A :class:`~asyncdp.problems.problem.Problem`.
 
     Raises:
         AlgorithmParameterError: a bad shape, a non-positive ``R`` or a point outside the box.
@@ -311,9 +311,9 @@ def mean_estimation_problem(data: Any, R: float, constants: Any = None) -> Any:
         >>> p.optimum.tolist(), p.constants.mu
         ([0.5], 3.0)
     """
-    from ..costs import WeightedQuadratic
-    from ..domains import Box
-    from ..problem import Problem
+    from ..problems.costs import WeightedQuadratic
+    from ..problems.domains import Box
+    from ..problems.problem import Problem
 
     arr = np.asarray(data, dtype=float)
     if arr.ndim != 3 or min(arr.shape) < 1:

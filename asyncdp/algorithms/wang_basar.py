@@ -36,7 +36,7 @@ printed variance conditions give, at a chosen ``delta``,
 ``lam^k`` or ``1/lam^k`` respectively. Theorems 4 and 5 compare the message
 sensitivity with the variance of ``n`` although the released noise is
 ``lam^k n`` (notes §6 item 2): the accountant
-(:mod:`asyncdp.privacy_adapters.wang_basar`) shows the consequence.
+(:mod:`asyncdp.privacy.adapters.wang_basar`) shows the consequence.
 
 Example:
     >>> alg = WangBasar(noise_variance=0.5, dimension=2)
@@ -358,7 +358,7 @@ class WangBasar(Algorithm):
 
         import topology
 
-        from ..problems_nonconvex import estimation_problem
+        from ..problems.nonconvex import estimation_problem
         from ..scenario import Scenario
 
         problem = estimation_problem()

@@ -1,4 +1,4 @@
-"""``asyncdp demo``: the README's main job (see :mod:`asyncdp.demo`)."""
+"""``asyncdp demo``: the README's main job (see :mod:`asyncdp.experiments.demo`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
+    from ..experiments.demo import run_demo
 
     run_demo(args.out, seed=args.seed)
     return 0

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp privacy check``; exit code 0 whatever the verdict."""
-    from ..privacy import check_privacy
+    from ..privacy.check import check_privacy
     from ..scenario import load_script
 
     loaded = load_script(args.script, names=("scenario", "adjacent"))

@@ -2,7 +2,7 @@
 
 SCRIPT.py defines ``factory(**params) -> Scenario`` and may define a default
 ``grid`` dict, used when no ``--grid`` is given (``--grid`` replaces it
-entirely). The script travels as source text (:class:`asyncdp.sweep.ScriptFactory`),
+entirely). The script travels as source text (:class:`asyncdp.experiments.sweep.ScriptFactory`),
 so it must be self-contained when it runs on remote Dask workers. The command
 prints one line per parameter point (``mean +/- standard error`` of every
 metric) and writes the full per-run table with ``--out``.
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def sweep_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp sweep``; returns the exit code."""
-    from ..sweep import ScriptFactory, format_summary, grid_from_strings, summarize, sweep, write_results
+    from ..experiments.sweep import ScriptFactory, format_summary, grid_from_strings, summarize, sweep, write_results
 
     grid = grid_from_strings(args.grid) if args.grid else None
     factory = ScriptFactory.from_path(args.script)

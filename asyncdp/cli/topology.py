@@ -168,7 +168,7 @@ def _gen_static(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
 
 
 def _gen_erdos_renyi(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
-    from topology.random_graphs import erdos_renyi
+    from topology.generators.random_graphs import erdos_renyi
 
     directed = bool(args.directed)
     seq = erdos_renyi(
@@ -199,7 +199,7 @@ def _link_failures_base(args: argparse.Namespace) -> Any:
 
 
 def _gen_link_failures(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
-    from topology.random_graphs import link_failures
+    from topology.generators.random_graphs import link_failures
 
     base = _link_failures_base(args)
     seq = link_failures(
@@ -213,7 +213,7 @@ def _gen_link_failures(args: argparse.Namespace) -> tuple[GraphSequence, int | N
 
 
 def _gen_geometric(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
-    from topology.random_graphs import random_geometric
+    from topology.generators.random_graphs import random_geometric
 
     seq = random_geometric(
         args.nodes, args.radius, seed=args.seed, dim=args.dim, rule=args.rule,
@@ -227,7 +227,7 @@ def _gen_geometric(args: argparse.Namespace) -> tuple[GraphSequence, int | None]
 
 
 def _gen_b_connected(args: argparse.Namespace) -> tuple[GraphSequence, int | None]:
-    from topology.b_connected import b_connected_sequence
+    from topology.generators.b_connected import b_connected_sequence
 
     kwargs: dict[str, Any] = {
         "seed": args.seed, "minimal": args.minimal, "length": args.rounds,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import lazy_loader
 
 if TYPE_CHECKING:
-    from .huang2015_fig1 import format_fig1_table, reproduce_fig1
+    from .huang2015.fig1 import format_fig1_table, reproduce_fig1
 
     EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]]
     TABLES: dict[str, Callable[[dict[str, Any]], str]]
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["EXPERIMENTS", "EXPERIMENT_NAMES", "TABLES", "reproduce_fig1", "format_fig1_table"]
 
 _REGISTRY: dict[str, tuple[str, str, str]] = {
-    "huang2015-fig1": ("huang2015_fig1", "reproduce_fig1", "format_fig1_table"),
+    "huang2015-fig1": ("huang2015.fig1", "reproduce_fig1", "format_fig1_table"),
     "showkatbakhsh-fig1": ("showkatbakhsh", "reproduce_fig1", "format_table"),
     "showkatbakhsh-fig2": ("showkatbakhsh", "reproduce_fig2", "format_table"),
     "showkatbakhsh-fig3": ("showkatbakhsh", "reproduce_fig3", "format_table"),
@@ -67,7 +67,7 @@ def _load() -> None:
     globals().update(EXPERIMENTS=experiments, TABLES=tables)
 
 
-_lazy_getattr = lazy_loader.attach(__name__, submod_attrs={"huang2015_fig1": ["reproduce_fig1", "format_fig1_table"]})[0]
+_lazy_getattr = lazy_loader.attach(__name__, submod_attrs={"huang2015.fig1": ["reproduce_fig1", "format_fig1_table"]})[0]
 
 
 def __getattr__(name: str) -> Any:

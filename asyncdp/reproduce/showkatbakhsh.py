@@ -31,7 +31,7 @@ c^2/(N kappa))`` for large ``T``: a plateau in ``T`` (Fig. 1), ``~ 1/kappa ~
 large. Each figure's JSON reports the simulation, the prediction, their
 ratio, fitted log-log slopes and the trend checks with their numbers.
 
-Tight accounting (:func:`asyncdp.privacy_adapters.showkatbakhsh.tight_accounting`):
+Tight accounting (:func:`asyncdp.privacy.adapters.showkatbakhsh.tight_accounting`):
 Theorem 1's bound beside the PLD/RDP epsilon of the same releases, and the
 noise factor ``s < 1`` for which ``s M_t`` meets the same (epsilon, delta)
 under exact accounting; Fig. 2 also simulates that schedule (``G_priv s``).
@@ -59,8 +59,8 @@ import topology
 
 from ..algorithms.showkatbakhsh import Showkatbakhsh, mean_estimation_problem
 from ..errors import ScenarioError
-from ..privacy_adapters.showkatbakhsh import tight_accounting
-from ..problem import Problem
+from ..privacy.adapters.showkatbakhsh import tight_accounting
+from ..problems.problem import Problem
 from ..scenario import Scenario
 from ._outputs import save_figure, write_outputs
 
@@ -430,7 +430,7 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
     using the points where the simulation is within [0.8, 1.25] of the
     prediction (unsaturated by the box); and at every epsilon a smaller delta
     gives a larger error. The ``tight`` columns rerun each point with the noise
-    factor of :func:`~asyncdp.privacy_adapters.showkatbakhsh.tight_accounting`.
+    factor of :func:`~asyncdp.privacy.adapters.showkatbakhsh.tight_accounting`.
 
     Args:
         out_dir: output directory; runs, seed: as in :func:`reproduce_fig1`.

@@ -15,10 +15,10 @@ def test_no_two_streams_share_a_key():
 def test_modules_draw_from_the_table():
     # each module that draws from a stream of its own takes the key from the one table
     expected = {
-        ("asyncdp.datasets", "DATA_KEY"): "data",
+        ("asyncdp.problems.datasets", "DATA_KEY"): "data",
         ("asyncdp.algorithms.dpsda", "GRADIENT_NOISE_KEY"): "gradient_noise",
-        ("asyncdp.links", "LINK_STREAM_KEY"): "link",
-        ("asyncdp.timing", "CLOCK_STREAM_KEY"): "clock",
+        ("asyncdp.engine.links", "LINK_STREAM_KEY"): "link",
+        ("asyncdp.engine.timing", "CLOCK_STREAM_KEY"): "clock",
     }
     for (module, name), stream_name in expected.items():
         assert getattr(importlib.import_module(module), name) == noise.STREAM_KEYS[stream_name], (module, name)

@@ -47,7 +47,7 @@ Setting shared by all three (notes on seed 004, sections 5 and 6):
   ``runs`` Laplace draws that share ``xi_seed = seed``, and ``xi`` is
   identical in the two adjacent sequences.
 
-Engine: the lockstep batch engine (:mod:`asyncdp.batch_engine`). Results
+Engine: the lockstep batch engine (:mod:`asyncdp.engine.batch_engine`). Results
 for ``epsilon = inf`` are written as the string ``"inf"`` in JSON and CSV.
 """
 

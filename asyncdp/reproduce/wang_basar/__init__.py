@@ -13,7 +13,7 @@ each recorded in the JSON outputs under ``"choices"``. Shared by all three:
   global iteration, so ``lam`` drops tenfold at ``k = 501``); §5.2 ``0.003``
   for ``k <= 100``, ``3/(10k)`` after.
 * Costs outside ``[-8, 4] x [-3, 3]``: the soft-clipped cubic term of
-  :mod:`asyncdp.problems_nonconvex` (creates a local minimum left of the box,
+  :mod:`asyncdp.problems.nonconvex` (creates a local minimum left of the box,
   which runs leaving the saddle to the left reach instead of ``theta*``).
 * Per-run initial points: the batch engine shares one ``x0`` across runs, so
   the runs' starts enter through the algorithm's ``initial_state``

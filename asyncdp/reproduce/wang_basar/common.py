@@ -20,8 +20,8 @@ from accounting.auditors import clopper_pearson
 
 from ...algorithms.wang_basar import WangBasar
 from ...errors import ScenarioError
-from ...problem import Problem
-from ...problems_nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
+from ...problems.problem import Problem
+from ...problems.nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
 
 __all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "Z95", "StartedWangBasar", "ring_graph"]
 

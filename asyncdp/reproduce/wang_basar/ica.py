@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ScenarioError
-from ...problems_nonconvex import ica_error, ica_problem
+from ...problems.nonconvex import ica_error, ica_problem
 from ...scenario import Scenario
 from .._outputs import save_figure, write_csv, write_json
 from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs, _check_seed,
@@ -60,7 +60,7 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
     ``(A, Z)`` from ``ica_data(1000 seed + g)`` and scenario seed ``seed + g``);
     starts uniform on the sphere per run and agent (``default_rng([seed, 1])``,
     the same for every variance). Error: max over agents of
-    :func:`~asyncdp.problems_nonconvex.ica_error`.
+    :func:`~asyncdp.problems.nonconvex.ica_error`.
 
     Args:
         out_dir: output directory (created).

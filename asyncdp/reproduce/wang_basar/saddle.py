@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.wang_basar import WangBasar
-from ...problem import Problem
-from ...problems_nonconvex import estimation_problem
+from ...problems.problem import Problem
+from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
 from .._outputs import save_figure, write_csv, write_json
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, _check_horizon, _check_runs, _check_seed, _check_variances,

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.wang_basar import WangBasar
-from ...privacy_adapters.wang_basar import privacy_report
-from ...problems_nonconvex import estimation_problem
+from ...privacy.adapters.wang_basar import privacy_report
+from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
 from .._outputs import save_figure, write_csv, write_json
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs,
@@ -62,7 +62,7 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     the paper's setting, two alternatives bracket the choices the paper leaves
     open: the constant step 0.02 throughout (no ``1/k`` phase) and the
     "std" reading of sigma (``noise_variance = sigma^2``). With
-    ``privacy=True`` each variance gets :func:`~asyncdp.privacy_adapters.wang_basar.privacy_report`
+    ``privacy=True`` each variance gets :func:`~asyncdp.privacy.adapters.wang_basar.privacy_report`
     (Theorem 5 per iteration vs. the ``horizon``-iteration totals).
 
     Args:

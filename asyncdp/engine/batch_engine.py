@@ -1,0 +1,224 @@
+"""The batch engine: lockstep rounds for ``R`` Monte-Carlo runs at once.
+
+States are arrays of shape ``(R, N, n)``; round ``t`` calls the *same*
+algorithm rule objects as the SimPy engine (:mod:`asyncdp.algorithms.base`)
+with ``agents = numpy.arange(N)``, and mixes each channel with the round's
+weights as a sparse product (``scipy.sparse``), so memory grows as
+``O(N n R)`` plus the weights, never ``O(N^2)``.
+
+Scope: lockstep broadcast rounds without loss — the papers' model. Latency
+does not change a lockstep run, so it is ignored; loss, deadline and async
+timing, and unicast need the SimPy engine (a clear error says so). Fed the
+same noise, the two engines agree to round-off (a test enforces it for every
+registered algorithm).
+
+Noise: round ``t``'s block for channel ``c`` is
+``noise.broadcast(t, c, mechanism, (R, N, n))``; with the default
+:class:`~asyncdp.noise.SeededNoise` and ``R = 1`` it is exactly the block the
+SimPy engine draws, so a one-run batch reproduces a SimPy lockstep run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from accounting.ledger import Ledger, Release
+from topology.sequence import GraphSequence
+
+from ..errors import ScenarioError
+from ..noise import SeededNoise
+from ..result import Result
+from .timing import Lockstep
+
+__all__ = ["BatchResult", "run_batch", "KEEP"]
+
+KEEP = ("all", "final")
+
+
+def _mix(w: sp.csr_array, msg: np.ndarray) -> np.ndarray:
+    """Row ``i`` of the result is ``sum_j W_ij msg[:, j]`` for ``msg`` of shape ``(R, N, d)``."""
+    r, n_agents, d = msg.shape
+    flat = np.moveaxis(msg, 1, 0).reshape(n_agents, r * d)
+    return np.moveaxis((w @ flat).reshape(n_agents, r, d), 0, 1)
+
+
+@dataclass
+class BatchResult:
+    """``R`` lockstep runs of one scenario.
+
+    Attributes:
+        trajectory: ``x_i(t)`` of every run, ``(R, T + 1, N, n)``, or ``None``
+            with ``keep="final"``.
+        final: ``x_i(T)`` of every run, ``(R, N, n)``.
+        optimality_error: ``||xbar(t) - x*||^2``, ``(R, T + 1)``.
+        deviation: ``max_i ||x_i(t) - xbar(t)||``, ``(R, T + 1)`` (the consensus
+            error lies between it and twice it).
+        optimum: ``x*``.
+        ledger: the releases of one run (identical for every run: schedules do
+            not depend on the noise). The batch engine has no clock: times are 0.
+        messages: the broadcast messages per channel, ``(R, T, N, d)``, when
+            transcripts were requested.
+        claimed_epsilon, claimed_delta: the algorithm's claim.
+        metadata: the scenario description plus ``runs``.
+    """
+
+    trajectory: np.ndarray | None
+    final: np.ndarray
+    optimality_error: np.ndarray
+    deviation: np.ndarray
+    optimum: np.ndarray
+    ledger: Ledger
+    messages: dict[str, np.ndarray] | None
+    claimed_epsilon: float
+    claimed_delta: float
+    topology: GraphSequence
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> int:
+        return int(self.final.shape[0])
+
+    def consensus_error(self) -> np.ndarray:
+        """``max_ij ||x_i(T) - x_j(T)||`` of each run, ``(R,)`` (exact, ``O(R N^2 n)``)."""
+        x = self.final
+        return np.sqrt(((x[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)).max(axis=(1, 2))
+
+    def run(self, r: int) -> Result:
+        """Run ``r`` as a :class:`~asyncdp.result.Result` (needs ``keep="all"``).
+
+        The transcript is rebuilt from the recorded messages when they were
+        kept; the realized mixing sequence is the topology's (lockstep, lossless).
+
+        Raises:
+            ScenarioError: trajectories were not kept, or ``r`` is out of range.
+        """
+        if self.trajectory is None:
+            raise ScenarioError("run(r) needs keep='all' (the trajectories were not stored)")
+        if not 0 <= r < self.runs:
+            raise ScenarioError(f"run index must be in [0, {self.runs}), got {r}")
+        traj = self.trajectory[r]
+        horizon, n_agents = traj.shape[0] - 1, traj.shape[1]
+        transcript = None
+        if self.messages is not None:
+            from .transcript import Transcript
+
+            transcript = Transcript()
+            mid = 0
+            for t in range(1, horizon + 1):
+                w = self.topology.weights(t)
+                wt = sp.csr_array(w.T)
+                for i in range(n_agents):
+                    receivers = [int(j) for j in wt.indices[wt.indptr[i]:wt.indptr[i + 1]] if j != i]
+                    for j in receivers:
+                        for name, arr in self.messages.items():
+                            transcript.append(t, i, j, name, 0.0, 0.0, False, arr[r, t - 1, i], mid)
+                    mid += 1
+        return Result(
+            trajectory=traj, times=np.zeros(traj.shape[:2]), optimum=self.optimum, ledger=self.ledger,
+            transcript=transcript, realized=self.topology.take(horizon), staleness=np.zeros((horizon, n_agents),
+                                                                                            dtype=np.int64),
+            messages_sent=0, messages_lost=0, claimed_epsilon=self.claimed_epsilon,
+            claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": r},
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Means over runs of the final errors, and the claim (JSON-ready)."""
+        opt = self.optimality_error[:, -1]
+        return {
+            "runs": self.runs,
+            "optimality_error_mean": float(opt.mean()),
+            "optimality_error_sem": float(opt.std(ddof=1) / np.sqrt(opt.size)) if opt.size > 1 else float("nan"),
+            "deviation_mean": float(self.deviation[:, -1].mean()),
+            "releases_per_run": len(self.ledger),
+            "epsilon_claimed": self.claimed_epsilon,
+        }
+
+
+def _check_batchable(scenario: Any) -> None:
+    if not isinstance(scenario.timing, Lockstep):
+        raise ScenarioError(
+            f"the batch engine runs lockstep rounds only; timing {type(scenario.timing).__name__} needs "
+            "engine='simpy'"
+        )
+    models = [scenario.links.default, *scenario.links.overrides.values()]
+    if any(m.loss > 0 for m in models):
+        raise ScenarioError("the batch engine models lossless links; a link with loss > 0 needs engine='simpy'")
+    if scenario.mode != "broadcast":
+        raise ScenarioError("the batch engine runs broadcast rounds; mode='unicast' needs engine='simpy'")
+
+
+def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
+    """Run ``runs`` lockstep Monte-Carlo runs of ``scenario`` at once.
+
+    Args:
+        scenario: a :class:`~asyncdp.scenario.Scenario` with lockstep timing,
+            lossless links and broadcast mode.
+        runs: ``R``, the number of runs.
+        keep: ``"all"`` stores trajectories ``(R, T + 1, N, n)``; ``"final"``
+            only the final states and per-round metrics (``O(N n R)`` memory).
+        transcripts: also keep the broadcast messages ``(R, T, N, d)``.
+
+    Returns:
+        A :class:`BatchResult`.
+
+    Raises:
+        ScenarioError: a scenario outside the batch engine's scope, a bad
+            ``runs`` or ``keep``.
+    """
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ScenarioError(f"runs must be a positive integer, got {runs!r}")
+    if keep not in KEEP:
+        raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
+    _check_batchable(scenario)
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
+    n_agents, horizon = problem.num_agents, scenario.horizon
+    agents = np.arange(n_agents)
+    x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
+    state = alg.initial_state(np.array(x0), agents, problem)
+    optimum = np.asarray(problem.optimum, dtype=float)
+    x = alg.decision(state)
+    traj = np.empty((runs, horizon + 1) + x.shape[1:]) if keep == "all" else None
+    opt_err = np.empty((runs, horizon + 1))
+    dev = np.empty((runs, horizon + 1))
+    recorded: dict[str, np.ndarray] | None = {} if transcripts else None
+
+    def record(t: int, x: np.ndarray) -> None:
+        if traj is not None:
+            traj[:, t] = x
+        xbar = x.mean(axis=1)
+        opt_err[:, t] = ((xbar - optimum) ** 2).sum(-1)
+        dev[:, t] = np.sqrt(((x - xbar[:, None, :]) ** 2).sum(-1)).max(axis=1)
+
+    record(0, x)
+    noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
+    records: list[Release] = []  # one validated record per round and noisy channel
+    for t in range(1, horizon + 1):
+        std = {}
+        for c, ch in noisy:
+            decl = alg.noise(t, ch.name)
+            std[ch.name] = noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decl.dimension))
+            released = decl.to_release(0, t, 0.0, ch.name)
+            if released is not None:  # every agent releases once per round (rows stamped in from_columns)
+                records.append(released)
+        messages = alg.message(state, t, std, agents, problem)
+        if recorded is not None:
+            for name, arr in messages.items():
+                recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
+        w = scenario.topology.weights(t)
+        mixed = {name: _mix(w, arr) for name, arr in messages.items()}
+        state = alg.update(state, mixed, t, agents, problem)
+        record(t, alg.decision(state))
+    eps, delta = alg.claimed_privacy(horizon)
+    return BatchResult(
+        trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
+        optimum=optimum, ledger=Ledger.from_columns(records, record=np.repeat(np.arange(len(records)), n_agents),
+                                  agent=np.tile(agents, len(records)), time=np.zeros(len(records) * n_agents)),
+        messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
+        topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
+    )

@@ -1,0 +1,301 @@
+"""Timing policies: when agents broadcast and combine (configuration only).
+
+These are validated configuration objects; the engine interprets them.
+
+* :class:`Lockstep` -- synchronous rounds with a barrier: every agent waits for
+  all round-``k`` messages before combining.
+* :class:`Deadline` -- each agent runs its own (drifting, jittered) clock and
+  combines whatever round-``k`` messages have arrived by its deadline.
+* :class:`Async` -- agents wake at Poisson times and combine the freshest value
+  received from each neighbour.
+
+Missing-message policies (``missing``):
+
+* ``"renormalize"`` -- drop the missing neighbours and rescale the remaining
+  combination weights to the row's original total (1 for a row-stochastic
+  matrix; a push-sum row keeps its own mass);
+* ``"stale"`` -- use the most recent value received earlier from that neighbour;
+* ``None`` (:class:`Lockstep` only) -- a lost message is an error: the engine
+  raises :class:`~asyncdp.errors.MessageLostError`.
+
+Random stream of an agent's clock: ``numpy.random.default_rng(
+numpy.random.SeedSequence(seed, spawn_key=(2, agent)))`` (:func:`agent_clock_rng`).
+Draw order on it: :class:`Deadline` -- first the agent's drift (one
+:meth:`Deadline.sample_drift`), then one :meth:`Deadline.sample_jitter` per
+round in round order ``k = 1, 2, ...``; :class:`Async` -- one
+:meth:`Async.sample_wait` per wake-up, in order. Each sampler always makes
+exactly one draw, even when its parameter is 0.
+
+Example:
+    >>> d = Deadline(period=1.0, deadline=0.5)
+    >>> d.round_start(3, 0.0, 0.0), d.combine_time(3, 0.0, 0.0)
+    (2.0, 2.5)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Union
+
+import numpy as np
+
+from ..errors import TimingError
+from ..noise import CLOCK_KEY
+
+__all__ = [
+    "MISSING_POLICIES",
+    "Lockstep",
+    "Deadline",
+    "Async",
+    "TimingPolicy",
+    "agent_clock_rng",
+    "timing_from_dict",
+    "CLOCK_STREAM_KEY",
+]
+
+CLOCK_STREAM_KEY = CLOCK_KEY
+"""First entry of an agent clock's ``spawn_key`` (see :func:`agent_clock_rng`)."""
+
+MISSING_POLICIES: tuple[str, ...] = ("renormalize", "stale")
+"""Policies for a message that has not arrived when an agent combines."""
+
+
+def _real(value: Any, name: str, owner: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TimingError(f"{owner}: {name} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise TimingError(f"{owner}: {name} must be finite, got {value!r}")
+    return v
+
+
+def _missing(value: Any, owner: str, allow_none: bool) -> None:
+    if value is None and allow_none:
+        return
+    if not isinstance(value, str) or value not in MISSING_POLICIES:
+        allowed = ", ".join(repr(p) for p in ((None,) if allow_none else ()) + MISSING_POLICIES)
+        raise TimingError(f"{owner}: missing must be one of {allowed}, got {value!r}")
+
+
+def _round(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise TimingError(f"round k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+@dataclass(frozen=True)
+class Lockstep:
+    """Synchronous rounds with a barrier.
+
+    Args:
+        missing: policy for a *lost* message: None (default) makes a loss an
+            error (:class:`~asyncdp.errors.MessageLostError`), or
+            ``"renormalize"`` / ``"stale"``.
+
+    Raises:
+        TimingError: on any other ``missing``.
+
+    Example:
+        >>> Lockstep().to_dict()
+        {'kind': 'lockstep', 'missing': None}
+    """
+
+    missing: str | None = None
+    kind: ClassVar[str] = "lockstep"
+
+    def __post_init__(self) -> None:
+        _missing(self.missing, "Lockstep", allow_none=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description with a ``"kind"`` key."""
+        return {"kind": self.kind, "missing": self.missing}
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Per-agent clocks with a combine deadline.
+
+    Agent ``i``'s round ``k`` (``k >= 1``) starts at
+    ``(k - 1) * period * (1 + drift_i) + jitter_ik`` with ``drift_i ~ U[-drift, drift]``
+    drawn once per agent and ``jitter_ik ~ U[0, jitter]`` per round. The agent
+    broadcasts at the start of its round and combines at
+    ``start + deadline * period`` whatever round-``k`` messages have arrived;
+    missing ones are handled by ``missing``.
+
+    Constraints: ``period > 0``; ``0 < deadline <= 1`` (a fraction of the
+    period); ``0 <= drift < 1`` (relative clock-rate error); ``jitter >= 0``
+    (time units); and ``deadline * period + jitter <= period * (1 - drift)``,
+    so that every agent combines round ``k`` no later than the earliest
+    moment its round ``k + 1`` can start (rounds never overlap).
+
+    Args:
+        period: nominal round length.
+        deadline: combine offset as a fraction of ``period``.
+        drift: maximal relative clock drift.
+        jitter: maximal per-round start delay.
+        missing: ``"renormalize"`` (default) or ``"stale"``.
+
+    Raises:
+        TimingError: naming the violated parameter and its value.
+
+    Example:
+        >>> Deadline(period=2.0, deadline=0.5, jitter=0.5).combine_time(1, 0.0, 0.25)
+        1.25
+    """
+
+    period: float = 1.0
+    deadline: float = 0.9
+    drift: float = 0.0
+    jitter: float = 0.0
+    missing: str = "renormalize"
+    kind: ClassVar[str] = "deadline"
+
+    def __post_init__(self) -> None:
+        owner = "Deadline"
+        period = _real(self.period, "period", owner)
+        deadline = _real(self.deadline, "deadline", owner)
+        drift = _real(self.drift, "drift", owner)
+        jitter = _real(self.jitter, "jitter", owner)
+        if period <= 0:
+            raise TimingError(f"Deadline: period must be > 0, got {self.period!r}")
+        if not 0 < deadline <= 1:
+            raise TimingError(f"Deadline: deadline must be in (0, 1] (a fraction of the period), got {self.deadline!r}")
+        if not 0 <= drift < 1:
+            raise TimingError(f"Deadline: drift must be in [0, 1), got {self.drift!r}")
+        if jitter < 0:
+            raise TimingError(f"Deadline: jitter must be >= 0, got {self.jitter!r}")
+        if deadline * period + jitter > period * (1 - drift) * (1 + 1e-12):
+            raise TimingError(
+                f"Deadline: deadline * period + jitter = {deadline * period + jitter!r} exceeds "
+                f"period * (1 - drift) = {period * (1 - drift)!r}; an agent could start round k+1 "
+                f"before combining round k (lower deadline, drift or jitter)"
+            )
+        _missing(self.missing, owner, allow_none=False)
+        for name, v in (("period", period), ("deadline", deadline), ("drift", drift), ("jitter", jitter)):
+            object.__setattr__(self, name, v)
+
+    def round_start(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        """Start (= broadcast) time of round ``k`` for an agent with drift ``drift_i`` and jitter ``jitter_ik``.
+
+        Raises:
+            TimingError: if ``k < 1``.
+        """
+        return (_round(k) - 1) * self.period * (1.0 + drift_i) + jitter_ik
+
+    def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        """Combine time of round ``k``: ``round_start(k, ...) + deadline * period``."""
+        return self.round_start(k, drift_i, jitter_ik) + self.deadline * self.period
+
+    def sample_drift(self, rng: np.random.Generator) -> float:
+        """One agent's drift, ``U[-drift, drift]`` (exactly one draw)."""
+        return float(rng.uniform(-self.drift, self.drift))
+
+    def sample_jitter(self, rng: np.random.Generator) -> float:
+        """One round's start jitter, ``U[0, jitter]`` (exactly one draw)."""
+        return float(rng.uniform(0.0, self.jitter))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description with a ``"kind"`` key."""
+        return {
+            "kind": self.kind,
+            "period": self.period,
+            "deadline": self.deadline,
+            "drift": self.drift,
+            "jitter": self.jitter,
+            "missing": self.missing,
+        }
+
+
+@dataclass(frozen=True)
+class Async:
+    """Asynchronous agents waking at the times of a Poisson process.
+
+    Each agent waits ``Exp(rate)`` (mean ``1 / rate``) between wake-ups; at a
+    wake-up it combines the freshest value received from each neighbour. A
+    neighbour's value older than ``staleness`` of that neighbour's rounds is
+    treated as missing (renormalized); ``None`` means no limit.
+
+    Args:
+        rate: wake-up rate per unit time, > 0.
+        staleness: maximal age in rounds, a positive int, or None.
+
+    Raises:
+        TimingError: naming the invalid parameter and value.
+
+    Example:
+        >>> Async(rate=2.0).sample_wait(np.random.default_rng(0)) > 0
+        True
+    """
+
+    rate: float = 1.0
+    staleness: int | None = None
+    kind: ClassVar[str] = "async"
+
+    def __post_init__(self) -> None:
+        rate = _real(self.rate, "rate", "Async")
+        if rate <= 0:
+            raise TimingError(f"Async: rate must be > 0, got {self.rate!r}")
+        object.__setattr__(self, "rate", rate)
+        s = self.staleness
+        if s is not None:
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
+                raise TimingError(f"Async: staleness must be a positive integer or None, got {s!r}")
+            object.__setattr__(self, "staleness", int(s))
+
+    def sample_wait(self, rng: np.random.Generator) -> float:
+        """Time to the next wake-up, ``Exp(rate)`` (exactly one draw)."""
+        return float(rng.exponential(1.0 / self.rate))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description with a ``"kind"`` key."""
+        return {"kind": self.kind, "rate": self.rate, "staleness": self.staleness}
+
+
+TimingPolicy = Union[Lockstep, Deadline, Async]
+"""Any timing policy."""
+
+_KINDS: dict[str, type] = {"lockstep": Lockstep, "deadline": Deadline, "async": Async}
+
+
+def timing_from_dict(data: Mapping[str, Any]) -> TimingPolicy:
+    """Rebuild a timing policy from its ``to_dict()`` form.
+
+    Raises:
+        TimingError: on an unknown kind or bad parameters.
+
+    Example:
+        >>> timing_from_dict({"kind": "async", "rate": 2.0})
+        Async(rate=2.0, staleness=None)
+    """
+    if not isinstance(data, Mapping) or "kind" not in data:
+        raise TimingError(f"timing description must be a mapping with a 'kind', got {data!r}")
+    kind = data["kind"]
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise TimingError(f"unknown timing kind {kind!r}; known: {', '.join(_KINDS)}")
+    params = {k: v for k, v in data.items() if k != "kind"}
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise TimingError(f"timing kind {kind!r}: bad parameters {params!r} ({exc})") from None
+
+
+def agent_clock_rng(seed: int, agent: int) -> np.random.Generator:
+    """The clock generator of ``agent``.
+
+    Exactly ``numpy.random.default_rng(numpy.random.SeedSequence(seed, spawn_key=(2, agent)))``.
+
+    Raises:
+        TimingError: if ``seed`` or ``agent`` is not a nonnegative int.
+
+    Example:
+        >>> agent_clock_rng(1, 0).random() == agent_clock_rng(1, 0).random()
+        True
+    """
+    for name, v in (("seed", seed), ("agent", agent)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise TimingError(f"agent_clock_rng: {name} must be a nonnegative integer, got {v!r}")
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(CLOCK_STREAM_KEY, int(agent))))

@@ -1,0 +1,50 @@
+"""Private cost functions ``f_1, ..., f_N`` with their declared constants.
+
+A *cost family* holds the private data of all N agents and evaluates any
+agents' costs and gradients in one vectorized call. Each family declares the
+constants of the function class it belongs to on a given domain
+(:class:`FunctionClass`; seed 003, Assumption 1; seed 000, A2-A4) and the
+minimizer ``x* = argmin_{x in X} sum_i f_i(x)``. Adjacent problems (seed 003,
+Def. 3: exactly one agent's cost differs) are built with
+:meth:`CostFamily.with_agent`.
+
+Families:
+
+* :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (seed 003, Example 1);
+* :class:`WeightedQuadratic` -- ``f_i(x) = (w_i / 2) ||x - a_i||^2`` (or diagonal weights);
+* :class:`UserCost` -- arbitrary user callables with user-declared constants.
+
+:func:`check_constants` tests declared constants against sampled points;
+:func:`numeric_optimum` minimizes ``sum_i f_i`` where no closed form exists.
+
+Modules: :mod:`~asyncdp.problems.costs.function_class` (the constants),
+:mod:`~asyncdp.problems.costs.family` (the abstract :class:`CostFamily`),
+:mod:`~asyncdp.problems.costs.quadratics`, :mod:`~asyncdp.problems.costs.user`,
+:mod:`~asyncdp.problems.costs.optimum` and :mod:`~asyncdp.problems.costs.checks`.
+
+Conventions: ``agents`` is an integer or an integer array; it is broadcast
+against the leading axes of ``x`` (shape ``(..., dim)``), so ``value`` returns
+shape ``broadcast(agents.shape, x.shape[:-1])`` -- which is ``x.shape[:-1]``
+whenever ``agents`` broadcasts to it -- and ``gradient`` that shape plus
+``(dim,)``.
+"""
+
+from __future__ import annotations
+
+from .checks import ConstantCheck, check_constants
+from .family import CostFamily
+from .function_class import FunctionClass
+from .optimum import numeric_optimum
+from .quadratics import RendezvousQuadratic, WeightedQuadratic
+from .user import UserCost
+
+__all__ = [
+    "FunctionClass",
+    "CostFamily",
+    "RendezvousQuadratic",
+    "WeightedQuadratic",
+    "UserCost",
+    "ConstantCheck",
+    "check_constants",
+    "numeric_optimum",
+]

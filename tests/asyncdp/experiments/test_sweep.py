@@ -1,0 +1,464 @@
+"""Monte-Carlo sweeps (asyncdp.experiments.sweep) and the ``asyncdp sweep`` command."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import distributed
+import numpy as np
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+from asyncdp import Async, Huang2015, Scenario
+from asyncdp.cli import main
+from asyncdp.errors import AlgorithmParameterError, ScenarioError, SweepError
+from asyncdp.experiments.sweep import (
+    METRICS,
+    ScriptFactory,
+    _show_progress,
+    derive_seed,
+    format_summary,
+    grid_from_strings,
+    grid_points,
+    read_results,
+    summarize,
+    sweep,
+    write_results,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+SCRIPT = EXAMPLES / "sweep_epsilon.py"
+COLUMNS = ["epsilon", "point", "run", "task_seed", *METRICS]
+
+
+def small_factory(epsilon: float, c: float = 0.2) -> Scenario:
+    """Six agents, 15 rounds: fast. Module-level, so picklable by reference."""
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=c, q=0.8, p=0.9), horizon=15)
+
+
+def labelled_factory(epsilon: float, label: str) -> Scenario:
+    return small_factory(epsilon)
+
+
+class _Variant(Huang2015):
+    """Huang2015 under another name: the accountant has no sensitivity adapter for it."""
+
+    name = "sweep-test-variant"
+
+
+def variant_factory(epsilon: float) -> Scenario:
+    return small_factory(epsilon).replace(algorithm=_Variant(epsilon=epsilon, c=0.2, q=0.8, p=0.9))
+
+
+PID_SCRIPT = """
+import os
+import runpy
+
+_example = runpy.run_path({script!r})
+
+
+def factory(epsilon):
+    return _example["factory"](epsilon)
+
+
+def worker_pid(result, scenario):
+    return {{"pid": os.getpid(), "seed_seen": scenario.seed}}
+"""
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    yield cluster
+    cluster.close()
+
+
+# --------------------------------------------------------------------------- grids and seeds
+
+
+def test_grid_points_order_and_columns():
+    grid = {"epsilon": [1.0, 5.0], "c": [0.1, 0.2, 0.3]}
+    points = grid_points(grid)
+    assert points == [{"epsilon": e, "c": c} for e in (1.0, 5.0) for c in (0.1, 0.2, 0.3)]  # last key fastest
+    df = sweep(small_factory, grid, runs=2, seed=1)
+    assert list(df.columns) == ["epsilon", "c", "point", "run", "task_seed", *METRICS]
+    assert df["point"].tolist() == [p for p in range(6) for _ in range(2)]
+    assert df["run"].tolist() == [0, 1] * 6
+    firsts = df.drop_duplicates("point")
+    assert list(zip(firsts["epsilon"], firsts["c"])) == [(p["epsilon"], p["c"]) for p in points]
+
+
+def test_seed_layout_reproduces_every_row():
+    grid = {"epsilon": [1.0, 5.0]}
+    df = sweep(small_factory, grid, runs=5, seed=7, chunk_runs=2)
+    for p, params in enumerate(grid_points(grid)):
+        for k, (start, size) in enumerate([(0, 2), (2, 2), (4, 1)]):
+            expected = int(np.random.SeedSequence(7, spawn_key=(p, k)).generate_state(1, dtype=np.uint64)[0]) >> 1
+            assert derive_seed(7, p, k) == expected
+            rows = df[(df["point"] == p) & df["run"].between(start, start + size - 1)]
+            assert rows["task_seed"].tolist() == [expected] * size
+            res = small_factory(**params).replace(seed=expected).run("batch", runs=size, keep="final")
+            assert np.array_equal(rows["optimality_error"].to_numpy(), res.optimality_error[:, -1])
+            assert np.array_equal(rows["deviation"].to_numpy(), res.deviation[:, -1])
+            assert np.array_equal(rows["consensus_error"].to_numpy(), res.consensus_error())
+    assert df["task_seed"].nunique() == 6  # every task has its own seed
+
+
+def test_chunk_runs_is_part_of_the_experiment():
+    a = sweep(small_factory, {"epsilon": [1.0]}, runs=6, seed=2, chunk_runs=4)
+    b = sweep(small_factory, {"epsilon": [1.0]}, runs=6, seed=2)  # one chunk of 6
+    # chunk 0 shares its seed and its noise is drawn run-major, so runs 0..3 agree ...
+    assert_frame_equal(a.iloc[:4], b.iloc[:4], check_exact=True)
+    # ... while runs 4, 5 come from another task seed under chunk_runs=4
+    assert (a["task_seed"].iloc[4:] != b["task_seed"].iloc[4:]).all()
+    assert not np.array_equal(a["optimality_error"].iloc[4:], b["optimality_error"].iloc[4:])
+
+
+# --------------------------------------------------------------------------- executors
+
+
+def test_executors_are_bitwise_identical(tmp_path, dask_cluster):
+    script = tmp_path / "pid_script.py"
+    script.write_text(PID_SCRIPT.format(script=str(SCRIPT)))
+    factory = ScriptFactory.from_path(script)
+    pid = ScriptFactory.from_path(script, name="worker_pid")
+    kw = {"runs": 6, "seed": 11, "chunk_runs": 4, "metrics": pid}
+    ref = sweep(factory, {"epsilon": [1, 10]}, executor="inprocess", **kw)
+    procs = sweep(factory, {"epsilon": [1, 10]}, executor="processes", workers=2, **kw)
+    dask = sweep(factory, {"epsilon": [1, 10]}, executor="dask", scheduler=dask_cluster.scheduler_address, **kw)
+    assert len(ref) == 12 and ref.groupby("point")["task_seed"].nunique().tolist() == [2, 2]  # 2 chunks a point
+    assert (ref["seed_seen"] == ref["task_seed"]).all()  # metrics see the simulated scenario
+    assert set(ref["pid"]) == {os.getpid()}
+    assert os.getpid() not in set(procs["pid"]) and os.getpid() not in set(dask["pid"])  # really elsewhere
+    for other in (procs, dask):
+        assert_frame_equal(ref.drop(columns="pid"), other.drop(columns="pid"), check_exact=True)
+    # the example's default-argument factory, through the example script itself
+    plain = ScriptFactory.from_path(SCRIPT)
+    a = sweep(plain, {"epsilon": [1, 10]}, runs=6, seed=11, chunk_runs=4)
+    b = sweep(plain, {"epsilon": [1, 10]}, runs=6, seed=11, chunk_runs=4, executor="dask",
+              scheduler=dask_cluster.scheduler_address)
+    assert_frame_equal(a, b, check_exact=True)
+    assert_frame_equal(a, ref.drop(columns=["pid", "seed_seen"]), check_exact=True)
+
+
+FACTORY_MODULE = """
+from asyncdp import Huang2015
+
+
+def factory(epsilon):
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9), horizon=15)
+"""
+
+
+def test_module_level_factory_on_processes(tmp_path, monkeypatch):
+    # workers start fresh (forkserver/spawn): the factory must come from a module they can import
+    (tmp_path / "asyncdp_sweep_test_factory.py").write_text(FACTORY_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_factory", raising=False)
+    factory = importlib.import_module("asyncdp_sweep_test_factory").factory
+    kw = {"runs": 6, "seed": 5, "chunk_runs": 4}
+    ref = sweep(factory, {"epsilon": [1.0, 3.0]}, **kw)
+    assert_frame_equal(ref, sweep(factory, {"epsilon": [1.0, 3.0]}, executor="processes", workers=2, **kw),
+                       check_exact=True)
+
+
+def test_worker_processes_are_not_forked():
+    from asyncdp.experiments.sweep import _process_context
+
+    assert _process_context().get_start_method() in ("forkserver", "spawn")
+
+
+def test_dask_local_cluster_is_started_and_closed():
+    kw = {"runs": 3, "seed": 4}
+    ref = sweep(small_factory, {"epsilon": [2.0]}, **kw)
+    out = sweep(ScriptFactory.from_path(SCRIPT), {"epsilon": [2.0]}, executor="dask", local_cluster=2, **kw)
+    assert len(out) == 3 and out["epsilon"].tolist() == [2.0] * 3
+    assert not np.array_equal(out["optimality_error"], ref["optimality_error"])  # another factory: other numbers
+    with pytest.raises(ValueError):
+        distributed.default_client()  # the sweep's client was closed
+
+
+def test_simpy_engine_runs_are_seeded_per_run():
+    a = sweep(small_factory, {"epsilon": [1.0]}, runs=3, seed=9, engine="simpy")
+    b = sweep(small_factory, {"epsilon": [1.0]}, runs=3, seed=9, engine="simpy", chunk_runs=2)
+    assert_frame_equal(a, b, check_exact=True)  # SimPy chunks only group runs for dispatch
+    assert a["task_seed"].tolist() == [derive_seed(9, 0, r) for r in range(3)]
+    direct = small_factory(1.0).replace(seed=derive_seed(9, 0, 2)).run("simpy")
+    assert a["optimality_error"].iloc[2] == direct.optimality_error()[-1]
+    assert a["consensus_error"].iloc[2] == pytest.approx(direct.consensus_error()[-1], rel=1e-12)
+    # run 0 uses batch chunk 0's seed: on this lockstep lossless scenario the engines agree to round-off
+    batch = sweep(small_factory, {"epsilon": [1.0]}, runs=3, seed=9)
+    for col in ("optimality_error", "deviation", "consensus_error"):
+        assert a[col].iloc[0] == pytest.approx(batch[col].iloc[0], rel=1e-9, abs=1e-12)
+    assert a["epsilon_accountant"].iloc[0] == batch["epsilon_accountant"].iloc[0]
+
+
+def test_scenario_outside_batch_scope_needs_simpy():
+    def async_factory(epsilon):
+        return small_factory(epsilon).replace(timing=Async())
+
+    with pytest.raises(ScenarioError, match="simpy"):
+        sweep(async_factory, {"epsilon": [1.0]}, runs=2)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_means_behave_sensibly_over_epsilon():
+    factory = ScriptFactory.from_path(SCRIPT)
+    s = summarize(sweep(factory, {"epsilon": [10, 100, 1000]}, runs=200, seed=0))
+    means, sems = s["optimality_error_mean"].to_numpy(), s["optimality_error_sem"].to_numpy()
+    # decreasing, each gap at least 4 combined standard errors
+    for i in range(2):
+        assert means[i] - means[i + 1] > 4 * math.hypot(sems[i], sems[i + 1])
+    # on the script's default grid the agents' spread shrinks as epsilon grows
+    d = summarize(sweep(factory, factory.default_grid(), runs=100, seed=0))
+    assert d["epsilon"].tolist() == [0.5, 1, 2, 5]
+    dev, dsem = d["deviation_mean"].to_numpy(), d["deviation_sem"].to_numpy()
+    assert all(dev[i] - dev[i + 1] > 4 * math.hypot(dsem[i], dsem[i + 1]) for i in range(3))
+    for table in (s, d):
+        assert np.array_equal(table["epsilon_claimed_mean"], table["epsilon"].astype(float))
+        ratio = table["epsilon_accountant_mean"] / table["epsilon_claimed_mean"]
+        assert ((ratio <= 1 + 1e-9) & (ratio > 0.999)).all()  # the accountant confirms the claim
+
+
+def test_user_metrics_add_columns():
+    def metrics(result, scenario):
+        return {"final_x0": result.final[:, 0, 0], "horizon": scenario.horizon}
+
+    df = sweep(small_factory, {"epsilon": [1.0]}, runs=4, seed=3, chunk_runs=3, metrics=metrics)
+    assert list(df.columns[-2:]) == ["final_x0", "horizon"]
+    assert df["horizon"].tolist() == [15] * 4
+    res = small_factory(1.0).replace(seed=derive_seed(3, 0, 0)).run("batch", runs=3, keep="final")
+    assert np.array_equal(df["final_x0"].iloc[:3], res.final[:, 0, 0])
+    s = summarize(df)
+    assert {"final_x0_mean", "final_x0_sem", "horizon_mean"} <= set(s.columns)
+
+
+@pytest.mark.parametrize(
+    "metrics, message",
+    [
+        (lambda r, s: {"bad": np.zeros(7)}, "shape"),
+        (lambda r, s: {"deviation": 1.0}, "clashes"),
+        (lambda r, s: [1.0], "dict"),
+    ],
+)
+def test_bad_metrics(metrics, message):
+    with pytest.raises(SweepError, match=message):
+        sweep(small_factory, {"epsilon": [1.0]}, runs=2, metrics=metrics)
+
+
+def test_epsilon_accountant_nan_without_sensitivity_or_releases():
+    df = sweep(variant_factory, {"epsilon": [1.0]}, runs=2)
+    assert df["epsilon_accountant"].isna().all() and (df["epsilon_claimed"] == 1.0).all()
+    inf = sweep(small_factory, {"epsilon": [math.inf]}, runs=2)  # noise-free: an empty ledger
+    assert inf["epsilon_accountant"].isna().all() and np.isinf(inf["epsilon_claimed"]).all()
+    ok = sweep(small_factory, {"epsilon": [1.0]}, runs=2)
+    assert np.isfinite(ok["epsilon_accountant"]).all()
+
+
+def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
+    from accounting import composition
+    from accounting.ledger import Ledger, Release
+    from asyncdp.experiments.sweep import _accountant_epsilon
+
+    sens = np.array([0.5, 0.25])
+    gauss = Ledger([Release(a, t, 0.0, "gaussian", 2.0, 1) for a in (0, 1) for t in (1, 2)])
+    assert math.isnan(_accountant_epsilon(gauss, sens, 0.0))  # Gaussian needs delta > 0
+    want = composition.basic_composition(gauss.for_agent(0), lambda r: float(sens[r.round - 1]), delta=1e-3)
+    assert _accountant_epsilon(gauss, sens, 1e-3) == want > 0
+    lap = Ledger([Release(0, t, 0.0, "laplace", 2.0, 1) for t in (1, 2)])
+    assert _accountant_epsilon(lap, sens, 0.0) == 0.375 == _accountant_epsilon(lap, sens, 1e-3)
+    assert math.isnan(_accountant_epsilon(lap, None, 0.0)) and math.isnan(_accountant_epsilon(Ledger([]), sens, 0))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "factory, grid, kwargs, message",
+    [
+        (small_factory, {"epsilon": []}, {}, "'epsilon' has no values"),
+        (small_factory, {"epsilon": "1,2"}, {}, "list of values"),
+        (small_factory, {"run": [1]}, {}, "clashes"),
+        (small_factory, {"epsilon": [1.0]}, {"executor": "gpu"}, "unknown executor 'gpu'"),
+        (small_factory, {"epsilon": [1.0]}, {"engine": "fast"}, "unknown engine 'fast'"),
+        (small_factory, {"epsilon": [1.0]}, {"runs": 0}, "runs must be a positive integer, got 0"),
+        (small_factory, {"epsilon": [1.0]}, {"runs": True}, "runs must be"),
+        (small_factory, {"epsilon": [1.0]}, {"seed": -1}, "seed"),
+        (small_factory, {"epsilon": [1.0]}, {"chunk_runs": 0}, "chunk_runs"),
+        (small_factory, {"epsilon": [1.0]}, {"workers": 2}, "workers applies to executor 'processes'"),
+        (small_factory, {"epsilon": [1.0]}, {"executor": "processes", "scheduler": "tcp://x:1"}, "dask"),
+        (small_factory, {"epsilon": [1.0]}, {"executor": "dask", "scheduler": "tcp://x:1", "local_cluster": 2},
+         "not both"),
+        (small_factory, {"epsilon": [1.0]}, {"executor": "dask"}, "active distributed.Client"),
+        (lambda epsilon: small_factory(epsilon), {"epsilon": [1.0]}, {"executor": "processes"}, "pickled"),
+        (lambda epsilon: 42, {"epsilon": [1.0]}, {}, r"returned int, not an asyncdp Scenario"),
+        (small_factory, {"epsilon": [1.0], "gamma": [0.5]}, {}, r"parameter 'gamma' \(value 0.5\)"),
+        (small_factory, {"c": [0.2]}, {}, "epsilon"),
+        ("not callable", {"epsilon": [1.0]}, {}, "callable"),
+    ],
+)
+def test_sweep_errors(factory, grid, kwargs, message):
+    with pytest.raises(SweepError, match=message):
+        sweep(factory, grid, **kwargs)
+
+
+def test_factory_error_names_point_and_value():
+    with pytest.raises(SweepError, match=r"point 1 \(epsilon=-1\).*AlgorithmParameterError") as info:
+        sweep(small_factory, {"epsilon": [1.0, -1]}, runs=1)
+    assert isinstance(info.value.__cause__, AlgorithmParameterError)
+    assert issubclass(SweepError, ScenarioError)
+
+
+def test_grid_from_strings():
+    assert grid_from_strings(["epsilon=0.1,1,1e3,inf", "c=0.2", "mode=broadcast, unicast"]) == {
+        "epsilon": [0.1, 1, 1000.0, math.inf], "c": [0.2], "mode": ["broadcast", "unicast"]}
+    assert isinstance(grid_from_strings(["n=3"])["n"][0], int)
+    for bad, msg in [("epsilon", "NAME=V1"), ("=1", "NAME=V1"), ("epsilon=1,,2", "empty value"),
+                     ("1x=2", "identifier"), ("epsilon=", "empty value")]:
+        with pytest.raises(SweepError, match=msg):
+            grid_from_strings([bad])
+    with pytest.raises(SweepError, match="twice"):
+        grid_from_strings(["a=1", "a=2"])
+
+
+# --------------------------------------------------------------------------- files, summaries, progress
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_results_round_trip(tmp_path, suffix):
+    df = sweep(labelled_factory, {"epsilon": [1.5, math.inf], "label": ["a b", "c"]}, runs=3, seed=1)
+    assert df["epsilon_accountant"].isna().any() and np.isinf(df["epsilon_claimed"]).any()
+    path = write_results(df, tmp_path / "sub" / f"results{suffix}")
+    assert path.is_file()
+    assert_frame_equal(read_results(path), df, check_exact=True)
+
+
+def test_results_bad_suffix(tmp_path):
+    with pytest.raises(SweepError, match=r"\.csv or \.parquet"):
+        write_results(pd.DataFrame({"a": [1]}), tmp_path / "out.xlsx")
+    with pytest.raises(SweepError, match=r"\.csv or \.parquet"):
+        read_results(tmp_path / "out.json")
+
+
+def test_summarize_and_format():
+    df = sweep(small_factory, {"epsilon": [1.0, 3.0]}, runs=4, seed=6)
+    s = summarize(df)
+    assert s["runs"].tolist() == [4, 4]
+    for p in (0, 1):
+        x = df.loc[df["point"] == p, "optimality_error"].to_numpy()
+        assert s["optimality_error_mean"].iloc[p] == pytest.approx(x.mean(), rel=1e-12)
+        assert s["optimality_error_sem"].iloc[p] == pytest.approx(x.std(ddof=1) / 2, rel=1e-12)
+    text = format_summary(s)
+    lines = text.splitlines()
+    assert len(lines) == 3 and "optimality_error" in lines[0] and "+/-" in lines[1]
+
+
+def test_progress_bar(capsys, monkeypatch):
+    sweep(small_factory, {"epsilon": [1.0, 2.0]}, runs=1, progress=True)
+    assert "2/2" in capsys.readouterr().err
+    sweep(small_factory, {"epsilon": [1.0, 2.0]}, runs=1, progress=False)
+    assert capsys.readouterr().err == ""
+    sweep(small_factory, {"epsilon": [float(e) for e in range(1, 23)]}, runs=1)  # 22 tasks, stderr not a TTY
+    assert capsys.readouterr().err == ""
+
+    class TTY:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", TTY())
+    assert _show_progress(None, 21) and not _show_progress(None, 20) and not _show_progress(False, 100)
+
+
+# --------------------------------------------------------------------------- the example and the CLI
+
+
+def test_example_matches_rendezvous_scenario_and_runs(capsys):
+    ns = runpy.run_path(str(SCRIPT))
+    base = runpy.run_path(str(EXAMPLES / "huang2015_rendezvous.py"))["scenario"]
+    ours = ns["factory"](epsilon=1.0)
+    assert ours.horizon == base.horizon and ours.seed == base.seed and ours.algorithm == base.algorithm
+    a, b = ours.run("batch", runs=3, keep="final"), base.run("batch", runs=3, keep="final")
+    assert np.array_equal(a.final, b.final) and np.array_equal(a.optimality_error, b.optimality_error)
+    df = ns["main"](runs=5)
+    out = capsys.readouterr().out
+    assert len(df) == 20 and "epsilon" in out and len(out.strip().splitlines()) == 6
+
+
+def test_cli_sweep_writes_results(tmp_path, capsys):
+    out = tmp_path / "results.csv"
+    code = main(["sweep", str(SCRIPT), "--grid", "epsilon=1,10", "--runs", "4", "--seed", "3",
+                 "--chunk-runs", "3", "--out", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    df = read_results(out)
+    assert list(df.columns) == COLUMNS and len(df) == 8
+    assert f"wrote 8 rows to {out}" in text and "optimality_error" in text
+    api = sweep(ScriptFactory.from_path(SCRIPT), {"epsilon": [1, 10]}, runs=4, seed=3, chunk_runs=3)
+    assert_frame_equal(df, api, check_exact=True)
+
+
+def test_cli_uses_script_default_grid(tmp_path, capsys):
+    out = tmp_path / "results.parquet"
+    assert main(["sweep", str(SCRIPT), "--runs", "2", "--out", str(out)]) == 0
+    df = read_results(out)
+    assert sorted(df["epsilon"].unique()) == [0.5, 1, 2, 5] and list(df.columns) == COLUMNS
+    text = capsys.readouterr().out
+    assert len(text.strip().splitlines()) == 1 + 4 + 1  # header, 4 points, "wrote ..."
+
+
+def test_cli_without_any_grid_runs_one_point(tmp_path, capsys):
+    script = tmp_path / "one.py"
+    script.write_text("from asyncdp.algorithms import Huang2015\n\n"
+                      "def factory():\n    return Huang2015.example_scenario(seed=1)\n")
+    out = tmp_path / "one.csv"
+    assert main(["sweep", str(script), "--runs", "3", "--out", str(out)]) == 0
+    df = read_results(out)
+    assert list(df.columns) == ["point", "run", "task_seed", *METRICS] and df["point"].tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "epsilon"], "bad grid entry 'epsilon'"),
+        (["--grid", "epsilon=1,,2"], "empty value"),
+        (["--grid", "epsilon=1", "--executor", "gpu"], "unknown executor 'gpu'"),
+        (["--grid", "epsilon=1", "--engine", "fast"], "unknown engine 'fast'"),
+        (["--grid", "epsilon=1", "--runs", "0"], "runs must be a positive integer"),
+        (["--grid", "gamma=1"], "does not accept grid parameter 'gamma'"),
+        (["--grid", "epsilon=1", "--out", "x.xlsx"], ".csv or .parquet"),
+    ],
+)
+def test_cli_errors_are_one_line(args, message, capsys):
+    assert main(["sweep", str(SCRIPT), *args]) == 2
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asyncdp: error:") and message in lines[0]
+    assert "Traceback" not in cap.err
+
+
+def test_cli_bad_scripts(tmp_path, capsys):
+    nofactory = tmp_path / "nofactory.py"
+    nofactory.write_text("x = 1\n")
+    assert main(["sweep", str(nofactory)]) == 2
+    assert "does not define 'factory'" in capsys.readouterr().err
+    assert main(["sweep", str(tmp_path / "missing.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No such file or directory" in err[0]
+
+
+def test_cli_entry_point_registered():
+    proc = subprocess.run([sys.executable, "-m", "asyncdp", "sweep", str(SCRIPT), "--grid", "epsilon=2",
+                           "--runs", "2"], check=False, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].split()[:3] == ["epsilon", "runs", "optimality_error"]

@@ -1,0 +1,1 @@
+"""Seeded graph-sequence generators: random graphs per round, B-strongly-connected sequences."""
