@@ -6,7 +6,7 @@ from .algorithms import DPSDAC, DPSDAPS, REGISTRY, Algorithm, Huang2015, Showkat
 from .engine.batch_engine import BatchResult, run_batch
 from .problems.costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
 from .problems.domains import Ball, Box, Reals
-from .errors import ScenarioError
+from .errors import AsyncdpError, ScenarioError
 from .engine.links import (
     ConstantLatency,
     ExponentialLatency,

@@ -1,13 +1,21 @@
 """Exception hierarchy of :mod:`asyncdp`.
 
-Every error raised for a bad scenario is a :class:`ScenarioError`, itself a
-``ValueError``, so callers can catch one type for any input defect. Messages
-name the offending parameter and its value (and, where known, the agent and
-the round) so a user can locate the defect in their own data.
+Every exception :mod:`asyncdp` defines is an :class:`AsyncdpError`, so callers
+can catch one type for any defect the library reports. Errors raised for a bad
+scenario are :class:`ScenarioError`; a misconfigured sweep
+(:class:`SweepError`) and an invalid transcript entry or file
+(:class:`TranscriptError`) are not scenario defects and sit beside it. Each
+also keeps the builtin base it has always had (``ValueError``), so
+``except ValueError`` keeps working. Messages name the offending parameter and
+its value (and, where known, the agent and the round) so a user can locate the
+defect in their own data.
 
 Hierarchy::
 
-    ScenarioError (ValueError)
+    AsyncdpError
+    +-- SweepError (ValueError)      grid, runs, executor, factory or output of a sweep
+    +-- TranscriptError (ValueError) transcript entry, file or query
+    +-- ScenarioError (ValueError)
     +-- ProblemError                 domain, cost family or constants
     |   +-- CostValueError           a cost or gradient returned NaN/inf
     |   +-- ConstantViolationError   declared constants contradicted
@@ -18,6 +26,15 @@ Hierarchy::
     +-- HorizonError
     +-- MessageLostError
     +-- NoiseError
+
+(:mod:`asyncdp.problems.datasets` adds ``DatasetError`` under ``ProblemError``
+and ``OptionalDependencyError``, an ``AsyncdpError`` and ``ImportError``.)
+
+Example:
+    >>> issubclass(SweepError, AsyncdpError) and not issubclass(SweepError, ScenarioError)
+    True
+    >>> issubclass(TranscriptError, ValueError)
+    True
 """
 
 from __future__ import annotations
@@ -25,6 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AsyncdpError",
     "ScenarioError",
     "ProblemError",
     "CostValueError",
@@ -37,11 +55,16 @@ __all__ = [
     "MessageLostError",
     "NoiseError",
     "SweepError",
+    "TranscriptError",
 ]
 
 
-class ScenarioError(ValueError):
-    """Base class of every input error raised by :mod:`asyncdp`."""
+class AsyncdpError(Exception):
+    """Root of every exception defined by :mod:`asyncdp` (the CLI reports any of them in one line)."""
+
+
+class ScenarioError(AsyncdpError, ValueError):
+    """Base class of every error raised for a bad scenario (problem, algorithm, topology, links, timing, ...)."""
 
 
 class ProblemError(ScenarioError):
@@ -97,6 +120,17 @@ class NoiseError(ScenarioError):
     """A noise distribution or its scale schedule is invalid."""
 
 
-class SweepError(ScenarioError):
-    """A parameter sweep is misconfigured: grid, runs, executor, factory or output (:mod:`asyncdp.experiments.sweep`)."""
+class SweepError(AsyncdpError, ValueError):
+    """A parameter sweep is misconfigured: grid, runs, executor, factory or output (:mod:`asyncdp.experiments.sweep`).
+
+    Not a :class:`ScenarioError`: a factory's own scenario error reaches the
+    caller as the ``__cause__`` of the ``SweepError`` naming the grid point.
+    """
+
+
+class TranscriptError(AsyncdpError, ValueError):
+    """A transcript entry, file or query is invalid (bad value, unknown format, unicast where broadcast expected).
+
+    Also importable from :mod:`asyncdp.engine.transcript`, where it was defined before.
+    """
 

@@ -7,7 +7,8 @@ sets ``func`` (a callable ``(argparse.Namespace) -> int``) on it with
 ``set_defaults``. Adding a command means adding a module to the tuple.
 
 Exit codes: 0 on success, 2 on a usage error (argparse) or on unusable input
-(any of :data:`USER_ERRORS`, reported as one ``asyncdp: error: <message>``
+(any of :data:`USER_ERRORS`: every :class:`~asyncdp.errors.AsyncdpError`, the
+``topology`` and ``accounting`` errors and unreadable files; reported as one ``asyncdp: error: <message>``
 line on stderr, never a traceback).
 
 Example:
@@ -28,7 +29,7 @@ from importlib import metadata
 from accounting.errors import AccountingError
 from topology.errors import TopologyError
 
-from ..errors import ScenarioError
+from ..errors import AsyncdpError
 
 __all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
 
@@ -38,7 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyn
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     TopologyError,
-    ScenarioError,
+    AsyncdpError,
     AccountingError,
     FileNotFoundError,
     IsADirectoryError,

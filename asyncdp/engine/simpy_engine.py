@@ -61,7 +61,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
-from ..errors import MessageLostError, ScenarioError
+from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from ..noise import SeededNoise
 from ..result import Result
@@ -474,7 +474,7 @@ class _Run:
             self.env.process(agent(i))
         try:
             self.env.run()
-        except ScenarioError as exc:
+        except AsyncdpError as exc:
             # SimPy re-raises a process's exception as type(e)(*e.args), which drops the
             # structured fields (agent, round, point); raise the original instead.
             if type(exc.__cause__) is type(exc):

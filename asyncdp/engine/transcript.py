@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ScenarioError
+from ..errors import TranscriptError  # defined in asyncdp.errors, re-exported here
 
 __all__ = ["Transmission", "Transcript", "TranscriptError", "COLUMNS", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -63,10 +63,6 @@ COLUMNS: tuple[str, ...] = (
 """Scalar columns of the table form, followed by ``payload_0 .. payload_{D-1}``."""
 
 _INT_COLS = ("round", "sender", "receiver", "message_id", "dim")
-
-
-class TranscriptError(ScenarioError):
-    """A transcript entry, file or query is invalid (bad value, unknown format, unicast where broadcast expected)."""
 
 
 # --------------------------------------------------------------------------- validation

@@ -73,7 +73,7 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from ..errors import ProblemError
+from ..errors import AsyncdpError, ProblemError
 from ..noise import DATA_KEY, stream
 
 __all__ = [
@@ -115,7 +115,7 @@ class DatasetError(ProblemError):
     """A data file is malformed or a loader / batching argument is invalid."""
 
 
-class OptionalDependencyError(ImportError):
+class OptionalDependencyError(AsyncdpError, ImportError):
     """An optional package of the ``datasets`` extra is not importable."""
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import asyncdp
 import asyncdp.cli as cli
+from asyncdp.errors import AsyncdpError, SweepError, TranscriptError
 from topology.errors import ParameterError
 
 
@@ -86,6 +87,9 @@ def test_commands_come_from_command_modules(monkeypatch, capsys):
     "exc",
     [
         ParameterError("bad parameter B=0\nsecond line"),
+        SweepError("bad grid parameter 'x' (value [])"),
+        TranscriptError("unknown transcript file suffix '.csv'"),
+        AsyncdpError("any asyncdp error"),
         FileNotFoundError(2, "No such file or directory", "nope.json"),
         IsADirectoryError(21, "Is a directory", "somedir"),
         PermissionError(13, "Permission denied", "secret.json"),

@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from asyncdp.errors import ScenarioError
+from asyncdp.errors import AsyncdpError, ScenarioError
 from asyncdp.engine.transcript import COLUMNS, Transcript, TranscriptError, Transmission
 
 
@@ -203,9 +203,10 @@ def test_json_is_strict_json(tmp_path) -> None:
 def test_unknown_suffix(tmp_path) -> None:
     with pytest.raises(TranscriptError, match=r"unknown transcript file suffix '\.csv'.*\.npz, \.parquet, \.json"):
         _build().save(tmp_path / "t.csv")
-    with pytest.raises(ScenarioError, match="suffix"):
+    with pytest.raises(AsyncdpError, match="suffix"):
         Transcript.load(tmp_path / "t")
-    assert issubclass(TranscriptError, ValueError)
+    assert issubclass(TranscriptError, ValueError) and issubclass(TranscriptError, AsyncdpError)
+    assert not issubclass(TranscriptError, ScenarioError)  # a sibling of the scenario errors (issue 13)
 
 
 def test_malformed_files(tmp_path) -> None:

@@ -18,7 +18,7 @@ from pandas.testing import assert_frame_equal
 
 from asyncdp import Async, Huang2015, Scenario
 from asyncdp.cli import main
-from asyncdp.errors import AlgorithmParameterError, ScenarioError, SweepError
+from asyncdp.errors import AlgorithmParameterError, AsyncdpError, ScenarioError, SweepError
 from asyncdp.experiments.sweep import (
     METRICS,
     ScriptFactory,
@@ -317,7 +317,8 @@ def test_factory_error_names_point_and_value():
     with pytest.raises(SweepError, match=r"point 1 \(epsilon=-1\).*AlgorithmParameterError") as info:
         sweep(small_factory, {"epsilon": [1.0, -1]}, runs=1)
     assert isinstance(info.value.__cause__, AlgorithmParameterError)
-    assert issubclass(SweepError, ScenarioError)
+    assert issubclass(SweepError, AsyncdpError) and issubclass(SweepError, ValueError)
+    assert not issubclass(SweepError, ScenarioError)  # a sibling of the scenario errors (issue 13)
 
 
 def test_grid_from_strings():

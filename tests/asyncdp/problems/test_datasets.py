@@ -23,7 +23,7 @@ from asyncdp.problems.datasets import (
     read_idx,
     train_test_split_stream,
 )
-from asyncdp.errors import ProblemError
+from asyncdp.errors import AsyncdpError, ProblemError
 
 # ------------------------------------------------------------ file writers
 
@@ -164,7 +164,7 @@ def test_mnist_label_out_of_range_and_bad_arguments(tmp_path):
 
 def test_dataset_error_is_a_problem_error():
     assert issubclass(DatasetError, ProblemError) and issubclass(DatasetError, ValueError)
-    assert issubclass(OptionalDependencyError, ImportError)
+    assert issubclass(OptionalDependencyError, ImportError) and issubclass(OptionalDependencyError, AsyncdpError)
 
 
 # ----------------------------------------------------------------- LIBSVM
