@@ -1,6 +1,9 @@
 """Running many scenarios: sweeps over a grid, regret of online runs, the demo.
 
 * :mod:`.sweep`: Monte-Carlo parameter sweeps (in-process, processes, Dask);
+  its parts: :mod:`.grid` (points, tasks, seeds), :mod:`.factories` (scenarios
+  from a callable or a script), :mod:`.executors` (where tasks run),
+  :mod:`.summaries` (metric columns, per-point means), :mod:`.results_io` (CSV/Parquet);
 * :mod:`.regret`: regret curves from trajectories;
 * :mod:`.demo`: the ``asyncdp demo`` job.
 """

@@ -22,7 +22,6 @@ from asyncdp.errors import AlgorithmParameterError, AsyncdpError, ScenarioError,
 from asyncdp.experiments.sweep import (
     METRICS,
     ScriptFactory,
-    _show_progress,
     derive_seed,
     format_summary,
     grid_from_strings,
@@ -32,6 +31,7 @@ from asyncdp.experiments.sweep import (
     sweep,
     write_results,
 )
+from asyncdp.experiments.executors import _show_progress
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SCRIPT = EXAMPLES / "sweep_epsilon.py"
@@ -172,7 +172,7 @@ def test_module_level_factory_on_processes(tmp_path, monkeypatch):
 
 
 def test_worker_processes_are_not_forked():
-    from asyncdp.experiments.sweep import _process_context
+    from asyncdp.experiments.executors import _process_context
 
     assert _process_context().get_start_method() in ("forkserver", "spawn")
 
@@ -269,7 +269,7 @@ def test_epsilon_accountant_nan_without_sensitivity_or_releases():
 def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
     from accounting import composition
     from accounting.ledger import Ledger, Release
-    from asyncdp.experiments.sweep import _accountant_epsilon
+    from asyncdp.experiments.summaries import _accountant_epsilon
 
     sens = np.array([0.5, 0.25])
     gauss = Ledger([Release(a, t, 0.0, "gaussian", 2.0, 1) for a in (0, 1) for t in (1, 2)])
@@ -292,7 +292,7 @@ def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
         (small_factory, {"run": [1]}, {}, "clashes"),
         (small_factory, {"epsilon": [1.0]}, {"executor": "gpu"}, "unknown executor 'gpu'"),
         (small_factory, {"epsilon": [1.0]}, {"engine": "fast"}, "unknown engine 'fast'"),
-        (small_factory, {"epsilon": [1.0]}, {"runs": 0}, "runs must be a positive integer, got 0"),
+        (small_factory, {"epsilon": [1.0]}, {"runs": 0}, "runs must be >= 1, got 0"),
         (small_factory, {"epsilon": [1.0]}, {"runs": True}, "runs must be"),
         (small_factory, {"epsilon": [1.0]}, {"seed": -1}, "seed"),
         (small_factory, {"epsilon": [1.0]}, {"chunk_runs": 0}, "chunk_runs"),
@@ -435,7 +435,7 @@ def test_cli_without_any_grid_runs_one_point(tmp_path, capsys):
         (["--grid", "epsilon=1,,2"], "empty value"),
         (["--grid", "epsilon=1", "--executor", "gpu"], "unknown executor 'gpu'"),
         (["--grid", "epsilon=1", "--engine", "fast"], "unknown engine 'fast'"),
-        (["--grid", "epsilon=1", "--runs", "0"], "runs must be a positive integer"),
+        (["--grid", "epsilon=1", "--runs", "0"], "runs must be >= 1, got 0"),
         (["--grid", "gamma=1"], "does not accept grid parameter 'gamma'"),
         (["--grid", "epsilon=1", "--out", "x.xlsx"], ".csv or .parquet"),
     ],

@@ -1,0 +1,159 @@
+"""Sweep factories: building the scenario of a grid point from a callable or from a script's source text.
+
+A factory is ``factory(**params) -> Scenario``: a callable (picklable for
+the process and Dask executors) or a :class:`ScriptFactory`, which carries a
+script's source so any worker can exec it.
+
+Example:
+    >>> f = ScriptFactory("def factory(x):\\n    return x\\n")
+    >>> f(x=2)
+    2
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError, SweepError
+from ..scenario import Scenario
+
+__all__ = ["ScriptFactory"]
+
+
+@functools.lru_cache(maxsize=16)
+def _exec_script(source: str, filename: str) -> dict[str, Any]:
+    """Execute a script's source once per process; its module namespace."""
+    digest = hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()[:16]
+    module = types.ModuleType(f"asyncdp_sweep_script_{digest}")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module  # dataclasses and typing look the module up while it executes
+    try:
+        exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - running the script is the point
+    finally:
+        sys.modules.pop(module.__name__, None)
+    return module.__dict__
+
+
+@dataclass(frozen=True)
+class ScriptFactory:
+    """A factory defined in a script, carried as source text so any worker can exec it.
+
+    The script runs as a module named ``asyncdp_sweep_script_<hash>`` (not
+    ``__main__``, so an ``if __name__ == "__main__":`` block does not run),
+    with ``__file__`` set to ``filename``, at most once per process. It must
+    define ``factory(**params) -> Scenario`` (or the callable named ``name``)
+    and may define a default ``grid`` dict. Any other callable of a script can
+    travel the same way, e.g. ``ScriptFactory(source, name="my_metrics")`` as
+    :func:`sweep`'s ``metrics``.
+
+    Args:
+        source: the script's Python source.
+        filename: shown in tracebacks and error messages; not read.
+        name: the factory's name in the script.
+
+    Example:
+        >>> f = ScriptFactory("def factory(epsilon):\\n    return epsilon\\ngrid = {'epsilon': [1, 2]}\\n")
+        >>> f.default_grid(), f.load()(epsilon=3)
+        ({'epsilon': [1, 2]}, 3)
+    """
+
+    source: str
+    filename: str = "<sweep script>"
+    name: str = "factory"
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str], name: str = "factory") -> ScriptFactory:
+        """Read a script file.
+
+        Raises:
+            FileNotFoundError: no such file.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return cls(path.read_text(encoding="utf-8"), str(path), name)
+
+    def namespace(self) -> dict[str, Any]:
+        """The executed script's module-level names (cached per process)."""
+        return _exec_script(self.source, self.filename)
+
+    def load(self) -> Callable[..., Scenario]:
+        """The script's factory.
+
+        Raises:
+            SweepError: the script does not define a callable ``name``.
+        """
+        ns = self.namespace()
+        fn = ns.get(self.name)
+        if fn is None:
+            raise SweepError(f"{Path(self.filename).name} does not define {self.name!r}")
+        if not callable(fn):
+            raise SweepError(f"{Path(self.filename).name}: {self.name!r} must be a function, got {type(fn).__name__}")
+        return fn
+
+    def default_grid(self) -> dict[str, Any] | None:
+        """The script's module-level ``grid``, or ``None``.
+
+        Raises:
+            SweepError: ``grid`` is not a mapping.
+        """
+        grid = self.namespace().get("grid")
+        if grid is not None and not isinstance(grid, Mapping):
+            raise SweepError(f"{Path(self.filename).name}: 'grid' must be a dict name -> list, "
+                             f"got {type(grid).__name__}")
+        return None if grid is None else dict(grid)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the script's callable (so a ScriptFactory with ``name="my_metrics"`` also serves as ``metrics``)."""
+        return self.load()(*args, **kwargs)
+
+
+def _resolve(factory: Any) -> Callable[..., Any]:
+    if isinstance(factory, ScriptFactory):
+        return factory.load()
+    if not callable(factory):
+        raise SweepError(f"factory must be callable or a ScriptFactory, got {type(factory).__name__}")
+    return factory
+
+
+def _fmt(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _check_signature(fn: Callable[..., Any], params: Mapping[str, Any]) -> None:
+    """Fail early, naming the parameter, when ``fn`` cannot take the grid's names."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins and some C callables
+        return
+    try:
+        sig.bind(**params)
+    except TypeError as exc:
+        kinds = {p.kind for p in sig.parameters.values()}
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            for k, v in params.items():
+                p = sig.parameters.get(k)
+                if p is None or p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL):
+                    raise SweepError(f"the factory does not accept grid parameter {k!r} (value {v!r}); "
+                                     f"its signature is {sig}") from None
+        raise SweepError(f"the factory cannot be called with ({_fmt(params)}): {exc}; its signature is {sig}") from None
+
+
+def _build(fn: Callable[..., Any], params: Mapping[str, Any], point: int) -> Scenario:
+    try:
+        scenario = fn(**params)
+    except ScenarioError as exc:
+        raise SweepError(f"point {point} ({_fmt(params)}): the factory raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(scenario, Scenario):
+        raise SweepError(f"point {point} ({_fmt(params)}): the factory returned {type(scenario).__name__}, "
+                         "not an asyncdp Scenario")
+    return scenario

@@ -1,0 +1,78 @@
+"""Sweep result files: one row per run, as CSV or Parquet (chosen by the path's suffix).
+
+Example:
+    >>> _format_of(Path("runs.pq"))
+    'parquet'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import SweepError
+
+__all__ = ["write_results", "read_results"]
+
+_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _format_of(path: Path) -> str:
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise SweepError(f"cannot tell the format of {str(path)!r}: use a .csv or .parquet suffix")
+    return fmt
+
+
+def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write a sweep DataFrame as CSV or Parquet, by the path's suffix (parent folders are created).
+
+    Args:
+        df: the rows.
+        path: ``*.csv``, ``*.parquet`` or ``*.pq``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        SweepError: another suffix, or Parquet without ``pyarrow``.
+
+    Example:
+        >>> write_results(pd.DataFrame({"a": [1]}), "out.txt")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.SweepError: cannot tell the format of 'out.txt': use a .csv or .parquet suffix
+    """
+    path = Path(path)
+    fmt = _format_of(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "csv":
+        df.to_csv(path, index=False)
+    else:
+        try:
+            df.to_parquet(path, index=False)
+        except ImportError as exc:
+            raise SweepError(f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
+    return path
+
+
+def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a file written by :func:`write_results` (CSV floats are read back exactly).
+
+    Raises:
+        SweepError: another suffix.
+        FileNotFoundError: no such file.
+
+    Example:
+        >>> read_results("results.parquet")  # doctest: +SKIP
+    """
+    path = Path(path)
+    fmt = _format_of(path)
+    if not path.is_file():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    if fmt == "csv":
+        # pandas >= 3 parses floats exactly by default and deprecates the option
+        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+        return pd.read_csv(path, **exact)
+    return pd.read_parquet(path)

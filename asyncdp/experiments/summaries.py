@@ -1,0 +1,172 @@
+"""Sweep metrics and summaries: the metric columns of each run, the result table, per-point means.
+
+The built-in per-run metrics are :data:`METRICS`; :func:`summarize` turns a
+sweep's table into per-point means and standard errors and
+:func:`format_summary` prints them.
+
+Example:
+    >>> METRICS[:2]
+    ('optimality_error', 'deviation')
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SweepError
+from ..scenario import Scenario
+from .factories import _fmt
+
+if TYPE_CHECKING:
+    from .grid import _Task
+
+__all__ = ["METRICS", "summarize", "format_summary"]
+
+METRICS: tuple[str, ...] = (
+    "optimality_error",
+    "deviation",
+    "consensus_error",
+    "epsilon_claimed",
+    "epsilon_accountant",
+)
+"""The metric columns of every sweep, in order."""
+
+_INDEX_COLUMNS = ("point", "run", "task_seed")
+_RESERVED = frozenset(_INDEX_COLUMNS + METRICS)
+
+
+def _sensitivity(scenario: Scenario) -> np.ndarray | None:
+    from .. import privacy
+
+    try:
+        return privacy.independent_sensitivity(scenario)
+    except NotImplementedError:
+        return None
+
+
+def _accountant_epsilon(ledger: Any, sens: np.ndarray | None, delta: float) -> float:
+    """Largest per-agent basic-composition epsilon at ``delta``; NaN without a sensitivity or releases.
+
+    ``delta`` only matters for Gaussian releases, which need ``delta > 0`` (NaN otherwise).
+    """
+    if sens is None or len(ledger) == 0:
+        return math.nan
+    delta = float(delta) if 0 < delta < 1 else 0.0
+    if delta == 0 and any(r.mechanism != "laplace" for r in ledger):
+        return math.nan
+    from accounting import composition
+
+    def sensitivity(release: Any) -> float:
+        return float(sens[release.round - 1])
+
+    per_agent = composition.per_agent(ledger, composition.basic_composition, sensitivity=sensitivity, delta=delta)
+    return float(max(per_agent.values()))
+
+
+def _user_columns(out: Any, runs: int, where: str) -> dict[str, np.ndarray]:
+    if not isinstance(out, Mapping):
+        raise SweepError(f"{where}: metrics must return a dict name -> value, got {type(out).__name__}")
+    cols = {}
+    for name, value in out.items():
+        if not isinstance(name, str) or name in _RESERVED:
+            raise SweepError(f"{where}: metric name {name!r} is not a string or clashes with a built-in column")
+        arr = np.asarray(value)
+        if arr.ndim == 0:
+            arr = np.full(runs, arr[()])
+        if arr.shape != (runs,):
+            raise SweepError(f"{where}: metric {name!r} has shape {arr.shape}; expected a scalar or ({runs},)")
+        cols[name] = arr
+    return cols
+
+
+def _final_metrics(final: np.ndarray, optimum: np.ndarray) -> tuple[float, float, float]:
+    """Optimality error, deviation and consensus error of one run's final states ``(N, n)``."""
+    xbar = final.mean(axis=0)
+    opt = float(((xbar - optimum) ** 2).sum())
+    dev = float(np.sqrt(((final - xbar) ** 2).sum(-1)).max())
+    cons = float(np.sqrt(((final[:, None, :] - final[None, :, :]) ** 2).sum(-1)).max())
+    return opt, dev, cons
+
+
+def _assemble(names: list[str], tasks: Sequence[_Task], outputs: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:
+    extra = [k for k in outputs[0] if k not in ("run",) + _INDEX_COLUMNS + METRICS]
+    for task, out in zip(tasks, outputs):
+        if set(out) != set(outputs[0]):
+            raise SweepError(f"point {task.point} ({_fmt(task.params)}): metrics returned the columns "
+                             f"{sorted(set(out) - {'run', *_INDEX_COLUMNS, *METRICS})}, other tasks {sorted(extra)}")
+    data: dict[str, Any] = {}
+    for name in names:
+        data[name] = [v for task in tasks for v in itertools.repeat(task.params[name], task.runs)]
+    data["point"] = np.concatenate([np.full(t.runs, t.point, dtype=np.int64) for t in tasks])
+    for col in ("run", "task_seed", *METRICS, *extra):
+        data[col] = np.concatenate([out[col] for out in outputs])
+    df = pd.DataFrame(data)
+    return df.sort_values(["point", "run"], kind="stable", ignore_index=True)
+
+
+def _layout(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Grid parameter columns and numeric metric columns of a sweep DataFrame."""
+    if not {"point", "run", "task_seed"} <= set(df.columns):
+        raise SweepError("not a sweep result: the columns 'point', 'run' and 'task_seed' are missing")
+    cols = list(df.columns)
+    params = cols[: cols.index("point")]
+    metrics = [c for c in cols[cols.index("task_seed") + 1:] if pd.api.types.is_numeric_dtype(df[c])]
+    return params, metrics
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-point means and standard errors of a :func:`sweep` result.
+
+    Args:
+        df: a sweep DataFrame (or one read back with :func:`read_results`).
+
+    Returns:
+        One row per point: the grid parameters, ``point``, ``runs``, then
+        ``<metric>_mean`` and ``<metric>_sem`` (``std(ddof=1) / sqrt(runs)``,
+        NaN for one run) for every numeric metric column.
+
+    Raises:
+        SweepError: ``df`` lacks the sweep's index columns.
+
+    Example:
+        >>> df = pd.DataFrame({"e": [1, 1], "point": [0, 0], "run": [0, 1], "task_seed": [5, 5], "m": [1.0, 3.0]})
+        >>> summarize(df).to_dict("records")
+        [{'e': 1, 'point': 0, 'runs': 2, 'm_mean': 2.0, 'm_sem': 1.0}]
+    """
+    params, metrics = _layout(df)
+    groups = df.groupby("point", sort=True)
+    out = df.drop_duplicates("point")[params + ["point"]].set_index("point")
+    out["runs"] = groups.size()
+    for m in metrics:
+        out[f"{m}_mean"] = groups[m].mean()
+        out[f"{m}_sem"] = groups[m].sem()
+    return out.reset_index()[params + ["point", "runs"] + [c for m in metrics for c in (f"{m}_mean", f"{m}_sem")]]
+
+
+def format_summary(summary: pd.DataFrame) -> str:
+    """A compact text table of :func:`summarize`: ``mean +/- sem`` per metric.
+
+    The ``+/- sem`` part is left out where the standard error is 0 or NaN
+    (constant metrics such as ``epsilon_claimed``, or one run).
+
+    Example:
+        >>> s = pd.DataFrame({"e": [1], "point": [0], "runs": [2], "m_mean": [2.0], "m_sem": [1.0]})
+        >>> print(format_summary(s))
+         e  runs       m
+         1     2 2 +/- 1
+    """
+    metrics = [c[: -len("_mean")] for c in summary.columns if c.endswith("_mean") and f"{c[:-5]}_sem" in summary]
+    params = list(summary.columns[: list(summary.columns).index("point")])
+    table = summary[params + ["runs"]].copy()
+    for m in metrics:
+        cells = []
+        for mean, sem in zip(summary[f"{m}_mean"], summary[f"{m}_sem"]):
+            cells.append(f"{mean:.4g} +/- {sem:.2g}" if np.isfinite(sem) and sem > 0 else f"{mean:.4g}")
+        table[m] = cells
+    return table.to_string(index=False)
