@@ -1,7 +1,8 @@
 """Public names of ``accounting`` (read by ``lazy_loader.attach_stub`` and by type checkers)."""
 
-from . import auditors, composition, mechanisms, prober, replay, sensitivity, theorems
+from . import auditors, claims, composition, mechanisms, papers, prober, replay, sensitivity, theorems
 from .auditors import blackbox_audit, plrv_audit
+from .claims import Claim, Verdict, verify
 from .composition import compose
 from .errors import (
     AccountingError,
@@ -11,4 +12,5 @@ from .errors import (
     UnknownMechanismError,
 )
 from .ledger import MECHANISMS, Ledger, Release
+from .papers import ACCOUNTANTS, AccountantSpec, NotSupportedError, get_accountant
 from .replay import ReplayRule, ReplaySetup, replay_loss, sample_transcripts

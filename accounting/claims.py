@@ -1,0 +1,128 @@
+"""A paper's privacy statement (:class:`Claim`) and the verifier that compares it with a recomputation.
+
+These records are generic: every paper module in :mod:`accounting.papers`
+builds its :class:`Claim` from its own theorem and recomputes the privacy loss
+from plain numbers (the noise scales actually used and a sensitivity derived
+independently); :func:`verify` compares the two at the same level (per
+iteration, per round, or for the whole run).
+
+Example:
+    >>> c = Claim("seed 004", "Theorem 2", 0.5, 0.0, "round")
+    >>> verify(c, 0.5).holds
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+
+from topology.validation import check_nonnegative, check_positive, check_real
+
+from .errors import PrivacyParameterError
+
+__all__ = ["LEVELS", "Claim", "Verdict", "verify"]
+
+_E = PrivacyParameterError
+
+LEVELS = ("run", "iteration", "round")
+"""The level a claim is made at: the whole run, one iteration, one round."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A paper's privacy statement.
+
+    Attributes:
+        paper: which seed paper.
+        statement: the theorem and what it asserts.
+        epsilon: the claimed epsilon, ``> 0``.
+        delta: the claimed delta, in ``[0, 1)``.
+        per: ``"run"``, ``"iteration"`` or ``"round"`` (see :data:`LEVELS`).
+        notes: conditions, caveats and known problems.
+
+    Raises:
+        PrivacyParameterError: ``epsilon <= 0``, ``delta`` outside ``[0, 1)``, an unknown ``per``.
+
+    Example:
+        >>> Claim("seed 003", "Theorem 5", 1.0, 0.0, "run", "").per
+        'run'
+    """
+
+    paper: str
+    statement: str
+    epsilon: float
+    delta: float
+    per: str
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        check_positive(self.epsilon, "epsilon", error=_E)
+        d = check_real(self.delta, "delta", error=_E)
+        if not 0 <= d < 1:
+            raise PrivacyParameterError(f"delta must lie in [0, 1), got {self.delta!r}")
+        if self.per not in LEVELS:
+            raise PrivacyParameterError(f"per must be one of {LEVELS}, got {self.per!r}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`verify`.
+
+    Attributes:
+        holds: whether the computed ``(epsilon, delta)`` is within the claim.
+        gap: computed epsilon minus claimed epsilon (positive = the claim is too optimistic).
+        message: a one-line human-readable verdict.
+        delta_gap: computed delta minus claimed delta.
+        claim: the claim that was checked.
+    """
+
+    holds: bool
+    gap: float
+    message: str
+    delta_gap: float = 0.0
+    claim: Claim | None = None
+
+
+def verify(claim: Claim, computed_epsilon: float, computed_delta: float = 0.0, *, rtol: float = 1e-9) -> Verdict:
+    """Compare a claim with an independently computed ``(epsilon, delta)`` at the same level.
+
+    The claim holds if ``computed_epsilon <= claim.epsilon * (1 + rtol)`` and
+    ``computed_delta <= claim.delta * (1 + rtol)``; ``rtol`` absorbs rounding
+    in closed forms that are mathematically equal (default ``1e-9``).
+
+    Args:
+        claim: the paper's claim.
+        computed_epsilon: the recomputed epsilon, ``>= 0`` (``inf`` allowed).
+        computed_delta: the recomputed delta, in ``[0, 1]``.
+        rtol: relative tolerance, ``>= 0``.
+
+    Returns:
+        A :class:`Verdict`.
+
+    Raises:
+        PrivacyParameterError: a negative or NaN epsilon, a delta outside ``[0, 1]``, a negative ``rtol``.
+
+    Example:
+        >>> v = verify(Claim("seed 003", "Theorem 5", 1.0, 0.0, "run"), 1.25)
+        >>> v.holds, v.gap
+        (False, 0.25)
+    """
+    if isinstance(computed_epsilon, bool) or not isinstance(computed_epsilon, Real) or (
+        math.isnan(computed_epsilon) or computed_epsilon < 0
+    ):
+        raise PrivacyParameterError(f"computed_epsilon must be a number >= 0, got {computed_epsilon!r}")
+    cd = check_real(computed_delta, "computed_delta", error=_E)
+    if not 0 <= cd <= 1:
+        raise PrivacyParameterError(f"computed_delta must lie in [0, 1], got {computed_delta!r}")
+    rtol = check_nonnegative(rtol, "rtol", error=_E)
+    ce = float(computed_epsilon)
+    holds = ce <= claim.epsilon * (1 + rtol) and cd <= claim.delta * (1 + rtol)
+    gap, dgap = ce - claim.epsilon, cd - claim.delta
+    word = "holds" if holds else "VIOLATED"
+    message = (
+        f"{claim.paper}, {claim.statement}: claimed ({claim.epsilon:.6g}, {claim.delta:.3g}) per {claim.per}, "
+        f"computed ({ce:.6g}, {cd:.3g}): {word} (epsilon gap {gap:+.3g}, delta gap {dgap:+.3g})"
+    )
+    return Verdict(holds=bool(holds), gap=gap, message=message, delta_gap=dgap, claim=claim)

@@ -1,0 +1,270 @@
+"""Cheng, Liao and Li (DPSDA-C and DPSDA-PS), seed 004: Laplace noise on dual variables.
+
+The accountant's side of the paper, for both algorithms: Lemma 1's sensitivity
+of one node (:func:`dpsda_node_sensitivity`) and of all nodes together
+(:func:`dpsda_network_sensitivity`), Theorem 2's claim (:func:`dpsda_claim`)
+and its own argument recomputed from realized scales
+(:func:`dpsda_effective_epsilon`); :data:`SPEC` collects them.
+
+Every function is a plain function of numbers (gradient bounds, step sizes,
+noise scales ...); none looks at an algorithm object or at a sensitivity an
+algorithm claims. Each sensitivity docstring states which state the bound is
+about, which release masks it with which noise scale, and when the bound holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from numbers import Integral
+
+from topology.validation import check_integer, check_nonnegative, check_positive, check_real
+
+from ..claims import Claim
+from ..errors import PrivacyParameterError
+from .spec import AccountantSpec
+
+__all__ = [
+    "DPSDA_CLIPS",
+    "dpsda_node_sensitivity",
+    "dpsda_network_sensitivity",
+    "dpsda_claim",
+    "dpsda_effective_epsilon",
+    "SPEC",
+]
+
+_E = PrivacyParameterError
+_SEED004 = "seed 004 (Cheng, Liao, Li)"
+
+DPSDA_CLIPS = ("coordinate", "l2")
+"""How a DPSDA block's local signal ``u_i`` is clipped: per coordinate to ``[-L_hat, L_hat]``, or in L2 norm."""
+
+
+def _block_factor(d: int, clip: str) -> float:
+    return float(d) if clip == "coordinate" else math.sqrt(d)
+
+
+def _check_clip(clip: str) -> None:
+    if clip not in DPSDA_CLIPS:
+        raise PrivacyParameterError(f"clip must be one of {DPSDA_CLIPS}, got {clip!r}")
+
+
+def dpsda_node_sensitivity(*, n: int, L_hat: float, block_size: int = 1, clip: str = "coordinate") -> float:
+    """L1 sensitivity of one node's dual variable in DPSDA-C/PS (seed 004, Lemma 1 / Lemma 4).
+
+    Bounded quantity: ``z_i(t+1)`` of node ``i`` (eqs. 12 / 20), masked by the
+    message of the next round, ``h_i(t+1) = z_i(t+1) + eta_i(t+1)`` with
+    ``eta_i ~ Lap(sigma)`` per coordinate (eq. 11). With the received messages
+    held fixed, ``z_i(t+1) - z_i'(t+1) = n (u_i(t) - u_i'(t))`` on node ``i``'s
+    own coordinate(s) only (``r_i = 1/n``, Remark 3), so
+    ``Delta = n * max |u_i - u_i'|``.
+
+    Validity: Lemma 1 bounds this supremum by an *expectation*
+    (``E|u_i| <= L_hat``, Assumption 2), which does not bound a worst case;
+    the local signal includes Gaussian gradient noise and is unbounded. The
+    value ``2 n L_hat`` holds deterministically only if ``u_i`` is clipped to
+    ``[-L_hat, L_hat]`` (notes on seed 004, section 6 item 6). The bound
+    applies to every round from the changed round ``t0`` on, not only to
+    ``t0``: once ``z_i`` differs, later gradients are evaluated at different
+    points ``y_i = Pi(z_i)``.
+
+    Blocks: with ``d_i = block_size`` coordinates per node, clipping each
+    coordinate to ``[-L_hat, L_hat]`` (``clip="coordinate"``) gives
+    ``2 n L_hat d_i``; clipping the block in L2 norm (``clip="l2"``) gives
+    ``2 n L_hat sqrt(d_i)`` (the ``sqrt(d)`` of Remark 5).
+
+    This is the sensitivity of a **single node's** message stream. An observer
+    of all messages sees every node's ``z_i`` change at once, because a change
+    of the round loss ``f_t0`` changes every ``u_i``: see
+    :func:`dpsda_network_sensitivity`.
+
+    Args:
+        n: number of nodes, ``>= 1``.
+        L_hat: clipping bound on the local signal, ``>= 0``.
+        block_size: coordinates owned by the node, ``>= 1``.
+        clip: one of :data:`DPSDA_CLIPS`.
+
+    Returns:
+        ``2 n L_hat * (d_i or sqrt(d_i))``.
+
+    Raises:
+        PrivacyParameterError: an invalid ``n``, ``L_hat``, ``block_size`` or ``clip``.
+
+    Example:
+        >>> dpsda_node_sensitivity(n=7, L_hat=1.0)
+        14.0
+        >>> dpsda_node_sensitivity(n=7, L_hat=1.0, block_size=4, clip="l2")
+        28.0
+    """
+    n = check_integer(n, "n", minimum=1, error=_E)
+    L_hat = check_nonnegative(L_hat, "L_hat", error=_E)
+    d = check_integer(block_size, "block_size", minimum=1, error=_E)
+    _check_clip(clip)
+    return 2.0 * n * L_hat * _block_factor(d, clip)
+
+
+def dpsda_network_sensitivity(
+    *, n: int, L_hat: float, block_sizes: int | Sequence[int] | None = None, clip: str = "coordinate"
+) -> float:
+    """L1 sensitivity of all nodes' dual variables together (seed 004, network level).
+
+    Adjacency (Def. 1) changes one round's loss ``f_t0``; every node computes
+    its coordinate of ``grad f_t0``, so every node's ``z_i(t0+1)`` moves, by up
+    to :func:`dpsda_node_sensitivity` each. The stacked vector ``z(t+1)`` in
+    ``R^(n x dim)`` that Theorem 2's proof bounds by ``Delta(t)`` therefore
+    moves by up to the *sum* over nodes: ``2 n^2 L_hat`` for scalar blocks
+    (notes on seed 004, section 6 item 6), not the per-node ``2 n L_hat``.
+
+    When each applies: use this value when the adversary may observe the
+    messages of every node (the paper's eavesdropper); use the per-node value
+    only for an adversary that observes a single node's message stream.
+    Noise ``sigma = Delta_node / epsilon`` (the paper's choice) gives each
+    round ``n * epsilon`` at network level.
+
+    Args:
+        n: number of nodes, ``>= 1``.
+        L_hat: clipping bound on every node's local signal, ``>= 0``.
+        block_sizes: ``None`` (one coordinate per node), one int for all
+            nodes, or a sequence of ``n`` block sizes.
+        clip: one of :data:`DPSDA_CLIPS`.
+
+    Returns:
+        ``sum_i 2 n L_hat * (d_i or sqrt(d_i))``; ``2 n^2 L_hat`` for scalar blocks.
+
+    Raises:
+        PrivacyParameterError: invalid constants, or ``len(block_sizes) != n``.
+
+    Example:
+        >>> dpsda_network_sensitivity(n=7, L_hat=1.0)
+        98.0
+        >>> dpsda_network_sensitivity(n=2, L_hat=1.0, block_sizes=[1, 3])
+        16.0
+    """
+    n = check_integer(n, "n", minimum=1, error=_E)
+    _check_clip(clip)
+    sizes = _dpsda_block_sizes(n, block_sizes)
+    return float(sum(dpsda_node_sensitivity(n=n, L_hat=L_hat, block_size=d, clip=clip) for d in sizes))
+
+
+def _dpsda_block_sizes(n: int, block_sizes: int | Sequence[int] | None) -> list[int]:
+    """``None`` -> n ones; an int -> n copies; a sequence -> checked to have n positive ints."""
+    if block_sizes is None:
+        return [1] * n
+    if isinstance(block_sizes, Integral) and not isinstance(block_sizes, bool):
+        return [check_integer(block_sizes, "block_sizes", minimum=1, error=_E)] * n
+    if isinstance(block_sizes, (bool, str)) or not isinstance(block_sizes, Sequence):
+        raise PrivacyParameterError(f"block_sizes must be None, an int or a sequence of ints, got {block_sizes!r}")
+    sizes = [check_integer(d, f"block_sizes[{k}]", minimum=1, error=_E) for k, d in enumerate(block_sizes)]
+    if len(sizes) != n:
+        raise PrivacyParameterError(f"block_sizes must have n={n} entries, got {len(sizes)}: {block_sizes!r}")
+    return sizes
+
+def dpsda_claim(epsilon: float, T: int, *, per: str = "run") -> Claim:
+    """Theorem 2 / Theorem 4 of seed 004: epsilon-DP per round, ``T * epsilon`` for the run.
+
+    With Laplace noise ``sigma(t) = Delta(t) / epsilon`` and Lemma 1's
+    ``Delta = 2 n L_hat``, the paper claims each round's messages are
+    epsilon-DP and, by basic composition, the ``T``-round run is
+    ``T epsilon``-DP. ``per="round"`` returns the per-round claim,
+    ``per="run"`` the composed one. The paper applies the per-node
+    sensitivity to the stacked messages of all nodes; at network level the
+    sensitivity is ``2 n^2 L_hat`` (see :func:`dpsda_effective_epsilon`).
+
+    Args:
+        epsilon: per-round epsilon, ``> 0``.
+        T: number of rounds, ``>= 1``.
+        per: ``"round"`` or ``"run"``.
+
+    Returns:
+        The :class:`Claim`.
+
+    Raises:
+        PrivacyParameterError: an invalid parameter or level.
+
+    Example:
+        >>> dpsda_claim(0.5, 10).epsilon, dpsda_claim(0.5, 10, per="round").epsilon
+        (5.0, 0.5)
+    """
+    eps = check_positive(epsilon, "epsilon", error=_E)
+    T = check_integer(T, "T", minimum=1, error=_E)
+    if per not in ("round", "run"):
+        raise PrivacyParameterError(f"per must be 'round' or 'run' for seed 004, got {per!r}")
+    notes = (
+        "Lemma 1: Delta = 2 n L_hat bounds a sup by an expectation; it holds only with u_i clipped to "
+        "[-L_hat, L_hat]. It is one node's sensitivity; a change of f_t0 moves every node's z_i, so "
+        "the stacked messages have Delta = 2 n^2 L_hat."
+    )
+    if per == "round":
+        return Claim(_SEED004, "Theorem 2: epsilon-DP at each round", eps, 0.0, "round", notes)
+    return Claim(_SEED004, f"Theorem 2: T*epsilon-DP over T = {T} rounds (basic composition)", T * eps, 0.0,
+                 "run", notes)
+
+
+def dpsda_effective_epsilon(
+    scales: Sequence[float],
+    *,
+    n: int,
+    L_hat: float,
+    level: str = "network",
+    block_sizes: int | Sequence[int] | None = None,
+    clip: str = "coordinate",
+) -> float:
+    """Seed 004's privacy loss ``sum_t Delta / sigma(t)`` from realized Laplace scales.
+
+    This is Theorem 2's own argument (the product of per-round Laplace density
+    ratios) with an independently derived ``Delta``:
+    ``level="network"`` uses :func:`dpsda_network_sensitivity`
+    (an observer of every node's messages; the paper's eavesdropper),
+    ``level="node"`` uses :func:`dpsda_node_sensitivity`
+    (an observer of one node only; with blocks, the largest block). Every
+    round counts: the sensitivity of later rounds is not zero once the dual
+    variables diverge. A single scale gives the per-round epsilon.
+
+    Args:
+        scales: ``sigma(t)`` for each round, positive and finite.
+        n: number of nodes, ``>= 1``.
+        L_hat: clipping bound of the local signals, ``>= 0``.
+        level: ``"network"`` or ``"node"``.
+        block_sizes, clip: as in :func:`dpsda_network_sensitivity`.
+
+    Returns:
+        The pure-DP epsilon of the rounds given.
+
+    Raises:
+        PrivacyParameterError: an invalid scale, constant or level.
+
+    Example:
+        >>> sigma = 2 * 7 * 1.0 / 0.5          # the paper's sigma for n=7, L_hat=1, epsilon=0.5
+        >>> dpsda_effective_epsilon([sigma] * 10, n=7, L_hat=1.0, level="node")
+        5.0
+        >>> dpsda_effective_epsilon([sigma] * 10, n=7, L_hat=1.0, level="network")
+        35.0
+    """
+    if level not in ("network", "node"):
+        raise PrivacyParameterError(f"level must be 'network' or 'node', got {level!r}")
+    delta_net = dpsda_network_sensitivity(n=n, L_hat=L_hat, block_sizes=block_sizes, clip=clip)
+    if level == "network":
+        sens = delta_net
+    else:
+        sizes = _dpsda_block_sizes(int(n), block_sizes)
+        sens = max(dpsda_node_sensitivity(n=n, L_hat=L_hat, block_size=d, clip=clip) for d in sizes)
+    total = 0.0
+    for t, s in enumerate(scales):
+        s = check_real(s, f"scales[{t}]", error=_E)
+        if s <= 0:
+            raise PrivacyParameterError(f"scales[{t}] must be > 0, got {s!r}")
+        total += sens / s
+    return total
+
+
+SPEC = AccountantSpec(
+    names=("dpsda-c", "dpsda-ps"),
+    paper=_SEED004,
+    mechanism="laplace",
+    norm="l1",
+    sensitivity=dpsda_node_sensitivity,
+    release_sensitivity=dpsda_node_sensitivity,  # one node's message masks that node's dual variable
+    claim=dpsda_claim,
+    effective_epsilon=dpsda_effective_epsilon,
+)
+"""The accountant's record of seed 004 (DPSDA-C and DPSDA-PS account alike)."""

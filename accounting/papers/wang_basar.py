@@ -1,0 +1,303 @@
+"""Wang and Başar, seed 001: Gaussian noise on gradients, Theorems 4-6 per iteration.
+
+The accountant's side of the paper, and the one copy of its theorem table:
+:data:`WANG_BASAR_THEOREMS` (which theorem covers which adjacency; the
+simulator's rule, its privacy adapter and the reproductions read it from
+here), the sensitivities of eqs. (28)-(31) (:func:`wang_basar_sensitivity`),
+the printed and the consistent variance thresholds
+(:func:`wang_basar_variance_threshold`), the claim (:func:`wang_basar_claim`)
+and the classical Gaussian mechanism's epsilon of one iteration
+(:func:`wang_basar_effective_epsilon`); :data:`SPEC` collects them.
+
+Every function is a plain function of numbers (gradient bounds, step sizes,
+noise scales ...); none looks at an algorithm object or at a sensitivity an
+algorithm claims. Each sensitivity docstring states which state the bound is
+about, which release masks it with which noise scale, and when the bound holds.
+"""
+
+from __future__ import annotations
+
+import math
+
+from topology.validation import check_integer, check_nonnegative, check_open_unit, check_positive
+
+from ..claims import Claim
+from ..errors import PrivacyParameterError
+from .spec import AccountantSpec
+
+__all__ = [
+    "WANG_BASAR_KINDS",
+    "WANG_BASAR_THEOREMS",
+    "wang_basar_sensitivity",
+    "wang_basar_variance_threshold",
+    "wang_basar_claim",
+    "wang_basar_effective_epsilon",
+    "SPEC",
+]
+
+_E = PrivacyParameterError
+_SEED001 = "seed 001 (Wang, Basar)"
+
+WANG_BASAR_KINDS = ("sample", "gradient", "variable", "sample_replace")
+"""Adjacency notions for seed 001: eqs. (28), (30), (31), plus an arbitrary sample replacement."""
+
+WANG_BASAR_THEOREMS: dict[str, str] = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
+"""The theorem of seed 001 behind each adjacency it covers: a data sample (eq. 28), the gradient (eq. 30),
+the variable (eq. 31). The one copy of this table (the rule, its adapter and the reproductions read it)."""
+
+
+def wang_basar_sensitivity(
+    *,
+    lam_k: float,
+    kind: str = "gradient",
+    nu: float | None = None,
+    n_i: int | None = None,
+    G: float | None = None,
+    units: str = "message",
+) -> float:
+    """Per-iteration sensitivity of Wang and Basar's shared message (seed 001, eqs. 28-31).
+
+    Indexing: at iteration ``k`` agent ``i`` sends ``v_ji^k = w_ji (x_i^k -
+    lam^k (g_i^k + n_i^k))`` with ``g_i^k = grad f_i(x_i^k)`` (Algorithm 2);
+    ``w_ji`` is public, so the mechanism analysed is ``M_i^k = x_i^k - lam^k
+    g_i^k`` released with additive noise ``lam^k n_i^k``. Given all earlier
+    messages, ``x_i^k = sum_j v_ij^(k-1)`` is fixed (the self term uses the same
+    noise draw as the sent copies), so for data or gradient adjacency only
+    ``g_i^k`` differs.
+
+    ``kind`` selects the adjacency:
+
+    * ``"sample"`` (eq. 28): one sample changes with ``||s_p - s_q||_1 <= 1``;
+      Assumption 1 gives ``nu lam^k / n_i``.
+    * ``"gradient"`` (eq. 30): ``||g - g'||_1 <= 1``; gives ``lam^k``.
+    * ``"variable"`` (eq. 31): ``||x - x'||_1 <= 1``; gives ``1``.
+    * ``"sample_replace"`` (not in the paper): one sample replaced by an
+      arbitrary one; Assumption 2 (``||grad l|| <= G``) gives the **L2** bound
+      ``2 G lam^k / n_i``.
+
+    The first three are L1 values as printed. The Gaussian mechanism needs L2,
+    and ``||.||_2 <= ||.||_1``, so they are valid (conservative) L2 bounds too.
+
+    ``units``: ``"message"`` returns the sensitivity of ``M_i^k`` itself, to be
+    compared with the standard deviation of the *released* noise ``lam^k
+    n_i^k``. ``"noise"`` divides by ``lam^k``, i.e. expresses it against the
+    standard deviation of ``n_i^k``. Theorems 4 and 5 compare the message
+    sensitivity with ``Var(n_i^k)`` directly, ignoring the ``lam^k`` on the
+    noise (notes on seed 001, section 6 item 2); Theorem 6 does not.
+    Variance notation: Algorithm 2 writes covariance ``sigma I`` and the
+    experiments "variance sigma", whereas Theorems 4-6 treat ``sigma^2`` as the
+    variance; callers of :mod:`accounting` always pass a variance explicitly.
+
+    Args:
+        lam_k: step size ``lam^k`` of iteration ``k``, ``> 0``.
+        kind: one of :data:`WANG_BASAR_KINDS`.
+        nu: Lipschitz constant of Assumption 1 (``kind="sample"``).
+        n_i: number of samples of agent ``i`` (``"sample"``, ``"sample_replace"``).
+        G: gradient bound of Assumption 2 (``"sample_replace"``).
+        units: ``"message"`` or ``"noise"``.
+
+    Returns:
+        The per-iteration sensitivity (L1 for the paper's kinds, L2 for ``"sample_replace"``).
+
+    Raises:
+        PrivacyParameterError: an unknown ``kind``/``units``, a missing or invalid constant.
+
+    Example:
+        >>> wang_basar_sensitivity(lam_k=0.02, kind="gradient")
+        0.02
+        >>> wang_basar_sensitivity(lam_k=0.02, kind="gradient", units="noise")
+        1.0
+        >>> wang_basar_sensitivity(lam_k=0.5, kind="sample", nu=2.0, n_i=10)
+        0.1
+    """
+    lam = check_positive(lam_k, "lam_k", error=_E)
+    if kind not in WANG_BASAR_KINDS:
+        raise PrivacyParameterError(f"kind must be one of {WANG_BASAR_KINDS}, got {kind!r}")
+    if units not in ("message", "noise"):
+        raise PrivacyParameterError(f"units must be 'message' or 'noise', got {units!r}")
+    if kind == "sample":
+        if nu is None or n_i is None:
+            raise PrivacyParameterError(f"kind='sample' needs nu and n_i, got nu={nu!r}, n_i={n_i!r}")
+        value = check_nonnegative(nu, "nu", error=_E) * lam / check_integer(n_i, "n_i", minimum=1, error=_E)
+    elif kind == "gradient":
+        value = lam
+    elif kind == "variable":
+        value = 1.0
+    else:
+        if G is None or n_i is None:
+            raise PrivacyParameterError(f"kind='sample_replace' needs G and n_i, got G={G!r}, n_i={n_i!r}")
+        value = 2.0 * check_nonnegative(G, "G", error=_E) * lam / check_integer(n_i, "n_i", minimum=1, error=_E)
+    return value / lam if units == "noise" else value
+
+
+
+def wang_basar_variance_threshold(
+    epsilon: float,
+    delta: float,
+    *,
+    lam_k: float,
+    kind: str = "gradient",
+    nu: float | None = None,
+    n_i: int | None = None,
+    form: str = "printed",
+) -> float:
+    """Minimum ``Var(n_i^k)`` (per coordinate) in Theorems 4-6 of seed 001, at one iteration.
+
+    ``form="printed"``: the theorems as printed,
+    Thm 4 ``2 nu^2 lam^2 ln(1.25/delta) / (n_i^2 epsilon^2)``,
+    Thm 5 ``2 lam^2 ln(1.25/delta) / epsilon^2``,
+    Thm 6 ``2 ln(1.25/delta) / (lam^2 epsilon^2)``.
+    ``form="consistent"``: the released noise is ``lam^k n_i^k``, so the
+    Gaussian mechanism needs ``Var(n) >= 2 ln(1.25/delta) S^2 / epsilon^2``
+    with ``S`` the sensitivity in noise units
+    (:func:`wang_basar_sensitivity` with
+    ``units="noise"``): Thms 4 and 5 lose their ``lam^2`` factor, Thm 6 is
+    unchanged (notes on seed 001, section 6 item 2).
+
+    Args:
+        epsilon, delta: in ``(0, 1)`` (the classical Gaussian mechanism's range).
+        lam_k: step size of the iteration, ``> 0``.
+        kind: ``"sample"``, ``"gradient"`` or ``"variable"``.
+        nu, n_i: needed for ``kind="sample"``.
+        form: ``"printed"`` or ``"consistent"``.
+
+    Returns:
+        The variance threshold.
+
+    Raises:
+        PrivacyParameterError: an invalid parameter, kind or form.
+
+    Example:
+        >>> t = wang_basar_variance_threshold(0.5, 1e-3, lam_k=0.1, kind="gradient", form="printed")
+        >>> c = wang_basar_variance_threshold(0.5, 1e-3, lam_k=0.1, kind="gradient", form="consistent")
+        >>> round(c / t, 9)
+        100.0
+    """
+    eps = check_open_unit(epsilon, "epsilon", error=_E)
+    d = check_open_unit(delta, "delta", error=_E)
+    if kind not in WANG_BASAR_THEOREMS:
+        raise PrivacyParameterError(f"kind must be one of {tuple(WANG_BASAR_THEOREMS)}, got {kind!r}")
+    if form not in ("printed", "consistent"):
+        raise PrivacyParameterError(f"form must be 'printed' or 'consistent', got {form!r}")
+    base = 2 * math.log(1.25 / d) / eps**2
+    if form == "consistent" or kind == "variable":
+        s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, units="noise")
+    else:  # Theorems 4 and 5 as printed: the message sensitivity against Var(n)
+        s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, units="message")
+    return base * s**2
+
+
+def wang_basar_claim(
+    epsilon: float,
+    delta: float,
+    *,
+    noise_variance: float,
+    lam_k: float,
+    kind: str = "gradient",
+    nu: float | None = None,
+    n_i: int | None = None,
+) -> Claim:
+    """Theorems 4-6 of seed 001: ``(epsilon, delta)``-DP at **one iteration** only.
+
+    The paper claims the guarantee when the per-coordinate variance of
+    ``n_i^k`` meets the printed threshold
+    (:func:`wang_basar_variance_threshold`, ``form="printed"``). It gives no
+    guarantee for a run of many iterations; composing them is the caller's job.
+
+    Args:
+        epsilon, delta: in ``(0, 1)``.
+        noise_variance: ``Var(n_i^k)`` per coordinate, ``> 0`` (the paper's
+            "sigma" in the experiments, "sigma^2" in the theorems).
+        lam_k: step size of the iteration, ``> 0``.
+        kind: ``"sample"`` (Thm 4), ``"gradient"`` (Thm 5) or ``"variable"`` (Thm 6).
+        nu, n_i: needed for ``kind="sample"``.
+
+    Returns:
+        The :class:`Claim` (``per="iteration"``).
+
+    Raises:
+        PrivacyParameterError: an invalid parameter, or ``noise_variance`` below
+            the printed threshold (then the paper claims nothing).
+
+    Example:
+        >>> wang_basar_claim(0.5, 1e-3, noise_variance=1.0, lam_k=0.02).per
+        'iteration'
+    """
+    var = check_positive(noise_variance, "noise_variance", error=_E)
+    threshold = wang_basar_variance_threshold(epsilon, delta, lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, form="printed")
+    name = WANG_BASAR_THEOREMS[kind]
+    if var < threshold:
+        raise PrivacyParameterError(
+            f"noise_variance={noise_variance!r} is below {name}'s printed threshold {threshold:.6g}; "
+            "the paper claims nothing for these parameters"
+        )
+    return Claim(
+        paper=_SEED001,
+        statement=f"{name}: (epsilon, delta)-DP for agent i's {kind} at one iteration",
+        epsilon=float(epsilon),
+        delta=float(delta),
+        per="iteration",
+        notes=(
+            f"lam_k = {lam_k!r}, Var(n) = {var:.6g} >= printed threshold {threshold:.6g}. Message "
+            "x - lam (g + n): the released noise is lam*n, which Theorems 4 and 5 ignore. No composition "
+            "over iterations is given."
+        ),
+    )
+
+
+def wang_basar_effective_epsilon(
+    *,
+    delta: float,
+    noise_variance: float,
+    lam_k: float,
+    kind: str = "gradient",
+    nu: float | None = None,
+    n_i: int | None = None,
+    G: float | None = None,
+) -> float:
+    """Per-iteration epsilon of seed 001's message by the classical Gaussian mechanism.
+
+    The message ``x - lam^k g`` has sensitivity ``S`` (message units) and is
+    released with noise of standard deviation ``lam^k sqrt(Var(n))``; the
+    Dwork-Roth calibration ``std = S sqrt(2 ln(1.25/delta)) / epsilon`` gives
+    ``epsilon = S_noise sqrt(2 ln(1.25/delta)) / sqrt(Var(n))`` with
+    ``S_noise = S / lam^k``. That calibration is proven only for
+    ``epsilon < 1``; a larger return value means the classical theorem
+    certifies nothing at this ``delta`` (use the analytic Gaussian mechanism of
+    the composition module instead).
+
+    Args:
+        delta: in ``(0, 1)``.
+        noise_variance: ``Var(n_i^k)`` per coordinate, ``> 0``.
+        lam_k: step size, ``> 0``.
+        kind: one of :data:`WANG_BASAR_KINDS`.
+        nu, n_i, G: constants needed by the chosen ``kind``.
+
+    Returns:
+        The epsilon of one iteration at this ``delta``.
+
+    Raises:
+        PrivacyParameterError: an invalid parameter.
+
+    Example:
+        >>> v = wang_basar_variance_threshold(0.5, 1e-3, lam_k=0.1, kind="gradient", form="printed")
+        >>> round(wang_basar_effective_epsilon(delta=1e-3, noise_variance=v, lam_k=0.1), 9)
+        5.0
+    """
+    d = check_open_unit(delta, "delta", error=_E)
+    var = check_positive(noise_variance, "noise_variance", error=_E)
+    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="noise")
+    return s * math.sqrt(2 * math.log(1.25 / d)) / math.sqrt(var)
+
+
+SPEC = AccountantSpec(
+    names=("wang-basar",),
+    paper=_SEED001,
+    mechanism="gaussian",
+    norm="l2",  # the printed L1 values bound the L2 norm too (see wang_basar_sensitivity)
+    sensitivity=wang_basar_sensitivity,
+    release_sensitivity=wang_basar_sensitivity,  # the released message is the mechanism's own output
+    claim=wang_basar_claim,
+    effective_epsilon=wang_basar_effective_epsilon,
+)
+"""The accountant's record of seed 001 (no noise schedule: the paper states a variance threshold)."""
