@@ -1,0 +1,130 @@
+"""Tests for accounting.papers.wang_basar, seed 001 (Wang, Basar): sensitivity bounds, claims, recomputed epsilons.
+
+Moved from tests/accounting/test_sensitivity.py and test_theorems.py (one file per paper).
+The expected values are computed in the tests, independently of the module. Tolerances:
+a sensitivity is a product of at most five floating-point factors (relative rounding error
+below 1e-15), so single closed forms use rel=1e-12; a loop of at most 400 terms accumulates
+a relative rounding error below 400 * 2.2e-16 < 1e-13, so loop-vs-closed-form comparisons
+use rel=1e-10.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from accounting.errors import PrivacyParameterError
+from accounting.claims import verify
+from accounting.papers.wang_basar import (
+    wang_basar_sensitivity,
+    wang_basar_variance_threshold,
+    wang_basar_claim,
+    wang_basar_effective_epsilon,
+)
+
+REL = 1e-12
+C2_EX2 = 4 * math.sqrt(2)  # seed 003, Example 2: grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+
+
+# -- seed 001 ------------------------------------------------------------------------------
+def test_wang_basar_printed_values():
+    assert wang_basar_sensitivity(lam_k=0.5, kind="sample", nu=2.0, n_i=10) == pytest.approx(0.1, rel=REL)  # (28)
+    assert wang_basar_sensitivity(lam_k=0.02, kind="gradient") == 0.02  # (30)
+    assert wang_basar_sensitivity(lam_k=0.02, kind="variable") == 1.0  # (31)
+    assert wang_basar_sensitivity(lam_k=0.5, kind="sample_replace", G=3.0, n_i=10) == pytest.approx(0.3, rel=REL)
+
+
+@pytest.mark.parametrize("kind", ["sample", "gradient", "variable", "sample_replace"])
+def test_wang_basar_noise_units_divide_by_step(kind):
+    kw = dict(nu=2.0, n_i=10, G=3.0)
+    lam = 0.02
+    msg = wang_basar_sensitivity(lam_k=lam, kind=kind, **kw)
+    noise = wang_basar_sensitivity(lam_k=lam, kind=kind, units="noise", **kw)
+    assert noise == pytest.approx(msg / lam, rel=REL)
+
+
+def test_wang_basar_missing_constants():
+    with pytest.raises(PrivacyParameterError, match="nu"):
+        wang_basar_sensitivity(lam_k=0.1, kind="sample", n_i=3)
+    with pytest.raises(PrivacyParameterError, match="G"):
+        wang_basar_sensitivity(lam_k=0.1, kind="sample_replace", n_i=3)
+    with pytest.raises(PrivacyParameterError, match="kind"):
+        wang_basar_sensitivity(lam_k=0.1, kind="weights")
+
+
+# -- seed 001 ------------------------------------------------------------------------------
+def test_wang_basar_thresholds_hand_values():
+    eps, delta, lam = 0.5, 1e-3, 0.02
+    base = 2 * math.log(1.25 / delta) / eps**2
+    th = wang_basar_variance_threshold
+    assert th(eps, delta, lam_k=lam, kind="gradient") == pytest.approx(base * lam**2, rel=1e-12)
+    assert th(eps, delta, lam_k=lam, kind="gradient", form="consistent") == pytest.approx(base, rel=1e-12)
+    assert th(eps, delta, lam_k=lam, kind="sample", nu=3.0, n_i=160) == pytest.approx(
+        base * 9 * lam**2 / 160**2, rel=1e-12)
+    assert th(eps, delta, lam_k=lam, kind="sample", nu=3.0, n_i=160, form="consistent") == pytest.approx(
+        base * 9 / 160**2, rel=1e-12)
+    for form in ("printed", "consistent"):
+        assert th(eps, delta, lam_k=lam, kind="variable", form=form) == pytest.approx(base / lam**2, rel=1e-12)
+
+
+@pytest.mark.parametrize("lam", [0.02, 0.3])
+@pytest.mark.parametrize("kind", ["gradient", "sample"])
+def test_wang_basar_printed_theorems_4_5_fail_by_one_over_lambda(kind, lam):
+    eps, delta = 0.5, 1e-3
+    kw = dict(nu=2.0, n_i=160) if kind == "sample" else {}
+    var = wang_basar_variance_threshold(eps, delta, lam_k=lam, kind=kind, **kw)
+    claim = wang_basar_claim(eps, delta, noise_variance=var, lam_k=lam, kind=kind, **kw)
+    assert claim.per == "iteration"
+    got = wang_basar_effective_epsilon(delta=delta, noise_variance=var, lam_k=lam, kind=kind, **kw)
+    assert got == pytest.approx(eps / lam, rel=1e-12)
+    v = verify(claim, got, delta)
+    assert not v.holds and v.gap == pytest.approx(eps / lam - eps, rel=1e-12)
+    # the consistent threshold is exactly enough
+    var_ok = wang_basar_variance_threshold(eps, delta, lam_k=lam, kind=kind, form="consistent", **kw)
+    assert verify(claim, wang_basar_effective_epsilon(delta=delta, noise_variance=var_ok, lam_k=lam, kind=kind,
+                                                      **kw), delta).holds
+
+
+def test_wang_basar_theorem6_holds_as_printed():
+    eps, delta, lam = 0.5, 1e-3, 0.02
+    var = wang_basar_variance_threshold(eps, delta, lam_k=lam, kind="variable")
+    claim = wang_basar_claim(eps, delta, noise_variance=var, lam_k=lam, kind="variable")
+    got = wang_basar_effective_epsilon(delta=delta, noise_variance=var, lam_k=lam, kind="variable")
+    assert verify(claim, got, delta).holds and got == pytest.approx(eps, rel=1e-12)
+
+
+def test_wang_basar_claim_below_threshold_raises():
+    with pytest.raises(PrivacyParameterError, match=r"noise_variance=1e-09 is below Theorem 5"):
+        wang_basar_claim(0.5, 1e-3, noise_variance=1e-9, lam_k=0.02, kind="gradient")
+
+
+# -- validation ----------------------------------------------------------------------
+BAD_SENSITIVITY = [
+    (wang_basar_sensitivity, (), dict(lam_k=0.0), "lam_k", "0.0"),
+    (wang_basar_sensitivity, (), dict(lam_k=0.1, kind="sample", nu=-1.0, n_i=3), "nu", "-1.0"),
+    (wang_basar_sensitivity, (), dict(lam_k=0.1, units="bits"), "units", "'bits'"),
+]
+
+
+@pytest.mark.parametrize("fn,args,kwargs,name,value", BAD_SENSITIVITY)
+def test_bad_sensitivity_inputs_name_parameter_and_value(fn, args, kwargs, name, value):
+    with pytest.raises(PrivacyParameterError) as info:
+        fn(*args, **kwargs)
+    msg = str(info.value)
+    assert name in msg and value in msg, msg
+
+
+BAD_CLAIMS = [
+    (lambda: wang_basar_claim(1.5, 1e-3, noise_variance=1.0, lam_k=0.1), "epsilon", "1.5"),
+    (lambda: wang_basar_effective_epsilon(delta=1e-3, noise_variance=0.0, lam_k=0.1), "noise_variance", "0.0"),
+    (lambda: wang_basar_variance_threshold(0.5, 1e-3, lam_k=0.1, form="other"), "form", "'other'"),
+]
+
+
+@pytest.mark.parametrize("call,name,value", BAD_CLAIMS)
+def test_bad_claim_inputs_name_parameter_and_value(call, name, value):
+    with pytest.raises(PrivacyParameterError) as info:
+        call()
+    msg = str(info.value)
+    assert name in msg and value in msg, msg
