@@ -53,6 +53,8 @@ def _plot(path: Path, lockstep: Any, lossy: Any, batch: Any, exact: Any) -> None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..reproduce._outputs import save_figure
+
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     rounds = np.arange(lockstep.horizon + 1)
     ax1.semilogy(rounds, lockstep.optimality_error(), label="lockstep (one run)")
@@ -69,10 +71,8 @@ def _plot(path: Path, lockstep: Any, lossy: Any, batch: Any, exact: Any) -> None
     ax2.set_ylabel(r"$\max_{ij} \|x_i(t) - x_j(t)\|$")
     ax2.legend(fontsize=8)
     fig.suptitle("asyncdp demo: huang2015, epsilon = 1, 10 agents")
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def run_demo(out_dir: str | Path = "out", *, seed: int = 2015, privacy_runs: int = 1000,

@@ -35,10 +35,10 @@ __all__ = ["EXPERIMENTS", "EXPERIMENT_NAMES", "TABLES", "reproduce_fig1", "forma
 
 _REGISTRY: dict[str, tuple[str, str, str]] = {
     "huang2015-fig1": ("huang2015.fig1", "reproduce_fig1", "format_fig1_table"),
-    "showkatbakhsh-fig1": ("showkatbakhsh", "reproduce_fig1", "format_table"),
-    "showkatbakhsh-fig2": ("showkatbakhsh", "reproduce_fig2", "format_table"),
-    "showkatbakhsh-fig3": ("showkatbakhsh", "reproduce_fig3", "format_table"),
-    "showkatbakhsh-fig4": ("showkatbakhsh", "reproduce_fig4", "format_table"),
+    "showkatbakhsh-fig1": ("showkatbakhsh.fig1", "reproduce_fig1", "format_table"),
+    "showkatbakhsh-fig2": ("showkatbakhsh.fig2", "reproduce_fig2", "format_table"),
+    "showkatbakhsh-fig3": ("showkatbakhsh.fig3", "reproduce_fig3", "format_table"),
+    "showkatbakhsh-fig4": ("showkatbakhsh.fig4", "reproduce_fig4", "format_table"),
     "wang-basar-table1": ("wang_basar.table1", "reproduce_table1", "format_table1_table"),
     "wang-basar-saddle": ("wang_basar.saddle", "reproduce_saddle", "format_saddle_table"),
     "wang-basar-ica": ("wang_basar.ica", "reproduce_ica", "format_ica_table"),

@@ -1,4 +1,9 @@
-"""Output files shared by the reproductions: strict JSON, CSV, and the CSV + JSON + PNG triple."""
+"""Outputs shared by the reproductions: strict JSON, CSV, the CSV + JSON + PNG triple, figures, checks, tables.
+
+Every figure is written by :func:`save_figure` (pyplot loaded by
+:func:`pyplot` on the Agg backend); every trend check in a summary is a
+:func:`check_entry`; every text table ends with :func:`check_lines`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_strict_json", "write_json", "write_csv", "write_outputs", "save_figure"]
+__all__ = ["to_strict_json", "write_json", "write_csv", "write_outputs", "pyplot", "save_figure", "check_entry",
+           "check_lines"]
 
 
 def _key(k: Any) -> str:
@@ -78,10 +84,59 @@ def write_outputs(out: str | Path, stem: str, columns: Sequence[str], rows: Sequ
     return files
 
 
-def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
-    """Lay out ``fig`` (a pyplot figure), write it to ``path`` and close it."""
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend (imported on first use).
+
+    Example:
+        >>> pyplot().get_backend().lower()
+        'agg'
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
+    """Lay out ``fig`` (a pyplot figure), write it to ``path`` and close it.
+
+    Args:
+        fig: the figure.
+        path: the file to write (its suffix picks the format).
+        dpi: resolution of raster formats.
+
+    Example:
+        >>> import tempfile
+        >>> fig, ax = pyplot().subplots()
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     save_figure(fig, Path(d) / "f.png", dpi=50)
+        ...     (Path(d) / "f.png").stat().st_size > 0
+        True
+    """
+    plt = pyplot()
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
+
+
+def check_entry(name: str, holds: bool, criterion: str, **values: Any) -> dict[str, Any]:
+    """One entry of a summary's ``"checks"``: ``{"name", "holds", "criterion", **values}``.
+
+    Example:
+        >>> check_entry("falls", 2 > 1, "d decreasing", value=[2, 1])
+        {'name': 'falls', 'holds': True, 'criterion': 'd decreasing', 'value': [2, 1]}
+    """
+    return {"name": name, "holds": bool(holds), "criterion": criterion, **values}
+
+
+def check_lines(summary: dict[str, Any]) -> list[str]:
+    """The end of a text table: one ``[ok]``/``[FAIL]`` line per check, a blank line, then the statements.
+
+    Example:
+        >>> check_lines({"checks": [check_entry("a", False, "x > 0")], "statements": ["s"]})
+        ['  [FAIL] a: x > 0', '', 's']
+    """
+    lines = [f"  [{'ok' if c['holds'] else 'FAIL'}] {c['name']}: {c['criterion']}" for c in summary.get("checks", [])]
+    return lines + [""] + list(summary.get("statements", []))

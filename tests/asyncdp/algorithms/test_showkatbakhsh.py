@@ -241,29 +241,6 @@ def test_tight_accounting_beside_theorem_1():
     assert r["epsilon_pld_scaled"] == pytest.approx(1.0, abs=2e-3)
 
 
-def test_reproductions_write_their_files(tmp_path):
-    small = {
-        1: dict(horizons=(1, 5, 20)),
-        2: dict(epsilons=(2.0, 8.0), deltas=(1e-3,), T=20),
-        3: dict(pcs=(0.3, 1.0), horizons=(10,), graphs=2),
-        4: dict(points_per_node=(20, 80), T=20),
-    }
-    for k, opts in small.items():
-        out = tmp_path / f"fig{k}"
-        s = getattr(rep, f"reproduce_fig{k}")(out, runs=6, seed=1, **opts)
-        assert set(rep.SUMMARY_KEYS) <= set(s)
-        for kind in ("csv", "summary", "png"):
-            assert Path(s["files"][kind]).is_file()
-        on_disk = json.loads(Path(s["files"]["summary"]).read_text())
-        assert on_disk["experiment"] == f"showkatbakhsh-fig{k}" and on_disk["choices"]["runs"] == 6
-        assert all({"name", "holds", "criterion"} <= set(c) for c in on_disk["checks"])
-        assert Path(s["files"]["csv"]).read_text().count("\n") == 1 + 6 * len(s["points"]) * (
-            opts.get("graphs", 1))
-        assert rep.format_table(s).startswith(f"showkatbakhsh-fig{k}")
-    with pytest.raises(Exception, match="runs must be an integer >= 2, got 1"):
-        rep.reproduce_fig1(tmp_path / "x", runs=1)
-
-
 def test_example_and_run_cli(capsys):
     out = runpy.run_path(str(EXAMPLE))["main"](runs=300)
     assert out["verdict"] == "pass" and out["error"] > out["error_stage1"] > 0

@@ -1,0 +1,160 @@
+"""Statistics shared by every reproduction: ``Z95``, mean with a 95% confidence interval, log-log fits.
+
+Each reproduction reports a Monte-Carlo mean with the normal-approximation
+interval ``mean +- Z95 * s / sqrt(R)`` (``s`` the sample standard deviation of
+the ``R`` values) and fits slopes of ``log y`` on ``log x`` by least squares;
+both are written once here.
+
+Example:
+    >>> r = mean_ci([1.0, 2.0, 3.0])
+    >>> r.mean, round(r.sem, 6), round(r.high - r.mean, 6)
+    (2.0, 0.57735, 1.131586)
+    >>> round(loglog_fit([1.0, 10.0, 100.0], [1.0, 0.01, 1e-4]).slope, 9)
+    -2.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..errors import ScenarioError
+
+__all__ = ["Z95", "MeanCI", "LogLogFit", "sem", "mean_ci", "loglog_fit"]
+
+Z95 = 1.959963984540054
+"""Normal quantile of the two-sided 95% confidence interval (``scipy.stats.norm.ppf(0.975)``)."""
+
+
+class MeanCI(NamedTuple):
+    """A sample mean, its standard error and the 95% normal-approximation interval ``mean +- Z95 * sem``."""
+
+    mean: float
+    sem: float
+    low: float
+    high: float
+
+    def as_dict(self) -> dict[str, float]:
+        """``{"mean", "sem", "ci_low", "ci_high"}``, the form the summaries store.
+
+        Example:
+            >>> sorted(mean_ci([0.0, 2.0]).as_dict())
+            ['ci_high', 'ci_low', 'mean', 'sem']
+        """
+        return {"mean": self.mean, "sem": self.sem, "ci_low": self.low, "ci_high": self.high}
+
+
+class LogLogFit(NamedTuple):
+    """Least-squares line ``log y = slope * log x + intercept`` over ``points`` points.
+
+    ``slope`` and ``intercept`` are None with fewer than two points (or a value
+    ``<= 0``, which has no logarithm); ``slope_se`` (the slope's standard
+    error) needs three points.
+    """
+
+    slope: float | None
+    intercept: float | None
+    slope_se: float | None
+    points: int
+
+
+def _values(x: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ScenarioError(f"{name} must be an array of numbers, got {x!r}") from None
+    if arr.size == 0:
+        raise ScenarioError(f"{name} must hold at least one value, got {x!r}")
+    return arr
+
+
+def sem(x: Any, axis: int | None = None) -> Any:
+    """Standard error of the mean: sample standard deviation (``ddof=1``) over ``sqrt(n)``.
+
+    Args:
+        x: the values (array-like of numbers, not empty).
+        axis: the axis of the samples (None: all values).
+
+    Returns:
+        A float (``axis=None``) or an array over the other axes; NaN where there
+        is a single sample.
+
+    Raises:
+        ScenarioError: ``x`` empty or not numeric.
+
+    Example:
+        >>> round(sem([1.0, 2.0, 3.0, 4.0]), 6)
+        0.645497
+        >>> sem([[1.0, 5.0], [3.0, 5.0]], axis=0).tolist()
+        [1.0, 0.0]
+    """
+    arr = _values(x, "x")
+    n = arr.size if axis is None else arr.shape[axis]
+    if axis is None:
+        return float(arr.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    if n < 2:
+        return np.full(np.delete(arr.shape, axis), np.nan)
+    return arr.std(axis, ddof=1) / math.sqrt(n)
+
+
+def mean_ci(x: Any) -> MeanCI:
+    """Mean of ``x`` with its standard error and 95% normal-approximation interval.
+
+    Args:
+        x: the values (array-like of numbers, not empty).
+
+    Returns:
+        :class:`MeanCI` ``(mean, sem, mean - Z95 sem, mean + Z95 sem)`` (NaN
+        ``sem`` and bounds for a single value).
+
+    Raises:
+        ScenarioError: ``x`` empty or not numeric.
+
+    Example:
+        >>> m = mean_ci([2.0, 4.0])
+        >>> m.mean, m.sem, round(m.low, 4), round(m.high, 4)
+        (3.0, 1.0, 1.04, 4.96)
+    """
+    arr = _values(x, "x")
+    m = float(arr.mean())
+    s = sem(arr)
+    return MeanCI(m, s, m - Z95 * s, m + Z95 * s)
+
+
+def loglog_fit(x: Sequence[float], y: Sequence[float]) -> LogLogFit:
+    """Least-squares slope (and intercept) of ``log y`` on ``log x``.
+
+    Args:
+        x, y: the points, of equal length.
+
+    Returns:
+        :class:`LogLogFit`; no line (None) with fewer than two points or a value
+        ``<= 0``; ``slope_se`` from the residual variance with three or more points.
+
+    Raises:
+        ScenarioError: ``x`` and ``y`` of different lengths or not numeric.
+
+    Example:
+        >>> fit = loglog_fit([1.0, 2.0, 4.0], [8.0, 2.0, 0.5])
+        >>> round(fit.slope, 9), round(fit.intercept, 6), round(fit.slope_se, 9), fit.points
+        (-2.0, 2.079442, 0.0, 3)
+    """
+    try:
+        ax, ay = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ScenarioError(f"x and y must be sequences of numbers, got {x!r} and {y!r}") from None
+    if ax.size != ay.size:
+        raise ScenarioError(f"x and y must have the same length, got {ax.size} and {ay.size}")
+    if ax.size < 2 or (ax <= 0).any() or (ay <= 0).any():
+        return LogLogFit(None, None, None, int(ax.size))
+    lx, ly = np.log(ax), np.log(ay)
+    slope, intercept = np.polyfit(lx, ly, 1)
+    slope_se = None
+    if lx.size > 2:
+        resid = ly - (slope * lx + intercept)
+        s2 = float(resid @ resid) / (lx.size - 2)
+        slope_se = math.sqrt(s2 / float(((lx - lx.mean()) ** 2).sum()))
+    return LogLogFit(float(slope), float(intercept), slope_se, int(lx.size))

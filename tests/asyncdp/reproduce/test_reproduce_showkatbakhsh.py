@@ -1,0 +1,52 @@
+"""The seed 000 reproductions (Figs. 1-4 of Showkatbakhsh, Karakus and Diggavi): files, summaries, tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from asyncdp.errors import ScenarioError
+from asyncdp.reproduce import showkatbakhsh as rep
+
+
+def test_reproductions_write_their_files(tmp_path):
+    small = {
+        1: dict(horizons=(1, 5, 20)),
+        2: dict(epsilons=(2.0, 8.0), deltas=(1e-3,), T=20),
+        3: dict(pcs=(0.3, 1.0), horizons=(10,), graphs=2),
+        4: dict(points_per_node=(20, 80), T=20),
+    }
+    for k, opts in small.items():
+        out = tmp_path / f"fig{k}"
+        s = getattr(rep, f"reproduce_fig{k}")(out, runs=6, seed=1, **opts)
+        assert set(rep.SUMMARY_KEYS) <= set(s)
+        for kind in ("csv", "summary", "png"):
+            assert Path(s["files"][kind]).is_file()
+        on_disk = json.loads(Path(s["files"]["summary"]).read_text())
+        assert on_disk["experiment"] == f"showkatbakhsh-fig{k}" and on_disk["choices"]["runs"] == 6
+        assert all({"name", "holds", "criterion"} <= set(c) for c in on_disk["checks"])
+        assert Path(s["files"]["csv"]).read_text().count("\n") == 1 + 6 * len(s["points"]) * (
+            opts.get("graphs", 1))
+        assert rep.format_table(s).startswith(f"showkatbakhsh-fig{k}")
+    with pytest.raises(ScenarioError, match="runs must be >= 2, got 1"):
+        rep.reproduce_fig1(tmp_path / "x", runs=1)
+
+
+def test_package_keeps_the_single_modules_names_and_one_module_per_figure():
+    old_all = {"N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
+               "STAGE2_ROUNDS", "RUNS", "DATA_SEED", "GRAPH_SEED", "DEFAULT_SEED", "FIG1_HORIZONS", "FIG2_EPSILONS",
+               "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "Z95", "SUMMARY_KEYS",
+               "generate_data", "fixed_er_graph", "privacy_gradient_bound", "linear_prediction", "simulate",
+               "reproduce_fig1", "reproduce_fig2", "reproduce_fig3", "reproduce_fig4", "format_table"}
+    assert old_all <= set(rep.__all__) and all(hasattr(rep, name) for name in old_all)
+    from asyncdp.reproduce import EXPERIMENTS, TABLES
+    from asyncdp.reproduce._stats import Z95
+
+    assert rep.Z95 is Z95
+    for k in (1, 2, 3, 4):
+        fn = EXPERIMENTS[f"showkatbakhsh-fig{k}"]
+        assert fn is getattr(rep, f"reproduce_fig{k}")
+        assert fn.__module__ == f"asyncdp.reproduce.showkatbakhsh.fig{k}"
+        assert TABLES[f"showkatbakhsh-fig{k}"] is rep.format_table
