@@ -11,13 +11,10 @@ with payloads stacked into one 2-D float array padded with NaN to the widest
 payload (each row's true length is its ``dim``). Appending after a read is
 allowed until :meth:`~Transcript.freeze` and simply invalidates the columns.
 
-Files (format chosen by suffix): ``.npz`` (numpy, compressed), ``.parquet``
-(one row per transmission, as :meth:`~Transcript.to_dataframe`; needs
-``pyarrow``) and ``.json`` (one object per transmission; floats written with
-``repr`` so they round-trip exactly; non-finite payload entries as the strings
-``"NaN"``, ``"Infinity"``, ``"-Infinity"``; a lost message's
-``receive_time`` as ``null``). All round trips are exact: bitwise for every
-finite float, and NaN stays NaN.
+Files and tables: :meth:`Transcript.save` / :meth:`Transcript.load`
+(``.npz``, ``.parquet``, ``.json``, chosen by suffix; every round trip is
+exact) and :meth:`Transcript.to_dataframe` / :meth:`Transcript.from_dataframe`
+are implemented in :mod:`asyncdp.engine.transcript_io`, which describes the formats.
 
 Example:
     >>> tr = Transcript()
@@ -32,22 +29,20 @@ Example:
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer, check_real
+
 from ..errors import TranscriptError  # defined in asyncdp.errors, re-exported here
 
 __all__ = ["Transmission", "Transcript", "TranscriptError", "COLUMNS", "FORMAT_NAME", "FORMAT_VERSION"]
-
-FORMAT_NAME = "asyncdp-transcript"
-FORMAT_VERSION = 1
 
 COLUMNS: tuple[str, ...] = (
     "round",
@@ -69,9 +64,7 @@ _INT_COLS = ("round", "sender", "receiver", "message_id", "dim")
 
 
 def _int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise TranscriptError(f"transmission {name} must be a nonnegative integer, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=0, error=TranscriptError, where="transmission")
 
 
 def _payload(value: Any) -> np.ndarray:
@@ -99,11 +92,9 @@ def _check(
     r, s, v = _int(round, "round"), _int(sender, "sender"), _int(receiver, "receiver")
     if not isinstance(channel, str) or not channel:
         raise TranscriptError(f"transmission channel must be a nonempty string, got {channel!r}")
-    if isinstance(send_time, bool) or not isinstance(send_time, numbers.Real) or not math.isfinite(send_time):
-        raise TranscriptError(f"transmission send_time must be a finite number, got {send_time!r}")
+    st = check_real(send_time, "send_time", error=TranscriptError, where="transmission")
     if not isinstance(lost, (bool, np.bool_)):
         raise TranscriptError(f"transmission lost must be True or False, got {lost!r}")
-    st = float(send_time)
     if lost:
         if receive_time is not None and not (isinstance(receive_time, numbers.Real) and math.isnan(receive_time)):
             raise TranscriptError(
@@ -142,6 +133,9 @@ class Transmission:
         lost: whether the network dropped it.
         payload: the transmitted vector (stored as a read-only 1-D float copy).
         message_id: shared by the copies of one broadcast.
+        _checked: internal (keyword only): the fields are known valid and
+            already in their stored types (rows read back from a transcript's
+            own columns), so the checks are skipped.
 
     Raises:
         TranscriptError: on an invalid field.
@@ -160,8 +154,12 @@ class Transmission:
     lost: bool
     payload: np.ndarray
     message_id: int
+    _: KW_ONLY
+    _checked: InitVar[bool] = False
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _checked: bool) -> None:
+        if _checked:
+            return
         vals = _check(
             self.round, self.sender, self.receiver, self.channel, self.send_time, self.receive_time, self.lost
         )
@@ -172,10 +170,8 @@ class Transmission:
 
     @classmethod
     def _trusted(cls, *values: Any) -> Transmission:
-        obj = object.__new__(cls)
-        for name, v in zip(_FIELDS, values):
-            object.__setattr__(obj, name, v)
-        return obj
+        """A transmission from fields read back from a transcript's columns (valid, stored types): no checks."""
+        return cls(*values, _checked=True)
 
     def _key(self) -> tuple[Any, ...]:
         rt = "nan" if math.isnan(self.receive_time) else self.receive_time
@@ -547,57 +543,37 @@ class Transcript:
         """
         rows = self._rows(channel, include_lost)
         return self._grouped(rows, ("round", "sender", "receiver"), channel)  # type: ignore[return-value]
-
-    # ------------------------------------------------------------------ tables and files
+    # ------------------------------------------------------------------ tables and files (asyncdp.engine.transcript_io)
 
     def to_dataframe(self) -> Any:
         """One row per transmission: :data:`COLUMNS` then ``payload_0 .. payload_{D-1}`` (NaN-padded).
 
+        See :func:`asyncdp.engine.transcript_io.to_dataframe`.
+
         Returns:
             A ``pandas.DataFrame``.
         """
-        import pandas as pd
+        from .transcript_io import to_dataframe
 
-        c = self._columns()
-        data: dict[str, Any] = {k: c[k].copy() for k in COLUMNS}
-        data["channel"] = c["channel"].astype(object)
-        for j in range(c["payload"].shape[1]):
-            data[f"payload_{j}"] = c["payload"][:, j].copy()
-        return pd.DataFrame(data)
+        return to_dataframe(self)
 
     @classmethod
     def from_dataframe(cls, df: Any) -> Transcript:
         """Inverse of :meth:`to_dataframe` (a missing ``dim`` column means every payload is full width).
 
+        See :func:`asyncdp.engine.transcript_io.from_dataframe`.
+
         Raises:
             TranscriptError: on missing columns, non-contiguous ``payload_j`` columns or invalid values.
         """
-        required = [k for k in COLUMNS if k != "dim"]
-        missing = [k for k in required if k not in df.columns]
-        if missing:
-            raise TranscriptError(f"transcript table lacks columns {missing}")
-        pcols = sorted(
-            (int(str(k)[8:]), k) for k in df.columns if str(k).startswith("payload_") and str(k)[8:].isdigit()
-        )
-        if [j for j, _ in pcols] != list(range(len(pcols))):
-            raise TranscriptError(f"payload columns must be payload_0 .. payload_{{D-1}}, got {[k for _, k in pcols]}")
-        n = len(df)
-        try:
-            P = (
-                df[[k for _, k in pcols]].to_numpy(dtype=np.float64, na_value=np.nan)
-                if pcols
-                else np.empty((n, 0))
-            )
-            cols: dict[str, Any] = {k: df[k].to_numpy() for k in required}
-            cols["receive_time"] = df["receive_time"].to_numpy(dtype=np.float64, na_value=np.nan)
-            cols["dim"] = df["dim"].to_numpy() if "dim" in df.columns else np.full(n, len(pcols))
-        except (TypeError, ValueError) as exc:
-            raise TranscriptError(f"invalid transcript table: {exc}") from None
-        cols["payload"] = P
-        return cls._from_columns(_coerce(cols))
+        from .transcript_io import from_dataframe
+
+        return from_dataframe(df, cls)
 
     def save(self, path: str | Path) -> Path:
         """Write to ``path``; the suffix (``.npz``, ``.parquet``, ``.json``) selects the format.
+
+        See :func:`asyncdp.engine.transcript_io.save`.
 
         Returns:
             The path written.
@@ -605,159 +581,26 @@ class Transcript:
         Raises:
             TranscriptError: on an unknown suffix.
         """
-        p = Path(path)
-        fmt = _format(p)
-        c = self._columns()
-        if fmt == ".npz":
-            np.savez_compressed(
-                p,
-                format=np.array(FORMAT_NAME),
-                version=np.array(FORMAT_VERSION),
-                **{k: c[k] for k in _STORED},
-            )
-        elif fmt == ".parquet":
-            self.to_dataframe().to_parquet(p, index=False)
-        else:
-            p.write_text(json.dumps(self._to_json(), allow_nan=False), encoding="utf-8")
-        return p
+        from .transcript_io import save
+
+        return save(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> Transcript:
         """Read a transcript written by :meth:`save` (format chosen by suffix).
 
+        See :func:`asyncdp.engine.transcript_io.load`.
+
         Raises:
             TranscriptError: on an unknown suffix or a malformed file.
             FileNotFoundError: if ``path`` does not exist.
         """
-        p = Path(path)
-        fmt = _format(p)
-        if not p.exists():
-            raise FileNotFoundError(f"no transcript file {str(p)!r}")
-        if fmt == ".npz":
-            try:
-                with np.load(p, allow_pickle=False) as z:
-                    if "format" not in z.files or str(z["format"]) != FORMAT_NAME:
-                        raise TranscriptError(f"{p}: not an {FORMAT_NAME} file")
-                    missing = [k for k in _STORED if k not in z.files]
-                    if missing:
-                        raise TranscriptError(f"{p}: missing arrays {missing}")
-                    cols = {k: z[k] for k in _STORED}
-            except (OSError, ValueError) as exc:
-                if isinstance(exc, TranscriptError):
-                    raise
-                raise TranscriptError(f"{p}: unreadable npz transcript ({exc})") from None
-            return cls._from_columns(_coerce(cols))
-        if fmt == ".parquet":
-            import pandas as pd
+        from .transcript_io import load
 
-            return cls.from_dataframe(pd.read_parquet(p))
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise TranscriptError(f"{p}: invalid JSON ({exc})") from None
-        return cls._from_json(data, str(p))
-
-    def _to_json(self) -> dict[str, Any]:
-        rows = []
-        for t in self:
-            rows.append(
-                {
-                    "round": t.round,
-                    "sender": t.sender,
-                    "receiver": t.receiver,
-                    "channel": t.channel,
-                    "send_time": t.send_time,
-                    "receive_time": None if t.lost else t.receive_time,
-                    "lost": t.lost,
-                    "message_id": t.message_id,
-                    "payload": [_json_float(x) for x in t.payload.tolist()],
-                }
-            )
-        return {"format": FORMAT_NAME, "version": FORMAT_VERSION, "transmissions": rows}
-
-    @classmethod
-    def _from_json(cls, data: Any, where: str) -> Transcript:
-        if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-            raise TranscriptError(f"{where}: not an {FORMAT_NAME} JSON file")
-        rows = data.get("transmissions")
-        if not isinstance(rows, list):
-            raise TranscriptError(f"{where}: 'transmissions' must be a list")
-        tr = cls()
-        for i, row in enumerate(rows):
-            try:
-                payload = [_unjson_float(x) for x in row["payload"]]
-                rt = row["receive_time"]
-                tr.append(
-                    row["round"],
-                    row["sender"],
-                    row["receiver"],
-                    row["channel"],
-                    row["send_time"],
-                    math.nan if rt is None else rt,
-                    row["lost"],
-                    payload,
-                    row["message_id"],
-                )
-            except (KeyError, TypeError) as exc:
-                raise TranscriptError(f"{where}: transmission {i} is malformed ({exc!r})") from None
-            except TranscriptError as exc:
-                raise TranscriptError(f"{where}: transmission {i}: {exc}") from None
-        return tr.freeze()
+        return load(path, cls)
 
 
 _STORED = (*COLUMNS, "payload")
-_SUFFIXES = (".npz", ".parquet", ".json")
-
-
-def _format(p: Path) -> str:
-    suffix = p.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise TranscriptError(
-            f"unknown transcript file suffix {p.suffix!r} in {str(p)!r}; use one of {', '.join(_SUFFIXES)}"
-        )
-    return suffix
-
-
-def _json_float(x: float) -> float | str:
-    if math.isfinite(x):
-        return x
-    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-
-
-def _unjson_float(x: Any) -> float:
-    if isinstance(x, str):
-        if x not in ("NaN", "Infinity", "-Infinity"):
-            raise TranscriptError(f"payload entry must be a number, 'NaN', 'Infinity' or '-Infinity', got {x!r}")
-        return float(x)
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise TranscriptError(f"payload entry must be a number, got {x!r}")
-    return float(x)
-
-
-def _coerce(cols: dict[str, Any]) -> dict[str, Any]:
-    """Check column dtypes before conversion (ints must be integral, lost boolean)."""
-    for k in _INT_COLS:
-        a = np.asarray(cols[k])
-        if a.dtype.kind == "f":
-            if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
-                raise TranscriptError(f"transcript column {k!r} must hold integers")
-        elif a.dtype.kind not in "iu":
-            if a.size and a.dtype.kind != "O":
-                raise TranscriptError(f"transcript column {k!r} must hold integers, got dtype {a.dtype}")
-            if a.dtype.kind == "O" and not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in a):
-                raise TranscriptError(f"transcript column {k!r} must hold integers")
-        cols[k] = a
-    lost = np.asarray(cols["lost"])
-    if lost.dtype.kind != "b" and lost.size:
-        if not all(isinstance(x, (bool, np.bool_)) for x in lost.tolist()):
-            raise TranscriptError("transcript column 'lost' must hold booleans")
-    if any(not isinstance(x, str) or not x for x in np.asarray(cols["channel"], dtype=object).tolist()):
-        raise TranscriptError("transcript column 'channel' must hold nonempty strings")
-    for k in ("send_time", "receive_time"):
-        a = np.asarray(cols[k])
-        if a.size and a.dtype.kind not in "fiu":
-            raise TranscriptError(f"transcript column {k!r} must hold numbers, got dtype {a.dtype}")
-    return cols
 
 
 def _validate_columns(cols: dict[str, np.ndarray], width: int) -> None:
@@ -776,3 +619,8 @@ def _validate_columns(cols: dict[str, np.ndarray], width: int) -> None:
         raise TranscriptError(
             f"transmission {i}: receive_time {rt[i]!r} inconsistent with lost={bool(lost[i])} and send_time {st[i]!r}"
         )
+
+
+# the file formats' constants, importable from here as before; imported last, since transcript_io
+# imports this module's names (either module may be imported first)
+from .transcript_io import FORMAT_NAME, FORMAT_VERSION  # noqa: E402
