@@ -67,7 +67,6 @@ evaluation) and ``fig1.png``.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ import numpy as np
 
 import topology
 from accounting import composition
+from topology.validation import check_integer, check_positive, check_real
 from accounting.theorems import huang2015_effective_epsilon
 
 from ...algorithms import Huang2015
@@ -90,8 +90,9 @@ from ...errors import (
 from ...privacy.check import independent_sensitivity
 from ...problems.problem import Problem, rendezvous_problem
 from ...scenario import Scenario
+from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._stats import Z95, loglog_fit, mean_ci
 from .tuning import DEFAULT_BOUNDS, TuningResult, tune_huang2015
-from .._outputs import write_json
 
 __all__ = [
     "PAPER_EPSILONS",
@@ -162,8 +163,6 @@ DOMINANCE_FACTOR = 10.0
 """Noise dominates when ``d >= DOMINANCE_FACTOR * d_free`` and ``d <= d_sat / DOMINANCE_FACTOR``."""
 SWEEP_PER_DECADE = 2
 """Extra log-spaced sweep points per decade (besides the tuned epsilons)."""
-Z95 = 1.959963984540054
-"""Normal quantile of the two-sided 95% confidence interval."""
 
 CSV_COLUMNS: tuple[str, ...] = ("epsilon", "run", "sq_error", "spread", "xbar_1", "xbar_2", "c", "q", "p")
 """Columns of ``fig1.csv``: one row per epsilon and run (``sq_error = ||xbar(T) - x*||^2``,
@@ -227,8 +226,7 @@ class Example2Factory:
     graphs: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.horizon, bool) or not isinstance(self.horizon, (int, np.integer)) or self.horizon < 2:
-            raise HorizonError(f"horizon must be an integer >= 2, got {self.horizon!r}")
+        check_integer(self.horizon, "horizon", minimum=2, error=HorizonError)
         for s in self.strides:
             if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or math.gcd(int(s), int(self.N)) != 1:
                 raise TopologyMismatchError(
@@ -321,16 +319,14 @@ def theorem10_bound(
         >>> round(theorem10_bound(1.0, 0.25, 0.5, 0.75, C1=2, C2=1, C3=2, C4=2, n=2), 6)
         27.445977
     """
-    eps = _real("epsilon", epsilon)
+    where = "theorem10_bound"
+    eps = check_real(epsilon, "epsilon", error=AlgorithmParameterError, where=where, finite=False)
     if not eps > 0:
-        raise AlgorithmParameterError(f"theorem10_bound: epsilon must be > 0, got {epsilon!r}")
-    C1, C2, C3, C4 = (_real(k, v) for k, v in (("C1", C1), ("C2", C2), ("C3", C3), ("C4", C4)))
-    for name, v in (("C1", C1), ("C2", C2), ("C3", C3), ("C4", C4)):
-        if not (v > 0 and math.isfinite(v)):
-            raise AlgorithmParameterError(f"theorem10_bound: {name} must be positive and finite, got {v!r}")
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise AlgorithmParameterError(f"theorem10_bound: n must be a positive integer, got {n!r}")
-    c, q, p = _real("c", c), _real("q", q), _real("p", p)
+        raise AlgorithmParameterError(f"{where}: epsilon must be > 0, got {epsilon!r}")
+    C1, C2, C3, C4 = (check_positive(v, k, error=AlgorithmParameterError, where=where)
+                      for k, v in (("C1", C1), ("C2", C2), ("C3", C3), ("C4", C4)))
+    n = check_integer(n, "n", minimum=1, error=AlgorithmParameterError, where=where)
+    c, q, p = (check_real(v, k, error=AlgorithmParameterError, where=where) for k, v in (("c", c), ("q", q), ("p", p)))
     if not 0 < c < 1.0 / C3:
         raise AlgorithmParameterError(f"theorem10_bound: c must be in (0, 1/C3) = (0, {1.0 / C3!r}), got c={c!r}")
     if not 0 < q < 1:
@@ -355,16 +351,8 @@ def theorem10_bound(
 # --------------------------------------------------------------------------- helpers
 
 
-def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(f"{name} must be a real number, got {value!r}")
-    return float(value)
-
-
 def _integer(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ScenarioError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=minimum, error=ScenarioError)
 
 
 def _epsilons(name: str, values: Any, *, allow_empty: bool) -> tuple[float, ...]:
@@ -374,23 +362,11 @@ def _epsilons(name: str, values: Any, *, allow_empty: bool) -> tuple[float, ...]
         raise AlgorithmParameterError(f"{name} must be a sequence of positive finite numbers, got {values!r}") from None
     if not out and not allow_empty:
         raise AlgorithmParameterError(f"{name} must not be empty")
-    result = []
-    for v in out:
-        f = _real(name, v)
-        if not (f > 0 and math.isfinite(f)):
-            raise AlgorithmParameterError(f"{name} must hold positive finite numbers, got {v!r}")
-        result.append(f)
-    return tuple(result)
+    return tuple(check_positive(v, name, error=AlgorithmParameterError) for v in out)
 
 
 def _errors(scenario: Scenario, runs: int) -> Any:
     return scenario.run(engine="batch", runs=runs, keep="final")
-
-
-def _mean_ci(err: np.ndarray) -> tuple[float, float, float, float]:
-    d = float(err.mean())
-    sem = float(err.std(ddof=1) / math.sqrt(err.size)) if err.size > 1 else float("nan")
-    return d, sem, d - Z95 * sem, d + Z95 * sem
 
 
 def _regime(d: float, d_free: float, d_sat: float) -> str:
@@ -417,19 +393,10 @@ def sweep_epsilons(epsilons: Sequence[float], per_decade: int = SWEEP_PER_DECADE
 
 
 def _fit(eps: Sequence[float], d: Sequence[float]) -> dict[str, Any]:
-    """Least-squares slope of ``log d`` on ``log eps`` (None with fewer than 2 points)."""
-    x, y = np.log(np.asarray(eps, float)), np.log(np.asarray(d, float))
-    out: dict[str, Any] = {"epsilons": [float(e) for e in eps], "points": int(x.size), "slope": None,
-                           "intercept": None, "slope_se": None}
-    if x.size < 2:
-        return out
-    slope, intercept = np.polyfit(x, y, 1)
-    out["slope"], out["intercept"] = float(slope), float(intercept)
-    if x.size > 2:
-        resid = y - (slope * x + intercept)
-        s2 = float(resid @ resid) / (x.size - 2)
-        out["slope_se"] = math.sqrt(s2 / float(((x - x.mean()) ** 2).sum()))
-    return out
+    """The summary's form of :func:`~asyncdp.reproduce._stats.loglog_fit` of ``d`` on ``eps``, with the epsilons."""
+    fit = loglog_fit(eps, d)
+    return {"epsilons": [float(e) for e in eps], "points": fit.points, "slope": fit.slope,
+            "intercept": fit.intercept, "slope_se": fit.slope_se}
 
 
 def _at_bounds(tr: TuningResult) -> list[str]:
@@ -540,7 +507,7 @@ def reproduce_fig1(
         sc = factory(tr.c, tr.q, tr.p, eps).replace(seed=seed)
         res = _errors(sc, runs)
         err = res.optimality_error[:, -1]
-        d, sem, lo, hi = _mean_ci(err)
+        d, sem, lo, hi = mean_ci(err)
         d_free = float(_errors(factory(tr.c, tr.q, tr.p, math.inf).replace(seed=seed), 1).optimality_error[0, -1])
         d_sat = float(_errors(factory(tr.c, tr.q, tr.p, SATURATION_EPSILON).replace(seed=seed),
                               runs).optimality_error[:, -1].mean())
@@ -583,7 +550,7 @@ def reproduce_fig1(
                               runs).optimality_error[:, -1].mean())
         points = []
         for eps in sweep_epsilons(all_eps):
-            d, sem, lo, hi = _mean_ci(_errors(factory(c, q, p, eps).replace(seed=seed), runs).optimality_error[:, -1])
+            d, sem, lo, hi = mean_ci(_errors(factory(c, q, p, eps).replace(seed=seed), runs).optimality_error[:, -1])
             points.append({"epsilon": eps, "d": d, "sem": sem, "ci_low": lo, "ci_high": hi,
                            "regime": _regime(d, d_free, d_sat)})
         noise_pts = [pt for pt in points if pt["regime"] == "noise"]
@@ -729,19 +696,12 @@ def _statements(entries: list[dict[str, Any]], sweep: dict[str, Any] | None, x_s
 
 
 def _write_csv(path: Path, rows: np.ndarray) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(CSV_COLUMNS)
-        for row in rows:
-            w.writerow([repr(float(row[0])), int(row[1])] + [repr(float(v)) for v in row[2:]])
+    write_csv(path, CSV_COLUMNS, [[repr(float(row[0])), int(row[1])] + [repr(float(v)) for v in row[2:]]
+                                  for row in rows])
 
 
 def _plot(path: Path, summary: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     entries = summary["per_epsilon"]
     eps = np.array([e["epsilon"] for e in entries])
     d = np.array([e["d"] for e in entries])
@@ -794,9 +754,7 @@ def _plot(path: Path, summary: dict[str, Any]) -> None:
                  f"{choices['runs']} runs/ε", fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def format_fig1_table(summary: dict[str, Any]) -> str:

@@ -37,8 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer, check_real
+
 from ...errors import AlgorithmParameterError, ScenarioError
 from ...scenario import Scenario
+from .._stats import sem
 
 __all__ = ["Evaluation", "TuningResult", "tune_huang2015", "DEFAULT_BOUNDS", "PARAMETERS"]
 
@@ -133,16 +136,12 @@ class TuningResult:
 # --------------------------------------------------------------------------- validation
 
 
-def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(f"tune_huang2015: {name} must be a real number, got {value!r}")
-    return float(value)
+def _real(name: str, value: Any, finite: bool = True) -> float:
+    return check_real(value, name, error=AlgorithmParameterError, where="tune_huang2015", finite=finite)
 
 
 def _count(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ScenarioError(f"tune_huang2015: {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=minimum, error=ScenarioError, where="tune_huang2015")
 
 
 def _check_point(c: float, q: float, p: float, c_max: float, what: str) -> None:
@@ -276,7 +275,7 @@ def tune_huang2015(
         >>> res.mse <= res.start_mse and 0 < res.q < res.p < 1
         True
     """
-    eps = _real("epsilon", epsilon)
+    eps = _real("epsilon", epsilon, finite=False)
     if not eps > 0:
         raise AlgorithmParameterError(f"tune_huang2015: epsilon must be > 0, got {epsilon!r}")
     runs = _count("runs", runs, 1)
@@ -316,10 +315,9 @@ def tune_huang2015(
             if not isinstance(sc, Scenario):
                 raise ScenarioError(f"tune_huang2015: scenario_for must return a Scenario, got {type(sc).__name__}")
             err = sc.replace(seed=seed).run(engine="batch", runs=runs, keep="final").optimality_error[:, -1]
-            sem = float(err.std(ddof=1) / math.sqrt(err.size)) if err.size > 1 else float("nan")
-            cache[key] = (float(err.mean()), sem)
-        mse, sem = cache[key]
-        path.append(Evaluation(*key, mse=mse, sem=sem, cycle=cycle, parameter=parameter, stage=stage, cached=cached))
+            cache[key] = (float(err.mean()), sem(err))
+        mse, se = cache[key]
+        path.append(Evaluation(*key, mse=mse, sem=se, cycle=cycle, parameter=parameter, stage=stage, cached=cached))
         return mse
 
     point = {"c": c0, "q": q0, "p": p0}
@@ -364,9 +362,9 @@ def tune_huang2015(
                 changed = True
         if not changed:
             break
-    mse, sem = cache[(point["c"], point["q"], point["p"])]
+    mse, se = cache[(point["c"], point["q"], point["p"])]
     return TuningResult(
-        c=point["c"], q=point["q"], p=point["p"], mse=mse, sem=sem, start=(c0, q0, p0), start_mse=start_mse,
+        c=point["c"], q=point["q"], p=point["p"], mse=mse, sem=se, start=(c0, q0, p0), start_mse=start_mse,
         epsilon=eps, runs=runs, seed=seed, cycles=cycles, grid_points=grid_points, refine_steps=refine_steps,
         bounds=box, path=tuple(path), simulations=len(cache),
     )

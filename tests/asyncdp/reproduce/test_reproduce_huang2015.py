@@ -200,7 +200,7 @@ def test_tuning_rejects_bad_input():
 def test_reproduce_rejects_bad_input(tmp_path):
     with pytest.raises(AlgorithmParameterError, match="epsilons"):
         reproduce_fig1(tmp_path, epsilons=(0.1, -1.0))
-    with pytest.raises(ScenarioError, match="runs must be an integer >= 2, got 1"):
+    with pytest.raises(ScenarioError, match="runs must be >= 2, got 1"):
         reproduce_fig1(tmp_path, runs=1)
     with pytest.raises(HorizonError, match="horizon"):
         reproduce_fig1(tmp_path, horizon=1, runs=10, tune_runs=10)
