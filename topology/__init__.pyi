@@ -12,7 +12,7 @@ from .errors import (
 )
 from .matrices import as_pattern, as_weight_matrix, pattern_from_networkx, to_networkx
 from .sequence import GraphSequence, from_matrices, from_networkx, generated, periodic, static
-from .audit import ALGORITHMS, AssumptionResult, AuditReport, audit
+from .audit import ALGORITHMS, ASSUMPTIONS, AssumptionResult, AssumptionSet, AuditReport, audit
 from .generators.b_connected import b_connected_sequence, paper004_fig2_sequence
 from .checks.constants import (
     ContractionResult,

@@ -7,7 +7,13 @@ not, the first failing round and a witness) and the constants the theorems
 derive from the sequence, next to the empirical contraction of the actual
 matrix products so that users see how loose the theoretical constants are.
 
-Assumptions per algorithm (see the notes on each seed paper):
+The assumptions are data: :data:`ASSUMPTIONS` holds one :class:`AssumptionSet`
+per paper (its checks in report order, the constants they derive, and the kind
+of contraction to measure), built from a few step records (:class:`Static`,
+:class:`EachRound`, :class:`MinWeight`, :class:`Spectral`, :class:`MinimalB`,
+:class:`BStronglyConnected`). Adding a paper's assumptions is one entry there.
+
+Assumptions per algorithm (see each seed paper):
 
 * ``huang2015`` (seeds 002/003, Assumption 2 and Sec. 2): every ``A_t``
   nonnegative and doubly stochastic, strongly connected, ``a_ii(t) >= eta`` and
@@ -31,7 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
@@ -40,7 +46,8 @@ from .checks import properties as P
 from .errors import ParameterError, UnknownAlgorithmError
 from .sequence import GraphSequence
 
-__all__ = ["AssumptionResult", "AuditReport", "audit", "ALGORITHMS", "DEFAULT_HORIZON"]
+__all__ = ["AssumptionResult", "AuditReport", "AssumptionSet", "audit", "ALGORITHMS", "ASSUMPTIONS", "DEFAULT_HORIZON",
+           "Static", "EachRound", "MinWeight", "Spectral", "MinimalB", "BStronglyConnected"]
 
 DEFAULT_HORIZON = 100
 """Horizon used for an infinite, non-periodic sequence when none is given."""
@@ -166,114 +173,209 @@ def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
     return AssumptionResult("static", True, None, None, "one fixed weight matrix at every round")
 
 
-def _audit_huang2015(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res = [
-        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
-        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic",
-              "every A_t has rows and columns summing to 1 (seed 003, Sec. 2)"),
-        _each(seq, horizon, P.check_strongly_connected, "strongly_connected",
-              "every A_t is strongly connected (seed 003, Assumption 2)"),
-    ]
-    eta = min(_min_over_rounds(seq, horizon, P.min_positive_weight), _min_over_rounds(seq, horizon, P.min_self_weight))
-    res.append(_min_weight_assumption(
-        eta, "min_weight_eta", "eta",
-        "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 (seed 003, Assumption 2)"))
-    consts: dict[str, Any] = {"eta": eta}
-    if eta > 0:
-        theta, beta = C.nedic_ozdaglar(min(eta, 1.0), seq.num_nodes)
-        consts.update(theta=theta, beta=beta)
-    return res, consts
-
-
-def _audit_fixed_symmetric(seq: GraphSequence, horizon: int, paper: str) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res = [
-        _static(seq, horizon),
-        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
-        _each(seq, horizon, P.check_symmetric, "symmetric", f"W = W^T ({paper})"),
-        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic", f"W1 = 1 and 1^T W = 1^T ({paper})"),
-    ]
-    return res, {}
-
-
 def _spectral_assumption(value: float, name: str, formula: str, description: str) -> AssumptionResult:
     holds = value < 1 - 1e-12
     witness = None if holds else f"round 1: {formula} = {value:.6g}, not < 1"
     return AssumptionResult(name, holds, None if holds else 1, witness, description)
 
 
-def _audit_showkatbakhsh(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res, consts = _audit_fixed_symmetric(seq, horizon, "seed 000, Sec. 2")
-    res.append(_each(seq, horizon, P.check_connected_undirected, "connected", "the undirected graph is connected"))
-    w1 = seq.weights(1)
-    if P.check_symmetric(w1).holds:
-        beta = P.second_eigenvalue_modulus(w1)
-        consts["beta"] = beta
-        res.append(_spectral_assumption(beta, "beta_below_one", "max(|lambda_2|, |lambda_N|)",
-                                        "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (seed 000)"))
-    return res, consts
+@dataclass
+class _Run:
+    """What every step of an audit sees: the sequence, the horizon, ``B``, and the constants found so far."""
+
+    seq: GraphSequence
+    horizon: int
+    B: int | None
+    consts: dict[str, Any]
 
 
-def _audit_wang_basar(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res, consts = _audit_fixed_symmetric(seq, horizon, "seed 001, Assumption 4")
-    res.append(_each(seq, horizon, P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (seed 001, Sec. 2)"))
-    eta = P.mixing_norm(seq.weights(1))
-    consts["eta"] = eta
-    res.append(_spectral_assumption(eta, "mixing_norm_below_one", "||W - 11^T/m||_2",
-                                    "eta = ||W - 11^T/m||_2 < 1 (seed 001, Assumption 4)"))
-    return res, consts
+@dataclass(frozen=True)
+class Static:
+    """The assumption "one fixed weight matrix at every round"."""
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        return [_static(r.seq, r.horizon)]
 
 
-def _audit_dpsda_c(seq: GraphSequence, horizon: int) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res = [
-        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
-        _each(seq, horizon, P.check_symmetric, "symmetric",
-              "W(t) symmetric: the proof of Lemma 2(a) of seed 004 uses it (the paper only states W1 = 1)"),
-        _each(seq, horizon, P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
-        _each(seq, horizon, P.check_connected_undirected, "connected_each_round",
-              "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
-    ]
-    phi = min(_min_over_rounds(seq, horizon, P.min_positive_weight), _min_over_rounds(seq, horizon, P.min_self_weight))
-    res.append(_min_weight_assumption(phi, "min_weight_phi", "phi",
-                                      "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (seed 004, Sec. 3)"))
-    consts: dict[str, Any] = {"phi": phi}
-    if phi > 0:
-        consts["theta"] = C.dpsda_c_theta(min(phi, 1.0), seq.num_nodes)
-    consts["minimal_B_fixed"] = P.minimal_b(seq, horizon=horizon, windows="fixed")
-    return res, consts
+@dataclass(frozen=True)
+class EachRound:
+    """A property every round's matrix must have (a check of :mod:`topology.checks.properties`)."""
+
+    check: Callable
+    name: str
+    description: str
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        return [_each(r.seq, r.horizon, self.check, self.name, self.description)]
 
 
-def _audit_dpsda_ps(seq: GraphSequence, horizon: int, B: int | None) -> tuple[list[AssumptionResult], dict[str, Any]]:
-    res = [
-        _each(seq, horizon, P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
-        _each(seq, horizon, P.check_column_stochastic, "column_stochastic",
-              "1^T A(t) = 1^T: push-sum weights (seed 004, Algorithm 2)"),
-        _each(seq, horizon, P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
-    ]
-    found = P.minimal_b(seq, horizon=horizon, windows="fixed")
-    b_used = B if B is not None else found
-    if b_used is None:
-        check = P.check_b_strongly_connected(seq, horizon, horizon=horizon, windows="fixed")
-        res.append(AssumptionResult(
-            "b_strongly_connected", False, check.first_failure_round,
-            f"no B <= {horizon} works; with B = horizon: {check.witness}",
-            "union of the links over every window [kB+1, (k+1)B] strongly connected (seed 004, Sec. 2)"))
-    else:
-        res.append(_from_check(
-            P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
-            "b_strongly_connected",
-            f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected (seed 004, Sec. 2)"))
-    consts: dict[str, Any] = {"minimal_B_fixed": found, "B": b_used, "beta": 2.0}
-    if b_used is not None:
-        consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
-        consts["one_minus_lambda"] = C.push_sum_one_minus_lambda(seq.num_nodes, b_used)
-    consts["gamma"] = C.push_sum_gamma(seq, horizon=horizon)
-    return res, consts
+@dataclass(frozen=True)
+class MinWeight:
+    """A positive lower bound on every self weight and every positive weight over the horizon.
+
+    The bound found is stored as constant ``symbol``; if it is positive, ``derived(value, num_nodes)``
+    gives the constants the paper derives from it (a mapping), else nothing is derived.
+    """
+
+    symbol: str
+    name: str
+    description: str
+    derived: Callable[[float, int], dict[str, Any]] | None = None
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        value = min(_min_over_rounds(r.seq, r.horizon, P.min_positive_weight),
+                    _min_over_rounds(r.seq, r.horizon, P.min_self_weight))
+        result = _min_weight_assumption(value, self.name, self.symbol, self.description)
+        r.consts[self.symbol] = value
+        if value > 0 and self.derived is not None:
+            r.consts.update(self.derived(min(value, 1.0), r.seq.num_nodes))
+        return [result]
 
 
-_KIND = {"huang2015": "doubly", "showkatbakhsh": "doubly", "wang-basar": "doubly", "dpsda-c": "doubly",
-         "dpsda-ps": "column"}
+@dataclass(frozen=True)
+class Spectral:
+    """A spectral quantity of the (fixed) round-1 matrix that must be ``< 1``, stored as constant ``symbol``.
 
-ALGORITHMS: tuple[str, ...] = tuple(_KIND)
+    With ``symmetric_only`` the quantity is computed only when round 1's matrix is symmetric.
+    """
+
+    measure: Callable
+    symbol: str
+    name: str
+    formula: str
+    description: str
+    symmetric_only: bool = False
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        w1 = r.seq.weights(1)
+        if self.symmetric_only and not P.check_symmetric(w1).holds:
+            return []
+        value = self.measure(w1)
+        r.consts[self.symbol] = value
+        return [_spectral_assumption(value, self.name, self.formula, self.description)]
+
+
+@dataclass(frozen=True)
+class MinimalB:
+    """A constant only: the smallest window ``B`` over which the fixed-window unions are strongly connected."""
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        r.consts["minimal_B_fixed"] = P.minimal_b(r.seq, horizon=r.horizon, windows="fixed")
+        return []
+
+
+@dataclass(frozen=True)
+class BStronglyConnected:
+    """Fixed-window ``B``-strong connectivity (``B`` given, or the smallest that holds) and push-sum constants."""
+
+    def run(self, r: _Run) -> list[AssumptionResult]:
+        seq, horizon = r.seq, r.horizon
+        found = P.minimal_b(seq, horizon=horizon, windows="fixed")
+        b_used = r.B if r.B is not None else found
+        if b_used is None:
+            check = P.check_b_strongly_connected(seq, horizon, horizon=horizon, windows="fixed")
+            res = AssumptionResult(
+                "b_strongly_connected", False, check.first_failure_round,
+                f"no B <= {horizon} works; with B = horizon: {check.witness}",
+                "union of the links over every window [kB+1, (k+1)B] strongly connected (seed 004, Sec. 2)")
+        else:
+            res = _from_check(
+                P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
+                "b_strongly_connected",
+                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected (seed 004, Sec. 2)")
+        r.consts.update({"minimal_B_fixed": found, "B": b_used, "beta": 2.0})
+        if b_used is not None:
+            r.consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
+            r.consts["one_minus_lambda"] = C.push_sum_one_minus_lambda(seq.num_nodes, b_used)
+        r.consts["gamma"] = C.push_sum_gamma(seq, horizon=horizon)
+        return [res]
+
+
+Step = Union[Static, EachRound, MinWeight, Spectral, MinimalB, BStronglyConnected]  # noqa: UP007 (runtime alias)
+
+
+@dataclass(frozen=True)
+class AssumptionSet:
+    """The topology assumptions of one paper's theorems, as data.
+
+    Attributes:
+        name: the algorithm name :func:`audit` accepts.
+        paper: where the assumptions come from.
+        steps: the checks, in report order; each adds its results and the constants it derives.
+        contraction: the kind of product whose empirical contraction is measured
+            (``"doubly"`` or ``"column"``; :func:`~topology.checks.constants.empirical_contraction`).
+    """
+
+    name: str
+    paper: str
+    steps: tuple[Step, ...]
+    contraction: str
+
+
+def _nedic_ozdaglar(eta: float, n: int) -> dict[str, Any]:
+    theta, beta = C.nedic_ozdaglar(eta, n)
+    return {"theta": theta, "beta": beta}
+
+
+def _dpsda_c_theta(phi: float, n: int) -> dict[str, Any]:
+    return {"theta": C.dpsda_c_theta(phi, n)}
+
+
+def _fixed_symmetric(paper: str) -> tuple[Step, ...]:
+    """One fixed, nonnegative, symmetric, doubly stochastic matrix (seeds 000 and 001)."""
+    return (
+        Static(),
+        EachRound(P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
+        EachRound(P.check_symmetric, "symmetric", f"W = W^T ({paper})"),
+        EachRound(P.check_doubly_stochastic, "doubly_stochastic", f"W1 = 1 and 1^T W = 1^T ({paper})"),
+    )
+
+
+ASSUMPTIONS: dict[str, AssumptionSet] = {s.name: s for s in (
+    AssumptionSet("huang2015", "seed 003, Assumption 2 and Sec. 2", (
+        EachRound(P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
+        EachRound(P.check_doubly_stochastic, "doubly_stochastic",
+                  "every A_t has rows and columns summing to 1 (seed 003, Sec. 2)"),
+        EachRound(P.check_strongly_connected, "strongly_connected",
+                  "every A_t is strongly connected (seed 003, Assumption 2)"),
+        MinWeight("eta", "min_weight_eta",
+                  "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 (seed 003, Assumption 2)",
+                  _nedic_ozdaglar),
+    ), "doubly"),
+    AssumptionSet("showkatbakhsh", "seed 000, Sec. 2", (
+        *_fixed_symmetric("seed 000, Sec. 2"),
+        EachRound(P.check_connected_undirected, "connected", "the undirected graph is connected"),
+        Spectral(P.second_eigenvalue_modulus, "beta", "beta_below_one", "max(|lambda_2|, |lambda_N|)",
+                 "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (seed 000)", symmetric_only=True),
+    ), "doubly"),
+    AssumptionSet("wang-basar", "seed 001, Assumption 4", (
+        *_fixed_symmetric("seed 001, Assumption 4"),
+        EachRound(P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (seed 001, Sec. 2)"),
+        Spectral(P.mixing_norm, "eta", "mixing_norm_below_one", "||W - 11^T/m||_2",
+                 "eta = ||W - 11^T/m||_2 < 1 (seed 001, Assumption 4)"),
+    ), "doubly"),
+    AssumptionSet("dpsda-c", "seed 004, Lemmas 2-3", (
+        EachRound(P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
+        EachRound(P.check_symmetric, "symmetric",
+                  "W(t) symmetric: the proof of Lemma 2(a) of seed 004 uses it (the paper only states W1 = 1)"),
+        EachRound(P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
+        EachRound(P.check_connected_undirected, "connected_each_round",
+                  "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
+        MinWeight("phi", "min_weight_phi",
+                  "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (seed 004, Sec. 3)", _dpsda_c_theta),
+        MinimalB(),
+    ), "doubly"),
+    AssumptionSet("dpsda-ps", "seed 004, Lemma 6", (
+        EachRound(P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
+        EachRound(P.check_column_stochastic, "column_stochastic",
+                  "1^T A(t) = 1^T: push-sum weights (seed 004, Algorithm 2)"),
+        EachRound(P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
+        BStronglyConnected(),
+    ), "column"),
+)}
+"""Algorithm name -> the assumption set its theorems need (one record per paper; :func:`audit` reads it)."""
+
+ALGORITHMS: tuple[str, ...] = tuple(ASSUMPTIONS)
 
 
 def audit(
@@ -313,7 +415,8 @@ def audit(
         >>> report.all_hold
         True
     """
-    if algorithm not in _KIND:
+    spec = ASSUMPTIONS.get(algorithm) if isinstance(algorithm, str) else None
+    if spec is None:
         raise UnknownAlgorithmError(
             f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}"
         )
@@ -324,18 +427,11 @@ def audit(
         period = sequence.period or 1
         horizon = period * -(-DEFAULT_HORIZON // period)
     h = sequence.resolve_horizon(horizon)
-    if algorithm == "huang2015":
-        res, consts = _audit_huang2015(sequence, h)
-    elif algorithm == "showkatbakhsh":
-        res, consts = _audit_showkatbakhsh(sequence, h)
-    elif algorithm == "wang-basar":
-        res, consts = _audit_wang_basar(sequence, h)
-    elif algorithm == "dpsda-c":
-        res, consts = _audit_dpsda_c(sequence, h)
-    else:
-        res, consts = _audit_dpsda_ps(sequence, h, B)
+    run = _Run(sequence, h, B, {})
+    res = [result for step in spec.steps for result in step.run(run)]
+    consts = run.consts
     if empirical:
-        contraction = C.empirical_contraction(sequence, horizon=h, kind=_KIND[algorithm])
+        contraction = C.empirical_contraction(sequence, horizon=h, kind=spec.contraction)
         consts["empirical_rate"] = float(contraction.rate)
         dev = contraction.deviations
         if dev.size > 1 and dev[0] > 0 and dev[-1] > 0:

@@ -142,3 +142,18 @@ def test_example_audit_new_topology_matches_networkx(capsys):
     assert sc.first_failure_round == first_disconnected
     u, v = map(int, re.search(r"node (\d+) unreachable from node (\d+)", sc.witness).groups())
     assert not nx.has_path(graphs[first_disconnected - 1], v, u)
+
+
+def test_assumption_sets_are_the_one_table():
+    """ALGORITHMS is read from the table; every record names a known contraction kind and reports its checks."""
+    from topology.audit import ASSUMPTIONS
+    from topology.checks.constants import CONTRACTION_KINDS
+
+    assert topology.ALGORITHMS == tuple(ASSUMPTIONS) == tuple(topology.ASSUMPTIONS)
+    for name, spec in ASSUMPTIONS.items():
+        assert spec.name == name and spec.contraction in CONTRACTION_KINDS and spec.steps
+        report = topology.audit(_ring(5), name)
+        assert len(report.assumptions) >= len([s for s in spec.steps if type(s).__name__ == "EachRound"])
+    assert ASSUMPTIONS["dpsda-ps"].contraction == "column"
+    with pytest.raises(UnknownAlgorithmError, match="known: huang2015"):
+        topology.audit(_ring(5), ["huang2015"])
