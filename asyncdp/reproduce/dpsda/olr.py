@@ -25,10 +25,11 @@ import numpy as np
 from ...errors import HorizonError, ScenarioError
 from ...problems.online import online_problem, synthetic_olr
 from ...experiments.regret import comparator_values, regret_curve
-from .._outputs import write_outputs
+from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
+from .._stats import sem
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, DEFAULT_SEED, EPSILONS, GRADIENT_NOISE_VARIANCE, N_NODES, RUNS,
-                     _by_epsilon_desc, _check, _choices, _eps_label, _eps_text, _epsilons, _integer, _per_run,
-                     _positive, _pyplot, _stats, graphs)
+                     _by_epsilon_desc, _choices, _eps_label, _eps_text, _epsilons, _integer, _per_run, _positive,
+                     _stats, graphs)
 
 __all__ = [
     "OLR_DIM", "OLR_HORIZON", "OLR_LABEL_NOISE_VARIANCE", "OLR_NOISE_CONSTANT", "DECREASE_RATIO", "PAIRED_Z",
@@ -144,14 +145,13 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
         pt["ratio_running"] = pt["running"]["final"]["mean"] / pt["running"]["quarter"]["mean"]
         points.append(pt)
         m_p, m_r = cv["played"].mean(0), cv["running"].mean(0)
-        s_p = cv["played"].std(0, ddof=1) / math.sqrt(runs) if runs > 1 else np.full(horizon, np.nan)
-        s_r = cv["running"].std(0, ddof=1) / math.sqrt(runs) if runs > 1 else np.full(horizon, np.nan)
+        s_p, s_r = sem(cv["played"], axis=0), sem(cv["running"], axis=0)
         rows += [[name, _eps_label(eps), t + 1, repr(float(m_p[t])), repr(float(s_p[t])), repr(float(m_r[t])),
                   repr(float(s_r[t]))] for t in range(horizon)]
     checks = []
     for pt in points:
         for kind, key in (("played", "ratio"), ("running", "ratio_running")):
-            checks.append(_check(
+            checks.append(check_entry(
                 f"decreasing_{kind}_{pt['algorithm']}_eps={_eps_label(pt['epsilon'])}", pt[key] <= DECREASE_RATIO,
                 f"mean {'R' if kind == 'played' else 'R~'}(T)/T <= {DECREASE_RATIO} * mean value at t = T/4 = "
                 f"{quarter} (theory: ratio ~ 0.5)", value=pt[key]))
@@ -159,17 +159,17 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
     for name in ALGORITHMS:
         finals = [curves[(name, e)]["played"][:, -1] for e in order]
         means = [float(f.mean()) for f in finals]
-        checks.append(_check(f"ordering_{name}", all(a < b for a, b in itertools.pairwise(means)),
-                             "mean final R(T)/T strictly increasing as epsilon decreases: "
-                             + " < ".join(_eps_text(e) for e in order), value=means,
-                             epsilons=[_eps_label(e) for e in order]))
+        checks.append(check_entry(f"ordering_{name}", all(a < b for a, b in itertools.pairwise(means)),
+                                  "mean final R(T)/T strictly increasing as epsilon decreases: "
+                                  + " < ".join(_eps_text(e) for e in order), value=means,
+                                  epsilons=[_eps_label(e) for e in order]))
         if runs >= 2:
             for (e1, f1), (e2, f2) in itertools.pairwise(zip(order, finals)):
                 st = _stats(f2 - f1)
                 z = st["mean"] / st["sem"] if st["sem"] > 0 else (math.inf if st["mean"] > 0 else -math.inf)
-                checks.append(_check(f"paired_{name}_{_eps_label(e1)}_vs_{_eps_label(e2)}", z > PAIRED_Z,
-                                     f"per-run R_eps2(T)/T - R_eps1(T)/T (same seeds): mean/s.e. > {PAIRED_Z}",
-                                     value=z, mean_difference=st["mean"]))
+                checks.append(check_entry(f"paired_{name}_{_eps_label(e1)}_vs_{_eps_label(e2)}", z > PAIRED_Z,
+                                          f"per-run R_eps2(T)/T - R_eps1(T)/T (same seeds): mean/s.e. > {PAIRED_Z}",
+                                          value=z, mean_difference=st["mean"]))
     fc = problem.constants
     total = time.perf_counter() - t_start
     summary: dict[str, Any] = {
@@ -213,7 +213,7 @@ def _olr_statements(points: list[dict[str, Any]], checks: list[dict[str, Any]], 
 
 
 def _plot_olr(path: Path, s: dict[str, Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10.5, 7.5), sharex=True)
     for col, name in enumerate(ALGORITHMS):
         for row, (kind, label) in enumerate((("played_mean", "R(t)/t"), ("running_mean", "R~(t)/t (running avg)"))):
@@ -232,9 +232,7 @@ def _plot_olr(path: Path, s: dict[str, Any]) -> None:
                 ax.set_xlabel("t")
     fig.suptitle(f"Seed 004 Fig. 3 (OLR, N=7, d=21): {s['choices']['runs']} runs, σ = "
                  f"{s['choices']['noise_constant']:g}/ε", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def format_olr_table(summary: dict[str, Any]) -> str:
@@ -249,6 +247,4 @@ def format_olr_table(summary: dict[str, Any]) -> str:
         lines.append(f"{p['algorithm']:<9}  {_eps_text(float(p['epsilon'])):>7}  "
                      f"{p['played']['quarter']['mean']:12.4g}  {p['played']['final']['mean']:6.4g}  "
                      f"{p['running']['final']['mean']:7.4g}")
-    for ch in summary.get("checks", []):
-        lines.append(f"  [{'ok' if ch['holds'] else 'FAIL'}] {ch['name']}: {ch['criterion']}")
-    return "\n".join(lines + [""] + list(summary.get("statements", [])))
+    return "\n".join(lines + check_lines(summary))
