@@ -75,13 +75,13 @@ def test_claimed_is_used_only_when_passed_explicitly():
                                 lambda l, s: advanced_composition(l, s, 0.0, 1e-6)])
 def test_negative_sensitivity_from_callable_raises(fn):
     led = Ledger([lap(0, 1, 2.0), lap(3, 7, 2.0)])
-    with pytest.raises(PrivacyParameterError, match=r"agent 3, round 7: sensitivity must be nonnegative.*-0\.5"):
+    with pytest.raises(PrivacyParameterError, match=r"agent 3, round 7: sensitivity must be >= 0, got -0\.5"):
         fn(led, lambda r: -0.5 if r.agent == 3 else 1.0)
 
 
 @pytest.mark.parametrize("bad,pattern", [
-    (float("nan"), r"nonnegative and finite, got nan"),
-    (float("inf"), r"nonnegative and finite, got inf"),
+    (float("nan"), r"sensitivity must be finite, got nan"),
+    (float("inf"), r"sensitivity must be finite, got inf"),
     ("1.0", r"real number, got '1\.0'"),
 ])
 def test_bad_sensitivity_values_raise(bad, pattern):
@@ -333,11 +333,11 @@ def test_delta_curve_is_monotone_and_consistent():
 @pytest.mark.parametrize("call,pattern", [
     (lambda led: pld_epsilon(led, 1.0, 0.0), r"delta must lie in \(0, 1\), got 0\.0"),
     (lambda led: pld_epsilon(led, 1.0, 1.0), r"delta must lie in \(0, 1\), got 1\.0"),
-    (lambda led: rdp_epsilon(led, 1.0, float("nan")), r"delta must lie in \(0, 1\), got nan"),
+    (lambda led: rdp_epsilon(led, 1.0, float("nan")), r"delta must be finite, got nan"),
     (lambda led: basic_composition(led, 1.0, -1e-3), r"delta must lie in \[0, 1\), got -0\.001"),
     (lambda led: advanced_composition(led, 1.0, 0.0, 0.0), r"delta_prime must lie in \(0, 1\), got 0\.0"),
-    (lambda led: pld_delta(led, 1.0, -0.5), r"epsilon must be nonnegative and finite, got -0\.5"),
-    (lambda led: delta_curve(led, 1.0, [0.1, float("nan")]), r"epsilon must be nonnegative and finite, got nan"),
+    (lambda led: pld_delta(led, 1.0, -0.5), r"epsilon must be >= 0, got -0\.5"),
+    (lambda led: delta_curve(led, 1.0, [0.1, float("nan")]), r"epsilon must be finite, got nan"),
     (lambda led: pld_epsilon(led, 1.0, 1e-6, value_discretization_interval=0.0),
      r"value_discretization_interval must lie in \(0, 1\], got 0\.0"),
     (lambda led: rdp_epsilon(led, 1.0, 1e-6, orders=[0.5, 2.0]), r"orders must be .* > 1, got \[0\.5, 2\.0\]"),
@@ -366,7 +366,7 @@ def test_too_fine_grid_is_refused():
 
 
 def test_chunked_laplace_composition_equals_unchunked(monkeypatch):
-    import accounting.composition as comp
+    import accounting.composition.pld as comp
 
     led = many_small()
     whole = pld_epsilon(led, 1.0, 1e-6)
