@@ -13,12 +13,21 @@ from accounting.ledger import Ledger
 from topology.checks.properties import check_doubly_stochastic, check_each_round
 from topology.sequence import GraphSequence
 
+from . import metrics
+from .metrics import MetricCurve
+
 __all__ = ["Result"]
 
 
 @dataclass
 class Result:
     """Everything one run produced.
+
+    Its metric API is shared with :class:`~asyncdp.engine.batch_engine.BatchResult`
+    (``R`` stacked runs, the same names with a leading run axis): ``trajectory``,
+    ``final``, ``optimum``, ``horizon``, ``optimality_error``, ``deviation``,
+    ``consensus_error``, ``ledger``, ``claimed_epsilon``, ``claimed_delta``,
+    ``metadata``; the metrics are computed by :mod:`asyncdp.metrics`.
 
     Attributes:
         trajectory: ``x_i(t)`` for ``t = 0..T``, shape ``(T + 1, N, n)``
@@ -52,6 +61,7 @@ class Result:
 
     @property
     def horizon(self) -> int:
+        """``T``, the number of rounds."""
         return self.trajectory.shape[0] - 1
 
     @property
@@ -59,15 +69,24 @@ class Result:
         """``x_i(T)``, shape ``(N, n)``."""
         return self.trajectory[-1]
 
-    def consensus_error(self) -> np.ndarray:
-        """``max_ij ||x_i(t) - x_j(t)||`` for ``t = 0..T``."""
-        x = self.trajectory
-        diff = x[:, :, None, :] - x[:, None, :, :]
-        return np.sqrt((diff**2).sum(-1)).max(axis=(1, 2))
+    @property
+    def consensus_error(self) -> MetricCurve:
+        """``max_ij ||x_i(t) - x_j(t)||`` for ``t = 0..T``, shape ``(T + 1,)`` (:func:`asyncdp.metrics.consensus_error`).
 
-    def optimality_error(self) -> np.ndarray:
-        """``||xbar(t) - x*||^2`` for ``t = 0..T``."""
-        return ((self.trajectory.mean(axis=1) - self.optimum) ** 2).sum(-1)
+        Read it as ``res.consensus_error()`` or ``res.consensus_error`` (a
+        :class:`~asyncdp.metrics.MetricCurve`); the same holds for the other metrics.
+        """
+        return MetricCurve.of(metrics.consensus_error(self.trajectory))
+
+    @property
+    def optimality_error(self) -> MetricCurve:
+        """``||xbar(t) - x*||^2`` for ``t = 0..T``, shape ``(T + 1,)`` (:func:`asyncdp.metrics.optimality_error`)."""
+        return MetricCurve.of(metrics.optimality_error(self.trajectory, self.optimum))
+
+    @property
+    def deviation(self) -> MetricCurve:
+        """``max_i ||x_i(t) - xbar(t)||`` for ``t = 0..T``, shape ``(T + 1,)`` (:func:`asyncdp.metrics.deviation`)."""
+        return MetricCurve.of(metrics.deviation(self.trajectory))
 
     def realized_doubly_stochastic(self, tol: float = 1e-9) -> bool:
         """Whether every realized mixing matrix was doubly stochastic."""

@@ -29,7 +29,9 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence
 
+from .. import metrics
 from ..errors import ScenarioError
+from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result
 from .timing import Lockstep
@@ -48,7 +50,16 @@ def _mix(w: sp.csr_array, msg: np.ndarray) -> np.ndarray:
 
 @dataclass
 class BatchResult:
-    """``R`` lockstep runs of one scenario.
+    """``R`` lockstep runs of one scenario: a :class:`~asyncdp.result.Result` with a leading run axis.
+
+    It has :class:`~asyncdp.result.Result`'s metric API with the same names
+    (``trajectory``, ``final``, ``optimum``, ``horizon``, ``optimality_error``,
+    ``deviation``, ``consensus_error``, ``ledger``, ``claimed_epsilon``,
+    ``claimed_delta``, ``metadata``), the per-run arrays with a leading axis of
+    length ``R``; the metrics come from :mod:`asyncdp.metrics`, and
+    :meth:`run` gives run ``r`` as a ``Result``. Metrics are
+    :class:`~asyncdp.metrics.MetricCurve` arrays: ``batch.optimality_error()``
+    and ``batch.optimality_error`` read the same numbers.
 
     Attributes:
         trajectory: ``x_i(t)`` of every run, ``(R, T + 1, N, n)``, or ``None``
@@ -78,28 +89,48 @@ class BatchResult:
     topology: GraphSequence
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.optimality_error = MetricCurve.of(self.optimality_error)
+        self.deviation = MetricCurve.of(self.deviation)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:  # pickles of earlier versions hold plain arrays
+        self.__dict__.update(state)
+        self.__post_init__()
+
     @property
     def runs(self) -> int:
+        """``R``, the number of runs."""
         return int(self.final.shape[0])
 
-    def consensus_error(self) -> np.ndarray:
-        """``max_ij ||x_i(T) - x_j(T)||`` of each run, ``(R,)`` (exact, ``O(R N^2 n)``)."""
-        x = self.final
-        return np.sqrt(((x[:, :, None, :] - x[:, None, :, :]) ** 2).sum(-1)).max(axis=(1, 2))
+    @property
+    def horizon(self) -> int:
+        """``T``, the number of rounds."""
+        return int(self.optimality_error.shape[1]) - 1
+
+    @property
+    def consensus_error(self) -> MetricCurve:
+        """``max_ij ||x_i(t) - x_j(t)||`` of each run and round, ``(R, T + 1)`` (:func:`asyncdp.metrics.consensus_error`).
+
+        With ``keep="final"`` only the final states were kept: it is then the
+        final consensus error of each run, ``(R,)`` (``metrics.consensus_error(batch.final)``).
+        """
+        return MetricCurve.of(metrics.consensus_error(self.final if self.trajectory is None else self.trajectory))
 
     def run(self, r: int) -> Result:
         """Run ``r`` as a :class:`~asyncdp.result.Result` (needs ``keep="all"``).
 
-        The transcript is rebuilt from the recorded messages when they were
-        kept; the realized mixing sequence is the topology's (lockstep, lossless).
+        Its metrics equal row ``r`` of this batch's. The transcript is rebuilt
+        from the recorded messages when they were kept; the realized mixing
+        sequence is the topology's (lockstep, lossless).
 
         Raises:
-            ScenarioError: trajectories were not kept, or ``r`` is out of range.
+            ScenarioError: trajectories were not kept, or ``r`` is not an
+                integer in ``[0, R)``.
         """
         if self.trajectory is None:
             raise ScenarioError("run(r) needs keep='all' (the trajectories were not stored)")
-        if not 0 <= r < self.runs:
-            raise ScenarioError(f"run index must be in [0, {self.runs}), got {r}")
+        if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)) or not 0 <= r < self.runs:
+            raise ScenarioError(f"run index must be an integer in [0, {self.runs}), got {r!r}")
         traj = self.trajectory[r]
         horizon, n_agents = traj.shape[0] - 1, traj.shape[1]
         transcript = None
@@ -122,7 +153,7 @@ class BatchResult:
             transcript=transcript, realized=self.topology.take(horizon), staleness=np.zeros((horizon, n_agents),
                                                                                             dtype=np.int64),
             messages_sent=0, messages_lost=0, claimed_epsilon=self.claimed_epsilon,
-            claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": r},
+            claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": int(r)},
         )
 
     def summary(self) -> dict[str, Any]:
@@ -191,9 +222,8 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     def record(t: int, x: np.ndarray) -> None:
         if traj is not None:
             traj[:, t] = x
-        xbar = x.mean(axis=1)
-        opt_err[:, t] = ((xbar - optimum) ** 2).sum(-1)
-        dev[:, t] = np.sqrt(((x - xbar[:, None, :]) ** 2).sum(-1)).max(axis=1)
+        opt_err[:, t] = metrics.optimality_error(x, optimum)
+        dev[:, t] = metrics.deviation(x)
 
     record(0, x)
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]

@@ -9,6 +9,7 @@ from asyncdp import REGISTRY, Async, Deadline, InjectedNoise, LinkModel, Links
 from asyncdp.errors import ScenarioError
 
 RUNS = 4
+METRICS = ("optimality_error", "deviation", "consensus_error")
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -28,6 +29,14 @@ def test_engines_agree_on_injected_noise(name):
         single = sc.replace(noise=InjectedNoise(broadcast={c: b[:, r] for c, b in blocks.items()})).run()
         assert np.abs(batch.trajectory[r] - single.trajectory).max() <= 1e-10
         assert batch.ledger == single.ledger
+        # one metric API: row r of the batch's metrics is the SimPy run's, and batch.run(r) reads the same row
+        view = batch.run(r)
+        for metric in METRICS:
+            b, s, v = getattr(batch, metric)()[r], getattr(single, metric)(), getattr(view, metric)()
+            assert b.shape == s.shape == (sc.horizon + 1,)
+            assert np.allclose(b, s, rtol=1e-8, atol=1e-10), metric
+            assert np.array_equal(v, b), metric
+        assert batch.horizon == single.horizon and np.array_equal(batch.final[r], batch.trajectory[r, -1])
         # the batch transcript of run r carries the same payloads as the SimPy transcript
         obs_b = batch.run(r).transcript.observations(alg.channels[0].name)
         obs_s = single.transcript.observations(alg.channels[0].name)
@@ -37,7 +46,11 @@ def test_engines_agree_on_injected_noise(name):
 
 def test_one_seeded_batch_run_is_the_simpy_run():
     sc = REGISTRY["huang2015"].example_scenario(seed=5)
-    assert np.array_equal(sc.run(engine="batch", runs=1).trajectory[0], sc.run().trajectory)
+    batch, single = sc.run(engine="batch", runs=1), sc.run()
+    assert np.array_equal(batch.trajectory[0], single.trajectory)
+    for metric in METRICS:  # same states, same formulas (asyncdp.metrics): the same numbers to the bit
+        assert np.array_equal(getattr(batch, metric)[0], getattr(single, metric)()), metric
+        assert np.array_equal(getattr(batch, metric)()[0], getattr(single, metric)[:]), metric
 
 
 def test_keep_final_matches_keep_all_and_metrics():
@@ -50,9 +63,12 @@ def test_keep_final_matches_keep_all_and_metrics():
     assert np.allclose(full.optimality_error, ((xbar - full.optimum) ** 2).sum(-1))
     dev = np.sqrt(((full.trajectory - xbar[:, :, None]) ** 2).sum(-1)).max(-1)
     assert np.allclose(full.deviation, dev)
-    cons = full.consensus_error()
+    assert full.consensus_error().shape == (6, sc.horizon + 1)
+    cons = full.consensus_error()[:, -1]
     assert (dev[:, -1] <= cons + 1e-12).all() and (cons <= 2 * dev[:, -1] + 1e-12).all()
     assert np.allclose(cons, [full.run(r).consensus_error()[-1] for r in range(6)])
+    # keep="final" kept only the final states: its consensus error is theirs, one per run
+    assert np.array_equal(lean.consensus_error(), cons)
 
 
 def test_runs_are_independent_and_seeded():
@@ -82,3 +98,5 @@ def test_out_of_scope_scenarios_are_refused():
         sc.run(runs=2)
     with pytest.raises(ScenarioError, match="keep='all'"):
         sc.run(engine="batch", keep="final").run(0)
+    with pytest.raises(ScenarioError, match=r"run index must be an integer in \[0, 2\), got 2"):
+        sc.run(engine="batch", runs=2).run(2)

@@ -1,0 +1,92 @@
+"""asyncdp.metrics: the accuracy metrics, once, on arrays with any leading axes (checked by hand)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+
+from asyncdp import REGISTRY
+from asyncdp.metrics import MetricCurve, consensus_error, deviation, optimality_error
+from asyncdp import metrics
+
+# one round, N = 3 agents in the plane: (0, 0), (3, 4), (0, 4); mean (1, 8/3)
+ROUND = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 4.0]])
+
+
+def test_one_round_by_hand():
+    assert float(consensus_error(ROUND)) == 5.0  # agents 0 and 1
+    assert float(optimality_error(ROUND, [1.0, 0.0])) == pytest.approx((8 / 3) ** 2)
+    # agent 0 is farthest from the mean: (-1, -8/3) -> sqrt(1 + 64/9) (agent 1: sqrt(4 + 16/9))
+    assert float(deviation(ROUND)) == pytest.approx(np.sqrt(1 + 64 / 9))
+    assert consensus_error(ROUND).shape == deviation(ROUND).shape == optimality_error(ROUND, [0, 0]).shape == ()
+
+
+def test_leading_axes_are_kept_and_rows_are_independent():
+    # (R, T + 1, N, n) = (2, 3, 3, 2): run 1 is run 0 scaled by 2 and shifted by (1, 1)
+    run0 = np.stack([ROUND, ROUND / 2, np.zeros((3, 2))])
+    x = np.stack([run0, 2 * run0 + 1])
+    opt = np.array([1.0, 1.0])
+    cons, dev, err = consensus_error(x), deviation(x), optimality_error(x, opt)
+    assert cons.shape == dev.shape == err.shape == (2, 3)
+    assert cons.tolist() == [[5.0, 2.5, 0.0], [10.0, 5.0, 0.0]]
+    assert np.allclose(dev[1], 2 * dev[0])
+    # mean of run 1, round 2 is (1, 1) = opt; of run 0, round 2 is (0, 0): distance^2 2
+    assert err[:, 2].tolist() == [2.0, 0.0]
+    for r in range(2):  # a row of the stack is the metric of that run alone
+        assert np.array_equal(cons[r], consensus_error(x[r])) and np.array_equal(dev[r], deviation(x[r]))
+        assert np.array_equal(err[r], optimality_error(x[r], opt))
+
+
+def test_consensus_error_bounds_and_blocks(monkeypatch):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4, 5, 30, 3))
+    whole = consensus_error(x)
+    dev = deviation(x)
+    assert (dev <= whole + 1e-12).all() and (whole <= 2 * dev + 1e-12).all()
+    pairs = np.sqrt(((x[..., :, None, :] - x[..., None, :, :]) ** 2).sum(-1)).max(axis=(-2, -1))
+    assert np.array_equal(whole, pairs)
+    for block in (30 * 30 * 3 * 2, 30 * 3, 1):  # several rounds, rows of one round, one row at a time
+        monkeypatch.setattr(metrics, "_BLOCK", block)
+        assert np.array_equal(consensus_error(x), whole), block
+
+
+@pytest.mark.parametrize("fn", [consensus_error, deviation, lambda x: optimality_error(x, [0.0])])
+def test_bad_shapes_are_refused(fn):
+    with pytest.raises(ValueError, match=r"shape \(\.\.\., N, n\).*got shape \(3,\)"):
+        fn(np.zeros(3))
+
+
+def test_no_agents_is_refused():
+    with pytest.raises(ValueError, match="no agents"):
+        consensus_error(np.zeros((2, 0, 3)))
+
+
+def test_metric_curve_reads_the_same_called_or_indexed():
+    values = np.array([[3.0, 1.0], [4.0, 2.0]])
+    c = MetricCurve.of(values)
+    assert type(c()) is np.ndarray and np.array_equal(c(), values)
+    assert np.array_equal(c[:, -1], [1.0, 2.0]) and c()[1, 0] == c[1, 0] == 4.0
+    assert type(c.mean(axis=0)) is np.ndarray and type(c + 1) is np.ndarray
+    assert type(pickle.loads(pickle.dumps(c))) is np.ndarray  # pickles as a plain array
+    assert repr(c) == repr(values)
+
+
+def test_batch_result_metrics_and_pickles():
+    sc = REGISTRY["huang2015"].example_scenario(seed=4)
+    batch = sc.run(engine="batch", runs=3)
+    assert np.array_equal(batch.optimality_error(), optimality_error(batch.trajectory, batch.optimum))
+    assert np.array_equal(batch.deviation(), deviation(batch.trajectory))
+    assert np.array_equal(batch.consensus_error(), consensus_error(batch.trajectory))
+    assert batch.horizon == sc.horizon and batch.optimality_error.shape == (3, sc.horizon + 1)
+    # the metrics pickle as plain arrays (as earlier versions stored them); loading makes them callable again
+    # (the topology, a lazily generated sequence, does not pickle: left out here)
+    again = pickle.loads(pickle.dumps(dataclasses.replace(batch, topology=None)))
+    assert np.array_equal(again.optimality_error(), batch.optimality_error())  # still callable after loading
+    assert np.array_equal(again.deviation[:, -1], batch.deviation()[:, -1])
+    res = sc.run()
+    assert np.array_equal(res.optimality_error(), optimality_error(res.trajectory, res.optimum))
+    assert np.array_equal(res.consensus_error[-1], consensus_error(res.final))
+    assert np.array_equal(res.deviation(), deviation(res.trajectory))
