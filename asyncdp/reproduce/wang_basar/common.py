@@ -1,8 +1,8 @@
 """Setting and helpers shared by the Wang and Başar (seed 001) reproductions.
 
 The ring graph (:func:`ring_graph`), the batch runs from per-run starts
-(:class:`StartedWangBasar`), argument checks, confidence intervals and the
-``choices`` entries for the graph. The setting is described in the package
+(:class:`StartedWangBasar`), argument checks, proportions with their
+Clopper-Pearson intervals and the ``choices`` entries for the graph. The setting is described in the package
 docstring (:mod:`asyncdp.reproduce.wang_basar`).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -17,11 +18,13 @@ import numpy as np
 
 import topology
 from accounting.auditors import clopper_pearson
+from topology.validation import check_integer
 
 from ...algorithms.wang_basar import WangBasar
 from ...errors import ScenarioError
 from ...problems.problem import Problem
 from ...problems.nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
+from .._stats import Z95
 
 __all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "Z95", "StartedWangBasar", "ring_graph"]
 
@@ -29,7 +32,6 @@ NUM_AGENTS = 5
 DEFAULT_SEED = 1
 BASIN_RADIUS = 0.5
 """A run ends at a point when ``||xbar^K - point|| <`` this."""
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -70,22 +72,18 @@ def ring_graph(num_agents: int = NUM_AGENTS) -> topology.GraphSequence:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_runs(runs: Any, minimum: int = 2) -> int:
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < minimum:
-        raise ScenarioError(f"runs must be an integer >= {minimum}, got {runs!r}")
-    return int(runs)
+def _arguments(out_dir: Any, runs: Any, seed: Any, horizon: Any, variances: Any, *, min_runs: int = 2,
+               allow_zero: bool = False) -> tuple[Path, int, int, int, tuple[float, ...]]:
+    """The checked ``(out_dir, runs, seed, horizon, variances)`` of a reproduction (the directory not created yet).
 
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ScenarioError(f"seed must be a nonnegative integer, got {seed!r}")
-    return int(seed)
-
-
-def _check_horizon(horizon: Any, minimum: int = 1) -> int:
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < minimum:
-        raise ScenarioError(f"horizon must be an integer >= {minimum}, got {horizon!r}")
-    return int(horizon)
+    Raises:
+        ScenarioError: ``runs < min_runs``, a negative ``seed``, ``horizon < 1`` (or not integers), or bad
+            ``variances`` (see :func:`_check_variances`).
+    """
+    runs = check_integer(runs, "runs", minimum=min_runs, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
+    horizon = check_integer(horizon, "horizon", minimum=1, error=ScenarioError)
+    return Path(out_dir), runs, seed, horizon, _check_variances(variances, allow_zero)
 
 
 def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, ...]:
@@ -101,25 +99,9 @@ def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, .
     return out
 
 
-def _mean_ci(x: np.ndarray) -> tuple[float, float, float]:
-    x = np.asarray(x, dtype=float)
-    m = float(x.mean())
-    half = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else math.nan
-    return m, m - half, m + half
-
-
 def _proportion(k: int, n: int) -> dict[str, Any]:
     lo, hi = clopper_pearson(int(k), int(n), 0.05)
     return {"count": int(k), "runs": int(n), "fraction": k / n, "ci95": [lo, hi]}
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _graph_choice(graph: topology.GraphSequence) -> dict[str, Any]:

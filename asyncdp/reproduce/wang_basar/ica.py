@@ -27,12 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer
+
 from ...errors import ScenarioError
 from ...problems.nonconvex import ica_error, ica_problem
 from ...scenario import Scenario
-from .._outputs import save_figure, write_csv, write_json
-from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs, _check_seed,
-                     _check_variances, _graph_choice, _mean_ci, _plt, _proportion, ring_graph)
+from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._stats import mean_ci
+from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph, _arguments, _graph_choice, _proportion)
 
 __all__ = ["ICA_VARIANCES", "HORIZON_ICA", "ICA_GROUP", "ICA_STUCK", "ICA_COLUMNS", "ICA_KEYS", "reproduce_ica",
            "format_ica_table"]
@@ -84,12 +86,11 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
         [0.0, 0.5]
     """
     t0 = time.perf_counter()
-    group = _check_runs(group, 1)
-    runs, seed, horizon = _check_runs(runs, 1), _check_seed(seed), _check_horizon(horizon)
+    group = check_integer(group, "group", minimum=1, error=ScenarioError)
+    out, runs, seed, horizon, variances = _arguments(out_dir, runs, seed, horizon, variances, min_runs=1,
+                                                     allow_zero=True)
     if runs % group:
         raise ScenarioError(f"runs={runs} must be a multiple of group={group}")
-    variances = _check_variances(variances, allow_zero=True)
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     graph = ring_graph()
     groups = runs // group
@@ -115,7 +116,7 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
         curves[var] = errs
         final = errs[:, -1]
         stuck = final > ICA_STUCK
-        m, lo, hi = _mean_ci(final)
+        m, _, lo, hi = mean_ci(final)
         rows += [[var, r, r // group, float(final[r]), float(mean_final[r]), int(stuck[r])] for r in range(runs)]
         entries.append({
             "noise_variance": var, "final_mean": m, "ci_low": lo, "ci_high": hi,
@@ -190,7 +191,7 @@ def _ica_statements(entries: list[dict[str, Any]]) -> list[str]:
 
 
 def _plot_ica(path: Path, curves: dict[float, np.ndarray]) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.4))
     for var, errs in curves.items():
         k = np.arange(errs.shape[1])

@@ -28,9 +28,9 @@ from ...algorithms.wang_basar import WangBasar
 from ...problems.problem import Problem
 from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import save_figure, write_csv, write_json
-from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, _check_horizon, _check_runs, _check_seed, _check_variances,
-                     _graph_choice, _plt, _points, _proportion, ring_graph)
+from .._outputs import pyplot, save_figure, write_csv, write_json
+from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, ring_graph, _arguments, _graph_choice, _points,
+                     _proportion)
 
 __all__ = ["SADDLE_VARIANCES", "HORIZON_SADDLE", "ESCAPE_RADIUS", "SADDLE_COLUMNS", "SADDLE_KEYS",
            "reproduce_saddle", "format_saddle_table"]
@@ -105,9 +105,7 @@ def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         True
     """
     t0 = time.perf_counter()
-    runs, seed, horizon = _check_runs(runs), _check_seed(seed), _check_horizon(horizon)
-    variances = _check_variances(variances)
-    out = Path(out_dir)
+    out, runs, seed, horizon, variances = _arguments(out_dir, runs, seed, horizon, variances)
     out.mkdir(parents=True, exist_ok=True)
     graph = ring_graph()
     problems = {"paper": estimation_problem(), "homogeneous": estimation_problem(homogeneous=True)}
@@ -213,7 +211,7 @@ def _saddle_statements(noise_free: dict[str, Any], noisy: dict[str, list[dict[st
 
 
 def _plot_saddle(path: Path, problem: Problem, pts: dict[str, np.ndarray], traces: dict[str, Any]) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12.0, 4.6))
     g1, g2 = np.meshgrid(np.linspace(-10.0, 5.0, 301), np.linspace(-4.0, 4.0, 161))
     grid = np.stack([g1, g2], axis=-1)

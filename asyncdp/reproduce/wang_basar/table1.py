@@ -28,9 +28,10 @@ from ...algorithms.wang_basar import WangBasar
 from ...privacy.adapters.wang_basar import privacy_report
 from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import save_figure, write_csv, write_json
-from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, _check_horizon, _check_runs,
-                     _check_seed, _check_variances, _graph_choice, _mean_ci, _plt, _points, ring_graph)
+from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._stats import loglog_fit, mean_ci
+from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph, _arguments, _graph_choice,
+                     _points)
 
 __all__ = ["PAPER_TABLE1", "PAPER_VARIANCES", "HORIZON_TABLE1", "TABLE1_COLUMNS", "TABLE1_KEYS", "TABLE1_ENTRY_KEYS",
            "reproduce_table1", "format_table1_table"]
@@ -89,9 +90,7 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         True
     """
     t0 = time.perf_counter()
-    runs, seed, horizon = _check_runs(runs), _check_seed(seed), _check_horizon(horizon)
-    variances = _check_variances(variances)
-    out = Path(out_dir)
+    out, runs, seed, horizon, variances = _arguments(out_dir, runs, seed, horizon, variances)
     out.mkdir(parents=True, exist_ok=True)
     problem, graph = estimation_problem(), ring_graph()
     pts = _points(problem)
@@ -122,7 +121,7 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
                 curves[var] = np.sqrt(res.optimality_error).mean(axis=0)
                 per_run_main[var] = err.mean(axis=1)
         main = results["paper"]
-        m, lo, hi = _mean_ci(main["err"])
+        m, _, lo, hi = mean_ci(main["err"])
         paper = PAPER_TABLE1.get(var)
         entry = {
             "noise_variance": var, "paper": paper, "ours": m, "ci_low": lo, "ci_high": hi,
@@ -173,13 +172,6 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     return summary
 
 
-def _loglog_slope(x: Sequence[float], y: Sequence[float]) -> float | None:
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 2 or (y <= 0).any():
-        return None
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 def _table1_checks(entries: list[dict[str, Any]], per_run: dict[float, np.ndarray]) -> dict[str, Any]:
     var = [e["noise_variance"] for e in entries]
     ours = [e["ours"] for e in entries]
@@ -187,7 +179,7 @@ def _table1_checks(entries: list[dict[str, Any]], per_run: dict[float, np.ndarra
     increments = []
     for a, b in pairwise(var):
         d = per_run[b] - per_run[a]  # paired: same starts and noise streams
-        m, lo, hi = _mean_ci(d)
+        m, _, lo, hi = mean_ci(d)
         increments.append({"from": a, "to": b, "mean": m, "ci_low": lo, "ci_high": hi})
     with_paper = all(p is not None for p in paper)
     return {
@@ -197,8 +189,8 @@ def _table1_checks(entries: list[dict[str, Any]], per_run: dict[float, np.ndarra
         "increments_positive_at_95": bool(all(i["ci_low"] > 0 for i in increments)),
         "ratio_last_first_ours": ours[-1] / ours[0] if len(ours) > 1 else None,
         "ratio_last_first_paper": paper[-1] / paper[0] if with_paper and len(paper) > 1 else None,
-        "loglog_slope_ours": _loglog_slope(var, ours),
-        "loglog_slope_paper": _loglog_slope(var, paper) if with_paper else None,
+        "loglog_slope_ours": loglog_fit(var, ours).slope,
+        "loglog_slope_paper": loglog_fit(var, paper).slope if with_paper else None,
         "loglog_slope_theory": 0.5,
         "paper_over_ours_range": [min(e["paper_over_ours"] for e in entries),
                                   max(e["paper_over_ours"] for e in entries)] if with_paper else None,
@@ -248,7 +240,7 @@ def _table1_statements(entries: list[dict[str, Any]], checks: dict[str, Any]) ->
 
 
 def _plot_table1(path: Path, entries: list[dict[str, Any]], curves: dict[float, np.ndarray]) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11.0, 4.4))
     var = np.array([e["noise_variance"] for e in entries])
     ours = np.array([e["ours"] for e in entries])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import runpy
@@ -326,27 +325,7 @@ def test_privacy_check_says_no_claim_when_the_theorem_claims_nothing():
     assert "no claim" in report.theorem
 
 
-# --------------------------------------------------------------------------- reproductions and the example
-
-
-def test_reproductions_write_their_files(tmp_path):
-    t1 = rep.reproduce_table1(tmp_path, runs=3, horizon=40, variances=(0.1, 0.6))
-    s = rep.reproduce_saddle(tmp_path, runs=3, horizon=40, variances=(0.5,))
-    ica = rep.reproduce_ica(tmp_path, runs=2, group=1, horizon=15, variances=(0.0, 0.5))
-    for name, summary, keys, cols in (("table1", t1, rep.TABLE1_KEYS, rep.TABLE1_COLUMNS),
-                                      ("saddle", s, rep.SADDLE_KEYS, rep.SADDLE_COLUMNS),
-                                      ("ica", ica, rep.ICA_KEYS, rep.ICA_COLUMNS)):
-        assert set(summary) == set(keys)
-        assert json.loads((tmp_path / f"{name}_summary.json").read_text())["experiment"] == f"wang-basar-{name}"
-        with (tmp_path / f"{name}.csv").open() as fh:
-            assert tuple(next(csv.reader(fh))) == cols
-        assert (tmp_path / f"{name}.png").stat().st_size > 0
-    assert set(t1["per_sigma"][0]) == set(rep.TABLE1_ENTRY_KEYS) and t1["per_sigma"][0]["paper"] == 0.048
-    assert t1["per_sigma"][0]["privacy"]["composed"]["pld"] > 0
-    assert {"graph", "weights", "eta", "starts", "error"} <= set(t1["choices"])
-    assert s["checks"]["homogeneous_noise_free_stays"] and not s["checks"]["paper_noise_free_stays"]
-    with pytest.raises(ScenarioError, match="multiple of group"):
-        rep.reproduce_ica(tmp_path, runs=3, group=2)
+# --------------------------------------------------------------------------- the example
 
 
 def test_example_script(capsys):
@@ -394,21 +373,3 @@ def test_bad_values_at_use_raise():
         ica_problem(num_samples=801)
     with pytest.raises(ScenarioError, match="noise_variance = 0"):
         adapter.privacy_report(WangBasar.example_scenario().replace(algorithm=WangBasar(noise_variance=0.0)))
-
-
-@pytest.mark.parametrize(("experiment", "bad"), [
-    ("reproduce_table1", ()), ("reproduce_saddle", (0.5, 0.0)), ("reproduce_saddle", (math.inf,)),
-    ("reproduce_ica", (-0.1,)), ("reproduce_ica", ("x",)), ("reproduce_table1", None),
-])
-def test_reproductions_reject_bad_variances_by_name(tmp_path, experiment, bad):
-    with pytest.raises(ScenarioError, match="variances must be a nonempty list"):
-        getattr(rep, experiment)(tmp_path, variances=bad)
-    assert not any(tmp_path.iterdir())  # rejected before anything is written
-
-
-def test_ica_accepts_a_zero_variance_the_others_do_not():
-    from asyncdp.reproduce.wang_basar.common import _check_variances
-
-    assert _check_variances([0, 0.5], allow_zero=True) == (0.0, 0.5)
-    with pytest.raises(ScenarioError, match="positive numbers"):
-        _check_variances([0, 0.5])
