@@ -12,7 +12,6 @@ from pathlib import Path
 
 import distributed
 import numpy as np
-import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
@@ -24,7 +23,6 @@ from asyncdp.experiments.sweep import (
     ScriptFactory,
     derive_seed,
     format_summary,
-    grid_from_strings,
     grid_points,
     read_results,
     summarize,
@@ -171,12 +169,6 @@ def test_module_level_factory_on_processes(tmp_path, monkeypatch):
                        check_exact=True)
 
 
-def test_worker_processes_are_not_forked():
-    from asyncdp.experiments.executors import _process_context
-
-    assert _process_context().get_start_method() in ("forkserver", "spawn")
-
-
 def test_dask_local_cluster_is_started_and_closed():
     kw = {"runs": 3, "seed": 4}
     ref = sweep(small_factory, {"epsilon": [2.0]}, **kw)
@@ -266,21 +258,6 @@ def test_epsilon_accountant_nan_without_sensitivity_or_releases():
     assert np.isfinite(ok["epsilon_accountant"]).all()
 
 
-def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
-    from accounting import composition
-    from accounting.ledger import Ledger, Release
-    from asyncdp.experiments.summaries import _accountant_epsilon
-
-    sens = np.array([0.5, 0.25])
-    gauss = Ledger([Release(a, t, 0.0, "gaussian", 2.0, 1) for a in (0, 1) for t in (1, 2)])
-    assert math.isnan(_accountant_epsilon(gauss, sens, 0.0))  # Gaussian needs delta > 0
-    want = composition.basic_composition(gauss.for_agent(0), lambda r: float(sens[r.round - 1]), delta=1e-3)
-    assert _accountant_epsilon(gauss, sens, 1e-3) == want > 0
-    lap = Ledger([Release(0, t, 0.0, "laplace", 2.0, 1) for t in (1, 2)])
-    assert _accountant_epsilon(lap, sens, 0.0) == 0.375 == _accountant_epsilon(lap, sens, 1e-3)
-    assert math.isnan(_accountant_epsilon(lap, None, 0.0)) and math.isnan(_accountant_epsilon(Ledger([]), sens, 0))
-
-
 # --------------------------------------------------------------------------- errors
 
 
@@ -321,18 +298,6 @@ def test_factory_error_names_point_and_value():
     assert not issubclass(SweepError, ScenarioError)  # a sibling of the scenario errors (issue 13)
 
 
-def test_grid_from_strings():
-    assert grid_from_strings(["epsilon=0.1,1,1e3,inf", "c=0.2", "mode=broadcast, unicast"]) == {
-        "epsilon": [0.1, 1, 1000.0, math.inf], "c": [0.2], "mode": ["broadcast", "unicast"]}
-    assert isinstance(grid_from_strings(["n=3"])["n"][0], int)
-    for bad, msg in [("epsilon", "NAME=V1"), ("=1", "NAME=V1"), ("epsilon=1,,2", "empty value"),
-                     ("1x=2", "identifier"), ("epsilon=", "empty value")]:
-        with pytest.raises(SweepError, match=msg):
-            grid_from_strings([bad])
-    with pytest.raises(SweepError, match="twice"):
-        grid_from_strings(["a=1", "a=2"])
-
-
 # --------------------------------------------------------------------------- files, summaries, progress
 
 
@@ -343,13 +308,6 @@ def test_results_round_trip(tmp_path, suffix):
     path = write_results(df, tmp_path / "sub" / f"results{suffix}")
     assert path.is_file()
     assert_frame_equal(read_results(path), df, check_exact=True)
-
-
-def test_results_bad_suffix(tmp_path):
-    with pytest.raises(SweepError, match=r"\.csv or \.parquet"):
-        write_results(pd.DataFrame({"a": [1]}), tmp_path / "out.xlsx")
-    with pytest.raises(SweepError, match=r"\.csv or \.parquet"):
-        read_results(tmp_path / "out.json")
 
 
 def test_summarize_and_format():
@@ -463,3 +421,30 @@ def test_cli_entry_point_registered():
                            "--runs", "2"], check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].split()[:3] == ["epsilon", "runs", "optimality_error"]
+
+
+def test_every_name_of_the_one_module_sweep_still_imports_from_it():
+    """The sweep was split by topic; asyncdp.experiments.sweep (and asyncdp.sweep) still has every name it had."""
+    import warnings
+
+    from asyncdp.experiments import executors, factories, grid, results_io, summaries
+    from asyncdp.experiments import sweep as module
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        old = importlib.import_module("asyncdp.sweep")
+    assert old is module
+    homes = {
+        grid: ["derive_seed", "grid_points", "grid_from_strings", "_check_name", "_parse_value", "_Task"],
+        factories: ["ScriptFactory", "_exec_script", "_resolve", "_fmt", "_check_signature", "_build"],
+        executors: ["EXECUTORS", "AUTO_PROGRESS_TASKS", "_run_task", "_show_progress", "_check_picklable",
+                    "_run_inprocess", "_process_context", "_run_processes", "_run_dask"],
+        summaries: ["METRICS", "_INDEX_COLUMNS", "_RESERVED", "_sensitivity", "_accountant_epsilon", "_user_columns",
+                    "_final_metrics", "_assemble", "_layout", "summarize", "format_summary"],
+        results_io: ["_SUFFIXES", "_format_of", "write_results", "read_results"],
+    }
+    for home, names in homes.items():
+        for name in names:
+            assert getattr(module, name) is getattr(home, name), name
+    assert {"sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"} <= set(module.__all__)
+    assert all(hasattr(module, name) for name in module.__all__)

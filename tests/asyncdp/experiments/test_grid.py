@@ -1,0 +1,22 @@
+"""Grids, tasks and seeds of a sweep (asyncdp.experiments.grid); grid order and the seed layout through a whole sweep are tested in test_sweep.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from asyncdp.errors import SweepError
+from asyncdp.experiments.grid import grid_from_strings
+
+
+def test_grid_from_strings():
+    assert grid_from_strings(["epsilon=0.1,1,1e3,inf", "c=0.2", "mode=broadcast, unicast"]) == {
+        "epsilon": [0.1, 1, 1000.0, math.inf], "c": [0.2], "mode": ["broadcast", "unicast"]}
+    assert isinstance(grid_from_strings(["n=3"])["n"][0], int)
+    for bad, msg in [("epsilon", "NAME=V1"), ("=1", "NAME=V1"), ("epsilon=1,,2", "empty value"),
+                     ("1x=2", "identifier"), ("epsilon=", "empty value")]:
+        with pytest.raises(SweepError, match=msg):
+            grid_from_strings([bad])
+    with pytest.raises(SweepError, match="twice"):
+        grid_from_strings(["a=1", "a=2"])
