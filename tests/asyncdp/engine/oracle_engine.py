@@ -58,7 +58,6 @@ Semantics (the engine's documented choices, written out):
 from __future__ import annotations
 
 import contextlib
-import importlib
 import itertools
 import math
 import sys
@@ -163,8 +162,10 @@ def plain_arithmetic() -> Iterator[None]:
     for name, module in list(sys.modules.items()):
         if name.startswith("asyncdp.") and module is not None and getattr(module, "clip_l2", None) is fast_clip:
             patches.append((module, "clip_l2", plain_clip_l2))
-    huang = importlib.import_module("asyncdp.algorithms.huang2015").Huang2015
-    quadratics = importlib.import_module("asyncdp.problems.costs.quadratics")
+    from asyncdp.algorithms import Huang2015 as huang
+    from asyncdp.problems.costs import RendezvousQuadratic
+
+    quadratics = sys.modules[RendezvousQuadratic.__module__]  # wherever the module lives
     for owner, attr in ((huang, "_round_factors"), (quadratics, "_TWO")):
         if not hasattr(owner, attr):
             raise AttributeError(f"oracle: fast path {owner.__name__}.{attr} is gone; update plain_arithmetic()")

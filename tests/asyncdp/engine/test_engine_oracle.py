@@ -197,7 +197,7 @@ def scenarios(draw, horizons=st.integers(3, 8)) -> Scenario:
 # --------------------------------------------------------------------------- tests
 
 
-@settings(max_examples=150)
+@settings(max_examples=200)
 @given(scenarios())
 def test_fast_engine_equals_the_one_event_per_delivery_oracle(scenario: Scenario) -> None:
     real, plain = run_both(scenario)
@@ -265,7 +265,10 @@ def test_oracle_plain_arithmetic_is_undone_after_the_run() -> None:
 
 @pytest.mark.slow
 def test_fast_engine_equals_the_oracle_exhaustively() -> None:
-    """Every combination of the Hypothesis grid's timings, latencies and losses, both modes, three seeds."""
+    """Every combination of the Hypothesis grid's scenarios, timings, latencies, losses and modes (minutes).
+
+    Each combination runs once, on its own seed; odd seeds use reordering links.
+    """
     timings = [Lockstep(m) for m in (None,) + MISSING]
     timings += [deadline(d, drift, jitter, m) for d in (0.25, 0.5, 0.75, 1.0) for drift in (0.0, 0.1)
                 for jitter in (0.0, 0.1) for m in MISSING]
@@ -275,10 +278,10 @@ def test_fast_engine_equals_the_oracle_exhaustively() -> None:
                  ExponentialLatency(1.0), LogNormalLatency(0.5, 0.0), LogNormalLatency(0.5, 0.5)]
     bases = [huang_scenario(n, g, 6) for n in (2, 3, 5) for g in ("ring", "complete", "directed")]
     bases += [registry_scenario(name, 6) for name in sorted(REGISTRY)]
-    for base, timing, latency, loss, reorder, mode, seed in itertools.product(
-            bases, timings, latencies, (0.0, 0.3), (False, True), ("broadcast", "unicast"), (0, 1, 2)):
-        sc = base.replace(timing=timing, links=Links(LinkModel(latency, loss=loss, reorder=reorder)), mode=mode,
-                          seed=seed)
+    combinations = itertools.product(bases, timings, latencies, (0.0, 0.3), ("broadcast", "unicast"))
+    for seed, (base, timing, latency, loss, mode) in enumerate(combinations):
+        links = Links(LinkModel(latency, loss=loss, reorder=seed % 2 == 1))
+        sc = base.replace(timing=timing, links=links, mode=mode, seed=seed)
         real, plain = run_both(sc)
         if real is not None:
             assert_same_run(real, plain, sc.horizon)
