@@ -341,7 +341,8 @@ def tune_huang2015(
             x1, x2 = b - _GOLDEN * (b - a), a + _GOLDEN * (b - a)
             f: dict[float, float] = {}
 
-            def at(u: float) -> float:
+            def at(u: float, f: dict[float, float] = f, point: dict[str, float] = point, name: str = name,
+                   cycle: int = cycle) -> float:  # this move's cache and point, bound now (ruff B023)
                 if u not in f:
                     f[u] = evaluate({**point, name: _from_u(name, u, point)}, cycle, name, "refine")
                 return f[u]

@@ -9,6 +9,8 @@ docstring (:mod:`asyncdp.reproduce.wang_basar`).
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from ...algorithms.wang_basar import WangBasar
 from ...errors import ScenarioError
 from ...problems.problem import Problem
 from ...problems.nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
+from .._outputs import write_csv, write_json
 from .._stats import Z95
 
 __all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "Z95", "StartedWangBasar", "ring_graph"]
@@ -102,6 +105,19 @@ def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, .
 def _proportion(k: int, n: int) -> dict[str, Any]:
     lo, hi = clopper_pearson(int(k), int(n), 0.05)
     return {"count": int(k), "runs": int(n), "fraction": k / n, "ci95": [lo, hi]}
+
+
+def _write(out: Path, stem: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], summary: dict[str, Any],
+           plot: Callable[[Path], None] | None, t0: float) -> None:
+    """Write ``stem.csv``, ``stem.png`` (``plot(path)``, skipped if None) and ``stem_summary.json``.
+
+    ``summary["elapsed_seconds"]`` is set to the time since ``t0`` (``time.perf_counter``) before the JSON is written.
+    """
+    write_csv(out / f"{stem}.csv", columns, rows)
+    if plot is not None:
+        plot(out / f"{stem}.png")
+    summary["elapsed_seconds"] = time.perf_counter() - t0
+    write_json(out / f"{stem}_summary.json", summary)
 
 
 def _graph_choice(graph: topology.GraphSequence) -> dict[str, Any]:

@@ -32,9 +32,10 @@ from topology.validation import check_integer
 from ...errors import ScenarioError
 from ...problems.nonconvex import ica_error, ica_problem
 from ...scenario import Scenario
-from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._outputs import pyplot, save_figure
 from .._stats import mean_ci
-from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph, _arguments, _graph_choice, _proportion)
+from .common import (DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph, _arguments, _graph_choice, _proportion,
+                     _write)
 
 __all__ = ["ICA_VARIANCES", "HORIZON_ICA", "ICA_GROUP", "ICA_STUCK", "ICA_COLUMNS", "ICA_KEYS", "reproduce_ica",
            "format_ica_table"]
@@ -155,11 +156,7 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
         "statements": _ica_statements(entries),
         "elapsed_seconds": None,
     }
-    write_csv(out / "ica.csv", ICA_COLUMNS, rows)
-    if plot:
-        _plot_ica(out / "ica.png", curves)
-    summary["elapsed_seconds"] = time.perf_counter() - t0
-    write_json(out / "ica_summary.json", summary)
+    _write(out, "ica", ICA_COLUMNS, rows, summary, (lambda path: _plot_ica(path, curves)) if plot else None, t0)
     return summary
 
 

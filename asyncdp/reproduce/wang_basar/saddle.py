@@ -28,9 +28,9 @@ from ...algorithms.wang_basar import WangBasar
 from ...problems.problem import Problem
 from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._outputs import pyplot, save_figure
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, ring_graph, _arguments, _graph_choice, _points,
-                     _proportion)
+                     _proportion, _write)
 
 __all__ = ["SADDLE_VARIANCES", "HORIZON_SADDLE", "ESCAPE_RADIUS", "SADDLE_COLUMNS", "SADDLE_KEYS",
            "reproduce_saddle", "format_saddle_table"]
@@ -176,11 +176,8 @@ def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         "statements": _saddle_statements(noise_free, noisy),
         "elapsed_seconds": None,
     }
-    write_csv(out / "saddle.csv", SADDLE_COLUMNS, rows)
-    if plot:
-        _plot_saddle(out / "saddle.png", problems["paper"], pts, traces)
-    summary["elapsed_seconds"] = time.perf_counter() - t0
-    write_json(out / "saddle_summary.json", summary)
+    _write(out, "saddle", SADDLE_COLUMNS, rows, summary,
+           (lambda path: _plot_saddle(path, problems["paper"], pts, traces)) if plot else None, t0)
     return summary
 
 

@@ -28,10 +28,10 @@ from ...algorithms.wang_basar import WangBasar
 from ...privacy.adapters.wang_basar import privacy_report
 from ...problems.nonconvex import estimation_problem
 from ...scenario import Scenario
-from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._outputs import pyplot, save_figure
 from .._stats import loglog_fit, mean_ci
 from .common import (BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph, _arguments, _graph_choice,
-                     _points)
+                     _points, _write)
 
 __all__ = ["PAPER_TABLE1", "PAPER_VARIANCES", "HORIZON_TABLE1", "TABLE1_COLUMNS", "TABLE1_KEYS", "TABLE1_ENTRY_KEYS",
            "reproduce_table1", "format_table1_table"]
@@ -164,11 +164,8 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
         "statements": _table1_statements(entries, checks),
         "elapsed_seconds": None,
     }
-    write_csv(out / "table1.csv", TABLE1_COLUMNS, rows)
-    if plot:
-        _plot_table1(out / "table1.png", entries, curves)
-    summary["elapsed_seconds"] = time.perf_counter() - t0
-    write_json(out / "table1_summary.json", summary)
+    _write(out, "table1", TABLE1_COLUMNS, rows, summary,
+           (lambda path: _plot_table1(path, entries, curves)) if plot else None, t0)
     return summary
 
 
