@@ -14,8 +14,8 @@ entry in :data:`_SPECS`.
 Example:
     >>> get_accountant("dpsda-ps").paper
     'seed 004 (Cheng, Liao, Li)'
-    >>> get_accountant("wang-basar").supports("noise_scale")
-    False
+    >>> get_accountant("dpsda-c") is get_accountant("dpsda-ps")
+    True
 """
 
 from __future__ import annotations

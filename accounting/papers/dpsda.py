@@ -30,6 +30,7 @@ __all__ = [
     "dpsda_network_sensitivity",
     "dpsda_claim",
     "dpsda_effective_epsilon",
+    "dpsda_noise_scale",
     "SPEC",
 ]
 
@@ -257,6 +258,48 @@ def dpsda_effective_epsilon(
     return total
 
 
+
+def dpsda_noise_scale(
+    epsilon: float,
+    *,
+    n: int,
+    L_hat: float,
+    level: str = "node",
+    block_sizes: int | Sequence[int] | None = None,
+    clip: str = "coordinate",
+) -> float:
+    """The Laplace scale ``sigma = Delta / epsilon`` of Theorem 2 (seed 004), with an independently derived ``Delta``.
+
+    ``level="node"``: the paper's choice, ``Delta`` = the largest
+    :func:`dpsda_node_sensitivity` over the blocks (each round epsilon-DP for
+    an observer of one node); ``level="network"``: ``Delta`` =
+    :func:`dpsda_network_sensitivity` (each round epsilon-DP for an observer
+    of every node).
+
+    Args:
+        epsilon: per-round epsilon, ``> 0``.
+        n, L_hat, block_sizes, clip: as in :func:`dpsda_network_sensitivity`.
+        level: ``"node"`` or ``"network"``.
+
+    Returns:
+        ``sigma``.
+
+    Raises:
+        PrivacyParameterError: an invalid parameter or level.
+
+    Example:
+        >>> dpsda_noise_scale(0.5, n=7, L_hat=1.0), dpsda_noise_scale(0.5, n=7, L_hat=1.0, level="network")
+        (28.0, 196.0)
+    """
+    eps = check_positive(epsilon, "epsilon", error=_E)
+    if level not in ("network", "node"):
+        raise PrivacyParameterError(f"level must be 'network' or 'node', got {level!r}")
+    if level == "network":
+        return dpsda_network_sensitivity(n=n, L_hat=L_hat, block_sizes=block_sizes, clip=clip) / eps
+    sizes = _dpsda_block_sizes(check_integer(n, "n", minimum=1, error=_E), block_sizes)
+    return max(dpsda_node_sensitivity(n=n, L_hat=L_hat, block_size=d, clip=clip) for d in sizes) / eps
+
+
 SPEC = AccountantSpec(
     names=("dpsda-c", "dpsda-ps"),
     paper=_SEED004,
@@ -266,5 +309,6 @@ SPEC = AccountantSpec(
     release_sensitivity=dpsda_node_sensitivity,  # one node's message masks that node's dual variable
     claim=dpsda_claim,
     effective_epsilon=dpsda_effective_epsilon,
+    noise_scale=dpsda_noise_scale,
 )
 """The accountant's record of seed 004 (DPSDA-C and DPSDA-PS account alike)."""

@@ -32,6 +32,7 @@ __all__ = [
     "wang_basar_variance_threshold",
     "wang_basar_claim",
     "wang_basar_effective_epsilon",
+    "wang_basar_noise_std",
     "SPEC",
 ]
 
@@ -290,6 +291,48 @@ def wang_basar_effective_epsilon(
     return s * math.sqrt(2 * math.log(1.25 / d)) / math.sqrt(var)
 
 
+
+def wang_basar_noise_std(
+    epsilon: float,
+    delta: float,
+    *,
+    lam_k: float,
+    kind: str = "gradient",
+    nu: float | None = None,
+    n_i: int | None = None,
+    G: float | None = None,
+) -> float:
+    """Standard deviation of the released noise ``lam^k n_i^k`` that gives ``epsilon`` at one iteration (seed 001).
+
+    The inverse of :func:`wang_basar_effective_epsilon`: the classical Gaussian
+    calibration ``std = S sqrt(2 ln(1.25/delta)) / epsilon`` with ``S`` the
+    message sensitivity (:func:`wang_basar_sensitivity`, ``units="message"``).
+    The calibration is proven for ``epsilon < 1`` only; the value is returned
+    for any ``epsilon > 0`` so that a per-iteration claim can be compared with
+    the noise an algorithm declares.
+
+    Args:
+        epsilon: the per-iteration epsilon, ``> 0``.
+        delta: in ``(0, 1)``.
+        lam_k, kind, nu, n_i, G: as in :func:`wang_basar_sensitivity`.
+
+    Returns:
+        The per-coordinate standard deviation of the released noise.
+
+    Raises:
+        PrivacyParameterError: an invalid parameter.
+
+    Example:
+        >>> std = wang_basar_noise_std(0.5, 1e-3, lam_k=0.1)      # released std = lam * sqrt(Var(n))
+        >>> round(wang_basar_effective_epsilon(delta=1e-3, noise_variance=(std / 0.1) ** 2, lam_k=0.1), 12)
+        0.5
+    """
+    eps = check_positive(epsilon, "epsilon", error=_E)
+    d = check_open_unit(delta, "delta", error=_E)
+    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="message")
+    return s * math.sqrt(2 * math.log(1.25 / d)) / eps
+
+
 SPEC = AccountantSpec(
     names=("wang-basar",),
     paper=_SEED001,
@@ -299,5 +342,6 @@ SPEC = AccountantSpec(
     release_sensitivity=wang_basar_sensitivity,  # the released message is the mechanism's own output
     claim=wang_basar_claim,
     effective_epsilon=wang_basar_effective_epsilon,
+    noise_scale=wang_basar_noise_std,
 )
-"""The accountant's record of seed 001 (no noise schedule: the paper states a variance threshold)."""
+"""The accountant's record of seed 001."""

@@ -55,6 +55,8 @@ from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from accounting.papers.wang_basar import WANG_BASAR_THEOREMS
+
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration, State
 
@@ -67,12 +69,12 @@ __all__ = [
     "THEOREMS",
 ]
 
-PRIVACY_KINDS = ("sample", "gradient", "variable")
+THEOREMS = WANG_BASAR_THEOREMS
+"""The theorem of seed 001 behind each privacy kind (the one table, kept in :mod:`accounting.papers.wang_basar`)."""
+PRIVACY_KINDS = tuple(THEOREMS)
+"""What is protected: a data sample (Thm 4, eq. 28), the gradient (Thm 5, eq. 30), the variable (Thm 6, eq. 31)."""
 CLAIMS = ("consistent", "as-printed")
 """How :meth:`WangBasar.claimed_privacy` reads Theorems 4-6 (see :meth:`WangBasar.per_iteration_epsilon`)."""
-"""What is protected: a data sample (Thm 4, eq. 28), the gradient (Thm 5, eq. 30), the variable (Thm 6, eq. 31)."""
-THEOREMS = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
-"""The theorem of seed 001 behind each privacy kind."""
 CONSTRAINTS = ("none", "domain", "sphere")
 """Post-combine step: none (Algorithm 2 as printed), ``Proj_X`` onto the problem's domain, or ``x / ||x||``."""
 

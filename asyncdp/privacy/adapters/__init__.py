@@ -1,19 +1,52 @@
-"""Per-algorithm inputs for the independent accountant.
+"""Per-paper inputs for the independent accountant: one :class:`Adapter` record per paper.
 
-Module ``asyncdp.privacy.adapters.<name>`` (the algorithm's registry name with
-``-`` read as ``_``) defines ``sensitivity(scenario) -> numpy array (T,)``: the
-sensitivity of each round's release, computed by :mod:`accounting.sensitivity`
-from the problem's function-class constants and the algorithm's parameters —
-never from the algorithm's own claimed values.
+Each paper's module here (:mod:`.huang2015`, :mod:`.showkatbakhsh`,
+:mod:`.wang_basar`, :mod:`.dpsda_c` / :mod:`.dpsda_ps`) defines
+``sensitivity(scenario) -> numpy array (T,)``, the sensitivity of each
+round's release computed by the paper's module in :mod:`accounting.papers`
+from the problem's function-class constants and the algorithm's parameters
+(never from the algorithm's own claimed values), and a theorem verdict: the
+paper's claim checked against an independent recomputation. Its ``ADAPTER``
+collects the two; the paper registry (:mod:`asyncdp.algorithms.registry`)
+imports it directly, so nothing is looked up by module name.
+
+Example:
+    >>> from asyncdp.privacy.adapters.huang2015 import ADAPTER
+    >>> ADAPTER.verdict is not None
+    True
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...errors import ScenarioError
 
-__all__ = ["require_out_neighbours"]
+__all__ = ["Adapter", "require_out_neighbours"]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """What :func:`asyncdp.privacy.check_privacy` asks of a paper's accountant inputs.
+
+    Attributes:
+        sensitivity: ``scenario -> (T,)`` array, the independent sensitivity of each round's release.
+        verdict: ``(scenario, eps_ledger, delta_ledger) -> str``, the paper's claim checked against an
+            independent recomputation (the ledger's epsilon and delta are there for papers whose claim is
+            checked against the ledger itself, e.g. seed 003); ``None`` if the paper has none yet.
+        claimed_scale: ``(scenario, t) -> float``, the noise scale of round ``t``'s release that the paper's
+            claim prescribes, recomputed by the paper's accountant (:mod:`accounting.papers`) from its own
+            sensitivity bound; compared with the rule's declaration by the paper contract test. ``None`` if
+            the paper prescribes none.
+    """
+
+    sensitivity: Callable[[Any], np.ndarray]
+    verdict: Callable[[Any, float, float], str] | None = None
+    claimed_scale: Callable[[Any, int], float] | None = None
 
 
 def require_out_neighbours(scenario, why: str) -> None:

@@ -10,7 +10,7 @@ differs between two adjacent loss sequences by ``N (u_i(t) - u_i'(t))``, and
 only on ``S_i``. This holds in every round after the changed round ``t0``, not only
 at ``t0``: later gradients are evaluated at estimates that differ. Round 1
 masks ``z_i(1) = 0``, so its sensitivity is 0. The bounds come from
-:mod:`accounting.sensitivity` with this scenario's constants:
+:mod:`accounting.papers.dpsda` with this scenario's constants:
 
 * clipped signal: ``dpsda_node_sensitivity(n=N, L_hat, block_size=d_i, clip)``
   (``2 N L_hat d_i`` for coordinate clipping, ``2 N L_hat sqrt(d_i)`` in L2);
@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from accounting import sensitivity as S
-from accounting import theorems
+from accounting.claims import Claim, verify
+from accounting.papers import dpsda as P
 
 from ...errors import ScenarioError
+from . import Adapter
 
-__all__ = ["node_sensitivities", "network_sensitivity", "sensitivity", "claim", "theorem_verdict"]
+__all__ = ["claimed_scale", "ADAPTER", "node_sensitivities", "network_sensitivity", "sensitivity", "claim", "theorem_verdict"]
 
 
 def _setup(scenario) -> tuple[object, int, tuple[int, ...], float, str]:
@@ -61,7 +62,7 @@ def node_sensitivities(scenario) -> np.ndarray:
         ScenarioError: unclipped and the problem declares no gradient bound.
     """
     _, n, sizes, bound, clip = _setup(scenario)
-    row = np.array([S.dpsda_node_sensitivity(n=n, L_hat=bound, block_size=d, clip=clip) for d in sizes])
+    row = np.array([P.dpsda_node_sensitivity(n=n, L_hat=bound, block_size=d, clip=clip) for d in sizes])
     out = np.tile(row, (scenario.horizon, 1))
     out[0] = 0.0
     return out
@@ -70,7 +71,7 @@ def node_sensitivities(scenario) -> np.ndarray:
 def network_sensitivity(scenario) -> np.ndarray:
     """``Delta_net(t)``, the L1 sensitivity of round ``t``'s releases of all nodes together, ``(T,)``; ``[0] = 0``."""
     _, n, sizes, bound, clip = _setup(scenario)
-    out = np.full(scenario.horizon, S.dpsda_network_sensitivity(n=n, L_hat=bound, block_sizes=list(sizes),
+    out = np.full(scenario.horizon, P.dpsda_network_sensitivity(n=n, L_hat=bound, block_sizes=list(sizes),
                                                                    clip=clip))
     out[0] = 0.0
     return out
@@ -81,22 +82,54 @@ def sensitivity(scenario) -> np.ndarray:
     return node_sensitivities(scenario).max(axis=1)
 
 
-def claim(scenario) -> theorems.Claim:
-    """Theorem 2 / 4's run-level claim, ``T epsilon``, from ``accounting.theorems.dpsda_claim``."""
-    return theorems.dpsda_claim(scenario.algorithm.epsilon, scenario.horizon, per="run")
+def claim(scenario) -> Claim:
+    """Theorem 2 / 4's run-level claim, ``T epsilon``, from ``accounting.papers.dpsda.dpsda_claim``."""
+    return P.dpsda_claim(scenario.algorithm.epsilon, scenario.horizon, per="run")
 
 
-def theorem_verdict(scenario) -> str:
+def theorem_verdict(scenario, eps_ledger: float | None = None, delta_ledger: float | None = None
+                   ) -> str:
     """Theorem 2's own argument (``sum_t Delta / sigma(t)``) at network level, checked against its claim.
 
-    Uses ``accounting.theorems.dpsda_effective_epsilon`` with this module's
+    Uses ``accounting.papers.dpsda.dpsda_effective_epsilon`` with this module's
     constants and the declared scales of rounds ``2..T``. Round 1 masks
     ``z(1) = 0``.
+
+    ``eps_ledger`` and ``delta_ledger`` (the accountant's figures of the run)
+    are accepted so that every paper's verdict has one signature
+    (:class:`~asyncdp.privacy.adapters.Adapter`); this paper's verdict does not need them.
     """
     alg, n, sizes, bound, clip = _setup(scenario)
     scales = [alg.noise(t, "h").scale for t in range(2, scenario.horizon + 1)]
     if any(s <= 0 for s in scales):
         return f"{alg.name}: epsilon = inf (no noise): Theorem 2 does not apply"
-    eps = theorems.dpsda_effective_epsilon(scales, n=n, L_hat=bound, level="network", block_sizes=list(sizes),
+    eps = P.dpsda_effective_epsilon(scales, n=n, L_hat=bound, level="network", block_sizes=list(sizes),
                                            clip=clip) if scales else 0.0
-    return theorems.verify(claim(scenario), eps).message
+    return verify(claim(scenario), eps).message
+
+
+def claimed_scale(scenario, t: int) -> float:
+    """Theorem 2's Laplace scale ``sigma = Delta / epsilon`` (seed 004) at the rule's level, from the accountant.
+
+    :func:`accounting.papers.dpsda.dpsda_noise_scale` with the rule's clipping
+    bound ``L_hat``, blocks, clipping norm and level. A rule with a fixed
+    ``noise_constant`` ``c`` prescribes ``c / epsilon`` instead; 0 when
+    ``epsilon`` is infinite.
+
+    Example:
+        >>> from asyncdp.algorithms.dpsda import DPSDAC
+        >>> sc = DPSDAC.example_scenario()
+        >>> round(claimed_scale(sc, 2) / sc.algorithm.bind(sc.problem).noise(2, "h").scale, 12)
+        1.0
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    if np.isinf(alg.epsilon):
+        return 0.0
+    if alg.noise_constant is not None:
+        return float(alg.noise_constant) / alg.epsilon
+    return P.dpsda_noise_scale(alg.epsilon, n=alg.num_nodes, L_hat=alg.L_hat, level=alg.level,
+                               block_sizes=list(alg.block_sizes), clip=alg.clip_norm)
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+"""Seed 004's accountant inputs, shared by ``dpsda-c`` and ``dpsda-ps`` (read by :mod:`asyncdp.algorithms.registry`)."""

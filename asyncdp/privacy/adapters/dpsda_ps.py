@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ._dpsda import claim, network_sensitivity, node_sensitivities, sensitivity, theorem_verdict
+from ._dpsda import ADAPTER, claim, claimed_scale, network_sensitivity, node_sensitivities, sensitivity, theorem_verdict
 
-__all__ = ["sensitivity", "node_sensitivities", "network_sensitivity", "claim", "theorem_verdict"]
+__all__ = ["ADAPTER", "claimed_scale", "sensitivity", "node_sensitivities", "network_sensitivity", "claim", "theorem_verdict"]

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from accounting import sensitivity as S
+from accounting.claims import verify
+from accounting.papers import huang2015 as S
 
-from . import require_out_neighbours
+from . import Adapter, require_out_neighbours
 
-__all__ = ["sensitivity"]
+__all__ = ["claimed_scale", "sensitivity", "theorem_verdict", "ADAPTER"]
 
 
 def sensitivity(scenario) -> np.ndarray:
     """L1 sensitivity of each release ``y(t)``, ``t = 1..T``.
 
     ``y(t)`` (every copy of it, in unicast mode) masks ``x(t-1)``, whose
-    sensitivity is ``accounting.sensitivity.huang2015_sensitivity(t-1)``
+    sensitivity is ``accounting.papers.huang2015.huang2015_sensitivity(t-1)``
     (seed 003, Lemma 4) with ``C2`` and ``n`` from the problem's function class
     and ``c, q`` from the algorithm. Lemma 4 needs each agent's combination to
     depend on released values only, which holds in broadcast mode and in
@@ -30,3 +33,53 @@ def sensitivity(scenario) -> np.ndarray:
     c2, n = scenario.problem.constants.gradient_bound, scenario.problem.dim
     return np.array([S.huang2015_sensitivity(t - 1, C2=c2, n=n, c=alg.c, q=alg.q)
                      for t in range(1, scenario.horizon + 1)])
+
+
+def theorem_verdict(scenario: Any, eps_ledger: float, delta_ledger: float) -> str:
+    """Theorem 5's claim (seed 003) checked against the accountant's epsilon of the ledger.
+
+    The claim is built by :func:`accounting.papers.huang2015.huang2015_claim`
+    from the algorithm's ``epsilon, c, q, p``; Lemma 2's sum over the releases
+    is the ledger's own (basic composition of Laplace releases, each with the
+    independent sensitivity), so the verdict compares the claim with it.
+
+    Args:
+        scenario: a scenario running :class:`~asyncdp.algorithms.huang2015.Huang2015`.
+        eps_ledger: the accountant's epsilon of the run.
+        delta_ledger: the accountant's delta of the run.
+
+    Returns:
+        The one-line verdict of :func:`accounting.claims.verify`.
+
+    Example:
+        >>> from asyncdp.algorithms.huang2015 import Huang2015
+        >>> theorem_verdict(Huang2015.example_scenario(), 0.5, 0.0).endswith("delta gap +0)")
+        True
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    claim = S.huang2015_claim(alg.epsilon, c=alg.c, q=alg.q, p=alg.p)
+    return verify(claim, eps_ledger, delta_ledger).message
+
+
+def claimed_scale(scenario: Any, t: int) -> float:
+    """``M_t`` of the algorithm's schedule as the accountant computes it (seed 003, eq. 8 or the Theorem 5 proof).
+
+    :func:`accounting.papers.huang2015.huang2015_noise_scale` with the
+    problem's ``C2`` and dimension and the algorithm's ``epsilon, c, q, p`` and
+    schedule; 0 when ``epsilon`` is infinite (no noise).
+
+    Example:
+        >>> from asyncdp.algorithms.huang2015 import Huang2015
+        >>> sc = Huang2015.example_scenario()
+        >>> claimed_scale(sc, 3) == sc.algorithm.bind(sc.problem).noise(3, "y").scale
+        True
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    if np.isinf(alg.epsilon):
+        return 0.0
+    return S.huang2015_noise_scale(t, epsilon=alg.epsilon, C2=scenario.problem.constants.gradient_bound,
+                                   n=scenario.problem.dim, c=alg.c, q=alg.q, p=alg.p, schedule=alg.schedule)
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+"""Seed 003's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -1,7 +1,7 @@
 """Accountant inputs for ``showkatbakhsh`` (seed 000), and tight accounting beside Theorem 1.
 
 * :func:`sensitivity` — the L2 sensitivity of every round's release, from
-  :mod:`accounting.sensitivity` with the problem's ``G`` (never the
+  :mod:`accounting.papers.showkatbakhsh` with the problem's ``G`` (never the
   algorithm's claimed values);
 * :func:`theorem_verdict` — Theorem 1's own argument recomputed on the
   realized noise scales (used by :func:`asyncdp.privacy.check_privacy`);
@@ -17,15 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from accounting import composition, mechanisms, theorems
-from accounting import sensitivity as S
+from accounting import composition, mechanisms
+from accounting.claims import verify
 from accounting.errors import PrivacyParameterError
 from accounting.ledger import Ledger, Release
+from accounting.papers import showkatbakhsh as P
 
 from ...errors import ScenarioError
-from . import require_out_neighbours
+from . import Adapter, require_out_neighbours
 
-__all__ = ["sensitivity", "theorem_verdict", "tight_accounting"]
+__all__ = ["claimed_scale", "ADAPTER", "sensitivity", "theorem_verdict", "tight_accounting"]
 
 
 def _constants(scenario: Any) -> tuple[Any, float]:
@@ -41,7 +42,7 @@ def sensitivity(scenario: Any) -> np.ndarray:
     """L2 sensitivity of each release ``y(t)``, ``t = 1..horizon`` (seed 000, eq. 11 with Prop. 3).
 
     ``y(t)`` masks ``x(t-1)``, so its sensitivity is
-    ``accounting.sensitivity.showkatbakhsh_release_sensitivity(t)`` =
+    ``accounting.papers.showkatbakhsh.showkatbakhsh_release_sensitivity(t)`` =
     ``Delta(t-1) = 2 (c/(t-1)) G`` for ``2 <= t <= T + 1``, and 0 for ``y(1)``
     (it masks the data-free ``x(0)``) and for every Stage-II message after
     ``y(T+1)`` (functions of released messages). ``G`` is the problem's
@@ -59,25 +60,30 @@ def sensitivity(scenario: Any) -> np.ndarray:
     """
     alg, G = _constants(scenario)
     require_out_neighbours(scenario, "seed 000, Prop. 3")
-    return np.array([S.showkatbakhsh_release_sensitivity(t, G=G, c=alg.c, T=alg.T)
+    return np.array([P.showkatbakhsh_release_sensitivity(t, G=G, c=alg.c, T=alg.T)
                      for t in range(1, scenario.horizon + 1)])
 
 
-def theorem_verdict(scenario: Any) -> str:
+def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger: float | None = None
+                   ) -> str:
     """Theorem 1's tail bound recomputed on the declared scales of the released messages.
 
     The messages ``y(2..min(horizon, T+1))`` mask ``x(1..)`` with scales
-    ``M_1, ...``; :func:`accounting.theorems.showkatbakhsh_effective_epsilon`
+    ``M_1, ...``; :func:`accounting.papers.showkatbakhsh.showkatbakhsh_effective_epsilon`
     turns them (with the problem's ``G``) into the epsilon Theorem 1's
     argument certifies at the claimed delta, compared with the claim by
-    :func:`accounting.theorems.verify`. A released state with scale 0 makes
+    :func:`accounting.claims.verify`. A released state with scale 0 makes
     the certified epsilon infinite.
+
+    ``eps_ledger`` and ``delta_ledger`` (the accountant's figures of the run)
+    are accepted so that every paper's verdict has one signature
+    (:class:`~asyncdp.privacy.adapters.Adapter`); this paper's verdict does not need them.
     """
     alg, G = _constants(scenario)
     eps, delta = alg.claimed_privacy(scenario.horizon)
     if math.isinf(eps):
         return "seed 000: epsilon = inf, no privacy claimed"
-    claim = theorems.showkatbakhsh_claim(eps, delta, T=alg.T, c=alg.c, G=G)
+    claim = P.showkatbakhsh_claim(eps, delta, T=alg.T, c=alg.c, G=G)
     last = min(scenario.horizon, alg.T + 1)
     scales = [alg.noise(t, "y").scale for t in range(2, last + 1)]
     if not scales:
@@ -85,8 +91,8 @@ def theorem_verdict(scenario: Any) -> str:
     elif min(scales) == 0:
         computed = math.inf
     else:
-        computed = theorems.showkatbakhsh_effective_epsilon(scales, delta=delta, c=alg.c, G=G)
-    return theorems.verify(claim, computed, delta).message
+        computed = P.showkatbakhsh_effective_epsilon(scales, delta=delta, c=alg.c, G=G)
+    return verify(claim, computed, delta).message
 
 
 def _ledger(scales: np.ndarray) -> Ledger:
@@ -100,8 +106,8 @@ def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float
     """The paper's (epsilon, delta) beside tight accounting of the same Gaussian releases (seed 000).
 
     Releases: ``x(t)`` with L2 sensitivity ``Delta(t) = 2 (c/t) G``
-    (:func:`accounting.sensitivity.showkatbakhsh_sensitivity`) under noise
-    ``M_t`` of Theorem 2's schedule (:func:`accounting.theorems.showkatbakhsh_noise_scales`),
+    (:func:`accounting.papers.showkatbakhsh.showkatbakhsh_sensitivity`) under noise
+    ``M_t`` of Theorem 2's schedule (:func:`accounting.papers.showkatbakhsh.showkatbakhsh_noise_scales`),
     ``t = 1..T`` (the last is ``y(T+1)``, noisy as in the corrected hand-over).
 
     Reported:
@@ -136,12 +142,12 @@ def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float
         >>> r["epsilon_pld"] < r["epsilon_paper"] and r["noise_factor"] < 1
         True
     """
-    scales = theorems.showkatbakhsh_noise_scales(epsilon, delta, T=T, c=c, G=G)
-    kappa = theorems.showkatbakhsh_kappa(epsilon, delta, G=G)
-    alpha = theorems.showkatbakhsh_alpha(scales, c=c, G=G)
+    scales = P.showkatbakhsh_noise_scales(epsilon, delta, T=T, c=c, G=G)
+    kappa = P.showkatbakhsh_kappa(epsilon, delta, G=G)
+    alpha = P.showkatbakhsh_alpha(scales, c=c, G=G)
 
     def sens(r: Release) -> float:
-        return S.showkatbakhsh_sensitivity(r.round, G=G, c=c)
+        return P.showkatbakhsh_sensitivity(r.round, G=G, c=c)
 
     ledger = _ledger(scales)
     mu = math.sqrt(alpha)
@@ -153,7 +159,7 @@ def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float
         "epsilon": float(epsilon), "delta": float(delta), "T": int(T), "c": float(c), "G": float(G),
         "kappa": kappa, "alpha": alpha,
         "epsilon_paper": float(epsilon),
-        "epsilon_theorem1": theorems.showkatbakhsh_effective_epsilon(scales, delta=delta, c=c, G=G),
+        "epsilon_theorem1": P.showkatbakhsh_effective_epsilon(scales, delta=delta, c=c, G=G),
         "epsilon_rdp": composition.rdp_epsilon(ledger, sens, delta),
         "epsilon_pld": composition.pld_epsilon(ledger, sens, delta,
                                                value_discretization_interval=value_discretization_interval),
@@ -163,3 +169,27 @@ def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float
         "epsilon_pld_scaled": composition.pld_epsilon(_ledger(scales * factor), sens, delta,
                                                       value_discretization_interval=value_discretization_interval),
     }
+
+
+def claimed_scale(scenario: Any, t: int) -> float:
+    """Theorem 2's std ``M_(t-1)`` of message ``y(t)`` (seed 000), from the accountant's schedule and the problem's ``G``.
+
+    :func:`accounting.papers.showkatbakhsh.showkatbakhsh_noise_scales` at the
+    claimed ``(epsilon, delta)``; 0 for ``y(1)`` and after ``y(T+1)`` (no state
+    with data is masked there), and when no privacy is claimed.
+
+    Example:
+        >>> from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh
+        >>> sc = Showkatbakhsh.example_scenario()
+        >>> round(claimed_scale(sc, 2) / sc.algorithm.bind(sc.problem).noise(2, "y").scale, 12)
+        1.0
+    """
+    alg, G = _constants(scenario)
+    eps, delta = alg.claimed_privacy(scenario.horizon)
+    if math.isinf(eps) or not 2 <= t <= alg.T + 1:
+        return 0.0
+    return float(P.showkatbakhsh_noise_scales(eps, delta, T=alg.T, c=alg.c, G=G)[t - 2])
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+"""Seed 000's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -9,7 +9,7 @@ between adjacent problems, and only agent ``i``'s own releases carry new
 information about its datum: the right composition scope is per agent.
 
 :func:`sensitivity` hands the step sizes and the cost family's constants to
-:func:`accounting.sensitivity.wang_basar_sensitivity` (never the algorithm's
+:func:`accounting.papers.wang_basar.wang_basar_sensitivity` (never the algorithm's
 claimed values). :func:`privacy_report` sets the paper's per-iteration
 statements (Theorems 4–6) beside the accountant's per-iteration epsilon and
 the totals over ``K`` iterations by basic, advanced, RDP and PLD composition.
@@ -23,15 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from accounting import composition, mechanisms, theorems
-from accounting import sensitivity as S
+from accounting import composition, mechanisms
+from accounting.claims import verify
 from accounting.errors import PrivacyParameterError
 from accounting.ledger import Ledger, Release
+from accounting.papers import wang_basar as P
+from accounting.papers.wang_basar import WANG_BASAR_THEOREMS
 
 from ...errors import ScenarioError
-from . import require_out_neighbours
+from . import Adapter, require_out_neighbours
 
-__all__ = ["sensitivity", "agent_ledger", "theorem_verdict", "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
+__all__ = ["claimed_scale", "ADAPTER", "sensitivity", "agent_ledger", "theorem_verdict", "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
 
 REPORT_KEYS = ("algorithm", "kind", "theorem", "delta", "horizon", "noise_variance", "step", "per_iteration",
                "theorems", "composed", "composition_failures", "scope", "gap", "statements")
@@ -40,7 +42,7 @@ THEOREM_KEYS = ("theorem", "kind", "sensitivity", "eps_printed_first", "eps_prin
                 "eps_consistent_max", "claim_holds_printed", "eps_accountant_max")
 """Keys of each entry of ``privacy_report(...)["theorems"]``."""
 
-_KIND_THEOREM = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
+_KIND_THEOREM = WANG_BASAR_THEOREMS  # the one copy of the theorem table, in accounting.papers.wang_basar
 _EPS_REF = 0.5  # thresholds scale as 1/epsilon^2; any reference in (0, 1) inverts them exactly
 
 
@@ -56,7 +58,7 @@ def _constants(problem: Any, kind: str) -> tuple[float | None, int | None]:
 def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     """Sensitivity of each release ``v(t)``, ``t = 1..T``, in message units.
 
-    ``accounting.sensitivity.wang_basar_sensitivity(lam_k=lam^t, kind=...)``:
+    ``accounting.papers.wang_basar.wang_basar_sensitivity(lam_k=lam^t, kind=...)``:
     ``nu lam^t / n_i`` (eq. 28), ``lam^t`` (eq. 30) or ``1`` (eq. 31); L1
     values as printed, valid (conservative) L2 bounds for the Gaussian noise.
     ``lam^t`` is the algorithm's step parameter; ``nu`` and ``n_i`` come from
@@ -78,7 +80,7 @@ def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     kind = alg.privacy_kind if kind is None else kind
     require_out_neighbours(scenario, "seed 001, eqs. (28)-(31)")
     nu, n_i = _constants(scenario.problem, kind)
-    return np.array([S.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, units="message")
+    return np.array([P.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, units="message")
                      for t in range(1, scenario.horizon + 1)])
 
 
@@ -97,15 +99,20 @@ def agent_ledger(scenario: Any, agent: int = 0, horizon: int | None = None) -> L
                    for t in range(1, horizon + 1) if alg.noise_scale(t) > 0])
 
 
-def theorem_verdict(scenario: Any) -> str:
+def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger: float | None = None
+                   ) -> str:
     """The printed theorem of the algorithm's ``privacy_kind`` against the accountant, per iteration.
 
     The claim is the algorithm's worst per-iteration ``(epsilon, delta)``
     (:meth:`~asyncdp.algorithms.wang_basar.WangBasar.claimed_privacy`), built by
-    :func:`accounting.theorems.wang_basar_claim` at the step size of that
+    :func:`accounting.papers.wang_basar.wang_basar_claim` at the step size of that
     iteration; the computed value is the largest per-release epsilon of the
     analytic Gaussian mechanism (:func:`accounting.mechanisms.gaussian_epsilon`)
     with :func:`sensitivity` and the declared noise scales.
+
+    ``eps_ledger`` and ``delta_ledger`` (the accountant's figures of the run)
+    are accepted so that every paper's verdict has one signature
+    (:class:`~asyncdp.privacy.adapters.Adapter`); this paper's verdict does not need them.
     """
     alg = scenario.algorithm.bind(scenario.problem)
     eps, delta = alg.claimed_privacy(scenario.horizon)
@@ -117,17 +124,17 @@ def theorem_verdict(scenario: Any) -> str:
     rounds = range(1, scenario.horizon + 1)
     k = max(rounds, key=alg.per_iteration_epsilon)
     # the claimed epsilon is the printed threshold solved for epsilon; nudge it past float rounding
-    claim = theorems.wang_basar_claim(eps * (1 + 1e-12), delta, noise_variance=alg.noise_variance,
+    claim = P.wang_basar_claim(eps * (1 + 1e-12), delta, noise_variance=alg.noise_variance,
                                       lam_k=alg.step_size(k), kind=alg.privacy_kind, nu=nu, n_i=n_i)
     sens = sensitivity(scenario)
     computed = max(mechanisms.gaussian_epsilon(float(sens[t - 1]), alg.noise_scale(t), delta) for t in rounds)
-    return theorems.verify(claim, computed, delta).message
+    return verify(claim, computed, delta).message
 
 
 def _printed_epsilon(lam: float, kind: str, var: float, delta: float, nu: float | None, n_i: int | None,
                      form: str) -> float:
-    """Invert :func:`accounting.theorems.wang_basar_variance_threshold` (``Var >= thr(eps)``, ``thr ~ 1/eps^2``)."""
-    thr = theorems.wang_basar_variance_threshold(_EPS_REF, delta, lam_k=lam, kind=kind, nu=nu, n_i=n_i, form=form)
+    """Invert :func:`accounting.papers.wang_basar.wang_basar_variance_threshold` (``Var >= thr(eps)``, ``thr ~ 1/eps^2``)."""
+    thr = P.wang_basar_variance_threshold(_EPS_REF, delta, lam_k=lam, kind=kind, nu=nu, n_i=n_i, form=form)
     return _EPS_REF * math.sqrt(thr / var)
 
 
@@ -138,7 +145,7 @@ def _theorem_entry(scenario: Any, kind: str, delta: float, horizon: int) -> dict
     lams = [alg.step_size(k) for k in range(1, horizon + 1)]
     printed = [_printed_epsilon(lam, kind, var, delta, nu, n_i, "printed") for lam in lams]
     consistent = [_printed_epsilon(lam, kind, var, delta, nu, n_i, "consistent") for lam in lams]
-    sens = [S.wang_basar_sensitivity(lam_k=lam, kind=kind, nu=nu, n_i=n_i, units="message") for lam in lams]
+    sens = [P.wang_basar_sensitivity(lam_k=lam, kind=kind, nu=nu, n_i=n_i, units="message") for lam in lams]
     ratios = {s / (lam * math.sqrt(var)) for s, lam in zip(sens, lams)}  # epsilon grows with the ratio
     eps_acc = mechanisms.gaussian_epsilon(max(ratios), 1.0, delta)
     return {
@@ -234,3 +241,29 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
                 "accountant_per_iteration_over_printed": own["eps_accountant_max"] / own["eps_printed_max"]},
         "statements": statements,
     }
+
+
+def claimed_scale(scenario: Any, t: int) -> float:
+    """The released std at iteration ``t`` that the per-iteration claim needs (seed 001, Gaussian mechanism).
+
+    :func:`accounting.papers.wang_basar.wang_basar_noise_std` at the rule's
+    per-iteration epsilon of ``t`` (its reading of Theorems 4-6) and ``delta``,
+    with the accountant's message sensitivity of the rule's ``privacy_kind``;
+    0 without noise.
+
+    Example:
+        >>> from asyncdp.algorithms.wang_basar import WangBasar
+        >>> sc = WangBasar.example_scenario()
+        >>> round(claimed_scale(sc, 7) / sc.algorithm.bind(sc.problem).noise(7, "v").scale, 12)
+        1.0
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    eps = alg.per_iteration_epsilon(t)
+    if math.isinf(eps):
+        return 0.0
+    nu, n_i = _constants(scenario.problem, alg.privacy_kind)
+    return P.wang_basar_noise_std(eps, alg.delta, lam_k=alg.step_size(t), kind=alg.privacy_kind, nu=nu, n_i=n_i)
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+"""Seed 001's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""

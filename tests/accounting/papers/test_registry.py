@@ -25,7 +25,7 @@ def test_every_algorithm_has_one_record_and_names_are_unique():
 @pytest.mark.parametrize("name", sorted(ACCOUNTANTS))
 def test_every_record_has_sensitivity_claim_and_effective_epsilon(name):
     spec = get_accountant(name)
-    for part in ("sensitivity", "release_sensitivity", "claim", "effective_epsilon"):
+    for part in PARTS:
         assert spec.supports(part), part
         assert callable(spec.require(part))
     # Laplace mechanisms need L1, Gaussian L2
@@ -33,9 +33,11 @@ def test_every_record_has_sensitivity_claim_and_effective_epsilon(name):
 
 
 def test_missing_part_and_unknown_name_raise_not_supported():
-    assert not wang_basar.SPEC.supports("noise_scale")
-    with pytest.raises(NotSupportedError, match=r"noise_scale is not supported for this algorithm .*wang-basar"):
-        wang_basar.SPEC.require("noise_scale")
+    toy = AccountantSpec(names=("toy-a", "toy-b"), paper="toy paper", mechanism="laplace", norm="l1",
+                         sensitivity=lambda t: 1.0)
+    assert toy.supports("sensitivity") and not toy.supports("noise_scale")
+    with pytest.raises(NotSupportedError, match=r"noise_scale is not supported for this algorithm .*toy-a, toy-b"):
+        toy.require("noise_scale")
     with pytest.raises(NotSupportedError, match=r"not supported for this algorithm: 'mine'.*known: dpsda-c"):
         get_accountant("mine")
     with pytest.raises(AccountingError, match="part must be one of"):
