@@ -39,7 +39,7 @@ recorded in ``fig1_summary.json["choices"]``):
   Every epsilon uses the same seeds (common random numbers across epsilon);
   within a scenario seed the noise streams are those of :mod:`asyncdp.noise`.
 * ``d`` is reported with a 95% confidence interval from the normal
-  approximation, ``d +- 1.959964 * s / sqrt(R)`` with ``s`` the sample
+  approximation, ``d +- Z95 * s / sqrt(R)`` (``Z95`` of :mod:`asyncdp.reproduce._stats`) with ``s`` the sample
   standard deviation of the ``R`` squared errors.
 
 Beyond the paper: :data:`EXTENSION_EPSILONS` (100, 1000, 10000) are tuned and
@@ -90,7 +90,7 @@ from ...errors import (
 from ...privacy.check import independent_sensitivity
 from ...problems.problem import Problem, rendezvous_problem
 from ...scenario import Scenario
-from .._outputs import pyplot, save_figure, write_csv, write_json
+from .._outputs import check_lines, pyplot, save_figure, write_csv, write_json
 from .._stats import Z95, loglog_fit, mean_ci
 from .tuning import DEFAULT_BOUNDS, TuningResult, tune_huang2015
 
@@ -774,4 +774,4 @@ def format_fig1_table(summary: dict[str, Any]) -> str:
             f"{e['c']:>9.3g} {e['q']:>7.3g} {e['p']:>7.3g} {e['d_noise_free']:>9.3g} {e['regime']:>14} "
             f"{e['epsilon_claimed']:>9.4g} {e['epsilon_accountant']:>9.4g} {e['bound_printed']:>9.3g} "
             f"{e['bound_corrected']:>9.3g}")
-    return "\n".join(lines + [""] + list(summary.get("statements", [])))
+    return "\n".join(lines + check_lines(summary))
