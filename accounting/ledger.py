@@ -30,7 +30,7 @@ MECHANISMS: dict[str, str] = {"laplace": "l1", "gaussian": "l2"}
 """Known mechanisms and the norm in which their sensitivity is measured."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Release:
     """One noisy release.
 
@@ -46,6 +46,10 @@ class Release:
             value (L1 for Laplace, L2 for Gaussian); ``nan`` if none is claimed.
         channel: the message channel the release was sent on.
         receiver: ``None`` for a broadcast, else the single receiver (unicast).
+
+    Every record is made by its constructor, which validates the fields
+    before storing them; a record cannot change afterwards (assigning a field
+    raises ``dataclasses.FrozenInstanceError``).
 
     Raises:
         PrivacyParameterError: a nonpositive or non-finite scale, a bad dimension.
@@ -67,20 +71,38 @@ class Release:
     channel: str = "y"
     receiver: int | None = None
 
-    def __post_init__(self) -> None:
-        if self.mechanism not in MECHANISMS:
+    def __init__(
+        self,
+        agent: int,
+        round: int,  # noqa: A002 - the field's name
+        time: float,
+        mechanism: str,
+        scale: float,
+        dimension: int,
+        claimed_sensitivity: float = math.nan,
+        channel: str = "y",
+        receiver: int | None = None,
+    ) -> None:
+        # The dataclass's own __init__ would set the nine fields one
+        # object.__setattr__ call at a time (five times slower); simulators make
+        # one record per release, so the fields are validated first and then
+        # stored in one step. Afterwards the record is frozen like any other.
+        if mechanism not in MECHANISMS:
             raise UnknownMechanismError(
-                f"agent {self.agent}, round {self.round}: unknown mechanism {self.mechanism!r}; "
-                f"known: {', '.join(MECHANISMS)}"
+                f"agent {agent}, round {round}: unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}"
             )
-        if not (isinstance(self.scale, (int, float, np.floating)) and math.isfinite(self.scale) and self.scale > 0):
+        if not ((type(scale) is float or isinstance(scale, (int, np.floating))) and math.isfinite(scale) and scale > 0):
             raise PrivacyParameterError(
-                f"agent {self.agent}, round {self.round}: noise scale must be positive and finite, got {self.scale!r}"
+                f"agent {agent}, round {round}: noise scale must be positive and finite, got {scale!r}"
             )
-        if int(self.dimension) != self.dimension or self.dimension < 1:
+        if not (type(dimension) is int or int(dimension) == dimension) or dimension < 1:
             raise PrivacyParameterError(
-                f"agent {self.agent}, round {self.round}: dimension must be a positive integer, got {self.dimension!r}"
+                f"agent {agent}, round {round}: dimension must be a positive integer, got {dimension!r}"
             )
+        self.__dict__.update(
+            agent=agent, round=round, time=time, mechanism=mechanism, scale=scale, dimension=dimension,
+            claimed_sensitivity=claimed_sensitivity, channel=channel, receiver=receiver,
+        )
 
     @property
     def norm(self) -> str:
@@ -90,10 +112,9 @@ class Release:
     def copy_for(self, agent: int, time: float, receiver: int | None = None) -> Release:
         """The same release (round, mechanism, scale, dimension, claim, channel) by another agent or at another time.
 
-        The fields that :meth:`__post_init__` validates are copied from this
-        already-validated record, so the copy skips validation: a simulator
-        validates one record per round and channel and stamps one copy per
-        releasing agent.
+        The copy is made by the constructor (validated like any record): a
+        simulator declares one record per round and channel and stamps one
+        copy per releasing agent.
 
         Args:
             agent: the releasing agent.
@@ -109,13 +130,8 @@ class Release:
             >>> r.copy_for(5, 1.5) == Release(5, 3, 1.5, "laplace", 2.0, 2, 1.0)
             True
         """
-        new = object.__new__(type(self))
-        d = new.__dict__
-        d.update(self.__dict__)
-        d["agent"] = agent
-        d["time"] = time
-        d["receiver"] = receiver
-        return new
+        return type(self)(agent, self.round, time, self.mechanism, self.scale, self.dimension,
+                          self.claimed_sensitivity, self.channel, receiver)
 
 
 _COLUMNS = [f.name for f in fields(Release)]
@@ -128,7 +144,10 @@ class Ledger:
     :meth:`from_columns` from a few validated records and one compact row per
     release (the form simulators use: 32 bytes per release instead of an
     object, and the :class:`Release` objects are made on first iteration).
-    Both forms behave the same.
+    Both forms behave the same in every public method (length, iteration,
+    indexing, equality, ``repr``, :meth:`for_agent`, :attr:`agents`,
+    :meth:`summary`, the table, JSON, file and pickle forms): a test builds
+    random ledgers both ways and compares them all.
 
     Example:
         >>> led = Ledger([Release(0, 1, 1.0, "laplace", 2.0, 2, 1.0)])
@@ -216,32 +235,51 @@ class Ledger:
                 raise LedgerFormatError(f"ledger row {k}: {name} must be {what}, got {cols[name][k].item()!r}")
         for col in cols.values():
             col.flags.writeable = False
-        led = cls.__new__(cls)
+        return cls._of_columns({"records": recs, **cols})
+
+    @classmethod
+    def _of_columns(cls, cols: dict[str, Any]) -> Ledger:
+        """An (empty) ledger from the constructor, given the validated read-only columns ``cols``."""
+        led = cls()
         led._objects = None
-        led._cols = {"records": recs, **cols}
+        led._cols = cols
         return led
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle one form only: the rows of a columnar ledger (not the records made from them), else the records."""
+        if self._cols is not None:
+            return {"_objects": None, "_cols": self._cols}
+        return {"_objects": self._objects, "_cols": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickle, also ledgers pickled by versions that stored only a tuple ``_releases``."""
         if "_releases" in state:
             state = {"_objects": tuple(state["_releases"]), "_cols": None}
         self.__dict__.update(state)
+        if self._cols is not None:  # arrays come back writeable from a pickle
+            for name, col in self._cols.items():
+                if name != "records":
+                    col.flags.writeable = False
 
     @property
     def _releases(self) -> tuple[Release, ...]:
         """Every release as a :class:`Release` (made once, on first use, for a columnar ledger)."""
         if self._objects is None:
             c = self._cols
-            recs = c["records"]
+            # release k is records[record[k]].copy_for(agent[k], time[k], receiver[k]), made by the
+            # constructor; the records' other fields are read once, not once per release
+            decl = [(type(r), r.round, r.mechanism, r.scale, r.dimension, r.claimed_sensitivity, r.channel)
+                    for r in c["records"]]
             self._objects = tuple(
-                recs[k].copy_for(a, t, None if j < 0 else j)
-                for k, a, t, j in zip(c["record"].tolist(), c["agent"].tolist(), c["time"].tolist(),
-                                      c["receiver"].tolist())
+                cls(a, rnd, t, mech, scale, dim, claim, channel, None if j < 0 else j)
+                for (cls, rnd, mech, scale, dim, claim, channel), a, t, j in zip(
+                    (decl[k] for k in c["record"].tolist()), c["agent"].tolist(), c["time"].tolist(),
+                    c["receiver"].tolist())
             )
         return self._objects
 
     def __len__(self) -> int:
-        return len(self._objects) if self._objects is not None else int(self._cols["record"].size)
+        return int(self._cols["record"].size) if self._cols is not None else len(self._objects)
 
     def __iter__(self) -> Iterator[Release]:
         return iter(self._releases)
@@ -258,13 +296,28 @@ class Ledger:
         return f"Ledger({len(self)} releases)"
 
     def for_agent(self, agent: int) -> Ledger:
-        """The releases of one agent."""
+        """The releases of one agent, in order (a columnar ledger stays columnar: no record is made).
+
+        Example:
+            >>> led = Ledger.from_columns([Release(0, 1, 0.0, "laplace", 2.0, 1)], record=[0, 0, 0], agent=[3, 4, 3],
+            ...                           time=[0.5, 0.7, 0.9])
+            >>> [r.time for r in led.for_agent(3)] == [r.time for r in led if r.agent == 3]
+            True
+        """
+        if self._cols is not None:
+            c = self._cols
+            keep = c["agent"] == agent
+            cols = {name: (col if name == "records" else col[keep]) for name, col in c.items()}
+            for name, col in cols.items():
+                if name != "records":
+                    col.flags.writeable = False
+            return Ledger._of_columns(cols)
         return Ledger(r for r in self._releases if r.agent == agent)
 
     @property
     def agents(self) -> list[int]:
         """Agents that released something, sorted."""
-        if self._objects is None:
+        if self._cols is not None:
             return np.unique(self._cols["agent"]).tolist()
         return sorted({r.agent for r in self._releases})
 
@@ -272,7 +325,7 @@ class Ledger:
         """One row per release, columns = the :class:`Release` fields."""
         import pandas as pd
 
-        if self._objects is None and len(self):  # columnar: one row per record, then take
+        if self._cols is not None and len(self):  # columnar: one row per record, then take
             c = self._cols
             recs = pd.DataFrame([asdict(r) for r in c["records"]], columns=_COLUMNS)
             df = recs.iloc[c["record"]].reset_index(drop=True)
