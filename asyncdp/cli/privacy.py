@@ -30,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--delta", type=float, default=1e-6, help="delta for the tight (PLD) epsilon")
     c.add_argument("--confidence", type=float, default=0.95, help="confidence level of the statistical bounds")
     c.add_argument("--seed", type=int, default=0, help="seed of the accountant's own sampling")
-    c.add_argument("--json", metavar="OUT", default=None, help="write the report as JSON to OUT")
+    c.add_argument("--json", metavar="OUT", default=None,
+                   help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
     c.set_defaults(func=check_command)
 
 
@@ -46,5 +47,6 @@ def check_command(args: argparse.Namespace) -> int:
     if args.json:
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report.to_dict(), indent=2))
+        data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
+        out.write_text(json.dumps(data, indent=2))
     return 0

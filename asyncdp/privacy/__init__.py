@@ -1,6 +1,12 @@
 """Bridges from scenarios to the independent accountant (:mod:`accounting`).
 
-* :mod:`.check`: :func:`check_privacy`, the privacy check of a scenario pair;
+* :mod:`.check`: :func:`check_privacy`, the privacy check of a scenario pair, a pipeline of
+  :mod:`.context` (adjacency, one run, what the steps share) -> :mod:`.steps` (one
+  :class:`~.evidence.Evidence` per method) -> :mod:`.verdict` -> :mod:`.report`;
+* :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed;
+* :mod:`.replay`: an algorithm's R and U steps as the accountant's replay rule;
+* :mod:`.sensitivity`: the accountant's own sensitivity and the prober's update pair;
+* :mod:`.paper_hooks`: the lookups of each paper's adapter and theorem check;
 * :mod:`.adapters`: what each algorithm hands the accountant (its constants, never its claims);
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
 
@@ -10,19 +16,15 @@ Example:
     True
 """
 
-from .check import (
-    AlgorithmReplayRule,
-    PrivacyCheckReport,
-    ReplayState,
-    check_privacy,
-    find_changed_agent,
-    find_changed_round,
-    independent_sensitivity,
-    replay_rule,
-    replay_setup,
-    transcript_array,
-    update_pair,
-)
+from .adjacency import find_changed_agent, find_changed_round
+from .check import check_privacy
+from .context import CheckContext, CheckOptions, ScenarioPair
+from .evidence import Evidence
+from .replay import AlgorithmReplayRule, ReplayState, replay_rule, replay_setup, transcript_array
+from .report import PrivacyCheckReport
+from .sensitivity import independent_sensitivity, update_pair
+from .steps import STEPS
+from .verdict import Decision, decide
 
 __all__ = [
     "find_changed_agent",
@@ -36,4 +38,11 @@ __all__ = [
     "update_pair",
     "PrivacyCheckReport",
     "check_privacy",
+    "ScenarioPair",
+    "CheckOptions",
+    "CheckContext",
+    "Evidence",
+    "STEPS",
+    "Decision",
+    "decide",
 ]

@@ -1,0 +1,128 @@
+"""The outcome of a privacy check: :class:`PrivacyCheckReport`, with its table and JSON forms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .evidence import Evidence, _finite
+
+__all__ = ["PrivacyCheckReport"]
+
+
+@dataclass
+class PrivacyCheckReport:
+    """The outcome of :func:`~asyncdp.privacy.check_privacy` (JSON-ready through :meth:`to_dict`).
+
+    Every field is a figure of one step of the check (see
+    :mod:`asyncdp.privacy.steps`) or the verdict (:mod:`asyncdp.privacy.verdict`).
+    The steps' own records are in :attr:`evidence` (not a dataclass field:
+    the table and :meth:`to_dict` list the fields only; ``asyncdp privacy
+    check --json`` adds them as ``"evidence"``).
+    """
+
+    algorithm: str
+    changed_agent: int | None
+    epsilon_claimed: float
+    delta_claimed: float
+    epsilon_ledger: float
+    epsilon_tight: float
+    delta: float
+    sensitivity_probe_max: float
+    sensitivity_probe_ratio: float
+    replay_max_loss: float | None
+    replay_exceed_fraction: float | None
+    replay_runs: int
+    empirical_epsilon_lower_bound: float
+    confidence: float
+    theorem: str
+    verdict: str
+    witness: dict[str, Any] | None
+    reasons: list[str]
+    epsilon_at_claimed_delta: float | None = None
+    """PLD epsilon at the claimed delta (``None`` for pure-DP claims)."""
+    changed_round: int | None = None
+    """Round adjacency (online losses): the round whose loss differs; ``changed_agent`` is then ``None``."""
+
+    _evidence = ()  # not annotated: not a dataclass field (set by with_evidence)
+
+    @property
+    def evidence(self) -> tuple[Evidence, ...]:
+        """What each step of the check found, in step order (empty for a report built by hand)."""
+        return tuple(self._evidence)
+
+    def with_evidence(self, evidence: tuple[Evidence, ...] | list[Evidence]) -> PrivacyCheckReport:
+        """Attach the steps' evidence (in step order) and return the report.
+
+        Args:
+            evidence: the :class:`~asyncdp.privacy.evidence.Evidence` of each step.
+
+        Returns:
+            ``self``, with :attr:`evidence` set.
+
+        Raises:
+            TypeError: an item is not an :class:`~asyncdp.privacy.evidence.Evidence`.
+        """
+        items = tuple(evidence)
+        bad = [e for e in items if not isinstance(e, Evidence)]
+        if bad:
+            raise TypeError(f"evidence must hold Evidence items, got {bad[0]!r}")
+        self._evidence = items
+        return self
+
+    @property
+    def epsilon_accountant(self) -> float:
+        """The accountant's epsilon the verdict compares with the claim (see :func:`check_privacy`)."""
+        return _accountant_epsilon(self.epsilon_ledger, self.epsilon_at_claimed_delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields and ``epsilon_accountant``; non-finite floats as strings (JSON-ready)."""
+        out = {}
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        for k, v in {**values, "epsilon_accountant": self.epsilon_accountant}.items():
+            if isinstance(v, dict):
+                v = {kk: _finite(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
+            out[k] = _finite(v) if isinstance(v, float) else v
+        return out
+
+    def to_table(self) -> str:
+        """The verdict and the epsilon behind it first, then every field, then the reasons.
+
+        Example:
+            >>> report = PrivacyCheckReport(
+            ...     algorithm="a", changed_agent=0, epsilon_claimed=1.0, delta_claimed=1e-3,
+            ...     epsilon_ledger=6.9, epsilon_tight=1.0, delta=1e-6, sensitivity_probe_max=0.0,
+            ...     sensitivity_probe_ratio=0.0, replay_max_loss=None, replay_exceed_fraction=None,
+            ...     replay_runs=0, empirical_epsilon_lower_bound=0.0, confidence=0.95, theorem="-",
+            ...     verdict="pass", witness=None, reasons=[], epsilon_at_claimed_delta=0.56)
+            >>> print("\\n".join(report.to_table().splitlines()[:3]))
+            verdict                        pass
+            claim                          epsilon 1, delta 0.001
+            accountant's epsilon           0.56 (PLD at the claimed delta; basic composition: 6.9)
+        """
+        d = self.to_dict()
+        w = max(len(k) for k in d)
+        if self.epsilon_at_claimed_delta is None:
+            how = "basic composition"
+        elif self.epsilon_at_claimed_delta <= self.epsilon_ledger:
+            how = f"PLD at the claimed delta; basic composition: {self.epsilon_ledger:.6g}"
+        else:
+            how = f"basic composition; PLD at the claimed delta: {self.epsilon_at_claimed_delta:.6g}"
+        label = "accountant's epsilon"
+        lines = [
+            f"{'verdict':<{w}}  {self.verdict}",
+            f"{'claim':<{w}}  epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}",
+            f"{label:<{w}}  {self.epsilon_accountant:.6g} ({how})",
+            "",
+        ]
+        for k, v in d.items():
+            if k in ("reasons", "verdict", "epsilon_accountant"):
+                continue
+            lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
+        lines += [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+def _accountant_epsilon(eps_ledger: float, eps_at_claimed: float | None) -> float:
+    """Basic composition, or the smaller of it and PLD at the claimed delta when that exists."""
+    return eps_ledger if eps_at_claimed is None else min(eps_ledger, eps_at_claimed)
