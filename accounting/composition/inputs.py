@@ -106,6 +106,10 @@ def _ratios(ledger: Ledger, sensitivity: Sensitivity) -> tuple[Counter[float], C
         (lap if r.mechanism == "laplace" else gau)[ratio] += 1
     return lap, gau
 
+
+# --------------------------------------------------------------------------- argument checks
+
+
 def _check_delta(name: str, value: object, *, allow_zero: bool = False) -> float:
     """A delta in (0, 1), or in [0, 1) with ``allow_zero``."""
     if not allow_zero:
@@ -138,6 +142,9 @@ def _gaussian_share_epsilons(gau: Counter[float], delta: float, what: str) -> tu
         )
     eps = [_gaussian_epsilon_mu(mu, delta / k) for mu in gau]
     return eps, list(gau.values())
+
+
+# --------------------------------------------------------------------------- dp_accounting events (RDP, PLD accountant)
 
 
 def _events(lap: Counter[float], gau: Counter[float]) -> dp_event.DpEvent:
