@@ -1,9 +1,10 @@
 """Tests of asyncdp.engine.transcript_io (the file formats and the table form) and of the split from transcript.py.
 
-The round trips through :meth:`Transcript.save` / :meth:`Transcript.load` are
-tested in ``test_transcript.py``; here: the module-level functions, the
-transcript class they build, the constants shared by both modules, and that
-either module may be imported first.
+The module-level functions, the transcript class they build, the constants
+shared by both modules, that either module may be imported first, and the
+round trips through the methods :meth:`Transcript.save` /
+:meth:`Transcript.load` / :meth:`Transcript.to_dataframe` that delegate here
+(the transcript builders are fixtures of ``conftest.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 import pytest
 
 from asyncdp.engine import transcript, transcript_io
-from asyncdp.engine.transcript import Transcript, TranscriptError, Transmission
+from asyncdp.engine.transcript import COLUMNS, Transcript, TranscriptError, Transmission
+from asyncdp.errors import AsyncdpError, ScenarioError
 
 
 class _Tagged(Transcript):
@@ -89,3 +91,79 @@ def test_transmissions_read_back_are_built_by_the_constructor() -> None:
     with pytest.raises(TranscriptError, match=r"round must be >= 0, got -1"):
         dataclasses.replace(t, round=-1)
     assert np.array_equal(list(tr)[0].payload, np.array([1.0, -0.0]))
+
+
+# --------------------------------------------------------------------------- round trips through the Transcript methods (moved from test_transcript.py)
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".parquet", ".json"])
+def test_file_round_trip_is_exact(tmp_path, suffix: str, payload_bits, awkward_transcript) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    tr = awkward_transcript()
+    back = Transcript.load(tr.save(tmp_path / f"t{suffix}"))
+    assert back == tr
+    for name in ("round", "sender", "receiver", "message_id", "dim", "lost"):
+        np.testing.assert_array_equal(back.column(name), tr.column(name))
+    assert back.column("channel").tolist() == tr.column("channel").tolist()
+    for a, b in zip(tr, back):
+        assert payload_bits(a.payload[~np.isnan(a.payload)]) == payload_bits(b.payload[~np.isnan(b.payload)])
+        assert np.isnan(a.payload).tolist() == np.isnan(b.payload).tolist()
+        assert a.send_time.hex() == b.send_time.hex()
+        both_nan = math.isnan(a.receive_time) and math.isnan(b.receive_time)
+        assert both_nan or a.receive_time.hex() == b.receive_time.hex()
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".parquet", ".json"])
+def test_empty_round_trip(tmp_path, suffix: str) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    back = Transcript.load(Transcript().save(tmp_path / f"e{suffix}"))
+    assert len(back) == 0 and back == Transcript()
+
+
+def test_json_is_strict_json(tmp_path, awkward_transcript) -> None:
+    path = awkward_transcript().save(tmp_path / "t.json")
+    data = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"non-standard constant {c}"))
+    assert data["format"] == "asyncdp-transcript" and data["transmissions"][-2]["payload"][1] == "NaN"
+
+
+def test_unknown_suffix(tmp_path, build_transcript) -> None:
+    with pytest.raises(TranscriptError, match=r"unknown transcript file suffix '\.csv'.*\.npz, \.parquet, \.json"):
+        build_transcript().save(tmp_path / "t.csv")
+    with pytest.raises(AsyncdpError, match="suffix"):
+        Transcript.load(tmp_path / "t")
+    assert issubclass(TranscriptError, ValueError) and issubclass(TranscriptError, AsyncdpError)
+    assert not issubclass(TranscriptError, ScenarioError)  # a sibling of the scenario errors (issue 13)
+
+
+def test_malformed_files(tmp_path) -> None:
+    np.savez(tmp_path / "bad.npz", x=np.zeros(3))
+    with pytest.raises(TranscriptError, match="not an asyncdp-transcript"):
+        Transcript.load(tmp_path / "bad.npz")
+    (tmp_path / "bad.json").write_text('{"format": "asyncdp-transcript", "transmissions": [{"round": 1}]}')
+    with pytest.raises(TranscriptError, match="transmission 0 is malformed"):
+        Transcript.load(tmp_path / "bad.json")
+    with pytest.raises(FileNotFoundError):
+        Transcript.load(tmp_path / "missing.npz")
+
+
+def test_dataframe_layout_and_round_trip(awkward_transcript) -> None:
+    tr = awkward_transcript()
+    df = tr.to_dataframe()
+    assert list(df.columns) == [*COLUMNS, *(f"payload_{j}" for j in range(5))]
+    assert len(df) == len(tr)
+    y = df[df["channel"] == "y"]
+    assert (y["dim"] == 2).all() and y["payload_2"].isna().all()
+    assert Transcript.from_dataframe(df) == tr
+    full = df[df["channel"] == "z"].drop(columns=["dim", "payload_3", "payload_4"])
+    assert Transcript.from_dataframe(full).column("dim").tolist() == [3] * len(full)
+    with pytest.raises(TranscriptError, match="lacks columns"):
+        Transcript.from_dataframe(df.drop(columns=["lost"]))
+    with pytest.raises(TranscriptError, match="payload_0 .. payload_"):
+        Transcript.from_dataframe(df.drop(columns=["payload_1"]))
+    bad = df.copy()
+    bad.loc[0, "receive_time"] = bad.loc[0, "send_time"] - 1.0
+    bad.loc[0, "lost"] = False
+    with pytest.raises(TranscriptError, match="transmission 0: receive_time"):
+        Transcript.from_dataframe(bad)
