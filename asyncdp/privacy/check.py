@@ -40,7 +40,8 @@ from .replay import (  # noqa: F401
 )
 from .report import PrivacyCheckReport, _accountant_epsilon  # noqa: F401
 from .sensitivity import independent_sensitivity, update_pair
-from .steps import STEPS, Step
+from . import steps as _steps
+from .steps import Step
 from .verdict import decide
 
 __all__ = [
@@ -151,7 +152,7 @@ def check_privacy(
     pair = ScenarioPair(scenario, adjacent)
     ctx = prepare(pair, CheckOptions(runs=runs, delta=delta, confidence=confidence, probe_rounds=probe_rounds,
                                      seed=seed))
-    evidence = [step(pair, ctx) for step in (STEPS if steps is None else steps)]
+    evidence = [step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)]
     decision = decide(evidence, ctx.epsilon_claimed)
 
     def figure(name: str, default: float) -> float:

@@ -1,0 +1,202 @@
+"""The privacy check as a pipeline: each step gives one Evidence, one verdict function combines them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import asyncdp.privacy as privacy
+import asyncdp.privacy.check as check_module
+import asyncdp.privacy.steps as steps_module
+from asyncdp import LinkModel, Links
+from asyncdp.cli import main
+from asyncdp.errors import ScenarioError
+from asyncdp.privacy import STEPS, CheckContext, Evidence, PrivacyCheckReport, check_privacy, decide
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, small_example
+from asyncdp.privacy.evidence import CHECKED_AGAINST, find_figure
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+# what each default step must report: (method, checked against, figure names)
+EXPECTED = {
+    steps_module.compose_basic: ("basic composition", "declaration", {"epsilon_ledger"}),
+    steps_module.compose_pld: ("PLD", "declaration", {"epsilon_tight"}),
+    steps_module.compose_pld_at_claim: ("PLD at the claimed delta", "declaration",
+                                        {"epsilon_at_claimed_delta", "delta_claimed"}),
+    steps_module.focus_per_iteration: ("per-iteration focus", "declaration", {"focus_round"}),
+    steps_module.probe_update: ("sensitivity prober", "constructed worst case",
+                                {"sensitivity_probe_max", "sensitivity_probe_ratio"}),
+    steps_module.replay_exactly: ("exact replay", "declaration",
+                                  {"replay_max_loss", "replay_exceed_fraction", "replay_runs"}),
+    steps_module.audit_blackbox: ("black-box audit", "declaration", {"empirical_epsilon_lower_bound"}),
+}
+
+
+@pytest.fixture(scope="module")
+def example() -> tuple[ScenarioPair, CheckContext]:
+    return small_example(runs=300)
+
+
+def test_the_default_steps_are_the_documented_ones_in_order():
+    assert tuple(EXPECTED) == STEPS
+
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda s: s.__name__)
+def test_each_step_returns_typed_evidence_on_a_small_pair(step, example):
+    pair, ctx = example
+    evidence = step(pair, ctx)
+    method, against, names = EXPECTED[step]
+    assert type(evidence) is Evidence
+    assert evidence.method == method and evidence.checked_against == against
+    assert set(evidence.figures) == names
+    # huang2015 with the eq. (8) schedule keeps its claim: no step refutes it on this pair
+    assert evidence.witness is None
+    assert all(isinstance(r, str) for r in evidence.reasons)
+
+
+def test_step_figures_on_the_small_pair(example):
+    pair, ctx = example
+    basic = steps_module.compose_basic(pair, ctx)
+    assert basic.bound == basic.figures["epsilon_ledger"] <= ctx.epsilon_claimed * (1 + 1e-9)
+    assert steps_module.compose_pld(pair, ctx).bound is None  # PLD at the option's delta is no bound at the claim
+    assert steps_module.compose_pld_at_claim(pair, ctx).bound is None  # pure claim: no PLD at the claimed delta
+    replay = steps_module.replay_exactly(pair, ctx)
+    assert replay.figures["replay_runs"] == 300 and 0 < replay.figures["replay_max_loss"] <= 1 + 1e-9
+
+
+def test_replay_step_says_why_it_does_not_apply(example):
+    pair, ctx = example
+    lossy = pair.scenario.replace(links=Links(LinkModel(loss=0.1)))
+    evidence = steps_module.replay_exactly(ScenarioPair(lossy, pair.adjacent), ctx)
+    assert evidence.figures == {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
+    assert evidence.reasons == ("no exact replay: replay needs lossless links",)
+
+
+def _bound(eps: float, method: str = "basic composition") -> Evidence:
+    return Evidence(method, "declaration", {"epsilon_ledger": eps}, bound=eps)
+
+
+def _witness(kind: str) -> Evidence:
+    return Evidence("exact replay", "declaration", {}, witness={"kind": kind}, reasons=(f"{kind} refutes",))
+
+
+def test_verdict_a_violation_witness_wins_over_a_passing_bound():
+    d = decide([_bound(0.5), _witness("replay")], 1.0)
+    assert d.verdict == "violation" and d.witness == {"kind": "replay"}
+    assert d.reasons == ("replay refutes",) and d.epsilon_accountant == 0.5
+
+
+def test_verdict_reports_the_first_witness_in_step_order():
+    d = decide([_witness("sensitivity"), _bound(0.5), _witness("replay")], 1.0)
+    assert d.witness == {"kind": "sensitivity"}
+    assert d.reasons == ("sensitivity refutes", "replay refutes")
+
+
+def test_verdict_passes_on_the_smallest_bound():
+    assert decide([_bound(3.0), _bound(0.9, "PLD at the claimed delta")], 1.0).verdict == "pass"
+    assert decide([_bound(1.0 + 1e-12)], 1.0).verdict == "pass"  # within the relative tolerance
+
+
+def test_verdict_no_claim_when_the_claimed_epsilon_is_infinite():
+    d = decide([_bound(0.5)], math.inf)
+    assert d.verdict == "no-claim"
+    assert d.reasons[-1].startswith("the algorithm claims no finite epsilon")
+    assert decide([_bound(0.5), _witness("replay")], math.inf).verdict == "violation"
+
+
+def test_verdict_inconclusive_when_nothing_refutes_and_no_bound_implies_the_claim():
+    pld = Evidence("PLD at the claimed delta", "declaration", {"delta_claimed": 1e-3}, bound=2.5)
+    d = decide([_bound(6.9), pld, Evidence("black-box audit", "declaration", {})], 1.0)
+    assert d.verdict == "inconclusive" and d.witness is None
+    assert d.reasons == ("the accountant's epsilon 2.5 (best of basic composition and PLD at the claimed delta "
+                         "0.001, independent sensitivity) exceeds the claimed 1",)
+    assert decide([Evidence("black-box audit", "declaration", {})], 1.0).verdict == "inconclusive"  # no bound
+
+
+def test_verdict_rejects_what_is_not_evidence():
+    with pytest.raises(ScenarioError, match="evidence must hold Evidence items"):
+        decide([{"bound": 0.1}], 1.0)
+    with pytest.raises(ScenarioError, match="epsilon_claimed must be a real number"):
+        decide([], "1")
+
+
+def test_evidence_is_immutable_and_checked():
+    e = Evidence("m", "realized behavior", {"x": 1.0}, witness={"kind": "k"}, reasons=["r"])
+    assert e.reasons == ("r",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.method = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        e.figures["x"] = 2.0  # type: ignore[index]
+    with pytest.raises(ScenarioError, match=r"checked_against must be one of .* got 'realized'"):
+        Evidence("m", "realized", {})  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match="method must be a nonempty string"):
+        Evidence("", "declaration", {})
+    assert set(CHECKED_AGAINST) == {"declaration", "realized behavior", "constructed worst case"}
+    assert json.loads(json.dumps(Evidence("m", "declaration", {"e": math.inf}).to_dict()))["figures"] == {"e": "inf"}
+    assert find_figure([Evidence("a", "declaration", {"x": None}), Evidence("b", "declaration", {"x": 2})], "x") is None
+
+
+def _fake_step(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """A new method: refutes every claim (to show that the verdict sees it)."""
+    return Evidence("fake method", "realized behavior", {"fake_figure": 7.0}, witness={"kind": "fake"},
+                    reasons=("fake method refutes the claim",))
+
+
+def test_adding_a_method_is_adding_a_step(monkeypatch, example):
+    pair, _ = example
+    monkeypatch.setattr(steps_module, "STEPS", STEPS + (_fake_step,))
+    report = check_privacy(pair.scenario, pair.adjacent, runs=300)
+    assert [e.method for e in report.evidence][-1] == "fake method"
+    assert report.verdict == "violation" and report.witness == {"kind": "fake"}
+    assert report.reasons[-1] == "fake method refutes the claim"
+    monkeypatch.undo()
+    plain = check_privacy(pair.scenario, pair.adjacent, runs=300)
+    assert plain.verdict == "pass" and len(plain.evidence) == len(STEPS)
+    only = check_privacy(pair.scenario, pair.adjacent, runs=300, steps=(steps_module.compose_basic, _fake_step))
+    assert [e.method for e in only.evidence] == ["basic composition", "fake method"]
+
+
+def test_report_fields_come_from_the_evidence(example):
+    pair, _ = example
+    report = check_privacy(pair.scenario, pair.adjacent, runs=300)
+    for name in ("epsilon_ledger", "epsilon_tight", "sensitivity_probe_max", "replay_max_loss", "replay_runs",
+                 "empirical_epsilon_lower_bound"):
+        assert getattr(report, name) == find_figure(report.evidence, name)
+    assert "evidence" not in report.to_dict()  # the table and to_dict list the dataclass fields only
+    assert PrivacyCheckReport(**{f.name: getattr(report, f.name)
+                                 for f in dataclasses.fields(report)}).evidence == ()
+
+
+def test_check_options_are_validated(example):
+    pair, _ = example
+    with pytest.raises(ScenarioError, match="check_privacy: runs must be >= 1, got 0"):
+        check_privacy(pair.scenario, pair.adjacent, runs=0)
+    with pytest.raises(ScenarioError, match="confidence"):
+        CheckOptions(confidence=1.0)
+    with pytest.raises(ScenarioError, match="probe_rounds"):
+        CheckOptions(probe_rounds=1.5)
+
+
+def test_every_name_keeps_its_old_module_path():
+    names = ["find_changed_agent", "find_changed_round", "ReplayState", "AlgorithmReplayRule", "replay_setup",
+             "replay_rule", "transcript_array", "independent_sensitivity", "update_pair", "PrivacyCheckReport",
+             "check_privacy", "_adapter", "_theorem_verdict", "_replayable", "_online", "_check_same_setup",
+             "_same_topology", "_probe_points", "_mix_matrix", "_finite", "_accountant_epsilon"]
+    for name in names:
+        assert hasattr(check_module, name), name
+    for name in check_module.__all__:
+        assert getattr(privacy, name) is getattr(check_module, name)
+
+
+def test_cli_json_carries_the_evidence(tmp_path):
+    out = tmp_path / "check.json"
+    assert main(["privacy", "check", str(EXAMPLES / "privacy_check_rendezvous.py"), "--runs", "200",
+                 "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert [e["method"] for e in report["evidence"]] == [EXPECTED[s][0] for s in STEPS]
+    assert [e["checked_against"] for e in report["evidence"]] == [EXPECTED[s][1] for s in STEPS]
+    assert report["evidence"][0]["figures"]["epsilon_ledger"] == report["epsilon_ledger"]
