@@ -45,6 +45,7 @@ from .checks import constants as C
 from .checks import properties as P
 from .errors import ParameterError, UnknownAlgorithmError
 from .sequence import GraphSequence
+from .validation import check_integer
 
 __all__ = ["AssumptionResult", "AuditReport", "AssumptionSet", "audit", "ALGORITHMS", "ASSUMPTIONS", "DEFAULT_HORIZON",
            "Static", "EachRound", "MinWeight", "Spectral", "MinimalB", "BStronglyConnected"]
@@ -420,8 +421,8 @@ def audit(
         raise UnknownAlgorithmError(
             f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}"
         )
-    if B is not None and (isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B <= 0):
-        raise ParameterError(f"B must be a positive integer, got {B!r}")
+    if B is not None:
+        B = check_integer(B, "B", minimum=1, error=ParameterError)
     if horizon is None and sequence.length is None:
         # an infinite sequence: DEFAULT_HORIZON rounds, rounded up to whole periods
         period = sequence.period or 1

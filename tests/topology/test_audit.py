@@ -125,8 +125,10 @@ def test_report_json_and_table():
 def test_bad_input():
     with pytest.raises(UnknownAlgorithmError, match="nope"):
         topology.audit(_ring(4), "nope")
-    with pytest.raises(ParameterError, match="B must be a positive integer"):
+    with pytest.raises(ParameterError, match="B must be >= 1, got 0"):
         topology.audit(_ring(4), "dpsda-ps", B=0)
+    with pytest.raises(ParameterError, match="B must be an integer, got 1.5"):
+        topology.audit(_ring(4), "dpsda-ps", B=1.5)
     with pytest.raises(ParameterError, match="horizon"):
         topology.audit(_ring(4), "huang2015", horizon=0)
 
