@@ -39,6 +39,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from topology.validation import check_integer, check_nonnegative, check_positive
+
 from ..errors import LinkModelError
 from ..noise import LINK_KEY
 
@@ -59,22 +61,6 @@ __all__ = [
 
 LINK_STREAM_KEY = LINK_KEY
 """First entry of a link's ``spawn_key`` (see :func:`link_rng`)."""
-
-
-def _real(value: Any, name: str, owner: str) -> float:
-    """``value`` as a finite float, else :class:`LinkModelError` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise LinkModelError(f"{owner}: {name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise LinkModelError(f"{owner}: {name} must be finite, got {value!r}")
-    return v
-
-
-def _nonneg_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 0:
-        raise LinkModelError(f"{name} must be a nonnegative integer, got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------- latency
@@ -153,9 +139,7 @@ class ConstantLatency(LatencyModel):
     kind: ClassVar[str] = "constant"
 
     def __post_init__(self) -> None:
-        d = _real(self.delay, "delay", "ConstantLatency")
-        if d < 0:
-            raise LinkModelError(f"ConstantLatency: delay must be >= 0, got {self.delay!r}")
+        d = check_nonnegative(self.delay, "delay", error=LinkModelError, where="ConstantLatency")
         object.__setattr__(self, "delay", d)
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> float | np.ndarray:
@@ -192,9 +176,7 @@ class ExponentialLatency(LatencyModel):
     kind: ClassVar[str] = "exponential"
 
     def __post_init__(self) -> None:
-        m = _real(self.mean, "mean", "ExponentialLatency")
-        if m <= 0:
-            raise LinkModelError(f"ExponentialLatency: mean must be > 0, got {self.mean!r}")
+        m = check_positive(self.mean, "mean", error=LinkModelError, where="ExponentialLatency")
         object.__setattr__(self, "mean", m)
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> float | np.ndarray:
@@ -235,12 +217,8 @@ class LogNormalLatency(LatencyModel):
     kind: ClassVar[str] = "lognormal"
 
     def __post_init__(self) -> None:
-        m = _real(self.median, "median", "LogNormalLatency")
-        s = _real(self.sigma, "sigma", "LogNormalLatency")
-        if m <= 0:
-            raise LinkModelError(f"LogNormalLatency: median must be > 0, got {self.median!r}")
-        if s < 0:
-            raise LinkModelError(f"LogNormalLatency: sigma must be >= 0, got {self.sigma!r}")
+        m = check_positive(self.median, "median", error=LinkModelError, where="LogNormalLatency")
+        s = check_nonnegative(self.sigma, "sigma", error=LinkModelError, where="LogNormalLatency")
         object.__setattr__(self, "median", m)
         object.__setattr__(self, "sigma", s)
         object.__setattr__(self, "_mu", math.log(m))  # not a field: no effect on eq, hash or repr
@@ -300,9 +278,7 @@ class CallableLatency(LatencyModel):
         for name in ("mean", "std"):
             v = getattr(self, name)
             if v is not None:
-                v = _real(v, name, "CallableLatency")
-                if v < 0:
-                    raise LinkModelError(f"CallableLatency: {name} must be >= 0, got {v!r}")
+                v = check_nonnegative(v, name, error=LinkModelError, where="CallableLatency")
                 object.__setattr__(self, name, v)
 
     def _one(self, rng: np.random.Generator) -> float:
@@ -434,8 +410,8 @@ class LinkModel:
 def _link_key(key: Any) -> tuple[int, int]:
     if not isinstance(key, tuple) or len(key) != 2:
         raise LinkModelError(f"Links: override key must be a (sender, receiver) pair, got {key!r}")
-    s = _nonneg_int(key[0], f"Links: sender of override link {key!r}")
-    r = _nonneg_int(key[1], f"Links: receiver of override link {key!r}")
+    s = check_integer(key[0], f"sender of override link {key!r}", minimum=0, error=LinkModelError, where="Links")
+    r = check_integer(key[1], f"receiver of override link {key!r}", minimum=0, error=LinkModelError, where="Links")
     if s == r:
         raise LinkModelError(f"Links: override link {key!r} is a self-loop; links join distinct nodes")
     return s, r
@@ -565,9 +541,9 @@ def link_rng(seed: int, sender: int, receiver: int) -> np.random.Generator:
         >>> link_rng(5, 0, 1).random() == link_rng(5, 0, 1).random()
         True
     """
-    seed = _nonneg_int(seed, "link_rng: seed")
-    s = _nonneg_int(sender, "link_rng: sender")
-    r = _nonneg_int(receiver, "link_rng: receiver")
+    seed = check_integer(seed, "seed", minimum=0, error=LinkModelError, where="link_rng")
+    s = check_integer(sender, "sender", minimum=0, error=LinkModelError, where="link_rng")
+    r = check_integer(receiver, "receiver", minimum=0, error=LinkModelError, where="link_rng")
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(LINK_STREAM_KEY, s, r)))
 
 

@@ -34,13 +34,13 @@ Example:
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
 import numpy as np
+
+from topology.validation import check_integer, check_nonnegative, check_positive, check_real
 
 from ..errors import TimingError
 from ..noise import CLOCK_KEY
@@ -63,27 +63,12 @@ MISSING_POLICIES: tuple[str, ...] = ("renormalize", "stale")
 """Policies for a message that has not arrived when an agent combines."""
 
 
-def _real(value: Any, name: str, owner: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TimingError(f"{owner}: {name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise TimingError(f"{owner}: {name} must be finite, got {value!r}")
-    return v
-
-
 def _missing(value: Any, owner: str, allow_none: bool) -> None:
     if value is None and allow_none:
         return
     if not isinstance(value, str) or value not in MISSING_POLICIES:
         allowed = ", ".join(repr(p) for p in ((None,) if allow_none else ()) + MISSING_POLICIES)
         raise TimingError(f"{owner}: missing must be one of {allowed}, got {value!r}")
-
-
-def _round(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise TimingError(f"round k must be an integer >= 1, got {k!r}")
-    return int(k)
 
 
 @dataclass(frozen=True)
@@ -155,18 +140,14 @@ class Deadline:
 
     def __post_init__(self) -> None:
         owner = "Deadline"
-        period = _real(self.period, "period", owner)
-        deadline = _real(self.deadline, "deadline", owner)
-        drift = _real(self.drift, "drift", owner)
-        jitter = _real(self.jitter, "jitter", owner)
-        if period <= 0:
-            raise TimingError(f"Deadline: period must be > 0, got {self.period!r}")
+        period = check_positive(self.period, "period", error=TimingError, where=owner)
+        deadline = check_real(self.deadline, "deadline", error=TimingError, where=owner)
+        drift = check_real(self.drift, "drift", error=TimingError, where=owner)
+        jitter = check_nonnegative(self.jitter, "jitter", error=TimingError, where=owner)
         if not 0 < deadline <= 1:
             raise TimingError(f"Deadline: deadline must be in (0, 1] (a fraction of the period), got {self.deadline!r}")
         if not 0 <= drift < 1:
             raise TimingError(f"Deadline: drift must be in [0, 1), got {self.drift!r}")
-        if jitter < 0:
-            raise TimingError(f"Deadline: jitter must be >= 0, got {self.jitter!r}")
         if deadline * period + jitter > period * (1 - drift) * (1 + 1e-12):
             raise TimingError(
                 f"Deadline: deadline * period + jitter = {deadline * period + jitter!r} exceeds "
@@ -183,7 +164,7 @@ class Deadline:
         Raises:
             TimingError: if ``k < 1``.
         """
-        return (_round(k) - 1) * self.period * (1.0 + drift_i) + jitter_ik
+        return (check_integer(k, "round k", minimum=1, error=TimingError) - 1) * self.period * (1.0 + drift_i) + jitter_ik
 
     def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
         """Combine time of round ``k``: ``round_start(k, ...) + deadline * period``."""
@@ -235,15 +216,12 @@ class Async:
     kind: ClassVar[str] = "async"
 
     def __post_init__(self) -> None:
-        rate = _real(self.rate, "rate", "Async")
-        if rate <= 0:
-            raise TimingError(f"Async: rate must be > 0, got {self.rate!r}")
+        rate = check_positive(self.rate, "rate", error=TimingError, where="Async")
         object.__setattr__(self, "rate", rate)
         s = self.staleness
         if s is not None:
-            if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 1:
-                raise TimingError(f"Async: staleness must be a positive integer or None, got {s!r}")
-            object.__setattr__(self, "staleness", int(s))
+            object.__setattr__(self, "staleness", check_integer(s, "staleness (an integer or None)", minimum=1,
+                                                                error=TimingError, where="Async"))
 
     def sample_wait(self, rng: np.random.Generator) -> float:
         """Time to the next wake-up, ``Exp(rate)`` (exactly one draw)."""
@@ -295,7 +273,6 @@ def agent_clock_rng(seed: int, agent: int) -> np.random.Generator:
         >>> agent_clock_rng(1, 0).random() == agent_clock_rng(1, 0).random()
         True
     """
-    for name, v in (("seed", seed), ("agent", agent)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise TimingError(f"agent_clock_rng: {name} must be a nonnegative integer, got {v!r}")
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(CLOCK_STREAM_KEY, int(agent))))
+    seed = check_integer(seed, "seed", minimum=0, error=TimingError, where="agent_clock_rng")
+    agent = check_integer(agent, "agent", minimum=0, error=TimingError, where="agent_clock_rng")
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(CLOCK_STREAM_KEY, agent)))

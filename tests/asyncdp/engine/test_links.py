@@ -274,3 +274,21 @@ def test_lognormal_latency_pickled_by_earlier_versions_still_samples() -> None:
     old.__setstate__({"median": 0.2, "sigma": 0.5})
     assert old == lat and old.sample(np.random.default_rng(3)) == lat.sample(np.random.default_rng(3))
     assert pickle.loads(pickle.dumps(lat)).sample(np.random.default_rng(3)) == lat.sample(np.random.default_rng(3))
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: ExponentialLatency(-2.0), r"^ExponentialLatency: mean must be > 0, got -2\.0$"),
+        (lambda: LogNormalLatency(1.0, math.inf), r"^LogNormalLatency: sigma must be finite, got inf$"),
+        (lambda: ConstantLatency("1"), r"^ConstantLatency: delay must be a real number, got '1'$"),
+        (lambda: link_rng(0, -1, 2), r"^link_rng: sender must be >= 0, got -1$"),
+        (lambda: link_rng(1.5, 0, 1), r"^link_rng: seed must be an integer, got 1\.5$"),
+        (lambda: Links(overrides={(-1, 2): LinkModel()}),
+         r"^Links: sender of override link \(-1, 2\) must be >= 0, got -1$"),
+    ],
+)
+def test_messages_name_owner_parameter_and_value(build, message: str) -> None:
+    """The shared checks (topology.validation) raise LinkModelError naming the owner, the parameter and the value."""
+    with pytest.raises(LinkModelError, match=message):
+        build()

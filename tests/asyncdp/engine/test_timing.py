@@ -135,3 +135,22 @@ def test_from_dict_errors() -> None:
         timing_from_dict({"kind": "sync"})
     with pytest.raises(TimingError, match="bad parameters"):
         timing_from_dict({"kind": "async", "speed": 1})
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: Async(rate=0.0), r"^Async: rate must be > 0, got 0\.0$"),
+        (lambda: Deadline(period="1"), r"^Deadline: period must be a real number, got '1'$"),
+        (lambda: Deadline(jitter=-0.5), r"^Deadline: jitter must be >= 0, got -0\.5$"),
+        (lambda: Async(staleness=0), r"^Async: staleness \(an integer or None\) must be >= 1, got 0$"),
+        (lambda: Async(staleness=1.5), r"^Async: staleness \(an integer or None\) must be an integer, got 1\.5$"),
+        (lambda: Deadline().round_start(0, 0.0, 0.0), r"^round k must be >= 1, got 0$"),
+        (lambda: agent_clock_rng(-1, 0), r"^agent_clock_rng: seed must be >= 0, got -1$"),
+        (lambda: agent_clock_rng(0, True), r"^agent_clock_rng: agent must be an integer, got True$"),
+    ],
+)
+def test_messages_name_owner_parameter_and_value(build, message: str) -> None:
+    """The shared checks (topology.validation) raise TimingError naming the owner, the parameter and the value."""
+    with pytest.raises(TimingError, match=message):
+        build()
