@@ -62,9 +62,25 @@ def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 
     compared by every agent's gradient at ``probes`` points of the domain and
     its centre. Such a change moves every agent's input, so all agents are affected.
 
+    Args:
+        scenario, adjacent: the two scenarios.
+        probes: random points of the domain at which gradients are compared.
+        seed: seed of those points.
+
+    Returns:
+        The changed round (1-based).
+
     Raises:
         AdjacencyError: they differ elsewhere, one of them is not online, or
             the losses differ in no round or in more than one round of the horizon.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair = small_example()[0]
+        >>> find_changed_round(pair.scenario, pair.adjacent)
+        Traceback (most recent call last):
+        ...
+        accounting.errors.AdjacencyError: round adjacency needs two online problems (costs with num_rounds)
     """
     if not (_online(scenario.problem) and _online(adjacent.problem)):
         raise AdjacencyError("round adjacency needs two online problems (costs with num_rounds)")
@@ -97,9 +113,23 @@ def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 
     and mode. Costs are compared by their gradients at ``probes`` points of the
     domain (and its centre), so user-supplied costs are handled too.
 
+    Args:
+        scenario, adjacent: the two scenarios.
+        probes: random points of the domain at which gradients are compared.
+        seed: seed of those points.
+
+    Returns:
+        The changed agent.
+
     Raises:
         AdjacencyError: they differ elsewhere, in no agent, or in more than one
             agent (the message names what differs).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair = small_example()[0]
+        >>> find_changed_agent(pair.scenario, pair.adjacent)
+        0
     """
     _check_same_setup(scenario, adjacent)
     points = _probe_points(scenario.problem.domain, probes, seed)

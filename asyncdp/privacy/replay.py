@@ -123,7 +123,20 @@ class AlgorithmReplayRule:
 
 
 def replay_rule(scenario: Scenario) -> AlgorithmReplayRule:
-    """The replay rule of ``scenario`` (algorithm bound to its problem, the scenario's round weights)."""
+    """The replay rule of ``scenario`` (algorithm bound to its problem, the scenario's round weights).
+
+    Args:
+        scenario: the scenario to replay.
+
+    Returns:
+        Its :class:`AlgorithmReplayRule`.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> rule = replay_rule(small_example()[0].scenario)
+        >>> rule.initial_state(4).shape
+        (4, 3, 2)
+    """
     return AlgorithmReplayRule(scenario.algorithm.bind(scenario.problem), scenario.problem, scenario.initial_points(),
                                scenario.topology.weights)
 
@@ -134,6 +147,20 @@ def replay_setup(scenario: Scenario) -> ReplaySetup:
     A round declared with scale 0 is replayed as a noise-free release (see
     :mod:`accounting.replay`): it costs nothing when its messages do not depend
     on the private data, and infinitely much when they do.
+
+    Args:
+        scenario: a scenario whose algorithm has exactly one noisy channel.
+
+    Returns:
+        The :class:`accounting.replay.ReplaySetup` (weights, mechanism, scales ``(T,)``).
+
+    Raises:
+        ValueError: the algorithm has more than one noisy channel.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> replay_setup(small_example()[0].scenario).scales.shape
+        (5,)
     """
     alg = scenario.algorithm.bind(scenario.problem)
     (channel,) = alg.noisy_channels()
@@ -146,6 +173,19 @@ def transcript_array(result: Any, channel: str = "y", mode: str = "broadcast") -
 
     Unicast entry ``[t - 1, i, j]`` is the message ``i -> j`` (``nan`` where no
     message was sent).
+
+    Args:
+        result: a run's result with a recorded transcript.
+        channel: the channel whose messages to read.
+        mode: ``"broadcast"`` or ``"unicast"``.
+
+    Returns:
+        The messages, ``nan`` where none was observed.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> transcript_array(small_example()[0].scenario.run()).shape
+        (5, 3, 2)
     """
     horizon, n_agents, n = result.trajectory.shape[0] - 1, result.trajectory.shape[1], result.trajectory.shape[2]
     if mode == "unicast":

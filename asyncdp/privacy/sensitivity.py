@@ -29,9 +29,20 @@ def independent_sensitivity(scenario: Scenario) -> np.ndarray:
     constants and the algorithm's parameters to :mod:`accounting.sensitivity`
     and never uses the algorithm's claimed values.
 
+    Args:
+        scenario: the scenario.
+
+    Returns:
+        The sensitivity of each round's release, ``(T,)``.
+
     Raises:
         NotImplementedError: no adapter for this algorithm.
         ScenarioError: the adapter's bound does not apply to this scenario.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> independent_sensitivity(small_example()[0].scenario).shape
+        (5,)
     """
     adapter = _adapter(scenario.algorithm.name)
     if adapter is None:
@@ -53,6 +64,20 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     the values the next release masks. The L1 change of that sum is a lower
     bound on the change of the stacked messages. It is equal when the agents'
     changes have disjoint supports, as with DPSDA's blocks.
+
+    Args:
+        scenario, adjacent: the two scenarios.
+        agent: the changed agent, or ``None`` for round adjacency.
+        t: the round whose update is probed.
+
+    Returns:
+        The :class:`accounting.prober.AdjacentPair` of the two updates.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair = small_example()[0]
+        >>> update_pair(pair.scenario, pair.adjacent, 0, 1).t
+        1
     """
     alg = scenario.algorithm.bind(scenario.problem)
     (channel,) = [c.name for c in alg.noisy_channels()]
