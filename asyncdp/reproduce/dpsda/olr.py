@@ -22,14 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import HorizonError, ScenarioError
+from topology.validation import check_integer, check_positive
+
+from ...errors import AlgorithmParameterError, HorizonError, ScenarioError
 from ...problems.online import online_problem, synthetic_olr
 from ...experiments.regret import comparator_values, regret_curve
 from .._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
 from .._stats import sem
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, DEFAULT_SEED, EPSILONS, GRADIENT_NOISE_VARIANCE, N_NODES, RUNS,
-                     _by_epsilon_desc, _choices, _eps_label, _eps_text, _epsilons, _integer, _per_run, _positive,
-                     _stats, graphs)
+                     _by_epsilon_desc, _choices, _eps_label, _eps_text, _epsilons, _per_run, _stats, graphs)
 
 __all__ = [
     "OLR_DIM", "OLR_HORIZON", "OLR_LABEL_NOISE_VARIANCE", "OLR_NOISE_CONSTANT", "DECREASE_RATIO", "PAIRED_Z",
@@ -109,12 +110,12 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
         >>> sorted(s["points"][0])[:3]  # doctest: +SKIP
         ['algorithm', 'epsilon', 'ratio']
     """
-    runs = _integer("runs", runs, 1)
-    seed = _integer("seed", seed, 0)
-    horizon = _integer("horizon", horizon, 4, HorizonError)
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
+    horizon = check_integer(horizon, "horizon", minimum=4, error=HorizonError)
     eps_grid = _epsilons(epsilons)
-    c = _positive("noise_constant", noise_constant)
-    alpha0 = _positive("alpha0", alpha0)
+    c = check_positive(noise_constant, "noise_constant", error=AlgorithmParameterError)
+    alpha0 = check_positive(alpha0, "alpha0", error=AlgorithmParameterError)
     if comparator not in ("prefix", "final"):
         raise ScenarioError(f"comparator must be 'prefix' or 'final', got {comparator!r}")
     t_start = time.perf_counter()

@@ -208,8 +208,8 @@ def example2_problem(N: int = N_AGENTS, address_seed: int = ADDRESS_SEED) -> Pro
         >>> example2_problem(4).num_agents
         4
     """
-    N = _integer("N", N, 2)
-    address_seed = _integer("address_seed", address_seed, 0)
+    N = check_integer(N, "N", minimum=2, error=ScenarioError)
+    address_seed = check_integer(address_seed, "address_seed", minimum=0, error=ScenarioError)
     addresses = np.random.default_rng(address_seed).uniform(-1.0, 1.0, size=(N, DIM))
     return rendezvous_problem(addresses)
 
@@ -263,7 +263,7 @@ def example2_scenario_factory(N: int = N_AGENTS, horizon: int = HORIZON, address
         >>> sf(0.1, 0.5, 0.8, 1.0).horizon
         10
     """
-    return Example2Factory(int(_integer("N", N, 2)), horizon, address_seed, tuple(strides))
+    return Example2Factory(check_integer(N, "N", minimum=2, error=ScenarioError), horizon, address_seed, tuple(strides))
 
 
 # --------------------------------------------------------------------------- Theorem 10
@@ -349,11 +349,6 @@ def theorem10_bound(
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _integer(name: str, value: Any, minimum: int) -> int:
-    return check_integer(value, name, minimum=minimum, error=ScenarioError)
-
 
 def _epsilons(name: str, values: Any, *, allow_empty: bool) -> tuple[float, ...]:
     try:
@@ -480,9 +475,9 @@ def reproduce_fig1(
         >>> s["per_epsilon"][0]["epsilon"]  # doctest: +SKIP
         1.0
     """
-    runs = _integer("runs", runs, 2)
-    tune_runs = _integer("tune_runs", tune_runs, 2)
-    seed = _integer("seed", seed, 0)
+    runs = check_integer(runs, "runs", minimum=2, error=ScenarioError)
+    tune_runs = check_integer(tune_runs, "tune_runs", minimum=2, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     paper_eps = _epsilons("epsilons", epsilons, allow_empty=False)
     ext_eps = _epsilons("extension_epsilons", extension_epsilons, allow_empty=True)
     all_eps = paper_eps + tuple(e for e in ext_eps if e not in paper_eps)

@@ -135,13 +135,8 @@ class TuningResult:
 
 # --------------------------------------------------------------------------- validation
 
-
-def _real(name: str, value: Any, finite: bool = True) -> float:
-    return check_real(value, name, error=AlgorithmParameterError, where="tune_huang2015", finite=finite)
-
-
-def _count(name: str, value: Any, minimum: int) -> int:
-    return check_integer(value, name, minimum=minimum, error=ScenarioError, where="tune_huang2015")
+_WHERE = "tune_huang2015"
+"""Context put before every argument-check message of :func:`tune_huang2015`."""
 
 
 def _check_point(c: float, q: float, p: float, c_max: float, what: str) -> None:
@@ -163,7 +158,8 @@ def _resolve_bounds(bounds: Mapping[str, tuple[float, float]] | None, c_max: flo
                 raise AlgorithmParameterError(
                     f"tune_huang2015: bounds keys must be among {PARAMETERS}, got {key!r}")
             try:
-                lo, hi = (_real(f"bounds[{key!r}]", v) for v in value)
+                lo, hi = (check_real(v, f"bounds[{key!r}]", error=AlgorithmParameterError, where=_WHERE)
+                          for v in value)
             except (TypeError, ValueError):
                 raise AlgorithmParameterError(
                     f"tune_huang2015: bounds[{key!r}] must be a pair (low, high), got {value!r}") from None
@@ -275,14 +271,14 @@ def tune_huang2015(
         >>> res.mse <= res.start_mse and 0 < res.q < res.p < 1
         True
     """
-    eps = _real("epsilon", epsilon, finite=False)
+    eps = check_real(epsilon, "epsilon", error=AlgorithmParameterError, where=_WHERE, finite=False)
     if not eps > 0:
         raise AlgorithmParameterError(f"tune_huang2015: epsilon must be > 0, got {epsilon!r}")
-    runs = _count("runs", runs, 1)
-    seed = _count("seed", seed, 0)
-    cycles = _count("cycles", cycles, 0)
-    grid_points = _count("grid_points", grid_points, 3)
-    refine_steps = _count("refine_steps", refine_steps, 0)
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError, where=_WHERE)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where=_WHERE)
+    cycles = check_integer(cycles, "cycles", minimum=0, error=ScenarioError, where=_WHERE)
+    grid_points = check_integer(grid_points, "grid_points", minimum=3, error=ScenarioError, where=_WHERE)
+    refine_steps = check_integer(refine_steps, "refine_steps", minimum=0, error=ScenarioError, where=_WHERE)
     if not callable(scenario_for):
         raise ScenarioError(f"tune_huang2015: scenario_for must be callable, got {scenario_for!r}")
     try:
@@ -291,7 +287,8 @@ def tune_huang2015(
         values = ()
     if len(values) != 3:
         raise AlgorithmParameterError(f"tune_huang2015: start must be a triple (c, q, p), got {start!r}")
-    c0, q0, p0 = (_real(f"start {name}", v) for name, v in zip(PARAMETERS, values))
+    c0, q0, p0 = (check_real(v, f"start {name}", error=AlgorithmParameterError, where=_WHERE)
+                  for name, v in zip(PARAMETERS, values))
     _check_point(c0, q0, p0, math.inf, "start")
     probe = scenario_for(c0, q0, p0, eps)
     if not isinstance(probe, Scenario):

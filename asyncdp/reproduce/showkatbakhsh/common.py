@@ -96,10 +96,10 @@ def generate_data(n_nodes: int = N_NODES, n_points: int = N_POINTS, dim: int = D
         >>> d.shape, bool(np.abs(d).max() <= 1.0)
         ((2, 3, 4), True)
     """
-    n_nodes, n_points, dim = (_integer(k, v, 1) for k, v in (("n_nodes", n_nodes), ("n_points", n_points),
-                                                             ("dim", dim)))
-    R = _positive("R", R)
-    seed = _integer("seed", seed, 0)
+    n_nodes, n_points, dim = (check_integer(v, k, minimum=1, error=ScenarioError)
+                              for k, v in (("n_nodes", n_nodes), ("n_points", n_points), ("dim", dim)))
+    R = check_positive(R, "R", error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     loc = DATA_MEAN * R
     a, b = (-R - loc) / DATA_STD, (R - loc) / DATA_STD
     rng = np.random.default_rng(seed)
@@ -117,8 +117,8 @@ def fixed_er_graph(n_nodes: int, p_c: float, seed: int) -> Any:
         >>> bool(np.allclose(w, w.T)), round(float(w[0, 1]), 6)
         (True, 0.133333)
     """
-    n_nodes = _integer("n_nodes", n_nodes, 2)
-    seed = _integer("seed", seed, 0)
+    n_nodes = check_integer(n_nodes, "n_nodes", minimum=2, error=ScenarioError)
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     w = topology.erdos_renyi(n_nodes, p_c, seed=seed, connected=True, rule="laplacian").weights(1)
     return topology.static(w, directed=False,
                            description=f"fixed connected G(N={n_nodes}, p_c={p_c}), seed {seed}, Laplacian weights")
@@ -131,7 +131,8 @@ def privacy_gradient_bound(R: float = RADIUS, dim: int = DIM) -> float:
         >>> privacy_gradient_bound(1.0, 4)
         2.0
     """
-    return _positive("R", R) * math.sqrt(_integer("dim", dim, 1))
+    R = check_positive(R, "R", error=ScenarioError)
+    return R * math.sqrt(check_integer(dim, "dim", minimum=1, error=ScenarioError))
 
 
 def linear_prediction(algorithm: Showkatbakhsh, n_nodes: int) -> tuple[float, float]:
@@ -177,16 +178,6 @@ def simulate(problem: Problem, graph: Any, *, epsilon: float, delta: float, T: i
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _integer(name: str, value: Any, minimum: int) -> int:
-    return check_integer(value, name, minimum=minimum, error=ScenarioError)
-
-
-def _positive(name: str, value: Any) -> float:
-    return check_positive(value, name, error=ScenarioError)
-
-
 def _grid(name: str, values: Any, kind: type) -> tuple[Any, ...]:
     try:
         out = tuple(values)
@@ -195,8 +186,8 @@ def _grid(name: str, values: Any, kind: type) -> tuple[Any, ...]:
     if not out:
         raise ScenarioError(f"{name} must not be empty")
     if kind is int:
-        return tuple(_integer(name, v, 1) for v in out)
-    return tuple(_positive(name, v) for v in out)
+        return tuple(check_integer(v, name, minimum=1, error=ScenarioError) for v in out)
+    return tuple(check_positive(v, name, error=ScenarioError) for v in out)
 
 
 def _fit(x: Any, y: Any) -> dict[str, Any]:
@@ -247,7 +238,8 @@ def _bound_alg(problem: Problem, G: float, epsilon: float, delta: float, T: int)
 
 
 def _common(runs: int, seed: int) -> tuple[int, int]:
-    return _integer("runs", runs, 2), _integer("seed", seed, 0)
+    return (check_integer(runs, "runs", minimum=2, error=ScenarioError),
+            check_integer(seed, "seed", minimum=0, error=ScenarioError))
 
 
 # --------------------------------------------------------------------------- table

@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_positive
 
+from ...errors import ScenarioError
 from ...privacy.adapters.showkatbakhsh import tight_accounting
 from .._outputs import check_entry, save_figure, write_outputs
 from .._stats import Z95, mean_ci
 from .common import (
     DEFAULT_SEED, EPSILON, FIG1_HORIZONS, GRAPH_SEED, N_NODES, N_POINTS, P_C, RUNS, STAGE2_ROUNDS, fixed_er_graph,
-    format_table, linear_prediction, simulate, _PAPER, _axes, _bound_alg, _choices, _common, _grid, _positive,
-    _setting,
+    format_table, linear_prediction, simulate, _PAPER, _axes, _bound_alg, _choices, _common, _grid, _setting,
 )
 
 __all__ = ["reproduce_fig1", "format_table"]
@@ -50,7 +51,7 @@ def reproduce_fig1(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
     """
     runs, seed = _common(runs, seed)
     horizons = _grid("horizons", horizons, int)
-    epsilon = _positive("epsilon", epsilon)
+    epsilon = check_positive(epsilon, "epsilon", error=ScenarioError)
     delta = 1.0 / (N_NODES * N_POINTS)
     t0 = time.perf_counter()
     problem, G = _setting()

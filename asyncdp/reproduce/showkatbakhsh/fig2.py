@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 
+from topology.validation import check_integer
+
 from ...errors import ScenarioError
 from ...privacy.adapters.showkatbakhsh import tight_accounting
 from .._outputs import check_entry, save_figure, write_outputs
@@ -22,7 +24,7 @@ from .._stats import Z95, mean_ci
 from .common import (
     DEFAULT_SEED, FIG2_DELTAS, FIG2_EPSILONS, GRAPH_SEED, HORIZON, N_NODES, N_POINTS, P_C, RUNS, STAGE2_ROUNDS,
     fixed_er_graph, format_table, linear_prediction, simulate, _PAPER, _axes, _bound_alg, _choices, _common, _fit,
-    _grid, _integer, _setting,
+    _grid, _setting,
 )
 
 __all__ = ["reproduce_fig2", "format_table"]
@@ -56,7 +58,7 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
     deltas = _grid("deltas", deltas, float)
     if any(not d < 1 for d in deltas):
         raise ScenarioError(f"deltas must lie in (0, 1), got {deltas!r}")
-    T = _integer("T", T, 1)
+    T = check_integer(T, "T", minimum=1, error=ScenarioError)
     t0 = time.perf_counter()
     problem, G = _setting()
     graph = fixed_er_graph(N_NODES, P_C, GRAPH_SEED)
@@ -73,7 +75,8 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
             points.append({
                 "epsilon": eps, "delta": delta, "stage1": s1, "released": mean_ci(sim["released"]).as_dict(),
                 "predicted_stage1": pred1, "predicted_released": pred2, "ratio_stage1": s1["mean"] / pred1,
-                "tight_stage1": mean_ci(tight["stage1"]).as_dict(), "tight_released": mean_ci(tight["released"]).as_dict(),
+                "tight_stage1": mean_ci(tight["stage1"]).as_dict(),
+                "tight_released": mean_ci(tight["released"]).as_dict(),
                 "epsilon_theorem1": acct["epsilon_theorem1"], "epsilon_rdp": acct["epsilon_rdp"],
                 "epsilon_pld": acct["epsilon_pld"], "noise_factor": acct["noise_factor"],
                 "variance_factor": acct["variance_factor"],
@@ -101,7 +104,8 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
         by_eps = [[p["stage1"]["mean"] for p in points if p["epsilon"] == e] for e in epsilons]
         order = np.argsort(deltas)[::-1]  # largest delta first
         mono = all(all(row[order[k]] < row[order[k + 1]] for k in range(len(order) - 1)) for row in by_eps)
-        checks.append(check_entry("smaller_delta_larger_error", mono, "at every epsilon the error grows as delta shrinks",
+        checks.append(check_entry("smaller_delta_larger_error", mono,
+                                  "at every epsilon the error grows as delta shrinks",
                                   value=by_eps))
     ratio_tight = [p["tight_stage1"]["mean"] / p["stage1"]["mean"] for p in points]
     summary = {

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 import topology
+from topology.validation import check_integer, check_positive
 
 from ...errors import ScenarioError
 from .._outputs import check_entry, save_figure, write_outputs
 from .._stats import Z95, mean_ci
 from .common import (
     DEFAULT_SEED, EPSILON, FIG3_GRAPHS, FIG3_HORIZONS, FIG3_PCS, GRAPH_SEED, N_NODES, N_POINTS, RUNS,
-    fixed_er_graph, format_table, simulate, _PAPER, _axes, _choices, _common, _grid, _integer, _positive, _setting,
+    fixed_er_graph, format_table, simulate, _PAPER, _axes, _choices, _common, _grid, _setting,
 )
 
 __all__ = ["reproduce_fig3", "format_table"]
@@ -52,8 +53,8 @@ def reproduce_fig3(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
     if any(not 0 < p <= 1 for p in pcs):
         raise ScenarioError(f"pcs must lie in (0, 1], got {pcs!r}")
     horizons = _grid("horizons", horizons, int)
-    graphs = _integer("graphs", graphs, 1)
-    epsilon = _positive("epsilon", epsilon)
+    graphs = check_integer(graphs, "graphs", minimum=1, error=ScenarioError)
+    epsilon = check_positive(epsilon, "epsilon", error=ScenarioError)
     delta = 1.0 / (N_NODES * N_POINTS)
     t0 = time.perf_counter()
     problem, G = _setting()

@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from topology.validation import check_integer, check_positive
 
-
+from ...errors import ScenarioError
 from .._outputs import check_entry, save_figure, write_outputs
 from .._stats import Z95, mean_ci
 from .common import (
     DEFAULT_SEED, DIM, EPSILON, FIG4_POINTS, GRAPH_SEED, HORIZON, N_NODES, P_C, RADIUS, RUNS, STAGE2_ROUNDS,
     fixed_er_graph, format_table, linear_prediction, privacy_gradient_bound, simulate, _PAPER, _axes, _bound_alg,
-    _choices, _common, _fit, _grid, _integer, _positive, _setting,
+    _choices, _common, _fit, _grid, _setting,
 )
 
 __all__ = ["reproduce_fig4", "format_table"]
@@ -43,8 +44,8 @@ def reproduce_fig4(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
     """
     runs, seed = _common(runs, seed)
     grid = _grid("points_per_node", points_per_node, int)
-    T = _integer("T", T, 1)
-    epsilon = _positive("epsilon", epsilon)
+    T = check_integer(T, "T", minimum=1, error=ScenarioError)
+    epsilon = check_positive(epsilon, "epsilon", error=ScenarioError)
     t0 = time.perf_counter()
     graph = fixed_er_graph(N_NODES, P_C, GRAPH_SEED)
     points, rows = [], []
