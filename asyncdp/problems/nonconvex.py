@@ -55,6 +55,8 @@ from typing import Any
 
 import numpy as np
 
+from topology.validation import check_integer, check_positive, check_real
+
 from .costs import CostFamily, FunctionClass
 from .domains import Ball, Box, Domain
 from ..errors import ProblemError
@@ -100,15 +102,6 @@ ICA_DIM, ICA_SAMPLES, ICA_AGENTS, ICA_SEED = 10, 800, 5, 2023
 _TANH_PEAK = 4.0 / (3.0 * math.sqrt(3.0))  # max_u 2 tanh(u) (1 - tanh(u)^2)
 
 
-def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ProblemError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ProblemError(f"{name} must be finite, got {value!r}")
-    return v
-
-
 def _matrix(data: Any, name: str, ndim: int) -> np.ndarray:
     try:
         arr = np.array(data, dtype=float)
@@ -130,8 +123,7 @@ def paper_measurements(num_agents: int = 5) -> np.ndarray:
         >>> paper_measurements().mean(axis=0)
         array([1., 2., 0.])
     """
-    if isinstance(num_agents, bool) or not isinstance(num_agents, (int, np.integer)) or num_agents < 1:
-        raise ProblemError(f"num_agents must be a positive integer, got {num_agents!r}")
+    num_agents = check_integer(num_agents, "num_agents", minimum=1, error=ProblemError)
     return np.arange(1, num_agents + 1)[:, None] * np.array([1.0 / 3.0, 2.0 / 3.0, 0.0])
 
 
@@ -197,7 +189,7 @@ class NonconvexEstimation(CostFamily):
             raise ProblemError(f"matrix must have {self._Y.shape[1]} rows (the measurement length), "
                                f"got shape {self._M.shape}")
         super().__init__(self._Y.shape[0], self._M.shape[1])
-        self._kappa = _real("kappa", kappa)
+        self._kappa = check_real(kappa, "kappa", error=ProblemError)
         try:
             low, high = (np.broadcast_to(np.asarray(b, dtype=float), (self._dim,)).copy() for b in box)
         except (TypeError, ValueError):
@@ -205,9 +197,7 @@ class NonconvexEstimation(CostFamily):
         if not (np.isfinite(low).all() and np.isfinite(high).all() and (low < high).all()):
             raise ProblemError(f"box must satisfy low < high (finite), got low={low.tolist()}, high={high.tolist()}")
         self._low, self._high = low, high
-        self._width = _real("soft_width", soft_width)
-        if self._width <= 0:
-            raise ProblemError(f"soft_width must be > 0, got {soft_width!r}")
+        self._width = check_positive(soft_width, "soft_width", error=ProblemError)
         self._MtM = self._M.T @ self._M
         self._MtY = self._Y @ self._M  # row i = M^T Y_i
         self._YY = np.einsum("ik,ik->i", self._Y, self._Y)

@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from topology.validation import check_integer, check_nonnegative, check_positive
+
 from .costs import CostFamily, FunctionClass
 from .domains import Ball, Box, Domain, Reals
 from ..errors import ProblemError
@@ -72,12 +74,6 @@ LOSS_KINDS = ("least-squares", "logistic", "hinge")
 """Per-sample losses of :class:`BatchLoss` (seed 004, §2 motivating examples)."""
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ProblemError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def node_blocks(dim: int, num_nodes: int) -> tuple[np.ndarray, ...]:
     """Coordinates owned by each node: ``np.array_split(arange(dim), num_nodes)``.
 
@@ -89,7 +85,8 @@ def node_blocks(dim: int, num_nodes: int) -> tuple[np.ndarray, ...]:
         >>> [b.tolist() for b in node_blocks(5, 2)]
         [[0, 1, 2], [3, 4]]
     """
-    d, n = _positive_int("dim", dim), _positive_int("num_nodes", num_nodes)
+    d = check_integer(dim, "dim", minimum=1, error=ProblemError)
+    n = check_integer(num_nodes, "num_nodes", minimum=1, error=ProblemError)
     if n > d:
         raise ProblemError(f"num_nodes={n} exceeds dim={d}: every node must own at least one coordinate")
     return tuple(np.array_split(np.arange(d), n))
@@ -115,7 +112,7 @@ class OnlineLoss(CostFamily):
     def __init__(self, num_nodes: int, dim: int, num_rounds: int) -> None:
         blocks = node_blocks(dim, num_nodes)
         super().__init__(num_nodes, dim)
-        self._num_rounds = _positive_int("num_rounds", num_rounds)
+        self._num_rounds = check_integer(num_rounds, "num_rounds", minimum=1, error=ProblemError)
         self._blocks = blocks
         mask = np.zeros((num_nodes, dim))
         for i, b in enumerate(blocks):
@@ -593,11 +590,10 @@ def synthetic_olr(num_nodes: int = 7, dim: int = 21, num_rounds: int = 500, *, s
     Raises:
         ProblemError: bad sizes, a negative variance or a non-positive box.
     """
-    d, t_len, bsz = (_positive_int(k, v) for k, v in (("dim", dim), ("num_rounds", num_rounds), ("batch", batch)))
-    if not (math.isfinite(noise_var) and noise_var >= 0):
-        raise ProblemError(f"noise_var must be finite and >= 0, got {noise_var!r}")
-    if not (math.isfinite(box) and box > 0):
-        raise ProblemError(f"box must be finite and > 0, got {box!r}")
+    d, t_len, bsz = (check_integer(v, k, minimum=1, error=ProblemError)
+                     for k, v in (("dim", dim), ("num_rounds", num_rounds), ("batch", batch)))
+    noise_var = check_nonnegative(noise_var, "noise_var", error=ProblemError)
+    box = check_positive(box, "box", error=ProblemError)
     rng = np.random.default_rng(seed)
     x_hat = rng.standard_normal(d)
     a = rng.uniform(-0.5, 0.5, size=(t_len, bsz, d))
