@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from numbers import Real
 
 import numpy as np
 from scipy.special import log_ndtr
 
+from topology.validation import check_nonnegative, check_open_unit, check_positive
+
 from .errors import PrivacyParameterError
+
+_ERR = PrivacyParameterError  # what the argument checks raise
 
 __all__ = [
     "laplace_epsilon",
@@ -39,39 +42,6 @@ __all__ = [
 
 _XTOL = 1e-13  # relative tolerance of the root finders (in epsilon, resp. mu)
 _MAX_ITER = 2000  # cap on bracketing / bisection steps
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
-        raise PrivacyParameterError(f"{name} must be a real number, got {value!r}")
-    v = float(value)  # type: ignore[arg-type]
-    if math.isnan(v):
-        raise PrivacyParameterError(f"{name} must be a number, got {value!r}")
-    return v
-
-
-def _positive(name: str, value: object) -> float:
-    v = _real(name, value)
-    if not (v > 0 and math.isfinite(v)):
-        raise PrivacyParameterError(f"{name} must be positive and finite, got {value!r}")
-    return v
-
-
-def _nonnegative(name: str, value: object) -> float:
-    v = _real(name, value)
-    if not (v >= 0 and math.isfinite(v)):
-        raise PrivacyParameterError(f"{name} must be nonnegative and finite, got {value!r}")
-    return v
-
-
-def _delta(name: str, value: object) -> float:
-    v = _real(name, value)
-    if not 0 < v < 1:
-        raise PrivacyParameterError(f"{name} must lie in (0, 1), got {value!r}")
-    return v
 
 
 # --------------------------------------------------------------------------- Laplace
@@ -94,7 +64,7 @@ def laplace_epsilon(sensitivity: float, scale: float) -> float:
         >>> laplace_epsilon(1.0, 4.0)
         0.25
     """
-    return _nonnegative("sensitivity", sensitivity) / _positive("scale", scale)
+    return check_nonnegative(sensitivity, "sensitivity", error=_ERR) / check_positive(scale, "scale", error=_ERR)
 
 
 def laplace_scale(sensitivity: float, epsilon: float) -> float:
@@ -114,7 +84,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
         >>> laplace_scale(2.0, 0.5)
         4.0
     """
-    return _positive("sensitivity", sensitivity) / _positive("epsilon", epsilon)
+    return check_positive(sensitivity, "sensitivity", error=_ERR) / check_positive(epsilon, "epsilon", error=_ERR)
 
 
 # --------------------------------------------------------------------------- classic Gaussian
@@ -141,9 +111,9 @@ def gaussian_sigma_classic(sensitivity: float, epsilon: float, delta: float) -> 
         >>> round(gaussian_sigma_classic(1.0, 0.5, 1e-5), 4)
         9.6896
     """
-    s = _positive("sensitivity", sensitivity)
-    e = _positive("epsilon", epsilon)
-    d = _delta("delta", delta)
+    s = check_positive(sensitivity, "sensitivity", error=_ERR)
+    e = check_positive(epsilon, "epsilon", error=_ERR)
+    d = check_open_unit(delta, "delta", error=_ERR)
     if e >= 1:
         raise PrivacyParameterError(
             f"epsilon must be < 1 for the classic Gaussian calibration (Dwork-Roth Thm A.1), got {epsilon!r}; "
@@ -171,9 +141,9 @@ def gaussian_epsilon_classic(sensitivity: float, sigma: float, delta: float) -> 
         >>> round(gaussian_epsilon_classic(1.0, 9.6896, 1e-5), 4)
         0.5
     """
-    s = _nonnegative("sensitivity", sensitivity)
-    sg = _positive("sigma", sigma)
-    d = _delta("delta", delta)
+    s = check_nonnegative(sensitivity, "sensitivity", error=_ERR)
+    sg = check_positive(sigma, "sigma", error=_ERR)
+    d = check_open_unit(delta, "delta", error=_ERR)
     eps = s * math.sqrt(2 * math.log(1.25 / d)) / sg
     if eps >= 1:
         raise PrivacyParameterError(
@@ -223,9 +193,9 @@ def gaussian_delta(sensitivity: float, sigma: float, epsilon: float) -> float:
         >>> round(gaussian_delta(1.0, 1.0, 1.0), 6)
         0.126937
     """
-    s = _nonnegative("sensitivity", sensitivity)
-    sg = _positive("sigma", sigma)
-    e = _positive("epsilon", epsilon)
+    s = check_nonnegative(sensitivity, "sensitivity", error=_ERR)
+    sg = check_positive(sigma, "sigma", error=_ERR)
+    e = check_positive(epsilon, "epsilon", error=_ERR)
     if s == 0:
         return 0.0
     return _gaussian_delta_mu(s / sg, e)
@@ -256,9 +226,9 @@ def gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
         >>> round(gaussian_epsilon(1.0, 1.0, gaussian_delta(1.0, 1.0, 2.0)), 9)
         2.0
     """
-    s = _nonnegative("sensitivity", sensitivity)
-    sg = _positive("sigma", sigma)
-    d = _delta("delta", delta)
+    s = check_nonnegative(sensitivity, "sensitivity", error=_ERR)
+    sg = check_positive(sigma, "sigma", error=_ERR)
+    d = check_open_unit(delta, "delta", error=_ERR)
     if s == 0:
         return 0.0
     return _gaussian_epsilon_mu(s / sg, d)
@@ -329,9 +299,9 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
         >>> round(gaussian_sigma(2.0, 1.0, gaussian_delta(2.0, 3.0, 1.0)), 9)
         3.0
     """
-    s = _positive("sensitivity", sensitivity)
-    e = _positive("epsilon", epsilon)
-    d = _delta("delta", delta)
+    s = check_positive(sensitivity, "sensitivity", error=_ERR)
+    e = check_positive(epsilon, "epsilon", error=_ERR)
+    d = check_open_unit(delta, "delta", error=_ERR)
     log_d = math.log(d)
 
     def g(mu: float) -> float:

@@ -189,3 +189,20 @@ def test_bad_inputs_raise_naming_parameter_and_value(fn, args, name, value):
     msg = str(info.value)
     assert name in msg and value in msg
     assert isinstance(info.value, AccountingError) and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: laplace_epsilon(-1.0, 1.0), r"^sensitivity must be >= 0, got -1\.0$"),
+        (lambda: laplace_epsilon(1.0, 0.0), r"^scale must be > 0, got 0\.0$"),
+        (lambda: gaussian_delta(1.0, math.inf, 1.0), r"^sigma must be finite, got inf$"),
+        (lambda: gaussian_epsilon(1.0, 1.0, 1.0), r"^delta must lie in \(0, 1\), got 1\.0$"),
+        (lambda: gaussian_sigma(1.0, True, 1e-5), r"^epsilon must be a real number, got True$"),
+        (lambda: gaussian_epsilon(1.0, 1.0, math.nan), r"^delta must be finite, got nan$"),
+    ],
+)
+def test_bad_arguments_name_parameter_and_value(call, message):
+    """The checks come from topology.validation and raise PrivacyParameterError naming parameter and value."""
+    with pytest.raises(PrivacyParameterError, match=message):
+        call()
