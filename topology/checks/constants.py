@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..sequence import GraphSequence
+from ..validation import check_integer, check_real
 
 __all__ = [
     "nedic_ozdaglar",
@@ -45,24 +46,12 @@ _EXACT_LIMIT = 200
 _SAMPLED_COLUMNS = 64
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def _positive_int(x: Any, name: str) -> int:
-    if not _is_int(x) or x < 1:
-        raise ParameterError(f"{name} must be a positive integer, got {x!r}")
-    return int(x)
-
-
 def _unit_interval(x: Any, name: str) -> float:
-    """Validate ``x`` in ``(0, 1]``."""
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"{name} must be a number in (0, 1], got {x!r}")
-    x = float(x)
-    if not math.isfinite(x) or not 0.0 < x <= 1.0:
+    """Validate ``x`` in ``(0, 1]`` (a finite real first, by :func:`topology.validation.check_real`)."""
+    v = check_real(x, name)
+    if not 0.0 < v <= 1.0:
         raise ParameterError(f"{name} must be in (0, 1], got {x!r}")
-    return x
+    return v
 
 
 # ---------------------------------------------------------------------------
@@ -89,7 +78,7 @@ def nedic_ozdaglar(eta: float, num_nodes: int) -> tuple[float, float]:
         (1.1377777777777778, 0.9375)
     """
     eta = _unit_interval(eta, "eta")
-    n = _positive_int(num_nodes, "num_nodes")
+    n = check_integer(num_nodes, "num_nodes", minimum=1)
     beta = 1.0 - eta / (4.0 * n * n)
     theta = beta**-2
     return theta, beta
@@ -112,7 +101,7 @@ def dpsda_c_theta(phi: float, n: int) -> float:
         0.96875
     """
     phi = _unit_interval(phi, "phi")
-    n = _positive_int(n, "n")
+    n = check_integer(n, "n", minimum=1)
     return 1.0 - phi / (4.0 * n * n)
 
 
@@ -139,8 +128,8 @@ def push_sum_lambda(n: int, B: int) -> float:
         >>> push_sum_lambda(7, 4)
         1.0
     """
-    n = _positive_int(n, "n")
-    B = _positive_int(B, "B")
+    n = check_integer(n, "n", minimum=1)
+    B = check_integer(B, "B", minimum=1)
     if n == 1:
         return 0.0
     if B == 1:
@@ -164,8 +153,8 @@ def push_sum_one_minus_lambda(n: int, B: int) -> float:
         >>> f"{push_sum_one_minus_lambda(7, 4):.4e}"  # about 7**-28 / 4
         '5.4349e-25'
     """
-    n = _positive_int(n, "n")
-    B = _positive_int(B, "B")
+    n = check_integer(n, "n", minimum=1)
+    B = check_integer(B, "B", minimum=1)
     if n == 1:
         return 1.0
     if B == 1:
@@ -187,8 +176,8 @@ def push_sum_log_one_minus_lambda(n: int, B: int) -> float:
         >>> round(push_sum_log_one_minus_lambda(1000, 1), 3)  # -1000 ln 1000
         -6907.755
     """
-    n = _positive_int(n, "n")
-    B = _positive_int(B, "B")
+    n = check_integer(n, "n", minimum=1)
+    B = check_integer(B, "B", minimum=1)
     if n == 1:
         return 0.0
     log_x = -n * B * math.log(n)
@@ -326,16 +315,14 @@ def empirical_contraction(
     if kind not in CONTRACTION_KINDS:
         raise ParameterError(f"kind must be one of {', '.join(CONTRACTION_KINDS)}; got {kind!r}")
     horizon = seq.resolve_horizon(horizon)
-    if not _is_int(start) or not 0 <= start < horizon:
-        raise ParameterError(
-            f"start must be an integer with 0 <= start < horizon ({horizon}), got {start!r}"
-        )
-    start = int(start)
+    start = check_integer(start, "start", minimum=0)
+    if start >= horizon:
+        raise ParameterError(f"start must be < horizon ({horizon}), got {start!r}")
     n = seq.num_nodes
     if max_columns is None:
         m = n if n <= _EXACT_LIMIT else min(_SAMPLED_COLUMNS, n)
     else:
-        m = min(_positive_int(max_columns, "max_columns"), n)
+        m = min(check_integer(max_columns, "max_columns", minimum=1), n)
     if m == n:
         cols = np.arange(n)
     else:

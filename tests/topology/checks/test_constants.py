@@ -284,3 +284,25 @@ def test_large_sampled_run_is_fast():
     assert np.all(np.diff(res.deviations) <= 1e-15)
     assert 0.01 < res.deviations[-1] < 0.1
 
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: nedic_ozdaglar(0.0, 3), r"^eta must be in \(0, 1\], got 0\.0$"),
+        (lambda: nedic_ozdaglar("0.5", 3), r"^eta must be a real number, got '0\.5'$"),
+        (lambda: nedic_ozdaglar(0.5, 0), r"^num_nodes must be >= 1, got 0$"),
+        (lambda: dpsda_c_theta(math.nan, 3), r"^phi must be finite, got nan$"),
+        (lambda: push_sum_lambda(3, 1.5), r"^B must be an integer, got 1\.5$"),
+        (lambda: empirical_contraction(static([[0.5, 0.5], [0.5, 0.5]]), horizon=3, start=3),
+         r"^start must be < horizon \(3\), got 3$"),
+        (lambda: empirical_contraction(static([[0.5, 0.5], [0.5, 0.5]]), horizon=3, start=True),
+         r"^start must be an integer, got True$"),
+        (lambda: empirical_contraction(static([[0.5, 0.5], [0.5, 0.5]]), horizon=3, max_columns=0),
+         r"^max_columns must be >= 1, got 0$"),
+    ],
+)
+def test_bad_arguments_name_parameter_and_value(call, message):
+    """The checks come from topology.validation: ParameterError naming parameter and value."""
+    with pytest.raises(ParameterError, match=message):
+        call()
