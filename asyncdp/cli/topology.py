@@ -24,6 +24,7 @@ from topology.audit import ALGORITHMS, audit
 from topology.errors import ParameterError
 from topology.io import load_sequence, save_sequence
 from topology.sequence import GraphSequence, from_networkx
+from topology.validation import check_integer, check_real
 from topology.weights import WEIGHT_RULES
 
 if TYPE_CHECKING:
@@ -43,34 +44,27 @@ _RULES = tuple(WEIGHT_RULES)
 # -- argument types ----------------------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
+def _parse(kind: type, text: str) -> Any:
     try:
-        value = int(text)
+        return kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+        raise argparse.ArgumentTypeError(
+            f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (checked by :func:`topology.validation.check_integer`)."""
+    return check_integer(_parse(int, text), "value", minimum=1, error=argparse.ArgumentTypeError)
 
 
 def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a nonnegative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a nonnegative integer, got {text!r}")
-    return value
+    """argparse type: an integer >= 0."""
+    return check_integer(_parse(int, text), "value", minimum=0, error=argparse.ArgumentTypeError)
 
 
 def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not np.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
+    """argparse type: a finite number (checked by :func:`topology.validation.check_real`)."""
+    return check_real(_parse(float, text), "value", error=argparse.ArgumentTypeError)
 
 
 # -- audit ---------------------------------------------------------------------------

@@ -309,3 +309,20 @@ def test_subprocess_bad_input_exits_2_without_traceback(tmp_path: Path, case: st
     assert res.returncode == 2
     assert message in _single_error_line(res.stderr)
     assert res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nodes", "0", "--p", "0.5", "--rounds", "3"], "argument --nodes: value must be >= 1, got 0"),
+        (["--nodes", "3", "--p", "inf", "--rounds", "3"], "argument --p: value must be finite, got inf"),
+        (["--nodes", "3", "--p", "0.5", "--rounds", "x"], "argument --rounds: expected an integer, got 'x'"),
+        (["--nodes", "3", "--p", "half", "--rounds", "3"], "argument --p: expected a number, got 'half'"),
+        (["--nodes", "3", "--p", "0.5", "--rounds", "3", "--seed", "-1"],
+         "argument --seed: value must be >= 0, got -1"),
+    ],
+)
+def test_bad_numbers_are_usage_errors_naming_option_and_value(capsys, args, message):
+    """Options are checked by topology.validation: exit code 2 and one line naming the option and the value."""
+    assert main(["topology", "generate", "erdos-renyi", *args, "--out", "unused.json"]) == 2
+    assert message in capsys.readouterr().err
