@@ -16,7 +16,25 @@ from topology.sequence import GraphSequence
 from . import metrics
 from .metrics import MetricCurve
 
-__all__ = ["Result"]
+__all__ = ["Result", "summary_table"]
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """A summary (:meth:`Result.summary`, :meth:`~asyncdp.engine.batch_engine.BatchResult.summary`) as aligned lines.
+
+    Args:
+        summary: names and values; floats are shown with 6 significant digits.
+
+    Returns:
+        One ``key  value`` line per entry, keys padded to the longest.
+
+    Example:
+        >>> print(summary_table({"runs": 3, "error": 0.1234567}))
+        runs   3
+        error  0.123457
+    """
+    w = max(len(k) for k in summary)
+    return "\n".join(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}" for k, v in summary.items())
 
 
 @dataclass
@@ -112,9 +130,7 @@ class Result:
 
     def summary_table(self) -> str:
         """:meth:`summary` as aligned ``key  value`` lines."""
-        s = self.summary()
-        w = max(len(k) for k in s)
-        return "\n".join(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}" for k, v in s.items())
+        return summary_table(self.summary())
 
     def to_json(self, indent: int | None = 2) -> str:
         """Summary plus metadata as JSON."""

@@ -20,6 +20,7 @@ SimPy engine draws, so a one-run batch reproduces a SimPy lockstep run.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,12 +29,13 @@ import scipy.sparse as sp
 
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence
+from topology.validation import check_integer
 
 from .. import metrics
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import SeededNoise
-from ..result import Result
+from ..result import Result, summary_table
 from .timing import Lockstep
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
@@ -129,8 +131,9 @@ class BatchResult:
         """
         if self.trajectory is None:
             raise ScenarioError("run(r) needs keep='all' (the trajectories were not stored)")
-        if isinstance(r, (bool, np.bool_)) or not isinstance(r, (int, np.integer)) or not 0 <= r < self.runs:
-            raise ScenarioError(f"run index must be an integer in [0, {self.runs}), got {r!r}")
+        r = check_integer(r, f"run index (in [0, {self.runs}))", minimum=0, error=ScenarioError)
+        if r >= self.runs:
+            raise ScenarioError(f"run index must be < {self.runs} (the number of runs), got {r!r}")
         traj = self.trajectory[r]
         horizon, n_agents = traj.shape[0] - 1, traj.shape[1]
         transcript = None
@@ -168,6 +171,14 @@ class BatchResult:
             "epsilon_claimed": self.claimed_epsilon,
         }
 
+    def summary_table(self) -> str:
+        """:meth:`summary` as aligned ``key  value`` lines (as :meth:`asyncdp.result.Result.summary_table`)."""
+        return summary_table(self.summary())
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """Summary plus metadata as JSON (as :meth:`asyncdp.result.Result.to_json`)."""
+        return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)
+
 
 def _check_batchable(scenario: Any) -> None:
     if not isinstance(scenario.timing, Lockstep):
@@ -200,8 +211,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
         ScenarioError: a scenario outside the batch engine's scope, a bad
             ``runs`` or ``keep``.
     """
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
-        raise ScenarioError(f"runs must be a positive integer, got {runs!r}")
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
     _check_batchable(scenario)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
 
 import numpy as np
@@ -90,3 +91,14 @@ def test_batch_result_metrics_and_pickles():
     assert np.array_equal(res.optimality_error(), optimality_error(res.trajectory, res.optimum))
     assert np.array_equal(res.consensus_error[-1], consensus_error(res.final))
     assert np.array_equal(res.deviation(), deviation(res.trajectory))
+
+
+def test_batch_and_result_share_summary_table_and_json():
+    sc = REGISTRY["huang2015"].example_scenario(seed=4)
+    batch, res = sc.run(engine="batch", runs=2), sc.run()
+    for one in (batch, res):
+        lines = one.summary_table().splitlines()
+        assert [line.split()[0] for line in lines] == list(one.summary())
+        data = json.loads(one.to_json())
+        assert data["metadata"] == json.loads(json.dumps(one.metadata, default=str))
+    assert json.loads(batch.to_json())["runs"] == 2

@@ -88,8 +88,10 @@ def test_out_of_scope_scenarios_are_refused():
         sc.replace(links=Links(LinkModel(loss=0.1))).run(engine="batch")
     with pytest.raises(ScenarioError, match="unicast"):
         sc.replace(mode="unicast").run(engine="batch")
-    with pytest.raises(ScenarioError, match="runs must be a positive integer, got 0"):
+    with pytest.raises(ScenarioError, match="runs must be >= 1, got 0"):
         sc.run(engine="batch", runs=0)
+    with pytest.raises(ScenarioError, match="runs must be an integer, got 2.0"):
+        sc.run(engine="batch", runs=2.0)
     with pytest.raises(ScenarioError, match="keep must be one of"):
         sc.run(engine="batch", keep="some")
     with pytest.raises(ScenarioError, match="unknown engine 'gpu'"):
@@ -98,5 +100,7 @@ def test_out_of_scope_scenarios_are_refused():
         sc.run(runs=2)
     with pytest.raises(ScenarioError, match="keep='all'"):
         sc.run(engine="batch", keep="final").run(0)
-    with pytest.raises(ScenarioError, match=r"run index must be an integer in \[0, 2\), got 2"):
+    with pytest.raises(ScenarioError, match=r"run index must be < 2 \(the number of runs\), got 2"):
         sc.run(engine="batch", runs=2).run(2)
+    with pytest.raises(ScenarioError, match=r"run index \(in \[0, 2\)\) must be >= 0, got -1"):
+        sc.run(engine="batch", runs=2).run(-1)
