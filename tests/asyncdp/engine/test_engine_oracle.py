@@ -236,8 +236,13 @@ def test_hand_made_ties_follow_simpy_scheduling_order() -> None:
     assert exact_ties(real) > 0
 
 
-def test_tie_rule_decides_something_in_the_hypothesis_grid() -> None:
-    """The tie-prone settings above really produce both outcomes of a tie (so the test can fail)."""
+def test_exact_ties_under_the_stale_policy_go_both_ways() -> None:
+    """Tie-prone settings of the Hypothesis grid produce both outcomes of a tie (so a wrong tie rule shows).
+
+    Deadline ``1/4`` and latency ``1/4``: each round-``t`` delivery lands on its
+    receiver's deadline; senders with a lower index count, the others are
+    replaced by their round-``t - 1`` value (age 1) from round 2 on.
+    """
     sc = huang_scenario(3, "complete", 4).replace(timing=Deadline(period=1.0, deadline=0.25, missing="stale"),
                                                  links=Links(LinkModel(ConstantLatency(0.25))))
     real, plain = run_both(sc)
