@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .. import metrics
 from ..errors import SweepError
 from ..scenario import Scenario
 from .factories import _fmt
@@ -86,12 +87,9 @@ def _user_columns(out: Any, runs: int, where: str) -> dict[str, np.ndarray]:
 
 
 def _final_metrics(final: np.ndarray, optimum: np.ndarray) -> tuple[float, float, float]:
-    """Optimality error, deviation and consensus error of one run's final states ``(N, n)``."""
-    xbar = final.mean(axis=0)
-    opt = float(((xbar - optimum) ** 2).sum())
-    dev = float(np.sqrt(((final - xbar) ** 2).sum(-1)).max())
-    cons = float(np.sqrt(((final[:, None, :] - final[None, :, :]) ** 2).sum(-1)).max())
-    return opt, dev, cons
+    """Optimality error, deviation and consensus error of one run's final states ``(N, n)`` (:mod:`asyncdp.metrics`)."""
+    return (float(metrics.optimality_error(final, optimum)), float(metrics.deviation(final)),
+            float(metrics.consensus_error(final)))
 
 
 def _assemble(names: list[str], tasks: Sequence[_Task], outputs: Sequence[dict[str, np.ndarray]]) -> pd.DataFrame:

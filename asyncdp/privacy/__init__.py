@@ -6,7 +6,6 @@
 * :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed;
 * :mod:`.replay`: an algorithm's R and U steps as the accountant's replay rule;
 * :mod:`.sensitivity`: the accountant's own sensitivity and the prober's update pair;
-* :mod:`.paper_hooks`: the lookups of each paper's adapter and theorem check;
 * :mod:`.adapters`: what each algorithm hands the accountant (its constants, never its claims);
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
 

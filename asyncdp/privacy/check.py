@@ -9,7 +9,7 @@ figures fill a :class:`~asyncdp.privacy.report.PrivacyCheckReport`.
 This module was the whole checker before it was split by topic; every name
 it had is still importable from here (re-exported from the modules that now
 hold it: :mod:`.adjacency`, :mod:`.replay`, :mod:`.sensitivity`,
-:mod:`.paper_hooks`, :mod:`.report`).
+:mod:`.report`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..algorithms import registry as _papers
 from ..scenario import Scenario
 from .adjacency import (  # noqa: F401  (the old module path of the private helpers too)
     _check_same_setup,
@@ -28,7 +29,6 @@ from .adjacency import (  # noqa: F401  (the old module path of the private help
 )
 from .context import CheckOptions, ScenarioPair, prepare
 from .evidence import Evidence, _finite, find_figure  # noqa: F401
-from .paper_hooks import _adapter, _theorem_verdict  # noqa: F401
 from .replay import (  # noqa: F401
     AlgorithmReplayRule,
     ReplayState,
@@ -43,6 +43,9 @@ from .sensitivity import independent_sensitivity, update_pair
 from . import steps as _steps
 from .steps import Step
 from .verdict import decide
+
+_adapter = _papers.adapter  # the names the check had before the paper registry
+_theorem_verdict = _papers.theorem_verdict
 
 __all__ = [
     "find_changed_agent",

@@ -16,7 +16,7 @@ import numpy as np
 from accounting import prober
 
 from ..scenario import Scenario
-from .paper_hooks import _adapter
+from ..algorithms import registry as _papers
 
 __all__ = ["independent_sensitivity", "update_pair"]
 
@@ -44,7 +44,7 @@ def independent_sensitivity(scenario: Scenario) -> np.ndarray:
         >>> independent_sensitivity(small_example()[0].scenario).shape
         (5,)
     """
-    adapter = _adapter(scenario.algorithm.name)
+    adapter = _papers.adapter(scenario.algorithm.name)
     if adapter is None:
         raise NotImplementedError(f"no independent sensitivity for {scenario.algorithm.name!r} yet")
     return np.asarray(adapter.sensitivity(scenario), dtype=float)
