@@ -266,6 +266,7 @@ class Ledger:
         """Every release as a :class:`Release` (made once, on first use, for a columnar ledger)."""
         if self._objects is None:
             c = self._cols
+            assert c is not None  # a ledger holds its releases as objects, columns or both
             # release k is records[record[k]].copy_for(agent[k], time[k], receiver[k]), made by the
             # constructor; the records' other fields are read once, not once per release
             decl = [(type(r), r.round, r.mechanism, r.scale, r.dimension, r.claimed_sensitivity, r.channel)
@@ -279,7 +280,7 @@ class Ledger:
         return self._objects
 
     def __len__(self) -> int:
-        return int(self._cols["record"].size) if self._cols is not None else len(self._objects)
+        return int(self._cols["record"].size) if self._cols is not None else len(self._releases)
 
     def __iter__(self) -> Iterator[Release]:
         return iter(self._releases)

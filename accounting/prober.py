@@ -233,7 +233,7 @@ class _Objective:
                     else:
                         ok = ok and s == -math.inf
             self.batched = ok
-            if ok:
+            if ok and values is not None:
                 self.evaluations += len(Z)
                 return np.where(np.isfinite(values), values, -np.inf)
         if self.batched:

@@ -190,7 +190,7 @@ def _noise_free_ratio(y: np.ndarray, mean: np.ndarray, mean_p: np.ndarray, mask:
 
 def replay_loss(
     transcripts: np.ndarray, setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayRule, *, per_round: bool = False
-) -> np.ndarray:
+) -> Any:
     """The exact privacy loss ``log p_P(y) - log p_P'(y)`` of each transcript.
 
     Broadcast transcripts have shape ``(R, T, N, n)``: every agent sends one

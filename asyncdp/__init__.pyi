@@ -1,23 +1,68 @@
 """Public names of ``asyncdp`` (read by ``lazy_loader.attach_stub`` and by type checkers)."""
 
+# "name as name": an explicit re-export for type checkers (PEP 484); lazy_loader reads the names
+
 __version__: str
 
-from .algorithms import DPSDAC, DPSDAPS, REGISTRY, Algorithm, Huang2015, Showkatbakhsh, WangBasar, get_algorithm
-from .engine.batch_engine import BatchResult, run_batch
-from .problems.costs import FunctionClass, RendezvousQuadratic, UserCost, WeightedQuadratic, check_constants
-from .problems.domains import Ball, Box, Reals
-from .errors import AsyncdpError, ScenarioError
-from .engine.links import (
-    ConstantLatency,
-    ExponentialLatency,
-    LinkModel,
-    Links,
-    LogNormalLatency,
-    ZeroLatency,
+from .algorithms import (
+    DPSDAC as DPSDAC,
+    DPSDAPS as DPSDAPS,
+    REGISTRY as REGISTRY,
+    Algorithm as Algorithm,
+    Huang2015 as Huang2015,
+    Showkatbakhsh as Showkatbakhsh,
+    WangBasar as WangBasar,
+    get_algorithm as get_algorithm,
 )
-from .noise import InjectedNoise, SeededNoise, ZeroNoise
-from .problems.problem import Problem, rendezvous_problem
-from .result import Result
-from .scenario import Scenario, load_script
-from .engine.timing import Async, Deadline, Lockstep
-from .engine.transcript import Transcript
+from .engine.batch_engine import (
+    BatchResult as BatchResult,
+    run_batch as run_batch,
+)
+from .problems.costs import (
+    FunctionClass as FunctionClass,
+    RendezvousQuadratic as RendezvousQuadratic,
+    UserCost as UserCost,
+    WeightedQuadratic as WeightedQuadratic,
+    check_constants as check_constants,
+)
+from .problems.domains import (
+    Ball as Ball,
+    Box as Box,
+    Reals as Reals,
+)
+from .errors import (
+    AsyncdpError as AsyncdpError,
+    ScenarioError as ScenarioError,
+)
+from .engine.links import (
+    ConstantLatency as ConstantLatency,
+    ExponentialLatency as ExponentialLatency,
+    LinkModel as LinkModel,
+    Links as Links,
+    LogNormalLatency as LogNormalLatency,
+    ZeroLatency as ZeroLatency,
+)
+from .noise import (
+    InjectedNoise as InjectedNoise,
+    SeededNoise as SeededNoise,
+    ZeroNoise as ZeroNoise,
+)
+from .problems.problem import (
+    Problem as Problem,
+    rendezvous_problem as rendezvous_problem,
+)
+from .result import (
+    Result as Result,
+)
+from .scenario import (
+    Scenario as Scenario,
+    load_script as load_script,
+)
+from .engine.timing import (
+    Async as Async,
+    Deadline as Deadline,
+    Lockstep as Lockstep,
+)
+from .engine.transcript import (
+    Transcript as Transcript,
+)

@@ -64,7 +64,7 @@ class _Alias(importlib.abc.Loader):
 
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):  # type: ignore[no-untyped-def]
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
         new = new_name(fullname)
         if new is None or new == fullname:
             return None

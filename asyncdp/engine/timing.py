@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -232,7 +232,7 @@ class Async:
         return {"kind": self.kind, "rate": self.rate, "staleness": self.staleness}
 
 
-TimingPolicy = Union[Lockstep, Deadline, Async]
+TimingPolicy = Lockstep | Deadline | Async
 """Any timing policy."""
 
 _KINDS: dict[str, type] = {"lockstep": Lockstep, "deadline": Deadline, "async": Async}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..algorithms import registry as _papers
 from ..scenario import Scenario
@@ -44,8 +45,16 @@ from . import steps as _steps
 from .steps import Step
 from .verdict import decide
 
-_adapter = _papers.adapter  # the names the check had before the paper registry
-_theorem_verdict = _papers.theorem_verdict
+
+
+def _adapter(algorithm_name: str) -> Any:
+    """The paper registry's adapter of ``algorithm_name`` (:func:`asyncdp.algorithms.registry.adapter`)."""
+    return _papers.adapter(algorithm_name)
+
+
+def _theorem_verdict(scenario: Scenario, alg: Any, eps_ledger: float, delta_ledger: float) -> str:
+    """The paper registry's theorem check (:func:`asyncdp.algorithms.registry.theorem_verdict`)."""
+    return _papers.theorem_verdict(scenario, alg, eps_ledger, delta_ledger)
 
 __all__ = [
     "find_changed_agent",

@@ -220,7 +220,7 @@ def test_invalid_construction(factory, match: str) -> None:
 
 @pytest.mark.parametrize("domain", [*DOMAINS, Reals(2)], ids=[*BOUNDED_IDS, "reals"])
 def test_project_rejects_wrong_shape_and_nonfinite(domain: Domain) -> None:
-    with pytest.raises(ProblemError, match=r"shape \(\.\.\., %d\)" % domain.dim):
+    with pytest.raises(ProblemError, match=rf"shape \(\.\.\., {domain.dim}\)"):
         domain.project(np.zeros(domain.dim + 1))
     with pytest.raises(ProblemError, match="shape"):
         domain.project(1.0)
