@@ -51,12 +51,16 @@ def check_real(
     Example:
         >>> check_real(2, "c")
         2.0
+        >>> check_real(float("inf"), "bound", finite=False)
+        inf
     """
     if isinstance(value, bool) or not isinstance(value, Real):
         raise _fail(error, where, f"{name} must be a real number, got {value!r}")
     v = float(value)
-    if math.isnan(v) or (finite and not math.isfinite(v)):
+    if finite and not math.isfinite(v):
         raise _fail(error, where, f"{name} must be finite, got {value!r}")
+    if math.isnan(v):  # finite=False admits +-inf, never NaN
+        raise _fail(error, where, f"{name} must be a real number, got {value!r}")
     return v
 
 

@@ -87,6 +87,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from topology.validation import check_real
+
 from ..errors import AlgorithmParameterError
 from ..noise import GRADIENT_NOISE_KEY, stream
 from .base import Algorithm, Channel, NoiseDeclaration, State
@@ -110,9 +112,7 @@ def prox(z: np.ndarray, alpha: float, domain: Any) -> np.ndarray:
 
 
 def _real(alg: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(f"{alg}: {name} must be a real number, got {value!r}")
-    return float(value)
+    return check_real(value, name, error=AlgorithmParameterError, where=alg, finite=False)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from topology.validation import check_real
+
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration, State
 from .clipping import clip_l2
@@ -51,9 +53,8 @@ GRADIENT_MODES = ("clip", "raw")
 
 
 def _check_real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(f"huang2015: {name} must be a real number, got {value!r}")
-    return float(value)
+    """A real number, infinities allowed (the caller checks the range): :func:`topology.validation.check_real`."""
+    return check_real(value, name, error=AlgorithmParameterError, where="huang2015", finite=False)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from topology.validation import check_integer, check_positive, check_real
+
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration, State
 
@@ -77,22 +79,15 @@ STAGE2_MODES = ("corrected", "as-printed")
 
 
 def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(f"showkatbakhsh: {name} must be a real number, got {value!r}")
-    return float(value)
+    return check_real(value, name, error=AlgorithmParameterError, where="showkatbakhsh", finite=False)
 
 
 def _integer(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise AlgorithmParameterError(f"showkatbakhsh: {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_integer(value, name, minimum=minimum, error=AlgorithmParameterError, where="showkatbakhsh")
 
 
 def _positive_finite(name: str, value: Any) -> float:
-    v = _real(name, value)
-    if not (v > 0 and math.isfinite(v)):
-        raise AlgorithmParameterError(f"showkatbakhsh: {name} must be positive and finite, got {value!r}")
-    return v
+    return check_positive(value, name, error=AlgorithmParameterError, where="showkatbakhsh")
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ import numpy as np
 
 from accounting.papers.wang_basar import WANG_BASAR_THEOREMS
 
+from topology.validation import check_real
+
 from ..errors import AlgorithmParameterError
 from .base import Algorithm, Channel, NoiseDeclaration, State
 
@@ -84,9 +86,7 @@ def _name(value: Any) -> str:
 
 
 def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or math.isnan(value):
-        raise AlgorithmParameterError(_name(f"{name} must be a real number, got {value!r}"))
-    return float(value)
+    return check_real(value, name, error=AlgorithmParameterError, where="wang-basar", finite=False)
 
 
 @dataclass(frozen=True)
