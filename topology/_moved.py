@@ -31,6 +31,7 @@ from types import ModuleType
 __all__ = ["install", "new_name"]
 
 _MOVES: dict[str, str] = {}
+_TOPS: set[str] = set()  # the top-level packages with moves (a cheap first test on every import)
 
 
 def new_name(old: str) -> str | None:
@@ -40,6 +41,8 @@ def new_name(old: str) -> str | None:
         >>> new_name("topology.constants")
         'topology.checks.constants'
     """
+    if old.partition(".")[0] not in _TOPS:
+        return None
     for prefix in sorted(_MOVES, key=len, reverse=True):
         if old == prefix or old.startswith(prefix + "."):
             return _MOVES[prefix] + old[len(prefix):]
@@ -78,5 +81,8 @@ def install(moves: Mapping[str, str]) -> None:
         moves: old dotted module names mapped to their new dotted names.
     """
     _MOVES.update(moves)
+    _TOPS.update(name.partition(".")[0] for name in moves)
     if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
-        sys.meta_path.append(_MovedModuleFinder())
+        # first on the path: a submodule of a moved package (asyncdp.costs.quadratics) would otherwise be
+        # found by the path finder in the package's new folder and loaded a second time under its old name
+        sys.meta_path.insert(0, _MovedModuleFinder())
