@@ -53,3 +53,18 @@ def test_old_module_paths_import_the_moved_module(old, new, monkeypatch):
 def test_unknown_module_still_fails():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("asyncdp.no_such_module")
+
+
+def test_old_submodule_path_is_the_new_module_in_a_fresh_interpreter():
+    # in a fresh process nothing is cached: the old path of a moved package's submodule must still
+    # resolve to the one new module (not a second copy loaded from the new folder under the old name)
+    import subprocess
+
+    code = (
+        "import warnings, importlib; warnings.simplefilter('ignore'); "
+        "old = importlib.import_module('asyncdp.costs.quadratics'); "
+        "new = importlib.import_module('asyncdp.problems.costs.quadratics'); "
+        "assert old is new, (old, new); print('same')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "same", proc.stderr
