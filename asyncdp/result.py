@@ -62,6 +62,9 @@ class Result:
         messages_sent, messages_lost: transmission counts.
         claimed_epsilon, claimed_delta: the algorithm's claimed guarantee.
         metadata: scenario description (algorithm parameters, timing, links, seed ...).
+        schedule: who combined which message (sender and the sender's round)
+            with which weight, as a :class:`~asyncdp.engine.schedule.RealizedSchedule`
+            (``None`` when the engine did not record it).
     """
 
     trajectory: np.ndarray
@@ -76,6 +79,7 @@ class Result:
     claimed_epsilon: float
     claimed_delta: float
     metadata: dict[str, Any] = field(default_factory=dict)
+    schedule: Any = None
 
     @property
     def horizon(self) -> int:

@@ -36,6 +36,7 @@ from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result, summary_table
+from .schedule import RealizedSchedule
 from .timing import Lockstep
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
@@ -157,7 +158,21 @@ class BatchResult:
                                                                                             dtype=np.int64),
             messages_sent=0, messages_lost=0, claimed_epsilon=self.claimed_epsilon,
             claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": int(r)},
+            schedule=RealizedSchedule.lockstep(self.topology, horizon),
         )
+
+    def schedule(self, r: int) -> RealizedSchedule:
+        """Run ``r``'s realized schedule (:class:`~asyncdp.engine.schedule.RealizedSchedule`), as the SimPy engine records it.
+
+        Lockstep lossless runs all mix the round's messages with the topology's weights.
+
+        Raises:
+            ScenarioError: ``r`` is not an integer in ``[0, R)``.
+        """
+        r = check_integer(r, f"run index (in [0, {self.runs}))", minimum=0, error=ScenarioError)
+        if r >= self.runs:
+            raise ScenarioError(f"run index must be < {self.runs} (the number of runs), got {r!r}")
+        return RealizedSchedule.lockstep(self.topology, self.horizon)
 
     def summary(self) -> dict[str, Any]:
         """Means over runs of the final errors, and the claim (JSON-ready)."""

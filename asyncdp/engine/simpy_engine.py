@@ -29,7 +29,8 @@ missing senders and rescale the remaining weights to the row's original
 total: 1 for a row-stochastic matrix, the row's own mass for e.g. push-sum
 weights) or ``"stale"`` (reuse the last value received from that neighbour;
 if none was ever received the row is renormalized). The weights actually
-used are recorded as the *realized mixing sequence*.
+used are recorded as the *realized mixing sequence*, and with the round of
+each message used as the run's :class:`~asyncdp.engine.schedule.RealizedSchedule`.
 
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
@@ -63,6 +64,7 @@ from topology.sequence import GraphSequence, generated
 
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
+from .schedule import RealizedSchedule
 from ..noise import SeededNoise
 from ..result import Result
 from .timing import Async, Deadline, Lockstep, agent_clock_rng
@@ -150,6 +152,7 @@ class _Run:
         self.traj[0] = [self.alg.decision(st) for st in self.state]
         self.times = np.zeros((self.T + 1, self.N))
         self.rows: list[list[tuple[tuple[int, ...], tuple[float, ...]] | None]] = [[None] * self.N for _ in range(self.T)]
+        self.sources: list[list[tuple[int, ...] | None]] = [[None] * self.N for _ in range(self.T)]
         self.staleness = np.zeros((self.T, self.N), dtype=np.int64)
         self.arrived: dict[tuple[int, int], dict[int, Mapping[str, np.ndarray]]] = {}
         self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
@@ -330,11 +333,13 @@ class _Run:
             del self._rounds[t]  # every agent has combined round t
         row = ctx.view.rows[i]
         values: list[Mapping[str, np.ndarray] | None] = []
+        sources: list[int] = []  # the round of each value's message
         age_max = 0
         missing = False
         for j in row[0]:
             if j == i:
                 values.append(own)
+                sources.append(t)
                 continue
             got = available.get(j)
             if got is None:
@@ -347,12 +352,15 @@ class _Run:
                     got = self.freshest[i].get(j)
                 if got is None:
                     values.append(None)
+                    sources.append(0)
                     missing = True
                     continue
             if t - got[0] > age_max:
                 age_max = t - got[0]
             values.append(got[1])
+            sources.append(got[0])
         if missing:
+            sources = [k for k in sources if k]
             row, values = self._renormalized(i, t, row, values)
             weights = _factors(row[1])
         else:
@@ -367,6 +375,7 @@ class _Run:
         self.traj[t, i] = self.alg.decision(state)
         self.times[t, i] = now
         self.rows[t - 1][i] = row  # tuples of numbers: not tracked by the GC
+        self.sources[t - 1][i] = tuple(sources)
         if age_max:
             self.staleness[t - 1, i] = age_max
         self.closed[i] = t
@@ -515,6 +524,7 @@ class _Run:
         return Result(
             trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
             ledger=self._ledger(), transcript=self.transcript, realized=self._realized(),
+            schedule=RealizedSchedule.from_rows(self.N, self.rows, self.sources),
             staleness=self.staleness, messages_sent=self.sent, messages_lost=self.lost,
             claimed_epsilon=eps, claimed_delta=delta, metadata=self.s.describe(),
         )

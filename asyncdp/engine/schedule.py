@@ -1,0 +1,206 @@
+"""The realized schedule of a run: who combined which message, with which weight.
+
+Every combine step of every agent mixes some messages: its own of the round,
+and for each in-neighbour the message it actually used (the round's under
+lockstep, what arrived by the deadline under :class:`~asyncdp.engine.timing.Deadline`,
+the freshest received under :class:`~asyncdp.engine.timing.Async` or the
+``"stale"`` policy), with the weight actually applied (renormalized when a
+message was missing). :class:`RealizedSchedule` records one entry per
+``(round, receiver, sender)`` of those combinations, with the *sender's
+round* of the message used.
+
+Together with the transcript (every message sent) this determines the whole
+run given the algorithm's rule: the privacy checker replays runs on it
+(:mod:`asyncdp.privacy.behavior`). Under every timing and link model of the
+engines the schedule is drawn from the link and clock streams of the seed
+layout (:mod:`asyncdp.noise`) only, never from the privacy noise or the
+private data; ``tests/asyncdp/engine/test_schedule.py`` checks that premise.
+
+Example:
+    >>> import numpy as np
+    >>> s = RealizedSchedule.from_dense([np.array([[0.5, 0.5], [0.0, 1.0]])], [np.array([[1, 1], [0, 1]])])
+    >>> s.horizon, s.num_agents
+    (1, 2)
+    >>> w, rounds = s.dense(1)
+    >>> w.tolist(), rounds.tolist()
+    ([[0.5, 0.5], [0.0, 1.0]], [[1, 1], [0, 1]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from topology.validation import check_integer
+
+from ..errors import ScenarioError
+
+__all__ = ["RealizedSchedule"]
+
+
+class RealizedSchedule:
+    """The combinations of one run, one entry per ``(round, receiver, sender)`` (module docstring).
+
+    Entries are stored as columns sorted by round, then receiver (then the
+    order the receiver combined them in).
+
+    Args:
+        num_agents: ``N``.
+        horizon: ``T``.
+        round, receiver, sender: int arrays of equal length (1-based rounds).
+        weight: the weight the receiver applied to the message.
+        sender_round: the round of the sender's message that was used (1-based;
+            equal to ``round`` unless the message was stale or came from a
+            sender ahead of the receiver).
+
+    Raises:
+        ScenarioError: columns of different lengths, an index out of range,
+            or a non-finite weight.
+    """
+
+    __slots__ = ("num_agents", "horizon", "round", "receiver", "sender", "weight", "sender_round", "_starts")
+
+    def __init__(self, num_agents: int, horizon: int, round: Any, receiver: Any, sender: Any, weight: Any,
+                 sender_round: Any) -> None:
+        self.num_agents = check_integer(num_agents, "num_agents", minimum=1, error=ScenarioError,
+                                        where="RealizedSchedule")
+        self.horizon = check_integer(horizon, "horizon", minimum=1, error=ScenarioError, where="RealizedSchedule")
+        cols = [np.asarray(c) for c in (round, receiver, sender, sender_round)]
+        w = np.asarray(weight, dtype=float)
+        if len({c.shape for c in cols} | {w.shape}) != 1 or w.ndim != 1:
+            raise ScenarioError("RealizedSchedule: round, receiver, sender, weight and sender_round must be 1-D "
+                                "arrays of one length")
+        rnd, recv, send, srnd = (c.astype(np.int64) for c in cols)
+        if w.size:
+            if rnd.min() < 1 or rnd.max() > self.horizon or srnd.min() < 1 or srnd.max() > self.horizon:
+                raise ScenarioError(f"RealizedSchedule: rounds must lie in [1, {self.horizon}]")
+            if min(recv.min(), send.min()) < 0 or max(recv.max(), send.max()) >= self.num_agents:
+                raise ScenarioError(f"RealizedSchedule: agents must lie in [0, {self.num_agents})")
+            if not np.isfinite(w).all():
+                raise ScenarioError("RealizedSchedule: weights must be finite")
+            if (np.diff(rnd) < 0).any():
+                raise ScenarioError("RealizedSchedule: entries must be sorted by round")
+        self.round, self.receiver, self.sender, self.weight, self.sender_round = rnd, recv, send, w, srnd
+        for a in (self.round, self.receiver, self.sender, self.weight, self.sender_round):
+            a.flags.writeable = False
+        self._starts = np.searchsorted(rnd, np.arange(1, self.horizon + 2))
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_rows(cls, num_agents: int, rows: Sequence[Sequence[Any]], sender_rounds: Sequence[Sequence[Any]]
+                  ) -> RealizedSchedule:
+        """From per-round, per-receiver rows ``(senders, weights)`` and the matching sender rounds.
+
+        Args:
+            num_agents: ``N``.
+            rows: ``rows[t - 1][i] = (senders, weights)``, tuples of equal length.
+            sender_rounds: ``sender_rounds[t - 1][i]``: the round of each sender's message.
+
+        Returns:
+            The schedule.
+        """
+        rnd, recv, send, w, srnd = [], [], [], [], []
+        for t, (round_rows, round_src) in enumerate(zip(rows, sender_rounds), start=1):
+            for i, ((cols, weights), src) in enumerate(zip(round_rows, round_src)):
+                k = len(cols)
+                rnd.extend([t] * k)
+                recv.extend([i] * k)
+                send.extend(cols)
+                w.extend(weights)
+                srnd.extend(src)
+        return cls(num_agents, len(rows), rnd, recv, send, w, srnd)
+
+    @classmethod
+    def from_dense(cls, weights: Sequence[Any], sender_rounds: Sequence[Any]) -> RealizedSchedule:
+        """From dense ``N x N`` matrices per round: weights, and the sender round of each used entry.
+
+        An entry is used where its sender round is >= 1 (so a used entry may
+        carry weight 0, as in a sparse matrix's explicit zeros).
+
+        Example:
+            >>> RealizedSchedule.from_dense([np.eye(2)], [np.eye(2, dtype=int)]).dense(1)[1].tolist()
+            [[1, 0], [0, 1]]
+        """
+        n = int(np.asarray(weights[0]).shape[0])
+        cols: list[list[Any]] = [[], [], [], [], []]
+        for t, (w, s) in enumerate(zip(weights, sender_rounds), start=1):
+            w, s = np.asarray(w, dtype=float), np.asarray(s, dtype=np.int64)
+            i, j = np.nonzero(s >= 1)
+            for c, v in zip(cols, (np.full(i.size, t), i, j, w[i, j], s[i, j])):
+                c.append(v)
+        return cls(n, len(weights), *(np.concatenate(c) for c in cols))
+
+    @classmethod
+    def lockstep(cls, topology: Any, horizon: int) -> RealizedSchedule:
+        """The schedule of a lockstep lossless run: round ``t`` mixes the round-``t`` messages with ``W(t)``.
+
+        Args:
+            topology: a graph sequence (``weights(t)`` sparse ``N x N``).
+            horizon: ``T``.
+        """
+        parts = []
+        for t in range(1, horizon + 1):
+            w = sp.coo_array(topology.weights(t))
+            order = np.lexsort((w.col, w.row))
+            row, col = w.row[order], w.col[order]
+            parts.append((np.full(row.size, t), row, col, w.data[order], np.full(row.size, t)))
+        return cls(int(topology.num_nodes), horizon, *(np.concatenate(c) for c in zip(*parts)))
+
+    # ------------------------------------------------------------------ reading
+    def _slice(self, t: int) -> slice:
+        t = check_integer(t, "round", minimum=1, error=ScenarioError, where="RealizedSchedule")
+        if t > self.horizon:
+            raise ScenarioError(f"RealizedSchedule: round must be <= {self.horizon}, got {t}")
+        return slice(int(self._starts[t - 1]), int(self._starts[t]))
+
+    def entries(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Round ``t``'s ``(receiver, sender, weight, sender_round)`` columns."""
+        k = self._slice(t)
+        return self.receiver[k], self.sender[k], self.weight[k], self.sender_round[k]
+
+    def matrix(self, t: int) -> sp.csr_array:
+        """Round ``t``'s realized weights as a sparse ``N x N`` matrix (row = receiver)."""
+        recv, send, w, _ = self.entries(t)
+        return sp.csr_array((w, (recv, send)), shape=(self.num_agents, self.num_agents))
+
+    def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Round ``t`` as dense ``N x N`` arrays: the weights and the sender rounds (0 where unused)."""
+        recv, send, w, src = self.entries(t)
+        weights = np.zeros((self.num_agents, self.num_agents))
+        rounds = np.zeros((self.num_agents, self.num_agents), dtype=np.int64)
+        weights[recv, send] = w
+        rounds[recv, send] = src
+        return weights, rounds
+
+    @property
+    def max_age(self) -> int:
+        """The largest ``round - sender_round`` of any entry (0: no stale message was used)."""
+        return int((self.round - self.sender_round).max(initial=0))
+
+    def __len__(self) -> int:
+        return int(self.weight.size)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RealizedSchedule):
+            return NotImplemented
+        return (self.num_agents, self.horizon) == (other.num_agents, other.horizon) and all(
+            np.array_equal(a, b) for a, b in zip(self._columns(), other._columns()))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return self.round, self.receiver, self.sender, self.weight, self.sender_round
+
+    def __repr__(self) -> str:
+        return (f"RealizedSchedule(num_agents={self.num_agents}, horizon={self.horizon}, entries={len(self)}, "
+                f"max_age={self.max_age})")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"num_agents": self.num_agents, "horizon": self.horizon,
+                **dict(zip(("round", "receiver", "sender", "weight", "sender_round"), self._columns()))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
