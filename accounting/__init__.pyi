@@ -3,6 +3,7 @@
 # "name as name": an explicit re-export for type checkers (PEP 484); lazy_loader reads the names
 
 from . import (
+    auditing as auditing,
     auditors as auditors,
     claims as claims,
     composition as composition,
@@ -16,6 +17,11 @@ from . import (
 from .auditors import (
     blackbox_audit as blackbox_audit,
     plrv_audit as plrv_audit,
+)
+from .auditing import (
+    SampleAuditReport as SampleAuditReport,
+    audit_mechanism as audit_mechanism,
+    audit_samples as audit_samples,
 )
 from .claims import (
     Claim as Claim,

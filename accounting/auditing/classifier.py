@@ -1,0 +1,89 @@
+"""The learned score: scikit-learn logistic regression on simple features of the output.
+
+Choice and justification. The score only has to *rank* outputs by how much
+more likely they are under ``P`` than under ``P'``; the event is then a
+threshold on it (:mod:`.sniper`) certified on held-out samples, so a poor
+classifier costs power, never soundness. Logistic regression on the features
+of :mod:`.features` (raw values, ``|x|``, ``x**2``, order statistics, argmax
+one-hot, NaN/inf indicators) represents the exact log-likelihood ratio of
+Laplace and Gaussian location pairs and a monotone function of it for the
+maximum of noisy values; DP-Sniper (Bichsel et al., S&P 2021) reports its
+logistic-regression variant about as powerful as its neural network on the
+standard broken mechanisms. It is also fast and stable: ``lbfgs`` on ``1e5``
+standardized rows of a few dozen features takes about a second, which keeps
+``1e6`` samples of a 10-dimensional output well under 30 s (the rest of the
+samples only need a matrix product). Gradient boosting
+(``HistGradientBoostingClassifier``) was the alternative: more flexible but
+several times slower per fit, and its piecewise-constant score produces
+large ties that the randomized threshold then has to split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .features import FeatureMap, fit_features
+
+__all__ = ["LearnedScore", "fit_score"]
+
+CHUNK = 100_000
+"""Rows scored at a time (bounds the memory of the feature matrix)."""
+
+
+@dataclass(frozen=True)
+class LearnedScore:
+    """A fitted score: larger values mean "more likely under ``P`` than under ``P'``".
+
+    Attributes:
+        features: the feature map.
+        model: the fitted scikit-learn pipeline (scaler and logistic regression).
+    """
+
+    features: FeatureMap
+    model: Any
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Scores (log-odds of ``P``) of the rows of ``x``, shape ``(n,)``."""
+        x = np.asarray(x, dtype=float)
+        out = np.empty(x.shape[0])
+        for start in range(0, x.shape[0], CHUNK):
+            out[start:start + CHUNK] = self.model.decision_function(self.features.transform(x[start:start + CHUNK]))
+        return out
+
+
+def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: int = 300) -> LearnedScore:
+    """Fit the score on training rows of ``P`` (``x``) and ``P'`` (``x_prime``), both ``(n, d)`` numeric.
+
+    Args:
+        x, x_prime: training rows (never the certification samples).
+        seed: random state of the solver (lbfgs is deterministic; kept for completeness).
+        max_iter: iterations of lbfgs.
+
+    Returns:
+        A :class:`LearnedScore`.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> s = fit_score(rng.normal(1, 1, (500, 1)), rng.normal(0, 1, (500, 1)))
+        >>> bool(s(np.array([[3.0]]))[0] > s(np.array([[-3.0]]))[0])
+        True
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    fmap = fit_features(np.concatenate([x, x_prime]))
+    feats = np.concatenate([fmap.transform(x), fmap.transform(x_prime)])
+    labels = np.concatenate([np.ones(x.shape[0], dtype=int), np.zeros(x_prime.shape[0], dtype=int)])
+    model = make_pipeline(StandardScaler(),
+                          LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
+        model.fit(feats, labels)
+    return LearnedScore(fmap, model)

@@ -1,0 +1,84 @@
+"""Features of a numeric output for the learned score (:mod:`.classifier`).
+
+An output row ``x`` (flattened to ``d`` numbers) becomes
+
+* ``v``: ``x`` with non-finite entries replaced by 0 (clipped to ``+-1e150`` so
+  that ``v**2`` stays finite),
+* ``|v|`` and ``v**2`` (a linear score on them is any even/odd quadratic per
+  coordinate: Gaussian and Laplace likelihood ratios and their tails),
+* for ``d > 1``: ``v`` sorted (order statistics: the maximum of report-noisy-max,
+  the answered values of the sparse vector technique wherever they sit) and a
+  one-hot encoding of ``argmax v``,
+* for each column that held a non-finite value *in the training samples*: an
+  is-NaN indicator and the sign of an infinity (``-1``, ``0``, ``+1``), so
+  outputs such as "no answer" (NaN) are features rather than errors.
+
+The column set is fixed from the training samples only (:func:`fit_features`),
+so the certification samples never influence the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["FeatureMap", "fit_features"]
+
+CLIP = 1e150
+"""Finite entries are clipped to ``[-CLIP, CLIP]`` before squaring."""
+
+
+@dataclass(frozen=True)
+class FeatureMap:
+    """The feature transformation of :func:`fit_features` (see the module docstring).
+
+    Attributes:
+        dim: number of output coordinates ``d``.
+        nonfinite_columns: columns that get a NaN indicator and an infinity sign.
+    """
+
+    dim: int
+    nonfinite_columns: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """Number of features."""
+        d = self.dim
+        return 3 * d + (2 * d if d > 1 else 0) + 2 * len(self.nonfinite_columns)
+
+    def transform(self, x: np.ndarray) -> np.ndarray:
+        """Features of the rows of ``x`` (shape ``(n, dim)``), as a float array ``(n, size)``.
+
+        Example:
+            >>> fm = fit_features(np.array([[1.0, np.nan], [3.0, -2.0]]))
+            >>> fm.transform(np.array([[1.0, np.nan]])).tolist()
+            [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]]
+        """
+        x = np.asarray(x, dtype=float)
+        finite = np.isfinite(x)
+        v = np.clip(np.where(finite, x, 0.0), -CLIP, CLIP)
+        parts = [v, np.abs(v), v * v]
+        if self.dim > 1:
+            parts.append(np.sort(v, axis=1))
+            onehot = np.zeros_like(v)
+            onehot[np.arange(v.shape[0]), np.argmax(v, axis=1)] = 1.0
+            parts.append(onehot)
+        if self.nonfinite_columns:
+            cols = list(self.nonfinite_columns)
+            sub = x[:, cols]
+            parts.append(np.isnan(sub).astype(float))
+            parts.append(np.where(np.isinf(sub), np.sign(np.nan_to_num(sub, nan=0.0, posinf=1.0, neginf=-1.0)), 0.0))
+        return np.concatenate(parts, axis=1)
+
+
+def fit_features(x_train: np.ndarray) -> FeatureMap:
+    """The :class:`FeatureMap` for rows like ``x_train`` (shape ``(n, d)``, numeric).
+
+    Example:
+        >>> fit_features(np.zeros((5, 3))).size
+        15
+    """
+    x = np.asarray(x_train, dtype=float)
+    cols = tuple(int(j) for j in np.flatnonzero(~np.isfinite(x).all(axis=0)))
+    return FeatureMap(dim=int(x.shape[1]), nonfinite_columns=cols)

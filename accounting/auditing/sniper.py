@@ -1,0 +1,121 @@
+"""The threshold-randomized event on a score (the idea of DP-Sniper, Bichsel et al., S&P 2021).
+
+For a score ``s`` where larger means "more likely under the numerator ``P``",
+the events ``S(t, q) = {s > t} + {s == t with probability q}`` are, by the
+Neyman–Pearson lemma, the best tests of ``P`` against ``P'`` *if* ``s`` is a
+monotone function of the likelihood ratio; randomizing on the boundary lets
+the event reach any target probability under ``P'`` even when the score has
+atoms (discrete outputs, "no answer" flags). DP-Sniper fixes the target
+``P'[S] = c`` for one small ``c``; here a grid of targets ``c`` (``0`` and a
+geometric grid up to 1) is tried on the *selection* samples and the event
+whose projected certified bound (:func:`~accounting.auditing.certify.projected_epsilon`,
+at the certification sample sizes) is largest is kept. Membership of a
+sample on the boundary is decided by a seeded uniform draw, so the
+certification counts are still binomial.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .certify import projected_epsilon
+
+__all__ = ["ThresholdEvent", "choose_threshold_event"]
+
+LEVELS = 48
+"""Number of geometric target probabilities under ``P'`` tried (plus the target 0)."""
+
+
+@dataclass(frozen=True)
+class ThresholdEvent:
+    """``{direction * s > direction * t}``, plus ``{s == t}`` with probability ``tie_probability``.
+
+    Attributes:
+        threshold: ``t``.
+        tie_probability: ``q`` in ``[0, 1]``.
+        direction: ``+1`` (large scores) or ``-1`` (small scores).
+    """
+
+    threshold: float
+    tie_probability: float
+    direction: int
+
+    def contains(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Membership of each score (boundary ties decided by ``rng``).
+
+        Example:
+            >>> ev = ThresholdEvent(0.5, 0.0, 1)
+            >>> ev.contains(np.array([0.2, 0.5, 0.9]), np.random.default_rng(0)).tolist()
+            [False, False, True]
+        """
+        s = self.direction * np.asarray(scores, dtype=float)
+        t = self.direction * self.threshold
+        inside = s > t
+        ties = s == t
+        if self.tie_probability > 0 and ties.any():
+            inside = inside | (ties & (rng.random(s.shape[0]) < self.tie_probability))
+        return inside
+
+    def describe(self) -> str:
+        """Human-readable form, e.g. ``score > 1.25 (ties with probability 0.3)``."""
+        op = ">" if self.direction > 0 else "<"
+        tie = f" (ties with probability {self.tie_probability:.3g})" if self.tie_probability > 0 else ""
+        return f"score {op} {self.threshold:.6g}{tie}"
+
+
+def _counts(sorted_s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers of entries ``> t`` and ``== t`` in an ascending array, for each ``t``."""
+    right = np.searchsorted(sorted_s, t, side="right")
+    left = np.searchsorted(sorted_s, t, side="left")
+    return sorted_s.size - right, right - left
+
+
+def choose_threshold_event(scores: np.ndarray, scores_prime: np.ndarray, *, direction: int, n_cert: int,
+                           n_cert_prime: int, epsilon: float, delta: float, alpha: float) -> tuple[ThresholdEvent, float]:
+    """The randomized threshold event with the best projected certified bound on selection samples.
+
+    Args:
+        scores, scores_prime: the score on selection samples of the numerator ``P`` and denominator ``P'``.
+        direction: ``+1`` if large scores favour ``P``, ``-1`` if small ones do.
+        n_cert, n_cert_prime: certification sample sizes (for the projected bound).
+        epsilon, delta: the claim.
+        alpha: level of each one-sided bound.
+
+    Returns:
+        ``(event, projected epsilon bound)``.
+
+    Example:
+        >>> rng = np.random.default_rng(1)
+        >>> ev, proj = choose_threshold_event(rng.laplace(1, 1, 4000), rng.laplace(0, 1, 4000), direction=1,
+        ...                                   n_cert=4000, n_cert_prime=4000, epsilon=1.0, delta=0.0, alpha=0.0125)
+        >>> ev.direction, 0.3 < proj < 1.0
+        (1, True)
+    """
+    s = np.sort(direction * np.asarray(scores, dtype=float))
+    sp = np.sort(direction * np.asarray(scores_prime, dtype=float))
+    n, m = s.size, sp.size
+    targets = np.concatenate([[0.0], np.geomspace(1.0 / m, 1.0, LEVELS)[:-1]])
+    best = (-math.inf, -math.inf, ThresholdEvent(float(direction * sp[-1]), 0.0, direction))
+    seen: set[tuple[float, float]] = set()
+    for c in targets:
+        want = c * m  # expected number of P' selection samples in the event
+        idx = min(m - 1, max(0, m - 1 - int(math.floor(want))))
+        t = sp[idx] if c > 0 else sp[-1]
+        gt_p, eq_p = _counts(sp, np.array([t]))
+        # randomize only on a real atom of the score (several samples at t); a continuous score needs none
+        q = 0.0 if c == 0 or eq_p[0] < 2 else float(np.clip((want - gt_p[0]) / eq_p[0], 0.0, 1.0))
+        key = (float(t), round(q, 6))
+        if key in seen:
+            continue
+        seen.add(key)
+        gt, eq = _counts(s, np.array([t]))
+        p_hat = (gt[0] + q * eq[0]) / n
+        p_prime_hat = (gt_p[0] + q * eq_p[0]) / m
+        eps_proj, margin = projected_epsilon(p_hat, p_prime_hat, n_cert, n_cert_prime, epsilon=epsilon, delta=delta,
+                                             alpha=alpha)
+        if (eps_proj, margin) > best[:2]:
+            best = (eps_proj, margin, ThresholdEvent(float(direction * t), q, direction))
+    return best[2], best[0]
