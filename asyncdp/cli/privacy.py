@@ -33,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--json", metavar="OUT", default=None,
                    help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
     c.set_defaults(func=check_command)
+    from . import audit  # ``privacy audit MODULE.py``: the black-box auditor of any mechanism
+
+    audit.register(sub)
 
 
 def check_command(args: argparse.Namespace) -> int:

@@ -1,0 +1,116 @@
+"""``asyncdp privacy audit MODULE.py``: black-box audit of any mechanism's privacy claim.
+
+``MODULE.py`` defines ``mechanism(data, rng)`` (one output per call) or
+``mechanism(data, rng, size)`` (``size`` outputs on a leading axis),
+neighbouring inputs ``data`` and ``data_prime``, and optionally the claim
+``epsilon`` and ``delta`` (``--epsilon``/``--delta`` override them). The
+mechanism is sampled on both inputs and audited by
+:func:`accounting.auditing.audit_mechanism`; the verdict is printed and, with
+``--json OUT``, the report is written as JSON.
+
+Exit codes: 0 when no violation was found, 1 when the claim is refuted (a
+certified lower bound above the claim at ``--confidence``), 2 for unusable
+input (one ``asyncdp: error:`` line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EXIT_NO_VIOLATION", "EXIT_VIOLATION", "register", "load_audit_module", "audit_command"]
+
+EXIT_NO_VIOLATION = 0
+"""Exit code when the audit found no violation (which does not prove the claim)."""
+
+EXIT_VIOLATION = 1
+"""Exit code when the audit refuted the claim."""
+
+_EPILOG = """\
+exit codes:
+  0  no violation found (the claim may still be false: more samples find more)
+  1  violation: a certified lower bound exceeds the claimed epsilon (or delta)
+  2  unusable input: missing file, MODULE.py without mechanism/data/data_prime, bad parameters
+
+MODULE.py defines mechanism(data, rng) -> one output (or mechanism(data, rng, size) -> size outputs
+stacked on a leading axis), data, data_prime and optionally epsilon and delta."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``audit`` to the sub-commands of ``asyncdp privacy``."""
+    a = subparsers.add_parser(
+        "audit", help="black-box audit of the mechanism in MODULE.py",
+        description="Sample mechanism(data, rng) on data and data_prime (defined in MODULE.py) and certify a "
+        "lower bound on its epsilon (and on delta at the claimed epsilon) at the given confidence: "
+        "exact events for discrete outputs, a learned score with a randomized threshold otherwise.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_argument("module", metavar="MODULE.py")
+    a.add_argument("--samples", type=int, default=100_000, help="outputs drawn per input (default 100000)")
+    a.add_argument("--epsilon", type=float, default=None, help="claimed epsilon (default: MODULE.py's `epsilon`)")
+    a.add_argument("--delta", type=float, default=None, help="claimed delta (default: MODULE.py's `delta`, else 0)")
+    a.add_argument("--confidence", type=float, default=0.95, help="confidence of the certified bounds (default 0.95)")
+    a.add_argument("--seed", type=int, default=0, help="seed of the sampling and of the auditor (default 0)")
+    a.add_argument("--method", choices=("auto", "classifier", "exact"), default="auto",
+                   help="event family (default auto: exact events for discrete outputs)")
+    a.add_argument("--json", metavar="OUT", default=None, help="write the report as JSON to OUT")
+    a.set_defaults(func=audit_command)
+
+
+def load_audit_module(path: str | Path) -> dict[str, Any]:
+    """Execute ``path`` and return its ``mechanism``, ``data``, ``data_prime`` and, if defined, ``epsilon``, ``delta``.
+
+    Raises:
+        FileNotFoundError: no such file.
+        AuditInputError: a required name is missing or ``mechanism`` is not callable.
+    """
+    from accounting.auditing import AuditInputError
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no audit module at {str(path)!r}")
+    spec = importlib.util.spec_from_file_location(f"asyncdp_audit_{abs(hash(str(path.resolve())))}", path)
+    if spec is None or spec.loader is None:
+        raise AuditInputError(f"{path.name}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
+    out: dict[str, Any] = {}
+    for name in ("mechanism", "data", "data_prime"):
+        if not hasattr(module, name):
+            raise AuditInputError(f"{path.name} does not define {name!r} (needs mechanism, data, data_prime)")
+        out[name] = getattr(module, name)
+    if not callable(out["mechanism"]):
+        raise AuditInputError(f"{path.name}: 'mechanism' must be callable, got {type(out['mechanism']).__name__}")
+    for name in ("epsilon", "delta"):
+        if hasattr(module, name):
+            out[name] = getattr(module, name)
+    return out
+
+
+def audit_command(args: argparse.Namespace) -> int:
+    """Execute ``asyncdp privacy audit``; exit code 1 on a violation, 0 otherwise."""
+    from accounting.auditing import AuditInputError, audit_mechanism
+
+    loaded = load_audit_module(args.module)
+    epsilon = args.epsilon if args.epsilon is not None else loaded.get("epsilon")
+    if epsilon is None:
+        raise AuditInputError(f"epsilon: give --epsilon or define `epsilon` in {Path(args.module).name}")
+    delta = args.delta if args.delta is not None else loaded.get("delta", 0.0)
+    report = audit_mechanism(loaded["mechanism"], loaded["data"], loaded["data_prime"], epsilon=epsilon,
+                             delta=delta, samples=args.samples, confidence=args.confidence, seed=args.seed,
+                             method=args.method)
+    print(report.summary())
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        data = {"module": str(args.module), "samples": args.samples, "seed": args.seed, **report.to_dict()}
+        out.write_text(json.dumps(data, indent=2))
+    return EXIT_VIOLATION if report.violation else EXIT_NO_VIOLATION
