@@ -1,0 +1,215 @@
+"""Tests of accounting.auditing.audit_samples: soundness on correct mechanisms, power on broken ones, input errors.
+
+Soundness (property tests): each audit certifies at ``CONFIDENCE = 0.999``, so
+for a correct mechanism a single example reports ``epsilon_lower_bound >
+epsilon`` with probability at most 1e-3 (the union bound of
+:mod:`accounting.auditing.certify`). A property test runs ``EXAMPLES = 10``
+examples, so with random seeds the chance of a spurious failure of the test is
+at most 10 * 1e-3 = 1%; under the derandomized ``ci`` profile the examples are
+fixed and the outcome is deterministic.
+
+Power: the sample counts below are the ones at which each broken mechanism is
+caught with the fixed seeds (see BENCHMARKS.md for the scan over sample counts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounting.auditing import (
+    AuditInputError,
+    SampleAuditReport,
+    audit_mechanism,
+    audit_samples,
+    certify_event,
+    per_bound_alpha,
+)
+from accounting.auditing.testbed import gaussian_mechanism, laplace_mechanism
+from accounting.auditing.testbed import testbed_cases as cases
+from accounting.auditors import clopper_pearson
+from accounting.errors import PrivacyParameterError
+
+CONFIDENCE = 0.999
+EXAMPLES = 10
+SAMPLES = 4000
+
+
+def _draw(mechanism, data, n, seed):
+    return mechanism(data, np.random.default_rng(seed), n)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(epsilon=st.floats(0.05, 3.0), sensitivity=st.floats(0.1, 10.0), seed=st.integers(0, 2**16))
+def test_correct_laplace_never_certifies_above_its_epsilon(epsilon, sensitivity, seed):
+    m = laplace_mechanism(epsilon, sensitivity)
+    x, xp = _draw(m, [0.0], SAMPLES, seed), _draw(m, [sensitivity], SAMPLES, seed + 1)
+    r = audit_samples(x, xp, epsilon=epsilon, confidence=CONFIDENCE, seed=seed)
+    assert r.epsilon_lower_bound <= epsilon * (1 + 1e-9)
+    assert not r.violation and r.delta_lower_bound == 0.0
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(epsilon=st.floats(0.05, 3.0), sensitivity=st.floats(0.1, 10.0), seed=st.integers(0, 2**16))
+def test_correct_gaussian_never_certifies_above_its_epsilon(epsilon, sensitivity, seed):
+    delta = 1e-3
+    m = gaussian_mechanism(epsilon, delta, sensitivity)
+    x, xp = _draw(m, [0.0], SAMPLES, seed), _draw(m, [sensitivity], SAMPLES, seed + 1)
+    r = audit_samples(x, xp, epsilon=epsilon, delta=delta, confidence=CONFIDENCE, seed=seed)
+    assert r.epsilon_lower_bound <= epsilon * (1 + 1e-9)
+    assert r.delta_lower_bound <= delta
+    assert not r.violation
+
+
+def _audit_case(name, epsilon, samples, seed=0):
+    c = cases(epsilon)[name]
+    return audit_mechanism(c.mechanism, c.data, c.data_prime, epsilon=c.epsilon, delta=c.delta, samples=samples,
+                           seed=seed, progress=False)
+
+
+def test_half_the_noise_is_caught_at_1e5_samples():
+    r = _audit_case("laplace-half-noise", 0.1, 100_000)
+    assert r.violation and r.epsilon_lower_bound > 0.1
+    assert r.epsilon_lower_bound <= 0.2  # the mechanism is 0.2-DP: the certified bound cannot exceed it here
+
+
+def test_report_noisy_max_value_is_caught_at_1e5_samples():
+    r = _audit_case("noisy-max-value", 0.1, 100_000)
+    assert r.violation and r.method == "classifier"
+    assert 0.1 < r.epsilon_lower_bound <= 0.5  # 5 queries shifted by 1 with Lap(1/eps): at most 5 * eps
+
+
+def test_sparse_vector_noisy_answers_is_caught_at_1e5_samples():
+    r = _audit_case("svt-noisy-answers", 1.0, 100_000)
+    assert r.violation and r.epsilon_lower_bound > 1.0
+
+
+@pytest.mark.parametrize("name", ["laplace", "gaussian"])
+def test_correct_testbed_cases_pass(name):
+    r = _audit_case(name, 0.5, 50_000)
+    assert not r.violation
+
+
+def _randomized_response(bits, keep, rng):
+    flip = rng.random(bits.shape) >= keep
+    return np.where(flip, 1 - bits, bits)
+
+
+def test_exact_events_catch_randomized_response_with_a_wrong_claim():
+    rng = np.random.default_rng(3)
+    # keeps the bit with probability 0.75: exactly log(3)-DP; a claim of 0.5 is wrong
+    x = _randomized_response(np.zeros(4000, dtype=int), 0.75, rng)
+    xp = _randomized_response(np.ones(4000, dtype=int), 0.75, rng)
+    wrong = audit_samples(x, xp, epsilon=0.5)
+    assert wrong.method == "exact" and wrong.violation
+    assert 0.5 < wrong.epsilon_lower_bound <= math.log(3)
+    assert wrong.event in ("output in {0}", "output in {1}")
+    right = audit_samples(x, xp, epsilon=math.log(3))
+    assert not right.violation
+
+
+def test_exact_events_on_categorical_strings_and_vectors():
+    rng = np.random.default_rng(4)
+    labels = np.array(["red", "green", "blue"])
+    x = labels[rng.choice(3, size=3000, p=[0.6, 0.2, 0.2])]
+    xp = labels[rng.choice(3, size=3000, p=[0.2, 0.4, 0.4])]
+    r = audit_samples(x, xp, epsilon=0.5)
+    assert r.method == "exact" and r.violation and "red" in r.event
+    # a small bit vector is discrete too: exact events over its 4 values
+    bits = rng.integers(0, 2, size=(3000, 2))
+    r2 = audit_samples(bits, bits[::-1].copy(), epsilon=1.0)
+    assert r2.method == "exact" and not r2.violation
+
+
+def test_nan_entries_become_features():
+    c = cases(1.0)["svt-noisy-answers"]
+    x = c.mechanism(c.data, np.random.default_rng(0), 5000)
+    assert np.isnan(x).any()
+    r = audit_samples(x, c.mechanism(c.data_prime, np.random.default_rng(1), 5000), epsilon=1.0)
+    assert r.method == "classifier" and math.isfinite(r.epsilon_lower_bound)
+    same = audit_samples(x, c.mechanism(c.data, np.random.default_rng(2), 5000), epsilon=1.0)
+    assert not same.violation
+
+
+def test_report_fields_and_json():
+    rng = np.random.default_rng(0)
+    r = audit_samples(rng.laplace(0, 0.5, (3000, 2, 2)), rng.laplace(1, 0.5, (3000, 2, 2)), epsilon=1.0, seed=5)
+    assert isinstance(r, SampleAuditReport)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["violation"] == r.violation and d["confidence"] == 0.95 and d["method"] == "classifier"
+    assert set(d["counts"]) >= {"n", "n_prime", "k", "k_prime"}
+    c = r.counts
+    assert c["n"] + c["n_train"] == 3000 and 0 <= c["k"] <= c["n"] and 0 <= c["k_prime"] <= c["n_prime"]
+    assert set(d["details"]["orders"]) == {"P/P'", "P'/P"}
+    # the reported bound is the one the counts give (honest arithmetic)
+    if r.order == "P/P'":
+        k, n, kp, n_p = c["k"], c["n"], c["k_prime"], c["n_prime"]
+    else:
+        k, n, kp, n_p = c["k_prime"], c["n_prime"], c["k"], c["n"]
+    again = certify_event(k, n, kp, n_p, epsilon=1.0, delta=0.0, alpha=per_bound_alpha(0.95))
+    assert again.epsilon_lower_bound == pytest.approx(r.epsilon_lower_bound)
+
+
+def test_same_seed_same_report_different_seed_other_split():
+    rng = np.random.default_rng(0)
+    x, xp = rng.laplace(0, 1, 3000), rng.laplace(1, 1, 3000)
+    assert audit_samples(x, xp, epsilon=1.0, seed=7).to_dict() == audit_samples(x, xp, epsilon=1.0, seed=7).to_dict()
+    assert audit_samples(x, xp, epsilon=1.0, seed=7).to_dict() != audit_samples(x, xp, epsilon=1.0, seed=8).to_dict()
+
+
+def test_certify_event_uses_one_sided_clopper_pearson_and_the_union_bound():
+    alpha = per_bound_alpha(0.9)
+    assert alpha == pytest.approx(0.025)  # 4 one-sided bounds share 1 - confidence
+    c = certify_event(300, 1000, 100, 1000, epsilon=0.5, delta=0.01, alpha=alpha)
+    lo, _ = clopper_pearson(300, 1000, 2 * alpha)
+    _, hi = clopper_pearson(100, 1000, 2 * alpha)
+    assert c.p_lower == lo and c.p_prime_upper == hi
+    assert c.epsilon_lower_bound == pytest.approx(math.log((lo - 0.01) / hi))
+    assert c.delta_lower_bound == pytest.approx(lo - math.exp(0.5) * hi)
+    assert certify_event(5, 1000, 5, 1000, epsilon=0.5, delta=0.0, alpha=alpha).epsilon_lower_bound == 0.0
+
+
+_GOOD = np.zeros((200, 3))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(samples=np.zeros((200, 3)), samples_prime=np.zeros((200, 4))), "samples_prime must have the trailing shape"),
+    (dict(samples=np.zeros((20, 3)), samples_prime=np.zeros((20, 3))), "samples must hold at least 100"),
+    (dict(samples=_GOOD, samples_prime=np.zeros((50, 3))), "samples_prime must hold at least 100"),
+    (dict(samples=np.float64(1.0), samples_prime=_GOOD), "samples must have a leading sample axis"),
+    (dict(samples=_GOOD.astype(complex), samples_prime=_GOOD), "samples must be real or categorical"),
+    (dict(epsilon=0.0), "epsilon must be > 0, got 0.0"),
+    (dict(epsilon=-1.0), "epsilon must be > 0"),
+    (dict(epsilon=float("nan")), "epsilon must be finite, got nan"),
+    (dict(delta=1.0), "delta must lie in \\[0, 1\\), got 1.0"),
+    (dict(delta=-0.1), "delta must lie in"),
+    (dict(confidence=1.0), "confidence must lie in \\(0, 1\\), got 1.0"),
+    (dict(confidence=0.0), "confidence must lie in"),
+    (dict(seed=-1), "seed must be >= 0"),
+    (dict(method="boost"), "method must be one of auto, classifier, exact, got 'boost'"),
+    (dict(samples=np.array(["a"] * 200), samples_prime=np.array(["b"] * 200), method="classifier"),
+     "method='classifier' needs numeric outputs"),
+])
+def test_bad_inputs_name_the_parameter(kwargs, match):
+    args = dict(samples=_GOOD, samples_prime=_GOOD, epsilon=1.0)
+    args.update(kwargs)
+    with pytest.raises(PrivacyParameterError, match=match):
+        audit_samples(args.pop("samples"), args.pop("samples_prime"), **args)
+
+
+def test_audit_input_error_is_a_privacy_parameter_error():
+    assert issubclass(AuditInputError, PrivacyParameterError)
+
+
+@pytest.mark.slow
+def test_false_alarm_rate_on_a_tight_mechanism_is_below_one_minus_confidence():
+    """200 audits of Laplace at its exact epsilon (tight on every tail event) at confidence 0.9."""
+    m = laplace_mechanism(1.0)
+    alarms = sum(audit_samples(_draw(m, [0.0], 5000, 2 * i), _draw(m, [1.0], 5000, 2 * i + 1), epsilon=1.0,
+                               confidence=0.9, seed=i).violation for i in range(200))
+    assert alarms <= 40  # expected <= 20 (10%); 40 is beyond 4 standard deviations
