@@ -22,6 +22,10 @@ spawn key                   stream
 ``(5, t, i)``               DP-SDA's sampled-gradient noise of agent ``i`` in
                             round ``t`` (seeded by the algorithm's
                             ``xi_seed``; :mod:`asyncdp.algorithms.dpsda`)
+``(6, r)``                  batch engine, run ``r >= 1`` of a batch: all its
+                            clock and link draws (run 0 uses ``(1, i, j)``
+                            and ``(2, i)``, so a one-run batch is the SimPy
+                            run; :mod:`asyncdp.engine.batch_deadline`)
 ==========================  ==================================================
 
 Every stream's first key is listed once, in :data:`STREAM_KEYS` below; the
@@ -56,6 +60,7 @@ __all__ = [
     "INIT_KEY",
     "DATA_KEY",
     "GRADIENT_NOISE_KEY",
+    "BATCH_RUN_KEY",
     "STREAM_KEYS",
 ]
 
@@ -66,6 +71,7 @@ STREAM_KEYS: Mapping[str, int] = {
     "init": 3,
     "data": 4,
     "gradient_noise": 5,
+    "batch_run": 6,
 }
 """The first ``spawn_key`` entry of every random stream of a run (one entry per stream)."""
 
@@ -75,6 +81,7 @@ CLOCK_KEY = STREAM_KEYS["clock"]
 INIT_KEY = STREAM_KEYS["init"]
 DATA_KEY = STREAM_KEYS["data"]
 GRADIENT_NOISE_KEY = STREAM_KEYS["gradient_noise"]
+BATCH_RUN_KEY = STREAM_KEYS["batch_run"]
 
 DISTRIBUTIONS = ("laplace", "gaussian")
 """Standard noise distributions: Laplace(0, 1) and N(0, 1), scaled by the algorithm."""

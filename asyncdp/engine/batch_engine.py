@@ -37,7 +37,7 @@ from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result, summary_table
 from .schedule import RealizedSchedule
-from .timing import Lockstep
+from .timing import Deadline, Lockstep
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
 
@@ -91,6 +91,11 @@ class BatchResult:
     claimed_delta: float
     topology: GraphSequence
     metadata: dict[str, Any] = field(default_factory=dict)
+    times: np.ndarray | None = None
+    staleness: np.ndarray | None = None
+    messages_sent: int = 0
+    messages_lost: np.ndarray | None = None
+    detail: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.optimality_error = MetricCurve.of(self.optimality_error)
@@ -132,11 +137,11 @@ class BatchResult:
         """
         if self.trajectory is None:
             raise ScenarioError("run(r) needs keep='all' (the trajectories were not stored)")
-        r = check_integer(r, f"run index (in [0, {self.runs}))", minimum=0, error=ScenarioError)
-        if r >= self.runs:
-            raise ScenarioError(f"run index must be < {self.runs} (the number of runs), got {r!r}")
+        r = self._run_index(r)
         traj = self.trajectory[r]
         horizon, n_agents = traj.shape[0] - 1, traj.shape[1]
+        if self.detail is not None:
+            return self._timed_run(r)
         transcript = None
         if self.messages is not None:
             from .transcript import Transcript
@@ -161,17 +166,48 @@ class BatchResult:
             schedule=RealizedSchedule.lockstep(self.topology, horizon),
         )
 
-    def schedule(self, r: int) -> RealizedSchedule:
-        """Run ``r``'s realized schedule (:class:`~asyncdp.engine.schedule.RealizedSchedule`), as the SimPy engine records it.
-
-        Lockstep lossless runs all mix the round's messages with the topology's weights.
-
-        Raises:
-            ScenarioError: ``r`` is not an integer in ``[0, R)``.
-        """
+    def _run_index(self, r: Any) -> int:
         r = check_integer(r, f"run index (in [0, {self.runs}))", minimum=0, error=ScenarioError)
         if r >= self.runs:
             raise ScenarioError(f"run index must be < {self.runs} (the number of runs), got {r!r}")
+        return r
+
+    def _timed_run(self, r: int) -> Result:
+        """Run ``r`` of a deadline batch as the SimPy engine's ``Result`` (times, ledger, transcript, schedule)."""
+        from topology.sequence import generated
+
+        from .batch_deadline import run_ledger, run_schedule, run_transcript
+
+        schedule = run_schedule(self.detail, r)
+        transcript = None if self.messages is None else run_transcript(self.detail, r, self.messages)
+        horizon, n_agents = self.horizon, self.trajectory.shape[2]
+        assert self.times is not None and self.staleness is not None and self.messages_lost is not None
+        return Result(
+            trajectory=self.trajectory[r], times=self.times[r], optimum=self.optimum, ledger=run_ledger(self.detail, r),
+            transcript=transcript,
+            realized=generated(n_agents, schedule.matrix, length=horizon, description="realized mixing"),
+            staleness=self.staleness[r], messages_sent=int(self.messages_sent),
+            messages_lost=int(self.messages_lost[r]), claimed_epsilon=self.claimed_epsilon,
+            claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": int(r)}, schedule=schedule,
+        )
+
+    def schedule(self, r: int) -> RealizedSchedule:
+        """Run ``r``'s realized schedule (:class:`~asyncdp.engine.schedule.RealizedSchedule`), as the SimPy engine records it.
+
+        Lockstep lossless runs all mix the round's messages with the topology's weights; a
+        deadline run's schedule is rebuilt from its recorded draws (needs ``keep="all"``).
+
+        Raises:
+            ScenarioError: ``r`` is not an integer in ``[0, R)``, or a deadline
+                batch was run with ``keep="final"``.
+        """
+        r = self._run_index(r)
+        if self.detail is not None:
+            if self.trajectory is None:
+                raise ScenarioError("schedule(r) of a Deadline batch needs keep='all' (the schedules were not stored)")
+            from .batch_deadline import run_schedule
+
+            return run_schedule(self.detail, r)
         return RealizedSchedule.lockstep(self.topology, self.horizon)
 
     def summary(self) -> dict[str, Any]:
@@ -196,16 +232,20 @@ class BatchResult:
 
 
 def _check_batchable(scenario: Any) -> None:
+    if isinstance(scenario.timing, Deadline):
+        return
     if not isinstance(scenario.timing, Lockstep):
         raise ScenarioError(
-            f"the batch engine runs lockstep rounds only; timing {type(scenario.timing).__name__} needs "
-            "engine='simpy'"
+            f"the batch engine runs lockstep and deadline rounds only; timing {type(scenario.timing).__name__} "
+            "(Poisson wake-ups combining the freshest value of every neighbour) needs engine='simpy'"
         )
     models = [scenario.links.default, *scenario.links.overrides.values()]
     if any(m.loss > 0 for m in models):
-        raise ScenarioError("the batch engine models lossless links; a link with loss > 0 needs engine='simpy'")
+        raise ScenarioError("the batch engine runs lockstep rounds over lossless links; a link with loss > 0 under "
+                            "Lockstep timing needs engine='simpy' (or Deadline timing)")
     if scenario.mode != "broadcast":
-        raise ScenarioError("the batch engine runs broadcast rounds; mode='unicast' needs engine='simpy'")
+        raise ScenarioError("the batch engine runs lockstep rounds in broadcast mode; mode='unicast' under Lockstep "
+                            "timing needs engine='simpy' (or Deadline timing)")
 
 
 def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
@@ -230,6 +270,10 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
     _check_batchable(scenario)
+    if isinstance(scenario.timing, Deadline):
+        from .batch_deadline import run_deadline_batch
+
+        return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult)
     problem = scenario.problem
     alg = scenario.algorithm.bind(problem)
     noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)

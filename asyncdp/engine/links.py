@@ -606,6 +606,46 @@ class LinkChannel:
             raise LinkModelError(f"{self._name()}: {exc}") from exc
         return lost, delay
 
+    def draws(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The raw draws of the next ``count`` messages: exactly ``count`` calls of :meth:`draw`, as arrays.
+
+        The stream ends where ``count`` calls of :meth:`draw` leave it, and the
+        values are those calls' to the bit. A link whose latency consumes no
+        draws (:class:`ZeroLatency`, :class:`ConstantLatency`) draws the loss
+        uniforms as one array (``rng.random(count)`` is ``count`` calls of
+        ``rng.random()``); any other model is drawn message by message
+        (ziggurat samplers use a variable number of raw draws, so the
+        interleaved loss and latency draws cannot be split into two arrays).
+        No FIFO, no counters (as :meth:`draw`).
+
+        Args:
+            count: number of messages, >= 0.
+
+        Returns:
+            ``(lost, latency)``: a bool array and a float array of length ``count``.
+
+        Raises:
+            LinkModelError: a bad ``count``, or an invalid sampled delay.
+
+        Example:
+            >>> model = LinkModel(ExponentialLatency(0.5), loss=0.5)
+            >>> lost, delay = LinkChannel(model, link_rng(0, 0, 1)).draws(3)
+            >>> one = LinkChannel(model, link_rng(0, 0, 1))
+            >>> list(zip(lost.tolist(), delay.tolist())) == [one.draw() for _ in range(3)]
+            True
+        """
+        count = check_integer(count, "count", minimum=0, error=LinkModelError, where="LinkChannel.draws")
+        latency = self.model.latency
+        if isinstance(latency, (ZeroLatency, ConstantLatency)):
+            lost = self.rng.random(count) < self._loss
+            return lost, np.asarray(latency.sample(self.rng, count), dtype=float)
+        lost = np.empty(count, dtype=bool)
+        delay = np.empty(count)
+        draw = self.draw
+        for k in range(count):
+            lost[k], delay[k] = draw()
+        return lost, delay
+
     def transmit(self, send_time: float) -> float | None:
         """Send one message at ``send_time``.
 

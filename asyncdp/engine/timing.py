@@ -178,6 +178,28 @@ class Deadline:
         """One round's start jitter, ``U[0, jitter]`` (exactly one draw)."""
         return float(rng.uniform(0.0, self.jitter))
 
+    def sample_jitters(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
+        """``rounds`` start jitters at once: the values and stream position of ``rounds`` calls of :meth:`sample_jitter`.
+
+        Args:
+            rng: the agent's clock generator.
+            rounds: number of rounds, >= 0.
+
+        Returns:
+            A float array of length ``rounds``.
+
+        Raises:
+            TimingError: a bad ``rounds``.
+
+        Example:
+            >>> d = Deadline(period=1.0, deadline=0.5, jitter=0.25)
+            >>> a, b = np.random.default_rng(3), np.random.default_rng(3)
+            >>> d.sample_jitters(a, 4).tolist() == [d.sample_jitter(b) for _ in range(4)]
+            True
+        """
+        rounds = check_integer(rounds, "rounds", minimum=0, error=TimingError, where="Deadline.sample_jitters")
+        return rng.uniform(0.0, self.jitter, rounds)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""
         return {

@@ -1,0 +1,768 @@
+"""The batch engine's :class:`~asyncdp.engine.timing.Deadline` runs: ``R`` runs with clocks and lossy links as arrays.
+
+Under deadline timing which messages an agent combines is decided by the
+clocks (drift, jitter) and the links (loss, latency) alone, never by the
+states: the engine therefore draws every run's clocks and links first,
+computes the realized schedule of every run (who combines which sender's
+message of which round, with which weight) as arrays, and then runs the
+rounds as in lockstep: round ``t`` computes every agent's round-``t``
+message, mixes each channel with that round's realized weights (one sparse
+product over all runs) and calls the rule's update.
+
+The timing is the SimPy engine's to the bit (:mod:`asyncdp.engine.simpy_engine`):
+
+* an agent's clock: round ``t`` starts at ``Deadline.round_start`` unless the
+  agent is already later, and the agent combines at ``combine_time`` (times
+  advance as SimPy's ``now + delay``, computed elementwise in the same order);
+* a message on link ``i -> j`` arrives at ``send + latency`` (FIFO links:
+  never before the link's previous delivery); it is combined by ``j`` at its
+  round-``u`` deadline if it arrived earlier, or at the same time and was
+  sent before ``j`` scheduled that combine (SimPy's order of equal times: the
+  engine ranks every SimPy event of the run when such an exact tie occurs);
+* ``missing="renormalize"`` drops the missing senders and rescales the row to
+  its original total (sums added in row order, as the SimPy engine does);
+  ``missing="stale"`` uses the freshest message that arrived on the link by
+  the combine, else renormalizes;
+* unicast: each link carries its own noised copy, and the sender's own term
+  is the average of the copies it released (in receiver order).
+
+Streams (:mod:`asyncdp.noise`): run 0 of every batch draws its clocks from
+``(2, i)`` (``agent_clock_rng``) and its links from ``(1, i, j)``
+(``link_rng``), in the SimPy engine's order, so run 0 is the SimPy run of the
+scenario's seed and a one-run batch equals it bitwise. Run ``r >= 1`` draws
+everything from one generator on ``(6, r)``, in this order: the drifts
+``uniform(-drift, drift, N)``; the jitters ``uniform(0, jitter, (T, N))``
+(row ``t - 1``: round ``t``); one loss uniform ``random(M)`` per message;
+then the latencies, ``model.latency.sample(rng, m)`` for the ``m`` messages on
+links with the default model, then for each overridden link in the order of
+``Links.overrides`` (sorted by ``(sender, receiver)``). Messages are
+numbered round by round, and within a round in the order of the round's
+weight matrix entries (CSR order: by receiver row). The noise is the batch
+engine's: round ``t``'s block for channel ``c`` is ``(R, N, n)`` (broadcast;
+run ``r`` uses row ``r``), and for unicast sender ``i``'s block is
+``noise.unicast(t, c, mechanism, i, (R, N, n))`` (run ``r``, receiver ``j``:
+``[r, j]``). Since numpy fills arrays draw by draw, run ``r``'s values do not
+depend on ``R``: run ``r`` of a batch of any size ``R > r`` is the same run.
+
+Not vectorized (the batch engine refuses with a :class:`~asyncdp.errors.ScenarioError`):
+
+* ``missing="stale"`` when a receiver would reuse a message of a round *later*
+  than its own (a sender whose clock runs ahead by a round or more): that
+  message is computed from a state the round-by-round recursion has not
+  reached yet. The schedule is known before any state, so this is detected
+  (and refused) before the run starts.
+* :class:`~asyncdp.engine.timing.Async` (see :mod:`asyncdp.engine.batch_engine`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from accounting.ledger import Ledger, Release
+
+from .. import metrics
+from ..errors import MessageLostError, ScenarioError
+from ..noise import BATCH_RUN_KEY, SeededNoise, stream
+from .schedule import RealizedSchedule
+from .timing import Deadline, agent_clock_rng
+
+__all__ = ["run_deadline_batch", "run_rng", "DeadlineRuns"]
+
+
+def run_rng(seed: int, run: int) -> np.random.Generator:
+    """The clock-and-link generator of run ``run >= 1`` of a batch: stream ``(6, run)`` of the seed layout.
+
+    Example:
+        >>> run_rng(3, 1).random() == run_rng(3, 1).random()
+        True
+    """
+    if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or run < 1:
+        raise ScenarioError(f"run_rng: run must be an integer >= 1 (run 0 uses the SimPy streams), got {run!r}")
+    return stream(seed, BATCH_RUN_KEY, int(run))
+
+
+# --------------------------------------------------------------------------- the plan: rounds, messages, links
+
+
+class _Plan:
+    """The scenario's rounds as index arrays (shared by every run).
+
+    Messages are numbered round by round, in CSR order of the round's
+    off-diagonal entries (``m_*`` arrays, length ``M``); links are the
+    distinct ``(sender, receiver)`` pairs.
+    """
+
+    def __init__(self, scenario: Any) -> None:
+        n, horizon = scenario.problem.num_agents, scenario.horizon
+        self.N, self.T = n, horizon
+        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
+        m_round, m_send, m_recv, m_entry = [], [], [], []
+        count = 0
+        self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
+        for t in range(1, horizon + 1):
+            w = sp.csr_array(scenario.topology.weights(t))
+            indptr = w.indptr.astype(np.int64)
+            cols = w.indices.astype(np.int64)
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+            data = np.asarray(w.data, dtype=float)
+            edge = rows != cols
+            entry_msg = np.full(cols.size, -1, dtype=np.int64)
+            k = int(edge.sum())
+            entry_msg[edge] = np.arange(count, count + k)
+            self.round_start[t - 1] = count
+            m_round.append(np.full(k, t, dtype=np.int64))
+            m_send.append(cols[edge])
+            m_recv.append(rows[edge])
+            m_entry.append(np.flatnonzero(edge))
+            count += k
+            self.rounds.append((indptr, rows, cols, data, entry_msg))
+        self.round_start[horizon] = count
+        self.M = count
+        self.m_round = np.concatenate(m_round)
+        self.m_send = np.concatenate(m_send)
+        self.m_recv = np.concatenate(m_recv)
+        self.m_entry = np.concatenate(m_entry)
+        key = self.m_send * n + self.m_recv
+        uniq, self.m_link = np.unique(key, return_inverse=True)
+        self.m_link = self.m_link.astype(np.int64)
+        self.link_send, self.link_recv = uniq // n, uniq % n
+        self.L = uniq.size
+        # per link, its messages in round order, padded with -1: (L, Kmax)
+        order = np.lexsort((self.m_round, self.m_link))
+        counts = np.bincount(self.m_link, minlength=self.L)
+        self.link_count = counts
+        kmax = int(counts.max(initial=0))
+        pos = np.arange(self.M) - np.repeat(np.cumsum(counts) - counts, counts)
+        self.link_msgs = np.full((self.L, kmax), -1, dtype=np.int64)
+        self.link_msgs[self.m_link[order], pos] = order
+        # link models: loss, FIFO, and the message groups of each latency model (default first, then overrides)
+        links = scenario.links
+        self.models = [links.model(int(s), int(r)) for s, r in zip(self.link_send, self.link_recv)]
+        self.link_loss = np.array([m.loss for m in self.models], dtype=float)
+        self.link_fifo = np.array([not m.reorder for m in self.models], dtype=bool)
+        overridden = np.array([(int(s), int(r)) in links.overrides for s, r in zip(self.link_send, self.link_recv)],
+                              dtype=bool)
+        groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
+        link_index = {(int(s), int(r)): k for k, (s, r) in enumerate(zip(self.link_send, self.link_recv))}
+        for key_, model in links.overrides.items():
+            k = link_index.get(key_)
+            if k is not None:
+                groups.append((model, np.flatnonzero(self.m_link == k)))
+        self.groups = [(m, idx) for m, idx in groups if idx.size]
+
+    def link_round_msg(self) -> np.ndarray:
+        """``(L, T + 1)``: the message of link ``l`` in round ``t`` at ``[l, t]``, or -1."""
+        table = np.full((self.L, self.T + 1), -1, dtype=np.int64)
+        table[self.m_link, self.m_round] = np.arange(self.M)
+        return table
+
+
+# --------------------------------------------------------------------------- draws
+
+
+def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators)."""
+    timing: Deadline = scenario.timing
+    seed = scenario.seed
+    drift = np.empty(plan.N)
+    jitter = np.empty((plan.T, plan.N))
+    for i in range(plan.N):
+        rng = agent_clock_rng(seed, i)
+        drift[i] = timing.sample_drift(rng)
+        jitter[:, i] = timing.sample_jitters(rng, plan.T)
+    lost = np.empty(plan.M, dtype=bool)
+    delay = np.empty(plan.M)
+    for k in range(plan.L):
+        msgs = plan.link_msgs[k, : plan.link_count[k]]
+        ch = scenario.links.channel(seed, int(plan.link_send[k]), int(plan.link_recv[k]))
+        lost[msgs], delay[msgs] = ch.draws(msgs.size)
+    return drift, jitter, lost, delay
+
+
+def _draws_run(scenario: Any, plan: _Plan, run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring)."""
+    timing: Deadline = scenario.timing
+    rng = run_rng(scenario.seed, run)
+    drift = rng.uniform(-timing.drift, timing.drift, plan.N)
+    jitter = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+    lost = rng.random(plan.M) < plan.link_loss[plan.m_link]
+    delay = np.empty(plan.M)
+    for model, idx in plan.groups:
+        values = np.asarray(model.latency.sample(rng, idx.size), dtype=float)
+        if values.shape != (idx.size,) or not (np.isfinite(values).all() and (values >= 0).all()):
+            raise ScenarioError(f"latency model {model.latency!r} returned invalid delays for run {run}")
+        delay[idx] = values
+    return drift, jitter, lost, delay
+
+
+# --------------------------------------------------------------------------- clocks and event order
+
+
+def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Send times, combine times and "waited for the start" flags, each ``(R, T, N)``.
+
+    Exactly the SimPy agent's arithmetic: ``now + (start - now)`` when the
+    start lies ahead, then ``now + max(0, combine - now)``.
+    """
+    runs, horizon, n = jitter.shape
+    send = np.empty((runs, horizon, n))
+    comb = np.empty((runs, horizon, n))
+    later = np.empty((runs, horizon, n), dtype=bool)
+    now = np.zeros((runs, n))
+    rate = 1.0 + drift
+    offset = timing.deadline * timing.period
+    for t in range(1, horizon + 1):
+        start = (t - 1) * timing.period * rate + jitter[:, t - 1]
+        ahead = start > now
+        now = np.where(ahead, now + (start - now), now)
+        send[:, t - 1], later[:, t - 1] = now, ahead
+        now = now + np.maximum(0.0, (start + offset) - now)
+        comb[:, t - 1] = now
+    return send, comb, later
+
+
+def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """One run's SimPy processing rank of every agent's send step, ``(T, N)``.
+
+    SimPy processes events by ``(time, priority, scheduling order)``, and an
+    agent's event is scheduled by the step its previous event ran. The key
+    of an event is therefore its ``(time, priority)`` followed by the key of
+    its parent (back to the agent's ``Initialize`` event, priority 0, in
+    agent order); the ranks of these keys are computed by prefix doubling.
+    """
+    horizon, n = send.shape
+    slots = 2 * horizon + 1
+    times = np.zeros((n, slots))
+    valid = np.ones((n, slots), dtype=bool)
+    times[:, 1::2] = send.T
+    times[:, 2::2] = comb.T
+    valid[:, 1::2] = later.T
+    flat_valid = valid.ravel()
+    ids = np.flatnonzero(flat_valid)
+    # parent: the previous valid slot of the same agent
+    idx = np.where(valid, np.arange(slots)[None, :], -1)
+    prev = np.maximum.accumulate(idx, axis=1)
+    parent_slot = np.full((n, slots), -1, dtype=np.int64)
+    parent_slot[:, 1:] = prev[:, :-1]
+    parent_flat = np.where(parent_slot >= 0, np.arange(n)[:, None] * slots + parent_slot, -1).ravel()
+    position = np.full(n * slots, -1, dtype=np.int64)
+    position[ids] = np.arange(ids.size)
+    parent = np.where(parent_flat[ids] >= 0, position[np.maximum(parent_flat[ids], 0)], -1)
+    t_ev = times.ravel()[ids]
+    is_init = (ids % slots) == 0
+    # primary key: inits first (in agent order), then the dense rank of (time, priority = 1)
+    order = np.argsort(t_ev[~is_init], kind="stable")
+    tv = t_ev[~is_init][order]
+    dense = np.empty(tv.size, dtype=np.int64)
+    dense[order] = np.concatenate(([0], np.cumsum(tv[1:] != tv[:-1]))) if tv.size else []
+    rank = np.empty(ids.size, dtype=np.int64)
+    rank[is_init] = ids[is_init] // slots
+    rank[~is_init] = n + dense
+    anc = parent
+    while True:
+        second = np.where(anc >= 0, rank[np.maximum(anc, 0)], -1)
+        order = np.lexsort((second, rank))
+        a, b = rank[order], second[order]
+        change = np.concatenate(([0], (a[1:] != a[:-1]) | (b[1:] != b[:-1])))
+        new = np.empty_like(rank)
+        new[order] = np.cumsum(change)
+        rank = new
+        if rank.max(initial=0) == ids.size - 1 or (anc < 0).all():
+            break
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
+    full = np.full(n * slots, -1, dtype=np.int64)
+    full[ids] = rank
+    full = full.reshape(n, slots)
+    # the send step of round t: its own event if the agent waited for the start, else the previous step
+    step = np.where(later.T, np.arange(1, slots, 2)[None, :], prev[:, 0:slots - 1:2])
+    return full[np.arange(n)[:, None], step].T
+
+
+# --------------------------------------------------------------------------- the schedule of all runs
+
+
+@dataclass
+class DeadlineRuns:
+    """What the batch engine keeps of ``R`` deadline runs to rebuild each run's schedule, ledger and transcript.
+
+    Attributes:
+        plan: the rounds as index arrays.
+        send, comb: per run, round and agent: send and combine time ``(R, T, N)``.
+        later: whether the agent waited for the round's start (SimPy event structure).
+        lost, arrival: per run and message (``arrival`` NaN when lost), or ``None``.
+        used, source: per round, ``(R, nnz)`` — whether entry was combined and the round of the message used.
+    """
+
+    plan: Any
+    send: np.ndarray
+    comb: np.ndarray
+    later: np.ndarray
+    lost: np.ndarray | None
+    arrival: np.ndarray | None
+    used: list[np.ndarray] | None
+    source: list[np.ndarray] | None
+
+
+def _first_combine(arrival: np.ndarray, comb: np.ndarray, plan: _Plan, tie_ok) -> np.ndarray:
+    """Per run and message, the first round ``u`` whose combine of the receiver includes it (``T + 1``: never)."""
+    runs = arrival.shape[0]
+    horizon = plan.T
+    rr = np.repeat(np.arange(runs), plan.M)
+    mm = np.tile(np.arange(plan.M), runs)
+    a = arrival.ravel()
+    recv = plan.m_recv[mm]
+    u = np.full(rr.size, horizon + 1, dtype=np.int64)
+    ok = ~np.isnan(a)
+    g = plan.m_round[mm].copy()
+    idx = np.flatnonzero(ok)
+    # move down while the previous combine is not earlier than the arrival
+    act = idx
+    while act.size:
+        gg = g[act]
+        can = gg > 1
+        act = act[can]
+        if not act.size:
+            break
+        down = comb[rr[act], g[act] - 2, recv[act]] >= a[act]
+        act = act[down]
+        g[act] -= 1
+    act = idx
+    while act.size:  # move up while the combine is earlier than the arrival
+        gg = g[act]
+        act = act[gg <= horizon]
+        if not act.size:
+            break
+        up = comb[rr[act], g[act] - 1, recv[act]] < a[act]
+        act = act[up]
+        g[act] += 1
+    u[idx] = g[idx]
+    inside = idx[g[idx] <= horizon]
+    tie = inside[comb[rr[inside], g[inside] - 1, recv[inside]] == a[inside]]
+    if tie.size:
+        late = ~tie_ok(rr[tie], mm[tie], g[tie])
+        u[tie[late]] += 1
+    return u.reshape(runs, plan.M)
+
+
+def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
+              lost: np.ndarray, delay: np.ndarray):
+    """Arrivals, and per round the combined entries and the round of each message used."""
+    runs = send.shape[0]
+    arrival = send[:, plan.m_round - 1, plan.m_send] + delay
+    # FIFO links: a delivery never precedes the link's previous delivery (lost messages do not count)
+    fifo = np.flatnonzero(plan.link_fifo)
+    if fifo.size and plan.link_msgs.shape[1]:
+        last = np.full((runs, fifo.size), -np.inf)
+        for p in range(plan.link_msgs.shape[1]):
+            msg = plan.link_msgs[fifo, p]
+            have = msg >= 0
+            cols = msg[have]
+            x = np.maximum(arrival[:, cols], last[:, have])
+            gone = lost[:, cols]
+            arrival[:, cols] = x
+            last[:, have] = np.where(gone, last[:, have], x)
+    arrival[lost] = np.nan
+
+    ranks: dict[int, np.ndarray] = {}
+
+    def rank_of(r: int) -> np.ndarray:
+        if r not in ranks:
+            ranks[r] = _send_ranks(send[r], comb[r], later[r])
+        return ranks[r]
+
+    def tie_ok(rr: np.ndarray, mm: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Message ``mm`` of run ``rr`` was sent before its receiver scheduled its round-``u`` combine."""
+        out = np.empty(rr.size, dtype=bool)
+        for k in range(rr.size):
+            rk = rank_of(int(rr[k]))
+            m = mm[k]
+            out[k] = rk[plan.m_round[m] - 1, plan.m_send[m]] < rk[u[k] - 1, plan.m_recv[m]]
+        return out
+
+    own = comb[:, plan.m_round - 1, plan.m_recv]
+    with np.errstate(invalid="ignore"):
+        present = arrival < own
+        tie = arrival == own
+    if tie.any():
+        rr, mm = np.nonzero(tie)
+        present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
+    freshest = None
+    if timing.missing == "stale":
+        u = _first_combine(arrival, comb, plan, tie_ok)
+        # freshest[r, l, t]: the latest round of a message on link l combined by round t (0: none)
+        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
+        rr = np.repeat(np.arange(runs), plan.M)
+        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
+        freshest = np.maximum.accumulate(fr, axis=2)
+    return arrival, present, freshest, rank_of
+
+
+def _row_sums(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per row, the sum of its entries added in row order from 0 (as Python's ``sum``); ``values`` ``(..., nnz)``."""
+    lengths = np.diff(indptr)
+    out = np.zeros(values.shape[:-1] + (lengths.size,))
+    for p in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > p)
+        out[..., rows] = out[..., rows] + values[..., indptr[rows] + p]
+    return out
+
+
+def _realized_weights(round_: tuple, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The weights applied to the used entries ``(R, nnz)`` (the SimPy engine's ``_renormalized``) and kept totals."""
+    indptr, rows, _, data, _ = round_
+    row_total = _row_sums(indptr, data)
+    kept_total = _row_sums(indptr, np.where(used, data, 0.0))
+    counts = _row_sums(indptr, used.astype(float))
+    complete = counts == np.diff(indptr)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = data / kept_total[:, rows] * row_total[rows]
+    weights = np.where(complete[:, rows], data, scaled)
+    return weights, counts
+
+
+def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, comb: np.ndarray) -> None:
+    empty = (counts == 0) & (lengths[None, :] > 0)
+    if empty.any():
+        rr, ii = np.nonzero(empty)
+        k = np.lexsort((ii, comb[rr, t - 1, ii], rr))[0]
+        r, i = int(rr[k]), int(ii[k])
+        where = f"run {r}, " if comb.shape[0] > 1 else ""
+        raise MessageLostError(
+            f"{where}round {t}: agent {i} has nothing to combine (its weight matrix row has no self weight and "
+            f"every in-neighbour's message is missing)"
+        )
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any) -> Any:
+    """``runs`` deadline runs of ``scenario`` (see the module docstring); returns a ``BatchResult``."""
+    timing: Deadline = scenario.timing
+    plan = _Plan(scenario)
+    n_agents, horizon = plan.N, plan.T
+    unicast = scenario.mode == "unicast"
+    draws = [_draws_run0(scenario, plan)] + [_draws_run(scenario, plan, r) for r in range(1, runs)]
+    drift, jitter, lost, delay = (np.stack(x) for x in zip(*draws))
+    send, comb, later = _clock(timing, drift, jitter)
+    arrival, present, freshest, rank_of = _schedule(timing, plan, send, comb, later, lost, delay)
+    stale = freshest is not None
+    link_round = plan.link_round_msg() if stale else None
+
+    # per round: the entries combined and the rounds of their messages (known before any state)
+    used_rounds, source_rounds, max_age = [], [], 0
+    for t in range(1, horizon + 1):
+        indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
+        edge = entry_msg >= 0
+        used = np.ones((runs, cols.size), dtype=bool)
+        used[:, edge] = present[:, entry_msg[edge]]
+        source = np.full((runs, cols.size), t, dtype=np.int64)
+        if stale:
+            links = plan.m_link[entry_msg[edge]]
+            fresh = freshest[:, links, t]  # (R, edges)
+            miss = ~used[:, edge]
+            src = np.where(miss, fresh, t)
+            ahead = miss & (fresh > t)
+            if ahead.any():
+                r, e = (int(v[0]) for v in np.nonzero(ahead))
+                k = np.flatnonzero(edge)[e]
+                raise ScenarioError(
+                    f"the batch engine cannot run this Deadline scenario: with missing='stale', agent {rows[k]} "
+                    f"would combine agent {cols[k]}'s round-{fresh[r, e]} message in its round {t} (run {r}: that "
+                    f"sender's clock runs ahead), a message the round-by-round batch recursion has not computed "
+                    f"yet; use engine='simpy'"
+                )
+            used[:, edge] |= miss & (fresh > 0)
+            source[:, edge] = np.where(used[:, edge], src, 0)
+            max_age = max(max_age, int((t - source[used]).max(initial=0)))
+        source = np.where(used, source, 0)
+        used_rounds.append(used)
+        source_rounds.append(source)
+
+    detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=lost, arrival=arrival,
+                          used=used_rounds, source=source_rounds)
+
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
+    agents = np.arange(n_agents)
+    x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
+    state = alg.initial_state(np.array(x0), agents, problem)
+    optimum = np.asarray(problem.optimum, dtype=float)
+    x = alg.decision(state)
+    traj = np.empty((runs, horizon + 1) + x.shape[1:]) if keep == "all" else None
+    opt_err = np.empty((runs, horizon + 1))
+    dev = np.empty((runs, horizon + 1))
+    recorded: dict[str, np.ndarray] | None = {} if transcripts else None
+    staleness = np.zeros((runs, horizon, n_agents), dtype=np.int64)
+
+    def record(t: int, x: np.ndarray) -> None:
+        if traj is not None:
+            traj[:, t] = x
+        opt_err[:, t] = metrics.optimality_error(x, optimum)
+        dev[:, t] = metrics.deviation(x)
+
+    record(0, x)
+    noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
+    records: list[Release] = []
+    round_records: list[list[int]] = []
+    history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)
+    for t in range(1, horizon + 1):
+        indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
+        decls = {ch.name: alg.noise(t, ch.name) for _, ch in noisy}
+        ids = []
+        for _, ch in noisy:
+            released = decls[ch.name].to_release(0, t, 0.0, ch.name)
+            if released is not None:
+                ids.append(len(records))
+                records.append(released)
+        round_records.append(ids)
+        lo, hi = plan.round_start[t - 1], plan.round_start[t]
+        if not unicast:
+            std = {ch.name: noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decls[ch.name].dimension))
+                   for c, ch in noisy}
+            messages = alg.message(state, t, std, agents, problem)
+            if recorded is not None:
+                for name, arr in messages.items():
+                    recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
+            blocks = {name: np.asarray(arr).reshape(runs * n_agents, -1) for name, arr in messages.items()}
+            history.append((t, blocks, n_agents, None))
+        else:
+            e_send, e_recv = plan.m_send[lo:hi], plan.m_recv[lo:hi]
+            std = {}
+            for c, ch in noisy:
+                dim = decls[ch.name].dimension
+                buf = np.empty((runs, e_send.size, dim))
+                for i in np.unique(e_send):
+                    sel = np.flatnonzero(e_send == i)
+                    block = noise.unicast(t, c, ch.mechanism, int(i), (runs, n_agents, dim))
+                    buf[:, sel] = np.asarray(block)[:, e_recv[sel]]
+                std[ch.name] = buf
+            sub = {k: v[:, e_send] for k, v in state.items()}
+            copies = alg.message(sub, t, std, e_send, problem) if e_send.size else {}
+            own = _own_terms(alg, state, t, noisy, decls, copies, e_send, runs, n_agents, problem)
+            if recorded is not None:
+                for name, arr in copies.items():
+                    out = recorded.get(name)
+                    if out is None:
+                        out = recorded[name] = np.full((runs, horizon, n_agents, n_agents) + arr.shape[2:], np.nan)
+                    out[:, t - 1, e_send, e_recv] = arr
+            blocks = {name: np.concatenate([own[name].reshape(runs * n_agents, -1),
+                                            np.asarray(copies[name]).reshape(runs * e_send.size, -1)])
+                      if e_send.size else own[name].reshape(runs * n_agents, -1) for name in own}
+            history.append((t, blocks, e_send.size, lo))
+        # the realized mixing of round t over all runs: one sparse matrix over the value blocks
+        used, source = used_rounds[t - 1], source_rounds[t - 1]
+        weights, counts = _realized_weights(plan.rounds[t - 1], used)
+        _check_nothing_to_combine(counts, np.diff(indptr), t, comb)
+        base = np.zeros(horizon + 2, dtype=np.int64)  # per round in the window: first row of its value block
+        width = np.zeros(horizon + 2, dtype=np.int64)  # unicast: the round's number of copies
+        first = np.zeros(horizon + 2, dtype=np.int64)  # unicast: the round's first message number
+        offset = 0
+        for s, blk, wid, lo_s in history:
+            base[s], width[s], first[s] = offset, wid, lo_s or 0
+            offset += next(iter(blk.values())).shape[0]
+        rr = np.arange(runs)[:, None]
+        src = np.where(used, source, t)
+        if not unicast:
+            vcol = base[src] + rr * n_agents + cols[None, :]
+        else:
+            vcol = np.empty(used.shape, dtype=np.int64)
+            diag = entry_msg < 0
+            vcol[:, diag] = base[t] + rr * n_agents + rows[diag][None, :]
+            edge = ~diag
+            src_e = src[:, edge]
+            if stale:
+                msg = link_round[plan.m_link[entry_msg[edge]][None, :], src_e]
+            else:
+                msg = np.broadcast_to(entry_msg[edge][None, :], src_e.shape)
+            vcol[:, edge] = base[src_e] + runs * n_agents + rr * width[src_e] + (msg - first[src_e])
+        if stale:
+            age = np.where(used, t - source, 0)
+            staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
+        counts_flat = counts.astype(np.int64).ravel()
+        matrix = sp.csr_array((weights[used], vcol[used], np.concatenate(([0], np.cumsum(counts_flat)))),
+                              shape=(runs * n_agents, offset))
+        mixed = {}
+        for name in blocks:
+            values = np.concatenate([blk[name] for _, blk, _, _ in history]) if len(history) > 1 else blocks[name]
+            shape = (messages if not unicast else own)[name].shape
+            mixed[name] = (matrix @ values).reshape(shape)
+        state = alg.update(state, mixed, t, agents, problem)
+        record(t, alg.decision(state))
+    eps, delta = alg.claimed_privacy(horizon)
+    times = None
+    if keep == "all":
+        times = np.zeros((runs, horizon + 1, n_agents))
+        times[:, 1:] = comb
+    else:  # keep run 0's timing only (its ledger); drop the per-run schedules
+        detail = DeadlineRuns(plan=plan, send=send[:1], comb=comb[:1], later=later[:1], lost=None, arrival=None,
+                              used=None, source=None)
+    detail_records = (records, round_records)
+    ledger = _ledger(detail, 0, detail_records, unicast, rank_of(0) if _has_send_ties(send[0]) else None)
+    return result_type(
+        trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
+        optimum=optimum, ledger=ledger, messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
+        topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
+        times=times, staleness=staleness if keep == "all" else None,
+        messages_lost=lost.sum(axis=1), messages_sent=plan.M,
+        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None),
+    )
+
+
+def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
+    lengths = np.diff(indptr)
+    out = np.zeros(values.shape[:-1] + (lengths.size,), dtype=values.dtype)
+    nonempty = lengths > 0
+    if values.shape[-1]:
+        red = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
+        out[..., nonempty] = red
+    return out
+
+
+def _own_terms(alg, state, t, noisy, decls, copies, e_send, runs, n_agents, problem) -> dict[str, np.ndarray]:
+    """Unicast self terms: the average of the copies each sender released, in receiver order (SimPy's sum / len)."""
+    names = [ch.name for ch in alg.channels]
+    out = {}
+    counts = np.bincount(e_send, minlength=n_agents)
+    silent = np.flatnonzero(counts == 0)
+    if silent.size:
+        zero = {ch.name: np.zeros((runs, silent.size, decls[ch.name].dimension)) for _, ch in noisy}
+        quiet = alg.message({k: v[:, silent] for k, v in state.items()}, t, zero, silent, problem)
+    order = np.argsort(e_send, kind="stable")  # per sender, its copies in receiver order
+    first = np.cumsum(counts) - counts
+    for name in names:
+        shape = (runs, n_agents) + (np.asarray(copies[name]).shape[2:] if e_send.size else
+                                    np.asarray(quiet[name]).shape[2:])
+        acc = np.zeros(shape)
+        for p in range(int(counts.max(initial=0))):
+            senders = np.flatnonzero(counts > p)
+            acc[:, senders] = acc[:, senders] + np.asarray(copies[name])[:, order[first[senders] + p]]
+        busy = counts > 0
+        acc[:, busy] = acc[:, busy] / counts[busy].reshape((1, -1) + (1,) * (acc.ndim - 2))
+        if silent.size:
+            acc[:, silent] = quiet[name]
+        out[name] = acc
+    return out
+
+
+def _has_send_ties(send: np.ndarray) -> bool:
+    flat = np.sort(send.ravel())
+    return bool((flat[1:] == flat[:-1]).any())
+
+
+@dataclass
+class _Detail:
+    """The batch's per-run schedule data, and how to rank a run's events (``None`` with ``keep="final"``)."""
+
+    runs: DeadlineRuns
+    records: tuple
+    unicast: bool
+    rank_of: Any
+
+    def ranks(self, r: int) -> np.ndarray | None:
+        if self.rank_of is None:
+            return None
+        return self.rank_of(r) if _has_send_ties(self.runs.send[r]) else None
+
+
+def _send_order(send: np.ndarray, ranks: np.ndarray | None) -> np.ndarray:
+    """Flat ``(t - 1) * N + i`` indices of the send steps in SimPy's processing order."""
+    horizon, n = send.shape
+    if ranks is not None:
+        return np.argsort(ranks.ravel(), kind="stable")
+    agent = np.tile(np.arange(n), horizon)
+    return np.lexsort((agent, send.ravel()))
+
+
+def _ledger(detail: DeadlineRuns, r: int, records: tuple, unicast: bool, ranks: np.ndarray | None) -> Ledger:
+    """Run ``r``'s releases in SimPy's order: per send step, per receiver (unicast), per noisy channel."""
+    recs, round_records = records
+    if not recs:
+        return Ledger()
+    plan = detail.plan
+    send = detail.send[r]
+    order = _send_order(send, ranks)
+    n = plan.N
+    rec_col, agent_col, time_col, recv_col = [], [], [], []
+    for step in order:
+        t, i = divmod(int(step), n)
+        ids = round_records[t]
+        if not ids:
+            continue
+        now = float(send[t, i])
+        if unicast:
+            lo, hi = plan.round_start[t], plan.round_start[t + 1]
+            receivers = plan.m_recv[lo:hi][plan.m_send[lo:hi] == i]
+            for j in receivers.tolist():
+                for k in ids:
+                    rec_col.append(k), agent_col.append(i), time_col.append(now), recv_col.append(j)
+        else:
+            for k in ids:
+                rec_col.append(k), agent_col.append(i), time_col.append(now), recv_col.append(-1)
+    return Ledger.from_columns(recs, record=np.asarray(rec_col, dtype=np.int64),
+                               agent=np.asarray(agent_col, dtype=np.int64), time=np.asarray(time_col, dtype=float),
+                               receiver=np.asarray(recv_col, dtype=np.int64))
+
+
+def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
+    """Run ``r``'s :class:`~asyncdp.engine.schedule.RealizedSchedule` (needs ``keep="all"``)."""
+    runs = detail.runs
+    plan = runs.plan
+    parts = []
+    for t in range(1, plan.T + 1):
+        round_ = plan.rounds[t - 1]
+        indptr, rows, cols, data, _ = round_
+        used = runs.used[t - 1][r:r + 1]
+        weights, _ = _realized_weights(round_, used)
+        keep = used[0]
+        parts.append((np.full(int(keep.sum()), t), rows[keep], cols[keep], weights[0][keep],
+                      runs.source[t - 1][r][keep]))
+    return RealizedSchedule(plan.N, plan.T, *(np.concatenate(c) for c in zip(*parts)))
+
+
+def run_ledger(detail: _Detail, r: int) -> Ledger:
+    """Run ``r``'s ledger (needs ``keep="all"``)."""
+    return _ledger(detail.runs, r, detail.records, detail.unicast, detail.ranks(r))
+
+
+def run_transcript(detail: _Detail, r: int, messages: dict[str, np.ndarray]) -> Any:
+    """Run ``r``'s transcript, rows in SimPy's order (needs ``keep="all"`` and ``transcripts=True``)."""
+    from .transcript import Transcript
+
+    runs = detail.runs
+    plan = runs.plan
+    send = runs.send[r]
+    n = plan.N
+    rows_out = []
+    mid = 0
+    for step in _send_order(send, detail.ranks(r)):
+        t, i = divmod(int(step), n)
+        lo, hi = plan.round_start[t], plan.round_start[t + 1]
+        msgs = lo + np.flatnonzero(plan.m_send[lo:hi] == i)
+        now = float(send[t, i])
+        if not detail.unicast:
+            payload = {name: arr[r, t, i] for name, arr in messages.items()}
+            for m in msgs.tolist():
+                j = int(plan.m_recv[m])
+                lost = bool(runs.lost[r, m])
+                got = float("nan") if lost else float(runs.arrival[r, m])
+                for name, p in payload.items():
+                    rows_out.append((t + 1, i, j, name, now, got, lost, p, mid))
+            mid += 1
+        else:
+            for m in msgs.tolist():
+                j = int(plan.m_recv[m])
+                lost = bool(runs.lost[r, m])
+                got = float("nan") if lost else float(runs.arrival[r, m])
+                for name, arr in messages.items():
+                    rows_out.append((t + 1, i, j, name, now, got, lost, arr[r, t, i, j], mid))
+                mid += 1
+    transcript = Transcript()
+    transcript.extend_trusted(rows_out)
+    return transcript
