@@ -68,6 +68,7 @@ from accounting.ledger import Ledger, Release
 from .. import metrics
 from ..errors import MessageLostError, ScenarioError
 from ..noise import BATCH_RUN_KEY, SeededNoise, stream
+from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule
 from .timing import Deadline, agent_clock_rng
 
@@ -145,6 +146,7 @@ class _Plan:
         self.models = [links.model(int(s), int(r)) for s, r in zip(self.link_send, self.link_recv)]
         self.link_loss = np.array([m.loss for m in self.models], dtype=float)
         self.link_fifo = np.array([not m.reorder for m in self.models], dtype=bool)
+        self.msg_loss = self.link_loss[self.m_link]
         overridden = np.array([(int(s), int(r)) in links.overrides for s, r in zip(self.link_send, self.link_recv)],
                               dtype=bool)
         groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
@@ -177,26 +179,28 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
         jitter[:, i] = timing.sample_jitters(rng, plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
-    for k in range(plan.L):
-        msgs = plan.link_msgs[k, : plan.link_count[k]]
-        ch = scenario.links.channel(seed, int(plan.link_send[k]), int(plan.link_recv[k]))
-        lost[msgs], delay[msgs] = ch.draws(msgs.size)
+    counts = plan.link_count.tolist()
+    for k, (s, r) in enumerate(zip(plan.link_send.tolist(), plan.link_recv.tolist())):
+        msgs = plan.link_msgs[k, : counts[k]]
+        # the generator of Links.channel (link_rng(seed, s, r)), made without re-checking the indices
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(LINK_STREAM_KEY, s, r)))
+        lost[msgs], delay[msgs] = LinkChannel(plan.models[k], rng, link=(s, r)).draws(counts[k])
     return drift, jitter, lost, delay
 
 
 def _draws_run(scenario: Any, plan: _Plan, run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring)."""
     timing: Deadline = scenario.timing
-    rng = run_rng(scenario.seed, run)
+    rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     drift = rng.uniform(-timing.drift, timing.drift, plan.N)
     jitter = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
-    lost = rng.random(plan.M) < plan.link_loss[plan.m_link]
-    delay = np.empty(plan.M)
-    for model, idx in plan.groups:
-        values = np.asarray(model.latency.sample(rng, idx.size), dtype=float)
-        if values.shape != (idx.size,) or not (np.isfinite(values).all() and (values >= 0).all()):
-            raise ScenarioError(f"latency model {model.latency!r} returned invalid delays for run {run}")
-        delay[idx] = values
+    lost = rng.random(plan.M) < plan.msg_loss
+    if len(plan.groups) == 1:  # every link has the default model: the messages in order
+        delay = np.asarray(plan.groups[0][0].latency.sample(rng, plan.M), dtype=float)
+    else:
+        delay = np.empty(plan.M)
+        for model, idx in plan.groups:
+            delay[idx] = model.latency.sample(rng, idx.size)
     return drift, jitter, lost, delay
 
 
@@ -687,27 +691,24 @@ def _ledger(detail: DeadlineRuns, r: int, records: tuple, unicast: bool, ranks: 
         return Ledger()
     plan = detail.plan
     send = detail.send[r]
-    order = _send_order(send, ranks)
     n = plan.N
-    rec_col, agent_col, time_col, recv_col = [], [], [], []
-    for step in order:
-        t, i = divmod(int(step), n)
-        ids = round_records[t]
-        if not ids:
-            continue
-        now = float(send[t, i])
-        if unicast:
-            lo, hi = plan.round_start[t], plan.round_start[t + 1]
-            receivers = plan.m_recv[lo:hi][plan.m_send[lo:hi] == i]
-            for j in receivers.tolist():
-                for k in ids:
-                    rec_col.append(k), agent_col.append(i), time_col.append(now), recv_col.append(j)
-        else:
-            for k in ids:
-                rec_col.append(k), agent_col.append(i), time_col.append(now), recv_col.append(-1)
-    return Ledger.from_columns(recs, record=np.asarray(rec_col, dtype=np.int64),
-                               agent=np.asarray(agent_col, dtype=np.int64), time=np.asarray(time_col, dtype=float),
-                               receiver=np.asarray(recv_col, dtype=np.int64))
+    order = _send_order(send, ranks)  # send steps, (t - 1) * N + i
+    if unicast:  # one unit per transmission: steps in order, each step's receivers in order
+        position = np.empty(order.size, dtype=np.int64)
+        position[order] = np.arange(order.size)
+        units = np.lexsort((plan.m_recv, position[(plan.m_round - 1) * n + plan.m_send]))
+        unit_t, unit_agent, unit_recv = plan.m_round[units] - 1, plan.m_send[units], plan.m_recv[units]
+    else:
+        unit_t, unit_agent = order // n, order % n
+        unit_recv = np.full(order.size, -1, dtype=np.int64)
+    per_round = np.array([len(ids) for ids in round_records], dtype=np.int64)
+    flat_ids = np.array([k for ids in round_records for k in ids], dtype=np.int64)
+    first = np.cumsum(per_round) - per_round
+    k = per_round[unit_t]
+    rows = np.repeat(np.arange(unit_t.size), k)
+    within = np.arange(rows.size) - np.repeat(np.cumsum(k) - k, k)
+    return Ledger.from_columns(recs, record=flat_ids[first[unit_t][rows] + within], agent=unit_agent[rows],
+                               time=send[unit_t, unit_agent][rows], receiver=unit_recv[rows])
 
 
 def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:

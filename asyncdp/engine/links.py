@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -634,17 +635,26 @@ class LinkChannel:
             >>> list(zip(lost.tolist(), delay.tolist())) == [one.draw() for _ in range(3)]
             True
         """
-        count = check_integer(count, "count", minimum=0, error=LinkModelError, where="LinkChannel.draws")
-        latency = self.model.latency
+        if type(count) is not int or count < 0:
+            count = check_integer(count, "count", minimum=0, error=LinkModelError, where="LinkChannel.draws")
+        rng, latency = self.rng, self.model.latency
         if isinstance(latency, (ZeroLatency, ConstantLatency)):
-            lost = self.rng.random(count) < self._loss
-            return lost, np.asarray(latency.sample(self.rng, count), dtype=float)
-        lost = np.empty(count, dtype=bool)
-        delay = np.empty(count)
-        draw = self.draw
-        for k in range(count):
-            lost[k], delay[k] = draw()
-        return lost, delay
+            lost = rng.random(count) < self._loss
+            return lost, np.asarray(latency.sample(rng, count), dtype=float)
+        # the loop of draw(), unrolled: the same draws in the same order (built-in models call the
+        # generator's method their sample() calls, with the same arguments)
+        if type(latency) is ExponentialLatency:
+            one = functools.partial(rng.exponential, latency.mean)
+        elif type(latency) is LogNormalLatency:
+            one = functools.partial(rng.lognormal, latency._mu, latency.sigma)  # type: ignore[attr-defined]
+        else:
+            one = functools.partial(self._sample, rng)
+        uniform = rng.random
+        try:
+            pairs = np.array([(uniform(), one()) for _ in range(count)], dtype=float).reshape(count, 2)
+        except LinkModelError as exc:
+            raise LinkModelError(f"{self._name()}: {exc}") from exc
+        return pairs[:, 0] < self._loss, pairs[:, 1].copy()
 
     def transmit(self, send_time: float) -> float | None:
         """Send one message at ``send_time``.
