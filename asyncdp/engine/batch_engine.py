@@ -1,4 +1,4 @@
-"""The batch engine: lockstep rounds for ``R`` Monte-Carlo runs at once.
+"""The batch engine: ``R`` Monte-Carlo runs at once, round by round, as arrays.
 
 States are arrays of shape ``(R, N, n)``; round ``t`` calls the *same*
 algorithm rule objects as the SimPy engine (:mod:`asyncdp.algorithms.base`)
@@ -6,11 +6,28 @@ with ``agents = numpy.arange(N)``, and mixes each channel with the round's
 weights as a sparse product (``scipy.sparse``), so memory grows as
 ``O(N n R)`` plus the weights, never ``O(N^2)``.
 
-Scope: lockstep broadcast rounds without loss — the papers' model. Latency
-does not change a lockstep run, so it is ignored; loss, deadline and async
-timing, and unicast need the SimPy engine (a clear error says so). Fed the
-same noise, the two engines agree to round-off (a test enforces it for every
-registered algorithm).
+Scope:
+
+* :class:`~asyncdp.engine.timing.Lockstep` broadcast rounds without loss —
+  the papers' model (this module). Latency does not change a lockstep run,
+  so it is ignored. Fed the same noise, the two engines agree to round-off
+  (a test enforces it for every registered algorithm).
+* :class:`~asyncdp.engine.timing.Deadline` timing with lossy links (every
+  latency model, per-link overrides, FIFO or reordering links), clock drift
+  and jitter, ``missing="renormalize"`` or ``"stale"``, broadcast or unicast:
+  :mod:`asyncdp.engine.batch_deadline` draws every run's realized schedule
+  first and then runs the rounds as arrays; run 0 is the SimPy run of the
+  scenario's seed, bitwise (module docstring there: seed layout of runs
+  ``r >= 1``, the one refused case).
+* Refused with a :class:`~asyncdp.errors.ScenarioError` naming the feature
+  and ``engine='simpy'``: :class:`~asyncdp.engine.timing.Async` timing,
+  lockstep rounds with loss or in unicast mode. ``Async`` is not vectorized
+  because an agent's round-``t`` combine uses the *freshest* value of each
+  neighbour, whose round depends on the other agents' Poisson wake-ups: the
+  runs share no round structure, a state of round ``t`` depends on states of
+  arbitrary other rounds, and an exact array version would have to process
+  the wake-ups one event at a time in time order with per-run round numbers
+  (the rules take one round ``t`` per call), which is the SimPy engine's work.
 
 Noise: round ``t``'s block for channel ``c`` is
 ``noise.broadcast(t, c, mechanism, (R, N, n))``; with the default
@@ -72,12 +89,21 @@ class BatchResult:
         deviation: ``max_i ||x_i(t) - xbar(t)||``, ``(R, T + 1)`` (the consensus
             error lies between it and twice it).
         optimum: ``x*``.
-        ledger: the releases of one run (identical for every run: schedules do
-            not depend on the noise). The batch engine has no clock: times are 0.
-        messages: the broadcast messages per channel, ``(R, T, N, d)``, when
-            transcripts were requested.
+        ledger: lockstep: the releases of one run (identical for every run:
+            schedules do not depend on the noise; times are 0). Deadline
+            timing: run 0's releases (``run(r).ledger``: run ``r``'s).
+        messages: the messages per channel when transcripts were requested:
+            ``(R, T, N, d)`` (broadcast) or ``(R, T, N, N, d)`` (unicast,
+            ``[sender, receiver]``, NaN where no message was sent).
         claimed_epsilon, claimed_delta: the algorithm's claim.
         metadata: the scenario description plus ``runs``.
+        times: deadline timing with ``keep="all"``: each agent's combine time
+            per run and round, ``(R, T + 1, N)`` (else ``None``).
+        staleness: deadline timing with ``keep="all"``: the largest age of a
+            message combined, ``(R, T, N)`` (else ``None``).
+        messages_sent: transmissions per run (deadline timing; the same in every run).
+        messages_lost: lost transmissions of each run, ``(R,)`` (deadline timing).
+        detail: what :meth:`run` and :meth:`schedule` rebuild a deadline run from.
     """
 
     trajectory: np.ndarray | None
@@ -249,22 +275,38 @@ def _check_batchable(scenario: Any) -> None:
 
 
 def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
-    """Run ``runs`` lockstep Monte-Carlo runs of ``scenario`` at once.
+    """Run ``runs`` Monte-Carlo runs of ``scenario`` at once.
 
     Args:
         scenario: a :class:`~asyncdp.scenario.Scenario` with lockstep timing,
-            lossless links and broadcast mode.
+            lossless links and broadcast mode, or with
+            :class:`~asyncdp.engine.timing.Deadline` timing (any links, either
+            mode; see the module docstring).
         runs: ``R``, the number of runs.
-        keep: ``"all"`` stores trajectories ``(R, T + 1, N, n)``; ``"final"``
-            only the final states and per-round metrics (``O(N n R)`` memory).
-        transcripts: also keep the broadcast messages ``(R, T, N, d)``.
+        keep: ``"all"`` stores trajectories ``(R, T + 1, N, n)`` (and, under
+            deadline timing, each run's times, staleness and schedule);
+            ``"final"`` only the final states and per-round metrics
+            (``O(N n R)`` memory).
+        transcripts: also keep the messages per channel: ``(R, T, N, d)``
+            (broadcast) or ``(R, T, N, N, d)`` (unicast, ``[sender, receiver]``,
+            NaN where no message was sent).
 
     Returns:
-        A :class:`BatchResult`.
+        A :class:`BatchResult`. Under deadline timing its ``ledger`` is run
+        0's (release times differ between runs; ``run(r).ledger`` is run ``r``'s).
 
     Raises:
         ScenarioError: a scenario outside the batch engine's scope, a bad
             ``runs`` or ``keep``.
+        MessageLostError: an agent has nothing to combine (deadline timing:
+            its row has no self weight and every message is missing).
+
+    Example:
+        >>> from asyncdp import Deadline, Huang2015, LinkModel, Links
+        >>> sc = Huang2015.example_scenario(seed=1).replace(timing=Deadline(), links=Links(LinkModel(loss=0.2)))
+        >>> batch = run_batch(sc, runs=3)
+        >>> batch.trajectory.shape, batch.schedule(0) == sc.run().schedule
+        ((3, 26, 6, 2), True)
     """
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
