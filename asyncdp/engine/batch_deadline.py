@@ -459,7 +459,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     link_round = plan.link_round_msg() if stale else None
 
     # per round: the entries combined and the rounds of their messages (known before any state)
-    used_rounds, source_rounds, max_age = [], [], 0
+    used_rounds, source_rounds, max_age, ahead = [], [], 0, False
     for t in range(1, horizon + 1):
         indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
         edge = entry_msg >= 0
@@ -471,16 +471,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             fresh = freshest[:, links, t]  # (R, edges)
             miss = ~used[:, edge]
             src = np.where(miss, fresh, t)
-            ahead = miss & (fresh > t)
-            if ahead.any():
-                r, e = (int(v[0]) for v in np.nonzero(ahead))
-                k = np.flatnonzero(edge)[e]
-                raise ScenarioError(
-                    f"the batch engine cannot run this Deadline scenario: with missing='stale', agent {rows[k]} "
-                    f"would combine agent {cols[k]}'s round-{fresh[r, e]} message in its round {t} (run {r}: that "
-                    f"sender's clock runs ahead), a message the round-by-round batch recursion has not computed "
-                    f"yet; use engine='simpy'"
-                )
+            ahead = ahead or bool((miss & (fresh > t)).any())
             used[:, edge] |= miss & (fresh > 0)
             source[:, edge] = np.where(used[:, edge], src, 0)
             max_age = max(max_age, int((t - source[used]).max(initial=0)))
@@ -515,17 +506,33 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     records: list[Release] = []
     round_records: list[list[int]] = []
-    history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)
-    for t in range(1, horizon + 1):
-        indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
-        decls = {ch.name: alg.noise(t, ch.name) for _, ch in noisy}
+    for t in range(1, horizon + 1):  # one validated ledger record per round and noisy channel
         ids = []
         for _, ch in noisy:
-            released = decls[ch.name].to_release(0, t, 0.0, ch.name)
+            released = alg.noise(t, ch.name).to_release(0, t, 0.0, ch.name)
             if released is not None:
                 ids.append(len(records))
                 records.append(released)
         round_records.append(ids)
+    if ahead:  # stale messages of rounds ahead: the combines in dependency order (asyncdp.engine.batch_levels)
+        from .batch_levels import run_levels
+
+        weights_all = []
+        for t in range(1, horizon + 1):
+            weights, counts = _realized_weights(plan.rounds[t - 1], used_rounds[t - 1])
+            _check_nothing_to_combine(counts, np.diff(plan.rounds[t - 1][0]), t, comb)
+            weights_all.append(weights)
+        traj_all, state, every, staleness = run_levels(
+            alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
+            weights_all, unicast, link_round, np.asarray(x))
+        for t in range(1, horizon + 1):
+            record(t, traj_all[:, t])
+        if recorded is not None:
+            recorded.update(every)
+    history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)
+    for t in range(1, horizon + 1) if not ahead else ():
+        indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
+        decls = {ch.name: alg.noise(t, ch.name) for _, ch in noisy}
         lo, hi = plan.round_start[t - 1], plan.round_start[t]
         if not unicast:
             std = {ch.name: noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decls[ch.name].dimension))
