@@ -30,7 +30,7 @@ from common import median_time
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import json, resource, statistics, sys, time
+import gc, json, resource, statistics, sys, time
 import numpy as np
 import topology
 from asyncdp import Deadline, Huang2015, LinkModel, Links, LogNormalLatency, Scenario, rendezvous_problem
@@ -47,9 +47,12 @@ for _ in range(repeats):
     t0 = time.perf_counter()
     res = sc.run(engine="batch", keep="final")
     times.append(time.perf_counter() - t0)
+    sent, lost = int(res.messages_sent), int(res.messages_lost[0])
+    del res
+    gc.collect()
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"N": n_agents, "messages": int(res.messages_sent), "lost": int(res.messages_lost[0]),
-                  "run_s": statistics.median(times), "peak_rss_mb": peak_mb}))
+print(json.dumps({"N": n_agents, "messages": sent, "lost": lost, "run_s": statistics.median(times),
+                  "peak_rss_mb": peak_mb}))
 """
 
 
@@ -98,9 +101,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-large", action="store_true")
     args = parser.parse_args()
-    monte_carlo(args.runs, args.simpy_runs, args.repeats)
-    if not args.skip_large:
+    if not args.skip_large:  # first: a child's peak RSS can include its parent's at the fork
         large(args.sizes, args.repeats)
+    monte_carlo(args.runs, args.simpy_runs, args.repeats)
 
 
 if __name__ == "__main__":

@@ -44,14 +44,15 @@ run ``r`` uses row ``r``), and for unicast sender ``i``'s block is
 ``[r, j]``). Since numpy fills arrays draw by draw, run ``r``'s values do not
 depend on ``R``: run ``r`` of a batch of any size ``R > r`` is the same run.
 
-Not vectorized (the batch engine refuses with a :class:`~asyncdp.errors.ScenarioError`):
+``missing="stale"`` with a sender whose clock runs ahead: a receiver may
+reuse a message of a round *later* than its own, computed from a state the
+round-by-round recursion has not reached yet. The schedule is known before
+any state, so this is detected before the run, and such batches run their
+combines in dependency order instead (:mod:`asyncdp.engine.batch_levels`),
+with the same numbers.
 
-* ``missing="stale"`` when a receiver would reuse a message of a round *later*
-  than its own (a sender whose clock runs ahead by a round or more): that
-  message is computed from a state the round-by-round recursion has not
-  reached yet. The schedule is known before any state, so this is detected
-  (and refused) before the run starts.
-* :class:`~asyncdp.engine.timing.Async` (see :mod:`asyncdp.engine.batch_engine`).
+Not vectorized: :class:`~asyncdp.engine.timing.Async` (refused with a
+:class:`~asyncdp.errors.ScenarioError`; see :mod:`asyncdp.engine.batch_engine`).
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ class _Plan:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
         self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
-        m_round, m_send, m_recv, m_entry = [], [], [], []
+        m_round, m_send, m_recv = [], [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
         for t in range(1, horizon + 1):
@@ -119,7 +120,6 @@ class _Plan:
             m_round.append(np.full(k, t, dtype=np.int64))
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
-            m_entry.append(np.flatnonzero(edge))
             count += k
             self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
@@ -127,7 +127,6 @@ class _Plan:
         self.m_round = np.concatenate(m_round)
         self.m_send = np.concatenate(m_send)
         self.m_recv = np.concatenate(m_recv)
-        self.m_entry = np.concatenate(m_entry)
         key = self.m_send * n + self.m_recv
         uniq, self.m_link = np.unique(key, return_inverse=True)
         self.m_link = self.m_link.astype(np.int64)
@@ -452,7 +451,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
     draws = [_draws_run0(scenario, plan)] + [_draws_run(scenario, plan, r) for r in range(1, runs)]
-    drift, jitter, lost, delay = (np.stack(x) for x in zip(*draws))
+    drift, jitter, lost, delay = (np.stack(x) if runs > 1 else x[0][None] for x in zip(*draws))
     send, comb, later = _clock(timing, drift, jitter)
     arrival, present, freshest, rank_of = _schedule(timing, plan, send, comb, later, lost, delay)
     stale = freshest is not None
@@ -607,15 +606,15 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         state = alg.update(state, mixed, t, agents, problem)
         record(t, alg.decision(state))
     eps, delta = alg.claimed_privacy(horizon)
+    detail_records = (records, round_records)
+    ledger = _ledger(detail, 0, detail_records, unicast, rank_of(0) if _has_send_ties(send[0]) else None)
     times = None
     if keep == "all":
         times = np.zeros((runs, horizon + 1, n_agents))
         times[:, 1:] = comb
-    else:  # keep run 0's timing only (its ledger); drop the per-run schedules
-        detail = DeadlineRuns(plan=plan, send=send[:1], comb=comb[:1], later=later[:1], lost=None, arrival=None,
+    else:  # nothing to rebuild runs from (run(r) and schedule(r) need keep="all")
+        detail = DeadlineRuns(plan=None, send=send[:1], comb=comb[:1], later=later[:1], lost=None, arrival=None,
                               used=None, source=None)
-    detail_records = (records, round_records)
-    ledger = _ledger(detail, 0, detail_records, unicast, rank_of(0) if _has_send_ties(send[0]) else None)
     return result_type(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
         optimum=optimum, ledger=ledger, messages=recorded, claimed_epsilon=eps, claimed_delta=delta,

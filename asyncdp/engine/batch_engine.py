@@ -18,7 +18,8 @@ Scope:
   :mod:`asyncdp.engine.batch_deadline` draws every run's realized schedule
   first and then runs the rounds as arrays; run 0 is the SimPy run of the
   scenario's seed, bitwise (module docstring there: seed layout of runs
-  ``r >= 1``, the one refused case).
+  ``r >= 1``; stale messages of rounds ahead run in dependency order,
+  :mod:`asyncdp.engine.batch_levels`).
 * Refused with a :class:`~asyncdp.errors.ScenarioError` naming the feature
   and ``engine='simpy'``: :class:`~asyncdp.engine.timing.Async` timing,
   lockstep rounds with loss or in unicast mode. ``Async`` is not vectorized
