@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["SampleAuditReport"]
 
 
@@ -99,18 +101,13 @@ class SampleAuditReport:
 
 
 def _jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers and non-finite floats as strings (JSON has neither)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    if float(f).is_integer() and not isinstance(value, float) and hasattr(value, "dtype") and value.dtype.kind in "iu":
-        return int(f)
-    return f if math.isfinite(f) else str(f)
+    return value
