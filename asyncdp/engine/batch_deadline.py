@@ -1,4 +1,10 @@
-"""The batch engine's :class:`~asyncdp.engine.timing.Deadline` runs: ``R`` runs with clocks and lossy links as arrays.
+"""The batch engine's timed runs: ``R`` runs with clocks and lossy links as arrays.
+
+Timed runs: :class:`~asyncdp.engine.timing.Deadline` timing, and
+:class:`~asyncdp.engine.timing.Lockstep` rounds over lossy or delaying links
+or in unicast mode (every round starts when the previous one ended: see
+:func:`_lockstep_schedule`; ``missing=None`` raises the SimPy engine's
+:class:`~asyncdp.errors.MessageLostError` for the first lost message).
 
 Under deadline timing which messages an agent combines is decided by the
 clocks (drift, jitter) and the links (loss, latency) alone, never by the
@@ -26,13 +32,22 @@ The timing is the SimPy engine's to the bit (:mod:`asyncdp.engine.simpy_engine`)
 * unicast: each link carries its own noised copy, and the sender's own term
   is the average of the copies it released (in receiver order).
 
+Equality with the SimPy engine: times, schedules, ledgers, message counts
+and transcript rows are equal to the bit; states and messages too, as long
+as the rule computes the same bits for an array of agents as for one agent
+(Huang et al., Showkatbakhsh et al., Wang-Basar; DPSDA's update, a prox of
+``z / w`` with norms over 14 coordinates, has differed by 4e-16 after a
+renormalized push-sum row). ``tests/asyncdp/engine/test_batch_deadline.py``
+checks both.
+
 Streams (:mod:`asyncdp.noise`): run 0 of every batch draws its clocks from
 ``(2, i)`` (``agent_clock_rng``) and its links from ``(1, i, j)``
 (``link_rng``), in the SimPy engine's order, so run 0 is the SimPy run of the
 scenario's seed and a one-run batch equals it bitwise. Run ``r >= 1`` draws
-everything from one generator on ``(6, r)``, in this order: the drifts
-``uniform(-drift, drift, N)``; the jitters ``uniform(0, jitter, (T, N))``
-(row ``t - 1``: round ``t``); one loss uniform ``random(M)`` per message;
+everything from one generator on ``(6, r)``, in this order: (deadline timing
+only) the drifts ``uniform(-drift, drift, N)`` and the jitters
+``uniform(0, jitter, (T, N))`` (row ``t - 1``: round ``t``); one loss uniform
+``random(M)`` per message;
 then the latencies, ``model.latency.sample(rng, m)`` for the ``m`` messages on
 links with the default model, then for each overridden link in the order of
 ``Links.overrides`` (sorted by ``(sender, receiver)``). Messages are
@@ -43,6 +58,15 @@ run ``r`` uses row ``r``), and for unicast sender ``i``'s block is
 ``noise.unicast(t, c, mechanism, i, (R, N, n))`` (run ``r``, receiver ``j``:
 ``[r, j]``). Since numpy fills arrays draw by draw, run ``r``'s values do not
 depend on ``R``: run ``r`` of a batch of any size ``R > r`` is the same run.
+
+Cost: run 0 makes one generator per link ever used and draws its messages
+one by one (the SimPy engine's per-message order, which interleaves the
+loss uniform and a variable-length ziggurat latency draw; zero and constant
+latencies draw the loss uniforms as one array), about 1 us per message and
+15 us per link; runs ``r >= 1`` draw arrays. Unicast noise is drawn as the
+seed layout defines it, a block ``(R, N, n)`` per sender and round (``O(N^2)``
+draws per round). Memory is ``O(R (N + M) n)`` for ``M`` messages per run, never
+``O(N^2)`` (except the unicast transcript ``(R, T, N, N, d)``, when asked for).
 
 ``missing="stale"`` with a sender whose clock runs ahead: a receiver may
 reuse a message of a round *later* than its own, computed from a state the
@@ -168,14 +192,15 @@ class _Plan:
 
 def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators)."""
-    timing: Deadline = scenario.timing
+    timing = scenario.timing
     seed = scenario.seed
-    drift = np.empty(plan.N)
-    jitter = np.empty((plan.T, plan.N))
-    for i in range(plan.N):
-        rng = agent_clock_rng(seed, i)
-        drift[i] = timing.sample_drift(rng)
-        jitter[:, i] = timing.sample_jitters(rng, plan.T)
+    drift = np.zeros(plan.N)
+    jitter = np.zeros((plan.T, plan.N))
+    if isinstance(timing, Deadline):  # a lockstep agent has no clock
+        for i in range(plan.N):
+            rng = agent_clock_rng(seed, i)
+            drift[i] = timing.sample_drift(rng)
+            jitter[:, i] = timing.sample_jitters(rng, plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
@@ -189,10 +214,13 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
 
 def _draws_run(scenario: Any, plan: _Plan, run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring)."""
-    timing: Deadline = scenario.timing
+    timing = scenario.timing
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
-    drift = rng.uniform(-timing.drift, timing.drift, plan.N)
-    jitter = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+    if isinstance(timing, Deadline):
+        drift = rng.uniform(-timing.drift, timing.drift, plan.N)
+        jitter = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+    else:  # lockstep: no clock draws
+        drift, jitter = np.zeros(plan.N), np.zeros((plan.T, plan.N))
     lost = rng.random(plan.M) < plan.msg_loss
     if len(plan.groups) == 1:  # every link has the default model: the messages in order
         delay = np.asarray(plan.groups[0][0].latency.sample(rng, plan.M), dtype=float)
@@ -405,6 +433,46 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
     return arrival, present, freshest, rank_of
 
 
+def _lockstep_schedule(timing: Any, plan: _Plan, lost: np.ndarray, delay: np.ndarray):
+    """Lockstep rounds over lossy links: every round starts when the previous one ended (a barrier).
+
+    Round ``t`` starts for everyone at ``T(t - 1)``; a message arrives at
+    ``T(t - 1) + latency`` (FIFO links: not before the link's previous
+    delivery) and its delivery event fires at ``now + (arrival - now)``
+    (SimPy's timeout); the barrier opens, and every agent combines, at the
+    last delivery: ``T(t) = max(T(t - 1), last delivery event)``. Every
+    message that is not lost is combined in its own round.
+    """
+    runs = lost.shape[0]
+    arrival = np.full((runs, plan.M), np.nan)
+    send = np.empty((runs, plan.T, plan.N))
+    comb = np.empty((runs, plan.T, plan.N))
+    last = np.full((runs, plan.L), -np.inf)
+    now = np.zeros(runs)
+    for t in range(1, plan.T + 1):
+        lo, hi = plan.round_start[t - 1], plan.round_start[t]
+        send[:, t - 1] = now[:, None]
+        links = plan.m_link[lo:hi]  # each link at most once per round
+        prev = last[:, links]
+        a = now[:, None] + delay[:, lo:hi]
+        a = np.where(plan.link_fifo[links][None, :], np.maximum(a, prev), a)
+        gone = lost[:, lo:hi]
+        last[:, links] = np.where(gone, prev, np.maximum(prev, a))
+        arrival[:, lo:hi] = np.where(gone, np.nan, a)
+        fired = np.where(gone, -np.inf, now[:, None] + (a - now[:, None]))
+        now = np.maximum(now, fired.max(axis=1, initial=-np.inf))
+        comb[:, t - 1] = now[:, None]
+    present = ~lost
+    freshest = None
+    if timing.missing == "stale":
+        u = np.where(lost, plan.T + 1, plan.m_round[None, :])
+        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
+        rr = np.repeat(np.arange(runs), plan.M)
+        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
+        freshest = np.maximum.accumulate(fr, axis=2)
+    return send, comb, arrival, present, freshest
+
+
 def _row_sums(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per row, the sum of its entries added in row order from 0 (as Python's ``sum``); ``values`` ``(..., nnz)``."""
     lengths = np.diff(indptr)
@@ -428,6 +496,25 @@ def _realized_weights(round_: tuple, used: np.ndarray) -> tuple[np.ndarray, np.n
     return weights, counts
 
 
+def _raise_first_loss(plan: _Plan, lost: np.ndarray) -> None:
+    """Lockstep without a missing-message policy: the SimPy engine's error for the first lost message combined.
+
+    Agents combine in index order, each over its row in order; with several
+    runs the error names the first run that loses a message.
+    """
+    r = int(np.flatnonzero(lost.any(axis=1))[0])
+    for t in range(1, plan.T + 1):
+        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        bad = (entry_msg >= 0) & lost[r][np.maximum(entry_msg, 0)]
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])  # CSR order: by receiver, then the row's order
+            where = f"run {r}, " if lost.shape[0] > 1 else ""
+            raise MessageLostError(
+                f"{where}round {t}: the message from agent {cols[k]} to agent {rows[k]} was lost and the timing "
+                f"policy has no missing-message policy (use missing='renormalize' or 'stale')"
+            )
+
+
 def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, comb: np.ndarray) -> None:
     empty = (counts == 0) & (lengths[None, :] > 0)
     if empty.any():
@@ -446,14 +533,25 @@ def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, c
 
 def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any) -> Any:
     """``runs`` deadline runs of ``scenario`` (see the module docstring); returns a ``BatchResult``."""
-    timing: Deadline = scenario.timing
+    timing = scenario.timing
+    lockstep = not isinstance(timing, Deadline)
     plan = _Plan(scenario)
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
     draws = [_draws_run0(scenario, plan)] + [_draws_run(scenario, plan, r) for r in range(1, runs)]
     drift, jitter, lost, delay = (np.stack(x) if runs > 1 else x[0][None] for x in zip(*draws))
-    send, comb, later = _clock(timing, drift, jitter)
-    arrival, present, freshest, rank_of = _schedule(timing, plan, send, comb, later, lost, delay)
+    if lockstep:
+        send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
+        later = np.zeros(send.shape, dtype=bool)
+
+        def rank_of(r: int) -> np.ndarray:  # lockstep: agents send in index order, round by round
+            return np.arange(horizon * n_agents).reshape(horizon, n_agents)
+
+        if timing.missing is None and lost.any():
+            _raise_first_loss(plan, lost)
+    else:
+        send, comb, later = _clock(timing, drift, jitter)
+        arrival, present, freshest, rank_of = _schedule(timing, plan, send, comb, later, lost, delay)
     stale = freshest is not None
     link_round = plan.link_round_msg() if stale else None
 
@@ -607,7 +705,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         record(t, alg.decision(state))
     eps, delta = alg.claimed_privacy(horizon)
     detail_records = (records, round_records)
-    ledger = _ledger(detail, 0, detail_records, unicast, rank_of(0) if _has_send_ties(send[0]) else None)
+    ledger = _ledger(detail, 0, detail_records, unicast,
+                     rank_of(0) if lockstep or _has_send_ties(send[0]) else None)
     times = None
     if keep == "all":
         times = np.zeros((runs, horizon + 1, n_agents))
@@ -621,7 +720,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None),
+        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None, lockstep),
     )
 
 
@@ -674,11 +773,12 @@ class _Detail:
     records: tuple
     unicast: bool
     rank_of: Any
+    lockstep: bool = False
 
     def ranks(self, r: int) -> np.ndarray | None:
         if self.rank_of is None:
             return None
-        return self.rank_of(r) if _has_send_ties(self.runs.send[r]) else None
+        return self.rank_of(r) if self.lockstep or _has_send_ties(self.runs.send[r]) else None
 
 
 def _send_order(send: np.ndarray, ranks: np.ndarray | None) -> np.ndarray:

@@ -8,10 +8,11 @@ weights as a sparse product (``scipy.sparse``), so memory grows as
 
 Scope:
 
-* :class:`~asyncdp.engine.timing.Lockstep` broadcast rounds without loss —
-  the papers' model (this module). Latency does not change a lockstep run,
-  so it is ignored. Fed the same noise, the two engines agree to round-off
-  (a test enforces it for every registered algorithm).
+* :class:`~asyncdp.engine.timing.Lockstep` broadcast rounds without loss or
+  latency — the papers' model (this module). Fed the same noise, the two
+  engines agree to round-off (a test enforces it for every registered
+  algorithm). Lockstep rounds with loss (``missing`` None, ``"renormalize"``
+  or ``"stale"``), latency or in unicast mode run on the timed path below.
 * :class:`~asyncdp.engine.timing.Deadline` timing with lossy links (every
   latency model, per-link overrides, FIFO or reordering links), clock drift
   and jitter, ``missing="renormalize"`` or ``"stale"``, broadcast or unicast:
@@ -21,8 +22,8 @@ Scope:
   ``r >= 1``; stale messages of rounds ahead run in dependency order,
   :mod:`asyncdp.engine.batch_levels`).
 * Refused with a :class:`~asyncdp.errors.ScenarioError` naming the feature
-  and ``engine='simpy'``: :class:`~asyncdp.engine.timing.Async` timing,
-  lockstep rounds with loss or in unicast mode. ``Async`` is not vectorized
+  and ``engine='simpy'``: :class:`~asyncdp.engine.timing.Async` timing.
+  ``Async`` is not vectorized
   because an agent's round-``t`` combine uses the *freshest* value of each
   neighbour, whose round depends on the other agents' Poisson wake-ups: the
   runs share no round structure, a state of round ``t`` depends on states of
@@ -54,6 +55,7 @@ from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result, summary_table
+from .links import ZeroLatency
 from .schedule import RealizedSchedule
 from .timing import Deadline, Lockstep
 
@@ -188,7 +190,8 @@ class BatchResult:
             trajectory=traj, times=np.zeros(traj.shape[:2]), optimum=self.optimum, ledger=self.ledger,
             transcript=transcript, realized=self.topology.take(horizon), staleness=np.zeros((horizon, n_agents),
                                                                                             dtype=np.int64),
-            messages_sent=0, messages_lost=0, claimed_epsilon=self.claimed_epsilon,
+            messages_sent=_transmissions(self.topology, horizon), messages_lost=0,
+            claimed_epsilon=self.claimed_epsilon,
             claimed_delta=self.claimed_delta, metadata={**self.metadata, "run": int(r)},
             schedule=RealizedSchedule.lockstep(self.topology, horizon),
         )
@@ -258,21 +261,38 @@ class BatchResult:
         return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)
 
 
+def _transmissions(topology: GraphSequence, horizon: int) -> int:
+    """Messages sent in ``horizon`` lockstep broadcast rounds: one per off-diagonal weight entry (as the SimPy engine)."""
+    total = 0
+    for t in range(1, horizon + 1):
+        w = sp.coo_array(topology.weights(t))
+        total += int((w.row != w.col).sum())
+    return total
+
+
 def _check_batchable(scenario: Any) -> None:
+    """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario`` (``Async`` timing)."""
+    _timed(scenario)
+
+
+def _timed(scenario: Any) -> bool:
+    """Whether ``scenario`` runs on the timed path (:mod:`.batch_deadline`); raises for ``Async``.
+
+    Deadline timing, and lockstep rounds with a lossy link, a latency other
+    than :class:`~asyncdp.engine.links.ZeroLatency` (the round times and
+    release times depend on it) or in unicast mode, draw their links and run
+    there; lockstep lossless zero-latency broadcast rounds (the papers' model,
+    every time 0) run here.
+    """
     if isinstance(scenario.timing, Deadline):
-        return
+        return True
     if not isinstance(scenario.timing, Lockstep):
         raise ScenarioError(
             f"the batch engine runs lockstep and deadline rounds only; timing {type(scenario.timing).__name__} "
             "(Poisson wake-ups combining the freshest value of every neighbour) needs engine='simpy'"
         )
     models = [scenario.links.default, *scenario.links.overrides.values()]
-    if any(m.loss > 0 for m in models):
-        raise ScenarioError("the batch engine runs lockstep rounds over lossless links; a link with loss > 0 under "
-                            "Lockstep timing needs engine='simpy' (or Deadline timing)")
-    if scenario.mode != "broadcast":
-        raise ScenarioError("the batch engine runs lockstep rounds in broadcast mode; mode='unicast' under Lockstep "
-                            "timing needs engine='simpy' (or Deadline timing)")
+    return any(m.loss > 0 or not isinstance(m.latency, ZeroLatency) for m in models) or scenario.mode != "broadcast"
 
 
 def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
@@ -312,8 +332,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
-    _check_batchable(scenario)
-    if isinstance(scenario.timing, Deadline):
+    if _timed(scenario):
         from .batch_deadline import run_deadline_batch
 
         return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult)

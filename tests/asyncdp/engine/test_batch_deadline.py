@@ -1,4 +1,4 @@
-"""The batch engine under Deadline timing and lossy links equals the SimPy engine (issue 16).
+"""The batch engine under Deadline timing, and lockstep rounds over lossy links, equals the SimPy engine (issue 16).
 
 Tolerance: none. A one-run batch draws its clocks and links from the SimPy
 engine's streams (run 0 of any batch does), computes the same times with
@@ -11,7 +11,9 @@ counts and every transcript row must be equal, not close.
 The scenarios (Hypothesis): every registered algorithm on its example
 scenario and Huang et al. on 2-5 agents and several graphs (static, complete,
 time-varying directed), deadline timing with every missing-message policy,
-drift and jitter, deadlines on a grid of 1/4 with constant latencies on the
+drift (up to 0.4: clocks rounds apart, stale messages of rounds ahead) and
+jitter, lockstep rounds with every missing-message policy (None: the same
+MessageLostError), deadlines on a grid of 1/4 with constant latencies on the
 same grid (exact ties between arrivals and combines), every latency model,
 loss 0 or 0.3, FIFO or reordering links, per-link overrides, broadcast and
 unicast.
@@ -33,7 +35,7 @@ from asyncdp import REGISTRY, Async, InjectedNoise
 from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
-from asyncdp.engine.timing import Deadline
+from asyncdp.engine.timing import Deadline, Lockstep
 from asyncdp.errors import MessageLostError, ScenarioError
 from asyncdp.privacy.replay import transcript_array
 from asyncdp.scenario import Scenario
@@ -161,7 +163,8 @@ def scenarios(draw) -> Scenario:
         if s != r:
             overrides[(s, r)] = draw(MODELS)
     links = Links(draw(MODELS), overrides)
-    return base.replace(timing=draw(deadlines()), links=links, mode=draw(st.sampled_from(("broadcast", "unicast"))),
+    timing = draw(st.one_of(deadlines(), st.builds(Lockstep, st.sampled_from((None,) + MISSING))))
+    return base.replace(timing=timing, links=links, mode=draw(st.sampled_from(("broadcast", "unicast"))),
                         seed=draw(st.integers(0, 2**16)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from asyncdp import REGISTRY, Async, Deadline, InjectedNoise, LinkModel, Links
+from asyncdp import REGISTRY, Async, Deadline, InjectedNoise, LinkModel, Links, Lockstep
 from asyncdp.errors import ScenarioError
 
 RUNS = 4
@@ -80,14 +80,12 @@ def test_runs_are_independent_and_seeded():
 
 def test_out_of_scope_scenarios_are_refused():
     sc = REGISTRY["huang2015"].example_scenario()
-    # Deadline timing runs (tests/asyncdp/engine/test_batch_deadline.py); Async and lossy or unicast lockstep do not
+    # Deadline timing and lossy or unicast lockstep rounds run (tests/asyncdp/engine/test_batch_deadline.py); Async not
     assert sc.replace(timing=Deadline(), links=Links(LinkModel(loss=0.1)), mode="unicast").run(engine="batch").runs == 1
+    assert sc.replace(links=Links(LinkModel(loss=0.1)), timing=Lockstep("stale")).run(engine="batch").runs == 1
+    assert sc.replace(mode="unicast").run(engine="batch").runs == 1
     with pytest.raises(ScenarioError, match="lockstep and deadline rounds only; timing Async"):
         sc.replace(timing=Async()).run(engine="batch")
-    with pytest.raises(ScenarioError, match="loss > 0 under Lockstep timing needs engine='simpy'"):
-        sc.replace(links=Links(LinkModel(loss=0.1))).run(engine="batch")
-    with pytest.raises(ScenarioError, match="mode='unicast' under Lockstep timing needs engine='simpy'"):
-        sc.replace(mode="unicast").run(engine="batch")
     with pytest.raises(ScenarioError, match="runs must be >= 1, got 0"):
         sc.run(engine="batch", runs=0)
     with pytest.raises(ScenarioError, match="runs must be an integer, got 2.0"):
