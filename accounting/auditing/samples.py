@@ -3,16 +3,15 @@
 The procedure (one pass, every step seeded by ``seed``):
 
 1. The rows of both sample sets are shuffled and split into a *training*
-   part and a *certification* part. The training part is used to choose the
-   event; the certification part is used once, to count that event, so the
-   Clopper–Pearson bounds are honest. For the classifier, the training part
-   is itself two parts: at most ``max_train`` rows per side (and at most a
-   quarter of them) fit the score, and the remaining rows are split evenly
-   between choosing the threshold and certifying. For exact events, half of
-   the rows choose and half certify.
+   part, used to choose the event, and a *certification* part, used once to
+   count that event, so the Clopper–Pearson bounds are honest. For exact
+   events half of the rows choose and half certify. For the classifier, at
+   most ``max_train`` rows per side (and at most a quarter of them) fit the
+   score, and the remaining rows are split evenly between choosing the
+   threshold and certifying.
 2. The event family depends on the outputs:
 
-   * ``"exact"`` (categorical, non-numeric dtype, or at most ``max_atoms``
+   * ``"exact"`` (categorical, non-numeric dtype, or at most :data:`MAX_ATOMS`
      distinct rows in the training part): events are sets of output values
      (:mod:`.events`);
    * ``"classifier"`` (numeric outputs otherwise): a logistic-regression score
@@ -26,7 +25,8 @@ The procedure (one pass, every step seeded by ``seed``):
    bounds hold together with probability at least** ``confidence``. In
    particular, for a mechanism that is ``(epsilon, delta)``-DP,
    ``epsilon_lower_bound <= epsilon`` and ``delta_lower_bound <= delta`` with
-   probability at least ``confidence``, whatever the samples.
+   probability at least ``confidence`` over the draw of the samples, which
+   must be independent draws of the mechanism on the two inputs.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 from topology.validation import check_integer, check_open_unit, check_positive, check_real
 
+from ..auditors import FLOAT_TOLERANCE
 from ..errors import PrivacyParameterError
 from .certify import CertifiedEvent, certify_event, per_bound_alpha
 from .report import SampleAuditReport
@@ -56,7 +57,6 @@ MAX_TRAIN = 50_000
 """Default cap on the rows per side used to fit the classifier."""
 
 _WHERE = "audit_samples"
-_FLOAT_TOLERANCE = 1e-9
 
 
 class AuditInputError(PrivacyParameterError):
@@ -207,7 +207,7 @@ def _report(results: dict[str, tuple[CertifiedEvent, str, float]], info: dict[st
     cert, event, _ = results[best]
     eps_lb = cert.epsilon_lower_bound
     delta_lb = max(r[0].delta_lower_bound for r in results.values())
-    violation = eps_lb > eps * (1 + _FLOAT_TOLERANCE) if dlt == 0 else delta_lb > dlt
+    violation = eps_lb > eps * (1 + FLOAT_TOLERANCE) if dlt == 0 else delta_lb > dlt
     if best == "P/P'":
         counts = {"n": cert.n, "n_prime": cert.n_prime, "k": cert.k, "k_prime": cert.k_prime}
     else:
