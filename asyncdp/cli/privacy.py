@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-__all__ = ["register", "check_command"]
+__all__ = ["register", "check_command", "EXIT_CODES"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,14 +22,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="privacy_command", metavar="SUBCOMMAND", required=True)
     c = sub.add_parser(
         "check", help="check the claimed (epsilon, delta) of SCRIPT.py",
-        description="Compose the realized ledger with the accountant's own sensitivity, probe the update, "
-        "replay transcripts exactly and run a black-box test. SCRIPT.py defines `scenario` and `adjacent`.",
+        description="Check the claimed (epsilon, delta) of SCRIPT.py (which defines `scenario` and `adjacent`) on "
+        "what the engine actually releases: compose the realized ledger with the accountant's own sensitivity, "
+        "probe the update, test the released noise against the declared noise, replay every engine run exactly "
+        "on its realized schedule (any timing, lossy links), audit the engine's transcripts black-box, and search "
+        "the worst adjacent pair of the paper's class.",
+        epilog="exit codes: 0 pass, 1 violation, 3 inconclusive, 4 no-claim, 2 unusable input (one "
+        "'asyncdp: error:' line). The statistical witnesses share 1 - confidence (union bound).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     c.add_argument("script", metavar="SCRIPT.py")
-    c.add_argument("--runs", type=int, default=2000, help="transcripts sampled for replay and the black-box test")
+    c.add_argument("--runs", type=int, default=2000,
+                   help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
     c.add_argument("--delta", type=float, default=1e-6, help="delta for the tight (PLD) epsilon")
-    c.add_argument("--confidence", type=float, default=0.95, help="confidence level of the statistical bounds")
-    c.add_argument("--seed", type=int, default=0, help="seed of the accountant's own sampling")
+    c.add_argument("--confidence", type=float, default=0.95,
+                   help="family-wise confidence of the statistical witnesses")
+    c.add_argument("--seed", type=int, default=0, help="the one seed of every draw of the check")
+    c.add_argument("--engine", choices=("auto", "batch", "simpy"), default="auto",
+                   help="engine of the runs (auto: batch where it applies, else SimPy)")
+    c.add_argument("--search-examples", type=int, default=30,
+                   help="Hypothesis examples of the worst-case pair search (0: extremal pairs only)")
+    c.add_argument("--worst-pair", metavar="OUT.py", default=None,
+                   help="write the worst adjacent pair found as a runnable scenario script")
     c.add_argument("--json", metavar="OUT", default=None,
                    help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
     c.set_defaults(func=check_command)
@@ -38,18 +52,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     audit.register(sub)
 
 
+EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3, "no-claim": 4}
+"""The exit code of ``asyncdp privacy check`` per verdict (2 is the CLI's unusable-input code)."""
+
+
 def check_command(args: argparse.Namespace) -> int:
-    """Execute ``asyncdp privacy check``; exit code 0 whatever the verdict."""
+    """Execute ``asyncdp privacy check``; the exit code tells the verdict (:data:`EXIT_CODES`)."""
     from ..privacy.check import check_privacy
     from ..scenario import load_script
 
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
-                           confidence=args.confidence, seed=args.seed)
+                           confidence=args.confidence, seed=args.seed, engine=args.engine,
+                           search_examples=args.search_examples, script=args.script)
     print(report.to_table())
+    if args.worst_pair and report.worst_pair_script is not None:
+        out = Path(args.worst_pair)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(report.worst_pair_script)
+        print(f"worst adjacent pair written to {out}")
     if args.json:
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
         out.write_text(json.dumps(data, indent=2))
-    return 0
+    return EXIT_CODES[report.verdict]

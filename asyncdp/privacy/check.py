@@ -81,69 +81,65 @@ def check_privacy(
     probe_rounds: int = 3,
     seed: int = 0,
     steps: Sequence[Step] | None = None,
+    engine: str = "auto",
+    search_examples: int = 30,
+    script: str | None = None,
 ) -> PrivacyCheckReport:
-    """Check a scenario's privacy claim against an adjacent scenario, independently.
+    """Check a scenario's privacy claim against an adjacent scenario, on what the engine releases.
 
-    The check is a pipeline: :func:`~asyncdp.privacy.context.prepare` (steps
-    (1) and (2)'s run below), then each step of ``steps`` (default
-    :data:`~asyncdp.privacy.steps.STEPS`: the three compositions, the
-    per-iteration focus, the prober, exact replay, the black-box audit), each
-    returning one :class:`~asyncdp.privacy.evidence.Evidence` (attached to the
-    report as :attr:`~PrivacyCheckReport.evidence`), then
-    :func:`~asyncdp.privacy.verdict.decide`.
+    The check is a pipeline: :func:`~asyncdp.privacy.context.prepare`, then
+    each step of ``steps`` (default :data:`~asyncdp.privacy.steps.STEPS`),
+    each returning one :class:`~asyncdp.privacy.evidence.Evidence` that says
+    what it checked against (attached to the report as
+    :attr:`~PrivacyCheckReport.evidence`), then :func:`~asyncdp.privacy.verdict.decide`.
 
-    Steps: (1) the two scenarios must be adjacent: one agent's cost changed
-    or, for online losses (:mod:`asyncdp.problems.online`), one round's loss changed
-    (:func:`find_changed_round`). A changed round moves every agent's input,
-    so every per-agent step below then covers all agents together: the
-    ledger is composed network-wide, the prober perturbs the changed round's
-    update at consensus points (:func:`update_pair` with ``agent=None``), and
-    the black-box statistic uses every agent's messages;
-    (2) one SimPy run gives the realized ledger; the accountant composes it
-    per agent with its *own* sensitivity (:func:`independent_sensitivity`):
-    basic composition at the claimed delta (``epsilon_ledger``; Gaussian
-    releases need a delta > 0, so a pure-DP claim with Gaussian noise gets
-    ``inf``), PLD at ``delta`` (``epsilon_tight``) and, for claims with
-    delta > 0, PLD at the claimed delta (``epsilon_at_claimed_delta``). A
-    round the algorithm declares with scale 0 is not in the ledger; if its
-    independent sensitivity is > 0 the release is unprotected and every
-    accountant epsilon is ``inf``. (3) The prober searches the changed agent's
-    update for the largest ``||U(z; f) - U(z; f')||`` (L1 for Laplace, L2 for
-    Gaussian noise) in the first ``probe_rounds`` rounds and compares it with
-    the algorithm's claimed sensitivity; (4) when the run is replayable
-    (lockstep, lossless), ``runs`` transcripts are sampled under ``scenario``
-    and their exact privacy losses computed (:mod:`accounting.replay`; an
-    unnoised release that differs between the problems has loss ``inf``), the
-    PLRV auditor looks for losses above the claimed epsilon (pure claims) or
-    a certified ``delta(epsilon)`` above the claimed delta; (5) the black-box
-    auditor bounds epsilon from below on a scalar statistic (the changed
-    agent's messages projected on the direction separating the two problems,
-    estimated on a separate pilot sample).
+    (1) The scenarios must be adjacent: one agent's cost changed or, for
+    online losses (:mod:`asyncdp.problems.online`), one round's loss
+    (:func:`find_changed_round`; every per-agent step below then covers all
+    agents together). (2) *Declaration*: one run's ledger is composed with
+    the accountant's own sensitivity (:func:`independent_sensitivity`; none
+    exists for an algorithm without an adapter, and then nothing is
+    composed): basic composition at the claimed delta (``epsilon_ledger``),
+    PLD at ``delta`` (``epsilon_tight``) and PLD at the claimed delta. (3)
+    *Constructed worst case*: the prober searches the changed agent's update
+    for its largest change. (4) *Realized behavior*: the engine runs the
+    scenario ``runs`` times (the batch engine where it applies, else SimPy;
+    :mod:`asyncdp.privacy.behavior`); the accountant replays every run on
+    its realized schedule with the algorithm's R and U steps only, tests the
+    released noise against the declared noise (:mod:`accounting.conformance`)
+    and computes each run's exact privacy loss (any timing, lossy links,
+    several channels). (5) *Realized behavior*: the black-box auditor
+    (:func:`accounting.auditing.audit_samples`) learns an event from the
+    engine's transcripts of both scenarios. (6) *Constructed worst case*:
+    extremal adjacent pairs of the paper's class and a Hypothesis search
+    (:mod:`asyncdp.privacy.worst_case`) on the realized schedules; the worst
+    pair is reported as a runnable script.
 
-    Per-iteration claims: when the algorithm's class sets ``claim_level =
-    "iteration"`` (the paper bounds each round's release given the past and
-    composes nothing), ``epsilon_ledger`` and ``epsilon_at_claimed_delta``
-    refer to the single release with the largest sensitivity/scale, and the
-    replay and black-box audits to that round; ``epsilon_tight`` still
-    composes the whole run.
+    Per-iteration claims (``claim_level = "iteration"``): the bounds and the
+    audits refer to the round with the largest sensitivity/scale.
 
-    Verdict: ``violation`` when a witness refutes the claim (a transcript with
-    loss above epsilon, a probed sensitivity above the claim, or a black-box
-    lower bound above epsilon); ``pass`` when none does and the accountant's
-    own epsilon (the smaller of ``epsilon_ledger`` and
-    ``epsilon_at_claimed_delta``) is within the claim; ``no-claim`` when none
-    does and the claimed epsilon is infinite (e.g. a theorem whose condition
-    the parameters miss: any run would "pass"); ``inconclusive`` otherwise.
+    Verdict: ``violation`` when a witness refutes the claim (an under-noised
+    release, a run whose loss exceeds epsilon, a certified delta above the
+    claim, a probed sensitivity above the claim, a black-box lower bound, a
+    constructed pair); ``pass`` when none does, the accountant's composed
+    epsilon is within the claim and nothing doubts it (the released noise
+    conforms to the declaration); ``no-claim`` for an infinite claimed
+    epsilon; ``inconclusive`` otherwise. The statistical witnesses share
+    ``1 - confidence`` (union bound): a correct claim is called a violation
+    with probability at most ``1 - confidence``.
 
     Args:
         scenario: the scenario whose claim is checked.
         adjacent: ``scenario`` with one agent's cost (or one round's loss) changed.
-        runs: transcripts sampled for exact replay and the black-box audit (>= 1).
+        runs: engine runs per scenario (>= 1).
         delta: the delta of ``epsilon_tight`` (>= 0).
-        confidence: confidence level of the statistical bounds, in (0, 1).
+        confidence: family-wise confidence of the statistical witnesses, in (0, 1).
         probe_rounds: rounds whose update the prober searches (>= 0).
-        seed: seed of the accountant's own sampling (>= 0).
+        seed: the one seed of every draw of the check (>= 0).
         steps: the methods to run, in order (default :data:`~asyncdp.privacy.steps.STEPS`).
+        engine: ``"auto"``, ``"batch"`` or ``"simpy"`` for the engine runs.
+        search_examples: Hypothesis examples of the worst-case search (>= 0).
+        script: the scenario script's path (quoted by the worst pair's script).
 
     Returns:
         The :class:`PrivacyCheckReport`.
@@ -152,18 +148,18 @@ def check_privacy(
         AdjacencyError: the scenarios are not adjacent.
         ScenarioError: the algorithm releases no noise (nothing to check), or
             an option is out of range (the message names it).
-        NotImplementedError: no independent sensitivity for the algorithm.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
         >>> pair, _ = small_example()
-        >>> report = check_privacy(pair.scenario, pair.adjacent, runs=200)
-        >>> report.verdict, [e.method for e in report.evidence][-1]
-        ('pass', 'black-box audit')
+        >>> report = check_privacy(pair.scenario, pair.adjacent, runs=200, search_examples=5)
+        >>> report.verdict, [e.checked_against for e in report.evidence][-4:]
+        ('pass', ['realized behavior', 'realized behavior', 'realized behavior', 'constructed worst case'])
     """
     pair = ScenarioPair(scenario, adjacent)
     ctx = prepare(pair, CheckOptions(runs=runs, delta=delta, confidence=confidence, probe_rounds=probe_rounds,
-                                     seed=seed))
+                                     seed=seed, engine=engine, search_examples=search_examples,
+                                     script=None if script is None else str(script)))
     evidence = [step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)]
     decision = decide(evidence, ctx.epsilon_claimed)
 
@@ -185,8 +181,14 @@ def check_privacy(
         replay_runs=int(figure("replay_runs", 0)),
         empirical_epsilon_lower_bound=float(figure("empirical_epsilon_lower_bound", 0.0)),
         confidence=float(confidence),
-        theorem=_theorem_verdict(scenario, ctx.algorithm, eps_ledger, ctx.delta_claimed), verdict=decision.verdict,
+        theorem=(_theorem_verdict(scenario, ctx.algorithm, eps_ledger, ctx.delta_claimed)
+                 if ctx.sensitivity is not None else f"no theorem check: {ctx.no_sensitivity}"),
+        verdict=decision.verdict,
         witness=decision.witness, reasons=list(decision.reasons),
         epsilon_at_claimed_delta=None if eps_at_claimed is None else float(eps_at_claimed),
-        changed_round=ctx.changed_round,
+        changed_round=ctx.changed_round, engine=find_figure(evidence, "engine"),
+        conformance_min_scale_ratio=find_figure(evidence, "conformance_min_scale_ratio"),
+        worst_case_loss=find_figure(evidence, "worst_case_loss"),
+        worst_case_pair=find_figure(evidence, "worst_case_pair"),
+        worst_pair_script=find_figure(evidence, "worst_pair_script"),
     ).with_evidence(evidence)

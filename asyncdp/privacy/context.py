@@ -14,24 +14,31 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from accounting import composition
 from accounting.ledger import Ledger, Release
+from accounting.errors import AccountingError
 from accounting.replay import ReplaySetup
+from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_nonnegative, check_open_unit
 
 from ..algorithms.base import Algorithm
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import _online, find_changed_agent, find_changed_round
+from .behavior import EngineRuns, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import independent_sensitivity
 
-__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "prepare", "small_example"]
+__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "prepare", "small_example", "STATISTICAL_METHODS"]
+
+STATISTICAL_METHODS = 4
+"""Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
+the worst pair's delta bound): each runs at ``(1 - confidence) / 4``."""
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,18 @@ class CheckOptions:
     """The options of :func:`~asyncdp.privacy.check_privacy` (see there).
 
     Attributes:
-        runs: transcripts sampled for exact replay and the black-box audit (>= 1).
+        runs: engine runs per side (scenario, adjacent scenario) for the
+            conformance test, exact replay and the black-box audit (>= 1).
         delta: the delta of the tight (PLD) epsilon (>= 0).
-        confidence: confidence level of the statistical bounds, in (0, 1).
+        confidence: family-wise confidence of the statistical methods, in (0, 1):
+            each of the :data:`STATISTICAL_METHODS` gets ``1 - confidence`` divided
+            by their number, so a correct claim gets a statistical witness with
+            probability at most ``1 - confidence``.
         probe_rounds: rounds whose update the prober searches (>= 0).
-        seed: seed of the accountant's own sampling (>= 0).
+        seed: the one seed of the check's draws (>= 0; :mod:`asyncdp.privacy.behavior`).
+        engine: ``"auto"``, ``"batch"`` or ``"simpy"`` (:func:`~asyncdp.privacy.behavior.run_engine`).
+        search_examples: Hypothesis examples of the worst-case search (0: extremal pairs only).
+        script: the scenario script's path, quoted by the worst pair's script (``None``: not known).
 
     Raises:
         ScenarioError: an option out of range (the message names it and its value).
@@ -73,14 +87,27 @@ class CheckOptions:
     confidence: float = 0.95
     probe_rounds: int = 3
     seed: int = 0
+    engine: str = "auto"
+    search_examples: int = 30
+    script: str | None = None
 
     def __post_init__(self) -> None:
+        from .behavior import ENGINES
+
         where = "check_privacy"
         check_integer(self.runs, "runs", minimum=1, error=ScenarioError, where=where)
         check_nonnegative(self.delta, "delta", error=ScenarioError, where=where)
         check_open_unit(self.confidence, "confidence", error=ScenarioError, where=where)
         check_integer(self.probe_rounds, "probe_rounds", minimum=0, error=ScenarioError, where=where)
         check_integer(self.seed, "seed", minimum=0, error=ScenarioError, where=where)
+        check_integer(self.search_examples, "search_examples", minimum=0, error=ScenarioError, where=where)
+        if self.engine not in ENGINES:
+            raise ScenarioError(f"{where}: engine must be one of {ENGINES}, got {self.engine!r}")
+
+    @property
+    def alpha_share(self) -> float:
+        """The error rate of each statistical method: ``(1 - confidence) / STATISTICAL_METHODS`` (union bound)."""
+        return (1.0 - self.confidence) / STATISTICAL_METHODS
 
 
 @dataclass(frozen=True)
@@ -94,14 +121,19 @@ class CheckContext:
         changed_agent: the agent whose cost differs (``None`` under round adjacency).
         changed_round: the round whose loss differs (online losses), else ``None``.
         ledger: the realized ledger of one SimPy run of the scenario.
-        sensitivity: the accountant's own sensitivity of each round's release, ``(T,)``.
+        sensitivity: the accountant's own sensitivity of each round's release,
+            ``(T,)``, or ``None`` when none exists (no adapter: see ``no_sensitivity``).
         unnoised: rounds released with declared scale 0 although their
             independent sensitivity is > 0 (unbounded privacy loss).
         focus: for a per-iteration claim (``claim_level = "iteration"``), the
             0-based index of the round with the largest sensitivity/scale, else ``None``.
         focus_release: that round's release, else ``None``.
-        rule, rule_adjacent: the replay rules of the two scenarios.
-        setup: the round weights and declared noise scales of the scenario.
+        rule, rule_adjacent: the lockstep replay rules of the two scenarios
+            (``None`` for algorithms with several noisy channels).
+        setup: the round weights and declared noise scales of the scenario (``None`` likewise).
+        pair: the scenario pair (the engine runs' source).
+        no_sensitivity: why the accountant has no sensitivity of its own, or ``None``.
+        cache: what the steps compute once and share (engine runs, the realized replay).
     """
 
     options: CheckOptions
@@ -115,9 +147,33 @@ class CheckContext:
     unnoised: tuple[int, ...]
     focus: int | None
     focus_release: Release | None
-    rule: AlgorithmReplayRule
-    rule_adjacent: AlgorithmReplayRule
-    setup: ReplaySetup
+    rule: AlgorithmReplayRule | None
+    rule_adjacent: AlgorithmReplayRule | None
+    setup: ReplaySetup | None
+    pair: ScenarioPair | None = None
+    no_sensitivity: str | None = None
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def engine_runs(self, side: int) -> EngineRuns:
+        """The engine's ``runs`` runs of the scenario (``side`` 0) or of the adjacent one (1), run once."""
+        key = f"runs{side}"
+        if key not in self.cache:
+            assert self.pair is not None
+            sc = self.pair.scenario if side == 0 else self.pair.adjacent
+            self.cache[key] = run_engine(sc, self.options.runs, seed=self.options.seed, side=side,
+                                         engine=self.options.engine)
+        return self.cache[key]
+
+    def realized_replay(self) -> ScheduledReplay | AccountingError:
+        """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
+        if "replay" not in self.cache:
+            assert self.pair is not None
+            try:
+                self.cache["replay"] = replay_runs(self.engine_runs(0), self.pair.scenario, self.pair.adjacent,
+                                                   algorithm=self.algorithm)
+            except AccountingError as exc:
+                self.cache["replay"] = exc
+        return self.cache["replay"]
 
     @property
     def channel(self) -> Any:
@@ -125,7 +181,13 @@ class CheckContext:
         return self.algorithm.noisy_channels()[0]
 
     def release_sensitivity(self, release: Release) -> float:
-        """The accountant's sensitivity of ``release`` (that of its round)."""
+        """The accountant's sensitivity of ``release`` (that of its round).
+
+        Raises:
+            ScenarioError: the accountant has no sensitivity for this algorithm.
+        """
+        if self.sensitivity is None:
+            raise ScenarioError(f"no independent sensitivity: {self.no_sensitivity}")
         return float(self.sensitivity[release.round - 1])
 
     def compose(self, fn: Any, **kwargs: Any) -> dict[Any, float]:
@@ -148,7 +210,6 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     Raises:
         AdjacencyError: the scenarios are not adjacent.
         ScenarioError: the algorithm releases no noise (nothing to check).
-        NotImplementedError: no independent sensitivity for the algorithm.
 
     Example:
         >>> pair, _ = small_example()
@@ -163,27 +224,37 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:
         raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
-    sens = independent_sensitivity(scenario)
+    sens: np.ndarray | None
+    no_sensitivity = None
+    try:
+        sens = independent_sensitivity(scenario)
+    except NotImplementedError:
+        sens = None
+        no_sensitivity = (f"{alg.name} has no adapter in the paper registry, so no independent sensitivity bound "
+                          "exists: the declared noise is composed with nothing")
     channel = alg.noisy_channels()[0]
-    unnoised = tuple(t for t in range(1, scenario.horizon + 1)
-                     if alg.noise(t, channel.name).scale == 0 and sens[t - 1] > 0)
+    unnoised = () if sens is None else tuple(
+        t for t in range(1, scenario.horizon + 1) if alg.noise(t, channel.name).scale == 0 and sens[t - 1] > 0)
     worst = None
-    if alg.claim_level == "iteration":
+    if alg.claim_level == "iteration" and sens is not None:
         # a per-iteration claim bounds each round's release given the past, not the run
         worst = max(result.ledger, key=lambda r: float(sens[r.round - 1]) / r.scale)
+    single = len(alg.noisy_channels()) == 1
     return CheckContext(
         options=options, algorithm=alg, epsilon_claimed=eps_claimed, delta_claimed=delta_claimed,
         changed_agent=agent, changed_round=changed_round, ledger=result.ledger, sensitivity=sens,
         unnoised=unnoised, focus=None if worst is None else worst.round - 1, focus_release=worst,
-        rule=replay_rule(scenario), rule_adjacent=replay_rule(adjacent), setup=replay_setup(scenario),
+        rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
+        setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity,
     )
 
 
-def small_example(runs: int = 200) -> tuple[ScenarioPair, CheckContext]:
+def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckContext]:
     """A small adjacent pair (huang2015 on 3-agent rendezvous, 5 rounds) and its context, for examples and tests.
 
     Args:
         runs: the ``runs`` option of the context.
+        **options: further :class:`CheckOptions`.
 
     Returns:
         ``(pair, context)``; agent 0's address differs.
@@ -198,4 +269,4 @@ def small_example(runs: int = 200) -> tuple[ScenarioPair, CheckContext]:
     scenario = Scenario(problem, topology.static(weights), Huang2015(epsilon=1.0, c=0.05, q=0.2, p=0.6),
                         horizon=5, seed=1)
     pair = ScenarioPair(scenario, scenario.replace(problem=problem.adjacent(0, address=[-1.0, -1.0])))
-    return pair, prepare(pair, CheckOptions(runs=runs))
+    return pair, prepare(pair, CheckOptions(runs=runs, **options))

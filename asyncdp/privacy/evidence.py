@@ -63,6 +63,10 @@ class Evidence:
         bound: an upper bound on epsilon at the claimed delta that this
             method certifies (composition methods), or ``None``. The verdict
             passes when the smallest bound is within the claim.
+        doubt: why the bounds cannot be trusted for this run (e.g. the
+            released noise does not match the declared noise, or it could not
+            be verified), or ``None``. Any doubt turns a ``"pass"`` into
+            ``"inconclusive"``; it does not refute the claim.
 
     Raises:
         ScenarioError: ``checked_against`` is not one of :data:`CHECKED_AGAINST`,
@@ -85,6 +89,7 @@ class Evidence:
     witness: Mapping[str, Any] | None = None
     reasons: tuple[str, ...] = ()
     bound: float | None = None
+    doubt: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.method, str) or not self.method:
@@ -101,7 +106,7 @@ class Evidence:
         """The evidence as JSON-ready data (non-finite floats as strings).
 
         Returns:
-            ``{"method", "checked_against", "figures", "witness", "reasons", "bound"}``.
+            ``{"method", "checked_against", "figures", "witness", "reasons", "bound", "doubt"}``.
         """
         return {
             "method": self.method,
@@ -110,6 +115,7 @@ class Evidence:
             "witness": None if self.witness is None else {k: _json(v) for k, v in self.witness.items()},
             "reasons": list(self.reasons),
             "bound": _json(self.bound),
+            "doubt": self.doubt,
         }
 
 

@@ -43,6 +43,16 @@ class PrivacyCheckReport:
     """PLD epsilon at the claimed delta (``None`` for pure-DP claims)."""
     changed_round: int | None = None
     """Round adjacency (online losses): the round whose loss differs; ``changed_agent`` is then ``None``."""
+    engine: str | None = None
+    """The engine that produced the runs the realized-behavior methods read (and why)."""
+    conformance_min_scale_ratio: float | None = None
+    """Smallest estimated/declared noise scale ratio over the released noise (1 when it conforms)."""
+    worst_case_loss: float | None = None
+    """The largest constructed-transcript privacy loss of the worst-case search."""
+    worst_case_pair: str | None = None
+    """How the worst pair was built."""
+    worst_pair_script: str | None = None
+    """A runnable script of the worst pair (not in the table; ``asyncdp privacy check --worst-pair FILE`` writes it)."""
 
     _evidence = ()  # not annotated: not a dataclass field (set by with_evidence)
 
@@ -116,11 +126,25 @@ class PrivacyCheckReport:
             "",
         ]
         for k, v in d.items():
-            if k in ("reasons", "verdict", "epsilon_accountant"):
+            if k in ("reasons", "verdict", "epsilon_accountant", "worst_pair_script"):
                 continue
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
+        if self._evidence:
+            lines += ["", "methods (what each checked against):"]
+            lines += [f"  {e.method:<30} {e.checked_against:<24} {_finding(e)}" for e in self._evidence]
         lines += [f"  - {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+def _finding(e: Evidence) -> str:
+    """One evidence's outcome in a few words: witness, doubt, bound, or nothing found."""
+    if e.witness is not None:
+        return "WITNESS against the claim"
+    if e.doubt is not None:
+        return "doubt: " + e.doubt[:60] + ("..." if len(e.doubt) > 60 else "")
+    if e.bound is not None:
+        return f"bound epsilon <= {e.bound:.6g}"
+    return "nothing refutes the claim" if not e.reasons else e.reasons[0][:70]
 
 
 def _accountant_epsilon(eps_ledger: float, eps_at_claimed: float | None) -> float:

@@ -13,16 +13,23 @@ step                           checked against             figures
 :func:`compose_pld_at_claim`   declaration                 ``epsilon_at_claimed_delta`` (bound)
 :func:`focus_per_iteration`    declaration                 ``focus_round``
 :func:`probe_update`           constructed worst case      ``sensitivity_probe_max``, ``..._ratio``
-:func:`replay_exactly`         declaration                 ``replay_max_loss``, ``replay_exceed_fraction``,
+:func:`check_conformance`      realized behavior           ``conformance_tests``, ``..._min_scale_ratio``
+:func:`replay_exactly`         realized behavior           ``replay_max_loss``, ``replay_exceed_fraction``,
                                                            ``replay_runs``
-:func:`audit_blackbox`         declaration                 ``empirical_epsilon_lower_bound``
+:func:`audit_blackbox`         realized behavior           ``empirical_epsilon_lower_bound``
+:func:`search_worst_case`      constructed worst case      ``worst_case_loss``, ``worst_case_pair``,
+                                                           ``worst_pair_script``
 =============================  ==========================  ==============================================
 
-The compositions compose the ledger of declared scales. Exact replay and the
-black-box audit sample transcripts from the accountant's sampler
-(:func:`accounting.replay.sample_transcripts`) at the declared scales, so
-they too check the declaration, not the run's realized messages. The prober
-searches for the worst input it can construct.
+The compositions compose the ledger of declared scales with the
+accountant's own sensitivity (none for an algorithm without an adapter:
+they then give no bound). The declared scales are not taken on trust: the
+conformance test (:mod:`asyncdp.privacy.realized`) checks the noise the
+engine actually released against them, replay computes each engine run's
+exact loss on its realized schedule, and the black-box audit reads the
+engine's transcripts of both scenarios. The prober and the worst-case search
+(:mod:`asyncdp.privacy.worst_case`) look for the worst input they can
+construct.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -37,16 +44,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 
-from accounting import auditors, composition, prober
+from accounting import composition, prober
 from accounting.ledger import Ledger
-from accounting.replay import replay_loss, sample_transcripts
 
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
-from .replay import _replayable
+from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import update_pair
+from .worst_case import search_worst_case
 
 __all__ = [
     "Step",
@@ -56,8 +62,10 @@ __all__ = [
     "compose_pld_at_claim",
     "focus_per_iteration",
     "probe_update",
+    "check_conformance",
     "replay_exactly",
     "audit_blackbox",
+    "search_worst_case",
 ]
 
 Step = Callable[[ScenarioPair, CheckContext], Evidence]
@@ -89,6 +97,8 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         >>> e.checked_against, e.bound == e.figures["epsilon_ledger"] <= 1.0 + 1e-9
         ('declaration', True)
     """
+    if ctx.sensitivity is None:
+        return Evidence("basic composition", "declaration", {"epsilon_ledger": None}, reasons=(ctx.no_sensitivity,))
     reasons = []
     sensitivity = ctx.release_sensitivity
     gaussian = any(r.mechanism == "gaussian" and sensitivity(r) > 0 for r in ctx.ledger)
@@ -129,6 +139,8 @@ def compose_pld(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         >>> e.bound is None and e.figures["epsilon_tight"] > 0
         True
     """
+    if ctx.sensitivity is None:
+        return Evidence("PLD", "declaration", {"epsilon_tight": None})
     eps = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity, delta=ctx.options.delta,
                           value_discretization_interval=_PLD_INTERVAL).values())
     if ctx.unnoised:
@@ -157,7 +169,7 @@ def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         True
     """
     eps: float | None = None
-    if ctx.delta_claimed > 0:
+    if ctx.delta_claimed > 0 and ctx.sensitivity is not None:
         eps = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity,
                               delta=ctx.delta_claimed, value_discretization_interval=_PLD_INTERVAL).values())
         if ctx.unnoised:
@@ -248,127 +260,15 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     witness=witness, reasons=tuple(reasons))
 
 
-def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
-    """Exact replay: ``runs`` transcripts sampled under the scenario, their exact privacy losses audited.
-
-    Applies to lockstep, lossless runs of one noisy channel
-    (:mod:`accounting.replay`; an unnoised release that differs between the
-    problems has loss ``inf``). The PLRV auditor
-    (:func:`accounting.auditors.plrv_audit`) looks for losses above the
-    claimed epsilon (pure claims) or a certified ``delta(epsilon)`` above the
-    claimed delta. A per-iteration claim audits the focus round's loss.
-
-    Args:
-        pair: the scenario pair.
-        ctx: the shared context.
-
-    Returns:
-        Evidence ``"exact replay"`` with figures ``replay_max_loss``,
-        ``replay_exceed_fraction`` (``None`` when replay does not apply) and
-        ``replay_runs`` (0 then); witness ``{"kind": "replay", "run", "seed",
-        "loss", ...}`` when the auditor refutes the claim.
-
-    Example:
-        >>> from asyncdp.privacy.context import small_example
-        >>> e = replay_exactly(*small_example())
-        >>> e.figures["replay_runs"], e.figures["replay_max_loss"] <= 1.0 + 1e-9
-        (200, True)
-    """
-    scenario = pair.scenario
-    why_not = _replayable(scenario)
-    if why_not is not None:
-        return Evidence("exact replay", "declaration",
-                        {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0},
-                        reasons=(f"no exact replay: {why_not}",))
-    opts = ctx.options
-    eps_claimed, delta_claimed, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
-    ys = sample_transcripts(ctx.setup, ctx.rule, opts.runs, seed=opts.seed, mode=scenario.mode)
-    losses, per_round = replay_loss(ys, ctx.setup, ctx.rule, ctx.rule_adjacent, per_round=True)
-    if focus is not None:
-        losses = per_round[:, focus]
-    # plrv_audit takes finite losses; an infinite loss enters its delta(epsilon)
-    # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
-    top = np.finfo(float).max
-    report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
-                                 confidence=opts.confidence)
-    figures = {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": report.exceed_fraction,
-               "replay_runs": opts.runs}
-    if not report.violation:
-        return Evidence("exact replay", "declaration", figures)
-    run = report.witness if report.witness is not None else int(np.argmax(losses))
-    witness: dict[str, Any] = {"kind": "replay", "run": run, "seed": opts.seed, "loss": float(losses[run])}
-    if focus is not None:
-        witness["round"] = focus + 1
-    if math.isinf(losses[run]):
-        witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
-    if delta_claimed > 0:
-        witness["delta_lower"] = report.delta_lower
-    if delta_claimed == 0:
-        reason = (f"replay: transcript {run} (seed {opts.seed}) has privacy loss {float(losses[run]):.6g} > "
-                  f"epsilon {eps_claimed:.6g}")
-    else:
-        where = f" at round {witness['round']}" if witness.get("round") else ""
-        reason = (f"replay: delta(epsilon={eps_claimed:.6g}) >= {report.delta_lower:.3g} > claimed delta "
-                  f"{delta_claimed:.3g} (confidence {opts.confidence}); transcript {run} (seed {opts.seed}) has "
-                  f"privacy loss {float(losses[run]):.6g}{where}")
-    return Evidence("exact replay", "declaration", figures, witness=witness, reasons=(reason,))
-
-
-def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
-    """A black-box lower bound on epsilon from a scalar statistic of sampled transcripts.
-
-    The statistic is the changed agent's messages (every agent's under round
-    adjacency) projected on the direction separating the two problems, which
-    is estimated on a separate pilot sample; a per-iteration claim uses the
-    focus round only. :func:`accounting.auditors.blackbox_audit` bounds
-    epsilon from below.
-
-    Args:
-        pair: the scenario pair.
-        ctx: the shared context.
-
-    Returns:
-        Evidence ``"black-box audit"`` with figure
-        ``empirical_epsilon_lower_bound``; witness ``{"kind": "blackbox", ...}``
-        when the bound exceeds the claimed epsilon.
-
-    Example:
-        >>> from asyncdp.privacy.context import small_example
-        >>> e = audit_blackbox(*small_example())
-        >>> e.witness is None and e.figures["empirical_epsilon_lower_bound"] <= 1.0
-        True
-    """
-    scenario, opts, agent, focus = pair.scenario, ctx.options, ctx.changed_agent, ctx.focus
-    setup, rule, rule_p = ctx.setup, ctx.rule, ctx.rule_adjacent
-    pilot = sample_transcripts(setup, rule, 500, seed=opts.seed + 10_001, mode=scenario.mode)
-    pilot_p = sample_transcripts(setup, rule_p, 500, seed=opts.seed + 10_002, mode=scenario.mode)
-    cols = slice(None) if agent is None else agent  # round adjacency: every agent's messages
-    direction = np.nan_to_num(pilot.mean(0) - pilot_p.mean(0))[:, cols]
-    if focus is not None:
-        direction[np.arange(direction.shape[0]) != focus] = 0.0
-    axes = tuple(range(1, direction.ndim + 1))
-    stat = np.nansum(sample_transcripts(setup, rule, opts.runs, seed=opts.seed + 20_001, mode=scenario.mode)[:, :, cols]
-                     * direction, axis=axes)
-    stat_p = np.nansum(sample_transcripts(setup, rule_p, opts.runs, seed=opts.seed + 20_002,
-                                          mode=scenario.mode)[:, :, cols] * direction, axis=axes)
-    bb = auditors.blackbox_audit(stat, stat_p, delta=ctx.delta_claimed, alpha=1 - opts.confidence)
-    witness, reasons = None, ()
-    if bb.epsilon_lower_bound > ctx.epsilon_claimed * (1 + 1e-9):
-        witness = {"kind": "blackbox", "threshold": bb.threshold, "direction": bb.direction, "p": bb.p_hat,
-                   "p_prime": bb.p_prime_hat}
-        reasons = (f"black-box: epsilon >= {bb.epsilon_lower_bound:.6g} with confidence {bb.confidence}",)
-    return Evidence("black-box audit", "declaration",
-                    {"empirical_epsilon_lower_bound": float(bb.epsilon_lower_bound)}, witness=witness,
-                    reasons=reasons)
-
-
 STEPS: tuple[Step, ...] = (
     compose_basic,
     compose_pld,
     compose_pld_at_claim,
     focus_per_iteration,
     probe_update,
+    check_conformance,
     replay_exactly,
     audit_blackbox,
+    search_worst_case,
 )
 """The methods :func:`~asyncdp.privacy.check_privacy` runs, in order (reasons and witnesses follow this order)."""

@@ -9,7 +9,9 @@
   :attr:`~asyncdp.privacy.evidence.Evidence.bound` of the evidence, bounds
   at the claimed delta) is within the claimed epsilon.
 * ``"inconclusive"``: otherwise (nothing refutes the claim, and no composed
-  bound implies it).
+  bound implies it), or when some evidence doubts the bounds
+  (:attr:`~asyncdp.privacy.evidence.Evidence.doubt`: e.g. the released noise
+  is not the declared noise, or could not be verified).
 
 Example:
     >>> from asyncdp.privacy.evidence import Evidence
@@ -109,7 +111,9 @@ def decide(evidence: Iterable[Evidence], epsilon_claimed: float) -> Decision:
         verdict = "no-claim"
         reasons.append("the algorithm claims no finite epsilon with these parameters: there is nothing to pass")
     elif eps_accountant <= eps_claimed * (1 + _RTOL):
-        verdict = "pass"
+        doubts = [e.doubt for e in items if e.doubt is not None]
+        verdict = "inconclusive" if doubts else "pass"
+        reasons.extend(f"the bound is not trusted: {d}" for d in doubts)
     else:
         verdict = "inconclusive"
     return Decision(verdict, tuple(reasons), None if witness is None else dict(witness), float(eps_accountant))

@@ -42,11 +42,16 @@ class Adapter:
             claim prescribes, recomputed by the paper's accountant (:mod:`accounting.papers`) from its own
             sensitivity bound; compared with the rule's declaration by the paper contract test. ``None`` if
             the paper prescribes none.
+        gradient_class: ``scenario -> (C2, norm)``: the adjacency class the paper's sensitivity bound
+            assumes, "any two costs whose gradients have L2 norm at most ``C2``", and the norm of that
+            bound (``"l1"`` or ``"l2"``); the worst-case search (:mod:`asyncdp.privacy.worst_case`)
+            builds extremal pairs in it. ``None`` if the paper's class is not of that form.
     """
 
     sensitivity: Callable[[Any], np.ndarray]
     verdict: Callable[[Any, float, float], str] | None = None
     claimed_scale: Callable[[Any, int], float] | None = None
+    gradient_class: Callable[[Any], tuple[float, str]] | None = None
 
 
 def require_out_neighbours(scenario, why: str) -> None:

@@ -81,5 +81,22 @@ def claimed_scale(scenario: Any, t: int) -> float:
                                    n=scenario.problem.dim, c=alg.c, q=alg.q, p=alg.p, schedule=alg.schedule)
 
 
-ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+def gradient_class(scenario: Any) -> tuple[float, str]:
+    """Lemma 4's adjacency class (seed 003): any two costs with ``||grad f||_2 <= C2``, bounded in L1.
+
+    Def. 3 asks no closeness of ``f_i`` and ``f_i'`` and Lemma 4 uses only
+    Assumption 1(ii), so the extremal pairs of the worst-case search are
+    opposite linear costs; strong convexity (1(iii)) serves the utility
+    analysis, not the privacy bound.
+
+    Example:
+        >>> from asyncdp.algorithms.huang2015 import Huang2015
+        >>> gradient_class(Huang2015.example_scenario())[1]
+        'l1'
+    """
+    return float(scenario.problem.constants.gradient_bound), "l1"
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale,
+                  gradient_class=gradient_class)
 """Seed 003's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -191,5 +191,17 @@ def claimed_scale(scenario: Any, t: int) -> float:
     return float(P.showkatbakhsh_noise_scales(eps, delta, T=alg.T, c=alg.c, G=G)[t - 2])
 
 
-ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
+def gradient_class(scenario: Any) -> tuple[float, str]:
+    """Prop. 3's adjacency class (seed 000): any two costs with ``||grad f||_2 <= G``, bounded in L2.
+
+    Example:
+        >>> from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh
+        >>> gradient_class(Showkatbakhsh.example_scenario())[1]
+        'l2'
+    """
+    return _constants(scenario)[1], "l2"
+
+
+ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale,
+                  gradient_class=gradient_class)
 """Seed 000's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -12,7 +12,9 @@ Families:
 
 * :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (seed 003, Example 1);
 * :class:`WeightedQuadratic` -- ``f_i(x) = (w_i / 2) ||x - a_i||^2`` (or diagonal weights);
-* :class:`UserCost` -- arbitrary user callables with user-declared constants.
+* :class:`UserCost` -- arbitrary user callables with user-declared constants;
+* :class:`LinearOverride` -- a family with one agent's cost replaced by a linear one
+  (the extremal costs of the privacy checker's worst-case search).
 
 :func:`check_constants` tests declared constants against sampled points;
 :func:`numeric_optimum` minimizes ``sum_i f_i`` where no closed form exists.
@@ -35,6 +37,7 @@ from .checks import ConstantCheck, check_constants
 from .family import CostFamily
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
+from .override import LinearOverride
 from .quadratics import RendezvousQuadratic, WeightedQuadratic
 from .user import UserCost
 
@@ -44,6 +47,7 @@ __all__ = [
     "RendezvousQuadratic",
     "WeightedQuadratic",
     "UserCost",
+    "LinearOverride",
     "ConstantCheck",
     "check_constants",
     "numeric_optimum",

@@ -30,15 +30,22 @@ EXPECTED = {
     steps_module.focus_per_iteration: ("per-iteration focus", "declaration", {"focus_round"}),
     steps_module.probe_update: ("sensitivity prober", "constructed worst case",
                                 {"sensitivity_probe_max", "sensitivity_probe_ratio"}),
-    steps_module.replay_exactly: ("exact replay", "declaration",
+    steps_module.check_conformance: ("noise conformance", "realized behavior",
+                                     {"engine", "conformance_tests", "conformance_rejected",
+                                      "conformance_min_scale_ratio"}),
+    steps_module.replay_exactly: ("exact replay", "realized behavior",
                                   {"replay_max_loss", "replay_exceed_fraction", "replay_runs"}),
-    steps_module.audit_blackbox: ("black-box audit", "declaration", {"empirical_epsilon_lower_bound"}),
+    steps_module.audit_blackbox: ("black-box audit", "realized behavior",
+                                  {"empirical_epsilon_lower_bound", "blackbox_delta_lower_bound"}),
+    steps_module.search_worst_case: ("worst-case adjacency search", "constructed worst case",
+                                     {"worst_case_loss", "worst_case_pair", "worst_case_delta_lower",
+                                      "worst_pair_script"}),
 }
 
 
 @pytest.fixture(scope="module")
 def example() -> tuple[ScenarioPair, CheckContext]:
-    return small_example(runs=300)
+    return small_example(runs=300, search_examples=5)
 
 
 def test_the_default_steps_are_the_documented_ones_in_order():
@@ -68,12 +75,35 @@ def test_step_figures_on_the_small_pair(example):
     assert replay.figures["replay_runs"] == 300 and 0 < replay.figures["replay_max_loss"] <= 1 + 1e-9
 
 
+def test_replay_applies_to_lossy_asynchronous_runs(example):
+    from asyncdp import Async
+
+    pair, _ = example
+    timing, links = Async(rate=1.0), Links(LinkModel(loss=0.2))
+    lossy = ScenarioPair(pair.scenario.replace(timing=timing, links=links),
+                         pair.adjacent.replace(timing=timing, links=links))
+    ctx = check_module.prepare(lossy, CheckOptions(runs=60))
+    evidence = steps_module.replay_exactly(lossy, ctx)
+    assert evidence.figures["replay_runs"] == 60 and 0 < evidence.figures["replay_max_loss"] <= 1 + 1e-9
+    assert ctx.engine_runs(0).engine.startswith("simpy")
+
+
 def test_replay_step_says_why_it_does_not_apply(example):
-    pair, ctx = example
-    lossy = pair.scenario.replace(links=Links(LinkModel(loss=0.1)))
-    evidence = steps_module.replay_exactly(ScenarioPair(lossy, pair.adjacent), ctx)
+    import numpy as np
+
+    import topology
+
+    pair, _ = example
+    # agent 2 sends to nobody but mixes its own noisy message, which the SimPy engine's transcript (links
+    # only) does not hold: not replayable
+    w = topology.static(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]]))
+    silent = ScenarioPair(pair.scenario.replace(topology=w), pair.adjacent.replace(topology=w))
+    ctx = check_module.prepare(silent, CheckOptions(runs=30, engine="simpy"))
+    evidence = steps_module.replay_exactly(silent, ctx)
     assert evidence.figures == {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
-    assert evidence.reasons == ("no exact replay: replay needs lossless links",)
+    assert evidence.reasons[0].startswith("no exact replay: round 1: agent 2's own message")
+    conformance = steps_module.check_conformance(silent, ctx)
+    assert conformance.doubt is not None and "cannot be replayed" in conformance.doubt
 
 
 def _bound(eps: float, method: str = "basic composition") -> Evidence:

@@ -1,0 +1,372 @@
+"""Exact replay of recorded runs on their realized schedules, for any number of channels.
+
+:mod:`accounting.replay` replays lockstep rounds with the topology's
+weights. Real runs are asynchronous: an agent combines whatever messages it
+has (the deadline's, the freshest, a stale one), with renormalized weights.
+This module replays a run *as it happened*: its transcript (every message on
+every channel) and its realized schedule (for each round and receiver, which
+sender's message of which round entered the combination with which weight).
+
+Why the replay is exact. Write ``S`` for the schedule and ``y`` for the
+messages. In the engines ``S`` is drawn from the link and clock streams only
+(never from the private data or the privacy noise), so ``p_P(y, S) = p(S)
+p_P(y | S)`` and the schedule's density cancels in the privacy loss. Given
+``S``, each message is ``y_i(t) = mu_i(t) + noise_i(t)``, where the noise-free
+value ``mu_i(t)`` is the rule's R step at agent ``i``'s state after round
+``t - 1``, and that state is a deterministic function of the messages agent
+``i`` combined (named by ``S``) and of its own private cost. The map from the
+noise to ``y`` is therefore triangular with unit Jacobian (in the causal order
+of the run), so
+
+    p_P(y | S) = prod_(i, t) p_noise(y_i(t) - mu_i(t)),
+
+with every ``mu_i(t)`` computed from the *observed* ``y``, and the privacy
+loss ``L = log p_P(y | S) - log p_P'(y | S)`` is exact: replaying ``P``'s and
+``P'``'s rules on the same observed messages gives both products. Replay
+needs no causal order (every message used is in the transcript), so rounds
+are processed in order, every run and agent at once.
+
+Channels: every channel of the transcript enters the density. A channel with
+a positive noise scale contributes its noise densities; a noise-free channel
+(or a round released with scale 0) is a point mass, handled as in
+:mod:`accounting.replay` (loss 0, ``+inf`` or ``-inf``). The residuals
+``y - mu_P`` of every noisy release are returned too: they are what the noise
+conformance test (:mod:`accounting.conformance`) checks against the declared
+noise.
+
+Shapes: ``R`` runs, ``T`` rounds, ``N`` agents. Broadcast messages of a
+channel are ``(R, T, N, d)``; unicast ``(R, T, N, N, d)`` with ``[r, t-1, i,
+j]`` the copy ``i -> j`` (NaN where nothing was sent). A schedule is any
+object with ``dense(t) -> (W, S)``: ``W[i, j]`` the weight receiver ``i``
+applied to sender ``j``'s message of round ``S[i, j]`` (``S = 0`` where
+unused). The self term ``(i, i)`` is the agent's own round-``t`` message
+(broadcast) or the average of the copies it sent in round ``t`` (unicast; its
+noise-free value if it sent none).
+
+Example:
+    >>> import numpy as np
+    >>> class Avg:  # x <- mixed; message = x
+    ...     def initial_state(self, runs): return np.zeros((runs, 2, 1))
+    ...     def message_means(self, x, t): return {"y": x}
+    ...     def next_state(self, x, mixed, t): return mixed["y"]
+    >>> class Sched:
+    ...     def dense(self, t): return np.full((2, 2), 0.5), np.full((2, 2), t)
+    >>> y = {"y": np.zeros((1, 3, 2, 1))}
+    >>> out = scheduled_replay(y, [Sched()], {"y": ChannelNoise("laplace", np.ones(3))}, Avg(), Avg())
+    >>> out.losses.tolist(), out.residuals["y"].shape
+    ([0.0], (1, 3, 2, 1))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import AccountingError, PrivacyParameterError, UnknownMechanismError
+from .replay import NOISE_FREE_RTOL
+
+__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduledReplay", "scheduled_replay"]
+
+_CHUNK_ENTRIES = 4_000_000
+"""Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
+
+
+@runtime_checkable
+class ChannelRule(Protocol):
+    """A per-round recursion driven by observed messages on named channels (vectorized over runs and agents)."""
+
+    def initial_state(self, runs: int) -> Any:
+        """The state before round 1 for ``runs`` runs (independent of the private data)."""
+
+    def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
+        """The noise-free messages of round ``t`` on every channel, ``(R, N, d_c)``."""
+
+    def next_state(self, state: Any, mixed: Mapping[str, np.ndarray], t: int) -> Any:
+        """The state after round ``t`` from each channel's combination ``(R, N, d_c)``."""
+
+
+@runtime_checkable
+class ScheduleLike(Protocol):
+    """A realized schedule: ``dense(t)`` gives round ``t``'s weights and sender rounds, ``N x N`` each."""
+
+    def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, S)`` of round ``t``."""
+
+
+@dataclass(frozen=True)
+class ChannelNoise:
+    """The noise declared on one channel.
+
+    Attributes:
+        mechanism: ``"laplace"``, ``"gaussian"``, or ``None`` for a noise-free channel.
+        scales: per-round scale ``(T,)`` (Laplace ``b`` or Gaussian standard
+            deviation); 0 for a round released without noise. Ignored (may be
+            ``None``) for a noise-free channel.
+
+    Raises:
+        UnknownMechanismError: an unknown mechanism.
+        PrivacyParameterError: a negative or non-finite scale.
+    """
+
+    mechanism: str | None
+    scales: Any = None
+
+    def __post_init__(self) -> None:
+        if self.mechanism not in (None, "laplace", "gaussian"):
+            raise UnknownMechanismError(f"unknown mechanism {self.mechanism!r}; known: laplace, gaussian, None")
+        if self.mechanism is None:
+            return
+        scales = np.asarray(self.scales, dtype=float)
+        if scales.ndim != 1 or scales.size == 0:
+            raise PrivacyParameterError(f"scales must be a nonempty 1-D array, got shape {scales.shape}")
+        bad = ~(np.isfinite(scales) & (scales >= 0))
+        if bad.any():
+            t = int(np.flatnonzero(bad)[0]) + 1
+            raise PrivacyParameterError(f"round {t}: noise scale must be >= 0 and finite, got {float(scales[t - 1])!r}")
+        object.__setattr__(self, "scales", scales)
+
+    def scale(self, t: int) -> float:
+        """The scale of round ``t`` (0 for a noise-free channel)."""
+        return 0.0 if self.mechanism is None else float(self.scales[t - 1])
+
+
+@dataclass(frozen=True)
+class ScheduledReplay:
+    """What :func:`scheduled_replay` computed.
+
+    Attributes:
+        losses: the privacy loss of each run, ``(R,)`` (``None`` without ``rule_prime``).
+        per_round: each round's contribution, ``(R, T)`` (``None`` without ``rule_prime``).
+        residuals: per noisy channel, ``y - mu_P`` with the shape of its messages
+            (NaN where nothing was observed or the round is noise-free).
+        noise_free_mismatch: per channel, the first ``(run, round)`` whose
+            noise-free messages differ from ``mu_P`` (beyond
+            :data:`accounting.replay.NOISE_FREE_RTOL`), else ``None``: randomness
+            the declarations do not account for.
+        messages: the transcript replayed, per channel (the constructed one with ``pin_agent``).
+    """
+
+    losses: np.ndarray | None
+    per_round: np.ndarray | None
+    residuals: dict[str, np.ndarray]
+    noise_free_mismatch: dict[str, tuple[int, int] | None]
+    messages: dict[str, np.ndarray] | None = None
+
+
+def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
+    """Sum over every axis but the first of the noise log-density, constants dropped (they cancel in ratios)."""
+    axes = tuple(range(1, noise.ndim))
+    if mechanism == "laplace":
+        return -np.abs(noise).sum(axis=axes) / scale
+    return -(noise**2).sum(axis=axes) / (2.0 * scale**2)
+
+
+def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed: np.ndarray, t: int) -> np.ndarray:
+    """A noise-free release's log-density ratio per run: 0, ``+inf`` or ``-inf`` (see :mod:`accounting.replay`).
+
+    Only observed entries are compared, each to :data:`accounting.replay.NOISE_FREE_RTOL`.
+    """
+    def matches(m: np.ndarray) -> np.ndarray:
+        close = (np.abs(y - m) <= NOISE_FREE_RTOL * (1.0 + np.abs(m))) | ~observed
+        return close.reshape(close.shape[0], -1).all(axis=1)
+
+    in_p, in_q = matches(mu), matches(mu_p)
+    if not (in_p | in_q).all():
+        r = int(np.flatnonzero(~(in_p | in_q))[0])
+        raise AccountingError(f"round {t} is noise-free but run {r}'s messages equal neither problem's message mean "
+                              "(probability 0 under both): wrong rule, declaration or transcript?")
+    return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
+
+
+def _stack(schedules: Sequence[ScheduleLike], t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each (computed once per distinct schedule object)."""
+    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    ws, ss = [], []
+    for s in schedules:
+        got = seen.get(id(s))
+        if got is None:
+            w, src = s.dense(t)
+            got = seen[id(s)] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
+        ws.append(got[0])
+        ss.append(got[1])
+    return np.stack(ws), np.stack(ss)
+
+
+def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> np.ndarray:
+    """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
+    runs, n_agents = src.shape[0], src.shape[1]
+    rr = np.arange(runs)[:, None, None]
+    jj = np.arange(n_agents)[None, None, :]
+    idx = np.maximum(src - 1, 0)
+    if unicast:
+        ii = np.arange(n_agents)[None, :, None]
+        out = y[rr, idx, jj, ii]
+    else:
+        out = y[rr, idx, jj]
+    used = (src > 0)
+    used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
+    missing = used[..., None] & np.isnan(out)
+    if missing.any():
+        r, i, j, _ = (int(v) for v in np.argwhere(missing)[0])
+        raise AccountingError(f"round {t}: receiver {i} combined sender {j}'s message of round {int(src[r, i, j])} "
+                              f"(run {r}), which is not in the transcript")
+    return np.where(used[..., None], out, 0.0)
+
+
+def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
+    """The self term of round ``t``: the own message (broadcast) or the average of the copies sent (unicast)."""
+    if not unicast:
+        return y_t
+    sent = ~np.isnan(y_t).any(axis=-1)  # (R, N, N): copy i -> j observed
+    n_sent = sent.sum(axis=2)
+    avg = np.where(sent[..., None], y_t, 0.0).sum(axis=2) / np.maximum(n_sent, 1)[..., None]
+    return np.where((n_sent > 0)[..., None], avg, mean)
+
+
+def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: int, unicast: bool) -> np.ndarray:
+    others = np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast))
+    diag = np.einsum("rii->ri", w)
+    if np.isnan(own).any() and (diag > 0).any():
+        bad = np.isnan(own).any(axis=-1) & (diag > 0)
+        if bad.any():
+            r, i = (int(v) for v in np.argwhere(bad)[0])
+            raise AccountingError(f"round {t}: agent {i}'s own message (run {r}) is not in the transcript but "
+                                  "enters its combination")
+    return others + diag[..., None] * np.nan_to_num(own)
+
+
+def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike],
+                  noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
+                  unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
+                  mismatch: dict[str, tuple[int, int] | None], pin: int | None) -> np.ndarray | None:
+    runs = len(schedules)
+    x = rule.initial_state(runs)
+    xp = rule_prime.initial_state(runs) if rule_prime is not None else None
+    contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
+    for t in range(1, horizon + 1):
+        w, src = _stack(schedules, t)
+        mean = rule.message_means(x, t)
+        mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
+        mixed, mixed_p = {}, {}
+        for name, y in messages.items():
+            mu = np.asarray(mean[name], dtype=float)
+            if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
+                seen = ~np.isnan(y[:, t - 1, pin])
+                y[:, t - 1, pin] = np.where(seen, mu[:, pin, None, :] if unicast else mu[:, pin], np.nan)
+            yt = y[:, t - 1]
+            mu_obs = mu[:, :, None, :] if unicast else mu
+            observed = ~np.isnan(yt)
+            resid = np.where(observed, yt - mu_obs, np.nan)
+            ch = noise[name]
+            scale = ch.scale(t)
+            if scale > 0:
+                residuals[name][offset:offset + runs, t - 1] = resid
+            elif mismatch.get(name) is None:
+                off = np.abs(np.nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
+                if off.any():
+                    mismatch[name] = (offset + int(np.argwhere(off)[0][0]), t)
+            if contributions is not None and mean_p is not None:
+                mu_p = np.asarray(mean_p[name], dtype=float)
+                mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
+                if scale > 0:
+                    assert ch.mechanism is not None
+                    contributions[:, t - 1] += (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
+                                                - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism,
+                                                               scale))
+                else:
+                    contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
+                mixed_p[name] = _mixed(y, w, src, _own(yt, mu_p, unicast), t, unicast)
+            mixed[name] = _mixed(y, w, src, _own(yt, mu, unicast), t, unicast)
+        x = rule.next_state(x, mixed, t)
+        if rule_prime is not None:
+            xp = rule_prime.next_state(xp, mixed_p, t)
+    return contributions
+
+
+def scheduled_replay(
+    messages: Mapping[str, np.ndarray],
+    schedules: Sequence[ScheduleLike],
+    noise: Mapping[str, ChannelNoise],
+    rule: ChannelRule,
+    rule_prime: ChannelRule | None = None,
+    *,
+    unicast: bool = False,
+    pin_agent: int | None = None,
+) -> ScheduledReplay:
+    """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
+
+    Args:
+        messages: per channel, the observed messages ``(R, T, N, d)``
+            (unicast ``(R, T, N, N, d)``); every channel the rule reads.
+        schedules: one schedule per run (the same object may repeat: lockstep runs share one).
+        noise: per channel, the declared noise (:class:`ChannelNoise`).
+        rule: the recursion under ``P``; ``rule_prime``: under the adjacent
+            ``P'`` (omit it for residuals only).
+        unicast: the messages are per link.
+        pin_agent: construct a transcript instead of reading one for this
+            agent: each of its messages (every channel) is replaced by its
+            noise-free value under ``P`` before anything uses it. The other
+            agents' messages stay as given. The returned
+            :attr:`ScheduledReplay.messages` holds the constructed transcript;
+            with Laplace noise its loss is the largest the given schedule and
+            other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).
+
+    Returns:
+        A :class:`ScheduledReplay`.
+
+    Raises:
+        AccountingError: shapes that disagree, a channel without a noise
+            declaration, a combined message missing from the transcript, or
+            noise-free messages matching neither problem.
+
+    Example:
+        See the module docstring.
+    """
+    names = list(messages)
+    if not names:
+        raise AccountingError("messages must hold at least one channel")
+    missing = [n for n in names if n not in noise]
+    if missing:
+        raise AccountingError(f"no noise declaration for channel(s) {missing}")
+    arrays = {n: (np.array if pin_agent is not None else np.asarray)(messages[n], dtype=float) for n in names}
+    ndim = 5 if unicast else 4
+    for n, a in arrays.items():
+        if a.ndim != ndim:
+            raise AccountingError(f"channel {n!r}: messages must have {ndim} axes "
+                                  f"({'(R, T, N, N, d)' if unicast else '(R, T, N, d)'}), got shape {a.shape}")
+    runs, horizon = arrays[names[0]].shape[:2]
+    for n, a in arrays.items():
+        if a.shape[:2] != (runs, horizon):
+            raise AccountingError(f"channel {n!r} has {a.shape[:2]} (runs, rounds), channel {names[0]!r} has "
+                                  f"{(runs, horizon)}")
+        ch = noise[n]
+        if ch.mechanism is not None and ch.scales.size != horizon:
+            raise AccountingError(f"channel {n!r}: {ch.scales.size} noise scales for {horizon} rounds")
+    if len(schedules) != runs:
+        raise AccountingError(f"{len(schedules)} schedules for {runs} runs")
+    residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
+    mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
+    n_agents = arrays[names[0]].shape[2]
+    width = max(a.shape[-1] for a in arrays.values())
+    chunk = max(1, _CHUNK_ENTRIES // max(1, n_agents * n_agents * width))
+    parts = []
+    for start in range(0, runs, chunk):
+        stop = min(runs, start + chunk)
+        part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin_agent)
+        if part is not None:
+            parts.append(part)
+    per_round = np.concatenate(parts) if parts else None
+    losses = None
+    if per_round is not None:
+        both = (per_round == np.inf).any(axis=1) & (per_round == -np.inf).any(axis=1)
+        if both.any():
+            r = int(np.flatnonzero(both)[0])
+            raise AccountingError(f"run {r} matches only P in one noise-free round and only P' in another "
+                                  "(probability 0 under both)")
+        losses = per_round.sum(axis=1)
+    return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
+                           messages=arrays)

@@ -1,0 +1,270 @@
+"""What the engine actually released: ``R`` runs of a scenario, as the privacy checker reads them.
+
+:func:`run_engine` runs the scenario ``R`` times on a real engine and keeps,
+per run, every message on every channel and the realized schedule
+(:class:`~asyncdp.engine.schedule.RealizedSchedule`). :class:`AlgorithmChannelRule`
+is an algorithm's R and U steps as the :class:`accounting.scheduled_replay.ChannelRule`
+the accountant replays those runs with; :func:`replay_runs` does it.
+
+What is observed: every release the ledger records, as in the papers'
+observation maps (seed 003: the adversary sees every broadcast ``y_i(t)``).
+The batch engine keeps every broadcast; the SimPy engine's transcript holds
+transmissions on links, so a broadcast that reaches nobody (an agent with no
+out-neighbour that round) is missing from it, and such a run cannot be
+replayed exactly (the checker says so).
+
+Engines: ``engine="auto"`` uses the batch engine when it runs the scenario
+(lockstep, lossless broadcast rounds today) and the SimPy engine otherwise;
+both record the same messages and schedule for the same draws (tests enforce
+it). The engine used, and why, is recorded in :attr:`EngineRuns.engine`.
+
+Seeds: the runs of one side of a check (``side`` 0: the scenario, 1: the
+adjacent one, further sides for other uses) have seeds
+``numpy.random.SeedSequence(seed, spawn_key=(side,)).generate_state(R)``:
+run ``r`` on the SimPy engine is ``scenario.replace(seed=seeds[r])``; the
+batch engine runs all ``R`` at once with seed ``seeds[0]`` (its noise blocks
+have a leading run axis). Every random draw of a check follows from its one
+``seed``.
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> runs = run_engine(small_example()[0].scenario, 4, seed=0)
+    >>> runs.engine, runs.messages["y"].shape, len(runs.schedules)
+    ('batch', (4, 5, 3, 2), 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, scheduled_replay
+from topology.validation import check_integer
+
+from ..algorithms.base import Algorithm
+from ..errors import ScenarioError
+from ..scenario import Scenario
+
+__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "AlgorithmChannelRule", "declared_noise",
+           "replay_runs"]
+
+ENGINES = ("auto", "batch", "simpy")
+"""The ``engine`` choices of :func:`run_engine`."""
+
+
+@dataclass(frozen=True)
+class EngineRuns:
+    """``R`` runs of one scenario as the eavesdropper and the schedule recorded them.
+
+    Attributes:
+        engine: ``"batch"`` or ``"simpy"``, and why (e.g. ``"simpy (batch engine: ...)"``).
+        seeds: the run seeds (see the module docstring).
+        messages: per channel, ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, ``[sender, receiver]``),
+            NaN where nothing was sent.
+        schedules: one :class:`~asyncdp.engine.schedule.RealizedSchedule` per run.
+        unicast: whether messages are per link.
+    """
+
+    engine: str
+    seeds: tuple[int, ...]
+    messages: dict[str, np.ndarray]
+    schedules: tuple[Any, ...]
+    unicast: bool
+
+    @property
+    def runs(self) -> int:
+        """``R``."""
+        return len(self.schedules)
+
+
+def run_seeds(seed: int, side: int, runs: int) -> tuple[int, ...]:
+    """The seeds of ``runs`` runs of one side of a check (module docstring).
+
+    Example:
+        >>> run_seeds(0, 0, 2) == run_seeds(0, 0, 2) != run_seeds(0, 1, 2)
+        True
+    """
+    state = np.random.SeedSequence(int(seed), spawn_key=(int(side),)).generate_state(int(runs))
+    return tuple(int(s) for s in state)
+
+
+def _messages_of(result: Any, alg: Algorithm, unicast: bool) -> dict[str, np.ndarray]:
+    """One SimPy run's messages per channel (NaN where nothing was sent)."""
+    horizon, n_agents = result.horizon, result.trajectory.shape[1]
+    out = {}
+    for ch in alg.channels:
+        if unicast:
+            obs = result.transcript.observations_by_link(ch.name)
+            width = max((len(v) for v in obs.values()), default=0)
+            arr = np.full((horizon, n_agents, n_agents, width), np.nan)
+            for (t, i, j), payload in obs.items():
+                arr[t - 1, i, j] = payload
+        else:
+            obs = result.transcript.observations(ch.name)
+            width = max((len(v) for v in obs.values()), default=0)
+            arr = np.full((horizon, n_agents, width), np.nan)
+            for (t, i), payload in obs.items():
+                arr[t - 1, i] = payload
+        out[ch.name] = arr
+    return out
+
+
+def _lockstep_lossless(scenario: Scenario) -> bool:
+    from ..engine.timing import Lockstep
+
+    models = [scenario.links.default, *scenario.links.overrides.values()]
+    return isinstance(scenario.timing, Lockstep) and all(m.loss == 0 for m in models)
+
+
+def _batch_refusal(scenario: Scenario) -> str | None:
+    from ..engine import batch_engine
+
+    try:
+        batch_engine._check_batchable(scenario)
+    except ScenarioError as exc:
+        return str(exc)
+    return None
+
+
+def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, engine: str = "auto",
+               progress: bool | None = None) -> EngineRuns:
+    """Run ``scenario`` ``runs`` times and keep its messages and realized schedules.
+
+    Args:
+        scenario: the scenario (its own seed is replaced by the run seeds).
+        runs: ``R`` (>= 1).
+        seed: the check's seed (>= 0); side: which side of the check (module docstring).
+        engine: one of :data:`ENGINES`.
+        progress: show a progress bar for SimPy runs (``None``: only on a terminal).
+
+    Returns:
+        The :class:`EngineRuns`.
+
+    Raises:
+        ScenarioError: bad ``runs``, ``seed`` or ``engine``, or ``engine="batch"``
+            for a scenario the batch engine does not run.
+    """
+    runs = check_integer(runs, "runs", minimum=1, error=ScenarioError, where="run_engine")
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_engine")
+    if engine not in ENGINES:
+        raise ScenarioError(f"run_engine: engine must be one of {ENGINES}, got {engine!r}")
+    seeds = run_seeds(seed, side, runs)
+    unicast = scenario.mode == "unicast"
+    alg = scenario.algorithm.bind(scenario.problem)
+    refusal = _batch_refusal(scenario)
+    if engine == "batch" and refusal is not None:
+        raise ScenarioError(f"run_engine: engine='batch' refused: {refusal}")
+    if engine != "simpy" and refusal is None:
+        shared = _lockstep_lossless(scenario)  # every run mixes with the topology's weights: one shared schedule
+        batch = scenario.replace(seed=seeds[0]).run("batch", runs=runs, keep="all", transcripts=True)
+        messages = {name: np.array(arr, dtype=float) for name, arr in batch.messages.items()}
+        if shared:
+            schedules = (batch.schedule(0),) * runs
+        else:
+            schedules = tuple(batch.schedule(r) for r in range(runs))
+        return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast)
+    from tqdm.auto import tqdm
+
+    per_run: list[dict[str, np.ndarray]] = []
+    schedules: list[Any] = []
+    for s in tqdm(seeds, desc="engine runs", unit="run", disable=(None if progress is None else not progress),
+                  leave=False):
+        res = scenario.replace(seed=s, record_transcript=True).run()
+        per_run.append(_messages_of(res, alg, unicast))
+        schedules.append(res.schedule)
+    names = list(per_run[0])
+    messages = {}
+    for name in names:
+        width = max(m[name].shape[-1] for m in per_run)
+        stacked = np.full((runs,) + per_run[0][name].shape[:-1] + (width,), np.nan)
+        for r, m in enumerate(per_run):
+            stacked[r, ..., :m[name].shape[-1]] = m[name]
+        messages[name] = stacked
+    why = "simpy" if engine == "simpy" else f"simpy (batch engine: {refusal})"
+    return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(schedules), unicast=unicast)
+
+
+@dataclass(frozen=True)
+class AlgorithmChannelRule:
+    """An algorithm's R and U steps as an :class:`accounting.scheduled_replay.ChannelRule`.
+
+    The state is the algorithm's state dict for ``(R, N, ...)``; the message
+    means are :meth:`~asyncdp.algorithms.base.Algorithm.message` with zero
+    noise on every noisy channel (the noise-free value of each release), on
+    every channel; the next state is :meth:`~asyncdp.algorithms.base.Algorithm.update`
+    of the combinations. Only the rule interface is used, so an algorithm
+    with no adapter in the paper registry is replayed the same way.
+
+    Attributes:
+        algorithm: the algorithm, bound to its problem.
+        problem: the problem whose costs the U step uses.
+        x0: the initial points ``(N, n)``.
+    """
+
+    algorithm: Algorithm
+    problem: Any
+    x0: np.ndarray
+
+    def _agents(self) -> np.ndarray:
+        return np.arange(self.problem.num_agents)
+
+    def initial_state(self, runs: int) -> dict[str, np.ndarray]:
+        x0 = np.array(np.broadcast_to(self.x0, (runs,) + np.shape(self.x0)), dtype=float)
+        return self.algorithm.initial_state(x0, self._agents(), self.problem)
+
+    def message_means(self, state: dict[str, np.ndarray], t: int) -> Mapping[str, np.ndarray]:
+        lead = next(iter(state.values())).shape[:2]
+        zero = {c.name: np.zeros(lead + (self.algorithm.noise(t, c.name).dimension,))
+                for c in self.algorithm.noisy_channels()}
+        return self.algorithm.message(state, t, zero, self._agents(), self.problem)
+
+    def next_state(self, state: dict[str, np.ndarray], mixed: Mapping[str, np.ndarray], t: int
+                   ) -> dict[str, np.ndarray]:
+        return self.algorithm.update(state, dict(mixed), t, self._agents(), self.problem)
+
+
+def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
+    """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> sc = small_example()[0].scenario
+        >>> declared_noise(sc.algorithm.bind(sc.problem), sc.horizon)["y"].scales.shape
+        (5,)
+    """
+    out = {}
+    for c in algorithm.channels:
+        if c.noisy:
+            scales = [algorithm.noise(t, c.name).scale for t in range(1, horizon + 1)]
+            out[c.name] = ChannelNoise(c.mechanism, np.array(scales, dtype=float))
+        else:
+            out[c.name] = ChannelNoise(None)
+    return out
+
+
+def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None = None,
+                algorithm: Algorithm | None = None, schedules: Sequence[Any] | None = None,
+                messages: Mapping[str, np.ndarray] | None = None, pin_agent: int | None = None) -> ScheduledReplay:
+    """Replay recorded runs on their realized schedules (:func:`accounting.scheduled_replay.scheduled_replay`).
+
+    Args:
+        runs: the recorded runs.
+        scenario: the scenario ``P`` (its problem, initial points, algorithm).
+        adjacent: the adjacent scenario ``P'`` (omit for residuals only).
+        algorithm: the algorithm to replay both with (default ``scenario``'s, bound to its problem).
+        schedules, messages: override the recorded ones.
+        pin_agent: construct that agent's messages (see :func:`accounting.scheduled_replay.scheduled_replay`).
+
+    Returns:
+        The :class:`~accounting.scheduled_replay.ScheduledReplay`.
+    """
+    alg = algorithm if algorithm is not None else scenario.algorithm.bind(scenario.problem)
+    rule = AlgorithmChannelRule(alg, scenario.problem, scenario.initial_points())
+    rule_p = None if adjacent is None else AlgorithmChannelRule(alg, adjacent.problem, adjacent.initial_points())
+    return scheduled_replay(runs.messages if messages is None else messages,
+                            list(runs.schedules if schedules is None else schedules),
+                            declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
+                            pin_agent=pin_agent)

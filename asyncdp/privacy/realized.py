@@ -1,0 +1,310 @@
+"""The steps of the privacy check that read what the engine actually released.
+
+Each step runs on the engine's runs of the scenario (and, for the black-box
+audit, of the adjacent scenario), shared through the context
+(:meth:`~asyncdp.privacy.context.CheckContext.engine_runs`), never on
+transcripts the accountant samples itself:
+
+* :func:`check_conformance`: the residuals of every release (released minus
+  the noise-free value the accountant recomputes by replay on the realized
+  schedule) against the declared noise (:func:`accounting.conformance.noise_conformance`);
+* :func:`replay_exactly`: each run's exact privacy loss on its realized
+  schedule (:func:`accounting.scheduled_replay.scheduled_replay`), audited by
+  :func:`accounting.auditors.plrv_audit`;
+* :func:`audit_blackbox`: the black-box auditor (:func:`accounting.auditing.audit_samples`)
+  on the engine's transcripts of both scenarios.
+
+Every statistical witness is certified at ``(1 - confidence) / 4``
+(:data:`~asyncdp.privacy.context.STATISTICAL_METHODS`).
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> pair, ctx = small_example(runs=200)
+    >>> e = check_conformance(pair, ctx)
+    >>> e.checked_against, e.witness is None, e.figures["engine"]
+    ('realized behavior', True, 'batch')
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from accounting import auditors
+from accounting.conformance import noise_conformance
+from accounting.errors import AccountingError
+
+from .behavior import declared_noise
+from .context import CheckContext, ScenarioPair
+from .evidence import Evidence
+
+__all__ = ["check_conformance", "replay_exactly", "audit_blackbox", "transcript_features"]
+
+_MIN_SAMPLES = 20
+"""Residuals a conformance test needs; fewer runs leave the declared noise unverified."""
+
+
+def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Test the released noise against the declared noise, per release, round and agent.
+
+    The accountant replays the engine's runs on their realized schedules with
+    the algorithm's R and U steps (nothing the algorithm declares about its
+    sensitivity or noise enters), takes released minus noise-free values, and
+    runs :func:`accounting.conformance.noise_conformance` at family-wise
+    level ``alpha_share``. An under-noised release is a witness; an
+    over-noised one, a release that should be noise-free but is not, or runs
+    too few to test leave the declaration unverified (a doubt: no ``pass``).
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"noise conformance"`` (realized behavior) with figures
+        ``conformance_tests``, ``conformance_min_scale_ratio``,
+        ``conformance_rejected`` and ``engine``; witness ``{"kind":
+        "conformance", "channel", "round", "agent", "declared_scale",
+        "estimated_scale", "p_value", ...}``.
+
+    Example:
+        See the module docstring.
+    """
+    runs = ctx.engine_runs(0)
+    figures: dict[str, Any] = {"engine": runs.engine, "conformance_tests": 0, "conformance_rejected": 0,
+                               "conformance_min_scale_ratio": None}
+    replay = ctx.realized_replay()
+    if isinstance(replay, AccountingError):
+        why = f"the runs cannot be replayed on their realized schedules: {replay}"
+        return Evidence("noise conformance", "realized behavior", figures, reasons=(why,), doubt=why)
+    declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
+                                                                               pair.scenario.horizon).items()
+                if ch.mechanism is not None}
+    magnitude = {name: _round_magnitude(runs.messages[name]) for name in declared}
+    report = noise_conformance(replay.residuals, declared, confidence=1.0 - ctx.options.alpha_share,
+                               min_samples=_MIN_SAMPLES, magnitude=magnitude)
+    figures.update(conformance_tests=report.tests, conformance_rejected=len(report.rejected),
+                   conformance_min_scale_ratio=None if math.isnan(report.min_scale_ratio)
+                   else report.min_scale_ratio)
+    reasons, doubts = [], []
+    witness = None
+    if report.witness is not None:
+        w = report.witness
+        where = (f"agent {w['agent'] if w['agent'] is not None else 'all'}, round "
+                 f"{w['round'] if w['round'] is not None else 'all'}, channel {w['channel']!r}")
+        est = "" if w["estimated_scale"] is None else f", estimated {w['estimated_scale']:.6g}"
+        decl = "" if w["declared_scale"] is None else f"declared scale {w['declared_scale']:.6g}{est}"
+        reasons.append(f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
+                       f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
+                       f"{w['samples']} residuals of {runs.runs} engine runs)")
+        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed}
+    if report.unresolved:
+        rounds = sorted({t for _, t in report.unresolved})
+        reasons.append(f"noise conformance: round(s) {_ranges(rounds)} not tested: their noise scale is below "
+                       "1e4 floating-point spacings of the released values (round-off, not noise, would be tested)")
+    if report.over_noised:
+        o = report.over_noised[0]
+        doubts.append(f"{len(report.over_noised)} conformance test(s) reject the declared noise with a larger "
+                      f"estimated scale (e.g. channel {o.channel!r}, round {o.round}, agent {o.agent}: ratio "
+                      f"{o.scale_ratio:.3g}): the bounds are computed for noise the run does not release")
+    mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
+    if mismatch:
+        c, (r, t) = next(iter(mismatch.items()))
+        doubts.append(f"channel {c!r} round {t} (run {r}) is declared noise-free but its released values differ "
+                      "from the noise-free values: undeclared randomness")
+    if report.tests == 0 and witness is None:
+        doubts.append(f"no conformance test had {_MIN_SAMPLES} residuals (runs = {runs.runs}): the declared noise "
+                      "is unverified")
+    reasons.extend(doubts)
+    return Evidence("noise conformance", "realized behavior", figures, witness=witness, reasons=tuple(reasons),
+                    doubt="; ".join(doubts) if doubts else None)
+
+
+def _round_magnitude(messages: np.ndarray) -> np.ndarray:
+    """The largest absolute released value of each round, ``(T,)`` (0 for a round with nothing released)."""
+    a = np.abs(np.moveaxis(np.asarray(messages, dtype=float), 1, 0)).reshape(messages.shape[1], -1)
+    return np.nan_to_num(np.nanmax(np.where(np.isnan(a), -np.inf, a), axis=1), neginf=0.0)
+
+
+def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
+    """Per round, the most floating-point round-off can add to a run's replayed loss, ``(T,)``.
+
+    The loss of a round sums ``(|y - mu'| - |y - mu|) / b`` (Laplace) or the
+    Gaussian analogue over the changed agent's coordinates (every agent's
+    under round adjacency; the others' terms are exactly 0: both replays
+    compute their means by the same operations). Each residual carries at
+    most a few floating-point spacings of the released value, so a round
+    can gain at most ``4 k spacing(max |y|) / b`` (Laplace; the Gaussian term
+    is bounded likewise with the largest residual). It is negligible unless
+    the noise scale nears the resolution of the released values.
+    """
+    horizon = ctx.pair.scenario.horizon if ctx.pair is not None else 0
+    budget = np.zeros(horizon)
+    for name, ch in declared_noise(ctx.algorithm, horizon).items():
+        if ch.mechanism is None:
+            continue
+        msgs = runs.messages[name]
+        mag = _round_magnitude(msgs)
+        coords = int(np.prod(msgs.shape[3:])) * (msgs.shape[2] if ctx.changed_agent is None else 1)
+        scales = np.where(ch.scales > 0, ch.scales, np.inf)
+        err = 4.0 * np.spacing(mag)
+        if ch.mechanism == "laplace":
+            budget += coords * err / scales
+        else:  # |(y - mu')^2 - (y - mu)^2| changes by at most 2 (|y - mu| + |y - mu'|) err; |y - mu| <= 2 max|y|
+            budget += coords * 8.0 * mag * err / (2.0 * scales**2)
+    return budget
+
+
+def _ranges(rounds: list[int]) -> str:
+    """``[1, 2, 3, 7]`` as ``"1-3, 7"``."""
+    out, start = [], None
+    for k, t in enumerate(rounds):
+        if start is None:
+            start = t
+        if k + 1 == len(rounds) or rounds[k + 1] != t + 1:
+            out.append(str(start) if start == t else f"{start}-{t}")
+            start = None
+    return ", ".join(out)
+
+
+def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Exact privacy loss of every engine run on its realized schedule, audited.
+
+    Works for every timing and link model (the schedule does not depend on
+    the data or the noise: :mod:`accounting.scheduled_replay`), broadcast and
+    unicast, any number of channels. Pure claims: any loss above epsilon is a
+    witness (exact, given the declared noise that :func:`check_conformance`
+    tests). Claims with delta > 0: :func:`accounting.auditors.plrv_audit`'s
+    Hoeffding lower bound on ``delta(epsilon)`` at level ``alpha_share``. A
+    per-iteration claim audits the focus round's loss.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"exact replay"`` (realized behavior) with figures
+        ``replay_max_loss``, ``replay_exceed_fraction``, ``replay_runs``
+        (``None``/0 when the runs cannot be replayed); witness ``{"kind":
+        "replay", "run", "run_seed", "loss", ...}``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> e = replay_exactly(*small_example())
+        >>> e.figures["replay_runs"], e.figures["replay_max_loss"] <= 1.0 + 1e-9, e.checked_against
+        (200, True, 'realized behavior')
+    """
+    empty = {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
+    replay = ctx.realized_replay()
+    if isinstance(replay, AccountingError):
+        return Evidence("exact replay", "realized behavior", empty, reasons=(f"no exact replay: {replay}",))
+    assert replay.losses is not None and replay.per_round is not None
+    runs = ctx.engine_runs(0)
+    eps_claimed, delta_claimed, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
+    slack = _roundoff_budget(ctx, runs)
+    per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
+    losses = per_round[:, focus] if focus is not None else per_round.sum(axis=1)
+    if math.isinf(eps_claimed):
+        return Evidence("exact replay", "realized behavior",
+                        {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
+                         "replay_runs": runs.runs})
+    # plrv_audit takes finite losses; an infinite loss enters its delta(epsilon)
+    # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
+    top = np.finfo(float).max
+    report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
+                                 confidence=1.0 - ctx.options.alpha_share)
+    raw = replay.per_round[:, focus] if focus is not None else replay.losses
+    figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
+               "replay_runs": runs.runs}
+    reasons = ()
+    if slack.sum() > 1e-12:
+        reasons = (f"replay: the witness test subtracts {float(slack.sum()):.3g} from every run's loss, the most "
+                   "floating-point round-off can add where the noise scale nears the resolution of the released "
+                   "values",)
+    if not report.violation:
+        return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
+    run = report.witness if report.witness is not None else int(np.argmax(losses))
+    witness: dict[str, Any] = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
+                               "seed": ctx.options.seed, "loss": float(losses[run])}
+    if focus is not None:
+        witness["round"] = focus + 1
+    if math.isinf(losses[run]):
+        witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
+    if delta_claimed > 0:
+        witness["delta_lower"] = report.delta_lower
+        where = f" at round {witness['round']}" if witness.get("round") else ""
+        reason = (f"replay: delta(epsilon={eps_claimed:.6g}) >= {report.delta_lower:.3g} > claimed delta "
+                  f"{delta_claimed:.3g} (confidence {report.confidence:.6g}); engine run {run} has privacy loss "
+                  f"{float(losses[run]):.6g}{where}")
+    else:
+        reason = (f"replay: engine run {run} (run seed {runs.seeds[run]}) has privacy loss "
+                  f"{float(losses[run]):.6g} > epsilon {eps_claimed:.6g}")
+    return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(*reasons, reason))
+
+
+def transcript_features(ctx: CheckContext, side: int) -> np.ndarray:
+    """The engine's transcripts of one side as a sample matrix for the black-box auditor.
+
+    Every channel's messages of the changed agent (every agent's under
+    round adjacency; the focus round only for a per-iteration claim),
+    flattened per run; NaN where nothing was sent.
+
+    Returns:
+        ``(R, features)``.
+    """
+    runs = ctx.engine_runs(side)
+    cols = []
+    for arr in runs.messages.values():
+        a = arr if ctx.focus is None else arr[:, ctx.focus:ctx.focus + 1]
+        if ctx.changed_agent is not None:
+            a = a[:, :, ctx.changed_agent]
+        cols.append(a.reshape(a.shape[0], -1))
+    return np.concatenate(cols, axis=1)
+
+
+def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """The black-box auditor on the engine's transcripts of both scenarios.
+
+    :func:`accounting.auditing.audit_samples` learns an event from half of
+    the runs of each side (:func:`transcript_features`) and certifies a lower
+    bound on epsilon (and on delta at the claimed epsilon) on the other half,
+    at level ``alpha_share``.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"black-box audit"`` (realized behavior) with figure
+        ``empirical_epsilon_lower_bound``; witness ``{"kind": "blackbox", ...}``
+        when the auditor refutes the claim.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> e = audit_blackbox(*small_example())
+        >>> e.witness is None and e.figures["empirical_epsilon_lower_bound"] <= 1.0
+        True
+    """
+    from accounting.auditing import audit_samples
+
+    a, b = transcript_features(ctx, 0), transcript_features(ctx, 1)
+    eps = ctx.epsilon_claimed if math.isfinite(ctx.epsilon_claimed) else 30.0  # no claim: any finite epsilon
+    try:
+        report = audit_samples(a, b, epsilon=eps, delta=ctx.delta_claimed, confidence=1.0 - ctx.options.alpha_share,
+                               seed=ctx.options.seed)
+    except AccountingError as exc:
+        return Evidence("black-box audit", "realized behavior", {"empirical_epsilon_lower_bound": 0.0},
+                        reasons=(f"no black-box audit: {exc}",))
+    figures = {"empirical_epsilon_lower_bound": float(report.epsilon_lower_bound),
+               "blackbox_delta_lower_bound": report.delta_lower_bound}
+    if not (report.violation and math.isfinite(ctx.epsilon_claimed)):
+        return Evidence("black-box audit", "realized behavior", figures)
+    witness = {"kind": "blackbox", "event": report.event, "counts": dict(report.counts), "method": report.method,
+               "epsilon_lower_bound": float(report.epsilon_lower_bound), "seed": ctx.options.seed,
+               "runs": ctx.options.runs}
+    what = (f"epsilon >= {report.epsilon_lower_bound:.6g}" if report.epsilon_lower_bound > ctx.epsilon_claimed
+            else f"delta(epsilon={ctx.epsilon_claimed:.6g}) >= {report.delta_lower_bound:.3g}")
+    return Evidence("black-box audit", "realized behavior", figures, witness=witness,
+                    reasons=(f"black-box ({report.method}): {what} with confidence {report.confidence:.6g} on the "
+                             f"engine's transcripts (event: {report.event})",))

@@ -1,0 +1,358 @@
+"""The worst adjacent pair the accountant can construct: extremal costs plus a Hypothesis search.
+
+The user's adjacent pair is one point of the adjacency class; a claim must
+hold for every pair in it. For papers whose sensitivity bound assumes only
+a gradient bound (``||grad f||_2 <= C2``; the adapter's ``gradient_class``),
+the changed agent's cost is replaced by extremal costs of that class
+(:class:`~asyncdp.problems.costs.LinearOverride`):
+
+* opposite linear costs ``f = <g, x>``, ``f' = -<g, x>`` along every
+  coordinate (``g = C2 e_k``), and, for an L1 bound, along sign patterns
+  (``g = C2 s / sqrt(n)``, ``s in {-1, 1}^n``), which attain Lemma-4-type
+  bounds ``2 C2 sqrt(n) gamma``;
+* then a Hypothesis search (``hypothesis.target``) over pairs of gradients of
+  norm ``C2``, starting anywhere, maximizing the loss below.
+
+Every other agent's cost, the algorithm (bound to the user's problem, so the
+same noise and steps) and the initial points are kept.
+
+The loss of a candidate pair is computed on the realized schedules of the
+engine's runs of the user's scenario (the schedule does not depend on the
+costs): the changed agent's messages are *constructed*, each equal to its
+noise-free value under ``P`` (``pin_agent`` of
+:func:`accounting.scheduled_replay.scheduled_replay`), the other agents'
+are the recorded ones. With Laplace noise each round then contributes its
+largest possible loss ``||mu - mu'||_1 / b``. The loss is continuous in the
+transcript and the transcript density is positive everywhere, so a
+constructed transcript with loss ``L > epsilon`` proves that a set of
+positive probability has ``P(S) > e^epsilon P'(S)``: a pure-DP claim is
+refuted, given the declared noise (which the conformance test checks).
+For claims with ``delta > 0`` the best pair is run on the real engine and
+its exact losses audited (:func:`accounting.auditors.plrv_audit`).
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> pair, ctx = small_example()
+    >>> pairs = extremal_pairs(pair.scenario, 0)
+    >>> len(pairs), pairs[0][0]
+    (8, 'sign pattern (+1, +1)')
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..algorithms import registry as _papers
+from ..problems.costs import LinearOverride
+from ..problems.problem import Problem
+from ..scenario import Scenario
+from .behavior import EngineRuns, replay_runs
+
+__all__ = ["CandidatePair", "extremal_pairs", "candidate_scenarios", "constructed_loss", "search_pairs",
+           "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS"]
+
+MAX_SIGN_PATTERNS = 64
+"""At most this many sign patterns are tried (all of them for ``n <= 6``)."""
+
+
+@dataclass(frozen=True)
+class CandidatePair:
+    """A constructed adjacent pair: the changed agent's linear costs under ``P`` and ``P'``.
+
+    Attributes:
+        label: how it was built (e.g. ``"sign pattern (+1, -1)"``, ``"hypothesis search"``).
+        agent: the changed agent.
+        gradient, gradient_prime: ``g`` and ``g'`` of ``f = <g, x>``, ``f' = <g', x>``.
+        loss: the largest constructed-transcript loss found for it (``nan`` before evaluation).
+        run: the engine run whose schedule gave that loss.
+    """
+
+    label: str
+    agent: int
+    gradient: tuple[float, ...]
+    gradient_prime: tuple[float, ...]
+    loss: float = math.nan
+    run: int | None = None
+
+
+def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The extremal gradient pairs of the paper's adjacency class (module docstring), ``[]`` if it has none.
+
+    Args:
+        scenario: the scenario (its algorithm's adapter gives ``(C2, norm)``).
+        agent: the changed agent (unused by the construction, named for symmetry with :func:`candidate_scenarios`).
+
+    Returns:
+        ``[(label, g, g')]``.
+    """
+    adapter = _papers.adapter(scenario.algorithm.name)
+    if adapter is None or adapter.gradient_class is None:
+        return []
+    c2, norm = adapter.gradient_class(scenario)
+    n = scenario.problem.dim
+    out = []
+    if norm == "l1":
+        patterns: Any = itertools.product((1.0, -1.0), repeat=n)
+        for s in itertools.islice(patterns, MAX_SIGN_PATTERNS):
+            g = c2 * np.array(s) / math.sqrt(n)
+            out.append((f"sign pattern ({', '.join(f'{v:+.0f}' for v in s)})", g, -g))
+    for k in range(n):
+        for sign in (1.0, -1.0):
+            g = np.zeros(n)
+            g[k] = sign * c2
+            if norm == "l1" and n == 1:
+                continue  # the sign patterns are the coordinates
+            out.append((f"coordinate {k} ({'+' if sign > 0 else '-'})", g, -g))
+    return out
+
+
+def candidate_scenarios(scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any
+                        ) -> tuple[Scenario, Scenario]:
+    """The scenario pair of a candidate: agent ``agent``'s cost linear, the algorithm bound to the user's problem.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> p, q = candidate_scenarios(small_example()[0].scenario, 0, [1.0, 0.0], [-1.0, 0.0])
+        >>> p.problem.costs.gradient(0, [0.0, 0.0]).tolist()
+        [1.0, 0.0]
+    """
+    alg = scenario.algorithm.bind(scenario.problem)  # its constants are filled: rebinding keeps them
+    base = scenario.problem
+
+    def with_cost(g: Any) -> Scenario:
+        problem = Problem(base.domain, LinearOverride(base.costs, agent, g))
+        return scenario.replace(problem=problem, algorithm=alg, x0=scenario.initial_points())
+
+    return with_cost(gradient), with_cost(gradient_prime)
+
+
+def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
+                     max_runs: int | None = None) -> tuple[float, int]:
+    """The largest constructed-transcript loss of a candidate pair over the recorded runs' schedules.
+
+    Args:
+        runs: the engine runs of the user's scenario (their schedules and the other agents' messages).
+        scenario: the user's scenario.
+        agent: the changed agent.
+        gradient, gradient_prime: the candidate's ``g`` and ``g'``.
+        max_runs: use only the first runs.
+
+    Returns:
+        ``(loss, run)``.
+    """
+    k = runs.runs if max_runs is None else min(max_runs, runs.runs)
+    p, q = candidate_scenarios(scenario, agent, gradient, gradient_prime)
+    sub = EngineRuns(runs.engine, runs.seeds[:k], {c: m[:k] for c, m in runs.messages.items()}, runs.schedules[:k],
+                     runs.unicast)
+    out = replay_runs(sub, p, q, algorithm=p.algorithm, pin_agent=agent)
+    assert out.losses is not None
+    r = int(np.argmax(out.losses))
+    return float(out.losses[r]), r
+
+
+def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: int = 30, max_runs: int = 8,
+                 start: Sequence[CandidatePair] = ()) -> CandidatePair:
+    """Hypothesis search (``hypothesis.target``) for the pair of gradients of norm ``C2`` with the largest loss.
+
+    Derandomized and without a database, so the same inputs give the same
+    pair. Directions are drawn in ``[-1, 1]^n`` and scaled to norm ``C2``;
+    the best extremal pairs are tried first (``start``).
+
+    Args:
+        runs, scenario, agent: as in :func:`constructed_loss`.
+        examples: Hypothesis examples.
+        max_runs: runs whose schedules each example is evaluated on.
+        start: candidates to seed the search with (``hypothesis.example``).
+
+    Returns:
+        The best :class:`CandidatePair` found (label ``"hypothesis search"``).
+    """
+    from hypothesis import HealthCheck, Phase, example, given, settings, target
+    from hypothesis import strategies as st
+
+    adapter = _papers.adapter(scenario.algorithm.name)
+    assert adapter is not None and adapter.gradient_class is not None
+    c2, _ = adapter.gradient_class(scenario)
+    n = scenario.problem.dim
+    vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
+    best: list[Any] = [-math.inf, None, None, None]
+
+    def scaled(u: Sequence[float]) -> np.ndarray | None:
+        v = np.asarray(u, dtype=float)
+        norm = float(np.linalg.norm(v))
+        return None if norm < 1e-6 else c2 * v / norm
+
+    def objective(u: list[float], v: list[float]) -> None:
+        g, gp = scaled(u), scaled(v)
+        if g is None or gp is None:
+            return
+        loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=max_runs)
+        target(loss, label="privacy loss")
+        if loss > best[0]:
+            best[:] = [loss, g, gp, r]
+
+    test: Any = objective
+    for cand in start[:5]:
+        test = example(list(cand.gradient), list(cand.gradient_prime))(test)
+    run = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+                   phases=[Phase.explicit, Phase.generate, Phase.target],
+                   suppress_health_check=list(HealthCheck))(given(vec, vec)(test))
+    run()
+    if best[1] is None:
+        return CandidatePair("hypothesis search", agent, (0.0,) * n, (0.0,) * n, -math.inf, None)
+    return CandidatePair("hypothesis search", agent, tuple(float(x) for x in best[1]),
+                         tuple(float(x) for x in best[2]), float(best[0]), int(best[3]))
+
+
+def pair_script(script_path: str | Path | None, pair: CandidatePair, seed: int) -> str:
+    """A runnable Python script that rebuilds the worst pair (and checks it) from the user's script.
+
+    Args:
+        script_path: the user's scenario script (``None``: the script says where to plug the scenario in).
+        pair: the worst pair.
+        seed: the check's seed.
+
+    Returns:
+        The script's text.
+
+    Example:
+        >>> text = pair_script("s.py", CandidatePair("x", 0, (1.0, 0.0), (-1.0, 0.0), 2.0, 3), 0)
+        >>> "candidate_scenarios" in text and "[1.0, 0.0]" in text
+        True
+    """
+    source = (f"from asyncdp import load_script\n\nbase = load_script({str(Path(script_path).resolve())!r}, "
+              "names=('scenario', 'adjacent'))['scenario']\n") if script_path is not None else \
+        "base = ...  # the scenario that was checked\n"
+    return f'''"""The worst adjacent pair found by the privacy check (asyncdp.privacy.worst_case).
+
+Pair: {pair.label}; agent {pair.agent}'s cost is linear, f(x) = <g, x> under `scenario` and <g', x> under
+`adjacent`; the algorithm is bound to the original problem (same noise, same steps). Constructed-transcript
+privacy loss {pair.loss:.6g} on the realized schedule of engine run {pair.run} (check seed {seed}).
+
+Run:  asyncdp privacy check THIS_FILE.py
+"""
+
+{source}
+from asyncdp.privacy.worst_case import candidate_scenarios
+
+scenario, adjacent = candidate_scenarios(base, {pair.agent}, {list(pair.gradient)!r}, {list(pair.gradient_prime)!r})
+'''
+
+
+def search_worst_case(pair: Any, ctx: Any) -> Any:
+    """The check's step: the worst adjacent pair in the paper's class, and whether it refutes the claim.
+
+    Tries every extremal pair (:func:`extremal_pairs`), then
+    ``options.search_examples`` Hypothesis examples (:func:`search_pairs`),
+    on the realized schedules of the engine's runs of the scenario. Pure
+    claims: a constructed transcript with loss above epsilon is a witness
+    (module docstring). Claims with delta > 0: the best pair is run
+    ``runs`` times on the engine (side 2 of the seed layout) and its exact
+    losses audited at ``alpha_share``.
+
+    Args:
+        pair: the :class:`~asyncdp.privacy.context.ScenarioPair`.
+        ctx: the :class:`~asyncdp.privacy.context.CheckContext`.
+
+    Returns:
+        Evidence ``"worst-case adjacency search"`` (constructed worst case)
+        with figures ``worst_case_loss``, ``worst_case_pair``,
+        ``worst_case_delta_lower`` and ``worst_pair_script`` (a runnable
+        script of the pair); witness ``{"kind": "worst-case", ...}``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> e = search_worst_case(*small_example(search_examples=5))
+        >>> e.witness is None, round(e.figures["worst_case_loss"], 4)  # the composed bound, attained
+        (True, 0.9877)
+    """
+    from accounting import auditors
+    from accounting.errors import AccountingError
+
+    from .evidence import Evidence
+
+    method, kind = "worst-case adjacency search", "constructed worst case"
+    empty = {"worst_case_loss": None, "worst_case_pair": None, "worst_case_delta_lower": None,
+             "worst_pair_script": None}
+    scenario = pair.scenario
+    agent = ctx.changed_agent
+    if agent is None:
+        return Evidence(method, kind, empty, reasons=("worst-case search: round adjacency (online losses) has no "
+                                                      "extremal-cost construction yet",))
+    extremes = extremal_pairs(scenario, agent)
+    if not extremes:
+        return Evidence(method, kind, empty, reasons=(
+            f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (the paper registry's "
+            "adapter has no gradient_class): only the user's pair is checked",))
+    runs = ctx.engine_runs(0)
+    try:
+        scored = []
+        for label, g, gp in extremes:
+            loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=_CANDIDATE_RUNS)
+            scored.append(CandidatePair(label, agent, tuple(map(float, g)), tuple(map(float, gp)), loss, r))
+        scored.sort(key=lambda c: -c.loss)
+        best = scored[0]
+        if ctx.options.search_examples > 0:
+            found = search_pairs(runs, scenario, agent, examples=ctx.options.search_examples,
+                                 max_runs=min(_CANDIDATE_RUNS, 8), start=scored)
+            if found.loss > best.loss:
+                best = found
+    except AccountingError as exc:
+        return Evidence(method, kind, empty, reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
+    script = pair_script(ctx.options.script, best, ctx.options.seed)
+    figures: dict[str, Any] = {"worst_case_loss": best.loss, "worst_case_pair": best.label,
+                               "worst_case_delta_lower": None, "worst_pair_script": script}
+    eps = ctx.epsilon_claimed
+    pair_desc = (f"{best.label}: agent {agent} with f(x) = <g, x>, g = {_fmt(best.gradient)} vs "
+                 f"g' = {_fmt(best.gradient_prime)}")
+    base_witness = {"kind": "worst-case", "pair": best.label, "agent": agent, "gradient": list(best.gradient),
+                    "gradient_prime": list(best.gradient_prime), "run": best.run,
+                    "run_seed": runs.seeds[best.run or 0], "engine": runs.engine, "seed": ctx.options.seed,
+                    "loss": best.loss, "script": script}
+    if not math.isfinite(eps):
+        return Evidence(method, kind, figures)
+    if ctx.delta_claimed == 0:
+        from .realized import _roundoff_budget
+
+        slack = float(_roundoff_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
+        if best.loss - slack > eps * (1 + 1e-9) + 1e-12:
+            return Evidence(method, kind, figures, witness=base_witness, reasons=(
+                f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) "
+                f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
+                "epsilon, a set of positive probability",))
+        return Evidence(method, kind, figures)
+    from .behavior import replay_runs, run_engine
+
+    p, q = candidate_scenarios(scenario, agent, best.gradient, best.gradient_prime)
+    worst_runs = run_engine(p, ctx.options.runs, seed=ctx.options.seed, side=2, engine=ctx.options.engine)
+    try:
+        out = replay_runs(worst_runs, p, q, algorithm=p.algorithm)
+    except AccountingError as exc:
+        return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
+    assert out.losses is not None and out.per_round is not None
+    losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
+    top = np.finfo(float).max
+    report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps, ctx.delta_claimed,
+                                 confidence=1.0 - ctx.options.alpha_share)
+    figures["worst_case_delta_lower"] = report.delta_lower
+    if not report.violation:
+        return Evidence(method, kind, figures)
+    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs}
+    return Evidence(method, kind, figures, witness=witness, reasons=(
+        f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, delta(epsilon={eps:.6g}) >= "
+        f"{report.delta_lower:.3g} > claimed delta {ctx.delta_claimed:.3g} (confidence {report.confidence:.6g})",))
+
+
+_CANDIDATE_RUNS = 16
+"""Engine runs whose realized schedules each extremal candidate is evaluated on."""
+
+
+def _fmt(v: Sequence[float]) -> str:
+    return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"

@@ -1,0 +1,107 @@
+"""One agent's cost replaced by a linear one: :class:`LinearOverride`.
+
+The privacy checker's worst-case search (:mod:`asyncdp.privacy.worst_case`)
+builds adjacent problems whose changed agent has an extremal cost,
+``f_k(x) = <g, x>``, with every other agent's cost kept. A linear cost has
+the same gradient ``g`` everywhere, so a gradient bound ``||g|| <= C2`` holds
+on any domain, noisy points included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..domains import Domain
+from ...errors import ProblemError
+from .family import CostFamily, _fmt
+from .function_class import FunctionClass
+from .optimum import numeric_optimum
+
+__all__ = ["LinearOverride"]
+
+
+class LinearOverride(CostFamily):
+    """``base``'s costs, except agent ``agent``'s, which is ``f(x) = <gradient, x>``.
+
+    Args:
+        base: the cost family whose other agents' costs are kept.
+        agent: the agent whose cost is replaced.
+        gradient: ``g``, shape ``(n,)``, finite.
+
+    Raises:
+        ProblemError: a bad agent, or a gradient of the wrong shape or not finite.
+
+    Example:
+        >>> from asyncdp.problems.costs import RendezvousQuadratic
+        >>> fam = LinearOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, [3.0, -4.0])
+        >>> fam.gradient(np.arange(2), np.ones((2, 2))).tolist()
+        [[2.0, 2.0], [3.0, -4.0]]
+    """
+
+    private_fields = ("gradient",)
+
+    def __init__(self, base: CostFamily, agent: int, gradient: Any) -> None:
+        if not isinstance(base, CostFamily):
+            raise ProblemError(f"base must be a CostFamily, got {type(base).__name__}")
+        super().__init__(base.num_agents, base.dim)
+        self._base = base
+        self._agent = self._check_agent(agent)
+        g = np.array(gradient, dtype=float)
+        if g.shape != (base.dim,) or not np.isfinite(g).all():
+            raise ProblemError(f"gradient must be a finite vector of shape ({base.dim},), got {_fmt(g)}")
+        g.setflags(write=False)
+        self._g = g
+
+    @property
+    def base(self) -> CostFamily:
+        """The family whose other agents' costs are kept."""
+        return self._base
+
+    @property
+    def agent(self) -> int:
+        """The agent with the linear cost."""
+        return self._agent
+
+    @property
+    def linear_gradient(self) -> np.ndarray:
+        """``g`` (read-only)."""
+        return self._g
+
+    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        base = np.asarray(self._base.value(a, x, round_index=round_index), dtype=float)
+        return np.where(np.broadcast_to(a, base.shape) == self._agent, x @ self._g, base)
+
+    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        base = np.asarray(self._base.gradient(a, x, round_index=round_index), dtype=float)
+        mine = np.broadcast_to(a, base.shape[:-1]) == self._agent
+        return np.where(mine[..., None], self._g, base)
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """The base class widened by the linear cost: ``C2 = max(C2_base, ||g||)``, ``mu = 0``, ``C4``/``L`` kept."""
+        base = self._base.function_class(domain)
+        g = float(np.linalg.norm(self._g))
+        return FunctionClass(diameter=base.diameter,
+                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound, g),
+                             strong_convexity=0.0, hessian_bound=base.hessian_bound, smoothness=base.smoothness)
+
+    def optimum(self, domain: Domain) -> np.ndarray:
+        """Numeric minimizer (:func:`~asyncdp.problems.costs.optimum.numeric_optimum`)."""
+        self._check_domain(domain)
+        return numeric_optimum(self, domain)
+
+    def with_agent(self, agent: int, **changes: Any) -> LinearOverride:
+        """Copy with ``gradient=`` of the overridden agent replaced (the only private field).
+
+        Raises:
+            ProblemError: another agent, or an unknown field.
+        """
+        self._check_changes(changes)
+        if self._check_agent(agent) != self._agent:
+            raise ProblemError(f"LinearOverride changes agent {self._agent} only, got agent {agent!r}")
+        return LinearOverride(self._base, self._agent, changes["gradient"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "LinearOverride", "base": self._base.to_dict(), "agent": self._agent,
+                "gradient": self._g.tolist()}

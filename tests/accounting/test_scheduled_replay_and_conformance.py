@@ -1,0 +1,176 @@
+"""Replay on realized schedules (accounting.scheduled_replay) and the noise conformance test (accounting.conformance)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accounting.conformance import noise_conformance
+from accounting.errors import AccountingError, PrivacyParameterError
+from accounting.replay import ReplaySetup, replay_loss, sample_transcripts
+from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+
+N, n, T = 3, 2, 4
+W = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+TARGETS = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+
+
+class Step:
+    """x <- mixed - 0.1 (x_mixed - target): a toy U step; the message mean is x (one channel, 'y')."""
+
+    def __init__(self, targets):
+        self.targets = np.asarray(targets, dtype=float)
+
+    # accounting.replay.ReplayRule
+    def initial_state(self, runs):
+        return np.zeros((runs, N, n))
+
+    def message_mean(self, x, t):
+        return x
+
+    def next_state(self, x, mixed, t):
+        return mixed - 0.1 * (mixed - self.targets)
+
+    # accounting.scheduled_replay.ChannelRule
+    def message_means(self, x, t):
+        return {"y": x}
+
+    def next_state_channels(self, x, mixed, t):
+        return self.next_state(x, mixed["y"], t)
+
+
+class ChannelStep(Step):
+    def next_state(self, x, mixed, t):
+        return super().next_state(x, mixed["y"] if isinstance(mixed, dict) else mixed, t)
+
+
+class Lockstep:
+    def dense(self, t):
+        return W, np.where(W > 0, t, 0)
+
+
+SCALES = np.array([0.5, 0.4, 0.3, 0.2])
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_equals_lockstep_replay(mechanism):
+    setup = ReplaySetup([W] * T, mechanism, SCALES)
+    P, Q = Step(TARGETS), Step(TARGETS + [[0.5, 0.5], [0, 0], [0, 0]])
+    y = sample_transcripts(setup, P, 200, seed=3)
+    expected = replay_loss(y, setup, P, Q)
+    out = scheduled_replay({"y": y}, [Lockstep()] * 200, {"y": ChannelNoise(mechanism, SCALES)},
+                           ChannelStep(TARGETS), ChannelStep(TARGETS + [[0.5, 0.5], [0, 0], [0, 0]]))
+    np.testing.assert_allclose(out.losses, expected, rtol=1e-12, atol=1e-12)
+    # residuals are the sampled noise: y - x(t-1) under P
+    assert np.isfinite(out.residuals["y"]).all()
+
+
+def test_equals_lockstep_replay_unicast():
+    setup = ReplaySetup([W] * T, "laplace", SCALES)
+    P, Q = Step(TARGETS), Step(TARGETS * 0.5)
+    y = sample_transcripts(setup, P, 100, seed=4, mode="unicast")
+    expected = replay_loss(y, setup, P, Q)
+    out = scheduled_replay({"y": y}, [Lockstep()] * 100, {"y": ChannelNoise("laplace", SCALES)},
+                           ChannelStep(TARGETS), ChannelStep(TARGETS * 0.5), unicast=True)
+    np.testing.assert_allclose(out.losses, expected, rtol=1e-12, atol=1e-12)
+
+
+class Stale:
+    """Receiver 0 uses sender 1's message of the previous round from round 2 on (weights renormalized)."""
+
+    def dense(self, t):
+        s = np.where(W > 0, t, 0)
+        if t > 1:
+            s[0, 1] = t - 1
+        return W, s
+
+
+def test_stale_messages_are_mixed_from_their_own_round():
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=(1, T, N, n))
+    out = scheduled_replay({"y": y}, [Stale()], {"y": ChannelNoise("gaussian", SCALES)}, ChannelStep(TARGETS))
+    # replay by hand: agent 0's state after round 2 mixes y_1(1), not y_1(2)
+    x = np.zeros((N, n))
+    for t in (1, 2):
+        src = Stale().dense(t)[1]
+        mixed = np.array([sum(W[i, j] * y[0, src[i, j] - 1, j] for j in range(N)) for i in range(N)])
+        x = mixed - 0.1 * (mixed - TARGETS)
+    np.testing.assert_allclose(out.residuals["y"][0, 2], y[0, 2] - x, atol=1e-12)
+
+
+def test_pinned_agent_releases_its_noise_free_values_and_attains_the_largest_loss():
+    rng = np.random.default_rng(1)
+    y = rng.laplace(size=(5, T, N, n))
+    Q = ChannelStep(TARGETS + [[0.5, -0.5], [0, 0], [0, 0]])
+    out = scheduled_replay({"y": y}, [Lockstep()] * 5, {"y": ChannelNoise("laplace", SCALES)},
+                           ChannelStep(TARGETS), Q, pin_agent=0)
+    assert np.abs(out.residuals["y"][:, :, 0]).max() < 1e-12
+    np.testing.assert_array_equal(out.messages["y"][:, :, 1:], y[:, :, 1:])  # the others are kept
+    # any other transcript for agent 0 has a smaller loss (Laplace: |y - mu'| - |y - mu| <= |mu - mu'|)
+    free = scheduled_replay({"y": y}, [Lockstep()] * 5, {"y": ChannelNoise("laplace", SCALES)},
+                            ChannelStep(TARGETS), Q)
+    assert (free.losses <= out.losses + 1e-12).all()
+
+
+def test_missing_message_is_an_error_naming_round_and_agents():
+    y = np.zeros((1, T, N, n))
+    y[0, 0, 1] = np.nan
+    with pytest.raises(AccountingError, match="round 1: receiver 0 combined sender 1's message of round 1"):
+        scheduled_replay({"y": y}, [Lockstep()], {"y": ChannelNoise("laplace", SCALES)}, ChannelStep(TARGETS))
+    with pytest.raises(AccountingError, match="no noise declaration"):
+        scheduled_replay({"y": np.zeros((1, T, N, n))}, [Lockstep()], {}, ChannelStep(TARGETS))
+    with pytest.raises(AccountingError, match="2 schedules for 1 runs"):
+        scheduled_replay({"y": np.zeros((1, T, N, n))}, [Lockstep()] * 2, {"y": ChannelNoise("laplace", SCALES)},
+                         ChannelStep(TARGETS))
+
+
+# ------------------------------------------------------------------ conformance
+
+DECL = {"y": ("laplace", SCALES)}
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 100.0))
+def test_declared_noise_conforms(seed, scale):
+    """Under the declaration a rejection has probability <= alpha = 1e-3 (Bonferroni); 20 seeds: <= 2% chance."""
+    rng = np.random.default_rng(seed)
+    scales = scale * SCALES
+    res = rng.laplace(size=(200, T, N, n)) * scales[None, :, None, None]
+    report = noise_conformance({"y": res}, {"y": ("laplace", scales)}, confidence=0.999)
+    assert not report.rejected and not report.violation
+
+
+@pytest.mark.parametrize("ratio", [0.1, 0.5])
+def test_under_noise_is_a_violation_naming_the_release(ratio):
+    rng = np.random.default_rng(2)
+    res = rng.laplace(size=(300, T, N, n)) * SCALES[None, :, None, None]
+    res[:, 2, 1] *= ratio  # agent 1, round 3 releases `ratio` of its noise
+    report = noise_conformance({"y": res}, DECL, confidence=0.99)
+    w = report.witness
+    assert report.violation and (w["round"], w["agent"], w["channel"]) == (3, 1, "y")
+    assert w["declared_scale"] == SCALES[2] and w["estimated_scale"] == pytest.approx(ratio * SCALES[2], rel=0.2)
+
+
+def test_over_noise_is_reported_but_no_violation():
+    rng = np.random.default_rng(3)
+    res = 3.0 * rng.laplace(size=(300, T, N, n)) * SCALES[None, :, None, None]
+    report = noise_conformance({"y": res}, DECL)
+    assert not report.violation and report.over_noised and report.witness is None
+
+
+def test_gaussian_released_where_laplace_is_declared_is_caught():
+    """Same standard deviation, lighter tails: the KS test rejects and the MAD scale ratio is below 1."""
+    rng = np.random.default_rng(4)
+    res = rng.normal(scale=np.sqrt(2.0), size=(4000, T, N, n)) * SCALES[None, :, None, None]
+    assert noise_conformance({"y": res}, DECL).violation
+
+
+def test_bad_input():
+    with pytest.raises(PrivacyParameterError, match="no declaration for channel 'z'"):
+        noise_conformance({"z": np.zeros((2, T, N, n))}, DECL)
+    with pytest.raises(PrivacyParameterError, match="confidence"):
+        noise_conformance({"y": np.zeros((2, T, N, n))}, DECL, confidence=1.0)
+    with pytest.raises(PrivacyParameterError, match="shape"):
+        noise_conformance({"y": np.zeros((2, T + 1, N, n))}, DECL)
