@@ -720,7 +720,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None, lockstep),
+        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None, lockstep,
+                       lockstep and not bool((plan.link_loss > 0).any())),
     )
 
 
@@ -774,6 +775,7 @@ class _Detail:
     unicast: bool
     rank_of: Any
     lockstep: bool = False
+    fixed: bool = False  # lockstep over lossless links: every run's schedule is the topology's
 
     def ranks(self, r: int) -> np.ndarray | None:
         if self.rank_of is None:

@@ -225,14 +225,14 @@ class BatchResult:
         """Run ``r``'s realized schedule (:class:`~asyncdp.engine.schedule.RealizedSchedule`), as the SimPy engine records it.
 
         Lockstep lossless runs all mix the round's messages with the topology's weights; a
-        deadline run's schedule is rebuilt from its recorded draws (needs ``keep="all"``).
+        deadline or lossy lockstep run's schedule is rebuilt from its recorded draws (needs ``keep="all"``).
 
         Raises:
             ScenarioError: ``r`` is not an integer in ``[0, R)``, or a deadline
                 batch was run with ``keep="final"``.
         """
         r = self._run_index(r)
-        if self.detail is not None:
+        if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
                 raise ScenarioError("schedule(r) of a Deadline batch needs keep='all' (the schedules were not stored)")
             from .batch_deadline import run_schedule

@@ -265,5 +265,8 @@ def test_keep_final_and_refusals():
     assert np.array_equal(full.final, lean.final) and lean.ledger == full.ledger == sc.run().ledger
     with pytest.raises(ScenarioError, match="keep='all'"):
         lean.schedule(0)
+    # lockstep rounds over lossless links (here: unicast) mix with the topology's weights in every run
+    uni = sc.replace(timing=Lockstep(), links=Links(), mode="unicast")
+    assert uni.run(engine="batch", runs=2, keep="final").schedule(1) == uni.run().schedule
     with pytest.raises(ScenarioError, match=r"timing Async \(Poisson wake-ups.*engine='simpy'"):
         sc.replace(timing=Async()).run(engine="batch")
