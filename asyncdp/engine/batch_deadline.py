@@ -543,15 +543,11 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
-
-        def rank_of(r: int) -> np.ndarray:  # lockstep: agents send in index order, round by round
-            return np.arange(horizon * n_agents).reshape(horizon, n_agents)
-
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
     else:
         send, comb, later = _clock(timing, drift, jitter)
-        arrival, present, freshest, rank_of = _schedule(timing, plan, send, comb, later, lost, delay)
+        arrival, present, freshest, _ = _schedule(timing, plan, send, comb, later, lost, delay)
     stale = freshest is not None
     link_round = plan.link_round_msg() if stale else None
 
@@ -705,8 +701,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         record(t, alg.decision(state))
     eps, delta = alg.claimed_privacy(horizon)
     detail_records = (records, round_records)
-    ledger = _ledger(detail, 0, detail_records, unicast,
-                     rank_of(0) if lockstep or _has_send_ties(send[0]) else None)
+    ledger = _ledger(detail, 0, detail_records, unicast, _Detail(detail, detail_records, unicast, lockstep).ranks(0))
     times = None
     if keep == "all":
         times = np.zeros((runs, horizon + 1, n_agents))
@@ -720,8 +715,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, rank_of if keep == "all" else None, lockstep,
-                       lockstep and not bool((plan.link_loss > 0).any())),
+        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any())),
     )
 
 
@@ -768,19 +762,22 @@ def _has_send_ties(send: np.ndarray) -> bool:
 
 @dataclass
 class _Detail:
-    """The batch's per-run schedule data, and how to rank a run's events (``None`` with ``keep="final"``)."""
+    """The batch's per-run schedule data (module docstring); picklable (arrays and flags only)."""
 
     runs: DeadlineRuns
     records: tuple
     unicast: bool
-    rank_of: Any
     lockstep: bool = False
     fixed: bool = False  # lockstep over lossless links: every run's schedule is the topology's
 
     def ranks(self, r: int) -> np.ndarray | None:
-        if self.rank_of is None:
+        """Run ``r``'s send-step ranks (SimPy's event order), or ``None`` where the send times order them."""
+        send = self.runs.send[r]
+        if self.lockstep:  # agents send in index order, round by round
+            return np.arange(send.size).reshape(send.shape)
+        if not _has_send_ties(send):
             return None
-        return self.rank_of(r) if self.lockstep or _has_send_ties(self.runs.send[r]) else None
+        return _send_ranks(send, self.runs.comb[r], self.runs.later[r])
 
 
 def _send_order(send: np.ndarray, ranks: np.ndarray | None) -> np.ndarray:

@@ -131,6 +131,9 @@ class BatchResult:
         self.deviation = MetricCurve.of(self.deviation)
 
     def __setstate__(self, state: dict[str, Any]) -> None:  # pickles of earlier versions hold plain arrays
+        for name in ("times", "staleness", "messages_lost", "detail"):  # and lack the timed runs' fields
+            state.setdefault(name, None)
+        state.setdefault("messages_sent", 0)
         self.__dict__.update(state)
         self.__post_init__()
 

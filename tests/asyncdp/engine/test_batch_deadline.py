@@ -270,3 +270,16 @@ def test_keep_final_and_refusals():
     assert uni.run(engine="batch", runs=2, keep="final").schedule(1) == uni.run().schedule
     with pytest.raises(ScenarioError, match=r"timing Async \(Poisson wake-ups.*engine='simpy'"):
         sc.replace(timing=Async()).run(engine="batch")
+
+
+def test_run_data_pickles_and_rebuilds_the_schedule():
+    """What a batch keeps per run is arrays and flags (no closures): it pickles, and rebuilds the same schedule."""
+    import pickle
+
+    from asyncdp.engine.batch_deadline import run_ledger, run_schedule
+
+    sc = builders.huang_scenario(4, "ring", 5).replace(
+        timing=Deadline(period=1.0, deadline=0.5), links=Links(LinkModel(ConstantLatency(0.5), loss=0.2)), seed=3)
+    batch = sc.run(engine="batch", runs=2, transcripts=True)
+    detail = pickle.loads(pickle.dumps(batch.detail))
+    assert run_schedule(detail, 1) == batch.schedule(1) and run_ledger(detail, 0) == sc.run().ledger
