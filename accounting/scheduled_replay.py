@@ -256,6 +256,9 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
                 seen = ~np.isnan(y[:, t - 1, pin])
                 y[:, t - 1, pin] = np.where(seen, mu[:, pin, None, :] if unicast else mu[:, pin], np.nan)
+                if noise[name].scale(t) == 0:  # a noise-free release of anyone is its noise-free value
+                    seen_all = ~np.isnan(y[:, t - 1])
+                    y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
             observed = ~np.isnan(yt)
@@ -308,8 +311,13 @@ def scheduled_replay(
         unicast: the messages are per link.
         pin_agent: construct a transcript instead of reading one for this
             agent: each of its messages (every channel) is replaced by its
-            noise-free value under ``P`` before anything uses it. The other
-            agents' messages stay as given. The returned
+            noise-free value under ``P`` before anything uses it, and so is
+            every agent's noise-free release (a point mass: any other value has
+            probability 0). The other messages stay as given. Rounds are
+            processed in order, so a combination that uses a message of a
+            later round (asynchronous runs) may have read it before it was
+            constructed: replay the returned transcript again to get its
+            exact loss. The returned
             :attr:`ScheduledReplay.messages` holds the constructed transcript;
             with Laplace noise its loss is the largest the given schedule and
             other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).

@@ -151,7 +151,9 @@ def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient:
     p, q = candidate_scenarios(scenario, agent, gradient, gradient_prime)
     sub = EngineRuns(runs.engine, runs.seeds[:k], {c: m[:k] for c, m in runs.messages.items()}, runs.schedules[:k],
                      runs.unicast)
-    out = replay_runs(sub, p, q, algorithm=p.algorithm, pin_agent=agent)
+    built = replay_runs(sub, p, algorithm=p.algorithm, pin_agent=agent).messages
+    # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
+    out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
     assert out.losses is not None
     r = int(np.argmax(out.losses))
     return float(out.losses[r]), r
