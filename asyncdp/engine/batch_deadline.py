@@ -212,23 +212,20 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     return drift, jitter, lost, delay
 
 
-def _draws_run(scenario: Any, plan: _Plan, run: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring)."""
+def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]) -> None:
+    """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring); written into row ``run`` of ``out``."""
     timing = scenario.timing
+    drift, jitter, lost, delay = out
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
-    if isinstance(timing, Deadline):
-        drift = rng.uniform(-timing.drift, timing.drift, plan.N)
-        jitter = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
-    else:  # lockstep: no clock draws
-        drift, jitter = np.zeros(plan.N), np.zeros((plan.T, plan.N))
-    lost = rng.random(plan.M) < plan.msg_loss
+    if isinstance(timing, Deadline):  # lockstep: no clock draws
+        drift[run] = rng.uniform(-timing.drift, timing.drift, plan.N)
+        jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+    lost[run] = rng.random(plan.M) < plan.msg_loss
     if len(plan.groups) == 1:  # every link has the default model: the messages in order
-        delay = np.asarray(plan.groups[0][0].latency.sample(rng, plan.M), dtype=float)
+        delay[run] = plan.groups[0][0].latency.sample(rng, plan.M)
     else:
-        delay = np.empty(plan.M)
         for model, idx in plan.groups:
-            delay[idx] = model.latency.sample(rng, idx.size)
-    return drift, jitter, lost, delay
+            delay[run, idx] = model.latency.sample(rng, idx.size)
 
 
 # --------------------------------------------------------------------------- clocks and event order
@@ -384,7 +381,8 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
               lost: np.ndarray, delay: np.ndarray):
     """Arrivals, and per round the combined entries and the round of each message used."""
     runs = send.shape[0]
-    arrival = send[:, plan.m_round - 1, plan.m_send] + delay
+    runs_, horizon, n = send.shape
+    arrival = np.take(send.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
     # FIFO links: a delivery never precedes the link's previous delivery (lost messages do not count)
     fifo = np.flatnonzero(plan.link_fifo)
     if fifo.size and plan.link_msgs.shape[1]:
@@ -415,7 +413,7 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
             out[k] = rk[plan.m_round[m] - 1, plan.m_send[m]] < rk[u[k] - 1, plan.m_recv[m]]
         return out
 
-    own = comb[:, plan.m_round - 1, plan.m_recv]
+    own = np.take(comb.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_recv, axis=1)
     with np.errstate(invalid="ignore"):
         present = arrival < own
         tie = arrival == own
@@ -538,8 +536,11 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     plan = _Plan(scenario)
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
-    draws = [_draws_run0(scenario, plan)] + [_draws_run(scenario, plan, r) for r in range(1, runs)]
-    drift, jitter, lost, delay = (np.stack(x) if runs > 1 else x[0][None] for x in zip(*draws))
+    drift, jitter = np.zeros((runs, n_agents)), np.zeros((runs, horizon, n_agents))
+    lost, delay = np.empty((runs, plan.M), dtype=bool), np.empty((runs, plan.M))
+    drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
+    for r in range(1, runs):
+        _draws_run(scenario, plan, r, (drift, jitter, lost, delay))
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
