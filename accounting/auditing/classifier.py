@@ -9,10 +9,10 @@ one-hot, NaN/inf indicators) represents the exact log-likelihood ratio of
 Laplace and Gaussian location pairs and a monotone function of it for the
 maximum of noisy values; DP-Sniper (Bichsel et al., S&P 2021) reports its
 logistic-regression variant about as powerful as its neural network on the
-standard broken mechanisms. It is also fast and stable: ``lbfgs`` on ``1e5``
-standardized rows of a few dozen features takes about a second, which keeps
-``1e6`` samples of a 10-dimensional output well under 30 s (the rest of the
-samples only need a matrix product). Gradient boosting
+standard broken mechanisms. It is also fast and stable: ``lbfgs`` on
+``2.5e5`` standardized rows per side of a few dozen features takes a few
+seconds, which keeps ``1e6`` samples of a 10-dimensional output well under
+30 s (the other samples only need a matrix product). Gradient boosting
 (``HistGradientBoostingClassifier``) was the alternative: more flexible but
 several times slower per fit, and its piecewise-constant score produces
 large ties that the randomized threshold then has to split.
