@@ -14,6 +14,7 @@ subprocess so that its peak resident memory is its own. Targets: under 30 s
 at N = 10^4, memory linear in N.
 
 Run:  python benchmarks/bench_batch_deadline.py [--runs 10000] [--simpy-runs 50] [--sizes 1000 10000] [--repeats 3]
+      [--time-varying] [--skip-large] [--skip-monte-carlo]
 """
 
 from __future__ import annotations
@@ -35,10 +36,14 @@ import numpy as np
 import topology
 from asyncdp import Deadline, Huang2015, LinkModel, Links, LogNormalLatency, Scenario, rendezvous_problem
 
-n_agents, repeats = int(sys.argv[1]), int(sys.argv[2])
+n_agents, repeats, varying = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
 rng = np.random.default_rng(0)
 problem = rendezvous_problem(rng.uniform(-1, 1, size=(n_agents, 10)))
-graph = topology.static(topology.erdos_renyi(n_agents, 8.0 / n_agents, seed=1, rule="metropolis", length=1).weights(1))
+if varying:  # a fresh graph every round: every round's links are new
+    graph = topology.erdos_renyi(n_agents, 8.0 / n_agents, seed=1, rule="metropolis", length=100).take(100)
+else:
+    graph = topology.static(topology.erdos_renyi(n_agents, 8.0 / n_agents, seed=1, rule="metropolis",
+                                                 length=1).weights(1))
 sc = Scenario(problem, graph, Huang2015(epsilon=1.0, c=0.2, q=0.5, p=0.8), horizon=100, seed=2,
               timing=Deadline(period=1.0, deadline=0.8, drift=0.05),
               links=Links(LinkModel(LogNormalLatency(median=0.2, sigma=0.5), loss=0.1)))
@@ -75,11 +80,11 @@ def monte_carlo(runs: int, simpy_runs: int, repeats: int) -> None:
           f"{per_full * 1e6:.0f} us per run; ratio {per_simpy / per_full:.0f}x vs SimPy with transcript")
 
 
-def large(sizes: list[int], repeats: int) -> None:
+def large(sizes: list[int], repeats: int, varying: bool) -> None:
     rows = []
     for n in sizes:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(repeats)], capture_output=True, text=True,
-                             check=True, cwd=ROOT)
+        out = subprocess.run([sys.executable, "-c", CHILD, str(n), str(repeats), "1" if varying else "0"],
+                             capture_output=True, text=True, check=True, cwd=ROOT)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     for row in rows:
         print(f"N = {row['N']:>6}: {row['messages']} messages ({row['lost']} lost), run {row['run_s']:.2f} s "
@@ -100,10 +105,13 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument("--skip-monte-carlo", action="store_true")
+    parser.add_argument("--time-varying", action="store_true", help="part 2 on a fresh graph every round")
     args = parser.parse_args()
     if not args.skip_large:  # first: a child's peak RSS can include its parent's at the fork
-        large(args.sizes, args.repeats)
-    monte_carlo(args.runs, args.simpy_runs, args.repeats)
+        large(args.sizes, args.repeats, args.time_varying)
+    if not args.skip_monte_carlo:
+        monte_carlo(args.runs, args.simpy_runs, args.repeats)
 
 
 if __name__ == "__main__":
