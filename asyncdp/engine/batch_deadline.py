@@ -89,6 +89,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from accounting.ledger import Ledger, Release
+from topology.validation import check_integer
 
 from .. import metrics
 from ..errors import MessageLostError, ScenarioError
@@ -97,19 +98,33 @@ from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule
 from .timing import Deadline, agent_clock_rng
 
-__all__ = ["run_deadline_batch", "run_rng", "DeadlineRuns"]
+__all__ = ["run_deadline_batch", "run_rng"]
 
 
 def run_rng(seed: int, run: int) -> np.random.Generator:
     """The clock-and-link generator of run ``run >= 1`` of a batch: stream ``(6, run)`` of the seed layout.
 
+    Exactly ``numpy.random.default_rng(numpy.random.SeedSequence(seed, spawn_key=(6, run)))``; the
+    draw order on it is in the module docstring. Run 0 uses the SimPy engine's streams instead.
+
+    Args:
+        seed: the scenario's seed (>= 0).
+        run: the run index (>= 1).
+
+    Returns:
+        A fresh generator.
+
+    Raises:
+        ScenarioError: ``seed`` or ``run`` is not an integer in range.
+
     Example:
         >>> run_rng(3, 1).random() == run_rng(3, 1).random()
         True
     """
-    if isinstance(run, bool) or not isinstance(run, (int, np.integer)) or run < 1:
-        raise ScenarioError(f"run_rng: run must be an integer >= 1 (run 0 uses the SimPy streams), got {run!r}")
-    return stream(seed, BATCH_RUN_KEY, int(run))
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_rng")
+    run = check_integer(run, "run (run 0 uses the SimPy engine's streams)", minimum=1, error=ScenarioError,
+                        where="run_rng")
+    return stream(seed, BATCH_RUN_KEY, run)
 
 
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
@@ -530,7 +545,34 @@ def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, c
 
 
 def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any) -> Any:
-    """``runs`` deadline runs of ``scenario`` (see the module docstring); returns a ``BatchResult``."""
+    """``runs`` timed runs of ``scenario`` (module docstring); the batch engine's timed path.
+
+    Called by :func:`asyncdp.engine.batch_engine.run_batch`, which checks the arguments.
+
+    Args:
+        scenario: a scenario with deadline timing, or lockstep timing over lossy or delaying links or in unicast mode.
+        runs: ``R`` (>= 1).
+        keep: ``"all"`` or ``"final"`` (as :func:`~asyncdp.engine.batch_engine.run_batch`).
+        transcripts: keep the messages per channel.
+        result_type: the result class (:class:`~asyncdp.engine.batch_engine.BatchResult`).
+
+    Returns:
+        A ``result_type`` with the per-run times, staleness, loss counts and
+        the data :meth:`~asyncdp.engine.batch_engine.BatchResult.run` and
+        :meth:`~asyncdp.engine.batch_engine.BatchResult.schedule` rebuild a run from.
+
+    Raises:
+        MessageLostError: lockstep with ``missing=None`` lost a message, or an
+            agent has nothing to combine (the SimPy engine's errors).
+
+    Example:
+        >>> from asyncdp import Deadline, Huang2015, LinkModel, Links
+        >>> from asyncdp.engine.batch_engine import BatchResult
+        >>> sc = Huang2015.example_scenario(seed=1).replace(timing=Deadline(), links=Links(LinkModel(loss=0.3)))
+        >>> batch = run_deadline_batch(sc, 2, "all", False, BatchResult)
+        >>> bool((batch.trajectory[0] == sc.run().trajectory).all()), batch.messages_lost.shape
+        (True, (2,))
+    """
     timing = scenario.timing
     lockstep = not isinstance(timing, Deadline)
     plan = _Plan(scenario)
@@ -818,7 +860,16 @@ def _ledger(detail: DeadlineRuns, r: int, records: tuple, unicast: bool, ranks: 
 
 
 def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
-    """Run ``r``'s :class:`~asyncdp.engine.schedule.RealizedSchedule` (needs ``keep="all"``)."""
+    """Run ``r``'s :class:`~asyncdp.engine.schedule.RealizedSchedule` (needs ``keep="all"``).
+
+    Args:
+        detail: a timed batch's ``BatchResult.detail``.
+        r: the run (checked by the caller, :meth:`~asyncdp.engine.batch_engine.BatchResult.schedule`).
+
+    Returns:
+        The schedule: per round the entries combined, in row order, with the weights applied
+        (recomputed from the recorded entries with the same arithmetic) and the rounds of the messages.
+    """
     runs = detail.runs
     plan = runs.plan
     parts = []
@@ -834,12 +885,30 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
 
 
 def run_ledger(detail: _Detail, r: int) -> Ledger:
-    """Run ``r``'s ledger (needs ``keep="all"``)."""
+    """Run ``r``'s ledger, in the SimPy engine's order (needs ``keep="all"``).
+
+    Args:
+        detail: a timed batch's ``BatchResult.detail``.
+        r: the run.
+
+    Returns:
+        The :class:`~accounting.ledger.Ledger`.
+    """
     return _ledger(detail.runs, r, detail.records, detail.unicast, detail.ranks(r))
 
 
 def run_transcript(detail: _Detail, r: int, messages: dict[str, np.ndarray]) -> Any:
-    """Run ``r``'s transcript, rows in SimPy's order (needs ``keep="all"`` and ``transcripts=True``)."""
+    """Run ``r``'s transcript, rows in SimPy's order (needs ``keep="all"`` and ``transcripts=True``).
+
+    Args:
+        detail: a timed batch's ``BatchResult.detail``.
+        r: the run.
+        messages: the batch's ``messages``.
+
+    Returns:
+        A :class:`~asyncdp.engine.transcript.Transcript` (send and receive times, losses and message ids as the
+        SimPy engine records them).
+    """
     from .transcript import Transcript
 
     runs = detail.runs

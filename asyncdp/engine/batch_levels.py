@@ -33,7 +33,15 @@ __all__ = ["levels", "run_levels"]
 
 
 def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.ndarray:
-    """The level of every combine, ``(R, N, T + 1)`` (index ``t``; index 0: the initial state, level 0)."""
+    """The level of every combine (module docstring), by relaxation to the fixed point.
+
+    Args:
+        plan: the batch's rounds as index arrays (``batch_deadline._Plan``).
+        used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
+
+    Returns:
+        ``(R, N, T + 1)`` levels (index ``t``; index 0: the initial state, level 0).
+    """
     runs = used[0].shape[0]
     lev = np.zeros((runs, plan.N, plan.T + 1), dtype=np.int64)
     lev[:, :, 1:] = np.arange(1, plan.T + 1)
@@ -63,6 +71,13 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                source: list[np.ndarray], weights: list[np.ndarray], unicast: bool, link_round: np.ndarray,
                decision0: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
     """Every combine of every run in level order.
+
+    Args:
+        alg, problem, noise: the bound rule, the problem and the noise source.
+        plan: the rounds as index arrays; state: the initial states ``(R, N, ...)`` (updated in place).
+        used, source, weights: per round ``(R, nnz)``: the entries combined, their messages' rounds, the weights.
+        unicast: the mode; link_round: ``(L, T + 1)`` message number of each link and round (unicast).
+        decision0: the initial decisions ``(R, N, n)``.
 
     Returns:
         ``(trajectory (R, T + 1, N, n), final state, messages, staleness (R, T, N))``; ``messages`` in the
