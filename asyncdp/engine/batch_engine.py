@@ -161,7 +161,17 @@ class BatchResult:
 
         Its metrics equal row ``r`` of this batch's. The transcript is rebuilt
         from the recorded messages when they were kept; the realized mixing
-        sequence is the topology's (lockstep, lossless).
+        sequence is the topology's (lockstep, lossless). A timed run (deadline
+        timing, lossy or unicast lockstep) comes back as the SimPy engine
+        records it: times, ledger, transcript (send and receive times,
+        losses), staleness, loss counts, realized mixing and schedule; run 0
+        is the SimPy run of the scenario's seed.
+
+        Args:
+            r: the run, in ``[0, R)``.
+
+        Returns:
+            The run as a :class:`~asyncdp.result.Result`.
 
         Raises:
             ScenarioError: trajectories were not kept, or ``r`` is not an
