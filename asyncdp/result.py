@@ -65,6 +65,11 @@ class Result:
         schedule: who combined which message (sender and the sender's round)
             with which weight, as a :class:`~asyncdp.engine.schedule.RealizedSchedule`
             (``None`` when the engine did not record it).
+        messages: every released message per channel, ``(T, N, d)`` (unicast:
+            ``(T, N, N, d)`` per link), NaN where none was released; recorded
+            with the transcript. Unlike the transcript (transmissions on
+            links) it holds a broadcast that no link carried, as the papers'
+            observation maps and the ledger count it.
     """
 
     trajectory: np.ndarray
@@ -80,6 +85,7 @@ class Result:
     claimed_delta: float
     metadata: dict[str, Any] = field(default_factory=dict)
     schedule: Any = None
+    messages: dict[str, np.ndarray] | None = None
 
     @property
     def horizon(self) -> int:

@@ -162,6 +162,10 @@ class _Run:
         # stops tracking them (see Ledger.from_columns)
         self.releases: list[tuple[int, int, float, int]] = []
         self.transcript = Transcript() if s.record_transcript else None
+        # every released message per channel, (T, N, d) or per link (T, N, N, d), NaN where none: the
+        # papers' observation map (a broadcast counts even when no link carries it; the transcript
+        # holds the transmissions on links)
+        self.released: dict[str, np.ndarray] = {}
         self._transmissions: list[tuple] | None = [] if s.record_transcript else None  # rows for the transcript
         self.sent = 0
         self.lost = 0
@@ -232,8 +236,9 @@ class _Run:
         if not self.unicast:
             own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
             if self._transmissions is not None:
-                for payload in own.values():
+                for name, payload in own.items():
                     payload.setflags(write=False)  # the transcript stores it without a copy
+                    self._released_array(name, payload.shape[-1])[t - 1, i] = payload
             for k in ctx.records:
                 self.releases.append((k, i, now, -1))
             self._transmit(i, receivers, t, own, next(self._message_ids), now)
@@ -243,8 +248,9 @@ class _Run:
         for j in receivers:
             msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
             if self._transmissions is not None:
-                for payload in msg.values():
+                for name, payload in msg.items():
                     payload.setflags(write=False)
+                    self._released_array(name, payload.shape[-1])[t - 1, i, j] = payload
             for k in ctx.records:
                 self.releases.append((k, i, now, j))
             self._transmit(i, (j,), t, msg, next(self._message_ids), now)
@@ -255,6 +261,14 @@ class _Run:
         # the self term is the average of the copies just released, so the agent's
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
+
+    def _released_array(self, name: str, width: int) -> np.ndarray:
+        """The array of ``name``'s released messages (allocated, NaN, on the channel's first message)."""
+        arr = self.released.get(name)
+        if arr is None:
+            shape = (self.T, self.N, self.N, width) if self.unicast else (self.T, self.N, width)
+            arr = self.released[name] = np.full(shape, np.nan)
+        return arr
 
     def _transmit(self, i: int, receivers: Sequence[int], t: int, msg: Mapping[str, np.ndarray], mid: int,
                   now: float) -> None:
@@ -525,6 +539,7 @@ class _Run:
             trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
             ledger=self._ledger(), transcript=self.transcript, realized=self._realized(),
             schedule=RealizedSchedule.from_rows(self.N, self.rows, self.sources),
+            messages=self.released if self.transcript is not None else None,
             staleness=self.staleness, messages_sent=self.sent, messages_lost=self.lost,
             claimed_epsilon=eps, claimed_delta=delta, metadata=self.s.describe(),
         )

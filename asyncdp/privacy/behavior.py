@@ -7,11 +7,10 @@ is an algorithm's R and U steps as the :class:`accounting.scheduled_replay.Chann
 the accountant replays those runs with; :func:`replay_runs` does it.
 
 What is observed: every release the ledger records, as in the papers'
-observation maps (seed 003: the adversary sees every broadcast ``y_i(t)``).
-The batch engine keeps every broadcast; the SimPy engine's transcript holds
-transmissions on links, so a broadcast that reaches nobody (an agent with no
-out-neighbour that round) is missing from it, and such a run cannot be
-replayed exactly (the checker says so).
+observation maps (seed 003: the adversary sees every broadcast ``y_i(t)``),
+including a broadcast that no link carries (an agent with no out-neighbour
+that round): both engines record those (``Result.messages``,
+``BatchResult.messages``), while the transcript holds transmissions on links.
 
 Engines: ``engine="auto"`` uses the batch engine when it runs the scenario
 (lockstep, lossless broadcast rounds today) and the SimPy engine otherwise;
@@ -173,7 +172,7 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     for s in tqdm(seeds, desc="engine runs", unit="run", disable=(None if progress is None else not progress),
                   leave=False):
         res = scenario.replace(seed=s, record_transcript=True).run()
-        per_run.append(_messages_of(res, alg, unicast))
+        per_run.append(res.messages if res.messages is not None else _messages_of(res, alg, unicast))
         schedules.append(res.schedule)
     names = list(per_run[0])
     messages = {}

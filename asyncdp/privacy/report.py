@@ -128,7 +128,22 @@ class PrivacyCheckReport:
         for k, v in d.items():
             if k in ("reasons", "verdict", "epsilon_accountant", "worst_pair_script"):
                 continue
+            if k == "witness" and isinstance(v, dict):
+                v = f"{v.get('kind', '?')} (below)"
+            elif k == "epsilon_tight" and isinstance(v, float):
+                v = f"{v:.6g} (PLD at delta = {self.delta:.3g}, the --delta option; not a bound at the claimed delta)"
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
+        if isinstance(self.witness, dict):
+            lines += ["", "witness (a counterexample to the claim):"]
+            kw = max(len(str(k)) for k in self.witness)
+            for k, v in self.witness.items():
+                if k == "script":
+                    v = "(the worst pair as a runnable script: --worst-pair FILE writes it)"
+                elif isinstance(v, float):
+                    v = f"{v:.6g}"
+                elif isinstance(v, list) and v and isinstance(v[0], float):
+                    v = "[" + ", ".join(f"{x:.6g}" for x in v) + "]"
+                lines.append(f"  {k:<{kw}}  {v}")
         if self._evidence:
             lines += ["", "methods (what each checked against):"]
             lines += [f"  {e.method:<30} {e.checked_against:<24} {_finding(e)}" for e in self._evidence]

@@ -90,3 +90,18 @@ def test_pickle_round_trip():
 
     res = _scenario(Async(rate=1.0), LOSSY).run()
     assert pickle.loads(pickle.dumps(res.schedule)) == res.schedule
+
+
+def test_released_messages_are_the_batch_engines_and_the_transcripts():
+    """Result.messages holds every release: equal to a one-run batch's, and to the transcript where a link carried it."""
+    sc = _scenario(Lockstep()).replace(topology=topology.static(np.array(
+        [[0.5, 0.5, 0.0, 0.0], [0.25, 0.5, 0.25, 0.0], [0.0, 0.5, 0.5, 0.0], [0.2, 0.2, 0.2, 0.4]])))
+    res = sc.run()
+    batch = sc.run("batch", runs=1, transcripts=True)
+    np.testing.assert_array_equal(res.messages["y"], batch.messages["y"][0])
+    obs = res.transcript.observations("y")
+    for (t, i), payload in obs.items():
+        np.testing.assert_array_equal(res.messages["y"][t - 1, i], payload)
+    assert len(obs) < sc.horizon * 4  # agent 3 sends to nobody: its broadcasts are not on any link
+    assert res.messages["y"].shape == (sc.horizon, 4, 2) and not np.isnan(res.messages["y"]).any()
+    assert sc.replace(record_transcript=False).run().messages is None

@@ -91,19 +91,32 @@ def test_replay_applies_to_lossy_asynchronous_runs(example):
 def test_replay_step_says_why_it_does_not_apply(example):
     import numpy as np
 
+    pair, _ = example
+    ctx = check_module.prepare(pair, CheckOptions(runs=30, engine="simpy"))
+    ctx.engine_runs(0).messages["y"][0, 0, 1] = np.nan  # agent 1's round-1 message missing from run 0
+    evidence = steps_module.replay_exactly(pair, ctx)
+    assert evidence.figures == {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
+    assert evidence.reasons[0].startswith("no exact replay: round 1: receiver 0 combined sender 1's message")
+    conformance = steps_module.check_conformance(pair, ctx)
+    assert conformance.doubt is not None and "cannot be replayed" in conformance.doubt
+    # and the verdict cannot pass on unverified noise
+    assert decide([steps_module.compose_basic(pair, ctx), conformance], ctx.epsilon_claimed).verdict == \
+        "inconclusive"
+
+
+def test_a_broadcast_no_link_carries_is_still_observed(example):
+    """The papers' observation map counts every broadcast; both engines record it (Result.messages)."""
+    import numpy as np
+
     import topology
 
     pair, _ = example
-    # agent 2 sends to nobody but mixes its own noisy message, which the SimPy engine's transcript (links
-    # only) does not hold: not replayable
-    w = topology.static(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]]))
+    w = topology.static(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]]))  # agent 2 sends to nobody
     silent = ScenarioPair(pair.scenario.replace(topology=w), pair.adjacent.replace(topology=w))
-    ctx = check_module.prepare(silent, CheckOptions(runs=30, engine="simpy"))
-    evidence = steps_module.replay_exactly(silent, ctx)
-    assert evidence.figures == {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
-    assert evidence.reasons[0].startswith("no exact replay: round 1: agent 2's own message")
-    conformance = steps_module.check_conformance(silent, ctx)
-    assert conformance.doubt is not None and "cannot be replayed" in conformance.doubt
+    for engine in ("simpy", "batch"):
+        ctx = check_module.prepare(silent, CheckOptions(runs=30, engine=engine))
+        assert not np.isnan(ctx.engine_runs(0).messages["y"]).any()
+        assert steps_module.replay_exactly(silent, ctx).figures["replay_runs"] == 30
 
 
 def _bound(eps: float, method: str = "basic composition") -> Evidence:
