@@ -1,4 +1,4 @@
-"""A user's own algorithm, with no adapter in the paper registry: what the checker can still say.
+"""A user's own algorithm, with no adapter in the paper registry: verdict ``inconclusive``, with evidence.
 
 ``NoisyConsensusGD`` is written here from scratch against the rule interface
 (:class:`asyncdp.algorithms.base.Algorithm`): each agent broadcasts its
@@ -8,8 +8,8 @@ reasoning. The accountant has no independent sensitivity bound for it (no
 paper, no adapter), so nothing is composed and the verdict cannot be
 ``pass``; but the released noise is still tested against the declaration,
 every engine run is replayed exactly on its realized schedule, and the
-engine's transcripts are audited black-box. The report says which methods
-applied and why the others did not.
+engine's transcripts are audited black-box; none refutes the claim. The
+report says which methods applied and why the others did not.
 
 Run:  asyncdp privacy check examples/privacy_check_own_algorithm.py --runs 1000
 """

@@ -246,9 +246,12 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 def transcript_features(ctx: CheckContext, side: int) -> np.ndarray:
     """The engine's transcripts of one side as a sample matrix for the black-box auditor.
 
-    Every channel's messages of the changed agent (every agent's under
-    round adjacency; the focus round only for a per-iteration claim),
-    flattened per run; NaN where nothing was sent.
+    The changed agent's whole message sequence on every channel (every
+    agent's under round adjacency, where every agent's input changes; the
+    focus round only for a per-iteration claim), flattened per run, NaN
+    where nothing was released. The other agents' messages carry the changed
+    agent's data only through what they combined from it; leaving them out
+    keeps the learned score's dimension, and its training time, down.
 
     Returns:
         ``(R, features)``.
@@ -266,7 +269,7 @@ def transcript_features(ctx: CheckContext, side: int) -> np.ndarray:
 def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """The black-box auditor on the engine's transcripts of both scenarios.
 
-    :func:`accounting.auditing.audit_samples` learns an event from half of
+    :func:`accounting.auditing.audit_samples` learns an event from part of
     the runs of each side (:func:`transcript_features`) and certifies a lower
     bound on epsilon (and on delta at the claimed epsilon) on the other half,
     at level ``alpha_share``.

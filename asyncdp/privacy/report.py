@@ -139,6 +139,8 @@ class PrivacyCheckReport:
             for k, v in self.witness.items():
                 if k == "script":
                     v = "(the worst pair as a runnable script: --worst-pair FILE writes it)"
+                elif k == "p_value" and v == 0.0:
+                    v = "< 1e-300 (below the smallest float)"
                 elif isinstance(v, float):
                     v = f"{v:.6g}"
                 elif isinstance(v, list) and v and isinstance(v[0], float):
