@@ -58,11 +58,6 @@ class SampleAuditReport:
     counts: dict[str, int]
     details: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def delta_lower_bound_or_none(self) -> float | None:
-        """``delta_lower_bound``, or ``None`` for a pure claim where it is ``0.0`` (nothing certified)."""
-        return None if (self.delta == 0 and self.delta_lower_bound == 0) else self.delta_lower_bound
-
     def to_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict (plain floats, ints, strings; non-finite floats as strings).
 

@@ -165,13 +165,19 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     return _report(results, info, eps=eps, dlt=dlt, conf=conf, method=chosen, n_train=(na, nb))
 
 
-def _exact(train_a, train_b, cert_a, cert_b, *, eps, dlt, alpha, rng, seed, fit):
+_Results = dict[str, tuple[CertifiedEvent, str, float]]
+
+
+def _exact(train_a: np.ndarray, train_b: np.ndarray, cert_a: np.ndarray, cert_b: np.ndarray, *, eps: float,
+           dlt: float, alpha: float, rng: np.random.Generator, seed: int,
+           fit: tuple[int, int]) -> tuple[_Results, dict[str, Any]]:
+    """One exact (atom-set) event per order, chosen on the training rows and certified on the others."""
     from .events import atoms, choose_atom_event
 
     ids_a, ids_b, labels = atoms(np.concatenate([train_a, cert_a]), np.concatenate([train_b, cert_b]))
     ta, tb = ids_a[: train_a.shape[0]], ids_b[: train_b.shape[0]]
     ca, cb = ids_a[train_a.shape[0]:], ids_b[train_b.shape[0]:]
-    results = {}
+    results: _Results = {}
     for order, (sel_num, sel_den, cert_num, cert_den) in (("P/P'", (ta, tb, ca, cb)), ("P'/P", (tb, ta, cb, ca))):
         event, proj = choose_atom_event(sel_num, sel_den, labels, n_cert=sel_num.size, n_cert_prime=sel_den.size,
                                         epsilon=eps, delta=dlt, alpha=alpha)
@@ -181,7 +187,10 @@ def _exact(train_a, train_b, cert_a, cert_b, *, eps, dlt, alpha, rng, seed, fit)
     return results, {"atoms": len(labels)}
 
 
-def _classifier(train_a, train_b, cert_a, cert_b, *, eps, dlt, alpha, rng, seed, fit):
+def _classifier(train_a: np.ndarray, train_b: np.ndarray, cert_a: np.ndarray, cert_b: np.ndarray, *, eps: float,
+                dlt: float, alpha: float, rng: np.random.Generator, seed: int,
+                fit: tuple[int, int]) -> tuple[_Results, dict[str, Any]]:
+    """A learned score (fitted on the first ``fit`` training rows), one threshold event per order on it."""
     from .classifier import fit_score
     from .sniper import choose_threshold_event
 
@@ -189,7 +198,7 @@ def _classifier(train_a, train_b, cert_a, cert_b, *, eps, dlt, alpha, rng, seed,
     score = fit_score(train_a[:fa].astype(float), train_b[:fb].astype(float), seed=seed)
     sel_a, sel_b = score(train_a[fa:]), score(train_b[fb:])
     cert_sa, cert_sb = score(cert_a), score(cert_b)
-    results = {}
+    results: _Results = {}
     for order, direction, (sel_num, sel_den, cert_num, cert_den) in (
             ("P/P'", 1, (sel_a, sel_b, cert_sa, cert_sb)), ("P'/P", -1, (sel_b, sel_a, cert_sb, cert_sa))):
         event, proj = choose_threshold_event(sel_num, sel_den, direction=direction, n_cert=sel_num.size,
@@ -201,7 +210,7 @@ def _classifier(train_a, train_b, cert_a, cert_b, *, eps, dlt, alpha, rng, seed,
     return results, {"fit_rows": [fa, fb], "features": score.features.size}
 
 
-def _report(results: dict[str, tuple[CertifiedEvent, str, float]], info: dict[str, Any], *, eps: float, dlt: float,
+def _report(results: _Results, info: dict[str, Any], *, eps: float, dlt: float,
             conf: float, method: str, n_train: tuple[int, int]) -> SampleAuditReport:
     best = max(results, key=lambda o: (results[o][0].epsilon_lower_bound, results[o][0].delta_lower_bound))
     cert, event, _ = results[best]
