@@ -213,3 +213,13 @@ def test_false_alarm_rate_on_a_tight_mechanism_is_below_one_minus_confidence():
     alarms = sum(audit_samples(_draw(m, [0.0], 5000, 2 * i), _draw(m, [1.0], 5000, 2 * i + 1), epsilon=1.0,
                                confidence=0.9, seed=i).violation for i in range(200))
     assert alarms <= 40  # expected <= 20 (10%); 40 is beyond 4 standard deviations
+
+
+def test_infinite_entries_become_features():
+    rng = np.random.default_rng(6)
+    x = rng.laplace(0.0, 1.0, (3000, 2))
+    xp = rng.laplace(0.0, 1.0, (3000, 2))
+    x[x[:, 0] > 2.0, 0] = np.inf  # P puts +inf where P' has large finite values: a real difference
+    xp[rng.random(3000) < 0.1, 1] = -np.inf
+    r = audit_samples(x, xp, epsilon=0.5)
+    assert r.method == "classifier" and r.violation and math.isfinite(r.epsilon_lower_bound)
