@@ -283,3 +283,28 @@ def test_run_data_pickles_and_rebuilds_the_schedule():
     batch = sc.run(engine="batch", runs=2, transcripts=True)
     detail = pickle.loads(pickle.dumps(batch.detail))
     assert run_schedule(detail, 1) == batch.schedule(1) and run_ledger(detail, 0) == sc.run().ledger
+
+
+@pytest.mark.slow
+def test_batch_equals_simpy_exhaustively():
+    """Every combination of a grid of scenarios, timings, latencies, losses and modes (minutes).
+
+    Each combination runs once, on its own seed; odd seeds use reordering links.
+    """
+    import itertools
+
+    timings = [Lockstep(m) for m in (None,) + MISSING]
+    for d, drift, jitter, m in itertools.product((0.25, 0.5, 1.0), (0.0, 0.4), (0.0, 0.1), MISSING):
+        if d + jitter <= 1.0 - drift:
+            timings.append(Deadline(period=1.0, deadline=d, drift=drift, jitter=jitter, missing=m))
+    latencies = [ZeroLatency(), ConstantLatency(0.25), ConstantLatency(1.0), ExponentialLatency(0.3),
+                 LogNormalLatency(0.5, 0.0), LogNormalLatency(0.5, 0.5)]
+    bases = [builders.huang_scenario(n, g, 6) for n in (2, 3, 5) for g in ("ring", "complete", "directed")]
+    bases += [builders.registry_scenario(name, 6) for name in sorted(REGISTRY)]
+    combinations = itertools.product(bases, timings, latencies, (0.0, 0.3), ("broadcast", "unicast"))
+    for seed, (base, timing, latency, loss, mode) in enumerate(combinations):
+        sc = base.replace(timing=timing, links=Links(LinkModel(latency, loss=loss, reorder=seed % 2 == 1)), mode=mode,
+                          seed=seed)
+        out = run_engines(sc)
+        if out is not None:
+            assert_batch_is_the_run(*out, sc)
