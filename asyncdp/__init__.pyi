@@ -20,6 +20,7 @@ from .engine.batch_engine import (
 )
 from .problems.costs import (
     FunctionClass as FunctionClass,
+    LinearOverride as LinearOverride,
     RendezvousQuadratic as RendezvousQuadratic,
     UserCost as UserCost,
     WeightedQuadratic as WeightedQuadratic,
@@ -65,4 +66,7 @@ from .engine.timing import (
 )
 from .engine.transcript import (
     Transcript as Transcript,
+)
+from .engine.schedule import (
+    RealizedSchedule as RealizedSchedule,
 )

@@ -6,6 +6,9 @@
 * :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed;
 * :mod:`.replay`: an algorithm's R and U steps as the accountant's replay rule;
 * :mod:`.sensitivity`: the accountant's own sensitivity and the prober's update pair;
+* :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
+* :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
+* :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, a Hypothesis search);
 * :mod:`.adapters`: what each algorithm hands the accountant (its constants, never its claims);
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
 
@@ -16,6 +19,7 @@ Example:
 """
 
 from .adjacency import find_changed_agent, find_changed_round
+from .behavior import EngineRuns, replay_runs, run_engine
 from .check import check_privacy
 from .context import CheckContext, CheckOptions, ScenarioPair
 from .evidence import Evidence
@@ -44,4 +48,7 @@ __all__ = [
     "STEPS",
     "Decision",
     "decide",
+    "EngineRuns",
+    "run_engine",
+    "replay_runs",
 ]
