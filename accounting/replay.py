@@ -40,7 +40,8 @@ import scipy.sparse as sp
 
 from .errors import AccountingError, PrivacyParameterError, UnknownMechanismError
 
-__all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "log_density", "NOISE_FREE_RTOL"]
+__all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "log_density", "NOISE_FREE_RTOL",
+           "check_round_scales"]
 
 NOISE_FREE_RTOL = 1e-9
 """A noise-free message ``y`` equals its mean when ``|y - mean| <= NOISE_FREE_RTOL (1 + |mean|)`` per coordinate."""
@@ -88,14 +89,7 @@ class ReplaySetup:
     def __post_init__(self) -> None:
         if self.mechanism not in ("laplace", "gaussian"):
             raise UnknownMechanismError(f"unknown mechanism {self.mechanism!r}; known: laplace, gaussian")
-        scales = np.asarray(self.scales, dtype=float)
-        if scales.ndim != 1 or scales.size == 0:
-            raise PrivacyParameterError(f"scales must be a nonempty 1-D array, got shape {scales.shape}")
-        bad = ~(np.isfinite(scales) & (scales >= 0))
-        if bad.any():
-            t = int(np.flatnonzero(bad)[0]) + 1
-            raise PrivacyParameterError(f"round {t}: noise scale must be >= 0 and finite, got {float(scales[t - 1])!r}")
-        object.__setattr__(self, "scales", scales)
+        object.__setattr__(self, "scales", check_round_scales(self.scales))
 
     @property
     def horizon(self) -> int:
@@ -104,6 +98,26 @@ class ReplaySetup:
     def matrix(self, t: int) -> Any:
         w = self.weights(t) if callable(self.weights) else self.weights[t - 1]
         return w if sp.issparse(w) else np.asarray(w, dtype=float)
+
+
+def check_round_scales(scales: Any) -> np.ndarray:
+    """Per-round noise scales as a float array ``(T,)``: nonempty, 1-D, each finite and ``>= 0``.
+
+    Raises:
+        PrivacyParameterError: otherwise (the message names the first bad round).
+
+    Example:
+        >>> check_round_scales([1.0, 0.0]).tolist()
+        [1.0, 0.0]
+    """
+    arr = np.asarray(scales, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise PrivacyParameterError(f"scales must be a nonempty 1-D array, got shape {arr.shape}")
+    bad = ~(np.isfinite(arr) & (arr >= 0))
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0]) + 1
+        raise PrivacyParameterError(f"round {t}: noise scale must be >= 0 and finite, got {float(arr[t - 1])!r}")
+    return arr
 
 
 def _mix(w: Any, y: np.ndarray) -> np.ndarray:

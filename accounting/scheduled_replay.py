@@ -65,8 +65,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import AccountingError, PrivacyParameterError, UnknownMechanismError
-from .replay import NOISE_FREE_RTOL
+from .errors import AccountingError, UnknownMechanismError
+from .replay import NOISE_FREE_RTOL, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduledReplay", "scheduled_replay"]
 
@@ -119,14 +119,7 @@ class ChannelNoise:
             raise UnknownMechanismError(f"unknown mechanism {self.mechanism!r}; known: laplace, gaussian, None")
         if self.mechanism is None:
             return
-        scales = np.asarray(self.scales, dtype=float)
-        if scales.ndim != 1 or scales.size == 0:
-            raise PrivacyParameterError(f"scales must be a nonempty 1-D array, got shape {scales.shape}")
-        bad = ~(np.isfinite(scales) & (scales >= 0))
-        if bad.any():
-            t = int(np.flatnonzero(bad)[0]) + 1
-            raise PrivacyParameterError(f"round {t}: noise scale must be >= 0 and finite, got {float(scales[t - 1])!r}")
-        object.__setattr__(self, "scales", scales)
+        object.__setattr__(self, "scales", check_round_scales(self.scales))
 
     def scale(self, t: int) -> float:
         """The scale of round ``t`` (0 for a noise-free channel)."""
