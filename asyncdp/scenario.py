@@ -8,8 +8,10 @@ A *scenario script* is a Python file that defines a module-level ``scenario``
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import inspect
 import sys
+import traceback
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from .noise import NoiseSource
 from .problems.problem import Problem
 from .engine.timing import Async, Deadline, Lockstep
 
-__all__ = ["Scenario", "MODES", "load_script"]
+__all__ = ["Scenario", "MODES", "load_script", "exec_script_source", "call_script_function", "describe_script_error"]
 
 MODES = ("broadcast", "unicast")
 
@@ -182,8 +184,149 @@ class Scenario:
         raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy', 'batch'")
 
 
+def _script_frame(exc: BaseException, filename: str | None) -> tuple[str, int | None]:
+    """The user's own frame of ``exc``: the deepest in ``filename`` (else outside asyncdp, topology, accounting)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if filename is not None:
+        mine = [f for f in frames if f.filename == filename]
+    else:
+        roots = tuple(str(Path(m.__file__).resolve().parent) for m in _library_modules())
+        mine = [f for f in frames if not str(Path(f.filename).resolve()).startswith(roots)
+                and not f.filename.startswith("<frozen")]
+    if not mine:
+        return (filename or "<script>"), None
+    return mine[-1].filename, mine[-1].lineno
+
+
+def _library_modules() -> list[Any]:
+    import accounting
+    import topology
+
+    return [sys.modules[__name__.rpartition(".")[0]], accounting, topology]
+
+
+def describe_script_error(exc: BaseException, filename: str | None = None) -> str:
+    """One line for an exception raised by user code: ``FILE, line N: Type: message`` (the user's own frame).
+
+    Args:
+        exc: the exception (with its traceback).
+        filename: the script's file name as compiled; ``None``: the deepest frame outside the library.
+
+    Returns:
+        The line (no traceback).
+
+    Example:
+        >>> try:
+        ...     exec(compile("x = 1\\nraise RuntimeError('boom')", "my.py", "exec"), {})
+        ... except RuntimeError as e:
+        ...     describe_script_error(e, "my.py")
+        'my.py, line 2: RuntimeError: boom'
+    """
+    where, line = _script_frame(exc, filename)
+    text = " ".join(str(exc).splitlines())
+    head = f"{where}, line {line}" if line is not None else where
+    return f"{head}: {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def exec_script_source(source: str | bytes, filename: str, module_name: str,
+                       error: type[Exception] = ScenarioError) -> dict[str, Any]:
+    """Execute a user script's source as module ``module_name``; its namespace.
+
+    Every failure of the script is one ``error`` line naming the file and the
+    line (the user's own frame, no traceback; the original exception is the
+    ``__cause__``): a syntax error, null bytes or an undecodable file, an
+    exception raised while it runs, and a call to ``sys.exit`` (a script must
+    define names, not exit: that is refused, never passed on as the command's
+    exit code). ``KeyboardInterrupt`` passes through. The module is not
+    ``__main__``, so an ``if __name__ == "__main__":`` block does not run.
+
+    Args:
+        source: the script's text (bytes honour a PEP 263 coding line).
+        filename: shown in messages and tracebacks.
+        module_name: the module's name while it runs (in ``sys.modules``).
+        error: the exception class to raise.
+
+    Returns:
+        The module's namespace.
+
+    Raises:
+        error: the script cannot be compiled or fails while running.
+
+    Example:
+        >>> exec_script_source("x = (", "bad.py", "m")
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.ScenarioError: bad.py, line 1: SyntaxError: '(' was never closed
+        >>> exec_script_source("import sys; sys.exit(3)", "ex.py", "m")
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.ScenarioError: ex.py: the script called sys.exit(3) while loading; a script defines names, it must not exit
+    """
+    try:
+        code = compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = f", line {exc.lineno}" if exc.lineno else ""
+        raise error(f"{filename}{line}: {type(exc).__name__}: {exc.msg}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # null bytes (Python < 3.12), bad encoding
+        raise error(f"{filename}: not a readable Python script: {exc}") from exc
+    module = types.ModuleType(module_name)
+    module.__file__ = filename
+    sys.modules[module_name] = module  # dataclasses and typing look the module up while it executes
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - running the user's script is the point
+    except SystemExit as exc:
+        raise error(f"{filename}: the script called sys.exit({exc.code!r}) while loading; "
+                    "a script defines names, it must not exit") from None
+    except Exception as exc:
+        raise error(describe_script_error(exc, filename)) from exc
+    finally:
+        sys.modules.pop(module_name, None)
+    return module.__dict__
+
+
+def call_script_function(fn: Any, label: str, filename: str | None = None,
+                         error: type[Exception] = ScenarioError, **kwargs: Any) -> Any:
+    """Call a function a script defined; a bad signature or an exception is one ``error`` line.
+
+    Args:
+        fn: the function.
+        label: how to name it in messages, e.g. ``"scenario()"``.
+        filename: the script's file (named in messages; its frames are the user's).
+        error: the exception class to raise.
+        **kwargs: the arguments.
+
+    Raises:
+        error: ``fn`` cannot take ``kwargs`` (names the missing or unexpected
+            parameters), raises, or calls ``sys.exit``.
+
+    Example:
+        >>> call_script_function(lambda n: n, "scenario()", "my.py")
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.ScenarioError: my.py: scenario() cannot be called with no arguments: missing a required argument: 'n'
+    """
+    where = f"{filename}: " if filename else ""
+    try:
+        inspect.signature(fn).bind(**kwargs)
+    except TypeError as exc:
+        given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or "no arguments"
+        raise error(f"{where}{label} cannot be called with {given}: {exc}") from None
+    except ValueError:  # no signature (some builtins): just call it
+        pass
+    try:
+        return fn(**kwargs)
+    except SystemExit as exc:
+        raise error(f"{where}{label} called sys.exit({exc.code!r})") from None
+    except Exception as exc:
+        raise error(f"{describe_script_error(exc, filename)} (in {label})") from exc
+
+
 def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dict[str, Any]:
     """Execute a scenario script and return the requested module-level names.
+
+    A name may be a :class:`Scenario` or a function of no arguments returning
+    one (it is called). Any failure of the script is one line naming the file
+    and the line of the user's own code (see :func:`exec_script_source`).
 
     Args:
         path: the ``.py`` file.
@@ -191,26 +334,29 @@ def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dic
 
     Raises:
         FileNotFoundError: no such file.
-        ScenarioError: the script does not define a required name, or defines
-            it with the wrong type.
+        ScenarioError: not a ``.py`` file; the script does not compile, raises
+            or calls ``sys.exit`` while loading; it does not define a required
+            name, defines it with the wrong type, or as a function that needs
+            arguments or raises.
+
+    Example:
+        >>> load_script("notes.txt")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        FileNotFoundError: no scenario script at 'notes.txt'
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no scenario script at {str(path)!r}")
-    spec = importlib.util.spec_from_file_location(f"asyncdp_script_{abs(hash(str(path.resolve())))}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(spec.name, None)
+    if path.suffix != ".py":
+        raise ScenarioError(f"{path}: a scenario script must be a Python file ending in .py, got {path.suffix or 'no suffix'!r}")
+    namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_script_{abs(hash(str(path.resolve())))}")
     out = {}
     for name in names:
-        if not hasattr(module, name):
+        if name not in namespace:
             raise ScenarioError(f"{path.name} does not define {name!r}")
-        value = getattr(module, name)
+        value = namespace[name]
         if callable(value) and not isinstance(value, Scenario):
-            value = value()
+            value = call_script_function(value, f"{name}()", str(path))
         if not isinstance(value, Scenario):
             raise ScenarioError(f"{path.name}: {name!r} must be a Scenario (or a function returning one), "
                                 f"got {type(value).__name__}")

@@ -9,7 +9,11 @@ sets ``func`` (a callable ``(argparse.Namespace) -> int``) on it with
 Exit codes: 0 on success, 2 on a usage error (argparse) or on unusable input
 (any of :data:`USER_ERRORS`: every :class:`~asyncdp.errors.AsyncdpError`, the
 ``topology`` and ``accounting`` errors and unreadable files; reported as one ``asyncdp: error: <message>``
-line on stderr, never a traceback).
+line on stderr, never a traceback). A file that cannot be written (read-only
+file system, full disk: any ``OSError``) and a ``MemoryError`` are reported
+the same way, with exit code 2. Ctrl-C (SIGINT) prints ``asyncdp: interrupted``
+and exits with 130; output files are written atomically (see
+:mod:`asyncdp.cli.outputs`), so none is left half-written.
 
 Example:
     >>> main(["--version"])  # doctest: +SKIP
@@ -31,7 +35,7 @@ from topology.errors import TopologyError
 
 from ..errors import AsyncdpError
 
-__all__ = ["COMMAND_MODULES", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
+__all__ = ["COMMAND_MODULES", "EXIT_INTERRUPTED", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
 
 COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology", "asyncdp.cli.sweep",
                                      "asyncdp.cli.reproduce")
@@ -48,6 +52,9 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 """Exceptions caused by the user's input: reported in one line, exit code 2."""
 
 PROG = "asyncdp"
+
+EXIT_INTERRUPTED = 130
+"""Exit code after Ctrl-C (SIGINT), as shells report a process killed by SIGINT."""
 
 
 def get_version() -> str:
@@ -120,7 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments without the program name; default ``sys.argv[1:]``.
 
     Returns:
-        The exit code: 0 on success, 2 for a usage error or unusable input.
+        The exit code: 0 on success, 2 for a usage error, unusable input or an
+        unwritable output, 130 on Ctrl-C (a command may define more, e.g.
+        ``privacy check``).
     """
     parser = build_parser()
     try:
@@ -135,4 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. ``asyncdp ... | head``: stop quietly
         _silence_stdout()
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # e.g. a read-only file system or a full disk while writing
+        print(f"{PROG}: error: {format_error(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{PROG}: error: out of memory (use fewer runs, rounds or nodes)", file=sys.stderr)
+        return 2
     return 0 if result is None else int(result)

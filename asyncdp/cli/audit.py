@@ -16,9 +16,7 @@ input (one ``asyncdp: error:`` line).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,32 +64,32 @@ def load_audit_module(path: str | Path) -> dict[str, Any]:
 
     Raises:
         FileNotFoundError: no such file.
-        AuditInputError: a required name is missing or ``mechanism`` is not callable.
+        AuditInputError: not a ``.py`` file; the module fails to compile or run
+            (one line naming file and line); a required name is missing or
+            ``mechanism`` is not callable.
     """
     from accounting.auditing import AuditInputError
+
+    from ..scenario import exec_script_source
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no audit module at {str(path)!r}")
-    spec = importlib.util.spec_from_file_location(f"asyncdp_audit_{abs(hash(str(path.resolve())))}", path)
-    if spec is None or spec.loader is None:
-        raise AuditInputError(f"{path.name}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.modules.pop(spec.name, None)
+    if path.suffix != ".py":
+        raise AuditInputError(f"{path}: an audit module must be a Python file ending in .py, "
+                              f"got {path.suffix or 'no suffix'!r}")
+    namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_audit_{abs(hash(str(path.resolve())))}",
+                                   error=AuditInputError)
     out: dict[str, Any] = {}
     for name in ("mechanism", "data", "data_prime"):
-        if not hasattr(module, name):
+        if name not in namespace:
             raise AuditInputError(f"{path.name} does not define {name!r} (needs mechanism, data, data_prime)")
-        out[name] = getattr(module, name)
+        out[name] = namespace[name]
     if not callable(out["mechanism"]):
         raise AuditInputError(f"{path.name}: 'mechanism' must be callable, got {type(out['mechanism']).__name__}")
     for name in ("epsilon", "delta"):
-        if hasattr(module, name):
-            out[name] = getattr(module, name)
+        if name in namespace:
+            out[name] = namespace[name]
     return out
 
 

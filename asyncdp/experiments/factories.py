@@ -16,31 +16,27 @@ import functools
 import hashlib
 import inspect
 import os
-import sys
-import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, SweepError
-from ..scenario import Scenario
+from ..scenario import Scenario, describe_script_error, exec_script_source
 
 __all__ = ["ScriptFactory"]
 
 
 @functools.lru_cache(maxsize=16)
 def _exec_script(source: str, filename: str) -> dict[str, Any]:
-    """Execute a script's source once per process; its module namespace."""
+    """Execute a script's source once per process; its module namespace.
+
+    A failing script (syntax error, exception, ``sys.exit``) is one
+    :class:`SweepError` line naming the file and line (see
+    :func:`asyncdp.scenario.exec_script_source`).
+    """
     digest = hashlib.sha256(f"{filename}\0{source}".encode()).hexdigest()[:16]
-    module = types.ModuleType(f"asyncdp_sweep_script_{digest}")
-    module.__file__ = filename
-    sys.modules[module.__name__] = module  # dataclasses and typing look the module up while it executes
-    try:
-        exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - running the script is the point
-    finally:
-        sys.modules.pop(module.__name__, None)
-    return module.__dict__
+    return exec_script_source(source, filename, f"asyncdp_sweep_script_{digest}", error=SweepError)
 
 
 @dataclass(frozen=True)
@@ -76,11 +72,19 @@ class ScriptFactory:
 
         Raises:
             FileNotFoundError: no such file.
+            SweepError: not a ``.py`` file, or not UTF-8 text.
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(2, "No such file or directory", str(path))
-        return cls(path.read_text(encoding="utf-8"), str(path), name)
+        if path.suffix != ".py":
+            raise SweepError(f"{path}: a sweep script must be a Python file ending in .py, "
+                             f"got {path.suffix or 'no suffix'!r}")
+        try:
+            source = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SweepError(f"{path}: not a readable Python script (not UTF-8 text: {exc})") from None
+        return cls(source, str(path), name)
 
     def namespace(self) -> dict[str, Any]:
         """The executed script's module-level names (cached per process)."""
@@ -153,6 +157,12 @@ def _build(fn: Callable[..., Any], params: Mapping[str, Any], point: int) -> Sce
         scenario = fn(**params)
     except ScenarioError as exc:
         raise SweepError(f"point {point} ({_fmt(params)}): the factory raised {type(exc).__name__}: {exc}") from exc
+    except SystemExit as exc:
+        raise SweepError(f"point {point} ({_fmt(params)}): the factory called sys.exit({exc.code!r})") from None
+    except Exception as exc:
+        code = getattr(fn, "__code__", None)
+        where = describe_script_error(exc, code.co_filename if code is not None else None)
+        raise SweepError(f"point {point} ({_fmt(params)}): the factory raised {where}") from exc
     if not isinstance(scenario, Scenario):
         raise SweepError(f"point {point} ({_fmt(params)}): the factory returned {type(scenario).__name__}, "
                          "not an asyncdp Scenario")

@@ -1,0 +1,123 @@
+"""Argument types and resource guards shared by the ``asyncdp`` commands.
+
+Counts (``--runs``, ``--horizon``, ``--nodes``) accept integers written
+``2000``, ``10_000`` or ``1e4`` (an integral value in scientific notation);
+seeds are nonnegative integers. A bad value is an argparse usage error naming
+the option (exit code 2). :func:`require_memory` refuses a job whose memory
+estimate exceeds the machine's available memory, naming the parameter, the
+estimate and what is available, before anything is allocated.
+
+Example:
+    >>> count("1e4"), nonnegative_int("0")
+    (10000, 0)
+    >>> positive_int("2.5")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer, got '2.5'
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from topology.validation import check_integer, check_real
+
+from ..errors import AsyncdpError
+
+__all__ = ["ResourceLimitError", "count", "positive_int", "nonnegative_int", "finite_float",
+           "available_memory", "format_bytes", "require_memory"]
+
+
+class ResourceLimitError(AsyncdpError, ValueError):
+    """A job would need more memory than the machine has (reported before allocating)."""
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value) or not any(c in text.lower() for c in "e"):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def count(text: str) -> int:
+    """argparse type: an integer >= 1; ``1e6`` is accepted for 1000000."""
+    return check_integer(_integer(text), "value", minimum=1, error=argparse.ArgumentTypeError)
+
+
+positive_int = count
+"""argparse type: an integer >= 1 (alias of :func:`count`)."""
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds)."""
+    return check_integer(_integer(text), "value", minimum=0, error=argparse.ArgumentTypeError)
+
+
+def finite_float(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    return check_real(value, "value", error=argparse.ArgumentTypeError)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new job (psutil, else ``/proc/meminfo``, else ``sysconf``); ``None`` if unknown."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - psutil missing or unsupported platform
+        pass
+    try:
+        pages, size = os.sysconf("SC_AVPHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        return int(pages * size)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    """``1.5 GB`` style (powers of 1000).
+
+    Example:
+        >>> format_bytes(1.5e9), format_bytes(512)
+        ('1.5 GB', '512 B')
+    """
+    for unit, scale in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def require_memory(estimate: float, parameter: str, detail: str) -> None:
+    """Refuse a job needing more than the available memory.
+
+    Args:
+        estimate: bytes the job would hold at once (an estimate, made before allocating).
+        parameter: the option(s) that set the size, e.g. ``"--runs 10000000000"``.
+        detail: how the estimate was made (shown in the message).
+
+    Raises:
+        ResourceLimitError: ``estimate`` exceeds the available memory.
+
+    Example:
+        >>> require_memory(1e21, "--runs 1e16", "runs x rounds x agents x 8 bytes")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        asyncdp.cli.arguments.ResourceLimitError: --runs 1e16 needs about 1e+06 PB of memory (runs x rounds ...
+    """
+    available = available_memory()
+    if available is not None and estimate > available:
+        raise ResourceLimitError(
+            f"{parameter} needs about {format_bytes(estimate)} of memory ({detail}); "
+            f"this machine has {format_bytes(available)} available: use a smaller value")
