@@ -201,3 +201,18 @@ def test_gaussian_two_stage_algorithm_passes_under_every_timing(timing):
     report = check_privacy(sc, adj, runs=100, search_examples=0, confidence=0.999)
     assert report.verdict == "pass", (report.reasons, report.witness)
     assert report.delta_claimed > 0 and report.replay_runs == 100
+
+
+@pytest.mark.parametrize("timing", ["lockstep", "deadline"])
+def test_both_engines_give_the_checker_the_same_run(timing):
+    """Run 0 of a check has the same seed on either engine: same messages (every release), same schedule."""
+    sc, _ = _under_noised(1.0, timing)
+    w = topology.static(np.array([[0.5, 0.5, 0, 0, 0], [0.25, 0.5, 0.25, 0, 0], [0, 0.5, 0.5, 0, 0],
+                                  [0, 0, 0.5, 0.5, 0], [0.2, 0.2, 0.2, 0.2, 0.2]]))  # agent 4 sends to nobody
+    for scenario in (sc, sc.replace(topology=w)):
+        a = run_engine(scenario, 2, seed=5, engine="simpy")
+        b = run_engine(scenario, 2, seed=5, engine="batch")
+        assert b.engine == "batch" and a.engine == "simpy"
+        np.testing.assert_array_equal(a.messages["y"][0], b.messages["y"][0])
+        assert a.schedules[0] == b.schedules[0]
+        assert not np.isnan(a.messages["y"]).any()
