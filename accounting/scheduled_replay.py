@@ -24,7 +24,9 @@ with every ``mu_i(t)`` computed from the *observed* ``y``, and the privacy
 loss ``L = log p_P(y | S) - log p_P'(y | S)`` is exact: replaying ``P``'s and
 ``P'``'s rules on the same observed messages gives both products. Replay
 needs no causal order (every message used is in the transcript), so rounds
-are processed in order, every run and agent at once.
+are processed in order, every run and agent at once, every channel included
+(e.g. DPSDA-PS's noise-free push-sum weights, Showkatbakhsh's noise-free
+Stage II).
 
 Channels: every channel of the transcript enters the density. A channel with
 a positive noise scale contributes its noise densities; a noise-free channel
