@@ -196,7 +196,7 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: 
         if g is None or gp is None:
             return
         loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=max_runs)
-        target(loss, label="privacy loss")
+        target(float(np.clip(loss, -1e300, 1e300)), label="privacy loss")  # an unnoised release: +inf
         if loss > best[0]:
             best[:] = [loss, g, gp, r]
 
@@ -301,7 +301,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             scored.append(CandidatePair(label, agent, tuple(map(float, g)), tuple(map(float, gp)), loss, r))
         scored.sort(key=lambda c: -c.loss)
         best = scored[0]
-        if ctx.options.search_examples > 0:
+        if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
             found = search_pairs(runs, scenario, agent, examples=ctx.options.search_examples,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored)
             if found.loss > best.loss:

@@ -220,3 +220,22 @@ def test_both_engines_give_the_checker_the_same_run(timing):
         np.testing.assert_array_equal(a.messages["y"][0], b.messages["y"][0])
         assert a.schedules[0] == b.schedules[0]
         assert not np.isnan(a.messages["y"]).any()
+
+
+def test_worst_case_search_handles_an_unnoised_release():
+    """Showkatbakhsh's Stage II as printed releases x(T) without noise: infinite loss, found without a crash."""
+    from dataclasses import replace
+
+    ex = runpy.run_path(str(EXAMPLES / "showkatbakhsh_mean_estimation.py"))
+    alg = replace(ex["algorithm"], T=6, T2=2, stage2="as-printed")
+    sc = ex["scenario"].replace(algorithm=alg, horizon=alg.horizon)
+    adj = ex["adjacent"].replace(algorithm=alg, horizon=alg.horizon)
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+    from asyncdp.privacy.worst_case import search_pairs, search_worst_case
+
+    pair = ScenarioPair(sc, adj)
+    ctx = prepare(pair, CheckOptions(runs=30, search_examples=3))
+    evidence = search_worst_case(pair, ctx)
+    assert evidence.figures["worst_case_loss"] == float("inf")
+    found = search_pairs(ctx.engine_runs(0), sc, 0, examples=3)  # the search itself takes infinite losses too
+    assert found.loss == float("inf")
