@@ -58,6 +58,10 @@ run ``r`` uses row ``r``), and for unicast sender ``i``'s block is
 ``noise.unicast(t, c, mechanism, i, (R, N, n))`` (run ``r``, receiver ``j``:
 ``[r, j]``). Since numpy fills arrays draw by draw, run ``r``'s values do not
 depend on ``R``: run ``r`` of a batch of any size ``R > r`` is the same run.
+Run ``r >= 1`` is a run of the same model (same distributions, streams
+independent of run 0's and of each other) but not a run the SimPy engine can
+reproduce: the SimPy engine draws per link and per agent, which is run 0's
+layout and costs a generator per link.
 
 Cost: run 0 makes one generator per link ever used and draws its messages
 one by one (the SimPy engine's per-message order, which interleaves the
