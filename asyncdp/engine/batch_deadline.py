@@ -257,20 +257,21 @@ def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.
     start lies ahead, then ``now + max(0, combine - now)``.
     """
     runs, horizon, n = jitter.shape
-    send = np.empty((runs, horizon, n))
-    comb = np.empty((runs, horizon, n))
-    later = np.empty((runs, horizon, n), dtype=bool)
+    send = np.empty((horizon, runs, n))  # round-major while stepping, (R, T, N) when returned
+    comb = np.empty((horizon, runs, n))
+    later = np.empty((horizon, runs, n), dtype=bool)
     now = np.zeros((runs, n))
     rate = 1.0 + drift
     offset = timing.deadline * timing.period
+    jit = np.ascontiguousarray(jitter.transpose(1, 0, 2))
     for t in range(1, horizon + 1):
-        start = (t - 1) * timing.period * rate + jitter[:, t - 1]
+        start = (t - 1) * timing.period * rate + jit[t - 1]
         ahead = start > now
         now = np.where(ahead, now + (start - now), now)
-        send[:, t - 1], later[:, t - 1] = now, ahead
+        send[t - 1], later[t - 1] = now, ahead
         now = now + np.maximum(0.0, (start + offset) - now)
-        comb[:, t - 1] = now
-    return send, comb, later
+        comb[t - 1] = now
+    return tuple(np.ascontiguousarray(x.transpose(1, 0, 2)) for x in (send, comb, later))  # type: ignore[return-value]
 
 
 def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
