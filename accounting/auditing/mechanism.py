@@ -13,7 +13,7 @@ called once per sample, ``mechanism(data, rng)``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,19 @@ from topology.validation import check_integer
 
 from ..errors import PrivacyParameterError
 from .report import SampleAuditReport
-from .samples import MAX_TRAIN, AuditInputError, audit_samples
+from .samples import (MAX_TRAIN, MIN_SAMPLES, AuditInputError, _check_claim, _is_numeric, audit_samples,
+                      certified_report)
 
-__all__ = ["BLOCK", "PROGRESS_MIN", "audit_mechanism", "draw_samples"]
+__all__ = ["BLOCK", "MAX_IN_MEMORY", "MAX_SELECT", "PROGRESS_MIN", "audit_mechanism", "draw_samples"]
 
 BLOCK = 4096
 """Samples per seeded block (part of the reproducibility contract: same seed, same samples)."""
+
+MAX_IN_MEMORY = 2_000_000
+"""Default of ``max_in_memory``: :func:`audit_mechanism` streams above this many samples per input."""
+
+MAX_SELECT = 5_000_000
+"""Default of ``max_select``: rows per input choosing the event when streaming (their scores are kept)."""
 
 PROGRESS_MIN = 200_000
 """With ``progress=None``, a tqdm bar is shown when more samples than this are drawn."""
@@ -116,13 +123,31 @@ def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed
 def audit_mechanism(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, epsilon: float, delta: float = 0.0,
                     samples: int = 100_000, confidence: float = 0.95, seed: int = 0, method: str = "auto",
                     batch_size: int = 65_536, progress: bool | None = None,
-                    max_train: int = MAX_TRAIN) -> SampleAuditReport:
+                    max_train: int = MAX_TRAIN, max_in_memory: int = MAX_IN_MEMORY,
+                    max_select: int = MAX_SELECT) -> SampleAuditReport:
     """Sample ``mechanism`` on two neighbouring inputs and certify a lower bound on its privacy loss.
 
-    ``samples`` outputs are drawn on each input (:func:`draw_samples`, from
-    ``SeedSequence(seed).spawn(2)``) and passed to
-    :func:`~accounting.auditing.samples.audit_samples` with the same ``seed``;
-    the same ``seed`` gives the same report whatever ``batch_size``.
+    The outputs on ``data`` and ``data_prime`` are those of :func:`draw_samples`
+    with the seeds ``SeedSequence(seed).spawn(2)``, whatever ``batch_size``.
+
+    * ``samples <= max_in_memory`` (in memory): they are drawn in full and
+      passed to :func:`~accounting.auditing.samples.audit_samples` with the same
+      ``seed`` (shuffled, then split).
+    * ``samples > max_in_memory`` (streaming): the rows are used in the order
+      they are drawn (independent draws need no shuffle), split as by
+      :func:`~accounting.auditing.samples.split_sizes` with at most
+      ``max_select`` rows choosing the event: the first rows fit the score and
+      choose the event (only the scores of the choosing rows are kept), then the
+      certification rows are drawn block by block and only the event counts
+      are kept. The event choice, the counting and the certification are the
+      functions ``audit_samples`` uses, so the bounds, the confidence and the
+      union bound are the same; boundary ties of a threshold event are
+      decided by a generator seeded per certification piece
+      (``SeedSequence(seed)`` child 2, then the piece), so the report does not
+      depend on ``batch_size``. Memory: the training rows (at most
+      ``max(max_train, max_select)`` per side for exact events, ``max_train``
+      rows and ``max_select`` scores for the classifier) plus one block,
+      whatever ``samples``.
 
     Args:
         mechanism: ``mechanism(data, rng)`` returning one output, or ``mechanism(data, rng, size=k)`` returning
@@ -133,30 +158,155 @@ def audit_mechanism(mechanism: Callable[..., Any], data: Any, data_prime: Any, *
         confidence: level of the certified bounds.
         seed: integer >= 0.
         method: see :func:`~accounting.auditing.samples.audit_samples`.
-        batch_size: samples drawn between progress updates.
+        batch_size: samples drawn between progress updates (in memory; does not change the samples).
         progress: tqdm bar while sampling (``None``: above :data:`PROGRESS_MIN` samples).
         max_train: training rows per side (see :func:`~accounting.auditing.samples.audit_samples`).
+        max_in_memory: largest ``samples`` audited in memory, >= 0 (above it: streaming).
+        max_select: streaming only: most rows per side that choose the event, >= 100.
 
     Returns:
         A :class:`~accounting.auditing.report.SampleAuditReport`.
 
     Raises:
-        AuditInputError: a non-callable mechanism, too few samples, outputs of varying shape.
-        PrivacyParameterError: a bad epsilon, delta, confidence or seed.
+        AuditInputError: a non-callable mechanism, too few samples, outputs of varying shape, a bad ``max_train``
+            or ``max_select``, an unknown method.
+        PrivacyParameterError: a bad epsilon, delta, confidence, seed, ``samples``, ``batch_size`` or
+            ``max_in_memory``.
 
     Example:
         >>> def half_noise(data, rng, size):  # claims epsilon = 1 for sensitivity 1, uses half the scale
         ...     return data + rng.laplace(0.0, 0.5, size)
         >>> audit_mechanism(half_noise, 0.0, 1.0, epsilon=1.0, samples=20_000).violation
         True
+        >>> audit_mechanism(half_noise, 0.0, 1.0, epsilon=1.0, samples=20_000, max_in_memory=0).violation  # streaming
+        True
     """
     if not callable(mechanism):
         raise AuditInputError(f"{_WHERE}: mechanism must be callable, got {type(mechanism).__name__}")
     samples = check_integer(samples, "samples", minimum=1, error=PrivacyParameterError, where=_WHERE)
-    seed = check_integer(seed, "seed", minimum=0, error=PrivacyParameterError, where=_WHERE)
+    eps, dlt, conf, seed, max_train = _check_claim(epsilon, delta, confidence, seed, method, max_train)
+    batch_size = check_integer(batch_size, "batch_size", minimum=1, error=PrivacyParameterError, where=_WHERE)
+    max_in_memory = check_integer(max_in_memory, "max_in_memory", minimum=0, error=PrivacyParameterError,
+                                  where=_WHERE)
+    max_select = check_integer(max_select, "max_select", minimum=MIN_SAMPLES, error=AuditInputError, where=_WHERE)
+    if samples > max_in_memory:
+        show = 2 * samples > PROGRESS_MIN if progress is None else bool(progress)
+        return _stream_audit(mechanism, data, data_prime, samples=samples, seed=seed, method=method,
+                             max_train=max_train, max_select=max_select, show=show, claim=(eps, dlt, conf))
     ss, ss_prime = np.random.SeedSequence(seed).spawn(2)
     x = draw_samples(mechanism, data, samples, seed=ss, batch_size=batch_size, progress=progress, desc="sampling P")
     xp = draw_samples(mechanism, data_prime, samples, seed=ss_prime, batch_size=batch_size, progress=progress,
                       desc="sampling P'")
     return audit_samples(x, xp, epsilon=epsilon, delta=delta, confidence=confidence, seed=seed, method=method,
                          max_train=max_train)
+
+
+def _child(ss: np.random.SeedSequence, j: int) -> np.random.SeedSequence:
+    """``ss.spawn(j + 1)[j]`` for a fresh ``ss``, without creating the ``j`` children before it."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, ss.n_children_spawned + j),
+                                  pool_size=ss.pool_size)
+
+
+class _RowStream:
+    """The outputs of ``mechanism`` on ``data`` in the order of :func:`draw_samples`, drawn block by block on demand."""
+
+    def __init__(self, mechanism: Callable[..., Any], data: Any, ss: np.random.SeedSequence, samples: int,
+                 bar: Any) -> None:
+        self._blocks = self._draw(mechanism, data, ss, samples, _vectorized(mechanism), bar)
+        self._buffer: list[np.ndarray] = []
+        self._trailing: tuple[int, ...] | None = None
+
+    def _draw(self, mechanism: Callable[..., Any], data: Any, ss: np.random.SeedSequence, samples: int,
+              vec: bool, bar: Any) -> Iterator[np.ndarray]:
+        for j in range(-(-samples // BLOCK)):
+            k = min(BLOCK, samples - j * BLOCK)
+            block = _draw_block(mechanism, data, np.random.default_rng(_child(ss, j)), k, vec)
+            if self._trailing is None:
+                self._trailing = block.shape[1:]
+            elif block.shape[1:] != self._trailing:
+                raise AuditInputError(f"{_WHERE}: mechanism outputs must all have the same shape "
+                                      f"({self._trailing} then {block.shape[1:]})")
+            bar.update(k)
+            yield block
+
+    def pieces(self, m: int) -> Iterator[np.ndarray]:
+        """The next ``m`` rows, as consecutive arrays of at most :data:`BLOCK` rows (a block may be split)."""
+        while m > 0:
+            block = self._buffer.pop() if self._buffer else next(self._blocks)
+            if block.shape[0] > m:
+                self._buffer.append(block[m:])
+                block = block[:m]
+            m -= block.shape[0]
+            yield block
+
+    def take(self, m: int) -> np.ndarray:
+        """The next ``m`` rows in one array."""
+        parts = list(self.pieces(m))
+        return np.concatenate(parts) if parts else np.empty((0, *(self._trailing or ())))
+
+
+def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, samples: int, seed: int,
+                  method: str, max_train: int, max_select: int, show: bool, claim: tuple[float, float, float]
+                  ) -> SampleAuditReport:
+    """The streaming path of :func:`audit_mechanism` (see its docstring); memory does not grow with ``samples``."""
+    from tqdm.auto import tqdm
+
+    from .samples import choose_exact, choose_method, choose_threshold, fit_classifier, per_bound_alpha, split_sizes
+
+    eps, dlt, conf = claim
+    if samples < MIN_SAMPLES:
+        raise AuditInputError(f"{_WHERE}: samples must hold at least {MIN_SAMPLES} samples, got {samples}")
+    alpha = per_bound_alpha(conf)
+    ss = np.random.SeedSequence(seed)
+    with tqdm(total=2 * samples, desc="sampling P and P'", unit="sample", disable=not show, leave=False) as bar:
+        a, b = (_RowStream(mechanism, d, _child(ss, i), samples, bar) for i, d in enumerate((data, data_prime)))
+        head = min(samples // 2, max_train)
+        head_a, head_b = a.take(head), b.take(head)
+        if head_a.shape[1:] != head_b.shape[1:]:
+            raise AuditInputError(f"{_WHERE}: outputs on data_prime must have the shape of those on data, "
+                                  f"{head_a.shape[1:]}, got {head_b.shape[1:]}")
+        numeric = _is_numeric(head_a) and _is_numeric(head_b)
+        if method == "classifier" and not numeric:
+            raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs, got dtypes {head_a.dtype} "
+                                  f"and {head_b.dtype}; use method='exact' or 'auto'")
+        rows_a, rows_b = head_a.reshape(head, -1), head_b.reshape(head, -1)
+        chosen = choose_method(method, rows_a, rows_b, numeric=numeric)
+        fit, train = split_sizes(chosen, samples, max_train, max_select)
+        n_cert = (samples - train, samples - train)
+        leftover: tuple[np.ndarray, np.ndarray] | None = None
+        if chosen == "exact":
+            if train <= head:
+                sel_a, sel_b = rows_a[:train], rows_b[:train]
+                leftover = (rows_a[train:], rows_b[train:]) if train < head else None
+            else:
+                sel_a = np.concatenate([rows_a, a.take(train - head).reshape(train - head, -1)])
+                sel_b = np.concatenate([rows_b, b.take(train - head).reshape(train - head, -1)])
+            events = choose_exact(sel_a, sel_b, n_cert=n_cert, eps=eps, dlt=dlt, alpha=alpha)
+        else:
+            score = fit_classifier(rows_a[:fit], rows_b[:fit], seed=seed)
+            end = min(train, head)
+            sa, sb = [score(rows_a[fit:end])], [score(rows_b[fit:end])]
+            if train < head:
+                leftover = (rows_a[train:], rows_b[train:])
+            else:  # train >= head: the choosing rows go on after the head
+                for pa, pb in zip(a.pieces(train - head), b.pieces(train - head)):
+                    sa.append(score(pa.reshape(pa.shape[0], -1)))
+                    sb.append(score(pb.reshape(pb.shape[0], -1)))
+            events = choose_threshold(score, np.concatenate(sa), np.concatenate(sb), n_cert=n_cert, eps=eps,
+                                      dlt=dlt, alpha=alpha, fit=(fit, fit))
+        del head_a, head_b, rows_a, rows_b
+        counts = np.zeros((2, 2), dtype=np.int64)
+        piece = 0
+        if leftover is not None:
+            counts += events.count(*leftover, _tie_rng(ss, piece))
+            piece += 1
+        remaining = samples - max(train, head)
+        for pa, pb in zip(a.pieces(remaining), b.pieces(remaining)):
+            counts += events.count(pa, pb, _tie_rng(ss, piece))
+            piece += 1
+    return certified_report(events, counts, n_cert, eps=eps, dlt=dlt, conf=conf, n_train=(train, train))
+
+
+def _tie_rng(ss: np.random.SeedSequence, piece: int) -> np.random.Generator:
+    """Generator of the boundary-tie draws for the ``piece``-th certification piece (children 0, 1 draw samples)."""
+    return np.random.default_rng(_child(_child(ss, 2), piece))

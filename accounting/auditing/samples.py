@@ -31,6 +31,8 @@ The procedure (one pass, every step seeded by ``seed``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,6 +43,7 @@ from ..auditors import FLOAT_TOLERANCE
 from ..errors import PrivacyParameterError
 from .certify import CertifiedEvent, certify_event, per_bound_alpha
 from .report import SampleAuditReport
+from .sniper import ThresholdEvent
 
 __all__ = ["METHODS", "MIN_SAMPLES", "MAX_ATOMS", "AuditInputError", "audit_samples"]
 
@@ -124,13 +127,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
         >>> under_noised.violation, under_noised.method
         (True, 'classifier')
     """
-    eps = check_positive(epsilon, "epsilon", error=PrivacyParameterError, where=_WHERE)
-    dlt = _check_delta(delta)
-    conf = check_open_unit(confidence, "confidence", error=PrivacyParameterError, where=_WHERE)
-    seed = check_integer(seed, "seed", minimum=0, error=PrivacyParameterError, where=_WHERE)
-    max_train = check_integer(max_train, "max_train", minimum=50, error=AuditInputError, where=_WHERE)
-    if method not in METHODS:
-        raise AuditInputError(f"{_WHERE}: method must be one of {', '.join(METHODS)}, got {method!r}")
+    eps, dlt, conf, seed, max_train = _check_claim(epsilon, delta, confidence, seed, method, max_train)
     a, b = _as_rows("samples", samples), _as_rows("samples_prime", samples_prime)
     if np.asarray(samples).shape[1:] != np.asarray(samples_prime).shape[1:]:
         raise AuditInputError(f"{_WHERE}: samples_prime must have the trailing shape of samples, "
@@ -143,71 +140,207 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     rng = np.random.default_rng(seed)
     a = a[rng.permutation(a.shape[0])]
     b = b[rng.permutation(b.shape[0])]
-    chosen = method
-    if method == "auto":
-        chosen = "exact"
-        if numeric:
-            head = min(a.shape[0], b.shape[0]) // 2
-            from .events import distinct_rows
-
-            head = min(head, max_train)
-            chosen = "exact" if distinct_rows(np.concatenate([a[:head], b[:head]])) <= MAX_ATOMS else "classifier"
-    if chosen == "exact":
-        fit_a = fit_b = 0
-    else:
-        fit_a, fit_b = min(a.shape[0] // 4, max_train), min(b.shape[0] // 4, max_train)
-    na, nb = fit_a + (a.shape[0] - fit_a) // 2, fit_b + (b.shape[0] - fit_b) // 2
+    head = min(min(a.shape[0], b.shape[0]) // 2, max_train)
+    chosen = choose_method(method, a[:head], b[:head], numeric=numeric)
+    (fit_a, na), (fit_b, nb) = (split_sizes(chosen, a.shape[0], max_train),
+                                split_sizes(chosen, b.shape[0], max_train))
     alpha = per_bound_alpha(conf)
-    cert_a, cert_b = a[na:], b[nb:]
-    runner = _exact if chosen == "exact" else _classifier
-    results, info = runner(a[:na], b[:nb], cert_a, cert_b, eps=eps, dlt=dlt, alpha=alpha, rng=rng, seed=seed,
-                           fit=(fit_a, fit_b))
-    return _report(results, info, eps=eps, dlt=dlt, conf=conf, method=chosen, n_train=(na, nb))
+    n_cert = (a.shape[0] - na, b.shape[0] - nb)
+    if chosen == "exact":
+        events = choose_exact(a[:na], b[:nb], n_cert=n_cert, eps=eps, dlt=dlt, alpha=alpha)
+    else:
+        score = fit_classifier(a[:fit_a], b[:fit_b], seed=seed)
+        events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), n_cert=n_cert, eps=eps, dlt=dlt,
+                                  alpha=alpha, fit=(fit_a, fit_b))
+    counts = events.count(a[na:], b[nb:], rng)
+    return certified_report(events, counts, n_cert, eps=eps, dlt=dlt, conf=conf, n_train=(na, nb))
+
+
+# --- the steps shared with the streaming path of ``audit_mechanism`` (:mod:`.mechanism`) ---------------------------
+
+ORDER_NAMES: tuple[str, str] = ("P/P'", "P'/P")
+"""The two orders of the pair, in the row order of :meth:`ChosenEvents.count`."""
+
+
+def _check_claim(epsilon: Any, delta: Any, confidence: Any, seed: Any, method: Any,
+                 max_train: Any) -> tuple[float, float, float, int, int]:
+    """Validated ``(epsilon, delta, confidence, seed, max_train)``; also checks ``method``."""
+    eps = check_positive(epsilon, "epsilon", error=PrivacyParameterError, where=_WHERE)
+    dlt = _check_delta(delta)
+    conf = check_open_unit(confidence, "confidence", error=PrivacyParameterError, where=_WHERE)
+    seed = check_integer(seed, "seed", minimum=0, error=PrivacyParameterError, where=_WHERE)
+    max_train = check_integer(max_train, "max_train", minimum=50, error=AuditInputError, where=_WHERE)
+    if method not in METHODS:
+        raise AuditInputError(f"{_WHERE}: method must be one of {', '.join(METHODS)}, got {method!r}")
+    return eps, dlt, conf, seed, max_train
+
+
+def choose_method(method: str, head: np.ndarray, head_prime: np.ndarray, *, numeric: bool) -> str:
+    """``"exact"`` or ``"classifier"``: ``method`` unless ``"auto"``, decided on the first training rows.
+
+    ``"auto"`` gives ``"exact"`` for non-numeric outputs or when ``head`` and
+    ``head_prime`` (``(n, d)`` rows) hold at most :data:`MAX_ATOMS` distinct rows.
+    """
+    if method != "auto":
+        return method
+    if not numeric:
+        return "exact"
+    from .events import distinct_rows
+
+    return "exact" if distinct_rows(np.concatenate([head, head_prime])) <= MAX_ATOMS else "classifier"
+
+
+def split_sizes(method: str, n: int, max_train: int, max_select: int | None = None) -> tuple[int, int]:
+    """``(fit, train)``: rows ``[0, fit)`` fit the score, ``[fit, train)`` choose the event, the rest certify.
+
+    Exact events: ``fit = 0`` and half of the rows choose. Classifier:
+    ``fit = min(n // 4, max_train)`` and half of the others choose. With
+    ``max_select`` (the streaming path), at most that many rows choose.
+
+    Example:
+        >>> split_sizes("classifier", 1000, 250_000), split_sizes("exact", 1001, 250_000)
+        ((250, 625), (0, 500))
+    """
+    fit = 0 if method == "exact" else min(n // 4, max_train)
+    select = (n - fit) // 2
+    if max_select is not None:
+        select = min(select, max_select)
+    return fit, fit + select
+
+
+class _AtomKeys:
+    """Maps rows to the atom ids of the selection rows (``-1`` for a value not seen there)."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        from .events import _row_keys
+
+        self._rows = rows
+        self._keys = np.unique(_row_keys(rows))  # sorted: atom id i is the i-th distinct key, as in events.atoms
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        from .events import _row_keys
+
+        x = x.reshape(x.shape[0], -1)
+        keys = self._keys
+        if x.dtype != self._rows.dtype:  # a block of another dtype (e.g. longer strings): compare in a common one
+            try:
+                common = np.result_type(x.dtype, self._rows.dtype)
+            except TypeError:
+                common = np.dtype(object)
+            x = x.astype(common)
+            keys = np.unique(_row_keys(self._rows.astype(common)))
+        k = _row_keys(x)
+        pos = np.clip(np.searchsorted(keys, k), 0, max(0, keys.size - 1))
+        return np.where((keys.size > 0) & (keys[pos] == k), pos, -1)
+
+
+@dataclass(frozen=True)
+class ChosenEvents:
+    """The event chosen for each order on the training rows, and how to count it on certification rows.
+
+    Attributes:
+        method: ``"exact"`` or ``"classifier"``.
+        key: rows ``(n, d)`` -> what the events test (atom ids or learned scores), shape ``(n,)``.
+        events: per order (:data:`ORDER_NAMES`), ``(event, projected epsilon bound)``.
+        info: method details for the report.
+    """
+
+    method: str
+    key: Callable[[np.ndarray], np.ndarray]
+    events: dict[str, tuple[Any, float]]
+    info: dict[str, Any]
+
+    def count(self, rows: np.ndarray, rows_prime: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Event counts on certification rows: ``[[k, k'] for P/P', [k, k'] for P'/P]`` (int array ``(2, 2)``).
+
+        Counts of disjoint sets of rows add up, so certification rows can be
+        counted block by block. ``rng`` decides boundary ties of threshold
+        events (four draws in the order P/P' on ``rows``, on ``rows_prime``,
+        then P'/P on ``rows_prime``, on ``rows``).
+        """
+        ka, kb = self.key(rows.reshape(rows.shape[0], -1)), self.key(rows_prime.reshape(rows_prime.shape[0], -1))
+        out = np.zeros((2, 2), dtype=np.int64)
+        for i, (num, den) in enumerate(((ka, kb), (kb, ka))):
+            event = self.events[ORDER_NAMES[i]][0]
+            for j, keys in enumerate((num, den)):
+                inside = event.contains(keys, rng) if isinstance(event, ThresholdEvent) else event.contains(keys)
+                out[i, j] = int(inside.sum())
+        return out
+
+
+def choose_exact(sel: np.ndarray, sel_prime: np.ndarray, *, n_cert: tuple[int, int], eps: float, dlt: float,
+                 alpha: float) -> ChosenEvents:
+    """One atom-set event per order, chosen on the selection rows (:func:`~accounting.auditing.events.choose_atom_event`).
+
+    Only values seen in the selection rows can belong to an event.
+    """
+    from .events import atoms, choose_atom_event
+
+    ids_a, ids_b, labels = atoms(sel, sel_prime)
+    events = {}
+    for order, (num, den, n_num, n_den) in ((ORDER_NAMES[0], (ids_a, ids_b, *n_cert)),
+                                            (ORDER_NAMES[1], (ids_b, ids_a, n_cert[1], n_cert[0]))):
+        events[order] = choose_atom_event(num, den, labels, n_cert=n_num, n_cert_prime=n_den, epsilon=eps, delta=dlt,
+                                          alpha=alpha)
+    return ChosenEvents("exact", _AtomKeys(np.concatenate([sel, sel_prime])), events, {"atoms": len(labels)})
+
+
+def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int) -> Any:
+    """The learned score (:func:`~accounting.auditing.classifier.fit_score`) on the fitting rows."""
+    from .classifier import fit_score
+
+    try:
+        return fit_score(fit.astype(float), fit_prime.astype(float), seed=seed)
+    except (TypeError, ValueError) as exc:
+        raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
+
+
+def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, n_cert: tuple[int, int],
+                     eps: float, dlt: float, alpha: float, fit: tuple[int, int]) -> ChosenEvents:
+    """One threshold event per order on the learned score, chosen on the scores of the selection rows."""
+    from .sniper import choose_threshold_event
+
+    events = {}
+    for order, direction, (num, den, n_num, n_den) in (
+            (ORDER_NAMES[0], 1, (sel_scores, sel_scores_prime, *n_cert)),
+            (ORDER_NAMES[1], -1, (sel_scores_prime, sel_scores, n_cert[1], n_cert[0]))):
+        events[order] = choose_threshold_event(num, den, direction=direction, n_cert=n_num, n_cert_prime=n_den,
+                                               epsilon=eps, delta=dlt, alpha=alpha)
+    return ChosenEvents("classifier", _scores_of(score), events,
+                        {"fit_rows": [int(fit[0]), int(fit[1])], "features": score.features.size})
+
+
+def _scores_of(score: Any) -> Callable[[np.ndarray], np.ndarray]:
+    def key(x: np.ndarray) -> np.ndarray:
+        try:
+            return score(x.astype(float))
+        except (TypeError, ValueError) as exc:
+            raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
+    return key
 
 
 _Results = dict[str, tuple[CertifiedEvent, str, float]]
 
 
-def _exact(train_a: np.ndarray, train_b: np.ndarray, cert_a: np.ndarray, cert_b: np.ndarray, *, eps: float,
-           dlt: float, alpha: float, rng: np.random.Generator, seed: int,
-           fit: tuple[int, int]) -> tuple[_Results, dict[str, Any]]:
-    """One exact (atom-set) event per order, chosen on the training rows and certified on the others."""
-    from .events import atoms, choose_atom_event
+def certified_report(events: ChosenEvents, counts: np.ndarray, n_cert: tuple[int, int], *, eps: float, dlt: float,
+                     conf: float, n_train: tuple[int, int]) -> SampleAuditReport:
+    """Certify the counts of :meth:`ChosenEvents.count` (summed over all certification rows) and build the report.
 
-    ids_a, ids_b, labels = atoms(np.concatenate([train_a, cert_a]), np.concatenate([train_b, cert_b]))
-    ta, tb = ids_a[: train_a.shape[0]], ids_b[: train_b.shape[0]]
-    ca, cb = ids_a[train_a.shape[0]:], ids_b[train_b.shape[0]:]
+    Args:
+        events: the chosen events.
+        counts: ``(2, 2)`` counts per order.
+        n_cert: certification rows ``(under P, under P')``.
+        eps, dlt, conf: the claim and the confidence.
+        n_train: training rows per side (reported in the counts).
+    """
+    alpha = per_bound_alpha(conf)
     results: _Results = {}
-    for order, (sel_num, sel_den, cert_num, cert_den) in (("P/P'", (ta, tb, ca, cb)), ("P'/P", (tb, ta, cb, ca))):
-        event, proj = choose_atom_event(sel_num, sel_den, labels, n_cert=sel_num.size, n_cert_prime=sel_den.size,
-                                        epsilon=eps, delta=dlt, alpha=alpha)
-        k, kp = int(event.contains(cert_num).sum()), int(event.contains(cert_den).sum())
-        results[order] = (certify_event(k, cert_num.size, kp, cert_den.size, epsilon=eps, delta=dlt, alpha=alpha),
-                          event.describe(), proj)
-    return results, {"atoms": len(labels)}
-
-
-def _classifier(train_a: np.ndarray, train_b: np.ndarray, cert_a: np.ndarray, cert_b: np.ndarray, *, eps: float,
-                dlt: float, alpha: float, rng: np.random.Generator, seed: int,
-                fit: tuple[int, int]) -> tuple[_Results, dict[str, Any]]:
-    """A learned score (fitted on the first ``fit`` training rows), one threshold event per order on it."""
-    from .classifier import fit_score
-    from .sniper import choose_threshold_event
-
-    fa, fb = fit
-    score = fit_score(train_a[:fa].astype(float), train_b[:fb].astype(float), seed=seed)
-    sel_a, sel_b = score(train_a[fa:]), score(train_b[fb:])
-    cert_sa, cert_sb = score(cert_a), score(cert_b)
-    results: _Results = {}
-    for order, direction, (sel_num, sel_den, cert_num, cert_den) in (
-            ("P/P'", 1, (sel_a, sel_b, cert_sa, cert_sb)), ("P'/P", -1, (sel_b, sel_a, cert_sb, cert_sa))):
-        event, proj = choose_threshold_event(sel_num, sel_den, direction=direction, n_cert=sel_num.size,
-                                             n_cert_prime=sel_den.size, epsilon=eps, delta=dlt, alpha=alpha)
-        k = int(event.contains(cert_num, rng).sum())
-        kp = int(event.contains(cert_den, rng).sum())
-        results[order] = (certify_event(k, cert_num.size, kp, cert_den.size, epsilon=eps, delta=dlt, alpha=alpha),
-                          event.describe(), proj)
-    return results, {"fit_rows": [fa, fb], "features": score.features.size}
+    for i, order in enumerate(ORDER_NAMES):
+        n_num, n_den = n_cert if i == 0 else (n_cert[1], n_cert[0])
+        event, proj = events.events[order]
+        results[order] = (certify_event(int(counts[i, 0]), n_num, int(counts[i, 1]), n_den, epsilon=eps, delta=dlt,
+                                        alpha=alpha), event.describe(), proj)
+    return _report(results, events.info, eps=eps, dlt=dlt, conf=conf, method=events.method, n_train=n_train)
 
 
 def _report(results: _Results, info: dict[str, Any], *, eps: float, dlt: float,
