@@ -13,20 +13,26 @@
    the certified lower bound at the largest count is printed.
 
 3. ``--large N``: the two mechanisms compared with DP-Sniper's published
-   bounds, audited once at ``N`` samples per input.
+   bounds (``--cases``), audited once at ``N`` samples per input at each
+   ``--confidence``; above ``MAX_IN_MEMORY`` samples ``audit_mechanism``
+   streams the certification samples (memory independent of ``N``). Prints
+   the time, samples per second (both inputs) and the peak resident memory.
+   ``--skip-throughput --skip-power`` runs this part alone.
 
 Run:  python benchmarks/bench_auditor.py [--samples 1000000] [--repeats 3] [--epsilon 0.1] [--seeds 0 1 2]
-      [--large 10000000]
+      [--large 220000000 --confidence 0.9 0.95 --cases noisy-max-value-alg7 --skip-throughput --skip-power]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 
 import numpy as np
 from common import median_time
 
 from accounting.auditing import audit_mechanism, audit_samples, draw_samples
+from accounting.auditing.mechanism import MAX_SELECT
 from accounting.auditing.testbed import laplace_mechanism, testbed_cases
 
 SCAN = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
@@ -75,13 +81,30 @@ def power(epsilon: float, seeds: list[int], scan: tuple[int, ...]) -> None:
         print(f"| {name} | {case.private} | {shown} | {bounds} |")
 
 
-def large(epsilon: float, samples: int) -> None:
-    print(f"\nlarge samples: {samples:,} per input, seed 0, claimed epsilon {epsilon}")
-    for name in ("noisy-max-value-alg7", "svt-noisy-answers"):
+COMPARED = ("noisy-max-value-alg7", "svt-noisy-answers")
+"""The testbed cases with a published DP-Sniper bound (ReportNoisyMax3 and SparseVectorTechnique3)."""
+
+
+def large(epsilon: float, samples: int, confidences: list[float], names: list[str], max_select: int) -> None:
+    """Audit each case once at ``samples`` per input (streaming above ``MAX_IN_MEMORY``), at each confidence."""
+    print(f"\nlarge samples: {samples:,} per input, seed 0, claimed epsilon {epsilon}, max_select {max_select:,}")
+    print("| mechanism | confidence | certified epsilon lower bound | violation | event | k, k' / n | time (s) |"
+          " samples/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in names:
         case = testbed_cases(epsilon)[name]
-        seconds, r = median_time(lambda case=case: _audit(case, samples, 0), 1)
-        print(f"{name}: certified epsilon lower bound {r.epsilon_lower_bound:.4f}, violation {r.violation}, "
-              f"{seconds:.0f} s")
+        for conf in confidences:
+            def run(case=case, conf=conf):
+                return audit_mechanism(case.mechanism, case.data, case.data_prime, epsilon=case.epsilon,
+                                       delta=case.delta, samples=samples, seed=0, confidence=conf,
+                                       max_select=max_select)
+            seconds, r = median_time(run, 1)
+            c = r.counts
+            print(f"| {name} | {conf} | {r.epsilon_lower_bound:.4f} | {r.violation} | {r.event} | "
+                  f"{c['k']:,}, {c['k_prime']:,} / {c['n']:,} | {seconds:.0f} | {2 * samples / seconds:,.0f} |",
+                  flush=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak resident memory of the process: {peak:,.0f} MB")
 
 
 def main() -> None:
@@ -91,14 +114,22 @@ def main() -> None:
     parser.add_argument("--epsilon", type=float, default=0.1)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--skip-power", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--large", type=int, default=0, metavar="N",
-                        help="also audit the two DP-Sniper comparison cases at N samples per input (e.g. 10000000)")
+                        help="also audit the DP-Sniper comparison cases at N samples per input (e.g. 220000000)")
+    parser.add_argument("--confidence", type=float, nargs="+", default=[0.95],
+                        help="confidences of the --large audits (DP-Sniper's is 0.9)")
+    parser.add_argument("--cases", nargs="+", default=list(COMPARED), choices=sorted(testbed_cases()),
+                        help="testbed cases of the --large audits")
+    parser.add_argument("--max-select", type=int, default=MAX_SELECT,
+                        help="rows per input choosing the event when streaming")
     args = parser.parse_args()
-    throughput(args.samples, args.repeats)
+    if not args.skip_throughput:
+        throughput(args.samples, args.repeats)
     if not args.skip_power:
         power(args.epsilon, args.seeds, SCAN)
     if args.large:
-        large(args.epsilon, args.large)
+        large(args.epsilon, args.large, args.confidence, args.cases, args.max_select)
 
 
 if __name__ == "__main__":
