@@ -8,6 +8,11 @@ drawn between progress updates). A mechanism whose signature has a ``size``
 parameter is called once per block, ``mechanism(data, rng, size=k)``, and must
 return ``k`` outputs stacked on a leading axis (vectorized); otherwise it is
 called once per sample, ``mechanism(data, rng)``.
+
+:func:`audit_mechanism` holds all samples in memory up to ``max_in_memory``
+per input and streams above it: only the training rows (bounded by
+``max_train`` and ``max_select``) and one block at a time are held, so
+DP-Sniper's sample sizes (about ``2.2e8`` per input) can be audited.
 """
 
 from __future__ import annotations

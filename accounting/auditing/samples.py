@@ -13,7 +13,7 @@ The procedure (one pass, every step seeded by ``seed``):
 
    * ``"exact"`` (categorical, non-numeric dtype, or at most :data:`MAX_ATOMS`
      distinct rows in the training part): events are sets of output values
-     (:mod:`.events`);
+     seen in the choosing rows (:mod:`.events`);
    * ``"classifier"`` (numeric outputs otherwise): a logistic-regression score
      (:mod:`.classifier`) is fitted on the first training rows, and on the
      others the DP-Sniper-style randomized threshold event on that score is
@@ -27,6 +27,13 @@ The procedure (one pass, every step seeded by ``seed``):
    ``epsilon_lower_bound <= epsilon`` and ``delta_lower_bound <= delta`` with
    probability at least ``confidence`` over the draw of the samples, which
    must be independent draws of the mechanism on the two inputs.
+
+The steps after the shuffle (:func:`choose_method`, :func:`split_sizes`,
+:func:`choose_exact` or :func:`fit_classifier` and :func:`choose_threshold`,
+:meth:`ChosenEvents.count`, :func:`certified_report`) are shared with the
+streaming path of :func:`~accounting.auditing.mechanism.audit_mechanism`,
+which feeds them rows drawn block by block and adds up the counts of the
+blocks (counts of disjoint rows add up, so the certification is the same).
 """
 
 from __future__ import annotations
