@@ -26,7 +26,7 @@ from topology.validation import check_integer, check_real
 
 from ..errors import AsyncdpError
 
-__all__ = ["ResourceLimitError", "count", "positive_int", "nonnegative_int", "finite_float",
+__all__ = ["ResourceLimitError", "integer", "count", "positive_int", "nonnegative_int", "finite_float",
            "available_memory", "format_bytes", "require_memory"]
 
 
@@ -46,6 +46,11 @@ def _integer(text: str) -> int:
     if not math.isfinite(value) or value != int(value) or not any(c in text.lower() for c in "e"):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
     return int(value)
+
+
+def integer(text: str) -> int:
+    """argparse type: any integer (range checked by the command); ``1e6`` is accepted for 1000000."""
+    return _integer(text)
 
 
 def count(text: str) -> int:

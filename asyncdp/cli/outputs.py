@@ -9,8 +9,9 @@ One rule for every output option (``--json``, ``--out``, ``-o``, ``--ledger``,
   directory must be writable (a probe file is created and removed there, so a
   read-only file system or a permission problem is reported at once).
 * **Missing parent directories are created** (for every option alike).
-* **Existing files are overwritten, and the command says so**: the line
-  announcing the file ends with ``(replaced an existing file)``.
+* **Existing files are overwritten, and the command says so**: one line
+  ``asyncdp: replaced existing file PATH`` on stderr per replaced file
+  (stdout keeps only the command's own output).
 * **No partial file**: a file is written to a temporary name in the same
   directory and renamed over the target only once complete; on an error or
   Ctrl-C (exit code 130) the temporary file is removed.
@@ -20,8 +21,8 @@ One rule for every output option (``--json``, ``--out``, ``-o``, ``--ledger``,
 Example:
     >>> import tempfile, pathlib
     >>> target = prepare_file(pathlib.Path(tempfile.mkdtemp()) / "sub" / "r.json", "--json", (".json",))
-    >>> print(target.write_text("{}").split(": ")[0])  # doctest: +ELLIPSIS
-    wrote ...r.json
+    >>> target.write_text("{}").name
+    'r.json'
     >>> prepare_file("r.txt", "--json", (".json",))
     Traceback (most recent call last):
     ...
@@ -30,7 +31,9 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -48,6 +51,16 @@ class OutputError(AsyncdpError, ValueError):
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _file_mode(path: Path) -> int:
+    """The replaced file's mode, else the default of a new file (0666 less the umask)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _check_ancestors(path: Path, option: str) -> None:
@@ -90,11 +103,13 @@ class OutputFile:
     option: str
     existed: bool
 
-    def write(self, writer: Callable[[Path], Any]) -> str:
+    def write(self, writer: Callable[[Path], Any]) -> Path:
         """Call ``writer(tmp)`` on a temporary file of the same suffix, then rename it to :attr:`path`.
 
+        A replaced file is announced on stderr (``asyncdp: replaced existing file PATH``).
+
         Returns:
-            The line to print: ``wrote PATH`` (plus ``(replaced an existing file)``).
+            :attr:`path`.
 
         Raises:
             OutputError: the file could not be written (the temporary file is removed).
@@ -104,6 +119,7 @@ class OutputFile:
         tmp = Path(name)
         try:
             writer(tmp)
+            os.chmod(tmp, _file_mode(self.path))  # mkstemp makes 0600; give the mode a new file would get
             os.replace(tmp, self.path)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
@@ -111,10 +127,12 @@ class OutputFile:
         except BaseException:  # KeyboardInterrupt included: never leave a partial file
             tmp.unlink(missing_ok=True)
             raise
-        return f"wrote {self.path}" + (" (replaced an existing file)" if self.existed else "")
+        if self.existed:
+            print(f"asyncdp: replaced existing file {self.path}", file=sys.stderr)
+        return self.path
 
-    def write_text(self, text: str) -> str:
-        """Write ``text`` (UTF-8) atomically; the line to print (see :meth:`write`)."""
+    def write_text(self, text: str) -> Path:
+        """Write ``text`` (UTF-8) atomically (see :meth:`write`)."""
         return self.write(lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
     def _temp(self) -> tuple[int, str]:
@@ -139,14 +157,21 @@ class OutputDir:
     option: str
     existing: frozenset[str]
 
+    def written(self, since: float) -> list[Path]:
+        """The files of the directory (recursively) modified at or after ``since`` (a ``time.time()``)."""
+        return sorted(f for f in self.path.rglob("*") if f.is_file() and f.stat().st_mtime >= since - 1e-3)
+
+    def note_replaced(self, files: Iterable[str | os.PathLike[str]]) -> None:
+        """Announce on stderr each of ``files`` that replaced a file already in the directory."""
+        for f in map(Path, files):
+            if f.name in self.existing and f.parent.resolve() == self.path.resolve():
+                print(f"asyncdp: replaced existing file {f}", file=sys.stderr)
+
     def report(self, files: Iterable[str | os.PathLike[str]]) -> str:
-        """Lines telling where ``files`` were written, and which of them replaced an existing file."""
+        """Lines telling where ``files`` were written; a replaced file is also announced on stderr."""
         names = [Path(f) for f in files]
-        lines = [f"wrote {len(names)} file(s) to {self.path}:"]
-        for f in names:
-            replaced = f.name in self.existing and f.parent.resolve() == self.path.resolve()
-            lines.append(f"  {f}" + ("  (replaced an existing file)" if replaced else ""))
-        return "\n".join(lines)
+        self.note_replaced(names)
+        return "\n".join([f"wrote {len(names)} file(s) to {self.path}:"] + [f"  {f}" for f in names])
 
 
 def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[str] | None = None) -> OutputFile:
@@ -156,13 +181,15 @@ def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[s
         path: the file named on the command line.
         option: the option (``"--json"``, ``"-o"``, ...), used in messages.
         suffixes: accepted suffixes (lower case, with the dot); ``None`` accepts any.
+            A Parquet suffix also needs ``pyarrow`` to be installed.
 
     Returns:
         An :class:`OutputFile` to write with.
 
     Raises:
-        OutputError: unknown suffix; the path is a directory or sits under a
-            file; the directory cannot be created or written.
+        OutputError: unknown suffix (or Parquet without pyarrow); the path is
+            a directory or sits under a file; the directory cannot be created
+            or written.
 
     Example:
         >>> prepare_file("/", "--json").path  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -175,6 +202,8 @@ def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[s
         if p.suffix.lower() not in known:
             found = repr(p.suffix) if p.suffix else "no suffix"
             raise OutputError(f"{option} {p}: unknown suffix {found} (use {', '.join(known)})")
+    if p.suffix.lower() in (".parquet", ".pq") and importlib.util.find_spec("pyarrow") is None:
+        raise OutputError(f"{option} {p}: writing Parquet needs the optional pyarrow (pip install pyarrow)")
     if p.is_dir():
         raise OutputError(f"{option} {p}: is a directory")
     _check_ancestors(p, option)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from typing import Any
+
+from .arguments import count, nonnegative_int, require_memory
+from .outputs import prepare_file
 
 __all__ = ["register", "check_command", "EXIT_CODES"]
 
@@ -28,23 +31,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "on its realized schedule (any timing, lossy links), audit the engine's transcripts black-box, and search "
         "the worst adjacent pair of the paper's class.",
         epilog="exit codes: 0 pass, 1 violation, 3 inconclusive, 4 no-claim, 2 unusable input (one "
-        "'asyncdp: error:' line). The statistical witnesses share 1 - confidence (union bound).",
+        "'asyncdp: error:' line), 130 interrupted. The statistical witnesses share 1 - confidence (union bound). "
+        "Output files are checked before the check runs; an existing file is replaced (said on stderr).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     c.add_argument("script", metavar="SCRIPT.py")
-    c.add_argument("--runs", type=int, default=2000,
+    c.add_argument("--runs", type=count, default=2000,
                    help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
     c.add_argument("--delta", type=float, default=1e-6, help="delta for the tight (PLD) epsilon")
     c.add_argument("--confidence", type=float, default=0.95,
                    help="family-wise confidence of the statistical witnesses")
-    c.add_argument("--seed", type=int, default=0, help="the one seed of every draw of the check")
+    c.add_argument("--seed", type=nonnegative_int, default=0, help="the one seed of every draw of the check")
     c.add_argument("--engine", choices=("auto", "batch", "simpy"), default="auto",
                    help="engine of the runs (auto: batch where it applies, else SimPy)")
-    c.add_argument("--search-examples", type=int, default=30,
+    c.add_argument("--search-examples", type=nonnegative_int, default=30,
                    help="Hypothesis examples of the worst-case pair search (0: extremal pairs only)")
     c.add_argument("--worst-pair", metavar="OUT.py", default=None,
                    help="write the worst adjacent pair found as a runnable scenario script")
-    c.add_argument("--json", metavar="OUT", default=None,
+    c.add_argument("--json", metavar="OUT.json", default=None,
                    help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
     c.set_defaults(func=check_command)
     from . import audit  # ``privacy audit MODULE.py``: the black-box auditor of any mechanism
@@ -61,19 +65,25 @@ def check_command(args: argparse.Namespace) -> int:
     from ..privacy.check import check_privacy
     from ..scenario import load_script
 
+    worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",))
+    json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
+    require_memory(_check_memory_estimate(loaded["scenario"], args.runs), f"--runs {args.runs}",
+                   "released messages and trajectories of every run of both scenarios")
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)
     print(report.to_table())
-    if args.worst_pair and report.worst_pair_script is not None:
-        out = Path(args.worst_pair)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report.worst_pair_script)
-        print(f"worst adjacent pair written to {out}")
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
+    if worst_pair and report.worst_pair_script is not None:
+        worst_pair.write_text(report.worst_pair_script)
+        print(f"worst adjacent pair written to {worst_pair.path}")
+    if json_out:
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
-        out.write_text(json.dumps(data, indent=2))
+        json_out.write_text(json.dumps(data, indent=2))
     return EXIT_CODES[report.verdict]
+
+
+def _check_memory_estimate(scenario: Any, runs: int) -> float:
+    """Bytes the check's engine runs hold (order of magnitude): both scenarios, every run, round and agent."""
+    p = scenario.problem
+    return 2.0 * runs * float(scenario.horizon) * p.num_agents * (16.0 * p.dim + 16.0)

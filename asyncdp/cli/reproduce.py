@@ -2,8 +2,9 @@
 
 ``NAME`` is a key of :data:`asyncdp.reproduce.EXPERIMENTS`; an unknown name is
 a user error: exit code 2 and one ``asyncdp: error: ... invalid choice ...``
-line on stderr. Progress lines of experiments that report progress go to
-stderr; the result table goes to stdout.
+line on stderr. A start line and the progress lines of experiments that
+report progress go to stderr; the result table and the list of files written
+go to stdout. ``--out`` follows :mod:`asyncdp.cli.outputs`.
 
 Example:
     asyncdp reproduce huang2015-fig1 --runs 5000 --tune-runs 500 --out out/fig1 --seed 2015
@@ -14,6 +15,12 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .arguments import count, nonnegative_int
+from .outputs import prepare_dir
 
 __all__ = ["register", "reproduce_command"]
 
@@ -28,16 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "choice the paper leaves open and the trend checks) and a figure to --out.",
     )
     p.add_argument("experiment", metavar="EXPERIMENT", help="one of: " + ", ".join(sorted(EXPERIMENT_NAMES)))
-    p.add_argument("--out", default=None, help="output directory (default: out/EXPERIMENT)")
-    p.add_argument("--runs", type=int, default=None, help="Monte-Carlo runs per point (default: the experiment's)")
-    p.add_argument("--tune-runs", type=int, default=None, help="runs per tuning evaluation (huang2015-fig1)")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: the experiment's)")
+    p.add_argument("--out", default=None, help="output directory (default: out/EXPERIMENT; checked before the "
+                   "run and created if missing; files already there are replaced, said on stderr)")
+    p.add_argument("--runs", type=count, default=None, help="Monte-Carlo runs per point (default: the experiment's)")
+    p.add_argument("--tune-runs", type=count, default=None, help="runs per tuning evaluation (huang2015-fig1)")
+    p.add_argument("--seed", type=nonnegative_int, default=None, help="seed (default: the experiment's)")
     p.set_defaults(func=reproduce_command)
 
 
 def reproduce_command(args: argparse.Namespace) -> int:
-    """Run the experiment, print its table; exit code 0."""
-    from ..errors import ScenarioError
+    """Run the experiment, print its table and where it wrote its files; exit code 0.
+
+    The output directory is checked (and created) before the experiment runs.
+    A missing optional package is one ``asyncdp: error:`` line naming it.
+    """
+    from ..errors import AsyncdpError, ScenarioError
     from ..reproduce import EXPERIMENTS, TABLES
 
     if args.experiment not in EXPERIMENTS:
@@ -53,8 +65,30 @@ def reproduce_command(args: argparse.Namespace) -> int:
         if name not in accepted:
             raise ScenarioError(f"experiment {args.experiment!r} has no option --{name.replace('_', '-')}")
         kwargs[name] = value
+    out = prepare_dir(args.out or f"out/{args.experiment}", "--out")
     if "progress" in accepted:
         kwargs["progress"] = lambda msg: print(msg, file=sys.stderr, flush=True)
-    summary = fn(args.out or f"out/{args.experiment}", **kwargs)
+    print(f"reproducing {args.experiment} into {out.path} ...", file=sys.stderr, flush=True)
+    started = time.time()
+    try:
+        summary = fn(str(out.path), **kwargs)
+    except ImportError as exc:  # an optional extra (OptionalDependencyError says which already)
+        if isinstance(exc, AsyncdpError):
+            raise
+        missing = exc.name or str(exc)
+        raise ScenarioError(f"experiment {args.experiment!r} needs the optional package {missing!r}, which is not "
+                            f"installed (pip install 'asyncdp[datasets]' or pip install {missing})") from None
     print(TABLES[args.experiment](summary))
+    files = _files_of(summary) or out.written(started)
+    print(out.report(files))
     return 0
+
+
+def _files_of(summary: Any) -> list[str]:
+    """The paths an experiment reports in ``summary["files"]`` (a dict or a list), if any."""
+    files = summary.get("files") if isinstance(summary, dict) else None
+    if isinstance(files, dict):
+        return [str(v) for v in files.values() if isinstance(v, (str, Path))]
+    if isinstance(files, (list, tuple)):
+        return [str(v) for v in files if isinstance(v, (str, Path))]
+    return []

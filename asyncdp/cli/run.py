@@ -1,16 +1,30 @@
 """``asyncdp run SCRIPT.py``: run a scenario script and print its summary table.
 
 A scenario script is a Python file defining a module-level ``scenario`` (a
-:class:`~asyncdp.scenario.Scenario`, or a function returning one).
+:class:`~asyncdp.scenario.Scenario`, or a function of no arguments returning
+one). Output files follow :mod:`asyncdp.cli.outputs` (checked before the run,
+parents created, an existing file replaced with a note on stderr). Before
+running, the topology is audited against the assumptions of the algorithm's
+paper (:func:`topology.audit`): a failed assumption is a warning on stderr
+naming it, since the paper's guarantees then need not hold.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+import sys
+from typing import Any
 
-__all__ = ["register", "run_command"]
+from .arguments import count, nonnegative_int, require_memory
+from .outputs import prepare_file
+
+__all__ = ["register", "run_command", "assumption_warnings", "simpy_memory_estimate"]
+
+LEDGER_SUFFIXES = (".json", ".parquet", ".csv")
+TRANSCRIPT_SUFFIXES = (".npz", ".parquet", ".json")
+AUDIT_MAX_ROUNDS = 1000
+"""Rounds of the topology audited before a run (at most)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,19 +35,70 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run the `scenario` defined in SCRIPT.py on the SimPy engine and print a summary table.",
     )
     p.add_argument("script", metavar="SCRIPT.py", help="a Python file that defines `scenario`")
-    p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    p.add_argument("--horizon", type=int, default=None, help="override the scenario's horizon T")
-    p.add_argument("--json", metavar="OUT", default=None, help="also write the summary (and metadata) as JSON to OUT")
+    p.add_argument("--seed", type=nonnegative_int, default=None, help="override the scenario's seed")
+    p.add_argument("--horizon", type=count, default=None, help="override the scenario's horizon T (1e4 accepted)")
+    p.add_argument("--json", metavar="OUT.json", default=None,
+                   help="also write the summary (and metadata) as JSON to OUT.json")
     p.add_argument("--ledger", metavar="FILE", default=None, help="write the ledger (.json, .parquet or .csv)")
     p.add_argument("--transcript", metavar="FILE", default=None,
                    help="write the transcript (.npz, .parquet or .json)")
     p.set_defaults(func=run_command)
 
 
+def simpy_memory_estimate(scenario: Any) -> float:
+    """Bytes a SimPy run of ``scenario`` holds at its end (order of magnitude).
+
+    Per agent and round: the trajectory, times and staleness (``8 (n + 2)``
+    bytes), a ledger record (~600 bytes of Python objects) and, when the
+    transcript is recorded, one message per out-link (~``8 n + 200`` bytes).
+    """
+    n_agents, dim, horizon = scenario.problem.num_agents, scenario.problem.dim, scenario.horizon
+    per_round = 8.0 * (dim + 2) + 600.0
+    if scenario.record_transcript:
+        w = scenario.topology.weights(1)
+        links = max(int(w.nnz) / n_agents, 1.0)
+        per_round += links * (8.0 * dim + 200.0)
+    return float(horizon) * n_agents * per_round
+
+
+def assumption_warnings(scenario: Any) -> list[str]:
+    """Warnings for the assumptions of the algorithm's paper that the scenario's topology breaks.
+
+    Audits rounds ``1..min(horizon, AUDIT_MAX_ROUNDS)`` with :func:`topology.audit`
+    under the assumption set of the algorithm's paper record
+    (:func:`asyncdp.algorithms.registry.get_spec`); an algorithm with no record
+    gets no warning.
+
+    Returns:
+        One line per failed assumption (empty when all hold).
+
+    Example:
+        >>> from asyncdp.algorithms import Showkatbakhsh
+        >>> assumption_warnings(Showkatbakhsh.example_scenario())
+        []
+    """
+    from topology.audit import audit
+
+    from ..algorithms.registry import NotSupportedError, get_spec
+
+    try:
+        name = get_spec(scenario.algorithm, "topology").topology
+    except NotSupportedError:
+        return []
+    report = audit(scenario.topology, name, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
+    return [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
+            f"{a.witness}; the paper's guarantees need not hold" for a in report.failed()]
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp run``; returns the exit code."""
     from ..scenario import load_script
 
+    outputs = {
+        "json": args.json and prepare_file(args.json, "--json", (".json",)),
+        "ledger": args.ledger and prepare_file(args.ledger, "--ledger", LEDGER_SUFFIXES),
+        "transcript": args.transcript and prepare_file(args.transcript, "--transcript", TRANSCRIPT_SUFFIXES),
+    }
     scenario = load_script(args.script)["scenario"]
     changes = {}
     if args.seed is not None:
@@ -42,16 +107,22 @@ def run_command(args: argparse.Namespace) -> int:
         changes["horizon"] = args.horizon
     if changes:
         scenario = scenario.replace(**changes)
+    horizon = f"--horizon {scenario.horizon}" if args.horizon is not None else f"the horizon {scenario.horizon}"
+    require_memory(simpy_memory_estimate(scenario), f"{horizon} (with {scenario.problem.num_agents} agents)",
+                   "trajectory, ledger and transcript of every agent and round")
+    for line in assumption_warnings(scenario):
+        print(f"asyncdp: warning: {line}", file=sys.stderr)
     result = scenario.run()
     print(result.summary_table())
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2, default=str))
-    if args.ledger:
-        Path(args.ledger).parent.mkdir(parents=True, exist_ok=True)
-        result.ledger.save(args.ledger)
-    if args.transcript and result.transcript is not None:
-        Path(args.transcript).parent.mkdir(parents=True, exist_ok=True)
-        result.transcript.save(args.transcript)
+    if outputs["json"]:
+        outputs["json"].write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2,
+                                              default=str))
+    if outputs["ledger"]:
+        outputs["ledger"].write(result.ledger.save)
+    if outputs["transcript"]:
+        if result.transcript is None:
+            print("asyncdp: note: --transcript not written: the scenario does not record a transcript "
+                  "(record_transcript=False)", file=sys.stderr)
+        else:
+            outputs["transcript"].write(result.transcript.save)
     return 0

@@ -24,13 +24,15 @@ from topology.audit import ALGORITHMS, audit
 from topology.errors import ParameterError
 from topology.io import load_sequence, save_sequence
 from topology.sequence import GraphSequence, from_networkx
-from topology.validation import check_integer, check_real
 from topology.weights import WEIGHT_RULES
+
+from .arguments import finite_float, nonnegative_int, positive_int, require_memory
+from .outputs import prepare_file
 
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["register", "GENERATE_KINDS", "STATIC_GRAPHS"]
+__all__ = ["register", "GENERATE_KINDS", "STATIC_GRAPHS", "generate_memory_estimate"]
 
 STATIC_GRAPHS: tuple[str, ...] = ("ring", "complete", "path", "star")
 """Graphs accepted by ``generate static --graph`` (and ``link-failures --base``)."""
@@ -44,27 +46,14 @@ _RULES = tuple(WEIGHT_RULES)
 # -- argument types ----------------------------------------------------------------
 
 
-def _parse(kind: type, text: str) -> Any:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+_positive_int = positive_int
+"""argparse type: an integer >= 1 (``1e4`` accepted; :func:`asyncdp.cli.arguments.count`)."""
 
+_nonnegative_int = nonnegative_int
+"""argparse type: an integer >= 0."""
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (checked by :func:`topology.validation.check_integer`)."""
-    return check_integer(_parse(int, text), "value", minimum=1, error=argparse.ArgumentTypeError)
-
-
-def _nonnegative_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    return check_integer(_parse(int, text), "value", minimum=0, error=argparse.ArgumentTypeError)
-
-
-def _finite_float(text: str) -> float:
-    """argparse type: a finite number (checked by :func:`topology.validation.check_real`)."""
-    return check_real(_parse(float, text), "value", error=argparse.ArgumentTypeError)
+_finite_float = finite_float
+"""argparse type: a finite number."""
 
 
 # -- audit ---------------------------------------------------------------------------
@@ -73,20 +62,16 @@ def _finite_float(text: str) -> float:
 def _cmd_audit(args: argparse.Namespace) -> int:
     if args.B is not None and args.algorithm != "dpsda-ps":
         raise ParameterError(f"--B applies only to --algorithm dpsda-ps, not {args.algorithm}")
+    out = args.out and prepare_file(args.out, "--out")
     seq = load_sequence(args.file)
     kwargs: dict[str, Any] = {} if args.B is None else {"B": args.B}
     report = audit(seq, args.algorithm, horizon=args.horizon, **kwargs)
     text = report.to_json(indent=2) if args.json else report.to_table()
-    _emit(text, args.out)
-    return 0
-
-
-def _emit(text: str, out: str | None) -> None:
-    if out is None:
-        print(text)
+    if out:
+        out.write_text(text + "\n")
     else:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        print(text)
+    return 0
 
 
 # -- info ----------------------------------------------------------------------------
@@ -242,9 +227,52 @@ def _gen_b_connected(args: argparse.Namespace) -> tuple[GraphSequence, int | Non
     return seq, args.rounds
 
 
+# bytes per node and per directed link of a networkx graph plus its sparse weights and JSON text (measured
+# order of magnitude: networkx holds ~2 dict entries per link and node)
+_NODE_BYTES, _LINK_BYTES = 600.0, 250.0
+
+
+def generate_memory_estimate(args: argparse.Namespace) -> tuple[float, str]:
+    """Bytes ``topology generate`` would hold for ``args`` (order of magnitude) and the parameter to name.
+
+    Links per round: ring ``2N``, path and star ``2(N - 1)``, complete ``N(N - 1)``,
+    Erdos-Renyi ``p N (N - 1)``, geometric up to ``N(N - 1)``, B-connected
+    about ``2N`` (directed links counted once each way). Random kinds hold
+    ``--rounds`` graphs; periodic ones one period.
+
+    Example:
+        >>> ns = argparse.Namespace(kind="static", graph="complete", nodes=100_000, rounds=None)
+        >>> generate_memory_estimate(ns)[0] > 1e12
+        True
+    """
+    n = float(getattr(args, "nodes", None) or 0)
+    kind = args.kind
+    rounds = float(getattr(args, "rounds", None) or 1)
+    if kind == "static":
+        graph = args.graph
+        links = n * (n - 1) if graph == "complete" else 2.0 * n
+        rounds, what = 1.0, f"--nodes {int(n)} (a {graph} graph)"
+    elif kind == "erdos-renyi":
+        links, what = float(args.p) * n * (n - 1), f"--nodes {int(n)} with --p {args.p!r} and --rounds {int(rounds)}"
+    elif kind == "geometric":
+        links, what = n * (n - 1), f"--nodes {int(n)} with --rounds {int(rounds)}"
+    elif kind == "link-failures":
+        base = getattr(args, "base", "")
+        links = n * (n - 1) if base == "complete" else 2.0 * n
+        what = f"--nodes {int(n)} (base {base}) with --rounds {int(rounds)}"
+    else:  # b-connected
+        links, what = 2.0 * n, f"--nodes {int(n)}"
+        rounds = max(rounds, float(getattr(args, "B", 1) or 1))
+    per_round = n * _NODE_BYTES + links * _LINK_BYTES
+    return per_round * rounds if kind != "static" else per_round, what
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
+    out = prepare_file(args.output, "-o", (".json",))
+    estimate, what = generate_memory_estimate(args)
+    require_memory(estimate, what, "graph, weights and JSON text of every round written")
     seq, horizon = args.builder(args)
-    save_sequence(seq, args.output, horizon=horizon)
+    out.write(lambda tmp: save_sequence(seq, tmp, horizon=horizon))
     written = f"{horizon} rounds" if horizon is not None else f"one period of {seq.period or seq.length} round(s)"
     print(f"wrote {args.output}: {args.kind}, {seq.num_nodes} nodes, {written}")
     return 0
@@ -259,7 +287,8 @@ def _add_common(p: argparse.ArgumentParser, *, rounds_required: bool, rounds_hel
     if seed:
         p.add_argument("--seed", type=_nonnegative_int, default=0, help="nonnegative random seed (default 0)")
     p.add_argument("--rule", choices=_RULES, default=None, help=rule_help)
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="output topology file (JSON)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.json",
+                   help="output topology file (JSON; parents created; an existing file is replaced, said on stderr)")
 
 
 def _register_generate(sub: argparse._SubParsersAction) -> None:

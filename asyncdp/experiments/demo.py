@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 import topology
+from topology.validation import check_integer
 
 from ..algorithms.huang2015 import Huang2015
+from ..errors import ScenarioError
 from ..engine.links import LinkModel, Links, LogNormalLatency
 from ..problems.problem import rendezvous_problem
 from ..scenario import Scenario
@@ -40,7 +42,11 @@ def demo_scenario(seed: int = 2015) -> Scenario:
 
     ``(c, q, p) = (0.2, 0.3, 0.75)``: the noise has decayed by round 60, so
     the agents reach consensus (the best of a small grid on simulated error).
+
+    Raises:
+        ScenarioError: ``seed`` is not a nonnegative integer.
     """
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="demo_scenario")
     addresses = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(N_AGENTS, 2))
     graphs = topology.periodic([_strided_ring(N_AGENTS, s) for s in (1, 3, 7)], description="strided rings 1, 3, 7")
     return Scenario(rendezvous_problem(addresses), graphs, Huang2015(epsilon=1.0, c=0.2, q=0.3, p=0.75),
@@ -87,8 +93,22 @@ def run_demo(out_dir: str | Path = "out", *, seed: int = 2015, privacy_runs: int
 
     Returns:
         A dictionary of the printed numbers and the plot's path.
+
+    Raises:
+        ScenarioError: ``seed``, ``privacy_runs`` or ``batch_runs`` is not an
+            integer in range (seed >= 0, runs >= 1).
+
+    Example:
+        >>> run_demo(seed=-1)
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.ScenarioError: run_demo: seed must be >= 0, got -1
     """
     from ..privacy.check import check_privacy
+
+    seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_demo")
+    privacy_runs = check_integer(privacy_runs, "privacy_runs", minimum=1, error=ScenarioError, where="run_demo")
+    batch_runs = check_integer(batch_runs, "batch_runs", minimum=1, error=ScenarioError, where="run_demo")
 
     start = time.perf_counter()
     scenario = demo_scenario(seed)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -25,13 +26,46 @@ from .factories import _build, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
 
-__all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS"]
+__all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT"]
 
 EXECUTORS: tuple[str, ...] = ("inprocess", "processes", "dask")
 """Where tasks run: this process, a ``ProcessPoolExecutor``, or a Dask cluster."""
 
 AUTO_PROGRESS_TASKS = 20
 """With ``progress=None`` a bar is shown when there are more tasks than this and stderr is a TTY."""
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a Dask scheduler to answer (a server that is not one never does)."""
+
+
+def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> Any:
+    """``distributed.Client(scheduler)``, or a :class:`SweepError` within ``timeout`` seconds.
+
+    The connection runs in a daemon thread: a server that accepts the TCP
+    connection but never speaks Dask's protocol leaves ``Client`` waiting
+    past its own ``timeout``, so the wait is bounded here.
+    """
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = distributed.Client(scheduler, timeout=f"{timeout}s")
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="asyncdp-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise SweepError(f"no Dask scheduler answered at {scheduler!r} within {timeout:g} s "
+                         "(is the address that of a running Dask scheduler, e.g. tcp://host:8786?)")
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, (OSError, TimeoutError, ValueError)):
+            raise SweepError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from None
+        raise exc
+    return box["client"]
 
 
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None) -> dict[str, np.ndarray]:
@@ -136,10 +170,7 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[_Task], scheduler: str
         raise SweepError("executor 'dask' needs dask[distributed] (pip install 'dask[distributed]')") from exc
     cluster = None
     if scheduler is not None:
-        try:
-            client = distributed.Client(scheduler)
-        except (OSError, TimeoutError) as exc:
-            raise SweepError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from None
+        client = _connect(distributed, scheduler)
     elif local_cluster is not None:
         with warnings.catch_warnings():  # the scheduler's health endpoint falls back from a busy port 8787
             warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
