@@ -20,6 +20,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .arguments import nonnegative_int
+from .outputs import prepare_file
+
 __all__ = ["EXIT_NO_VIOLATION", "EXIT_VIOLATION", "register", "load_audit_module", "audit_command"]
 
 EXIT_NO_VIOLATION = 0
@@ -52,10 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--epsilon", type=float, default=None, help="claimed epsilon (default: MODULE.py's `epsilon`)")
     a.add_argument("--delta", type=float, default=None, help="claimed delta (default: MODULE.py's `delta`, else 0)")
     a.add_argument("--confidence", type=float, default=0.95, help="confidence of the certified bounds (default 0.95)")
-    a.add_argument("--seed", type=int, default=0, help="seed of the sampling and of the auditor (default 0)")
+    a.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling and of the auditor (default 0)")
     a.add_argument("--method", choices=("auto", "classifier", "exact"), default="auto",
                    help="event family (default auto: exact events for discrete outputs)")
-    a.add_argument("--json", metavar="OUT", default=None, help="write the report as JSON to OUT")
+    a.add_argument("--json", metavar="OUT.json", default=None,
+                   help="write the report as JSON to OUT.json (checked before sampling; parents created; "
+                   "an existing file is replaced, said on stderr)")
     a.set_defaults(func=audit_command)
 
 
@@ -97,6 +102,7 @@ def audit_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp privacy audit``; exit code 1 on a violation, 0 otherwise."""
     from accounting.auditing import AuditInputError, audit_mechanism
 
+    json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_audit_module(args.module)
     epsilon = args.epsilon if args.epsilon is not None else loaded.get("epsilon")
     if epsilon is None:
@@ -106,9 +112,7 @@ def audit_command(args: argparse.Namespace) -> int:
                              delta=delta, samples=args.samples, confidence=args.confidence, seed=args.seed,
                              method=args.method)
     print(report.summary())
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
+    if json_out:
         data = {"module": str(args.module), "samples": args.samples, "seed": args.seed, **report.to_dict()}
-        out.write_text(json.dumps(data, indent=2))
+        json_out.write_text(json.dumps(data, indent=2))
     return EXIT_VIOLATION if report.violation else EXIT_NO_VIOLATION

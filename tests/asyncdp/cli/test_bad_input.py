@@ -82,3 +82,330 @@ def test_sweep_factory_raising_names_the_users_line(tmp_path: Path, capsys: pyte
     path.write_text("def factory(x):\n    return {}['missing']\n")
     line = main_error(capsys, ["sweep", str(path), "--grid", "x=1"])
     assert "f.py, line 2: KeyError: 'missing'" in line
+
+
+# -- 2. seeds -----------------------------------------------------------------------------------------
+
+USAGE_ERROR = re.compile(r"^asyncdp( [\w-]+)*: error: ")
+
+
+def usage_error_line(stderr: str) -> str:
+    """argparse's usage error: usage lines, then one ``asyncdp CMD: error:`` line; no traceback."""
+    assert "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if USAGE_ERROR.match(line)]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--seed", "-1"],
+    ["demo", "--seed", "-1"],
+    ["run", str(GOOD_SCRIPT), "--seed", "-1"],
+    ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--seed", "-1"],
+    ["reproduce", "huang2015-fig1", "--seed", "-1"],
+])
+def test_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert main(argv) == 2
+    line = usage_error_line(capsys.readouterr().err)
+    assert "argument --seed: value must be >= 0, got -1" in line
+
+
+def test_negative_seed_in_the_api() -> None:
+    from asyncdp.algorithms import Huang2015
+    from asyncdp.errors import ScenarioError
+    from asyncdp.experiments.demo import run_demo
+    from asyncdp.privacy.check import check_privacy
+
+    sc = Huang2015.example_scenario()
+    with pytest.raises(ScenarioError, match="seed must be >= 0, got -1"):
+        check_privacy(sc, sc, runs=10, seed=-1)
+    with pytest.raises(ScenarioError, match="run_demo: seed must be >= 0, got -1"):
+        run_demo(seed=-1)
+
+
+# -- 3. output paths ----------------------------------------------------------------------------------
+
+RUN = ["run", str(GOOD_SCRIPT), "--horizon", "3"]
+CHECK = ["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--runs", "20",
+         "--search-examples", "0"]
+SWEEP = ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--grid", "epsilon=1", "--runs", "2"]
+GENERATE = ["topology", "generate", "static", "--graph", "ring", "--nodes", "5"]
+
+
+def _ring_file(tmp_path: Path) -> Path:
+    ring = tmp_path / "ring.json"
+    if not ring.exists():
+        assert main([*GENERATE, "-o", str(ring)]) == 0
+    return ring
+
+
+# (name, argv before the option, option, file name): every file output option of every command
+FILE_OUTPUTS = [
+    ("run-json", RUN, "--json", "out.json"),
+    ("run-ledger", RUN, "--ledger", "ledger.csv"),
+    ("run-transcript", RUN, "--transcript", "t.npz"),
+    ("check-json", CHECK, "--json", "report.json"),
+    ("check-worst-pair", CHECK, "--worst-pair", "pair.py"),
+    ("sweep-out", SWEEP, "--out", "rows.csv"),
+    ("generate-o", GENERATE, "-o", "g.json"),
+    ("audit-out", ["topology", "audit", "RING", "--algorithm", "huang2015"], "--out", "audit.txt"),
+    ("privacy-audit-json", ["privacy", "audit", "MECH", "--samples", "200"], "--json", "audit.json"),
+]
+DIR_OUTPUTS = [("demo", ["demo"], "--out"), ("reproduce", ["reproduce", "huang2015-fig1"], "--out")]
+
+MECH = "import numpy as np\nepsilon = 1.0\ndata, data_prime = 0, 1\n" \
+       "def mechanism(d, rng):\n    return int(d + rng.integers(2))\n"
+
+
+def _argv(tmp_path: Path, argv: list[str]) -> list[str]:
+    out = []
+    for a in argv:
+        if a == "RING":
+            a = str(_ring_file(tmp_path))
+        elif a == "MECH":
+            (tmp_path / "mech.py").write_text(MECH)
+            a = str(tmp_path / "mech.py")
+        out.append(a)
+    return out
+
+
+def _computing_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail if a command starts computing (the output checks must come first)."""
+    import asyncdp.scenario
+
+    def no(*_a: object, **_k: object) -> None:
+        raise AssertionError("computed before checking the output path")
+
+    monkeypatch.setattr(asyncdp.scenario, "load_script", no)
+    monkeypatch.setattr(asyncdp.experiments.factories.ScriptFactory, "from_path", no)
+
+
+@pytest.mark.parametrize("errno_code", ["EROFS", "ENOSPC", "EACCES"])
+@pytest.mark.parametrize("case", [c[0] for c in FILE_OUTPUTS] + [c[0] for c in DIR_OUTPUTS])
+def test_unwritable_output_fails_before_computing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], case: str,
+                                                  errno_code: str) -> None:
+    import errno
+    import os
+
+    import asyncdp.cli.outputs as outputs
+    import asyncdp.experiments.factories  # noqa: F401
+
+    spec = {c[0]: c[1:] for c in FILE_OUTPUTS} | {c[0]: (*c[1:], "d") for c in DIR_OUTPUTS}
+    argv, option, name = spec[case]
+    argv = _argv(tmp_path, argv)
+    code = getattr(errno, errno_code)
+
+    def mkstemp(*_a: object, **_k: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(outputs.tempfile, "mkstemp", mkstemp)
+    _computing_forbidden(monkeypatch)
+    target = tmp_path / "sub" / name
+    line = main_error(capsys, [*argv, option, str(target)])
+    assert line.startswith(f"asyncdp: error: {option} {target}") and os.strerror(code) in line
+
+
+@pytest.mark.parametrize("case", [c[0] for c in FILE_OUTPUTS])
+def test_full_disk_while_writing_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], case: str) -> None:
+    import errno
+    import os
+
+    import asyncdp.cli.outputs as outputs
+
+    argv, option, name = {c[0]: c[1:] for c in FILE_OUTPUTS}[case]
+    argv = _argv(tmp_path, argv)
+    out_dir = tmp_path / "o"
+
+    def replace(*_a: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    code = 1 if case == "check-worst-pair" else 2  # no worst pair is written on a pass
+    if case == "check-worst-pair":
+        argv = [a.replace("privacy_check_rendezvous", "privacy_check_weak_noise") for a in argv]
+    line = main_error(capsys, [*argv, option, str(out_dir / name)], code=2) if code == 2 else None
+    if line is not None:
+        assert line == f"asyncdp: error: {option} {out_dir / name}: cannot write: No space left on device"
+    else:
+        assert main([*argv, option, str(out_dir / name)]) == 2
+        assert one_error_line(capsys.readouterr().err).endswith("cannot write: No space left on device")
+    assert list(out_dir.iterdir()) == []  # neither the file nor a temporary file
+
+
+def test_write_interrupted_leaves_no_partial_file(tmp_path: Path) -> None:
+    from asyncdp.cli.outputs import prepare_file
+
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    out = prepare_file(target, "--json", (".json",))
+
+    def writer(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        out.write(writer)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"] and target.read_text() == "old"
+
+
+@pytest.mark.parametrize("case", [c[0] for c in FILE_OUTPUTS])
+def test_output_under_an_existing_file_or_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str], case: str) -> None:
+    import asyncdp.experiments.factories  # noqa: F401
+
+    argv, option, name = {c[0]: c[1:] for c in FILE_OUTPUTS}[case]
+    argv = _argv(tmp_path, argv)
+    _computing_forbidden(monkeypatch)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = main_error(capsys, [*argv, option, str(blocker / name)])
+    assert line == f"asyncdp: error: {option} {blocker / name}: {blocker} is a file, not a directory"
+    folder = tmp_path / name
+    folder.mkdir()
+    line = main_error(capsys, [*argv, option, str(folder)])
+    assert line == f"asyncdp: error: {option} {folder}: is a directory"
+
+
+@pytest.mark.parametrize("case", [c[0] for c in DIR_OUTPUTS])
+def test_out_dir_that_is_or_sits_under_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str], case: str) -> None:
+    argv, option = {c[0]: c[1:] for c in DIR_OUTPUTS}[case]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    line = main_error(capsys, [*argv, option, str(blocker)])
+    assert line == f"asyncdp: error: {option} {blocker}: is a file, not a directory"
+    line = main_error(capsys, [*argv, option, str(blocker / "fig")])
+    assert line == f"asyncdp: error: {option} {blocker / 'fig'}: {blocker} is a file, not a directory"
+
+
+@pytest.mark.parametrize("case", ["run-ledger", "run-transcript", "check-json", "check-worst-pair",
+                                  "sweep-out", "generate-o"])
+def test_output_suffix_checked_before_computing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str], case: str) -> None:
+    import asyncdp.experiments.factories  # noqa: F401
+
+    argv, option, name = {c[0]: c[1:] for c in FILE_OUTPUTS}[case]
+    _computing_forbidden(monkeypatch)
+    line = main_error(capsys, [*_argv(tmp_path, argv), option, str(tmp_path / "out.xlsx")])
+    assert str(tmp_path / "out.xlsx") in line and "suffix" in line
+
+
+@pytest.mark.parametrize("case", ["run-json", "generate-o", "audit-out", "sweep-out"])
+def test_missing_parents_created_and_existing_file_replaced_with_a_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    argv, option, name = {c[0]: c[1:] for c in FILE_OUTPUTS}[case]
+    argv = _argv(tmp_path, argv)
+    target = tmp_path / "a" / "b" / name
+    assert main([*argv, option, str(target)]) == 0
+    assert target.is_file() and "replaced" not in capsys.readouterr().err
+    first = target.stat().st_mode & 0o777
+    assert first & 0o044 == 0o044 or first == 0o644 & ~0o022  # not the 0600 of a temporary file
+    assert main([*argv, option, str(target)]) == 0
+    err = capsys.readouterr().err
+    assert f"asyncdp: replaced existing file {target}" in err.splitlines()
+    assert sorted(p.name for p in target.parent.iterdir()) == [name]
+
+
+def test_sigint_exits_130_in_one_line_without_partial_file(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    script = tmp_path / "long.py"
+    script.write_text(
+        "import sys\nfrom asyncdp.algorithms import Huang2015\n"
+        "scenario = Huang2015.example_scenario().replace(horizon=10**6)\n"
+        "print('loaded', file=sys.stderr, flush=True)\n")
+    out = tmp_path / "o" / "r.json"
+    proc = subprocess.Popen([sys.executable, "-m", "asyncdp", "run", str(script), "--json", str(out)],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    deadline = time.time() + 60
+    while time.time() < deadline and "loaded" not in proc.stderr.readline():
+        pass
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "asyncdp: interrupted"
+    assert list(out.parent.iterdir()) == []
+
+
+# -- 4. resource guards -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, parameter", [
+    (["run", str(GOOD_SCRIPT), "--horizon", "1e8"], "--horizon 100000000 (with 10 agents)"),
+    (["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--runs", "1e10"],
+     "--runs 10000000000"),
+    (["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--runs", "1e10"], "--runs 10000000000"),
+    (["topology", "generate", "static", "--graph", "ring", "--nodes", "1e7", "-o", "OUT"], "--nodes 10000000"),
+    (["topology", "generate", "static", "--graph", "complete", "--nodes", "1e5", "-o", "OUT"], "--nodes 100000"),
+    (["topology", "generate", "erdos-renyi", "--nodes", "1e5", "--p", "0.5", "--rounds", "10", "-o", "OUT"],
+     "--nodes 100000"),
+])
+def test_memory_refused_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str], argv: list[str], parameter: str) -> None:
+    import asyncdp.cli.arguments as arguments
+
+    monkeypatch.setattr(arguments, "available_memory", lambda: 8 * 10**9)
+    argv = [str(tmp_path / "g.json") if a == "OUT" else a for a in argv]
+    line = main_error(capsys, argv)
+    assert line.startswith(f"asyncdp: error: {parameter}") and "of memory" in line
+    assert line.endswith("this machine has 8 GB available: use a smaller value")
+    assert not (tmp_path / "g.json").exists()
+
+
+def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.CaptureFixture[str]) -> None:
+    from asyncdp.cli import build_parser
+
+    assert build_parser().parse_args(["run", "x.py", "--horizon", "1e3"]).horizon == 1000
+    assert main(["run", "x.py", "--horizon", "2.5"]) == 2
+    assert "expected an integer, got '2.5'" in usage_error_line(capsys.readouterr().err)
+
+
+# -- 5. Dask scheduler --------------------------------------------------------------------------------
+
+def test_scheduler_not_an_address(capsys: pytest.CaptureFixture[str]) -> None:
+    line = main_error(capsys, ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--grid", "epsilon=1",
+                               "--executor", "dask", "--scheduler", "notanaddress"])
+    assert "cannot connect to the Dask scheduler at 'notanaddress'" in line
+
+
+def test_scheduler_that_is_not_dask_times_out(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+    import time
+
+    import asyncdp.experiments.executors as executors
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()  # accepts connections (the kernel does) but never speaks
+    port = server.getsockname()[1]
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT", 1.0)
+    start = time.perf_counter()
+    try:
+        line = main_error(capsys, ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--grid", "epsilon=1",
+                                   "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}"])
+    finally:
+        server.close()
+    assert time.perf_counter() - start < 15
+    assert f"no Dask scheduler answered at 'tcp://127.0.0.1:{port}' within 1 s" in line
+
+
+# -- 6. silent accepts --------------------------------------------------------------------------------
+
+def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "rowstoch.py"
+    script.write_text(
+        "import networkx as nx, topology\nfrom asyncdp.algorithms import Huang2015\n"
+        "base = Huang2015.example_scenario()\n"
+        "g = nx.DiGraph(); g.add_edges_from([(0, 1), (0, 2), (1, 0), (2, 3), (3, 4), (4, 5), (5, 0)])\n"
+        "scenario = base.replace(topology=topology.from_networkx([g], 'row-stochastic', periodic=True), horizon=4)\n")
+    assert main(["run", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "asyncdp: warning: the topology breaks assumption doubly_stochastic of huang2015" in err
+    assert "Traceback" not in err
+    assert main(["run", str(GOOD_SCRIPT), "--horizon", "3"]) == 0
+    assert "warning" not in capsys.readouterr().err
