@@ -286,7 +286,7 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
             else:
                 sel_a = np.concatenate([rows_a, a.take(train - head).reshape(train - head, -1)])
                 sel_b = np.concatenate([rows_b, b.take(train - head).reshape(train - head, -1)])
-            events = choose_exact(sel_a, sel_b, n_cert=n_cert, eps=eps, dlt=dlt, alpha=alpha)
+            events = choose_exact(sel_a, sel_b, eps=eps, dlt=dlt, alpha=alpha)
         else:
             score = fit_classifier(rows_a[:fit], rows_b[:fit], seed=seed)
             end = min(train, head)
@@ -297,8 +297,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
                 for pa, pb in zip(a.pieces(train - head), b.pieces(train - head)):
                     sa.append(score(pa.reshape(pa.shape[0], -1)))
                     sb.append(score(pb.reshape(pb.shape[0], -1)))
-            events = choose_threshold(score, np.concatenate(sa), np.concatenate(sb), n_cert=n_cert, eps=eps,
-                                      dlt=dlt, alpha=alpha, fit=(fit, fit))
+            events = choose_threshold(score, np.concatenate(sa), np.concatenate(sb), eps=eps, dlt=dlt, alpha=alpha,
+                                      fit=(fit, fit))
         del head_a, head_b, rows_a, rows_b
         counts = np.zeros((2, 2), dtype=np.int64)
         piece = 0

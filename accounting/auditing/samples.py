@@ -154,11 +154,11 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     alpha = per_bound_alpha(conf)
     n_cert = (a.shape[0] - na, b.shape[0] - nb)
     if chosen == "exact":
-        events = choose_exact(a[:na], b[:nb], n_cert=n_cert, eps=eps, dlt=dlt, alpha=alpha)
+        events = choose_exact(a[:na], b[:nb], eps=eps, dlt=dlt, alpha=alpha)
     else:
         score = fit_classifier(a[:fit_a], b[:fit_b], seed=seed)
-        events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), n_cert=n_cert, eps=eps, dlt=dlt,
-                                  alpha=alpha, fit=(fit_a, fit_b))
+        events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), eps=eps, dlt=dlt, alpha=alpha,
+                                  fit=(fit_a, fit_b))
     counts = events.count(a[na:], b[nb:], rng)
     return certified_report(events, counts, n_cert, eps=eps, dlt=dlt, conf=conf, n_train=(na, nb))
 
@@ -275,20 +275,20 @@ class ChosenEvents:
         return out
 
 
-def choose_exact(sel: np.ndarray, sel_prime: np.ndarray, *, n_cert: tuple[int, int], eps: float, dlt: float,
-                 alpha: float) -> ChosenEvents:
+def choose_exact(sel: np.ndarray, sel_prime: np.ndarray, *, eps: float, dlt: float, alpha: float) -> ChosenEvents:
     """One atom-set event per order, chosen on the selection rows (:func:`~accounting.auditing.events.choose_atom_event`).
 
-    Only values seen in the selection rows can belong to an event.
+    Only values seen in the selection rows can belong to an event. The
+    projected bounds that rank the candidates use the *selection* sizes (see
+    :func:`choose_threshold`).
     """
     from .events import atoms, choose_atom_event
 
     ids_a, ids_b, labels = atoms(sel, sel_prime)
     events = {}
-    for order, (num, den, n_num, n_den) in ((ORDER_NAMES[0], (ids_a, ids_b, *n_cert)),
-                                            (ORDER_NAMES[1], (ids_b, ids_a, n_cert[1], n_cert[0]))):
-        events[order] = choose_atom_event(num, den, labels, n_cert=n_num, n_cert_prime=n_den, epsilon=eps, delta=dlt,
-                                          alpha=alpha)
+    for order, (num, den) in ((ORDER_NAMES[0], (ids_a, ids_b)), (ORDER_NAMES[1], (ids_b, ids_a))):
+        events[order] = choose_atom_event(num, den, labels, n_cert=num.size, n_cert_prime=den.size, epsilon=eps,
+                                          delta=dlt, alpha=alpha)
     return ChosenEvents("exact", _AtomKeys(np.concatenate([sel, sel_prime])), events, {"atoms": len(labels)})
 
 
@@ -302,16 +302,23 @@ def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int) -> Any:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
 
 
-def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, n_cert: tuple[int, int],
-                     eps: float, dlt: float, alpha: float, fit: tuple[int, int]) -> ChosenEvents:
-    """One threshold event per order on the learned score, chosen on the scores of the selection rows."""
+def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, eps: float, dlt: float,
+                     alpha: float, fit: tuple[int, int]) -> ChosenEvents:
+    """One threshold event per order on the learned score, chosen on the scores of the selection rows.
+
+    The candidates are ranked by the bound they would get with as many
+    certification rows as selection rows, so an event is chosen only when its
+    *selection* counts support it. (Projecting at a much larger streaming
+    certification size instead favoured very rare events whose selection
+    counts are noise: at ``2.2e8`` samples per input of Ding et al.'s Alg. 7 it
+    chose an event with 280 and 243 certification hits and certified nothing.)
+    """
     from .sniper import choose_threshold_event
 
     events = {}
-    for order, direction, (num, den, n_num, n_den) in (
-            (ORDER_NAMES[0], 1, (sel_scores, sel_scores_prime, *n_cert)),
-            (ORDER_NAMES[1], -1, (sel_scores_prime, sel_scores, n_cert[1], n_cert[0]))):
-        events[order] = choose_threshold_event(num, den, direction=direction, n_cert=n_num, n_cert_prime=n_den,
+    for order, direction, (num, den) in ((ORDER_NAMES[0], 1, (sel_scores, sel_scores_prime)),
+                                         (ORDER_NAMES[1], -1, (sel_scores_prime, sel_scores))):
+        events[order] = choose_threshold_event(num, den, direction=direction, n_cert=num.size, n_cert_prime=den.size,
                                                epsilon=eps, delta=dlt, alpha=alpha)
     return ChosenEvents("classifier", _scores_of(score), events,
                         {"fit_rows": [int(fit[0]), int(fit[1])], "features": score.features.size})

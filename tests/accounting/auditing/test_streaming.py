@@ -51,11 +51,11 @@ def _in_memory_steps(mechanism, data, data_prime, n, *, epsilon, seed, max_train
     n_cert = (n - train, n - train)
     alpha = per_bound_alpha(confidence)
     if method == "exact":
-        events = choose_exact(x[:train], xp[:train], n_cert=n_cert, eps=epsilon, dlt=0.0, alpha=alpha)
+        events = choose_exact(x[:train], xp[:train], eps=epsilon, dlt=0.0, alpha=alpha)
     else:
         score = fit_classifier(x[:fit], xp[:fit], seed=seed)
-        events = choose_threshold(score, score(x[fit:train]), score(xp[fit:train]), n_cert=n_cert, eps=epsilon,
-                                  dlt=0.0, alpha=alpha, fit=(fit, fit))
+        events = choose_threshold(score, score(x[fit:train]), score(xp[fit:train]), eps=epsilon, dlt=0.0,
+                                  alpha=alpha, fit=(fit, fit))
     counts = events.count(x[train:], xp[train:], np.random.default_rng(0))  # no ties: rng unused
     return certified_report(events, counts, n_cert, eps=epsilon, dlt=0.0, conf=confidence, n_train=(train, train))
 
