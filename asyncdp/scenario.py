@@ -12,6 +12,7 @@ import inspect
 import sys
 import traceback
 import types
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,10 @@ class Scenario:
             or fewer rounds than ``horizon``.
         HorizonError: ``horizon`` is not a positive integer.
         ScenarioError: a bad ``mode``, ``x0`` shape, timing or seed.
+
+    Warns:
+        UserWarning: ``horizon`` is shorter than the rounds the algorithm
+            plans (e.g. Showkatbakhsh's ``T + T2``: Stage II would not run, or not fully).
 
     Example:
         >>> import networkx as nx, topology
@@ -111,6 +116,7 @@ class Scenario:
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ScenarioError(f"seed must be a nonnegative integer, got {self.seed!r}")
         self.links.validate(self.problem.num_agents)
+        self._warn_short_horizon()
         if self.x0 is not None:
             x0 = np.asarray(self.x0, dtype=float)
             shape = (self.problem.num_agents, self.problem.dim)
@@ -118,6 +124,18 @@ class Scenario:
                 raise ScenarioError(f"x0 must have shape {shape}, got {x0.shape}")
             if not np.isfinite(x0).all():
                 raise ScenarioError("x0 holds NaN or infinite entries")
+
+    def _warn_short_horizon(self) -> None:
+        """Warn when the horizon stops before the rounds the algorithm plans (its ``horizon``, e.g. ``T + T2``)."""
+        planned = getattr(self.algorithm, "horizon", None)
+        if isinstance(planned, (int, np.integer)) and not isinstance(planned, bool) and self.horizon < planned:
+            stages = ""
+            T, T2 = getattr(self.algorithm, "T", None), getattr(self.algorithm, "T2", None)
+            if isinstance(T, (int, np.integer)) and isinstance(T2, (int, np.integer)):
+                stages = (f" (T + T2 = {T} + {T2}); Stage II never runs" if self.horizon <= T else
+                          f" (T + T2 = {T} + {T2}); Stage II stops after {self.horizon - T} of its {T2} rounds")
+            warnings.warn(f"horizon {self.horizon} is shorter than the {int(planned)} rounds "
+                          f"{self.algorithm.name} plans{stages}", UserWarning, stacklevel=4)
 
     def initial_points(self) -> np.ndarray:
         """``x0``, or ``Proj_X(0)`` for every agent."""
@@ -167,11 +185,22 @@ class Scenario:
 
         Raises:
             ScenarioError: an unknown engine, a scenario outside the batch
-                engine's scope, or a non-bool ``freeze_gc``.
+                engine's scope, a non-bool ``freeze_gc`` or ``transcripts``,
+                a ``keep`` other than ``"all"``/``"final"``, or a batch
+                option (``keep="final"``, ``transcripts=True``) given to the
+                SimPy engine, which would ignore it.
         """
         if not isinstance(freeze_gc, bool):
             raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
+        if not isinstance(transcripts, bool):
+            raise ScenarioError(f"transcripts must be True or False, got {transcripts!r}")
+        if not isinstance(keep, str) or keep not in ("all", "final"):
+            raise ScenarioError(f"keep must be one of ('all', 'final'), got {keep!r}")
         if engine == "simpy":
+            if keep != "all" or transcripts:
+                raise ScenarioError(
+                    f"keep={keep!r}, transcripts={transcripts!r}: batch engine options; the SimPy engine keeps the "
+                    "whole run and records the transcript when record_transcript=True (use engine='batch')")
             if runs != 1:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
             from .engine.simpy_engine import run_simpy

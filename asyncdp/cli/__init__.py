@@ -27,7 +27,9 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any
 from importlib import metadata
 
 from accounting.errors import AccountingError
@@ -120,6 +122,12 @@ def _silence_stdout() -> None:
         pass
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Warnings during a command: one ``asyncdp: warning: <message>`` line on stderr (no source line)."""
+    print(f"{PROG}: warning: {' '.join(str(message).splitlines())}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``asyncdp`` command line.
 
@@ -137,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors
         return _exit_code(exc.code)
     try:
-        result = args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            result = args.func(args)
     except USER_ERRORS as exc:
         print(f"{PROG}: error: {format_error(exc)}", file=sys.stderr)
         return 2

@@ -409,3 +409,36 @@ def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.Capture
     assert "Traceback" not in err
     assert main(["run", str(GOOD_SCRIPT), "--horizon", "3"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"keep": "nothing"}, "keep must be one of ('all', 'final'), got 'nothing'"),
+    ({"engine": "batch", "runs": 2, "keep": None}, "keep must be one of ('all', 'final'), got None"),
+    ({"keep": "final"}, "keep='final', transcripts=False: batch engine options"),
+    ({"transcripts": True}, "keep='all', transcripts=True: batch engine options"),
+    ({"engine": "batch", "runs": 2, "transcripts": "yes"}, "transcripts must be True or False, got 'yes'"),
+])
+def test_run_keep_and_transcripts_are_checked(kwargs: dict[str, object], message: str) -> None:
+    from asyncdp.algorithms import Huang2015
+    from asyncdp.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        Huang2015.example_scenario().run(**kwargs)
+
+
+def test_showkatbakhsh_horizon_shorter_than_both_stages_warns(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from asyncdp.algorithms import Showkatbakhsh
+
+    sc = Showkatbakhsh.example_scenario()  # T = 15, T2 = 5
+    with pytest.warns(UserWarning, match=r"horizon 10 .* \(T \+ T2 = 15 \+ 5\); Stage II never runs"):
+        sc.replace(horizon=10)
+    with pytest.warns(UserWarning, match="Stage II stops after 2 of its 5 rounds"):
+        sc.replace(horizon=17)
+    script = tmp_path / "short.py"
+    script.write_text("from asyncdp.algorithms import Showkatbakhsh\n"
+                      "scenario = Showkatbakhsh.example_scenario().replace(horizon=10)\n")
+    assert main(["run", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "asyncdp: warning: horizon 10 is shorter than the 20 rounds showkatbakhsh plans" in err
+    assert "Traceback" not in err and "UserWarning" not in err
