@@ -147,7 +147,7 @@ class _Run:
         self.env = simpy.Environment()
         self.channels = self.alg.channels
         self.channel_names = tuple(ch.name for ch in self.channels)
-        self.state = [self.alg.initial_state(s.initial_points()[i], i, self.problem) for i in range(self.N)]
+        self.state = [self.alg.initial_state(x0_i, i, self.problem) for i, x0_i in enumerate(s.initial_points())]
         self.traj = np.empty((self.T + 1, self.N, self.n))
         self.traj[0] = [self.alg.decision(st) for st in self.state]
         self.times = np.zeros((self.T + 1, self.N))
