@@ -142,6 +142,29 @@ class Result:
         """:meth:`summary` as aligned ``key  value`` lines."""
         return summary_table(self.summary())
 
+    def __repr__(self) -> str:
+        """One line: algorithm, size, horizon and the final errors (never the arrays).
+
+        Example:
+            >>> from asyncdp.algorithms import Huang2015
+            >>> repr(Huang2015.example_scenario().run())  # doctest: +ELLIPSIS
+            'Result(huang2015: 6 agents in 2-d, 25 rounds, optimality_error=..., consensus_error=..., epsilon=1)'
+        """
+        name = self.metadata.get("algorithm", "run") if isinstance(self.metadata, dict) else "run"
+        n_agents, dim = self.trajectory.shape[1], self.trajectory.shape[2] if self.trajectory.ndim > 2 else 1
+        eps = self.claimed_epsilon
+        return (f"Result({name}: {n_agents} agents in {dim}-d, {self.horizon} rounds, "
+                f"optimality_error={float(self.optimality_error()[-1]):.4g}, "
+                f"consensus_error={float(self.consensus_error()[-1]):.4g}, "
+                f"epsilon={eps:g})")
+
+    def __str__(self) -> str:
+        """The one-line :meth:`__repr__`, then :meth:`summary_table` (``print(result)``).
+
+        The arrays (``trajectory``, ``times``, ...) stay attributes; they are not printed.
+        """
+        return f"{self!r}\n{self.summary_table()}"
+
     def to_json(self, indent: int | None = 2) -> str:
         """Summary plus metadata as JSON."""
         return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)

@@ -13,7 +13,7 @@ entry in :data:`_SPECS`.
 
 Example:
     >>> get_accountant("dpsda-ps").paper
-    'seed 004 (Cheng, Liao, Li)'
+    'Cheng, Liao and Li (arXiv 2022)'
     >>> get_accountant("dpsda-c") is get_accountant("dpsda-ps")
     True
 """

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED004 = "seed 004 (Cheng, Liao, Li)"
+_SEED004 = "Cheng, Liao and Li (arXiv 2022)"
 
 DPSDA_CLIPS = ("coordinate", "l2")
 """How a DPSDA block's local signal ``u_i`` is clipped: per coordinate to ``[-L_hat, L_hat]``, or in L2 norm."""

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED003 = "seed 003 (Huang, Mitra, Vaidya 2015)"
+_SEED003 = "Huang, Mitra and Vaidya (ICDCN 2015)"
 
 HUANG2015_SCHEDULES = ("eq8", "theorem5-proof")
 """Noise schedules of seed 003: eq. (8) as printed (``p^(t-1)``), or the Theorem 5 proof's ``p^t``."""

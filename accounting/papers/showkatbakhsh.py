@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED000 = "seed 000 (Showkatbakhsh, Karakus, Diggavi)"
+_SEED000 = "Showkatbakhsh, Karakus and Diggavi (arXiv 2019)"
 
 
 def _showkatbakhsh_step(t: int, eta_t: float | None, c: float | None) -> float:

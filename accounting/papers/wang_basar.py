@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED001 = "seed 001 (Wang, Basar)"
+_SEED001 = "Wang and Basar (Automatica 2023)"
 
 WANG_BASAR_KINDS = ("sample", "gradient", "variable", "sample_replace")
 """Adjacency notions for seed 001: eqs. (28), (30), (31), plus an arbitrary sample replacement."""

@@ -1,6 +1,6 @@
 """``asyncdp demo``: one small scenario end to end, in a few seconds.
 
-Private rendezvous (seed 003, Example 1) with ten agents on a time-varying
+Private rendezvous (Huang, Mitra and Vaidya, ICDCN 2015, Example 1) with ten agents on a time-varying
 doubly stochastic digraph, run three ways — the papers' lockstep rounds, the
 same with asynchronous agents over lossy, slow links, and 500 lockstep runs
 at once on the batch engine — followed by an independent privacy check and
@@ -144,7 +144,8 @@ def run_demo(out_dir: str | Path = "out", *, seed: int = 2015, privacy_runs: int
          f"{batch.consensus_error().mean():.4f}", "0/-", "True"),
     ]
     widths = [max(len(r[k]) for r in rows) for k in range(5)]
-    lines = ["asyncdp demo — huang2015 (seed 003), private rendezvous, 10 agents, 60 rounds, epsilon = 1", ""]
+    lines = ["asyncdp demo — huang2015 (Huang, Mitra and Vaidya, ICDCN 2015), private rendezvous, 10 agents, "
+             "60 rounds, epsilon = 1", ""]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines += [
         "",

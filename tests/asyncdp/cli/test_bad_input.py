@@ -442,3 +442,34 @@ def test_showkatbakhsh_horizon_shorter_than_both_stages_warns(tmp_path: Path,
     err = capsys.readouterr().err
     assert "asyncdp: warning: horizon 10 is shorter than the 20 rounds showkatbakhsh plans" in err
     assert "Traceback" not in err and "UserWarning" not in err
+
+
+# -- 8. readable output -------------------------------------------------------------------------------
+
+def test_print_result_is_a_short_summary() -> None:
+    from asyncdp.algorithms import Huang2015
+
+    res = Huang2015.example_scenario().run()
+    text = str(res)
+    assert text.splitlines()[0].startswith("Result(huang2015: 6 agents in 2-d, 25 rounds, optimality_error=")
+    assert "optimality_error" in text and "array" not in text and len(text.splitlines()) <= 12
+    assert repr(res).count("\n") == 0 and "array" not in repr(res)
+
+
+@pytest.mark.parametrize("name, citation", [
+    ("huang2015", "Huang, Mitra and Vaidya (ICDCN 2015)"),
+    ("showkatbakhsh", "Showkatbakhsh, Karakus and Diggavi (arXiv 2019)"),
+    ("wang-basar", "Wang and Basar (Automatica 2023)"),
+    ("dpsda-c", "Cheng, Liao and Li (arXiv 2022)"),
+])
+def test_papers_are_named_by_authors_and_year(name: str, citation: str) -> None:
+    from accounting.papers import get_accountant
+
+    assert get_accountant(name).paper == citation
+
+
+def test_privacy_report_cites_authors_not_seed_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--runs", "60",
+                 "--search-examples", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "Huang, Mitra and Vaidya (ICDCN 2015), Theorem 5" in out and "seed 00" not in out
