@@ -495,7 +495,9 @@ def reproduce_fig1(
     entries: list[dict[str, Any]] = []
     tunings: list[dict[str, Any]] = []
     csv_rows: list[np.ndarray] = []
-    for eps in all_eps:
+    for k, eps in enumerate(all_eps, start=1):
+        say(f"epsilon={_fmt_eps(eps)} ({k}/{len(all_eps)}): tuning (c, q, p) on {tune_runs} runs per evaluation, "
+            f"then {runs} runs ...")
         tr = tune_huang2015(factory, eps, runs=tune_runs, seed=tune_seed, start=start, cycles=tune_cycles,
                             grid_points=grid_points, refine_steps=refine_steps, bounds=BOUNDS)
         tunings.append(tr.to_dict())

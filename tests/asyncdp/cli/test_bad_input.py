@@ -473,3 +473,57 @@ def test_privacy_report_cites_authors_not_seed_numbers(capsys: pytest.CaptureFix
                  "--search-examples", "0"]) == 0
     out = capsys.readouterr().out
     assert "Huang, Mitra and Vaidya (ICDCN 2015), Theorem 5" in out and "seed 00" not in out
+
+
+def test_reproduce_shows_progress_within_5_seconds(tmp_path: Path) -> None:
+    import time
+
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "asyncdp", "reproduce", "huang2015-fig1", "--out",
+                             str(tmp_path / "fig1")], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        second = proc.stderr.readline()
+        elapsed = time.perf_counter() - start
+    finally:
+        proc.kill()
+        proc.wait()
+    assert first.startswith(f"reproducing huang2015-fig1 into {tmp_path / 'fig1'}")
+    assert second.startswith("epsilon=0.1 (1/") and "tuning (c, q, p)" in second
+    assert elapsed < 5, elapsed
+
+
+def test_reproduce_prints_where_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncdp.reproduce as reproduce
+
+    reproduce.EXPERIMENTS  # noqa: B018 - load the registry
+
+    def fake(out_dir: str, **_k: object) -> dict[str, object]:
+        path = Path(out_dir) / "fig.csv"
+        path.write_text("a\n")
+        return {"files": {"csv": str(path)}}
+
+    monkeypatch.setitem(reproduce.EXPERIMENTS, "huang2015-fig1", fake)
+    monkeypatch.setitem(reproduce.TABLES, "huang2015-fig1", lambda s: "table")
+    out = tmp_path / "o"
+    for replaced in (False, True):
+        assert main(["reproduce", "huang2015-fig1", "--out", str(out)]) == 0
+        cap = capsys.readouterr()
+        assert cap.out.splitlines()[-2:] == [f"wrote 1 file(s) to {out}:", f"  {out / 'fig.csv'}"]
+        assert (f"asyncdp: replaced existing file {out / 'fig.csv'}" in cap.err) is replaced
+
+
+def test_reproduce_missing_optional_package_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import asyncdp.reproduce as reproduce
+
+    reproduce.EXPERIMENTS  # noqa: B018
+
+    def fake(out_dir: str, **_k: object) -> dict[str, object]:
+        raise ModuleNotFoundError("No module named 'mlxtend'", name="mlxtend")
+
+    monkeypatch.setitem(reproduce.EXPERIMENTS, "dpsda-classification", fake)
+    line = main_error(capsys, ["reproduce", "dpsda-classification", "--out", str(tmp_path)])
+    assert "needs the optional package 'mlxtend'" in line and "pip install" in line
