@@ -48,6 +48,8 @@ def reproduce_command(args: argparse.Namespace) -> int:
 
     The output directory is checked (and created) before the experiment runs.
     A missing optional package is one ``asyncdp: error:`` line naming it.
+    Failed trend checks are explained in one ``asyncdp: warning:`` line (the
+    exit code stays 0: a reproduction reports what it found).
     """
     from ..errors import AsyncdpError, ScenarioError
     from ..reproduce import EXPERIMENTS, TABLES
@@ -81,7 +83,24 @@ def reproduce_command(args: argparse.Namespace) -> int:
     print(TABLES[args.experiment](summary))
     files = _files_of(summary) or out.written(started)
     print(out.report(files))
+    explanation = _failed_checks(summary, args.runs, accepted.get("runs"))
+    if explanation:
+        print(f"asyncdp: warning: {explanation}", file=sys.stderr)
     return 0
+
+
+def _failed_checks(summary: Any, runs: int | None, runs_parameter: inspect.Parameter | None) -> str:
+    """One line explaining failed trend checks (``summary["checks"]``), or ``""`` when all hold."""
+    checks = summary.get("checks", []) if isinstance(summary, dict) else []
+    failed = [str(c.get("name")) for c in checks if isinstance(c, dict) and not c.get("holds", True)]
+    if not failed:
+        return ""
+    line = (f"{len(failed)} of {len(checks)} reproduction checks failed ({', '.join(failed)}): the paper's trend "
+            "did not show at these settings; the [FAIL] lines above give each criterion")
+    default = None if runs_parameter is None else runs_parameter.default
+    if runs is not None and isinstance(default, int) and runs < default:
+        line += f"; --runs {runs} is below the experiment's default {default}, so Monte-Carlo noise can hide it"
+    return line
 
 
 def _files_of(summary: Any) -> list[str]:

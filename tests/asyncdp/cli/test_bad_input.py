@@ -527,3 +527,34 @@ def test_reproduce_missing_optional_package_is_one_line(monkeypatch: pytest.Monk
     monkeypatch.setitem(reproduce.EXPERIMENTS, "dpsda-classification", fake)
     line = main_error(capsys, ["reproduce", "dpsda-classification", "--out", str(tmp_path)])
     assert "needs the optional package 'mlxtend'" in line and "pip install" in line
+
+
+def test_reproduce_failed_check_is_explained(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    import asyncdp.reproduce as reproduce
+
+    reproduce.EXPERIMENTS  # noqa: B018
+
+    def fake(out_dir: str, runs: int = 5000, **_k: object) -> dict[str, object]:
+        return {"checks": [{"name": "slope", "holds": False, "criterion": "d ~ eps^-2"},
+                           {"name": "falls", "holds": True, "criterion": "d decreasing"}]}
+
+    monkeypatch.setitem(reproduce.EXPERIMENTS, "huang2015-fig1", fake)
+    monkeypatch.setitem(reproduce.TABLES, "huang2015-fig1", lambda s: "table")
+    assert main(["reproduce", "huang2015-fig1", "--runs", "50", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert ("asyncdp: warning: 1 of 2 reproduction checks failed (slope): the paper's trend did not show at these "
+            "settings; the [FAIL] lines above give each criterion; --runs 50 is below the experiment's default "
+            "5000") in err
+
+
+def test_run_warns_on_a_disconnected_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "split.py"
+    script.write_text(
+        "import networkx as nx, topology\nfrom asyncdp.algorithms import Huang2015\n"
+        "base = Huang2015.example_scenario()\n"
+        "g = nx.Graph(); g.add_edges_from([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])\n"
+        "scenario = base.replace(topology=topology.from_networkx([g], 'metropolis', periodic=True), horizon=4)\n")
+    assert main(["run", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert "asyncdp: warning: the topology breaks assumption strongly_connected of huang2015" in err
