@@ -19,10 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .arguments import count, nonnegative_int
+from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_dir
 
-__all__ = ["register", "reproduce_command"]
+__all__ = ["register", "reproduce_command", "RUN_BYTES"]
+
+RUN_BYTES = 64
+"""Lower bound of the memory one Monte-Carlo run of a reproduction holds (final states and errors)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,6 +71,10 @@ def reproduce_command(args: argparse.Namespace) -> int:
             raise ScenarioError(f"experiment {args.experiment!r} has no option --{name.replace('_', '-')}")
         kwargs[name] = value
     out = prepare_dir(args.out or f"out/{args.experiment}", "--out")
+    for name in ("runs", "tune_runs"):
+        if name in kwargs:  # a lower bound: every run keeps at least its final state and errors
+            require_memory(kwargs[name] * RUN_BYTES, f"--{name.replace('_', '-')} {kwargs[name]}",
+                           f"at least {RUN_BYTES} bytes per run held at once")
     if "progress" in accepted:
         kwargs["progress"] = lambda msg: print(msg, file=sys.stderr, flush=True)
     print(f"reproducing {args.experiment} into {out.path} ...", file=sys.stderr, flush=True)
