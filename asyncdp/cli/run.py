@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from .arguments import count, nonnegative_int, require_memory
@@ -25,6 +26,12 @@ LEDGER_SUFFIXES = (".json", ".parquet", ".csv")
 TRANSCRIPT_SUFFIXES = (".npz", ".parquet", ".json")
 AUDIT_MAX_ROUNDS = 1000
 """Rounds of the topology audited before a run (at most)."""
+
+LONG_RUN = 10**6
+"""Agent-rounds from which ``asyncdp run`` announces the run and its expected duration on stderr."""
+
+SECONDS_PER_AGENT_ROUND = 50e-6
+"""Order of magnitude of the SimPy engine's time per agent and round (BENCHMARKS.md, issue 17)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -112,7 +119,15 @@ def run_command(args: argparse.Namespace) -> int:
                    "trajectory, ledger and transcript of every agent and round")
     for line in assumption_warnings(scenario):
         print(f"asyncdp: warning: {line}", file=sys.stderr)
+    size = scenario.problem.num_agents * scenario.horizon
+    if size >= LONG_RUN:
+        print(f"asyncdp: running {scenario.problem.num_agents} agents x {scenario.horizon} rounds on the SimPy "
+              f"engine (about {size * SECONDS_PER_AGENT_ROUND:.0f} s at ~{SECONDS_PER_AGENT_ROUND * 1e6:.0f} us "
+              "per agent and round) ...", file=sys.stderr, flush=True)
+    started = time.perf_counter()
     result = scenario.run()
+    if size >= LONG_RUN:
+        print(f"asyncdp: run finished in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     print(result.summary_table())
     if outputs["json"]:
         outputs["json"].write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2,

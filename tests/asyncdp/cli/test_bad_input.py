@@ -560,3 +560,15 @@ def test_run_warns_on_a_disconnected_graph(tmp_path: Path, capsys: pytest.Captur
     assert main(["run", str(script)]) == 0
     err = capsys.readouterr().err
     assert "asyncdp: warning: the topology breaks assumption strongly_connected of huang2015" in err
+
+
+def test_long_run_is_announced(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncdp.cli.run as run
+
+    monkeypatch.setattr(run, "LONG_RUN", 30)
+    assert main(["run", str(GOOD_SCRIPT), "--horizon", "3"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("asyncdp: running 10 agents x 3 rounds on the SimPy engine (about ")
+    assert err[1].startswith("asyncdp: run finished in ")
+    assert main(["run", str(GOOD_SCRIPT), "--horizon", "2"]) == 0
+    assert "running" not in capsys.readouterr().err
