@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .arguments import nonnegative_int
+from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_file
 
 __all__ = ["EXIT_NO_VIOLATION", "EXIT_VIOLATION", "register", "load_audit_module", "audit_command"]
@@ -30,6 +30,9 @@ EXIT_NO_VIOLATION = 0
 
 EXIT_VIOLATION = 1
 """Exit code when the audit refuted the claim."""
+
+SAMPLE_BYTES = 16
+"""Lower bound of the memory one drawn output holds (a float and its score)."""
 
 _EPILOG = """\
 exit codes:
@@ -51,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("module", metavar="MODULE.py")
-    a.add_argument("--samples", type=int, default=100_000, help="outputs drawn per input (default 100000)")
+    a.add_argument("--samples", type=count, default=100_000,
+                   help="outputs drawn per input (default 100000; 1e6 accepted)")
     a.add_argument("--epsilon", type=float, default=None, help="claimed epsilon (default: MODULE.py's `epsilon`)")
     a.add_argument("--delta", type=float, default=None, help="claimed delta (default: MODULE.py's `delta`, else 0)")
     a.add_argument("--confidence", type=float, default=0.95, help="confidence of the certified bounds (default 0.95)")
@@ -103,6 +107,8 @@ def audit_command(args: argparse.Namespace) -> int:
     from accounting.auditing import AuditInputError, audit_mechanism
 
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
+    require_memory(2.0 * args.samples * SAMPLE_BYTES, f"--samples {args.samples}",
+                   f"at least {SAMPLE_BYTES} bytes per output drawn, for both inputs")
     loaded = load_audit_module(args.module)
     epsilon = args.epsilon if args.epsilon is not None else loaded.get("epsilon")
     if epsilon is None:

@@ -340,6 +340,7 @@ def test_sigint_exits_130_in_one_line_without_partial_file(tmp_path: Path) -> No
      "--runs 10000000000"),
     (["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--runs", "1e10"], "--runs 10000000000"),
     (["reproduce", "dpsda-olr", "--runs", "1e10", "--out", "OUTDIR"], "--runs 10000000000"),
+    (["privacy", "audit", "MECH", "--samples", "1e12"], "--samples 1000000000000"),
     (["reproduce", "huang2015-fig1", "--tune-runs", "1e10", "--out", "OUTDIR"], "--tune-runs 10000000000"),
     (["topology", "generate", "static", "--graph", "ring", "--nodes", "1e7", "-o", "OUT"], "--nodes 10000000"),
     (["topology", "generate", "static", "--graph", "complete", "--nodes", "1e5", "-o", "OUT"], "--nodes 100000"),
@@ -352,6 +353,7 @@ def test_memory_refused_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(arguments, "available_memory", lambda: 8 * 10**9)
     argv = [str(tmp_path / "g.json") if a == "OUT" else str(tmp_path / "d") if a == "OUTDIR" else a for a in argv]
+    argv = _argv(tmp_path, argv)
     line = main_error(capsys, argv)
     assert line.startswith(f"asyncdp: error: {parameter}") and "of memory" in line
     assert line.endswith("this machine has 8 GB available: use a smaller value")
