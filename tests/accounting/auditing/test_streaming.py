@@ -60,22 +60,23 @@ def _in_memory_steps(mechanism, data, data_prime, n, *, epsilon, seed, max_train
     return certified_report(events, counts, n_cert, eps=epsilon, dlt=0.0, conf=confidence, n_train=(train, train))
 
 
-@pytest.mark.parametrize(("mechanism", "data", "data_prime", "method", "max_select"), [
-    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 10**6),  # selection part not capped: the in-memory split
-    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 3000),  # capped below the head (leftover head rows certify)
-    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 7000),  # capped above the head (selection goes on streaming)
-    (dice, True, False, "exact", 10**6),
-    (dice, True, False, "exact", 500),
+@pytest.mark.parametrize(("mechanism", "data", "data_prime", "method", "max_train", "max_select"), [
+    # n = 20603; the first min(n // 2, max_train) rows ("head") are drawn at once
+    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 5000, 10**6),  # the in-memory split; choosing rows streamed
+    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 10**5, 3000),  # fit + select < head: head rows also certify
+    (laplace2, [0.0, 0.0], [1.0, 0.0], "classifier", 5000, 7000),  # capped, choosing rows streamed past the head
+    (dice, True, False, "exact", 5000, 10**6),
+    (dice, True, False, "exact", 5000, 500),  # select < head: head rows also certify
 ])
-def test_streaming_equals_the_shared_steps_on_all_rows(mechanism, data, data_prime, method, max_select):
-    n, kw = 5 * BLOCK + 123, dict(epsilon=0.5, seed=3, max_train=5000)
+def test_streaming_equals_the_shared_steps_on_all_rows(mechanism, data, data_prime, method, max_train, max_select):
+    n, kw = 5 * BLOCK + 123, dict(epsilon=0.5, seed=3, max_train=max_train)
     streamed = audit_mechanism(mechanism, data, data_prime, samples=n, max_in_memory=0, max_select=max_select,
                                progress=False, **kw)
     expected = _in_memory_steps(mechanism, data, data_prime, n, max_select=max_select, **kw)
     assert streamed.method == method
     assert streamed.to_dict() == expected.to_dict()
     assert streamed.counts["n"] + streamed.counts["n_train"] == n
-    assert streamed.counts["n_train"] == split_sizes(method, n, 5000, max_select)[1]
+    assert streamed.counts["n_train"] == split_sizes(method, n, max_train, max_select)[1]
 
 
 def test_streaming_and_in_memory_split_the_same_way_and_agree_statistically():
