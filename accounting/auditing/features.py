@@ -9,6 +9,8 @@ An output row ``x`` (flattened to ``d`` numbers) becomes
 * for ``d > 1``: ``v`` sorted (order statistics: the maximum of report-noisy-max,
   the answered values of the sparse vector technique wherever they sit) and a
   one-hot encoding of ``argmax v``,
+* (a *linear* map keeps only ``v``, the order statistics and the indicators
+  below),
 * for each column that held a non-finite value *in the training samples*: an
   is-NaN indicator and the sign of an infinity (``-1``, ``0``, ``+1``), so
   outputs such as "no answer" (NaN) are features rather than errors.
@@ -40,11 +42,14 @@ class FeatureMap:
 
     dim: int
     nonfinite_columns: tuple[int, ...]
+    linear: bool = False
 
     @property
     def size(self) -> int:
         """Number of features."""
         d = self.dim
+        if self.linear:
+            return d + (d if d > 1 else 0) + 2 * len(self.nonfinite_columns)
         return 3 * d + (2 * d if d > 1 else 0) + 2 * len(self.nonfinite_columns)
 
     def transform(self, x: np.ndarray) -> np.ndarray:
@@ -58,12 +63,13 @@ class FeatureMap:
         x = np.asarray(x, dtype=float)
         finite = np.isfinite(x)
         v = np.clip(np.where(finite, x, 0.0), -CLIP, CLIP)
-        parts = [v, np.abs(v), v * v]
+        parts = [v] if self.linear else [v, np.abs(v), v * v]
         if self.dim > 1:
             parts.append(np.sort(v, axis=1))
-            onehot = np.zeros_like(v)
-            onehot[np.arange(v.shape[0]), np.argmax(v, axis=1)] = 1.0
-            parts.append(onehot)
+            if not self.linear:
+                onehot = np.zeros_like(v)
+                onehot[np.arange(v.shape[0]), np.argmax(v, axis=1)] = 1.0
+                parts.append(onehot)
         if self.nonfinite_columns:
             cols = list(self.nonfinite_columns)
             sub = x[:, cols]
@@ -72,8 +78,12 @@ class FeatureMap:
         return np.concatenate(parts, axis=1)
 
 
-def fit_features(x_train: np.ndarray) -> FeatureMap:
+def fit_features(x_train: np.ndarray, *, linear: bool = False) -> FeatureMap:
     """The :class:`FeatureMap` for rows like ``x_train`` (shape ``(n, d)``, numeric).
+
+    ``linear=True``: only ``v``, its order statistics and the non-finite
+    indicators, so a linear score on them is monotone in every value and
+    order statistic (see :func:`accounting.auditing.classifier.fit_scores`).
 
     Example:
         >>> fit_features(np.zeros((5, 3))).size
@@ -81,4 +91,4 @@ def fit_features(x_train: np.ndarray) -> FeatureMap:
     """
     x = np.asarray(x_train, dtype=float)
     cols = tuple(int(j) for j in np.flatnonzero(~np.isfinite(x).all(axis=0)))
-    return FeatureMap(dim=int(x.shape[1]), nonfinite_columns=cols)
+    return FeatureMap(dim=int(x.shape[1]), nonfinite_columns=cols, linear=linear)

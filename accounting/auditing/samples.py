@@ -293,18 +293,21 @@ def choose_exact(sel: np.ndarray, sel_prime: np.ndarray, *, eps: float, dlt: flo
 
 
 def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int) -> Any:
-    """The learned score (:func:`~accounting.auditing.classifier.fit_score`) on the fitting rows."""
-    from .classifier import fit_score
+    """The candidate scores (:func:`~accounting.auditing.classifier.fit_scores`) fitted on the fitting rows."""
+    from .classifier import fit_scores
 
     try:
-        return fit_score(fit.astype(float), fit_prime.astype(float), seed=seed)
+        return fit_scores(fit.astype(float), fit_prime.astype(float), seed=seed)
     except (TypeError, ValueError) as exc:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
 
 
 def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, eps: float, dlt: float,
                      alpha: float, fit: tuple[int, int]) -> ChosenEvents:
-    """One threshold event per order on the learned score, chosen on the scores of the selection rows.
+    """One threshold event per order on the better of the candidate scores, chosen on the selection rows.
+
+    ``sel_scores`` has one column per candidate score (:class:`~accounting.auditing.classifier.ScoreCandidates`)
+    or is 1-D for a single score; each order keeps the score whose best event has the larger projected bound.
 
     The candidates are ranked by the bound they would get with as many
     certification rows as selection rows, so an event is chosen only when its
@@ -313,15 +316,27 @@ def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.nd
     counts are noise: at ``2.2e8`` samples per input of Ding et al.'s Alg. 7 it
     chose an event with 280 and 243 certification hits and certified nothing.)
     """
+    import dataclasses
+
     from .sniper import choose_threshold_event
 
-    events = {}
-    for order, direction, (num, den) in ((ORDER_NAMES[0], 1, (sel_scores, sel_scores_prime)),
-                                         (ORDER_NAMES[1], -1, (sel_scores_prime, sel_scores))):
-        events[order] = choose_threshold_event(num, den, direction=direction, n_cert=num.size, n_cert_prime=den.size,
-                                               epsilon=eps, delta=dlt, alpha=alpha)
+    sa, sb = np.asarray(sel_scores, dtype=float), np.asarray(sel_scores_prime, dtype=float)
+    if sa.ndim == 1:
+        sa, sb = sa[:, None], sb[:, None]
+    names = tuple(getattr(score, "names", ("score",) * sa.shape[1]))
+    events: dict[str, tuple[Any, float]] = {}
+    for order, direction, (num, den) in ((ORDER_NAMES[0], 1, (sa, sb)), (ORDER_NAMES[1], -1, (sb, sa))):
+        best: tuple[Any, float] | None = None
+        for k in range(num.shape[1]):  # each candidate score; the better projected bound wins (no cert. rows used)
+            ev, proj = choose_threshold_event(num[:, k], den[:, k], direction=direction, n_cert=num.shape[0],
+                                              n_cert_prime=den.shape[0], epsilon=eps, delta=dlt, alpha=alpha)
+            if best is None or proj > best[1]:
+                best = (dataclasses.replace(ev, column=k, name=f"{names[k]} score"), proj)
+        assert best is not None
+        events[order] = best
     return ChosenEvents("classifier", _scores_of(score), events,
-                        {"fit_rows": [int(fit[0]), int(fit[1])], "features": score.features.size})
+                        {"fit_rows": [int(fit[0]), int(fit[1])], "features": score.features.size,
+                         "scores": list(names)})
 
 
 def _scores_of(score: Any) -> Callable[[np.ndarray], np.ndarray]:

@@ -37,11 +37,15 @@ class ThresholdEvent:
         threshold: ``t``.
         tie_probability: ``q`` in ``[0, 1]``.
         direction: ``+1`` (large scores) or ``-1`` (small scores).
+        column: which column of a multi-score key the event tests (0 for a single score).
+        name: the score's name, for :meth:`describe`.
     """
 
     threshold: float
     tie_probability: float
     direction: int
+    column: int = 0
+    name: str = "score"
 
     def contains(self, scores: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Membership of each score (boundary ties decided by ``rng``).
@@ -51,7 +55,10 @@ class ThresholdEvent:
             >>> ev.contains(np.array([0.2, 0.5, 0.9]), np.random.default_rng(0)).tolist()
             [False, False, True]
         """
-        s = self.direction * np.asarray(scores, dtype=float)
+        arr = np.asarray(scores, dtype=float)
+        if arr.ndim == 2:  # one column per candidate score: this event's
+            arr = arr[:, self.column]
+        s = self.direction * arr
         t = self.direction * self.threshold
         inside = s > t
         ties = s == t
@@ -63,7 +70,7 @@ class ThresholdEvent:
         """Human-readable form, e.g. ``score > 1.25 (ties with probability 0.3)``."""
         op = ">" if self.direction > 0 else "<"
         tie = f" (ties with probability {self.tie_probability:.3g})" if self.tie_probability > 0 else ""
-        return f"score {op} {self.threshold:.6g}{tie}"
+        return f"{self.name} {op} {self.threshold:.6g}{tie}"
 
 
 def _counts(sorted_s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
