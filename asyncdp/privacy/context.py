@@ -53,6 +53,12 @@ class ScenarioPair:
     scenario: Scenario
     adjacent: Scenario
 
+    def __post_init__(self) -> None:
+        for name in ("scenario", "adjacent"):
+            value = getattr(self, name)
+            if not isinstance(value, Scenario):
+                raise ScenarioError(f"check_privacy: {name} must be an asyncdp Scenario, got {value!r}"[:200])
+
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -66,7 +72,7 @@ class CheckOptions:
             each of the :data:`STATISTICAL_METHODS` gets ``1 - confidence`` divided
             by their number, so a correct claim gets a statistical witness with
             probability at most ``1 - confidence``.
-        probe_rounds: rounds whose update the prober searches (>= 0).
+        probe_rounds: rounds whose update the prober searches (>= 1: with 0 it would check nothing).
         seed: the one seed of the check's draws (>= 0; :mod:`asyncdp.privacy.behavior`).
         engine: ``"auto"``, ``"batch"`` or ``"simpy"`` (:func:`~asyncdp.privacy.behavior.run_engine`).
         search_examples: Hypothesis examples of the worst-case search (0: extremal pairs only).
@@ -98,7 +104,7 @@ class CheckOptions:
         check_integer(self.runs, "runs", minimum=1, error=ScenarioError, where=where)
         check_nonnegative(self.delta, "delta", error=ScenarioError, where=where)
         check_open_unit(self.confidence, "confidence", error=ScenarioError, where=where)
-        check_integer(self.probe_rounds, "probe_rounds", minimum=0, error=ScenarioError, where=where)
+        check_integer(self.probe_rounds, "probe_rounds", minimum=1, error=ScenarioError, where=where)
         check_integer(self.seed, "seed", minimum=0, error=ScenarioError, where=where)
         check_integer(self.search_examples, "search_examples", minimum=0, error=ScenarioError, where=where)
         if self.engine not in ENGINES:

@@ -574,3 +574,15 @@ def test_long_run_is_announced(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
     assert err[1].startswith("asyncdp: run finished in ")
     assert main(["run", str(GOOD_SCRIPT), "--horizon", "2"]) == 0
     assert "running" not in capsys.readouterr().err
+
+
+def test_check_privacy_adjacent_not_a_scenario_and_probe_rounds_zero() -> None:
+    from asyncdp.algorithms import Huang2015
+    from asyncdp.errors import ScenarioError
+    from asyncdp.privacy.check import check_privacy
+
+    sc = Huang2015.example_scenario()
+    with pytest.raises(ScenarioError, match="check_privacy: adjacent must be an asyncdp Scenario, got 'x'"):
+        check_privacy(sc, "x", runs=10)  # type: ignore[arg-type]
+    with pytest.raises(ScenarioError, match="check_privacy: probe_rounds must be >= 1, got 0"):
+        check_privacy(sc, sc, runs=10, probe_rounds=0)
