@@ -273,6 +273,18 @@ class BatchResult:
         """Summary plus metadata as JSON (as :meth:`asyncdp.result.Result.to_json`)."""
         return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)
 
+    def __repr__(self) -> str:
+        """One line: algorithm, runs, size, rounds and the mean final error (never the arrays)."""
+        name = self.metadata.get("algorithm", "batch") if isinstance(self.metadata, dict) else "batch"
+        shape = np.shape(self.final)
+        return (f"BatchResult({name}: {self.runs} runs, {shape[1]} agents in {shape[-1]}-d, {self.horizon} rounds, "
+                f"optimality_error mean={float(np.mean(self.optimality_error[:, -1])):.4g}, "
+                f"epsilon={self.claimed_epsilon:g})")
+
+    def __str__(self) -> str:
+        """:meth:`__repr__`, then :meth:`summary_table` (``print(batch)``)."""
+        return f"{self!r}\n{self.summary_table()}"
+
 
 def _transmissions(topology: GraphSequence, horizon: int) -> int:
     """Messages sent in ``horizon`` lockstep broadcast rounds: one per off-diagonal weight entry (as the SimPy engine)."""

@@ -586,3 +586,12 @@ def test_check_privacy_adjacent_not_a_scenario_and_probe_rounds_zero() -> None:
         check_privacy(sc, "x", runs=10)  # type: ignore[arg-type]
     with pytest.raises(ScenarioError, match="check_privacy: probe_rounds must be >= 1, got 0"):
         check_privacy(sc, sc, runs=10, probe_rounds=0)
+
+
+def test_print_batch_result_is_a_short_summary() -> None:
+    from asyncdp.algorithms import Huang2015
+
+    batch = Huang2015.example_scenario().run("batch", runs=3, keep="final")
+    assert repr(batch).startswith("BatchResult(huang2015: 3 runs, 6 agents in 2-d, 25 rounds, optimality_error mean=")
+    text = str(batch)
+    assert "array" not in text and "optimality_error_mean" in text and len(text.splitlines()) <= 8
