@@ -134,7 +134,7 @@ def check_privacy(
         runs: engine runs per scenario (>= 1).
         delta: the delta of ``epsilon_tight`` (>= 0).
         confidence: family-wise confidence of the statistical witnesses, in (0, 1).
-        probe_rounds: rounds whose update the prober searches (>= 0).
+        probe_rounds: rounds whose update the prober searches (>= 1).
         seed: the one seed of every draw of the check (>= 0).
         steps: the methods to run, in order (default :data:`~asyncdp.privacy.steps.STEPS`).
         engine: ``"auto"``, ``"batch"`` or ``"simpy"`` for the engine runs.
