@@ -120,6 +120,26 @@ def check_round_scales(scales: Any) -> np.ndarray:
     return arr
 
 
+def check_point_masses(per_round: np.ndarray, what: str) -> None:
+    """Raise if some row has ``+inf`` in one round and ``-inf`` in another (probability 0 under both problems).
+
+    Args:
+        per_round: per-round loss contributions ``(R, T)``.
+        what: how a row is named in the message (``"transcript"``, ``"run"``).
+
+    Raises:
+        AccountingError: naming the first such row.
+
+    Example:
+        >>> check_point_masses(np.array([[0.0, np.inf]]), "run")
+    """
+    both = (per_round == np.inf).any(axis=1) & (per_round == -np.inf).any(axis=1)
+    if both.any():
+        r = int(np.flatnonzero(both)[0])
+        raise AccountingError(f"{what} {r} matches only P in one noise-free round and only P' in another "
+                              "(probability 0 under both)")
+
+
 def _mix(w: Any, y: np.ndarray) -> np.ndarray:
     """``(R, N, n)`` -> ``(R, N, n)`` with row ``i`` = ``sum_j W_ij y_j``."""
     if sp.issparse(w):
@@ -264,11 +284,7 @@ def replay_loss(
                                            - log_density(yt - mean_p, setup.mechanism, b))
             mixed = mixed_p = _mix(setup.matrix(t), yt)
         x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed_p, t)
-    both = (contributions == np.inf).any(axis=1) & (contributions == -np.inf).any(axis=1)
-    if both.any():
-        r = int(np.flatnonzero(both)[0])
-        raise AccountingError(f"transcript {r} matches only P in one noise-free round and only P' in another "
-                              "(probability 0 under both)")
+    check_point_masses(contributions, "transcript")
     total = contributions.sum(axis=1)
     return (total, contributions) if per_round else total
 

@@ -68,7 +68,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import AccountingError, UnknownMechanismError
-from .replay import NOISE_FREE_RTOL, check_round_scales
+from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduledReplay", "scheduled_replay"]
 
@@ -365,11 +365,7 @@ def scheduled_replay(
     per_round = np.concatenate(parts) if parts else None
     losses = None
     if per_round is not None:
-        both = (per_round == np.inf).any(axis=1) & (per_round == -np.inf).any(axis=1)
-        if both.any():
-            r = int(np.flatnonzero(both)[0])
-            raise AccountingError(f"run {r} matches only P in one noise-free round and only P' in another "
-                                  "(probability 0 under both)")
+        check_point_masses(per_round, "run")
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            messages=arrays)
