@@ -19,15 +19,15 @@ Assumptions per algorithm (see each seed paper):
   nonnegative and doubly stochastic, strongly connected, ``a_ii(t) >= eta`` and
   every positive entry ``>= eta`` for one ``eta > 0``. Constants: ``eta``,
   Nedić–Ozdaglar ``theta``, ``beta`` (Lemma 6).
-* ``showkatbakhsh`` (seed 000): one fixed matrix, symmetric, nonnegative,
+* ``showkatbakhsh`` (Showkatbakhsh, Karakus and Diggavi 2019): one fixed matrix, symmetric, nonnegative,
   doubly stochastic, connected; ``beta = max(|lambda_2|, |lambda_N|) < 1``.
-* ``wang-basar`` (seed 001, Assumption 4): one fixed matrix, symmetric, doubly
+* ``wang-basar`` (Wang and Basar 2023, Assumption 4): one fixed matrix, symmetric, doubly
   stochastic, positive diagonal; ``eta = ||W - 11^T/m||_2 < 1``.
-* ``dpsda-c`` (seed 004, Lemmas 2–3): every ``W(t)`` symmetric (the proof of
+* ``dpsda-c`` (Cheng, Liao and Li 2022, Lemmas 2–3): every ``W(t)`` symmetric (the proof of
   Lemma 2(a) needs it) and doubly stochastic, positive diagonal and positive
   entries ``>= phi``, each round connected (the per-step bound of Lemma 3).
   Constants: ``phi``, ``theta = 1 - phi/(4 n^2)``.
-* ``dpsda-ps`` (seed 004, Lemma 6): every ``A(t)`` column stochastic with a
+* ``dpsda-ps`` (Cheng, Liao and Li 2022, Lemma 6): every ``A(t)`` column stochastic with a
   positive diagonal, B-strongly connected over fixed windows. Constants: the
   minimal ``B``, ``lambda = (1 - 1/n^(nB))^(1/B)``, ``gamma``, ``beta = 2``.
 """
@@ -278,12 +278,14 @@ class BStronglyConnected:
             res = AssumptionResult(
                 "b_strongly_connected", False, check.first_failure_round,
                 f"no B <= {horizon} works; with B = horizon: {check.witness}",
-                "union of the links over every window [kB+1, (k+1)B] strongly connected (seed 004, Sec. 2)")
+                "union of the links over every window [kB+1, (k+1)B] strongly connected "
+                "(Cheng, Liao and Li 2022, Sec. 2)")
         else:
             res = _from_check(
                 P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
                 "b_strongly_connected",
-                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected (seed 004, Sec. 2)")
+                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected "
+                "(Cheng, Liao and Li 2022, Sec. 2)")
         r.consts.update({"minimal_B_fixed": found, "B": b_used, "beta": 2.0})
         if b_used is not None:
             r.consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
@@ -333,43 +335,47 @@ def _fixed_symmetric(paper: str) -> tuple[Step, ...]:
 
 
 ASSUMPTIONS: dict[str, AssumptionSet] = {s.name: s for s in (
-    AssumptionSet("huang2015", "seed 003, Assumption 2 and Sec. 2", (
+    AssumptionSet("huang2015", "Huang, Mitra and Vaidya 2015, Assumption 2 and Sec. 2", (
         EachRound(P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
         EachRound(P.check_doubly_stochastic, "doubly_stochastic",
-                  "every A_t has rows and columns summing to 1 (seed 003, Sec. 2)"),
+                  "every A_t has rows and columns summing to 1 (Huang, Mitra and Vaidya 2015, Sec. 2)"),
         EachRound(P.check_strongly_connected, "strongly_connected",
-                  "every A_t is strongly connected (seed 003, Assumption 2)"),
+                  "every A_t is strongly connected (Huang, Mitra and Vaidya 2015, Assumption 2)"),
         MinWeight("eta", "min_weight_eta",
-                  "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 (seed 003, Assumption 2)",
+                  "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 "
+                  "(Huang, Mitra and Vaidya 2015, Assumption 2)",
                   _nedic_ozdaglar),
     ), "doubly"),
-    AssumptionSet("showkatbakhsh", "seed 000, Sec. 2", (
-        *_fixed_symmetric("seed 000, Sec. 2"),
+    AssumptionSet("showkatbakhsh", "Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2", (
+        *_fixed_symmetric("Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2"),
         EachRound(P.check_connected_undirected, "connected", "the undirected graph is connected"),
         Spectral(P.second_eigenvalue_modulus, "beta", "beta_below_one", "max(|lambda_2|, |lambda_N|)",
-                 "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (seed 000)", symmetric_only=True),
+                 "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (Showkatbakhsh, Karakus and Diggavi 2019)",
+                 symmetric_only=True),
     ), "doubly"),
-    AssumptionSet("wang-basar", "seed 001, Assumption 4", (
-        *_fixed_symmetric("seed 001, Assumption 4"),
-        EachRound(P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (seed 001, Sec. 2)"),
+    AssumptionSet("wang-basar", "Wang and Basar 2023, Assumption 4", (
+        *_fixed_symmetric("Wang and Basar 2023, Assumption 4"),
+        EachRound(P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (Wang and Basar 2023, Sec. 2)"),
         Spectral(P.mixing_norm, "eta", "mixing_norm_below_one", "||W - 11^T/m||_2",
-                 "eta = ||W - 11^T/m||_2 < 1 (seed 001, Assumption 4)"),
+                 "eta = ||W - 11^T/m||_2 < 1 (Wang and Basar 2023, Assumption 4)"),
     ), "doubly"),
-    AssumptionSet("dpsda-c", "seed 004, Lemmas 2-3", (
+    AssumptionSet("dpsda-c", "Cheng, Liao and Li 2022, Lemmas 2-3", (
         EachRound(P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
         EachRound(P.check_symmetric, "symmetric",
-                  "W(t) symmetric: the proof of Lemma 2(a) of seed 004 uses it (the paper only states W1 = 1)"),
+                  "W(t) symmetric: the proof of Lemma 2(a) of Cheng, Liao and Li 2022 uses it "
+                  "(the paper only states W1 = 1)"),
         EachRound(P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
         EachRound(P.check_connected_undirected, "connected_each_round",
                   "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
         MinWeight("phi", "min_weight_phi",
-                  "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (seed 004, Sec. 3)", _dpsda_c_theta),
+                  "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (Cheng, Liao and Li 2022, Sec. 3)",
+                  _dpsda_c_theta),
         MinimalB(),
     ), "doubly"),
-    AssumptionSet("dpsda-ps", "seed 004, Lemma 6", (
+    AssumptionSet("dpsda-ps", "Cheng, Liao and Li 2022, Lemma 6", (
         EachRound(P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
         EachRound(P.check_column_stochastic, "column_stochastic",
-                  "1^T A(t) = 1^T: push-sum weights (seed 004, Algorithm 2)"),
+                  "1^T A(t) = 1^T: push-sum weights (Cheng, Liao and Li 2022, Algorithm 2)"),
         EachRound(P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
         BStronglyConnected(),
     ), "column"),
