@@ -95,9 +95,8 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
-from .. import metrics
 from ..errors import MessageLostError, ScenarioError
-from ..noise import BATCH_RUN_KEY, SeededNoise, stream
+from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule
 from .timing import Deadline, agent_clock_rng
@@ -623,27 +622,13 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=lost, arrival=arrival,
                           used=used_rounds, source=source_rounds)
 
+    from .batch_engine import start_runs
+
     problem = scenario.problem
-    alg = scenario.algorithm.bind(problem)
-    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
-    agents = np.arange(n_agents)
-    x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
-    state = alg.initial_state(np.array(x0), agents, problem)
-    optimum = np.asarray(problem.optimum, dtype=float)
-    x = alg.decision(state)
-    traj = np.empty((runs, horizon + 1) + x.shape[1:]) if keep == "all" else None
-    opt_err = np.empty((runs, horizon + 1))
-    dev = np.empty((runs, horizon + 1))
+    alg, noise, agents, state, curves = start_runs(scenario, runs, keep)
+    traj, opt_err, dev, optimum, record = curves.traj, curves.opt_err, curves.dev, curves.optimum, curves.record
     recorded: dict[str, np.ndarray] | None = {} if transcripts else None
     staleness = np.zeros((runs, horizon, n_agents), dtype=np.int64)
-
-    def record(t: int, x: np.ndarray) -> None:
-        if traj is not None:
-            traj[:, t] = x
-        opt_err[:, t] = metrics.optimality_error(x, optimum)
-        dev[:, t] = metrics.deviation(x)
-
-    record(0, x)
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     records: list[Release] = []
     round_records: list[list[int]] = []
@@ -665,7 +650,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             weights_all.append(weights)
         traj_all, state, every, staleness = run_levels(
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
-            weights_all, unicast, link_round, np.asarray(x))
+            weights_all, unicast, link_round, np.asarray(alg.decision(state)))
         for t in range(1, horizon + 1):
             record(t, traj_all[:, t])
         if recorded is not None:

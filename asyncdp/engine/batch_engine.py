@@ -295,6 +295,50 @@ def _transmissions(topology: GraphSequence, horizon: int) -> int:
     return total
 
 
+@dataclass
+class RunCurves:
+    """The per-run records every batch keeps, filled round by round with :meth:`record`.
+
+    Attributes:
+        traj: states ``(R, T + 1, N, n)`` (``None`` with ``keep="final"``).
+        opt_err, dev: optimality error and deviation ``(R, T + 1)``.
+        optimum: ``x*``.
+    """
+
+    traj: np.ndarray | None
+    opt_err: np.ndarray
+    dev: np.ndarray
+    optimum: np.ndarray
+
+    def record(self, t: int, x: np.ndarray) -> None:
+        """Round ``t``'s decisions ``x`` of every run, ``(R, N, n)``."""
+        if self.traj is not None:
+            self.traj[:, t] = x
+        self.opt_err[:, t] = metrics.optimality_error(x, self.optimum)
+        self.dev[:, t] = metrics.deviation(x)
+
+
+def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarray, Any, RunCurves]:
+    """What both batch paths set up first: the bound rule, the noise, the initial states, the curves (round 0 recorded).
+
+    Returns:
+        ``(algorithm, noise source, agents, state, curves)``.
+    """
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
+    n_agents, horizon = problem.num_agents, scenario.horizon
+    agents = np.arange(n_agents)
+    x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
+    state = alg.initial_state(np.array(x0), agents, problem)
+    x = alg.decision(state)
+    curves = RunCurves(np.empty((runs, horizon + 1) + x.shape[1:]) if keep == "all" else None,
+                       np.empty((runs, horizon + 1)), np.empty((runs, horizon + 1)),
+                       np.asarray(problem.optimum, dtype=float))
+    curves.record(0, x)
+    return alg, noise, agents, state, curves
+
+
 def _check_batchable(scenario: Any) -> None:
     """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario`` (``Async`` timing)."""
     _timed(scenario)
@@ -362,26 +406,10 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
 
         return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult)
     problem = scenario.problem
-    alg = scenario.algorithm.bind(problem)
-    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
     n_agents, horizon = problem.num_agents, scenario.horizon
-    agents = np.arange(n_agents)
-    x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
-    state = alg.initial_state(np.array(x0), agents, problem)
-    optimum = np.asarray(problem.optimum, dtype=float)
-    x = alg.decision(state)
-    traj = np.empty((runs, horizon + 1) + x.shape[1:]) if keep == "all" else None
-    opt_err = np.empty((runs, horizon + 1))
-    dev = np.empty((runs, horizon + 1))
+    alg, noise, agents, state, curves = start_runs(scenario, runs, keep)
+    traj, opt_err, dev, optimum, record = curves.traj, curves.opt_err, curves.dev, curves.optimum, curves.record
     recorded: dict[str, np.ndarray] | None = {} if transcripts else None
-
-    def record(t: int, x: np.ndarray) -> None:
-        if traj is not None:
-            traj[:, t] = x
-        opt_err[:, t] = metrics.optimality_error(x, optimum)
-        dev[:, t] = metrics.deviation(x)
-
-    record(0, x)
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     records: list[Release] = []  # one validated record per round and noisy channel
     for t in range(1, horizon + 1):
