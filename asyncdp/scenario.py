@@ -167,7 +167,7 @@ class Scenario:
         }
 
     def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False,
-            freeze_gc: bool = True) -> Any:
+            freeze_gc: bool = True, progress: Any = None) -> Any:
         """Run the scenario.
 
         Args:
@@ -182,13 +182,17 @@ class Scenario:
             freeze_gc: SimPy engine: keep pre-existing objects out of the
                 cyclic garbage collector's scans during the run (see
                 :func:`~asyncdp.engine.simpy_engine.run_simpy`).
+            progress: SimPy engine: ``progress(done, total)`` called as the run
+                goes on (agent-rounds combined; see
+                :func:`~asyncdp.engine.simpy_engine.run_simpy`).
 
         Raises:
             ScenarioError: an unknown engine, a scenario outside the batch
                 engine's scope, a non-bool ``freeze_gc`` or ``transcripts``,
                 a ``keep`` other than ``"all"``/``"final"``, or a batch
                 option (``keep="final"``, ``transcripts=True``) given to the
-                SimPy engine, which would ignore it.
+                SimPy engine, which would ignore it, or ``progress`` given to
+                the batch engine.
         """
         if not isinstance(freeze_gc, bool):
             raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
@@ -205,8 +209,10 @@ class Scenario:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
             from .engine.simpy_engine import run_simpy
 
-            return run_simpy(self, freeze_gc=freeze_gc)
+            return run_simpy(self, freeze_gc=freeze_gc, progress=progress)
         if engine == "batch":
+            if progress is not None:
+                raise ScenarioError("progress is a SimPy engine option; the batch engine reports no progress")
             from .engine.batch_engine import run_batch
 
             return run_batch(self, runs, keep=keep, transcripts=transcripts)

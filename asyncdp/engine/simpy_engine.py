@@ -13,14 +13,18 @@ and a latency per message (:mod:`asyncdp.engine.links`); the timing policy
 * :class:`~asyncdp.engine.timing.Async` — agents wake at their own Poisson times and
   combine the freshest value received from each neighbour.
 
-Deliveries: under lockstep timing each delivered message is a SimPy event
-(the barrier waits for the last one). Under deadline and async timing only
-an agent's combine step reads what has arrived, so a message instead waits
-in its receiver's in-flight list and is applied when the receiver wakes up
-to combine, if a delivery event would have run first: it arrived earlier, or
-at the same time and was sent before the wake-up was scheduled (SimPy runs
-equal times in scheduling order). The result is that of one event per
-message, for less work (see BENCHMARKS.md).
+Deliveries: no message is a SimPy event of its own; the result is that of
+one delivery event per message, for less work and an event queue that does
+not grow with the number of links (see BENCHMARKS.md). Under lockstep timing
+every round-``t`` message is combined only after the barrier, so it is filed
+for its receiver when sent, and the barrier opens one event later at the
+last arrival of the round (send time plus the largest latency, the time the
+last delivery event would have had). Under deadline and async timing only an
+agent's combine step reads what has arrived, so a message waits in its
+receiver's in-flight list and is applied when the receiver wakes up to
+combine, if a delivery event would have run first: it arrived earlier, or at
+the same time and was sent before the wake-up was scheduled (SimPy runs
+equal times in scheduling order).
 
 A message that is missing when an agent combines is handled by the explicit
 policy of the timing object: ``None`` (lockstep only: raise
@@ -36,15 +40,23 @@ The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
 
 Garbage collection: by default (``freeze_gc=True``) a run starts with
-:func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error. The
-objects that existed before the run (mostly imported modules) are then left
-out of the cyclic collector's scans while the run executes; the collector
-keeps collecting everything created during the run, e.g. cyclic garbage made
-by a cost function. Full scans of a heap of imported libraries otherwise cost
-about a tenth of an event-driven run (see BENCHMARKS.md). If the process has
-already frozen objects (e.g. a server that froze its heap before forking), the
-run does not freeze or unfreeze anything. Pass ``freeze_gc=False`` to leave
-the collector alone.
+:func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and
+raises the collector's young-generation threshold to
+``min(YOUNG_OBJECTS_PER_AGENT * N, YOUNG_OBJECTS_MAX)`` objects for ``N``
+agents (never lowering it; the previous thresholds are restored after the
+run). The objects that existed before the run (mostly imported modules) are
+then left out of the cyclic collector's scans, and the objects a round keeps
+alive for a while (per-link random streams, messages waiting for their
+combine: a number proportional to ``N``) die young instead of being promoted
+and rescanned by full collections, whose number otherwise grows with ``N``
+and made the run's cost per agent grow with ``N`` (x3.6 from 10^3 to 10^5
+agents; BENCHMARKS.md). The engine itself makes no reference cycles
+(reference counting frees everything it creates per message); the collector
+keeps collecting cyclic garbage made by user code (e.g. a cost function),
+holding at most about one young generation of it. If the process has
+already frozen objects (e.g. a server that froze its heap before forking),
+the run does not freeze or unfreeze anything. Pass ``freeze_gc=False`` to
+leave the collector alone.
 """
 
 from __future__ import annotations
@@ -52,7 +64,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,7 +82,16 @@ from ..result import Result
 from .timing import Async, Deadline, Lockstep, agent_clock_rng
 from .transcript import Transcript
 
-__all__ = ["run_simpy"]
+__all__ = ["run_simpy", "PROGRESS_REPORTS", "YOUNG_OBJECTS_PER_AGENT", "YOUNG_OBJECTS_MAX"]
+
+PROGRESS_REPORTS = 200
+"""A run with a progress callback reports about this many times (plus once at the start)."""
+
+YOUNG_OBJECTS_PER_AGENT = 20
+"""Young-generation GC threshold per agent during a run (``freeze_gc=True``; module docstring)."""
+
+YOUNG_OBJECTS_MAX = 10**6
+"""Cap of that threshold: at most about this many objects of user code's cyclic garbage wait for a collection."""
 
 
 class _RoundView:
@@ -157,6 +178,9 @@ class _Run:
         self.arrived: dict[tuple[int, int], dict[int, Mapping[str, np.ndarray]]] = {}
         self.freshest: list[dict[int, tuple[int, Mapping[str, np.ndarray]]]] = [{} for _ in range(self.N)]
         self.closed = [0] * self.N  # last round each agent has combined
+        self._combined = 0  # combine steps done (agent-rounds), for progress
+        self._progress: Any = None
+        self._report_at = -1
         self.records: list[Release] = []  # validated ledger records, one per round and noisy channel
         # one (record index, agent, time, receiver or -1) per release; numbers only, so the GC
         # stops tracking them (see Ledger.from_columns)
@@ -175,9 +199,9 @@ class _Run:
         self._message_ids = itertools.count()
         # lockstep barrier bookkeeping
         self._senders_left = [self.N] * (self.T + 1)
-        self._pending = [0] * (self.T + 1)
+        self._last_delay = [0.0] * (self.T + 1)  # largest latency of a delivered round-t message
         self._done = [0] * (self.T + 1)
-        self._barrier = isinstance(self.timing, Lockstep)  # counts messages in flight per round
+        self._barrier = isinstance(self.timing, Lockstep)
         self._by_round = not isinstance(self.timing, Async)  # file messages under their round for the combine
         # deadline and async: messages in flight per receiver, (arrival, creation index, sender,
         # round, message), applied when the receiver wakes up to combine (see _receive)
@@ -286,10 +310,10 @@ class _Run:
                 self.lost += 1
             elif inflight is not None:
                 inflight[j].append((arrival, self.sent, i, t, msg))
-            else:
-                if self._barrier:
-                    self._pending[t] += 1
-                self.env.timeout(arrival - now, (j, i, t, msg)).callbacks.append(self._deliver_to_barrier)
+            else:  # lockstep: combined after the barrier, which opens at the round's last arrival
+                self._store(j, i, t, msg)
+                if arrival - now > self._last_delay[t]:
+                    self._last_delay[t] = arrival - now
 
     def _store(self, j: int, i: int, t: int, msg: Mapping[str, np.ndarray]) -> None:
         """Deliver ``i``'s round-``t`` message to ``j``.
@@ -329,13 +353,6 @@ class _Run:
             inflight.clear()
         else:
             self._inflight[j] = later
-
-    def _deliver_to_barrier(self, ev: simpy.events.Event) -> None:
-        """Lockstep: a delivery event; opens round ``t``'s barrier after its last delivery."""
-        j, i, t, msg = ev.value
-        self._store(j, i, t, msg)
-        self._pending[t] -= 1
-        self._maybe_open_barrier(t)
 
     # -- combining (F) and updating (U) ----------------------------------------
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
@@ -393,6 +410,9 @@ class _Run:
         if age_max:
             self.staleness[t - 1, i] = age_max
         self.closed[i] = t
+        self._combined += 1
+        if self._combined == self._report_at:
+            self._report()
 
     @staticmethod
     def _renormalized(i: int, t: int, row: tuple[tuple[int, ...], tuple[float, ...]],
@@ -416,8 +436,17 @@ class _Run:
 
     # -- lockstep -------------------------------------------------------------------
     def _maybe_open_barrier(self, t: int) -> None:
-        if self._senders_left[t] == 0 and self._pending[t] == 0 and not self._delivered[t].triggered:
-            self._delivered[t].succeed()
+        """After round ``t``'s last send: open the barrier at the round's last arrival.
+
+        All agents send at the same time ``now``, so ``now + max(arrival - now)``
+        is the time the last delivery event would have had.
+        """
+        if self._senders_left[t] == 0:
+            delay = self._last_delay[t]
+            if delay > 0:
+                self.env.timeout(delay).callbacks.append(lambda _ev: self._delivered[t].succeed())
+            else:
+                self._delivered[t].succeed()
 
     def _lockstep_agent(self, i: int):
         for t in range(1, self.T + 1):
@@ -472,8 +501,22 @@ class _Run:
             self._combine_and_update(i, t, own, available, "renormalize", now)
 
     # -- run ----------------------------------------------------------------------
-    def run(self, freeze_gc: bool = True) -> Result:
+    def _report(self) -> None:
+        """Call the progress callback; schedule the next report."""
+        total = self.N * self.T
+        self._progress(self._combined, total)
+        self._report_at = min(self._combined + max(1, total // PROGRESS_REPORTS), total)
+
+    def run(self, freeze_gc: bool = True, progress: Any = None) -> Result:
+        if progress is not None:
+            self._progress = progress
+            self._report_at = 0
+            self._report()
         frozen = freeze_gc and gc.get_freeze_count() == 0
+        thresholds = gc.get_threshold()
+        if freeze_gc:
+            young = max(thresholds[0], min(YOUNG_OBJECTS_PER_AGENT * self.N, YOUNG_OBJECTS_MAX))
+            gc.set_threshold(young, *thresholds[1:])
         if frozen:
             gc.freeze()
         try:
@@ -481,6 +524,7 @@ class _Run:
         finally:
             if frozen:
                 gc.unfreeze()
+            gc.set_threshold(*thresholds)
 
     def _run(self) -> Result:
         if isinstance(self.timing, Lockstep):
@@ -545,14 +589,20 @@ class _Run:
         )
 
 
-def run_simpy(scenario: Any, *, freeze_gc: bool = True) -> Result:
+def run_simpy(scenario: Any, *, freeze_gc: bool = True,
+              progress: Callable[[int, int], object] | None = None) -> Result:
     """Run ``scenario`` on the SimPy engine (see the module docstring).
 
     Args:
         scenario: a validated :class:`~asyncdp.scenario.Scenario`.
         freeze_gc: keep the objects that exist before the run out of the
-            cyclic garbage collector's scans during the run (see the module
+            cyclic garbage collector's scans during the run and scale its
+            young generation with the number of agents (see the module
             docstring).
+        progress: called as ``progress(done, total)`` with the number of
+            combine steps (agent-rounds) done and ``N * T``: once before the
+            run, then about every ``1 / PROGRESS_REPORTS`` of the run, and at
+            its end (e.g. to drive a progress bar).
 
     Returns:
         A :class:`~asyncdp.result.Result`.
@@ -563,7 +613,8 @@ def run_simpy(scenario: Any, *, freeze_gc: bool = True) -> Result:
             combine: its row has no self weight and every in-neighbour's
             message is missing.
         CostValueError: a cost returned NaN/inf (names agent and round).
-        ScenarioError: ``freeze_gc`` is not a bool.
+        ScenarioError: ``freeze_gc`` is not a bool, or ``progress`` is not
+            callable.
 
     Example:
         >>> from asyncdp import Huang2015
@@ -573,4 +624,6 @@ def run_simpy(scenario: Any, *, freeze_gc: bool = True) -> Result:
     """
     if not isinstance(freeze_gc, bool):
         raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
-    return _Run(scenario).run(freeze_gc)
+    if progress is not None and not callable(progress):
+        raise ScenarioError(f"progress must be a callable progress(done, total) or None, got {progress!r}")
+    return _Run(scenario).run(freeze_gc, progress)

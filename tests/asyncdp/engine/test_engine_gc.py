@@ -145,3 +145,66 @@ def test_cyclic_garbage_of_a_run_does_not_grow_with_its_length(clean_gc, timing,
     garbage(3)  # first use may import modules, which leaves garbage once
     short, long = garbage(5), garbage(40)
     assert long == short <= 16
+
+
+def _ring_problem(n: int) -> Problem:
+    return rendezvous_problem(np.random.default_rng(0).uniform(-1.0, 1.0, size=(n, 2)))
+
+
+def _ring(n: int):
+    """A ring of ``n`` agents with Metropolis weights (sparse: no n x n array)."""
+    import networkx as nx
+
+    return topology.from_networkx([nx.cycle_graph(n)], "metropolis", periodic=True)
+
+
+@pytest.mark.parametrize("n_agents, cap", [(4, None), (100, None), (100, 1500)])
+def test_young_generation_scales_with_the_agents_during_the_run_and_is_restored(clean_gc, monkeypatch, n_agents,
+                                                                                 cap):
+    from asyncdp.engine import simpy_engine
+
+    if cap is not None:
+        monkeypatch.setattr(simpy_engine, "YOUNG_OBJECTS_MAX", cap)
+
+    before = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    original = simpy_engine._Run._run
+
+    def observing_run(self):
+        seen.append(gc.get_threshold())
+        return original(self)
+
+    monkeypatch.setattr(simpy_engine._Run, "_run", observing_run)
+    sc = Scenario(_ring_problem(n_agents), _ring(n_agents), Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9),
+                  horizon=1, seed=1, record_transcript=False)
+    sc.run()
+    expected = max(before[0], min(20 * n_agents, cap or 10**6))
+    assert seen == [(expected, *before[1:])]
+    assert gc.get_threshold() == before
+    seen.clear()
+    sc.run(freeze_gc=False)
+    assert seen == [before]
+
+
+def test_thresholds_restored_when_the_run_fails(clean_gc):
+    before = gc.get_threshold()
+    with pytest.raises(CostValueError, match="round 3"):
+        _scenario(_problem(_observing([], nan_at_call=9))).run()
+    assert gc.get_threshold() == before
+
+
+def test_a_higher_threshold_set_by_the_user_is_kept(clean_gc):
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def gradient(x):
+        seen.append(gc.get_threshold()[0])
+        return 2 * x
+
+    gc.set_threshold(50_000, *before[1:])
+    try:
+        _scenario(_problem(gradient)).run()
+        assert seen and set(seen) == {50_000}
+        assert gc.get_threshold()[0] == 50_000
+    finally:
+        gc.set_threshold(*before)
