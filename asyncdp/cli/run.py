@@ -12,9 +12,11 @@ naming it, since the paper's guarantees then need not hold.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .arguments import count, nonnegative_int, require_memory
@@ -29,6 +31,9 @@ AUDIT_MAX_ROUNDS = 1000
 
 LONG_RUN = 10**6
 """Agent-rounds from which ``asyncdp run`` announces the run and its expected duration on stderr."""
+
+PROGRESS_SECONDS = 1.0
+"""A long run's progress bar is refreshed at most this often."""
 
 SECONDS_PER_AGENT_ROUND = 50e-6
 """Order of magnitude of the SimPy engine's time per agent and round (BENCHMARKS.md, issue 17)."""
@@ -97,6 +102,22 @@ def assumption_warnings(scenario: Any) -> list[str]:
             f"{a.witness}; the paper's guarantees need not hold" for a in report.failed()]
 
 
+@contextlib.contextmanager
+def _progress_bar(total: int) -> Iterator[Callable[[int, int], None]]:
+    """A tqdm bar over ``total`` agent-rounds on stderr (refreshed at most every ``PROGRESS_SECONDS``).
+
+    Yields the ``progress(done, total)`` callback of :func:`~asyncdp.engine.simpy_engine.run_simpy`.
+    """
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total, desc="simpy run", unit=" agent-rounds", unit_scale=True, file=sys.stderr,
+              mininterval=PROGRESS_SECONDS, miniters=1) as bar:
+        def progress(done: int, _total: int) -> None:
+            bar.update(done - bar.n)
+
+        yield progress
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp run``; returns the exit code."""
     from ..scenario import load_script
@@ -124,10 +145,12 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"asyncdp: running {scenario.problem.num_agents} agents x {scenario.horizon} rounds on the SimPy "
               f"engine (about {size * SECONDS_PER_AGENT_ROUND:.0f} s at ~{SECONDS_PER_AGENT_ROUND * 1e6:.0f} us "
               "per agent and round) ...", file=sys.stderr, flush=True)
-    started = time.perf_counter()
-    result = scenario.run()
-    if size >= LONG_RUN:
+        started = time.perf_counter()
+        with _progress_bar(size) as progress:
+            result = scenario.run(progress=progress)
         print(f"asyncdp: run finished in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    else:
+        result = scenario.run()
     print(result.summary_table())
     if outputs["json"]:
         outputs["json"].write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2,

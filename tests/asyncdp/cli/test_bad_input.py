@@ -569,9 +569,12 @@ def test_long_run_is_announced(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
 
     monkeypatch.setattr(run, "LONG_RUN", 30)
     assert main(["run", str(GOOD_SCRIPT), "--horizon", "3"]) == 0
-    err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("asyncdp: running 10 agents x 3 rounds on the SimPy engine (about ")
-    assert err[1].startswith("asyncdp: run finished in ")
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line]  # the bar redraws itself after "\r"
+    assert lines[0].startswith("asyncdp: running 10 agents x 3 rounds on the SimPy engine (about ")
+    assert re.match(r"simpy run: +0%.* 0\.00/30\.0 ", lines[1])  # the bar, drawn before the first round
+    assert re.match(r"simpy run: 100%.* 30\.0/30\.0 ", lines[-2])
+    assert lines[-1].startswith("asyncdp: run finished in ")
     assert main(["run", str(GOOD_SCRIPT), "--horizon", "2"]) == 0
     assert "running" not in capsys.readouterr().err
 
