@@ -14,7 +14,10 @@ One rule for every output option (``--json``, ``--out``, ``-o``, ``--ledger``,
   (stdout keeps only the command's own output).
 * **No partial file**: a file is written to a temporary name in the same
   directory and renamed over the target only once complete; on an error or
-  Ctrl-C (exit code 130) the temporary file is removed.
+  Ctrl-C (exit code 130) the temporary file is removed
+  (:func:`asyncdp.atomic_write.write_atomically`). This holds for each file
+  of a ``reproduce`` or ``demo`` directory too: an interrupted run leaves the
+  files written so far complete and the others absent.
 * A write failure (read-only file system, full disk, ...) is one
   ``asyncdp: error: --OPTION PATH: cannot write: <reason>`` line, exit code 2.
 
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic_write import write_atomically
 from ..errors import AsyncdpError
 
 __all__ = ["OutputError", "OutputFile", "OutputDir", "prepare_file", "prepare_dir"]
@@ -51,16 +55,6 @@ class OutputError(AsyncdpError, ValueError):
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
-
-
-def _file_mode(path: Path) -> int:
-    """The replaced file's mode, else the default of a new file (0666 less the umask)."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def _check_ancestors(path: Path, option: str) -> None:
@@ -104,7 +98,7 @@ class OutputFile:
     existed: bool
 
     def write(self, writer: Callable[[Path], Any]) -> Path:
-        """Call ``writer(tmp)`` on a temporary file of the same suffix, then rename it to :attr:`path`.
+        """Write :attr:`path` with ``writer`` atomically (:func:`asyncdp.atomic_write.write_atomically`).
 
         A replaced file is announced on stderr (``asyncdp: replaced existing file PATH``).
 
@@ -114,19 +108,10 @@ class OutputFile:
         Raises:
             OutputError: the file could not be written (the temporary file is removed).
         """
-        fd, name = self._temp()
-        os.close(fd)
-        tmp = Path(name)
         try:
-            writer(tmp)
-            os.chmod(tmp, _file_mode(self.path))  # mkstemp makes 0600; give the mode a new file would get
-            os.replace(tmp, self.path)
+            write_atomically(self.path, writer)
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise OutputError(f"{self.option} {self.path}: cannot write: {_reason(exc)}") from None
-        except BaseException:  # KeyboardInterrupt included: never leave a partial file
-            tmp.unlink(missing_ok=True)
-            raise
         if self.existed:
             print(f"asyncdp: replaced existing file {self.path}", file=sys.stderr)
         return self.path
@@ -134,13 +119,6 @@ class OutputFile:
     def write_text(self, text: str) -> Path:
         """Write ``text`` (UTF-8) atomically (see :meth:`write`)."""
         return self.write(lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-    def _temp(self) -> tuple[int, str]:
-        try:
-            return tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=f".part{self.path.suffix}",
-                                    dir=self.path.parent)
-        except OSError as exc:
-            raise OutputError(f"{self.option} {self.path}: cannot write: {_reason(exc)}") from None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..atomic_write import write_atomically
 from ..errors import SweepError
 
 __all__ = ["write_results", "read_results"]
@@ -27,7 +28,7 @@ def _format_of(path: Path) -> str:
 
 
 def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
-    """Write a sweep DataFrame as CSV or Parquet, by the path's suffix (parent folders are created).
+    """Write a sweep DataFrame as CSV or Parquet, by the path's suffix (parent folders are created; atomically).
 
     Args:
         df: the rows.
@@ -48,10 +49,10 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     fmt = _format_of(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        df.to_csv(path, index=False)
+        write_atomically(path, lambda tmp: df.to_csv(tmp, index=False))
     else:
         try:
-            df.to_parquet(path, index=False)
+            write_atomically(path, lambda tmp: df.to_parquet(tmp, index=False))
         except ImportError as exc:
             raise SweepError(f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
     return path

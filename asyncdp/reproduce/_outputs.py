@@ -2,7 +2,10 @@
 
 Every figure is written by :func:`save_figure` (pyplot loaded by
 :func:`pyplot` on the Agg backend); every trend check in a summary is a
-:func:`check_entry`; every text table ends with :func:`check_lines`.
+:func:`check_entry`; every text table ends with :func:`check_lines`. Every
+file is written atomically (:func:`asyncdp.atomic_write.write_atomically`):
+an interrupted or failed reproduction (Ctrl-C, a full disk) leaves each of
+its files complete or absent, never cut short.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..atomic_write import write_atomically
 
 __all__ = ["to_strict_json", "write_json", "write_csv", "write_outputs", "pyplot", "save_figure", "check_entry",
            "check_lines"]
@@ -54,16 +59,20 @@ def to_strict_json(obj: Any) -> Any:
 
 
 def write_json(path: str | Path, data: Any, indent: int = 2) -> None:
-    """Write ``data`` as strict JSON (see :func:`to_strict_json`)."""
-    Path(path).write_text(json.dumps(to_strict_json(data), indent=indent, allow_nan=False))
+    """Write ``data`` as strict JSON (see :func:`to_strict_json`), atomically: complete or absent."""
+    text = json.dumps(to_strict_json(data), indent=indent, allow_nan=False)
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def write_csv(path: str | Path, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Write a header and rows as CSV."""
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(columns)
-        w.writerows(rows)
+    """Write a header and rows as CSV (atomically: complete or absent)."""
+    def writer(tmp: Path) -> None:
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(columns)
+            w.writerows(rows)
+
+    write_atomically(path, writer)
 
 
 def write_outputs(out: str | Path, stem: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
@@ -100,7 +109,7 @@ def pyplot() -> Any:
 
 
 def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
-    """Lay out ``fig`` (a pyplot figure), write it to ``path`` and close it.
+    """Lay out ``fig`` (a pyplot figure), write it to ``path`` atomically (complete or absent) and close it.
 
     Args:
         fig: the figure.
@@ -116,9 +125,12 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
         True
     """
     plt = pyplot()
-    fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    try:
+        fig.tight_layout()
+        fmt = Path(path).suffix.lstrip(".").lower() or None
+        write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
+    finally:
+        plt.close(fig)
 
 
 def check_entry(name: str, holds: bool, criterion: str, **values: Any) -> dict[str, Any]:

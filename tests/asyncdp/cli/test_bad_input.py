@@ -234,6 +234,52 @@ def test_full_disk_while_writing_leaves_no_partial_file(tmp_path: Path, monkeypa
     assert list(out_dir.iterdir()) == []  # neither the file nor a temporary file
 
 
+@pytest.mark.parametrize("argv, fail_at", [
+    (["demo"], 1),  # the demo's one file, demo.png
+    (["reproduce", "showkatbakhsh-fig4", "--runs", "2"], 2),  # fig4.csv written, then the figure fails
+])
+def test_full_disk_while_writing_a_directory_output_leaves_complete_files_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+        fail_at: int) -> None:
+    """demo / reproduce: each file is complete or absent; no temporary file is left; one error line."""
+    import errno
+    import os
+
+    real_replace = os.replace
+    calls: list[str] = []
+    out = tmp_path / "o"
+
+    def replace(src: str, dst: str) -> None:
+        if Path(dst).parent == out:  # only the command's outputs (libraries rename their own caches)
+            calls.append(str(dst))
+            if len(calls) == fail_at:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    line = main_error(capsys, [*argv, "--out", str(out)])
+    assert line == f"asyncdp: error: {calls[-1]}: No space left on device"
+    left = sorted(p.name for p in out.iterdir())
+    assert left == sorted(Path(c).name for c in calls[:-1])  # the files renamed before the failure, nothing else
+    for name in left:
+        assert (out / name).stat().st_size > 0
+
+
+def test_interrupted_reproduction_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import matplotlib.figure
+
+    def savefig(self: object, fname: object, **_k: object) -> None:
+        Path(str(fname)).write_bytes(b"half a png")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    out = tmp_path / "o"
+    assert main(["reproduce", "showkatbakhsh-fig4", "--runs", "2", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "asyncdp: interrupted"
+    assert sorted(p.name for p in out.iterdir()) == ["fig4.csv"]  # the figure is absent, not half written
+
+
 def test_write_interrupted_leaves_no_partial_file(tmp_path: Path) -> None:
     from asyncdp.cli.outputs import prepare_file
 
