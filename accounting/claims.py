@@ -7,7 +7,7 @@ independently); :func:`verify` compares the two at the same level (per
 iteration, per round, or for the whole run).
 
 Example:
-    >>> c = Claim("seed 004", "Theorem 2", 0.5, 0.0, "round")
+    >>> c = Claim("Cheng, Liao and Li (arXiv 2022)", "Theorem 2", 0.5, 0.0, "round")
     >>> verify(c, 0.5).holds
     True
 """
@@ -46,7 +46,7 @@ class Claim:
         PrivacyParameterError: ``epsilon <= 0``, ``delta`` outside ``[0, 1)``, an unknown ``per``.
 
     Example:
-        >>> Claim("seed 003", "Theorem 5", 1.0, 0.0, "run", "").per
+        >>> Claim("Huang, Mitra and Vaidya (ICDCN 2015)", "Theorem 5", 1.0, 0.0, "run", "").per
         'run'
     """
 
@@ -105,7 +105,7 @@ def verify(claim: Claim, computed_epsilon: float, computed_delta: float = 0.0, *
         PrivacyParameterError: a negative or NaN epsilon, a delta outside ``[0, 1]``, a negative ``rtol``.
 
     Example:
-        >>> v = verify(Claim("seed 003", "Theorem 5", 1.0, 0.0, "run"), 1.25)
+        >>> v = verify(Claim("Huang, Mitra and Vaidya (ICDCN 2015)", "Theorem 5", 1.0, 0.0, "run"), 1.25)
         >>> v.holds, v.gap
         (False, 0.25)
     """

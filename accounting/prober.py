@@ -1,7 +1,8 @@
 """Numerical sensitivity prober: search for the worst case of an update rule.
 
-A privacy proof of the "conditioned on the observations" kind (seed 003,
-Lemma 4; seed 000, Prop. 3; seed 004, Lemma 1) reduces the sensitivity of a
+A privacy proof of the "conditioned on the observations" kind (Huang,
+Mitra and Vaidya, ICDCN 2015, Lemma 4; Showkatbakhsh, Karakus and Diggavi, arXiv
+2019, Prop. 3; Cheng, Liao and Li, arXiv 2022, Lemma 1) reduces the sensitivity of a
 round to one question: for a combined point ``z`` that the observations fix,
 how far apart can the next states ``U(z; f)`` and ``U(z; f')`` of two adjacent
 problems be? The prober answers it numerically, without trusting the
@@ -11,7 +12,8 @@ The rule is anything that satisfies the small :class:`UpdateRule` protocol,
 which ``accounting`` owns (a plain closure is accepted and wrapped). The
 prober searches over ``z`` **including points outside the domain**: noise can
 push ``z`` anywhere, and bounds such as ``||grad f|| <= C2`` often hold only on
-the domain (notes on seed 003, section 6 item 5).
+the domain (Lemma 4 of Huang, Mitra and Vaidya evaluates the gradient at a
+point that noise can carry off the domain, where ``C2`` need not bound it).
 
 What the answer means: the value returned is *attained* at the reported
 witness, so it is a certified **lower bound** on the true sensitivity. A value

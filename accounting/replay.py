@@ -1,7 +1,8 @@
 """Exact (white-box) transcript replay and the privacy loss of each transcript.
 
 For algorithms whose execution is a deterministic function of the observed
-messages (seed 003, Prop. 3; the same argument holds for seeds 000 and 004),
+messages (Huang, Mitra and Vaidya, ICDCN 2015, Prop. 3; the same argument holds for
+Showkatbakhsh, Karakus and Diggavi, arXiv 2019, and Cheng, Liao and Li, arXiv 2022),
 the density of a transcript ``y = (y(1), ..., y(T))`` under a problem ``P``
 factorises over rounds and agents into noise densities. Re-running ``P``'s and
 an adjacent ``P'``'s updates on the *observed* messages gives both densities,

@@ -1,9 +1,10 @@
 """Old path of the sensitivity bounds; they now live with their paper in :mod:`accounting.papers`.
 
 The content of this module moved, one paper per module:
-:mod:`accounting.papers.huang2015` (seed 003), :mod:`accounting.papers.showkatbakhsh`
-(seed 000), :mod:`accounting.papers.wang_basar` (seed 001) and
-:mod:`accounting.papers.dpsda` (seed 004). It is kept so that
+:mod:`accounting.papers.huang2015` (Huang, Mitra and Vaidya, ICDCN 2015),
+:mod:`accounting.papers.showkatbakhsh` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019),
+:mod:`accounting.papers.wang_basar` (Wang and Başar, Automatica 2023) and
+:mod:`accounting.papers.dpsda` (Cheng, Liao and Li, arXiv 2022). It is kept so that
 ``from accounting.sensitivity import ...`` keeps working: one old module maps
 to four new ones, which the ``_moved`` finder cannot express.
 

@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (DPSDA-C and DPSDA-PS), seed 004: Laplace noise on dual variables.
+"""Cheng, Liao and Li (arXiv 2022), DPSDA-C and DPSDA-PS: Laplace noise on dual variables.
 
 The accountant's side of the paper, for both algorithms: Lemma 1's sensitivity
 of one node (:func:`dpsda_node_sensitivity`) and of all nodes together
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED004 = "Cheng, Liao and Li (arXiv 2022)"
+_CHENG2022 = "Cheng, Liao and Li (arXiv 2022)"
 
 DPSDA_CLIPS = ("coordinate", "l2")
 """How a DPSDA block's local signal ``u_i`` is clipped: per coordinate to ``[-L_hat, L_hat]``, or in L2 norm."""
@@ -51,7 +51,7 @@ def _check_clip(clip: str) -> None:
 
 
 def dpsda_node_sensitivity(*, n: int, L_hat: float, block_size: int = 1, clip: str = "coordinate") -> float:
-    """L1 sensitivity of one node's dual variable in DPSDA-C/PS (seed 004, Lemma 1 / Lemma 4).
+    """L1 sensitivity of one node's dual variable in DPSDA-C/PS (Cheng, Liao and Li, arXiv 2022, Lemmas 1 and 4).
 
     Bounded quantity: ``z_i(t+1)`` of node ``i`` (eqs. 12 / 20), masked by the
     message of the next round, ``h_i(t+1) = z_i(t+1) + eta_i(t+1)`` with
@@ -64,7 +64,7 @@ def dpsda_node_sensitivity(*, n: int, L_hat: float, block_size: int = 1, clip: s
     (``E|u_i| <= L_hat``, Assumption 2), which does not bound a worst case;
     the local signal includes Gaussian gradient noise and is unbounded. The
     value ``2 n L_hat`` holds deterministically only if ``u_i`` is clipped to
-    ``[-L_hat, L_hat]`` (notes on seed 004, section 6 item 6). The bound
+    ``[-L_hat, L_hat]``, which the paper does not do. The bound
     applies to every round from the changed round ``t0`` on, not only to
     ``t0``: once ``z_i`` differs, later gradients are evaluated at different
     points ``y_i = Pi(z_i)``.
@@ -107,14 +107,14 @@ def dpsda_node_sensitivity(*, n: int, L_hat: float, block_size: int = 1, clip: s
 def dpsda_network_sensitivity(
     *, n: int, L_hat: float, block_sizes: int | Sequence[int] | None = None, clip: str = "coordinate"
 ) -> float:
-    """L1 sensitivity of all nodes' dual variables together (seed 004, network level).
+    """L1 sensitivity of all nodes' dual variables together (Cheng, Liao and Li, arXiv 2022, network level).
 
     Adjacency (Def. 1) changes one round's loss ``f_t0``; every node computes
     its coordinate of ``grad f_t0``, so every node's ``z_i(t0+1)`` moves, by up
     to :func:`dpsda_node_sensitivity` each. The stacked vector ``z(t+1)`` in
     ``R^(n x dim)`` that Theorem 2's proof bounds by ``Delta(t)`` therefore
-    moves by up to the *sum* over nodes: ``2 n^2 L_hat`` for scalar blocks
-    (notes on seed 004, section 6 item 6), not the per-node ``2 n L_hat``.
+    moves by up to the *sum* over nodes: ``2 n^2 L_hat`` for scalar blocks,
+    not the per-node ``2 n L_hat`` that the proof of Theorem 2 applies to it.
 
     When each applies: use this value when the adversary may observe the
     messages of every node (the paper's eavesdropper); use the per-node value
@@ -161,7 +161,7 @@ def _dpsda_block_sizes(n: int, block_sizes: int | Sequence[int] | None) -> list[
     return sizes
 
 def dpsda_claim(epsilon: float, T: int, *, per: str = "run") -> Claim:
-    """Theorem 2 / Theorem 4 of seed 004: epsilon-DP per round, ``T * epsilon`` for the run.
+    """Theorem 2 / Theorem 4 of Cheng, Liao and Li, arXiv 2022: epsilon-DP per round, ``T * epsilon`` for the run.
 
     With Laplace noise ``sigma(t) = Delta(t) / epsilon`` and Lemma 1's
     ``Delta = 2 n L_hat``, the paper claims each round's messages are
@@ -189,15 +189,15 @@ def dpsda_claim(epsilon: float, T: int, *, per: str = "run") -> Claim:
     eps = check_positive(epsilon, "epsilon", error=_E)
     T = check_integer(T, "T", minimum=1, error=_E)
     if per not in ("round", "run"):
-        raise PrivacyParameterError(f"per must be 'round' or 'run' for seed 004, got {per!r}")
+        raise PrivacyParameterError(f"per must be 'round' or 'run' for Cheng, Liao and Li (arXiv 2022), got {per!r}")
     notes = (
         "Lemma 1: Delta = 2 n L_hat bounds a sup by an expectation; it holds only with u_i clipped to "
         "[-L_hat, L_hat]. It is one node's sensitivity; a change of f_t0 moves every node's z_i, so "
         "the stacked messages have Delta = 2 n^2 L_hat."
     )
     if per == "round":
-        return Claim(_SEED004, "Theorem 2: epsilon-DP at each round", eps, 0.0, "round", notes)
-    return Claim(_SEED004, f"Theorem 2: T*epsilon-DP over T = {T} rounds (basic composition)", T * eps, 0.0,
+        return Claim(_CHENG2022, "Theorem 2: epsilon-DP at each round", eps, 0.0, "round", notes)
+    return Claim(_CHENG2022, f"Theorem 2: T*epsilon-DP over T = {T} rounds (basic composition)", T * eps, 0.0,
                  "run", notes)
 
 
@@ -210,7 +210,7 @@ def dpsda_effective_epsilon(
     block_sizes: int | Sequence[int] | None = None,
     clip: str = "coordinate",
 ) -> float:
-    """Seed 004's privacy loss ``sum_t Delta / sigma(t)`` from realized Laplace scales.
+    """Privacy loss ``sum_t Delta / sigma(t)`` of Cheng, Liao and Li (arXiv 2022) from realized Laplace scales.
 
     This is Theorem 2's own argument (the product of per-round Laplace density
     ratios) with an independently derived ``Delta``:
@@ -268,7 +268,9 @@ def dpsda_noise_scale(
     block_sizes: int | Sequence[int] | None = None,
     clip: str = "coordinate",
 ) -> float:
-    """The Laplace scale ``sigma = Delta / epsilon`` of Theorem 2 (seed 004), with an independently derived ``Delta``.
+    """The Laplace scale ``sigma = Delta / epsilon`` of Theorem 2, with an independently derived ``Delta``.
+
+    Theorem 2 of Cheng, Liao and Li (arXiv 2022).
 
     ``level="node"``: the paper's choice, ``Delta`` = the largest
     :func:`dpsda_node_sensitivity` over the blocks (each round epsilon-DP for
@@ -302,7 +304,7 @@ def dpsda_noise_scale(
 
 SPEC = AccountantSpec(
     names=("dpsda-c", "dpsda-ps"),
-    paper=_SEED004,
+    paper=_CHENG2022,
     mechanism="laplace",
     norm="l1",
     sensitivity=dpsda_node_sensitivity,
@@ -311,4 +313,4 @@ SPEC = AccountantSpec(
     effective_epsilon=dpsda_effective_epsilon,
     noise_scale=dpsda_noise_scale,
 )
-"""The accountant's record of seed 004 (DPSDA-C and DPSDA-PS account alike)."""
+"""The accountant's record of Cheng, Liao and Li (arXiv 2022) (DPSDA-C and DPSDA-PS account alike)."""

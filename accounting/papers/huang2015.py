@@ -1,4 +1,4 @@
-"""Huang, Mitra and Vaidya (ICDCN 2015), seed 003: Laplace noise on states, geometric schedules.
+"""Huang, Mitra and Vaidya (ICDCN 2015): Laplace noise on states, geometric schedules.
 
 The accountant's side of the paper: Lemma 4's sensitivity (:func:`huang2015_sensitivity`,
 :func:`huang2015_release_sensitivity`), Theorem 5's claim (:func:`huang2015_claim`),
@@ -36,14 +36,15 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED003 = "Huang, Mitra and Vaidya (ICDCN 2015)"
+_HUANG2015 = "Huang, Mitra and Vaidya (ICDCN 2015)"
 
 HUANG2015_SCHEDULES = ("eq8", "theorem5-proof")
-"""Noise schedules of seed 003: eq. (8) as printed (``p^(t-1)``), or the Theorem 5 proof's ``p^t``."""
+"""Noise schedules of Huang, Mitra and Vaidya (ICDCN 2015): eq. (8) as printed (``p^(t-1)``), or ``p^t``
+as in the proof of Theorem 5."""
 
 
 def huang2015_sensitivity(t: int, *, C2: float, n: int, c: float, q: float) -> float:
-    """L1 sensitivity ``Delta(t)`` of the state ``x(t)`` (seed 003, Lemma 4).
+    """L1 sensitivity ``Delta(t)`` of the state ``x(t)`` (Huang, Mitra and Vaidya, ICDCN 2015, Lemma 4).
 
     Bounded quantity: the network state ``x(t)`` in ``R^(nN)`` after the update
     (7) of round ``t``, with the observations ``y(1..t)`` held fixed. Given the
@@ -58,7 +59,8 @@ def huang2015_sensitivity(t: int, *, C2: float, n: int, c: float, q: float) -> f
     ``y(t+1) = x(t) + w(t+1)`` with ``w(t+1) ~ Lap(M_(t+1))^n`` (eq. 5). So the
     release at round ``t`` has sensitivity ``Delta(t-1)``: see
     :func:`huang2015_release_sensitivity`. (Lemma 2's proof pairs ``x(t)``
-    with ``M_t``, an off-by-one; notes on seed 003, section 6 item 1.)
+    with ``M_t``, an off-by-one: the message ``y(t)`` hides ``x(t-1)``, not
+    ``x(t)``, although the paper's eq. (11) writes ``x(t)``.)
 
     Validity: ``C2`` must bound ``||grad f_i||_2`` at the point where the
     gradient is evaluated, ``z_i(t)``, which noise can push outside the
@@ -97,7 +99,7 @@ def huang2015_sensitivity(t: int, *, C2: float, n: int, c: float, q: float) -> f
 
 
 def huang2015_release_sensitivity(t: int, *, C2: float, n: int, c: float, q: float) -> float:
-    """L1 sensitivity of the release ``y(t)`` of round ``t`` (seed 003, eq. 5 with Lemma 4).
+    """L1 sensitivity of the release ``y(t)`` of round ``t`` (Huang, Mitra and Vaidya, ICDCN 2015, eq. 5 with Lemma 4).
 
     ``y_i(t) = x_i(t-1) + w_i(t)`` masks ``x(t-1)``, so its sensitivity is
     ``Delta(t-1)``; in particular ``y(1)`` masks the cost-independent ``x(0)``
@@ -134,7 +136,7 @@ def _check_qp(q: object, p: object) -> tuple[float, float]:
 
 
 def huang2015_claim(epsilon: float, *, c: float | None = None, q: float | None = None, p: float | None = None) -> Claim:
-    """Theorem 5 of seed 003: epsilon-DP (delta = 0) for the whole run.
+    """Theorem 5 of Huang, Mitra and Vaidya (ICDCN 2015): epsilon-DP (delta = 0) for the whole run.
 
     The theorem asserts epsilon-DP for any ``c > 0``, ``q in (0, 1)``, ``p in
     (q, 1)``, with the noise ``M_t`` of eq. (8). Whether it holds depends on the
@@ -164,7 +166,7 @@ def huang2015_claim(epsilon: float, *, c: float | None = None, q: float | None =
     elif p is not None:
         check_open_unit(p, "p", error=_E)
     return Claim(
-        paper=_SEED003,
+        paper=_HUANG2015,
         statement="Theorem 5: epsilon-DP for any c > 0, q in (0,1), p in (q,1)",
         epsilon=eps,
         delta=0.0,
@@ -181,7 +183,7 @@ def huang2015_claim(epsilon: float, *, c: float | None = None, q: float | None =
 def huang2015_noise_scale(
     t: int, *, epsilon: float, C2: float, n: int, c: float, q: float, p: float, schedule: str = "eq8"
 ) -> float:
-    """The Laplace scale ``M_t`` of round ``t`` (seed 003).
+    """The Laplace scale ``M_t`` of round ``t`` (Huang, Mitra and Vaidya, ICDCN 2015, eq. 8).
 
     ``schedule="eq8"``: ``M_t = 2 C2 sqrt(n) c p^(t-1) / (epsilon (p - q))``
     (eq. 8). ``schedule="theorem5-proof"``: the proof of Theorem 5 writes
@@ -225,7 +227,7 @@ def huang2015_effective_epsilon(
     schedule: str = "eq8",
     horizon: int | None = None,
 ) -> float:
-    """The privacy loss ``sum_{t=2}^{T} Delta(t-1) / M_t`` of seed 003 (Lemma 2, correct indexing).
+    """Privacy loss ``sum_{t=2}^{T} Delta(t-1) / M_t`` (Huang, Mitra and Vaidya, ICDCN 2015, Lemma 2, reindexed).
 
     Releases ``y(1), ..., y(T)`` (``T = horizon``); ``y(t)`` masks ``x(t-1)``
     whose L1 sensitivity is ``Delta(t-1) = 2 C2 sqrt(n) c q^(t-2)`` (Lemma 4),
@@ -241,7 +243,7 @@ def huang2015_effective_epsilon(
 
     Args:
         epsilon: the epsilon the schedule was built for, ``> 0``.
-        c, q, p, C2, n: seed 003's parameters (``0 < q < p < 1``).
+        c, q, p, C2, n: the paper's parameters (``0 < q < p < 1``).
         schedule: one of :data:`HUANG2015_SCHEDULES`.
         horizon: number of rounds ``T >= 1``; ``None`` for the limit ``T -> inf``.
 
@@ -275,7 +277,7 @@ def huang2015_effective_epsilon(
 def huang2015_effective_epsilon_from_ledger(
     scales: Sequence[float] | Ledger, *, C2: float, n: int, c: float, q: float
 ) -> float:
-    """Recompute seed 003's privacy loss from the noise scales that were actually used.
+    """Recompute the privacy loss of Huang, Mitra and Vaidya (ICDCN 2015) from the noise scales that were actually used.
 
     With a sequence ``scales = (M_1, ..., M_T)`` (``M_t`` the Laplace scale of
     the release ``y(t)``), returns ``sum_{t=2}^{T} Delta(t-1) / M_t`` with
@@ -311,7 +313,8 @@ def huang2015_effective_epsilon_from_ledger(
         for r in scales:
             if r.mechanism != "laplace":
                 raise PrivacyParameterError(
-                    f"agent {r.agent}, round {r.round}: seed 003 uses Laplace noise, got mechanism {r.mechanism!r}"
+                    f"agent {r.agent}, round {r.round}: Huang, Mitra and Vaidya (ICDCN 2015) use Laplace noise, "
+                    f"got mechanism {r.mechanism!r}"
                 )
             if r.dimension != n:
                 raise PrivacyParameterError(
@@ -331,7 +334,7 @@ def huang2015_effective_epsilon_from_ledger(
 
 SPEC = AccountantSpec(
     names=("huang2015",),
-    paper=_SEED003,
+    paper=_HUANG2015,
     mechanism="laplace",
     norm="l1",
     sensitivity=huang2015_sensitivity,
@@ -340,4 +343,4 @@ SPEC = AccountantSpec(
     effective_epsilon=huang2015_effective_epsilon,
     noise_scale=huang2015_noise_scale,
 )
-"""The accountant's record of seed 003."""
+"""The accountant's record of Huang, Mitra and Vaidya (ICDCN 2015)."""

@@ -1,4 +1,4 @@
-"""Showkatbakhsh, Karakus and Diggavi, seed 000: Gaussian noise on states, Theorem 1's tail bound.
+"""Showkatbakhsh, Karakus and Diggavi (arXiv 2019): Gaussian noise on states, Theorem 1's tail bound.
 
 The accountant's side of the paper: Prop. 3's conditional sensitivity
 (:func:`showkatbakhsh_sensitivity`, :func:`showkatbakhsh_release_sensitivity`),
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED000 = "Showkatbakhsh, Karakus and Diggavi (arXiv 2019)"
+_SHOWKATBAKHSH2019 = "Showkatbakhsh, Karakus and Diggavi (arXiv 2019)"
 
 
 def _showkatbakhsh_step(t: int, eta_t: float | None, c: float | None) -> float:
@@ -55,7 +55,7 @@ def _showkatbakhsh_step(t: int, eta_t: float | None, c: float | None) -> float:
 def showkatbakhsh_sensitivity(
     t: int, *, G: float, eta_t: float | None = None, c: float | None = None, T: int | None = None
 ) -> float:
-    """Conditional L2 sensitivity ``Delta(t)`` of ``x_i(t)`` (seed 000, Def. 4 and Prop. 3).
+    """Conditional L2 sensitivity ``Delta(t)`` of ``x_i(t)`` (Showkatbakhsh et al., arXiv 2019, Def. 4, Prop. 3).
 
     Bounded quantity: node ``i``'s Stage-I state after the gradient step of
     round ``t``, ``x_i(t) = Proj_X(z_i(t) - eta_t grad f_i(z_i(t)))`` (eq. 8),
@@ -68,12 +68,13 @@ def showkatbakhsh_sensitivity(
     with ``n_i(t) ~ N(0, M_t^2 I)`` (eq. 11). The pair that enters Theorem 1's
     sum ``sum_t Delta(t)^2 / M_t^2`` is therefore (state of round ``t``, noise
     ``n(t)`` of scale ``M_t``, released as message ``y(t+1)``); the last one,
-    ``y(T+1) = x(T) + n(T)``, must carry noise (notes on seed 000, section 6
-    item 1). In Stage II (``t > T``) the state is a function of the messages
+    ``y(T+1) = x(T) + n(T)``, must carry noise as eq. (11) says, although the
+    paper's Stage II description sends ``x(T)`` unperturbed, which would
+    reveal ``x(T)`` outside Theorem 1's proof. In Stage II (``t > T``) the state is a function of the messages
     only, so its conditional sensitivity is 0.
 
-    ``G`` here is the privacy-relevant gradient bound (``G_priv`` in the notes:
-    for ERM costs, the bound on one sample's gradient change), which may differ
+    ``G`` here is the privacy-relevant gradient bound (``G_priv``: for
+    ERM costs, the bound on one sample's gradient change), which may differ
     from the convergence constant.
 
     Args:
@@ -109,7 +110,7 @@ def showkatbakhsh_sensitivity(
 def showkatbakhsh_release_sensitivity(
     s: int, *, G: float, eta_t: float | None = None, c: float | None = None, T: int | None = None
 ) -> float:
-    """L2 sensitivity of the message ``y(s)`` (seed 000, eq. 11 with Prop. 3).
+    """L2 sensitivity of the message ``y(s)`` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019, eq. 11 with Prop. 3).
 
     ``y(1) = 0`` carries no information (sensitivity 0); for ``s >= 2``,
     ``y(s) = x(s-1) + n(s-1)`` masks ``x(s-1)``, whose sensitivity is
@@ -141,7 +142,9 @@ def showkatbakhsh_release_sensitivity(
 
 
 def showkatbakhsh_kappa(epsilon: float, delta: float, *, G: float) -> float:
-    """``kappa(epsilon, delta) = epsilon^2 / (4 G^2 (epsilon + 2 ln(2/delta)))`` (seed 000, Cor. 1).
+    """``kappa(epsilon, delta) = epsilon^2 / (4 G^2 (epsilon + 2 ln(2/delta)))``.
+
+    Corollary 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019).
 
     Args:
         epsilon: ``> 0``.
@@ -163,7 +166,7 @@ def showkatbakhsh_kappa(epsilon: float, delta: float, *, G: float) -> float:
 
 
 def showkatbakhsh_noise_scales(epsilon: float, delta: float, *, T: int, c: float, G: float) -> np.ndarray:
-    """Theorem 2's noise standard deviations ``M_1..M_T`` (seed 000).
+    """Theorem 2's noise standard deviations ``M_1..M_T`` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019).
 
     ``M_t^2 = (2 / kappa) c^2 sqrt(T) / t^(3/2)``; ``M_t`` is the standard
     deviation of ``n(t)``, released in ``y(t+1) = x(t) + n(t)``.
@@ -191,7 +194,9 @@ def showkatbakhsh_noise_scales(epsilon: float, delta: float, *, T: int, c: float
 
 
 def showkatbakhsh_claim(epsilon: float, delta: float, *, T: int, c: float, G: float) -> Claim:
-    """Theorem 1 / Corollary 1 (with Theorem 2's schedule) of seed 000: ``(epsilon, delta)`` for the run.
+    """Theorem 1 / Corollary 1 with Theorem 2's schedule: ``(epsilon, delta)`` for the run.
+
+    The claim of Showkatbakhsh, Karakus and Diggavi (arXiv 2019).
 
     Corollary 1: the run of ``T`` Stage-I rounds is ``(epsilon, delta)``-DP if
     ``sum_t eta_t^2 / M_t^2 <= kappa(epsilon, delta)``; Theorem 2's schedule
@@ -219,7 +224,7 @@ def showkatbakhsh_claim(epsilon: float, delta: float, *, T: int, c: float, G: fl
     check_integer(T, "T", minimum=1, error=_E)
     check_positive(c, "c", error=_E)
     return Claim(
-        paper=_SEED000,
+        paper=_SHOWKATBAKHSH2019,
         statement="Theorem 1 / Corollary 1 with Theorem 2's schedule: (epsilon, delta)-DP for the run",
         epsilon=float(epsilon),
         delta=float(delta),
@@ -233,7 +238,9 @@ def showkatbakhsh_claim(epsilon: float, delta: float, *, T: int, c: float, G: fl
 
 
 def showkatbakhsh_alpha(scales: Sequence[float], *, c: float, G: float) -> float:
-    """``alpha = sum_{t=1}^{T} Delta(t)^2 / M_t^2`` of seed 000's Theorem 1, from realized scales.
+    """``alpha = sum_{t=1}^{T} Delta(t)^2 / M_t^2`` of Theorem 1, from realized scales.
+
+    Theorem 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019).
 
     ``Delta(t) = 2 (c/t) G`` comes from
     :func:`showkatbakhsh_sensitivity`; ``scales[t-1] =
@@ -266,7 +273,9 @@ def showkatbakhsh_alpha(scales: Sequence[float], *, c: float, G: float) -> float
 
 
 def showkatbakhsh_effective_epsilon(scales: Sequence[float], *, delta: float, c: float, G: float) -> float:
-    """The epsilon that Theorem 1's own argument certifies for realized scales (seed 000).
+    """The epsilon that Theorem 1's own argument certifies for realized scales.
+
+    Theorem 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019).
 
     The proof of Theorem 1 bounds the privacy loss by ``alpha/2 + C_T`` with
     ``C_T`` sub-Gaussian of variance proxy ``alpha`` (eqs. 42-49), so
@@ -299,7 +308,7 @@ def showkatbakhsh_effective_epsilon(scales: Sequence[float], *, delta: float, c:
 
 SPEC = AccountantSpec(
     names=("showkatbakhsh",),
-    paper=_SEED000,
+    paper=_SHOWKATBAKHSH2019,
     mechanism="gaussian",
     norm="l2",
     sensitivity=showkatbakhsh_sensitivity,
@@ -308,4 +317,4 @@ SPEC = AccountantSpec(
     effective_epsilon=showkatbakhsh_effective_epsilon,
     noise_scale=showkatbakhsh_noise_scales,
 )
-"""The accountant's record of seed 000."""
+"""The accountant's record of Showkatbakhsh, Karakus and Diggavi (arXiv 2019)."""

@@ -48,7 +48,7 @@ class AccountantSpec:
 
     Attributes:
         names: the algorithm names (the simulator's registry names) this record accounts for.
-        paper: the citation, e.g. ``"seed 003 (Huang, Mitra, Vaidya 2015)"``.
+        paper: the citation, e.g. ``"Huang, Mitra and Vaidya (ICDCN 2015)"``.
         mechanism: ``"laplace"`` or ``"gaussian"`` (see :data:`MECHANISMS`).
         norm: ``"l1"`` or ``"l2"``: the norm of :attr:`sensitivity` (see :data:`NORMS`).
         sensitivity: the bound on the masked state, from function-class constants.

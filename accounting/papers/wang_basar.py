@@ -1,4 +1,4 @@
-"""Wang and Başar, seed 001: Gaussian noise on gradients, Theorems 4-6 per iteration.
+"""Wang and Başar (Automatica 2023): Gaussian noise on gradients, Theorems 4-6 per iteration.
 
 The accountant's side of the paper, and the one copy of its theorem table:
 :data:`WANG_BASAR_THEOREMS` (which theorem covers which adjacency; the
@@ -37,14 +37,16 @@ __all__ = [
 ]
 
 _E = PrivacyParameterError
-_SEED001 = "Wang and Basar (Automatica 2023)"
+_WANG_BASAR2023 = "Wang and Basar (Automatica 2023)"
 
 WANG_BASAR_KINDS = ("sample", "gradient", "variable", "sample_replace")
-"""Adjacency notions for seed 001: eqs. (28), (30), (31), plus an arbitrary sample replacement."""
+"""Adjacency notions of Wang and Başar (Automatica 2023): eqs. (28), (30), (31), plus an arbitrary
+sample replacement."""
 
 WANG_BASAR_THEOREMS: dict[str, str] = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
-"""The theorem of seed 001 behind each adjacency it covers: a data sample (eq. 28), the gradient (eq. 30),
-the variable (eq. 31). The one copy of this table (the rule, its adapter and the reproductions read it)."""
+"""The theorem of Wang and Başar (Automatica 2023) behind each adjacency it covers: a data sample (eq. 28),
+the gradient (eq. 30), the variable (eq. 31). The one copy of this table (the rule, its adapter and the
+reproductions read it)."""
 
 
 def wang_basar_sensitivity(
@@ -56,7 +58,7 @@ def wang_basar_sensitivity(
     G: float | None = None,
     units: str = "message",
 ) -> float:
-    """Per-iteration sensitivity of Wang and Basar's shared message (seed 001, eqs. 28-31).
+    """Per-iteration sensitivity of Wang and Basar's shared message (Automatica 2023, eqs. 28-31).
 
     Indexing: at iteration ``k`` agent ``i`` sends ``v_ji^k = w_ji (x_i^k -
     lam^k (g_i^k + n_i^k))`` with ``g_i^k = grad f_i(x_i^k)`` (Algorithm 2);
@@ -84,7 +86,7 @@ def wang_basar_sensitivity(
     n_i^k``. ``"noise"`` divides by ``lam^k``, i.e. expresses it against the
     standard deviation of ``n_i^k``. Theorems 4 and 5 compare the message
     sensitivity with ``Var(n_i^k)`` directly, ignoring the ``lam^k`` on the
-    noise (notes on seed 001, section 6 item 2); Theorem 6 does not.
+    noise; Theorem 6 accounts for it.
     Variance notation: Algorithm 2 writes covariance ``sigma I`` and the
     experiments "variance sigma", whereas Theorems 4-6 treat ``sigma^2`` as the
     variance; callers of :mod:`accounting` always pass a variance explicitly.
@@ -142,7 +144,7 @@ def wang_basar_variance_threshold(
     n_i: int | None = None,
     form: str = "printed",
 ) -> float:
-    """Minimum ``Var(n_i^k)`` (per coordinate) in Theorems 4-6 of seed 001, at one iteration.
+    """Minimum ``Var(n_i^k)`` (per coordinate) in Theorems 4-6 (Wang and Başar, Automatica 2023), at one iteration.
 
     ``form="printed"``: the theorems as printed,
     Thm 4 ``2 nu^2 lam^2 ln(1.25/delta) / (n_i^2 epsilon^2)``,
@@ -153,7 +155,8 @@ def wang_basar_variance_threshold(
     with ``S`` the sensitivity in noise units
     (:func:`wang_basar_sensitivity` with
     ``units="noise"``): Thms 4 and 5 lose their ``lam^2`` factor, Thm 6 is
-    unchanged (notes on seed 001, section 6 item 2).
+    unchanged (as printed, only Thm 6 treats the ``lam^k`` on the noise
+    consistently).
 
     Args:
         epsilon, delta: in ``(0, 1)`` (the classical Gaussian mechanism's range).
@@ -198,7 +201,7 @@ def wang_basar_claim(
     nu: float | None = None,
     n_i: int | None = None,
 ) -> Claim:
-    """Theorems 4-6 of seed 001: ``(epsilon, delta)``-DP at **one iteration** only.
+    """Theorems 4-6 of Wang and Başar, Automatica 2023: ``(epsilon, delta)``-DP at **one iteration** only.
 
     The paper claims the guarantee when the per-coordinate variance of
     ``n_i^k`` meets the printed threshold
@@ -233,7 +236,7 @@ def wang_basar_claim(
             "the paper claims nothing for these parameters"
         )
     return Claim(
-        paper=_SEED001,
+        paper=_WANG_BASAR2023,
         statement=f"{name}: (epsilon, delta)-DP for agent i's {kind} at one iteration",
         epsilon=float(epsilon),
         delta=float(delta),
@@ -256,7 +259,9 @@ def wang_basar_effective_epsilon(
     n_i: int | None = None,
     G: float | None = None,
 ) -> float:
-    """Per-iteration epsilon of seed 001's message by the classical Gaussian mechanism.
+    """Per-iteration epsilon of the shared message by the classical Gaussian mechanism.
+
+    The message of Wang and Başar (Automatica 2023), Algorithm 2.
 
     The message ``x - lam^k g`` has sensitivity ``S`` (message units) and is
     released with noise of standard deviation ``lam^k sqrt(Var(n))``; the
@@ -302,7 +307,9 @@ def wang_basar_noise_std(
     n_i: int | None = None,
     G: float | None = None,
 ) -> float:
-    """Standard deviation of the released noise ``lam^k n_i^k`` that gives ``epsilon`` at one iteration (seed 001).
+    """Standard deviation of the released noise ``lam^k n_i^k`` that gives ``epsilon`` at one iteration.
+
+    Wang and Başar (Automatica 2023), Theorems 4-6.
 
     The inverse of :func:`wang_basar_effective_epsilon`: the classical Gaussian
     calibration ``std = S sqrt(2 ln(1.25/delta)) / epsilon`` with ``S`` the
@@ -335,7 +342,7 @@ def wang_basar_noise_std(
 
 SPEC = AccountantSpec(
     names=("wang-basar",),
-    paper=_SEED001,
+    paper=_WANG_BASAR2023,
     mechanism="gaussian",
     norm="l2",  # the printed L1 values bound the L2 norm too (see wang_basar_sensitivity)
     sensitivity=wang_basar_sensitivity,
@@ -344,4 +351,4 @@ SPEC = AccountantSpec(
     effective_epsilon=wang_basar_effective_epsilon,
     noise_scale=wang_basar_noise_std,
 )
-"""The accountant's record of seed 001."""
+"""The accountant's record of Wang and Başar (Automatica 2023)."""

@@ -1,6 +1,6 @@
 """Tests for accounting.prober on rules whose exact worst case is derived here.
 
-Rendezvous-like rule (seed 003, Example 2): ``U(z; a) = clip_[-1,1]^2(z - gamma * 2 (z - a))``
+Rendezvous-like rule (Huang, Mitra and Vaidya, ICDCN 2015, Example 2): ``U(z; a) = clip_[-1,1]^2(z - gamma * 2 (z - a))``
 with ``a = (1, 1)``, ``a' = (-1, -1)``. Per coordinate, ``u = (1 - 2 gamma) z + 2 gamma a_k``,
 so before clipping ``u - u' = 2 gamma (a_k - a'_k) = 4 gamma`` for every ``z``. Clipping to
 ``[-1, 1]`` is monotone and 1-Lipschitz, so ``|clip(u) - clip(u')|`` is the length of
@@ -98,7 +98,7 @@ def test_worst_case_outside_the_domain_is_found():
 
 
 def test_clipped_gradient_keeps_lemma4_even_outside():
-    """Seed 003's fix: clip the gradient to L2 norm C2 (no projection, so z can roam)."""
+    """Lemma 4 of Huang, Mitra and Vaidya (ICDCN 2015) made exact: clip the gradient to L2 norm C2 (z can roam)."""
     gamma = 0.1
 
     def rule(z, t, a):

@@ -30,7 +30,7 @@ class ConstantMean:
 
 
 class Rendezvous:
-    """Seed 003 eqs. (5)-(7) on the box [-1, 1]^n, written independently of asyncdp."""
+    """Huang, Mitra and Vaidya (ICDCN 2015), eqs. (5)-(7) on the box [-1, 1]^n, written independently of asyncdp."""
 
     def __init__(self, addresses, c, q, x0):
         self.a, self.c, self.q, self.x0 = np.asarray(addresses, float), c, q, np.asarray(x0, float)

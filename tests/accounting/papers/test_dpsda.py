@@ -1,4 +1,4 @@
-"""Tests for accounting.papers.dpsda, seed 004 (Cheng, Liao, Li): sensitivity bounds, claims, recomputed epsilons.
+"""Tests for accounting.papers.dpsda, Cheng, Liao and Li (arXiv 2022): sensitivity bounds, claims, recomputed epsilons.
 
 Moved from tests/accounting/test_sensitivity.py and test_theorems.py (one file per paper).
 The expected values are computed in the tests, independently of the module. Tolerances:
@@ -26,10 +26,11 @@ from accounting.papers.dpsda import (
 )
 
 REL = 1e-12
-C2_EX2 = 4 * math.sqrt(2)  # seed 003, Example 2: grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+# Example 2 of Huang, Mitra and Vaidya (ICDCN 2015): grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+C2_EX2 = 4 * math.sqrt(2)
 
 
-# -- seed 004 ------------------------------------------------------------------------------
+# -- Cheng, Liao and Li (arXiv 2022) -------------------------------------------------------
 def test_dpsda_hand_values():
     assert dpsda_node_sensitivity(n=7, L_hat=1.5) == pytest.approx(21.0, rel=REL)
     assert dpsda_network_sensitivity(n=7, L_hat=1.5) == pytest.approx(2 * 49 * 1.5, rel=REL)
@@ -60,7 +61,7 @@ def test_dpsda_block_sizes_length_checked():
         dpsda_network_sensitivity(n=3, L_hat=1.0, block_sizes=[1, 2])
 
 
-# -- seed 004 ------------------------------------------------------------------------------
+# -- Cheng, Liao and Li (arXiv 2022) -------------------------------------------------------
 def test_dpsda_claim_levels():
     run, rnd = dpsda_claim(0.5, 500), dpsda_claim(0.5, 500, per="round")
     assert (run.epsilon, run.per) == (250.0, "run")

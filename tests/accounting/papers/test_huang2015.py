@@ -1,4 +1,4 @@
-"""Tests for accounting.papers.huang2015, seed 003 (Huang, Mitra, Vaidya 2015): sensitivity bounds, claims, recomputed epsilons.
+"""Tests for accounting.papers.huang2015, Huang, Mitra and Vaidya (ICDCN 2015): sensitivity bounds, claims, recomputed epsilons.
 
 Moved from tests/accounting/test_sensitivity.py and test_theorems.py (one file per paper).
 The expected values are computed in the tests, independently of the module. Tolerances:
@@ -29,10 +29,11 @@ from accounting.papers.huang2015 import (
 )
 
 REL = 1e-12
-C2_EX2 = 4 * math.sqrt(2)  # seed 003, Example 2: grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+# Example 2 of Huang, Mitra and Vaidya (ICDCN 2015): grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+C2_EX2 = 4 * math.sqrt(2)
 
 
-# -- seed 003 ------------------------------------------------------------------------------
+# -- Huang, Mitra and Vaidya (ICDCN 2015) --------------------------------------------------
 def test_huang_hand_values():
     # 2 * 4 sqrt2 * sqrt2 * 0.1 = 1.6 ; then times q = 0.5 per round
     kw = dict(C2=C2_EX2, n=2, c=0.1, q=0.5)
@@ -64,7 +65,7 @@ def test_huang_is_geometric(t, C2, n, c, q):
     assert huang2015_sensitivity(t + 1, **kw) == pytest.approx(q * huang2015_sensitivity(t, **kw), rel=1e-10)
 
 
-# -- independent seed-003 helpers ----------------------------------------------------------
+# -- independent Huang, Mitra and Vaidya (ICDCN 2015) helpers ------------------------------
 def _delta(t, C2, n, c, q):
     """Lemma 4 written out: Delta(t) = 2 C2 sqrt(n) c q^(t-1), Delta(0) = 0."""
     return 0.0 if t == 0 else 2 * C2 * math.sqrt(n) * c * q ** (t - 1)
@@ -109,7 +110,7 @@ def cqp(draw):
     return c, q, p
 
 
-# -- seed 003 ------------------------------------------------------------------------------
+# -- Huang, Mitra and Vaidya (ICDCN 2015) --------------------------------------------------
 @given(params=cqp(), eps=st.floats(0.01, 10.0), C2=st.floats(0.1, 10.0), n=st.integers(1, 10))
 def test_huang_limits_eq8_is_epsilon_and_proof_is_epsilon_over_p(params, eps, C2, n):
     c, q, p = params

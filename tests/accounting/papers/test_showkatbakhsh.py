@@ -1,4 +1,4 @@
-"""Tests for accounting.papers.showkatbakhsh, seed 000 (Showkatbakhsh, Karakus, Diggavi): sensitivity bounds, claims, recomputed epsilons.
+"""Tests for accounting.papers.showkatbakhsh, Showkatbakhsh, Karakus and Diggavi (arXiv 2019): sensitivity bounds, claims, recomputed epsilons.
 
 Moved from tests/accounting/test_sensitivity.py and test_theorems.py (one file per paper).
 The expected values are computed in the tests, independently of the module. Tolerances:
@@ -29,10 +29,11 @@ from accounting.papers.showkatbakhsh import (
 )
 
 REL = 1e-12
-C2_EX2 = 4 * math.sqrt(2)  # seed 003, Example 2: grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+# Example 2 of Huang, Mitra and Vaidya (ICDCN 2015): grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+C2_EX2 = 4 * math.sqrt(2)
 
 
-# -- seed 000 ------------------------------------------------------------------------------
+# -- Showkatbakhsh, Karakus and Diggavi (arXiv 2019) ---------------------------------------
 def test_showkatbakhsh_hand_values():
     # eta_4 = 2/4 = 0.5, Delta = 2 * 0.5 * 1.5 = 1.5
     assert showkatbakhsh_sensitivity(4, G=1.5, c=2.0) == pytest.approx(1.5, rel=REL)
@@ -56,7 +57,7 @@ def test_showkatbakhsh_needs_exactly_one_step_source():
         showkatbakhsh_sensitivity(1, G=1.0, eta_t=0.1, c=1.0)
 
 
-# -- seed 000 ------------------------------------------------------------------------------
+# -- Showkatbakhsh, Karakus and Diggavi (arXiv 2019) ---------------------------------------
 def test_showkatbakhsh_kappa_and_scales_hand_values():
     eps, delta, G, c, T = 4.0, 1e-3, 2.0, 0.01, 100
     kappa = eps**2 / (4 * G**2 * (eps + 2 * math.log(2 / delta)))

@@ -1,4 +1,4 @@
-"""Tests for accounting.papers.wang_basar, seed 001 (Wang, Basar): sensitivity bounds, claims, recomputed epsilons.
+"""Tests for accounting.papers.wang_basar, Wang and Başar (Automatica 2023): sensitivity bounds, claims, recomputed epsilons.
 
 Moved from tests/accounting/test_sensitivity.py and test_theorems.py (one file per paper).
 The expected values are computed in the tests, independently of the module. Tolerances:
@@ -24,10 +24,11 @@ from accounting.papers.wang_basar import (
 )
 
 REL = 1e-12
-C2_EX2 = 4 * math.sqrt(2)  # seed 003, Example 2: grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+# Example 2 of Huang, Mitra and Vaidya (ICDCN 2015): grad ||x - a||^2 = 2(x - a), |x - a| <= 2 sqrt 2 on [-1,1]^2
+C2_EX2 = 4 * math.sqrt(2)
 
 
-# -- seed 001 ------------------------------------------------------------------------------
+# -- Wang and Basar (Automatica 2023) ------------------------------------------------------
 def test_wang_basar_printed_values():
     assert wang_basar_sensitivity(lam_k=0.5, kind="sample", nu=2.0, n_i=10) == pytest.approx(0.1, rel=REL)  # (28)
     assert wang_basar_sensitivity(lam_k=0.02, kind="gradient") == 0.02  # (30)
@@ -53,7 +54,7 @@ def test_wang_basar_missing_constants():
         wang_basar_sensitivity(lam_k=0.1, kind="weights")
 
 
-# -- seed 001 ------------------------------------------------------------------------------
+# -- Wang and Basar (Automatica 2023) ------------------------------------------------------
 def test_wang_basar_thresholds_hand_values():
     eps, delta, lam = 0.5, 1e-3, 0.02
     base = 2 * math.log(1.25 / delta) / eps**2
