@@ -70,3 +70,7 @@ from .engine.transcript import (
 from .engine.schedule import (
     RealizedSchedule as RealizedSchedule,
 )
+from .experiments.noise_effect import (
+    NoiseEffect as NoiseEffect,
+    noise_effect as noise_effect,
+)

@@ -5,5 +5,6 @@
   from a callable or a script), :mod:`.executors` (where tasks run),
   :mod:`.summaries` (metric columns, per-point means), :mod:`.results_io` (CSV/Parquet);
 * :mod:`.regret`: regret curves from trajectories;
+* :mod:`.noise_effect`: a run beside the same run without privacy noise (is the error the noise's?);
 * :mod:`.demo`: the ``asyncdp demo`` job.
 """
