@@ -1,9 +1,16 @@
-"""Private rendezvous (seed 003, Examples 1-2) with the Huang-Mitra-Vaidya algorithm, lockstep rounds.
+"""Private rendezvous (Huang, Mitra and Vaidya, ICDCN 2015, Examples 1-2) with the Huang-Mitra-Vaidya algorithm, lockstep rounds.
 
 Ten agents with private addresses in X = [-1, 1]^2 minimize sum_i ||x - a_i||^2
 over a time-varying doubly stochastic digraph: round t uses
 W_t = (I + P_t) / 2, with P_t a directed ring "i -> i + s_t" whose stride s_t
 cycles through 1, 3, 7 (each round strongly connected, every weight 1/2).
+
+Reading the output: at epsilon = 1 the run ends with a consensus error of
+about 2.3 and ||xbar(T) - x*||^2 about 0.6 on a box of diameter 2.8, while
+the same run without its privacy noise ends near 0.02 and 1e-6. That is a
+noise-dominated result: the error is the price of the privacy level, not a
+bug; ``noise_effect`` prints this comparison (and its verdict) for any
+scenario. Raise epsilon (or the horizon) and the error shrinks.
 
 Run:  python examples/huang2015_rendezvous.py     or     asyncdp run examples/huang2015_rendezvous.py
 """
@@ -13,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import topology
-from asyncdp import Huang2015, Lockstep, Scenario, rendezvous_problem
+from asyncdp import Huang2015, Lockstep, Scenario, noise_effect, rendezvous_problem
 
 N, HORIZON, SEED = 10, 60, 2015  # (c, q, p) below: best mean error of a small grid at epsilon = 1
 
@@ -41,7 +48,8 @@ def main() -> dict:
     print(f"x* = {np.round(problem.optimum, 4)}")
     print("private run (epsilon = 1):")
     print(private.summary_table())
-    print(f"noise-free run: ||xbar(T) - x*||^2 = {exact.optimality_error()[-1]:.3e}")
+    print(f"noise-free run (epsilon = inf): ||xbar(T) - x*||^2 = {exact.optimality_error()[-1]:.3e}")
+    print(noise_effect(scenario, private).explain())
     print(topology.audit(graphs, "huang2015").to_table())
     return {"private": private, "exact": exact}
 

@@ -1,6 +1,6 @@
 """Privacy check of huang2015 with the Theorem 5 proof's noise schedule (p < 1/2): verdict ``violation``.
 
-The proof of Theorem 5 (seed 003) writes the noise scale with ``p^t`` instead
+The proof of Theorem 5 (Huang, Mitra and Vaidya, ICDCN 2015) writes the noise scale with ``p^t`` instead
 of eq. (8)'s ``p^(t-1)``. Since ``y(t)`` masks ``x(t-1)``, this spends
 ``epsilon / p`` instead of ``epsilon``. On the quadratic the realized change of
 the update is half of Lemma 4's bound, so the loss actually reaches about

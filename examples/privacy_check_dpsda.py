@@ -1,8 +1,8 @@
-"""Privacy check of DPSDA-C (seed 004) on two adjacent loss sequences. Verdict ``pass``.
+"""Privacy check of DPSDA-C (Cheng, Liao and Li, arXiv 2022) on two adjacent loss sequences. Verdict ``pass``.
 
 Seven nodes, one coordinate each, run online least squares on ``[-0.1, 0.1]^7``
 over the undirected Fig. 2 stand-in with Metropolis weights. ``adjacent`` is the
-same scenario with round 2's label negated (seed 004, Def. 1: the sequences
+same scenario with round 2's label negated (Cheng, Liao and Li, Def. 1: the sequences
 differ in exactly one round). That change moves every node's gradient block.
 The algorithm clips its local signal and calibrates its noise to the
 network-level sensitivity ``2 N^2 L_hat`` (``level="network"``), which is

@@ -1,4 +1,4 @@
-"""Privacy check of DPSDA-C as printed (seed 004): unclipped, noise calibrated per node. Verdict ``violation``.
+"""Privacy check of DPSDA-C as printed (Cheng, Liao and Li, arXiv 2022): unclipped, noise calibrated per node. Verdict ``violation``.
 
 It uses the adjacent loss sequences of ``examples/privacy_check_dpsda.py``.
 Theorem 2 calibrates ``sigma = 2 N L_hat / epsilon`` and bounds the change

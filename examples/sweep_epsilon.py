@@ -1,4 +1,4 @@
-"""Monte-Carlo sweep over the privacy level epsilon of the private rendezvous (seed 003, Examples 1-2).
+"""Monte-Carlo sweep over the privacy level epsilon of the private rendezvous (Huang, Mitra and Vaidya, ICDCN 2015, Examples 1-2).
 
 ``factory(epsilon, c, q, p)`` rebuilds the scenario of
 ``examples/huang2015_rendezvous.py`` (ten agents in [-1, 1]^2, strided rings

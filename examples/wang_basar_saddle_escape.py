@@ -1,4 +1,4 @@
-"""Saddle escape with Wang and Başar's Algorithm 2 (seed 001, §5.1, Fig. 4).
+"""Saddle escape with Wang and Başar's Algorithm 2 (Automatica 2023, §5.1, Fig. 4).
 
 Five agents on a ring (Metropolis weights, 1/3 each) minimize the nonconvex
 estimation cost of §5.1 from x_i(0) = theta_s, the strict saddle. Without

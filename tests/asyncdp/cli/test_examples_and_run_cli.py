@@ -41,6 +41,10 @@ def test_huang2015_rendezvous_example(capsys):
     lo, hi = -1.0, 1.0
     assert ((private.trajectory >= lo) & (private.trajectory <= hi)).all()
     assert "all assumptions hold" in text
+    # the reader is told the result is noise-dominated, with the noise-free run's error beside it
+    free = float(exact.optimality_error()[-1])
+    assert f"the same run without privacy noise (same seed, links and clocks): {free:.3g}" in text
+    assert "-> noise-dominated" in text and private.optimality_error()[-1] >= 10 * free
 
 
 def test_async_lossy_links_example(capsys):
@@ -57,6 +61,7 @@ def test_async_lossy_links_example(capsys):
     y_base = base.transcript.observations("y")
     y_lossy = lossy.transcript.observations("y")
     assert all(np.array_equal(y_base[(1, i)], y_lossy[(1, i)]) for i in range(base.trajectory.shape[1]))
+    assert f"||xbar - x*||^2 = {lossy.optimality_error()[-1]:.3g}" in text and "-> " in text
 
 
 def test_run_cli_json(tmp_path, capsys):

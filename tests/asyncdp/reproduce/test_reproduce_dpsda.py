@@ -208,3 +208,5 @@ def test_dpsda_online_regression_example(capsys):
     assert all(math.isfinite(v) and v > 0 for v in out.values())
     # same seeds for both: five times the noise regrets more
     assert out[0.2] > out[1.0]
+    # the noise-free reference the reader is shown, below the noise-dominated epsilon = 0.2
+    assert f"no privacy noise: R(T)/T = {out[math.inf]:.4g}" in text and out[math.inf] < out[0.2]
