@@ -35,7 +35,7 @@ class Claim:
     """A paper's privacy statement.
 
     Attributes:
-        paper: which seed paper.
+        paper: the citation of the paper, e.g. ``"Huang, Mitra and Vaidya (ICDCN 2015)"``.
         statement: the theorem and what it asserts.
         epsilon: the claimed epsilon, ``> 0``.
         delta: the claimed delta, in ``[0, 1)``.

@@ -13,9 +13,10 @@ of contraction to measure), built from a few step records (:class:`Static`,
 :class:`EachRound`, :class:`MinWeight`, :class:`Spectral`, :class:`MinimalB`,
 :class:`BStronglyConnected`). Adding a paper's assumptions is one entry there.
 
-Assumptions per algorithm (see each seed paper):
+Assumptions per algorithm (see each paper):
 
-* ``huang2015`` (seeds 002/003, Assumption 2 and Sec. 2): every ``A_t``
+* ``huang2015`` (Huang, Mitra and Vaidya, ICDCN 2015 and its 2014 arXiv preprint,
+  Assumption 2 and Sec. 2): every ``A_t``
   nonnegative and doubly stochastic, strongly connected, ``a_ii(t) >= eta`` and
   every positive entry ``>= eta`` for one ``eta > 0``. Constants: ``eta``,
   Nedić–Ozdaglar ``theta``, ``beta`` (Lemma 6).
@@ -325,7 +326,8 @@ def _dpsda_c_theta(phi: float, n: int) -> dict[str, Any]:
 
 
 def _fixed_symmetric(paper: str) -> tuple[Step, ...]:
-    """One fixed, nonnegative, symmetric, doubly stochastic matrix (seeds 000 and 001)."""
+    """One fixed, nonnegative, symmetric, doubly stochastic matrix (Showkatbakhsh, Karakus and Diggavi, arXiv 2019;
+    Wang and Başar, Automatica 2023)."""
     return (
         Static(),
         EachRound(P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),

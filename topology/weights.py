@@ -157,7 +157,8 @@ def laplacian_step(adjacency: Any) -> float:
 
 
 def laplacian(adjacency: Any, a: float | None = None) -> sp.csr_array:
-    """Laplacian weights ``W = I - a L`` (seed 000's experiments use ``a = 2/(3 lambda_max)``).
+    """Laplacian weights ``W = I - a L`` (the experiments of Showkatbakhsh, Karakus and
+    Diggavi, arXiv 2019, use ``a = 2/(3 lambda_max)``).
 
     Rows sum to one; for an undirected pattern ``W`` is symmetric and doubly
     stochastic with eigenvalues in ``[1/3, 1]`` under the default ``a``.

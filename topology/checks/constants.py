@@ -1,14 +1,15 @@
-"""Constants used by the theorems of the seed papers, and empirical counterparts.
+"""Constants used by the theorems of the papers we implement, and empirical counterparts.
 
-* :func:`nedic_ozdaglar` — seed 003 Lemma 6 (Nedić–Ozdaglar Lemma 3.2): for a
-  sequence of doubly stochastic, strongly connected ``A_t`` whose positive
+* :func:`nedic_ozdaglar` — Lemma 6 of Huang, Mitra and Vaidya (ICDCN 2015),
+  after Nedić–Ozdaglar Lemma 3.2: for a sequence of doubly stochastic, strongly connected ``A_t`` whose positive
   weights (self-weights included) are all ``>= eta``,
   ``|Phi(t, s)_ij - 1/N| <= theta * beta**(t - s)`` with
   ``Phi(t, s) = A_t A_{t-1} ... A_{s+1}``.
-* :func:`dpsda_c_theta` — seed 004 Lemma 3 (DPSDA-C consensus factor).
+* :func:`dpsda_c_theta` — Lemma 3 of Cheng, Liao and Li (arXiv 2022), the
+  DPSDA-C consensus factor.
 * :func:`push_sum_lambda`, :func:`push_sum_one_minus_lambda`,
-  :func:`push_sum_log_one_minus_lambda`, :func:`push_sum_gamma` — seed 004
-  Lemma 6 (DPSDA-PS, Nedić–Olshevsky push-sum constants).
+  :func:`push_sum_log_one_minus_lambda`, :func:`push_sum_gamma` — Lemma 6
+  of Cheng, Liao and Li (arXiv 2022): DPSDA-PS, Nedić–Olshevsky push-sum constants.
 * :func:`empirical_contraction` — measured deviation of the products
   ``Phi(t, s)`` from their limit, to compare with the bounds above.
 """
@@ -58,13 +59,13 @@ def _unit_interval(x: Any, name: str) -> float:
 # closed-form constants
 # ---------------------------------------------------------------------------
 def nedic_ozdaglar(eta: float, num_nodes: int) -> tuple[float, float]:
-    """``(theta, beta)`` of seed 003 Lemma 6: ``|Phi(t,s)_ij - 1/N| <= theta * beta**(t-s)``.
+    """``(theta, beta)`` of Lemma 6 (Huang, Mitra and Vaidya, ICDCN 2015): ``|Phi(t,s)_ij - 1/N| <= theta * beta**(t-s)``.
 
     ``beta = 1 - eta / (4 N^2)`` and ``theta = beta**-2``.
 
     Args:
         eta: the lower bound on every positive weight, self-weights included
-            (seed 003 Assumption 2), in ``(0, 1]``.
+            (Assumption 2 of Huang, Mitra and Vaidya), in ``(0, 1]``.
         num_nodes: ``N >= 1``.
 
     Returns:
@@ -85,7 +86,7 @@ def nedic_ozdaglar(eta: float, num_nodes: int) -> tuple[float, float]:
 
 
 def dpsda_c_theta(phi: float, n: int) -> float:
-    """``theta = 1 - phi / (4 n^2)`` of seed 004 Lemma 3 (DPSDA-C).
+    """``theta = 1 - phi / (4 n^2)`` of Lemma 3 (DPSDA-C) in Cheng, Liao and Li (arXiv 2022).
 
     The lemma uses ``|[W(t:s)]_ik - 1/n| <= theta**(t-s-1)``.
 
@@ -111,7 +112,7 @@ def _log_lambda(n: int, B: int) -> float:
 
 
 def push_sum_lambda(n: int, B: int) -> float:
-    """``lambda = (1 - 1/n**(n B))**(1/B)`` of seed 004 Lemma 6 (DPSDA-PS).
+    """``lambda = (1 - 1/n**(n B))**(1/B)`` of Lemma 6 (DPSDA-PS) in Cheng, Liao and Li (arXiv 2022).
 
     For any moderate ``n`` this is astronomically close to 1 (``1 - lambda``
     is about ``n**(-n B) / B``, e.g. ``~5e-25`` for ``n = 7, B = 4``), so the
@@ -187,7 +188,7 @@ def push_sum_log_one_minus_lambda(n: int, B: int) -> float:
 
 
 def push_sum_gamma(seq: GraphSequence, horizon: int | None = None) -> float:
-    """``gamma = min_{1 <= t <= horizon} min_i [A(t:1) 1]_i`` of seed 004 Lemma 6.
+    """``gamma = min_{1 <= t <= horizon} min_i [A(t:1) 1]_i``, Lemma 6 of Cheng, Liao and Li (arXiv 2022).
 
     ``A(t:1) = A(t) ... A(1)``; computed by propagating the all-ones vector,
     ``v <- A(t) v`` (``O(nnz)`` per round). ``v`` is the push-sum weight vector

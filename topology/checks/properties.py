@@ -431,7 +431,8 @@ def check_positive_diagonal(W: Any) -> CheckResult:
 def min_positive_weight(W: Any) -> float:
     """The smallest strictly positive entry of ``W`` (diagonal included).
 
-    This is the largest ``eta`` for which Assumption 2 of seed 003 (every
+    This is the largest ``eta`` for which Assumption 2 of Huang, Mitra and Vaidya
+    (ICDCN 2015; every
     positive weight, including self-weights, is ``>= eta``) can hold for ``W``.
 
     Raises:
@@ -699,7 +700,7 @@ def check_b_strongly_connected(
     """Check B-strong connectivity: the union of the links of every window of ``B`` rounds is strongly connected.
 
     Windows are ``"fixed"`` — ``[kB+1, (k+1)B]`` for ``k = 0, 1, ...`` while the
-    window fits in the horizon (seed 004's definition; trailing rounds that do
+    window fits in the horizon (the definition of Cheng, Liao and Li, arXiv 2022; trailing rounds that do
     not fill a window are not examined) — or ``"sliding"`` — every
     ``[s, s+B-1]`` inside ``1 .. horizon``. The sliding check updates a count
     matrix incrementally (one addition and one subtraction per round).

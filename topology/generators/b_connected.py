@@ -1,8 +1,8 @@
 """B-strongly-connected sequences whose single rounds are not connected.
 
 A sequence is *B-strongly connected* when the union of the links of every
-window of ``B`` consecutive rounds is strongly connected (paper 004 asks it
-for the fixed windows ``[kB+1, (k+1)B]``; the sequences here satisfy it for
+window of ``B`` consecutive rounds is strongly connected (Cheng, Liao and Li,
+arXiv 2022, ask it for the fixed windows ``[kB+1, (k+1)B]``; the sequences here satisfy it for
 sliding windows too). :func:`b_connected_sequence` builds such sequences that
 are *minimal*: no window of ``B - 1`` consecutive rounds is strongly
 connected, and for ``B >= 2`` no single round is. They exercise the
@@ -56,7 +56,7 @@ __all__ = [
 Rule = str | Callable[[Any], sp.csr_array]
 
 #: Edge groups (``(sender, receiver)``, 0-based) of :func:`paper004_fig2_sequence`.
-#: Paper-004 notes §6 item 12 in 1-based labels: E0 = {1→2, 3→4},
+#: In 1-based labels: E0 = {1→2, 3→4},
 #: E1 = {2→3, 5→6}, E2 = {4→5, 6→7}, E3 = {7→1, 2→5}.
 PAPER004_FIG2_EDGE_GROUPS: tuple[tuple[tuple[int, int], ...], ...] = (
     ((0, 1), (2, 3)),
@@ -215,10 +215,10 @@ def b_connected_sequence(
 
 
 def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> GraphSequence:
-    """Our 7-node, period-4 stand-in for paper 004's Fig. 2 graph (not the paper's).
+    """Our 7-node, period-4 stand-in for the Fig. 2 graph of Cheng, Liao and Li (arXiv 2022), not the paper's.
 
-    The paper's figure is not in its text; this is the construction of the
-    paper-004 notes (§6 item 12), with 1-based labels mapped to ``0..6``:
+    The paper's graph is only drawn, never listed, so we build our own: four
+    edge groups used in turn, with 1-based labels mapped to ``0..6``:
     E0 = {1→2, 3→4}, E1 = {2→3, 5→6}, E2 = {4→5, 6→7}, E3 = {7→1, 2→5}
     (:data:`PAPER004_FIG2_EDGE_GROUPS`), round ``t`` using ``E[(t-1) mod 4]``.
     The union contains the Hamiltonian cycle 1→2→…→7→1, so it is strongly
@@ -226,7 +226,7 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
     is disconnected, and every window of 3 consecutive rounds misses a group
     holding the only in- or out-link of some node (1→2, 5→6, 6→7 or 7→1), so
     the sequence is minimally 4-strongly connected. ``directed=False`` gives
-    the notes' G1: the same edges without directions. Each of its rounds is
+    the undirected version (the paper's ``G1`` for DPSDA-C): the same edges without directions. Each of its rounds is
     disconnected too, but it is *not* minimal: the undirected union of any 3
     consecutive rounds is already connected (the union graph has 8 edges on
     7 nodes, so it is not a tree).
@@ -261,5 +261,5 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
     return periodic(
         mats,
         directed=directed,
-        description=f"paper 004 Fig. 2 stand-in ({'directed' if directed else 'undirected'}, period 4)",
+        description=f"Cheng-Liao-Li (arXiv 2022) Fig. 2 stand-in ({'directed' if directed else 'undirected'}, period 4)",
     )

@@ -82,7 +82,7 @@ class TestPushSumLambda:
         assert push_sum_log_one_minus_lambda(2, 3) == pytest.approx(math.log(expected), rel=1e-12)
 
     def test_astronomically_close_to_one(self):
-        # n = 7, B = 4 (seed 004's experiments): 1 - lambda = 7**-28 / 4 (1 + O(7**-28))
+        # n = 7, B = 4 (the experiments of Cheng, Liao and Li, arXiv 2022): 1 - lambda = 7**-28 / 4 (1 + O(7**-28))
         assert push_sum_lambda(7, 4) == 1.0
         assert push_sum_one_minus_lambda(7, 4) == pytest.approx(7.0**-28 / 4, rel=1e-12)
         assert push_sum_log_one_minus_lambda(7, 4) == pytest.approx(-28 * math.log(7) - math.log(4), rel=1e-14)
@@ -225,7 +225,7 @@ class TestEmpiricalContraction:
 
 
 # ---------------------------------------------------------------------------
-# Nedić–Ozdaglar bound holds empirically (seed 003 Lemma 6)
+# Nedić–Ozdaglar bound holds empirically (Huang, Mitra and Vaidya, ICDCN 2015, Lemma 6)
 # ---------------------------------------------------------------------------
 @st.composite
 def connected_graphs(draw: st.DrawFn, n: int) -> nx.Graph:

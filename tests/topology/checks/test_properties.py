@@ -284,7 +284,7 @@ class TestCheckEachRound:
             check_each_round(from_matrices([HALF]), check_row_stochastic, horizon=2)
 
 
-# paper-004.md §6 item 12, nodes renumbered 1..7 -> 0..6
+# our stand-in for Fig. 2 of Cheng, Liao and Li (arXiv 2022), nodes renumbered 1..7 -> 0..6
 E = [
     [(0, 1), (2, 3)],
     [(1, 2), (4, 5)],

@@ -155,8 +155,8 @@ def test_length():
         seq.weights(7)
 
 
-# -- paper 004 Fig. 2 stand-in ---------------------------------------------------------
-EXPECTED_FIG2 = [  # notes §6 item 12, 1-based labels, converted by hand to 0-based
+# -- stand-in for Fig. 2 of Cheng, Liao and Li (arXiv 2022) --------------------------
+EXPECTED_FIG2 = [  # our construction, 1-based labels, converted by hand to 0-based
     {(0, 1), (2, 3)},  # E0 = {1->2, 3->4}
     {(1, 2), (4, 5)},  # E1 = {2->3, 5->6}
     {(3, 4), (5, 6)},  # E2 = {4->5, 6->7}
