@@ -95,6 +95,18 @@ class PrivacyCheckReport:
             out[k] = _finite(v) if isinstance(v, float) else v
         return out
 
+    def _tight_note(self) -> str:
+        """Why ``epsilon_tight`` is not the verdict's epsilon, and why it may exceed the claim."""
+        note = (f"PLD at delta = {self.delta:.3g}, the --delta option; a figure for comparison, not the verdict's "
+                "bound (the accountant's epsilon above)")
+        if self.epsilon_tight > self.epsilon_claimed:
+            if 0 < self.delta < self.delta_claimed:
+                why = f"it is taken at delta {self.delta:.3g}, below the claimed {self.delta_claimed:.3g}"
+            else:
+                why = "the PLD rounds privacy losses up to its grid (pessimistic discretization)"
+            note += f"; above the claim because {why}"
+        return note
+
     def to_table(self) -> str:
         """The verdict and the epsilon behind it first, then every field, then the reasons.
 
@@ -131,7 +143,10 @@ class PrivacyCheckReport:
             if k == "witness" and isinstance(v, dict):
                 v = f"{v.get('kind', '?')} (below)"
             elif k == "epsilon_tight" and isinstance(v, float):
-                v = f"{v:.6g} (PLD at delta = {self.delta:.3g}, the --delta option; not a bound at the claimed delta)"
+                v = f"{v:.6g} ({self._tight_note()})"
+            elif k == "delta" and isinstance(v, float):
+                pure = "; the claim is pure (delta 0)" if self.delta_claimed == 0 else ""
+                v = f"{v:.3g} (the --delta option, used only for epsilon_tight{pure})"
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         if isinstance(self.witness, dict):
             lines += ["", "witness (a counterexample to the claim):"]
