@@ -3,7 +3,7 @@
 * :func:`find_changed_agent`: the two scenarios are equal but for one agent's
   cost; returns the agent;
 * :func:`find_changed_round`: the same for online loss sequences (one round's
-  loss changed, seed 004 Def. 1); returns the round.
+  loss changed, Cheng, Liao and Li, arXiv 2022, Def. 1); returns the round.
 
 Both raise :class:`accounting.errors.AdjacencyError` naming what differs.
 """
@@ -54,7 +54,7 @@ def _check_same_setup(scenario: Scenario, adjacent: Scenario) -> None:
 
 
 def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:
-    """For online losses (seed 004, Def. 1): check that exactly one round's loss differs; return that round.
+    """For online losses (Cheng, Liao and Li, arXiv 2022, Def. 1): check that exactly one round's loss differs; return that round.
 
     Online losses expose ``num_rounds`` and evaluate round ``t``'s loss with
     ``round_index=t`` (:mod:`asyncdp.problems.online`). Everything but the losses must

@@ -7,7 +7,8 @@ is an algorithm's R and U steps as the :class:`accounting.scheduled_replay.Chann
 the accountant replays those runs with; :func:`replay_runs` does it.
 
 What is observed: every release the ledger records, as in the papers'
-observation maps (seed 003: the adversary sees every broadcast ``y_i(t)``),
+observation maps (in Huang, Mitra and Vaidya, ICDCN 2015, the adversary sees every broadcast
+``y_i(t)``),
 including a broadcast that no link carries (an agent with no out-neighbour
 that round): both engines record those (``Result.messages``,
 ``BatchResult.messages``), while the transcript holds transmissions on links.

@@ -1,7 +1,7 @@
 """Binary classification data for the online classification (OBC) experiments.
 
-Seed 004 (Cheng, Liao, Li) runs online logistic regression on three data sets
-(paper notes §5). This module loads them from the files their publishers
+Cheng, Liao and Li (arXiv 2022) run online logistic regression on three data sets
+in their experiments. This module loads them from the files their publishers
 distribute -- nothing is downloaded at run time -- and cuts a training stream
 into the per-round batches ``D_t``:
 
@@ -30,7 +30,8 @@ its normalisation. Label conventions (the paper's, §5):
 * MNIST: the *first* of ``digits`` is ``+1``; the default ``digits=(8, 6)``
   gives the paper's ``+1`` for 8 and ``-1`` for 6.
 * CIFAR-10: ``positive_class`` (default 3, cat) is ``+1``, the other nine
-  classes ``-1`` -- about 10% positives (notes §6 item 10).
+  classes ``-1`` -- about 10% positives, so always answering ``-1`` already
+  scores about 90%, close to the paper's non-private accuracy on CIFAR-10.
 * LIBSVM: labels already in ``{-1, +1}`` are kept, ``{0, 1}`` maps 0 to
   ``-1``; any other label set needs ``positive_label`` (one-vs-rest). The
   paper's Mushrooms labels are ``+1`` poisonous, ``-1`` edible; the UCI data
@@ -499,8 +500,8 @@ def train_test_split_stream(X: Any, y: Any, *, train: int, test: int, seed: int)
     A permutation ``p`` of all samples is drawn from stream ``(4, 0)`` of
     ``seed``; the training set is ``p[:train]`` in that (random) order -- the
     order of the online stream -- and the test set ``p[train:train + test]``.
-    Samples beyond ``train + test`` are unused (e.g. CIFAR's 10000 left over,
-    notes §6 item 10).
+    Samples beyond ``train + test`` are unused (e.g. 10000 CIFAR-10 images: the
+    paper's 42000 training and 8000 test images leave them out).
 
     Args:
         X: features, samples along axis 0.

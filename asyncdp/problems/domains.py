@@ -1,9 +1,10 @@
 """Feasible sets X with exact Euclidean projections.
 
-Every algorithm of the seed papers keeps its iterates in a convex feasible set
-by a Euclidean projection (seed 003, Eq. 7; seed 000, Eqs. 8-9), and the
+Every algorithm implemented here keeps its iterates in a convex feasible set
+by a Euclidean projection (Huang, Mitra and Vaidya, ICDCN 2015, Eq. 7;
+Showkatbakhsh, Karakus and Diggavi, arXiv 2019, Eqs. 8-9), and the
 constants of the privacy and accuracy analyses are suprema over that set
-(seed 003, Assumption 1 (i)-(ii)). This module provides:
+(Huang, Mitra and Vaidya, ICDCN 2015, Assumption 1 (i)-(ii)). This module provides:
 
 * :class:`Box` -- an axis-aligned box ``[low, high]`` (projection = clip);
 * :class:`Ball` -- a closed Euclidean ball (radial projection);
@@ -96,7 +97,7 @@ class Domain(abc.ABC):
 
     # ------------------------------------------------------------- public API
     def project(self, x: Any) -> np.ndarray:
-        """Euclidean projection ``argmin_{y in X} ||x - y||`` (seed 003, Eq. 7).
+        """Euclidean projection ``argmin_{y in X} ||x - y||`` (Huang, Mitra and Vaidya, ICDCN 2015, Eq. 7).
 
         Args:
             x: points of shape ``(..., dim)``.
@@ -188,12 +189,15 @@ class Domain(abc.ABC):
     @property
     @abc.abstractmethod
     def diameter(self) -> float:
-        """``sup_{x, y in X} ||x - y||`` (C1 of seed 003, Assumption 1 (i)); inf if unbounded."""
+        """``sup_{x, y in X} ||x - y||``; inf if unbounded.
+
+        The constant C1 of Huang, Mitra and Vaidya (ICDCN 2015), Assumption 1 (i).
+        """
 
     @property
     @abc.abstractmethod
     def radius_bound(self) -> float:
-        """``sup_{x in X} ||x||`` (enters M1 of seed 003, Lemma 7); inf if unbounded."""
+        """``sup_{x in X} ||x||`` (enters M1 of Huang, Mitra and Vaidya, ICDCN 2015, Lemma 7); inf if unbounded."""
 
     @property
     @abc.abstractmethod
@@ -234,7 +238,7 @@ class Domain(abc.ABC):
 
 
 class Box(Domain):
-    """The axis-aligned box ``{x : low <= x <= high}`` (seed 003, Example 2: ``[-1, 1]^2``).
+    """The axis-aligned box ``{x : low <= x <= high}`` (Huang, Mitra and Vaidya, ICDCN 2015, Example 2: ``[-1, 1]^2``).
 
     Args:
         low: lower bounds, a scalar or an array of length ``dim``.
@@ -423,7 +427,9 @@ class Ball(Domain):
 
 
 class Reals(Domain):
-    """The unconstrained space ``R^dim`` (seed 001 is unconstrained); projection is the identity.
+    """The unconstrained space ``R^dim``; projection is the identity.
+
+    The setting of Wang and Başar (Automatica 2023), which is unconstrained.
 
     It is unbounded: ``diameter`` and ``radius_bound`` are ``inf`` and
     :meth:`sample` raises :class:`ProblemError`.

@@ -1,4 +1,4 @@
-"""The two nonconvex problems of seed 001 (Wang and Başar), §5: estimation and ICA.
+"""The two nonconvex problems of Wang and Başar (Automatica 2023), §5: estimation and ICA.
 
 **Decentralized estimation** (§5.1, ``m = 5`` agents, ``d = 2``)::
 
@@ -9,7 +9,7 @@ with a local minimum ``theta* = [1.3478, 1.0690]`` and a strict saddle
 ``theta_s = [-7.4336, 1.3959]`` of ``F = (1/m) sum_i f_i``. The Hessian is
 ``2 M^T M + 3 kappa (||theta|| I + theta theta^T / ||theta||)``; the paper
 prints the cubic part with the wrong sign pattern, under which both points
-would look positive definite (notes on seed 001, §6 item 6).
+would look positive definite.
 
 *Extension outside the box.* With ``kappa < 0`` the cubic term sends ``F`` to
 ``-inf``; the paper modifies ``f_i`` outside ``[-8, 4] x [-3, 3]`` without
@@ -30,7 +30,7 @@ disappear; and because ``dF/dtheta_1 > 0`` at ``theta_1 = -8`` (F *falls*
 outward there) a coercive extension must create a local minimum left of the
 box — here at about ``[-8.357, 1.466]`` with ``F ~ 28.76`` (``F(theta*) ~
 0.742``, ``F(theta_s) ~ 29.60``). Runs that leave ``theta_s`` to the left end
-there, not at ``theta*`` (notes, §6 item 7). ``theta*`` remains the global
+there, not at ``theta*``. ``theta*`` remains the global
 minimizer on ``R^2`` (three stationary points in all; tests check both facts).
 
 **ICA** (§5.2, ``d = 10``, 800 samples, 160 per agent): ``Y = A Z`` with a
@@ -38,8 +38,8 @@ random orthonormal ``A`` and ``Z`` uniform on ``{-1, +1}``; agent ``i``
 minimizes ``f_i(u) = (1/n_i) sum_j (u^T y_ij)^4`` on the unit sphere (fourth
 moment 1 < 3, so ``-sign(mu - 3) = +1``); the population minimizers are the
 columns ``+-a_j`` of ``A``. The sphere constraint is handled by the algorithm
-(normalization after each combine, ``WangBasar(constraint="sphere")``; notes
-§6 item 11): the cost family itself is the unconstrained quartic.
+(normalization after each combine, ``WangBasar(constraint="sphere")``; the paper
+does not say how the constraint is enforced): the cost family itself is the unconstrained quartic.
 Data are synthetic with a fixed seed (:func:`ica_data`).
 
 Example:
@@ -253,7 +253,7 @@ class NonconvexEstimation(CostFamily):
         """``hess f_i(theta)``, shape ``broadcast(agents, x[..., 0]) + (d, d)``; the same for every agent.
 
         On the box: ``2 M^T M + 3 kappa (||theta|| I + theta theta^T / ||theta||)`` (the corrected
-        form, notes §6 item 6); outside, the chain rule through ``s``:
+        form: the paper prints the cubic part with the wrong signs); outside, the chain rule through ``s``:
         ``3 kappa [D (r I + s s^T / r) D + r diag(s * s'')]`` with ``D = diag(s')``, ``r = ||s||``.
 
         Example:

@@ -1,6 +1,6 @@
-"""Online nondecomposable losses (seed 004, Cheng, Liao and Li): one global loss per round.
+"""Online nondecomposable losses (Cheng, Liao and Li, arXiv 2022): one global loss per round.
 
-In the setting of seed 004 (§2) there is no private cost per agent. At round
+In the setting of Cheng, Liao and Li (arXiv 2022, §2) there is no private cost per agent. At round
 ``t`` every node ``i`` commits its own block ``S_i`` of the decision
 ``x(t) in X^d``; then the global loss ``f_t`` is revealed. ``f_t`` does not split
 into per-node terms. Each node keeps a full estimate ``y_i in X^d`` and feeds
@@ -26,7 +26,8 @@ unchanged: :class:`OnlineLoss` is a :class:`~asyncdp.problems.costs.CostFamily` 
   Def. 1: two sequences that differ in exactly one round.
 
 Blocks: ``np.array_split(arange(d), N)``. The first ``d mod N`` nodes get
-one coordinate more (notes on seed 004, §6 item 4).
+one coordinate more. (The paper's analysis gives each node one coordinate,
+``d = N``; its experiments use ``d > N``, hence blocks.)
 
 Families: :class:`BatchLoss` (least squares, logistic, hinge), each the mean
 over a per-round batch ``(a_h, b_h)``, and :class:`UserOnlineLoss` (user
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 LOSS_KINDS = ("least-squares", "logistic", "hinge")
-"""Per-sample losses of :class:`BatchLoss` (seed 004, §2 motivating examples)."""
+"""Per-sample losses of :class:`BatchLoss` (Cheng, Liao and Li, arXiv 2022, §2 motivating examples)."""
 
 
 def node_blocks(dim: int, num_nodes: int) -> tuple[np.ndarray, ...]:
@@ -186,7 +187,10 @@ class OnlineLoss(CostFamily):
 
     @abc.abstractmethod
     def with_round(self, t: int, **data: Any) -> OnlineLoss:
-        """The adjacent sequence (seed 004, Def. 1): round ``t``'s loss replaced, all others kept."""
+        """The adjacent sequence: round ``t``'s loss replaced, all others kept.
+
+        Def. 1 of Cheng, Liao and Li (arXiv 2022).
+        """
 
     # ---------------------------------------------------- CostFamily parts
     def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
@@ -287,7 +291,8 @@ class BatchLoss(OnlineLoss):
       kink is 0.
 
     The mean over the batch (not the sum) keeps the gradient scale
-    independent of ``|D_t|`` (notes on seed 004, §6 item 9).
+    independent of ``|D_t|`` (the paper's experiments do not say which; its
+    motivating example in §2 averages).
 
     Constants on ``X^d`` (:meth:`function_class`), with
     ``R_h = sup_{x in X}|a_h^T x|``:
@@ -548,7 +553,7 @@ def online_problem(loss: OnlineLoss, domain: Domain, constants: FunctionClass | 
 
 
 def adjacent_online_problem(problem: Problem, round_index: int, **data: Any) -> Problem:
-    """The adjacent problem of seed 004, Def. 1: only round ``round_index``'s loss differs.
+    """The adjacent problem of Cheng, Liao and Li, arXiv 2022, Def. 1: only round ``round_index``'s loss differs.
 
     The domain and the declared constants are kept. The new loss must stay
     in the class they describe.
@@ -576,11 +581,11 @@ def adjacent_online_problem(problem: Problem, round_index: int, **data: Any) -> 
 
 def synthetic_olr(num_nodes: int = 7, dim: int = 21, num_rounds: int = 500, *, seed: int = 0,
                   noise_var: float = 0.2, box: float = 5.0, batch: int = 1) -> tuple[BatchLoss, Box]:
-    """Seed 004's synthetic online linear regression (Fig. 3 setup).
+    """Synthetic online linear regression of Cheng, Liao and Li (arXiv 2022), Fig. 3 setup.
 
     ``a(t) ~ U[-0.5, 0.5]^d``, ``x_hat ~ N(0, I)``, and
-    ``b(t) = a(t)^T x_hat + rho(t)`` with ``rho ~ N(0, noise_var)``. Reading 0.2
-    as a variance is the notes' §6 item 9. ``X = [-box, box]``. The draws come
+    ``b(t) = a(t)^T x_hat + rho(t)`` with ``rho ~ N(0, noise_var)``. The paper
+    writes ``N(0, 0.2)`` without saying variance or deviation; we read a variance. ``X = [-box, box]``. The draws come
     from ``default_rng(seed)`` in this order: ``x_hat``, then the features,
     then the label noise.
 

@@ -1,9 +1,9 @@
 """The private distributed optimization problem ``min_{x in X} sum_i f_i(x)``.
 
 A :class:`Problem` bundles the feasible set ``X``, the agents' private costs
-and the constants of their function class: the part of a PDOP (seed 003, §2)
+and the constants of their function class: the part of a PDOP (Huang, Mitra and Vaidya, ICDCN 2015, §3)
 that does not depend on the network. :meth:`Problem.adjacent` builds the
-adjacent problem of seed 003, Def. 3 (same ``X`` and class, exactly one
+adjacent problem of Huang, Mitra and Vaidya, ICDCN 2015, Def. 3 (same ``X`` and class, exactly one
 agent's cost changed), which privacy tests compare against.
 """
 
@@ -96,7 +96,7 @@ class Problem:
         return float(self.costs.total_value(self.optimum))
 
     def adjacent(self, agent: int, **new_private_data: Any) -> Problem:
-        """The adjacent problem where only ``agent``'s cost differs (seed 003, Def. 3).
+        """The adjacent problem where only ``agent``'s cost differs (Huang, Mitra and Vaidya, ICDCN 2015, Def. 3).
 
         The domain and the declared constants are kept; the new cost must still
         belong to the class those constants describe.
@@ -138,7 +138,7 @@ class Problem:
 
 
 def rendezvous_problem(addresses: Any, low: float = -1.0, high: float = 1.0) -> Problem:
-    """Private rendezvous on a box (seed 003, Examples 1-2; default box ``[-1, 1]^n``).
+    """Private rendezvous on a box (Huang, Mitra and Vaidya, ICDCN 2015, Examples 1-2; default box ``[-1, 1]^n``).
 
     Args:
         addresses: array of shape ``(N, n)``, every address inside the box.

@@ -1,4 +1,4 @@
-"""Accountant inputs shared by ``dpsda-c`` and ``dpsda-ps`` (seed 004).
+"""Accountant inputs shared by ``dpsda-c`` and ``dpsda-ps`` (Cheng, Liao and Li, arXiv 2022).
 
 The algorithms differ only in their mixing (``W`` or ``A``, plus push-sum
 weights that carry no data). Their messages mask the same quantity, so the
@@ -109,7 +109,7 @@ def theorem_verdict(scenario, eps_ledger: float | None = None, delta_ledger: flo
 
 
 def claimed_scale(scenario, t: int) -> float:
-    """Theorem 2's Laplace scale ``sigma = Delta / epsilon`` (seed 004) at the rule's level, from the accountant.
+    """Theorem 2's Laplace scale ``sigma = Delta / epsilon`` at the rule's level, from the accountant.
 
     :func:`accounting.papers.dpsda.dpsda_noise_scale` with the rule's clipping
     bound ``L_hat``, blocks, clipping norm and level. A rule with a fixed
@@ -132,4 +132,4 @@ def claimed_scale(scenario, t: int) -> float:
 
 
 ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
-"""Seed 004's accountant inputs, shared by ``dpsda-c`` and ``dpsda-ps`` (read by :mod:`asyncdp.algorithms.registry`)."""
+"""Accountant inputs of Cheng, Liao and Li (arXiv 2022), shared by ``dpsda-c`` and ``dpsda-ps`` (read by :mod:`asyncdp.algorithms.registry`)."""

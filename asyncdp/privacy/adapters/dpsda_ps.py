@@ -1,4 +1,4 @@
-"""Accountant inputs for ``dpsda-ps`` (seed 004, DPSDA-PS, Algorithm 2); shared code in :mod:`._dpsda`."""
+"""Accountant inputs for ``dpsda-ps`` (Cheng, Liao and Li, arXiv 2022: DPSDA-PS, Algorithm 2); shared code in :mod:`._dpsda`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Accountant inputs for ``huang2015`` (seed 003)."""
+"""Accountant inputs for ``huang2015`` (Huang, Mitra and Vaidya, ICDCN 2015)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def sensitivity(scenario) -> np.ndarray:
 
     ``y(t)`` (every copy of it, in unicast mode) masks ``x(t-1)``, whose
     sensitivity is ``accounting.papers.huang2015.huang2015_sensitivity(t-1)``
-    (seed 003, Lemma 4) with ``C2`` and ``n`` from the problem's function class
+    (Lemma 4) with ``C2`` and ``n`` from the problem's function class
     and ``c, q`` from the algorithm. Lemma 4 needs each agent's combination to
     depend on released values only, which holds in broadcast mode and in
     unicast mode while every agent has an out-neighbour.
@@ -29,14 +29,14 @@ def sensitivity(scenario) -> np.ndarray:
             round (its noise-free self term breaks Lemma 4's argument).
     """
     alg = scenario.algorithm.bind(scenario.problem)
-    require_out_neighbours(scenario, "seed 003, Lemma 4")
+    require_out_neighbours(scenario, f"{S.SPEC.paper}, Lemma 4")
     c2, n = scenario.problem.constants.gradient_bound, scenario.problem.dim
     return np.array([S.huang2015_sensitivity(t - 1, C2=c2, n=n, c=alg.c, q=alg.q)
                      for t in range(1, scenario.horizon + 1)])
 
 
 def theorem_verdict(scenario: Any, eps_ledger: float, delta_ledger: float) -> str:
-    """Theorem 5's claim (seed 003) checked against the accountant's epsilon of the ledger.
+    """Theorem 5's claim checked against the accountant's epsilon of the ledger.
 
     The claim is built by :func:`accounting.papers.huang2015.huang2015_claim`
     from the algorithm's ``epsilon, c, q, p``; Lemma 2's sum over the releases
@@ -62,7 +62,7 @@ def theorem_verdict(scenario: Any, eps_ledger: float, delta_ledger: float) -> st
 
 
 def claimed_scale(scenario: Any, t: int) -> float:
-    """``M_t`` of the algorithm's schedule as the accountant computes it (seed 003, eq. 8 or the Theorem 5 proof).
+    """``M_t`` of the algorithm's schedule as the accountant computes it (eq. 8 or the Theorem 5 proof).
 
     :func:`accounting.papers.huang2015.huang2015_noise_scale` with the
     problem's ``C2`` and dimension and the algorithm's ``epsilon, c, q, p`` and
@@ -82,7 +82,7 @@ def claimed_scale(scenario: Any, t: int) -> float:
 
 
 def gradient_class(scenario: Any) -> tuple[float, str]:
-    """Lemma 4's adjacency class (seed 003): any two costs with ``||grad f||_2 <= C2``, bounded in L1.
+    """Lemma 4's adjacency class: any two costs with ``||grad f||_2 <= C2``, bounded in L1.
 
     Def. 3 asks no closeness of ``f_i`` and ``f_i'`` and Lemma 4 uses only
     Assumption 1(ii), so the extremal pairs of the worst-case search are
@@ -99,4 +99,4 @@ def gradient_class(scenario: Any) -> tuple[float, str]:
 
 ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale,
                   gradient_class=gradient_class)
-"""Seed 003's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""
+"""Accountant inputs of Huang, Mitra and Vaidya (ICDCN 2015) (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -1,4 +1,5 @@
-"""Accountant inputs for ``showkatbakhsh`` (seed 000), and tight accounting beside Theorem 1.
+"""Accountant inputs for ``showkatbakhsh`` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019), and tight
+accounting beside Theorem 1.
 
 * :func:`sensitivity` — the L2 sensitivity of every round's release, from
   :mod:`accounting.papers.showkatbakhsh` with the problem's ``G`` (never the
@@ -39,7 +40,7 @@ def _constants(scenario: Any) -> tuple[Any, float]:
 
 
 def sensitivity(scenario: Any) -> np.ndarray:
-    """L2 sensitivity of each release ``y(t)``, ``t = 1..horizon`` (seed 000, eq. 11 with Prop. 3).
+    """L2 sensitivity of each release ``y(t)``, ``t = 1..horizon`` (eq. 11 with Prop. 3).
 
     ``y(t)`` masks ``x(t-1)``, so its sensitivity is
     ``accounting.papers.showkatbakhsh.showkatbakhsh_release_sensitivity(t)`` =
@@ -59,7 +60,7 @@ def sensitivity(scenario: Any) -> np.ndarray:
             self term breaks Prop. 3's conditioning argument).
     """
     alg, G = _constants(scenario)
-    require_out_neighbours(scenario, "seed 000, Prop. 3")
+    require_out_neighbours(scenario, f"{P.SPEC.paper}, Prop. 3")
     return np.array([P.showkatbakhsh_release_sensitivity(t, G=G, c=alg.c, T=alg.T)
                      for t in range(1, scenario.horizon + 1)])
 
@@ -82,7 +83,7 @@ def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger
     alg, G = _constants(scenario)
     eps, delta = alg.claimed_privacy(scenario.horizon)
     if math.isinf(eps):
-        return "seed 000: epsilon = inf, no privacy claimed"
+        return f"{P.SPEC.paper}: epsilon = inf, no privacy claimed"
     claim = P.showkatbakhsh_claim(eps, delta, T=alg.T, c=alg.c, G=G)
     last = min(scenario.horizon, alg.T + 1)
     scales = [alg.noise(t, "y").scale for t in range(2, last + 1)]
@@ -103,7 +104,7 @@ def _ledger(scales: np.ndarray) -> Ledger:
 
 def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float,
                      value_discretization_interval: float = 1e-3) -> dict[str, Any]:
-    """The paper's (epsilon, delta) beside tight accounting of the same Gaussian releases (seed 000).
+    """The paper's (epsilon, delta) beside tight accounting of the same Gaussian releases.
 
     Releases: ``x(t)`` with L2 sensitivity ``Delta(t) = 2 (c/t) G``
     (:func:`accounting.papers.showkatbakhsh.showkatbakhsh_sensitivity`) under noise
@@ -172,7 +173,7 @@ def tight_accounting(epsilon: float, delta: float, *, T: int, c: float, G: float
 
 
 def claimed_scale(scenario: Any, t: int) -> float:
-    """Theorem 2's std ``M_(t-1)`` of message ``y(t)`` (seed 000), from the accountant's schedule and the problem's ``G``.
+    """Theorem 2's std ``M_(t-1)`` of message ``y(t)``, from the accountant's schedule and the problem's ``G``.
 
     :func:`accounting.papers.showkatbakhsh.showkatbakhsh_noise_scales` at the
     claimed ``(epsilon, delta)``; 0 for ``y(1)`` and after ``y(T+1)`` (no state
@@ -192,7 +193,7 @@ def claimed_scale(scenario: Any, t: int) -> float:
 
 
 def gradient_class(scenario: Any) -> tuple[float, str]:
-    """Prop. 3's adjacency class (seed 000): any two costs with ``||grad f||_2 <= G``, bounded in L2.
+    """Prop. 3's adjacency class: any two costs with ``||grad f||_2 <= G``, bounded in L2.
 
     Example:
         >>> from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh
@@ -204,4 +205,4 @@ def gradient_class(scenario: Any) -> tuple[float, str]:
 
 ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale,
                   gradient_class=gradient_class)
-"""Seed 000's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""
+"""Accountant inputs of Showkatbakhsh, Karakus and Diggavi (arXiv 2019) (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -1,4 +1,4 @@
-"""Accountant inputs for ``wang-basar`` (seed 001) and its privacy report.
+"""Accountant inputs for ``wang-basar`` (Wang and Başar, Automatica 2023) and its privacy report.
 
 What each release masks: in round ``t = k`` agent ``i`` broadcasts
 ``v_i^k = M_i^k + lam^k n_i^k`` with ``M_i^k = x_i^k - lam^k grad f_i(x_i^k)``.
@@ -78,7 +78,7 @@ def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     """
     alg = scenario.algorithm.bind(scenario.problem)
     kind = alg.privacy_kind if kind is None else kind
-    require_out_neighbours(scenario, "seed 001, eqs. (28)-(31)")
+    require_out_neighbours(scenario, f"{P.SPEC.paper}, eqs. (28)-(31)")
     nu, n_i = _constants(scenario.problem, kind)
     return np.array([P.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, units="message")
                      for t in range(1, scenario.horizon + 1)])
@@ -118,7 +118,7 @@ def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger
     eps, delta = alg.claimed_privacy(scenario.horizon)
     name = _KIND_THEOREM[alg.privacy_kind]
     if math.isinf(eps):
-        return (f"seed 001, {name}: no claim (no noise, or a per-iteration epsilon >= 1 where the printed theorem "
+        return (f"{P.SPEC.paper}, {name}: no claim (no noise, or a per-iteration epsilon >= 1 where the printed theorem "
                 "requires epsilon < 1)")
     nu, n_i = _constants(scenario.problem, alg.privacy_kind)
     rounds = range(1, scenario.horizon + 1)
@@ -165,8 +165,8 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
 
     Per iteration (``theorems``): for each applicable kind, the epsilon the
     printed theorem gives (first, last and worst iteration), the same with the
-    ``lam^k`` on the released noise accounted for (``form="consistent"``, notes
-    §6 item 2), and the accountant's exact (analytic Gaussian) epsilon of the
+    ``lam^k`` on the released noise accounted for (``form="consistent"``; as
+    printed, Theorems 4 and 5 leave it out and only Theorem 6 keeps it), and the accountant's exact (analytic Gaussian) epsilon of the
     worst iteration at ``delta``. Totals (``composed``): agent 0's ``K``
     releases under the algorithm's ``privacy_kind``, composed by each method
     at total ``delta`` (:func:`accounting.composition.compose`; per agent is the
@@ -244,7 +244,7 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
 
 
 def claimed_scale(scenario: Any, t: int) -> float:
-    """The released std at iteration ``t`` that the per-iteration claim needs (seed 001, Gaussian mechanism).
+    """The released std at iteration ``t`` that the per-iteration claim needs (Gaussian mechanism).
 
     :func:`accounting.papers.wang_basar.wang_basar_noise_std` at the rule's
     per-iteration epsilon of ``t`` (its reading of Theorems 4-6) and ``delta``,
@@ -266,4 +266,4 @@ def claimed_scale(scenario: Any, t: int) -> float:
 
 
 ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
-"""Seed 001's accountant inputs (read by :mod:`asyncdp.algorithms.registry`)."""
+"""Accountant inputs of Wang and Başar (Automatica 2023) (read by :mod:`asyncdp.algorithms.registry`)."""

@@ -3,14 +3,15 @@
 A *cost family* holds the private data of all N agents and evaluates any
 agents' costs and gradients in one vectorized call. Each family declares the
 constants of the function class it belongs to on a given domain
-(:class:`FunctionClass`; seed 003, Assumption 1; seed 000, A2-A4) and the
-minimizer ``x* = argmin_{x in X} sum_i f_i(x)``. Adjacent problems (seed 003,
+(:class:`FunctionClass`; Huang, Mitra and Vaidya, ICDCN 2015, Assumption 1;
+Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A2-A4) and the
+minimizer ``x* = argmin_{x in X} sum_i f_i(x)``. Adjacent problems (Huang, Mitra and Vaidya, ICDCN 2015,
 Def. 3: exactly one agent's cost differs) are built with
 :meth:`CostFamily.with_agent`.
 
 Families:
 
-* :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (seed 003, Example 1);
+* :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (Huang, Mitra and Vaidya, ICDCN 2015, Example 1);
 * :class:`WeightedQuadratic` -- ``f_i(x) = (w_i / 2) ||x - a_i||^2`` (or diagonal weights);
 * :class:`UserCost` -- arbitrary user callables with user-declared constants;
 * :class:`LinearOverride` -- a family with one agent's cost replaced by a linear one

@@ -273,7 +273,7 @@ class CostFamily(abc.ABC):
 
     @abc.abstractmethod
     def with_agent(self, agent: int, **changes: Any) -> CostFamily:
-        """A new family in which only ``agent``'s private data differs (seed 003, Def. 3)."""
+        """A new family in which only ``agent``'s private data differs (Huang, Mitra and Vaidya, ICDCN 2015, Def. 3)."""
 
     @abc.abstractmethod
     def to_dict(self) -> dict[str, Any]:

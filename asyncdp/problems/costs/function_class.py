@@ -1,8 +1,8 @@
 """Constants of a function class: :class:`FunctionClass`.
 
-The constants C1..C4 of seed 003 (Huang, Mitra, Vaidya 2015, Assumption 1) --
+The constants C1..C4 of Huang, Mitra and Vaidya (ICDCN 2015, Assumption 1) --
 diameter, gradient bound, strong convexity, Hessian bound -- plus the
-smoothness L (seed 000, A2-A4), with their aliases (``C2``/``G``, ``C3``/``mu``,
+smoothness L (Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A2-A4), with their aliases (``C2``/``G``, ``C3``/``mu``,
 ``L``) and the comparison of declared against derived constants.
 """
 
@@ -39,7 +39,7 @@ _ROUNDING = 1e-12
 
 @dataclass(frozen=True)
 class FunctionClass:
-    """Constants of a cost family ``F`` on a domain ``X`` (seed 003, Assumption 1).
+    """Constants of a cost family ``F`` on a domain ``X`` (Huang, Mitra and Vaidya, ICDCN 2015, Assumption 1).
 
     Every field is a finite non-negative float, or ``None`` when unknown.
 
@@ -108,7 +108,7 @@ class FunctionClass:
 
     @property
     def G(self) -> float | None:
-        """Alias of :attr:`gradient_bound` (seed 000, A2)."""
+        """Alias of :attr:`gradient_bound` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A2)."""
         return self.gradient_bound
 
     @property
@@ -118,7 +118,7 @@ class FunctionClass:
 
     @property
     def mu(self) -> float | None:
-        """Alias of :attr:`strong_convexity` (seed 000, A4)."""
+        """Alias of :attr:`strong_convexity` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A4)."""
         return self.strong_convexity
 
     @property
@@ -128,7 +128,7 @@ class FunctionClass:
 
     @property
     def L(self) -> float | None:
-        """Alias of :attr:`smoothness` (seed 000, A3)."""
+        """Alias of :attr:`smoothness` (Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A3)."""
         return self.smoothness
 
     # helpers ------------------------------------------------------------

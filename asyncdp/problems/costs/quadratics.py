@@ -1,6 +1,6 @@
 """Quadratic cost families with exact constants and optima.
 
-* :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (seed 003, Example 1);
+* :class:`RendezvousQuadratic` -- ``f_i(x) = ||x - a_i||^2`` (Huang, Mitra and Vaidya, ICDCN 2015, Example 1);
 * :class:`WeightedQuadratic` -- ``f_i(x) = (w_i / 2) ||x - a_i||^2`` (or diagonal weights).
 """
 
@@ -53,12 +53,12 @@ def _as_point(data: Any, dim: int, name: str) -> np.ndarray:
 
 
 class RendezvousQuadratic(CostFamily):
-    """Private rendezvous: ``f_i(x) = ||x - a_i||^2`` (seed 003, Example 1).
+    """Private rendezvous: ``f_i(x) = ||x - a_i||^2`` (Huang, Mitra and Vaidya, ICDCN 2015, Example 1).
 
     Agent i's private datum is its address ``a_i``; ``grad f_i(x) = 2 (x - a_i)``.
     The function class is ``{||a - x||^2 : a in X}``, so on a bounded ``X``
     containing the addresses: C1 = diam X, C2 = ``sup_{x,a in X} 2||x - a||`` =
-    2 diam X (``4 sqrt 2`` for the box ``[-1, 1]^2`` of seed 003, Example 2), and
+    2 diam X (``4 sqrt 2`` for the box ``[-1, 1]^2`` of Example 2 in Huang, Mitra and Vaidya, ICDCN 2015), and
     C3 = C4 = L = mu = 2.
 
     Args:

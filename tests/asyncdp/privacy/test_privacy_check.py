@@ -81,7 +81,7 @@ def test_theorem5_proof_schedule_is_a_violation_with_a_reproducible_witness():
 
 
 def test_simpy_transcript_is_replayed_exactly():
-    """Prop. 3 of seed 003: the run is a deterministic function of its messages; replay recovers x(T)."""
+    """Prop. 3 of Huang, Mitra and Vaidya (ICDCN 2015): the run is a deterministic function of its messages; replay recovers x(T)."""
     ex = _example("privacy_check_rendezvous.py")
     sc = ex["scenario"]
     result = sc.run()

@@ -124,7 +124,7 @@ def test_contains_rejects_negative_tolerance() -> None:
 
 # ------------------------------------------------------------------ geometry
 def test_box_geometry_example2() -> None:
-    box = Box(-1.0, 1.0, dim=2)  # seed 003, Example 2
+    box = Box(-1.0, 1.0, dim=2)  # Huang, Mitra and Vaidya (ICDCN 2015), Example 2
     assert box.diameter == pytest.approx(2 * math.sqrt(2), rel=1e-15)
     assert box.radius_bound == pytest.approx(math.sqrt(2), rel=1e-15)
     assert box.bounded
