@@ -3,7 +3,7 @@
 A published private algorithm is written once, as a *pure per-agent rule*,
 and both engines (the SimPy engine and the batch engine) call the same code.
 One agent's round ``t`` has three steps, following the R/F/U template of
-seed 003 (Alg. 1):
+Alg. 1 of Huang, Mitra and Vaidya (ICDCN 2015):
 
 1. **R** — :meth:`Algorithm.message`: from the agent's state and standard
    noise, the message(s) it sends on each channel;
@@ -123,7 +123,7 @@ class Algorithm(ABC):
     channels: ClassVar[tuple[Channel, ...]]
     claim_level: ClassVar[str] = "run"
     """Scope of :meth:`claimed_privacy`: ``"run"`` (the whole run) or ``"iteration"``
-    (a per-iteration guarantee the paper never composes, e.g. seed 001)."""
+    (a per-iteration guarantee the paper never composes, e.g. Wang and Başar, Automatica 2023)."""
 
     def bind(self, problem: Any) -> Algorithm:
         """A copy of this rule specialised to ``problem`` (constants, dimension), validated."""

@@ -1,4 +1,4 @@
-"""DPSDA-C and DPSDA-PS (seed 004, Cheng, Liao and Li): private online dual averaging on a network.
+"""DPSDA-C and DPSDA-PS (Cheng, Liao and Li, arXiv 2022): private online dual averaging on a network.
 
 The setting is :mod:`asyncdp.problems.online`. ``N`` nodes each own a block ``S_i``
 of the decision in ``X^d``. Each node keeps a dual variable ``z_i in R^d`` and
@@ -22,32 +22,32 @@ Eq. (12) writes the mixing as ``h_i + sum_j W_ij (h_j - h_i)``. That equals
 ``sum_j W_ij h_j`` for any row-stochastic ``W``, which is what the engine
 computes. ``r_i = 1/N`` (Remark 3) gives the factor ``N``.
 
-Choices where the paper is silent or inconsistent (notes on seed 004, §6):
+Choices where the paper is silent or inconsistent:
 
 * **Prox-projection (eq. 7).** The proximal function is ``psi(x) = ||x||^2 / 2``,
   so ``Pi(z, alpha) = argmin_{x in X} <z, x> + ||x||^2/(2 alpha) = P_X(-alpha z)``:
   the negative dual, scaled, then projected. On a box this is a clip.
-* **Step size (item 3).** ``alpha(0) = 1/sqrt(0)`` is undefined in the paper's
+* **Step size.** ``alpha(0) = 1/sqrt(0)`` is undefined in the paper's
   0-based loop. Round ``t`` uses ``alpha(t) = alpha0 / sqrt(t)``, which is the
   analysis's ``alpha(t-1) = 1/sqrt(t)`` with ``alpha0 = 1``.
   ``y_i(1) = Pi(0) = P_X(0)`` is the scenario's default ``x0``; a given ``x0``
   is projected onto ``X``. ``z_i(1) = 0`` and ``w_i(1) = 1``.
-* **Clipping (item 6).** Lemma 1 bounds a worst case by an expectation. With
+* **Clipping.** Lemma 1 bounds a worst case by an expectation. With
   ``clip=True`` (the default) the signal is clipped, per coordinate to
   ``[-L_hat, L_hat]`` (``clip_norm="coordinate"``) or in block L2 norm to
   ``L_hat`` (``"l2"``). Then ``|u_i - u_i'|`` is bounded deterministically.
   ``clip=False`` is the paper's unclipped rule.
-* **Privacy scope (item 6).** ``level="network"`` (the default) calibrates
+* **Privacy scope.** ``level="network"`` (the default) calibrates
   ``sigma = Delta_net / epsilon``, with
   ``Delta_net = sum_i 2 N L_hat b(d_i)``. A change of one round's loss moves
   every node's ``z_i``, so an eavesdropper on all links sees that sum.
   ``level="node"`` is the paper's ``sigma = 2 N L_hat b(d_max) / epsilon``
   (Theorem 2). It holds for an observer of one node only. Here
   ``b(d) = d`` for coordinate clipping and ``sqrt(d)`` for L2 clipping
-  (Remark 5 and item 4). With scalar blocks these are ``2 N^2 L_hat`` and
+  (Remark 5, with the blocks of :mod:`asyncdp.problems.online`). With scalar blocks these are ``2 N^2 L_hat`` and
   ``2 N L_hat``.
 * ``noise_constant=c`` gives ``sigma = c / epsilon``. This is the experiments'
-  "proportional" noise (item 6). The claim stays the paper's; the accountant
+  "proportional" noise (the paper never gives the constant). The claim stays the paper's; the accountant
   shows what ``c`` really buys.
 * **Claim.** Theorem 2 / 4: epsilon-DP per round, and ``T epsilon`` for ``T``
   rounds by basic composition. :meth:`claimed_privacy` returns the run-level
@@ -213,7 +213,7 @@ class _DPSDA(Algorithm):
 
     # -- schedules ----------------------------------------------------------
     def step(self, t: int) -> float:
-        """``alpha(t) = alpha0 / sqrt(t)``, used by round ``t >= 1`` (notes §6 item 3)."""
+        """``alpha(t) = alpha0 / sqrt(t)``, used by round ``t >= 1`` (the module docstring says why)."""
         return self.alpha0 / math.sqrt(t)
 
     def _block_factor(self, d: int) -> float:
@@ -300,7 +300,7 @@ class _DPSDA(Algorithm):
 
 @dataclass(frozen=True)
 class DPSDAC(_DPSDA):
-    """DPSDA-C, Algorithm 1 of seed 004 (circulation, undirected ``G1(t)``, weights ``W(t)``).
+    """DPSDA-C, Algorithm 1 of Cheng, Liao and Li, arXiv 2022 (circulation, undirected ``G1(t)``, weights ``W(t)``).
 
     State ``{"z", "y"}``; one Laplace channel ``"h"``. Parameters are those of
     the shared base (see the module docstring).
@@ -330,7 +330,7 @@ class DPSDAC(_DPSDA):
     @classmethod
     def example_scenario(cls, seed: int = 0) -> Any:
         """7 nodes with ``d = 14`` and 12 rounds of synthetic OLR on ``[-5, 5]^14``, with gradient noise of
-        variance 0.1. The graph is the notes' Fig. 2 stand-in without directions, with Metropolis weights."""
+        variance 0.1. The graph is our Fig. 2 stand-in without directions, with Metropolis weights."""
         import topology
 
         from ..problems.online import online_problem, synthetic_olr
@@ -343,7 +343,9 @@ class DPSDAC(_DPSDA):
 
 @dataclass(frozen=True)
 class DPSDAPS(_DPSDA):
-    """DPSDA-PS, Algorithm 2 of seed 004 (push-sum, directed B-strongly-connected ``G2(t)``, column-stochastic ``A``).
+    """DPSDA-PS, Algorithm 2 of Cheng, Liao and Li (arXiv 2022).
+
+    Push-sum, directed B-strongly-connected ``G2(t)``, column-stochastic ``A``.
 
     State ``{"z", "y", "w"}``; the Laplace channel ``"h"`` and the noise-free
     channel ``"w"`` (shape ``(..., 1)``).

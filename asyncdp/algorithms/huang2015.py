@@ -1,6 +1,6 @@
 """Huang, Mitra and Vaidya (ICDCN 2015): Laplace noise on states, geometric schedules.
 
-Seed 003 (and its preprint, seed 002), eqs. (5)–(8). In round ``t = 1, 2, ...``
+Huang, Mitra and Vaidya (ICDCN 2015; also their 2014 arXiv preprint), eqs. (5)–(8). In round ``t = 1, 2, ...``
 every agent ``i``
 
 * (5) broadcasts ``y_i(t) = x_i(t-1) + w_i(t)``, with ``w_i(t)`` made of ``n``
@@ -59,7 +59,7 @@ def _check_real(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class Huang2015(Algorithm):
-    """The private distributed optimization rule of seed 003, eqs. (5)–(8).
+    """The private distributed optimization rule of Huang, Mitra and Vaidya (ICDCN 2015), eqs. (5)–(8).
 
     Args:
         epsilon: privacy level, > 0 (``math.inf`` switches noise off).

@@ -216,7 +216,7 @@ def adapter(algorithm_name: str) -> Adapter | None:
 def theorem_verdict(scenario: Any, alg: Algorithm, eps_ledger: float, delta_ledger: float) -> str:
     """The paper's claim of ``alg`` checked independently, as one line of the privacy report.
 
-    Dispatches to the ``verdict`` of the algorithm's adapter (for seed 003 the
+    Dispatches to the ``verdict`` of the algorithm's adapter (for Huang, Mitra and Vaidya, ICDCN 2015 the
     claim against the ledger's ``eps_ledger``/``delta_ledger``; for the other
     papers their own argument recomputed from the declared scales).
 

@@ -1,6 +1,7 @@
 """Showkatbakhsh, Karakus and Diggavi: two-stage private consensus optimization with Gaussian noise.
 
-Seed 000, Algorithm 1. Stage I (paper rounds ``t = 1..T``), at node ``i``:
+Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Algorithm 1. Stage I (paper rounds ``t = 1..T``), at
+node ``i``:
 
 * (9)  ``z_i(t) = Proj_X(sum_j w_ij y_j(t))`` (the full row of ``W``: the
   node's own *noisy* message is mixed too);
@@ -33,7 +34,7 @@ initial point its convergence analysis takes; ``x(0)`` never depends on
 private data, so ``y(1)`` costs nothing. Noise index: ``n(t-1)`` rides on
 message ``t``, as eq. (11) prints it (the proofs' ``n(t)`` is an index slip).
 
-The hand-over (notes on seed 000, section 6 item 1). Eq. (11) holds for
+The hand-over. Eq. (11) holds for
 ``t <= T``, so ``y(T+1) = x(T) + n(T)`` carries noise, and every later
 message is a function of released values only: Stage II is post-processing
 and costs no privacy (``stage2="corrected"``, the default). Stage II as
@@ -53,7 +54,8 @@ Constants: ``L`` and ``mu`` (A3, A4) set ``c``; ``G`` (A2, Prop. 3) sets
 ``G`` may be overridden by ``gradient_bound``: Prop. 3 needs
 ``||grad f_i(z) - grad f_i'(z)|| <= 2 G`` for adjacent costs at points of
 ``X``; for the paper's per-sample adjacency in mean estimation that is
-``G = R sqrt(p)`` (notes, section 6 item 4), much less than the class bound.
+``G = R sqrt(p)`` (one point of ``[-R, R]^p`` moves the gradient by at most
+``2 R sqrt(p)``; Sec. V only says the noise is generated accordingly), much less than the class bound.
 The accountant (:mod:`asyncdp.privacy.adapters.showkatbakhsh`) always uses the
 problem's ``G``.
 """
@@ -92,7 +94,7 @@ def _positive_finite(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class Showkatbakhsh(Algorithm):
-    """Algorithm 1 of seed 000 as a per-agent rule (see the module docstring for the round mapping).
+    """Algorithm 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019) as a per-agent rule (see the module docstring for the round mapping).
 
     Args:
         epsilon: privacy level, ``> 0`` (``math.inf`` switches the noise off).
@@ -167,7 +169,8 @@ class Showkatbakhsh(Algorithm):
             given = getattr(self, field)
             if given is None and value is None:
                 raise AlgorithmParameterError(
-                    f"showkatbakhsh needs {field} (seed 000, A2-A4); the problem declares none")
+                    f"showkatbakhsh needs {field} (assumptions A2-A4 of Showkatbakhsh, Karakus and Diggavi, "
+                    "arXiv 2019); the problem declares none")
             filled[field] = float(given if given is not None else value)
             if not filled[field] > 0:
                 raise AlgorithmParameterError(
@@ -280,7 +283,9 @@ class Showkatbakhsh(Algorithm):
 
 
 def mean_estimation_problem(data: Any, R: float, constants: Any = None) -> Any:
-    """Distributed mean estimation of seed 000, Sec. 5: ``X = [-R, R]^p``, ``f_i(x) = 1/2 sum_(d in D_i) ||x - d||^2``.
+    """Distributed mean estimation of Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Sec. V.
+
+    ``X = [-R, R]^p``, ``f_i(x) = 1/2 sum_(d in D_i) ||x - d||^2``.
 
     ``f_i`` equals ``(N_i / 2) ||x - mean(D_i)||^2`` plus a constant, so it is
     represented as a :class:`~asyncdp.problems.costs.WeightedQuadratic` with centers the

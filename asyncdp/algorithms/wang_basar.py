@@ -1,6 +1,6 @@
 """Wang and Başar: decentralized nonconvex optimization with persistent Gaussian gradient noise.
 
-Seed 001, Algorithm 2 (network form eq. 10). In iteration ``k`` (engine round
+Wang and Başar (Automatica 2023), Algorithm 2 (network form eq. 10). In iteration ``k`` (engine round
 ``t = k = 1, 2, ...``) every agent ``j``
 
 * (a) computes ``g_j^k = grad f_j(x_j^k)``, draws ``n_j^k ~ N(0, Var I_d)`` once
@@ -14,8 +14,7 @@ The trajectory entry of round ``t`` is ``x^{t+1}`` in the paper's indexing
 (the state after ``t`` iterations); "the error at k = 3000" is entry 3000.
 
 **Variance convention.** Algorithm 2 writes covariance ``sigma I`` and §5
-"variance sigma", while Theorems 4–6 treat ``sigma^2`` as the variance (notes
-on seed 001, §6 item 1). Here the parameter is named ``noise_variance``: the
+"variance sigma", while Theorems 4–6 treat ``sigma^2`` as the variance. Here the parameter is named ``noise_variance``: the
 per-coordinate variance of ``n_j^k``, i.e. the experiments' sigma (std
 ``sqrt(noise_variance)``). The noise enters the message multiplied by
 ``lam^k``, so the declared Gaussian standard deviation of the *released*
@@ -35,7 +34,7 @@ printed variance conditions give, at a chosen ``delta``,
 ``epsilon_k = c_k sqrt(2 ln(1.25/delta) / Var)`` with ``c_k = nu lam^k / n_i``,
 ``lam^k`` or ``1/lam^k`` respectively. Theorems 4 and 5 compare the message
 sensitivity with the variance of ``n`` although the released noise is
-``lam^k n`` (notes §6 item 2): the accountant
+``lam^k n`` (Theorem 6 does account for it): the accountant
 (:mod:`asyncdp.privacy.adapters.wang_basar`) shows the consequence.
 
 Example:
@@ -72,7 +71,7 @@ __all__ = [
 ]
 
 THEOREMS = WANG_BASAR_THEOREMS
-"""The theorem of seed 001 behind each privacy kind (the one table, kept in :mod:`accounting.papers.wang_basar`)."""
+"""The theorem of Wang and Başar (Automatica 2023) behind each privacy kind (the one table, kept in :mod:`accounting.papers.wang_basar`)."""
 PRIVACY_KINDS = tuple(THEOREMS)
 """What is protected: a data sample (Thm 4, eq. 28), the gradient (Thm 5, eq. 30), the variable (Thm 6, eq. 31)."""
 CLAIMS = ("consistent", "as-printed")
@@ -91,7 +90,7 @@ def _real(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class TwoPhaseStep:
-    """``lam^k = initial`` for ``k <= switch``, ``numerator / k`` after (§5.1 and §5.2 of seed 001).
+    """``lam^k = initial`` for ``k <= switch``, ``numerator / k`` after (§5.1 and §5.2 of Wang and Başar, Automatica 2023).
 
     Args:
         initial: the constant phase's step, ``> 0``.
@@ -130,14 +129,15 @@ STEP_SCHEDULES: dict[str, TwoPhaseStep] = {
     "estimation": TwoPhaseStep(0.02, 500, 1.0),
     "ica": TwoPhaseStep(0.003, 100, 0.3),
 }
-"""Named step schedules of seed 001's experiments (§5.1: 0.02 then 1/k; §5.2: 0.003 then 3/(10k))."""
+"""Named step schedules of the experiments of Wang and Başar (Automatica 2023): §5.1, 0.02 then 1/k;
+§5.2, 0.003 then 3/(10k)."""
 
 StepSpec = Union[str, float, TwoPhaseStep, Callable[[int], float]]  # noqa: UP007 (runtime alias)
 
 
 @dataclass(frozen=True)
 class WangBasar(Algorithm):
-    """Algorithm 2 of seed 001 as a per-agent rule (see the module docstring).
+    """Algorithm 2 of Wang and Başar (Automatica 2023) as a per-agent rule (see the module docstring).
 
     Args:
         noise_variance: per-coordinate variance of ``n_j^k`` (>= 0; 0 gives the

@@ -1,9 +1,9 @@
-"""Regret of online runs (seed 004, eqs. 3 and 19) from a trajectory.
+"""Regret of online runs (Cheng, Liao and Li, arXiv 2022, eqs. 3 and 19) from a trajectory.
 
 Round ``t`` (``1..T``) plays ``x(t) = (y_i^{S_i}(t))_i``: node ``i``'s own
 block of its own estimate *before* round ``t``. These are rows ``t - 1`` of
 the engines' trajectories, which hold ``y_i`` after each round, with row 0
-the initial estimate (notes on seed 004, §6 item 3). Then ``f_t`` is revealed.
+the initial estimate (the paper leaves ``y_i(0)`` undefined). Then ``f_t`` is revealed.
 
 * **Regret** (eq. 3): ``R(T) = sum_{t<=T} f_t(x(t)) - min_{v in X^d} sum_{t<=T} f_t(v)``.
 * **Running-average regret** (eq. 19): the same with
@@ -16,7 +16,7 @@ Comparator: ``comparator="prefix"`` (the default) solves
 ``min_v sum_{t<=T'} f_t(v)`` for every prefix ``T'``, warm-started from the
 previous prefix. ``"final"`` evaluates every prefix at the full-horizon
 minimizer, which is cheaper. That comparator can only be larger, so the regret it gives is
-smaller (notes §6 item 9).
+smaller (the paper does not say which comparator it uses).
 
 Example:
     >>> from asyncdp.algorithms.dpsda import DPSDAC
@@ -137,7 +137,7 @@ class RegretCurve:
 
     @property
     def per_round(self) -> np.ndarray:
-        """``R(T') / T'``: the curves of seed 004, Fig. 3."""
+        """``R(T') / T'``: the curves of Cheng, Liao and Li, arXiv 2022, Fig. 3."""
         return self.regret / np.arange(1, self.horizon + 1)
 
     def mean(self) -> RegretCurve:

@@ -1,4 +1,4 @@
-"""DPSDA-C and DPSDA-PS (seed 004): equations, push-sum identities, regret, audits and privacy verdicts."""
+"""DPSDA-C and DPSDA-PS (Cheng, Liao and Li, arXiv 2022): equations, push-sum identities, regret, audits and privacy verdicts."""
 
 from __future__ import annotations
 
@@ -198,7 +198,7 @@ def test_audit_of_the_example_topologies():
     c = topology.audit(DPSDAC.example_scenario().topology, "dpsda-c", horizon=40)
     holds = {a.name: a.holds for a in c.assumptions}
     assert holds["symmetric"] and holds["doubly_stochastic"] and holds["nonnegative"] and holds["min_weight_phi"]
-    # every snapshot of the stand-in is disconnected: Lemma 3's per-round bound does not apply literally (§6 item 12)
+    # every snapshot of the stand-in is disconnected: Lemma 3's per-round bound does not apply literally
     assert holds["connected_each_round"] is False
     ps = topology.audit(DPSDAPS.example_scenario().topology, "dpsda-ps", horizon=40)
     assert ps.all_hold and ps.constants["B"] == 4 and ps.constants["beta"] == 2.0

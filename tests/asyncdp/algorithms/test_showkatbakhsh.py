@@ -1,4 +1,4 @@
-"""Seed 000 (Showkatbakhsh, Karakus, Diggavi), Algorithm 1: rule, schedule, hand-over, privacy, reproductions.
+"""Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Algorithm 1: rule, schedule, hand-over, privacy, reproductions.
 
 Tolerances. Lockstep comparisons with a numpy implementation written here
 use the same operations up to summation order; values are O(10) at most
@@ -52,7 +52,7 @@ def _setting(seed=0, T=6, T2=4, stage2="corrected", epsilon=1.0):
 
 
 def _reference(data, W, x0, noise, *, T, T2, epsilon, delta, G, stage2):
-    """Algorithm 1 of seed 000 in plain numpy (mu = L = N_i): eqs. (8), (9), (11), (12)."""
+    """Algorithm 1 of Showkatbakhsh, Karakus and Diggavi in plain numpy (mu = L = N_i): eqs. (8), (9), (11), (12)."""
     m, ni = data.mean(axis=1), data.shape[1]
     c = (ni + ni) / (2 * ni * ni)
     kappa = epsilon**2 / (4 * G**2 * (epsilon + 2 * math.log(2 / delta)))

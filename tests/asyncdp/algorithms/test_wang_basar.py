@@ -1,4 +1,4 @@
-"""Wang and Başar (seed 001): Algorithm 2, the §5 problems, the accountant's report and the reproductions."""
+"""Wang and Başar (Automatica 2023): Algorithm 2, the §5 problems, the accountant's report and the reproductions."""
 
 from __future__ import annotations
 
@@ -129,12 +129,12 @@ def test_simpy_deadline_and_async_timing():
 
 
 def test_stationary_points_and_hessian():
-    """theta*, theta_s as printed (4 decimals: |diff| <= 5e-5) and the notes' Hessian eigenvalues (3 decimals)."""
+    """theta*, theta_s as printed (4 decimals: |diff| <= 5e-5) and the corrected Hessian's eigenvalues (3 decimals)."""
     fam = estimation_problem().costs
     agents = np.arange(5)
     star, saddle = stationary_point(fam, THETA_STAR_PAPER), stationary_point(fam, THETA_SADDLE_PAPER)
     assert np.abs(star - THETA_STAR_PAPER).max() <= 5e-5 and np.abs(saddle - THETA_SADDLE_PAPER).max() <= 5e-5
-    for p in (star, saddle):  # closed form of the stationarity condition (notes, §6 item 6)
+    for p in (star, saddle):  # closed form of grad F = 0 on the box, with r = ||theta||
         r = np.linalg.norm(p)
         assert p == pytest.approx([2 / (2 + 3 * PAPER_KAPPA * r), 8 / (8 + 3 * PAPER_KAPPA * r)], abs=1e-13)
         assert np.abs(fam.total_gradient(p)).max() <= 1e-12
