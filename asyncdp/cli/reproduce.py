@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "reproduce", help="reproduce a published experiment (CSV + JSON + figure)",
-        description="Reproduce an experiment of the seed papers; writes a CSV, a JSON summary (with every "
+        description="Reproduce an experiment of the implemented papers; writes a CSV, a JSON summary (with every "
         "choice the paper leaves open and the trend checks) and a figure to --out.",
     )
     p.add_argument("experiment", metavar="EXPERIMENT", help="one of: " + ", ".join(sorted(EXPERIMENT_NAMES)))

@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (seed 004), Sec. V: DPSDA-C and DPSDA-PS on online learning problems.
+"""Cheng, Liao and Li (arXiv 2022), Sec. V: DPSDA-C and DPSDA-PS on online learning problems.
 
 Three reproductions, each writing a CSV, a ``*_summary.json`` and a PNG:
 
@@ -15,26 +15,32 @@ Three reproductions, each writing a CSV, a ``*_summary.json`` and a PNG:
 The constants and helpers the three share are in :mod:`.common`. This
 package re-exports the public names of all four modules.
 
-Setting shared by all three (notes on seed 004, sections 5 and 6):
+Setting shared by all three (the paper's experiments, with our choices where
+it is silent or inconsistent):
 
 * ``N = 7`` nodes. Node ``i`` owns the block ``S_i`` of
-  ``np.array_split(arange(d), 7)`` (item 4), keeps a full estimate
+  ``np.array_split(arange(d), 7)`` (the analysis gives each node one
+  coordinate, the experiments have ``d > N``), keeps a full estimate
   ``y_i in X^d`` and plays ``x_i(t) = y_i^{S_i}(t)``.
-* ``X = [-5, 5]^d``, a box (item 5). For classification this replaces the
-  paper's ambiguous ball.
-* Graphs: :func:`topology.paper004_fig2_sequence`, the notes' 7-node period-4
-  stand-in for the paper's Fig. 2 (item 12). The paper's own graph is not in
+* ``X = [-5, 5]^d``, a box. For classification this replaces the paper's
+  ambiguous ball (it also says each entry is restricted to ``[-B, B]``); a
+  product set keeps the decision stitched from the nodes' blocks feasible.
+* Graphs: :func:`topology.paper004_fig2_sequence`, our 7-node period-4
+  stand-in for the paper's Fig. 2. The paper's own graph is not in
   its text. DPSDA-PS runs on the directed sequence with column-stochastic
   weights ``A_ij = 1/deg_j^out``; each round is disconnected and the union
   of 4 consecutive rounds is strongly connected. DPSDA-C runs on the same
   edges without directions, with Metropolis weights, which are doubly
-  stochastic as Lemma 2(a) needs (items 1 and 2).
-* Step size ``alpha(t) = alpha0 / sqrt(t)`` with ``alpha0 = 1`` (item 3).
-* Gradient noise ``xi ~ N(0, 0.1)``, read as a variance (item 9). Each node's
+  stochastic as Lemma 2(a) needs (the experiments' ``1/deg_i`` row weights
+  are not, on irregular graphs).
+* Step size ``alpha(t) = alpha0 / sqrt(t)`` with ``alpha0 = 1`` (the paper's
+  0-based loop would start at ``1/sqrt(0)``).
+* Gradient noise ``xi ~ N(0, 0.1)``, read as a variance (the paper
+  does not say). Each node's
   signal is clipped per coordinate at ``L_hat = sqrt(L^2 + 0.1)``. ``L`` is
   the problem's derived gradient bound, so the clip rarely binds.
 * Privacy noise: Laplace with ``sigma = c / epsilon``. The paper never gives
-  ``c`` (item 6), so it is a recorded choice:
+  ``c``, so it is a recorded choice:
   :data:`OLR_NOISE_CONSTANT` = 1 for regression and
   :data:`CLASSIFICATION_NOISE_CONSTANT` = 5 for the MNIST experiments (see
   that constant for how it was picked). ``epsilon = inf`` is the

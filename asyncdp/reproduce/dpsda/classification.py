@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (seed 004), Sec. V, Figs. 4-5 and Tables II-IV: online logistic regression.
+"""Cheng, Liao and Li (arXiv 2022), Sec. V, Figs. 4-5 and Tables II-IV: online logistic regression.
 
 :func:`reproduce_classification` trains DPSDA-C and DPSDA-PS on one pass
 over a binary image or LIBSVM data set (:data:`DATASETS`, loaded by
@@ -180,8 +180,8 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
     algorithm's output ``x(T)``: node ``i``'s block ``S_i`` of ``y_i`` after
     round ``T``. Its running average ``x~(T)`` is reported too. Accuracy is
     that of ``sign(a^T x)``, with 0 counted as +1, in percent. The table also
-    gives the majority-class rate (CIFAR-10 is about 90% negatives, notes
-    section 6 item 10), the average loss ``F~(T)/T = mean_t f_t(x(t))`` and
+    gives the majority-class rate (CIFAR-10 is about 90% negatives, the
+    level of the paper's non-private CIFAR-10 accuracy in Table IV), the average loss ``F~(T)/T = mean_t f_t(x(t))`` and
     ``R(T)/T`` against the full-horizon best fixed decision.
 
     Checks (informational; the paper's claim that accuracy rises with
@@ -316,7 +316,7 @@ def reproduce_classification(out_dir: str | Path, *, dataset: str = "mnist-mlxte
         data=info, samples=int(X.shape[0]), dim=d, train=n_train, test=n_test, batch_size=bsz, horizon=T,
         split="train_test_split_stream(seed): a random permutation; training stream = its first `train` samples",
         batching="batches(seed): one pass, reshuffled per epoch, |D_t| = batch_size",
-        loss="logistic, mean over the batch (notes section 6 item 9)",
+        loss="logistic, mean over the batch (the experiments do not say; the paper's motivating example averages)",
         features="pixels / 255 in [0, 1] (MNIST, CIFAR); LIBSVM values as stored",
         model="x(T): node i's block S_i of y_i after round T (the algorithms' output); also its running average",
         accuracy="sign(a^T x), 0 counted as +1, in percent",
@@ -392,7 +392,8 @@ def _plot_classification(path: Path, s: dict[str, Any]) -> None:
         ax.legend(fontsize=7)
     axes[0].set_ylabel("accuracy (%)")
     ch = s["choices"]
-    fig.suptitle(f"Seed 004 online logistic regression, {ch['dataset']} (T={ch['horizon']}, |D_t|={ch['batch_size']}, "
+    fig.suptitle(f"Cheng, Liao and Li (arXiv 2022), online logistic regression, {ch['dataset']}\n"
+                 f"(T={ch['horizon']}, |D_t|={ch['batch_size']}, "
                  f"σ={ch['noise_constant']:g}/ε, {ch['runs']} runs)", fontsize=10)
     save_figure(fig, path, dpi=100)
 

@@ -1,4 +1,4 @@
-"""Setting and helpers shared by the seed 004 reproductions (Cheng, Liao and Li, Sec. V).
+"""Setting and helpers shared by the reproductions of Cheng, Liao and Li (arXiv 2022), Sec. V.
 
 The package docstring (:mod:`asyncdp.reproduce.dpsda`) describes the setting:
 7 nodes, the box ``[-5, 5]^d``, the graph sequences of :func:`graphs`,
@@ -51,15 +51,15 @@ are predictions, not fits."""
 ALPHA0 = 1.0
 """``alpha(t) = alpha0 / sqrt(t)`` (paper: ``1/sqrt(t)``)."""
 RUNS = 10
-"""Monte-Carlo runs per point (the paper does not say how many; notes section 6 item 9 suggest 10-20)."""
+"""Monte-Carlo runs per point (the paper does not say how many; our choice)."""
 DEFAULT_SEED = 0
 SUMMARY_KEYS: tuple[str, ...] = ("experiment", "paper", "choices", "points", "checks", "statements", "timing",
                                  "files")
 """Top-level keys of every summary JSON (and of the returned dict)."""
 ALGORITHMS = ("dpsda-c", "dpsda-ps")
 
-_PAPER = ("Cheng, Liao, Li, Distributed Online Private Learning of Convex Nondecomposable Objectives (seed 004), "
-          "Sec. V")
+_PAPER = ("Cheng, Liao and Li, Distributed Online Private Learning of Convex Nondecomposable Objectives, "
+          "arXiv 2022, Sec. V")
 _SQRT_XI = math.sqrt(GRADIENT_NOISE_VARIANCE)
 
 
@@ -163,9 +163,10 @@ def _by_epsilon_desc(eps: Sequence[float]) -> list[float]:
 
 def _choices(**extra: Any) -> dict[str, Any]:
     base = {
-        "N": N_NODES, "domain": f"box [-{BOX:g}, {BOX:g}]^d (notes section 6 item 5)",
+        "N": N_NODES,
+        "domain": f"box [-{BOX:g}, {BOX:g}]^d (the paper also names a ball; a box keeps the stitched decision feasible)",
         "blocks": "np.array_split(arange(d), 7): node i owns S_i and plays y_i^{S_i}",
-        "graph_dpsda_ps": "topology.paper004_fig2_sequence(directed=True): notes' period-4 stand-in for Fig. 2 "
+        "graph_dpsda_ps": "topology.paper004_fig2_sequence(directed=True): our period-4 stand-in for Fig. 2 "
                           "(E0={1->2,3->4}, E1={2->3,5->6}, E2={4->5,6->7}, E3={7->1,2->5}); every round "
                           "disconnected, 4-strongly connected; column-stochastic A_ij = 1/deg_j^out",
         "graph_dpsda_c": "the same edges undirected, Metropolis weights (doubly stochastic)",

@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (seed 004), Sec. V, Fig. 6 and Table V: the differential-privacy check.
+"""Cheng, Liao and Li (arXiv 2022), Sec. V, Fig. 6 and Table V: the differential-privacy check.
 
 :func:`reproduce_dp_check` runs DPSDA-C and DPSDA-PS on two MNIST loss
 sequences that differ in round ``t0`` (:data:`REPLACEMENTS`), with common
@@ -46,7 +46,7 @@ DP_CHECK_SAMPLES = 500
 REPLACEMENTS = ("other-class", "label-flip")
 """How round ``t0`` changes in the DP check.
 
-``"other-class"`` (the notes' suggestion) puts in a held-out image of the
+``"other-class"`` (the paper does not say how ``f'_t0`` differs) puts in a held-out image of the
 other digit with its own label. ``"label-flip"`` keeps the image and negates
 its label, so the logistic gradient changes by exactly ``-b a``, whatever the
 model."""
@@ -86,8 +86,7 @@ def reproduce_dp_check(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEF
     difference only through the nonlinear maps around it:
 
     * the projection ``clip(-alpha z)``: a coordinate pushed past the box
-      by the noise shows no difference (projection saturation, notes section
-      6 item 11);
+      by the noise shows no difference (projection saturation);
     * the gradient: ``u(t0)`` is evaluated at a noisy ``y``. With
       ``"label-flip"`` the gradient difference is ``-b a``, whatever ``y`` is,
       so only saturation acts. With ``"other-class"`` it depends on the
@@ -332,8 +331,8 @@ def _plot_dp_check(path: Path, s: dict[str, Any]) -> None:
         ax.set_title(f"{rep}: mean difference at t0 = {t0}", fontsize=10)
         ax.grid(True, which="both", alpha=0.25)
         ax.legend(fontsize=6)
-    fig.suptitle(f"Seed 004 Fig. 6 / Table V (σ = {s['choices']['noise_constant']:g}/ε, {s['choices']['runs']} runs)",
-                 fontsize=10)
+    fig.suptitle(f"Cheng, Liao and Li (arXiv 2022), Fig. 6 / Table V "
+                 f"(σ = {s['choices']['noise_constant']:g}/ε, {s['choices']['runs']} runs)", fontsize=10)
     save_figure(fig, path, dpi=100)
 
 

@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (seed 004), Sec. V, Fig. 3: online linear regression.
+"""Cheng, Liao and Li (arXiv 2022), Sec. V, Fig. 3: online linear regression.
 
 :func:`reproduce_olr` runs DPSDA-C and DPSDA-PS on synthetic least-squares
 data (``N = 7``, ``d = 21``, ``T = 500``) for every epsilon, and reports the
@@ -231,7 +231,8 @@ def _plot_olr(path: Path, s: dict[str, Any]) -> None:
             ax.legend(fontsize=8)
             if row == 1:
                 ax.set_xlabel("t")
-    fig.suptitle(f"Seed 004 Fig. 3 (OLR, N=7, d=21): {s['choices']['runs']} runs, σ = "
+    fig.suptitle(f"Cheng, Liao and Li (arXiv 2022), Fig. 3 (OLR, N=7, d=21): "
+                 f"{s['choices']['runs']} runs, σ = "
                  f"{s['choices']['noise_constant']:g}/ε", fontsize=10)
     save_figure(fig, path, dpi=100)
 

@@ -1,6 +1,6 @@
 """Huang, Mitra and Vaidya (ICDCN 2015), Fig. 1: accuracy ``d`` against privacy ``epsilon``.
 
-Seed 003's only experiment (its Example 2, §5): private rendezvous on
+The paper's only experiment (Example 2, §4.5): private rendezvous on
 ``X = [-1, 1]^2`` with ``f_i(x) = ||x - a_i||^2`` (``n = 2``); for each of
 ``epsilon in {0.1, 0.2, 0.5, 1, 2, 5, 10}`` the parameters ``(c, q, p)`` are
 tuned with the paper's coordinate-wise heuristic (§4.5) and the problem is
@@ -19,7 +19,9 @@ recorded in ``fig1_summary.json["choices"]``):
   ``s_t`` cycling through :data:`STRIDES` = (1, 3, 7): each ``W_t`` is doubly
   stochastic, strongly connected (stride coprime to ``N``), weights 1/2.
 * ``x_i(0) = 0`` for every agent; lockstep rounds; eq. (8) schedules; the
-  gradient clipped to ``C2`` (the package default, notes §6 item 5).
+  gradient clipped to ``C2`` (the package default: Lemma 4 needs
+  ``||grad f_i|| <= C2`` where the gradient is evaluated, and noise can carry
+  that point off ``X``).
 * Horizon ``T = 100`` (:data:`HORIZON`) with the noise decay searched only in
   ``p <= 0.9`` (:data:`P_MAX`): for *every* candidate, ``M_T / M_1 = p^(T-1)
   <= 0.9^99 ~ 3e-5`` and ``gamma_T / gamma_1 = q^(T-1)`` is smaller still, so
@@ -128,7 +130,7 @@ __all__ = [
 ]
 
 PAPER_EPSILONS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-"""The seven privacy levels of seed 003's Fig. 1."""
+"""The seven privacy levels of the paper's Fig. 1 (Example 2)."""
 EXTENSION_EPSILONS: tuple[float, ...] = (100.0, 1000.0, 10000.0)
 """Privacy levels beyond the paper's, where the algorithm's noise stops swamping the signal."""
 N_AGENTS = 10
@@ -282,7 +284,7 @@ def theorem10_bound(
     n: int,
     variant: str = "printed",
 ) -> float:
-    """Seed 003's accuracy level ``d`` of Theorem 10 (eq. 15), as printed or corrected.
+    """The accuracy level ``d`` of Theorem 10 (eq. 15) of Huang, Mitra and Vaidya, as printed or corrected.
 
     ``printed`` (eq. 15)::
 
@@ -290,7 +292,7 @@ def theorem10_bound(
         + 8 C2^2 n c^2 p^2 / (eps^2 (p-q)^2 (1-p^2))
         + 16 C2^2 C4^2 n c^4 p^2 / (eps^2 (p-q)^2 (1-p^2 q^2))
 
-    ``corrected`` (our notes on seed 003, §6 items 1-3): with the eq. (8)
+    ``corrected``: with the eq. (8)
     schedule ``M_t ~ p^(t-1)`` the noise terms lose ``p^2``; an ``n``-vector
     of Laplace noise has ``E||w||^2 = 2 n M^2``, adding a factor ``n``; and
     ``S(0) <= C1^2`` replaces ``2 C1``::
@@ -299,7 +301,9 @@ def theorem10_bound(
         + 8 C2^2 n^2 c^2 / (eps^2 (p-q)^2 (1-p^2))
         + 16 C2^2 C4^2 n^2 c^4 / (eps^2 (p-q)^2 (1-p^2 q^2))
 
-    Both remain heuristic (notes §6 item 4). ``epsilon = inf`` drops the noise terms.
+    Both remain heuristic: the proof's step (17) takes
+    ``f_i(x*) <= f_i(z_i)`` for every agent, although ``x*`` minimizes only the sum.
+    ``epsilon = inf`` drops the noise terms.
 
     Args:
         epsilon: privacy level ``> 0`` (``math.inf`` allowed).
@@ -432,7 +436,7 @@ def reproduce_fig1(
     plot: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Reproduce seed 003's Fig. 1 (Example 2) and write the CSV, JSON summary and PNG.
+    """Reproduce Fig. 1 (Example 2) of Huang, Mitra and Vaidya (ICDCN 2015) and write the CSV, JSON summary and PNG.
 
     For each epsilon (the paper's, then the extension): tune ``(c, q, p)`` on
     ``tune_runs`` runs (seed ``seed + 1``), run ``runs`` runs with the tuned
@@ -568,7 +572,7 @@ def reproduce_fig1(
     }
     summary = {
         "experiment": "huang2015-fig1",
-        "paper": "Huang, Mitra, Vaidya, Differentially Private Distributed Optimization, ICDCN 2015 (seed 003), "
+        "paper": "Huang, Mitra and Vaidya, Differentially Private Distributed Optimization, ICDCN 2015, "
                  "Fig. 1 / Example 2",
         "choices": _choices(factory, runs, tune_runs, seed, tune_seed, start, tune_cycles, grid_points,
                             refine_steps, paper_eps, ext_eps),
@@ -614,7 +618,7 @@ def _choices(factory: Example2Factory, runs: int, tune_runs: int, seed: int, tun
             "by round T the noise has decayed and the iterates no longer move"),
         "timing": "lockstep rounds, lossless links, broadcast (batch engine)",
         "schedule": "eq. (8): gamma_t = c q^(t-1), M_t = 2 C2 sqrt(n) c p^(t-1) / (epsilon (p - q))",
-        "gradient": "clipped to L2 norm C2 (notes on seed 003, section 6 item 5)",
+        "gradient": "clipped to L2 norm C2, so that Lemma 4's bound holds where noise pushes z off X",
         "convergent_point": "xbar(T) = mean_i x_i(T); spread max_i ||x_i(T) - xbar(T)|| reported",
         "runs": runs,
         "tune_runs": tune_runs,
@@ -708,7 +712,7 @@ def _plot(path: Path, summary: dict[str, Any]) -> None:
     ax.plot(eps, [e["bound_printed"] for e in entries], "-", color="tab:red", lw=1.2,
             label="Thm 10 bound, printed (eq. 15), at tuned (c,q,p)")
     ax.plot(eps, [e["bound_corrected"] for e in entries], "--", color="tab:red", lw=1.2,
-            label="Thm 10 bound, corrected (notes §6.1-3)")
+            label="Thm 10 bound, corrected (eq. 8 schedule, factor n, C1^2)")
     ax.errorbar(eps[paper], d[paper], yerr=yerr[:, paper], fmt="o-", color="tab:blue", capsize=3,
                 label="simulated d, tuned (c,q,p), 95% CI")
     if (~paper).any():

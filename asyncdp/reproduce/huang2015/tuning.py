@@ -1,6 +1,6 @@
 """Coordinate-wise tuning of Huang-Mitra-Vaidya's ``(c, q, p)`` on simulated error.
 
-Seed 003 (Huang, Mitra, Vaidya, ICDCN 2015), §4.5, picks the step size
+Huang, Mitra and Vaidya (ICDCN 2015), §4.5, pick the step size
 ``c``, the step decay ``q`` and the noise decay ``p`` by a cyclic heuristic:
 hold two of them fixed, move the third to a one-dimensional local optimum,
 and cycle. The paper applies it to its accuracy bound (Theorem 10, eq. 15).
@@ -8,8 +8,8 @@ and cycle. The paper applies it to its accuracy bound (Theorem 10, eq. 15).
 squared error ``E ||xbar(T) - x*||^2`` instead, because the bound is
 degenerate as an objective: for the paper's own Example 2 its minimum over
 ``(c, q, p)`` is close to the largest possible squared distance in the box,
-and for small epsilon it is approached as ``c -> 0`` (our extraction notes on
-seed 003, §5, "Eq. 15 is nearly vacuous"), so minimizing it says nothing
+and for small epsilon it is approached as ``c -> 0`` (see
+:func:`~asyncdp.reproduce.huang2015.fig1.theorem10_bound`), so minimizing it says nothing
 about the algorithm.
 
 One 1-D move: evaluate a grid on the parameter's feasible interval (given the
@@ -230,11 +230,11 @@ def tune_huang2015(
     refine_steps: int = 4,
     bounds: Mapping[str, tuple[float, float]] | None = None,
 ) -> TuningResult:
-    """Tune ``(c, q, p)`` of :class:`~asyncdp.algorithms.Huang2015` on simulated MSE (seed 003, §4.5).
+    """Tune ``(c, q, p)`` of :class:`~asyncdp.algorithms.Huang2015` on simulated MSE (the paper's §4.5 heuristic).
 
     Each evaluation runs ``scenario_for(c, q, p, epsilon).replace(seed=seed)``
     on the batch engine with ``runs`` runs and scores it by the mean of
-    ``||xbar(T) - x*||^2`` (the seed-003 accuracy measure at the horizon).
+    ``||xbar(T) - x*||^2`` (the paper's accuracy measure at the horizon).
     See the module docstring for the search and why the simulated error, not
     the Theorem 10 bound, is minimized.
 

@@ -1,7 +1,7 @@
-"""Showkatbakhsh, Karakus and Diggavi (seed 000), Sec. 5: private distributed mean estimation, Figs. 1-4.
+"""Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Sec. 5: private distributed mean estimation, Figs. 1-4.
 
-The setting (Sec. 5 of seed 000, with the open choices of our notes, section
-6 item 10): ``N`` nodes each hold ``N_i`` points ``d in [-R, R]^p``; node
+The setting (the paper's Sec. 5; where it leaves the data generation open,
+the choices are ours and recorded in the outputs): ``N`` nodes each hold ``N_i`` points ``d in [-R, R]^p``; node
 ``i``'s cost is ``f_i(x) = 1/2 sum_(d in D_i) ||x - d||^2`` on ``X = [-R, R]^p``
 (:func:`~asyncdp.algorithms.showkatbakhsh.mean_estimation_problem`: ``mu = L =
 N_i``, so ``c = 1/N_i`` and ``eta_t = 1/(N_i t)``); the optimum is the data

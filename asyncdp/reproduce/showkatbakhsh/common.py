@@ -1,4 +1,5 @@
-"""Setting and helpers shared by the Showkatbakhsh-Karakus-Diggavi (seed 000) reproductions, Figs. 1-4.
+"""Setting and helpers shared by the Showkatbakhsh-Karakus-Diggavi (arXiv 2019) reproductions,
+Figs. 1-4.
 
 The package docstring (:mod:`asyncdp.reproduce.showkatbakhsh`) describes the
 setting and the metrics. Here: the constants and grids, the data
@@ -78,7 +79,8 @@ SUMMARY_KEYS: tuple[str, ...] = ("experiment", "paper", "choices", "points", "ch
                                  "files")
 """Top-level keys of every ``figK_summary.json`` (and of the returned dict)."""
 
-_PAPER = "Showkatbakhsh, Karakus, Diggavi, Differentially Private Consensus-Based Distributed Optimization (seed 000)"
+_PAPER = ("Showkatbakhsh, Karakus and Diggavi, Differentially Private Consensus-Based Distributed Optimization, "
+          "arXiv 2019")
 
 
 # --------------------------------------------------------------------------- the setting

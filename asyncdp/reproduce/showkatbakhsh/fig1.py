@@ -1,4 +1,4 @@
-"""Fig. 1 of seed 000: the relative error against the Stage-I horizon ``T``.
+"""Fig. 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019): relative error against the Stage-I horizon ``T``.
 
 The setting, metrics and linear prediction are described in
 :mod:`asyncdp.reproduce.showkatbakhsh`; the shared pieces live in
@@ -109,7 +109,8 @@ def reproduce_fig1(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
 def _plot_fig1(path: Path, s: dict[str, Any]) -> None:
     pts = s["points"]
     T = np.array([p["T"] for p in pts], float)
-    fig, ax = _axes(f"Seed 000 Fig. 1: error vs T (ε={s['choices']['epsilon']:g}, δ={s['choices']['delta']:g}, "
+    fig, ax = _axes(f"Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Fig. 1\n"
+                    f"error vs T (ε={s['choices']['epsilon']:g}, δ={s['choices']['delta']:g}, "
                     f"{s['choices']['runs']} runs)", "Stage-I horizon T")
     for key, style, label in (("stage1", "o-", "x̄(T) (paper's metric)"), ("released", "s-", "after Stage II")):
         m = np.array([p[key]["mean"] for p in pts])

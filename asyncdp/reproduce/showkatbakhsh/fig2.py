@@ -1,4 +1,5 @@
-"""Fig. 2 of seed 000: the relative error against epsilon for three deltas, beside tight-accounting noise.
+"""Fig. 2 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019):
+the relative error against epsilon for three deltas, beside tight-accounting noise.
 
 The setting, metrics and linear prediction are described in
 :mod:`asyncdp.reproduce.showkatbakhsh`; the shared pieces live in
@@ -129,7 +130,8 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
 
 
 def _plot_fig2(path: Path, s: dict[str, Any]) -> None:
-    fig, ax = _axes(f"Seed 000 Fig. 2: error vs ε (T={s['choices']['T']}, {s['choices']['runs']} runs)", "ε")
+    fig, ax = _axes(f"Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Fig. 2\n"
+                    f"error vs ε (T={s['choices']['T']}, {s['choices']['runs']} runs)", "ε")
     for delta in s["choices"]["deltas"]:
         pts = [p for p in s["points"] if p["delta"] == delta]
         e = np.array([p["epsilon"] for p in pts])

@@ -1,4 +1,4 @@
-"""Fig. 3 of seed 000: node 1's error against the link probability ``p_c``.
+"""Fig. 3 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019): node 1's error against the link probability ``p_c``.
 
 The setting, metrics and linear prediction are described in
 :mod:`asyncdp.reproduce.showkatbakhsh`; the shared pieces live in
@@ -111,7 +111,8 @@ def reproduce_fig3(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
 
 
 def _plot_fig3(path: Path, s: dict[str, Any]) -> None:
-    fig, ax = _axes(f"Seed 000 Fig. 3: node 1 error vs p_c (ε={s['choices']['epsilon']:g}, "
+    fig, ax = _axes(f"Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Fig. 3\n"
+                    f"node 1 error vs p_c (ε={s['choices']['epsilon']:g}, "
                     f"{s['choices']['runs']} runs/graph)", "link probability p_c",
                     "||x₁(T) − d̄||² / ||d̄||²")
     for T in s["choices"]["horizons"]:

@@ -1,4 +1,4 @@
-"""Fig. 4 of seed 000: the relative error against the points per node ``N_i``.
+"""Fig. 4 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019): relative error against the points per node ``N_i``.
 
 The setting, metrics and linear prediction are described in
 :mod:`asyncdp.reproduce.showkatbakhsh`; the shared pieces live in
@@ -86,7 +86,8 @@ def reproduce_fig4(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
 
 
 def _plot_fig4(path: Path, s: dict[str, Any]) -> None:
-    fig, ax = _axes(f"Seed 000 Fig. 4: error vs N_i (ε={s['choices']['epsilon']:g}, T={s['choices']['T']}, "
+    fig, ax = _axes(f"Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Fig. 4\n"
+                    f"error vs N_i (ε={s['choices']['epsilon']:g}, T={s['choices']['T']}, "
                     f"{s['choices']['runs']} runs)", "points per node N_i")
     pts = s["points"]
     n = [p["N_i"] for p in pts]

@@ -1,7 +1,7 @@
-"""Wang and Başar (seed 001), §5: Table 1, the saddle escape (Fig. 4) and ICA (Fig. 5).
+"""Wang and Başar (Automatica 2023), §5: Table 1, the saddle escape (Fig. 4) and ICA (Fig. 5).
 
 All three run Algorithm 2 (:class:`~asyncdp.algorithms.wang_basar.WangBasar`)
-on the batch engine. Choices the paper leaves open (notes on seed 001, §6),
+on the batch engine. Choices the paper leaves open are
 each recorded in the JSON outputs under ``"choices"``. Shared by all three:
 
 * Graph: 5 agents on a ring, Metropolis weights (= 1/3 everywhere, including

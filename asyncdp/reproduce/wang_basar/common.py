@@ -1,4 +1,4 @@
-"""Setting and helpers shared by the Wang and Başar (seed 001) reproductions.
+"""Setting and helpers shared by the Wang and Başar (Automatica 2023) reproductions.
 
 The ring graph (:func:`ring_graph`), the batch runs from per-run starts
 (:class:`StartedWangBasar`), argument checks, proportions with their

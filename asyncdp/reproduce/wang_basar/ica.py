@@ -1,4 +1,4 @@
-"""Wang and Başar (seed 001), §5.2, Fig. 5: distributed ICA on the unit sphere.
+"""Wang and Başar (Automatica 2023), §5.2, Fig. 5: distributed ICA on the unit sphere.
 
 :func:`reproduce_ica` runs Algorithm 2 with the sphere constraint on the
 paper's ICA problem and reports the error of the recovered column against
@@ -43,7 +43,7 @@ __all__ = ["ICA_VARIANCES", "HORIZON_ICA", "ICA_GROUP", "ICA_STUCK", "ICA_COLUMN
 ICA_VARIANCES: tuple[float, ...] = (0.0, 0.1, 0.5, 2.0)
 """Noise variances of the ICA experiment (0 = noise-free; the paper lists none)."""
 HORIZON_ICA = 2000
-"""ICA iterations (not stated in the paper; notes §6 item 11 suggest 2000-3000)."""
+"""ICA iterations (not stated in the paper; our choice)."""
 ICA_GROUP = 10
 """ICA runs per draw of ``(A, Z)``."""
 ICA_STUCK = 0.3
@@ -57,7 +57,7 @@ ICA_KEYS = ("experiment", "paper", "choices", "checkpoints", "per_sigma", "check
 def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_SEED,
                   variances: Sequence[float] = ICA_VARIANCES, horizon: int = HORIZON_ICA,
                   group: int = ICA_GROUP, plot: bool = True) -> dict[str, Any]:
-    """Fig. 5 of seed 001: the recovered column's error against ``k``, with and without noise.
+    """Fig. 5 of Wang and Başar (Automatica 2023): the recovered column's error against ``k``, with and without noise.
 
     ``runs`` runs per variance in groups of ``group`` (each group a new
     ``(A, Z)`` from ``ica_data(1000 seed + g)`` and scenario seed ``seed + g``);
@@ -137,7 +137,8 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
     }
     summary = {
         "experiment": "wang-basar-ica",
-        "paper": {"source": "seed 001, Fig. 5 (100 runs per sigma, sigmas and horizon not stated)",
+        "paper": {"source": "Wang and Basar (Automatica 2023), Fig. 5 "
+                            "(100 runs per sigma, sigmas and horizon not stated)",
                   "claim": "DP-noise runs are comparable to or slightly better than noise-free runs, some of "
                            "which stay at saddles"},
         "choices": {**_graph_choice(graph), "num_agents": NUM_AGENTS, "dim": dim, "samples": 800,
@@ -197,7 +198,7 @@ def _plot_ica(path: Path, curves: dict[float, np.ndarray]) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("iteration k")
     ax.set_ylabel("max_i min_{j,±} ||x_i − ±a_j||")
-    ax.set_title("ICA (seed 001, Fig. 5): 5 agents, d = 10, 800 samples", fontsize=10)
+    ax.set_title("ICA (Wang and Basar (Automatica 2023), Fig. 5): 5 agents, d = 10, 800 samples", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     save_figure(fig, path)

@@ -1,4 +1,4 @@
-"""Wang and Başar (seed 001), §5.1, Fig. 4: the escape from the strict saddle.
+"""Wang and Başar (Automatica 2023), §5.1, Fig. 4: the escape from the strict saddle.
 
 :func:`reproduce_saddle` starts every agent at the saddle ``theta_s`` of the
 paper's estimation problem and counts the runs that escape with and without
@@ -75,7 +75,7 @@ def _saddle_runs(problem: Problem, graph: Any, pts: dict[str, np.ndarray], var: 
 def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_SEED,
                      variances: Sequence[float] = SADDLE_VARIANCES, horizon: int = HORIZON_SADDLE,
                      plot: bool = True) -> dict[str, Any]:
-    """Fig. 4 of seed 001: every agent starts at the strict saddle ``theta_s``.
+    """Fig. 4 of Wang and Başar (Automatica 2023): every agent starts at the strict saddle ``theta_s``.
 
     For the paper's data and the homogeneous data (module docstring): one
     noise-free run (deterministic) and ``runs`` noisy runs per variance.
@@ -157,7 +157,7 @@ def reproduce_saddle(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     }
     summary = {
         "experiment": "wang-basar-saddle",
-        "paper": {"source": "seed 001, Fig. 4",
+        "paper": {"source": "Wang and Basar (Automatica 2023), Fig. 4",
                   "claim": "from x_i^0 = theta_s, agents stay at the saddle without noise and escape to theta* "
                            "with the DP noise"},
         "choices": {**_graph_choice(graph), "num_agents": NUM_AGENTS, "horizon": horizon, "runs": runs,

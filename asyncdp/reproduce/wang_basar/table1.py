@@ -1,4 +1,4 @@
-"""Wang and Başar (seed 001), §5.1, Table 1: the final error against the noise variance.
+"""Wang and Başar (Automatica 2023), §5.1, Table 1: the final error against the noise variance.
 
 :func:`reproduce_table1` runs Algorithm 2 on the paper's estimation problem
 from random starts and reports the error at ``k = 3000`` for each noise
@@ -37,7 +37,8 @@ __all__ = ["PAPER_TABLE1", "PAPER_VARIANCES", "HORIZON_TABLE1", "TABLE1_COLUMNS"
            "reproduce_table1", "format_table1_table"]
 
 PAPER_TABLE1: dict[float, float] = {0.1: 0.048, 0.2: 0.058, 0.3: 0.064, 0.4: 0.070, 0.5: 0.078, 0.6: 0.091}
-"""Table 1 of seed 001: noise variance sigma -> final optimization error at k = 3000 (100 runs)."""
+"""Table 1 of Wang and Başar (Automatica 2023): noise variance sigma -> final optimization error at
+k = 3000 (100 runs)."""
 PAPER_VARIANCES: tuple[float, ...] = tuple(PAPER_TABLE1)
 HORIZON_TABLE1 = 3000
 
@@ -56,7 +57,7 @@ def _table1_settings(variance: float) -> dict[str, WangBasar]:
 def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_SEED,
                      variances: Sequence[float] = PAPER_VARIANCES, horizon: int = HORIZON_TABLE1,
                      alternatives: bool = True, privacy: bool = True, plot: bool = True) -> dict[str, Any]:
-    """Table 1 of seed 001: final error at ``k = horizon`` against the noise variance.
+    """Table 1 of Wang and Başar (Automatica 2023): final error at ``k = horizon`` against the noise variance.
 
     For each variance, ``runs`` runs from random starts (uniform in the box,
     per run and agent) with common random numbers across variances. Besides
@@ -141,7 +142,7 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
     checks = _table1_checks(entries, per_run_main)
     summary = {
         "experiment": "wang-basar-table1",
-        "paper": {"source": "seed 001, Table 1 (100 runs, k = 3000)",
+        "paper": {"source": "Wang and Basar (Automatica 2023), Table 1 (100 runs, k = 3000)",
                   "errors": {str(k): v for k, v in PAPER_TABLE1.items()}},
         "choices": {
             **_graph_choice(graph), "num_agents": NUM_AGENTS, "horizon": horizon, "runs": runs, "seed": seed,
@@ -252,7 +253,7 @@ def _plot_table1(path: Path, entries: list[dict[str, Any]], curves: dict[float, 
     a1.set_yscale("log")
     a1.set_xlabel("noise variance σ")
     a1.set_ylabel("error at k = K")
-    a1.set_title("Table 1 (seed 001)", fontsize=10)
+    a1.set_title("Table 1 (Wang and Basar (Automatica 2023))", fontsize=10)
     a1.grid(True, which="both", alpha=0.3)
     a1.legend(fontsize=7)
     for var_, curve in curves.items():

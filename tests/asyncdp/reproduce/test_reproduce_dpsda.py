@@ -1,4 +1,7 @@
-"""Seed 004 reproductions (asyncdp.reproduce.dpsda) at small sizes, and the DPSDA online-regression example."""
+"""Reproductions of Cheng, Liao and Li (arXiv 2022; asyncdp.reproduce.dpsda) at small sizes.
+
+Also the DPSDA online-regression example.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ def test_olr_writes_its_files_and_the_nonprivate_regret_per_round_decreases(tmp_
     assert len(rows) == 2 * 2 * T
     js = _json(s["files"]["summary"])
     assert set(D.SUMMARY_KEYS) <= set(js) and js["choices"]["noise_constant"] == D.OLR_NOISE_CONSTANT
+    assert js["paper"].startswith("Cheng, Liao and Li, ") and "arXiv 2022" in js["paper"]
     assert {"seconds", "comparator_seconds", "simulation_seconds"} <= set(js["timing"])
     # R(t)/t at t = T vs t = T/4 for epsilon = inf, read back from the CSV: the stated tolerance is a 20% drop
     # (DECREASE_RATIO = 0.8); the O(1/sqrt(T)) bound predicts about 0.5.

@@ -1,4 +1,4 @@
-"""Reproduction of seed 003's Fig. 1 (tuning, Theorem 10 bound, outputs) and ``asyncdp reproduce``.
+"""Fig. 1 of Huang, Mitra and Vaidya (ICDCN 2015): tuning, Theorem 10 bound, outputs; ``asyncdp reproduce``.
 
 Everything runs small (hundreds of runs, one tuning cycle) so the module stays
 well under a minute; every simulation is seeded, so each statistical check is
@@ -51,6 +51,7 @@ def test_outputs_exist_with_documented_columns_and_keys(small_fig1):
     assert (out / "fig1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     on_disk = json.loads((out / "fig1_summary.json").read_text())
     assert set(SUMMARY_KEYS) <= set(on_disk)
+    assert on_disk["paper"].startswith("Huang, Mitra and Vaidya, ") and "ICDCN 2015" in on_disk["paper"]
     assert {"choices", "per_epsilon", "slope", "statements", "sweep", "optimum"} <= set(on_disk)
     assert [e["epsilon"] for e in on_disk["per_epsilon"]] == [0.1, 10.0, 1000.0]
     required = {"epsilon", "d", "ci_low", "ci_high", "c", "q", "p", "epsilon_claimed", "epsilon_accountant",

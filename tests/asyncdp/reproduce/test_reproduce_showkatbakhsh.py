@@ -1,4 +1,4 @@
-"""The seed 000 reproductions (Figs. 1-4 of Showkatbakhsh, Karakus and Diggavi): files, summaries, tables."""
+"""The reproductions of Figs. 1-4 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019): files, summaries, tables."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def test_reproductions_write_their_files(tmp_path):
             assert Path(s["files"][kind]).is_file()
         on_disk = json.loads(Path(s["files"]["summary"]).read_text())
         assert on_disk["experiment"] == f"showkatbakhsh-fig{k}" and on_disk["choices"]["runs"] == 6
+        assert on_disk["paper"].startswith("Showkatbakhsh, Karakus and Diggavi, ") and "arXiv 2019" in on_disk["paper"]
         assert all({"name", "holds", "criterion"} <= set(c) for c in on_disk["checks"])
         assert Path(s["files"]["csv"]).read_text().count("\n") == 1 + 6 * len(s["points"]) * (
             opts.get("graphs", 1))

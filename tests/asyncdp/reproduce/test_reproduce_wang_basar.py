@@ -1,4 +1,4 @@
-"""The Wang-Basar (seed 001) reproductions: Table 1, the saddle escape and ICA; files, summaries, bad input."""
+"""The Wang and Başar (Automatica 2023) reproductions: Table 1, the saddle escape and ICA; files, summaries, bad input."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ def test_reproductions_write_their_files(tmp_path):
                                       ("saddle", s, rep.SADDLE_KEYS, rep.SADDLE_COLUMNS),
                                       ("ica", ica, rep.ICA_KEYS, rep.ICA_COLUMNS)):
         assert set(summary) == set(keys)
-        assert json.loads((tmp_path / f"{name}_summary.json").read_text())["experiment"] == f"wang-basar-{name}"
+        on_disk = json.loads((tmp_path / f"{name}_summary.json").read_text())
+        assert on_disk["experiment"] == f"wang-basar-{name}"
+        assert on_disk["paper"]["source"].startswith("Wang and Basar (Automatica 2023), ")
         with (tmp_path / f"{name}.csv").open() as fh:
             assert tuple(next(csv.reader(fh))) == cols
         assert (tmp_path / f"{name}.png").stat().st_size > 0
