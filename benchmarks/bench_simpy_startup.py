@@ -1,8 +1,10 @@
 """Benchmark: SimPy engine start-up and run time at N = 10^3, 10^4, 10^5 agents (issue 17).
 
 Scenario: private rendezvous (``huang2015``, epsilon = 1) on a ring of N
-agents with Metropolis weights, lockstep rounds, ``--rounds`` rounds, no
-transcript. We time, separately, the engine's start-up (``_Run(scenario)``:
+agents with Metropolis weights, ``--rounds`` rounds, no transcript, under
+each of ``--timings``: ``lockstep`` (lossless, zero latency) and
+``deadline`` (deadline rounds with 5% clock drift, lognormal latency, 10%
+loss, renormalize). We time, separately, the engine's start-up (``_Run(scenario)``:
 initial states, arrays, bookkeeping) and a whole ``run_simpy`` call, take the
 median over ``--repeats`` repeats, and report each time divided by N relative
 to the same ratio at N = 10^3 measured in the same run: 1.0 means linear
@@ -11,7 +13,8 @@ growth, N / 10^3 would mean quadratic. Before the fix the start-up called
 per agent; the last column estimates what that alone cost (N calls of one
 timed ``initial_points()``).
 
-Run:  python benchmarks/bench_simpy_startup.py [--sizes 1000 10000 100000] [--rounds 5] [--repeats 3]
+Run:  python -m benchmarks.bench_simpy_startup [--sizes 1000 10000 100000] [--rounds 5] [--repeats 3]
+      [--timings lockstep deadline]
 """
 
 from __future__ import annotations
@@ -23,17 +26,21 @@ import networkx as nx
 import numpy as np
 
 import topology
-from asyncdp import Huang2015, Scenario, rendezvous_problem
+from asyncdp import Deadline, Huang2015, LinkModel, Links, LogNormalLatency, Scenario, rendezvous_problem
 from asyncdp.engine.simpy_engine import _Run, run_simpy
 from benchmarks.common import median_time
 
 
-def ring_scenario(n: int, rounds: int) -> Scenario:
-    """``huang2015`` rendezvous of ``n`` agents on a ring, ``rounds`` lockstep rounds, no transcript."""
+def ring_scenario(n: int, rounds: int, timing: str = "lockstep") -> Scenario:
+    """``huang2015`` rendezvous of ``n`` agents on a ring, ``rounds`` rounds, no transcript."""
     addresses = np.random.default_rng(0).uniform(-1.0, 1.0, size=(n, 2))
     seq = topology.from_networkx([nx.cycle_graph(n)], "metropolis", periodic=True)
-    return Scenario(rendezvous_problem(addresses), seq, Huang2015(epsilon=1.0, c=0.2, q=0.3, p=0.75),
-                    horizon=rounds, seed=1, record_transcript=False)
+    sc = Scenario(rendezvous_problem(addresses), seq, Huang2015(epsilon=1.0, c=0.2, q=0.3, p=0.75),
+                  horizon=rounds, seed=1, record_transcript=False)
+    if timing == "deadline":
+        sc = sc.replace(timing=Deadline(period=1.0, deadline=0.8, drift=0.05, missing="renormalize"),
+                        links=Links(LinkModel(LogNormalLatency(median=0.2, sigma=0.5), loss=0.1)))
+    return sc
 
 
 def main() -> None:
@@ -41,22 +48,25 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--timings", nargs="+", default=["lockstep", "deadline"], choices=["lockstep", "deadline"])
     args = ap.parse_args()
-    rows = []
-    for n in args.sizes:
-        sc = ring_scenario(n, args.rounds)
-        startup, _ = median_time(lambda sc=sc: _Run(sc), args.repeats)
-        run, _ = median_time(lambda sc=sc: run_simpy(sc), args.repeats)
-        start = time.perf_counter()
-        sc.initial_points()
-        old_extra = (time.perf_counter() - start) * n
-        rows.append((n, startup, run, old_extra))
-    n0, s0, r0, _ = rows[0]
-    print(f"rounds={args.rounds} repeats={args.repeats} (medians; ratio = (time / N) / (time / N at N={n0}))")
-    print(f"{'N':>8} {'start-up s':>11} {'ratio':>6} {'run s':>9} {'ratio':>6} {'old N x initial_points() s':>27}")
-    for n, s, r, old in rows:
-        print(f"{n:>8} {s:>11.3f} {(s / n) / (s0 / n0):>6.2f} {r:>9.3f} {(r / n) / (r0 / n0):>6.2f} {old:>27.2f}")
-
+    print(f"rounds={args.rounds} repeats={args.repeats} (medians; ratio = (time / N) / (time / N at N={args.sizes[0]}))")
+    print(f"{'timing':>9} {'N':>8} {'start-up s':>11} {'ratio':>6} {'run s':>9} {'ratio':>6} "
+          f"{'old N x initial_points() s':>27}")
+    for timing in args.timings:
+        rows = []
+        for n in args.sizes:
+            sc = ring_scenario(n, args.rounds, timing)
+            startup, _ = median_time(lambda sc=sc: _Run(sc), args.repeats)
+            run, _ = median_time(lambda sc=sc: run_simpy(sc), args.repeats)
+            start = time.perf_counter()
+            sc.initial_points()
+            old_extra = (time.perf_counter() - start) * n
+            rows.append((n, startup, run, old_extra))
+        n0, s0, r0, _ = rows[0]
+        for n, s, r, old in rows:
+            print(f"{timing:>9} {n:>8} {s:>11.3f} {(s / n) / (s0 / n0):>6.2f} {r:>9.3f} {(r / n) / (r0 / n0):>6.2f} "
+                  f"{old:>27.2f}", flush=True)
 
 if __name__ == "__main__":
     main()
