@@ -1,4 +1,6 @@
-"""Benchmark: the full Fig. 1 workload of seed 003 (7 privacy levels x 5000 runs) on the batch engine.
+"""Benchmark: the full Fig. 1 workload of Huang, Mitra and Vaidya (ICDCN 2015) on the batch engine.
+
+Seven privacy levels x 5000 runs.
 
 Parameters are given (no tuning in the timed part): by default (c, q, p) =
 (0.2, 0.5, 0.8) for every epsilon, or the tuned values of a reproduction's

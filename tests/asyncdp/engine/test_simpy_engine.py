@@ -4,7 +4,8 @@ What is checked, and against what independent reference:
 
 1. lockstep + zero latency on a time-varying, doubly stochastic, *directed*
    sequence with injected noise: the trajectory, the transcript payloads and
-   the ledger equal a direct numpy implementation of seed 003, eqs. (5)-(8)
+   the ledger equal a direct numpy implementation of Huang, Mitra and Vaidya
+   (ICDCN 2015), eqs. (5)-(8)
    written here (both gradient modes, both noise schedules);
 2. noise off: x-bar follows the closed-form recursion of the finite step budget;
 3. with noise every iterate stays in X (Hypothesis over the seed);
@@ -59,7 +60,7 @@ from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.engine.transcript import TranscriptError
 
 LEVEL = 0.999
-C2 = 4.0 * math.sqrt(2.0)  # seed 003, Example 2: 2 * diam([-1, 1]^2)
+C2 = 4.0 * math.sqrt(2.0)  # Huang, Mitra and Vaidya (ICDCN 2015), Example 2: 2 * diam([-1, 1]^2)
 DIM = 2
 
 
@@ -110,7 +111,7 @@ def sensitivity(alg: Huang2015, t: int) -> float:
 
 
 def reference_huang(seq, addr, x0, alg, noise, horizon):
-    """Direct numpy implementation of seed 003, eqs. (5)-(7) with schedules (8).
+    """Direct numpy implementation of Huang, Mitra and Vaidya (ICDCN 2015), eqs. (5)-(7) with schedules (8).
 
     Returns (X, Y, clip_active, proj_active): X of shape (T+1, N, n), Y the
     broadcasts y(t) of shape (T, N, n), and per-(t, i) flags telling whether
