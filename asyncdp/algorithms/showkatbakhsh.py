@@ -94,7 +94,9 @@ def _positive_finite(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class Showkatbakhsh(Algorithm):
-    """Algorithm 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019) as a per-agent rule (see the module docstring for the round mapping).
+    """Algorithm 1 of Showkatbakhsh, Karakus and Diggavi (arXiv 2019) as a per-agent rule.
+
+    See the module docstring for the round mapping.
 
     Args:
         epsilon: privacy level, ``> 0`` (``math.inf`` switches the noise off).

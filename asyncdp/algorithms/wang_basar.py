@@ -14,7 +14,8 @@ The trajectory entry of round ``t`` is ``x^{t+1}`` in the paper's indexing
 (the state after ``t`` iterations); "the error at k = 3000" is entry 3000.
 
 **Variance convention.** Algorithm 2 writes covariance ``sigma I`` and §5
-"variance sigma", while Theorems 4–6 treat ``sigma^2`` as the variance. Here the parameter is named ``noise_variance``: the
+"variance sigma", while Theorems 4–6 treat ``sigma^2`` as the variance. Here the parameter is
+named ``noise_variance``: the
 per-coordinate variance of ``n_j^k``, i.e. the experiments' sigma (std
 ``sqrt(noise_variance)``). The noise enters the message multiplied by
 ``lam^k``, so the declared Gaussian standard deviation of the *released*
@@ -71,7 +72,8 @@ __all__ = [
 ]
 
 THEOREMS = WANG_BASAR_THEOREMS
-"""The theorem of Wang and Başar (Automatica 2023) behind each privacy kind (the one table, kept in :mod:`accounting.papers.wang_basar`)."""
+"""The theorem of Wang and Başar (Automatica 2023) behind each privacy kind (the one table, kept in
+:mod:`accounting.papers.wang_basar`)."""
 PRIVACY_KINDS = tuple(THEOREMS)
 """What is protected: a data sample (Thm 4, eq. 28), the gradient (Thm 5, eq. 30), the variable (Thm 6, eq. 31)."""
 CLAIMS = ("consistent", "as-printed")
@@ -90,7 +92,9 @@ def _real(name: str, value: Any) -> float:
 
 @dataclass(frozen=True)
 class TwoPhaseStep:
-    """``lam^k = initial`` for ``k <= switch``, ``numerator / k`` after (§5.1 and §5.2 of Wang and Başar, Automatica 2023).
+    """``lam^k = initial`` for ``k <= switch``, ``numerator / k`` after.
+
+    The schedules of §5.1 and §5.2 of Wang and Başar (Automatica 2023).
 
     Args:
         initial: the constant phase's step, ``> 0``.

@@ -54,7 +54,9 @@ def _check_same_setup(scenario: Scenario, adjacent: Scenario) -> None:
 
 
 def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:
-    """For online losses (Cheng, Liao and Li, arXiv 2022, Def. 1): check that exactly one round's loss differs; return that round.
+    """For online losses: check that exactly one round's loss differs; return that round.
+
+    The adjacency of Cheng, Liao and Li (arXiv 2022), Def. 1.
 
     Online losses expose ``num_rounds`` and evaluate round ``t``'s loss with
     ``round_index=t`` (:mod:`asyncdp.problems.online`). Everything but the losses must

@@ -59,7 +59,9 @@ def _unit_interval(x: Any, name: str) -> float:
 # closed-form constants
 # ---------------------------------------------------------------------------
 def nedic_ozdaglar(eta: float, num_nodes: int) -> tuple[float, float]:
-    """``(theta, beta)`` of Lemma 6 (Huang, Mitra and Vaidya, ICDCN 2015): ``|Phi(t,s)_ij - 1/N| <= theta * beta**(t-s)``.
+    """``(theta, beta)`` of Lemma 6: ``|Phi(t,s)_ij - 1/N| <= theta * beta**(t-s)``.
+
+    Lemma 6 of Huang, Mitra and Vaidya (ICDCN 2015), after Nedić and Ozdaglar.
 
     ``beta = 1 - eta / (4 N^2)`` and ``theta = beta**-2``.
 

@@ -261,5 +261,6 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
     return periodic(
         mats,
         directed=directed,
-        description=f"Cheng-Liao-Li (arXiv 2022) Fig. 2 stand-in ({'directed' if directed else 'undirected'}, period 4)",
+        description=(f"Cheng-Liao-Li (arXiv 2022) Fig. 2 stand-in ({'directed' if directed else 'undirected'}, "
+                     "period 4)"),
     )

@@ -37,7 +37,8 @@ class Adapter:
         sensitivity: ``scenario -> (T,)`` array, the independent sensitivity of each round's release.
         verdict: ``(scenario, eps_ledger, delta_ledger) -> str``, the paper's claim checked against an
             independent recomputation (the ledger's epsilon and delta are there for papers whose claim is
-            checked against the ledger itself, e.g. Huang, Mitra and Vaidya, ICDCN 2015); ``None`` if the paper has none yet.
+            checked against the ledger itself, e.g. Huang, Mitra and Vaidya, ICDCN 2015); ``None`` if the
+            paper has none yet.
         claimed_scale: ``(scenario, t) -> float``, the noise scale of round ``t``'s release that the paper's
             claim prescribes, recomputed by the paper's accountant (:mod:`accounting.papers`) from its own
             sensitivity bound; compared with the rule's declaration by the paper contract test. ``None`` if

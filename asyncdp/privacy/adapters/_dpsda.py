@@ -132,4 +132,5 @@ def claimed_scale(scenario, t: int) -> float:
 
 
 ADAPTER = Adapter(sensitivity=sensitivity, verdict=theorem_verdict, claimed_scale=claimed_scale)
-"""Accountant inputs of Cheng, Liao and Li (arXiv 2022), shared by ``dpsda-c`` and ``dpsda-ps`` (read by :mod:`asyncdp.algorithms.registry`)."""
+"""Accountant inputs of Cheng, Liao and Li (arXiv 2022), shared by ``dpsda-c`` and ``dpsda-ps``
+(read by :mod:`asyncdp.algorithms.registry`)."""

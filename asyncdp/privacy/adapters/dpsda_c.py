@@ -1,4 +1,7 @@
-"""Accountant inputs for ``dpsda-c`` (Cheng, Liao and Li, arXiv 2022: DPSDA-C, Algorithm 1); shared code in :mod:`._dpsda`."""
+"""Accountant inputs for ``dpsda-c`` (Cheng, Liao and Li, arXiv 2022: DPSDA-C, Algorithm 1).
+
+Shared code in :mod:`._dpsda`.
+"""
 
 from __future__ import annotations
 

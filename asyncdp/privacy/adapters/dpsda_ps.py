@@ -1,4 +1,7 @@
-"""Accountant inputs for ``dpsda-ps`` (Cheng, Liao and Li, arXiv 2022: DPSDA-PS, Algorithm 2); shared code in :mod:`._dpsda`."""
+"""Accountant inputs for ``dpsda-ps`` (Cheng, Liao and Li, arXiv 2022: DPSDA-PS, Algorithm 2).
+
+Shared code in :mod:`._dpsda`.
+"""
 
 from __future__ import annotations
 

@@ -118,8 +118,8 @@ def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger
     eps, delta = alg.claimed_privacy(scenario.horizon)
     name = _KIND_THEOREM[alg.privacy_kind]
     if math.isinf(eps):
-        return (f"{P.SPEC.paper}, {name}: no claim (no noise, or a per-iteration epsilon >= 1 where the printed theorem "
-                "requires epsilon < 1)")
+        return (f"{P.SPEC.paper}, {name}: no claim (no noise, or a per-iteration epsilon >= 1 where the "
+                "printed theorem requires epsilon < 1)")
     nu, n_i = _constants(scenario.problem, alg.privacy_kind)
     rounds = range(1, scenario.horizon + 1)
     k = max(rounds, key=alg.per_iteration_epsilon)
@@ -166,7 +166,8 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
     Per iteration (``theorems``): for each applicable kind, the epsilon the
     printed theorem gives (first, last and worst iteration), the same with the
     ``lam^k`` on the released noise accounted for (``form="consistent"``; as
-    printed, Theorems 4 and 5 leave it out and only Theorem 6 keeps it), and the accountant's exact (analytic Gaussian) epsilon of the
+    printed, Theorems 4 and 5 leave it out and only Theorem 6 keeps it), and
+    the accountant's exact (analytic Gaussian) epsilon of the
     worst iteration at ``delta``. Totals (``composed``): agent 0's ``K``
     releases under the algorithm's ``privacy_kind``, composed by each method
     at total ``delta`` (:func:`accounting.composition.compose`; per agent is the

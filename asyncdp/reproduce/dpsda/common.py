@@ -164,7 +164,8 @@ def _by_epsilon_desc(eps: Sequence[float]) -> list[float]:
 def _choices(**extra: Any) -> dict[str, Any]:
     base = {
         "N": N_NODES,
-        "domain": f"box [-{BOX:g}, {BOX:g}]^d (the paper also names a ball; a box keeps the stitched decision feasible)",
+        "domain": f"box [-{BOX:g}, {BOX:g}]^d (the paper also names a ball; a box keeps the stitched decision "
+                  "feasible)",
         "blocks": "np.array_split(arange(d), 7): node i owns S_i and plays y_i^{S_i}",
         "graph_dpsda_ps": "topology.paper004_fig2_sequence(directed=True): our period-4 stand-in for Fig. 2 "
                           "(E0={1->2,3->4}, E1={2->3,5->6}, E2={4->5,6->7}, E3={7->1,2->5}); every round "
