@@ -34,7 +34,7 @@ NOISE_CONSTANT = 1.0
 loss, box = synthetic_olr(num_nodes=N, dim=D, num_rounds=T, seed=SEED)
 problem = online_problem(loss, box)
 algorithm = DPSDAPS(epsilon=1.0, noise_constant=NOISE_CONSTANT, gradient_noise_std=math.sqrt(0.1), xi_seed=SEED)
-scenario = Scenario(problem, topology.paper004_fig2_sequence(directed=True), algorithm, horizon=T, seed=SEED)
+scenario = Scenario(problem, topology.cheng2022_fig2_sequence(directed=True), algorithm, horizon=T, seed=SEED)
 
 
 def main(epsilons: tuple[float, float] = (1.0, 0.2), runs: int = 5) -> dict[float, float]:

@@ -38,8 +38,8 @@ def build(algorithm: str = "dpsda-c", **params) -> tuple[Scenario, Scenario]:
     problem = online_problem(BatchLoss("least-squares", a, b, num_nodes=N), Box(-0.1, 0.1, dim=N))
     other = adjacent_online_problem(problem, CHANGED_ROUND, features=a[CHANGED_ROUND - 1],
                                     labels=-b[CHANGED_ROUND - 1])
-    cls, graph = ((DPSDAC, topology.paper004_fig2_sequence(directed=False)) if algorithm == "dpsda-c"
-                  else (DPSDAPS, topology.paper004_fig2_sequence(directed=True)))
+    cls, graph = ((DPSDAC, topology.cheng2022_fig2_sequence(directed=False)) if algorithm == "dpsda-c"
+                  else (DPSDAPS, topology.cheng2022_fig2_sequence(directed=True)))
     sc = Scenario(problem, graph, cls(epsilon=1.0, **params), horizon=HORIZON, seed=SEED)
     return sc, sc.replace(problem=other)
 

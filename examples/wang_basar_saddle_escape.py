@@ -1,7 +1,7 @@
-"""Saddle escape with Wang and Başar's Algorithm 2 (Automatica 2023, §5.1, Fig. 4).
+"""Saddle escape with Wang and Başar's Algorithm 2 (Automatica 2023, §6.1, Fig. 4).
 
 Five agents on a ring (Metropolis weights, 1/3 each) minimize the nonconvex
-estimation cost of §5.1 from x_i(0) = theta_s, the strict saddle. Without
+estimation cost of §6.1 from x_i(0) = theta_s, the strict saddle. Without
 noise an agent stays exactly at theta_s only when its local gradient vanishes
 there (the homogeneous data); the Gaussian gradient noise (variance 0.5)
 makes every run leave the saddle. About half the runs leave to the right and

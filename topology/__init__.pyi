@@ -36,7 +36,8 @@ from .audit import (
 )
 from .generators.b_connected import (
     b_connected_sequence as b_connected_sequence,
-    paper004_fig2_sequence as paper004_fig2_sequence,
+    cheng2022_fig2_sequence as cheng2022_fig2_sequence,
+    paper004_fig2_sequence as paper004_fig2_sequence,  # former name, kept for older scripts
 )
 from .checks.constants import (
     ContractionResult as ContractionResult,

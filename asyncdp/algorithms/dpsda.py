@@ -337,7 +337,7 @@ class DPSDAC(_DPSDA):
         from ..scenario import Scenario
 
         loss, box = synthetic_olr(num_nodes=7, dim=14, num_rounds=12, seed=seed)
-        return Scenario(online_problem(loss, box), topology.paper004_fig2_sequence(directed=False),
+        return Scenario(online_problem(loss, box), topology.cheng2022_fig2_sequence(directed=False),
                         cls(epsilon=1.0, gradient_noise_std=math.sqrt(0.1), xi_seed=seed), horizon=12, seed=seed)
 
 
@@ -383,5 +383,5 @@ class DPSDAPS(_DPSDA):
         from ..scenario import Scenario
 
         loss, box = synthetic_olr(num_nodes=7, dim=14, num_rounds=12, seed=seed)
-        return Scenario(online_problem(loss, box), topology.paper004_fig2_sequence(directed=True),
+        return Scenario(online_problem(loss, box), topology.cheng2022_fig2_sequence(directed=True),
                         cls(epsilon=1.0, gradient_noise_std=math.sqrt(0.1), xi_seed=seed), horizon=12, seed=seed)

@@ -13,7 +13,7 @@ Wang and Başar (Automatica 2023), Algorithm 2 (network form eq. 10). In iterati
 The trajectory entry of round ``t`` is ``x^{t+1}`` in the paper's indexing
 (the state after ``t`` iterations); "the error at k = 3000" is entry 3000.
 
-**Variance convention.** Algorithm 2 writes covariance ``sigma I`` and §5
+**Variance convention.** Algorithm 2 writes covariance ``sigma I`` and §6
 "variance sigma", while Theorems 4–6 treat ``sigma^2`` as the variance. Here the parameter is
 named ``noise_variance``: the
 per-coordinate variance of ``n_j^k``, i.e. the experiments' sigma (std
@@ -94,7 +94,7 @@ def _real(name: str, value: Any) -> float:
 class TwoPhaseStep:
     """``lam^k = initial`` for ``k <= switch``, ``numerator / k`` after.
 
-    The schedules of §5.1 and §5.2 of Wang and Başar (Automatica 2023).
+    The schedules of §6.1 and §6.2 of Wang and Başar (Automatica 2023).
 
     Args:
         initial: the constant phase's step, ``> 0``.
@@ -133,8 +133,8 @@ STEP_SCHEDULES: dict[str, TwoPhaseStep] = {
     "estimation": TwoPhaseStep(0.02, 500, 1.0),
     "ica": TwoPhaseStep(0.003, 100, 0.3),
 }
-"""Named step schedules of the experiments of Wang and Başar (Automatica 2023): §5.1, 0.02 then 1/k;
-§5.2, 0.003 then 3/(10k)."""
+"""Named step schedules of the experiments of Wang and Başar (Automatica 2023): §6.1, 0.02 then 1/k;
+§6.2, 0.003 then 3/(10k)."""
 
 StepSpec = Union[str, float, TwoPhaseStep, Callable[[int], float]]  # noqa: UP007 (runtime alias)
 
@@ -359,7 +359,7 @@ class WangBasar(Algorithm):
 
     @classmethod
     def example_scenario(cls, seed: int = 0) -> Any:
-        """Five agents on a ring (Metropolis weights = 1/3), the §5.1 problem, random ``x0`` in the box, 30 rounds."""
+        """Five agents on a ring (Metropolis weights = 1/3), the §6.1 problem, random ``x0`` in the box, 30 rounds."""
         import networkx as nx
 
         import topology

@@ -1,6 +1,6 @@
-"""The two nonconvex problems of Wang and Başar (Automatica 2023), §5: estimation and ICA.
+"""The two nonconvex problems of Wang and Başar (Automatica 2023), §6: estimation and ICA.
 
-**Decentralized estimation** (§5.1, ``m = 5`` agents, ``d = 2``)::
+**Decentralized estimation** (§6.1, ``m = 5`` agents, ``d = 2``)::
 
     f_i(theta) = ||Y_i - M theta||^2 + kappa ||theta||^3,   kappa = -0.1,
     M = [[1, 0], [0, 2], [0, 0]],   Y_i = i [1/3, 2/3, 0]^T,
@@ -33,7 +33,7 @@ box — here at about ``[-8.357, 1.466]`` with ``F ~ 28.76`` (``F(theta*) ~
 there, not at ``theta*``. ``theta*`` remains the global
 minimizer on ``R^2`` (three stationary points in all; tests check both facts).
 
-**ICA** (§5.2, ``d = 10``, 800 samples, 160 per agent): ``Y = A Z`` with a
+**ICA** (§6.2, ``d = 10``, 800 samples, 160 per agent): ``Y = A Z`` with a
 random orthonormal ``A`` and ``Z`` uniform on ``{-1, +1}``; agent ``i``
 minimizes ``f_i(u) = (1/n_i) sum_j (u^T y_ij)^4`` on the unit sphere (fourth
 moment 1 < 3, so ``-sign(mu - 3) = +1``); the population minimizers are the
@@ -85,11 +85,11 @@ __all__ = [
 ]
 
 PAPER_M = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
-"""The measurement matrix ``M`` of §5.1 (3 x 2)."""
+"""The measurement matrix ``M`` of §6.1 (3 x 2)."""
 PAPER_KAPPA = -0.1
-"""The cubic coefficient ``kappa`` of §5.1 (negative: nonconvex)."""
+"""The cubic coefficient ``kappa`` of §6.1 (negative: nonconvex)."""
 PAPER_BOX = ((-8.0, -3.0), (4.0, 3.0))
-"""The domain of interest ``[-8, 4] x [-3, 3]`` of §5.1 as ``(low, high)``."""
+"""The domain of interest ``[-8, 4] x [-3, 3]`` of §6.1 as ``(low, high)``."""
 THETA_STAR_PAPER = (1.3478, 1.0690)
 """The local (and global) minimum as printed (4 decimals)."""
 THETA_SADDLE_PAPER = (-7.4336, 1.3959)
@@ -97,7 +97,7 @@ THETA_SADDLE_PAPER = (-7.4336, 1.3959)
 SPURIOUS_MINIMUM_APPROX = (-8.3568, 1.4655)
 """The local minimum our extension creates left of the box (``soft_width = 1``), 4 decimals."""
 ICA_DIM, ICA_SAMPLES, ICA_AGENTS, ICA_SEED = 10, 800, 5, 2023
-"""ICA of §5.2: dimension, samples, agents (160 samples each), default data seed (ours)."""
+"""ICA of §6.2: dimension, samples, agents (160 samples each), default data seed (ours)."""
 
 _TANH_PEAK = 4.0 / (3.0 * math.sqrt(3.0))  # max_u 2 tanh(u) (1 - tanh(u)^2)
 
@@ -117,7 +117,7 @@ def _matrix(data: Any, name: str, ndim: int) -> np.ndarray:
 
 
 def paper_measurements(num_agents: int = 5) -> np.ndarray:
-    """``Y_i = i [1/3, 2/3, 0]``, ``i = 1..m`` (§5.1; the stated measurement noise is not in these values).
+    """``Y_i = i [1/3, 2/3, 0]``, ``i = 1..m`` (§6.1; the stated measurement noise is not in these values).
 
     Example:
         >>> paper_measurements().mean(axis=0)
@@ -153,11 +153,11 @@ def soft_clip(x: np.ndarray, low: np.ndarray, high: np.ndarray, width: float
     return s, ds, dds
 
 
-# --------------------------------------------------------------------------- estimation (§5.1)
+# --------------------------------------------------------------------------- estimation (§6.1)
 
 
 class NonconvexEstimation(CostFamily):
-    """``f_i(theta) = ||Y_i - M theta||^2 + kappa ||s(theta)||^3`` (§5.1 with our extension; module docstring).
+    """``f_i(theta) = ||Y_i - M theta||^2 + kappa ||s(theta)||^3`` (§6.1 with our extension; module docstring).
 
     Agent ``i``'s private datum is its measurement ``Y_i`` (one sample,
     ``n_i = 1``). Gradient: ``-2 M^T Y_i + 2 M^T M theta + 3 kappa ||s|| (s * s')``;
@@ -354,7 +354,7 @@ class NonconvexEstimation(CostFamily):
 
 
 def estimation_problem(*, homogeneous: bool = False, soft_width: float = 1.0, num_agents: int = 5) -> Problem:
-    """The §5.1 problem on its domain of interest ``X = [-8, 4] x [-3, 3]``.
+    """The §6.1 problem on its domain of interest ``X = [-8, 4] x [-3, 3]``.
 
     ``X`` carries the constants and the reference optimum; the costs are
     defined on all of ``R^2`` and Algorithm 2 is unconstrained (iterates may
@@ -418,11 +418,11 @@ def stationary_point(family: NonconvexEstimation, guess: Any, *, tol: float = 1e
     raise ProblemError(f"Newton's method did not converge from {np.asarray(guess).tolist()} in {max_iter} steps")
 
 
-# --------------------------------------------------------------------------- ICA (§5.2)
+# --------------------------------------------------------------------------- ICA (§6.2)
 
 
 class ICAQuartic(CostFamily):
-    """``f_i(u) = (1/n_i) sum_j (u^T y_ij)^4``, ``grad f_i(u) = (4/n_i) sum_j (u^T y_ij)^3 y_ij`` (§5.2).
+    """``f_i(u) = (1/n_i) sum_j (u^T y_ij)^4``, ``grad f_i(u) = (4/n_i) sum_j (u^T y_ij)^3 y_ij`` (§6.2).
 
     Args:
         samples: ``(m, n_i, d)``: agent ``i``'s samples ``y_ij``.
@@ -554,7 +554,7 @@ def ica_data(seed: int = ICA_SEED, *, dim: int = ICA_DIM, num_samples: int = ICA
 
 def ica_problem(seed: int = ICA_SEED, *, dim: int = ICA_DIM, num_samples: int = ICA_SAMPLES,
                 num_agents: int = ICA_AGENTS) -> Problem:
-    """The §5.2 problem: samples split evenly (agent ``i`` gets columns ``i n_i .. (i+1) n_i - 1``).
+    """The §6.2 problem: samples split evenly (agent ``i`` gets columns ``i n_i .. (i+1) n_i - 1``).
 
     The domain is the unit ball (it contains the constraint sphere; constants
     are stated on it).

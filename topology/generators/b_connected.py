@@ -49,16 +49,16 @@ from ..sequence import GraphSequence, periodic
 __all__ = [
     "b_connected_edge_groups",
     "b_connected_sequence",
-    "PAPER004_FIG2_EDGE_GROUPS",
-    "paper004_fig2_sequence",
+    "CHENG2022_FIG2_EDGE_GROUPS",
+    "cheng2022_fig2_sequence",
 ]
 
 Rule = str | Callable[[Any], sp.csr_array]
 
-#: Edge groups (``(sender, receiver)``, 0-based) of :func:`paper004_fig2_sequence`.
+#: Edge groups (``(sender, receiver)``, 0-based) of :func:`cheng2022_fig2_sequence`.
 #: In 1-based labels: E0 = {1→2, 3→4},
 #: E1 = {2→3, 5→6}, E2 = {4→5, 6→7}, E3 = {7→1, 2→5}.
-PAPER004_FIG2_EDGE_GROUPS: tuple[tuple[tuple[int, int], ...], ...] = (
+CHENG2022_FIG2_EDGE_GROUPS: tuple[tuple[tuple[int, int], ...], ...] = (
     ((0, 1), (2, 3)),
     ((1, 2), (4, 5)),
     ((3, 4), (5, 6)),
@@ -214,13 +214,13 @@ def b_connected_sequence(
     )
 
 
-def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> GraphSequence:
+def cheng2022_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> GraphSequence:
     """Our 7-node, period-4 stand-in for the Fig. 2 graph of Cheng, Liao and Li (arXiv 2022), not the paper's.
 
     The paper's graph is only drawn, never listed, so we build our own: four
     edge groups used in turn, with 1-based labels mapped to ``0..6``:
     E0 = {1→2, 3→4}, E1 = {2→3, 5→6}, E2 = {4→5, 6→7}, E3 = {7→1, 2→5}
-    (:data:`PAPER004_FIG2_EDGE_GROUPS`), round ``t`` using ``E[(t-1) mod 4]``.
+    (:data:`CHENG2022_FIG2_EDGE_GROUPS`), round ``t`` using ``E[(t-1) mod 4]``.
     The union contains the Hamiltonian cycle 1→2→…→7→1, so it is strongly
     connected (no edge needed adding); every round has 2 edges on 7 nodes and
     is disconnected, and every window of 3 consecutive rounds misses a group
@@ -243,7 +243,7 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
         ParameterError: an unknown rule or a symmetric-only rule when directed.
 
     Example:
-        >>> seq = paper004_fig2_sequence()
+        >>> seq = cheng2022_fig2_sequence()
         >>> seq.num_nodes, seq.period, float(seq.dense(4)[0, 6])
         (7, 4, 0.5)
     """
@@ -252,7 +252,7 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
         rule = "column-stochastic" if directed else "metropolis"
     fn, _ = _resolve_rule(rule, directed)
     mats = []
-    for group in PAPER004_FIG2_EDGE_GROUPS:
+    for group in CHENG2022_FIG2_EDGE_GROUPS:
         send = np.array([e[0] for e in group], dtype=np.int64)
         recv = np.array([e[1] for e in group], dtype=np.int64)
         if not directed:
@@ -264,3 +264,7 @@ def paper004_fig2_sequence(rule: Rule | None = None, directed: bool = True) -> G
         description=(f"Cheng-Liao-Li (arXiv 2022) Fig. 2 stand-in ({'directed' if directed else 'undirected'}, "
                      "period 4)"),
     )
+
+
+paper004_fig2_sequence = cheng2022_fig2_sequence
+"""Former name of :func:`cheng2022_fig2_sequence`, kept so that older scripts still run."""

@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (arXiv 2022), Sec. V: DPSDA-C and DPSDA-PS on online learning problems.
+"""Cheng, Liao and Li (arXiv 2022), Sec. 6: DPSDA-C and DPSDA-PS on online learning problems.
 
 Three reproductions, each writing a CSV, a ``*_summary.json`` and a PNG:
 
@@ -25,7 +25,7 @@ it is silent or inconsistent):
 * ``X = [-5, 5]^d``, a box. For classification this replaces the paper's
   ambiguous ball (it also says each entry is restricted to ``[-B, B]``); a
   product set keeps the decision stitched from the nodes' blocks feasible.
-* Graphs: :func:`topology.paper004_fig2_sequence`, our 7-node period-4
+* Graphs: :func:`topology.cheng2022_fig2_sequence`, our 7-node period-4
   stand-in for the paper's Fig. 2. The paper's own graph is not in
   its text. DPSDA-PS runs on the directed sequence with column-stochastic
   weights ``A_ij = 1/deg_j^out``; each round is disconnected and the union

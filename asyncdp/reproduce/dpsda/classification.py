@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (arXiv 2022), Sec. V, Figs. 4-5 and Tables II-IV: online logistic regression.
+"""Cheng, Liao and Li (arXiv 2022), Sec. 6, Figs. 4-5 and Tables II-IV: online logistic regression.
 
 :func:`reproduce_classification` trains DPSDA-C and DPSDA-PS on one pass
 over a binary image or LIBSVM data set (:data:`DATASETS`, loaded by

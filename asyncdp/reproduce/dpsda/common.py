@@ -1,4 +1,4 @@
-"""Setting and helpers shared by the reproductions of Cheng, Liao and Li (arXiv 2022), Sec. V.
+"""Setting and helpers shared by the reproductions of Cheng, Liao and Li (arXiv 2022), Sec. 6.
 
 The package docstring (:mod:`asyncdp.reproduce.dpsda`) describes the setting:
 7 nodes, the box ``[-5, 5]^d``, the graph sequences of :func:`graphs`,
@@ -59,7 +59,7 @@ SUMMARY_KEYS: tuple[str, ...] = ("experiment", "paper", "choices", "points", "ch
 ALGORITHMS = ("dpsda-c", "dpsda-ps")
 
 _PAPER = ("Cheng, Liao and Li, Distributed Online Private Learning of Convex Nondecomposable Objectives, "
-          "arXiv 2022, Sec. V")
+          "arXiv 2022, Sec. 6")
 _SQRT_XI = math.sqrt(GRADIENT_NOISE_VARIANCE)
 
 
@@ -103,8 +103,8 @@ def graphs() -> dict[str, topology.GraphSequence]:
         >>> g["dpsda-ps"].period, g["dpsda-c"].directed
         (4, False)
     """
-    return {"dpsda-c": topology.paper004_fig2_sequence(directed=False),
-            "dpsda-ps": topology.paper004_fig2_sequence(directed=True)}
+    return {"dpsda-c": topology.cheng2022_fig2_sequence(directed=False),
+            "dpsda-ps": topology.cheng2022_fig2_sequence(directed=True)}
 
 
 def make_algorithm(name: str, epsilon: float, noise_constant: float, xi_seed: int,
@@ -167,7 +167,7 @@ def _choices(**extra: Any) -> dict[str, Any]:
         "domain": f"box [-{BOX:g}, {BOX:g}]^d (the paper also names a ball; a box keeps the stitched decision "
                   "feasible)",
         "blocks": "np.array_split(arange(d), 7): node i owns S_i and plays y_i^{S_i}",
-        "graph_dpsda_ps": "topology.paper004_fig2_sequence(directed=True): our period-4 stand-in for Fig. 2 "
+        "graph_dpsda_ps": "topology.cheng2022_fig2_sequence(directed=True): our period-4 stand-in for Fig. 2 "
                           "(E0={1->2,3->4}, E1={2->3,5->6}, E2={4->5,6->7}, E3={7->1,2->5}); every round "
                           "disconnected, 4-strongly connected; column-stochastic A_ij = 1/deg_j^out",
         "graph_dpsda_c": "the same edges undirected, Metropolis weights (doubly stochastic)",

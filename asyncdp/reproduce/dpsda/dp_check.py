@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (arXiv 2022), Sec. V, Fig. 6 and Table V: the differential-privacy check.
+"""Cheng, Liao and Li (arXiv 2022), Sec. 6, Fig. 6 and Table V: the differential-privacy check.
 
 :func:`reproduce_dp_check` runs DPSDA-C and DPSDA-PS on two MNIST loss
 sequences that differ in round ``t0`` (:data:`REPLACEMENTS`), with common

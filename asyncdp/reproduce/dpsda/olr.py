@@ -1,4 +1,4 @@
-"""Cheng, Liao and Li (arXiv 2022), Sec. V, Fig. 3: online linear regression.
+"""Cheng, Liao and Li (arXiv 2022), Sec. 6, Fig. 3: online linear regression.
 
 :func:`reproduce_olr` runs DPSDA-C and DPSDA-PS on synthetic least-squares
 data (``N = 7``, ``d = 21``, ``T = 500``) for every epsilon, and reports the

@@ -1,4 +1,4 @@
-"""Wang and Başar (Automatica 2023), §5: Table 1, the saddle escape (Fig. 4) and ICA (Fig. 5).
+"""Wang and Başar (Automatica 2023), §6: Table 1, the saddle escape (Fig. 4) and ICA (Fig. 5).
 
 All three run Algorithm 2 (:class:`~asyncdp.algorithms.wang_basar.WangBasar`)
 on the batch engine. Choices the paper leaves open are
@@ -9,8 +9,8 @@ each recorded in the JSON outputs under ``"choices"``. Shared by all three:
   not given in the text).
 * Noise: ``noise_variance`` is the per-coordinate variance of ``n_i^k`` (the
   paper's "variance sigma"); the message noise is ``lam^k n_i^k``.
-* Steps: §5.1 ``lam^k = 0.02`` for ``k <= 500``, ``1/k`` after (``k`` = the
-  global iteration, so ``lam`` drops tenfold at ``k = 501``); §5.2 ``0.003``
+* Steps: §6.1 ``lam^k = 0.02`` for ``k <= 500``, ``1/k`` after (``k`` = the
+  global iteration, so ``lam`` drops tenfold at ``k = 501``); §6.2 ``0.003``
   for ``k <= 100``, ``3/(10k)`` after.
 * Costs outside ``[-8, 4] x [-3, 3]``: the soft-clipped cubic term of
   :mod:`asyncdp.problems.nonconvex` (creates a local minimum left of the box,

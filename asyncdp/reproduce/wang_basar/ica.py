@@ -1,4 +1,4 @@
-"""Wang and Başar (Automatica 2023), §5.2, Fig. 5: distributed ICA on the unit sphere.
+"""Wang and Başar (Automatica 2023), §6.2, Fig. 5: distributed ICA on the unit sphere.
 
 :func:`reproduce_ica` runs Algorithm 2 with the sphere constraint on the
 paper's ICA problem and reports the error of the recovered column against

@@ -1,4 +1,4 @@
-"""Wang and Başar (Automatica 2023), §5.1, Fig. 4: the escape from the strict saddle.
+"""Wang and Başar (Automatica 2023), §6.1, Fig. 4: the escape from the strict saddle.
 
 :func:`reproduce_saddle` starts every agent at the saddle ``theta_s`` of the
 paper's estimation problem and counts the runs that escape with and without
@@ -36,7 +36,7 @@ __all__ = ["SADDLE_VARIANCES", "HORIZON_SADDLE", "ESCAPE_RADIUS", "SADDLE_COLUMN
            "reproduce_saddle", "format_saddle_table"]
 
 SADDLE_VARIANCES: tuple[float, ...] = (0.1, 0.5)
-"""Noise variances of the saddle experiment (0.5 is §5.1's default)."""
+"""Noise variances of the saddle experiment (0.5 is §6.1's default)."""
 HORIZON_SADDLE = 3000
 ESCAPE_RADIUS = 0.5
 """A run has escaped when ``||xbar^k - theta_s||`` exceeds this at some ``k``."""

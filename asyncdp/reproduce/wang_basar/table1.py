@@ -1,4 +1,4 @@
-"""Wang and Başar (Automatica 2023), §5.1, Table 1: the final error against the noise variance.
+"""Wang and Başar (Automatica 2023), §6.1, Table 1: the final error against the noise variance.
 
 :func:`reproduce_table1` runs Algorithm 2 on the paper's estimation problem
 from random starts and reports the error at ``k = 3000`` for each noise

@@ -29,8 +29,8 @@ from asyncdp.experiments.regret import comparator_values, played_decisions, regr
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EPS = np.finfo(float).eps
 N, D, T = 7, 14, 12
-C_GRAPH = topology.paper004_fig2_sequence(directed=False)  # Metropolis weights
-PS_GRAPH = topology.paper004_fig2_sequence(directed=True)  # column-stochastic
+C_GRAPH = topology.cheng2022_fig2_sequence(directed=False)  # Metropolis weights
+PS_GRAPH = topology.cheng2022_fig2_sequence(directed=True)  # column-stochastic
 
 
 def _problem(seed=0, box=1.0, horizon=T):
@@ -190,7 +190,7 @@ def test_row_weights_1_over_deg_break_eq16_and_the_audit_says_why():
     holds = {a.name: a.holds for a in report.assumptions}
     assert holds["symmetric"] is False and holds["doubly_stochastic"] is False
     # on the Fig. 2 stand-in every round is a matching, so 1/deg_i coincides with Metropolis there
-    fig2_row = topology.paper004_fig2_sequence(rule="row-stochastic", directed=False)
+    fig2_row = topology.cheng2022_fig2_sequence(rule="row-stochastic", directed=False)
     assert all(np.array_equal(fig2_row.dense(t), C_GRAPH.dense(t)) for t in range(1, 5))
 
 

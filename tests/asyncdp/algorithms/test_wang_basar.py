@@ -1,4 +1,4 @@
-"""Wang and Başar (Automatica 2023): Algorithm 2, the §5 problems, the accountant's report and the reproductions."""
+"""Wang and Başar (Automatica 2023): Algorithm 2, the §6 problems, the accountant's report and the reproductions."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ W_RING = (np.eye(5) + np.roll(np.eye(5), 1, axis=1) + np.roll(np.eye(5), -1, axi
 
 
 def _grad_box(theta: np.ndarray) -> np.ndarray:
-    """grad f_i on the box, straight from §5.1: -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta, (..., 5, 2)."""
+    """grad f_i on the box, straight from §6.1: -2 M^T Y_i + 2 M^T M theta + 3 kappa ||theta|| theta, (..., 5, 2)."""
     y = paper_measurements()
     r = np.linalg.norm(theta, axis=-1, keepdims=True)
     return -2.0 * y @ PAPER_M + 2.0 * theta @ (PAPER_M.T @ PAPER_M) + 3.0 * PAPER_KAPPA * r * theta
@@ -125,7 +125,7 @@ def test_simpy_deadline_and_async_timing():
     assert not np.array_equal(asy.trajectory, lock.trajectory)
 
 
-# --------------------------------------------------------------------------- the §5.1 problem
+# --------------------------------------------------------------------------- the §6.1 problem
 
 
 def test_stationary_points_and_hessian():

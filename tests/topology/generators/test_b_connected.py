@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topology.generators.b_connected import (
-    PAPER004_FIG2_EDGE_GROUPS,
+    CHENG2022_FIG2_EDGE_GROUPS,
     b_connected_edge_groups,
     b_connected_sequence,
-    paper004_fig2_sequence,
+    cheng2022_fig2_sequence,
 )
 from topology.errors import ParameterError
 
@@ -164,10 +164,10 @@ EXPECTED_FIG2 = [  # our construction, 1-based labels, converted by hand to 0-ba
 ]
 
 
-def test_paper004_fig2_directed():
-    seq = paper004_fig2_sequence()
+def test_cheng2022_fig2_directed():
+    seq = cheng2022_fig2_sequence()
     assert seq.num_nodes == 7 and seq.period == 4
-    assert [set(g) for g in PAPER004_FIG2_EDGE_GROUPS] == EXPECTED_FIG2
+    assert [set(g) for g in CHENG2022_FIG2_EDGE_GROUPS] == EXPECTED_FIG2
     for t in range(1, 9):
         w = seq.dense(t)
         assert edges_of(w) == EXPECTED_FIG2[(t - 1) % 4]
@@ -180,8 +180,8 @@ def test_paper004_fig2_directed():
     assert seq.dense(4)[0, 6] == pytest.approx(0.5)
 
 
-def test_paper004_fig2_undirected():
-    seq = paper004_fig2_sequence(directed=False)
+def test_cheng2022_fig2_undirected():
+    seq = cheng2022_fig2_sequence(directed=False)
     assert not seq.directed
     for t in range(1, 5):
         w = seq.dense(t)
@@ -191,7 +191,7 @@ def test_paper004_fig2_undirected():
     # documented: not minimal, any 3 consecutive rounds are already connected
     assert all(connected(union_graph(seq, range(s, s + 3), directed=False)) for s in range(1, 5))
     with pytest.raises(ParameterError, match="metropolis"):
-        paper004_fig2_sequence(rule="metropolis", directed=True)
+        cheng2022_fig2_sequence(rule="metropolis", directed=True)
 
 
 # -- validation ------------------------------------------------------------------------
@@ -220,3 +220,9 @@ def test_bad_parameters(kwargs, match):
 def test_bad_parameters_edge_groups():
     with pytest.raises(ParameterError, match=r"B=4 is too large"):
         b_connected_edge_groups(3, 4, seed=0)
+
+
+def test_former_name_still_works():
+    import topology
+
+    assert topology.paper004_fig2_sequence is topology.cheng2022_fig2_sequence
