@@ -6,8 +6,11 @@ import dataclasses
 import json
 import pickle
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from asyncdp import REGISTRY
 from asyncdp.metrics import MetricCurve, consensus_error, deviation, optimality_error
@@ -102,3 +105,42 @@ def test_batch_and_result_share_summary_table_and_json():
         data = json.loads(one.to_json())
         assert data["metadata"] == json.loads(json.dumps(one.metadata, default=str))
     assert json.loads(batch.to_json())["runs"] == 2
+
+
+def _brute_force_diameter(points: np.ndarray) -> float:
+    diff = points[:, None, :] - points[None, :, :]
+    return float(np.sqrt((diff**2).sum(-1)).max())
+
+
+_coordinates = st.one_of(
+    st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False),
+    st.integers(-3, 3).map(float),  # ties, duplicates, points on lines and lattices
+)
+
+
+@given(points=st.integers(1, 4).flatmap(
+    lambda dim: hnp.arrays(np.float64, st.tuples(st.integers(1, 60), st.just(dim)), elements=_coordinates)))
+@settings(max_examples=300, deadline=None)
+def test_pruned_consensus_error_of_many_agents_equals_all_pairs_bit_for_bit(points):
+    """The many-agent path (forced here by a tiny block size) prunes pairs but must return the exact maximum."""
+    from unittest import mock
+
+    expected = _brute_force_diameter(points)
+    with mock.patch.object(metrics, "_BLOCK", 1):
+        assert float(consensus_error(points)) == expected
+        assert float(consensus_error(points[::-1])) == expected
+
+
+@pytest.mark.parametrize("shape", ["circle", "two groups", "agreement", "gaussian"])
+def test_pruned_consensus_error_on_hard_and_easy_clouds(shape):
+    from unittest import mock
+
+    n = 1500
+    rng = np.random.default_rng(5)
+    angles = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    points = {"circle": np.c_[np.cos(angles), np.sin(angles)],  # no pruning possible
+              "two groups": np.r_[np.zeros((n // 2, 3)), np.full((n - n // 2, 3), 0.5)],
+              "agreement": np.full((n, 2), 0.25),
+              "gaussian": rng.normal(size=(n, 2))}[shape]
+    with mock.patch.object(metrics, "_BLOCK", 64):
+        assert float(consensus_error(points)) == _brute_force_diameter(points)
