@@ -644,3 +644,14 @@ def test_print_batch_result_is_a_short_summary() -> None:
     assert repr(batch).startswith("BatchResult(huang2015: 3 runs, 6 agents in 2-d, 25 rounds, optimality_error mean=")
     text = str(batch)
     assert "array" not in text and "optimality_error_mean" in text and len(text.splitlines()) <= 8
+
+
+def test_privacy_check_help_lists_exit_codes_and_every_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["privacy", "check", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit codes: 0 pass, 1 violation, 3 inconclusive, 4 no-claim, 2 unusable input" in text
+    for option, default in [("--runs RUNS", "2000"), ("--delta DELTA", "1e-06"), ("--confidence CONFIDENCE", "0.95"),
+                            ("--seed SEED", "0"), ("--engine {auto,batch,simpy}", "auto"),
+                            ("--search-examples SEARCH_EXAMPLES", "30")]:
+        after = text.split("options:", 1)[1].split(option, 1)[1]  # the option's own help line
+        assert f"(default: {default})" in after.split(" --", 1)[0], option
