@@ -99,6 +99,17 @@ def test_cli_exit_codes_and_worst_pair_file(tmp_path):
                  "--search-examples", "0"]) == 0
 
 
+def test_cli_exit_codes_inconclusive_and_no_claim(tmp_path):
+    # a user's algorithm without an adapter: no independent sensitivity bound, verdict inconclusive, exit 3
+    assert main(["privacy", "check", str(EXAMPLES / "privacy_check_own_algorithm.py"), "--runs", "60",
+                 "--search-examples", "0"]) == 3
+    # Wang and Basar's example noise: Theorem 5 claims no finite epsilon, verdict no-claim, exit 4
+    script = tmp_path / "no_claim.py"
+    script.write_text(f"import runpy\nex = runpy.run_path({str(EXAMPLES / 'wang_basar_saddle_escape.py')!r})\n"
+                      "scenario = ex['scenario'].replace(horizon=4)\nadjacent = ex['adjacent'].replace(horizon=4)\n")
+    assert main(["privacy", "check", str(script), "--runs", "60", "--search-examples", "0"]) == 4
+
+
 def test_user_algorithm_without_adapter_gets_behavioral_evidence():
     ex = runpy.run_path(str(EXAMPLES / "privacy_check_own_algorithm.py"))
     report = check_privacy(ex["scenario"], ex["adjacent"], runs=150, search_examples=0)
