@@ -55,16 +55,20 @@ agents; BENCHMARKS.md). The engine itself makes no reference cycles
 keeps collecting cyclic garbage made by user code (e.g. a cost function),
 holding at most about one young generation of it. If the process has
 already frozen objects (e.g. a server that froze its heap before forking),
-the run does not freeze or unfreeze anything. Pass ``freeze_gc=False`` to
-leave the collector alone.
+the run does not freeze or unfreeze anything. Runs in several threads at
+once (e.g. a threaded Dask worker) share the policy: the last one to end
+restores the collector. Pass ``freeze_gc=False`` to leave the collector
+alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -92,6 +96,43 @@ YOUNG_OBJECTS_PER_AGENT = 20
 
 YOUNG_OBJECTS_MAX = 10**6
 """Cap of that threshold: at most about this many objects of user code's cyclic garbage wait for a collection."""
+
+
+_collector_lock = threading.Lock()
+_collector_runs = 0  # runs in progress with the collector tuned (threads may run several at once)
+_collector_saved: tuple[tuple[int, ...], bool] = ((700, 10, 10), False)  # thresholds before, whether we froze
+
+
+@contextlib.contextmanager
+def _tuned_collector(n_agents: int) -> Iterator[None]:
+    """The garbage-collection policy of a run (module docstring), safe when threads run several at once.
+
+    The first run to start saves the collector's thresholds and freezes the
+    heap (unless the process froze objects itself); each run raises the young
+    threshold to what its ``n_agents`` needs; the last run to end unfreezes
+    and restores the saved thresholds.
+    """
+    global _collector_runs, _collector_saved
+    with _collector_lock:
+        current = gc.get_threshold()
+        if _collector_runs == 0:
+            froze = gc.get_freeze_count() == 0
+            if froze:
+                gc.freeze()
+            _collector_saved = (current, froze)
+        _collector_runs += 1
+        young = max(current[0], min(YOUNG_OBJECTS_PER_AGENT * n_agents, YOUNG_OBJECTS_MAX))
+        gc.set_threshold(young, *current[1:])
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_runs -= 1
+            if _collector_runs == 0:
+                thresholds, froze = _collector_saved
+                if froze:
+                    gc.unfreeze()
+                gc.set_threshold(*thresholds)
 
 
 class _RoundView:
@@ -512,19 +553,10 @@ class _Run:
             self._progress = progress
             self._report_at = 0
             self._report()
-        frozen = freeze_gc and gc.get_freeze_count() == 0
-        thresholds = gc.get_threshold()
-        if freeze_gc:
-            young = max(thresholds[0], min(YOUNG_OBJECTS_PER_AGENT * self.N, YOUNG_OBJECTS_MAX))
-            gc.set_threshold(young, *thresholds[1:])
-        if frozen:
-            gc.freeze()
-        try:
+        if not freeze_gc:
             return self._run()
-        finally:
-            if frozen:
-                gc.unfreeze()
-            gc.set_threshold(*thresholds)
+        with _tuned_collector(self.N):
+            return self._run()
 
     def _run(self) -> Result:
         if isinstance(self.timing, Lockstep):

@@ -208,3 +208,45 @@ def test_a_higher_threshold_set_by_the_user_is_kept(clean_gc):
         assert gc.get_threshold()[0] == 50_000
     finally:
         gc.set_threshold(*before)
+
+
+def test_runs_in_several_threads_restore_the_collector_once_all_have_ended(clean_gc):
+    """Overlapping runs in two threads, the first to start ending first: the collector is restored only at the end."""
+    import threading
+
+    before = gc.get_threshold()
+    first_done = threading.Event()
+    second_seen: list[tuple[int, int]] = []
+
+    def waiting_gradient(x):  # the second run: outlives the first
+        first_done.wait(60)
+        second_seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return 2 * x
+
+    second = _scenario(_problem(waiting_gradient), horizon=2)
+    errors: list[BaseException] = []
+
+    def run_second():
+        try:
+            second.run()
+        except BaseException as exc:  # pragma: no cover - reported by the assertion below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run_second)
+    started: list[bool] = []
+
+    def starting_gradient(x):  # the first run starts the second one, then ends while it waits
+        if not started:
+            started.append(True)
+            thread.start()
+        return 2 * x
+
+    n = 100
+    problem = Problem(Box(-1.0, 1.0, dim=2), UserCost([lambda x: float(x @ x)] * n, [starting_gradient] * n, FC,
+                                                      dim=2))
+    Scenario(problem, _ring(n), Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9), horizon=2, seed=1).run()
+    first_done.set()
+    thread.join(60)
+    assert not errors and second_seen
+    assert all(frozen > 0 for _, frozen in second_seen)  # the heap stays frozen while the second run goes on
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0  # restored once, after both
