@@ -39,7 +39,7 @@ each message used as the run's :class:`~asyncdp.engine.schedule.RealizedSchedule
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
 
-Garbage collection: by default (``freeze_gc=True``) a run starts with
+Garbage collection: by default (``freeze_gc=True``) a run (start-up included) starts with
 :func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and
 raises the collector's young-generation threshold to
 ``min(YOUNG_OBJECTS_PER_AGENT * N, YOUNG_OBJECTS_MAX)`` objects for ``N``
@@ -548,15 +548,12 @@ class _Run:
         self._progress(self._combined, total)
         self._report_at = min(self._combined + max(1, total // PROGRESS_REPORTS), total)
 
-    def run(self, freeze_gc: bool = True, progress: Any = None) -> Result:
+    def run(self, progress: Any = None) -> Result:
         if progress is not None:
             self._progress = progress
             self._report_at = 0
             self._report()
-        if not freeze_gc:
-            return self._run()
-        with _tuned_collector(self.N):
-            return self._run()
+        return self._run()
 
     def _run(self) -> Result:
         if isinstance(self.timing, Lockstep):
@@ -658,4 +655,7 @@ def run_simpy(scenario: Any, *, freeze_gc: bool = True,
         raise ScenarioError(f"freeze_gc must be True or False, got {freeze_gc!r}")
     if progress is not None and not callable(progress):
         raise ScenarioError(f"progress must be a callable progress(done, total) or None, got {progress!r}")
-    return _Run(scenario).run(freeze_gc, progress)
+    if not freeze_gc:
+        return _Run(scenario).run(progress)
+    with _tuned_collector(scenario.problem.num_agents):  # start-up included: it allocates O(N) objects too
+        return _Run(scenario).run(progress)
