@@ -35,6 +35,10 @@ import numpy as np
 __all__ = ["optimality_error", "deviation", "consensus_error", "MetricCurve"]
 
 _BLOCK = 1 << 22
+
+_PRUNE_FLOOR = 1e-140
+"""Below this farthest distance the squares approach the subnormal range and round-off can break the
+triangle inequality the pruning relies on; ``_diameter`` then compares every pair."""
 """Largest number of pairwise differences :func:`consensus_error` holds at once (32 MiB of float64)."""
 
 
@@ -139,14 +143,18 @@ def _diameter(points: np.ndarray) -> float:
     ``r_j > best - r_i``; nor can a point at the centroid, since
     ``r_max <= best`` (the centroid is an average of the points). Points are
     taken in decreasing ``r``, in blocks of rows. The bound keeps a relative
-    slack of ``1e-9`` so that round-off in the radii never drops the farthest
-    pair: the result is bit for bit the maximum of the pairwise distances
-    computed as ``sqrt(sum((p_i - p_j)^2))``. Equal states are merged first.
+    slack of ``1e-9`` (of ``best + r_max``, the same for every row) so that
+    round-off in the radii never drops the farthest pair (below distances of
+    ``_PRUNE_FLOOR``, where squares lose precision, every pair is compared):
+    the result is bit for bit the maximum of the pairwise distances computed
+    as ``sqrt(sum((p_i - p_j)^2))``. Equal states are merged first.
     Points spread evenly on a sphere around their centroid prune nothing (the
     work is then ``O(N^2)``, as without pruning); a noisy or uniform cloud
     keeps a handful of candidates (N = 10^5 Gaussian points in the plane:
     about 70 ms).
     """
+    if not np.isfinite(points).all():  # NaN/inf: no geometry to prune with
+        return _all_pairs(points)
     points = np.unique(points, axis=0)  # equal states (e.g. groups in exact agreement) count once
     dim = points.shape[1]
     center = points.mean(axis=0)
@@ -154,22 +162,36 @@ def _diameter(points: np.ndarray) -> float:
     order = np.argsort(-radius, kind="stable")
     pts, neg = points[order], -radius[order]  # neg ascending: radii descending
     best = float(np.sqrt(((pts - pts[0]) ** 2).sum(axis=1)).max())
+    if not best >= _PRUNE_FLOOR:  # squares near the subnormal range (or NaN): no triangle inequality to trust
+        return _all_pairs(pts)
+    r_max = -float(neg[0])
 
     def partners(r_i: float) -> int:  # how many leading points j can beat best with point i
         # a point at the centroid (r_j = 0) cannot: its partner is at r_i <= r_max <= best
-        bound = max(best - r_i - 1e-9 * (best + abs(r_i)), 0.0)
+        bound = max(best - r_i - 1e-9 * (best + r_max), 0.0)
         return int(np.searchsorted(neg, -bound, side="left"))
 
-    i, stop = 1, partners(-neg[0])
+    i, stop = 1, partners(r_max)
     while i < stop:
-        m = partners(-neg[i])  # the block's first row has its largest radius
-        rows = max(1, _BLOCK // (max(m, 1) * max(dim, 1)))
+        m = partners(-float(neg[i]))  # the block's first row has its largest radius
+        if m == 0:  # no partner left for this row, hence none for the rows after it
+            break
+        rows = max(1, _BLOCK // (m * max(dim, 1)))
         block = pts[i:min(i + rows, stop)]
         diff = block[:, None, :] - pts[None, :m, :]
         best = max(best, float(np.sqrt((diff**2).sum(-1)).max()))
         i += len(block)
-        stop = min(stop, partners(-neg[0]))
+        stop = min(stop, partners(r_max))
     return best
+
+
+def _all_pairs(points: np.ndarray) -> float:
+    """``max_ij ||p_i - p_j||`` over every pair, in blocks of rows (bounded memory)."""
+    n_agents, dim = points.shape
+    rows = max(1, _BLOCK // (n_agents * max(dim, 1)))
+    maxima = [np.sqrt(((points[i:i + rows, None, :] - points[None, :, :]) ** 2).sum(-1)).max()
+              for i in range(0, n_agents, rows)]
+    return float(np.max(maxima))  # NaN if any distance is NaN, as one max over all pairs
 
 
 class MetricCurve(np.ndarray):

@@ -144,3 +144,29 @@ def test_pruned_consensus_error_on_hard_and_easy_clouds(shape):
               "gaussian": rng.normal(size=(n, 2))}[shape]
     with mock.patch.object(metrics, "_BLOCK", 64):
         assert float(consensus_error(points)) == _brute_force_diameter(points)
+
+
+def _near_tie_on_a_circle() -> np.ndarray:
+    """Two points 3 + 4.5e-9 apart and 38 on the unit circle, centroid at 0: radii that nearly tie the bound."""
+    m = 38
+    x = -(1 - 4.5e-9) / m + np.repeat(np.linspace(-1e-3, 1e-3, m // 2), 2)
+    x -= (x.sum() + (1 - 4.5e-9)) / m
+    rest = np.c_[x, np.where(np.arange(m) % 2, 1.0, -1.0) * np.sqrt(1 - x**2)]
+    return np.r_[[[2.0, 0.0], [-1 - 4.5e-9, 0.0]], rest]
+
+
+@pytest.mark.parametrize("name, points", [
+    ("near tie of the pruning bound", _near_tie_on_a_circle()),
+    ("squares in the subnormal range", np.repeat(np.array([[-1.2e-162, 0], [1.2e-162, 0], [0, -1.5e-162],
+                                                           [0, 1.5e-162]]), 50, axis=0)),
+    ("inf", np.r_[np.random.default_rng(0).normal(size=(50, 2)), [[np.inf, 0.0], [-np.inf, 1.0]]]),
+    ("nan", np.r_[np.random.default_rng(0).normal(size=(50, 2)), [[np.nan, 0.0]]]),
+])
+def test_pruned_consensus_error_edge_cases(name, points):
+    from unittest import mock
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = _brute_force_diameter(points)
+        with mock.patch.object(metrics, "_BLOCK", 1):
+            got = float(consensus_error(points))
+    assert got == expected or (np.isnan(got) and np.isnan(expected)), name
