@@ -97,11 +97,14 @@ class PrivacyCheckReport:
 
     def _tight_note(self) -> str:
         """Why ``epsilon_tight`` is not the verdict's epsilon, and why it may exceed the claim."""
-        note = (f"PLD at delta = {self.delta:.3g}, the --delta option; a figure for comparison, not the verdict's "
-                "bound (the accountant's epsilon above)")
+        note = (f"PLD at delta = {self.delta:.3g}, the check's delta (--delta); a figure for comparison, not the "
+                "verdict's bound (the accountant's epsilon above)")
         if self.epsilon_tight > self.epsilon_claimed:
-            if 0 < self.delta < self.delta_claimed:
+            if self.delta < self.delta_claimed:
                 why = f"it is taken at delta {self.delta:.3g}, below the claimed {self.delta_claimed:.3g}"
+            elif self.epsilon_accountant > self.epsilon_claimed:
+                why = (f"the declared noise spends more than the claim (the accountant's epsilon is "
+                       f"{self.epsilon_accountant:.6g}; see the verdict)")
             else:
                 why = "the PLD rounds privacy losses up to its grid (pessimistic discretization)"
             note += f"; above the claim because {why}"
@@ -146,7 +149,7 @@ class PrivacyCheckReport:
                 v = f"{v:.6g} ({self._tight_note()})"
             elif k == "delta" and isinstance(v, float):
                 pure = "; the claim is pure (delta 0)" if self.delta_claimed == 0 else ""
-                v = f"{v:.3g} (the --delta option, used only for epsilon_tight{pure})"
+                v = f"{v:.3g} (the check's delta (--delta), used only for epsilon_tight{pure})"
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         if isinstance(self.witness, dict):
             lines += ["", "witness (a counterexample to the claim):"]

@@ -58,23 +58,26 @@ def _lines(report: PrivacyCheckReport) -> dict[str, str]:
 def test_pure_claim_says_what_the_delta_row_is():
     report = _report(0.8, None)  # pure claim: delta_claimed 0, --delta 1e-6
     assert _lines(report)["delta"].split(None, 1)[1] == \
-        "1e-06 (the --delta option, used only for epsilon_tight; the claim is pure (delta 0))"
+        "1e-06 (the check's delta (--delta), used only for epsilon_tight; the claim is pure (delta 0))"
     approx = _report(0.8, 0.56)  # claimed delta 1e-3
-    assert _lines(approx)["delta"].split(None, 1)[1] == "1e-06 (the --delta option, used only for epsilon_tight)"
+    assert _lines(approx)["delta"].split(None, 1)[1] == \
+        "1e-06 (the check's delta (--delta), used only for epsilon_tight)"
 
 
-@pytest.mark.parametrize(("tight", "pld", "because"), [
-    (0.9, None, None),  # below the claim: nothing to explain
-    (1.0007, None, "the PLD rounds privacy losses up to its grid (pessimistic discretization)"),
-    (1.5, 0.56, "it is taken at delta 1e-06, below the claimed 0.001"),
+@pytest.mark.parametrize(("tight", "ledger", "pld", "because"), [
+    (0.9, 0.8, None, None),  # below the claim: nothing to explain
+    (1.0007, 0.8, None, "the PLD rounds privacy losses up to its grid (pessimistic discretization)"),
+    (1.5, 0.8, 0.56, "it is taken at delta 1e-06, below the claimed 0.001"),
+    (2.0007, 2.0, None, "the declared noise spends more than the claim (the accountant's epsilon is 2; see the "
+                        "verdict)"),
 ])
-def test_epsilon_tight_above_the_claim_next_to_pass_says_why(tight, pld, because):
+def test_epsilon_tight_above_the_claim_says_why(tight, ledger, pld, because):
     import dataclasses
 
-    report = dataclasses.replace(_report(0.8, pld), epsilon_tight=tight)
+    report = dataclasses.replace(_report(ledger, pld), epsilon_tight=tight)
     line = _lines(report)["epsilon_tight"]
-    assert f"{tight:.6g} (PLD at delta = 1e-06, the --delta option; a figure for comparison, not the verdict's " \
-           "bound (the accountant's epsilon above)" in line
+    assert f"{tight:.6g} (PLD at delta = 1e-06, the check's delta (--delta); a figure for comparison, not the " \
+           "verdict's bound (the accountant's epsilon above)" in line
     if because is None:
         assert "above the claim" not in line
     else:
