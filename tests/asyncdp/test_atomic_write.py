@@ -60,3 +60,21 @@ def test_a_failed_write_leaves_the_old_content_and_no_temporary_file(tmp_path: P
 def test_a_missing_directory_is_an_oserror_naming_it(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write_atomically(tmp_path / "missing" / "r.txt", lambda tmp: tmp.write_text("x"))
+
+
+def test_a_missing_directory_names_the_users_file_not_a_temporary_one(tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "r.json"
+    with pytest.raises(FileNotFoundError) as info:
+        write_atomically(target, lambda tmp: tmp.write_text("x"))
+    assert info.value.filename == str(target)
+
+
+def test_a_symbolic_link_stays_a_link_to_the_replaced_file(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "r.txt"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "r.txt"
+    link.symlink_to(real)
+    assert write_atomically(link, lambda tmp: tmp.write_text("new")) == link
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["r.txt"]
