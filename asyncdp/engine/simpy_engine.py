@@ -43,8 +43,8 @@ Garbage collection: by default (``freeze_gc=True``) a run (start-up included) st
 :func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and
 raises the collector's young-generation threshold to
 ``min(YOUNG_OBJECTS_PER_AGENT * N, YOUNG_OBJECTS_MAX)`` objects for ``N``
-agents (never lowering it; the previous thresholds are restored after the
-run). The objects that existed before the run (mostly imported modules) are
+agents (never lowering it, and leaving a threshold of 0, i.e. collection
+disabled, alone; the previous thresholds are restored after the run). The objects that existed before the run (mostly imported modules) are
 then left out of the cyclic collector's scans, and the objects a round keeps
 alive for a while (per-link random streams, messages waiting for their
 combine: a number proportional to ``N``) die young instead of being promoted
@@ -121,8 +121,9 @@ def _tuned_collector(n_agents: int) -> Iterator[None]:
                 gc.freeze()
             _collector_saved = (current, froze)
         _collector_runs += 1
-        young = max(current[0], min(YOUNG_OBJECTS_PER_AGENT * n_agents, YOUNG_OBJECTS_MAX))
-        gc.set_threshold(young, *current[1:])
+        if current[0] > 0:  # 0 means the user disabled automatic collection: leave it so
+            young = max(current[0], min(YOUNG_OBJECTS_PER_AGENT * n_agents, YOUNG_OBJECTS_MAX))
+            gc.set_threshold(young, *current[1:])
     try:
         yield
     finally:

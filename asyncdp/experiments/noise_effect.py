@@ -68,7 +68,7 @@ class NoiseEffect:
     @property
     def ratio(self) -> float:
         """The private run's optimality error over the noise-free run's (``inf`` when the latter is 0)."""
-        if self.noise_free_optimality_error == 0.0:
+        if self.noise_free_optimality_error == 0.0:  # both 0: the noise changed nothing
             return math.inf if self.optimality_error > 0.0 else 1.0
         return self.optimality_error / self.noise_free_optimality_error
 
@@ -88,7 +88,10 @@ class NoiseEffect:
             -> noise-dominated: 425x the noise-free error. The privacy noise, not the algorithm, sets the
         """
         times = f"{self.ratio:.3g}x" if self.ratio < 1e4 else "over 10^4 times"
-        claim = f"epsilon = {self.epsilon:g}" + (f", delta = {self.delta:g}" if self.delta > 0 else "")
+        if math.isfinite(self.epsilon):
+            claim = f"epsilon = {self.epsilon:g}" + (f", delta = {self.delta:g}" if self.delta > 0 else "")
+        else:
+            claim = "this noise (the algorithm claims no finite epsilon)"
         size = f" (domain diameter {self.diameter:.3g})" if math.isfinite(self.diameter) else ""
         lines = [
             f"accuracy at T = {self.horizon}: ||xbar - x*||^2 = {self.optimality_error:.3g}, consensus error "

@@ -127,7 +127,7 @@ def save_figure(fig: Any, path: str | Path, dpi: int = 110) -> None:
     plt = pyplot()
     try:
         fig.tight_layout()
-        fmt = Path(path).suffix.lstrip(".").lower() or None
+        fmt = Path(path).suffix.lstrip(".").lower() or plt.rcParams["savefig.format"]  # as savefig would pick
         write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
     finally:
         plt.close(fig)

@@ -78,3 +78,11 @@ def test_a_symbolic_link_stays_a_link_to_the_replaced_file(tmp_path: Path) -> No
     assert write_atomically(link, lambda tmp: tmp.write_text("new")) == link
     assert link.is_symlink() and real.read_text() == "new"
     assert sorted(p.name for p in real.parent.iterdir()) == ["r.txt"]
+
+
+def test_a_figure_without_suffix_is_written_in_the_default_format(tmp_path: Path) -> None:
+    from asyncdp.reproduce._outputs import pyplot, save_figure
+
+    fig, _ax = pyplot().subplots()
+    save_figure(fig, tmp_path / "plot", dpi=20)
+    assert (tmp_path / "plot").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # savefig.format defaults to png

@@ -250,3 +250,19 @@ def test_runs_in_several_threads_restore_the_collector_once_all_have_ended(clean
     assert not errors and second_seen
     assert all(frozen > 0 for _, frozen in second_seen)  # the heap stays frozen while the second run goes on
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0  # restored once, after both
+
+
+def test_collection_disabled_by_threshold_zero_stays_disabled(clean_gc):
+    before = gc.get_threshold()
+    seen: list[int] = []
+
+    def gradient(x):
+        seen.append(gc.get_threshold()[0])
+        return 2 * x
+
+    gc.set_threshold(0, *before[1:])
+    try:
+        _scenario(_problem(gradient)).run()
+        assert seen and set(seen) == {0} and gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)

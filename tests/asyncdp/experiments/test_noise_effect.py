@@ -77,3 +77,8 @@ def test_bad_results_are_refused():
         noise_effect(sc, sc.run("batch", runs=3))
     with pytest.raises(ScenarioError, match="single run's Result"):
         noise_effect(sc, np.zeros(3))
+
+
+def test_no_finite_claim_is_said_so():
+    text = NoiseEffect(1.0, 1.0, 0.01, 0.0, 2.0, math.inf, 0.0, 5).explain()
+    assert "the price of this noise (the algorithm claims no finite epsilon)" in text and "epsilon = inf" not in text
