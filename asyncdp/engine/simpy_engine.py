@@ -98,7 +98,7 @@ YOUNG_OBJECTS_MAX = 10**6
 """Cap of that threshold: at most about this many objects of user code's cyclic garbage wait for a collection."""
 
 
-_collector_lock = threading.Lock()
+_collector_lock = threading.RLock()  # re-entrant: a finalizer run by the collector may start a run
 _collector_runs = 0  # runs in progress with the collector tuned (threads may run several at once)
 _collector_saved: tuple[tuple[int, ...], bool] = ((700, 10, 10), False)  # thresholds before, whether we froze
 
@@ -113,27 +113,30 @@ def _tuned_collector(n_agents: int) -> Iterator[None]:
     and restores the saved thresholds.
     """
     global _collector_runs, _collector_saved
-    with _collector_lock:
-        current = gc.get_threshold()
-        if _collector_runs == 0:
-            froze = gc.get_freeze_count() == 0
-            if froze:
-                gc.freeze()
-            _collector_saved = (current, froze)
-        _collector_runs += 1
-        if current[0] > 0:  # 0 means the user disabled automatic collection: leave it so
-            young = max(current[0], min(YOUNG_OBJECTS_PER_AGENT * n_agents, YOUNG_OBJECTS_MAX))
-            gc.set_threshold(young, *current[1:])
+    entered = False
     try:
+        with _collector_lock:
+            current = gc.get_threshold()
+            if _collector_runs == 0:
+                froze = gc.get_freeze_count() == 0
+                if froze:
+                    gc.freeze()
+                _collector_saved = (current, froze)
+            _collector_runs += 1
+            entered = True
+            if current[0] > 0:  # 0 means the user disabled automatic collection: leave it so
+                young = max(current[0], min(YOUNG_OBJECTS_PER_AGENT * n_agents, YOUNG_OBJECTS_MAX))
+                gc.set_threshold(young, *current[1:])
         yield
     finally:
-        with _collector_lock:
-            _collector_runs -= 1
-            if _collector_runs == 0:
-                thresholds, froze = _collector_saved
-                if froze:
-                    gc.unfreeze()
-                gc.set_threshold(*thresholds)
+        if entered:
+            with _collector_lock:
+                _collector_runs -= 1
+                if _collector_runs == 0:
+                    thresholds, froze = _collector_saved
+                    if froze:
+                        gc.unfreeze()
+                    gc.set_threshold(*thresholds)
 
 
 class _RoundView:
