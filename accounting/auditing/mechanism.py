@@ -27,7 +27,7 @@ from topology.validation import check_integer
 
 from ..errors import PrivacyParameterError
 from .report import SampleAuditReport
-from .samples import (MAX_TRAIN, MIN_SAMPLES, AuditInputError, _check_claim, _is_numeric, audit_samples,
+from .samples import (MAX_TRAIN, MIN_SAMPLES, AuditInputError, _check_claim, _numeric_for, audit_samples,
                       certified_report)
 
 __all__ = ["BLOCK", "MAX_IN_MEMORY", "MAX_SELECT", "PROGRESS_MIN", "audit_mechanism", "draw_samples"]
@@ -270,10 +270,7 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
         if head_a.shape[1:] != head_b.shape[1:]:
             raise AuditInputError(f"{_WHERE}: outputs on data_prime must have the shape of those on data, "
                                   f"{head_a.shape[1:]}, got {head_b.shape[1:]}")
-        numeric = _is_numeric(head_a) and _is_numeric(head_b)
-        if method == "classifier" and not numeric:
-            raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs, got dtypes {head_a.dtype} "
-                                  f"and {head_b.dtype}; use method='exact' or 'auto'")
+        numeric = _numeric_for(method, head_a, head_b, _WHERE)
         rows_a, rows_b = head_a.reshape(head, -1), head_b.reshape(head, -1)
         chosen = choose_method(method, rows_a, rows_b, numeric=numeric)
         fit, train = split_sizes(chosen, samples, max_train, max_select)

@@ -95,6 +95,19 @@ def _is_numeric(arr: np.ndarray) -> bool:
     return arr.dtype.kind in "biuf"
 
 
+def _numeric_for(method: str, a: np.ndarray, b: np.ndarray, where: str) -> bool:
+    """Whether both outputs are numeric; refuses ``method="classifier"`` on non-numeric ones.
+
+    Raises:
+        AuditInputError: ``method == "classifier"`` and an output is not numeric.
+    """
+    numeric = _is_numeric(a) and _is_numeric(b)
+    if method == "classifier" and not numeric:
+        raise AuditInputError(f"{where}: method='classifier' needs numeric outputs, got dtypes {a.dtype} and "
+                              f"{b.dtype}; use method='exact' or 'auto'")
+    return numeric
+
+
 def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: float = 0.0,
                   confidence: float = 0.95, seed: int = 0, method: str = "auto",
                   max_train: int = MAX_TRAIN) -> SampleAuditReport:
@@ -139,10 +152,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     if np.asarray(samples).shape[1:] != np.asarray(samples_prime).shape[1:]:
         raise AuditInputError(f"{_WHERE}: samples_prime must have the trailing shape of samples, "
                               f"{np.asarray(samples).shape[1:]}, got {np.asarray(samples_prime).shape[1:]}")
-    numeric = _is_numeric(a) and _is_numeric(b)
-    if method == "classifier" and not numeric:
-        raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs, got dtypes {a.dtype} and "
-                              f"{b.dtype}; use method='exact' or 'auto'")
+    numeric = _numeric_for(method, a, b, _WHERE)
 
     rng = np.random.default_rng(seed)
     a = a[rng.permutation(a.shape[0])]
