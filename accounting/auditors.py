@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import PrivacyParameterError
 
-__all__ = ["PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson"]
+__all__ = ["PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "hoeffding_half_width"]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative slack before ``L > epsilon`` counts as a violation (round-off in the replay)."""
@@ -104,7 +104,7 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
     over = loss > eps * (1 + FLOAT_TOLERANCE) + FLOAT_TOLERANCE
     terms = -np.expm1(np.minimum(eps - loss, 0.0))  # (1 - e^(eps - L))_+ in [0, 1)
     est = float(terms.mean())
-    half = math.sqrt(math.log(1.0 / (1.0 - conf)) / (2.0 * loss.size))
+    half = hoeffding_half_width(loss.size, conf)
     lower, upper = max(0.0, est - half), min(1.0, est + half)
     if delta == 0:
         violation = bool(over.any())
@@ -116,6 +116,33 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
         witness=int(np.argmax(loss)) if (delta == 0 and violation) else None,
         delta_estimate=est, delta_lower=lower, delta_upper=upper, confidence=conf,
     )
+
+
+def hoeffding_half_width(samples: int, confidence: float) -> float:
+    """One-sided Hoeffding half-width for the mean of ``samples`` i.i.d. values in ``[0, 1]``.
+
+    ``P[mean - E >= t] <= exp(-2 n t^2)`` (Hoeffding 1963), so with probability
+    at least ``confidence`` the mean exceeds the expectation by less than
+    ``sqrt(ln(1 / (1 - confidence)) / (2 n))`` (and likewise in the other direction).
+
+    Args:
+        samples: ``n >= 1``.
+        confidence: in ``(0, 1)``.
+
+    Returns:
+        The half-width.
+
+    Raises:
+        PrivacyParameterError: ``samples < 1`` or a confidence outside ``(0, 1)``.
+
+    Example:
+        >>> round(hoeffding_half_width(1000, 0.9875), 4)
+        0.0468
+    """
+    conf = _check_level("confidence", confidence)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise PrivacyParameterError(f"samples must be an integer >= 1, got {samples!r}")
+    return math.sqrt(math.log(1.0 / (1.0 - conf)) / (2.0 * int(samples)))
 
 
 def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
