@@ -1,0 +1,169 @@
+"""Exact privacy profiles of shift pairs, checked against independent computations.
+
+The references here are written from the definition ``delta(epsilon) =
+E_P[(1 - e^(epsilon - L))_+]``: the Gaussian form with scipy.stats.norm, and
+Laplace expectations by numerical integration over the loss distribution of
+``Lap(0,1)`` vs ``Lap(r,1)`` (atoms ``r`` with mass 1/2 and ``-r`` with mass
+``e^-r / 2``, density ``e^(-(r - l)/2) / 4`` on ``(-r, r)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from dp_accounting.rdp.rdp_privacy_accountant import _laplace_rdp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+from scipy.stats import norm
+
+from accounting.errors import PrivacyParameterError, UnknownMechanismError
+from accounting.profiles import (
+    PrivacyProfile,
+    gaussian_mu,
+    gaussian_profile_delta,
+    gaussian_profile_epsilon,
+    laplace_profile_delta,
+    schedule_average_lower,
+    shift_profile,
+)
+
+
+def over_laplace_loss(r: float, f) -> float:
+    """E[f(l)] for the privacy loss l of Lap(0,1) vs Lap(r,1) under P."""
+    inner, _ = integrate.quad(lambda l: math.exp(-(r - l) / 2) / 4 * f(l), -r, r, epsabs=1e-13, epsrel=1e-10,
+                              limit=200)
+    return 0.5 * f(r) + math.exp(-r) / 2 * f(-r) + inner
+
+
+def gauss_h(mu: float, x: float) -> float:
+    """E[(1 - e^(x - L))_+] for L ~ N(mu^2/2, mu^2), any real x, with scipy.stats.norm."""
+    return norm.cdf(-x / mu + mu / 2) - math.exp(x) * norm.cdf(-x / mu - mu / 2)
+
+
+def test_gaussian_mu_adds_squared_ratios_of_l2_norms():
+    assert gaussian_mu([[3.0, 4.0], [0.0, 0.0, 1.0]], [5.0, 0.5]) == pytest.approx(math.sqrt(1 + 4))
+
+
+@given(mu=st.floats(0.05, 5.0), eps=st.floats(0.0, 6.0))
+def test_gaussian_closed_form_matches_scipy(mu, eps):
+    ref = gauss_h(mu, eps)
+    if ref > 1e-10:  # below that the reference itself cancels
+        assert gaussian_profile_delta(mu, eps) == pytest.approx(ref, rel=1e-7, abs=1e-15)
+
+
+def test_gaussian_tiny_delta_keeps_relative_precision():
+    # at mu = 0.5, epsilon = 6: delta ~ 1e-22; the asymptotic tail form of Phi gives it to ~1e-3
+    mu, eps = 0.5, 6.0
+    a, b = -eps / mu + mu / 2, -eps / mu - mu / 2
+    approx = norm.pdf(a) * (1 / -a - 1 / -a**3) - math.exp(eps) * norm.pdf(b) * (1 / -b - 1 / -b**3)
+    assert gaussian_profile_delta(mu, eps) == pytest.approx(approx, rel=1e-2)
+
+
+@given(mu=st.floats(0.05, 5.0), log10_delta=st.floats(-10, -1))
+def test_gaussian_epsilon_inverts_delta(mu, log10_delta):
+    d = 10.0**log10_delta
+    e = gaussian_profile_epsilon(mu, d)
+    if e > 0:
+        assert gaussian_profile_delta(mu, e) == pytest.approx(d, rel=1e-8)
+
+
+def test_composed_gaussian_releases_equal_one_gaussian_and_sit_between_the_pld_estimates():
+    p = shift_profile([("gaussian", 0.5, 1.0), ("gaussian", [0.3, 0.4], 0.5), ("gaussian", 2.0, 4.0)])
+    mu = math.sqrt(0.25 + 1.0 + 0.25)
+    assert p.gaussian_mu == pytest.approx(mu) and p.exact and p.method == "gaussian closed form"
+    pess = pld_lib.from_gaussian_mechanism(1.0, sensitivity=mu, value_discretization_interval=1e-4)
+    for eps in (0.0, 0.5, 2.0, 5.0):
+        assert p.delta(eps) == pytest.approx(gauss_h(mu, eps), rel=1e-7)
+        assert p.delta(eps) <= pess.get_delta_for_epsilon(eps)
+
+
+@given(r=st.floats(0.01, 6.0), eps=st.floats(0.0, 6.0))
+def test_single_laplace_closed_form_matches_integration(r, eps):
+    ref = over_laplace_loss(r, lambda l: max(0.0, 1 - math.exp(eps - l)))
+    assert laplace_profile_delta(r, eps) == pytest.approx(ref, rel=1e-7, abs=1e-12)
+    p = PrivacyProfile(0.0, (r,))
+    assert p.exact and p.delta(eps) == laplace_profile_delta(r, eps)
+
+
+@settings(max_examples=10)  # nested numerical integration: ~1 s per example
+@given(r1=st.floats(0.05, 2.0), r2=st.floats(0.05, 2.0), eps=st.floats(0.0, 3.0))
+def test_composed_laplace_pld_is_a_lower_bound_and_tight(r1, r2, eps):
+    def h2(x):  # E over the second coordinate
+        return over_laplace_loss(r2, lambda l: max(0.0, 1 - math.exp(x - l)))
+
+    exact = over_laplace_loss(r1, lambda l: h2(eps - l))
+    p = PrivacyProfile(0.0, (r1, r2))
+    assert not p.exact and p.method == "optimistic pld"
+    got = p.delta(eps)
+    assert got <= exact * (1 + 1e-9) + 1e-12
+    assert got >= exact - 2e-4 * (r1 + r2)  # optimistic rounding moves each loss down by < one grid step
+
+
+@given(mu=st.floats(0.1, 3.0), r=st.floats(0.05, 3.0), eps=st.floats(0.0, 5.0))
+def test_mixed_gaussian_laplace_pld_is_a_lower_bound(mu, r, eps):
+    exact = over_laplace_loss(r, lambda l: gauss_h(mu, eps - l))
+    p = PrivacyProfile(mu, (r,))
+    got = p.delta(eps)
+    assert got <= exact * (1 + 1e-7) + 1e-12
+    assert got >= exact - 1e-3
+
+
+def test_laplace_profile_is_zero_beyond_the_largest_loss_and_epsilon_inverts():
+    p = PrivacyProfile(0.0, (0.3, 0.4))
+    assert p.max_loss == pytest.approx(0.7) and p.delta(0.7) == 0.0
+    one = PrivacyProfile(0.0, (1.0,))
+    assert one.delta(one.epsilon(0.1)) == pytest.approx(0.1, rel=1e-12)
+    two = PrivacyProfile(0.0, (1.0, 1.0))
+    e = two.epsilon(0.05)
+    assert two.delta(e) <= 0.05 + 1e-9 and two.delta(max(0.0, e - 0.01)) > 0.05
+
+
+@given(mu=st.floats(0.0, 3.0), r=st.floats(0.0, 3.0), alpha=st.floats(1.2, 64.0))
+def test_renyi_divergence_is_exact(mu, r, alpha):
+    expected = alpha * mu * mu / 2 + (_laplace_rdp(r, alpha) if r > 0 else 0.0)
+    assert PrivacyProfile(mu, (r,) if r > 0 else ()).renyi(alpha) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_laplace_vector_shifts_split_into_coordinates():
+    p = shift_profile([("laplace", [0.5, -0.25, 0.0], 0.5)])
+    assert p.laplace_ratios == (1.0, 0.5) and p.gaussian_mu == 0.0
+
+
+def test_schedule_average_lower_bounds_the_mean_profile():
+    profiles = [PrivacyProfile(mu) for mu in np.linspace(0.8, 1.2, 300)]
+    mean = float(np.mean([p.delta(3.0) for p in profiles]))
+    b = schedule_average_lower(profiles, 3.0, confidence=0.99)
+    # power: with 300 schedules the Bernstein slack leaves at least 40% of the mean (cap <= 1.78 x the largest)
+    assert 0.4 * mean < b.lower < mean and b.method == "schedule average"
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda: shift_profile([("exponential", 1.0, 1.0)]), UnknownMechanismError, "release 0: unknown mechanism"),
+    (lambda: shift_profile([("gaussian", 1.0, 0.0)]), PrivacyParameterError, "release 0: std must be > 0"),
+    (lambda: shift_profile([("laplace", [1.0, np.nan], 1.0)]), PrivacyParameterError, "release 0: shift must be"),
+    (lambda: shift_profile([("gaussian", 1.0)]), PrivacyParameterError, "expected \\(mechanism, shift, scale\\)"),
+    (lambda: gaussian_mu([1.0], [1.0, 2.0]), PrivacyParameterError, "shifts has 1 releases but stds has 2"),
+    (lambda: PrivacyProfile(1.0).renyi(1.0), PrivacyParameterError, "alpha must be > 1"),
+    (lambda: PrivacyProfile(-1.0), PrivacyParameterError, "gaussian_mu must be >= 0"),
+    (lambda: PrivacyProfile(1.0).epsilon(0.0), PrivacyParameterError, "delta must lie in"),
+])
+def test_bad_input_is_named(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+@given(mu=st.floats(0.01, 20.0), eps=st.floats(1e-6, 50.0))
+def test_vectorized_gaussian_form_agrees_with_the_mechanisms_module(mu, eps):
+    from accounting.mechanisms import gaussian_delta
+
+    assert gaussian_profile_delta(mu, eps) == pytest.approx(gaussian_delta(mu, 1.0, eps), rel=1e-12, abs=1e-300)
+
+
+def test_mixed_epsilon_is_on_the_safe_side_of_the_lower_bound_curve():
+    p = PrivacyProfile(0.8, (0.3, 0.6))
+    e = p.epsilon(1e-4)
+    assert p.delta(e) > 1e-4 and p.delta(e + 1e-9) <= 1e-4
