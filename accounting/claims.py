@@ -17,10 +17,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
+from typing import TYPE_CHECKING
 
 from topology.validation import check_nonnegative, check_positive, check_real
 
 from .errors import PrivacyParameterError
+
+if TYPE_CHECKING:
+    from .claim_forms import ClaimForm
 
 __all__ = ["LEVELS", "Claim", "Verdict", "verify"]
 
@@ -41,9 +45,17 @@ class Claim:
         delta: the claimed delta, in ``[0, 1)``.
         per: ``"run"``, ``"iteration"`` or ``"round"`` (see :data:`LEVELS`).
         notes: conditions, caveats and known problems.
+        form: the claim's form when it is not plain ``(epsilon, delta)``: a
+            :class:`~accounting.claim_forms.RenyiDP` or
+            :class:`~accounting.claim_forms.ZeroConcentratedDP` (``epsilon`` and
+            ``delta`` then hold the paper's ``(epsilon, delta)`` statement or
+            the form's conversion, which :func:`verify` compares), or ``None``
+            for the form given by ``(epsilon, delta)`` (:meth:`privacy_form`).
 
     Raises:
-        PrivacyParameterError: ``epsilon <= 0``, ``delta`` outside ``[0, 1)``, an unknown ``per``.
+        PrivacyParameterError: ``epsilon <= 0``, ``delta`` outside ``[0, 1)``, an unknown ``per``, a
+            ``form`` that is not a claim form, or a pure/approximate ``form`` that disagrees with
+            ``(epsilon, delta)``.
 
     Example:
         >>> Claim("Huang, Mitra and Vaidya (ICDCN 2015)", "Theorem 5", 1.0, 0.0, "run", "").per
@@ -56,6 +68,7 @@ class Claim:
     delta: float
     per: str
     notes: str = ""
+    form: ClaimForm | None = None
 
     def __post_init__(self) -> None:
         check_positive(self.epsilon, "epsilon", error=_E)
@@ -64,6 +77,27 @@ class Claim:
             raise PrivacyParameterError(f"delta must lie in [0, 1), got {self.delta!r}")
         if self.per not in LEVELS:
             raise PrivacyParameterError(f"per must be one of {LEVELS}, got {self.per!r}")
+        if self.form is not None:
+            from .claim_forms import ApproxDP, PureDP, RenyiDP, ZeroConcentratedDP, as_form
+
+            if not isinstance(self.form, (PureDP, ApproxDP, RenyiDP, ZeroConcentratedDP)):
+                raise PrivacyParameterError(f"form must be a claim form (accounting.claim_forms), got {self.form!r}")
+            if isinstance(self.form, (PureDP, ApproxDP)) and self.form != as_form((self.epsilon, self.delta)):
+                raise PrivacyParameterError(
+                    f"form {self.form!r} disagrees with (epsilon, delta) = ({self.epsilon!r}, {self.delta!r})")
+
+    def privacy_form(self) -> ClaimForm:
+        """The claim's form: :attr:`form` if given, else pure (``delta = 0``) or approximate DP.
+
+        Example:
+            >>> Claim("Huang, Mitra and Vaidya (ICDCN 2015)", "Theorem 5", 1.0, 0.0, "run").privacy_form()
+            PureDP(epsilon=1.0)
+        """
+        if self.form is not None:
+            return self.form
+        from .claim_forms import as_form
+
+        return as_form((self.epsilon, self.delta))
 
 
 @dataclass(frozen=True)

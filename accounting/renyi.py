@@ -1,0 +1,171 @@
+"""The accountant's own Rényi DP and zCDP, from its own sensitivities, and whether they confirm a claim.
+
+The accountant never uses the algorithm's claimed sensitivity unless told to
+(:mod:`accounting.composition`); here too every function takes the
+sensitivity the caller vouches for.
+
+* :func:`ledger_rdp`: the RDP curve of a ledger's releases composed by
+  dp_accounting's ``RdpAccountant`` (``GaussianDpEvent`` and
+  ``LaplaceDpEvent``, exact per release: ``alpha mu^2 / 2`` and Mironov's
+  Laplace form), at the orders asked for.
+* :func:`ledger_zcdp`: ``rho = sum mu_k^2 / 2 + sum r_j^2 / 2``: a Gaussian
+  release is ``mu^2/2``-zCDP, an ``r``-DP (Laplace) release is
+  ``r^2/2``-zCDP, and zCDP composes additively (Bun and Steinke, TCC 2016,
+  Props. 1.4 and 1.6, Lemma 2.3).
+* :func:`accountant_confirms`: whether those bounds imply a claim of any form.
+
+Amplification by subsampling is out of scope: every release is accounted on
+the whole data set.
+
+Example:
+    >>> from accounting.ledger import Ledger, Release
+    >>> led = Ledger([Release(0, t, float(t), "gaussian", 2.0, 1) for t in (1, 2)])
+    >>> ledger_zcdp(led, 1.0), ledger_rdp(led, 1.0, orders=[4.0])[1].tolist()
+    (0.25, [1.0])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .claim_forms import as_form
+from .composition.inputs import Sensitivity, _ratios
+from .composition.rdp import _rdp_accountant
+from .errors import PrivacyParameterError
+from .ledger import Ledger
+
+__all__ = ["ledger_rdp", "ledger_zcdp", "Confirmation", "accountant_confirms"]
+
+
+def ledger_rdp(ledger: Ledger, sensitivity: Sensitivity,
+               orders: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The composed RDP curve of the ledger (dp_accounting ``RdpAccountant``).
+
+    Args:
+        ledger: the releases.
+        sensitivity: float, callable or mapping (see :mod:`accounting.composition`).
+        orders: orders ``> 1``; ``None`` for dp_accounting's defaults.
+
+    Returns:
+        ``(orders, epsilons)`` arrays (epsilons 0 for an empty or all-free ledger).
+
+    Raises:
+        PrivacyParameterError: bad orders or sensitivities.
+
+    Example:
+        >>> from accounting.ledger import Ledger, Release
+        >>> led = Ledger([Release(0, 1, 1.0, "laplace", 1.0, 1)])
+        >>> [round(float(v), 4) for v in ledger_rdp(led, 1.0, orders=[2.0, 1e6])[1]]
+        [0.6191, 1.0]
+    """
+    acc = _rdp_accountant(ledger, sensitivity, orders)
+    if acc is None:
+        o = np.asarray(orders if orders is not None else [1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], dtype=float)
+        return o, np.zeros_like(o)
+    return np.asarray(acc.orders, dtype=float), np.asarray(acc.rdp, dtype=float)
+
+
+def ledger_zcdp(ledger: Ledger, sensitivity: Sensitivity) -> float:
+    """``rho`` of the ledger: ``sum mu_k^2 / 2`` (Gaussian) plus ``sum r_j^2 / 2`` (Laplace, via pure DP).
+
+    Args:
+        ledger: the releases.
+        sensitivity: float, callable or mapping (see :mod:`accounting.composition`).
+
+    Returns:
+        ``rho >= 0``.
+
+    Raises:
+        PrivacyParameterError: bad sensitivities.
+
+    Example:
+        >>> from accounting.ledger import Ledger, Release
+        >>> ledger_zcdp(Ledger([Release(0, 1, 1.0, "laplace", 2.0, 1)]), 1.0)
+        0.125
+    """
+    lap, gau = _ratios(ledger, sensitivity)
+    return math.fsum(r * r * n / 2 for r, n in gau.items()) + math.fsum(r * r * n / 2 for r, n in lap.items())
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """Whether the accountant's own bound implies a claim.
+
+    Attributes:
+        confirmed: the accountant's bound is within the claim.
+        form: the claim's form.
+        method: ``"basic composition"``, ``"pld"``, ``"rdp"`` or ``"zcdp"``.
+        accountant: the accountant's value (epsilon, RDP epsilon at the claimed order, or rho).
+        claimed: the claim's value in the same unit.
+        reason: one line for the report.
+    """
+
+    confirmed: bool
+    form: str
+    method: str
+    accountant: float
+    claimed: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field (``inf`` as the string ``"inf"``)."""
+        return {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in self.__dict__.items()}
+
+
+def accountant_confirms(claim: Any, ledger: Ledger, sensitivity: Sensitivity, *, rtol: float = 1e-9,
+                        value_discretization_interval: float = 1e-4) -> Confirmation:
+    """Whether the accountant's composition, from its own sensitivity, implies the claim.
+
+    * pure ``epsilon``: basic composition of Laplace releases (a ledger with
+      Gaussian releases is never pure);
+    * ``(epsilon, delta)``: PLD composition (pessimistic) at the claimed delta;
+    * ``(alpha, epsilon)``-RDP: :func:`ledger_rdp` at the claimed order;
+    * ``rho``-zCDP: :func:`ledger_zcdp`.
+
+    Args:
+        claim: a claim form, an ``(epsilon, delta)`` pair or a :class:`~accounting.claims.Claim`.
+        ledger: the releases (the scope is the caller's: network-wide or one agent's).
+        sensitivity: the sensitivity the caller vouches for.
+        rtol: relative slack for rounding, ``>= 0``.
+        value_discretization_interval: the PLD grid.
+
+    Returns:
+        A :class:`Confirmation`.
+
+    Raises:
+        PrivacyParameterError: bad claim or sensitivities.
+
+    Example:
+        >>> from accounting.claim_forms import RenyiDP
+        >>> from accounting.ledger import Ledger, Release
+        >>> led = Ledger([Release(0, 1, 1.0, "gaussian", 2.0, 1)])
+        >>> accountant_confirms(RenyiDP(4.0, 0.5), led, 1.0).confirmed, accountant_confirms(RenyiDP(4.0, 0.4), led, 1.0).confirmed
+        (True, False)
+    """
+    from .composition.basic import basic_composition
+    from .composition.pld import pld_epsilon
+
+    form = as_form(claim)
+    if form.form == "pure":
+        _, gau = _ratios(ledger, sensitivity)
+        value = math.inf if gau else basic_composition(ledger, sensitivity, 0.0)
+        method, claimed = "basic composition", float(form.epsilon)  # type: ignore[union-attr]
+    elif form.form == "approximate":
+        value = pld_epsilon(ledger, sensitivity, form.delta, value_discretization_interval)  # type: ignore[union-attr]
+        method, claimed = "pld", float(form.epsilon)  # type: ignore[union-attr]
+    elif form.form == "renyi":
+        value = float(ledger_rdp(ledger, sensitivity, orders=[form.alpha])[1][0])  # type: ignore[union-attr]
+        method, claimed = "rdp", float(form.epsilon)  # type: ignore[union-attr]
+    elif form.form == "zcdp":
+        value, method, claimed = ledger_zcdp(ledger, sensitivity), "zcdp", float(form.rho)  # type: ignore[union-attr]
+    else:  # pragma: no cover - as_form returns one of the four
+        raise PrivacyParameterError(f"unknown claim form {form!r}")
+    ok = value <= claimed * (1 + rtol)
+    word = "within" if ok else "exceeds"
+    reason = f"the accountant's {method} value {value:.6g} {word} the claim {form.describe()} ({claimed:.6g})"
+    return Confirmation(bool(ok), form.form, method, float(value), claimed, reason)
