@@ -1,0 +1,214 @@
+"""Sensitivity coverage: does the accountant's per-release bound cover the shifts a pair actually produces?
+
+The accountant composes releases with the sensitivity the caller vouches for
+(:mod:`accounting.composition`). That bound is about an *adjacency class*: the
+pairs of problems the claim speaks of. For a concrete pair ``(P, P')``,
+replay gives every release's noise-free value under both problems on every
+run; their difference is the release's realized shift. A shift above the
+bound (in the mechanism's norm: L1 for Laplace, L2 for Gaussian) means one of
+two things, which only the caller can tell apart:
+
+* the pair lies outside the class the bound assumes: the pair must be
+  refused (it says nothing about the claim);
+* the pair is in the class and the bound is wrong: the release is a
+  witness against the bound, and any verdict resting on it is void.
+
+Either way, nothing composed from that bound may ``pass`` the pair.
+:func:`uncovered_releases` returns the offending releases (agent, round,
+channel, the largest shift over the runs, the bound, the run).
+
+Example:
+    >>> shifts = {"y": np.zeros((2, 3, 2, 1))}
+    >>> shifts["y"][1, 0, 0, 0] = 0.05  # run 1, round 1, agent 0
+    >>> [u.to_dict() for u in uncovered_releases(shifts, {"y": 0.02}, {"y": "gaussian"})]
+    [{'channel': 'y', 'agent': 0, 'round': 1, 'receiver': None, 'shift': 0.05, 'bound': 0.02, 'run': 1, 'runs_over': 1, 'norm': 'l2'}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from topology.validation import check_nonnegative
+
+from .errors import PrivacyParameterError, UnknownMechanismError
+
+__all__ = ["NORMS", "UncoveredRelease", "Bound", "release_norms", "uncovered_releases"]
+
+NORMS: dict[str, str] = {"laplace": "l1", "gaussian": "l2", "l1": "l1", "l2": "l2"}
+"""Mechanism (or norm) name to the norm its sensitivity is measured in."""
+
+Bound = float | Callable[[int, int], float] | Mapping[tuple[int, int], float] | np.ndarray
+"""A per-release sensitivity bound: one float; a callable ``(agent, round) -> float``; a mapping
+``(agent, round) -> float``; or an array ``(T, N)`` indexed ``[round - 1, agent]``."""
+
+
+@dataclass(frozen=True)
+class UncoveredRelease:
+    """A release whose realized shift exceeds the accountant's bound.
+
+    Attributes:
+        channel: the channel's name.
+        agent: the sender.
+        round: the round (1-based).
+        receiver: the receiver for a unicast channel, ``None`` for a broadcast.
+        shift: the largest realized shift over the runs (in ``norm``).
+        bound: the accountant's sensitivity bound for the release.
+        run: the run with that shift.
+        runs_over: in how many runs the shift exceeds the bound.
+        norm: ``"l1"`` or ``"l2"``.
+    """
+
+    channel: str
+    agent: int
+    round: int
+    receiver: int | None
+    shift: float
+    bound: float
+    run: int
+    runs_over: int
+    norm: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field."""
+        return dict(self.__dict__)
+
+    def describe(self) -> str:
+        """One line, e.g. ``"channel y, agent 0, round 1: shift 0.0447 > bound 0.02 (l2, run 3)"``."""
+        to = "" if self.receiver is None else f" -> {self.receiver}"
+        return (f"channel {self.channel}, agent {self.agent}{to}, round {self.round}: shift {self.shift:.6g} > bound "
+                f"{self.bound:.6g} ({self.norm}, run {self.run}, {self.runs_over} run(s) over)")
+
+
+def release_norms(shift: Any, norm: str, channel: str = "") -> np.ndarray:
+    """The norm of every release's shift vector (last axis), NaN where nothing was released.
+
+    Args:
+        shift: ``(..., d)`` realized shifts; a release with every coordinate NaN was not sent.
+        norm: ``"l1"``, ``"l2"`` or a mechanism name (:data:`NORMS`).
+        channel: the channel's name, for messages.
+
+    Returns:
+        ``shift.shape[:-1]`` norms.
+
+    Raises:
+        UnknownMechanismError: an unknown norm.
+        PrivacyParameterError: a release with some but not all coordinates NaN, or infinite shifts.
+
+    Example:
+        >>> release_norms([[3.0, -4.0], [np.nan, np.nan]], "l1").tolist()
+        [7.0, nan]
+    """
+    if norm not in NORMS:
+        raise UnknownMechanismError(f"channel {channel!r}: unknown norm or mechanism {norm!r}; known: {sorted(NORMS)}")
+    s = np.asarray(shift, dtype=float)
+    nan = np.isnan(s)
+    partial = nan.any(axis=-1) & ~nan.all(axis=-1)
+    if partial.any():
+        where = tuple(int(i) for i in np.argwhere(partial)[0])
+        raise PrivacyParameterError(f"channel {channel!r}: release at index {where} has some coordinates NaN, not all")
+    if np.isinf(s).any():
+        where = tuple(int(i) for i in np.argwhere(np.isinf(s))[0])
+        raise PrivacyParameterError(f"channel {channel!r}: infinite shift at index {where}")
+    absval = np.abs(np.where(nan, 0.0, s))
+    out = absval.sum(axis=-1) if NORMS[norm] == "l1" else np.sqrt((absval * absval).sum(axis=-1))
+    return np.where(nan.all(axis=-1), np.nan, out)
+
+
+def _bound_table(bound: Any, rounds: int, agents: int, channel: str) -> np.ndarray:
+    """The bound as a ``(T, N)`` array, every entry checked ``>= 0``."""
+    if isinstance(bound, np.ndarray):
+        table = np.asarray(bound, dtype=float)
+        if table.shape != (rounds, agents):
+            raise PrivacyParameterError(f"channel {channel!r}: bound array has shape {table.shape}, "
+                                        f"expected (rounds, agents) = {(rounds, agents)}")
+    elif isinstance(bound, Mapping) or callable(bound):
+        table = np.empty((rounds, agents))
+        for t in range(1, rounds + 1):
+            for i in range(agents):
+                if isinstance(bound, Mapping):
+                    if (i, t) not in bound:
+                        raise PrivacyParameterError(f"channel {channel!r}: bound has no entry for (agent, round) = "
+                                                    f"{(i, t)!r}")
+                    table[t - 1, i] = bound[(i, t)]
+                else:
+                    table[t - 1, i] = bound(i, t)
+    else:
+        table = np.full((rounds, agents), check_nonnegative(bound, "bound", error=PrivacyParameterError,
+                                                           where=f"channel {channel!r}"))
+    bad = ~(np.isfinite(table) & (table >= 0))
+    if bad.any():
+        t, i = (int(x) for x in np.argwhere(bad)[0])
+        raise PrivacyParameterError(f"channel {channel!r}: bound for agent {i}, round {t + 1} must be finite and "
+                                    f">= 0, got {table[t, i]!r}")
+    return table
+
+
+def uncovered_releases(shifts: Mapping[str, Any], bounds: Mapping[str, Any], norms: Mapping[str, str] | str, *,
+                       rtol: float = 1e-9, atol: float = 1e-12) -> list[UncoveredRelease]:
+    """The releases whose realized shift exceeds the accountant's sensitivity bound, on some run.
+
+    A release is uncovered when ``shift > bound (1 + rtol) + atol`` in its
+    norm (the tolerances absorb round-off between the two replays). A bound
+    of 0 (a release the accountant counts as free) is uncovered by any
+    shift above ``atol``: a channel the accountant forgot is found too.
+
+    Args:
+        shifts: per channel the realized shifts (noise-free value under ``P``
+            minus under ``P'``): broadcast ``(R, T, N, d)`` (``[run, round - 1,
+            agent]``) or unicast ``(R, T, N, N, d)`` (``[run, round - 1,
+            sender, receiver]``), NaN where nothing was released.
+        bounds: per channel a :data:`Bound` (per sender and round; a unicast
+            copy has its sender's bound). Every channel of ``shifts`` needs one.
+        norms: per channel ``"l1"``/``"l2"`` or ``"laplace"``/``"gaussian"``, or one for all.
+        rtol, atol: tolerances, ``>= 0``.
+
+    Returns:
+        The uncovered releases (one per release, its worst run), by round, agent, channel.
+
+    Raises:
+        PrivacyParameterError: a channel without a bound, shapes that are not 4-D/5-D, bad bounds
+            (naming the channel, agent and round), bad tolerances.
+        UnknownMechanismError: an unknown norm.
+
+    Example:
+        >>> s = {"y": np.full((1, 2, 1, 2), 0.5)}  # l1 shift 1.0 per release
+        >>> [(u.round, u.shift) for u in uncovered_releases(s, {"y": {(0, 1): 1.0, (0, 2): 0.5}}, "laplace")]
+        [(2, 1.0)]
+    """
+    rt = check_nonnegative(rtol, "rtol", error=PrivacyParameterError)
+    at = check_nonnegative(atol, "atol", error=PrivacyParameterError)
+    out: list[UncoveredRelease] = []
+    for channel, shift in shifts.items():
+        if channel not in bounds:
+            raise PrivacyParameterError(f"channel {channel!r} has shifts but no sensitivity bound")
+        norm = norms if isinstance(norms, str) else norms.get(channel)
+        if norm is None:
+            raise PrivacyParameterError(f"channel {channel!r} has shifts but no norm")
+        s = np.asarray(shift, dtype=float)
+        if s.ndim not in (4, 5):
+            raise PrivacyParameterError(f"channel {channel!r}: shifts must be (R, T, N, d) or (R, T, N, N, d), "
+                                        f"got shape {s.shape}")
+        mags = release_norms(s, norm, channel)  # (R, T, N) or (R, T, N, N)
+        _, rounds, agents = mags.shape[:3]
+        table = _bound_table(bounds[channel], rounds, agents, channel)
+        limit = table * (1 + rt) + at
+        if mags.ndim == 4:
+            limit = limit[:, :, None]
+        with np.errstate(invalid="ignore"):
+            over = mags > limit[None]  # NaN (nothing released) compares False
+        if not over.any():
+            continue
+        worst = np.where(np.isnan(mags), -np.inf, mags)
+        for idx in np.argwhere(over.any(axis=0)):
+            t, i = int(idx[0]), int(idx[1])
+            j = int(idx[2]) if mags.ndim == 4 else None
+            sel = (slice(None), t, i) if j is None else (slice(None), t, i, j)
+            run = int(np.argmax(worst[sel]))
+            out.append(UncoveredRelease(str(channel), i, t + 1, j, float(worst[sel][run]), float(table[t, i]), run,
+                                        int(over[sel].sum()), NORMS[norm]))
+    out.sort(key=lambda u: (u.round, u.agent, u.channel, -1 if u.receiver is None else u.receiver))
+    return out
