@@ -23,10 +23,13 @@ import numpy as np
 
 from .errors import PrivacyParameterError
 
-__all__ = ["PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "hoeffding_half_width"]
+__all__ = ["LOWER_BOUNDS", "PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "hoeffding_half_width"]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative slack before ``L > epsilon`` counts as a violation (round-off in the replay)."""
+
+LOWER_BOUNDS: tuple[str, ...] = ("hoeffding", "thresholds", "bernstein", "best")
+"""The lower bounds on ``delta(epsilon)`` :func:`plrv_audit` can use (see :mod:`accounting.delta_bounds`)."""
 
 
 def _check_epsilon(epsilon: float) -> float:
@@ -57,6 +60,7 @@ class PLRVReport:
         delta_estimate, delta_lower, delta_upper: the estimate of
             ``delta(epsilon)`` and its confidence bounds.
         confidence: the level of those bounds.
+        lower_method: the method of ``delta_lower`` (see :func:`plrv_audit`).
     """
 
     epsilon: float
@@ -70,34 +74,50 @@ class PLRVReport:
     delta_lower: float
     delta_upper: float
     confidence: float
+    lower_method: str = "hoeffding"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confidence: float = 0.95) -> PLRVReport:
+def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confidence: float = 0.95,
+               lower_bound: str = "hoeffding") -> PLRVReport:
     """Audit an (epsilon, delta) claim from exact privacy losses sampled under ``P``.
+
+    The upper bound on ``delta(epsilon)`` is Hoeffding's. The lower bound,
+    which decides a violation of a claim with ``delta > 0``, is Hoeffding's
+    (``lower_bound="hoeffding"``, the default) or one of
+    :mod:`accounting.delta_bounds`: ``"thresholds"``
+    (:func:`~accounting.delta_bounds.threshold_delta_lower`, about 20x
+    tighter for small deltas), ``"bernstein"`` or ``"best"`` (thresholds and
+    Bernstein at half the failure probability each); all at ``confidence``.
 
     Args:
         losses: ``L`` of each sampled transcript (from :func:`accounting.replay.replay_loss`).
         epsilon: the claimed epsilon (> 0).
         delta: the claimed delta (0 for pure DP).
-        confidence: level of the Hoeffding bounds on ``delta(epsilon)``.
+        confidence: level of the bounds on ``delta(epsilon)``.
+        lower_bound: ``"hoeffding"``, ``"thresholds"``, ``"bernstein"`` or ``"best"`` (:data:`LOWER_BOUNDS`).
 
     Returns:
         A :class:`PLRVReport`.
 
     Raises:
-        PrivacyParameterError: a bad epsilon, delta or confidence, or no losses.
+        PrivacyParameterError: a bad epsilon, delta, confidence or lower bound method, or no losses.
 
     Example:
         >>> plrv_audit(np.array([0.1, 0.4]), epsilon=0.5).violation
         False
+        >>> losses = np.r_[np.zeros(970), np.full(30, 9.0)]  # delta(1) is 0.03
+        >>> plrv_audit(losses, 1.0, 1e-3).violation, plrv_audit(losses, 1.0, 1e-3, lower_bound="thresholds").violation
+        (False, True)
     """
     eps = _check_epsilon(epsilon)
     if not (0 <= delta < 1):
         raise PrivacyParameterError(f"delta must be in [0, 1), got {delta!r}")
     conf = _check_level("confidence", confidence)
+    if lower_bound not in LOWER_BOUNDS:
+        raise PrivacyParameterError(f"lower_bound must be one of {LOWER_BOUNDS}, got {lower_bound!r}")
     loss = np.asarray(losses, dtype=float).ravel()
     if loss.size == 0 or not np.isfinite(loss).all():
         raise PrivacyParameterError("losses must be a nonempty array of finite values")
@@ -106,6 +126,12 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
     est = float(terms.mean())
     half = hoeffding_half_width(loss.size, conf)
     lower, upper = max(0.0, est - half), min(1.0, est + half)
+    if lower_bound != "hoeffding" and loss.size >= 2:
+        from . import delta_bounds
+
+        bound = {"thresholds": delta_bounds.threshold_delta_lower, "bernstein": delta_bounds.bernstein_delta_lower,
+                 "best": delta_bounds.best_delta_lower}[lower_bound]
+        lower = float(bound(loss, eps, confidence=conf).lower)
     if delta == 0:
         violation = bool(over.any())
     else:
@@ -115,6 +141,7 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
         exceed_fraction=float(over.mean()), violation=violation,
         witness=int(np.argmax(loss)) if (delta == 0 and violation) else None,
         delta_estimate=est, delta_lower=lower, delta_upper=upper, confidence=conf,
+        lower_method=lower_bound if loss.size >= 2 else "hoeffding",
     )
 
 

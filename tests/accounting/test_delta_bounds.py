@@ -245,3 +245,18 @@ def test_bad_input_is_named(call, match):
 def test_bound_record_serializes():
     b = DeltaLowerBound("hoeffding", 1.0, 0.1, 0.2, 0.95, 10, {"half_width": 0.1})
     assert b.to_dict()["details"] == {"half_width": 0.1} and b.refutes(0.05) and not b.refutes(0.1)
+
+
+def test_plrv_audit_can_use_the_tighter_lower_bounds():
+    from accounting.auditors import LOWER_BOUNDS, plrv_audit
+
+    mu = 1.0 / gaussian_sigma(1.0, 1.0, 1e-2)  # true delta(1) = 1e-2, claim 1e-3
+    losses = gaussian_losses(mu, RUNS, np.random.default_rng(8))
+    old = plrv_audit(losses, 1.0, 1e-3, confidence=0.99)
+    new = plrv_audit(losses, 1.0, 1e-3, confidence=0.99, lower_bound="thresholds")
+    assert not old.violation and old.lower_method == "hoeffding"
+    assert new.violation and new.lower_method == "thresholds"
+    assert new.delta_lower == threshold_delta_lower(losses, 1.0, confidence=0.99).lower
+    assert new.delta_upper == old.delta_upper and set(LOWER_BOUNDS) >= {"best", "bernstein"}
+    with pytest.raises(PrivacyParameterError, match="lower_bound must be one of"):
+        plrv_audit(losses, 1.0, 1e-3, lower_bound="chernoff")
