@@ -98,7 +98,7 @@ def main() -> None:
     base, _ = median_time(lambda: np.random.default_rng(0).normal(mu * mu / 2, mu, args.runs), args.repeats)
     print(f"  {'draw losses':<16}{base * 1e3:8.2f} ms (baseline)")
     for method in METHODS:
-        t, _ = median_time(lambda: lower_bound(method, mu, eps, args.runs, conf, np.random.default_rng(0), 1e-4),
+        t, _ = median_time(lambda m=method: lower_bound(m, mu, eps, args.runs, conf, np.random.default_rng(0), 1e-4),
                            args.repeats)
         print(f"  {method:<16}{t * 1e3:8.2f} ms  ratio {t / base:8.1f}")
 
