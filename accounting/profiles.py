@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -68,6 +68,8 @@ __all__ = [
     "gaussian_profile_epsilon",
     "laplace_profile_delta",
     "shift_profile",
+    "ShiftCheck",
+    "profile_from_shifts",
     "schedule_average_lower",
 ]
 
@@ -422,6 +424,114 @@ def shift_profile(releases: Iterable[tuple[str, Any, float]], *,
         else:
             raise UnknownMechanismError(f"release {k}: unknown mechanism {mechanism!r}; known: gaussian, laplace")
     return PrivacyProfile(gaussian_mu(g_shifts, g_stds), tuple(ratios), value_discretization_interval)
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    """The outcome of :func:`profile_from_shifts`.
+
+    Attributes:
+        profile: the pair's exact profile when every shift is the same on every run, else ``None``.
+        varying: ``(channel, agent, round)`` of the first release whose shift differs between runs, or ``None``.
+        noise_free: ``(channel, agent, round)`` of the first noise-free release with a nonzero shift, or
+            ``None``; such a release tells the two problems apart with certainty (``delta(epsilon) = 1``).
+        reason: one line for the report.
+    """
+
+    profile: PrivacyProfile | None
+    varying: tuple[str, int, int] | None
+    noise_free: tuple[str, int, int] | None
+    reason: str
+
+
+def profile_from_shifts(shifts: Mapping[str, Any], scales: Mapping[str, Any], mechanisms: Mapping[str, str], *,
+                        rtol: float = 1e-9, atol: float = 1e-12,
+                        value_discretization_interval: float = 1e-4) -> ShiftCheck:
+    """The exact profile of a pair from its realized per-release shifts, after checking they are deterministic.
+
+    The shifts (noise-free value under ``P`` minus under ``P'``, replayed on
+    the observed messages) of a pair whose releases compose into fixed shifted
+    noise pairs are the same on every run. That is checked here on the runs:
+    a release whose shift differs between runs by more than ``atol + rtol
+    |shift|`` in some coordinate makes the profile unknown (``profile=None``,
+    the release named). With one run nothing can be checked: replay the
+    schedule with at least two noise draws.
+
+    Args:
+        shifts: per channel ``(R, T, N, d)`` (broadcast) or ``(R, T, N, N, d)``
+            (unicast, ``[run, round - 1, sender, receiver]``), NaN where nothing was released.
+        scales: per channel the noise scale per round ``(T,)`` or per round and
+            sender ``(T, N)`` (Gaussian standard deviation, Laplace ``b``; 0 for
+            a noise-free release).
+        mechanisms: per channel ``"gaussian"`` or ``"laplace"``.
+        rtol, atol: tolerances of the determinism check, ``>= 0``.
+        value_discretization_interval: the optimistic PLD grid (Laplace).
+
+    Returns:
+        A :class:`ShiftCheck`.
+
+    Raises:
+        PrivacyParameterError: missing scales or mechanisms, bad shapes or scales, a release with some
+            coordinates NaN (naming the channel, agent and round).
+        UnknownMechanismError: a mechanism other than ``"gaussian"`` and ``"laplace"``.
+
+    Example:
+        >>> s = {"y": np.tile([[[[0.6], [0.0]]]], (3, 2, 1, 1))}  # 3 runs, 2 rounds, agent 0 shifted by 0.6
+        >>> c = profile_from_shifts(s, {"y": np.ones(2)}, {"y": "gaussian"})
+        >>> round(c.profile.gaussian_mu, 6), c.varying
+        (0.848528, None)
+    """
+    rt = check_nonnegative(rtol, "rtol", error=_E)
+    at = check_nonnegative(atol, "atol", error=_E)
+    releases: list[tuple[str, Any, float]] = []
+    for channel, shift in shifts.items():
+        if channel not in scales or channel not in mechanisms:
+            raise PrivacyParameterError(f"channel {channel!r} has shifts but no scale or mechanism")
+        mech = mechanisms[channel]
+        if mech not in ("gaussian", "laplace"):
+            raise UnknownMechanismError(f"channel {channel!r}: unknown mechanism {mech!r}; known: gaussian, laplace")
+        arr = np.asarray(shift, dtype=float)
+        if arr.ndim not in (4, 5) or arr.shape[0] < 1:
+            raise PrivacyParameterError(f"channel {channel!r}: shifts must be (R, T, N, d) or (R, T, N, N, d), "
+                                        f"got shape {arr.shape}")
+        rounds, agents = arr.shape[1], arr.shape[2]
+        sc = np.asarray(scales[channel], dtype=float)
+        if sc.shape == (rounds,):
+            sc = np.repeat(sc[:, None], agents, axis=1)
+        if sc.shape != (rounds, agents) or not (np.isfinite(sc) & (sc >= 0)).all():
+            raise PrivacyParameterError(f"channel {channel!r}: scales must be finite, >= 0, of shape (T,) or (T, N) "
+                                        f"= ({rounds},) or {(rounds, agents)}, got {scales[channel]!r}")
+        first = arr[0]
+        with np.errstate(invalid="ignore"):
+            differ = ~((np.abs(arr - first[None]) <= at + rt * np.abs(first[None]))
+                       | (np.isnan(arr) & np.isnan(first[None])))
+        if differ.any():
+            _, t, i = (int(v) for v in np.argwhere(differ)[0][:3])
+            return ShiftCheck(None, (str(channel), i, t + 1), None,
+                              f"channel {channel!r}, agent {i}, round {t + 1}: the shift differs between runs, so the "
+                              "pair is not a fixed-shift composition (a projection, clipping or nonlinearity is "
+                              "active); no exact profile")
+        for idx in np.ndindex(*first.shape[:-1]):
+            vec = first[idx]
+            if np.isnan(vec).all():
+                continue
+            t, i = idx[0], idx[1]
+            if np.isnan(vec).any():
+                raise PrivacyParameterError(f"channel {channel!r}, agent {i}, round {t + 1}: some coordinates of the "
+                                            "shift are NaN, not all")
+            b = float(sc[t, i])
+            if b == 0:
+                if np.abs(vec).max() > at:
+                    return ShiftCheck(None, None, (str(channel), i, t + 1),
+                                      f"channel {channel!r}, agent {i}, round {t + 1}: a noise-free release differs "
+                                      "between the problems: they are told apart with certainty (delta = 1)")
+                continue
+            releases.append((mech, vec, b))
+    profile = shift_profile(releases, value_discretization_interval=value_discretization_interval)
+    runs = {int(np.asarray(v).shape[0]) for v in shifts.values()}
+    return ShiftCheck(profile, None, None,
+                      f"every shift is the same on all {min(runs, default=0)} run(s): exact profile ({profile.method}, "
+                      f"gaussian mu {profile.gaussian_mu:.6g}, {len(profile.laplace_ratios)} laplace coordinate(s))")
 
 
 def schedule_average_lower(profiles: Sequence[PrivacyProfile], epsilon: float, *,

@@ -167,3 +167,45 @@ def test_mixed_epsilon_is_on_the_safe_side_of_the_lower_bound_curve():
     p = PrivacyProfile(0.8, (0.3, 0.6))
     e = p.epsilon(1e-4)
     assert p.delta(e) > 1e-4 and p.delta(e + 1e-9) <= 1e-4
+
+
+def _shifts(runs, rounds, agents, d, values):
+    out = np.zeros((runs, rounds, agents, d))
+    for (t, i), v in values.items():
+        out[:, t - 1, i] = v
+    return out
+
+
+def test_profile_from_deterministic_shifts_composes_channels():
+    from accounting.profiles import profile_from_shifts
+
+    g = _shifts(4, 3, 2, 2, {(1, 0): [0.3, 0.4], (2, 0): [0.0, 1.0]})
+    lap = _shifts(4, 3, 2, 1, {(3, 1): [0.5]})
+    c = profile_from_shifts({"y": g, "z": lap}, {"y": np.array([1.0, 1.0, 2.0]), "z": np.full((3, 2), 0.25)},
+                            {"y": "gaussian", "z": "laplace"})
+    assert c.varying is None and c.noise_free is None
+    # round 1: |(0.3, 0.4)| / 1 = 0.5; round 2: |(0, 1)| / 1 = 1; the Laplace coordinate: 0.5 / 0.25 = 2
+    assert c.profile.gaussian_mu == pytest.approx(math.sqrt(0.25 + 1.0)) and c.profile.laplace_ratios == (2.0,)
+
+
+def test_profile_from_shifts_refuses_varying_shifts_and_flags_noise_free_ones():
+    from accounting.profiles import profile_from_shifts
+
+    g = _shifts(3, 2, 2, 1, {(1, 0): [0.5]})
+    g[2, 1, 1, 0] = 1e-3  # run 2, round 2, agent 1 differs
+    c = profile_from_shifts({"y": g}, {"y": np.ones(2)}, {"y": "gaussian"})
+    assert c.profile is None and c.varying == ("y", 1, 2) and "differs between runs" in c.reason
+    c = profile_from_shifts({"y": _shifts(2, 2, 1, 1, {(2, 0): [0.1]})}, {"y": np.array([1.0, 0.0])},
+                            {"y": "laplace"})
+    assert c.profile is None and c.noise_free == ("y", 0, 2) and "delta = 1" in c.reason
+    # round-off between runs is tolerated; NaN (nothing released) is skipped
+    g = _shifts(2, 1, 2, 1, {(1, 0): [0.5]})
+    g[1, 0, 0, 0] += 1e-13
+    g[:, 0, 1, 0] = np.nan
+    assert profile_from_shifts({"y": g}, {"y": np.ones(1)}, {"y": "gaussian"}).profile.gaussian_mu == 0.5
+    with pytest.raises(PrivacyParameterError, match="some coordinates of the shift are NaN"):
+        profile_from_shifts({"y": np.array([[[[1.0, np.nan]]]])}, {"y": np.ones(1)}, {"y": "gaussian"})
+    with pytest.raises(PrivacyParameterError, match="no scale or mechanism"):
+        profile_from_shifts({"y": g}, {}, {"y": "gaussian"})
+    with pytest.raises(PrivacyParameterError, match="scales must be finite"):
+        profile_from_shifts({"y": g}, {"y": np.ones(3)}, {"y": "gaussian"})
