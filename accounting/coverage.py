@@ -36,7 +36,7 @@ from topology.validation import check_nonnegative
 
 from .errors import PrivacyParameterError, UnknownMechanismError
 
-__all__ = ["NORMS", "UncoveredRelease", "Bound", "release_norms", "uncovered_releases"]
+__all__ = ["NORMS", "UncoveredRelease", "Bound", "release_norms", "realized_shifts", "uncovered_releases"]
 
 NORMS: dict[str, str] = {"laplace": "l1", "gaussian": "l2", "l1": "l1", "l2": "l2"}
 """Mechanism (or norm) name to the norm its sensitivity is measured in."""
@@ -116,6 +116,44 @@ def release_norms(shift: Any, norm: str, channel: str = "") -> np.ndarray:
     absval = np.abs(np.where(nan, 0.0, s))
     out = absval.sum(axis=-1) if NORMS[norm] == "l1" else np.sqrt((absval * absval).sum(axis=-1))
     return np.where(nan.all(axis=-1), np.nan, out)
+
+
+def realized_shifts(replay_p: Any, replay_p_prime: Any) -> dict[str, np.ndarray]:
+    """Per noisy channel, every release's realized shift from two replays of the same runs.
+
+    :func:`accounting.scheduled_replay.scheduled_replay` with ``rule`` set to
+    ``P``'s recursion gives the residuals ``y - mu_P``; called again on the
+    same messages and schedules with ``P'``'s recursion as ``rule`` it gives
+    ``y - mu_P'``. Their difference is ``mu_P - mu_P'``: the shift of every
+    release on every run (NaN where nothing was released or the round is
+    noise-free; noise-free releases are compared by the replay itself, its
+    ``noise_free_mismatch`` and infinite losses).
+
+    Args:
+        replay_p, replay_p_prime: the two
+            :class:`~accounting.scheduled_replay.ScheduledReplay` results (anything with ``residuals``).
+
+    Returns:
+        Per channel, ``mu_P - mu_P'`` with the messages' shape.
+
+    Raises:
+        PrivacyParameterError: the two replays have different channels or shapes.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> realized_shifts(NS(residuals={"y": np.array([0.5])}), NS(residuals={"y": np.array([1.5])}))["y"].tolist()
+        [1.0]
+    """
+    a, b = replay_p.residuals, replay_p_prime.residuals
+    if set(a) != set(b):
+        raise PrivacyParameterError(f"the replays have different channels: {sorted(a)} and {sorted(b)}")
+    out = {}
+    for c in a:
+        ra, rb = np.asarray(a[c], dtype=float), np.asarray(b[c], dtype=float)
+        if ra.shape != rb.shape:
+            raise PrivacyParameterError(f"channel {c!r}: residual shapes differ, {ra.shape} and {rb.shape}")
+        out[c] = rb - ra
+    return out
 
 
 def _bound_table(bound: Any, rounds: int, agents: int, channel: str) -> np.ndarray:

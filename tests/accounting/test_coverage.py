@@ -87,3 +87,36 @@ def test_release_norms():
 def test_bad_input_is_named(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_realized_shifts_from_two_scheduled_replays():
+    from accounting.coverage import realized_shifts
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+
+    class Offset:  # x <- mixed; message = x + a (agent-specific offset)
+        def __init__(self, a):
+            self.a = np.asarray(a, float)[:, None]
+
+        def initial_state(self, runs):
+            return np.zeros((runs, 2, 1))
+
+        def message_means(self, x, t):
+            return {"y": x + self.a}
+
+        def next_state(self, x, mixed, t):
+            return mixed["y"]
+
+    class Sched:
+        def dense(self, t):
+            return np.full((2, 2), 0.5), np.full((2, 2), t)
+
+    y = {"y": np.random.default_rng(0).normal(size=(3, 4, 2, 1))}
+    noise = {"y": ChannelNoise("gaussian", np.ones(4))}
+    p, pp = Offset([0.3, 0.0]), Offset([0.0, 0.0])
+    sched = [Sched()] * 3
+    shifts = realized_shifts(scheduled_replay(y, sched, noise, p), scheduled_replay(y, sched, noise, pp))
+    expected = np.zeros((3, 4, 2, 1))
+    expected[..., 0, 0] = 0.3  # the offset; the states follow the observed messages, the same under both
+    np.testing.assert_allclose(shifts["y"], expected, atol=1e-12)
+    out = uncovered_releases(shifts, {"y": 0.25}, "gaussian")
+    assert [(u.agent, u.round) for u in out] == [(0, t) for t in range(1, 5)]
