@@ -452,7 +452,7 @@ def importance_delta_lower(losses: Any, log_weights: Any, epsilon: float, *, con
         i = int(np.flatnonzero(np.isnan(lw) | (lw == np.inf))[0])
         raise PrivacyParameterError(f"log_weights must be finite or -inf, got {float(lw[i])!r} at index {i}")
     terms = hockey_stick_terms(loss, eps)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # an overflowing weight is +inf, truncated at the cap
         z = np.where(terms > 0, np.exp(lw + np.log(np.where(terms > 0, terms, 1.0))), 0.0)
     lower, used = nonnegative_mean_lower(z, 1.0 - conf, cap=cap)
     return DeltaLowerBound("importance sampling", eps, lower, float(z.mean()), conf, int(loss.size),

@@ -152,7 +152,7 @@ def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequenc
         A :class:`Refutation`.
 
     Raises:
-        PrivacyParameterError: a bad claim, delta, order or rtol.
+        PrivacyParameterError: a bad claim, profile, bound, delta, order or rtol.
 
     Example:
         >>> from accounting.delta_bounds import DeltaLowerBound
@@ -165,6 +165,8 @@ def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequenc
     tol = check_nonnegative(rtol, "rtol", error=PrivacyParameterError)
     base: dict[str, Any] = {"form": form.form, "claim": form.to_dict(), "delta_meaning": form.delta_meaning}
     notes: list[str] = []
+    if profile is not None and not isinstance(profile, PrivacyProfile):
+        raise PrivacyParameterError(f"profile must be an accounting.profiles.PrivacyProfile, got {profile!r}")
     if profile is not None:
         if form.form in ("pure", "approximate") or delta is not None:
             eps = check_epsilon(form, delta)

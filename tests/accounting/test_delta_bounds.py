@@ -260,3 +260,9 @@ def test_plrv_audit_can_use_the_tighter_lower_bounds():
     assert new.delta_upper == old.delta_upper and set(LOWER_BOUNDS) >= {"best", "bernstein"}
     with pytest.raises(PrivacyParameterError, match="lower_bound must be one of"):
         plrv_audit(losses, 1.0, 1e-3, lower_bound="chernoff")
+
+
+def test_importance_bound_truncates_overflowing_weights_at_the_cap():
+    losses = np.array([5.0, 5.0, 0.0, 0.0])
+    b = importance_delta_lower(losses, [800.0, 0.0, 0.0, 0.0], 1.0, confidence=0.9, cap=0.5)
+    assert math.isfinite(b.lower) and b.details["max_term"] == math.inf
