@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -211,7 +211,6 @@ class PrivacyProfile:
     gaussian_mu: float
     laplace_ratios: tuple[float, ...] = ()
     value_discretization_interval: float = 1e-4
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_nonnegative(self.gaussian_mu, "gaussian_mu", error=_E)
