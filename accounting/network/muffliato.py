@@ -1,0 +1,487 @@
+"""Muffliato's pairwise privacy loss: the authors' per-pair values and the exact values, streamed per observer.
+
+Cyffers, Even, Bellet and Massoulié, "Muffliato: Peer-to-Peer Privacy
+Amplification for Decentralized Optimization and Averaging" (NeurIPS 2022),
+plot the pairwise network-DP loss from node ``u`` to node ``v`` against their
+shortest-path distance. Their protocol: every node adds Gaussian noise once,
+``x(0) = x + sigma xi`` (their code then clips to [0, 1]; the exact model
+here does **not** clip, so it is linear), and runs ``T`` gossip steps with a
+fixed symmetric doubly stochastic ``W``:
+
+* plain: ``x(t) = W x(t-1)``, so ``x(t) = W^t x(0)``;
+* Chebyshev-accelerated: ``x(1) = W x(0)``,
+  ``x(t+1) = gamma W x(t) + (1 - gamma) x(t-1)``, with
+  ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2`` and ``l2`` the
+  spectral gap (second-smallest eigenvalue of ``I - W``).
+
+In both, ``x(t) = M_t x(0)`` with ``M_t`` a polynomial in ``W``.
+
+Conventions of the authors' public code, as used here
+(:func:`authors_pairwise_loss`, :func:`muffliato_steps`, :func:`hamilton_weights`):
+
+* weights: ``W_uv = 1 / (max(d_u, d_v) + 1)`` on edges (plain degrees),
+  ``W_uu`` the rest of the row: the Metropolis rule of :mod:`topology.weights`;
+* steps: ``T = ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))``
+  accelerated, ``/ l2`` plain;
+* per pair, order ``alpha``: ``min(eps_local, alpha / (2 sigma^2) * sum over
+  t = 1..T and neighbours w != v of v of (M_t[w, u] / ||M_t[w, :]||)^2)``:
+  every message counted as a separate Gaussian mechanism and the results
+  added; the first exchange (``t = 0``, the raw noisy values) is left out.
+
+The exact value (:func:`exact_pairwise_loss`): ``v`` sees the messages
+``x_w(t)`` of its neighbours ``w != v`` for ``t = 1..T`` (the authors'
+convention) or ``t = 0..T`` (``include_first_exchange=True``: what ``v``
+actually receives), knows its own noise ``xi_v`` and its datum, and no
+clipping. Its view is ``B (x + sigma xi)`` with ``B`` the stacked rows
+``M_t[w, :]``; conditioned on ``xi_v`` the covariance is ``sigma^2 B' B'^T``
+(``B'``: ``B`` without column ``v``), the shift for ``u`` is ``B[:, u]``, so
+``D_alpha(u -> v) = alpha / (2 sigma^2) * ||P e_u||^2`` with ``P`` the
+projection on the row space of ``B'`` (computed by
+:func:`~.gaussian_views.gaussian_view_losses`). Including the first exchange
+gives every neighbour of ``u`` the full ``alpha / (2 sigma^2)``.
+
+Cost: per observer, ``T`` sparse products for its ``d_v`` rows, then one
+SVD of a ``(d_v T) x (n - 1)`` matrix; rows are streamed one observer at a
+time (:func:`pairwise_rows`), so memory is one observer's matrix.
+
+Example:
+    >>> import networkx as nx
+    >>> W = hamilton_weights(nx.path_graph(4))
+    >>> row = observer_row(W, 3, steps=2, gamma=None)  # v = 3 sees x_2(1), x_2(2)
+    >>> row.exact.round(4).tolist(), row.authors.round(4).tolist()
+    ([0.6667, 0.6667, 0.6667, inf], [0.0435, 0.5072, 0.7246, 0.7246])
+
+Here the node 3 sees ``x_2(1) = (x_1 + x_2 + x_3)/3`` and ``x_2(2) = (x_0 +
+2 x_1 + 3 x_2 + 3 x_3)/9`` (noisy inputs), knows its own noise, and the
+view's rows ``(0, 1, 1)/3`` and ``(1, 2, 3)/9`` on ``(x_0, x_1, x_2)`` span
+the plane orthogonal to ``(1, 1, -1)``: every ``||P e_u||^2 = 1 - 1/3``. The
+authors' value for ``u = 0`` is ``(1/9)^2 / (1 + 4 + 9 + 9)/81 = 1/23``:
+their sum is below the exact loss here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from topology.weights import metropolis
+
+from ..errors import AccountingError, PrivacyParameterError
+from .gaussian_views import RANGE_RTOL, RANK_RTOL, gaussian_view_losses
+from .schedule import LinearSchedule
+
+__all__ = [
+    "hamilton_weights",
+    "spectral_gap",
+    "chebyshev_gamma",
+    "muffliato_steps",
+    "gossip_rows",
+    "muffliato_schedule",
+    "authors_pairwise_loss",
+    "exact_pairwise_loss",
+    "ObserverRow",
+    "observer_row",
+    "pairwise_rows",
+    "hypercube",
+    "erdos_renyi_connected",
+    "random_geometric",
+    "grid",
+    "figure_graphs",
+    "distances_from",
+]
+
+
+def hamilton_weights(graph: nx.Graph) -> sp.csr_array:
+    """The authors' "Hamilton" gossip weights: ``1 / (max(d_u, d_v) + 1)`` on edges, the rest on the diagonal.
+
+    Their code adds self-loops and reads networkx degrees (a self-loop counts
+    twice); in plain degrees this is the Metropolis rule, so this returns
+    :func:`topology.weights.metropolis`.
+
+    Args:
+        graph: an undirected networkx graph on nodes ``0..n-1``.
+
+    Returns:
+        ``W``, symmetric and doubly stochastic (CSR).
+
+    Raises:
+        topology.errors.ParameterError: a directed pattern.
+
+    Example:
+        >>> hamilton_weights(nx.star_graph(2)).toarray().round(3).tolist()
+        [[0.333, 0.333, 0.333], [0.333, 0.667, 0.0], [0.333, 0.0, 0.667]]
+    """
+    return sp.csr_array(metropolis(graph))
+
+
+def spectral_gap(weights: Any) -> float:
+    """``l2``: the second-smallest eigenvalue of ``I - W`` for a symmetric ``W`` (dense ``eigvalsh``).
+
+    Raises:
+        AccountingError: ``W`` not square or not symmetric.
+
+    Example:
+        >>> round(spectral_gap(hamilton_weights(nx.hypercube_graph(3))), 12)
+        0.5
+    """
+    w = weights.toarray() if sp.issparse(weights) else np.asarray(weights, dtype=float)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise AccountingError(f"weights must be a square matrix of size >= 2, got shape {w.shape}")
+    if not np.allclose(w, w.T, atol=1e-12):
+        raise AccountingError("weights must be symmetric for the spectral gap of I - W")
+    ev = sla.eigvalsh(np.eye(w.shape[0]) - w, subset_by_index=[0, 1])
+    return float(ev[1])
+
+
+def chebyshev_gamma(gap: float) -> float:
+    """Chebyshev acceleration constant ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2``.
+
+    Raises:
+        PrivacyParameterError: ``gap`` outside (0, 1].
+
+    Example:
+        >>> round(chebyshev_gamma(0.5), 6)  # 2 (1 - sqrt(0.4375)) / 0.5625
+        1.203777
+    """
+    if not 0 < gap <= 1:
+        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
+    return 2.0 * (1.0 - math.sqrt(gap * (1.0 - gap / 4.0))) / (1.0 - gap / 2.0) ** 2
+
+
+def muffliato_steps(n: int, sigma: float, gap: float, accelerated: bool = True) -> int:
+    """The authors' step count ``ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))`` (``/ l2`` if plain).
+
+    Raises:
+        PrivacyParameterError: ``n < 1``, ``sigma <= 0`` or ``gap`` outside (0, 1].
+
+    Example:
+        >>> muffliato_steps(2048, 1.0, 1 / 6)
+        19
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise PrivacyParameterError(f"n must be an integer >= 1, got {n!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if not 0 < gap <= 1:
+        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
+    top = math.log(n / sigma**2 * max(0.25, sigma**2))
+    return max(1, math.ceil(top / (math.sqrt(gap) if accelerated else gap)))
+
+
+def _check_gamma(gamma: float | None) -> None:
+    if gamma is not None and not (math.isfinite(gamma) and gamma > 0):
+        raise PrivacyParameterError(f"gamma must be None (plain gossip) or a finite number > 0, got {gamma!r}")
+
+
+def gossip_rows(weights: sp.csr_array, rows: Iterable[int], steps: int, gamma: float | None = None
+                ) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(t, M_t[rows, :])`` for ``t = 0..steps`` (``M_0 = I``), plain or Chebyshev (``gamma``).
+
+    Only ``len(rows) x n`` numbers are held per step (two steps for Chebyshev).
+
+    Args:
+        weights: symmetric ``W`` (CSR).
+        rows: the row indices.
+        steps: ``T >= 0``.
+        gamma: ``None`` for plain gossip, else the Chebyshev constant.
+
+    Raises:
+        PrivacyParameterError: negative ``steps`` or a bad ``gamma``.
+
+    Example:
+        >>> W = sp.csr_array(np.full((2, 2), 0.5))
+        >>> [r.tolist() for _, r in gossip_rows(W, [0], 2)]
+        [[[1.0, 0.0]], [[0.5, 0.5]], [[0.5, 0.5]]]
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise PrivacyParameterError(f"steps must be an integer >= 0, got {steps!r}")
+    _check_gamma(gamma)
+    idx = np.asarray(list(rows), dtype=np.int64)
+    n = weights.shape[0]
+    wt = sp.csr_array(weights.T)
+    prev = np.zeros((idx.size, n))
+    prev[np.arange(idx.size), idx] = 1.0
+    yield 0, prev
+    if steps == 0:
+        return
+    cur = np.asarray((wt @ prev.T).T)
+    yield 1, cur
+    for t in range(2, steps + 1):
+        nxt = np.asarray((wt @ cur.T).T)
+        if gamma is not None:
+            nxt = gamma * nxt + (1.0 - gamma) * prev
+        prev, cur = cur, nxt
+        yield t, cur
+
+
+def muffliato_schedule(weights: Any, steps: int, sigma: float, gamma: float | None = None) -> LinearSchedule:
+    """The same protocol as a :class:`~.schedule.LinearSchedule` (``steps + 1`` rounds; noise in round 1).
+
+    Message ``y(t)`` is ``x(t - 1) = M_{t-1} (x + sigma xi)``: round 1 is the
+    first exchange, rounds ``2..steps + 1`` carry ``M_1 .. M_steps``.
+
+    Raises:
+        PrivacyParameterError: bad ``steps``, ``sigma`` or ``gamma``.
+
+    Example:
+        >>> muffliato_schedule(np.full((2, 2), 0.5), 2, 1.0).horizon
+        3
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise PrivacyParameterError(f"steps must be an integer >= 1, got {steps!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+    _check_gamma(gamma)
+    w = sp.csr_array(weights)
+    n = w.shape[0]
+    scale = np.zeros((steps + 1, n))
+    scale[0] = sigma
+    if gamma is None:
+        return LinearSchedule.from_mixing([w] * (steps + 1), scale)
+    mixing = [w] + [w * gamma] * steps
+    lag2 = [np.zeros(n)] + [np.full(n, 1.0 - gamma)] * steps
+    return LinearSchedule.from_mixing(mixing, scale, lag2=lag2)
+
+
+def _neighbours(weights: sp.csr_array, v: int) -> np.ndarray:
+    n = weights.shape[0]
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n:
+        raise AccountingError(f"observer node must be an integer in [0, {n}), got {v!r}")
+    row = weights[[v], :].tocoo()
+    cols = np.unique(row.col[row.data != 0])
+    return cols[cols != v]
+
+
+def _check_privacy(alpha: float, sigma: float) -> None:
+    if not (alpha > 1 and math.isfinite(alpha)):
+        raise PrivacyParameterError(f"alpha must be a finite number > 1, got {alpha!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+
+
+def authors_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *,
+                          alpha: float = 2.0, sigma: float = 1.0, eps_local: float = 1.0) -> np.ndarray:
+    """The authors' per-pair Renyi value for observer ``v`` and every source ``u``, as their code computes it.
+
+    ``min(eps_local, alpha/(2 sigma^2) sum_{t=1..T} sum_{w ~ v, w != v} (M_t[w, u] / ||M_t[w, :]||)^2)``
+    (module docstring). The entry ``u = v`` follows the same formula (the code does not single it out).
+
+    Args:
+        weights: ``W`` (CSR, symmetric).
+        v: the observer.
+        steps: ``T``.
+        gamma: ``None`` (plain) or the Chebyshev constant.
+        alpha: Renyi order, > 1.
+        sigma: noise standard deviation, > 0.
+        eps_local: the cap (the local budget), > 0.
+
+    Returns:
+        ``(n,)`` array.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> authors_pairwise_loss(W, 2, 1).round(4).tolist()  # one row (1, 1, 1)/3: 1/3 each
+        [0.3333, 0.3333, 0.3333]
+    """
+    _check_privacy(alpha, sigma)
+    if not (eps_local > 0 and math.isfinite(eps_local)):
+        raise PrivacyParameterError(f"eps_local must be a finite number > 0, got {eps_local!r}")
+    nb = _neighbours(weights, v)
+    total = np.zeros(weights.shape[0])
+    for t, rows in gossip_rows(weights, nb, steps, gamma):
+        if t == 0:
+            continue
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        total += ((rows / norms) ** 2).sum(axis=0)
+    return np.minimum(eps_local, alpha / (2 * sigma**2) * total)
+
+
+@dataclass(frozen=True)
+class ObserverRow:
+    """One observer's row of the pairwise matrices.
+
+    Attributes:
+        v: the observer.
+        authors: the authors' values (``(n,)``), or ``None`` if not asked for.
+        exact: the exact Renyi divergences ``u -> v`` (``(n,)``, ``inf`` at ``u = v``).
+        rank: numerical rank of the view's covariance.
+        dropped: directions at or below the rank tolerance (see :mod:`.gaussian_views`).
+        view_dim: number of messages ``v`` sees.
+    """
+
+    v: int
+    authors: np.ndarray | None
+    exact: np.ndarray
+    rank: int
+    dropped: int
+    view_dim: int
+
+
+def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *,
+                        alpha: float = 2.0, sigma: float = 1.0, include_first_exchange: bool = False,
+                        rank_rtol: float = RANK_RTOL) -> ObserverRow:
+    """Exact Renyi divergence of order ``alpha`` from every ``u`` to observer ``v`` (no clipping).
+
+    ``v`` sees its neighbours' messages ``M_t[w, :] (x + sigma xi)`` for
+    ``t = 1..T`` (``0..T`` with ``include_first_exchange``), knows ``xi_v``
+    and ``x_v`` (module docstring).
+
+    Args:
+        weights: ``W`` (CSR, symmetric).
+        v: the observer.
+        steps: ``T``.
+        gamma: ``None`` (plain) or the Chebyshev constant.
+        alpha: Renyi order, > 1.
+        sigma: noise standard deviation, > 0.
+        include_first_exchange: count the raw noisy values ``x_w(0)``.
+        rank_rtol: rank tolerance (:data:`~.gaussian_views.RANK_RTOL`).
+
+    Returns:
+        An :class:`ObserverRow` with ``authors = None``.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> exact_pairwise_loss(W, 2, 1, include_first_exchange=True).exact.round(4).tolist()
+        [1.0, 1.0, inf]
+
+    (Node 2 sees ``x_1 + xi_1`` and ``(x_0 + x_1 + x_2 + xi_0 + xi_1 + xi_2)/3`` and knows ``xi_2``: it
+    can solve for ``x_0 + xi_0``, the full local loss.)
+    """
+    _check_privacy(alpha, sigma)
+    nb = _neighbours(weights, v)
+    n = weights.shape[0]
+    blocks = [rows for t, rows in gossip_rows(weights, nb, steps, gamma) if t > 0 or include_first_exchange]
+    b = np.vstack(blocks) if blocks else np.zeros((0, n))
+    others = np.delete(np.arange(n), v)
+    b_other = b[:, others]
+    losses = gaussian_view_losses(b_other, b_other / sigma, noise=1.0, rank_rtol=rank_rtol, range_rtol=RANGE_RTOL)
+    exact = np.full(n, np.inf)
+    for u, loss in zip(others, losses):
+        if not loss.in_range:  # the shift is a column of the noise map: in range by construction
+            raise AccountingError(f"observer {v}, source {int(u)}: {loss.reason}")
+        exact[u] = loss.renyi(alpha)
+    first = losses[0] if losses else None
+    return ObserverRow(int(v), None, exact, first.rank if first else 0, first.dropped if first else 0, b.shape[0])
+
+
+def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *, alpha: float = 2.0,
+                 sigma: float = 1.0, eps_local: float = 1.0, include_first_exchange: bool = False,
+                 rank_rtol: float = RANK_RTOL) -> ObserverRow:
+    """Both values for observer ``v``: :func:`authors_pairwise_loss` and :func:`exact_pairwise_loss`.
+
+    Example:
+        >>> row = observer_row(hamilton_weights(nx.path_graph(3)), 0, 1)
+        >>> row.authors.round(4).tolist(), row.exact.round(4).tolist()
+        ([0.3333, 0.3333, 0.3333], [inf, 0.5, 0.5])
+    """
+    ex = exact_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma,
+                             include_first_exchange=include_first_exchange, rank_rtol=rank_rtol)
+    au = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)
+    return ObserverRow(ex.v, au, ex.exact, ex.rank, ex.dropped, ex.view_dim)
+
+
+def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps: int, gamma: float | None = None,
+                  **kwargs: Any) -> Iterator[ObserverRow]:
+    """Stream :func:`observer_row` over observers (default: all), one observer's matrices at a time.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> [r.v for r in pairwise_rows(W, None, 1)]
+        [0, 1, 2]
+    """
+    for v in range(weights.shape[0]) if observers is None else observers:
+        yield observer_row(weights, v, steps, gamma, **kwargs)
+
+
+# --------------------------------------------------------------------------- the figure's graphs
+
+
+def hypercube(dim: int = 11) -> nx.Graph:
+    """The hypercube of dimension ``dim`` on nodes ``0..2^dim - 1`` (binary labels in networkx order).
+
+    Example:
+        >>> hypercube(3).number_of_nodes()
+        8
+    """
+    return nx.convert_node_labels_to_integers(nx.hypercube_graph(dim))
+
+
+def erdos_renyi_connected(n: int = 2048, p: float | None = None, seed: int = 0, max_draws: int = 1000
+                          ) -> nx.Graph:
+    """Erdős–Rényi ``G(n, p)``, ``p = log(n)/n`` by default, redrawn until connected.
+
+    Draw ``k`` uses the seed ``numpy.random.SeedSequence(seed).spawn(max_draws)[k]`` (first 32-bit word), so
+    one ``seed`` fixes the graph.
+
+    Raises:
+        AccountingError: no connected draw in ``max_draws``.
+
+    Example:
+        >>> nx.is_connected(erdos_renyi_connected(64, seed=1))
+        True
+    """
+    prob = math.log(n) / n if p is None else p
+    for child in np.random.SeedSequence(seed).spawn(max_draws):
+        g = nx.fast_gnp_random_graph(n, prob, seed=int(child.generate_state(1)[0]))
+        if nx.is_connected(g):
+            return g
+    raise AccountingError(f"erdos_renyi_connected: no connected G({n}, {prob}) in {max_draws} draws (seed={seed})")
+
+
+def random_geometric(n: int = 2048, radius: float = 0.07, seed: int = 0) -> nx.Graph:
+    """Random geometric graph: ``n`` uniform points in the unit square, edges within ``radius``.
+
+    Raises:
+        AccountingError: the drawn graph is not connected (naming the seed).
+
+    Example:
+        >>> random_geometric(200, 0.2, seed=0).number_of_nodes()
+        200
+    """
+    g = nx.random_geometric_graph(n, radius, seed=seed)
+    if not nx.is_connected(g):
+        raise AccountingError(f"random_geometric: the graph for n={n}, radius={radius}, seed={seed} is not "
+                              "connected; choose another seed")
+    return g
+
+
+def grid(side: int = 45) -> nx.Graph:
+    """The ``side x side`` grid, node ``i * side + j`` at row ``i``, column ``j``.
+
+    Example:
+        >>> sorted(grid(3).neighbors(4))
+        [1, 3, 5, 7]
+    """
+    return nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side), ordering="sorted")
+
+
+def figure_graphs(seed: int = 0) -> dict[str, nx.Graph]:
+    """The four graphs of the figure: hypercube 11, Erdős–Rényi 2048, random geometric 2048 (0.07), grid 45."""
+    return {"hypercube": hypercube(11), "erdos-renyi": erdos_renyi_connected(2048, seed=seed),
+            "geometric": random_geometric(2048, 0.07, seed=seed), "grid": grid(45)}
+
+
+def distances_from(graph: nx.Graph, v: int) -> np.ndarray:
+    """Shortest-path distances from ``v`` to every node ``0..n-1`` (``-1`` where unreachable).
+
+    Example:
+        >>> distances_from(nx.path_graph(3), 0).tolist()
+        [0, 1, 2]
+    """
+    out = np.full(graph.number_of_nodes(), -1, dtype=np.int64)
+    for u, d in nx.single_source_shortest_path_length(graph, v).items():
+        out[u] = d
+    return out

@@ -1,0 +1,256 @@
+"""Who sees what: observers of a linear gossip run and their exact pairwise loss.
+
+Observers (parse them from text with :meth:`Observer.parse`):
+
+* ``eavesdropper``: every released message ``y_j(t)``; it knows no noise and no data;
+* ``node:v``: the messages that *arrive* at ``v`` (every ``y_j(s)`` some
+  entry of the schedule hands to ``v``, ``j != v``), and ``v``'s own data,
+  noise and state. ``v`` knows its own noise, so the view is conditioned on
+  it (its noise columns leave the covariance); ``v``'s own messages and state
+  are functions of what it received, its data and its noise, so they add
+  nothing and are not stacked;
+* ``nodes:a,b,...``: a colluding set, the union of its members' views and
+  knowledge (messages between members are functions of the members' own
+  knowledge and received messages, and are left out);
+* ``link:a,b``: the wire between ``a`` and ``b``: the messages ``b`` used
+  from ``a`` and those ``a`` used from ``b``; it knows nothing.
+
+Conditioning on known noise is exact: the view is ``(y, z_K)`` with ``z_K``
+the known noise; ``z_K`` has the same law under both inputs and, given it,
+``y`` is Gaussian with covariance from the other noise columns only and the
+same mean shift, whatever ``z_K`` is.
+
+An observer that holds agent ``u``'s datum (``u`` in the set) sees the
+change itself: the loss is infinite (reported with that reason).
+
+Why ``node:v`` never beats the eavesdropper (``u`` not ``v``): given ``v``'s
+datum, ``v``'s noise is a function of all messages (``y_v(t)`` minus ``v``'s
+state, itself a function of earlier messages), so ``v``'s view is a function
+of the eavesdropper's and data processing applies. The same holds for any
+set not containing ``u``.
+
+Example:
+    >>> import numpy as np
+    >>> W = np.array([[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    >>> s = LinearSchedule.from_mixing([W, W], noise_scale=[[1.0] * 3, [0.0] * 3])
+    >>> round(pairwise_loss(s, Observer.parse("eavesdropper"), 0).mu, 12)
+    1.0
+    >>> round(pairwise_loss(s, Observer.parse("node:2"), 0).mu ** 2, 12)  # x_1 + xi_1, (x_0 + xi_0 + x_2 + xi_2)/2
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..errors import AccountingError
+from .gaussian_views import RANGE_RTOL, RANK_RTOL, GaussianViewLoss, gaussian_view_losses
+from .schedule import LinearSchedule, message_maps
+
+__all__ = ["Observer", "ObservedView", "observed_view", "pairwise_loss", "pairwise_losses"]
+
+Kind = Literal["eavesdropper", "nodes", "link"]
+
+
+@dataclass(frozen=True)
+class Observer:
+    """An observer: ``kind`` and the agents involved (none, the colluding set, or the link's two ends).
+
+    Example:
+        >>> Observer.parse("nodes:3,1"), Observer.parse("node:2").agents
+        (Observer(kind='nodes', agents=(1, 3)), (2,))
+    """
+
+    kind: Kind
+    agents: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind == "eavesdropper" and self.agents:
+            raise AccountingError(f"observer 'eavesdropper' takes no agents, got {self.agents}")
+        if self.kind == "nodes" and not self.agents:
+            raise AccountingError("observer 'nodes' needs at least one agent")
+        if self.kind == "link" and (len(self.agents) != 2 or self.agents[0] == self.agents[1]):
+            raise AccountingError(f"observer 'link' needs two different agents, got {self.agents}")
+        if self.kind not in ("eavesdropper", "nodes", "link"):
+            raise AccountingError(f"unknown observer kind {self.kind!r}: use eavesdropper, nodes or link")
+        if any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 0 for a in self.agents):
+            raise AccountingError(f"observer agents must be integers >= 0, got {self.agents}")
+        object.__setattr__(self, "agents", tuple(sorted({int(a) for a in self.agents})) if self.kind == "nodes"
+                           else tuple(int(a) for a in self.agents))
+
+    @classmethod
+    def node(cls, v: int) -> Observer:
+        """The observer ``node:v``."""
+        return cls("nodes", (v,))
+
+    @classmethod
+    def parse(cls, text: str) -> Observer:
+        """``eavesdropper``, ``node:v``, ``nodes:a,b,...`` or ``link:a,b``.
+
+        Raises:
+            AccountingError: any other text, naming it.
+        """
+        kind, _, rest = text.strip().partition(":")
+        try:
+            agents = tuple(int(x) for x in rest.split(",")) if rest.strip() else ()
+        except ValueError:
+            raise AccountingError(f"observer {text!r}: agents must be integers separated by commas") from None
+        if kind == "eavesdropper" and not rest:
+            return cls("eavesdropper")
+        if kind == "node" and len(agents) == 1:
+            return cls("nodes", agents)
+        if kind in ("nodes", "link") and agents:
+            return cls(kind, agents)  # type: ignore[arg-type]
+        raise AccountingError(f"observer {text!r}: use eavesdropper, node:v, nodes:a,b,... or link:a,b")
+
+    def __str__(self) -> str:
+        if self.kind == "eavesdropper":
+            return "eavesdropper"
+        if self.kind == "nodes" and len(self.agents) == 1:
+            return f"node:{self.agents[0]}"
+        return f"{self.kind}:" + ",".join(map(str, self.agents))
+
+
+@dataclass(frozen=True)
+class ObservedView:
+    """An observer's view as maps: observed values ``= data_map @ data + noise_map @ xi_unknown + known``.
+
+    Attributes:
+        data_map: ``(k, n)``.
+        noise_map: ``(k, m)``: the columns of the noise the observer does not know (unit variance).
+        messages: ``(round, sender)`` of each row.
+        knows_data: agents whose data the observer holds.
+    """
+
+    data_map: np.ndarray
+    noise_map: np.ndarray
+    messages: list[tuple[int, int]]
+    knows_data: frozenset[int]
+
+
+def _seen(schedule: LinearSchedule, observer: Observer) -> set[tuple[int, int]]:
+    n = schedule.num_agents
+    for a in observer.agents:
+        if a >= n:
+            raise AccountingError(f"observer {observer}: agent {a} is not in [0, {n})")
+    if observer.kind == "eavesdropper":
+        return {(t, j) for t in range(1, schedule.horizon + 1) for j in range(n)}
+    if observer.kind == "link":
+        a, b = observer.agents
+        sel = (((schedule.receiver == a) & (schedule.sender == b)) | ((schedule.receiver == b)
+                                                                       & (schedule.sender == a)))
+    else:
+        members = np.array(observer.agents)
+        sel = np.isin(schedule.receiver, members) & ~np.isin(schedule.sender, members)
+    return {(int(t), int(j)) for t, j in zip(schedule.sender_round[sel], schedule.sender[sel])}
+
+
+def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
+    """The rows of the messages ``observer`` sees, with the noise it knows removed.
+
+    Args:
+        schedule: the realized :class:`LinearSchedule`.
+        observer: the :class:`Observer`.
+
+    Returns:
+        The :class:`ObservedView` (rows ordered by round, then sender).
+
+    Raises:
+        AccountingError: an observer agent outside the schedule's agents.
+
+    Example:
+        >>> import numpy as np
+        >>> s = LinearSchedule.from_mixing([np.full((3, 3), 1 / 3)], noise_scale=1.0)
+        >>> observed_view(s, Observer.parse("link:0,1")).messages
+        [(1, 0), (1, 1)]
+    """
+    seen = _seen(schedule, observer)
+    d, nz, messages = message_maps(schedule)
+    rows = [r for r, msg in enumerate(messages) if msg in seen]
+    knows = frozenset(observer.agents) if observer.kind == "nodes" else frozenset()
+    noisy = np.argwhere(schedule.noise_scale > 0)  # column order of message_maps
+    unknown = [c for c, (_, j) in enumerate(noisy) if int(j) not in knows]
+    return ObservedView(d[rows], nz[np.ix_(rows, unknown)], [messages[r] for r in rows], knows)
+
+
+def pairwise_losses(schedule: LinearSchedule, observer: Observer, sources: Iterable[int] | None = None, *,
+                    sensitivity: float = 1.0, rank_rtol: float = RANK_RTOL,
+                    range_rtol: float = RANGE_RTOL) -> dict[int, GaussianViewLoss]:
+    """Exact loss of each source agent's datum to ``observer`` on this schedule (one SVD for all sources).
+
+    Agent ``u``'s datum ``x_u(0)`` changes by ``sensitivity``; the view's mean moves by
+    ``sensitivity * data_map[:, u]`` and :func:`~.gaussian_views.gaussian_view_losses` does the rest.
+
+    Args:
+        schedule: the realized :class:`LinearSchedule`.
+        observer: the :class:`Observer`.
+        sources: the agents ``u`` (default: all).
+        sensitivity: the size of the change, > 0 (L2 norm for vector data).
+        rank_rtol, range_rtol: tolerances (see :mod:`.gaussian_views`).
+
+    Returns:
+        ``{u: GaussianViewLoss}``; ``mu = inf`` with a reason when the observer holds ``u``'s datum
+        or the shift leaves ``range(C)``.
+
+    Raises:
+        AccountingError: a source outside the agents, a sensitivity that is not > 0.
+
+    Example:
+        >>> import numpy as np
+        >>> s = LinearSchedule.from_mixing([np.full((2, 2), 0.5)], noise_scale=2.0)  # node 1 sees x_0 + 2 xi_0
+        >>> {u: x.mu for u, x in pairwise_losses(s, Observer.parse("node:1")).items()}
+        {0: 0.5, 1: inf}
+    """
+    if not (isinstance(sensitivity, (int, float)) and not isinstance(sensitivity, bool) and sensitivity > 0
+            and np.isfinite(sensitivity)):
+        raise AccountingError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
+    n = schedule.num_agents
+    src = list(range(n)) if sources is None else [int(u) for u in sources]
+    for u in src:
+        if not 0 <= u < n:
+            raise AccountingError(f"source agent {u} is not in [0, {n})")
+    view = observed_view(schedule, observer)
+    out: dict[int, GaussianViewLoss] = {}
+    rest = [u for u in src if u not in view.knows_data]
+    if rest:
+        shifts = view.data_map[:, rest] * float(sensitivity)
+        for u, loss in zip(rest, gaussian_view_losses(view.noise_map, shifts, rank_rtol=rank_rtol,
+                                                      range_rtol=range_rtol)):
+            out[u] = loss
+    for u in src:
+        if u in view.knows_data:
+            out[u] = GaussianViewLoss(mu=np.inf, in_range=False, range_residual=1.0, rank=0, dropped=0,
+                                      view_dim=len(view.messages),
+                                      reason=f"observer {observer} holds agent {u}'s datum")
+    return {u: out[u] for u in src}
+
+
+def pairwise_loss(schedule: LinearSchedule, observer: Observer, source: int, *, sensitivity: float = 1.0,
+                  rank_rtol: float = RANK_RTOL, range_rtol: float = RANGE_RTOL) -> GaussianViewLoss:
+    """Exact loss of agent ``source``'s datum to ``observer`` (see :func:`pairwise_losses`).
+
+    Args:
+        schedule: the realized :class:`LinearSchedule`.
+        observer: the :class:`Observer`.
+        source: the agent ``u``.
+        sensitivity: the size of the change, > 0.
+        rank_rtol, range_rtol: tolerances.
+
+    Returns:
+        The :class:`~.gaussian_views.GaussianViewLoss`.
+
+    Raises:
+        AccountingError: as :func:`pairwise_losses`.
+
+    Example:
+        >>> import numpy as np
+        >>> s = LinearSchedule.from_mixing([np.eye(2)], noise_scale=1.0)
+        >>> pairwise_loss(s, Observer.parse("link:0,1"), 0).mu
+        0.0
+    """
+    return pairwise_losses(schedule, observer, [source], sensitivity=sensitivity, rank_rtol=rank_rtol,
+                           range_rtol=range_rtol)[source]
