@@ -282,7 +282,11 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
         s = np.zeros(0)
         rank, dropped = 0, 0
     else:
-        u, s_all, _ = sla.svd(g, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+        if k < m:  # LAPACK is much faster on the tall orientation: G^T = V S U^T
+            _, s_all, ut = sla.svd(g.T, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+            u = ut.T
+        else:
+            u, s_all, _ = sla.svd(g, full_matrices=False, lapack_driver="gesdd", check_finite=False)
         keep = s_all > rank_rtol * s_all[0]
         rank = int(keep.sum())
         dropped = int((s_all[~keep] > 0).sum())
