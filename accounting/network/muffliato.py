@@ -28,6 +28,12 @@ Conventions of the authors' public code, as used here
   every message counted as a separate Gaussian mechanism and the results
   added; the first exchange (``t = 0``, the raw noisy values) is left out.
 
+Other quirks of that code, kept out of the functions here: it clips the
+noisy value to [0, 1] (the exact model cannot: it is linear); its grid curve
+is for ``u = 0`` (a ``u = 1035`` is set but not passed); its "trials" of the
+Erdős–Rényi graph rerun one graph and one seed; its figure draws the local
+budget (1) as a line, on a log axis from 1e-5 to 1.2.
+
 The exact value (:func:`exact_pairwise_loss`): ``v`` sees the messages
 ``x_w(t)`` of its neighbours ``w != v`` for ``t = 1..T`` (the authors'
 convention) or ``t = 0..T`` (``include_first_exchange=True``: what ``v``
@@ -43,6 +49,8 @@ gives every neighbour of ``u`` the full ``alpha / (2 sigma^2)``.
 Cost: per observer, ``T`` sparse products for its ``d_v`` rows, then one
 SVD of a ``(d_v T) x (n - 1)`` matrix; rows are streamed one observer at a
 time (:func:`pairwise_rows`), so memory is one observer's matrix.
+Where the exact value exceeds the authors', :func:`witness_round` names the
+first step from which it does.
 
 Example:
     >>> import networkx as nx
@@ -89,6 +97,7 @@ __all__ = [
     "ObserverRow",
     "observer_row",
     "pairwise_rows",
+    "witness_round",
     "hypercube",
     "erdos_renyi_connected",
     "random_geometric",
@@ -391,6 +400,53 @@ def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None 
                              include_first_exchange=include_first_exchange, rank_rtol=rank_rtol)
     au = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)
     return ObserverRow(ex.v, au, ex.exact, ex.rank, ex.dropped, ex.view_dim)
+
+
+def witness_round(weights: sp.csr_array, u: int, v: int, steps: int, gamma: float | None = None, *,
+                  alpha: float = 2.0, sigma: float = 1.0, eps_local: float = 1.0,
+                  rank_rtol: float = RANK_RTOL) -> int | None:
+    """The first step ``t <= steps`` after which the exact loss ``u -> v`` already exceeds the authors' value.
+
+    The authors' value is taken at the full ``steps`` (what their figure
+    plots); the exact loss over steps ``1..t`` grows with ``t`` (a larger view
+    never lowers the loss), so a binary search finds the first such ``t``
+    (``log2(steps)`` SVDs). First exchange excluded, as in their convention.
+
+    Args:
+        weights, steps, gamma, alpha, sigma, eps_local, rank_rtol: as :func:`observer_row`.
+        u: the source.
+        v: the observer (``!= u``).
+
+    Returns:
+        The step, or ``None`` if the exact loss at ``steps`` does not exceed the authors' value (by more
+        than ``1e-9``).
+
+    Raises:
+        AccountingError: ``u == v`` or a node out of range.
+
+    Example:
+        >>> witness_round(hamilton_weights(nx.path_graph(4)), 0, 3, 2)  # exact 2/3 vs 1/23 at step 2
+        2
+    """
+    n = weights.shape[0]
+    if isinstance(u, bool) or not isinstance(u, (int, np.integer)) or not 0 <= u < n or u == v:
+        raise AccountingError(f"source must be a node in [0, {n}) other than the observer {v}, got {u!r}")
+    claim = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)[u]
+
+    def exceeds(t: int) -> bool:
+        ex = exact_pairwise_loss(weights, v, t, gamma, alpha=alpha, sigma=sigma, rank_rtol=rank_rtol).exact[u]
+        return bool(ex > claim + 1e-9)
+
+    if not exceeds(steps):
+        return None
+    lo, hi = 1, steps  # exceeds(hi) holds
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps: int, gamma: float | None = None,

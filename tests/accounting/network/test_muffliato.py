@@ -52,6 +52,7 @@ from accounting.network.muffliato import (
     pairwise_rows,
     random_geometric,
     spectral_gap,
+    witness_round,
 )
 from accounting.network.observers import Observer, pairwise_losses
 
@@ -167,3 +168,12 @@ def test_streaming_rows_and_errors(path6):
         list(gossip_rows(path6, [0], -1))
     with pytest.raises(PrivacyParameterError, match="spectral gap"):
         chebyshev_gamma(0.0)
+
+
+def test_witness_rounds_on_the_path(path6):
+    # exact loss to node 5 after steps 1..t (rows a; a, b; a, b, c of the module docstring):
+    # u = 1: 0, 0, 3/4 vs authors 1/191 -> step 3; u = 2: 0, 2/3, 3/4 vs 1/23 + 9/191 = 0.091 -> step 2;
+    # u = 3: 1/2, 2/3, 3/4 vs 1/3 + 4/23 + 36/191 = 0.695 -> step 3; u = 4: at most 3/4 vs the cap 1 -> none
+    assert [witness_round(path6, u, 5, 3) for u in (1, 2, 3, 4)] == [3, 2, 3, None]
+    with pytest.raises(AccountingError, match="other than the observer"):
+        witness_round(path6, 5, 5, 3)
