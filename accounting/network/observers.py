@@ -46,10 +46,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import AccountingError
 from .gaussian_views import RANGE_RTOL, RANK_RTOL, GaussianViewLoss, gaussian_view_losses
-from .schedule import LinearSchedule, message_maps
+from .schedule import LinearSchedule
 
 __all__ = ["Observer", "ObservedView", "observed_view", "pairwise_loss", "pairwise_losses"]
 
@@ -124,12 +125,14 @@ class ObservedView:
         noise_map: ``(k, m)``: the columns of the noise the observer does not know (unit variance).
         messages: ``(round, sender)`` of each row.
         knows_data: agents whose data the observer holds.
+        noise_ids: ``(round, agent)`` of each noise column (the unknown noise that reaches the view).
     """
 
     data_map: np.ndarray
     noise_map: np.ndarray
     messages: list[tuple[int, int]]
     knows_data: frozenset[int]
+    noise_ids: list[tuple[int, int]]
 
 
 def _seen(schedule: LinearSchedule, observer: Observer) -> set[tuple[int, int]]:
@@ -149,8 +152,59 @@ def _seen(schedule: LinearSchedule, observer: Observer) -> set[tuple[int, int]]:
     return {(int(t), int(j)) for t, j in zip(schedule.sender_round[sel], schedule.sender[sel])}
 
 
+def _backward_rows(schedule: LinearSchedule, messages: list[tuple[int, int]], knows: frozenset[int]
+                   ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """Rows of ``messages`` over the data and the unknown noise, by one backward pass through the rounds.
+
+    ``Cy[s]`` (``k x n``) holds each observed value's coefficients on the messages ``y(s)``. Going from
+    round ``T`` down to 1: the mixing of round ``s`` turns the coefficients on ``x(s)`` (those on
+    ``y(s + 1)``) into coefficients on the messages it combined (``Cy[sr] += Cy[s + 1] W_{s, sr}``);
+    then ``Cy[s]`` is complete, its columns times the noise scales are the noise coefficients of round
+    ``s``, and it becomes the coefficients on ``x(s - 1)``. At the end ``Cy[1]`` holds the data
+    coefficients. Work ``O(T k nnz)``; memory ``k x n`` per pending round, plus the output.
+    """
+    n, horizon = schedule.num_agents, schedule.horizon
+    k = len(messages)
+    cy: dict[int, np.ndarray] = {}
+    for r, (t, j) in enumerate(messages):
+        cy.setdefault(t, np.zeros((k, n)))[r, j] += 1.0
+    order = np.argsort(schedule.round, kind="stable")
+    starts = np.searchsorted(schedule.round[order], np.arange(1, horizon + 2))
+    noise_cols: list[np.ndarray] = []
+    noise_ids: list[tuple[int, int]] = []
+    for s in range(horizon, 0, -1):
+        cx = cy.pop(s + 1, None)  # coefficients on x(s)
+        sel = order[starts[s - 1]:starts[s]]
+        if cx is not None and sel.size:
+            for sr in np.unique(schedule.sender_round[sel]):
+                e = sel[schedule.sender_round[sel] == sr]
+                w = sp.csr_array((schedule.weight[e], (schedule.receiver[e], schedule.sender[e])), shape=(n, n))
+                contrib = np.asarray((w.T @ cx.T).T)
+                if int(sr) in cy:
+                    cy[int(sr)] += contrib
+                else:
+                    cy[int(sr)] = contrib
+        cur = cy.get(s)
+        if cur is None:
+            continue
+        for jj in np.flatnonzero(schedule.noise_scale[s - 1] > 0):
+            col = cur[:, jj] * schedule.noise_scale[s - 1, jj]
+            if int(jj) not in knows and np.any(col):
+                noise_cols.append(col)
+                noise_ids.append((s, int(jj)))
+    data = cy.get(1, np.zeros((k, n)))
+    rank_of = sorted(range(len(noise_ids)), key=lambda c: noise_ids[c])
+    noise = np.column_stack([noise_cols[c] for c in rank_of]) if noise_cols else np.zeros((k, 0))
+    return data, noise, [noise_ids[c] for c in rank_of]
+
+
 def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
     """The rows of the messages ``observer`` sees, with the noise it knows removed.
+
+    Computed by a backward pass from the observed messages (only their
+    ``k`` rows are ever held; :func:`~.schedule.message_maps` is the forward
+    computation of every message, used to cross-check). Noise variables that
+    do not reach the view are left out of ``noise_map``.
 
     Args:
         schedule: the realized :class:`LinearSchedule`.
@@ -165,16 +219,14 @@ def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
     Example:
         >>> import numpy as np
         >>> s = LinearSchedule.from_mixing([np.full((3, 3), 1 / 3)], noise_scale=1.0)
-        >>> observed_view(s, Observer.parse("link:0,1")).messages
-        [(1, 0), (1, 1)]
+        >>> v = observed_view(s, Observer.parse("link:0,1"))
+        >>> v.messages, v.noise_ids
+        ([(1, 0), (1, 1)], [(1, 0), (1, 1)])
     """
-    seen = _seen(schedule, observer)
-    d, nz, messages = message_maps(schedule)
-    rows = [r for r, msg in enumerate(messages) if msg in seen]
+    seen = sorted(_seen(schedule, observer))
     knows = frozenset(observer.agents) if observer.kind == "nodes" else frozenset()
-    noisy = np.argwhere(schedule.noise_scale > 0)  # column order of message_maps
-    unknown = [c for c, (_, j) in enumerate(noisy) if int(j) not in knows]
-    return ObservedView(d[rows], nz[np.ix_(rows, unknown)], [messages[r] for r in rows], knows)
+    data, noise, ids = _backward_rows(schedule, seen, knows)
+    return ObservedView(data, noise, seen, knows, ids)
 
 
 def pairwise_losses(schedule: LinearSchedule, observer: Observer, sources: Iterable[int] | None = None, *,

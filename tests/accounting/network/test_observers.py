@@ -66,7 +66,9 @@ def test_path6_node5_view_rows_are_the_hand_written_ones():
     assert view.messages == [(1, 4), (2, 4), (3, 4)]
     np.testing.assert_allclose(view.data_map, [[0, 0, 0, 0, 1, 0], [0, 0, 0, 1 / 3, 1 / 3, 1 / 3],
                                                [0, 0, 1 / 9, 2 / 9, 3 / 9, 3 / 9]], atol=1e-15)
-    assert view.noise_map.shape == (3, 5)  # xi_5 is known
+    # xi_5 is known; xi_0 and xi_1 do not reach the view
+    assert view.noise_ids == [(1, 2), (1, 3), (1, 4)]
+    np.testing.assert_allclose(view.noise_map, view.data_map[:, 2:5], atol=1e-15)
 
 
 def test_path6_link_matches_the_closed_form():
@@ -213,3 +215,22 @@ def test_node_loss_agrees_with_monte_carlo(s, data):
     q = stats.multivariate_normal(shift, cov, allow_singular=True)
     plrv = np.atleast_1d(p.logpdf(y) - q.logpdf(y))
     assert abs(plrv.mean() - loss.kl()) <= 4.9 * loss.mu / math.sqrt(samples) + 1e-9
+
+
+@settings(max_examples=40)
+@given(s=schedules(), data=st.data())
+def test_backward_view_equals_the_forward_message_maps(s, data):
+    # two computations of the same rows: observed_view's backward pass and message_maps' forward recursion
+    n = s.num_agents
+    members = tuple(data.draw(st.lists(st.integers(0, n - 1), min_size=1, unique=True)))
+    obs = data.draw(st.sampled_from([Observer("eavesdropper"), Observer("nodes", members)]))
+    view = observed_view(s, obs)
+    d, nz, msgs = message_maps(s)
+    rows = [msgs.index(m) for m in view.messages]
+    np.testing.assert_allclose(view.data_map, d[rows], atol=1e-12)
+    noisy = [(int(t) + 1, int(j)) for t, j in np.argwhere(s.noise_scale > 0)]
+    forward = nz[rows][:, [noisy.index(i) for i in view.noise_ids]]
+    np.testing.assert_allclose(view.noise_map, forward, atol=1e-12)
+    left_out = [c for c, i in enumerate(noisy) if i not in view.noise_ids]
+    for c in left_out:  # known, or not reaching the view
+        assert noisy[c][1] in view.knows_data or not np.any(nz[rows][:, c])
