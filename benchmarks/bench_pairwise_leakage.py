@@ -12,6 +12,8 @@ Chebyshev step count (alpha = 2, sigma = 1, eps_local = 1):
 * extrapolation: ``N x`` the median, the time of the whole ``N x N`` matrix
   streamed one observer at a time (memory stays one observer's).
 
+BLAS runs on ``--threads`` threads (default 1).
+
 ``--full NAME`` also streams every observer of graph NAME and prints the
 per-distance curve (mean and max of both values over all pairs at each
 shortest-path distance) and the number of pairs where the exact value
@@ -31,6 +33,7 @@ import time
 import tracemalloc
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from accounting.network.muffliato import (
     authors_pairwise_loss,
@@ -129,7 +132,10 @@ def main() -> None:
     parser.add_argument("--observers", type=int, default=5)
     parser.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
     parser.add_argument("--full", choices=list(GRAPHS), default=None)
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads (1: no oversubscription on a "
+                        "shared machine; observers are independent, so parallelism belongs across observers)")
     args = parser.parse_args()
+    threadpool_limits(args.threads)
     print("| graph | N | T | view rows | rank | set-up (s) | authors, 1 observer (s) | exact, 1 observer (s) "
           "| ratio | peak MiB, 1 observer | full matrix, extrapolated (min) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")

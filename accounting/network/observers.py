@@ -160,7 +160,8 @@ def _backward_rows(schedule: LinearSchedule, messages: list[tuple[int, int]], kn
     round ``T`` down to 1: the mixing of round ``s`` turns the coefficients on ``x(s)`` (those on
     ``y(s + 1)``) into coefficients on the messages it combined (``Cy[sr] += Cy[s + 1] W_{s, sr}``);
     then ``Cy[s]`` is complete, its columns times the noise scales are the noise coefficients of round
-    ``s``, and it becomes the coefficients on ``x(s - 1)``. At the end ``Cy[1]`` holds the data
+    ``s``, and it becomes the coefficients on ``x(s - 1)`` (plus ``Cy[s + 1]`` times the noise-free
+    state weights). At the end ``Cy[1]`` holds the data
     coefficients. Work ``O(T k nnz)``; memory ``k x n`` per pending round, plus the output.
     """
     n, horizon = schedule.num_agents, schedule.horizon
@@ -185,13 +186,18 @@ def _backward_rows(schedule: LinearSchedule, messages: list[tuple[int, int]], kn
                 else:
                     cy[int(sr)] = contrib
         cur = cy.get(s)
+        extra = None if cx is None or not np.any(schedule.state_weight[s - 1]) else cx * schedule.state_weight[s - 1]
         if cur is None:
+            if extra is not None:
+                cy[s] = extra
             continue
         for jj in np.flatnonzero(schedule.noise_scale[s - 1] > 0):
             col = cur[:, jj] * schedule.noise_scale[s - 1, jj]
             if int(jj) not in knows and np.any(col):
                 noise_cols.append(col)
                 noise_ids.append((s, int(jj)))
+        if extra is not None:
+            cur += extra  # now the coefficients on x(s - 1)
     data = cy.get(1, np.zeros((k, n)))
     rank_of = sorted(range(len(noise_ids)), key=lambda c: noise_ids[c])
     noise = np.column_stack([noise_cols[c] for c in rank_of]) if noise_cols else np.zeros((k, 0))

@@ -10,8 +10,11 @@ The model (scalar state per agent; vector data factorizes, see
   round is one noise injection, so noise once at the start, or at every
   step, are both covered);
 * then every receiver ``i`` combines messages:
-  ``x_i(t) = sum of weight * y_sender(sender_round)`` over the schedule's
-  entries ``(t, i, sender, weight, sender_round)``, ``sender_round <= t``.
+  ``x_i(t) = state_weight[t-1, i] * x_i(t-1) + sum of weight * y_sender(sender_round)``
+  over the schedule's entries ``(t, i, sender, weight, sender_round)``,
+  ``sender_round <= t``; ``state_weight`` (default 0) is the weight on the
+  agent's own *noise-free* previous state, for rules that keep it rather than
+  their noisy message.
   An agent's own term is an entry with ``sender == receiver`` (its own message
   of that round, or an older one: the Chebyshev recursion
   ``x(t) = gamma W x(t-1) + (1 - gamma) x(t-2)`` is the self entry of
@@ -75,6 +78,7 @@ class LinearSchedule:
         round, receiver, sender: int arrays of one length (rounds 1-based, agents 0-based).
         weight: the weight the receiver applied (finite).
         sender_round: the round of the message used, in ``[1, round]``.
+        state_weight: optional ``(T, n)`` weights on the own noise-free previous state (default zeros).
 
     Raises:
         ScheduleError: shapes differ, an index is out of range, a weight or scale is not finite,
@@ -92,9 +96,10 @@ class LinearSchedule:
     sender: np.ndarray
     weight: np.ndarray
     sender_round: np.ndarray
+    state_weight: np.ndarray
 
     def __init__(self, num_agents: int, noise_scale: Any, round: Any, receiver: Any, sender: Any, weight: Any,
-                 sender_round: Any) -> None:
+                 sender_round: Any, state_weight: Any = None) -> None:
         if isinstance(num_agents, bool) or not isinstance(num_agents, (int, np.integer)) or num_agents < 1:
             raise ScheduleError(f"num_agents must be an integer >= 1, got {num_agents!r}")
         n = int(num_agents)
@@ -129,8 +134,15 @@ class LinearSchedule:
         out = np.flatnonzero(~np.isfinite(w))
         if out.size:
             raise ScheduleError(f"weight of entry {int(out[0])} must be finite, got {w[out[0]]!r}")
+        sw = np.zeros_like(scale) if state_weight is None else np.asarray(state_weight, dtype=float)
+        if sw.shape != scale.shape:
+            raise ScheduleError(f"state_weight must have shape {scale.shape}, got {sw.shape}")
+        bad = np.argwhere(~np.isfinite(sw))
+        if bad.size:
+            t, j = (int(x) for x in bad[0])
+            raise ScheduleError(f"state_weight of agent {j} in round {t + 1} must be finite, got {sw[t, j]!r}")
         for name, val in (("num_agents", n), ("noise_scale", scale), ("round", rnd), ("receiver", recv),
-                          ("sender", send), ("weight", w), ("sender_round", srnd)):
+                          ("sender", send), ("weight", w), ("sender_round", srnd), ("state_weight", sw)):
             if isinstance(val, np.ndarray):
                 val.flags.writeable = False
             object.__setattr__(self, name, val)
@@ -226,7 +238,8 @@ def message_maps(schedule: LinearSchedule) -> tuple[np.ndarray, np.ndarray, list
         for j in np.flatnonzero(schedule.noise_scale[t - 1] > 0):
             n_rows[t - 1, j, col_of[(t - 1, int(j))]] += schedule.noise_scale[t - 1, j]
         sel = order[starts[t - 1]:starts[t]]
-        new_d, new_n = np.zeros((n, n)), np.zeros((n, k))
+        sw = schedule.state_weight[t - 1][:, None]
+        new_d, new_n = sw * state_d, sw * state_n
         for s in np.unique(schedule.sender_round[sel]):
             e = sel[schedule.sender_round[sel] == s]
             w = sp.csr_array((schedule.weight[e], (schedule.receiver[e], schedule.sender[e])), shape=(n, n))

@@ -86,6 +86,18 @@ def test_stale_message_in_message_maps():
     assert n[row].tolist() == [0.0, 1.0, 0.0, 0.0]  # columns: xi_0(1), xi_1(1), xi_0(2), xi_1(2)
 
 
+def test_noise_free_own_state_term():
+    # x_0(1) = x_0 (own noise-free state, weight 1); agent 1 receives y_0(1) = x_0 + xi_0(1) and
+    # y_0(2) = x_0(1) = x_0: the datum without noise
+    s = LinearSchedule(2, [[1.0, 1.0], [0.0, 0.0]], [1, 2], [1, 1], [0, 0], [1.0, 1.0], [1, 2],
+                       state_weight=[[1.0, 0.0], [0.0, 0.0]])
+    d, n, msgs = message_maps(s)
+    assert d[msgs.index((2, 0))].tolist() == [1.0, 0.0] and not n[msgs.index((2, 0))].any()
+    assert math.isinf(pairwise_loss(s, Observer.node(1), 0).mu)  # x_0 is seen exactly: outside range(C)
+    view = observed_view(s, Observer.node(1))
+    np.testing.assert_allclose(view.data_map, d[[msgs.index(m) for m in view.messages]])
+
+
 def test_schedule_errors_name_the_entry():
     with pytest.raises(ScheduleError, match="not released yet"):
         LinearSchedule(2, [[1.0, 1.0]] * 2, [1], [0], [1], [1.0], [2])
@@ -147,8 +159,9 @@ def schedules(draw, complete: bool = False):
                 stale = (not complete) and t > 1 and rng.random() < 0.3
                 for col, val in zip(rows, [t, i, j, rng.uniform(0.1, 1.0), t - 1 if stale else t]):
                     col.append(val)
+    state = rng.choice([0.0, 0.0, 0.3], size=(horizon, n)) if not complete else None
     return LinearSchedule(n, scale, np.array(rows[0]), np.array(rows[1]), np.array(rows[2]),
-                          np.array(rows[3], dtype=float), np.array(rows[4]))
+                          np.array(rows[3], dtype=float), np.array(rows[4]), state)
 
 
 @settings(max_examples=40)
