@@ -23,12 +23,23 @@ a covariance matrix, possibly singular) and ``G = A L`` goes through one thin
 SVD ``G = U S V^T``; ``C^+ = U_r S_r^-2 U_r^T`` on the numerical range. The
 rank ``r`` counts singular values above ``rank_rtol * s_max`` (default
 :data:`RANK_RTOL`); the range test compares the shift's residual outside
-``span(U_r)`` with ``range_rtol * ||m||`` (default :data:`RANGE_RTOL`). Both
-tolerances are reported with the result (``rank``, ``dropped``, the
-``range_residual``) so a caller can see how close a decision was: a direction
-weaker than ``rank_rtol`` that exact arithmetic would count is treated as
-absent, which lowers ``mu`` (``dropped > 0`` says that this may have
-happened).
+``span(U_r)`` with ``range_rtol * ||m||`` (default :data:`RANGE_RTOL`).
+
+What the rank decision means for the value. A direction of ``range(C)``
+counts fully, however weak: with ``m`` in the range, its share of ``mu^2``
+does not shrink with its singular value. Singular values at rounding level
+(at most ``max(k, m) * eps * s_max``, numpy's ``matrix_rank`` threshold) are
+indistinguishable from exact dependencies and are treated as such. Those
+between rounding level and the tolerance (``dropped``) are *ambiguous*:
+exact arithmetic may count them. So ``mu`` is exact (to rounding) when
+``dropped == 0`` (:attr:`GaussianViewLoss.exact`). Otherwise it is not
+certified: if the shift lies (within ``range_rtol``) in the kept range, the
+dropped directions' share is missing and ``mu`` is a lower estimate; if the
+shift has a larger component along them, the range test fails and ``mu`` is
+reported infinite. A finite value above a claimed bound is still a witness
+against the claim; a value below it certifies nothing. Long gossip views are typically of the second
+kind (their rows converge to the consensus and their spectrum decays
+smoothly): there the value depends on the tolerance, and callers must say so.
 
 Vector data: if every agent's input is a vector mixed coordinate-wise by the
 same weights with i.i.d. noise per coordinate, the view factorizes over
@@ -153,8 +164,8 @@ class GaussianViewLoss:
         in_range: whether the shift lies in ``range(C)`` (within ``range_rtol``).
         range_residual: ``||m - P_C m|| / ||m||`` (0 for a zero shift).
         rank: numerical rank of ``C``.
-        dropped: singular values of ``A L`` that were > 0 but at or below the
-            rank tolerance (directions treated as absent).
+        dropped: singular values of ``A L`` above rounding level but at or below the
+            rank tolerance (ambiguous directions, treated as absent; module docstring).
         view_dim: dimension of the view (rows of ``A``).
         reason: why ``mu`` is infinite, ``""`` otherwise.
     """
@@ -166,6 +177,14 @@ class GaussianViewLoss:
     dropped: int
     view_dim: int
     reason: str = ""
+
+    @property
+    def exact(self) -> bool:
+        """``True`` when no ambiguous direction was dropped (``dropped == 0``): ``mu`` is exact to rounding.
+
+        Otherwise a finite ``mu`` is a lower estimate of the exact-arithmetic value (module docstring).
+        """
+        return self.dropped == 0
 
     def renyi(self, alpha: float) -> float:
         """Exact Renyi divergence of order ``alpha`` (>= 1; 1 is KL): ``alpha mu^2 / 2``.
@@ -289,7 +308,8 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
             u, s_all, _ = sla.svd(g, full_matrices=False, lapack_driver="gesdd", check_finite=False)
         keep = s_all > rank_rtol * s_all[0]
         rank = int(keep.sum())
-        dropped = int((s_all[~keep] > 0).sum())
+        rounding = max(k, m) * np.finfo(float).eps * s_all[0]
+        dropped = int((s_all[~keep] > rounding).sum())
         u, s = u[:, :rank], s_all[:rank]
     coef = u.T @ sh  # (r, s)
     norms = np.linalg.norm(sh, axis=0)

@@ -137,3 +137,17 @@ def test_kl_agrees_with_monte_carlo(k, m, rank, seed):
     plrv = p.logpdf(z) - q.logpdf(z)
     plrv = np.atleast_1d(plrv)
     assert abs(plrv.mean() - loss.mu**2 / 2) <= Z * loss.mu / math.sqrt(N_MC) + 1e-9
+
+
+def test_ambiguous_direction_is_flagged_and_lowers_mu():
+    # A = diag(1, 1e-12), shift A (1, 1): exact-arithmetic mu^2 = 2. The weak direction lies between rounding
+    # level (2 * eps) and the default tolerance 1e-10: dropped, mu^2 = 1, flagged as not exact.
+    a = np.diag([1.0, 1e-12])
+    shift = a @ np.ones(2)
+    default = gaussian_view_loss(a, shift)
+    assert default.dropped == 1 and not default.exact and default.in_range
+    assert default.mu**2 == pytest.approx(1.0)
+    fine = gaussian_view_loss(a, shift, rank_rtol=1e-14)
+    assert fine.exact and fine.mu**2 == pytest.approx(2.0)
+    # an exact dependency leaves only rounding-level singular values: not counted as ambiguous
+    assert gaussian_view_loss(np.array([[1.0, 2.0], [2.0, 4.0]]), [1.0, 2.0]).exact

@@ -177,3 +177,19 @@ def test_witness_rounds_on_the_path(path6):
     assert [witness_round(path6, u, 5, 3) for u in (1, 2, 3, 4)] == [3, 2, 3, None]
     with pytest.raises(AccountingError, match="other than the observer"):
         witness_round(path6, 5, 5, 3)
+
+
+@pytest.mark.parametrize("graph", [hypercube(5), nx.connected_watts_strogatz_graph(40, 4, 0.3, seed=2)])
+@pytest.mark.parametrize("first", [False, True])
+def test_gram_schmidt_and_svd_routes_agree(graph, first):
+    # the streamed block Gram-Schmidt basis and the general one-SVD computation of the same view;
+    # graphs with exact linear dependencies between the rows (the hypercube's W has 6 distinct eigenvalues)
+    w = hamilton_weights(graph)
+    gap = spectral_gap(w)
+    steps = muffliato_steps(graph.number_of_nodes(), 1.0, gap)
+    gamma = chebyshev_gamma(gap)
+    for v in (0, 7):
+        gs = exact_pairwise_loss(w, v, steps, gamma, include_first_exchange=first)
+        sv = exact_pairwise_loss(w, v, steps, gamma, include_first_exchange=first, method="svd")
+        assert gs.rank == sv.rank and gs.view_dim == sv.view_dim
+        np.testing.assert_allclose(gs.exact, sv.exact, atol=1e-8)
