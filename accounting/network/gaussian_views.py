@@ -203,6 +203,26 @@ class GaussianViewLoss:
         """Exact ``delta(epsilon)`` (see :func:`delta_from_mu`)."""
         return delta_from_mu(self.mu, epsilon)
 
+    def pld(self, value_discretization_interval: float = 1e-4) -> Any:
+        """The privacy loss distribution (dp_accounting, pessimistic) of the pair: the Gaussian mechanism ``mu``.
+
+        The privacy loss random variable is exactly ``N(mu^2/2, mu^2)``; dp_accounting discretizes it
+        pessimistically, so composing it with other PLDs stays an upper bound.
+
+        Raises:
+            AccountingError: ``mu`` infinite or 0 (no PLD to build: delta is 1, resp. 0, at every epsilon).
+
+        Example:
+            >>> round(float(GaussianViewLoss(0.5, True, 0.0, 1, 0, 1).pld().get_delta_for_epsilon(1.0)), 6)
+            0.00683
+        """
+        from dp_accounting.pld import privacy_loss_distribution
+
+        if math.isinf(self.mu) or self.mu == 0:
+            raise AccountingError(f"no PLD for mu = {self.mu}: delta(epsilon) is {1 if self.mu else 0} everywhere")
+        return privacy_loss_distribution.from_gaussian_mechanism(
+            1.0 / self.mu, sensitivity=1.0, value_discretization_interval=value_discretization_interval)
+
     def dp_event(self) -> Any:
         """The pair as a dp_accounting event: ``GaussianDpEvent(1 / mu)`` (``NonPrivateDpEvent`` if infinite).
 

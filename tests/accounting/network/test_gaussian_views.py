@@ -151,3 +151,13 @@ def test_ambiguous_direction_is_flagged_and_lowers_mu():
     assert fine.exact and fine.mu**2 == pytest.approx(2.0)
     # an exact dependency leaves only rounding-level singular values: not counted as ambiguous
     assert gaussian_view_loss(np.array([[1.0, 2.0], [2.0, 4.0]]), [1.0, 2.0]).exact
+
+
+def test_pld_matches_the_closed_form_profile():
+    loss = GaussianViewLoss(0.8, True, 0.0, 1, 0, 1)
+    pld = loss.pld()
+    for eps in (0.1, 0.5, 1.5):
+        # pessimistic discretization: at least the exact delta, close to it
+        assert loss.delta(eps) - 1e-12 <= pld.get_delta_for_epsilon(eps) <= loss.delta(eps) + 1e-3
+    with pytest.raises(AccountingError, match="no PLD"):
+        GaussianViewLoss(math.inf, False, 1.0, 0, 0, 1).pld()
