@@ -343,54 +343,85 @@ class ObserverRow:
     view_dim: int
 
 
-def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL) -> tuple[np.ndarray, int]:
-    """An orthonormal basis of the span of the rows of ``blocks``, built block by block (CGS2 with deflation).
+def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, batch_rows: int = 256
+                    ) -> tuple[np.ndarray, int]:
+    """An orthonormal basis of the span of the rows of ``blocks``, built batch by batch (CGS2 with deflation).
 
-    Each block is projected off the current basis twice (classical Gram-Schmidt
-    with reorthogonalization); an SVD of the small residual block gives its new
-    directions, kept if their singular value exceeds ``rank_rtol`` times the
-    largest row norm seen so far. Cost ``O(k n r)`` for ``k`` rows of length
-    ``n`` and rank ``r``, against ``O(k n^2)`` for an SVD of the stacked rows:
-    the difference at ``n = 2048`` when ``k > n`` and ``r << n``.
+    Rows are gathered into batches of at least ``batch_rows``. Each batch is
+    projected off the current basis twice (classical Gram-Schmidt with
+    reorthogonalization); an SVD of the residual gives its new directions,
+    kept if their singular value exceeds ``rank_rtol`` times the largest row
+    norm seen so far. The kept directions are projected off the basis twice
+    more and re-orthonormalized (an SVD); one whose norm falls below 1/2 in
+    that step was rounding, and is counted as dropped. Cost ``O(k n r)`` for
+    ``k`` rows of length ``n`` and rank ``r``, against ``O(k n^2)`` for an SVD
+    of the stacked rows.
 
     Args:
         blocks: arrays of shape ``(d_i, n)``.
         rank_rtol: relative tolerance of the deflation.
+        batch_rows: rows per batch (larger batches use BLAS better), >= 1.
 
     Returns:
         ``(Q, dropped)``: ``Q`` of shape ``(n, r)`` with orthonormal columns, and the number of residual
         directions with a singular value above rounding level (``n * eps`` times the largest row norm)
-        but at or below the tolerance.
+        but at or below the tolerance, or lost to rounding in the re-orthonormalization.
 
     Raises:
-        AccountingError: the basis lost orthogonality (a squared row norm of ``Q`` above ``1 + 1e-6``,
-            or more directions than ``n``): ``rank_rtol`` is too small for the rounding of these rows.
+        AccountingError: the basis lost orthogonality all the same (a squared row norm of ``Q`` above
+            ``1 + 1e-6``, or more directions than ``n``).
 
     Example:
-        >>> q, dropped = row_space_basis([np.array([[1.0, 1.0, 0.0]]), np.array([[2.0, 2.0, 0.0], [0, 0, 3.0]])])
+        >>> q, dropped = row_space_basis([np.array([[1.0, 1.0, 0.0]]), np.array([[2.0, 2.0, 0.0], [0, 0, 3.0]])],
+        ...                              batch_rows=1)
         >>> q.shape, np.round(np.sum(q**2, axis=1), 12).tolist()  # (2, 2, 0) adds no direction
         ((3, 2), [0.5, 0.5, 1.0])
     """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
+        raise AccountingError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
     q: np.ndarray | None = None
     scale = 0.0
     dropped = 0
-    for block in blocks:
-        r = np.array(block, dtype=float, copy=True)
-        if r.size == 0:
-            continue
-        scale = max(scale, float(np.linalg.norm(r, axis=1).max()))
-        if q is None:
-            q = np.zeros((r.shape[1], 0))
+    eps = np.finfo(float).eps
+
+    def absorb(r: np.ndarray) -> None:
+        nonlocal q, dropped
+        assert q is not None
         if q.shape[1]:
             for _ in range(2):
                 r -= (r @ q) @ q.T
         _, sv, vt = sla.svd(r, full_matrices=False, check_finite=False)
         keep = sv > rank_rtol * scale
-        dropped += int((sv[~keep] > r.shape[1] * np.finfo(float).eps * scale).sum())
-        if keep.any():
-            q = np.hstack([q, vt[keep].T])
+        dropped += int((sv[~keep] > r.shape[1] * eps * scale).sum())
+        if not keep.any():
+            return
+        new = np.ascontiguousarray(vt[keep].T)
+        if q.shape[1]:
+            for _ in range(2):
+                new -= q @ (q.T @ new)
+        u2, s2, _ = sla.svd(new, full_matrices=False, check_finite=False)
+        good = s2 > 0.5
+        dropped += int((~good).sum())
+        q = np.hstack([q, u2[:, good]])
+
+    pending: list[np.ndarray] = []
+    count = 0
+    for block in blocks:
+        r = np.asarray(block, dtype=float)
+        if r.size == 0:
+            continue
+        scale = max(scale, float(np.linalg.norm(r, axis=1).max()))
+        if q is None:
+            q = np.zeros((r.shape[1], 0))
+        pending.append(r)
+        count += r.shape[0]
+        if count >= batch_rows:
+            absorb(np.vstack(pending))
+            pending, count = [], 0
     if q is None:
         return np.zeros((0, 0)), dropped
+    if pending:
+        absorb(np.vstack(pending))
     worst = float(np.max(np.sum(q**2, axis=1), initial=0.0))
     if q.shape[1] > q.shape[0] or worst > 1 + 1e-6:
         raise AccountingError(f"row_space_basis: the basis lost orthogonality (rank {q.shape[1]} for dimension "
