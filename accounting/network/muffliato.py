@@ -42,16 +42,27 @@ clipping. Its view is ``B (x + sigma xi)`` with ``B`` the stacked rows
 ``M_t[w, :]``; conditioned on ``xi_v`` the covariance is ``sigma^2 B' B'^T``
 (``B'``: ``B`` without column ``v``), the shift for ``u`` is ``B[:, u]``, so
 ``D_alpha(u -> v) = alpha / (2 sigma^2) * ||P e_u||^2`` with ``P`` the
-projection on the row space of ``B'`` (computed by
-:func:`~.gaussian_views.gaussian_view_losses`). Including the first exchange
-gives every neighbour of ``u`` the full ``alpha / (2 sigma^2)``.
+projection on the row space of ``B'`` (by :func:`row_space_basis`, or by
+:func:`~.gaussian_views.gaussian_view_losses` with ``method="svd"``).
+Including the first exchange gives every neighbour of ``u`` the full
+``alpha / (2 sigma^2)``.
 
-Cost: per observer, ``T`` sparse products for its ``d_v`` rows, each block
-of ``d_v`` rows orthogonalized against the basis built so far
-(:func:`row_space_basis`, ``O(d_v T n r)`` for a view of rank ``r``; the
-one-SVD route costs ``O(d_v T n^2)`` when ``d_v T > n``); observers are
-streamed one at a time (:func:`pairwise_rows`), so memory is one observer's
-basis.
+Numerical caveat. The rows ``M_t[w, :]`` converge to the consensus row, so
+long views (large ``T``: the random geometric graph and the grid) have a
+smoothly decaying spectrum, and how many weak directions count depends on
+the rank tolerance; every direction counts fully in exact arithmetic. The
+values are then lower estimates of the exact-arithmetic loss
+(``ObserverRow.dropped > 0``, see :mod:`.gaussian_views`): an exact value
+above the authors' is a witness against their figure, one below it is no
+certificate. Views whose weak directions are exact dependencies (the
+hypercube's ``W`` has 12 distinct eigenvalues, so each neighbour's rows span
+at most 12 dimensions) are exact.
+
+Cost: per observer, ``T`` sparse products for its ``d_v`` rows, orthogonalized
+batch by batch against the basis built so far (:func:`row_space_basis`,
+``O(d_v T n r)`` for a view of rank ``r``; the one-SVD route costs
+``O(d_v T n^2)`` when ``d_v T > n``); observers are streamed one at a time
+(:func:`pairwise_rows`), so memory is one observer's basis.
 Where the exact value exceeds the authors', :func:`witness_round` names the
 first step from which it does.
 
