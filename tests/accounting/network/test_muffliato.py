@@ -193,3 +193,26 @@ def test_gram_schmidt_and_svd_routes_agree(graph, first):
         sv = exact_pairwise_loss(w, v, steps, gamma, include_first_exchange=first, method="svd")
         assert gs.rank == sv.rank and gs.view_dim == sv.view_dim
         np.testing.assert_allclose(gs.exact, sv.exact, atol=1e-8)
+
+
+def test_hypercube_node_learns_its_neighbours_antipodes():
+    """Closed form on the 4-cube: far nodes are not protected.
+
+    ``W = I - L/5`` has the five distinct eigenvalues ``1 - 2j/5``, j = 0..4, none zero. For a
+    node ``w``, the vectors ``W^t e_w`` lie in the 5-dimensional space of functions that depend only
+    on the distance to ``w`` (the spheres ``S_k(w)``, k = 0..4, are unions of whole orbits of the cube's
+    symmetries fixing ``w``), and ``t = 1..5`` span it: their coefficients on the eigenspaces are
+    ``lambda_j^t``, a Vandermonde matrix times ``diag(lambda_j)``, invertible. So node ``v`` learns,
+    for each neighbour ``w``, the sum of ``x + xi`` over each sphere around ``w``, in particular over
+    ``S_4(w)``, the single antipode of ``w``: the full local loss ``alpha / (2 sigma^2) = 1``. The
+    antipodes of ``v``'s four neighbours are the four nodes at distance 3 from ``v``.
+    """
+    g = hypercube(4)
+    w = hamilton_weights(g)
+    dist = distances_from(g, 0)
+    row = observer_row(w, 0, 5, None)
+    assert row.authors is not None and row.dropped == 0
+    far = np.flatnonzero(dist == 3)
+    assert far.size == 4
+    np.testing.assert_allclose(row.exact[far], 1.0, atol=1e-9)
+    assert (row.authors[far] < 0.9).all()  # the authors' sum says they are protected: a witness against the figure
