@@ -148,6 +148,12 @@ def hamilton_weights(graph: nx.Graph) -> sp.csr_array:
 def spectral_gap(weights: Any) -> float:
     """``l2``: the second-smallest eigenvalue of ``I - W`` for a symmetric ``W`` (dense ``eigvalsh``).
 
+    Args:
+        weights: symmetric ``W`` (dense or scipy sparse), size >= 2.
+
+    Returns:
+        The spectral gap.
+
     Raises:
         AccountingError: ``W`` not square or not symmetric.
 
@@ -167,6 +173,12 @@ def spectral_gap(weights: Any) -> float:
 def chebyshev_gamma(gap: float) -> float:
     """Chebyshev acceleration constant ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2``.
 
+    Args:
+        gap: the spectral gap ``l2`` in (0, 1].
+
+    Returns:
+        ``gamma``.
+
     Raises:
         PrivacyParameterError: ``gap`` outside (0, 1].
 
@@ -181,6 +193,15 @@ def chebyshev_gamma(gap: float) -> float:
 
 def muffliato_steps(n: int, sigma: float, gap: float, accelerated: bool = True) -> int:
     """The authors' step count ``ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))`` (``/ l2`` if plain).
+
+    Args:
+        n: number of nodes.
+        sigma: noise standard deviation.
+        gap: the spectral gap ``l2``.
+        accelerated: Chebyshev (``True``) or plain gossip.
+
+    Returns:
+        ``T`` (at least 1).
 
     Raises:
         PrivacyParameterError: ``n < 1``, ``sigma <= 0`` or ``gap`` outside (0, 1].
@@ -216,6 +237,9 @@ def gossip_rows(weights: sp.csr_array, rows: Iterable[int], steps: int, gamma: f
         steps: ``T >= 0``.
         gamma: ``None`` for plain gossip, else the Chebyshev constant.
 
+    Yields:
+        ``(t, M_t[rows, :])``, a fresh ``(len(rows), n)`` array per step.
+
     Raises:
         PrivacyParameterError: negative ``steps`` or a bad ``gamma``.
 
@@ -250,6 +274,15 @@ def muffliato_schedule(weights: Any, steps: int, sigma: float, gamma: float | No
 
     Message ``y(t)`` is ``x(t - 1) = M_{t-1} (x + sigma xi)``: round 1 is the
     first exchange, rounds ``2..steps + 1`` carry ``M_1 .. M_steps``.
+
+    Args:
+        weights: ``W``.
+        steps: ``T`` >= 1.
+        sigma: noise standard deviation (round 1), > 0.
+        gamma: ``None`` (plain) or the Chebyshev constant (as the own message of the previous round).
+
+    Returns:
+        The :class:`~.schedule.LinearSchedule`.
 
     Raises:
         PrivacyParameterError: bad ``steps``, ``sigma`` or ``gamma``.
@@ -516,6 +549,17 @@ def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None 
                  rank_rtol: float = RANK_RTOL, method: str = "gram-schmidt") -> ObserverRow:
     """Both values for observer ``v``: :func:`authors_pairwise_loss` and :func:`exact_pairwise_loss`.
 
+    Args:
+        weights, v, steps, gamma, alpha, sigma: as :func:`exact_pairwise_loss`.
+        eps_local: the authors' cap.
+        include_first_exchange, rank_rtol, method: for the exact values.
+
+    Returns:
+        The :class:`ObserverRow` with both arrays.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
     Example:
         >>> row = observer_row(hamilton_weights(nx.path_graph(3)), 0, 1)
         >>> row.authors.round(4).tolist(), row.exact.round(4).tolist()
@@ -578,6 +622,14 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
                   **kwargs: Any) -> Iterator[ObserverRow]:
     """Stream :func:`observer_row` over observers (default: all), one observer's matrices at a time.
 
+    Args:
+        weights, steps, gamma: as :func:`observer_row`.
+        observers: the nodes ``v`` (``None``: ``0..n-1``).
+        **kwargs: passed to :func:`observer_row`.
+
+    Yields:
+        One :class:`ObserverRow` per observer.
+
     Example:
         >>> W = hamilton_weights(nx.path_graph(3))
         >>> [r.v for r in pairwise_rows(W, None, 1)]
@@ -593,6 +645,12 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
 def hypercube(dim: int = 11) -> nx.Graph:
     """The hypercube of dimension ``dim`` on nodes ``0..2^dim - 1`` (binary labels in networkx order).
 
+    Args:
+        dim: the dimension.
+
+    Returns:
+        The graph.
+
     Example:
         >>> hypercube(3).number_of_nodes()
         8
@@ -606,6 +664,15 @@ def erdos_renyi_connected(n: int = 2048, p: float | None = None, seed: int = 0, 
 
     Draw ``k`` uses the seed ``numpy.random.SeedSequence(seed).spawn(max_draws)[k]`` (first 32-bit word), so
     one ``seed`` fixes the graph.
+
+    Args:
+        n: number of nodes.
+        p: edge probability (default ``log(n) / n``).
+        seed: the seed.
+        max_draws: how many graphs to try.
+
+    Returns:
+        The first connected draw.
 
     Raises:
         AccountingError: no connected draw in ``max_draws``.
@@ -625,6 +692,14 @@ def erdos_renyi_connected(n: int = 2048, p: float | None = None, seed: int = 0, 
 def random_geometric(n: int = 2048, radius: float = 0.07, seed: int = 0) -> nx.Graph:
     """Random geometric graph: ``n`` uniform points in the unit square, edges within ``radius``.
 
+    Args:
+        n: number of nodes.
+        radius: connection radius.
+        seed: networkx's seed for the points.
+
+    Returns:
+        The graph.
+
     Raises:
         AccountingError: the drawn graph is not connected (naming the seed).
 
@@ -642,6 +717,12 @@ def random_geometric(n: int = 2048, radius: float = 0.07, seed: int = 0) -> nx.G
 def grid(side: int = 45) -> nx.Graph:
     """The ``side x side`` grid, node ``i * side + j`` at row ``i``, column ``j``.
 
+    Args:
+        side: nodes per side.
+
+    Returns:
+        The graph.
+
     Example:
         >>> sorted(grid(3).neighbors(4))
         [1, 3, 5, 7]
@@ -650,13 +731,30 @@ def grid(side: int = 45) -> nx.Graph:
 
 
 def figure_graphs(seed: int = 0) -> dict[str, nx.Graph]:
-    """The four graphs of the figure: hypercube 11, Erdős–Rényi 2048, random geometric 2048 (0.07), grid 45."""
+    """The four graphs of the figure: hypercube 11, Erdős–Rényi 2048, random geometric 2048 (0.07), grid 45.
+
+    Args:
+        seed: the seed of the two random graphs.
+
+    Returns:
+        ``{"hypercube", "erdos-renyi", "geometric", "grid"}`` to graphs (a few seconds to build).
+
+    Raises:
+        AccountingError: a random graph could not be drawn connected.
+    """
     return {"hypercube": hypercube(11), "erdos-renyi": erdos_renyi_connected(2048, seed=seed),
             "geometric": random_geometric(2048, 0.07, seed=seed), "grid": grid(45)}
 
 
 def distances_from(graph: nx.Graph, v: int) -> np.ndarray:
     """Shortest-path distances from ``v`` to every node ``0..n-1`` (``-1`` where unreachable).
+
+    Args:
+        graph: a graph on nodes ``0..n-1``.
+        v: the source.
+
+    Returns:
+        ``(n,)`` integer array.
 
     Example:
         >>> distances_from(nx.path_graph(3), 0).tolist()

@@ -85,12 +85,25 @@ class Observer:
 
     @classmethod
     def node(cls, v: int) -> Observer:
-        """The observer ``node:v``."""
+        """The observer ``node:v`` (a colluding set of one).
+
+        Args:
+            v: the node.
+
+        Returns:
+            ``Observer("nodes", (v,))``.
+        """
         return cls("nodes", (v,))
 
     @classmethod
     def parse(cls, text: str) -> Observer:
         """``eavesdropper``, ``node:v``, ``nodes:a,b,...`` or ``link:a,b``.
+
+        Args:
+            text: the observer as text (``str(observer)`` gives it back).
+
+        Returns:
+            The :class:`Observer`.
 
         Raises:
             AccountingError: any other text, naming it.
