@@ -13,7 +13,10 @@ Observers (parse them from text with :meth:`Observer.parse`):
   knowledge (messages between members are functions of the members' own
   knowledge and received messages, and are left out);
 * ``link:a,b``: the wire between ``a`` and ``b``: the messages ``b`` used
-  from ``a`` and those ``a`` used from ``b``; it knows nothing.
+  from ``a`` and those ``a`` used from ``b``; it knows nothing. (A realized
+  schedule records combinations, so a copy that crossed the wire but was
+  never combined, lost or superseded, is not in this view; a caller that
+  knows of such copies can stack them with :func:`observed_view`'s maps.)
 
 Conditioning on known noise is exact: the view is ``(y, z_K)`` with ``z_K``
 the known noise; ``z_K`` has the same law under both inputs and, given it,
