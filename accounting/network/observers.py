@@ -16,7 +16,8 @@ Observers (parse them from text with :meth:`Observer.parse`):
   from ``a`` and those ``a`` used from ``b``; it knows nothing. (A realized
   schedule records combinations, so a copy that crossed the wire but was
   never combined, lost or superseded, is not in this view; a caller that
-  knows of such copies can stack them with :func:`observed_view`'s maps.)
+  knows of such copies can take their rows from :func:`~.schedule.message_maps`
+  and pass the stacked view to :func:`~.gaussian_views.gaussian_view_losses`.)
 
 Conditioning on known noise is exact: the view is ``(y, z_K)`` with ``z_K``
 the known noise; ``z_K`` has the same law under both inputs and, given it,
