@@ -34,7 +34,14 @@ from .gaussian_views import (
     gaussian_view_losses,
     renyi_from_mu,
 )
-from .observers import ObservedView, Observer, observed_view, pairwise_loss, pairwise_losses
+from .observers import (
+    ObservedView,
+    Observer,
+    observed_view,
+    pairwise_loss,
+    pairwise_losses,
+    schedule_averaged_renyi,
+)
 from .schedule import LinearSchedule, ScheduleError, message_maps
 
 __all__ = [
@@ -53,6 +60,7 @@ __all__ = [
     "observed_view",
     "pairwise_loss",
     "pairwise_losses",
+    "schedule_averaged_renyi",
     "CombinedRenyi",
     "combine_renyi",
 ]

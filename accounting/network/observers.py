@@ -53,10 +53,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import AccountingError
+from .combination import CombinedRenyi, combine_renyi
 from .gaussian_views import RANGE_RTOL, RANK_RTOL, GaussianViewLoss, gaussian_view_losses
 from .schedule import LinearSchedule
 
-__all__ = ["Observer", "ObservedView", "observed_view", "pairwise_loss", "pairwise_losses"]
+__all__ = ["Observer", "ObservedView", "observed_view", "pairwise_loss", "pairwise_losses", "schedule_averaged_renyi"]
 
 Kind = Literal["eavesdropper", "nodes", "link"]
 
@@ -329,3 +330,48 @@ def pairwise_loss(schedule: LinearSchedule, observer: Observer, source: int, *, 
     """
     return pairwise_losses(schedule, observer, [source], sensitivity=sensitivity, rank_rtol=rank_rtol,
                            range_rtol=range_rtol)[source]
+
+
+def schedule_averaged_renyi(schedules: Iterable[LinearSchedule], observer: Observer, source: int, alpha: float,
+                            d_max: float, *, sensitivity: float = 1.0, confidence_gap: float = 0.05,
+                            rank_rtol: float = RANK_RTOL) -> tuple[CombinedRenyi, bool]:
+    """Renyi loss of ``source`` to ``observer`` over i.i.d. sampled data-independent schedules it also sees.
+
+    Per schedule, :func:`pairwise_loss`; then :func:`~.combination.combine_renyi` (estimate and one-sided
+    upper confidence bound). An infinite per-schedule loss makes the combination infinite (the schedule
+    has positive probability): ``estimate = upper = inf`` with ``bound = "infinite"``.
+
+    Args:
+        schedules: sampled realized schedules (at least one).
+        observer: the :class:`Observer`.
+        source: the agent ``u``.
+        alpha: the order, > 1.
+        d_max: a bound on the per-schedule divergence valid for every schedule (see
+            :mod:`.combination`), e.g. an analytic bound on the eavesdropper's loss.
+        sensitivity: the size of the change, > 0.
+        confidence_gap: the bound holds with probability >= 1 - confidence_gap.
+        rank_rtol: rank tolerance.
+
+    Returns:
+        ``(combined, exact)``: ``exact`` is ``False`` if any per-schedule value was not certified
+        (:attr:`~.gaussian_views.GaussianViewLoss.exact`): the combination is then built from lower
+        estimates, and its upper bound is not a certificate.
+
+    Raises:
+        AccountingError, PrivacyParameterError: as the functions called; no schedules.
+
+    Example:
+        >>> import numpy as np
+        >>> s = LinearSchedule.from_mixing([np.full((2, 2), 0.5)], noise_scale=1.0)
+        >>> r, exact = schedule_averaged_renyi([s, s], Observer.node(1), 0, 2.0, d_max=1.0)
+        >>> round(r.estimate, 12), exact
+        (1.0, True)
+    """
+    losses = [pairwise_loss(s, observer, source, sensitivity=sensitivity, rank_rtol=rank_rtol) for s in schedules]
+    if not losses:
+        raise AccountingError("schedules: no sampled schedules")
+    exact = all(x.exact for x in losses)
+    if any(not np.isfinite(x.mu) for x in losses):
+        return CombinedRenyi(float(alpha), np.inf, np.inf, 1 - confidence_gap, len(losses), float(d_max),
+                             "infinite"), exact
+    return combine_renyi([x.renyi(alpha) for x in losses], alpha, d_max, confidence_gap), exact

@@ -251,3 +251,23 @@ def test_backward_view_equals_the_forward_message_maps(s, data):
     left_out = [c for c, i in enumerate(noisy) if i not in view.noise_ids]
     for c in left_out:  # known, or not reaching the view
         assert noisy[c][1] in view.knows_data or not np.any(nz[rows][:, c])
+
+
+def test_schedule_averaged_renyi_over_two_schedules():
+    # schedule A: node 1 combines agent 0's noisy datum (D_2 = 1); schedule B: it does not (D_2 = 0).
+    # Equal weight: D_2 = log((e^1 + e^0) / 2) (the formula for a data-independent schedule the observer sees)
+    from accounting.network.observers import schedule_averaged_renyi
+
+    a = LinearSchedule.from_mixing([np.full((2, 2), 0.5)], noise_scale=1.0)
+    b = LinearSchedule.from_mixing([np.eye(2)], noise_scale=1.0)
+    combined, exact = schedule_averaged_renyi([a, b], Observer.node(1), 0, 2.0, d_max=1.0)
+    assert exact and combined.samples == 2
+    assert combined.estimate == pytest.approx(math.log((math.e + 1) / 2), rel=1e-12)
+    assert combined.estimate <= combined.upper <= 1.0
+    # a schedule that shows the datum without noise makes the combination infinite
+    c = LinearSchedule(2, [[1.0, 1.0], [0.0, 0.0]], [1, 2], [1, 1], [0, 0], [1.0, 1.0], [1, 2],
+                       state_weight=[[1.0, 0.0], [0.0, 0.0]])
+    inf, _ = schedule_averaged_renyi([a, c], Observer.node(1), 0, 2.0, d_max=1.0)
+    assert math.isinf(inf.estimate) and inf.bound == "infinite"
+    with pytest.raises(AccountingError, match="no sampled schedules"):
+        schedule_averaged_renyi([], Observer.node(1), 0, 2.0, d_max=1.0)
