@@ -1,0 +1,766 @@
+"""Muffliato's pairwise privacy loss: the authors' per-pair values and the exact values, streamed per observer.
+
+Cyffers, Even, Bellet and Massoulié, "Muffliato: Peer-to-Peer Privacy
+Amplification for Decentralized Optimization and Averaging" (NeurIPS 2022),
+plot the pairwise network-DP loss from node ``u`` to node ``v`` against their
+shortest-path distance. Their protocol: every node adds Gaussian noise once,
+``x(0) = x + sigma xi`` (their code then clips to [0, 1]; the exact model
+here does **not** clip, so it is linear), and runs ``T`` gossip steps with a
+fixed symmetric doubly stochastic ``W``:
+
+* plain: ``x(t) = W x(t-1)``, so ``x(t) = W^t x(0)``;
+* Chebyshev-accelerated: ``x(1) = W x(0)``,
+  ``x(t+1) = gamma W x(t) + (1 - gamma) x(t-1)``, with
+  ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2`` and ``l2`` the
+  spectral gap (second-smallest eigenvalue of ``I - W``).
+
+In both, ``x(t) = M_t x(0)`` with ``M_t`` a polynomial in ``W``.
+
+Conventions of the authors' public code, as used here
+(:func:`authors_pairwise_loss`, :func:`muffliato_steps`, :func:`hamilton_weights`):
+
+* weights: ``W_uv = 1 / (max(d_u, d_v) + 1)`` on edges (plain degrees),
+  ``W_uu`` the rest of the row: the Metropolis rule of :mod:`topology.weights`;
+* steps: ``T = ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))``
+  accelerated, ``/ l2`` plain;
+* per pair, order ``alpha``: ``min(eps_local, alpha / (2 sigma^2) * sum over
+  t = 1..T and neighbours w != v of v of (M_t[w, u] / ||M_t[w, :]||)^2)``:
+  every message counted as a separate Gaussian mechanism and the results
+  added; the first exchange (``t = 0``, the raw noisy values) is left out.
+
+Other quirks of that code, kept out of the functions here: it clips the
+noisy value to [0, 1] (the exact model cannot: it is linear); its grid curve
+is for ``u = 0`` (a ``u = 1035`` is set but not passed); its "trials" of the
+Erdős–Rényi graph rerun one graph and one seed; its figure draws the local
+budget (1) as a line, on a log axis from 1e-5 to 1.2.
+
+The exact value (:func:`exact_pairwise_loss`): ``v`` sees the messages
+``x_w(t)`` of its neighbours ``w != v`` for ``t = 1..T`` (the authors'
+convention) or ``t = 0..T`` (``include_first_exchange=True``: what ``v``
+actually receives), knows its own noise ``xi_v`` and its datum, and no
+clipping. Its view is ``B (x + sigma xi)`` with ``B`` the stacked rows
+``M_t[w, :]``; conditioned on ``xi_v`` the covariance is ``sigma^2 B' B'^T``
+(``B'``: ``B`` without column ``v``), the shift for ``u`` is ``B[:, u]``, so
+``D_alpha(u -> v) = alpha / (2 sigma^2) * ||P e_u||^2`` with ``P`` the
+projection on the row space of ``B'`` (by :func:`row_space_basis`, or by
+:func:`~.gaussian_views.gaussian_view_losses` with ``method="svd"``).
+Including the first exchange gives every neighbour of ``u`` the full
+``alpha / (2 sigma^2)``.
+
+Numerical caveat. The rows ``M_t[w, :]`` converge to the consensus row, so
+long views (large ``T``: the random geometric graph and the grid) have a
+smoothly decaying spectrum, and how many weak directions count depends on
+the rank tolerance; every direction counts fully in exact arithmetic. The
+values are then lower estimates of the exact-arithmetic loss
+(``ObserverRow.dropped > 0``, see :mod:`.gaussian_views`): an exact value
+above the authors' is a witness against their figure, one below it is no
+certificate. Views whose weak directions are exact dependencies (the
+hypercube's ``W`` has 12 distinct eigenvalues, so each neighbour's rows span
+at most 12 dimensions) are exact.
+
+Cost: per observer, ``T`` sparse products for its ``d_v`` rows, orthogonalized
+batch by batch against the basis built so far (:func:`row_space_basis`,
+``O(d_v T n r)`` for a view of rank ``r``; the one-SVD route costs
+``O(d_v T n^2)`` when ``d_v T > n``); observers are streamed one at a time
+(:func:`pairwise_rows`), so memory is one observer's basis.
+Where the exact value exceeds the authors', :func:`witness_round` names the
+first step from which it does.
+
+Example:
+    >>> import networkx as nx
+    >>> W = hamilton_weights(nx.path_graph(4))
+    >>> row = observer_row(W, 3, steps=2, gamma=None)  # v = 3 sees x_2(1), x_2(2)
+    >>> row.exact.round(4).tolist(), row.authors.round(4).tolist()
+    ([0.6667, 0.6667, 0.6667, inf], [0.0435, 0.5072, 0.7246, 0.7246])
+
+Here the node 3 sees ``x_2(1) = (x_1 + x_2 + x_3)/3`` and ``x_2(2) = (x_0 +
+2 x_1 + 3 x_2 + 3 x_3)/9`` (noisy inputs), knows its own noise, and the
+view's rows ``(0, 1, 1)/3`` and ``(1, 2, 3)/9`` on ``(x_0, x_1, x_2)`` span
+the plane orthogonal to ``(1, 1, -1)``: every ``||P e_u||^2 = 1 - 1/3``. The
+authors' value for ``u = 0`` is ``(1/9)^2 / (1 + 4 + 9 + 9)/81 = 1/23``:
+their sum is below the exact loss here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from topology.weights import metropolis
+
+from ..errors import AccountingError, PrivacyParameterError
+from .gaussian_views import RANGE_RTOL, RANK_RTOL, gaussian_view_losses
+from .schedule import LinearSchedule
+
+__all__ = [
+    "hamilton_weights",
+    "spectral_gap",
+    "chebyshev_gamma",
+    "muffliato_steps",
+    "gossip_rows",
+    "muffliato_schedule",
+    "authors_pairwise_loss",
+    "exact_pairwise_loss",
+    "ObserverRow",
+    "observer_row",
+    "pairwise_rows",
+    "witness_round",
+    "row_space_basis",
+    "hypercube",
+    "erdos_renyi_connected",
+    "random_geometric",
+    "grid",
+    "figure_graphs",
+    "distances_from",
+]
+
+
+def hamilton_weights(graph: nx.Graph) -> sp.csr_array:
+    """The authors' "Hamilton" gossip weights: ``1 / (max(d_u, d_v) + 1)`` on edges, the rest on the diagonal.
+
+    Their code adds self-loops and reads networkx degrees (a self-loop counts
+    twice); in plain degrees this is the Metropolis rule, so this returns
+    :func:`topology.weights.metropolis`.
+
+    Args:
+        graph: an undirected networkx graph on nodes ``0..n-1``.
+
+    Returns:
+        ``W``, symmetric and doubly stochastic (CSR).
+
+    Raises:
+        topology.errors.ParameterError: a directed pattern.
+
+    Example:
+        >>> hamilton_weights(nx.star_graph(2)).toarray().round(3).tolist()
+        [[0.333, 0.333, 0.333], [0.333, 0.667, 0.0], [0.333, 0.0, 0.667]]
+    """
+    return sp.csr_array(metropolis(graph))
+
+
+def spectral_gap(weights: Any) -> float:
+    """``l2``: the second-smallest eigenvalue of ``I - W`` for a symmetric ``W`` (dense ``eigvalsh``).
+
+    Args:
+        weights: symmetric ``W`` (dense or scipy sparse), size >= 2.
+
+    Returns:
+        The spectral gap.
+
+    Raises:
+        AccountingError: ``W`` not square or not symmetric.
+
+    Example:
+        >>> round(spectral_gap(hamilton_weights(nx.hypercube_graph(3))), 12)
+        0.5
+    """
+    w = weights.toarray() if sp.issparse(weights) else np.asarray(weights, dtype=float)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
+        raise AccountingError(f"weights must be a square matrix of size >= 2, got shape {w.shape}")
+    if not np.allclose(w, w.T, atol=1e-12):
+        raise AccountingError("weights must be symmetric for the spectral gap of I - W")
+    ev = sla.eigvalsh(np.eye(w.shape[0]) - w, subset_by_index=[0, 1])
+    return float(ev[1])
+
+
+def chebyshev_gamma(gap: float) -> float:
+    """Chebyshev acceleration constant ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2``.
+
+    Args:
+        gap: the spectral gap ``l2`` in (0, 1].
+
+    Returns:
+        ``gamma``.
+
+    Raises:
+        PrivacyParameterError: ``gap`` outside (0, 1].
+
+    Example:
+        >>> round(chebyshev_gamma(0.5), 6)  # 2 (1 - sqrt(0.4375)) / 0.5625
+        1.203777
+    """
+    if not 0 < gap <= 1:
+        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
+    return 2.0 * (1.0 - math.sqrt(gap * (1.0 - gap / 4.0))) / (1.0 - gap / 2.0) ** 2
+
+
+def muffliato_steps(n: int, sigma: float, gap: float, accelerated: bool = True) -> int:
+    """The authors' step count ``ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))`` (``/ l2`` if plain).
+
+    Args:
+        n: number of nodes.
+        sigma: noise standard deviation.
+        gap: the spectral gap ``l2``.
+        accelerated: Chebyshev (``True``) or plain gossip.
+
+    Returns:
+        ``T`` (at least 1).
+
+    Raises:
+        PrivacyParameterError: ``n < 1``, ``sigma <= 0`` or ``gap`` outside (0, 1].
+
+    Example:
+        >>> muffliato_steps(2048, 1.0, 1 / 6)
+        19
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise PrivacyParameterError(f"n must be an integer >= 1, got {n!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if not 0 < gap <= 1:
+        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
+    top = math.log(n / sigma**2 * max(0.25, sigma**2))
+    return max(1, math.ceil(top / (math.sqrt(gap) if accelerated else gap)))
+
+
+def _check_gamma(gamma: float | None) -> None:
+    if gamma is not None and not (math.isfinite(gamma) and gamma > 0):
+        raise PrivacyParameterError(f"gamma must be None (plain gossip) or a finite number > 0, got {gamma!r}")
+
+
+def gossip_rows(weights: sp.csr_array, rows: Iterable[int], steps: int, gamma: float | None = None
+                ) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(t, M_t[rows, :])`` for ``t = 0..steps`` (``M_0 = I``), plain or Chebyshev (``gamma``).
+
+    Only ``len(rows) x n`` numbers are held per step (two steps for Chebyshev).
+
+    Args:
+        weights: symmetric ``W`` (CSR).
+        rows: the row indices.
+        steps: ``T >= 0``.
+        gamma: ``None`` for plain gossip, else the Chebyshev constant.
+
+    Yields:
+        ``(t, M_t[rows, :])``, a fresh ``(len(rows), n)`` array per step.
+
+    Raises:
+        PrivacyParameterError: negative ``steps`` or a bad ``gamma``.
+
+    Example:
+        >>> W = sp.csr_array(np.full((2, 2), 0.5))
+        >>> [r.tolist() for _, r in gossip_rows(W, [0], 2)]
+        [[[1.0, 0.0]], [[0.5, 0.5]], [[0.5, 0.5]]]
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise PrivacyParameterError(f"steps must be an integer >= 0, got {steps!r}")
+    _check_gamma(gamma)
+    idx = np.asarray(list(rows), dtype=np.int64)
+    n = weights.shape[0]
+    wt = sp.csr_array(weights.T)
+    prev = np.zeros((idx.size, n))
+    prev[np.arange(idx.size), idx] = 1.0
+    yield 0, prev
+    if steps == 0:
+        return
+    cur = np.asarray((wt @ prev.T).T)
+    yield 1, cur
+    for t in range(2, steps + 1):
+        nxt = np.asarray((wt @ cur.T).T)
+        if gamma is not None:
+            nxt = gamma * nxt + (1.0 - gamma) * prev
+        prev, cur = cur, nxt
+        yield t, cur
+
+
+def muffliato_schedule(weights: Any, steps: int, sigma: float, gamma: float | None = None) -> LinearSchedule:
+    """The same protocol as a :class:`~.schedule.LinearSchedule` (``steps + 1`` rounds; noise in round 1).
+
+    Message ``y(t)`` is ``x(t - 1) = M_{t-1} (x + sigma xi)``: round 1 is the
+    first exchange, rounds ``2..steps + 1`` carry ``M_1 .. M_steps``.
+
+    Args:
+        weights: ``W``.
+        steps: ``T`` >= 1.
+        sigma: noise standard deviation (round 1), > 0.
+        gamma: ``None`` (plain) or the Chebyshev constant (as the own message of the previous round).
+
+    Returns:
+        The :class:`~.schedule.LinearSchedule`.
+
+    Raises:
+        PrivacyParameterError: bad ``steps``, ``sigma`` or ``gamma``.
+
+    Example:
+        >>> muffliato_schedule(np.full((2, 2), 0.5), 2, 1.0).horizon
+        3
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise PrivacyParameterError(f"steps must be an integer >= 1, got {steps!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+    _check_gamma(gamma)
+    w = sp.csr_array(weights)
+    n = w.shape[0]
+    scale = np.zeros((steps + 1, n))
+    scale[0] = sigma
+    if gamma is None:
+        return LinearSchedule.from_mixing([w] * (steps + 1), scale)
+    mixing = [w] + [w * gamma] * steps
+    lag2 = [np.zeros(n)] + [np.full(n, 1.0 - gamma)] * steps
+    return LinearSchedule.from_mixing(mixing, scale, lag2=lag2)
+
+
+def _neighbours(weights: sp.csr_array, v: int) -> np.ndarray:
+    n = weights.shape[0]
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n:
+        raise AccountingError(f"observer node must be an integer in [0, {n}), got {v!r}")
+    row = weights[[v], :].tocoo()
+    cols = np.unique(row.col[row.data != 0])
+    return cols[cols != v]
+
+
+def _check_privacy(alpha: float, sigma: float) -> None:
+    if not (alpha > 1 and math.isfinite(alpha)):
+        raise PrivacyParameterError(f"alpha must be a finite number > 1, got {alpha!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
+
+
+def authors_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *,
+                          alpha: float = 2.0, sigma: float = 1.0, eps_local: float = 1.0) -> np.ndarray:
+    """The authors' per-pair Renyi value for observer ``v`` and every source ``u``, as their code computes it.
+
+    ``min(eps_local, alpha/(2 sigma^2) sum_{t=1..T} sum_{w ~ v, w != v} (M_t[w, u] / ||M_t[w, :]||)^2)``
+    (module docstring). The entry ``u = v`` follows the same formula (the code does not single it out).
+
+    Args:
+        weights: ``W`` (CSR, symmetric).
+        v: the observer.
+        steps: ``T``.
+        gamma: ``None`` (plain) or the Chebyshev constant.
+        alpha: Renyi order, > 1.
+        sigma: noise standard deviation, > 0.
+        eps_local: the cap (the local budget), > 0.
+
+    Returns:
+        ``(n,)`` array.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> authors_pairwise_loss(W, 2, 1).round(4).tolist()  # one row (1, 1, 1)/3: 1/3 each
+        [0.3333, 0.3333, 0.3333]
+    """
+    _check_privacy(alpha, sigma)
+    if not (eps_local > 0 and math.isfinite(eps_local)):
+        raise PrivacyParameterError(f"eps_local must be a finite number > 0, got {eps_local!r}")
+    nb = _neighbours(weights, v)
+    total = np.zeros(weights.shape[0])
+    for t, rows in gossip_rows(weights, nb, steps, gamma):
+        if t == 0:
+            continue
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        total += ((rows / norms) ** 2).sum(axis=0)
+    return np.minimum(eps_local, alpha / (2 * sigma**2) * total)
+
+
+@dataclass(frozen=True)
+class ObserverRow:
+    """One observer's row of the pairwise matrices.
+
+    Attributes:
+        v: the observer.
+        authors: the authors' values (``(n,)``), or ``None`` if not asked for.
+        exact: the exact Renyi divergences ``u -> v`` (``(n,)``, ``inf`` at ``u = v``).
+        rank: numerical rank of the view's covariance.
+        dropped: ambiguous directions, above rounding level but at or below the rank tolerance; when
+            positive, ``exact`` is a lower estimate of the exact-arithmetic values (see
+            :mod:`.gaussian_views`): entries above the authors' values remain witnesses, entries below them
+            certify nothing.
+        view_dim: number of messages ``v`` sees.
+    """
+
+    v: int
+    authors: np.ndarray | None
+    exact: np.ndarray
+    rank: int
+    dropped: int
+    view_dim: int
+
+
+def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, batch_rows: int = 256
+                    ) -> tuple[np.ndarray, int]:
+    """An orthonormal basis of the span of the rows of ``blocks``, built batch by batch (CGS2 with deflation).
+
+    Rows are gathered into batches of at least ``batch_rows``. Each batch is
+    projected off the current basis twice (classical Gram-Schmidt with
+    reorthogonalization); an SVD of the residual gives its new directions,
+    kept if their singular value exceeds ``rank_rtol`` times the largest row
+    norm seen so far. The kept directions are projected off the basis twice
+    more and re-orthonormalized (an SVD); one whose norm falls below 1/2 in
+    that step was rounding, and is counted as dropped. Cost ``O(k n r)`` for
+    ``k`` rows of length ``n`` and rank ``r``, against ``O(k n^2)`` for an SVD
+    of the stacked rows.
+
+    Args:
+        blocks: arrays of shape ``(d_i, n)``.
+        rank_rtol: relative tolerance of the deflation.
+        batch_rows: rows per batch (larger batches use BLAS better), >= 1.
+
+    Returns:
+        ``(Q, dropped)``: ``Q`` of shape ``(n, r)`` with orthonormal columns, and the number of residual
+        directions with a singular value above rounding level (``n * eps`` times the largest row norm)
+        but at or below the tolerance, or lost to rounding in the re-orthonormalization.
+
+    Raises:
+        AccountingError: the basis lost orthogonality all the same (a squared row norm of ``Q`` above
+            ``1 + 1e-6``, or more directions than ``n``).
+
+    Example:
+        >>> q, dropped = row_space_basis([np.array([[1.0, 1.0, 0.0]]), np.array([[2.0, 2.0, 0.0], [0, 0, 3.0]])],
+        ...                              batch_rows=1)
+        >>> q.shape, np.round(np.sum(q**2, axis=1), 12).tolist()  # (2, 2, 0) adds no direction
+        ((3, 2), [0.5, 0.5, 1.0])
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
+        raise AccountingError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
+    q: np.ndarray | None = None
+    scale = 0.0
+    dropped = 0
+    eps = np.finfo(float).eps
+
+    def absorb(r: np.ndarray) -> None:
+        nonlocal q, dropped
+        assert q is not None
+        if q.shape[1]:
+            for _ in range(2):
+                r -= (r @ q) @ q.T
+        _, sv, vt = sla.svd(r, full_matrices=False, check_finite=False)
+        keep = sv > rank_rtol * scale
+        dropped += int((sv[~keep] > r.shape[1] * eps * scale).sum())
+        if not keep.any():
+            return
+        new = np.ascontiguousarray(vt[keep].T)
+        if q.shape[1]:
+            for _ in range(2):
+                new -= q @ (q.T @ new)
+        u2, s2, _ = sla.svd(new, full_matrices=False, check_finite=False)
+        good = s2 > 0.5
+        dropped += int((~good).sum())
+        q = np.hstack([q, u2[:, good]])
+
+    pending: list[np.ndarray] = []
+    count = 0
+    for block in blocks:
+        r = np.asarray(block, dtype=float)
+        if r.size == 0:
+            continue
+        scale = max(scale, float(np.linalg.norm(r, axis=1).max()))
+        if q is None:
+            q = np.zeros((r.shape[1], 0))
+        pending.append(r)
+        count += r.shape[0]
+        if count >= batch_rows:
+            absorb(np.vstack(pending))
+            pending, count = [], 0
+    if q is None:
+        return np.zeros((0, 0)), dropped
+    if pending:
+        absorb(np.vstack(pending))
+    worst = float(np.max(np.sum(q**2, axis=1), initial=0.0))
+    if q.shape[1] > q.shape[0] or worst > 1 + 1e-6:
+        raise AccountingError(f"row_space_basis: the basis lost orthogonality (rank {q.shape[1]} for dimension "
+                              f"{q.shape[0]}, largest squared row norm {worst:.6g}); rank_rtol={rank_rtol!r} is "
+                              "too small for the rounding of these rows")
+    return q, dropped
+
+
+def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *,
+                        alpha: float = 2.0, sigma: float = 1.0, include_first_exchange: bool = False,
+                        rank_rtol: float = RANK_RTOL, method: str = "gram-schmidt") -> ObserverRow:
+    """Exact Renyi divergence of order ``alpha`` from every ``u`` to observer ``v`` (no clipping).
+
+    ``v`` sees its neighbours' messages ``M_t[w, :] (x + sigma xi)`` for
+    ``t = 1..T`` (``0..T`` with ``include_first_exchange``), knows ``xi_v``
+    and ``x_v`` (module docstring).
+
+    Args:
+        weights: ``W`` (CSR, symmetric).
+        v: the observer.
+        steps: ``T``.
+        gamma: ``None`` (plain) or the Chebyshev constant.
+        alpha: Renyi order, > 1.
+        sigma: noise standard deviation, > 0.
+        include_first_exchange: count the raw noisy values ``x_w(0)``.
+        rank_rtol: rank tolerance (:data:`~.gaussian_views.RANK_RTOL`).
+        method: ``"gram-schmidt"`` (default): ``||P e_u||^2`` as the squared row norms of the basis of
+            :func:`row_space_basis`, the rows streamed step by step; ``"svd"``: the general
+            :func:`~.gaussian_views.gaussian_view_losses` on the stacked view (one SVD; slower when the view
+            has more rows than ``n``; the two agree up to the rank decisions of their tolerances).
+
+    Returns:
+        An :class:`ObserverRow` with ``authors = None``.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> exact_pairwise_loss(W, 2, 1, include_first_exchange=True).exact.round(4).tolist()
+        [1.0, 1.0, inf]
+
+    (Node 2 sees ``x_1 + xi_1`` and ``(x_0 + x_1 + x_2 + xi_0 + xi_1 + xi_2)/3`` and knows ``xi_2``: it
+    can solve for ``x_0 + xi_0``, the full local loss.)
+    """
+    _check_privacy(alpha, sigma)
+    if method not in ("gram-schmidt", "svd"):
+        raise AccountingError(f"method must be 'gram-schmidt' or 'svd', got {method!r}")
+    nb = _neighbours(weights, v)
+    n = weights.shape[0]
+    others = np.delete(np.arange(n), v)
+    if method == "gram-schmidt":
+        count = [0]
+
+        def stream() -> Iterator[np.ndarray]:
+            for t, rows in gossip_rows(weights, nb, steps, gamma):
+                if t > 0 or include_first_exchange:
+                    count[0] += rows.shape[0]
+                    yield rows[:, others]
+
+        q, dropped = row_space_basis(stream(), rank_rtol)
+        exact = np.full(n, np.inf)
+        # the shift for u is the noise column u: mu^2 = ||P e_u||^2 / sigma^2, D = alpha mu^2 / 2
+        exact[others] = alpha / (2 * sigma**2) * (np.sum(q**2, axis=1) if q.size else 0.0)
+        return ObserverRow(int(v), None, exact, int(q.shape[1]) if q.size else 0, dropped, count[0])
+    blocks = [rows for t, rows in gossip_rows(weights, nb, steps, gamma) if t > 0 or include_first_exchange]
+    b = np.vstack(blocks) if blocks else np.zeros((0, n))
+    b_other = b[:, others]
+    losses = gaussian_view_losses(b_other, b_other / sigma, noise=1.0, rank_rtol=rank_rtol, range_rtol=RANGE_RTOL)
+    exact = np.full(n, np.inf)
+    for u, loss in zip(others, losses):
+        if not loss.in_range:  # the shift is a column of the noise map: in range by construction
+            raise AccountingError(f"observer {v}, source {int(u)}: {loss.reason}")
+        exact[u] = loss.renyi(alpha)
+    first = losses[0] if losses else None
+    return ObserverRow(int(v), None, exact, first.rank if first else 0, first.dropped if first else 0, b.shape[0])
+
+
+def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *, alpha: float = 2.0,
+                 sigma: float = 1.0, eps_local: float = 1.0, include_first_exchange: bool = False,
+                 rank_rtol: float = RANK_RTOL, method: str = "gram-schmidt") -> ObserverRow:
+    """Both values for observer ``v``: :func:`authors_pairwise_loss` and :func:`exact_pairwise_loss`.
+
+    Args:
+        weights, v, steps, gamma, alpha, sigma: as :func:`exact_pairwise_loss`.
+        eps_local: the authors' cap.
+        include_first_exchange, rank_rtol, method: for the exact values.
+
+    Returns:
+        The :class:`ObserverRow` with both arrays.
+
+    Raises:
+        AccountingError, PrivacyParameterError: bad node or parameters.
+
+    Example:
+        >>> row = observer_row(hamilton_weights(nx.path_graph(3)), 0, 1)
+        >>> row.authors.round(4).tolist(), row.exact.round(4).tolist()
+        ([0.3333, 0.3333, 0.3333], [inf, 0.5, 0.5])
+    """
+    ex = exact_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma,
+                             include_first_exchange=include_first_exchange, rank_rtol=rank_rtol, method=method)
+    au = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)
+    return ObserverRow(ex.v, au, ex.exact, ex.rank, ex.dropped, ex.view_dim)
+
+
+def witness_round(weights: sp.csr_array, u: int, v: int, steps: int, gamma: float | None = None, *,
+                  alpha: float = 2.0, sigma: float = 1.0, eps_local: float = 1.0,
+                  rank_rtol: float = RANK_RTOL) -> int | None:
+    """The first step ``t <= steps`` after which the exact loss ``u -> v`` already exceeds the authors' value.
+
+    The authors' value is taken at the full ``steps`` (what their figure
+    plots); the exact loss over steps ``1..t`` grows with ``t`` (a larger view
+    never lowers the loss), so a binary search finds the first such ``t``
+    (``log2(steps)`` SVDs). First exchange excluded, as in their convention.
+
+    Args:
+        weights, steps, gamma, alpha, sigma, eps_local, rank_rtol: as :func:`observer_row`.
+        u: the source.
+        v: the observer (``!= u``).
+
+    Returns:
+        The step, or ``None`` if the exact loss at ``steps`` does not exceed the authors' value (by more
+        than ``1e-9``).
+
+    Raises:
+        AccountingError: ``u == v`` or a node out of range.
+
+    Example:
+        >>> witness_round(hamilton_weights(nx.path_graph(4)), 0, 3, 2)  # exact 2/3 vs 1/23 at step 2
+        2
+    """
+    n = weights.shape[0]
+    if isinstance(u, bool) or not isinstance(u, (int, np.integer)) or not 0 <= u < n or u == v:
+        raise AccountingError(f"source must be a node in [0, {n}) other than the observer {v}, got {u!r}")
+    claim = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)[u]
+
+    def exceeds(t: int) -> bool:
+        ex = exact_pairwise_loss(weights, v, t, gamma, alpha=alpha, sigma=sigma, rank_rtol=rank_rtol).exact[u]
+        return bool(ex > claim + 1e-9)
+
+    if not exceeds(steps):
+        return None
+    lo, hi = 1, steps  # exceeds(hi) holds
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if exceeds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps: int, gamma: float | None = None,
+                  **kwargs: Any) -> Iterator[ObserverRow]:
+    """Stream :func:`observer_row` over observers (default: all), one observer's matrices at a time.
+
+    Args:
+        weights, steps, gamma: as :func:`observer_row`.
+        observers: the nodes ``v`` (``None``: ``0..n-1``).
+        **kwargs: passed to :func:`observer_row`.
+
+    Yields:
+        One :class:`ObserverRow` per observer.
+
+    Example:
+        >>> W = hamilton_weights(nx.path_graph(3))
+        >>> [r.v for r in pairwise_rows(W, None, 1)]
+        [0, 1, 2]
+    """
+    for v in range(weights.shape[0]) if observers is None else observers:
+        yield observer_row(weights, v, steps, gamma, **kwargs)
+
+
+# --------------------------------------------------------------------------- the figure's graphs
+
+
+def hypercube(dim: int = 11) -> nx.Graph:
+    """The hypercube of dimension ``dim`` on nodes ``0..2^dim - 1`` (binary labels in networkx order).
+
+    Args:
+        dim: the dimension.
+
+    Returns:
+        The graph.
+
+    Example:
+        >>> hypercube(3).number_of_nodes()
+        8
+    """
+    return nx.convert_node_labels_to_integers(nx.hypercube_graph(dim))
+
+
+def erdos_renyi_connected(n: int = 2048, p: float | None = None, seed: int = 0, max_draws: int = 1000
+                          ) -> nx.Graph:
+    """Erdős–Rényi ``G(n, p)``, ``p = log(n)/n`` by default, redrawn until connected.
+
+    Draw ``k`` uses the seed ``numpy.random.SeedSequence(seed).spawn(max_draws)[k]`` (first 32-bit word), so
+    one ``seed`` fixes the graph.
+
+    Args:
+        n: number of nodes.
+        p: edge probability (default ``log(n) / n``).
+        seed: the seed.
+        max_draws: how many graphs to try.
+
+    Returns:
+        The first connected draw.
+
+    Raises:
+        AccountingError: no connected draw in ``max_draws``.
+
+    Example:
+        >>> nx.is_connected(erdos_renyi_connected(64, seed=1))
+        True
+    """
+    prob = math.log(n) / n if p is None else p
+    for child in np.random.SeedSequence(seed).spawn(max_draws):
+        g = nx.fast_gnp_random_graph(n, prob, seed=int(child.generate_state(1)[0]))
+        if nx.is_connected(g):
+            return g
+    raise AccountingError(f"erdos_renyi_connected: no connected G({n}, {prob}) in {max_draws} draws (seed={seed})")
+
+
+def random_geometric(n: int = 2048, radius: float = 0.07, seed: int = 0) -> nx.Graph:
+    """Random geometric graph: ``n`` uniform points in the unit square, edges within ``radius``.
+
+    Args:
+        n: number of nodes.
+        radius: connection radius.
+        seed: networkx's seed for the points.
+
+    Returns:
+        The graph.
+
+    Raises:
+        AccountingError: the drawn graph is not connected (naming the seed).
+
+    Example:
+        >>> random_geometric(200, 0.2, seed=0).number_of_nodes()
+        200
+    """
+    g = nx.random_geometric_graph(n, radius, seed=seed)
+    if not nx.is_connected(g):
+        raise AccountingError(f"random_geometric: the graph for n={n}, radius={radius}, seed={seed} is not "
+                              "connected; choose another seed")
+    return g
+
+
+def grid(side: int = 45) -> nx.Graph:
+    """The ``side x side`` grid, node ``i * side + j`` at row ``i``, column ``j``.
+
+    Args:
+        side: nodes per side.
+
+    Returns:
+        The graph.
+
+    Example:
+        >>> sorted(grid(3).neighbors(4))
+        [1, 3, 5, 7]
+    """
+    return nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side), ordering="sorted")
+
+
+def figure_graphs(seed: int = 0) -> dict[str, nx.Graph]:
+    """The four graphs of the figure: hypercube 11, Erdős–Rényi 2048, random geometric 2048 (0.07), grid 45.
+
+    Args:
+        seed: the seed of the two random graphs.
+
+    Returns:
+        ``{"hypercube", "erdos-renyi", "geometric", "grid"}`` to graphs (a few seconds to build).
+
+    Raises:
+        AccountingError: a random graph could not be drawn connected.
+    """
+    return {"hypercube": hypercube(11), "erdos-renyi": erdos_renyi_connected(2048, seed=seed),
+            "geometric": random_geometric(2048, 0.07, seed=seed), "grid": grid(45)}
+
+
+def distances_from(graph: nx.Graph, v: int) -> np.ndarray:
+    """Shortest-path distances from ``v`` to every node ``0..n-1`` (``-1`` where unreachable).
+
+    Args:
+        graph: a graph on nodes ``0..n-1``.
+        v: the source.
+
+    Returns:
+        ``(n,)`` integer array.
+
+    Example:
+        >>> distances_from(nx.path_graph(3), 0).tolist()
+        [0, 1, 2]
+    """
+    out = np.full(graph.number_of_nodes(), -1, dtype=np.int64)
+    for u, d in nx.single_source_shortest_path_length(graph, v).items():
+        out[u] = d
+    return out

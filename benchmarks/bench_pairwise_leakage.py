@@ -1,0 +1,158 @@
+"""Pairwise leakage of Muffliato's gossip at N = 2048: one observer's cost, the full-matrix extrapolation.
+
+For each graph of the figure (hypercube 11, Erdős–Rényi 2048, random
+geometric 2048 at radius 0.07, grid 45 x 45) with the authors' weights and
+Chebyshev step count (alpha = 2, sigma = 1, eps_local = 1):
+
+* set-up: graph, weights, spectral gap, steps;
+* baseline: the authors' per-pair values for one observer (their formula);
+* subject: the exact values for one observer (``--method``: the streamed
+  block Gram-Schmidt basis, default, or one SVD of the stacked view), median
+  over ``--observers`` observers drawn with a fixed seed, and the peak
+  memory (tracemalloc) of one observer;
+* extrapolation: ``N x`` the median, the time of the whole ``N x N`` matrix
+  streamed one observer at a time (memory stays one observer's).
+
+BLAS runs on ``--threads`` threads (default 1).
+
+``--full NAME`` also streams every observer of graph NAME and prints the
+per-distance curve (mean and max of both values over all pairs at each
+shortest-path distance) and the number of pairs where the exact value
+exceeds the authors'.
+
+Usage:
+    cd benchmarks && python bench_pairwise_leakage.py --observers 5
+    cd benchmarks && python bench_pairwise_leakage.py --observers 3 --graphs hypercube --full hypercube
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from accounting.network.muffliato import (
+    authors_pairwise_loss,
+    chebyshev_gamma,
+    distances_from,
+    erdos_renyi_connected,
+    exact_pairwise_loss,
+    grid,
+    hamilton_weights,
+    hypercube,
+    muffliato_steps,
+    pairwise_rows,
+    random_geometric,
+    spectral_gap,
+)
+
+GRAPHS = {
+    "hypercube": lambda: hypercube(11),
+    "erdos-renyi": lambda: erdos_renyi_connected(2048, seed=0),
+    "geometric": lambda: random_geometric(2048, 0.07, seed=0),
+    "grid": lambda: grid(45),
+}
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def bench_graph(name: str, observers: int, method: str) -> dict[str, float]:
+    t_graph, g = _timed(GRAPHS[name])
+    n = g.number_of_nodes()
+    t_setup, (w, gap) = _timed(lambda: (lambda w: (w, spectral_gap(w)))(hamilton_weights(g)))
+    steps = muffliato_steps(n, 1.0, gap)
+    gamma = chebyshev_gamma(gap)
+    picks = np.random.default_rng(0).choice(n, size=observers, replace=False)
+    base, subj, ranks, dims, drops = [], [], [], [], []
+    for v in picks:
+        tb, _ = _timed(lambda v=v: authors_pairwise_loss(w, int(v), steps, gamma))
+        ts, row = _timed(lambda v=v: exact_pairwise_loss(w, int(v), steps, gamma, method=method))
+        base.append(tb)
+        subj.append(ts)
+        ranks.append(row.rank)
+        dims.append(row.view_dim)
+        drops.append(row.dropped)
+    tracemalloc.start()
+    exact_pairwise_loss(w, int(picks[0]), steps, gamma, method=method)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    med_b, med_s = statistics.median(base), statistics.median(subj)
+    return {"n": n, "steps": steps, "gap": gap, "graph_s": t_graph, "setup_s": t_setup, "authors_s": med_b,
+            "exact_s": med_s, "ratio": med_s / med_b, "view_dim": statistics.median(dims),
+            "rank": statistics.median(ranks), "dropped": statistics.median(drops), "peak_mib": peak / 2**20, "full_min": n * (med_s + med_b) / 60}
+
+
+def full_run(name: str) -> None:
+    g = GRAPHS[name]()
+    w = hamilton_weights(g)
+    gap = spectral_gap(w)
+    steps = muffliato_steps(g.number_of_nodes(), 1.0, gap)
+    gamma = chebyshev_gamma(gap)
+    start = time.perf_counter()
+    sums: dict[int, list[float]] = {}
+    witnesses, first, uncertified = 0, None, 0
+    tracemalloc.start()
+    for row in pairwise_rows(w, None, steps, gamma):
+        dist = distances_from(g, row.v)
+        assert row.authors is not None
+        for d in np.unique(dist[dist > 0]):
+            sel = dist == d
+            acc = sums.setdefault(int(d), [0.0, 0.0, 0.0, 0.0, 0.0])
+            acc[0] += sel.sum()
+            acc[1] += row.exact[sel].sum()
+            acc[2] = max(acc[2], row.exact[sel].max())
+            acc[3] += row.authors[sel].sum()
+            acc[4] = max(acc[4], row.authors[sel].max())
+        uncertified += row.dropped > 0
+        over = np.flatnonzero((row.exact > row.authors + 1e-9) & (dist > 0))
+        witnesses += over.size
+        if first is None and over.size:
+            first = (int(over[0]), row.v, float(row.exact[over[0]]), float(row.authors[over[0]]))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    total = time.perf_counter() - start
+    print(f"\nfull run {name}: {total / 60:.1f} min for {g.number_of_nodes()} observers, traced peak "
+          f"{peak / 2**20:.0f} MiB")
+    print("| distance | pairs | exact mean | exact max | authors mean | authors max |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for d in sorted(sums):
+        c, es, em, as_, am = sums[d]
+        print(f"| {d} | {int(c)} | {es / c:.3g} | {em:.3g} | {as_ / c:.3g} | {am:.3g} |")
+    print(f"pairs with exact > authors: {witnesses}; first (u, v, exact, authors): {first}")
+    print(f"observers with ambiguous directions (values are lower estimates there): {uncertified}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--observers", type=int, default=5)
+    parser.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
+    parser.add_argument("--full", choices=list(GRAPHS), default=None)
+    parser.add_argument("--method", choices=["gram-schmidt", "svd"], default="gram-schmidt")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads (1: no oversubscription on a "
+                        "shared machine; observers are independent, so parallelism belongs across observers)")
+    args = parser.parse_args()
+    threadpool_limits(args.threads)
+    print("| graph | N | T | view rows | rank | ambiguous | set-up (s) | authors, 1 observer (s) | exact, 1 observer (s) "
+          "| ratio | peak MiB, 1 observer | full matrix, extrapolated (min) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in args.graphs:
+        r = bench_graph(name, args.observers, args.method)
+        print(f"| {name} | {r['n']} | {r['steps']} | {r['view_dim']:.0f} | {r['rank']:.0f} | {r['dropped']:.0f} | "
+              f"{r['graph_s'] + r['setup_s']:.1f} | {r['authors_s']:.3f} | {r['exact_s']:.3f} | "
+              f"{r['ratio']:.0f} | {r['peak_mib']:.0f} | {r['full_min']:.0f} |", flush=True)
+    if args.full:
+        full_run(args.full)
+    print(f"process peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Muffliato per-pair values: the authors' convention and the exact values, hand-derived on the 6-node path.
+
+Closed form (6-node path 0-1-2-3-4-5, plain gossip, T = 3 steps, the authors'
+convention: steps 1..3, first exchange excluded; alpha = 2, sigma = 1).
+``W`` puts 1/3 on every edge (diagonal 2/3 at the ends, 1/3 inside). Node 5
+sees its neighbour 4's values ``M_t[4, :] (x + xi)``, t = 1, 2, 3:
+
+    W[4, :]   = (0, 0, 0, 1, 1, 1) / 3
+    W^2[4, :] = (0, 0, 1, 2, 3, 3) / 9
+    W^3[4, :] = (0, 1, 3, 6, 8, 9) / 27
+
+(``W^3[4, j] = sum_i W^2[4, i] W[i, j]``: e.g. ``j = 4``: (2 + 3 + 3)/27).
+Exact: node 5 knows ``xi_5``; on columns 0..4 the rows are, up to scale,
+``a = (0, 0, 0, 1, 1)``, ``b = (0, 0, 1, 2, 3)``, ``c = (0, 1, 3, 6, 8)``. They
+live in coordinates 1..4 and span the 3-dimensional subspace orthogonal
+there to ``n = (-1, 1, 1, -1)`` (``n.a = -1 + 1 = 0``, ``n.b = 1 + 2 - 3 = 0``,
+``n.c = -1 + 3 + 6 - 8 = 0``). So ``||P e_u||^2 = 1 - n_u^2/|n|^2 = 3/4`` for
+``u = 1..4`` and 0 for ``u = 0``; ``D_2(u -> 5) = 3/4`` resp. 0.
+
+Authors' sum, ``sum_t (M_t[4, u] / ||M_t[4, :]||)^2`` with ``||W[4]||^2 = 3/9``,
+``||W^2[4]||^2 = 23/81``, ``||W^3[4]||^2 = 191/729``:
+``u = 0``: 0; ``u = 1``: 1/191; ``u = 2``: 1/23 + 9/191; ``u = 3``: 1/3 + 4/23 + 36/191;
+``u = 4``: 1/3 + 9/23 + 64/191 > 1, capped at 1.
+
+With the first exchange included, node 5 also sees ``x_4 + xi_4``: ``e_4`` and
+then ``a, b, c`` give ``e_3, e_2, e_1``: ``D_2 = 1`` for ``u = 1..4``.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from accounting.errors import AccountingError, PrivacyParameterError
+from accounting.network.muffliato import (
+    authors_pairwise_loss,
+    chebyshev_gamma,
+    distances_from,
+    erdos_renyi_connected,
+    exact_pairwise_loss,
+    gossip_rows,
+    grid,
+    hamilton_weights,
+    hypercube,
+    muffliato_schedule,
+    muffliato_steps,
+    observer_row,
+    pairwise_rows,
+    random_geometric,
+    spectral_gap,
+    witness_round,
+)
+from accounting.network.observers import Observer, pairwise_losses
+
+
+@pytest.fixture
+def path6():
+    return hamilton_weights(nx.path_graph(6))
+
+
+def test_path6_gossip_rows_are_the_hand_written_ones(path6):
+    rows = {t: r[0] for t, r in gossip_rows(path6, [4], 3)}
+    np.testing.assert_allclose(rows[1], np.array([0, 0, 0, 1, 1, 1]) / 3, atol=1e-15)
+    np.testing.assert_allclose(rows[2], np.array([0, 0, 1, 2, 3, 3]) / 9, atol=1e-15)
+    np.testing.assert_allclose(rows[3], np.array([0, 1, 3, 6, 8, 9]) / 27, atol=1e-15)
+
+
+def test_path6_exact_matches_the_closed_form(path6):
+    exact = exact_pairwise_loss(path6, 5, 3).exact
+    np.testing.assert_allclose(exact[:5], [0.0, 0.75, 0.75, 0.75, 0.75], atol=1e-12)
+    assert math.isinf(exact[5])
+
+
+def test_path6_exact_with_first_exchange_matches_the_closed_form(path6):
+    exact = exact_pairwise_loss(path6, 5, 3, include_first_exchange=True).exact
+    np.testing.assert_allclose(exact[:5], [0.0, 1.0, 1.0, 1.0, 1.0], atol=1e-12)
+
+
+def test_path6_authors_values_match_the_closed_form(path6):
+    expected = [F(0), F(1, 191), F(1, 23) + F(9, 191), F(1, 3) + F(4, 23) + F(36, 191),
+                min(F(1), F(1, 3) + F(9, 23) + F(64, 191))]
+    got = authors_pairwise_loss(path6, 5, 3)
+    np.testing.assert_allclose(got[:5], [float(x) for x in expected], rtol=1e-12, atol=1e-15)
+
+
+def test_exact_above_authors_is_a_witness_on_the_path(path6):
+    # the authors' sum is below the exact loss for u = 1 and 2 (1/191 < 3/4): a witness against the figure
+    row = observer_row(path6, 5, 3)
+    assert row.authors is not None
+    assert (row.exact[1:3] > row.authors[1:3]).all()
+
+
+@pytest.mark.parametrize("accelerated", [False, True])
+def test_streaming_exact_equals_the_generic_observer(accelerated):
+    # two implementations: the streamed rows of W's polynomials, and the generic LinearSchedule view
+    g = nx.connected_watts_strogatz_graph(7, 2, 0.4, seed=3)
+    w = hamilton_weights(g)
+    gamma = chebyshev_gamma(spectral_gap(w)) if accelerated else None
+    sched = muffliato_schedule(w, 3, sigma=1.5, gamma=gamma)
+    for v in range(7):
+        generic = pairwise_losses(sched, Observer.node(v))
+        stream = exact_pairwise_loss(w, v, 3, gamma, sigma=1.5, include_first_exchange=True).exact
+        for u in range(7):
+            if u != v:
+                assert stream[u] == pytest.approx(generic[u].renyi(2.0), abs=1e-9), (u, v)
+
+
+def test_chebyshev_rows_follow_the_recursion():
+    g = nx.cycle_graph(6)
+    w = hamilton_weights(g)
+    gamma = 1.3
+    dense = w.toarray()
+    m_prev, m_cur = np.eye(6), dense.copy()
+    expected = {0: m_prev, 1: m_cur}
+    for t in range(2, 5):
+        m_prev, m_cur = m_cur, gamma * dense @ m_cur + (1 - gamma) * m_prev
+        expected[t] = m_cur
+    for t, rows in gossip_rows(w, [0, 3], 4, gamma):
+        np.testing.assert_allclose(rows, expected[t][[0, 3]], atol=1e-14)
+
+
+def test_authors_constants():
+    # hypercube of dimension d with these weights: I - W = L / (d + 1), L's eigenvalues 2j: gap 2/(d+1)
+    w = hamilton_weights(hypercube(4))
+    assert spectral_gap(w) == pytest.approx(2 / 5, abs=1e-12)
+    # gap 1/6 (dimension 11): log(2048) / sqrt(1/6) = 18.68 -> 19; plain: log(2048) * 6 = 45.7 -> 46
+    assert muffliato_steps(2048, 1.0, 1 / 6) == 19
+    assert muffliato_steps(2048, 1.0, 1 / 6, accelerated=False) == 46
+    # sigma = 0.4: log(2048 / 0.16 * 0.25) = log(3200) = 8.07; / sqrt(0.25) -> 17
+    assert muffliato_steps(2048, 0.4, 0.25) == 17
+    assert chebyshev_gamma(0.19) == pytest.approx(2 * (1 - math.sqrt(0.19 * 0.9525)) / 0.905**2, rel=1e-14)
+
+
+def test_hamilton_weights_by_hand():
+    # star with centre 0 and leaves 1, 2, 3: degrees 3, 1, 1, 1; edge weights 1/(3 + 1)
+    w = hamilton_weights(nx.star_graph(3)).toarray()
+    assert w[0, 1] == pytest.approx(0.25) and w[1, 1] == pytest.approx(0.75) and w[0, 0] == pytest.approx(0.25)
+
+
+def test_figure_graphs():
+    h = hypercube(11)
+    assert h.number_of_nodes() == 2048 and all(d == 11 for _, d in h.degree())
+    gr = grid(45)
+    assert gr.number_of_nodes() == 2025 and sorted(gr.neighbors(46)) == [1, 45, 47, 91]
+    er1, er2 = erdos_renyi_connected(300, seed=5), erdos_renyi_connected(300, seed=5)
+    assert nx.is_connected(er1) and sorted(er1.edges()) == sorted(er2.edges())
+    assert nx.is_connected(random_geometric(300, 0.15, seed=1))
+    with pytest.raises(AccountingError, match="not connected"):
+        random_geometric(50, 0.01, seed=0)
+    with pytest.raises(AccountingError, match="no connected"):
+        erdos_renyi_connected(50, p=0.001, seed=0, max_draws=3)
+    assert distances_from(nx.path_graph(4), 1).tolist() == [1, 0, 1, 2]
+
+
+def test_streaming_rows_and_errors(path6):
+    rows = list(pairwise_rows(path6, [5, 0], 3))
+    assert [r.v for r in rows] == [5, 0]
+    np.testing.assert_allclose(rows[0].exact[:5], [0.0, 0.75, 0.75, 0.75, 0.75], atol=1e-12)
+    with pytest.raises(AccountingError, match="observer node"):
+        exact_pairwise_loss(path6, 6, 3)
+    with pytest.raises(PrivacyParameterError, match="alpha"):
+        authors_pairwise_loss(path6, 0, 3, alpha=1.0)
+    with pytest.raises(PrivacyParameterError, match="steps"):
+        list(gossip_rows(path6, [0], -1))
+    with pytest.raises(PrivacyParameterError, match="spectral gap"):
+        chebyshev_gamma(0.0)
+
+
+def test_witness_rounds_on_the_path(path6):
+    # exact loss to node 5 after steps 1..t (rows a; a, b; a, b, c of the module docstring):
+    # u = 1: 0, 0, 3/4 vs authors 1/191 -> step 3; u = 2: 0, 2/3, 3/4 vs 1/23 + 9/191 = 0.091 -> step 2;
+    # u = 3: 1/2, 2/3, 3/4 vs 1/3 + 4/23 + 36/191 = 0.695 -> step 3; u = 4: at most 3/4 vs the cap 1 -> none
+    assert [witness_round(path6, u, 5, 3) for u in (1, 2, 3, 4)] == [3, 2, 3, None]
+    with pytest.raises(AccountingError, match="other than the observer"):
+        witness_round(path6, 5, 5, 3)
+
+
+@pytest.mark.parametrize("graph", [hypercube(5), nx.connected_watts_strogatz_graph(40, 4, 0.3, seed=2)])
+@pytest.mark.parametrize("first", [False, True])
+def test_gram_schmidt_and_svd_routes_agree(graph, first):
+    # the streamed block Gram-Schmidt basis and the general one-SVD computation of the same view;
+    # graphs with exact linear dependencies between the rows (the hypercube's W has 6 distinct eigenvalues)
+    w = hamilton_weights(graph)
+    gap = spectral_gap(w)
+    steps = muffliato_steps(graph.number_of_nodes(), 1.0, gap)
+    gamma = chebyshev_gamma(gap)
+    for v in (0, 7):
+        gs = exact_pairwise_loss(w, v, steps, gamma, include_first_exchange=first)
+        sv = exact_pairwise_loss(w, v, steps, gamma, include_first_exchange=first, method="svd")
+        assert gs.rank == sv.rank and gs.view_dim == sv.view_dim
+        np.testing.assert_allclose(gs.exact, sv.exact, atol=1e-8)
+
+
+def test_hypercube_node_learns_its_neighbours_antipodes():
+    """Closed form on the 4-cube: far nodes are not protected.
+
+    ``W = I - L/5`` has the five distinct eigenvalues ``1 - 2j/5``, j = 0..4, none zero. For a
+    node ``w``, the vectors ``W^t e_w`` lie in the 5-dimensional space of functions that depend only
+    on the distance to ``w`` (the spheres ``S_k(w)``, k = 0..4, are unions of whole orbits of the cube's
+    symmetries fixing ``w``), and ``t = 1..5`` span it: their coefficients on the eigenspaces are
+    ``lambda_j^t``, a Vandermonde matrix times ``diag(lambda_j)``, invertible. So node ``v`` learns,
+    for each neighbour ``w``, the sum of ``x + xi`` over each sphere around ``w``, in particular over
+    ``S_4(w)``, the single antipode of ``w``: the full local loss ``alpha / (2 sigma^2) = 1``. The
+    antipodes of ``v``'s four neighbours are the four nodes at distance 3 from ``v``.
+    """
+    g = hypercube(4)
+    w = hamilton_weights(g)
+    dist = distances_from(g, 0)
+    row = observer_row(w, 0, 5, None)
+    assert row.authors is not None and row.dropped == 0
+    far = np.flatnonzero(dist == 3)
+    assert far.size == 4
+    np.testing.assert_allclose(row.exact[far], 1.0, atol=1e-9)
+    assert (row.authors[far] < 0.9).all()  # the authors' sum says they are protected: a witness against the figure
