@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 
+from topology.audit import AssumptionSet, EachRound, Spectral, fixed_symmetric_steps
+from topology.checks import properties as _P
 from topology.validation import check_integer, check_nonnegative, check_open_unit, check_positive
 
 from ..claims import Claim
@@ -26,6 +28,7 @@ from ..errors import PrivacyParameterError
 from .spec import AccountantSpec
 
 __all__ = [
+    "ASSUMPTIONS",
     "WANG_BASAR_KINDS",
     "WANG_BASAR_THEOREMS",
     "wang_basar_sensitivity",
@@ -352,3 +355,13 @@ SPEC = AccountantSpec(
     noise_scale=wang_basar_noise_std,
 )
 """The accountant's record of Wang and Başar (Automatica 2023)."""
+
+
+ASSUMPTIONS = AssumptionSet("wang-basar", "Wang and Basar 2023, Assumption 4", (
+    *fixed_symmetric_steps("Wang and Basar 2023, Assumption 4"),
+    EachRound(_P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (Wang and Basar 2023, Sec. 2)"),
+    Spectral(_P.mixing_norm, "eta", "mixing_norm_below_one", "||W - 11^T/m||_2",
+             "eta = ||W - 11^T/m||_2 < 1 (Wang and Basar 2023, Assumption 4)"),
+), "doubly")
+"""The topology assumptions (Assumption 4): one fixed matrix, symmetric, doubly stochastic, positive diagonal,
+``eta = ||W - 11^T/m||_2 < 1``."""

@@ -11,7 +11,7 @@ collects the two; the paper registry (:mod:`asyncdp.algorithms.registry`)
 imports it directly, so nothing is looked up by module name.
 
 Example:
-    >>> from asyncdp.privacy.adapters.huang2015 import ADAPTER
+    >>> from asyncdp.papers.huang2015.privacy import ADAPTER
     >>> ADAPTER.verdict is not None
     True
 """

@@ -378,7 +378,7 @@ def test_cli_uses_script_default_grid(tmp_path, capsys):
 
 def test_cli_without_any_grid_runs_one_point(tmp_path, capsys):
     script = tmp_path / "one.py"
-    script.write_text("from asyncdp.algorithms import Huang2015\n\n"
+    script.write_text("from asyncdp import Huang2015\n\n"
                       "def factory():\n    return Huang2015.example_scenario(seed=1)\n")
     out = tmp_path / "one.csv"
     assert main(["sweep", str(script), "--runs", "3", "--out", str(out)]) == 0
