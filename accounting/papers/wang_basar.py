@@ -2,7 +2,7 @@
 
 The accountant's side of the paper, and the one copy of its theorem table:
 :data:`WANG_BASAR_THEOREMS` (which theorem covers which adjacency; the
-simulator's rule, its privacy adapter and the reproductions read it from
+simulator's rule, its privacy lemma and the reproductions read it from
 here), the sensitivities of eqs. (28)-(31) (:func:`wang_basar_sensitivity`),
 the printed and the consistent variance thresholds
 (:func:`wang_basar_variance_threshold`), the claim (:func:`wang_basar_claim`)
@@ -48,7 +48,7 @@ sample replacement."""
 
 WANG_BASAR_THEOREMS: dict[str, str] = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
 """The theorem of Wang and Başar (Automatica 2023) behind each adjacency it covers: a data sample (eq. 28),
-the gradient (eq. 30), the variable (eq. 31). The one copy of this table (the rule, its adapter and the
+the gradient (eq. 30), the variable (eq. 31). The one copy of this table (the rule, its lemma and the
 reproductions read it)."""
 
 

@@ -12,8 +12,8 @@ A seed paper and a user's own algorithm are described the same way. One
   It returns a ``(T,)`` array (rules with one noisy channel) or a mapping
   ``channel -> (T,)`` array; :meth:`Paper.sensitivity` checks and normalizes it;
 * its **adjacency class** for the worst-case search (:class:`GradientClass`:
-  any two costs of the changed agent with gradients of L2 norm at most ``C``;
-  :class:`RoundLossClass` for one changed round of online losses);
+  any two costs of the changed agent with gradients of L2 norm at most ``C``,
+  or whose gradients differ by at most ``C``);
 * its claim check (``claim_check(scenario, eps, delta) -> str``);
 * its topology assumptions (a :class:`topology.audit.AssumptionSet`, or one
   per rule name);
@@ -47,7 +47,7 @@ import numpy as np
 from ..algorithms.base import Algorithm
 from ..errors import AlgorithmParameterError, ScenarioError
 
-__all__ = ["Paper", "PaperError", "GradientClass", "RoundLossClass", "AdjacencyClass", "Reproduction",
+__all__ = ["Paper", "PaperError", "GradientClass", "AdjacencyClass", "Reproduction",
            "require_out_neighbours", "OPTIONAL_PARTS"]
 
 OPTIONAL_PARTS = ("adjacency", "claim_check", "assumptions", "reproductions", "claimed_scale", "accountant",
@@ -97,18 +97,9 @@ class GradientClass:
             raise PaperError(f"GradientClass: kind must be 'each' or 'difference', got {self.kind!r}")
 
 
-@dataclass(frozen=True)
-class RoundLossClass(GradientClass):
-    """Round adjacency for online losses: one round's loss changes, every agent's gradient of it bounded by ``bound``.
-
-    Example:
-        >>> RoundLossClass(2.0, "l1").bound
-        2.0
-    """
-
-
 AdjacencyClass = GradientClass
-"""The adjacency classes a paper may declare (:class:`GradientClass`, :class:`RoundLossClass`)."""
+"""The adjacency classes a paper may declare (today: :class:`GradientClass`; round adjacency of online losses
+has no extremal construction in the worst-case search yet)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ Papers come from three sources, all discovered lazily on the first lookup:
    a :class:`~asyncdp.papers.record.PaperError`.
 3. **Inline**: a script or module calls :func:`register`. Registering again
    from the same source (a script re-executed by :func:`asyncdp.load_script`)
-   replaces the earlier record; a *different* paper under a taken name is an error.
+   replaces the earlier record (rule objects of the earlier execution keep
+   finding theirs); a *different* paper under a taken name is an error.
 
 A rule finds its record through its class MRO (:func:`paper_of`): a subclass
 of a paper's rule uses that paper's record unless it registers its own.
@@ -32,6 +33,7 @@ import inspect
 import pkgutil
 import threading
 import warnings
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +71,9 @@ class Registered:
 
 _lock = threading.RLock()
 _papers: dict[str, Registered] = {}
+_replaced: weakref.WeakKeyDictionary[type, Registered] = weakref.WeakKeyDictionary()
+"""Rule classes of records replaced by a re-executed script: objects made by the earlier execution keep
+their record (found through the MRO as before)."""
 _failed: dict[str, str] = {}
 _discovered = False
 
@@ -93,6 +98,11 @@ def _add(paper: Any, origin: str, published: bool) -> Paper:
         raise PaperError(f"register: expected an asyncdp.papers.Paper, got {paper!r} (from {origin})"[:300])
     with _lock:
         _index_conflict(paper, origin)
+        old = _papers.get(paper.name)
+        if old is not None and old.paper is not paper:
+            for rule in old.paper.rules:
+                if rule not in paper.rules:
+                    _replaced[rule] = old
         _papers[paper.name] = Registered(paper, origin, published)
     return paper
 
@@ -229,6 +239,8 @@ def _lookup_class(cls: type) -> Registered | None:
         for r in found:
             if klass in r.paper.rules:
                 return r
+        if klass in _replaced:
+            return _replaced[klass]
     return None
 
 

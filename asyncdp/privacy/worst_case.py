@@ -288,7 +288,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
 
     Tries every extremal pair (:func:`extremal_pairs`), then
     ``options.search_examples`` Hypothesis examples (:func:`search_pairs`),
-    on the realized schedules of the engine's runs of the scenario. Pure
+    on the realized schedules of the engine's runs of the scenario. A user's
+    paper record without an adjacency class (or under round adjacency, which
+    has no construction yet) gets a doubt: its lemma is then untested, and
+    the verdict is at best ``inconclusive``. Pure
     claims: a constructed transcript with loss above epsilon is a witness
     (module docstring). Claims with delta > 0: the best pair is run
     ``runs`` times on the engine (side 2 of the seed layout) and its exact
@@ -320,12 +323,16 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
              "worst_pair_script": None}
     scenario = pair.scenario
     agent = ctx.changed_agent
+    # a user's lemma is trusted only once it has met the worst case of its class
+    users = ctx.paper is not None and not ctx.paper.published
+    untested = (f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was not tested against "
+                "the worst case of an adjacency class, so the bound composed with it is not trusted") if users else None
     if agent is None:
-        return Evidence(method, kind, empty, reasons=("worst-case search: round adjacency (online losses) has no "
-                                                      "extremal-cost construction yet",))
+        return Evidence(method, kind, empty, doubt=untested, reasons=(
+            "worst-case search: round adjacency (online losses) has no extremal-cost construction yet",))
     extremes = extremal_pairs(scenario, agent)
     if not extremes:
-        return Evidence(method, kind, empty, reasons=(
+        return Evidence(method, kind, empty, doubt=untested, reasons=(
             f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (its paper record has "
             "no adjacency, or there is no record): only the user's pair is checked",))
     runs = ctx.engine_runs(0)

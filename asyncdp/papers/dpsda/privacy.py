@@ -2,7 +2,7 @@
 
 The algorithms differ only in their mixing (``W`` or ``A``, plus push-sum
 weights that carry no data). Their messages mask the same quantity, so the
-two adapters share these functions.
+two rules share these functions (one paper record).
 
 What each round releases: round ``t``'s message ``h_i(t)`` masks
 ``z_i(t)``. Fix the observed messages. By eqs. (12) / (20), ``z_i(t+1)`` then
@@ -77,7 +77,7 @@ def network_sensitivity(scenario) -> np.ndarray:
 
 
 def sensitivity(scenario) -> np.ndarray:
-    """Per-release sensitivity ``max_i Delta_i(t)``, shape ``(T,)`` (the adapter protocol; see the module doc)."""
+    """Per-release sensitivity ``max_i Delta_i(t)``, shape ``(T,)`` (the paper record's lemma; see the module doc)."""
     return node_sensitivities(scenario).max(axis=1)
 
 

@@ -93,7 +93,11 @@ def test_topology_audit_of_the_users_digraph_names_the_failed_assumption(ex, tmp
     assert main(["topology", "audit", str(path), "--algorithm", f"{EXAMPLE}:private-dgd", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["algorithm"] == "private-dgd" and not out["all_hold"]
-    assert main(["topology", "audit", str(path), "--algorithm", str(EXAMPLE), "--B", "2"]) == 0
+    # the file defines two papers: naming none is ambiguous, one error line
+    assert main(["topology", "audit", str(path), "--algorithm", str(EXAMPLE)]) == 2
+    assert "defines papers ['private-dgd', 'private-dgd-small-lemma']: name one" in capsys.readouterr().err
+    # --B applies to a user's paper whose assumptions include B-strong connectivity
+    assert main(["topology", "audit", str(path), "--algorithm", f"{EXAMPLE}:private-dgd", "--B", "2"]) == 0
     assert "B                          2" in capsys.readouterr().out
 
 
@@ -101,3 +105,52 @@ def test_the_cli_checks_the_example_script(capsys):
     assert main(["privacy", "check", str(EXAMPLE), "--runs", "300", "--search-examples", "0"]) == 0
     out = capsys.readouterr().out
     assert "verdict                        pass" in out and "the user's own lemma" in out
+
+
+def _readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("### 4. Bring your own algorithm")
+    return text[start:text.index("\n## ", start)]
+
+
+def test_the_readme_section_runs(ex, tmp_path, monkeypatch, capsys):
+    """The README's "Bring your own algorithm" code: its snippet gives the example's lemma; its commands run."""
+    import asyncdp.papers
+
+    section = _readme_section()
+    snippet = section.split("```python\n")[1].split("```")[0]
+    monkeypatch.setattr(asyncdp.papers, "register", lambda paper: paper)  # the example registered it already
+    namespace = {"PrivateDGD": ex["PrivateDGD"], "ASSUMPTIONS": ex["ASSUMPTIONS"]}
+    exec(compile(snippet, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    sc = ex["scenario"]
+    np.testing.assert_array_equal(namespace["PAPER"].sensitivity(sc)["y"], get_paper("private-dgd").sensitivity(sc)["y"])
+    assert namespace["PAPER"].adjacency(sc) == get_paper("private-dgd").adjacency(sc)
+    monkeypatch.chdir(tmp_path)
+    commands = [line.split("#")[0].split() for line in section.split("```bash\n")[1].split("```")[0].splitlines()]
+    for argv in commands:
+        if argv[0] == "asyncdp" and argv[1] != "privacy":  # the privacy check runs in its own test above
+            argv = [a.replace("examples/", f"{ROOT / 'examples'}/") for a in argv[1:]]
+            assert main(argv) == 0, argv
+    assert "b_strongly_connected" in capsys.readouterr().out
+
+
+def test_without_an_adjacency_class_a_users_paper_is_at_best_inconclusive(ex):
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from asyncdp.papers import Paper, register, unregister
+
+    @dataclass(frozen=True)
+    class Classless(ex["PrivateDGD"]):
+        name: ClassVar[str] = "private-dgd-classless"
+
+    register(Paper("private-dgd-classless", (Classless,), lemma=ex["lemma"], reference="test"), origin="test")
+    try:
+        sc, adj = ex["variant"]("correct")
+        rule = Classless(rounds=sc.horizon)
+        report = check_privacy(sc.replace(algorithm=rule), adj.replace(algorithm=rule), runs=300, search_examples=0)
+        assert report.verdict == "inconclusive" and report.witness is None
+        assert report.epsilon_accountant <= report.epsilon_claimed * (1 + 1e-9)  # the bound alone would pass
+        assert any("was not tested against the worst case of an adjacency class" in r for r in report.reasons)
+    finally:
+        unregister("private-dgd-classless")
