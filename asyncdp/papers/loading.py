@@ -18,7 +18,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from .record import Paper, PaperError
+from .record import Paper, PaperError, is_paper
 from .registry import get_paper, registered
 
 __all__ = ["resolve", "load_source"]
@@ -48,7 +48,7 @@ def load_source(source: str) -> list[Paper]:
             raise PaperError(f"cannot import the paper module {source!r}: {exc}") from None
         origin = str(getattr(module, "__file__", source))
         values = list(vars(module).values())
-    found = {p.name: p for p in values if isinstance(p, Paper)}
+    found = {p.name: p for p in values if is_paper(p)}
     for r in registered().values():
         if r.origin == origin:
             found.setdefault(r.paper.name, r.paper)

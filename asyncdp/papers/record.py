@@ -29,7 +29,7 @@ Example:
     >>> from asyncdp.papers.huang2015.rule import Huang2015
     >>> toy = Paper("toy", (Huang2015,), lemma=lambda sc: np.full(sc.horizon, 0.1), reference="me (2026)")
     >>> toy.sensitivity(Huang2015.example_scenario())["y"].shape
-    (30,)
+    (25,)
     >>> toy.rule_names
     ('huang2015',)
 """
@@ -39,7 +39,7 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ import numpy as np
 from ..algorithms.base import Algorithm
 from ..errors import AlgorithmParameterError, ScenarioError
 
-__all__ = ["Paper", "PaperError", "GradientClass", "AdjacencyClass", "Reproduction",
+__all__ = ["Paper", "PaperError", "GradientClass", "AdjacencyClass", "Reproduction", "is_paper",
            "require_out_neighbours", "OPTIONAL_PARTS"]
 
 OPTIONAL_PARTS = ("adjacency", "claim_check", "assumptions", "reproductions", "claimed_scale", "accountant",
@@ -135,6 +135,18 @@ class Reproduction:
         return out[0], out[1]
 
 
+def is_paper(value: Any) -> bool:
+    """Whether ``value`` is a :class:`Paper` (also one made by a second copy of this module, as pytest's
+    ``importlib`` import mode can create while collecting doctests).
+
+    Example:
+        >>> is_paper("huang2015")
+        False
+    """
+    kind = type(value)
+    return isinstance(value, Paper) or (kind.__name__ == "Paper" and kind.__module__ == __name__)
+
+
 def _is_rule(value: Any) -> bool:
     return isinstance(value, type) and issubclass(value, Algorithm) and isinstance(getattr(value, "name", None), str)
 
@@ -170,7 +182,6 @@ class Paper:
     reproductions: tuple[Reproduction, ...] = ()
     claimed_scale: Callable[[Any, int], float] | None = None
     accountant: Any = None
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..algorithms.base import Algorithm
-from .record import Paper, PaperError
+from .record import Paper, PaperError, is_paper
 
 __all__ = ["REGISTRY", "ENTRY_POINT_GROUP", "Registered", "register", "papers", "get_paper", "paper_of", "find_paper",
            "find_registered", "rules", "get_algorithm", "assumption_set", "registered", "failed_entry_points",
@@ -94,7 +94,7 @@ def _index_conflict(paper: Paper, origin: str) -> None:
 
 
 def _add(paper: Any, origin: str, published: bool) -> Paper:
-    if not isinstance(paper, Paper):
+    if not is_paper(paper):
         raise PaperError(f"register: expected an asyncdp.papers.Paper, got {paper!r} (from {origin})"[:300])
     with _lock:
         _index_conflict(paper, origin)
@@ -108,12 +108,11 @@ def _add(paper: Any, origin: str, published: bool) -> Paper:
 
 
 def _caller_file() -> str:
+    """The file of the code that called :func:`register` (a script's path, a module's file)."""
     frame = inspect.currentframe()
     try:
         f = frame
         while f is not None and f.f_globals.get("__name__") == __name__:
-            f = f.f_back
-        if f is not None and f.f_back is not None and f.f_globals.get("__name__") == "asyncdp.papers":
             f = f.f_back
         return "<unknown>" if f is None else str(f.f_code.co_filename)
     finally:
@@ -141,7 +140,7 @@ def register(paper: Paper, *, origin: str | None = None) -> Paper:
         >>> class Mine(Huang2015):
         ...     name = "doc-mine"
         >>> p = register(Paper("doc-mine", (Mine,), lemma=lambda sc: np.zeros(sc.horizon)))
-        >>> paper_of(Mine()) is p, register(p) is p
+        >>> paper_of(Mine(epsilon=1.0, c=0.1, q=0.5, p=0.6)) is p, register(p) is p
         (True, True)
         >>> unregister("doc-mine")
     """
@@ -161,11 +160,11 @@ def _load_builtin() -> None:
 
 
 def _as_papers(value: Any) -> list[Paper]:
-    if isinstance(value, Paper):
+    if is_paper(value):
         return [value]
     if inspect.ismodule(value):
         return _as_papers(getattr(value, "PAPER", None))
-    if isinstance(value, (list, tuple)) and value and all(isinstance(p, Paper) for p in value):
+    if isinstance(value, (list, tuple)) and value and all(is_paper(p) for p in value):
         return list(value)
     raise PaperError(f"loads to {value!r}, not a Paper, a list of them or a module defining PAPER"[:300])
 
@@ -269,7 +268,7 @@ def paper_of(algorithm: Any) -> Paper | None:
         >>> from asyncdp.papers.huang2015.rule import Huang2015
         >>> class Tuned(Huang2015):
         ...     pass
-        >>> paper_of(Tuned()).name
+        >>> paper_of(Tuned(epsilon=1.0, c=0.1, q=0.5, p=0.6)).name
         'huang2015'
     """
     return find_paper(algorithm)
