@@ -6,7 +6,8 @@ every rule of it. The clauses:
 * required of every paper: named Algorithm subclasses as rules, rule names
   that find the paper (by name, class and object, through the MRO); a
   sensitivity lemma that gives one finite, nonnegative value per release and
-  per noisy channel on the rule's example scenario; the rule pickles to an
+  per noisy channel on the rule's example scenario, without reading the
+  rule's ``noise()`` declarations; the rule pickles to an
   equal rule that behaves the same; both engines agree on a short example;
   the engine runs replay exactly and their noise conforms to the declaration;
 * optional for a user's paper (:data:`asyncdp.papers.OPTIONAL_PARTS`; the
@@ -89,6 +90,23 @@ def test_lemma_gives_each_release_of_each_noisy_channel_a_sensitivity(paper_name
         assert values.shape == (sc.horizon,)
         assert np.isfinite(values).all() and (values >= 0).all()
     assert max(v.max() for v in sens.values()) > 0
+
+
+@pytest.mark.parametrize("paper_name,rule_name", PAIRS, ids=IDS)
+def test_lemma_never_reads_the_rules_noise_declarations(paper_name, rule_name, monkeypatch):
+    """The lemma is computed from declared constants and parameters: with ``noise()`` disabled it gives the same."""
+    paper = get_paper(paper_name)
+    sc = _example(rule_name)
+    before = paper.sensitivity(sc)
+
+    def refuse(self, t, channel):
+        raise AssertionError(f"the lemma of {paper_name} read {rule_name}.noise({t}, {channel!r})")
+
+    for klass in type(sc.algorithm).__mro__:
+        if "noise" in vars(klass):
+            monkeypatch.setattr(klass, "noise", refuse)
+    after = paper.sensitivity(sc)
+    assert set(after) == set(before) and all(np.array_equal(after[c], before[c]) for c in before)
 
 
 @pytest.mark.parametrize("paper_name,rule_name", PAIRS, ids=IDS)
@@ -274,6 +292,7 @@ def test_the_contract_holds_for_a_paper_installed_through_an_entry_point():
 
     # the required clauses ran and passed for the installed paper; its missing optional parts were skipped
     for test in ("test_lemma_gives_each_release_of_each_noisy_channel_a_sensitivity",
+                 "test_lemma_never_reads_the_rules_noise_declarations",
                  "test_both_engines_agree_on_a_short_example", "test_adjacency_class_is_a_gradient_class",
                  "test_rule_pickles_to_an_equal_rule_that_behaves_the_same"):
         assert "PASSED" in outcome(test)

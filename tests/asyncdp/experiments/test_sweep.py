@@ -420,16 +420,10 @@ def test_cli_entry_point_registered():
 
 
 def test_every_name_of_the_one_module_sweep_still_imports_from_it():
-    """The sweep was split by topic; asyncdp.experiments.sweep (and asyncdp.sweep) still has every name it had."""
-    import warnings
-
+    """The sweep was split by topic; asyncdp.experiments.sweep still has every name it had."""
     from asyncdp.experiments import executors, factories, grid, results_io, summaries
     from asyncdp.experiments import sweep as module
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        old = importlib.import_module("asyncdp.sweep")
-    assert old is module
     homes = {
         grid: ["derive_seed", "grid_points", "grid_from_strings", "_check_name", "_parse_value", "_Task"],
         factories: ["ScriptFactory", "_exec_script", "_resolve", "_fmt", "_check_signature", "_build"],
