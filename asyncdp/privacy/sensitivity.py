@@ -91,7 +91,13 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     first), as the privacy argument conditions on what was released.
     ``agent=None`` (round adjacency, where every agent's input changes):
     every agent is probed from its own problem's configuration and the value
-    is the sum over agents of their messages. The L1
+    is the sum over agents of their messages.
+
+    Limitation: the state comes from ``initial_state(z)``, so a rule whose
+    state carries round-dependent information (an update counter, momentum)
+    is probed as if it were in its first round; exact replay and the
+    worst-case search, which run the rule on realized schedules, do not have
+    this limitation. The L1
     change of that sum is a lower bound on the change of the stacked
     messages; it is equal when the agents' changes have disjoint supports,
     as with DPSDA's blocks.
