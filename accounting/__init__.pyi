@@ -11,8 +11,6 @@ from . import (
     papers as papers,
     prober as prober,
     replay as replay,
-    sensitivity as sensitivity,
-    theorems as theorems,
 )
 from .auditors import (
     blackbox_audit as blackbox_audit,

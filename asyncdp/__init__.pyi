@@ -5,14 +5,27 @@
 __version__: str
 
 from .algorithms import (
+    Algorithm as Algorithm,
+)
+from .papers import (
+    REGISTRY as REGISTRY,
+    GradientClass as GradientClass,
+    Paper as Paper,
+    get_algorithm as get_algorithm,
+    get_paper as get_paper,
+)
+from .papers.dpsda.rule import (
     DPSDAC as DPSDAC,
     DPSDAPS as DPSDAPS,
-    REGISTRY as REGISTRY,
-    Algorithm as Algorithm,
+)
+from .papers.huang2015.rule import (
     Huang2015 as Huang2015,
+)
+from .papers.showkatbakhsh.rule import (
     Showkatbakhsh as Showkatbakhsh,
+)
+from .papers.wang_basar.rule import (
     WangBasar as WangBasar,
-    get_algorithm as get_algorithm,
 )
 from .engine.batch_engine import (
     BatchResult as BatchResult,

@@ -21,7 +21,7 @@ spawn key                   stream
                             (:mod:`asyncdp.problems.datasets`)
 ``(5, t, i)``               DP-SDA's sampled-gradient noise of agent ``i`` in
                             round ``t`` (seeded by the algorithm's
-                            ``xi_seed``; :mod:`asyncdp.algorithms.dpsda`)
+                            ``xi_seed``; :mod:`asyncdp.papers.dpsda.rule`)
 ``(6, r)``                  batch engine, run ``r >= 1`` of a batch: all its
                             clock and link draws (run 0 uses ``(1, i, j)``
                             and ``(2, i)``, so a one-run batch is the SimPy

@@ -146,7 +146,7 @@ class Result:
         """One line: algorithm, size, horizon and the final errors (never the arrays).
 
         Example:
-            >>> from asyncdp.algorithms import Huang2015
+            >>> from asyncdp import Huang2015
             >>> repr(Huang2015.example_scenario().run())  # doctest: +ELLIPSIS
             'Result(huang2015: 6 agents in 2-d, 25 rounds, optimality_error=..., consensus_error=..., epsilon=1)'
         """

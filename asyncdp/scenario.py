@@ -40,7 +40,7 @@ class Scenario:
     Args:
         problem: the domain and the agents' private costs.
         topology: the graph sequence; round ``t`` uses ``topology.weights(t)``.
-        algorithm: the per-agent rule (e.g. :class:`~asyncdp.algorithms.Huang2015`).
+        algorithm: the per-agent rule (e.g. :class:`~asyncdp.papers.huang2015.rule.Huang2015`).
         timing: :class:`~asyncdp.engine.timing.Lockstep` (default),
             :class:`~asyncdp.engine.timing.Deadline` or :class:`~asyncdp.engine.timing.Async`.
         links: latency/loss per link (default: zero latency, no loss).
@@ -69,7 +69,7 @@ class Scenario:
     Example:
         >>> import networkx as nx, topology
         >>> from asyncdp.problems.problem import rendezvous_problem
-        >>> from asyncdp.algorithms import Huang2015
+        >>> from asyncdp import Huang2015
         >>> sc = Scenario(rendezvous_problem([[0.5, 0.5], [-0.5, 0.0], [0.0, -0.5]]),
         ...               topology.from_networkx([nx.cycle_graph(3)], "metropolis", periodic=True),
         ...               Huang2015(epsilon=1.0, c=0.3, q=0.8, p=0.9), horizon=20, seed=1)

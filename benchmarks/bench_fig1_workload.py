@@ -19,7 +19,7 @@ import json
 
 from common import median_time
 
-from asyncdp.reproduce.huang2015.fig1 import PAPER_EPSILONS, example2_scenario_factory
+from asyncdp.papers.huang2015.reproduce.fig1 import PAPER_EPSILONS, example2_scenario_factory
 
 
 def main() -> None:

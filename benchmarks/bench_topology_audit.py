@@ -14,6 +14,7 @@ import platform
 from common import median_time
 
 import topology
+from asyncdp.papers import assumption_set
 
 
 def main() -> None:
@@ -29,7 +30,7 @@ def main() -> None:
         return seq.take(T)  # materialize every round
 
     build_s, seq = median_time(build, args.repeats)
-    audit_s, report = median_time(lambda: topology.audit(seq, "huang2015"), args.repeats)
+    audit_s, report = median_time(lambda: topology.audit(seq, assumption_set("huang2015")), args.repeats)
     nnz = sum(w.nnz for _, w in seq.rounds())
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
     print(f"sequence: N={n}, T={T}, total nnz={nnz}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import topology
 from asyncdp import Deadline, LinkModel, Links, LogNormalLatency, load_script, noise_effect
+from asyncdp.papers import assumption_set
 
 lockstep = load_script(Path(__file__).with_name("huang2015_rendezvous.py"))["scenario"]
 scenario = lockstep.replace(
@@ -37,7 +38,7 @@ def main() -> dict:
     print("lossy run against the same lossy run without privacy noise:")
     print(noise_effect(scenario, lossy).explain())
     print("audit of the realized mixing weights:")
-    print(topology.audit(lossy.realized, "huang2015").to_table())
+    print(topology.audit(lossy.realized, assumption_set("huang2015")).to_table())
     return {"lockstep": base, "lossy": lossy}
 
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import topology
 from asyncdp import Scenario, ZeroNoise
-from asyncdp.algorithms.dpsda import DPSDAPS
+from asyncdp.papers.dpsda.rule import DPSDAPS
 from asyncdp.problems.online import online_problem, synthetic_olr
 from asyncdp.experiments.regret import comparator_values, regret_curve
 

@@ -21,6 +21,7 @@ import numpy as np
 
 import topology
 from asyncdp import Huang2015, Lockstep, Scenario, noise_effect, rendezvous_problem
+from asyncdp.papers import assumption_set
 
 N, HORIZON, SEED = 10, 60, 2015  # (c, q, p) below: best mean error of a small grid at epsilon = 1
 
@@ -50,7 +51,7 @@ def main() -> dict:
     print(private.summary_table())
     print(f"noise-free run (epsilon = inf): ||xbar(T) - x*||^2 = {exact.optimality_error()[-1]:.3e}")
     print(noise_effect(scenario, private).explain())
-    print(topology.audit(graphs, "huang2015").to_table())
+    print(topology.audit(graphs, assumption_set("huang2015")).to_table())
     return {"private": private, "exact": exact}
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 import topology
 from asyncdp import Box, Scenario
-from asyncdp.algorithms.dpsda import DPSDAC, DPSDAPS
+from asyncdp.papers.dpsda.rule import DPSDAC, DPSDAPS
 from asyncdp.problems.online import BatchLoss, adjacent_online_problem, online_problem
 
 N, HORIZON, SEED, CHANGED_ROUND = 7, 6, 1, 2

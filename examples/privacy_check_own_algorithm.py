@@ -1,15 +1,17 @@
-"""A user's own algorithm, with no adapter in the paper registry: verdict ``inconclusive``, with evidence.
+"""A user's own algorithm without a paper record: verdict ``inconclusive``, with evidence.
 
 ``NoisyConsensusGD`` is written here from scratch against the rule interface
 (:class:`asyncdp.algorithms.base.Algorithm`): each agent broadcasts its
 state plus Laplace noise, mixes what it receives, and takes a clipped
 gradient step. It declares its noise and claims an epsilon from its own
 reasoning. The accountant has no independent sensitivity bound for it (no
-paper, no adapter), so nothing is composed and the verdict cannot be
+paper record, so no lemma), so nothing is composed and the verdict cannot be
 ``pass``; but the released noise is still tested against the declaration,
 every engine run is replayed exactly on its realized schedule, and the
 engine's transcripts are audited black-box; none refutes the claim. The
-report says which methods applied and why the others did not.
+report says which methods applied and why the others did not. To get the
+full check (and a ``pass`` when the algorithm is right), give it a paper
+record with its lemma and adjacency class: ``examples/own_paper_private_dgd.py``.
 
 Run:  asyncdp privacy check examples/privacy_check_own_algorithm.py --runs 1000
 """

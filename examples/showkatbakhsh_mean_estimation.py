@@ -22,7 +22,7 @@ import numpy as np
 
 import topology
 from asyncdp import Scenario, noise_effect
-from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh, mean_estimation_problem
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh, mean_estimation_problem
 
 N, POINTS, R, SEED = 8, 50, 1.0, 4
 STAGE2 = "corrected"

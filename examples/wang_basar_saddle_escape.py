@@ -19,7 +19,7 @@ import numpy as np
 
 import topology
 from asyncdp import Scenario
-from asyncdp.algorithms.wang_basar import WangBasar
+from asyncdp.papers.wang_basar.rule import WangBasar
 from asyncdp.problems.nonconvex import (
     THETA_SADDLE_PAPER,
     estimation_problem,

@@ -27,7 +27,7 @@ def test_replay_loss_below_epsilon_over_1e5_transcripts():
 
 @pytest.mark.slow
 def test_full_size_online_regression_trends(tmp_path):
-    from asyncdp.reproduce.dpsda import reproduce_olr
+    from asyncdp.papers.dpsda.reproduce import reproduce_olr
 
     summary = reproduce_olr(tmp_path)
     failed = [c for c in summary["checks"] if not c["holds"]]

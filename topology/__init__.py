@@ -12,18 +12,6 @@ been imported.
 
 import lazy_loader
 
-from . import _moved
-
 # lazy_loader keeps ``topology.audit`` the function, also once the submodule
 # of the same name has been imported.
 __getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
-
-# modules that moved to subpackages: old import paths and old pickles keep working
-_moved.install(
-    {
-        "topology.random_graphs": "topology.generators.random_graphs",
-        "topology.b_connected": "topology.generators.b_connected",
-        "topology.properties": "topology.checks.properties",
-        "topology.constants": "topology.checks.constants",
-    }
-)

@@ -10,7 +10,6 @@ from .errors import (
     RoundIndexError as RoundIndexError,
     TopologyError as TopologyError,
     TopologyFormatError as TopologyFormatError,
-    UnknownAlgorithmError as UnknownAlgorithmError,
 )
 from .matrices import (
     as_pattern as as_pattern,
@@ -27,12 +26,17 @@ from .sequence import (
     static as static,
 )
 from .audit import (
-    ALGORITHMS as ALGORITHMS,
-    ASSUMPTIONS as ASSUMPTIONS,
     AssumptionResult as AssumptionResult,
     AssumptionSet as AssumptionSet,
     AuditReport as AuditReport,
+    BStronglyConnected as BStronglyConnected,
+    EachRound as EachRound,
+    MinWeight as MinWeight,
+    MinimalB as MinimalB,
+    Spectral as Spectral,
+    Static as Static,
     audit as audit,
+    fixed_symmetric_steps as fixed_symmetric_steps,
 )
 from .generators.b_connected import (
     b_connected_sequence as b_connected_sequence,

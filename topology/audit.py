@@ -1,36 +1,20 @@
-"""Audit of the topology assumptions that each shipped algorithm's theorems need.
+"""Audit of an algorithm's topology assumptions against a graph sequence.
 
 :func:`audit` checks a :class:`~topology.sequence.GraphSequence` over a horizon
-against the assumptions of one published algorithm and returns an
-:class:`AuditReport`: one :class:`AssumptionResult` per assumption (holds or
-not, the first failing round and a witness) and the constants the theorems
-derive from the sequence, next to the empirical contraction of the actual
-matrix products so that users see how loose the theoretical constants are.
+against an :class:`AssumptionSet` and returns an :class:`AuditReport`: one
+:class:`AssumptionResult` per assumption (holds or not, the first failing
+round and a witness) and the constants the theorems derive from the
+sequence, next to the empirical contraction of the actual matrix products so
+that users see how loose the theoretical constants are.
 
-The assumptions are data: :data:`ASSUMPTIONS` holds one :class:`AssumptionSet`
-per paper (its checks in report order, the constants they derive, and the kind
-of contraction to measure), built from a few step records (:class:`Static`,
-:class:`EachRound`, :class:`MinWeight`, :class:`Spectral`, :class:`MinimalB`,
-:class:`BStronglyConnected`). Adding a paper's assumptions is one entry there.
-
-Assumptions per algorithm (see each paper):
-
-* ``huang2015`` (Huang, Mitra and Vaidya, ICDCN 2015 and its 2014 arXiv preprint,
-  Assumption 2 and Sec. 2): every ``A_t``
-  nonnegative and doubly stochastic, strongly connected, ``a_ii(t) >= eta`` and
-  every positive entry ``>= eta`` for one ``eta > 0``. Constants: ``eta``,
-  Nedić–Ozdaglar ``theta``, ``beta`` (Lemma 6).
-* ``showkatbakhsh`` (Showkatbakhsh, Karakus and Diggavi 2019): one fixed matrix, symmetric, nonnegative,
-  doubly stochastic, connected; ``beta = max(|lambda_2|, |lambda_N|) < 1``.
-* ``wang-basar`` (Wang and Basar 2023, Assumption 4): one fixed matrix, symmetric, doubly
-  stochastic, positive diagonal; ``eta = ||W - 11^T/m||_2 < 1``.
-* ``dpsda-c`` (Cheng, Liao and Li 2022, Lemmas 2–3): every ``W(t)`` symmetric (the proof of
-  Lemma 2(a) needs it) and doubly stochastic, positive diagonal and positive
-  entries ``>= phi``, each round connected (the per-step bound of Lemma 3).
-  Constants: ``phi``, ``theta = 1 - phi/(4 n^2)``.
-* ``dpsda-ps`` (Cheng, Liao and Li 2022, Lemma 6): every ``A(t)`` column stochastic with a
-  positive diagonal, B-strongly connected over fixed windows. Constants: the
-  minimal ``B``, ``lambda = (1 - 1/n^(nB))^(1/B)``, ``gamma``, ``beta = 2``.
+The assumptions are data: an :class:`AssumptionSet` lists its checks in
+report order, the constants they derive and the kind of contraction to
+measure, built from a few step records (:class:`Static`, :class:`EachRound`,
+:class:`MinWeight`, :class:`Spectral`, :class:`MinimalB`,
+:class:`BStronglyConnected`). ``topology`` knows no algorithm: each paper
+declares its set in plain ``topology`` terms (the library's papers in
+:mod:`accounting.papers`, a user's own wherever the user likes), and
+``asyncdp.papers`` resolves algorithm names to sets.
 """
 
 from __future__ import annotations
@@ -44,12 +28,12 @@ import numpy as np
 
 from .checks import constants as C
 from .checks import properties as P
-from .errors import ParameterError, UnknownAlgorithmError
+from .errors import ParameterError
 from .sequence import GraphSequence
 from .validation import check_integer
 
-__all__ = ["AssumptionResult", "AuditReport", "AssumptionSet", "audit", "ALGORITHMS", "ASSUMPTIONS", "DEFAULT_HORIZON",
-           "Static", "EachRound", "MinWeight", "Spectral", "MinimalB", "BStronglyConnected"]
+__all__ = ["AssumptionResult", "AuditReport", "AssumptionSet", "audit", "DEFAULT_HORIZON", "Static", "EachRound",
+           "MinWeight", "Spectral", "MinimalB", "BStronglyConnected", "fixed_symmetric_steps"]
 
 DEFAULT_HORIZON = 100
 """Horizon used for an infinite, non-periodic sequence when none is given."""
@@ -268,7 +252,16 @@ class MinimalB:
 
 @dataclass(frozen=True)
 class BStronglyConnected:
-    """Fixed-window ``B``-strong connectivity (``B`` given, or the smallest that holds) and push-sum constants."""
+    """Fixed-window ``B``-strong connectivity (``B`` given, or the smallest that holds), with its constants.
+
+    Attributes:
+        source: where the assumption comes from (quoted by the description).
+        push_sum: also derive the push-sum constants of Cheng, Liao and Li (2022): ``lambda``,
+            ``1 - lambda``, ``gamma`` and ``beta = 2``. ``minimal_B_fixed`` and ``B`` are always reported.
+    """
+
+    source: str = "Cheng, Liao and Li 2022, Sec. 2"
+    push_sum: bool = True
 
     def run(self, r: _Run) -> list[AssumptionResult]:
         seq, horizon = r.seq, r.horizon
@@ -279,19 +272,19 @@ class BStronglyConnected:
             res = AssumptionResult(
                 "b_strongly_connected", False, check.first_failure_round,
                 f"no B <= {horizon} works; with B = horizon: {check.witness}",
-                "union of the links over every window [kB+1, (k+1)B] strongly connected "
-                "(Cheng, Liao and Li 2022, Sec. 2)")
+                f"union of the links over every window [kB+1, (k+1)B] strongly connected ({self.source})")
         else:
             res = _from_check(
                 P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
                 "b_strongly_connected",
-                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected "
-                "(Cheng, Liao and Li 2022, Sec. 2)")
-        r.consts.update({"minimal_B_fixed": found, "B": b_used, "beta": 2.0})
-        if b_used is not None:
-            r.consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
-            r.consts["one_minus_lambda"] = C.push_sum_one_minus_lambda(seq.num_nodes, b_used)
-        r.consts["gamma"] = C.push_sum_gamma(seq, horizon=horizon)
+                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected ({self.source})")
+        r.consts.update({"minimal_B_fixed": found, "B": b_used})
+        if self.push_sum:
+            r.consts["beta"] = 2.0
+            if b_used is not None:
+                r.consts["lambda"] = C.push_sum_lambda(seq.num_nodes, b_used)
+                r.consts["one_minus_lambda"] = C.push_sum_one_minus_lambda(seq.num_nodes, b_used)
+            r.consts["gamma"] = C.push_sum_gamma(seq, horizon=horizon)
         return [res]
 
 
@@ -303,7 +296,7 @@ class AssumptionSet:
     """The topology assumptions of one paper's theorems, as data.
 
     Attributes:
-        name: the algorithm name :func:`audit` accepts.
+        name: the algorithm (rule) name the report names.
         paper: where the assumptions come from.
         steps: the checks, in report order; each adds its results and the constants it derives.
         contraction: the kind of product whose empirical contraction is measured
@@ -315,19 +308,37 @@ class AssumptionSet:
     steps: tuple[Step, ...]
     contraction: str
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ParameterError(f"AssumptionSet: name must be a non-empty string, got {self.name!r}")
+        if self.contraction not in ("doubly", "column"):
+            raise ParameterError(f"AssumptionSet {self.name}: contraction must be 'doubly' or 'column', "
+                                 f"got {self.contraction!r}")
+        steps = tuple(self.steps)
+        bad = [s for s in steps if not callable(getattr(s, "run", None))]
+        if bad:
+            raise ParameterError(f"AssumptionSet {self.name}: every step needs a run(audit) method, got {bad[0]!r}")
+        object.__setattr__(self, "steps", steps)
 
-def _nedic_ozdaglar(eta: float, n: int) -> dict[str, Any]:
-    theta, beta = C.nedic_ozdaglar(eta, n)
-    return {"theta": theta, "beta": beta}
+    @property
+    def uses_b(self) -> bool:
+        """Whether a step checks B-strong connectivity (so that :func:`audit` takes ``B``)."""
+        return any(isinstance(s, BStronglyConnected) for s in self.steps)
 
 
-def _dpsda_c_theta(phi: float, n: int) -> dict[str, Any]:
-    return {"theta": C.dpsda_c_theta(phi, n)}
+def fixed_symmetric_steps(paper: str) -> tuple[Step, ...]:
+    """One fixed, nonnegative, symmetric, doubly stochastic matrix (the steps of an :class:`AssumptionSet`).
 
+    Args:
+        paper: where the assumption comes from (quoted by the descriptions).
 
-def _fixed_symmetric(paper: str) -> tuple[Step, ...]:
-    """One fixed, nonnegative, symmetric, doubly stochastic matrix (Showkatbakhsh, Karakus and Diggavi, arXiv 2019;
-    Wang and Başar, Automatica 2023)."""
+    Returns:
+        The steps ``Static, nonnegative, symmetric, doubly_stochastic``.
+
+    Example:
+        >>> [type(s).__name__ for s in fixed_symmetric_steps("a paper")]
+        ['Static', 'EachRound', 'EachRound', 'EachRound']
+    """
     return (
         Static(),
         EachRound(P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
@@ -336,75 +347,26 @@ def _fixed_symmetric(paper: str) -> tuple[Step, ...]:
     )
 
 
-ASSUMPTIONS: dict[str, AssumptionSet] = {s.name: s for s in (
-    AssumptionSet("huang2015", "Huang, Mitra and Vaidya 2015, Assumption 2 and Sec. 2", (
-        EachRound(P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
-        EachRound(P.check_doubly_stochastic, "doubly_stochastic",
-                  "every A_t has rows and columns summing to 1 (Huang, Mitra and Vaidya 2015, Sec. 2)"),
-        EachRound(P.check_strongly_connected, "strongly_connected",
-                  "every A_t is strongly connected (Huang, Mitra and Vaidya 2015, Assumption 2)"),
-        MinWeight("eta", "min_weight_eta",
-                  "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 "
-                  "(Huang, Mitra and Vaidya 2015, Assumption 2)",
-                  _nedic_ozdaglar),
-    ), "doubly"),
-    AssumptionSet("showkatbakhsh", "Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2", (
-        *_fixed_symmetric("Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2"),
-        EachRound(P.check_connected_undirected, "connected", "the undirected graph is connected"),
-        Spectral(P.second_eigenvalue_modulus, "beta", "beta_below_one", "max(|lambda_2|, |lambda_N|)",
-                 "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (Showkatbakhsh, Karakus and Diggavi 2019)",
-                 symmetric_only=True),
-    ), "doubly"),
-    AssumptionSet("wang-basar", "Wang and Basar 2023, Assumption 4", (
-        *_fixed_symmetric("Wang and Basar 2023, Assumption 4"),
-        EachRound(P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (Wang and Basar 2023, Sec. 2)"),
-        Spectral(P.mixing_norm, "eta", "mixing_norm_below_one", "||W - 11^T/m||_2",
-                 "eta = ||W - 11^T/m||_2 < 1 (Wang and Basar 2023, Assumption 4)"),
-    ), "doubly"),
-    AssumptionSet("dpsda-c", "Cheng, Liao and Li 2022, Lemmas 2-3", (
-        EachRound(P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
-        EachRound(P.check_symmetric, "symmetric",
-                  "W(t) symmetric: the proof of Lemma 2(a) of Cheng, Liao and Li 2022 uses it "
-                  "(the paper only states W1 = 1)"),
-        EachRound(P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
-        EachRound(P.check_connected_undirected, "connected_each_round",
-                  "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
-        MinWeight("phi", "min_weight_phi",
-                  "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (Cheng, Liao and Li 2022, Sec. 3)",
-                  _dpsda_c_theta),
-        MinimalB(),
-    ), "doubly"),
-    AssumptionSet("dpsda-ps", "Cheng, Liao and Li 2022, Lemma 6", (
-        EachRound(P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
-        EachRound(P.check_column_stochastic, "column_stochastic",
-                  "1^T A(t) = 1^T: push-sum weights (Cheng, Liao and Li 2022, Algorithm 2)"),
-        EachRound(P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
-        BStronglyConnected(),
-    ), "column"),
-)}
-"""Algorithm name -> the assumption set its theorems need (one record per paper; :func:`audit` reads it)."""
-
-ALGORITHMS: tuple[str, ...] = tuple(ASSUMPTIONS)
-
-
 def audit(
     sequence: GraphSequence,
-    algorithm: str,
+    assumptions: AssumptionSet,
     horizon: int | None = None,
     *,
     B: int | None = None,
     empirical: bool = True,
 ) -> AuditReport:
-    """Check ``sequence`` against the topology assumptions of ``algorithm``'s theorems.
+    """Check ``sequence`` against an algorithm's topology assumptions.
 
     Args:
         sequence: the graph sequence to audit.
-        algorithm: one of :data:`ALGORITHMS`.
+        assumptions: the :class:`AssumptionSet` of the algorithm's theorems. The library's papers declare
+            theirs in :mod:`accounting.papers`; ``asyncdp.papers.get_paper(name).assumption_set(name)``
+            resolves a name (``topology`` knows no algorithm names).
         horizon: rounds ``1..horizon`` to examine; default the sequence's
             length, or for an infinite sequence :data:`DEFAULT_HORIZON` rounds
             rounded up to a whole number of periods.
-        B: for ``dpsda-ps``, the connectivity window to check; default the
-            smallest that holds over the horizon.
+        B: for a set with a :class:`BStronglyConnected` step, the connectivity window to check; default the
+            smallest that holds over the horizon. An error for any other set.
         empirical: also measure the empirical contraction of the products
             ``Phi(t, 0)``: ``empirical_rate`` (smallest ``r`` with
             ``dev_k <= dev_0 r^k`` for all ``k``), ``empirical_average_rate``
@@ -414,23 +376,27 @@ def audit(
         An :class:`AuditReport`.
 
     Raises:
-        UnknownAlgorithmError: ``algorithm`` is not in :data:`ALGORITHMS`.
-        ParameterError: a bad horizon or ``B``.
+        ParameterError: ``assumptions`` is not an :class:`AssumptionSet`, a bad horizon, or ``B`` given
+            for a set without B-connectivity.
 
     Example:
         >>> import networkx as nx
         >>> from topology import from_networkx
-        >>> report = audit(from_networkx([nx.cycle_graph(5)], "metropolis", periodic=True), "huang2015")
+        >>> steps = (EachRound(P.check_doubly_stochastic, "doubly_stochastic", "rows and columns sum to 1"),)
+        >>> ring = from_networkx([nx.cycle_graph(5)], "metropolis", periodic=True)
+        >>> report = audit(ring, AssumptionSet("mine", "my notes", steps, "doubly"))
         >>> report.all_hold
         True
     """
-    spec = ASSUMPTIONS.get(algorithm) if isinstance(algorithm, str) else None
-    if spec is None:
-        raise UnknownAlgorithmError(
-            f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}"
-        )
+    if not isinstance(assumptions, AssumptionSet):
+        raise ParameterError(f"audit: assumptions must be a topology.AssumptionSet (resolve an algorithm's name "
+                             f"with asyncdp.papers.get_paper(name).assumption_set(name)), got {assumptions!r}"[:300])
+    spec = assumptions
     if B is not None:
         B = check_integer(B, "B", minimum=1, error=ParameterError)
+        if not spec.uses_b:
+            raise ParameterError(f"audit: B = {B} given, but the assumptions of {spec.name} include no "
+                                 "B-strong connectivity")
     if horizon is None and sequence.length is None:
         # an infinite sequence: DEFAULT_HORIZON rounds, rounded up to whole periods
         period = sequence.period or 1
@@ -447,4 +413,4 @@ def audit(
             consts["empirical_average_rate"] = float((dev[-1] / dev[0]) ** (1.0 / (dev.size - 1)))
         consts["empirical_final_deviation"] = float(contraction.deviations[-1])
         consts["empirical_exact"] = bool(contraction.exact)
-    return AuditReport(algorithm, h, tuple(res), consts)
+    return AuditReport(spec.name, h, tuple(res), consts)

@@ -34,10 +34,3 @@ class ParameterError(TopologyError):
 
 class TopologyFormatError(TopologyError):
     """A topology file is not valid JSON or does not follow the documented format."""
-
-
-class UnknownAlgorithmError(TopologyError, KeyError):
-    """An assumption audit was asked for an algorithm it does not know."""
-
-    def __str__(self) -> str:  # KeyError would otherwise quote the message
-        return str(self.args[0]) if self.args else ""

@@ -52,37 +52,6 @@ from .pld import delta_curve, pld_delta, pld_epsilon
 from .rdp import rdp_epsilon
 from .report import METHODS, CompositionReport, compose, network_wide, per_agent
 
-# the names the one-module composition.py also had (private helpers, its imports from accounting), so that
-# `from accounting.composition import X` keeps working for them; to patch a constant, patch the submodule
-from ..errors import AccountingError, PrivacyParameterError, UnknownMethodError  # noqa: F401
-from ..ledger import Ledger, Release  # noqa: F401
-from ..mechanisms import _gaussian_epsilon_mu  # noqa: F401
-from .inputs import (  # noqa: F401
-    _check_delta,
-    _check_epsilon,
-    _check_interval,
-    _check_sensitivity_arg,
-    _events,
-    _gaussian_share_epsilons,
-    _ratios,
-    _sensitivity_of,
-)
-from .pld import (  # noqa: F401
-    _CHUNK_POINTS,
-    _MAX_GRID,
-    _TAIL_MASS_TRUNCATION,
-    _compose_tree,
-    _connect_dots,
-    _gaussian_pmf,
-    _grid,
-    _laplace_chunk,
-    _laplace_pmfs,
-    _leaf,
-    _pld,
-    _Pmf,
-)
-from .rdp import _rdp_accountant  # noqa: F401
-from .report import _json_float, _method_epsilons  # noqa: F401
 
 __all__ = [
     "Sensitivity",

@@ -1,15 +1,15 @@
-"""One record per paper on the accountant's side: sensitivity bounds, claims and recomputed epsilons.
+"""One module per paper on the accountant's side: sensitivity lemmas, claims, recomputed epsilons, assumptions.
 
 Each module is one paper (:mod:`.huang2015`, :mod:`.showkatbakhsh`,
-:mod:`.wang_basar`, :mod:`.dpsda`) and ends with its ``SPEC``, an
-:class:`~accounting.papers.spec.AccountantSpec`. :data:`ACCOUNTANTS` maps every
-algorithm name a paper accounts for to its record; :func:`get_accountant`
-looks one up. Like the rest of :mod:`accounting`, nothing here imports
-``asyncdp``: the simulator's registry (``asyncdp.algorithms.registry``) reads
-these records.
+:mod:`.wang_basar`, :mod:`.dpsda`): plain functions of numbers, its
+topology assumption set ``ASSUMPTIONS`` (in :mod:`topology.audit` terms) and
+its ``SPEC``, an :class:`~accounting.papers.spec.AccountantSpec`. Modules are
+found, not listed: :data:`ACCOUNTANTS` maps every algorithm name a module's
+``SPEC`` accounts for to it; :func:`get_accountant` looks one up. Like the
+rest of :mod:`accounting`, nothing here imports ``asyncdp``: the
+simulator's paper records (``asyncdp.papers``) read these modules.
 
-Adding a paper: one module here with its functions and its ``SPEC``, and one
-entry in :data:`_SPECS`.
+Adding a paper: one module here with its functions, its ``ASSUMPTIONS`` and its ``SPEC``.
 
 Example:
     >>> get_accountant("dpsda-ps").paper
@@ -20,15 +20,27 @@ Example:
 
 from __future__ import annotations
 
-from . import dpsda, huang2015, showkatbakhsh, wang_basar
+import importlib
+import pkgutil
+
 from .spec import PARTS, AccountantSpec, NotSupportedError
 
 __all__ = ["ACCOUNTANTS", "AccountantSpec", "NotSupportedError", "PARTS", "get_accountant"]
 
-_SPECS: tuple[AccountantSpec, ...] = (huang2015.SPEC, showkatbakhsh.SPEC, wang_basar.SPEC, dpsda.SPEC)
 
-ACCOUNTANTS: dict[str, AccountantSpec] = {name: spec for spec in _SPECS for name in spec.names}
-"""Algorithm name -> the accountant's record of its paper."""
+def _discover() -> dict[str, AccountantSpec]:
+    found: dict[str, AccountantSpec] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name == "spec" or info.name.startswith("_"):
+            continue
+        spec = getattr(importlib.import_module(f"{__name__}.{info.name}"), "SPEC", None)
+        if isinstance(spec, AccountantSpec):
+            found.update(dict.fromkeys(spec.names, spec))
+    return found
+
+
+ACCOUNTANTS: dict[str, AccountantSpec] = _discover()
+"""Algorithm name -> the accountant's record of its paper (every module here with a ``SPEC``)."""
 
 
 def get_accountant(name: str) -> AccountantSpec:

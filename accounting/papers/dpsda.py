@@ -18,6 +18,9 @@ import math
 from collections.abc import Sequence
 from numbers import Integral
 
+from topology.audit import AssumptionSet, BStronglyConnected, EachRound, MinimalB, MinWeight
+from topology.checks import constants as _C
+from topology.checks import properties as _P
 from topology.validation import check_integer, check_nonnegative, check_positive, check_real
 
 from ..claims import Claim
@@ -25,6 +28,9 @@ from ..errors import PrivacyParameterError
 from .spec import AccountantSpec
 
 __all__ = [
+    "ASSUMPTIONS",
+    "ASSUMPTIONS_C",
+    "ASSUMPTIONS_PS",
     "DPSDA_CLIPS",
     "dpsda_node_sensitivity",
     "dpsda_network_sensitivity",
@@ -314,3 +320,37 @@ SPEC = AccountantSpec(
     noise_scale=dpsda_noise_scale,
 )
 """The accountant's record of Cheng, Liao and Li (arXiv 2022) (DPSDA-C and DPSDA-PS account alike)."""
+
+
+def _dpsda_c_theta(phi: float, n: int) -> dict[str, float]:
+    return {"theta": _C.dpsda_c_theta(phi, n)}
+
+
+ASSUMPTIONS_C = AssumptionSet("dpsda-c", "Cheng, Liao and Li 2022, Lemmas 2-3", (
+    EachRound(_P.check_nonnegative, "nonnegative", "every weight W_ij(t) >= 0"),
+    EachRound(_P.check_symmetric, "symmetric",
+              "W(t) symmetric: the proof of Lemma 2(a) of Cheng, Liao and Li 2022 uses it "
+              "(the paper only states W1 = 1)"),
+    EachRound(_P.check_doubly_stochastic, "doubly_stochastic", "W(t)1 = 1 and 1^T W(t) = 1^T"),
+    EachRound(_P.check_connected_undirected, "connected_each_round",
+              "each G1(t) connected: needed by Lemma 3's per-step bound (the paper states no connectivity)"),
+    MinWeight("phi", "min_weight_phi",
+              "W_ii(t) >= phi and W_ij(t) >= phi on links, phi > 0 (Cheng, Liao and Li 2022, Sec. 3)",
+              _dpsda_c_theta),
+    MinimalB(),
+), "doubly")
+"""DPSDA-C (Lemmas 2-3): every ``W(t)`` symmetric, doubly stochastic, positive entries ``>= phi``, each round
+connected; constants ``phi``, ``theta = 1 - phi/(4 n^2)``."""
+
+ASSUMPTIONS_PS = AssumptionSet("dpsda-ps", "Cheng, Liao and Li 2022, Lemma 6", (
+    EachRound(_P.check_nonnegative, "nonnegative", "every weight A_ij(t) >= 0"),
+    EachRound(_P.check_column_stochastic, "column_stochastic",
+              "1^T A(t) = 1^T: push-sum weights (Cheng, Liao and Li 2022, Algorithm 2)"),
+    EachRound(_P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
+    BStronglyConnected(),
+), "column")
+"""DPSDA-PS (Lemma 6): every ``A(t)`` column stochastic with a positive diagonal, B-strongly connected over
+fixed windows; constants the minimal ``B``, ``lambda``, ``gamma``, ``beta = 2``."""
+
+ASSUMPTIONS = {"dpsda-c": ASSUMPTIONS_C, "dpsda-ps": ASSUMPTIONS_PS}
+"""Rule name -> its topology assumption set."""

@@ -17,6 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from topology.audit import AssumptionSet, EachRound, MinWeight
+from topology.checks import constants as _C
+from topology.checks import properties as _P
 from topology.validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real
 
 from ..claims import Claim
@@ -25,6 +28,7 @@ from ..ledger import Ledger
 from .spec import AccountantSpec
 
 __all__ = [
+    "ASSUMPTIONS",
     "huang2015_sensitivity",
     "huang2015_release_sensitivity",
     "HUANG2015_SCHEDULES",
@@ -344,3 +348,24 @@ SPEC = AccountantSpec(
     noise_scale=huang2015_noise_scale,
 )
 """The accountant's record of Huang, Mitra and Vaidya (ICDCN 2015)."""
+
+
+def _nedic_ozdaglar(eta: float, n: int) -> dict[str, float]:
+    theta, beta = _C.nedic_ozdaglar(eta, n)
+    return {"theta": theta, "beta": beta}
+
+
+ASSUMPTIONS = AssumptionSet("huang2015", "Huang, Mitra and Vaidya 2015, Assumption 2 and Sec. 2", (
+    EachRound(_P.check_nonnegative, "nonnegative", "every weight a_ij(t) >= 0"),
+    EachRound(_P.check_doubly_stochastic, "doubly_stochastic",
+              "every A_t has rows and columns summing to 1 (Huang, Mitra and Vaidya 2015, Sec. 2)"),
+    EachRound(_P.check_strongly_connected, "strongly_connected",
+              "every A_t is strongly connected (Huang, Mitra and Vaidya 2015, Assumption 2)"),
+    MinWeight("eta", "min_weight_eta",
+              "a_ii(t) >= eta and a_ij(t) > 0 implies a_ij(t) >= eta for one eta > 0 "
+              "(Huang, Mitra and Vaidya 2015, Assumption 2)",
+              _nedic_ozdaglar),
+), "doubly")
+"""The topology assumptions of Theorem 5 and Lemma 6: every ``A_t`` nonnegative, doubly stochastic, strongly
+connected, with every self weight and positive weight at least ``eta > 0``; constants ``eta`` and the
+Nedić–Ozdaglar ``theta``, ``beta``."""

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from topology.audit import AssumptionSet, EachRound, Spectral, fixed_symmetric_steps
+from topology.checks import properties as _P
 from topology.validation import check_integer, check_nonnegative, check_open_unit, check_positive, check_real
 
 from ..claims import Claim
@@ -28,6 +30,7 @@ from ..errors import PrivacyParameterError
 from .spec import AccountantSpec
 
 __all__ = [
+    "ASSUMPTIONS",
     "showkatbakhsh_sensitivity",
     "showkatbakhsh_release_sensitivity",
     "showkatbakhsh_kappa",
@@ -318,3 +321,14 @@ SPEC = AccountantSpec(
     noise_scale=showkatbakhsh_noise_scales,
 )
 """The accountant's record of Showkatbakhsh, Karakus and Diggavi (arXiv 2019)."""
+
+
+ASSUMPTIONS = AssumptionSet("showkatbakhsh", "Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2", (
+    *fixed_symmetric_steps("Showkatbakhsh, Karakus and Diggavi 2019, Sec. 2"),
+    EachRound(_P.check_connected_undirected, "connected", "the undirected graph is connected"),
+    Spectral(_P.second_eigenvalue_modulus, "beta", "beta_below_one", "max(|lambda_2|, |lambda_N|)",
+             "beta = max(|lambda_2(W)|, |lambda_N(W)|) < 1 (Showkatbakhsh, Karakus and Diggavi 2019)",
+             symmetric_only=True),
+), "doubly")
+"""The topology assumptions: one fixed matrix, symmetric, nonnegative, doubly stochastic, connected, with
+``beta = max(|lambda_2|, |lambda_N|) < 1``."""

@@ -2,7 +2,7 @@
 
 The accountant's side of the paper, and the one copy of its theorem table:
 :data:`WANG_BASAR_THEOREMS` (which theorem covers which adjacency; the
-simulator's rule, its privacy adapter and the reproductions read it from
+simulator's rule, its privacy lemma and the reproductions read it from
 here), the sensitivities of eqs. (28)-(31) (:func:`wang_basar_sensitivity`),
 the printed and the consistent variance thresholds
 (:func:`wang_basar_variance_threshold`), the claim (:func:`wang_basar_claim`)
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 
+from topology.audit import AssumptionSet, EachRound, Spectral, fixed_symmetric_steps
+from topology.checks import properties as _P
 from topology.validation import check_integer, check_nonnegative, check_open_unit, check_positive
 
 from ..claims import Claim
@@ -26,6 +28,7 @@ from ..errors import PrivacyParameterError
 from .spec import AccountantSpec
 
 __all__ = [
+    "ASSUMPTIONS",
     "WANG_BASAR_KINDS",
     "WANG_BASAR_THEOREMS",
     "wang_basar_sensitivity",
@@ -45,7 +48,7 @@ sample replacement."""
 
 WANG_BASAR_THEOREMS: dict[str, str] = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
 """The theorem of Wang and Başar (Automatica 2023) behind each adjacency it covers: a data sample (eq. 28),
-the gradient (eq. 30), the variable (eq. 31). The one copy of this table (the rule, its adapter and the
+the gradient (eq. 30), the variable (eq. 31). The one copy of this table (the rule, its lemma and the
 reproductions read it)."""
 
 
@@ -352,3 +355,13 @@ SPEC = AccountantSpec(
     noise_scale=wang_basar_noise_std,
 )
 """The accountant's record of Wang and Başar (Automatica 2023)."""
+
+
+ASSUMPTIONS = AssumptionSet("wang-basar", "Wang and Basar 2023, Assumption 4", (
+    *fixed_symmetric_steps("Wang and Basar 2023, Assumption 4"),
+    EachRound(_P.check_positive_diagonal, "positive_diagonal", "w_ii > 0 (Wang and Basar 2023, Sec. 2)"),
+    Spectral(_P.mixing_norm, "eta", "mixing_norm_below_one", "||W - 11^T/m||_2",
+             "eta = ||W - 11^T/m||_2 < 1 (Wang and Basar 2023, Assumption 4)"),
+), "doubly")
+"""The topology assumptions (Assumption 4): one fixed matrix, symmetric, doubly stochastic, positive diagonal,
+``eta = ||W - 11^T/m||_2 < 1``."""

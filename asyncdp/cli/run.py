@@ -77,29 +77,38 @@ def assumption_warnings(scenario: Any) -> list[str]:
     """Warnings for the assumptions of the algorithm's paper that the scenario's topology breaks.
 
     Audits rounds ``1..min(horizon, AUDIT_MAX_ROUNDS)`` with :func:`topology.audit`
-    under the assumption set of the algorithm's paper record
-    (:func:`asyncdp.algorithms.registry.get_spec`); an algorithm with no record
-    gets no warning.
+    under the assumption set of the algorithm's paper record, found through its
+    class MRO (:func:`asyncdp.papers.paper_of`): a seed paper's, or a user's
+    paper registered by the script, an entry point or a module. An algorithm
+    with no record, or a record without assumptions, gets no warning.
 
     Returns:
         One line per failed assumption (empty when all hold).
 
     Example:
-        >>> from asyncdp.algorithms import Showkatbakhsh
+        >>> from asyncdp import Showkatbakhsh
         >>> assumption_warnings(Showkatbakhsh.example_scenario())
         []
     """
     from topology.audit import audit
 
-    from ..algorithms.registry import NotSupportedError, get_spec
+    from ..papers import paper_of
 
-    try:
-        name = get_spec(scenario.algorithm, "topology").topology
-    except NotSupportedError:
+    paper = paper_of(scenario.algorithm)
+    assumptions = None if paper is None else paper.assumption_set(_rule_name(paper, scenario.algorithm))
+    if assumptions is None:
         return []
-    report = audit(scenario.topology, name, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
+    report = audit(scenario.topology, assumptions, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
     return [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
             f"{a.witness}; the paper's guarantees need not hold" for a in report.failed()]
+
+
+def _rule_name(paper: Any, algorithm: Any) -> str:
+    """The name of the paper's rule that ``algorithm`` is (or subclasses)."""
+    for klass in type(algorithm).__mro__:
+        if klass in paper.rules:
+            return str(klass.name)
+    return str(paper.rules[0].name)
 
 
 @contextlib.contextmanager

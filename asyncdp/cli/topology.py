@@ -2,7 +2,8 @@
 
 Sub-commands::
 
-    asyncdp topology audit FILE --algorithm NAME [--horizon T] [--B B] [--json] [--out PATH]
+    asyncdp topology audit FILE --algorithm NAME|PAPER.py[:NAME]|module:NAME [--horizon T] [--B B] [--json]
+                               [--out PATH]
     asyncdp topology generate KIND [options] -o FILE
     asyncdp topology info FILE
 
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from topology.audit import ALGORITHMS, audit
+from topology.audit import audit
 from topology.errors import ParameterError
 from topology.io import load_sequence, save_sequence
 from topology.sequence import GraphSequence, from_networkx
@@ -60,12 +61,20 @@ _finite_float = finite_float
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    if args.B is not None and args.algorithm != "dpsda-ps":
-        raise ParameterError(f"--B applies only to --algorithm dpsda-ps, not {args.algorithm}")
+    from ..papers import PaperError
+    from ..papers.loading import resolve
+
+    paper, rule = resolve(args.algorithm)
+    assumptions = paper.assumption_set(rule)
+    if assumptions is None:
+        raise PaperError(f"--algorithm {args.algorithm}: paper {paper.name!r} declares no topology assumptions")
+    if args.B is not None and not assumptions.uses_b:
+        raise ParameterError(f"--B applies only to algorithms whose assumptions include B-strong connectivity; "
+                             f"those of {rule} do not")
     out = args.out and prepare_file(args.out, "--out")
     seq = load_sequence(args.file)
     kwargs: dict[str, Any] = {} if args.B is None else {"B": args.B}
-    report = audit(seq, args.algorithm, horizon=args.horizon, **kwargs)
+    report = audit(seq, assumptions, horizon=args.horizon, **kwargs)
     text = report.to_json(indent=2) if args.json else report.to_table()
     if out:
         out.write_text(text + "\n")
@@ -385,11 +394,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Exits with 0 whether or not they hold.",
     )
     p.add_argument("file", metavar="FILE", help="topology file (JSON)")
-    p.add_argument("--algorithm", required=True, choices=ALGORITHMS, help="the algorithm whose assumptions to check")
+    p.add_argument("--algorithm", required=True, metavar="NAME|PAPER.py[:NAME]|module:NAME",
+                   help="the algorithm whose assumptions to check: a paper or rule name (huang2015, showkatbakhsh, "
+                        "wang-basar, dpsda-c, dpsda-ps, or an installed paper), or a script or module defining a "
+                        "paper record")
     p.add_argument("--horizon", type=_positive_int, default=None, metavar="T",
                    help="rounds 1..T to examine (default: all rounds, or one period)")
     p.add_argument("--B", type=_positive_int, default=None,
-                   help="dpsda-ps only: connectivity window to check (default: the smallest that holds)")
+                   help="algorithms whose assumptions include B-strong connectivity (e.g. dpsda-ps): the "
+                        "connectivity window to check (default: the smallest that holds)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--out", metavar="PATH", default=None, help="write the report to PATH instead of stdout")
     p.set_defaults(func=_cmd_audit)

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 import topology
+from accounting.papers.huang2015 import ASSUMPTIONS as _ASSUMPTIONS
 from topology.validation import check_integer
 
-from ..algorithms.huang2015 import Huang2015
+from ..papers.huang2015.rule import Huang2015
 from ..errors import ScenarioError
 from ..engine.links import LinkModel, Links, LogNormalLatency
 from ..problems.problem import rendezvous_problem
@@ -123,8 +124,8 @@ def run_demo(out_dir: str | Path = "out", *, seed: int = 2015, privacy_runs: int
     moved = -np.asarray(scenario.problem.costs.to_dict()["addresses"][0])  # agent 0 to the mirror point
     adjacent = scenario.replace(problem=scenario.problem.adjacent(0, address=moved))
     privacy = check_privacy(scenario, adjacent, runs=privacy_runs, seed=seed)
-    designed = topology.audit(scenario.topology, "huang2015", horizon=HORIZON)
-    realized = topology.audit(lossy.realized, "huang2015")
+    designed = topology.audit(scenario.topology, _ASSUMPTIONS, horizon=HORIZON)
+    realized = topology.audit(lossy.realized, _ASSUMPTIONS)
     plot = Path(out_dir) / "demo.png"
     _plot(plot, lockstep, lossy, batch, exact)
 

@@ -19,7 +19,7 @@ minimizer, which is cheaper. That comparator can only be larger, so the regret i
 smaller (the paper does not say which comparator it uses).
 
 Example:
-    >>> from asyncdp.algorithms.dpsda import DPSDAC
+    >>> from asyncdp.papers.dpsda.rule import DPSDAC
     >>> sc = DPSDAC.example_scenario(seed=0).replace(horizon=5)
     >>> curve = regret_curve(sc.run(), sc.problem)
     >>> curve.regret.shape, curve.horizon

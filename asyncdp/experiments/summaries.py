@@ -42,7 +42,7 @@ _INDEX_COLUMNS = ("point", "run", "task_seed")
 _RESERVED = frozenset(_INDEX_COLUMNS + METRICS)
 
 
-def _sensitivity(scenario: Scenario) -> np.ndarray | None:
+def _sensitivity(scenario: Scenario) -> dict[str, np.ndarray] | None:
     from .. import privacy
 
     try:
@@ -51,7 +51,7 @@ def _sensitivity(scenario: Scenario) -> np.ndarray | None:
         return None
 
 
-def _accountant_epsilon(ledger: Any, sens: np.ndarray | None, delta: float) -> float:
+def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delta: float) -> float:
     """Largest per-agent basic-composition epsilon at ``delta``; NaN without a sensitivity or releases.
 
     ``delta`` only matters for Gaussian releases, which need ``delta > 0`` (NaN otherwise).
@@ -64,7 +64,7 @@ def _accountant_epsilon(ledger: Any, sens: np.ndarray | None, delta: float) -> f
     from accounting import composition
 
     def sensitivity(release: Any) -> float:
-        return float(sens[release.round - 1])
+        return float(sens[release.channel][release.round - 1])
 
     per_agent = composition.per_agent(ledger, composition.basic_composition, sensitivity=sensitivity, delta=delta)
     return float(max(per_agent.values()))

@@ -5,11 +5,11 @@
   :class:`~.evidence.Evidence` per method) -> :mod:`.verdict` -> :mod:`.report`;
 * :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed;
 * :mod:`.replay`: an algorithm's R and U steps as the accountant's replay rule;
-* :mod:`.sensitivity`: the accountant's own sensitivity and the prober's update pair;
+* :mod:`.sensitivity`: the accountant's own sensitivity (the paper record's lemma, per release and channel)
+  and the prober's update pair;
 * :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
 * :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
 * :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, a Hypothesis search);
-* :mod:`.adapters`: what each algorithm hands the accountant (its constants, never its claims);
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
 
 Example:
@@ -25,7 +25,7 @@ from .context import CheckContext, CheckOptions, ScenarioPair
 from .evidence import Evidence
 from .replay import AlgorithmReplayRule, ReplayState, replay_rule, replay_setup, transcript_array
 from .report import PrivacyCheckReport
-from .sensitivity import independent_sensitivity, update_pair
+from .sensitivity import independent_sensitivity, release_sensitivity, update_pair
 from .steps import STEPS
 from .verdict import Decision, decide
 
@@ -38,6 +38,7 @@ __all__ = [
     "replay_rule",
     "transcript_array",
     "independent_sensitivity",
+    "release_sensitivity",
     "update_pair",
     "PrivacyCheckReport",
     "check_privacy",

@@ -196,7 +196,7 @@ class AlgorithmChannelRule:
     noise on every noisy channel (the noise-free value of each release), on
     every channel; the next state is :meth:`~asyncdp.algorithms.base.Algorithm.update`
     of the combinations. Only the rule interface is used, so an algorithm
-    with no adapter in the paper registry is replayed the same way.
+    with no paper record is replayed the same way.
 
     Attributes:
         algorithm: the algorithm, bound to its problem.

@@ -5,70 +5,58 @@ the steps share; each step of :data:`~asyncdp.privacy.steps.STEPS` returns
 one :class:`~asyncdp.privacy.evidence.Evidence`;
 :func:`~asyncdp.privacy.verdict.decide` combines them into the verdict; the
 figures fill a :class:`~asyncdp.privacy.report.PrivacyCheckReport`.
-
-This module was the whole checker before it was split by topic; every name
-it had is still importable from here (re-exported from the modules that now
-hold it: :mod:`.adjacency`, :mod:`.replay`, :mod:`.sensitivity`,
-:mod:`.report`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from ..algorithms import registry as _papers
 from ..scenario import Scenario
-from .adjacency import (  # noqa: F401  (the old module path of the private helpers too)
-    _check_same_setup,
-    _online,
-    _probe_points,
-    _same_topology,
-    find_changed_agent,
-    find_changed_round,
-)
-from .context import CheckOptions, ScenarioPair, prepare
-from .evidence import Evidence, _finite, find_figure  # noqa: F401
-from .replay import (  # noqa: F401
-    AlgorithmReplayRule,
-    ReplayState,
-    _mix_matrix,
-    _replayable,
-    replay_rule,
-    replay_setup,
-    transcript_array,
-)
-from .report import PrivacyCheckReport, _accountant_epsilon  # noqa: F401
-from .sensitivity import independent_sensitivity, update_pair
 from . import steps as _steps
+from .context import CheckContext, CheckOptions, ScenarioPair, prepare
+from .evidence import find_figure
+from .report import PrivacyCheckReport
 from .steps import Step
 from .verdict import decide
 
+__all__ = ["check_privacy", "sensitivity_source", "theorem_verdict"]
 
 
-def _adapter(algorithm_name: str) -> Any:
-    """The paper registry's adapter of ``algorithm_name`` (:func:`asyncdp.algorithms.registry.adapter`)."""
-    return _papers.adapter(algorithm_name)
+def sensitivity_source(ctx: CheckContext) -> str:
+    """Where the check's independent sensitivity came from: the paper record and its origin, in one sentence.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> sensitivity_source(small_example()[1]).startswith("the lemma of the published paper 'huang2015'")
+        True
+    """
+    if ctx.paper is None:
+        return f"none: {ctx.no_sensitivity}"
+    paper, origin = ctx.paper.paper, ctx.paper.origin
+    ref = f" (reference: {paper.reference})" if paper.reference else " (no reference given)"
+    if ctx.paper.published:
+        return f"the lemma of the published paper {paper.name!r}{ref}"
+    return (f"the user's own lemma in paper record {paper.name!r} from {origin}, not a published paper's{ref}")
 
 
-def _theorem_verdict(scenario: Scenario, alg: Any, eps_ledger: float, delta_ledger: float) -> str:
-    """The paper registry's theorem check (:func:`asyncdp.algorithms.registry.theorem_verdict`)."""
-    return _papers.theorem_verdict(scenario, alg, eps_ledger, delta_ledger)
+def theorem_verdict(scenario: Scenario, ctx: CheckContext, eps_ledger: float) -> str:
+    """The paper record's claim check, as one line of the privacy report.
 
-__all__ = [
-    "find_changed_agent",
-    "find_changed_round",
-    "ReplayState",
-    "AlgorithmReplayRule",
-    "replay_setup",
-    "replay_rule",
-    "transcript_array",
-    "independent_sensitivity",
-    "update_pair",
-    "PrivacyCheckReport",
-    "check_privacy",
-]
+    Args:
+        scenario: the scenario checked.
+        ctx: the check's context (its paper record).
+        eps_ledger: the accountant's epsilon of the run.
+
+    Returns:
+        The claim check's line, or why there is none.
+    """
+    if ctx.paper is None:
+        return f"no theorem check: {ctx.no_sensitivity}"
+    check = ctx.paper.paper.claim_check
+    if check is None:
+        return f"no theorem check: paper record {ctx.paper.paper.name!r} has no claim_check"
+    return str(check(scenario, eps_ledger, ctx.delta_claimed))
 
 
 def check_privacy(
@@ -97,8 +85,9 @@ def check_privacy(
     online losses (:mod:`asyncdp.problems.online`), one round's loss
     (:func:`find_changed_round`; every per-agent step below then covers all
     agents together). (2) *Declaration*: one run's ledger is composed with
-    the accountant's own sensitivity (:func:`independent_sensitivity`; none
-    exists for an algorithm without an adapter, and then nothing is
+    the accountant's own sensitivity (the paper record's lemma,
+    :func:`~asyncdp.privacy.sensitivity.independent_sensitivity`; none
+    exists for an algorithm without a record, and then nothing is
     composed): basic composition at the claimed delta (``epsilon_ledger``),
     PLD at ``delta`` (``epsilon_tight``) and PLD at the claimed delta. (3)
     *Constructed worst case*: the prober searches the changed agent's update
@@ -181,8 +170,7 @@ def check_privacy(
         replay_runs=int(figure("replay_runs", 0)),
         empirical_epsilon_lower_bound=float(figure("empirical_epsilon_lower_bound", 0.0)),
         confidence=float(confidence),
-        theorem=(_theorem_verdict(scenario, ctx.algorithm, eps_ledger, ctx.delta_claimed)
-                 if ctx.sensitivity is not None else f"no theorem check: {ctx.no_sensitivity}"),
+        theorem=theorem_verdict(scenario, ctx, eps_ledger),
         verdict=decision.verdict,
         witness=decision.witness, reasons=list(decision.reasons),
         epsilon_at_claimed_delta=None if eps_at_claimed is None else float(eps_at_claimed),
@@ -191,4 +179,6 @@ def check_privacy(
         worst_case_loss=find_figure(evidence, "worst_case_loss"),
         worst_case_pair=find_figure(evidence, "worst_case_pair"),
         worst_pair_script=find_figure(evidence, "worst_pair_script"),
+        paper=None if ctx.paper is None else ctx.paper.paper.name,
+        sensitivity_source=sensitivity_source(ctx),
     ).with_evidence(evidence)

@@ -32,7 +32,7 @@ from ..scenario import Scenario
 from .adjacency import _online, find_changed_agent, find_changed_round
 from .behavior import EngineRuns, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
-from .sensitivity import independent_sensitivity
+from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "prepare", "small_example", "STATISTICAL_METHODS"]
 
@@ -127,10 +127,11 @@ class CheckContext:
         changed_agent: the agent whose cost differs (``None`` under round adjacency).
         changed_round: the round whose loss differs (online losses), else ``None``.
         ledger: the realized ledger of one SimPy run of the scenario.
-        sensitivity: the accountant's own sensitivity of each round's release,
-            ``(T,)``, or ``None`` when none exists (no adapter: see ``no_sensitivity``).
-        unnoised: rounds released with declared scale 0 although their
-            independent sensitivity is > 0 (unbounded privacy loss).
+        sensitivity: the accountant's own sensitivity of each round's release on each noisy channel,
+            ``{channel: (T,) array}`` (the paper record's lemma), or ``None`` when none exists (no paper
+            record: see ``no_sensitivity``).
+        unnoised: rounds released with declared scale 0 on some channel although their
+            independent sensitivity there is > 0 (unbounded privacy loss).
         focus: for a per-iteration claim (``claim_level = "iteration"``), the
             0-based index of the round with the largest sensitivity/scale, else ``None``.
         focus_release: that round's release, else ``None``.
@@ -139,6 +140,8 @@ class CheckContext:
         setup: the round weights and declared noise scales of the scenario (``None`` likewise).
         pair: the scenario pair (the engine runs' source).
         no_sensitivity: why the accountant has no sensitivity of its own, or ``None``.
+        paper: the paper record the check used, with its origin (:class:`asyncdp.papers.Registered`),
+            or ``None``.
         cache: what the steps compute once and share (engine runs, the realized replay).
     """
 
@@ -149,7 +152,7 @@ class CheckContext:
     changed_agent: int | None
     changed_round: int | None
     ledger: Ledger
-    sensitivity: np.ndarray
+    sensitivity: dict[str, np.ndarray] | None
     unnoised: tuple[int, ...]
     focus: int | None
     focus_release: Release | None
@@ -158,6 +161,7 @@ class CheckContext:
     setup: ReplaySetup | None
     pair: ScenarioPair | None = None
     no_sensitivity: str | None = None
+    paper: Any = None
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def engine_runs(self, side: int) -> EngineRuns:
@@ -181,20 +185,15 @@ class CheckContext:
                 self.cache["replay"] = exc
         return self.cache["replay"]
 
-    @property
-    def channel(self) -> Any:
-        """The algorithm's (first) noisy channel."""
-        return self.algorithm.noisy_channels()[0]
-
     def release_sensitivity(self, release: Release) -> float:
-        """The accountant's sensitivity of ``release`` (that of its round).
+        """The accountant's sensitivity of ``release`` (that of its channel and round).
 
         Raises:
             ScenarioError: the accountant has no sensitivity for this algorithm.
         """
         if self.sensitivity is None:
             raise ScenarioError(f"no independent sensitivity: {self.no_sensitivity}")
-        return float(self.sensitivity[release.round - 1])
+        return release_sensitivity(self.sensitivity)(release)
 
     def compose(self, fn: Any, **kwargs: Any) -> dict[Any, float]:
         """``fn`` over the realized ledger: per agent, or network-wide under round adjacency (key ``None``)."""
@@ -230,28 +229,32 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:
         raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
-    sens: np.ndarray | None
+    from ..papers import find_registered
+
+    sens: dict[str, np.ndarray] | None
     no_sensitivity = None
-    try:
-        sens = independent_sensitivity(scenario)
-    except NotImplementedError:
+    paper = find_registered(alg)
+    if paper is None:
         sens = None
-        no_sensitivity = (f"{alg.name} has no adapter in the paper registry, so no independent sensitivity bound "
+        no_sensitivity = (f"{alg.name} has no paper record (asyncdp.papers), so no independent sensitivity lemma "
                           "exists: the declared noise is composed with nothing")
-    channel = alg.noisy_channels()[0]
+    else:
+        sens = paper.paper.sensitivity(scenario)
     unnoised = () if sens is None else tuple(
-        t for t in range(1, scenario.horizon + 1) if alg.noise(t, channel.name).scale == 0 and sens[t - 1] > 0)
+        t for t in range(1, scenario.horizon + 1)
+        if any(alg.noise(t, c).scale == 0 and s[t - 1] > 0 for c, s in sens.items()))
     worst = None
     if alg.claim_level == "iteration" and sens is not None:
         # a per-iteration claim bounds each round's release given the past, not the run
-        worst = max(result.ledger, key=lambda r: float(sens[r.round - 1]) / r.scale)
+        of = release_sensitivity(sens)
+        worst = max(result.ledger, key=lambda r: of(r) / r.scale)
     single = len(alg.noisy_channels()) == 1
     return CheckContext(
         options=options, algorithm=alg, epsilon_claimed=eps_claimed, delta_claimed=delta_claimed,
         changed_agent=agent, changed_round=changed_round, ledger=result.ledger, sensitivity=sens,
         unnoised=unnoised, focus=None if worst is None else worst.round - 1, focus_release=worst,
         rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
-        setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity,
+        setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
     )
 
 
@@ -267,7 +270,7 @@ def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckC
     """
     import topology
 
-    from ..algorithms.huang2015 import Huang2015
+    from ..papers.huang2015.rule import Huang2015
     from ..problems.problem import rendezvous_problem
 
     problem = rendezvous_problem([[1.0, 1.0], [0.0, 0.5], [-0.5, 0.0]])

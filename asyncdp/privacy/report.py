@@ -53,6 +53,11 @@ class PrivacyCheckReport:
     """How the worst pair was built."""
     worst_pair_script: str | None = None
     """A runnable script of the worst pair (not in the table; ``asyncdp privacy check --worst-pair FILE`` writes it)."""
+    paper: str | None = None
+    """The paper record the check used (found through the algorithm's class MRO), or ``None``."""
+    sensitivity_source: str | None = None
+    """Where the independent sensitivity came from: a published paper's lemma, or the user's own (quoting the
+    user's reference)."""
 
     _evidence = ()  # not annotated: not a dataclass field (set by with_evidence)
 

@@ -1,77 +1,119 @@
 """The accountant's own sensitivity of a scenario, and the update pair the sensitivity prober searches.
 
-* :func:`independent_sensitivity`: the per-round sensitivity from the
-  function-class constants (through the algorithm's adapter), never from the
-  algorithm's claimed values;
-* :func:`update_pair`: the U step of both problems as an
-  :class:`accounting.prober.AdjacentPair`.
+* :func:`independent_sensitivity`: the sensitivity of every release on every
+  noisy channel, from the paper record's lemma (:class:`asyncdp.papers.Paper`),
+  never from the algorithm's claimed values;
+* :func:`release_sensitivity`: the same as a function of a ledger release;
+* :func:`update_pair`: one round's update of both problems as an
+  :class:`accounting.prober.AdjacentPair`, for one noisy channel.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from accounting import prober
+from accounting.ledger import Release
 
+from ..papers import find_registered
 from ..scenario import Scenario
-from ..algorithms import registry as _papers
 
-__all__ = ["independent_sensitivity", "update_pair"]
+__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair"]
 
 
-def independent_sensitivity(scenario: Scenario) -> np.ndarray:
-    """The accountant's own sensitivity of each round's release, ``(T,)``, from plain constants.
+def independent_sensitivity(scenario: Scenario) -> dict[str, np.ndarray]:
+    """The accountant's own sensitivity of every release: ``{noisy channel: (T,) array}``, from the paper's lemma.
 
-    Dispatches to ``asyncdp.privacy.adapters.<algorithm name>`` (``-`` read as
-    ``_``), whose ``sensitivity(scenario)`` hands the problem's function-class
-    constants and the algorithm's parameters to :mod:`accounting.sensitivity`
-    and never uses the algorithm's claimed values.
+    The record is the algorithm's paper, found through its class MRO
+    (:func:`asyncdp.papers.paper_of`); its lemma reads the problem's
+    declared constants and the algorithm's parameters and never the
+    algorithm's claimed values (:meth:`asyncdp.papers.Paper.sensitivity`).
 
     Args:
         scenario: the scenario.
 
     Returns:
-        The sensitivity of each round's release, ``(T,)``.
+        Channel name -> the sensitivity of each round's release on it, ``(T,)``.
 
     Raises:
-        NotImplementedError: no adapter for this algorithm.
-        ScenarioError: the adapter's bound does not apply to this scenario.
+        NotImplementedError: no paper record for this algorithm.
+        PaperError: the lemma's value is malformed (shape, NaN, negative).
+        ScenarioError: the lemma does not apply to this scenario.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
-        >>> independent_sensitivity(small_example()[0].scenario).shape
+        >>> independent_sensitivity(small_example()[0].scenario)["y"].shape
         (5,)
     """
-    adapter = _papers.adapter(scenario.algorithm.name)
-    if adapter is None:
-        raise NotImplementedError(f"no independent sensitivity for {scenario.algorithm.name!r} yet")
-    return np.asarray(adapter.sensitivity(scenario), dtype=float)
+    found = find_registered(scenario.algorithm)
+    if found is None:
+        raise NotImplementedError(f"no paper record (so no independent sensitivity) for {scenario.algorithm.name!r}")
+    return found.paper.sensitivity(scenario)
 
 
-def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int) -> prober.AdjacentPair:
-    """The U step of ``agent`` at round ``t`` under both problems, for :func:`accounting.prober.probe_sensitivity`.
+def release_sensitivity(sensitivity: Mapping[str, np.ndarray]) -> Callable[[Release], float]:
+    """``release -> float``: the sensitivity of a ledger release (its channel's value at its round).
 
-    The prober's point ``z`` is the agent's combined value ``z_i(t)``; the
-    "cost" handed to the prober is the problem itself.
+    Example:
+        >>> from accounting.ledger import Release
+        >>> f = release_sensitivity({"y": np.array([0.0, 2.0])})
+        >>> f(Release(agent=0, round=2, time=2.0, mechanism="laplace", scale=1.0, dimension=1, channel="y"))
+        2.0
+    """
+    def of(release: Release) -> float:
+        return float(sensitivity[release.channel][release.round - 1])
 
+    return of
+
+
+def _zero_noise(alg: Any, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
+    return {c.name: np.zeros(lead + (alg.noise(t, c.name).dimension,)) for c in alg.noisy_channels()}
+
+
+def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
+                channel: str | None = None) -> prober.AdjacentPair:
+    """Round ``t``'s update under both problems, seen through round ``t + 1``'s message on ``channel``.
+
+    The prober's point ``z`` is a consensus configuration: the probed agents
+    start round ``t`` from ``initial_state(z)``, every neighbour sends the
+    same messages as they do (so the mixed channels are their own zero-noise
+    messages, noise-free channels included), the rule's U step runs, and the
+    probed value is the next round's zero-noise message on ``channel``: the
+    value the release of round ``t + 1`` masks. The rule's whole state comes
+    from ``initial_state``, so rules whose update reads state entries beyond
+    ``x`` work too.
+
+    ``agent`` given: only that agent's update is probed; the messages it
+    receives in round ``t`` are the same under both problems (those of the
+    first), as the privacy argument conditions on what was released.
     ``agent=None`` (round adjacency, where every agent's input changes):
-    every agent starts round ``t`` from ``initial_state(z)``, a consensus
-    configuration. Every neighbour sends the same message, so the mixed
-    channels are the agents' own zero-noise messages. The probed value is
-    the sum over agents of the next round's zero-noise noisy-channel messages,
-    the values the next release masks. The L1 change of that sum is a lower
-    bound on the change of the stacked messages. It is equal when the agents'
-    changes have disjoint supports, as with DPSDA's blocks.
+    every agent is probed from its own problem's configuration and the value
+    is the sum over agents of their messages.
+
+    Limitation: the state comes from ``initial_state(z)``, so a rule whose
+    state carries round-dependent information (an update counter, momentum)
+    is probed as if it were in its first round; exact replay and the
+    worst-case search, which run the rule on realized schedules, do not have
+    this limitation. The L1
+    change of that sum is a lower bound on the change of the stacked
+    messages; it is equal when the agents' changes have disjoint supports,
+    as with DPSDA's blocks.
 
     Args:
         scenario, adjacent: the two scenarios.
         agent: the changed agent, or ``None`` for round adjacency.
         t: the round whose update is probed.
+        channel: the noisy channel whose next message is probed (default: the only one; required
+            when the rule has several).
 
     Returns:
         The :class:`accounting.prober.AdjacentPair` of the two updates.
+
+    Raises:
+        ValueError: ``channel`` is not a noisy channel of the rule, or is missing for a rule with several.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -80,23 +122,33 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         1
     """
     alg = scenario.algorithm.bind(scenario.problem)
-    (channel,) = [c.name for c in alg.noisy_channels()]
+    noisy = [c.name for c in alg.noisy_channels()]
+    if channel is None:
+        if len(noisy) != 1:
+            raise ValueError(f"update_pair: {alg.name} has noisy channels {noisy}; name the one to probe")
+        channel = noisy[0]
+    if channel not in noisy:
+        raise ValueError(f"update_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
     n = scenario.problem.dim
+
+    base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         if agent is not None:
-            return alg.update({"x": z}, {channel: z}, t_, agent, problem)["x"]
-        n_agents = problem.num_agents
-        pts = np.broadcast_to(z[..., None, :], z.shape[:-1] + (n_agents, n)).copy()
-        agents = np.arange(n_agents)
-
-        def zero(s: int) -> dict[str, np.ndarray]:
-            return {c.name: np.zeros(pts.shape[:-1] + (alg.noise(s, c.name).dimension,)) for c in alg.noisy_channels()}
-
-        state = alg.initial_state(pts, agents, problem)
-        new = alg.update(state, alg.message(state, t_, zero(t_), agents, problem), t_, agents, problem)
-        return alg.message(new, t_ + 1, zero(t_ + 1), agents, problem)[channel].sum(axis=-2)
+            pts, agents = z, agent
+            given = base  # one agent changed: both updates see the same received messages (those under P)
+        else:
+            n_agents = problem.num_agents
+            pts = np.broadcast_to(z[..., None, :], z.shape[:-1] + (n_agents, n)).copy()
+            agents = np.arange(n_agents)
+            given = problem  # every agent changed: each problem's own consensus configuration
+        lead = pts.shape[:-1]
+        state = alg.initial_state(pts, agents, given)
+        mixed = alg.message(state, t_, _zero_noise(alg, t_, lead), agents, given)
+        new = alg.update(state, mixed, t_, agents, problem)
+        out = np.asarray(alg.message(new, t_ + 1, _zero_noise(alg, t_ + 1, lead), agents, problem)[channel])
+        return out if agent is not None else out.sum(axis=-2)
 
     domain = scenario.problem.domain
     box = (domain.low, domain.high) if hasattr(domain, "low") else None

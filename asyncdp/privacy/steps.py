@@ -22,7 +22,7 @@ step                           checked against             figures
 =============================  ==========================  ==============================================
 
 The compositions compose the ledger of declared scales with the
-accountant's own sensitivity (none for an algorithm without an adapter:
+accountant's own sensitivity (none for an algorithm without a paper record:
 they then give no bound). The declared scales are not taken on trust: the
 conformance test (:mod:`asyncdp.privacy.realized`) checks the noise the
 engine actually released against them, replay computes each engine run's
@@ -111,9 +111,10 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                               delta=ctx.delta_claimed).values())
     if ctx.unnoised:
         eps = math.inf
+        sens = ctx.sensitivity
         reasons.append(f"round(s) {list(ctx.unnoised)} release a value of independent sensitivity "
-                       f"{', '.join(f'{ctx.sensitivity[t - 1]:.6g}' for t in ctx.unnoised)} without noise "
-                       "(declared scale 0): unbounded privacy loss")
+                       f"{', '.join(f'{max(s[t - 1] for s in sens.values()):.6g}' for t in ctx.unnoised)} without "
+                       "noise (declared scale 0): unbounded privacy loss")
     if ctx.focus_release is not None and math.isfinite(eps):
         eps = composition.basic_composition(Ledger([ctx.focus_release]), sensitivity, delta=ctx.delta_claimed)
     return Evidence("basic composition", "declaration", {"epsilon_ledger": float(eps)}, reasons=tuple(reasons),
@@ -210,54 +211,97 @@ def focus_per_iteration(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
-    """Search the changed agent's update for the largest change and compare it with the claimed sensitivity.
+    """Search each noisy channel's next message for its largest change; compare it with the declaration and the lemma.
 
-    :func:`accounting.prober.probe_sensitivity` on :func:`update_pair`, in
-    the first ``probe_rounds`` rounds (round adjacency: the changed round's
-    update only); L1 for Laplace, L2 for Gaussian noise. ``x(t)`` is masked
-    by the release of round ``t + 1``, whose claimed sensitivity it is
-    compared with.
+    :func:`accounting.prober.probe_sensitivity` on :func:`update_pair`, per
+    noisy channel, in the first ``probe_rounds`` rounds (round adjacency: the
+    changed round's update only); L1 for Laplace, L2 for Gaussian noise. The
+    update of round ``t`` is masked by the release of round ``t + 1``. The
+    largest change found is compared with two bounds, each a witness when
+    exceeded: the rule's own declared sensitivity of that release (its
+    ``noise()``), and the paper record's lemma (an independent bound the
+    accountant composes with; under round adjacency, the sum of the lemma
+    over the agents' releases, since the probed value is the sum of their
+    changes). The lemma is compared only when the record declares an
+    adjacency class of the kind "every gradient bounded by ``C``" (the pairs
+    the lemma covers, which the worst-case search also draws from, and which
+    contain the user's pair); a lemma stated for a narrower adjacency (e.g. a
+    bounded gradient *difference*) need not cover the user's pair, and the
+    reasons say so.
 
     Args:
         pair: the scenario pair.
         ctx: the shared context.
 
     Returns:
-        Evidence ``"sensitivity prober"`` with figures ``sensitivity_probe_max``
-        and ``sensitivity_probe_ratio`` (largest ratio to a positive claim);
-        witness ``{"kind": "sensitivity", ...}`` for the first round whose
-        update moves more than claimed.
+        Evidence ``"sensitivity prober"`` with figures ``sensitivity_probe_max``,
+        ``sensitivity_probe_ratio`` (largest ratio to a positive declared
+        sensitivity) and ``sensitivity_probe_lemma_ratio`` (to the lemma;
+        ``None`` without a paper record); witness ``{"kind": "sensitivity",
+        "against": "declaration" | "lemma", ...}`` for the first round whose
+        update moves more than a bound.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
         >>> e = probe_update(*small_example())
-        >>> e.checked_against, e.witness is None
-        ('constructed worst case', True)
+        >>> e.checked_against, e.witness is None, e.figures["sensitivity_probe_lemma_ratio"] <= 1
+        ('constructed worst case', True, True)
     """
     scenario, adjacent = pair.scenario, pair.adjacent
-    channel = ctx.channel
-    norm = "l2" if channel.mechanism == "gaussian" else "l1"
+    from .worst_case import adjacency_class
+
     probe_max, probe_ratio = 0.0, 0.0
+    cls = adjacency_class(scenario) if ctx.sensitivity is not None else None
+    # the user's pair is in a class "every gradient bounded by C" whenever the problem meets its declared
+    # constants (or the rule clips); a class of gradient differences need not contain it
+    lemma = ctx.sensitivity if cls is not None and cls.kind == "each" else None
+    lemma_ratio: float | None = None if lemma is None else 0.0
     witness: dict[str, Any] | None = None
     reasons = []
     if ctx.changed_agent is not None:
         probed: Any = range(1, min(ctx.options.probe_rounds, scenario.horizon - 1) + 1)
-    else:  # only round t0's update differs
+        copies = 1
+    else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
-    for t in probed:
-        claimed = ctx.algorithm.noise(t + 1, channel.name).claimed_sensitivity  # y(t+1) masks x(t)
-        res = prober.probe_sensitivity(update_pair(scenario, adjacent, ctx.changed_agent, t), samples=400,
-                                       seed=ctx.options.seed + t, norm=norm, claimed=claimed if claimed > 0 else None)
-        probe_max = max(probe_max, res.max_found)
-        if claimed > 0:
-            probe_ratio = max(probe_ratio, res.ratio_to_claim)
-        if res.violation and witness is None:
-            witness = {"kind": "sensitivity", "round": t, "z": res.witness_z.tolist(), "value": res.max_found,
-                       "claimed": claimed}
-            reasons.append(f"round {t}: the update moves by {res.max_found:.6g} > claimed sensitivity {claimed:.6g}")
+        copies = scenario.problem.num_agents
+    for channel in ctx.algorithm.noisy_channels():
+        norm = "l2" if channel.mechanism == "gaussian" else "l1"
+        for t in probed:
+            claimed = ctx.algorithm.noise(t + 1, channel.name).claimed_sensitivity  # y(t+1) masks x(t)
+            res = prober.probe_sensitivity(update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name),
+                                           samples=400, seed=ctx.options.seed + t, norm=norm,
+                                           claimed=claimed if claimed > 0 else None)
+            probe_max = max(probe_max, res.max_found)
+            if claimed > 0:
+                probe_ratio = max(probe_ratio, res.ratio_to_claim)
+            found = {"kind": "sensitivity", "round": t, "channel": channel.name, "z": res.witness_z.tolist(),
+                     "value": res.max_found}
+            if res.violation and witness is None:
+                witness = {**found, "claimed": claimed, "against": "declaration"}
+                reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                               f"rule's declared sensitivity {claimed:.6g}")
+            if lemma is not None:
+                bound = copies * float(lemma[channel.name][t])  # release t + 1 of every changed agent
+                if bound > 0:
+                    lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
+                if res.max_found > bound * (1 + 1e-9) and witness is None:
+                    witness = {**found, "claimed": bound, "against": "lemma"}
+                    reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > "
+                                   f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
+    if ctx.sensitivity is not None and lemma is None:
+        reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
+                       "class of bounded gradients that contains this pair")
     return Evidence("sensitivity prober", "constructed worst case",
-                    {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio)},
+                    {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
+                     "sensitivity_probe_lemma_ratio": lemma_ratio},
                     witness=witness, reasons=tuple(reasons))
+
+
+def _lemma_origin(ctx: CheckContext) -> str:
+    paper = ctx.paper
+    if paper is None:
+        return "no paper record"
+    return f"paper {paper.paper.name!r}" + ("" if paper.published else f", the user's own lemma from {paper.origin}")
 
 
 STEPS: tuple[Step, ...] = (

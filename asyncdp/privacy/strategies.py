@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import topology
 from topology.strategies import doubly_stochastic_matrices
 
-from ..algorithms.huang2015 import Huang2015
+from ..papers.huang2015.rule import Huang2015
 from ..problems.problem import rendezvous_problem
 from ..scenario import Scenario
 

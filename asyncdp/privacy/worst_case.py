@@ -2,7 +2,7 @@
 
 The user's adjacent pair is one point of the adjacency class; a claim must
 hold for every pair in it. For papers whose sensitivity bound assumes only
-a gradient bound (``||grad f||_2 <= C2``; the adapter's ``gradient_class``),
+a gradient bound (``||grad f||_2 <= C2``; the paper record's ``adjacency``),
 the changed agent's cost is replaced by extremal costs of that class
 (:class:`~asyncdp.problems.costs.LinearOverride`):
 
@@ -49,13 +49,13 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms import registry as _papers
+from ..papers import GradientClass, find_paper
 from ..problems.costs import LinearOverride
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, replay_runs
 
-__all__ = ["CandidatePair", "extremal_pairs", "candidate_scenarios", "constructed_loss", "search_pairs",
+__all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "candidate_scenarios", "constructed_loss", "search_pairs",
            "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS"]
 
 MAX_SIGN_PATTERNS = 64
@@ -82,21 +82,47 @@ class CandidatePair:
     run: int | None = None
 
 
+def adjacency_class(scenario: Scenario) -> GradientClass | None:
+    """The adjacency class the algorithm's paper record declares for ``scenario``, or ``None``.
+
+    Raises:
+        PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> adjacency_class(small_example()[0].scenario).norm
+        'l1'
+    """
+    from ..papers import PaperError
+
+    paper = find_paper(scenario.algorithm)
+    if paper is None or paper.adjacency is None:
+        return None
+    cls = paper.adjacency(scenario)
+    if cls is not None and not isinstance(cls, GradientClass):
+        raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass or None, got {cls!r}"[:300])
+    return cls
+
+
 def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """The extremal gradient pairs of the paper's adjacency class (module docstring), ``[]`` if it has none.
 
     Args:
-        scenario: the scenario (its algorithm's adapter gives ``(C2, norm)``).
+        scenario: the scenario (its paper record's adjacency class gives ``C2`` and the norm).
         agent: the changed agent (unused by the construction, named for symmetry with :func:`candidate_scenarios`).
 
     Returns:
         ``[(label, g, g')]``.
     """
-    adapter = _papers.adapter(scenario.algorithm.name)
-    if adapter is None or adapter.gradient_class is None:
+    cls = adjacency_class(scenario)
+    if cls is None:
         return []
-    c2, norm = adapter.gradient_class(scenario)
     n = scenario.problem.dim
+    if cls.kind == "difference":  # g - g' on the extreme points of the norm ball of radius bound
+        half = 0.5 * cls.bound
+        return [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
+                 -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
+    c2, norm = cls.bound, cls.norm
     out = []
     if norm == "l1":
         patterns: Any = itertools.product((1.0, -1.0), repeat=n)
@@ -161,7 +187,10 @@ def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient:
 
 def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: int = 30, max_runs: int = 8,
                  start: Sequence[CandidatePair] = ()) -> CandidatePair:
-    """Hypothesis search (``hypothesis.target``) for the pair of gradients of norm ``C2`` with the largest loss.
+    """Hypothesis search (``hypothesis.target``) for the pair of the class with the largest loss.
+
+    ``kind="each"``: two gradients of L2 norm ``C2``; ``kind="difference"``: ``g = d / 2``, ``g' = -d / 2``
+    with ``||d|| = C2`` in the class's norm.
 
     Derandomized and without a database, so the same inputs give the same
     pair. Directions are drawn in ``[-1, 1]^n`` and scaled to norm ``C2``;
@@ -179,20 +208,26 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: 
     from hypothesis import HealthCheck, Phase, example, given, settings, target
     from hypothesis import strategies as st
 
-    adapter = _papers.adapter(scenario.algorithm.name)
-    assert adapter is not None and adapter.gradient_class is not None
-    c2, _ = adapter.gradient_class(scenario)
+    cls = adjacency_class(scenario)
+    assert cls is not None
+    c2 = cls.bound
     n = scenario.problem.dim
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
     best: list[Any] = [-math.inf, None, None, None]
 
-    def scaled(u: Sequence[float]) -> np.ndarray | None:
+    def scaled(u: Sequence[float], radius: float, order: float = 2) -> np.ndarray | None:
         v = np.asarray(u, dtype=float)
-        norm = float(np.linalg.norm(v))
-        return None if norm < 1e-6 else c2 * v / norm
+        norm = float(np.linalg.norm(v, ord=order))
+        return None if norm < 1e-6 else radius * v / norm
+
+    def pair_of(u: list[float], v: list[float]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        if cls.kind == "difference":  # g - g' of norm bound (its own norm), centred (the loss sees the difference)
+            d = scaled(u, c2, 1 if cls.norm == "l1" else 2)
+            return (None, None) if d is None else (0.5 * d, -0.5 * d)
+        return scaled(u, c2), scaled(v, c2)
 
     def objective(u: list[float], v: list[float]) -> None:
-        g, gp = scaled(u), scaled(v)
+        g, gp = pair_of(u, v)
         if g is None or gp is None:
             return
         loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=max_runs)
@@ -253,7 +288,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
 
     Tries every extremal pair (:func:`extremal_pairs`), then
     ``options.search_examples`` Hypothesis examples (:func:`search_pairs`),
-    on the realized schedules of the engine's runs of the scenario. Pure
+    on the realized schedules of the engine's runs of the scenario. A user's
+    paper record without an adjacency class (or under round adjacency, which
+    has no construction yet) gets a doubt: its lemma is then untested, and
+    the verdict is at best ``inconclusive``. Pure
     claims: a constructed transcript with loss above epsilon is a witness
     (module docstring). Claims with delta > 0: the best pair is run
     ``runs`` times on the engine (side 2 of the seed layout) and its exact
@@ -285,14 +323,18 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
              "worst_pair_script": None}
     scenario = pair.scenario
     agent = ctx.changed_agent
+    # a user's lemma is trusted only once it has met the worst case of its class
+    users = ctx.paper is not None and not ctx.paper.published
+    untested = (f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was not tested against "
+                "the worst case of an adjacency class, so the bound composed with it is not trusted") if users else None
     if agent is None:
-        return Evidence(method, kind, empty, reasons=("worst-case search: round adjacency (online losses) has no "
-                                                      "extremal-cost construction yet",))
+        return Evidence(method, kind, empty, doubt=untested, reasons=(
+            "worst-case search: round adjacency (online losses) has no extremal-cost construction yet",))
     extremes = extremal_pairs(scenario, agent)
     if not extremes:
-        return Evidence(method, kind, empty, reasons=(
-            f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (the paper registry's "
-            "adapter has no gradient_class): only the user's pair is checked",))
+        return Evidence(method, kind, empty, doubt=untested, reasons=(
+            f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (its paper record has "
+            "no adjacency, or there is no record): only the user's pair is checked",))
     runs = ctx.engine_runs(0)
     try:
         scored = []

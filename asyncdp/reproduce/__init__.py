@@ -1,14 +1,16 @@
-"""Reproductions of published experiments.
+"""Reproductions of published experiments, collected from the paper records.
 
 :data:`EXPERIMENTS` maps an experiment name (the argument of
 ``asyncdp reproduce NAME``) to its function ``(out_dir, **options) -> dict``;
-:data:`TABLES` maps the same name to a formatter of that dict as a text table.
-Adding an experiment means adding a module here and one entry to
-:data:`_REGISTRY`.
+:data:`TABLES` maps the same name to a formatter of that dict as a text
+table. Both come from the :class:`~asyncdp.papers.Reproduction` records of
+every discovered paper (:mod:`asyncdp.papers`): a paper's reproductions live
+in its folder, and nothing is listed here. :mod:`._outputs` and
+:mod:`._stats` are the helpers the reproductions share.
 
-The experiment modules (and their scipy, accounting and simulator imports)
-load on first access to :data:`EXPERIMENTS`, :data:`TABLES` or a function
-(PEP 562); :data:`EXPERIMENT_NAMES` needs none of them, so
+:data:`EXPERIMENT_NAMES` reads only the records; the experiment modules (and
+their scipy, accounting and simulator imports) load on first access to
+:data:`EXPERIMENTS` or :data:`TABLES` (PEP 562), so
 ``asyncdp --help`` stays fast.
 
 Example:
@@ -19,63 +21,47 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import lazy_loader
-
 if TYPE_CHECKING:
-    from .huang2015.fig1 import format_fig1_table, reproduce_fig1
-
     EXPERIMENTS: dict[str, Callable[..., dict[str, Any]]]
     TABLES: dict[str, Callable[[dict[str, Any]], str]]
+    EXPERIMENT_NAMES: tuple[str, ...]
 
-__all__ = ["EXPERIMENTS", "EXPERIMENT_NAMES", "TABLES", "reproduce_fig1", "format_fig1_table"]
+__all__ = ["EXPERIMENTS", "EXPERIMENT_NAMES", "TABLES"]
 
-_REGISTRY: dict[str, tuple[str, str, str]] = {
-    "huang2015-fig1": ("huang2015.fig1", "reproduce_fig1", "format_fig1_table"),
-    "showkatbakhsh-fig1": ("showkatbakhsh.fig1", "reproduce_fig1", "format_table"),
-    "showkatbakhsh-fig2": ("showkatbakhsh.fig2", "reproduce_fig2", "format_table"),
-    "showkatbakhsh-fig3": ("showkatbakhsh.fig3", "reproduce_fig3", "format_table"),
-    "showkatbakhsh-fig4": ("showkatbakhsh.fig4", "reproduce_fig4", "format_table"),
-    "wang-basar-table1": ("wang_basar.table1", "reproduce_table1", "format_table1_table"),
-    "wang-basar-saddle": ("wang_basar.saddle", "reproduce_saddle", "format_saddle_table"),
-    "wang-basar-ica": ("wang_basar.ica", "reproduce_ica", "format_ica_table"),
-    "dpsda-olr": ("dpsda.olr", "reproduce_olr", "format_olr_table"),
-    "dpsda-classification": ("dpsda.classification", "reproduce_classification", "format_classification_table"),
-    "dpsda-dp-check": ("dpsda.dp_check", "reproduce_dp_check", "format_dp_check_table"),
-}
-"""Experiment name -> (submodule, dotted below this package; reproduction function; table formatter)."""
 
-EXPERIMENT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
-"""The keys of :data:`EXPERIMENTS` and :data:`TABLES`, without importing any experiment."""
+def _records() -> dict[str, Any]:
+    from ..papers import PaperError, papers
+
+    out: dict[str, Any] = {}
+    for paper in papers().values():
+        for rep in paper.reproductions:
+            if rep.name in out:
+                raise PaperError(f"two reproductions are named {rep.name!r} (papers {out[rep.name][0]!r} and "
+                                 f"{paper.name!r})")
+            out[rep.name] = (paper.name, rep)
+    return {name: out[name][1] for name in sorted(out)}
 
 
 def _load() -> None:
-    """Import the experiment modules and bind :data:`EXPERIMENTS` and :data:`TABLES`.
-
-    ``EXPERIMENTS``: experiment name -> reproduction function ``(out_dir, **options) -> summary dict``.
-    ``TABLES``: experiment name -> ``summary dict -> text table``.
-    """
+    """Import the experiment modules and bind :data:`EXPERIMENTS` and :data:`TABLES`."""
     experiments: dict[str, Callable[..., dict[str, Any]]] = {}
     tables: dict[str, Callable[[dict[str, Any]], str]] = {}
-    for name, (module, function, table) in _REGISTRY.items():
-        mod = importlib.import_module(f"{__name__}.{module}")
-        experiments[name] = getattr(mod, function)
-        tables[name] = getattr(mod, table)
+    for name, rep in _records().items():
+        experiments[name], tables[name] = rep.load()
     globals().update(EXPERIMENTS=experiments, TABLES=tables)
 
 
-_lazy_getattr = lazy_loader.attach(__name__, submod_attrs={"huang2015.fig1": ["reproduce_fig1", "format_fig1_table"]})[0]
-
-
 def __getattr__(name: str) -> Any:
-    """Build :data:`EXPERIMENTS` and :data:`TABLES`, or import a function, on first access (PEP 562)."""
+    """Build :data:`EXPERIMENT_NAMES`, :data:`EXPERIMENTS` and :data:`TABLES`, on first access (PEP 562)."""
+    if name == "EXPERIMENT_NAMES":
+        return tuple(_records())
     if name in ("EXPERIMENTS", "TABLES"):
         _load()
         return globals()[name]
-    return _lazy_getattr(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

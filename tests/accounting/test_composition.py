@@ -375,25 +375,23 @@ def test_chunked_laplace_composition_equals_unchunked(monkeypatch):
     assert pld_epsilon(led, 1.0, 1e-6) == pytest.approx(whole, abs=1e-9)
 
 
-def test_every_name_of_the_one_module_composition_still_imports_from_it():
-    """accounting.composition became a package (inputs, basic, rdp, pld, report); the old names all resolve."""
+def test_the_package_exports_its_public_names_from_their_modules():
+    """accounting.composition is a package (inputs, basic, rdp, pld, report); it re-exports the public names only."""
     import accounting
     import accounting.composition as pkg
     from accounting.composition import basic, inputs, pld, rdp, report
 
     homes = {
-        inputs: ["Sensitivity", "claimed", "_sensitivity_of", "_check_sensitivity_arg", "_ratios", "_check_delta",
-                 "_check_epsilon", "_check_interval", "_gaussian_share_epsilons", "_events"],
+        inputs: ["Sensitivity", "claimed"],
         basic: ["basic_composition", "advanced_composition"],
-        rdp: ["rdp_epsilon", "_rdp_accountant"],
-        pld: ["pld_epsilon", "pld_delta", "delta_curve", "_TAIL_MASS_TRUNCATION", "_CHUNK_POINTS", "_MAX_GRID", "_Pmf",
-              "_connect_dots", "_grid", "_laplace_pmfs", "_gaussian_pmf", "_leaf", "_compose_tree", "_laplace_chunk",
-              "_pld"],
-        report: ["per_agent", "network_wide", "CompositionReport", "compose", "METHODS", "_json_float",
-                 "_method_epsilons"],
+        rdp: ["rdp_epsilon"],
+        pld: ["pld_epsilon", "pld_delta", "delta_curve"],
+        report: ["per_agent", "network_wide", "CompositionReport", "compose", "METHODS"],
     }
     for home, names in homes.items():
         for name in names:
             assert getattr(pkg, name) is getattr(home, name), name
-    assert sorted(pkg.__all__) == sorted(n for names in homes.values() for n in names if not n.startswith("_"))
+    assert sorted(pkg.__all__) == sorted(n for names in homes.values() for n in names)
+    for private in ("_pld", "_rdp_accountant", "_sensitivity_of", "Ledger", "AccountingError"):
+        assert not hasattr(pkg, private), private  # no re-exports for the old one-module path
     assert accounting.compose is compose is report.compose

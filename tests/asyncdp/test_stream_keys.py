@@ -16,7 +16,7 @@ def test_modules_draw_from_the_table():
     # each module that draws from a stream of its own takes the key from the one table
     expected = {
         ("asyncdp.problems.datasets", "DATA_KEY"): "data",
-        ("asyncdp.algorithms.dpsda", "GRADIENT_NOISE_KEY"): "gradient_noise",
+        ("asyncdp.papers.dpsda.rule", "GRADIENT_NOISE_KEY"): "gradient_noise",
         ("asyncdp.engine.links", "LINK_STREAM_KEY"): "link",
         ("asyncdp.engine.timing", "CLOCK_STREAM_KEY"): "clock",
     }

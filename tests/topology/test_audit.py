@@ -14,10 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import topology
-from topology.errors import ParameterError, UnknownAlgorithmError
+from topology.audit import AssumptionSet, BStronglyConnected, EachRound
+from topology.errors import ParameterError
 from topology.strategies import metropolis_sequences
+from asyncdp.papers import assumption_set
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SEED_RULES = ("huang2015", "showkatbakhsh", "wang-basar", "dpsda-c", "dpsda-ps")
 
 
 def _ring(n: int) -> topology.GraphSequence:
@@ -38,7 +41,7 @@ def test_one_defective_round_is_reported_exactly(seq, data):
     w[i, j] += shift
     w[i, i] -= shift
     mats[bad - 1] = w
-    report = topology.audit(topology.from_matrices(mats), "huang2015")
+    report = topology.audit(topology.from_matrices(mats), assumption_set("huang2015"))
     ds = next(a for a in report.assumptions if a.name == "doubly_stochastic")
     assert not ds.holds
     assert ds.first_failure_round == bad
@@ -52,15 +55,15 @@ def test_one_defective_round_is_reported_exactly(seq, data):
 
 
 def test_connected_ring_passes_every_algorithm_but_dpsda_ps_reports_b1():
-    for name in topology.ALGORITHMS:
-        report = topology.audit(_ring(6), name)
+    for name in SEED_RULES:
+        report = topology.audit(_ring(6), assumption_set(name))
         assert report.all_hold, (name, report.to_table())
-    ps = topology.audit(_ring(6), "dpsda-ps")
+    ps = topology.audit(_ring(6), assumption_set("dpsda-ps"))
     assert ps.constants["B"] == 1
 
 
 def test_huang2015_constants_match_lemma6():
-    report = topology.audit(_ring(5), "huang2015")
+    report = topology.audit(_ring(5), assumption_set("huang2015"))
     eta = 1 / 3  # Metropolis on a ring: every weight is 1/3
     assert report.constants["eta"] == pytest.approx(eta)
     beta = 1 - eta / (4 * 25)
@@ -72,46 +75,46 @@ def test_huang2015_constants_match_lemma6():
 def test_showkatbakhsh_beta_is_second_eigenvalue_modulus():
     w = topology.metropolis(nx.cycle_graph(6)).toarray()
     eig = np.sort(np.linalg.eigvalsh(w))
-    report = topology.audit(topology.static(w), "showkatbakhsh")
+    report = topology.audit(topology.static(w), assumption_set("showkatbakhsh"))
     assert report.constants["beta"] == pytest.approx(max(abs(eig[-2]), abs(eig[0])))
 
 
 def test_time_varying_sequence_fails_static_for_fixed_graph_algorithms():
     seq = topology.from_networkx([nx.cycle_graph(5), nx.complete_graph(5)], rule="metropolis", periodic=True)
     for name in ("showkatbakhsh", "wang-basar"):
-        static = next(a for a in topology.audit(seq, name).assumptions if a.name == "static")
+        static = next(a for a in topology.audit(seq, assumption_set(name)).assumptions if a.name == "static")
         assert not static.holds and static.first_failure_round == 2
         assert static.witness.startswith("round 2: entry [")
 
 
 def test_dpsda_ps_on_b_connected_sequence():
     seq = topology.b_connected_sequence(8, 3, seed=4)
-    report = topology.audit(seq, "dpsda-ps")
+    report = topology.audit(seq, assumption_set("dpsda-ps"))
     assert report.all_hold
     assert report.constants["minimal_B_fixed"] == 3
     assert 0 < report.constants["gamma"] <= 1
     # forcing a window that is too short fails with a window witness
-    short = topology.audit(seq, "dpsda-ps", B=2)
+    short = topology.audit(seq, assumption_set("dpsda-ps"), B=2)
     bsc = next(a for a in short.assumptions if a.name == "b_strongly_connected")
     assert not bsc.holds and bsc.witness.startswith("window [1, 2]: node ")
 
 
 def test_dpsda_ps_rejects_row_stochastic_weights():
     seq = topology.from_networkx([nx.path_graph(4).to_directed()], rule="row-stochastic", periodic=True)
-    cs = next(a for a in topology.audit(seq, "dpsda-ps").assumptions if a.name == "column_stochastic")
+    cs = next(a for a in topology.audit(seq, assumption_set("dpsda-ps")).assumptions if a.name == "column_stochastic")
     assert not cs.holds and cs.first_failure_round == 1 and "column" in cs.witness
 
 
 def test_dpsda_c_flags_paper_row_weights():
     # the paper's 1/deg_i weights are row stochastic but not symmetric on an irregular graph
     seq = topology.from_networkx([nx.star_graph(3)], rule="row-stochastic", periodic=True)
-    report = topology.audit(seq, "dpsda-c")
+    report = topology.audit(seq, assumption_set("dpsda-c"))
     failed = {a.name for a in report.failed()}
     assert {"symmetric", "doubly_stochastic"} <= failed
 
 
 def test_report_json_and_table():
-    report = topology.audit(_ring(4), "huang2015", horizon=7)
+    report = topology.audit(_ring(4), assumption_set("huang2015"), horizon=7)
     d = json.loads(report.to_json())
     assert set(d) == {"algorithm", "horizon", "assumptions", "constants", "all_hold"}
     assert d["horizon"] == 7 and d["algorithm"] == "huang2015"
@@ -123,21 +126,27 @@ def test_report_json_and_table():
 
 
 def test_bad_input():
-    with pytest.raises(UnknownAlgorithmError, match="nope"):
-        topology.audit(_ring(4), "nope")
+    with pytest.raises(ParameterError, match="assumptions must be a topology.AssumptionSet.*'huang2015'"):
+        topology.audit(_ring(4), "huang2015")  # names are resolved by asyncdp.papers, not by topology
+    with pytest.raises(ParameterError, match="include no B-strong connectivity"):
+        topology.audit(_ring(4), assumption_set("huang2015"), B=2)
+    with pytest.raises(ParameterError, match="contraction must be"):
+        AssumptionSet("mine", "me", (), "rows")
+    with pytest.raises(ParameterError, match="run"):
+        AssumptionSet("mine", "me", ("not a step",), "doubly")
     with pytest.raises(ParameterError, match="B must be >= 1, got 0"):
-        topology.audit(_ring(4), "dpsda-ps", B=0)
+        topology.audit(_ring(4), assumption_set("dpsda-ps"), B=0)
     with pytest.raises(ParameterError, match="B must be an integer, got 1.5"):
-        topology.audit(_ring(4), "dpsda-ps", B=1.5)
+        topology.audit(_ring(4), assumption_set("dpsda-ps"), B=1.5)
     with pytest.raises(ParameterError, match="horizon"):
-        topology.audit(_ring(4), "huang2015", horizon=0)
+        topology.audit(_ring(4), assumption_set("huang2015"), horizon=0)
 
 
 def test_example_audit_new_topology_matches_networkx(capsys):
     module = runpy.run_path(str(EXAMPLES / "audit_new_topology.py"))
     reports = module["main"]()
     out = capsys.readouterr().out
-    assert all(f"audit of {name}" in out for name in topology.ALGORITHMS)
+    assert all(f"audit of {name}" in out for name in SEED_RULES) and set(SEED_RULES) <= set(reports)
     graphs = module["corridor_graphs"]()
     first_disconnected = next(t for t, g in enumerate(graphs, start=1) if not nx.is_connected(g))
     sc = next(a for a in reports["huang2015"].assumptions if a.name == "strongly_connected")
@@ -146,16 +155,23 @@ def test_example_audit_new_topology_matches_networkx(capsys):
     assert not nx.has_path(graphs[first_disconnected - 1], v, u)
 
 
-def test_assumption_sets_are_the_one_table():
-    """ALGORITHMS is read from the table; every record names a known contraction kind and reports its checks."""
-    from topology.audit import ASSUMPTIONS
+def test_every_paper_declares_its_assumption_set_in_topology_terms():
+    """Each seed rule's set is declared by its accountant module; a user's own set audits the same way."""
+    from accounting.papers import dpsda, huang2015
     from topology.checks.constants import CONTRACTION_KINDS
 
-    assert topology.ALGORITHMS == tuple(ASSUMPTIONS) == tuple(topology.ASSUMPTIONS)
-    for name, spec in ASSUMPTIONS.items():
+    assert assumption_set("huang2015") is huang2015.ASSUMPTIONS
+    assert assumption_set("dpsda-ps") is dpsda.ASSUMPTIONS_PS and assumption_set("dpsda-c") is dpsda.ASSUMPTIONS_C
+    for name in SEED_RULES:
+        spec = assumption_set(name)
         assert spec.name == name and spec.contraction in CONTRACTION_KINDS and spec.steps
-        report = topology.audit(_ring(5), name)
+        report = topology.audit(_ring(5), spec)
+        assert report.algorithm == name
         assert len(report.assumptions) >= len([s for s in spec.steps if type(s).__name__ == "EachRound"])
-    assert ASSUMPTIONS["dpsda-ps"].contraction == "column"
-    with pytest.raises(UnknownAlgorithmError, match="known: huang2015"):
-        topology.audit(_ring(5), ["huang2015"])
+    assert assumption_set("dpsda-ps").uses_b and not assumption_set("dpsda-c").uses_b
+    mine = AssumptionSet("my-rule", "my notes", (
+        EachRound(topology.check_strongly_connected, "strongly_connected", "every round strongly connected"),
+        BStronglyConnected()), "column")
+    path = topology.from_networkx([nx.path_graph(4)], rule="metropolis", periodic=True)
+    report = topology.audit(path, mine, B=1)
+    assert report.algorithm == "my-rule" and report.all_hold

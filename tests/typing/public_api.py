@@ -25,6 +25,7 @@ from asyncdp import (
     rendezvous_problem,
     run_batch,
 )
+from asyncdp.papers import assumption_set
 
 
 def quickstart_scenario() -> Scenario:
@@ -53,7 +54,7 @@ def async_variant(scenario: Scenario) -> Scenario:
 
 
 def audit(sequence: topology.GraphSequence) -> bool:
-    report: topology.AuditReport = topology.audit(sequence, "huang2015")
+    report: topology.AuditReport = topology.audit(sequence, assumption_set("huang2015"))
     return bool(report.all_hold)
 
 

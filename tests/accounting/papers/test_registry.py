@@ -1,4 +1,4 @@
-"""Tests for accounting.papers: the AccountantSpec records, their registry and the old module paths."""
+"""Tests for accounting.papers: the AccountantSpec records, their discovery, the assumption sets."""
 
 from __future__ import annotations
 
@@ -6,10 +6,6 @@ import pickle
 
 import pytest
 
-import accounting
-from accounting import sensitivity as old_sensitivity
-from accounting import theorems as old_theorems
-from accounting.claims import Claim
 from accounting.errors import AccountingError
 from accounting.papers import ACCOUNTANTS, PARTS, AccountantSpec, NotSupportedError, get_accountant
 from accounting.papers import dpsda, huang2015, showkatbakhsh, wang_basar
@@ -64,24 +60,18 @@ def test_parts_are_the_spec_fields_that_may_be_missing():
     assert [p for p in PARTS if spec.supports(p)] == []
 
 
-def test_old_paths_export_the_same_objects():
-    assert old_sensitivity.huang2015_sensitivity is huang2015.huang2015_sensitivity
-    assert old_sensitivity.wang_basar_sensitivity is wang_basar.wang_basar_sensitivity
-    assert old_sensitivity.dpsda_network_sensitivity is dpsda.dpsda_network_sensitivity
-    assert old_theorems.Claim is Claim is accounting.Claim
-    assert old_theorems.showkatbakhsh_claim is showkatbakhsh.showkatbakhsh_claim
-    modules = (huang2015, showkatbakhsh, wang_basar, dpsda)
-    for old in (old_sensitivity, old_theorems):
-        for name in old.__all__:
-            homes = [m for m in (*modules, accounting.claims) if getattr(m, name, None) is getattr(old, name)]
-            assert homes, f"{old.__name__}.{name} is not the object of its new module"
-
-
-def test_claims_pickled_under_the_old_path_load():
+def test_claims_pickle_round_trip():
     claim = huang2015.huang2015_claim(0.5)
     assert pickle.loads(pickle.dumps(claim)) == claim
-    # a pickle that names accounting.theorems.Claim (the previous layout) still resolves
-    data = pickle.dumps(claim, protocol=0).replace(b"accounting.claims", b"accounting.theorems")
-    assert b"accounting.theorems" in data
-    assert pickle.loads(data) == claim
+
+
+def test_every_paper_module_is_discovered():
+    import pkgutil
+
+    import accounting.papers as pkg
+
+    modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)} - {"spec"}
+    assert modules == {"huang2015", "showkatbakhsh", "wang_basar", "dpsda"}
+    assert {spec.paper for spec in ACCOUNTANTS.values()} == {
+        m.SPEC.paper for m in (huang2015, showkatbakhsh, wang_basar, dpsda)}
 

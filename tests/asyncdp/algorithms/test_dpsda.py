@@ -11,20 +11,21 @@ import numpy as np
 import pytest
 
 import topology
-from accounting import sensitivity as S
+from accounting.papers import dpsda as S
 from accounting.errors import AdjacencyError
 from accounting.replay import replay_loss
 from asyncdp import Async, Box, Deadline, InjectedNoise, LinkModel, Links, Scenario
-from asyncdp.algorithms.dpsda import DPSDAC, DPSDAPS, GRADIENT_NOISE_KEY, prox
+from asyncdp.papers.dpsda.rule import DPSDAC, DPSDAPS, GRADIENT_NOISE_KEY, prox
 from asyncdp.problems.costs import FunctionClass, RendezvousQuadratic
 from asyncdp.errors import AlgorithmParameterError, HorizonError, ProblemError, ScenarioError
 from asyncdp.engine.links import ExponentialLatency
 from asyncdp.problems.online import (BatchLoss, UserOnlineLoss, adjacent_online_problem, node_blocks, online_problem,
                             synthetic_olr)
 from asyncdp.privacy import check_privacy, find_changed_round, replay_rule, replay_setup, transcript_array
-from asyncdp.privacy.adapters import dpsda_c as adapter_c
+from asyncdp.papers.dpsda import privacy as adapter_c
 from asyncdp.problems.problem import Problem
 from asyncdp.experiments.regret import comparator_values, played_decisions, regret_curve, running_average
+from asyncdp.papers import assumption_set
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EPS = np.finfo(float).eps
@@ -186,7 +187,7 @@ def test_row_weights_1_over_deg_break_eq16_and_the_audit_says_why():
     zbar = np.array([st["z"].mean(axis=0) for st in states])
     gaps = [np.abs(zbar[t + 1] - zbar[t] - us[t].sum(axis=0)).max() for t in range(T)]
     assert max(gaps) > 1e-3  # the average is not preserved: consensus drifts to the left Perron vector
-    report = topology.audit(graph, "dpsda-c", horizon=8)
+    report = topology.audit(graph, assumption_set("dpsda-c"), horizon=8)
     holds = {a.name: a.holds for a in report.assumptions}
     assert holds["symmetric"] is False and holds["doubly_stochastic"] is False
     # on the Fig. 2 stand-in every round is a matching, so 1/deg_i coincides with Metropolis there
@@ -195,12 +196,12 @@ def test_row_weights_1_over_deg_break_eq16_and_the_audit_says_why():
 
 
 def test_audit_of_the_example_topologies():
-    c = topology.audit(DPSDAC.example_scenario().topology, "dpsda-c", horizon=40)
+    c = topology.audit(DPSDAC.example_scenario().topology, assumption_set("dpsda-c"), horizon=40)
     holds = {a.name: a.holds for a in c.assumptions}
     assert holds["symmetric"] and holds["doubly_stochastic"] and holds["nonnegative"] and holds["min_weight_phi"]
     # every snapshot of the stand-in is disconnected: Lemma 3's per-round bound does not apply literally
     assert holds["connected_each_round"] is False
-    ps = topology.audit(DPSDAPS.example_scenario().topology, "dpsda-ps", horizon=40)
+    ps = topology.audit(DPSDAPS.example_scenario().topology, assumption_set("dpsda-ps"), horizon=40)
     assert ps.all_hold and ps.constants["B"] == 4 and ps.constants["beta"] == 2.0
     assert ps.constants["gamma"] == pytest.approx(topology.push_sum_gamma(PS_GRAPH, horizon=40))
     assert 0 < ps.constants["gamma"] <= 1 and ps.constants["one_minus_lambda"] > 0

@@ -18,18 +18,19 @@ import numpy as np
 import pytest
 
 import topology
-from accounting import sensitivity as S
-from accounting import theorems
+from accounting.papers import showkatbakhsh as S
+
 from accounting.replay import replay_loss, sample_transcripts
 from asyncdp import Async, Deadline, FunctionClass, InjectedNoise, LinkModel, Links, Scenario, UserCost
-from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh, mean_estimation_problem
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh, mean_estimation_problem
 from asyncdp.cli import main as cli_main
 from asyncdp.problems.domains import Box
 from asyncdp.errors import AlgorithmParameterError, ConstantViolationError
 from asyncdp.privacy import check_privacy, replay_rule, replay_setup, transcript_array
-from asyncdp.privacy.adapters import showkatbakhsh as adapter
+from asyncdp.papers.showkatbakhsh import privacy as adapter
 from asyncdp.problems.problem import Problem
-from asyncdp.reproduce import showkatbakhsh as rep
+from asyncdp.papers.showkatbakhsh import reproduce as rep
+from asyncdp.papers import assumption_set
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "showkatbakhsh_mean_estimation.py"
 N, NI, P, R = 5, 8, 2, 1.0
@@ -101,8 +102,8 @@ def test_schedule_agrees_with_accounting_and_corollary_1():
     alg = sc.algorithm.bind(problem)
     G = alg.gradient_bound
     assert alg.c == pytest.approx(1 / NI, rel=1e-15)
-    assert alg.kappa == pytest.approx(theorems.showkatbakhsh_kappa(alg.epsilon, alg.delta, G=G), rel=1e-14)
-    independent = theorems.showkatbakhsh_noise_scales(alg.epsilon, alg.delta, T=alg.T, c=alg.c, G=G)
+    assert alg.kappa == pytest.approx(S.showkatbakhsh_kappa(alg.epsilon, alg.delta, G=G), rel=1e-14)
+    independent = S.showkatbakhsh_noise_scales(alg.epsilon, alg.delta, T=alg.T, c=alg.c, G=G)
     ours = np.array([alg.noise_std(s) for s in range(1, alg.T + 1)])
     assert np.allclose(ours, independent, rtol=1e-14, atol=0)
     for s in range(1, alg.T + 1):
@@ -151,7 +152,7 @@ def test_stage2_is_noise_free_consensus_on_the_last_messages(stage2):
 def test_graphs_satisfy_the_papers_network_assumptions():
     for seq in (_graph(), Showkatbakhsh.example_scenario(0).topology, rep.fixed_er_graph(10, 0.1, 3),
                 runpy.run_path(str(EXAMPLE))["graph"]):
-        report = topology.audit(seq, "showkatbakhsh")
+        report = topology.audit(seq, assumption_set("showkatbakhsh"))
         assert report.all_hold, report.failed
         assert report.constants["beta"] < 1
 

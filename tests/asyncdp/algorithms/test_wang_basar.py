@@ -13,11 +13,11 @@ from scipy import optimize
 
 from accounting import mechanisms
 from asyncdp import Async, Deadline, InjectedNoise, Scenario, ZeroNoise
-from asyncdp.algorithms.wang_basar import STEP_SCHEDULES, TwoPhaseStep, WangBasar
+from asyncdp.papers.wang_basar.rule import STEP_SCHEDULES, TwoPhaseStep, WangBasar
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, ProblemError, ScenarioError
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.adapters import wang_basar as adapter
+from asyncdp.papers.wang_basar import privacy as adapter
 from asyncdp.problems.nonconvex import (
     PAPER_KAPPA,
     PAPER_M,
@@ -31,7 +31,7 @@ from asyncdp.problems.nonconvex import (
     paper_measurements,
     stationary_point,
 )
-from asyncdp.reproduce import wang_basar as rep
+from asyncdp.papers.wang_basar import reproduce as rep
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 W_RING = (np.eye(5) + np.roll(np.eye(5), 1, axis=1) + np.roll(np.eye(5), -1, axis=1)) / 3.0

@@ -111,7 +111,7 @@ def test_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv
 
 
 def test_negative_seed_in_the_api() -> None:
-    from asyncdp.algorithms import Huang2015
+    from asyncdp import Huang2015
     from asyncdp.errors import ScenarioError
     from asyncdp.experiments.demo import run_demo
     from asyncdp.privacy.check import check_privacy
@@ -360,7 +360,7 @@ def test_sigint_exits_130_in_one_line_without_partial_file(tmp_path: Path) -> No
 
     script = tmp_path / "long.py"
     script.write_text(
-        "import sys\nfrom asyncdp.algorithms import Huang2015\n"
+        "import sys\nfrom asyncdp import Huang2015\n"
         "scenario = Huang2015.example_scenario().replace(horizon=10**6)\n"
         "print('loaded', file=sys.stderr, flush=True)\n")
     out = tmp_path / "o" / "r.json"
@@ -449,7 +449,7 @@ def test_scheduler_that_is_not_dask_times_out(monkeypatch: pytest.MonkeyPatch,
 def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "rowstoch.py"
     script.write_text(
-        "import networkx as nx, topology\nfrom asyncdp.algorithms import Huang2015\n"
+        "import networkx as nx, topology\nfrom asyncdp import Huang2015\n"
         "base = Huang2015.example_scenario()\n"
         "g = nx.DiGraph(); g.add_edges_from([(0, 1), (0, 2), (1, 0), (2, 3), (3, 4), (4, 5), (5, 0)])\n"
         "scenario = base.replace(topology=topology.from_networkx([g], 'row-stochastic', periodic=True), horizon=4)\n")
@@ -469,7 +469,7 @@ def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.Capture
     ({"engine": "batch", "runs": 2, "transcripts": "yes"}, "transcripts must be True or False, got 'yes'"),
 ])
 def test_run_keep_and_transcripts_are_checked(kwargs: dict[str, object], message: str) -> None:
-    from asyncdp.algorithms import Huang2015
+    from asyncdp import Huang2015
     from asyncdp.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=re.escape(message)):
@@ -478,7 +478,7 @@ def test_run_keep_and_transcripts_are_checked(kwargs: dict[str, object], message
 
 def test_showkatbakhsh_horizon_shorter_than_both_stages_warns(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from asyncdp.algorithms import Showkatbakhsh
+    from asyncdp import Showkatbakhsh
 
     sc = Showkatbakhsh.example_scenario()  # T = 15, T2 = 5
     with pytest.warns(UserWarning, match=r"horizon 10 .* \(T \+ T2 = 15 \+ 5\); Stage II never runs"):
@@ -486,7 +486,7 @@ def test_showkatbakhsh_horizon_shorter_than_both_stages_warns(tmp_path: Path,
     with pytest.warns(UserWarning, match="Stage II stops after 2 of its 5 rounds"):
         sc.replace(horizon=17)
     script = tmp_path / "short.py"
-    script.write_text("from asyncdp.algorithms import Showkatbakhsh\n"
+    script.write_text("from asyncdp import Showkatbakhsh\n"
                       "scenario = Showkatbakhsh.example_scenario().replace(horizon=10)\n")
     assert main(["run", str(script)]) == 0
     err = capsys.readouterr().err
@@ -497,7 +497,7 @@ def test_showkatbakhsh_horizon_shorter_than_both_stages_warns(tmp_path: Path,
 # -- 8. readable output -------------------------------------------------------------------------------
 
 def test_print_result_is_a_short_summary() -> None:
-    from asyncdp.algorithms import Huang2015
+    from asyncdp import Huang2015
 
     res = Huang2015.example_scenario().run()
     text = str(res)
@@ -601,7 +601,7 @@ def test_reproduce_failed_check_is_explained(monkeypatch: pytest.MonkeyPatch, ca
 def test_run_warns_on_a_disconnected_graph(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "split.py"
     script.write_text(
-        "import networkx as nx, topology\nfrom asyncdp.algorithms import Huang2015\n"
+        "import networkx as nx, topology\nfrom asyncdp import Huang2015\n"
         "base = Huang2015.example_scenario()\n"
         "g = nx.Graph(); g.add_edges_from([(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])\n"
         "scenario = base.replace(topology=topology.from_networkx([g], 'metropolis', periodic=True), horizon=4)\n")
@@ -626,7 +626,7 @@ def test_long_run_is_announced(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
 
 
 def test_check_privacy_adjacent_not_a_scenario_and_probe_rounds_zero() -> None:
-    from asyncdp.algorithms import Huang2015
+    from asyncdp import Huang2015
     from asyncdp.errors import ScenarioError
     from asyncdp.privacy.check import check_privacy
 
@@ -638,7 +638,7 @@ def test_check_privacy_adjacent_not_a_scenario_and_probe_rounds_zero() -> None:
 
 
 def test_print_batch_result_is_a_short_summary() -> None:
-    from asyncdp.algorithms import Huang2015
+    from asyncdp import Huang2015
 
     batch = Huang2015.example_scenario().run("batch", runs=3, keep="final")
     assert repr(batch).startswith("BatchResult(huang2015: 3 runs, 6 agents in 2-d, 25 rounds, optimality_error mean=")

@@ -12,6 +12,7 @@ import numpy as np
 
 import topology
 from asyncdp.cli import main
+from asyncdp.papers import assumption_set
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 REQUIRED_KEYS = {"consensus_error", "optimality_error", "releases", "messages_sent", "messages_lost",
@@ -53,7 +54,7 @@ def test_async_lossy_links_example(capsys):
     base, lossy = out["lockstep"], out["lossy"]
     assert lossy.messages_lost > 0 and base.messages_lost == 0
     assert base.realized_doubly_stochastic() and not lossy.realized_doubly_stochastic()
-    audit = topology.audit(lossy.realized, "huang2015")
+    audit = topology.audit(lossy.realized, assumption_set("huang2015"))
     ds = next(a for a in audit.assumptions if a.name == "doubly_stochastic")
     assert not ds.holds and f"round {ds.first_failure_round}:" in text
     # the same seed gives the same privacy noise under both timings: the

@@ -162,7 +162,7 @@ def plain_arithmetic() -> Iterator[None]:
     for name, module in list(sys.modules.items()):
         if name.startswith("asyncdp.") and module is not None and getattr(module, "clip_l2", None) is fast_clip:
             patches.append((module, "clip_l2", plain_clip_l2))
-    from asyncdp.algorithms import Huang2015 as huang
+    from asyncdp import Huang2015 as huang
     from asyncdp.problems.costs import RendezvousQuadratic
 
     quadratics = sys.modules[RendezvousQuadratic.__module__]  # wherever the module lives
@@ -409,7 +409,7 @@ def run_oracle(scenario: Any, *, plain: bool = True) -> OracleResult:
             policy, or nothing to combine).
 
     Example:
-        >>> from asyncdp.algorithms import Huang2015
+        >>> from asyncdp import Huang2015
         >>> out = run_oracle(Huang2015.example_scenario(seed=1).replace(horizon=3))
         >>> out.trajectory.shape, len(out.ledger)
         ((4, 6, 2), 18)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import topology
-from asyncdp.algorithms import Huang2015
+from asyncdp import Huang2015
 from asyncdp.problems.costs import FunctionClass, UserCost
 from asyncdp.problems.domains import Box
 from asyncdp.errors import CostValueError, ScenarioError

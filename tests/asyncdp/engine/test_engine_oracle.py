@@ -26,7 +26,7 @@ A dense BLAS product (``w @ X``) would instead agree only to round-off
 decision, which changes a result by O(1), cannot hide behind a tolerance.
 
 Which runs: Hypothesis draws the algorithm (every entry of
-``asyncdp.algorithms.REGISTRY`` on its example scenario, plus Huang et al. on
+``asyncdp.REGISTRY`` on its example scenario, plus Huang et al. on
 2-5 agents and several graphs), the timing (lockstep with each missing policy,
 deadline with each policy, drift and jitter, async with Poisson wake-ups and
 async with wake-ups on a grid), the latency (zero, constant, exponential,
@@ -52,7 +52,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import topology
-from asyncdp.algorithms import REGISTRY, Huang2015
+from asyncdp import REGISTRY, Huang2015
 from asyncdp.engine.links import ConstantLatency, ExponentialLatency, LinkModel, Links, LogNormalLatency, ZeroLatency
 from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.errors import MessageLostError
@@ -261,7 +261,8 @@ def test_lockstep_loss_without_policy_raises_the_same_error() -> None:
 
 
 def test_oracle_plain_arithmetic_is_undone_after_the_run() -> None:
-    from asyncdp.algorithms import clipping, huang2015
+    from asyncdp.algorithms import clipping
+    from asyncdp.papers.huang2015 import rule as huang2015
 
     before = huang2015.clip_l2
     with oracle.plain_arithmetic():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import topology
-from asyncdp.algorithms import Huang2015
+from asyncdp import Huang2015
 from asyncdp.engine.links import LinkModel, Links, LogNormalLatency
 from asyncdp.engine.simpy_engine import PROGRESS_REPORTS, run_simpy
 from asyncdp.engine.timing import Async, Deadline, Lockstep

@@ -10,7 +10,7 @@ import pytest
 
 import topology
 from accounting.errors import PrivacyParameterError
-from asyncdp.algorithms import Huang2015
+from asyncdp import Huang2015
 from asyncdp.algorithms.base import NoiseDeclaration
 from asyncdp.errors import MessageLostError
 from asyncdp.engine.links import LinkModel, Links

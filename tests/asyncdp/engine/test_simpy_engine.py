@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import topology
-from asyncdp.algorithms import Huang2015
+from asyncdp import Huang2015
 from asyncdp.problems.costs import FunctionClass, UserCost
 from asyncdp.problems.domains import Box
 from asyncdp.errors import (
@@ -58,6 +58,7 @@ from asyncdp.problems.problem import Problem, rendezvous_problem
 from asyncdp.scenario import Scenario
 from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.engine.transcript import TranscriptError
+from asyncdp.papers import assumption_set
 
 LEVEL = 0.999
 C2 = 4.0 * math.sqrt(2.0)  # Huang, Mitra and Vaidya (ICDCN 2015), Example 2: 2 * diam([-1, 1]^2)
@@ -151,7 +152,7 @@ def transcript_frame(result) -> pd.DataFrame:
 def test_lockstep_matches_direct_numpy_recursion(gradient: str, schedule: str) -> None:
     N, T = 5, 30
     seq = directed_sequence(N)
-    report = topology.audit(seq, "huang2015")
+    report = topology.audit(seq, assumption_set("huang2015"))
     assert report.all_hold, report.to_table()
     assert any(not np.allclose(seq.dense(t), seq.dense(t).T) for t in (1, 2, 3)), "sequence must be directed"
     addr = addresses(N, seed=1)
@@ -308,7 +309,7 @@ def test_same_seed_is_bitwise_reproducible() -> None:
 _SCRIPT = """
 import hashlib, sys
 import networkx as nx, numpy as np, topology
-from asyncdp.algorithms import Huang2015
+from asyncdp import Huang2015
 from asyncdp.engine.links import LinkModel, Links, LogNormalLatency
 from asyncdp.problems.problem import rendezvous_problem
 from asyncdp.scenario import Scenario
@@ -530,7 +531,7 @@ def test_deadline_renormalize_realized_mixing_and_audit() -> None:
         if t < first:
             assert np.array_equal(r.realized.dense(t), W)
 
-    report = topology.audit(r.realized, "huang2015")
+    report = topology.audit(r.realized, assumption_set("huang2015"))
     ds = next(a for a in report.assumptions if a.name == "doubly_stochastic")
     assert not ds.holds
     assert ds.first_failure_round == first
@@ -618,7 +619,7 @@ def test_deadline_stale_keeps_rows_and_records_staleness() -> None:
     for t in range(1, T + 1):
         assert np.array_equal(r.realized.dense(t), seq.dense(t))
     assert r.realized_doubly_stochastic()
-    assert topology.audit(r.realized, "huang2015").all_hold
+    assert topology.audit(r.realized, assumption_set("huang2015")).all_hold
     assert r.staleness.max() > 0
     assert np.array_equal(r.staleness, expected_staleness)
 

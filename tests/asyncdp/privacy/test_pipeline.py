@@ -16,7 +16,7 @@ from asyncdp import LinkModel, Links
 from asyncdp.cli import main
 from asyncdp.errors import ScenarioError
 from asyncdp.privacy import STEPS, CheckContext, Evidence, PrivacyCheckReport, check_privacy, decide
-from asyncdp.privacy.context import CheckOptions, ScenarioPair, small_example
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare, small_example
 from asyncdp.privacy.evidence import CHECKED_AGAINST, find_figure
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -29,7 +29,7 @@ EXPECTED = {
                                         {"epsilon_at_claimed_delta", "delta_claimed"}),
     steps_module.focus_per_iteration: ("per-iteration focus", "declaration", {"focus_round"}),
     steps_module.probe_update: ("sensitivity prober", "constructed worst case",
-                                {"sensitivity_probe_max", "sensitivity_probe_ratio"}),
+                                {"sensitivity_probe_max", "sensitivity_probe_ratio", "sensitivity_probe_lemma_ratio"}),
     steps_module.check_conformance: ("noise conformance", "realized behavior",
                                      {"engine", "conformance_tests", "conformance_rejected",
                                       "conformance_min_scale_ratio"}),
@@ -82,7 +82,7 @@ def test_replay_applies_to_lossy_asynchronous_runs(example):
     timing, links = Async(rate=1.0), Links(LinkModel(loss=0.2))
     lossy = ScenarioPair(pair.scenario.replace(timing=timing, links=links),
                          pair.adjacent.replace(timing=timing, links=links))
-    ctx = check_module.prepare(lossy, CheckOptions(runs=60))
+    ctx = prepare(lossy, CheckOptions(runs=60))
     evidence = steps_module.replay_exactly(lossy, ctx)
     assert evidence.figures["replay_runs"] == 60 and 0 < evidence.figures["replay_max_loss"] <= 1 + 1e-9
     assert ctx.engine_runs(0).engine.startswith("simpy")
@@ -92,7 +92,7 @@ def test_replay_step_says_why_it_does_not_apply(example):
     import numpy as np
 
     pair, _ = example
-    ctx = check_module.prepare(pair, CheckOptions(runs=30, engine="simpy"))
+    ctx = prepare(pair, CheckOptions(runs=30, engine="simpy"))
     ctx.engine_runs(0).messages["y"][0, 0, 1] = np.nan  # agent 1's round-1 message missing from run 0
     evidence = steps_module.replay_exactly(pair, ctx)
     assert evidence.figures == {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
@@ -114,7 +114,7 @@ def test_a_broadcast_no_link_carries_is_still_observed(example):
     w = topology.static(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.3, 0.3, 0.4]]))  # agent 2 sends to nobody
     silent = ScenarioPair(pair.scenario.replace(topology=w), pair.adjacent.replace(topology=w))
     for engine in ("simpy", "batch"):
-        ctx = check_module.prepare(silent, CheckOptions(runs=30, engine=engine))
+        ctx = prepare(silent, CheckOptions(runs=30, engine=engine))
         assert not np.isnan(ctx.engine_runs(0).messages["y"]).any()
         assert steps_module.replay_exactly(silent, ctx).figures["replay_runs"] == 30
 
@@ -224,15 +224,12 @@ def test_check_options_are_validated(example):
         CheckOptions(probe_rounds=1.5)
 
 
-def test_every_name_keeps_its_old_module_path():
-    names = ["find_changed_agent", "find_changed_round", "ReplayState", "AlgorithmReplayRule", "replay_setup",
-             "replay_rule", "transcript_array", "independent_sensitivity", "update_pair", "PrivacyCheckReport",
-             "check_privacy", "_adapter", "_theorem_verdict", "_replayable", "_online", "_check_same_setup",
-             "_same_topology", "_probe_points", "_mix_matrix", "_finite", "_accountant_epsilon"]
-    for name in names:
-        assert hasattr(check_module, name), name
-    for name in check_module.__all__:
-        assert getattr(privacy, name) is getattr(check_module, name)
+def test_check_module_exports_the_check_only():
+    """No re-exports for old paths: each name lives in (and is imported from) its own module."""
+    assert set(check_module.__all__) == {"check_privacy", "sensitivity_source", "theorem_verdict"}
+    assert privacy.check_privacy is check_module.check_privacy
+    for name in ("find_changed_agent", "independent_sensitivity", "_adapter", "_replayable", "_finite"):
+        assert not hasattr(check_module, name), name
 
 
 def test_cli_json_carries_the_evidence(tmp_path):

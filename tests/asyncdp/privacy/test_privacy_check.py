@@ -19,7 +19,7 @@ from accounting.errors import AdjacencyError
 from accounting.replay import replay_loss, sample_transcripts
 from asyncdp.privacy.behavior import replay_runs, run_engine
 from asyncdp.privacy.worst_case import constructed_loss
-from accounting.theorems import huang2015_effective_epsilon
+from accounting.papers.huang2015 import huang2015_effective_epsilon
 from asyncdp import Huang2015, load_script
 from asyncdp.cli import main
 from asyncdp.errors import ScenarioError

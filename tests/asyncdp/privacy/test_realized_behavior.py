@@ -100,7 +100,7 @@ def test_cli_exit_codes_and_worst_pair_file(tmp_path):
 
 
 def test_cli_exit_codes_inconclusive_and_no_claim(tmp_path):
-    # a user's algorithm without an adapter: no independent sensitivity bound, verdict inconclusive, exit 3
+    # a user's algorithm without a paper record: no independent sensitivity lemma, verdict inconclusive, exit 3
     assert main(["privacy", "check", str(EXAMPLES / "privacy_check_own_algorithm.py"), "--runs", "60",
                  "--search-examples", "0"]) == 3
     # Wang and Basar's example noise: Theorem 5 claims no finite epsilon, verdict no-claim, exit 4
@@ -119,7 +119,7 @@ def test_user_algorithm_without_adapter_gets_behavioral_evidence():
     assert by_method["exact replay"].figures["replay_runs"] == 150
     assert 0 < report.replay_max_loss <= report.epsilon_claimed
     assert "empirical_epsilon_lower_bound" in by_method["black-box audit"].figures
-    assert any("no independent sensitivity bound exists" in r for r in report.reasons)
+    assert any("no independent sensitivity lemma exists" in r for r in report.reasons)
     assert by_method["basic composition"].bound is None
 
 
@@ -151,7 +151,7 @@ TIMINGS = {
 @st.composite
 def two_stage_scenarios(draw):
     """Showkatbakhsh et al. on mean estimation: Gaussian noise, delta > 0, a noise-free Stage II."""
-    from asyncdp.algorithms.showkatbakhsh import Showkatbakhsh, mean_estimation_problem
+    from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh, mean_estimation_problem
 
     n_agents, points = draw(st.integers(3, 4)), draw(st.integers(2, 5))
     data = np.random.default_rng(draw(st.integers(0, 999))).uniform(-1, 1, size=(n_agents, points, 2))

@@ -1,4 +1,4 @@
-"""Reproductions of Cheng, Liao and Li (arXiv 2022; asyncdp.reproduce.dpsda) at small sizes.
+"""Reproductions of Cheng, Liao and Li (arXiv 2022; asyncdp.papers.dpsda.reproduce) at small sizes.
 
 Also the DPSDA online-regression example.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from asyncdp.problems.datasets import OptionalDependencyError
 from asyncdp.errors import AlgorithmParameterError, HorizonError, ProblemError, ScenarioError
-from asyncdp.reproduce import dpsda as D
+from asyncdp.papers.dpsda import reproduce as D
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 INF = math.inf

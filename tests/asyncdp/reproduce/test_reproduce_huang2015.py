@@ -19,7 +19,7 @@ import pytest
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, HorizonError, ScenarioError
 from asyncdp.reproduce import EXPERIMENTS
-from asyncdp.reproduce.huang2015.fig1 import (
+from asyncdp.papers.huang2015.reproduce.fig1 import (
     CSV_COLUMNS,
     EPSILON_KEYS,
     SUMMARY_KEYS,
@@ -28,7 +28,7 @@ from asyncdp.reproduce.huang2015.fig1 import (
     sweep_epsilons,
     theorem10_bound,
 )
-from asyncdp.reproduce.huang2015.tuning import tune_huang2015
+from asyncdp.papers.huang2015.reproduce.tuning import tune_huang2015
 
 Z95 = 1.959963984540054
 SMALL = dict(runs=1500, tune_runs=100, epsilons=(0.1, 10.0), extension_epsilons=(1000.0,), tune_cycles=1,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from asyncdp.errors import ScenarioError
-from asyncdp.reproduce import showkatbakhsh as rep
+from asyncdp.papers.showkatbakhsh import reproduce as rep
 
 
 def test_reproductions_write_their_files(tmp_path):
@@ -49,5 +49,5 @@ def test_package_keeps_the_single_modules_names_and_one_module_per_figure():
     for k in (1, 2, 3, 4):
         fn = EXPERIMENTS[f"showkatbakhsh-fig{k}"]
         assert fn is getattr(rep, f"reproduce_fig{k}")
-        assert fn.__module__ == f"asyncdp.reproduce.showkatbakhsh.fig{k}"
+        assert fn.__module__ == f"asyncdp.papers.showkatbakhsh.reproduce.fig{k}"
         assert TABLES[f"showkatbakhsh-fig{k}"] is rep.format_table

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from asyncdp.errors import ScenarioError
-from asyncdp.reproduce import wang_basar as rep
+from asyncdp.papers.wang_basar import reproduce as rep
 
 
 def test_reproductions_write_their_files(tmp_path):
@@ -45,7 +45,7 @@ def test_reproductions_reject_bad_variances_by_name(tmp_path, experiment, bad):
 
 
 def test_ica_accepts_a_zero_variance_the_others_do_not():
-    from asyncdp.reproduce.wang_basar.common import _check_variances
+    from asyncdp.papers.wang_basar.reproduce.common import _check_variances
 
     assert _check_variances([0, 0.5], allow_zero=True) == (0.0, 0.5)
     with pytest.raises(ScenarioError, match="positive numbers"):
