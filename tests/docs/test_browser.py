@@ -52,6 +52,15 @@ def test_page_renders_without_console_errors(kind: str, server: str, browser: An
     assert not errors, f"{PAGES[kind]}: console errors:\n" + "\n".join(errors)
 
 
+def test_the_gallery_page_shows_the_examples_figure(server: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, f"{server}/{PAGES['gallery']}")
+    figures = [i for i in browser.find_elements(By.CSS_SELECTOR, "img.sphx-glr-single-img, img.sphx-glr-multi-img")
+               if browser.execute_script("return arguments[0].naturalWidth", i) > 100]
+    assert figures, "the rendezvous example's figure is not on its gallery page"
+
+
 def test_search_finds_check_privacy(server: str, browser: Any) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
