@@ -45,6 +45,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip", "gallery/*.json"]
 root_doc = "index"
+smartquotes = False  # keep "--runs" and quotes in the examples' docstrings as typed (no en dashes)
 
 # --- cross-references -------------------------------------------------------------------------------------------
 nitpicky = True
