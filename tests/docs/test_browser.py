@@ -18,6 +18,7 @@ import pytest
 PAGES = {
     "home": "index.html",
     "guide": "getting-started.html",
+    "tutorial": "tutorials/write-a-scenario.html",
     "gallery": "gallery/huang2015_rendezvous.html",
     "API": "api/topology.html",
 }

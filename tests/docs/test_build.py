@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
 PAGES = ("index", "getting-started", "concepts", "privacy-check", "cli", "benchmarks", "contributing",
-         "about-these-docs", "gallery/index", "api/index", "api/topology", "api/accounting", "api/asyncdp")
+         "about-these-docs", "tutorials/index", "tutorials/write-a-scenario", "tutorials/audit-a-mechanism",
+         "gallery/index", "api/index", "api/topology", "api/accounting", "api/asyncdp")
 
 
 class _Assets(HTMLParser):
