@@ -65,6 +65,7 @@ autodoc_typehints_format = "short"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+napoleon_attr_annotations = False  # as autodoc_typehints: no annotation types (they would need Python's inventory)
 
 # --- MyST -------------------------------------------------------------------------------------------------------
 myst_heading_anchors = 3
