@@ -54,4 +54,15 @@ def main(epsilons: tuple[float, float] = (1.0, 0.2), runs: int = 5) -> dict[floa
 
 
 if __name__ == "__main__":
-    main()
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    out = main()
+    fig, ax = plt.subplots(figsize=(5, 3.4), layout="constrained")
+    labels = [f"epsilon = {eps:g}" if math.isfinite(eps) else "no privacy noise" for eps in out]
+    ax.bar(labels, list(out.values()), color=["tab:blue", "tab:orange", "tab:gray"])
+    ax.set(ylabel="regret per round R(T) / T", title=f"DPSDA-PS, online regression, T = {T}")
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/dpsda_online_regression.png", dpi=100)
+    print("figure: out/dpsda_online_regression.png")
+    plt.show()

@@ -56,4 +56,18 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    runs = main()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    for label, res in (("epsilon = 1", runs["private"]), ("no privacy noise", runs["exact"])):
+        ax1.semilogy(res.optimality_error(), label=label)
+        ax2.semilogy(res.consensus_error(), label=label)
+    ax1.set(xlabel="round t", title="optimality error ||xbar(t) - x*||^2")
+    ax2.set(xlabel="round t", title="consensus error max_ij ||x_i(t) - x_j(t)||")
+    ax1.legend()
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/huang2015_rendezvous.png", dpi=100)
+    print("figure: out/huang2015_rendezvous.png")
+    plt.show()

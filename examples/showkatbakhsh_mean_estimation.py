@@ -57,4 +57,8 @@ def main(stage2: str = STAGE2, runs: int = 1000) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    import runpy
+    from pathlib import Path
+
+    _plot = runpy.run_path(str(Path(__file__).with_name("privacy_check_rendezvous.py")))["plot_report"]
+    _plot(main(), scenario, "showkatbakhsh_mean_estimation")

@@ -4,7 +4,7 @@
 ``examples/huang2015_rendezvous.py`` (ten agents in [-1, 1]^2, strided rings
 1, 3, 7, Huang-Mitra-Vaidya with lockstep rounds, T = 60) with another
 privacy level and schedule. The script is self-contained on purpose: as a
-:class:`asyncdp.experiments.sweep.ScriptFactory` it travels as source text to Dask
+``asyncdp.experiments.sweep.ScriptFactory`` it travels as source text to Dask
 workers that may not see this folder (a test checks that it builds the same
 scenario as the rendezvous example).
 
@@ -68,4 +68,17 @@ def main(runs: int = 100, seed: int = 0) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    main()
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
+    df = main()
+    eps = sorted(df["epsilon"].unique())
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    for ax, column in zip(axes, ("optimality_error", "deviation")):
+        ax.boxplot([df.loc[df["epsilon"] == e, column] for e in eps])
+        ax.set_xticks(range(1, len(eps) + 1), [f"{e:g}" for e in eps])
+        ax.set(xlabel="epsilon", title=f"{column} at T = {HORIZON}, spread over {df['run'].nunique()} runs")
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/sweep_epsilon.png", dpi=100)
+    print("figure: out/sweep_epsilon.png")
+    plt.show()

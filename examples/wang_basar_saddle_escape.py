@@ -59,4 +59,19 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+
     main()
+    xbar = scenario.run(engine="batch", runs=20).trajectory.mean(axis=2)  # (runs, T + 1, 2): the agents' average
+    fig, ax = plt.subplots(figsize=(5.5, 4), layout="constrained")
+    for run in xbar:
+        ax.plot(run[:, 0], run[:, 1], lw=0.8, alpha=0.7)
+    ax.plot(*theta_s, "kx", ms=10, label="saddle theta_s (start)")
+    ax.plot(*problem.optimum, "r*", ms=12, label="minimum theta*")
+    ax.set(xlabel="theta[0]", ylabel="theta[1]", title=f"xbar(t), 20 runs, noise variance {VARIANCE}")
+    ax.legend(fontsize=8)
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/wang_basar_saddle_escape.png", dpi=100)
+    print("figure: out/wang_basar_saddle_escape.png")
+    plt.show()

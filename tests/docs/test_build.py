@@ -1,0 +1,141 @@
+"""The documentation site builds with warnings as errors and nitpicky references, and loads nothing from outside.
+
+The build itself is the ``site`` fixture (conftest.py): it fails on the first
+warning. These tests check what the build produced: a page per example with
+the example's printed output, the CLI reference from the real parser, the
+pages of the table of contents, and no asset (script, style sheet, font,
+image) fetched from the internet.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
+PAGES = ("index", "getting-started", "concepts", "privacy-check", "cli", "benchmarks", "contributing",
+         "about-these-docs", "tutorials/index", "tutorials/write-a-scenario", "tutorials/audit-a-mechanism",
+         "gallery/index", "api/index", "api/topology", "api/accounting", "api/asyncdp")
+
+
+class _Assets(HTMLParser):
+    """Every URL a page loads by itself: scripts, style sheets, icons, fonts, images, frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag in ("script", "img", "iframe", "source", "embed") and a.get("src"):
+            self.urls.append(a["src"] or "")
+        if tag == "link" and a.get("href") and set((a.get("rel") or "").split()) & {"stylesheet", "icon", "preload",
+                                                                                     "modulepreload", "prefetch"}:
+            self.urls.append(a["href"] or "")
+        if tag == "object" and a.get("data"):
+            self.urls.append(a["data"] or "")
+
+
+_CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""")
+
+
+def remote_assets(html: str) -> list[str]:
+    """The URLs of ``html``'s own assets (and of its inline CSS) that point off the site (``//`` or a scheme).
+
+    Example:
+        >>> remote_assets('<script src="https://cdn.example.org/mathjax.js"></script><img src="a.png">')
+        ['https://cdn.example.org/mathjax.js']
+    """
+    parser = _Assets()
+    parser.feed(html)
+    urls = parser.urls + _CSS_URL.findall(html)
+    return [u for u in urls if re.match(r"^([a-z][a-z0-9+.-]*:|//)", u, re.IGNORECASE) and not u.startswith("data:")]
+
+
+def test_the_asset_scan_sees_scripts_styles_fonts_and_images() -> None:
+    page = ('<link rel="stylesheet" href="https://fonts.googleapis.com/css?family=Lato">'
+            '<script src="//cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>'
+            '<style>@font-face { src: url("https://example.org/f.woff2") }</style>'
+            '<img src="http://example.org/x.png"><a href="https://github.com/">a link is not an asset</a>'
+            '<script src="_static/local.js"></script><img src="data:image/png;base64,AAAA">')
+    assert remote_assets(page) == ["https://fonts.googleapis.com/css?family=Lato",
+                                   "//cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js",
+                                   "http://example.org/x.png", "https://example.org/f.woff2"]
+
+
+def test_no_page_or_style_sheet_loads_anything_from_the_internet(site: Path) -> None:
+    files = sorted(site.rglob("*.html")) + sorted(site.rglob("*.css"))
+    assert len(files) > 20
+    hits = {str(p.relative_to(site)): remote_assets(p.read_text(encoding="utf-8")) for p in files}
+    assert not {k: v for k, v in hits.items() if v}
+
+
+def test_every_page_of_the_table_of_contents_is_built(site: Path) -> None:
+    missing = [page for page in PAGES if not (site / f"{page}.html").is_file()]
+    assert not missing
+
+
+def test_every_example_has_a_gallery_page_with_its_printed_output(site: Path) -> None:
+    assert len(EXAMPLES) >= 10
+    for name in EXAMPLES:
+        page = site / "gallery" / f"{name}.html"
+        assert page.is_file(), f"no gallery page for examples/{name}.py"
+        html = page.read_text(encoding="utf-8")
+        assert "sphx-glr-script-out" in html, f"examples/{name}.py: no printed output on its gallery page"
+        assert re.search(r"<h1>[^<]{10,}", html), f"examples/{name}.py: its gallery page has no title"
+
+
+NO_FIGURE_YET = frozenset({"audit_new_topology", "privacy_check_own_algorithm"})
+"""Examples that do not draw a figure yet (they are being rewritten); every other example must."""
+
+
+def test_every_example_draws_a_figure_on_its_gallery_page(site: Path) -> None:
+    without = {name for name in EXAMPLES if not (site / "_images" / f"sphx_glr_{name}_001.png").is_file()}
+    assert without == NO_FIGURE_YET & set(EXAMPLES), (
+        f"examples without a figure: {sorted(without)}; expected exactly {sorted(NO_FIGURE_YET)} "
+        "(update NO_FIGURE_YET when one of them starts drawing)")
+
+
+def test_the_cli_reference_lists_every_command_of_the_parser(site: Path) -> None:
+    import argparse
+
+    from asyncdp.cli import build_parser
+
+    def commands(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+        out = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    out.append(f"{prefix}{name}")
+                    out += commands(sub, f"{prefix}{name} ")
+        return out
+
+    names = commands(build_parser())
+    assert {"run", "privacy check", "privacy audit", "topology audit", "sweep", "reproduce"} <= set(names)
+    text = re.sub(r"<[^>]+>", " ", (site / "cli.html").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", "", text)  # the usage lines are highlighted token by token
+    missing = [name for name in names if "asyncdp" + name.replace(" ", "") not in text]
+    assert not missing, f"commands of asyncdp.cli.build_parser() missing from the CLI reference: {missing}"
+    assert "--worst-pair" in text and "--runs" in text
+
+
+API_EXEMPT = {"topology": {"paper004_fig2_sequence", "WEIGHT_RULES"}, "accounting": set()}
+"""Public names left out of the API pages: a former name kept for old scripts, and a mapping whose docstring is
+not valid reStructuredText (the rules it maps are documented)."""
+
+
+def test_the_api_pages_document_every_public_name() -> None:
+    import inspect
+
+    import accounting
+    import topology
+
+    for package in (topology, accounting):
+        page = (ROOT / "docs" / "api" / f"{package.__name__}.rst").read_text(encoding="utf-8")
+        documented = set(re.findall(r"^\.\. (?:auto\w+|py:data):: (\w+)", page, re.MULTILINE))
+        public = {name for name in package.__all__ if not inspect.ismodule(getattr(package, name))}
+        missing = public - documented - API_EXEMPT[package.__name__]
+        assert not missing, f"public names of {package.__name__} missing from docs/api/{package.__name__}.rst: {missing}"

@@ -1,0 +1,54 @@
+"""The documentation's own Sphinx hooks (docs/_ext): example page titles and the examples' ``__file__``."""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("gallery_support", ROOT / "docs" / "_ext" / "gallery_support.py")
+assert _spec is not None and _spec.loader is not None
+gallery_support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gallery_support)
+
+PAGE = """
+.. rst-class:: sphx-glr-example-title
+
+.. _sphx_glr_gallery_demo.py:
+
+Private rendezvous (Huang, Mitra and Vaidya, ICDCN 2015)
+with lockstep rounds.
+
+Ten agents ...
+"""
+
+
+def _titled(docname: str, text: str) -> str:
+    source = [text]
+    gallery_support.add_example_title(None, docname, source)
+    return source[0]
+
+
+def test_the_first_paragraph_of_an_example_page_becomes_its_title() -> None:
+    lines = _titled("gallery/demo", PAGE).splitlines()
+    k = lines.index("Private rendezvous (Huang, Mitra and Vaidya, ICDCN 2015) with lockstep rounds")
+    assert lines[k + 1] == "=" * len(lines[k])
+    assert "Ten agents ..." in lines[k + 2:]
+
+
+def test_a_page_with_a_title_and_other_pages_are_left_alone() -> None:
+    titled = PAGE.replace("with lockstep rounds.", "=" * 56)
+    assert _titled("gallery/demo", titled) == titled
+    assert _titled("gallery/index", PAGE) == PAGE
+    assert _titled("concepts", PAGE) == PAGE
+
+
+def test_an_example_gets_its_file_for_its_run_only(tmp_path: Path) -> None:
+    conf = {"src_dir": str(tmp_path), "examples_dirs": str(tmp_path / "examples")}
+    gallery_support.define_example_file(conf, "demo.py", when="before")
+    try:
+        assert builtins.__file__ == str((tmp_path / "examples" / "demo.py").resolve())  # type: ignore[attr-defined]
+    finally:
+        gallery_support.define_example_file(conf, "demo.py", when="after")
+    assert not hasattr(builtins, "__file__")
