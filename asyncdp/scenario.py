@@ -173,10 +173,9 @@ class Scenario:
         Args:
             engine: ``"simpy"`` (the reference engine, every timing policy;
                 returns a :class:`~asyncdp.result.Result`) or ``"batch"``
-                (``runs`` Monte-Carlo runs at once; lockstep lossless
-                broadcast rounds, or deadline timing with any links and
-                either mode, run 0 then being the SimPy run; ``Async`` is
-                refused; returns a :class:`~asyncdp.engine.batch_engine.BatchResult`).
+                (``runs`` Monte-Carlo runs at once; every timing, any links,
+                either mode; run 0 of a timed batch is the SimPy run of the
+                seed; returns a :class:`~asyncdp.engine.batch_engine.BatchResult`).
             runs, keep, transcripts: batch engine options (see
                 :func:`~asyncdp.engine.batch_engine.run_batch`).
             freeze_gc: SimPy engine: keep pre-existing objects out of the

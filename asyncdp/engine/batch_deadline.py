@@ -1,6 +1,7 @@
 """The batch engine's timed runs: ``R`` runs with clocks and lossy links as arrays.
 
-Timed runs: :class:`~asyncdp.engine.timing.Deadline` timing, and
+Timed runs: :class:`~asyncdp.engine.timing.Deadline` and
+:class:`~asyncdp.engine.timing.Async` timing (end of this docstring), and
 :class:`~asyncdp.engine.timing.Lockstep` rounds over lossy or delaying links
 or in unicast mode (every round starts when the previous one ended: see
 :func:`_lockstep_schedule`; ``missing=None`` raises the SimPy engine's
@@ -79,8 +80,21 @@ any state, so this is detected before the run, and such batches run their
 combines in dependency order instead (:mod:`asyncdp.engine.batch_levels`),
 with the same numbers.
 
-Not vectorized: :class:`~asyncdp.engine.timing.Async` (refused with a
-:class:`~asyncdp.errors.ScenarioError`; see :mod:`asyncdp.engine.batch_engine`).
+Async timing (:class:`~asyncdp.engine.timing.Async` and its subclasses)
+runs on the same path: agent ``i``'s wake-up ``t`` is the sum of its first
+``t`` waits (``numpy.cumsum``, the same additions as SimPy's ``now + wait``),
+at which it sends its round-``t`` message and combines round ``t``; a message
+is delivered at the receiver's first wake-up after its arrival (at an equal
+time: if it was sent before that wake-up was scheduled, by the same event
+ranks as deadline ties), and a combine uses per in-neighbour the latest round
+delivered so far, unless older than ``staleness`` rounds (renormalized).
+Since senders are often rounds ahead of their receivers, async batches run
+their combines in dependency order (:mod:`asyncdp.engine.batch_levels`). Run
+0 draws each agent's waits from ``(2, i)`` (``Async.sample_waits``, the
+values of ``T`` calls of ``sample_wait``); run ``r >= 1`` draws them first on
+``(6, r)``: ``timing.sample_waits(rng, T * N)`` as a ``(T, N)`` array (row
+``t - 1``: the waits before wake-up ``t``), then the loss uniforms and
+latencies as above.
 """
 
 from __future__ import annotations
@@ -99,7 +113,7 @@ from ..errors import MessageLostError, ScenarioError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule
-from .timing import Deadline, agent_clock_rng
+from .timing import Async, Deadline, agent_clock_rng
 
 __all__ = ["run_deadline_batch", "run_rng"]
 
@@ -209,7 +223,11 @@ class _Plan:
 
 
 def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators)."""
+    """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators).
+
+    Returns ``(drift (N,), per-round clock draws (T, N), lost (M,), delay (M,))``; the per-round clock
+    draws are the jitters (deadline timing) or the waits before each wake-up (async timing).
+    """
     timing = scenario.timing
     seed = scenario.seed
     drift = np.zeros(plan.N)
@@ -219,6 +237,9 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
             rng = agent_clock_rng(seed, i)
             drift[i] = timing.sample_drift(rng)
             jitter[:, i] = timing.sample_jitters(rng, plan.T)
+    elif isinstance(timing, Async):
+        for i in range(plan.N):
+            jitter[:, i] = timing.sample_waits(agent_clock_rng(seed, i), plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
@@ -238,6 +259,8 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]
     if isinstance(timing, Deadline):  # lockstep: no clock draws
         drift[run] = rng.uniform(-timing.drift, timing.drift, plan.N)
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+    elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
+        jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
     lost[run] = rng.random(plan.M) < plan.msg_loss
     if len(plan.groups) == 1:  # every link has the default model: the messages in order
         delay[run] = plan.groups[0][0].latency.sample(rng, plan.M)
@@ -273,22 +296,19 @@ def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.
     return tuple(np.ascontiguousarray(x.transpose(1, 0, 2)) for x in (send, comb, later))  # type: ignore[return-value]
 
 
-def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
-    """One run's SimPy processing rank of every agent's send step, ``(T, N)``.
+def _event_ranks(times: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """SimPy's processing rank of every event of one run's agents, ``(N, S)`` (-1 where not ``valid``).
 
-    SimPy processes events by ``(time, priority, scheduling order)``, and an
-    agent's event is scheduled by the step its previous event ran. The key
-    of an event is therefore its ``(time, priority)`` followed by the key of
-    its parent (back to the agent's ``Initialize`` event, priority 0, in
-    agent order); the ranks of these keys are computed by prefix doubling.
+    Agent ``i``'s events are slots ``0 .. S - 1`` of row ``i``: slot 0 is its
+    process's ``Initialize`` event (priority 0, at time 0, in agent order),
+    every later valid slot a timeout (priority 1) at ``times[i, slot]``
+    scheduled by the agent's previous valid slot. SimPy processes events by
+    ``(time, priority, scheduling order)``, and an event is scheduled by the
+    step its parent ran, so an event's key is its ``(time, priority)``
+    followed by its parent's key; the ranks of these keys are computed by
+    prefix doubling.
     """
-    horizon, n = send.shape
-    slots = 2 * horizon + 1
-    times = np.zeros((n, slots))
-    valid = np.ones((n, slots), dtype=bool)
-    times[:, 1::2] = send.T
-    times[:, 2::2] = comb.T
-    valid[:, 1::2] = later.T
+    n, slots = times.shape
     flat_valid = valid.ravel()
     ids = np.flatnonzero(flat_valid)
     # parent: the previous valid slot of the same agent
@@ -324,10 +344,42 @@ def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.nda
         anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
     full = np.full(n * slots, -1, dtype=np.int64)
     full[ids] = rank
-    full = full.reshape(n, slots)
+    return full.reshape(n, slots)
+
+
+def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """One deadline run's SimPy processing rank of every agent's send step, ``(T, N)``.
+
+    An agent's events: its ``Initialize``, then per round the timeout to the
+    round's start (only if it waited for it: ``later``) and the timeout to its
+    combine (:func:`_event_ranks`).
+    """
+    horizon, n = send.shape
+    slots = 2 * horizon + 1
+    times = np.zeros((n, slots))
+    valid = np.ones((n, slots), dtype=bool)
+    times[:, 1::2] = send.T
+    times[:, 2::2] = comb.T
+    valid[:, 1::2] = later.T
+    full = _event_ranks(times, valid)
+    idx = np.where(valid, np.arange(slots)[None, :], -1)
+    prev = np.maximum.accumulate(idx, axis=1)
     # the send step of round t: its own event if the agent waited for the start, else the previous step
     step = np.where(later.T, np.arange(1, slots, 2)[None, :], prev[:, 0:slots - 1:2])
     return full[np.arange(n)[:, None], step].T
+
+
+def _wake_ranks(wake: np.ndarray) -> np.ndarray:
+    """One async run's SimPy ranks ``(N, T + 1)``: column 0 the agents' ``Initialize`` events, column ``t`` wake-up ``t``.
+
+    An async agent's events are its ``Initialize`` and one timeout per
+    wake-up, each scheduled by the previous one (:func:`_event_ranks`); it
+    sends and combines round ``t`` in the step of wake-up ``t``.
+    """
+    horizon, n = wake.shape
+    times = np.zeros((n, horizon + 1))
+    times[:, 1:] = wake.T
+    return _event_ranks(times, np.ones(times.shape, dtype=bool))
 
 
 # --------------------------------------------------------------------------- the schedule of all runs
@@ -396,13 +448,14 @@ def _first_combine(arrival: np.ndarray, comb: np.ndarray, plan: _Plan, tie_ok) -
     return u.reshape(runs, plan.M)
 
 
-def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
-              lost: np.ndarray, delay: np.ndarray):
-    """Arrivals, and per round the combined entries and the round of each message used."""
-    runs = send.shape[0]
-    runs_, horizon, n = send.shape
-    arrival = np.take(send.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
-    # FIFO links: a delivery never precedes the link's previous delivery (lost messages do not count)
+def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray) -> np.ndarray:
+    """Per run and message, the delivery time ``(R, M)`` (NaN: lost), as :meth:`LinkChannel.transmit` computes it.
+
+    ``send + latency``; on FIFO links never before the link's previous
+    delivery (lost messages do not count; a link's messages are sent in round order).
+    """
+    runs, horizon, n = send.shape
+    arrival = np.take(send.reshape(runs, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
     fifo = np.flatnonzero(plan.link_fifo)
     if fifo.size and plan.link_msgs.shape[1]:
         last = np.full((runs, fifo.size), -np.inf)
@@ -415,6 +468,89 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
             arrival[:, cols] = x
             last[:, have] = np.where(gone, last[:, have], x)
     arrival[lost] = np.nan
+    return arrival
+
+
+def _freshest(plan: _Plan, u: np.ndarray) -> np.ndarray:
+    """``(R, L, T + 2)``: the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
+
+    ``u`` ``(R, M)``: per message the first round of its receiver that
+    includes it (``T + 1``: never). A link's messages are numbered in round
+    order, so writing them in that order leaves the latest round in each cell.
+    """
+    runs = u.shape[0]
+    dtype = np.int16 if plan.T < 2**15 - 2 else np.int64
+    fr = np.zeros((runs, plan.L, plan.T + 2), dtype=dtype)
+    rr = np.arange(runs)[:, None]
+    for p in range(plan.link_msgs.shape[1]):
+        msg = plan.link_msgs[:, p]
+        have = np.flatnonzero(msg >= 0)
+        m = msg[have]
+        fr[rr, have[None, :], u[:, m]] = plan.m_round[m].astype(dtype)[None, :]
+    return np.maximum.accumulate(fr, axis=2)
+
+
+def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.ndarray):
+    """Async timing: arrivals, the freshest message of every link at every wake-up, and the runs' event ranks.
+
+    Agent ``i`` sends its round-``t`` message at wake-up ``t``; a message
+    arriving at ``a`` is delivered to receiver ``j`` at its first wake-up
+    ``u`` with ``wake[u, j] > a``, or ``wake[u, j] == a`` and the sending step
+    processed before the step that scheduled wake-up ``u`` (SimPy's order of
+    equal times; :func:`_wake_ranks`). The receiver's round-``u`` combine then
+    uses, per in-neighbour, the latest round delivered so far.
+
+    Returns:
+        ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
+        gives run ``r``'s :func:`_wake_ranks`.
+    """
+    runs, horizon, n = wake.shape
+    arrival = _arrivals(plan, wake, lost, delay)
+    ranks: dict[int, np.ndarray] = {}
+
+    def rank_of(r: int) -> np.ndarray:
+        if r not in ranks:
+            ranks[r] = _wake_ranks(wake[r])
+        return ranks[r]
+
+    # u: the first wake-up of the receiver at or after the arrival (branch-free binary search per message)
+    flat = wake.reshape(runs * horizon * n)
+    rr, mm = np.nonzero(~np.isnan(arrival))
+    a = arrival[rr, mm]
+    recv = plan.m_recv[mm]
+    base = rr * (horizon * n) + recv
+    count = np.zeros(a.size, dtype=np.int64)  # wake-ups strictly before the arrival
+    step = 1 << max(horizon.bit_length() - 1, 0)
+    while step and horizon:
+        cand = count + step
+        ok = cand <= horizon
+        probe = flat[base + (np.minimum(cand, horizon) - 1) * n]
+        count = np.where(ok & (probe < a), cand, count)
+        step >>= 1
+    u = count + 1
+    # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled
+    pending = np.flatnonzero(u <= horizon)
+    pending = pending[flat[base[pending] + (u[pending] - 1) * n] == a[pending]]
+    while pending.size:
+        late = np.empty(pending.size, dtype=bool)
+        for k, p in enumerate(pending.tolist()):
+            rk = rank_of(int(rr[p]))
+            m = mm[p]
+            late[k] = not rk[plan.m_send[m], plan.m_round[m]] < rk[recv[p], u[p] - 1]
+        pending = pending[late]
+        u[pending] += 1
+        pending = pending[u[pending] <= horizon]
+        pending = pending[flat[base[pending] + (u[pending] - 1) * n] == a[pending]]
+    first = np.full((runs, plan.M), horizon + 1, dtype=np.int64)
+    first[rr, mm] = u
+    return arrival, _freshest(plan, first), rank_of
+
+
+def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
+              lost: np.ndarray, delay: np.ndarray):
+    """Arrivals, and per round the combined entries and the round of each message used."""
+    runs_, horizon, n = send.shape
+    arrival = _arrivals(plan, send, lost, delay)
 
     ranks: dict[int, np.ndarray] = {}
 
@@ -441,12 +577,8 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
-        u = _first_combine(arrival, comb, plan, tie_ok)
         # freshest[r, l, t]: the latest round of a message on link l combined by round t (0: none)
-        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
-        rr = np.repeat(np.arange(runs), plan.M)
-        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
-        freshest = np.maximum.accumulate(fr, axis=2)
+        freshest = _freshest(plan, _first_combine(arrival, comb, plan, tie_ok))
     return arrival, present, freshest, rank_of
 
 
@@ -482,11 +614,7 @@ def _lockstep_schedule(timing: Any, plan: _Plan, lost: np.ndarray, delay: np.nda
     present = ~lost
     freshest = None
     if timing.missing == "stale":
-        u = np.where(lost, plan.T + 1, plan.m_round[None, :])
-        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
-        rr = np.repeat(np.arange(runs), plan.M)
-        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
-        freshest = np.maximum.accumulate(fr, axis=2)
+        freshest = _freshest(plan, np.where(lost, plan.T + 1, plan.m_round[None, :]))
     return send, comb, arrival, present, freshest
 
 
@@ -578,7 +706,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         (True, (2,))
     """
     timing = scenario.timing
-    lockstep = not isinstance(timing, Deadline)
+    lockstep = not isinstance(timing, (Deadline, Async))
+    asynchronous = isinstance(timing, Async)
     plan = _Plan(scenario)
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
@@ -592,6 +721,11 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         later = np.zeros(send.shape, dtype=bool)
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
+    elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
+        send = np.cumsum(jitter, axis=1)
+        comb, later = send, np.zeros(send.shape, dtype=bool)
+        arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
+        present = None
     else:
         send, comb, later = _clock(timing, drift, jitter)
         arrival, present, freshest, _ = _schedule(timing, plan, send, comb, later, lost, delay)
@@ -604,9 +738,19 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
         edge = entry_msg >= 0
         used = np.ones((runs, cols.size), dtype=bool)
-        used[:, edge] = present[:, entry_msg[edge]]
         source = np.full((runs, cols.size), t, dtype=np.int64)
-        if stale:
+        if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
+            fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
+            ok = fresh > 0
+            if timing.staleness is not None:
+                ok &= t - fresh <= timing.staleness
+            used[:, edge] = ok
+            source[:, edge] = np.where(ok, fresh, 0)
+            ahead = ahead or bool((fresh[ok] > t).any())
+            max_age = max(max_age, int((t - source[used]).max(initial=0)))
+        else:
+            used[:, edge] = present[:, entry_msg[edge]]
+        if stale and not asynchronous:
             links = plan.m_link[entry_msg[edge]]
             fresh = freshest[:, links, t]  # (R, edges)
             miss = ~used[:, edge]
@@ -734,7 +878,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         record(t, alg.decision(state))
     eps, delta = alg.claimed_privacy(horizon)
     detail_records = (records, round_records)
-    ledger = _ledger(detail, 0, detail_records, unicast, _Detail(detail, detail_records, unicast, lockstep).ranks(0))
+    ledger = _ledger(detail, 0, detail_records, unicast,
+                     _Detail(detail, detail_records, unicast, lockstep, asynchronous=asynchronous).ranks(0))
     times = None
     if keep == "all":
         times = np.zeros((runs, horizon + 1, n_agents))
@@ -748,7 +893,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any())),
+        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any()),
+                       asynchronous),
     )
 
 
@@ -802,14 +948,17 @@ class _Detail:
     unicast: bool
     lockstep: bool = False
     fixed: bool = False  # lockstep over lossless links: every run's schedule is the topology's
+    asynchronous: bool = False  # async timing: send and combine at each wake-up
 
     def ranks(self, r: int) -> np.ndarray | None:
-        """Run ``r``'s send-step ranks (SimPy's event order), or ``None`` where the send times order them."""
+        """Run ``r``'s send-step ranks ``(T, N)`` (SimPy's event order), or ``None`` where the send times order them."""
         send = self.runs.send[r]
         if self.lockstep:  # agents send in index order, round by round
             return np.arange(send.size).reshape(send.shape)
         if not _has_send_ties(send):
             return None
+        if self.asynchronous:
+            return _wake_ranks(send)[:, 1:].T
         return _send_ranks(send, self.runs.comb[r], self.runs.later[r])
 
 
