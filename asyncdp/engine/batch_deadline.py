@@ -513,37 +513,37 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
             ranks[r] = _wake_ranks(wake[r])
         return ranks[r]
 
-    # u: the first wake-up of the receiver at or after the arrival (branch-free binary search per message)
-    flat = wake.reshape(runs * horizon * n)
-    rr, mm = np.nonzero(~np.isnan(arrival))
-    a = arrival[rr, mm]
-    recv = plan.m_recv[mm]
-    base = rr * (horizon * n) + recv
-    count = np.zeros(a.size, dtype=np.int64)  # wake-ups strictly before the arrival
+    # u: the first wake-up of the receiver at or after the arrival (branch-free binary search per message; a lost
+    # message, NaN, compares false everywhere and is set to "never" afterwards)
+    by_agent = np.ascontiguousarray(wake.transpose(0, 2, 1)).reshape(-1)  # (R, N, T): each agent's wake-ups
+    a = arrival
+    itype = np.int32 if runs * n * horizon < 2**31 - 1 else np.int64
+    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * horizon - 1).astype(itype)
+    count = np.zeros(a.shape, dtype=itype)  # wake-ups strictly before the arrival
     step = 1 << max(horizon.bit_length() - 1, 0)
     while step and horizon:
         cand = count + step
-        ok = cand <= horizon
-        probe = flat[base + (np.minimum(cand, horizon) - 1) * n]
-        count = np.where(ok & (probe < a), cand, count)
+        probe = by_agent[base + np.minimum(cand, horizon)]
+        count = np.where((cand <= horizon) & (probe < a), cand, count)
         step >>= 1
-    u = count + 1
+    u = count.astype(np.int64) + 1
+    u[np.isnan(a)] = horizon + 1
     # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled
-    pending = np.flatnonzero(u <= horizon)
-    pending = pending[flat[base[pending] + (u[pending] - 1) * n] == a[pending]]
-    while pending.size:
-        late = np.empty(pending.size, dtype=bool)
-        for k, p in enumerate(pending.tolist()):
-            rk = rank_of(int(rr[p]))
-            m = mm[p]
-            late[k] = not rk[plan.m_send[m], plan.m_round[m]] < rk[recv[p], u[p] - 1]
-        pending = pending[late]
-        u[pending] += 1
-        pending = pending[u[pending] <= horizon]
-        pending = pending[flat[base[pending] + (u[pending] - 1) * n] == a[pending]]
-    first = np.full((runs, plan.M), horizon + 1, dtype=np.int64)
-    first[rr, mm] = u
-    return arrival, _freshest(plan, first), rank_of
+    rr, mm = np.nonzero(u <= horizon)
+    hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
+    rr, mm = rr[hit], mm[hit]
+    while rr.size:
+        late = np.empty(rr.size, dtype=bool)
+        for k, (r, m) in enumerate(zip(rr.tolist(), mm.tolist())):
+            rk = rank_of(r)
+            late[k] = not rk[plan.m_send[m], plan.m_round[m]] < rk[plan.m_recv[m], u[r, m] - 1]
+        rr, mm = rr[late], mm[late]
+        u[rr, mm] += 1
+        keep = u[rr, mm] <= horizon
+        rr, mm = rr[keep], mm[keep]
+        hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
+        rr, mm = rr[hit], mm[hit]
+    return arrival, _freshest(plan, u), rank_of
 
 
 def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
