@@ -112,10 +112,10 @@ from topology.validation import check_integer
 from ..errors import MessageLostError, ScenarioError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
-from .schedule import RealizedSchedule
+from .schedule import RealizedSchedule, RealizedSchedules
 from .timing import Async, Deadline, agent_clock_rng
 
-__all__ = ["run_deadline_batch", "run_rng"]
+__all__ = ["run_deadline_batch", "run_rng", "run_schedules"]
 
 
 def run_rng(seed: int, run: int) -> np.random.Generator:
@@ -1021,6 +1021,34 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
         parts.append((np.full(int(keep.sum()), t), rows[keep], cols[keep], weights[0][keep],
                       runs.source[t - 1][r][keep]))
     return RealizedSchedule(plan.N, plan.T, *(np.concatenate(c) for c in zip(*parts)))
+
+
+def run_schedules(detail: _Detail) -> RealizedSchedules:
+    """Every run's schedule as columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`; needs ``keep="all"``).
+
+    The same entries and weights as :func:`run_schedule` for each run (the
+    weights recomputed for all runs at once with the same elementwise
+    arithmetic), gathered with one boolean mask over ``(R, entries of all
+    rounds)``, so the cost is a few passes over the batch's schedule arrays.
+
+    Args:
+        detail: a timed batch's ``BatchResult.detail``.
+
+    Returns:
+        The schedules of runs ``0 .. R - 1``.
+    """
+    runs = detail.runs
+    plan = runs.plan
+    used = np.concatenate(runs.used, axis=1)  # (R, entries of rounds 1..T), round-major per run
+    weights = np.concatenate([_realized_weights(plan.rounds[t - 1], runs.used[t - 1])[0]
+                              for t in range(1, plan.T + 1)], axis=1)
+    source = np.concatenate(runs.source, axis=1)
+    rnd = np.concatenate([np.full(plan.rounds[t - 1][1].size, t, dtype=np.int64) for t in range(1, plan.T + 1)])
+    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)])
+    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)])
+    rr, ee = np.nonzero(used)  # row-major: by run, then round, then the round's CSR order
+    offsets = np.concatenate(([0], np.cumsum(used.sum(axis=1))))
+    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee], source[rr, ee])
 
 
 def run_ledger(detail: _Detail, r: int) -> Ledger:

@@ -62,7 +62,7 @@ from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result, summary_table
 from .links import ZeroLatency
-from .schedule import RealizedSchedule
+from .schedule import RealizedSchedule, RealizedSchedules
 from .timing import Async, Deadline
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
@@ -258,6 +258,40 @@ class BatchResult:
 
             return run_schedule(self.detail, r)
         return RealizedSchedule.lockstep(self.topology, self.horizon)
+
+    def schedules(self) -> RealizedSchedules:
+        """Every run's realized schedule at once, as columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`).
+
+        ``batch.schedules()[r] == batch.schedule(r)`` for every run, but the
+        columns of all runs are built with array operations over the whole
+        batch (no per-run loop), for a cost of the order of a few passes over
+        the batch's schedule arrays: well under the simulation of the runs
+        (BENCHMARKS.md). Lockstep lossless runs all share the topology's
+        schedule, which is repeated ``R`` times.
+
+        Returns:
+            The :class:`~asyncdp.engine.schedule.RealizedSchedules` of runs ``0 .. R - 1``.
+
+        Raises:
+            ScenarioError: a timed batch (deadline, async, lossy lockstep) run with ``keep="final"``.
+
+        Example:
+            >>> from asyncdp import Async, Huang2015, LinkModel, Links
+            >>> sc = Huang2015.example_scenario(seed=1).replace(timing=Async(), links=Links(LinkModel(loss=0.2)))
+            >>> batch = run_batch(sc, runs=3)
+            >>> all(s == batch.schedule(r) for r, s in enumerate(batch.schedules()))
+            True
+        """
+        if self.detail is not None and not self.detail.fixed:
+            if self.trajectory is None:
+                raise ScenarioError("schedules() of a timed batch needs keep='all' (the schedules were not stored)")
+            from .batch_deadline import run_schedules
+
+            return run_schedules(self.detail)
+        one = RealizedSchedule.lockstep(self.topology, self.horizon)
+        reps = self.runs
+        return RealizedSchedules(one.num_agents, one.horizon, np.arange(reps + 1) * len(one),
+                                 *(np.tile(c, reps) for c in one._columns()))
 
     def summary(self) -> dict[str, Any]:
         """Means over runs of the final errors, and the claim (JSON-ready)."""
