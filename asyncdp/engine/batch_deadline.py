@@ -148,18 +148,21 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 
 
 class _Plan:
-    """The scenario's rounds as index arrays (shared by every run).
+    """The scenario's rounds as index arrays (shared by every run), with no per-link Python object.
 
     Messages are numbered round by round, in CSR order of the round's
     off-diagonal entries (``m_*`` arrays, length ``M``); links are the
-    distinct ``(sender, receiver)`` pairs.
+    distinct ``(sender, receiver)`` pairs, sorted (``link_*`` arrays, length
+    ``L``). The link models are the default's, and the few overridden links
+    are found by a binary search among the sorted links: per-link arrays of
+    loss and FIFO flags, and per latency model the messages it draws for.
     """
 
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
         self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
-        m_round, m_send, m_recv = [], [], []
+        m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
         for t in range(1, horizon + 1):
@@ -173,44 +176,65 @@ class _Plan:
             k = int(edge.sum())
             entry_msg[edge] = np.arange(count, count + k)
             self.round_start[t - 1] = count
-            m_round.append(np.full(k, t, dtype=np.int64))
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
             count += k
             self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
-        self.m_round = np.concatenate(m_round)
-        self.m_send = np.concatenate(m_send)
-        self.m_recv = np.concatenate(m_recv)
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=np.int64), np.diff(self.round_start))
+        self.m_send = np.concatenate(m_send) if m_send else np.zeros(0, dtype=np.int64)
+        self.m_recv = np.concatenate(m_recv) if m_recv else np.zeros(0, dtype=np.int64)
         key = self.m_send * n + self.m_recv
         uniq, self.m_link = np.unique(key, return_inverse=True)
-        self.m_link = self.m_link.astype(np.int64)
+        self.m_link = self.m_link.astype(np.int64).reshape(-1)
         self.link_send, self.link_recv = uniq // n, uniq % n
         self.L = uniq.size
-        # per link, its messages in round order, padded with -1: (L, Kmax)
-        order = np.lexsort((self.m_round, self.m_link))
+        # per link, its messages in round order, padded with -1: (L, Kmax); messages are numbered in round order,
+        # so a stable sort by link keeps each link's messages in round order
+        order = np.argsort(self.m_link, kind="stable")
         counts = np.bincount(self.m_link, minlength=self.L)
         self.link_count = counts
         kmax = int(counts.max(initial=0))
         pos = np.arange(self.M) - np.repeat(np.cumsum(counts) - counts, counts)
         self.link_msgs = np.full((self.L, kmax), -1, dtype=np.int64)
         self.link_msgs[self.m_link[order], pos] = order
-        # link models: loss, FIFO, and the message groups of each latency model (default first, then overrides)
+        # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
-        self.models = [links.model(int(s), int(r)) for s, r in zip(self.link_send, self.link_recv)]
-        self.link_loss = np.array([m.loss for m in self.models], dtype=float)
-        self.link_fifo = np.array([not m.reorder for m in self.models], dtype=bool)
-        self.msg_loss = self.link_loss[self.m_link]
-        overridden = np.array([(int(s), int(r)) in links.overrides for s, r in zip(self.link_send, self.link_recv)],
-                              dtype=bool)
-        groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
-        link_index = {(int(s), int(r)): k for k, (s, r) in enumerate(zip(self.link_send, self.link_recv))}
-        for key_, model in links.overrides.items():
-            k = link_index.get(key_)
-            if k is not None:
-                groups.append((model, np.flatnonzero(self.m_link == k)))
-        self.groups = [(m, idx) for m, idx in groups if idx.size]
+        self.default = links.default
+        self.link_loss = np.full(self.L, float(links.default.loss))
+        self.link_fifo = np.full(self.L, not links.default.reorder, dtype=bool)
+        self.override_links: list[tuple[int, Any]] = []  # (link index, model) of each overridden link in use
+        if links.overrides:
+            keys = np.array([s * n + r for s, r in links.overrides], dtype=np.int64)
+            at = np.minimum(np.searchsorted(uniq, keys), max(self.L - 1, 0))
+            found = (uniq[at] == keys) if self.L else np.zeros(keys.size, dtype=bool)
+            for k, model, hit in zip(at.tolist(), links.overrides.values(), found.tolist()):
+                if hit:
+                    self.link_loss[k] = model.loss
+                    self.link_fifo[k] = not model.reorder
+                    self.override_links.append((k, model))
+        groups = [(links.default, None)]
+        if self.override_links:
+            overridden = np.zeros(self.L, dtype=bool)
+            overridden[[k for k, _ in self.override_links]] = True
+            groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
+            groups += [(model, self.link_msgs[k, : counts[k]].copy()) for k, model in self.override_links]
+        # per latency model, the messages it draws for (None: every message)
+        self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    def model(self, k: int) -> Any:
+        """Link ``k``'s :class:`~asyncdp.engine.links.LinkModel`."""
+        for j, model in self.override_links:
+            if j == k:
+                return model
+        return self.default
+
+    def msg_loss(self) -> np.ndarray | float:
+        """Each message's loss probability (a float when every link has the default's)."""
+        if not self.override_links:
+            return float(self.default.loss)
+        return self.link_loss[self.m_link]
 
     def link_round_msg(self) -> np.ndarray:
         """``(L, T + 1)``: the message of link ``l`` in round ``t`` at ``[l, t]``, or -1."""
@@ -243,11 +267,12 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
+    special = dict(plan.override_links)
     for k, (s, r) in enumerate(zip(plan.link_send.tolist(), plan.link_recv.tolist())):
         msgs = plan.link_msgs[k, : counts[k]]
         # the generator of Links.channel (link_rng(seed, s, r)), made without re-checking the indices
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(LINK_STREAM_KEY, s, r)))
-        lost[msgs], delay[msgs] = LinkChannel(plan.models[k], rng, link=(s, r)).draws(counts[k])
+        lost[msgs], delay[msgs] = LinkChannel(special.get(k, plan.default), rng, link=(s, r)).draws(counts[k])
     return drift, jitter, lost, delay
 
 
@@ -261,11 +286,11 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
         jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
-    lost[run] = rng.random(plan.M) < plan.msg_loss
-    if len(plan.groups) == 1:  # every link has the default model: the messages in order
-        delay[run] = plan.groups[0][0].latency.sample(rng, plan.M)
-    else:
-        for model, idx in plan.groups:
+    lost[run] = rng.random(plan.M) < plan.msg_loss()
+    for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
+        if idx is None:
+            delay[run] = model.latency.sample(rng, plan.M)
+        else:
             delay[run, idx] = model.latency.sample(rng, idx.size)
 
 
