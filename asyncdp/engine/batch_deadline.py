@@ -64,7 +64,20 @@ independent of run 0's and of each other) but not a run the SimPy engine can
 reproduce: the SimPy engine draws per link and per agent, which is run 0's
 layout and costs a generator per link.
 
-Cost: run 0 makes one generator per link ever used and draws its messages
+Layouts of run 0 (``layout=`` of :func:`~asyncdp.engine.batch_engine.run_batch`):
+``"simpy"`` is the layout above (run 0 is the SimPy run of the seed);
+``"vectorized"`` draws run 0 from stream ``(6, 0)`` exactly as runs ``r >= 1``
+draw from ``(6, r)``, so no generator per link is made and every draw is an
+array draw. Both layouts draw the same distributions (one loss uniform and
+one latency per message, each agent's drift and jitters or waits), so the
+runs are runs of the same model; ``tests/asyncdp/engine/test_batch_layouts.py``
+compares the distributions of final errors and lost-message counts with a
+two-sample test. ``"auto"`` (the default) uses the SimPy layout up to
+:data:`VECTORIZED_ABOVE_LINKS` links and the vectorized one above, with a
+``UserWarning`` saying so; the result's ``metadata["stream_layout"]`` names the
+layout used.
+
+Cost: in the SimPy layout run 0 makes one generator per link ever used and draws its messages
 one by one (the SimPy engine's per-message order, which interleaves the
 loss uniform and a variable-length ziggurat latency draw; zero and constant
 latencies draw the loss uniforms as one array), about 1 us per message and
@@ -115,7 +128,35 @@ from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule, RealizedSchedules
 from .timing import Async, Deadline, agent_clock_rng
 
-__all__ = ["run_deadline_batch", "run_rng", "run_schedules"]
+__all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
+
+
+LAYOUTS = ("auto", "simpy", "vectorized")
+"""Random-stream layouts of a timed batch's run 0 (module docstring)."""
+
+VECTORIZED_ABOVE_LINKS = 100_000
+"""``layout="auto"`` draws run 0 in the vectorized layout when the scenario uses more links than this.
+
+The SimPy layout costs one generator per link (about 15 us each) plus about
+1 us per message drawn one by one; above 10^5 links that is seconds, and the
+vectorized layout draws the same distributions as arrays (module docstring).
+"""
+
+
+def _resolve_layout(layout: str, plan: _Plan) -> str:
+    """``"simpy"`` or ``"vectorized"``; ``"auto"`` decides by the number of links, with a warning if vectorized."""
+    if layout != "auto":
+        return layout
+    if plan.L <= VECTORIZED_ABOVE_LINKS:
+        return "simpy"
+    import warnings
+
+    warnings.warn(
+        f"the batch engine draws run 0 in the vectorized stream layout ({plan.L} links > {VECTORIZED_ABOVE_LINKS}): "
+        "every run draws its clocks and links from stream (6, r), so run 0 is a run of the same model but not the "
+        "SimPy engine's run of this seed; pass layout='simpy' to reproduce it (one generator per link), or "
+        "layout='vectorized' to silence this note", UserWarning, stacklevel=4)
+    return "vectorized"
 
 
 def run_rng(seed: int, run: int) -> np.random.Generator:
@@ -701,7 +742,8 @@ def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, c
 # --------------------------------------------------------------------------- the run
 
 
-def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any) -> Any:
+def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any,
+                       layout: str = "simpy") -> Any:
     """``runs`` timed runs of ``scenario`` (module docstring); the batch engine's timed path.
 
     Called by :func:`asyncdp.engine.batch_engine.run_batch`, which checks the arguments.
@@ -712,6 +754,9 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         keep: ``"all"`` or ``"final"`` (as :func:`~asyncdp.engine.batch_engine.run_batch`).
         transcripts: keep the messages per channel.
         result_type: the result class (:class:`~asyncdp.engine.batch_engine.BatchResult`).
+        layout: the random-stream layout of run 0: ``"simpy"`` (the SimPy engine's per-agent and per-link
+            streams), ``"vectorized"`` (stream ``(6, 0)``, drawn as runs ``r >= 1`` draw theirs) or ``"auto"``
+            (``"vectorized"`` above :data:`VECTORIZED_ABOVE_LINKS` links, with a warning; module docstring).
 
     Returns:
         A ``result_type`` with the per-run times, staleness, loss counts and
@@ -738,8 +783,10 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     unicast = scenario.mode == "unicast"
     drift, jitter = np.zeros((runs, n_agents)), np.zeros((runs, horizon, n_agents))
     lost, delay = np.empty((runs, plan.M), dtype=bool), np.empty((runs, plan.M))
-    drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
-    for r in range(1, runs):
+    layout = _resolve_layout(layout, plan)
+    if layout == "simpy":
+        drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
+    for r in range(0 if layout == "vectorized" else 1, runs):
         _draws_run(scenario, plan, r, (drift, jitter, lost, delay))
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
@@ -915,7 +962,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     return result_type(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
         optimum=optimum, ledger=ledger, messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
-        topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
+        topology=scenario.topology,
+        metadata={**scenario.describe(), "runs": int(runs), "engine": "batch", "stream_layout": layout},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
         detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any()),

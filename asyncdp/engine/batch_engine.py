@@ -399,7 +399,8 @@ def _timed(scenario: Any) -> bool:
     return any(m.loss > 0 or not isinstance(m.latency, ZeroLatency) for m in models) or scenario.mode != "broadcast"
 
 
-def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
+def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False,
+              layout: str = "auto") -> BatchResult:
     """Run ``runs`` Monte-Carlo runs of ``scenario`` at once.
 
     Args:
@@ -415,6 +416,15 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
         transcripts: also keep the messages per channel: ``(R, T, N, d)``
             (broadcast) or ``(R, T, N, N, d)`` (unicast, ``[sender, receiver]``,
             NaN where no message was sent).
+        layout: random-stream layout of a timed batch's run 0 (lockstep
+            lossless runs draw no clocks or links): ``"simpy"``, the SimPy
+            engine's streams (run 0 is the SimPy run of the seed; one
+            generator per link); ``"vectorized"``, stream ``(6, 0)`` drawn as
+            arrays like every other run's (large runs); ``"auto"`` (default),
+            ``"simpy"`` up to
+            :data:`~asyncdp.engine.batch_deadline.VECTORIZED_ABOVE_LINKS`
+            links and ``"vectorized"`` above, with a ``UserWarning``. The
+            layout used is ``metadata["stream_layout"]``.
 
     Returns:
         A :class:`BatchResult`. Under deadline or async timing its ``ledger`` is run
@@ -436,10 +446,14 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
+    from .batch_deadline import LAYOUTS
+
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ScenarioError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if _timed(scenario):
         from .batch_deadline import run_deadline_batch
 
-        return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult)
+        return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult, layout)
     problem = scenario.problem
     n_agents, horizon = problem.num_agents, scenario.horizon
     alg, noise, agents, state, curves = start_runs(scenario, runs, keep)
