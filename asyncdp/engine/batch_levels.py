@@ -36,10 +36,13 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     """The level of every combine (module docstring), by relaxation to the fixed point.
 
     One pass goes through the rounds in order, each round's combines taking
-    the largest level of what they need (one gather and one per-row maximum
-    over the round's weight entries, all runs at once), so a pass settles
-    every dependency on an earlier round; passes repeat while a dependency on
-    a round ahead raised some level.
+    the largest level of what they need (one gather and one maximum over the
+    entries of each row, all runs at once), so a pass settles every
+    dependency on an earlier round; passes repeat while a dependency on a
+    round ahead raised some level.
+
+    A round is computed again only when a round it reads changed since its
+    last computation.
 
     Args:
         plan: the batch's rounds as index arrays (``batch_deadline._Plan``).
@@ -57,21 +60,24 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     lev[1:] = np.arange(1, horizon + 1, dtype=itype)[:, None, None]
     flat = lev.reshape(-1)
     run = np.arange(runs, dtype=itype)[None, None, :]
-    needs = []  # per round: (K, N, R) flat indices of what each combine needs (padded with its own previous round)
-    deps = []  # per round: the rounds its combines read
+    # per round: (W, N, R) what each combine needs, as a level index (round * N + agent) within its run, padded
+    # with the combine's own previous round
+    width = max(int(np.diff(plan.rounds[t - 1][0]).max(initial=0)) for t in range(1, horizon + 1)) + 1
+    local = np.empty((horizon, width, n, runs), dtype=itype)
+    deps = []  # per round: the rounds its combines read (a range containing them)
     for t in range(1, horizon + 1):
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
         other = (entry_msg >= 0)[:, None] & used[t - 1].T  # (nnz, R)
         agent = np.where(other, cols[:, None], rows[:, None])
         rnd = np.where(other, source[t - 1].T - 1, t - 1)
-        lengths = np.diff(indptr)
-        width = int(lengths.max(initial=0)) + 1
-        idx = np.empty((width, n, runs), dtype=itype)
-        idx[:] = ((t - 1) * n + np.arange(n, dtype=itype))[None, :, None] * runs + run  # slot 0, padding: (i, t - 1)
+        idx = local[t - 1]
+        idx[:] = ((t - 1) * n + np.arange(n, dtype=itype))[None, :, None]
         pos = np.arange(rows.size) - indptr[rows] + 1
-        idx[pos, rows] = (rnd.astype(itype) * n + agent.astype(itype)) * runs + run[0]
-        needs.append(idx)
-        deps.append(np.unique(np.concatenate(([t - 1], rnd[other]))).tolist())
+        idx[pos, rows] = rnd.astype(itype) * n + agent.astype(itype)
+        lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
+        deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
+    needs = local * np.asarray(runs, dtype=itype) + run[None]  # flat indices into the (T + 1, N, R) levels
+    del local
     changed_at = [0] * (horizon + 1)  # step of the last change of each round's levels
     done_at = [-1] * (horizon + 1)  # step of each round's last computation
     step = 0
