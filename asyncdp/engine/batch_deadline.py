@@ -579,18 +579,21 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
             ranks[r] = _wake_ranks(wake[r])
         return ranks[r]
 
-    # u: the first wake-up of the receiver at or after the arrival (branch-free binary search per message; a lost
-    # message, NaN, compares false everywhere and is set to "never" afterwards)
-    by_agent = np.ascontiguousarray(wake.transpose(0, 2, 1)).reshape(-1)  # (R, N, T): each agent's wake-ups
+    # u: the first wake-up of the receiver at or after the arrival, by a branch-free binary search per message over
+    # each agent's wake-ups padded with +inf to a power of two (a lost message, NaN, compares false everywhere and
+    # is set to "never" afterwards)
+    width = 1 << horizon.bit_length()  # > T
+    padded = np.full((runs, n, width), np.inf)
+    padded[:, :, :horizon] = wake.transpose(0, 2, 1)
+    by_agent = padded.reshape(-1)
     a = arrival
-    itype = np.int32 if runs * n * horizon < 2**31 - 1 else np.int64
-    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * horizon - 1).astype(itype)
+    itype = np.int32 if runs * n * width < 2**31 - 1 else np.int64
+    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * width - 1).astype(itype)
     count = np.zeros(a.shape, dtype=itype)  # wake-ups strictly before the arrival
-    step = 1 << max(horizon.bit_length() - 1, 0)
-    while step and horizon:
-        cand = count + step
-        probe = by_agent[base + np.minimum(cand, horizon)]
-        count = np.where((cand <= horizon) & (probe < a), cand, count)
+    step = width >> 1
+    while step:
+        probe = by_agent[base + (count + step)]
+        np.add(count, step, out=count, where=probe < a)
         step >>= 1
     u = count.astype(np.int64) + 1
     u[np.isnan(a)] = horizon + 1
