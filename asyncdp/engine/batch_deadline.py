@@ -188,6 +188,19 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
+def _stable_order(key: np.ndarray, bits: int) -> np.ndarray:
+    """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
+
+    numpy sorts 16-bit integers stably by radix sort (linear time), so each
+    pass is linear; ties keep their index order.
+    """
+    order = np.arange(key.size)
+    for shift in range(0, max(bits, 1), 16):
+        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
 class _Plan:
     """The scenario's rounds as index arrays (shared by every run), with no per-link Python object.
 
@@ -226,20 +239,25 @@ class _Plan:
         self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=np.int64), np.diff(self.round_start))
         self.m_send = np.concatenate(m_send) if m_send else np.zeros(0, dtype=np.int64)
         self.m_recv = np.concatenate(m_recv) if m_recv else np.zeros(0, dtype=np.int64)
-        key = self.m_send * n + self.m_recv
-        uniq, self.m_link = np.unique(key, return_inverse=True)
-        self.m_link = self.m_link.astype(np.int64).reshape(-1)
-        self.link_send, self.link_recv = uniq // n, uniq % n
+        # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
+        # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
+        key = self.m_send.astype(np.int64) * n + self.m_recv
+        order = _stable_order(key, max(n * n - 1, 0).bit_length())
+        ordered = key[order]
+        first = np.ones(self.M, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(first)
+        uniq = ordered[starts]
+        del ordered
         self.L = uniq.size
-        # per link, its messages in round order, padded with -1: (L, Kmax); messages are numbered in round order,
-        # so a stable sort by link keeps each link's messages in round order
-        order = np.argsort(self.m_link, kind="stable")
-        counts = np.bincount(self.m_link, minlength=self.L)
-        self.link_count = counts
-        kmax = int(counts.max(initial=0))
-        pos = np.arange(self.M) - np.repeat(np.cumsum(counts) - counts, counts)
-        self.link_msgs = np.full((self.L, kmax), -1, dtype=np.int64)
-        self.link_msgs[self.m_link[order], pos] = order
+        self.m_link = np.empty(self.M, dtype=np.int64)
+        self.m_link[order] = np.cumsum(first) - 1
+        self.link_send, self.link_recv = uniq // n, uniq % n
+        # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
+        self.link_order = order
+        self.link_start = np.append(starts, self.M).astype(np.int64)
+        self.link_count = np.diff(self.link_start)
+        self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
         self.default = links.default
@@ -260,9 +278,24 @@ class _Plan:
             overridden = np.zeros(self.L, dtype=bool)
             overridden[[k for k, _ in self.override_links]] = True
             groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
-            groups += [(model, self.link_msgs[k, : counts[k]].copy()) for k, model in self.override_links]
+            groups += [(model, self.messages_of(k)) for k, model in self.override_links]
         # per latency model, the messages it draws for (None: every message)
         self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    def messages_of(self, k: int) -> np.ndarray:
+        """Link ``k``'s messages, in round order."""
+        return self.link_order[self.link_start[k]:self.link_start[k + 1]]
+
+    def at_position(self, p: int, links: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(links, messages)``: the ``p``-th message (0-based, round order) of each link with more than ``p``.
+
+        Args:
+            p: the position.
+            links: restrict to these links (sorted), or all.
+        """
+        pool = np.arange(self.L) if links is None else links
+        have = pool[self.link_count[pool] > p]
+        return have, self.link_order[self.link_start[have] + p]
 
     def model(self, k: int) -> Any:
         """Link ``k``'s :class:`~asyncdp.engine.links.LinkModel`."""
@@ -310,7 +343,7 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     counts = plan.link_count.tolist()
     special = dict(plan.override_links)
     for k, (s, r) in enumerate(zip(plan.link_send.tolist(), plan.link_recv.tolist())):
-        msgs = plan.link_msgs[k, : counts[k]]
+        msgs = plan.messages_of(k)
         # the generator of Links.channel (link_rng(seed, s, r)), made without re-checking the indices
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(LINK_STREAM_KEY, s, r)))
         lost[msgs], delay[msgs] = LinkChannel(special.get(k, plan.default), rng, link=(s, r)).draws(counts[k])
@@ -522,17 +555,15 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
     """
     runs, horizon, n = send.shape
     arrival = np.take(send.reshape(runs, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
-    fifo = np.flatnonzero(plan.link_fifo)
-    if fifo.size and plan.link_msgs.shape[1]:
-        last = np.full((runs, fifo.size), -np.inf)
-        for p in range(plan.link_msgs.shape[1]):
-            msg = plan.link_msgs[fifo, p]
-            have = msg >= 0
-            cols = msg[have]
-            x = np.maximum(arrival[:, cols], last[:, have])
-            gone = lost[:, cols]
+    fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
+    if fifo.size:
+        last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
+        for p in range(plan.kmax):
+            links, cols = plan.at_position(p, fifo)
+            at = np.searchsorted(fifo, links)
+            x = np.maximum(arrival[:, cols], last[:, at])
             arrival[:, cols] = x
-            last[:, have] = np.where(gone, last[:, have], x)
+            last[:, at] = np.where(lost[:, cols], last[:, at], x)
     arrival[lost] = np.nan
     return arrival
 
@@ -548,10 +579,8 @@ def _freshest(plan: _Plan, u: np.ndarray) -> np.ndarray:
     dtype = np.int16 if plan.T < 2**15 - 2 else np.int64
     fr = np.zeros((runs, plan.L, plan.T + 2), dtype=dtype)
     rr = np.arange(runs)[:, None]
-    for p in range(plan.link_msgs.shape[1]):
-        msg = plan.link_msgs[:, p]
-        have = np.flatnonzero(msg >= 0)
-        m = msg[have]
+    for p in range(plan.kmax):
+        have, m = plan.at_position(p)
         fr[rr, have[None, :], u[:, m]] = plan.m_round[m].astype(dtype)[None, :]
     return np.maximum.accumulate(fr, axis=2)
 
