@@ -250,18 +250,21 @@ class _Plan:
         uniq = ordered[starts]
         del ordered
         self.L = uniq.size
-        self.m_link = np.empty(self.M, dtype=np.int64)
+        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
+        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
+        itype = np.int32 if small else np.int64
+        self.m_link = np.empty(self.M, dtype=itype)
         self.m_link[order] = np.cumsum(first) - 1
-        self.link_send, self.link_recv = uniq // n, uniq % n
+        self.m_round = self.m_round.astype(itype)
+        self.m_send, self.m_recv = self.m_send.astype(itype), self.m_recv.astype(itype)
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
-        self.link_order = order
+        self.link_order = order.astype(itype)
         self.link_start = np.append(starts, self.M).astype(np.int64)
-        self.link_count = np.diff(self.link_start)
+        self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
         self.default = links.default
-        self.link_loss = np.full(self.L, float(links.default.loss))
         self.link_fifo = np.full(self.L, not links.default.reorder, dtype=bool)
         self.override_links: list[tuple[int, Any]] = []  # (link index, model) of each overridden link in use
         if links.overrides:
@@ -270,7 +273,6 @@ class _Plan:
             found = (uniq[at] == keys) if self.L else np.zeros(keys.size, dtype=bool)
             for k, model, hit in zip(at.tolist(), links.overrides.values(), found.tolist()):
                 if hit:
-                    self.link_loss[k] = model.loss
                     self.link_fifo[k] = not model.reorder
                     self.override_links.append((k, model))
         groups = [(links.default, None)]
@@ -281,6 +283,29 @@ class _Plan:
             groups += [(model, self.messages_of(k)) for k, model in self.override_links]
         # per latency model, the messages it draws for (None: every message)
         self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    @property
+    def link_send(self) -> np.ndarray:
+        """Each link's sender."""
+        return self.m_send[self.link_order[self.link_start[:-1]]]
+
+    @property
+    def link_recv(self) -> np.ndarray:
+        """Each link's receiver."""
+        return self.m_recv[self.link_order[self.link_start[:-1]]]
+
+    @property
+    def link_loss(self) -> np.ndarray:
+        """Each link's loss probability."""
+        loss = np.full(self.L, float(self.default.loss))
+        for k, model in self.override_links:
+            loss[k] = model.loss
+        return loss
+
+    def lossy(self) -> bool:
+        """Whether some link in use loses messages."""
+        return self.default.loss > 0 and len(self.override_links) < self.L or any(
+            m.loss > 0 for _, m in self.override_links)
 
     def messages_of(self, k: int) -> np.ndarray:
         """Link ``k``'s messages, in round order."""
@@ -918,7 +943,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             blocks = {name: np.asarray(arr).reshape(runs * n_agents, -1) for name, arr in messages.items()}
             history.append((t, blocks, n_agents, None))
         else:
-            e_send, e_recv = plan.m_send[lo:hi], plan.m_recv[lo:hi]
+            e_send, e_recv = plan.m_send[lo:hi].astype(np.int64), plan.m_recv[lo:hi].astype(np.int64)
             std = {}
             for c, ch in noisy:
                 dim = decls[ch.name].dimension
@@ -998,7 +1023,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         metadata={**scenario.describe(), "runs": int(runs), "engine": "batch", "stream_layout": layout},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any()),
+        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not plan.lossy(),
                        asynchronous),
     )
 

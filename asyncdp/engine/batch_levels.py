@@ -135,7 +135,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         copy_noise: dict[str, np.ndarray] = {}
         for t in range(1, horizon + 1):
             lo, hi = plan.round_start[t - 1], plan.round_start[t]
-            e_send, e_recv = plan.m_send[lo:hi], plan.m_recv[lo:hi]
+            e_send, e_recv = plan.m_send[lo:hi].astype(np.int64), plan.m_recv[lo:hi].astype(np.int64)
             for c, ch in noisy:
                 dim = decls[t][ch.name].dimension
                 buf = copy_noise.setdefault(ch.name, np.empty((runs, total, dim)))
@@ -160,7 +160,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                 put(name, own_at, np.asarray(arr)[0])
             return
         lo, hi = plan.round_start[s - 1], plan.round_start[s]
-        e_send = plan.m_send[lo:hi]
+        e_send = plan.m_send[lo:hi].astype(np.int64)
         active = np.zeros((runs, n), dtype=bool)
         active[rr, ii] = True
         er, ee = np.nonzero(active[:, e_send])  # per pair, its copies in receiver order
