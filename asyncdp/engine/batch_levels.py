@@ -1,9 +1,10 @@
-"""Deadline runs whose stale messages come from rounds *ahead*: the rounds in dependency order (levels).
+"""Runs whose combines read messages of rounds *ahead*: the combines in dependency order (levels).
 
-With ``missing="stale"`` and drifting clocks, an agent may combine, in its
-round ``t``, the freshest message of a sender whose clock runs ahead: a
-message of round ``s > t``, computed from that sender's state after its
-round ``s - 1``. The round-by-round recursion of
+Under :class:`~asyncdp.engine.timing.Async` timing (a neighbour's freshest
+message is often of a round ahead of the receiver's), and with
+``missing="stale"`` and drifting deadline clocks, an agent may combine, in
+its round ``t``, a message of round ``s > t``, computed from that sender's
+state after its round ``s - 1``. The round-by-round recursion of
 :mod:`asyncdp.engine.batch_deadline` has not computed that state yet, but the
 schedule (which message every combine uses) is known before any state, so
 the combines can be ordered by their dependencies instead: the *level* of
