@@ -79,10 +79,10 @@ def schedules(runs: int) -> None:
     print("| timing | batch simulation | schedules() | schedule(r) loop (extrapolated) |")
     print("| --- | --- | --- | --- |")
     for name, sc in (("Async(rate=1.0)", base.replace(timing=Async(rate=1.0))), ("Deadline (example)", base)):
-        sim_w, _, batch = timed(lambda: sc.run(engine="batch", runs=runs, transcripts=True))
+        sim_w, _, batch = timed(lambda sc=sc: sc.run(engine="batch", runs=runs, transcripts=True))
         cols_w, _, _ = timed(batch.schedules)
         k = min(200, runs)
-        loop_w, _, _ = timed(lambda: [batch.schedule(r) for r in range(k)])
+        loop_w, _, _ = timed(lambda batch=batch, k=k: [batch.schedule(r) for r in range(k)])
         print(f"| {name} | {sim_w:.2f} s | {cols_w:.3f} s ({cols_w / sim_w:.2f}x the simulation) | "
               f"{loop_w / k * runs:.2f} s |")
 
