@@ -649,12 +649,11 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
         probe = by_agent[base + (count + step)]
         np.add(count, step, out=count, where=probe < a)
         step >>= 1
+    # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled (the padding and NaN
+    # never compare equal)
+    rr, mm = np.nonzero(by_agent[base + (count + 1)] == a)
     u = count.astype(np.int64) + 1
     u[np.isnan(a)] = horizon + 1
-    # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled
-    rr, mm = np.nonzero(u <= horizon)
-    hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
-    rr, mm = rr[hit], mm[hit]
     while rr.size:
         late = np.empty(rr.size, dtype=bool)
         for k, (r, m) in enumerate(zip(rr.tolist(), mm.tolist())):
