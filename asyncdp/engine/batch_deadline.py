@@ -375,17 +375,23 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     return drift, jitter, lost, delay
 
 
-def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]) -> None:
-    """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring); written into row ``run`` of ``out``."""
+def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...],
+               loss: np.ndarray | float | None = None) -> None:
+    """Run ``run``'s draws from one generator on ``(6, run)`` (module docstring), into row ``run`` of ``out``.
+
+    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs.
+    """
     timing = scenario.timing
     drift, jitter, lost, delay = out
+    if loss is None:
+        loss = plan.msg_loss()
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     if isinstance(timing, Deadline):  # lockstep: no clock draws
         drift[run] = rng.uniform(-timing.drift, timing.drift, plan.N)
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
         jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
-    lost[run] = rng.random(plan.M) < plan.msg_loss()
+    lost[run] = rng.random(plan.M) < loss
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
         if idx is None:
             delay[run] = model.latency.sample(rng, plan.M)
@@ -842,8 +848,9 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     layout = _resolve_layout(layout, plan)
     if layout == "simpy":
         drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
+    loss = plan.msg_loss()
     for r in range(0 if layout == "vectorized" else 1, runs):
-        _draws_run(scenario, plan, r, (drift, jitter, lost, delay))
+        _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
