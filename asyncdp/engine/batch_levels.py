@@ -152,12 +152,16 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             arr = store[name] = np.full((own_rows + extra,) + values.shape[1:], np.nan)
         arr[rows_] = values
 
-    def emit(rr: np.ndarray, ii: np.ndarray, s: int) -> None:
-        """Round-``s`` messages of the pairs ``(rr, ii)`` (their states are after round ``s - 1``)."""
+    def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None) -> None:
+        """Round-``s`` messages of the pairs ``(rr, ii)`` (their states are after round ``s - 1``).
+
+        ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them.
+        """
         own_at = (rr * horizon + (s - 1)) * n + ii
         if not unicast:
             std = {name: block[rr, ii][None] for name, block in blocks[s].items()}
-            for name, arr in alg.message(_gather(state, rr, ii), s, std, ii, problem).items():
+            mine = _gather(state, rr, ii) if current is None else current
+            for name, arr in alg.message(mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
             return
         lo, hi = plan.round_start[s - 1], plan.round_start[s]
@@ -241,7 +245,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                                    store.values())).shape[0]))
         mixed = {name: (matrix @ arr.reshape(arr.shape[0], -1)).reshape((1, rr.size) + arr.shape[1:])
                  for name, arr in store.items()}
-        new = alg.update(_gather(state, rr, ii), mixed, t, ii, problem)
+        new = {k: np.asarray(v) for k, v in alg.update(_gather(state, rr, ii), mixed, t, ii, problem).items()}
         for k, v in new.items():
             state[k][rr, ii] = np.asarray(v)[0]
         traj[rr, t, ii] = np.asarray(alg.decision(new))[0]
@@ -252,7 +256,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             worst[busy] = np.maximum(np.maximum.reduceat(age, (np.cumsum(lengths) - lengths)[busy]), 0)
         staleness[rr, t - 1, ii] = worst
         if t < horizon:
-            emit(rr, ii, t + 1)
+            emit(rr, ii, t + 1, new)
     messages = {}
     for name, arr in store.items():
         if not unicast:
