@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
-from asyncdp import REGISTRY
+from asyncdp import Huang2015
 from asyncdp.engine import batch_deadline
 from asyncdp.engine.links import LinkModel, Links, LogNormalLatency
 from asyncdp.engine.timing import Async, Deadline
@@ -27,7 +27,7 @@ from asyncdp.errors import ScenarioError
 
 ALPHA = 0.001
 RUNS = 400
-BASE = REGISTRY["huang2015"].example_scenario(seed=0).replace(horizon=15)
+BASE = Huang2015.example_scenario(seed=0).replace(horizon=15)
 TIMINGS = {"deadline": Deadline(period=1.0, deadline=0.8, drift=0.05, jitter=0.05), "async": Async(rate=1.0)}
 
 

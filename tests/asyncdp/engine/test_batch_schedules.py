@@ -7,13 +7,13 @@ import pickle
 import numpy as np
 import pytest
 
-from asyncdp import REGISTRY
+from asyncdp import Huang2015
 from asyncdp.engine.links import ExponentialLatency, LinkModel, Links, LogNormalLatency
 from asyncdp.engine.schedule import RealizedSchedule, RealizedSchedules
 from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.errors import ScenarioError
 
-BASE = REGISTRY["huang2015"].example_scenario(seed=3)
+BASE = Huang2015.example_scenario(seed=3)
 LOSSY = Links(LinkModel(LogNormalLatency(0.3, 0.6), loss=0.3), {(1, 0): LinkModel(ExponentialLatency(0.5), reorder=True)})
 CASES = {
     "async": BASE.replace(timing=Async(rate=1.0, staleness=2), links=LOSSY),
