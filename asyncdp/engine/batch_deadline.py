@@ -318,8 +318,7 @@ class _Plan:
             p: the position.
             links: restrict to these links (sorted), or all.
         """
-        pool = np.arange(self.L) if links is None else links
-        have = pool[self.link_count[pool] > p]
+        have = np.flatnonzero(self.link_count > p) if links is None else links[self.link_count[links] > p]
         return have, self.link_order[self.link_start[have] + p]
 
     def model(self, k: int) -> Any:
