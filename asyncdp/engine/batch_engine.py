@@ -37,7 +37,7 @@ per round (or per dependency level and round) plus array work linear in
 ``R``. For 10^4 runs of ``examples/async_lossy_links.py`` (10 agents, 60
 rounds) a run costs about 0.3 ms under its deadline timing (50-70x less than
 a SimPy run) and about 0.65 ms with ``Async(rate=1.0)`` (22-24x less).
-One run of 10^6 agents in lockstep rounds (T = 10) costs about 14 s of CPU;
+One run of 10^6 agents in lockstep rounds (T = 10) costs about 11 s of CPU;
 one deadline run of 10^4 agents on a fresh random graph every round (8·10^6
 messages) about 5 s and 1.4 GB (the vectorized stream layout below).
 
