@@ -160,14 +160,15 @@ def _resolve_layout(layout: str, plan: _Plan) -> str:
 
 
 def run_rng(seed: int, run: int) -> np.random.Generator:
-    """The clock-and-link generator of run ``run >= 1`` of a batch: stream ``(6, run)`` of the seed layout.
+    """The clock-and-link generator of run ``run`` of a batch: stream ``(6, run)`` of the seed layout.
 
     Exactly ``numpy.random.default_rng(numpy.random.SeedSequence(seed, spawn_key=(6, run)))``; the
-    draw order on it is in the module docstring. Run 0 uses the SimPy engine's streams instead.
+    draw order on it is in the module docstring. Every run ``r >= 1`` draws from it; run 0 does in the
+    vectorized layout, and uses the SimPy engine's streams in the SimPy layout.
 
     Args:
         seed: the scenario's seed (>= 0).
-        run: the run index (>= 1).
+        run: the run index (>= 0).
 
     Returns:
         A fresh generator.
@@ -180,8 +181,7 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
         True
     """
     seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_rng")
-    run = check_integer(run, "run (run 0 uses the SimPy engine's streams)", minimum=1, error=ScenarioError,
-                        where="run_rng")
+    run = check_integer(run, "run", minimum=0, error=ScenarioError, where="run_rng")
     return stream(seed, BATCH_RUN_KEY, run)
 
 

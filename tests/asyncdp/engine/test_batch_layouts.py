@@ -21,6 +21,7 @@ from scipy.stats import ks_2samp
 
 from asyncdp import Huang2015
 from asyncdp.engine import batch_deadline
+from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import LinkModel, Links, LogNormalLatency
 from asyncdp.engine.timing import Async, Deadline
 from asyncdp.errors import ScenarioError
@@ -66,6 +67,8 @@ def test_vectorized_run_zero_draws_from_stream_6_0():
     assert np.array_equal(vec.trajectory[1:], simpy.trajectory[1:])  # runs r >= 1: stream (6, r) in both
     assert np.array_equal(simpy.trajectory[0], sc.run().trajectory)  # run 0 of the SimPy layout: the SimPy run
     # run 0 of the vectorized layout: stream (6, 0), in the documented order (drifts, jitters, loss uniforms)
+    rng = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(6, 0)))
+    assert rng.random() == run_rng(5, 0).random()  # run_rng(seed, 0) is that stream
     rng = np.random.default_rng(np.random.SeedSequence(5, spawn_key=(6, 0)))
     n, t = sc.problem.num_agents, sc.horizon
     rng.uniform(-0.05, 0.05, n)
