@@ -23,9 +23,16 @@ spawn key                   stream
                             round ``t`` (seeded by the algorithm's
                             ``xi_seed``; :mod:`asyncdp.papers.dpsda.rule`)
 ``(6, r)``                  batch engine, run ``r >= 1`` of a batch: all its
-                            clock and link draws (run 0 uses ``(1, i, j)``
-                            and ``(2, i)``, so a one-run batch is the SimPy
-                            run; :mod:`asyncdp.engine.batch_deadline`)
+                            clock and link draws, as arrays (drifts and
+                            jitters, or the async waits; the loss uniforms of
+                            all messages; the latencies per link model). Run
+                            0 uses ``(1, i, j)`` and ``(2, i)`` in the SimPy
+                            layout (default for small runs: a one-run batch
+                            is the SimPy run), or ``(6, 0)`` in the
+                            vectorized layout of large runs (no generator per
+                            link; ``layout=`` of the batch engine, chosen
+                            automatically above 10^5 links, with a warning;
+                            :mod:`asyncdp.engine.batch_deadline`)
 ==========================  ==================================================
 
 Every stream's first key is listed once, in :data:`STREAM_KEYS` below; the

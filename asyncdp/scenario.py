@@ -167,17 +167,16 @@ class Scenario:
         }
 
     def run(self, engine: str = "simpy", *, runs: int = 1, keep: str = "all", transcripts: bool = False,
-            freeze_gc: bool = True, progress: Any = None) -> Any:
+            freeze_gc: bool = True, progress: Any = None, layout: str = "auto") -> Any:
         """Run the scenario.
 
         Args:
             engine: ``"simpy"`` (the reference engine, every timing policy;
                 returns a :class:`~asyncdp.result.Result`) or ``"batch"``
-                (``runs`` Monte-Carlo runs at once; lockstep lossless
-                broadcast rounds, or deadline timing with any links and
-                either mode, run 0 then being the SimPy run; ``Async`` is
-                refused; returns a :class:`~asyncdp.engine.batch_engine.BatchResult`).
-            runs, keep, transcripts: batch engine options (see
+                (``runs`` Monte-Carlo runs at once; every timing, any links,
+                either mode; run 0 of a timed batch is the SimPy run of the
+                seed; returns a :class:`~asyncdp.engine.batch_engine.BatchResult`).
+            runs, keep, transcripts, layout: batch engine options (see
                 :func:`~asyncdp.engine.batch_engine.run_batch`).
             freeze_gc: SimPy engine: keep pre-existing objects out of the
                 cyclic garbage collector's scans during the run (see
@@ -207,6 +206,9 @@ class Scenario:
                     "whole run and records the transcript when record_transcript=True (use engine='batch')")
             if runs != 1:
                 raise ScenarioError("the SimPy engine runs one run at a time; use engine='batch' for runs > 1")
+            if layout != "auto":
+                raise ScenarioError(f"layout={layout!r}: a batch engine option; the SimPy engine always draws from "
+                                    "the per-agent and per-link streams")
             from .engine.simpy_engine import run_simpy
 
             return run_simpy(self, freeze_gc=freeze_gc, progress=progress)
@@ -215,7 +217,7 @@ class Scenario:
                 raise ScenarioError("progress is a SimPy engine option; the batch engine reports no progress")
             from .engine.batch_engine import run_batch
 
-            return run_batch(self, runs, keep=keep, transcripts=transcripts)
+            return run_batch(self, runs, keep=keep, transcripts=transcripts, layout=layout)
         raise ScenarioError(f"unknown engine {engine!r}; known: 'simpy', 'batch'")
 
 

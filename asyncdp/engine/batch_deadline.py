@@ -1,6 +1,7 @@
 """The batch engine's timed runs: ``R`` runs with clocks and lossy links as arrays.
 
-Timed runs: :class:`~asyncdp.engine.timing.Deadline` timing, and
+Timed runs: :class:`~asyncdp.engine.timing.Deadline` and
+:class:`~asyncdp.engine.timing.Async` timing (end of this docstring), and
 :class:`~asyncdp.engine.timing.Lockstep` rounds over lossy or delaying links
 or in unicast mode (every round starts when the previous one ended: see
 :func:`_lockstep_schedule`; ``missing=None`` raises the SimPy engine's
@@ -63,7 +64,20 @@ independent of run 0's and of each other) but not a run the SimPy engine can
 reproduce: the SimPy engine draws per link and per agent, which is run 0's
 layout and costs a generator per link.
 
-Cost: run 0 makes one generator per link ever used and draws its messages
+Layouts of run 0 (``layout=`` of :func:`~asyncdp.engine.batch_engine.run_batch`):
+``"simpy"`` is the layout above (run 0 is the SimPy run of the seed);
+``"vectorized"`` draws run 0 from stream ``(6, 0)`` exactly as runs ``r >= 1``
+draw from ``(6, r)``, so no generator per link is made and every draw is an
+array draw. Both layouts draw the same distributions (one loss uniform and
+one latency per message, each agent's drift and jitters or waits), so the
+runs are runs of the same model; ``tests/asyncdp/engine/test_batch_layouts.py``
+compares the distributions of final errors and lost-message counts with a
+two-sample test. ``"auto"`` (the default) uses the SimPy layout up to
+:data:`VECTORIZED_ABOVE_LINKS` links and the vectorized one above, with a
+``UserWarning`` saying so; the result's ``metadata["stream_layout"]`` names the
+layout used.
+
+Cost: in the SimPy layout run 0 makes one generator per link ever used and draws its messages
 one by one (the SimPy engine's per-message order, which interleaves the
 loss uniform and a variable-length ziggurat latency draw; zero and constant
 latencies draw the loss uniforms as one array), about 1 us per message and
@@ -79,8 +93,21 @@ any state, so this is detected before the run, and such batches run their
 combines in dependency order instead (:mod:`asyncdp.engine.batch_levels`),
 with the same numbers.
 
-Not vectorized: :class:`~asyncdp.engine.timing.Async` (refused with a
-:class:`~asyncdp.errors.ScenarioError`; see :mod:`asyncdp.engine.batch_engine`).
+Async timing (:class:`~asyncdp.engine.timing.Async` and its subclasses)
+runs on the same path: agent ``i``'s wake-up ``t`` is the sum of its first
+``t`` waits (``numpy.cumsum``, the same additions as SimPy's ``now + wait``),
+at which it sends its round-``t`` message and combines round ``t``; a message
+is delivered at the receiver's first wake-up after its arrival (at an equal
+time: if it was sent before that wake-up was scheduled, by the same event
+ranks as deadline ties), and a combine uses per in-neighbour the latest round
+delivered so far, unless older than ``staleness`` rounds (renormalized).
+Since senders are often rounds ahead of their receivers, async batches run
+their combines in dependency order (:mod:`asyncdp.engine.batch_levels`). Run
+0 draws each agent's waits from ``(2, i)`` (``Async.sample_waits``, the
+values of ``T`` calls of ``sample_wait``); run ``r >= 1`` draws them first on
+``(6, r)``: ``timing.sample_waits(rng, T * N)`` as a ``(T, N)`` array (row
+``t - 1``: the waits before wake-up ``t``), then the loss uniforms and
+latencies as above.
 """
 
 from __future__ import annotations
@@ -98,21 +125,50 @@ from topology.validation import check_integer
 from ..errors import MessageLostError, ScenarioError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
-from .schedule import RealizedSchedule
-from .timing import Deadline, agent_clock_rng
+from .schedule import RealizedSchedule, RealizedSchedules
+from .timing import Async, Deadline, agent_clock_rng
 
-__all__ = ["run_deadline_batch", "run_rng"]
+__all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
+
+
+LAYOUTS = ("auto", "simpy", "vectorized")
+"""Random-stream layouts of a timed batch's run 0 (module docstring)."""
+
+VECTORIZED_ABOVE_LINKS = 100_000
+"""``layout="auto"`` draws run 0 in the vectorized layout when the scenario uses more links than this.
+
+The SimPy layout costs one generator per link (about 15 us each) plus about
+1 us per message drawn one by one; above 10^5 links that is seconds, and the
+vectorized layout draws the same distributions as arrays (module docstring).
+"""
+
+
+def _resolve_layout(layout: str, plan: _Plan) -> str:
+    """``"simpy"`` or ``"vectorized"``; ``"auto"`` decides by the number of links, with a warning if vectorized."""
+    if layout != "auto":
+        return layout
+    if plan.L <= VECTORIZED_ABOVE_LINKS:
+        return "simpy"
+    import warnings
+
+    warnings.warn(
+        f"the batch engine draws run 0 in the vectorized stream layout ({plan.L} links > {VECTORIZED_ABOVE_LINKS}): "
+        "every run draws its clocks and links from stream (6, r), so run 0 is a run of the same model but not the "
+        "SimPy engine's run of this seed; pass layout='simpy' to reproduce it (one generator per link), or "
+        "layout='vectorized' to silence this note", UserWarning, stacklevel=4)
+    return "vectorized"
 
 
 def run_rng(seed: int, run: int) -> np.random.Generator:
-    """The clock-and-link generator of run ``run >= 1`` of a batch: stream ``(6, run)`` of the seed layout.
+    """The clock-and-link generator of run ``run`` of a batch: stream ``(6, run)`` of the seed layout.
 
     Exactly ``numpy.random.default_rng(numpy.random.SeedSequence(seed, spawn_key=(6, run)))``; the
-    draw order on it is in the module docstring. Run 0 uses the SimPy engine's streams instead.
+    draw order on it is in the module docstring. Every run ``r >= 1`` draws from it; run 0 does in the
+    vectorized layout, and uses the SimPy engine's streams in the SimPy layout.
 
     Args:
         seed: the scenario's seed (>= 0).
-        run: the run index (>= 1).
+        run: the run index (>= 0).
 
     Returns:
         A fresh generator.
@@ -125,27 +181,42 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
         True
     """
     seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_rng")
-    run = check_integer(run, "run (run 0 uses the SimPy engine's streams)", minimum=1, error=ScenarioError,
-                        where="run_rng")
+    run = check_integer(run, "run", minimum=0, error=ScenarioError, where="run_rng")
     return stream(seed, BATCH_RUN_KEY, run)
 
 
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
+def _stable_order(key: np.ndarray, bits: int) -> np.ndarray:
+    """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
+
+    numpy sorts 16-bit integers stably by radix sort (linear time), so each
+    pass is linear; ties keep their index order.
+    """
+    order = np.arange(key.size)
+    for shift in range(0, max(bits, 1), 16):
+        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+    return order
+
+
 class _Plan:
-    """The scenario's rounds as index arrays (shared by every run).
+    """The scenario's rounds as index arrays (shared by every run), with no per-link Python object.
 
     Messages are numbered round by round, in CSR order of the round's
     off-diagonal entries (``m_*`` arrays, length ``M``); links are the
-    distinct ``(sender, receiver)`` pairs.
+    distinct ``(sender, receiver)`` pairs, sorted (``link_*`` arrays, length
+    ``L``). The link models are the default's, and the few overridden links
+    are found by a binary search among the sorted links: per-link arrays of
+    loss and FIFO flags, and per latency model the messages it draws for.
     """
 
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
         self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
-        m_round, m_send, m_recv = [], [], []
+        m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
         for t in range(1, horizon + 1):
@@ -159,44 +230,109 @@ class _Plan:
             k = int(edge.sum())
             entry_msg[edge] = np.arange(count, count + k)
             self.round_start[t - 1] = count
-            m_round.append(np.full(k, t, dtype=np.int64))
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
             count += k
             self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
-        self.m_round = np.concatenate(m_round)
-        self.m_send = np.concatenate(m_send)
-        self.m_recv = np.concatenate(m_recv)
-        key = self.m_send * n + self.m_recv
-        uniq, self.m_link = np.unique(key, return_inverse=True)
-        self.m_link = self.m_link.astype(np.int64)
-        self.link_send, self.link_recv = uniq // n, uniq % n
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=np.int64), np.diff(self.round_start))
+        self.m_send = np.concatenate(m_send) if m_send else np.zeros(0, dtype=np.int64)
+        self.m_recv = np.concatenate(m_recv) if m_recv else np.zeros(0, dtype=np.int64)
+        # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
+        # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
+        key = self.m_send.astype(np.int64) * n + self.m_recv
+        order = _stable_order(key, max(n * n - 1, 0).bit_length())
+        ordered = key[order]
+        first = np.ones(self.M, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(first)
+        uniq = ordered[starts]
+        del ordered
         self.L = uniq.size
-        # per link, its messages in round order, padded with -1: (L, Kmax)
-        order = np.lexsort((self.m_round, self.m_link))
-        counts = np.bincount(self.m_link, minlength=self.L)
-        self.link_count = counts
-        kmax = int(counts.max(initial=0))
-        pos = np.arange(self.M) - np.repeat(np.cumsum(counts) - counts, counts)
-        self.link_msgs = np.full((self.L, kmax), -1, dtype=np.int64)
-        self.link_msgs[self.m_link[order], pos] = order
-        # link models: loss, FIFO, and the message groups of each latency model (default first, then overrides)
+        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
+        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
+        itype = np.int32 if small else np.int64
+        self.m_link = np.empty(self.M, dtype=itype)
+        self.m_link[order] = np.cumsum(first) - 1
+        self.m_round = self.m_round.astype(itype)
+        self.m_send, self.m_recv = self.m_send.astype(itype), self.m_recv.astype(itype)
+        # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
+        self.link_order = order.astype(itype)
+        self.link_start = np.append(starts, self.M).astype(np.int64)
+        self.link_count = np.diff(self.link_start).astype(itype)
+        self.kmax = int(self.link_count.max(initial=0))
+        # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
-        self.models = [links.model(int(s), int(r)) for s, r in zip(self.link_send, self.link_recv)]
-        self.link_loss = np.array([m.loss for m in self.models], dtype=float)
-        self.link_fifo = np.array([not m.reorder for m in self.models], dtype=bool)
-        self.msg_loss = self.link_loss[self.m_link]
-        overridden = np.array([(int(s), int(r)) in links.overrides for s, r in zip(self.link_send, self.link_recv)],
-                              dtype=bool)
-        groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
-        link_index = {(int(s), int(r)): k for k, (s, r) in enumerate(zip(self.link_send, self.link_recv))}
-        for key_, model in links.overrides.items():
-            k = link_index.get(key_)
-            if k is not None:
-                groups.append((model, np.flatnonzero(self.m_link == k)))
-        self.groups = [(m, idx) for m, idx in groups if idx.size]
+        self.default = links.default
+        self.link_fifo = np.full(self.L, not links.default.reorder, dtype=bool)
+        self.override_links: list[tuple[int, Any]] = []  # (link index, model) of each overridden link in use
+        if links.overrides:
+            keys = np.array([s * n + r for s, r in links.overrides], dtype=np.int64)
+            at = np.minimum(np.searchsorted(uniq, keys), max(self.L - 1, 0))
+            found = (uniq[at] == keys) if self.L else np.zeros(keys.size, dtype=bool)
+            for k, model, hit in zip(at.tolist(), links.overrides.values(), found.tolist()):
+                if hit:
+                    self.link_fifo[k] = not model.reorder
+                    self.override_links.append((k, model))
+        groups = [(links.default, None)]
+        if self.override_links:
+            overridden = np.zeros(self.L, dtype=bool)
+            overridden[[k for k, _ in self.override_links]] = True
+            groups = [(links.default, np.flatnonzero(~overridden[self.m_link]))]
+            groups += [(model, self.messages_of(k)) for k, model in self.override_links]
+        # per latency model, the messages it draws for (None: every message)
+        self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    @property
+    def link_send(self) -> np.ndarray:
+        """Each link's sender."""
+        return self.m_send[self.link_order[self.link_start[:-1]]]
+
+    @property
+    def link_recv(self) -> np.ndarray:
+        """Each link's receiver."""
+        return self.m_recv[self.link_order[self.link_start[:-1]]]
+
+    @property
+    def link_loss(self) -> np.ndarray:
+        """Each link's loss probability."""
+        loss = np.full(self.L, float(self.default.loss))
+        for k, model in self.override_links:
+            loss[k] = model.loss
+        return loss
+
+    def lossy(self) -> bool:
+        """Whether some link in use loses messages."""
+        return self.default.loss > 0 and len(self.override_links) < self.L or any(
+            m.loss > 0 for _, m in self.override_links)
+
+    def messages_of(self, k: int) -> np.ndarray:
+        """Link ``k``'s messages, in round order."""
+        return self.link_order[self.link_start[k]:self.link_start[k + 1]]
+
+    def at_position(self, p: int, links: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(links, messages)``: the ``p``-th message (0-based, round order) of each link with more than ``p``.
+
+        Args:
+            p: the position.
+            links: restrict to these links (sorted), or all.
+        """
+        have = np.flatnonzero(self.link_count > p) if links is None else links[self.link_count[links] > p]
+        return have, self.link_order[self.link_start[have] + p]
+
+    def model(self, k: int) -> Any:
+        """Link ``k``'s :class:`~asyncdp.engine.links.LinkModel`."""
+        for j, model in self.override_links:
+            if j == k:
+                return model
+        return self.default
+
+    def msg_loss(self) -> np.ndarray | float:
+        """Each message's loss probability (a float when every link has the default's)."""
+        if not self.override_links:
+            return float(self.default.loss)
+        return self.link_loss[self.m_link]
 
     def link_round_msg(self) -> np.ndarray:
         """``(L, T + 1)``: the message of link ``l`` in round ``t`` at ``[l, t]``, or -1."""
@@ -209,7 +345,11 @@ class _Plan:
 
 
 def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators)."""
+    """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators).
+
+    Returns ``(drift (N,), per-round clock draws (T, N), lost (M,), delay (M,))``; the per-round clock
+    draws are the jitters (deadline timing) or the waits before each wake-up (async timing).
+    """
     timing = scenario.timing
     seed = scenario.seed
     drift = np.zeros(plan.N)
@@ -219,30 +359,42 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
             rng = agent_clock_rng(seed, i)
             drift[i] = timing.sample_drift(rng)
             jitter[:, i] = timing.sample_jitters(rng, plan.T)
+    elif isinstance(timing, Async):
+        for i in range(plan.N):
+            jitter[:, i] = timing.sample_waits(agent_clock_rng(seed, i), plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
+    special = dict(plan.override_links)
     for k, (s, r) in enumerate(zip(plan.link_send.tolist(), plan.link_recv.tolist())):
-        msgs = plan.link_msgs[k, : counts[k]]
+        msgs = plan.messages_of(k)
         # the generator of Links.channel (link_rng(seed, s, r)), made without re-checking the indices
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(LINK_STREAM_KEY, s, r)))
-        lost[msgs], delay[msgs] = LinkChannel(plan.models[k], rng, link=(s, r)).draws(counts[k])
+        lost[msgs], delay[msgs] = LinkChannel(special.get(k, plan.default), rng, link=(s, r)).draws(counts[k])
     return drift, jitter, lost, delay
 
 
-def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]) -> None:
-    """Run ``run >= 1``: one generator on ``(6, run)`` (module docstring); written into row ``run`` of ``out``."""
+def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...],
+               loss: np.ndarray | float | None = None) -> None:
+    """Run ``run``'s draws from one generator on ``(6, run)`` (module docstring), into row ``run`` of ``out``.
+
+    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs.
+    """
     timing = scenario.timing
     drift, jitter, lost, delay = out
+    if loss is None:
+        loss = plan.msg_loss()
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     if isinstance(timing, Deadline):  # lockstep: no clock draws
         drift[run] = rng.uniform(-timing.drift, timing.drift, plan.N)
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
-    lost[run] = rng.random(plan.M) < plan.msg_loss
-    if len(plan.groups) == 1:  # every link has the default model: the messages in order
-        delay[run] = plan.groups[0][0].latency.sample(rng, plan.M)
-    else:
-        for model, idx in plan.groups:
+    elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
+        jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
+    lost[run] = rng.random(plan.M) < loss
+    for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
+        if idx is None:
+            delay[run] = model.latency.sample(rng, plan.M)
+        else:
             delay[run, idx] = model.latency.sample(rng, idx.size)
 
 
@@ -273,22 +425,19 @@ def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.
     return tuple(np.ascontiguousarray(x.transpose(1, 0, 2)) for x in (send, comb, later))  # type: ignore[return-value]
 
 
-def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
-    """One run's SimPy processing rank of every agent's send step, ``(T, N)``.
+def _event_ranks(times: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """SimPy's processing rank of every event of one run's agents, ``(N, S)`` (-1 where not ``valid``).
 
-    SimPy processes events by ``(time, priority, scheduling order)``, and an
-    agent's event is scheduled by the step its previous event ran. The key
-    of an event is therefore its ``(time, priority)`` followed by the key of
-    its parent (back to the agent's ``Initialize`` event, priority 0, in
-    agent order); the ranks of these keys are computed by prefix doubling.
+    Agent ``i``'s events are slots ``0 .. S - 1`` of row ``i``: slot 0 is its
+    process's ``Initialize`` event (priority 0, at time 0, in agent order),
+    every later valid slot a timeout (priority 1) at ``times[i, slot]``
+    scheduled by the agent's previous valid slot. SimPy processes events by
+    ``(time, priority, scheduling order)``, and an event is scheduled by the
+    step its parent ran, so an event's key is its ``(time, priority)``
+    followed by its parent's key; the ranks of these keys are computed by
+    prefix doubling.
     """
-    horizon, n = send.shape
-    slots = 2 * horizon + 1
-    times = np.zeros((n, slots))
-    valid = np.ones((n, slots), dtype=bool)
-    times[:, 1::2] = send.T
-    times[:, 2::2] = comb.T
-    valid[:, 1::2] = later.T
+    n, slots = times.shape
     flat_valid = valid.ravel()
     ids = np.flatnonzero(flat_valid)
     # parent: the previous valid slot of the same agent
@@ -324,10 +473,42 @@ def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.nda
         anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
     full = np.full(n * slots, -1, dtype=np.int64)
     full[ids] = rank
-    full = full.reshape(n, slots)
+    return full.reshape(n, slots)
+
+
+def _send_ranks(send: np.ndarray, comb: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """One deadline run's SimPy processing rank of every agent's send step, ``(T, N)``.
+
+    An agent's events: its ``Initialize``, then per round the timeout to the
+    round's start (only if it waited for it: ``later``) and the timeout to its
+    combine (:func:`_event_ranks`).
+    """
+    horizon, n = send.shape
+    slots = 2 * horizon + 1
+    times = np.zeros((n, slots))
+    valid = np.ones((n, slots), dtype=bool)
+    times[:, 1::2] = send.T
+    times[:, 2::2] = comb.T
+    valid[:, 1::2] = later.T
+    full = _event_ranks(times, valid)
+    idx = np.where(valid, np.arange(slots)[None, :], -1)
+    prev = np.maximum.accumulate(idx, axis=1)
     # the send step of round t: its own event if the agent waited for the start, else the previous step
     step = np.where(later.T, np.arange(1, slots, 2)[None, :], prev[:, 0:slots - 1:2])
     return full[np.arange(n)[:, None], step].T
+
+
+def _wake_ranks(wake: np.ndarray) -> np.ndarray:
+    """One async run's SimPy ranks ``(N, T + 1)``: column 0 the agents' ``Initialize`` events, column ``t`` wake-up ``t``.
+
+    An async agent's events are its ``Initialize`` and one timeout per
+    wake-up, each scheduled by the previous one (:func:`_event_ranks`); it
+    sends and combines round ``t`` in the step of wake-up ``t``.
+    """
+    horizon, n = wake.shape
+    times = np.zeros((n, horizon + 1))
+    times[:, 1:] = wake.T
+    return _event_ranks(times, np.ones(times.shape, dtype=bool))
 
 
 # --------------------------------------------------------------------------- the schedule of all runs
@@ -396,25 +577,107 @@ def _first_combine(arrival: np.ndarray, comb: np.ndarray, plan: _Plan, tie_ok) -
     return u.reshape(runs, plan.M)
 
 
+def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray) -> np.ndarray:
+    """Per run and message, the delivery time ``(R, M)`` (NaN: lost), as :meth:`LinkChannel.transmit` computes it.
+
+    ``send + latency``; on FIFO links never before the link's previous
+    delivery (lost messages do not count; a link's messages are sent in round order).
+    """
+    runs, horizon, n = send.shape
+    arrival = np.take(send.reshape(runs, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
+    fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
+    if fifo.size:
+        last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
+        for p in range(plan.kmax):
+            links, cols = plan.at_position(p, fifo)
+            at = np.searchsorted(fifo, links)
+            x = np.maximum(arrival[:, cols], last[:, at])
+            arrival[:, cols] = x
+            last[:, at] = np.where(lost[:, cols], last[:, at], x)
+    arrival[lost] = np.nan
+    return arrival
+
+
+def _freshest(plan: _Plan, u: np.ndarray) -> np.ndarray:
+    """``(R, L, T + 2)``: the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
+
+    ``u`` ``(R, M)``: per message the first round of its receiver that
+    includes it (``T + 1``: never). A link's messages are numbered in round
+    order, so writing them in that order leaves the latest round in each cell.
+    """
+    runs = u.shape[0]
+    dtype = np.int16 if plan.T < 2**15 - 2 else np.int64
+    fr = np.zeros((runs, plan.L, plan.T + 2), dtype=dtype)
+    rr = np.arange(runs)[:, None]
+    for p in range(plan.kmax):
+        have, m = plan.at_position(p)
+        fr[rr, have[None, :], u[:, m]] = plan.m_round[m].astype(dtype)[None, :]
+    return np.maximum.accumulate(fr, axis=2)
+
+
+def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.ndarray):
+    """Async timing: arrivals, the freshest message of every link at every wake-up, and the runs' event ranks.
+
+    Agent ``i`` sends its round-``t`` message at wake-up ``t``; a message
+    arriving at ``a`` is delivered to receiver ``j`` at its first wake-up
+    ``u`` with ``wake[u, j] > a``, or ``wake[u, j] == a`` and the sending step
+    processed before the step that scheduled wake-up ``u`` (SimPy's order of
+    equal times; :func:`_wake_ranks`). The receiver's round-``u`` combine then
+    uses, per in-neighbour, the latest round delivered so far.
+
+    Returns:
+        ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
+        gives run ``r``'s :func:`_wake_ranks`.
+    """
+    runs, horizon, n = wake.shape
+    arrival = _arrivals(plan, wake, lost, delay)
+    ranks: dict[int, np.ndarray] = {}
+
+    def rank_of(r: int) -> np.ndarray:
+        if r not in ranks:
+            ranks[r] = _wake_ranks(wake[r])
+        return ranks[r]
+
+    # u: the first wake-up of the receiver at or after the arrival, by a branch-free binary search per message over
+    # each agent's wake-ups padded with +inf to a power of two (a lost message, NaN, compares false everywhere and
+    # is set to "never" afterwards)
+    width = 1 << horizon.bit_length()  # > T
+    padded = np.full((runs, n, width), np.inf)
+    padded[:, :, :horizon] = wake.transpose(0, 2, 1)
+    by_agent = padded.reshape(-1)
+    a = arrival
+    itype = np.int32 if runs * n * width < 2**31 - 1 else np.int64
+    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * width - 1).astype(itype)
+    count = np.zeros(a.shape, dtype=itype)  # wake-ups strictly before the arrival
+    step = width >> 1
+    while step:
+        probe = by_agent[base + (count + step)]
+        np.add(count, step, out=count, where=probe < a)
+        step >>= 1
+    # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled (the padding and NaN
+    # never compare equal)
+    rr, mm = np.nonzero(by_agent[base + (count + 1)] == a)
+    u = count.astype(np.int64) + 1
+    u[np.isnan(a)] = horizon + 1
+    while rr.size:
+        late = np.empty(rr.size, dtype=bool)
+        for k, (r, m) in enumerate(zip(rr.tolist(), mm.tolist())):
+            rk = rank_of(r)
+            late[k] = not rk[plan.m_send[m], plan.m_round[m]] < rk[plan.m_recv[m], u[r, m] - 1]
+        rr, mm = rr[late], mm[late]
+        u[rr, mm] += 1
+        keep = u[rr, mm] <= horizon
+        rr, mm = rr[keep], mm[keep]
+        hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
+        rr, mm = rr[hit], mm[hit]
+    return arrival, _freshest(plan, u), rank_of
+
+
 def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
               lost: np.ndarray, delay: np.ndarray):
     """Arrivals, and per round the combined entries and the round of each message used."""
-    runs = send.shape[0]
     runs_, horizon, n = send.shape
-    arrival = np.take(send.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
-    # FIFO links: a delivery never precedes the link's previous delivery (lost messages do not count)
-    fifo = np.flatnonzero(plan.link_fifo)
-    if fifo.size and plan.link_msgs.shape[1]:
-        last = np.full((runs, fifo.size), -np.inf)
-        for p in range(plan.link_msgs.shape[1]):
-            msg = plan.link_msgs[fifo, p]
-            have = msg >= 0
-            cols = msg[have]
-            x = np.maximum(arrival[:, cols], last[:, have])
-            gone = lost[:, cols]
-            arrival[:, cols] = x
-            last[:, have] = np.where(gone, last[:, have], x)
-    arrival[lost] = np.nan
+    arrival = _arrivals(plan, send, lost, delay)
 
     ranks: dict[int, np.ndarray] = {}
 
@@ -441,12 +704,8 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
-        u = _first_combine(arrival, comb, plan, tie_ok)
         # freshest[r, l, t]: the latest round of a message on link l combined by round t (0: none)
-        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
-        rr = np.repeat(np.arange(runs), plan.M)
-        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
-        freshest = np.maximum.accumulate(fr, axis=2)
+        freshest = _freshest(plan, _first_combine(arrival, comb, plan, tie_ok))
     return arrival, present, freshest, rank_of
 
 
@@ -482,11 +741,7 @@ def _lockstep_schedule(timing: Any, plan: _Plan, lost: np.ndarray, delay: np.nda
     present = ~lost
     freshest = None
     if timing.missing == "stale":
-        u = np.where(lost, plan.T + 1, plan.m_round[None, :])
-        fr = np.zeros((runs, plan.L, plan.T + 2), dtype=np.int64)
-        rr = np.repeat(np.arange(runs), plan.M)
-        np.maximum.at(fr, (rr, np.tile(plan.m_link, runs), u.ravel()), np.tile(plan.m_round, runs))
-        freshest = np.maximum.accumulate(fr, axis=2)
+        freshest = _freshest(plan, np.where(lost, plan.T + 1, plan.m_round[None, :]))
     return send, comb, arrival, present, freshest
 
 
@@ -548,7 +803,8 @@ def _check_nothing_to_combine(counts: np.ndarray, lengths: np.ndarray, t: int, c
 # --------------------------------------------------------------------------- the run
 
 
-def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any) -> Any:
+def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, result_type: Any,
+                       layout: str = "simpy") -> Any:
     """``runs`` timed runs of ``scenario`` (module docstring); the batch engine's timed path.
 
     Called by :func:`asyncdp.engine.batch_engine.run_batch`, which checks the arguments.
@@ -559,6 +815,9 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         keep: ``"all"`` or ``"final"`` (as :func:`~asyncdp.engine.batch_engine.run_batch`).
         transcripts: keep the messages per channel.
         result_type: the result class (:class:`~asyncdp.engine.batch_engine.BatchResult`).
+        layout: the random-stream layout of run 0: ``"simpy"`` (the SimPy engine's per-agent and per-link
+            streams), ``"vectorized"`` (stream ``(6, 0)``, drawn as runs ``r >= 1`` draw theirs) or ``"auto"``
+            (``"vectorized"`` above :data:`VECTORIZED_ABOVE_LINKS` links, with a warning; module docstring).
 
     Returns:
         A ``result_type`` with the per-run times, staleness, loss counts and
@@ -578,20 +837,29 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         (True, (2,))
     """
     timing = scenario.timing
-    lockstep = not isinstance(timing, Deadline)
+    lockstep = not isinstance(timing, (Deadline, Async))
+    asynchronous = isinstance(timing, Async)
     plan = _Plan(scenario)
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
     drift, jitter = np.zeros((runs, n_agents)), np.zeros((runs, horizon, n_agents))
     lost, delay = np.empty((runs, plan.M), dtype=bool), np.empty((runs, plan.M))
-    drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
-    for r in range(1, runs):
-        _draws_run(scenario, plan, r, (drift, jitter, lost, delay))
+    layout = _resolve_layout(layout, plan)
+    if layout == "simpy":
+        drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
+    loss = plan.msg_loss()
+    for r in range(0 if layout == "vectorized" else 1, runs):
+        _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
+    elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
+        send = np.cumsum(jitter, axis=1)
+        comb, later = send, np.zeros(send.shape, dtype=bool)
+        arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
+        present = None
     else:
         send, comb, later = _clock(timing, drift, jitter)
         arrival, present, freshest, _ = _schedule(timing, plan, send, comb, later, lost, delay)
@@ -604,9 +872,19 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
         edge = entry_msg >= 0
         used = np.ones((runs, cols.size), dtype=bool)
-        used[:, edge] = present[:, entry_msg[edge]]
         source = np.full((runs, cols.size), t, dtype=np.int64)
-        if stale:
+        if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
+            fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
+            ok = fresh > 0
+            if timing.staleness is not None:
+                ok &= t - fresh <= timing.staleness
+            used[:, edge] = ok
+            source[:, edge] = np.where(ok, fresh, 0)
+            ahead = ahead or bool((fresh[ok] > t).any())
+            max_age = max(max_age, int((t - source[used]).max(initial=0)))
+        else:
+            used[:, edge] = present[:, entry_msg[edge]]
+        if stale and not asynchronous:
             links = plan.m_link[entry_msg[edge]]
             fresh = freshest[:, links, t]  # (R, edges)
             miss = ~used[:, edge]
@@ -670,7 +948,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             blocks = {name: np.asarray(arr).reshape(runs * n_agents, -1) for name, arr in messages.items()}
             history.append((t, blocks, n_agents, None))
         else:
-            e_send, e_recv = plan.m_send[lo:hi], plan.m_recv[lo:hi]
+            e_send, e_recv = plan.m_send[lo:hi].astype(np.int64), plan.m_recv[lo:hi].astype(np.int64)
             std = {}
             for c, ch in noisy:
                 dim = decls[ch.name].dimension
@@ -734,7 +1012,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         record(t, alg.decision(state))
     eps, delta = alg.claimed_privacy(horizon)
     detail_records = (records, round_records)
-    ledger = _ledger(detail, 0, detail_records, unicast, _Detail(detail, detail_records, unicast, lockstep).ranks(0))
+    ledger = _ledger(detail, 0, detail_records, unicast,
+                     _Detail(detail, detail_records, unicast, lockstep, asynchronous=asynchronous).ranks(0))
     times = None
     if keep == "all":
         times = np.zeros((runs, horizon + 1, n_agents))
@@ -745,10 +1024,12 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     return result_type(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
         optimum=optimum, ledger=ledger, messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
-        topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
+        topology=scenario.topology,
+        metadata={**scenario.describe(), "runs": int(runs), "engine": "batch", "stream_layout": layout},
         times=times, staleness=staleness if keep == "all" else None,
         messages_lost=lost.sum(axis=1), messages_sent=plan.M,
-        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not bool((plan.link_loss > 0).any())),
+        detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not plan.lossy(),
+                       asynchronous),
     )
 
 
@@ -802,14 +1083,17 @@ class _Detail:
     unicast: bool
     lockstep: bool = False
     fixed: bool = False  # lockstep over lossless links: every run's schedule is the topology's
+    asynchronous: bool = False  # async timing: send and combine at each wake-up
 
     def ranks(self, r: int) -> np.ndarray | None:
-        """Run ``r``'s send-step ranks (SimPy's event order), or ``None`` where the send times order them."""
+        """Run ``r``'s send-step ranks ``(T, N)`` (SimPy's event order), or ``None`` where the send times order them."""
         send = self.runs.send[r]
         if self.lockstep:  # agents send in index order, round by round
             return np.arange(send.size).reshape(send.shape)
         if not _has_send_ties(send):
             return None
+        if self.asynchronous:
+            return _wake_ranks(send)[:, 1:].T
         return _send_ranks(send, self.runs.comb[r], self.runs.later[r])
 
 
@@ -872,6 +1156,34 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
         parts.append((np.full(int(keep.sum()), t), rows[keep], cols[keep], weights[0][keep],
                       runs.source[t - 1][r][keep]))
     return RealizedSchedule(plan.N, plan.T, *(np.concatenate(c) for c in zip(*parts)))
+
+
+def run_schedules(detail: _Detail) -> RealizedSchedules:
+    """Every run's schedule as columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`; needs ``keep="all"``).
+
+    The same entries and weights as :func:`run_schedule` for each run (the
+    weights recomputed for all runs at once with the same elementwise
+    arithmetic), gathered with one boolean mask over ``(R, entries of all
+    rounds)``, so the cost is a few passes over the batch's schedule arrays.
+
+    Args:
+        detail: a timed batch's ``BatchResult.detail``.
+
+    Returns:
+        The schedules of runs ``0 .. R - 1``.
+    """
+    runs = detail.runs
+    plan = runs.plan
+    used = np.concatenate(runs.used, axis=1)  # (R, entries of rounds 1..T), round-major per run
+    weights = np.concatenate([_realized_weights(plan.rounds[t - 1], runs.used[t - 1])[0]
+                              for t in range(1, plan.T + 1)], axis=1)
+    source = np.concatenate(runs.source, axis=1)
+    rnd = np.concatenate([np.full(plan.rounds[t - 1][1].size, t, dtype=np.int64) for t in range(1, plan.T + 1)])
+    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)])
+    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)])
+    rr, ee = np.nonzero(used)  # row-major: by run, then round, then the round's CSR order
+    offsets = np.concatenate(([0], np.cumsum(used.sum(axis=1))))
+    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee], source[rr, ee])
 
 
 def run_ledger(detail: _Detail, r: int) -> Ledger:

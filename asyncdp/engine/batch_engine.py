@@ -21,15 +21,31 @@ Scope:
   scenario's seed, bitwise (module docstring there: seed layout of runs
   ``r >= 1``; stale messages of rounds ahead run in dependency order,
   :mod:`asyncdp.engine.batch_levels`).
-* Refused with a :class:`~asyncdp.errors.ScenarioError` naming the feature
-  and ``engine='simpy'``: :class:`~asyncdp.engine.timing.Async` timing.
-  ``Async`` is not vectorized
-  because an agent's round-``t`` combine uses the *freshest* value of each
-  neighbour, whose round depends on the other agents' Poisson wake-ups: the
-  runs share no round structure, a state of round ``t`` depends on states of
-  arbitrary other rounds, and an exact array version would have to process
-  the wake-ups one event at a time in time order with per-run round numbers
-  (the rules take one round ``t`` per call), which is the SimPy engine's work.
+* :class:`~asyncdp.engine.timing.Async` timing (Poisson wake-ups, or any
+  ``Async`` subclass's waits, combining the freshest value of every
+  neighbour; ``staleness`` limits) over the same links, broadcast or
+  unicast: the schedule is drawn from the clock and link streams only, so
+  :mod:`asyncdp.engine.batch_deadline` computes every run's wake-ups,
+  deliveries and freshest messages first, and the combines then run in
+  dependency order grouped by round (:mod:`asyncdp.engine.batch_levels`),
+  vectorized across runs; run 0 is again the SimPy run, bitwise.
+
+Every timing policy therefore runs here; the SimPy engine remains the
+reference (and the engine of one-off runs with a progress bar). Speed
+(BENCHMARKS.md, measured on 2 shared cores): ``R`` runs cost one rule call
+per round (or per dependency level and round) plus array work linear in
+``R``. For 10^4 runs of ``examples/async_lossy_links.py`` (10 agents, 60
+rounds) a run costs about 0.3 ms under its deadline timing (50-70x less than
+a SimPy run) and about 0.65 ms with ``Async(rate=1.0)`` (22-24x less).
+One run of 10^6 agents in lockstep rounds (T = 10) costs about 11 s of CPU;
+one deadline run of 10^4 agents on a fresh random graph every round (8·10^6
+messages) about 5 s and 1.4 GB (the vectorized stream layout below).
+
+Random-stream layout of run 0 of a timed batch (``layout=``,
+:mod:`asyncdp.engine.batch_deadline`): ``"simpy"`` (the SimPy engine's
+streams, so run 0 is the SimPy run), ``"vectorized"`` (stream ``(6, 0)`` like
+every other run: no generator per link), or ``"auto"``: the SimPy layout up
+to 10^5 links, the vectorized one above (with a warning).
 
 Noise: round ``t``'s block for channel ``c`` is
 ``noise.broadcast(t, c, mechanism, (R, N, n))``; with the default
@@ -56,8 +72,8 @@ from ..metrics import MetricCurve
 from ..noise import SeededNoise
 from ..result import Result, summary_table
 from .links import ZeroLatency
-from .schedule import RealizedSchedule
-from .timing import Deadline, Lockstep
+from .schedule import RealizedSchedule, RealizedSchedules
+from .timing import Async, Deadline
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
 
@@ -100,12 +116,12 @@ class BatchResult:
             ``[sender, receiver]``, NaN where no message was sent).
         claimed_epsilon, claimed_delta: the algorithm's claim.
         metadata: the scenario description plus ``runs``.
-        times: deadline timing with ``keep="all"``: each agent's combine time
+        times: timed runs (deadline, async, lossy lockstep) with ``keep="all"``: each agent's combine time
             per run and round, ``(R, T + 1, N)`` (else ``None``).
-        staleness: deadline timing with ``keep="all"``: the largest age of a
+        staleness: timed runs with ``keep="all"``: the largest age of a
             message combined, ``(R, T, N)`` (else ``None``).
-        messages_sent: transmissions per run (deadline timing; the same in every run).
-        messages_lost: lost transmissions of each run, ``(R,)`` (deadline timing).
+        messages_sent: transmissions per run (timed runs; the same in every run).
+        messages_lost: lost transmissions of each run, ``(R,)`` (timed runs).
         detail: what :meth:`run` and :meth:`schedule` rebuild a deadline run from.
     """
 
@@ -216,7 +232,7 @@ class BatchResult:
         return r
 
     def _timed_run(self, r: int) -> Result:
-        """Run ``r`` of a deadline batch as the SimPy engine's ``Result`` (times, ledger, transcript, schedule)."""
+        """Run ``r`` of a timed batch as the SimPy engine's ``Result`` (times, ledger, transcript, schedule)."""
         from topology.sequence import generated
 
         from .batch_deadline import run_ledger, run_schedule, run_transcript
@@ -247,11 +263,45 @@ class BatchResult:
         r = self._run_index(r)
         if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
-                raise ScenarioError("schedule(r) of a Deadline batch needs keep='all' (the schedules were not stored)")
+                raise ScenarioError("schedule(r) of a timed batch needs keep='all' (the schedules were not stored)")
             from .batch_deadline import run_schedule
 
             return run_schedule(self.detail, r)
         return RealizedSchedule.lockstep(self.topology, self.horizon)
+
+    def schedules(self) -> RealizedSchedules:
+        """Every run's realized schedule at once, as columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`).
+
+        ``batch.schedules()[r] == batch.schedule(r)`` for every run, but the
+        columns of all runs are built with array operations over the whole
+        batch (no per-run loop), for a cost of the order of a few passes over
+        the batch's schedule arrays: well under the simulation of the runs
+        (BENCHMARKS.md). Lockstep lossless runs all share the topology's
+        schedule, which is repeated ``R`` times.
+
+        Returns:
+            The :class:`~asyncdp.engine.schedule.RealizedSchedules` of runs ``0 .. R - 1``.
+
+        Raises:
+            ScenarioError: a timed batch (deadline, async, lossy lockstep) run with ``keep="final"``.
+
+        Example:
+            >>> from asyncdp import Async, Huang2015, LinkModel, Links
+            >>> sc = Huang2015.example_scenario(seed=1).replace(timing=Async(), links=Links(LinkModel(loss=0.2)))
+            >>> batch = run_batch(sc, runs=3)
+            >>> all(s == batch.schedule(r) for r, s in enumerate(batch.schedules()))
+            True
+        """
+        if self.detail is not None and not self.detail.fixed:
+            if self.trajectory is None:
+                raise ScenarioError("schedules() of a timed batch needs keep='all' (the schedules were not stored)")
+            from .batch_deadline import run_schedules
+
+            return run_schedules(self.detail)
+        one = RealizedSchedule.lockstep(self.topology, self.horizon)
+        reps = self.runs
+        return RealizedSchedules(one.num_agents, one.horizon, np.arange(reps + 1) * len(one),
+                                 *(np.tile(c, reps) for c in one._columns()))
 
     def summary(self) -> dict[str, Any]:
         """Means over runs of the final errors, and the claim (JSON-ready)."""
@@ -340,55 +390,60 @@ def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarra
 
 
 def _check_batchable(scenario: Any) -> None:
-    """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario`` (``Async`` timing)."""
+    """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario`` (it runs every timing)."""
     _timed(scenario)
 
 
 def _timed(scenario: Any) -> bool:
-    """Whether ``scenario`` runs on the timed path (:mod:`.batch_deadline`); raises for ``Async``.
+    """Whether ``scenario`` runs on the timed path (:mod:`.batch_deadline`).
 
-    Deadline timing, and lockstep rounds with a lossy link, a latency other
+    Deadline and async timing, and lockstep rounds with a lossy link, a latency other
     than :class:`~asyncdp.engine.links.ZeroLatency` (the round times and
     release times depend on it) or in unicast mode, draw their links and run
     there; lockstep lossless zero-latency broadcast rounds (the papers' model,
     every time 0) run here.
     """
-    if isinstance(scenario.timing, Deadline):
+    if isinstance(scenario.timing, (Deadline, Async)):
         return True
-    if not isinstance(scenario.timing, Lockstep):
-        raise ScenarioError(
-            f"the batch engine runs lockstep and deadline rounds only; timing {type(scenario.timing).__name__} "
-            "(Poisson wake-ups combining the freshest value of every neighbour) needs engine='simpy'"
-        )
     models = [scenario.links.default, *scenario.links.overrides.values()]
     return any(m.loss > 0 or not isinstance(m.latency, ZeroLatency) for m in models) or scenario.mode != "broadcast"
 
 
-def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False) -> BatchResult:
+def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False,
+              layout: str = "auto") -> BatchResult:
     """Run ``runs`` Monte-Carlo runs of ``scenario`` at once.
 
     Args:
-        scenario: a :class:`~asyncdp.scenario.Scenario` with lockstep timing,
-            lossless links and broadcast mode, or with
-            :class:`~asyncdp.engine.timing.Deadline` timing (any links, either
-            mode; see the module docstring).
+        scenario: a :class:`~asyncdp.scenario.Scenario`: any timing
+            (lockstep, :class:`~asyncdp.engine.timing.Deadline`,
+            :class:`~asyncdp.engine.timing.Async`), any links, either mode
+            (see the module docstring).
         runs: ``R``, the number of runs.
         keep: ``"all"`` stores trajectories ``(R, T + 1, N, n)`` (and, under
-            deadline timing, each run's times, staleness and schedule);
+            timed runs, each run's times, staleness and schedule);
             ``"final"`` only the final states and per-round metrics
             (``O(N n R)`` memory).
         transcripts: also keep the messages per channel: ``(R, T, N, d)``
             (broadcast) or ``(R, T, N, N, d)`` (unicast, ``[sender, receiver]``,
             NaN where no message was sent).
+        layout: random-stream layout of a timed batch's run 0 (lockstep
+            lossless runs draw no clocks or links): ``"simpy"``, the SimPy
+            engine's streams (run 0 is the SimPy run of the seed; one
+            generator per link); ``"vectorized"``, stream ``(6, 0)`` drawn as
+            arrays like every other run's (large runs); ``"auto"`` (default),
+            ``"simpy"`` up to
+            :data:`~asyncdp.engine.batch_deadline.VECTORIZED_ABOVE_LINKS`
+            links and ``"vectorized"`` above, with a ``UserWarning``. The
+            layout used is ``metadata["stream_layout"]``.
 
     Returns:
-        A :class:`BatchResult`. Under deadline timing its ``ledger`` is run
+        A :class:`BatchResult`. Under deadline or async timing its ``ledger`` is run
         0's (release times differ between runs; ``run(r).ledger`` is run ``r``'s).
 
     Raises:
         ScenarioError: a scenario outside the batch engine's scope, a bad
             ``runs`` or ``keep``.
-        MessageLostError: an agent has nothing to combine (deadline timing:
+        MessageLostError: an agent has nothing to combine (deadline or async timing:
             its row has no self weight and every message is missing).
 
     Example:
@@ -401,10 +456,14 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
+    from .batch_deadline import LAYOUTS
+
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ScenarioError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     if _timed(scenario):
         from .batch_deadline import run_deadline_batch
 
-        return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult)
+        return run_deadline_batch(scenario, runs, keep, transcripts, BatchResult, layout)
     problem = scenario.problem
     n_agents, horizon = problem.num_agents, scenario.horizon
     alg, noise, agents, state, curves = start_runs(scenario, runs, keep)

@@ -38,7 +38,7 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError
 
-__all__ = ["RealizedSchedule"]
+__all__ = ["RealizedSchedule", "RealizedSchedules"]
 
 
 class RealizedSchedule:
@@ -204,3 +204,126 @@ class RealizedSchedule:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
+
+
+class RealizedSchedules:
+    """The realized schedules of ``R`` runs as columns (one row per run, round, receiver and sender used).
+
+    What :meth:`~asyncdp.engine.batch_engine.BatchResult.schedules` returns:
+    every run's :class:`RealizedSchedule` at once, built with array
+    operations over all runs (no per-run loop), for consumers that read
+    many runs' schedules (the privacy checker). Entries are sorted by run,
+    then as in :class:`RealizedSchedule` (round, receiver, the receiver's
+    order); run ``r``'s entries are ``offsets[r]:offsets[r + 1]``.
+
+    It is also a sequence of :class:`RealizedSchedule`: ``len()`` is ``R``,
+    ``schedules[r]`` (or :meth:`run`) builds run ``r``'s schedule from its
+    slice, and iterating gives every run's, in order.
+
+    Args:
+        num_agents, horizon: ``N`` and ``T``.
+        offsets: ``(R + 1,)`` int, nondecreasing, from 0 to the number of entries.
+        round, receiver, sender, weight, sender_round: the columns (as :class:`RealizedSchedule`'s).
+
+    Raises:
+        ScenarioError: columns of different lengths or offsets that do not delimit them.
+
+    Example:
+        >>> one = RealizedSchedule.from_dense([np.eye(2)], [np.eye(2, dtype=int)])
+        >>> both = RealizedSchedules.stack([one, one])
+        >>> len(both), both[1] == one, both.offsets.tolist()
+        (2, True, [0, 2, 4])
+    """
+
+    __slots__ = ("num_agents", "horizon", "offsets", "round", "receiver", "sender", "weight", "sender_round")
+
+    def __init__(self, num_agents: int, horizon: int, offsets: Any, round: Any, receiver: Any, sender: Any,
+                 weight: Any, sender_round: Any) -> None:
+        self.num_agents = check_integer(num_agents, "num_agents", minimum=1, error=ScenarioError,
+                                        where="RealizedSchedules")
+        self.horizon = check_integer(horizon, "horizon", minimum=1, error=ScenarioError, where="RealizedSchedules")
+        cols = [np.asarray(c, dtype=np.int64) for c in (round, receiver, sender, sender_round)]
+        w = np.asarray(weight, dtype=float)
+        off = np.asarray(offsets, dtype=np.int64)
+        if len({c.shape for c in cols} | {w.shape}) != 1 or w.ndim != 1:
+            raise ScenarioError("RealizedSchedules: round, receiver, sender, weight and sender_round must be 1-D "
+                                "arrays of one length")
+        if off.ndim != 1 or off.size < 1 or off[0] != 0 or off[-1] != w.size or (np.diff(off) < 0).any():
+            raise ScenarioError(f"RealizedSchedules: offsets must rise from 0 to the number of entries ({w.size})")
+        self.offsets = off
+        self.round, self.receiver, self.sender, self.sender_round = cols
+        self.weight = w
+        for a in (self.offsets, self.round, self.receiver, self.sender, self.weight, self.sender_round):
+            a.flags.writeable = False
+
+    @classmethod
+    def stack(cls, schedules: Sequence[RealizedSchedule]) -> RealizedSchedules:
+        """The columns of several runs' schedules (of one ``N`` and ``T``), in order.
+
+        Raises:
+            ScenarioError: no schedules, or schedules of different sizes.
+        """
+        if not schedules:
+            raise ScenarioError("RealizedSchedules.stack: no schedules")
+        n, horizon = schedules[0].num_agents, schedules[0].horizon
+        if any((s.num_agents, s.horizon) != (n, horizon) for s in schedules):
+            raise ScenarioError("RealizedSchedules.stack: schedules of different num_agents or horizon")
+        offsets = np.concatenate(([0], np.cumsum([len(s) for s in schedules])))
+        return cls(n, horizon, offsets, *(np.concatenate(c) for c in zip(*(s._columns() for s in schedules))))
+
+    @property
+    def runs(self) -> int:
+        """``R``, the number of runs."""
+        return int(self.offsets.size - 1)
+
+    @property
+    def run_index(self) -> np.ndarray:
+        """The run of every entry (``np.repeat(arange(R), entries per run)``)."""
+        return np.repeat(np.arange(self.runs), np.diff(self.offsets))
+
+    def run(self, r: int) -> RealizedSchedule:
+        """Run ``r``'s :class:`RealizedSchedule`.
+
+        Raises:
+            ScenarioError: ``r`` is not an integer in ``[0, R)``.
+        """
+        r = check_integer(r, "run", minimum=0, error=ScenarioError, where="RealizedSchedules")
+        if r >= self.runs:
+            raise ScenarioError(f"RealizedSchedules: run must be < {self.runs} (the number of runs), got {r}")
+        k = slice(int(self.offsets[r]), int(self.offsets[r + 1]))
+        return RealizedSchedule(self.num_agents, self.horizon, self.round[k], self.receiver[k], self.sender[k],
+                                self.weight[k], self.sender_round[k])
+
+    def __getitem__(self, r: Any) -> Any:
+        """``schedules[r]``: run ``r``'s :class:`RealizedSchedule`; ``schedules[a:b]``: those runs' columns."""
+        if isinstance(r, slice):
+            picked = range(self.runs)[r]
+            if picked.step == 1 or len(picked) <= 1:
+                lo = picked.start if len(picked) else 0
+                hi = lo + len(picked)
+                k = slice(int(self.offsets[lo]), int(self.offsets[hi]))
+                return RealizedSchedules(self.num_agents, self.horizon, self.offsets[lo:hi + 1] - self.offsets[lo],
+                                         *(c[k] for c in self._columns()[1:]))
+            return RealizedSchedules.stack([self.run(i) for i in picked])
+        return self.run(r)
+
+    def __len__(self) -> int:
+        return self.runs
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (self.run(r) for r in range(self.runs))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RealizedSchedules):
+            return NotImplemented
+        return (self.num_agents, self.horizon) == (other.num_agents, other.horizon) and all(
+            np.array_equal(a, b) for a, b in zip(self._columns(), other._columns()))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _columns(self) -> tuple[np.ndarray, ...]:
+        return self.offsets, self.round, self.receiver, self.sender, self.weight, self.sender_round
+
+    def __repr__(self) -> str:
+        return (f"RealizedSchedules(runs={self.runs}, num_agents={self.num_agents}, horizon={self.horizon}, "
+                f"entries={self.weight.size})")

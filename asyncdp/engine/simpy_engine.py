@@ -39,6 +39,12 @@ each message used as the run's :class:`~asyncdp.engine.schedule.RealizedSchedule
 The per-agent rule is the algorithm object (:mod:`asyncdp.algorithms.base`);
 this module contains no paper's equations.
 
+Which engine: this engine is the reference, one run at a time (about 15-20
+ms of CPU per run of ``examples/async_lossy_links.py``, deadline or async
+timing; BENCHMARKS.md). The batch engine (:mod:`asyncdp.engine.batch_engine`)
+runs every timing policy for many runs at once, its run 0 being this
+engine's run of the seed bit for bit, at a fraction of the cost per run.
+
 Garbage collection: by default (``freeze_gc=True``) a run (start-up included) starts with
 :func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and
 raises the collector's young-generation threshold to

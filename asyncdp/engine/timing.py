@@ -249,6 +249,35 @@ class Async:
         """Time to the next wake-up, ``Exp(rate)`` (exactly one draw)."""
         return float(rng.exponential(1.0 / self.rate))
 
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` waits at once: the values and stream position of ``count`` calls of :meth:`sample_wait`.
+
+        ``Async`` draws them as one array (``rng.exponential(1 / rate, count)``
+        fills the array draw by draw, so it equals ``count`` single draws to
+        the bit). A subclass that overrides :meth:`sample_wait` but not this
+        method gets its ``sample_wait`` called ``count`` times, in order; a
+        subclass may override both (the batch engine calls this method only).
+
+        Args:
+            rng: the agent's clock generator.
+            count: number of waits, >= 0.
+
+        Returns:
+            A float array of length ``count``.
+
+        Raises:
+            TimingError: a bad ``count``.
+
+        Example:
+            >>> a, b = np.random.default_rng(3), np.random.default_rng(3)
+            >>> Async(rate=2.0).sample_waits(a, 4).tolist() == [Async(rate=2.0).sample_wait(b) for _ in range(4)]
+            True
+        """
+        count = check_integer(count, "count", minimum=0, error=TimingError, where="Async.sample_waits")
+        if type(self).sample_wait is Async.sample_wait:
+            return rng.exponential(1.0 / self.rate, count)
+        return np.array([float(self.sample_wait(rng)) for _ in range(count)], dtype=float)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""
         return {"kind": self.kind, "rate": self.rate, "staleness": self.staleness}

@@ -31,7 +31,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncdp import REGISTRY, Async, InjectedNoise
+from asyncdp import REGISTRY, InjectedNoise
 from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
@@ -268,8 +268,6 @@ def test_keep_final_and_refusals():
     # lockstep rounds over lossless links (here: unicast) mix with the topology's weights in every run
     uni = sc.replace(timing=Lockstep(), links=Links(), mode="unicast")
     assert uni.run(engine="batch", runs=2, keep="final").schedule(1) == uni.run().schedule
-    with pytest.raises(ScenarioError, match=r"timing Async \(Poisson wake-ups.*engine='simpy'"):
-        sc.replace(timing=Async()).run(engine="batch")
 
 
 def test_run_data_pickles_and_rebuilds_the_schedule():

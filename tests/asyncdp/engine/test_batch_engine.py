@@ -80,12 +80,11 @@ def test_runs_are_independent_and_seeded():
 
 def test_out_of_scope_scenarios_are_refused():
     sc = REGISTRY["huang2015"].example_scenario()
-    # Deadline timing and lossy or unicast lockstep rounds run (tests/asyncdp/engine/test_batch_deadline.py); Async not
+    # Deadline and Async timing and lossy or unicast lockstep rounds run (test_batch_deadline.py, test_batch_async.py)
     assert sc.replace(timing=Deadline(), links=Links(LinkModel(loss=0.1)), mode="unicast").run(engine="batch").runs == 1
     assert sc.replace(links=Links(LinkModel(loss=0.1)), timing=Lockstep("stale")).run(engine="batch").runs == 1
     assert sc.replace(mode="unicast").run(engine="batch").runs == 1
-    with pytest.raises(ScenarioError, match="lockstep and deadline rounds only; timing Async"):
-        sc.replace(timing=Async()).run(engine="batch")
+    assert sc.replace(timing=Async(), links=Links(LinkModel(loss=0.1))).run(engine="batch", runs=2).runs == 2
     with pytest.raises(ScenarioError, match="runs must be >= 1, got 0"):
         sc.run(engine="batch", runs=0)
     with pytest.raises(ScenarioError, match="runs must be an integer, got 2.0"):

@@ -190,12 +190,15 @@ def test_simpy_engine_runs_are_seeded_per_run():
     assert a["epsilon_accountant"].iloc[0] == batch["epsilon_accountant"].iloc[0]
 
 
-def test_scenario_outside_batch_scope_needs_simpy():
+def test_async_scenarios_sweep_on_the_batch_engine():
     def async_factory(epsilon):
         return small_factory(epsilon).replace(timing=Async())
 
-    with pytest.raises(ScenarioError, match="simpy"):
-        sweep(async_factory, {"epsilon": [1.0]}, runs=2)
+    out = sweep(async_factory, {"epsilon": [1.0]}, runs=3, seed=2)
+    assert len(out) == 3 and len(set(out["optimality_error"].tolist())) == 3
+    # run 0 of the batch chunk is the SimPy run of the chunk's seed (async runs are bitwise equal)
+    direct = async_factory(1.0).replace(seed=int(out["task_seed"].iloc[0])).run("simpy")
+    assert out["optimality_error"].iloc[0] == direct.optimality_error()[-1]
 
 
 # --------------------------------------------------------------------------- metrics
