@@ -268,6 +268,8 @@ class Checkpoint:
     def _start(self, sweep: dict[str, Any], resume: bool) -> None:
         manifest = self.folder / MANIFEST
         chunks = self._chunk_files()
+        if not resume and not chunks and manifest.is_file():
+            manifest.unlink()  # a sweep that finished no chunk: nothing to lose
         if not manifest.is_file():
             if chunks:
                 raise SweepError(f"checkpoint {self.folder} holds chunk files but no {MANIFEST}; "
