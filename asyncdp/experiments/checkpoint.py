@@ -151,7 +151,8 @@ def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, c
 
 def _short(value: Any, width: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
-    return text if len(text) <= width else text[: width - 3] + "..."
+    half = (width - 3) // 2
+    return text if len(text) <= width else f"{text[:half]}...{text[-half:]}"
 
 
 def _reason(exc: OSError) -> str:
