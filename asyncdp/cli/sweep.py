@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from .arguments import count, integer, nonnegative_int, require_memory
-from .outputs import prepare_file
+from .outputs import OutputError, prepare_file
 
 __all__ = ["register", "sweep_command"]
 
@@ -159,7 +159,11 @@ def sweep_command(args: argparse.Namespace) -> int:
         raise SweepError(f"{exc} (resume with: {resume_command(args)})") from None
     print(format_summary(summarize(df)))
     if out is not None:
-        path = out.write(lambda tmp: write_results(df, tmp))
+        try:
+            path = out.write(lambda tmp: write_results(df, tmp))
+        except OutputError as exc:
+            raise OutputError(f"{exc}; every chunk is kept in {folder}, so this writes the table without running "
+                              f"any: {resume_command(args)}") from None
         print(f"wrote {len(df)} rows to {path}")
     remove_checkpoint(folder)
     return 0
