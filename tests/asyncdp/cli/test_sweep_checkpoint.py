@@ -8,7 +8,8 @@ files, that kill a worker process or interrupt the sweep at a given point:
   the point ``epsilon=3`` removes the marker and kills itself with SIGKILL;
 * ``kill_always``: every worker process that builds ``epsilon=3`` kills itself;
 * ``interrupt``: holding a number ``n``, the command's own process sends
-  itself SIGINT (as Ctrl-C does) in its ``n``-th factory call.
+  itself SIGINT (as Ctrl-C does) in its ``n``-th factory call;
+* ``slow``: worker processes take half a second per chunk.
 
 Every factory call appends its process id to ``calls.log``. With the
 in-process executor the command calls the factory once per chunk it runs,
@@ -18,10 +19,13 @@ plus once to check point 0 before anything starts.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +36,7 @@ SCRIPT = """
 import multiprocessing
 import os
 import signal
+import time
 from pathlib import Path
 
 from asyncdp import Huang2015
@@ -43,6 +48,8 @@ def factory(epsilon):
     with open(HERE / "calls.log", "a") as fh:
         fh.write(f"{{os.getpid()}}\\n")
     worker = multiprocessing.parent_process() is not None
+    if worker and (HERE / "slow").exists():
+        time.sleep(0.5)
     if worker and epsilon == 3:
         if (HERE / "kill_always").exists():
             os.kill(os.getpid(), signal.SIGKILL)
@@ -167,6 +174,41 @@ def test_ctrl_c_keeps_finished_chunks_and_resume_runs_only_the_rest(work, refere
     assert calls(work) == 1 + (CHUNKS - 3)  # the point check, then only the three missing chunks
     assert (work / "out.csv").read_bytes() == reference
     assert not folder.exists()
+
+
+def test_ctrl_c_to_the_process_group_stops_the_worker_processes_quietly(work, reference):
+    """As a terminal's Ctrl-C: SIGINT to the command and its worker processes alike, chunks in flight."""
+    (work / "slow").touch()
+    (work / "calls.log").unlink(missing_ok=True)
+    folder = work / "out.csv.checkpoint"
+    proc = subprocess.Popen([sys.executable, "-m", "asyncdp", *sweep_args(work, "out.csv", "--executor", "processes",
+                                                                          "--workers", "2")],
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while len(chunk_files(folder)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    kept = len(chunk_files(folder))
+    assert 2 <= kept < CHUNKS
+    assert f"{kept} of {CHUNKS} chunks finished and kept" in stderr
+    workers = {int(pid) for pid in (work / "calls.log").read_text().split()} - {proc.pid}
+    assert workers, "no worker process ran"
+    for pid in workers:  # every worker process is gone (none left orphaned)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    (work / "slow").unlink()
+    again = asyncdp(work, *sweep_args(work, "out.csv", "--resume"))
+    assert again.returncode == 0, again.stderr
+    assert calls(work) == 1 + CHUNKS - kept
+    assert (work / "out.csv").read_bytes() == reference
 
 
 def test_existing_checkpoint_is_not_overwritten_and_a_different_sweep_cannot_resume(work, reference):
