@@ -45,6 +45,7 @@ import json
 import os
 import re
 import warnings
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -157,6 +158,12 @@ def _short(value: Any, width: int = 60) -> str:
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _is_temporary(name: str) -> bool:
+    """A temporary file of :func:`write_atomically` for a chunk or the manifest (never complete once left)."""
+    return name.startswith(".") and (name.endswith(".part.npz")
+                                     or (name.startswith(f".{MANIFEST}.") and name.endswith(".part.json")))
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -287,8 +294,7 @@ class Checkpoint:
             raise SweepError(f"checkpoint {self.folder}: unreadable {MANIFEST} ({exc}); "
                              "delete the folder to start afresh") from None
         if not resume:
-            done = sum(1 for _ in chunks)
-            raise SweepError(f"checkpoint {self.folder} already holds a sweep ({done} of {len(self.tasks)} chunks "
+            raise SweepError(f"checkpoint {self.folder} already holds a sweep ({len(chunks)} of {len(self.tasks)} chunks "
                              "finished, if it is this one); resume it (--resume, or resume=True) or delete the "
                              "folder to start afresh")
         diff = [f"{key} ({_short(theirs.get(key))} in the checkpoint, {_short(value)} now)"
@@ -308,7 +314,7 @@ class Checkpoint:
     def _chunk_files(self) -> list[tuple[Path, re.Match[str]]]:
         out = []
         for path in sorted(self.folder.iterdir()):
-            if path.name.startswith(".") and path.name.endswith(".part.npz"):
+            if _is_temporary(path.name):
                 path.unlink(missing_ok=True)  # left by a process killed while writing: never complete
                 continue
             m = _CHUNK.match(path.name)
@@ -332,12 +338,12 @@ class Checkpoint:
                 try:
                     with np.load(io.BytesIO(data), allow_pickle=True) as npz:
                         cols = {k: npz[k] for k in npz.files}
-                except (OSError, ValueError, EOFError) as exc:
+                except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
                     problem = f"unreadable ({exc})"
                 else:
                     expected = np.arange(task.first, task.first + task.runs)
-                    if "run" not in cols or not np.array_equal(cols["run"], expected) or any(len(v) != task.runs
-                                                                            for v in cols.values()):
+                    sizes = {len(v) for v in cols.values()}
+                    if "run" not in cols or not np.array_equal(cols["run"], expected) or sizes != {task.runs}:
                         problem = "not the runs this chunk holds"
             if problem is not None:
                 warnings.warn(f"checkpoint chunk {chunk} of point {point} ({path.name}) is {problem}; "
@@ -365,7 +371,7 @@ class Checkpoint:
             raise SweepStopped(
                 f"cannot write chunk {task.chunk} of point {task.point} ({_fmt(task.params)}) to checkpoint "
                 f"{self.folder}: {_reason(exc)}; the {len(self.kept)} of {len(self.tasks)} chunks finished "
-                "before are kept there: free space, then resume", len(self.kept), len(self.tasks), self.folder,
+                "before are kept there; resume once it can be written", len(self.kept), len(self.tasks), self.folder,
             ) from None
         self.kept[index] = dict(columns)
 
@@ -409,8 +415,7 @@ def remove_checkpoint(folder: str | os.PathLike[str]) -> None:
     lock.acquire()
     try:
         for path in folder.iterdir():
-            if path.name == MANIFEST or _CHUNK.match(path.name) or (path.name.startswith(".")
-                                                                     and path.name.endswith(".part.npz")):
+            if path.name == MANIFEST or _CHUNK.match(path.name) or _is_temporary(path.name):
                 path.unlink(missing_ok=True)
     finally:
         lock.release()

@@ -109,14 +109,29 @@ def test_truncated_or_corrupt_chunk_is_run_again_with_a_warning(tmp_path, refere
     assert_frame_equal(df, reference, check_exact=True)
 
 
+def test_chunk_file_under_another_chunks_name_is_run_again(tmp_path, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    first, second = files(folder)[:2]  # chunks 0 and 1 of point 0
+    first.unlink()
+    second.rename(folder / f"p000000-c000000-{second.stem.split('-')[2]}.npz")  # intact bytes, wrong runs
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="chunk 0 of point 0 .* is not the runs this chunk holds"):
+        df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert CALLS == [1.0, 1.0, 1.0]  # the point check, chunks 0 and 1
+    assert_frame_equal(df, reference, check_exact=True)
+
+
 def test_leftover_temporary_file_is_removed(tmp_path, reference):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
     files(folder)[5].unlink()
     part = folder / ".p000001-c000002-abc.npz.x1y2.part.npz"
     part.write_bytes(b"half a chunk")
+    manifest_part = folder / f".{MANIFEST}.x1y2.part.json"
+    manifest_part.write_text("{")
     df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
-    assert not part.exists()
+    assert not part.exists() and not manifest_part.exists()
     assert_frame_equal(df, reference, check_exact=True)
 
 

@@ -410,10 +410,11 @@ def test_cli_bad_scripts(tmp_path, capsys):
     assert len(err) == 1 and "No such file or directory" in err[0]
 
 
-def test_cli_entry_point_registered():
+def test_cli_entry_point_registered(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "asyncdp", "sweep", str(SCRIPT), "--grid", "epsilon=2",
-                           "--runs", "2"], check=False, capture_output=True, text=True, timeout=120)
+                           "--runs", "2"], check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []  # its checkpoint (SCRIPT.py.checkpoint here) is removed once done
     assert proc.stdout.splitlines()[0].split()[:3] == ["epsilon", "runs", "optimality_error"]
 
 
