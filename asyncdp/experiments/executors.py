@@ -357,12 +357,13 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], sc
             i = index[fut.key]
             try:
                 out = fut.result()
-            except killed as exc:
+            except killed:
+                # Dask blames every task a dying worker held, so the chunk named may be one queued beside the culprit
                 task = tasks[i][1]
                 raise WorkerDied(f"chunk {task.chunk} of point {task.point} ({_fmt(task.params)}) failed: "
-                                 f"the Dask workers running it died (KilledWorker: {exc}; a worker killed by a "
-                                 "signal, often the system's out-of-memory killer, or over its memory limit)",
-                                 task, "KilledWorker") from None
+                                 "the Dask workers running it died (KilledWorker, after the scheduler's allowed "
+                                 "retries; a worker killed by a signal, often the system's out-of-memory killer, "
+                                 "or over its memory limit)", task, "KilledWorker") from None
             done(tasks[i][0], out)
     except BaseException:
         client.cancel(futures)

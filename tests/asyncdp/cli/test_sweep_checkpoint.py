@@ -106,10 +106,11 @@ def work(tmp_path: Path) -> Path:
     return make_work(tmp_path)
 
 
-def asyncdp(work: Path, *args: str, prefix: tuple[str, ...] = ("-m", "asyncdp")) -> subprocess.CompletedProcess[str]:
+def asyncdp(work: Path, *args: str, prefix: tuple[str, ...] = ("-m", "asyncdp"),
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     (work / "calls.log").unlink(missing_ok=True)
     return subprocess.run([sys.executable, *prefix, *args], cwd=work, capture_output=True, text=True,
-                          timeout=TIMEOUT, check=False)
+                          timeout=TIMEOUT, check=False, env=None if env is None else {**os.environ, **env})
 
 
 def sweep_args(work: Path, out: str, *extra: str, script: str = "scenario.py") -> list[str]:
@@ -303,3 +304,17 @@ def test_killed_dask_worker_is_replaced_and_the_table_is_bitwise_equal(work, ref
     assert "Traceback" not in proc.stderr
     assert not (work / "kill_once").exists()  # a worker did die
     assert (work / "out.csv").read_bytes() == reference
+
+
+def test_dask_killed_worker_is_one_error_line_keeping_finished_chunks(work):
+    (work / "kill_always").touch()
+    no_retry = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}  # KilledWorker at the first death
+    proc = asyncdp(work, *sweep_args(work, "out.csv", "--executor", "dask", "--local-cluster", "1"), env=no_retry)
+    lines = error_lines(proc.stderr)
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    # Dask blames every task the dying worker held (running or queued), so the chunk named may be another one
+    assert re.search(r"chunk \d of point \d \(epsilon=\d\) failed: the Dask workers running it died \(KilledWorker, "
+                     r"after the scheduler's allowed retries; a worker killed by a signal, often the system's "
+                     r"out-of-memory killer", lines[0]), lines[0]
+    kept = len(chunk_files(work / "out.csv.checkpoint"))
+    assert f"{kept} of {CHUNKS} chunks finished, kept in" in lines[0] and "--resume" in lines[0]
