@@ -103,7 +103,7 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, fingerprint
+from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, fingerprint, remove_checkpoint
 from .executors import (
     DEFAULT_RETRIES,
     EXECUTORS,
@@ -285,6 +285,11 @@ def sweep(
     try:
         outputs = _execute(tasks, ck, factory, engine, metrics, executor, workers, scheduler, local_cluster,
                            retries, progress)
+    except BaseException:
+        if ck is not None and not ck.kept:  # nothing finished (e.g. no Dask scheduler): leave no empty folder
+            ck.close()
+            remove_checkpoint(ck.folder)
+        raise
     finally:
         if ck is not None:
             ck.close()

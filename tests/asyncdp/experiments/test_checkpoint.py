@@ -246,6 +246,13 @@ def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
     assert_frame_equal(df, reference, check_exact=True)
 
 
+def test_a_sweep_that_finished_no_chunk_leaves_no_checkpoint(tmp_path):
+    folder = tmp_path / "ck"
+    with pytest.raises(SweepError, match="active distributed.Client"):  # fails in the executor, after opening
+        sweep(counting_factory, GRID, checkpoint=folder, executor="dask", **KW)
+    assert not folder.exists()
+
+
 def test_ctrl_c_without_checkpoint_says_nothing_was_kept():
     def interrupting(epsilon: float) -> Scenario:
         if CALLS:  # after the point check
