@@ -122,7 +122,6 @@ def sweep_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp sweep``; returns the exit code."""
     from ..errors import SweepError
     from ..experiments.checkpoint import SweepInterrupted, SweepStopped, remove_checkpoint
-    from ..experiments.executors import DEFAULT_RETRIES
     from ..experiments.factories import ScriptFactory
     from ..experiments.grid import grid_from_strings, grid_points
     from ..experiments.results_io import _format_of, write_results
@@ -148,7 +147,7 @@ def sweep_command(args: argparse.Namespace) -> int:
             factory, grid, runs=args.runs, seed=args.seed, executor=args.executor, workers=args.workers,
             scheduler=args.scheduler, local_cluster=args.local_cluster, engine=args.engine,
             chunk_runs=args.chunk_runs, progress=args.progress, checkpoint=folder, resume=args.resume,
-            retries=DEFAULT_RETRIES if args.retries is None else args.retries,
+            retries=args.retries,
         )
     except SweepInterrupted as exc:
         print(f"asyncdp: sweep interrupted: {exc.kept} of {exc.total} chunks finished and kept in {folder}; "

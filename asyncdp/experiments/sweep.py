@@ -144,7 +144,7 @@ def sweep(
     progress: bool | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     resume: bool = False,
-    retries: int = DEFAULT_RETRIES,
+    retries: int | None = None,
 ) -> pd.DataFrame:
     """Run ``runs`` Monte-Carlo runs of ``factory(**params)`` at every point of ``grid``.
 
@@ -189,8 +189,9 @@ def sweep(
             that it is the same sweep, keep its complete chunks and run the
             others. Without it, a ``checkpoint`` folder that holds a sweep is
             an error.
-        retries: ``"processes"``: how many times a chunk whose worker process
-            died is run again on a fresh process before the sweep stops.
+        retries: ``"processes"`` only: how many times a chunk whose worker
+            process died is run again on a fresh process before the sweep
+            stops (default :data:`~asyncdp.experiments.executors.DEFAULT_RETRIES`).
 
     Returns:
         One row per (point, run), sorted by ``(point, run)``.
@@ -245,6 +246,10 @@ def sweep(
     if workers is not None and executor != "processes":
         raise SweepError(f"workers applies to executor 'processes' only (executor is {executor!r}); "
                          "for Dask use local_cluster=N or scheduler=ADDRESS")
+    if retries is not None and executor != "processes":
+        raise SweepError(f"retries applies to executor 'processes' only (executor is {executor!r}); "
+                         "Dask retries by the scheduler's distributed.scheduler.allowed-failures setting")
+    retries = DEFAULT_RETRIES if retries is None else check_integer(retries, "retries", minimum=0, error=SweepError)
     if (scheduler is not None or local_cluster is not None) and executor != "dask":
         raise SweepError(f"scheduler and local_cluster apply to executor 'dask' only (executor is {executor!r})")
     if scheduler is not None and local_cluster is not None:
@@ -269,7 +274,6 @@ def sweep(
         if metrics is not None:
             _check_picklable(metrics, "metrics function", executor)
 
-    retries = check_integer(retries, "retries", minimum=0, error=SweepError)
     if resume and checkpoint is None:
         raise SweepError("resume=True needs the checkpoint folder to resume (checkpoint=FOLDER)")
     tasks = [

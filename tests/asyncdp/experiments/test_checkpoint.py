@@ -279,7 +279,9 @@ def test_worker_death_without_retries_names_chunk_point_and_cause(tmp_path):
         sweep(script, GRID, checkpoint=folder, executor="processes", workers=1, retries=0, **KW)
     assert info.value.kept == 3 and len(files(folder)) == 3
     with pytest.raises(SweepError, match="retries must be >= 0"):
-        sweep(script, GRID, retries=-1, **KW)
+        sweep(script, GRID, executor="processes", retries=-1, **KW)
+    with pytest.raises(SweepError, match="retries applies to executor 'processes' only"):
+        sweep(script, GRID, retries=1, **KW)
 
 
 def test_death_cause_words():
