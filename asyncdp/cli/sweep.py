@@ -10,7 +10,7 @@ metric) and writes the full per-run table with ``--out``.
 No finished work is lost. Each finished chunk is written, as it completes, to
 a checkpoint folder (:mod:`asyncdp.experiments.checkpoint`): ``--checkpoint
 DIR``, else ``OUT.checkpoint`` next to ``--out FILE``, else
-``SCRIPT.checkpoint`` (the script's file name) in the current directory. The
+``SCRIPT.py.checkpoint`` (the script's file name) in the current directory. The
 folder is removed once the sweep has finished and its table is written.
 After a crash, a kill, Ctrl-C (exit code 130; the command prints how many
 chunks were kept and the exact command that resumes) or a full disk, the same
@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "an existing file replaced with a note on stderr)")
     p.add_argument("--checkpoint", metavar="DIR", default=None,
                    help="folder for the finished chunks (default: FILE.checkpoint next to --out FILE, else "
-                   "SCRIPT.checkpoint in the current directory); removed once the sweep is done")
+                   "SCRIPT.py.checkpoint in the current directory); removed once the sweep is done")
     p.add_argument("--resume", action="store_true",
                    help="continue the interrupted sweep of the checkpoint folder: run only its missing chunks")
     p.add_argument("--retries", metavar="N", type=nonnegative_int, default=None,
@@ -150,9 +150,13 @@ def sweep_command(args: argparse.Namespace) -> int:
             retries=args.retries,
         )
     except SweepInterrupted as exc:
-        print(f"asyncdp: sweep interrupted: {exc.kept} of {exc.total} chunks finished and kept in {folder}; "
-              "the chunks in flight were abandoned (they run again on resume)", file=sys.stderr)
-        print(f"asyncdp: resume with: {resume_command(args)}", file=sys.stderr)
+        if exc.kept == 0:
+            print(f"asyncdp: sweep interrupted before any of its {exc.total} chunks finished; nothing was kept",
+                  file=sys.stderr)
+        else:
+            print(f"asyncdp: sweep interrupted: {exc.kept} of {exc.total} chunks finished and kept in {folder}; "
+                  "the chunks in flight were abandoned (they run again on resume)", file=sys.stderr)
+            print(f"asyncdp: resume with: {resume_command(args)}", file=sys.stderr)
         raise KeyboardInterrupt from None
     except SweepStopped as exc:
         raise SweepError(f"{exc} (resume with: {resume_command(args)})") from None

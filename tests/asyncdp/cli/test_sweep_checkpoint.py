@@ -318,3 +318,19 @@ def test_dask_killed_worker_is_one_error_line_keeping_finished_chunks(work):
                      r"out-of-memory killer", lines[0]), lines[0]
     kept = len(chunk_files(work / "out.csv.checkpoint"))
     assert f"{kept} of {CHUNKS} chunks finished, kept in" in lines[0] and "--resume" in lines[0]
+
+
+def test_ctrl_c_before_any_chunk_finished_keeps_nothing(tmp_path, capsys):
+    from asyncdp.cli import main
+
+    script = tmp_path / "early.py"
+    script.write_text("from asyncdp import Huang2015\n\nCALLS = []\n\n\ndef factory(epsilon):\n"
+                      "    CALLS.append(epsilon)\n"
+                      "    if len(CALLS) == 2:  # the first chunk, after the point check\n"
+                      "        raise KeyboardInterrupt\n"
+                      "    return Huang2015.example_scenario(seed=3).replace(horizon=15)\n")
+    assert main(["sweep", str(script), *ARGS, "--out", str(tmp_path / "out.csv")]) == 130
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"asyncdp: sweep interrupted before any of its {CHUNKS} chunks finished; nothing was kept",
+                   "asyncdp: interrupted"]
+    assert list(tmp_path.iterdir()) == [script]  # no table, no checkpoint folder
