@@ -271,9 +271,12 @@ def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]
                         w.stop(kill=True)
                         pool[k] = w = _Worker(ctx, args)
                     index, task = queue.pop()
-                    w.conn.send((index, task))
                     w.task = index
                     running += 1
+                    try:
+                        w.conn.send((index, task))
+                    except OSError:
+                        pass  # it died just now: its sentinel says so below, and the chunk runs again
             busy = [w for w in pool if w.task is not None]
             ready = set(mp_connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
             for w in busy:
