@@ -198,13 +198,14 @@ def sweep(
 
     Raises:
         SweepError: a bad grid, ``runs``, ``seed``, ``chunk_runs``, executor,
-            engine or executor option; a factory that rejects a grid parameter,
-            raises a :class:`~asyncdp.errors.ScenarioError` or returns no
-            Scenario; a factory or ``metrics`` that cannot be pickled for
-            ``"processes"``; bad ``metrics`` output.
+            engine or executor option (``retries`` included); a factory that
+            rejects a grid parameter, raises a
+            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario; a
+            factory or ``metrics`` that cannot be pickled for ``"processes"``;
+            bad ``metrics`` output; a checkpoint that holds another sweep
+            (naming what differs), that holds one while ``resume`` is false,
+            or that a running sweep has locked.
         ScenarioError: a scenario outside the batch engine's scope (use ``engine="simpy"``).
-        SweepError: the checkpoint holds another sweep (naming what differs),
-            holds one and ``resume`` is false, or is in use by a running sweep.
         SweepStopped: a chunk's worker process kept dying
             (:class:`~asyncdp.experiments.executors.WorkerDied` as its cause;
             Dask's ``KilledWorker`` too) or a chunk could not be written
