@@ -212,6 +212,35 @@ def test_ctrl_c_to_the_process_group_stops_the_worker_processes_quietly(work, re
     assert (work / "out.csv").read_bytes() == reference
 
 
+def test_sigkill_of_the_whole_command_leaves_complete_chunks_and_no_stale_lock(work, reference):
+    """A crash of the command itself (SIGKILL to it and its workers): no clean-up code runs at all."""
+    (work / "slow").touch()
+    (work / "calls.log").unlink(missing_ok=True)
+    folder = work / "out.csv.checkpoint"
+    proc = subprocess.Popen([sys.executable, "-m", "asyncdp", *sweep_args(work, "out.csv", "--executor", "processes",
+                                                                          "--workers", "2")],
+                            cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while len(chunk_files(folder)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    kept = len(chunk_files(folder))
+    assert 2 <= kept < CHUNKS
+    for path in chunk_files(folder):  # a temporary file may be left if the kill came mid-write; never a chunk
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == path.stem.rsplit("-", 1)[1], path
+    (work / "slow").unlink()
+    again = asyncdp(work, *sweep_args(work, "out.csv", "--resume"))  # the dead command's lock is gone with it
+    assert again.returncode == 0, again.stderr
+    assert calls(work) == 1 + CHUNKS - kept
+    assert (work / "out.csv").read_bytes() == reference
+
+
 def test_existing_checkpoint_is_not_overwritten_and_a_different_sweep_cannot_resume(work, reference):
     interrupt_at_half(work)
     folder = work / "out.csv.checkpoint"
