@@ -172,7 +172,7 @@ def death_cause(exitcode: int | None) -> str:
             name = f" ({signal.Signals(-exitcode).name})"
         except ValueError:
             name = ""
-        oom = ", often the system's out-of-memory killer" if -exitcode == signal.SIGKILL else ""
+        oom = ", often the system's out-of-memory killer" if -exitcode == 9 else ""  # SIGKILL (POSIX only)
         return f"killed by signal {-exitcode}{name}{oom}"
     return f"exited with code {exitcode}"
 
