@@ -4,7 +4,7 @@
 ``examples/huang2015_rendezvous.py`` (ten agents in [-1, 1]^2, strided rings
 1, 3, 7, Huang-Mitra-Vaidya with lockstep rounds, T = 60) with another
 privacy level and schedule. The script is self-contained on purpose: as a
-``asyncdp.experiments.sweep.ScriptFactory`` it travels as source text to Dask
+``asyncdp.experiments.factories.ScriptFactory`` it travels as source text to Dask
 workers that may not see this folder (a test checks that it builds the same
 scenario as the rendezvous example).
 
@@ -59,7 +59,8 @@ grid = {"epsilon": [0.5, 1, 2, 5]}
 
 def main(runs: int = 100, seed: int = 0) -> pd.DataFrame:
     """Sweep the default grid in-process and print the per-point summary."""
-    from asyncdp.experiments.sweep import format_summary, summarize, sweep
+    from asyncdp.experiments.summaries import format_summary, summarize
+    from asyncdp.experiments.sweep import sweep
 
     df = sweep(factory, grid, runs=runs, seed=seed)
     print(f"private rendezvous, {runs} runs per epsilon (sweep seed {seed}):")

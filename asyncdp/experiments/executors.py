@@ -1,7 +1,16 @@
 """Sweep executors: where the tasks run (this process, a process pool, a Dask cluster) and what one task does.
 
-Every executor runs :func:`_run_task` on each task and returns the outputs in
-task order, so results do not depend on the executor.
+Every executor runs :func:`_run_task` on each task and hands each task's
+output to ``done(index, output)`` *in the parent process* as soon as the
+task finishes (the sweep writes it to its checkpoint there); results do not
+depend on the executor. The ``"processes"`` executor runs its own workers,
+one chunk per process at a time, so it knows which process runs which chunk:
+a chunk whose process dies runs again on a fresh process up to
+:data:`DEFAULT_RETRIES` times, then :class:`WorkerDied` names the chunk, its
+grid point and the cause. Dask's ``KilledWorker`` (after the scheduler's own
+retries) becomes the same :class:`WorkerDied`. On Ctrl-C or an error the
+chunks in flight are abandoned: worker processes are killed, Dask futures
+cancelled.
 
 Example:
     >>> EXECUTORS
@@ -11,22 +20,25 @@ Example:
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection as mp_connection
+import os
 import pickle
+import signal
 import sys
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
 
 from ..errors import SweepError
+from .checkpoint import Done
 from .factories import _build, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
 
-__all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT"]
+__all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
 
 EXECUTORS: tuple[str, ...] = ("inprocess", "processes", "dask")
 """Where tasks run: this process, a ``ProcessPoolExecutor``, or a Dask cluster."""
@@ -128,12 +140,10 @@ def _check_picklable(obj: Any, what: str, executor: str) -> None:
         ) from None
 
 
-def _run_inprocess(call: Callable[[_Task], dict[str, np.ndarray]], tasks: Sequence[_Task], bar: Any) -> list[Any]:
-    out = []
-    for task in tasks:
-        out.append(call(task))
-        bar.update(1)
-    return out
+def _run_inprocess(call: Callable[[_Task], dict[str, np.ndarray]], tasks: Sequence[tuple[int, _Task]],
+                   done: Done) -> None:
+    for index, task in tasks:
+        done(index, call(task))
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
@@ -146,24 +156,180 @@ def _process_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context(method)
 
 
-def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[_Task], workers: int | None, bar: Any) -> list[Any]:
-    out: list[Any] = [None] * len(tasks)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context())
+def death_cause(exitcode: int | None) -> str:
+    """Why a worker process ended, in words (``exitcode`` as :attr:`multiprocessing.Process.exitcode`).
+
+    Example:
+        >>> death_cause(-9)
+        "killed by signal 9 (SIGKILL), often the system's out-of-memory killer"
+        >>> death_cause(3)
+        'exited with code 3'
+    """
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode < 0:
+        try:
+            name = f" ({signal.Signals(-exitcode).name})"
+        except ValueError:
+            name = ""
+        oom = ", often the system's out-of-memory killer" if -exitcode == 9 else ""  # SIGKILL (POSIX only)
+        return f"killed by signal {-exitcode}{name}{oom}"
+    return f"exited with code {exitcode}"
+
+
+def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
+    """A worker process: run the tasks the parent sends, one at a time, until it sends ``None``.
+
+    Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if msg is None:
+            return
+        index, task = msg
+        try:
+            reply: tuple[str, int, Any] = ("ok", index, _run_task(factory, task, engine, metrics))
+        except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+            reply = ("error", index, exc)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 - an exception that cannot be pickled
+            conn.send(("error", index, SweepError(f"{type(reply[2]).__name__}: {reply[2]} "
+                                                  f"(and it could not be sent back: {exc})")))
+
+
+class _Worker:
+    """One worker process of :func:`_run_processes` and the task it runs (``None``: idle)."""
+
+    def __init__(self, ctx: Any, args: tuple[Any, str, Any]) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: int | None = None
+
+    def stop(self, kill: bool) -> None:
+        if kill:
+            self.process.kill()
+        else:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(timeout=None if kill else 10.0)
+        if self.process.is_alive():  # pragma: no cover - a worker that ignores the stop message
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+DEFAULT_RETRIES = 2
+"""How many times a chunk whose worker process died is run again (on a fresh process) before the sweep stops."""
+
+
+class WorkerDied(SweepError):
+    """A chunk's worker process died more often than the retries allow.
+
+    Attributes:
+        task: the chunk's task.
+        cause: how the last worker ended (:func:`death_cause`).
+    """
+
+    def __init__(self, message: str, task: _Task, cause: str) -> None:
+        super().__init__(message)
+        self.task, self.cause = task, cause
+
+
+def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], workers: int | None,
+                   done: Done, retries: int = DEFAULT_RETRIES) -> None:
+    """Run the tasks on ``workers`` processes, one chunk per process at a time, and record which runs which.
+
+    When a worker process dies (a signal, the out-of-memory killer, ``os._exit``),
+    a fresh process replaces it and its chunk runs again, up to ``retries``
+    times (a warning each time); then :class:`WorkerDied` names the chunk,
+    its grid point and the cause. The other workers go on meanwhile. An
+    exception raised by a task (a bad factory, bad metrics) is raised here.
+    """
+    ctx = _process_context()
+    queue = list(reversed(tasks))  # pop() from the end: task order
+    by_index = dict(tasks)
+    deaths: dict[int, int] = {}
+    n = min(workers or os.cpu_count() or 1, len(tasks))
+    pool: list[_Worker] = []
+    ok = False
     try:
-        factory, engine, metrics = args
-        futures = {pool.submit(_run_task, factory, task, engine, metrics): i for i, task in enumerate(tasks)}
-        for fut in as_completed(futures):
-            out[futures[fut]] = fut.result()
-            bar.update(1)
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    return out
+        pool = [_Worker(ctx, args) for _ in range(n)]
+        running = 0
+        while queue or running:
+            for k, w in enumerate(pool):
+                if w.task is None and queue:
+                    if not w.process.is_alive():  # died while idle: no chunk to blame
+                        w.stop(kill=True)
+                        pool[k] = w = _Worker(ctx, args)
+                    index, task = queue.pop()
+                    w.task = index
+                    running += 1
+                    try:
+                        w.conn.send((index, task))
+                    except OSError:
+                        pass  # it died just now: its sentinel says so below, and the chunk runs again
+            busy = [w for w in pool if w.task is not None]
+            ready = set(mp_connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy]))
+            for w in busy:
+                if w.conn in ready or w.conn.poll():
+                    try:
+                        kind, index, payload = w.conn.recv()
+                    except (EOFError, OSError):
+                        pass  # died while sending: its sentinel says so below
+                    else:
+                        w.task = None
+                        running -= 1
+                        if kind == "error":
+                            raise payload
+                        done(index, payload)
+                        continue
+                if w.process.sentinel in ready or not w.process.is_alive():
+                    w.process.join()
+                    lost = w.task
+                    assert lost is not None
+                    cause = death_cause(w.process.exitcode)
+                    task = by_index[lost]
+                    deaths[lost] = deaths.get(lost, 0) + 1
+                    where = f"chunk {task.chunk} of point {task.point} ({_fmt(task.params)})"
+                    if deaths[lost] > retries:
+                        raise WorkerDied(f"{where} failed: its worker process was {cause} "
+                                         f"({deaths[lost]} times; {retries} retries allowed)", task, cause)
+                    warnings.warn(f"the worker process running {where} was {cause}; running the chunk again "
+                                  f"on a fresh process (retry {deaths[lost]} of {retries})",
+                                  RuntimeWarning, stacklevel=2)
+                    w.conn.close()
+                    pool[pool.index(w)] = _Worker(ctx, args)
+                    queue.append((lost, task))
+                    running -= 1
+        ok = True
+    finally:
+        for w in pool:  # on an error or Ctrl-C the chunks in flight are abandoned
+            if w.process.is_alive() or w.process.exitcode is None:
+                w.stop(kill=not ok)
+            else:
+                w.conn.close()
 
 
-def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[_Task], scheduler: str | None,
-              local_cluster: int | None, bar: Any) -> list[Any]:
+def _killed_worker_error(distributed: Any) -> type[BaseException]:
+    try:
+        return distributed.KilledWorker
+    except AttributeError:  # pragma: no cover - older distributed
+        from distributed.scheduler import KilledWorker
+
+        return KilledWorker
+
+
+def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
+              local_cluster: int | None, done: Done) -> None:
     try:
         import distributed
     except ImportError as exc:  # pragma: no cover - dask is a dependency
@@ -184,15 +350,24 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[_Task], scheduler: str
             raise SweepError("executor 'dask' needs scheduler=ADDRESS, local_cluster=N_WORKERS, "
                              "or an active distributed.Client") from None
     own_client = scheduler is not None or cluster is not None
-    out: list[Any] = [None] * len(tasks)
+    killed = _killed_worker_error(distributed)
     futures = []
     try:
         factory, engine, metrics = args
-        futures = [client.submit(_run_task, factory, task, engine, metrics, pure=False) for task in tasks]
+        futures = [client.submit(_run_task, factory, task, engine, metrics, pure=False) for _, task in tasks]
         index = {fut.key: i for i, fut in enumerate(futures)}
         for fut in distributed.as_completed(futures):
-            out[index[fut.key]] = fut.result()
-            bar.update(1)
+            i = index[fut.key]
+            try:
+                out = fut.result()
+            except killed:
+                # Dask blames every task a dying worker held, so the chunk named may be one queued beside the culprit
+                task = tasks[i][1]
+                raise WorkerDied(f"chunk {task.chunk} of point {task.point} ({_fmt(task.params)}) failed: "
+                                 "the Dask workers running it died (KilledWorker, after the scheduler's allowed "
+                                 "retries; a worker killed by a signal, often the system's out-of-memory killer, "
+                                 "or over its memory limit)", task, "KilledWorker") from None
+            done(tasks[i][0], out)
     except BaseException:
         client.cancel(futures)
         raise
@@ -202,4 +377,3 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[_Task], scheduler: str
             client.close()
         if cluster is not None:
             cluster.close()
-    return out

@@ -64,11 +64,25 @@ script must then be self-contained — it cannot read sibling files).
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
 the executors in :mod:`.executors`, the metric columns and summaries in
-:mod:`.summaries`, result files in :mod:`.results_io`. Every name is also
-importable from here, as before.
+:mod:`.summaries`, result files in :mod:`.results_io`, checkpoints in
+:mod:`.checkpoint`; import each name from its module.
+
+Checkpoints and resuming. With ``checkpoint=FOLDER`` the parent process
+writes every finished chunk to ``FOLDER`` as soon as it completes (lossless
+``.npz`` files named by their SHA-256; see :mod:`.checkpoint`), so a crash,
+a kill, Ctrl-C or a full disk loses no finished chunk, and
+``resume=True`` runs only the chunks that are missing (a truncated or
+corrupt chunk file is run again, with a warning). The result is bitwise the
+one of an uninterrupted sweep, since every chunk's seed depends only on its
+position. Resuming checks that the folder belongs to the same sweep
+(factory or script content, grid, runs, chunking, seed, engine, metrics,
+asyncdp and numpy versions; the executor may differ). A folder that already
+holds a sweep is never overwritten without ``resume=True``. The folder is
+kept after the sweep (delete it when done; the command line does).
 
 Example:
     >>> from asyncdp.algorithms import Huang2015
+    >>> from asyncdp.experiments.summaries import summarize
     >>> def factory(epsilon):  # doctest: +SKIP
     ...     return Huang2015.example_scenario().replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9))
     >>> df = sweep(factory, {"epsilon": [1.0, 10.0]}, runs=50, seed=3)  # doctest: +SKIP
@@ -77,61 +91,35 @@ Example:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-# the private names too: they were importable from this module when it was the whole sweep
-from .executors import (  # noqa: F401
-    AUTO_PROGRESS_TASKS,
+from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, fingerprint, remove_checkpoint
+from .executors import (
+    DEFAULT_RETRIES,
     EXECUTORS,
+    WorkerDied,
     _check_picklable,
-    _process_context,
     _run_dask,
     _run_inprocess,
     _run_processes,
     _run_task,
     _show_progress,
 )
-from .factories import ScriptFactory, _build, _check_signature, _exec_script, _fmt, _resolve  # noqa: F401
-from .grid import _check_name, _parse_value, _Task, derive_seed, grid_from_strings, grid_points  # noqa: F401
-from .results_io import _SUFFIXES, _format_of, read_results, write_results  # noqa: F401
-from .summaries import (  # noqa: F401
-    _INDEX_COLUMNS,
-    _RESERVED,
-    METRICS,
-    _accountant_epsilon,
-    _assemble,
-    _final_metrics,
-    _layout,
-    _sensitivity,
-    _user_columns,
-    format_summary,
-    summarize,
-)
+from .factories import ScriptFactory, _build, _check_signature, _fmt, _resolve
+from .grid import _Task, grid_points
+from .summaries import _assemble
 
-__all__ = [
-    "sweep",
-    "ScriptFactory",
-    "grid_points",
-    "grid_from_strings",
-    "derive_seed",
-    "summarize",
-    "format_summary",
-    "write_results",
-    "read_results",
-    "EXECUTORS",
-    "ENGINES",
-    "METRICS",
-    "DEFAULT_CHUNK_RUNS",
-    "AUTO_PROGRESS_TASKS",
-]
+__all__ = ["sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"]
 
 ENGINES: tuple[str, ...] = ("batch", "simpy")
 """Simulation engines (see :meth:`asyncdp.scenario.Scenario.run`)."""
@@ -154,6 +142,9 @@ def sweep(
     chunk_runs: int | None = None,
     metrics: Callable[[Any, Scenario], Mapping[str, Any]] | None = None,
     progress: bool | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    retries: int | None = None,
 ) -> pd.DataFrame:
     """Run ``runs`` Monte-Carlo runs of ``factory(**params)`` at every point of ``grid``.
 
@@ -189,18 +180,38 @@ def sweep(
             ``scenario`` carries the seed actually simulated.
         progress: a tqdm bar over tasks on stderr: ``True`` always, ``False``
             never, ``None`` (default) when there are more than
-            :data:`AUTO_PROGRESS_TASKS` tasks and stderr is a TTY.
+            :data:`~asyncdp.experiments.executors.AUTO_PROGRESS_TASKS` tasks
+            and stderr is a TTY.
+        checkpoint: a folder where each finished chunk is written as soon as
+            it completes (created if missing; see the module docstring). It
+            is kept afterwards. ``None`` (default): no files.
+        resume: continue the sweep whose chunks are in ``checkpoint``: check
+            that it is the same sweep, keep its complete chunks and run the
+            others. Without it, a ``checkpoint`` folder that holds a sweep is
+            an error.
+        retries: ``"processes"`` only: how many times a chunk whose worker
+            process died is run again on a fresh process before the sweep
+            stops (default :data:`~asyncdp.experiments.executors.DEFAULT_RETRIES`).
 
     Returns:
         One row per (point, run), sorted by ``(point, run)``.
 
     Raises:
         SweepError: a bad grid, ``runs``, ``seed``, ``chunk_runs``, executor,
-            engine or executor option; a factory that rejects a grid parameter,
-            raises a :class:`~asyncdp.errors.ScenarioError` or returns no
-            Scenario; a factory or ``metrics`` that cannot be pickled for
-            ``"processes"``; bad ``metrics`` output.
+            engine or executor option (``retries`` included); a factory that
+            rejects a grid parameter, raises a
+            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario; a
+            factory or ``metrics`` that cannot be pickled for ``"processes"``;
+            bad ``metrics`` output; a checkpoint that holds another sweep
+            (naming what differs), that holds one while ``resume`` is false,
+            or that a running sweep has locked.
         ScenarioError: a scenario outside the batch engine's scope (use ``engine="simpy"``).
+        SweepStopped: a chunk's worker process kept dying
+            (:class:`~asyncdp.experiments.executors.WorkerDied` as its cause;
+            Dask's ``KilledWorker`` too) or a chunk could not be written
+            (e.g. a full disk); the finished chunks stay in ``checkpoint``.
+        SweepInterrupted: Ctrl-C (a ``KeyboardInterrupt``); the finished
+            chunks stay in ``checkpoint``, the chunks in flight are abandoned.
 
     Example:
         >>> from asyncdp.algorithms import Huang2015
@@ -211,6 +222,13 @@ def sweep(
         (6, ['c', 'point', 'run', 'task_seed'])
         >>> df["run"].tolist()
         [0, 1, 2, 0, 1, 2]
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp()) / "c.checkpoint"
+        >>> a = sweep(factory, {"c": [0.1, 0.2]}, runs=3, seed=1, checkpoint=folder)
+        >>> len(list(folder.glob("*.npz")))  # one file per finished chunk
+        2
+        >>> sweep(factory, {"c": [0.1, 0.2]}, runs=3, seed=1, checkpoint=folder, resume=True).equals(a)
+        True
     """
     runs = check_integer(runs, "runs", minimum=1, error=SweepError)
     seed = check_integer(seed, "seed", minimum=0, error=SweepError)
@@ -229,6 +247,10 @@ def sweep(
     if workers is not None and executor != "processes":
         raise SweepError(f"workers applies to executor 'processes' only (executor is {executor!r}); "
                          "for Dask use local_cluster=N or scheduler=ADDRESS")
+    if retries is not None and executor != "processes":
+        raise SweepError(f"retries applies to executor 'processes' only (executor is {executor!r}); "
+                         "Dask retries by the scheduler's distributed.scheduler.allowed-failures setting")
+    retries = DEFAULT_RETRIES if retries is None else check_integer(retries, "retries", minimum=0, error=SweepError)
     if (scheduler is not None or local_cluster is not None) and executor != "dask":
         raise SweepError(f"scheduler and local_cluster apply to executor 'dask' only (executor is {executor!r})")
     if scheduler is not None and local_cluster is not None:
@@ -253,20 +275,66 @@ def sweep(
         if metrics is not None:
             _check_picklable(metrics, "metrics function", executor)
 
+    if resume and checkpoint is None:
+        raise SweepError("resume=True needs the checkpoint folder to resume (checkpoint=FOLDER)")
     tasks = [
         _Task(point=p, chunk=k, params=params, first=start, runs=min(chunk_runs, runs - start), seed=int(seed))
         for p, params in enumerate(points)
         for k, start in enumerate(range(0, runs, chunk_runs))
     ]
+    ck = None
+    if checkpoint is not None:
+        key = fingerprint(factory, points, runs=runs, chunk_runs=chunk_runs, seed=seed, engine=engine,
+                          metrics=metrics)
+        ck = Checkpoint.open(checkpoint, key, tasks, resume=bool(resume))
+    try:
+        outputs = _execute(tasks, ck, factory, engine, metrics, executor, workers, scheduler, local_cluster,
+                           retries, progress)
+    except BaseException:
+        if ck is not None and not ck.kept:  # nothing finished (e.g. no Dask scheduler): leave no empty folder
+            ck.close()
+            remove_checkpoint(ck.folder)
+        raise
+    finally:
+        if ck is not None:
+            ck.close()
+    return _assemble(names, tasks, outputs)
+
+
+def _execute(tasks: list[_Task], ck: Checkpoint | None, factory: Any, engine: str, metrics: Any, executor: str,
+             workers: int | None, scheduler: str | None, local_cluster: int | None, retries: int,
+             progress: bool | None) -> list[dict[str, np.ndarray]]:
+    """Run the tasks the checkpoint lacks, saving each as it finishes; every task's output, in task order."""
     from tqdm.auto import tqdm
 
+    outputs: dict[int, dict[str, np.ndarray]] = dict(ck.kept) if ck is not None else {}
+    todo = [(i, t) for i, t in enumerate(tasks) if i not in outputs]
+    folder = ck.folder if ck is not None else None
     args = (factory, engine, metrics)
-    with tqdm(total=len(tasks), desc="sweep", unit="task", file=sys.stderr,
+    with tqdm(total=len(tasks), initial=len(outputs), desc="sweep", unit="task", file=sys.stderr,
               disable=not _show_progress(progress, len(tasks))) as bar:
-        if executor == "inprocess":
-            outputs = _run_inprocess(lambda t: _run_task(factory, t, engine, metrics), tasks, bar)
-        elif executor == "processes":
-            outputs = _run_processes(args, tasks, workers, bar)
-        else:
-            outputs = _run_dask(args, tasks, scheduler, local_cluster, bar)
-    return _assemble(names, tasks, outputs)
+
+        def done(index: int, out: dict[str, np.ndarray]) -> None:
+            if ck is not None:
+                ck.save(index, out)
+            outputs[index] = out
+            bar.update(1)
+
+        try:
+            if executor == "inprocess":
+                _run_inprocess(lambda t: _run_task(factory, t, engine, metrics), todo, done)
+            elif executor == "processes":
+                _run_processes(args, todo, workers, done, retries)
+            else:
+                _run_dask(args, todo, scheduler, local_cluster, done)
+        except KeyboardInterrupt:
+            kept = f"{len(outputs)} of {len(tasks)} chunks finished"
+            where = (f"; they are kept in {folder}: resume with resume=True" if folder is not None
+                     else " (not kept: no checkpoint folder)")
+            raise SweepInterrupted(f"sweep interrupted: {kept}{where}; the chunks in flight were abandoned "
+                                   "and run again on resume", len(outputs), len(tasks), folder) from None
+        except WorkerDied as exc:
+            kept = f"{len(outputs)} of {len(tasks)} chunks finished"
+            where = f", kept in {folder}" if folder is not None else " (not kept: no checkpoint folder)"
+            raise SweepStopped(f"{exc}; {kept}{where}", len(outputs), len(tasks), folder) from exc
+    return [outputs[i] for i in range(len(tasks))]

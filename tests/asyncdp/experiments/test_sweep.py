@@ -18,18 +18,12 @@ from pandas.testing import assert_frame_equal
 from asyncdp import Async, Huang2015, Scenario
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, AsyncdpError, ScenarioError, SweepError
-from asyncdp.experiments.sweep import (
-    METRICS,
-    ScriptFactory,
-    derive_seed,
-    format_summary,
-    grid_points,
-    read_results,
-    summarize,
-    sweep,
-    write_results,
-)
 from asyncdp.experiments.executors import _show_progress
+from asyncdp.experiments.factories import ScriptFactory
+from asyncdp.experiments.grid import derive_seed, grid_points
+from asyncdp.experiments.results_io import read_results, write_results
+from asyncdp.experiments.summaries import METRICS, format_summary, summarize
+from asyncdp.experiments.sweep import sweep
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SCRIPT = EXAMPLES / "sweep_epsilon.py"
@@ -415,29 +409,20 @@ def test_cli_bad_scripts(tmp_path, capsys):
     assert len(err) == 1 and "No such file or directory" in err[0]
 
 
-def test_cli_entry_point_registered():
+def test_cli_entry_point_registered(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "asyncdp", "sweep", str(SCRIPT), "--grid", "epsilon=2",
-                           "--runs", "2"], check=False, capture_output=True, text=True, timeout=120)
+                           "--runs", "2"], check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []  # its checkpoint (SCRIPT.py.checkpoint here) is removed once done
     assert proc.stdout.splitlines()[0].split()[:3] == ["epsilon", "runs", "optimality_error"]
 
 
-def test_every_name_of_the_one_module_sweep_still_imports_from_it():
-    """The sweep was split by topic; asyncdp.experiments.sweep still has every name it had."""
-    from asyncdp.experiments import executors, factories, grid, results_io, summaries
+def test_sweep_module_has_only_its_own_names():
+    """No re-exports for old import paths: each name is imported from the module that defines it."""
     from asyncdp.experiments import sweep as module
 
-    homes = {
-        grid: ["derive_seed", "grid_points", "grid_from_strings", "_check_name", "_parse_value", "_Task"],
-        factories: ["ScriptFactory", "_exec_script", "_resolve", "_fmt", "_check_signature", "_build"],
-        executors: ["EXECUTORS", "AUTO_PROGRESS_TASKS", "_run_task", "_show_progress", "_check_picklable",
-                    "_run_inprocess", "_process_context", "_run_processes", "_run_dask"],
-        summaries: ["METRICS", "_INDEX_COLUMNS", "_RESERVED", "_sensitivity", "_accountant_epsilon", "_user_columns",
-                    "_final_metrics", "_assemble", "_layout", "summarize", "format_summary"],
-        results_io: ["_SUFFIXES", "_format_of", "write_results", "read_results"],
-    }
-    for home, names in homes.items():
-        for name in names:
-            assert getattr(module, name) is getattr(home, name), name
-    assert {"sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"} <= set(module.__all__)
-    assert all(hasattr(module, name) for name in module.__all__)
+    assert module.__all__ == ["sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"]
+    for gone in ("summarize", "format_summary", "write_results", "read_results", "derive_seed",
+                 "grid_from_strings", "METRICS", "AUTO_PROGRESS_TASKS"):
+        assert not hasattr(module, gone), gone  # imported from their own modules
+    assert module.sweep.__module__ == "asyncdp.experiments.sweep"

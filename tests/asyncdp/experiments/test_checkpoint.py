@@ -1,0 +1,302 @@
+"""Sweep checkpoints through the Python API (asyncdp.experiments.checkpoint, ``sweep(checkpoint=..., resume=...)``).
+
+The command line's acceptance tests (subprocesses, killed workers, Ctrl-C) are
+in tests/asyncdp/cli/test_sweep_checkpoint.py.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pandas.testing import assert_frame_equal
+
+from asyncdp import Huang2015, Scenario
+from asyncdp.errors import SweepError
+from asyncdp.experiments import checkpoint as checkpoint_module
+from asyncdp.experiments.checkpoint import (
+    MANIFEST,
+    Checkpoint,
+    SweepInterrupted,
+    SweepStopped,
+    fingerprint,
+    remove_checkpoint,
+)
+from asyncdp.experiments.executors import death_cause
+from asyncdp.experiments.factories import ScriptFactory
+from asyncdp.experiments.grid import grid_points
+from asyncdp.experiments.sweep import sweep
+
+GRID = {"epsilon": [1.0, 3.0]}
+KW = {"runs": 5, "seed": 4, "chunk_runs": 2}  # 2 points x 3 chunks
+CHUNKS = 6
+CALLS: list[float] = []
+
+
+def counting_factory(epsilon: float) -> Scenario:
+    """Six agents, 15 rounds; every call is recorded in CALLS."""
+    CALLS.append(epsilon)
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9), horizon=15)
+
+
+def other_factory(epsilon: float) -> Scenario:
+    """The same scenarios from another function: another sweep as far as a checkpoint can tell."""
+    return counting_factory(epsilon)
+
+
+@pytest.fixture(autouse=True)
+def _reset_calls():
+    CALLS.clear()
+
+
+@pytest.fixture(scope="module")
+def reference() -> object:
+    return sweep(counting_factory, GRID, **KW)
+
+
+def files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("p*-c*-*.npz"))
+
+
+def test_each_chunk_is_a_checksummed_file_and_resume_reads_them_back(tmp_path, reference):
+    folder = tmp_path / "a" / "run.checkpoint"
+    df = sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    assert_frame_equal(df, reference, check_exact=True)
+    names = [p.name for p in files(folder)]
+    assert [n[:15] for n in names] == [f"p{p:06d}-c{k:06d}" for p in range(2) for k in range(3)]
+    for path in files(folder):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == path.stem.split("-")[2]
+        with np.load(path) as npz:  # plain arrays, no pickle needed for the built-in columns
+            assert {"run", "task_seed", "optimality_error"} <= set(npz.files)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["chunks"] == CHUNKS and manifest["sweep"]["runs"] == 5 and manifest["sweep"]["engine"] == "batch"
+    CALLS.clear()
+    again = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert_frame_equal(again, reference, check_exact=True)
+    assert len(CALLS) == 1  # the point check only: every chunk came from the folder
+
+
+def test_resume_runs_only_missing_chunks(tmp_path, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    for path in files(folder)[2:4]:  # chunk 2 of point 0, chunk 0 of point 1
+        path.unlink()
+    CALLS.clear()
+    df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, executor="inprocess", **KW)
+    assert CALLS == [1.0, 1.0, 3.0]  # the point check, then the two missing chunks
+    assert_frame_equal(df, reference, check_exact=True)
+    assert len(files(folder)) == CHUNKS
+
+
+def test_truncated_or_corrupt_chunk_is_run_again_with_a_warning(tmp_path, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    short, flipped = files(folder)[0], files(folder)[4]
+    short.write_bytes(short.read_bytes()[:-7])
+    raw = bytearray(flipped.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    flipped.write_bytes(bytes(raw))
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="truncated or corrupt") as record:
+        df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert {str(w.message).split("(")[1].split(")")[0] for w in record} == {short.name, flipped.name}
+    assert CALLS == [1.0, 1.0, 3.0]
+    assert_frame_equal(df, reference, check_exact=True)
+
+
+def test_chunk_file_under_another_chunks_name_is_run_again(tmp_path, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    first, second = files(folder)[:2]  # chunks 0 and 1 of point 0
+    first.unlink()
+    second.rename(folder / f"p000000-c000000-{second.stem.split('-')[2]}.npz")  # intact bytes, wrong runs
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="chunk 0 of point 0 .* is not the runs this chunk holds"):
+        df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert CALLS == [1.0, 1.0, 1.0]  # the point check, chunks 0 and 1
+    assert_frame_equal(df, reference, check_exact=True)
+
+
+def test_leftover_temporary_file_is_removed(tmp_path, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    files(folder)[5].unlink()
+    part = folder / ".p000001-c000002-abc.npz.x1y2.part.npz"
+    part.write_bytes(b"half a chunk")
+    manifest_part = folder / f".{MANIFEST}.x1y2.part.json"
+    manifest_part.write_text("{")
+    df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert not part.exists() and not manifest_part.exists()
+    assert_frame_equal(df, reference, check_exact=True)
+
+
+def test_existing_checkpoint_needs_resume(tmp_path):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    with pytest.raises(SweepError, match=r"already holds a sweep \(6 of 6 chunks.*resume=True.*delete the folder"):
+        sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    assert len(files(folder)) == CHUNKS  # untouched
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"runs": 6}, "runs"),
+        ({"seed": 5}, "seed"),
+        ({"chunk_runs": 3}, "chunk_runs"),
+        ({"engine": "simpy"}, "engine"),
+        ({"grid": {"epsilon": [1.0, 4.0]}}, "grid"),
+        ({"grid": {"epsilon": [1, 3]}}, "grid"),  # ints, not floats: another table
+        ({"metrics": lambda r, s: {"x": 1.0}}, "metrics"),
+        ({"factory": other_factory}, "factory"),
+    ],
+)
+def test_resume_of_another_sweep_names_what_differs(tmp_path, change, field):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    kw = {**KW, "factory": counting_factory, "grid": GRID, **change}
+    factory, grid = kw.pop("factory"), kw.pop("grid")
+    with pytest.raises(SweepError, match=rf"cannot resume: checkpoint .* belongs to another sweep: {field} \("):
+        sweep(factory, grid, checkpoint=folder, resume=True, **kw)
+    assert len(files(folder)) == CHUNKS  # untouched
+
+
+def test_versions_are_part_of_the_sweep(tmp_path):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    manifest = json.loads((folder / MANIFEST).read_text())
+    manifest["sweep"]["numpy"] = "0.0.1"
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(SweepError, match=r"numpy \(0\.0\.1 in the checkpoint, "):
+        sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+
+
+def test_script_factory_is_identified_by_its_content():
+    src = "def factory(epsilon):\n    return epsilon\n"
+    a = fingerprint(ScriptFactory(src, "a.py"), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+    b = fingerprint(ScriptFactory(src, "b.py"), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+    c = fingerprint(ScriptFactory(src + "# edited\n", "a.py"), [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                    metrics=None)
+    assert a == b  # a moved script is the same sweep
+    assert a["factory"] != c["factory"] and hashlib.sha256(src.encode()).hexdigest() in a["factory"]
+
+
+def test_resume_without_a_checkpoint_folder_or_with_an_empty_one(tmp_path, reference):
+    with pytest.raises(SweepError, match="resume=True needs the checkpoint folder"):
+        sweep(counting_factory, GRID, resume=True, **KW)
+    with pytest.warns(RuntimeWarning, match="no checkpoint to resume"):
+        df = sweep(counting_factory, GRID, checkpoint=tmp_path / "new", resume=True, **KW)
+    assert_frame_equal(df, reference, check_exact=True)
+
+
+def test_a_checkpoint_in_use_is_locked(tmp_path):
+    folder = tmp_path / "ck"
+    key = fingerprint(counting_factory, grid_points(GRID), runs=5, chunk_runs=2, seed=4, engine="batch",
+                      metrics=None)
+    with Checkpoint.open(folder, key, [], resume=False):
+        with pytest.raises(SweepError, match=r"in use by another running sweep \(process \d+\)"):
+            sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    # released on close: the same call now runs
+    assert len(sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)) == 10
+
+
+def test_full_disk_stops_with_the_finished_chunks_kept(tmp_path, monkeypatch, reference):
+    folder = tmp_path / "ck"
+    real, written = checkpoint_module._write_bytes, []
+
+    def full_disk(path: Path, data: bytes) -> None:
+        if path.name.endswith(".part.npz") and len(written) == 2:
+            path.write_bytes(data[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(path)
+        real(path, data)
+
+    monkeypatch.setattr(checkpoint_module, "_write_bytes", full_disk)
+    with pytest.raises(SweepStopped, match=r"chunk 1 of point 0 .*No space left on device; the 1 of 6") as info:
+        sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    assert (info.value.kept, info.value.total, info.value.folder) == (1, CHUNKS, folder)
+    assert len(files(folder)) == 1 and not list(folder.glob(".*.part.npz"))
+    monkeypatch.undo()
+    assert_frame_equal(sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW), reference,
+                       check_exact=True)
+
+
+def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
+    armed = [True]
+
+    def interrupting(epsilon: float) -> Scenario:
+        if armed[0] and len(CALLS) == 4:  # point check + 3 chunks done
+            armed[0] = False
+            raise KeyboardInterrupt
+        return counting_factory(epsilon)
+
+    folder = tmp_path / "ck"
+    with pytest.raises(SweepInterrupted, match=r"3 of 6 chunks finished; they are kept in .*resume=True") as info:
+        sweep(interrupting, GRID, checkpoint=folder, **KW)
+    assert isinstance(info.value, KeyboardInterrupt) and info.value.kept == 3
+    assert len(files(folder)) == 3
+    CALLS.clear()
+    df = sweep(interrupting, GRID, checkpoint=folder, resume=True, **KW)
+    assert len(CALLS) == 1 + 3
+    assert_frame_equal(df, reference, check_exact=True)
+
+
+def test_a_sweep_that_finished_no_chunk_leaves_no_checkpoint(tmp_path):
+    folder = tmp_path / "ck"
+    with pytest.raises(SweepError, match="active distributed.Client"):  # fails in the executor, after opening
+        sweep(counting_factory, GRID, checkpoint=folder, executor="dask", **KW)
+    assert not folder.exists()
+
+
+def test_ctrl_c_without_checkpoint_says_nothing_was_kept():
+    def interrupting(epsilon: float) -> Scenario:
+        if CALLS:  # after the point check
+            raise KeyboardInterrupt
+        return counting_factory(epsilon)
+
+    with pytest.raises(SweepInterrupted, match=r"0 of 6 chunks finished \(not kept: no checkpoint folder\)"):
+        sweep(interrupting, GRID, **KW)
+
+
+def test_worker_death_without_retries_names_chunk_point_and_cause(tmp_path):
+    script = ScriptFactory(
+        "import multiprocessing, os\n"
+        "from asyncdp import Huang2015\n\n"
+        "def factory(epsilon):\n"
+        "    if multiprocessing.parent_process() is not None and epsilon == 3.0:\n"
+        "        os._exit(3)\n"
+        "    return Huang2015.example_scenario(seed=3).replace(horizon=15)\n",
+        "dying.py",
+    )
+    folder = tmp_path / "ck"
+    with pytest.raises(SweepStopped, match=r"chunk 0 of point 1 \(epsilon=3.0\) failed: its worker process was "
+                                           r"exited with code 3 \(1 times; 0 retries allowed\); 3 of 6") as info:
+        sweep(script, GRID, checkpoint=folder, executor="processes", workers=1, retries=0, **KW)
+    assert info.value.kept == 3 and len(files(folder)) == 3
+    with pytest.raises(SweepError, match="retries must be >= 0"):
+        sweep(script, GRID, executor="processes", retries=-1, **KW)
+    with pytest.raises(SweepError, match="retries applies to executor 'processes' only"):
+        sweep(script, GRID, retries=1, **KW)
+
+
+def test_death_cause_words():
+    assert death_cause(-9) == "killed by signal 9 (SIGKILL), often the system's out-of-memory killer"
+    assert death_cause(-15) == "killed by signal 15 (SIGTERM)"
+    assert death_cause(1) == "exited with code 1"
+
+
+def test_remove_checkpoint_leaves_other_files(tmp_path):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    (folder / "notes.txt").write_text("mine")
+    remove_checkpoint(folder)
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    (folder / "notes.txt").unlink()
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    remove_checkpoint(folder)
+    assert not folder.exists()
