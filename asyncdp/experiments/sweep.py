@@ -81,7 +81,7 @@ holds a sweep is never overwritten without ``resume=True``. The folder is
 kept after the sweep (delete it when done; the command line does).
 
 Example:
-    >>> from asyncdp.algorithms import Huang2015
+    >>> from asyncdp import Huang2015
     >>> from asyncdp.experiments.summaries import summarize
     >>> def factory(epsilon):  # doctest: +SKIP
     ...     return Huang2015.example_scenario().replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9))
@@ -214,7 +214,7 @@ def sweep(
             chunks stay in ``checkpoint``, the chunks in flight are abandoned.
 
     Example:
-        >>> from asyncdp.algorithms import Huang2015
+        >>> from asyncdp import Huang2015
         >>> def factory(c):
         ...     return Huang2015.example_scenario().replace(algorithm=Huang2015(epsilon=1.0, c=c, q=0.8, p=0.9))
         >>> df = sweep(factory, {"c": [0.1, 0.2]}, runs=3, seed=1)
