@@ -36,7 +36,7 @@ PROGRESS_SECONDS = 1.0
 """A long run's progress bar is refreshed at most this often."""
 
 SECONDS_PER_AGENT_ROUND = 50e-6
-"""Order of magnitude of the SimPy engine's time per agent and round (BENCHMARKS.md, issue 17)."""
+"""Order of magnitude of the SimPy engine's time per agent and round (BENCHMARKS.md, SimPy engine scale)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
