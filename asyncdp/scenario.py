@@ -287,7 +287,7 @@ def exec_script_source(source: str | bytes, filename: str, module_name: str,
         The module's namespace.
 
     Raises:
-        error: the script cannot be compiled or fails while running.
+        ScenarioError: (or the class given as ``error``) the script cannot be compiled or fails while running.
 
     Example:
         >>> exec_script_source("x = (", "bad.py", "m")
@@ -333,7 +333,7 @@ def call_script_function(fn: Any, label: str, filename: str | None = None,
         **kwargs: the arguments.
 
     Raises:
-        error: ``fn`` cannot take ``kwargs`` (names the missing or unexpected
+        ScenarioError: (or the class given as ``error``) ``fn`` cannot take ``kwargs`` (names the missing or unexpected
             parameters), raises, or calls ``sys.exit``.
 
     Example:

@@ -40,6 +40,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "gallery_support",  # docs/_ext: titles of the example pages, __file__ for the examples
     "short_names",  # docs/_ext: a short name resolves when exactly one documented object has it
+    "attribute_docstrings",  # docs/_ext: an attribute docstring "Text: more" is not a type field
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -30,10 +30,10 @@ What this file shows (``tests/asyncdp/papers/test_own_paper_example.py`` runs it
 
 * ``scenario`` / ``adjacent``: the correct algorithm: ``asyncdp privacy check`` says **pass**,
   and the report says the sensitivity came from this file's lemma;
-* :func:`variant` ``"half-noise"``: declares ``b`` but adds ``b / 2``: **violation**;
-* :func:`variant` ``"small-lemma"``: a lemma too small by a factor 2, with noise and declaration
+* ``variant("half-noise")``: declares ``b`` but adds ``b / 2``: **violation**;
+* ``variant("small-lemma")``: a lemma too small by a factor 2, with noise and declaration
   consistent with it: **violation**, witnessed by the worst-case pair;
-* :func:`user_digraph`: a time-varying digraph of the user's: the audit names the failed
+* ``user_digraph()``: a time-varying digraph of the user's: the audit names the failed
   assumption with its witness (``asyncdp topology audit FILE --algorithm THIS_FILE``).
 
 Run:  asyncdp privacy check examples/own_paper_private_dgd.py --runs 1000

@@ -1161,7 +1161,7 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
 def run_schedules(detail: _Detail) -> RealizedSchedules:
     """Every run's schedule as columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`; needs ``keep="all"``).
 
-    The same entries and weights as :func:`run_schedule` for each run (the
+    The same entries and weights as ``run_schedule`` for each run (the
     weights recomputed for all runs at once with the same elementwise
     arithmetic), gathered with one boolean mask over ``(R, entries of all
     rounds)``, so the cost is a few passes over the batch's schedule arrays.

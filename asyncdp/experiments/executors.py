@@ -157,7 +157,7 @@ def _process_context() -> multiprocessing.context.BaseContext:
 
 
 def death_cause(exitcode: int | None) -> str:
-    """Why a worker process ended, in words (``exitcode`` as :attr:`multiprocessing.Process.exitcode`).
+    """Why a worker process ended, in words (``exitcode`` as ``multiprocessing.Process.exitcode``).
 
     Example:
         >>> death_cause(-9)

@@ -65,7 +65,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 class Domain(abc.ABC):
     """A closed convex feasible set ``X`` in ``R^dim`` with its Euclidean projection.
 
-    Subclasses implement :meth:`_project`, :meth:`_contains` and the geometric
+    Subclasses implement ``_project``, ``_contains`` and the geometric
     quantities; the public methods validate shapes.
 
     Attributes:
@@ -432,7 +432,7 @@ class Reals(Domain):
     The setting of Wang and Başar (Automatica 2023), which is unconstrained.
 
     It is unbounded: ``diameter`` and ``radius_bound`` are ``inf`` and
-    :meth:`sample` raises :class:`ProblemError`.
+    ``sample`` raises :class:`ProblemError`.
 
     Example:
         >>> Reals(2).project([5.0, -7.0])

@@ -96,9 +96,9 @@ def node_blocks(dim: int, num_nodes: int) -> tuple[np.ndarray, ...]:
 class OnlineLoss(CostFamily):
     """A sequence ``f_1, ..., f_T`` of global losses on ``R^d`` shared by ``N`` nodes.
 
-    Subclasses implement :meth:`_round_value` and :meth:`_round_gradient`
-    (vectorized over leading axes of ``x``), :meth:`function_class`,
-    :meth:`with_round` and :meth:`to_dict`. See the module docstring for the
+    Subclasses implement ``_round_value`` and ``_round_gradient``
+    (vectorized over leading axes of ``x``), ``function_class``,
+    :meth:`with_round` and ``to_dict``. See the module docstring for the
     meaning of the :class:`~asyncdp.problems.costs.CostFamily` methods.
 
     Args:

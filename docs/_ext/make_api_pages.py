@@ -1,4 +1,4 @@
-"""Write docs/api/topology.rst and docs/api/accounting.rst: every public name, at the module that defines it.
+"""Write the API pages (docs/api/*.rst): every public name, at the module that defines it.
 
 Run from the repository's root after a package's public names change:
 ``python docs/_ext/make_api_pages.py``. ``tests/docs/test_build.py`` checks
@@ -20,13 +20,18 @@ API = Path(__file__).resolve().parents[1] / "api"
 
 LEFT_OUT = {
     "topology": {"paper004_fig2_sequence", "WEIGHT_RULES"},  # a former name; a mapping whose docstring is not reST
-    "accounting": set(),
 }
 """Public names not documented (tests/docs/test_build.py lists the same)."""
 
 EXTRAS: dict[str, dict[str, list[str]]] = {
+    "asyncdp": {},
+    "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"]},
+    "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS"],
+                        "asyncdp.privacy.evidence": ["CHECKED_AGAINST", "find_figure"],
+                        "asyncdp.privacy.verdict": ["VERDICTS"]},
+    "asyncdp.experiments": {},
     "topology": {
-        "topology.audit": ["ALGORITHMS", "ASSUMPTIONS", "DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",
+        "topology.audit": ["DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",
                            "Spectral", "MinimalB", "BStronglyConnected"],
         "topology.checks.constants": ["push_sum_log_one_minus_lambda"],
         "topology.generators.b_connected": ["b_connected_edge_groups", "CHENG2022_FIG2_EDGE_GROUPS"],
@@ -34,12 +39,12 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
     "accounting": {
         "accounting.ledger": ["MECHANISMS"],
         "accounting.papers": ["ACCOUNTANTS"],
-        "accounting.auditors": ["BlackBoxReport", "PLRVReport"],
+        "accounting.auditors": ["BlackBoxReport", "PLRVReport", "LOWER_BOUNDS"],
         "accounting.auditing.mechanism": ["draw_samples", "PROGRESS_MIN"],
         "accounting.auditing.samples": ["split_sizes", "MAX_ATOMS", "MIN_SAMPLES", "AuditInputError"],
         "accounting.auditing.certify": ["certify_event", "CertifiedEvent"],
         "accounting.claims": ["LEVELS"],
-        "accounting.replay": ["replay_loss"],
+        "accounting.replay": ["replay_loss", "NOISE_FREE_RTOL"],
         "accounting.errors": ["AccountingError", "PrivacyParameterError", "UnknownMethodError"],
         "accounting.composition.report": ["METHODS", "CompositionReport"],
         "accounting.papers.spec": ["NORMS", "PARTS"],
@@ -67,6 +72,29 @@ dp-accounting), each with the sensitivity the caller vouches for, never the algo
 }
 """Text put before a module's section (a module that is referred to but not documented whole)."""
 
+SURFACES: dict[str, list[str]] = {
+    "topology": ["topology"],
+    "accounting": ["accounting", "accounting.claim_forms", "accounting.delta_bounds", "accounting.profiles",
+                   "accounting.refutation", "accounting.renyi", "accounting.coverage", "accounting.tilting",
+                   "accounting.tilted_replay", "accounting.sequential", "accounting.network", "accounting.scheduled_replay",
+                   "accounting.mechanisms", "accounting.conformance", "accounting.prober"],
+    "asyncdp": ["asyncdp", "asyncdp.algorithms", "asyncdp.scenario", "asyncdp.engine.batch_engine",
+                "asyncdp.engine.batch_deadline", "asyncdp.engine.links", "asyncdp.engine.schedule",
+                "asyncdp.engine.simpy_engine", "asyncdp.engine.timing", "asyncdp.engine.transcript",
+                "asyncdp.engine.transcript_io", "asyncdp.errors", "asyncdp.metrics", "asyncdp.problems.problem",
+                "asyncdp.problems.costs", "asyncdp.problems.domains", "asyncdp.problems.online"],
+    "asyncdp.papers": ["asyncdp.papers"],
+    "asyncdp.privacy": ["asyncdp.privacy", "asyncdp.privacy.worst_case"],
+    "asyncdp.experiments": ["asyncdp.experiments.sweep", "asyncdp.experiments.checkpoint",
+                            "asyncdp.experiments.executors", "asyncdp.experiments.grid",
+                            "asyncdp.experiments.summaries", "asyncdp.experiments.results_io",
+                            "asyncdp.experiments.factories", "asyncdp.experiments.noise_effect",
+                            "asyncdp.experiments.regret", "asyncdp.experiments.demo"],
+}
+"""Per page: the modules whose ``__all__`` it documents. A name is documented on the page whose name is the
+longest prefix of the module that defines it (``asyncdp.Paper`` is defined in ``asyncdp.papers.record``: the
+``asyncdp.papers`` page)."""
+
 TITLES = {
     "topology": ("``topology``: graph sequences and theorem-assumption audits",
                  "Every public name of ``topology``, importable as ``topology.NAME``, grouped by the module that "
@@ -74,7 +102,27 @@ TITLES = {
                  "maps each weight rule's name to its function; the rules are documented below.)"),
     "accounting": ("``accounting``: the independent privacy accountant",
                    "Every public name of ``accounting``, importable as ``accounting.NAME``, grouped by the module "
-                   "that defines it, with the few module-level names their docstrings refer to."),
+                   "that defines it (the package's own names and those of its submodules ``claim_forms``, "
+                   "``delta_bounds``, ``profiles``, ``refutation``, ``renyi``, ``coverage``, ``tilting``, "
+                   "``tilted_replay``, ``sequential`` and ``network``), with the few module-level names their "
+                   "docstrings refer to."),
+    "asyncdp": ("``asyncdp``: scenarios, rules, engines and transcripts",
+                "Every public name of ``asyncdp`` (importable as ``asyncdp.NAME``), of the rule interface "
+                "``asyncdp.algorithms``, and of the engine's modules (``asyncdp.engine.*``), grouped by the module "
+                "that defines it. The papers' records, the privacy check and the experiments have pages of their "
+                "own: :doc:`asyncdp.papers`, :doc:`asyncdp.privacy`, :doc:`asyncdp.experiments`."),
+    "asyncdp.papers": ("``asyncdp.papers``: paper records, registration and discovery",
+                       "Every public name of ``asyncdp.papers``: the ``Paper`` record an algorithm's author writes "
+                       "(rule, sensitivity lemma, adjacency class, claim check, topology assumptions, "
+                       "reproductions), ``register`` and the registry, and the discovery of papers shipped "
+                       "with the library or installed through the ``asyncdp.papers`` entry point group."),
+    "asyncdp.privacy": ("``asyncdp.privacy``: the privacy check",
+                        "Every public name of ``asyncdp.privacy``: ``check_privacy`` and its report, and the "
+                        "steps it runs. :doc:`../privacy-check` explains the methods and the verdicts."),
+    "asyncdp.experiments": ("``asyncdp.experiments``: sweeps and summaries",
+                            "The public names of the experiment modules: ``sweep`` (local processes or a Dask "
+                            "cluster, checkpoints and ``--resume``), grids and seeds, summaries and their files, "
+                            "the demo."),
 }
 
 
@@ -84,38 +132,59 @@ def _directive(obj: object) -> str:
     return "autofunction" if inspect.isfunction(obj) else "autodata"
 
 
-def _defining_module(package: ModuleType, name: str, extras: dict[str, list[str]]) -> str:
-    obj = getattr(package, name)
+def _defining_module(surface: ModuleType, name: str, extras: dict[str, list[str]]) -> str:
+    obj = getattr(surface, name)
     if inspect.isclass(obj) or inspect.isfunction(obj):
         return obj.__module__
     for module in extras:  # data: the module that EXTRAS names, else the first (sub)module holding it
         if name in extras[module]:
             return module
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    if not hasattr(surface, "__path__"):
+        return surface.__name__
+    for info in pkgutil.walk_packages(surface.__path__, surface.__name__ + "."):
         if not info.ispkg and name in vars(importlib.import_module(info.name)):
             return info.name
-    raise LookupError(f"{package.__name__}.{name}: no module defines it")
+    raise LookupError(f"{surface.__name__}.{name}: no module defines it")
 
 
-def page(package: ModuleType) -> str:
-    """The reST text of ``package``'s API page."""
-    name = package.__name__
-    extras = EXTRAS[name]
-    groups: dict[str, list[str]] = {}
-    for public in package.__all__:
-        if public not in LEFT_OUT[name] and not inspect.ismodule(getattr(package, public)):
-            groups.setdefault(_defining_module(package, public, extras), []).append(public)
+def _page_of(module: str) -> str:
+    """The page (a key of SURFACES) whose name is the longest prefix of ``module``."""
+    return max((p for p in SURFACES if module == p or module.startswith(p + ".")), key=len)
+
+
+def groups() -> dict[str, dict[str, list[str]]]:
+    """Per page: defining module -> the names documented there, each name once."""
+    out: dict[str, dict[str, list[str]]] = {page: {} for page in SURFACES}
+    extras = {module: names for page in SURFACES for module, names in EXTRAS.get(page, {}).items()}
+    for page in SURFACES:
+        for surface_name in SURFACES[page]:
+            surface = importlib.import_module(surface_name)
+            for public in surface.__all__:
+                if public in LEFT_OUT.get(surface_name, set()) or inspect.ismodule(getattr(surface, public)):
+                    continue
+                module = _defining_module(surface, public, extras)
+                names = out[_page_of(module)].setdefault(module, [])
+                if public not in names:
+                    names.append(public)
     for module, names in extras.items():
-        groups.setdefault(module, []).extend(n for n in names if n not in groups[module])
+        group = out[_page_of(module)].setdefault(module, [])
+        group.extend(n for n in names if n not in group)
+    return out
+
+
+def page(name: str, modules: dict[str, list[str]]) -> str:
+    """The reST text of page ``name`` documenting ``modules`` (defining module -> names)."""
     title, intro = TITLES[name]
-    out = [title, "=" * len(title), "", intro, "", f".. automodule:: {name}", ""]
-    for module in sorted(groups):
+    out = [title, "=" * len(title), "", intro, ""]
+    if "." not in name:
+        out += [f".. automodule:: {name}", ""]
+    for module in sorted(modules):
         if module in PREAMBLE:
             out += [PREAMBLE[module], ""]
         heading = f"``{module}``"
         out += [heading, "-" * len(heading), "", f".. py:module:: {module}", ""]
         mod = importlib.import_module(module)
-        for item in groups[module]:
+        for item in modules[module]:
             if (module, item) in MANUAL:
                 out += [MANUAL[module, item], ""]
                 continue
@@ -128,9 +197,9 @@ def page(package: ModuleType) -> str:
 
 
 def main() -> None:
-    """Write the two pages."""
-    for name in ("topology", "accounting"):
-        (API / f"{name}.rst").write_text(page(importlib.import_module(name)), encoding="utf-8")
+    """Write the pages."""
+    for name, modules in groups().items():
+        (API / f"{name}.rst").write_text(page(name, modules), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ def resolve_short_name(app: Any, env: Any, node: Any, contnode: nodes.Element) -
     canonical = _canonical_name(target)
     if not matches and canonical in domain.objects:
         matches = [canonical]  # a re-export (accounting.auditing.audit_samples) of a documented object
+    if len(matches) > 1:  # a module and a function of one name (asyncdp.experiments.sweep.sweep): the role decides
+        kinds = domain.objtypes_for_role(node.get("reftype", "obj")) or []
+        matches = [name for name in matches if domain.objects[name].objtype in kinds]
     if len(matches) != 1:
         return None
     obj = domain.objects[matches[0]]

@@ -41,7 +41,7 @@ def _where(agent: int | None, round_index: int | None) -> str:
 class CostFamily(abc.ABC):
     """Private costs of all N agents, vectorized over agents and points.
 
-    Subclasses implement :meth:`_value`, :meth:`_gradient`,
+    Subclasses implement ``_value``, ``_gradient``,
     :meth:`function_class`, :meth:`optimum`, :meth:`with_agent` and
     :meth:`to_dict`. The public :meth:`value` and :meth:`gradient` validate
     inputs, broadcast, and raise :class:`CostValueError` on NaN/inf output.
