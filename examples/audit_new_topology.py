@@ -46,5 +46,35 @@ def main() -> dict[str, topology.AuditReport]:
     return reports
 
 
+def plot_audit(reports: dict[str, topology.AuditReport]) -> None:
+    """Left: the corridor's links up in each round (red: that round is disconnected). Right: each algorithm's
+    assumptions over the rounds: green while it holds, a red cross at its first failure. Saves
+    out/audit_new_topology.png."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    graphs = corridor_graphs()
+    rounds = np.arange(1, len(graphs) + 1)
+    colors = ["tab:blue" if nx.is_connected(g) else "tab:red" for g in graphs]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained",
+                                   gridspec_kw={"width_ratios": [1, 1.4]})
+    ax1.bar(rounds, [g.number_of_edges() for g in graphs], color=colors)
+    ax1.set(xlabel="round t", ylabel="links up", title="the corridor (red: disconnected round)")
+    rows = [(name, a) for name, report in reports.items() for a in report.to_dict()["assumptions"]]
+    for y, (_, a) in enumerate(rows):
+        end = a["first_failure_round"] if not a["holds"] and a["first_failure_round"] else rounds[-1]
+        ax2.plot([1, end], [y, y], color="tab:green", lw=3)
+        if not a["holds"]:
+            ax2.plot([end], [y], "x", color="tab:red", ms=9, mew=2.5)
+    ax2.set_yticks(range(len(rows)), [f"{name}: {a['name']}" for name, a in rows], fontsize=7)
+    ax2.invert_yaxis()
+    ax2.set(xlabel="round t", title="assumptions: held (green), first failure (red x)")
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/audit_new_topology.png", dpi=100)
+    print("figure: out/audit_new_topology.png")
+    plt.show()
+
+
 if __name__ == "__main__":
-    main()
+    plot_audit(main())

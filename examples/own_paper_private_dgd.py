@@ -227,5 +227,45 @@ def main() -> dict[str, Any]:
     return out
 
 
+def plot_results(out: dict[str, Any]) -> None:
+    """Left: per variant, the claim and what the check found (accountant, exact replay, worst case, black box).
+    Right: the user's digraph fails the doubly stochastic assumption: column sums of W(t) per round.
+    Saves out/own_paper_private_dgd.png."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    figures = {"accountant": "epsilon_accountant", "replay, max": "replay_max_loss",
+               "worst case": "worst_case_loss", "black-box bound": "empirical_epsilon_lower_bound"}
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+    kinds = ("correct", "half-noise", "small-lemma")
+    width = 0.8 / (len(figures) + 1)
+    colors = ("tab:blue", "tab:orange", "tab:green", "tab:purple")
+    verdicts = []
+    for k, kind in enumerate(kinds):
+        d = out[kind].to_dict()
+        verdicts.append(d["verdict"])
+        ax1.bar(k, float(d["epsilon_claimed"]), width, color="tab:red", label="claimed" if k == 0 else None)
+        for j, (label, key) in enumerate(figures.items(), 1):
+            v = d.get(key)
+            if v is not None and np.isfinite(float(v)):
+                ax1.bar(k + j * width, float(v), width, color=colors[j - 1], label=label if k == 0 else None)
+    ax1.set_xticks([k + 0.4 for k in range(len(kinds))], [f"{k}\n({v})" for k, v in zip(kinds, verdicts)])
+    ax1.set(ylabel="epsilon", title="what the privacy check found, per variant")
+    ax1.legend(fontsize=7)
+    seq = user_digraph()
+    sums = np.array([seq.weights(t).toarray().sum(axis=0) for t in range(1, 13)])
+    for i in range(N):
+        ax2.plot(range(1, 13), sums[:, i], marker="o", label=f"agent {i}")
+    ax2.axhline(1.0, color="k", ls="--", lw=1)
+    ax2.set(xlabel="round t", ylabel="column sum of W(t)",
+            title="user digraph: doubly stochastic fails in even rounds")
+    ax2.legend(fontsize=7)
+    Path("out").mkdir(exist_ok=True)
+    fig.savefig("out/own_paper_private_dgd.png", dpi=100)
+    print("figure: out/own_paper_private_dgd.png")
+    plt.show()
+
+
 if __name__ == "__main__":
-    main()
+    plot_results(main())

@@ -82,4 +82,7 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    import runpy
+
+    _plot = runpy.run_path(str(Path(__file__).with_name("privacy_check_rendezvous.py")))["plot_report"]
+    _plot(main(), scenario, "privacy_check_own_algorithm")
