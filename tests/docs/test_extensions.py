@@ -52,3 +52,25 @@ def test_an_example_gets_its_file_for_its_run_only(tmp_path: Path) -> None:
     finally:
         gallery_support.define_example_file(conf, "demo.py", when="after")
     assert not hasattr(builtins, "__file__")
+
+
+_attr_spec = importlib.util.spec_from_file_location("attribute_docstrings",
+                                                    ROOT / "docs" / "_ext" / "attribute_docstrings.py")
+assert _attr_spec is not None and _attr_spec.loader is not None
+attribute_docstrings = importlib.util.module_from_spec(_attr_spec)
+_attr_spec.loader.exec_module(attribute_docstrings)
+
+
+def test_an_attribute_line_with_a_colon_is_put_back_together() -> None:
+    lines = ["``sum r_i`` without Gaussian releases.", "", "More.", "", ":type: The largest privacy loss"]
+    attribute_docstrings.rejoin_type_field("property", lines)
+    assert lines == ["The largest privacy loss: ``sum r_i`` without Gaussian releases.", "", "More."]
+
+
+def test_other_docstrings_and_attributes_without_a_type_field_are_left_alone() -> None:
+    function = ["Do it.", "", ":type: not an attribute"]
+    attribute_docstrings.rejoin_type_field("function", function)
+    assert function == ["Do it.", "", ":type: not an attribute"]
+    plain = ["Plain text, no colon."]
+    attribute_docstrings.rejoin_type_field("data", plain)
+    assert plain == ["Plain text, no colon."]
