@@ -19,7 +19,9 @@ EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
 PAGES = ("index", "getting-started", "concepts", "privacy-check", "cli", "benchmarks", "contributing",
          "about-these-docs", "tutorials/index", "tutorials/write-a-scenario", "tutorials/audit-a-mechanism",
          "gallery/index", "api/index", "api/topology", "api/accounting", "api/asyncdp", "api/asyncdp.papers",
-         "api/asyncdp.privacy", "api/asyncdp.experiments")
+         "api/asyncdp.privacy", "api/asyncdp.experiments", "engines", "design", "tutorials/own-algorithm",
+         "tutorials/audit-a-topology", "tutorials/run-a-sweep", "tutorials/reproduce-a-paper", "papers/index",
+         "papers/huang2015", "papers/showkatbakhsh", "papers/wang-basar", "papers/dpsda")
 
 
 class _Assets(HTMLParser):
