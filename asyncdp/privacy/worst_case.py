@@ -14,7 +14,9 @@ the changed agent's cost is replaced by extremal costs of that class
   norm ``C2``, starting anywhere, maximizing the loss below.
 
 Every other agent's cost, the algorithm (bound to the user's problem, so the
-same noise and steps) and the initial points are kept.
+same noise and steps) and the initial points are kept. Round adjacency of
+online losses (a :class:`~asyncdp.papers.RoundClass`) has its own
+construction, :mod:`asyncdp.privacy.worst_round`.
 
 The loss of a candidate pair is computed on the realized schedules of the
 engine's runs of the user's scenario (the schedule does not depend on the

@@ -2,8 +2,9 @@
 
 One paper, two rules (:mod:`.rule`: :class:`~.rule.DPSDAC`, :class:`~.rule.DPSDAPS`);
 :mod:`.privacy` their shared per-release sensitivity, the claim of Theorems 2
-and 4 and the round adjacency of Def. 1 (the worst-case search's class); :mod:`.reproduce` the online linear regression, classification
-and DP-check reproductions. The accountant's half, with one topology
+and 4 and the round adjacency of Def. 1 (the worst-case search's class);
+:mod:`.reproduce` the online linear regression, classification and DP-check
+reproductions. The accountant's half, with one topology
 assumption set per rule, is :mod:`accounting.papers.dpsda`.
 """
 
