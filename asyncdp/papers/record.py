@@ -107,7 +107,7 @@ class RoundClass:
     other round's loss is the same in both sequences. Such a change reaches every agent (each computes its
     block of the changed gradient), so the worst-case search (:mod:`asyncdp.privacy.worst_round`) replaces
     round ``t0``'s loss by opposite linear losses ``<g, x>``, ``<g', x>`` (sign patterns and coordinates of
-    norm ``bound``, at every round ``t0``), then searches the class with Hypothesis.
+    norm ``bound``, at the early rounds and the user's), then searches every round with Hypothesis.
 
     Attributes:
         bound: ``L`` (> 0, finite), the L2 bound on the changed round's gradients.

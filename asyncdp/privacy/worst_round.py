@@ -11,9 +11,11 @@ members of the class (:class:`~asyncdp.problems.online.LinearRound`):
 * opposite linear losses ``f_t0 = <g, x>``, ``f'_t0 = -<g, x>`` along sign
   patterns (``g = L s / sqrt(d)``, which moves every coordinate, so every
   node's block, at once; an L1 lemma) and along every coordinate
-  (``g = L e_k``), at every round ``t0 = 1..T-1`` (a change at round ``T``
-  reaches no release);
-* then a Hypothesis search (``hypothesis.target``) over ``t0`` and two
+  (``g = L e_k``), at the rounds ``t0 = 1..8`` (:data:`EXTREMAL_ROUNDS`; an
+  early change reaches the most releases, at the largest steps) and at the
+  user's changed round;
+* then a Hypothesis search (``hypothesis.target``) over every round
+  ``t0 = 1..T-1`` (a change at round ``T`` reaches no release) and two
   gradients of norm ``L``, seeded with the best extremal pairs.
 
 Every other round's loss, the algorithm (bound to the user's problem: the
@@ -33,8 +35,8 @@ losses audited.
 Example:
     >>> from asyncdp.papers.dpsda.rule import DPSDAC
     >>> pairs = extremal_round_pairs(DPSDAC.example_scenario())
-    >>> len(pairs), pairs[0][:2]
-    (1012, ('round 1, sign pattern (+1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1)', 1))
+    >>> len(pairs), sorted({t0 for _, t0, _, _ in pairs}), pairs[0][:2]
+    (736, [1, 2, 3, 4, 5, 6, 7, 8], ('round 1, sign pattern (+1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1)', 1))
 """
 
 from __future__ import annotations
@@ -57,10 +59,14 @@ from ..scenario import Scenario
 from .behavior import AlgorithmChannelRule, EngineRuns, declared_noise
 
 __all__ = ["RoundPair", "extremal_round_pairs", "round_scenarios", "round_constructed_loss", "search_round_pairs",
-           "round_pair_script", "search_round_worst_case", "MAX_SIGN_PATTERNS"]
+           "round_pair_script", "search_round_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns per round (all of them for ``d <= 6``)."""
+
+EXTREMAL_ROUNDS = 8
+"""The extremal pairs change rounds ``1..EXTREMAL_ROUNDS`` (and the user's changed round); the Hypothesis search
+draws from every round, so a long horizon does not multiply the candidates."""
 
 _CANDIDATE_RUNS = 16
 """Engine runs (with distinct realized schedules) each extremal candidate is evaluated on."""
@@ -91,13 +97,14 @@ def _rounds(scenario: Scenario) -> list[int]:
     return list(range(1, max(scenario.horizon, 2)))
 
 
-def extremal_round_pairs(scenario: Scenario, cls: RoundClass | None = None
+def extremal_round_pairs(scenario: Scenario, cls: RoundClass | None = None, changed_round: int | None = None
                          ) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
     """The extremal pairs of the round class (module docstring), ``[]`` without a class.
 
     Args:
         scenario: an online scenario (its paper record's class gives ``L``, unless ``cls`` is given).
         cls: the class (default: the paper record's, :func:`asyncdp.privacy.worst_case.adjacency_class`).
+        changed_round: the user's changed round, also tried (if it reaches a release).
 
     Returns:
         ``[(label, t0, g, g')]``, round by round.
@@ -119,7 +126,9 @@ def extremal_round_pairs(scenario: Scenario, cls: RoundClass | None = None
         for k in range(d):
             for sign in (1.0, -1.0):
                 shapes.append((f"coordinate {k} ({'+' if sign > 0 else '-'})", sign * cls.bound * np.eye(d)[k]))
-    return [(f"round {t0}, {label}", t0, g, -g) for t0 in _rounds(scenario) for label, g in shapes]
+    rounds = _rounds(scenario)
+    tried = sorted(set(rounds[:EXTREMAL_ROUNDS]) | ({changed_round} & set(rounds)))
+    return [(f"round {t0}, {label}", t0, g, -g) for t0 in tried for label, g in shapes]
 
 
 def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradient_prime: Any
@@ -312,7 +321,7 @@ def search_round_worst_case(pair: Any, ctx: Any) -> Any:
     runs = ctx.engine_runs(0)
     try:
         scored = []
-        for label, t0, g, gp in extremal_round_pairs(scenario, cls):
+        for label, t0, g, gp in extremal_round_pairs(scenario, cls, ctx.changed_round):
             loss, r = round_constructed_loss(runs, scenario, t0, g, gp)
             scored.append(RoundPair(label, t0, tuple(map(float, g)), tuple(map(float, gp)), loss, r))
         scored.sort(key=lambda c: -c.loss)

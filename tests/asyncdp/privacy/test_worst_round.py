@@ -147,6 +147,15 @@ def test_extremal_pairs_change_every_round_that_reaches_a_release():
                for _, _, g, gp in pairs)
 
 
+def test_a_long_horizon_tries_the_early_rounds_and_the_users_round():
+    from asyncdp.privacy.worst_round import EXTREMAL_ROUNDS
+
+    sc = DPSDAC.example_scenario()  # 12 rounds
+    rounds = {t0 for _, t0, _, _ in extremal_round_pairs(sc, changed_round=11)}
+    assert rounds == set(range(1, EXTREMAL_ROUNDS + 1)) | {11}
+    assert {t0 for _, t0, _, _ in extremal_round_pairs(sc, changed_round=12)} == set(range(1, EXTREMAL_ROUNDS + 1))
+
+
 def test_linear_round_keeps_every_other_round():
     loss = _l1_loss()
     lin = LinearRound(loss, 2, [1.0, 2.0, 3.0])
