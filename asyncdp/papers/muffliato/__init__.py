@@ -23,7 +23,6 @@ PAPER = Paper(
     rules=(Muffliato,),
     lemma=_privacy.sensitivity,
     reference=_accountant.SPEC.paper + ", Section 3 (local Gaussian noise, then gossip)",
-    adjacency=_privacy.gradient_class,
     claim_check=_privacy.theorem_verdict,
     assumptions=_accountant.ASSUMPTIONS,
     reproductions=(Reproduction("muffliato-fig1a", f"{_REPRO}:reproduce_fig1a", f"{_REPRO}:format_fig1a_table"),),
