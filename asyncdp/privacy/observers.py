@@ -19,7 +19,9 @@ that model and *verifies* the model on the run:
 * :func:`linear_schedule`: a run's :class:`~asyncdp.engine.schedule.RealizedSchedule`
   plus the rule's declared structure (its noise scales and, for rules that
   keep older own messages, :meth:`self_lag_weight`) as an
-  :class:`accounting.network.LinearSchedule`;
+  :class:`accounting.network.LinearSchedule` (a rule declares ``affine_in_noise``, ``mixing_factor(t)``:
+  the factor on the engine's mix, and ``self_lag_weight(t)``: the weight on its own message of round
+  ``t - 1``);
 * :func:`verify_affine`: the rule's declaration (``affine_in_noise``) checked
   on the replay: the first round's messages respond linearly to the noise with
   the declared scale, every released message equals the previous state plus
@@ -49,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from accounting.errors import AccountingError
-from accounting.network import LinearSchedule, Observer, combine_renyi, observed_view, pairwise_losses
+from accounting.network import LinearSchedule, Observer, combine_renyi, pairwise_losses
 
 from ..errors import ScenarioError
 
@@ -103,7 +105,8 @@ def is_declared_affine(algorithm: Any) -> bool:
         >>> is_declared_affine(Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9))
         False
     """
-    return bool(getattr(algorithm, "affine_in_noise", False)) and hasattr(algorithm, "self_lag_weight")
+    return bool(getattr(algorithm, "affine_in_noise", False)) and hasattr(algorithm, "self_lag_weight") \
+        and hasattr(algorithm, "mixing_factor")
 
 
 def _only_channel(algorithm: Any) -> str:
@@ -115,11 +118,14 @@ def _only_channel(algorithm: Any) -> str:
 
 
 def _round_entries(rs: Any, alg: Any) -> list[np.ndarray]:
-    """The engine's combination entries plus the rule's self-lag entries: (round, receiver, sender, weight,
-    sender_round) columns, in each agent's own round numbering."""
+    """The engine's combination entries (weights times the rule's ``mixing_factor(t)``) plus the rule's
+    self-lag entries: (round, receiver, sender, weight, sender_round) columns, in each agent's own round
+    numbering."""
     n, horizon = rs.num_agents, rs.horizon
-    cols = [np.asarray(rs.round, dtype=np.int64), np.asarray(rs.receiver, dtype=np.int64),
-            np.asarray(rs.sender, dtype=np.int64), np.asarray(rs.weight, dtype=float),
+    rounds = np.asarray(rs.round, dtype=np.int64)
+    factor = np.array([1.0] + [float(alg.mixing_factor(t)) for t in range(1, horizon + 1)])
+    cols = [rounds, np.asarray(rs.receiver, dtype=np.int64),
+            np.asarray(rs.sender, dtype=np.int64), np.asarray(rs.weight, dtype=float) * factor[rounds],
             np.asarray(rs.sender_round, dtype=np.int64)]
     extra: list[list[np.ndarray]] = [[], [], [], [], []]
     for t in range(2, horizon + 1):
@@ -170,7 +176,8 @@ def linear_schedule(result: Any, scenario: Any) -> LinearSchedule:
     """The run's realized schedule as the accountant's :class:`~accounting.network.LinearSchedule`.
 
     Entries are the engine's combinations (receiver, sender, weight actually applied, the sender's round);
-    the rule adds a self entry of weight ``self_lag_weight(t)`` on its own message of round ``t - 1``;
+    the rule scales the round-``t`` mix by ``mixing_factor(t)`` and adds a self entry of weight
+    ``self_lag_weight(t)`` on its own message of round ``t - 1``;
     the noise scales are the rule's declared ones (every agent, every round). When some combination uses
     a message of a later round (asynchronous timing), the run is re-indexed in simulated-time order
     (:func:`_event_ordered`). The model is checked against the run by :func:`verify_affine`.
@@ -190,7 +197,7 @@ def linear_schedule(result: Any, scenario: Any) -> LinearSchedule:
         raise ScenarioError("the run recorded no realized schedule; record the transcript to get one")
     alg = scenario.algorithm.bind(scenario.problem)
     if not is_declared_affine(alg):
-        raise ScenarioError(f"rule {alg.name!r} does not declare affine_in_noise and self_lag_weight(t): its "
+        raise ScenarioError(f"rule {alg.name!r} does not declare affine_in_noise, mixing_factor(t) and self_lag_weight(t): its "
                             "messages have no linear Gaussian model")
     channel = _only_channel(alg)
     n, horizon = rs.num_agents, rs.horizon
@@ -347,10 +354,13 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
     if obs.kind == "eavesdropper":
         seen[:] = True
     else:
-        sched = LinearSchedule(rs.num_agents, np.zeros((rs.horizon, rs.num_agents)), rs.round, rs.receiver,
-                               rs.sender, rs.weight, rs.sender_round)
-        for t, j in observed_view(sched, obs).messages:
-            seen[t - 1, j] = True
+        recv, send = np.asarray(rs.receiver), np.asarray(rs.sender)
+        if obs.kind == "link":
+            a, b = obs.agents
+            sel = ((recv == a) & (send == b)) | ((recv == b) & (send == a))
+        else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
+            sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
+        seen[np.asarray(rs.sender_round)[sel] - 1, send[sel]] = True
     out = np.where(seen.reshape(seen.shape + (1,) * (y.ndim - 2)), y, np.nan)
     knows = obs.agents if obs.kind == "nodes" else ()
     note = {"eavesdropper": "every released message; no data, no noise",

@@ -20,7 +20,7 @@ As a per-agent rule (R/F/U, shared by both engines), round ``t``:
 For ``t >= 3``, ``x_i(t-2)`` is the agent's own message of round ``t - 1``
 (noise-free from round 2 on), so every message is affine in the noise on the
 realized schedule: the rule declares it (:attr:`Muffliato.affine_in_noise`,
-:meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.observers`
+:meth:`Muffliato.mixing_factor`, :meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.observers`
 verifies it on the replay of each run.
 
 Round 1 is the local noising round. Scenarios built by
@@ -150,6 +150,10 @@ class Muffliato(Algorithm):
         from round 3 on, else 0)."""
         return 1.0 - float(self.gamma) if t >= 3 else 0.0
 
+    def mixing_factor(self, t: int) -> float:
+        """The factor on the engine's mix in the round-``t`` state (``gamma`` from round 3 on, else 1)."""
+        return float(self.gamma) if t >= 3 else 1.0
+
     def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> State:
         """The private values (addresses); ``x0`` only gives the shape."""
         values = np.asarray(problem.costs.addresses, dtype=float)[agents]
@@ -171,7 +175,7 @@ class Muffliato(Algorithm):
         """U: plain mixing up to round 2, the Chebyshev recursion (Algorithm 2) afterwards."""
         m = mixed["y"]
         c = self.self_lag_weight(t)
-        x = m if c == 0.0 else self.gamma * m + c * state["prev"]
+        x = m if c == 0.0 else self.mixing_factor(t) * m + c * state["prev"]
         return {"x": x, "prev": state["x"]}
 
     def decision(self, state: State) -> np.ndarray:
