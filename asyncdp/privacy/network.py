@@ -43,7 +43,7 @@ from ..engine.timing import Lockstep
 from ..errors import ScenarioError
 from .observers import AffineCheck, linear_schedule, verify_affine
 
-__all__ = ["LeakageRow", "leakage_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
+__all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round"]
 
 
@@ -135,6 +135,63 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         values = np.array([losses[u].renyi(alpha) for u in range(n)])
         kind = "exact" if all(losses[u].exact for u in range(n)) else "lower estimate"
         yield LeakageRow(v, values, kind, "engine schedule")
+
+
+def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: Any = None, seed: int | None = None,
+                  engine: str = "simpy", confidence_gap: float = 0.05) -> Iterator[tuple[LeakageRow, np.ndarray]]:
+    """Rows averaged over ``runs`` realized schedules (asynchronous timing, lossy links): for each observer
+    ``v`` the schedule-averaged Renyi divergence ``(1/(alpha-1)) log E_S exp((alpha-1) D_alpha(. | S))``
+    from every source, estimated over the runs, with its one-sided upper confidence bound
+    (:func:`accounting.network.combine_renyi`; ``d_max`` the eavesdropper's composition bound, valid on every
+    schedule).
+
+    Args:
+        scenario: the scenario; run ``r`` uses seed ``seed + r`` (default ``scenario.seed``).
+        runs: number of runs (>= 2).
+        alpha, observers, engine, confidence_gap: as :func:`leakage_rows` and :func:`accounting.network.combine_renyi`.
+
+    Yields:
+        ``(row, upper)``: the :class:`LeakageRow` of estimates (kind ``"estimate over schedules"``, or
+        ``"lower estimate"`` when some per-schedule value is), and the ``(N,)`` upper bounds.
+
+    Raises:
+        ScenarioError: the rule is not affine on some run, ``runs < 2``.
+    """
+    from dataclasses import replace
+
+    from accounting.network import combine_renyi
+
+    from .observers import _losses, eavesdropper_renyi_bound, rounded_to_bound
+
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
+        raise ScenarioError(f"runs must be an integer >= 2 to average over schedules, got {runs!r}")
+    n = scenario.problem.num_agents
+    obs = list(range(n)) if observers is None else [int(v) for v in observers]
+    first = scenario.seed if seed is None else seed
+    sens = float(scenario.problem.domain.diameter)
+    bound = eavesdropper_renyi_bound(scenario, alpha)
+    results, scheds = [], []
+    for r in range(runs):
+        res = replace(scenario, seed=first + r).run(engine)
+        check = verify_affine(res, scenario)
+        if not check.ok:
+            raise ScenarioError(f"run {r}: the pairwise leakage needs a rule affine in the noise: {check.reason}")
+        results.append(res)
+        scheds.append(linear_schedule(res, scenario))
+    for v in obs:
+        per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
+        est, upper = np.full(n, math.inf), np.full(n, math.inf)
+        exact = True
+        for u in range(n):
+            if u == v:
+                continue
+            ds = [pr[u].renyi(alpha) for pr in per_run]
+            exact &= all(pr[u].exact for pr in per_run)
+            if all(math.isfinite(d) for d in ds):
+                comb = combine_renyi(rounded_to_bound(ds, bound), alpha, bound, confidence_gap)
+                est[u], upper[u] = comb.estimate, comb.upper
+        yield LeakageRow(v, est, "estimate over schedules" if exact else "lower estimate",
+                         f"engine schedules ({runs} runs)"), upper
 
 
 def shortest_paths(scenario: Any, source: int) -> np.ndarray:

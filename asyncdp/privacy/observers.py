@@ -57,7 +57,7 @@ from ..errors import ScenarioError
 
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
-           "epsilon_from_mu", "eavesdropper_renyi_bound", "NODE_KNOWLEDGE"]
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "NODE_KNOWLEDGE"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
                   "that arrives at it and that it combines, and the schedule")
@@ -494,6 +494,19 @@ def _losses(sched: LinearSchedule, obs: Observer, srcs: list[int], sens: float, 
     return dict(zip(srcs, out))
 
 
+def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[float]:
+    """Per-schedule divergences with rounding above ``bound`` (at most ``rtol`` relative) set to ``bound``.
+
+    A value further above the bound is kept (and :func:`accounting.network.combine_renyi` rejects it: the
+    bound would not hold on every schedule, an error, never hidden).
+
+    Example:
+        >>> rounded_to_bound([1.0 + 1e-12, 0.5, 2.0], 1.0)
+        [1.0, 0.5, 2.0]
+    """
+    return [bound if bound < d <= bound * (1 + rtol) else d for d in ds]
+
+
 def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1, seed: int = 0,
                      alpha: float = 2.0, delta: float = 1e-6, sources: Any = None,
                      engine: str = "simpy", confidence_gap: float = 0.05) -> PairwiseFigures:
@@ -573,7 +586,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
                 why = next(pr[u].reason for pr in per_run if not math.isfinite(pr[u].renyi(alpha)))
                 rows.append(PairwiseRow(u, math.inf, math.nan, "exact", f"infinite on some schedule: {why}"))
                 continue
-            comb = combine_renyi(ds, alpha, bound, confidence_gap)
+            comb = combine_renyi(rounded_to_bound(ds, bound), alpha, bound, confidence_gap)
             est = float(getattr(comb, "estimate", math.nan))
             upper = getattr(comb, "upper", None)
             reason = f"upper confidence bound {upper:.6g} ({comb.bound}, confidence {comb.confidence:g})" \

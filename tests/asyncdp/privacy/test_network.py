@@ -12,7 +12,7 @@ from accounting.network.muffliato import chebyshev_gamma, hamilton_weights, spec
 from accounting.papers.muffliato import PairwiseClaim
 
 from asyncdp.cli import main
-from asyncdp.papers.muffliato.reproduce.fig1a import format_fig1a_table, reproduce_fig1a
+from asyncdp.papers.muffliato.reproduce.fig1a import asynchronous_series, format_fig1a_table, reproduce_fig1a
 from asyncdp.privacy.network import check_pairwise_claim, leakage_rows
 
 from .test_observers import _scenario
@@ -78,9 +78,17 @@ def test_cli_check_with_node_observer(tmp_path: Path, capsys):
 
 def test_fig1a_both_series_and_witnesses_on_small_graphs(tmp_path: Path):
     graphs = {"path": nx.path_graph(6), "cycle": nx.cycle_graph(8)}
-    s = reproduce_fig1a(tmp_path, graphs=graphs, witnesses=2)
+    s = reproduce_fig1a(tmp_path, graphs=graphs, witnesses=2, asynchronous=False)
     assert (tmp_path / "fig1a.png").exists() and (tmp_path / "fig1a.csv").exists()
     path = next(g for g in s["graphs"] if g["graph"] == "path")
     assert path["observers_above"] >= 1 and path["witnesses"][0]["step"] is not None
     assert set(s["curves"]["cycle"]) == {"distance", "authors", "exact"}
     assert "witness path" in format_fig1a_table(s)
+
+
+def test_fig1a_asynchronous_series_is_bounded_by_the_local_release():
+    a = asynchronous_series(side=3, runs=2)
+    assert a["n"] == 9 and a["distance"] == [1, 2, 3, 4]
+    for key in ("lockstep", "async", "async_upper"):
+        assert all(0.0 <= x <= 1.0 + 1e-9 for x in a[key]), key  # alpha/(2 sigma^2) = 1: the full local release
+    assert all(e <= u + 1e-12 for e, u in zip(a["async"], a["async_upper"]))

@@ -28,7 +28,10 @@ geometric ``n = 128`` with the radius scaled to keep the mean degree of
 grid. ``full=True`` runs the figure's sizes (hypercube 11, ``n = 2048``,
 radius 0.07, the 45 x 45 grid): minutes per graph for the hypercube and
 Erdos-Renyi, about an hour for the grid and hours for the geometric graph
-(see BENCHMARKS.md).
+(see BENCHMARKS.md); from the command line: ``asyncdp reproduce muffliato-fig1a --full``.
+
+A last panel (:func:`asynchronous_series`) shows the same curve from engine runs on a 5 x 5 grid, under
+lockstep and under asynchronous gossip over lossy links, where no analytic bound exists.
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ def figure_graphs_of_size(full: bool, seed: int = 0) -> dict[str, nx.Graph]:
             "geometric": M.random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=seed), "grid": M.grid(11)}
 
 
-def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress: Callable[[str], None] | None
-               ) -> dict[str, Any]:
+def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress: Callable[[str], None] | None,
+               method: str) -> dict[str, Any]:
     started = time.perf_counter()
     n = graph.number_of_nodes()
     w = M.hamilton_weights(graph)
@@ -80,7 +83,7 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
     exact = np.full(n, math.nan)
     certified = np.zeros(n, dtype=bool)
     for row in M.pairwise_rows(w, None, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL,
-                               include_first_exchange=False):
+                               include_first_exchange=False, method=method):
         assert row.authors is not None
         authors[row.v] = row.authors[source]
         exact[row.v] = row.exact[source]
@@ -103,6 +106,57 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
             "observers": len(observers), "witnesses": found, "seconds": elapsed}
 
 
+def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed: int = 0, source: int = 0
+                        ) -> dict[str, Any]:
+    """The same curve from engine runs on a ``side x side`` grid: lockstep gossip, and asynchronous gossip
+    (:class:`~asyncdp.engine.timing.Async`, rate 1) over lossy links, where no analytic bound exists.
+
+    Convention of the engine's node observer: every message ``v`` combines, the first exchange included
+    (so neighbours of ``u`` see its full local release); rounds: the local noising round, then the authors'
+    step count plus one. Asynchronous values are schedule-averaged Renyi divergences over ``runs`` runs
+    (:func:`asyncdp.privacy.network.averaged_rows`), with their upper confidence bounds.
+
+    Returns:
+        ``{"graph", "n", "steps", "loss", "runs", "distance", "lockstep", "async", "async_upper"}`` (means over
+        the observers at each distance).
+    """
+    from ....engine.links import LinkModel, Links
+    from ....engine.timing import Async
+    from ....privacy.network import averaged_rows, leakage_rows
+    from ....problems.costs import RendezvousQuadratic
+    from ....problems.domains import Box
+    from ....problems.problem import Problem
+    from ....scenario import Scenario
+    from ..rule import Muffliato, muffliato_topology
+
+    graph = M.grid(side)
+    n = graph.number_of_nodes()
+    w = M.hamilton_weights(graph)
+    gap = M.spectral_gap(w)
+    steps = M.muffliato_steps(n, SIGMA, gap, accelerated=True)
+    values = np.random.default_rng(seed).uniform(0.0, 1.0, size=(n, 1))
+    base = Scenario(Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(values)), muffliato_topology(w),
+                    Muffliato(sigma=SIGMA, gamma=M.chebyshev_gamma(gap)), horizon=steps + 2, seed=seed)
+    lock = np.array([r.values[source] for r in leakage_rows(base, alpha=ALPHA)])
+    asy = replace_timing(base, Async(rate=1.0), Links(LinkModel(loss=loss)))
+    est, up = np.zeros(n), np.zeros(n)
+    for row, upper in averaged_rows(asy, runs, alpha=ALPHA):
+        est[row.v], up[row.v] = row.values[source], upper[source]
+    dist = M.distances_from(graph, source)
+    ds = sorted({int(d) for d in dist if d > 0})
+    return {"graph": f"grid {side}x{side}", "n": n, "steps": steps, "loss": loss, "runs": runs, "distance": ds,
+            "lockstep": [float(np.mean(lock[dist == d])) for d in ds],
+            "async": [float(np.mean(est[dist == d])) for d in ds],
+            "async_upper": [float(np.mean(up[dist == d])) for d in ds]}
+
+
+def replace_timing(scenario: Any, timing: Any, links: Any) -> Any:
+    """The scenario with another timing and link model."""
+    from dataclasses import replace
+
+    return replace(scenario, timing=timing, links=links)
+
+
 def _by_distance(g: dict[str, Any], key: str) -> tuple[list[int], list[float]]:
     dist = np.asarray(g["distance"])
     vals = np.asarray(g[key], dtype=float)
@@ -110,9 +164,10 @@ def _by_distance(g: dict[str, Any], key: str) -> tuple[list[int], list[float]]:
     return ds, [float(np.mean(vals[dist == d])) for d in ds]
 
 
-def _plot(path: Path, graphs: list[dict[str, Any]]) -> None:
+def _plot(path: Path, graphs: list[dict[str, Any]], asynchronous: dict[str, Any] | None = None) -> None:
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(graphs), figsize=(4 * len(graphs), 3.6), squeeze=False)
+    panels = len(graphs) + (asynchronous is not None)
+    fig, axes = plt.subplots(1, panels, figsize=(4 * panels, 3.6), squeeze=False)
     for ax, g in zip(axes[0], graphs):
         for key, label, style in (("authors", "authors' value (their code)", "o-"), ("exact", "exact (ours)", "s--")):
             ds, means = _by_distance(g, key)
@@ -122,13 +177,26 @@ def _plot(path: Path, graphs: list[dict[str, Any]]) -> None:
         ax.set_ylim(1e-5, 1.2)
         ax.set_xlabel("shortest-path length")
         ax.set_title(f"{g['graph']} (n={g['n']}, T={g['steps']})")
+    if asynchronous is not None:
+        ax = axes[0][-1]
+        a = asynchronous
+        ax.plot(a["distance"], np.maximum(a["lockstep"], 1e-5), "o-", ms=3, label="lockstep (engine)")
+        ax.plot(a["distance"], np.maximum(a["async"], 1e-5), "s--", ms=3, label=f"async, loss {a['loss']:g}")
+        ax.plot(a["distance"], np.maximum(a["async_upper"], 1e-5), ":", label="async, upper bound")
+        ax.axhline(EPS_LOCAL, color="k", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_ylim(1e-5, 1.2)
+        ax.set_xlabel("shortest-path length")
+        ax.set_title(f"{a['graph']}, first exchange counted")
+        ax.legend(fontsize=7)
     axes[0][0].set_ylabel(f"Renyi loss (alpha={ALPHA:g}), mean over observers")
     axes[0][0].legend(fontsize=7)
     save_figure(fig, path)
 
 
 def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, source: int = 0, witnesses: int = 5,
-                    graphs: dict[str, nx.Graph] | None = None, plot: bool = True,
+                    graphs: dict[str, nx.Graph] | None = None, plot: bool = True, method: str | None = None,
+                    asynchronous: bool = True, runs: int = 4,
                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Reproduce the privacy-vs-distance figure with the authors' and the exact values side by side.
 
@@ -140,6 +208,11 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
         witnesses: at most this many witness pairs per graph (the largest excesses).
         graphs: other graphs (name -> graph on nodes ``0..n-1``) instead of the figure's.
         plot: write the PNG.
+        method: the basis of each view, ``"svd"`` (default for the reduced sizes: faster on small dense
+            views) or ``"gram-schmidt"`` (default for ``full``: streamed, less memory at N = 2048); see
+            :func:`accounting.network.muffliato.exact_pairwise_loss`.
+        asynchronous: add the engine-run series (lockstep and asynchronous lossy gossip on a 5 x 5 grid).
+        runs: runs of the asynchronous series.
         progress: called with one line per graph.
 
     Returns:
@@ -148,7 +221,15 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     chosen = figure_graphs_of_size(full, seed) if graphs is None else graphs
-    results = [_one_graph(name, g, source, witnesses, progress) for name, g in chosen.items()]
+    how = method or ("gram-schmidt" if full else "svd")
+    results = [_one_graph(name, g, source, witnesses, progress, how) for name, g in chosen.items()]
+    asy = None
+    if asynchronous:
+        started = time.perf_counter()
+        asy = asynchronous_series(runs=runs, seed=seed, source=source)
+        asy["seconds"] = time.perf_counter() - started
+        if progress is not None:
+            progress(f"asynchronous series: {asy['graph']}, {runs} runs ({asy['seconds']:.1f} s)")
     rows = []
     for g in results:
         for v in range(g["n"]):
@@ -159,18 +240,18 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
     write_csv(files["csv"], ["graph", "u", "v", "distance", "authors", "exact", "exact_certified"], rows)
     if plot:
         files["png"] = str(out / "fig1a.png")
-        _plot(Path(files["png"]), results)
+        _plot(Path(files["png"]), results, asy)
     convention = ("v sees its neighbours' states after each of the T gossip steps, not the first exchange of raw "
                   "noisy values; v knows its own value and noise; no clipping in the exact model (the authors' code "
                   "clips the noisy values to [0, 1]); Renyi order 2, sigma 1, local budget 1, Hamilton weights, "
                   "Chebyshev acceleration with the authors' step count")
-    summary = {"experiment": "muffliato-fig1a", "full": full, "seed": seed, "convention": convention,
+    summary = {"experiment": "muffliato-fig1a", "full": full, "seed": seed, "convention": convention, "method": how,
                "graphs": [{k: v for k, v in g.items() if k not in ("distance", "authors", "exact", "certified")}
                           for g in results],
                "curves": {g["graph"]: {"distance": _by_distance(g, "authors")[0],
                                        "authors": _by_distance(g, "authors")[1],
                                        "exact": _by_distance(g, "exact")[1]} for g in results},
-               "files": files}
+               "asynchronous": asy, "files": files}
     write_json(files["summary"], summary)
     return summary
 
@@ -191,6 +272,11 @@ def format_fig1a_table(summary: dict[str, Any]) -> str:
         for w in g["witnesses"]:
             lines.append(f"witness {g['graph']}: u={w['u']} v={w['v']} (distance {w['distance']}): exact "
                          f"{w['exact']:.4g} > authors {w['authors']:.4g} from step {w['step']}")
+    a = summary.get("asynchronous")
+    if a:
+        lines.append(f"engine runs on the {a['graph']} (first exchange counted), mean loss by distance "
+                     f"{a['distance']}: lockstep " + ", ".join(f"{x:.3g}" for x in a["lockstep"]) + "; async, loss "
+                     f"{a['loss']:g} ({a['runs']} runs) " + ", ".join(f"{x:.3g}" for x in a["async"]))
     lines.append("size: " + ("the figure's (N = 2048)" if summary.get("full") else
                              "reduced (about 128 nodes per graph); the figure's sizes: full=True"))
     lines.append("convention: " + summary["convention"])
