@@ -317,13 +317,45 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     found.sort(key=lambda f: -(f.exact - f.claimed))
     kept = found[:max_witnesses]
     if kept and find_rounds:
-        result = scenario.run("simpy")
-        sched = linear_schedule(result, scenario)
-        sens = float(scenario.problem.domain.diameter)
-        kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact,
-                            witness_round(sched, f.u, f.v, f.claimed, claim.alpha, sens)) for f in kept]
+        kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, r)
+                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha))]
     verdict = "violation" if failed else ("pass" if all_exact else "inconclusive")
     return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""))
+
+
+def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) -> list[int | None]:
+    """The first round of each failing pair: on the streaming path for a lockstep Muffliato scenario (rounds
+    ``steps + 2``: the noising round and the first exchange come first), else on one engine run's schedule."""
+    sens = float(scenario.problem.domain.diameter)
+    if _fast_path(scenario):
+        import scipy.sparse as sp
+
+        from accounting.network.muffliato import exact_pairwise_loss
+
+        alg = scenario.algorithm
+        gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+        w = sp.csr_array(scenario.topology.weights(2))
+
+        def exceeds(f: PairFailure, steps: int) -> bool:
+            row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
+                                      include_first_exchange=True)
+            return bool(row.exact[f.u] > f.claimed + 1e-9)
+
+        out: list[int | None] = []
+        for f in failures:
+            top = scenario.horizon - 2
+            if not exceeds(f, top):
+                out.append(None)
+                continue
+            lo, hi = 1, top
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if exceeds(f, mid) else (mid + 1, hi)
+            out.append(lo + 2)
+        return out
+    result = scenario.run("simpy")
+    sched = linear_schedule(result, scenario)
+    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens) for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

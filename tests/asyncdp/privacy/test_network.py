@@ -92,3 +92,17 @@ def test_fig1a_asynchronous_series_is_bounded_by_the_local_release():
     for key in ("lockstep", "async", "async_upper"):
         assert all(0.0 <= x <= 1.0 + 1e-9 for x in a[key]), key  # alpha/(2 sigma^2) = 1: the full local release
     assert all(e <= u + 1e-12 for e, u in zip(a["async"], a["async_upper"]))
+
+
+def test_witness_rounds_of_the_streaming_path_equal_the_engine_schedules():
+    from asyncdp.papers.muffliato.rule import Muffliato
+    from asyncdp.privacy.network import pairwise_claim_of, witness_round
+    from asyncdp.privacy.observers import linear_schedule
+
+    sc = Muffliato.example_scenario()
+    check = check_pairwise_claim(sc, pairwise_claim_of(sc), leakage_rows(sc))
+    assert check.verdict == "violation" and len(check.failures) == 5
+    sched = linear_schedule(sc.run(), sc)
+    engine = [witness_round(sched, f.u, f.v, f.claimed, 2.0, 1.0) for f in check.failures]
+    assert [f.round for f in check.failures] == engine
+    assert all(r is not None and 2 <= r <= sc.horizon for r in engine)
