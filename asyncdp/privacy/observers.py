@@ -57,7 +57,7 @@ from ..errors import ScenarioError
 
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
-           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "NODE_KNOWLEDGE"]
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
                   "that arrives at it and that it combines, and the schedule")
@@ -494,6 +494,51 @@ def _losses(sched: LinearSchedule, obs: Observer, srcs: list[int], sens: float, 
     return dict(zip(srcs, out))
 
 
+def observer_blackbox(scenario: Any, adjacent: Any, observer: str | Observer, *, runs: int = 200, seed: int = 0,
+                      epsilon: float, delta: float = 0.0, confidence: float = 0.95) -> Any:
+    """A black-box lower bound on what ``observer`` learns: :func:`accounting.auditing.audit_samples` on the
+    observer's view of ``runs`` engine runs of each scenario (same seeds: the schedule is data independent).
+
+    The view of a run: every message the observer saw (:func:`observed_transcript`) and, for ``node``/``nodes``
+    observers, the members' own released messages (functions of their data, noise and what they received),
+    flattened, ``NaN`` where nothing was seen.
+
+    Args:
+        scenario, adjacent: the two scenarios (one agent's datum differs).
+        observer: the observer.
+        runs: runs per side (SimPy engine), >= 2.
+        seed: run ``r`` uses seed ``seed + r`` on both sides.
+        epsilon, delta: the claim the auditor tries to refute.
+        confidence: of the certified bounds.
+
+    Returns:
+        The :class:`accounting.auditing.SampleAuditReport` (``epsilon_lower_bound``: a certified lower bound).
+    """
+    from dataclasses import replace
+
+    from accounting.auditing import audit_samples
+
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
+        raise ScenarioError(f"runs must be an integer >= 2, got {runs!r}")
+    obs = parse_observer(observer, scenario.problem.num_agents)
+    own = list(obs.agents) if obs.kind == "nodes" else []
+    sides = []
+    for sc in (scenario, adjacent):
+        rows = []
+        for r in range(runs):
+            res = replace(sc, seed=seed + r).run("simpy")
+            channels = [c.name for c in sc.algorithm.channels]
+            parts = []
+            for c in channels:
+                view = observed_transcript(res, obs, c)
+                parts.append(view.messages.ravel())
+                if own:
+                    parts.append(np.asarray(res.messages[c], dtype=float)[:, own].ravel())
+            rows.append(np.concatenate(parts))
+        sides.append(np.array(rows))
+    return audit_samples(sides[0], sides[1], epsilon=epsilon, delta=delta, confidence=confidence, seed=seed)
+
+
 def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[float]:
     """Per-schedule divergences with rounding above ``bound`` (at most ``rtol`` relative) set to ``bound``.
 
@@ -566,7 +611,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
     rows = []
     if not check.ok:
         notes.append("not a verified linear Gaussian rule: every figure is the eavesdropper's composition bound "
-                     "(data processing); black-box lower bounds: asyncdp privacy audit on the observed transcript")
+                     "(data processing); a black-box lower bound from the observer's view: observer_blackbox")
         for u in srcs:
             inf_self = obs.kind == "nodes" and u in obs.agents
             rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.nan, "upper bound",

@@ -106,3 +106,34 @@ def test_witness_rounds_of_the_streaming_path_equal_the_engine_schedules():
     engine = [witness_round(sched, f.u, f.v, f.claimed, 2.0, 1.0) for f in check.failures]
     assert [f.round for f in check.failures] == engine
     assert all(r is not None and 2 <= r <= sc.horizon for r in engine)
+
+
+CLIPPED = """
+from dataclasses import replace
+import numpy as np
+from asyncdp.papers.muffliato.rule import Muffliato
+from asyncdp.problems.problem import Problem
+from asyncdp.problems.costs import RendezvousQuadratic
+
+
+class ClippedMuffliato(Muffliato):
+    def message(self, state, t, noise, agents, problem):
+        out = super().message(state, t, noise, agents, problem)
+        return {"y": np.clip(out["y"], 0.0, 1.0)}
+
+
+base = Muffliato.example_scenario()
+scenario = replace(base, algorithm=ClippedMuffliato(sigma=1.0))
+values = np.array(base.problem.costs.addresses)
+values[0] = 1.0 - values[0]
+adjacent = replace(scenario, problem=Problem(base.problem.domain, RendezvousQuadratic(values)))
+"""
+
+
+def test_cli_check_observer_of_a_rule_that_is_not_affine_gives_bounds(tmp_path: Path, capsys):
+    script = tmp_path / "clipped.py"
+    script.write_text(CLIPPED)
+    main(["privacy", "check", str(script), "--runs", "100", "--search-examples", "0", "--observer", "link:0,1"])
+    text = capsys.readouterr().out
+    assert "[upper bound]" in text and "does not respond linearly" in text
+    assert "black-box lower bound from the observer's view (100 runs per side" in text

@@ -166,3 +166,19 @@ def test_star_centre_sees_every_message_and_equals_the_eavesdropper():
     centre = [r.renyi for r in pairwise_figures(sc, "node:0").rows]
     np.testing.assert_allclose(centre[1:], eav[1:], atol=1e-9)
     assert eav[1:] == pytest.approx([1.0] * 4)
+
+
+def test_observer_blackbox_lower_bound_refutes_a_false_claim_and_respects_a_true_one():
+    from asyncdp.privacy.observers import observer_blackbox
+
+    sc = replace(_scenario(nx.path_graph(4), 2), algorithm=Muffliato(sigma=0.05))
+    values = np.array(sc.problem.costs.addresses)
+    values[0] = 1.0 - values[0] if abs(1.0 - 2 * values[0, 0]) > 0.5 else (values[0] + 0.9) % 1.0
+    adj = replace(sc, problem=Problem(sc.problem.domain, RendezvousQuadratic(values)))
+    # node 1 receives agent 0's raw release: sigma 0.05 against a change > 0.5 is far from 0.5-DP
+    false_claim = observer_blackbox(sc, adj, "node:1", runs=100, epsilon=0.5, delta=1e-6)
+    assert false_claim.violation and false_claim.epsilon_lower_bound > 0.5
+    # in 2 rounds node 3 hears x~_2 and (W x~)_2, which involve agents 1..3 only: nothing about agent 0
+    assert pairwise_figures(sc, "node:3", sources=[0]).rows[0].renyi == 0.0
+    far = observer_blackbox(sc, adj, "node:3", runs=100, epsilon=0.5, delta=1e-6)
+    assert not far.violation
