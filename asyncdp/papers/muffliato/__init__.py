@@ -25,7 +25,8 @@ PAPER = Paper(
     reference=_accountant.SPEC.paper + ", Section 3 (local Gaussian noise, then gossip)",
     claim_check=_privacy.theorem_verdict,
     assumptions=_accountant.ASSUMPTIONS,
-    reproductions=(Reproduction("muffliato-fig1a", f"{_REPRO}:reproduce_fig1a", f"{_REPRO}:format_fig1a_table"),),
+    reproductions=(Reproduction("muffliato-fig1a", "asyncdp.reproduce.muffliato_fig1a:reproduce_fig1a",
+                                f"{_REPRO}:format_fig1a_table"),),
     accountant=_accountant.SPEC,
 )
 """The paper record of Cyffers, Even, Bellet and Massoulié (NeurIPS 2022)."""

@@ -12,7 +12,8 @@ from accounting.network.muffliato import chebyshev_gamma, hamilton_weights, spec
 from accounting.papers.muffliato import PairwiseClaim
 
 from asyncdp.cli import main
-from asyncdp.papers.muffliato.reproduce.fig1a import asynchronous_series, format_fig1a_table, reproduce_fig1a
+from asyncdp.papers.muffliato.reproduce.fig1a import format_fig1a_table, reproduce_fig1a
+from asyncdp.reproduce.muffliato_fig1a import asynchronous_series
 from asyncdp.privacy.network import check_pairwise_claim, leakage_rows
 
 from .test_observers import _scenario
@@ -78,7 +79,7 @@ def test_cli_check_with_node_observer(tmp_path: Path, capsys):
 
 def test_fig1a_both_series_and_witnesses_on_small_graphs(tmp_path: Path):
     graphs = {"path": nx.path_graph(6), "cycle": nx.cycle_graph(8)}
-    s = reproduce_fig1a(tmp_path, graphs=graphs, witnesses=2, asynchronous=False)
+    s = reproduce_fig1a(tmp_path, graphs=graphs, witnesses=2)
     assert (tmp_path / "fig1a.png").exists() and (tmp_path / "fig1a.csv").exists()
     path = next(g for g in s["graphs"] if g["graph"] == "path")
     assert path["observers_above"] >= 1 and path["witnesses"][0]["step"] is not None

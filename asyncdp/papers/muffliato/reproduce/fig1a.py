@@ -30,7 +30,8 @@ radius 0.07, the 45 x 45 grid): minutes per graph for the hypercube and
 Erdos-Renyi, about an hour for the grid and hours for the geometric graph
 (see BENCHMARKS.md); from the command line: ``asyncdp reproduce muffliato-fig1a --full``.
 
-A last panel (:func:`asynchronous_series`) shows the same curve from engine runs on a 5 x 5 grid, under
+A last panel (:func:`asyncdp.reproduce.muffliato_fig1a.asynchronous_series`, passed as ``asynchronous``)
+shows the same curve from engine runs on a 5 x 5 grid, under
 lockstep and under asynchronous gossip over lossy links, where no analytic bound exists.
 """
 
@@ -106,57 +107,6 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
             "observers": len(observers), "witnesses": found, "seconds": elapsed}
 
 
-def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed: int = 0, source: int = 0
-                        ) -> dict[str, Any]:
-    """The same curve from engine runs on a ``side x side`` grid: lockstep gossip, and asynchronous gossip
-    (:class:`~asyncdp.engine.timing.Async`, rate 1) over lossy links, where no analytic bound exists.
-
-    Convention of the engine's node observer: every message ``v`` combines, the first exchange included
-    (so neighbours of ``u`` see its full local release); rounds: the local noising round, then the authors'
-    step count plus one. Asynchronous values are schedule-averaged Renyi divergences over ``runs`` runs
-    (:func:`asyncdp.privacy.network.averaged_rows`), with their upper confidence bounds.
-
-    Returns:
-        ``{"graph", "n", "steps", "loss", "runs", "distance", "lockstep", "async", "async_upper"}`` (means over
-        the observers at each distance).
-    """
-    from ....engine.links import LinkModel, Links
-    from ....engine.timing import Async
-    from ....privacy.network import averaged_rows, leakage_rows
-    from ....problems.costs import RendezvousQuadratic
-    from ....problems.domains import Box
-    from ....problems.problem import Problem
-    from ....scenario import Scenario
-    from ..rule import Muffliato, muffliato_topology
-
-    graph = M.grid(side)
-    n = graph.number_of_nodes()
-    w = M.hamilton_weights(graph)
-    gap = M.spectral_gap(w)
-    steps = M.muffliato_steps(n, SIGMA, gap, accelerated=True)
-    values = np.random.default_rng(seed).uniform(0.0, 1.0, size=(n, 1))
-    base = Scenario(Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(values)), muffliato_topology(w),
-                    Muffliato(sigma=SIGMA, gamma=M.chebyshev_gamma(gap)), horizon=steps + 2, seed=seed)
-    lock = np.array([r.values[source] for r in leakage_rows(base, alpha=ALPHA)])
-    asy = replace_timing(base, Async(rate=1.0), Links(LinkModel(loss=loss)))
-    est, up = np.zeros(n), np.zeros(n)
-    for row, upper in averaged_rows(asy, runs, alpha=ALPHA):
-        est[row.v], up[row.v] = row.values[source], upper[source]
-    dist = M.distances_from(graph, source)
-    ds = sorted({int(d) for d in dist if d > 0})
-    return {"graph": f"grid {side}x{side}", "n": n, "steps": steps, "loss": loss, "runs": runs, "distance": ds,
-            "lockstep": [float(np.mean(lock[dist == d])) for d in ds],
-            "async": [float(np.mean(est[dist == d])) for d in ds],
-            "async_upper": [float(np.mean(up[dist == d])) for d in ds]}
-
-
-def replace_timing(scenario: Any, timing: Any, links: Any) -> Any:
-    """The scenario with another timing and link model."""
-    from dataclasses import replace
-
-    return replace(scenario, timing=timing, links=links)
-
-
 def _by_distance(g: dict[str, Any], key: str) -> tuple[list[int], list[float]]:
     dist = np.asarray(g["distance"])
     vals = np.asarray(g[key], dtype=float)
@@ -196,7 +146,7 @@ def _plot(path: Path, graphs: list[dict[str, Any]], asynchronous: dict[str, Any]
 
 def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, source: int = 0, witnesses: int = 5,
                     graphs: dict[str, nx.Graph] | None = None, plot: bool = True, method: str | None = None,
-                    asynchronous: bool = True, runs: int = 4,
+                    asynchronous: Callable[..., dict[str, Any]] | None = None, runs: int = 4,
                     progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Reproduce the privacy-vs-distance figure with the authors' and the exact values side by side.
 
@@ -211,7 +161,9 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
         method: the basis of each view, ``"svd"`` (default for the reduced sizes: faster on small dense
             views) or ``"gram-schmidt"`` (default for ``full``: streamed, less memory at N = 2048); see
             :func:`accounting.network.muffliato.exact_pairwise_loss`.
-        asynchronous: add the engine-run series (lockstep and asynchronous lossy gossip on a 5 x 5 grid).
+        asynchronous: ``(runs=, seed=, source=) -> series``: the engine-run panel (lockstep and asynchronous
+            lossy gossip), e.g. :func:`asyncdp.reproduce.muffliato_fig1a.asynchronous_series` (the command
+            line's experiment passes it; it needs the privacy checker, a layer above the papers).
         runs: runs of the asynchronous series.
         progress: called with one line per graph.
 
@@ -224,9 +176,9 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
     how = method or ("gram-schmidt" if full else "svd")
     results = [_one_graph(name, g, source, witnesses, progress, how) for name, g in chosen.items()]
     asy = None
-    if asynchronous:
+    if asynchronous is not None:
         started = time.perf_counter()
-        asy = asynchronous_series(runs=runs, seed=seed, source=source)
+        asy = asynchronous(runs=runs, seed=seed, source=source)
         asy["seconds"] = time.perf_counter() - started
         if progress is not None:
             progress(f"asynchronous series: {asy['graph']}, {runs} runs ({asy['seconds']:.1f} s)")
