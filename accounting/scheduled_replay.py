@@ -236,7 +236,7 @@ def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: in
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike],
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
-                  mismatch: dict[str, tuple[int, int] | None], pin: int | None) -> np.ndarray | None:
+                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None) -> np.ndarray | None:
     runs = len(schedules)
     x = rule.initial_state(runs)
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -292,7 +292,7 @@ def scheduled_replay(
     rule_prime: ChannelRule | None = None,
     *,
     unicast: bool = False,
-    pin_agent: int | None = None,
+    pin_agent: int | Sequence[int] | None = None,
 ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
 
@@ -305,7 +305,8 @@ def scheduled_replay(
             ``P'`` (omit it for residuals only).
         unicast: the messages are per link.
         pin_agent: construct a transcript instead of reading one for this
-            agent: each of its messages (every channel) is replaced by its
+            agent (or these agents: round adjacency of online losses changes
+            every agent's input): each of its messages (every channel) is replaced by its
             noise-free value under ``P`` before anything uses it, and so is
             every agent's noise-free release (a point mass: any other value has
             probability 0). The other messages stay as given. Rounds are
@@ -335,6 +336,8 @@ def scheduled_replay(
     if missing:
         raise AccountingError(f"no noise declaration for channel(s) {missing}")
     arrays = {n: (np.array if pin_agent is not None else np.asarray)(messages[n], dtype=float) for n in names}
+    pin = pin_agent if pin_agent is None or isinstance(pin_agent, (int, np.integer)) else \
+        np.asarray(pin_agent, dtype=np.int64)
     ndim = 5 if unicast else 4
     for n, a in arrays.items():
         if a.ndim != ndim:
@@ -359,7 +362,7 @@ def scheduled_replay(
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin_agent)
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin)
         if part is not None:
             parts.append(part)
     per_round = np.concatenate(parts) if parts else None

@@ -50,7 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write the worst adjacent pair found as a runnable scenario script")
     c.add_argument("--json", metavar="OUT.json", default=None,
                    help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
+    c.add_argument("--observer", default="eavesdropper",
+                   help="who observes: eavesdropper (every message), node:V (the messages arriving at V, plus V's "
+                   "own data, noise and state), nodes:A,B (colluders), link:A,B")
     c.set_defaults(func=check_command)
+    _register_network(sub)
     from . import audit  # ``privacy audit MODULE.py``: the black-box auditor of any mechanism
 
     audit.register(sub)
@@ -68,12 +72,15 @@ def check_command(args: argparse.Namespace) -> int:
     worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",))
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
+    observer = _observer_of(args.observer, loaded["scenario"])
     require_memory(_check_memory_estimate(loaded["scenario"], args.runs), f"--runs {args.runs}",
                    "released messages and trajectories of every run of both scenarios")
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)
     print(report.to_table())
+    if str(observer) != "eavesdropper":
+        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args))
     if worst_pair and report.worst_pair_script is not None:
         worst_pair.write_text(report.worst_pair_script)
         print(f"worst adjacent pair written to {worst_pair.path}")
@@ -81,6 +88,96 @@ def check_command(args: argparse.Namespace) -> int:
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
         json_out.write_text(json.dumps(data, indent=2))
     return EXIT_CODES[report.verdict]
+
+
+def _observer_of(text: str, scenario: Any) -> Any:
+    from ..privacy.observers import parse_observer
+
+    return parse_observer(text, scenario.problem.num_agents)
+
+
+def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argparse.Namespace) -> str:
+    """The observer's figures for the changed agent: exact for a rule verified affine in the noise, else the
+    eavesdropper's bound (data processing); the verdict above is the eavesdropper's, an upper bound for every
+    observer."""
+    import math
+
+    from ..privacy.adjacency import find_changed_agent
+    from ..privacy.observers import pairwise_figures
+
+    u = find_changed_agent(scenario, adjacent, seed=args.seed)
+    eps_c, delta_c = scenario.algorithm.bind(scenario.problem).claimed_privacy(scenario.horizon)
+    delta = delta_c if delta_c > 0 else args.delta
+    fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta)
+    row = fig.rows[0]
+    lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
+    if row.kind == "exact" and math.isfinite(row.epsilon):
+        verdict = "holds" if row.epsilon <= eps_c * (1 + 1e-9) else "fails"
+        lines.append(f"  the claim ({eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
+                     f"delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule)")
+    elif row.kind == "upper bound":
+        from ..privacy.observers import observer_blackbox
+
+        runs = max(2, min(args.runs, 300))
+        audit = observer_blackbox(scenario, adjacent, observer, runs=runs, seed=args.seed,
+                                  epsilon=eps_c if math.isfinite(eps_c) else 30.0, delta=delta_c,
+                                  confidence=args.confidence)
+        lines.append("  upper bound only (the eavesdropper's composition bound, by data processing)")
+        lines.append(f"  black-box lower bound from the observer's view ({runs} runs per side, confidence "
+                     f"{args.confidence:g}): epsilon >= {audit.epsilon_lower_bound:.4g}"
+                     + (" (refutes the claim against this observer)" if audit.violation else ""))
+    else:
+        lines.append(f"  {row.kind}: no verdict against this observer from this figure")
+    return "\n".join(lines)
+
+
+def _register_network(sub: Any) -> None:
+    n = sub.add_parser(
+        "network", help="the pairwise leakage matrix of SCRIPT.py (loss from every u to every v)",
+        description="The pairwise leakage matrix of the scenario in SCRIPT.py: the exact Renyi divergence from "
+        "every agent u's datum to every node v's view (the messages arriving at v, v's own data, noise and "
+        "state), on the run's realized schedule, for rules verified affine in the noise; rows are computed and "
+        "written one observer at a time. Writes leakage.csv (row v, column u), leakage.json, leakage.png "
+        "(heatmap) and by_distance.csv/png (loss against shortest-path distance). A paper's pairwise claim is "
+        "checked per pair, with witnesses (pair and round).",
+        epilog="exit codes: 0 done (and the pairwise claim holds or there is none), 1 the pairwise claim fails, "
+        "3 inconclusive, 2 unusable input.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    n.add_argument("script", metavar="SCRIPT.py")
+    n.add_argument("--out", default="out/network", help="output directory")
+    n.add_argument("--alpha", type=float, default=2.0, help="Renyi order (> 1)")
+    n.add_argument("--engine", choices=("simpy", "batch"), default="simpy", help="engine of the run")
+    n.add_argument("--witnesses", type=nonnegative_int, default=5, help="witness pairs to report")
+    n.set_defaults(func=network_command)
+
+
+def network_command(args: argparse.Namespace) -> int:
+    """Execute ``asyncdp privacy network``."""
+    import math
+
+    from ..errors import ScenarioError
+    from ..privacy.network import check_pairwise_claim, leakage_rows, pairwise_claim_of
+    from ..scenario import load_script
+    from .outputs import prepare_dir
+
+    if not (args.alpha > 1 and math.isfinite(args.alpha)):
+        raise ScenarioError(f"argument --alpha: must be a finite number > 1, got {args.alpha!r}")
+    out = prepare_dir(args.out, "--out")
+    scenario = load_script(args.script, names=("scenario",))["scenario"]
+    from ..privacy.network_outputs import write_leakage
+
+    rows = write_leakage(scenario, leakage_rows(scenario, alpha=args.alpha, engine=args.engine), out.path)
+    claim = pairwise_claim_of(scenario)
+    code = 0
+    if claim is not None and abs(claim.alpha - args.alpha) < 1e-12:
+        check = check_pairwise_claim(scenario, claim, rows, max_witnesses=args.witnesses)
+        print(check.to_table())
+        code = {"pass": 0, "violation": 1, "inconclusive": 3}[check.verdict]
+    elif claim is not None:
+        print(f"the paper's pairwise claim is of order {claim.alpha:g}; rerun with --alpha {claim.alpha:g} to check it")
+    print(f"leakage matrix written to {out.path}")
+    return code
 
 
 def _check_memory_estimate(scenario: Any, runs: int) -> float:

@@ -43,6 +43,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--runs", type=count, default=None, help="Monte-Carlo runs per point (default: the experiment's)")
     p.add_argument("--tune-runs", type=count, default=None, help="runs per tuning evaluation (huang2015-fig1)")
     p.add_argument("--seed", type=nonnegative_int, default=None, help="seed (default: the experiment's)")
+    p.add_argument("--full", action="store_const", const=True, default=None,
+                   help="the paper's full sizes where the experiment has a reduced default (muffliato-fig1a: N = 2048)")
     p.set_defaults(func=reproduce_command)
 
 
@@ -62,7 +64,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
                             f"(choose from {', '.join(sorted(EXPERIMENTS))})")
     fn = EXPERIMENTS[args.experiment]
     accepted = inspect.signature(fn).parameters
-    options = {"runs": args.runs, "tune_runs": args.tune_runs, "seed": args.seed}
+    options = {"runs": args.runs, "tune_runs": args.tune_runs, "seed": args.seed, "full": args.full}
     kwargs = {}
     for name, value in options.items():
         if value is None:

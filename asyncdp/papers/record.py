@@ -13,7 +13,8 @@ A seed paper and a user's own algorithm are described the same way. One
   ``channel -> (T,)`` array; :meth:`Paper.sensitivity` checks and normalizes it;
 * its **adjacency class** for the worst-case search (:class:`GradientClass`:
   any two costs of the changed agent with gradients of L2 norm at most ``C``,
-  or whose gradients differ by at most ``C``);
+  or whose gradients differ by at most ``C``; :class:`RoundClass`: two online
+  loss sequences that differ in one round's loss, of gradient L2 norm at most ``L``);
 * its claim check (``claim_check(scenario, eps, delta) -> str``);
 * its topology assumptions (a :class:`topology.audit.AssumptionSet`, or one
   per rule name);
@@ -40,14 +41,14 @@ import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..algorithms.base import Algorithm
 from ..errors import AlgorithmParameterError, ScenarioError
 
-__all__ = ["Paper", "PaperError", "GradientClass", "AdjacencyClass", "Reproduction", "is_paper",
+__all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "AdjacencyClass", "Reproduction", "is_paper",
            "require_out_neighbours", "OPTIONAL_PARTS"]
 
 OPTIONAL_PARTS = ("adjacency", "claim_check", "assumptions", "reproductions", "claimed_scale", "accountant",
@@ -97,9 +98,44 @@ class GradientClass:
             raise PaperError(f"GradientClass: kind must be 'each' or 'difference', got {self.kind!r}")
 
 
-AdjacencyClass = GradientClass
-"""The adjacency classes a paper may declare (today: :class:`GradientClass`; round adjacency of online losses
-has no extremal construction in the worst-case search yet)."""
+@dataclass(frozen=True)
+class RoundClass:
+    """Round adjacency of online losses: two loss sequences equal in every round but one.
+
+    The adjacency of Cheng, Liao and Li (arXiv 2022), Def. 1, with their gradient bound (Assumption 1(d)):
+    the changed round's two losses both have gradients of L2 norm at most ``bound`` on the domain; every
+    other round's loss is the same in both sequences. Such a change reaches every agent (each computes its
+    block of the changed gradient), so the worst-case search (:mod:`asyncdp.privacy.worst_round`) replaces
+    round ``t0``'s loss by opposite linear losses ``<g, x>``, ``<g', x>`` (sign patterns and coordinates of
+    norm ``bound``, at the early rounds and the user's), then searches every round with Hypothesis.
+
+    Attributes:
+        bound: ``L`` (> 0, finite), the L2 bound on the changed round's gradients.
+        norm: the norm of the lemma's bound, ``"l1"`` (Laplace) or ``"l2"`` (Gaussian).
+        kind: ``"each"`` (a class attribute): like ``GradientClass(kind="each")`` it bounds each member's
+            gradients, so it contains the user's pair whenever the problem meets its declared constants.
+
+    Example:
+        >>> RoundClass(2.0).norm, RoundClass(2.0).kind
+        ('l1', 'each')
+    """
+
+    bound: float
+    norm: str = "l1"
+    kind: ClassVar[str] = "each"
+
+    def __post_init__(self) -> None:
+        b = self.bound
+        if isinstance(b, bool) or not isinstance(b, (int, float, np.floating, np.integer)) or not math.isfinite(b) \
+                or b <= 0:
+            raise PaperError(f"RoundClass: bound must be a finite number > 0, got {b!r}")
+        if self.norm not in ("l1", "l2"):
+            raise PaperError(f"RoundClass: norm must be 'l1' or 'l2', got {self.norm!r}")
+
+
+AdjacencyClass = GradientClass | RoundClass
+"""The adjacency classes a paper may declare: a class of one agent's costs (:class:`GradientClass`) or round
+adjacency of online losses (:class:`RoundClass`)."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +197,7 @@ class Paper:
         lemma: ``scenario -> (T,) array | {channel: (T,) array}``: the sensitivity of each release of
             each noisy channel, from declared constants only (required).
         reference: whom to cite for the lemma (quoted by the privacy report).
-        adjacency: ``scenario -> GradientClass``, the class the worst-case search draws pairs from.
+        adjacency: ``scenario -> GradientClass | RoundClass``, the class the worst-case search draws pairs from.
         claim_check: ``(scenario, eps_ledger, delta_ledger) -> str``, the paper's claim checked independently.
         assumptions: a :class:`topology.audit.AssumptionSet` (every rule) or ``{rule name: AssumptionSet}``.
         reproductions: its :class:`Reproduction` records.
@@ -176,7 +212,7 @@ class Paper:
     rules: tuple[type[Algorithm], ...]
     lemma: Callable[[Any], Any]
     reference: str = ""
-    adjacency: Callable[[Any], GradientClass] | None = None
+    adjacency: Callable[[Any], AdjacencyClass | None] | None = None
     claim_check: Callable[[Any, float, float], str] | None = None
     assumptions: Any = None
     reproductions: tuple[Reproduction, ...] = ()

@@ -14,7 +14,9 @@ the changed agent's cost is replaced by extremal costs of that class
   norm ``C2``, starting anywhere, maximizing the loss below.
 
 Every other agent's cost, the algorithm (bound to the user's problem, so the
-same noise and steps) and the initial points are kept.
+same noise and steps) and the initial points are kept. Round adjacency of
+online losses (a :class:`~asyncdp.papers.RoundClass`) has its own
+construction, :mod:`asyncdp.privacy.worst_round`.
 
 The loss of a candidate pair is computed on the realized schedules of the
 engine's runs of the user's scenario (the schedule does not depend on the
@@ -49,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ..papers import GradientClass, find_paper
+from ..papers import AdjacencyClass, GradientClass, RoundClass, find_paper
 from ..problems.costs import LinearOverride
 from ..problems.problem import Problem
 from ..scenario import Scenario
@@ -82,11 +84,12 @@ class CandidatePair:
     run: int | None = None
 
 
-def adjacency_class(scenario: Scenario) -> GradientClass | None:
+def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     """The adjacency class the algorithm's paper record declares for ``scenario``, or ``None``.
 
     Raises:
-        PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`.
+        PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`
+            or :class:`~asyncdp.papers.RoundClass` (round adjacency: :mod:`asyncdp.privacy.worst_round`).
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -99,8 +102,9 @@ def adjacency_class(scenario: Scenario) -> GradientClass | None:
     if paper is None or paper.adjacency is None:
         return None
     cls = paper.adjacency(scenario)
-    if cls is not None and not isinstance(cls, GradientClass):
-        raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass or None, got {cls!r}"[:300])
+    if cls is not None and not isinstance(cls, (GradientClass, RoundClass)):
+        raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass, a RoundClass or None, "
+                         f"got {cls!r}"[:300])
     return cls
 
 
@@ -115,7 +119,7 @@ def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray
         ``[(label, g, g')]``.
     """
     cls = adjacency_class(scenario)
-    if cls is None:
+    if not isinstance(cls, GradientClass):  # none, or round adjacency (asyncdp.privacy.worst_round)
         return []
     n = scenario.problem.dim
     if cls.kind == "difference":  # g - g' on the extreme points of the norm ball of radius bound
@@ -209,7 +213,7 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: 
     from hypothesis import strategies as st
 
     cls = adjacency_class(scenario)
-    assert cls is not None
+    assert isinstance(cls, GradientClass)
     c2 = cls.bound
     n = scenario.problem.dim
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
@@ -289,8 +293,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     Tries every extremal pair (:func:`extremal_pairs`), then
     ``options.search_examples`` Hypothesis examples (:func:`search_pairs`),
     on the realized schedules of the engine's runs of the scenario. A user's
-    paper record without an adjacency class (or under round adjacency, which
-    has no construction yet) gets a doubt: its lemma is then untested, and
+    paper record without an adjacency class gets a doubt: its lemma is then untested, and
     the verdict is at best ``inconclusive``. Pure
     claims: a constructed transcript with loss above epsilon is a witness
     (module docstring). Claims with delta > 0: the best pair is run
@@ -327,9 +330,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     users = ctx.paper is not None and not ctx.paper.published
     untested = (f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was not tested against "
                 "the worst case of an adjacency class, so the bound composed with it is not trusted") if users else None
-    if agent is None:
-        return Evidence(method, kind, empty, doubt=untested, reasons=(
-            "worst-case search: round adjacency (online losses) has no extremal-cost construction yet",))
+    if agent is None:  # round adjacency of online losses: its own construction
+        from .worst_round import search_round_worst_case
+
+        return search_round_worst_case(pair, ctx)
     extremes = extremal_pairs(scenario, agent)
     if not extremes:
         return Evidence(method, kind, empty, doubt=untested, reasons=(

@@ -64,6 +64,7 @@ __all__ = [
     "OnlineLoss",
     "BatchLoss",
     "UserOnlineLoss",
+    "LinearRound",
     "LOSS_KINDS",
     "online_problem",
     "adjacent_online_problem",
@@ -535,6 +536,87 @@ class UserOnlineLoss(OnlineLoss):
         return {"type": "UserOnlineLoss", "name": self.name, "num_nodes": self._num_agents, "dim": self._dim,
                 "num_rounds": self._num_rounds, "overridden_rounds": sorted(self._overrides),
                 "constants": self.constants.to_dict()}
+
+
+class LinearRound(OnlineLoss):
+    """``base``'s loss sequence with round ``round_index``'s loss replaced by ``f(x) = <gradient, x>``.
+
+    The round-adjacency member the privacy checker's worst-case search builds
+    (:mod:`asyncdp.privacy.worst_round`): Def. 1 of Cheng, Liao and Li (arXiv
+    2022) changes one round's loss, and a linear loss has the same gradient
+    ``g`` everywhere, so a gradient bound ``||g||_2 <= L`` holds on any domain.
+    Every other round's loss is ``base``'s.
+
+    Args:
+        base: the online loss whose other rounds are kept.
+        round_index: the replaced round (1-based).
+        gradient: ``g``, shape ``(d,)``, finite.
+
+    Raises:
+        ProblemError: ``base`` is not an :class:`OnlineLoss`, a round outside
+            ``1..T``, or a gradient of the wrong shape or not finite.
+
+    Example:
+        >>> loss, _ = synthetic_olr(num_nodes=2, dim=2, num_rounds=3, seed=0)
+        >>> lin = LinearRound(loss, 2, [3.0, -4.0])
+        >>> lin.round_gradient(2, [[0.0, 0.0]]).tolist(), lin.gradient(1, [0.0, 0.0], round_index=2).tolist()
+        ([[3.0, -4.0]], [0.0, -4.0])
+    """
+
+    def __init__(self, base: OnlineLoss, round_index: int, gradient: Any) -> None:
+        if not isinstance(base, OnlineLoss):
+            raise ProblemError(f"base must be an OnlineLoss, got {type(base).__name__}")
+        super().__init__(base.num_agents, base.dim, base.num_rounds)
+        self._base = base
+        self._round = base._check_round(round_index)
+        g = np.array(gradient, dtype=float)
+        if g.shape != (base.dim,) or not np.isfinite(g).all():
+            raise ProblemError(f"gradient must be a finite vector of shape ({base.dim},), got {g!r}"[:300])
+        g.setflags(write=False)
+        self._g = g
+
+    @property
+    def base(self) -> OnlineLoss:
+        """The sequence whose other rounds are kept."""
+        return self._base
+
+    @property
+    def round_index(self) -> int:
+        """The replaced round."""
+        return self._round
+
+    @property
+    def linear_gradient(self) -> np.ndarray:
+        """``g`` (read-only)."""
+        return self._g
+
+    def _round_value(self, t: int, x: np.ndarray) -> np.ndarray:
+        return x @ self._g if t == self._round else self._base._round_value(t, x)
+
+    def _round_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        if t == self._round:
+            return np.broadcast_to(self._g, x.shape).copy()
+        return self._base._round_gradient(t, x)
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """``base``'s constants with ``L = max(L_base, ||g||_2)`` (a linear loss is 0-smooth)."""
+        fc = self._base.function_class(domain)
+        g = float(np.linalg.norm(self._g))
+        return fc.replace(gradient_bound=None if fc.gradient_bound is None else max(fc.gradient_bound, g))
+
+    def with_round(self, t: int, **data: Any) -> OnlineLoss:
+        """Round ``t`` changed in the base sequence (the linear round stays, unless ``t`` is that round).
+
+        Raises:
+            ProblemError: ``t`` is the linear round (change ``gradient`` by building a new one).
+        """
+        if self._check_round(t) == self._round:
+            raise ProblemError(f"round {t} is the linear round of this LinearRound; build a new LinearRound")
+        return LinearRound(self._base.with_round(t, **data), self._round, self._g)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "LinearRound", "base": self._base.to_dict(), "round_index": self._round,
+                "gradient": self._g.tolist()}
 
 
 # --------------------------------------------------------------------------

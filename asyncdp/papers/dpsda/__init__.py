@@ -1,9 +1,10 @@
 """Cheng, Liao and Li (arXiv 2022): DPSDA-C and DPSDA-PS, differentially private online distributed optimization.
 
 One paper, two rules (:mod:`.rule`: :class:`~.rule.DPSDAC`, :class:`~.rule.DPSDAPS`);
-:mod:`.privacy` their shared per-release sensitivity and the claim of Theorems 2
-and 4; :mod:`.reproduce` the online linear regression, classification
-and DP-check reproductions. The accountant's half, with one topology
+:mod:`.privacy` their shared per-release sensitivity, the claim of Theorems 2
+and 4 and the round adjacency of Def. 1 (the worst-case search's class);
+:mod:`.reproduce` the online linear regression, classification and DP-check
+reproductions. The accountant's half, with one topology
 assumption set per rule, is :mod:`accounting.papers.dpsda`.
 """
 
@@ -24,6 +25,7 @@ PAPER = Paper(
     rules=(DPSDAC, DPSDAPS),
     lemma=_privacy.sensitivity,
     reference=_accountant.SPEC.paper + ", Lemmas 1 and 4",
+    adjacency=_privacy.round_class,
     claim_check=_privacy.theorem_verdict,
     assumptions=_accountant.ASSUMPTIONS,
     reproductions=(

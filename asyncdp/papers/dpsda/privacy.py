@@ -38,8 +38,10 @@ from accounting.claims import Claim, verify
 from accounting.papers import dpsda as P
 
 from ...errors import ScenarioError
+from ..record import RoundClass
 
-__all__ = ["claimed_scale", "node_sensitivities", "network_sensitivity", "sensitivity", "claim", "theorem_verdict"]
+__all__ = ["claimed_scale", "node_sensitivities", "network_sensitivity", "sensitivity", "claim", "theorem_verdict",
+           "round_class"]
 
 
 def _setup(scenario) -> tuple[object, int, tuple[int, ...], float, str]:
@@ -128,3 +130,31 @@ def claimed_scale(scenario, t: int) -> float:
         return float(alg.noise_constant) / alg.epsilon
     return P.dpsda_noise_scale(alg.epsilon, n=alg.num_nodes, L_hat=alg.L_hat, level=alg.level,
                                block_sizes=list(alg.block_sizes), clip=alg.clip_norm)
+
+
+def round_class(scenario) -> RoundClass | None:
+    """The adjacency class of Def. 1 with Assumption 1(d): one round's loss changed, gradients of L2 norm ``<= L``.
+
+    Two loss sequences are adjacent when they differ in one round ``t0``
+    (Cheng, Liao and Li, arXiv 2022, Def. 1); every round's loss has
+    ``||grad f_t||_2 <= L`` on ``X^d`` (Assumption 1(d)), ``L`` being the
+    problem's declared gradient bound. The lemma bounds the L1 change of the
+    duals (Laplace noise), hence ``norm="l1"``. The class does not depend on
+    the rule (clipping, level, ``L_hat``): it is the set of inputs the claim
+    covers, so a rule whose noise is too small for it is refuted by the
+    worst-case search (:mod:`asyncdp.privacy.worst_round`).
+
+    Returns:
+        ``RoundClass(L, "l1")``, or ``None`` when the problem declares no
+        gradient bound (the class is then unbounded and the search is skipped,
+        with the reason in the report).
+
+    Example:
+        >>> from asyncdp.papers.dpsda.rule import DPSDAC
+        >>> sc = DPSDAC.example_scenario()
+        >>> cls = round_class(sc)
+        >>> cls.norm, cls.bound == sc.problem.constants.gradient_bound
+        ('l1', True)
+    """
+    lip = scenario.problem.constants.gradient_bound
+    return None if lip is None else RoundClass(float(lip), "l1")

@@ -8,13 +8,13 @@ import pytest
 
 from accounting.errors import AccountingError
 from accounting.papers import ACCOUNTANTS, PARTS, AccountantSpec, NotSupportedError, get_accountant
-from accounting.papers import dpsda, huang2015, showkatbakhsh, wang_basar
+from accounting.papers import dpsda, huang2015, muffliato, showkatbakhsh, wang_basar
 
 
 def test_every_algorithm_has_one_record_and_names_are_unique():
-    assert set(ACCOUNTANTS) == {"huang2015", "showkatbakhsh", "wang-basar", "dpsda-c", "dpsda-ps"}
+    assert set(ACCOUNTANTS) == {"huang2015", "showkatbakhsh", "wang-basar", "dpsda-c", "dpsda-ps", "muffliato"}
     assert ACCOUNTANTS["dpsda-c"] is ACCOUNTANTS["dpsda-ps"] is dpsda.SPEC
-    for mod in (huang2015, showkatbakhsh, wang_basar, dpsda):
+    for mod in (huang2015, showkatbakhsh, wang_basar, dpsda, muffliato):
         assert all(ACCOUNTANTS[n] is mod.SPEC for n in mod.SPEC.names)
 
 
@@ -71,7 +71,7 @@ def test_every_paper_module_is_discovered():
     import accounting.papers as pkg
 
     modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)} - {"spec"}
-    assert modules == {"huang2015", "showkatbakhsh", "wang_basar", "dpsda"}
+    assert modules == {"huang2015", "showkatbakhsh", "wang_basar", "dpsda", "muffliato"}
     assert {spec.paper for spec in ACCOUNTANTS.values()} == {
-        m.SPEC.paper for m in (huang2015, showkatbakhsh, wang_basar, dpsda)}
+        m.SPEC.paper for m in (huang2015, showkatbakhsh, wang_basar, dpsda, muffliato)}
 

@@ -17,7 +17,8 @@ every rule of it. The clauses:
   declares), ``claim_check`` (runs and does not report a violation on the
   example), ``assumptions`` (``topology.audit`` runs on the example and every
   assumption holds on a fixed Metropolis ring), ``adjacency`` (a
-  :class:`~asyncdp.papers.GradientClass`), ``reproductions`` (each loads),
+  :class:`~asyncdp.papers.GradientClass`, or a :class:`~asyncdp.papers.RoundClass`
+  for online losses), ``reproductions`` (each loads),
   ``accountant`` (the accountant's record names the rule and its mechanism).
 
 :func:`test_the_contract_holds_for_a_paper_installed_through_an_entry_point`
@@ -42,8 +43,8 @@ import pytest
 import topology
 from asyncdp import InjectedNoise
 from asyncdp.algorithms import Algorithm
-from asyncdp.papers import (OPTIONAL_PARTS, REGISTRY, GradientClass, Paper, PaperError, find_paper, get_paper,
-                            paper_of, papers, registered)
+from asyncdp.papers import (OPTIONAL_PARTS, REGISTRY, GradientClass, Paper, PaperError, RoundClass, find_paper,
+                            get_paper, paper_of, papers, registered)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SEED_PAPERS = ("dpsda", "huang2015", "showkatbakhsh", "wang-basar")
@@ -207,8 +208,11 @@ def test_topology_audit_runs_on_the_example_and_passes_a_metropolis_ring(paper_n
 @pytest.mark.parametrize("paper_name,rule_name", PAIRS, ids=IDS)
 def test_adjacency_class_is_a_gradient_class(paper_name, rule_name):
     adjacency = _optional(get_paper(paper_name), "adjacency")
-    cls = adjacency(_example(rule_name))
-    assert isinstance(cls, GradientClass) and cls.bound > 0 and cls.norm in ("l1", "l2")
+    sc = _example(rule_name)
+    cls = adjacency(sc)
+    # online losses (costs with num_rounds) change by round: round adjacency; otherwise one agent's cost
+    online = getattr(sc.problem.costs, "num_rounds", None) is not None
+    assert isinstance(cls, RoundClass if online else GradientClass) and cls.bound > 0 and cls.norm in ("l1", "l2")
 
 
 @pytest.mark.parametrize("paper_name", sorted(papers()))
@@ -229,11 +233,9 @@ def test_seed_papers_provide_every_optional_part():
     for name in SEED_PAPERS:
         paper = get_paper(name)
         assert registered()[name].published and registered()[name].origin == "asyncdp"
-        for part in ("claim_check", "assumptions", "reproductions", "claimed_scale", "accountant"):
+        for part in ("claim_check", "assumptions", "reproductions", "claimed_scale", "accountant", "adjacency"):
             assert getattr(paper, part), (name, part)
         assert all(callable(r.example_scenario) for r in paper.rules)
-    # the adjacency class is declared by every seed paper whose lemma bounds one agent's cost change
-    assert {n for n in SEED_PAPERS if get_paper(n).adjacency is not None} >= {"huang2015", "showkatbakhsh"}
 
 
 def test_every_reproduction_belongs_to_exactly_one_paper():

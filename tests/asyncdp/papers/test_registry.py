@@ -42,7 +42,7 @@ def test_seed_papers_are_discovered_from_their_folders():
     assert {"huang2015", "showkatbakhsh", "wang-basar", "dpsda"} <= set(found)
     assert all(found[n].origin == "asyncdp" and found[n].published for n in ("huang2015", "dpsda"))
     folders = {p.name for p in (ROOT / "asyncdp" / "papers").iterdir() if (p / "__init__.py").exists()}
-    assert folders == {"huang2015", "showkatbakhsh", "wang_basar", "dpsda"}
+    assert folders == {"huang2015", "showkatbakhsh", "wang_basar", "dpsda", "muffliato"}
     assert get_algorithm("dpsda-ps").__name__ == "DPSDAPS"
     with pytest.raises(PaperError, match="unknown algorithm 'nope'; known: .*huang2015"):
         get_algorithm("nope")

@@ -1,0 +1,88 @@
+"""Muffliato's lemma and claims as the privacy check reads them (the accountant's half:
+:mod:`accounting.papers.muffliato`).
+
+* :func:`sensitivity`: the one noisy release per agent (round 1) has L2 sensitivity the diameter of the
+  problem's domain; later rounds release post-processed values (sensitivity 0);
+* :func:`theorem_verdict`: the local claim against the ledger's epsilon;
+* :func:`pairwise_claim`: the pairwise network DP claim of the authors' figure for the scenario's gossip
+  matrix, read by :mod:`asyncdp.privacy.network` (verified per pair, with witnesses).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accounting.claims import verify
+from accounting.papers import muffliato as S
+
+from ..record import GradientClass
+
+__all__ = ["sensitivity", "theorem_verdict", "gradient_class", "pairwise_claim", "gossip_matrix"]
+
+
+def sensitivity(scenario: Any) -> np.ndarray:
+    """L2 sensitivity of each release ``y(t)``, ``t = 1..T`` (the domain's diameter in round 1, then 0).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> sensitivity(Muffliato.example_scenario()).tolist()
+        [1.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    diameter = float(scenario.problem.domain.diameter)
+    return np.array([S.muffliato_release_sensitivity(t, diameter=diameter) for t in range(1, scenario.horizon + 1)])
+
+
+def theorem_verdict(scenario: Any, eps_ledger: float, delta_ledger: float) -> str:
+    """The local claim (:func:`accounting.papers.muffliato.muffliato_claim`) against the ledger.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> "holds" in theorem_verdict(Muffliato.example_scenario(), 1.0, 1e-6)
+        True
+    """
+    alg = scenario.algorithm
+    claim = S.muffliato_claim(sigma=alg.sigma, alpha=2.0, sensitivity=float(scenario.problem.domain.diameter))
+    return verify(claim, eps_ledger, delta_ledger).message
+
+
+def gradient_class(scenario: Any) -> GradientClass:
+    """Two values of one agent anywhere in the domain: gradients of ``||x - a||^2`` differ by at most
+    ``2 diam``.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> gradient_class(Muffliato.example_scenario()).bound
+        2.0
+    """
+    return GradientClass(2.0 * float(scenario.problem.domain.diameter), "l2", kind="difference")
+
+
+def gossip_matrix(scenario: Any) -> Any:
+    """The gossip matrix ``W``: the topology's round-2 matrix (round 1 is the local noising round).
+
+    Raises:
+        ScenarioError: the horizon is shorter than 2 rounds.
+    """
+    from ...errors import ScenarioError
+
+    if scenario.horizon < 2:
+        raise ScenarioError(f"muffliato: a pairwise claim needs at least 2 rounds, got horizon {scenario.horizon}")
+    return scenario.topology.weights(2)
+
+
+def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float = 1.0) -> S.PairwiseClaim:
+    """The authors' pairwise values for the scenario: ``steps = horizon - 2`` gossip steps after the local
+    noising round and the first exchange, ``W`` the round-2 matrix, the rule's ``gamma`` (1: plain).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> pairwise_claim(Muffliato.example_scenario()).bounds_for(0).shape
+        (6,)
+    """
+    alg = scenario.algorithm
+    gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+    steps = max(scenario.horizon - 2, 1)
+    return S.muffliato_pairwise_claim(gossip_matrix(scenario), steps, gamma, alpha=alpha, sigma=float(alg.sigma),
+                                      eps_local=eps_local)

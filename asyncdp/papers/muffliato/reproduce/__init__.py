@@ -1,0 +1,1 @@
+"""Reproductions of Cyffers, Even, Bellet and Massoulié (NeurIPS 2022)."""

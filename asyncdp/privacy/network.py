@@ -1,0 +1,386 @@
+"""The pairwise leakage matrix of a scenario: the loss from every source ``u`` to every node ``v``.
+
+Row ``v`` is what node ``v`` learns (observer ``node:v``: the messages that
+arrive at it, its own data, noise and state) about each other agent's datum,
+as the exact Renyi divergence of order ``alpha`` of ``v``'s Gaussian view on
+the run's realized schedule (:mod:`asyncdp.privacy.observers`, verified
+affine on the run). Rows are computed and written one observer at a time, so
+only one observer's view is held.
+
+* :func:`leakage_rows`: stream the rows (engine run; or, for a lockstep,
+  lossless Muffliato scenario, the accountant's streaming path
+  :func:`accounting.network.muffliato.pairwise_rows` on the same schedule,
+  which takes minutes at ``N = 2048``);
+* :func:`shortest_paths`: hop distances on the gossip graph;
+* :func:`check_pairwise_claim`: a paper's pairwise claim
+  (:class:`accounting.papers.muffliato.PairwiseClaim`, a matrix or a function
+  of distance) verified per pair, with a witness (the pair and the first
+  round after which the exact loss exceeds the claim) where it fails;
+* :func:`pairwise_claim_of`: the claim a paper declares (``pairwise_claim(scenario)``
+  in its ``privacy`` module), if any.
+
+Example:
+    >>> from asyncdp.papers.muffliato.rule import Muffliato
+    >>> rows = list(leakage_rows(Muffliato.example_scenario()))
+    >>> len(rows), round(float(rows[5].values[4]), 9), rows[5].kind
+    (6, 1.0, 'exact')
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accounting.network import LinearSchedule, Observer, pairwise_losses
+
+from ..engine.links import LinkModel
+from ..engine.timing import Lockstep
+from ..errors import ScenarioError
+from .observers import AffineCheck, linear_schedule, verify_affine
+
+__all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
+           "pairwise_claim_of", "witness_round"]
+
+
+@dataclass(frozen=True)
+class LeakageRow:
+    """One observer's row: ``values[u]`` is the Renyi divergence from ``u`` to ``v`` (``inf`` at ``u = v``).
+
+    Attributes:
+        v: the observer.
+        values: ``(N,)``.
+        kind: ``"exact"`` or ``"lower estimate"`` (some rank decision was ambiguous: values above a claim
+            remain witnesses, values below it certify nothing).
+        path: ``"engine schedule"`` or ``"streaming (lockstep)"``.
+    """
+
+    v: int
+    values: np.ndarray
+    kind: str
+    path: str
+
+
+def _fast_path(scenario: Any) -> bool:
+    """A lockstep, lossless Muffliato run with the identity in round 1 and one ``W`` afterwards."""
+    alg = scenario.algorithm
+    if getattr(alg, "name", None) != "muffliato" or not isinstance(scenario.timing, Lockstep):
+        return False
+    links = scenario.links
+    if links.overrides or links.default != LinkModel():
+        return False
+    n = scenario.problem.num_agents
+    if scenario.horizon < 3:
+        return False
+    w1 = scenario.topology.weights(1)
+    if abs(w1 - np.eye(n)).max() > 0:
+        return False
+    w2 = scenario.topology.weights(2)
+    return all(abs(scenario.topology.weights(t) - w2).max() == 0 for t in range(3, scenario.horizon + 1))
+
+
+def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, engine: str = "simpy",
+                 fast: bool = True) -> Iterator[LeakageRow]:
+    """Stream the leakage matrix's rows (observer ``node:v`` for each ``v``) on the scenario's realized schedule.
+
+    Args:
+        scenario: a scenario whose rule is affine in the noise (verified on the run).
+        alpha: Renyi order, > 1.
+        observers: the nodes ``v`` (default: every agent).
+        engine: the engine of the run.
+        fast: use the accountant's streaming path where it gives the same schedule (lockstep, lossless
+            Muffliato; the first exchange is counted, as the engine's node observer sees it).
+
+    Yields:
+        One :class:`LeakageRow` per observer.
+
+    Raises:
+        ScenarioError: the rule is not affine on the run (the reason), a bad observer or alpha.
+    """
+    if not (alpha > 1 and math.isfinite(alpha)):
+        raise ScenarioError(f"alpha must be a finite number > 1, got {alpha!r}")
+    n = scenario.problem.num_agents
+    obs = list(range(n)) if observers is None else [int(v) for v in observers]
+    bad = [v for v in obs if not 0 <= v < n]
+    if bad:
+        raise ScenarioError(f"observer node {bad[0]} does not exist (agents are 0..{n - 1})")
+    sens = float(scenario.problem.domain.diameter)
+    if not (sens > 0 and math.isfinite(sens)):
+        raise ScenarioError(f"the private values' domain has diameter {sens!r}: the leakage needs a finite one")
+    if fast and _fast_path(scenario):
+        from accounting.network.muffliato import pairwise_rows
+
+        alg = scenario.algorithm
+        gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+        import scipy.sparse as sp
+
+        w = sp.csr_array(scenario.topology.weights(2))
+        for row in pairwise_rows(w, obs, scenario.horizon - 2, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
+                                 include_first_exchange=True):
+            values = np.asarray(row.exact, dtype=float).copy()
+            values[row.v] = math.inf
+            yield LeakageRow(row.v, values, "exact" if row.dropped == 0 else "lower estimate", "streaming (lockstep)")
+        return
+    result = scenario.run(engine)
+    sched = linear_schedule(result, scenario)
+    check = verify_affine(result, scenario)
+    if not check.ok:
+        raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
+    for v in obs:
+        losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens)
+        values = np.array([losses[u].renyi(alpha) for u in range(n)])
+        kind = "exact" if all(losses[u].exact for u in range(n)) else "lower estimate"
+        yield LeakageRow(v, values, kind, "engine schedule")
+
+
+def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: Any = None, seed: int | None = None,
+                  engine: str = "simpy", confidence_gap: float = 0.05) -> Iterator[tuple[LeakageRow, np.ndarray]]:
+    """Rows averaged over ``runs`` realized schedules (asynchronous timing, lossy links): for each observer
+    ``v`` the schedule-averaged Renyi divergence ``(1/(alpha-1)) log E_S exp((alpha-1) D_alpha(. | S))``
+    from every source, estimated over the runs, with its one-sided upper confidence bound
+    (:func:`accounting.network.combine_renyi`; ``d_max`` the eavesdropper's composition bound, valid on every
+    schedule).
+
+    Args:
+        scenario: the scenario; run ``r`` uses seed ``seed + r`` (default ``scenario.seed``).
+        runs: number of runs (>= 2).
+        alpha, observers, engine, confidence_gap: as :func:`leakage_rows` and :func:`accounting.network.combine_renyi`.
+
+    Yields:
+        ``(row, upper)``: the :class:`LeakageRow` of estimates (kind ``"estimate over schedules"``, or
+        ``"lower estimate"`` when some per-schedule value is), and the ``(N,)`` upper bounds.
+
+    Raises:
+        ScenarioError: the rule is not affine on some run, ``runs < 2``.
+    """
+    from dataclasses import replace
+
+    from accounting.network import combine_renyi
+
+    from .observers import _losses, eavesdropper_renyi_bound, rounded_to_bound
+
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
+        raise ScenarioError(f"runs must be an integer >= 2 to average over schedules, got {runs!r}")
+    n = scenario.problem.num_agents
+    obs = list(range(n)) if observers is None else [int(v) for v in observers]
+    first = scenario.seed if seed is None else seed
+    sens = float(scenario.problem.domain.diameter)
+    bound = eavesdropper_renyi_bound(scenario, alpha)
+    results, scheds = [], []
+    for r in range(runs):
+        res = replace(scenario, seed=first + r).run(engine)
+        check = verify_affine(res, scenario)
+        if not check.ok:
+            raise ScenarioError(f"run {r}: the pairwise leakage needs a rule affine in the noise: {check.reason}")
+        results.append(res)
+        scheds.append(linear_schedule(res, scenario))
+    for v in obs:
+        per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
+        est, upper = np.full(n, math.inf), np.full(n, math.inf)
+        exact = True
+        for u in range(n):
+            if u == v:
+                continue
+            ds = [pr[u].renyi(alpha) for pr in per_run]
+            exact &= all(pr[u].exact for pr in per_run)
+            if all(math.isfinite(d) for d in ds):
+                comb = combine_renyi(rounded_to_bound(ds, bound), alpha, bound, confidence_gap)
+                est[u], upper[u] = comb.estimate, comb.upper
+        yield LeakageRow(v, est, "estimate over schedules" if exact else "lower estimate",
+                         f"engine schedules ({runs} runs)"), upper
+
+
+def shortest_paths(scenario: Any, source: int) -> np.ndarray:
+    """Hop distances from ``source`` on the union of the gossip graphs of the scenario's rounds (undirected).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> shortest_paths(Muffliato.example_scenario(), 0).tolist()
+        [0, 1, 2, 3, 4, 5]
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import shortest_path
+
+    n = scenario.problem.num_agents
+    adj = sp.csr_array((n, n))
+    for t in range(1, min(scenario.horizon, 4) + 1):
+        adj = adj + abs(sp.csr_array(scenario.topology.weights(t)))
+    adj = ((adj + adj.T) > 0).astype(float)
+    d = shortest_path(adj, unweighted=True, indices=[source], directed=False)[0]
+    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+
+
+def _truncated(sched: LinearSchedule, t: int) -> LinearSchedule:
+    keep = sched.round <= t
+    return LinearSchedule(sched.num_agents, sched.noise_scale[:t], sched.round[keep], sched.receiver[keep],
+                          sched.sender[keep], sched.weight[keep], sched.sender_round[keep], sched.state_weight[:t])
+
+
+def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: float, sensitivity: float
+                  ) -> int | None:
+    """The first round ``t`` such that ``v``'s view up to round ``t`` already leaks more than ``bound`` about ``u``.
+
+    The loss of a longer view is never smaller (a longer view is a superset), so a binary search finds it.
+
+    Returns:
+        The round, or ``None`` if the whole run does not exceed ``bound``.
+    """
+    def exceeds(t: int) -> bool:
+        loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity)[u]
+        return bool(loss.renyi(alpha) > bound + 1e-9)
+
+    if not exceeds(sched.horizon):
+        return None
+    lo, hi = 1, sched.horizon
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if exceeds(mid) else (mid + 1, hi)
+    return lo
+
+
+@dataclass(frozen=True)
+class PairFailure:
+    """A pair where the exact loss exceeds the claim: source, observer, distance, both values, first round."""
+
+    u: int
+    v: int
+    distance: int
+    claimed: float
+    exact: float
+    round: int | None
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """A pairwise claim verified on every pair (see :func:`check_pairwise_claim`).
+
+    Attributes:
+        verdict: ``"pass"`` (every pair within the claim, every value exact), ``"violation"`` (some exact or
+            lower-estimate value above the claim: a witness), or ``"inconclusive"`` (no witness, but some
+            value is only a lower estimate).
+        pairs: number of pairs checked.
+        failures: the witnesses (the largest excesses first, at most ``max_witnesses``).
+        failed: total number of pairs above the claim.
+        statement: the claim's statement.
+    """
+
+    verdict: str
+    pairs: int
+    failed: int
+    failures: tuple[PairFailure, ...] = field(default_factory=tuple)
+    statement: str = ""
+
+    def to_table(self) -> str:
+        """The verdict and the witnesses."""
+        lines = [f"pairwise claim ({self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above it",
+                 "  exact values: each node's view as the run realizes it (every message it combines, the first "
+                 "exchange included; its own data, noise and state known)"]
+        for f in self.failures:
+            lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): exact {f.exact:.6g} > claimed "
+                         f"{f.claimed:.6g}" + (f", from round {f.round}" if f.round is not None else ""))
+        return "\n".join(lines)
+
+
+def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses: int = 5,
+                         find_rounds: bool = True) -> ClaimCheck:
+    """Verify a pairwise claim on every pair of the given leakage rows.
+
+    Args:
+        scenario: the scenario (distances; the realized schedule for witness rounds).
+        claim: a :class:`accounting.papers.muffliato.PairwiseClaim` (``bounds_for(v, distances)``: column ``v``).
+        rows: :class:`LeakageRow` s (e.g. from :func:`leakage_rows`, at the claim's order).
+        max_witnesses: how many failing pairs to keep (largest excess first).
+        find_rounds: locate the first round of each kept witness (one engine run, then binary search).
+
+    Returns:
+        The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate;
+        a pass needs every value exact.
+    """
+    pairs = failed = 0
+    all_exact = True
+    found: list[PairFailure] = []
+    for row in rows:
+        dist = shortest_paths(scenario, row.v)
+        bounds = claim.bounds_for(row.v, dist)
+        all_exact &= row.kind == "exact"
+        for u in range(len(row.values)):
+            if u == row.v:
+                continue
+            pairs += 1
+            if row.values[u] > bounds[u] + 1e-9:
+                failed += 1
+                found.append(PairFailure(u, row.v, int(dist[u]), float(bounds[u]), float(row.values[u]), None))
+    found.sort(key=lambda f: -(f.exact - f.claimed))
+    kept = found[:max_witnesses]
+    if kept and find_rounds:
+        kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, r)
+                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha))]
+    verdict = "violation" if failed else ("pass" if all_exact else "inconclusive")
+    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""))
+
+
+def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) -> list[int | None]:
+    """The first round of each failing pair: on the streaming path for a lockstep Muffliato scenario (rounds
+    ``steps + 2``: the noising round and the first exchange come first), else on one engine run's schedule."""
+    sens = float(scenario.problem.domain.diameter)
+    if _fast_path(scenario):
+        import scipy.sparse as sp
+
+        from accounting.network.muffliato import exact_pairwise_loss
+
+        alg = scenario.algorithm
+        gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+        w = sp.csr_array(scenario.topology.weights(2))
+
+        def exceeds(f: PairFailure, steps: int) -> bool:
+            row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
+                                      include_first_exchange=True)
+            return bool(row.exact[f.u] > f.claimed + 1e-9)
+
+        out: list[int | None] = []
+        for f in failures:
+            top = scenario.horizon - 2
+            if not exceeds(f, top):
+                out.append(None)
+                continue
+            lo, hi = 1, top
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if exceeds(f, mid) else (mid + 1, hi)
+            out.append(lo + 2)
+        return out
+    result = scenario.run("simpy")
+    sched = linear_schedule(result, scenario)
+    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens) for f in failures]
+
+
+def pairwise_claim_of(scenario: Any) -> Any:
+    """The pairwise claim the scenario's paper declares (``pairwise_claim(scenario)`` in the paper's ``privacy``
+    module), or ``None``.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> pairwise_claim_of(Muffliato.example_scenario()).alpha
+        2.0
+    """
+    from ..papers import paper_of
+
+    paper = paper_of(scenario.algorithm)
+    if paper is None:
+        return None
+    rule_module = type(scenario.algorithm).__module__.rsplit(".", 1)[0]
+    try:
+        module = importlib.import_module(f"{rule_module}.privacy")
+    except ImportError:
+        return None
+    fn = getattr(module, "pairwise_claim", None)
+    return None if fn is None else fn(scenario)
+
+
+def affine_summary(check: AffineCheck) -> str:
+    """One line for reports."""
+    return ("affine in the noise (verified on the run)" if check.ok else f"not affine: {check.reason}")

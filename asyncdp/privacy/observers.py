@@ -1,0 +1,641 @@
+"""Observers of a run and what each one learns: the asyncdp side of pairwise network DP.
+
+Observers (text form, as on the command line ``--observer``):
+
+* ``eavesdropper`` (the default): every released message; it knows no data and no noise;
+* ``node:v``: the messages that *arrive* at ``v`` and are combined by it (the
+  realized schedule's entries with receiver ``v``), plus ``v``'s own data,
+  noise and state: ``v`` knows them, so its view is conditioned on them;
+* ``nodes:a,b,...``: a colluding set (the union of its members' views and knowledge);
+* ``link:a,b``: the messages combined across the link between ``a`` and ``b``, in both directions.
+
+Every observer also sees the schedule (who combined what, when), which the
+engines draw from link and clock randomness only, never from data or noise.
+
+The exact losses come from :mod:`accounting.network` (the accountant's
+model of a linear Gaussian protocol); this module turns an engine run into
+that model and *verifies* the model on the run:
+
+* :func:`linear_schedule`: a run's :class:`~asyncdp.engine.schedule.RealizedSchedule`
+  plus the rule's declared structure (its noise scales and, for rules that
+  keep older own messages, :meth:`self_lag_weight`) as an
+  :class:`accounting.network.LinearSchedule` (a rule declares ``affine_in_noise``, ``mixing_factor(t)``:
+  the factor on the engine's mix, and ``self_lag_weight(t)``: the weight on its own message of round
+  ``t - 1``);
+* :func:`verify_affine`: the rule's declaration (``affine_in_noise``) checked
+  on the replay: the first round's messages respond linearly to the noise with
+  the declared scale, every released message equals the previous state plus
+  the declared noise, and every state equals the schedule's combination of
+  released messages (to rounding). A rule that fails is not treated as
+  affine: its pairwise figures are bounds, never exact values;
+* :func:`observed_transcript`: the run's released messages filtered to what
+  an observer saw (``NaN`` elsewhere);
+* :func:`pairwise_figures`: the exact pairwise loss of every source to an
+  observer on the run's realized schedule (or averaged over several runs'
+  schedules), labelled exact / lower estimate / upper bound.
+
+Example:
+    >>> from asyncdp.papers.muffliato.rule import Muffliato
+    >>> sc = Muffliato.example_scenario()
+    >>> fig = pairwise_figures(sc, "node:5", sources=[0, 4])
+    >>> [(r.source, r.kind) for r in fig.rows]
+    [(0, 'exact'), (4, 'exact')]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from accounting.errors import AccountingError
+from accounting.network import LinearSchedule, Observer, combine_renyi, pairwise_losses
+
+from ..errors import ScenarioError
+
+__all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
+           "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE"]
+
+NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
+                  "that arrives at it and that it combines, and the schedule")
+"""What ``node:v`` (and each member of ``nodes:S``) is assumed to know, quoted by reports."""
+
+
+def parse_observer(text: str | Observer, num_agents: int | None = None) -> Observer:
+    """``eavesdropper``, ``node:v``, ``nodes:a,b,...`` or ``link:a,b`` as an :class:`accounting.network.Observer`.
+
+    Args:
+        text: the observer's text (or an ``Observer``, returned checked).
+        num_agents: if given, every named agent must be below it.
+
+    Returns:
+        The observer.
+
+    Raises:
+        ScenarioError: unparsable text or an agent out of range (naming the observer and the agent).
+
+    Example:
+        >>> str(parse_observer("node:3", 6)), str(parse_observer("eavesdropper"))
+        ('node:3', 'eavesdropper')
+    """
+    if isinstance(text, Observer):
+        obs = text
+    else:
+        if not isinstance(text, str):
+            raise ScenarioError(f"observer must be text such as 'node:3', got {text!r}")
+        try:
+            obs = Observer.parse(text)
+        except AccountingError as exc:
+            raise ScenarioError(f"observer {text!r}: {exc}") from None
+    if num_agents is not None:
+        bad = [a for a in obs.agents if a >= num_agents]
+        if bad:
+            raise ScenarioError(f"observer {str(obs)!r}: agent {bad[0]} does not exist (agents are 0..{num_agents - 1})")
+    return obs
+
+
+def is_declared_affine(algorithm: Any) -> bool:
+    """Whether the rule declares its messages affine in (data, noise) on the realized schedule.
+
+    Example:
+        >>> from asyncdp.papers.huang2015.rule import Huang2015
+        >>> is_declared_affine(Huang2015(epsilon=1.0, c=0.2, q=0.8, p=0.9))
+        False
+    """
+    return bool(getattr(algorithm, "affine_in_noise", False)) and hasattr(algorithm, "self_lag_weight") \
+        and hasattr(algorithm, "mixing_factor")
+
+
+def _only_channel(algorithm: Any) -> str:
+    noisy = [c.name for c in algorithm.noisy_channels()]
+    if len(algorithm.channels) != 1 or len(noisy) != 1:
+        raise ScenarioError(f"rule {algorithm.name!r}: the linear model needs exactly one (noisy) channel, "
+                            f"got {[c.name for c in algorithm.channels]}")
+    return noisy[0]
+
+
+def _round_entries(rs: Any, alg: Any) -> list[np.ndarray]:
+    """The engine's combination entries (weights times the rule's ``mixing_factor(t)``) plus the rule's
+    self-lag entries: (round, receiver, sender, weight, sender_round) columns, in each agent's own round
+    numbering."""
+    n, horizon = rs.num_agents, rs.horizon
+    rounds = np.asarray(rs.round, dtype=np.int64)
+    factor = np.array([1.0] + [float(alg.mixing_factor(t)) for t in range(1, horizon + 1)])
+    cols = [rounds, np.asarray(rs.receiver, dtype=np.int64),
+            np.asarray(rs.sender, dtype=np.int64), np.asarray(rs.weight, dtype=float) * factor[rounds],
+            np.asarray(rs.sender_round, dtype=np.int64)]
+    extra: list[list[np.ndarray]] = [[], [], [], [], []]
+    for t in range(2, horizon + 1):
+        c = float(alg.self_lag_weight(t))
+        if c != 0.0:
+            for part, vals in zip(extra, (np.full(n, t), np.arange(n), np.arange(n), np.full(n, c), np.full(n, t - 1))):
+                part.append(vals)
+    if extra[0]:
+        cols = [np.concatenate([c, *e]).astype(c.dtype) for c, e in zip(cols, extra)]
+    return cols
+
+
+def _global_steps(n: int, horizon: int, times: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``step[r, j]``: the global step of agent ``j``'s round-``r`` combination (0 for ``r = 0``), and
+    ``release[r - 1, j]``: the step of its round-``r`` message (see :func:`_event_ordered`)."""
+    agent_grid, round_grid = np.meshgrid(np.arange(n), np.arange(1, horizon + 1))
+    order = np.lexsort((agent_grid.ravel(), round_grid.ravel(), np.asarray(times, dtype=float)[1:].ravel()))
+    step = np.zeros((horizon + 1, n), dtype=np.int64)
+    step[round_grid.ravel()[order], agent_grid.ravel()[order]] = np.arange(1, n * horizon + 1)
+    return step, step[:-1] + 1
+
+
+def _event_ordered(rs: Any, scales: np.ndarray, cols: list[np.ndarray], times: np.ndarray) -> LinearSchedule:
+    """Re-index an asynchronous run into global steps, one combination per step, in simulated-time order.
+
+    Under asynchronous timing an agent's round ``t`` may use a sender's message of a later round (the
+    sender is ahead), so the per-agent round numbers are not a global order. Step ``k`` is the ``k``-th
+    combination of the run (ordered by completion time, then round, then agent); agent ``j``'s message of
+    its round ``r`` is released at the step after its round ``r - 1`` combination (step 1 for ``r = 1``)
+    with the declared scale of round ``r``; agents that do not combine at a step keep their state
+    (``state_weight`` 1). Their copies of the state at other steps are functions of released messages for
+    rules whose states are combinations of released messages (verified by :func:`verify_affine`), so an
+    eavesdropper's extra rows change nothing; node and link observers only see combined messages.
+    """
+    n, horizon = rs.num_agents, rs.horizon
+    step, release = _global_steps(n, horizon, times)
+    k_total = n * horizon
+    noise = np.zeros((k_total, n))
+    for r in range(1, horizon + 1):
+        noise[release[r - 1] - 1, np.arange(n)] = scales[r - 1]
+    state_weight = np.ones((k_total, n))
+    state_weight[step[1:].ravel() - 1, np.tile(np.arange(n), horizon)] = 0.0
+    rnd, recv, send, w, srnd = cols
+    return LinearSchedule(n, noise, step[rnd, recv], recv, send, w, release[srnd - 1, send], state_weight)
+
+
+def linear_schedule(result: Any, scenario: Any) -> LinearSchedule:
+    """The run's realized schedule as the accountant's :class:`~accounting.network.LinearSchedule`.
+
+    Entries are the engine's combinations (receiver, sender, weight actually applied, the sender's round);
+    the rule scales the round-``t`` mix by ``mixing_factor(t)`` and adds a self entry of weight
+    ``self_lag_weight(t)`` on its own message of round ``t - 1``;
+    the noise scales are the rule's declared ones (every agent, every round). When some combination uses
+    a message of a later round (asynchronous timing), the run is re-indexed in simulated-time order
+    (:func:`_event_ordered`). The model is checked against the run by :func:`verify_affine`.
+
+    Args:
+        result: a :class:`~asyncdp.result.Result` with a recorded schedule.
+        scenario: its scenario (rule declaring ``affine_in_noise``).
+
+    Returns:
+        The :class:`~accounting.network.LinearSchedule`.
+
+    Raises:
+        ScenarioError: no recorded schedule, or a rule that does not declare the linear structure.
+    """
+    rs = getattr(result, "schedule", None)
+    if rs is None:
+        raise ScenarioError("the run recorded no realized schedule; record the transcript to get one")
+    alg = scenario.algorithm.bind(scenario.problem)
+    if not is_declared_affine(alg):
+        raise ScenarioError(f"rule {alg.name!r} does not declare affine_in_noise, mixing_factor(t) and self_lag_weight(t): its "
+                            "messages have no linear Gaussian model")
+    channel = _only_channel(alg)
+    n, horizon = rs.num_agents, rs.horizon
+    scales = np.array([[alg.noise(t, channel).scale] * n for t in range(1, horizon + 1)], dtype=float)
+    cols = _round_entries(rs, alg)
+    if (cols[4] > cols[0]).any():
+        return _event_ordered(rs, scales, cols, result.times)
+    return LinearSchedule(n, scales, *cols)
+
+
+@dataclass(frozen=True)
+class AffineCheck:
+    """The outcome of :func:`verify_affine`.
+
+    Attributes:
+        ok: the run matched the linear model.
+        reason: why not (naming the round and agent), or what was checked.
+        max_residual: the largest relative mismatch found.
+    """
+
+    ok: bool
+    reason: str
+    max_residual: float = 0.0
+
+
+def _private_values(scenario: Any) -> np.ndarray:
+    costs = scenario.problem.costs
+    values = getattr(costs, "addresses", None)
+    if values is None:
+        raise ScenarioError("the linear model's data are the agents' private values; the problem's costs "
+                            f"({type(costs).__name__}) expose none (addresses)")
+    return np.asarray(values, dtype=float)
+
+
+def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCheck:
+    """Check on the run that released values are the linear Gaussian model's (behavior, not declarations).
+
+    1. round 1: the rule's message responds linearly to the noise, with the declared scale
+       (``y(2 xi) - y(0) = 2 (y(xi) - y(0)) = 2 s_1 xi`` on the run's first states);
+    2. every round: the released message minus the previous state is zero where no noise is declared;
+    3. every round: the state equals the schedule's combination of released messages;
+    4. the state before round 1 is the private values (the model's data).
+
+    Args:
+        result: the run (messages and trajectory recorded).
+        scenario: its scenario.
+        rtol: relative tolerance (rounding of the engine's sums).
+
+    Returns:
+        An :class:`AffineCheck`.
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    if not is_declared_affine(alg):
+        return AffineCheck(False, f"rule {alg.name!r} does not declare its messages affine in the noise")
+    channel = _only_channel(alg)
+    rs = getattr(result, "schedule", None)
+    if rs is None:
+        return AffineCheck(False, "the run recorded no realized schedule")
+    rnd, recv, send, wts, srnd = _round_entries(rs, alg)
+    n_agents, horizon = rs.num_agents, rs.horizon
+    scales = np.array([alg.noise(t, channel).scale for t in range(1, horizon + 1)], dtype=float)
+    if result.messages is None or channel not in result.messages:
+        return AffineCheck(False, "the run recorded no released messages (record the transcript)")
+    y = np.asarray(result.messages[channel], dtype=float)
+    if y.ndim != 3:
+        return AffineCheck(False, "unicast messages (one per link) have no broadcast linear model here")
+    x = np.asarray(result.trajectory, dtype=float)
+    scale_ref = max(1.0, float(np.nanmax(np.abs(y))), float(np.max(np.abs(x))))
+    tol = rtol * scale_ref * max(1, n_agents)
+    data = _private_values(scenario)
+    worst = float(np.max(np.abs(x[0] - data)))
+    if worst > tol:
+        return AffineCheck(False, f"the state before round 1 is not the private values (mismatch {worst:.3g})", worst)
+    # 1. the noise enters linearly with the declared scale (probe the rule on the run's first state)
+    agents = np.arange(n_agents)
+    state0 = alg.initial_state(np.asarray(x[0]), agents, scenario.problem)
+    xi = np.random.default_rng(0).standard_normal(x[0].shape)
+    outs = [np.asarray(alg.message(state0, 1, {channel: a * xi}, agents, scenario.problem)[channel]) for a in (0, 1, 2)]
+    s1 = scales[0]
+    lin = float(np.max(np.abs((outs[2] - outs[0]) - 2 * (outs[1] - outs[0]))))
+    dec = float(np.max(np.abs((outs[1] - outs[0]) - s1 * xi)))
+    if max(lin, dec) > tol:
+        return AffineCheck(False, f"round 1: the message does not respond linearly to the noise with the declared "
+                                  f"scale (mismatch {max(lin, dec):.3g})", max(lin, dec))
+    # 2. and 3. replay the recursion on the released messages
+    for t in range(1, horizon + 1):
+        if np.isnan(y[t - 1]).any():
+            return AffineCheck(False, f"round {t}: some agent released no message")
+        if scales[t - 1] == 0:
+            gap = np.abs(y[t - 1] - x[t - 1]).max(axis=-1)
+            if gap.max() > tol:
+                j = int(np.argmax(gap))
+                return AffineCheck(False, f"round {t}, agent {j}: the message differs from the previous state "
+                                          f"without declared noise (by {gap.max():.3g})", float(gap.max()))
+        sel = np.flatnonzero(rnd == t)
+        pred = np.zeros_like(x[t])
+        np.add.at(pred, recv[sel], wts[sel, None] * y[srnd[sel] - 1, send[sel]])
+        err = np.abs(pred - x[t])
+        if err.max() > tol:
+            i = int(np.argmax(err.max(axis=-1)))
+            return AffineCheck(False, f"round {t}, agent {i}: the state is not the schedule's combination of released "
+                                      f"messages (off by {err.max():.3g}): not affine on this run", float(err.max()))
+        worst = max(worst, float(err.max()))
+    return AffineCheck(True, "messages = previous state + declared noise, states = realized combinations of "
+                             "released messages, round-1 noise enters linearly (checked on the run)", worst)
+
+
+@dataclass(frozen=True)
+class ObservedTranscript:
+    """What an observer saw of one run.
+
+    Attributes:
+        observer: the observer.
+        messages: ``(T, N, d)`` released messages, ``NaN`` where the observer did not see them.
+        seen: ``(T, N)`` bool mask (round, sender).
+        knows: agents whose data, noise and state the observer holds (its own, for ``node``/``nodes``).
+        note: what the observer knows, in words.
+    """
+
+    observer: Observer
+    messages: np.ndarray
+    seen: np.ndarray
+    knows: tuple[int, ...]
+    note: str
+
+
+def observed_transcript(result: Any, observer: str | Observer, channel: str = "y") -> ObservedTranscript:
+    """Filter a run's released messages to what ``observer`` saw (using the realized schedule).
+
+    Args:
+        result: the run (schedule and messages recorded).
+        observer: the observer (text or :class:`~accounting.network.Observer`).
+        channel: the channel.
+
+    Returns:
+        The :class:`ObservedTranscript`.
+
+    Raises:
+        ScenarioError: no schedule or messages recorded, a bad observer.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> res = Muffliato.example_scenario().run()
+        >>> v = observed_transcript(res, "node:0")
+        >>> v.seen[:, 1].tolist(), bool(v.seen[:, 2].any())
+        ([False, True, True, True, True], False)
+    """
+    rs = getattr(result, "schedule", None)
+    if rs is None or result.messages is None or channel not in result.messages:
+        raise ScenarioError("the run recorded no schedule or messages: record the transcript")
+    obs = parse_observer(observer, rs.num_agents)
+    y = np.asarray(result.messages[channel], dtype=float)
+    seen = np.zeros((rs.horizon, rs.num_agents), dtype=bool)
+    if obs.kind == "eavesdropper":
+        seen[:] = True
+    else:
+        recv, send = np.asarray(rs.receiver), np.asarray(rs.sender)
+        if obs.kind == "link":
+            a, b = obs.agents
+            sel = ((recv == a) & (send == b)) | ((recv == b) & (send == a))
+        else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
+            sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
+        seen[np.asarray(rs.sender_round)[sel] - 1, send[sel]] = True
+    out = np.where(seen.reshape(seen.shape + (1,) * (y.ndim - 2)), y, np.nan)
+    knows = obs.agents if obs.kind == "nodes" else ()
+    note = {"eavesdropper": "every released message; no data, no noise",
+            "link": "the messages combined across the link, both directions; no data, no noise"}.get(
+        obs.kind, NODE_KNOWLEDGE)
+    return ObservedTranscript(obs, out, seen, knows, note)
+
+
+def epsilon_from_mu(mu: float, delta: float) -> float:
+    """The exact epsilon at ``delta`` of the Gaussian mechanism with parameter ``mu`` (bisection on the
+    exact profile :func:`accounting.network.delta_from_mu`).
+
+    Example:
+        >>> round(epsilon_from_mu(1.0, 0.5), 6) >= 0.0
+        True
+    """
+    from accounting.network import delta_from_mu
+
+    if not math.isfinite(mu):
+        return math.inf
+    if mu == 0 or delta_from_mu(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while delta_from_mu(mu, hi) > delta:
+        hi *= 2
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if delta_from_mu(mu, mid) > delta else (lo, mid)
+    return hi
+
+
+@dataclass(frozen=True)
+class PairwiseRow:
+    """One source's loss to the observer.
+
+    Attributes:
+        source: the agent whose datum changes.
+        renyi: the Renyi divergence of order ``alpha`` (an average over schedules when several runs).
+        epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules).
+        kind: ``"exact"``, ``"lower estimate"`` (rank tolerance, see :mod:`accounting.network.gaussian_views`),
+            ``"estimate over schedules"`` or ``"upper bound"``.
+        reason: why a figure is not exact.
+    """
+
+    source: int
+    renyi: float
+    epsilon: float
+    kind: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PairwiseFigures:
+    """Every source's loss to one observer (see :func:`pairwise_figures`)."""
+
+    observer: str
+    alpha: float
+    delta: float
+    rows: tuple[PairwiseRow, ...]
+    affine: AffineCheck
+    runs: int
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (infinities as strings)."""
+        def num(v: float) -> Any:
+            return v if math.isfinite(v) else str(v)
+
+        return {"observer": self.observer, "alpha": self.alpha, "delta": self.delta, "runs": self.runs,
+                "affine": {"ok": self.affine.ok, "reason": self.affine.reason}, "notes": list(self.notes),
+                "rows": [{"source": r.source, "renyi": num(r.renyi), "epsilon": num(r.epsilon), "kind": r.kind,
+                          "reason": r.reason} for r in self.rows]}
+
+    def to_table(self) -> str:
+        """One line per source."""
+        lines = [f"observer {self.observer}: Renyi order {self.alpha:g}, epsilon at delta {self.delta:g}, "
+                 f"{self.runs} run(s); {self.affine.reason}"]
+        lines += [f"  note: {n}" for n in self.notes]
+        for r in self.rows:
+            lines.append(f"  u={r.source:>4}  D_alpha={r.renyi:.6g}  eps={r.epsilon:.6g}  [{r.kind}]"
+                         + (f" ({r.reason})" if r.reason else ""))
+        return "\n".join(lines)
+
+
+def _data_sensitivity(scenario: Any) -> float:
+    d = float(scenario.problem.domain.diameter)
+    if not (d > 0 and math.isfinite(d)):
+        raise ScenarioError(f"the private values' domain has diameter {d!r}: the pairwise loss needs a finite one")
+    return d
+
+
+def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
+    """An upper bound on any observer's Renyi divergence valid on *every* schedule: the composition of every
+    noisy release of one agent, each with the paper lemma's sensitivity (data processing: an observer sees
+    a function of all releases).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> eavesdropper_renyi_bound(Muffliato.example_scenario(), 2.0)
+        1.0
+    """
+    from .sensitivity import independent_sensitivity
+
+    alg = scenario.algorithm.bind(scenario.problem)
+    sens = independent_sensitivity(scenario)
+    total = 0.0
+    for c, arr in sens.items():
+        for t, s in enumerate(np.asarray(arr), start=1):
+            scale = alg.noise(t, c).scale
+            if s == 0:
+                continue
+            if scale == 0:
+                return math.inf
+            total += float(s / scale) ** 2
+    return float(alpha * total / 2.0)
+
+
+def _losses(sched: LinearSchedule, obs: Observer, srcs: list[int], sens: float, result: Any) -> dict[int, Any]:
+    """Exact losses on one schedule; for the eavesdropper of a re-indexed asynchronous run, only the rows of
+    real releases (a step's copy of a state that was not released is not on the wire)."""
+    from accounting.network import gaussian_view_losses, message_maps
+
+    rs = result.schedule
+    if obs.kind != "eavesdropper" or sched.horizon == rs.horizon:
+        return pairwise_losses(sched, obs, srcs, sensitivity=sens)
+    _, release = _global_steps(rs.num_agents, rs.horizon, result.times)
+    real = {(int(release[r, j]), j) for r in range(rs.horizon) for j in range(rs.num_agents)}
+    d, nmap, msgs = message_maps(sched)
+    rows = [i for i, m in enumerate(msgs) if m in real]
+    out = gaussian_view_losses(nmap[rows], d[rows][:, srcs] * sens)
+    return dict(zip(srcs, out))
+
+
+def observer_blackbox(scenario: Any, adjacent: Any, observer: str | Observer, *, runs: int = 200, seed: int = 0,
+                      epsilon: float, delta: float = 0.0, confidence: float = 0.95) -> Any:
+    """A black-box lower bound on what ``observer`` learns: :func:`accounting.auditing.audit_samples` on the
+    observer's view of ``runs`` engine runs of each scenario (same seeds: the schedule is data independent).
+
+    The view of a run: every message the observer saw (:func:`observed_transcript`) and, for ``node``/``nodes``
+    observers, the members' own released messages (functions of their data, noise and what they received),
+    flattened, ``NaN`` where nothing was seen.
+
+    Args:
+        scenario, adjacent: the two scenarios (one agent's datum differs).
+        observer: the observer.
+        runs: runs per side (SimPy engine), >= 2.
+        seed: run ``r`` uses seed ``seed + r`` on both sides.
+        epsilon, delta: the claim the auditor tries to refute.
+        confidence: of the certified bounds.
+
+    Returns:
+        The :class:`accounting.auditing.SampleAuditReport` (``epsilon_lower_bound``: a certified lower bound).
+    """
+    from dataclasses import replace
+
+    from accounting.auditing import audit_samples
+
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
+        raise ScenarioError(f"runs must be an integer >= 2, got {runs!r}")
+    obs = parse_observer(observer, scenario.problem.num_agents)
+    own = list(obs.agents) if obs.kind == "nodes" else []
+    sides = []
+    for sc in (scenario, adjacent):
+        rows = []
+        for r in range(runs):
+            res = replace(sc, seed=seed + r).run("simpy")
+            channels = [c.name for c in sc.algorithm.channels]
+            parts = []
+            for c in channels:
+                view = observed_transcript(res, obs, c)
+                parts.append(view.messages.ravel())
+                if own:
+                    parts.append(np.asarray(res.messages[c], dtype=float)[:, own].ravel())
+            rows.append(np.concatenate(parts))
+        sides.append(np.array(rows))
+    return audit_samples(sides[0], sides[1], epsilon=epsilon, delta=delta, confidence=confidence, seed=seed)
+
+
+def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[float]:
+    """Per-schedule divergences with rounding above ``bound`` (at most ``rtol`` relative) set to ``bound``.
+
+    A value further above the bound is kept (and :func:`accounting.network.combine_renyi` rejects it: the
+    bound would not hold on every schedule, an error, never hidden).
+
+    Example:
+        >>> rounded_to_bound([1.0 + 1e-12, 0.5, 2.0], 1.0)
+        [1.0, 0.5, 2.0]
+    """
+    return [bound if bound < d <= bound * (1 + rtol) else d for d in ds]
+
+
+def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1, seed: int = 0,
+                     alpha: float = 2.0, delta: float = 1e-6, sources: Any = None,
+                     engine: str = "simpy", confidence_gap: float = 0.05) -> PairwiseFigures:
+    """Each source's loss to ``observer`` on the scenario's realized schedule(s).
+
+    With one run: the exact Renyi divergence and exact epsilon at ``delta`` of the observer's view (a
+    Gaussian vector given the schedule), when the rule is verified affine on the run. With several runs
+    (asynchronous or lossy schedules differ): the divergence averaged over the sampled schedules,
+    ``(1/(alpha-1)) log E_S exp((alpha-1) D_alpha(. | S))``, reported as an estimate with its bound
+    (:func:`accounting.network.schedule_averaged_renyi`). A rule that is not (verified) affine gets the
+    sound upper bound of :func:`eavesdropper_renyi_bound` (data processing), labelled so.
+
+    Args:
+        scenario: the scenario (rule, topology, timing, links, seed).
+        observer: the observer.
+        runs: engine runs (each one realized schedule); run ``r`` uses seed ``seed + r``.
+        seed: the first run's seed (``scenario.seed`` is replaced).
+        alpha: Renyi order, > 1.
+        delta: delta of the reported epsilon.
+        sources: the agents whose datum changes (default: every agent).
+        engine: ``"simpy"`` or ``"batch"``.
+        confidence_gap: of the bound over sampled schedules.
+
+    Returns:
+        The :class:`PairwiseFigures`.
+
+    Raises:
+        ScenarioError: a bad observer, source or parameter.
+    """
+    from dataclasses import replace
+
+    if not (alpha > 1 and math.isfinite(alpha)):
+        raise ScenarioError(f"alpha must be a finite number > 1, got {alpha!r}")
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ScenarioError(f"runs must be an integer >= 1, got {runs!r}")
+    n = scenario.problem.num_agents
+    obs = parse_observer(observer, n)
+    srcs = list(range(n)) if sources is None else [int(u) for u in sources]
+    bad = [u for u in srcs if not 0 <= u < n]
+    if bad:
+        raise ScenarioError(f"source agent {bad[0]} does not exist (agents are 0..{n - 1})")
+    bound = eavesdropper_renyi_bound(scenario, alpha)
+    notes = [NODE_KNOWLEDGE] if obs.kind == "nodes" else []
+    results = [replace(scenario, seed=seed + r).run(engine) for r in range(runs)]
+    schedules, check = [], AffineCheck(False, "not checked")
+    for res in results:
+        try:
+            sched = linear_schedule(res, scenario)
+        except ScenarioError as exc:
+            check = AffineCheck(False, str(exc))
+            break
+        check = verify_affine(res, scenario)
+        if not check.ok:
+            break
+        schedules.append(sched)
+    sens = _data_sensitivity(scenario)
+    rows = []
+    if not check.ok:
+        notes.append("not a verified linear Gaussian rule: every figure is the eavesdropper's composition bound "
+                     "(data processing); a black-box lower bound from the observer's view: observer_blackbox")
+        for u in srcs:
+            inf_self = obs.kind == "nodes" and u in obs.agents
+            rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.nan, "upper bound",
+                                    "the observer holds u's datum" if inf_self else check.reason))
+    elif runs == 1:
+        losses = _losses(schedules[0], obs, srcs, sens, results[0])
+        for u in srcs:
+            loss = losses[u]
+            kind = "exact" if loss.exact else "lower estimate"
+            rows.append(PairwiseRow(u, loss.renyi(alpha), epsilon_from_mu(loss.mu, delta), kind, loss.reason or ""))
+    else:
+        per_run = [_losses(sc_, obs, srcs, sens, res) for sc_, res in zip(schedules, results)]
+        for u in srcs:
+            ds = [pr[u].renyi(alpha) for pr in per_run]
+            exact = all(pr[u].exact for pr in per_run)
+            if not all(math.isfinite(d) for d in ds):
+                why = next(pr[u].reason for pr in per_run if not math.isfinite(pr[u].renyi(alpha)))
+                rows.append(PairwiseRow(u, math.inf, math.nan, "exact", f"infinite on some schedule: {why}"))
+                continue
+            comb = combine_renyi(rounded_to_bound(ds, bound), alpha, bound, confidence_gap)
+            est = float(getattr(comb, "estimate", math.nan))
+            upper = getattr(comb, "upper", None)
+            reason = f"upper confidence bound {upper:.6g} ({comb.bound}, confidence {comb.confidence:g})" \
+                if isinstance(upper, float) else ""
+            rows.append(PairwiseRow(u, est, math.nan, "estimate over schedules" if exact else "lower estimate",
+                                    reason))
+    return PairwiseFigures(str(obs), float(alpha), float(delta), tuple(rows), check, runs, tuple(notes))
