@@ -109,7 +109,7 @@ def test_the_cli_checks_the_example_script(capsys):
 
 def _readme_section() -> str:
     text = (ROOT / "README.md").read_text()
-    start = text.index("### 4. Bring your own algorithm")
+    start = text.index("## Bring your own algorithm")
     return text[start:text.index("\n## ", start)]
 
 
