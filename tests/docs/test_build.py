@@ -21,7 +21,7 @@ PAGES = ("index", "getting-started", "concepts", "privacy-check", "cli", "benchm
          "gallery/index", "api/index", "api/topology", "api/accounting", "api/asyncdp", "api/asyncdp.papers",
          "api/asyncdp.privacy", "api/asyncdp.experiments", "engines", "design", "tutorials/own-algorithm",
          "tutorials/audit-a-topology", "tutorials/run-a-sweep", "tutorials/reproduce-a-paper", "papers/index",
-         "papers/huang2015", "papers/showkatbakhsh", "papers/wang-basar", "papers/dpsda")
+         "papers/huang2015", "papers/showkatbakhsh", "papers/wang-basar", "papers/dpsda", "papers/muffliato")
 
 
 class _Assets(HTMLParser):
