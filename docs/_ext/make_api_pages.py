@@ -25,10 +25,11 @@ LEFT_OUT = {
 
 EXTRAS: dict[str, dict[str, list[str]]] = {
     "asyncdp": {},
-    "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"]},
+    "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"], "asyncdp.papers.muffliato.rule": ["Muffliato"]},
     "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS"],
                         "asyncdp.privacy.evidence": ["CHECKED_AGAINST", "find_figure"],
-                        "asyncdp.privacy.verdict": ["VERDICTS"]},
+                        "asyncdp.privacy.verdict": ["VERDICTS"],
+                        "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"]},
     "asyncdp.experiments": {},
     "topology": {
         "topology.audit": ["DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",
@@ -48,6 +49,8 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
         "accounting.errors": ["AccountingError", "PrivacyParameterError", "UnknownMethodError"],
         "accounting.composition.report": ["METHODS", "CompositionReport"],
         "accounting.papers.spec": ["NORMS", "PARTS"],
+        "accounting.papers.muffliato": ["muffliato_claim"],
+        "accounting.network.muffliato": ["chebyshev_gamma"],
     },
 }
 """Per package: module -> names documented besides the public ones (the docstrings refer to them)."""
