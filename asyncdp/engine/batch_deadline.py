@@ -929,8 +929,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         traj_all, state, every, staleness = run_levels(
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
             weights_all, unicast, link_round, np.asarray(alg.decision(state)))
-        for t in range(1, horizon + 1):
-            record(t, traj_all[:, t])
+        curves.record_rounds(1, traj_all[:, 1:])
         if recorded is not None:
             recorded.update(every)
     history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)
