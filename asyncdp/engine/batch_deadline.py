@@ -188,16 +188,18 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
-def _stable_order(key: np.ndarray, bits: int) -> np.ndarray:
+def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarray:
     """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
 
     numpy sorts 16-bit integers stably by radix sort (linear time), so each
-    pass is linear; ties keep their index order.
+    pass is linear; ties keep their index order. The permutation is returned
+    as ``dtype`` (32 bits keep a large plan's memory down).
     """
-    order = np.arange(key.size)
+    order = np.arange(key.size, dtype=dtype)
     for shift in range(0, max(bits, 1), 16):
         digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
         order = order[np.argsort(digit, kind="stable")]
+        del digit
     return order
 
 
@@ -215,20 +217,23 @@ class _Plan:
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
-        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
+        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
         m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
+        atype = np.int32 if n < 2**31 - 1 else np.int64
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
             indptr = w.indptr.astype(np.int64)
-            cols = w.indices.astype(np.int64)
-            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+            cols = w.indices.astype(atype)
+            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
             data = np.asarray(w.data, dtype=float)
+            del w
             edge = rows != cols
-            entry_msg = np.full(cols.size, -1, dtype=np.int64)
             k = int(edge.sum())
-            entry_msg[edge] = np.arange(count, count + k)
+            mtype = np.int32 if count + k < 2**31 - 1 else np.int64
+            entry_msg = np.full(cols.size, -1, dtype=mtype)
+            entry_msg[edge] = np.arange(count, count + k, dtype=mtype)
             self.round_start[t - 1] = count
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
@@ -236,30 +241,33 @@ class _Plan:
             self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
-        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=np.int64), np.diff(self.round_start))
-        self.m_send = np.concatenate(m_send) if m_send else np.zeros(0, dtype=np.int64)
-        self.m_recv = np.concatenate(m_recv) if m_recv else np.zeros(0, dtype=np.int64)
+        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
+        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
+        itype = np.int32 if small else np.int64
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=itype), np.diff(self.round_start))
+        self.m_send = np.concatenate(m_send).astype(itype, copy=False) if m_send else np.zeros(0, dtype=itype)
+        del m_send
+        self.m_recv = np.concatenate(m_recv).astype(itype, copy=False) if m_recv else np.zeros(0, dtype=itype)
+        del m_recv
         # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
         # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
         key = self.m_send.astype(np.int64) * n + self.m_recv
-        order = _stable_order(key, max(n * n - 1, 0).bit_length())
+        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype)
         ordered = key[order]
+        del key
         first = np.ones(self.M, dtype=bool)
         first[1:] = ordered[1:] != ordered[:-1]
         starts = np.flatnonzero(first)
         uniq = ordered[starts]
         del ordered
         self.L = uniq.size
-        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
-        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
-        itype = np.int32 if small else np.int64
         self.m_link = np.empty(self.M, dtype=itype)
-        self.m_link[order] = np.cumsum(first) - 1
-        self.m_round = self.m_round.astype(itype)
-        self.m_send, self.m_recv = self.m_send.astype(itype), self.m_recv.astype(itype)
+        self.m_link[order] = np.cumsum(first, dtype=itype) - 1
+        del first
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
-        self.link_order = order.astype(itype)
+        self.link_order = order
         self.link_start = np.append(starts, self.M).astype(np.int64)
+        del starts
         self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
@@ -868,11 +876,12 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
 
     # per round: the entries combined and the rounds of their messages (known before any state)
     used_rounds, source_rounds, max_age, ahead = [], [], 0, False
+    stype = np.int16 if horizon < 2**15 - 2 else np.int64  # message rounds (memory of large runs)
     for t in range(1, horizon + 1):
         indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
         edge = entry_msg >= 0
         used = np.ones((runs, cols.size), dtype=bool)
-        source = np.full((runs, cols.size), t, dtype=np.int64)
+        source = np.full((runs, cols.size), t, dtype=stype)
         if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
             fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
             ok = fresh > 0
@@ -1152,8 +1161,9 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
         used = runs.used[t - 1][r:r + 1]
         weights, _ = _realized_weights(round_, used)
         keep = used[0]
-        parts.append((np.full(int(keep.sum()), t), rows[keep], cols[keep], weights[0][keep],
-                      runs.source[t - 1][r][keep]))
+        parts.append((np.full(int(keep.sum()), t), rows[keep].astype(np.int64), cols[keep].astype(np.int64),
+                      weights[0][keep],
+                      runs.source[t - 1][r][keep].astype(np.int64)))
     return RealizedSchedule(plan.N, plan.T, *(np.concatenate(c) for c in zip(*parts)))
 
 
@@ -1178,11 +1188,12 @@ def run_schedules(detail: _Detail) -> RealizedSchedules:
                               for t in range(1, plan.T + 1)], axis=1)
     source = np.concatenate(runs.source, axis=1)
     rnd = np.concatenate([np.full(plan.rounds[t - 1][1].size, t, dtype=np.int64) for t in range(1, plan.T + 1)])
-    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)])
-    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)])
+    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)]).astype(np.int64)
+    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)]).astype(np.int64)
     rr, ee = np.nonzero(used)  # row-major: by run, then round, then the round's CSR order
     offsets = np.concatenate(([0], np.cumsum(used.sum(axis=1))))
-    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee], source[rr, ee])
+    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee],
+                             source[rr, ee].astype(np.int64))
 
 
 def run_ledger(detail: _Detail, r: int) -> Ledger:

@@ -213,6 +213,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     rows_total = next(iter(store.values())).shape[0]
     groups, rounds = _round_groups(plan, used, source, weights, lev, unicast, link_round, own_rows, total,
                                    rows_total, staleness)
+    state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
     flat_traj = traj.reshape((runs * (horizon + 1) * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}

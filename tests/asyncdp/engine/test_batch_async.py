@@ -186,6 +186,7 @@ def test_async_runs_beyond_the_first_are_seeded_and_do_not_depend_on_the_batch_s
     assert large.messages_lost.shape == (4,) and len(set(large.messages_lost.tolist())) > 1
     lean = sc.run(engine="batch", runs=4, keep="final")
     assert np.array_equal(lean.final, large.final)
+    assert np.array_equal(large.final, large.trajectory[:, -1])  # the final states are the last round's
     # the curves, computed over blocks of rounds, are the metrics of each round's decisions (both keeps)
     for t in range(sc.horizon + 1):
         x = large.trajectory[:, t]
