@@ -443,42 +443,65 @@ def _event_ranks(times: np.ndarray, valid: np.ndarray) -> np.ndarray:
     ``(time, priority, scheduling order)``, and an event is scheduled by the
     step its parent ran, so an event's key is its ``(time, priority)``
     followed by its parent's key; the ranks of these keys are computed by
-    prefix doubling.
+    prefix doubling. An event's rank is the number of events with a smaller
+    key prefix; only the events whose prefix is still shared with another
+    event are re-sorted in each doubling step (exact times rarely tie, so
+    after the first step few remain), the others' ranks are final.
     """
     n, slots = times.shape
     flat_valid = valid.ravel()
     ids = np.flatnonzero(flat_valid)
+    itype = np.int32 if n * slots < 2**31 - 1 else np.int64
     # parent: the previous valid slot of the same agent
-    idx = np.where(valid, np.arange(slots)[None, :], -1)
+    idx = np.where(valid, np.arange(slots, dtype=itype)[None, :], itype(-1))
     prev = np.maximum.accumulate(idx, axis=1)
-    parent_slot = np.full((n, slots), -1, dtype=np.int64)
+    del idx
+    parent_slot = np.full((n, slots), -1, dtype=itype)
     parent_slot[:, 1:] = prev[:, :-1]
-    parent_flat = np.where(parent_slot >= 0, np.arange(n)[:, None] * slots + parent_slot, -1).ravel()
-    position = np.full(n * slots, -1, dtype=np.int64)
-    position[ids] = np.arange(ids.size)
-    parent = np.where(parent_flat[ids] >= 0, position[np.maximum(parent_flat[ids], 0)], -1)
+    del prev
+    parent_flat = np.where(parent_slot >= 0, np.arange(n, dtype=itype)[:, None] * itype(slots) + parent_slot,
+                           itype(-1)).ravel()
+    del parent_slot
+    position = np.full(n * slots, -1, dtype=itype)
+    position[ids] = np.arange(ids.size, dtype=itype)
+    par = parent_flat[ids]
+    del parent_flat
+    anc = np.where(par >= 0, position[np.maximum(par, 0)], itype(-1))
+    del par, position
     t_ev = times.ravel()[ids]
     is_init = (ids % slots) == 0
     # primary key: inits first (in agent order), then the dense rank of (time, priority = 1)
-    order = np.argsort(t_ev[~is_init], kind="stable")
-    tv = t_ev[~is_init][order]
-    dense = np.empty(tv.size, dtype=np.int64)
+    timed = ~is_init
+    order = np.argsort(t_ev[timed], kind="stable")
+    tv = t_ev[timed][order]
+    dense = np.empty(tv.size, dtype=itype)
     dense[order] = np.concatenate(([0], np.cumsum(tv[1:] != tv[:-1]))) if tv.size else []
-    rank = np.empty(ids.size, dtype=np.int64)
-    rank[is_init] = ids[is_init] // slots
-    rank[~is_init] = n + dense
-    anc = parent
-    while True:
-        second = np.where(anc >= 0, rank[np.maximum(anc, 0)], -1)
-        order = np.lexsort((second, rank))
-        a, b = rank[order], second[order]
-        change = np.concatenate(([0], (a[1:] != a[:-1]) | (b[1:] != b[:-1])))
-        new = np.empty_like(rank)
-        new[order] = np.cumsum(change)
-        rank = new
-        if rank.max(initial=0) == ids.size - 1 or (anc < 0).all():
+    del order, tv, t_ev
+    primary = np.empty(ids.size, dtype=itype)
+    primary[is_init] = (ids[is_init] // slots).astype(itype)
+    primary[timed] = n + dense
+    del dense
+    counts = np.bincount(primary)
+    rank = (np.cumsum(counts) - counts).astype(itype)[primary]  # events with a smaller primary key
+    tied = np.flatnonzero(counts[primary] > 1)
+    del primary, counts
+    while tied.size:
+        a = rank[tied]
+        up = anc[tied]
+        if (up < 0).all():
             break
-        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
+        second = np.where(up >= 0, rank[np.maximum(up, 0)], itype(-1))
+        order = np.lexsort((second, a))
+        a, b, members = a[order], second[order], tied[order]
+        k = np.arange(members.size, dtype=itype)
+        new_key = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1])))
+        new_class = np.concatenate(([True], a[1:] != a[:-1]))
+        run_first = np.maximum.accumulate(np.where(new_key, k, 0))
+        class_first = np.maximum.accumulate(np.where(new_class, k, 0))
+        rank[members] = a + (run_first - class_first)  # plus the events of its class with a smaller next part
+        run_size = np.diff(np.append(np.flatnonzero(new_key), members.size))
+        tied = members[np.repeat(run_size > 1, run_size)]
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], itype(-1))
     full = np.full(n * slots, -1, dtype=np.int64)
     full[ids] = rank
     return full.reshape(n, slots)
