@@ -143,6 +143,10 @@ vectorized layout draws the same distributions as arrays (module docstring).
 """
 
 
+_BLOCK = 1 << 22
+"""Messages per block where a large run computes message-sized temporaries block by block (memory)."""
+
+
 def _resolve_layout(layout: str, plan: _Plan) -> str:
     """``"simpy"`` or ``"vectorized"``; ``"auto"`` decides by the number of links, with a warning if vectorized."""
     if layout != "auto":
@@ -266,7 +270,7 @@ class _Plan:
         del first
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
         self.link_order = order
-        self.link_start = np.append(starts, self.M).astype(np.int64)
+        self.link_start = np.append(starts, self.M).astype(itype)
         del starts
         self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
@@ -615,7 +619,12 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
     delivery (lost messages do not count; a link's messages are sent in round order).
     """
     runs, horizon, n = send.shape
-    arrival = np.take(send.reshape(runs, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
+    arrival = np.empty(delay.shape)
+    flat_send = send.reshape(runs, horizon * n)
+    for lo in range(0, plan.M, _BLOCK):  # in blocks of messages (memory of large runs)
+        hi = min(lo + _BLOCK, plan.M)
+        np.take(flat_send, (plan.m_round[lo:hi] - 1) * n + plan.m_send[lo:hi], axis=1, out=arrival[:, lo:hi])
+        arrival[:, lo:hi] += delay[:, lo:hi]
     fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
     if fifo.size:
         last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
@@ -726,12 +735,21 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
             out[k] = rk[plan.m_round[m] - 1, plan.m_send[m]] < rk[u[k] - 1, plan.m_recv[m]]
         return out
 
-    own = np.take(comb.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_recv, axis=1)
-    with np.errstate(invalid="ignore"):
-        present = arrival < own
-        tie = arrival == own
-    if tie.any():
-        rr, mm = np.nonzero(tie)
+    # present: arrived before the receiver's combine of the message's round (in blocks of messages: memory)
+    present = np.empty(arrival.shape, dtype=bool)
+    ties = []
+    flat_comb = comb.reshape(runs_, horizon * n)
+    for lo in range(0, plan.M, _BLOCK):
+        hi = min(lo + _BLOCK, plan.M)
+        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1) * n + plan.m_recv[lo:hi], axis=1)
+        with np.errstate(invalid="ignore"):
+            np.less(arrival[:, lo:hi], own, out=present[:, lo:hi])
+            rr, mm = np.nonzero(arrival[:, lo:hi] == own)
+        ties.append((rr, mm + lo))
+        del own
+    rr = np.concatenate([r for r, _ in ties]) if ties else np.zeros(0, dtype=np.int64)
+    mm = np.concatenate([m for _, m in ties]) if ties else np.zeros(0, dtype=np.int64)
+    if rr.size:
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
@@ -929,8 +947,14 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         used_rounds.append(used)
         source_rounds.append(source)
 
-    detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=lost, arrival=arrival,
+    lost_counts = lost.sum(axis=1)
+    del delay, present, freshest  # the schedule is in used_rounds and source_rounds now
+    # keep="final": the messages' draws and arrivals are not kept, and are freed before the rounds (large runs)
+    kept = (lost, arrival) if keep == "all" else (None, None)
+    del lost, arrival
+    detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=kept[0], arrival=kept[1],
                           used=used_rounds, source=source_rounds)
+    del kept
 
     from .batch_engine import start_runs
 
@@ -1058,7 +1082,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology,
         metadata={**scenario.describe(), "runs": int(runs), "engine": "batch", "stream_layout": layout},
         times=times, staleness=staleness if keep == "all" else None,
-        messages_lost=lost.sum(axis=1), messages_sent=plan.M,
+        messages_lost=lost_counts, messages_sent=plan.M,
         detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not plan.lossy(),
                        asynchronous),
     )
