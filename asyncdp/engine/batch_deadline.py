@@ -143,7 +143,7 @@ vectorized layout draws the same distributions as arrays (module docstring).
 """
 
 
-_BLOCK = 1 << 22
+_BLOCK = 1 << 20
 """Messages per block where a large run computes message-sized temporaries block by block (memory)."""
 
 
@@ -200,10 +200,11 @@ def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarr
     as ``dtype`` (32 bits keep a large plan's memory down).
     """
     order = np.arange(key.size, dtype=dtype)
+    digit = np.empty(key.size, dtype=np.uint16)
     for shift in range(0, max(bits, 1), 16):
-        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        for lo in range(0, key.size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
+            digit[lo:lo + _BLOCK] = (key[order[lo:lo + _BLOCK]] >> shift) & 0xFFFF
         order = order[np.argsort(digit, kind="stable")]
-        del digit
     return order
 
 

@@ -20,7 +20,11 @@ The rules are called on the gathered ``(run, agent)`` pairs as a batch of
 one run (``state[k]`` of shape ``(1, K, ...)``, ``agents`` the pairs' agents),
 and the mixing is the same row-order sparse product over a store of every
 message of the batch, so the numbers are those of the SimPy engine (as in
-the round-by-round path).
+the round-by-round path). The realized rows of every run are built once per
+round, as one CSR matrix whose rows (the round's combines) are sorted by
+level, so a group's mixing matrix is a slice of rows, and the staleness of
+every combine is computed with them; the curves are recorded over blocks of
+rounds after the last group.
 """
 
 from __future__ import annotations
