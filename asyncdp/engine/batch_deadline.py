@@ -143,6 +143,10 @@ vectorized layout draws the same distributions as arrays (module docstring).
 """
 
 
+_BLOCK = 1 << 20
+"""Messages per block where a large run computes message-sized temporaries block by block (memory)."""
+
+
 def _resolve_layout(layout: str, plan: _Plan) -> str:
     """``"simpy"`` or ``"vectorized"``; ``"auto"`` decides by the number of links, with a warning if vectorized."""
     if layout != "auto":
@@ -188,15 +192,18 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
-def _stable_order(key: np.ndarray, bits: int) -> np.ndarray:
+def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarray:
     """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
 
     numpy sorts 16-bit integers stably by radix sort (linear time), so each
-    pass is linear; ties keep their index order.
+    pass is linear; ties keep their index order. The permutation is returned
+    as ``dtype`` (32 bits keep a large plan's memory down).
     """
-    order = np.arange(key.size)
+    order = np.arange(key.size, dtype=dtype)
+    digit = np.empty(key.size, dtype=np.uint16)
     for shift in range(0, max(bits, 1), 16):
-        digit = ((key[order] >> shift) & 0xFFFF).astype(np.uint16)
+        for lo in range(0, key.size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
+            digit[lo:lo + _BLOCK] = (key[order[lo:lo + _BLOCK]] >> shift) & 0xFFFF
         order = order[np.argsort(digit, kind="stable")]
     return order
 
@@ -215,20 +222,23 @@ class _Plan:
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
-        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg)
+        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
         m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
+        atype = np.int32 if n < 2**31 - 1 else np.int64
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
             indptr = w.indptr.astype(np.int64)
-            cols = w.indices.astype(np.int64)
-            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+            cols = w.indices.astype(atype)
+            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
             data = np.asarray(w.data, dtype=float)
+            del w
             edge = rows != cols
-            entry_msg = np.full(cols.size, -1, dtype=np.int64)
             k = int(edge.sum())
-            entry_msg[edge] = np.arange(count, count + k)
+            mtype = np.int32 if count + k < 2**31 - 1 else np.int64
+            entry_msg = np.full(cols.size, -1, dtype=mtype)
+            entry_msg[edge] = np.arange(count, count + k, dtype=mtype)
             self.round_start[t - 1] = count
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
@@ -236,30 +246,33 @@ class _Plan:
             self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
-        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=np.int64), np.diff(self.round_start))
-        self.m_send = np.concatenate(m_send) if m_send else np.zeros(0, dtype=np.int64)
-        self.m_recv = np.concatenate(m_recv) if m_recv else np.zeros(0, dtype=np.int64)
+        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
+        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
+        itype = np.int32 if small else np.int64
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=itype), np.diff(self.round_start))
+        self.m_send = np.concatenate(m_send).astype(itype, copy=False) if m_send else np.zeros(0, dtype=itype)
+        del m_send
+        self.m_recv = np.concatenate(m_recv).astype(itype, copy=False) if m_recv else np.zeros(0, dtype=itype)
+        del m_recv
         # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
         # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
         key = self.m_send.astype(np.int64) * n + self.m_recv
-        order = _stable_order(key, max(n * n - 1, 0).bit_length())
+        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype)
         ordered = key[order]
+        del key
         first = np.ones(self.M, dtype=bool)
         first[1:] = ordered[1:] != ordered[:-1]
         starts = np.flatnonzero(first)
         uniq = ordered[starts]
         del ordered
         self.L = uniq.size
-        # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
-        small = max(self.M, n * (horizon + 1)) < 2**31 - 1
-        itype = np.int32 if small else np.int64
         self.m_link = np.empty(self.M, dtype=itype)
-        self.m_link[order] = np.cumsum(first) - 1
-        self.m_round = self.m_round.astype(itype)
-        self.m_send, self.m_recv = self.m_send.astype(itype), self.m_recv.astype(itype)
+        self.m_link[order] = np.cumsum(first, dtype=itype) - 1
+        del first
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
-        self.link_order = order.astype(itype)
-        self.link_start = np.append(starts, self.M).astype(np.int64)
+        self.link_order = order
+        self.link_start = np.append(starts, self.M).astype(itype)
+        del starts
         self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
@@ -435,42 +448,65 @@ def _event_ranks(times: np.ndarray, valid: np.ndarray) -> np.ndarray:
     ``(time, priority, scheduling order)``, and an event is scheduled by the
     step its parent ran, so an event's key is its ``(time, priority)``
     followed by its parent's key; the ranks of these keys are computed by
-    prefix doubling.
+    prefix doubling. An event's rank is the number of events with a smaller
+    key prefix; only the events whose prefix is still shared with another
+    event are re-sorted in each doubling step (exact times rarely tie, so
+    after the first step few remain), the others' ranks are final.
     """
     n, slots = times.shape
     flat_valid = valid.ravel()
     ids = np.flatnonzero(flat_valid)
+    itype = np.int32 if n * slots < 2**31 - 1 else np.int64
     # parent: the previous valid slot of the same agent
-    idx = np.where(valid, np.arange(slots)[None, :], -1)
+    idx = np.where(valid, np.arange(slots, dtype=itype)[None, :], itype(-1))
     prev = np.maximum.accumulate(idx, axis=1)
-    parent_slot = np.full((n, slots), -1, dtype=np.int64)
+    del idx
+    parent_slot = np.full((n, slots), -1, dtype=itype)
     parent_slot[:, 1:] = prev[:, :-1]
-    parent_flat = np.where(parent_slot >= 0, np.arange(n)[:, None] * slots + parent_slot, -1).ravel()
-    position = np.full(n * slots, -1, dtype=np.int64)
-    position[ids] = np.arange(ids.size)
-    parent = np.where(parent_flat[ids] >= 0, position[np.maximum(parent_flat[ids], 0)], -1)
+    del prev
+    parent_flat = np.where(parent_slot >= 0, np.arange(n, dtype=itype)[:, None] * itype(slots) + parent_slot,
+                           itype(-1)).ravel()
+    del parent_slot
+    position = np.full(n * slots, -1, dtype=itype)
+    position[ids] = np.arange(ids.size, dtype=itype)
+    par = parent_flat[ids]
+    del parent_flat
+    anc = np.where(par >= 0, position[np.maximum(par, 0)], itype(-1))
+    del par, position
     t_ev = times.ravel()[ids]
     is_init = (ids % slots) == 0
     # primary key: inits first (in agent order), then the dense rank of (time, priority = 1)
-    order = np.argsort(t_ev[~is_init], kind="stable")
-    tv = t_ev[~is_init][order]
-    dense = np.empty(tv.size, dtype=np.int64)
+    timed = ~is_init
+    order = np.argsort(t_ev[timed], kind="stable")
+    tv = t_ev[timed][order]
+    dense = np.empty(tv.size, dtype=itype)
     dense[order] = np.concatenate(([0], np.cumsum(tv[1:] != tv[:-1]))) if tv.size else []
-    rank = np.empty(ids.size, dtype=np.int64)
-    rank[is_init] = ids[is_init] // slots
-    rank[~is_init] = n + dense
-    anc = parent
-    while True:
-        second = np.where(anc >= 0, rank[np.maximum(anc, 0)], -1)
-        order = np.lexsort((second, rank))
-        a, b = rank[order], second[order]
-        change = np.concatenate(([0], (a[1:] != a[:-1]) | (b[1:] != b[:-1])))
-        new = np.empty_like(rank)
-        new[order] = np.cumsum(change)
-        rank = new
-        if rank.max(initial=0) == ids.size - 1 or (anc < 0).all():
+    del order, tv, t_ev
+    primary = np.empty(ids.size, dtype=itype)
+    primary[is_init] = (ids[is_init] // slots).astype(itype)
+    primary[timed] = n + dense
+    del dense
+    counts = np.bincount(primary)
+    rank = (np.cumsum(counts) - counts).astype(itype)[primary]  # events with a smaller primary key
+    tied = np.flatnonzero(counts[primary] > 1)
+    del primary, counts
+    while tied.size:
+        a = rank[tied]
+        up = anc[tied]
+        if (up < 0).all():
             break
-        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1)
+        second = np.where(up >= 0, rank[np.maximum(up, 0)], itype(-1))
+        order = np.lexsort((second, a))
+        a, b, members = a[order], second[order], tied[order]
+        k = np.arange(members.size, dtype=itype)
+        new_key = np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1])))
+        new_class = np.concatenate(([True], a[1:] != a[:-1]))
+        run_first = np.maximum.accumulate(np.where(new_key, k, 0))
+        class_first = np.maximum.accumulate(np.where(new_class, k, 0))
+        rank[members] = a + (run_first - class_first)  # plus the events of its class with a smaller next part
+        run_size = np.diff(np.append(np.flatnonzero(new_key), members.size))
+        tied = members[np.repeat(run_size > 1, run_size)]
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], itype(-1))
     full = np.full(n * slots, -1, dtype=np.int64)
     full[ids] = rank
     return full.reshape(n, slots)
@@ -584,7 +620,12 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
     delivery (lost messages do not count; a link's messages are sent in round order).
     """
     runs, horizon, n = send.shape
-    arrival = np.take(send.reshape(runs, horizon * n), (plan.m_round - 1) * n + plan.m_send, axis=1) + delay
+    arrival = np.empty(delay.shape)
+    flat_send = send.reshape(runs, horizon * n)
+    for lo in range(0, plan.M, _BLOCK):  # in blocks of messages (memory of large runs)
+        hi = min(lo + _BLOCK, plan.M)
+        np.take(flat_send, (plan.m_round[lo:hi] - 1) * n + plan.m_send[lo:hi], axis=1, out=arrival[:, lo:hi])
+        arrival[:, lo:hi] += delay[:, lo:hi]
     fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
     if fifo.size:
         last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
@@ -695,12 +736,21 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
             out[k] = rk[plan.m_round[m] - 1, plan.m_send[m]] < rk[u[k] - 1, plan.m_recv[m]]
         return out
 
-    own = np.take(comb.reshape(runs_, horizon * n), (plan.m_round - 1) * n + plan.m_recv, axis=1)
-    with np.errstate(invalid="ignore"):
-        present = arrival < own
-        tie = arrival == own
-    if tie.any():
-        rr, mm = np.nonzero(tie)
+    # present: arrived before the receiver's combine of the message's round (in blocks of messages: memory)
+    present = np.empty(arrival.shape, dtype=bool)
+    ties = []
+    flat_comb = comb.reshape(runs_, horizon * n)
+    for lo in range(0, plan.M, _BLOCK):
+        hi = min(lo + _BLOCK, plan.M)
+        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1) * n + plan.m_recv[lo:hi], axis=1)
+        with np.errstate(invalid="ignore"):
+            np.less(arrival[:, lo:hi], own, out=present[:, lo:hi])
+            rr, mm = np.nonzero(arrival[:, lo:hi] == own)
+        ties.append((rr, mm + lo))
+        del own
+    rr = np.concatenate([r for r, _ in ties]) if ties else np.zeros(0, dtype=np.int64)
+    mm = np.concatenate([m for _, m in ties]) if ties else np.zeros(0, dtype=np.int64)
+    if rr.size:
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
@@ -868,11 +918,12 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
 
     # per round: the entries combined and the rounds of their messages (known before any state)
     used_rounds, source_rounds, max_age, ahead = [], [], 0, False
+    stype = np.int16 if horizon < 2**15 - 2 else np.int64  # message rounds (memory of large runs)
     for t in range(1, horizon + 1):
         indptr, rows, cols, data, entry_msg = plan.rounds[t - 1]
         edge = entry_msg >= 0
         used = np.ones((runs, cols.size), dtype=bool)
-        source = np.full((runs, cols.size), t, dtype=np.int64)
+        source = np.full((runs, cols.size), t, dtype=stype)
         if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
             fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
             ok = fresh > 0
@@ -897,8 +948,14 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         used_rounds.append(used)
         source_rounds.append(source)
 
-    detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=lost, arrival=arrival,
+    lost_counts = lost.sum(axis=1)
+    del delay, present, freshest  # the schedule is in used_rounds and source_rounds now
+    # keep="final": the messages' draws and arrivals are not kept, and are freed before the rounds (large runs)
+    kept = (lost, arrival) if keep == "all" else (None, None)
+    del lost, arrival
+    detail = DeadlineRuns(plan=plan, send=send, comb=comb, later=later, lost=kept[0], arrival=kept[1],
                           used=used_rounds, source=source_rounds)
+    del kept
 
     from .batch_engine import start_runs
 
@@ -929,8 +986,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         traj_all, state, every, staleness = run_levels(
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
             weights_all, unicast, link_round, np.asarray(alg.decision(state)))
-        for t in range(1, horizon + 1):
-            record(t, traj_all[:, t])
+        curves.record_rounds(1, traj_all[:, 1:])
         if recorded is not None:
             recorded.update(every)
     history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)
@@ -1027,7 +1083,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         topology=scenario.topology,
         metadata={**scenario.describe(), "runs": int(runs), "engine": "batch", "stream_layout": layout},
         times=times, staleness=staleness if keep == "all" else None,
-        messages_lost=lost.sum(axis=1), messages_sent=plan.M,
+        messages_lost=lost_counts, messages_sent=plan.M,
         detail=_Detail(detail, detail_records, unicast, lockstep, lockstep and not plan.lossy(),
                        asynchronous),
     )
@@ -1153,8 +1209,9 @@ def run_schedule(detail: _Detail, r: int) -> RealizedSchedule:
         used = runs.used[t - 1][r:r + 1]
         weights, _ = _realized_weights(round_, used)
         keep = used[0]
-        parts.append((np.full(int(keep.sum()), t), rows[keep], cols[keep], weights[0][keep],
-                      runs.source[t - 1][r][keep]))
+        parts.append((np.full(int(keep.sum()), t), rows[keep].astype(np.int64), cols[keep].astype(np.int64),
+                      weights[0][keep],
+                      runs.source[t - 1][r][keep].astype(np.int64)))
     return RealizedSchedule(plan.N, plan.T, *(np.concatenate(c) for c in zip(*parts)))
 
 
@@ -1179,11 +1236,12 @@ def run_schedules(detail: _Detail) -> RealizedSchedules:
                               for t in range(1, plan.T + 1)], axis=1)
     source = np.concatenate(runs.source, axis=1)
     rnd = np.concatenate([np.full(plan.rounds[t - 1][1].size, t, dtype=np.int64) for t in range(1, plan.T + 1)])
-    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)])
-    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)])
+    rows = np.concatenate([plan.rounds[t - 1][1] for t in range(1, plan.T + 1)]).astype(np.int64)
+    cols = np.concatenate([plan.rounds[t - 1][2] for t in range(1, plan.T + 1)]).astype(np.int64)
     rr, ee = np.nonzero(used)  # row-major: by run, then round, then the round's CSR order
     offsets = np.concatenate(([0], np.cumsum(used.sum(axis=1))))
-    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee], source[rr, ee])
+    return RealizedSchedules(plan.N, plan.T, offsets, rnd[ee], rows[ee], cols[ee], weights[rr, ee],
+                             source[rr, ee].astype(np.int64))
 
 
 def run_ledger(detail: _Detail, r: int) -> Ledger:

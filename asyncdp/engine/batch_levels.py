@@ -20,7 +20,11 @@ The rules are called on the gathered ``(run, agent)`` pairs as a batch of
 one run (``state[k]`` of shape ``(1, K, ...)``, ``agents`` the pairs' agents),
 and the mixing is the same row-order sparse product over a store of every
 message of the batch, so the numbers are those of the SimPy engine (as in
-the round-by-round path).
+the round-by-round path). The realized rows of every run are built once per
+round, as one CSR matrix whose rows (the round's combines) are sorted by
+level, so a group's mixing matrix is a slice of rows, and the staleness of
+every combine is computed with them; the curves are recorded over blocks of
+rounds after the last group.
 """
 
 from __future__ import annotations
@@ -71,14 +75,13 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         other = (entry_msg >= 0)[:, None] & used[t - 1].T  # (nnz, R)
         agent = np.where(other, cols[:, None], rows[:, None])
         rnd = np.where(other, source[t - 1].T - 1, t - 1)
-        idx = local[t - 1]
-        idx[:] = ((t - 1) * n + np.arange(n, dtype=itype))[None, :, None]
+        idx = local[t - 1]  # flat indices into the (T + 1, N, R) levels, written in place
+        idx[:] = (((t - 1) * n + np.arange(n, dtype=itype)) * itype(runs))[None, :, None] + run[0]
         pos = np.arange(rows.size) - indptr[rows] + 1
-        idx[pos, rows] = rnd.astype(itype) * n + agent.astype(itype)
+        idx[pos, rows] = (rnd.astype(itype) * itype(n) + agent.astype(itype)) * itype(runs) + run[0]
         lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
         deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
-    needs = local * np.asarray(runs, dtype=itype) + run[None]  # flat indices into the (T + 1, N, R) levels
-    del local
+    needs = local
     changed_at = [0] * (horizon + 1)  # step of the last change of each round's levels
     done_at = [-1] * (horizon + 1)  # step of each round's last computation
     step = 0
@@ -211,52 +214,27 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 
     everyone = np.nonzero(np.ones((runs, n), dtype=bool))
     emit(everyone[0], everyone[1], 1)
-    # the combines grouped by (level, round), in that order; within a group by run, then agent
-    key = lev[:, :, 1:] * (horizon + 1) + np.arange(1, horizon + 1)
-    flat = key.ravel()
-    top = int(flat.max(initial=0))
-    order = np.argsort(flat.astype(np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64),
-                       kind="stable")  # radix sort for 16-bit keys
-    sorted_keys = flat[order]
-    cuts = np.flatnonzero(np.diff(sorted_keys)) + 1
-    starts, ends = np.concatenate(([0], cuts)), np.concatenate((cuts, [flat.size]))
-    group_rounds = (sorted_keys[starts] % (horizon + 1)).tolist()
-    for lo, hi, t in zip(starts.tolist(), ends.tolist(), group_rounds):
-        rr, ii, _ = np.unravel_index(order[lo:hi], (runs, n, horizon))
-        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
-        lengths = indptr[ii + 1] - indptr[ii]
-        ent = np.repeat(indptr[ii], lengths) + (np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths,
-                                                                                   lengths))
-        r_ent = np.repeat(rr, lengths)
-        at = r_ent * used[t - 1].shape[1] + ent
-        keep = used[t - 1].reshape(-1)[at]
-        src = source[t - 1].reshape(-1)[at]
-        if not unicast:
-            col = (r_ent * horizon + (src - 1)) * n + cols[ent]
-        else:
-            diag = entry_msg[ent] < 0
-            col = np.where(diag, (r_ent * horizon + (t - 1)) * n + rows[ent], 0)
-            edge = ~diag & keep
-            col[edge] = own_rows + r_ent[edge] * total + link_round[plan.m_link[entry_msg[ent[edge]]], src[edge]]
-        pair = np.repeat(np.arange(rr.size), lengths)
-        counts = np.bincount(pair[keep], minlength=rr.size)
-        matrix = sp.csr_array((weights[t - 1].reshape(-1)[at[keep]], col[keep],
-                               np.concatenate(([0], np.cumsum(counts)))), shape=(rr.size, next(iter(
-                                   store.values())).shape[0]))
-        mixed = {name: (matrix @ arr.reshape(arr.shape[0], -1)).reshape((1, rr.size) + arr.shape[1:])
-                 for name, arr in store.items()}
-        new = {k: np.asarray(v) for k, v in alg.update(_gather(state, rr, ii), mixed, t, ii, problem).items()}
+    rows_total = next(iter(store.values())).shape[0]
+    groups, rounds = _round_groups(plan, used, source, weights, lev, unicast, link_round, own_rows, total,
+                                   rows_total, staleness)
+    state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
+    flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
+    flat_traj = traj.reshape((runs * (horizon + 1) * n,) + traj.shape[3:])
+    flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
+    for _, t, lo, hi in groups:
+        perm, indptr, indices, data = rounds[t - 1]
+        fi = perm[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
+        rr, agents = np.divmod(fi, n)
+        a, b = int(indptr[lo]), int(indptr[hi])
+        matrix = sp.csr_array((data[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, rows_total))
+        mixed = {name: (matrix @ arr).reshape((1, hi - lo) + store[name].shape[1:]) for name, arr in flat_store.items()}
+        new = {k: np.asarray(v) for k, v in alg.update({k: v[fi][None] for k, v in flat_state.items()}, mixed, t,
+                                                      agents, problem).items()}
         for k, v in new.items():
-            state[k][rr, ii] = np.asarray(v)[0]
-        traj[rr, t, ii] = np.asarray(alg.decision(new))[0]
-        age = np.where(keep, t - src, 0)
-        worst = np.zeros(rr.size, dtype=np.int64)
-        busy = lengths > 0
-        if age.size:
-            worst[busy] = np.maximum(np.maximum.reduceat(age, (np.cumsum(lengths) - lengths)[busy]), 0)
-        staleness[rr, t - 1, ii] = worst
+            flat_state[k][fi] = v[0]
+        flat_traj[(rr * (horizon + 1) + t) * n + agents] = np.asarray(alg.decision(new))[0]
         if t < horizon:
-            emit(rr, ii, t + 1, new)
+            emit(rr, agents, t + 1, new)
     messages = {}
     for name, arr in store.items():
         if not unicast:
@@ -267,3 +245,75 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             out[:, plan.m_round - 1, plan.m_send, plan.m_recv] = copies
             messages[name] = out
     return traj, state, messages, staleness
+
+
+def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
+                  lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
+                  staleness: np.ndarray) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
+    """Per round, every run's realized rows as one CSR matrix over the message store, rows sorted by level.
+
+    Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
+    sort of ``run * N + agent`` by level), each row's entries in the weight row's order. The store's rows:
+    broadcast, ``(run * T + round - 1) * N + agent`` (the agent's message of that round); unicast, the
+    senders' own terms likewise, then ``own_rows + run * M + message`` for the copies. Fills
+    ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none).
+
+    Returns:
+        ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
+        combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
+        ``(permutation, indptr, indices, data)``.
+    """
+    runs = used[0].shape[0]
+    n, horizon = plan.N, plan.T
+    itype = np.int32 if rows_total < 2**31 - 1 else np.int64
+    run = np.arange(runs, dtype=itype)[:, None]
+    groups: list[tuple[int, int, int, int]] = []
+    rounds = []
+    for t in range(1, horizon + 1):
+        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        use, src = used[t - 1], source[t - 1]
+        if not unicast:
+            col = (run * itype(horizon) + (src.astype(itype) - 1)) * itype(n) + cols.astype(itype)[None, :]
+        else:
+            col = np.empty(use.shape, dtype=itype)
+            diag = entry_msg < 0
+            col[:, diag] = (run * itype(horizon) + itype(t - 1)) * itype(n) + rows[diag].astype(itype)[None, :]
+            edge = np.flatnonzero(~diag)
+            msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
+            col[:, edge] = own_rows + run * itype(total) + msg.astype(itype)
+        age = np.where(use, t - src, 0)
+        staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
+        counts = _row_count(indptr, use).reshape(-1)
+        matrix = sp.csr_matrix((weights[t - 1][use], col[use], np.concatenate(([0], np.cumsum(counts)))),
+                               shape=(runs * n, rows_total))
+        level = lev[:, :, t].reshape(-1)
+        perm = np.argsort(level, kind="stable")
+        ordered = level[perm]
+        matrix = matrix[perm]
+        cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        starts = np.concatenate(([0], cuts)).tolist()
+        ends = np.concatenate((cuts, [perm.size])).tolist()
+        groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
+        rounds.append((perm, matrix.indptr, matrix.indices, matrix.data))
+    groups.sort(key=lambda g: (g[0], g[1]))
+    return groups, rounds
+
+
+def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per weight row, the largest of ``values`` ``(R, nnz)`` over its entries (0 for an empty row)."""
+    lengths = np.diff(indptr)
+    out = np.zeros(values.shape[:-1] + (lengths.size,), dtype=values.dtype)
+    nonempty = lengths > 0
+    if values.shape[-1]:
+        out[..., nonempty] = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
+    return out
+
+
+def _row_count(indptr: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """Per weight row, the number of its entries used, ``(R, N)``."""
+    lengths = np.diff(indptr)
+    out = np.zeros((use.shape[0], lengths.size), dtype=np.int64)
+    nonempty = lengths > 0
+    if use.shape[-1]:
+        out[:, nonempty] = np.add.reduceat(use.astype(np.int64), indptr[:-1][nonempty], axis=-1)
+    return out

@@ -30,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncdp import REGISTRY
+from asyncdp import REGISTRY, metrics
 from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
@@ -186,6 +186,14 @@ def test_async_runs_beyond_the_first_are_seeded_and_do_not_depend_on_the_batch_s
     assert large.messages_lost.shape == (4,) and len(set(large.messages_lost.tolist())) > 1
     lean = sc.run(engine="batch", runs=4, keep="final")
     assert np.array_equal(lean.final, large.final)
+    assert np.array_equal(large.final, large.trajectory[:, -1])  # the final states are the last round's
+    # the curves, computed over blocks of rounds, are the metrics of each round's decisions (both keeps)
+    for t in range(sc.horizon + 1):
+        x = large.trajectory[:, t]
+        for res in (large, lean):
+            assert np.array_equal(res.optimality_error[:, t], metrics.optimality_error(x, large.optimum))
+            assert np.array_equal(res.deviation[:, t], metrics.deviation(x))
+    assert np.array_equal(large.optimality_error[0], sc.run().optimality_error())
 
 
 @pytest.mark.slow
