@@ -36,6 +36,7 @@ import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..algorithms.base import Algorithm
@@ -114,7 +115,11 @@ def _caller_file() -> str:
         f = frame
         while f is not None and f.f_globals.get("__name__") == __name__:
             f = f.f_back
-        return "<unknown>" if f is None else str(f.f_code.co_filename)
+        if f is None:
+            return "<unknown>"
+        name = str(f.f_code.co_filename)
+        # one script loaded by a relative and by an absolute path is one source
+        return name if name.startswith("<") else str(Path(name).resolve())
     finally:
         del frame
 

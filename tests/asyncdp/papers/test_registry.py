@@ -144,3 +144,23 @@ def test_find_paper_of_a_user_rule_without_record_is_none():
     assert GradientClass(2.0).norm == "l1"
     with pytest.raises(PaperError, match="bound must be a finite number > 0"):
         GradientClass(float("nan"))
+
+
+def test_one_script_loaded_by_relative_and_absolute_path_is_one_source(tmp_path, monkeypatch, cleanup):
+    """Re-executing a script that registers a paper inline is idempotent whatever path names it."""
+    from asyncdp import load_script
+
+    script = tmp_path / "mine.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from asyncdp import Huang2015\n"
+        "from asyncdp.papers import Paper, register\n"
+        "class PathMine(Huang2015):\n"
+        "    name = 'test-path-mine'\n"
+        "register(Paper('test-path-mine', (PathMine,), lemma=lambda sc: np.zeros(sc.horizon)))\n"
+        "scenario = Huang2015.example_scenario()\n")
+    cleanup.append("test-path-mine")
+    load_script(script.resolve())
+    monkeypatch.chdir(tmp_path)
+    load_script(Path("mine.py"))  # a relative path to the same file: no 'two different papers' error
+    assert registered()["test-path-mine"].origin == str(script.resolve())
