@@ -12,6 +12,7 @@ step                           checked against             figures
 :func:`compose_pld`            declaration                 ``epsilon_tight`` (PLD at the option ``delta``)
 :func:`compose_pld_at_claim`   declaration                 ``epsilon_at_claimed_delta`` (bound)
 :func:`focus_per_iteration`    declaration                 ``focus_round``
+:func:`check_coverage`         realized behavior           ``coverage_max_ratio``, ``coverage_uncovered``
 :func:`probe_update`           constructed worst case      ``sensitivity_probe_max``, ``..._ratio``
 :func:`check_conformance`      realized behavior           ``conformance_tests``, ``..._min_scale_ratio``
 :func:`replay_exactly`         realized behavior           ``replay_max_loss``, ``replay_exceed_fraction``,
@@ -49,6 +50,7 @@ from accounting import composition, prober
 from accounting.ledger import Ledger
 
 from .context import CheckContext, ScenarioPair
+from .coverage import check_coverage
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import update_pair
@@ -61,6 +63,7 @@ __all__ = [
     "compose_pld",
     "compose_pld_at_claim",
     "focus_per_iteration",
+    "check_coverage",
     "probe_update",
     "check_conformance",
     "replay_exactly",
@@ -309,6 +312,7 @@ STEPS: tuple[Step, ...] = (
     compose_pld,
     compose_pld_at_claim,
     focus_per_iteration,
+    check_coverage,
     probe_update,
     check_conformance,
     replay_exactly,

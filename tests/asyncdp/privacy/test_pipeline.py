@@ -28,6 +28,8 @@ EXPECTED = {
     steps_module.compose_pld_at_claim: ("PLD at the claimed delta", "declaration",
                                         {"epsilon_at_claimed_delta", "delta_claimed"}),
     steps_module.focus_per_iteration: ("per-iteration focus", "declaration", {"focus_round"}),
+    steps_module.check_coverage: ("sensitivity coverage", "realized behavior",
+                                  {"coverage_max_ratio", "coverage_uncovered"}),
     steps_module.probe_update: ("sensitivity prober", "constructed worst case",
                                 {"sensitivity_probe_max", "sensitivity_probe_ratio", "sensitivity_probe_lemma_ratio"}),
     steps_module.check_conformance: ("noise conformance", "realized behavior",
