@@ -176,7 +176,16 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     unicast, any number of channels. Pure claims: any loss above epsilon is a
     witness (exact, given the declared noise that :func:`check_conformance`
     tests). Claims with delta > 0: :func:`accounting.auditors.plrv_audit`'s
-    Hoeffding lower bound on ``delta(epsilon)`` at level ``alpha_share``. A
+    certified lower bound on ``delta(epsilon)`` at level ``alpha_share`` from
+    threshold events ``{L > eps'}`` over a grid fixed before looking at the
+    losses, each counted with a one-sided Clopper–Pearson bound (union bound
+    over the grid; :func:`accounting.delta_bounds.threshold_delta_lower`):
+    ``delta(eps) >= P[L > eps'] (1 - e^(eps - eps'))`` holds for every
+    ``eps' >= eps``, so the largest certified product is a lower bound.
+    Before that, a pair whose realized shifts are the same on every run of
+    one schedule (lockstep) gets its exact profile
+    (:func:`~asyncdp.privacy.profiles.pair_profile`): a delta above the
+    claim there is a witness with no sampling error. A
     per-iteration claim audits the focus round's loss.
 
     Args:
@@ -209,11 +218,32 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
                          "replay_runs": runs.runs})
+    if delta_claimed > 0:  # the user's pair with fixed shifts on lockstep runs: its exact profile
+        from .coverage import pair_shifts
+        from .profiles import pair_profile
+
+        exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs)
+        refuted = exact.refutation is not None and exact.refutation.refuted
+        if refuted or exact.certain:
+            r = exact.refutation
+            figures = {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
+                       "replay_runs": runs.runs}
+            witness: dict[str, Any] = {
+                "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
+                "method": "exact: a noise-free release differs" if r is None else r.method,
+                "confidence": 1.0, "claim_form": "approximate" if r is None else r.form,
+                "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
+                "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
+            if focus is not None:
+                witness["round"] = focus + 1
+            return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
+                f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
+                f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))
     # plrv_audit takes finite losses; an infinite loss enters its delta(epsilon)
     # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
-                                 confidence=1.0 - ctx.options.alpha_share)
+                                 confidence=1.0 - ctx.options.alpha_share, lower_bound="thresholds")
     raw = replay.per_round[:, focus] if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
@@ -225,14 +255,20 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if not report.violation:
         return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
     run = report.witness if report.witness is not None else int(np.argmax(losses))
-    witness: dict[str, Any] = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
+    witness = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
         witness["round"] = focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
+    witness["claim_form"] = "(epsilon, delta)"
     if delta_claimed > 0:
-        witness["delta_lower"] = report.delta_lower
+        witness.update(delta_lower=report.delta_lower, confidence=report.confidence,
+                       method=f"exact replay losses, {report.lower_method} lower bound on delta(epsilon) "
+                       "(Clopper-Pearson counts of threshold events, union bound over a fixed grid)")
+    else:
+        witness.update(confidence=1.0, method="exact replay loss above epsilon (given the declared noise)")
+    if delta_claimed > 0:
         where = f" at round {witness['round']}" if witness.get("round") else ""
         reason = (f"replay: delta(epsilon={eps_claimed:.6g}) >= {report.delta_lower:.3g} > claimed delta "
                   f"{delta_claimed:.3g} (confidence {report.confidence:.6g}); engine run {run} has privacy loss "

@@ -53,7 +53,7 @@ from .context import CheckContext, ScenarioPair
 from .coverage import check_coverage
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
-from .sensitivity import update_pair
+from .sensitivity import message_pair, update_pair
 from .worst_case import search_worst_case
 
 __all__ = [
@@ -214,12 +214,14 @@ def focus_per_iteration(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
-    """Search each noisy channel's next message for its largest change; compare it with the declaration and the lemma.
+    """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
 
-    :func:`accounting.prober.probe_sensitivity` on :func:`update_pair`, per
-    noisy channel, in the first ``probe_rounds`` rounds (round adjacency: the
-    changed round's update only); L1 for Laplace, L2 for Gaussian noise. The
-    update of round ``t`` is masked by the release of round ``t + 1``. The
+    :func:`accounting.prober.probe_sensitivity` on every step through which
+    private data enters a release, per noisy channel, in the first
+    ``probe_rounds`` rounds (round adjacency: the changed round only): the
+    message step R (:func:`message_pair`; round ``t``'s release) and the
+    update step U (:func:`update_pair`; the update of round ``t`` is masked
+    by the release of round ``t + 1``); L1 for Laplace, L2 for Gaussian noise. The
     largest change found is compared with two bounds, each a witness when
     exceeded: the rule's own declared sensitivity of that release (its
     ``noise()``), and the paper record's lemma (an independent bound the
@@ -241,8 +243,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``sensitivity_probe_ratio`` (largest ratio to a positive declared
         sensitivity) and ``sensitivity_probe_lemma_ratio`` (to the lemma;
         ``None`` without a paper record); witness ``{"kind": "sensitivity",
-        "against": "declaration" | "lemma", ...}`` for the first round whose
-        update moves more than a bound.
+        "against": "declaration" | "lemma", "step", "round", "release_round",
+        "method", "confidence", "claim_form", ...}`` for the first probed step
+        that moves a release more than a bound.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -269,27 +272,37 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         copies = scenario.problem.num_agents
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
+        # (release round, round of the probed step, step, pair): the update U of round t is masked by release
+        # t + 1; the message step R of round t (data entering the release directly) by release t
+        probes: list[tuple[int, int, str, Any]] = []
         for t in probed:
-            claimed = ctx.algorithm.noise(t + 1, channel.name).claimed_sensitivity  # y(t+1) masks x(t)
-            res = prober.probe_sensitivity(update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name),
-                                           samples=400, seed=ctx.options.seed + t, norm=norm,
+            probes.append((t, t, "message step R",
+                           message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+            if t < scenario.horizon:
+                probes.append((t + 1, t, "update step U",
+                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+        for release, t, step, adjacent_pair in probes:
+            claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
+            res = prober.probe_sensitivity(adjacent_pair, samples=400, seed=ctx.options.seed + t, norm=norm,
                                            claimed=claimed if claimed > 0 else None)
             probe_max = max(probe_max, res.max_found)
             if claimed > 0:
                 probe_ratio = max(probe_ratio, res.ratio_to_claim)
-            found = {"kind": "sensitivity", "round": t, "channel": channel.name, "z": res.witness_z.tolist(),
-                     "value": res.max_found}
+            found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
+                     "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
+                     "method": "sensitivity prober (constructed input)", "confidence": 1.0,
+                     "claim_form": "(epsilon, delta)"}
             if res.violation and witness is None:
                 witness = {**found, "claimed": claimed, "against": "declaration"}
-                reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
                                f"rule's declared sensitivity {claimed:.6g}")
             if lemma is not None:
-                bound = copies * float(lemma[channel.name][t])  # release t + 1 of every changed agent
+                bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
                 if bound > 0:
                     lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
                 if res.max_found > bound * (1 + 1e-9) and witness is None:
                     witness = {**found, "claimed": bound, "against": "lemma"}
-                    reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > "
+                    reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                    f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "

@@ -28,7 +28,8 @@ constructed transcript with loss ``L > epsilon`` proves that a set of
 positive probability has ``P(S) > e^epsilon P'(S)``: a pure-DP claim is
 refuted, given the declared noise (which the conformance test checks).
 For claims with ``delta > 0`` the best pair is run on the real engine and
-its exact losses audited (:func:`accounting.auditors.plrv_audit`).
+its exact losses audited (:func:`accounting.auditors.plrv_audit` with the
+threshold-event lower bound of :func:`accounting.delta_bounds.threshold_delta_lower`).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -381,14 +382,61 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     except AccountingError as exc:
         return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
     assert out.losses is not None and out.per_round is not None
+    from accounting.coverage import realized_shifts
+
+    from .profiles import pair_profile
+
+    try:
+        shifts: Any = realized_shifts(out, replay_runs(worst_runs, q, algorithm=p.algorithm))
+    except AccountingError as exc:
+        shifts = exc
+    exact = pair_profile(ctx, shifts, p, worst_runs)
+    figures["worst_case_profile"] = exact.reason
+    if exact.certain and eps < math.inf:
+        figures["worst_case_delta_lower"] = 1.0
+        witness = {**base_witness, "runs": worst_runs.runs, "method": "exact: a noise-free release differs",
+                   "confidence": 1.0, "claim_form": "approximate", "epsilon": eps, "delta_lower": 1.0,
+                   "profile": exact.reason}
+        return Evidence(method, kind, figures, witness=witness, reasons=(f"worst case: {pair_desc}: {exact.reason}",))
+    if exact.refutation is not None and exact.refutation.refuted:
+        r = exact.refutation
+        figures["worst_case_delta_lower"] = r.delta_witness
+        witness = {**base_witness, "runs": worst_runs.runs, "method": r.method, "confidence": r.confidence,
+                   "claim_form": r.form, "epsilon": r.epsilon, "delta_lower": r.delta_witness,
+                   "delta_allowed": r.delta_allowed, "delta_meaning": r.delta_meaning, "profile": exact.reason}
+        return Evidence(method, kind, figures, witness=witness, reasons=(
+            f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
+    # the worst pair's statistical budget alpha_share is split between importance sampling and the runs' bound
+    from .profiles import realized_mu, tilted_pair_bound
+
+    timing_lockstep = all(s is worst_runs.schedules[0] or s == worst_runs.schedules[0]
+                          for s in worst_runs.schedules)
+    if timing_lockstep:
+        bound, why = tilted_pair_bound(ctx, p, q, runs=ctx.options.runs, confidence=1.0 - ctx.options.alpha_share / 2,
+                                       seed=ctx.options.seed + 7, mu=realized_mu(shifts, p))
+        if bound is not None and bound.lower > ctx.delta_claimed:
+            figures["worst_case_delta_lower"] = float(bound.lower)
+            witness = {**base_witness, "runs": ctx.options.runs, "delta_lower": float(bound.lower), "epsilon": eps,
+                       "method": "importance sampling: lockstep transcripts of the worst pair drawn under an "
+                       "exponential tilt toward the high-loss tail, exact likelihood ratios, empirical Bernstein",
+                       "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)",
+                       "profile": exact.reason}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
+                f"worst case: {pair_desc}: importance sampling over {ctx.options.runs} tilted lockstep transcripts "
+                f"certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {ctx.delta_claimed:.3g} "
+                f"(confidence {bound.confidence:.6g}; {exact.reason})",))
     losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
     top = np.finfo(float).max
+    share = ctx.options.alpha_share / (2 if timing_lockstep else 1)
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps, ctx.delta_claimed,
-                                 confidence=1.0 - ctx.options.alpha_share)
+                                 confidence=1.0 - share, lower_bound="thresholds")
     figures["worst_case_delta_lower"] = report.delta_lower
     if not report.violation:
         return Evidence(method, kind, figures)
-    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs}
+    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs,
+               "method": f"engine runs of the worst pair, exact replay losses, {report.lower_method} lower bound on "
+               "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid)",
+               "confidence": report.confidence, "claim_form": "(epsilon, delta)"}
     return Evidence(method, kind, figures, witness=witness, reasons=(
         f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, delta(epsilon={eps:.6g}) >= "
         f"{report.delta_lower:.3g} > claimed delta {ctx.delta_claimed:.3g} (confidence {report.confidence:.6g})",))
