@@ -41,8 +41,14 @@ class KappaWithG(Showkatbakhsh):
         return self.epsilon**2 / (4.0 * G * (self.epsilon + 2.0 * math.log(2.0 / self.delta)))
 
 
-def make(delta: float = DELTA, timing: object = None) -> tuple[Scenario, Scenario]:
-    """The scenario and its adjacent one (agent 0's first point moved to the opposite corner)."""
+def make(delta: float = DELTA, timing: object = None, rule: type = KappaWithG) -> tuple[Scenario, Scenario]:
+    """The scenario and its adjacent one (agent 0's first point moved to the opposite corner).
+
+    Args:
+        delta: the claimed delta.
+        timing: the scenario's timing (default lockstep).
+        rule: the rule class (``Showkatbakhsh`` for the correctly calibrated original).
+    """
     n_agents = 4
     ring = np.zeros((n_agents, n_agents), dtype=bool)
     for i in range(n_agents):
@@ -52,7 +58,7 @@ def make(delta: float = DELTA, timing: object = None) -> tuple[Scenario, Scenari
     data[0, 0] = [1.0, 1.0]
     moved = data.copy()
     moved[0, 0] = [-1.0, -1.0]
-    alg = KappaWithG(epsilon=1.0, delta=delta, T=6, T2=2)
+    alg = rule(epsilon=1.0, delta=delta, T=6, T2=2)
     extra = {} if timing is None else {"timing": timing}
     scenario = Scenario(mean_estimation_problem(data, RADIUS), graph, alg, horizon=alg.horizon, seed=0, **extra)
     adjacent = scenario.replace(problem=mean_estimation_problem(moved, RADIUS))

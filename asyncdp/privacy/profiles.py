@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,7 @@ from accounting.errors import AccountingError
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 
-__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "tilted_pair_bound"]
+__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "same_round_weights", "tilted_pair_bound"]
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,30 @@ def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
     return float(np.median(mu)) if mu.size else None
 
 
+def same_round_weights(schedule: Any, horizon: int) -> list[np.ndarray] | None:
+    """The schedule's weights per round when every combination uses messages of its own round, else ``None``.
+
+    Such a schedule (lockstep rounds, or deadline rounds in which every
+    message arrived in time) is a lockstep replay with these weights.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> s = RealizedSchedule.from_dense([np.array([[0.5, 0.5], [0.0, 1.0]])], [np.array([[1, 1], [0, 1]])])
+        >>> same_round_weights(s, 1)[0].tolist()
+        [[0.5, 0.5], [0.0, 1.0]]
+    """
+    out = []
+    for t in range(1, horizon + 1):
+        w, src = schedule.dense(t)
+        w = np.asarray(w, dtype=float)
+        if (np.asarray(src)[w != 0] != t).any():
+            return None
+        out.append(w)
+    return out
+
+
 def tilted_pair_bound(ctx: Any, p: Scenario, q: Scenario, *, runs: int, confidence: float, seed: int,
-                      mu: float | None = None) -> Any:
+                      mu: float | None = None, schedule: Any = None) -> Any:
     """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling, or why there is none.
 
     Lockstep Gaussian transcripts of the pair are drawn under the round-by-round
@@ -183,6 +206,9 @@ def tilted_pair_bound(ctx: Any, p: Scenario, q: Scenario, *, runs: int, confiden
         confidence: the bound's level.
         seed: the draw's seed.
         mu: the tilt's ``mu`` (default :func:`accountant_mu`).
+        schedule: the realized schedule every run of the pair shares (its
+            weights replace the topology's; it must use same-round messages
+            only: :func:`same_round_weights`), or ``None`` for lockstep rounds.
 
     Returns:
         ``(bound, None)`` with a :class:`accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
@@ -199,8 +225,14 @@ def tilted_pair_bound(ctx: Any, p: Scenario, q: Scenario, *, runs: int, confiden
     mu = accountant_mu(ctx, p) if mu is None or not mu > 0 else mu
     if mu is None or mu == 0:
         return None, "importance sampling: the accountant's sensitivity gives no finite Gaussian mu"
+    setup = replay_setup(p)
+    if schedule is not None:
+        weights = same_round_weights(schedule, p.horizon)
+        if weights is None:
+            return None, "importance sampling: the schedule combines messages of other rounds"
+        setup = dataclasses.replace(setup, weights=weights)
     try:
-        t = tilted_transcripts(replay_setup(p), replay_rule(p), replay_rule(q), runs, epsilon=ctx.epsilon_claimed,
+        t = tilted_transcripts(setup, replay_rule(p), replay_rule(q), runs, epsilon=ctx.epsilon_claimed,
                                mu_bound=mu, seed=seed)
         return importance_delta_lower(t.losses, t.log_weights, ctx.epsilon_claimed, confidence=confidence,
                                       cap=t.cap), None

@@ -178,12 +178,47 @@ def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient:
     p, q = candidate_scenarios(scenario, agent, gradient, gradient_prime)
     sub = EngineRuns(runs.engine, runs.seeds[:k], {c: m[:k] for c, m in runs.messages.items()}, runs.schedules[:k],
                      runs.unicast)
-    built = replay_runs(sub, p, algorithm=p.algorithm, pin_agent=agent).messages
+    built = construct_transcript(sub, p, agent)
     # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
     out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
     assert out.losses is not None
     r = int(np.argmax(out.losses))
     return float(out.losses[r]), r
+
+
+def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int) -> dict[str, np.ndarray]:
+    """The runs' transcripts with ``agent``'s messages (and every noise-free release) set to their values under ``scenario``.
+
+    One pass of :func:`accounting.scheduled_replay.scheduled_replay` with
+    ``pin_agent`` processes rounds in order; under asynchronous timing a
+    combination may read a message of a later round before that message was
+    constructed, so a noise-free release computed from it matches neither
+    problem. The construction is therefore repeated on its own output until
+    nothing changes: every pass fixes the next events in the run's causal
+    order (which is acyclic), so at most ``horizon + 1`` passes are needed.
+
+    Args:
+        runs: the engine runs (schedules and the other agents' messages).
+        scenario: the problem whose noise-free values are pinned (the candidate's ``P``).
+        agent: the pinned agent.
+
+    Returns:
+        Per channel, the constructed messages.
+
+    Raises:
+        AccountingError: the construction does not settle within ``horizon + 1`` passes.
+    """
+    from accounting.errors import AccountingError
+
+    built: dict[str, np.ndarray] | None = None
+    for _ in range(scenario.horizon + 1):
+        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent, messages=built).messages
+        assert nxt is not None
+        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
+            return nxt
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AccountingError(f"the constructed transcript of agent {agent} did not settle within "
+                          f"{scenario.horizon + 1} passes")
 
 
 def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: int = 30, max_runs: int = 8,
@@ -409,20 +444,21 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     # the worst pair's statistical budget alpha_share is split between importance sampling and the runs' bound
     from .profiles import realized_mu, tilted_pair_bound
 
-    timing_lockstep = all(s is worst_runs.schedules[0] or s == worst_runs.schedules[0]
-                          for s in worst_runs.schedules)
+    # importance sampling replays one schedule of same-round combinations: every run must share it
+    timing_lockstep = all(s is worst_runs.schedules[0] or s == worst_runs.schedules[0] for s in worst_runs.schedules)
     if timing_lockstep:
         bound, why = tilted_pair_bound(ctx, p, q, runs=ctx.options.runs, confidence=1.0 - ctx.options.alpha_share / 2,
-                                       seed=ctx.options.seed + 7, mu=realized_mu(shifts, p))
+                                       seed=ctx.options.seed + 7, mu=realized_mu(shifts, p),
+                                       schedule=worst_runs.schedules[0])
         if bound is not None and bound.lower > ctx.delta_claimed:
             figures["worst_case_delta_lower"] = float(bound.lower)
             witness = {**base_witness, "runs": ctx.options.runs, "delta_lower": float(bound.lower), "epsilon": eps,
-                       "method": "importance sampling: lockstep transcripts of the worst pair drawn under an "
+                       "method": "importance sampling: transcripts of the worst pair on the runs' common schedule, drawn under an "
                        "exponential tilt toward the high-loss tail, exact likelihood ratios, empirical Bernstein",
                        "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)",
                        "profile": exact.reason}
             return Evidence(method, kind, figures, witness=witness, reasons=(
-                f"worst case: {pair_desc}: importance sampling over {ctx.options.runs} tilted lockstep transcripts "
+                f"worst case: {pair_desc}: importance sampling over {ctx.options.runs} tilted transcripts "
                 f"certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {ctx.delta_claimed:.3g} "
                 f"(confidence {bound.confidence:.6g}; {exact.reason})",))
     losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
