@@ -108,6 +108,25 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         doubts.append(f"{len(report.over_noised)} conformance test(s) reject the declared noise with a larger "
                       f"estimated scale (e.g. channel {o.channel!r}, round {o.round}, agent {o.agent}: ratio "
                       f"{o.scale_ratio:.3g}): the bounds are computed for noise the run does not release")
+    residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
+    dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()},
+                           ctx.options.alpha_share)
+    if dep is not None:
+        where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
+                 if dep["across"] == "rounds" else
+                 f"agents {dep['agents'][0]} and {dep['agents'][1]} in round {dep['rounds'][0]}")
+        line = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
+                f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
+                f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
+                f"{dep['tests']} tests); the declarations state independent draws, which every bound assumes")
+        doubts.append(line)
+        if witness is not None and (witness.get("round") is None or witness.get("agent") is None):
+            # a pooled test rejected because the draws are dependent, not because one release is under-noised
+            reasons[:] = [r for r in reasons if not r.startswith("noise conformance: the released noise is smaller")]
+            witness = {"kind": "dependence", **dep, "engine": runs.engine, "seed": ctx.options.seed,
+                       "method": "correlation of residuals across " + dep["across"] + " (Fisher z, Bonferroni)",
+                       "confidence": 1.0 - ctx.options.alpha_share, "claim_form": "(epsilon, delta)",
+                       "declared": "independent draws"}
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
@@ -119,6 +138,87 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     reasons.extend(doubts)
     return Evidence("noise conformance", "realized behavior", figures, witness=witness, reasons=tuple(reasons),
                     doubt="; ".join(doubts) if doubts else None)
+
+
+_MIN_PAIRS = 50
+"""Runs a dependence test needs (both releases present): the Fisher z approximation is asymptotic."""
+
+
+def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndarray], alpha: float
+                     ) -> dict[str, Any] | None:
+    """Test the released noise for dependence the declaration does not state: across rounds and across agents.
+
+    The declarations say every release's noise is a fresh, independent draw.
+    For each channel, coordinate and agent the residuals (released minus
+    noise-free values, i.e. the noise itself) of consecutive rounds ``t`` and
+    ``t + 1`` are correlated over the runs, and so are those of agents ``i``
+    and ``i + 1`` in the same round; under independence each sample
+    correlation ``r`` of ``n`` runs has ``atanh(r) sqrt(n - 3)`` approximately
+    standard normal (Fisher). A two-sided p-value below ``alpha`` divided by
+    the number of tests (Bonferroni) rejects independence. A rule that draws
+    its noise once and reuses it has correlation 1 between rounds.
+
+    Args:
+        residuals: per channel ``(R, T, N, d)`` residuals (NaN where nothing was released; broadcast only).
+        scales: per channel the declared scale per round ``(T,)`` (0: noise-free, not tested).
+        alpha: the family-wise error rate.
+
+    Returns:
+        The first rejection as a dict (``channel``, ``across`` = ``"rounds"`` or
+        ``"agents"``, ``rounds``, ``agents``, ``coordinate``, ``correlation``,
+        ``p_value``, ``threshold``, ``runs``), or ``None``.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> noise = rng.normal(size=(200, 1, 2, 1))
+        >>> res = {"y": np.repeat(noise, 3, axis=1)}  # one draw reused in 3 rounds
+        >>> noise_dependence(res, {"y": np.ones(3)}, 0.05)["across"]
+        'rounds'
+        >>> noise_dependence({"y": rng.normal(size=(200, 3, 2, 1))}, {"y": np.ones(3)}, 0.05) is None
+        True
+    """
+    from scipy.special import ndtr
+
+    found: list[tuple[float, dict[str, Any]]] = []
+    tests = 0
+    for c, res in residuals.items():
+        r = np.asarray(res, dtype=float)
+        if r.ndim != 4 or c not in scales:
+            continue
+        noisy = np.asarray(scales[c], dtype=float) > 0
+        pairs = []
+        for t in range(r.shape[1] - 1):
+            if noisy[t] and noisy[t + 1]:
+                pairs.append(("rounds", r[:, t], r[:, t + 1], (t + 1, t + 2), None))
+        for t in range(r.shape[1]):
+            if noisy[t] and r.shape[2] > 1:
+                pairs.append(("agents", r[:, t, :-1], r[:, t, 1:], (t + 1, t + 1), 1))
+        for across, a, b, rounds, shift in pairs:  # a, b: (R, N', d)
+            ok = np.isfinite(a) & np.isfinite(b)
+            n = ok.sum(axis=0)
+            a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
+                da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
+                corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
+            valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
+            tests += int(valid.sum())
+            with np.errstate(divide="ignore"):
+                z = np.arctanh(np.clip(corr, -1 + 1e-15, 1 - 1e-15)) * np.sqrt(np.maximum(n - 3, 0))
+            p = 2.0 * ndtr(-np.abs(z))
+            p = np.where(valid, p, 1.0)
+            k = np.unravel_index(int(np.argmin(p)), p.shape)
+            agent = int(k[0])
+            found.append((float(p[k]), {"channel": c, "across": across, "rounds": list(rounds),
+                                        "agents": [agent, agent + (shift or 0)], "coordinate": int(k[1]),
+                                        "correlation": float(corr[k]), "p_value": float(p[k]), "runs": int(n[k])}))
+    if not found or tests == 0:
+        return None
+    p_min, best = min(found, key=lambda x: x[0])
+    threshold = alpha / tests
+    if p_min >= threshold:
+        return None
+    return {**best, "threshold": threshold, "tests": tests}
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
