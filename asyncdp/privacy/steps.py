@@ -12,6 +12,7 @@ step                           checked against             figures
 :func:`compose_pld`            declaration                 ``epsilon_tight`` (PLD at the option ``delta``)
 :func:`compose_pld_at_claim`   declaration                 ``epsilon_at_claimed_delta`` (bound)
 :func:`focus_per_iteration`    declaration                 ``focus_round``
+:func:`state_claim_form`       declaration                 ``claim_form``, ``claim_conversion``, ...
 :func:`check_coverage`         realized behavior           ``coverage_max_ratio``, ``coverage_uncovered``
 :func:`probe_update`           constructed worst case      ``sensitivity_probe_max``, ``..._ratio``
 :func:`check_conformance`      realized behavior           ``conformance_tests``, ``..._min_scale_ratio``
@@ -63,6 +64,7 @@ __all__ = [
     "compose_pld",
     "compose_pld_at_claim",
     "focus_per_iteration",
+    "state_claim_form",
     "check_coverage",
     "probe_update",
     "check_conformance",
@@ -213,6 +215,67 @@ def focus_per_iteration(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                              "(largest sensitivity/scale); epsilon_tight composes the whole run",))
 
 
+def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Name the claim's form, its conversion to ``(epsilon, delta)`` and what ``--delta`` means for it.
+
+    A Rényi ``(alpha, epsilon)`` or ``rho``-zCDP claim (a rule's optional
+    ``claimed_form(horizon)`` returns an :mod:`accounting.claim_forms` form) is
+    checked through its ``(epsilon, delta)`` conversion at the check's
+    ``delta`` (:func:`~asyncdp.privacy.context.claimed`): a witness against
+    the conversion refutes the claim. The converse does not hold, so such a
+    claim passes only if the accountant's own Rényi/zCDP composition of the
+    realized ledger with its own sensitivity confirms it
+    (:func:`accounting.renyi.accountant_confirms`); otherwise that is a
+    doubt. Amplification by subsampling is out of scope.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"claim form"`` (declaration) with figures ``claim_form``,
+        ``claim``, ``claim_conversion``, ``delta_meaning``, ``claim_scope`` and
+        ``claim_confirmed`` (Rényi/zCDP only; ``None`` otherwise).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> e = state_claim_form(*small_example())
+        >>> e.figures["claim_form"], e.doubt is None
+        ('pure', True)
+    """
+    from accounting.claim_forms import SUBSAMPLING_NOTE
+
+    form = ctx.claim_form
+    figures: dict[str, Any] = {"claim_form": None if form is None else form.form,
+                               "claim": None if form is None else form.to_dict(),
+                               "claim_conversion": None, "delta_meaning": None if form is None else form.delta_meaning,
+                               "claim_scope": SUBSAMPLING_NOTE, "claim_confirmed": None}
+    if form is None or form.form in ("pure", "approximate"):
+        return Evidence("claim form", "declaration", figures)
+    conv = (f"{form.describe()} implies ({ctx.epsilon_claimed:.6g}, {ctx.delta_claimed:.3g})-DP at the check's delta "
+            "(--delta); the checks below test that conversion")
+    figures["claim_conversion"] = conv
+    reasons = [f"claim form: {conv}"]
+    doubt = None
+    if ctx.sensitivity is None:
+        doubt = f"the {form.form} claim cannot be confirmed: {ctx.no_sensitivity}"
+    else:
+        from accounting.renyi import accountant_confirms
+
+        ledger = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
+        if ctx.focus_release is not None:
+            ledger = Ledger([ctx.focus_release])
+        conf = accountant_confirms(form, ledger, ctx.release_sensitivity)
+        figures["claim_confirmed"] = bool(conf.confirmed)
+        reasons.append(f"claim form: {conf.reason}")
+        if not conf.confirmed:
+            doubt = (f"the accountant's own {conf.method} ({conf.accountant:.6g}) does not confirm the {form.form} claim "
+                     f"({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not imply it")
+    if doubt is not None:
+        reasons.append(doubt)
+    return Evidence("claim form", "declaration", figures, reasons=tuple(reasons), doubt=doubt)
+
+
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
 
@@ -325,6 +388,7 @@ STEPS: tuple[Step, ...] = (
     compose_pld,
     compose_pld_at_claim,
     focus_per_iteration,
+    state_claim_form,
     check_coverage,
     probe_update,
     check_conformance,
