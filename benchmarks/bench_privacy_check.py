@@ -11,7 +11,13 @@ tests the noise, audits, and searches the worst pair. Target (issue 14): the
 check costs at most 3x the simulation. Medians of ``--repeats``, the two
 timed alternately so that both see the same machine load.
 
+``--scenario gaussian`` checks examples/privacy_check_gaussian_under_calibrated.py
+instead (a Gaussian two-stage rule, claim delta ``--delta``) under ``--timing``
+lockstep (batch engine), deadline or async; the baseline is then the engine
+the check uses (:func:`asyncdp.privacy.behavior.run_engine`).
+
 Run:  python benchmarks/bench_privacy_check.py [--runs 1000] [--repeats 3]
+      python benchmarks/bench_privacy_check.py --scenario gaussian --timing lockstep --delta 1e-5
 """
 
 from __future__ import annotations
@@ -27,13 +33,48 @@ from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import run_seeds
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "privacy_check_rendezvous.py"
+GAUSSIAN = Path(__file__).resolve().parents[1] / "examples" / "privacy_check_gaussian_under_calibrated.py"
+
+
+def gaussian_pair(timing: str, delta: float):
+    """The under-calibrated Gaussian example under ``timing``."""
+    import importlib.util
+
+    from asyncdp import Deadline
+
+    spec = importlib.util.spec_from_file_location("gaussian_under_calibrated", GAUSSIAN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    timings = {"lockstep": None, "deadline": Deadline(period=1.0, deadline=0.8, drift=0.05, missing="renormalize"),
+               "async": Async(rate=1.0)}
+    return module.make(delta, timings[timing])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scenario", choices=("rendezvous", "gaussian"), default="rendezvous")
+    parser.add_argument("--timing", choices=("lockstep", "deadline", "async"), default="lockstep")
+    parser.add_argument("--delta", type=float, default=1e-5)
     args = parser.parse_args()
+    if args.scenario == "gaussian":
+        from asyncdp.privacy.behavior import run_engine
+
+        sc, adj = gaussian_pair(args.timing, args.delta)
+        sims, checks = [], []
+        for _ in range(args.repeats):
+            sims.append(median_time(lambda: run_engine(sc, args.runs, seed=0, side=0), 1)[0])
+            chk, report = median_time(lambda: check_privacy(sc, adj, runs=args.runs), 1)
+            checks.append(chk)
+        sim_s, chk_s = statistics.median(sims), statistics.median(checks)
+        print(f"gaussian under-calibrated example, {args.timing}, claimed delta {args.delta:g}: "
+              f"{args.runs} runs ({report.engine.split(' ')[0]} engine)")
+        print(f"simulate {args.runs} runs (baseline, same engine), median of {args.repeats}: {sim_s:.2f} s")
+        print(f"full privacy check, median of {args.repeats}: {chk_s:.2f} s  (verdict {report.verdict}, witness "
+              f"{(report.witness or {}).get('method', '-')[:40]})")
+        print(f"ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
+        return
     ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
     timing = Async(rate=1.0)
     links = Links(LinkModel(latency=LogNormalLatency(median=0.2, sigma=0.5), loss=0.1))

@@ -34,7 +34,7 @@ from .behavior import EngineRuns, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
-__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "prepare", "small_example", "STATISTICAL_METHODS"]
+__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "prepare", "small_example", "STATISTICAL_METHODS"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -143,6 +143,10 @@ class CheckContext:
         paper: the paper record the check used, with its origin (:class:`asyncdp.papers.Registered`),
             or ``None``.
         cache: what the steps compute once and share (engine runs, the realized replay).
+        claim_form: the claim as an :mod:`accounting.claim_forms` form (``None`` for no finite claim).
+            Rényi and zCDP claims are checked through their ``(epsilon, delta)`` conversion at the
+            option ``delta`` (``epsilon_claimed``, ``delta_claimed``): a witness against the
+            conversion refutes the claim, which implies it.
     """
 
     options: CheckOptions
@@ -163,6 +167,7 @@ class CheckContext:
     no_sensitivity: str | None = None
     paper: Any = None
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    claim_form: Any = None
 
     def engine_runs(self, side: int) -> EngineRuns:
         """The engine's ``runs`` runs of the scenario (``side`` 0) or of the adjacent one (1), run once."""
@@ -202,6 +207,59 @@ class CheckContext:
         return {None: composition.network_wide(self.ledger, fn, **kwargs)}
 
 
+def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, Any]:
+    """The rule's claim as ``(epsilon, delta, form)``, in any form.
+
+    ``claimed_privacy(horizon)`` returns ``(epsilon, delta)`` (pure or
+    approximate DP; the engines record it in every result). A rule that
+    claims another form also defines ``claimed_form(horizon)``, returning an
+    :mod:`accounting.claim_forms` form:
+    :class:`~accounting.claim_forms.RenyiDP` ``(alpha, epsilon)`` or
+    :class:`~accounting.claim_forms.ZeroConcentratedDP` ``rho``; the check
+    then checks that form. A Rényi or
+    zCDP claim is checked at the check's ``delta`` (``--delta``): its
+    ``(epsilon, delta)`` conversion (:func:`accounting.refutation.check_epsilon`).
+
+    Args:
+        alg: the bound rule.
+        horizon: the run's length.
+        delta: the check's delta (used for Rényi and zCDP claims).
+
+    Returns:
+        ``(epsilon, delta, form)``; ``form`` is ``None`` for an infinite epsilon.
+
+    Raises:
+        ScenarioError: a claim of another type, or a Rényi/zCDP claim with the check's delta 0.
+
+    Example:
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> class Z:
+        ...     def claimed_form(self, horizon): return ZeroConcentratedDP(0.5)
+        >>> eps, delta, form = claimed(Z(), 10, 1e-5)
+        >>> round(eps, 3), delta, form.form
+        (4.728, 1e-05, 'zcdp')
+    """
+    from accounting.claim_forms import as_form
+    from accounting.refutation import check_epsilon
+
+    custom = getattr(alg, "claimed_form", None)
+    raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
+    if isinstance(raw, tuple):
+        eps, dl = (float(v) for v in raw)
+        return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
+    try:
+        form = as_form(raw)
+    except AccountingError as exc:
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim {raw!r} is not an (epsilon, delta) "
+                            f"pair or a claim form: {exc}") from None
+    if form.form in ("pure", "approximate"):
+        return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
+    if not 0 < delta < 1:
+        raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
+                            f"in (0, 1), got {delta!r}")
+    return float(check_epsilon(form, delta)), float(delta), form
+
+
 def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     """Check adjacency, run the scenario once and compute what the steps share.
 
@@ -225,7 +283,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round = find_changed_round(scenario, adjacent) if _online(scenario.problem) else None
     agent = None if changed_round is not None else find_changed_agent(scenario, adjacent)
     alg = scenario.algorithm.bind(scenario.problem)
-    eps_claimed, delta_claimed = alg.claimed_privacy(scenario.horizon)
+    eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:
         raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
@@ -255,6 +313,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         unnoised=unnoised, focus=None if worst is None else worst.round - 1, focus_release=worst,
         rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
         setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
+        claim_form=claim_form,
     )
 
 

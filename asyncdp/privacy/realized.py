@@ -108,6 +108,25 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         doubts.append(f"{len(report.over_noised)} conformance test(s) reject the declared noise with a larger "
                       f"estimated scale (e.g. channel {o.channel!r}, round {o.round}, agent {o.agent}: ratio "
                       f"{o.scale_ratio:.3g}): the bounds are computed for noise the run does not release")
+    residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
+    dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()},
+                           ctx.options.alpha_share)
+    if dep is not None:
+        where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
+                 if dep["across"] == "rounds" else
+                 f"agents {dep['agents'][0]} and {dep['agents'][1]} in round {dep['rounds'][0]}")
+        line = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
+                f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
+                f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
+                f"{dep['tests']} tests); the declarations state independent draws, which every bound assumes")
+        doubts.append(line)
+        if witness is not None and (witness.get("round") is None or witness.get("agent") is None):
+            # a pooled test rejected because the draws are dependent, not because one release is under-noised
+            reasons[:] = [r for r in reasons if not r.startswith("noise conformance: the released noise is smaller")]
+            witness = {"kind": "dependence", **dep, "engine": runs.engine, "seed": ctx.options.seed,
+                       "method": "correlation of residuals across " + dep["across"] + " (Fisher z, Bonferroni)",
+                       "confidence": 1.0 - ctx.options.alpha_share, "claim_form": "(epsilon, delta)",
+                       "declared": "independent draws"}
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
@@ -119,6 +138,87 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     reasons.extend(doubts)
     return Evidence("noise conformance", "realized behavior", figures, witness=witness, reasons=tuple(reasons),
                     doubt="; ".join(doubts) if doubts else None)
+
+
+_MIN_PAIRS = 50
+"""Runs a dependence test needs (both releases present): the Fisher z approximation is asymptotic."""
+
+
+def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndarray], alpha: float
+                     ) -> dict[str, Any] | None:
+    """Test the released noise for dependence the declaration does not state: across rounds and across agents.
+
+    The declarations say every release's noise is a fresh, independent draw.
+    For each channel, coordinate and agent the residuals (released minus
+    noise-free values, i.e. the noise itself) of consecutive rounds ``t`` and
+    ``t + 1`` are correlated over the runs, and so are those of agents ``i``
+    and ``i + 1`` in the same round; under independence each sample
+    correlation ``r`` of ``n`` runs has ``atanh(r) sqrt(n - 3)`` approximately
+    standard normal (Fisher). A two-sided p-value below ``alpha`` divided by
+    the number of tests (Bonferroni) rejects independence. A rule that draws
+    its noise once and reuses it has correlation 1 between rounds.
+
+    Args:
+        residuals: per channel ``(R, T, N, d)`` residuals (NaN where nothing was released; broadcast only).
+        scales: per channel the declared scale per round ``(T,)`` (0: noise-free, not tested).
+        alpha: the family-wise error rate.
+
+    Returns:
+        The first rejection as a dict (``channel``, ``across`` = ``"rounds"`` or
+        ``"agents"``, ``rounds``, ``agents``, ``coordinate``, ``correlation``,
+        ``p_value``, ``threshold``, ``runs``), or ``None``.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> noise = rng.normal(size=(200, 1, 2, 1))
+        >>> res = {"y": np.repeat(noise, 3, axis=1)}  # one draw reused in 3 rounds
+        >>> noise_dependence(res, {"y": np.ones(3)}, 0.05)["across"]
+        'rounds'
+        >>> noise_dependence({"y": rng.normal(size=(200, 3, 2, 1))}, {"y": np.ones(3)}, 0.05) is None
+        True
+    """
+    from scipy.special import ndtr
+
+    found: list[tuple[float, dict[str, Any]]] = []
+    tests = 0
+    for c, res in residuals.items():
+        r = np.asarray(res, dtype=float)
+        if r.ndim != 4 or c not in scales:
+            continue
+        noisy = np.asarray(scales[c], dtype=float) > 0
+        pairs = []
+        for t in range(r.shape[1] - 1):
+            if noisy[t] and noisy[t + 1]:
+                pairs.append(("rounds", r[:, t], r[:, t + 1], (t + 1, t + 2), None))
+        for t in range(r.shape[1]):
+            if noisy[t] and r.shape[2] > 1:
+                pairs.append(("agents", r[:, t, :-1], r[:, t, 1:], (t + 1, t + 1), 1))
+        for across, a, b, rounds, shift in pairs:  # a, b: (R, N', d)
+            ok = np.isfinite(a) & np.isfinite(b)
+            n = ok.sum(axis=0)
+            a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
+                da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
+                corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
+            valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
+            tests += int(valid.sum())
+            with np.errstate(divide="ignore"):
+                z = np.arctanh(np.clip(corr, -1 + 1e-15, 1 - 1e-15)) * np.sqrt(np.maximum(n - 3, 0))
+            p = 2.0 * ndtr(-np.abs(z))
+            p = np.where(valid, p, 1.0)
+            k = np.unravel_index(int(np.argmin(p)), p.shape)
+            agent = int(k[0])
+            found.append((float(p[k]), {"channel": c, "across": across, "rounds": list(rounds),
+                                        "agents": [agent, agent + (shift or 0)], "coordinate": int(k[1]),
+                                        "correlation": float(corr[k]), "p_value": float(p[k]), "runs": int(n[k])}))
+    if not found or tests == 0:
+        return None
+    p_min, best = min(found, key=lambda x: x[0])
+    threshold = alpha / tests
+    if p_min >= threshold:
+        return None
+    return {**best, "threshold": threshold, "tests": tests}
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
@@ -176,7 +276,16 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     unicast, any number of channels. Pure claims: any loss above epsilon is a
     witness (exact, given the declared noise that :func:`check_conformance`
     tests). Claims with delta > 0: :func:`accounting.auditors.plrv_audit`'s
-    Hoeffding lower bound on ``delta(epsilon)`` at level ``alpha_share``. A
+    certified lower bound on ``delta(epsilon)`` at level ``alpha_share`` from
+    threshold events ``{L > eps'}`` over a grid fixed before looking at the
+    losses, each counted with a one-sided Clopper–Pearson bound (union bound
+    over the grid; :func:`accounting.delta_bounds.threshold_delta_lower`):
+    ``delta(eps) >= P[L > eps'] (1 - e^(eps - eps'))`` holds for every
+    ``eps' >= eps``, so the largest certified product is a lower bound.
+    Before that, a pair whose realized shifts are the same on every run of
+    one schedule (lockstep) gets its exact profile
+    (:func:`~asyncdp.privacy.profiles.pair_profile`): a delta above the
+    claim there is a witness with no sampling error. A
     per-iteration claim audits the focus round's loss.
 
     Args:
@@ -209,11 +318,32 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
                          "replay_runs": runs.runs})
+    if delta_claimed > 0:  # the user's pair with fixed shifts on lockstep runs: its exact profile
+        from .coverage import pair_shifts
+        from .profiles import pair_profile
+
+        exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs)
+        refuted = exact.refutation is not None and exact.refutation.refuted
+        if refuted or exact.certain:
+            r = exact.refutation
+            figures = {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
+                       "replay_runs": runs.runs}
+            witness: dict[str, Any] = {
+                "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
+                "method": "exact: a noise-free release differs" if r is None else r.method,
+                "confidence": 1.0, "claim_form": "approximate" if r is None else r.form,
+                "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
+                "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
+            if focus is not None:
+                witness["round"] = focus + 1
+            return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
+                f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
+                f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))
     # plrv_audit takes finite losses; an infinite loss enters its delta(epsilon)
     # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
-                                 confidence=1.0 - ctx.options.alpha_share)
+                                 confidence=1.0 - ctx.options.alpha_share, lower_bound="thresholds")
     raw = replay.per_round[:, focus] if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
@@ -225,14 +355,20 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if not report.violation:
         return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
     run = report.witness if report.witness is not None else int(np.argmax(losses))
-    witness: dict[str, Any] = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
+    witness = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
         witness["round"] = focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
+    witness["claim_form"] = "(epsilon, delta)"
     if delta_claimed > 0:
-        witness["delta_lower"] = report.delta_lower
+        witness.update(delta_lower=report.delta_lower, confidence=report.confidence,
+                       method=f"exact replay losses, {report.lower_method} lower bound on delta(epsilon) "
+                       "(Clopper-Pearson counts of threshold events, union bound over a fixed grid)")
+    else:
+        witness.update(confidence=1.0, method="exact replay loss above epsilon (given the declared noise)")
+    if delta_claimed > 0:
         where = f" at round {witness['round']}" if witness.get("round") else ""
         reason = (f"replay: delta(epsilon={eps_claimed:.6g}) >= {report.delta_lower:.3g} > claimed delta "
                   f"{delta_claimed:.3g} (confidence {report.confidence:.6g}); engine run {run} has privacy loss "

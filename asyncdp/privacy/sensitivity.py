@@ -5,7 +5,10 @@
   never from the algorithm's claimed values;
 * :func:`release_sensitivity`: the same as a function of a ledger release;
 * :func:`update_pair`: one round's update of both problems as an
-  :class:`accounting.prober.AdjacentPair`, for one noisy channel.
+  :class:`accounting.prober.AdjacentPair`, for one noisy channel;
+* :func:`message_pair`: one round's message step R of both problems (where
+  private data enters the release directly, e.g. Wang and Başar's gradient
+  step, Automatica 2023, Algorithm 2 step (a)).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from accounting.ledger import Release
 from ..papers import find_registered
 from ..scenario import Scenario
 
-__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair"]
+__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair"]
 
 
 def independent_sensitivity(scenario: Scenario) -> dict[str, np.ndarray]:
@@ -148,6 +151,63 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         mixed = alg.message(state, t_, _zero_noise(alg, t_, lead), agents, given)
         new = alg.update(state, mixed, t_, agents, problem)
         out = np.asarray(alg.message(new, t_ + 1, _zero_noise(alg, t_ + 1, lead), agents, problem)[channel])
+        return out if agent is not None else out.sum(axis=-2)
+
+    domain = scenario.problem.domain
+    box = (domain.low, domain.high) if hasattr(domain, "low") else None
+    return prober.AdjacentPair(rule, scenario.problem, adjacent.problem, t=t, n=n, domain_box=box)
+
+
+def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
+                 channel: str | None = None) -> prober.AdjacentPair:
+    """Round ``t``'s message step R under both problems, from the same state: what private data adds to a release.
+
+    The prober's point ``z`` is the probed agents' state (``initial_state(z)``);
+    the probed value is the zero-noise message of round ``t`` on ``channel``
+    under each problem. A rule whose data enters only through the update U
+    gives 0 here (its releases are probed by :func:`update_pair`); a rule
+    whose message reads the private cost (a gradient step inside R) is
+    probed here directly. ``agent=None`` (round adjacency): every agent is
+    probed and the value is the sum over agents, as in :func:`update_pair`.
+
+    Args:
+        scenario, adjacent: the two scenarios.
+        agent: the changed agent, or ``None`` for round adjacency.
+        t: the round whose message is probed.
+        channel: the noisy channel (default: the only one; required when the rule has several).
+
+    Returns:
+        The :class:`accounting.prober.AdjacentPair` of the two messages.
+
+    Raises:
+        ValueError: ``channel`` is not a noisy channel of the rule, or is missing for a rule with several.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair = small_example()[0]
+        >>> message_pair(pair.scenario, pair.adjacent, 0, 1).t
+        1
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    noisy = [c.name for c in alg.noisy_channels()]
+    if channel is None:
+        if len(noisy) != 1:
+            raise ValueError(f"message_pair: {alg.name} has noisy channels {noisy}; name the one to probe")
+        channel = noisy[0]
+    if channel not in noisy:
+        raise ValueError(f"message_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
+    n = scenario.problem.dim
+
+    def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
+        z = np.asarray(z, dtype=float)
+        if agent is not None:
+            pts, agents = z, agent
+        else:
+            pts = np.broadcast_to(z[..., None, :], z.shape[:-1] + (problem.num_agents, n)).copy()
+            agents = np.arange(problem.num_agents)
+        lead = pts.shape[:-1]
+        state = alg.initial_state(pts, agents, problem)
+        out = np.asarray(alg.message(state, t_, _zero_noise(alg, t_, lead), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
     domain = scenario.problem.domain

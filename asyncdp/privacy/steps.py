@@ -12,6 +12,8 @@ step                           checked against             figures
 :func:`compose_pld`            declaration                 ``epsilon_tight`` (PLD at the option ``delta``)
 :func:`compose_pld_at_claim`   declaration                 ``epsilon_at_claimed_delta`` (bound)
 :func:`focus_per_iteration`    declaration                 ``focus_round``
+:func:`state_claim_form`       declaration                 ``claim_form``, ``claim_conversion``, ...
+:func:`check_coverage`         realized behavior           ``coverage_max_ratio``, ``coverage_uncovered``
 :func:`probe_update`           constructed worst case      ``sensitivity_probe_max``, ``..._ratio``
 :func:`check_conformance`      realized behavior           ``conformance_tests``, ``..._min_scale_ratio``
 :func:`replay_exactly`         realized behavior           ``replay_max_loss``, ``replay_exceed_fraction``,
@@ -49,9 +51,10 @@ from accounting import composition, prober
 from accounting.ledger import Ledger
 
 from .context import CheckContext, ScenarioPair
+from .coverage import check_coverage
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
-from .sensitivity import update_pair
+from .sensitivity import message_pair, update_pair
 from .worst_case import search_worst_case
 
 __all__ = [
@@ -61,6 +64,8 @@ __all__ = [
     "compose_pld",
     "compose_pld_at_claim",
     "focus_per_iteration",
+    "state_claim_form",
+    "check_coverage",
     "probe_update",
     "check_conformance",
     "replay_exactly",
@@ -210,13 +215,76 @@ def focus_per_iteration(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                              "(largest sensitivity/scale); epsilon_tight composes the whole run",))
 
 
-def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
-    """Search each noisy channel's next message for its largest change; compare it with the declaration and the lemma.
+def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Name the claim's form, its conversion to ``(epsilon, delta)`` and what ``--delta`` means for it.
 
-    :func:`accounting.prober.probe_sensitivity` on :func:`update_pair`, per
-    noisy channel, in the first ``probe_rounds`` rounds (round adjacency: the
-    changed round's update only); L1 for Laplace, L2 for Gaussian noise. The
-    update of round ``t`` is masked by the release of round ``t + 1``. The
+    A Rényi ``(alpha, epsilon)`` or ``rho``-zCDP claim (a rule's optional
+    ``claimed_form(horizon)`` returns an :mod:`accounting.claim_forms` form) is
+    checked through its ``(epsilon, delta)`` conversion at the check's
+    ``delta`` (:func:`~asyncdp.privacy.context.claimed`): a witness against
+    the conversion refutes the claim. The converse does not hold, so such a
+    claim passes only if the accountant's own Rényi/zCDP composition of the
+    realized ledger with its own sensitivity confirms it
+    (:func:`accounting.renyi.accountant_confirms`); otherwise that is a
+    doubt. Amplification by subsampling is out of scope.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"claim form"`` (declaration) with figures ``claim_form``,
+        ``claim``, ``claim_conversion``, ``delta_meaning``, ``claim_scope`` and
+        ``claim_confirmed`` (Rényi/zCDP only; ``None`` otherwise).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> e = state_claim_form(*small_example())
+        >>> e.figures["claim_form"], e.doubt is None
+        ('pure', True)
+    """
+    from accounting.claim_forms import SUBSAMPLING_NOTE
+
+    form = ctx.claim_form
+    figures: dict[str, Any] = {"claim_form": None if form is None else form.form,
+                               "claim": None if form is None else form.to_dict(),
+                               "claim_conversion": None, "delta_meaning": None if form is None else form.delta_meaning,
+                               "claim_scope": SUBSAMPLING_NOTE, "claim_confirmed": None}
+    if form is None or form.form in ("pure", "approximate"):
+        return Evidence("claim form", "declaration", figures)
+    conv = (f"{form.describe()} implies ({ctx.epsilon_claimed:.6g}, {ctx.delta_claimed:.3g})-DP at the check's delta "
+            "(--delta); the checks below test that conversion")
+    figures["claim_conversion"] = conv
+    reasons = [f"claim form: {conv}"]
+    doubt = None
+    if ctx.sensitivity is None:
+        doubt = f"the {form.form} claim cannot be confirmed: {ctx.no_sensitivity}"
+    else:
+        from accounting.renyi import accountant_confirms
+
+        ledger = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
+        if ctx.focus_release is not None:
+            ledger = Ledger([ctx.focus_release])
+        conf = accountant_confirms(form, ledger, ctx.release_sensitivity)
+        figures["claim_confirmed"] = bool(conf.confirmed)
+        reasons.append(f"claim form: {conf.reason}")
+        if not conf.confirmed:
+            doubt = (f"the accountant's own {conf.method} ({conf.accountant:.6g}) does not confirm the {form.form} claim "
+                     f"({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not imply it")
+    if doubt is not None:
+        reasons.append(doubt)
+    return Evidence("claim form", "declaration", figures, reasons=tuple(reasons), doubt=doubt)
+
+
+def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
+
+    :func:`accounting.prober.probe_sensitivity` on every step through which
+    private data enters a release, per noisy channel, in the first
+    ``probe_rounds`` rounds (round adjacency: the changed round only): the
+    message step R (:func:`message_pair`; round ``t``'s release) and the
+    update step U (:func:`update_pair`; the update of round ``t`` is masked
+    by the release of round ``t + 1``); L1 for Laplace, L2 for Gaussian noise. The
     largest change found is compared with two bounds, each a witness when
     exceeded: the rule's own declared sensitivity of that release (its
     ``noise()``), and the paper record's lemma (an independent bound the
@@ -238,8 +306,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``sensitivity_probe_ratio`` (largest ratio to a positive declared
         sensitivity) and ``sensitivity_probe_lemma_ratio`` (to the lemma;
         ``None`` without a paper record); witness ``{"kind": "sensitivity",
-        "against": "declaration" | "lemma", ...}`` for the first round whose
-        update moves more than a bound.
+        "against": "declaration" | "lemma", "step", "round", "release_round",
+        "method", "confidence", "claim_form", ...}`` for the first probed step
+        that moves a release more than a bound.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -266,27 +335,37 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         copies = scenario.problem.num_agents
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
+        # (release round, round of the probed step, step, pair): the update U of round t is masked by release
+        # t + 1; the message step R of round t (data entering the release directly) by release t
+        probes: list[tuple[int, int, str, Any]] = []
         for t in probed:
-            claimed = ctx.algorithm.noise(t + 1, channel.name).claimed_sensitivity  # y(t+1) masks x(t)
-            res = prober.probe_sensitivity(update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name),
-                                           samples=400, seed=ctx.options.seed + t, norm=norm,
+            probes.append((t, t, "message step R",
+                           message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+            if t < scenario.horizon:
+                probes.append((t + 1, t, "update step U",
+                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+        for release, t, step, adjacent_pair in probes:
+            claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
+            res = prober.probe_sensitivity(adjacent_pair, samples=400, seed=ctx.options.seed + t, norm=norm,
                                            claimed=claimed if claimed > 0 else None)
             probe_max = max(probe_max, res.max_found)
             if claimed > 0:
                 probe_ratio = max(probe_ratio, res.ratio_to_claim)
-            found = {"kind": "sensitivity", "round": t, "channel": channel.name, "z": res.witness_z.tolist(),
-                     "value": res.max_found}
+            found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
+                     "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
+                     "method": "sensitivity prober (constructed input)", "confidence": 1.0,
+                     "claim_form": "(epsilon, delta)"}
             if res.violation and witness is None:
                 witness = {**found, "claimed": claimed, "against": "declaration"}
-                reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
                                f"rule's declared sensitivity {claimed:.6g}")
             if lemma is not None:
-                bound = copies * float(lemma[channel.name][t])  # release t + 1 of every changed agent
+                bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
                 if bound > 0:
                     lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
                 if res.max_found > bound * (1 + 1e-9) and witness is None:
                     witness = {**found, "claimed": bound, "against": "lemma"}
-                    reasons.append(f"round {t}: the update moves channel {channel.name!r} by {res.max_found:.6g} > "
+                    reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                    f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
@@ -309,6 +388,8 @@ STEPS: tuple[Step, ...] = (
     compose_pld,
     compose_pld_at_claim,
     focus_per_iteration,
+    state_claim_form,
+    check_coverage,
     probe_update,
     check_conformance,
     replay_exactly,

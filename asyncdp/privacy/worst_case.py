@@ -30,7 +30,8 @@ constructed transcript with loss ``L > epsilon`` proves that a set of
 positive probability has ``P(S) > e^epsilon P'(S)``: a pure-DP claim is
 refuted, given the declared noise (which the conformance test checks).
 For claims with ``delta > 0`` the best pair is run on the real engine and
-its exact losses audited (:func:`accounting.auditors.plrv_audit`).
+its exact losses audited (:func:`accounting.auditors.plrv_audit` with the
+threshold-event lower bound of :func:`accounting.delta_bounds.threshold_delta_lower`).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -181,12 +182,47 @@ def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient:
     p, q = candidate_scenarios(scenario, agent, gradient, gradient_prime)
     sub = EngineRuns(runs.engine, runs.seeds[:k], {c: m[:k] for c, m in runs.messages.items()}, runs.schedules[:k],
                      runs.unicast)
-    built = replay_runs(sub, p, algorithm=p.algorithm, pin_agent=agent).messages
+    built = construct_transcript(sub, p, agent)
     # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
     out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
     assert out.losses is not None
     r = int(np.argmax(out.losses))
     return float(out.losses[r]), r
+
+
+def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int) -> dict[str, np.ndarray]:
+    """The runs' transcripts with ``agent``'s messages (and every noise-free release) set to their values under ``scenario``.
+
+    One pass of :func:`accounting.scheduled_replay.scheduled_replay` with
+    ``pin_agent`` processes rounds in order; under asynchronous timing a
+    combination may read a message of a later round before that message was
+    constructed, so a noise-free release computed from it matches neither
+    problem. The construction is therefore repeated on its own output until
+    nothing changes: every pass fixes the next events in the run's causal
+    order (which is acyclic), so at most ``horizon + 1`` passes are needed.
+
+    Args:
+        runs: the engine runs (schedules and the other agents' messages).
+        scenario: the problem whose noise-free values are pinned (the candidate's ``P``).
+        agent: the pinned agent.
+
+    Returns:
+        Per channel, the constructed messages.
+
+    Raises:
+        AccountingError: the construction does not settle within ``horizon + 1`` passes.
+    """
+    from accounting.errors import AccountingError
+
+    built: dict[str, np.ndarray] | None = None
+    for _ in range(scenario.horizon + 1):
+        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent, messages=built).messages
+        assert nxt is not None
+        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
+            return nxt
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AccountingError(f"the constructed transcript of agent {agent} did not settle within "
+                          f"{scenario.horizon + 1} passes")
 
 
 def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: int = 30, max_runs: int = 8,
@@ -385,14 +421,62 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     except AccountingError as exc:
         return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
     assert out.losses is not None and out.per_round is not None
+    from accounting.coverage import realized_shifts
+
+    from .profiles import pair_profile
+
+    try:
+        shifts: Any = realized_shifts(out, replay_runs(worst_runs, q, algorithm=p.algorithm))
+    except AccountingError as exc:
+        shifts = exc
+    exact = pair_profile(ctx, shifts, p, worst_runs)
+    figures["worst_case_profile"] = exact.reason
+    if exact.certain and eps < math.inf:
+        figures["worst_case_delta_lower"] = 1.0
+        witness = {**base_witness, "runs": worst_runs.runs, "method": "exact: a noise-free release differs",
+                   "confidence": 1.0, "claim_form": "approximate", "epsilon": eps, "delta_lower": 1.0,
+                   "profile": exact.reason}
+        return Evidence(method, kind, figures, witness=witness, reasons=(f"worst case: {pair_desc}: {exact.reason}",))
+    if exact.refutation is not None and exact.refutation.refuted:
+        r = exact.refutation
+        figures["worst_case_delta_lower"] = r.delta_witness
+        witness = {**base_witness, "runs": worst_runs.runs, "method": r.method, "confidence": r.confidence,
+                   "claim_form": r.form, "epsilon": r.epsilon, "delta_lower": r.delta_witness,
+                   "delta_allowed": r.delta_allowed, "delta_meaning": r.delta_meaning, "profile": exact.reason}
+        return Evidence(method, kind, figures, witness=witness, reasons=(
+            f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
+    # the worst pair's statistical budget alpha_share is split between importance sampling and the runs' bound
+    from .profiles import realized_mu, tilted_pair_bound
+
+    # importance sampling replays one schedule of same-round combinations: every run must share it
+    timing_lockstep = all(s is worst_runs.schedules[0] or s == worst_runs.schedules[0] for s in worst_runs.schedules)
+    if timing_lockstep:
+        bound, why = tilted_pair_bound(ctx, p, q, runs=ctx.options.runs, confidence=1.0 - ctx.options.alpha_share / 2,
+                                       seed=ctx.options.seed + 7, mu=realized_mu(shifts, p),
+                                       schedule=worst_runs.schedules[0])
+        if bound is not None and bound.lower > ctx.delta_claimed:
+            figures["worst_case_delta_lower"] = float(bound.lower)
+            witness = {**base_witness, "runs": ctx.options.runs, "delta_lower": float(bound.lower), "epsilon": eps,
+                       "method": "importance sampling: transcripts of the worst pair on the runs' common schedule, drawn under an "
+                       "exponential tilt toward the high-loss tail, exact likelihood ratios, empirical Bernstein",
+                       "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)",
+                       "profile": exact.reason}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
+                f"worst case: {pair_desc}: importance sampling over {ctx.options.runs} tilted transcripts "
+                f"certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {ctx.delta_claimed:.3g} "
+                f"(confidence {bound.confidence:.6g}; {exact.reason})",))
     losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
     top = np.finfo(float).max
+    share = ctx.options.alpha_share / (2 if timing_lockstep else 1)
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps, ctx.delta_claimed,
-                                 confidence=1.0 - ctx.options.alpha_share)
+                                 confidence=1.0 - share, lower_bound="thresholds")
     figures["worst_case_delta_lower"] = report.delta_lower
     if not report.violation:
         return Evidence(method, kind, figures)
-    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs}
+    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs,
+               "method": f"engine runs of the worst pair, exact replay losses, {report.lower_method} lower bound on "
+               "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid)",
+               "confidence": report.confidence, "claim_form": "(epsilon, delta)"}
     return Evidence(method, kind, figures, witness=witness, reasons=(
         f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, delta(epsilon={eps:.6g}) >= "
         f"{report.delta_lower:.3g} > claimed delta {ctx.delta_claimed:.3g} (confidence {report.confidence:.6g})",))

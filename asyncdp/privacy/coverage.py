@@ -1,0 +1,221 @@
+"""Does the accountant's sensitivity cover the user's pair? :func:`check_coverage`.
+
+The accountant composes every release with the paper record's sensitivity
+lemma (:meth:`asyncdp.papers.Paper.sensitivity`). The lemma speaks of an
+*adjacency class* (:class:`asyncdp.papers.GradientClass`); the user's pair
+need not lie in it. A bound composed for pairs the user's pair is not one of
+may say ``pass`` while the pair's own releases move further than the bound
+allows. So the check measures the pair:
+
+* **realized shifts**: replaying the engine's runs under both problems on
+  their realized schedules gives every release's noise-free value under
+  ``P`` and ``P'`` (:func:`accounting.coverage.realized_shifts`); each shift
+  is compared with the lemma's value of its release
+  (:func:`accounting.coverage.uncovered_releases`; L2 for Gaussian, L1 for
+  Laplace noise). Given the released past, only the changed agent's
+  releases can move (every agent's under round adjacency);
+* **the class relation on the pair itself**: a class stated as a relation
+  between the two costs (``kind="difference"``: the gradients differ by at
+  most ``C``, e.g. the gradient adjacency of Wang and Başar, Automatica
+  2023, eq. 30) is checked on the pair directly, at the points the runs
+  visit (the changed agent's initial point and its released values, projected
+  onto the domain). A class ``kind="each"`` (every gradient bounded by ``C``)
+  contains the pair whenever the problem meets its declared constants or the
+  rule clips its gradients, so a pair is never shown to lie outside it.
+
+A shift above the bound on a pair shown to lie outside the class is a
+**refusal**: the pair says nothing about the claim, and
+:class:`accounting.errors.AdjacencyError` names the class, the agent, the
+round and the shift (the command line exits 2). A pair outside a relation
+class is refused even when its shifts happen to be covered. A shift above
+the bound on a pair not shown to lie outside the class is a **witness
+against the lemma** (exact: no sampling error, given the replay), and the
+verdict is ``violation``. A pair whose runs cannot be replayed leaves the
+coverage unverified: a doubt, never ``pass``.
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> e = check_coverage(*small_example())
+    >>> e.witness is None, e.figures["coverage_max_ratio"] <= 1.0 + 1e-9
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accounting.coverage import realized_shifts, release_norms, uncovered_releases
+from accounting.errors import AccountingError, AdjacencyError
+
+from .behavior import declared_noise, replay_runs
+from .context import CheckContext, ScenarioPair
+from .evidence import Evidence
+
+__all__ = ["check_coverage", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS"]
+
+CLASS_POINTS_RUNS = 20
+"""Runs whose released values serve as points where the class relation is evaluated."""
+
+_RTOL = 1e-9
+
+
+def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] | AccountingError:
+    """Per noisy channel, every release's realized shift ``mu_P - mu_P'`` on the engine's runs (or why not).
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context (its engine runs and replay under ``P``).
+
+    Returns:
+        Per channel the shifts with the messages' shape (NaN where nothing was released), or the replay's error.
+    """
+    if "shifts" not in ctx.cache:
+        replay = ctx.realized_replay()
+        if isinstance(replay, AccountingError):
+            ctx.cache["shifts"] = replay
+        else:
+            try:
+                other = replay_runs(ctx.engine_runs(0), pair.adjacent, algorithm=ctx.algorithm)
+                noisy = {c for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
+                         if ch.mechanism is not None}
+                ctx.cache["shifts"] = {c: s for c, s in realized_shifts(replay, other).items() if c in noisy}
+            except AccountingError as exc:
+                ctx.cache["shifts"] = exc
+    return ctx.cache["shifts"]
+
+
+def _class_points(pair: ScenarioPair, ctx: CheckContext, agent: int) -> np.ndarray:
+    """Points of the runs where the class relation is evaluated: the agent's ``x0`` and released values, ``(k, d)``."""
+    problem = pair.scenario.problem
+    d = problem.dim
+    pts = [np.asarray(pair.scenario.initial_points(), dtype=float)[agent].reshape(1, d)]
+    runs = ctx.engine_runs(0)
+    for arr in runs.messages.values():
+        if arr.shape[-1] != d:
+            continue
+        a = arr[:CLASS_POINTS_RUNS, :, agent] if not runs.unicast else arr[:CLASS_POINTS_RUNS, :, agent].mean(axis=2)
+        a = a.reshape(-1, d)
+        a = a[np.isfinite(a).all(axis=1)]
+        if len(a):
+            pts.append(np.asarray(problem.domain.project(a), dtype=float))
+    return np.concatenate(pts, axis=0)
+
+
+def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
+    """Why the pair lies outside its paper's adjacency class, found at a point of the runs, or ``None``.
+
+    ``None`` means "not shown to be outside": no class, a class that is not a
+    relation of the two costs (``kind="each"``), round adjacency, or every
+    evaluated point meets it.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        One sentence naming the class, the agent, the point and the value, or ``None``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> class_relation(*small_example()) is None
+        True
+    """
+    from .worst_case import adjacency_class
+
+    agent = ctx.changed_agent
+    if agent is None or ctx.sensitivity is None:
+        return None
+    cls = adjacency_class(pair.scenario)
+    if cls is None or cls.kind != "difference":
+        return None
+    pts = _class_points(pair, ctx, agent)
+    g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
+    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
+    vals = release_norms(g - g2, cls.norm)
+    what = f"gradients differing by at most {cls.bound:.6g} in {cls.norm}"
+    k = int(np.argmax(vals))
+    if vals[k] <= cls.bound * (1 + _RTOL):
+        return None
+    point = np.array2string(pts[k], precision=4, separator=", ")
+    return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "
+            f"{point} (a point of the runs) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
+
+
+def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per channel the ``(T, N)`` bound table: the lemma for the changed agent(s), 0 for every other agent."""
+    assert ctx.sensitivity is not None
+    out = {}
+    for c, s in shifts.items():
+        agents = s.shape[2]
+        table = np.zeros((s.shape[1], agents))
+        cols = range(agents) if ctx.changed_agent is None else [ctx.changed_agent]
+        for i in cols:
+            table[:, i] = ctx.sensitivity[c]
+        out[c] = table
+    return out
+
+
+def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """Compare every release's realized shift with the accountant's sensitivity; check the class on the pair.
+
+    See the module docstring for what is compared and how a hit is read.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"sensitivity coverage"`` (realized behavior) with figures
+        ``coverage_max_ratio`` (largest shift over its bound; ``None`` when
+        not measured) and ``coverage_uncovered`` (releases over their
+        bound); witness ``{"kind": "coverage", "against": "lemma", "channel",
+        "agent", "round", "shift", "bound", "run", "norm", "method",
+        "confidence", "claim_form"}`` when the pair is not shown to lie
+        outside the class.
+
+    Raises:
+        AdjacencyError: the pair lies outside the paper's adjacency class
+            and a release moves more than its bound, or the class is a
+            relation of the two costs that the pair breaks (one line naming
+            the class, the agent, the round and the shift or the point).
+    """
+    figures: dict[str, Any] = {"coverage_max_ratio": None, "coverage_uncovered": None}
+    if ctx.sensitivity is None:
+        return Evidence("sensitivity coverage", "realized behavior", figures,
+                        reasons=(f"coverage: not measured: {ctx.no_sensitivity}",))
+    outside = class_relation(pair, ctx)
+    shifts = pair_shifts(pair, ctx)
+    if isinstance(shifts, AccountingError):
+        if outside is not None:
+            raise AdjacencyError(f"{outside}; refused: the claim speaks of pairs in that class")
+        why = f"coverage: the runs cannot be replayed under both problems, so the shifts are unmeasured: {shifts}"
+        return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
+    mechanisms = {c: str(ch.mechanism) for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
+                  if c in shifts}
+    bounds = _bounds(ctx, shifts)
+    hits = uncovered_releases(shifts, bounds, mechanisms)
+    ratio = 0.0
+    for c, s in shifts.items():
+        mags = release_norms(s, mechanisms[c], c)
+        lim = bounds[c][None] if mags.ndim == 3 else bounds[c][None, :, :, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.where(lim > 0, mags / np.where(lim > 0, lim, 1.0), np.where(mags > 1e-12, np.inf, 0.0))
+        if np.isfinite(r).any() or np.isinf(r).any():
+            ratio = max(ratio, float(np.nanmax(np.where(np.isnan(r), -np.inf, r))))
+    figures.update(coverage_max_ratio=ratio, coverage_uncovered=len(hits))
+    if outside is not None:
+        shift = (f"; channel {hits[0].channel!r}, agent {hits[0].agent}, round {hits[0].round}: shift "
+                 f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits else "")
+        raise AdjacencyError(f"{outside}{shift}; refused: the claim speaks of pairs in that class")
+    if not hits:
+        return Evidence("sensitivity coverage", "realized behavior", figures)
+    u = hits[0]
+    witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "runs_checked": ctx.engine_runs(0).runs,
+               "seed": ctx.options.seed, "method": "realized shift (exact replay under both problems)",
+               "confidence": 1.0, "claim_form": "(epsilon, delta)"}
+    origin = ctx.paper.paper.name
+    reason = (f"coverage: {u.describe()}: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
+              f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
+    return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

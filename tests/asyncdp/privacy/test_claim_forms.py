@@ -1,0 +1,85 @@
+"""Rényi and zCDP claims through the rule's claimed_form: named, converted, refuted and confirmed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
+from accounting.refutation import check_epsilon
+from asyncdp.errors import ScenarioError
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.context import claimed
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "privacy_check_gaussian_under_calibrated.py"
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("gaussian_under_calibrated", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class ClaimsZCDP(Showkatbakhsh):
+    rho: float = 1.0
+
+    def claimed_form(self, horizon: int):
+        return ZeroConcentratedDP(self.rho)
+
+
+EX = _example()
+
+
+@dataclass(frozen=True)
+class ClaimsRenyi(EX.KappaWithG):
+    """The under-calibrated rule (kappa with G instead of G^2) claiming a Rényi bound its noise misses."""
+
+    def claimed_form(self, horizon: int):
+        return RenyiDP(8.0, 0.01)
+
+
+def _pair(rule, **kw):
+    scenario, adjacent = EX.make(1e-3, None, Showkatbakhsh)
+    alg = rule(epsilon=1.0, delta=1e-3, T=6, T2=2, **kw)
+    return scenario.replace(algorithm=alg), adjacent.replace(algorithm=alg)
+
+
+def test_a_zcdp_claim_is_checked_through_its_conversion_at_the_checks_delta():
+    eps, delta, form = claimed(ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=0.3), 8, 1e-6)
+    assert form.form == "zcdp" and delta == 1e-6 and eps == pytest.approx(check_epsilon(form, 1e-6))
+    with pytest.raises(ScenarioError, match="delta"):
+        claimed(ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=0.3), 8, 0.0)
+
+
+def test_a_far_too_small_renyi_claim_is_refuted_and_the_report_names_its_form(tmp_path):
+    scenario, adjacent = _pair(ClaimsRenyi)
+    report = check_privacy(scenario, adjacent, runs=1000, search_examples=5, delta=1e-5)
+    assert report.verdict == "violation"
+    form = next(e for e in report.evidence if e.method == "claim form")
+    assert form.figures["claim_form"] == "renyi" and "implies" in form.figures["claim_conversion"]
+    assert form.figures["delta_meaning"] and form.figures["claim_scope"]
+    json.dumps(form.to_dict())  # JSON-ready
+
+
+def test_a_generous_zcdp_claim_is_not_refuted_and_is_confirmed_by_the_accountant():
+    scenario, adjacent = _pair(ClaimsZCDP, rho=50.0)
+    report = check_privacy(scenario, adjacent, runs=400, search_examples=0, delta=1e-5)
+    assert report.verdict != "violation"
+    form = next(e for e in report.evidence if e.method == "claim form")
+    assert form.figures["claim_confirmed"] is True and form.doubt is None
+
+
+def test_an_unconfirmed_zcdp_claim_never_passes():
+    # rho a little below the accountant's own zCDP of this rule (about 0.023): not confirmed, so never `pass`
+    scenario, adjacent = _pair(ClaimsZCDP, rho=0.02)
+    report = check_privacy(scenario, adjacent, runs=400, search_examples=0, delta=1e-5)
+    assert report.verdict != "pass"
+    form = next(e for e in report.evidence if e.method == "claim form")
+    assert form.figures["claim_confirmed"] is False

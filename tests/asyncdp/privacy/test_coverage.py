@@ -1,0 +1,93 @@
+"""No `pass` for a pair the accountant's sensitivity does not cover: realized shifts against the lemma."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accounting.errors import AdjacencyError
+from asyncdp.cli import main
+from asyncdp.papers.wang_basar.rule import WangBasar
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare, small_example
+from asyncdp.privacy.coverage import check_coverage, class_relation
+
+WB_SCRIPT = '''
+import numpy as np
+from asyncdp.papers.wang_basar.rule import WangBasar
+scenario = WangBasar.example_scenario(seed=1).replace(algorithm=WangBasar(noise_variance=400.0))
+y0 = scenario.problem.costs.measurements[0]
+adjacent = scenario.replace(problem=scenario.problem.adjacent(0, measurement=y0 + np.array({shift})))
+'''
+
+
+def _wang_basar_pair(shift):
+    scenario = WangBasar.example_scenario(seed=1).replace(algorithm=WangBasar(noise_variance=400.0))
+    y0 = scenario.problem.costs.measurements[0]
+    return ScenarioPair(scenario, scenario.replace(problem=scenario.problem.adjacent(0, measurement=y0 + shift)))
+
+
+def test_the_wang_basar_pair_outside_gradient_adjacency_is_refused_on_the_command_line(tmp_path, capsys):
+    # agent 0's measurement moved by (0.5, -0.5, 0.5): its gradient moves by more than 1 in l1 (eq. 30's class),
+    # so the round-1 message shift lam * ||g - g'||_2 exceeds the lemma's lam; this pair used to `pass`
+    script = Path(tmp_path) / "pair.py"
+    script.write_text(WB_SCRIPT.format(shift="[0.5, -0.5, 0.5]"))
+    code = main(["privacy", "check", str(script), "--runs", "1000", "--search-examples", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("asyncdp: error:")
+    for part in ("adjacency class", "'wang-basar'", "agent 0", "round 1", "shift 0.0447214 > the lemma's bound 0.02"):
+        assert part in err[0]
+
+
+def test_the_class_relation_is_checked_on_the_pair_directly():
+    out = _wang_basar_pair(np.array([0.5, -0.5, 0.5]))
+    ctx = prepare(out, CheckOptions(runs=50, search_examples=0))
+    assert "two gradients differ by" in class_relation(out, ctx)
+    with pytest.raises(AdjacencyError, match="adjacency class"):
+        check_coverage(out, ctx)
+
+
+def test_a_pair_inside_gradient_adjacency_is_covered_and_not_refused():
+    # a measurement change small enough that the gradient difference stays below 1 in l1 at every point of the runs
+    inside = _wang_basar_pair(np.array([0.01, 0.0, 0.0]))
+    ctx = prepare(inside, CheckOptions(runs=50, search_examples=0))
+    assert class_relation(inside, ctx) is None
+    e = check_coverage(inside, ctx)
+    assert e.witness is None and e.figures["coverage_uncovered"] == 0
+    assert 0 < e.figures["coverage_max_ratio"] <= 1.0
+
+
+def test_a_lemma_below_the_realized_shift_is_a_witness_against_it():
+    pair, ctx = small_example(runs=50)
+    honest = check_coverage(pair, ctx)
+    assert honest.witness is None and honest.figures["coverage_max_ratio"] > 0
+    # a lemma at half the largest realized ratio's bound cannot cover the pair's own shifts
+    factor = 0.5 * honest.figures["coverage_max_ratio"]
+    weak = dataclasses.replace(ctx, sensitivity={c: s * factor for c, s in ctx.sensitivity.items()}, cache={})
+    e = check_coverage(pair, weak)
+    w = e.witness
+    assert w is not None and w["kind"] == "coverage" and w["against"] == "lemma"
+    assert w["agent"] == ctx.changed_agent and w["shift"] > w["bound"]
+    assert {"method", "confidence", "claim_form"} <= set(w)
+
+
+def test_a_check_whose_lemma_misses_the_shift_never_passes(monkeypatch):
+    import asyncdp.privacy.context as context_module
+
+    pair, _ = small_example(runs=50)
+    real = context_module.prepare
+
+    def shrunk(p, options):
+        ctx = real(p, options)
+        return dataclasses.replace(ctx, sensitivity={c: s * 1e-3 for c, s in ctx.sensitivity.items()})
+
+    import asyncdp.privacy.check as check_module
+
+    monkeypatch.setattr(check_module, "prepare", shrunk)
+    report = check_privacy(pair.scenario, pair.adjacent, runs=200, search_examples=0)
+    assert report.verdict == "violation"
+    assert any(e.method == "sensitivity coverage" and e.witness is not None for e in report.evidence)
