@@ -109,8 +109,9 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                       f"estimated scale (e.g. channel {o.channel!r}, round {o.round}, agent {o.agent}: ratio "
                       f"{o.scale_ratio:.3g}): the bounds are computed for noise the run does not release")
     residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
+    dep_alpha = ctx.options.alpha_share * DEPENDENCE_ALPHA_FRACTION
     dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()},
-                           ctx.options.alpha_share)
+                           dep_alpha)
     if dep is not None:
         where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
                  if dep["across"] == "rounds" else
@@ -125,7 +126,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             reasons[:] = [r for r in reasons if not r.startswith("noise conformance: the released noise is smaller")]
             witness = {"kind": "dependence", **dep, "engine": runs.engine, "seed": ctx.options.seed,
                        "method": "correlation of residuals across " + dep["across"] + " (Fisher z, Bonferroni)",
-                       "confidence": 1.0 - ctx.options.alpha_share, "claim_form": "(epsilon, delta)",
+                       "confidence": 1.0 - dep_alpha, "claim_form": "(epsilon, delta)",
                        "declared": "independent draws"}
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
@@ -139,6 +140,11 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     return Evidence("noise conformance", "realized behavior", figures, witness=witness, reasons=tuple(reasons),
                     doubt="; ".join(doubts) if doubts else None)
 
+
+DEPENDENCE_ALPHA_FRACTION = 0.1
+"""The dependence test runs at this fraction of a method's error share. Its rejection is a doubt that costs a
+correct rule its ``pass``, and the dependence it is there for (a draw reused across rounds or agents) has
+correlation near 1, found at any level; so false alarms are kept ten times rarer than a witness's."""
 
 _MIN_PAIRS = 50
 """Runs a dependence test needs (both releases present): the Fisher z approximation is asymptotic."""
