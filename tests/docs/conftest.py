@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -36,20 +37,44 @@ INSTALL_HINT = ("install the system packages: apt-get update && apt-get install 
                 "(Debian; .ci/run does this)")
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built HTML site (its folder); the build's output is in ``build.log`` next to it."""
-    if shutil.which("dot") is None:
-        pytest.fail("Graphviz's `dot` is not on PATH; the concepts diagram needs it: apt-get install -y graphviz "
-                    "(.ci/run does this)")
-    out = tmp_path_factory.mktemp("docs")
+def _build_site(out: Path) -> Path:
+    """Build the site into ``out / "html"`` (the build's output in ``out / "build.log"``); fail on a failed build."""
     html = out / "html"
     proc = subprocess.run([sys.executable, *BUILD_COMMAND, "-d", str(out / "doctrees"), str(DOCS), str(html)],
                           cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
     (out / "build.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     if proc.returncode != 0:
         problems = [line for line in proc.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
-        pytest.fail(f"the docs build failed (exit {proc.returncode}):\n" + "\n".join(problems or [proc.stderr[-5000:]]))
+        (out / "failed").write_text("\n".join(problems or [proc.stderr[-5000:]]), encoding="utf-8")
+    else:
+        (out / "built").touch()
+    return html
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built HTML site (its folder); the build's output is in ``build.log`` next to it.
+
+    Under pytest-xdist the site is built once per test run, by the first worker that asks for it, under a
+    file lock in the run's shared temporary folder: sphinx-gallery writes into ``docs/gallery`` of the
+    source tree, so two builds at once would overwrite each other's files.
+    """
+    if shutil.which("dot") is None:
+        pytest.fail("Graphviz's `dot` is not on PATH; the concepts diagram needs it: apt-get install -y graphviz "
+                    "(.ci/run does this)")
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:  # not under pytest-xdist
+        out = tmp_path_factory.mktemp("docs")
+        html = _build_site(out)
+    else:
+        shared = tmp_path_factory.getbasetemp().parent  # one folder per test run, shared by its workers
+        out = shared / "docs-site"
+        with FileLock(str(shared / "docs-site.lock")):
+            if not (out / "built").exists() and not (out / "failed").exists():
+                out.mkdir(exist_ok=True)
+                _build_site(out)
+        html = out / "html"
+    if (out / "failed").exists():
+        pytest.fail("the docs build failed:\n" + (out / "failed").read_text(encoding="utf-8"))
     return html
 
 
@@ -106,3 +131,11 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker reads the marks (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the documentation tests on one pytest-xdist worker, so the site is built once per run."""
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(DOCS.parent / "tests" / "docs"):
+            item.add_marker(pytest.mark.xdist_group("docs"))

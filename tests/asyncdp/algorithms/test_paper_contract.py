@@ -281,7 +281,7 @@ def test_the_contract_holds_for_a_paper_installed_through_an_entry_point():
     """This module again, in a fresh interpreter whose path holds a third-party package and its dist-info."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(FIXTURES / "third_party"),
                                                                       os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, "-m", "pytest", __file__, "-v", "-p", "no:cacheprovider", "-k",
+    out = subprocess.run([sys.executable, "-m", "pytest", __file__, "-n", "0", "-v", "-p", "no:cacheprovider", "-k",
                           "fixture or rule_names_are_unique"],
                          capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parents[3])
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

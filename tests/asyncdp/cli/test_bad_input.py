@@ -531,23 +531,21 @@ def test_privacy_report_cites_authors_not_seed_numbers(capsys: pytest.CaptureFix
     assert "Huang, Mitra and Vaidya (ICDCN 2015), Theorem 5" in out and "seed 00" not in out
 
 
-def test_reproduce_shows_progress_within_5_seconds(tmp_path: Path) -> None:
-    import time
-
-    start = time.perf_counter()
+def test_reproduce_shows_progress_while_it_runs(tmp_path: Path) -> None:
+    """The progress lines stream while the reproduction runs (they are not held back until the end)."""
     proc = subprocess.Popen([sys.executable, "-m", "asyncdp", "reproduce", "huang2015-fig1", "--out",
                              str(tmp_path / "fig1")], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         second = proc.stderr.readline()
-        elapsed = time.perf_counter() - start
+        still_running = proc.poll() is None
     finally:
         proc.kill()
         proc.wait()
     assert first.startswith(f"reproducing huang2015-fig1 into {tmp_path / 'fig1'}")
     assert second.startswith("epsilon=0.1 (1/") and "tuning (c, q, p)" in second
-    assert elapsed < 5, elapsed
+    assert still_running, "the progress lines arrived only when the reproduction had finished"
 
 
 def test_reproduce_prints_where_it_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
