@@ -41,7 +41,10 @@ channel are ``(R, T, N, d)``; unicast ``(R, T, N, N, d)`` with ``[r, t-1, i,
 j]`` the copy ``i -> j`` (NaN where nothing was sent). A schedule is any
 object with ``dense(t) -> (W, S)``: ``W[i, j]`` the weight receiver ``i``
 applied to sender ``j``'s message of round ``S[i, j]`` (``S = 0`` where
-unused). The self term ``(i, i)`` is the agent's own round-``t`` message
+unused). The schedules of the runs are a sequence of those, or one object
+holding every run's (:class:`ScheduleBatch`: ``len()``, ``dense_runs(t)``
+giving ``(R, N, N)`` arrays, slicing to a batch of fewer runs), which is read
+without building any run's schedule. The self term ``(i, i)`` is the agent's own round-``t`` message
 (broadcast) or the average of the copies it sent in round ``t`` (unicast; its
 noise-free value if it sent none).
 
@@ -70,7 +73,7 @@ import numpy as np
 from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
-__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduledReplay", "scheduled_replay"]
+__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "scheduled_replay"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -96,6 +99,23 @@ class ScheduleLike(Protocol):
 
     def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """``(W, S)`` of round ``t``."""
+
+
+@runtime_checkable
+class ScheduleBatch(Protocol):
+    """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
+
+    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs).
+    """
+
+    def __len__(self) -> int:
+        """``R``."""
+
+    def __getitem__(self, runs: slice) -> Any:
+        """The batch of the runs ``runs``."""
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, S)`` of round ``t``, ``(R, N, N)`` each (row ``r``: run ``r``'s ``dense(t)``)."""
 
 
 @dataclass(frozen=True)
@@ -176,8 +196,11 @@ def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed:
     return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
 
 
-def _stack(schedules: Sequence[ScheduleLike], t: int) -> tuple[np.ndarray, np.ndarray]:
+def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
     """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each (computed once per distinct schedule object)."""
+    if hasattr(schedules, "dense_runs"):
+        w, src = schedules.dense_runs(t)
+        return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
     seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     ws, ss = [], []
     for s in schedules:
@@ -233,7 +256,7 @@ def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: in
     return others + diag[..., None] * np.nan_to_num(own)
 
 
-def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike],
+def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
                   mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None) -> np.ndarray | None:
@@ -286,7 +309,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
 
 def scheduled_replay(
     messages: Mapping[str, np.ndarray],
-    schedules: Sequence[ScheduleLike],
+    schedules: Sequence[ScheduleLike] | ScheduleBatch,
     noise: Mapping[str, ChannelNoise],
     rule: ChannelRule,
     rule_prime: ChannelRule | None = None,
@@ -299,7 +322,8 @@ def scheduled_replay(
     Args:
         messages: per channel, the observed messages ``(R, T, N, d)``
             (unicast ``(R, T, N, N, d)``); every channel the rule reads.
-        schedules: one schedule per run (the same object may repeat: lockstep runs share one).
+        schedules: one schedule per run (the same object may repeat: lockstep runs share one), or a
+            :class:`ScheduleBatch` of every run's.
         noise: per channel, the declared noise (:class:`ChannelNoise`).
         rule: the recursion under ``P``; ``rule_prime``: under the adjacent
             ``P'`` (omit it for residuals only).
