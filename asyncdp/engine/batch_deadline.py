@@ -985,7 +985,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             weights_all.append(weights)
         traj_all, state, every, staleness = run_levels(
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
-            weights_all, unicast, link_round, np.asarray(alg.decision(state)), with_staleness=keep == "all")
+            weights_all, unicast, link_round, np.asarray(alg.decision(state)), with_staleness=keep == "all",
+            with_messages=recorded is not None)
         curves.record_rounds(1, traj_all[:, 1:])
         if recorded is not None:
             recorded.update(every)

@@ -112,7 +112,7 @@ def _gather(state: dict[str, np.ndarray], rr: np.ndarray, ii: np.ndarray) -> dic
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
                source: list[np.ndarray], weights: list[np.ndarray], unicast: bool, link_round: np.ndarray,
-               decision0: np.ndarray, with_staleness: bool = True
+               decision0: np.ndarray, with_staleness: bool = True, with_messages: bool = True
                ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray | None]:
     """Every combine of every run in level order.
 
@@ -123,6 +123,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         unicast: the mode; link_round: ``(L, T + 1)`` message number of each link and round (unicast).
         decision0: the initial decisions ``(R, N, n)``.
         with_staleness: compute the staleness (``False``: ``None`` is returned in its place).
+        with_messages: return the messages (``False``: an empty dict; unicast messages are then not
+            scattered into the ``(R, T, N, N, d)`` transcript layout, which only transcripts need).
 
     Returns:
         ``(trajectory (R, T + 1, N, n), final state, messages, staleness (R, T, N))``; ``messages`` in the
@@ -247,7 +249,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
-    for name, arr in store.items():
+    for name, arr in store.items() if with_messages else ():
         if not unicast:
             messages[name] = arr[:own_rows].reshape((runs, horizon, n) + arr.shape[1:])
         else:
