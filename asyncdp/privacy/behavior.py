@@ -14,9 +14,13 @@ that round): both engines record those (``Result.messages``,
 ``BatchResult.messages``), while the transcript holds transmissions on links.
 
 Engines: ``engine="auto"`` uses the batch engine when it runs the scenario
-(lockstep, lossless broadcast rounds today) and the SimPy engine otherwise;
-both record the same messages and schedule for the same draws (tests enforce
-it). The engine used, and why, is recorded in :attr:`EngineRuns.engine`.
+(every timing, link model and mode) and the SimPy engine otherwise; both
+record the same messages and schedule for the same draws (tests enforce it).
+The engine used, and why, is recorded in :attr:`EngineRuns.engine`. On the
+batch engine the schedules of all runs are taken at once as columns
+(:meth:`~asyncdp.engine.batch_engine.BatchResult.schedules`), and
+:func:`replay_runs` hands them to the replay as one batch, so no run's
+schedule is rebuilt one by one.
 
 Seeds: the runs of one side of a check (``side`` 0: the scenario, 1: the
 adjacent one, further sides for other uses) have seeds
