@@ -282,6 +282,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     run = np.arange(runs, dtype=itype)[:, None]
     groups: list[tuple[int, int, int, int]] = []
     rounds = []
+    small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
@@ -301,7 +302,8 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         matrix = sp.csr_matrix((weights[t - 1][use], col[use], np.concatenate(([0], np.cumsum(counts)))),
                                shape=(runs * n, rows_total))
         level = lev[:, :, t].reshape(-1)
-        perm = np.argsort(level, kind="stable")
+        # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
+        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
         ordered = level[perm]
         matrix = matrix[perm]
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
