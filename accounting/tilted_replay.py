@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ from .errors import PrivacyParameterError, UnknownMechanismError
 from .replay import ReplayRule, ReplaySetup, _mix, _noise_free_ratio, check_point_masses, log_density
 from .tilting import chernoff_log_cap, chernoff_tilt
 
-__all__ = ["TiltedTranscripts", "tilted_transcripts"]
+__all__ = ["TiltedTranscripts", "tilted_transcripts", "ScheduledTilt", "tilted_scheduled_transcripts"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +139,137 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
     check_point_masses(contributions, "transcript")
     cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
     return TiltedTranscripts(out, contributions.sum(axis=1), log_w, cap, lam, np.sqrt(mu2))
+
+
+@dataclass(frozen=True)
+class ScheduledTilt:
+    """Transcripts constructed on realized schedules under the tilt, with exact losses and weights.
+
+    Attributes:
+        messages: per channel the settled transcripts.
+        losses: per run the privacy loss over the tilted rounds (``sum_t l_t``, ``t`` in ``rounds``).
+        log_weights: ``log p_P(y | S) - log q(y | S)``.
+        cap: the truncation level for :func:`accounting.delta_bounds.importance_delta_lower`.
+        tilt: ``lambda``.
+        realized_mu: per run ``sqrt(sum_t mu_t^2)`` over the tilted rounds.
+        passes: construction passes until the transcripts settled.
+    """
+
+    messages: dict[str, np.ndarray]
+    losses: np.ndarray
+    log_weights: np.ndarray
+    cap: float
+    tilt: float
+    realized_mu: np.ndarray
+    passes: int
+
+
+def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule: Any, rule_prime: Any, *,
+                                 epsilon: float, mu_bound: float, seed: int = 0, tilt: float | None = None,
+                                 rounds: Any = None) -> ScheduledTilt:
+    """Draw one transcript per realized schedule under the release-by-release tilt (any timing), exact weights.
+
+    The lockstep construction of :func:`tilted_transcripts` generalized to
+    deadline and asynchronous runs. Given a realized schedule ``S`` (drawn by
+    the engine from its link and clock streams, independently of the data and
+    the noise: :mod:`accounting.scheduled_replay`), a run under ``P`` releases,
+    in the run's causal order, ``y_r = m_r + s_r xi_r`` with ``xi_r`` standard
+    normal and ``m_r`` the noise-free value given the messages released before
+    it. The proposal ``Q_S`` releases ``y_r = m_r + lambda_r (m_r - m'_r) + s_r xi_r``
+    instead (``m'_r`` the value under ``P'`` given the same past). Both are
+    triangular maps of the same ``xi`` with unit Jacobian, so
+
+        log p_P(y | S) - log q(y | S) = sum_r (lambda_r (1 + lambda_r) mu_r^2 / 2 - lambda_r l_r),
+
+    ``mu_r = ||m_r - m'_r|| / s_r`` and ``l_r`` release ``r``'s exact privacy
+    loss (noise-free releases: weight factor 1). With ``lambda_r = lambda`` on
+    the rounds of ``rounds`` (0 elsewhere) and ``L`` the loss of those rounds,
+    ``w = exp(lambda (1 + lambda) mu^2 / 2 - lambda L)``, the form of
+    :mod:`accounting.tilting`; every weighted summand ``w (1 - e^(epsilon - L))_+``
+    is at most :func:`accounting.tilting.chernoff_log_cap` at ``mu_bound`` when
+    the realized ``mu <= mu_bound``, and
+    :func:`accounting.delta_bounds.importance_delta_lower` truncates at that cap,
+    so its bound holds whatever the realized shifts. With one schedule per
+    run, drawn i.i.d. by the engine, the summands are i.i.d. with mean
+    ``E_S[delta_S(epsilon)]``: the pair's ``delta(epsilon)`` when the
+    schedule is part of what the observer sees (the convention of
+    :mod:`accounting.scheduled_replay`).
+
+    The construction is :func:`accounting.scheduled_replay.scheduled_replay`
+    with every agent pinned and a :class:`~accounting.scheduled_replay.TiltedDraw`,
+    repeated on its own output until nothing changes: rounds are processed in
+    order, so an asynchronous combination may read a message of a later
+    round before it was drawn; each pass fixes the next releases in the run's
+    causal order (acyclic), so at most ``T + 1`` passes are needed. On the
+    settled transcript every noise-free value is the one its past gives, so
+    the last pass's losses and weights are exact.
+
+    Args:
+        template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
+            releases that did not happen (e.g. the engine's transcripts of
+            these schedules; the values are overwritten).
+        schedules: ``R`` realized schedules (``dense(t)``).
+        noise: per channel a :class:`~accounting.scheduled_replay.ChannelNoise` (Gaussian or noise-free).
+        rule, rule_prime: the recursions under ``P`` and ``P'``
+            (:class:`~accounting.scheduled_replay.ChannelRule`).
+        epsilon: where ``delta`` is bounded (``>= 0``).
+        mu_bound: the composed ``mu`` the pair should not exceed (``> 0``); sets the tilt and the cap.
+        seed: seeds ``numpy.random.default_rng``: one standard normal block per noisy channel, in channel order.
+        tilt: ``lambda >= 0``; ``None`` for :func:`accounting.tilting.chernoff_tilt` at ``mu_bound``.
+        rounds: ``(T,)`` booleans, the rounds whose loss is bounded (default all; a per-iteration claim: one).
+
+    Returns:
+        A :class:`ScheduledTilt`.
+
+    Raises:
+        PrivacyParameterError: bad ``epsilon``, ``mu_bound``, ``tilt`` or fewer than 2 runs.
+        UnknownMechanismError: a Laplace channel.
+        AccountingError: shapes that disagree, or a construction that does not settle.
+
+    Example:
+        >>> from accounting.scheduled_replay import ChannelNoise
+        >>> class Shift:  # one agent, message = state, state never changes
+        ...     def __init__(self, a): self.a = a
+        ...     def initial_state(self, runs): return np.full((runs, 1, 1), self.a)
+        ...     def message_means(self, x, t): return {"y": x}
+        ...     def next_state(self, x, mixed, t): return x
+        >>> class One:
+        ...     def dense(self, t): return np.ones((1, 1)), np.full((1, 1), t)
+        >>> s = tilted_scheduled_transcripts({"y": np.zeros((4, 2, 1, 1))}, [One()] * 4,
+        ...                                  {"y": ChannelNoise("gaussian", np.ones(2))}, Shift(0.0), Shift(1.0),
+        ...                                  epsilon=2.0, mu_bound=2 ** 0.5, seed=0)
+        >>> s.realized_mu.round(6).tolist(), s.passes
+        ([1.414214, 1.414214, 1.414214, 1.414214], 2)
+    """
+    from .errors import AccountingError
+    from .scheduled_replay import TiltedDraw, scheduled_replay
+
+    eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
+    mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
+    if mb == 0:
+        raise PrivacyParameterError("mu_bound must be > 0 (a pair with no shift has delta = 0)")
+    lam = chernoff_tilt(eps, gaussian_mus=[mb]) if tilt is None else \
+        check_nonnegative(tilt, "tilt", error=PrivacyParameterError)
+    names = list(template)
+    if not names:
+        raise AccountingError("template must hold at least one channel")
+    first = np.asarray(template[names[0]])
+    runs, horizon, agents = first.shape[:3]
+    check_integer(runs, "runs", minimum=2, error=PrivacyParameterError)
+    mask = np.ones(horizon, dtype=bool) if rounds is None else np.asarray(rounds, dtype=bool)
+    rng = np.random.default_rng(seed)
+    draws = {n: rng.standard_normal(np.shape(template[n])) for n in names if noise[n].mechanism is not None}
+    draw = TiltedDraw(draws, lam, mask)
+    built: dict[str, np.ndarray] = {n: np.array(template[n], dtype=float) for n in names}
+    everyone = list(range(agents))
+    for passes in range(1, horizon + 2):
+        out = scheduled_replay(built, schedules, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
+        assert out.messages is not None and out.per_round is not None and out.log_weights is not None
+        assert out.tilted_mu is not None
+        settled = all(np.array_equal(out.messages[n], built[n], equal_nan=True) for n in names)
+        built = out.messages
+        if settled:
+            cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
+            return ScheduledTilt(built, out.per_round[:, mask].sum(axis=1), out.log_weights, cap, lam,
+                                 out.tilted_mu, passes)
+    raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")
