@@ -1,4 +1,4 @@
-"""Importance sampling of lockstep Gaussian transcripts, tilted toward high privacy loss, with exact weights.
+"""Importance sampling of Gaussian transcripts, tilted toward high privacy loss, with exact weights.
 
 :mod:`accounting.tilting` tilts pairs with known, fixed shifts. When the
 shift of a round depends on the earlier messages (a projection or clipping
@@ -25,8 +25,12 @@ at that cap, so its bound holds whatever the realized shifts (the cap only
 decides how tight it is). Take ``mu_bound`` from the accountant's own
 sensitivities, or from plain replayed runs drawn independently of these.
 
-Scope: broadcast messages, lockstep rounds, Gaussian noise (a Laplace round
-would need a piecewise tilt per coordinate).
+:func:`tilted_scheduled_transcripts` applies the same tilt release by
+release on realized schedules (deadline and asynchronous runs, which read
+messages of other rounds); :func:`tilted_transcripts` is its lockstep case.
+
+Scope: broadcast messages, Gaussian noise (a Laplace round would need a
+piecewise tilt per coordinate).
 
 Example:
     >>> class Shift:  # one agent, message = state, state never changes
@@ -48,11 +52,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from topology.validation import check_integer, check_nonnegative
 
 from .errors import PrivacyParameterError, UnknownMechanismError
-from .replay import ReplayRule, ReplaySetup, _mix, _noise_free_ratio, check_point_masses, log_density
+from .replay import ReplayRule, ReplaySetup
 from .tilting import chernoff_log_cap, chernoff_tilt
 
 __all__ = ["TiltedTranscripts", "tilted_transcripts", "ScheduledTilt", "tilted_scheduled_transcripts"]
@@ -84,8 +89,9 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
     """Draw ``runs`` lockstep broadcast transcripts under the tilt toward ``P``'s high-loss tail.
 
     See the module docstring for the proposal and why the weights are exact.
-    Noise is drawn from ``numpy.random.default_rng(seed)``, one block per
-    round with a positive scale, in round order.
+    The lockstep case of :func:`tilted_scheduled_transcripts` (one
+    implementation of the tilt): the topology's weights are every run's
+    schedule; noise is drawn from ``numpy.random.default_rng(seed)``.
 
     Args:
         setup: weights and per-round Gaussian noise standard deviations.
@@ -104,41 +110,44 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
         PrivacyParameterError: bad runs, epsilon, mu_bound or tilt.
         AccountingError: noise-free rounds whose messages match neither problem's.
     """
+    from .scheduled_replay import ChannelNoise
+
     if setup.mechanism != "gaussian":
         raise UnknownMechanismError(f"tilted transcripts need Gaussian noise, got mechanism {setup.mechanism!r}")
     n = check_integer(runs, "runs", minimum=2, error=PrivacyParameterError)
-    eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
-    mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
-    if mb == 0:
-        raise PrivacyParameterError("mu_bound must be > 0 (a pair with no shift has delta = 0)")
-    lam = chernoff_tilt(eps, gaussian_mus=[mb]) if tilt is None else \
-        check_nonnegative(tilt, "tilt", error=PrivacyParameterError)
-    rng = np.random.default_rng(seed)
-    x, xp = rule.initial_state(n), rule_prime.initial_state(n)
-    out = np.empty((n, setup.horizon) + x.shape[1:])
-    contributions = np.empty((n, setup.horizon))
-    log_w = np.zeros(n)
-    mu2 = np.zeros(n)
-    for t in range(1, setup.horizon + 1):
-        b = setup.scales[t - 1]
-        mean, mean_p = rule.message_mean(x, t), rule_prime.message_mean(xp, t)
-        if b == 0:
-            yt = np.array(mean, dtype=float)
-            contributions[:, t - 1] = _noise_free_ratio(yt, mean, mean_p, None, t)
-        else:
-            d = mean - mean_p
-            yt = mean + lam * d + rng.normal(0.0, b, size=mean.shape)
-            lt = log_density(yt - mean, "gaussian", b) - log_density(yt - mean_p, "gaussian", b)
-            m2 = (d * d).sum(axis=(-1, -2)) / (b * b)
-            contributions[:, t - 1] = lt
-            log_w += lam * (1.0 + lam) * m2 / 2.0 - lam * lt
-            mu2 += m2
-        out[:, t - 1] = yt
-        mixed = _mix(setup.matrix(t), yt)
-        x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed, t)
-    check_point_masses(contributions, "transcript")
-    cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
-    return TiltedTranscripts(out, contributions.sum(axis=1), log_w, cap, lam, np.sqrt(mu2))
+    shape = np.shape(rule.message_mean(rule.initial_state(1), 1))[1:]
+    lockstep = _LockstepSchedule(setup, shape[0])
+    out = tilted_scheduled_transcripts({"y": np.zeros((n, setup.horizon) + tuple(shape))}, [lockstep] * n,
+                                       {"y": ChannelNoise("gaussian", setup.scales)}, _OneChannel(rule),
+                                       _OneChannel(rule_prime), epsilon=epsilon, mu_bound=mu_bound, seed=seed, tilt=tilt)
+    return TiltedTranscripts(out.messages["y"], out.losses, out.log_weights, out.cap, out.tilt, out.realized_mu)
+
+
+class _LockstepSchedule:
+    """The topology's weights of every round as a realized schedule (every combination reads its own round)."""
+
+    def __init__(self, setup: ReplaySetup, agents: int) -> None:
+        self.setup, self.agents = setup, agents
+
+    def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w = self.setup.matrix(t)
+        return (w.toarray() if sp.issparse(w) else np.asarray(w, dtype=float)), np.full((self.agents,) * 2, t)
+
+
+class _OneChannel:
+    """A :class:`~accounting.replay.ReplayRule` as a one-channel :class:`~accounting.scheduled_replay.ChannelRule`."""
+
+    def __init__(self, rule: ReplayRule) -> None:
+        self.rule = rule
+
+    def initial_state(self, runs: int) -> Any:
+        return self.rule.initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
+        return {"y": self.rule.message_mean(state, t)}
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        return self.rule.next_state(state, mixed["y"], t)
 
 
 @dataclass(frozen=True)

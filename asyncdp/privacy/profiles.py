@@ -16,8 +16,11 @@ that moves tells the problems apart with certainty (``delta = 1``).
 
 The runs must share one schedule (lockstep timing) for the profile to be
 *the* profile; under deadline or asynchronous timing each run's schedule
-gives its own profile and :func:`pair_profile` refuses to combine them
-(``reason`` says so).
+gives its own profile, and :func:`pair_profile` (with
+``schedule_confidence``) bounds their average over the sampled schedules
+from below. A pair whose shifts vary from run to run (a projection active on
+some runs) has no exact profile: :func:`scheduled_tilted_bound` bounds its
+``delta(epsilon)`` by importance sampling on realized schedules instead.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -41,8 +44,7 @@ from accounting.errors import AccountingError
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 
-__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "same_round_weights", "tilted_pair_bound",
-           "scheduled_tilted_bound"]
+__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,7 @@ def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
     """The median over runs of the pair's realized Gaussian ``mu = sqrt(sum_t ||shift_t / std_t||^2)``, or ``None``.
 
     From the realized shifts of engine runs drawn independently of the
-    transcripts it will tilt (:func:`tilted_pair_bound`): it only sets how
+    transcripts it will tilt (:func:`scheduled_tilted_bound`): it only sets how
     tight the importance-sampling bound is, never whether it holds.
 
     Example:
@@ -207,86 +209,6 @@ def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
         z = np.where(scales[None, :, None, None] > 0, s / np.where(scales > 0, scales, 1.0)[None, :, None, None], 0.0)
     mu = np.sqrt(np.nansum(z * z, axis=(1, 2, 3)))
     return float(np.median(mu)) if mu.size else None
-
-
-def same_round_weights(schedule: Any, horizon: int) -> list[np.ndarray] | None:
-    """The schedule's weights per round when every combination uses messages of its own round, else ``None``.
-
-    Such a schedule (lockstep rounds, or deadline rounds in which every
-    message arrived in time) is a lockstep replay with these weights.
-
-    Example:
-        >>> from asyncdp.engine.schedule import RealizedSchedule
-        >>> s = RealizedSchedule.from_dense([np.array([[0.5, 0.5], [0.0, 1.0]])], [np.array([[1, 1], [0, 1]])])
-        >>> same_round_weights(s, 1)[0].tolist()
-        [[0.5, 0.5], [0.0, 1.0]]
-    """
-    out = []
-    for t in range(1, horizon + 1):
-        w, src = schedule.dense(t)
-        w = np.asarray(w, dtype=float)
-        if (np.asarray(src)[w != 0] != t).any():
-            return None
-        out.append(w)
-    return out
-
-
-def tilted_pair_bound(ctx: Any, p: Scenario, q: Scenario, *, runs: int, confidence: float, seed: int,
-                      mu: float | None = None, schedule: Any = None) -> Any:
-    """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling, or why there is none.
-
-    Lockstep Gaussian transcripts of the pair are drawn under the round-by-round
-    exponential tilt toward ``P``'s high-loss tail, with exact likelihood
-    ratios (:func:`accounting.tilted_replay.tilted_transcripts`), and
-    :func:`accounting.delta_bounds.importance_delta_lower` bounds
-    ``delta(epsilon) = E_Q[w (1 - e^(epsilon - L))_+]`` from below at
-    ``confidence`` (empirical Bernstein on summands truncated at the tilt's
-    Chernoff cap; it holds whatever the cap). The tilt is set by the
-    accountant's own ``mu`` (:func:`accountant_mu`), never by the rule's
-    declarations. Applies to one Gaussian channel, broadcast, lockstep, a
-    claim over the run (a per-iteration claim is left to the exact profile).
-    ``mu`` (e.g. :func:`realized_mu` of independent runs of the pair) sets
-    the tilt instead when given: the bound holds for any tilt.
-
-    Args:
-        ctx: the check's context.
-        p, q: the pair.
-        runs: transcripts to draw (``>= 2``).
-        confidence: the bound's level.
-        seed: the draw's seed.
-        mu: the tilt's ``mu`` (default :func:`accountant_mu`).
-        schedule: the realized schedule every run of the pair shares (its
-            weights replace the topology's; it must use same-round messages
-            only: :func:`same_round_weights`), or ``None`` for lockstep rounds.
-
-    Returns:
-        ``(bound, None)`` with a :class:`accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
-    """
-    from accounting.delta_bounds import importance_delta_lower
-    from accounting.tilted_replay import tilted_transcripts
-
-    from .replay import replay_rule, replay_setup
-
-    if ctx.focus is not None:
-        return None, "importance sampling: a per-iteration claim"
-    if p.mode != "broadcast" or len(p.algorithm.noisy_channels()) != 1:
-        return None, "importance sampling: needs one broadcast Gaussian channel"
-    mu = accountant_mu(ctx, p) if mu is None or not mu > 0 else mu
-    if mu is None or mu == 0:
-        return None, "importance sampling: the accountant's sensitivity gives no finite Gaussian mu"
-    setup = replay_setup(p)
-    if schedule is not None:
-        weights = same_round_weights(schedule, p.horizon)
-        if weights is None:
-            return None, "importance sampling: the schedule combines messages of other rounds"
-        setup = dataclasses.replace(setup, weights=weights)
-    try:
-        t = tilted_transcripts(setup, replay_rule(p), replay_rule(q), runs, epsilon=ctx.epsilon_claimed,
-                               mu_bound=mu, seed=seed)
-        return importance_delta_lower(t.losses, t.log_weights, ctx.epsilon_claimed, confidence=confidence,
-                                      cap=t.cap), None
-    except AccountingError as exc:
-        return None, f"importance sampling: {exc}"
 
 
 def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,
