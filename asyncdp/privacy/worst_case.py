@@ -480,7 +480,7 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
 
     Derandomized and without a database, so the same inputs give the same
     pair. Directions are drawn in ``[-1, 1]^n`` and scaled to the class
-    (:meth:`_Family.scaled`); under round adjacency the changed round is
+    (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the class's norm); under round adjacency the changed round is
     drawn too. The best extremal pairs are tried first (``start``).
 
     Args:

@@ -36,12 +36,12 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     the evidence decides. In order, the first that refutes is reported:
 
     1. the exact profile of the pair's realized shifts on the first look's runs
-       (:func:`~asyncdp.privacy.profiles.pair_profile`): exact under lockstep
+       (``asyncdp.privacy.profiles.pair_profile``): exact under lockstep
        timing (confidence 1); under deadline or asynchronous timing, where the
        shifts are fixed given the schedule, the average of the exact
        per-schedule profiles over the sampled schedules;
     2. importance sampling (Gaussian noise, broadcast;
-       :func:`~asyncdp.privacy.profiles.scheduled_tilted_bound`): one tilted
+       ``asyncdp.privacy.profiles.scheduled_tilted_bound``): one tilted
        transcript on each realized schedule of the adjacent scenario's engine
        runs (the same timing model, drawn independently of the runs the search
        chose the pair on), exact likelihood ratios; valid when the shifts vary
