@@ -184,8 +184,10 @@ def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
     return float(np.sqrt((ratio**2).sum()))
 
 
-def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
+def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> float | None:
     """The median over runs of the pair's realized Gaussian ``mu = sqrt(sum_t ||shift_t / std_t||^2)``, or ``None``.
+
+    ``focus`` (a per-iteration claim's round, 0-based) keeps that round only.
 
     From the realized shifts of engine runs drawn independently of the
     transcripts it will tilt (:func:`scheduled_tilted_bound`): it only sets how
@@ -207,6 +209,8 @@ def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
     scales = np.asarray(ch.scales, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(scales[None, :, None, None] > 0, s / np.where(scales > 0, scales, 1.0)[None, :, None, None], 0.0)
+    if focus is not None:
+        z = z[:, focus:focus + 1]
     mu = np.sqrt(np.nansum(z * z, axis=(1, 2, 3)))
     return float(np.median(mu)) if mu.size else None
 

@@ -126,7 +126,8 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
             f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
     if gaussian:
         bound, why = scheduled_tilted_bound(ctx, p, q, ctx.engine_runs(1), confidence=1.0 - share,
-                                            seed=ctx.options.seed + 7, mu=realized_mu(shifts, p), pilot=worst_runs)
+                                            seed=ctx.options.seed + 7, mu=realized_mu(shifts, p, ctx.focus),
+                                            pilot=worst_runs)
         if bound is not None and bound.lower > delta:
             figures["worst_case_delta_lower"] = float(bound.lower)
             n = bound.samples
