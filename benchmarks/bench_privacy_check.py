@@ -127,8 +127,11 @@ def main() -> None:
         print(f"gaussian under-calibrated example, {args.timing}, claimed delta {args.delta:g}: "
               f"{args.runs} runs ({report.engine.split(' ')[0]} engine)")
         print(f"simulate {args.runs} runs (baseline, same engine), median of {args.repeats}: {sim_s:.2f} s")
+        w = report.witness or {}
         print(f"full privacy check, median of {args.repeats}: {chk_s:.2f} s  (verdict {report.verdict}, witness "
-              f"{(report.witness or {}).get('method', '-')[:40]})")
+              f"{w.get('method', '-')[:40]}, certified delta(epsilon) >= {w.get('delta_lower', float('nan')):.3g} "
+              f"at confidence {w.get('confidence', float('nan')):.6g}; worst pair simulated "
+              f"{report.worst_case_runs} times)")
         print(f"ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
         return
     ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
