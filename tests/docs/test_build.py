@@ -156,3 +156,15 @@ def test_the_paper_pages_show_the_reproductions_built_with_the_site(site: Path) 
             assert (site / "_images" / src).stat().st_size > 10_000, f"papers/{page}: {src} is missing or empty"
         assert html.count("Built with this site by") == len(figures), f"papers/{page}: a figure without its size"
         assert "What the reproduction printed in this build" in html, f"papers/{page}: no printed table"
+
+
+def test_the_two_commands_come_from_the_readme(site: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"<!-- command-(\w+):[^\n]*-->\n```bash\n(.*?)\n```\n<!-- end-command-\1 -->", readme)
+    assert [name for name, _ in commands] == ["demo", "test"], "the README's two commands lost their markers"
+    text = re.sub(r"<[^>]+>", "", (site / "getting-started.html").read_text(encoding="utf-8"))
+    import html as _html
+
+    text = _html.unescape(text)
+    for _, command in commands:
+        assert command in text, f"getting-started does not show the README's command {command!r}"
