@@ -53,8 +53,8 @@ MUFFLIATO_ASYNC_RUNS = 2
 
 
 def muffliato_fig1a_reduced(out_dir: str) -> dict[str, Any]:
-    """Fig. 1a of Muffliato on 64-node graphs and a 4 x 4 grid of engine runs (about 14 s of CPU, against
-    about 130 s for the command's 128-node default)."""
+    """Fig. 1a of Muffliato on 64-node graphs and a 4 x 4 grid of engine runs (measured alone: about 14 s of
+    CPU, against about 130 s for the command's 128-node default)."""
     from accounting.network import muffliato as M
     from asyncdp.papers.muffliato.reproduce.fig1a import reproduce_fig1a
     from asyncdp.reproduce.muffliato_fig1a import asynchronous_series

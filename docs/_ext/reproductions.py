@@ -128,7 +128,8 @@ class ReproductionDirective(_Tracked):
         job = reproduction_jobs.JOBS[name]
         figure = nodes.figure()
         uri = f"/{OUT_FOLDER}/{name}/{job.figure}"
-        figure += nodes.image(uri=uri, alt=self.options.get("alt", name))
+        # a width makes Sphinx link the image to its full size (html_scaled_image_link): wide figures shrink
+        figure += nodes.image(uri=uri, alt=self.options.get("alt", name), width="100%")
         body = nodes.Element()
         text = size_text(name) + ("\n\n" + "\n".join(self.content) if self.content else "")
         self.state.nested_parse(self._lines(text), self.content_offset, body)
@@ -144,7 +145,7 @@ class ReproductionDirective(_Tracked):
         result: list[nodes.Node] = [figure]
         if "no-output" not in self.options:
             printed = (out / "output.txt").read_text(encoding="utf-8").rstrip()
-            literal = nodes.literal_block(printed, printed)
+            literal = nodes.literal_block(printed, printed, language="text")
             result += [nodes.paragraph("", f"What the reproduction printed in this build ({name}):"), literal]
         return result
 
