@@ -41,7 +41,10 @@ channel are ``(R, T, N, d)``; unicast ``(R, T, N, N, d)`` with ``[r, t-1, i,
 j]`` the copy ``i -> j`` (NaN where nothing was sent). A schedule is any
 object with ``dense(t) -> (W, S)``: ``W[i, j]`` the weight receiver ``i``
 applied to sender ``j``'s message of round ``S[i, j]`` (``S = 0`` where
-unused). The self term ``(i, i)`` is the agent's own round-``t`` message
+unused). The schedules of the runs are a sequence of those, or one object
+holding every run's (:class:`ScheduleBatch`: ``len()``, ``dense_runs(t)``
+giving ``(R, N, N)`` arrays, slicing to a batch of fewer runs), which is read
+without building any run's schedule. The self term ``(i, i)`` is the agent's own round-``t`` message
 (broadcast) or the average of the copies it sent in round ``t`` (unicast; its
 noise-free value if it sent none).
 
@@ -70,7 +73,8 @@ import numpy as np
 from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
-__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduledReplay", "scheduled_replay"]
+__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
+           "scheduled_replay"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -96,6 +100,23 @@ class ScheduleLike(Protocol):
 
     def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """``(W, S)`` of round ``t``."""
+
+
+@runtime_checkable
+class ScheduleBatch(Protocol):
+    """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
+
+    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs).
+    """
+
+    def __len__(self) -> int:
+        """``R``."""
+
+    def __getitem__(self, runs: slice) -> Any:
+        """The batch of the runs ``runs``."""
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, S)`` of round ``t``, ``(R, N, N)`` each (row ``r``: run ``r``'s ``dense(t)``)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +163,9 @@ class ScheduledReplay:
             :data:`accounting.replay.NOISE_FREE_RTOL`), else ``None``: randomness
             the declarations do not account for.
         messages: the transcript replayed, per channel (the constructed one with ``pin_agent``).
+        log_weights: with ``draw``: per run ``sum_t lambda_t (1 + lambda_t) mu_t^2 / 2 - lambda_t l_t``, the exact
+            ``log p_P(y | S) - log q(y | S)`` of the tilted construction (once the transcript has settled).
+        tilted_mu: with ``draw``: per run ``sqrt(sum mu_t^2)`` over the rounds of ``draw.rounds``.
     """
 
     losses: np.ndarray | None
@@ -149,6 +173,29 @@ class ScheduledReplay:
     residuals: dict[str, np.ndarray]
     noise_free_mismatch: dict[str, tuple[int, int] | None]
     messages: dict[str, np.ndarray] | None = None
+    log_weights: np.ndarray | None = None
+    tilted_mu: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class TiltedDraw:
+    """Standard normal draws and a tilt for constructing Gaussian transcripts (``draw`` of :func:`scheduled_replay`).
+
+    Each noisy release of a pinned agent becomes ``mu + lambda_t (mu - mu') + s_t z``
+    (``mu``, ``mu'`` its noise-free values under ``P`` and ``P'`` given the
+    transcript so far, ``s_t`` the declared standard deviation, ``z`` the
+    draw), with ``lambda_t = tilt`` on the rounds of ``rounds`` and 0
+    elsewhere: the exponential tilt of :mod:`accounting.tilted_replay`.
+
+    Attributes:
+        noise: per channel, standard normal draws shaped like its messages.
+        tilt: ``lambda >= 0``.
+        rounds: ``(T,)`` booleans, the rounds tilted and weighted (the loss they add is the one bounded).
+    """
+
+    noise: Mapping[str, np.ndarray]
+    tilt: float
+    rounds: np.ndarray
 
 
 def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
@@ -176,8 +223,11 @@ def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed:
     return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
 
 
-def _stack(schedules: Sequence[ScheduleLike], t: int) -> tuple[np.ndarray, np.ndarray]:
+def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
     """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each (computed once per distinct schedule object)."""
+    if hasattr(schedules, "dense_runs"):
+        w, src = schedules.dense_runs(t)
+        return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
     seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     ws, ss = [], []
     for s in schedules:
@@ -233,10 +283,11 @@ def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: in
     return others + diag[..., None] * np.nan_to_num(own)
 
 
-def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike],
+def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
-                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None) -> np.ndarray | None:
+                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
+                  draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
     runs = len(schedules)
     x = rule.initial_state(runs)
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -250,7 +301,14 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             mu = np.asarray(mean[name], dtype=float)
             if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
                 seen = ~np.isnan(y[:, t - 1, pin])
-                y[:, t - 1, pin] = np.where(seen, mu[:, pin, None, :] if unicast else mu[:, pin], np.nan)
+                value = mu[:, pin, None, :] if unicast else mu[:, pin]
+                if draw is not None and noise[name].scale(t) > 0:  # ... or its tilted noisy release
+                    assert mean_p is not None
+                    lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
+                    mp = np.asarray(mean_p[name], dtype=float)[:, pin]
+                    value = value + lam_t * (value - mp) + noise[name].scale(t) * draw.noise[name][
+                        offset:offset + runs, t - 1][:, pin]
+                y[:, t - 1, pin] = np.where(seen, value, np.nan)
                 if noise[name].scale(t) == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
@@ -271,9 +329,15 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
                 if scale > 0:
                     assert ch.mechanism is not None
-                    contributions[:, t - 1] += (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
-                                                - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism,
-                                                               scale))
+                    part = (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
+                            - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism, scale))
+                    contributions[:, t - 1] += part
+                    if draw is not None and tilted is not None and draw.rounds[t - 1]:
+                        d = np.where(observed, mu_obs - mu_p_obs, 0.0)
+                        m2 = (d * d).reshape(runs, -1).sum(axis=1) / (scale * scale)
+                        tilted["log_w"][offset:offset + runs] += (draw.tilt * (1.0 + draw.tilt) * m2 / 2.0
+                                                                  - draw.tilt * part)
+                        tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
                 mixed_p[name] = _mixed(y, w, src, _own(yt, mu_p, unicast), t, unicast)
@@ -286,20 +350,22 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
 
 def scheduled_replay(
     messages: Mapping[str, np.ndarray],
-    schedules: Sequence[ScheduleLike],
+    schedules: Sequence[ScheduleLike] | ScheduleBatch,
     noise: Mapping[str, ChannelNoise],
     rule: ChannelRule,
     rule_prime: ChannelRule | None = None,
     *,
     unicast: bool = False,
     pin_agent: int | Sequence[int] | None = None,
+    draw: TiltedDraw | None = None,
 ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
 
     Args:
         messages: per channel, the observed messages ``(R, T, N, d)``
             (unicast ``(R, T, N, N, d)``); every channel the rule reads.
-        schedules: one schedule per run (the same object may repeat: lockstep runs share one).
+        schedules: one schedule per run (the same object may repeat: lockstep runs share one), or a
+            :class:`ScheduleBatch` of every run's.
         noise: per channel, the declared noise (:class:`ChannelNoise`).
         rule: the recursion under ``P``; ``rule_prime``: under the adjacent
             ``P'`` (omit it for residuals only).
@@ -317,6 +383,11 @@ def scheduled_replay(
             :attr:`ScheduledReplay.messages` holds the constructed transcript;
             with Laplace noise its loss is the largest the given schedule and
             other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).
+        draw: with ``pin_agent`` and ``rule_prime``: the pinned agents' noisy
+            releases are drawn instead (:class:`TiltedDraw`; Gaussian channels,
+            broadcast), and the result carries the tilt's exact log weights
+            (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`
+            repeats the construction until the transcript settles).
 
     Returns:
         A :class:`ScheduledReplay`.
@@ -353,6 +424,19 @@ def scheduled_replay(
             raise AccountingError(f"channel {n!r}: {ch.scales.size} noise scales for {horizon} rounds")
     if len(schedules) != runs:
         raise AccountingError(f"{len(schedules)} schedules for {runs} runs")
+    tilted = None
+    if draw is not None:
+        if pin is None or rule_prime is None or unicast:
+            raise AccountingError("draw needs pin_agent, rule_prime and broadcast messages")
+        for n in names:
+            if noise[n].mechanism == "laplace":
+                raise UnknownMechanismError(f"channel {n!r}: a tilted draw needs Gaussian noise, got laplace")
+            got = None if n not in draw.noise else np.shape(draw.noise[n])
+            if noise[n].mechanism is not None and got != arrays[n].shape:
+                raise AccountingError(f"channel {n!r}: draws of shape {got} for messages of shape {arrays[n].shape}")
+        if np.shape(draw.rounds) != (horizon,):
+            raise AccountingError(f"draw.rounds must have shape ({horizon},), got {np.shape(draw.rounds)}")
+        tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs)}
     residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
     n_agents = arrays[names[0]].shape[2]
@@ -362,7 +446,7 @@ def scheduled_replay(
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin)
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted)
         if part is not None:
             parts.append(part)
     per_round = np.concatenate(parts) if parts else None
@@ -371,4 +455,5 @@ def scheduled_replay(
         check_point_masses(per_round, "run")
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
-                           messages=arrays)
+                           messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
+                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]))

@@ -1,4 +1,4 @@
-"""Importance sampling of lockstep Gaussian transcripts, tilted toward high privacy loss, with exact weights.
+"""Importance sampling of Gaussian transcripts, tilted toward high privacy loss, with exact weights.
 
 :mod:`accounting.tilting` tilts pairs with known, fixed shifts. When the
 shift of a round depends on the earlier messages (a projection or clipping
@@ -25,8 +25,12 @@ at that cap, so its bound holds whatever the realized shifts (the cap only
 decides how tight it is). Take ``mu_bound`` from the accountant's own
 sensitivities, or from plain replayed runs drawn independently of these.
 
-Scope: broadcast messages, lockstep rounds, Gaussian noise (a Laplace round
-would need a piecewise tilt per coordinate).
+:func:`tilted_scheduled_transcripts` applies the same tilt release by
+release on realized schedules (deadline and asynchronous runs, which read
+messages of other rounds); :func:`tilted_transcripts` is its lockstep case.
+
+Scope: broadcast messages, Gaussian noise (a Laplace round would need a
+piecewise tilt per coordinate).
 
 Example:
     >>> class Shift:  # one agent, message = state, state never changes
@@ -45,16 +49,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from topology.validation import check_integer, check_nonnegative
 
 from .errors import PrivacyParameterError, UnknownMechanismError
-from .replay import ReplayRule, ReplaySetup, _mix, _noise_free_ratio, check_point_masses, log_density
+from .replay import ReplayRule, ReplaySetup
 from .tilting import chernoff_log_cap, chernoff_tilt
 
-__all__ = ["TiltedTranscripts", "tilted_transcripts"]
+__all__ = ["TiltedTranscripts", "tilted_transcripts", "ScheduledTilt", "tilted_scheduled_transcripts"]
 
 
 @dataclass(frozen=True)
@@ -83,8 +89,9 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
     """Draw ``runs`` lockstep broadcast transcripts under the tilt toward ``P``'s high-loss tail.
 
     See the module docstring for the proposal and why the weights are exact.
-    Noise is drawn from ``numpy.random.default_rng(seed)``, one block per
-    round with a positive scale, in round order.
+    The lockstep case of :func:`tilted_scheduled_transcripts` (one
+    implementation of the tilt): the topology's weights are every run's
+    schedule; noise is drawn from ``numpy.random.default_rng(seed)``.
 
     Args:
         setup: weights and per-round Gaussian noise standard deviations.
@@ -103,38 +110,175 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
         PrivacyParameterError: bad runs, epsilon, mu_bound or tilt.
         AccountingError: noise-free rounds whose messages match neither problem's.
     """
+    from .scheduled_replay import ChannelNoise
+
     if setup.mechanism != "gaussian":
         raise UnknownMechanismError(f"tilted transcripts need Gaussian noise, got mechanism {setup.mechanism!r}")
     n = check_integer(runs, "runs", minimum=2, error=PrivacyParameterError)
+    shape = np.shape(rule.message_mean(rule.initial_state(1), 1))[1:]
+    lockstep = _LockstepSchedule(setup, shape[0])
+    out = tilted_scheduled_transcripts({"y": np.zeros((n, setup.horizon) + tuple(shape))}, [lockstep] * n,
+                                       {"y": ChannelNoise("gaussian", setup.scales)}, _OneChannel(rule),
+                                       _OneChannel(rule_prime), epsilon=epsilon, mu_bound=mu_bound, seed=seed, tilt=tilt)
+    return TiltedTranscripts(out.messages["y"], out.losses, out.log_weights, out.cap, out.tilt, out.realized_mu)
+
+
+class _LockstepSchedule:
+    """The topology's weights of every round as a realized schedule (every combination reads its own round)."""
+
+    def __init__(self, setup: ReplaySetup, agents: int) -> None:
+        self.setup, self.agents = setup, agents
+
+    def dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w = self.setup.matrix(t)
+        return (w.toarray() if sp.issparse(w) else np.asarray(w, dtype=float)), np.full((self.agents,) * 2, t)
+
+
+class _OneChannel:
+    """A :class:`~accounting.replay.ReplayRule` as a one-channel :class:`~accounting.scheduled_replay.ChannelRule`."""
+
+    def __init__(self, rule: ReplayRule) -> None:
+        self.rule = rule
+
+    def initial_state(self, runs: int) -> Any:
+        return self.rule.initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
+        return {"y": self.rule.message_mean(state, t)}
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        return self.rule.next_state(state, mixed["y"], t)
+
+
+@dataclass(frozen=True)
+class ScheduledTilt:
+    """Transcripts constructed on realized schedules under the tilt, with exact losses and weights.
+
+    Attributes:
+        messages: per channel the settled transcripts.
+        losses: per run the privacy loss over the tilted rounds (``sum_t l_t``, ``t`` in ``rounds``).
+        log_weights: ``log p_P(y | S) - log q(y | S)``.
+        cap: the truncation level for :func:`accounting.delta_bounds.importance_delta_lower`.
+        tilt: ``lambda``.
+        realized_mu: per run ``sqrt(sum_t mu_t^2)`` over the tilted rounds.
+        passes: construction passes until the transcripts settled.
+    """
+
+    messages: dict[str, np.ndarray]
+    losses: np.ndarray
+    log_weights: np.ndarray
+    cap: float
+    tilt: float
+    realized_mu: np.ndarray
+    passes: int
+
+
+def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule: Any, rule_prime: Any, *,
+                                 epsilon: float, mu_bound: float, seed: int = 0, tilt: float | None = None,
+                                 rounds: Any = None) -> ScheduledTilt:
+    """Draw one transcript per realized schedule under the release-by-release tilt (any timing), exact weights.
+
+    The lockstep construction of :func:`tilted_transcripts` generalized to
+    deadline and asynchronous runs. Given a realized schedule ``S`` (drawn by
+    the engine from its link and clock streams, independently of the data and
+    the noise: :mod:`accounting.scheduled_replay`), a run under ``P`` releases,
+    in the run's causal order, ``y_r = m_r + s_r xi_r`` with ``xi_r`` standard
+    normal and ``m_r`` the noise-free value given the messages released before
+    it. The proposal ``Q_S`` releases ``y_r = m_r + lambda_r (m_r - m'_r) + s_r xi_r``
+    instead (``m'_r`` the value under ``P'`` given the same past). Both are
+    triangular maps of the same ``xi`` with unit Jacobian, so
+
+        log p_P(y | S) - log q(y | S) = sum_r (lambda_r (1 + lambda_r) mu_r^2 / 2 - lambda_r l_r),
+
+    ``mu_r = ||m_r - m'_r|| / s_r`` and ``l_r`` release ``r``'s exact privacy
+    loss (noise-free releases: weight factor 1). With ``lambda_r = lambda`` on
+    the rounds of ``rounds`` (0 elsewhere) and ``L`` the loss of those rounds,
+    ``w = exp(lambda (1 + lambda) mu^2 / 2 - lambda L)``, the form of
+    :mod:`accounting.tilting`; every weighted summand ``w (1 - e^(epsilon - L))_+``
+    is at most :func:`accounting.tilting.chernoff_log_cap` at ``mu_bound`` when
+    the realized ``mu <= mu_bound``, and
+    :func:`accounting.delta_bounds.importance_delta_lower` truncates at that cap,
+    so its bound holds whatever the realized shifts. With one schedule per
+    run, drawn i.i.d. by the engine, the summands are i.i.d. with mean
+    ``E_S[delta_S(epsilon)]``: the pair's ``delta(epsilon)`` when the
+    schedule is part of what the observer sees (the convention of
+    :mod:`accounting.scheduled_replay`).
+
+    The construction is :func:`accounting.scheduled_replay.scheduled_replay`
+    with every agent pinned and a :class:`~accounting.scheduled_replay.TiltedDraw`,
+    repeated on its own output until nothing changes: rounds are processed in
+    order, so an asynchronous combination may read a message of a later
+    round before it was drawn; each pass fixes the next releases in the run's
+    causal order (acyclic), so at most ``T + 1`` passes are needed. On the
+    settled transcript every noise-free value is the one its past gives, so
+    the last pass's losses and weights are exact.
+
+    Args:
+        template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
+            releases that did not happen (e.g. the engine's transcripts of
+            these schedules; the values are overwritten).
+        schedules: ``R`` realized schedules (``dense(t)``).
+        noise: per channel a :class:`~accounting.scheduled_replay.ChannelNoise` (Gaussian or noise-free).
+        rule, rule_prime: the recursions under ``P`` and ``P'``
+            (:class:`~accounting.scheduled_replay.ChannelRule`).
+        epsilon: where ``delta`` is bounded (``>= 0``).
+        mu_bound: the composed ``mu`` the pair should not exceed (``> 0``); sets the tilt and the cap.
+        seed: seeds ``numpy.random.default_rng``: one standard normal block per noisy channel, in channel order.
+        tilt: ``lambda >= 0``; ``None`` for :func:`accounting.tilting.chernoff_tilt` at ``mu_bound``.
+        rounds: ``(T,)`` booleans, the rounds whose loss is bounded (default all; a per-iteration claim: one).
+
+    Returns:
+        A :class:`ScheduledTilt`.
+
+    Raises:
+        PrivacyParameterError: bad ``epsilon``, ``mu_bound``, ``tilt`` or fewer than 2 runs.
+        UnknownMechanismError: a Laplace channel.
+        AccountingError: shapes that disagree, or a construction that does not settle.
+
+    Example:
+        >>> from accounting.scheduled_replay import ChannelNoise
+        >>> class Shift:  # one agent, message = state, state never changes
+        ...     def __init__(self, a): self.a = a
+        ...     def initial_state(self, runs): return np.full((runs, 1, 1), self.a)
+        ...     def message_means(self, x, t): return {"y": x}
+        ...     def next_state(self, x, mixed, t): return x
+        >>> class One:
+        ...     def dense(self, t): return np.ones((1, 1)), np.full((1, 1), t)
+        >>> s = tilted_scheduled_transcripts({"y": np.zeros((4, 2, 1, 1))}, [One()] * 4,
+        ...                                  {"y": ChannelNoise("gaussian", np.ones(2))}, Shift(0.0), Shift(1.0),
+        ...                                  epsilon=2.0, mu_bound=2 ** 0.5, seed=0)
+        >>> s.realized_mu.round(6).tolist(), s.passes
+        ([1.414214, 1.414214, 1.414214, 1.414214], 2)
+    """
+    from .errors import AccountingError
+    from .scheduled_replay import TiltedDraw, scheduled_replay
+
     eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
     mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
     if mb == 0:
         raise PrivacyParameterError("mu_bound must be > 0 (a pair with no shift has delta = 0)")
     lam = chernoff_tilt(eps, gaussian_mus=[mb]) if tilt is None else \
         check_nonnegative(tilt, "tilt", error=PrivacyParameterError)
+    names = list(template)
+    if not names:
+        raise AccountingError("template must hold at least one channel")
+    first = np.asarray(template[names[0]])
+    runs, horizon, agents = first.shape[:3]
+    check_integer(runs, "runs", minimum=2, error=PrivacyParameterError)
+    mask = np.ones(horizon, dtype=bool) if rounds is None else np.asarray(rounds, dtype=bool)
     rng = np.random.default_rng(seed)
-    x, xp = rule.initial_state(n), rule_prime.initial_state(n)
-    out = np.empty((n, setup.horizon) + x.shape[1:])
-    contributions = np.empty((n, setup.horizon))
-    log_w = np.zeros(n)
-    mu2 = np.zeros(n)
-    for t in range(1, setup.horizon + 1):
-        b = setup.scales[t - 1]
-        mean, mean_p = rule.message_mean(x, t), rule_prime.message_mean(xp, t)
-        if b == 0:
-            yt = np.array(mean, dtype=float)
-            contributions[:, t - 1] = _noise_free_ratio(yt, mean, mean_p, None, t)
-        else:
-            d = mean - mean_p
-            yt = mean + lam * d + rng.normal(0.0, b, size=mean.shape)
-            lt = log_density(yt - mean, "gaussian", b) - log_density(yt - mean_p, "gaussian", b)
-            m2 = (d * d).sum(axis=(-1, -2)) / (b * b)
-            contributions[:, t - 1] = lt
-            log_w += lam * (1.0 + lam) * m2 / 2.0 - lam * lt
-            mu2 += m2
-        out[:, t - 1] = yt
-        mixed = _mix(setup.matrix(t), yt)
-        x, xp = rule.next_state(x, mixed, t), rule_prime.next_state(xp, mixed, t)
-    check_point_masses(contributions, "transcript")
-    cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
-    return TiltedTranscripts(out, contributions.sum(axis=1), log_w, cap, lam, np.sqrt(mu2))
+    draws = {n: rng.standard_normal(np.shape(template[n])) for n in names if noise[n].mechanism is not None}
+    draw = TiltedDraw(draws, lam, mask)
+    built: dict[str, np.ndarray] = {n: np.array(template[n], dtype=float) for n in names}
+    everyone = list(range(agents))
+    for passes in range(1, horizon + 2):
+        out = scheduled_replay(built, schedules, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
+        assert out.messages is not None and out.per_round is not None and out.log_weights is not None
+        assert out.tilted_mu is not None
+        settled = all(np.array_equal(out.messages[n], built[n], equal_nan=True) for n in names)
+        built = out.messages
+        if settled:
+            cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
+            return ScheduledTilt(built, out.per_round[:, mask].sum(axis=1), out.log_weights, cap, lam,
+                                 out.tilted_mu, passes)
+    raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")

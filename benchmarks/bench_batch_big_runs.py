@@ -13,7 +13,10 @@ most 20 s and 8 GB.
 
 Building the graph sequence is timed separately (it is the topology
 package's work, not the engine's). Each size runs in a fresh subprocess so
-that its peak resident memory (``ru_maxrss``) is its own.
+that its peak resident memory (``ru_maxrss``) is its own. The machine's
+one-minute load average before and after the runs is printed beside the
+times (on a shared machine the wall time is the CPU time times the
+contention; compare CPU times).
 
 Run:  python benchmarks/bench_batch_big_runs.py [--deadline-sizes 10000 100000] [--lockstep-sizes 1000000]
       [--repeats 1]
@@ -30,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
-import gc, json, resource, statistics, sys, time, warnings
+import gc, json, os, resource, statistics, sys, time, warnings
 import numpy as np
 import topology
 from asyncdp import Deadline, Huang2015, LinkModel, Links, LogNormalLatency, Scenario, rendezvous_problem
@@ -52,6 +55,7 @@ build_s = time.perf_counter() - t0
 after_build_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 sc = Scenario(problem, graph, Huang2015(epsilon=1.0, c=0.2, q=0.5, p=0.8), horizon=horizon, seed=2, **extra)
 times, cpu = [], []
+load = [os.getloadavg()[0]]
 for _ in range(repeats):
     w0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings(record=True) as caught:
@@ -65,10 +69,12 @@ for _ in range(repeats):
     note = [str(w.message) for w in caught]
     del res
     gc.collect()
+    load.append(os.getloadavg()[0])
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"kind": kind, "N": n_agents, "T": horizon, "build_s": build_s, "run_s": statistics.median(times),
                   "run_cpu_s": statistics.median(cpu), "messages": sent, "lost": lost, "layout": layout,
-                  "after_build_rss_mb": after_build_mb, "peak_rss_mb": peak_mb, "warnings": len(note)}))
+                  "after_build_rss_mb": after_build_mb, "peak_rss_mb": peak_mb, "warnings": len(note),
+                  "load": load}))
 """
 
 
@@ -84,14 +90,16 @@ def main() -> None:
     parser.add_argument("--lockstep-sizes", type=int, nargs="*", default=[1000000])
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    print("| timing | N | T | messages (lost) | stream layout | graph build | run (wall) | run (CPU) | peak RSS |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| timing | N | T | messages (lost) | stream layout | graph build | run (wall) | run (CPU) | peak RSS | "
+          "load average (1 min) before / after the runs |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for kind, sizes in (("deadline", args.deadline_sizes), ("lockstep", args.lockstep_sizes)):
         for n in sizes:
             r = run(kind, n, args.repeats)
             print(f"| {kind} | {r['N']:,} | {r['T']} | {r['messages']:,} ({r['lost']:,}) | {r['layout']} | "
                   f"{r['build_s']:.1f} s | {r['run_s']:.1f} s | {r['run_cpu_s']:.1f} s | {r['peak_rss_mb']:,.0f} MB "
-                  f"(after the graph: {r['after_build_rss_mb']:,.0f} MB) |", flush=True)
+                  f"(after the graph: {r['after_build_rss_mb']:,.0f} MB) | {r['load'][0]:.1f} / {r['load'][-1]:.1f} |",
+                  flush=True)
     print(f"median of {args.repeats} run(s) per size")
 
 

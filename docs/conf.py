@@ -41,10 +41,11 @@ extensions = [
     "gallery_support",  # docs/_ext: titles of the example pages, __file__ for the examples
     "short_names",  # docs/_ext: a short name resolves when exactly one documented object has it
     "attribute_docstrings",  # docs/_ext: an attribute docstring "Text: more" is not a type field
+    "reproductions",  # docs/_ext: the paper pages' reproductions run with the build, at reduced sizes
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip", "gallery/*.json"]
+exclude_patterns = ["_build", "_reproductions", "gallery/*.ipynb", "gallery/*.py", "gallery/*.zip", "gallery/*.json"]
 root_doc = "index"
 smartquotes = False  # keep "--runs" and quotes in the examples' docstrings as typed (no en dashes)
 

@@ -199,13 +199,16 @@ def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarr
     pass is linear; ties keep their index order. The permutation is returned
     as ``dtype`` (32 bits keep a large plan's memory down).
     """
-    order = np.arange(key.size, dtype=dtype)
     digit = np.empty(key.size, dtype=np.uint16)
+    order = None  # the identity before the first pass (its digits need no gather)
     for shift in range(0, max(bits, 1), 16):
         for lo in range(0, key.size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
-            digit[lo:lo + _BLOCK] = (key[order[lo:lo + _BLOCK]] >> shift) & 0xFFFF
-        order = order[np.argsort(digit, kind="stable")]
-    return order
+            part = key[lo:lo + _BLOCK] if order is None else key[order[lo:lo + _BLOCK]]
+            digit[lo:lo + _BLOCK] = (part >> shift) & 0xFFFF
+        step = np.argsort(digit, kind="stable")
+        order = step.astype(dtype) if order is None else order[step]
+        del step
+    return order if order is not None else np.arange(key.size, dtype=dtype)
 
 
 class _Plan:
@@ -985,7 +988,8 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             weights_all.append(weights)
         traj_all, state, every, staleness = run_levels(
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
-            weights_all, unicast, link_round, np.asarray(alg.decision(state)))
+            weights_all, unicast, link_round, np.asarray(alg.decision(state)), with_staleness=keep == "all",
+            with_messages=recorded is not None)
         curves.record_rounds(1, traj_all[:, 1:])
         if recorded is not None:
             recorded.update(every)

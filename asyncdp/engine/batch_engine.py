@@ -35,11 +35,16 @@ reference (and the engine of one-off runs with a progress bar). Speed
 (BENCHMARKS.md, measured on 2 shared cores): ``R`` runs cost one rule call
 per round (or per dependency level and round) plus array work linear in
 ``R``. For 10^4 runs of ``examples/async_lossy_links.py`` (10 agents, 60
-rounds) a run costs about 0.3 ms under its deadline timing (50-70x less than
-a SimPy run) and about 0.65 ms with ``Async(rate=1.0)`` (22-24x less).
-One run of 10^6 agents in lockstep rounds (T = 10) costs about 11 s of CPU;
-one deadline run of 10^4 agents on a fresh random graph every round (8·10^6
-messages) about 5 s and 1.4 GB (the vectorized stream layout below).
+rounds) a run costs about 0.3 ms of CPU under its deadline timing (50-70x
+less than a SimPy run) and about 0.6 ms with ``Async(rate=1.0)`` (about 30x
+less, without or with transcripts). One run of 10^6 agents in lockstep
+rounds (T = 10) costs about 11 s of CPU and 1.4 GB; one deadline run on a
+fresh random graph every round (the vectorized stream layout below) about
+4 s and 0.9 GB at 10^4 agents (8·10^6 messages) and about 58 s of CPU and
+7.9 GB at 10^5 agents (8·10^7 messages; 3 GB of it the graph sequence).
+:meth:`BatchResult.schedules` gives every run's realized schedule as
+columns for a fraction of the simulation's cost: what the privacy checker
+reads (it never rebuilds runs' schedules one by one).
 
 Random-stream layout of run 0 of a timed batch (``layout=``,
 :mod:`asyncdp.engine.batch_deadline`): ``"simpy"`` (the SimPy engine's

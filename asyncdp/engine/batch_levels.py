@@ -85,6 +85,8 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     changed_at = [0] * (horizon + 1)  # step of the last change of each round's levels
     done_at = [-1] * (horizon + 1)  # step of each round's last computation
     step = 0
+    gathered = np.empty(needs.shape[1:], dtype=itype)  # one round's needs, gathered (no allocation per round)
+    need = np.empty((n, runs), dtype=itype)
     while True:
         changed = False
         for t in range(1, horizon + 1):
@@ -92,7 +94,9 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
                 continue  # nothing it reads has changed since
             step += 1
             done_at[t] = step
-            need = flat[needs[t - 1]].max(axis=0) + 1
+            np.take(flat, needs[t - 1], out=gathered)
+            np.max(gathered, axis=0, out=need)
+            need += 1
             if (need > lev[t]).any():
                 np.maximum(lev[t], need, out=lev[t])
                 changed_at[t] = step
@@ -108,7 +112,8 @@ def _gather(state: dict[str, np.ndarray], rr: np.ndarray, ii: np.ndarray) -> dic
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
                source: list[np.ndarray], weights: list[np.ndarray], unicast: bool, link_round: np.ndarray,
-               decision0: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+               decision0: np.ndarray, with_staleness: bool = True, with_messages: bool = True
+               ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray | None]:
     """Every combine of every run in level order.
 
     Args:
@@ -117,6 +122,9 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         used, source, weights: per round ``(R, nnz)``: the entries combined, their messages' rounds, the weights.
         unicast: the mode; link_round: ``(L, T + 1)`` message number of each link and round (unicast).
         decision0: the initial decisions ``(R, N, n)``.
+        with_staleness: compute the staleness (``False``: ``None`` is returned in its place).
+        with_messages: return the messages (``False``: an empty dict; unicast messages are then not
+            scattered into the ``(R, T, N, N, d)`` transcript layout, which only transcripts need).
 
     Returns:
         ``(trajectory (R, T + 1, N, n), final state, messages, staleness (R, T, N))``; ``messages`` in the
@@ -127,7 +135,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     lev = levels(plan, used, source)
     traj = np.empty((runs, horizon + 1) + decision0.shape[1:])
     traj[:, 0] = decision0
-    staleness = np.zeros((runs, horizon, n), dtype=np.int64)
+    staleness = np.zeros((runs, horizon, n), dtype=np.int64) if with_staleness else None
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     decls = {t: {ch.name: alg.noise(t, ch.name) for _, ch in noisy} for t in range(1, horizon + 1)}
     own_rows = runs * horizon * n  # store: every agent's own message (broadcast: the message) of every round
@@ -151,18 +159,23 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     def put(name: str, rows_: np.ndarray, values: np.ndarray) -> None:
         arr = store.get(name)
         if arr is None:
-            extra = runs * total if unicast else 0
-            arr = store[name] = np.full((own_rows + extra,) + values.shape[1:], np.nan)
+            # broadcast: every row is written before it is read (round 1 of every agent below, round t + 1 by its
+            # round-t combine, which every agent of every run has), so the store needs no filling
+            arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
+                                 np.empty((own_rows,) + values.shape[1:]))
         arr[rows_] = values
 
-    def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None) -> None:
+    def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
+             fi: np.ndarray | None = None) -> None:
         """Round-``s`` messages of the pairs ``(rr, ii)`` (their states are after round ``s - 1``).
 
-        ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them.
+        ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them;
+        ``fi``: the pairs' flat indices ``rr * N + ii``, if the caller has them.
         """
         own_at = (rr * horizon + (s - 1)) * n + ii
         if not unicast:
-            std = {name: block[rr, ii][None] for name, block in blocks[s].items()}
+            flat = rr * n + ii if fi is None else fi
+            std = {name: block.reshape((runs * n,) + block.shape[2:])[flat][None] for name, block in blocks[s].items()}
             mine = _gather(state, rr, ii) if current is None else current
             for name, arr in alg.message(mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
@@ -234,9 +247,9 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             flat_state[k][fi] = v[0]
         flat_traj[(rr * (horizon + 1) + t) * n + agents] = np.asarray(alg.decision(new))[0]
         if t < horizon:
-            emit(rr, agents, t + 1, new)
+            emit(rr, agents, t + 1, new, fi)
     messages = {}
-    for name, arr in store.items():
+    for name, arr in store.items() if with_messages else ():
         if not unicast:
             messages[name] = arr[:own_rows].reshape((runs, horizon, n) + arr.shape[1:])
         else:
@@ -249,14 +262,14 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
-                  staleness: np.ndarray) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
+                  staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
     """Per round, every run's realized rows as one CSR matrix over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level), each row's entries in the weight row's order. The store's rows:
     broadcast, ``(run * T + round - 1) * N + agent`` (the agent's message of that round); unicast, the
     senders' own terms likewise, then ``own_rows + run * M + message`` for the copies. Fills
-    ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none).
+    ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none), unless it is ``None``.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
@@ -269,6 +282,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     run = np.arange(runs, dtype=itype)[:, None]
     groups: list[tuple[int, int, int, int]] = []
     rounds = []
+    small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
@@ -281,13 +295,15 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
             edge = np.flatnonzero(~diag)
             msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
             col[:, edge] = own_rows + run * itype(total) + msg.astype(itype)
-        age = np.where(use, t - src, 0)
-        staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
+        if staleness is not None:
+            age = np.where(use, t - src, 0)
+            staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
         counts = _row_count(indptr, use).reshape(-1)
         matrix = sp.csr_matrix((weights[t - 1][use], col[use], np.concatenate(([0], np.cumsum(counts)))),
                                shape=(runs * n, rows_total))
         level = lev[:, :, t].reshape(-1)
-        perm = np.argsort(level, kind="stable")
+        # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
+        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
         ordered = level[perm]
         matrix = matrix[perm]
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1

@@ -88,6 +88,17 @@ class RealizedSchedule:
             a.flags.writeable = False
         self._starts = np.searchsorted(rnd, np.arange(1, self.horizon + 2))
 
+    @classmethod
+    def _view(cls, num_agents: int, horizon: int, round: np.ndarray, receiver: np.ndarray, sender: np.ndarray,
+              weight: np.ndarray, sender_round: np.ndarray) -> RealizedSchedule:
+        """A schedule on columns already validated (read-only views of a :class:`RealizedSchedules`' columns)."""
+        out = cls.__new__(cls)
+        out.num_agents, out.horizon = num_agents, horizon
+        out.round, out.receiver, out.sender, out.weight, out.sender_round = round, receiver, sender, weight, \
+            sender_round
+        out._starts = np.searchsorted(round, np.arange(1, horizon + 2))
+        return out
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_rows(cls, num_agents: int, rows: Sequence[Sequence[Any]], sender_rounds: Sequence[Sequence[Any]]
@@ -217,8 +228,11 @@ class RealizedSchedules:
     order); run ``r``'s entries are ``offsets[r]:offsets[r + 1]``.
 
     It is also a sequence of :class:`RealizedSchedule`: ``len()`` is ``R``,
-    ``schedules[r]`` (or :meth:`run`) builds run ``r``'s schedule from its
-    slice, and iterating gives every run's, in order.
+    ``schedules[r]`` (or :meth:`run`) gives run ``r``'s schedule, a view of
+    its slice of the columns (no copy, no per-run validation: the columns are
+    validated once, here), and iterating gives every run's, in order.
+    :meth:`dense_runs` gives one round of every run as ``(R, N, N)`` arrays,
+    what the exact replay (:mod:`accounting.scheduled_replay`) reads.
 
     Args:
         num_agents, horizon: ``N`` and ``T``.
@@ -226,16 +240,22 @@ class RealizedSchedules:
         round, receiver, sender, weight, sender_round: the columns (as :class:`RealizedSchedule`'s).
 
     Raises:
-        ScenarioError: columns of different lengths or offsets that do not delimit them.
+        ScenarioError: columns of different lengths, offsets that do not
+            delimit them, or columns a :class:`RealizedSchedule` refuses (an index
+            out of range, a non-finite weight, a run's entries not sorted by round).
 
     Example:
         >>> one = RealizedSchedule.from_dense([np.eye(2)], [np.eye(2, dtype=int)])
         >>> both = RealizedSchedules.stack([one, one])
         >>> len(both), both[1] == one, both.offsets.tolist()
         (2, True, [0, 2, 4])
+        >>> w, rounds = both.dense_runs(1)
+        >>> w.shape, rounds[1].tolist()
+        ((2, 2, 2), [[1, 0], [0, 1]])
     """
 
-    __slots__ = ("num_agents", "horizon", "offsets", "round", "receiver", "sender", "weight", "sender_round")
+    __slots__ = ("num_agents", "horizon", "offsets", "round", "receiver", "sender", "weight", "sender_round",
+                 "_by_round")
 
     def __init__(self, num_agents: int, horizon: int, offsets: Any, round: Any, receiver: Any, sender: Any,
                  weight: Any, sender_round: Any) -> None:
@@ -250,11 +270,23 @@ class RealizedSchedules:
                                 "arrays of one length")
         if off.ndim != 1 or off.size < 1 or off[0] != 0 or off[-1] != w.size or (np.diff(off) < 0).any():
             raise ScenarioError(f"RealizedSchedules: offsets must rise from 0 to the number of entries ({w.size})")
+        rnd, recv, send, srnd = cols
+        if w.size:
+            if rnd.min() < 1 or rnd.max() > self.horizon or srnd.min() < 1 or srnd.max() > self.horizon:
+                raise ScenarioError(f"RealizedSchedules: rounds must lie in [1, {self.horizon}]")
+            if min(recv.min(), send.min()) < 0 or max(recv.max(), send.max()) >= self.num_agents:
+                raise ScenarioError(f"RealizedSchedules: agents must lie in [0, {self.num_agents})")
+            if not np.isfinite(w).all():
+                raise ScenarioError("RealizedSchedules: weights must be finite")
+            falls = np.flatnonzero(np.diff(rnd) < 0) + 1  # a round lower than the previous entry's ...
+            if np.isin(falls, off, invert=True).any():  # ... is allowed only where a new run starts
+                raise ScenarioError("RealizedSchedules: each run's entries must be sorted by round")
         self.offsets = off
         self.round, self.receiver, self.sender, self.sender_round = cols
         self.weight = w
         for a in (self.offsets, self.round, self.receiver, self.sender, self.weight, self.sender_round):
             a.flags.writeable = False
+        self._by_round: np.ndarray | None = None
 
     @classmethod
     def stack(cls, schedules: Sequence[RealizedSchedule]) -> RealizedSchedules:
@@ -291,8 +323,33 @@ class RealizedSchedules:
         if r >= self.runs:
             raise ScenarioError(f"RealizedSchedules: run must be < {self.runs} (the number of runs), got {r}")
         k = slice(int(self.offsets[r]), int(self.offsets[r + 1]))
-        return RealizedSchedule(self.num_agents, self.horizon, self.round[k], self.receiver[k], self.sender[k],
-                                self.weight[k], self.sender_round[k])
+        return RealizedSchedule._view(self.num_agents, self.horizon, self.round[k], self.receiver[k],
+                                      self.sender[k], self.weight[k], self.sender_round[k])
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Round ``t`` of every run as dense arrays ``(R, N, N)``: the weights and the sender rounds (0 where unused).
+
+        Row ``r`` is ``self[r].dense(t)``, built for all runs with one scatter
+        of the round's entries (the entries are grouped by round once, on the
+        first call).
+
+        Raises:
+            ScenarioError: ``t`` is not a round in ``[1, T]``.
+        """
+        t = check_integer(t, "round", minimum=1, error=ScenarioError, where="RealizedSchedules")
+        if t > self.horizon:
+            raise ScenarioError(f"RealizedSchedules: round must be <= {self.horizon}, got {t}")
+        if self._by_round is None:
+            self._by_round = np.argsort(self.round, kind="stable")  # by round, then run, then the run's order
+        by_round = self._by_round
+        lo, hi = np.searchsorted(self.round, [t, t + 1], sorter=by_round)
+        k = by_round[lo:hi]
+        run = np.searchsorted(self.offsets, k, side="right") - 1
+        weights = np.zeros((self.runs, self.num_agents, self.num_agents))
+        rounds = np.zeros((self.runs, self.num_agents, self.num_agents), dtype=np.int64)
+        weights[run, self.receiver[k], self.sender[k]] = self.weight[k]
+        rounds[run, self.receiver[k], self.sender[k]] = self.sender_round[k]
+        return weights, rounds
 
     def __getitem__(self, r: Any) -> Any:
         """``schedules[r]``: run ``r``'s :class:`RealizedSchedule`; ``schedules[a:b]``: those runs' columns."""

@@ -43,7 +43,10 @@ Which engine: this engine is the reference, one run at a time (about 15-20
 ms of CPU per run of ``examples/async_lossy_links.py``, deadline or async
 timing; BENCHMARKS.md). The batch engine (:mod:`asyncdp.engine.batch_engine`)
 runs every timing policy for many runs at once, its run 0 being this
-engine's run of the seed bit for bit, at a fraction of the cost per run.
+engine's run of the seed bit for bit, at a fraction of the cost per run
+(for 10^4 runs of that example about 0.3 ms of CPU per run under its
+deadline timing, 50-70x less, and about 0.6 ms with ``Async(rate=1.0)``,
+about 30x less); the privacy checker and sweeps use it for every timing.
 
 Garbage collection: by default (``freeze_gc=True``) a run (start-up included) starts with
 :func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and

@@ -105,7 +105,7 @@ class RoundClass:
     The adjacency of Cheng, Liao and Li (arXiv 2022), Def. 1, with their gradient bound (Assumption 1(d)):
     the changed round's two losses both have gradients of L2 norm at most ``bound`` on the domain; every
     other round's loss is the same in both sequences. Such a change reaches every agent (each computes its
-    block of the changed gradient), so the worst-case search (:mod:`asyncdp.privacy.worst_round`) replaces
+    block of the changed gradient), so the worst-case search (:mod:`asyncdp.privacy.worst_case`) replaces
     round ``t0``'s loss by opposite linear losses ``<g, x>``, ``<g', x>`` (sign patterns and coordinates of
     norm ``bound``, at the early rounds and the user's), then searches every round with Hypothesis.
 

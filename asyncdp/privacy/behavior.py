@@ -14,9 +14,13 @@ that round): both engines record those (``Result.messages``,
 ``BatchResult.messages``), while the transcript holds transmissions on links.
 
 Engines: ``engine="auto"`` uses the batch engine when it runs the scenario
-(lockstep, lossless broadcast rounds today) and the SimPy engine otherwise;
-both record the same messages and schedule for the same draws (tests enforce
-it). The engine used, and why, is recorded in :attr:`EngineRuns.engine`.
+(every timing, link model and mode) and the SimPy engine otherwise; both
+record the same messages and schedule for the same draws (tests enforce it).
+The engine used, and why, is recorded in :attr:`EngineRuns.engine`. On the
+batch engine the schedules of all runs are taken at once as columns
+(:meth:`~asyncdp.engine.batch_engine.BatchResult.schedules`), and
+:func:`replay_runs` hands them to the replay as one batch, so no run's
+schedule is rebuilt one by one.
 
 Seeds: the runs of one side of a check (``side`` 0: the scenario, 1: the
 adjacent one, further sides for other uses) have seeds
@@ -45,6 +49,7 @@ from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, scheduled
 from topology.validation import check_integer
 
 from ..algorithms.base import Algorithm
+from ..engine.schedule import RealizedSchedule
 from ..errors import ScenarioError
 from ..scenario import Scenario
 
@@ -64,14 +69,20 @@ class EngineRuns:
         seeds: the run seeds (see the module docstring).
         messages: per channel, ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, ``[sender, receiver]``),
             NaN where nothing was sent.
-        schedules: one :class:`~asyncdp.engine.schedule.RealizedSchedule` per run.
+        schedules: the realized schedules, a sequence of one
+            :class:`~asyncdp.engine.schedule.RealizedSchedule` per run: on the
+            batch engine every run's at once as columns
+            (:class:`~asyncdp.engine.schedule.RealizedSchedules`, whose items are views
+            of their slices; the exact replay reads its rounds for all runs at once),
+            or one schedule object repeated when every run has the topology's
+            (lockstep, lossless links); on the SimPy engine each run's.
         unicast: whether messages are per link.
     """
 
     engine: str
     seeds: tuple[int, ...]
     messages: dict[str, np.ndarray]
-    schedules: tuple[Any, ...]
+    schedules: Sequence[Any]
     unicast: bool
 
     @property
@@ -158,23 +169,23 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     if engine == "batch" and refusal is not None:
         raise ScenarioError(f"run_engine: engine='batch' refused: {refusal}")
     if engine != "simpy" and refusal is None:
-        shared = _lockstep_lossless(scenario)  # every run mixes with the topology's weights: one shared schedule
         batch = scenario.replace(seed=seeds[0]).run("batch", runs=runs, keep="all", transcripts=True)
         messages = {name: np.array(arr, dtype=float) for name, arr in batch.messages.items()}
-        if shared:
-            schedules = (batch.schedule(0),) * runs
-        else:
-            schedules = tuple(batch.schedule(r) for r in range(runs))
+        schedules: Sequence[Any]
+        if _lockstep_lossless(scenario):  # every run mixes with the topology's weights: one shared schedule
+            schedules = (RealizedSchedule.lockstep(scenario.topology, scenario.horizon),) * runs
+        else:  # every run's schedule as columns, built for all runs at once
+            schedules = batch.schedules()
         return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast)
     from tqdm.auto import tqdm
 
     per_run: list[dict[str, np.ndarray]] = []
-    schedules: list[Any] = []
+    one_by_one: list[Any] = []
     for s in tqdm(seeds, desc="engine runs", unit="run", disable=(None if progress is None else not progress),
                   leave=False):
         res = scenario.replace(seed=s, record_transcript=True).run()
         per_run.append(res.messages if res.messages is not None else _messages_of(res, alg, unicast))
-        schedules.append(res.schedule)
+        one_by_one.append(res.schedule)
     names = list(per_run[0])
     messages = {}
     for name in names:
@@ -184,7 +195,7 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             stacked[r, ..., :m[name].shape[-1]] = m[name]
         messages[name] = stacked
     why = "simpy" if engine == "simpy" else f"simpy (batch engine: {refusal})"
-    return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(schedules), unicast=unicast)
+    return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast)
 
 
 @dataclass(frozen=True)
@@ -264,7 +275,9 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
     alg = algorithm if algorithm is not None else scenario.algorithm.bind(scenario.problem)
     rule = AlgorithmChannelRule(alg, scenario.problem, scenario.initial_points())
     rule_p = None if adjacent is None else AlgorithmChannelRule(alg, adjacent.problem, adjacent.initial_points())
-    return scheduled_replay(runs.messages if messages is None else messages,
-                            list(runs.schedules if schedules is None else schedules),
+    chosen = runs.schedules if schedules is None else schedules
+    if not hasattr(chosen, "dense_runs"):  # a batch of schedules is read as one (ScheduleBatch)
+        chosen = list(chosen)
+    return scheduled_replay(runs.messages if messages is None else messages, chosen,
                             declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
                             pin_agent=pin_agent)

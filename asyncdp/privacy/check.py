@@ -178,6 +178,7 @@ def check_privacy(
         conformance_min_scale_ratio=find_figure(evidence, "conformance_min_scale_ratio"),
         worst_case_loss=find_figure(evidence, "worst_case_loss"),
         worst_case_pair=find_figure(evidence, "worst_case_pair"),
+        worst_case_runs=find_figure(evidence, "worst_case_runs"),
         worst_pair_script=find_figure(evidence, "worst_pair_script"),
         paper=None if ctx.paper is None else ctx.paper.paper.name,
         sensitivity_source=sensitivity_source(ctx),

@@ -16,8 +16,11 @@ that moves tells the problems apart with certainty (``delta = 1``).
 
 The runs must share one schedule (lockstep timing) for the profile to be
 *the* profile; under deadline or asynchronous timing each run's schedule
-gives its own profile and :func:`pair_profile` refuses to combine them
-(``reason`` says so).
+gives its own profile, and :func:`pair_profile` (with
+``schedule_confidence``) bounds their average over the sampled schedules
+from below. A pair whose shifts vary from run to run (a projection active on
+some runs) has no exact profile: :func:`scheduled_tilted_bound` bounds its
+``delta(epsilon)`` by importance sampling on realized schedules instead.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -41,7 +44,7 @@ from accounting.errors import AccountingError
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 
-__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "same_round_weights", "tilted_pair_bound"]
+__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,22 @@ def _one_schedule(runs: EngineRuns) -> bool:
     return all(s is first or s == first for s in runs.schedules)
 
 
-def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns) -> ExactProfile:
-    """The exact profile of a pair from its realized shifts, if they are the same on every run (module docstring).
+def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
+                 schedule_confidence: float | None = None) -> ExactProfile:
+    """The exact profile of a pair from its realized shifts, if they are fixed given the schedule (module docstring).
+
+    One schedule (lockstep): the shifts must be the same on every run; the
+    profile is then exact and a refutation has confidence 1. Several
+    schedules (deadline or asynchronous timing, lossy links), only with
+    ``schedule_confidence``: each run's schedule ``S`` has its own exact
+    profile ``delta_S``, known when the shifts are fixed given ``S`` — checked
+    on the runs: either every run has the same shifts (then every sampled
+    schedule has that profile), or the runs are grouped by schedule and every
+    group (at least 2 runs each) has fixed shifts. The pair's
+    ``delta(epsilon) = E_S[delta_S(epsilon)]`` (the observer sees the
+    schedule) is then bounded from below from the runs' i.i.d. schedules by
+    :func:`accounting.profiles.schedule_average_lower` at
+    ``schedule_confidence``: exact profiles, the sampling of schedules the only error.
 
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
@@ -74,18 +91,20 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns) ->
             or the replay's error.
         scenario: the pair's first scenario (its algorithm's declared noise).
         runs: the engine runs the shifts come from.
+        schedule_confidence: the level of the average over schedules (``None``: one schedule only).
 
     Returns:
         An :class:`ExactProfile`.
     """
-    from accounting.profiles import profile_from_shifts
-    from accounting.refutation import refute
+    from accounting.profiles import profile_from_shifts, schedule_average_lower
+    from accounting.refutation import check_epsilon, refute
 
     if isinstance(shifts, AccountingError):
         return ExactProfile(None, f"no exact profile: {shifts}")
     if runs.runs < 2:
         return ExactProfile(None, "no exact profile: one run cannot show that the shifts are fixed")
-    if not _one_schedule(runs):
+    one = _one_schedule(runs)
+    if not one and schedule_confidence is None:
         return ExactProfile(None, "no exact profile: the runs have different schedules (deadline or asynchronous "
                                   "timing, or lossy links): each schedule has its own profile")
     noise = {c: ch for c, ch in declared_noise(scenario.algorithm.bind(scenario.problem), scenario.horizon).items()
@@ -95,17 +114,49 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns) ->
         keep = np.zeros(scenario.horizon, dtype=bool)
         keep[ctx.focus] = True
         use = {c: np.where(keep.reshape((1, -1) + (1,) * (s.ndim - 2)), s, np.nan) for c, s in use.items()}
+    scales = {c: ch.scales for c, ch in noise.items()}
+    mechs = {c: str(ch.mechanism) for c, ch in noise.items()}
     try:
-        chk = profile_from_shifts(use, {c: ch.scales for c, ch in noise.items()},
-                                  {c: str(ch.mechanism) for c, ch in noise.items()})
+        chk = profile_from_shifts(use, scales, mechs)
+        groups: list[list[int]] = []
+        if not one and chk.profile is None and chk.noise_free is None:  # fixed given each schedule?
+            by_id: dict[int, list[int]] = {}
+            for r, sched in enumerate(runs.schedules):
+                by_id.setdefault(id(sched), []).append(r)
+            groups = list(by_id.values())
+            if min(len(g) for g in groups) < 2:
+                return ExactProfile(None, f"{chk.reason}; the runs' schedules differ and some were sampled once, so "
+                                          "no per-schedule profile can be checked")
+            checks = [profile_from_shifts({c: s[g] for c, s in use.items()}, scales, mechs) for g in groups]
     except AccountingError as exc:
         return ExactProfile(None, f"no exact profile: {exc}")
     if chk.noise_free is not None:
         return ExactProfile(None, chk.reason, certain=True)
-    if chk.profile is None:
-        return ExactProfile(None, chk.reason)
-    return ExactProfile(refute((ctx.epsilon_claimed, ctx.delta_claimed), profile=chk.profile,
-                               delta=ctx.delta_claimed), chk.reason)
+    claim = (ctx.epsilon_claimed, ctx.delta_claimed)
+    if one:
+        if chk.profile is None:
+            return ExactProfile(None, chk.reason)
+        return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
+    assert schedule_confidence is not None
+    if groups:
+        bad = next((c for c in checks if c.profile is None), None)
+        if bad is not None:
+            return ExactProfile(None, bad.reason, certain=bad.noise_free is not None)
+        per_run: list[Any] = [None] * runs.runs
+        for g, c in zip(groups, checks):
+            for r in g:
+                per_run[r] = c.profile
+        reason = (f"the shifts are fixed given each of the {len(groups)} sampled schedules: one exact profile per "
+                  "schedule, averaged over the runs' schedules")
+    else:
+        assert chk.profile is not None
+        per_run = [chk.profile] * runs.runs
+        reason = (f"{chk.reason}, on {runs.runs} runs with different schedules: every sampled schedule has this "
+                  "exact profile, averaged over the runs' schedules")
+    eps = check_epsilon(claim, ctx.delta_claimed)
+    bound = schedule_average_lower(per_run, eps, confidence=schedule_confidence)
+    bound = dataclasses.replace(bound, method="schedule average of exact profiles")
+    return ExactProfile(refute(claim, bounds=[bound], delta=ctx.delta_claimed), reason)
 
 
 def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
@@ -133,11 +184,13 @@ def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
     return float(np.sqrt((ratio**2).sum()))
 
 
-def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
+def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> float | None:
     """The median over runs of the pair's realized Gaussian ``mu = sqrt(sum_t ||shift_t / std_t||^2)``, or ``None``.
 
+    ``focus`` (a per-iteration claim's round, 0-based) keeps that round only.
+
     From the realized shifts of engine runs drawn independently of the
-    transcripts it will tilt (:func:`tilted_pair_bound`): it only sets how
+    transcripts it will tilt (:func:`scheduled_tilted_bound`): it only sets how
     tight the importance-sampling bound is, never whether it holds.
 
     Example:
@@ -156,85 +209,88 @@ def realized_mu(shifts: Any, scenario: Scenario) -> float | None:
     scales = np.asarray(ch.scales, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(scales[None, :, None, None] > 0, s / np.where(scales > 0, scales, 1.0)[None, :, None, None], 0.0)
+    if focus is not None:
+        z = z[:, focus:focus + 1]
     mu = np.sqrt(np.nansum(z * z, axis=(1, 2, 3)))
     return float(np.median(mu)) if mu.size else None
 
 
-def same_round_weights(schedule: Any, horizon: int) -> list[np.ndarray] | None:
-    """The schedule's weights per round when every combination uses messages of its own round, else ``None``.
+def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,
+                           mu: float | None = None, pilot: EngineRuns | None = None) -> Any:
+    """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling on realized schedules.
 
-    Such a schedule (lockstep rounds, or deadline rounds in which every
-    message arrived in time) is a lockstep replay with these weights.
-
-    Example:
-        >>> from asyncdp.engine.schedule import RealizedSchedule
-        >>> s = RealizedSchedule.from_dense([np.array([[0.5, 0.5], [0.0, 1.0]])], [np.array([[1, 1], [0, 1]])])
-        >>> same_round_weights(s, 1)[0].tolist()
-        [[0.5, 0.5], [0.0, 1.0]]
-    """
-    out = []
-    for t in range(1, horizon + 1):
-        w, src = schedule.dense(t)
-        w = np.asarray(w, dtype=float)
-        if (np.asarray(src)[w != 0] != t).any():
-            return None
-        out.append(w)
-    return out
-
-
-def tilted_pair_bound(ctx: Any, p: Scenario, q: Scenario, *, runs: int, confidence: float, seed: int,
-                      mu: float | None = None, schedule: Any = None) -> Any:
-    """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling, or why there is none.
-
-    Lockstep Gaussian transcripts of the pair are drawn under the round-by-round
-    exponential tilt toward ``P``'s high-loss tail, with exact likelihood
-    ratios (:func:`accounting.tilted_replay.tilted_transcripts`), and
-    :func:`accounting.delta_bounds.importance_delta_lower` bounds
-    ``delta(epsilon) = E_Q[w (1 - e^(epsilon - L))_+]`` from below at
+    Any timing: one transcript of the pair per realized schedule of ``runs``
+    is drawn under the release-by-release exponential tilt toward ``P``'s
+    high-loss tail (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`:
+    the algorithm's own R and U steps, every agent's releases drawn in the
+    run's causal order, the declared Gaussian noise, exact likelihood
+    ratios), and :func:`accounting.delta_bounds.importance_delta_lower` bounds
+    ``delta(epsilon) = E_S E_Q[w (1 - e^(epsilon - L))_+ | S]`` from below at
     ``confidence`` (empirical Bernstein on summands truncated at the tilt's
-    Chernoff cap; it holds whatever the cap). The tilt is set by the
-    accountant's own ``mu`` (:func:`accountant_mu`), never by the rule's
-    declarations. Applies to one Gaussian channel, broadcast, lockstep, a
-    claim over the run (a per-iteration claim is left to the exact profile).
-    ``mu`` (e.g. :func:`realized_mu` of independent runs of the pair) sets
-    the tilt instead when given: the bound holds for any tilt.
+    Chernoff cap: valid whatever the realized shifts, e.g. a projection active
+    on some runs). Why it is sound:
+
+    * the schedules of ``runs`` are i.i.d. draws of the engine's timing
+      model, independent of the data and the noise, and (the caller's duty)
+      of how the pair was chosen: the summands are then i.i.d. with mean the
+      pair's ``delta(epsilon)`` given that the observer sees the schedule
+      (the convention of the exact replay);
+    * the transcripts follow the algorithm's own steps on those schedules,
+      so their law under ``P`` is the engine's given the declared noise,
+      which the conformance test checks on the engine's runs;
+    * the tilt and the cap are fixed before the draw: from ``mu`` if given,
+      else from the median realized ``mu`` of untilted transcripts on the
+      schedules of ``pilot`` (independent of ``runs`` and of the draw), else
+      the accountant's own (:func:`accountant_mu`). They set how tight the
+      bound is, never whether it holds.
+
+    A per-iteration claim tilts and bounds the focus round only. Applies to
+    broadcast runs whose noisy channels are all Gaussian.
 
     Args:
-        ctx: the check's context.
+        ctx: the check's context (the claim's epsilon, the focus round).
         p, q: the pair.
-        runs: transcripts to draw (``>= 2``).
+        runs: engine runs whose schedules (and which releases happened) are used, one transcript each.
         confidence: the bound's level.
-        seed: the draw's seed.
-        mu: the tilt's ``mu`` (default :func:`accountant_mu`).
-        schedule: the realized schedule every run of the pair shares (its
-            weights replace the topology's; it must use same-round messages
-            only: :func:`same_round_weights`), or ``None`` for lockstep rounds.
+        seed: the draws' seed.
+        mu: the tilt's ``mu``.
+        pilot: engine runs whose schedules set ``mu`` (first 32).
 
     Returns:
         ``(bound, None)`` with a :class:`accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
     """
     from accounting.delta_bounds import importance_delta_lower
-    from accounting.tilted_replay import tilted_transcripts
+    from accounting.tilted_replay import tilted_scheduled_transcripts
 
-    from .replay import replay_rule, replay_setup
+    from .behavior import AlgorithmChannelRule
 
+    if runs.unicast or p.mode != "broadcast":
+        return None, "importance sampling: needs broadcast messages"
+    alg = p.algorithm.bind(p.problem)
+    noise = declared_noise(alg, p.horizon)
+    if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):
+        return None, "importance sampling: needs Gaussian noise on every noisy channel"
+    rounds = None
     if ctx.focus is not None:
-        return None, "importance sampling: a per-iteration claim"
-    if p.mode != "broadcast" or len(p.algorithm.noisy_channels()) != 1:
-        return None, "importance sampling: needs one broadcast Gaussian channel"
-    mu = accountant_mu(ctx, p) if mu is None or not mu > 0 else mu
-    if mu is None or mu == 0:
-        return None, "importance sampling: the accountant's sensitivity gives no finite Gaussian mu"
-    setup = replay_setup(p)
-    if schedule is not None:
-        weights = same_round_weights(schedule, p.horizon)
-        if weights is None:
-            return None, "importance sampling: the schedule combines messages of other rounds"
-        setup = dataclasses.replace(setup, weights=weights)
+        rounds = np.zeros(p.horizon, dtype=bool)
+        rounds[ctx.focus] = True
+    rule = AlgorithmChannelRule(alg, p.problem, p.initial_points())
+    rule_q = AlgorithmChannelRule(alg, q.problem, q.initial_points())
+    eps = ctx.epsilon_claimed
     try:
-        t = tilted_transcripts(setup, replay_rule(p), replay_rule(q), runs, epsilon=ctx.epsilon_claimed,
-                               mu_bound=mu, seed=seed)
-        return importance_delta_lower(t.losses, t.log_weights, ctx.epsilon_claimed, confidence=confidence,
-                                      cap=t.cap), None
+        if (mu is None or not mu > 0) and pilot is not None:
+            k = min(32, pilot.runs)
+            if k >= 2:
+                plain = tilted_scheduled_transcripts({c: m[:k] for c, m in pilot.messages.items()},
+                                                     list(pilot.schedules[:k]), noise, rule, rule_q, epsilon=eps,
+                                                     mu_bound=1.0, seed=seed + 1, tilt=0.0, rounds=rounds)
+                mu = float(np.median(plain.realized_mu))
+        if mu is None or not mu > 0:
+            mu = accountant_mu(ctx, p)
+        if mu is None or not mu > 0:
+            return None, "importance sampling: no finite Gaussian mu to set the tilt"
+        t = tilted_scheduled_transcripts(runs.messages, list(runs.schedules), noise, rule, rule_q, epsilon=eps,
+                                         mu_bound=mu, seed=seed, rounds=rounds)
+        return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:
         return None, f"importance sampling: {exc}"

@@ -51,6 +51,9 @@ class PrivacyCheckReport:
     """The largest constructed-transcript privacy loss of the worst-case search."""
     worst_case_pair: str | None = None
     """How the worst pair was built."""
+    worst_case_runs: int | None = None
+    """Engine runs of the worst pair the check simulated (claims with delta > 0; at most ``--runs``: a sequential
+    plan stops at the first look that decides)."""
     worst_pair_script: str | None = None
     """A runnable script of the worst pair (not in the table; ``asyncdp privacy check --worst-pair FILE`` writes it)."""
     paper: str | None = None

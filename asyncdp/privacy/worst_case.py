@@ -1,37 +1,63 @@
-"""The worst adjacent pair the accountant can construct: extremal costs plus a Hypothesis search.
+"""The worst adjacent pair the accountant can construct: extremal members of the adjacency class plus a search.
 
 The user's adjacent pair is one point of the adjacency class; a claim must
-hold for every pair in it. For papers whose sensitivity bound assumes only
-a gradient bound (``||grad f||_2 <= C2``; the paper record's ``adjacency``),
-the changed agent's cost is replaced by extremal costs of that class
-(:class:`~asyncdp.problems.costs.LinearOverride`):
+hold for every pair in it. The paper record's ``adjacency`` declares the
+class, and one search covers both kinds:
 
-* opposite linear costs ``f = <g, x>``, ``f' = -<g, x>`` along every
-  coordinate (``g = C2 e_k``), and, for an L1 bound, along sign patterns
-  (``g = C2 s / sqrt(n)``, ``s in {-1, 1}^n``), which attain Lemma-4-type
-  bounds ``2 C2 sqrt(n) gamma``;
-* then a Hypothesis search (``hypothesis.target``) over pairs of gradients of
-  norm ``C2``, starting anywhere, maximizing the loss below.
+* **one agent's cost** (:class:`~asyncdp.papers.GradientClass`, the
+  sensitivity bound assumes only a gradient bound ``||grad f||_2 <= C2``, or a
+  bound on the gradient difference): the changed agent's cost is replaced by
+  linear costs (:class:`~asyncdp.problems.costs.LinearOverride`), opposite
+  along every coordinate (``g = C2 e_k``) and, for an L1 bound, along sign
+  patterns (``g = C2 s / sqrt(n)``), which attain Lemma-4-type bounds
+  ``2 C2 sqrt(n) gamma``;
+* **one round's loss** (:class:`~asyncdp.papers.RoundClass`, round adjacency of
+  online losses, Cheng, Liao and Li, arXiv 2022, Def. 1): round ``t0``'s loss
+  is replaced by linear losses (:class:`~asyncdp.problems.online.LinearRound`)
+  along the same sign patterns and coordinates, at the rounds ``t0 = 1..8``
+  (:data:`EXTREMAL_ROUNDS`: an early change reaches the most releases) and
+  the user's changed round.
 
-Every other agent's cost, the algorithm (bound to the user's problem, so the
-same noise and steps) and the initial points are kept. Round adjacency of
-online losses (a :class:`~asyncdp.papers.RoundClass`) has its own
-construction, :mod:`asyncdp.privacy.worst_round`.
+Then a Hypothesis search (``hypothesis.target``) over pairs of the class
+(two gradients of the class's norm; for round adjacency any round
+``t0 = 1..T-1``), seeded with the best extremal pairs. Every other cost, the
+algorithm (bound to the user's problem: the same noise, clipping and steps)
+and the initial points are kept. Only the candidate generation differs per
+class (:class:`_Family`); the search, the objective and the verdict are shared.
 
-The loss of a candidate pair is computed on the realized schedules of the
+The loss of a candidate is computed on the realized schedules of the
 engine's runs of the user's scenario (the schedule does not depend on the
-costs): the changed agent's messages are *constructed*, each equal to its
+costs): the changed agent's messages (every agent's under round adjacency:
+the change reaches each agent's block) are *constructed*, each equal to its
 noise-free value under ``P`` (``pin_agent`` of
 :func:`accounting.scheduled_replay.scheduled_replay`), the other agents'
-are the recorded ones. With Laplace noise each round then contributes its
+are the recorded ones. With Laplace noise each release then contributes its
 largest possible loss ``||mu - mu'||_1 / b``. The loss is continuous in the
 transcript and the transcript density is positive everywhere, so a
 constructed transcript with loss ``L > epsilon`` proves that a set of
 positive probability has ``P(S) > e^epsilon P'(S)``: a pure-DP claim is
 refuted, given the declared noise (which the conformance test checks).
-For claims with ``delta > 0`` the best pair is run on the real engine and
-its exact losses audited (:func:`accounting.auditors.plrv_audit` with the
-threshold-event lower bound of :func:`accounting.delta_bounds.threshold_delta_lower`).
+
+The objective (:func:`profile_objective`). For a pure claim the search
+maximizes the constructed loss, which is what refutes it. For a claim with
+``delta > 0`` and Gaussian noise it maximizes the pair's privacy profile at
+the claimed epsilon, ``delta(epsilon)``, not one transcript's loss: on a
+constructed Gaussian transcript release ``r`` loses exactly ``mu_r^2 / 2``
+(``y = m``: ``(||m - m'||^2) / (2 s^2)``), so each evaluated schedule gives
+the composed ``mu_S = sqrt(2 L_S)`` of the pair's shifts along it, and the
+objective is the average over the evaluated schedules of the exact Gaussian
+profile ``delta_(mu_S)(epsilon)``. Where the shifts are fixed given the
+schedule (linear costs, no projection or clipping active) that is the exact
+profile of the pair on those schedules; where a projection makes them vary
+it is a proxy (the composed ``mu`` of the shifts along the noise-free
+transcript). The two objectives differ: a pair whose loss is large on one
+schedule and small on the others has a larger largest loss but a smaller
+profile than a pair with moderate shifts on every schedule. With Laplace
+noise the largest loss stays the objective (its profile needs a privacy loss
+distribution per candidate).
+
+The found pair's verdict on a claim with ``delta > 0`` is
+:func:`asyncdp.privacy.worst_pair.delta_evidence`.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -54,35 +80,49 @@ import numpy as np
 
 from ..papers import AdjacencyClass, GradientClass, RoundClass, find_paper
 from ..problems.costs import LinearOverride
+from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
-from .behavior import EngineRuns, replay_runs
+from .behavior import EngineRuns, declared_noise, replay_runs
 
-__all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "candidate_scenarios", "constructed_loss", "search_pairs",
-           "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS"]
+__all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
+           "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
+           "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns are tried (all of them for ``n <= 6``)."""
 
+EXTREMAL_ROUNDS = 8
+"""Round adjacency: the extremal pairs change rounds ``1..EXTREMAL_ROUNDS`` (and the user's changed round); the
+Hypothesis search draws from every round, so a long horizon does not multiply the candidates."""
+
+_CANDIDATE_RUNS = 16
+"""Engine runs whose realized schedules each extremal candidate is evaluated on."""
+
 
 @dataclass(frozen=True)
 class CandidatePair:
-    """A constructed adjacent pair: the changed agent's linear costs under ``P`` and ``P'``.
+    """A constructed adjacent pair: the changed agent's (or round's) linear costs under ``P`` and ``P'``.
 
     Attributes:
-        label: how it was built (e.g. ``"sign pattern (+1, -1)"``, ``"hypothesis search"``).
-        agent: the changed agent.
+        label: how it was built (e.g. ``"sign pattern (+1, -1)"``, ``"round 1, coordinate 0 (+)"``,
+            ``"hypothesis search"``).
+        agent: the changed agent (``None`` under round adjacency: every agent's input changes).
         gradient, gradient_prime: ``g`` and ``g'`` of ``f = <g, x>``, ``f' = <g', x>``.
         loss: the largest constructed-transcript loss found for it (``nan`` before evaluation).
         run: the engine run whose schedule gave that loss.
+        round_index: the changed round ``t0`` under round adjacency, else ``None``.
+        objective: what the search maximized (:func:`profile_objective`; ``nan`` before evaluation).
     """
 
     label: str
-    agent: int
+    agent: int | None
     gradient: tuple[float, ...]
     gradient_prime: tuple[float, ...]
     loss: float = math.nan
     run: int | None = None
+    round_index: int | None = None
+    objective: float = math.nan
 
 
 def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
@@ -90,7 +130,7 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
 
     Raises:
         PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`
-            or :class:`~asyncdp.papers.RoundClass` (round adjacency: :mod:`asyncdp.privacy.worst_round`).
+            or :class:`~asyncdp.papers.RoundClass`.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -109,8 +149,22 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     return cls
 
 
+def _directions(n: int, bound: float, norm: str) -> list[tuple[str, np.ndarray]]:
+    """Sign patterns (an L1 bound) then coordinates, each scaled to ``bound`` in L2 norm."""
+    out: list[tuple[str, np.ndarray]] = []
+    if norm == "l1":
+        patterns: Any = itertools.product((1.0, -1.0), repeat=n)
+        for s in itertools.islice(patterns, MAX_SIGN_PATTERNS):
+            out.append((f"sign pattern ({', '.join(f'{v:+.0f}' for v in s)})", bound * np.array(s) / math.sqrt(n)))
+    if not (norm == "l1" and n == 1):  # in one dimension the sign patterns are the coordinates
+        for k in range(n):
+            for sign in (1.0, -1.0):
+                out.append((f"coordinate {k} ({'+' if sign > 0 else '-'})", sign * bound * np.eye(n)[k]))
+    return out
+
+
 def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """The extremal gradient pairs of the paper's adjacency class (module docstring), ``[]`` if it has none.
+    """The extremal gradient pairs of a one-agent class (module docstring), ``[]`` without one.
 
     Args:
         scenario: the scenario (its paper record's adjacency class gives ``C2`` and the norm).
@@ -120,28 +174,48 @@ def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray
         ``[(label, g, g')]``.
     """
     cls = adjacency_class(scenario)
-    if not isinstance(cls, GradientClass):  # none, or round adjacency (asyncdp.privacy.worst_round)
+    if not isinstance(cls, GradientClass):  # none, or round adjacency (extremal_round_pairs)
         return []
     n = scenario.problem.dim
     if cls.kind == "difference":  # g - g' on the extreme points of the norm ball of radius bound
         half = 0.5 * cls.bound
         return [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
                  -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
-    c2, norm = cls.bound, cls.norm
-    out = []
-    if norm == "l1":
-        patterns: Any = itertools.product((1.0, -1.0), repeat=n)
-        for s in itertools.islice(patterns, MAX_SIGN_PATTERNS):
-            g = c2 * np.array(s) / math.sqrt(n)
-            out.append((f"sign pattern ({', '.join(f'{v:+.0f}' for v in s)})", g, -g))
-    for k in range(n):
-        for sign in (1.0, -1.0):
-            g = np.zeros(n)
-            g[k] = sign * c2
-            if norm == "l1" and n == 1:
-                continue  # the sign patterns are the coordinates
-            out.append((f"coordinate {k} ({'+' if sign > 0 else '-'})", g, -g))
-    return out
+    return [(label, g, -g) for label, g in _directions(n, cls.bound, cls.norm)]
+
+
+def _rounds(scenario: Scenario) -> list[int]:
+    """The rounds whose change can reach a release: ``1..T-1`` (``[1]`` when ``T = 1``)."""
+    return list(range(1, max(scenario.horizon, 2)))
+
+
+def extremal_round_pairs(scenario: Scenario, cls: RoundClass | None = None, changed_round: int | None = None
+                         ) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+    """The extremal pairs of a round class (module docstring), ``[]`` without one.
+
+    Args:
+        scenario: an online scenario (its paper record's class gives ``L``, unless ``cls`` is given).
+        cls: the class (default: the paper record's, :func:`adjacency_class`).
+        changed_round: the user's changed round, also tried (if it reaches a release).
+
+    Returns:
+        ``[(label, t0, g, g')]``, round by round.
+
+    Example:
+        >>> from asyncdp.papers.dpsda.rule import DPSDAC
+        >>> pairs = extremal_round_pairs(DPSDAC.example_scenario())
+        >>> len(pairs), sorted({t0 for _, t0, _, _ in pairs}), pairs[0][:2]
+        (736, [1, 2, 3, 4, 5, 6, 7, 8], ('round 1, sign pattern (+1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1, +1)', 1))
+    """
+    if cls is None:
+        found = adjacency_class(scenario)
+        cls = found if isinstance(found, RoundClass) else None
+    if cls is None:
+        return []
+    shapes = _directions(scenario.problem.dim, cls.bound, cls.norm)
+    rounds = _rounds(scenario)
+    tried = sorted(set(rounds[:EXTREMAL_ROUNDS]) | ({changed_round} & set(rounds)))
+    return [(f"round {t0}, {label}", t0, g, -g) for t0 in tried for label, g in shapes]
 
 
 def candidate_scenarios(scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any
@@ -154,43 +228,35 @@ def candidate_scenarios(scenario: Scenario, agent: int, gradient: Any, gradient_
         >>> p.problem.costs.gradient(0, [0.0, 0.0]).tolist()
         [1.0, 0.0]
     """
+    return _with_costs(scenario, lambda costs, g: LinearOverride(costs, agent, g), gradient, gradient_prime)
+
+
+def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradient_prime: Any
+                    ) -> tuple[Scenario, Scenario]:
+    """The scenario pair of a candidate: round ``round_index``'s loss linear, the algorithm bound to the user's problem.
+
+    Example:
+        >>> from asyncdp.papers.dpsda.rule import DPSDAC
+        >>> sc = DPSDAC.example_scenario()
+        >>> p, q = round_scenarios(sc, 2, np.ones(14), -np.ones(14))
+        >>> q.problem.costs.round_gradient(2, np.zeros(14))[:3].tolist()
+        [-1.0, -1.0, -1.0]
+    """
+    return _with_costs(scenario, lambda costs, g: LinearRound(costs, round_index, g), gradient, gradient_prime)
+
+
+def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
     alg = scenario.algorithm.bind(scenario.problem)  # its constants are filled: rebinding keeps them
     base = scenario.problem
 
-    def with_cost(g: Any) -> Scenario:
-        problem = Problem(base.domain, LinearOverride(base.costs, agent, g))
+    def one(g: Any) -> Scenario:
+        problem = Problem(base.domain, build(base.costs, g))
         return scenario.replace(problem=problem, algorithm=alg, x0=scenario.initial_points())
 
-    return with_cost(gradient), with_cost(gradient_prime)
+    return one(gradient), one(gradient_prime)
 
 
-def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
-                     max_runs: int | None = None) -> tuple[float, int]:
-    """The largest constructed-transcript loss of a candidate pair over the recorded runs' schedules.
-
-    Args:
-        runs: the engine runs of the user's scenario (their schedules and the other agents' messages).
-        scenario: the user's scenario.
-        agent: the changed agent.
-        gradient, gradient_prime: the candidate's ``g`` and ``g'``.
-        max_runs: use only the first runs.
-
-    Returns:
-        ``(loss, run)``.
-    """
-    k = runs.runs if max_runs is None else min(max_runs, runs.runs)
-    p, q = candidate_scenarios(scenario, agent, gradient, gradient_prime)
-    sub = EngineRuns(runs.engine, runs.seeds[:k], {c: m[:k] for c, m in runs.messages.items()}, runs.schedules[:k],
-                     runs.unicast)
-    built = construct_transcript(sub, p, agent)
-    # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
-    out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
-    assert out.losses is not None
-    r = int(np.argmax(out.losses))
-    return float(out.losses[r]), r
-
-
-def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int) -> dict[str, np.ndarray]:
+def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int | Sequence[int]) -> dict[str, np.ndarray]:
     """The runs' transcripts with ``agent``'s messages (and every noise-free release) set to their values under ``scenario``.
 
     One pass of :func:`accounting.scheduled_replay.scheduled_replay` with
@@ -204,7 +270,7 @@ def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int) -> di
     Args:
         runs: the engine runs (schedules and the other agents' messages).
         scenario: the problem whose noise-free values are pinned (the candidate's ``P``).
-        agent: the pinned agent.
+        agent: the pinned agent, or agents (round adjacency: all of them).
 
     Returns:
         Per channel, the constructed messages.
@@ -216,80 +282,260 @@ def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int) -> di
 
     built: dict[str, np.ndarray] | None = None
     for _ in range(scenario.horizon + 1):
-        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent, messages=built).messages
+        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent,  # type: ignore[arg-type]
+                          messages=built).messages
         assert nxt is not None
         if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
             return nxt
         built = {c: np.array(m) for c, m in nxt.items()}
-    raise AccountingError(f"the constructed transcript of agent {agent} did not settle within "
+    raise AccountingError(f"the constructed transcript of agent(s) {agent} did not settle within "
                           f"{scenario.horizon + 1} passes")
 
 
-def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int, *, examples: int = 30, max_runs: int = 8,
-                 start: Sequence[CandidatePair] = ()) -> CandidatePair:
-    """Hypothesis search (``hypothesis.target``) for the pair of the class with the largest loss.
+@dataclass(frozen=True)
+class _Family:
+    """The class-specific part of the search: candidate generation for one adjacency class.
 
-    ``kind="each"``: two gradients of L2 norm ``C2``; ``kind="difference"``: ``g = d / 2``, ``g' = -d / 2``
-    with ``||d|| = C2`` in the class's norm.
+    Attributes:
+        cls: the class.
+        agent: the changed agent (one agent's cost), or ``None`` (round adjacency).
+        rounds: the rounds the Hypothesis search may change (round adjacency), else ``()``.
+    """
 
-    Derandomized and without a database, so the same inputs give the same
-    pair. Directions are drawn in ``[-1, 1]^n`` and scaled to norm ``C2``;
-    the best extremal pairs are tried first (``start``).
+    cls: GradientClass | RoundClass
+    agent: int | None
+    rounds: tuple[int, ...] = ()
+
+    def extremes(self, scenario: Scenario, changed_round: int | None) -> list[tuple[str, int | None, Any, Any]]:
+        if self.agent is not None:
+            return [(label, None, g, gp) for label, g, gp in extremal_pairs(scenario, self.agent)]
+        assert isinstance(self.cls, RoundClass)
+        return [(label, t0, g, gp) for label, t0, g, gp in extremal_round_pairs(scenario, self.cls, changed_round)]
+
+    def scenarios(self, scenario: Scenario, round_index: int | None, g: Any, gp: Any) -> tuple[Scenario, Scenario]:
+        if self.agent is not None:
+            return candidate_scenarios(scenario, self.agent, g, gp)
+        assert round_index is not None
+        return round_scenarios(scenario, round_index, g, gp)
+
+    def rows(self, runs: EngineRuns, limit: int) -> list[int]:
+        """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
+        pinned: equal schedules then give equal losses)."""
+        if self.agent is not None:
+            return list(range(min(limit, runs.runs)))
+        seen: set[int] = set()
+        out = []
+        for r, s in enumerate(runs.schedules):
+            if id(s) not in seen:
+                seen.add(id(s))
+                out.append(r)
+                if len(out) == limit:
+                    break
+        return out
+
+    def pinned(self, scenario: Scenario) -> int | list[int]:
+        return self.agent if self.agent is not None else list(range(scenario.problem.num_agents))
+
+    def scaled(self, u: Sequence[float], v: Sequence[float]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Two Hypothesis directions in ``[-1, 1]^n`` as a pair of the class (``None`` for a degenerate draw).
+
+        ``kind="each"`` and round classes: two gradients of L2 norm ``bound``;
+        ``kind="difference"``: ``g = d / 2``, ``g' = -d / 2`` with ``||d|| = bound`` in the class's norm.
+        """
+        def scale(w: Sequence[float], order: float = 2) -> np.ndarray | None:
+            a = np.asarray(w, dtype=float)
+            norm = float(np.linalg.norm(a, ord=order))
+            return None if norm < 1e-6 else self.cls.bound * a / norm
+
+        if isinstance(self.cls, GradientClass) and self.cls.kind == "difference":
+            d = scale(u, 1 if self.cls.norm == "l1" else 2)
+            return (None, None) if d is None else (0.5 * d, -0.5 * d)
+        return scale(u), scale(v)
+
+
+def _family(scenario: Scenario, agent: int | None) -> _Family | None:
+    """The search family of the scenario's class for a change of ``agent`` (``None``: round adjacency)."""
+    cls = adjacency_class(scenario)
+    if agent is not None and isinstance(cls, GradientClass):
+        return _Family(cls, agent)
+    if agent is None and isinstance(cls, RoundClass):
+        return _Family(cls, None, tuple(_rounds(scenario)))
+    return None
+
+
+def constructed_losses(runs: EngineRuns, scenario: Scenario, agent: int | None, gradient: Any, gradient_prime: Any,
+                       max_runs: int | None = None, round_index: int | None = None,
+                       focus: int | None = None) -> tuple[np.ndarray, list[int]]:
+    """The constructed-transcript loss of a candidate on each evaluated run's schedule.
 
     Args:
-        runs, scenario, agent: as in :func:`constructed_loss`.
+        runs: the engine runs of the user's scenario (their schedules and the other agents' messages).
+        scenario: the user's scenario.
+        agent: the changed agent, or ``None`` for round adjacency (``round_index`` then names the round).
+        gradient, gradient_prime: the candidate's ``g`` and ``g'``.
+        max_runs: evaluate on at most this many runs (default all; distinct schedules under round adjacency).
+        round_index: the changed round (round adjacency).
+        focus: a per-iteration claim's round (0-based): that round's loss only.
+
+    Returns:
+        ``(losses, runs used)``.
+
+    Raises:
+        PaperError: the scenario's paper record declares no class for this kind of change.
+    """
+    from ..papers import PaperError
+
+    fam = _family(scenario, agent)
+    if fam is None:
+        raise PaperError(f"no adjacency class of the right kind for {scenario.algorithm.name} "
+                           f"({'round' if agent is None else 'one agent'}'s change)")
+    total, per_round, rows = _losses(fam, runs, scenario, round_index, gradient, gradient_prime,
+                                     runs.runs if max_runs is None else max_runs)
+    return (per_round[:, focus] if focus is not None else total), rows
+
+
+def _losses(fam: _Family, runs: EngineRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
+            limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Per evaluated run the constructed loss, its rounds' contributions, and the runs used."""
+    rows = fam.rows(runs, limit)
+    p, q = fam.scenarios(scenario, round_index, g, gp)
+    sub = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in rows), {c: m[rows] for c, m in runs.messages.items()},
+                     tuple(runs.schedules[r] for r in rows), runs.unicast)
+    built = construct_transcript(sub, p, fam.pinned(scenario))
+    # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
+    out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
+    assert out.losses is not None and out.per_round is not None
+    return out.losses, out.per_round, rows
+
+
+def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
+                     max_runs: int | None = None) -> tuple[float, int]:
+    """The largest constructed-transcript loss of a one-agent candidate over the recorded runs' schedules.
+
+    Args:
+        runs, scenario, agent, gradient, gradient_prime, max_runs: as :func:`constructed_losses`.
+
+    Returns:
+        ``(loss, run)``.
+    """
+    losses, rows = constructed_losses(runs, scenario, agent, gradient, gradient_prime, max_runs)
+    r = int(np.argmax(losses))
+    return float(losses[r]), rows[r]
+
+
+def profile_objective(losses: Any, epsilon: float, delta: float, gaussian: bool) -> float:
+    """What the search maximizes for a candidate, from its constructed losses on the evaluated schedules.
+
+    ``delta > 0``, finite ``epsilon`` and Gaussian noise: the average over the
+    schedules of the exact Gaussian profile ``delta_(mu_S)(epsilon)`` with
+    ``mu_S = sqrt(2 L_S)`` (module docstring; ``L_S = +inf``, a noise-free
+    release that moves, gives 1). Otherwise the largest loss.
+
+    Args:
+        losses: the constructed losses, one per evaluated schedule.
+        epsilon: the claim's epsilon (the check's, for Rényi and zCDP claims).
+        delta: the claim's delta.
+        gaussian: every noisy channel is Gaussian.
+
+    Returns:
+        The objective.
+
+    Example:
+        >>> spiky = [4.5] + [0.005] * 15  # a large loss on one schedule, small on the others
+        >>> even = [1.125] * 16  # mu = 1.5 on every schedule
+        >>> max(spiky) > max(even), profile_objective(spiky, 1.0, 1e-5, True) < profile_objective(even, 1.0, 1e-5, True)
+        (True, True)
+    """
+    from accounting.profiles import gaussian_profile_delta
+
+    loss = np.asarray(losses, dtype=float).ravel()
+    if not (delta > 0 and gaussian and math.isfinite(epsilon)) or loss.size == 0:
+        return float(loss.max()) if loss.size else -math.inf
+    vals = [1.0 if v == math.inf else gaussian_profile_delta(math.sqrt(2.0 * max(float(v), 0.0)), max(epsilon, 0.0))
+            for v in loss]
+    return float(np.mean(vals))
+
+
+def _objective_of(ctx: Any, scenario: Scenario) -> Any:
+    """``losses -> objective`` for the check's claim (:func:`profile_objective`)."""
+    alg = scenario.algorithm.bind(scenario.problem)
+    gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
+    eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
+    return lambda losses: profile_objective(losses, eps, delta, gaussian)
+
+
+def _evaluate(fam: _Family, runs: EngineRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
+              gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
+    losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
+    scored = losses if focus is None else per_round[:, focus]
+    k = int(np.argmax(losses))
+    return CandidatePair(label, fam.agent, tuple(map(float, g)), tuple(map(float, gp)), float(losses[k]), rows[k],
+                         round_index, float(objective(scored)))
+
+
+def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, examples: int = 30, max_runs: int = 8,
+                 start: Sequence[CandidatePair] = (), objective: Any = None, focus: int | None = None
+                 ) -> CandidatePair:
+    """Hypothesis search (``hypothesis.target``) for the pair of the class with the largest objective.
+
+    Derandomized and without a database, so the same inputs give the same
+    pair. Directions are drawn in ``[-1, 1]^n`` and scaled to the class
+    (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the class's norm); under round adjacency the changed round is
+    drawn too. The best extremal pairs are tried first (``start``).
+
+    Args:
+        runs, scenario: as in :func:`constructed_losses`.
+        agent: the changed agent, or ``None`` for round adjacency.
         examples: Hypothesis examples.
         max_runs: runs whose schedules each example is evaluated on.
         start: candidates to seed the search with (``hypothesis.example``).
+        objective: ``losses -> float`` (:func:`profile_objective`); default the largest loss.
+        focus: a per-iteration claim's round (0-based) for the objective.
 
     Returns:
         The best :class:`CandidatePair` found (label ``"hypothesis search"``).
+
+    Raises:
+        PaperError: no class of the right kind.
     """
     from hypothesis import HealthCheck, Phase, example, given, settings, target
     from hypothesis import strategies as st
 
-    cls = adjacency_class(scenario)
-    assert isinstance(cls, GradientClass)
-    c2 = cls.bound
+    from ..papers import PaperError
+
+    fam = _family(scenario, agent)
+    if fam is None:
+        raise PaperError(f"no adjacency class of the right kind for {scenario.algorithm.name}")
+    score = objective if objective is not None else (lambda losses: float(np.max(losses)))
     n = scenario.problem.dim
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
-    best: list[Any] = [-math.inf, None, None, None]
+    rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
+    best: list[CandidatePair | None] = [None]
 
-    def scaled(u: Sequence[float], radius: float, order: float = 2) -> np.ndarray | None:
-        v = np.asarray(u, dtype=float)
-        norm = float(np.linalg.norm(v, ord=order))
-        return None if norm < 1e-6 else radius * v / norm
-
-    def pair_of(u: list[float], v: list[float]) -> tuple[np.ndarray | None, np.ndarray | None]:
-        if cls.kind == "difference":  # g - g' of norm bound (its own norm), centred (the loss sees the difference)
-            d = scaled(u, c2, 1 if cls.norm == "l1" else 2)
-            return (None, None) if d is None else (0.5 * d, -0.5 * d)
-        return scaled(u, c2), scaled(v, c2)
-
-    def objective(u: list[float], v: list[float]) -> None:
-        g, gp = pair_of(u, v)
+    def test_pair(t0: int | None, u: list[float], v: list[float]) -> None:
+        g, gp = fam.scaled(u, v)
         if g is None or gp is None:
             return
-        loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=max_runs)
-        target(float(np.clip(loss, -1e300, 1e300)), label="privacy loss")  # an unnoised release: +inf
-        if loss > best[0]:
-            best[:] = [loss, g, gp, r]
+        cand = _evaluate(fam, runs, scenario, "hypothesis search", t0, g, gp, max_runs, score, focus)
+        target(float(np.clip(cand.objective, -1e300, 1e300)), label="objective")  # an unnoised release: +inf
+        if best[0] is None or (cand.objective, cand.loss) > (best[0].objective, best[0].loss):
+            best[0] = cand
 
-    test: Any = objective
+    test: Any = test_pair
     for cand in start[:5]:
-        test = example(list(cand.gradient), list(cand.gradient_prime))(test)
+        test = example(cand.round_index, list(cand.gradient), list(cand.gradient_prime))(test)
     run = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
                    phases=[Phase.explicit, Phase.generate, Phase.target],
-                   suppress_health_check=list(HealthCheck))(given(vec, vec)(test))
+                   suppress_health_check=list(HealthCheck))(given(rounds, vec, vec)(test))
     run()
-    if best[1] is None:
-        return CandidatePair("hypothesis search", agent, (0.0,) * n, (0.0,) * n, -math.inf, None)
-    return CandidatePair("hypothesis search", agent, tuple(float(x) for x in best[1]),
-                         tuple(float(x) for x in best[2]), float(best[0]), int(best[3]))
+    if best[0] is None:
+        return CandidatePair("hypothesis search", agent, (0.0,) * n, (0.0,) * n, -math.inf, None,
+                             fam.rounds[0] if fam.rounds else None, -math.inf)
+    return best[0]
 
 
 def pair_script(script_path: str | Path | None, pair: CandidatePair, seed: int) -> str:
-    """A runnable Python script that rebuilds the worst pair (and checks it) from the user's script.
+    """A runnable Python script that rebuilds the worst pair from the user's script.
 
     Args:
         script_path: the user's scenario script (``None``: the script says where to plug the scenario in).
@@ -301,50 +547,64 @@ def pair_script(script_path: str | Path | None, pair: CandidatePair, seed: int) 
 
     Example:
         >>> text = pair_script("s.py", CandidatePair("x", 0, (1.0, 0.0), (-1.0, 0.0), 2.0, 3), 0)
-        >>> "candidate_scenarios" in text and "[1.0, 0.0]" in text
+        >>> "candidate_scenarios(base, 0, [1.0, 0.0], [-1.0, 0.0])" in text
+        True
+        >>> text = pair_script("s.py", CandidatePair("x", None, (1.0, 0.0), (-1.0, 0.0), 2.0, 3, round_index=2), 0)
+        >>> "round_scenarios(base, 2, [1.0, 0.0], [-1.0, 0.0])" in text
         True
     """
     source = (f"from asyncdp import load_script\n\nbase = load_script({str(Path(script_path).resolve())!r}, "
               "names=('scenario', 'adjacent'))['scenario']\n") if script_path is not None else \
         "base = ...  # the scenario that was checked\n"
+    g, gp = list(pair.gradient), list(pair.gradient_prime)
+    if pair.agent is None:
+        what = (f"round {pair.round_index}'s loss is linear, f(x) = <g, x> under `scenario` and <g', x> under\n"
+                "`adjacent` (round adjacency of online losses); every other round's loss")
+        build, call = "round_scenarios", f"round_scenarios(base, {pair.round_index}, {g!r}, {gp!r})"
+    else:
+        what = (f"agent {pair.agent}'s cost is linear, f(x) = <g, x> under `scenario` and <g', x> under\n"
+                "`adjacent`; every other cost")
+        build, call = "candidate_scenarios", f"candidate_scenarios(base, {pair.agent}, {g!r}, {gp!r})"
     return f'''"""The worst adjacent pair found by the privacy check (asyncdp.privacy.worst_case).
 
-Pair: {pair.label}; agent {pair.agent}'s cost is linear, f(x) = <g, x> under `scenario` and <g', x> under
-`adjacent`; the algorithm is bound to the original problem (same noise, same steps). Constructed-transcript
-privacy loss {pair.loss:.6g} on the realized schedule of engine run {pair.run} (check seed {seed}).
+Pair: {pair.label}; {what} and the algorithm (bound to the original problem: same noise, same steps) are
+kept. Constructed-transcript privacy loss {pair.loss:.6g} on the realized schedule of engine run {pair.run}
+(check seed {seed}).
 
 Run:  asyncdp privacy check THIS_FILE.py
 """
 
 {source}
-from asyncdp.privacy.worst_case import candidate_scenarios
+from asyncdp.privacy.worst_case import {build}
 
-scenario, adjacent = candidate_scenarios(base, {pair.agent}, {list(pair.gradient)!r}, {list(pair.gradient_prime)!r})
+scenario, adjacent = {call}
 '''
 
 
 def search_worst_case(pair: Any, ctx: Any) -> Any:
     """The check's step: the worst adjacent pair in the paper's class, and whether it refutes the claim.
 
-    Tries every extremal pair (:func:`extremal_pairs`), then
+    Tries every extremal pair of the class (:func:`extremal_pairs`, or
+    :func:`extremal_round_pairs` under round adjacency), then
     ``options.search_examples`` Hypothesis examples (:func:`search_pairs`),
-    on the realized schedules of the engine's runs of the scenario. A user's
-    paper record without an adjacency class gets a doubt: its lemma is then untested, and
-    the verdict is at best ``inconclusive``. Pure
-    claims: a constructed transcript with loss above epsilon is a witness
-    (module docstring). Claims with delta > 0: the best pair is run
-    ``runs`` times on the engine (side 2 of the seed layout) and its exact
-    losses audited at ``alpha_share``.
+    on the realized schedules of the engine's runs of the scenario, ranked by
+    :func:`profile_objective`. A user's paper record without a class gets a
+    doubt: its lemma is then untested, and the verdict is at best
+    ``inconclusive``. Pure claims: a constructed transcript with loss above
+    epsilon is a witness (module docstring). Claims with delta > 0:
+    :func:`asyncdp.privacy.worst_pair.delta_evidence`.
 
     Args:
         pair: the :class:`~asyncdp.privacy.context.ScenarioPair`.
-        ctx: the :class:`~asyncdp.privacy.context.CheckContext`.
+        ctx: the :class:`~asyncdp.privacy.context.CheckContext` (``changed_agent``, or ``changed_round``
+            under round adjacency).
 
     Returns:
         Evidence ``"worst-case adjacency search"`` (constructed worst case)
         with figures ``worst_case_loss``, ``worst_case_pair``,
-        ``worst_case_delta_lower`` and ``worst_pair_script`` (a runnable
-        script of the pair); witness ``{"kind": "worst-case", ...}``.
+        ``worst_case_objective``, ``worst_case_delta_lower`` and
+        ``worst_pair_script`` (a runnable script of the pair); witness
+        ``{"kind": "worst-case", "agent", "round", ...}``.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -352,54 +612,60 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         >>> e.witness is None, round(e.figures["worst_case_loss"], 4)  # the composed bound, attained
         (True, 0.9877)
     """
-    from accounting import auditors
     from accounting.errors import AccountingError
 
     from .evidence import Evidence
+    from .worst_pair import delta_evidence
 
     method, kind = "worst-case adjacency search", "constructed worst case"
     empty = {"worst_case_loss": None, "worst_case_pair": None, "worst_case_delta_lower": None,
-             "worst_pair_script": None}
+             "worst_case_objective": None, "worst_pair_script": None}
     scenario = pair.scenario
     agent = ctx.changed_agent
     # a user's lemma is trusted only once it has met the worst case of its class
     users = ctx.paper is not None and not ctx.paper.published
     untested = (f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was not tested against "
                 "the worst case of an adjacency class, so the bound composed with it is not trusted") if users else None
-    if agent is None:  # round adjacency of online losses: its own construction
-        from .worst_round import search_round_worst_case
-
-        return search_round_worst_case(pair, ctx)
-    extremes = extremal_pairs(scenario, agent)
-    if not extremes:
-        return Evidence(method, kind, empty, doubt=untested, reasons=(
-            f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (its paper record has "
-            "no adjacency, or there is no record): only the user's pair is checked",))
+    fam = _family(scenario, agent)
+    if fam is None:
+        if agent is not None:
+            why = (f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (its paper record "
+                   "has no adjacency, or there is no record): only the user's pair is checked")
+        else:
+            cls = adjacency_class(scenario)
+            what = ("its paper record declares a class of one agent's costs, not round adjacency" if cls is not None
+                    else "its paper record has no adjacency class for this scenario, or there is no record")
+            why = (f"worst-case search: online losses (round adjacency) and no RoundClass for "
+                   f"{scenario.algorithm.name} ({what}): only the user's pair is checked")
+        return Evidence(method, kind, empty, doubt=untested, reasons=(why,))
     runs = ctx.engine_runs(0)
+    objective = _objective_of(ctx, scenario)
     try:
-        scored = []
-        for label, g, gp in extremes:
-            loss, r = constructed_loss(runs, scenario, agent, g, gp, max_runs=_CANDIDATE_RUNS)
-            scored.append(CandidatePair(label, agent, tuple(map(float, g)), tuple(map(float, gp)), loss, r))
-        scored.sort(key=lambda c: -c.loss)
+        scored = [_evaluate(fam, runs, scenario, label, t0, g, gp, _CANDIDATE_RUNS, objective, ctx.focus)
+                  for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None))]
+        scored.sort(key=lambda c: (-c.objective, -c.loss))
         best = scored[0]
         if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
             found = search_pairs(runs, scenario, agent, examples=ctx.options.search_examples,
-                                 max_runs=min(_CANDIDATE_RUNS, 8), start=scored)
-            if found.loss > best.loss:
+                                 max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
+                                 focus=ctx.focus)
+            if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
     except AccountingError as exc:
         return Evidence(method, kind, empty, reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
     script = pair_script(ctx.options.script, best, ctx.options.seed)
     figures: dict[str, Any] = {"worst_case_loss": best.loss, "worst_case_pair": best.label,
-                               "worst_case_delta_lower": None, "worst_pair_script": script}
+                               "worst_case_objective": best.objective, "worst_case_delta_lower": None,
+                               "worst_pair_script": script}
     eps = ctx.epsilon_claimed
-    pair_desc = (f"{best.label}: agent {agent} with f(x) = <g, x>, g = {_fmt(best.gradient)} vs "
-                 f"g' = {_fmt(best.gradient_prime)}")
+    who = f"agent {agent} with f(x)" if agent is not None else f"round {best.round_index}'s loss f(x)"
+    pair_desc = f"{best.label}: {who} = <g, x>, g = {_fmt(best.gradient)} vs g' = {_fmt(best.gradient_prime)}"
     base_witness = {"kind": "worst-case", "pair": best.label, "agent": agent, "gradient": list(best.gradient),
                     "gradient_prime": list(best.gradient_prime), "run": best.run,
                     "run_seed": runs.seeds[best.run or 0], "engine": runs.engine, "seed": ctx.options.seed,
-                    "loss": best.loss, "script": script}
+                    "loss": best.loss, "objective": best.objective, "script": script}
+    if agent is None:
+        base_witness["round"] = best.round_index
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
@@ -412,79 +678,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
                 f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
                 "epsilon, a set of positive probability",))
         return Evidence(method, kind, figures)
-    from .behavior import replay_runs, run_engine
-
-    p, q = candidate_scenarios(scenario, agent, best.gradient, best.gradient_prime)
-    worst_runs = run_engine(p, ctx.options.runs, seed=ctx.options.seed, side=2, engine=ctx.options.engine)
-    try:
-        out = replay_runs(worst_runs, p, q, algorithm=p.algorithm)
-    except AccountingError as exc:
-        return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
-    assert out.losses is not None and out.per_round is not None
-    from accounting.coverage import realized_shifts
-
-    from .profiles import pair_profile
-
-    try:
-        shifts: Any = realized_shifts(out, replay_runs(worst_runs, q, algorithm=p.algorithm))
-    except AccountingError as exc:
-        shifts = exc
-    exact = pair_profile(ctx, shifts, p, worst_runs)
-    figures["worst_case_profile"] = exact.reason
-    if exact.certain and eps < math.inf:
-        figures["worst_case_delta_lower"] = 1.0
-        witness = {**base_witness, "runs": worst_runs.runs, "method": "exact: a noise-free release differs",
-                   "confidence": 1.0, "claim_form": "approximate", "epsilon": eps, "delta_lower": 1.0,
-                   "profile": exact.reason}
-        return Evidence(method, kind, figures, witness=witness, reasons=(f"worst case: {pair_desc}: {exact.reason}",))
-    if exact.refutation is not None and exact.refutation.refuted:
-        r = exact.refutation
-        figures["worst_case_delta_lower"] = r.delta_witness
-        witness = {**base_witness, "runs": worst_runs.runs, "method": r.method, "confidence": r.confidence,
-                   "claim_form": r.form, "epsilon": r.epsilon, "delta_lower": r.delta_witness,
-                   "delta_allowed": r.delta_allowed, "delta_meaning": r.delta_meaning, "profile": exact.reason}
-        return Evidence(method, kind, figures, witness=witness, reasons=(
-            f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
-    # the worst pair's statistical budget alpha_share is split between importance sampling and the runs' bound
-    from .profiles import realized_mu, tilted_pair_bound
-
-    # importance sampling replays one schedule of same-round combinations: every run must share it
-    timing_lockstep = all(s is worst_runs.schedules[0] or s == worst_runs.schedules[0] for s in worst_runs.schedules)
-    if timing_lockstep:
-        bound, why = tilted_pair_bound(ctx, p, q, runs=ctx.options.runs, confidence=1.0 - ctx.options.alpha_share / 2,
-                                       seed=ctx.options.seed + 7, mu=realized_mu(shifts, p),
-                                       schedule=worst_runs.schedules[0])
-        if bound is not None and bound.lower > ctx.delta_claimed:
-            figures["worst_case_delta_lower"] = float(bound.lower)
-            witness = {**base_witness, "runs": ctx.options.runs, "delta_lower": float(bound.lower), "epsilon": eps,
-                       "method": "importance sampling: transcripts of the worst pair on the runs' common schedule, drawn under an "
-                       "exponential tilt toward the high-loss tail, exact likelihood ratios, empirical Bernstein",
-                       "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)",
-                       "profile": exact.reason}
-            return Evidence(method, kind, figures, witness=witness, reasons=(
-                f"worst case: {pair_desc}: importance sampling over {ctx.options.runs} tilted transcripts "
-                f"certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {ctx.delta_claimed:.3g} "
-                f"(confidence {bound.confidence:.6g}; {exact.reason})",))
-    losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
-    top = np.finfo(float).max
-    share = ctx.options.alpha_share / (2 if timing_lockstep else 1)
-    report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps, ctx.delta_claimed,
-                                 confidence=1.0 - share, lower_bound="thresholds")
-    figures["worst_case_delta_lower"] = report.delta_lower
-    if not report.violation:
-        return Evidence(method, kind, figures)
-    witness = {**base_witness, "delta_lower": report.delta_lower, "runs": worst_runs.runs,
-               "method": f"engine runs of the worst pair, exact replay losses, {report.lower_method} lower bound on "
-               "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid)",
-               "confidence": report.confidence, "claim_form": "(epsilon, delta)"}
-    return Evidence(method, kind, figures, witness=witness, reasons=(
-        f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, delta(epsilon={eps:.6g}) >= "
-        f"{report.delta_lower:.3g} > claimed delta {ctx.delta_claimed:.3g} (confidence {report.confidence:.6g})",))
-
-
-_CANDIDATE_RUNS = 16
-"""Engine runs whose realized schedules each extremal candidate is evaluated on."""
+    p, q = fam.scenarios(scenario, best.round_index, best.gradient, best.gradient_prime)
+    return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
 
 
 def _fmt(v: Sequence[float]) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"
+

@@ -542,7 +542,7 @@ class LinearRound(OnlineLoss):
     """``base``'s loss sequence with round ``round_index``'s loss replaced by ``f(x) = <gradient, x>``.
 
     The round-adjacency member the privacy checker's worst-case search builds
-    (:mod:`asyncdp.privacy.worst_round`): Def. 1 of Cheng, Liao and Li (arXiv
+    (:mod:`asyncdp.privacy.worst_case`): Def. 1 of Cheng, Liao and Li (arXiv
     2022) changes one round's loss, and a linear loss has the same gradient
     ``g`` everywhere, so a gradient bound ``||g||_2 <= L`` holds on any domain.
     Every other round's loss is ``base``'s.

@@ -87,7 +87,7 @@ SURFACES: dict[str, list[str]] = {
                 "asyncdp.engine.transcript_io", "asyncdp.errors", "asyncdp.metrics", "asyncdp.problems.problem",
                 "asyncdp.problems.costs", "asyncdp.problems.domains", "asyncdp.problems.online"],
     "asyncdp.papers": ["asyncdp.papers"],
-    "asyncdp.privacy": ["asyncdp.privacy", "asyncdp.privacy.worst_case", "asyncdp.privacy.worst_round"],
+    "asyncdp.privacy": ["asyncdp.privacy", "asyncdp.privacy.worst_case", "asyncdp.privacy.worst_pair"],
     "asyncdp.experiments": ["asyncdp.experiments.sweep", "asyncdp.experiments.checkpoint",
                             "asyncdp.experiments.executors", "asyncdp.experiments.grid",
                             "asyncdp.experiments.summaries", "asyncdp.experiments.results_io",

@@ -100,6 +100,41 @@ def test_stale_messages_are_mixed_from_their_own_round():
     np.testing.assert_allclose(out.residuals["y"][0, 2], y[0, 2] - x, atol=1e-12)
 
 
+class StaleBatch:
+    """The schedules of ``runs`` runs as one object (``ScheduleBatch``): run ``r`` is ``Stale`` when ``r`` is odd,
+    else ``Lockstep``; it has no per-run ``dense``, so the replay can only read it through ``dense_runs``."""
+
+    def __init__(self, runs, first=0):
+        self.runs, self.first = runs, first
+
+    def __len__(self):
+        return self.runs
+
+    def __getitem__(self, k):
+        lo, hi, _ = k.indices(self.runs)
+        return StaleBatch(hi - lo, self.first + lo)
+
+    def dense_runs(self, t):
+        per = [(Stale() if (self.first + r) % 2 else Lockstep()).dense(t) for r in range(self.runs)]
+        return np.stack([w for w, _ in per]), np.stack([s for _, s in per])
+
+
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_a_batch_of_schedules_replays_as_the_list_of_its_runs(chunk, monkeypatch):
+    if chunk is not None:  # chunks of runs: the batch is sliced
+        monkeypatch.setattr("accounting.scheduled_replay._CHUNK_ENTRIES", chunk * N * N * n)
+    rng = np.random.default_rng(5)
+    y = rng.laplace(size=(8, T, N, n))
+    noise = {"y": ChannelNoise("laplace", SCALES)}
+    Q = ChannelStep(TARGETS * 0.5)
+    listed = scheduled_replay({"y": y}, [Stale() if r % 2 else Lockstep() for r in range(8)], noise,
+                              ChannelStep(TARGETS), Q)
+    batched = scheduled_replay({"y": y}, StaleBatch(8), noise, ChannelStep(TARGETS), Q)
+    np.testing.assert_array_equal(batched.per_round, listed.per_round)
+    np.testing.assert_array_equal(batched.residuals["y"], listed.residuals["y"])
+    assert np.ptp(listed.losses) > 0  # the stale runs differ from the lockstep ones: the order of runs matters
+
+
 def test_pinned_agent_releases_its_noise_free_values_and_attains_the_largest_loss():
     rng = np.random.default_rng(1)
     y = rng.laplace(size=(5, T, N, n))

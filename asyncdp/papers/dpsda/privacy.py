@@ -142,7 +142,7 @@ def round_class(scenario) -> RoundClass | None:
     duals (Laplace noise), hence ``norm="l1"``. The class does not depend on
     the rule (clipping, level, ``L_hat``): it is the set of inputs the claim
     covers, so a rule whose noise is too small for it is refuted by the
-    worst-case search (:mod:`asyncdp.privacy.worst_round`).
+    worst-case search (:mod:`asyncdp.privacy.worst_case`).
 
     Returns:
         ``RoundClass(L, "l1")``, or ``None`` when the problem declares no

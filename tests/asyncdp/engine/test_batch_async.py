@@ -196,6 +196,19 @@ def test_async_runs_beyond_the_first_are_seeded_and_do_not_depend_on_the_batch_s
     assert np.array_equal(large.optimality_error[0], sc.run().optimality_error())
 
 
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+def test_keep_final_without_transcripts_gives_the_same_runs(mode):
+    """``keep="final"`` skips the staleness and (unicast) the transcript layout: the states are unchanged."""
+    sc = example_scenario("huang2015", seed=5).replace(
+        timing=Async(rate=1.0, staleness=3), links=Links(LinkModel(LogNormalLatency(0.3, 0.8), loss=0.2)), mode=mode)
+    full, lean = sc.run(engine="batch", runs=5, transcripts=True), sc.run(engine="batch", runs=5, keep="final")
+    assert lean.messages is None and lean.staleness is None and full.staleness.max() > 0
+    assert np.array_equal(lean.final, full.final) and np.array_equal(lean.final, sc.run(engine="batch", runs=5,
+                                                                                         keep="all").final)
+    assert np.array_equal(lean.optimality_error, full.optimality_error)
+    assert np.array_equal(lean.messages_lost, full.messages_lost)
+
+
 @pytest.mark.slow
 def test_async_batch_equals_simpy_exhaustively():
     """Every combination of a grid of scenarios, async timings, latencies, losses and modes (minutes).

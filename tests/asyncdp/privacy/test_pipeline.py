@@ -43,8 +43,8 @@ EXPECTED = {
     steps_module.audit_blackbox: ("black-box audit", "realized behavior",
                                   {"empirical_epsilon_lower_bound", "blackbox_delta_lower_bound"}),
     steps_module.search_worst_case: ("worst-case adjacency search", "constructed worst case",
-                                     {"worst_case_loss", "worst_case_pair", "worst_case_delta_lower",
-                                      "worst_pair_script"}),
+                                     {"worst_case_loss", "worst_case_pair", "worst_case_objective",
+                                      "worst_case_delta_lower", "worst_pair_script"}),
 }
 
 

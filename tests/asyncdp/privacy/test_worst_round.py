@@ -3,7 +3,7 @@
 Cheng, Liao and Li (arXiv 2022), Def. 1: two loss sequences differ in one
 round. The dpsda paper record declares the class (a :class:`RoundClass`:
 the changed round's gradients have L2 norm at most the problem's ``L``) and
-the worst-case search (:mod:`asyncdp.privacy.worst_round`) builds its
+the worst-case search (:mod:`asyncdp.privacy.worst_case`) builds its
 extremal pairs on the realized schedules.
 
 Expected values are derived by hand from eqs. (11)-(14) with every message
@@ -33,7 +33,7 @@ from asyncdp.problems.online import LinearRound, UserOnlineLoss, online_problem
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
 from asyncdp.privacy.worst_case import search_worst_case
-from asyncdp.privacy.worst_round import extremal_round_pairs
+from asyncdp.privacy.worst_case import extremal_round_pairs
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 WORST = "worst-case adjacency search"
@@ -148,7 +148,7 @@ def test_extremal_pairs_change_every_round_that_reaches_a_release():
 
 
 def test_a_long_horizon_tries_the_early_rounds_and_the_users_round():
-    from asyncdp.privacy.worst_round import EXTREMAL_ROUNDS
+    from asyncdp.privacy.worst_case import EXTREMAL_ROUNDS
 
     sc = DPSDAC.example_scenario()  # 12 rounds
     rounds = {t0 for _, t0, _, _ in extremal_round_pairs(sc, changed_round=11)}

@@ -1,0 +1,171 @@
+"""The worst pair's verdict on a claim with ``delta > 0``: exact profiles, importance sampling, sequential runs.
+
+The worst-case search (:mod:`asyncdp.privacy.worst_case`) constructs the
+pair of the adjacency class with the largest privacy profile; this module
+decides whether that pair refutes an ``(epsilon, delta)`` claim (or a Rényi
+or zCDP claim through its conversion), from the strongest evidence that
+applies (:func:`delta_evidence`).
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> from asyncdp.privacy.worst_case import search_worst_case
+    >>> e = search_worst_case(*small_example(search_examples=2))
+    >>> e.witness is None  # a pure claim: decided by the constructed transcript, never reaches this module
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..scenario import Scenario
+from .behavior import EngineRuns, declared_noise, replay_runs
+
+__all__ = ["delta_evidence"]
+
+
+def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], base_witness: dict[str, Any],
+                   pair_desc: str) -> Any:
+    """Whether the worst pair ``(p, q)`` refutes a claim with ``delta > 0``: exact profiles, importance sampling, runs.
+
+    The pair's engine runs (sides 2, 3, ... of the seed layout, one per look)
+    follow an :class:`accounting.sequential.SequentialPlan`: looks at
+    ``R/4, R/2, R`` runs (``R = options.runs``, the budget), stopping as soon as
+    the evidence decides. In order, the first that refutes is reported:
+
+    1. the exact profile of the pair's realized shifts on the first look's runs
+       (``asyncdp.privacy.profiles.pair_profile``): exact under lockstep
+       timing (confidence 1); under deadline or asynchronous timing, where the
+       shifts are fixed given the schedule, the average of the exact
+       per-schedule profiles over the sampled schedules;
+    2. importance sampling (Gaussian noise, broadcast;
+       ``asyncdp.privacy.profiles.scheduled_tilted_bound``): one tilted
+       transcript on each realized schedule of the adjacent scenario's engine
+       runs (the same timing model, drawn independently of the runs the search
+       chose the pair on), exact likelihood ratios; valid when the shifts vary
+       (a projection active on some runs);
+    3. threshold events on the exact replay losses of the pair's engine runs,
+       at every look of the plan (:meth:`accounting.sequential.SequentialPlan.decide`).
+
+    The check's per-method share ``alpha_share`` is split evenly over the
+    statistical tests fixed in advance (the schedule average unless the
+    timing is lockstep without losses, importance sampling where it applies,
+    the thresholds), so together they err with probability at most
+    ``alpha_share``.
+
+    Args:
+        ctx: the check's context.
+        p, q: the worst pair's scenarios.
+        figures: the evidence's figures so far (updated: ``worst_case_delta_lower``, ``worst_case_runs``).
+        base_witness: the witness fields of the pair.
+        pair_desc: the pair in words, for the reasons.
+
+    Returns:
+        Evidence ``"worst-case adjacency search"``.
+    """
+    from accounting.coverage import realized_shifts
+    from accounting.errors import AccountingError
+    from accounting.sequential import SequentialPlan
+
+    from .behavior import _lockstep_lossless, run_engine
+    from .evidence import Evidence
+    from .profiles import pair_profile, realized_mu, scheduled_tilted_bound
+
+    method, kind = "worst-case adjacency search", "constructed worst case"
+    eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
+    budget = ctx.options.runs
+    shared = _lockstep_lossless(p)
+    gaussian = p.mode == "broadcast" and all(
+        ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
+    tests = 1 + (0 if shared else 1) + (1 if gaussian else 0)
+    share = ctx.options.alpha_share / tests
+    plan = SequentialPlan(epsilon=eps, delta_claimed=delta, confidence=1.0 - share, budget=max(2, budget),
+                          first=max(2, min(budget, max(2, budget // 4))))
+    figures["worst_case_runs_budget"] = plan.budget
+
+    def simulate(look: int, have: EngineRuns | None) -> EngineRuns:
+        n = plan.looks[look] - (0 if have is None else have.runs)
+        more = run_engine(p, n, seed=ctx.options.seed, side=2 + look, engine=ctx.options.engine)
+        if have is None:
+            return more
+        return EngineRuns(more.engine, have.seeds + more.seeds,
+                          {c: np.concatenate([have.messages[c], more.messages[c]]) for c in have.messages},
+                          tuple(have.schedules) + tuple(more.schedules), have.unicast)
+
+    def replayed(runs: EngineRuns) -> Any:
+        return replay_runs(runs, p, q, algorithm=p.algorithm)
+
+    worst_runs = simulate(0, None)
+    figures["worst_case_runs"] = worst_runs.runs
+    try:
+        out = replayed(worst_runs)
+    except AccountingError as exc:
+        return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
+    assert out.losses is not None and out.per_round is not None
+    try:
+        shifts: Any = realized_shifts(out, replay_runs(worst_runs, q, algorithm=p.algorithm))
+    except AccountingError as exc:
+        shifts = exc
+    exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share)
+    figures["worst_case_profile"] = exact.reason
+    common = {**base_witness, "runs": worst_runs.runs, "runs_budget": plan.budget, "profile": exact.reason}
+    if exact.certain:
+        figures["worst_case_delta_lower"] = 1.0
+        witness = {**common, "method": "exact: a noise-free release differs", "confidence": 1.0,
+                   "claim_form": "approximate", "epsilon": eps, "delta_lower": 1.0}
+        return Evidence(method, kind, figures, witness=witness, reasons=(f"worst case: {pair_desc}: {exact.reason}",))
+    if exact.refutation is not None and exact.refutation.refuted:
+        r = exact.refutation
+        figures["worst_case_delta_lower"] = r.delta_witness
+        witness = {**common, "method": r.method, "confidence": r.confidence, "claim_form": r.form,
+                   "epsilon": r.epsilon, "delta_lower": r.delta_witness, "delta_allowed": r.delta_allowed,
+                   "delta_meaning": r.delta_meaning}
+        return Evidence(method, kind, figures, witness=witness, reasons=(
+            f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
+    if gaussian:
+        bound, why = scheduled_tilted_bound(ctx, p, q, ctx.engine_runs(1), confidence=1.0 - share,
+                                            seed=ctx.options.seed + 7, mu=realized_mu(shifts, p, ctx.focus),
+                                            pilot=worst_runs)
+        if bound is not None and bound.lower > delta:
+            figures["worst_case_delta_lower"] = float(bound.lower)
+            n = bound.samples
+            witness = {**common, "delta_lower": float(bound.lower), "epsilon": eps, "importance_samples": n,
+                       "method": "importance sampling: one transcript of the worst pair per realized schedule of "
+                       f"{n} engine runs, drawn under an exponential tilt toward the high-loss tail, exact likelihood "
+                       "ratios, empirical Bernstein",
+                       "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)"}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
+                f"worst case: {pair_desc}: importance sampling over {n} tilted transcripts (one per realized "
+                f"schedule) certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {delta:.3g} "
+                f"(confidence {bound.confidence:.6g}; {exact.reason})",))
+        if why is not None:
+            figures["worst_case_importance"] = why
+    top = np.finfo(float).max
+    look = 0
+    while True:
+        losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
+        step = plan.decide(np.nan_to_num(losses, posinf=top, neginf=-top))
+        figures["worst_case_runs"] = worst_runs.runs
+        figures["worst_case_delta_lower"] = step.bound.lower
+        if step.decision != "continue":
+            break
+        look += 1
+        worst_runs = simulate(look, worst_runs)
+        try:
+            out = replayed(worst_runs)
+        except AccountingError as exc:
+            return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
+        assert out.losses is not None and out.per_round is not None
+    if step.decision != "refuted":
+        return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",))
+    witness = {**common, "runs": worst_runs.runs, "delta_lower": step.bound.lower,
+               "method": "engine runs of the worst pair, exact replay losses, thresholds lower bound on "
+               "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid), "
+               f"sequential looks at {', '.join(map(str, plan.looks))} runs",
+               "confidence": 1.0 - share, "claim_form": "(epsilon, delta)"}
+    return Evidence(method, kind, figures, witness=witness, reasons=(
+        f"worst case: {pair_desc}: over {worst_runs.runs} engine runs (of a budget of {plan.budget}), "
+        f"delta(epsilon={eps:.6g}) >= {step.bound.lower:.3g} > claimed delta {delta:.3g} "
+        f"(confidence {1.0 - share:.6g})",))

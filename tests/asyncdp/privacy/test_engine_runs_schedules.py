@@ -1,0 +1,109 @@
+"""The checker reads the batch engine's schedules of all runs at once (``BatchResult.schedules()``), never run by run.
+
+Each test compares the columns path with the per-run path it replaced (``batch.schedule(r)`` for every run):
+the same schedules, the same replay to the bit, and the same privacy report; and the per-run path is made to
+raise while the check runs, so a return to it fails here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asyncdp import Async, Deadline, Huang2015, LinkModel, Links, LogNormalLatency, load_script
+from asyncdp.engine.batch_engine import BatchResult
+from asyncdp.engine.links import ExponentialLatency
+from asyncdp.engine.schedule import RealizedSchedule, RealizedSchedules
+from asyncdp.privacy import behavior, check_privacy, context
+from asyncdp.privacy.behavior import EngineRuns, replay_runs, run_engine, run_seeds
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "privacy_check_rendezvous.py"
+LOSSY = Links(LinkModel(LogNormalLatency(0.2, 0.5), loss=0.1), {(1, 0): LinkModel(ExponentialLatency(0.5),
+                                                                                  reorder=True)})
+BASE = Huang2015.example_scenario(seed=3)
+TIMED = {
+    "async": BASE.replace(timing=Async(rate=1.0, staleness=2), links=LOSSY),
+    "async unicast": BASE.replace(timing=Async(rate=2.0), links=LOSSY, mode="unicast"),
+    "deadline stale": BASE.replace(timing=Deadline(deadline=0.5, drift=0.3, missing="stale"), links=LOSSY),
+}
+
+
+def _per_run(scenario, runs, *, seed=0, side=0, **kw):
+    """The per-run path this module guards against: ``batch.schedule(r)`` for every run (the old ``run_engine``)."""
+    out = _ORIGINAL(scenario, runs, seed=seed, side=side, **kw)
+    if out.engine != "batch" or isinstance(out.schedules, tuple):
+        return out
+    batch = scenario.replace(seed=run_seeds(seed, side, runs)[0]).run("batch", runs=runs, keep="all",
+                                                                       transcripts=True)
+    return EngineRuns(out.engine, out.seeds, out.messages, tuple(batch.schedule(r) for r in range(runs)),
+                      out.unicast)
+
+
+_ORIGINAL = run_engine
+
+
+def _no_per_run_schedules(monkeypatch):
+    def refuse(self, r):
+        raise AssertionError(f"BatchResult.schedule({r}) called: the checker rebuilt a run's schedule")
+
+    monkeypatch.setattr(BatchResult, "schedule", refuse)
+
+
+@pytest.mark.parametrize("case", sorted(TIMED))
+def test_engine_runs_hold_every_runs_schedule_as_columns(case, monkeypatch):
+    sc = TIMED[case]
+    expected = _per_run(sc, 6, seed=4, side=1)
+    _no_per_run_schedules(monkeypatch)
+    runs = run_engine(sc, 6, seed=4, side=1)
+    assert runs.engine == "batch" and isinstance(runs.schedules, RealizedSchedules)
+    assert list(runs.schedules) == list(expected.schedules)
+    assert len({len(s) for s in expected.schedules}) > 1  # the runs' schedules differ: the run order matters
+    for name in expected.messages:
+        np.testing.assert_array_equal(runs.messages[name], expected.messages[name])
+    adj = sc.replace(problem=sc.problem.adjacent(0, address=[-1.0, -1.0])) if case != "async unicast" else None
+    fast, slow = replay_runs(runs, sc, adj), replay_runs(expected, sc, adj)
+    for name in slow.residuals:
+        np.testing.assert_array_equal(fast.residuals[name], slow.residuals[name])
+    if adj is not None:
+        np.testing.assert_array_equal(fast.per_round, slow.per_round)
+        assert np.isfinite(fast.losses).all() and np.ptp(fast.losses) > 0
+
+
+def test_lockstep_lossless_runs_share_one_schedule(monkeypatch):
+    _no_per_run_schedules(monkeypatch)
+    runs = run_engine(BASE, 5, seed=2)
+    assert isinstance(runs.schedules, tuple) and all(s is runs.schedules[0] for s in runs.schedules)
+    assert runs.schedules[0] == BASE.run(engine="batch", runs=2).schedules()[1]
+
+
+def test_views_of_the_columns_are_the_runs_schedules():
+    batch = TIMED["async"].run(engine="batch", runs=4)
+    every = batch.schedules()
+    for r, view in enumerate(every):
+        rebuilt = RealizedSchedule(*(getattr(view, a) for a in ("num_agents", "horizon", "round", "receiver",
+                                                                 "sender", "weight", "sender_round")))
+        assert view == rebuilt and view.max_age == rebuilt.max_age
+        for t in (1, batch.horizon):
+            w, src = every.dense_runs(t)
+            np.testing.assert_array_equal(w[r], rebuilt.dense(t)[0])
+            np.testing.assert_array_equal(src[r], rebuilt.dense(t)[1])
+            assert view.matrix(t).nnz == rebuilt.matrix(t).nnz
+
+
+@pytest.mark.parametrize("timing", ["async", "deadline"])
+def test_the_check_gives_the_same_report_without_per_run_schedules(timing, monkeypatch):
+    ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
+    chosen = Async(rate=1.0) if timing == "async" else Deadline(period=1.0, deadline=0.8, drift=0.05,
+                                                                missing="renormalize")
+    links = Links(LinkModel(latency=LogNormalLatency(median=0.2, sigma=0.5), loss=0.1))
+    sc, adj = (ex[k].replace(timing=chosen, links=links, horizon=12) for k in ("scenario", "adjacent"))
+    with monkeypatch.context() as m:  # before: every run's schedule rebuilt one by one
+        m.setattr(context, "run_engine", _per_run)
+        m.setattr(behavior, "run_engine", _per_run)
+        before = check_privacy(sc, adj, runs=80, search_examples=3).to_dict()
+    _no_per_run_schedules(monkeypatch)
+    after = check_privacy(sc, adj, runs=80, search_examples=3).to_dict()
+    assert after["engine"] == "batch" and after["replay_runs"] == 80
+    assert after == before

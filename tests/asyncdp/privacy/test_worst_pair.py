@@ -1,0 +1,127 @@
+"""The worst-case search's objective (the privacy profile for delta > 0 claims) and the worst pair's run budget.
+
+For a claim with ``delta > 0`` the search ranks candidate pairs by their
+privacy profile at the claimed epsilon (the average over schedules of the
+exact Gaussian profile of the shifts along the constructed transcript), not
+by the largest constructed loss; the worst pair's engine runs follow a
+sequential plan whose looks are fixed in advance, so a clear violation stops
+at the first look and a correct claim keeps its verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import asyncdp
+from asyncdp import Async
+from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+from asyncdp.privacy.worst_case import constructed_losses, extremal_pairs, profile_objective, search_worst_case
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _gaussian_delta(mu: float, eps: float) -> float:
+    """Balle and Wang (ICML 2018), Thm 8, written out with scipy (independent of the code under test)."""
+    return float(norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2))
+
+
+def test_the_profile_objective_averages_exact_gaussian_profiles_over_schedules():
+    losses = [0.5 * 1.5**2, 0.5 * 0.3**2, math.inf]  # mu = 1.5, mu = 0.3, a noise-free release that moves
+    want = (_gaussian_delta(1.5, 1.0) + _gaussian_delta(0.3, 1.0) + 1.0) / 3
+    assert profile_objective(losses, 1.0, 1e-5, True) == pytest.approx(want, rel=1e-9)
+    # pure claims and Laplace noise: the largest loss
+    assert profile_objective(losses[:2], 1.0, 0.0, True) == pytest.approx(1.125)
+    assert profile_objective(losses[:2], 1.0, 1e-5, False) == pytest.approx(1.125)
+
+
+def test_a_larger_largest_loss_can_have_the_smaller_profile():
+    spiky = [0.5 * 3.0**2] + [0.5 * 0.1**2] * 15  # mu = 3 on one schedule, 0.1 on the others
+    even = [0.5 * 1.5**2] * 16
+    assert max(spiky) > max(even)
+    assert profile_objective(spiky, 1.0, 1e-3, True) < profile_objective(even, 1.0, 1e-3, True)
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("gaussian_under_calibrated",
+                                                  ROOT / "examples" / "privacy_check_gaussian_under_calibrated.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_search_picks_the_pair_with_the_largest_profile_not_the_largest_loss():
+    # under Async timing the two-stage rule's shifts depend on the schedule: the extremal pair with the largest
+    # constructed loss on one schedule is not the one with the largest average profile
+    scenario, adjacent = _example().make(1e-5, Async(rate=1.0))
+    pair = ScenarioPair(scenario, adjacent)
+    ctx = prepare(pair, CheckOptions(runs=40, search_examples=0))
+    runs = ctx.engine_runs(0)
+    by_loss, by_profile = {}, {}
+    for label, g, gp in extremal_pairs(scenario, 0):
+        losses, _ = constructed_losses(runs, scenario, 0, g, gp, max_runs=16)
+        by_loss[label] = float(np.max(losses))
+        mus = np.sqrt(2.0 * np.asarray(losses))
+        by_profile[label] = float(np.mean([_gaussian_delta(m, ctx.epsilon_claimed) for m in mus]))
+    top_loss, top_profile = max(by_loss, key=by_loss.get), max(by_profile, key=by_profile.get)
+    assert top_loss != top_profile  # the scenario distinguishes the two objectives
+    evidence = search_worst_case(pair, ctx)
+    assert evidence.figures["worst_case_pair"] == top_profile
+    assert evidence.figures["worst_case_objective"] == pytest.approx(by_profile[top_profile], rel=1e-9)
+
+
+@dataclass(frozen=True)
+class Overclaim(Huang2015):
+    """Huang et al.'s rule claiming ``(epsilon / 4, 1e-3)``: a quarter of the epsilon its Laplace noise gives."""
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return float(self.epsilon) / 4.0, 1e-3
+
+
+@dataclass(frozen=True)
+class Approximate(Huang2015):
+    """Huang et al.'s rule claiming ``(epsilon, 1e-3)``: weaker than its (correct) pure claim."""
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return float(self.epsilon), 1e-3
+
+
+def _rendezvous(rule: type):
+    ex = asyncdp.load_script(ROOT / "examples" / "privacy_check_rendezvous.py", names=("scenario", "adjacent"))
+    sc = ex["scenario"]
+    alg = rule(**{f.name: getattr(sc.algorithm, f.name) for f in dataclasses.fields(sc.algorithm) if f.init})
+    return sc.replace(algorithm=alg), ex["adjacent"].replace(algorithm=alg)
+
+
+def _worst(report):
+    return next(e for e in report.evidence if e.method == "worst-case adjacency search")
+
+
+def test_a_clear_violation_stops_at_the_first_look():
+    # Laplace noise and a projection active on the runs: neither an exact profile nor importance sampling applies,
+    # so the worst pair's engine runs decide; the first look (a quarter of the budget) already refutes
+    sc, adj = _rendezvous(Overclaim)
+    report = check_privacy(sc, adj, runs=400, search_examples=2)
+    worst = _worst(report)
+    assert worst.witness is not None and "sequential looks at 100, 200, 400 runs" in worst.witness["method"]
+    assert worst.figures["worst_case_runs"] == 100 < worst.figures["worst_case_runs_budget"] == 400
+    assert worst.witness["runs"] == 100 and worst.witness["delta_lower"] > 1e-3
+    assert report.verdict == "violation"
+    assert report.worst_case_runs == 100 and report.to_dict()["worst_case_runs"] == 100
+
+
+def test_a_correct_approximate_claim_keeps_its_verdict():
+    sc, adj = _rendezvous(Approximate)
+    report = check_privacy(sc, adj, runs=400, search_examples=2)
+    worst = _worst(report)
+    assert worst.witness is None and report.verdict == "pass", report.reasons
+    assert 100 <= worst.figures["worst_case_runs"] <= 400
