@@ -142,6 +142,10 @@ class ScheduledReplay:
             :data:`accounting.replay.NOISE_FREE_RTOL`), else ``None``: randomness
             the declarations do not account for.
         messages: the transcript replayed, per channel (the constructed one with ``pin_agent``).
+        residuals_prime: per noisy channel, ``y - mu_P'`` (``None`` without ``rule_prime``): the residuals a
+            second replay with ``P'``'s recursion as ``rule`` would give (the same combinations, computed
+            by the same operations), so that ``residuals - residuals_prime`` is every release's realized
+            shift without replaying again (:func:`accounting.coverage.realized_shifts`).
     """
 
     losses: np.ndarray | None
@@ -149,6 +153,7 @@ class ScheduledReplay:
     residuals: dict[str, np.ndarray]
     noise_free_mismatch: dict[str, tuple[int, int] | None]
     messages: dict[str, np.ndarray] | None = None
+    residuals_prime: dict[str, np.ndarray] | None = None
 
 
 def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
@@ -236,7 +241,8 @@ def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: in
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike],
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
-                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None) -> np.ndarray | None:
+                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
+                  residuals_p: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
     runs = len(schedules)
     x = rule.initial_state(runs)
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -271,6 +277,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
                 if scale > 0:
                     assert ch.mechanism is not None
+                    if residuals_p is not None:
+                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, yt - mu_p_obs, np.nan)
                     contributions[:, t - 1] += (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
                                                 - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism,
                                                                scale))
@@ -354,6 +362,7 @@ def scheduled_replay(
     if len(schedules) != runs:
         raise AccountingError(f"{len(schedules)} schedules for {runs} runs")
     residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
+    residuals_p = None if rule_prime is None else {n: np.full(r.shape, np.nan) for n, r in residuals.items()}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
@@ -362,7 +371,7 @@ def scheduled_replay(
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin)
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, residuals_p)
         if part is not None:
             parts.append(part)
     per_round = np.concatenate(parts) if parts else None
@@ -371,4 +380,4 @@ def scheduled_replay(
         check_point_masses(per_round, "run")
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
-                           messages=arrays)
+                           messages=arrays, residuals_prime=residuals_p)
