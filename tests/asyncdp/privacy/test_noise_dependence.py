@@ -206,3 +206,52 @@ def _gaussian_example():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+_REUSE_SCRIPT = '''
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.privacy.context import small_example
+
+
+@dataclass(frozen=True)
+class ReusesItsFirstDraw(Huang2015):
+    def initial_state(self, x0, agents, problem):
+        state = super().initial_state(x0, agents, problem)
+        return {**state, "w": np.full(np.shape(state["x"]), np.nan)}
+
+    def message(self, state, t, noise, agents, problem):
+        w = state["w"]
+        fresh = np.isnan(w)
+        w[fresh] = np.broadcast_to(np.asarray(noise["y"], dtype=float), w.shape)[fresh]
+        return super().message(state, t, {"y": w.copy()}, agents, problem)
+
+    def update(self, state, mixed, t, agents, problem):
+        return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
+
+
+pair, _ = small_example(runs=10)
+alg = ReusesItsFirstDraw(**{f.name: getattr(pair.scenario.algorithm, f.name) for f in dataclasses.fields(Huang2015)})
+scenario = pair.scenario.replace(algorithm=alg)
+adjacent = pair.adjacent.replace(algorithm=alg)
+'''
+
+
+def test_reused_noise_is_a_violation_on_the_command_line_with_the_witness_in_the_json(tmp_path, capsys):
+    from pathlib import Path
+
+    from asyncdp.cli import main
+
+    script = Path(tmp_path) / "reuse.py"
+    script.write_text(_REUSE_SCRIPT)
+    out = Path(tmp_path) / "report.json"
+    code = main(["privacy", "check", str(script), "--runs", "400", "--search-examples", "0", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 1 and "violation" in text and "cancelling audit" in text
+    w = json.loads(out.read_text())["witness"]
+    assert w["kind"] == "dependence" and w["across"] == "rounds" and w["confidence"] > 0.99
+    assert all(v is not None for v in w.values())
