@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -223,8 +224,11 @@ def cancelling_audit(residuals: np.ndarray, shifts: np.ndarray, residuals_adjace
         sa, sb = sh[:half, ta, ia], sh[:half, tb, ib]
         ok = np.isfinite(a) & np.isfinite(b) & np.isfinite(sa) & np.isfinite(sb)
         n = ok.sum(axis=0)
+        if n.max() < _MIN_AUDIT_RUNS // 2:  # a noise-free round, or too few runs released both
+            continue
         a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # coordinates with no run released both: NaN
             ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
             da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
             beta = (da * db).sum(axis=0) / (da * da).sum(axis=0)

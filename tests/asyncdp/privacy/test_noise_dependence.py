@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,15 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import small_example
 from asyncdp.privacy.dependence import cancelling_audit, noise_dependence
 from asyncdp.privacy.realized import check_conformance
 
 
-@dataclass(frozen=True)
-class ReusesItsFirstDraw(Huang2015):
-    """Huang2015 whose releases all carry the agent's round-1 standard draw (kept in the state ``w``)."""
+class _KeepsItsFirstDraw:
+    """A rule whose releases all carry the agent's round-1 standard draw (kept in the state ``w``)."""
 
     def initial_state(self, x0, agents, problem):
         state = super().initial_state(x0, agents, problem)
@@ -42,6 +43,17 @@ class ReusesItsFirstDraw(Huang2015):
 
     def update(self, state, mixed, t, agents, problem):
         return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
+
+
+@dataclass(frozen=True)
+class ReusesItsFirstDraw(_KeepsItsFirstDraw, Huang2015):
+    """Huang2015 (Laplace, pure claim) releasing its round-1 draw every round."""
+
+
+@dataclass(frozen=True)
+class GaussianReuse(_KeepsItsFirstDraw, Showkatbakhsh):
+    """The correctly calibrated two-stage Gaussian rule of Showkatbakhsh, Karakus and Diggavi (arXiv 2019),
+    claim (1, 1e-3), releasing its first draw every round scaled by that round's declared std."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,17 @@ def test_an_engine_rule_that_reuses_its_noise_is_refuted_by_the_cancelling_audit
     data = json.loads(json.dumps(report.to_dict()))
     assert data["verdict"] == "violation" and data["witness"]["kind"] == "dependence"
     assert all(v is not None for v in data["witness"].values())
+
+
+def test_a_gaussian_rule_that_reuses_its_noise_is_refuted_at_its_delta_claim():
+    sc, adj = _gaussian_example().make(1e-3, None, GaussianReuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the audit skips noise-free rounds quietly
+        report = check_privacy(sc, adj, runs=400, search_examples=0)
+    assert report.verdict == "violation" and report.witness["kind"] == "dependence", report.reasons
+    w = report.witness
+    assert w["across"] == "rounds" and w["agents"] == [0, 0] and w["delta_allowed"] == 1e-3
+    assert w["delta_lower_bound"] > 1e-3 and w["method"].startswith("cancelling audit")
 
 
 @pytest.mark.parametrize("timing", ["lockstep", "async"])
@@ -221,6 +244,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.privacy.context import small_example
 
 
