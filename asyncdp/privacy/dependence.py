@@ -147,18 +147,21 @@ class CancellingAudit(dict):
     """
 
 
-def _candidates(r: np.ndarray, agents: list[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Pairs of releases ``((round A, agent A), (round B, agent B))`` (0-based) to combine.
+def _candidates(r: np.ndarray, agents: list[int]) -> list[tuple[int, int, int, list[int]]]:
+    """Groups of release pairs to combine: ``(round A, agent A, round B, agents B)`` (0-based).
 
     Consecutive rounds of each changed agent, and each changed agent with every
     other agent in the same round (the only releases whose shifts differ are
     the changed agents'; a combination with another release exposes them).
+    The agents ``B`` of a group are scored together (one array operation).
     """
     horizon, n_agents = r.shape[1], r.shape[2]
     out = []
     for i in agents:
-        out += [((t, i), (t + 1, i)) for t in range(horizon - 1)]
-        out += [((t, i), (t, j)) for t in range(horizon) for j in range(n_agents) if j != i]
+        out += [(t, i, t + 1, [i]) for t in range(horizon - 1)]
+        others = [j for j in range(n_agents) if j != i]
+        if others:
+            out += [(t, i, t, others) for t in range(horizon)]
     return out
 
 
@@ -167,7 +170,7 @@ def cancelling_audit(residuals: np.ndarray, shifts: np.ndarray, residuals_adjace
                      per_round: bool = False) -> CancellingAudit | None:
     """Certify the loss exposed by noise that cancels between two releases (module docstring).
 
-    Releases ``A`` and ``B`` are pairs of :func:`_candidates`. On the first
+    Releases ``A`` and ``B`` are the pairs of :func:`_candidates`. On the first
     half of the scenario's runs, per candidate and coordinate: ``beta`` by
     least squares of ``r_B`` on ``r_A``; ``g = r_B - beta r_A``; its spread
     ``s`` (standard deviation); and its expected move under ``P'``, the
@@ -219,11 +222,11 @@ def cancelling_audit(residuals: np.ndarray, shifts: np.ndarray, residuals_adjace
         return None
     half = runs // 2
     best: tuple[float, Any] | None = None
-    for (ta, ia), (tb, ib) in _candidates(r, agents):
-        a, b = r[:half, ta, ia], r[:half, tb, ib]  # (h, d)
-        sa, sb = sh[:half, ta, ia], sh[:half, tb, ib]
+    for ta, ia, tb, group in _candidates(r, agents):
+        a, b = r[:half, ta, ia][:, None, :], r[:half, tb][:, group]  # (h, 1, d) and (h, K, d)
+        sa, sb = sh[:half, ta, ia][:, None, :], sh[:half, tb][:, group]
         ok = np.isfinite(a) & np.isfinite(b) & np.isfinite(sa) & np.isfinite(sb)
-        n = ok.sum(axis=0)
+        n = ok.sum(axis=0)  # (K, d)
         if n.max() < _MIN_AUDIT_RUNS // 2:  # a noise-free round, or too few runs released both
             continue
         a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
@@ -237,12 +240,12 @@ def cancelling_audit(residuals: np.ndarray, shifts: np.ndarray, residuals_adjace
             move = np.nanmedian(np.where(ok, np.abs(sb - beta * sa), np.nan), axis=0)
             score = move / np.maximum(spread, np.finfo(float).tiny)
         score = np.where((n >= _MIN_AUDIT_RUNS // 2) & np.isfinite(score) & np.isfinite(beta), score, -np.inf)
-        k = int(np.argmax(score))
-        if np.isfinite(score[k]) and (best is None or score[k] > best[0]):
-            sel = ok[:, k]
-            corr = float(np.corrcoef(a[sel, k], b[sel, k])[0, 1])
-            best = (float(score[k]), ((ta, ia), (tb, ib), k, float(beta[k]), float(np.nanmedian(g[:, k])),
-                                      float(move[k]), corr))
+        kj, k = (int(v) for v in np.unravel_index(int(np.argmax(score)), score.shape))
+        if np.isfinite(score[kj, k]) and (best is None or score[kj, k] > best[0]):
+            sel = ok[:, kj, k]
+            corr = float(np.corrcoef(a[sel, 0, k], b[sel, kj, k])[0, 1])
+            best = (float(score[kj, k]), ((ta, ia), (tb, group[kj]), k, float(beta[kj, k]),
+                                          float(np.nanmedian(g[:, kj, k])), float(move[kj, k]), corr))
     if best is None:
         return None
     (ta, ia), (tb, ib), k, beta_k, center, move_k, corr = best[1]

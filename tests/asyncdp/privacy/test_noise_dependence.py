@@ -285,3 +285,17 @@ def test_reused_noise_is_a_violation_on_the_command_line_with_the_witness_in_the
     w = json.loads(out.read_text())["witness"]
     assert w["kind"] == "dependence" and w["across"] == "rounds" and w["confidence"] > 0.99
     assert all(v is not None for v in w.values())
+
+
+def test_the_audit_finds_noise_cancelling_with_any_other_agent_not_only_a_neighbour():
+    rng = np.random.default_rng(5)
+    res = rng.normal(size=(400, 3, 12, 2))
+    res[:, 2, 11] = -res[:, 2, 3]  # agents 3 and 11 add opposite draws in round 3 (their sum is noise-free)
+    shifts = np.zeros_like(res)
+    shifts[:, 2, 3] = 0.5  # the data moves the changed agent 3's round-3 release
+    adjacent = rng.normal(size=res.shape)
+    adjacent[:, 2, 11] = -adjacent[:, 2, 3]
+    adjacent[:, 2, 3] -= 0.5
+    out = cancelling_audit(res, shifts, adjacent, agents=[3], epsilon=1.0, delta=0.0, alpha=0.00125)
+    assert out["violation"] and out["rounds"] == [3, 3] and out["agents"] == [3, 11]
+    assert out["beta"] == pytest.approx(-1.0)
