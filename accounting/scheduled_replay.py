@@ -166,6 +166,10 @@ class ScheduledReplay:
         log_weights: with ``draw``: per run ``sum_t lambda_t (1 + lambda_t) mu_t^2 / 2 - lambda_t l_t``, the exact
             ``log p_P(y | S) - log q(y | S)`` of the tilted construction (once the transcript has settled).
         tilted_mu: with ``draw``: per run ``sqrt(sum mu_t^2)`` over the rounds of ``draw.rounds``.
+        residuals_prime: per noisy channel, ``y - mu_P'`` (``None`` without ``rule_prime``): the residuals a
+            second replay with ``P'``'s recursion as ``rule`` would give (the same combinations, computed
+            by the same operations), so that ``residuals - residuals_prime`` is every release's realized
+            shift without replaying again (:func:`accounting.coverage.realized_shifts`).
     """
 
     losses: np.ndarray | None
@@ -175,6 +179,7 @@ class ScheduledReplay:
     messages: dict[str, np.ndarray] | None = None
     log_weights: np.ndarray | None = None
     tilted_mu: np.ndarray | None = None
+    residuals_prime: dict[str, np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -287,7 +292,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
                   mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
-                  draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
+                  draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
+                  residuals_p: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
     runs = len(schedules)
     x = rule.initial_state(runs)
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -329,6 +335,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
                 if scale > 0:
                     assert ch.mechanism is not None
+                    if residuals_p is not None:
+                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, yt - mu_p_obs, np.nan)
                     part = (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
                             - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism, scale))
                     contributions[:, t - 1] += part
@@ -438,6 +446,7 @@ def scheduled_replay(
             raise AccountingError(f"draw.rounds must have shape ({horizon},), got {np.shape(draw.rounds)}")
         tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs)}
     residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
+    residuals_p = None if rule_prime is None else {n: np.full(r.shape, np.nan) for n, r in residuals.items()}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
@@ -446,7 +455,8 @@ def scheduled_replay(
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted)
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
+                             residuals_p)
         if part is not None:
             parts.append(part)
     per_round = np.concatenate(parts) if parts else None
@@ -456,4 +466,4 @@ def scheduled_replay(
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
-                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]))
+                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p)

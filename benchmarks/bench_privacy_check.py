@@ -1,21 +1,22 @@
 """Benchmark: a full privacy check of the rendezvous example under Async timing, against simulating its runs.
 
 Scenario: examples/privacy_check_rendezvous.py (huang2015, N = 5, T = 30) with
-Async timing (Poisson wake-ups) on lossy lognormal links. Baseline in the same
-process: simulating the ``--runs`` runs the check reads one by one on the
-SimPy engine (``scenario.replace(seed=s).run()`` for each run seed,
-transcripts recorded as by default; the check itself runs them on the batch
-engine). The check
+Async timing (Poisson wake-ups) on lossy lognormal links (the batch engine
+runs it). Baseline in the same process: simulating the ``--runs`` runs the
+check reads, as it reads them (:func:`asyncdp.privacy.behavior.run_engine`:
+the same engine, every message and every run's realized schedule); the bare
+batch-engine call inside it is printed too. CPU seconds (the box is shared),
+medians of ``--repeats``, the timings alternated. ``--runs2`` measures a
+second size and prints the marginal per-run cost ratio (fixed costs dominate
+small scenarios on the batch engine). The check
 simulates the scenario's runs and the adjacent scenario's runs (the
 black-box audit needs both), replays every run on its realized schedule,
-tests the noise, audits, and searches the worst pair. Target (issue 14): the
-check costs at most 3x the simulation. Medians of ``--repeats``, the two
-timed alternately so that both see the same machine load.
+tests the noise, audits, and searches the worst pair. Target: the check
+costs at most 3x the simulation.
 
 ``--scenario gaussian`` checks examples/privacy_check_gaussian_under_calibrated.py
 instead (a Gaussian two-stage rule, claim delta ``--delta``) under ``--timing``
-lockstep (batch engine), deadline or async; the baseline is then the engine
-the check uses (:func:`asyncdp.privacy.behavior.run_engine`).
+lockstep, deadline or async (the same baseline).
 
 ``--compare-timings`` checks the rendezvous example (lossy lognormal links)
 under the example's Deadline rounds and under Async timing in one process,
@@ -24,7 +25,7 @@ alternately in each repeat, both on the batch engine, and reports the medians
 batch engine's Async support: at most 1.2), beside each timing's simulation
 of the runs the check reads (:func:`asyncdp.privacy.behavior.run_engine`).
 
-Run:  python benchmarks/bench_privacy_check.py [--runs 1000] [--repeats 3]
+Run:  python benchmarks/bench_privacy_check.py [--runs 1000] [--runs2 2000] [--repeats 3]
       python benchmarks/bench_privacy_check.py --scenario gaussian --timing lockstep --delta 1e-5
       python benchmarks/bench_privacy_check.py --compare-timings [--runs 1000] [--repeats 5]
 """
@@ -36,11 +37,9 @@ import statistics
 import time
 from pathlib import Path
 
-from common import median_time
-
 from asyncdp import Async, LinkModel, Links, LogNormalLatency, load_script
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.behavior import run_seeds
+from asyncdp.privacy.behavior import run_engine, run_seeds
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "privacy_check_rendezvous.py"
 GAUSSIAN = Path(__file__).resolve().parents[1] / "examples" / "privacy_check_gaussian_under_calibrated.py"
@@ -101,9 +100,35 @@ def compare_timings(runs: int, repeats: int) -> None:
           f"{'met' if max(ratio_wall, ratio_cpu) <= 1.2 else 'NOT met'}")
 
 
+def _cpu(fn):
+    """CPU seconds of ``fn()`` (the box is shared: CPU time, not wall time), and its result."""
+    start = time.process_time()
+    out = fn()
+    return time.process_time() - start, out
+
+
+def measure(sc, adj, runs: int, repeats: int) -> tuple[float, float, float, object]:
+    """Medians over ``repeats`` (alternated) of: simulating ``runs`` runs as the check does
+    (:func:`~asyncdp.privacy.behavior.run_engine`: the same engine, messages and realized schedules), the
+    bare engine call inside it, and the full check; and the last report."""
+    sims, bare, checks = [], [], []
+    report = None
+    for _ in range(repeats):  # interleaved, so all see the same machine load
+        sims.append(_cpu(lambda: run_engine(sc, runs, seed=0, side=0))[0])
+        if run_engine(sc, 2, seed=0, side=0).engine == "batch":
+            bare.append(_cpu(lambda: sc.replace(seed=run_seeds(0, 0, 1)[0]).run("batch", runs=runs, keep="all",
+                                                                                    transcripts=True))[0])
+        chk, report = _cpu(lambda: check_privacy(sc, adj, runs=runs))
+        checks.append(chk)
+    return (statistics.median(sims), statistics.median(bare) if bare else float("nan"), statistics.median(checks),
+            report)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--runs2", type=int, default=0,
+                        help="also measure at this many runs and report the marginal per-run cost ratio")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scenario", choices=("rendezvous", "gaussian"), default="rendezvous")
     parser.add_argument("--timing", choices=("lockstep", "deadline", "async"), default="lockstep")
@@ -115,42 +140,33 @@ def main() -> None:
         compare_timings(args.runs, args.repeats)
         return
     if args.scenario == "gaussian":
-        from asyncdp.privacy.behavior import run_engine
-
         sc, adj = gaussian_pair(args.timing, args.delta)
-        sims, checks = [], []
-        for _ in range(args.repeats):
-            sims.append(median_time(lambda: run_engine(sc, args.runs, seed=0, side=0), 1)[0])
-            chk, report = median_time(lambda: check_privacy(sc, adj, runs=args.runs), 1)
-            checks.append(chk)
-        sim_s, chk_s = statistics.median(sims), statistics.median(checks)
-        print(f"gaussian under-calibrated example, {args.timing}, claimed delta {args.delta:g}: "
-              f"{args.runs} runs ({report.engine.split(' ')[0]} engine)")
-        print(f"simulate {args.runs} runs (baseline, same engine), median of {args.repeats}: {sim_s:.2f} s")
+        what = f"gaussian under-calibrated example, {args.timing}, claimed delta {args.delta:g}"
+    else:
+        ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
+        timing = Async(rate=1.0)
+        links = Links(LinkModel(latency=LogNormalLatency(median=0.2, sigma=0.5), loss=0.1))
+        sc = ex["scenario"].replace(timing=timing, links=links)
+        adj = ex["adjacent"].replace(timing=timing, links=links)
+        what = (f"rendezvous example, Async timing, lossy lognormal links: N={sc.problem.num_agents}, "
+                f"T={sc.horizon}")
+    sizes = [args.runs] + ([args.runs2] if args.runs2 else [])
+    got = {}
+    for runs in sizes:
+        sim_s, bare_s, chk_s, report = measure(sc, adj, runs, args.repeats)
+        got[runs] = (sim_s, chk_s)
+        print(f"{what}: {runs} runs ({report.engine.split(' ')[0]} engine), CPU seconds, median of {args.repeats}")
+        print(f"  simulate the runs as the check reads them (run_engine): {sim_s:.2f} s"
+              + ("" if bare_s != bare_s else f"  (of which the bare batch engine call: {bare_s:.2f} s)"))
         w = report.witness or {}
-        print(f"full privacy check, median of {args.repeats}: {chk_s:.2f} s  (verdict {report.verdict}, witness "
-              f"{w.get('method', '-')[:40]}, certified delta(epsilon) >= {w.get('delta_lower', float('nan')):.3g} "
-              f"at confidence {w.get('confidence', float('nan')):.6g}; worst pair simulated "
-              f"{report.worst_case_runs} times)")
-        print(f"ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
-        return
-    ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
-    timing = Async(rate=1.0)
-    links = Links(LinkModel(latency=LogNormalLatency(median=0.2, sigma=0.5), loss=0.1))
-    sc = ex["scenario"].replace(timing=timing, links=links)
-    adj = ex["adjacent"].replace(timing=timing, links=links)
-    seeds = run_seeds(0, 0, args.runs)
-    sims, checks = [], []
-    for _ in range(args.repeats):  # interleaved, so both see the same machine load
-        sims.append(median_time(lambda: [sc.replace(seed=s).run() for s in seeds], 1)[0])
-        chk, report = median_time(lambda: check_privacy(sc, adj, runs=args.runs), 1)
-        checks.append(chk)
-    sim_s, chk_s = statistics.median(sims), statistics.median(checks)
-    print(f"rendezvous example, Async timing, lossy lognormal links: N={sc.problem.num_agents}, T={sc.horizon}, "
-          f"{args.runs} runs ({report.engine.split(' ')[0]} engine)")
-    print(f"simulate {args.runs} runs (baseline), median of {args.repeats}: {sim_s:.2f} s")
-    print(f"full privacy check,        median of {args.repeats}: {chk_s:.2f} s  (verdict {report.verdict})")
-    print(f"ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
+        print(f"  full privacy check: {chk_s:.2f} s  (verdict {report.verdict}, witness {w.get('method', '-')[:50]}, "
+              f"certified delta(epsilon) >= {w.get('delta_lower', float('nan')):.3g} at confidence "
+              f"{w.get('confidence', float('nan')):.6g}; worst pair simulated {report.worst_case_runs} times)")
+        print(f"  ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
+    if len(got) == 2:
+        (s1, c1), (s2, c2) = got[sizes[0]], got[sizes[1]]
+        print(f"marginal cost {sizes[0]} -> {sizes[1]} runs: simulate {s2 - s1:.2f} s, check {c2 - c1:.2f} s, "
+              f"marginal ratio {(c2 - c1) / (s2 - s1):.2f}")
 
 
 if __name__ == "__main__":

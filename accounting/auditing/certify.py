@@ -92,7 +92,9 @@ class CertifiedEvent:
 
 def _bounds(p_lower: float, p_prime_upper: float, epsilon: float, delta: float) -> tuple[float, float]:
     eps_lb = math.log((p_lower - delta) / p_prime_upper) if p_lower - delta > 0 and p_prime_upper > 0 else 0.0
-    delta_lb = p_lower - math.exp(epsilon) * p_prime_upper
+    # e^epsilon overflows a float beyond epsilon ~ 709: then any p' > 0 leaves no delta to certify
+    factor = math.exp(epsilon) * p_prime_upper if epsilon < 700.0 else (math.inf if p_prime_upper > 0 else 0.0)
+    delta_lb = p_lower - factor
     return max(0.0, eps_lb), max(0.0, delta_lb)
 
 

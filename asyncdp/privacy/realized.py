@@ -7,7 +7,8 @@ transcripts the accountant samples itself:
 
 * :func:`check_conformance`: the residuals of every release (released minus
   the noise-free value the accountant recomputes by replay on the realized
-  schedule) against the declared noise (:func:`accounting.conformance.noise_conformance`);
+  schedule) against the declared noise (:func:`accounting.conformance.noise_conformance`),
+  and against the independence the declarations state (:mod:`asyncdp.privacy.dependence`);
 * :func:`replay_exactly`: each run's exact privacy loss on its realized
   schedule (:func:`accounting.scheduled_replay.scheduled_replay`), audited by
   :func:`accounting.auditors.plrv_audit`;
@@ -36,7 +37,8 @@ from accounting import auditors
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError
 
-from .behavior import declared_noise
+from .behavior import declared_noise, replay_runs
+from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 
@@ -53,9 +55,18 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     the algorithm's R and U steps (nothing the algorithm declares about its
     sensitivity or noise enters), takes released minus noise-free values, and
     runs :func:`accounting.conformance.noise_conformance` at family-wise
-    level ``alpha_share``. An under-noised release is a witness; an
-    over-noised one, a release that should be noise-free but is not, or runs
-    too few to test leave the declaration unverified (a doubt: no ``pass``).
+    level ``alpha_share`` less the dependence share. An under-noised release
+    is a witness; an over-noised one, a release that should be noise-free but
+    is not, or runs too few to test leave the declaration unverified (a
+    doubt: no ``pass``). The residuals are also tested for dependence across
+    rounds and agents (:func:`~asyncdp.privacy.dependence.noise_dependence`):
+    a rejection is a doubt, and a pooled conformance rejection (one that
+    assumes independent draws) is then no witness; the cancelling audit
+    (:func:`~asyncdp.privacy.dependence.cancelling_audit`) on the scenario's
+    and the adjacent scenario's runs turns the dependence into a witness when
+    the noise cancels between two releases and exposes a loss above the
+    claim. Each runs at :data:`~asyncdp.privacy.dependence.DEPENDENCE_ALPHA_FRACTION`
+    of ``alpha_share``.
 
     Args:
         pair: the scenario pair.
@@ -66,7 +77,10 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``conformance_tests``, ``conformance_min_scale_ratio``,
         ``conformance_rejected`` and ``engine``; witness ``{"kind":
         "conformance", "channel", "round", "agent", "declared_scale",
-        "estimated_scale", "p_value", ...}``.
+        "estimated_scale", "p_value", ...}``, or ``{"kind": "dependence",
+        "method", "channel", "across", "rounds", "agents", "coordinate",
+        "statistic", "beta", "event", "counts", "epsilon_lower_bound",
+        "delta_lower_bound", "confidence", "claim_form", "dependence_test", ...}``.
 
     Example:
         See the module docstring.
@@ -82,7 +96,9 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
     magnitude = {name: _round_magnitude(runs.messages[name]) for name in declared}
-    report = noise_conformance(replay.residuals, declared, confidence=1.0 - ctx.options.alpha_share,
+    # the conformance tests get the method's share less what the dependence audit uses (module dependence)
+    report = noise_conformance(replay.residuals, declared,
+                               confidence=1.0 - ctx.options.alpha_share * (1.0 - DEPENDENCE_ALPHA_FRACTION),
                                min_samples=_MIN_SAMPLES, magnitude=magnitude)
     figures.update(conformance_tests=report.tests, conformance_rejected=len(report.rejected),
                    conformance_min_scale_ratio=None if math.isnan(report.min_scale_ratio)
@@ -108,26 +124,16 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         doubts.append(f"{len(report.over_noised)} conformance test(s) reject the declared noise with a larger "
                       f"estimated scale (e.g. channel {o.channel!r}, round {o.round}, agent {o.agent}: ratio "
                       f"{o.scale_ratio:.3g}): the bounds are computed for noise the run does not release")
-    residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
-    dep_alpha = ctx.options.alpha_share * DEPENDENCE_ALPHA_FRACTION
-    dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()},
-                           dep_alpha)
-    if dep is not None:
-        where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
-                 if dep["across"] == "rounds" else
-                 f"agents {dep['agents'][0]} and {dep['agents'][1]} in round {dep['rounds'][0]}")
-        line = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
-                f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
-                f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
-                f"{dep['tests']} tests); the declarations state independent draws, which every bound assumes")
-        doubts.append(line)
+    dep_reasons, dep_doubt, dep_witness = _dependence(pair, ctx, replay, declared, runs)
+    if dep_doubt is not None:
+        doubts.append(dep_doubt)
+        reasons.extend(dep_reasons)
         if witness is not None and (witness.get("round") is None or witness.get("agent") is None):
-            # a pooled test rejected because the draws are dependent, not because one release is under-noised
+            # a pooled test assumes independent draws: under dependence its rejection is no witness of under-noise
             reasons[:] = [r for r in reasons if not r.startswith("noise conformance: the released noise is smaller")]
-            witness = {"kind": "dependence", **dep, "engine": runs.engine, "seed": ctx.options.seed,
-                       "method": "correlation of residuals across " + dep["across"] + " (Fisher z, Bonferroni)",
-                       "confidence": 1.0 - dep_alpha, "claim_form": "(epsilon, delta)",
-                       "declared": "independent draws"}
+            witness = None
+        if dep_witness is not None and witness is None:
+            witness = dep_witness
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
@@ -141,90 +147,69 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     doubt="; ".join(doubts) if doubts else None)
 
 
-DEPENDENCE_ALPHA_FRACTION = 0.1
-"""The dependence test runs at this fraction of a method's error share. Its rejection is a doubt that costs a
-correct rule its ``pass``, and the dependence it is there for (a draw reused across rounds or agents) has
-correlation near 1, found at any level; so false alarms are kept ten times rarer than a witness's."""
-
-_MIN_PAIRS = 50
-"""Runs a dependence test needs (both releases present): the Fisher z approximation is asymptotic."""
-
-
-def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndarray], alpha: float
-                     ) -> dict[str, Any] | None:
-    """Test the released noise for dependence the declaration does not state: across rounds and across agents.
-
-    The declarations say every release's noise is a fresh, independent draw.
-    For each channel, coordinate and agent the residuals (released minus
-    noise-free values, i.e. the noise itself) of consecutive rounds ``t`` and
-    ``t + 1`` are correlated over the runs, and so are those of agents ``i``
-    and ``i + 1`` in the same round; under independence each sample
-    correlation ``r`` of ``n`` runs has ``atanh(r) sqrt(n - 3)`` approximately
-    standard normal (Fisher). A two-sided p-value below ``alpha`` divided by
-    the number of tests (Bonferroni) rejects independence. A rule that draws
-    its noise once and reuses it has correlation 1 between rounds.
-
-    Args:
-        residuals: per channel ``(R, T, N, d)`` residuals (NaN where nothing was released; broadcast only).
-        scales: per channel the declared scale per round ``(T,)`` (0: noise-free, not tested).
-        alpha: the family-wise error rate.
+def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: dict[str, Any], runs: Any
+                ) -> tuple[list[str], str | None, dict[str, Any] | None]:
+    """The dependence test and, when it rejects, the cancelling audit (:mod:`asyncdp.privacy.dependence`).
 
     Returns:
-        The first rejection as a dict (``channel``, ``across`` = ``"rounds"`` or
-        ``"agents"``, ``rounds``, ``agents``, ``coordinate``, ``correlation``,
-        ``p_value``, ``threshold``, ``runs``), or ``None``.
-
-    Example:
-        >>> rng = np.random.default_rng(0)
-        >>> noise = rng.normal(size=(200, 1, 2, 1))
-        >>> res = {"y": np.repeat(noise, 3, axis=1)}  # one draw reused in 3 rounds
-        >>> noise_dependence(res, {"y": np.ones(3)}, 0.05)["across"]
-        'rounds'
-        >>> noise_dependence({"y": rng.normal(size=(200, 3, 2, 1))}, {"y": np.ones(3)}, 0.05) is None
-        True
+        ``(reasons, doubt, witness)``: the audit's lines, the doubt naming the
+        dependence (``None`` when independence is not rejected) and the
+        witness when the audit certifies a loss above the claim.
     """
-    from scipy.special import ndtr
-
-    found: list[tuple[float, dict[str, Any]]] = []
-    tests = 0
-    for c, res in residuals.items():
-        r = np.asarray(res, dtype=float)
-        if r.ndim != 4 or c not in scales:
-            continue
-        noisy = np.asarray(scales[c], dtype=float) > 0
-        pairs = []
-        for t in range(r.shape[1] - 1):
-            if noisy[t] and noisy[t + 1]:
-                pairs.append(("rounds", r[:, t], r[:, t + 1], (t + 1, t + 2), None))
-        for t in range(r.shape[1]):
-            if noisy[t] and r.shape[2] > 1:
-                pairs.append(("agents", r[:, t, :-1], r[:, t, 1:], (t + 1, t + 1), 1))
-        for across, a, b, rounds, shift in pairs:  # a, b: (R, N', d)
-            ok = np.isfinite(a) & np.isfinite(b)
-            n = ok.sum(axis=0)
-            a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
-                da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
-                corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
-            valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
-            tests += int(valid.sum())
-            with np.errstate(divide="ignore"):
-                z = np.arctanh(np.clip(corr, -1 + 1e-15, 1 - 1e-15)) * np.sqrt(np.maximum(n - 3, 0))
-            p = 2.0 * ndtr(-np.abs(z))
-            p = np.where(valid, p, 1.0)
-            k = np.unravel_index(int(np.argmin(p)), p.shape)
-            agent = int(k[0])
-            found.append((float(p[k]), {"channel": c, "across": across, "rounds": list(rounds),
-                                        "agents": [agent, agent + (shift or 0)], "coordinate": int(k[1]),
-                                        "correlation": float(corr[k]), "p_value": float(p[k]), "runs": int(n[k])}))
-    if not found or tests == 0:
-        return None
-    p_min, best = min(found, key=lambda x: x[0])
-    threshold = alpha / tests
-    if p_min >= threshold:
-        return None
-    return {**best, "threshold": threshold, "tests": tests}
+    residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
+    alpha = ctx.options.alpha_share * DEPENDENCE_ALPHA_FRACTION
+    dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()}, alpha)
+    if dep is None:
+        return [], None, None
+    where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
+             if dep["across"] == "rounds" else
+             f"agents {dep['agents'][0]} and {dep['agents'][1]} in round {dep['rounds'][0]}")
+    test = (f"correlation of residuals across {dep['across']} (Fisher z, Bonferroni over {dep['tests']} tests)")
+    doubt = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
+             f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
+             f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
+             f"{dep['tests']} tests, confidence {1.0 - alpha:.6g}); the declarations state independent draws, "
+             "which every bound assumes")
+    c = dep["channel"]
+    if math.isinf(ctx.epsilon_claimed) or getattr(replay, "residuals_prime", None) is None:
+        return [], doubt, None
+    audit = None
+    try:
+        other = replay_runs(ctx.engine_runs(1), pair.scenario, algorithm=ctx.algorithm)  # residuals under P
+        agents = list(range(residuals[c].shape[2])) if ctx.changed_agent is None else [ctx.changed_agent]
+        audit = cancelling_audit(residuals[c], replay.residuals_prime[c] - residuals[c], other.residuals[c],
+                                 agents=agents, epsilon=ctx.epsilon_claimed, delta=ctx.delta_claimed, alpha=alpha,
+                                 per_round=ctx.focus is not None)
+    except AccountingError as exc:
+        return [f"noise dependence: no cancelling audit: the adjacent runs cannot be replayed: {exc}"], doubt, None
+    if audit is None:
+        return ["noise dependence: no cancelling audit (too few runs)"], doubt, None
+    (ta, tb), (ia, ib) = audit["rounds"], audit["agents"]
+    combo = (f"g = r(round {tb}, agent {ib}) - {audit['beta']:.6g} r(round {ta}, agent {ia}), coordinate "
+             f"{audit['coordinate']}, residuals r under the scenario's problem")
+    k1, n1 = audit["counts"]["adjacent"]
+    k0, n0 = audit["counts"]["scenario"]
+    found = (f"event |g - {audit['center']:.3g}| > {audit['tau']:.3g}: {k1} of {n1} adjacent runs, {k0} of {n0} "
+             f"held-out scenario runs; epsilon >= {audit['epsilon_lower_bound']:.6g}, delta(epsilon="
+             f"{audit['epsilon_allowed']:.6g}) >= {audit['delta_lower_bound']:.3g} (confidence "
+             f"{audit['confidence']:.6g})")
+    if not audit["violation"]:
+        return [f"noise dependence: the cancelling audit ({combo}) does not refute the claim: {found}"], doubt, None
+    method = ("cancelling audit: a combination of two releases whose dependent noise cancels, chosen on half of "
+              "the scenario's runs; Clopper-Pearson counts of one event on the other half and the adjacent runs")
+    witness = {"kind": "dependence", "method": method, "channel": c, "across": dep["across"],
+               "rounds": audit["rounds"], "agents": audit["agents"], "coordinate": audit["coordinate"],
+               "statistic": combo, "beta": audit["beta"], "selection_correlation": audit["selection_correlation"],
+               "event": f"|g - {audit['center']:.6g}| > {audit['tau']:.6g}", "counts": audit["counts"],
+               "epsilon_lower_bound": audit["epsilon_lower_bound"], "delta_lower_bound": audit["delta_lower_bound"],
+               "epsilon_allowed": audit["epsilon_allowed"], "delta_allowed": audit["delta_allowed"],
+               "confidence": audit["confidence"], "claim_form": "(epsilon, delta)",
+               "dependence_test": test, "dependence_rounds": dep["rounds"], "dependence_agents": dep["agents"],
+               "dependence_correlation": dep["correlation"], "dependence_p_value": dep["p_value"],
+               "declared": "independent draws", "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed}
+    line = (f"noise dependence: the dependent noise cancels, and the cancelling audit refutes the claim ({combo}; "
+            f"{found})")
+    return [line], doubt, witness
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
@@ -408,13 +393,21 @@ def transcript_features(ctx: CheckContext, side: int) -> np.ndarray:
     return np.concatenate(cols, axis=1)
 
 
+BLACKBOX_FIT_ROWS = 250
+"""Rows per side that fit the black-box auditor's learned score (``max_train`` of
+:func:`accounting.auditing.audit_samples`); the other runs choose the event and certify it. The fit is the
+audit's cost, and it grew with ``--runs`` (a quarter of the runs); a score on at most a few hundred features
+learns no better from more rows, while every row kept for certification tightens the bounds."""
+
+
 def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """The black-box auditor on the engine's transcripts of both scenarios.
 
     :func:`accounting.auditing.audit_samples` learns an event from part of
-    the runs of each side (:func:`transcript_features`) and certifies a lower
-    bound on epsilon (and on delta at the claimed epsilon) on the other half,
-    at level ``alpha_share``.
+    the runs of each side (:func:`transcript_features`; the score is fitted on
+    at most :data:`BLACKBOX_FIT_ROWS` runs per side) and certifies a lower
+    bound on epsilon (and on delta at the claimed epsilon) on the others, at
+    level ``alpha_share``.
 
     Args:
         pair: the scenario pair.
@@ -437,7 +430,7 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     eps = ctx.epsilon_claimed if math.isfinite(ctx.epsilon_claimed) else 30.0  # no claim: any finite epsilon
     try:
         report = audit_samples(a, b, epsilon=eps, delta=ctx.delta_claimed, confidence=1.0 - ctx.options.alpha_share,
-                               seed=ctx.options.seed)
+                               seed=ctx.options.seed, max_train=BLACKBOX_FIT_ROWS)
     except AccountingError as exc:
         return Evidence("black-box audit", "realized behavior", {"empirical_epsilon_lower_bound": 0.0},
                         reasons=(f"no black-box audit: {exc}",))

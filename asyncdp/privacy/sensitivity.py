@@ -72,8 +72,23 @@ def release_sensitivity(sensitivity: Mapping[str, np.ndarray]) -> Callable[[Rele
     return of
 
 
-def _zero_noise(alg: Any, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
-    return {c.name: np.zeros(lead + (alg.noise(t, c.name).dimension,)) for c in alg.noisy_channels()}
+class _ZeroNoise:
+    """Zero standard noise for every noisy channel of ``alg``: ``zero(t, lead)``.
+
+    The prober evaluates the rule thousands of times at a few rounds; the
+    channels' noise dimensions are read from the declarations once per round.
+    """
+
+    def __init__(self, alg: Any) -> None:
+        self.alg = alg
+        self.dims: dict[int, tuple[tuple[str, int], ...]] = {}
+
+    def __call__(self, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
+        dims = self.dims.get(t)
+        if dims is None:
+            dims = self.dims[t] = tuple((c.name, int(self.alg.noise(t, c.name).dimension))
+                                        for c in self.alg.noisy_channels())
+        return {name: np.zeros(lead + (d,)) for name, d in dims}
 
 
 def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
@@ -133,7 +148,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     if channel not in noisy:
         raise ValueError(f"update_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
     n = scenario.problem.dim
-
+    zero = _ZeroNoise(alg)
     base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
@@ -148,9 +163,9 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
             given = problem  # every agent changed: each problem's own consensus configuration
         lead = pts.shape[:-1]
         state = alg.initial_state(pts, agents, given)
-        mixed = alg.message(state, t_, _zero_noise(alg, t_, lead), agents, given)
+        mixed = alg.message(state, t_, zero(t_, lead), agents, given)
         new = alg.update(state, mixed, t_, agents, problem)
-        out = np.asarray(alg.message(new, t_ + 1, _zero_noise(alg, t_ + 1, lead), agents, problem)[channel])
+        out = np.asarray(alg.message(new, t_ + 1, zero(t_ + 1, lead), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
     domain = scenario.problem.domain
@@ -197,6 +212,7 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
     if channel not in noisy:
         raise ValueError(f"message_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
     n = scenario.problem.dim
+    zero = _ZeroNoise(alg)
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
         z = np.asarray(z, dtype=float)
@@ -207,7 +223,7 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
             agents = np.arange(problem.num_agents)
         lead = pts.shape[:-1]
         state = alg.initial_state(pts, agents, problem)
-        out = np.asarray(alg.message(state, t_, _zero_noise(alg, t_, lead), agents, problem)[channel])
+        out = np.asarray(alg.message(state, t_, zero(t_, lead), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
     domain = scenario.problem.domain

@@ -174,6 +174,12 @@ def test_certify_event_uses_one_sided_clopper_pearson_and_the_union_bound():
     assert certify_event(5, 1000, 5, 1000, epsilon=0.5, delta=0.0, alpha=alpha).epsilon_lower_bound == 0.0
 
 
+def test_certify_event_at_an_epsilon_beyond_the_float_range_of_its_exponential():
+    # e^800 overflows: a claim that large leaves no delta to certify unless the denominator event never happens
+    assert certify_event(900, 1000, 100, 1000, epsilon=800.0, delta=0.01, alpha=0.001).delta_lower_bound == 0.0
+    assert certify_event(900, 1000, 100, 1000, epsilon=800.0, delta=0.01, alpha=0.001).epsilon_lower_bound < 800
+
+
 _GOOD = np.zeros((200, 3))
 
 

@@ -91,3 +91,21 @@ def test_a_check_whose_lemma_misses_the_shift_never_passes(monkeypatch):
     report = check_privacy(pair.scenario, pair.adjacent, runs=200, search_examples=0)
     assert report.verdict == "violation"
     assert any(e.method == "sensitivity coverage" and e.witness is not None for e in report.evidence)
+
+
+def test_the_shifts_come_from_the_replay_under_both_problems_without_a_second_replay(monkeypatch):
+    from asyncdp.privacy import coverage
+    from asyncdp.privacy.behavior import replay_runs
+
+    pair, ctx = small_example(runs=60)
+    replay = ctx.realized_replay()
+    separate = replay_runs(ctx.engine_runs(0), pair.adjacent, algorithm=ctx.algorithm)  # P' as the rule
+    assert replay.residuals_prime is not None
+    np.testing.assert_array_equal(replay.residuals_prime["y"], separate.residuals["y"])
+
+    def no_second_replay(*args, **kwargs):
+        raise AssertionError("the shifts replayed the runs a second time")
+
+    monkeypatch.setattr(coverage, "replay_runs", no_second_replay)
+    shifts = coverage.pair_shifts(pair, ctx)
+    np.testing.assert_array_equal(shifts["y"], separate.residuals["y"] - replay.residuals["y"])

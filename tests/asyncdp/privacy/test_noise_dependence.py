@@ -1,13 +1,77 @@
-"""Noise that is reused across rounds (or agents) is named as dependence, never passed."""
+"""Noise that is reused across rounds (or agents) is named as dependence, never passed; when the reused
+noise cancels, an audit of the engine's outputs refutes the claim.
+
+The rules below are ``Huang2015`` (Huang, Mitra and Vaidya, ICDCN 2015) with the noise of eq. (5) reused:
+``ReusesItsFirstDraw`` keeps each agent's round-1 standard draw in its state and releases it again, scaled
+by that round's ``M_t``, every round; ``SharesOneDraw`` gives every agent agent 0's draw of the round. Each
+release's noise is still Laplace(``M_t``), exactly as declared: only the independence the declarations
+state is broken.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
+from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import small_example
-from asyncdp.privacy.realized import check_conformance, noise_dependence
+from asyncdp.privacy.dependence import cancelling_audit, noise_dependence
+from asyncdp.privacy.realized import check_conformance
+
+
+class _KeepsItsFirstDraw:
+    """A rule whose releases all carry the agent's round-1 standard draw (kept in the state ``w``)."""
+
+    def initial_state(self, x0, agents, problem):
+        state = super().initial_state(x0, agents, problem)
+        return {**state, "w": np.full(np.shape(state["x"]), np.nan)}
+
+    def message(self, state, t, noise, agents, problem):
+        w = state["w"]
+        fresh = np.isnan(w)
+        w[fresh] = np.broadcast_to(np.asarray(noise["y"], dtype=float), w.shape)[fresh]  # the first draw, kept
+        return super().message(state, t, {"y": w.copy()}, agents, problem)
+
+    def update(self, state, mixed, t, agents, problem):
+        return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
+
+
+@dataclass(frozen=True)
+class ReusesItsFirstDraw(_KeepsItsFirstDraw, Huang2015):
+    """Huang2015 (Laplace, pure claim) releasing its round-1 draw every round."""
+
+
+@dataclass(frozen=True)
+class GaussianReuse(_KeepsItsFirstDraw, Showkatbakhsh):
+    """The correctly calibrated two-stage Gaussian rule of Showkatbakhsh, Karakus and Diggavi (arXiv 2019),
+    claim (1, 1e-3), releasing its first draw every round scaled by that round's declared std."""
+
+
+@dataclass(frozen=True)
+class SharesOneDraw(Huang2015):
+    """Huang2015 whose agents all release agent 0's standard draw of the round (batch engine: all agents at once)."""
+
+    def message(self, state, t, noise, agents, problem):
+        w = np.asarray(noise["y"], dtype=float)
+        if w.ndim >= 2:
+            w = np.broadcast_to(w[..., :1, :], w.shape)
+        return super().message(state, t, {"y": w}, agents, problem)
+
+
+def _pair(rule):
+    pair, _ = small_example()
+    sc = pair.scenario
+    alg = rule(**{f.name: getattr(sc.algorithm, f.name) for f in dataclasses.fields(Huang2015)})
+    return sc.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
 
 
 def test_independent_laplace_noise_is_not_called_dependent():
@@ -33,15 +97,205 @@ def test_a_draw_shared_by_two_agents_is_found():
     assert out["correlation"] < -0.99
 
 
-def test_the_check_names_reused_noise_in_its_witness_and_never_passes():
+def test_the_check_names_reused_noise_in_its_doubt_and_never_passes():
     pair, ctx = small_example(runs=300)
     replay = ctx.realized_replay()
     res = np.array(replay.residuals["y"])
-    res[:, 1:] = res[:, :1]  # every round releases the first round's draw again
+    res[:, 1:] = res[:, :1]  # every round releases the first round's draw again (the means are unchanged)
     ctx.cache["replay"] = dataclasses.replace(replay, residuals={"y": res})
     e = check_conformance(pair, ctx)
     assert e.doubt is not None and "correlated across rounds" in e.doubt
-    if e.witness is not None:  # a pooled rejection is reported as the dependence it is
-        assert e.witness.get("round") is not None or e.witness["kind"] == "dependence"
-        if e.witness["kind"] == "dependence":
-            assert e.witness["rounds"] and e.witness["agents"] and e.witness["method"] and e.witness["claim_form"]
+    # no pooled conformance witness under dependence (its test assumes independent draws); a witness is the
+    # cancelling audit's, naming the two releases (here the edited scenario runs no longer match the adjacent ones)
+    assert e.witness is None or (e.witness["kind"] == "dependence" and len(e.witness["rounds"]) == 2)
+
+
+@pytest.mark.parametrize("rule, across", [(ReusesItsFirstDraw, "rounds"), (SharesOneDraw, "agents")])
+def test_an_engine_rule_that_reuses_its_noise_is_refuted_by_the_cancelling_audit(rule, across):
+    sc, adj = _pair(rule)
+    report = check_privacy(sc, adj, runs=400, search_examples=0)
+    assert report.verdict == "violation"
+    w = report.witness
+    assert w["kind"] == "dependence" and w["across"] == across, w
+    assert w["epsilon_lower_bound"] > report.epsilon_claimed
+    assert 0 < w["confidence"] < 1 and w["method"].startswith("cancelling audit")
+    ta, tb = w["rounds"]
+    ia, ib = w["agents"]
+    if across == "rounds":
+        assert tb == ta + 1 and ia == ib == 0  # agent 0 is the changed agent
+    else:
+        assert ta == tb and 0 in (ia, ib) and ia != ib
+    assert all(v is not None for v in w.values()), w
+    table = report.to_table()
+    assert "cancelling audit" in table and "correlated across " + across in table
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["verdict"] == "violation" and data["witness"]["kind"] == "dependence"
+    assert all(v is not None for v in data["witness"].values())
+
+
+def test_a_gaussian_rule_that_reuses_its_noise_is_refuted_at_its_delta_claim():
+    sc, adj = _gaussian_example().make(1e-3, None, GaussianReuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the audit skips noise-free rounds quietly
+        report = check_privacy(sc, adj, runs=400, search_examples=0)
+    assert report.verdict == "violation" and report.witness["kind"] == "dependence", report.reasons
+    w = report.witness
+    assert w["across"] == "rounds" and w["agents"] == [0, 0] and w["delta_allowed"] == 1e-3
+    assert w["delta_lower_bound"] > 1e-3 and w["method"].startswith("cancelling audit")
+
+
+@pytest.mark.parametrize("timing", ["lockstep", "async"])
+def test_reused_noise_on_the_simpy_engine_is_refuted_too(timing):
+    from asyncdp import Async
+
+    sc, adj = _pair(ReusesItsFirstDraw)
+    if timing == "async":  # every agent on its own Poisson clock: the audited releases are what each run released
+        sc, adj = sc.replace(timing=Async(rate=1.0)), adj.replace(timing=Async(rate=1.0))
+    report = check_privacy(sc, adj, runs=200, search_examples=0, engine="simpy")
+    assert report.verdict == "violation" and report.witness["kind"] == "dependence"
+    assert report.witness["engine"] == "simpy" and report.witness["method"].startswith("cancelling audit")
+    assert report.witness["epsilon_lower_bound"] > report.epsilon_claimed
+
+
+def test_the_cancelling_audit_certifies_exposed_data_and_nothing_on_independent_noise():
+    rng = np.random.default_rng(4)
+    w = rng.laplace(size=(600, 1, 2, 1))
+    res = np.concatenate([w, 0.8 * w], axis=1)  # round 2 re-releases 0.8 of round 1's draw
+    shifts = np.zeros_like(res)
+    shifts[:, 1, 0] = 0.3  # the data moves agent 0's round-2 release by 0.3 (0.3 of a noise scale)
+    w_adj = rng.laplace(size=(600, 1, 2, 1))
+    adjacent = np.concatenate([w_adj, 0.8 * w_adj], axis=1)
+    adjacent[:, 1, 0] -= 0.3  # under P' the release sits 0.3 lower; its residual under P shows it
+    out = cancelling_audit(res, shifts, adjacent, agents=[0], epsilon=1.0, delta=0.0, alpha=0.00125)
+    assert out["violation"] and out["rounds"] == [1, 2] and out["agents"] == [0, 0]
+    assert out["beta"] == pytest.approx(0.8) and out["epsilon_lower_bound"] > 3.0
+    fresh = rng.laplace(size=(600, 2, 2, 1))
+    adj_fresh = rng.laplace(size=(600, 2, 2, 1))
+    adj_fresh[:, 1, 0] -= 0.3
+    out = cancelling_audit(fresh, shifts, adj_fresh, agents=[0], epsilon=1.0, delta=0.0, alpha=0.00125)
+    assert not out["violation"]  # Laplace(1) moved by 0.3 is 0.3-DP: nothing to certify above 1
+
+
+CONFIDENCE = 0.999
+"""Per-example confidence of the properties below: each false alarm has probability at most 0.001."""
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["laplace", "gaussian"]), st.integers(100, 600), st.integers(2, 5), st.integers(1, 4),
+       st.integers(1, 2), st.lists(st.floats(0.05, 5.0), min_size=5, max_size=5),
+       st.lists(st.floats(-2.0, 2.0), min_size=5, max_size=5), st.floats(-8.0, -2.0), st.integers(0, 2**31 - 1))
+def test_correct_gaussian_and_laplace_releases_are_neither_dependent_nor_refuted(
+        mechanism, runs, rounds, agents, dim, scales, shift, log_delta, seed):
+    # independent draws per release, as declared; agent 0's releases move by `shift` under P'; the claim is the
+    # pair's true guarantee (Laplace: sum |s| / b, pure; Gaussian: the exact profile of the composed shifts)
+    from accounting.profiles import gaussian_profile_epsilon
+
+    rng = np.random.default_rng(seed)
+    b = np.array(scales[:rounds])
+    draw = rng.laplace if mechanism == "laplace" else rng.normal
+    noise = draw(size=(runs, rounds, agents, dim)) * b[None, :, None, None]
+    shifts = np.zeros_like(noise)
+    shifts[:, :, 0, :] = np.array(shift[:rounds])[None, :, None]
+    if mechanism == "laplace":
+        eps, delta = float(np.sum(np.abs(shifts[0, :, 0]) / b[:, None])) + 1e-9, 0.0
+    else:
+        mu = float(np.sqrt(np.sum((shifts[0, :, 0] / b[:, None]) ** 2)))
+        delta = 10.0**log_delta
+        eps = max(gaussian_profile_epsilon(mu, delta), 1e-9)
+    alpha = 1.0 - CONFIDENCE
+    assert noise_dependence({"y": noise}, {"y": b}, alpha) is None
+    adjacent = draw(size=noise.shape) * b[None, :, None, None] - shifts  # residuals under P of runs of P'
+    out = cancelling_audit(noise, shifts, adjacent, agents=[0], epsilon=eps, delta=delta, alpha=alpha)
+    assert out is None or not out["violation"], out
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(["huang2015", "showkatbakhsh"]), st.integers(0, 10_000))
+def test_correct_rules_on_the_engine_show_no_dependence(rule, seed):
+    # the check's own level: the dependence test and the audit at a tenth of the conformance share each
+    if rule == "huang2015":
+        pair, ctx = small_example(runs=300, seed=seed)
+    else:
+        from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
+        from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+
+        sc, adj = _gaussian_example().make(1e-3, None, Showkatbakhsh)
+        pair = ScenarioPair(sc, adj)
+        ctx = prepare(pair, CheckOptions(runs=300, seed=seed))
+    e = check_conformance(pair, ctx)
+    assert e.witness is None and "noise dependence" not in (e.doubt or ""), e.reasons
+
+
+def _gaussian_example():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "examples" / "privacy_check_gaussian_under_calibrated.py"
+    spec = importlib.util.spec_from_file_location("gaussian_under_calibrated", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_REUSE_SCRIPT = '''
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from asyncdp.papers.huang2015.rule import Huang2015
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
+from asyncdp.privacy.context import small_example
+
+
+@dataclass(frozen=True)
+class ReusesItsFirstDraw(Huang2015):
+    def initial_state(self, x0, agents, problem):
+        state = super().initial_state(x0, agents, problem)
+        return {**state, "w": np.full(np.shape(state["x"]), np.nan)}
+
+    def message(self, state, t, noise, agents, problem):
+        w = state["w"]
+        fresh = np.isnan(w)
+        w[fresh] = np.broadcast_to(np.asarray(noise["y"], dtype=float), w.shape)[fresh]
+        return super().message(state, t, {"y": w.copy()}, agents, problem)
+
+    def update(self, state, mixed, t, agents, problem):
+        return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
+
+
+pair, _ = small_example(runs=10)
+alg = ReusesItsFirstDraw(**{f.name: getattr(pair.scenario.algorithm, f.name) for f in dataclasses.fields(Huang2015)})
+scenario = pair.scenario.replace(algorithm=alg)
+adjacent = pair.adjacent.replace(algorithm=alg)
+'''
+
+
+def test_reused_noise_is_a_violation_on_the_command_line_with_the_witness_in_the_json(tmp_path, capsys):
+    from pathlib import Path
+
+    from asyncdp.cli import main
+
+    script = Path(tmp_path) / "reuse.py"
+    script.write_text(_REUSE_SCRIPT)
+    out = Path(tmp_path) / "report.json"
+    code = main(["privacy", "check", str(script), "--runs", "400", "--search-examples", "0", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 1 and "violation" in text and "cancelling audit" in text
+    w = json.loads(out.read_text())["witness"]
+    assert w["kind"] == "dependence" and w["across"] == "rounds" and w["confidence"] > 0.99
+    assert all(v is not None for v in w.values())
+
+
+def test_the_audit_finds_noise_cancelling_with_any_other_agent_not_only_a_neighbour():
+    rng = np.random.default_rng(5)
+    res = rng.normal(size=(400, 3, 12, 2))
+    res[:, 2, 11] = -res[:, 2, 3]  # agents 3 and 11 add opposite draws in round 3 (their sum is noise-free)
+    shifts = np.zeros_like(res)
+    shifts[:, 2, 3] = 0.5  # the data moves the changed agent 3's round-3 release
+    adjacent = rng.normal(size=res.shape)
+    adjacent[:, 2, 11] = -adjacent[:, 2, 3]
+    adjacent[:, 2, 3] -= 0.5
+    out = cancelling_audit(res, shifts, adjacent, agents=[3], epsilon=1.0, delta=0.0, alpha=0.00125)
+    assert out["violation"] and out["rounds"] == [3, 3] and out["agents"] == [3, 11]
+    assert out["beta"] == pytest.approx(-1.0)

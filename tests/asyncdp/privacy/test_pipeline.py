@@ -245,3 +245,31 @@ def test_cli_json_carries_the_evidence(tmp_path):
     assert [e["method"] for e in report["evidence"]] == [EXPECTED[s][0] for s in STEPS]
     assert [e["checked_against"] for e in report["evidence"]] == [EXPECTED[s][1] for s in STEPS]
     assert report["evidence"][0]["figures"]["epsilon_ledger"] == report["epsilon_ledger"]
+
+
+def test_the_prober_reads_each_rounds_noise_declaration_once_however_often_it_evaluates():
+    import dataclasses as _dc
+
+    import numpy as np
+
+    from asyncdp.papers.huang2015.rule import Huang2015
+    from asyncdp.privacy.sensitivity import message_pair, update_pair
+
+    calls: list[int] = []
+
+    @_dc.dataclass(frozen=True)
+    class Counting(Huang2015):
+        def noise(self, t, channel):
+            calls.append(t)
+            return super().noise(t, channel)
+
+    pair, _ = small_example()
+    alg = Counting(**{f.name: getattr(pair.scenario.algorithm, f.name) for f in _dc.fields(Huang2015)})
+    sc, adj = pair.scenario.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
+    for probe in (update_pair(sc, adj, 0, 1), message_pair(sc, adj, 0, 2)):
+        calls.clear()
+        first = probe.rule.update(np.zeros(2), probe.t, sc.problem)
+        for z in np.linspace(-1.0, 1.0, 40):
+            probe.rule.update(np.full(2, z), probe.t, sc.problem)
+        assert len(calls) == len(set(calls)) <= 2  # once per round read, not once per evaluation
+        np.testing.assert_array_equal(probe.rule.update(np.zeros(2), probe.t, sc.problem), first)

@@ -250,3 +250,23 @@ def test_worst_case_search_handles_an_unnoised_release():
     assert evidence.figures["worst_case_loss"] == float("inf")
     found = search_pairs(ctx.engine_runs(0), sc, 0, examples=3)  # the search itself takes infinite losses too
     assert found.loss == float("inf")
+
+
+def test_the_black_box_score_is_fitted_on_a_bounded_number_of_runs(monkeypatch):
+    # the fit is the audit's cost: it stays at BLACKBOX_FIT_ROWS rows per side however many runs the check has
+    from accounting.auditing import samples as auditing_samples
+    from asyncdp.privacy.context import small_example
+    from asyncdp.privacy.realized import BLACKBOX_FIT_ROWS, audit_blackbox
+
+    fitted = []
+    real = auditing_samples.fit_classifier
+
+    def recording(fit, fit_prime, **kwargs):
+        fitted.append((len(fit), len(fit_prime)))
+        return real(fit, fit_prime, **kwargs)
+
+    monkeypatch.setattr(auditing_samples, "fit_classifier", recording)
+    pair, ctx = small_example(runs=1600)
+    e = audit_blackbox(pair, ctx)
+    assert fitted == [(BLACKBOX_FIT_ROWS, BLACKBOX_FIT_ROWS)]  # not a quarter of the 1600 runs
+    assert e.witness is None and e.figures["empirical_epsilon_lower_bound"] <= 1.0
