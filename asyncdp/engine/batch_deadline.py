@@ -112,6 +112,7 @@ latencies as above.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -211,6 +212,41 @@ def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarr
     return order if order is not None else np.arange(key.size, dtype=dtype)
 
 
+class _Rounds:
+    """Per round ``(indptr, rows, cols, data, entry_msg)``: the round's weight entries in CSR order.
+
+    ``rows``/``cols`` are each entry's receiver and sender, ``data`` its weight and ``entry_msg`` its
+    message number (-1 on the diagonal). Only ``indptr`` (``N + 1`` per round) is the plan's own: ``cols``
+    and ``data`` are the round's weight matrix's arrays (not copied), and ``rows`` and ``entry_msg`` are
+    recomputed from them when a round is asked for (the last round asked for is kept), so a large plan
+    holds no per-entry array twice (the messages' senders and receivers are the plan's ``m_send`` and
+    ``m_recv``).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []  # (indptr, cols, data, first message)
+        self.last: tuple[int, tuple] | None = None
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def __getitem__(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        k = range(len(self.parts))[k]
+        if self.last is not None and self.last[0] == k:
+            return self.last[1]
+        indptr, cols, data, start = self.parts[k]
+        rows = np.repeat(np.arange(self.n, dtype=cols.dtype), np.diff(indptr))
+        edge = rows != cols
+        count = int(np.count_nonzero(edge))
+        mtype = np.int32 if start + count < 2**31 - 1 else np.int64
+        entry_msg = np.full(cols.size, -1, dtype=mtype)
+        entry_msg[edge] = np.arange(start, start + count, dtype=mtype)
+        out = (indptr, rows, cols, data, entry_msg)
+        self.last = (k, out)
+        return out
+
+
 class _Plan:
     """The scenario's rounds as index arrays (shared by every run), with no per-link Python object.
 
@@ -225,7 +261,7 @@ class _Plan:
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
-        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
+        self.rounds = _Rounds(n)  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
         m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
@@ -233,26 +269,25 @@ class _Plan:
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
             indptr = w.indptr.astype(np.int64)
-            cols = w.indices.astype(atype)
-            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
+            cols = w.indices.astype(atype, copy=False)  # the matrix's own arrays where the dtypes agree
             data = np.asarray(w.data, dtype=float)
             del w
+            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
             edge = rows != cols
-            k = int(edge.sum())
-            mtype = np.int32 if count + k < 2**31 - 1 else np.int64
-            entry_msg = np.full(cols.size, -1, dtype=mtype)
-            entry_msg[edge] = np.arange(count, count + k, dtype=mtype)
+            k = int(np.count_nonzero(edge))
             self.round_start[t - 1] = count
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
+            del rows, edge
+            self.rounds.parts.append((indptr, cols, data, count))
             count += k
-            self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
         # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
         small = max(self.M, n * (horizon + 1)) < 2**31 - 1
         itype = np.int32 if small else np.int64
-        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=itype), np.diff(self.round_start))
+        rtype = np.int16 if horizon < 2**15 - 2 else itype  # rounds (and T + 1) in 16 bits: cast before products
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=rtype), np.diff(self.round_start))
         self.m_send = np.concatenate(m_send).astype(itype, copy=False) if m_send else np.zeros(0, dtype=itype)
         del m_send
         self.m_recv = np.concatenate(m_recv).astype(itype, copy=False) if m_recv else np.zeros(0, dtype=itype)
@@ -269,8 +304,6 @@ class _Plan:
         uniq = ordered[starts]
         del ordered
         self.L = uniq.size
-        self.m_link = np.empty(self.M, dtype=itype)
-        self.m_link[order] = np.cumsum(first, dtype=itype) - 1
         del first
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
         self.link_order = order
@@ -299,6 +332,14 @@ class _Plan:
             groups += [(model, self.messages_of(k)) for k, model in self.override_links]
         # per latency model, the messages it draws for (None: every message)
         self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    @functools.cached_property
+    def m_link(self) -> np.ndarray:
+        """Each message's link; computed when first asked for (deadline timing without link overrides or stale
+        messages never needs it, and a large plan saves its 4 bytes per message)."""
+        m_link = np.empty(self.M, dtype=self.link_order.dtype)
+        m_link[self.link_order] = np.repeat(np.arange(self.L, dtype=self.link_order.dtype), self.link_count)
+        return m_link
 
     @property
     def link_send(self) -> np.ndarray:
@@ -621,14 +662,16 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
 
     ``send + latency``; on FIFO links never before the link's previous
     delivery (lost messages do not count; a link's messages are sent in round order).
+    The arrivals are computed in ``delay``'s memory (``delay`` is overwritten: the
+    callers need it no more; ``latency + send`` is ``send + latency`` to the bit).
     """
     runs, horizon, n = send.shape
-    arrival = np.empty(delay.shape)
+    arrival = delay
     flat_send = send.reshape(runs, horizon * n)
     for lo in range(0, plan.M, _BLOCK):  # in blocks of messages (memory of large runs)
         hi = min(lo + _BLOCK, plan.M)
-        np.take(flat_send, (plan.m_round[lo:hi] - 1) * n + plan.m_send[lo:hi], axis=1, out=arrival[:, lo:hi])
-        arrival[:, lo:hi] += delay[:, lo:hi]
+        arrival[:, lo:hi] += np.take(flat_send, (plan.m_round[lo:hi] - 1).astype(np.int64) * n + plan.m_send[lo:hi],
+                                     axis=1)
     fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
     if fifo.size:
         last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
@@ -671,7 +714,8 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
 
     Returns:
         ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
-        gives run ``r``'s :func:`_wake_ranks`.
+        gives run ``r``'s :func:`_wake_ranks`. The arrivals are computed in
+        ``delay``'s memory (:func:`_arrivals`).
     """
     runs, horizon, n = wake.shape
     arrival = _arrivals(plan, wake, lost, delay)
@@ -719,7 +763,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
 
 def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
               lost: np.ndarray, delay: np.ndarray):
-    """Arrivals, and per round the combined entries and the round of each message used."""
+    """Arrivals, and per round the combined entries and the round of each message used (``delay`` is overwritten)."""
     runs_, horizon, n = send.shape
     arrival = _arrivals(plan, send, lost, delay)
 
@@ -745,7 +789,7 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
     flat_comb = comb.reshape(runs_, horizon * n)
     for lo in range(0, plan.M, _BLOCK):
         hi = min(lo + _BLOCK, plan.M)
-        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1) * n + plan.m_recv[lo:hi], axis=1)
+        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1).astype(np.int64) * n + plan.m_recv[lo:hi], axis=1)
         with np.errstate(invalid="ignore"):
             np.less(arrival[:, lo:hi], own, out=present[:, lo:hi])
             rr, mm = np.nonzero(arrival[:, lo:hi] == own)
@@ -1178,13 +1222,17 @@ def _ledger(detail: DeadlineRuns, r: int, records: tuple, unicast: bool, ranks: 
     if unicast:  # one unit per transmission: steps in order, each step's receivers in order
         position = np.empty(order.size, dtype=np.int64)
         position[order] = np.arange(order.size)
-        units = np.lexsort((plan.m_recv, position[(plan.m_round - 1) * n + plan.m_send]))
+        units = np.lexsort((plan.m_recv, position[(plan.m_round - 1).astype(np.int64) * n + plan.m_send]))
         unit_t, unit_agent, unit_recv = plan.m_round[units] - 1, plan.m_send[units], plan.m_recv[units]
     else:
-        unit_t, unit_agent = order // n, order % n
+        unit_t, unit_agent = np.divmod(order, n)
         unit_recv = np.full(order.size, -1, dtype=np.int64)
+    del order
     per_round = np.array([len(ids) for ids in round_records], dtype=np.int64)
     flat_ids = np.array([k for ids in round_records for k in ids], dtype=np.int64)
+    if (per_round == 1).all():  # one record per round (one noisy channel): one row per unit, no expansion
+        return Ledger.from_columns(recs, record=flat_ids[unit_t], agent=unit_agent, time=send[unit_t, unit_agent],
+                                   receiver=unit_recv)
     first = np.cumsum(per_round) - per_round
     k = per_round[unit_t]
     rows = np.repeat(np.arange(unit_t.size), k)
