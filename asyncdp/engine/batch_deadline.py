@@ -193,23 +193,28 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
-def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarray:
+def _stable_order(key: Any, bits: int, dtype: Any = np.int64, size: int | None = None) -> np.ndarray:
     """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
 
     numpy sorts 16-bit integers stably by radix sort (linear time), so each
     pass is linear; ties keep their index order. The permutation is returned
-    as ``dtype`` (32 bits keep a large plan's memory down).
+    as ``dtype`` (32 bits keep a large plan's memory down). ``key`` may also be
+    a function of an index array or slice returning those keys (then ``size``
+    is the number of keys): the keys are then computed block by block and
+    never held whole.
     """
-    digit = np.empty(key.size, dtype=np.uint16)
+    key_of = key if callable(key) else key.__getitem__
+    size = key.size if size is None else size
+    digit = np.empty(size, dtype=np.uint16)
     order = None  # the identity before the first pass (its digits need no gather)
     for shift in range(0, max(bits, 1), 16):
-        for lo in range(0, key.size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
-            part = key[lo:lo + _BLOCK] if order is None else key[order[lo:lo + _BLOCK]]
+        for lo in range(0, size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
+            part = key_of(slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK])
             digit[lo:lo + _BLOCK] = (part >> shift) & 0xFFFF
         step = np.argsort(digit, kind="stable")
         order = step.astype(dtype) if order is None else order[step]
         del step
-    return order if order is not None else np.arange(key.size, dtype=dtype)
+    return order if order is not None else np.arange(size, dtype=dtype)
 
 
 class _Rounds:
@@ -294,22 +299,22 @@ class _Plan:
         del m_recv
         # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
         # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
-        key = self.m_send.astype(np.int64) * n + self.m_recv
-        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype)
-        ordered = key[order]
-        del key
-        first = np.ones(self.M, dtype=bool)
-        first[1:] = ordered[1:] != ordered[:-1]
+        def key(at: Any) -> np.ndarray:  # the (sender, receiver) keys of some messages, never held for all
+            return self.m_send[at].astype(np.int64) * n + self.m_recv[at]
+
+        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype, size=self.M)
+        first = np.ones(self.M, dtype=bool)  # a link's first message in the sorted order
+        for lo in range(0, self.M, _BLOCK):  # blocks overlapping by one message
+            part = key(order[lo:lo + _BLOCK + 1])
+            first[lo + 1:lo + part.size] = part[1:] != part[:-1]
         starts = np.flatnonzero(first)
-        uniq = ordered[starts]
-        del ordered
-        self.L = uniq.size
         del first
+        self.L = starts.size
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
         self.link_order = order
-        self.link_start = np.append(starts, self.M).astype(itype)
+        self.link_start = np.empty(self.L + 1, dtype=itype)
+        self.link_start[:-1], self.link_start[-1] = starts, self.M
         del starts
-        self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
@@ -317,6 +322,7 @@ class _Plan:
         self.link_fifo = np.full(self.L, not links.default.reorder, dtype=bool)
         self.override_links: list[tuple[int, Any]] = []  # (link index, model) of each overridden link in use
         if links.overrides:
+            uniq = key(order[self.link_start[:-1]])  # the links' keys, sorted
             keys = np.array([s * n + r for s, r in links.overrides], dtype=np.int64)
             at = np.minimum(np.searchsorted(uniq, keys), max(self.L - 1, 0))
             found = (uniq[at] == keys) if self.L else np.zeros(keys.size, dtype=bool)
@@ -332,6 +338,11 @@ class _Plan:
             groups += [(model, self.messages_of(k)) for k, model in self.override_links]
         # per latency model, the messages it draws for (None: every message)
         self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    @property
+    def link_count(self) -> np.ndarray:
+        """Each link's number of messages (computed when asked for: a large plan does not hold it)."""
+        return np.diff(self.link_start)
 
     @functools.cached_property
     def m_link(self) -> np.ndarray:
@@ -375,7 +386,10 @@ class _Plan:
             p: the position.
             links: restrict to these links (sorted), or all.
         """
-        have = np.flatnonzero(self.link_count > p) if links is None else links[self.link_count[links] > p]
+        if links is None:
+            have = np.flatnonzero(self.link_count > p)
+        else:
+            have = links[self.link_start[links + 1] - self.link_start[links] > p]
         return have, self.link_order[self.link_start[have] + p]
 
     def model(self, k: int) -> Any:
@@ -431,11 +445,17 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     return drift, jitter, lost, delay
 
 
-def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...],
-               loss: np.ndarray | float | None = None) -> None:
+def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
+               loss: np.ndarray | float | None = None) -> np.ndarray:
     """Run ``run``'s draws from one generator on ``(6, run)`` (module docstring), into row ``run`` of ``out``.
 
-    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs.
+    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs. The loss
+    uniforms are drawn in blocks (the same values: the generator fills an array draw by draw).
+    ``out``'s latency array may be ``None`` for a one-run batch whose links all have the default
+    model: the latencies are then the model's own array (no copy).
+
+    Returns:
+        The latency array ``(R, M)``.
     """
     timing = scenario.timing
     drift, jitter, lost, delay = out
@@ -447,12 +467,18 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
         jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
-    lost[run] = rng.random(plan.M) < loss
+    for lo in range(0, plan.M, _BLOCK):  # in blocks (memory of large runs)
+        hi = min(lo + _BLOCK, plan.M)
+        np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
-        if idx is None:
+        if idx is None and delay is None:
+            own = np.require(model.latency.sample(rng, plan.M), dtype=float, requirements=["C", "W"])
+            delay = own.reshape(1, plan.M)
+        elif idx is None:
             delay[run] = model.latency.sample(rng, plan.M)
         else:
             delay[run, idx] = model.latency.sample(rng, idx.size)
+    return delay
 
 
 # --------------------------------------------------------------------------- clocks and event order
@@ -940,13 +966,16 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
     drift, jitter = np.zeros((runs, n_agents)), np.zeros((runs, horizon, n_agents))
-    lost, delay = np.empty((runs, plan.M), dtype=bool), np.empty((runs, plan.M))
+    lost = np.empty((runs, plan.M), dtype=bool)
     layout = _resolve_layout(layout, plan)
+    # one vectorized run over default links: the latencies are the model's own array (_draws_run; memory)
+    own_delay = runs == 1 and layout == "vectorized" and not plan.override_links
+    delay = None if own_delay else np.empty((runs, plan.M))
     if layout == "simpy":
         drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
     loss = plan.msg_loss()
     for r in range(0 if layout == "vectorized" else 1, runs):
-        _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
+        delay = _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
