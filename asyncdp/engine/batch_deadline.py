@@ -112,6 +112,7 @@ latencies as above.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -192,23 +193,63 @@ def run_rng(seed: int, run: int) -> np.random.Generator:
 # --------------------------------------------------------------------------- the plan: rounds, messages, links
 
 
-def _stable_order(key: np.ndarray, bits: int, dtype: Any = np.int64) -> np.ndarray:
+def _stable_order(key: Any, bits: int, dtype: Any = np.int64, size: int | None = None) -> np.ndarray:
     """The stable sorting permutation of nonnegative int64 ``key`` < ``2**bits``: LSD radix passes of 16 bits.
 
     numpy sorts 16-bit integers stably by radix sort (linear time), so each
     pass is linear; ties keep their index order. The permutation is returned
-    as ``dtype`` (32 bits keep a large plan's memory down).
+    as ``dtype`` (32 bits keep a large plan's memory down). ``key`` may also be
+    a function of an index array or slice returning those keys (then ``size``
+    is the number of keys): the keys are then computed block by block and
+    never held whole.
     """
-    digit = np.empty(key.size, dtype=np.uint16)
+    key_of = key if callable(key) else key.__getitem__
+    size = key.size if size is None else size
+    digit = np.empty(size, dtype=np.uint16)
     order = None  # the identity before the first pass (its digits need no gather)
     for shift in range(0, max(bits, 1), 16):
-        for lo in range(0, key.size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
-            part = key[lo:lo + _BLOCK] if order is None else key[order[lo:lo + _BLOCK]]
+        for lo in range(0, size, _BLOCK):  # in blocks: no key-sized 64-bit temporaries
+            part = key_of(slice(lo, lo + _BLOCK) if order is None else order[lo:lo + _BLOCK])
             digit[lo:lo + _BLOCK] = (part >> shift) & 0xFFFF
         step = np.argsort(digit, kind="stable")
         order = step.astype(dtype) if order is None else order[step]
         del step
-    return order if order is not None else np.arange(key.size, dtype=dtype)
+    return order if order is not None else np.arange(size, dtype=dtype)
+
+
+class _Rounds:
+    """Per round ``(indptr, rows, cols, data, entry_msg)``: the round's weight entries in CSR order.
+
+    ``rows``/``cols`` are each entry's receiver and sender, ``data`` its weight and ``entry_msg`` its
+    message number (-1 on the diagonal). Only ``indptr`` (``N + 1`` per round) is the plan's own: ``cols``
+    and ``data`` are the round's weight matrix's arrays (not copied), and ``rows`` and ``entry_msg`` are
+    recomputed from them when a round is asked for (the last round asked for is kept), so a large plan
+    holds no per-entry array twice (the messages' senders and receivers are the plan's ``m_send`` and
+    ``m_recv``).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []  # (indptr, cols, data, first message)
+        self.last: tuple[int, tuple] | None = None
+
+    def __len__(self) -> int:
+        return len(self.parts)
+
+    def __getitem__(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        k = range(len(self.parts))[k]
+        if self.last is not None and self.last[0] == k:
+            return self.last[1]
+        indptr, cols, data, start = self.parts[k]
+        rows = np.repeat(np.arange(self.n, dtype=cols.dtype), np.diff(indptr))
+        edge = rows != cols
+        count = int(np.count_nonzero(edge))
+        mtype = np.int32 if start + count < 2**31 - 1 else np.int64
+        entry_msg = np.full(cols.size, -1, dtype=mtype)
+        entry_msg[edge] = np.arange(start, start + count, dtype=mtype)
+        out = (indptr, rows, cols, data, entry_msg)
+        self.last = (k, out)
+        return out
 
 
 class _Plan:
@@ -225,7 +266,7 @@ class _Plan:
     def __init__(self, scenario: Any) -> None:
         n, horizon = scenario.problem.num_agents, scenario.horizon
         self.N, self.T = n, horizon
-        self.rounds = []  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
+        self.rounds = _Rounds(n)  # per round: (indptr, rows, cols, data, entry_msg); agent indices in 32 bits
         m_send, m_recv = [], []
         count = 0
         self.round_start = np.zeros(horizon + 1, dtype=np.int64)  # message offset of round t at [t - 1]
@@ -233,50 +274,47 @@ class _Plan:
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
             indptr = w.indptr.astype(np.int64)
-            cols = w.indices.astype(atype)
-            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
+            cols = w.indices.astype(atype, copy=False)  # the matrix's own arrays where the dtypes agree
             data = np.asarray(w.data, dtype=float)
             del w
+            rows = np.repeat(np.arange(n, dtype=atype), np.diff(indptr))
             edge = rows != cols
-            k = int(edge.sum())
-            mtype = np.int32 if count + k < 2**31 - 1 else np.int64
-            entry_msg = np.full(cols.size, -1, dtype=mtype)
-            entry_msg[edge] = np.arange(count, count + k, dtype=mtype)
+            k = int(np.count_nonzero(edge))
             self.round_start[t - 1] = count
             m_send.append(cols[edge])
             m_recv.append(rows[edge])
+            del rows, edge
+            self.rounds.parts.append((indptr, cols, data, count))
             count += k
-            self.rounds.append((indptr, rows, cols, data, entry_msg))
         self.round_start[horizon] = count
         self.M = count
         # message-sized and link-sized arrays in 32 bits where the numbers fit (memory of large runs)
         small = max(self.M, n * (horizon + 1)) < 2**31 - 1
         itype = np.int32 if small else np.int64
-        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=itype), np.diff(self.round_start))
+        rtype = np.int16 if horizon < 2**15 - 2 else itype  # rounds (and T + 1) in 16 bits: cast before products
+        self.m_round = np.repeat(np.arange(1, horizon + 1, dtype=rtype), np.diff(self.round_start))
         self.m_send = np.concatenate(m_send).astype(itype, copy=False) if m_send else np.zeros(0, dtype=itype)
         del m_send
         self.m_recv = np.concatenate(m_recv).astype(itype, copy=False) if m_recv else np.zeros(0, dtype=itype)
         del m_recv
         # links: the distinct (sender, receiver) keys, by one stable sort of the messages' keys (least significant
         # 16 bits first, each pass a radix sort): each link's messages end up together, in message (= round) order
-        key = self.m_send.astype(np.int64) * n + self.m_recv
-        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype)
-        ordered = key[order]
-        del key
-        first = np.ones(self.M, dtype=bool)
-        first[1:] = ordered[1:] != ordered[:-1]
+        def key(at: Any) -> np.ndarray:  # the (sender, receiver) keys of some messages, never held for all
+            return self.m_send[at].astype(np.int64) * n + self.m_recv[at]
+
+        order = _stable_order(key, max(n * n - 1, 0).bit_length(), itype, size=self.M)
+        first = np.ones(self.M, dtype=bool)  # a link's first message in the sorted order
+        for lo in range(0, self.M, _BLOCK):  # blocks overlapping by one message
+            part = key(order[lo:lo + _BLOCK + 1])
+            first[lo + 1:lo + part.size] = part[1:] != part[:-1]
         starts = np.flatnonzero(first)
-        uniq = ordered[starts]
-        del ordered
-        self.L = uniq.size
-        self.m_link = np.empty(self.M, dtype=itype)
-        self.m_link[order] = np.cumsum(first, dtype=itype) - 1
         del first
+        self.L = starts.size
         # per link, its messages in round order: link_order[link_start[l]:link_start[l + 1]]
         self.link_order = order
-        self.link_start = np.append(starts, self.M).astype(itype)
+        self.link_start = np.empty(self.L + 1, dtype=itype)
+        self.link_start[:-1], self.link_start[-1] = starts, self.M
         del starts
-        self.link_count = np.diff(self.link_start).astype(itype)
         self.kmax = int(self.link_count.max(initial=0))
         # link models: the default everywhere, then the overridden links (Links.overrides order)
         links = scenario.links
@@ -284,6 +322,7 @@ class _Plan:
         self.link_fifo = np.full(self.L, not links.default.reorder, dtype=bool)
         self.override_links: list[tuple[int, Any]] = []  # (link index, model) of each overridden link in use
         if links.overrides:
+            uniq = key(order[self.link_start[:-1]])  # the links' keys, sorted
             keys = np.array([s * n + r for s, r in links.overrides], dtype=np.int64)
             at = np.minimum(np.searchsorted(uniq, keys), max(self.L - 1, 0))
             found = (uniq[at] == keys) if self.L else np.zeros(keys.size, dtype=bool)
@@ -299,6 +338,19 @@ class _Plan:
             groups += [(model, self.messages_of(k)) for k, model in self.override_links]
         # per latency model, the messages it draws for (None: every message)
         self.groups = [(m, idx) for m, idx in groups if idx is None or idx.size]
+
+    @property
+    def link_count(self) -> np.ndarray:
+        """Each link's number of messages (computed when asked for: a large plan does not hold it)."""
+        return np.diff(self.link_start)
+
+    @functools.cached_property
+    def m_link(self) -> np.ndarray:
+        """Each message's link; computed when first asked for (deadline timing without link overrides or stale
+        messages never needs it, and a large plan saves its 4 bytes per message)."""
+        m_link = np.empty(self.M, dtype=self.link_order.dtype)
+        m_link[self.link_order] = np.repeat(np.arange(self.L, dtype=self.link_order.dtype), self.link_count)
+        return m_link
 
     @property
     def link_send(self) -> np.ndarray:
@@ -334,7 +386,10 @@ class _Plan:
             p: the position.
             links: restrict to these links (sorted), or all.
         """
-        have = np.flatnonzero(self.link_count > p) if links is None else links[self.link_count[links] > p]
+        if links is None:
+            have = np.flatnonzero(self.link_count > p)
+        else:
+            have = links[self.link_start[links + 1] - self.link_start[links] > p]
         return have, self.link_order[self.link_start[have] + p]
 
     def model(self, k: int) -> Any:
@@ -390,11 +445,17 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
     return drift, jitter, lost, delay
 
 
-def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...],
-               loss: np.ndarray | float | None = None) -> None:
+def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
+               loss: np.ndarray | float | None = None) -> np.ndarray:
     """Run ``run``'s draws from one generator on ``(6, run)`` (module docstring), into row ``run`` of ``out``.
 
-    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs.
+    ``loss``: :meth:`_Plan.msg_loss`, when the caller computed it once for all runs. The loss
+    uniforms are drawn in blocks (the same values: the generator fills an array draw by draw).
+    ``out``'s latency array may be ``None`` for a one-run batch whose links all have the default
+    model: the latencies are then the model's own array (no copy).
+
+    Returns:
+        The latency array ``(R, M)``.
     """
     timing = scenario.timing
     drift, jitter, lost, delay = out
@@ -406,12 +467,18 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[np.ndarray, ...]
         jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
         jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
-    lost[run] = rng.random(plan.M) < loss
+    for lo in range(0, plan.M, _BLOCK):  # in blocks (memory of large runs)
+        hi = min(lo + _BLOCK, plan.M)
+        np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
-        if idx is None:
+        if idx is None and delay is None:
+            own = np.require(model.latency.sample(rng, plan.M), dtype=float, requirements=["C", "W"])
+            delay = own.reshape(1, plan.M)
+        elif idx is None:
             delay[run] = model.latency.sample(rng, plan.M)
         else:
             delay[run, idx] = model.latency.sample(rng, idx.size)
+    return delay
 
 
 # --------------------------------------------------------------------------- clocks and event order
@@ -621,14 +688,16 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
 
     ``send + latency``; on FIFO links never before the link's previous
     delivery (lost messages do not count; a link's messages are sent in round order).
+    The arrivals are computed in ``delay``'s memory (``delay`` is overwritten: the
+    callers need it no more; ``latency + send`` is ``send + latency`` to the bit).
     """
     runs, horizon, n = send.shape
-    arrival = np.empty(delay.shape)
+    arrival = delay
     flat_send = send.reshape(runs, horizon * n)
     for lo in range(0, plan.M, _BLOCK):  # in blocks of messages (memory of large runs)
         hi = min(lo + _BLOCK, plan.M)
-        np.take(flat_send, (plan.m_round[lo:hi] - 1) * n + plan.m_send[lo:hi], axis=1, out=arrival[:, lo:hi])
-        arrival[:, lo:hi] += delay[:, lo:hi]
+        arrival[:, lo:hi] += np.take(flat_send, (plan.m_round[lo:hi] - 1).astype(np.int64) * n + plan.m_send[lo:hi],
+                                     axis=1)
     fifo = np.flatnonzero(plan.link_fifo & (plan.link_count > 1))  # a link's first message is never held back
     if fifo.size:
         last = np.full((runs, fifo.size), -np.inf)  # per FIFO link (column: its place in fifo)
@@ -671,7 +740,8 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
 
     Returns:
         ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
-        gives run ``r``'s :func:`_wake_ranks`.
+        gives run ``r``'s :func:`_wake_ranks`. The arrivals are computed in
+        ``delay``'s memory (:func:`_arrivals`).
     """
     runs, horizon, n = wake.shape
     arrival = _arrivals(plan, wake, lost, delay)
@@ -719,7 +789,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
 
 def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray, later: np.ndarray,
               lost: np.ndarray, delay: np.ndarray):
-    """Arrivals, and per round the combined entries and the round of each message used."""
+    """Arrivals, and per round the combined entries and the round of each message used (``delay`` is overwritten)."""
     runs_, horizon, n = send.shape
     arrival = _arrivals(plan, send, lost, delay)
 
@@ -745,7 +815,7 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
     flat_comb = comb.reshape(runs_, horizon * n)
     for lo in range(0, plan.M, _BLOCK):
         hi = min(lo + _BLOCK, plan.M)
-        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1) * n + plan.m_recv[lo:hi], axis=1)
+        own = np.take(flat_comb, (plan.m_round[lo:hi] - 1).astype(np.int64) * n + plan.m_recv[lo:hi], axis=1)
         with np.errstate(invalid="ignore"):
             np.less(arrival[:, lo:hi], own, out=present[:, lo:hi])
             rr, mm = np.nonzero(arrival[:, lo:hi] == own)
@@ -896,13 +966,16 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     n_agents, horizon = plan.N, plan.T
     unicast = scenario.mode == "unicast"
     drift, jitter = np.zeros((runs, n_agents)), np.zeros((runs, horizon, n_agents))
-    lost, delay = np.empty((runs, plan.M), dtype=bool), np.empty((runs, plan.M))
+    lost = np.empty((runs, plan.M), dtype=bool)
     layout = _resolve_layout(layout, plan)
+    # one vectorized run over default links: the latencies are the model's own array (_draws_run; memory)
+    own_delay = runs == 1 and layout == "vectorized" and not plan.override_links
+    delay = None if own_delay else np.empty((runs, plan.M))
     if layout == "simpy":
         drift[0], jitter[0], lost[0], delay[0] = _draws_run0(scenario, plan)
     loss = plan.msg_loss()
     for r in range(0 if layout == "vectorized" else 1, runs):
-        _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
+        delay = _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)
@@ -1178,13 +1251,17 @@ def _ledger(detail: DeadlineRuns, r: int, records: tuple, unicast: bool, ranks: 
     if unicast:  # one unit per transmission: steps in order, each step's receivers in order
         position = np.empty(order.size, dtype=np.int64)
         position[order] = np.arange(order.size)
-        units = np.lexsort((plan.m_recv, position[(plan.m_round - 1) * n + plan.m_send]))
+        units = np.lexsort((plan.m_recv, position[(plan.m_round - 1).astype(np.int64) * n + plan.m_send]))
         unit_t, unit_agent, unit_recv = plan.m_round[units] - 1, plan.m_send[units], plan.m_recv[units]
     else:
-        unit_t, unit_agent = order // n, order % n
+        unit_t, unit_agent = np.divmod(order, n)
         unit_recv = np.full(order.size, -1, dtype=np.int64)
+    del order
     per_round = np.array([len(ids) for ids in round_records], dtype=np.int64)
     flat_ids = np.array([k for ids in round_records for k in ids], dtype=np.int64)
+    if (per_round == 1).all():  # one record per round (one noisy channel): one row per unit, no expansion
+        return Ledger.from_columns(recs, record=flat_ids[unit_t], agent=unit_agent, time=send[unit_t, unit_agent],
+                                   receiver=unit_recv)
     first = np.cumsum(per_round) - per_round
     k = per_round[unit_t]
     rows = np.repeat(np.arange(unit_t.size), k)

@@ -76,6 +76,17 @@ def test_vectorized_run_zero_draws_from_stream_6_0():
     assert int(vec.messages_lost[0]) == int((rng.random(int(vec.messages_sent)) < 0.2).sum())
 
 
+@pytest.mark.parametrize("timing", ["deadline", "async"])
+def test_one_vectorized_run_is_run_zero_of_a_larger_batch(timing):
+    # a one-run vectorized batch keeps the latency draws in the model's own array (no copy): same run
+    sc = BASE.replace(timing=TIMINGS[timing], links=lossy(0.2), seed=7)
+    one = sc.run(engine="batch", runs=1, layout="vectorized")
+    three = sc.run(engine="batch", runs=3, layout="vectorized")
+    assert np.array_equal(one.trajectory[0], three.trajectory[0])
+    assert np.array_equal(one.times[0], three.times[0]) and int(one.messages_lost[0]) == int(three.messages_lost[0])
+    assert one.run(0).ledger == three.run(0).ledger
+
+
 def test_auto_switches_above_the_link_threshold_with_a_warning(monkeypatch):
     sc = BASE.replace(timing=Async(), links=lossy(0.2), seed=2)
     assert sc.run(engine="batch", runs=2).metadata["stream_layout"] == "simpy"  # small: the SimPy layout
