@@ -14,6 +14,7 @@ import dataclasses
 import json
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,26 +29,24 @@ from asyncdp.privacy.dependence import cancelling_audit, noise_dependence
 from asyncdp.privacy.realized import check_conformance
 
 
-class _KeepsItsFirstDraw:
-    """A rule whose releases all carry the agent's round-1 standard draw (kept in the state ``w``)."""
+def _load_fixture():
+    """``tests/fixtures/noise_reuse.py``, imported as a module (its rule classes pickle by that name)."""
+    import importlib.util
+    import sys
 
-    def initial_state(self, x0, agents, problem):
-        state = super().initial_state(x0, agents, problem)
-        return {**state, "w": np.full(np.shape(state["x"]), np.nan)}
-
-    def message(self, state, t, noise, agents, problem):
-        w = state["w"]
-        fresh = np.isnan(w)
-        w[fresh] = np.broadcast_to(np.asarray(noise["y"], dtype=float), w.shape)[fresh]  # the first draw, kept
-        return super().message(state, t, {"y": w.copy()}, agents, problem)
-
-    def update(self, state, mixed, t, agents, problem):
-        return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
+    name = "asyncdp_tests_noise_reuse"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, NOISE_REUSE_SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-@dataclass(frozen=True)
-class ReusesItsFirstDraw(_KeepsItsFirstDraw, Huang2015):
-    """Huang2015 (Laplace, pure claim) releasing its round-1 draw every round."""
+NOISE_REUSE_SCRIPT = Path(__file__).resolve().parents[2] / "fixtures" / "noise_reuse.py"
+_fixture = _load_fixture()
+_KeepsItsFirstDraw = _fixture.KeepsItsFirstDraw
+ReusesItsFirstDraw = _fixture.ReusesItsFirstDraw
 
 
 @dataclass(frozen=True)
@@ -237,38 +236,6 @@ def _gaussian_example():
     return module
 
 
-_REUSE_SCRIPT = '''
-import dataclasses
-from dataclasses import dataclass
-
-import numpy as np
-
-from asyncdp.papers.huang2015.rule import Huang2015
-from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
-from asyncdp.privacy.context import small_example
-
-
-@dataclass(frozen=True)
-class ReusesItsFirstDraw(Huang2015):
-    def initial_state(self, x0, agents, problem):
-        state = super().initial_state(x0, agents, problem)
-        return {**state, "w": np.full(np.shape(state["x"]), np.nan)}
-
-    def message(self, state, t, noise, agents, problem):
-        w = state["w"]
-        fresh = np.isnan(w)
-        w[fresh] = np.broadcast_to(np.asarray(noise["y"], dtype=float), w.shape)[fresh]
-        return super().message(state, t, {"y": w.copy()}, agents, problem)
-
-    def update(self, state, mixed, t, agents, problem):
-        return {**super().update(state, mixed, t, agents, problem), "w": state["w"]}
-
-
-pair, _ = small_example(runs=10)
-alg = ReusesItsFirstDraw(**{f.name: getattr(pair.scenario.algorithm, f.name) for f in dataclasses.fields(Huang2015)})
-scenario = pair.scenario.replace(algorithm=alg)
-adjacent = pair.adjacent.replace(algorithm=alg)
-'''
 
 
 def test_reused_noise_is_a_violation_on_the_command_line_with_the_witness_in_the_json(tmp_path, capsys):
@@ -276,10 +243,8 @@ def test_reused_noise_is_a_violation_on_the_command_line_with_the_witness_in_the
 
     from asyncdp.cli import main
 
-    script = Path(tmp_path) / "reuse.py"
-    script.write_text(_REUSE_SCRIPT)
     out = Path(tmp_path) / "report.json"
-    code = main(["privacy", "check", str(script), "--runs", "400", "--search-examples", "0", "--json", str(out)])
+    code = main(["privacy", "check", str(NOISE_REUSE_SCRIPT), "--runs", "400", "--search-examples", "0", "--json", str(out)])
     text = capsys.readouterr().out
     assert code == 1 and "violation" in text and "cancelling audit" in text
     w = json.loads(out.read_text())["witness"]
