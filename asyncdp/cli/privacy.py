@@ -150,6 +150,8 @@ def _register_network(sub: Any) -> None:
     n.add_argument("--alpha", type=float, default=2.0, help="Renyi order (> 1)")
     n.add_argument("--engine", choices=("simpy", "batch"), default="simpy", help="engine of the run")
     n.add_argument("--witnesses", type=nonnegative_int, default=5, help="witness pairs to report")
+    n.add_argument("--workers", type=count, default=1, help="processes over which the observers are spread (a "
+                   "lockstep, lossless gossip scenario; the values do not depend on it)")
     n.set_defaults(func=network_command)
 
 
@@ -168,7 +170,8 @@ def network_command(args: argparse.Namespace) -> int:
     scenario = load_script(args.script, names=("scenario",))["scenario"]
     from ..privacy.network_outputs import write_leakage
 
-    rows = write_leakage(scenario, leakage_rows(scenario, alpha=args.alpha, engine=args.engine), out.path)
+    rows = write_leakage(scenario, leakage_rows(scenario, alpha=args.alpha, engine=args.engine, workers=args.workers),
+                         out.path)
     claim = pairwise_claim_of(scenario)
     code = 0
     if claim is not None and abs(claim.alpha - args.alpha) < 1e-12:

@@ -84,7 +84,7 @@ def _fast_path(scenario: Any) -> bool:
 
 
 def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, engine: str = "simpy",
-                 fast: bool = True) -> Iterator[LeakageRow]:
+                 fast: bool = True, workers: int = 1) -> Iterator[LeakageRow]:
     """Stream the leakage matrix's rows (observer ``node:v`` for each ``v``) on the scenario's realized schedule.
 
     Args:
@@ -94,6 +94,7 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         engine: the engine of the run.
         fast: use the accountant's streaming path where it gives the same schedule (lockstep, lossless
             Muffliato; the first exchange is counted, as the engine's node observer sees it).
+        workers: processes for the observers of the streaming path (same values, in the same order).
 
     Yields:
         One :class:`LeakageRow` per observer.
@@ -120,7 +121,7 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
 
         w = sp.csr_array(scenario.topology.weights(2))
         for row in pairwise_rows(w, obs, scenario.horizon - 2, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
-                                 include_first_exchange=True):
+                                 include_first_exchange=True, workers=workers):
             values = np.asarray(row.exact, dtype=float).copy()
             values[row.v] = math.inf
             yield LeakageRow(row.v, values, "exact" if row.dropped == 0 else "lower estimate", "streaming (lockstep)")
