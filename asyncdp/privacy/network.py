@@ -93,7 +93,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         observers: the nodes ``v`` (default: every agent).
         engine: the engine of the run.
         fast: use the accountant's streaming path where it gives the same schedule (lockstep, lossless
-            Muffliato; the first exchange is counted, as the engine's node observer sees it).
+            Muffliato; the first exchange is counted, as the engine's node observer sees it); the rule is
+            still verified affine on one engine run (the path trusts nothing the rule says about itself).
         workers: processes for the observers of the streaming path (same values, in the same order).
 
     Yields:
@@ -114,6 +115,11 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         raise ScenarioError(f"the private values' domain has diameter {sens!r}: the leakage needs a finite one")
     if fast and _fast_path(scenario):
         from accounting.network.muffliato import pairwise_rows
+
+        # the streaming path models the rule; one run checks that the rule behaves as modelled
+        check = verify_affine(scenario.run(engine), scenario)
+        if not check.ok:
+            raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
 
         alg = scenario.algorithm
         gamma = None if alg.gamma == 1.0 else float(alg.gamma)

@@ -159,7 +159,10 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
         not a node set.
 
     Raises:
-        ScenarioError: a bad observer, ``runs`` or ``confidence``; a rule that is not affine on a run.
+        ScenarioError: a bad observer, ``runs`` or ``confidence``.
+
+    A rule that fails the affinity check on a run gets an ``inconclusive`` result saying so (the claim is
+    about exact pairwise values, which such a rule does not have).
     """
     obs = parse_observer(observer, scenario.problem.num_agents) if isinstance(observer, str) else observer
     claim = pairwise_claim_of(scenario)
@@ -168,8 +171,29 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
     if not 0 < confidence < 1:
         raise ScenarioError(f"confidence must lie in (0, 1), got {confidence!r}")
     nodes = list(obs.agents)
+    try:
+        return _checked(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
+    except _NotAffine as e:
+        pairs = len(nodes) * (scenario.problem.num_agents - 1)
+        return ObserverClaimCheck(str(obs), getattr(claim, "statement", ""), claim.alpha, "inconclusive",
+                                  EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, 0, pairs, 0,
+                                  reason=f"not checked: {e} (no exact pairwise value for a rule that is not affine "
+                                  "in the noise)")
+
+
+class _NotAffine(Exception):
+    """The rule failed the affinity check on a run."""
+
+
+def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: int, seed: int | None, engine: str,
+             confidence: float, max_witnesses: int, find_rounds: bool) -> ObserverClaimCheck:
     if deterministic_schedule(scenario):
-        rows = list(leakage_rows(scenario, alpha=claim.alpha, observers=nodes, engine=engine))
+        try:
+            rows = list(leakage_rows(scenario, alpha=claim.alpha, observers=nodes, engine=engine))
+        except ScenarioError as e:
+            if "affine in the noise" in str(e):
+                raise _NotAffine(str(e)) from None
+            raise
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=max_witnesses, find_rounds=find_rounds)
         reason = ("no pair above the claim, but some values are lower estimates (ambiguous rank decisions): they "
                   "certify nothing") if check.verdict == "inconclusive" else ""
@@ -195,7 +219,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
         res = replace(scenario, seed=first + r).run(engine)
         check = verify_affine(res, scenario)
         if not check.ok:
-            raise ScenarioError(f"run {r}: the pairwise claim needs a rule affine in the noise: {check.reason}")
+            raise _NotAffine(f"run {r}: {check.reason}")
         results.append(res)
         scheds.append(linear_schedule(res, scenario))
     pairs = len(nodes) * (n - 1)

@@ -115,3 +115,23 @@ def test_cli_check_reports_the_pairwise_claim_in_text_and_json(tmp_path: Path, c
         assert w["v"] == 3 and w["value"] > w["claimed"] and w["round"] is not None and not math.isnan(w["value"])
     else:
         assert data["verdict"] == data["verdict_without_pairwise_claim"] and pc["failed"] == 0
+
+
+def test_a_rule_that_is_not_affine_leaves_the_claim_inconclusive_with_the_reason():
+    import numpy as np
+
+    from asyncdp.papers.muffliato.rule import Muffliato
+
+    class ClippedMuffliato(Muffliato):
+        def message(self, state, t, noise, agents, problem):
+            out = super().message(state, t, noise, agents, problem)
+            return {"y": np.clip(out["y"], 0.0, 1.0)}
+
+    ClippedMuffliato.__module__ = Muffliato.__module__  # the paper's record (and its pairwise claim) applies
+    from dataclasses import replace
+
+    sc = _scenario(nx.path_graph(5), 4, static=False)
+    clipped = replace(sc, algorithm=ClippedMuffliato(sigma=1.0))
+    r = check_observer_claim(clipped, "node:4")
+    assert r is not None and r.verdict == "inconclusive" and r.failed == 0
+    assert "not affine in the noise" in r.reason and "does not respond linearly" in r.reason
