@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import LinearSchedule, Observer, pairwise_losses
+from accounting.network.muffliato import WITNESS_MARGIN
 
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
@@ -238,7 +239,7 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
     """
     def exceeds(t: int) -> bool:
         loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity)[u]
-        return bool(loss.renyi(alpha) > bound + 1e-9)
+        return bool(loss.renyi(alpha) > bound + WITNESS_MARGIN)
 
     if not exceeds(sched.horizon):
         return None
@@ -318,7 +319,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if row.values[u] > bounds[u] + 1e-9:
+            if row.values[u] > bounds[u] + WITNESS_MARGIN:
                 failed += 1
                 found.append(PairFailure(u, row.v, int(dist[u]), float(bounds[u]), float(row.values[u]), None))
     found.sort(key=lambda f: -(f.exact - f.claimed))
@@ -346,7 +347,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         def exceeds(f: PairFailure, steps: int) -> bool:
             row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
                                       include_first_exchange=True)
-            return bool(row.exact[f.u] > f.claimed + 1e-9)
+            return bool(row.exact[f.u] > f.claimed + WITNESS_MARGIN)
 
         out: list[int | None] = []
         for f in failures:

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import Observer, combine_renyi
+from accounting.network.muffliato import WITNESS_MARGIN
 
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
@@ -242,12 +243,12 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 all_below = False
                 continue
             lower = float(np.mean(ds)) - margin
-            if lower > bounds[u] + 1e-9:
+            if lower > bounds[u] + WITNESS_MARGIN:
                 found.append((PairFailure(u, v, int(dist[u]), float(bounds[u]), lower, None), int(np.argmax(ds))))
             if all_below:
                 upper = (combine_renyi(rounded_to_bound(ds, d_max), alpha, d_max, gap).upper
                          if math.isfinite(d_max) else math.inf)
-                all_below = upper <= bounds[u] + 1e-9
+                all_below = upper <= bounds[u] + WITNESS_MARGIN
     found.sort(key=lambda x: -(x[0].exact - x[0].claimed))
     kept = found[:max_witnesses]
     failures = []

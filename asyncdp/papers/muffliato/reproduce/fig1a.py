@@ -91,7 +91,7 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
         exact[row.v] = row.exact[source]
         certified[row.v] = row.dropped == 0
     observers = [v for v in range(n) if v != source]
-    excess = [v for v in observers if exact[v] > authors[v] + 1e-9]
+    excess = [v for v in observers if exact[v] > authors[v] + M.WITNESS_MARGIN]
     excess.sort(key=lambda v: -(exact[v] - authors[v]))
     found = []
     for v in excess[:witnesses]:
