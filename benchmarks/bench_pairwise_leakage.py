@@ -11,18 +11,21 @@ Chebyshev step count (alpha = 2, sigma = 1, eps_local = 1):
   over ``--observers`` observers drawn with a fixed seed, and the peak
   memory (tracemalloc) of one observer;
 * extrapolation: ``N x`` the median, the time of the whole ``N x N`` matrix
-  streamed one observer at a time (memory stays one observer's).
+  streamed one observer at a time (memory stays one observer's), on one core.
 
-BLAS runs on ``--threads`` threads (default 1).
+BLAS runs on ``--threads`` threads (default 1). Times are wall clock and
+CPU (process time) per observer: on a shared machine the CPU time is the
+stable figure.
 
 ``--full NAME`` also streams every observer of graph NAME and prints the
 per-distance curve (mean and max of both values over all pairs at each
 shortest-path distance) and the number of pairs where the exact value
-exceeds the authors'.
+exceeds the authors', on ``--workers`` processes (wall and CPU time of
+every process, and the largest worker's peak RSS).
 
 Usage:
     cd benchmarks && python bench_pairwise_leakage.py --observers 5
-    cd benchmarks && python bench_pairwise_leakage.py --observers 3 --graphs hypercube --full hypercube
+    cd benchmarks && python bench_pairwise_leakage.py --observers 3 --graphs grid --full grid --workers 2
 """
 
 from __future__ import annotations
@@ -60,9 +63,10 @@ GRAPHS = {
 
 
 def _timed(fn):
-    start = time.perf_counter()
+    """CPU seconds (this process; BLAS on one thread) and the result."""
+    start = time.process_time()
     out = fn()
-    return time.perf_counter() - start, out
+    return time.process_time() - start, out
 
 
 def bench_graph(name: str, observers: int, method: str) -> dict[str, float]:
@@ -91,17 +95,22 @@ def bench_graph(name: str, observers: int, method: str) -> dict[str, float]:
             "rank": statistics.median(ranks), "dropped": statistics.median(drops), "peak_mib": peak / 2**20, "full_min": n * (med_s + med_b) / 60}
 
 
-def full_run(name: str) -> None:
+def _cpu_seconds() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def full_run(name: str, workers: int) -> None:
     g = GRAPHS[name]()
     w = hamilton_weights(g)
     gap = spectral_gap(w)
     steps = muffliato_steps(g.number_of_nodes(), 1.0, gap)
     gamma = chebyshev_gamma(gap)
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), _cpu_seconds()
     sums: dict[int, list[float]] = {}
     witnesses, first, uncertified = 0, None, 0
     tracemalloc.start()
-    for row in pairwise_rows(w, None, steps, gamma):
+    for row in pairwise_rows(w, None, steps, gamma, workers=workers):
         dist = distances_from(g, row.v)
         assert row.authors is not None
         for d in np.unique(dist[dist > 0]):
@@ -119,9 +128,11 @@ def full_run(name: str) -> None:
             first = (int(over[0]), row.v, float(row.exact[over[0]]), float(row.authors[over[0]]))
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    total = time.perf_counter() - start
-    print(f"\nfull run {name}: {total / 60:.1f} min for {g.number_of_nodes()} observers, traced peak "
-          f"{peak / 2**20:.0f} MiB")
+    total, cpu = time.perf_counter() - start, _cpu_seconds() - cpu0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"\nfull run {name}: {total / 60:.1f} min wall, {cpu / 60:.1f} min CPU (all processes) for "
+          f"{g.number_of_nodes()} observers on {workers} worker process(es); traced peak of this process "
+          f"{peak / 2**20:.0f} MiB, largest worker peak RSS {kids:.0f} MiB")
     print("| distance | pairs | exact mean | exact max | authors mean | authors max |")
     print("| --- | --- | --- | --- | --- | --- |")
     for d in sorted(sums):
@@ -137,12 +148,14 @@ def main() -> None:
     parser.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
     parser.add_argument("--full", choices=list(GRAPHS), default=None)
     parser.add_argument("--method", choices=["gram-schmidt", "svd"], default="gram-schmidt")
+    parser.add_argument("--workers", type=int, default=1, help="processes of the --full run (observers are "
+                        "independent; each worker runs BLAS on one thread)")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (1: no oversubscription on a "
                         "shared machine; observers are independent, so parallelism belongs across observers)")
     args = parser.parse_args()
     threadpool_limits(args.threads)
-    print("| graph | N | T | view rows | rank | ambiguous | set-up (s) | authors, 1 observer (s) | exact, 1 observer (s) "
-          "| ratio | peak MiB, 1 observer | full matrix, extrapolated (min) |")
+    print("| graph | N | T | view rows | rank | ambiguous | set-up (CPU s) | authors, 1 observer (CPU s) | exact, 1 "
+          "observer (CPU s) | ratio | peak MiB, 1 observer | full matrix, extrapolated (CPU min) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in args.graphs:
         r = bench_graph(name, args.observers, args.method)
@@ -150,7 +163,7 @@ def main() -> None:
               f"{r['graph_s'] + r['setup_s']:.1f} | {r['authors_s']:.3f} | {r['exact_s']:.3f} | "
               f"{r['ratio']:.0f} | {r['peak_mib']:.0f} | {r['full_min']:.0f} |", flush=True)
     if args.full:
-        full_run(args.full)
+        full_run(args.full, args.workers)
     print(f"process peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -53,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write the report as JSON to OUT (with each method's evidence under \"evidence\")")
     c.add_argument("--observer", default="eavesdropper",
                    help="who observes: eavesdropper (every message), node:V (the messages arriving at V, plus V's "
-                   "own data, noise and state), nodes:A,B (colluders), link:A,B")
+                   "own data, noise and state), nodes:A,B (colluders), link:A,B. With node:V or nodes:S, a paper's "
+                   "pairwise network DP claim is verified on the observer's pairs (u -> V for every u): a pair above "
+                   "it is a violation, with the pair and the round")
     c.set_defaults(func=check_command)
     _register_network(sub)
     from . import audit  # ``privacy audit MODULE.py``: the black-box auditor of any mechanism
@@ -80,15 +82,50 @@ def check_command(args: argparse.Namespace) -> int:
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)
     print(report.to_table())
+    verdict = report.verdict
+    pairwise = None
     if str(observer) != "eavesdropper":
         print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args))
+        pairwise = _pairwise_claim_section(loaded["scenario"], observer, args)
+        if pairwise is not None:
+            print(pairwise.to_table())
+            verdict = combined_verdict(report.verdict, pairwise.verdict)
+            if verdict != report.verdict:
+                print(f"verdict with the pairwise claim: {verdict}")
     if worst_pair and report.worst_pair_script is not None:
         worst_pair.write_text(report.worst_pair_script)
         print(f"worst adjacent pair written to {worst_pair.path}")
     if json_out:
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
+        if pairwise is not None:
+            data["pairwise_claim"] = pairwise.to_dict()
+            data["verdict_without_pairwise_claim"] = report.verdict
+            data["verdict"] = verdict
         json_out.write_text(json.dumps(data, indent=2))
-    return EXIT_CODES[report.verdict]
+    return EXIT_CODES[verdict]
+
+
+def combined_verdict(check: str, pairwise: str) -> str:
+    """The check's verdict with the pairwise claim's: a violation of either is a violation; a pass needs both.
+
+    Example:
+        >>> combined_verdict("pass", "violation"), combined_verdict("pass", "inconclusive")
+        ('violation', 'inconclusive')
+    """
+    if "violation" in (check, pairwise):
+        return "violation"
+    if check == "pass" and pairwise != "pass":
+        return "inconclusive"
+    return check
+
+
+def _pairwise_claim_section(scenario: Any, observer: Any, args: argparse.Namespace) -> Any:
+    """The paper's pairwise claim on the node observer's pairs (:mod:`asyncdp.privacy.observer_claim`), or
+    ``None`` (no such claim, or not a node observer)."""
+    from ..privacy.observer_claim import check_observer_claim
+
+    return check_observer_claim(scenario, observer, runs=max(2, min(args.runs, 100)), seed=args.seed,
+                                engine="batch" if args.engine == "batch" else "simpy", confidence=args.confidence)
 
 
 def _observer_of(text: str, scenario: Any) -> Any:
@@ -150,6 +187,8 @@ def _register_network(sub: Any) -> None:
     n.add_argument("--alpha", type=float, default=2.0, help="Renyi order (> 1)")
     n.add_argument("--engine", choices=("simpy", "batch"), default="simpy", help="engine of the run")
     n.add_argument("--witnesses", type=nonnegative_int, default=5, help="witness pairs to report")
+    n.add_argument("--workers", type=count, default=1, help="processes over which the observers are spread (a "
+                   "lockstep, lossless gossip scenario; the values do not depend on it)")
     n.set_defaults(func=network_command)
 
 
@@ -168,7 +207,8 @@ def network_command(args: argparse.Namespace) -> int:
     scenario = load_script(args.script, names=("scenario",))["scenario"]
     from ..privacy.network_outputs import write_leakage
 
-    rows = write_leakage(scenario, leakage_rows(scenario, alpha=args.alpha, engine=args.engine), out.path)
+    rows = write_leakage(scenario, leakage_rows(scenario, alpha=args.alpha, engine=args.engine, workers=args.workers),
+                         out.path)
     claim = pairwise_claim_of(scenario)
     code = 0
     if claim is not None and abs(claim.alpha - args.alpha) < 1e-12:

@@ -45,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=None, help="seed (default: the experiment's)")
     p.add_argument("--full", action="store_const", const=True, default=None,
                    help="the paper's full sizes where the experiment has a reduced default (muffliato-fig1a: N = 2048)")
+    p.add_argument("--workers", type=count, default=None, help="worker processes where the experiment spreads "
+                   "independent work over them (muffliato-fig1a: the observers; the values do not depend on it)")
     p.set_defaults(func=reproduce_command)
 
 
@@ -64,7 +66,8 @@ def reproduce_command(args: argparse.Namespace) -> int:
                             f"(choose from {', '.join(sorted(EXPERIMENTS))})")
     fn = EXPERIMENTS[args.experiment]
     accepted = inspect.signature(fn).parameters
-    options = {"runs": args.runs, "tune_runs": args.tune_runs, "seed": args.seed, "full": args.full}
+    options = {"runs": args.runs, "tune_runs": args.tune_runs, "seed": args.seed, "full": args.full,
+               "workers": args.workers}
     kwargs = {}
     for name, value in options.items():
         if value is None:

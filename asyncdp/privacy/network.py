@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import LinearSchedule, Observer, pairwise_losses
+from accounting.network.muffliato import WITNESS_MARGIN
 
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
@@ -84,7 +85,7 @@ def _fast_path(scenario: Any) -> bool:
 
 
 def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, engine: str = "simpy",
-                 fast: bool = True) -> Iterator[LeakageRow]:
+                 fast: bool = True, workers: int = 1) -> Iterator[LeakageRow]:
     """Stream the leakage matrix's rows (observer ``node:v`` for each ``v``) on the scenario's realized schedule.
 
     Args:
@@ -93,7 +94,9 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         observers: the nodes ``v`` (default: every agent).
         engine: the engine of the run.
         fast: use the accountant's streaming path where it gives the same schedule (lockstep, lossless
-            Muffliato; the first exchange is counted, as the engine's node observer sees it).
+            Muffliato; the first exchange is counted, as the engine's node observer sees it); the rule is
+            still verified affine on one engine run (the path trusts nothing the rule says about itself).
+        workers: processes for the observers of the streaming path (same values, in the same order).
 
     Yields:
         One :class:`LeakageRow` per observer.
@@ -114,13 +117,18 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
     if fast and _fast_path(scenario):
         from accounting.network.muffliato import pairwise_rows
 
+        # the streaming path models the rule; one run checks that the rule behaves as modelled
+        check = verify_affine(scenario.run(engine), scenario)
+        if not check.ok:
+            raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
+
         alg = scenario.algorithm
         gamma = None if alg.gamma == 1.0 else float(alg.gamma)
         import scipy.sparse as sp
 
         w = sp.csr_array(scenario.topology.weights(2))
         for row in pairwise_rows(w, obs, scenario.horizon - 2, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
-                                 include_first_exchange=True):
+                                 include_first_exchange=True, workers=workers):
             values = np.asarray(row.exact, dtype=float).copy()
             values[row.v] = math.inf
             yield LeakageRow(row.v, values, "exact" if row.dropped == 0 else "lower estimate", "streaming (lockstep)")
@@ -231,7 +239,7 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
     """
     def exceeds(t: int) -> bool:
         loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity)[u]
-        return bool(loss.renyi(alpha) > bound + 1e-9)
+        return bool(loss.renyi(alpha) > bound + WITNESS_MARGIN)
 
     if not exceeds(sched.horizon):
         return None
@@ -311,7 +319,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if row.values[u] > bounds[u] + 1e-9:
+            if row.values[u] > bounds[u] + WITNESS_MARGIN:
                 failed += 1
                 found.append(PairFailure(u, row.v, int(dist[u]), float(bounds[u]), float(row.values[u]), None))
     found.sort(key=lambda f: -(f.exact - f.claimed))
@@ -339,7 +347,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         def exceeds(f: PairFailure, steps: int) -> bool:
             row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
                                       include_first_exchange=True)
-            return bool(row.exact[f.u] > f.claimed + 1e-9)
+            return bool(row.exact[f.u] > f.claimed + WITNESS_MARGIN)
 
         out: list[int | None] = []
         for f in failures:

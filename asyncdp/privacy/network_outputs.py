@@ -33,8 +33,9 @@ def _num(x: float) -> Any:
 
 def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *, plot: bool = True
                   ) -> list[LeakageRow]:
-    """Write ``leakage.csv`` (one line per observer, flushed as it arrives), ``leakage.json``, ``by_distance.csv``
-    and (``plot``) ``leakage.png`` and ``by_distance.png`` into ``out``.
+    """Write ``leakage.csv`` and ``leakage.json`` (one row per observer, written as it arrives),
+    ``by_distance.csv`` (running sums per distance) and (``plot``) ``leakage.png`` and ``by_distance.png``
+    into ``out``.
 
     Args:
         scenario: the scenario (agent count, distances).
@@ -48,26 +49,32 @@ def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *,
     out = Path(out)
     n = scenario.problem.num_agents
     kept: list[LeakageRow] = []
-    by_dist: dict[int, list[float]] = {}
-    with open(out / "leakage.csv", "w", newline="") as fh:
+    by_dist: dict[int, list[float]] = {}  # distance -> [pairs, sum, max]: running, not every value
+    with open(out / "leakage.csv", "w", newline="") as fh, open(out / "leakage.json", "w") as js:
         w = csv.writer(fh)
         w.writerow(["v", "kind", *[f"u{u}" for u in range(n)]])
-        for row in rows:
+        js.write('{"rows": [')
+        for i, row in enumerate(rows):
             w.writerow([row.v, row.kind, *[repr(float(x)) for x in row.values]])
             fh.flush()
+            js.write(("," if i else "") + "\n " + json.dumps({"v": row.v, "kind": row.kind, "path": row.path,
+                                                              "values": [_num(x) for x in row.values]}))
             kept.append(row)
             dist = shortest_paths(scenario, row.v)
-            for u in range(n):
-                if u != row.v and dist[u] > 0:
-                    by_dist.setdefault(int(dist[u]), []).append(float(row.values[u]))
-    curve = [(d, float(np.mean(v)), float(np.max(v)), len(v)) for d, v in sorted(by_dist.items())]
+            vals = np.asarray(row.values, dtype=float)
+            for d in np.unique(dist[dist > 0]):
+                sel = vals[(dist == d) & (np.arange(n) != row.v)]
+                acc = by_dist.setdefault(int(d), [0, 0.0, -math.inf])
+                acc[0] += sel.size
+                acc[1] += float(sel.sum())
+                acc[2] = max(acc[2], float(sel.max()))
+        curve = [(d, acc[1] / acc[0], acc[2], int(acc[0])) for d, acc in sorted(by_dist.items()) if acc[0]]
+        js.write('\n],\n"by_distance": ' + json.dumps([{"distance": d, "mean": m, "max": mx, "pairs": c}
+                                                       for d, m, mx, c in curve]) + "}\n")
     with open(out / "by_distance.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["distance", "mean", "max", "pairs"])
         w.writerows(curve)
-    data = {"rows": [{"v": r.v, "kind": r.kind, "path": r.path, "values": [_num(x) for x in r.values]} for r in kept],
-            "by_distance": [{"distance": d, "mean": m, "max": mx, "pairs": c} for d, m, mx, c in curve]}
-    (out / "leakage.json").write_text(json.dumps(data, indent=1))
     if plot and kept:
         from ..reproduce._outputs import pyplot, save_figure
 

@@ -69,8 +69,8 @@ def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed
 
 
 
-def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, runs: int = 4, **options: Any
-                    ) -> dict[str, Any]:
+def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, runs: int = 4, workers: int = 1,
+                    **options: Any) -> dict[str, Any]:
     """The figure with the asynchronous panel (:func:`asynchronous_series`); options as
     :func:`asyncdp.papers.muffliato.reproduce.fig1a.reproduce_fig1a`.
 
@@ -79,4 +79,4 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, r
         True
     """
     return _fig.reproduce_fig1a(out_dir, seed=seed, full=full, runs=runs, asynchronous=asynchronous_series,
-                                **options)
+                                workers=workers, **options)

@@ -51,6 +51,7 @@ from accounting.network.muffliato import (
     observer_row,
     pairwise_rows,
     random_geometric,
+    row_space_basis,
     spectral_gap,
     witness_round,
 )
@@ -216,3 +217,35 @@ def test_hypercube_node_learns_its_neighbours_antipodes():
     assert far.size == 4
     np.testing.assert_allclose(row.exact[far], 1.0, atol=1e-9)
     assert (row.authors[far] < 0.9).all()  # the authors' sum says they are protected: a witness against the figure
+
+
+def test_rows_from_worker_processes_are_the_same_rows_in_order():
+    # observers are independent: two processes give the same values, in the order asked for
+    g = nx.connected_watts_strogatz_graph(30, 4, 0.3, seed=2)
+    w = hamilton_weights(g)
+    gamma = chebyshev_gamma(spectral_gap(w))
+    order = [29, 3, 0, 17, 8, 11]
+    here = list(pairwise_rows(w, order, 6, gamma))
+    pooled = list(pairwise_rows(w, order, 6, gamma, workers=2))
+    assert [r.v for r in pooled] == order
+    for a, b in zip(here, pooled):
+        assert a.rank == b.rank and a.dropped == b.dropped
+        np.testing.assert_array_equal(a.exact, b.exact)
+        assert a.authors is not None and b.authors is not None
+        np.testing.assert_array_equal(a.authors, b.authors)
+    with pytest.raises(AccountingError, match="workers"):
+        list(pairwise_rows(w, order, 6, gamma, workers=0))
+
+
+def test_row_space_basis_keeps_exact_dependencies_out_and_weak_directions_counted():
+    # rows (1, 1, 0), (2, 2, 0): one direction; a third row 1e-12 off it is ambiguous at rank_rtol 1e-10
+    # (above rounding, below the tolerance): dropped, not kept
+    rows = np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [1.0, 1.0, 1e-12 * math.sqrt(8)]])
+    q, dropped = row_space_basis([rows], batch_rows=1)
+    assert q.shape == (3, 1) and dropped == 1
+    np.testing.assert_allclose(np.sum(q**2, axis=1), [0.5, 0.5, 0.0], atol=1e-15)
+    # many batches: the buffer grows past its first capacity and stays orthonormal
+    big = np.random.default_rng(0).standard_normal((300, 250))
+    q, dropped = row_space_basis([big[i:i + 7] for i in range(0, 300, 7)], batch_rows=5)
+    assert q.shape == (250, 250) and dropped == 0
+    np.testing.assert_allclose(q.T @ q, np.eye(250), atol=1e-12)

@@ -72,7 +72,8 @@ def test_cli_check_with_node_observer(tmp_path: Path, capsys):
     script.write_text(SCRIPT)
     code = main(["privacy", "check", str(script), "--runs", "100", "--search-examples", "0", "--observer", "node:3"])
     text = capsys.readouterr().out
-    assert code in (0, 3)
+    # the local claim holds, but the paper's pairwise claim (the authors' per-pair values) fails at node 3
+    assert code == 1 and "verdict with the pairwise claim: violation" in text
     assert "observer node:3 (changed agent 0)" in text and "[exact]" in text
     assert main(["privacy", "check", str(script), "--observer", "node:17"]) == 2
 
@@ -138,3 +139,12 @@ def test_cli_check_observer_of_a_rule_that_is_not_affine_gives_bounds(tmp_path: 
     text = capsys.readouterr().out
     assert "[upper bound]" in text and "does not respond linearly" in text
     assert "black-box lower bound from the observer's view (100 runs per side" in text
+
+
+def test_cli_workers_option_is_checked(tmp_path: Path, capsys):
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    assert main(["privacy", "network", str(script), "--out", str(tmp_path / "n"), "--workers", "0"]) == 2
+    assert "argument --workers: value must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["reproduce", "huang2015-fig1", "--workers", "2", "--out", str(tmp_path / "h")]) == 2
+    assert "experiment 'huang2015-fig1' has no option --workers" in capsys.readouterr().err

@@ -26,9 +26,10 @@ dimension 7 (128 nodes), Erdos-Renyi ``n = 128`` with ``p = log(n)/n``, random
 geometric ``n = 128`` with the radius scaled to keep the mean degree of
 ``n = 2048, r = 0.07`` (``r = 0.07 sqrt(2048/128) = 0.28``), and the 11 x 11
 grid. ``full=True`` runs the figure's sizes (hypercube 11, ``n = 2048``,
-radius 0.07, the 45 x 45 grid): minutes per graph for the hypercube and
-Erdos-Renyi, about an hour for the grid and hours for the geometric graph
-(see BENCHMARKS.md); from the command line: ``asyncdp reproduce muffliato-fig1a --full``.
+radius 0.07, the 45 x 45 grid): a few CPU minutes per graph for the hypercube and
+Erdos-Renyi, about a quarter of an hour for the grid and an hour for the geometric
+graph, divided by the number of worker processes (``workers``; see BENCHMARKS.md);
+from the command line: ``asyncdp reproduce muffliato-fig1a --full --workers 2``.
 
 A last panel (:func:`asyncdp.reproduce.muffliato_fig1a.asynchronous_series`, passed as ``asynchronous``)
 shows the same curve from engine runs on a 5 x 5 grid, under
@@ -72,7 +73,7 @@ def figure_graphs_of_size(full: bool, seed: int = 0) -> dict[str, nx.Graph]:
 
 
 def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress: Callable[[str], None] | None,
-               method: str) -> dict[str, Any]:
+               method: str, workers: int = 1) -> dict[str, Any]:
     started = time.perf_counter()
     n = graph.number_of_nodes()
     w = M.hamilton_weights(graph)
@@ -84,13 +85,13 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
     exact = np.full(n, math.nan)
     certified = np.zeros(n, dtype=bool)
     for row in M.pairwise_rows(w, None, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL,
-                               include_first_exchange=False, method=method):
+                               include_first_exchange=False, method=method, workers=workers):
         assert row.authors is not None
         authors[row.v] = row.authors[source]
         exact[row.v] = row.exact[source]
         certified[row.v] = row.dropped == 0
     observers = [v for v in range(n) if v != source]
-    excess = [v for v in observers if exact[v] > authors[v] + 1e-9]
+    excess = [v for v in observers if exact[v] > authors[v] + M.WITNESS_MARGIN]
     excess.sort(key=lambda v: -(exact[v] - authors[v]))
     found = []
     for v in excess[:witnesses]:
@@ -147,7 +148,7 @@ def _plot(path: Path, graphs: list[dict[str, Any]], asynchronous: dict[str, Any]
 def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, source: int = 0, witnesses: int = 5,
                     graphs: dict[str, nx.Graph] | None = None, plot: bool = True, method: str | None = None,
                     asynchronous: Callable[..., dict[str, Any]] | None = None, runs: int = 4,
-                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                    progress: Callable[[str], None] | None = None, workers: int = 1) -> dict[str, Any]:
     """Reproduce the privacy-vs-distance figure with the authors' and the exact values side by side.
 
     Args:
@@ -166,6 +167,8 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
             line's experiment passes it; it needs the privacy checker, a layer above the papers).
         runs: runs of the asynchronous series.
         progress: called with one line per graph.
+        workers: processes over which the observers of each graph are spread (the values do not depend on it;
+            see :func:`accounting.network.muffliato.pairwise_rows`).
 
     Returns:
         The summary (also written as ``fig1a_summary.json``; ``fig1a.csv`` has one row per graph and observer).
@@ -174,7 +177,7 @@ def reproduce_fig1a(out_dir: str | Path, *, seed: int = 0, full: bool = False, s
     out.mkdir(parents=True, exist_ok=True)
     chosen = figure_graphs_of_size(full, seed) if graphs is None else graphs
     how = method or ("gram-schmidt" if full else "svd")
-    results = [_one_graph(name, g, source, witnesses, progress, how) for name, g in chosen.items()]
+    results = [_one_graph(name, g, source, witnesses, progress, how, workers) for name, g in chosen.items()]
     asy = None
     if asynchronous is not None:
         started = time.perf_counter()
