@@ -674,7 +674,7 @@ def _row_task(v: int) -> ObserverRow:
 
 def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps: int, gamma: float | None = None,
                   *, workers: int = 1, **kwargs: Any) -> Iterator[ObserverRow]:
-    """Stream :func:`observer_row` over observers (default: all), in order, one observer's matrices at a time.
+    """Stream ``observer_row`` over observers (default: all), in order, one observer's matrices at a time.
 
     Observers are independent (each has its own view), so ``workers > 1``
     computes them in that many processes (``concurrent.futures``, BLAS on
@@ -682,16 +682,16 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
     ``observers``, and each process holds one observer's basis at a time.
 
     Args:
-        weights, steps, gamma: as :func:`observer_row`.
+        weights, steps, gamma: as ``observer_row``.
         observers: the nodes ``v`` (``None``: ``0..n-1``).
         workers: processes (1: in this process), >= 1.
-        **kwargs: passed to :func:`observer_row`.
+        **kwargs: passed to ``observer_row``.
 
     Yields:
-        One :class:`ObserverRow` per observer.
+        One ``ObserverRow`` per observer.
 
     Raises:
-        AccountingError: ``workers`` not an integer >= 1; as :func:`observer_row`.
+        AccountingError: ``workers`` not an integer >= 1; as ``observer_row``.
 
     Example:
         >>> W = hamilton_weights(nx.path_graph(3))

@@ -29,7 +29,9 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
     "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS"],
                         "asyncdp.privacy.evidence": ["CHECKED_AGAINST", "find_figure"],
                         "asyncdp.privacy.verdict": ["VERDICTS"],
-                        "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"]},
+                        "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"],
+                        "asyncdp.privacy.observer_claim": ["check_observer_claim", "ObserverClaimCheck",
+                                                           "deterministic_schedule"]},
     "asyncdp.experiments": {},
     "topology": {
         "topology.audit": ["DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",
@@ -50,7 +52,7 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
         "accounting.composition.report": ["METHODS", "CompositionReport"],
         "accounting.papers.spec": ["NORMS", "PARTS"],
         "accounting.papers.muffliato": ["muffliato_claim"],
-        "accounting.network.muffliato": ["chebyshev_gamma"],
+        "accounting.network.muffliato": ["chebyshev_gamma", "WITNESS_MARGIN", "pairwise_rows"],
     },
 }
 """Per package: module -> names documented besides the public ones (the docstrings refer to them)."""
