@@ -16,7 +16,6 @@ with probability at most 0.001 (derandomized in CI: fixed draws).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
