@@ -165,7 +165,6 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     Raises:
         ScenarioError: the rule is not affine on some run, ``runs < 2``.
     """
-    from dataclasses import replace
 
     from accounting.network import combine_renyi
 
@@ -178,14 +177,10 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     first = scenario.seed if seed is None else seed
     sens = float(scenario.problem.domain.diameter)
     bound = eavesdropper_renyi_bound(scenario, alpha)
-    results, scheds = [], []
-    for r in range(runs):
-        res = replace(scenario, seed=first + r).run(engine)
-        check = verify_affine(res, scenario)
-        if not check.ok:
-            raise ScenarioError(f"run {r}: the pairwise leakage needs a rule affine in the noise: {check.reason}")
-        results.append(res)
-        scheds.append(linear_schedule(res, scenario))
+    results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
+    if not_affine is not None:
+        raise ScenarioError(f"run {not_affine[0]}: the pairwise leakage needs a rule affine in the noise: "
+                            f"{not_affine[1]}")
     for v in obs:
         per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
         est, upper = np.full(n, math.inf), np.full(n, math.inf)
@@ -200,6 +195,39 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
                 est[u], upper[u] = comb.estimate, comb.upper
         yield LeakageRow(v, est, "estimate over schedules" if exact else "lower estimate",
                          f"engine schedules ({runs} runs)"), upper
+
+
+def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
+                ) -> tuple[list[Any], list[LinearSchedule], tuple[int, str] | None]:
+    """Run ``scenario`` ``runs`` times (run ``r`` with seed ``first_seed + r``), each verified affine in the noise.
+
+    Args:
+        scenario: the scenario.
+        runs: number of runs.
+        first_seed: the seed of run 0.
+        engine: the engine that runs them.
+
+    Returns:
+        ``(results, schedules, not_affine)``: the runs, their linear schedules, and ``(run, reason)`` for the first
+        run on which the rule is not affine (``None`` if every run is; the lists then stop before that run).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> affine_runs(Muffliato.example_scenario(), 2, 0, "simpy")[2] is None
+        True
+    """
+    from dataclasses import replace
+
+    results: list[Any] = []
+    scheds: list[LinearSchedule] = []
+    for r in range(runs):
+        res = replace(scenario, seed=first_seed + r).run(engine)
+        check = verify_affine(res, scenario)
+        if not check.ok:
+            return results, scheds, (r, check.reason)
+        results.append(res)
+        scheds.append(linear_schedule(res, scenario))
+    return results, scheds, None
 
 
 def shortest_paths(scenario: Any, source: int) -> np.ndarray:

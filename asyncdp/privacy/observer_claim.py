@@ -45,7 +45,7 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,10 +60,8 @@ from .network import PairFailure, check_pairwise_claim, leakage_rows, pairwise_c
 from .observers import (
     _losses,
     eavesdropper_renyi_bound,
-    linear_schedule,
     parse_observer,
     rounded_to_bound,
-    verify_affine,
 )
 
 __all__ = ["ObserverClaimCheck", "check_observer_claim", "deterministic_schedule"]
@@ -205,7 +203,7 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
 
 def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: int, seed: int | None, engine: str,
              confidence: float, max_witnesses: int, find_rounds: bool) -> ObserverClaimCheck:
-    from .network import witness_round
+    from .network import affine_runs, witness_round
 
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
         raise ScenarioError(f"runs must be an integer >= 2 for a random schedule, got {runs!r}")
@@ -214,15 +212,9 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     sens = float(scenario.problem.domain.diameter)
     d_max = eavesdropper_renyi_bound(scenario, alpha)
     first = scenario.seed if seed is None else seed
-    scheds = []
-    results = []
-    for r in range(runs):
-        res = replace(scenario, seed=first + r).run(engine)
-        check = verify_affine(res, scenario)
-        if not check.ok:
-            raise _NotAffine(f"run {r}: {check.reason}")
-        results.append(res)
-        scheds.append(linear_schedule(res, scenario))
+    results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
+    if not_affine is not None:
+        raise _NotAffine(f"run {not_affine[0]}: {not_affine[1]}")
     pairs = len(nodes) * (n - 1)
     gap = (1.0 - confidence) / max(pairs, 1)
     margin = d_max * math.sqrt(math.log(1.0 / gap) / (2.0 * runs)) if math.isfinite(d_max) else math.inf
