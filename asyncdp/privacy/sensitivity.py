@@ -91,6 +91,39 @@ class _ZeroNoise:
         return {name: np.zeros(lead + (d,)) for name, d in dims}
 
 
+def _noisy_channel(alg: Any, channel: str | None, caller: str) -> str:
+    """``channel`` checked against ``alg``'s noisy channels (the only one when ``None``).
+
+    Raises:
+        ValueError: ``channel`` is not a noisy channel, or is missing for a rule with several.
+    """
+    noisy = [c.name for c in alg.noisy_channels()]
+    if channel is None:
+        if len(noisy) != 1:
+            raise ValueError(f"{caller}: {alg.name} has noisy channels {noisy}; name the one to probe")
+        return noisy[0]
+    if channel not in noisy:
+        raise ValueError(f"{caller}: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
+    return channel
+
+
+def _probed_agents(z: np.ndarray, agent: int | None, problem: Any) -> tuple[np.ndarray, Any]:
+    """The probed points and agents: ``z`` for one agent, or ``z`` broadcast to every agent (round adjacency)."""
+    z = np.asarray(z, dtype=float)
+    if agent is not None:
+        return z, agent
+    n_agents = problem.num_agents
+    return np.broadcast_to(z[..., None, :], z.shape[:-1] + (n_agents, z.shape[-1])).copy(), np.arange(n_agents)
+
+
+def _adjacent_pair(rule: Callable[..., np.ndarray], scenario: Scenario, adjacent: Scenario, t: int
+                   ) -> prober.AdjacentPair:
+    """``rule`` as the prober's pair of the two problems, inside the problem's domain box if it has one."""
+    domain = scenario.problem.domain
+    box = (domain.low, domain.high) if hasattr(domain, "low") else None
+    return prober.AdjacentPair(rule, scenario.problem, adjacent.problem, t=t, n=scenario.problem.dim, domain_box=box)
+
+
 def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
                 channel: str | None = None) -> prober.AdjacentPair:
     """Round ``t``'s update under both problems, seen through round ``t + 1``'s message on ``channel``.
@@ -140,27 +173,15 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         1
     """
     alg = scenario.algorithm.bind(scenario.problem)
-    noisy = [c.name for c in alg.noisy_channels()]
-    if channel is None:
-        if len(noisy) != 1:
-            raise ValueError(f"update_pair: {alg.name} has noisy channels {noisy}; name the one to probe")
-        channel = noisy[0]
-    if channel not in noisy:
-        raise ValueError(f"update_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
-    n = scenario.problem.dim
+    channel = _noisy_channel(alg, channel, "update_pair")
     zero = _ZeroNoise(alg)
     base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
-        z = np.asarray(z, dtype=float)
-        if agent is not None:
-            pts, agents = z, agent
-            given = base  # one agent changed: both updates see the same received messages (those under P)
-        else:
-            n_agents = problem.num_agents
-            pts = np.broadcast_to(z[..., None, :], z.shape[:-1] + (n_agents, n)).copy()
-            agents = np.arange(n_agents)
-            given = problem  # every agent changed: each problem's own consensus configuration
+        pts, agents = _probed_agents(z, agent, problem)
+        # one agent changed: both updates see the same received messages (those under P); every agent
+        # changed: each problem's own consensus configuration
+        given = base if agent is not None else problem
         lead = pts.shape[:-1]
         state = alg.initial_state(pts, agents, given)
         mixed = alg.message(state, t_, zero(t_, lead), agents, given)
@@ -168,9 +189,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         out = np.asarray(alg.message(new, t_ + 1, zero(t_ + 1, lead), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
-    domain = scenario.problem.domain
-    box = (domain.low, domain.high) if hasattr(domain, "low") else None
-    return prober.AdjacentPair(rule, scenario.problem, adjacent.problem, t=t, n=n, domain_box=box)
+    return _adjacent_pair(rule, scenario, adjacent, t)
 
 
 def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
@@ -204,28 +223,13 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
         1
     """
     alg = scenario.algorithm.bind(scenario.problem)
-    noisy = [c.name for c in alg.noisy_channels()]
-    if channel is None:
-        if len(noisy) != 1:
-            raise ValueError(f"message_pair: {alg.name} has noisy channels {noisy}; name the one to probe")
-        channel = noisy[0]
-    if channel not in noisy:
-        raise ValueError(f"message_pair: {channel!r} is not a noisy channel of {alg.name} ({noisy})")
-    n = scenario.problem.dim
+    channel = _noisy_channel(alg, channel, "message_pair")
     zero = _ZeroNoise(alg)
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
-        z = np.asarray(z, dtype=float)
-        if agent is not None:
-            pts, agents = z, agent
-        else:
-            pts = np.broadcast_to(z[..., None, :], z.shape[:-1] + (problem.num_agents, n)).copy()
-            agents = np.arange(problem.num_agents)
-        lead = pts.shape[:-1]
+        pts, agents = _probed_agents(z, agent, problem)
         state = alg.initial_state(pts, agents, problem)
-        out = np.asarray(alg.message(state, t_, zero(t_, lead), agents, problem)[channel])
+        out = np.asarray(alg.message(state, t_, zero(t_, pts.shape[:-1]), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
-    domain = scenario.problem.domain
-    box = (domain.low, domain.high) if hasattr(domain, "low") else None
-    return prober.AdjacentPair(rule, scenario.problem, adjacent.problem, t=t, n=n, domain_box=box)
+    return _adjacent_pair(rule, scenario, adjacent, t)
