@@ -1063,7 +1063,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
             weights_all, unicast, link_round, np.asarray(alg.decision(state)), with_staleness=keep == "all",
             with_messages=recorded is not None)
-        curves.record_rounds(1, traj_all[:, 1:])
+        curves.record_rounds(1, traj_all[1:], round_major=True)
         if recorded is not None:
             recorded.update(every)
     history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)

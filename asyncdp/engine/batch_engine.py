@@ -372,19 +372,28 @@ class RunCurves:
         self.opt_err[:, t] = metrics.optimality_error(x, self.optimum)
         self.dev[:, t] = metrics.deviation(x)
 
-    def record_rounds(self, first: int, xs: np.ndarray) -> None:
+    def record_rounds(self, first: int, xs: np.ndarray, round_major: bool = False) -> None:
         """Rounds ``first, first + 1, ...``'s decisions ``xs`` ``(R, k, N, n)`` of every run at once.
 
         The same numbers as :meth:`record` round by round (the metrics reduce over the agents and the
         coordinates of each round alone), computed over blocks of rounds.
+
+        Args:
+            first: the first round.
+            xs: the decisions, ``(R, k, N, n)``, or ``(k, R, N, n)`` with ``round_major``.
+            round_major: ``xs`` has the rounds first (the metrics are then computed over contiguous blocks).
         """
+        k = xs.shape[0] if round_major else xs.shape[1]
         if self.traj is not None:
-            self.traj[:, first:first + xs.shape[1]] = xs
-        step = max(1, (1 << 22) // max(1, xs[:, :1].size))  # about 32 MB of float64 per block
-        for lo in range(0, xs.shape[1], step):
-            block = xs[:, lo:lo + step]
-            self.opt_err[:, first + lo:first + lo + block.shape[1]] = metrics.optimality_error(block, self.optimum)
-            self.dev[:, first + lo:first + lo + block.shape[1]] = metrics.deviation(block)
+            self.traj[:, first:first + k] = xs.swapaxes(0, 1) if round_major else xs
+        one_round = xs[:1] if round_major else xs[:, :1]
+        step = max(1, (1 << 22) // max(1, one_round.size))  # about 32 MB of float64 per block
+        for lo in range(0, k, step):
+            block = xs[lo:lo + step] if round_major else xs[:, lo:lo + step]
+            opt, dev = metrics.optimality_error(block, self.optimum), metrics.deviation(block)
+            width = opt.shape[0] if round_major else opt.shape[1]
+            self.opt_err[:, first + lo:first + lo + width] = opt.T if round_major else opt
+            self.dev[:, first + lo:first + lo + width] = dev.T if round_major else dev
 
 
 def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarray, Any, RunCurves]:

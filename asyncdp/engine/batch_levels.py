@@ -127,18 +127,22 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             scattered into the ``(R, T, N, N, d)`` transcript layout, which only transcripts need).
 
     Returns:
-        ``(trajectory (R, T + 1, N, n), final state, messages, staleness (R, T, N))``; ``messages`` in the
+        ``(trajectory (T + 1, R, N, n), final state, messages, staleness (R, T, N))``: the trajectory
+        round-major (a group's combines are of one round); ``messages`` in the
         batch engine's transcript layout (broadcast ``(R, T, N, d)``, unicast ``(R, T, N, N, d)`` with NaN).
     """
     runs = used[0].shape[0]
     n, horizon, total = plan.N, plan.T, plan.M
     lev = levels(plan, used, source)
-    traj = np.empty((runs, horizon + 1) + decision0.shape[1:])
-    traj[:, 0] = decision0
+    # round-major (T + 1, R, N, n): a group's combines (one round) write into one block of R N rows
+    traj = np.empty((horizon + 1, runs) + decision0.shape[1:])
+    traj[0] = decision0
     staleness = np.zeros((runs, horizon, n), dtype=np.int64) if with_staleness else None
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     decls = {t: {ch.name: alg.noise(t, ch.name) for _, ch in noisy} for t in range(1, horizon + 1)}
-    own_rows = runs * horizon * n  # store: every agent's own message (broadcast: the message) of every round
+    # store: every agent's own message (broadcast: the message) of every round, round-major (row
+    # ((round - 1) * R + run) * N + agent), so a group's reads and writes stay within a few rounds' blocks
+    own_rows = runs * horizon * n
     store: dict[str, np.ndarray] = {}
     if not unicast:
         blocks = {t: {ch.name: np.asarray(noise.broadcast(t, c, ch.mechanism, (runs, n, decls[t][ch.name].dimension)))
@@ -172,7 +176,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them;
         ``fi``: the pairs' flat indices ``rr * N + ii``, if the caller has them.
         """
-        own_at = (rr * horizon + (s - 1)) * n + ii
+        own_at = ((s - 1) * runs + rr) * n + ii
         if not unicast:
             flat = rr * n + ii if fi is None else fi
             std = {name: block.reshape((runs * n,) + block.shape[2:])[flat][None] for name, block in blocks[s].items()}
@@ -192,7 +196,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er, senders), s, std, senders,
                                                                    problem).items()}
             for name, arr in copies.items():
-                put(name, own_rows + er * total + lo + ee, arr)
+                put(name, own_rows + (lo + ee) * runs + er, arr)
         key = er * n + senders
         pair_key = rr * n + ii
         counts = np.zeros(runs * n, dtype=np.int64)
@@ -232,7 +236,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                                    rows_total, staleness)
     state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
-    flat_traj = traj.reshape((runs * (horizon + 1) * n,) + traj.shape[3:])
+    flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
     for _, t, lo, hi in groups:
         perm, indptr, indices, data = rounds[t - 1]
@@ -245,17 +249,17 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                                                       agents, problem).items()}
         for k, v in new.items():
             flat_state[k][fi] = v[0]
-        flat_traj[(rr * (horizon + 1) + t) * n + agents] = np.asarray(alg.decision(new))[0]
+        flat_traj[t * runs * n + fi] = np.asarray(alg.decision(new))[0]
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
     for name, arr in store.items() if with_messages else ():
         if not unicast:
-            messages[name] = arr[:own_rows].reshape((runs, horizon, n) + arr.shape[1:])
+            messages[name] = np.ascontiguousarray(arr[:own_rows].reshape((horizon, runs, n) + arr.shape[1:]).swapaxes(0, 1))
         else:
             out = np.full((runs, horizon, n, n) + arr.shape[1:], np.nan)
-            copies = arr[own_rows:].reshape((runs, total) + arr.shape[1:])
-            out[:, plan.m_round - 1, plan.m_send, plan.m_recv] = copies
+            copies = arr[own_rows:].reshape((total, runs) + arr.shape[1:])
+            out[:, plan.m_round - 1, plan.m_send, plan.m_recv] = copies.swapaxes(0, 1)
             messages[name] = out
     return traj, state, messages, staleness
 
@@ -267,8 +271,9 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level), each row's entries in the weight row's order. The store's rows:
-    broadcast, ``(run * T + round - 1) * N + agent`` (the agent's message of that round); unicast, the
-    senders' own terms likewise, then ``own_rows + run * M + message`` for the copies. Fills
+    broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round; round-major, so
+    that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms likewise, then
+    ``own_rows + message * R + run`` for the copies. Fills
     ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none), unless it is ``None``.
 
     Returns:
@@ -287,14 +292,14 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
         if not unicast:
-            col = (run * itype(horizon) + (src.astype(itype) - 1)) * itype(n) + cols.astype(itype)[None, :]
+            col = ((src.astype(itype) - 1) * itype(runs) + run) * itype(n) + cols.astype(itype)[None, :]
         else:
             col = np.empty(use.shape, dtype=itype)
             diag = entry_msg < 0
-            col[:, diag] = (run * itype(horizon) + itype(t - 1)) * itype(n) + rows[diag].astype(itype)[None, :]
+            col[:, diag] = (itype(t - 1) * itype(runs) + run) * itype(n) + rows[diag].astype(itype)[None, :]
             edge = np.flatnonzero(~diag)
             msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
-            col[:, edge] = own_rows + run * itype(total) + msg.astype(itype)
+            col[:, edge] = own_rows + msg.astype(itype) * itype(runs) + run
         if staleness is not None:
             age = np.where(use, t - src, 0)
             staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
