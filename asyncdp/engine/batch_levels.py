@@ -106,8 +106,26 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
             return np.ascontiguousarray(lev.transpose(2, 1, 0)).astype(np.int64, copy=False)
 
 
-def _gather(state: dict[str, np.ndarray], rr: np.ndarray, ii: np.ndarray) -> dict[str, np.ndarray]:
-    return {k: v[rr, ii][None] for k, v in state.items()}
+def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
+    """The states ``(R, N, ...)`` of the pairs with flat indices ``run * N + agent``, as a batch of one run."""
+    return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
+
+
+def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """``arr[rows] = values`` (``rows`` distinct), each row copied as one block of bytes when the layouts allow.
+
+    numpy's fancy assignment of rows of a few floats is about ten times slower than that of one
+    element per row, so contiguous rows of the same dtype are assigned through a view of each row as one
+    opaque element (the same bytes land in the same places).
+    """
+    width = arr.dtype.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
+    if (arr.flags.c_contiguous and width > 0 and values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:]
+            and values.shape[0] == rows.shape[0] and rows.ndim == 1):
+        row = np.dtype((np.void, width))
+        target = arr.reshape(arr.shape[0], -1).view(row)[:, 0]
+        target[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(row)[:, 0]
+    else:
+        arr[rows] = values
 
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
@@ -167,7 +185,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             # round-t combine, which every agent of every run has), so the store needs no filling
             arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
                                  np.empty((own_rows,) + values.shape[1:]))
-        arr[rows_] = values
+        _put_rows(arr, rows_, values)
 
     def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
              fi: np.ndarray | None = None) -> None:
@@ -179,8 +197,9 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         own_at = ((s - 1) * runs + rr) * n + ii
         if not unicast:
             flat = rr * n + ii if fi is None else fi
-            std = {name: block.reshape((runs * n,) + block.shape[2:])[flat][None] for name, block in blocks[s].items()}
-            mine = _gather(state, rr, ii) if current is None else current
+            std = {name: np.take(block.reshape((runs * n,) + block.shape[2:]), flat, axis=0)[None]
+                   for name, block in blocks[s].items()}
+            mine = _gather(state, flat) if current is None else current
             for name, arr in alg.message(mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
             return
@@ -193,7 +212,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         copies = {}
         if ee.size:
             std = {name: buf[er, lo + ee][None] for name, buf in copy_noise.items()}
-            copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er, senders), s, std, senders,
+            copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er * n + senders), s, std, senders,
                                                                    problem).items()}
             for name, arr in copies.items():
                 put(name, own_rows + (lo + ee) * runs + er, arr)
@@ -206,7 +225,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         own: dict[str, np.ndarray] = {}
         if silent.any():
             zero = {ch.name: np.zeros((1, int(silent.sum()), decls[s][ch.name].dimension)) for _, ch in noisy}
-            quiet = alg.message(_gather(state, rr[silent], ii[silent]), s, zero, ii[silent], problem)
+            quiet = alg.message(_gather(state, rr[silent] * n + ii[silent]), s, zero, ii[silent], problem)
             own = {k: np.empty((rr.size,) + np.asarray(v).shape[2:]) for k, v in quiet.items()}
             for k, v in quiet.items():
                 own[k][silent] = np.asarray(v)[0]
@@ -245,11 +264,11 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         a, b = int(indptr[lo]), int(indptr[hi])
         matrix = sp.csr_array((data[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, rows_total))
         mixed = {name: (matrix @ arr).reshape((1, hi - lo) + store[name].shape[1:]) for name, arr in flat_store.items()}
-        new = {k: np.asarray(v) for k, v in alg.update({k: v[fi][None] for k, v in flat_state.items()}, mixed, t,
-                                                      agents, problem).items()}
+        new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
+                                                      mixed, t, agents, problem).items()}
         for k, v in new.items():
-            flat_state[k][fi] = v[0]
-        flat_traj[t * runs * n + fi] = np.asarray(alg.decision(new))[0]
+            _put_rows(flat_state[k], fi, v[0])
+        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0])
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
