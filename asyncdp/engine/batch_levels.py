@@ -59,26 +59,32 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
     # computed as (T + 1, N, R): what a round's combines need is a gather of rows of R contiguous levels
-    small = (horizon + 1) * n * runs < 2**31 - 1  # indices and levels (at most (T + 1) N R) fit 32 bits
+    small = (horizon + 1) * n * runs < 2**31 - 1  # levels (at most (T + 1) N R) fit 32 bits
     itype = np.int32 if small else np.int64
     lev = np.zeros((horizon + 1, n, runs), dtype=itype)
     lev[1:] = np.arange(1, horizon + 1, dtype=itype)[:, None, None]
     flat = lev.reshape(-1)
-    run = np.arange(runs, dtype=itype)[None, None, :]
-    # per round: (W, N, R) what each combine needs, as a level index (round * N + agent) within its run, padded
-    # with the combine's own previous round
-    width = max(int(np.diff(plan.rounds[t - 1][0]).max(initial=0)) for t in range(1, horizon + 1)) + 1
-    local = np.empty((horizon, width, n, runs), dtype=itype)
+    run = np.arange(runs, dtype=np.intp)
+    # per round: (W, N, R) the levels each combine reads besides its own previous round's (always the contiguous
+    # block lev[t - 1], never gathered): the messages of its in-neighbours, as flat indices (round * N + agent) * R
+    # + run into the (T + 1, N, R) levels, padded (unused entries, fewer in-neighbours) with its own previous round
+    width = 0
+    for t in range(1, horizon + 1):
+        rows_t = plan.rounds[t - 1][1][plan.rounds[t - 1][4] >= 0]
+        width = max(width, int(np.bincount(rows_t, minlength=1).max(initial=0)))
+    local = np.empty((horizon, width, n, runs), dtype=np.intp)
     deps = []  # per round: the rounds its combines read (a range containing them)
     for t in range(1, horizon + 1):
-        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
-        other = (entry_msg >= 0)[:, None] & used[t - 1].T  # (nnz, R)
-        agent = np.where(other, cols[:, None], rows[:, None])
-        rnd = np.where(other, source[t - 1].T - 1, t - 1)
-        idx = local[t - 1]  # flat indices into the (T + 1, N, R) levels, written in place
-        idx[:] = (((t - 1) * n + np.arange(n, dtype=itype)) * itype(runs))[None, :, None] + run[0]
-        pos = np.arange(rows.size) - indptr[rows] + 1
-        idx[pos, rows] = (rnd.astype(itype) * itype(n) + agent.astype(itype)) * itype(runs) + run[0]
+        _, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        edge = np.flatnonzero(entry_msg >= 0)
+        e_rows = rows[edge]
+        other = used[t - 1][:, edge].T  # (edges, R)
+        agent = np.where(other, cols[edge][:, None], e_rows[:, None]).astype(np.intp)
+        rnd = np.where(other, source[t - 1][:, edge].T - 1, t - 1).astype(np.intp)
+        idx = local[t - 1]  # written in place
+        idx[:] = (((t - 1) * n + np.arange(n, dtype=np.intp)) * runs)[None, :, None] + run
+        pos = np.arange(edge.size) - np.searchsorted(e_rows, e_rows)  # an edge's rank among its row's edges
+        idx[pos, e_rows] = (rnd * n + agent) * runs + run
         lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
         deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
     needs = local
@@ -94,8 +100,11 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
                 continue  # nothing it reads has changed since
             step += 1
             done_at[t] = step
-            np.take(flat, needs[t - 1], out=gathered)
-            np.max(gathered, axis=0, out=need)
+            np.copyto(need, lev[t - 1])
+            if width:
+                np.take(flat, needs[t - 1], out=gathered)
+                for k in range(width):
+                    np.maximum(need, gathered[k], out=need)
             need += 1
             if (need > lev[t]).any():
                 np.maximum(lev[t], need, out=lev[t])
