@@ -32,7 +32,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 __all__ = ["levels", "run_levels"]
 
@@ -118,6 +117,27 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
 def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
     """The states ``(R, N, ...)`` of the pairs with flat indices ``run * N + agent``, as a batch of one run."""
     return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
+
+
+def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]) -> np.ndarray:
+    """Row ``k`` of the result is ``sum_p w_p[k] store[col_p[k]]`` over the slots ``p`` used by row ``k``.
+
+    The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
+    in slot order), so the bits are those of ``csr_matrix @ store``; ``slots`` holds per slot the rows'
+    ``(used, store row, weight (K, 1), all used)``.
+    """
+    k = slots[0][0].shape[0] if slots else 0
+    out = np.zeros((k, store.shape[1]))
+    for used, col, w, every in slots:
+        term = np.take(store, col, axis=0)
+        if every:
+            np.multiply(term, w, out=term)
+            np.add(out, term, out=out)
+        else:
+            mask = used[:, None]
+            np.multiply(term, w, out=term, where=mask)
+            np.add(out, term, out=out, where=mask)
+    return out
 
 
 def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
@@ -267,12 +287,13 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
     for _, t, lo, hi in groups:
-        perm, indptr, indices, data = rounds[t - 1]
+        perm, slot_used, slot_col, slot_w = rounds[t - 1]
         fi = perm[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
         rr, agents = np.divmod(fi, n)
-        a, b = int(indptr[lo]), int(indptr[hi])
-        matrix = sp.csr_array((data[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, rows_total))
-        mixed = {name: (matrix @ arr).reshape((1, hi - lo) + store[name].shape[1:]) for name, arr in flat_store.items()}
+        slots = [(slot_used[p, lo:hi], slot_col[p, lo:hi], slot_w[p, lo:hi, None]) for p in range(slot_used.shape[0])]
+        slots = [(u, c, w, bool(u.all())) for u, c, w in slots]
+        mixed = {name: _mix_rows(arr, slots).reshape((1, hi - lo) + store[name].shape[1:])
+                 for name, arr in flat_store.items()}
         new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
                                                       mixed, t, agents, problem).items()}
         for k, v in new.items():
@@ -295,19 +316,21 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
                   staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
-    """Per round, every run's realized rows as one CSR matrix over the message store, rows sorted by level.
+    """Per round, every run's realized rows over the message store, one slot per weight-row position, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
-    sort of ``run * N + agent`` by level), each row's entries in the weight row's order. The store's rows:
-    broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round; round-major, so
-    that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms likewise, then
-    ``own_rows + message * R + run`` for the copies. Fills
-    ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none), unless it is ``None``.
+    sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
+    row (CSR order): whether the entry is combined, the store row of its message and its realized weight.
+    The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
+    round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
+    likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
+    combine's oldest message used, 0 if none), unless it is ``None``.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
         combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
-        ``(permutation, indptr, indices, data)``.
+        ``(permutation, used (W, R N), store rows (W, R N), weights (W, R N))`` with ``W`` the round's
+        longest weight row (an unused slot's store row is 0).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
@@ -331,19 +354,31 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         if staleness is not None:
             age = np.where(use, t - src, 0)
             staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
-        counts = _row_count(indptr, use).reshape(-1)
-        matrix = sp.csr_matrix((weights[t - 1][use], col[use], np.concatenate(([0], np.cumsum(counts)))),
-                               shape=(runs * n, rows_total))
         level = lev[:, :, t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
         ordered = level[perm]
-        matrix = matrix[perm]
+        # slot p of each permuted row: entry indptr[agent] + p of its run's (R, nnz) arrays, if the row has it
+        lengths = np.diff(indptr)
+        width = int(lengths.max(initial=0))
+        run_of, agent_of = np.divmod(perm, n)
+        first = run_of * use.shape[1] + indptr[agent_of]
+        row_len = lengths[agent_of]
+        slot_used = np.empty((width, perm.size), dtype=bool)
+        slot_col = np.empty((width, perm.size), dtype=itype)
+        slot_w = np.empty((width, perm.size))
+        flat_use, flat_col, flat_w = use.reshape(-1), col.reshape(-1), weights[t - 1].reshape(-1)
+        for p in range(width):
+            has = row_len > p
+            entry = np.where(has, first + p, 0)
+            np.logical_and(has, np.take(flat_use, entry), out=slot_used[p])
+            np.take(flat_w, entry, out=slot_w[p])
+            np.multiply(np.take(flat_col, entry), slot_used[p], out=slot_col[p])  # 0 where unused
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
-        rounds.append((perm, matrix.indptr, matrix.indices, matrix.data))
+        rounds.append((perm, slot_used, slot_col, slot_w))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
@@ -355,14 +390,4 @@ def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     nonempty = lengths > 0
     if values.shape[-1]:
         out[..., nonempty] = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
-    return out
-
-
-def _row_count(indptr: np.ndarray, use: np.ndarray) -> np.ndarray:
-    """Per weight row, the number of its entries used, ``(R, N)``."""
-    lengths = np.diff(indptr)
-    out = np.zeros((use.shape[0], lengths.size), dtype=np.int64)
-    nonempty = lengths > 0
-    if use.shape[-1]:
-        out[:, nonempty] = np.add.reduceat(use.astype(np.int64), indptr[:-1][nonempty], axis=-1)
     return out
