@@ -712,20 +712,25 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
 
 
 def _freshest(plan: _Plan, u: np.ndarray) -> np.ndarray:
-    """``(R, L, T + 2)``: the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
+    """``(T + 2, R, L)``: at ``[t, r, l]`` the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
 
     ``u`` ``(R, M)``: per message the first round of its receiver that
     includes it (``T + 1``: never). A link's messages are numbered in round
     order, so writing them in that order leaves the latest round in each cell.
+    Rounds come first: the running maximum over the rounds is then one
+    elementwise maximum per round, and a round's cells are one block.
     """
     runs = u.shape[0]
     dtype = np.int16 if plan.T < 2**15 - 2 else np.int64
-    fr = np.zeros((runs, plan.L, plan.T + 2), dtype=dtype)
-    rr = np.arange(runs)[:, None]
+    fr = np.zeros((plan.T + 2, runs, plan.L), dtype=dtype)
+    flat = fr.reshape(-1)
+    cell = np.arange(runs, dtype=np.int64)[:, None] * plan.L  # (run, link) cell of round 0
     for p in range(plan.kmax):
         have, m = plan.at_position(p)
-        fr[rr, have[None, :], u[:, m]] = plan.m_round[m].astype(dtype)[None, :]
-    return np.maximum.accumulate(fr, axis=2)
+        at = np.take(u, m, axis=1).astype(np.int64) * (runs * plan.L) + (cell + have[None, :])
+        flat[at] = np.broadcast_to(plan.m_round[m].astype(dtype), at.shape)
+    np.maximum.accumulate(fr, axis=0, out=fr)
+    return fr
 
 
 def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.ndarray):
@@ -739,7 +744,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
     uses, per in-neighbour, the latest round delivered so far.
 
     Returns:
-        ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
+        ``(arrival (R, M), freshest (T + 2, R, L), rank_of)``; ``rank_of(r)``
         gives run ``r``'s :func:`_wake_ranks`. The arrivals are computed in
         ``delay``'s memory (:func:`_arrivals`).
     """
@@ -827,7 +832,7 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
-        # freshest[r, l, t]: the latest round of a message on link l combined by round t (0: none)
+        # freshest[t, r, l]: the latest round of a message on link l combined by round t (0: none)
         freshest = _freshest(plan, _first_combine(arrival, comb, plan, tie_ok))
     return arrival, present, freshest, rank_of
 
@@ -1001,7 +1006,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         used = np.ones((runs, cols.size), dtype=bool)
         source = np.full((runs, cols.size), t, dtype=stype)
         if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
-            fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
+            fresh = np.take(freshest[t], plan.m_link[entry_msg[edge]], axis=1).astype(np.int64)
             ok = fresh > 0
             if timing.staleness is not None:
                 ok &= t - fresh <= timing.staleness
@@ -1013,7 +1018,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             used[:, edge] = present[:, entry_msg[edge]]
         if stale and not asynchronous:
             links = plan.m_link[entry_msg[edge]]
-            fresh = freshest[:, links, t]  # (R, edges)
+            fresh = np.take(freshest[t], links, axis=1)  # (R, edges)
             miss = ~used[:, edge]
             src = np.where(miss, fresh, t)
             ahead = ahead or bool((miss & (fresh > t)).any())
