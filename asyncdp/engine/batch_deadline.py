@@ -765,19 +765,37 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
     padded[:, :, :horizon] = wake.transpose(0, 2, 1)
     by_agent = padded.reshape(-1)
     a = arrival
-    itype = np.int32 if runs * n * width < 2**31 - 1 else np.int64
-    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * width - 1).astype(itype)
-    count = np.zeros(a.shape, dtype=itype)  # wake-ups strictly before the arrival
+    # pos: per message, the slot of its receiver's last wake-up strictly before the arrival, starting one slot
+    # before the receiver's row (row r * N + receiver, of width slots); the steps move it in place
+    pos = np.arange(runs, dtype=np.intp)[:, None] * n + plan.m_recv[None, :].astype(np.intp)
+    pos *= width
+    pos -= 1
+    probe_at = np.empty_like(pos)
+    probe = np.empty(a.shape)
+    ahead = np.empty(a.shape, dtype=bool)
     step = width >> 1
     while step:
-        probe = by_agent[base + (count + step)]
-        np.add(count, step, out=count, where=probe < a)
+        np.add(pos, step, out=probe_at)
+        np.take(by_agent, probe_at, out=probe)
+        np.less(probe, a, out=ahead)
+        np.add(pos, step, out=pos, where=ahead)
         step >>= 1
+    del probe_at, ahead
     # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled (the padding and NaN
     # never compare equal)
-    rr, mm = np.nonzero(by_agent[base + (count + 1)] == a)
-    u = count.astype(np.int64) + 1
+    np.add(pos, 1, out=pos)  # the first wake-up at or after the arrival; its slot within the row is u - 1
+    np.take(by_agent, pos, out=probe)
+    rr, mm = np.nonzero(probe == a)
+    del probe
+    u = pos
+    np.remainder(u, width, out=u)  # wake-ups strictly before the arrival (< T < width)
+    u += 1
     u[np.isnan(a)] = horizon + 1
+
+    def slot(rr: np.ndarray, mm: np.ndarray) -> np.ndarray:
+        """The by_agent index of wake-up ``u[rr, mm]`` of the messages' receivers."""
+        return (rr * n + plan.m_recv[mm].astype(np.intp)) * width + u[rr, mm] - 1
+
     while rr.size:
         late = np.empty(rr.size, dtype=bool)
         for k, (r, m) in enumerate(zip(rr.tolist(), mm.tolist())):
@@ -787,7 +805,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
         u[rr, mm] += 1
         keep = u[rr, mm] <= horizon
         rr, mm = rr[keep], mm[keep]
-        hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
+        hit = by_agent[slot(rr, mm)] == a[rr, mm]
         rr, mm = rr[hit], mm[hit]
     return arrival, _freshest(plan, u), rank_of
 
