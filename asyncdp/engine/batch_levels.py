@@ -53,7 +53,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
 
     Returns:
-        ``(R, N, T + 1)`` levels (index ``t``; index 0: the initial state, level 0).
+        ``(T + 1, R, N)`` levels (first index ``t``; 0: the initial state, level 0), 32-bit integers where they fit.
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
@@ -111,7 +111,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
                 done_at[t] = step - 1  # a combine may read another agent's same round: computed again
                 changed = True
         if not changed:
-            return np.ascontiguousarray(lev.transpose(2, 1, 0)).astype(np.int64, copy=False)
+            return np.ascontiguousarray(lev.transpose(0, 2, 1))  # (T + 1, R, N): a round's levels, one block
 
 
 def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
@@ -354,7 +354,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         if staleness is not None:
             age = np.where(use, t - src, 0)
             staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
-        level = lev[:, :, t].reshape(-1)
+        level = lev[t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
         ordered = level[perm]
