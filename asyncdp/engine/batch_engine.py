@@ -369,8 +369,7 @@ class RunCurves:
         """Round ``t``'s decisions ``x`` of every run, ``(R, N, n)``."""
         if self.traj is not None:
             self.traj[:, t] = x
-        self.opt_err[:, t] = metrics.optimality_error(x, self.optimum)
-        self.dev[:, t] = metrics.deviation(x)
+        self.opt_err[:, t], self.dev[:, t] = metrics.optimality_error_and_deviation(x, self.optimum)
 
     def record_rounds(self, first: int, xs: np.ndarray, round_major: bool = False) -> None:
         """Rounds ``first, first + 1, ...``'s decisions ``xs`` ``(R, k, N, n)`` of every run at once.
@@ -390,7 +389,7 @@ class RunCurves:
         step = max(1, (1 << 22) // max(1, one_round.size))  # about 32 MB of float64 per block
         for lo in range(0, k, step):
             block = xs[lo:lo + step] if round_major else xs[:, lo:lo + step]
-            opt, dev = metrics.optimality_error(block, self.optimum), metrics.deviation(block)
+            opt, dev = metrics.optimality_error_and_deviation(block, self.optimum)
             width = opt.shape[0] if round_major else opt.shape[1]
             self.opt_err[:, first + lo:first + lo + width] = opt.T if round_major else opt
             self.dev[:, first + lo:first + lo + width] = dev.T if round_major else dev
