@@ -908,9 +908,9 @@ def _realized_weights(round_: tuple, used: np.ndarray) -> tuple[np.ndarray, np.n
     kept_total = _row_sums(indptr, np.where(used, data, 0.0))
     counts = _row_sums(indptr, used.astype(float))
     complete = counts == np.diff(indptr)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = data / kept_total[:, rows] * row_total[rows]
-    weights = np.where(complete[:, rows], data, scaled)
+    with np.errstate(divide="ignore", invalid="ignore"):  # np.take: (R, nnz) in C order (fancy indexing of
+        scaled = data / np.take(kept_total, rows, axis=1) * row_total[rows]  # the second axis gives F order)
+    weights = np.where(np.take(complete, rows, axis=1), data, scaled)
     return weights, counts
 
 

@@ -119,14 +119,35 @@ def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndar
     return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
 
 
-def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]) -> np.ndarray:
+def _group_slots(rr: np.ndarray, agents: np.ndarray, col: np.ndarray, weight: np.ndarray,
+                 slots: list[tuple[np.ndarray, np.ndarray | None]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+    """A group's rows ``(run, agent)``, slot by slot: ``(used, store row, weight (K, 1), all used)`` (:func:`_mix_rows`).
+
+    ``col`` and ``weight`` are the round's ``(R, nnz)`` store rows (-1: not combined) and realized weights;
+    ``slots`` per slot each agent's entry and which agents have the slot (``None``: all).
+    """
+    nnz = col.shape[1]
+    flat_col, flat_w = col.reshape(-1), weight.reshape(-1)
+    base = rr * nnz
+    out = []
+    for entry, has in slots:
+        at = np.take(entry, agents)
+        at += base
+        c = np.take(flat_col, at)
+        used = c >= 0
+        if has is not None:
+            used &= np.take(has, agents)
+        out.append((used, c, np.take(flat_w, at)[:, None], bool(used.all())))
+    return out
+
+
+def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]], k: int) -> np.ndarray:
     """Row ``k`` of the result is ``sum_p w_p[k] store[col_p[k]]`` over the slots ``p`` used by row ``k``.
 
     The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
     in slot order), so the bits are those of ``csr_matrix @ store``; ``slots`` holds per slot the rows'
-    ``(used, store row, weight (K, 1), all used)``.
+    ``(used, store row (-1 where not used), weight (K, 1), all used)`` of the ``k`` rows.
     """
-    k = slots[0][0].shape[0] if slots else 0
     out = np.zeros((k, store.shape[1]))
     for used, col, w, every in slots:
         term = np.take(store, col, axis=0)
@@ -287,12 +308,11 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
     for _, t, lo, hi in groups:
-        perm, slot_used, slot_col, slot_w = rounds[t - 1]
-        fi = perm[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
+        perm, round_col, round_w, round_slots = rounds[t - 1]
+        fi = perm[lo:hi].astype(np.intp)  # (run, agent) rows of the flattened states, by run then agent
         rr, agents = np.divmod(fi, n)
-        slots = [(slot_used[p, lo:hi], slot_col[p, lo:hi], slot_w[p, lo:hi, None]) for p in range(slot_used.shape[0])]
-        slots = [(u, c, w, bool(u.all())) for u, c, w in slots]
-        mixed = {name: _mix_rows(arr, slots).reshape((1, hi - lo) + store[name].shape[1:])
+        slots = _group_slots(rr, agents, round_col, round_w, round_slots)
+        mixed = {name: _mix_rows(arr, slots, hi - lo).reshape((1, hi - lo) + store[name].shape[1:])
                  for name, arr in flat_store.items()}
         new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
                                                       mixed, t, agents, problem).items()}
@@ -316,12 +336,12 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
                   staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
-    """Per round, every run's realized rows over the message store, one slot per weight-row position, rows sorted by level.
+    """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
-    row (CSR order): whether the entry is combined, the store row of its message and its realized weight.
-    The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
+    row (CSR order): the store row of its message (-1 if the entry is not combined) and its realized weight,
+    gathered per group from the round's ``(R, nnz)`` arrays (:func:`_group_slots`). The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
     round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
     likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
     combine's oldest message used, 0 if none), unless it is ``None``.
@@ -329,8 +349,8 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
         combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
-        ``(permutation, used (W, R N), store rows (W, R N), weights (W, R N))`` with ``W`` the round's
-        longest weight row (an unused slot's store row is 0).
+        ``(permutation, store rows (R, nnz), weights (R, nnz), slots)``: per slot ``p`` (up to the round's
+        longest weight row) each agent's entry ``indptr[i] + p`` and which agents have it (``None``: all).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
@@ -356,29 +376,20 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
             staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
         level = lev[t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
-        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
+        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
-        # slot p of each permuted row: entry indptr[agent] + p of its run's (R, nnz) arrays, if the row has it
+        col[~use] = -1  # an entry not combined
+        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
         lengths = np.diff(indptr)
-        width = int(lengths.max(initial=0))
-        run_of, agent_of = np.divmod(perm, n)
-        first = run_of * use.shape[1] + indptr[agent_of]
-        row_len = lengths[agent_of]
-        slot_used = np.empty((width, perm.size), dtype=bool)
-        slot_col = np.empty((width, perm.size), dtype=itype)
-        slot_w = np.empty((width, perm.size))
-        flat_use, flat_col, flat_w = use.reshape(-1), col.reshape(-1), weights[t - 1].reshape(-1)
-        for p in range(width):
-            has = row_len > p
-            entry = np.where(has, first + p, 0)
-            np.logical_and(has, np.take(flat_use, entry), out=slot_used[p])
-            np.take(flat_w, entry, out=slot_w[p])
-            np.multiply(np.take(flat_col, entry), slot_used[p], out=slot_col[p])  # 0 where unused
+        slots = []
+        for p in range(int(lengths.max(initial=0))):
+            has = lengths > p
+            slots.append((np.where(has, indptr[:-1] + p, 0).astype(np.intp), None if has.all() else has))
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
-        rounds.append((perm, slot_used, slot_col, slot_w))
+        rounds.append((perm, col, weights[t - 1], slots))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
