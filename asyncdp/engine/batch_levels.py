@@ -212,9 +212,24 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     # ((round - 1) * R + run) * N + agent), so a group's reads and writes stay within a few rounds' blocks
     own_rows = runs * horizon * n
     store: dict[str, np.ndarray] = {}
+    # broadcast: each channel's noise of every round in the store's row layout; a pair's noise row is read once,
+    # by its own message, so the message of that channel (if it has the noise's shape) is then written over it
+    # and the noise needs no memory of its own
+    pool: dict[str, np.ndarray] = {}
+    blocks: dict[int, dict[str, np.ndarray]] = {t: {} for t in range(1, horizon + 1)}
     if not unicast:
-        blocks = {t: {ch.name: np.asarray(noise.broadcast(t, c, ch.mechanism, (runs, n, decls[t][ch.name].dimension)))
-                      for c, ch in noisy} for t in range(1, horizon + 1)}
+        for _, ch in noisy:
+            dims = {decls[t][ch.name].dimension for t in range(1, horizon + 1)}
+            if len(dims) == 1:
+                pool[ch.name] = np.empty((own_rows, dims.pop()))
+        for t in range(1, horizon + 1):
+            for c, ch in noisy:
+                block = np.asarray(noise.broadcast(t, c, ch.mechanism, (runs, n, decls[t][ch.name].dimension)))
+                if ch.name in pool:
+                    pool[ch.name][(t - 1) * runs * n:t * runs * n] = block.reshape(runs * n, -1)
+                else:
+                    blocks[t][ch.name] = block
+                del block
     else:
         copy_noise: dict[str, np.ndarray] = {}
         for t in range(1, horizon + 1):
@@ -233,8 +248,12 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         if arr is None:
             # broadcast: every row is written before it is read (round 1 of every agent below, round t + 1 by its
             # round-t combine, which every agent of every run has), so the store needs no filling
-            arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
-                                 np.empty((own_rows,) + values.shape[1:]))
+            noise_rows = pool.get(name)
+            if noise_rows is not None and noise_rows.shape[1:] == values.shape[1:] and values.dtype == noise_rows.dtype:
+                arr = store[name] = noise_rows  # written over the noise rows, each after its one reading
+            else:
+                arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
+                                     np.empty((own_rows,) + values.shape[1:]))
         _put_rows(arr, rows_, values)
 
     def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
@@ -249,6 +268,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             flat = rr * n + ii if fi is None else fi
             std = {name: np.take(block.reshape((runs * n,) + block.shape[2:]), flat, axis=0)[None]
                    for name, block in blocks[s].items()}
+            std.update({name: np.take(rows_, own_at, axis=0)[None] for name, rows_ in pool.items()})
             mine = _gather(state, flat) if current is None else current
             for name, arr in alg.message(mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
