@@ -897,7 +897,10 @@ def _row_sums(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     out = np.zeros(values.shape[:-1] + (lengths.size,))
     for p in range(int(lengths.max(initial=0))):
         rows = np.flatnonzero(lengths > p)
-        out[..., rows] = out[..., rows] + values[..., indptr[rows] + p]
+        if rows.size == lengths.size:  # every row has a p-th entry: whole columns, no fancy assignment
+            out += np.take(values, indptr[:-1] + p, axis=-1)
+        else:
+            out[..., rows] = out[..., rows] + values[..., indptr[rows] + p]
     return out
 
 
@@ -908,9 +911,13 @@ def _realized_weights(round_: tuple, used: np.ndarray) -> tuple[np.ndarray, np.n
     kept_total = _row_sums(indptr, np.where(used, data, 0.0))
     counts = _row_sums(indptr, used.astype(float))
     complete = counts == np.diff(indptr)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):  # np.take: (R, nnz) in C order (fancy indexing of
-        scaled = data / np.take(kept_total, rows, axis=1) * row_total[rows]  # the second axis gives F order)
-    weights = np.where(np.take(complete, rows, axis=1), data, scaled)
+    # the complete rows keep their weights; the others' are data / kept total * row total, computed only there
+    # (np.take: (R, nnz) in C order, where fancy indexing of the second axis gives F order)
+    rescale = ~np.take(complete, rows, axis=1)
+    weights = np.broadcast_to(data, rescale.shape).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(weights, np.take(kept_total, rows, axis=1), out=weights, where=rescale)
+        np.multiply(weights, row_total[rows], out=weights, where=rescale)
     return weights, counts
 
 
@@ -1005,7 +1012,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
     elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
-        send = np.cumsum(jitter, axis=1)
+        send = np.cumsum(jitter, axis=1, out=jitter)  # in place: the waits are not needed again
         comb, later = send, np.zeros(send.shape, dtype=bool)
         arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
         present = None

@@ -263,7 +263,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them;
         ``fi``: the pairs' flat indices ``rr * N + ii``, if the caller has them.
         """
-        own_at = ((s - 1) * runs + rr) * n + ii
+        own_at = ((s - 1) * runs + rr) * n + ii if fi is None else fi + (s - 1) * runs * n
         if not unicast:
             flat = rr * n + ii if fi is None else fi
             std = {name: np.take(block.reshape((runs * n,) + block.shape[2:]), flat, axis=0)[None]
