@@ -67,7 +67,7 @@ def optimality_error(x: Any, optimum: Any) -> np.ndarray:
         1.0
     """
     arr = _states(x)
-    return _optimality_error(arr.mean(axis=-2), optimum)
+    return _optimality_error(_agent_mean(arr), optimum)
 
 
 def _squared_norms(d: np.ndarray) -> np.ndarray:
@@ -83,6 +83,28 @@ def _squared_norms(d: np.ndarray) -> np.ndarray:
         out += second * second
         return out
     return (d**2).sum(-1)
+
+
+def _agent_mean(arr: np.ndarray) -> np.ndarray:
+    """``arr.mean(axis=-2)``, the agents' mean of states ``(..., N, n)``, to the bit.
+
+    numpy sums a reduced axis that is not the innermost one agent after agent; in the plane (rows of two
+    contiguous floats) each agent's point is added as one complex number instead (the same two additions,
+    without numpy's cost per row of two entries), then divided by ``N`` as the mean does.
+    """
+    n_agents = arr.shape[-2]
+    if arr.shape[-1] == 2 and arr.dtype == np.float64 and arr.strides[-1] == arr.itemsize and n_agents > 0:
+        try:
+            points = arr.view(np.complex128)[..., 0].reshape(-1, n_agents)  # (rows, N)
+        except ValueError:  # a layout the view does not allow
+            return arr.mean(axis=-2)
+        total = points[:, 0].copy()
+        for i in range(1, n_agents):
+            total += points[:, i]
+        mean = total.view(np.float64).reshape(arr.shape[:-2] + (2,))
+        mean /= n_agents
+        return mean
+    return arr.mean(axis=-2)
 
 
 def _optimality_error(xbar: np.ndarray, optimum: Any) -> np.ndarray:
@@ -121,7 +143,7 @@ def optimality_error_and_deviation(x: Any, optimum: Any) -> tuple[np.ndarray, np
         (6.25, 2.5)
     """
     arr = _states(x)
-    xbar = arr.mean(axis=-2)
+    xbar = _agent_mean(arr)
     return _optimality_error(xbar, optimum), _deviation(arr, xbar)
 
 
@@ -142,7 +164,7 @@ def deviation(x: Any) -> np.ndarray:
         2.5
     """
     arr = _states(x)
-    return _deviation(arr, arr.mean(axis=-2))
+    return _deviation(arr, _agent_mean(arr))
 
 
 def consensus_error(x: Any) -> np.ndarray:

@@ -18,13 +18,22 @@ are grouped by round (a rule call takes one round ``t``).
 
 The rules are called on the gathered ``(run, agent)`` pairs as a batch of
 one run (``state[k]`` of shape ``(1, K, ...)``, ``agents`` the pairs' agents),
-and the mixing is the same row-order sparse product over a store of every
-message of the batch, so the numbers are those of the SimPy engine (as in
-the round-by-round path). The realized rows of every run are built once per
-round, as one CSR matrix whose rows (the round's combines) are sorted by
-level, so a group's mixing matrix is a slice of rows, and the staleness of
-every combine is computed with them; the curves are recorded over blocks of
-rounds after the last group.
+and the mixing forms the sums of the row-order sparse product (from 0, each
+used entry in its weight row's order) over a store of every message of the
+batch, so the numbers are those of the SimPy engine (as in the round-by-round
+path). Each round's combines are sorted once by level (a group is a range of
+them), the store rows and realized weights of every run's entries are kept
+per round, and a group gathers its entries slot by slot (one weight-row
+position at a time); the staleness of every combine is computed with them,
+and the curves are recorded over blocks of rounds after the last group.
+
+Memory layout: the message store and the trajectory are round-major (row
+``((round - 1) * R + run) * N + agent``), so a group (one round) reads and
+writes a few rounds' blocks instead of one row per run spread over the whole
+array; under broadcast each channel's noise is drawn into the store's rows
+and every message is written over its own noise row once that is read.
+Fresh memory is costly (first-touch page faults), so the path avoids
+per-round copies of ``R``-sized arrays where a group can gather instead.
 """
 
 from __future__ import annotations
