@@ -36,8 +36,8 @@ reference (and the engine of one-off runs with a progress bar). Speed
 per round (or per dependency level and round) plus array work linear in
 ``R``. For 10^4 runs of ``examples/async_lossy_links.py`` (10 agents, 60
 rounds) a run costs about 0.3 ms of CPU under its deadline timing (50-70x
-less than a SimPy run) and about 0.6 ms with ``Async(rate=1.0)`` (about 30x
-less, without or with transcripts). One run of 10^6 agents in lockstep
+less than a SimPy run) and about 0.33 ms with ``Async(rate=1.0)`` (about 50x
+less; about 0.37-0.39 ms and 42-46x with transcripts). One run of 10^6 agents in lockstep
 rounds (T = 10) costs about 11 s of CPU and 1.4 GB; one deadline run on a
 fresh random graph every round (the vectorized stream layout below) about
 4 s and 0.9 GB at 10^4 agents (8·10^6 messages) and about 58 s of CPU and
