@@ -76,7 +76,15 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
         return v if norm <= bound else v * (bound / norm)
     if v.ndim == 1:  # another dtype: as a batch of one row
         return clip_l2(v[None, :], bound)[0]
-    squares = np.add.reduce(v * v, axis=-1, keepdims=True)
+    if v.shape[-1] == 2 and v.dtype == np.float64:
+        # two coordinates: the two squares added as columns, the reduction's bits (a sum of two nonnegative
+        # numbers does not depend on the order of addition) without its cost per row of two entries
+        first, second = v[..., 0], v[..., 1]
+        squares = first * first
+        squares += second * second
+        squares = squares[..., None]
+    else:
+        squares = np.add.reduce(v * v, axis=-1, keepdims=True)
     norm = np.sqrt(squares)
     overflow = np.isinf(squares[..., 0])
     if overflow.any():

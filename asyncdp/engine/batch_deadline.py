@@ -712,20 +712,25 @@ def _arrivals(plan: _Plan, send: np.ndarray, lost: np.ndarray, delay: np.ndarray
 
 
 def _freshest(plan: _Plan, u: np.ndarray) -> np.ndarray:
-    """``(R, L, T + 2)``: the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
+    """``(T + 2, R, L)``: at ``[t, r, l]`` the latest round of a message on link ``l`` delivered by the receiver's round ``t`` (0: none).
 
     ``u`` ``(R, M)``: per message the first round of its receiver that
     includes it (``T + 1``: never). A link's messages are numbered in round
     order, so writing them in that order leaves the latest round in each cell.
+    Rounds come first: the running maximum over the rounds is then one
+    elementwise maximum per round, and a round's cells are one block.
     """
     runs = u.shape[0]
     dtype = np.int16 if plan.T < 2**15 - 2 else np.int64
-    fr = np.zeros((runs, plan.L, plan.T + 2), dtype=dtype)
-    rr = np.arange(runs)[:, None]
+    fr = np.zeros((plan.T + 2, runs, plan.L), dtype=dtype)
+    flat = fr.reshape(-1)
+    cell = np.arange(runs, dtype=np.int64)[:, None] * plan.L  # (run, link) cell of round 0
     for p in range(plan.kmax):
         have, m = plan.at_position(p)
-        fr[rr, have[None, :], u[:, m]] = plan.m_round[m].astype(dtype)[None, :]
-    return np.maximum.accumulate(fr, axis=2)
+        at = np.take(u, m, axis=1).astype(np.int64) * (runs * plan.L) + (cell + have[None, :])
+        flat[at] = np.broadcast_to(plan.m_round[m].astype(dtype), at.shape)
+    np.maximum.accumulate(fr, axis=0, out=fr)
+    return fr
 
 
 def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.ndarray):
@@ -739,7 +744,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
     uses, per in-neighbour, the latest round delivered so far.
 
     Returns:
-        ``(arrival (R, M), freshest (R, L, T + 2), rank_of)``; ``rank_of(r)``
+        ``(arrival (R, M), freshest (T + 2, R, L), rank_of)``; ``rank_of(r)``
         gives run ``r``'s :func:`_wake_ranks`. The arrivals are computed in
         ``delay``'s memory (:func:`_arrivals`).
     """
@@ -760,19 +765,37 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
     padded[:, :, :horizon] = wake.transpose(0, 2, 1)
     by_agent = padded.reshape(-1)
     a = arrival
-    itype = np.int32 if runs * n * width < 2**31 - 1 else np.int64
-    base = ((np.arange(runs, dtype=itype)[:, None] * n + plan.m_recv[None, :].astype(itype)) * width - 1).astype(itype)
-    count = np.zeros(a.shape, dtype=itype)  # wake-ups strictly before the arrival
+    # pos: per message, the slot of its receiver's last wake-up strictly before the arrival, starting one slot
+    # before the receiver's row (row r * N + receiver, of width slots); the steps move it in place
+    pos = np.arange(runs, dtype=np.intp)[:, None] * n + plan.m_recv[None, :].astype(np.intp)
+    pos *= width
+    pos -= 1
+    probe_at = np.empty_like(pos)
+    probe = np.empty(a.shape)
+    ahead = np.empty(a.shape, dtype=bool)
     step = width >> 1
     while step:
-        probe = by_agent[base + (count + step)]
-        np.add(count, step, out=count, where=probe < a)
+        np.add(pos, step, out=probe_at)
+        np.take(by_agent, probe_at, out=probe)
+        np.less(probe, a, out=ahead)
+        np.add(pos, step, out=pos, where=ahead)
         step >>= 1
+    del probe_at, ahead
     # exact ties: delivered at that wake-up only if sent before the wake-up was scheduled (the padding and NaN
     # never compare equal)
-    rr, mm = np.nonzero(by_agent[base + (count + 1)] == a)
-    u = count.astype(np.int64) + 1
+    np.add(pos, 1, out=pos)  # the first wake-up at or after the arrival; its slot within the row is u - 1
+    np.take(by_agent, pos, out=probe)
+    rr, mm = np.nonzero(probe == a)
+    del probe
+    u = pos
+    np.remainder(u, width, out=u)  # wake-ups strictly before the arrival (< T < width)
+    u += 1
     u[np.isnan(a)] = horizon + 1
+
+    def slot(rr: np.ndarray, mm: np.ndarray) -> np.ndarray:
+        """The by_agent index of wake-up ``u[rr, mm]`` of the messages' receivers."""
+        return (rr * n + plan.m_recv[mm].astype(np.intp)) * width + u[rr, mm] - 1
+
     while rr.size:
         late = np.empty(rr.size, dtype=bool)
         for k, (r, m) in enumerate(zip(rr.tolist(), mm.tolist())):
@@ -782,7 +805,7 @@ def _async_schedule(plan: _Plan, wake: np.ndarray, lost: np.ndarray, delay: np.n
         u[rr, mm] += 1
         keep = u[rr, mm] <= horizon
         rr, mm = rr[keep], mm[keep]
-        hit = by_agent[base[rr, mm] + u[rr, mm]] == a[rr, mm]
+        hit = by_agent[slot(rr, mm)] == a[rr, mm]
         rr, mm = rr[hit], mm[hit]
     return arrival, _freshest(plan, u), rank_of
 
@@ -827,7 +850,7 @@ def _schedule(timing: Deadline, plan: _Plan, send: np.ndarray, comb: np.ndarray,
         present[rr, mm] = tie_ok(rr, mm, plan.m_round[mm])
     freshest = None
     if timing.missing == "stale":
-        # freshest[r, l, t]: the latest round of a message on link l combined by round t (0: none)
+        # freshest[t, r, l]: the latest round of a message on link l combined by round t (0: none)
         freshest = _freshest(plan, _first_combine(arrival, comb, plan, tie_ok))
     return arrival, present, freshest, rank_of
 
@@ -874,7 +897,10 @@ def _row_sums(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     out = np.zeros(values.shape[:-1] + (lengths.size,))
     for p in range(int(lengths.max(initial=0))):
         rows = np.flatnonzero(lengths > p)
-        out[..., rows] = out[..., rows] + values[..., indptr[rows] + p]
+        if rows.size == lengths.size:  # every row has a p-th entry: whole columns, no fancy assignment
+            out += np.take(values, indptr[:-1] + p, axis=-1)
+        else:
+            out[..., rows] = out[..., rows] + values[..., indptr[rows] + p]
     return out
 
 
@@ -885,9 +911,13 @@ def _realized_weights(round_: tuple, used: np.ndarray) -> tuple[np.ndarray, np.n
     kept_total = _row_sums(indptr, np.where(used, data, 0.0))
     counts = _row_sums(indptr, used.astype(float))
     complete = counts == np.diff(indptr)[None, :]
+    # the complete rows keep their weights; the others' are data / kept total * row total, computed only there
+    # (np.take: (R, nnz) in C order, where fancy indexing of the second axis gives F order)
+    rescale = ~np.take(complete, rows, axis=1)
+    weights = np.broadcast_to(data, rescale.shape).copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = data / kept_total[:, rows] * row_total[rows]
-    weights = np.where(complete[:, rows], data, scaled)
+        np.divide(weights, np.take(kept_total, rows, axis=1), out=weights, where=rescale)
+        np.multiply(weights, row_total[rows], out=weights, where=rescale)
     return weights, counts
 
 
@@ -982,7 +1012,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
     elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
-        send = np.cumsum(jitter, axis=1)
+        send = np.cumsum(jitter, axis=1, out=jitter)  # in place: the waits are not needed again
         comb, later = send, np.zeros(send.shape, dtype=bool)
         arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
         present = None
@@ -1001,7 +1031,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         used = np.ones((runs, cols.size), dtype=bool)
         source = np.full((runs, cols.size), t, dtype=stype)
         if asynchronous:  # the freshest message of each in-neighbour, if any and not too old
-            fresh = freshest[:, plan.m_link[entry_msg[edge]], t].astype(np.int64)
+            fresh = np.take(freshest[t], plan.m_link[entry_msg[edge]], axis=1).astype(np.int64)
             ok = fresh > 0
             if timing.staleness is not None:
                 ok &= t - fresh <= timing.staleness
@@ -1013,7 +1043,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             used[:, edge] = present[:, entry_msg[edge]]
         if stale and not asynchronous:
             links = plan.m_link[entry_msg[edge]]
-            fresh = freshest[:, links, t]  # (R, edges)
+            fresh = np.take(freshest[t], links, axis=1)  # (R, edges)
             miss = ~used[:, edge]
             src = np.where(miss, fresh, t)
             ahead = ahead or bool((miss & (fresh > t)).any())
@@ -1063,7 +1093,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             alg, problem, noise, plan, {k: np.array(v) for k, v in state.items()}, used_rounds, source_rounds,
             weights_all, unicast, link_round, np.asarray(alg.decision(state)), with_staleness=keep == "all",
             with_messages=recorded is not None)
-        curves.record_rounds(1, traj_all[:, 1:])
+        curves.record_rounds(1, traj_all[1:], round_major=True)
         if recorded is not None:
             recorded.update(every)
     history: deque = deque(maxlen=max_age + 1)  # per round: (value blocks per channel, rows per run)

@@ -36,8 +36,8 @@ reference (and the engine of one-off runs with a progress bar). Speed
 per round (or per dependency level and round) plus array work linear in
 ``R``. For 10^4 runs of ``examples/async_lossy_links.py`` (10 agents, 60
 rounds) a run costs about 0.3 ms of CPU under its deadline timing (50-70x
-less than a SimPy run) and about 0.6 ms with ``Async(rate=1.0)`` (about 30x
-less, without or with transcripts). One run of 10^6 agents in lockstep
+less than a SimPy run) and about 0.33 ms with ``Async(rate=1.0)`` (about 50x
+less; about 0.37-0.39 ms and 42-46x with transcripts). One run of 10^6 agents in lockstep
 rounds (T = 10) costs about 11 s of CPU and 1.4 GB; one deadline run on a
 fresh random graph every round (the vectorized stream layout below) about
 4 s and 0.9 GB at 10^4 agents (8·10^6 messages) and about 58 s of CPU and
@@ -369,22 +369,30 @@ class RunCurves:
         """Round ``t``'s decisions ``x`` of every run, ``(R, N, n)``."""
         if self.traj is not None:
             self.traj[:, t] = x
-        self.opt_err[:, t] = metrics.optimality_error(x, self.optimum)
-        self.dev[:, t] = metrics.deviation(x)
+        self.opt_err[:, t], self.dev[:, t] = metrics.optimality_error_and_deviation(x, self.optimum)
 
-    def record_rounds(self, first: int, xs: np.ndarray) -> None:
+    def record_rounds(self, first: int, xs: np.ndarray, round_major: bool = False) -> None:
         """Rounds ``first, first + 1, ...``'s decisions ``xs`` ``(R, k, N, n)`` of every run at once.
 
         The same numbers as :meth:`record` round by round (the metrics reduce over the agents and the
         coordinates of each round alone), computed over blocks of rounds.
+
+        Args:
+            first: the first round.
+            xs: the decisions, ``(R, k, N, n)``, or ``(k, R, N, n)`` with ``round_major``.
+            round_major: ``xs`` has the rounds first (the metrics are then computed over contiguous blocks).
         """
+        k = xs.shape[0] if round_major else xs.shape[1]
         if self.traj is not None:
-            self.traj[:, first:first + xs.shape[1]] = xs
-        step = max(1, (1 << 22) // max(1, xs[:, :1].size))  # about 32 MB of float64 per block
-        for lo in range(0, xs.shape[1], step):
-            block = xs[:, lo:lo + step]
-            self.opt_err[:, first + lo:first + lo + block.shape[1]] = metrics.optimality_error(block, self.optimum)
-            self.dev[:, first + lo:first + lo + block.shape[1]] = metrics.deviation(block)
+            self.traj[:, first:first + k] = xs.swapaxes(0, 1) if round_major else xs
+        one_round = xs[:1] if round_major else xs[:, :1]
+        step = max(1, (1 << 22) // max(1, one_round.size))  # about 32 MB of float64 per block
+        for lo in range(0, k, step):
+            block = xs[lo:lo + step] if round_major else xs[:, lo:lo + step]
+            opt, dev = metrics.optimality_error_and_deviation(block, self.optimum)
+            width = opt.shape[0] if round_major else opt.shape[1]
+            self.opt_err[:, first + lo:first + lo + width] = opt.T if round_major else opt
+            self.dev[:, first + lo:first + lo + width] = dev.T if round_major else dev
 
 
 def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarray, Any, RunCurves]:

@@ -18,13 +18,22 @@ are grouped by round (a rule call takes one round ``t``).
 
 The rules are called on the gathered ``(run, agent)`` pairs as a batch of
 one run (``state[k]`` of shape ``(1, K, ...)``, ``agents`` the pairs' agents),
-and the mixing is the same row-order sparse product over a store of every
-message of the batch, so the numbers are those of the SimPy engine (as in
-the round-by-round path). The realized rows of every run are built once per
-round, as one CSR matrix whose rows (the round's combines) are sorted by
-level, so a group's mixing matrix is a slice of rows, and the staleness of
-every combine is computed with them; the curves are recorded over blocks of
-rounds after the last group.
+and the mixing forms the sums of the row-order sparse product (from 0, each
+used entry in its weight row's order) over a store of every message of the
+batch, so the numbers are those of the SimPy engine (as in the round-by-round
+path). Each round's combines are sorted once by level (a group is a range of
+them), the store rows and realized weights of every run's entries are kept
+per round, and a group gathers its entries slot by slot (one weight-row
+position at a time); the staleness of every combine is computed with them,
+and the curves are recorded over blocks of rounds after the last group.
+
+Memory layout: the message store and the trajectory are round-major (row
+``((round - 1) * R + run) * N + agent``), so a group (one round) reads and
+writes a few rounds' blocks instead of one row per run spread over the whole
+array; under broadcast each channel's noise is drawn into the store's rows
+and every message is written over its own noise row once that is read.
+Fresh memory is costly (first-touch page faults), so the path avoids
+per-round copies of ``R``-sized arrays where a group can gather instead.
 """
 
 from __future__ import annotations
@@ -32,7 +41,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 __all__ = ["levels", "run_levels"]
 
@@ -54,31 +62,37 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
 
     Returns:
-        ``(R, N, T + 1)`` levels (index ``t``; index 0: the initial state, level 0).
+        ``(T + 1, R, N)`` levels (first index ``t``; 0: the initial state, level 0), 32-bit integers where they fit.
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
     # computed as (T + 1, N, R): what a round's combines need is a gather of rows of R contiguous levels
-    small = (horizon + 1) * n * runs < 2**31 - 1  # indices and levels (at most (T + 1) N R) fit 32 bits
+    small = (horizon + 1) * n * runs < 2**31 - 1  # levels (at most (T + 1) N R) fit 32 bits
     itype = np.int32 if small else np.int64
     lev = np.zeros((horizon + 1, n, runs), dtype=itype)
     lev[1:] = np.arange(1, horizon + 1, dtype=itype)[:, None, None]
     flat = lev.reshape(-1)
-    run = np.arange(runs, dtype=itype)[None, None, :]
-    # per round: (W, N, R) what each combine needs, as a level index (round * N + agent) within its run, padded
-    # with the combine's own previous round
-    width = max(int(np.diff(plan.rounds[t - 1][0]).max(initial=0)) for t in range(1, horizon + 1)) + 1
-    local = np.empty((horizon, width, n, runs), dtype=itype)
+    run = np.arange(runs, dtype=np.intp)
+    # per round: (W, N, R) the levels each combine reads besides its own previous round's (always the contiguous
+    # block lev[t - 1], never gathered): the messages of its in-neighbours, as flat indices (round * N + agent) * R
+    # + run into the (T + 1, N, R) levels, padded (unused entries, fewer in-neighbours) with its own previous round
+    width = 0
+    for t in range(1, horizon + 1):
+        rows_t = plan.rounds[t - 1][1][plan.rounds[t - 1][4] >= 0]
+        width = max(width, int(np.bincount(rows_t, minlength=1).max(initial=0)))
+    local = np.empty((horizon, width, n, runs), dtype=np.intp)
     deps = []  # per round: the rounds its combines read (a range containing them)
     for t in range(1, horizon + 1):
-        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
-        other = (entry_msg >= 0)[:, None] & used[t - 1].T  # (nnz, R)
-        agent = np.where(other, cols[:, None], rows[:, None])
-        rnd = np.where(other, source[t - 1].T - 1, t - 1)
-        idx = local[t - 1]  # flat indices into the (T + 1, N, R) levels, written in place
-        idx[:] = (((t - 1) * n + np.arange(n, dtype=itype)) * itype(runs))[None, :, None] + run[0]
-        pos = np.arange(rows.size) - indptr[rows] + 1
-        idx[pos, rows] = (rnd.astype(itype) * itype(n) + agent.astype(itype)) * itype(runs) + run[0]
+        _, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        edge = np.flatnonzero(entry_msg >= 0)
+        e_rows = rows[edge]
+        other = used[t - 1][:, edge].T  # (edges, R)
+        agent = np.where(other, cols[edge][:, None], e_rows[:, None]).astype(np.intp)
+        rnd = np.where(other, source[t - 1][:, edge].T - 1, t - 1).astype(np.intp)
+        idx = local[t - 1]  # written in place
+        idx[:] = (((t - 1) * n + np.arange(n, dtype=np.intp)) * runs)[None, :, None] + run
+        pos = np.arange(edge.size) - np.searchsorted(e_rows, e_rows)  # an edge's rank among its row's edges
+        idx[pos, e_rows] = (rnd * n + agent) * runs + run
         lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
         deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
     needs = local
@@ -94,8 +108,11 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
                 continue  # nothing it reads has changed since
             step += 1
             done_at[t] = step
-            np.take(flat, needs[t - 1], out=gathered)
-            np.max(gathered, axis=0, out=need)
+            np.copyto(need, lev[t - 1])
+            if width:
+                np.take(flat, needs[t - 1], out=gathered)
+                for k in range(width):
+                    np.maximum(need, gathered[k], out=need)
             need += 1
             if (need > lev[t]).any():
                 np.maximum(lev[t], need, out=lev[t])
@@ -103,11 +120,71 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
                 done_at[t] = step - 1  # a combine may read another agent's same round: computed again
                 changed = True
         if not changed:
-            return np.ascontiguousarray(lev.transpose(2, 1, 0)).astype(np.int64, copy=False)
+            return np.ascontiguousarray(lev.transpose(0, 2, 1))  # (T + 1, R, N): a round's levels, one block
 
 
-def _gather(state: dict[str, np.ndarray], rr: np.ndarray, ii: np.ndarray) -> dict[str, np.ndarray]:
-    return {k: v[rr, ii][None] for k, v in state.items()}
+def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
+    """The states ``(R, N, ...)`` of the pairs with flat indices ``run * N + agent``, as a batch of one run."""
+    return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
+
+
+def _group_slots(rr: np.ndarray, agents: np.ndarray, col: np.ndarray, weight: np.ndarray,
+                 slots: list[tuple[np.ndarray, np.ndarray | None]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+    """A group's rows ``(run, agent)``, slot by slot: ``(used, store row, weight (K, 1), all used)`` (:func:`_mix_rows`).
+
+    ``col`` and ``weight`` are the round's ``(R, nnz)`` store rows (-1: not combined) and realized weights;
+    ``slots`` per slot each agent's entry and which agents have the slot (``None``: all).
+    """
+    nnz = col.shape[1]
+    flat_col, flat_w = col.reshape(-1), weight.reshape(-1)
+    base = rr * nnz
+    out = []
+    for entry, has in slots:
+        at = np.take(entry, agents)
+        at += base
+        c = np.take(flat_col, at)
+        used = c >= 0
+        if has is not None:
+            used &= np.take(has, agents)
+        out.append((used, c, np.take(flat_w, at)[:, None], bool(used.all())))
+    return out
+
+
+def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]], k: int) -> np.ndarray:
+    """Row ``k`` of the result is ``sum_p w_p[k] store[col_p[k]]`` over the slots ``p`` used by row ``k``.
+
+    The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
+    in slot order), so the bits are those of ``csr_matrix @ store``; ``slots`` holds per slot the rows'
+    ``(used, store row (-1 where not used), weight (K, 1), all used)`` of the ``k`` rows.
+    """
+    out = np.zeros((k, store.shape[1]))
+    for used, col, w, every in slots:
+        term = np.take(store, col, axis=0)
+        if every:
+            np.multiply(term, w, out=term)
+            np.add(out, term, out=out)
+        else:
+            mask = used[:, None]
+            np.multiply(term, w, out=term, where=mask)
+            np.add(out, term, out=out, where=mask)
+    return out
+
+
+def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """``arr[rows] = values`` (``rows`` distinct), each row copied as one block of bytes when the layouts allow.
+
+    numpy's fancy assignment of rows of a few floats is about ten times slower than that of one
+    element per row, so contiguous rows of the same dtype are assigned through a view of each row as one
+    opaque element (the same bytes land in the same places).
+    """
+    width = arr.dtype.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
+    if (arr.flags.c_contiguous and width > 0 and values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:]
+            and values.shape[0] == rows.shape[0] and rows.ndim == 1):
+        row = np.dtype((np.void, width))
+        target = arr.reshape(arr.shape[0], -1).view(row)[:, 0]
+        target[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(row)[:, 0]
+    else:
+        arr[rows] = values
 
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
@@ -127,22 +204,41 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             scattered into the ``(R, T, N, N, d)`` transcript layout, which only transcripts need).
 
     Returns:
-        ``(trajectory (R, T + 1, N, n), final state, messages, staleness (R, T, N))``; ``messages`` in the
+        ``(trajectory (T + 1, R, N, n), final state, messages, staleness (R, T, N))``: the trajectory
+        round-major (a group's combines are of one round); ``messages`` in the
         batch engine's transcript layout (broadcast ``(R, T, N, d)``, unicast ``(R, T, N, N, d)`` with NaN).
     """
     runs = used[0].shape[0]
     n, horizon, total = plan.N, plan.T, plan.M
     lev = levels(plan, used, source)
-    traj = np.empty((runs, horizon + 1) + decision0.shape[1:])
-    traj[:, 0] = decision0
+    # round-major (T + 1, R, N, n): a group's combines (one round) write into one block of R N rows
+    traj = np.empty((horizon + 1, runs) + decision0.shape[1:])
+    traj[0] = decision0
     staleness = np.zeros((runs, horizon, n), dtype=np.int64) if with_staleness else None
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     decls = {t: {ch.name: alg.noise(t, ch.name) for _, ch in noisy} for t in range(1, horizon + 1)}
-    own_rows = runs * horizon * n  # store: every agent's own message (broadcast: the message) of every round
+    # store: every agent's own message (broadcast: the message) of every round, round-major (row
+    # ((round - 1) * R + run) * N + agent), so a group's reads and writes stay within a few rounds' blocks
+    own_rows = runs * horizon * n
     store: dict[str, np.ndarray] = {}
+    # broadcast: each channel's noise of every round in the store's row layout; a pair's noise row is read once,
+    # by its own message, so the message of that channel (if it has the noise's shape) is then written over it
+    # and the noise needs no memory of its own
+    pool: dict[str, np.ndarray] = {}
+    blocks: dict[int, dict[str, np.ndarray]] = {t: {} for t in range(1, horizon + 1)}
     if not unicast:
-        blocks = {t: {ch.name: np.asarray(noise.broadcast(t, c, ch.mechanism, (runs, n, decls[t][ch.name].dimension)))
-                      for c, ch in noisy} for t in range(1, horizon + 1)}
+        for _, ch in noisy:
+            dims = {decls[t][ch.name].dimension for t in range(1, horizon + 1)}
+            if len(dims) == 1:
+                pool[ch.name] = np.empty((own_rows, dims.pop()))
+        for t in range(1, horizon + 1):
+            for c, ch in noisy:
+                block = np.asarray(noise.broadcast(t, c, ch.mechanism, (runs, n, decls[t][ch.name].dimension)))
+                if ch.name in pool:
+                    pool[ch.name][(t - 1) * runs * n:t * runs * n] = block.reshape(runs * n, -1)
+                else:
+                    blocks[t][ch.name] = block
+                del block
     else:
         copy_noise: dict[str, np.ndarray] = {}
         for t in range(1, horizon + 1):
@@ -161,9 +257,13 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         if arr is None:
             # broadcast: every row is written before it is read (round 1 of every agent below, round t + 1 by its
             # round-t combine, which every agent of every run has), so the store needs no filling
-            arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
-                                 np.empty((own_rows,) + values.shape[1:]))
-        arr[rows_] = values
+            noise_rows = pool.get(name)
+            if noise_rows is not None and noise_rows.shape[1:] == values.shape[1:] and values.dtype == noise_rows.dtype:
+                arr = store[name] = noise_rows  # written over the noise rows, each after its one reading
+            else:
+                arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
+                                     np.empty((own_rows,) + values.shape[1:]))
+        _put_rows(arr, rows_, values)
 
     def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
              fi: np.ndarray | None = None) -> None:
@@ -172,11 +272,13 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         ``current``: those states as a batch of one run (``(1, K, ...)``), if the caller has them;
         ``fi``: the pairs' flat indices ``rr * N + ii``, if the caller has them.
         """
-        own_at = (rr * horizon + (s - 1)) * n + ii
+        own_at = ((s - 1) * runs + rr) * n + ii if fi is None else fi + (s - 1) * runs * n
         if not unicast:
             flat = rr * n + ii if fi is None else fi
-            std = {name: block.reshape((runs * n,) + block.shape[2:])[flat][None] for name, block in blocks[s].items()}
-            mine = _gather(state, rr, ii) if current is None else current
+            std = {name: np.take(block.reshape((runs * n,) + block.shape[2:]), flat, axis=0)[None]
+                   for name, block in blocks[s].items()}
+            std.update({name: np.take(rows_, own_at, axis=0)[None] for name, rows_ in pool.items()})
+            mine = _gather(state, flat) if current is None else current
             for name, arr in alg.message(mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
             return
@@ -189,10 +291,10 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         copies = {}
         if ee.size:
             std = {name: buf[er, lo + ee][None] for name, buf in copy_noise.items()}
-            copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er, senders), s, std, senders,
+            copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er * n + senders), s, std, senders,
                                                                    problem).items()}
             for name, arr in copies.items():
-                put(name, own_rows + er * total + lo + ee, arr)
+                put(name, own_rows + (lo + ee) * runs + er, arr)
         key = er * n + senders
         pair_key = rr * n + ii
         counts = np.zeros(runs * n, dtype=np.int64)
@@ -202,7 +304,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         own: dict[str, np.ndarray] = {}
         if silent.any():
             zero = {ch.name: np.zeros((1, int(silent.sum()), decls[s][ch.name].dimension)) for _, ch in noisy}
-            quiet = alg.message(_gather(state, rr[silent], ii[silent]), s, zero, ii[silent], problem)
+            quiet = alg.message(_gather(state, rr[silent] * n + ii[silent]), s, zero, ii[silent], problem)
             own = {k: np.empty((rr.size,) + np.asarray(v).shape[2:]) for k, v in quiet.items()}
             for k, v in quiet.items():
                 own[k][silent] = np.asarray(v)[0]
@@ -232,30 +334,30 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                                    rows_total, staleness)
     state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
-    flat_traj = traj.reshape((runs * (horizon + 1) * n,) + traj.shape[3:])
+    flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
     for _, t, lo, hi in groups:
-        perm, indptr, indices, data = rounds[t - 1]
-        fi = perm[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
+        perm, round_col, round_w, round_slots = rounds[t - 1]
+        fi = perm[lo:hi].astype(np.intp)  # (run, agent) rows of the flattened states, by run then agent
         rr, agents = np.divmod(fi, n)
-        a, b = int(indptr[lo]), int(indptr[hi])
-        matrix = sp.csr_array((data[a:b], indices[a:b], indptr[lo:hi + 1] - a), shape=(hi - lo, rows_total))
-        mixed = {name: (matrix @ arr).reshape((1, hi - lo) + store[name].shape[1:]) for name, arr in flat_store.items()}
-        new = {k: np.asarray(v) for k, v in alg.update({k: v[fi][None] for k, v in flat_state.items()}, mixed, t,
-                                                      agents, problem).items()}
+        slots = _group_slots(rr, agents, round_col, round_w, round_slots)
+        mixed = {name: _mix_rows(arr, slots, hi - lo).reshape((1, hi - lo) + store[name].shape[1:])
+                 for name, arr in flat_store.items()}
+        new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
+                                                      mixed, t, agents, problem).items()}
         for k, v in new.items():
-            flat_state[k][fi] = v[0]
-        flat_traj[(rr * (horizon + 1) + t) * n + agents] = np.asarray(alg.decision(new))[0]
+            _put_rows(flat_state[k], fi, v[0])
+        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0])
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
     for name, arr in store.items() if with_messages else ():
         if not unicast:
-            messages[name] = arr[:own_rows].reshape((runs, horizon, n) + arr.shape[1:])
+            messages[name] = np.ascontiguousarray(arr[:own_rows].reshape((horizon, runs, n) + arr.shape[1:]).swapaxes(0, 1))
         else:
             out = np.full((runs, horizon, n, n) + arr.shape[1:], np.nan)
-            copies = arr[own_rows:].reshape((runs, total) + arr.shape[1:])
-            out[:, plan.m_round - 1, plan.m_send, plan.m_recv] = copies
+            copies = arr[own_rows:].reshape((total, runs) + arr.shape[1:])
+            out[:, plan.m_round - 1, plan.m_send, plan.m_recv] = copies.swapaxes(0, 1)
             messages[name] = out
     return traj, state, messages, staleness
 
@@ -263,18 +365,21 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
                   staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
-    """Per round, every run's realized rows as one CSR matrix over the message store, rows sorted by level.
+    """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
-    sort of ``run * N + agent`` by level), each row's entries in the weight row's order. The store's rows:
-    broadcast, ``(run * T + round - 1) * N + agent`` (the agent's message of that round); unicast, the
-    senders' own terms likewise, then ``own_rows + run * M + message`` for the copies. Fills
-    ``staleness`` ``(R, T, N)`` (each combine's oldest message used, 0 if none), unless it is ``None``.
+    sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
+    row (CSR order): the store row of its message (-1 if the entry is not combined) and its realized weight,
+    gathered per group from the round's ``(R, nnz)`` arrays (:func:`_group_slots`). The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
+    round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
+    likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
+    combine's oldest message used, 0 if none), unless it is ``None``.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
         combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
-        ``(permutation, indptr, indices, data)``.
+        ``(permutation, store rows (R, nnz), weights (R, nnz), slots)``: per slot ``p`` (up to the round's
+        longest weight row) each agent's entry ``indptr[i] + p`` and which agents have it (``None``: all).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
@@ -287,30 +392,33 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
         if not unicast:
-            col = (run * itype(horizon) + (src.astype(itype) - 1)) * itype(n) + cols.astype(itype)[None, :]
+            col = ((src.astype(itype) - 1) * itype(runs) + run) * itype(n) + cols.astype(itype)[None, :]
         else:
             col = np.empty(use.shape, dtype=itype)
             diag = entry_msg < 0
-            col[:, diag] = (run * itype(horizon) + itype(t - 1)) * itype(n) + rows[diag].astype(itype)[None, :]
+            col[:, diag] = (itype(t - 1) * itype(runs) + run) * itype(n) + rows[diag].astype(itype)[None, :]
             edge = np.flatnonzero(~diag)
             msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
-            col[:, edge] = own_rows + run * itype(total) + msg.astype(itype)
+            col[:, edge] = own_rows + msg.astype(itype) * itype(runs) + run
         if staleness is not None:
             age = np.where(use, t - src, 0)
             staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
-        counts = _row_count(indptr, use).reshape(-1)
-        matrix = sp.csr_matrix((weights[t - 1][use], col[use], np.concatenate(([0], np.cumsum(counts)))),
-                               shape=(runs * n, rows_total))
-        level = lev[:, :, t].reshape(-1)
+        level = lev[t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
-        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable")
+        perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
-        matrix = matrix[perm]
+        col[~use] = -1  # an entry not combined
+        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
+        lengths = np.diff(indptr)
+        slots = []
+        for p in range(int(lengths.max(initial=0))):
+            has = lengths > p
+            slots.append((np.where(has, indptr[:-1] + p, 0).astype(np.intp), None if has.all() else has))
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
-        rounds.append((perm, matrix.indptr, matrix.indices, matrix.data))
+        rounds.append((perm, col, weights[t - 1], slots))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
@@ -322,14 +430,4 @@ def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
     nonempty = lengths > 0
     if values.shape[-1]:
         out[..., nonempty] = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
-    return out
-
-
-def _row_count(indptr: np.ndarray, use: np.ndarray) -> np.ndarray:
-    """Per weight row, the number of its entries used, ``(R, N)``."""
-    lengths = np.diff(indptr)
-    out = np.zeros((use.shape[0], lengths.size), dtype=np.int64)
-    nonempty = lengths > 0
-    if use.shape[-1]:
-        out[:, nonempty] = np.add.reduceat(use.astype(np.int64), indptr[:-1][nonempty], axis=-1)
     return out

@@ -45,8 +45,8 @@ timing; BENCHMARKS.md). The batch engine (:mod:`asyncdp.engine.batch_engine`)
 runs every timing policy for many runs at once, its run 0 being this
 engine's run of the seed bit for bit, at a fraction of the cost per run
 (for 10^4 runs of that example about 0.3 ms of CPU per run under its
-deadline timing, 50-70x less, and about 0.6 ms with ``Async(rate=1.0)``,
-about 30x less); the privacy checker and sweeps use it for every timing.
+deadline timing, 50-70x less, and about 0.33 ms with ``Async(rate=1.0)``,
+about 50x less); the privacy checker and sweeps use it for every timing.
 
 Garbage collection: by default (``freeze_gc=True``) a run (start-up included) starts with
 :func:`gc.freeze` and ends with :func:`gc.unfreeze`, even on error, and

@@ -170,3 +170,26 @@ def test_pruned_consensus_error_edge_cases(name, points):
         with mock.patch.object(metrics, "_BLOCK", 1):
             got = float(consensus_error(points))
     assert got == expected or (np.isnan(got) and np.isnan(expected)), name
+
+
+@settings(max_examples=200)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 6), st.integers(1, 4)),
+                  elements=st.floats(-1e150, 1e150, allow_subnormal=True)),
+       hnp.arrays(np.float64, 4, elements=st.floats(-1e150, 1e150)))
+def test_coordinate_columns_give_the_reductions_bits(x, opt):
+    """The plane's fast path (coordinates as columns) equals numpy's reduction over the coordinates bit for bit.
+
+    Reference: the definitions written with ``(d ** 2).sum(-1)`` over rows of coordinates. With at most two
+    nonnegative squares per row the order of addition cannot change the sum, so equality is exact.
+    """
+    optimum = opt[:x.shape[-1]]
+    with np.errstate(over="ignore", invalid="ignore"):
+        xbar = x.mean(axis=-2)
+        ref_err = ((xbar - optimum) ** 2).sum(-1)
+        ref_dev = np.sqrt(((x - xbar[..., None, :]) ** 2).sum(-1)).max(axis=-1)
+        err, dev = metrics.optimality_error_and_deviation(x, optimum)
+        alone = optimality_error(x, optimum), deviation(x)
+    for got in (err, alone[0]):
+        assert got.tobytes() == ref_err.tobytes()
+    for got in (dev, alone[1]):
+        assert got.tobytes() == ref_dev.tobytes()

@@ -89,7 +89,8 @@ class RendezvousQuadratic(CostFamily):
         return np.einsum("...k,...k->...", d, d)
 
     def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        return _TWO * (x - self._addresses[a])
+        # np.take: the rows of addresses[a], gathered faster than by fancy indexing for many agents
+        return _TWO * (x - np.take(self._addresses, a, axis=0))
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """Constants of ``{||a - x||^2 : a in X}`` on ``domain``.
