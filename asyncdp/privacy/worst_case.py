@@ -83,7 +83,8 @@ from ..problems.costs import LinearOverride
 from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
-from .behavior import EngineRuns, declared_noise, replay_runs
+from .behavior import EngineRuns, declared_noise
+from .constructed import CandidateRuns, constructed_replay
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -278,18 +279,7 @@ def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int | Sequ
     Raises:
         AccountingError: the construction does not settle within ``horizon + 1`` passes.
     """
-    from accounting.errors import AccountingError
-
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(scenario.horizon + 1):
-        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent,  # type: ignore[arg-type]
-                          messages=built).messages
-        assert nxt is not None
-        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
-            return nxt
-        built = {c: np.array(m) for c, m in nxt.items()}
-    raise AccountingError(f"the constructed transcript of agent(s) {agent} did not settle within "
-                          f"{scenario.horizon + 1} passes")
+    return constructed_replay(runs, scenario, None, agent)[0]
 
 
 @dataclass(frozen=True)
@@ -394,18 +384,15 @@ def constructed_losses(runs: EngineRuns, scenario: Scenario, agent: int | None, 
     return (per_round[:, focus] if focus is not None else total), rows
 
 
-def _losses(fam: _Family, runs: EngineRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
+def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
             limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Per evaluated run the constructed loss, its rounds' contributions, and the runs used."""
-    rows = fam.rows(runs, limit)
+    """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
+    of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
+    cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
     p, q = fam.scenarios(scenario, round_index, g, gp)
-    sub = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in rows), {c: m[rows] for c, m in runs.messages.items()},
-                     tuple(runs.schedules[r] for r in rows), runs.unicast)
-    built = construct_transcript(sub, p, fam.pinned(scenario))
-    # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
-    out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
+    _, out = constructed_replay(cand.prefix(limit), p, q, fam.pinned(scenario))
     assert out.losses is not None and out.per_round is not None
-    return out.losses, out.per_round, rows
+    return out.losses, out.per_round, cand.rows[:limit]
 
 
 def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
@@ -464,7 +451,7 @@ def _objective_of(ctx: Any, scenario: Scenario) -> Any:
     return lambda losses: profile_objective(losses, eps, delta, gaussian)
 
 
-def _evaluate(fam: _Family, runs: EngineRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
+def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
@@ -511,6 +498,9 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
     rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
     best: list[CandidatePair | None] = [None]
+    # the schedules' dense rounds, once for every example; test_pair's source text is kept as it was, since
+    # Hypothesis derives the derandomized examples from it (hypothesis.internal.reflection.function_digest)
+    runs = CandidateRuns(runs, fam.rows(runs, max_runs))  # type: ignore[assignment]
 
     def test_pair(t0: int | None, u: list[float], v: list[float]) -> None:
         g, gp = fam.scaled(u, v)
@@ -641,7 +631,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     runs = ctx.engine_runs(0)
     objective = _objective_of(ctx, scenario)
     try:
-        scored = [_evaluate(fam, runs, scenario, label, t0, g, gp, _CANDIDATE_RUNS, objective, ctx.focus)
+        evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
+        scored = [_evaluate(fam, evaluated, scenario, label, t0, g, gp, _CANDIDATE_RUNS, objective, ctx.focus)
                   for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None))]
         scored.sort(key=lambda c: (-c.objective, -c.loss))
         best = scored[0]
