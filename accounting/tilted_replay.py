@@ -217,7 +217,8 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
             releases that did not happen (e.g. the engine's transcripts of
             these schedules; the values are overwritten).
-        schedules: ``R`` realized schedules (``dense(t)``).
+        schedules: ``R`` realized schedules (``dense(t)``), or one batch of them
+            (:class:`~accounting.scheduled_replay.ScheduleBatch`).
         noise: per channel a :class:`~accounting.scheduled_replay.ChannelNoise` (Gaussian or noise-free).
         rule, rule_prime: the recursions under ``P`` and ``P'``
             (:class:`~accounting.scheduled_replay.ChannelRule`).

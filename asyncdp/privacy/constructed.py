@@ -62,11 +62,11 @@ class DenseSchedules:
         (2, (2, 2, 2), 1, [[[1, 0], [0, 1]]])
     """
 
-    def __init__(self, schedules: Any, horizon: int, _cache: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+    def __init__(self, schedules: Any, horizon: int, _cache: dict[Any, Any] | None = None,
                  _runs: slice | None = None) -> None:
         self._schedules = schedules
         self._horizon = horizon
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {} if _cache is None else _cache
+        self._cache: dict[Any, Any] = {} if _cache is None else _cache  # rounds, and reads_ahead answers
         self._runs = slice(0, len(schedules)) if _runs is None else _runs
 
     def __len__(self) -> int:
@@ -83,6 +83,26 @@ class DenseSchedules:
         if got is None:
             got = self._cache[t] = _dense(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
+
+    def reads_ahead(self, written: np.ndarray) -> bool:
+        """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
+        construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written)."""
+        key = ("reads_ahead", self._runs.start, self._runs.stop, self._runs.step, written.shape, written.tobytes())
+        if key not in self._cache:
+            self._cache[key] = self._reads_ahead(written)
+        return bool(self._cache[key])
+
+    def _reads_ahead(self, written: np.ndarray) -> bool:
+        for t in range(1, self._horizon + 1):
+            _, src = self.dense_runs(t)
+            later = src > t
+            n = src.shape[1]
+            later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+            if later.any():
+                _, _, j = np.nonzero(later)
+                if written[src[later] - 1, j].any():
+                    return True
+        return False
 
 
 def _dense(schedules: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -141,6 +161,18 @@ def _picked(schedules: Any, rows: list[int]) -> Any:
     return tuple(schedules[r] for r in rows)
 
 
+def _written(p: Scenario, pinned: int | Sequence[int]) -> np.ndarray:
+    """``(T, N)``: the messages a construction under ``p`` writes (the pinned agents' every round, everyone's in a
+    round some channel releases without noise)."""
+    from .behavior import declared_noise
+
+    out = np.zeros((p.horizon, p.problem.num_agents), dtype=bool)
+    out[:, pinned] = True
+    for ch in declared_noise(p.algorithm, p.horizon).values():
+        out[np.ones(p.horizon, dtype=bool) if ch.mechanism is None else np.asarray(ch.scales) == 0] = True
+    return out
+
+
 def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned: int | Sequence[int]
                        ) -> tuple[dict[str, np.ndarray], ScheduledReplay]:
     """The constructed transcript of the pinned agent(s) under ``p``, and its replay under ``p`` and ``q``.
@@ -152,6 +184,18 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     exactly what a replay of the settled transcript under ``p`` computes;
     passes after the first therefore run under ``q`` too, and the settled
     pass's losses are the transcript's exact losses (no further replay).
+
+    One pass is enough when no combination reads a written message before
+    the pass writes it: the pass processes rounds in order and writes round
+    ``t``'s messages (the pinned agents' on every channel, every agent's in a
+    round some channel releases without noise) before round ``t``'s
+    combinations, so if no combination of round ``t`` uses a written message
+    of a later round (:meth:`DenseSchedules.reads_ahead`, from the schedules
+    alone), every value the pass reads is final when read: its computations
+    are those of a replay of its output, a second pass would reproduce it,
+    and the first pass, run under ``p`` and ``q``, gives the losses. That
+    holds on every lockstep or deadline schedule and on asynchronous ones
+    without such reads; the others take the repeated passes.
 
     Args:
         runs: the runs (schedules and the other agents' messages).
@@ -168,13 +212,14 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     """
     from accounting.errors import AccountingError
 
+    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p, pinned))
     built: dict[str, np.ndarray] | None = None
     for _ in range(p.horizon + 1):
-        out = replay_runs(runs, p, None if built is None else q, algorithm=p.algorithm,
+        out = replay_runs(runs, p, None if built is None and not once else q, algorithm=p.algorithm,
                           pin_agent=pinned, messages=built)  # type: ignore[arg-type]
         nxt = out.messages
         assert nxt is not None
-        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
+        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
             return nxt, out
         built = {c: np.array(m) for c, m in nxt.items()}
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "

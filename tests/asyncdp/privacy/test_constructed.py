@@ -106,3 +106,20 @@ def test_a_candidates_losses_on_the_first_runs_do_not_depend_on_how_many_runs_we
     _, out = constructed_replay(CandidateRuns(runs, range(10)).prefix(4), p, q, 0)
     assert rows == [0, 1, 2, 3]
     np.testing.assert_array_equal(out.losses, alone)
+
+
+def test_reads_ahead_names_exactly_the_schedules_whose_later_written_messages_are_read():
+    sc = small_example()[0].scenario
+    runs = _read_ahead_runs(sc, 2)
+    dense = DenseSchedules(runs.schedules, sc.horizon)
+    written = np.zeros((sc.horizon, 3), dtype=bool)
+    assert not dense.reads_ahead(written)  # nothing written: nothing read too early
+    written[:, 2] = True  # agent 2's messages: nobody reads them ahead
+    assert not dense.reads_ahead(written)
+    written[:, 0] = True  # agent 1 reads agent 0's round t + 2 message in round t
+    assert dense.reads_ahead(written)
+    only_last = np.zeros_like(written)
+    only_last[sc.horizon - 1, 1] = True  # agent 2 reads agent 1's last message in the round before it
+    assert dense.reads_ahead(only_last)
+    assert not DenseSchedules(small_example()[0].scenario and run_engine(sc, 3, seed=0).schedules,
+                              sc.horizon).reads_ahead(np.ones((sc.horizon, 3), dtype=bool))  # lockstep: never
