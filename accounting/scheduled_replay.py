@@ -276,16 +276,24 @@ def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     return np.where((n_sent > 0)[..., None], avg, mean)
 
 
-def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: int, unicast: bool) -> np.ndarray:
-    others = np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast))
-    diag = np.einsum("rii->ri", w)
+def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The combinations' terms from the other agents' messages ``(R, N, d)``, and the self weights ``(R, N)``.
+
+    They depend on the transcript and the schedule only, so one computation serves both problems' combinations.
+    """
+    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast)), np.einsum("rii->ri", w)
+
+
+def _mixed(others: tuple[np.ndarray, np.ndarray], own: np.ndarray, t: int) -> np.ndarray:
+    """One problem's combinations: the other agents' terms plus the self weight times its own term."""
+    terms, diag = others
     if np.isnan(own).any() and (diag > 0).any():
         bad = np.isnan(own).any(axis=-1) & (diag > 0)
         if bad.any():
             r, i = (int(v) for v in np.argwhere(bad)[0])
             raise AccountingError(f"round {t}: agent {i}'s own message (run {r}) is not in the transcript but "
                                   "enters its combination")
-    return others + diag[..., None] * np.nan_to_num(own)
+    return terms + diag[..., None] * np.nan_to_num(own)
 
 
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
@@ -348,8 +356,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-                mixed_p[name] = _mixed(y, w, src, _own(yt, mu_p, unicast), t, unicast)
-            mixed[name] = _mixed(y, w, src, _own(yt, mu, unicast), t, unicast)
+            others = _others(y, w, src, t, unicast)  # shared by both problems' combinations
+            if contributions is not None and mean_p is not None:
+                mixed_p[name] = _mixed(others, _own(yt, np.asarray(mean_p[name], dtype=float), unicast), t)
+            mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
