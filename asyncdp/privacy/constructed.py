@@ -133,6 +133,10 @@ class CandidateRuns:
         rows: as given.
         runs: the :class:`~asyncdp.privacy.behavior.EngineRuns` of those rows (schedules as :class:`DenseSchedules`
             when they fit in :data:`DENSE_CACHE_ENTRIES`).
+        known: the search's record of candidates already evaluated on these runs (each run's losses and
+            per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
+            candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
+            its first rows instead of replaying them.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -144,6 +148,7 @@ class CandidateRuns:
             picked = DenseSchedules(picked, horizon)
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
+        self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""

@@ -389,10 +389,16 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
     """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
     of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
     cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
+    count = min(limit, len(cand.rows))
+    key = (round_index, np.asarray(g, dtype=float).tobytes(), np.asarray(gp, dtype=float).tobytes())
+    known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
+    if known is not None and known[0].size >= count:
+        return known[0][:count], known[1][:count], cand.rows[:count]
     p, q = fam.scenarios(scenario, round_index, g, gp)
     _, out = constructed_replay(cand.prefix(limit), p, q, fam.pinned(scenario))
     assert out.losses is not None and out.per_round is not None
-    return out.losses, out.per_round, cand.rows[:limit]
+    cand.known[key] = (out.losses, out.per_round)
+    return out.losses, out.per_round, cand.rows[:count]
 
 
 def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
@@ -460,7 +466,7 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
                          round_index, float(objective(scored)))
 
 
-def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, examples: int = 30, max_runs: int = 8,
+def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: int | None, *, examples: int = 30, max_runs: int = 8,
                  start: Sequence[CandidatePair] = (), objective: Any = None, focus: int | None = None
                  ) -> CandidatePair:
     """Hypothesis search (``hypothesis.target``) for the pair of the class with the largest objective.
@@ -471,7 +477,9 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
     drawn too. The best extremal pairs are tried first (``start``).
 
     Args:
-        runs, scenario: as in :func:`constructed_losses`.
+        runs, scenario: as in :func:`constructed_losses` (``runs`` may be the
+            :class:`~asyncdp.privacy.constructed.CandidateRuns` the extremal pairs were evaluated on: their
+            first ``max_runs`` rows are then used, and a start candidate is not replayed again).
         agent: the changed agent, or ``None`` for round adjacency.
         examples: Hypothesis examples.
         max_runs: runs whose schedules each example is evaluated on.
@@ -500,7 +508,8 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
     best: list[CandidatePair | None] = [None]
     # the schedules' dense rounds, once for every example; test_pair's source text is kept as it was, since
     # Hypothesis derives the derandomized examples from it (hypothesis.internal.reflection.function_digest)
-    runs = CandidateRuns(runs, fam.rows(runs, max_runs))  # type: ignore[assignment]
+    if not isinstance(runs, CandidateRuns):
+        runs = CandidateRuns(runs, fam.rows(runs, max_runs))  # type: ignore[assignment]
 
     def test_pair(t0: int | None, u: list[float], v: list[float]) -> None:
         g, gp = fam.scaled(u, v)
@@ -637,7 +646,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         scored.sort(key=lambda c: (-c.objective, -c.loss))
         best = scored[0]
         if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
-            found = search_pairs(runs, scenario, agent, examples=ctx.options.search_examples,
+            found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
                                  focus=ctx.focus)
             if (found.objective, found.loss) > (best.objective, best.loss):

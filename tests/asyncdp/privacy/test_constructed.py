@@ -123,3 +123,23 @@ def test_reads_ahead_names_exactly_the_schedules_whose_later_written_messages_ar
     assert dense.reads_ahead(only_last)
     assert not DenseSchedules(small_example()[0].scenario and run_engine(sc, 3, seed=0).schedules,
                               sc.horizon).reads_ahead(np.ones((sc.horizon, 3), dtype=bool))  # lockstep: never
+
+
+def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_what_a_replay_gives(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 12, seed=4)
+    fam = wc._family(sc, 0)
+    prepared = CandidateRuns(runs, range(12))
+    wide, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
+    fresh, _, rows = wc._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
+    calls = []
+    monkeypatch.setattr(wc, "constructed_replay", lambda *a, **k: calls.append(a) or constructed_replay(*a, **k))
+    again, _, rows_again = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
+    other, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
+    assert len(calls) == 1  # the known candidate was not replayed; the other one was
+    assert rows == rows_again == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(again, fresh)
+    np.testing.assert_array_equal(again, wide[:5])
+    assert not np.array_equal(other, again)
