@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay"]
+           "scheduled_replay", "reads_ahead"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -250,6 +250,36 @@ def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[n
         ws.append(got[0])
         ss.append(got[1])
     return np.stack(ws), np.stack(ss)
+
+
+def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray) -> bool:
+    """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
+    construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written).
+
+    A replay with ``pin_agent`` processes rounds in order and writes round
+    ``t``'s messages (the pinned agents', every agent's in a round released
+    without noise) before round ``t``'s combinations. Without such a read,
+    every value the pass reads is final when read, so its computations are
+    those of a replay of its output: the construction has settled after one
+    pass.
+
+    Example:
+        >>> class Ahead:  # receiver 1 combines sender 0's message of round 2 in round 1
+        ...     def dense(self, t): return np.full((2, 2), 0.5), np.array([[t, t], [min(t + 1, 2), t]])
+        >>> written = np.array([[True, False], [True, False]])  # agent 0's messages are constructed
+        >>> reads_ahead([Ahead()], 2, written), reads_ahead([Ahead()], 2, ~written)
+        (True, False)
+    """
+    for t in range(1, horizon + 1):
+        _, src = _stack(schedules, t)
+        later = src > t
+        n = src.shape[1]
+        later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+        if later.any():
+            _, _, j = np.nonzero(later)
+            if written[src[later] - 1, j].any():
+                return True
+    return False
 
 
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> np.ndarray:

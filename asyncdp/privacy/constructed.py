@@ -93,16 +93,9 @@ class DenseSchedules:
         return bool(self._cache[key])
 
     def _reads_ahead(self, written: np.ndarray) -> bool:
-        for t in range(1, self._horizon + 1):
-            _, src = self.dense_runs(t)
-            later = src > t
-            n = src.shape[1]
-            later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
-            if later.any():
-                _, _, j = np.nonzero(later)
-                if written[src[later] - 1, j].any():
-                    return True
-        return False
+        from accounting.scheduled_replay import reads_ahead
+
+        return reads_ahead(self, self._horizon, written)
 
 
 def _dense(schedules: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
