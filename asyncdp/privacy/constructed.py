@@ -35,10 +35,16 @@ from accounting.scheduled_replay import ScheduledReplay
 from ..scenario import Scenario
 from .behavior import EngineRuns, replay_runs
 
-__all__ = ["DenseSchedules", "CandidateRuns", "constructed_replay", "DENSE_CACHE_ENTRIES"]
+__all__ = ["DenseSchedules", "CandidateRuns", "constructed_replay", "constructed_replays", "DENSE_CACHE_ENTRIES",
+           "STACK_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
 """Largest ``T x R x N x N`` kept as dense rounds (above it the schedules are read as recorded, every time)."""
+
+
+STACK_ENTRIES = 1_000_000
+"""Largest ``K R x N x N x d`` (and ``K R x T x N x d``) of ``K`` candidates replayed together
+(:func:`constructed_replays`); below the replay's own chunk size, so the stack is one chunk."""
 
 
 class DenseSchedules:
@@ -222,3 +228,116 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
         built = {c: np.array(m) for c, m in nxt.items()}
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
                           f"{p.horizon + 1} passes")
+
+
+class _Tiled:
+    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+
+    def __init__(self, schedules: Any, copies: int) -> None:
+        self._schedules, self._copies = schedules, copies
+
+    def __len__(self) -> int:
+        return len(self._schedules) * self._copies
+
+    def __getitem__(self, runs: slice) -> _Tiled:
+        if range(len(self))[runs] != range(len(self)):
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return self
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w, src = _dense(self._schedules, t)
+        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
+
+
+class _Blocks:
+    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
+
+    Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
+    """
+
+    def __init__(self, rules: Sequence[Any], size: int) -> None:
+        self.rules, self.size = list(rules), size
+
+    def initial_state(self, runs: int) -> list[Any]:
+        if runs != len(self.rules) * self.size:
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return [r.initial_state(self.size) for r in self.rules]
+
+    def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
+        parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
+        return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
+
+    def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
+        n = self.size
+        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
+                for k, (r, s) in enumerate(zip(self.rules, state))]
+
+
+def stack_size(runs: EngineRuns) -> int:
+    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`)."""
+    first = next(iter(runs.messages.values()))
+    horizon, n_agents = first.shape[1], first.shape[2]
+    width = max(m.shape[-1] * (n_agents if runs.unicast else 1) for m in runs.messages.values())
+    per_run = max(n_agents * n_agents * width, horizon * n_agents * width)
+    return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
+
+
+def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario]], pinned: int | Sequence[int]
+                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
+
+    The candidates' runs are stacked (each candidate's rule on its own copy
+    of the runs, :class:`_Blocks`), so each pass costs one replay of the
+    stack instead of one per candidate; the passes repeat until every
+    candidate's transcript has settled (a settled transcript replays to
+    itself, so a candidate that settled early gets the same values again).
+    The candidates must share the algorithm's noise declaration (the
+    worst-case search's do: it binds the user's algorithm to the user's
+    problem).
+
+    Args:
+        runs: the runs (as :func:`constructed_replay`; at most :func:`stack_size` candidates at a time).
+        pairs: the candidates' scenarios ``(p, q)``.
+        pinned: the pinned agent, or agents.
+
+    Returns:
+        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)``.
+
+    Raises:
+        AccountingError: a candidate's construction does not settle, or its replay fails.
+        ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
+    """
+    from accounting.errors import AccountingError
+    from accounting.scheduled_replay import scheduled_replay
+
+    from .behavior import AlgorithmChannelRule, declared_noise
+
+    p0 = pairs[0][0]
+    noise = declared_noise(p0.algorithm, p0.horizon)
+    for p, _ in pairs[1:]:
+        other = declared_noise(p.algorithm, p.horizon)
+        if other.keys() != noise.keys() or any(
+                (a.mechanism, None if a.scales is None else a.scales.tobytes())
+                != (b.mechanism, None if b.scales is None else b.scales.tobytes())
+                for a, b in ((noise[c], other[c]) for c in noise)):
+            raise ValueError("stacked candidates must share the noise declaration")
+    count, size = len(pairs), runs.runs
+    rule = _Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in pairs], size)
+    rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in pairs], size)
+    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
+    schedules = _Tiled(runs.schedules, count)
+    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p0, pinned))
+    built: dict[str, np.ndarray] | None = None
+    for _ in range(p0.horizon + 1):
+        out = scheduled_replay(messages if built is None else built, schedules, noise, rule,
+                               None if built is None and not once else rule_q, unicast=runs.unicast,
+                               pin_agent=pinned)
+        nxt = out.messages
+        assert nxt is not None
+        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
+            assert out.losses is not None and out.per_round is not None
+            return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
+                    for k in range(count)]
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AccountingError(f"the constructed transcripts of agent(s) {pinned} did not settle within "
+                          f"{p0.horizon + 1} passes")

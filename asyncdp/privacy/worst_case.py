@@ -84,7 +84,7 @@ from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import CandidateRuns, constructed_replay
+from .constructed import CandidateRuns, constructed_replay, constructed_replays, stack_size
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -384,13 +384,39 @@ def constructed_losses(runs: EngineRuns, scenario: Scenario, agent: int | None, 
     return (per_round[:, focus] if focus is not None else total), rows
 
 
+def _key(round_index: int | None, g: Any, gp: Any) -> tuple[int | None, bytes, bytes]:
+    """A candidate's key in :attr:`~asyncdp.privacy.constructed.CandidateRuns.known`."""
+    return round_index, np.asarray(g, dtype=float).tobytes(), np.asarray(gp, dtype=float).tobytes()
+
+
+def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
+                  candidates: Sequence[tuple[str, int | None, Any, Any]], limit: int, objective: Any,
+                  focus: int | None) -> list[CandidatePair]:
+    """:func:`_evaluate` of each candidate, in order, their replays stacked a group at a time
+    (:func:`~asyncdp.privacy.constructed.constructed_replays`: the same losses, fewer replays). A group whose
+    stacked replay fails is evaluated one candidate at a time, which raises what the failing candidate raises."""
+    runs = cand.prefix(limit)
+    size = stack_size(runs)
+    for start in range(0, len(candidates) if size > 1 else 0, size):
+        group = candidates[start:start + size]
+        try:
+            got = constructed_replays(runs, [fam.scenarios(scenario, t0, g, gp) for _, t0, g, gp in group],
+                                      fam.pinned(scenario))
+        except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
+            continue
+        for (_, t0, g, gp), known in zip(group, got):
+            cand.known.setdefault(_key(t0, g, gp), known)
+    return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
+            for label, t0, g, gp in candidates]
+
+
 def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
             limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
     of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
     cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
     count = min(limit, len(cand.rows))
-    key = (round_index, np.asarray(g, dtype=float).tobytes(), np.asarray(gp, dtype=float).tobytes())
+    key = _key(round_index, g, gp)
     known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
     if known is not None and known[0].size >= count:
         return known[0][:count], known[1][:count], cand.rows[:count]
@@ -641,8 +667,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     objective = _objective_of(ctx, scenario)
     try:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
-        scored = [_evaluate(fam, evaluated, scenario, label, t0, g, gp, _CANDIDATE_RUNS, objective, ctx.focus)
-                  for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None))]
+        scored = _evaluate_all(fam, evaluated, scenario, fam.extremes(scenario, getattr(ctx, "changed_round", None)),
+                               _CANDIDATE_RUNS, objective, ctx.focus)
         scored.sort(key=lambda c: (-c.objective, -c.loss))
         best = scored[0]
         if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss

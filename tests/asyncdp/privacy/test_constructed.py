@@ -18,7 +18,7 @@ import pytest
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
 from asyncdp.engine.schedule import RealizedSchedule
 from asyncdp.privacy.behavior import EngineRuns, replay_runs, run_engine
-from asyncdp.privacy.constructed import CandidateRuns, DenseSchedules, constructed_replay
+from asyncdp.privacy.constructed import CandidateRuns, DenseSchedules, constructed_replay, constructed_replays
 from asyncdp.privacy.context import small_example
 from asyncdp.privacy.worst_case import candidate_scenarios, constructed_losses
 
@@ -143,3 +143,51 @@ def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_w
     np.testing.assert_array_equal(again, fresh)
     np.testing.assert_array_equal(again, wide[:5])
     assert not np.array_equal(other, again)
+
+
+def _one_agent_case():
+    import asyncdp.privacy.worst_case as wc
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 10, seed=6)
+    return wc._family(sc, 0), sc, runs
+
+
+def _round_case():
+    import asyncdp.privacy.worst_case as wc
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    runs = run_engine(sc, 6, seed=0)
+    return wc._family(sc, None), sc, runs
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_stacked_candidates_get_exactly_the_losses_of_their_own_replays(case):
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[:3]
+    pairs = [fam.scenarios(sc, t0, g, gp) for _, t0, g, gp in chosen]
+    stacked = constructed_replays(prepared.runs, pairs, fam.pinned(sc))
+    assert len(stacked) == 3
+    for (p, q), (losses, per_round) in zip(pairs, stacked):
+        _, alone = constructed_replay(prepared.runs, p, q, fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert not np.array_equal(stacked[0][0], stacked[1][0])  # different candidates: something to tell apart
+
+
+def test_a_group_whose_stacked_replay_fails_is_evaluated_one_candidate_at_a_time(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    chosen = fam.extremes(sc, None)[:4]
+    objective = wc._objective_of(small_example()[1], sc)
+    together = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+
+    def broken(*args, **kwargs):
+        raise ValueError("no stacking")
+
+    monkeypatch.setattr(wc, "constructed_replays", broken)
+    apart = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+    assert together == apart and len(apart) == 4
