@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead"]
+           "scheduled_replay", "reads_ahead", "dense_round"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -235,8 +235,17 @@ def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed:
     return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
 
 
-def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each (computed once per distinct schedule object)."""
+def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each, as the replay reads them (a batch's
+    ``dense_runs``, else each run's ``dense``, computed once per distinct schedule object).
+
+    Example:
+        >>> class One:
+        ...     def dense(self, t): return np.eye(2), np.eye(2, dtype=int) * t
+        >>> w, src = dense_round([One(), One()], 3)
+        >>> w.shape, src[1].tolist()
+        ((2, 2, 2), [[3, 0], [0, 3]])
+    """
     if hasattr(schedules, "dense_runs"):
         w, src = schedules.dense_runs(t)
         return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
@@ -271,7 +280,7 @@ def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int,
         (True, False)
     """
     for t in range(1, horizon + 1):
-        _, src = _stack(schedules, t)
+        _, src = dense_round(schedules, t)
         later = src > t
         n = src.shape[1]
         later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
@@ -344,7 +353,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
     contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
     for t in range(1, horizon + 1):
-        w, src = _stack(schedules, t)
+        w, src = dense_round(schedules, t)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed, mixed_p = {}, {}

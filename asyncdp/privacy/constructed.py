@@ -10,7 +10,10 @@ transcript and its exact loss in the same replay passes: the construction
 repeats a pinned replay until its output equals its input, and the pass that
 finds it settled is, entry for entry, the replay of the settled transcript
 (every value it writes is the value already there), so that pass, run under
-both problems, gives the loss without a further replay.
+both problems, gives the loss without a further replay; and when no
+combination reads a constructed message ahead, the first pass has settled.
+:func:`constructed_replays` does the same for several candidates in one
+replay per pass (each candidate's rule on its own copy of the runs).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -30,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ScheduledReplay
+from accounting.scheduled_replay import ScheduledReplay, dense_round
 
 from ..scenario import Scenario
 from .behavior import EngineRuns, replay_runs
@@ -87,7 +90,7 @@ class DenseSchedules:
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         got = self._cache.get(t)
         if got is None:
-            got = self._cache[t] = _dense(self._schedules, t)
+            got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
 
     def reads_ahead(self, written: np.ndarray) -> bool:
@@ -102,23 +105,6 @@ class DenseSchedules:
         from accounting.scheduled_replay import reads_ahead
 
         return reads_ahead(self, self._horizon, written)
-
-
-def _dense(schedules: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``t`` of every run, as the replay reads it (once per distinct schedule object)."""
-    if hasattr(schedules, "dense_runs"):
-        w, src = schedules.dense_runs(t)
-        return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
-    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    ws, ss = [], []
-    for s in schedules:
-        got = seen.get(id(s))
-        if got is None:
-            w, src = s.dense(t)
-            got = seen[id(s)] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
-        ws.append(got[0])
-        ss.append(got[1])
-    return np.stack(ws), np.stack(ss)
 
 
 class CandidateRuns:
@@ -160,8 +146,8 @@ class CandidateRuns:
 
 def _picked(schedules: Any, rows: list[int]) -> Any:
     """The schedules of ``rows``: a slice of the batch for consecutive rows, else one schedule per row."""
-    if hasattr(schedules, "dense_runs") and rows == list(range(rows[0] if rows else 0, (rows[-1] + 1) if rows else 0)):
-        return schedules[rows[0]:rows[-1] + 1] if rows else schedules[0:0]
+    if rows and hasattr(schedules, "dense_runs") and rows == list(range(rows[0], rows[-1] + 1)):
+        return schedules[rows[0]:rows[-1] + 1]
     return tuple(schedules[r] for r in rows)
 
 
@@ -245,7 +231,7 @@ class _Tiled:
         return self
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = _dense(self._schedules, t)
+        w, src = dense_round(self._schedules, t)
         return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
 
 
