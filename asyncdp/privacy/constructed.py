@@ -88,6 +88,7 @@ class DenseSchedules:
         return DenseSchedules(self._schedules, self._horizon, self._cache, slice(picked.start, picked.stop, picked.step))
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, S)`` of round ``t`` for these runs, ``(R, N, N)`` each (computed on the first call for ``t``)."""
         got = self._cache.get(t)
         if got is None:
             got = self._cache[t] = dense_round(self._schedules, t)
