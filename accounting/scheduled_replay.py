@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay"]
+           "scheduled_replay", "reads_ahead", "dense_round"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -203,6 +203,13 @@ class TiltedDraw:
     rounds: np.ndarray
 
 
+def _nan_to_num(a: np.ndarray) -> np.ndarray:
+    """``numpy.nan_to_num(a)`` of a float array (NaN -> 0, +-inf -> the largest finite magnitude), in fewer steps
+    for the usual arrays without infinities (the replay calls it several times per round)."""
+    out = np.where(np.isnan(a), 0.0, a)
+    return out if np.isfinite(out).all() else np.nan_to_num(out)
+
+
 def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
     """Sum over every axis but the first of the noise log-density, constants dropped (they cancel in ratios)."""
     axes = tuple(range(1, noise.ndim))
@@ -228,8 +235,17 @@ def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed:
     return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
 
 
-def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each (computed once per distinct schedule object)."""
+def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Round ``t``'s ``(W, S)`` of every run, ``(R, N, N)`` each, as the replay reads them (a batch's
+    ``dense_runs``, else each run's ``dense``, computed once per distinct schedule object).
+
+    Example:
+        >>> class One:
+        ...     def dense(self, t): return np.eye(2), np.eye(2, dtype=int) * t
+        >>> w, src = dense_round([One(), One()], 3)
+        >>> w.shape, src[1].tolist()
+        ((2, 2, 2), [[3, 0], [0, 3]])
+    """
     if hasattr(schedules, "dense_runs"):
         w, src = schedules.dense_runs(t)
         return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
@@ -243,6 +259,36 @@ def _stack(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[n
         ws.append(got[0])
         ss.append(got[1])
     return np.stack(ws), np.stack(ss)
+
+
+def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray) -> bool:
+    """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
+    construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written).
+
+    A replay with ``pin_agent`` processes rounds in order and writes round
+    ``t``'s messages (the pinned agents', every agent's in a round released
+    without noise) before round ``t``'s combinations. Without such a read,
+    every value the pass reads is final when read, so its computations are
+    those of a replay of its output: the construction has settled after one
+    pass.
+
+    Example:
+        >>> class Ahead:  # receiver 1 combines sender 0's message of round 2 in round 1
+        ...     def dense(self, t): return np.full((2, 2), 0.5), np.array([[t, t], [min(t + 1, 2), t]])
+        >>> written = np.array([[True, False], [True, False]])  # agent 0's messages are constructed
+        >>> reads_ahead([Ahead()], 2, written), reads_ahead([Ahead()], 2, ~written)
+        (True, False)
+    """
+    for t in range(1, horizon + 1):
+        _, src = dense_round(schedules, t)
+        later = src > t
+        n = src.shape[1]
+        later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+        if later.any():
+            _, _, j = np.nonzero(later)
+            if written[src[later] - 1, j].any():
+                return True
+    return False
 
 
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> np.ndarray:
@@ -276,16 +322,24 @@ def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     return np.where((n_sent > 0)[..., None], avg, mean)
 
 
-def _mixed(y: np.ndarray, w: np.ndarray, src: np.ndarray, own: np.ndarray, t: int, unicast: bool) -> np.ndarray:
-    others = np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast))
-    diag = np.einsum("rii->ri", w)
+def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The combinations' terms from the other agents' messages ``(R, N, d)``, and the self weights ``(R, N)``.
+
+    They depend on the transcript and the schedule only, so one computation serves both problems' combinations.
+    """
+    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast)), np.einsum("rii->ri", w)
+
+
+def _mixed(others: tuple[np.ndarray, np.ndarray], own: np.ndarray, t: int) -> np.ndarray:
+    """One problem's combinations: the other agents' terms plus the self weight times its own term."""
+    terms, diag = others
     if np.isnan(own).any() and (diag > 0).any():
         bad = np.isnan(own).any(axis=-1) & (diag > 0)
         if bad.any():
             r, i = (int(v) for v in np.argwhere(bad)[0])
             raise AccountingError(f"round {t}: agent {i}'s own message (run {r}) is not in the transcript but "
                                   "enters its combination")
-    return others + diag[..., None] * np.nan_to_num(own)
+    return terms + diag[..., None] * _nan_to_num(own)
 
 
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
@@ -299,7 +353,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
     contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
     for t in range(1, horizon + 1):
-        w, src = _stack(schedules, t)
+        w, src = dense_round(schedules, t)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed, mixed_p = {}, {}
@@ -327,7 +381,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             if scale > 0:
                 residuals[name][offset:offset + runs, t - 1] = resid
             elif mismatch.get(name) is None:
-                off = np.abs(np.nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
+                off = np.abs(_nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
                 if off.any():
                     mismatch[name] = (offset + int(np.argwhere(off)[0][0]), t)
             if contributions is not None and mean_p is not None:
@@ -337,7 +391,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     assert ch.mechanism is not None
                     if residuals_p is not None:
                         residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, yt - mu_p_obs, np.nan)
-                    part = (_log_density(np.nan_to_num(resid), ch.mechanism, scale)
+                    part = (_log_density(_nan_to_num(resid), ch.mechanism, scale)
                             - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism, scale))
                     contributions[:, t - 1] += part
                     if draw is not None and tilted is not None and draw.rounds[t - 1]:
@@ -348,8 +402,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-                mixed_p[name] = _mixed(y, w, src, _own(yt, mu_p, unicast), t, unicast)
-            mixed[name] = _mixed(y, w, src, _own(yt, mu, unicast), t, unicast)
+            others = _others(y, w, src, t, unicast)  # shared by both problems' combinations
+            if contributions is not None and mean_p is not None:
+                mixed_p[name] = _mixed(others, _own(yt, np.asarray(mean_p[name], dtype=float), unicast), t)
+            mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)

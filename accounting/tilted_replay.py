@@ -211,13 +211,17 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     round before it was drawn; each pass fixes the next releases in the run's
     causal order (acyclic), so at most ``T + 1`` passes are needed. On the
     settled transcript every noise-free value is the one its past gives, so
-    the last pass's losses and weights are exact.
+    the last pass's losses and weights are exact. When no combination reads
+    a message of a later round (:func:`~accounting.scheduled_replay.reads_ahead`:
+    lockstep and deadline schedules) the first pass has settled: every value
+    it reads is final when read.
 
     Args:
         template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
             releases that did not happen (e.g. the engine's transcripts of
             these schedules; the values are overwritten).
-        schedules: ``R`` realized schedules (``dense(t)``).
+        schedules: ``R`` realized schedules (``dense(t)``), or one batch of them
+            (:class:`~accounting.scheduled_replay.ScheduleBatch`).
         noise: per channel a :class:`~accounting.scheduled_replay.ChannelNoise` (Gaussian or noise-free).
         rule, rule_prime: the recursions under ``P`` and ``P'``
             (:class:`~accounting.scheduled_replay.ChannelRule`).
@@ -248,10 +252,10 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         ...                                  {"y": ChannelNoise("gaussian", np.ones(2))}, Shift(0.0), Shift(1.0),
         ...                                  epsilon=2.0, mu_bound=2 ** 0.5, seed=0)
         >>> s.realized_mu.round(6).tolist(), s.passes
-        ([1.414214, 1.414214, 1.414214, 1.414214], 2)
+        ([1.414214, 1.414214, 1.414214, 1.414214], 1)
     """
     from .errors import AccountingError
-    from .scheduled_replay import TiltedDraw, scheduled_replay
+    from .scheduled_replay import TiltedDraw, reads_ahead, scheduled_replay
 
     eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
     mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
@@ -271,11 +275,12 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     draw = TiltedDraw(draws, lam, mask)
     built: dict[str, np.ndarray] = {n: np.array(template[n], dtype=float) for n in names}
     everyone = list(range(agents))
+    once = not reads_ahead(schedules, horizon, np.ones((horizon, agents), dtype=bool))  # no pass reads ahead
     for passes in range(1, horizon + 2):
         out = scheduled_replay(built, schedules, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
         assert out.messages is not None and out.per_round is not None and out.log_weights is not None
         assert out.tilted_mu is not None
-        settled = all(np.array_equal(out.messages[n], built[n], equal_nan=True) for n in names)
+        settled = once or all(np.array_equal(out.messages[n], built[n], equal_nan=True) for n in names)
         built = out.messages
         if settled:
             cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))

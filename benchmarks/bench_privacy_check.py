@@ -2,17 +2,25 @@
 
 Scenario: examples/privacy_check_rendezvous.py (huang2015, N = 5, T = 30) with
 Async timing (Poisson wake-ups) on lossy lognormal links (the batch engine
-runs it). Baseline in the same process: simulating the ``--runs`` runs the
-check reads, as it reads them (:func:`asyncdp.privacy.behavior.run_engine`:
-the same engine, every message and every run's realized schedule); the bare
-batch-engine call inside it is printed too. CPU seconds (the box is shared),
-medians of ``--repeats``, the timings alternated. ``--runs2`` measures a
-second size and prints the marginal per-run cost ratio (fixed costs dominate
-small scenarios on the batch engine). The check
-simulates the scenario's runs and the adjacent scenario's runs (the
-black-box audit needs both), replays every run on its realized schedule,
-tests the noise, audits, and searches the worst pair. Target: the check
-costs at most 3x the simulation.
+runs it).
+
+Baseline ("simulating its runs on the same engine"): every engine run the
+check itself simulates, as it simulates them. One untimed check records each
+:func:`asyncdp.privacy.behavior.run_engine` call it makes (the scenario's
+``--runs`` runs, the adjacent scenario's ``--runs`` runs, and the worst pair's
+runs of the sequential plan, the report's ``worst_case_runs``, one call per
+look); the baseline repeats exactly those calls (same scenarios, run counts,
+seeds and sides: the same engine, every message and every run's realized
+schedule) in the same process. Printed: the check against all of its runs
+(the target: at most 3x) and, for information, against one side's runs (the
+scenario's ``--runs`` runs alone); the bare batch-engine call inside one
+side is printed too. CPU seconds (the box is shared), medians of
+``--repeats``, the simulations and the check alternated in every repeat; the
+untimed first check also takes the first imports (scikit-learn, ...) out of
+the timings. ``--runs2`` measures a second size and prints the marginal
+per-run cost ratio (fixed costs dominate small scenarios on the batch
+engine). The check simulates the runs, replays every run on its realized
+schedule, tests the noise, audits, and searches the worst pair.
 
 ``--scenario gaussian`` checks examples/privacy_check_gaussian_under_calibrated.py
 instead (a Gaussian two-stage rule, claim delta ``--delta``) under ``--timing``
@@ -107,21 +115,47 @@ def _cpu(fn):
     return time.process_time() - start, out
 
 
-def measure(sc, adj, runs: int, repeats: int) -> tuple[float, float, float, object]:
-    """Medians over ``repeats`` (alternated) of: simulating ``runs`` runs as the check does
-    (:func:`~asyncdp.privacy.behavior.run_engine`: the same engine, messages and realized schedules), the
-    bare engine call inside it, and the full check; and the last report."""
-    sims, bare, checks = [], [], []
-    report = None
+def recorded_runs(sc, adj, runs: int) -> tuple[list[tuple], object]:
+    """The engine calls of one check of ``(sc, adj)`` (each ``run_engine``'s arguments), and its report."""
+    import asyncdp.privacy.behavior as behavior
+    import asyncdp.privacy.context as context
+
+    calls: list[tuple] = []
+    original = behavior.run_engine
+
+    def recording(scenario, n, *args, **kwargs):
+        calls.append((scenario, n, args, kwargs))
+        return original(scenario, n, *args, **kwargs)
+
+    behavior.run_engine = context.run_engine = recording
+    try:
+        report = check_privacy(sc, adj, runs=runs)
+    finally:
+        behavior.run_engine = context.run_engine = original
+    return calls, report
+
+
+def measure(sc, adj, runs: int, repeats: int) -> dict:
+    """Medians over ``repeats`` (alternated) of: simulating every run the check simulates (the recorded
+    ``run_engine`` calls), the scenario's runs alone, the bare engine call inside them, and the full check;
+    with the last report and the recorded calls."""
+    calls, report = recorded_runs(sc, adj, runs)  # untimed: also the first imports
+    own = [c for c in calls if c[3].get("side") == 0]
+    assert len(own) == 1 and own[0][1] == runs, "one engine call of the check runs the scenario's runs (side 0)"
+    batch = run_engine(sc, 2, seed=0, side=0).engine == "batch"
+    got: dict = {"all": [], "side": [], "bare": [], "check": []}
     for _ in range(repeats):  # interleaved, so all see the same machine load
-        sims.append(_cpu(lambda: run_engine(sc, runs, seed=0, side=0))[0])
-        if run_engine(sc, 2, seed=0, side=0).engine == "batch":
-            bare.append(_cpu(lambda: sc.replace(seed=run_seeds(0, 0, 1)[0]).run("batch", runs=runs, keep="all",
-                                                                                    transcripts=True))[0])
+        times = [_cpu(lambda c=c: run_engine(c[0], c[1], *c[2], **c[3]))[0] for c in calls]
+        got["all"].append(sum(times))
+        got["side"].append(times[calls.index(own[0])])
+        if batch:
+            got["bare"].append(_cpu(lambda: sc.replace(seed=run_seeds(0, 0, 1)[0]).run(
+                "batch", runs=runs, keep="all", transcripts=True))[0])
         chk, report = _cpu(lambda: check_privacy(sc, adj, runs=runs))
-        checks.append(chk)
-    return (statistics.median(sims), statistics.median(bare) if bare else float("nan"), statistics.median(checks),
-            report)
+        got["check"].append(chk)
+    out = {k: (statistics.median(v) if v else float("nan")) for k, v in got.items()}
+    out["report"], out["calls"] = report, calls
+    return out
 
 
 def main() -> None:
@@ -153,20 +187,27 @@ def main() -> None:
     sizes = [args.runs] + ([args.runs2] if args.runs2 else [])
     got = {}
     for runs in sizes:
-        sim_s, bare_s, chk_s, report = measure(sc, adj, runs, args.repeats)
-        got[runs] = (sim_s, chk_s)
+        m = measure(sc, adj, runs, args.repeats)
+        report = m["report"]
+        got[runs] = (m["all"], m["check"])
+        counts = [c[1] for c in m["calls"]]
         print(f"{what}: {runs} runs ({report.engine.split(' ')[0]} engine), CPU seconds, median of {args.repeats}")
-        print(f"  simulate the runs as the check reads them (run_engine): {sim_s:.2f} s"
-              + ("" if bare_s != bare_s else f"  (of which the bare batch engine call: {bare_s:.2f} s)"))
+        print(f"  simulate every run the check simulates (run_engine, {len(counts)} calls, "
+              f"{' + '.join(map(str, counts))} runs: the scenario's, the adjacent scenario's, the worst pair's "
+              f"{report.worst_case_runs or 0}): {m['all']:.3f} s")
+        print(f"  simulate the scenario's {runs} runs alone: {m['side']:.3f} s"
+              + ("" if m["bare"] != m["bare"] else f"  (of which the bare batch engine call: {m['bare']:.3f} s)"))
         w = report.witness or {}
-        print(f"  full privacy check: {chk_s:.2f} s  (verdict {report.verdict}, witness {w.get('method', '-')[:50]}, "
-              f"certified delta(epsilon) >= {w.get('delta_lower', float('nan')):.3g} at confidence "
-              f"{w.get('confidence', float('nan')):.6g}; worst pair simulated {report.worst_case_runs} times)")
-        print(f"  ratio check/simulate: {chk_s / sim_s:.2f}   target <= 3: {'met' if chk_s / sim_s <= 3 else 'NOT met'}")
+        print(f"  full privacy check: {m['check']:.3f} s  (verdict {report.verdict}, witness "
+              f"{w.get('method', '-')[:50]}, certified delta(epsilon) >= {w.get('delta_lower', float('nan')):.3g} "
+              f"at confidence {w.get('confidence', float('nan')):.6g})")
+        ratio = m["check"] / m["all"]
+        print(f"  ratio check / all its runs: {ratio:.2f}   target <= 3: {'met' if ratio <= 3 else 'NOT met'}")
+        print(f"  ratio check / one side's runs (informative): {m['check'] / m['side']:.2f}")
     if len(got) == 2:
         (s1, c1), (s2, c2) = got[sizes[0]], got[sizes[1]]
-        print(f"marginal cost {sizes[0]} -> {sizes[1]} runs: simulate {s2 - s1:.2f} s, check {c2 - c1:.2f} s, "
-              f"marginal ratio {(c2 - c1) / (s2 - s1):.2f}")
+        print(f"marginal cost {sizes[0]} -> {sizes[1]} runs: simulate all the check's runs {s2 - s1:.3f} s, "
+              f"check {c2 - c1:.3f} s, marginal ratio {(c2 - c1) / (s2 - s1):.2f}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,13 @@ __all__ = ["LearnedScore", "ScoreCandidates", "fit_score", "fit_scores"]
 CHUNK = 100_000
 """Rows scored at a time (bounds the memory of the feature matrix)."""
 
+ONE_THREAD_ENTRIES = 20_000_000
+"""Feature matrices of at most this many entries are fitted with one BLAS thread. Measured on a 2-core box
+shared with other jobs (OpenBLAS, 2 threads by default): the lbfgs fit of 500 rows of 300 features took 0.20 s
+of CPU with two threads and 0.08 s with one; 40,000 rows, 1.2e7 entries, 4.3 s against 1.4 s. The fitted
+coefficients are identical (the threads split the matrix products by output entry). Larger fits keep the
+threads the process has."""
+
 
 @dataclass(frozen=True)
 class LearnedScore:
@@ -98,6 +105,17 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
                            ("quadratic", "linear"))
 
 
+def _blas_threads(limit: int | None) -> Any:
+    """A context limiting the BLAS threads to ``limit`` (``None``: unchanged)."""
+    import contextlib
+
+    if limit is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=limit, user_api="blas")
+
+
 def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: int = 300,
               linear: bool = False) -> LearnedScore:
     """Fit the score on training rows of ``P`` (``x``) and ``P'`` (``x_prime``), both ``(n, d)`` numeric.
@@ -129,7 +147,7 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     labels = np.concatenate([np.ones(x.shape[0], dtype=int), np.zeros(x_prime.shape[0], dtype=int)])
     model = make_pipeline(StandardScaler(),
                           LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _blas_threads(1 if feats.size <= ONE_THREAD_ENTRIES else None):
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         model.fit(feats, labels)
     return LearnedScore(fmap, model)

@@ -215,6 +215,12 @@ def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> fl
     return float(np.median(mu)) if mu.size else None
 
 
+def _batch(schedules: Any) -> Any:
+    """Schedules as the replay reads them: a batch of every run's (``dense_runs``, one scatter per round) as it
+    is, any other sequence as a list of per-run schedules."""
+    return schedules if hasattr(schedules, "dense_runs") else list(schedules)
+
+
 def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,
                            mu: float | None = None, pilot: EngineRuns | None = None) -> Any:
     """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling on realized schedules.
@@ -282,14 +288,14 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
             k = min(32, pilot.runs)
             if k >= 2:
                 plain = tilted_scheduled_transcripts({c: m[:k] for c, m in pilot.messages.items()},
-                                                     list(pilot.schedules[:k]), noise, rule, rule_q, epsilon=eps,
+                                                     _batch(pilot.schedules[:k]), noise, rule, rule_q, epsilon=eps,
                                                      mu_bound=1.0, seed=seed + 1, tilt=0.0, rounds=rounds)
                 mu = float(np.median(plain.realized_mu))
         if mu is None or not mu > 0:
             mu = accountant_mu(ctx, p)
         if mu is None or not mu > 0:
             return None, "importance sampling: no finite Gaussian mu to set the tilt"
-        t = tilted_scheduled_transcripts(runs.messages, list(runs.schedules), noise, rule, rule_q, epsilon=eps,
+        t = tilted_scheduled_transcripts(runs.messages, _batch(runs.schedules), noise, rule, rule_q, epsilon=eps,
                                          mu_bound=mu, seed=seed, rounds=rounds)
         return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:

@@ -83,7 +83,8 @@ from ..problems.costs import LinearOverride
 from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
-from .behavior import EngineRuns, declared_noise, replay_runs
+from .behavior import EngineRuns, declared_noise
+from .constructed import CandidateRuns, constructed_replay, constructed_replays, stack_size
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -278,18 +279,7 @@ def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int | Sequ
     Raises:
         AccountingError: the construction does not settle within ``horizon + 1`` passes.
     """
-    from accounting.errors import AccountingError
-
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(scenario.horizon + 1):
-        nxt = replay_runs(runs, scenario, algorithm=scenario.algorithm, pin_agent=agent,  # type: ignore[arg-type]
-                          messages=built).messages
-        assert nxt is not None
-        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
-            return nxt
-        built = {c: np.array(m) for c, m in nxt.items()}
-    raise AccountingError(f"the constructed transcript of agent(s) {agent} did not settle within "
-                          f"{scenario.horizon + 1} passes")
+    return constructed_replay(runs, scenario, None, agent)[0]
 
 
 @dataclass(frozen=True)
@@ -394,18 +384,47 @@ def constructed_losses(runs: EngineRuns, scenario: Scenario, agent: int | None, 
     return (per_round[:, focus] if focus is not None else total), rows
 
 
-def _losses(fam: _Family, runs: EngineRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
+def _key(round_index: int | None, g: Any, gp: Any) -> tuple[int | None, bytes, bytes]:
+    """A candidate's key in :attr:`~asyncdp.privacy.constructed.CandidateRuns.known`."""
+    return round_index, np.asarray(g, dtype=float).tobytes(), np.asarray(gp, dtype=float).tobytes()
+
+
+def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
+                  candidates: Sequence[tuple[str, int | None, Any, Any]], limit: int, objective: Any,
+                  focus: int | None) -> list[CandidatePair]:
+    """:func:`_evaluate` of each candidate, in order, their replays stacked a group at a time
+    (:func:`~asyncdp.privacy.constructed.constructed_replays`: the same losses, fewer replays). A group whose
+    stacked replay fails is evaluated one candidate at a time, which raises what the failing candidate raises."""
+    runs = cand.prefix(limit)
+    size = stack_size(runs)
+    for start in range(0, len(candidates) if size > 1 else 0, size):
+        group = candidates[start:start + size]
+        try:
+            got = constructed_replays(runs, [fam.scenarios(scenario, t0, g, gp) for _, t0, g, gp in group],
+                                      fam.pinned(scenario))
+        except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
+            continue
+        for (_, t0, g, gp), known in zip(group, got):
+            cand.known.setdefault(_key(t0, g, gp), known)
+    return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
+            for label, t0, g, gp in candidates]
+
+
+def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
             limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Per evaluated run the constructed loss, its rounds' contributions, and the runs used."""
-    rows = fam.rows(runs, limit)
+    """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
+    of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
+    cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
+    count = min(limit, len(cand.rows))
+    key = _key(round_index, g, gp)
+    known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
+    if known is not None and known[0].size >= count:
+        return known[0][:count], known[1][:count], cand.rows[:count]
     p, q = fam.scenarios(scenario, round_index, g, gp)
-    sub = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in rows), {c: m[rows] for c, m in runs.messages.items()},
-                     tuple(runs.schedules[r] for r in rows), runs.unicast)
-    built = construct_transcript(sub, p, fam.pinned(scenario))
-    # the constructed transcript replayed as any transcript: its exact loss (pinning read rounds in order)
-    out = replay_runs(sub, p, q, algorithm=p.algorithm, messages=built)
+    _, out = constructed_replay(cand.prefix(limit), p, q, fam.pinned(scenario))
     assert out.losses is not None and out.per_round is not None
-    return out.losses, out.per_round, rows
+    cand.known[key] = (out.losses, out.per_round)
+    return out.losses, out.per_round, cand.rows[:count]
 
 
 def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,
@@ -464,7 +483,7 @@ def _objective_of(ctx: Any, scenario: Scenario) -> Any:
     return lambda losses: profile_objective(losses, eps, delta, gaussian)
 
 
-def _evaluate(fam: _Family, runs: EngineRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
+def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
@@ -473,7 +492,7 @@ def _evaluate(fam: _Family, runs: EngineRuns, scenario: Scenario, label: str, ro
                          round_index, float(objective(scored)))
 
 
-def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, examples: int = 30, max_runs: int = 8,
+def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: int | None, *, examples: int = 30, max_runs: int = 8,
                  start: Sequence[CandidatePair] = (), objective: Any = None, focus: int | None = None
                  ) -> CandidatePair:
     """Hypothesis search (``hypothesis.target``) for the pair of the class with the largest objective.
@@ -484,7 +503,9 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
     drawn too. The best extremal pairs are tried first (``start``).
 
     Args:
-        runs, scenario: as in :func:`constructed_losses`.
+        runs, scenario: as in :func:`constructed_losses` (``runs`` may be the
+            :class:`~asyncdp.privacy.constructed.CandidateRuns` the extremal pairs were evaluated on: their
+            first ``max_runs`` rows are then used, and a start candidate is not replayed again).
         agent: the changed agent, or ``None`` for round adjacency.
         examples: Hypothesis examples.
         max_runs: runs whose schedules each example is evaluated on.
@@ -511,6 +532,10 @@ def search_pairs(runs: EngineRuns, scenario: Scenario, agent: int | None, *, exa
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
     rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
     best: list[CandidatePair | None] = [None]
+    # the schedules' dense rounds, once for every example; test_pair's source text is kept as it was, since
+    # Hypothesis derives the derandomized examples from it (hypothesis.internal.reflection.function_digest)
+    if not isinstance(runs, CandidateRuns):
+        runs = CandidateRuns(runs, fam.rows(runs, max_runs))  # type: ignore[assignment]
 
     def test_pair(t0: int | None, u: list[float], v: list[float]) -> None:
         g, gp = fam.scaled(u, v)
@@ -641,12 +666,13 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     runs = ctx.engine_runs(0)
     objective = _objective_of(ctx, scenario)
     try:
-        scored = [_evaluate(fam, runs, scenario, label, t0, g, gp, _CANDIDATE_RUNS, objective, ctx.focus)
-                  for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None))]
+        evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
+        scored = _evaluate_all(fam, evaluated, scenario, fam.extremes(scenario, getattr(ctx, "changed_round", None)),
+                               _CANDIDATE_RUNS, objective, ctx.focus)
         scored.sort(key=lambda c: (-c.objective, -c.loss))
         best = scored[0]
         if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
-            found = search_pairs(runs, scenario, agent, examples=ctx.options.search_examples,
+            found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
                                  focus=ctx.focus)
             if (found.objective, found.loss) > (best.objective, best.loss):

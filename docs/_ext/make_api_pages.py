@@ -31,7 +31,8 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
                         "asyncdp.privacy.verdict": ["VERDICTS"],
                         "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"],
                         "asyncdp.privacy.observer_claim": ["check_observer_claim", "ObserverClaimCheck",
-                                                           "deterministic_schedule"]},
+                                                           "deterministic_schedule"],
+                        "asyncdp.privacy.constructed": ["CandidateRuns", "DenseSchedules", "DENSE_CACHE_ENTRIES"]},
     "asyncdp.experiments": {},
     "topology": {
         "topology.audit": ["DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",
@@ -48,6 +49,7 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
         "accounting.auditing.certify": ["certify_event", "CertifiedEvent"],
         "accounting.claims": ["LEVELS"],
         "accounting.replay": ["replay_loss", "NOISE_FREE_RTOL"],
+        "accounting.scheduled_replay": ["reads_ahead"],
         "accounting.errors": ["AccountingError", "PrivacyParameterError", "UnknownMethodError"],
         "accounting.composition.report": ["METHODS", "CompositionReport"],
         "accounting.papers.spec": ["NORMS", "PARTS"],

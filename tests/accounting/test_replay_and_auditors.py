@@ -126,6 +126,19 @@ def test_clopper_pearson_matches_beta_quantiles():
     assert clopper_pearson(100, 100, 0.05)[1] == 1.0
 
 
+def test_clopper_pearson_gives_exactly_scipy_stats_beta_quantiles_over_a_grid():
+    """The interval is computed with scipy.special directly; it must be the scipy.stats quantiles, bit for bit."""
+    for trials in (1, 2, 7, 50, 333, 1000, 25_000):
+        for successes in sorted({0, 1, trials // 3, trials // 2, trials - 1, trials}):
+            for alpha in (0.05, 1e-3, 0.05 / 16, 1e-9):
+                lo, hi = clopper_pearson(successes, trials, alpha)
+                want_lo = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes,
+                                                                          trials - successes + 1))
+                want_hi = 1.0 if successes == trials else float(stats.beta.ppf(1 - alpha / 2, successes + 1,
+                                                                              trials - successes))
+                assert (lo, hi) == (want_lo, want_hi), (successes, trials, alpha)
+
+
 def test_bad_input():
     with pytest.raises(UnknownMechanismError, match="'cauchy'"):
         ReplaySetup(weights=[np.eye(1)], mechanism="cauchy", scales=np.array([1.0]))

@@ -74,7 +74,14 @@ class LinearOverride(CostFamily):
         return np.where(np.broadcast_to(a, base.shape) == self._agent, x @ self._g, base)
 
     def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        base = np.asarray(self._base.gradient(a, x, round_index=round_index), dtype=float)
+        # ``a`` and ``x`` were validated by :meth:`gradient` (same agents and dimension as the base): the base's
+        # gradients as its own :meth:`gradient` returns them (same broadcast, same finiteness check and error),
+        # without validating them a second time (the worst-case search calls this every round of every replay)
+        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
+        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
+        if base.shape != shape + (self.dim,):
+            base = np.broadcast_to(base, shape + (self.dim,)).copy()
+        self._base._check_finite(base, a, x, shape, "gradient", round_index)
         mine = np.broadcast_to(a, base.shape[:-1]) == self._agent
         return np.where(mine[..., None], self._g, base)
 

@@ -513,3 +513,23 @@ def test_to_dict_is_json(name: str) -> None:
     d = FAMILIES[name].to_dict()
     assert json.loads(json.dumps(d))["type"] == type(FAMILIES[name]).__name__
     assert d["dim"] == 3
+
+
+def test_linear_override_gradients_are_the_bases_except_the_agents_and_keep_its_errors() -> None:
+    from asyncdp.errors import CostValueError
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, -1.0], [2.0, 0.5]])
+    fam = LinearOverride(base, 1, [3.0, -4.0])
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(4, 3, 2))  # (runs, agents, n): the replay's call
+    got = fam.gradient(np.arange(3), z)
+    want = base.gradient(np.arange(3), z)
+    want[:, 1] = [3.0, -4.0]
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(fam.gradient(2, z[0, 2]), base.gradient(2, z[0, 2]))  # one point
+    np.testing.assert_array_equal(fam.gradient(1, z[0, 1]), [3.0, -4.0])
+    bad = z.copy()
+    bad[2, 0, 1] = np.inf  # the base's gradient of agent 0 is not finite there: the base's error, naming agent 0
+    with pytest.raises(CostValueError, match="agent 0"):
+        fam.gradient(np.arange(3), bad)

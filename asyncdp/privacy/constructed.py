@@ -1,0 +1,330 @@
+"""Constructed transcripts of candidate pairs on a fixed set of realized schedules, and their exact losses.
+
+The worst-case search (:mod:`asyncdp.privacy.worst_case`) evaluates many
+candidate pairs on the same few engine runs. What does not depend on the
+candidate is computed once here (:class:`CandidateRuns`): the evaluated
+runs' messages and, round by round, their dense schedules (the weights and
+sender rounds every replay of every candidate reads). What does depend on
+it, :func:`constructed_replay`, builds the candidate's constructed
+transcript and its exact loss in the same replay passes: the construction
+repeats a pinned replay until its output equals its input, and the pass that
+finds it settled is, entry for entry, the replay of the settled transcript
+(every value it writes is the value already there), so that pass, run under
+both problems, gives the loss without a further replay; and when no
+combination reads a constructed message ahead, the first pass has settled.
+:func:`constructed_replays` does the same for several candidates in one
+replay per pass (each candidate's rule on its own copy of the runs).
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> from asyncdp.privacy.worst_case import candidate_scenarios
+    >>> pair, ctx = small_example()
+    >>> runs = CandidateRuns(ctx.engine_runs(0), [0, 1, 2])
+    >>> p, q = candidate_scenarios(pair.scenario, 0, [1.0, 0.0], [-1.0, 0.0])
+    >>> built, out = constructed_replay(runs.runs, p, q, 0)
+    >>> out.losses.shape, bool((out.losses > 0).all())
+    ((3,), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accounting.scheduled_replay import ScheduledReplay, dense_round
+
+from ..scenario import Scenario
+from .behavior import EngineRuns, replay_runs
+
+__all__ = ["DenseSchedules", "CandidateRuns", "constructed_replay", "constructed_replays", "DENSE_CACHE_ENTRIES",
+           "STACK_ENTRIES"]
+
+DENSE_CACHE_ENTRIES = 4_000_000
+"""Largest ``T x R x N x N`` kept as dense rounds (above it the schedules are read as recorded, every time)."""
+
+
+STACK_ENTRIES = 1_000_000
+"""Largest ``K R x N x N x d`` (and ``K R x T x N x d``) of ``K`` candidates replayed together
+(:func:`constructed_replays`); below the replay's own chunk size, so the stack is one chunk."""
+
+
+class DenseSchedules:
+    """The realized schedules of a few runs, every round kept as dense ``(R, N, N)`` arrays once computed.
+
+    A :class:`accounting.scheduled_replay.ScheduleBatch`: :meth:`dense_runs`
+    gives what the replay would compute from the recorded schedules (the
+    batch's ``dense_runs`` or each run's ``dense``), computed on the first
+    call for a round and reused by every later replay; slicing gives the
+    same rounds for fewer runs, sharing the cache.
+
+    Args:
+        schedules: the runs' schedules (a sequence of schedules, or a batch with ``dense_runs``).
+        horizon: ``T``.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.eye(2)], [np.eye(2, dtype=int)])
+        >>> d = DenseSchedules([one, one], 1)
+        >>> len(d), d.dense_runs(1)[0].shape, len(d[:1]), d[:1].dense_runs(1)[1].tolist()
+        (2, (2, 2, 2), 1, [[[1, 0], [0, 1]]])
+    """
+
+    def __init__(self, schedules: Any, horizon: int, _cache: dict[Any, Any] | None = None,
+                 _runs: slice | None = None) -> None:
+        self._schedules = schedules
+        self._horizon = horizon
+        self._cache: dict[Any, Any] = {} if _cache is None else _cache  # rounds, and reads_ahead answers
+        self._runs = slice(0, len(schedules)) if _runs is None else _runs
+
+    def __len__(self) -> int:
+        return len(range(len(self._schedules))[self._runs])
+
+    def __getitem__(self, runs: slice) -> DenseSchedules:
+        if not isinstance(runs, slice):
+            raise TypeError("DenseSchedules is indexed by a slice of runs")
+        picked = range(len(self._schedules))[self._runs][runs]
+        return DenseSchedules(self._schedules, self._horizon, self._cache, slice(picked.start, picked.stop, picked.step))
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, S)`` of round ``t`` for these runs, ``(R, N, N)`` each (computed on the first call for ``t``)."""
+        got = self._cache.get(t)
+        if got is None:
+            got = self._cache[t] = dense_round(self._schedules, t)
+        return got[0][self._runs], got[1][self._runs]
+
+    def reads_ahead(self, written: np.ndarray) -> bool:
+        """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
+        construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written)."""
+        key = ("reads_ahead", self._runs.start, self._runs.stop, self._runs.step, written.shape, written.tobytes())
+        if key not in self._cache:
+            self._cache[key] = self._reads_ahead(written)
+        return bool(self._cache[key])
+
+    def _reads_ahead(self, written: np.ndarray) -> bool:
+        from accounting.scheduled_replay import reads_ahead
+
+        return reads_ahead(self, self._horizon, written)
+
+
+class CandidateRuns:
+    """The engine runs every candidate is evaluated on, with the schedules' dense rounds computed once.
+
+    Args:
+        runs: the engine runs of the user's scenario.
+        rows: the runs evaluated, in order (a candidate evaluated on fewer runs uses a prefix).
+
+    Attributes:
+        rows: as given.
+        runs: the :class:`~asyncdp.privacy.behavior.EngineRuns` of those rows (schedules as :class:`DenseSchedules`
+            when they fit in :data:`DENSE_CACHE_ENTRIES`).
+        known: the search's record of candidates already evaluated on these runs (each run's losses and
+            per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
+            candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
+            its first rows instead of replaying them.
+    """
+
+    def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
+        self.rows = list(rows)
+        picked = _picked(runs.schedules, self.rows)
+        first = next(iter(runs.messages.values()))
+        horizon, n_agents = first.shape[1], first.shape[2]
+        if horizon * len(self.rows) * n_agents * n_agents <= DENSE_CACHE_ENTRIES:
+            picked = DenseSchedules(picked, horizon)
+        self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
+                               {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
+        self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+
+    def prefix(self, count: int) -> EngineRuns:
+        """The first ``count`` evaluated runs (all of them if fewer)."""
+        if count >= len(self.rows):
+            return self.runs
+        r = self.runs
+        return EngineRuns(r.engine, r.seeds[:count], {c: m[:count] for c, m in r.messages.items()},
+                          r.schedules[:count], r.unicast)
+
+
+def _picked(schedules: Any, rows: list[int]) -> Any:
+    """The schedules of ``rows``: a slice of the batch for consecutive rows, else one schedule per row."""
+    if rows and hasattr(schedules, "dense_runs") and rows == list(range(rows[0], rows[-1] + 1)):
+        return schedules[rows[0]:rows[-1] + 1]
+    return tuple(schedules[r] for r in rows)
+
+
+def _written(p: Scenario, pinned: int | Sequence[int]) -> np.ndarray:
+    """``(T, N)``: the messages a construction under ``p`` writes (the pinned agents' every round, everyone's in a
+    round some channel releases without noise)."""
+    from .behavior import declared_noise
+
+    out = np.zeros((p.horizon, p.problem.num_agents), dtype=bool)
+    out[:, pinned] = True
+    for ch in declared_noise(p.algorithm, p.horizon).values():
+        out[np.ones(p.horizon, dtype=bool) if ch.mechanism is None else np.asarray(ch.scales) == 0] = True
+    return out
+
+
+def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned: int | Sequence[int]
+                       ) -> tuple[dict[str, np.ndarray], ScheduledReplay]:
+    """The constructed transcript of the pinned agent(s) under ``p``, and its replay under ``p`` and ``q``.
+
+    The construction (:func:`asyncdp.privacy.worst_case.construct_transcript`)
+    repeats a pinned replay on its own output until nothing changes, at most
+    ``horizon + 1`` passes. In the pass that finds the transcript settled,
+    every value written equals the one already there, so that pass computes
+    exactly what a replay of the settled transcript under ``p`` computes;
+    passes after the first therefore run under ``q`` too, and the settled
+    pass's losses are the transcript's exact losses (no further replay).
+
+    One pass is enough when no combination reads a written message before
+    the pass writes it: the pass processes rounds in order and writes round
+    ``t``'s messages (the pinned agents' on every channel, every agent's in a
+    round some channel releases without noise) before round ``t``'s
+    combinations, so if no combination of round ``t`` uses a written message
+    of a later round (:meth:`DenseSchedules.reads_ahead`, from the schedules
+    alone), every value the pass reads is final when read: its computations
+    are those of a replay of its output, a second pass would reproduce it,
+    and the first pass, run under ``p`` and ``q``, gives the losses. That
+    holds on every lockstep or deadline schedule and on asynchronous ones
+    without such reads; the others take the repeated passes.
+
+    Args:
+        runs: the runs (schedules and the other agents' messages).
+        p: the problem whose noise-free values are pinned (the candidate's ``P``).
+        q: the adjacent problem (``None``: the transcript only).
+        pinned: the pinned agent, or agents.
+
+    Returns:
+        ``(transcript, replay)``: per channel the constructed messages, and the settled pass's
+        :class:`~accounting.scheduled_replay.ScheduledReplay` (with ``losses`` when ``q`` is given).
+
+    Raises:
+        AccountingError: the construction does not settle within ``horizon + 1`` passes.
+    """
+    from accounting.errors import AccountingError
+
+    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p, pinned))
+    built: dict[str, np.ndarray] | None = None
+    for _ in range(p.horizon + 1):
+        out = replay_runs(runs, p, None if built is None and not once else q, algorithm=p.algorithm,
+                          pin_agent=pinned, messages=built)  # type: ignore[arg-type]
+        nxt = out.messages
+        assert nxt is not None
+        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
+            return nxt, out
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
+                          f"{p.horizon + 1} passes")
+
+
+class _Tiled:
+    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+
+    def __init__(self, schedules: Any, copies: int) -> None:
+        self._schedules, self._copies = schedules, copies
+
+    def __len__(self) -> int:
+        return len(self._schedules) * self._copies
+
+    def __getitem__(self, runs: slice) -> _Tiled:
+        if range(len(self))[runs] != range(len(self)):
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return self
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w, src = dense_round(self._schedules, t)
+        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
+
+
+class _Blocks:
+    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
+
+    Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
+    """
+
+    def __init__(self, rules: Sequence[Any], size: int) -> None:
+        self.rules, self.size = list(rules), size
+
+    def initial_state(self, runs: int) -> list[Any]:
+        if runs != len(self.rules) * self.size:
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return [r.initial_state(self.size) for r in self.rules]
+
+    def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
+        parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
+        return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
+
+    def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
+        n = self.size
+        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
+                for k, (r, s) in enumerate(zip(self.rules, state))]
+
+
+def stack_size(runs: EngineRuns) -> int:
+    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`)."""
+    first = next(iter(runs.messages.values()))
+    horizon, n_agents = first.shape[1], first.shape[2]
+    width = max(m.shape[-1] * (n_agents if runs.unicast else 1) for m in runs.messages.values())
+    per_run = max(n_agents * n_agents * width, horizon * n_agents * width)
+    return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
+
+
+def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario]], pinned: int | Sequence[int]
+                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
+
+    The candidates' runs are stacked (each candidate's rule on its own copy
+    of the runs, :class:`_Blocks`), so each pass costs one replay of the
+    stack instead of one per candidate; the passes repeat until every
+    candidate's transcript has settled (a settled transcript replays to
+    itself, so a candidate that settled early gets the same values again).
+    The candidates must share the algorithm's noise declaration (the
+    worst-case search's do: it binds the user's algorithm to the user's
+    problem).
+
+    Args:
+        runs: the runs (as :func:`constructed_replay`; at most :func:`stack_size` candidates at a time).
+        pairs: the candidates' scenarios ``(p, q)``.
+        pinned: the pinned agent, or agents.
+
+    Returns:
+        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)``.
+
+    Raises:
+        AccountingError: a candidate's construction does not settle, or its replay fails.
+        ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
+    """
+    from accounting.errors import AccountingError
+    from accounting.scheduled_replay import scheduled_replay
+
+    from .behavior import AlgorithmChannelRule, declared_noise
+
+    p0 = pairs[0][0]
+    noise = declared_noise(p0.algorithm, p0.horizon)
+    for p, _ in pairs[1:]:
+        other = declared_noise(p.algorithm, p.horizon)
+        if other.keys() != noise.keys() or any(
+                (a.mechanism, None if a.scales is None else a.scales.tobytes())
+                != (b.mechanism, None if b.scales is None else b.scales.tobytes())
+                for a, b in ((noise[c], other[c]) for c in noise)):
+            raise ValueError("stacked candidates must share the noise declaration")
+    count, size = len(pairs), runs.runs
+    rule = _Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in pairs], size)
+    rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in pairs], size)
+    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
+    schedules = _Tiled(runs.schedules, count)
+    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p0, pinned))
+    built: dict[str, np.ndarray] | None = None
+    for _ in range(p0.horizon + 1):
+        out = scheduled_replay(messages if built is None else built, schedules, noise, rule,
+                               None if built is None and not once else rule_q, unicast=runs.unicast,
+                               pin_agent=pinned)
+        nxt = out.messages
+        assert nxt is not None
+        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
+            assert out.losses is not None and out.per_round is not None
+            return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
+                    for k in range(count)]
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AccountingError(f"the constructed transcripts of agent(s) {pinned} did not settle within "
+                          f"{p0.horizon + 1} passes")

@@ -1,0 +1,193 @@
+"""The worst-case search's shortcuts give what the plain computation gives, value for value.
+
+:func:`asyncdp.privacy.constructed.constructed_replay` takes a candidate's
+loss from the construction pass that finds the transcript settled, instead of
+replaying the settled transcript again; :class:`~asyncdp.privacy.constructed.DenseSchedules`
+serves every replay the dense rounds computed once. Both must change nothing:
+the references below are the plain path (the pinned construction repeated
+until settled, then :func:`~asyncdp.privacy.behavior.replay_runs` of its
+output; each run's own ``dense(t)``), computed by other code than the
+shortcut.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asyncdp import Async, LinkModel, Links, LogNormalLatency
+from asyncdp.engine.schedule import RealizedSchedule
+from asyncdp.privacy.behavior import EngineRuns, replay_runs, run_engine
+from asyncdp.privacy.constructed import CandidateRuns, DenseSchedules, constructed_replay, constructed_replays
+from asyncdp.privacy.context import small_example
+from asyncdp.privacy.worst_case import candidate_scenarios, constructed_losses
+
+LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
+
+
+def _plain_construction(runs, p, agent):
+    """The pinned replay repeated until its output is its input, and the number of passes it took."""
+    built = None
+    for passes in range(1, p.horizon + 2):
+        nxt = replay_runs(runs, p, algorithm=p.algorithm, pin_agent=agent, messages=built).messages
+        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
+            return nxt, passes
+        built = {c: np.array(m) for c, m in nxt.items()}
+    raise AssertionError("did not settle")
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_settled_pass_gives_the_losses_of_replaying_the_settled_transcript(timing):
+    base = small_example()[0].scenario
+    sc = base if timing is None else base.replace(timing=timing, links=LOSSY)
+    runs = run_engine(sc, 12, seed=3)
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    want_messages, passes = _plain_construction(runs, p, 0)
+    want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
+    got_messages, got = constructed_replay(CandidateRuns(runs, range(12)).runs, p, q, 0)
+    assert passes >= 2  # the construction's check that nothing changes is one pass at least
+    for c in want_messages:
+        np.testing.assert_array_equal(got_messages[c], want_messages[c])
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+    np.testing.assert_array_equal(got.losses, want.losses)
+    assert (got.losses > 0).all()  # the pinned agent's releases move: a loss to compare
+
+
+def _read_ahead_runs(sc, runs: int) -> EngineRuns:
+    """Runs whose schedule has agent 1 combine agent 0's message of round ``t + 2`` in round ``t`` and agent 2
+    agent 1's of round ``t + 1`` (agent 0 keeps to itself, so the causal order is acyclic): pinning every agent,
+    one pass constructs agent 1's messages from agent 0's recorded ones, so the construction needs more passes."""
+    n, horizon = sc.problem.num_agents, sc.horizon
+    assert n == 3
+    weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
+    senders = []
+    for t in range(1, horizon + 1):
+        s = np.where(weights > 0, t, 0)
+        s[1, 0], s[2, 1] = min(t + 2, horizon), min(t + 1, horizon)
+        senders.append(s)
+    sched = RealizedSchedule.from_dense([weights] * horizon, senders)
+    y = np.random.default_rng(5).normal(size=(runs, horizon, n, sc.problem.dim))
+    return EngineRuns("batch", tuple(range(runs)), {"y": y}, (sched,) * runs, False)
+
+
+def test_with_read_ahead_the_construction_takes_more_passes_and_the_settled_pass_still_gives_the_losses():
+    sc = small_example()[0].scenario
+    runs = _read_ahead_runs(sc, 4)
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    pinned = [0, 1, 2]
+    want_messages, passes = _plain_construction(runs, p, pinned)
+    want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
+    got_messages, got = constructed_replay(CandidateRuns(runs, range(4)).runs, p, q, pinned)
+    assert passes >= 3
+    np.testing.assert_array_equal(got_messages["y"], want_messages["y"])
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+    assert (got.losses > 0).all()
+
+
+def test_dense_schedules_are_each_runs_own_dense_rounds_for_every_slice():
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=1)
+    dense = DenseSchedules(tuple(runs.schedules[r] for r in range(6)), sc.horizon)
+    for t in range(1, sc.horizon + 1):
+        for part, rows in ((dense, range(6)), (dense[2:5], range(2, 5)), (dense[1:][1:3], range(2, 4))):
+            w, src = part.dense_runs(t)
+            assert w.shape[0] == src.shape[0] == len(part) == len(rows)
+            for k, r in enumerate(rows):
+                w_r, s_r = runs.schedules[r].dense(t)
+                np.testing.assert_array_equal(w[k], w_r)
+                np.testing.assert_array_equal(src[k], s_r)
+
+
+def test_a_candidates_losses_on_the_first_runs_do_not_depend_on_how_many_runs_were_prepared():
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 10, seed=2)
+    alone, rows = constructed_losses(runs, sc, 0, [1.0, 0.0], [0.0, -1.0], max_runs=4)
+    p, q = candidate_scenarios(sc, 0, [1.0, 0.0], [0.0, -1.0])
+    _, out = constructed_replay(CandidateRuns(runs, range(10)).prefix(4), p, q, 0)
+    assert rows == [0, 1, 2, 3]
+    np.testing.assert_array_equal(out.losses, alone)
+
+
+def test_reads_ahead_names_exactly_the_schedules_whose_later_written_messages_are_read():
+    sc = small_example()[0].scenario
+    runs = _read_ahead_runs(sc, 2)
+    dense = DenseSchedules(runs.schedules, sc.horizon)
+    written = np.zeros((sc.horizon, 3), dtype=bool)
+    assert not dense.reads_ahead(written)  # nothing written: nothing read too early
+    written[:, 2] = True  # agent 2's messages: nobody reads them ahead
+    assert not dense.reads_ahead(written)
+    written[:, 0] = True  # agent 1 reads agent 0's round t + 2 message in round t
+    assert dense.reads_ahead(written)
+    only_last = np.zeros_like(written)
+    only_last[sc.horizon - 1, 1] = True  # agent 2 reads agent 1's last message in the round before it
+    assert dense.reads_ahead(only_last)
+    assert not DenseSchedules(small_example()[0].scenario and run_engine(sc, 3, seed=0).schedules,
+                              sc.horizon).reads_ahead(np.ones((sc.horizon, 3), dtype=bool))  # lockstep: never
+
+
+def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_what_a_replay_gives(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 12, seed=4)
+    fam = wc._family(sc, 0)
+    prepared = CandidateRuns(runs, range(12))
+    wide, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
+    fresh, _, rows = wc._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
+    calls = []
+    monkeypatch.setattr(wc, "constructed_replay", lambda *a, **k: calls.append(a) or constructed_replay(*a, **k))
+    again, _, rows_again = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
+    other, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
+    assert len(calls) == 1  # the known candidate was not replayed; the other one was
+    assert rows == rows_again == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(again, fresh)
+    np.testing.assert_array_equal(again, wide[:5])
+    assert not np.array_equal(other, again)
+
+
+def _one_agent_case():
+    import asyncdp.privacy.worst_case as wc
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 10, seed=6)
+    return wc._family(sc, 0), sc, runs
+
+
+def _round_case():
+    import asyncdp.privacy.worst_case as wc
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    runs = run_engine(sc, 6, seed=0)
+    return wc._family(sc, None), sc, runs
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_stacked_candidates_get_exactly_the_losses_of_their_own_replays(case):
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[:3]
+    pairs = [fam.scenarios(sc, t0, g, gp) for _, t0, g, gp in chosen]
+    stacked = constructed_replays(prepared.runs, pairs, fam.pinned(sc))
+    assert len(stacked) == 3
+    for (p, q), (losses, per_round) in zip(pairs, stacked):
+        _, alone = constructed_replay(prepared.runs, p, q, fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert not np.array_equal(stacked[0][0], stacked[1][0])  # different candidates: something to tell apart
+
+
+def test_a_group_whose_stacked_replay_fails_is_evaluated_one_candidate_at_a_time(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    chosen = fam.extremes(sc, None)[:4]
+    objective = wc._objective_of(small_example()[1], sc)
+    together = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+
+    def broken(*args, **kwargs):
+        raise ValueError("no stacking")
+
+    monkeypatch.setattr(wc, "constructed_replays", broken)
+    apart = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+    assert together == apart and len(apart) == 4
