@@ -94,6 +94,7 @@ import networkx as nx
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg import blas, lapack
 
 from topology.weights import metropolis
 
@@ -363,15 +364,27 @@ def authors_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: floa
         [0.3333, 0.3333, 0.3333]
     """
     _check_privacy(alpha, sigma)
-    if not (eps_local > 0 and math.isfinite(eps_local)):
-        raise PrivacyParameterError(f"eps_local must be a finite number > 0, got {eps_local!r}")
+    _check_eps_local(eps_local)
     nb = _neighbours(weights, v)
     total = np.zeros(weights.shape[0])
     for t, rows in gossip_rows(weights, nb, steps, gamma):
-        if t == 0:
-            continue
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        total += ((rows / norms) ** 2).sum(axis=0)
+        if t > 0:
+            _add_authors_terms(total, rows)
+    return _authors_cap(total, alpha, sigma, eps_local)
+
+
+def _check_eps_local(eps_local: float) -> None:
+    if not (eps_local > 0 and math.isfinite(eps_local)):
+        raise PrivacyParameterError(f"eps_local must be a finite number > 0, got {eps_local!r}")
+
+
+def _add_authors_terms(total: np.ndarray, rows: np.ndarray) -> None:
+    """``total += sum over the rows of (M_t[w, :] / ||M_t[w, :]||)^2``: one step of the authors' sum."""
+    total += ((rows / np.linalg.norm(rows, axis=1, keepdims=True)) ** 2).sum(axis=0)
+
+
+def _authors_cap(total: np.ndarray, alpha: float, sigma: float, eps_local: float) -> np.ndarray:
+    """The authors' value from their sum: ``min(eps_local, alpha / (2 sigma^2) * total)``."""
     return np.minimum(eps_local, alpha / (2 * sigma**2) * total)
 
 
@@ -401,28 +414,50 @@ class ObserverRow:
 
 def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, batch_rows: int = 256
                     ) -> tuple[np.ndarray, int]:
-    """An orthonormal basis of the span of the rows of ``blocks``, built batch by batch (CGS2 with deflation).
+    """An orthonormal basis of the span of the rows of ``blocks``, built batch by batch (block Gram-Schmidt).
 
-    Rows are gathered into batches of at least ``batch_rows``. Each batch is
-    projected off the current basis twice (classical Gram-Schmidt with
-    reorthogonalization); an SVD of the residual gives its new directions,
-    kept if their singular value exceeds ``rank_rtol`` times the largest row
-    norm seen so far. The kept directions are projected off the basis twice
-    more and re-orthonormalized through the eigendecomposition of their small
-    Gram matrix (they are orthonormal up to rounding, so its condition is
-    near 1); one whose norm falls below 1/2 in that step was rounding, and is
+    Rows are gathered into batches of at least ``batch_rows``. Each batch
+    ``R`` is projected once off the current basis ``Q`` (classical
+    Gram-Schmidt, ``R - (R Q) Q^T``); its new directions are the right
+    singular vectors of the residual, obtained from a blocked Householder QR
+    of the residual's transpose and an SVD of the small triangular factor
+    (the singular values and vectors of an SVD of the wide residual, for a
+    fraction of the work), and kept if their singular value exceeds
+    ``rank_rtol`` times the largest row norm seen so far. The kept directions
+    are projected off ``Q`` once more, a second time only if that shrank one
+    of them below ``1/sqrt(2)`` of its length (the reorthogonalization
+    criterion of Daniel, Gragg, Kaufman and Stewart, Math. Comp. 1976), and
+    re-orthonormalized through the eigendecomposition of their small Gram
+    matrix (they are orthonormal up to rounding, so its condition is near
+    1); one whose norm falls below 1/2 in that step was rounding, and is
     counted as dropped. The basis lives in one preallocated buffer (no copy
     per batch). Cost ``O(k n r)`` for ``k`` rows of length ``n`` and rank
     ``r``, against ``O(k n^2)`` for an SVD of the stacked rows.
 
+    One projection of the batch suffices: it leaves a rounding-level
+    component along ``Q`` in the residual (about ``sqrt(n) eps`` times the
+    batch's norm, from the inner products ``R Q``), which moves the
+    residual's singular values by that much (Weyl's inequality), many orders
+    below the deflation threshold, and only tilts the kept directions
+    towards ``Q``, which their own projection removes. What it could change
+    is the count of ambiguous directions (singular values between rounding
+    and the threshold), so those directions are projected off ``Q`` too and
+    counted by the singular values of what lies outside ``Q`` (views whose
+    weak directions are exact dependencies keep ``dropped == 0``). The
+    orthonormality of the result is checked at the end.
+
     Where the view has ambiguous directions (``dropped > 0``), the kept
-    subspace depends on how the rows are batched (a direction that is weak
-    within one batch may be kept in another grouping): every grouping keeps
-    a subspace of the row space, so every result is a lower estimate, but the
-    estimates differ (on the N = 2048 grid and random geometric graph,
-    batches of 128 rows instead of 256 keep 5 % more directions and raise
-    single values by up to 0.6). The default is fixed so that the values are
-    reproducible.
+    subspace depends on how the rows are batched and on the rounding of the
+    steps (a direction that is weak within one batch may be kept in another
+    grouping; among the weakest directions the choice is not stable under
+    rounding-level changes of the input): every result spans a subspace of
+    the row space, so every value is a lower estimate, but the estimates
+    differ. On the N = 2048 grid and random geometric graph, batches of 128
+    rows instead of 256 keep 5 % more directions and raise single values by
+    up to 0.6; replacing the SVD of the residual by the QR route above, and
+    the second projection of each batch by the single one, moved single
+    values by up to 0.3 with the same number of directions within 2 of
+    1200. The default is fixed so that the values are reproducible.
 
     Args:
         blocks: arrays of shape ``(d_i, n)``.
@@ -436,7 +471,7 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
 
     Raises:
         AccountingError: the basis lost orthogonality all the same (a squared row norm of ``Q`` above
-            ``1 + 1e-6``, or more directions than ``n``).
+            ``1 + 1e-6``, or more directions than ``n``); a LAPACK routine failed.
 
     Example:
         >>> q, dropped = row_space_basis([np.array([[1.0, 1.0, 0.0]]), np.array([[2.0, 2.0, 0.0], [0, 0, 3.0]])],
@@ -452,22 +487,63 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
     dropped = 0
     eps = np.finfo(float).eps
 
+    def subtract(x: np.ndarray, q: np.ndarray, coef: np.ndarray) -> None:
+        """``x -= q coef`` in place (one BLAS call, no ``(n, k)`` temporary when ``x`` is in Fortran order)."""
+        out = blas.dgemm(-1.0, q, coef, beta=1.0, c=x, overwrite_c=1)
+        if not np.may_share_memory(out, x):  # BLAS worked on a copy (x not in Fortran order)
+            x[...] = out
+
+    def project(x: np.ndarray, q: np.ndarray) -> None:
+        """``x -= q (q^T x)`` in place, ``x`` of shape ``(n, k)``, ``q`` in Fortran order."""
+        subtract(x, q, blas.dgemm(1.0, q, x, trans_a=1))
+
     def absorb(r: np.ndarray) -> None:
         nonlocal buf, rank, dropped
         assert buf is not None
         q = buf[:, :rank]
         if rank:
-            for _ in range(2):
-                r -= (r @ q) @ q.T
-        _, sv, vt = sla.svd(r, full_matrices=False, check_finite=False)
+            project(r.T, q)  # r^T is the Fortran view of the C-ordered batch: projected in place
+        b, n = r.shape
+        m = min(b, n)
+        # r^T = H [R; 0] (blocked Householder QR, in place on the Fortran view r^T), R = U S Y^T:
+        # r = Y S (H [U; 0])^T, so the right singular vectors of r are H [U; 0]
+        qr, tfac, info = lapack.dgeqrt(min(32, m), r.T, overwrite_a=1)
+        if info:
+            raise AccountingError(f"row_space_basis: LAPACK dgeqrt failed (info={info})")
+        u, sv, _ = sla.svd(np.triu(qr[:m]), full_matrices=False, check_finite=False)
         keep = sv > rank_rtol * scale
-        dropped += int((sv[~keep] > r.shape[1] * eps * scale).sum())
-        if not keep.any():
+        band = ~keep & (sv > n * eps * scale)  # ambiguous: above rounding, at or below the tolerance
+        k = int(keep.sum())
+        # the single projection leaves rounding along Q in the residual; the band's directions are
+        # projected off Q too, so that only what lies outside the basis is counted as ambiguous
+        recheck = bool(rank and band.any())
+        if not recheck:
+            dropped += int(band.sum())
+        cols = keep | band if recheck else keep
+        if not cols.any():
             return
-        new = np.asfortranarray(vt[keep].T)
+        c = np.zeros((n, int(cols.sum())), order="F")
+        c[:m] = u[:, cols]  # the kept directions first (singular values in decreasing order)
+        z, info = lapack.dgemqrt(qr[:, :m], tfac, c, side="L", trans="N", overwrite_c=1)
+        if info:
+            raise AccountingError(f"row_space_basis: LAPACK dgemqrt failed (info={info})")
         if rank:
-            for _ in range(2):
-                new -= q @ (q.T @ new)
+            coef = blas.dgemm(1.0, q, z, trans_a=1)  # Q^T z, for the kept and the band directions
+            if k:
+                subtract(z[:, :k], q, coef[:, :k])
+                if np.linalg.norm(z[:, :k], axis=0).min() < math.sqrt(0.5):
+                    project(z[:, :k], q)
+        if recheck:
+            # the band's residual outside Q is Y_b S_b (P z_b)^T, with (P z_b)^T P z_b = z_b^T z_b - c_b^T c_b
+            # (c_b = Q^T z_b): the subtraction loses about n eps of each entry of this Gram matrix, that is
+            # n eps sv^2 <= n eps (rank_rtol scale)^2 of its eigenvalues, far below the rounding level squared
+            zb, cb, sb = z[:, k:], coef[:, k:], sv[band]
+            gram = (zb.T @ zb - cb.T @ cb) * sb[:, None] * sb[None, :]
+            outside = sla.eigvalsh(gram, check_finite=False)
+            dropped += int((outside > (n * eps * scale) ** 2).sum())
+        if not k:
+            return
+        new = z[:, :k]
         # new = Z S Y^T: its Gram Y S^2 Y^T gives Z = new Y / S on the directions with S > 1/2
         s2, y = sla.eigh(new.T @ new, check_finite=False)
         good = s2 > 0.25
@@ -483,6 +559,11 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
         buf[:, rank:rank + add.shape[1]] = add
         rank += add.shape[1]
 
+    def batch(parts: list[np.ndarray]) -> np.ndarray:
+        """The rows stacked in C order (their transpose, the Fortran view, is what LAPACK factors in place)."""
+        out = np.empty((sum(p.shape[0] for p in parts), parts[0].shape[1]))
+        return np.concatenate(parts, axis=0, out=out)
+
     pending: list[np.ndarray] = []
     count = 0
     for block in blocks:
@@ -495,19 +576,48 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
         pending.append(r)
         count += r.shape[0]
         if count >= batch_rows:
-            absorb(np.vstack(pending))
+            absorb(batch(pending))
             pending, count = [], 0
     if buf is None:
         return np.zeros((0, 0)), dropped
     if pending:
-        absorb(np.vstack(pending))
+        absorb(batch(pending))
     q = buf[:, :rank]
-    worst = float(np.max(np.sum(q**2, axis=1), initial=0.0))
+    worst = float(np.max(np.einsum("ij,ij->i", q, q), initial=0.0))
     if rank > q.shape[0] or worst > 1 + 1e-6:
         raise AccountingError(f"row_space_basis: the basis lost orthogonality (rank {rank} for dimension "
                               f"{q.shape[0]}, largest squared row norm {worst:.6g}); rank_rtol={rank_rtol!r} is "
                               "too small for the rounding of these rows")
     return q, dropped
+
+
+def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | None, alpha: float, sigma: float,
+                    include_first_exchange: bool, rank_rtol: float, authors_total: np.ndarray | None = None
+                    ) -> ObserverRow:
+    """The exact values by :func:`row_space_basis` over the streamed view (parameters checked by the caller).
+
+    With ``authors_total`` (zeros of shape ``(n,)``), the authors' sum is accumulated into it from the same
+    gossip rows (one pass over the steps for both values).
+    """
+    nb = _neighbours(weights, v)
+    n = weights.shape[0]
+    others = np.delete(np.arange(n), v)
+    count = 0
+
+    def stream() -> Iterator[np.ndarray]:
+        nonlocal count
+        for t, rows in gossip_rows(weights, nb, steps, gamma):
+            if t > 0 and authors_total is not None:
+                _add_authors_terms(authors_total, rows)
+            if t > 0 or include_first_exchange:
+                count += rows.shape[0]
+                yield rows[:, others]
+
+    q, dropped = row_space_basis(stream(), rank_rtol)
+    exact = np.full(n, np.inf)
+    # the shift for u is the noise column u: mu^2 = ||P e_u||^2 / sigma^2, D = alpha mu^2 / 2
+    exact[others] = alpha / (2 * sigma**2) * (np.einsum("ij,ij->i", q, q) if q.size else 0.0)
+    return ObserverRow(int(v), None, exact, int(q.shape[1]) if q.size else 0, dropped, count)
 
 
 def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float | None = None, *,
@@ -554,19 +664,7 @@ def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float 
     n = weights.shape[0]
     others = np.delete(np.arange(n), v)
     if method == "gram-schmidt":
-        count = [0]
-
-        def stream() -> Iterator[np.ndarray]:
-            for t, rows in gossip_rows(weights, nb, steps, gamma):
-                if t > 0 or include_first_exchange:
-                    count[0] += rows.shape[0]
-                    yield rows[:, others]
-
-        q, dropped = row_space_basis(stream(), rank_rtol)
-        exact = np.full(n, np.inf)
-        # the shift for u is the noise column u: mu^2 = ||P e_u||^2 / sigma^2, D = alpha mu^2 / 2
-        exact[others] = alpha / (2 * sigma**2) * (np.sum(q**2, axis=1) if q.size else 0.0)
-        return ObserverRow(int(v), None, exact, int(q.shape[1]) if q.size else 0, dropped, count[0])
+        return _streamed_exact(weights, v, steps, gamma, alpha, sigma, include_first_exchange, rank_rtol)
     blocks = [rows for t, rows in gossip_rows(weights, nb, steps, gamma) if t > 0 or include_first_exchange]
     b = np.vstack(blocks) if blocks else np.zeros((0, n))
     b_other = b[:, others]
@@ -601,6 +699,13 @@ def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None 
         >>> row.authors.round(4).tolist(), row.exact.round(4).tolist()
         ([0.3333, 0.3333, 0.3333], [inf, 0.5, 0.5])
     """
+    if method == "gram-schmidt":  # both values from one pass over the gossip steps
+        _check_privacy(alpha, sigma)
+        _check_eps_local(eps_local)
+        total = np.zeros(weights.shape[0])
+        ex = _streamed_exact(weights, v, steps, gamma, alpha, sigma, include_first_exchange, rank_rtol, total)
+        return ObserverRow(ex.v, _authors_cap(total, alpha, sigma, eps_local), ex.exact, ex.rank, ex.dropped,
+                           ex.view_dim)
     ex = exact_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma,
                              include_first_exchange=include_first_exchange, rank_rtol=rank_rtol, method=method)
     au = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)

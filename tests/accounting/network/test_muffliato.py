@@ -249,3 +249,44 @@ def test_row_space_basis_keeps_exact_dependencies_out_and_weak_directions_counte
     q, dropped = row_space_basis([big[i:i + 7] for i in range(0, 300, 7)], batch_rows=5)
     assert q.shape == (250, 250) and dropped == 0
     np.testing.assert_allclose(q.T @ q, np.eye(250), atol=1e-12)
+
+
+def test_row_space_basis_matches_the_one_svd_projector_on_nearly_dependent_batches():
+    # rows that later batches mostly repeat (a smooth decaying spectrum, as gossip rows have): the single
+    # projection of each batch, the QR of its residual and the SVD of the small factor must give the
+    # projector of one SVD of all rows (singular values from 1 down to 1e-6, far above the tolerance)
+    rng = np.random.default_rng(4)
+    left = rng.standard_normal((400, 60))
+    right = np.linalg.qr(rng.standard_normal((300, 60)))[0]
+    rows = (left * np.logspace(0, -6, 60)) @ right.T
+    q, dropped = row_space_basis([rows[i:i + 9] for i in range(0, 400, 9)], batch_rows=40)
+    assert q.shape == (300, 60) and dropped == 0
+    np.testing.assert_allclose(q @ q.T, right @ right.T, atol=1e-9)
+    np.testing.assert_allclose(q.T @ q, np.eye(60), atol=1e-12)
+
+
+def test_row_space_basis_does_not_depend_on_the_memory_order_of_the_blocks():
+    # the batch is factored in place through its transpose: Fortran-ordered blocks must give the same basis
+    rows = np.random.default_rng(5).standard_normal((90, 30)) @ np.random.default_rng(6).standard_normal((30, 70))
+    blocks = [rows[i:i + 10] for i in range(0, 90, 10)]
+    q_c, d_c = row_space_basis(blocks, batch_rows=25)
+    q_f, d_f = row_space_basis([np.asfortranarray(b) for b in blocks], batch_rows=25)
+    assert q_c.shape == (70, 30) and d_c == d_f == 0
+    np.testing.assert_array_equal(q_c, q_f)
+
+
+@pytest.mark.parametrize("first", [False, True])
+def test_observer_row_in_one_pass_equals_the_two_separate_computations(first):
+    # observer_row accumulates the authors' sum from the same gossip rows as the exact values
+    g = nx.connected_watts_strogatz_graph(40, 4, 0.3, seed=7)
+    w = hamilton_weights(g)
+    gamma = chebyshev_gamma(spectral_gap(w))
+    for v in (0, 13):
+        row = observer_row(w, v, 9, gamma, alpha=3.0, sigma=0.7, eps_local=0.8, include_first_exchange=first)
+        ex = exact_pairwise_loss(w, v, 9, gamma, alpha=3.0, sigma=0.7, include_first_exchange=first)
+        au = authors_pairwise_loss(w, v, 9, gamma, alpha=3.0, sigma=0.7, eps_local=0.8)
+        assert row.authors is not None and (row.rank, row.dropped, row.view_dim) == (ex.rank, ex.dropped, ex.view_dim)
+        np.testing.assert_array_equal(row.exact, ex.exact)
+        np.testing.assert_allclose(row.authors, au, rtol=1e-14, atol=0)
+    with pytest.raises(PrivacyParameterError, match="eps_local"):
+        observer_row(w, 0, 9, gamma, eps_local=0.0)
