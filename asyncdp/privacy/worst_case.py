@@ -314,8 +314,10 @@ class _Family:
         if self.agent is not None:
             return list(range(min(limit, runs.runs)))
         seen: set[int] = set()
+        alive = []  # a batch's schedules are views made on access: kept alive so that no id is reused
         out = []
         for r, s in enumerate(runs.schedules):
+            alive.append(s)
             if id(s) not in seen:
                 seen.add(id(s))
                 out.append(r)

@@ -193,3 +193,24 @@ def test_too_little_noise_is_refuted_by_the_worst_round_pair(variant, request):
         assert "'test-dpsda-half-lemma'" in report.sensitivity_source
         others = [e for e in report.evidence if e.witness is not None and e.method not in (WORST, "sensitivity coverage")]
         assert not others, [(e.method, e.reasons) for e in others]
+
+
+def test_round_class_rows_pick_the_first_runs_when_schedules_are_made_on_access():
+    """A batch's schedules are fresh views on every access (distinct runs, distinct schedules): the runs the
+    search evaluates are the first ones, whatever ids the freed views had; shared schedule objects (lockstep)
+    count once."""
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.worst_case import _Family
+
+    class MadeOnAccess:
+        def __len__(self) -> int:
+            return 12
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return (SimpleNamespace(run=r) for r in range(12))
+
+    family = _Family(RoundClass(1.0), None)
+    assert family.rows(SimpleNamespace(schedules=MadeOnAccess(), runs=12), 6) == list(range(6))
+    shared = SimpleNamespace()
+    assert family.rows(SimpleNamespace(schedules=(shared,) * 12, runs=12), 6) == [0]
