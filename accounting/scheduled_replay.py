@@ -251,7 +251,9 @@ def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tu
         return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
     seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     ws, ss = [], []
+    alive = []  # schedules made on access stay alive while they are read, so that no id is reused
     for s in schedules:
+        alive.append(s)
         got = seen.get(id(s))
         if got is None:
             w, src = s.dense(t)
@@ -261,9 +263,13 @@ def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tu
     return np.stack(ws), np.stack(ss)
 
 
-def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray) -> bool:
+def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray,
+                readers: np.ndarray | None = None) -> bool:
     """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
     construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written).
+
+    ``readers`` (``(N,)`` booleans) restricts the question to the combinations of those receivers (default:
+    every agent's).
 
     A replay with ``pin_agent`` processes rounds in order and writes round
     ``t``'s messages (the pinned agents', every agent's in a round released
@@ -278,12 +284,16 @@ def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int,
         >>> written = np.array([[True, False], [True, False]])  # agent 0's messages are constructed
         >>> reads_ahead([Ahead()], 2, written), reads_ahead([Ahead()], 2, ~written)
         (True, False)
+        >>> reads_ahead([Ahead()], 2, written, readers=np.array([True, False]))  # only agent 0's combinations
+        False
     """
     for t in range(1, horizon + 1):
         _, src = dense_round(schedules, t)
         later = src > t
         n = src.shape[1]
         later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+        if readers is not None:
+            later[:, ~np.asarray(readers, dtype=bool), :] = False
         if later.any():
             _, _, j = np.nonzero(later)
             if written[src[later] - 1, j].any():

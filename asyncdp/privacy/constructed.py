@@ -94,18 +94,20 @@ class DenseSchedules:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
 
-    def reads_ahead(self, written: np.ndarray) -> bool:
-        """Whether some run's combination in round ``t`` uses another agent's message of a later round that a
-        construction writes (``written[s - 1, j]``: sender ``j``'s round-``s`` message is written)."""
-        key = ("reads_ahead", self._runs.start, self._runs.stop, self._runs.step, written.shape, written.tobytes())
+    def reads_ahead(self, written: np.ndarray, readers: np.ndarray | None = None) -> bool:
+        """Whether some run's combination in round ``t`` (of a receiver in ``readers``, default every agent) uses
+        another agent's message of a later round that a construction writes (``written[s - 1, j]``: sender
+        ``j``'s round-``s`` message is written)."""
+        key = ("reads_ahead", self._runs.start, self._runs.stop, self._runs.step, written.shape, written.tobytes(),
+               None if readers is None else np.asarray(readers, dtype=bool).tobytes())
         if key not in self._cache:
-            self._cache[key] = self._reads_ahead(written)
+            self._cache[key] = self._reads_ahead(written, readers)
         return bool(self._cache[key])
 
-    def _reads_ahead(self, written: np.ndarray) -> bool:
+    def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
         from accounting.scheduled_replay import reads_ahead
 
-        return reads_ahead(self, self._horizon, written)
+        return reads_ahead(self, self._horizon, written, readers)
 
 
 class CandidateRuns:
@@ -164,6 +166,43 @@ def _written(p: Scenario, pinned: int | Sequence[int]) -> np.ndarray:
     return out
 
 
+def _one_pass(runs: EngineRuns, p: Scenario, pinned: int | Sequence[int]) -> str | None:
+    """Whether one construction pass gives the settled transcript's values: ``"settled"``, ``"pinned"`` or ``None``.
+
+    ``"settled"``: no combination reads a written message ahead (every value the pass reads is final when
+    read). ``"pinned"``: only the messages of the pinned agents are written and only other agents'
+    combinations read them ahead. The pinned agents' computations then read final values only (the other
+    agents' recorded messages and the pinned agents' messages already written), so the written messages
+    and the pinned agents' release means are final after one pass; the other agents' states may differ
+    from the settled ones, but a pure per-agent rule gives them the same means under both problems (only
+    the pinned agents' costs differ), so their releases add nothing to the loss either way. The caller
+    checks that last point on the pass (:func:`_others_unmoved`) and repeats the passes where it fails.
+    """
+    if not isinstance(runs.schedules, DenseSchedules):
+        return None
+    written = _written(p, pinned)
+    if not runs.schedules.reads_ahead(written):
+        return "settled"
+    mask = np.zeros(written.shape[1], dtype=bool)
+    mask[pinned] = True
+    if written[:, ~mask].any() or runs.schedules.reads_ahead(written, mask):
+        return None
+    return "pinned"
+
+
+def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int]) -> bool:
+    """Whether every release of the agents other than ``pinned`` has the same mean under both problems in the
+    replay ``out`` (its residuals under ``P`` and ``P'`` are equal entry by entry), as a pure per-agent rule
+    gives them."""
+    if out.residuals_prime is None:
+        return False
+    for name, r in out.residuals.items():
+        rp = out.residuals_prime[name]
+        if not np.array_equal(np.delete(r, pinned, axis=2), np.delete(rp, pinned, axis=2), equal_nan=True):
+            return False
+    return True
+
+
 def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned: int | Sequence[int]
                        ) -> tuple[dict[str, np.ndarray], ScheduledReplay]:
     """The constructed transcript of the pinned agent(s) under ``p``, and its replay under ``p`` and ``q``.
@@ -186,7 +225,11 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     are those of a replay of its output, a second pass would reproduce it,
     and the first pass, run under ``p`` and ``q``, gives the losses. That
     holds on every lockstep or deadline schedule and on asynchronous ones
-    without such reads; the others take the repeated passes.
+    without such reads. On asynchronous schedules where only the other
+    agents' combinations read a pinned agent's message ahead, one pass is
+    enough too, when the pass shows that those agents' releases have the
+    same means under both problems (:func:`_one_pass`); the others take
+    the repeated passes.
 
     Args:
         runs: the runs (schedules and the other agents' messages).
@@ -203,15 +246,18 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     """
     from accounting.errors import AccountingError
 
-    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p, pinned))
+    plan = _one_pass(runs, p, pinned)
     built: dict[str, np.ndarray] | None = None
     for _ in range(p.horizon + 1):
-        out = replay_runs(runs, p, None if built is None and not once else q, algorithm=p.algorithm,
+        out = replay_runs(runs, p, None if built is None and plan is None else q, algorithm=p.algorithm,
                           pin_agent=pinned, messages=built)  # type: ignore[arg-type]
         nxt = out.messages
         assert nxt is not None
-        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
+        if plan is not None and (plan == "settled" or q is None or _others_unmoved(out, pinned)):
             return nxt, out
+        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
+            return nxt, out
+        plan = None
         built = {c: np.array(m) for c, m in nxt.items()}
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
                           f"{p.horizon + 1} passes")
@@ -313,18 +359,20 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
     rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in pairs], size)
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
     schedules = _Tiled(runs.schedules, count)
-    once = isinstance(runs.schedules, DenseSchedules) and not runs.schedules.reads_ahead(_written(p0, pinned))
+    plan = _one_pass(runs, p0, pinned)
     built: dict[str, np.ndarray] | None = None
     for _ in range(p0.horizon + 1):
         out = scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                               None if built is None and not once else rule_q, unicast=runs.unicast,
+                               None if built is None and plan is None else rule_q, unicast=runs.unicast,
                                pin_agent=pinned)
         nxt = out.messages
         assert nxt is not None
-        if once or (built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
+        if (plan is not None and (plan == "settled" or _others_unmoved(out, pinned))) or (
+                built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
             assert out.losses is not None and out.per_round is not None
             return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
                     for k in range(count)]
+        plan = None
         built = {c: np.array(m) for c, m in nxt.items()}
     raise AccountingError(f"the constructed transcripts of agent(s) {pinned} did not settle within "
                           f"{p0.horizon + 1} passes")

@@ -121,7 +121,9 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         groups: list[list[int]] = []
         if not one and chk.profile is None and chk.noise_free is None:  # fixed given each schedule?
             by_id: dict[int, list[int]] = {}
+            alive = []  # a batch's schedules are views made on access: kept alive so that no id is reused
             for r, sched in enumerate(runs.schedules):
+                alive.append(sched)
                 by_id.setdefault(id(sched), []).append(r)
             groups = list(by_id.values())
             if min(len(g) for g in groups) < 2:
