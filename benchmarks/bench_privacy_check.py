@@ -26,6 +26,11 @@ schedule, tests the noise, audits, and searches the worst pair.
 instead (a Gaussian two-stage rule, claim delta ``--delta``) under ``--timing``
 lockstep, deadline or async (the same baseline).
 
+``--script PATH`` checks any scenario script that defines ``scenario`` and
+``adjacent`` (e.g. every ``examples/privacy_check_*.py``) under its own
+timing (the same baseline). ``--stages`` also prints each step's median CPU
+time (:data:`asyncdp.privacy.steps.STEPS` and the shared preparation).
+
 ``--compare-timings`` checks the rendezvous example (lossy lognormal links)
 under the example's Deadline rounds and under Async timing in one process,
 alternately in each repeat, both on the batch engine, and reports the medians
@@ -35,6 +40,7 @@ of the runs the check reads (:func:`asyncdp.privacy.behavior.run_engine`).
 
 Run:  python benchmarks/bench_privacy_check.py [--runs 1000] [--runs2 2000] [--repeats 3]
       python benchmarks/bench_privacy_check.py --scenario gaussian --timing lockstep --delta 1e-5
+      python benchmarks/bench_privacy_check.py --script examples/privacy_check_dpsda.py --stages
       python benchmarks/bench_privacy_check.py --compare-timings [--runs 1000] [--repeats 5]
 """
 
@@ -158,6 +164,36 @@ def measure(sc, adj, runs: int, repeats: int) -> dict:
     return out
 
 
+def stage_times(sc, adj, runs: int, repeats: int) -> dict[str, float]:
+    """Median CPU seconds of each step of the check (and of its shared preparation) over ``repeats`` checks."""
+    import asyncdp.privacy.check as check_module
+    from asyncdp.privacy.steps import STEPS
+
+    got: dict[str, list[float]] = {}
+
+    def timed_step(step):
+        def run(pair, ctx):
+            seconds, out = _cpu(lambda: step(pair, ctx))
+            got.setdefault(step.__name__, []).append(seconds)
+            return out
+        return run
+
+    original = check_module.prepare
+
+    def timed_prepare(*args, **kwargs):
+        seconds, out = _cpu(lambda: original(*args, **kwargs))
+        got.setdefault("prepare", []).append(seconds)
+        return out
+
+    check_module.prepare = timed_prepare
+    try:
+        for _ in range(repeats):
+            check_privacy(sc, adj, runs=runs, steps=[timed_step(s) for s in STEPS])
+    finally:
+        check_module.prepare = original
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -167,13 +203,20 @@ def main() -> None:
     parser.add_argument("--scenario", choices=("rendezvous", "gaussian"), default="rendezvous")
     parser.add_argument("--timing", choices=("lockstep", "deadline", "async"), default="lockstep")
     parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--script", type=Path, default=None,
+                        help="check this scenario script (defines scenario and adjacent) under its own timing")
+    parser.add_argument("--stages", action="store_true", help="also print each step's median CPU time")
     parser.add_argument("--compare-timings", action="store_true",
                         help="rendezvous: the check under Deadline and under Async timing, alternately")
     args = parser.parse_args()
     if args.compare_timings:
         compare_timings(args.runs, args.repeats)
         return
-    if args.scenario == "gaussian":
+    if args.script is not None:
+        ex = load_script(args.script, names=("scenario", "adjacent"))
+        sc, adj = ex["scenario"], ex["adjacent"]
+        what = f"{args.script.name} (its own timing)"
+    elif args.scenario == "gaussian":
         sc, adj = gaussian_pair(args.timing, args.delta)
         what = f"gaussian under-calibrated example, {args.timing}, claimed delta {args.delta:g}"
     else:
@@ -204,6 +247,10 @@ def main() -> None:
         ratio = m["check"] / m["all"]
         print(f"  ratio check / all its runs: {ratio:.2f}   target <= 3: {'met' if ratio <= 3 else 'NOT met'}")
         print(f"  ratio check / one side's runs (informative): {m['check'] / m['side']:.2f}")
+        if args.stages:
+            stages = stage_times(sc, adj, runs, args.repeats)
+            print("  steps (median CPU ms): " + ", ".join(f"{k} {1000 * v:.0f}" for k, v in stages.items()
+                                                          if v >= 0.0005))
     if len(got) == 2:
         (s1, c1), (s2, c2) = got[sizes[0]], got[sizes[1]]
         print(f"marginal cost {sizes[0]} -> {sizes[1]} runs: simulate all the check's runs {s2 - s1:.3f} s, "
