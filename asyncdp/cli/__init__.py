@@ -29,7 +29,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 from importlib import metadata
 
 from accounting.errors import AccountingError
@@ -37,7 +37,8 @@ from topology.errors import TopologyError
 
 from ..errors import AsyncdpError
 
-__all__ = ["COMMAND_MODULES", "EXIT_INTERRUPTED", "USER_ERRORS", "build_parser", "format_error", "get_version", "main"]
+__all__ = ["COMMAND_MODULES", "EXIT_INTERRUPTED", "USER_ERRORS", "build_parser", "console_main", "format_error",
+           "get_version", "main"]
 
 COMMAND_MODULES: tuple[str, ...] = ("asyncdp.cli.demo", "asyncdp.cli.run", "asyncdp.cli.privacy", "asyncdp.cli.topology", "asyncdp.cli.sweep",
                                      "asyncdp.cli.reproduce")
@@ -164,3 +165,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: out of memory (use fewer runs, rounds or nodes)", file=sys.stderr)
         return 2
     return 0 if result is None else int(result)
+
+
+def console_main() -> NoReturn:
+    """The ``asyncdp`` executable and ``python -m asyncdp``: :func:`main`, then exit with its code.
+
+    After a handled Ctrl-C (:data:`EXIT_INTERRUPTED`) the exit code is forced
+    with ``os._exit`` once the standard streams are flushed. Reason: CPython
+    ends a process by SIGINT when a ``KeyboardInterrupt`` went unhandled
+    (bpo-1054041), and it marks one as unhandled whenever it leaves a nested
+    ``eval``/``exec`` of a string, even if an outer ``except`` then handles
+    it. An interrupt that lands in such a call (``collections.namedtuple``
+    during a lazy import, for one) would otherwise make the process die by
+    SIGINT (return code -2) after printing ``asyncdp: interrupted``. Every
+    command has cleaned up (no partial output file) before :func:`main`
+    returns, so skipping the interpreter's exit handlers loses nothing.
+
+    Raises:
+        SystemExit: with :func:`main`'s exit code, except after Ctrl-C.
+    """
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed or broken stream: nothing more can be shown
+                pass
+        os._exit(code)
+    sys.exit(code)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from asyncdp.cli import main
+from asyncdp.cli import console_main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console_main()

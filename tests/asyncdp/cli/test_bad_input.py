@@ -384,6 +384,23 @@ def test_sigint_exits_130_in_one_line_without_partial_file(tmp_path: Path) -> No
     assert list(out.parent.iterdir()) == []
 
 
+@pytest.mark.parametrize("how", ["module", "console script"])
+def test_interrupt_inside_a_string_eval_still_exits_130(tmp_path: Path, how: str) -> None:
+    # CPython marks a KeyboardInterrupt leaving a nested eval of a string as unhandled and would end the
+    # process by SIGINT (-2) although the CLI handled it; the executable must still exit with 130
+    import shutil
+
+    script = tmp_path / "interrupted.py"
+    script.write_text("def _interrupt():\n    raise KeyboardInterrupt\n\neval('_interrupt()')\n")
+    exe = shutil.which("asyncdp", path=str(Path(sys.executable).parent))
+    if how == "console script" and exe is None:
+        pytest.skip("no asyncdp executable beside this interpreter")
+    argv = [sys.executable, "-m", "asyncdp"] if how == "module" else [str(exe)]
+    proc = subprocess.run([*argv, "run", str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "asyncdp: interrupted" and "Traceback" not in proc.stderr
+
+
 # -- 4. resource guards -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, parameter", [
@@ -431,7 +448,6 @@ def test_scheduler_not_an_address(capsys: pytest.CaptureFixture[str]) -> None:
 def test_scheduler_that_is_not_dask_times_out(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     import socket
-    import time
 
     import asyncdp.experiments.executors as executors
 
@@ -440,13 +456,13 @@ def test_scheduler_that_is_not_dask_times_out(monkeypatch: pytest.MonkeyPatch,
     server.listen()  # accepts connections (the kernel does) but never speaks
     port = server.getsockname()[1]
     monkeypatch.setattr(executors, "CONNECT_TIMEOUT", 1.0)
-    start = time.perf_counter()
     try:
         line = main_error(capsys, ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--grid", "epsilon=1",
                                    "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}"])
     finally:
         server.close()
-    assert time.perf_counter() - start < 15
+    # the message is raised only once the connection attempt outlived the (patched) 1 s timeout: the command
+    # gave up instead of waiting for Dask's own 30 s connect timeout or hanging (no wall-clock bound: CI is noisy)
     assert f"no Dask scheduler answered at 'tcp://127.0.0.1:{port}' within 1 s" in line
 
 
