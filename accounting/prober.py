@@ -42,6 +42,9 @@ NORMS = ("l1", "l2", "linf")
 _FAR_FACTOR = 10.0  # far-outside points lie up to this many times beyond the search box
 _MAX_CORNERS = 1024
 _N_STARTS = 5
+_STEP0 = 0.05  # first refinement step, in box widths
+_XTOL = 1e-10  # refinement stops below this step, in box widths
+_FTOL = 1e-13  # smaller gains do not count as progress
 
 
 @runtime_checkable
@@ -275,6 +278,126 @@ def _check_args(norm: str, samples: int, radius_factor: float, claimed: float | 
     return float(claimed)
 
 
+def _starts(points: np.ndarray, values: np.ndarray) -> list[int]:
+    """Indices of the best ``_N_STARTS`` distinct sampled points with finite values, best first.
+
+    Distinct: not ``np.allclose`` to an earlier start.
+    """
+    order = np.argsort(-values, kind="stable")
+    starts: list[int] = []
+    for k in order:
+        if not np.isfinite(values[k]):
+            break
+        chosen = points[starts]
+        if not np.any(np.all(np.abs(points[k] - chosen) <= 1e-8 + 1e-5 * np.abs(chosen), axis=1)):
+            starts.append(int(k))
+        if len(starts) == _N_STARTS:
+            break
+    return starts
+
+
+def _refine_nelder_mead(obj: _Objective, starts: list[np.ndarray], boxes: list[tuple[np.ndarray, np.ndarray]]
+                        ) -> list[tuple[np.ndarray, float]]:
+    """Polish each start by scipy's Nelder-Mead on the negated objective, one point at a time.
+
+    The iterate is clipped to its box; the initial simplex steps 5% of the box
+    width from the start towards the box centre along each axis; at most
+    ``150 n + 150`` evaluations per start, ``xatol = 1e-10`` box widths,
+    ``fatol = 1e-13``.
+    """
+    from scipy import optimize
+
+    n = obj.pair.n
+    out = []
+    for x0, (lo, hi) in zip(starts, boxes):
+        width = hi - lo
+
+        def neg(x: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> float:
+            v = obj.single(np.clip(x, lo, hi))
+            return -v if math.isfinite(v) else math.inf
+
+        direction = np.where(x0 > (lo + hi) / 2, -1.0, 1.0)
+        simplex = np.vstack([x0, x0 + np.diag(_STEP0 * width * direction)])
+        res = optimize.minimize(
+            neg, x0, method="Nelder-Mead",
+            options={"initial_simplex": simplex, "maxfev": _nm_budget(n),
+                     "xatol": _XTOL * float(np.max(width)), "fatol": _FTOL},
+        )
+        out.append((np.clip(res.x, lo, hi), -float(res.fun) if math.isfinite(res.fun) else -math.inf))
+    return out
+
+
+def _nm_budget(n: int) -> int:
+    """Nelder-Mead's evaluation budget per start (scipy's default for ``n`` variables is ``200 n``)."""
+    return 150 * n + 150
+
+
+def _refine_batched(obj: _Objective, starts: list[np.ndarray], start_values: np.ndarray,
+                    boxes: list[tuple[np.ndarray, np.ndarray]], rng: np.random.Generator
+                    ) -> list[tuple[np.ndarray, float]]:
+    """Polish every start together by a batched pattern search: one :meth:`_Objective.many` call per iteration.
+
+    Each start ``x`` with value ``v`` and step ``h`` (a fraction of its box
+    width ``w``; starts at 5%, the Nelder-Mead simplex's edge) polls, clipped
+    to its box: ``x +- h w e_i`` along every axis, ``x +- h w q_j`` along the
+    ``n`` columns of a fresh random orthonormal matrix ``Q`` (two positive
+    spanning sets, the second rotating every iteration, so ridges that are
+    not aligned with the axes are climbed), and one extrapolation: the last
+    move repeated (``x + (x - x_prev)``, Hooke and Jeeves' pattern move)
+    after a success, else a double step along a random unit direction. The
+    best poll point replaces ``x`` if it is strictly better (the search is
+    monotone: never below its start); the step then doubles (capped at the
+    box width) if the gain exceeds ``_FTOL (1 + |v|)``, else it halves. A
+    start stops when ``h < 1e-10`` (Nelder-Mead's ``xatol`` in box widths)
+    or after ``max(100, ceil((150 n + 150) / (4 n + 1)))`` iterations, i.e.
+    at least Nelder-Mead's ``150 n + 150`` evaluations per start.
+    """
+    n = obj.pair.n
+    k_poll = 4 * n + 1
+    max_iter = max(100, -(-_nm_budget(n) // k_poll))
+    m = len(starts)
+    x = np.array(starts, dtype=float).reshape(m, n)
+    v = np.asarray(start_values, dtype=float).copy()
+    lo = np.array([b[0] for b in boxes], dtype=float).reshape(m, n)
+    hi = np.array([b[1] for b in boxes], dtype=float).reshape(m, n)
+    width = hi - lo
+    h = np.full(m, _STEP0)
+    move = np.zeros_like(x)
+    eye = np.eye(n)
+    # poll directions (rows): +-e_i, then +-the columns of a Householder matrix, then the extrapolation
+    dirs = np.zeros((m, k_poll, n))
+    dirs[:, :n], dirs[:, n:2 * n] = eye, -eye
+    for _ in range(max_iter):
+        act = np.flatnonzero(h >= _XTOL)
+        a = len(act)
+        if a == 0:
+            break
+        u = rng.standard_normal((2, a, n))
+        u /= np.maximum(np.sqrt((u * u).sum(axis=-1, keepdims=True)), 1e-300)
+        house = eye - 2 * u[0, :, :, None] * u[0, :, None, :]  # symmetric and orthogonal
+        d = dirs[:a]
+        d[:, 2 * n:3 * n] = house
+        d[:, 3 * n:4 * n] = -house
+        ha, xa, wa, ma = h[act], x[act], width[act], move[act]
+        d[:, 4 * n] = 2 * u[1]
+        cand = xa[:, None, :] + (ha[:, None, None] * wa[:, None, :]) * d
+        moved = np.any(ma != 0, axis=1)
+        cand[moved, 4 * n] = xa[moved] + ma[moved]  # the last move repeated
+        cand = np.clip(cand, lo[act, None, :], hi[act, None, :])
+        vals = obj.many(cand.reshape(-1, n)).reshape(a, k_poll)
+        best = np.argmax(vals, axis=1)
+        rows = np.arange(a)
+        vbest = vals[rows, best]
+        better = vbest > v[act]
+        gain = better & (vbest - v[act] > _FTOL * (1 + np.abs(v[act])))
+        new_x = np.where(better[:, None], cand[rows, best], xa)
+        move[act] = new_x - xa
+        x[act] = new_x
+        v[act] = np.where(better, vbest, v[act])
+        h[act] = np.where(gain, np.minimum(2 * ha, 1.0), ha / 2)
+    return [(x[k].copy(), float(v[k])) for k in range(len(starts))]
+
+
 def probe_sensitivity(
     pair: AdjacentPair,
     *,
@@ -330,8 +453,6 @@ def probe_sensitivity(
         >>> round(res.max_found, 9), res.violation
         (2.0, True)
     """
-    from scipy import optimize
-
     claimed_f = _check_args(norm, samples, radius_factor, claimed)
     rng = np.random.default_rng(seed)
     n = pair.n
@@ -354,42 +475,22 @@ def probe_sensitivity(
     values = obj.many(points)
     n_sampled = len(points)
 
-    cand_z = [points[k] for k in range(len(points))]
-    cand_v = list(values)
+    refined: list[tuple[np.ndarray, float]] = []
     if refine:
-        order = np.argsort(-values, kind="stable")
-        starts: list[np.ndarray] = []
-        for k in order:
-            if not np.isfinite(values[k]):
-                break
-            if all(not np.allclose(points[k], s) for s in starts):
-                starts.append(points[k])
-            if len(starts) == _N_STARTS:
-                break
-        for x0 in starts:
-            inside_s = bool(np.all(x0 >= s_low) and np.all(x0 <= s_high))
-            lo, hi = (s_low, s_high) if inside_s else (f_low, f_high)
-            width = hi - lo
+        starts = _starts(points, values)
+        x0s = [points[k] for k in starts]
+        boxes = [(s_low, s_high) if bool(np.all(x0 >= s_low) and np.all(x0 <= s_high)) else (f_low, f_high)
+                 for x0 in x0s]
+        if obj.batched:
+            refined = _refine_batched(obj, x0s, values[starts], boxes, rng)
+        else:
+            refined = _refine_nelder_mead(obj, x0s, boxes)
 
-            def neg(x: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> float:
-                v = obj.single(np.clip(x, lo, hi))
-                return -v if math.isfinite(v) else math.inf
-
-            direction = np.where(x0 > (lo + hi) / 2, -1.0, 1.0)
-            simplex = np.vstack([x0, x0 + np.diag(0.05 * width * direction)])
-            res = optimize.minimize(
-                neg, x0, method="Nelder-Mead",
-                options={"initial_simplex": simplex, "maxfev": 150 * n + 150,
-                         "xatol": 1e-10 * float(np.max(width)), "fatol": 1e-13},
-            )
-            z = np.clip(res.x, lo, hi)
-            cand_z.append(z)
-            cand_v.append(-float(res.fun) if math.isfinite(res.fun) else -math.inf)
-
-    best = int(np.argmax(cand_v))
+    cand_v = np.concatenate([values, [v for _z, v in refined]])
+    best = int(np.argmax(cand_v))  # the first of equal values: a sample before a refined point
     if not math.isfinite(cand_v[best]):
         raise AccountingError("every evaluated ||U(z; f) - U(z; f')|| was non-finite; nothing to report")
-    witness = np.array(cand_z[best], dtype=float)
+    witness = np.array(points[best] if best < len(points) else refined[best - len(points)][0], dtype=float)
     max_found = obj.single(witness)  # re-evaluated: attained exactly at the witness
     if not math.isfinite(max_found):
         raise AccountingError(f"the objective is not finite at the witness {witness.tolist()}")
