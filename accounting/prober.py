@@ -434,39 +434,42 @@ def _model_steps(x: np.ndarray, v: np.ndarray, stencil: np.ndarray, pairs: np.nd
     0) + ||g|| / r``). Where the stencil holds a non-finite value the
     candidates stay at ``x``.
     """
-    a, n = x.shape
+    n = x.shape[1]
+    out = np.repeat(x[:, None, :], _MODEL_STEPS, axis=1)
+    # a non-finite stencil, or one flat up to rounding: no model, the candidates stay at x
+    flat = np.abs(stencil - v[:, None]) <= _FTOL * (1 + np.abs(v[:, None]))
+    ok = np.flatnonzero(np.all(np.isfinite(stencil), axis=1) & np.isfinite(v) & ~np.all(flat, axis=1))
+    if len(ok) == 0:
+        return out
+    stencil, v, k = stencil[ok], v[ok, None], len(ok)
     f_plus, f_minus, f_pair = stencil[:, :n], stencil[:, n:2 * n], stencil[:, 2 * n:]
     g = (f_plus - f_minus) / 2
-    hess = np.zeros((a, n, n))
+    hess = np.zeros((k, n, n))
     diag = np.arange(n)
-    hess[:, diag, diag] = f_plus + f_minus - 2 * v[:, None]
+    hess[:, diag, diag] = f_plus + f_minus - 2 * v
     if len(pairs):
-        off = f_pair - f_plus[:, pairs[:, 0]] - f_plus[:, pairs[:, 1]] + v[:, None]
+        off = f_pair - f_plus[:, pairs[:, 0]] - f_plus[:, pairs[:, 1]] + v
         hess[:, pairs[:, 0], pairs[:, 1]] = off
         hess[:, pairs[:, 1], pairs[:, 0]] = off
-    ok = np.all(np.isfinite(stencil), axis=1) & np.isfinite(v)
-    out = np.repeat(x[:, None, :], _MODEL_STEPS, axis=1)
-    # a stencil flat up to rounding: no model, the candidates stay at x
-    ok &= np.any(np.abs(stencil - v[:, None]) > _FTOL * (1 + np.abs(v[:, None])), axis=1)
-    if not ok.any():
-        return out
-    g[~ok] = 0.0
-    hess[~ok] = 0.0
-    lam, vec = np.zeros((a, n)), np.broadcast_to(np.eye(n), (a, n, n)).copy()
-    curved = np.flatnonzero(np.any(hess != 0, axis=(1, 2)))
-    if len(curved):  # an affine model needs no eigenbasis
-        lam[curved], vec[curved] = np.linalg.eigh(hess[curved])  # ascending eigenvalues
-    gt = np.einsum("aki,ak->ai", vec, g)  # g in the eigenbasis
+    curved = bool(np.any(hess != 0))
+    if curved:
+        lam, vec = np.linalg.eigh(hess)  # ascending eigenvalues
+        gt = (g[:, None, :] @ vec)[:, 0]  # g in the eigenbasis
+    else:  # an affine model needs no eigenbasis
+        lam, gt = np.zeros((k, n)), g
     gnorm = np.sqrt((g * g).sum(axis=1))
     lam_max = lam[:, -1]
-    mu = np.maximum(lam_max, 0.0)[:, None] + gnorm[:, None] / _MODEL_RADII[None, :]  # (a, R)
+    mu = np.maximum(lam_max, 0.0)[:, None] + gnorm[:, None] / _MODEL_RADII[None, :]  # (k, R)
     den = mu[:, :, None] - lam[:, None, :]
-    coef = gt[:, None, :] / np.where(den > 0, den, np.inf)  # (a, R, n); a zero gradient gives no step
+    coef = gt[:, None, :] / np.where(den > 0, den, np.inf)  # (k, R, n); a zero gradient gives no step
     concave = lam_max < 0
     newton = np.where(concave[:, None], -gt / np.where(concave[:, None], lam, -1.0), coef[:, -1])
-    y = np.einsum("aij,arj->ari", vec, np.concatenate([coef, newton[:, None, :]], axis=1))  # from the eigenbasis
+    y = np.concatenate([coef, newton[:, None, :]], axis=1)
+    if curved:
+        y = y @ vec.transpose(0, 2, 1)  # back from the eigenbasis
     y[~np.all(np.isfinite(y), axis=(1, 2))] = 0.0
-    return out + step[:, None, :] * y
+    out[ok] += step[ok, None, :] * y
+    return out
 
 
 def probe_sensitivity(
