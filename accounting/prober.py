@@ -332,7 +332,7 @@ def _refine_nelder_mead(obj: _Objective, starts: list[np.ndarray], boxes: list[t
 
 
 def _nm_budget(n: int) -> int:
-    """Nelder-Mead's evaluation budget per start (scipy's default for ``n`` variables is ``200 n``)."""
+    """Nelder-Mead's evaluation budget per start, and the batched search's iteration budget."""
     return 150 * n + 150
 
 
@@ -509,8 +509,8 @@ def probe_sensitivity(
     orthonormal bases every iteration, as in Abramson, Audet, Dennis and Le
     Digabel's OrthoMADS, SIAM J. Optim. 2009, so that ascent directions that
     are not along the axes are found); the last move repeated (Hooke and
-    Jeeves' pattern move; a double step along a random direction before the
-    first move); the drift ``x + a (x - x_{-n-1})`` for ``a`` in 1/2, 1, 2
+    Jeeves' pattern move; a double step along a random direction when the
+    last iteration did not move); the drift ``x + a (x - x_{-n-1})`` for ``a`` in 1/2, 1, 2
     (the progress over the last ``n + 1`` iterations, which follows ridges
     and kinks that single steps zigzag across, as the directions of
     Rosenbrock's method do, Comput. J. 1960); and the previous iteration's
