@@ -49,6 +49,7 @@ _MODEL_RADII = np.array([0.5, 2.0, 8.0, 32.0])  # lengths of the model's steps, 
 _MODEL_STEPS = len(_MODEL_RADII) + 1  # and the Newton step
 _HOUSEHOLDER = 2  # random orthonormal bases polled per iteration
 _DRIFT = np.array([0.5, 1.0, 2.0])  # multiples of the progress over the last n + 1 iterations
+_MAX_CROSS_DIM = 10  # above this dimension the model's Hessian is diagonal (no e_i + e_j stencil)
 
 
 @runtime_checkable
@@ -346,7 +347,8 @@ def _refine_batched(obj: _Objective, starts: list[np.ndarray], start_values: np.
     """
     n = obj.pair.n
     m = len(starts)
-    pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)], dtype=int).reshape(-1, 2)
+    pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)] if n <= _MAX_CROSS_DIM else [],
+                     dtype=int).reshape(-1, 2)
     n_stencil = 2 * n + len(pairs)  # +-e_i, e_i + e_j
     k_poll = n_stencil + (2 + 2 * _HOUSEHOLDER) * n + 1  # the poll: +-e_i, +-Householder columns, extrapolation
     k_drift = k_poll + len(_DRIFT)
@@ -504,30 +506,33 @@ def probe_sensitivity(
     The batched search keeps, per start, the iterate ``x`` (value ``v``), a
     poll step ``h`` and a model step ``r`` (in box widths ``w``). Each
     iteration evaluates, clipped to the box: the stencil ``x +- r w e_i``
-    and ``x + r w (e_i + e_j)``; the poll ``x +- h w e_i`` and ``x +- h w
-    q`` for the columns ``q`` of two random Householder matrices (fresh
-    orthonormal bases every iteration, as in Abramson, Audet, Dennis and Le
-    Digabel's OrthoMADS, SIAM J. Optim. 2009, so that ascent directions that
-    are not along the axes are found); the last move repeated (Hooke and
-    Jeeves' pattern move; a double step along a random direction when the
-    last iteration did not move); the drift ``x + a (x - x_{-n-1})`` for ``a`` in 1/2, 1, 2
-    (the progress over the last ``n + 1`` iterations, which follows ridges
-    and kinks that single steps zigzag across, as the directions of
-    Rosenbrock's method do, Comput. J. 1960); and the previous iteration's
-    model steps: the maximizer of the quadratic model fitted to the stencil
-    by central differences when it is concave, and its Levenberg-Marquardt
-    steps of lengths ``r/2, 2r, 8r, 32r``. The best candidate replaces ``x``
-    only if it is strictly better (the search never ends below its start).
-    ``h`` doubles after a poll gain larger than ``1e-13 (1 + |v|)``, holds
-    after another gain and halves when nothing gains; ``r`` doubles after a
-    gain by the stencil or the model, halves when the model's steps fail. A
-    start stops when ``h < 1e-10`` or after ``150 n + 150`` iterations.
+    and (up to ``n = 10``) ``x + r w (e_i + e_j)``; the poll ``x +- h w e_i``
+    and ``x +- h w q`` for the columns ``q`` of two random Householder
+    matrices (fresh orthonormal bases every iteration, as in Abramson,
+    Audet, Dennis and Le Digabel's OrthoMADS, SIAM J. Optim. 2009, so that
+    ascent directions that are not along the axes are found); the last move
+    repeated (Hooke and Jeeves' pattern move; a double step along a random
+    direction when the last iteration did not move); the drift
+    ``x + a (x - x_{-n-1})`` for ``a`` in 1/2, 1, 2 (the progress over the
+    last ``n + 1`` iterations, which follows ridges and kinks that single
+    steps zigzag across, as the directions of Rosenbrock's method do,
+    Comput. J. 1960); and the previous iteration's model steps: the
+    maximizer of the quadratic model fitted to the stencil by central
+    differences (a diagonal Hessian above ``n = 10``) when it is concave,
+    and its Levenberg-Marquardt steps of lengths ``r/2, 2r, 8r, 32r``. The
+    best candidate replaces ``x`` only if it is strictly better (the search
+    never ends below its start). ``h`` doubles after a poll gain larger
+    than ``1e-13 (1 + |v|)``, holds after another gain and halves when
+    nothing gains; ``r`` doubles after a gain by the stencil or the model,
+    halves when the model's steps fail. A start stops when ``h < 1e-10`` or
+    after ``150 n + 150`` iterations.
 
     Why it is at least as strong as Nelder-Mead on the same starts: the
     same samples and starts; the same boxes and tolerances; at least as
     many sequential steps (iterations) as Nelder-Mead has evaluations, each
-    evaluating ``n (n - 1) / 2 + 8 n + 9`` candidates, hence far more
-    evaluations; convergence to a stationary point on smooth objectives
+    evaluating ``n (n - 1) / 2 + 8 n + 9`` candidates (``8 n + 9`` above
+    ``n = 10``), hence far more evaluations; convergence to a stationary
+    point on smooth objectives
     (pattern search with positive spanning sets), fast convergence along
     curved and ill-conditioned ridges (the model steps), and dense directions
     at kinks (the random bases and the drift). On the test families (rotated
