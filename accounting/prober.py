@@ -42,6 +42,14 @@ NORMS = ("l1", "l2", "linf")
 _FAR_FACTOR = 10.0  # far-outside points lie up to this many times beyond the search box
 _MAX_CORNERS = 1024
 _N_STARTS = 5
+_STEP0 = 0.05  # first refinement step, in box widths
+_XTOL = 1e-10  # refinement stops below this step, in box widths
+_FTOL = 1e-13  # smaller gains do not count as progress
+_MODEL_RADII = np.array([0.5, 2.0, 8.0, 32.0])  # lengths of the model's steps, in refinement steps
+_MODEL_STEPS = len(_MODEL_RADII) + 1  # and the Newton step
+_HOUSEHOLDER = 2  # random orthonormal bases polled per iteration
+_DRIFT = np.array([0.5, 1.0, 2.0])  # multiples of the progress over the last n + 1 iterations
+_MAX_CROSS_DIM = 10  # above this dimension the model's Hessian is diagonal (no e_i + e_j stencil)
 
 
 @runtime_checkable
@@ -275,6 +283,197 @@ def _check_args(norm: str, samples: int, radius_factor: float, claimed: float | 
     return float(claimed)
 
 
+def _starts(points: np.ndarray, values: np.ndarray) -> list[int]:
+    """Indices of the best ``_N_STARTS`` distinct sampled points with finite values, best first.
+
+    Distinct: not ``np.allclose`` to an earlier start.
+    """
+    order = np.argsort(-values, kind="stable")
+    starts: list[int] = []
+    for k in order:
+        if not np.isfinite(values[k]):
+            break
+        chosen = points[starts]
+        if not np.any(np.all(np.abs(points[k] - chosen) <= 1e-8 + 1e-5 * np.abs(chosen), axis=1)):
+            starts.append(int(k))
+        if len(starts) == _N_STARTS:
+            break
+    return starts
+
+
+def _refine_nelder_mead(obj: _Objective, starts: list[np.ndarray], boxes: list[tuple[np.ndarray, np.ndarray]]
+                        ) -> list[tuple[np.ndarray, float]]:
+    """Polish each start by scipy's Nelder-Mead on the negated objective, one point at a time.
+
+    The iterate is clipped to its box; the initial simplex steps 5% of the box
+    width from the start towards the box centre along each axis; at most
+    ``150 n + 150`` evaluations per start, ``xatol = 1e-10`` box widths,
+    ``fatol = 1e-13``.
+    """
+    from scipy import optimize
+
+    n = obj.pair.n
+    out = []
+    for x0, (lo, hi) in zip(starts, boxes):
+        width = hi - lo
+
+        def neg(x: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> float:
+            v = obj.single(np.clip(x, lo, hi))
+            return -v if math.isfinite(v) else math.inf
+
+        direction = np.where(x0 > (lo + hi) / 2, -1.0, 1.0)
+        simplex = np.vstack([x0, x0 + np.diag(_STEP0 * width * direction)])
+        res = optimize.minimize(
+            neg, x0, method="Nelder-Mead",
+            options={"initial_simplex": simplex, "maxfev": _nm_budget(n),
+                     "xatol": _XTOL * float(np.max(width)), "fatol": _FTOL},
+        )
+        out.append((np.clip(res.x, lo, hi), -float(res.fun) if math.isfinite(res.fun) else -math.inf))
+    return out
+
+
+def _nm_budget(n: int) -> int:
+    """Nelder-Mead's evaluation budget per start, and the batched search's iteration budget."""
+    return 150 * n + 150
+
+
+def _refine_batched(obj: _Objective, starts: list[np.ndarray], start_values: np.ndarray,
+                    boxes: list[tuple[np.ndarray, np.ndarray]], rng: np.random.Generator
+                    ) -> list[tuple[np.ndarray, float]]:
+    """Polish every start together by a batched pattern search with a quadratic model: one ``many`` call an iteration.
+
+    See :func:`probe_sensitivity` for the method and its budget. Returns
+    ``(point, value)`` per start, each value attained at its point.
+    """
+    n = obj.pair.n
+    m = len(starts)
+    pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)] if n <= _MAX_CROSS_DIM else [],
+                     dtype=int).reshape(-1, 2)
+    n_stencil = 2 * n + len(pairs)  # +-e_i, e_i + e_j
+    k_poll = n_stencil + (2 + 2 * _HOUSEHOLDER) * n + 1  # the poll: +-e_i, +-Householder columns, extrapolation
+    k_drift = k_poll + len(_DRIFT)
+    k_all = k_drift + _MODEL_STEPS
+    max_iter = _nm_budget(n)
+    x = np.array(starts, dtype=float).reshape(m, n)
+    v = np.asarray(start_values, dtype=float).copy()
+    lo = np.array([b[0] for b in boxes], dtype=float).reshape(m, n)
+    hi = np.array([b[1] for b in boxes], dtype=float).reshape(m, n)
+    width = hi - lo
+    h = np.full(m, _STEP0)  # the poll's step, in box widths
+    rho = np.full(m, _STEP0)  # the model stencil's step, in box widths
+    move = np.zeros_like(x)
+    pending = np.repeat(x[:, None, :], _MODEL_STEPS, axis=1)  # the model's candidates, evaluated next iteration
+    modelled = np.zeros(m, dtype=bool)
+    lag = n + 1
+    hist = np.repeat(x[None], lag, axis=0)  # the iterates of the last lag iterations (a ring)
+    it = 0
+    eye = np.eye(n)
+    dirs = np.zeros((m, k_poll, n))
+    dirs[:, :n], dirs[:, n:2 * n] = eye, -eye
+    dirs[:, 2 * n:n_stencil] = eye[pairs[:, 0]] + eye[pairs[:, 1]]
+    dirs[:, n_stencil:n_stencil + n], dirs[:, n_stencil + n:n_stencil + 2 * n] = eye, -eye
+    in_stencil = (np.arange(k_poll) < n_stencil)[None, :, None]
+    for _ in range(max_iter):
+        live = h >= _XTOL
+        a = int(live.sum())
+        if a == 0:
+            break
+        act: Any = slice(None) if a == m else np.flatnonzero(live)
+        u = rng.standard_normal((_HOUSEHOLDER + 1, a, n))
+        u /= np.maximum(np.sqrt((u * u).sum(axis=-1, keepdims=True)), 1e-300)
+        house = eye - 2 * u[:-1, :, :, None] * u[:-1, :, None, :]  # (H, a, n, n), symmetric and orthogonal
+        house = house.transpose(1, 0, 2, 3).reshape(a, _HOUSEHOLDER * n, n)
+        d = dirs[:a]
+        d[:, n_stencil + 2 * n:n_stencil + (2 + _HOUSEHOLDER) * n] = house
+        d[:, n_stencil + (2 + _HOUSEHOLDER) * n:k_poll - 1] = -house
+        d[:, k_poll - 1] = 2 * u[-1]
+        ha, ra, xa, va, ma, wa = h[act], rho[act], x[act], v[act], move[act], width[act]
+        unit = np.where(in_stencil, (ra[:, None] * wa)[:, None, :], (ha[:, None] * wa)[:, None, :])
+        cand = np.empty((a, k_all, n))
+        np.multiply(unit, d, out=cand[:, :k_poll])
+        cand[:, :k_poll] += xa[:, None, :]
+        moved = np.flatnonzero(np.any(ma != 0, axis=1))
+        cand[moved, k_poll - 1] = xa[moved] + ma[moved]  # the last move repeated
+        drift = xa - hist[it % lag][act]
+        cand[:, k_poll:k_drift] = xa[:, None, :] + _DRIFT[None, :, None] * drift[:, None, :]
+        cand[:, k_drift:] = pending[act]
+        np.clip(cand, lo[act][:, None, :], hi[act][:, None, :], out=cand)
+        vals = obj.many(cand.reshape(-1, n)).reshape(a, k_all)
+        rows = np.arange(a)
+        best = np.argmax(vals, axis=1)
+        vbest = vals[rows, best]
+        better = vbest > va
+        gain = better & (vbest - va > _FTOL * (1 + np.abs(va)))
+        new_x = np.where(better[:, None], cand[rows, best], xa)
+        move[act] = new_x - xa
+        x[act] = new_x
+        v[act] = np.where(better, vbest, va)
+        by_poll = gain & (best >= n_stencil) & (best < k_drift)
+        # the poll's step doubles after its own gain, holds after another gain, halves without gain
+        h[act] = np.where(by_poll, np.minimum(2 * ha, 1.0), np.where(gain, ha, ha / 2))
+        # the model's stencil grows after a gain by the model or the stencil, shrinks after the model's steps failed
+        grow = gain & ((best < n_stencil) | (best >= k_drift))
+        model_failed = modelled[act] & ~(np.max(vals[:, k_drift:], axis=1) > va)
+        rho[act] = np.where(grow, np.minimum(2 * ra, 1.0), np.where(model_failed, np.maximum(ra / 2, _XTOL), ra))
+        pending[act] = _model_steps(xa, va, vals[:, :n_stencil], pairs, ra[:, None] * wa)
+        modelled[act] = True
+        hist[it % lag] = x
+        it += 1
+    return [(x[k].copy(), float(v[k])) for k in range(len(starts))]
+
+
+def _model_steps(x: np.ndarray, v: np.ndarray, stencil: np.ndarray, pairs: np.ndarray, step: np.ndarray
+                 ) -> np.ndarray:
+    """Candidates from the quadratic model of the objective on the stencil around each ``x``: ``(a, _MODEL_STEPS, n)``.
+
+    In the scaled coordinates ``y`` (``z = x + step * y``) the stencil holds
+    the values at ``+-e_i`` and ``e_i + e_j``; central differences give the
+    gradient ``g`` and the Hessian ``H`` (diagonal from ``+-e_i``, the rest
+    from ``e_i + e_j``). The candidates are the model's maximizer
+    ``-H^-1 g`` when ``H`` is negative definite (else the longest step
+    below), and the Levenberg-Marquardt steps ``-(H - mu I)^-1 g`` of length
+    at most ``r`` for ``r`` in :data:`_MODEL_RADII` (``mu = max(lambda_max,
+    0) + ||g|| / r``). Where the stencil holds a non-finite value the
+    candidates stay at ``x``.
+    """
+    n = x.shape[1]
+    out = np.repeat(x[:, None, :], _MODEL_STEPS, axis=1)
+    # a non-finite stencil, or one flat up to rounding: no model, the candidates stay at x
+    flat = np.abs(stencil - v[:, None]) <= _FTOL * (1 + np.abs(v[:, None]))
+    ok = np.flatnonzero(np.all(np.isfinite(stencil), axis=1) & np.isfinite(v) & ~np.all(flat, axis=1))
+    if len(ok) == 0:
+        return out
+    stencil, v, k = stencil[ok], v[ok, None], len(ok)
+    f_plus, f_minus, f_pair = stencil[:, :n], stencil[:, n:2 * n], stencil[:, 2 * n:]
+    g = (f_plus - f_minus) / 2
+    hess = np.zeros((k, n, n))
+    diag = np.arange(n)
+    hess[:, diag, diag] = f_plus + f_minus - 2 * v
+    if len(pairs):
+        off = f_pair - f_plus[:, pairs[:, 0]] - f_plus[:, pairs[:, 1]] + v
+        hess[:, pairs[:, 0], pairs[:, 1]] = off
+        hess[:, pairs[:, 1], pairs[:, 0]] = off
+    curved = bool(np.any(hess != 0))
+    if curved:
+        lam, vec = np.linalg.eigh(hess)  # ascending eigenvalues
+        gt = (g[:, None, :] @ vec)[:, 0]  # g in the eigenbasis
+    else:  # an affine model needs no eigenbasis
+        lam, gt = np.zeros((k, n)), g
+    gnorm = np.sqrt((g * g).sum(axis=1))
+    lam_max = lam[:, -1]
+    mu = np.maximum(lam_max, 0.0)[:, None] + gnorm[:, None] / _MODEL_RADII[None, :]  # (k, R)
+    den = mu[:, :, None] - lam[:, None, :]
+    coef = gt[:, None, :] / np.where(den > 0, den, np.inf)  # (k, R, n); a zero gradient gives no step
+    concave = lam_max < 0
+    newton = np.where(concave[:, None], -gt / np.where(concave[:, None], lam, -1.0), coef[:, -1])
+    y = np.concatenate([coef, newton[:, None, :]], axis=1)
+    if curved:
+        y = y @ vec.transpose(0, 2, 1)  # back from the eigenbasis
+    y[~np.all(np.isfinite(y), axis=(1, 2))] = 0.0
+    out[ok] += step[ok, None, :] * y
+    return out
+
+
 def probe_sensitivity(
     pair: AdjacentPair,
     *,
@@ -292,14 +491,60 @@ def probe_sensitivity(
     than ``S``. The prober evaluates the corners of ``D`` and ``S`` (all of them
     up to ``n = 10``, else 1024 random ones), ``samples`` uniform points (a
     quarter in ``D``, the rest in ``S``), and ``max(8, samples // 10)`` points
-    far outside (uniform in ``F`` plus the corners of ``F``). If ``refine``, the
-    best five distinct points are polished by Nelder-Mead on the negated
-    objective, with the iterate clipped to ``S`` (or to ``F`` for a start
-    outside ``S``). Non-finite objective values are ignored.
+    far outside (uniform in ``F`` plus the corners of ``F``). Non-finite
+    objective values are ignored. If ``refine``, the best five distinct points
+    are polished by a local search confined to ``S`` (or to ``F`` for a start
+    outside ``S``; candidates are clipped to that box), which starts at 5% of
+    the box width and stops below 1e-10 box widths:
+
+    * a rule that accepts batches: a batched pattern search with a quadratic
+      model (below), every start's candidates in one call per iteration;
+    * a rule that takes one point at a time: scipy's Nelder-Mead on the
+      negated objective, at most ``150 n + 150`` evaluations per start,
+      ``xatol`` 1e-10 box widths, ``fatol`` 1e-13.
+
+    The batched search keeps, per start, the iterate ``x`` (value ``v``), a
+    poll step ``h`` and a model step ``r`` (in box widths ``w``). Each
+    iteration evaluates, clipped to the box: the stencil ``x +- r w e_i``
+    and (up to ``n = 10``) ``x + r w (e_i + e_j)``; the poll ``x +- h w e_i``
+    and ``x +- h w q`` for the columns ``q`` of two random Householder
+    matrices (fresh orthonormal bases every iteration, as in Abramson,
+    Audet, Dennis and Le Digabel's OrthoMADS, SIAM J. Optim. 2009, so that
+    ascent directions that are not along the axes are found); the last move
+    repeated (Hooke and Jeeves' pattern move; a double step along a random
+    direction when the last iteration did not move); the drift
+    ``x + a (x - x_{-n-1})`` for ``a`` in 1/2, 1, 2 (the progress over the
+    last ``n + 1`` iterations, which follows ridges and kinks that single
+    steps zigzag across, as the directions of Rosenbrock's method do,
+    Comput. J. 1960); and the previous iteration's model steps: the
+    maximizer of the quadratic model fitted to the stencil by central
+    differences (a diagonal Hessian above ``n = 10``) when it is concave,
+    and its Levenberg-Marquardt steps of lengths ``r/2, 2r, 8r, 32r``. The
+    best candidate replaces ``x`` only if it is strictly better (the search
+    never ends below its start). ``h`` doubles after a poll gain larger
+    than ``1e-13 (1 + |v|)``, holds after another gain and halves when
+    nothing gains; ``r`` doubles after a gain by the stencil or the model,
+    halves when the model's steps fail. A start stops when ``h < 1e-10`` or
+    after ``150 n + 150`` iterations.
+
+    Why it is at least as strong as Nelder-Mead on the same starts: the
+    same samples and starts; the same boxes and tolerances; at least as
+    many sequential steps (iterations) as Nelder-Mead has evaluations, each
+    evaluating ``n (n - 1) / 2 + 8 n + 9`` candidates (``8 n + 9`` above
+    ``n = 10``), hence far more evaluations; convergence to a stationary
+    point on smooth objectives
+    (pattern search with positive spanning sets), fast convergence along
+    curved and ill-conditioned ridges (the model steps), and dense directions
+    at kinks (the random bases and the drift). On the test families (rotated
+    and curved ridges, clipped and projected rules, maxima outside the
+    domain) it reaches Nelder-Mead's maxima or larger ones, except at kinks of
+    projections, where either search can stop short of the other's point
+    (the batched one by at most 1e-5 relative in the tests).
 
     Cost: about ``samples`` + corners + far points evaluations (one batched
-    call per cost when the rule accepts batches), plus up to
-    ``5 * (150 n + 150)`` single evaluations for the refinement.
+    call per cost when the rule accepts batches), plus for the refinement one
+    batched call per iteration (about 30 on the shipped examples; at most
+    ``150 n + 150``) or up to ``5 * (150 n + 150)`` single evaluations.
 
     The returned ``max_found`` is re-evaluated at ``witness_z``, so it is
     attained there: a certified lower bound on the sensitivity over all ``z``.
@@ -312,7 +557,7 @@ def probe_sensitivity(
         samples: number of uniform random points, ``>= 1``.
         seed: seed of the random generator (results are deterministic).
         radius_factor: half-width of ``S`` in domain half-widths, ``>= 1``.
-        refine: polish the best candidates with scipy's Nelder-Mead.
+        refine: polish the best candidates by the local search above.
         claimed: a claimed sensitivity bound to test, ``>= 0``.
 
     Returns:
@@ -330,8 +575,6 @@ def probe_sensitivity(
         >>> round(res.max_found, 9), res.violation
         (2.0, True)
     """
-    from scipy import optimize
-
     claimed_f = _check_args(norm, samples, radius_factor, claimed)
     rng = np.random.default_rng(seed)
     n = pair.n
@@ -354,42 +597,22 @@ def probe_sensitivity(
     values = obj.many(points)
     n_sampled = len(points)
 
-    cand_z = [points[k] for k in range(len(points))]
-    cand_v = list(values)
+    refined: list[tuple[np.ndarray, float]] = []
     if refine:
-        order = np.argsort(-values, kind="stable")
-        starts: list[np.ndarray] = []
-        for k in order:
-            if not np.isfinite(values[k]):
-                break
-            if all(not np.allclose(points[k], s) for s in starts):
-                starts.append(points[k])
-            if len(starts) == _N_STARTS:
-                break
-        for x0 in starts:
-            inside_s = bool(np.all(x0 >= s_low) and np.all(x0 <= s_high))
-            lo, hi = (s_low, s_high) if inside_s else (f_low, f_high)
-            width = hi - lo
+        starts = _starts(points, values)
+        x0s = [points[k] for k in starts]
+        boxes = [(s_low, s_high) if bool(np.all(x0 >= s_low) and np.all(x0 <= s_high)) else (f_low, f_high)
+                 for x0 in x0s]
+        if obj.batched:
+            refined = _refine_batched(obj, x0s, values[starts], boxes, rng)
+        else:
+            refined = _refine_nelder_mead(obj, x0s, boxes)
 
-            def neg(x: np.ndarray, lo: np.ndarray = lo, hi: np.ndarray = hi) -> float:
-                v = obj.single(np.clip(x, lo, hi))
-                return -v if math.isfinite(v) else math.inf
-
-            direction = np.where(x0 > (lo + hi) / 2, -1.0, 1.0)
-            simplex = np.vstack([x0, x0 + np.diag(0.05 * width * direction)])
-            res = optimize.minimize(
-                neg, x0, method="Nelder-Mead",
-                options={"initial_simplex": simplex, "maxfev": 150 * n + 150,
-                         "xatol": 1e-10 * float(np.max(width)), "fatol": 1e-13},
-            )
-            z = np.clip(res.x, lo, hi)
-            cand_z.append(z)
-            cand_v.append(-float(res.fun) if math.isfinite(res.fun) else -math.inf)
-
-    best = int(np.argmax(cand_v))
+    cand_v = np.concatenate([values, [v for _z, v in refined]])
+    best = int(np.argmax(cand_v))  # the first of equal values: a sample before a refined point
     if not math.isfinite(cand_v[best]):
         raise AccountingError("every evaluated ||U(z; f) - U(z; f')|| was non-finite; nothing to report")
-    witness = np.array(cand_z[best], dtype=float)
+    witness = np.array(points[best] if best < len(points) else refined[best - len(points)][0], dtype=float)
     max_found = obj.single(witness)  # re-evaluated: attained exactly at the witness
     if not math.isfinite(max_found):
         raise AccountingError(f"the objective is not finite at the witness {witness.tolist()}")
