@@ -291,3 +291,76 @@ def test_schedules_made_on_access_are_each_runs_own():
     shifts = {"y": np.arange(8 * sc.horizon * 3 * 2, dtype=float).reshape(8, sc.horizon, 3, 2)}  # vary by run
     out = pair_profile(ctx, shifts, sc, SimpleNamespace(runs=8, schedules=batch), schedule_confidence=0.99)
     assert "sampled once" in out.reason  # eight runs, eight schedules
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_replays_losses(case, monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+    from asyncdp.privacy import constructed
+
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[::5][:6]
+    base = wc._bound_base(sc)
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    steps = []
+    original = constructed._Blocks.next_state
+    monkeypatch.setattr(constructed._Blocks, "next_state",
+                        lambda self, *a: steps.append(1) or original(self, *a))
+    stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert not steps  # every step ran once for all candidates (no candidate's own rule was needed) ...
+    assert all(c._built is None for c in cands)  # ... and no candidate's problems were built
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, stacked):
+        _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, t0, g, gp), fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert len({float(x[0].sum()) for x in stacked}) > 1  # different candidates: something to tell apart
+
+
+def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_own_rule(monkeypatch):
+    # from round 3 on the algorithm reads the problem's constants, which differ between candidates (the gradient
+    # bound grows with ||g||): those steps must run with each candidate's own problem, and the losses stay exact
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = [c for c in fam.extremes(sc, None)][:4]
+    cls = type(sc.algorithm)
+    update = cls.update
+    read = []
+
+    def reading(self, state, mixed, t, agents, problem):
+        if t >= 3:
+            read.append(problem.constants.gradient_bound)
+        return update(self, state, mixed, t, agents, problem)
+
+    monkeypatch.setattr(cls, "update", reading)
+    base = wc._bound_base(sc)
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert all(c._built is not None for c in cands) and read  # the problems were built for those steps
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, stacked):
+        _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, t0, g, gp), fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+
+
+def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_shares():
+    from asyncdp.privacy.constructed import _StackedCosts, _Unstackable
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 1, [0.5, 3.0])]
+    stacked = _StackedCosts(fams, 4)
+    x = np.random.default_rng(0).normal(size=(8, 3, 2))
+    agents = np.arange(3)
+    want = np.concatenate([fams[0].gradient(agents, x[:4]), fams[1].gradient(agents, x[4:])])
+    np.testing.assert_array_equal(stacked.gradient(agents, x), want)
+    assert stacked.gradient(agents, x)[5, 1].tolist() == [0.5, 3.0]
+    assert isinstance(stacked, LinearOverride) and stacked.num_agents == 3 and stacked.agent == 1
+    with pytest.raises(_Unstackable):
+        getattr(stacked, "linear_gradient")  # noqa: B009 - differs between the candidates
+    with pytest.raises(_Unstackable):
+        getattr(stacked, "optimum")  # noqa: B009 - a method: which candidate's?
+    with pytest.raises(_Unstackable):
+        stacked.gradient(agents, x[:4])  # not one point per run of the stack
