@@ -301,25 +301,34 @@ def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int,
     return False
 
 
-def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> np.ndarray:
+class _RoundIndex:
+    """What the combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone (shared by
+    every channel of the round): the index arrays of the gather and which entries are used."""
+
+    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used")
+
+    def __init__(self, src: np.ndarray) -> None:
+        runs, n_agents = src.shape[0], src.shape[1]
+        self.rr = np.arange(runs)[:, None, None]
+        self.jj = np.arange(n_agents)[None, None, :]
+        self.ii = np.arange(n_agents)[None, :, None]
+        self.idx = np.maximum(src - 1, 0)
+        used = src > 0
+        used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
+        self.used = used[..., None]
+        self.any_used = bool(used.any())
+
+
+def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
-    runs, n_agents = src.shape[0], src.shape[1]
-    rr = np.arange(runs)[:, None, None]
-    jj = np.arange(n_agents)[None, None, :]
-    idx = np.maximum(src - 1, 0)
-    if unicast:
-        ii = np.arange(n_agents)[None, :, None]
-        out = y[rr, idx, jj, ii]
-    else:
-        out = y[rr, idx, jj]
-    used = (src > 0)
-    used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
-    missing = used[..., None] & np.isnan(out)
-    if missing.any():
-        r, i, j, _ = (int(v) for v in np.argwhere(missing)[0])
+    ix = _RoundIndex(src) if index is None else index
+    out = y[ix.rr, ix.idx, ix.jj, ix.ii] if unicast else y[ix.rr, ix.idx, ix.jj]
+    out = np.where(ix.used, out, 0.0)
+    if ix.any_used and np.isnan(out).any():  # NaN left only where a used entry is missing
+        r, i, j, _ = (int(v) for v in np.argwhere(np.isnan(out))[0])
         raise AccountingError(f"round {t}: receiver {i} combined sender {j}'s message of round {int(src[r, i, j])} "
                               f"(run {r}), which is not in the transcript")
-    return np.where(used[..., None], out, 0.0)
+    return out
 
 
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
@@ -332,24 +341,29 @@ def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     return np.where((n_sent > 0)[..., None], avg, mean)
 
 
-def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool,
+            index: _RoundIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The combinations' terms from the other agents' messages ``(R, N, d)``, and the self weights ``(R, N)``.
 
     They depend on the transcript and the schedule only, so one computation serves both problems' combinations.
     """
-    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast)), np.einsum("rii->ri", w)
+    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast, index)), np.einsum("rii->ri", w)
 
 
 def _mixed(others: tuple[np.ndarray, np.ndarray], own: np.ndarray, t: int) -> np.ndarray:
     """One problem's combinations: the other agents' terms plus the self weight times its own term."""
     terms, diag = others
-    if np.isnan(own).any() and (diag > 0).any():
-        bad = np.isnan(own).any(axis=-1) & (diag > 0)
+    nan = np.isnan(own)
+    if nan.any() and (diag > 0).any():
+        bad = nan.any(axis=-1) & (diag > 0)
         if bad.any():
             r, i = (int(v) for v in np.argwhere(bad)[0])
             raise AccountingError(f"round {t}: agent {i}'s own message (run {r}) is not in the transcript but "
                                   "enters its combination")
-    return terms + diag[..., None] * _nan_to_num(own)
+    clean = np.where(nan, 0.0, own)
+    if not np.isfinite(clean).all():
+        clean = np.nan_to_num(clean)
+    return terms + diag[..., None] * clean
 
 
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
@@ -362,24 +376,28 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     x = rule.initial_state(runs)
     xp = rule_prime.initial_state(runs) if rule_prime is not None else None
     contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
+    scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
     for t in range(1, horizon + 1):
         w, src = dense_round(schedules, t)
+        index = _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed, mixed_p = {}, {}
         for name, y in messages.items():
+            scale = scales[name][t - 1]
             mu = np.asarray(mean[name], dtype=float)
+            mp_all = None if mean_p is None else np.asarray(mean_p[name], dtype=float)
             if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
                 seen = ~np.isnan(y[:, t - 1, pin])
                 value = mu[:, pin, None, :] if unicast else mu[:, pin]
-                if draw is not None and noise[name].scale(t) > 0:  # ... or its tilted noisy release
-                    assert mean_p is not None
+                if draw is not None and scale > 0:  # ... or its tilted noisy release
+                    assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
-                    mp = np.asarray(mean_p[name], dtype=float)[:, pin]
-                    value = value + lam_t * (value - mp) + noise[name].scale(t) * draw.noise[name][
+                    mp = mp_all[:, pin]
+                    value = value + lam_t * (value - mp) + scale * draw.noise[name][
                         offset:offset + runs, t - 1][:, pin]
                 y[:, t - 1, pin] = np.where(seen, value, np.nan)
-                if noise[name].scale(t) == 0:  # a noise-free release of anyone is its noise-free value
+                if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
@@ -387,22 +405,21 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
             ch = noise[name]
-            scale = ch.scale(t)
             if scale > 0:
                 residuals[name][offset:offset + runs, t - 1] = resid
             elif mismatch.get(name) is None:
                 off = np.abs(_nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
                 if off.any():
                     mismatch[name] = (offset + int(np.argwhere(off)[0][0]), t)
-            if contributions is not None and mean_p is not None:
-                mu_p = np.asarray(mean_p[name], dtype=float)
-                mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
+            if contributions is not None and mp_all is not None:
+                mu_p_obs = mp_all[:, :, None, :] if unicast else mp_all
                 if scale > 0:
                     assert ch.mechanism is not None
+                    d_p = yt - mu_p_obs
                     if residuals_p is not None:
-                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, yt - mu_p_obs, np.nan)
+                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, d_p, np.nan)
                     part = (_log_density(_nan_to_num(resid), ch.mechanism, scale)
-                            - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism, scale))
+                            - _log_density(np.where(observed, d_p, 0.0), ch.mechanism, scale))
                     contributions[:, t - 1] += part
                     if draw is not None and tilted is not None and draw.rounds[t - 1]:
                         d = np.where(observed, mu_obs - mu_p_obs, 0.0)
@@ -412,10 +429,11 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            others = _others(y, w, src, t, unicast)  # shared by both problems' combinations
-            if contributions is not None and mean_p is not None:
-                mixed_p[name] = _mixed(others, _own(yt, np.asarray(mean_p[name], dtype=float), unicast), t)
+            others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
             mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
+            if contributions is not None and mp_all is not None:
+                # broadcast: the self term is the own message under both problems, so are the combinations
+                mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
