@@ -170,6 +170,8 @@ class ScheduledReplay:
             second replay with ``P'``'s recursion as ``rule`` would give (the same combinations, computed
             by the same operations), so that ``residuals - residuals_prime`` is every release's realized
             shift without replaying again (:func:`accounting.coverage.realized_shifts`).
+        states: with ``record``: per round ``t`` (entry ``t - 1``) copies of both recursions' states at its
+            start, ``(state, state')``, what ``resume`` starts from (``None`` when not recorded).
     """
 
     losses: np.ndarray | None
@@ -180,6 +182,7 @@ class ScheduledReplay:
     log_weights: np.ndarray | None = None
     tilted_mu: np.ndarray | None = None
     residuals_prime: dict[str, np.ndarray] | None = None
+    states: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -366,18 +369,48 @@ def _mixed(others: tuple[np.ndarray, np.ndarray], own: np.ndarray, t: int) -> np
     return terms + diag[..., None] * clean
 
 
+class _NoSnapshot(Exception):
+    """A state :func:`_snapshot` cannot copy."""
+
+
+def _snapshot(state: Any) -> Any:
+    """A copy of a rule's state that no later in-place change of the state reaches (arrays copied; dicts, lists
+    and tuples of them rebuilt; immutable scalars kept); :class:`_NoSnapshot` for anything else."""
+    if isinstance(state, np.ndarray):
+        return state.copy()
+    if isinstance(state, dict):
+        return {k: _snapshot(v) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_snapshot(v) for v in state) if type(state) in (list, tuple) else _no_snapshot(state)
+    if state is None or isinstance(state, (bool, int, float, complex, str, bytes, np.generic)):
+        return state
+    return _no_snapshot(state)
+
+
+def _no_snapshot(state: Any) -> Any:
+    raise _NoSnapshot(type(state).__name__)
+
+
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
                   mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
                   draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
-                  residuals_p: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
+                  residuals_p: dict[str, np.ndarray] | None = None, start: int = 1, init: Any = None,
+                  prefix: np.ndarray | None = None, trace: list[Any] | None = None) -> np.ndarray | None:
     runs = len(schedules)
-    x = rule.initial_state(runs)
-    xp = rule_prime.initial_state(runs) if rule_prime is not None else None
+    if init is None:
+        x = rule.initial_state(runs)
+        xp = rule_prime.initial_state(runs) if rule_prime is not None else None
+    else:  # resumed at round ``start`` from copies of the states recorded there
+        x, xp = _snapshot(init[0]), _snapshot(init[1])
     contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
+    if contributions is not None and prefix is not None:
+        contributions[:, :start - 1] = prefix
     scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
-    for t in range(1, horizon + 1):
+    for t in range(start, horizon + 1):
+        if trace is not None:
+            trace.append((_snapshot(x), _snapshot(xp)))
         w, src = dense_round(schedules, t)
         index = _RoundIndex(src)
         mean = rule.message_means(x, t)
@@ -450,6 +483,8 @@ def scheduled_replay(
     unicast: bool = False,
     pin_agent: int | Sequence[int] | None = None,
     draw: TiltedDraw | None = None,
+    record: bool = False,
+    resume: tuple[int, ScheduledReplay] | None = None,
 ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
 
@@ -480,6 +515,19 @@ def scheduled_replay(
             broadcast), and the result carries the tilt's exact log weights
             (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`
             repeats the construction until the transcript settles).
+        record: keep copies of the states at the start of every round
+            (:attr:`ScheduledReplay.states`; not with ``draw``, and only when
+            the runs are replayed as one chunk and the states are arrays,
+            dicts, lists or tuples of them: otherwise ``states`` is ``None``).
+        resume: ``(t0, previous)``: a replay whose rounds before ``t0`` are
+            those of ``previous`` (a recorded replay of the same runs with the
+            same rules and arguments): its states at the start of round
+            ``t0``, its residuals, losses and noise-free mismatches of the
+            earlier rounds are taken, and rounds ``t0 .. T`` are replayed.
+            The caller vouches that every value the earlier rounds read is
+            the same in ``messages`` as in ``previous``'s replay (e.g. a
+            construction pass whose earlier rounds read no entry that
+            changed); then the result is what the whole replay gives.
 
     Returns:
         A :class:`ScheduledReplay`.
@@ -535,14 +583,28 @@ def scheduled_replay(
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
     chunk = max(1, _CHUNK_ENTRIES // max(1, n_agents * n_agents * width))
+    first, init, prefix = 1, None, None
+    if resume is not None:
+        first, init, prefix = _resumed(resume, horizon, runs, chunk, draw, rule_prime, residuals, residuals_p,
+                                       mismatch)
+    trace: list[Any] | None = [] if (record or resume is not None) and draw is None and runs <= chunk else None
+    if trace is not None and resume is not None:
+        assert resume[1].states is not None
+        trace.extend(resume[1].states[:first - 1])
     parts = []
-    for start in range(0, runs, chunk):
-        stop = min(runs, start + chunk)
-        part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
-                             residuals_p)
-        if part is not None:
-            parts.append(part)
+    try:
+        for start in range(0, runs, chunk):
+            stop = min(runs, start + chunk)
+            part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
+                                 rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
+                                 residuals_p, first, init, prefix, trace)
+            if part is not None:
+                parts.append(part)
+    except _NoSnapshot:  # a state that cannot be copied: replayed again without a record
+        if resume is not None:
+            raise AccountingError("resume: the states recorded cannot be copied") from None
+        return scheduled_replay(messages, schedules, noise, rule, rule_prime, unicast=unicast, pin_agent=pin_agent,
+                                draw=draw)
     per_round = np.concatenate(parts) if parts else None
     losses = None
     if per_round is not None:
@@ -550,4 +612,30 @@ def scheduled_replay(
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
-                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p)
+                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
+                           states=None if trace is None else tuple(trace))
+
+
+def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk: int, draw: TiltedDraw | None,
+             rule_prime: ChannelRule | None, residuals: dict[str, np.ndarray],
+             residuals_p: dict[str, np.ndarray] | None, mismatch: dict[str, tuple[int, int] | None]
+             ) -> tuple[int, Any, np.ndarray | None]:
+    """Check ``resume`` and fill the outputs of the rounds before ``t0`` from the previous replay; returns ``t0``,
+    the states at its start and the earlier rounds' contributions."""
+    t0, prev = resume
+    if draw is not None or runs > chunk:
+        raise AccountingError("resume: not with draw, and only for runs replayed as one chunk")
+    if prev.states is None or not 1 <= t0 <= len(prev.states) or len(prev.states) != horizon:
+        raise AccountingError(f"resume: round {t0} of a replay without recorded states for {horizon} rounds")
+    if (prev.per_round is None) != (rule_prime is None) or set(prev.residuals) != set(residuals) or (
+            prev.per_round is not None and prev.per_round.shape != (runs, horizon)):
+        raise AccountingError("resume: the previous replay is not one of these runs with these rules")
+    for n, r in residuals.items():
+        r[:, :t0 - 1] = prev.residuals[n][:, :t0 - 1]
+        if residuals_p is not None:
+            assert prev.residuals_prime is not None
+            residuals_p[n][:, :t0 - 1] = prev.residuals_prime[n][:, :t0 - 1]
+    for n, m in prev.noise_free_mismatch.items():
+        if m is not None and m[1] < t0:
+            mismatch[n] = m
+    return t0, prev.states[t0 - 1], None if prev.per_round is None else prev.per_round[:, :t0 - 1]

@@ -12,6 +12,10 @@ finds it settled is, entry for entry, the replay of the settled transcript
 (every value it writes is the value already there), so that pass, run under
 both problems, gives the loss without a further replay; and when no
 combination reads a constructed message ahead, the first pass has settled.
+A later pass starts where the previous one's values first change what a
+combination reads (``resume`` of
+:func:`accounting.scheduled_replay.scheduled_replay`), and the passes stop
+as soon as no combination reads ahead a message the last pass changed.
 :func:`constructed_replays` does the same for several candidates in one
 replay per pass (each candidate's rule on its own copy of the runs).
 
@@ -36,7 +40,7 @@ import numpy as np
 from accounting.scheduled_replay import ScheduledReplay, dense_round
 
 from ..scenario import Scenario
-from .behavior import EngineRuns, replay_runs
+from .behavior import EngineRuns
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
@@ -103,6 +107,23 @@ class DenseSchedules:
         if key not in self._cache:
             self._cache[key] = self._reads_ahead(written, readers)
         return bool(self._cache[key])
+
+    def ahead_entries(self) -> tuple[np.ndarray, ...]:
+        """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of
+        run ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (computed once)."""
+        key = ("ahead", self._runs.start, self._runs.stop, self._runs.step)
+        if key not in self._cache:
+            parts = []
+            for t in range(1, self._horizon + 1):
+                src = self.dense_runs(t)[1]
+                later = src > t
+                n = src.shape[1]
+                later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+                r, i, j = np.nonzero(later)
+                parts.append((np.full(r.size, t), r, src[r, i, j], j, i))
+            self._cache[key] = tuple(np.concatenate(c) if parts else np.zeros(0, dtype=np.int64)
+                                     for c in zip(*parts))
+        return self._cache[key]
 
     def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
         from accounting.scheduled_replay import reads_ahead
@@ -229,7 +250,9 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     agents' combinations read a pinned agent's message ahead, one pass is
     enough too, when the pass shows that those agents' releases have the
     same means under both problems (:func:`_one_pass`); the others take
-    the repeated passes.
+    the repeated passes (:func:`_settle`: each resumed where it first
+    reads something the previous pass changed, the last one the first
+    whose changes no combination reads ahead).
 
     Args:
         runs: the runs (schedules and the other agents' messages).
@@ -244,23 +267,81 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     Raises:
         AccountingError: the construction does not settle within ``horizon + 1`` passes.
     """
+    from accounting.scheduled_replay import scheduled_replay
+
+    from .behavior import AlgorithmChannelRule, declared_noise
+
+    rule = AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points())
+    rule_q = None if q is None else AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points())
+    noise = declared_noise(p.algorithm, p.horizon)
+    schedules = runs.schedules if hasattr(runs.schedules, "dense_runs") else list(runs.schedules)
+    ahead = runs.schedules.ahead_entries if isinstance(runs.schedules, DenseSchedules) else None
+
+    def replay(messages: Any, with_q: bool, resume: Any) -> ScheduledReplay:
+        return scheduled_replay(runs.messages if messages is None else messages, schedules, noise, rule,
+                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
+                                record=with_q and ahead is not None, resume=resume)
+
+    out = _settle(runs.messages, replay, _one_pass(runs, p, pinned), q is not None, ahead, pinned, p.horizon)
+    assert out.messages is not None
+    return out.messages, out
+
+
+def _changed(new: Any, old: Any) -> dict[str, np.ndarray]:
+    """Per channel, which messages of ``new`` differ from ``old`` (any coordinate; NaN equal to NaN)."""
+    return {c: ~((new[c] == old[c]) | (np.isnan(new[c]) & np.isnan(old[c]))).all(axis=-1) for c in new}
+
+
+def _first_changed_read(ahead: tuple[np.ndarray, ...], changed: dict[str, np.ndarray], unicast: bool) -> int | None:
+    """The first round in which some combination reads a changed message of a later round (``ahead``:
+    :meth:`DenseSchedules.ahead_entries`), else ``None``."""
+    t, r, s, j, i = ahead
+    first = None
+    for c in changed.values():
+        hit = c[r, s - 1, j, i] if unicast else c[r, s - 1, j]
+        if hit.any():
+            k = int(t[hit].min())
+            first = k if first is None else min(first, k)
+    return first
+
+
+def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: Any, pinned: Any,
+            horizon: int) -> ScheduledReplay:
+    """The construction passes of :func:`constructed_replay` until the transcript settles; the settled pass.
+
+    ``replay(messages, with_q, resume)`` is one pass (``messages`` ``None``: the recorded ones). Where the passes
+    record their states (``ahead``: the schedules' reads of later rounds, :meth:`DenseSchedules.ahead_entries`),
+    a pass's rounds before the first one that reads ahead a message the previous pass changed are that pass's
+    own (they read the same values), so the next pass resumes there
+    (:func:`accounting.scheduled_replay.scheduled_replay`'s ``resume``); and when no combination reads ahead a
+    changed message, every value the pass read is the one its output holds: its computations are those of a
+    replay of its output, which has settled (a further pass would reproduce it entry for entry).
+    """
     from accounting.errors import AccountingError
 
-    plan = _one_pass(runs, p, pinned)
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(p.horizon + 1):
-        out = replay_runs(runs, p, None if built is None and plan is None else q, algorithm=p.algorithm,
-                          pin_agent=pinned, messages=built)  # type: ignore[arg-type]
+    unicast = next(iter(recorded.values())).ndim == 5
+    read = recorded  # what the pass read
+    out = replay(None, with_q and plan is not None, None)
+    for passes in range(1, horizon + 2):
         nxt = out.messages
         assert nxt is not None
-        if plan is not None and (plan == "settled" or q is None or _others_unmoved(out, pinned)):
-            return nxt, out
-        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
-            return nxt, out
+        if plan is not None and (plan == "settled" or not with_q or _others_unmoved(out, pinned)):
+            return out
         plan = None
-        built = {c: np.array(m) for c, m in nxt.items()}
+        resume = None
+        if with_q and out.per_round is not None and out.states is not None:
+            first = _first_changed_read(ahead(), _changed(nxt, read), unicast)
+            if first is None:
+                return out
+            resume = (first, out)
+        elif read is not recorded and all(np.array_equal(nxt[c], read[c], equal_nan=True) for c in nxt):
+            return out
+        if passes == horizon + 1:
+            break
+        read = nxt
+        out = replay(nxt, with_q, resume)
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
-                          f"{p.horizon + 1} passes")
+                          f"{horizon + 1} passes")
 
 
 class _Tiled:
@@ -565,7 +646,6 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         AccountingError: a candidate's construction does not settle, or its replay fails.
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
     """
-    from accounting.errors import AccountingError
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
@@ -612,20 +692,21 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
     schedules = _Tiled(runs.schedules, count)
-    plan = _one_pass(runs, p0, pinned)
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(p0.horizon + 1):
-        out = scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                               None if built is None and plan is None else rule_q, unicast=runs.unicast,
-                               pin_agent=pinned)
-        nxt = out.messages
-        assert nxt is not None
-        if (plan is not None and (plan == "settled" or _others_unmoved(out, pinned))) or (
-                built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
-            assert out.losses is not None and out.per_round is not None
-            return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
-                    for k in range(count)]
-        plan = None
-        built = {c: np.array(m) for c, m in nxt.items()}
-    raise AccountingError(f"the constructed transcripts of agent(s) {pinned} did not settle within "
-                          f"{p0.horizon + 1} passes")
+    ahead = None
+    if isinstance(runs.schedules, DenseSchedules):
+        base = runs.schedules
+
+        def ahead() -> tuple[np.ndarray, ...]:  # every copy's reads ahead: the runs' own, run k r + r in copy k
+            t, r, s, j, i = base.ahead_entries()
+            shift = np.repeat(np.arange(count) * size, r.size)
+            return (np.tile(t, count), np.tile(r, count) + shift, np.tile(s, count), np.tile(j, count),
+                    np.tile(i, count))
+
+    def replay(built: Any, with_q: bool, resume: Any) -> ScheduledReplay:
+        return scheduled_replay(messages if built is None else built, schedules, noise, rule,
+                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
+                                record=with_q and ahead is not None, resume=resume)
+
+    out = _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon)
+    assert out.losses is not None and out.per_round is not None
+    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]

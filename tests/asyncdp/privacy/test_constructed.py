@@ -249,9 +249,11 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     runs = run_engine(sc, 16, seed=0)
     prepared = CandidateRuns(runs, range(16)).runs
     p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+    import accounting.scheduled_replay as sr
+
     passes = []
-    real = constructed.replay_runs
-    monkeypatch.setattr(constructed, "replay_runs", lambda *a, **k: passes.append(1) or real(*a, **k))
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: passes.append(1) or real(*a, **k))
     monkeypatch.setattr(constructed, "_others_unmoved", lambda out, pinned: False)
     want_messages, _ = _plain_construction(runs, p, 1)
     want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
@@ -364,3 +366,68 @@ def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_sh
         getattr(stacked, "optimum")  # noqa: B009 - a method: which candidate's?
     with pytest.raises(_Unstackable):
         stacked.gradient(agents, x[:4])  # not one point per run of the stack
+
+
+def _late_read_ahead_runs(sc, runs: int) -> EngineRuns:
+    """As :func:`_read_ahead_runs`, but the reads of later rounds start in round 3 (agent 1 reads agent 0's message
+    of round ``t + 2``, agent 2 agent 1's of round ``t + 1``): the passes after the second change nothing
+    before round 3."""
+    n, horizon = sc.problem.num_agents, sc.horizon
+    weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
+    senders = []
+    for t in range(1, horizon + 1):
+        s = np.where(weights > 0, t, 0)
+        if t >= 3:
+            s[1, 0], s[2, 1] = min(t + 2, horizon), min(t + 1, horizon)
+        senders.append(s)
+    sched = RealizedSchedule.from_dense([weights] * horizon, senders)
+    y = np.random.default_rng(7).normal(size=(runs, horizon, n, sc.problem.dim))
+    return EngineRuns("batch", tuple(range(runs)), {"y": y}, (sched,) * runs, False)
+
+
+@pytest.mark.parametrize("case", ["late reads ahead", "round adjacency 0", "round adjacency 1", "one agent"])
+def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_plain_constructions_values(
+        case, monkeypatch):
+    """Constructions that take repeated passes: the passes after the second resume at the first round that
+    reads ahead a message the previous pass changed, and stop as soon as no such read is left (no pass only to
+    see that nothing changes); the transcript and its losses are the plain path's, entry for entry."""
+    import accounting.scheduled_replay as sr
+    import asyncdp.privacy.constructed as constructed
+    import asyncdp.privacy.worst_case as wc
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    if case == "late reads ahead":  # every agent pinned, a chain of reads ahead from round 3 on
+        sc = small_example()[0].scenario
+        runs = _late_read_ahead_runs(sc, 4)
+        p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+        pinned = [0, 1, 2]
+    elif case.startswith("round adjacency"):  # every agent pinned, asynchronous runs
+        sc = DPSDAC.example_scenario().replace(horizon=6, timing=Async(rate=1.0), links=LOSSY)
+        fam = wc._family(sc, None)
+        (_, t0, g, gp), = fam.extremes(sc, None)[:1]
+        p, q = fam.scenarios(sc, t0, g, gp)
+        pinned = fam.pinned(sc)
+        runs = run_engine(sc, 8, seed=int(case[-1]))
+    else:  # one agent, asynchronous runs, the one pass refused
+        sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+        p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+        pinned = 1
+        monkeypatch.setattr(constructed, "_one_pass", lambda runs, p, pinned: None)
+        runs = run_engine(sc, 8, seed=0)
+    calls = []
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    got_messages, got = constructed_replay(CandidateRuns(runs, range(runs.runs)).runs, p, q, pinned)
+    monkeypatch.setattr(sr, "scheduled_replay", real)
+    want_messages, passes = _plain_construction(runs, p, pinned)
+    want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
+    resumed = [r[0] for r in calls if r is not None]
+    assert len(calls) == max(2, passes - 1)  # the first pass runs without P' (no losses): then one per change
+    assert len(resumed) == max(0, passes - 3)  # the passes after the second resume ...
+    if case == "late reads ahead":
+        assert passes >= 4 and min(resumed) >= 3  # ... where the first changed message is read ahead
+    for c in want_messages:
+        np.testing.assert_array_equal(got_messages[c], want_messages[c])
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+    for c in want.residuals_prime:
+        np.testing.assert_array_equal(got.residuals_prime[c], want.residuals_prime[c])
