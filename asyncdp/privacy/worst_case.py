@@ -453,11 +453,18 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
     known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
     if known is not None and known[0].size >= count:
         return known[0][:count], known[1][:count], cand.rows[:count]
-    p, q = fam.scenarios(scenario, round_index, g, gp)
-    _, out = constructed_replay(cand.prefix(limit), p, q, fam.pinned(scenario))
-    assert out.losses is not None and out.per_round is not None
-    cand.known[key] = (out.losses, out.per_round)
-    return out.losses, out.per_round, cand.rows[:count]
+    base = cand.known.get(("base", id(scenario)))  # the scenario is kept with it: its id is not reused
+    if base is None:
+        base = cand.known[("base", id(scenario))] = (scenario, _bound_base(scenario))
+    one = fam.candidate(base[1], scenario, round_index, g, gp)
+    try:  # by its cost families: its problems are built only if a step needs them
+        (losses, per_round), = constructed_replays(cand.prefix(limit), [one], fam.pinned(scenario))
+    except ValueError:  # not replayable as a stack (e.g. more runs than one chunk): the plain construction
+        _, out = constructed_replay(cand.prefix(limit), *one.scenarios(), fam.pinned(scenario))
+        assert out.losses is not None and out.per_round is not None
+        losses, per_round = out.losses, out.per_round
+    cand.known[key] = (losses, per_round)
+    return losses, per_round, cand.rows[:count]
 
 
 def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,

@@ -147,7 +147,7 @@ def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_w
     wide, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
     fresh, _, rows = wc._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
     calls = []
-    monkeypatch.setattr(wc, "constructed_replay", lambda *a, **k: calls.append(a) or constructed_replay(*a, **k))
+    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: calls.append(a) or constructed_replays(*a, **k))
     again, _, rows_again = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
     other, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
     assert len(calls) == 1  # the known candidate was not replayed; the other one was
@@ -431,3 +431,21 @@ def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_pla
     np.testing.assert_array_equal(got.per_round, want.per_round)
     for c in want.residuals_prime:
         np.testing.assert_array_equal(got.residuals_prime[c], want.residuals_prime[c])
+
+
+def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    g, gp = [0.6, -0.8], [-1.0, 0.0]
+    stacked, rows = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
+
+    def refuse(*args, **kwargs):
+        raise ValueError("stacked candidates are replayed as one chunk")
+
+    monkeypatch.setattr(wc, "constructed_replays", refuse)
+    plain, rows_plain = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
+    _, alone = constructed_replay(CandidateRuns(runs, range(6)).runs, *candidate_scenarios(sc, 0, g, gp), 0)
+    assert rows == rows_plain == list(range(6))
+    np.testing.assert_array_equal(stacked, plain)
+    np.testing.assert_array_equal(plain, alone.losses)
