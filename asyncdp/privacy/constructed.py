@@ -277,10 +277,10 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     schedules = runs.schedules if hasattr(runs.schedules, "dense_runs") else list(runs.schedules)
     ahead = runs.schedules.ahead_entries if isinstance(runs.schedules, DenseSchedules) else None
 
-    def replay(messages: Any, with_q: bool, resume: Any) -> ScheduledReplay:
+    def replay(messages: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
         return scheduled_replay(runs.messages if messages is None else messages, schedules, noise, rule,
                                 rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
-                                record=with_q and ahead is not None, resume=resume)
+                                record=record and ahead is not None, resume=resume)
 
     out = _settle(runs.messages, replay, _one_pass(runs, p, pinned), q is not None, ahead, pinned, p.horizon)
     assert out.messages is not None
@@ -309,7 +309,8 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
             horizon: int) -> ScheduledReplay:
     """The construction passes of :func:`constructed_replay` until the transcript settles; the settled pass.
 
-    ``replay(messages, with_q, resume)`` is one pass (``messages`` ``None``: the recorded ones). Where the passes
+    ``replay(messages, with_q, resume, record)`` is one pass (``messages`` ``None``: the recorded ones; ``record``:
+    keep its states, asked of a pass with ``P'`` that may be followed by another). Where the passes
     record their states (``ahead``: the schedules' reads of later rounds, :meth:`DenseSchedules.ahead_entries`),
     a pass's rounds before the first one that reads ahead a message the previous pass changed are that pass's
     own (they read the same values), so the next pass resumes there
@@ -321,7 +322,7 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
 
     unicast = next(iter(recorded.values())).ndim == 5
     read = recorded  # what the pass read
-    out = replay(None, with_q and plan is not None, None)
+    out = replay(None, with_q and plan is not None, None, plan == "pinned")
     for passes in range(1, horizon + 2):
         nxt = out.messages
         assert nxt is not None
@@ -339,7 +340,7 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
         if passes == horizon + 1:
             break
         read = nxt
-        out = replay(nxt, with_q, resume)
+        out = replay(nxt, with_q, resume, True)
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
                           f"{horizon + 1} passes")
 
@@ -424,6 +425,7 @@ class _StackedCosts:
 
     def __init__(self, costs: Sequence[Any], size: int) -> None:
         self._costs, self._size = list(costs), size
+        self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
@@ -445,17 +447,23 @@ class _StackedCosts:
         return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
+        if len(self._costs) == 1:  # one candidate: its own family answers every call
+            return self._costs[0].gradient(agents, x, **kwargs)
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
+        if len(self._costs) == 1:
+            return self._costs[0].value(agents, x, **kwargs)
         return np.concatenate([np.asarray(c.value(a, xk, **kwargs))
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or name in ("_costs", "_size", "_known"):
             raise AttributeError(name)
-        return _common(self._costs, name)
+        if name not in self._known:
+            self._known[name] = _common(self._costs, name)
+        return self._known[name]
 
 
 class _StackedProblem:
@@ -470,12 +478,12 @@ class _StackedProblem:
     @property
     def num_agents(self) -> int:
         """As :attr:`asyncdp.problems.problem.Problem.num_agents`: the costs'."""
-        return int(self.costs.num_agents)
+        return self.costs.num_agents  # type: ignore[no-any-return]
 
     @property
     def dim(self) -> int:
         """As :attr:`asyncdp.problems.problem.Problem.dim`: the domain's."""
-        return int(self.domain.dim)
+        return self.domain.dim  # type: ignore[no-any-return]
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see a Problem, as each candidate's is
@@ -484,7 +492,7 @@ class _StackedProblem:
         return Problem
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("__") or name == "_problems":
             raise AttributeError(name)
         return _common(self._problems(), name)
 
@@ -690,8 +698,10 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         scen = [scenarios_of(c) for c in pairs]
         rule = _Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
         rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
-    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
-    schedules = _Tiled(runs.schedules, count)
+    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
+    schedules = _Tiled(runs.schedules, count) if count > 1 else runs.schedules
+    if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
+        schedules = list(schedules)
     ahead = None
     if isinstance(runs.schedules, DenseSchedules):
         base = runs.schedules
@@ -702,10 +712,10 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
             return (np.tile(t, count), np.tile(r, count) + shift, np.tile(s, count), np.tile(j, count),
                     np.tile(i, count))
 
-    def replay(built: Any, with_q: bool, resume: Any) -> ScheduledReplay:
+    def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
         return scheduled_replay(messages if built is None else built, schedules, noise, rule,
                                 rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
-                                record=with_q and ahead is not None, resume=resume)
+                                record=record and ahead is not None, resume=resume)
 
     out = _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon)
     assert out.losses is not None and out.per_round is not None
