@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead", "dense_round"]
+           "scheduled_replay", "reads_ahead", "dense_round", "gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -106,7 +106,8 @@ class ScheduleLike(Protocol):
 class ScheduleBatch(Protocol):
     """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
 
-    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs).
+    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs). A batch
+    replayed many times may also keep each round's :func:`gather_index` (``gather_index(t)``).
     """
 
     def __len__(self) -> int:
@@ -322,6 +323,21 @@ class _RoundIndex:
         self.any_used = bool(used.any())
 
 
+def gather_index(src: np.ndarray) -> Any:
+    """What the replay's combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone.
+
+    A batch of schedules may keep it: the replay asks ``schedules.gather_index(t)`` (when the batch has it)
+    instead of computing it from round ``t``'s ``dense_runs`` each time; the batch must return the index of the
+    ``src`` it gives for ``t``.
+
+    Example:
+        >>> ix = gather_index(np.array([[[1, 0], [2, 1]]]))
+        >>> ix.used[..., 0].tolist(), ix.any_used
+        ([[[False, False], [True, False]]], True)
+    """
+    return _RoundIndex(np.asarray(src, dtype=np.int64))
+
+
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
     ix = _RoundIndex(src) if index is None else index
@@ -412,7 +428,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         if trace is not None:
             trace.append((_snapshot(x), _snapshot(xp)))
         w, src = dense_round(schedules, t)
-        index = _RoundIndex(src)
+        index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed, mixed_p = {}, {}

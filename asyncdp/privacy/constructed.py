@@ -98,6 +98,17 @@ class DenseSchedules:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
 
+    def gather_index(self, t: int) -> Any:
+        """:func:`accounting.scheduled_replay.gather_index` of round ``t``'s sender rounds for these runs (computed
+        once, for every replay of them)."""
+        from accounting.scheduled_replay import gather_index
+
+        key = ("index", t, self._runs.start, self._runs.stop, self._runs.step)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = gather_index(self.dense_runs(t)[1])
+        return got
+
     def reads_ahead(self, written: np.ndarray, readers: np.ndarray | None = None) -> bool:
         """Whether some run's combination in round ``t`` (of a receiver in ``readers``, default every agent) uses
         another agent's message of a later round that a construction writes (``written[s - 1, j]``: sender

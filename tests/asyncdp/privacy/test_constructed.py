@@ -449,3 +449,18 @@ def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(mo
     assert rows == rows_plain == list(range(6))
     np.testing.assert_array_equal(stacked, plain)
     np.testing.assert_array_equal(plain, alone.losses)
+
+
+def test_dense_schedules_keep_each_rounds_gather_index_for_every_slice():
+    from accounting.scheduled_replay import gather_index
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=1)
+    dense = DenseSchedules(tuple(runs.schedules[r] for r in range(6)), sc.horizon)
+    for t in range(1, sc.horizon + 1):
+        for part in (dense, dense[2:5], dense[1:][1:3]):
+            got, want = part.gather_index(t), gather_index(part.dense_runs(t)[1])
+            assert part.gather_index(t) is got  # kept
+            for name in ("rr", "idx", "jj", "ii", "used"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+            assert got.any_used == want.any_used
