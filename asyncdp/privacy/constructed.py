@@ -485,16 +485,8 @@ class _StackedProblem:
         self.costs = _StackedCosts(costs, size)
         self.domain = domain
         self._problems = problems
-
-    @property
-    def num_agents(self) -> int:
-        """As :attr:`asyncdp.problems.problem.Problem.num_agents`: the costs'."""
-        return self.costs.num_agents  # type: ignore[no-any-return]
-
-    @property
-    def dim(self) -> int:
-        """As :attr:`asyncdp.problems.problem.Problem.dim`: the domain's."""
-        return self.domain.dim  # type: ignore[no-any-return]
+        self.num_agents = self.costs.num_agents  # as Problem.num_agents: the costs'
+        self.dim = domain.dim  # as Problem.dim: the domain's
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see a Problem, as each candidate's is
