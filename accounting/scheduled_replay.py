@@ -426,7 +426,12 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
     for t in range(start, horizon + 1):
         if trace is not None:
-            trace.append((_snapshot(x), _snapshot(xp)))
+            try:
+                trace.append((_snapshot(x), _snapshot(xp)))
+            except _NoSnapshot:  # a state that cannot be copied: nothing is recorded
+                trace.clear()
+                trace.append(None)
+                trace = None
         w, src = dense_round(schedules, t)
         index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
@@ -608,19 +613,15 @@ def scheduled_replay(
         assert resume[1].states is not None
         trace.extend(resume[1].states[:first - 1])
     parts = []
-    try:
-        for start in range(0, runs, chunk):
-            stop = min(runs, start + chunk)
-            part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                                 rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
-                                 residuals_p, first, init, prefix, trace)
-            if part is not None:
-                parts.append(part)
-    except _NoSnapshot:  # a state that cannot be copied: replayed again without a record
-        if resume is not None:
-            raise AccountingError("resume: the states recorded cannot be copied") from None
-        return scheduled_replay(messages, schedules, noise, rule, rule_prime, unicast=unicast, pin_agent=pin_agent,
-                                draw=draw)
+    for start in range(0, runs, chunk):
+        stop = min(runs, start + chunk)
+        part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
+                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
+                             residuals_p, first, init, prefix, trace)
+        if part is not None:
+            parts.append(part)
+    if trace is not None and trace and trace[-1] is None:  # a state could not be copied
+        trace = None
     per_round = np.concatenate(parts) if parts else None
     losses = None
     if per_round is not None:

@@ -449,6 +449,8 @@ class _StackedCosts:
             raise _Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
         n = self._size
+        if xx.ndim == 2 and a.ndim >= 1:  # one point per agent (N, d) or per run (R, d): not told apart
+            raise _Unstackable(f"points of shape {xx.shape} for agents of shape {a.shape}")
         if a.ndim == xx.ndim - 1 and a.shape[0] != 1:  # the agents carry the run axis too
             if a.shape[0] != total:
                 raise _Unstackable(f"agents of shape {a.shape}")

@@ -366,6 +366,12 @@ def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_sh
         getattr(stacked, "optimum")  # noqa: B009 - a method: which candidate's?
     with pytest.raises(_Unstackable):
         stacked.gradient(agents, x[:4])  # not one point per run of the stack
+    with pytest.raises(_Unstackable):  # 8 points for 8 agents, or one per run? not told apart
+        _StackedCosts([LinearOverride(RendezvousQuadratic(np.zeros((8, 2))), 1, g) for g in ([1.0, 0], [0, 1.0])],
+                      4).gradient(np.arange(8), x[:, 0])
+    one_agent = stacked.gradient(2, x[:, 0])  # one agent's point on every run: each candidate's runs
+    np.testing.assert_array_equal(one_agent, np.concatenate([fams[0].gradient(2, x[:4, 0]),
+                                                             fams[1].gradient(2, x[4:, 0])]))
 
 
 def _late_read_ahead_runs(sc, runs: int) -> EngineRuns:
