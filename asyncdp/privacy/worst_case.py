@@ -447,6 +447,8 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
             limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
     of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
+    from accounting.errors import AccountingError
+
     cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
     count = min(limit, len(cand.rows))
     key = _key(round_index, g, gp)
@@ -459,7 +461,10 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
     one = fam.candidate(base[1], scenario, round_index, g, gp)
     try:  # by its cost families: its problems are built only if a step needs them
         (losses, per_round), = constructed_replays(cand.prefix(limit), [one], fam.pinned(scenario))
-    except ValueError:  # not replayable as a stack (e.g. more runs than one chunk): the plain construction
+    except AccountingError:
+        raise
+    except Exception:  # noqa: BLE001 - not replayable so (e.g. more runs than one chunk): the plain construction,
+        # which raises what the candidate raises
         _, out = constructed_replay(cand.prefix(limit), *one.scenarios(), fam.pinned(scenario))
         assert out.losses is not None and out.per_round is not None
         losses, per_round = out.losses, out.per_round
