@@ -107,7 +107,7 @@ class ScheduleBatch(Protocol):
     """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
 
     ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs). A batch
-    replayed many times may also keep each round's :func:`gather_index` (``gather_index(t)``).
+    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``).
     """
 
     def __len__(self) -> int:

@@ -41,6 +41,7 @@ from accounting.scheduled_replay import ScheduledReplay, dense_round
 
 from ..scenario import Scenario
 from .behavior import EngineRuns
+from .stacked import Blocks, Stacked, Tiled, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
@@ -99,7 +100,7 @@ class DenseSchedules:
         return got[0][self._runs], got[1][self._runs]
 
     def gather_index(self, t: int) -> Any:
-        """:func:`accounting.scheduled_replay.gather_index` of round ``t``'s sender rounds for these runs (computed
+        """``accounting.scheduled_replay.gather_index`` of round ``t``'s sender rounds for these runs (computed
         once, for every replay of them)."""
         from accounting.scheduled_replay import gather_index
 
@@ -356,223 +357,6 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
                           f"{horizon + 1} passes")
 
 
-class _Tiled:
-    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
-
-    def __init__(self, schedules: Any, copies: int) -> None:
-        self._schedules, self._copies = schedules, copies
-
-    def __len__(self) -> int:
-        return len(self._schedules) * self._copies
-
-    def __getitem__(self, runs: slice) -> _Tiled:
-        if range(len(self))[runs] != range(len(self)):
-            raise ValueError("stacked candidates are replayed as one chunk")
-        return self
-
-    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = dense_round(self._schedules, t)
-        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
-
-
-class _Blocks:
-    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
-
-    Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
-    """
-
-    def __init__(self, rules: Sequence[Any], size: int) -> None:
-        self.rules, self.size = list(rules), size
-
-    def initial_state(self, runs: int) -> list[Any]:
-        if runs != len(self.rules) * self.size:
-            raise ValueError("stacked candidates are replayed as one chunk")
-        return [r.initial_state(self.size) for r in self.rules]
-
-    def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
-        parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
-        return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
-
-    def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
-        n = self.size
-        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
-                for k, (r, s) in enumerate(zip(self.rules, state))]
-
-
-class _Unstackable(Exception):
-    """A call the stacked problem cannot answer as each candidate's own problem would (:class:`_Stacked`)."""
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Whether two attribute values are interchangeable: the same object, equal arrays, or equal plain values."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
-                and a.shape == b.shape and bool(np.array_equal(a, b)))
-    if isinstance(a, (tuple, list)) and type(a) is type(b):
-        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
-    if isinstance(a, (bool, int, float, str, np.integer, np.floating)) and type(a) is type(b):
-        return bool(a == b)
-    return False
-
-
-def _common(objects: Sequence[Any], name: str) -> Any:
-    """``name`` of the objects when every one has the same plain value (:func:`_same`), else :class:`_Unstackable`."""
-    values = [getattr(o, name) for o in objects]
-    if callable(values[0]) or not all(_same(values[0], v) for v in values[1:]):
-        raise _Unstackable(name)
-    return values[0]
-
-
-class _StackedCosts:
-    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
-
-    :meth:`gradient` and :meth:`value` split the points along their run axis and ask each candidate's own family
-    (so each candidate's equations are its own); any other attribute is answered only when every candidate's
-    is the same plain value (the number of agents, the blocks of an online loss, ...), anything else (another
-    method, a value that differs) raises :class:`_Unstackable`. ``isinstance`` sees the candidates' class.
-    """
-
-    def __init__(self, costs: Sequence[Any], size: int) -> None:
-        self._costs, self._size = list(costs), size
-        self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
-        return type(self._costs[0])
-
-    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
-        xx = np.asarray(x)
-        total = len(self._costs) * self._size
-        if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
-            raise _Unstackable(f"points of shape {xx.shape}")
-        a = np.asarray(agents)
-        n = self._size
-        if xx.ndim == 2 and a.ndim >= 1:  # one point per agent (N, d) or per run (R, d): not told apart
-            raise _Unstackable(f"points of shape {xx.shape} for agents of shape {a.shape}")
-        if a.ndim == xx.ndim - 1 and a.shape[0] != 1:  # the agents carry the run axis too
-            if a.shape[0] != total:
-                raise _Unstackable(f"agents of shape {a.shape}")
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
-        if a.ndim >= xx.ndim:
-            raise _Unstackable(f"agents of shape {a.shape}")
-        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
-
-    def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:  # one candidate: its own family answers every call
-            return self._costs[0].gradient(agents, x, **kwargs)
-        return np.concatenate([c.gradient(a, xk, **kwargs)
-                               for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
-
-    def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:
-            return self._costs[0].value(agents, x, **kwargs)
-        return np.concatenate([np.asarray(c.value(a, xk, **kwargs))
-                               for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_costs", "_size", "_known"):
-            raise AttributeError(name)
-        if name not in self._known:
-            self._known[name] = _common(self._costs, name)
-        return self._known[name]
-
-
-class _StackedProblem:
-    """The candidates' problems as one: their costs as :class:`_StackedCosts`, their (common) domain, and every
-    other attribute as :func:`_common` of the problems (built on the first such question: ``problems()``)."""
-
-    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int) -> None:
-        self.costs = _StackedCosts(costs, size)
-        self.domain = domain
-        self._problems = problems
-        self.num_agents = self.costs.num_agents  # as Problem.num_agents: the costs'
-        self.dim = domain.dim  # as Problem.dim: the domain's
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # noqa: D105 - isinstance checks see a Problem, as each candidate's is
-        from ..problems.problem import Problem
-
-        return Problem
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "_problems":
-            raise AttributeError(name)
-        return _common(self._problems(), name)
-
-
-class _Stacked:
-    """The candidates' rules (one algorithm, one initial point, one domain) in one call per step.
-
-    The algorithm's R and U steps run once on the runs of every candidate, with a :class:`_StackedProblem`:
-    each candidate's cost family answers for its own runs, and the steps are per-run, so every candidate gets
-    what its own rule (:class:`_Blocks`) computes. A step that needs something the stacked problem cannot
-    answer (:class:`_Unstackable`) is computed with the candidates' own rules from then on (the state split
-    by runs).
-
-    Args:
-        algorithm: the candidates' algorithm (one object).
-        costs: each candidate's cost family.
-        domain: the candidates' domain (one object).
-        problems: ``() -> list`` of each candidate's problem (called only when needed).
-        x0: the initial points (the same for every candidate).
-        size: runs per candidate.
-    """
-
-    def __init__(self, algorithm: Any, costs: Sequence[Any], domain: Any, problems: Any, x0: np.ndarray,
-                 size: int) -> None:
-        from .behavior import AlgorithmChannelRule
-
-        self.size, self.count = size, len(costs)
-        self.algorithm, self.x0, self._problems = algorithm, x0, problems
-        self.one = AlgorithmChannelRule(algorithm, _StackedProblem(costs, domain, problems, size), x0)
-        self._blocks: _Blocks | None = None
-
-    @property
-    def blocks(self) -> _Blocks:
-        """The candidates' own rules (built on first use)."""
-        from .behavior import AlgorithmChannelRule
-
-        if self._blocks is None:
-            self._blocks = _Blocks([AlgorithmChannelRule(self.algorithm, p, self.x0) for p in self._problems()],
-                                   self.size)
-        return self._blocks
-
-    def _split(self, state: Any) -> list[Any]:
-        total, n = self.count * self.size, self.size
-        if not isinstance(state, dict) or not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == total
-                                                  for v in state.values()):
-            raise ValueError("stacked candidates: the algorithm's state is not split by runs")
-        return [{k: v[i * n:(i + 1) * n] for k, v in state.items()} for i in range(self.count)]
-
-    def initial_state(self, runs: int) -> Any:
-        if runs != self.count * self.size:
-            raise ValueError("stacked candidates are replayed as one chunk")
-        try:
-            return ("one", self.one.initial_state(runs))
-        except _Unstackable:
-            return ("blocks", self.blocks.initial_state(runs))
-
-    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
-        kind, inner = state
-        if kind == "one":
-            try:
-                return {c: np.asarray(m, dtype=float) for c, m in self.one.message_means(inner, t).items()}
-            except _Unstackable:
-                inner = self._split(inner)
-        return self.blocks.message_means(inner, t)
-
-    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
-        kind, inner = state
-        if kind == "one":
-            try:
-                return ("one", self.one.next_state(inner, mixed, t))
-            except _Unstackable:
-                inner = self._split(inner)
-        return ("blocks", self.blocks.next_state(inner, mixed, t))
-
-
 class CandidateCosts:
     """A candidate pair given by its two cost families on a base scenario, its scenarios built only when asked.
 
@@ -611,16 +395,6 @@ class CandidateCosts:
         return self._built
 
 
-def _same_algorithm(a: Any, b: Any) -> bool:
-    """Whether two algorithms are the same rule: one object, or equal (frozen dataclasses of equal parameters)."""
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not known to be the same
-        return False
-
-
 def stack_size(runs: EngineRuns) -> int:
     """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`)."""
     first = next(iter(runs.messages.values()))
@@ -642,9 +416,9 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
     the algorithm's noise declaration (the worst-case search's do: it binds
     the user's algorithm to the user's problem). When they share the
     algorithm, the initial points and the domain, each step of the
-    algorithm runs once for every candidate (:class:`_Stacked`: each
+    algorithm runs once for every candidate (:class:`Stacked`: each
     candidate's cost family answers for its runs), else once per candidate
-    (:class:`_Blocks`); the values are the same.
+    (:class:`Blocks`); the values are the same.
 
     Args:
         runs: the runs (as :func:`constructed_replay`; at most :func:`stack_size` candidates at a time).
@@ -680,7 +454,7 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
     p0 = got[0][0]
     noise = declared_noise(p0.algorithm, p0.horizon)
     for p, *_ in got[1:]:
-        if _same_algorithm(p.algorithm, p0.algorithm) and p.horizon == p0.horizon:
+        if same_algorithm(p.algorithm, p0.algorithm) and p.horizon == p0.horizon:
             continue
         other = declared_noise(p.algorithm, p.horizon)
         if other.keys() != noise.keys() or any(
@@ -692,19 +466,19 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
     rule: Any
     rule_q: Any
     _, _, _, domain, x0 = got[0]
-    if domain is not None and all(_same_algorithm(g[0].algorithm, p0.algorithm) and g[3] is domain
+    if domain is not None and all(same_algorithm(g[0].algorithm, p0.algorithm) and g[3] is domain
                                   and g[4] is not None and np.array_equal(g[4], x0) for g in got):
         def problems(side: int) -> Any:
             return lambda: [scenarios_of(c)[side].problem for c in pairs]
 
-        rule = _Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
-        rule_q = _Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
+        rule = Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
+        rule_q = Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
     else:
         scen = [scenarios_of(c) for c in pairs]
-        rule = _Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
-        rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
+        rule = Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
+        rule_q = Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
-    schedules = _Tiled(runs.schedules, count) if count > 1 else runs.schedules
+    schedules = Tiled(runs.schedules, count) if count > 1 else runs.schedules
     if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
         schedules = list(schedules)
     ahead = None

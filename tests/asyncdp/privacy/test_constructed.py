@@ -298,7 +298,6 @@ def test_schedules_made_on_access_are_each_runs_own():
 @pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
 def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_replays_losses(case, monkeypatch):
     import asyncdp.privacy.worst_case as wc
-    from asyncdp.privacy import constructed
 
     fam, sc, runs = case()
     prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
@@ -306,8 +305,10 @@ def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_re
     base = wc._bound_base(sc)
     cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
     steps = []
-    original = constructed._Blocks.next_state
-    monkeypatch.setattr(constructed._Blocks, "next_state",
+    from asyncdp.privacy import stacked
+
+    original = stacked.Blocks.next_state
+    monkeypatch.setattr(stacked.Blocks, "next_state",
                         lambda self, *a: steps.append(1) or original(self, *a))
     stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
     assert not steps  # every step ran once for all candidates (no candidate's own rule was needed) ...
@@ -348,26 +349,26 @@ def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_ow
 
 
 def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_shares():
-    from asyncdp.privacy.constructed import _StackedCosts, _Unstackable
+    from asyncdp.privacy.stacked import StackedCosts, Unstackable
     from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
 
     base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
     fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 1, [0.5, 3.0])]
-    stacked = _StackedCosts(fams, 4)
+    stacked = StackedCosts(fams, 4)
     x = np.random.default_rng(0).normal(size=(8, 3, 2))
     agents = np.arange(3)
     want = np.concatenate([fams[0].gradient(agents, x[:4]), fams[1].gradient(agents, x[4:])])
     np.testing.assert_array_equal(stacked.gradient(agents, x), want)
     assert stacked.gradient(agents, x)[5, 1].tolist() == [0.5, 3.0]
     assert isinstance(stacked, LinearOverride) and stacked.num_agents == 3 and stacked.agent == 1
-    with pytest.raises(_Unstackable):
+    with pytest.raises(Unstackable):
         getattr(stacked, "linear_gradient")  # noqa: B009 - differs between the candidates
-    with pytest.raises(_Unstackable):
+    with pytest.raises(Unstackable):
         getattr(stacked, "optimum")  # noqa: B009 - a method: which candidate's?
-    with pytest.raises(_Unstackable):
+    with pytest.raises(Unstackable):
         stacked.gradient(agents, x[:4])  # not one point per run of the stack
-    with pytest.raises(_Unstackable):  # 8 points for 8 agents, or one per run? not told apart
-        _StackedCosts([LinearOverride(RendezvousQuadratic(np.zeros((8, 2))), 1, g) for g in ([1.0, 0], [0, 1.0])],
+    with pytest.raises(Unstackable):  # 8 points for 8 agents, or one per run? not told apart
+        StackedCosts([LinearOverride(RendezvousQuadratic(np.zeros((8, 2))), 1, g) for g in ([1.0, 0], [0, 1.0])],
                       4).gradient(np.arange(8), x[:, 0])
     one_agent = stacked.gradient(2, x[:, 0])  # one agent's point on every run: each candidate's runs
     np.testing.assert_array_equal(one_agent, np.concatenate([fams[0].gradient(2, x[:4, 0]),
