@@ -158,6 +158,8 @@ class CandidateRuns:
             per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
             candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
             its first rows instead of replaying them.
+        bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
+            identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -170,6 +172,7 @@ class CandidateRuns:
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self.bases: dict[int, tuple[Scenario, Scenario]] = {}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""

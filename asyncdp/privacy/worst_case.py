@@ -455,9 +455,9 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
     known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
     if known is not None and known[0].size >= count:
         return known[0][:count], known[1][:count], cand.rows[:count]
-    base = cand.known.get(("base", id(scenario)))  # the scenario is kept with it: its id is not reused
+    base = cand.bases.get(id(scenario))
     if base is None:
-        base = cand.known[("base", id(scenario))] = (scenario, _bound_base(scenario))
+        base = cand.bases[id(scenario)] = (scenario, _bound_base(scenario))
     one = fam.candidate(base[1], scenario, round_index, g, gp)
     try:  # by its cost families: its problems are built only if a step needs them
         (losses, per_round), = constructed_replays(cand.prefix(limit), [one], fam.pinned(scenario))
