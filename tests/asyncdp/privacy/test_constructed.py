@@ -471,3 +471,34 @@ def test_dense_schedules_keep_each_rounds_gather_index_for_every_slice():
             for name in ("rr", "idx", "jj", "ii", "used"):
                 np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
             assert got.any_used == want.any_used
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_any_stack_of_candidates_gets_each_candidates_own_losses(case):
+    # a property over the stacked steps: whatever the candidates (their gradients, the changed round), each one's
+    # losses in the stack are those of its own construction and replay, entry for entry
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, 4))
+    base = wc._bound_base(sc)
+    n = sc.problem.dim
+    vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
+    rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
+
+    @settings(max_examples=8, deadline=None)
+    @given(st.lists(st.tuples(rounds, vec, vec), min_size=1, max_size=4))
+    def check(drawn):
+        chosen = [(t0, g, gp) for t0, u, v in drawn for g, gp in [fam.scaled(u, v)] if g is not None and gp is not None]
+        if not chosen:
+            return
+        stacked = constructed_replays(prepared.runs, [fam.candidate(base, sc, *c) for c in chosen], fam.pinned(sc))
+        for c, (losses, per_round) in zip(chosen, stacked):
+            _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, *c), fam.pinned(sc))
+            np.testing.assert_array_equal(losses, alone.losses)
+            np.testing.assert_array_equal(per_round, alone.per_round)
+
+    check()
