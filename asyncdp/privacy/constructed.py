@@ -17,7 +17,11 @@ combination reads (``resume`` of
 :func:`accounting.scheduled_replay.scheduled_replay`), and the passes stop
 as soon as no combination reads ahead a message the last pass changed.
 :func:`constructed_replays` does the same for several candidates in one
-replay per pass (each candidate's rule on its own copy of the runs).
+replay per pass (each candidate on its own copy of the runs, every step of
+the algorithm taken once for all of them: :mod:`asyncdp.privacy.stacked`),
+and a candidate may be given by its cost families alone
+(:class:`CandidateCosts`), so that its problems are never built when the
+steps need nothing else of them.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
