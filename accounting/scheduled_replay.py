@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead", "dense_round"]
+           "scheduled_replay", "reads_ahead", "dense_round", "gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -106,7 +106,8 @@ class ScheduleLike(Protocol):
 class ScheduleBatch(Protocol):
     """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
 
-    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs).
+    ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs). A batch
+    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``).
     """
 
     def __len__(self) -> int:
@@ -170,6 +171,8 @@ class ScheduledReplay:
             second replay with ``P'``'s recursion as ``rule`` would give (the same combinations, computed
             by the same operations), so that ``residuals - residuals_prime`` is every release's realized
             shift without replaying again (:func:`accounting.coverage.realized_shifts`).
+        states: with ``record``: per round ``t`` (entry ``t - 1``) copies of both recursions' states at its
+            start, ``(state, state')``, what ``resume`` starts from (``None`` when not recorded).
     """
 
     losses: np.ndarray | None
@@ -180,6 +183,7 @@ class ScheduledReplay:
     log_weights: np.ndarray | None = None
     tilted_mu: np.ndarray | None = None
     residuals_prime: dict[str, np.ndarray] | None = None
+    states: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -301,25 +305,49 @@ def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int,
     return False
 
 
-def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> np.ndarray:
+class _RoundIndex:
+    """What the combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone (shared by
+    every channel of the round): the index arrays of the gather and which entries are used."""
+
+    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used")
+
+    def __init__(self, src: np.ndarray) -> None:
+        runs, n_agents = src.shape[0], src.shape[1]
+        self.rr = np.arange(runs)[:, None, None]
+        self.jj = np.arange(n_agents)[None, None, :]
+        self.ii = np.arange(n_agents)[None, :, None]
+        self.idx = np.maximum(src - 1, 0)
+        used = src > 0
+        used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
+        self.used = used[..., None]
+        self.any_used = bool(used.any())
+
+
+def gather_index(src: np.ndarray) -> Any:
+    """What the replay's combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone.
+
+    A batch of schedules may keep it: the replay asks ``schedules.gather_index(t)`` (when the batch has it)
+    instead of computing it from round ``t``'s ``dense_runs`` each time; the batch must return the index of the
+    ``src`` it gives for ``t``.
+
+    Example:
+        >>> ix = gather_index(np.array([[[1, 0], [2, 1]]]))
+        >>> ix.used[..., 0].tolist(), ix.any_used
+        ([[[False, False], [True, False]]], True)
+    """
+    return _RoundIndex(np.asarray(src, dtype=np.int64))
+
+
+def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
-    runs, n_agents = src.shape[0], src.shape[1]
-    rr = np.arange(runs)[:, None, None]
-    jj = np.arange(n_agents)[None, None, :]
-    idx = np.maximum(src - 1, 0)
-    if unicast:
-        ii = np.arange(n_agents)[None, :, None]
-        out = y[rr, idx, jj, ii]
-    else:
-        out = y[rr, idx, jj]
-    used = (src > 0)
-    used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
-    missing = used[..., None] & np.isnan(out)
-    if missing.any():
-        r, i, j, _ = (int(v) for v in np.argwhere(missing)[0])
+    ix = _RoundIndex(src) if index is None else index
+    out = y[ix.rr, ix.idx, ix.jj, ix.ii] if unicast else y[ix.rr, ix.idx, ix.jj]
+    out = np.where(ix.used, out, 0.0)
+    if ix.any_used and np.isnan(out).any():  # NaN left only where a used entry is missing
+        r, i, j, _ = (int(v) for v in np.argwhere(np.isnan(out))[0])
         raise AccountingError(f"round {t}: receiver {i} combined sender {j}'s message of round {int(src[r, i, j])} "
                               f"(run {r}), which is not in the transcript")
-    return np.where(used[..., None], out, 0.0)
+    return out
 
 
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
@@ -332,24 +360,51 @@ def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     return np.where((n_sent > 0)[..., None], avg, mean)
 
 
-def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+def _others(y: np.ndarray, w: np.ndarray, src: np.ndarray, t: int, unicast: bool,
+            index: _RoundIndex | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The combinations' terms from the other agents' messages ``(R, N, d)``, and the self weights ``(R, N)``.
 
     They depend on the transcript and the schedule only, so one computation serves both problems' combinations.
     """
-    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast)), np.einsum("rii->ri", w)
+    return np.einsum("rij,rijk->rik", w, _gather(y, src, t, unicast, index)), np.einsum("rii->ri", w)
 
 
 def _mixed(others: tuple[np.ndarray, np.ndarray], own: np.ndarray, t: int) -> np.ndarray:
     """One problem's combinations: the other agents' terms plus the self weight times its own term."""
     terms, diag = others
-    if np.isnan(own).any() and (diag > 0).any():
-        bad = np.isnan(own).any(axis=-1) & (diag > 0)
+    nan = np.isnan(own)
+    if nan.any() and (diag > 0).any():
+        bad = nan.any(axis=-1) & (diag > 0)
         if bad.any():
             r, i = (int(v) for v in np.argwhere(bad)[0])
             raise AccountingError(f"round {t}: agent {i}'s own message (run {r}) is not in the transcript but "
                                   "enters its combination")
-    return terms + diag[..., None] * _nan_to_num(own)
+    clean = np.where(nan, 0.0, own)
+    if not np.isfinite(clean).all():
+        clean = np.nan_to_num(clean)
+    return terms + diag[..., None] * clean
+
+
+class _NoSnapshot(Exception):
+    """A state :func:`_snapshot` cannot copy."""
+
+
+def _snapshot(state: Any) -> Any:
+    """A copy of a rule's state that no later in-place change of the state reaches (arrays copied; dicts, lists
+    and tuples of them rebuilt; immutable scalars kept); :class:`_NoSnapshot` for anything else."""
+    if isinstance(state, np.ndarray):
+        return state.copy()
+    if isinstance(state, dict):
+        return {k: _snapshot(v) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_snapshot(v) for v in state) if type(state) in (list, tuple) else _no_snapshot(state)
+    if state is None or isinstance(state, (bool, int, float, complex, str, bytes, np.generic)):
+        return state
+    return _no_snapshot(state)
+
+
+def _no_snapshot(state: Any) -> Any:
+    raise _NoSnapshot(type(state).__name__)
 
 
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
@@ -357,29 +412,46 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
                   mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
                   draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
-                  residuals_p: dict[str, np.ndarray] | None = None) -> np.ndarray | None:
+                  residuals_p: dict[str, np.ndarray] | None = None, start: int = 1, init: Any = None,
+                  prefix: np.ndarray | None = None, trace: list[Any] | None = None) -> np.ndarray | None:
     runs = len(schedules)
-    x = rule.initial_state(runs)
-    xp = rule_prime.initial_state(runs) if rule_prime is not None else None
+    if init is None:
+        x = rule.initial_state(runs)
+        xp = rule_prime.initial_state(runs) if rule_prime is not None else None
+    else:  # resumed at round ``start`` from copies of the states recorded there
+        x, xp = _snapshot(init[0]), _snapshot(init[1])
     contributions = np.zeros((runs, horizon)) if rule_prime is not None else None
-    for t in range(1, horizon + 1):
+    if contributions is not None and prefix is not None:
+        contributions[:, :start - 1] = prefix
+    scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
+    for t in range(start, horizon + 1):
+        if trace is not None:
+            try:
+                trace.append((_snapshot(x), _snapshot(xp)))
+            except _NoSnapshot:  # a state that cannot be copied: nothing is recorded
+                trace.clear()
+                trace.append(None)
+                trace = None
         w, src = dense_round(schedules, t)
+        index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed, mixed_p = {}, {}
         for name, y in messages.items():
+            scale = scales[name][t - 1]
             mu = np.asarray(mean[name], dtype=float)
+            mp_all = None if mean_p is None else np.asarray(mean_p[name], dtype=float)
             if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
                 seen = ~np.isnan(y[:, t - 1, pin])
                 value = mu[:, pin, None, :] if unicast else mu[:, pin]
-                if draw is not None and noise[name].scale(t) > 0:  # ... or its tilted noisy release
-                    assert mean_p is not None
+                if draw is not None and scale > 0:  # ... or its tilted noisy release
+                    assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
-                    mp = np.asarray(mean_p[name], dtype=float)[:, pin]
-                    value = value + lam_t * (value - mp) + noise[name].scale(t) * draw.noise[name][
+                    mp = mp_all[:, pin]
+                    value = value + lam_t * (value - mp) + scale * draw.noise[name][
                         offset:offset + runs, t - 1][:, pin]
                 y[:, t - 1, pin] = np.where(seen, value, np.nan)
-                if noise[name].scale(t) == 0:  # a noise-free release of anyone is its noise-free value
+                if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
@@ -387,22 +459,21 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
             ch = noise[name]
-            scale = ch.scale(t)
             if scale > 0:
                 residuals[name][offset:offset + runs, t - 1] = resid
             elif mismatch.get(name) is None:
                 off = np.abs(_nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
                 if off.any():
                     mismatch[name] = (offset + int(np.argwhere(off)[0][0]), t)
-            if contributions is not None and mean_p is not None:
-                mu_p = np.asarray(mean_p[name], dtype=float)
-                mu_p_obs = mu_p[:, :, None, :] if unicast else mu_p
+            if contributions is not None and mp_all is not None:
+                mu_p_obs = mp_all[:, :, None, :] if unicast else mp_all
                 if scale > 0:
                     assert ch.mechanism is not None
+                    d_p = yt - mu_p_obs
                     if residuals_p is not None:
-                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, yt - mu_p_obs, np.nan)
+                        residuals_p[name][offset:offset + runs, t - 1] = np.where(observed, d_p, np.nan)
                     part = (_log_density(_nan_to_num(resid), ch.mechanism, scale)
-                            - _log_density(np.where(observed, yt - mu_p_obs, 0.0), ch.mechanism, scale))
+                            - _log_density(np.where(observed, d_p, 0.0), ch.mechanism, scale))
                     contributions[:, t - 1] += part
                     if draw is not None and tilted is not None and draw.rounds[t - 1]:
                         d = np.where(observed, mu_obs - mu_p_obs, 0.0)
@@ -412,10 +483,11 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            others = _others(y, w, src, t, unicast)  # shared by both problems' combinations
-            if contributions is not None and mean_p is not None:
-                mixed_p[name] = _mixed(others, _own(yt, np.asarray(mean_p[name], dtype=float), unicast), t)
+            others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
             mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
+            if contributions is not None and mp_all is not None:
+                # broadcast: the self term is the own message under both problems, so are the combinations
+                mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
@@ -432,6 +504,8 @@ def scheduled_replay(
     unicast: bool = False,
     pin_agent: int | Sequence[int] | None = None,
     draw: TiltedDraw | None = None,
+    record: bool = False,
+    resume: tuple[int, ScheduledReplay] | None = None,
 ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
 
@@ -462,6 +536,19 @@ def scheduled_replay(
             broadcast), and the result carries the tilt's exact log weights
             (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`
             repeats the construction until the transcript settles).
+        record: keep copies of the states at the start of every round
+            (:attr:`ScheduledReplay.states`; not with ``draw``, and only when
+            the runs are replayed as one chunk and the states are arrays,
+            dicts, lists or tuples of them: otherwise ``states`` is ``None``).
+        resume: ``(t0, previous)``: a replay whose rounds before ``t0`` are
+            those of ``previous`` (a recorded replay of the same runs with the
+            same rules and arguments): its states at the start of round
+            ``t0``, its residuals, losses and noise-free mismatches of the
+            earlier rounds are taken, and rounds ``t0 .. T`` are replayed.
+            The caller vouches that every value the earlier rounds read is
+            the same in ``messages`` as in ``previous``'s replay (e.g. a
+            construction pass whose earlier rounds read no entry that
+            changed); then the result is what the whole replay gives.
 
     Returns:
         A :class:`ScheduledReplay`.
@@ -517,14 +604,24 @@ def scheduled_replay(
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
     chunk = max(1, _CHUNK_ENTRIES // max(1, n_agents * n_agents * width))
+    first, init, prefix = 1, None, None
+    if resume is not None:
+        first, init, prefix = _resumed(resume, horizon, runs, chunk, draw, rule_prime, residuals, residuals_p,
+                                       mismatch)
+    trace: list[Any] | None = [] if (record or resume is not None) and draw is None and runs <= chunk else None
+    if trace is not None and resume is not None:
+        assert resume[1].states is not None
+        trace.extend(resume[1].states[:first - 1])
     parts = []
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
                              rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
-                             residuals_p)
+                             residuals_p, first, init, prefix, trace)
         if part is not None:
             parts.append(part)
+    if trace is not None and trace and trace[-1] is None:  # a state could not be copied
+        trace = None
     per_round = np.concatenate(parts) if parts else None
     losses = None
     if per_round is not None:
@@ -532,4 +629,30 @@ def scheduled_replay(
         losses = per_round.sum(axis=1)
     return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
-                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p)
+                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
+                           states=None if trace is None else tuple(trace))
+
+
+def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk: int, draw: TiltedDraw | None,
+             rule_prime: ChannelRule | None, residuals: dict[str, np.ndarray],
+             residuals_p: dict[str, np.ndarray] | None, mismatch: dict[str, tuple[int, int] | None]
+             ) -> tuple[int, Any, np.ndarray | None]:
+    """Check ``resume`` and fill the outputs of the rounds before ``t0`` from the previous replay; returns ``t0``,
+    the states at its start and the earlier rounds' contributions."""
+    t0, prev = resume
+    if draw is not None or runs > chunk:
+        raise AccountingError("resume: not with draw, and only for runs replayed as one chunk")
+    if prev.states is None or not 1 <= t0 <= len(prev.states) or len(prev.states) != horizon:
+        raise AccountingError(f"resume: round {t0} of a replay without recorded states for {horizon} rounds")
+    if (prev.per_round is None) != (rule_prime is None) or set(prev.residuals) != set(residuals) or (
+            prev.per_round is not None and prev.per_round.shape != (runs, horizon)):
+        raise AccountingError("resume: the previous replay is not one of these runs with these rules")
+    for n, r in residuals.items():
+        r[:, :t0 - 1] = prev.residuals[n][:, :t0 - 1]
+        if residuals_p is not None:
+            assert prev.residuals_prime is not None
+            residuals_p[n][:, :t0 - 1] = prev.residuals_prime[n][:, :t0 - 1]
+    for n, m in prev.noise_free_mismatch.items():
+        if m is not None and m[1] < t0:
+            mismatch[n] = m
+    return t0, prev.states[t0 - 1], None if prev.per_round is None else prev.per_round[:, :t0 - 1]

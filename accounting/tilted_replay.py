@@ -211,10 +211,14 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     round before it was drawn; each pass fixes the next releases in the run's
     causal order (acyclic), so at most ``T + 1`` passes are needed. On the
     settled transcript every noise-free value is the one its past gives, so
-    the last pass's losses and weights are exact. When no combination reads
-    a message of a later round (:func:`~accounting.scheduled_replay.reads_ahead`:
-    lockstep and deadline schedules) the first pass has settled: every value
-    it reads is final when read.
+    the last pass's losses and weights are exact. Each run settles on its
+    own (a run's replay reads that run alone), as soon as no combination of
+    it reads ahead a message its last pass changed: every value that pass
+    read is then the one its output holds, so the pass computed what a
+    replay of its output computes (a further pass would reproduce it entry
+    for entry), and only the other runs are replayed again. Where no
+    combination reads a message of a later round (lockstep and deadline
+    schedules) the first pass has settled.
 
     Args:
         template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
@@ -255,7 +259,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         ([1.414214, 1.414214, 1.414214, 1.414214], 1)
     """
     from .errors import AccountingError
-    from .scheduled_replay import TiltedDraw, reads_ahead, scheduled_replay
+    from .scheduled_replay import TiltedDraw, scheduled_replay
 
     eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
     mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
@@ -275,15 +279,96 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     draw = TiltedDraw(draws, lam, mask)
     built: dict[str, np.ndarray] = {n: np.array(template[n], dtype=float) for n in names}
     everyone = list(range(agents))
-    once = not reads_ahead(schedules, horizon, np.ones((horizon, agents), dtype=bool))  # no pass reads ahead
-    for passes in range(1, horizon + 2):
-        out = scheduled_replay(built, schedules, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
-        assert out.messages is not None and out.per_round is not None and out.log_weights is not None
-        assert out.tilted_mu is not None
-        settled = once or all(np.array_equal(out.messages[n], built[n], equal_nan=True) for n in names)
-        built = out.messages
-        if settled:
-            cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
-            return ScheduledTilt(built, out.per_round[:, mask].sum(axis=1), out.log_weights, cap, lam,
-                                 out.tilted_mu, passes)
-    raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")
+    rows = _Rows(schedules, horizon, agents)
+    ahead = rows.ahead()
+    out = scheduled_replay(built, rows, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
+    assert out.messages is not None and out.per_round is not None and out.log_weights is not None
+    assert out.tilted_mu is not None
+    per_round, log_w, mu = out.per_round, out.log_weights, out.tilted_mu
+    open_ = _read_changed(ahead, out.messages, built, names, np.arange(runs), runs)  # not yet settled
+    built = out.messages
+    passes = 1
+    while open_.any():  # a settled run's values are final: only the others are replayed again
+        if passes == horizon + 1:
+            raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")
+        passes += 1
+        idx = np.flatnonzero(open_)
+        sub = {n: built[n][idx] for n in names}
+        got = scheduled_replay(sub, rows.take(idx), noise, rule, rule_prime, pin_agent=everyone,
+                               draw=TiltedDraw({n: d[idx] for n, d in draws.items()}, lam, mask))
+        assert got.messages is not None and got.per_round is not None and got.log_weights is not None
+        assert got.tilted_mu is not None
+        for n in names:
+            built[n][idx] = got.messages[n]
+        per_round[idx], log_w[idx], mu[idx] = got.per_round, got.log_weights, got.tilted_mu
+        open_ = _read_changed(ahead, got.messages, sub, names, idx, runs)
+    cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
+    return ScheduledTilt(built, per_round[:, mask].sum(axis=1), log_w, cap, lam, mu, passes)
+
+
+def _read_changed(ahead: tuple[np.ndarray, ...], new: Any, old: Any, names: list[str], rows: np.ndarray,
+                  runs: int) -> np.ndarray:
+    """Per run (of ``runs``), whether a pass over ``rows`` changed a message (``new`` against ``old``, its input)
+    that some combination of the run reads ahead (``ahead``: ``(t, r, s, j)`` of every read of another agent's
+    message of a later round ``s`` in round ``t``). A run without one has settled: every value its pass read
+    is the one its output holds, so the pass computed what a replay of its output computes."""
+    t, r, s, j = ahead
+    changed = np.zeros((runs,) + np.shape(new[names[0]])[1:3], dtype=bool)
+    out = np.zeros(runs, dtype=bool)
+    for n in names:
+        a, b = new[n], old[n]
+        changed[rows] = ~((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=-1)
+        out[r[changed[r, s - 1, j]]] = True
+    return out
+
+
+_DENSE_ENTRIES = 4_000_000
+"""Largest ``T x R x N x N`` whose dense rounds :class:`_Rows` keeps (above it each round is recomputed)."""
+
+
+class _Rows:
+    """Some runs of a set of schedules, as a :class:`~accounting.scheduled_replay.ScheduleBatch` (``take(rows)``).
+
+    Round ``t`` of every run is computed once (``dense_round``) and kept when the rounds of every run fit in
+    :data:`_DENSE_ENTRIES`, so that a pass over a few unsettled runs reads rows of it.
+    """
+
+    def __init__(self, schedules: Any, horizon: int, agents: int, rows: np.ndarray | None = None,
+                 cache: dict[int, Any] | None = None) -> None:
+        self._schedules, self._horizon, self._agents = schedules, horizon, agents
+        self._rows = rows  # None: every run
+        self._cache: dict[int, Any] = {} if cache is None else cache
+
+    def take(self, rows: np.ndarray) -> _Rows:
+        """The runs ``rows`` (indices into these runs)."""
+        picked = np.asarray(rows, dtype=np.int64) if self._rows is None else self._rows[rows]
+        return _Rows(self._schedules, self._horizon, self._agents, picked, self._cache)
+
+    def __len__(self) -> int:
+        return len(self._schedules) if self._rows is None else int(self._rows.size)
+
+    def __getitem__(self, runs: slice) -> _Rows:
+        return self.take(np.arange(len(self))[runs])
+
+    def ahead(self) -> tuple[np.ndarray, ...]:
+        """Every read of another agent's message of a later round: ``(t, r, s, j)`` arrays, a combination of run
+        ``r`` in round ``t`` reading sender ``j``'s message of round ``s > t``."""
+        parts = []
+        for t in range(1, self._horizon + 1):
+            src = self.dense_runs(t)[1]
+            later = src > t
+            n = src.shape[1]
+            later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+            r, i, j = np.nonzero(later)
+            parts.append((np.full(r.size, t), r, src[r, i, j], j))
+        return tuple(np.concatenate(c) for c in zip(*parts))
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        from .scheduled_replay import dense_round
+
+        got = self._cache.get(t)
+        if got is None:
+            got = dense_round(self._schedules, t)
+            if self._horizon * len(self._schedules) * self._agents ** 2 <= _DENSE_ENTRIES:
+                self._cache[t] = got
+        return got if self._rows is None else (got[0][self._rows], got[1][self._rows])

@@ -12,8 +12,16 @@ finds it settled is, entry for entry, the replay of the settled transcript
 (every value it writes is the value already there), so that pass, run under
 both problems, gives the loss without a further replay; and when no
 combination reads a constructed message ahead, the first pass has settled.
+A later pass starts where the previous one's values first change what a
+combination reads (``resume`` of
+:func:`accounting.scheduled_replay.scheduled_replay`), and the passes stop
+as soon as no combination reads ahead a message the last pass changed.
 :func:`constructed_replays` does the same for several candidates in one
-replay per pass (each candidate's rule on its own copy of the runs).
+replay per pass (each candidate on its own copy of the runs, every step of
+the algorithm taken once for all of them: :mod:`asyncdp.privacy.stacked`),
+and a candidate may be given by its cost families alone
+(:class:`CandidateCosts`), so that its problems are never built when the
+steps need nothing else of them.
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -36,10 +44,11 @@ import numpy as np
 from accounting.scheduled_replay import ScheduledReplay, dense_round
 
 from ..scenario import Scenario
-from .behavior import EngineRuns, replay_runs
+from .behavior import EngineRuns
+from .stacked import Blocks, Stacked, Tiled, same_algorithm
 
-__all__ = ["DenseSchedules", "CandidateRuns", "constructed_replay", "constructed_replays", "DENSE_CACHE_ENTRIES",
-           "STACK_ENTRIES"]
+__all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
+           "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
 """Largest ``T x R x N x N`` kept as dense rounds (above it the schedules are read as recorded, every time)."""
@@ -94,6 +103,17 @@ class DenseSchedules:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
 
+    def gather_index(self, t: int) -> Any:
+        """``accounting.scheduled_replay.gather_index`` of round ``t``'s sender rounds for these runs (computed
+        once, for every replay of them)."""
+        from accounting.scheduled_replay import gather_index
+
+        key = ("index", t, self._runs.start, self._runs.stop, self._runs.step)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = gather_index(self.dense_runs(t)[1])
+        return got
+
     def reads_ahead(self, written: np.ndarray, readers: np.ndarray | None = None) -> bool:
         """Whether some run's combination in round ``t`` (of a receiver in ``readers``, default every agent) uses
         another agent's message of a later round that a construction writes (``written[s - 1, j]``: sender
@@ -103,6 +123,23 @@ class DenseSchedules:
         if key not in self._cache:
             self._cache[key] = self._reads_ahead(written, readers)
         return bool(self._cache[key])
+
+    def ahead_entries(self) -> tuple[np.ndarray, ...]:
+        """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of
+        run ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (computed once)."""
+        key = ("ahead", self._runs.start, self._runs.stop, self._runs.step)
+        if key not in self._cache:
+            parts = []
+            for t in range(1, self._horizon + 1):
+                src = self.dense_runs(t)[1]
+                later = src > t
+                n = src.shape[1]
+                later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
+                r, i, j = np.nonzero(later)
+                parts.append((np.full(r.size, t), r, src[r, i, j], j, i))
+            self._cache[key] = tuple(np.concatenate(c) if parts else np.zeros(0, dtype=np.int64)
+                                     for c in zip(*parts))
+        return self._cache[key]
 
     def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
         from accounting.scheduled_replay import reads_ahead
@@ -125,6 +162,8 @@ class CandidateRuns:
             per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
             candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
             its first rows instead of replaying them.
+        bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
+            identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -137,6 +176,7 @@ class CandidateRuns:
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self.bases: dict[int, tuple[Scenario, Scenario]] = {}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""
@@ -229,7 +269,9 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     agents' combinations read a pinned agent's message ahead, one pass is
     enough too, when the pass shows that those agents' releases have the
     same means under both problems (:func:`_one_pass`); the others take
-    the repeated passes.
+    the repeated passes (:func:`_settle`: each resumed where it first
+    reads something the previous pass changed, the last one the first
+    whose changes no combination reads ahead).
 
     Args:
         runs: the runs (schedules and the other agents' messages).
@@ -244,66 +286,120 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
     Raises:
         AccountingError: the construction does not settle within ``horizon + 1`` passes.
     """
+    from accounting.scheduled_replay import scheduled_replay
+
+    from .behavior import AlgorithmChannelRule, declared_noise
+
+    rule = AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points())
+    rule_q = None if q is None else AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points())
+    noise = declared_noise(p.algorithm, p.horizon)
+    schedules = runs.schedules if hasattr(runs.schedules, "dense_runs") else list(runs.schedules)
+    ahead = runs.schedules.ahead_entries if isinstance(runs.schedules, DenseSchedules) else None
+
+    def replay(messages: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
+        return scheduled_replay(runs.messages if messages is None else messages, schedules, noise, rule,
+                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
+                                record=record and ahead is not None, resume=resume)
+
+    out = _settle(runs.messages, replay, _one_pass(runs, p, pinned), q is not None, ahead, pinned, p.horizon)
+    assert out.messages is not None
+    return out.messages, out
+
+
+def _changed(new: Any, old: Any) -> dict[str, np.ndarray]:
+    """Per channel, which messages of ``new`` differ from ``old`` (any coordinate; NaN equal to NaN)."""
+    return {c: ~((new[c] == old[c]) | (np.isnan(new[c]) & np.isnan(old[c]))).all(axis=-1) for c in new}
+
+
+def _first_changed_read(ahead: tuple[np.ndarray, ...], changed: dict[str, np.ndarray], unicast: bool) -> int | None:
+    """The first round in which some combination reads a changed message of a later round (``ahead``:
+    :meth:`DenseSchedules.ahead_entries`), else ``None``."""
+    t, r, s, j, i = ahead
+    first = None
+    for c in changed.values():
+        hit = c[r, s - 1, j, i] if unicast else c[r, s - 1, j]
+        if hit.any():
+            k = int(t[hit].min())
+            first = k if first is None else min(first, k)
+    return first
+
+
+def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: Any, pinned: Any,
+            horizon: int) -> ScheduledReplay:
+    """The construction passes of :func:`constructed_replay` until the transcript settles; the settled pass.
+
+    ``replay(messages, with_q, resume, record)`` is one pass (``messages`` ``None``: the recorded ones; ``record``:
+    keep its states, asked of a pass with ``P'`` that may be followed by another). Where the passes
+    record their states (``ahead``: the schedules' reads of later rounds, :meth:`DenseSchedules.ahead_entries`),
+    a pass's rounds before the first one that reads ahead a message the previous pass changed are that pass's
+    own (they read the same values), so the next pass resumes there
+    (:func:`accounting.scheduled_replay.scheduled_replay`'s ``resume``); and when no combination reads ahead a
+    changed message, every value the pass read is the one its output holds: its computations are those of a
+    replay of its output, which has settled (a further pass would reproduce it entry for entry).
+    """
     from accounting.errors import AccountingError
 
-    plan = _one_pass(runs, p, pinned)
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(p.horizon + 1):
-        out = replay_runs(runs, p, None if built is None and plan is None else q, algorithm=p.algorithm,
-                          pin_agent=pinned, messages=built)  # type: ignore[arg-type]
+    unicast = next(iter(recorded.values())).ndim == 5
+    read = recorded  # what the pass read
+    out = replay(None, with_q and plan is not None, None, plan == "pinned")
+    for passes in range(1, horizon + 2):
         nxt = out.messages
         assert nxt is not None
-        if plan is not None and (plan == "settled" or q is None or _others_unmoved(out, pinned)):
-            return nxt, out
-        if built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt):
-            return nxt, out
+        if plan is not None and (plan == "settled" or not with_q or _others_unmoved(out, pinned)):
+            return out
         plan = None
-        built = {c: np.array(m) for c, m in nxt.items()}
+        resume = None
+        if with_q and out.per_round is not None and out.states is not None:
+            first = _first_changed_read(ahead(), _changed(nxt, read), unicast)
+            if first is None:
+                return out
+            resume = (first, out)
+        elif read is not recorded and all(np.array_equal(nxt[c], read[c], equal_nan=True) for c in nxt):
+            return out
+        if passes == horizon + 1:
+            break
+        read = nxt
+        out = replay(nxt, with_q, resume, True)
     raise AccountingError(f"the constructed transcript of agent(s) {pinned} did not settle within "
-                          f"{p.horizon + 1} passes")
+                          f"{horizon + 1} passes")
 
 
-class _Tiled:
-    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+class CandidateCosts:
+    """A candidate pair given by its two cost families on a base scenario, its scenarios built only when asked.
 
-    def __init__(self, schedules: Any, copies: int) -> None:
-        self._schedules, self._copies = schedules, copies
+    :func:`constructed_replays` replays stacked candidates with their cost families alone where it can; building
+    a candidate's problems (validating them, deriving their constants) is left to :meth:`scenarios`.
 
-    def __len__(self) -> int:
-        return len(self._schedules) * self._copies
+    Args:
+        base: the scenario whose domain, algorithm (bound to the user's problem), horizon and initial points
+            the candidate keeps.
+        costs, costs_prime: the candidate's cost families under ``P`` and ``P'``.
+        build: ``() -> (p, q)``: the candidate's scenarios (with these costs, ``base``'s algorithm and initial
+            points).
 
-    def __getitem__(self, runs: slice) -> _Tiled:
-        if range(len(self))[runs] != range(len(self)):
-            raise ValueError("stacked candidates are replayed as one chunk")
-        return self
-
-    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = dense_round(self._schedules, t)
-        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
-
-
-class _Blocks:
-    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
-
-    Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.privacy.worst_case import candidate_scenarios
+        >>> from asyncdp.problems.costs import LinearOverride
+        >>> sc = small_example()[0].scenario
+        >>> sc = sc.replace(algorithm=sc.algorithm.bind(sc.problem))
+        >>> c = CandidateCosts(sc, LinearOverride(sc.problem.costs, 0, [1.0, 0.0]),
+        ...                    LinearOverride(sc.problem.costs, 0, [-1.0, 0.0]),
+        ...                    lambda: candidate_scenarios(sc, 0, [1.0, 0.0], [-1.0, 0.0]))
+        >>> c.scenarios()[1].problem.costs.linear_gradient.tolist()
+        [-1.0, 0.0]
     """
 
-    def __init__(self, rules: Sequence[Any], size: int) -> None:
-        self.rules, self.size = list(rules), size
+    def __init__(self, base: Scenario, costs: Any, costs_prime: Any, build: Any) -> None:
+        self.base, self.costs, self.costs_prime, self._build = base, costs, costs_prime, build
+        self._built: tuple[Scenario, Scenario] | None = None
 
-    def initial_state(self, runs: int) -> list[Any]:
-        if runs != len(self.rules) * self.size:
-            raise ValueError("stacked candidates are replayed as one chunk")
-        return [r.initial_state(self.size) for r in self.rules]
-
-    def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
-        parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
-        return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
-
-    def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
-        n = self.size
-        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
-                for k, (r, s) in enumerate(zip(self.rules, state))]
+    def scenarios(self) -> tuple[Scenario, Scenario]:
+        """``(p, q)`` (built once)."""
+        if self._built is None:
+            self._built = self._build()
+        assert self._built is not None
+        return self._built
 
 
 def stack_size(runs: EngineRuns) -> int:
@@ -315,22 +411,26 @@ def stack_size(runs: EngineRuns) -> int:
     return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
 
 
-def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario]], pinned: int | Sequence[int]
-                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
+                        pinned: int | Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
 
     The candidates' runs are stacked (each candidate's rule on its own copy
-    of the runs, :class:`_Blocks`), so each pass costs one replay of the
-    stack instead of one per candidate; the passes repeat until every
-    candidate's transcript has settled (a settled transcript replays to
-    itself, so a candidate that settled early gets the same values again).
-    The candidates must share the algorithm's noise declaration (the
-    worst-case search's do: it binds the user's algorithm to the user's
-    problem).
+    of the runs), so each pass costs one replay of the stack instead of one
+    per candidate; the passes repeat until every candidate's transcript has
+    settled (a settled transcript replays to itself, so a candidate that
+    settled early gets the same values again). The candidates must share
+    the algorithm's noise declaration (the worst-case search's do: it binds
+    the user's algorithm to the user's problem). When they share the
+    algorithm, the initial points and the domain, each step of the
+    algorithm runs once for every candidate (:class:`Stacked`: each
+    candidate's cost family answers for its runs), else once per candidate
+    (:class:`Blocks`); the values are the same.
 
     Args:
         runs: the runs (as :func:`constructed_replay`; at most :func:`stack_size` candidates at a time).
-        pairs: the candidates' scenarios ``(p, q)``.
+        pairs: the candidates: their scenarios ``(p, q)``, or :class:`CandidateCosts` (whose scenarios are
+            built only if the stacked steps need more than their cost families).
         pinned: the pinned agent, or agents.
 
     Returns:
@@ -340,14 +440,29 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         AccountingError: a candidate's construction does not settle, or its replay fails.
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
     """
-    from accounting.errors import AccountingError
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
 
-    p0 = pairs[0][0]
+    def sides(c: Any) -> tuple[Scenario, Any, Any, Any, Any]:
+        """``(scenario, costs, costs', domain, x0 of both sides or None when they differ)``, without building
+        a :class:`CandidateCosts`' problems."""
+        if isinstance(c, CandidateCosts):
+            return c.base, c.costs, c.costs_prime, c.base.problem.domain, c.base.initial_points()
+        p, q = c
+        x0 = p.initial_points()
+        same = p.problem.domain is q.problem.domain and np.array_equal(q.initial_points(), x0)
+        return p, p.problem.costs, q.problem.costs, p.problem.domain if same else None, x0 if same else None
+
+    def scenarios_of(c: Any) -> tuple[Scenario, Scenario]:
+        return c.scenarios() if isinstance(c, CandidateCosts) else c
+
+    got = [sides(c) for c in pairs]
+    p0 = got[0][0]
     noise = declared_noise(p0.algorithm, p0.horizon)
-    for p, _ in pairs[1:]:
+    for p, *_ in got[1:]:
+        if same_algorithm(p.algorithm, p0.algorithm) and p.horizon == p0.horizon:
+            continue
         other = declared_noise(p.algorithm, p.horizon)
         if other.keys() != noise.keys() or any(
                 (a.mechanism, None if a.scales is None else a.scales.tobytes())
@@ -355,24 +470,39 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
                 for a, b in ((noise[c], other[c]) for c in noise)):
             raise ValueError("stacked candidates must share the noise declaration")
     count, size = len(pairs), runs.runs
-    rule = _Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in pairs], size)
-    rule_q = _Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in pairs], size)
-    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
-    schedules = _Tiled(runs.schedules, count)
-    plan = _one_pass(runs, p0, pinned)
-    built: dict[str, np.ndarray] | None = None
-    for _ in range(p0.horizon + 1):
-        out = scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                               None if built is None and plan is None else rule_q, unicast=runs.unicast,
-                               pin_agent=pinned)
-        nxt = out.messages
-        assert nxt is not None
-        if (plan is not None and (plan == "settled" or _others_unmoved(out, pinned))) or (
-                built is not None and all(np.array_equal(nxt[c], built[c], equal_nan=True) for c in nxt)):
-            assert out.losses is not None and out.per_round is not None
-            return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
-                    for k in range(count)]
-        plan = None
-        built = {c: np.array(m) for c, m in nxt.items()}
-    raise AccountingError(f"the constructed transcripts of agent(s) {pinned} did not settle within "
-                          f"{p0.horizon + 1} passes")
+    rule: Any
+    rule_q: Any
+    _, _, _, domain, x0 = got[0]
+    if domain is not None and all(same_algorithm(g[0].algorithm, p0.algorithm) and g[3] is domain
+                                  and g[4] is not None and np.array_equal(g[4], x0) for g in got):
+        def problems(side: int) -> Any:
+            return lambda: [scenarios_of(c)[side].problem for c in pairs]
+
+        rule = Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
+        rule_q = Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
+    else:
+        scen = [scenarios_of(c) for c in pairs]
+        rule = Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
+        rule_q = Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
+    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
+    schedules = Tiled(runs.schedules, count) if count > 1 else runs.schedules
+    if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
+        schedules = list(schedules)
+    ahead = None
+    if isinstance(runs.schedules, DenseSchedules):
+        base = runs.schedules
+
+        def ahead() -> tuple[np.ndarray, ...]:  # every copy's reads ahead: the runs' own, run k r + r in copy k
+            t, r, s, j, i = base.ahead_entries()
+            shift = np.repeat(np.arange(count) * size, r.size)
+            return (np.tile(t, count), np.tile(r, count) + shift, np.tile(s, count), np.tile(j, count),
+                    np.tile(i, count))
+
+    def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
+        return scheduled_replay(messages if built is None else built, schedules, noise, rule,
+                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
+                                record=record and ahead is not None, resume=resume)
+
+    out = _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon)
+    assert out.losses is not None and out.per_round is not None
+    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]

@@ -84,7 +84,7 @@ from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import CandidateRuns, constructed_replay, constructed_replays, stack_size
+from .constructed import CandidateCosts, CandidateRuns, constructed_replay, constructed_replays, stack_size
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -229,7 +229,7 @@ def candidate_scenarios(scenario: Scenario, agent: int, gradient: Any, gradient_
         >>> p.problem.costs.gradient(0, [0.0, 0.0]).tolist()
         [1.0, 0.0]
     """
-    return _with_costs(scenario, lambda costs, g: LinearOverride(costs, agent, g), gradient, gradient_prime)
+    return _with_costs(scenario, _override(agent), gradient, gradient_prime)
 
 
 def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradient_prime: Any
@@ -243,7 +243,22 @@ def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradien
         >>> q.problem.costs.round_gradient(2, np.zeros(14))[:3].tolist()
         [-1.0, -1.0, -1.0]
     """
-    return _with_costs(scenario, lambda costs, g: LinearRound(costs, round_index, g), gradient, gradient_prime)
+    return _with_costs(scenario, _linear_round(round_index), gradient, gradient_prime)
+
+
+def _override(agent: int) -> Any:
+    """``(costs, g) ->`` the costs with agent ``agent``'s linear with gradient ``g``."""
+    return lambda costs, g: LinearOverride(costs, agent, g)
+
+
+def _linear_round(round_index: int) -> Any:
+    """``(costs, g) ->`` the losses with round ``round_index``'s linear with gradient ``g``."""
+    return lambda costs, g: LinearRound(costs, round_index, g)
+
+
+def _bound_base(scenario: Scenario) -> Scenario:
+    """``scenario`` with what every candidate keeps: the algorithm bound to its problem, the initial points."""
+    return scenario.replace(algorithm=scenario.algorithm.bind(scenario.problem), x0=scenario.initial_points())
 
 
 def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
@@ -307,6 +322,21 @@ class _Family:
             return candidate_scenarios(scenario, self.agent, g, gp)
         assert round_index is not None
         return round_scenarios(scenario, round_index, g, gp)
+
+    def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
+                  ) -> CandidateCosts:
+        """The candidate by its cost families (its scenarios, :meth:`scenarios`, built only when asked).
+
+        ``base`` is :func:`_bound_base` of ``scenario``.
+        """
+        if self.agent is not None:
+            build = _override(self.agent)
+        else:
+            assert round_index is not None
+            build = _linear_round(round_index)
+        costs = scenario.problem.costs
+        return CandidateCosts(base, build(costs, g), build(costs, gp),
+                              lambda: self.scenarios(scenario, round_index, g, gp))
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
         """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
@@ -399,10 +429,11 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     stacked replay fails is evaluated one candidate at a time, which raises what the failing candidate raises."""
     runs = cand.prefix(limit)
     size = stack_size(runs)
+    base = _bound_base(scenario)
     for start in range(0, len(candidates) if size > 1 else 0, size):
         group = candidates[start:start + size]
         try:
-            got = constructed_replays(runs, [fam.scenarios(scenario, t0, g, gp) for _, t0, g, gp in group],
+            got = constructed_replays(runs, [fam.candidate(base, scenario, t0, g, gp) for _, t0, g, gp in group],
                                       fam.pinned(scenario))
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
             continue
@@ -416,17 +447,29 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
             limit: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Per evaluated run the constructed loss, its rounds' contributions, and the runs used (the first ``limit``
     of ``runs``' rows when ``runs`` is a :class:`~asyncdp.privacy.constructed.CandidateRuns`)."""
+    from accounting.errors import AccountingError
+
     cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
     count = min(limit, len(cand.rows))
     key = _key(round_index, g, gp)
     known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
     if known is not None and known[0].size >= count:
         return known[0][:count], known[1][:count], cand.rows[:count]
-    p, q = fam.scenarios(scenario, round_index, g, gp)
-    _, out = constructed_replay(cand.prefix(limit), p, q, fam.pinned(scenario))
-    assert out.losses is not None and out.per_round is not None
-    cand.known[key] = (out.losses, out.per_round)
-    return out.losses, out.per_round, cand.rows[:count]
+    base = cand.bases.get(id(scenario))
+    if base is None:
+        base = cand.bases[id(scenario)] = (scenario, _bound_base(scenario))
+    one = fam.candidate(base[1], scenario, round_index, g, gp)
+    try:  # by its cost families: its problems are built only if a step needs them
+        (losses, per_round), = constructed_replays(cand.prefix(limit), [one], fam.pinned(scenario))
+    except AccountingError:
+        raise
+    except Exception:  # noqa: BLE001 - not replayable so (e.g. more runs than one chunk): the plain construction,
+        # which raises what the candidate raises
+        _, out = constructed_replay(cand.prefix(limit), *one.scenarios(), fam.pinned(scenario))
+        assert out.losses is not None and out.per_round is not None
+        losses, per_round = out.losses, out.per_round
+    cand.known[key] = (losses, per_round)
+    return losses, per_round, cand.rows[:count]
 
 
 def constructed_loss(runs: EngineRuns, scenario: Scenario, agent: int, gradient: Any, gradient_prime: Any,

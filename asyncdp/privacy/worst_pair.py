@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -85,27 +86,31 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
                           first=max(2, min(budget, max(2, budget // 4))))
     figures["worst_case_runs_budget"] = plan.budget
 
-    def simulate(look: int, have: EngineRuns | None) -> EngineRuns:
+    def simulate(look: int, have: EngineRuns | None) -> tuple[EngineRuns, EngineRuns]:
+        """Every run so far, and the look's new runs."""
         n = plan.looks[look] - (0 if have is None else have.runs)
         more = run_engine(p, n, seed=ctx.options.seed, side=2 + look, engine=ctx.options.engine)
         if have is None:
-            return more
+            return more, more
         return EngineRuns(more.engine, have.seeds + more.seeds,
                           {c: np.concatenate([have.messages[c], more.messages[c]]) for c in have.messages},
-                          tuple(have.schedules) + tuple(more.schedules), have.unicast)
+                          tuple(have.schedules) + tuple(more.schedules), have.unicast), more
 
     def replayed(runs: EngineRuns) -> Any:
         return replay_runs(runs, p, q, algorithm=p.algorithm)
 
-    worst_runs = simulate(0, None)
+    worst_runs = simulate(0, None)[0]
     figures["worst_case_runs"] = worst_runs.runs
     try:
         out = replayed(worst_runs)
     except AccountingError as exc:
         return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
     assert out.losses is not None and out.per_round is not None
+    # the residuals under q come with the replay (its residuals_prime: what a replay with q's recursion as the
+    # rule computes, by the same operations), so the shifts need no second replay
+    assert out.residuals_prime is not None
     try:
-        shifts: Any = realized_shifts(out, replay_runs(worst_runs, q, algorithm=p.algorithm))
+        shifts: Any = realized_shifts(out, SimpleNamespace(residuals=out.residuals_prime))
     except AccountingError as exc:
         shifts = exc
     exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share)
@@ -144,20 +149,22 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
             figures["worst_case_importance"] = why
     top = np.finfo(float).max
     look = 0
+    per_round = out.per_round
     while True:
-        losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
+        losses = per_round[:, ctx.focus] if ctx.focus is not None else per_round.sum(axis=1)
         step = plan.decide(np.nan_to_num(losses, posinf=top, neginf=-top))
         figures["worst_case_runs"] = worst_runs.runs
         figures["worst_case_delta_lower"] = step.bound.lower
         if step.decision != "continue":
             break
         look += 1
-        worst_runs = simulate(look, worst_runs)
-        try:
-            out = replayed(worst_runs)
+        worst_runs, more = simulate(look, worst_runs)
+        try:  # each run's loss is its own: the runs of the earlier looks are not replayed again
+            out = replayed(more)
         except AccountingError as exc:
             return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
         assert out.losses is not None and out.per_round is not None
+        per_round = np.concatenate([per_round, out.per_round])
     if step.decision != "refuted":
         return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",))
     witness = {**common, "runs": worst_runs.runs, "delta_lower": step.bound.lower,

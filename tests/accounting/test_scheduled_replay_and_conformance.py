@@ -209,3 +209,82 @@ def test_bad_input():
         noise_conformance({"y": np.zeros((2, T, N, n))}, DECL, confidence=1.0)
     with pytest.raises(PrivacyParameterError, match="shape"):
         noise_conformance({"y": np.zeros((2, T + 1, N, n))}, DECL)
+
+
+class InPlace(ChannelStep):
+    """:class:`ChannelStep` that writes its new state into the old state's array (a rule may reuse its arrays):
+    the recorded states must be copies."""
+
+    def next_state(self, x, mixed, t):
+        x[...] = super().next_state(x, mixed, t)
+        return x
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, T), st.sampled_from(["laplace", "gaussian"]), st.booleans(), st.integers(0, 2**16),
+       st.booleans())
+def test_a_resumed_replay_is_the_whole_replay(t0, mechanism, pinned, seed, in_place):
+    # resuming at any round from a recorded replay of the same transcript gives every output of the whole replay
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=(4, T, N, n))
+    scales = SCALES.copy()
+    scales[1] = 0.0 if pinned else scales[1]  # with a pinned agent, a noise-free round is constructed too
+    noise = {"y": ChannelNoise(mechanism, scales)}
+    rule = InPlace if in_place else ChannelStep
+    P, Q = rule(TARGETS), rule(TARGETS + [[0.5, 0.5], [0, 0], [0, 0]])
+    sched = [Stale(), Lockstep(), Stale(), Lockstep()]
+    pin = 1 if pinned else None
+    whole = scheduled_replay({"y": y}, sched, noise, P, Q, pin_agent=pin, record=True)
+    assert whole.states is not None and len(whole.states) == T
+    # a construction reads its own output (these schedules read no later round: one pass has settled it)
+    given_y = whole.messages["y"] if pinned else y
+    again = scheduled_replay({"y": given_y}, sched, noise, P, Q, pin_agent=pin, resume=(t0, whole))
+    for got, want in ((again.per_round, whole.per_round), (again.residuals["y"], whole.residuals["y"]),
+                      (again.residuals_prime["y"], whole.residuals_prime["y"]),
+                      (again.messages["y"], whole.messages["y"])):
+        np.testing.assert_array_equal(got, want)
+    assert again.noise_free_mismatch == whole.noise_free_mismatch
+    for (a, ap), (b, bp) in zip(again.states, whole.states):  # its own record, for a further resume
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ap, bp)
+
+
+def test_a_resumed_replay_takes_the_earlier_rounds_from_the_previous_one():
+    # the earlier rounds are not replayed: changing a message only they read changes nothing, while the same
+    # change replayed in full does (the caller's duty is to resume only where the earlier rounds read the same)
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=(2, T, N, n))
+    noise = {"y": ChannelNoise("gaussian", SCALES)}
+    P, Q = ChannelStep(TARGETS), ChannelStep(TARGETS * 0.5)
+    whole = scheduled_replay({"y": y}, [Lockstep()] * 2, noise, P, Q, record=True)
+    moved = y.copy()
+    moved[:, 0] += 1.0  # round 1's messages
+    resumed = scheduled_replay({"y": moved}, [Lockstep()] * 2, noise, P, Q, resume=(3, whole))
+    full = scheduled_replay({"y": moved}, [Lockstep()] * 2, noise, P, Q)
+    np.testing.assert_array_equal(resumed.per_round, whole.per_round)
+    assert not np.array_equal(full.per_round, whole.per_round)
+
+
+def test_states_that_cannot_be_copied_are_not_recorded_and_resume_needs_a_record():
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    class Boxed(ChannelStep):
+        def initial_state(self, runs):
+            return Box(super().initial_state(runs))
+
+        def message_means(self, x, t):
+            return super().message_means(x.v, t)
+
+        def next_state(self, x, mixed, t):
+            return Box(super().next_state(x.v, mixed, t))
+
+    y = np.random.default_rng(0).normal(size=(2, T, N, n))
+    noise = {"y": ChannelNoise("gaussian", SCALES)}
+    out = scheduled_replay({"y": y}, [Lockstep()] * 2, noise, Boxed(TARGETS), Boxed(TARGETS * 0.5), record=True)
+    plain = scheduled_replay({"y": y}, [Lockstep()] * 2, noise, ChannelStep(TARGETS), ChannelStep(TARGETS * 0.5))
+    assert out.states is None
+    np.testing.assert_array_equal(out.per_round, plain.per_round)
+    with pytest.raises(AccountingError, match="resume"):
+        scheduled_replay({"y": y}, [Lockstep()] * 2, noise, Boxed(TARGETS), Boxed(TARGETS * 0.5), resume=(2, out))

@@ -147,7 +147,7 @@ def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_w
     wide, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
     fresh, _, rows = wc._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
     calls = []
-    monkeypatch.setattr(wc, "constructed_replay", lambda *a, **k: calls.append(a) or constructed_replay(*a, **k))
+    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: calls.append(a) or constructed_replays(*a, **k))
     again, _, rows_again = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
     other, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
     assert len(calls) == 1  # the known candidate was not replayed; the other one was
@@ -249,9 +249,11 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     runs = run_engine(sc, 16, seed=0)
     prepared = CandidateRuns(runs, range(16)).runs
     p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+    import accounting.scheduled_replay as sr
+
     passes = []
-    real = constructed.replay_runs
-    monkeypatch.setattr(constructed, "replay_runs", lambda *a, **k: passes.append(1) or real(*a, **k))
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: passes.append(1) or real(*a, **k))
     monkeypatch.setattr(constructed, "_others_unmoved", lambda out, pinned: False)
     want_messages, _ = _plain_construction(runs, p, 1)
     want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
@@ -291,3 +293,212 @@ def test_schedules_made_on_access_are_each_runs_own():
     shifts = {"y": np.arange(8 * sc.horizon * 3 * 2, dtype=float).reshape(8, sc.horizon, 3, 2)}  # vary by run
     out = pair_profile(ctx, shifts, sc, SimpleNamespace(runs=8, schedules=batch), schedule_confidence=0.99)
     assert "sampled once" in out.reason  # eight runs, eight schedules
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_replays_losses(case, monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[::5][:6]
+    base = wc._bound_base(sc)
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    steps = []
+    from asyncdp.privacy import stacked
+
+    original = stacked.Blocks.next_state
+    monkeypatch.setattr(stacked.Blocks, "next_state",
+                        lambda self, *a: steps.append(1) or original(self, *a))
+    stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert not steps  # every step ran once for all candidates (no candidate's own rule was needed) ...
+    assert all(c._built is None for c in cands)  # ... and no candidate's problems were built
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, stacked):
+        _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, t0, g, gp), fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert len({float(x[0].sum()) for x in stacked}) > 1  # different candidates: something to tell apart
+
+
+def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_own_rule(monkeypatch):
+    # from round 3 on the algorithm reads the problem's constants, which differ between candidates (the gradient
+    # bound grows with ||g||): those steps must run with each candidate's own problem, and the losses stay exact
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = [c for c in fam.extremes(sc, None)][:4]
+    cls = type(sc.algorithm)
+    update = cls.update
+    read = []
+
+    def reading(self, state, mixed, t, agents, problem):
+        if t >= 3:
+            read.append(problem.constants.gradient_bound)
+        return update(self, state, mixed, t, agents, problem)
+
+    monkeypatch.setattr(cls, "update", reading)
+    base = wc._bound_base(sc)
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert all(c._built is not None for c in cands) and read  # the problems were built for those steps
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, stacked):
+        _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, t0, g, gp), fam.pinned(sc))
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+
+
+def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_shares():
+    from asyncdp.privacy.stacked import StackedCosts, Unstackable
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 1, [0.5, 3.0])]
+    stacked = StackedCosts(fams, 4)
+    x = np.random.default_rng(0).normal(size=(8, 3, 2))
+    agents = np.arange(3)
+    want = np.concatenate([fams[0].gradient(agents, x[:4]), fams[1].gradient(agents, x[4:])])
+    np.testing.assert_array_equal(stacked.gradient(agents, x), want)
+    assert stacked.gradient(agents, x)[5, 1].tolist() == [0.5, 3.0]
+    assert isinstance(stacked, LinearOverride) and stacked.num_agents == 3 and stacked.agent == 1
+    with pytest.raises(Unstackable):
+        getattr(stacked, "linear_gradient")  # noqa: B009 - differs between the candidates
+    with pytest.raises(Unstackable):
+        getattr(stacked, "optimum")  # noqa: B009 - a method: which candidate's?
+    with pytest.raises(Unstackable):
+        stacked.gradient(agents, x[:4])  # not one point per run of the stack
+    with pytest.raises(Unstackable):  # 8 points for 8 agents, or one per run? not told apart
+        StackedCosts([LinearOverride(RendezvousQuadratic(np.zeros((8, 2))), 1, g) for g in ([1.0, 0], [0, 1.0])],
+                      4).gradient(np.arange(8), x[:, 0])
+    one_agent = stacked.gradient(2, x[:, 0])  # one agent's point on every run: each candidate's runs
+    np.testing.assert_array_equal(one_agent, np.concatenate([fams[0].gradient(2, x[:4, 0]),
+                                                             fams[1].gradient(2, x[4:, 0])]))
+
+
+def _late_read_ahead_runs(sc, runs: int) -> EngineRuns:
+    """As :func:`_read_ahead_runs`, but the reads of later rounds start in round 3 (agent 1 reads agent 0's message
+    of round ``t + 2``, agent 2 agent 1's of round ``t + 1``): the passes after the second change nothing
+    before round 3."""
+    n, horizon = sc.problem.num_agents, sc.horizon
+    weights = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
+    senders = []
+    for t in range(1, horizon + 1):
+        s = np.where(weights > 0, t, 0)
+        if t >= 3:
+            s[1, 0], s[2, 1] = min(t + 2, horizon), min(t + 1, horizon)
+        senders.append(s)
+    sched = RealizedSchedule.from_dense([weights] * horizon, senders)
+    y = np.random.default_rng(7).normal(size=(runs, horizon, n, sc.problem.dim))
+    return EngineRuns("batch", tuple(range(runs)), {"y": y}, (sched,) * runs, False)
+
+
+@pytest.mark.parametrize("case", ["late reads ahead", "round adjacency 0", "round adjacency 1", "one agent"])
+def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_plain_constructions_values(
+        case, monkeypatch):
+    """Constructions that take repeated passes: the passes after the second resume at the first round that
+    reads ahead a message the previous pass changed, and stop as soon as no such read is left (no pass only to
+    see that nothing changes); the transcript and its losses are the plain path's, entry for entry."""
+    import accounting.scheduled_replay as sr
+    import asyncdp.privacy.constructed as constructed
+    import asyncdp.privacy.worst_case as wc
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    if case == "late reads ahead":  # every agent pinned, a chain of reads ahead from round 3 on
+        sc = small_example()[0].scenario
+        runs = _late_read_ahead_runs(sc, 4)
+        p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+        pinned = [0, 1, 2]
+    elif case.startswith("round adjacency"):  # every agent pinned, asynchronous runs
+        sc = DPSDAC.example_scenario().replace(horizon=6, timing=Async(rate=1.0), links=LOSSY)
+        fam = wc._family(sc, None)
+        (_, t0, g, gp), = fam.extremes(sc, None)[:1]
+        p, q = fam.scenarios(sc, t0, g, gp)
+        pinned = fam.pinned(sc)
+        runs = run_engine(sc, 8, seed=int(case[-1]))
+    else:  # one agent, asynchronous runs, the one pass refused
+        sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+        p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+        pinned = 1
+        monkeypatch.setattr(constructed, "_one_pass", lambda runs, p, pinned: None)
+        runs = run_engine(sc, 8, seed=0)
+    calls = []
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: calls.append(k.get("resume")) or real(*a, **k))
+    got_messages, got = constructed_replay(CandidateRuns(runs, range(runs.runs)).runs, p, q, pinned)
+    monkeypatch.setattr(sr, "scheduled_replay", real)
+    want_messages, passes = _plain_construction(runs, p, pinned)
+    want = replay_runs(runs, p, q, algorithm=p.algorithm, messages=want_messages)
+    resumed = [r[0] for r in calls if r is not None]
+    assert len(calls) == max(2, passes - 1)  # the first pass runs without P' (no losses): then one per change
+    assert len(resumed) == max(0, passes - 3)  # the passes after the second resume ...
+    if case == "late reads ahead":
+        assert passes >= 4 and min(resumed) >= 3  # ... where the first changed message is read ahead
+    for c in want_messages:
+        np.testing.assert_array_equal(got_messages[c], want_messages[c])
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+    for c in want.residuals_prime:
+        np.testing.assert_array_equal(got.residuals_prime[c], want.residuals_prime[c])
+
+
+def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(monkeypatch):
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = _one_agent_case()
+    g, gp = [0.6, -0.8], [-1.0, 0.0]
+    stacked, rows = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
+
+    def refuse(*args, **kwargs):
+        raise ValueError("stacked candidates are replayed as one chunk")
+
+    monkeypatch.setattr(wc, "constructed_replays", refuse)
+    plain, rows_plain = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
+    _, alone = constructed_replay(CandidateRuns(runs, range(6)).runs, *candidate_scenarios(sc, 0, g, gp), 0)
+    assert rows == rows_plain == list(range(6))
+    np.testing.assert_array_equal(stacked, plain)
+    np.testing.assert_array_equal(plain, alone.losses)
+
+
+def test_dense_schedules_keep_each_rounds_gather_index_for_every_slice():
+    from accounting.scheduled_replay import gather_index
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=1)
+    dense = DenseSchedules(tuple(runs.schedules[r] for r in range(6)), sc.horizon)
+    for t in range(1, sc.horizon + 1):
+        for part in (dense, dense[2:5], dense[1:][1:3]):
+            got, want = part.gather_index(t), gather_index(part.dense_runs(t)[1])
+            assert part.gather_index(t) is got  # kept
+            for name in ("rr", "idx", "jj", "ii", "used"):
+                np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+            assert got.any_used == want.any_used
+
+
+@pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
+def test_any_stack_of_candidates_gets_each_candidates_own_losses(case):
+    # a property over the stacked steps: whatever the candidates (their gradients, the changed round), each one's
+    # losses in the stack are those of its own construction and replay, entry for entry
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    import asyncdp.privacy.worst_case as wc
+
+    fam, sc, runs = case()
+    prepared = CandidateRuns(runs, fam.rows(runs, 4))
+    base = wc._bound_base(sc)
+    n = sc.problem.dim
+    vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
+    rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
+
+    @settings(max_examples=8, deadline=None)
+    @given(st.lists(st.tuples(rounds, vec, vec), min_size=1, max_size=4))
+    def check(drawn):
+        chosen = [(t0, g, gp) for t0, u, v in drawn for g, gp in [fam.scaled(u, v)] if g is not None and gp is not None]
+        if not chosen:
+            return
+        stacked = constructed_replays(prepared.runs, [fam.candidate(base, sc, *c) for c in chosen], fam.pinned(sc))
+        for c, (losses, per_round) in zip(chosen, stacked):
+            _, alone = constructed_replay(prepared.runs, *fam.scenarios(sc, *c), fam.pinned(sc))
+            np.testing.assert_array_equal(losses, alone.losses)
+            np.testing.assert_array_equal(per_round, alone.per_round)
+
+    check()

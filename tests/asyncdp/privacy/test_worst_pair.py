@@ -125,3 +125,31 @@ def test_a_correct_approximate_claim_keeps_its_verdict():
     worst = _worst(report)
     assert worst.witness is None and report.verdict == "pass", report.reasons
     assert 100 <= worst.figures["worst_case_runs"] <= 400
+
+
+def test_each_look_replays_only_its_new_runs_and_decides_on_every_runs_exact_loss(monkeypatch):
+    # the sequential plan decides at each look on the losses of every run so far; a run's loss is its own, so the
+    # earlier looks' runs are not replayed again: the losses must be those of one replay of all the runs
+    import asyncdp.privacy.worst_pair as wp
+    from accounting.sequential import SequentialPlan
+    from asyncdp.privacy.behavior import EngineRuns, replay_runs
+
+    replays, decided = [], []
+    monkeypatch.setattr(wp, "replay_runs", lambda runs, p, q=None, **k: replays.append((runs, p, q, k))
+                        or replay_runs(runs, p, q, **k))
+    decide = SequentialPlan.decide
+    monkeypatch.setattr(SequentialPlan, "decide", lambda self, losses: decided.append(np.array(losses))
+                        or decide(self, losses))
+    sc, adj = _rendezvous(Approximate)
+    report = check_privacy(sc, adj, runs=400, search_examples=2)
+    looks = [r for r in replays if r[2] is not None and r[3].get("algorithm") is not None]
+    assert len(decided) == len(looks) >= 2 and report.worst_case_runs == sum(r[0].runs for r in looks)
+    top = np.finfo(float).max
+    for k in range(len(looks)):
+        parts = [r[0] for r in looks[:k + 1]]
+        every = EngineRuns(parts[0].engine, sum((r.seeds for r in parts), ()),
+                           {c: np.concatenate([r.messages[c] for r in parts]) for c in parts[0].messages},
+                           sum((tuple(r.schedules) for r in parts), ()), parts[0].unicast)
+        _, p, q, kwargs = looks[k]
+        whole = replay_runs(every, p, q, **kwargs)
+        np.testing.assert_array_equal(decided[k], np.nan_to_num(whole.losses, posinf=top, neginf=-top))

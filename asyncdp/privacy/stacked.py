@@ -1,0 +1,275 @@
+"""Several candidates' recursions in one replay: the runs of each candidate stacked, each step taken once.
+
+The worst-case search (:mod:`asyncdp.privacy.worst_case`) evaluates many
+candidate pairs on the same runs (:func:`asyncdp.privacy.constructed.constructed_replays`).
+The candidates share the algorithm (bound to the user's problem), the domain
+and the initial points, and differ in one cost family. Their runs are
+stacked, candidate ``k`` on runs ``k R .. (k + 1) R - 1`` (:class:`Tiled`
+schedules), and :class:`Stacked` takes each of the algorithm's steps once
+for every candidate, with a :class:`StackedProblem` whose cost families each
+answer for their own runs (:class:`StackedCosts`): the steps are per run, so
+every candidate gets what its own rule computes (:class:`Blocks`, one rule
+per candidate, which the stacked steps fall back to when the stacked problem
+cannot answer a question as each candidate's own problem would,
+:class:`Unstackable`).
+
+Example:
+    >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+    >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])
+    >>> costs = StackedCosts([LinearOverride(base, 1, [1.0, 0.0]), LinearOverride(base, 1, [0.0, 1.0])], 1)
+    >>> costs.gradient(np.arange(2), np.zeros((2, 2, 2)))[:, 1].tolist()  # agent 1 of each candidate's run
+    [[1.0, 0.0], [0.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accounting.scheduled_replay import dense_round
+
+__all__ = ["Tiled", "Blocks", "Unstackable", "StackedCosts", "StackedProblem", "Stacked", "same_algorithm"]
+
+
+class Tiled:
+    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+
+    def __init__(self, schedules: Any, copies: int) -> None:
+        self._schedules, self._copies = schedules, copies
+
+    def __len__(self) -> int:
+        return len(self._schedules) * self._copies
+
+    def __getitem__(self, runs: slice) -> Tiled:
+        if range(len(self))[runs] != range(len(self)):
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return self
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w, src = dense_round(self._schedules, t)
+        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
+
+
+class Blocks:
+    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
+
+    Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
+    """
+
+    def __init__(self, rules: Sequence[Any], size: int) -> None:
+        self.rules, self.size = list(rules), size
+
+    def initial_state(self, runs: int) -> list[Any]:
+        if runs != len(self.rules) * self.size:
+            raise ValueError("stacked candidates are replayed as one chunk")
+        return [r.initial_state(self.size) for r in self.rules]
+
+    def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
+        parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
+        return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
+
+    def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
+        n = self.size
+        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
+                for k, (r, s) in enumerate(zip(self.rules, state))]
+
+
+class Unstackable(Exception):
+    """A call the stacked problem cannot answer as each candidate's own problem would (:class:`Stacked`)."""
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two attribute values are interchangeable: the same object, equal arrays, or equal plain values."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+                and a.shape == b.shape and bool(np.array_equal(a, b)))
+    if isinstance(a, (tuple, list)) and type(a) is type(b):
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
+    if isinstance(a, (bool, int, float, str, np.integer, np.floating)) and type(a) is type(b):
+        return bool(a == b)
+    return False
+
+
+def _common(objects: Sequence[Any], name: str) -> Any:
+    """``name`` of the objects when every one has the same plain value (:func:`_same`), else :class:`Unstackable`."""
+    values = [getattr(o, name) for o in objects]
+    if callable(values[0]) or not all(_same(values[0], v) for v in values[1:]):
+        raise Unstackable(name)
+    return values[0]
+
+
+class StackedCosts:
+    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
+
+    :meth:`gradient` and :meth:`value` split the points along their run axis and ask each candidate's own family
+    (so each candidate's equations are its own); any other attribute is answered only when every candidate's
+    is the same plain value (the number of agents, the blocks of an online loss, ...), anything else (another
+    method, a value that differs) raises :class:`Unstackable`. ``isinstance`` sees the candidates' class.
+    """
+
+    def __init__(self, costs: Sequence[Any], size: int) -> None:
+        self._costs, self._size = list(costs), size
+        self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
+        return type(self._costs[0])
+
+    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
+        xx = np.asarray(x)
+        total = len(self._costs) * self._size
+        if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
+            raise Unstackable(f"points of shape {xx.shape}")
+        a = np.asarray(agents)
+        n = self._size
+        if xx.ndim == 2 and a.ndim >= 1:  # one point per agent (N, d) or per run (R, d): not told apart
+            raise Unstackable(f"points of shape {xx.shape} for agents of shape {a.shape}")
+        if a.ndim == xx.ndim - 1 and a.shape[0] != 1:  # the agents carry the run axis too
+            if a.shape[0] != total:
+                raise Unstackable(f"agents of shape {a.shape}")
+            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+        if a.ndim >= xx.ndim:
+            raise Unstackable(f"agents of shape {a.shape}")
+        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+
+    def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
+        if len(self._costs) == 1:  # one candidate: its own family answers every call
+            return self._costs[0].gradient(agents, x, **kwargs)
+        return np.concatenate([c.gradient(a, xk, **kwargs)
+                               for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
+
+    def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
+        if len(self._costs) == 1:
+            return self._costs[0].value(agents, x, **kwargs)
+        return np.concatenate([np.asarray(c.value(a, xk, **kwargs))
+                               for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_costs", "_size", "_known"):
+            raise AttributeError(name)
+        if name not in self._known:
+            self._known[name] = _common(self._costs, name)
+        return self._known[name]
+
+
+class StackedProblem:
+    """The candidates' problems as one: their costs as :class:`StackedCosts`, their (common) domain, and every
+    other attribute as :func:`_common` of the problems (built on the first such question: ``problems()``)."""
+
+    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int) -> None:
+        self.costs = StackedCosts(costs, size)
+        self.domain = domain
+        self._problems = problems
+        self.num_agents = self.costs.num_agents  # as Problem.num_agents: the costs'
+        self.dim = domain.dim  # as Problem.dim: the domain's
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: D105 - isinstance checks see a Problem, as each candidate's is
+        from ..problems.problem import Problem
+
+        return Problem
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_problems":
+            raise AttributeError(name)
+        return _common(self._problems(), name)
+
+
+class Stacked:
+    """The candidates' rules (one algorithm, one initial point, one domain) in one call per step.
+
+    The algorithm's R and U steps run once on the runs of every candidate, with a :class:`StackedProblem`:
+    each candidate's cost family answers for its own runs, and the steps are per-run, so every candidate gets
+    what its own rule (:class:`Blocks`) computes. A step that needs something the stacked problem cannot
+    answer (:class:`Unstackable`) is computed with the candidates' own rules from then on (the state split
+    by runs).
+
+    Args:
+        algorithm: the candidates' algorithm (one object).
+        costs: each candidate's cost family.
+        domain: the candidates' domain (one object).
+        problems: ``() -> list`` of each candidate's problem (called only when needed).
+        x0: the initial points (the same for every candidate).
+        size: runs per candidate.
+    """
+
+    def __init__(self, algorithm: Any, costs: Sequence[Any], domain: Any, problems: Any, x0: np.ndarray,
+                 size: int) -> None:
+        from .behavior import AlgorithmChannelRule
+
+        self.size, self.count = size, len(costs)
+        self.algorithm, self.x0, self._problems = algorithm, x0, problems
+        self.one = AlgorithmChannelRule(algorithm, StackedProblem(costs, domain, problems, size), x0)
+        self._blocks: Blocks | None = None
+
+    @property
+    def blocks(self) -> Blocks:
+        """The candidates' own rules (built on first use)."""
+        from .behavior import AlgorithmChannelRule
+
+        if self._blocks is None:
+            self._blocks = Blocks([AlgorithmChannelRule(self.algorithm, p, self.x0) for p in self._problems()],
+                                   self.size)
+        return self._blocks
+
+    def _split(self, state: Any) -> list[Any]:
+        total, n = self.count * self.size, self.size
+        if not isinstance(state, dict) or not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == total
+                                                  for v in state.values()):
+            raise ValueError("stacked candidates: the algorithm's state is not split by runs")
+        return [{k: v[i * n:(i + 1) * n] for k, v in state.items()} for i in range(self.count)]
+
+    def initial_state(self, runs: int) -> Any:
+        if runs != self.count * self.size:
+            raise ValueError("stacked candidates are replayed as one chunk")
+        try:
+            return ("one", self.one.initial_state(runs))
+        except Unstackable:
+            return ("blocks", self.blocks.initial_state(runs))
+
+    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
+        kind, inner = state
+        if kind == "one":
+            try:
+                return {c: np.asarray(m, dtype=float) for c, m in self.one.message_means(inner, t).items()}
+            except Unstackable:
+                inner = self._split(inner)
+        return self.blocks.message_means(inner, t)
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        kind, inner = state
+        if kind == "one":
+            try:
+                return ("one", self.one.next_state(inner, mixed, t))
+            except Unstackable:
+                inner = self._split(inner)
+        return ("blocks", self.blocks.next_state(inner, mixed, t))
+
+
+
+
+def same_algorithm(a: Any, b: Any) -> bool:
+    """Whether two algorithms are the same rule: one object, or equal (frozen dataclasses of equal parameters).
+
+    Args:
+        a, b: two algorithms.
+
+    Returns:
+        ``True`` when they are known to be the same rule (parameters that do not compare give ``False``).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> sc = small_example()[0].scenario
+        >>> same_algorithm(sc.algorithm.bind(sc.problem), sc.algorithm.bind(sc.problem))
+        True
+    """
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not known to be the same
+        return False
