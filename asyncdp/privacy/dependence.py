@@ -99,16 +99,19 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
         if r.ndim != 4 or c not in scales:
             continue
         noisy = np.asarray(scales[c], dtype=float) > 0
-        pairs: list[tuple[str, np.ndarray, np.ndarray, tuple[int, int], int | None]] = []
-        for t in range(r.shape[1] - 1):
-            if noisy[t] and noisy[t + 1]:
-                pairs.append(("rounds", r[:, t], r[:, t + 1], (t + 1, t + 2), None))
-        for t in range(r.shape[1]):
-            if noisy[t] and r.shape[2] > 1:
-                pairs.append(("agents", r[:, t, :-1], r[:, t, 1:], (t + 1, t + 1), 1))
-        for across, a, b, rounds, shift in pairs:  # a, b: (R, N', d)
+        # every pair of one kind at once: (R, pairs, N', d) blocks, pairs in the order of their first round
+        blocks: list[tuple[str, np.ndarray, np.ndarray, list[int], int]] = []
+        first = [t for t in range(r.shape[1] - 1) if noisy[t] and noisy[t + 1]]
+        if first:
+            idx = np.array(first)
+            blocks.append(("rounds", r[:, idx], r[:, idx + 1], first, 0))
+        same = [t for t in range(r.shape[1]) if noisy[t]] if r.shape[2] > 1 else []
+        if same:
+            idx = np.array(same)
+            blocks.append(("agents", r[:, idx, :-1], r[:, idx, 1:], same, 1))
+        for across, a, b, rounds, shift in blocks:
             ok = np.isfinite(a) & np.isfinite(b)
-            n = ok.sum(axis=0)
+            n = ok.sum(axis=0)  # (pairs, N', d)
             a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
@@ -118,13 +121,14 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
             tests += int(valid.sum())
             with np.errstate(divide="ignore"):
                 z = np.arctanh(np.clip(corr, -1 + 1e-15, 1 - 1e-15)) * np.sqrt(np.maximum(n - 3, 0))
-            p = 2.0 * ndtr(-np.abs(z))
-            p = np.where(valid, p, 1.0)
-            k = np.unravel_index(int(np.argmin(p)), p.shape)
-            agent = int(k[0])
-            found.append((float(p[k]), {"channel": c, "across": across, "rounds": list(rounds),
-                                        "agents": [agent, agent + (shift or 0)], "coordinate": int(k[1]),
-                                        "correlation": float(corr[k]), "p_value": float(p[k]), "runs": int(n[k])}))
+            p = np.where(valid, 2.0 * ndtr(-np.abs(z)), 1.0)
+            j, agent, coord = (int(v) for v in np.unravel_index(int(np.argmin(p)), p.shape))  # first smallest
+            t = rounds[j]
+            pair_rounds = [t + 1, t + 2] if across == "rounds" else [t + 1, t + 1]
+            found.append((float(p[j, agent, coord]), {
+                "channel": c, "across": across, "rounds": pair_rounds, "agents": [agent, agent + shift],
+                "coordinate": coord, "correlation": float(corr[j, agent, coord]),
+                "p_value": float(p[j, agent, coord]), "runs": int(n[j, agent, coord])}))
     if not found or tests == 0:
         return None
     p_min, best = min(found, key=lambda x: x[0])

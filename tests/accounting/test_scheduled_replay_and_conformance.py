@@ -209,3 +209,55 @@ def test_bad_input():
         noise_conformance({"y": np.zeros((2, T, N, n))}, DECL, confidence=1.0)
     with pytest.raises(PrivacyParameterError, match="shape"):
         noise_conformance({"y": np.zeros((2, T + 1, N, n))}, DECL)
+
+
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+@pytest.mark.parametrize("unicast", [False, True])
+def test_grouped_conformance_tests_equal_one_plain_ks_test_per_group(mechanism, unicast):
+    """The tests sorted once per release and merged for pooled groups equal scipy's KS statistics per group.
+
+    Reference: for every group (release, round pooled over agents, agent pooled over rounds) its residual/scale
+    values (NaN dropped) go to scipy.stats.kstest, two-sided against the declared distribution and one-sided
+    (``alternative="greater"``: empirical CDF above the declared one) for ``|z|``; the p-values are the DKW bounds
+    of those statistics. Missing releases (NaN) make the groups unequal in size.
+    """
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    scales = np.array([0.5, 0.0, 2.0, 1.0])  # round 2 noise-free: not tested
+    shape = (150, 4, 3, 3, 2) if unicast else (150, 4, 3, 2)
+    draw = rng.laplace if mechanism == "laplace" else rng.normal
+    res = draw(size=shape) * scales.reshape((1, -1) + (1,) * (len(shape) - 2))
+    res[rng.random(shape) < 0.2] = np.nan  # lost messages
+    res[:, 3, 1] = np.nan  # agent 1 released nothing in round 4: that group is skipped
+    report = noise_conformance({"y": res}, {"y": (mechanism, scales)}, confidence=1 - 1e-12, min_samples=20)
+    dist, dist_abs = ("laplace", "expon") if mechanism == "laplace" else ("norm", "halfnorm")
+    z = np.moveaxis(res, 2, 0)  # agent first
+    expected = []
+    for t in (0, 2, 3):
+        groups = [(i, z[i, :, t] / scales[t]) for i in range(3)] + [(None, z[:, :, t] / scales[t])]
+        expected += [(t + 1, i, v) for i, v in groups]
+    expected += [(None, i, z[i, :, [0, 2, 3]] / scales[[0, 2, 3]].reshape((3, 1) + (1,) * (z.ndim - 3)))
+                 for i in range(3)]
+    plain = []
+    for rnd, agent, v in expected:
+        v = v.ravel()
+        v = v[~np.isnan(v)]
+        if v.size < 20:
+            continue
+        d = stats.kstest(v, dist).statistic
+        d_under = stats.kstest(np.abs(v), dist_abs, alternative="greater").statistic
+        plain.append((rnd, agent, v.size, d, min(1.0, 2 * np.exp(-2 * v.size * d * d)),
+                      min(1.0, np.exp(-2 * v.size * d_under * d_under))))
+    assert len(plain) == 3 * 4 - 1 + 3  # the empty group of agent 1, round 4 is skipped
+    assert report.tests == 2 * len(plain)
+    from accounting.conformance import _group_tests
+
+    noisy = np.flatnonzero(scales > 0)
+    zz = np.moveaxis(res[:, noisy] / scales[noisy].reshape((1, -1) + (1,) * (res.ndim - 2)), 2, 0)
+    got = _group_tests("y", zz, noisy, scales, mechanism, 20)
+    assert [(g.round, g.agent, g.samples) for g in got] == [p[:3] for p in plain]
+    for g, (_, _, _, d, p, p_under) in zip(got, plain):
+        assert g.statistic == pytest.approx(d, rel=1e-12, abs=1e-15)
+        assert g.p_value == pytest.approx(p, rel=1e-9, abs=1e-300)
+        assert g.p_under == pytest.approx(p_under, rel=1e-9, abs=1e-300)
