@@ -229,3 +229,20 @@ def test_infinite_entries_become_features():
     xp[rng.random(3000) < 0.1, 1] = -np.inf
     r = audit_samples(x, xp, epsilon=0.5)
     assert r.method == "classifier" and r.violation and math.isfinite(r.epsilon_lower_bound)
+
+
+def test_one_thread_fit_and_scores_equal_the_process_threads(monkeypatch):
+    """Fitting and scoring small matrices in one BLAS/OpenMP thread gives the coefficients and scores the
+    process's thread pools give (the threads only split the products and the per-row loss terms)."""
+    import accounting.auditing.classifier as classifier
+
+    rng = np.random.default_rng(5)
+    x, x_prime, rows = rng.normal(0.3, 1, (300, 40)), rng.normal(0, 1, (300, 40)), rng.normal(size=(700, 40))
+    one = classifier.fit_scores(x, x_prime, seed=0)
+    one_scores = one(rows)
+    monkeypatch.setattr(classifier, "ONE_THREAD_ENTRIES", -1)  # every matrix keeps the process's threads
+    many = classifier.fit_scores(x, x_prime, seed=0)
+    for a, b in zip(one.scores, many.scores):
+        assert np.array_equal(a.model[-1].coef_, b.model[-1].coef_)
+    assert np.array_equal(one_scores, many(rows))
+    assert np.corrcoef(one_scores[:, 0], rows.sum(axis=1))[0, 1] > 0.5  # the score learned the shift
