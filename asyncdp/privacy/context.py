@@ -195,10 +195,11 @@ class CheckContext:
 
         The ledger's PLD does not depend on the delta it is read at, so the
         first call composes it once (per agent, or network-wide) and reads it
-        at ``delta``, the option ``delta`` and the claimed delta together
-        (:func:`accounting.composition.pld_epsilons`); later calls at those
-        deltas read the cache. Equal to ``max(compose(pld_epsilon, delta=delta,
-        ...).values())`` with the accountant's sensitivity.
+        at ``delta``, the option ``delta`` and the claimed delta together;
+        agents whose releases have the same ratios share one composition
+        (:func:`accounting.composition.pld_epsilon_table`). Later calls at
+        those deltas read the cache. Equal to ``max(compose(pld_epsilon,
+        delta=delta, ...).values())`` with the accountant's sensitivity.
 
         Args:
             delta: the delta, in (0, 1).
@@ -211,10 +212,11 @@ class CheckContext:
         cache = self.cache.setdefault(("pld", float(interval)), {})
         if delta not in cache:
             wanted = [delta] + [d for d in (self.options.delta, self.delta_claimed) if 0 < d < 1 and d != delta]
-            per_scope = self.compose(composition.pld_epsilons, sensitivity=self.release_sensitivity, deltas=wanted,
-                                     value_discretization_interval=interval)
+            ledgers = ([self.ledger.for_agent(a) for a in self.ledger.agents] if self.changed_agent is not None
+                       else [self.ledger])  # the scopes of compose()
+            table = composition.pld_epsilon_table(ledgers, self.release_sensitivity, wanted, interval)
             for k, d in enumerate(wanted):
-                cache[d] = max(v[k] for v in per_scope.values())
+                cache[d] = max(row[k] for row in table)
         return cache[delta]
 
     def release_sensitivity(self, release: Release) -> float:
