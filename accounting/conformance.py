@@ -193,18 +193,20 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     """The tests of one channel, in the order per round (each agent, then pooled over agents), then per agent.
 
     ``z``: residual/scale of the tested rounds with the agent first, ``(N, R, T', ..., d)``.
-    Every release's CDF values are computed once and sorted once (one row per
-    ``(round, agent)``, NaN last); a pooled group's sorted values are the merge
-    of its releases' sorted rows (a stable sort of concatenated sorted runs).
+    Every release's residuals are sorted once (one row per ``(round, agent)``,
+    NaN last), which sorts their CDF values and leaves those of ``|z|`` in two
+    runs; a pooled group's sorted values are the merge of its releases' sorted
+    rows (a stable sort of concatenated sorted runs).
     The scale estimates read the residuals in their recorded order, as one
     test per group would.
     """
     n_agents, n_rounds = z.shape[0], z.shape[2]
     rows = np.moveaxis(z, 2, 0).reshape(n_rounds * n_agents, -1)  # row (k, i): release (round k, agent i)
     width = rows.shape[1]
-    cdf, cdf_abs = _cdfs(rows, mechanism)
-    cdf.sort(axis=1)
-    cdf_abs.sort(axis=1)
+    # each release sorted once (NaN last): its CDF values come out sorted, and those of |z| come out decreasing
+    # over the negative residuals and increasing over the others, which a stable sort (timsort: two runs) merges
+    cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)
+    cdf_abs.sort(axis=1, kind="stable")
     counts = width - np.isnan(rows).sum(axis=1)
 
     def merged(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # the sorted values of rows ``sel``, pooled

@@ -112,10 +112,11 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
         for across, a, b, rounds, shift in blocks:
             ok = np.isfinite(a) & np.isfinite(b)
             n = ok.sum(axis=0)  # (pairs, N', d)
-            a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
+            every = bool(ok.all())  # every run released both (e.g. lockstep, lossless): no masking needed
+            a0, b0 = (a, b) if every else (np.where(ok, a, 0.0), np.where(ok, b, 0.0))
             with np.errstate(invalid="ignore", divide="ignore"):
                 ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
-                da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
+                da, db = (a - ma, b - mb) if every else (np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0))
                 corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
             valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
             tests += int(valid.sum())

@@ -291,12 +291,15 @@ def _plain_dependence(residuals, scales, alpha):
     return (p < alpha / tests), p, best, tests
 
 
+@pytest.mark.parametrize("lost", [True, False])
 @pytest.mark.parametrize("planted", ["rounds", "agents", "none"])
-def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted):
-    """All pairs of one kind in one array operation give the plain per-pair test's decision, pair and p-value."""
+def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, lost):
+    """All pairs of one kind in one array operation give the plain per-pair test's decision, pair and p-value
+    (with lost messages, and without: every run released every value, the unmasked path)."""
     rng = np.random.default_rng(3)
     r = rng.laplace(size=(300, 5, 4, 2))
-    r[rng.random(r.shape) < 0.1] = np.nan  # lost messages
+    if lost:
+        r[rng.random(r.shape) < 0.1] = np.nan
     if planted == "rounds":
         r[:, 3, 2, 1] = 0.6 * r[:, 2, 2, 1] + 0.4 * r[:, 3, 2, 1]
     elif planted == "agents":
