@@ -149,9 +149,9 @@ def _cdfs(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
     from scipy import special
 
     if mechanism == "laplace":
-        with np.errstate(over="ignore"):
-            cdf = np.where(x > 0, 1.0 - 0.5 * np.exp(-x), 0.5 * np.exp(x))
-        return cdf, -special.expm1(-np.abs(x))
+        m = -np.abs(x)  # -x above 0, x below: one exp serves both sides of the CDF
+        tail = 0.5 * np.exp(m)
+        return np.where(x > 0, 1.0 - tail, tail), -special.expm1(m)
     return special.ndtr(x), special.erf(np.abs(x) / np.sqrt(2))
 
 

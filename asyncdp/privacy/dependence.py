@@ -103,11 +103,11 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
         blocks: list[tuple[str, np.ndarray, np.ndarray, list[int], int]] = []
         first = [t for t in range(r.shape[1] - 1) if noisy[t] and noisy[t + 1]]
         if first:
-            idx = np.array(first)
-            blocks.append(("rounds", r[:, idx], r[:, idx + 1], first, 0))
+            idx = _rounds_index(first)
+            blocks.append(("rounds", r[:, idx], r[:, _rounds_index([t + 1 for t in first])], first, 0))
         same = [t for t in range(r.shape[1]) if noisy[t]] if r.shape[2] > 1 else []
         if same:
-            idx = np.array(same)
+            idx = _rounds_index(same)
             blocks.append(("agents", r[:, idx, :-1], r[:, idx, 1:], same, 1))
         for across, a, b, rounds, shift in blocks:
             ok = np.isfinite(a) & np.isfinite(b)
@@ -137,6 +137,13 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
     if p_min >= threshold:
         return None
     return {**best, "threshold": threshold, "tests": tests}
+
+
+def _rounds_index(rounds: list[int]) -> slice | np.ndarray:
+    """Index of these rounds (0-based, increasing): a slice when they are consecutive (a view, no copy)."""
+    if rounds[-1] - rounds[0] + 1 == len(rounds):
+        return slice(rounds[0], rounds[-1] + 1)
+    return np.array(rounds)
 
 
 class CancellingAudit(dict):

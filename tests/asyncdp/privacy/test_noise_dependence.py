@@ -291,11 +291,13 @@ def _plain_dependence(residuals, scales, alpha):
     return (p < alpha / tests), p, best, tests
 
 
+@pytest.mark.parametrize("gap", [False, True])
 @pytest.mark.parametrize("lost", [True, False])
 @pytest.mark.parametrize("planted", ["rounds", "agents", "none"])
-def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, lost):
+def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, lost, gap):
     """All pairs of one kind in one array operation give the plain per-pair test's decision, pair and p-value
-    (with lost messages, and without: every run released every value, the unmasked path)."""
+    (with lost messages, and without: every run released every value, the unmasked path; with a noise-free
+    round between noisy ones, whose pairs are left out)."""
     rng = np.random.default_rng(3)
     r = rng.laplace(size=(300, 5, 4, 2))
     if lost:
@@ -304,7 +306,7 @@ def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, los
         r[:, 3, 2, 1] = 0.6 * r[:, 2, 2, 1] + 0.4 * r[:, 3, 2, 1]
     elif planted == "agents":
         r[:, 4, 1, 0] = r[:, 4, 0, 0]
-    scales = {"y": np.array([1.0, 1.0, 1.0, 1.0, 1.0])}
+    scales = {"y": np.array([1.0, 0.0, 1.0, 1.0, 1.0] if gap else [1.0, 1.0, 1.0, 1.0, 1.0])}
     plain_reject, p, (c, across, rounds, agents, k, corr), tests = _plain_dependence({"y": r}, scales, 0.01)
     got = noise_dependence({"y": r}, scales, 0.01)
     assert plain_reject == (got is not None) == (planted != "none")
