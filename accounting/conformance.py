@@ -188,6 +188,23 @@ def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     return _ks_sorted(np.sort(cdf), np.sort(cdf_abs))
 
 
+def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
+    """``numpy.sort(x, axis=-1)`` of non-negative floats without NaN (CDF values), read as 64-bit integers.
+
+    IEEE 754 doubles ``>= +0`` are ordered as their bit patterns read as
+    signed integers (a ``-0.0`` reads as the smallest integer and sorts first,
+    where it belongs: it equals the smallest value, 0). A stable integer sort
+    (timsort) merges sorted runs three times faster than the float one, which
+    must place NaN; the values are returned unchanged, only reordered.
+
+    Example:
+        >>> _sort_nonnegative(np.array([0.5, 0.0, 1.0, 0.25])).tolist()
+        [0.0, 0.25, 0.5, 1.0]
+    """
+    x = np.ascontiguousarray(x, dtype=float)
+    return np.sort(x.view(np.int64), axis=-1, kind="stable").view(np.float64)
+
+
 def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray, mechanism: str,
                  min_samples: int) -> list[ConformanceTest]:
     """The tests of one channel, in the order per round (each agent, then pooled over agents), then per agent.
@@ -206,8 +223,8 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     # each release sorted once (NaN last): its CDF values come out sorted, and those of |z| come out decreasing
     # over the negative residuals and increasing over the others, which a stable sort (timsort: two runs) merges
     cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)
-    cdf_abs.sort(axis=1, kind="stable")
     counts = width - np.isnan(rows).sum(axis=1)
+    cdf_abs = _sort_nonnegative(cdf_abs) if (counts == width).all() else np.sort(cdf_abs, axis=1, kind="stable")
 
     def merged(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # the sorted values of rows ``sel``, pooled
         if (counts[sel] == width).all():
@@ -215,13 +232,21 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
         else:
             c = np.concatenate([cdf[g, :counts[g]] for g in sel])
             ca = np.concatenate([cdf_abs[g, :counts[g]] for g in sel])
-        return np.sort(c, kind="stable"), np.sort(ca, kind="stable")
+        return _sort_nonnegative(c), _sort_nonnegative(ca)
+
+    # the per-release scale estimates of the complete rows at once (each row's own mean, as one test's)
+    complete = counts == width
+    row_hat = np.full(rows.shape[0], np.nan)
+    if complete.any():
+        part = rows[complete]
+        row_hat[complete] = (np.mean(np.abs(part), axis=1) if mechanism == "laplace"
+                             else np.sqrt(np.mean(part**2, axis=1)))
 
     def test(values: np.ndarray, sorted_cdfs: tuple[np.ndarray, np.ndarray], rnd: int | None, agent: int | None,
-             scale: float | None) -> ConformanceTest:
+             scale: float | None, hat: float | None = None) -> ConformanceTest:
         stat, p, p_under = _ks_sorted(*sorted_cdfs)
-        return ConformanceTest(name, rnd, agent, int(values.size), scale, _scale_hat(values, mechanism), stat, p,
-                               p_under)
+        return ConformanceTest(name, rnd, agent, int(sorted_cdfs[0].size), scale,
+                               _scale_hat(valid(values), mechanism) if hat is None else hat, stat, p, p_under)
 
     def valid(values: np.ndarray) -> np.ndarray:
         values = values.ravel()
@@ -233,14 +258,15 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
         for i in range(n_agents):
             g = k * n_agents + i
             if counts[g] >= min_samples:
-                out.append(test(valid(rows[g]), (cdf[g, :counts[g]], cdf_abs[g, :counts[g]]), col + 1, i, scale))
+                out.append(test(rows[g], (cdf[g, :counts[g]], cdf_abs[g, :counts[g]]), col + 1, i, scale,
+                                float(row_hat[g]) if complete[g] else None))
         sel = np.arange(k * n_agents, (k + 1) * n_agents)
         if counts[sel].sum() >= min_samples:
-            out.append(test(valid(z[:, :, k]), merged(sel), col + 1, None, scale))
+            out.append(test(z[:, :, k], merged(sel), col + 1, None, scale))
     for i in range(n_agents):
         sel = np.arange(i, n_rounds * n_agents, n_agents)
         if counts[sel].sum() >= min_samples:
-            out.append(test(valid(z[i]), merged(sel), None, i, None))
+            out.append(test(z[i], merged(sel), None, i, None))
     return out
 
 
