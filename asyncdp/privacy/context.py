@@ -197,7 +197,7 @@ class CheckContext:
         first call composes it once (per agent, or network-wide) and reads it
         at ``delta``, the option ``delta`` and the claimed delta together;
         agents whose releases have the same ratios share one composition
-        (:func:`accounting.composition.pld_epsilon_table`). Later calls at
+        (``accounting.composition.pld_epsilon_table``). Later calls at
         those deltas read the cache. Equal to ``max(compose(pld_epsilon,
         delta=delta, ...).values())`` with the accountant's sensitivity.
 
