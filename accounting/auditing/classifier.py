@@ -75,7 +75,7 @@ class LearnedScore:
         out = np.empty(x.shape[0])
         for start in range(0, x.shape[0], CHUNK):
             feats = self.features.transform(x[start:start + CHUNK])
-            with _threads_for(feats.size):
+            with _threads_for(feats.size), _finite_features():
                 out[start:start + CHUNK] = self.model.decision_function(feats)
         return out
 
@@ -129,6 +129,15 @@ def _threads(limit: int | None) -> Any:
     return _CONTROLLER.limit(limits=limit)
 
 
+def _finite_features() -> Any:
+    """scikit-learn's ``assume_finite``: the features are finite by construction (values clipped to
+    ``+-CLIP`` before squaring, indicators for non-finite outputs: :mod:`.features`), so its scan of every
+    entry for NaN and infinities can never fail and is skipped."""
+    import sklearn
+
+    return sklearn.config_context(assume_finite=True)
+
+
 def _threads_for(entries: int) -> Any:
     """One thread for matrices of at most :data:`ONE_THREAD_ENTRIES` entries, else the process's threads."""
     return _threads(1 if entries <= ONE_THREAD_ENTRIES else None)
@@ -165,7 +174,7 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     labels = np.concatenate([np.ones(x.shape[0], dtype=int), np.zeros(x_prime.shape[0], dtype=int)])
     model = make_pipeline(StandardScaler(),
                           LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed))
-    with warnings.catch_warnings(), _threads_for(feats.size):
+    with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         model.fit(feats, labels)
     return LearnedScore(fmap, model)

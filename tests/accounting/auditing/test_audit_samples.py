@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from accounting.auditing import (
     AuditInputError,
@@ -246,3 +247,25 @@ def test_one_thread_fit_and_scores_equal_the_process_threads(monkeypatch):
         assert np.array_equal(a.model[-1].coef_, b.model[-1].coef_)
     assert np.array_equal(one_scores, many(rows))
     assert np.corrcoef(one_scores[:, 0], rows.sum(axis=1))[0, 1] > 0.5  # the score learned the shift
+
+
+@given(x=hnp.arrays(float, st.tuples(st.integers(0, 6), st.integers(1, 4)),
+                    elements=st.floats(-1e200, 1e200) | st.sampled_from([np.nan, np.inf, -np.inf, 0.0])),
+       linear=st.booleans())
+def test_features_written_in_place_equal_the_concatenated_parts(x, linear):
+    """Each part written into its columns gives the parts side by side (plain: concatenated), and every feature
+    is finite (the scorer skips scikit-learn's scan for non-finite entries)."""
+    from accounting.auditing.features import CLIP, fit_features
+
+    fm = fit_features(x, linear=linear)
+    v = np.clip(np.where(np.isfinite(x), x, 0.0), -CLIP, CLIP)
+    parts = [v] if linear else [v, np.abs(v), v * v]
+    if x.shape[1] > 1:
+        parts.append(np.sort(v, axis=1))
+        if not linear:
+            parts.append(np.eye(x.shape[1])[np.argmax(v, axis=1)] if len(v) else np.zeros((0, x.shape[1])))
+    sub = x[:, list(fm.nonfinite_columns)]
+    parts += [np.isnan(sub).astype(float), np.where(np.isinf(sub), np.sign(np.nan_to_num(sub)), 0.0)]
+    got = fm.transform(x)
+    assert got.shape == (x.shape[0], fm.size) and np.array_equal(got, np.concatenate(parts, axis=1))
+    assert np.isfinite(got).all()
