@@ -139,6 +139,32 @@ def _scale_hat(z: np.ndarray, mechanism: str) -> float:
     return float(np.mean(np.abs(z))) if mechanism == "laplace" else float(np.sqrt(np.mean(z**2)))
 
 
+def _cdfs(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
+    """The declared standard CDF at ``x`` and the CDF of ``|noise|`` at ``|x|``, elementwise (NaN stays NaN).
+
+    The standard CDFs written with scipy.special, as scipy.stats computes them
+    (laplace, norm; expon and halfnorm for ``|z|``), without scipy.stats'
+    per-call argument handling.
+    """
+    from scipy import special
+
+    if mechanism == "laplace":
+        m = -np.abs(x)  # -x above 0, x below: one exp serves both sides of the CDF
+        tail = 0.5 * np.exp(m)
+        return np.where(x > 0, 1.0 - tail, tail), -special.expm1(m)
+    return special.ndtr(x), special.erf(np.abs(x) / np.sqrt(2))
+
+
+def _ks_sorted(cdf: np.ndarray, cdf_abs: np.ndarray) -> tuple[float, float, float]:
+    """:func:`_ks` from the sorted CDF values of the sample and of its absolute values (no NaN)."""
+    n = cdf.size
+    up = np.arange(1, n + 1) / n
+    down = np.arange(n) / n
+    d = float(max((up - cdf).max(), (cdf - down).max()))
+    d_under = float(max(0.0, (up - cdf_abs).max()))  # empirical CDF of |z| above the declared one
+    return d, min(1.0, 2.0 * math.exp(-2.0 * n * d * d)), min(1.0, math.exp(-2.0 * n * d_under * d_under))
+
+
 def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     """Two-sided KS statistic of ``z`` with its DKW p-value bound, and the one-sided bound for ``|z|`` being smaller.
 
@@ -148,26 +174,100 @@ def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     (where the bound is at most 1/2, the only range a test here rejects in).
     They are never below the exact p-values, so the tests are conservative,
     and they cost one sort (scipy's exact one-sided distribution costs
-    milliseconds per test).
-    """
-    from scipy import special
+    milliseconds per test). The statistics read only the sorted CDF values:
+    a CDF is non-decreasing, so the CDF of the sorted sample is the sorted
+    CDF of the sample (:func:`noise_conformance` sorts the CDF values of many
+    groups at once and merges them for the pooled groups).
 
-    n = z.size
-    up = np.arange(1, n + 1) / n
-    down = np.arange(n) / n
-    x = np.sort(z)
-    # the standard CDFs written with scipy.special, as scipy.stats computes them (laplace, norm; expon and
-    # halfnorm for |z|), without scipy.stats' per-call argument handling (hundreds of tests per check)
-    if mechanism == "laplace":
-        with np.errstate(over="ignore"):
-            cdf = np.where(x > 0, 1.0 - 0.5 * np.exp(-x), 0.5 * np.exp(x))
-    else:
-        cdf = special.ndtr(x)
-    d = float(max((up - cdf).max(), (cdf - down).max()))
-    a = np.sort(np.abs(z))
-    cdf_abs = -special.expm1(-a) if mechanism == "laplace" else special.erf(a / np.sqrt(2))
-    d_under = float(max(0.0, (up - cdf_abs).max()))  # empirical CDF of |z| above the declared one
-    return d, min(1.0, 2.0 * math.exp(-2.0 * n * d * d)), min(1.0, math.exp(-2.0 * n * d_under * d_under))
+    Example:
+        >>> d, p, p_under = _ks(np.array([0.0]), "laplace")  # F(0) = 1/2; |z| = 0 has declared CDF 0
+        >>> d, p, round(p_under, 4) == round(math.exp(-2.0), 4)
+        (0.5, 1.0, True)
+    """
+    cdf, cdf_abs = _cdfs(np.asarray(z, dtype=float).ravel(), "laplace" if mechanism == "laplace" else "gaussian")
+    return _ks_sorted(np.sort(cdf), np.sort(cdf_abs))
+
+
+def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
+    """``numpy.sort(x, axis=-1)`` of non-negative floats without NaN (CDF values), read as 64-bit integers.
+
+    IEEE 754 doubles ``>= +0`` are ordered as their bit patterns read as
+    signed integers (a ``-0.0`` reads as the smallest integer and sorts first,
+    where it belongs: it equals the smallest value, 0). A stable integer sort
+    (timsort) merges sorted runs three times faster than the float one, which
+    must place NaN; the values are returned unchanged, only reordered.
+
+    Example:
+        >>> _sort_nonnegative(np.array([0.5, 0.0, 1.0, 0.25])).tolist()
+        [0.0, 0.25, 0.5, 1.0]
+    """
+    x = np.ascontiguousarray(x, dtype=float)
+    return np.sort(x.view(np.int64), axis=-1, kind="stable").view(np.float64)
+
+
+def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray, mechanism: str,
+                 min_samples: int) -> list[ConformanceTest]:
+    """The tests of one channel, in the order per round (each agent, then pooled over agents), then per agent.
+
+    ``z``: residual/scale of the tested rounds with the agent first, ``(N, R, T', ..., d)``.
+    Every release's residuals are sorted once (one row per ``(round, agent)``,
+    NaN last), which sorts their CDF values and leaves those of ``|z|`` in two
+    runs; a pooled group's sorted values are the merge of its releases' sorted
+    rows (a stable sort of concatenated sorted runs).
+    The scale estimates read the residuals in their recorded order, as one
+    test per group would.
+    """
+    n_agents, n_rounds = z.shape[0], z.shape[2]
+    rows = np.moveaxis(z, 2, 0).reshape(n_rounds * n_agents, -1)  # row (k, i): release (round k, agent i)
+    width = rows.shape[1]
+    # each release sorted once (NaN last): its CDF values come out sorted, and those of |z| come out decreasing
+    # over the negative residuals and increasing over the others, which a stable sort (timsort: two runs) merges
+    cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)
+    counts = width - np.isnan(rows).sum(axis=1)
+    cdf_abs = _sort_nonnegative(cdf_abs) if (counts == width).all() else np.sort(cdf_abs, axis=1, kind="stable")
+
+    def merged(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # the sorted values of rows ``sel``, pooled
+        if (counts[sel] == width).all():
+            c, ca = cdf[sel].ravel(), cdf_abs[sel].ravel()
+        else:
+            c = np.concatenate([cdf[g, :counts[g]] for g in sel])
+            ca = np.concatenate([cdf_abs[g, :counts[g]] for g in sel])
+        return _sort_nonnegative(c), _sort_nonnegative(ca)
+
+    # the per-release scale estimates of the complete rows at once (each row's own mean, as one test's)
+    complete = counts == width
+    row_hat = np.full(rows.shape[0], np.nan)
+    if complete.any():
+        part = rows[complete]
+        row_hat[complete] = (np.mean(np.abs(part), axis=1) if mechanism == "laplace"
+                             else np.sqrt(np.mean(part**2, axis=1)))
+
+    def test(values: np.ndarray, sorted_cdfs: tuple[np.ndarray, np.ndarray], rnd: int | None, agent: int | None,
+             scale: float | None, hat: float | None = None) -> ConformanceTest:
+        stat, p, p_under = _ks_sorted(*sorted_cdfs)
+        return ConformanceTest(name, rnd, agent, int(sorted_cdfs[0].size), scale,
+                               _scale_hat(valid(values), mechanism) if hat is None else hat, stat, p, p_under)
+
+    def valid(values: np.ndarray) -> np.ndarray:
+        values = values.ravel()
+        return values[~np.isnan(values)]
+
+    out = []
+    for k, col in enumerate(noisy.tolist()):
+        scale = float(scales[col])
+        for i in range(n_agents):
+            g = k * n_agents + i
+            if counts[g] >= min_samples:
+                out.append(test(rows[g], (cdf[g, :counts[g]], cdf_abs[g, :counts[g]]), col + 1, i, scale,
+                                float(row_hat[g]) if complete[g] else None))
+        sel = np.arange(k * n_agents, (k + 1) * n_agents)
+        if counts[sel].sum() >= min_samples:
+            out.append(test(z[:, :, k], merged(sel), col + 1, None, scale))
+    for i in range(n_agents):
+        sel = np.arange(i, n_rounds * n_agents, n_agents)
+        if counts[sel].sum() >= min_samples:
+            out.append(test(z[i], merged(sel), None, i, None))
+    return out
 
 
 def noise_conformance(
@@ -207,7 +307,7 @@ def noise_conformance(
     min_samples = check_integer(min_samples, "min_samples", minimum=2, error=PrivacyParameterError,
                                 where="noise_conformance")
     alpha = 1.0 - conf
-    candidates: list[tuple[str, int | None, int | None, np.ndarray, float | None, str]] = []
+    tests: list[ConformanceTest] = []
     untested: list[tuple[str, int]] = []
     for name, res in residuals.items():
         if name not in declared:
@@ -231,26 +331,9 @@ def noise_conformance(
             continue
         z = r[:, noisy] / scales[noisy].reshape((1, -1) + (1,) * (r.ndim - 2))  # (R, T', N, ..., d)
         z = np.moveaxis(z, 2, 0)  # (N, R, T', ..., d): agent first
-        n_agents = z.shape[0]
-        for k, col in enumerate(noisy.tolist()):
-            for i in range(n_agents):
-                candidates.append((name, col + 1, i, z[i, :, k], float(scales[col]), mechanism))
-            candidates.append((name, col + 1, None, z[:, :, k], float(scales[col]), mechanism))
-        for i in range(n_agents):
-            candidates.append((name, None, i, z[i], None, mechanism))
-    prepared = []
-    for cand in candidates:
-        values = np.asarray(cand[3], dtype=float).ravel()
-        values = values[~np.isnan(values)]
-        if values.size >= min_samples:
-            prepared.append((cand, values))
-    m = 2 * len(prepared)  # a two-sided and a one-sided test per group
+        tests.extend(_group_tests(name, z, noisy, scales, mechanism, min_samples))
+    m = 2 * len(tests)  # a two-sided and a one-sided test per group
     threshold = alpha / m if m else 0.0
-    tests = []
-    for (name, rnd, agent, _, scale, mechanism), values in prepared:
-        stat, p, p_under = _ks(values, mechanism)
-        tests.append(ConformanceTest(name, rnd, agent, int(values.size), scale, _scale_hat(values, mechanism), stat,
-                                     p, p_under))
     rejected = tuple(sorted((x for x in tests if min(x.p_value, x.p_under) < threshold),
                             key=lambda x: min(x.p_value, x.p_under)))
     under = [x for x in rejected if x.p_under < threshold]

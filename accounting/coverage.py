@@ -36,7 +36,8 @@ from topology.validation import check_nonnegative
 
 from .errors import PrivacyParameterError, UnknownMechanismError
 
-__all__ = ["NORMS", "UncoveredRelease", "Bound", "release_norms", "realized_shifts", "uncovered_releases"]
+__all__ = ["NORMS", "UncoveredRelease", "Bound", "release_norms", "realized_shifts", "uncovered_releases",
+           "uncovered_by_norms"]
 
 NORMS: dict[str, str] = {"laplace": "l1", "gaussian": "l2", "l1": "l1", "l2": "l2"}
 """Mechanism (or norm) name to the norm its sensitivity is measured in."""
@@ -105,17 +106,24 @@ def release_norms(shift: Any, norm: str, channel: str = "") -> np.ndarray:
     if norm not in NORMS:
         raise UnknownMechanismError(f"channel {channel!r}: unknown norm or mechanism {norm!r}; known: {sorted(NORMS)}")
     s = np.asarray(shift, dtype=float)
-    nan = np.isnan(s)
-    partial = nan.any(axis=-1) & ~nan.all(axis=-1)
-    if partial.any():
-        where = tuple(int(i) for i in np.argwhere(partial)[0])
-        raise PrivacyParameterError(f"channel {channel!r}: release at index {where} has some coordinates NaN, not all")
-    if np.isinf(s).any():
+    if s.shape[-1] == 0:  # no coordinate: nothing was sent
+        return np.full(s.shape[:-1], np.nan)
+    absval = np.abs(s)
+    # one pass for the norms; NaN (not released) and infinite entries propagate into them, and only then are
+    # the entries read again to tell a release that was not sent from a malformed one
+    out = absval.sum(axis=-1) if NORMS[norm] == "l1" else np.sqrt((absval * absval).sum(axis=-1))
+    missing = np.isnan(out)
+    if missing.any():
+        nan = np.isnan(s[missing])
+        partial = ~nan.all(axis=-1)
+        if partial.any():
+            where = tuple(int(i) for i in np.argwhere(missing)[int(np.argmax(partial))])
+            raise PrivacyParameterError(f"channel {channel!r}: release at index {where} has some coordinates NaN, "
+                                        "not all")
+    if np.isinf(out).any() and np.isinf(s).any():  # (a finite shift whose square overflows is not an error)
         where = tuple(int(i) for i in np.argwhere(np.isinf(s))[0])
         raise PrivacyParameterError(f"channel {channel!r}: infinite shift at index {where}")
-    absval = np.abs(np.where(nan, 0.0, s))
-    out = absval.sum(axis=-1) if NORMS[norm] == "l1" else np.sqrt((absval * absval).sum(axis=-1))
-    return np.where(nan.all(axis=-1), np.nan, out)
+    return out
 
 
 def realized_shifts(replay_p: Any, replay_p_prime: Any) -> dict[str, np.ndarray]:
@@ -231,22 +239,75 @@ def uncovered_releases(shifts: Mapping[str, Any], bounds: Mapping[str, Any], nor
             raise PrivacyParameterError(f"channel {channel!r}: shifts must be (R, T, N, d) or (R, T, N, N, d), "
                                         f"got shape {s.shape}")
         mags = release_norms(s, norm, channel)  # (R, T, N) or (R, T, N, N)
-        _, rounds, agents = mags.shape[:3]
-        table = _bound_table(bounds[channel], rounds, agents, channel)
-        limit = table * (1 + rt) + at
-        if mags.ndim == 4:
-            limit = limit[:, :, None]
-        with np.errstate(invalid="ignore"):
-            over = mags > limit[None]  # NaN (nothing released) compares False
-        if not over.any():
-            continue
-        worst = np.where(np.isnan(mags), -np.inf, mags)
-        for idx in np.argwhere(over.any(axis=0)):
-            t, i = int(idx[0]), int(idx[1])
-            j = int(idx[2]) if mags.ndim == 4 else None
-            sel = (slice(None), t, i) if j is None else (slice(None), t, i, j)
-            run = int(np.argmax(worst[sel]))
-            out.append(UncoveredRelease(str(channel), i, t + 1, j, float(worst[sel][run]), float(table[t, i]), run,
-                                        int(over[sel].sum()), NORMS[norm]))
+        out.extend(_uncovered(channel, mags, bounds[channel], norm, rt, at))
     out.sort(key=lambda u: (u.round, u.agent, u.channel, -1 if u.receiver is None else u.receiver))
+    return out
+
+
+def uncovered_by_norms(norms_of: Mapping[str, np.ndarray], bounds: Mapping[str, Any], norms: Mapping[str, str] | str,
+                       *, rtol: float = 1e-9, atol: float = 1e-12) -> list[UncoveredRelease]:
+    """:func:`uncovered_releases` from the releases' norms already computed (:func:`release_norms` of the shifts).
+
+    For a caller that also needs the norms (e.g. for the largest shift over
+    bound): the norms are computed once. Same result as
+    :func:`uncovered_releases` on the shifts.
+
+    Args:
+        norms_of: per channel ``release_norms(shifts, norm)``: ``(R, T, N)`` or ``(R, T, N, N)``.
+        bounds, norms, rtol, atol: as :func:`uncovered_releases`.
+
+    Returns:
+        The uncovered releases, ordered as :func:`uncovered_releases` orders them.
+
+    Raises:
+        PrivacyParameterError: as :func:`uncovered_releases` (shapes: 3-D or 4-D norms).
+        UnknownMechanismError: an unknown norm.
+
+    Example:
+        >>> s = {"y": np.full((1, 2, 1, 2), 0.5)}  # l1 shift 1.0 per release
+        >>> b = {"y": {(0, 1): 1.0, (0, 2): 0.5}}
+        >>> uncovered_by_norms({"y": release_norms(s["y"], "l1")}, b, "laplace") == uncovered_releases(s, b, "laplace")
+        True
+    """
+    rt = check_nonnegative(rtol, "rtol", error=PrivacyParameterError)
+    at = check_nonnegative(atol, "atol", error=PrivacyParameterError)
+    out: list[UncoveredRelease] = []
+    for channel, mags in norms_of.items():
+        if channel not in bounds:
+            raise PrivacyParameterError(f"channel {channel!r} has shifts but no sensitivity bound")
+        norm = norms if isinstance(norms, str) else norms.get(channel)
+        if norm is None:
+            raise PrivacyParameterError(f"channel {channel!r} has shifts but no norm")
+        if norm not in NORMS:
+            raise UnknownMechanismError(f"channel {channel!r}: unknown norm or mechanism {norm!r}; known: "
+                                        f"{sorted(NORMS)}")
+        m = np.asarray(mags, dtype=float)
+        if m.ndim not in (3, 4):
+            raise PrivacyParameterError(f"channel {channel!r}: release norms must be (R, T, N) or (R, T, N, N), "
+                                        f"got shape {m.shape}")
+        out.extend(_uncovered(channel, m, bounds[channel], norm, rt, at))
+    out.sort(key=lambda u: (u.round, u.agent, u.channel, -1 if u.receiver is None else u.receiver))
+    return out
+
+
+def _uncovered(channel: Any, mags: np.ndarray, bound: Any, norm: str, rt: float, at: float) -> list[UncoveredRelease]:
+    """The uncovered releases of one channel from its release norms (unsorted)."""
+    out: list[UncoveredRelease] = []
+    _, rounds, agents = mags.shape[:3]
+    table = _bound_table(bound, rounds, agents, channel)
+    limit = table * (1 + rt) + at
+    if mags.ndim == 4:
+        limit = limit[:, :, None]
+    with np.errstate(invalid="ignore"):
+        over = mags > limit[None]  # NaN (nothing released) compares False
+    if not over.any():
+        return out
+    worst = np.where(np.isnan(mags), -np.inf, mags)
+    for idx in np.argwhere(over.any(axis=0)):
+        t, i = int(idx[0]), int(idx[1])
+        j = int(idx[2]) if mags.ndim == 4 else None
+        sel = (slice(None), t, i) if j is None else (slice(None), t, i, j)
+        run = int(np.argmax(worst[sel]))
+        out.append(UncoveredRelease(str(channel), i, t + 1, j, float(worst[sel][run]), float(table[t, i]), run,
+                                    int(over[sel].sum()), NORMS[norm]))
     return out

@@ -43,11 +43,18 @@ CHUNK = 100_000
 """Rows scored at a time (bounds the memory of the feature matrix)."""
 
 ONE_THREAD_ENTRIES = 20_000_000
-"""Feature matrices of at most this many entries are fitted with one BLAS thread. Measured on a 2-core box
-shared with other jobs (OpenBLAS, 2 threads by default): the lbfgs fit of 500 rows of 300 features took 0.20 s
-of CPU with two threads and 0.08 s with one; 40,000 rows, 1.2e7 entries, 4.3 s against 1.4 s. The fitted
-coefficients are identical (the threads split the matrix products by output entry). Larger fits keep the
-threads the process has."""
+"""Feature matrices of at most this many entries are fitted and scored with one thread (BLAS and OpenMP).
+Measured on a 2-core box shared with other jobs (OpenBLAS, 2 threads by default): the lbfgs fit of 500 rows of
+300 features took 0.20 s of CPU with two BLAS threads and 0.08 s with one; 40,000 rows, 1.2e7 entries, 4.3 s
+against 1.4 s. scikit-learn's loss and gradient run in OpenMP threads too, whose waiting costs as much CPU as the
+fit itself on these sizes (the fit of 500 rows of 1470 features: 0.13 s of CPU in 0.065 s of wall time), and so
+does scoring a few thousand rows. The fitted coefficients and the scores are identical (the threads split
+the matrix products by output entry and the per-row loss terms by row). Larger matrices keep the threads the
+process has."""
+
+_CONTROLLER: Any = None
+"""The process's :class:`threadpoolctl.ThreadpoolController`, made once (listing the loaded thread pools
+costs milliseconds; limiting through a made controller costs microseconds)."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,9 @@ class LearnedScore:
         x = np.asarray(x, dtype=float)
         out = np.empty(x.shape[0])
         for start in range(0, x.shape[0], CHUNK):
-            out[start:start + CHUNK] = self.model.decision_function(self.features.transform(x[start:start + CHUNK]))
+            feats = self.features.transform(x[start:start + CHUNK])
+            with _threads_for(feats.size), _finite_features():
+                out[start:start + CHUNK] = self.model.decision_function(feats)
         return out
 
 
@@ -105,15 +114,33 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
                            ("quadratic", "linear"))
 
 
-def _blas_threads(limit: int | None) -> Any:
-    """A context limiting the BLAS threads to ``limit`` (``None``: unchanged)."""
+def _threads(limit: int | None) -> Any:
+    """A context limiting the BLAS and OpenMP threads to ``limit`` (``None``: unchanged)."""
     import contextlib
 
+    global _CONTROLLER
     if limit is None:
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
+    if _CONTROLLER is None:
+        import sklearn.linear_model  # noqa: F401  (its OpenMP runtime is loaded before the pools are listed)
+        from threadpoolctl import ThreadpoolController
 
-    return threadpool_limits(limits=limit, user_api="blas")
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=limit)
+
+
+def _finite_features() -> Any:
+    """scikit-learn's ``assume_finite``: the features are finite by construction (values clipped to
+    ``+-CLIP`` before squaring, indicators for non-finite outputs: :mod:`.features`), so its scan of every
+    entry for NaN and infinities can never fail and is skipped."""
+    import sklearn
+
+    return sklearn.config_context(assume_finite=True)
+
+
+def _threads_for(entries: int) -> Any:
+    """One thread for matrices of at most :data:`ONE_THREAD_ENTRIES` entries, else the process's threads."""
+    return _threads(1 if entries <= ONE_THREAD_ENTRIES else None)
 
 
 def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: int = 300,
@@ -147,7 +174,7 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     labels = np.concatenate([np.ones(x.shape[0], dtype=int), np.zeros(x_prime.shape[0], dtype=int)])
     model = make_pipeline(StandardScaler(),
                           LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed))
-    with warnings.catch_warnings(), _blas_threads(1 if feats.size <= ONE_THREAD_ENTRIES else None):
+    with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         model.fit(feats, labels)
     return LearnedScore(fmap, model)

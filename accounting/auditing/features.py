@@ -61,21 +61,31 @@ class FeatureMap:
             [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]]
         """
         x = np.asarray(x, dtype=float)
-        finite = np.isfinite(x)
-        v = np.clip(np.where(finite, x, 0.0), -CLIP, CLIP)
-        parts = [v] if self.linear else [v, np.abs(v), v * v]
-        if self.dim > 1:
-            parts.append(np.sort(v, axis=1))
+        n, d = x.shape[0], self.dim
+        out = np.empty((n, self.size))  # each part written into its columns (no concatenation copy)
+        v = np.where(np.isfinite(x), x, 0.0)
+        np.clip(v, -CLIP, CLIP, out=v)
+        out[:, :d] = v
+        col = d
+        if not self.linear:
+            np.abs(v, out=out[:, d:2 * d])
+            np.multiply(v, v, out=out[:, 2 * d:3 * d])
+            col = 3 * d
+        if d > 1:
+            out[:, col:col + d] = np.sort(v, axis=1)
+            col += d
             if not self.linear:
-                onehot = np.zeros_like(v)
-                onehot[np.arange(v.shape[0]), np.argmax(v, axis=1)] = 1.0
-                parts.append(onehot)
+                onehot = out[:, col:col + d]
+                onehot[...] = 0.0
+                onehot[np.arange(n), np.argmax(v, axis=1)] = 1.0
+                col += d
         if self.nonfinite_columns:
-            cols = list(self.nonfinite_columns)
-            sub = x[:, cols]
-            parts.append(np.isnan(sub).astype(float))
-            parts.append(np.where(np.isinf(sub), np.sign(np.nan_to_num(sub, nan=0.0, posinf=1.0, neginf=-1.0)), 0.0))
-        return np.concatenate(parts, axis=1)
+            k = len(self.nonfinite_columns)
+            sub = x[:, list(self.nonfinite_columns)]
+            out[:, col:col + k] = np.isnan(sub)
+            out[:, col + k:col + 2 * k] = np.where(np.isinf(sub), np.sign(np.nan_to_num(sub, nan=0.0, posinf=1.0,
+                                                                                        neginf=-1.0)), 0.0)
+        return out
 
 
 def fit_features(x_train: np.ndarray, *, linear: bool = False) -> FeatureMap:

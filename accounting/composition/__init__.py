@@ -29,7 +29,8 @@ Methods (each returns an epsilon valid at the stated total delta):
 * :func:`basic_composition`: sum of per-release epsilons;
 * :func:`advanced_composition`: Dwork-Rothblum-Vadhan (2010) / Kairouz et al. (2015);
 * :func:`rdp_epsilon`: Renyi DP via dp_accounting's ``RdpAccountant``;
-* :func:`pld_epsilon`, :func:`pld_delta`, :func:`delta_curve`: privacy loss
+* :func:`pld_epsilon`, :func:`pld_epsilons`, :func:`pld_epsilon_table`, :func:`pld_delta`,
+  :func:`delta_curve`: privacy loss
   distributions (connect-the-dots, pessimistic), the tightest of the four.
 
 Scope: :func:`network_wide` composes the releases of *all* agents: the
@@ -48,7 +49,7 @@ from __future__ import annotations
 
 from .basic import advanced_composition, basic_composition
 from .inputs import Sensitivity, claimed
-from .pld import delta_curve, pld_delta, pld_epsilon
+from .pld import delta_curve, pld_delta, pld_epsilon, pld_epsilon_table, pld_epsilons
 from .rdp import rdp_epsilon
 from .report import METHODS, CompositionReport, compose, network_wide, per_agent
 
@@ -60,6 +61,8 @@ __all__ = [
     "advanced_composition",
     "rdp_epsilon",
     "pld_epsilon",
+    "pld_epsilons",
+    "pld_epsilon_table",
     "pld_delta",
     "delta_curve",
     "per_agent",

@@ -14,7 +14,9 @@ Example:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from dp_accounting.pld import pld_pmf
@@ -27,7 +29,7 @@ from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples
 from .inputs import Sensitivity, _check_delta, _check_epsilon, _check_interval, _events, _ratios
 from .rdp import _rdp_accountant
 
-__all__ = ["pld_epsilon", "pld_delta", "delta_curve"]
+__all__ = ["pld_epsilon", "pld_epsilons", "pld_epsilon_table", "pld_delta", "delta_curve"]
 
 _TAIL_MASS_TRUNCATION = 1e-15  # per convolution, as dp_accounting; truncation is pessimistic
 _CHUNK_POINTS = 1 << 22  # Laplace leaves are built and composed this many grid points at a time
@@ -149,6 +151,20 @@ def _pld(ledger: Ledger, sensitivity: Sensitivity, h: float,
     if engine not in ("tree", "accountant"):
         raise UnknownMethodError(f"PLD engine must be 'tree' or 'accountant', got {engine!r}")
     lap, gau = _ratios(ledger, sensitivity)
+    return _pld_of(lap, gau, h, engine)
+
+
+def _ratio_key(lap: Counter[float], gau: Counter[float], engine: str) -> tuple[Any, ...]:
+    """What :func:`_pld_of` depends on: the tree sorts the Laplace ratios and sums the Gaussian ones exactly
+    (``math.fsum``), so the multisets; the accountant composes the events in their order."""
+    if engine == "tree":
+        return tuple(sorted(lap.items())), tuple(sorted(gau.items()))
+    return tuple(lap.items()), tuple(gau.items())
+
+
+def _pld_of(lap: Counter[float], gau: Counter[float], h: float,
+            engine: str) -> pld_lib.PrivacyLossDistribution | pld_privacy_accountant.PLDAccountant | None:
+    """The composed PLD of releases with these Laplace and Gaussian ratio counts (``None``: no release)."""
     if not lap and not gau:
         return None
     if engine == "accountant":
@@ -227,6 +243,88 @@ def pld_epsilon(ledger: Ledger, sensitivity: Sensitivity, delta: float,
     if isinstance(pld, pld_privacy_accountant.PLDAccountant):
         return float(pld.get_epsilon(d))
     return float(pld.get_epsilon_for_delta(d))
+
+
+def pld_epsilons(ledger: Ledger, sensitivity: Sensitivity, deltas: Sequence[float],
+                 value_discretization_interval: float = 1e-4, engine: str = "tree") -> list[float]:
+    """:func:`pld_epsilon` at several deltas, composing the ledger once.
+
+    The composed distribution does not depend on the delta it is read at, so
+    ``pld_epsilons(ledger, s, [d1, d2])`` equals
+    ``[pld_epsilon(ledger, s, d1), pld_epsilon(ledger, s, d2)]`` exactly, at
+    the cost of one composition.
+
+    Args:
+        ledger: the releases.
+        sensitivity: float, callable or mapping (see module docstring).
+        deltas: target deltas, each in (0, 1).
+        value_discretization_interval: loss grid ``h`` in (0, 1].
+        engine: ``"tree"`` or ``"accountant"``.
+
+    Returns:
+        One epsilon per delta, in order.
+
+    Raises:
+        PrivacyParameterError: a bad delta, interval or sensitivities.
+        UnknownMethodError: unknown engine.
+
+    Example:
+        >>> led = Ledger([Release(0, 1, 1.0, "laplace", 2.0, 1)])
+        >>> pld_epsilons(led, 1.0, [1e-9, 1e-3]) == [pld_epsilon(led, 1.0, d) for d in (1e-9, 1e-3)]
+        True
+    """
+    return pld_epsilon_table([ledger], sensitivity, deltas, value_discretization_interval, engine)[0]
+
+
+def pld_epsilon_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity, deltas: Sequence[float],
+                      value_discretization_interval: float = 1e-4, engine: str = "tree") -> list[list[float]]:
+    """:func:`pld_epsilon` of several ledgers at several deltas: one row per ledger, one column per delta.
+
+    Each ledger is composed once. The composed distribution depends only on
+    the ledger's privacy-loss ratios (``sensitivity / scale`` per mechanism:
+    their multisets for the tree engine, their order for the accountant), so
+    ledgers with the same ratios (e.g. every agent's releases on a lockstep
+    run) share one composition and one read-out at each delta. Every entry
+    equals ``pld_epsilon(ledger, sensitivity, delta, ...)`` exactly.
+
+    Args:
+        ledgers: the ledgers (e.g. one per agent).
+        sensitivity: float, callable or mapping (see module docstring).
+        deltas: target deltas, each in (0, 1).
+        value_discretization_interval: loss grid ``h`` in (0, 1].
+        engine: ``"tree"`` or ``"accountant"``.
+
+    Returns:
+        ``len(ledgers)`` rows of ``len(deltas)`` epsilons.
+
+    Raises:
+        PrivacyParameterError: a bad delta, interval or sensitivities.
+        UnknownMethodError: unknown engine.
+
+    Example:
+        >>> a, b = (Ledger([Release(i, 1, 1.0, "laplace", 2.0, 1)]) for i in (0, 1))
+        >>> pld_epsilon_table([a, b], 1.0, [1e-3]) == [[pld_epsilon(a, 1.0, 1e-3)], [pld_epsilon(b, 1.0, 1e-3)]]
+        True
+    """
+    ds = [_check_delta("delta", d) for d in deltas]
+    h = _check_interval(value_discretization_interval)
+    if engine not in ("tree", "accountant"):
+        raise UnknownMethodError(f"PLD engine must be 'tree' or 'accountant', got {engine!r}")
+    done: dict[tuple[Any, ...], list[float]] = {}
+    rows = []
+    for ledger in ledgers:
+        lap, gau = _ratios(ledger, sensitivity)
+        key = _ratio_key(lap, gau, engine)
+        if key not in done:
+            pld = _pld_of(lap, gau, h, engine)
+            if pld is None:
+                done[key] = [0.0] * len(ds)
+            elif isinstance(pld, pld_privacy_accountant.PLDAccountant):
+                done[key] = [float(pld.get_epsilon(d)) for d in ds]
+            else:
+                done[key] = [float(pld.get_epsilon_for_delta(d)) for d in ds]
+        rows.append(list(done[key]))
+    return rows
 
 
 def pld_delta(ledger: Ledger, sensitivity: Sensitivity, epsilon: float,

@@ -53,8 +53,8 @@ from ..engine.schedule import RealizedSchedule
 from ..errors import ScenarioError
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "AlgorithmChannelRule", "declared_noise",
-           "replay_runs"]
+__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "AlgorithmChannelRule", "SharedSchedule",
+           "declared_noise", "replay_runs"]
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
@@ -237,6 +237,46 @@ class AlgorithmChannelRule:
         return self.algorithm.update(state, dict(mixed), t, self._agents(), self.problem)
 
 
+@dataclass(frozen=True)
+class SharedSchedule:
+    """``runs`` runs that all have one schedule object, as one batch of schedules
+    (:class:`accounting.scheduled_replay.ScheduleBatch`).
+
+    Lockstep runs on lossless links share the topology's schedule. Read as a
+    sequence, the replay looks every run's schedule up and stacks the ``R``
+    copies of each round's ``(W, S)``, a Python loop over the runs in every
+    round; as a batch, each round's ``(W, S)`` is computed once and repeated
+    into the same ``(R, N, N)`` arrays.
+
+    Attributes:
+        schedule: the schedule (anything with ``dense(t) -> (W, S)``).
+        runs: ``R``.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> import topology
+        >>> one = RealizedSchedule.lockstep(topology.static(np.full((2, 2), 0.5)), 3)
+        >>> w, src = SharedSchedule(one, 4)[1:3].dense_runs(2)
+        >>> w.shape, bool((src == one.dense(2)[1]).all())
+        ((2, 2, 2), True)
+    """
+
+    schedule: Any
+    runs: int
+
+    def __len__(self) -> int:
+        return self.runs
+
+    def __getitem__(self, runs: slice) -> SharedSchedule:
+        return SharedSchedule(self.schedule, len(range(*runs.indices(self.runs))))
+
+    def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        w, src = self.schedule.dense(t)
+        w, src = np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
+        return (np.ascontiguousarray(np.broadcast_to(w, (self.runs,) + w.shape)),
+                np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
+
+
 def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
     """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
 
@@ -278,6 +318,8 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
     chosen = runs.schedules if schedules is None else schedules
     if not hasattr(chosen, "dense_runs"):  # a batch of schedules is read as one (ScheduleBatch)
         chosen = list(chosen)
+        if chosen and all(s is chosen[0] for s in chosen):  # one schedule for every run: read it once per round
+            chosen = SharedSchedule(chosen[0], len(chosen))
     return scheduled_replay(runs.messages if messages is None else messages, chosen,
                             declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
                             pin_agent=pin_agent)

@@ -190,6 +190,35 @@ class CheckContext:
                 self.cache["replay"] = exc
         return self.cache["replay"]
 
+    def pld_epsilon(self, delta: float, interval: float) -> float:
+        """The PLD epsilon of the realized ledger at ``delta`` (largest over the :meth:`compose` scope), composed once.
+
+        The ledger's PLD does not depend on the delta it is read at, so the
+        first call composes it once (per agent, or network-wide) and reads it
+        at ``delta``, the option ``delta`` and the claimed delta together;
+        agents whose releases have the same ratios share one composition
+        (``accounting.composition.pld_epsilon_table``). Later calls at
+        those deltas read the cache. Equal to ``max(compose(pld_epsilon,
+        delta=delta, ...).values())`` with the accountant's sensitivity.
+
+        Args:
+            delta: the delta, in (0, 1).
+            interval: the loss grid ``h`` (``value_discretization_interval``).
+
+        Raises:
+            PrivacyParameterError: a bad delta or interval.
+            ScenarioError: the accountant has no sensitivity for this algorithm.
+        """
+        cache = self.cache.setdefault(("pld", float(interval)), {})
+        if delta not in cache:
+            wanted = [delta] + [d for d in (self.options.delta, self.delta_claimed) if 0 < d < 1 and d != delta]
+            ledgers = ([self.ledger.for_agent(a) for a in self.ledger.agents] if self.changed_agent is not None
+                       else [self.ledger])  # the scopes of compose()
+            table = composition.pld_epsilon_table(ledgers, self.release_sensitivity, wanted, interval)
+            for k, d in enumerate(wanted):
+                cache[d] = max(row[k] for row in table)
+        return cache[delta]
+
     def release_sensitivity(self, release: Release) -> float:
         """The accountant's sensitivity of ``release`` (that of its channel and round).
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.coverage import realized_shifts, release_norms, uncovered_releases
+from accounting.coverage import realized_shifts, release_norms, uncovered_by_norms
 from accounting.errors import AccountingError, AdjacencyError
 
 from .behavior import declared_noise, replay_runs
@@ -200,15 +200,19 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     mechanisms = {c: str(ch.mechanism) for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
                   if c in shifts}
     bounds = _bounds(ctx, shifts)
-    hits = uncovered_releases(shifts, bounds, mechanisms)
+    norms = {c: release_norms(s, mechanisms[c], c) for c, s in shifts.items()}  # once, for the hits and the ratio
+    hits = uncovered_by_norms(norms, bounds, mechanisms)
     ratio = 0.0
-    for c, s in shifts.items():
-        mags = release_norms(s, mechanisms[c], c)
-        lim = bounds[c][None] if mags.ndim == 3 else bounds[c][None, :, :, None]
+    for c, mags in norms.items():
+        if np.isnan(mags).all():
+            continue
+        # each release's largest shift over the runs, then over its bound: the bound is the same on every run and
+        # division by a positive bound is monotone, so this is the largest of the runs' ratios
+        top = np.max(np.where(np.isnan(mags), -np.inf, mags), axis=0)
+        lim = bounds[c] if top.ndim == 2 else bounds[c][:, :, None]
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.where(lim > 0, mags / np.where(lim > 0, lim, 1.0), np.where(mags > 1e-12, np.inf, 0.0))
-        if np.isfinite(r).any() or np.isinf(r).any():
-            ratio = max(ratio, float(np.nanmax(np.where(np.isnan(r), -np.inf, r))))
+            r = np.where(lim > 0, top / np.where(lim > 0, lim, 1.0), np.where(top > 1e-12, np.inf, 0.0))
+        ratio = max(ratio, float(np.max(np.where(np.isneginf(top), -np.inf, r))))
     figures.update(coverage_max_ratio=ratio, coverage_uncovered=len(hits))
     if outside is not None:
         shift = (f"; channel {hits[0].channel!r}, agent {hits[0].agent}, round {hits[0].round}: shift "

@@ -99,32 +99,37 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
         if r.ndim != 4 or c not in scales:
             continue
         noisy = np.asarray(scales[c], dtype=float) > 0
-        pairs: list[tuple[str, np.ndarray, np.ndarray, tuple[int, int], int | None]] = []
-        for t in range(r.shape[1] - 1):
-            if noisy[t] and noisy[t + 1]:
-                pairs.append(("rounds", r[:, t], r[:, t + 1], (t + 1, t + 2), None))
-        for t in range(r.shape[1]):
-            if noisy[t] and r.shape[2] > 1:
-                pairs.append(("agents", r[:, t, :-1], r[:, t, 1:], (t + 1, t + 1), 1))
-        for across, a, b, rounds, shift in pairs:  # a, b: (R, N', d)
+        # every pair of one kind at once: (R, pairs, N', d) blocks, pairs in the order of their first round
+        blocks: list[tuple[str, np.ndarray, np.ndarray, list[int], int]] = []
+        first = [t for t in range(r.shape[1] - 1) if noisy[t] and noisy[t + 1]]
+        if first:
+            idx = _rounds_index(first)
+            blocks.append(("rounds", r[:, idx], r[:, _rounds_index([t + 1 for t in first])], first, 0))
+        same = [t for t in range(r.shape[1]) if noisy[t]] if r.shape[2] > 1 else []
+        if same:
+            idx = _rounds_index(same)
+            blocks.append(("agents", r[:, idx, :-1], r[:, idx, 1:], same, 1))
+        for across, a, b, rounds, shift in blocks:
             ok = np.isfinite(a) & np.isfinite(b)
-            n = ok.sum(axis=0)
-            a0, b0 = np.where(ok, a, 0.0), np.where(ok, b, 0.0)
+            n = ok.sum(axis=0)  # (pairs, N', d)
+            every = bool(ok.all())  # every run released both (e.g. lockstep, lossless): no masking needed
+            a0, b0 = (a, b) if every else (np.where(ok, a, 0.0), np.where(ok, b, 0.0))
             with np.errstate(invalid="ignore", divide="ignore"):
                 ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
-                da, db = np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0)
+                da, db = (a - ma, b - mb) if every else (np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0))
                 corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
             valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
             tests += int(valid.sum())
             with np.errstate(divide="ignore"):
                 z = np.arctanh(np.clip(corr, -1 + 1e-15, 1 - 1e-15)) * np.sqrt(np.maximum(n - 3, 0))
-            p = 2.0 * ndtr(-np.abs(z))
-            p = np.where(valid, p, 1.0)
-            k = np.unravel_index(int(np.argmin(p)), p.shape)
-            agent = int(k[0])
-            found.append((float(p[k]), {"channel": c, "across": across, "rounds": list(rounds),
-                                        "agents": [agent, agent + (shift or 0)], "coordinate": int(k[1]),
-                                        "correlation": float(corr[k]), "p_value": float(p[k]), "runs": int(n[k])}))
+            p = np.where(valid, 2.0 * ndtr(-np.abs(z)), 1.0)
+            j, agent, coord = (int(v) for v in np.unravel_index(int(np.argmin(p)), p.shape))  # first smallest
+            t = rounds[j]
+            pair_rounds = [t + 1, t + 2] if across == "rounds" else [t + 1, t + 1]
+            found.append((float(p[j, agent, coord]), {
+                "channel": c, "across": across, "rounds": pair_rounds, "agents": [agent, agent + shift],
+                "coordinate": coord, "correlation": float(corr[j, agent, coord]),
+                "p_value": float(p[j, agent, coord]), "runs": int(n[j, agent, coord])}))
     if not found or tests == 0:
         return None
     p_min, best = min(found, key=lambda x: x[0])
@@ -132,6 +137,13 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
     if p_min >= threshold:
         return None
     return {**best, "threshold": threshold, "tests": tests}
+
+
+def _rounds_index(rounds: list[int]) -> slice | np.ndarray:
+    """Index of these rounds (0-based, increasing): a slice when they are consecutive (a view, no copy)."""
+    if rounds[-1] - rounds[0] + 1 == len(rounds):
+        return slice(rounds[0], rounds[-1] + 1)
+    return np.array(rounds)
 
 
 class CancellingAudit(dict):

@@ -147,8 +147,7 @@ def compose_pld(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """
     if ctx.sensitivity is None:
         return Evidence("PLD", "declaration", {"epsilon_tight": None})
-    eps = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity, delta=ctx.options.delta,
-                          value_discretization_interval=_PLD_INTERVAL).values())
+    eps = ctx.pld_epsilon(ctx.options.delta, _PLD_INTERVAL)  # composed once, read here and at the claimed delta
     if ctx.unnoised:
         eps = math.inf
     return Evidence("PLD", "declaration", {"epsilon_tight": float(eps)})
@@ -176,8 +175,7 @@ def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """
     eps: float | None = None
     if ctx.delta_claimed > 0 and ctx.sensitivity is not None:
-        eps = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity,
-                              delta=ctx.delta_claimed, value_discretization_interval=_PLD_INTERVAL).values())
+        eps = ctx.pld_epsilon(ctx.delta_claimed, _PLD_INTERVAL)  # the PLD compose_pld composed
         if ctx.unnoised:
             eps = math.inf
         elif ctx.focus_release is not None and math.isfinite(eps):

@@ -385,7 +385,7 @@ def test_the_package_exports_its_public_names_from_their_modules():
         inputs: ["Sensitivity", "claimed"],
         basic: ["basic_composition", "advanced_composition"],
         rdp: ["rdp_epsilon"],
-        pld: ["pld_epsilon", "pld_delta", "delta_curve"],
+        pld: ["pld_epsilon", "pld_epsilons", "pld_epsilon_table", "pld_delta", "delta_curve"],
         report: ["per_agent", "network_wide", "CompositionReport", "compose", "METHODS"],
     }
     for home, names in homes.items():
@@ -395,3 +395,40 @@ def test_the_package_exports_its_public_names_from_their_modules():
     for private in ("_pld", "_rdp_accountant", "_sensitivity_of", "Ledger", "AccountingError"):
         assert not hasattr(pkg, private), private  # no re-exports for the old one-module path
     assert accounting.compose is compose is report.compose
+
+
+@pytest.mark.parametrize("engine", ["tree", "accountant"])
+def test_pld_epsilons_composes_once_and_equals_pld_epsilon_at_each_delta(engine):
+    """The shared composition read at several deltas equals one pld_epsilon per delta, exactly."""
+    from accounting.composition import pld_epsilons
+
+    led = Ledger([Release(a, t, 1.0, mech, scale, 1) for a in (0, 1) for t, (mech, scale) in
+                  enumerate([("laplace", 2.0), ("gaussian", 3.0), ("laplace", 4.0)], start=1)])
+    deltas = [1e-6, 1e-3, 0.2]
+    got = pld_epsilons(led, 1.0, deltas, 1e-3, engine=engine)
+    assert got == [pld_epsilon(led, 1.0, d, 1e-3, engine=engine) for d in deltas]
+    assert got[0] > got[1] > got[2] > 0  # a smaller delta needs a larger epsilon
+    assert pld_epsilons(Ledger([]), 1.0, deltas) == [0.0, 0.0, 0.0]
+    with pytest.raises(PrivacyParameterError, match="delta"):
+        pld_epsilons(led, 1.0, [1e-3, 0.0])
+
+
+@pytest.mark.parametrize("engine", ["tree", "accountant"])
+def test_pld_epsilon_table_shares_compositions_of_equal_ratios_and_equals_pld_epsilon(engine, monkeypatch):
+    """Ledgers with the same loss ratios are composed once; every entry equals its own pld_epsilon."""
+    import accounting.composition.pld as pld_module
+    from accounting.composition import pld_epsilon_table
+
+    def ledger(agent, scales):
+        return Ledger([Release(agent, t, 1.0, "laplace" if t % 2 else "gaussian", s, 1)
+                       for t, s in enumerate(scales, start=1)])
+
+    ledgers = [ledger(0, [2.0, 3.0, 4.0]), ledger(1, [2.0, 3.0, 4.0]), ledger(2, [1.0, 3.0, 4.0]), ledger(3, [])]
+    deltas = [1e-5, 1e-2]
+    plain = [[pld_epsilon(led, 1.0, d, 1e-3, engine=engine) for d in deltas] for led in ledgers]
+    built = []
+    original = pld_module._pld_of
+    monkeypatch.setattr(pld_module, "_pld_of", lambda *a: built.append(a) or original(*a))
+    assert pld_epsilon_table(ledgers, 1.0, deltas, 1e-3, engine=engine) == plain
+    assert len(built) == 3  # agents 0 and 1 share one composition; the empty ledger is one more (no release)
+    assert plain[3] == [0.0, 0.0] and plain[2][0] > plain[0][0]  # a smaller scale loses more

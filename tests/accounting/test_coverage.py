@@ -120,3 +120,26 @@ def test_realized_shifts_from_two_scheduled_replays():
     np.testing.assert_allclose(shifts["y"], expected, atol=1e-12)
     out = uncovered_releases(shifts, {"y": 0.25}, "gaussian")
     assert [(u.agent, u.round) for u in out] == [(0, t) for t in range(1, 5)]
+
+
+@given(shift=hnp.arrays(float, (3, 2, 2, 2), elements=st.floats(-10, 10)), bound=st.floats(0.0, 20.0),
+       lost=hnp.arrays(bool, (3, 2, 2)), norm=st.sampled_from(["l1", "l2"]))
+def test_uncovered_by_norms_equals_uncovered_releases_and_norms_equal_the_plain_ones(shift, bound, lost, norm):
+    """The releases' norms computed once and reused give the plain call's releases; the one-pass norms equal the
+    norms of the NaN-free coordinates (NaN for a release not sent)."""
+    from accounting.coverage import uncovered_by_norms
+
+    shift = shift.copy()
+    shift[lost] = np.nan  # releases not sent
+    norms = release_norms(shift, norm)
+    plain = np.abs(np.nan_to_num(shift)).sum(axis=-1) if norm == "l1" else np.sqrt((np.nan_to_num(shift) ** 2).sum(-1))
+    assert np.array_equal(norms, np.where(lost, np.nan, plain), equal_nan=True)
+    assert uncovered_by_norms({"y": norms}, {"y": bound}, norm) == uncovered_releases({"y": shift}, {"y": bound}, norm)
+
+
+def test_release_norms_name_infinite_shifts_and_keep_overflowing_squares():
+    with pytest.raises(PrivacyParameterError, match=r"infinite shift at index \(1, 0\)"):
+        release_norms([[1.0, 2.0], [np.inf, 0.0]], "l2", "y")
+    with np.errstate(over="ignore"):  # a finite shift whose square overflows: an infinite norm, no error
+        assert release_norms([[1e200, 0.0]], "l2").tolist() == [math.inf]
+    assert np.isnan(release_norms(np.zeros((2, 0)), "l1")).all()  # no coordinate: not sent

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError, PrivacyParameterError
@@ -288,3 +289,68 @@ def test_states_that_cannot_be_copied_are_not_recorded_and_resume_needs_a_record
     np.testing.assert_array_equal(out.per_round, plain.per_round)
     with pytest.raises(AccountingError, match="resume"):
         scheduled_replay({"y": y}, [Lockstep()] * 2, noise, Boxed(TARGETS), Boxed(TARGETS * 0.5), resume=(2, out))
+
+
+@pytest.mark.parametrize("lost", [True, False])
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+@pytest.mark.parametrize("unicast", [False, True])
+def test_grouped_conformance_tests_equal_one_plain_ks_test_per_group(mechanism, unicast, lost):
+    """The tests sorted once per release and merged for pooled groups equal scipy's KS statistics per group.
+
+    Reference: for every group (release, round pooled over agents, agent pooled over rounds) its residual/scale
+    values (NaN dropped) go to scipy.stats.kstest, two-sided against the declared distribution and one-sided
+    (``alternative="greater"``: empirical CDF above the declared one) for ``|z|``; the p-values are the DKW bounds
+    of those statistics. Missing releases (NaN) make the groups unequal in size.
+    """
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    scales = np.array([0.5, 0.0, 2.0, 1.0])  # round 2 noise-free: not tested
+    shape = (150, 4, 3, 3, 2) if unicast else (150, 4, 3, 2)
+    draw = rng.laplace if mechanism == "laplace" else rng.normal
+    res = draw(size=shape) * scales.reshape((1, -1) + (1,) * (len(shape) - 2))
+    if lost:  # else every release is complete: the rows' shared paths
+        res[rng.random(shape) < 0.2] = np.nan  # lost messages
+        res[:, 3, 1] = np.nan  # agent 1 released nothing in round 4: that group is skipped
+    report = noise_conformance({"y": res}, {"y": (mechanism, scales)}, confidence=1 - 1e-12, min_samples=20)
+    dist, dist_abs = ("laplace", "expon") if mechanism == "laplace" else ("norm", "halfnorm")
+    z = np.moveaxis(res, 2, 0)  # agent first
+    expected = []
+    for t in (0, 2, 3):
+        groups = [(i, z[i, :, t] / scales[t]) for i in range(3)] + [(None, z[:, :, t] / scales[t])]
+        expected += [(t + 1, i, v) for i, v in groups]
+    expected += [(None, i, z[i, :, [0, 2, 3]] / scales[[0, 2, 3]].reshape((3, 1) + (1,) * (z.ndim - 3)))
+                 for i in range(3)]
+    plain = []
+    for rnd, agent, v in expected:
+        v = v.ravel()
+        v = v[~np.isnan(v)]
+        if v.size < 20:
+            continue
+        d = stats.kstest(v, dist).statistic
+        d_under = stats.kstest(np.abs(v), dist_abs, alternative="greater").statistic
+        hat = np.mean(np.abs(v)) if mechanism == "laplace" else np.sqrt(np.mean(v * v))
+        plain.append((rnd, agent, v.size, d, min(1.0, 2 * np.exp(-2 * v.size * d * d)),
+                      min(1.0, np.exp(-2 * v.size * d_under * d_under)), hat))
+    assert len(plain) == 3 * 4 - lost + 3  # the empty group of agent 1, round 4 is skipped
+    assert report.tests == 2 * len(plain)
+    from accounting.conformance import _group_tests
+
+    noisy = np.flatnonzero(scales > 0)
+    zz = np.moveaxis(res[:, noisy] / scales[noisy].reshape((1, -1) + (1,) * (res.ndim - 2)), 2, 0)
+    got = _group_tests("y", zz, noisy, scales, mechanism, 20)
+    assert [(g.round, g.agent, g.samples) for g in got] == [p[:3] for p in plain]
+    for g, (_, _, _, d, p, p_under, hat) in zip(got, plain):
+        assert g.statistic == pytest.approx(d, rel=1e-12, abs=1e-15)
+        assert g.scale_ratio == pytest.approx(hat, rel=1e-12)
+        assert g.p_value == pytest.approx(p, rel=1e-9, abs=1e-300)
+        assert g.p_under == pytest.approx(p_under, rel=1e-9, abs=1e-300)
+
+
+@given(x=hnp.arrays(float, st.integers(0, 60), elements=st.floats(0.0, 1.0) | st.just(-0.0) | st.just(np.inf)))
+def test_sorting_nonnegative_floats_as_integers_equals_numpy_sort(x):
+    """Non-negative doubles (CDF values; a -0.0 included) sort as their bits: the same values as numpy.sort."""
+    from accounting.conformance import _sort_nonnegative
+
+    got = _sort_nonnegative(x)
+    assert got.shape == x.shape and np.array_equal(got, np.sort(x))

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from accounting.auditing import (
     AuditInputError,
@@ -229,3 +230,42 @@ def test_infinite_entries_become_features():
     xp[rng.random(3000) < 0.1, 1] = -np.inf
     r = audit_samples(x, xp, epsilon=0.5)
     assert r.method == "classifier" and r.violation and math.isfinite(r.epsilon_lower_bound)
+
+
+def test_one_thread_fit_and_scores_equal_the_process_threads(monkeypatch):
+    """Fitting and scoring small matrices in one BLAS/OpenMP thread gives the coefficients and scores the
+    process's thread pools give (the threads only split the products and the per-row loss terms)."""
+    import accounting.auditing.classifier as classifier
+
+    rng = np.random.default_rng(5)
+    x, x_prime, rows = rng.normal(0.3, 1, (300, 40)), rng.normal(0, 1, (300, 40)), rng.normal(size=(700, 40))
+    one = classifier.fit_scores(x, x_prime, seed=0)
+    one_scores = one(rows)
+    monkeypatch.setattr(classifier, "ONE_THREAD_ENTRIES", -1)  # every matrix keeps the process's threads
+    many = classifier.fit_scores(x, x_prime, seed=0)
+    for a, b in zip(one.scores, many.scores):
+        assert np.array_equal(a.model[-1].coef_, b.model[-1].coef_)
+    assert np.array_equal(one_scores, many(rows))
+    assert np.corrcoef(one_scores[:, 0], rows.sum(axis=1))[0, 1] > 0.5  # the score learned the shift
+
+
+@given(x=hnp.arrays(float, st.tuples(st.integers(0, 6), st.integers(1, 4)),
+                    elements=st.floats(-1e200, 1e200) | st.sampled_from([np.nan, np.inf, -np.inf, 0.0])),
+       linear=st.booleans())
+def test_features_written_in_place_equal_the_concatenated_parts(x, linear):
+    """Each part written into its columns gives the parts side by side (plain: concatenated), and every feature
+    is finite (the scorer skips scikit-learn's scan for non-finite entries)."""
+    from accounting.auditing.features import CLIP, fit_features
+
+    fm = fit_features(x, linear=linear)
+    v = np.clip(np.where(np.isfinite(x), x, 0.0), -CLIP, CLIP)
+    parts = [v] if linear else [v, np.abs(v), v * v]
+    if x.shape[1] > 1:
+        parts.append(np.sort(v, axis=1))
+        if not linear:
+            parts.append(np.eye(x.shape[1])[np.argmax(v, axis=1)] if len(v) else np.zeros((0, x.shape[1])))
+    sub = x[:, list(fm.nonfinite_columns)]
+    parts += [np.isnan(sub).astype(float), np.where(np.isinf(sub), np.sign(np.nan_to_num(sub)), 0.0)]
+    got = fm.transform(x)
+    assert got.shape == (x.shape[0], fm.size) and np.array_equal(got, np.concatenate(parts, axis=1))
+    assert np.isfinite(got).all()

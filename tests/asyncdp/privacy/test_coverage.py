@@ -109,3 +109,20 @@ def test_the_shifts_come_from_the_replay_under_both_problems_without_a_second_re
     monkeypatch.setattr(coverage, "replay_runs", no_second_replay)
     shifts = coverage.pair_shifts(pair, ctx)
     np.testing.assert_array_equal(shifts["y"], separate.residuals["y"] - replay.residuals["y"])
+
+
+def test_the_coverage_ratio_equals_the_largest_ratio_over_every_run():
+    """The largest shift over the runs divided by its bound is the largest of every run's ratios (plain)."""
+    from accounting.coverage import release_norms
+    from asyncdp.privacy.coverage import pair_shifts
+
+    pair, ctx = small_example(runs=60)
+    e = check_coverage(pair, ctx)
+    plain = 0.0
+    for c, s in pair_shifts(pair, ctx).items():
+        mags = release_norms(s, "laplace", c)  # huang2015 releases Laplace noise
+        for r, t, i in zip(*np.nonzero(np.isfinite(mags))):
+            bound = ctx.sensitivity[c][t] if i == ctx.changed_agent else 0.0
+            ratio = mags[r, t, i] / bound if bound > 0 else (np.inf if mags[r, t, i] > 1e-12 else 0.0)
+            plain = max(plain, ratio)
+    assert plain > 0 and e.figures["coverage_max_ratio"] == plain

@@ -107,3 +107,30 @@ def test_the_check_gives_the_same_report_without_per_run_schedules(timing, monke
     after = check_privacy(sc, adj, runs=80, search_examples=3).to_dict()
     assert after["engine"] == "batch" and after["replay_runs"] == 80
     assert after == before
+
+
+def test_runs_sharing_one_schedule_replay_as_one_batch_exactly_as_one_by_one():
+    """Lockstep runs share one schedule object: replayed as a SharedSchedule batch, the residuals under both
+    problems and every run's loss equal the replay that reads the schedule run by run (the plain sequence)."""
+    from accounting.scheduled_replay import scheduled_replay
+    from asyncdp.privacy.behavior import AlgorithmChannelRule, SharedSchedule, declared_noise, replay_runs, run_engine
+    from asyncdp.privacy.context import small_example
+
+    pair, ctx = small_example(runs=30)
+    runs = run_engine(pair.scenario, 30, seed=2)
+    assert len({id(s) for s in runs.schedules}) == 1  # lockstep, lossless: one shared schedule
+    batch = replay_runs(runs, pair.scenario, pair.adjacent, algorithm=ctx.algorithm)
+    sc, adj = pair.scenario, pair.adjacent
+
+    class OneByOne(list):  # a plain sequence the replay cannot take as a batch (the path before SharedSchedule)
+        pass
+
+    plain = scheduled_replay(runs.messages, OneByOne(runs.schedules), declared_noise(ctx.algorithm, sc.horizon),
+                             AlgorithmChannelRule(ctx.algorithm, sc.problem, sc.initial_points()),
+                             AlgorithmChannelRule(ctx.algorithm, adj.problem, adj.initial_points()))
+    assert np.array_equal(batch.per_round, plain.per_round) and np.abs(plain.per_round).max() > 0
+    for c in plain.residuals:
+        assert np.array_equal(batch.residuals[c], plain.residuals[c], equal_nan=True)
+        assert np.array_equal(batch.residuals_prime[c], plain.residuals_prime[c], equal_nan=True)
+    half = SharedSchedule(runs.schedules[0], 30)[10:25]
+    assert len(half) == 15 and all(a.shape == (15, 3, 3) for a in half.dense_runs(1))

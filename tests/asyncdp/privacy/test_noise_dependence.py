@@ -264,3 +264,54 @@ def test_the_audit_finds_noise_cancelling_with_any_other_agent_not_only_a_neighb
     out = cancelling_audit(res, shifts, adjacent, agents=[3], epsilon=1.0, delta=0.0, alpha=0.00125)
     assert out["violation"] and out["rounds"] == [3, 3] and out["agents"] == [3, 11]
     assert out["beta"] == pytest.approx(-1.0)
+
+
+def _plain_dependence(residuals, scales, alpha):
+    """One correlation per (pair of releases, agent, coordinate), in the test's documented order (reference)."""
+    from scipy import stats
+
+    found, tests = [], 0
+    for c, r in residuals.items():
+        noisy = scales[c] > 0
+        horizon, agents, dim = r.shape[1:]
+        pairs = [("rounds", t, i, t + 1, i) for t in range(horizon - 1) if noisy[t] and noisy[t + 1]
+                 for i in range(agents)]
+        pairs += [("agents", t, i, t, i + 1) for t in range(horizon) if noisy[t] for i in range(agents - 1)]
+        for across, ta, ia, tb, ib in pairs:
+            for k in range(dim):
+                a, b = r[:, ta, ia, k], r[:, tb, ib, k]
+                ok = np.isfinite(a) & np.isfinite(b)
+                if ok.sum() < 50:
+                    continue
+                corr = np.corrcoef(a[ok], b[ok])[0, 1]
+                tests += 1
+                z = np.arctanh(min(max(corr, -1 + 1e-15), 1 - 1e-15)) * np.sqrt(ok.sum() - 3)
+                found.append((2 * stats.norm.sf(abs(z)), (c, across, [ta + 1, tb + 1], [ia, ib], k, corr)))
+    p, best = min(found, key=lambda x: x[0])
+    return (p < alpha / tests), p, best, tests
+
+
+@pytest.mark.parametrize("gap", [False, True])
+@pytest.mark.parametrize("lost", [True, False])
+@pytest.mark.parametrize("planted", ["rounds", "agents", "none"])
+def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, lost, gap):
+    """All pairs of one kind in one array operation give the plain per-pair test's decision, pair and p-value
+    (with lost messages, and without: every run released every value, the unmasked path; with a noise-free
+    round between noisy ones, whose pairs are left out)."""
+    rng = np.random.default_rng(3)
+    r = rng.laplace(size=(300, 5, 4, 2))
+    if lost:
+        r[rng.random(r.shape) < 0.1] = np.nan
+    if planted == "rounds":
+        r[:, 3, 2, 1] = 0.6 * r[:, 2, 2, 1] + 0.4 * r[:, 3, 2, 1]
+    elif planted == "agents":
+        r[:, 4, 1, 0] = r[:, 4, 0, 0]
+    scales = {"y": np.array([1.0, 0.0, 1.0, 1.0, 1.0] if gap else [1.0, 1.0, 1.0, 1.0, 1.0])}
+    plain_reject, p, (c, across, rounds, agents, k, corr), tests = _plain_dependence({"y": r}, scales, 0.01)
+    got = noise_dependence({"y": r}, scales, 0.01)
+    assert plain_reject == (got is not None) == (planted != "none")
+    if got is not None:
+        assert (got["channel"], got["across"], got["rounds"], got["agents"], got["coordinate"], got["tests"]) == (
+            c, across, rounds, agents, k, tests)
+        assert got["correlation"] == pytest.approx(corr, rel=1e-9)
+        assert got["p_value"] == pytest.approx(p, rel=1e-6, abs=1e-300)

@@ -273,3 +273,26 @@ def test_the_prober_reads_each_rounds_noise_declaration_once_however_often_it_ev
             probe.rule.update(np.full(2, z), probe.t, sc.problem)
         assert len(calls) == len(set(calls)) <= 2  # once per round read, not once per evaluation
         np.testing.assert_array_equal(probe.rule.update(np.zeros(2), probe.t, sc.problem), first)
+
+
+@pytest.mark.parametrize("adjacency", ["agent", "round"])
+def test_the_shared_pld_equals_one_composition_per_delta(adjacency, monkeypatch):
+    """The context's PLD (composed once, read at both deltas; agents of equal ratios shared) equals the plain
+    composition at each delta, per agent or network-wide; both compositions steps compose once together."""
+    from accounting import composition
+
+    pair, ctx = small_example(runs=20, delta=1e-5)
+    if adjacency == "round":  # the scope of round adjacency: the whole ledger, network-wide
+        ctx = dataclasses.replace(ctx, changed_agent=None, cache={})
+    for d in (1e-5, 1e-3):
+        plain = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity, delta=d,
+                                value_discretization_interval=1e-3).values())
+        assert ctx.pld_epsilon(d, 1e-3) == plain > 0
+    calls = []
+    original = composition.pld_epsilon_table
+    monkeypatch.setattr(composition, "pld_epsilon_table", lambda *a, **k: calls.append(a) or original(*a, **k))
+    fresh = dataclasses.replace(ctx, cache={}, delta_claimed=1e-4)
+    tight = steps_module.compose_pld(pair, fresh).figures["epsilon_tight"]
+    at_claim = steps_module.compose_pld_at_claim(pair, fresh).figures["epsilon_at_claimed_delta"]
+    assert len(calls) == 1 and tight == fresh.pld_epsilon(1e-5, 1e-3) and at_claim == fresh.pld_epsilon(1e-4, 1e-3)
+    assert at_claim < tight  # at the claimed delta 1e-4, larger than the option's 1e-5, epsilon is smaller
