@@ -225,23 +225,17 @@ def uncovered_releases(shifts: Mapping[str, Any], bounds: Mapping[str, Any], nor
         >>> [(u.round, u.shift) for u in uncovered_releases(s, {"y": {(0, 1): 1.0, (0, 2): 0.5}}, "laplace")]
         [(2, 1.0)]
     """
-    rt = check_nonnegative(rtol, "rtol", error=PrivacyParameterError)
-    at = check_nonnegative(atol, "atol", error=PrivacyParameterError)
-    out: list[UncoveredRelease] = []
+    check_nonnegative(rtol, "rtol", error=PrivacyParameterError)
+    check_nonnegative(atol, "atol", error=PrivacyParameterError)
+    norms_of: dict[str, np.ndarray] = {}
     for channel, shift in shifts.items():
-        if channel not in bounds:
-            raise PrivacyParameterError(f"channel {channel!r} has shifts but no sensitivity bound")
-        norm = norms if isinstance(norms, str) else norms.get(channel)
-        if norm is None:
-            raise PrivacyParameterError(f"channel {channel!r} has shifts but no norm")
+        norm = _channel_norm(channel, bounds, norms)
         s = np.asarray(shift, dtype=float)
         if s.ndim not in (4, 5):
             raise PrivacyParameterError(f"channel {channel!r}: shifts must be (R, T, N, d) or (R, T, N, N, d), "
                                         f"got shape {s.shape}")
-        mags = release_norms(s, norm, channel)  # (R, T, N) or (R, T, N, N)
-        out.extend(_uncovered(channel, mags, bounds[channel], norm, rt, at))
-    out.sort(key=lambda u: (u.round, u.agent, u.channel, -1 if u.receiver is None else u.receiver))
-    return out
+        norms_of[channel] = release_norms(s, norm, channel)  # (R, T, N) or (R, T, N, N)
+    return uncovered_by_norms(norms_of, bounds, norms, rtol=rtol, atol=atol)
 
 
 def uncovered_by_norms(norms_of: Mapping[str, np.ndarray], bounds: Mapping[str, Any], norms: Mapping[str, str] | str,
@@ -273,11 +267,7 @@ def uncovered_by_norms(norms_of: Mapping[str, np.ndarray], bounds: Mapping[str, 
     at = check_nonnegative(atol, "atol", error=PrivacyParameterError)
     out: list[UncoveredRelease] = []
     for channel, mags in norms_of.items():
-        if channel not in bounds:
-            raise PrivacyParameterError(f"channel {channel!r} has shifts but no sensitivity bound")
-        norm = norms if isinstance(norms, str) else norms.get(channel)
-        if norm is None:
-            raise PrivacyParameterError(f"channel {channel!r} has shifts but no norm")
+        norm = _channel_norm(channel, bounds, norms)
         if norm not in NORMS:
             raise UnknownMechanismError(f"channel {channel!r}: unknown norm or mechanism {norm!r}; known: "
                                         f"{sorted(NORMS)}")
@@ -288,6 +278,16 @@ def uncovered_by_norms(norms_of: Mapping[str, np.ndarray], bounds: Mapping[str, 
         out.extend(_uncovered(channel, m, bounds[channel], norm, rt, at))
     out.sort(key=lambda u: (u.round, u.agent, u.channel, -1 if u.receiver is None else u.receiver))
     return out
+
+
+def _channel_norm(channel: Any, bounds: Mapping[str, Any], norms: Mapping[str, str] | str) -> str:
+    """The norm of ``channel``'s releases, after checking that the channel has a bound and a norm."""
+    if channel not in bounds:
+        raise PrivacyParameterError(f"channel {channel!r} has shifts but no sensitivity bound")
+    norm = norms if isinstance(norms, str) else norms.get(channel)
+    if norm is None:
+        raise PrivacyParameterError(f"channel {channel!r} has shifts but no norm")
+    return norm
 
 
 def _uncovered(channel: Any, mags: np.ndarray, bound: Any, norm: str, rt: float, at: float) -> list[UncoveredRelease]:

@@ -74,7 +74,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead", "dense_round", "gather_index"]
+           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -291,18 +291,43 @@ def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int,
         >>> reads_ahead([Ahead()], 2, written, readers=np.array([True, False]))  # only agent 0's combinations
         False
     """
+    keep = None if readers is None else np.asarray(readers, dtype=bool)
     for t in range(1, horizon + 1):
-        _, src = dense_round(schedules, t)
-        later = src > t
-        n = src.shape[1]
-        later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
-        if readers is not None:
-            later[:, ~np.asarray(readers, dtype=bool), :] = False
-        if later.any():
-            _, _, j = np.nonzero(later)
-            if written[src[later] - 1, j].any():
-                return True
+        r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
+        if keep is not None:
+            r, i, s, j = (a[keep[i]] for a in (r, i, s, j))
+        if r.size and written[s - 1, j].any():
+            return True
     return False
+
+
+def _later_round(src: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Round ``t``'s reads of another agent's message of a later round, from its sender rounds ``src``
+    ``(R, N, N)``: ``(run, receiver, sender round, sender)`` arrays (the self term is the own round-``t`` message)."""
+    later = src > t
+    n = src.shape[1]
+    later[:, np.arange(n), np.arange(n)] = False
+    r, i, j = np.nonzero(later)
+    return r, i, src[r, i, j], j
+
+
+def later_reads(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int) -> tuple[np.ndarray, ...]:
+    """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of run
+    ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (what :func:`reads_ahead` asks about).
+
+    Example:
+        >>> class Ahead:  # receiver 1 combines sender 0's message of round 2 in round 1
+        ...     def dense(self, t): return np.full((2, 2), 0.5), np.array([[t, t], [min(t + 1, 2), t]])
+        >>> [a.tolist() for a in later_reads([Ahead()], 2)]
+        [[1], [0], [2], [0], [1]]
+    """
+    parts = []
+    for t in range(1, horizon + 1):
+        r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
+        parts.append((np.full(r.size, t), r, s, j, i))
+    if not parts:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(5))
+    return tuple(np.concatenate(c) for c in zip(*parts))
 
 
 class _RoundIndex:

@@ -353,15 +353,9 @@ class _Rows:
     def ahead(self) -> tuple[np.ndarray, ...]:
         """Every read of another agent's message of a later round: ``(t, r, s, j)`` arrays, a combination of run
         ``r`` in round ``t`` reading sender ``j``'s message of round ``s > t``."""
-        parts = []
-        for t in range(1, self._horizon + 1):
-            src = self.dense_runs(t)[1]
-            later = src > t
-            n = src.shape[1]
-            later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
-            r, i, j = np.nonzero(later)
-            parts.append((np.full(r.size, t), r, src[r, i, j], j))
-        return tuple(np.concatenate(c) for c in zip(*parts))
+        from .scheduled_replay import later_reads
+
+        return later_reads(self, self._horizon)[:4]
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         from .scheduled_replay import dense_round

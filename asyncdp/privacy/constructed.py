@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ScheduledReplay, dense_round
+from accounting.scheduled_replay import ScheduledReplay, dense_round, later_reads
 
 from ..scenario import Scenario
 from .behavior import EngineRuns
@@ -129,16 +129,7 @@ class DenseSchedules:
         run ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (computed once)."""
         key = ("ahead", self._runs.start, self._runs.stop, self._runs.step)
         if key not in self._cache:
-            parts = []
-            for t in range(1, self._horizon + 1):
-                src = self.dense_runs(t)[1]
-                later = src > t
-                n = src.shape[1]
-                later[:, np.arange(n), np.arange(n)] = False  # the self term is the own round-t message
-                r, i, j = np.nonzero(later)
-                parts.append((np.full(r.size, t), r, src[r, i, j], j, i))
-            self._cache[key] = tuple(np.concatenate(c) if parts else np.zeros(0, dtype=np.int64)
-                                     for c in zip(*parts))
+            self._cache[key] = later_reads(self, self._horizon)
         return self._cache[key]
 
     def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
