@@ -77,6 +77,9 @@ class LearnedScore:
             feats = self.features.transform(x[start:start + CHUNK])
             with _threads_for(feats.size), _finite_features():
                 out[start:start + CHUNK] = self.model.decision_function(feats)
+        if np.isnan(out).any():  # the scan assume_finite skips would have refused these rows (see fit_score)
+            row = int(np.argmax(np.isnan(out)))
+            raise ValueError(f"the fitted score is NaN at row {row}: its standardized features are not finite")
         return out
 
 
@@ -132,7 +135,9 @@ def _threads(limit: int | None) -> Any:
 def _finite_features() -> Any:
     """scikit-learn's ``assume_finite``: the features are finite by construction (values clipped to
     ``+-CLIP`` before squaring, indicators for non-finite outputs: :mod:`.features`), so its scan of every
-    entry for NaN and infinities can never fail and is skipped."""
+    entry for NaN and infinities can never fail and is skipped. The *standardized* features can still overflow
+    (huge outputs); :func:`fit_score` and :meth:`LearnedScore.__call__` then refuse the fit and the NaN
+    scores themselves."""
     import sklearn
 
     return sklearn.config_context(assume_finite=True)
@@ -177,4 +182,13 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         model.fit(feats, labels)
+    # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
+    # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
+    # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
+    scaler, logit = model[0], model[-1]
+    for name, value in (("mean", scaler.mean_), ("scale", scaler.scale_), ("coefficients", logit.coef_),
+                        ("intercept", logit.intercept_)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
+                             f"largest feature {float(np.abs(feats).max()):.3g})")
     return LearnedScore(fmap, model)

@@ -269,3 +269,18 @@ def test_features_written_in_place_equal_the_concatenated_parts(x, linear):
     got = fm.transform(x)
     assert got.shape == (x.shape[0], fm.size) and np.array_equal(got, np.concatenate(parts, axis=1))
     assert np.isfinite(got).all()
+
+
+def test_outputs_too_large_to_standardize_are_refused_not_scored_nan():
+    """Outputs near 1e100 have finite features (squares below 1e300) whose variance overflows: the scaler's
+    scale is NaN. Skipping scikit-learn's finiteness scan (assume_finite) must not turn that into a score
+    that is NaN on every row (a silent loss of the quadratic score); the fit is refused as before."""
+    from accounting.auditing.classifier import fit_score
+
+    rng = np.random.default_rng(0)
+    x, xp = rng.normal(size=(500, 1)) * 1e100, rng.normal(size=(500, 1)) * 1e102
+    with pytest.raises(ValueError, match="not finite"):
+        fit_score(x, xp)
+    with pytest.raises(AuditInputError, match="not finite"):
+        audit_samples(np.concatenate([x] * 8), np.concatenate([xp] * 8), epsilon=1.0, method="classifier")
+    assert np.isfinite(fit_score(x / 1e95, xp / 1e95)(np.concatenate([x, xp]) / 1e95)).all()  # same shape, scaled
