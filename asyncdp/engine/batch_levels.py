@@ -38,6 +38,7 @@ per-round copies of ``R``-sized arrays where a group can gather instead.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -128,63 +129,66 @@ def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndar
     return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
 
 
-def _group_slots(rr: np.ndarray, agents: np.ndarray, col: np.ndarray, weight: np.ndarray,
-                 slots: list[tuple[np.ndarray, np.ndarray | None]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
-    """A group's rows ``(run, agent)``, slot by slot: ``(used, store row, weight (K, 1), all used)`` (:func:`_mix_rows`).
-
-    ``col`` and ``weight`` are the round's ``(R, nnz)`` store rows (-1: not combined) and realized weights;
-    ``slots`` per slot each agent's entry and which agents have the slot (``None``: all).
-    """
-    nnz = col.shape[1]
-    flat_col, flat_w = col.reshape(-1), weight.reshape(-1)
-    base = rr * nnz
-    out = []
-    for entry, has in slots:
-        at = np.take(entry, agents)
-        at += base
-        c = np.take(flat_col, at)
-        used = c >= 0
-        if has is not None:
-            used &= np.take(has, agents)
-        out.append((used, c, np.take(flat_w, at)[:, None], bool(used.all())))
-    return out
-
-
-def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]], k: int) -> np.ndarray:
-    """Row ``k`` of the result is ``sum_p w_p[k] store[col_p[k]]`` over the slots ``p`` used by row ``k``.
+def _mix_rows(store: np.ndarray, col: np.ndarray, weight: np.ndarray, used: np.ndarray | None) -> np.ndarray:
+    """Row ``k`` of the result is ``sum_p w[k, p] store[col[k, p]]`` over the slots ``p`` used by row ``k``.
 
     The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
-    in slot order), so the bits are those of ``csr_matrix @ store``; ``slots`` holds per slot the rows'
-    ``(used, store row (-1 where not used), weight (K, 1), all used)`` of the ``k`` rows.
+    in slot order), so the bits are those of ``csr_matrix @ store``. ``col`` ``(K, P)``: the rows' store
+    rows slot by slot (any row where a slot is not used); ``weight`` ``(K, P, 1)`` their weights; ``used``
+    ``(K, P, 1)`` which slots are used, ``None`` if all are (the products and sums then need no mask).
+
+    Example:
+        >>> store = np.array([[1.0], [2.0], [4.0]])
+        >>> col, w = np.array([[0, 2], [1, 0]]), np.array([[[0.5], [0.25]], [[1.0], [3.0]]])
+        >>> _mix_rows(store, col, w, None).ravel().tolist()
+        [1.5, 5.0]
+        >>> _mix_rows(store, col, w, np.array([[[True], [False]], [[True], [True]]])).ravel().tolist()
+        [0.5, 5.0]
     """
+    k, slots = col.shape
     out = np.zeros((k, store.shape[1]))
-    for used, col, w, every in slots:
-        term = np.take(store, col, axis=0)
-        if every:
-            np.multiply(term, w, out=term)
-            np.add(out, term, out=out)
-        else:
-            mask = used[:, None]
-            np.multiply(term, w, out=term, where=mask)
-            np.add(out, term, out=out, where=mask)
+    term = np.take(store, col, axis=0)  # (K, P, width): every slot's rows at once
+    if used is None:
+        np.multiply(term, weight, out=term)
+        for p in range(slots):
+            np.add(out, term[:, p], out=out)
+    else:
+        np.multiply(term, weight, out=term, where=used)
+        for p in range(slots):
+            np.add(out, term[:, p], out=out, where=used[:, p])
     return out
 
 
-def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+def _row_view(arr: np.ndarray) -> np.ndarray | None:
+    """``arr`` ``(M, ...)`` as ``M`` opaque elements of one row's bytes (a view), or ``None`` if not C-contiguous."""
+    width = arr.dtype.itemsize * math.prod(arr.shape[1:])
+    if not arr.flags.c_contiguous or width <= 0 or arr.ndim < 1:
+        return None
+    return arr.reshape(arr.shape[0], -1).view(np.dtype((np.void, width)))[:, 0]
+
+
+def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray, view: np.ndarray | None = None) -> None:
     """``arr[rows] = values`` (``rows`` distinct), each row copied as one block of bytes when the layouts allow.
 
     numpy's fancy assignment of rows of a few floats is about ten times slower than that of one
     element per row, so contiguous rows of the same dtype are assigned through a view of each row as one
-    opaque element (the same bytes land in the same places).
+    opaque element (the same bytes land in the same places). ``view``: :func:`_row_view` of ``arr``, if the
+    caller keeps it (it is made here otherwise).
+
+    Example:
+        >>> arr = np.zeros((3, 2))
+        >>> _put_rows(arr, np.array([2, 0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> arr.tolist()
+        [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
     """
-    width = arr.dtype.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
-    if (arr.flags.c_contiguous and width > 0 and values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:]
-            and values.shape[0] == rows.shape[0] and rows.ndim == 1):
-        row = np.dtype((np.void, width))
-        target = arr.reshape(arr.shape[0], -1).view(row)[:, 0]
-        target[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(row)[:, 0]
-    else:
-        arr[rows] = values
+    if (values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:] and values.shape[0] == rows.shape[0]
+            and rows.ndim == 1):
+        if view is None:
+            view = _row_view(arr)
+        if view is not None:
+            view[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(view.dtype)[:, 0]
+            return
+    arr[rows] = values
 
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
@@ -252,6 +256,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                     block = np.asarray(noise.unicast(t, c, ch.mechanism, int(i), (runs, n, dim)))
                     buf[:, lo + sel] = block[:, e_recv[sel]]
 
+    views: dict[str, np.ndarray | None] = {}  # each store array's rows as opaque elements (_row_view)
+
     def put(name: str, rows_: np.ndarray, values: np.ndarray) -> None:
         arr = store.get(name)
         if arr is None:
@@ -263,7 +269,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             else:
                 arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
                                      np.empty((own_rows,) + values.shape[1:]))
-        _put_rows(arr, rows_, values)
+            views[name] = _row_view(arr)
+        _put_rows(arr, rows_, values, views[name])
 
     def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
              fi: np.ndarray | None = None) -> None:
@@ -336,18 +343,20 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
     flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
-    for _, t, lo, hi in groups:
-        perm, round_col, round_w, round_slots = rounds[t - 1]
-        fi = perm[lo:hi].astype(np.intp)  # (run, agent) rows of the flattened states, by run then agent
-        rr, agents = np.divmod(fi, n)
-        slots = _group_slots(rr, agents, round_col, round_w, round_slots)
-        mixed = {name: _mix_rows(arr, slots, hi - lo).reshape((1, hi - lo) + store[name].shape[1:])
-                 for name, arr in flat_store.items()}
+    state_views = {k: _row_view(v) for k, v in flat_state.items()}
+    traj_view = _row_view(flat_traj)
+    shapes = {name: (1, -1) + store[name].shape[1:] for name in flat_store}
+    for _, t, lo, hi, every in groups:
+        rows_fi, rows_run, rows_agent, round_col, round_w, round_used = rounds[t - 1]
+        fi = rows_fi[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
+        rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
+        col, w, use = round_col[lo:hi], round_w[lo:hi], None if every else round_used[lo:hi]
+        mixed = {name: _mix_rows(arr, col, w, use).reshape(shapes[name]) for name, arr in flat_store.items()}
         new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
                                                       mixed, t, agents, problem).items()}
         for k, v in new.items():
-            _put_rows(flat_state[k], fi, v[0])
-        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0])
+            _put_rows(flat_state[k], fi, v[0], state_views[k])
+        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0], traj_view)
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
@@ -364,28 +373,29 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
-                  staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
+                  staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int, bool]], list[tuple[np.ndarray, ...]]]:
     """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
     row (CSR order): the store row of its message (-1 if the entry is not combined) and its realized weight,
-    gathered per group from the round's ``(R, nnz)`` arrays (:func:`_group_slots`). The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
+    gathered for every row of the round at once. The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
     round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
     likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
     combine's oldest message used, 0 if none), unless it is ``None``.
 
     Returns:
-        ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
-        combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
-        ``(permutation, store rows (R, nnz), weights (R, nnz), slots)``: per slot ``p`` (up to the round's
-        longest weight row) each agent's entry ``indptr[i] + p`` and which agents have it (``None``: all).
+        ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row, all used)`` of every group
+        of combines of one level and one round, in level order (``all used``: every slot of every row of the
+        group is combined); ``rounds[t - 1]`` the round's sorted rows ``(flat index run * N + agent, run,
+        agent, store rows (R N, P), weights (R N, P, 1), used (R N, P, 1))``, ``P`` the round's longest weight
+        row (:func:`_mix_rows`).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
     itype = np.int32 if rows_total < 2**31 - 1 else np.int64
     run = np.arange(runs, dtype=itype)[:, None]
-    groups: list[tuple[int, int, int, int]] = []
+    groups: list[tuple[int, int, int, int, bool]] = []
     rounds = []
     small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
@@ -408,17 +418,27 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
         col[~use] = -1  # an entry not combined
-        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
+        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter);
+        # every row's slots gathered once, in the sorted order (a group is then a range of rows)
         lengths = np.diff(indptr)
-        slots = []
-        for p in range(int(lengths.max(initial=0))):
-            has = lengths > p
-            slots.append((np.where(has, indptr[:-1] + p, 0).astype(np.intp), None if has.all() else has))
+        has = lengths[:, None] > np.arange(int(lengths.max(initial=0)))  # (N, P)
+        entry = np.where(has, indptr[:-1, None] + np.arange(has.shape[1]), 0)
+        fi = perm.astype(np.intp)
+        rr, agents = np.divmod(fi, n)
+        at = entry[agents]  # (R N, P): each sorted row's entries
+        at += (rr * col.shape[1])[:, None]
+        row_col = np.take(col.reshape(-1), at)
+        row_used = row_col >= 0
+        if not has.all():
+            row_used &= has[agents]
+        row_w = np.take(weights[t - 1].reshape(-1), at)[:, :, None]
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
-        groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
-        rounds.append((perm, col, weights[t - 1], slots))
+        # a group whose every slot is used mixes without masks
+        partial = np.logical_or.reduceat(~row_used.all(axis=1), starts).tolist() if perm.size else []
+        groups += [(int(ordered[a]), t, a, b, not c) for a, b, c in zip(starts, ends, partial)]
+        rounds.append((fi, rr, agents, row_col, row_w, row_used[:, :, None]))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
