@@ -396,7 +396,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     itype = np.int32 if rows_total < 2**31 - 1 else np.int64
     run = np.arange(runs, dtype=itype)[:, None]
     groups: list[tuple[int, int, int, int, bool]] = []
-    rounds = []
+    rounds: list[tuple[np.ndarray, ...]] = []
     small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
         indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
