@@ -410,44 +410,40 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
             edge = np.flatnonzero(~diag)
             msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
             col[:, edge] = own_rows + msg.astype(itype) * itype(runs) + run
-        if staleness is not None:
+        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
+        lengths = np.diff(indptr)
+        has = lengths[:, None] > np.arange(int(lengths.max(initial=0)))  # (N, P)
+        every_has = bool(has.all())
+        entry = np.where(has, indptr[:-1, None] + np.arange(has.shape[1]), 0).astype(np.intp)
+        if staleness is not None:  # the largest age over each row's used entries (0 if none), slot by slot
             age = np.where(use, t - src, 0)
-            staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
+            oldest = np.zeros((runs, n), dtype=staleness.dtype)
+            for p in range(has.shape[1]):
+                age_p = np.take(age, entry[:, p], axis=1)
+                np.maximum(oldest, age_p, out=oldest, where=True if every_has else has[:, p])
+            staleness[:, t - 1] = oldest
         level = lev[t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
         col[~use] = -1  # an entry not combined
-        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter);
         # every row's slots gathered once, in the sorted order (a group is then a range of rows)
-        lengths = np.diff(indptr)
-        has = lengths[:, None] > np.arange(int(lengths.max(initial=0)))  # (N, P)
-        entry = np.where(has, indptr[:-1, None] + np.arange(has.shape[1]), 0)
+        entry = entry.reshape(-1)
         fi = perm.astype(np.intp)
         rr, agents = np.divmod(fi, n)
-        at = entry[agents]  # (R N, P): each sorted row's entries
-        at += (rr * col.shape[1])[:, None]
-        row_col = np.take(col.reshape(-1), at)
+        slot_shape = (runs * n, has.shape[1])
+        row_col = np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0)  # (R N, P), sorted rows
         row_used = row_col >= 0
-        if not has.all():
-            row_used &= has[agents]
-        row_w = np.take(weights[t - 1].reshape(-1), at)[:, :, None]
+        if not every_has:
+            row_used &= np.take(has, agents, axis=0)
+        row_w = np.take(np.take(weights[t - 1], entry, axis=1).reshape(slot_shape), fi, axis=0)[:, :, None]
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         # a group whose every slot is used mixes without masks
-        partial = np.logical_or.reduceat(~row_used.all(axis=1), starts).tolist() if perm.size else []
-        groups += [(int(ordered[a]), t, a, b, not c) for a, b, c in zip(starts, ends, partial)]
+        full = np.logical_and.reduceat(row_used, starts, axis=0).all(axis=1).tolist() if perm.size else []
+        groups += [(int(ordered[a]), t, a, b, c) for a, b, c in zip(starts, ends, full)]
         rounds.append((fi, rr, agents, row_col, row_w, row_used[:, :, None]))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
-
-def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Per weight row, the largest of ``values`` ``(R, nnz)`` over its entries (0 for an empty row)."""
-    lengths = np.diff(indptr)
-    out = np.zeros(values.shape[:-1] + (lengths.size,), dtype=values.dtype)
-    nonempty = lengths > 0
-    if values.shape[-1]:
-        out[..., nonempty] = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
-    return out
