@@ -441,7 +441,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         # a group whose every slot is used mixes without masks
-        full = np.logical_and.reduceat(row_used, starts, axis=0).all(axis=1) if perm.size else np.ones(0, bool)
+        full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=0).all(axis=1)) if perm.size else np.ones(0, bool)
         groups += [(int(ordered[a]), t, a, b, c) for a, b, c in zip(starts, ends, map(bool, full))]
         rounds.append((fi, rr, agents, row_col, row_w, row_used[:, :, None]))
     groups.sort(key=lambda g: (g[0], g[1]))
