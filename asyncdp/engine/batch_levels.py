@@ -82,7 +82,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         rows_t = plan.rounds[t - 1][1][plan.rounds[t - 1][4] >= 0]
         width = max(width, int(np.bincount(rows_t, minlength=1).max(initial=0)))
     local = np.empty((horizon, width, n, runs), dtype=np.intp)
-    deps = []  # per round: the rounds its combines read (a range containing them)
+    deps = []  # per round: the rounds its combines read (a range containing them, as (first, end))
     for t in range(1, horizon + 1):
         _, rows, cols, _, entry_msg = plan.rounds[t - 1]
         edge = np.flatnonzero(entry_msg >= 0)
@@ -95,7 +95,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         pos = np.arange(edge.size) - np.searchsorted(e_rows, e_rows)  # an edge's rank among its row's edges
         idx[pos, e_rows] = (rnd * n + agent) * runs + run
         lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
-        deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
+        deps.append((min(lo, t - 1), max(hi, t - 1) + 1))
     needs = local
     changed_at = [0] * (horizon + 1)  # step of the last change of each round's levels
     done_at = [-1] * (horizon + 1)  # step of each round's last computation
@@ -105,7 +105,8 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     while True:
         changed = False
         for t in range(1, horizon + 1):
-            if done_at[t] >= max(changed_at[d] for d in deps[t - 1]):
+            first, end = deps[t - 1]
+            if done_at[t] >= max(changed_at[first:end]):
                 continue  # nothing it reads has changed since
             step += 1
             done_at[t] = step
