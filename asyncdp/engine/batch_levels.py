@@ -131,32 +131,33 @@ def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndar
 
 
 def _mix_rows(store: np.ndarray, col: np.ndarray, weight: np.ndarray, used: np.ndarray | None) -> np.ndarray:
-    """Row ``k`` of the result is ``sum_p w[k, p] store[col[k, p]]`` over the slots ``p`` used by row ``k``.
+    """Row ``k`` of the result is ``sum_p w[p, k] store[col[p, k]]`` over the slots ``p`` used by row ``k``.
 
     The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
-    in slot order), so the bits are those of ``csr_matrix @ store``. ``col`` ``(K, P)``: the rows' store
-    rows slot by slot (any row where a slot is not used); ``weight`` ``(K, P, 1)`` their weights; ``used``
-    ``(K, P, 1)`` which slots are used, ``None`` if all are (the products and sums then need no mask).
+    in slot order), so the bits are those of ``csr_matrix @ store``. ``col`` ``(P, K)``: slot by slot, the
+    rows' store rows (any row where a slot is not used); ``weight`` ``(P, K, 1)`` their weights; ``used``
+    ``(P, K, 1)`` which slots are used, ``None`` if all are (the products and sums then need no mask).
+    Slot-major, so that each slot's terms are one contiguous block.
 
     Example:
         >>> store = np.array([[1.0], [2.0], [4.0]])
-        >>> col, w = np.array([[0, 2], [1, 0]]), np.array([[[0.5], [0.25]], [[1.0], [3.0]]])
+        >>> col, w = np.array([[0, 1], [2, 0]]), np.array([[[0.5], [1.0]], [[0.25], [3.0]]])
         >>> _mix_rows(store, col, w, None).ravel().tolist()
         [1.5, 5.0]
-        >>> _mix_rows(store, col, w, np.array([[[True], [False]], [[True], [True]]])).ravel().tolist()
+        >>> _mix_rows(store, col, w, np.array([[[True], [True]], [[False], [True]]])).ravel().tolist()
         [0.5, 5.0]
     """
-    k, slots = col.shape
+    slots, k = col.shape
     out = np.zeros((k, store.shape[1]))
-    term = np.take(store, col, axis=0)  # (K, P, width): every slot's rows at once
+    term = np.take(store, col, axis=0)  # (P, K, width): every slot's rows at once
     if used is None:
         np.multiply(term, weight, out=term)
         for p in range(slots):
-            np.add(out, term[:, p], out=out)
+            np.add(out, term[p], out=out)
     else:
         np.multiply(term, weight, out=term, where=used)
         for p in range(slots):
-            np.add(out, term[:, p], out=out, where=used[:, p])
+            np.add(out, term[p], out=out, where=used[p])
     return out
 
 
@@ -351,7 +352,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         rows_fi, rows_run, rows_agent, round_col, round_w, round_used = rounds[t - 1]
         fi = rows_fi[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
         rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
-        col, w, use = round_col[lo:hi], round_w[lo:hi], None if every else round_used[lo:hi]
+        col, w, use = round_col[:, lo:hi], round_w[:, lo:hi], None if every else round_used[:, lo:hi]
         mixed = {name: _mix_rows(arr, col, w, use).reshape(shapes[name]) for name, arr in flat_store.items()}
         new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
                                                       mixed, t, agents, problem).items()}
@@ -389,7 +390,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row, all used)`` of every group
         of combines of one level and one round, in level order (``all used``: every slot of every row of the
         group is combined); ``rounds[t - 1]`` the round's sorted rows ``(flat index run * N + agent, run,
-        agent, store rows (R N, P), weights (R N, P, 1), used (R N, P, 1))``, ``P`` the round's longest weight
+        agent, store rows (P, R N), weights (P, R N, 1), used (P, R N, 1))``, ``P`` the round's longest weight
         row (:func:`_mix_rows`).
     """
     runs = used[0].shape[0]
@@ -432,19 +433,20 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         entry = entry.reshape(-1)
         fi = perm.astype(np.intp)
         rr, agents = np.divmod(fi, n)
+        # slot-major (P, R N): each slot's store rows of the sorted rows (a group's slot: one contiguous range)
         slot_shape = (runs * n, has.shape[1])
-        row_col = np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0)  # (R N, P), sorted rows
+        row_col = np.ascontiguousarray(np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
         row_used = row_col >= 0
         if not every_has:
-            row_used &= np.take(has, agents, axis=0)
-        row_w = np.take(np.take(weights[t - 1], entry, axis=1).reshape(slot_shape), fi, axis=0)[:, :, None]
+            row_used &= np.take(has.T, agents, axis=1)
+        row_w = np.ascontiguousarray(np.take(np.take(weights[t - 1], entry, axis=1).reshape(slot_shape), fi, axis=0).T)
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         # a group whose every slot is used mixes without masks
-        full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=0).all(axis=1)) if perm.size else np.ones(0, bool)
+        full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=1).all(axis=0)) if perm.size else np.ones(0, bool)
         groups += [(int(ordered[a]), t, a, b, c) for a, b, c in zip(starts, ends, map(bool, full))]
-        rounds.append((fi, rr, agents, row_col, row_w, row_used[:, :, None]))
+        rounds.append((fi, rr, agents, row_col, row_w[:, :, None], row_used[:, :, None]))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
