@@ -46,7 +46,8 @@ import numpy as np
 __all__ = ["levels", "run_levels"]
 
 
-def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.ndarray:
+def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
+           plan_rounds: list[tuple[np.ndarray, ...]] | None = None) -> np.ndarray:
     """The level of every combine (module docstring), by relaxation to the fixed point.
 
     One pass goes through the rounds in order, each round's combines taking
@@ -61,12 +62,15 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     Args:
         plan: the batch's rounds as index arrays (``batch_deadline._Plan``).
         used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
+        plan_rounds: ``plan.rounds`` as a list, if the caller has it (each round is made once).
 
     Returns:
         ``(T + 1, R, N)`` levels (first index ``t``; 0: the initial state, level 0), 32-bit integers where they fit.
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
+    if plan_rounds is None:
+        plan_rounds = [plan.rounds[k] for k in range(horizon)]
     # computed as (T + 1, N, R): what a round's combines need is a gather of rows of R contiguous levels
     small = (horizon + 1) * n * runs < 2**31 - 1  # levels (at most (T + 1) N R) fit 32 bits
     itype = np.int32 if small else np.int64
@@ -79,12 +83,12 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     # + run into the (T + 1, N, R) levels, padded (unused entries, fewer in-neighbours) with its own previous round
     width = 0
     for t in range(1, horizon + 1):
-        rows_t = plan.rounds[t - 1][1][plan.rounds[t - 1][4] >= 0]
+        rows_t = plan_rounds[t - 1][1][plan_rounds[t - 1][4] >= 0]
         width = max(width, int(np.bincount(rows_t, minlength=1).max(initial=0)))
     local = np.empty((horizon, width, n, runs), dtype=np.intp)
     deps = []  # per round: the rounds its combines read (a range containing them, as (first, end))
     for t in range(1, horizon + 1):
-        _, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        _, rows, cols, _, entry_msg = plan_rounds[t - 1]
         edge = np.flatnonzero(entry_msg >= 0)
         e_rows = rows[edge]
         other = used[t - 1][:, edge].T  # (edges, R)
@@ -216,7 +220,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     """
     runs = used[0].shape[0]
     n, horizon, total = plan.N, plan.T, plan.M
-    lev = levels(plan, used, source)
+    plan_rounds = [plan.rounds[k] for k in range(horizon)]  # each round's index arrays, made once
+    lev = levels(plan, used, source, plan_rounds)
     # round-major (T + 1, R, N, n): a group's combines (one round) write into one block of R N rows
     traj = np.empty((horizon + 1, runs) + decision0.shape[1:])
     traj[0] = decision0
@@ -340,7 +345,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     emit(everyone[0], everyone[1], 1)
     rows_total = next(iter(store.values())).shape[0]
     groups, rounds = _round_groups(plan, used, source, weights, lev, unicast, link_round, own_rows, total,
-                                   rows_total, staleness)
+                                   rows_total, staleness, plan_rounds)
     state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
     flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
@@ -375,7 +380,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
-                  staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int, bool]], list[tuple[np.ndarray, ...]]]:
+                  staleness: np.ndarray | None, plan_rounds: list[tuple[np.ndarray, ...]]
+                  ) -> tuple[list[tuple[int, int, int, int, bool]], list[tuple[np.ndarray, ...]]]:
     """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
@@ -384,7 +390,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     gathered for every row of the round at once. The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
     round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
     likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
-    combine's oldest message used, 0 if none), unless it is ``None``.
+    combine's oldest message used, 0 if none), unless it is ``None``. ``plan_rounds``: ``plan.rounds`` as a list.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row, all used)`` of every group
@@ -401,7 +407,7 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     rounds: list[tuple[np.ndarray, ...]] = []
     small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
-        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        indptr, rows, cols, _, entry_msg = plan_rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
         if not unicast:
             col = ((src.astype(itype) - 1) * itype(runs) + run) * itype(n) + cols.astype(itype)[None, :]
