@@ -106,6 +106,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
     step = 0
     gathered = np.empty(needs.shape[1:], dtype=itype)  # one round's needs, gathered (no allocation per round)
     need = np.empty((n, runs), dtype=itype)
+    above = np.empty((n, runs), dtype=bool)
     while True:
         changed = False
         for t in range(1, horizon + 1):
@@ -116,11 +117,11 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
             done_at[t] = step
             np.copyto(need, lev[t - 1])
             if width:
-                np.take(flat, needs[t - 1], out=gathered)
+                np.take(flat, needs[t - 1], out=gathered, mode="clip")  # in range by construction; unbuffered
                 for k in range(width):
                     np.maximum(need, gathered[k], out=need)
             need += 1
-            if (need > lev[t]).any():
+            if np.greater(need, lev[t], out=above).any():
                 np.maximum(lev[t], need, out=lev[t])
                 changed_at[t] = step
                 done_at[t] = step - 1  # a combine may read another agent's same round: computed again
