@@ -39,6 +39,7 @@ per-round copies of ``R``-sized arrays where a group can gather instead.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -354,8 +355,18 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     state_views = {k: _row_view(v) for k, v in flat_state.items()}
     traj_view = _row_view(flat_traj)
     shapes = {name: (1, -1) + store[name].shape[1:] for name in flat_store}
-    for _, t, lo, hi, every in groups:
-        rows_fi, rows_run, rows_agent, round_col, round_w, round_used = rounds[t - 1]
+    left = Counter(t for _, t, _, _ in groups)  # per round, its groups not yet computed
+    live: dict[int, tuple[Any, ...]] = {}  # the rows of the rounds begun and not finished (_round_rows)
+    for _, t, lo, hi in groups:
+        made = live.get(t)
+        if made is None:
+            made = live[t] = _round_rows(rounds[t - 1], weights[t - 1], n)
+            rounds[t - 1] = ()  # its store rows are in the made rows now
+        rows_fi, rows_run, rows_agent, round_col, round_w, round_used, full = made
+        every = full[lo]
+        left[t] -= 1
+        if not left[t]:
+            del live[t]  # its last group
         fi = rows_fi[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
         rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
         col, w, use = round_col[:, lo:hi], round_w[:, lo:hi], None if every else round_used[:, lo:hi]
@@ -382,7 +393,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
                   staleness: np.ndarray | None, plan_rounds: list[tuple[np.ndarray, ...]]
-                  ) -> tuple[list[tuple[int, int, int, int, bool]], list[tuple[np.ndarray, ...]]]:
+                  ) -> tuple[list[tuple[int, int, int, int]], list[tuple[Any, ...]]]:
     """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
@@ -394,18 +405,16 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     combine's oldest message used, 0 if none), unless it is ``None``. ``plan_rounds``: ``plan.rounds`` as a list.
 
     Returns:
-        ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row, all used)`` of every group
-        of combines of one level and one round, in level order (``all used``: every slot of every row of the
-        group is combined); ``rounds[t - 1]`` the round's sorted rows ``(flat index run * N + agent, run,
-        agent, store rows (P, R N), weights (P, R N, 1), used (P, R N, 1))``, ``P`` the round's longest weight
-        row (:func:`_mix_rows`).
+        ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
+        combines of one level and one round, in level order; ``rounds[t - 1]`` what :func:`_round_rows`
+        makes the round's sorted rows from (``P`` the round's longest weight row).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
     itype = np.int32 if rows_total < 2**31 - 1 else np.int64
     run = np.arange(runs, dtype=itype)[:, None]
-    groups: list[tuple[int, int, int, int, bool]] = []
-    rounds: list[tuple[np.ndarray, ...]] = []
+    groups: list[tuple[int, int, int, int]] = []
+    rounds: list[tuple[Any, ...]] = []
     small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
         indptr, rows, cols, _, entry_msg = plan_rounds[t - 1]
@@ -436,24 +445,40 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
         col[~use] = -1  # an entry not combined
-        # every row's slots gathered once, in the sorted order (a group is then a range of rows)
-        entry = entry.reshape(-1)
-        fi = perm.astype(np.intp)
-        rr, agents = np.divmod(fi, n)
-        # slot-major (P, R N): each slot's store rows of the sorted rows (a group's slot: one contiguous range)
-        slot_shape = (runs * n, has.shape[1])
-        row_col = np.ascontiguousarray(np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
-        row_used = row_col >= 0
-        if not every_has:
-            row_used &= np.take(has.T, agents, axis=1)
-        row_w = np.ascontiguousarray(np.take(np.take(weights[t - 1], entry, axis=1).reshape(slot_shape), fi, axis=0).T)
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
-        # a group whose every slot is used mixes without masks
-        full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=1).all(axis=0)) if perm.size else np.ones(0, bool)
-        groups += [(int(ordered[a]), t, a, b, c) for a, b, c in zip(starts, ends, map(bool, full))]
-        rounds.append((fi, rr, agents, row_col, row_w[:, :, None], row_used[:, :, None]))
+        groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
+        rounds.append((perm, col, entry.reshape(-1), has, every_has, starts))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
+
+def _round_rows(pending: tuple[Any, ...], weights: np.ndarray, n: int) -> tuple[Any, ...]:
+    """One round's rows in sorted order (:func:`_round_groups`), made when the round's first group comes.
+
+    Every row's slots are gathered once (a group is then a range of rows), slot-major ``(P, R N)``: a
+    group's terms of one slot are one contiguous range. Made per round and dropped after its last group,
+    so that the rounds' rows share memory instead of each touching fresh pages.
+
+    Args:
+        pending: the round's ``(permutation, store rows (R, nnz) (-1: not combined), each agent's entry per
+            slot (N P,), which agents have each slot (N, P), all have, the groups' first rows)``.
+        weights: the round's realized weights ``(R, nnz)``; n: the number of agents.
+
+    Returns:
+        ``(flat index run * N + agent, run, agent, store rows (P, R N), weights (P, R N, 1), used (P, R N, 1),
+        all used)``; ``all used`` maps each group's first row to whether every slot of its rows is used.
+    """
+    perm, col, entry, has, every_has, starts = pending
+    fi = perm.astype(np.intp)
+    rr, agents = np.divmod(fi, n)
+    slot_shape = (fi.size, has.shape[1])
+    row_col = np.ascontiguousarray(np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
+    row_used = row_col >= 0
+    if not every_has:
+        row_used &= np.take(has.T, agents, axis=1)
+    row_w = np.ascontiguousarray(np.take(np.take(weights, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
+    # a group whose every slot is used mixes without masks
+    full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=1).all(axis=0)) if fi.size else np.ones(0, bool)
+    return fi, rr, agents, row_col, row_w[:, :, None], row_used[:, :, None], dict(zip(starts, map(bool, full)))
