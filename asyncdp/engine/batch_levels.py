@@ -22,10 +22,14 @@ and the mixing forms the sums of the row-order sparse product (from 0, each
 used entry in its weight row's order) over a store of every message of the
 batch, so the numbers are those of the SimPy engine (as in the round-by-round
 path). Each round's combines are sorted once by level (a group is a range of
-them), the store rows and realized weights of every run's entries are kept
-per round, and a group gathers its entries slot by slot (one weight-row
-position at a time); the staleness of every combine is computed with them,
-and the curves are recorded over blocks of rounds after the last group.
+them); when a round's first group comes, the store rows and realized weights
+of all its combines' entries are gathered once, slot by slot (slot ``p``: the
+``p``-th entry of the weight row), in the sorted order and slot-major, so a
+group's terms of one slot are one contiguous range: a group then costs one
+gather of the store, one product and one sum per slot, whatever its size
+(the group's Python and numpy-call overhead, not its arithmetic, dominates
+small batches). The staleness of every combine is computed per round, and
+the curves are recorded over blocks of rounds after the last group.
 
 Memory layout: the message store and the trajectory are round-major (row
 ``((round - 1) * R + run) * N + agent``), so a group (one round) reads and
@@ -33,7 +37,9 @@ writes a few rounds' blocks instead of one row per run spread over the whole
 array; under broadcast each channel's noise is drawn into the store's rows
 and every message is written over its own noise row once that is read.
 Fresh memory is costly (first-touch page faults), so the path avoids
-per-round copies of ``R``-sized arrays where a group can gather instead.
+per-round copies of ``R``-sized arrays where a group can gather instead, and
+a round's gathered rows live only from its first group to its last (later
+rounds reuse that memory).
 """
 
 from __future__ import annotations
@@ -399,10 +405,12 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
     row (CSR order): the store row of its message (-1 if the entry is not combined) and its realized weight,
-    gathered for every row of the round at once. The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
-    round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
-    likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
-    combine's oldest message used, 0 if none), unless it is ``None``. ``plan_rounds``: ``plan.rounds`` as a list.
+    gathered for every row of the round at once by :func:`_round_rows` when the round's first group comes.
+    The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that
+    round; round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own
+    terms likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)``
+    (each combine's oldest message used, 0 if none), unless it is ``None``. ``plan_rounds``:
+    ``plan.rounds`` as a list.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
