@@ -147,8 +147,8 @@ def _mix_rows(store: np.ndarray, col: np.ndarray, weight: np.ndarray, used: np.n
 
     The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
     in slot order), so the bits are those of ``csr_matrix @ store``. ``col`` ``(P, K)``: slot by slot, the
-    rows' store rows (any row where a slot is not used); ``weight`` ``(P, K, 1)`` their weights; ``used``
-    ``(P, K, 1)`` which slots are used, ``None`` if all are (the products and sums then need no mask).
+    rows' store rows (any row where a slot is not used); ``weight`` ``(P, K, 1)`` their weights (finite
+    where a slot is not used); ``used`` ``(P, K, 1)`` which slots are used, ``None`` if all are.
     Slot-major, so that each slot's terms are one contiguous block.
 
     Example:
@@ -167,9 +167,13 @@ def _mix_rows(store: np.ndarray, col: np.ndarray, weight: np.ndarray, used: np.n
         for p in range(slots):
             np.add(out, term[p], out=out)
     else:
-        np.multiply(term, weight, out=term, where=used)
+        # masked ufunc loops are slow: the unused slots' rows (never written, NaN, in the unicast store) are
+        # replaced by +0.0, so their products are zeros (their weights are finite), and adding a zero leaves
+        # the sum's bits as they are (a sum started at +0.0 is never -0.0): the sums of skipping them
+        term[~used[:, :, 0]] = 0.0
+        np.multiply(term, weight, out=term)
         for p in range(slots):
-            np.add(out, term[p], out=out, where=used[p])
+            np.add(out, term[p], out=out)
     return out
 
 
@@ -487,6 +491,7 @@ def _round_rows(pending: tuple[Any, ...], weights: np.ndarray, n: int) -> tuple[
     if not every_has:
         row_used &= np.take(has.T, agents, axis=1)
     row_w = np.ascontiguousarray(np.take(np.take(weights, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
+    row_w[~row_used] = 0.0  # an unused slot's weight is finite (_mix_rows)
     # a group whose every slot is used mixes without masks
     full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=1).all(axis=0)) if fi.size else np.ones(0, bool)
     return fi, rr, agents, row_col, row_w[:, :, None], row_used[:, :, None], dict(zip(starts, map(bool, full)))
