@@ -22,10 +22,14 @@ and the mixing forms the sums of the row-order sparse product (from 0, each
 used entry in its weight row's order) over a store of every message of the
 batch, so the numbers are those of the SimPy engine (as in the round-by-round
 path). Each round's combines are sorted once by level (a group is a range of
-them), the store rows and realized weights of every run's entries are kept
-per round, and a group gathers its entries slot by slot (one weight-row
-position at a time); the staleness of every combine is computed with them,
-and the curves are recorded over blocks of rounds after the last group.
+them); when a round's first group comes, the store rows and realized weights
+of all its combines' entries are gathered once, slot by slot (slot ``p``: the
+``p``-th entry of the weight row), in the sorted order and slot-major, so a
+group's terms of one slot are one contiguous range: a group then costs one
+gather of the store, one product and one sum per slot, whatever its size
+(the group's Python and numpy-call overhead, not its arithmetic, dominates
+small batches). The staleness of every combine is computed per round, and
+the curves are recorded over blocks of rounds after the last group.
 
 Memory layout: the message store and the trajectory are round-major (row
 ``((round - 1) * R + run) * N + agent``), so a group (one round) reads and
@@ -33,11 +37,15 @@ writes a few rounds' blocks instead of one row per run spread over the whole
 array; under broadcast each channel's noise is drawn into the store's rows
 and every message is written over its own noise row once that is read.
 Fresh memory is costly (first-touch page faults), so the path avoids
-per-round copies of ``R``-sized arrays where a group can gather instead.
+per-round copies of ``R``-sized arrays where a group can gather instead, and
+a round's gathered rows live only from its first group to its last (later
+rounds reuse that memory).
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -45,7 +53,8 @@ import numpy as np
 __all__ = ["levels", "run_levels"]
 
 
-def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.ndarray:
+def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
+           plan_rounds: list[tuple[np.ndarray, ...]] | None = None) -> np.ndarray:
     """The level of every combine (module docstring), by relaxation to the fixed point.
 
     One pass goes through the rounds in order, each round's combines taking
@@ -60,12 +69,15 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     Args:
         plan: the batch's rounds as index arrays (``batch_deadline._Plan``).
         used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
+        plan_rounds: ``plan.rounds`` as a list, if the caller has it (each round is made once).
 
     Returns:
         ``(T + 1, R, N)`` levels (first index ``t``; 0: the initial state, level 0), 32-bit integers where they fit.
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
+    if plan_rounds is None:
+        plan_rounds = [plan.rounds[k] for k in range(horizon)]
     # computed as (T + 1, N, R): what a round's combines need is a gather of rows of R contiguous levels
     small = (horizon + 1) * n * runs < 2**31 - 1  # levels (at most (T + 1) N R) fit 32 bits
     itype = np.int32 if small else np.int64
@@ -78,12 +90,12 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
     # + run into the (T + 1, N, R) levels, padded (unused entries, fewer in-neighbours) with its own previous round
     width = 0
     for t in range(1, horizon + 1):
-        rows_t = plan.rounds[t - 1][1][plan.rounds[t - 1][4] >= 0]
+        rows_t = plan_rounds[t - 1][1][plan_rounds[t - 1][4] >= 0]
         width = max(width, int(np.bincount(rows_t, minlength=1).max(initial=0)))
     local = np.empty((horizon, width, n, runs), dtype=np.intp)
-    deps = []  # per round: the rounds its combines read (a range containing them)
+    deps = []  # per round: the rounds its combines read (a range containing them, as (first, end))
     for t in range(1, horizon + 1):
-        _, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        _, rows, cols, _, entry_msg = plan_rounds[t - 1]
         edge = np.flatnonzero(entry_msg >= 0)
         e_rows = rows[edge]
         other = used[t - 1][:, edge].T  # (edges, R)
@@ -94,27 +106,29 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray]) -> np.nd
         pos = np.arange(edge.size) - np.searchsorted(e_rows, e_rows)  # an edge's rank among its row's edges
         idx[pos, e_rows] = (rnd * n + agent) * runs + run
         lo, hi = (int(rnd.min()), int(rnd.max())) if rnd.size else (t - 1, t - 1)
-        deps.append(list(range(min(lo, t - 1), max(hi, t - 1) + 1)))
+        deps.append((min(lo, t - 1), max(hi, t - 1) + 1))
     needs = local
     changed_at = [0] * (horizon + 1)  # step of the last change of each round's levels
     done_at = [-1] * (horizon + 1)  # step of each round's last computation
     step = 0
     gathered = np.empty(needs.shape[1:], dtype=itype)  # one round's needs, gathered (no allocation per round)
     need = np.empty((n, runs), dtype=itype)
+    above = np.empty((n, runs), dtype=bool)
     while True:
         changed = False
         for t in range(1, horizon + 1):
-            if done_at[t] >= max(changed_at[d] for d in deps[t - 1]):
+            first, end = deps[t - 1]
+            if done_at[t] >= max(changed_at[first:end]):
                 continue  # nothing it reads has changed since
             step += 1
             done_at[t] = step
             np.copyto(need, lev[t - 1])
             if width:
-                np.take(flat, needs[t - 1], out=gathered)
+                np.take(flat, needs[t - 1], out=gathered, mode="clip")  # in range by construction; unbuffered
                 for k in range(width):
                     np.maximum(need, gathered[k], out=need)
             need += 1
-            if (need > lev[t]).any():
+            if np.greater(need, lev[t], out=above).any():
                 np.maximum(lev[t], need, out=lev[t])
                 changed_at[t] = step
                 done_at[t] = step - 1  # a combine may read another agent's same round: computed again
@@ -128,63 +142,71 @@ def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndar
     return {k: np.take(v.reshape((-1,) + v.shape[2:]), flat, axis=0)[None] for k, v in state.items()}
 
 
-def _group_slots(rr: np.ndarray, agents: np.ndarray, col: np.ndarray, weight: np.ndarray,
-                 slots: list[tuple[np.ndarray, np.ndarray | None]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
-    """A group's rows ``(run, agent)``, slot by slot: ``(used, store row, weight (K, 1), all used)`` (:func:`_mix_rows`).
-
-    ``col`` and ``weight`` are the round's ``(R, nnz)`` store rows (-1: not combined) and realized weights;
-    ``slots`` per slot each agent's entry and which agents have the slot (``None``: all).
-    """
-    nnz = col.shape[1]
-    flat_col, flat_w = col.reshape(-1), weight.reshape(-1)
-    base = rr * nnz
-    out = []
-    for entry, has in slots:
-        at = np.take(entry, agents)
-        at += base
-        c = np.take(flat_col, at)
-        used = c >= 0
-        if has is not None:
-            used &= np.take(has, agents)
-        out.append((used, c, np.take(flat_w, at)[:, None], bool(used.all())))
-    return out
-
-
-def _mix_rows(store: np.ndarray, slots: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]], k: int) -> np.ndarray:
-    """Row ``k`` of the result is ``sum_p w_p[k] store[col_p[k]]`` over the slots ``p`` used by row ``k``.
+def _mix_rows(store: np.ndarray, col: np.ndarray, weight: np.ndarray, used: np.ndarray | None) -> np.ndarray:
+    """Row ``k`` of the result is ``sum_p w[p, k] store[col[p, k]]`` over the slots ``p`` used by row ``k``.
 
     The sum is formed as the row-order sparse product forms it (from 0, adding each used entry's product
-    in slot order), so the bits are those of ``csr_matrix @ store``; ``slots`` holds per slot the rows'
-    ``(used, store row (-1 where not used), weight (K, 1), all used)`` of the ``k`` rows.
+    in slot order), so the bits are those of ``csr_matrix @ store``. ``col`` ``(P, K)``: slot by slot, the
+    rows' store rows (any row where a slot is not used); ``weight`` ``(P, K, 1)`` their weights (finite
+    where a slot is not used); ``used`` ``(P, K, 1)`` which slots are used, ``None`` if all are.
+    Slot-major, so that each slot's terms are one contiguous block.
+
+    Example:
+        >>> store = np.array([[1.0], [2.0], [4.0]])
+        >>> col, w = np.array([[0, 1], [2, 0]]), np.array([[[0.5], [1.0]], [[0.25], [3.0]]])
+        >>> _mix_rows(store, col, w, None).ravel().tolist()
+        [1.5, 5.0]
+        >>> _mix_rows(store, col, w, np.array([[[True], [True]], [[False], [True]]])).ravel().tolist()
+        [0.5, 5.0]
     """
+    slots, k = col.shape
     out = np.zeros((k, store.shape[1]))
-    for used, col, w, every in slots:
-        term = np.take(store, col, axis=0)
-        if every:
-            np.multiply(term, w, out=term)
-            np.add(out, term, out=out)
-        else:
-            mask = used[:, None]
-            np.multiply(term, w, out=term, where=mask)
-            np.add(out, term, out=out, where=mask)
+    term = np.take(store, col, axis=0)  # (P, K, width): every slot's rows at once
+    if used is None:
+        np.multiply(term, weight, out=term)
+        for p in range(slots):
+            np.add(out, term[p], out=out)
+    else:
+        # masked ufunc loops are slow: the unused slots' rows (never written, NaN, in the unicast store) are
+        # replaced by +0.0, so their products are zeros (their weights are finite), and adding a zero leaves
+        # the sum's bits as they are (a sum started at +0.0 is never -0.0): the sums of skipping them
+        term[~used[:, :, 0]] = 0.0
+        np.multiply(term, weight, out=term)
+        for p in range(slots):
+            np.add(out, term[p], out=out)
     return out
 
 
-def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+def _row_view(arr: np.ndarray) -> np.ndarray | None:
+    """``arr`` ``(M, ...)`` as ``M`` opaque elements of one row's bytes (a view), or ``None`` if not C-contiguous."""
+    width = arr.dtype.itemsize * math.prod(arr.shape[1:])
+    if not arr.flags.c_contiguous or width <= 0 or arr.ndim < 1:
+        return None
+    return arr.reshape(arr.shape[0], -1).view(np.dtype((np.void, width)))[:, 0]
+
+
+def _put_rows(arr: np.ndarray, rows: np.ndarray, values: np.ndarray, view: np.ndarray | None = None) -> None:
     """``arr[rows] = values`` (``rows`` distinct), each row copied as one block of bytes when the layouts allow.
 
     numpy's fancy assignment of rows of a few floats is about ten times slower than that of one
     element per row, so contiguous rows of the same dtype are assigned through a view of each row as one
-    opaque element (the same bytes land in the same places).
+    opaque element (the same bytes land in the same places). ``view``: :func:`_row_view` of ``arr``, if the
+    caller keeps it (it is made here otherwise).
+
+    Example:
+        >>> arr = np.zeros((3, 2))
+        >>> _put_rows(arr, np.array([2, 0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> arr.tolist()
+        [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
     """
-    width = arr.dtype.itemsize * int(np.prod(arr.shape[1:], dtype=np.int64))
-    if (arr.flags.c_contiguous and width > 0 and values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:]
-            and values.shape[0] == rows.shape[0] and rows.ndim == 1):
-        row = np.dtype((np.void, width))
-        target = arr.reshape(arr.shape[0], -1).view(row)[:, 0]
-        target[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(row)[:, 0]
-    else:
-        arr[rows] = values
+    if (values.dtype == arr.dtype and values.shape[1:] == arr.shape[1:] and values.shape[0] == rows.shape[0]
+            and rows.ndim == 1):
+        if view is None:
+            view = _row_view(arr)
+        if view is not None:
+            view[rows] = np.ascontiguousarray(values).reshape(values.shape[0], -1).view(view.dtype)[:, 0]
+            return
+    arr[rows] = values
 
 
 def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, np.ndarray], used: list[np.ndarray],
@@ -210,7 +232,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     """
     runs = used[0].shape[0]
     n, horizon, total = plan.N, plan.T, plan.M
-    lev = levels(plan, used, source)
+    plan_rounds = [plan.rounds[k] for k in range(horizon)]  # each round's index arrays, made once
+    lev = levels(plan, used, source, plan_rounds)
     # round-major (T + 1, R, N, n): a group's combines (one round) write into one block of R N rows
     traj = np.empty((horizon + 1, runs) + decision0.shape[1:])
     traj[0] = decision0
@@ -252,6 +275,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                     block = np.asarray(noise.unicast(t, c, ch.mechanism, int(i), (runs, n, dim)))
                     buf[:, lo + sel] = block[:, e_recv[sel]]
 
+    views: dict[str, np.ndarray | None] = {}  # each store array's rows as opaque elements (_row_view)
+
     def put(name: str, rows_: np.ndarray, values: np.ndarray) -> None:
         arr = store.get(name)
         if arr is None:
@@ -263,7 +288,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
             else:
                 arr = store[name] = (np.full((own_rows + runs * total,) + values.shape[1:], np.nan) if unicast else
                                      np.empty((own_rows,) + values.shape[1:]))
-        _put_rows(arr, rows_, values)
+            views[name] = _row_view(arr)
+        _put_rows(arr, rows_, values, views[name])
 
     def emit(rr: np.ndarray, ii: np.ndarray, s: int, current: dict[str, np.ndarray] | None = None,
              fi: np.ndarray | None = None) -> None:
@@ -331,23 +357,35 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     emit(everyone[0], everyone[1], 1)
     rows_total = next(iter(store.values())).shape[0]
     groups, rounds = _round_groups(plan, used, source, weights, lev, unicast, link_round, own_rows, total,
-                                   rows_total, staleness)
+                                   rows_total, staleness, plan_rounds)
     state = {k: np.ascontiguousarray(v) for k, v in state.items()}  # flat views below write into these
     flat_state = {k: v.reshape((runs * n,) + v.shape[2:]) for k, v in state.items()}
     flat_traj = traj.reshape(((horizon + 1) * runs * n,) + traj.shape[3:])
     flat_store = {name: arr.reshape(arr.shape[0], -1) for name, arr in store.items()}
+    state_views = {k: _row_view(v) for k, v in flat_state.items()}
+    traj_view = _row_view(flat_traj)
+    shapes = {name: (1, -1) + store[name].shape[1:] for name in flat_store}
+    left = Counter(t for _, t, _, _ in groups)  # per round, its groups not yet computed
+    live: dict[int, tuple[Any, ...]] = {}  # the rows of the rounds begun and not finished (_round_rows)
     for _, t, lo, hi in groups:
-        perm, round_col, round_w, round_slots = rounds[t - 1]
-        fi = perm[lo:hi].astype(np.intp)  # (run, agent) rows of the flattened states, by run then agent
-        rr, agents = np.divmod(fi, n)
-        slots = _group_slots(rr, agents, round_col, round_w, round_slots)
-        mixed = {name: _mix_rows(arr, slots, hi - lo).reshape((1, hi - lo) + store[name].shape[1:])
-                 for name, arr in flat_store.items()}
+        made = live.get(t)
+        if made is None:
+            made = live[t] = _round_rows(rounds[t - 1], weights[t - 1], n)
+            rounds[t - 1] = ()  # its store rows are in the made rows now
+        rows_fi, rows_run, rows_agent, round_col, round_w, round_used, full = made
+        every = full[lo]
+        left[t] -= 1
+        if not left[t]:
+            del live[t]  # its last group
+        fi = rows_fi[lo:hi]  # (run, agent) rows of the flattened states, by run then agent
+        rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
+        col, w, use = round_col[:, lo:hi], round_w[:, lo:hi], None if every else round_used[:, lo:hi]
+        mixed = {name: _mix_rows(arr, col, w, use).reshape(shapes[name]) for name, arr in flat_store.items()}
         new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
                                                       mixed, t, agents, problem).items()}
         for k, v in new.items():
-            _put_rows(flat_state[k], fi, v[0])
-        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0])
+            _put_rows(flat_state[k], fi, v[0], state_views[k])
+        _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0], traj_view)
         if t < horizon:
             emit(rr, agents, t + 1, new, fi)
     messages = {}
@@ -364,32 +402,34 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
 
 def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], weights: list[np.ndarray],
                   lev: np.ndarray, unicast: bool, link_round: np.ndarray, own_rows: int, total: int, rows_total: int,
-                  staleness: np.ndarray | None) -> tuple[list[tuple[int, int, int, int]], list[tuple[np.ndarray, ...]]]:
+                  staleness: np.ndarray | None, plan_rounds: list[tuple[np.ndarray, ...]]
+                  ) -> tuple[list[tuple[int, int, int, int]], list[tuple[Any, ...]]]:
     """Per round, every run's realized rows over the message store, rows sorted by level.
 
     Round ``t``'s rows are its combines ``(run, agent)``, ordered by level, then run, then agent (a stable
     sort of ``run * N + agent`` by level). Slot ``p`` of a row is the ``p``-th entry of the agent's weight
     row (CSR order): the store row of its message (-1 if the entry is not combined) and its realized weight,
-    gathered per group from the round's ``(R, nnz)`` arrays (:func:`_group_slots`). The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that round;
-    round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own terms
-    likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)`` (each
-    combine's oldest message used, 0 if none), unless it is ``None``.
+    gathered for every row of the round at once by :func:`_round_rows` when the round's first group comes.
+    The store's rows: broadcast, ``((round - 1) * R + run) * N + agent`` (the agent's message of that
+    round; round-major, so that a group's reads fall in a few rounds' blocks); unicast, the senders' own
+    terms likewise, then ``own_rows + message * R + run`` for the copies. Fills ``staleness`` ``(R, T, N)``
+    (each combine's oldest message used, 0 if none), unless it is ``None``. ``plan_rounds``:
+    ``plan.rounds`` as a list.
 
     Returns:
         ``(groups, rounds)``: ``groups`` the ``(level, round, first row, end row)`` of every group of
-        combines of one level and one round, in level order; ``rounds[t - 1]`` the round's
-        ``(permutation, store rows (R, nnz), weights (R, nnz), slots)``: per slot ``p`` (up to the round's
-        longest weight row) each agent's entry ``indptr[i] + p`` and which agents have it (``None``: all).
+        combines of one level and one round, in level order; ``rounds[t - 1]`` what :func:`_round_rows`
+        makes the round's sorted rows from (``P`` the round's longest weight row).
     """
     runs = used[0].shape[0]
     n, horizon = plan.N, plan.T
     itype = np.int32 if rows_total < 2**31 - 1 else np.int64
     run = np.arange(runs, dtype=itype)[:, None]
     groups: list[tuple[int, int, int, int]] = []
-    rounds = []
+    rounds: list[tuple[Any, ...]] = []
     small_levels = int(lev.max(initial=0)) < 2**16
     for t in range(1, horizon + 1):
-        indptr, rows, cols, _, entry_msg = plan.rounds[t - 1]
+        indptr, rows, cols, _, entry_msg = plan_rounds[t - 1]
         use, src = used[t - 1], source[t - 1]
         if not unicast:
             col = ((src.astype(itype) - 1) * itype(runs) + run) * itype(n) + cols.astype(itype)[None, :]
@@ -400,34 +440,58 @@ def _round_groups(plan: Any, used: list[np.ndarray], source: list[np.ndarray], w
             edge = np.flatnonzero(~diag)
             msg = link_round[plan.m_link[entry_msg[edge]][None, :], np.where(use[:, edge], src[:, edge], 0)]
             col[:, edge] = own_rows + msg.astype(itype) * itype(runs) + run
-        if staleness is not None:
+        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
+        lengths = np.diff(indptr)
+        has = lengths[:, None] > np.arange(int(lengths.max(initial=0)))  # (N, P)
+        every_has = bool(has.all())
+        entry = np.where(has, indptr[:-1, None] + np.arange(has.shape[1]), 0).astype(np.intp)
+        if staleness is not None:  # the largest age over each row's used entries (0 if none), slot by slot
             age = np.where(use, t - src, 0)
-            staleness[:, t - 1] = np.maximum(_row_max(indptr, age), 0)
+            oldest = np.zeros((runs, n), dtype=staleness.dtype)
+            for p in range(has.shape[1]):
+                age_p = np.take(age, entry[:, p], axis=1)
+                np.maximum(oldest, age_p, out=oldest, where=True if every_has else has[:, p])
+            staleness[:, t - 1] = oldest
         level = lev[t].reshape(-1)
         # the same stable order; numpy sorts 16-bit integers by radix sort (levels are at most a few per round)
         perm = np.argsort(level.astype(np.uint16) if small_levels else level, kind="stable").astype(itype)
         ordered = level[perm]
         col[~use] = -1  # an entry not combined
-        # slot p of agent i: entry indptr[i] + p of the round (entry 0 and "absent" if the row is shorter)
-        lengths = np.diff(indptr)
-        slots = []
-        for p in range(int(lengths.max(initial=0))):
-            has = lengths > p
-            slots.append((np.where(has, indptr[:-1] + p, 0).astype(np.intp), None if has.all() else has))
         cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         starts = np.concatenate(([0], cuts)).tolist()
         ends = np.concatenate((cuts, [perm.size])).tolist()
         groups += [(int(ordered[a]), t, a, b) for a, b in zip(starts, ends)]
-        rounds.append((perm, col, weights[t - 1], slots))
+        rounds.append((perm, col, entry.reshape(-1), has, every_has, starts))
     groups.sort(key=lambda g: (g[0], g[1]))
     return groups, rounds
 
 
-def _row_max(indptr: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Per weight row, the largest of ``values`` ``(R, nnz)`` over its entries (0 for an empty row)."""
-    lengths = np.diff(indptr)
-    out = np.zeros(values.shape[:-1] + (lengths.size,), dtype=values.dtype)
-    nonempty = lengths > 0
-    if values.shape[-1]:
-        out[..., nonempty] = np.maximum.reduceat(values, indptr[:-1][nonempty], axis=-1)
-    return out
+def _round_rows(pending: tuple[Any, ...], weights: np.ndarray, n: int) -> tuple[Any, ...]:
+    """One round's rows in sorted order (:func:`_round_groups`), made when the round's first group comes.
+
+    Every row's slots are gathered once (a group is then a range of rows), slot-major ``(P, R N)``: a
+    group's terms of one slot are one contiguous range. Made per round and dropped after its last group,
+    so that the rounds' rows share memory instead of each touching fresh pages.
+
+    Args:
+        pending: the round's ``(permutation, store rows (R, nnz) (-1: not combined), each agent's entry per
+            slot (N P,), which agents have each slot (N, P), all have, the groups' first rows)``.
+        weights: the round's realized weights ``(R, nnz)``; n: the number of agents.
+
+    Returns:
+        ``(flat index run * N + agent, run, agent, store rows (P, R N), weights (P, R N, 1), used (P, R N, 1),
+        all used)``; ``all used`` maps each group's first row to whether every slot of its rows is used.
+    """
+    perm, col, entry, has, every_has, starts = pending
+    fi = perm.astype(np.intp)
+    rr, agents = np.divmod(fi, n)
+    slot_shape = (fi.size, has.shape[1])
+    row_col = np.ascontiguousarray(np.take(np.take(col, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
+    row_used = row_col >= 0
+    if not every_has:
+        row_used &= np.take(has.T, agents, axis=1)
+    row_w = np.ascontiguousarray(np.take(np.take(weights, entry, axis=1).reshape(slot_shape), fi, axis=0).T)
+    row_w[~row_used] = 0.0  # an unused slot's weight is finite (_mix_rows)
+    # a group whose every slot is used mixes without masks
+    full = np.asarray(np.logical_and.reduceat(row_used, starts, axis=1).all(axis=0)) if fi.size else np.ones(0, bool)
+    return fi, rr, agents, row_col, row_w[:, :, None], row_used[:, :, None], dict(zip(starts, map(bool, full)))
