@@ -439,17 +439,23 @@ def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.Capt
 
 # -- 5. Dask scheduler --------------------------------------------------------------------------------
 
-def test_scheduler_not_an_address(capsys: pytest.CaptureFixture[str]) -> None:
+def test_scheduler_not_an_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # the default checkpoint folder (SCRIPT.py.checkpoint here) is this test's own
     line = main_error(capsys, ["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--grid", "epsilon=1",
                                "--executor", "dask", "--scheduler", "notanaddress"])
     assert "cannot connect to the Dask scheduler at 'notanaddress'" in line
 
 
-def test_scheduler_that_is_not_dask_times_out(monkeypatch: pytest.MonkeyPatch,
+def test_scheduler_that_is_not_dask_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     import socket
 
     import asyncdp.experiments.executors as executors
+
+    # the default checkpoint folder (SCRIPT.py.checkpoint in the current directory) is this test's own: a parallel
+    # test's sweep of the same script would otherwise find it locked while this one waits for the connection
+    monkeypatch.chdir(tmp_path)
 
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
