@@ -23,7 +23,8 @@ import numpy as np
 
 from .errors import PrivacyParameterError
 
-__all__ = ["LOWER_BOUNDS", "PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "hoeffding_half_width"]
+__all__ = ["LOWER_BOUNDS", "PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "clopper_pearson_many",
+           "hoeffding_half_width"]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative slack before ``L > epsilon`` counts as a violation (round-off in the replay)."""
@@ -180,15 +181,53 @@ def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, f
         >>> lo, round(hi, 4)
         (0.0, 0.3085)
     """
-    from scipy import special
-
     a = _check_level("alpha", alpha)
     if trials < 1 or not 0 <= successes <= trials:
         raise PrivacyParameterError(f"need 0 <= successes <= trials and trials >= 1, got {successes}/{trials}")
-    # the beta quantiles as the inverse regularized incomplete beta function (what scipy.stats.beta.ppf
-    # evaluates, without its per-call argument handling: the auditors ask for hundreds of intervals)
-    lo = 0.0 if successes == 0 else float(special.betaincinv(successes, trials - successes + 1, a / 2))
-    hi = 1.0 if successes == trials else float(special.betaincinv(successes + 1, trials - successes, 1 - a / 2))
+    lo, hi = _beta_quantiles(successes, trials, a)
+    return float(lo), float(hi)
+
+
+def clopper_pearson_many(successes: Any, trials: Any, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`clopper_pearson` of many counts at once (arrays of the same shape, or broadcast).
+
+    Each interval is the one :func:`clopper_pearson` gives for its count (the
+    same inverse incomplete beta function, elementwise).
+
+    Raises:
+        PrivacyParameterError: a bad ``alpha``, a count outside ``[0, trials]`` or ``trials < 1``.
+
+    Example:
+        >>> lo, hi = clopper_pearson_many([0, 5], [10, 10], 0.05)
+        >>> [lo[0], round(float(hi[0]), 4)] == list(clopper_pearson(0, 10, 0.05)[:1]) + [0.3085]
+        True
+    """
+    a = _check_level("alpha", alpha)
+    k, n = np.broadcast_arrays(np.asarray(successes), np.asarray(trials))
+    if k.size and ((n < 1).any() or (k < 0).any() or (k > n).any()):
+        bad = int(np.argmax((n < 1) | (k < 0) | (k > n)))
+        raise PrivacyParameterError(f"need 0 <= successes <= trials and trials >= 1, got "
+                                    f"{k.ravel()[bad]}/{n.ravel()[bad]}")
+    return _beta_quantiles(k, n, a)
+
+
+def _beta_quantiles(k: Any, n: Any, a: float) -> tuple[Any, Any]:
+    """The Clopper–Pearson bounds of ``k`` successes in ``n`` trials at level ``1 - a`` (scalars or arrays).
+
+    The beta quantiles as the inverse regularized incomplete beta function
+    (what scipy.stats.beta.ppf evaluates, without its per-call argument
+    handling: the auditors ask for hundreds of intervals); ``0`` below
+    ``k = 0`` and ``1`` above ``k = n``.
+    """
+    from scipy import special
+
+    if np.ndim(k) == 0:
+        lo = 0.0 if k == 0 else special.betaincinv(k, n - k + 1, a / 2)
+        hi = 1.0 if k == n else special.betaincinv(k + 1, n - k, 1 - a / 2)
+        return lo, hi
+    k, n = np.asarray(k), np.asarray(n)
+    lo = np.where(k == 0, 0.0, special.betaincinv(np.maximum(k, 1), n - k + 1, a / 2))
+    hi = np.where(k == n, 1.0, special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - a / 2))
     return lo, hi
 
 

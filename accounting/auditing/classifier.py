@@ -88,13 +88,26 @@ class LearnedScore:
         x = np.asarray(x, dtype=float)
         out = np.empty(x.shape[0])
         for start in range(0, x.shape[0], CHUNK):
-            feats = self.features.transform(x[start:start + CHUNK])
-            with _threads_for(feats.size), _finite_features():
-                out[start:start + CHUNK] = self.model.decision_function(feats)
-        if np.isnan(out).any():  # the scan assume_finite skips would have refused these rows (see fit_score)
-            row = int(np.argmax(np.isnan(out)))
-            raise ValueError(f"the fitted score is NaN at row {row}: its standardized features are not finite")
-        return out
+            out[start:start + CHUNK] = self.decide(self.features.transform(x[start:start + CHUNK]))
+        return _refuse_nan(out)
+
+    def decide(self, feats: np.ndarray) -> np.ndarray:
+        """The model's scores of feature rows ``feats`` (this score's features), NaN not yet refused."""
+        with _threads_for(feats.size), _finite_features():
+            return self.model.decision_function(feats)
+
+
+def _refuse_nan(out: np.ndarray) -> np.ndarray:
+    """``out``, unless a score is NaN: the scan ``assume_finite`` skips would have refused its row (see
+    :func:`fit_score`).
+
+    Raises:
+        ValueError: naming the first NaN row.
+    """
+    if np.isnan(out).any():
+        row = int(np.argmax(np.isnan(out)))
+        raise ValueError(f"the fitted score is NaN at row {row}: its standardized features are not finite")
+    return out
 
 
 @dataclass(frozen=True)
@@ -114,12 +127,35 @@ class ScoreCandidates:
         return self.scores[0].features
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Scores of the rows of ``x``, shape ``(n, len(scores))``."""
-        return np.stack([s(x) for s in self.scores], axis=1)
+        """Scores of the rows of ``x``, shape ``(n, len(scores))``.
+
+        The features of each block of rows are computed once, by the first
+        score's map: a score whose features are a column selection of them
+        (the linear map's, :meth:`~accounting.auditing.features.FeatureMap.columns_in`)
+        reads those columns, which hold the values its own map computes, so
+        each score equals ``score(x)``.
+        """
+        x = np.asarray(x, dtype=float)
+        first = self.scores[0].features
+        columns = [s.features.columns_in(first) for s in self.scores]
+        out = np.empty((x.shape[0], len(self.scores)))
+        for start in range(0, x.shape[0], CHUNK):
+            block = x[start:start + CHUNK]
+            full = first.transform(block)
+            for j, (score, cols) in enumerate(zip(self.scores, columns)):
+                feats = (full if cols.size == full.shape[1] else _columns(full, cols)) if cols is not None \
+                    else score.features.transform(block)
+                out[start:start + CHUNK, j] = score.decide(feats)
+        for j in range(out.shape[1]):
+            _refuse_nan(out[:, j])
+        return out
 
 
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCandidates:
     """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows.
+
+    The features of the training rows are computed once: the linear ones are
+    a column selection of the quadratic ones (the same values its map computes).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -127,8 +163,19 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
         >>> s(np.zeros((3, 2))).shape, s.names
         ((3, 2), ('quadratic', 'linear'))
     """
-    return ScoreCandidates((fit_score(x, x_prime, seed=seed), fit_score(x, x_prime, seed=seed, linear=True)),
-                           ("quadratic", "linear"))
+    both = np.concatenate([x, x_prime])
+    quad, lin = fit_features(both, linear=False), fit_features(both, linear=True)
+    feats = quad.transform(both)
+    cols = lin.columns_in(quad)
+    assert cols is not None  # the same outputs: the linear map is a column selection of the quadratic one
+    return ScoreCandidates((_fit_model(quad, feats, x.shape[0], seed=seed),
+                            _fit_model(lin, _columns(feats, cols), x.shape[0], seed=seed)), ("quadratic", "linear"))
+
+
+def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Columns ``cols`` of ``feats`` as a row-major array, the layout a feature map returns (``feats[:, cols]``
+    would be column-major, and the solver's and the scores' matrix products round differently on it)."""
+    return np.take(feats, cols, axis=1)
 
 
 def _threads(limit: int | None) -> Any:
@@ -181,6 +228,14 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
         >>> bool(s(np.array([[3.0]]))[0] > s(np.array([[-3.0]]))[0])
         True
     """
+    both = np.concatenate([x, x_prime])
+    fmap = fit_features(both, linear=linear)
+    return _fit_model(fmap, fmap.transform(both), x.shape[0], seed=seed, max_iter=max_iter)
+
+
+def _fit_model(fmap: FeatureMap, feats: np.ndarray, positives: int, *, seed: int, max_iter: int = 300
+               ) -> LearnedScore:
+    """:func:`fit_score` on the training rows' features ``feats`` (the first ``positives`` rows under ``P``)."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -188,9 +243,7 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    fmap = fit_features(np.concatenate([x, x_prime]), linear=linear)
-    feats = np.concatenate([fmap.transform(x), fmap.transform(x_prime)])
-    labels = np.concatenate([np.ones(x.shape[0], dtype=int), np.zeros(x_prime.shape[0], dtype=int)])
+    labels = np.concatenate([np.ones(positives, dtype=int), np.zeros(feats.shape[0] - positives, dtype=int)])
     rows, cols = feats.shape
     solver = "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"
     model = make_pipeline(StandardScaler(),
@@ -198,7 +251,9 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
                                              solver=solver))
     with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
-        warnings.filterwarnings("ignore", "Line Search failed")  # Newton-CG stops there: the same (weaker) score
+        # Newton-CG stops where its line search fails: the same (weaker) score as an unconverged fit
+        warnings.filterwarnings("ignore", "Line Search failed")
+        warnings.filterwarnings("ignore", "The line search algorithm did not converge")  # scipy's, inside it
         model.fit(feats, labels)
     # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
     # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on

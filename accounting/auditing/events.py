@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certify import projected_epsilon
+from .certify import projected_epsilons
 
 __all__ = ["AtomEvent", "atoms", "distinct_rows", "choose_atom_event"]
 
@@ -118,9 +118,10 @@ def choose_atom_event(ids: np.ndarray, ids_prime: np.ndarray, labels: list[str],
     best = (-math.inf, -math.inf, 1)
     prefixes = range(1, k_atoms + 1) if k_atoms <= MAX_PREFIXES else np.unique(
         np.geomspace(1, k_atoms, MAX_PREFIXES).astype(int))
-    for j in prefixes:
-        eps_proj, margin = projected_epsilon(float(cum[j - 1]), float(cum_p[j - 1]), n_cert, n_cert_prime,
-                                             epsilon=epsilon, delta=delta, alpha=alpha)
+    ends = np.asarray(prefixes, dtype=np.int64) - 1
+    projected = projected_epsilons(cum[ends], cum_p[ends], n_cert, n_cert_prime, epsilon=epsilon, delta=delta,
+                                   alpha=alpha)
+    for j, (eps_proj, margin) in zip(prefixes, projected):
         if (eps_proj, margin) > best[:2]:
             best = (eps_proj, margin, j)
     chosen = [int(i) for i in order[: best[2]]]

@@ -88,6 +88,33 @@ class FeatureMap:
         return out
 
 
+    def columns_in(self, full: FeatureMap) -> np.ndarray | None:
+        """Where this map's features sit among ``full``'s: the column indices, or ``None`` if some do not.
+
+        The linear map of the same outputs keeps ``v``, the order statistics
+        and the indicators of the quadratic map, in that order, so its
+        features are a column selection of the quadratic ones (the scores
+        compute them once, :class:`~accounting.auditing.classifier.ScoreCandidates`).
+
+        Example:
+            >>> full = fit_features(np.array([[1.0, np.nan], [3.0, -2.0]]))
+            >>> lin = fit_features(np.array([[1.0, np.nan], [3.0, -2.0]]), linear=True)
+            >>> lin.columns_in(full).tolist(), full.columns_in(lin), full.columns_in(full).size == full.size
+            ([0, 1, 6, 7, 10, 11], None, True)
+        """
+        if self == full:
+            return np.arange(full.size)
+        if (self.dim, self.nonfinite_columns, self.linear, full.linear) != (full.dim, full.nonfinite_columns, True,
+                                                                             False):
+            return None
+        d, k = self.dim, 2 * len(self.nonfinite_columns)
+        parts = [np.arange(d)]
+        if d > 1:
+            parts.append(np.arange(3 * d, 4 * d))
+        parts.append(np.arange(full.size - k, full.size))
+        return np.concatenate(parts)
+
+
 def fit_features(x_train: np.ndarray, *, linear: bool = False) -> FeatureMap:
     """The :class:`FeatureMap` for rows like ``x_train`` (shape ``(n, d)``, numeric).
 

@@ -8,7 +8,7 @@ the event reach any target probability under ``P'`` even when the score has
 atoms (discrete outputs, "no answer" flags). DP-Sniper fixes the target
 ``P'[S] = c`` for one small ``c``; here a grid of targets ``c`` (``0`` and a
 geometric grid up to 1) is tried on the *selection* samples and the event
-whose projected certified bound (:func:`~accounting.auditing.certify.projected_epsilon`,
+whose projected certified bound (:func:`~accounting.auditing.certify.projected_epsilons`,
 at the certification sample sizes) is largest is kept. Membership of a
 sample on the boundary is decided by a seeded uniform draw, so the
 certification counts are still binomial.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certify import projected_epsilon
+from .certify import projected_epsilons
 
 __all__ = ["ThresholdEvent", "choose_threshold_event"]
 
@@ -105,24 +105,25 @@ def choose_threshold_event(scores: np.ndarray, scores_prime: np.ndarray, *, dire
     sp = np.sort(direction * np.asarray(scores_prime, dtype=float))
     n, m = s.size, sp.size
     targets = np.concatenate([[0.0], np.geomspace(1.0 / m, 1.0, LEVELS)[:-1]])
-    best = (-math.inf, -math.inf, ThresholdEvent(float(direction * sp[-1]), 0.0, direction))
+    # every target's threshold and tie probability at once (the same arithmetic, elementwise)
+    want = targets * m  # expected number of P' selection samples in the event
+    idx = np.clip(m - 1 - np.floor(want).astype(np.int64), 0, m - 1)
+    t = np.where(targets > 0, sp[idx], sp[-1])
+    gt_p, eq_p = _counts(sp, t)
+    # randomize only on a real atom of the score (several samples at t); a continuous score needs none
+    q = np.where((targets == 0) | (eq_p < 2), 0.0, np.clip((want - gt_p) / eq_p, 0.0, 1.0))  # eq_p >= 1: t is in sp
     seen: set[tuple[float, float]] = set()
-    for c in targets:
-        want = c * m  # expected number of P' selection samples in the event
-        idx = min(m - 1, max(0, m - 1 - int(math.floor(want))))
-        t = sp[idx] if c > 0 else sp[-1]
-        gt_p, eq_p = _counts(sp, np.array([t]))
-        # randomize only on a real atom of the score (several samples at t); a continuous score needs none
-        q = 0.0 if c == 0 or eq_p[0] < 2 else float(np.clip((want - gt_p[0]) / eq_p[0], 0.0, 1.0))
-        key = (float(t), round(q, 6))
-        if key in seen:
-            continue
-        seen.add(key)
-        gt, eq = _counts(s, np.array([t]))
-        p_hat = (gt[0] + q * eq[0]) / n
-        p_prime_hat = (gt_p[0] + q * eq_p[0]) / m
-        eps_proj, margin = projected_epsilon(p_hat, p_prime_hat, n_cert, n_cert_prime, epsilon=epsilon, delta=delta,
-                                             alpha=alpha)
+    keep = []
+    for j, key in enumerate((tj, round(qj, 6)) for tj, qj in zip(t.tolist(), q.tolist())):
+        if key not in seen:
+            seen.add(key)
+            keep.append(j)
+    t, q, gt_p, eq_p = t[keep], q[keep], gt_p[keep], eq_p[keep]
+    gt, eq = _counts(s, t)
+    projected = projected_epsilons((gt + q * eq) / n, (gt_p + q * eq_p) / m, n_cert, n_cert_prime,
+                                   epsilon=epsilon, delta=delta, alpha=alpha)
+    best = (-math.inf, -math.inf, ThresholdEvent(float(direction * sp[-1]), 0.0, direction))
+    for tj, qj, (eps_proj, margin) in zip(t.tolist(), q.tolist(), projected):
         if (eps_proj, margin) > best[:2]:
-            best = (eps_proj, margin, ThresholdEvent(float(direction * t), q, direction))
+            best = (eps_proj, margin, ThresholdEvent(float(direction * tj), qj, direction))
     return best[2], best[0]
