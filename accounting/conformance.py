@@ -157,12 +157,23 @@ def _cdfs(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _ks_sorted(cdf: np.ndarray, cdf_abs: np.ndarray) -> tuple[float, float, float]:
     """:func:`_ks` from the sorted CDF values of the sample and of its absolute values (no NaN)."""
+    d, d_under = _ks_statistics(cdf, cdf_abs)
+    return (d, *_p_values(cdf.size, d, d_under))
+
+
+def _ks_statistics(cdf: np.ndarray, cdf_abs: np.ndarray) -> tuple[float, float]:
+    """The two-sided statistic and the one-sided one of ``|z|`` (:func:`_ks_sorted`) from sorted CDF values."""
     n = cdf.size
     up = np.arange(1, n + 1) / n
     down = np.arange(n) / n
     d = float(max((up - cdf).max(), (cdf - down).max()))
     d_under = float(max(0.0, (up - cdf_abs).max()))  # empirical CDF of |z| above the declared one
-    return d, min(1.0, 2.0 * math.exp(-2.0 * n * d * d)), min(1.0, math.exp(-2.0 * n * d_under * d_under))
+    return d, d_under
+
+
+def _p_values(n: int, d: float, d_under: float) -> tuple[float, float]:
+    """The DKW bounds (:func:`_ks`) of the two-sided statistic ``d`` and the one-sided ``d_under`` of ``n`` values."""
+    return min(1.0, 2.0 * math.exp(-2.0 * n * d * d)), min(1.0, math.exp(-2.0 * n * d_under * d_under))
 
 
 def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
@@ -176,8 +187,8 @@ def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     and they cost one sort (scipy's exact one-sided distribution costs
     milliseconds per test). The statistics read only the sorted CDF values:
     a CDF is non-decreasing, so the CDF of the sorted sample is the sorted
-    CDF of the sample (:func:`noise_conformance` sorts the CDF values of many
-    groups at once and merges them for the pooled groups).
+    CDF of the sample. :func:`noise_conformance` computes the same statistics
+    of many groups at once without sorting them (:func:`_ks_extremes`).
 
     Example:
         >>> d, p, p_under = _ks(np.array([0.0]), "laplace")  # F(0) = 1/2; |z| = 0 has declared CDF 0
@@ -186,6 +197,102 @@ def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     """
     cdf, cdf_abs = _cdfs(np.asarray(z, dtype=float).ravel(), "laplace" if mechanism == "laplace" else "gaussian")
     return _ks_sorted(np.sort(cdf), np.sort(cdf_abs))
+
+
+FINE_BINS = 1 << 16
+"""Bins of ``[0, 1]`` the CDF values are first placed in (:func:`_ks_extremes` coarsens them per group size)."""
+
+VALUES_PER_BIN = 4.0
+"""About this many values of the largest group per bin in :func:`_ks_extremes` (measured: 1 makes the bin
+tables as large as the values, 4 leaves several times more values in bins that may hold the maximum)."""
+
+MARGIN = 1e-12
+"""Slack of the bounds of :func:`_ks_extremes`, far above their rounding error (a few units of 1e-16)."""
+
+
+
+def _fine_bins(c: np.ndarray) -> np.ndarray:
+    """``floor(c * FINE_BINS)`` of CDF values in ``[0, 1]`` (1 joins the last bin), as int64; NaN gives garbage.
+
+    ``FINE_BINS`` is a power of two, so ``c * FINE_BINS`` is exact and bin
+    ``b`` holds exactly the values in ``[b, b + 1) / FINE_BINS``; halving the
+    bins (a right shift) keeps that.
+    """
+    with np.errstate(invalid="ignore"):
+        b = (c * FINE_BINS).astype(np.int64)
+    return np.minimum(b, FINE_BINS - 1, out=b)
+
+
+def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | None, row_group: np.ndarray,
+                 sizes: np.ndarray, minus: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per group, the largest ``i/n - v_(i)`` (and ``v_(i) - (i-1)/n``) over its sorted values, exactly.
+
+    The two one-sided KS statistics of :func:`_ks_sorted` (``up - cdf`` and
+    ``cdf - down``), for many groups at once and without sorting them. The
+    values (CDF values in ``[0, 1]``) are counted in ``B`` equal bins per
+    group (``B`` a power of two, :data:`VALUES_PER_BIN` values of the largest
+    group per bin). Bin ``j`` of group ``g`` holds the ranks ``C + 1 .. C + m``
+    (``C`` values in lower bins, ``m`` in it) and values in ``[j, j + 1) / B``,
+    so every ``i/n - v`` in it is at most ``(C + m)/n - j/B``, and its
+    lowest-ranked value has ``i/n - v`` at least ``(C + 1)/n - (j + 1)/B``
+    (likewise ``v - (i - 1)/n`` is at most ``(j + 1)/B - C/n`` and, for the
+    highest-ranked value, at least ``j/B - (C + m - 1)/n``). Only bins whose
+    upper bound reaches the group's best lower bound (less :data:`MARGIN`,
+    which covers the rounding of both) can hold the maximum; their values
+    are sorted (a few per group) and their terms computed with the
+    arithmetic of :func:`_ks_sorted` (``i / n`` from integers), so the maxima
+    are those of the full sort, bit for bit.
+
+    Args:
+        values: ``(rows, w)`` CDF values (rows: releases), NaN where ``missing``.
+        fine: :func:`_fine_bins` of ``values``.
+        missing: ``(rows, w)`` mask of values to skip, or ``None``.
+        row_group: ``(rows,)`` the group of each row's values.
+        sizes: ``(G,)`` values per group (``missing`` excluded).
+        minus: also compute the ``v_(i) - (i - 1)/n`` maxima.
+
+    Returns:
+        ``(plus, minus)`` of shape ``(G,)`` (``-inf`` for an empty group; ``minus`` is ``None`` unless asked).
+    """
+    n_groups = sizes.size
+    bins = 1 << int(min(16, max(0, round(math.log2(max(1.0, float(sizes.max(initial=1)) / VALUES_PER_BIN))))))
+    key = (fine >> (16 - int(math.log2(bins)))) + (row_group * bins)[:, None]
+    if missing is not None:
+        key[missing] = n_groups * bins  # one extra bin, dropped
+    key = key.ravel()
+    cnt = np.bincount(key, minlength=n_groups * bins + 1)[:n_groups * bins].reshape(n_groups, bins)
+    upto_int = np.cumsum(cnt, axis=1)  # values in this bin and below: the bin's highest rank
+    below_int = upto_int - cnt  # the bin's lowest rank less 1
+    upto, below = upto_int.astype(float), below_int.astype(float)
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / sizes.astype(float)[:, None]
+    lo, hi = np.arange(bins) / bins, np.arange(1, bins + 1) / bins
+    # the bounds with products by 1/n (cheaper than quotients) and a margin of 1e-12 far above their rounding:
+    # every upper bound still holds and every lower bound is still met, so no bin that can hold a maximum is missed
+    full = cnt > 0
+    top, bottom = upto * inv, below * inv
+    with np.errstate(invalid="ignore"):
+        least = np.where(full, bottom + (inv - hi), -np.inf).max(axis=1, keepdims=True)
+        cand = full & (top - lo >= least - MARGIN)
+        if minus:
+            least = np.where(full, (lo + inv) - top, -np.inf).max(axis=1, keepdims=True)
+            cand |= full & (hi - bottom >= least - MARGIN)
+    inside = np.flatnonzero(np.append(cand.ravel(), False)[key])
+    k, v = key[inside], values.ravel()[inside]
+    order = np.lexsort((v, k))
+    k, v = k[order], v[order]
+    pos = np.arange(k.size)
+    first = np.maximum.accumulate(np.where(np.r_[True, k[1:] != k[:-1]], pos, 0)) if k.size else pos
+    rank = below_int.ravel()[k] + (pos - first) + 1
+    group = k // bins
+    total = sizes[group]
+    plus = np.full(n_groups, -np.inf)
+    np.maximum.at(plus, group, rank / total - v)
+    if not minus:
+        return plus, None
+    low = np.full(n_groups, -np.inf)
+    np.maximum.at(low, group, v - (rank - 1) / total)
+    return plus, low
 
 
 def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
@@ -205,6 +312,23 @@ def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
     return np.sort(x.view(np.int64), axis=-1, kind="stable").view(np.float64)
 
 
+def _release_statistics(cdf: np.ndarray, cdf_abs: np.ndarray, counts: np.ndarray
+                        ) -> tuple[list[int], list[float], list[float]]:
+    """``(sizes, d, d_under)`` of :func:`_ks_sorted` for each row of sorted CDF values (NaN last, ``counts``
+    values each); the complete rows at once (the same arithmetic per row)."""
+    width = cdf.shape[1]
+    d, d_under = np.zeros(cdf.shape[0]), np.zeros(cdf.shape[0])
+    complete = counts == width
+    if complete.any():
+        up, down = np.arange(1, width + 1) / width, np.arange(width) / width
+        c = cdf[complete]
+        d[complete] = np.maximum((up - c).max(axis=1), (c - down).max(axis=1))
+        d_under[complete] = np.maximum(0.0, (up - cdf_abs[complete]).max(axis=1))
+    for g in np.flatnonzero(~complete & (counts > 0)).tolist():
+        d[g], d_under[g] = _ks_statistics(cdf[g, :counts[g]], cdf_abs[g, :counts[g]])
+    return counts.tolist(), d.tolist(), d_under.tolist()
+
+
 def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray, mechanism: str,
                  min_samples: int) -> list[ConformanceTest]:
     """The tests of one channel, in the order per round (each agent, then pooled over agents), then per agent.
@@ -212,45 +336,48 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     ``z``: residual/scale of the tested rounds with the agent first, ``(N, R, T', ..., d)``.
     Every release's residuals are sorted once (one row per ``(round, agent)``,
     NaN last), which sorts their CDF values and leaves those of ``|z|`` in two
-    runs; a pooled group's sorted values are the merge of its releases' sorted
-    rows (a stable sort of concatenated sorted runs).
-    The scale estimates read the residuals in their recorded order, as one
-    test per group would.
+    runs (a stable sort merges them); the releases' statistics are read off
+    the sorted rows (:func:`_ks_sorted`, all complete rows at once). The
+    pooled groups (rounds pooled over agents, agents pooled over rounds) get
+    theirs from :func:`_ks_extremes` without merging their rows: the values
+    of :func:`_ks` on each group's residuals, bit for bit. The scale
+    estimates read the residuals in their recorded order, as one test per
+    group would.
     """
     n_agents, n_rounds = z.shape[0], z.shape[2]
     rows = np.moveaxis(z, 2, 0).reshape(n_rounds * n_agents, -1)  # row (k, i): release (round k, agent i)
     width = rows.shape[1]
-    # each release sorted once (NaN last): its CDF values come out sorted, and those of |z| come out decreasing
-    # over the negative residuals and increasing over the others, which a stable sort (timsort: two runs) merges
-    cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)
-    counts = width - np.isnan(rows).sum(axis=1)
-    cdf_abs = _sort_nonnegative(cdf_abs) if (counts == width).all() else np.sort(cdf_abs, axis=1, kind="stable")
-
-    def merged(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # the sorted values of rows ``sel``, pooled
-        if (counts[sel] == width).all():
-            c, ca = cdf[sel].ravel(), cdf_abs[sel].ravel()
-        else:
-            c = np.concatenate([cdf[g, :counts[g]] for g in sel])
-            ca = np.concatenate([cdf_abs[g, :counts[g]] for g in sel])
-        return _sort_nonnegative(c), _sort_nonnegative(ca)
+    cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)  # sorted CDF values; those of |z|: two runs
+    nan = np.isnan(cdf)
+    counts = width - nan.sum(axis=1)
+    complete = counts == width
+    missing = None if complete.all() else nan
+    cdf_abs = _sort_nonnegative(cdf_abs) if missing is None else np.sort(cdf_abs, axis=1, kind="stable")  # NaN last
+    stats = {"release": _release_statistics(cdf, cdf_abs, counts)}
+    fine, fine_abs = _fine_bins(cdf), _fine_bins(cdf_abs)
+    release = np.arange(rows.shape[0])
+    for family, row_group in (("round", release // n_agents), ("agent", release % n_agents)):
+        sizes = np.bincount(row_group, weights=counts).astype(np.int64)
+        plus, low = _ks_extremes(cdf, fine, missing, row_group, sizes, minus=True)
+        under, _ = _ks_extremes(cdf_abs, fine_abs, missing, row_group, sizes, minus=False)
+        assert low is not None
+        stats[family] = (sizes.tolist(), np.maximum(plus, low).tolist(), np.maximum(under, 0.0).tolist())
 
     # the per-release scale estimates of the complete rows at once (each row's own mean, as one test's)
-    complete = counts == width
     row_hat = np.full(rows.shape[0], np.nan)
     if complete.any():
         part = rows[complete]
         row_hat[complete] = (np.mean(np.abs(part), axis=1) if mechanism == "laplace"
                              else np.sqrt(np.mean(part**2, axis=1)))
 
-    def test(values: np.ndarray, sorted_cdfs: tuple[np.ndarray, np.ndarray], rnd: int | None, agent: int | None,
-             scale: float | None, hat: float | None = None) -> ConformanceTest:
-        stat, p, p_under = _ks_sorted(*sorted_cdfs)
-        return ConformanceTest(name, rnd, agent, int(sorted_cdfs[0].size), scale,
-                               _scale_hat(valid(values), mechanism) if hat is None else hat, stat, p, p_under)
-
     def valid(values: np.ndarray) -> np.ndarray:
         values = values.ravel()
-        return values[~np.isnan(values)]
+        return values if missing is None else values[~np.isnan(values)]
+
+    def test(family: str, g: int, rnd: int | None, agent: int | None, scale: float | None,
+             hat: float) -> ConformanceTest:
+        sizes, d, d_under = stats[family]
+        return ConformanceTest(name, rnd, agent, sizes[g], scale, hat, d[g], *_p_values(sizes[g], d[g], d_under[g]))
 
     out = []
     for k, col in enumerate(noisy.tolist()):
@@ -258,15 +385,14 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
         for i in range(n_agents):
             g = k * n_agents + i
             if counts[g] >= min_samples:
-                out.append(test(rows[g], (cdf[g, :counts[g]], cdf_abs[g, :counts[g]]), col + 1, i, scale,
-                                float(row_hat[g]) if complete[g] else None))
-        sel = np.arange(k * n_agents, (k + 1) * n_agents)
-        if counts[sel].sum() >= min_samples:
-            out.append(test(z[:, :, k], merged(sel), col + 1, None, scale))
+                hat = float(row_hat[g]) if complete[g] else _scale_hat(valid(rows[g]), mechanism)
+                out.append(test("release", g, col + 1, i, scale, hat))
+        if stats["round"][0][k] >= min_samples:  # the round's rows hold z[:, :, k] in its recorded order
+            out.append(test("round", k, col + 1, None, scale,
+                            _scale_hat(valid(rows[k * n_agents:(k + 1) * n_agents]), mechanism)))
     for i in range(n_agents):
-        sel = np.arange(i, n_rounds * n_agents, n_agents)
-        if counts[sel].sum() >= min_samples:
-            out.append(test(z[i], merged(sel), None, i, None))
+        if stats["agent"][0][i] >= min_samples:
+            out.append(test("agent", i, None, i, None, _scale_hat(valid(z[i]), mechanism)))
     return out
 
 

@@ -109,15 +109,14 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
         if same:
             idx = _rounds_index(same)
             blocks.append(("agents", r[:, idx, :-1], r[:, idx, 1:], same, 1))
+        used = sorted(set(first) | {t + 1 for t in first} | set(same))
+        centered = _centered(r) if used and np.isfinite(r[:, _rounds_index(used)]).all() else None
         for across, a, b, rounds, shift in blocks:
-            ok = np.isfinite(a) & np.isfinite(b)
-            n = ok.sum(axis=0)  # (pairs, N', d)
-            every = bool(ok.all())  # every run released both (e.g. lockstep, lossless): no masking needed
-            a0, b0 = (a, b) if every else (np.where(ok, a, 0.0), np.where(ok, b, 0.0))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
-                da, db = (a - ma, b - mb) if every else (np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0))
-                corr = (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
+            if centered is not None:  # every run released every tested release (e.g. lockstep, lossless)
+                n = np.full(a.shape[1:], r.shape[0])
+                corr = _every_run_correlation(*centered, across, rounds)
+            else:
+                n, corr = _masked_correlation(a, b)
             valid = (n >= _MIN_PAIRS) & np.isfinite(corr)
             tests += int(valid.sum())
             with np.errstate(divide="ignore"):
@@ -137,6 +136,43 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
     if p_min >= threshold:
         return None
     return {**best, "threshold": threshold, "tests": tests}
+
+
+def _masked_correlation(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs with both releases and the sample correlation over them, per pair ``(pairs, N', d)``."""
+    ok = np.isfinite(a) & np.isfinite(b)
+    n = ok.sum(axis=0)  # (pairs, N', d)
+    every = bool(ok.all())  # every run released both: no masking needed
+    a0, b0 = (a, b) if every else (np.where(ok, a, 0.0), np.where(ok, b, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ma, mb = a0.sum(axis=0) / n, b0.sum(axis=0) / n
+        da, db = (a - ma, b - mb) if every else (np.where(ok, a - ma, 0.0), np.where(ok, b - mb, 0.0))
+        return n, (da * db).sum(axis=0) / np.sqrt((da * da).sum(axis=0) * (db * db).sum(axis=0))
+
+
+def _centered(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every release's residuals less their mean over the runs, and their sums of squares (all runs).
+
+    The correlation of two releases reads these once for every pair they
+    are in: the correlations of :func:`_masked_correlation` up to the order
+    of the sums over the runs (numpy sums a large block of releases run by
+    run, as here, and some small blocks pairwise), so equal bit for bit on
+    the shipped examples and to rounding (1e-15) otherwise.
+    """
+    d = r - r.sum(axis=0) / r.shape[0]
+    return d, (d * d).sum(axis=0)
+
+
+def _every_run_correlation(d: np.ndarray, squares: np.ndarray, across: str, rounds: list[int]) -> np.ndarray:
+    """:func:`_masked_correlation` of the pairs of one kind when every run released both releases."""
+    idx = _rounds_index(rounds)
+    if across == "rounds":
+        nxt = _rounds_index([t + 1 for t in rounds])
+        num, sa, sb = (d[:, idx] * d[:, nxt]).sum(axis=0), squares[idx], squares[nxt]
+    else:
+        num, sa, sb = ((d[:, idx, :-1] * d[:, idx, 1:]).sum(axis=0), squares[idx, :-1], squares[idx, 1:])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / np.sqrt(sa * sb)
 
 
 def _rounds_index(rounds: list[int]) -> slice | np.ndarray:

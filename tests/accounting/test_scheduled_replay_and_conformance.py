@@ -354,3 +354,33 @@ def test_sorting_nonnegative_floats_as_integers_equals_numpy_sort(x):
 
     got = _sort_nonnegative(x)
     assert got.shape == x.shape and np.array_equal(got, np.sort(x))
+
+
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 12), width=st.integers(1, 300),
+       groups=st.integers(1, 4), atoms=st.sampled_from([0, 3, 50]), lost=st.sampled_from([0.0, 0.3, 1.0]),
+       shift=st.sampled_from([0.0, 0.05, 0.5]))
+def test_ks_extremes_of_unmerged_groups_equal_the_sorted_statistics(seed, rows, width, groups, atoms, lost, shift):
+    """The pooled groups' KS maxima from bins and bounds (no merge) are those of sorting each group, bit for
+    bit: continuous values, values with atoms (ties), values near 0 and 1, missing values, empty groups."""
+    from accounting.conformance import _fine_bins, _ks_extremes, _ks_statistics
+
+    rng = np.random.default_rng(seed)
+    v = np.clip(rng.random((rows, width)) ** (1.0 + shift * 10) + shift * rng.random((rows, 1)), 0.0, 1.0)
+    if atoms:
+        v = np.round(v * atoms) / atoms
+    v[rng.random((rows, width)) < lost] = np.nan
+    missing = np.isnan(v)
+    row_group = rng.integers(0, groups, rows)
+    sizes = np.bincount(row_group, weights=(~missing).sum(axis=1), minlength=groups).astype(np.int64)
+    for minus in (True, False):
+        plus, low = _ks_extremes(v, _fine_bins(v), missing if missing.any() else None, row_group, sizes, minus)
+        for g in range(groups):
+            vals = np.sort(v[row_group == g][~missing[row_group == g]])
+            if vals.size == 0:
+                assert plus[g] == -np.inf
+                continue
+            n = vals.size
+            assert plus[g] == ((np.arange(1, n + 1) / n) - vals).max()
+            if minus:
+                assert low is not None and low[g] == (vals - np.arange(n) / n).max()
+                assert max(plus[g], low[g]) == _ks_statistics(vals, vals)[0]

@@ -315,3 +315,26 @@ def test_vectorized_dependence_test_equals_one_correlation_per_pair(planted, los
             c, across, rounds, agents, k, tests)
         assert got["correlation"] == pytest.approx(corr, rel=1e-9)
         assert got["p_value"] == pytest.approx(p, rel=1e-6, abs=1e-300)
+
+
+@given(seed=st.integers(0, 2**32 - 1), runs=st.integers(2, 120), horizon=st.integers(2, 6),
+       agents=st.integers(2, 4), coords=st.integers(1, 3), reuse=st.booleans(), data=st.data())
+def test_correlations_from_shared_centering_equal_each_pairs_own(seed, runs, horizon, agents, coords, reuse, data):
+    """When every run released every tested release, the correlations read off the residuals centered once
+    equal those computed pair by pair, for any set of tested rounds (consecutive or not): to rounding, as numpy
+    sums some small blocks pairwise rather than run by run (bit for bit on the shipped examples)."""
+    from asyncdp.privacy.dependence import _centered, _every_run_correlation, _masked_correlation, _rounds_index
+
+    rng = np.random.default_rng(seed)
+    r = rng.laplace(size=(runs, horizon, agents, coords)) * rng.uniform(0.1, 10, (1, horizon, 1, 1))
+    if reuse:
+        r[:, 1] = 0.5 * r[:, 0] + rng.normal(size=r[:, 0].shape)
+    rounds = sorted(data.draw(st.sets(st.integers(0, horizon - 2), min_size=1)))
+    idx, nxt = _rounds_index(rounds), _rounds_index([t + 1 for t in rounds])
+    shared = _centered(r)
+    for across, a, b in (("rounds", r[:, idx], r[:, nxt]), ("agents", r[:, idx, :-1], r[:, idx, 1:])):
+        n, expected = _masked_correlation(a, b)
+        assert (n == runs).all()
+        got = _every_run_correlation(*shared, across, rounds)
+        assert np.array_equal(np.isnan(got), np.isnan(expected))
+        assert np.allclose(got, expected, rtol=1e-12, atol=1e-15, equal_nan=True)
