@@ -92,9 +92,18 @@ class LearnedScore:
         return _refuse_nan(out)
 
     def decide(self, feats: np.ndarray) -> np.ndarray:
-        """The model's scores of feature rows ``feats`` (this score's features), NaN not yet refused."""
-        with _threads_for(feats.size), _finite_features():
-            return self.model.decision_function(feats)
+        """The model's scores of feature rows ``feats`` (this score's features), NaN not yet refused.
+
+        The fitted pipeline's ``decision_function`` (standardize, then the
+        linear score), computed from its fitted parameters with the same
+        operations: scikit-learn's per-call input checks cost more than the
+        product itself on the few hundred rows of a privacy check's blocks.
+        """
+        scaler, logit = self.model[0], self.model[-1]
+        z = feats - scaler.mean_
+        z /= scaler.scale_
+        with _threads_for(feats.size):
+            return (z @ logit.coef_.T + logit.intercept_).reshape(-1)
 
 
 def _refuse_nan(out: np.ndarray) -> np.ndarray:

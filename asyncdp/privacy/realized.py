@@ -213,9 +213,13 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
-    """The largest absolute released value of each round, ``(T,)`` (0 for a round with nothing released)."""
-    a = np.abs(np.moveaxis(np.asarray(messages, dtype=float), 1, 0)).reshape(messages.shape[1], -1)
-    return np.nan_to_num(np.nanmax(np.where(np.isnan(a), -np.inf, a), axis=1), neginf=0.0)
+    """The largest absolute released value of each round, ``(T,)`` (0 for a round with nothing released).
+
+    ``fmax`` skips NaN (nothing released) unless a round has nothing else: that round's NaN becomes 0.
+    """
+    m = np.asarray(messages, dtype=float)
+    top = np.fmax.reduce(np.abs(m), axis=(0, *range(2, m.ndim)))
+    return np.nan_to_num(top, nan=0.0)
 
 
 def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:

@@ -104,3 +104,16 @@ def test_scores_from_one_feature_matrix_equal_each_score_alone():
         assert np.array_equal(both.scores[j].model[-1].coef_, score.model[-1].coef_)
         assert np.array_equal(got[:, j], score(rows))
     assert np.corrcoef(got[:, 1], rows[:, 0])[0, 1] > 0  # the linear score learned the shift
+
+
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 400), dim=st.integers(1, 30))
+@settings(max_examples=20)
+def test_scores_equal_the_fitted_pipelines_decision_function(seed, rows, dim):
+    """The score computed from the fitted pipeline's parameters is its decision_function, bit for bit."""
+    from accounting.auditing.classifier import _finite_features
+
+    rng = np.random.default_rng(seed)
+    score = fit_score(rng.normal(0.2, 1, (60, dim)), rng.normal(0, 1, (60, dim)), linear=bool(seed % 2))
+    feats = score.features.transform(rng.laplace(0, 3, (rows, dim)))
+    with _finite_features():
+        assert np.array_equal(score.decide(feats), score.model.decision_function(feats))

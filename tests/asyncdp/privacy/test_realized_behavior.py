@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import topology
 from asyncdp import Async, Deadline, Huang2015, LinkModel, Links, Lockstep, LogNormalLatency, Scenario
@@ -270,3 +271,18 @@ def test_the_black_box_score_is_fitted_on_a_bounded_number_of_runs(monkeypatch):
     e = audit_blackbox(pair, ctx)
     assert fitted == [(BLACKBOX_FIT_ROWS, BLACKBOX_FIT_ROWS)]  # not a quarter of the 1600 runs
     assert e.witness is None and e.figures["empirical_epsilon_lower_bound"] <= 1.0
+
+
+@given(hnp.arrays(float, st.tuples(st.integers(1, 6), st.integers(1, 5), st.integers(1, 3), st.integers(1, 2)),
+                  elements=st.floats(-1e300, 1e300) | st.sampled_from([np.nan, np.inf, -np.inf, -0.0])))
+def test_round_magnitude_is_each_rounds_largest_released_value(messages):
+    """Per round the largest |value| released (NaN: nothing released; an infinity as the largest float), 0 for a
+    round with nothing released: each round's values checked one by one."""
+    from asyncdp.privacy.realized import _round_magnitude
+
+    got = _round_magnitude(messages)
+    for t in range(messages.shape[1]):
+        vals = np.abs(messages[:, t].ravel())
+        vals = vals[~np.isnan(vals)]
+        expected = 0.0 if vals.size == 0 else min(float(vals.max()), np.finfo(float).max)
+        assert got[t] == expected
