@@ -256,7 +256,8 @@ def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | Non
     """
     n_groups = sizes.size
     bins = 1 << int(min(16, max(0, round(math.log2(max(1.0, float(sizes.max(initial=1)) / VALUES_PER_BIN))))))
-    key = (fine >> (16 - int(math.log2(bins)))) + (row_group * bins)[:, None]
+    key = fine >> (16 - int(math.log2(bins)))
+    key += (row_group * bins)[:, None]  # in place: a second array of this size would cost fresh pages
     if missing is not None:
         key[missing] = n_groups * bins  # one extra bin, dropped
     key = key.ravel()

@@ -215,11 +215,12 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
     """The largest absolute released value of each round, ``(T,)`` (0 for a round with nothing released).
 
-    ``fmax`` skips NaN (nothing released) unless a round has nothing else: that round's NaN becomes 0.
+    ``fmax`` skips NaN (nothing released) unless a round has nothing else: that round's NaN becomes 0. The
+    maximum over the runs first (run after run, whole rounds at a time), then within each round.
     """
     m = np.asarray(messages, dtype=float)
-    top = np.fmax.reduce(np.abs(m), axis=(0, *range(2, m.ndim)))
-    return np.nan_to_num(top, nan=0.0)
+    a = np.abs(m).reshape(m.shape[0], m.shape[1], -1)
+    return np.nan_to_num(np.fmax.reduce(np.fmax.reduce(a, axis=0), axis=1), nan=0.0)
 
 
 def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
