@@ -146,13 +146,25 @@ def _cdfs(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
     (laplace, norm; expon and halfnorm for ``|z|``), without scipy.stats'
     per-call argument handling.
     """
+    return _cdfs_in_place(np.array(x, dtype=float), mechanism)
+
+
+def _cdfs_in_place(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_cdfs` of a float array ``x`` that it overwrites with the second result (one new array: on
+    hundreds of thousands of residuals, each new array costs fresh memory pages)."""
     from scipy import special
 
     if mechanism == "laplace":
-        m = -np.abs(x)  # -x above 0, x below: one exp serves both sides of the CDF
-        tail = 0.5 * np.exp(m)
-        return np.where(x > 0, 1.0 - tail, tail), -special.expm1(m)
-    return special.ndtr(x), special.erf(np.abs(x) / np.sqrt(2))
+        above = x > 0
+        m = np.negative(np.abs(x, out=x), out=x)  # -|x|: one exp serves both sides of the CDF
+        cdf = np.exp(m)
+        cdf *= 0.5
+        np.subtract(1.0, cdf, out=cdf, where=above)  # 1 - tail above 0, the tail below
+        return cdf, np.negative(special.expm1(m, out=m), out=m)
+    cdf = special.ndtr(x)
+    np.abs(x, out=x)
+    x /= np.sqrt(2)
+    return cdf, special.erf(x, out=x)
 
 
 def _ks_sorted(cdf: np.ndarray, cdf_abs: np.ndarray) -> tuple[float, float, float]:
@@ -211,20 +223,23 @@ MARGIN = 1e-12
 
 
 
-def _fine_bins(c: np.ndarray) -> np.ndarray:
-    """``floor(c * FINE_BINS)`` of CDF values in ``[0, 1]`` (1 joins the last bin), as int64; NaN gives garbage.
+def _fine_bins(c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``floor(c * FINE_BINS)`` of CDF values in ``[0, 1]`` (1 joins the last bin), as int64 (into ``out`` if
+    given); NaN gives garbage.
 
     ``FINE_BINS`` is a power of two, so ``c * FINE_BINS`` is exact and bin
     ``b`` holds exactly the values in ``[b, b + 1) / FINE_BINS``; halving the
     bins (a right shift) keeps that.
     """
+    b = np.empty(c.shape, dtype=np.int64) if out is None else out
     with np.errstate(invalid="ignore"):
-        b = (c * FINE_BINS).astype(np.int64)
+        np.multiply(c, FINE_BINS, out=b, casting="unsafe")  # truncated, as astype: the floor of values >= 0
     return np.minimum(b, FINE_BINS - 1, out=b)
 
 
 def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | None, row_group: np.ndarray,
-                 sizes: np.ndarray, minus: bool) -> tuple[np.ndarray, np.ndarray | None]:
+                 sizes: np.ndarray, minus: bool, work: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Per group, the largest ``i/n - v_(i)`` (and ``v_(i) - (i-1)/n``) over its sorted values, exactly.
 
     The two one-sided KS statistics of :func:`_ks_sorted` (``up - cdf`` and
@@ -250,14 +265,15 @@ def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | Non
         row_group: ``(rows,)`` the group of each row's values.
         sizes: ``(G,)`` values per group (``missing`` excluded).
         minus: also compute the ``v_(i) - (i - 1)/n`` maxima.
+        work: an int64 array shaped like ``fine`` to overwrite (``None``: a new one).
 
     Returns:
         ``(plus, minus)`` of shape ``(G,)`` (``-inf`` for an empty group; ``minus`` is ``None`` unless asked).
     """
     n_groups = sizes.size
     bins = 1 << int(min(16, max(0, round(math.log2(max(1.0, float(sizes.max(initial=1)) / VALUES_PER_BIN))))))
-    key = fine >> (16 - int(math.log2(bins)))
-    key += (row_group * bins)[:, None]  # in place: a second array of this size would cost fresh pages
+    key = np.right_shift(fine, 16 - int(math.log2(bins)), out=work)
+    key += (row_group * bins)[:, None]
     if missing is not None:
         key[missing] = n_groups * bins  # one extra bin, dropped
     key = key.ravel()
@@ -270,14 +286,19 @@ def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | Non
     lo, hi = np.arange(bins) / bins, np.arange(1, bins + 1) / bins
     # the bounds with products by 1/n (cheaper than quotients) and a margin of 1e-12 far above their rounding:
     # every upper bound still holds and every lower bound is still met, so no bin that can hold a maximum is missed
-    full = cnt > 0
+    full, empty = cnt > 0, cnt == 0
     top, bottom = upto * inv, below * inv
-    with np.errstate(invalid="ignore"):
-        least = np.where(full, bottom + (inv - hi), -np.inf).max(axis=1, keepdims=True)
-        cand = full & (top - lo >= least - MARGIN)
+    with np.errstate(invalid="ignore"):  # (in place: each new table costs fresh memory pages)
+        bound = np.add(bottom, inv - hi, out=upto)
+        bound[empty] = -np.inf
+        least = bound.max(axis=1, keepdims=True)
+        cand = np.greater_equal(np.subtract(top, lo, out=bound), least - MARGIN)
+        cand &= full
         if minus:
-            least = np.where(full, (lo + inv) - top, -np.inf).max(axis=1, keepdims=True)
-            cand |= full & (hi - bottom >= least - MARGIN)
+            np.subtract(lo + inv, top, out=bound)
+            bound[empty] = -np.inf
+            least = bound.max(axis=1, keepdims=True)
+            cand |= full & (np.subtract(hi, bottom, out=bound) >= least - MARGIN)
     inside = np.flatnonzero(np.append(cand.ravel(), False)[key])
     k, v = key[inside], values.ravel()[inside]
     order = np.lexsort((v, k))
@@ -313,18 +334,22 @@ def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
     return np.sort(x.view(np.int64), axis=-1, kind="stable").view(np.float64)
 
 
-def _release_statistics(cdf: np.ndarray, cdf_abs: np.ndarray, counts: np.ndarray
+def _release_statistics(cdf: np.ndarray, cdf_abs: np.ndarray, counts: np.ndarray, scratch: np.ndarray
                         ) -> tuple[list[int], list[float], list[float]]:
     """``(sizes, d, d_under)`` of :func:`_ks_sorted` for each row of sorted CDF values (NaN last, ``counts``
-    values each); the complete rows at once (the same arithmetic per row)."""
+    values each); the complete rows at once (the same arithmetic per row), their differences written into
+    ``scratch`` (a float array shaped like ``cdf``: new arrays this large cost fresh memory pages)."""
     width = cdf.shape[1]
     d, d_under = np.zeros(cdf.shape[0]), np.zeros(cdf.shape[0])
     complete = counts == width
     if complete.any():
         up, down = np.arange(1, width + 1) / width, np.arange(width) / width
-        c = cdf[complete]
-        d[complete] = np.maximum((up - c).max(axis=1), (c - down).max(axis=1))
-        d_under[complete] = np.maximum(0.0, (up - cdf_abs[complete]).max(axis=1))
+        every = bool(complete.all())
+        c, ca = (cdf, cdf_abs) if every else (cdf[complete], cdf_abs[complete])
+        tmp = scratch[:c.shape[0]]
+        d[complete] = np.maximum(np.subtract(up, c, out=tmp).max(axis=1),
+                                 np.subtract(c, down, out=tmp).max(axis=1))
+        d_under[complete] = np.maximum(0.0, np.subtract(up, ca, out=tmp).max(axis=1))
     for g in np.flatnonzero(~complete & (counts > 0)).tolist():
         d[g], d_under[g] = _ks_statistics(cdf[g, :counts[g]], cdf_abs[g, :counts[g]])
     return counts.tolist(), d.tolist(), d_under.tolist()
@@ -347,33 +372,54 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     """
     n_agents, n_rounds = z.shape[0], z.shape[2]
     rows = np.moveaxis(z, 2, 0).reshape(n_rounds * n_agents, -1)  # row (k, i): release (round k, agent i)
+    if np.may_share_memory(rows, z):  # a view (one round or one agent): the rows are sorted in place below
+        rows = rows.copy()
     width = rows.shape[1]
-    cdf, cdf_abs = _cdfs(np.sort(rows, axis=1), mechanism)  # sorted CDF values; those of |z|: two runs
-    nan = np.isnan(cdf)
-    counts = width - nan.sum(axis=1)
+    counts = width - np.isnan(rows).sum(axis=1)
     complete = counts == width
-    missing = None if complete.all() else nan
-    cdf_abs = _sort_nonnegative(cdf_abs) if missing is None else np.sort(cdf_abs, axis=1, kind="stable")  # NaN last
-    stats = {"release": _release_statistics(cdf, cdf_abs, counts)}
-    fine, fine_abs = _fine_bins(cdf), _fine_bins(cdf_abs)
-    release = np.arange(rows.shape[0])
-    for family, row_group in (("round", release // n_agents), ("agent", release % n_agents)):
-        sizes = np.bincount(row_group, weights=counts).astype(np.int64)
-        plus, low = _ks_extremes(cdf, fine, missing, row_group, sizes, minus=True)
-        under, _ = _ks_extremes(cdf_abs, fine_abs, missing, row_group, sizes, minus=False)
-        assert low is not None
-        stats[family] = (sizes.tolist(), np.maximum(plus, low).tolist(), np.maximum(under, 0.0).tolist())
-
-    # the per-release scale estimates of the complete rows at once (each row's own mean, as one test's)
-    row_hat = np.full(rows.shape[0], np.nan)
-    if complete.any():
-        part = rows[complete]
-        row_hat[complete] = (np.mean(np.abs(part), axis=1) if mechanism == "laplace"
-                             else np.sqrt(np.mean(part**2, axis=1)))
+    missing_any = not complete.all()
 
     def valid(values: np.ndarray) -> np.ndarray:
         values = values.ravel()
-        return values if missing is None else values[~np.isnan(values)]
+        return values[~np.isnan(values)] if missing_any else values
+
+    # the scale estimates first, on the residuals in their recorded order (each group's own mean, as one
+    # test's); the complete releases' at once
+    work = np.empty(rows.shape, dtype=np.int64)  # scratch memory shared by the steps below
+    row_hat = np.full(rows.shape[0], np.nan)
+    if complete.any():
+        part = rows[complete] if missing_any else rows
+        size = work.view(np.float64)[:part.shape[0]]  # |z| or z**2 (the same values as a new array's)
+        size = np.abs(part, out=size) if mechanism == "laplace" else np.square(part, out=size)
+        row_hat[complete] = np.mean(size, axis=1) if mechanism == "laplace" else np.sqrt(np.mean(size, axis=1))
+    for g in np.flatnonzero(~complete & (counts >= min_samples)).tolist():
+        row_hat[g] = _scale_hat(valid(rows[g]), mechanism)
+    # the round's rows hold z[:, :, k] in its recorded order
+    round_hat = [_scale_hat(valid(rows[k * n_agents:(k + 1) * n_agents]), mechanism)
+                 if counts[k * n_agents:(k + 1) * n_agents].sum() >= min_samples else None for k in range(n_rounds)]
+    agent_hat = [_scale_hat(valid(z[i]), mechanism) if counts[i::n_agents].sum() >= min_samples else None
+                 for i in range(n_agents)]
+
+    rows.sort(axis=1)  # in place (NaN last): the sorted CDF values; those of |z| in two runs
+    cdf, cdf_abs = _cdfs_in_place(rows, mechanism)
+    nan = np.isnan(cdf)
+    missing = nan if missing_any else None
+    if missing is None:  # NaN last, as in cdf; a stable sort merges the two runs
+        cdf_abs.view(np.int64).sort(axis=1, kind="stable")  # non-negative doubles sort as their bits
+    else:
+        cdf_abs.sort(axis=1, kind="stable")
+    stats = {"release": _release_statistics(cdf, cdf_abs, counts, work.view(np.float64))}
+    release = np.arange(rows.shape[0])
+    families = (("round", release // n_agents), ("agent", release % n_agents))
+    sizes = [np.bincount(row_group, weights=counts).astype(np.int64) for _, row_group in families]
+    fine = _fine_bins(cdf)
+    found = [_ks_extremes(cdf, fine, missing, row_group, n, minus=True, work=work)
+             for (_, row_group), n in zip(families, sizes)]
+    fine = _fine_bins(cdf_abs, out=fine)
+    for ((family, row_group), n, (plus, low)) in zip(families, sizes, found):
+        under, _ = _ks_extremes(cdf_abs, fine, missing, row_group, n, minus=False, work=work)
+        assert low is not None
+        stats[family] = (n.tolist(), np.maximum(plus, low).tolist(), np.maximum(under, 0.0).tolist())
 
     def test(family: str, g: int, rnd: int | None, agent: int | None, scale: float | None,
              hat: float) -> ConformanceTest:
@@ -386,14 +432,14 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
         for i in range(n_agents):
             g = k * n_agents + i
             if counts[g] >= min_samples:
-                hat = float(row_hat[g]) if complete[g] else _scale_hat(valid(rows[g]), mechanism)
-                out.append(test("release", g, col + 1, i, scale, hat))
-        if stats["round"][0][k] >= min_samples:  # the round's rows hold z[:, :, k] in its recorded order
-            out.append(test("round", k, col + 1, None, scale,
-                            _scale_hat(valid(rows[k * n_agents:(k + 1) * n_agents]), mechanism)))
+                out.append(test("release", g, col + 1, i, scale, float(row_hat[g])))
+        hat = round_hat[k]
+        if hat is not None:
+            out.append(test("round", k, col + 1, None, scale, hat))
     for i in range(n_agents):
-        if stats["agent"][0][i] >= min_samples:
-            out.append(test("agent", i, None, i, None, _scale_hat(valid(z[i]), mechanism)))
+        hat = agent_hat[i]
+        if hat is not None:
+            out.append(test("agent", i, None, i, None, hat))
     return out
 
 
@@ -456,7 +502,12 @@ def noise_conformance(
         noisy = np.flatnonzero(testable)
         if noisy.size == 0:
             continue
-        z = r[:, noisy] / scales[noisy].reshape((1, -1) + (1,) * (r.ndim - 2))  # (R, T', N, ..., d)
+        per_round = scales[noisy].reshape((1, -1) + (1,) * (r.ndim - 2))
+        if noisy[-1] - noisy[0] + 1 == noisy.size:  # consecutive rounds: divide a view of them
+            z = r[:, noisy[0]:noisy[-1] + 1] / per_round  # (R, T', N, ..., d)
+        else:  # a copy of them (fancy index), divided in place
+            z = r[:, noisy]
+            z /= per_round
         z = np.moveaxis(z, 2, 0)  # (N, R, T', ..., d): agent first
         tests.extend(_group_tests(name, z, noisy, scales, mechanism, min_samples))
     m = 2 * len(tests)  # a two-sided and a one-sided test per group

@@ -384,3 +384,27 @@ def test_ks_extremes_of_unmerged_groups_equal_the_sorted_statistics(seed, rows, 
             if minus:
                 assert low is not None and low[g] == (vals - np.arange(n) / n).max()
                 assert max(plus[g], low[g]) == _ks_statistics(vals, vals)[0]
+
+
+@given(x=hnp.arrays(float, st.tuples(st.integers(0, 4), st.integers(0, 50)),
+                    elements=st.floats(-50, 50) | st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0])),
+       mechanism=st.sampled_from(["laplace", "gaussian"]))
+def test_cdfs_computed_in_place_equal_the_plain_formulas(x, mechanism):
+    """The declared CDFs written into the input's memory equal the plain expressions (scipy.special, as
+    scipy.stats computes them), bit for bit, NaN and infinities included."""
+    from scipy import special
+
+    from accounting.conformance import _cdfs
+
+    if mechanism == "laplace":
+        m = -np.abs(x)
+        tail = 0.5 * np.exp(m)
+        expected = (np.where(x > 0, 1.0 - tail, tail), -special.expm1(m))
+    else:
+        expected = (special.ndtr(x), special.erf(np.abs(x) / np.sqrt(2)))
+    before = x.copy()
+    got = _cdfs(x, mechanism)
+    assert np.array_equal(x, before, equal_nan=True)  # the caller's array is left alone
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and np.array_equal(g, e, equal_nan=True)
+        assert np.array_equal(np.signbit(g), np.signbit(e))
