@@ -222,7 +222,6 @@ MARGIN = 1e-12
 """Slack of the bounds of :func:`_ks_extremes`, far above their rounding error (a few units of 1e-16)."""
 
 
-
 def _fine_bins(c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``floor(c * FINE_BINS)`` of CDF values in ``[0, 1]`` (1 joins the last bin), as int64 (into ``out`` if
     given); NaN gives garbage.
@@ -318,20 +317,21 @@ def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | Non
 
 
 def _sort_nonnegative(x: np.ndarray) -> np.ndarray:
-    """``numpy.sort(x, axis=-1)`` of non-negative floats without NaN (CDF values), read as 64-bit integers.
+    """Sort the rows of a C-contiguous float array of non-negative values without NaN (CDF values) in place,
+    read as 64-bit integers; returns ``x``.
 
     IEEE 754 doubles ``>= +0`` are ordered as their bit patterns read as
     signed integers (a ``-0.0`` reads as the smallest integer and sorts first,
     where it belongs: it equals the smallest value, 0). A stable integer sort
     (timsort) merges sorted runs three times faster than the float one, which
-    must place NaN; the values are returned unchanged, only reordered.
+    must place NaN; the values are only reordered.
 
     Example:
         >>> _sort_nonnegative(np.array([0.5, 0.0, 1.0, 0.25])).tolist()
         [0.0, 0.25, 0.5, 1.0]
     """
-    x = np.ascontiguousarray(x, dtype=float)
-    return np.sort(x.view(np.int64), axis=-1, kind="stable").view(np.float64)
+    x.view(np.int64).sort(axis=-1, kind="stable")
+    return x
 
 
 def _release_statistics(cdf: np.ndarray, cdf_abs: np.ndarray, counts: np.ndarray, scratch: np.ndarray
@@ -404,10 +404,10 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     cdf, cdf_abs = _cdfs_in_place(rows, mechanism)
     nan = np.isnan(cdf)
     missing = nan if missing_any else None
-    if missing is None:  # NaN last, as in cdf; a stable sort merges the two runs
-        cdf_abs.view(np.int64).sort(axis=1, kind="stable")  # non-negative doubles sort as their bits
+    if missing is None:  # a stable sort merges the two runs
+        _sort_nonnegative(cdf_abs)
     else:
-        cdf_abs.sort(axis=1, kind="stable")
+        cdf_abs.sort(axis=1, kind="stable")  # NaN last, as in cdf
     stats = {"release": _release_statistics(cdf, cdf_abs, counts, work.view(np.float64))}
     release = np.arange(rows.shape[0])
     families = (("round", release // n_agents), ("agent", release % n_agents))
