@@ -102,6 +102,95 @@ def _common(objects: Sequence[Any], name: str) -> Any:
     return values[0]
 
 
+class _LinearStack:
+    """The candidates' cost families when each is one base family with one linear member (the worst-case
+    search's candidates): their gradients in one call for every run of the stack.
+
+    * :class:`~asyncdp.problems.costs.LinearOverride` (one base, one agent ``k``, candidate ``c``'s cost of
+      agent ``k`` is ``<g_c, x>``): the base's :meth:`gradient` at every point of the stack, then agent ``k``'s
+      entries of candidate ``c``'s runs set to ``g_c``. That is what each candidate's own call computes on
+      its runs (the base's gradients, their finiteness check, the same selection of ``g``).
+    * :class:`~asyncdp.problems.online.LinearRound` (one base sequence, candidate ``c``'s round ``t_c`` loss
+      ``<g_c, x>``), asked for round ``t``'s gradient: the base's round-``t`` gradient at every point (unless
+      every candidate's linear round is ``t``), the runs of the candidates with ``t_c = t`` set to their
+      ``g_c``, times the agents' block mask, as each candidate's :meth:`OnlineLoss._gradient` does.
+
+    Both are per-entry operations on the runs' points, so each run's entries are those of its candidate's own
+    call, bit for bit (tests/asyncdp/privacy/test_constructed.py compares them). A call this does not cover
+    (another keyword, a sum over rounds, an argument the families would reject, a non-finite gradient)
+    gives ``None``, and the candidates' own calls answer it (raising what they raise).
+    """
+
+    def __init__(self, kind: str, costs: Sequence[Any], size: int) -> None:
+        self.kind, self.size, self.first = kind, size, costs[0]
+        self.rows = np.repeat(np.stack([c.linear_gradient for c in costs]), size, axis=0)  # each run's g
+        self.rounds = np.array([c.round_index for c in costs]) if kind == "round" else None
+
+    @classmethod
+    def of(cls, costs: Sequence[Any], size: int) -> _LinearStack | None:
+        """The stack of ``costs`` when they are such families (two at least), else ``None``."""
+        from ..problems.costs import LinearOverride
+        from ..problems.online import LinearRound
+
+        first = costs[0]
+        if len(costs) < 2:
+            return None
+        if type(first) is LinearOverride and all(type(c) is LinearOverride and c.base is first.base
+                                                 and c.agent == first.agent for c in costs):
+            return cls("agent", costs, size)
+        if type(first) is LinearRound and all(type(c) is LinearRound and c.base is first.base for c in costs):
+            return cls("round", costs, size)
+        return None
+
+    def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
+        try:
+            if self.kind == "agent":
+                return self._agent(a, x, kwargs)
+            return self._round(a, x, kwargs)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+
+    def _per_run(self, ndim: int) -> np.ndarray:
+        return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
+
+    def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        out = self.first.base.gradient(a, x, **kwargs)
+        if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
+            out = np.array(out)  # the base's array is left as it gave it
+            out[:, np.flatnonzero(a == self.first.agent)] = self.rows[:, None, :]
+            return out
+        mine = np.broadcast_to(a, out.shape[:-1]) == self.first.agent
+        return np.where(mine[..., None], self._per_run(out.ndim), out)
+
+    def _round(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        fam = self.first
+        t = kwargs.get("round_index")
+        if set(kwargs) != {"round_index"} or isinstance(t, bool) or not isinstance(t, (int, np.integer)) \
+                or not 1 <= t <= fam.num_rounds:
+            return None
+        xx = np.asarray(x, dtype=float)
+        if a.dtype.kind not in "iu" or (a.size and (a.min() < 0 or a.max() >= fam.num_agents)) \
+                or xx.shape[-1] != fam.dim:
+            return None
+        shape = np.broadcast_shapes(a.shape, xx.shape[:-1]) + (fam.dim,)
+        assert self.rounds is not None
+        linear = np.flatnonzero(self.rounds == t)
+        if linear.size == self.rounds.size:
+            grad = np.empty(xx.shape)
+        else:
+            grad = np.array(fam.base.round_gradient(t, xx), dtype=float)
+            if grad.shape != xx.shape:
+                return None
+        n = self.size
+        for k in linear.tolist():
+            grad[k * n:(k + 1) * n] = self.rows[k * n]
+        out = grad * fam.mask[a]
+        if out.shape != shape:
+            out = np.broadcast_to(out, shape).copy()
+        return out if bool(np.isfinite(out).all()) else None
+
+
 class StackedCosts:
     """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
 
@@ -114,31 +203,45 @@ class StackedCosts:
     def __init__(self, costs: Sequence[Any], size: int) -> None:
         self._costs, self._size = list(costs), size
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
+        self._linear = _LinearStack.of(self._costs, size)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
         return type(self._costs[0])
 
-    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
+    def _split_runs(self, agents: Any, x: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
+        stack, else :class:`Unstackable`."""
         xx = np.asarray(x)
         total = len(self._costs) * self._size
         if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
             raise Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
-        n = self._size
         if xx.ndim == 2 and a.ndim >= 1:  # one point per agent (N, d) or per run (R, d): not told apart
             raise Unstackable(f"points of shape {xx.shape} for agents of shape {a.shape}")
         if a.ndim == xx.ndim - 1 and a.shape[0] != 1:  # the agents carry the run axis too
             if a.shape[0] != total:
                 raise Unstackable(f"agents of shape {a.shape}")
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+            return a, xx, True
         if a.ndim >= xx.ndim:
             raise Unstackable(f"agents of shape {a.shape}")
+        return a, xx, False
+
+    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
+        a, xx, per_run = self._split_runs(agents, x)
+        n = self._size
+        if per_run:
+            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
         return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._costs) == 1:  # one candidate: its own family answers every call
             return self._costs[0].gradient(agents, x, **kwargs)
+        if self._linear is not None:
+            a, xx, _ = self._split_runs(agents, x)  # the checks of the call below, before anything is computed
+            got = self._linear.gradient(a, xx, kwargs)
+            if got is not None:
+                return got
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
@@ -149,7 +252,7 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_costs", "_size", "_known"):
+        if name.startswith("__") or name in ("_costs", "_size", "_known", "_linear"):
             raise AttributeError(name)
         if name not in self._known:
             self._known[name] = _common(self._costs, name)
