@@ -151,7 +151,7 @@ class CandidateRuns:
             when they fit in :data:`DENSE_CACHE_ENTRIES`).
         known: the search's record of candidates already evaluated on these runs (each run's losses and
             per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
-            candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
+            candidate met again on fewer runs (the search starts from the best extremal pairs) reads
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).

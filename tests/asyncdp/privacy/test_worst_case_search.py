@@ -1,0 +1,196 @@
+"""The batched worst-case search: derandomized, at least its starts and draws, batched, and exact.
+
+:func:`asyncdp.privacy.worst_case.search_pairs` evaluates its candidates a
+batch per stacked replay; the stacked linear costs
+(:mod:`asyncdp.privacy.stacked`) and the replay's gather
+(:mod:`accounting.scheduled_replay`) take shortcuts that must give each
+candidate exactly what its own computation gives. The references below are
+computed by other code: each candidate's own replay, each family's own
+gradient, an explicit loop over the schedule's entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import asyncdp.privacy.worst_case as wc
+from asyncdp import Async, LinkModel, Links, LogNormalLatency
+from asyncdp.privacy.constructed import CandidateRuns, constructed_replays
+from asyncdp.privacy.context import small_example
+
+LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
+
+
+def _case(timing=None):
+    pair, ctx = small_example(runs=40)
+    sc = pair.scenario if timing is None else pair.scenario.replace(timing=timing, links=LOSSY)
+    if timing is not None:
+        from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+
+        ctx = prepare(ScenarioPair(sc, pair.adjacent.replace(timing=timing, links=LOSSY)), CheckOptions(runs=40))
+    return sc, ctx
+
+
+def _starts(sc, ctx, objective):
+    fam = wc._family(sc, 0)
+    prepared = CandidateRuns(ctx.engine_runs(0), fam.rows(ctx.engine_runs(0), 16))
+    scored = wc._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 16, objective, None)
+    scored.sort(key=lambda c: (-c.objective, -c.loss))
+    return prepared, scored
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_same_inputs_give_the_same_pair(timing):
+    sc, ctx = _case(timing)
+    objective = wc._objective_of(ctx, sc)
+    found = []
+    for _ in range(2):  # fresh runs each time: nothing carried over but the inputs
+        prepared, scored = _starts(sc, ctx, objective)
+        found.append(wc.search_pairs(prepared, sc, 0, examples=6, start=scored, objective=objective))
+    assert found[0] == found[1]
+    assert found[0].objective == found[0].objective  # evaluated (not nan)
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_replay(timing, monkeypatch):
+    sc, ctx = _case(timing)
+    objective = wc._objective_of(ctx, sc)
+    prepared, scored = _starts(sc, ctx, objective)
+    drawn = []
+    evaluate_all = wc._evaluate_all
+
+    def spy(fam, cand, scenario, candidates, *args):
+        drawn.extend(c for c in candidates if c[0] == "search: drawn")
+        return evaluate_all(fam, cand, scenario, candidates, *args)
+
+    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    found = wc.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
+    assert len(drawn) == 7  # every draw evaluated (none degenerate)
+    runs = ctx.engine_runs(0)
+    own = []
+    for _, _, g, gp in drawn + [(None, None, c.gradient, c.gradient_prime) for c in scored[:wc.SEARCH_STARTS]]:
+        losses, _ = wc.constructed_losses(runs, sc, 0, g, gp, max_runs=8)  # its own replay, on the same 8 runs
+        own.append((objective(losses), float(np.max(losses))))
+    assert (found.objective, found.loss) >= max(own)
+    assert found.loss == pytest.approx(max(wc.constructed_losses(runs, sc, 0, found.gradient, found.gradient_prime,
+                                                                max_runs=8)[0]), rel=0, abs=0)
+
+
+def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkeypatch):
+    sc, ctx = _case()
+    objective = wc._objective_of(ctx, sc)
+    prepared, scored = _starts(sc, ctx, objective)
+    stacks = []
+    monkeypatch.setattr(wc, "constructed_replays", lambda runs, cands, pinned: stacks.append(len(cands))
+                        or constructed_replays(runs, cands, pinned))
+    wc.search_pairs(prepared, sc, 0, examples=10, start=scored, objective=objective)
+    assert len(stacks) == wc.CLIMB_ITERATIONS  # the starts were read from the extremal evaluation
+    moves = 2 * 2 * sc.problem.dim  # each coordinate of each direction, both ways
+    assert stacks[0] >= 10 + moves  # the draws and the first climb, together
+    assert sum(stacks) >= 10 + wc.CLIMB_ITERATIONS * moves - len(scored)  # a move may land on an extremal pair
+    keys = list(prepared.known)
+    assert len(keys) == len(set(keys))
+
+
+def test_the_climb_moves_every_coordinate_both_ways_and_stays_in_the_class():
+    sc, _ = _case()
+    fam = wc._family(sc, 0)
+    c = wc.CandidatePair("x", 0, (0.6 * fam.cls.bound, 0.8 * fam.cls.bound), (-fam.cls.bound, 0.0))
+    moves = wc._moves(fam, c, 0.5, lambda t0: "m")
+    assert len(moves) == 4 * sc.problem.dim
+    for _, t0, g, gp in moves:
+        assert t0 is None
+        assert np.linalg.norm(g) == pytest.approx(fam.cls.bound) and np.linalg.norm(gp) == pytest.approx(fam.cls.bound)
+    # moving u's first coordinate up: the new g is the normalized (0.6 + 0.5, 0.8)
+    want = fam.cls.bound * np.array([1.1, 0.8]) / np.linalg.norm([1.1, 0.8])
+    assert any(np.allclose(g, want) and np.allclose(gp, c.gradient_prime) for _, _, g, gp in moves)
+
+
+def test_round_moves_also_change_the_round_within_the_class():
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    fam = wc._family(sc, None)
+    g = np.ones(sc.problem.dim) * fam.cls.bound / np.sqrt(sc.problem.dim)
+    first = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=1), 0.25, lambda t0: t0)
+    middle = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=3), 0.25, lambda t0: t0)
+    assert sorted({t0 for _, t0, _, _ in first}) == [1, 2]  # round 0 is not in the class
+    assert sorted({t0 for _, t0, _, _ in middle}) == [2, 3, 4]
+    assert len(middle) == 4 * sc.problem.dim + 2
+
+
+def test_stacked_linear_rounds_give_each_candidates_own_gradients_bit_for_bit():
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.problems.online import LinearRound
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    base = sc.problem.costs
+    rng = np.random.default_rng(3)
+    fams = [LinearRound(base, t0, rng.normal(size=sc.problem.dim)) for t0 in (1, 2, 2, 4)]
+    size, n = 3, sc.problem.num_agents
+    stacked = StackedCosts(fams, size)
+    assert stacked._linear is not None  # the shortcut is taken
+    x = rng.normal(size=(len(fams) * size, n, sc.problem.dim))
+    agents = np.arange(n)
+    for t in (1, 2, 3, 4):
+        want = np.concatenate([f.gradient(agents, x[k * size:(k + 1) * size], round_index=t)
+                               for k, f in enumerate(fams)])
+        got = stacked.gradient(agents, x, round_index=t)
+        np.testing.assert_array_equal(got, want)
+    every = StackedCosts([LinearRound(base, 2, g) for g in rng.normal(size=(2, sc.problem.dim))], size)
+    x2 = x[:2 * size]
+    np.testing.assert_array_equal(every.gradient(agents, x2, round_index=2), np.concatenate(
+        [f.gradient(agents, x2[k * size:(k + 1) * size], round_index=2) for k, f in enumerate(every._costs)]))
+    np.testing.assert_array_equal(stacked.gradient(agents, x), np.concatenate(  # the sum over rounds: own calls
+        [f.gradient(agents, x[k * size:(k + 1) * size]) for k, f in enumerate(fams)]))
+
+
+def test_a_stacked_gradient_the_families_reject_raises_what_they_raise():
+    from asyncdp.errors import CostValueError
+    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 1, [0.5, 3.0])]
+    x = np.zeros((4, 3, 2))
+    x[3, 2, 0] = np.inf  # agent 2's point in the second candidate's second run
+    with pytest.raises(CostValueError) as own:
+        fams[1].gradient(np.arange(3), x[2:])
+    with pytest.raises(CostValueError) as stacked:
+        StackedCosts(fams, 2).gradient(np.arange(3), x)
+    assert str(stacked.value) == str(own.value)
+
+
+@pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
+def test_the_gather_reads_exactly_the_scheduled_entries(unicast):
+    from accounting.scheduled_replay import _gather, gather_index
+
+    rng = np.random.default_rng(11)
+    runs, horizon, n, d = 4, 6, 3, 2
+    shape = (runs, horizon, n, n, d) if unicast else (runs, horizon, n, d)
+    y = rng.normal(size=shape)
+    src = rng.integers(0, horizon + 1, size=(runs, n, n))
+    t = 3
+    want = np.zeros((runs, n, n, d))
+    for r in range(runs):
+        for i in range(n):
+            for j in range(n):
+                if src[r, i, j] > 0 and i != j:  # the self term is added apart
+                    want[r, i, j] = y[r, src[r, i, j] - 1, j, i] if unicast else y[r, src[r, i, j] - 1, j]
+    index = gather_index(src)
+    np.testing.assert_array_equal(_gather(y, src, t, unicast, index), want)
+    np.testing.assert_array_equal(_gather(y, src, t, unicast, index), want)  # the cached row numbers again
+    strided = np.asfortranarray(y)  # not C-ordered: the plain fancy index
+    np.testing.assert_array_equal(_gather(strided, src, t, unicast, index), want)
+    r, i, j = next(zip(*np.nonzero((src > 0) & ~np.eye(n, dtype=bool)[None])))
+    missing = y.copy()
+    if unicast:
+        missing[r, src[r, i, j] - 1, j, i] = np.nan
+    else:
+        missing[r, src[r, i, j] - 1, j] = np.nan
+    from accounting.errors import AccountingError
+
+    with pytest.raises(AccountingError, match=f"round {t}: receiver {i} combined sender {j}'s message"):
+        _gather(missing, src, t, unicast, index)
