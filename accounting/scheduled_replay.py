@@ -64,6 +64,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -74,7 +75,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index"]
+           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -334,9 +335,10 @@ class _RoundIndex:
     """What the combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone (shared by
     every channel of the round): the index arrays of the gather and which entries are used."""
 
-    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used", "_flat")
+    __slots__ = ("src", "rr", "idx", "jj", "ii", "used", "any_used", "_flat")
 
     def __init__(self, src: np.ndarray) -> None:
+        self.src = src
         runs, n_agents = src.shape[0], src.shape[1]
         self.rr = np.arange(runs)[:, None, None]
         self.jj = np.arange(n_agents)[None, None, :]
@@ -350,16 +352,47 @@ class _RoundIndex:
 
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         """For messages of shape ``shape`` (C-ordered), the gather's entries as row numbers of the messages seen
-        as ``(-1, d)`` rows (``(R, N, N)``), and the unused entries' positions in the gathered ``(R N N, d)``
-        rows (computed once per shape)."""
+        as ``(-1, d)`` rows (``(R, N, N)``), and which entries of the gathered ``(R, N, N, d)`` array, flattened,
+        are unused (computed once per shape)."""
         got = self._flat.get((shape, unicast))
         if got is None:
             horizon, n = shape[1], shape[2]
             rows = (self.rr * horizon + self.idx) * n + self.jj
             if unicast:
                 rows = rows * n + self.ii
-            got = self._flat[(shape, unicast)] = (rows, np.flatnonzero(~self.used))
+            got = self._flat[(shape, unicast)] = (rows, np.repeat(~self.used.ravel(), shape[-1]))
         return got
+
+
+class _TiledIndex:
+    """The :class:`_RoundIndex` of ``copies`` copies of one round's sender rounds, one after the other (the runs
+    of stacked candidates), derived from the index of one copy: the row numbers of copy ``k`` are the first
+    copy's moved by ``k`` copies' messages. The index arrays of the plain gather are built only if asked."""
+
+    __slots__ = ("_one", "_copies", "_full", "_flat", "any_used")
+
+    def __init__(self, one: _RoundIndex, copies: int) -> None:
+        self._one, self._copies = one, copies
+        self._full: _RoundIndex | None = None
+        self._flat: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self.any_used = one.any_used
+
+    def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+        got = self._flat.get((shape, unicast))
+        if got is None:
+            runs = shape[0] // self._copies
+            rows, unused = self._one.flat((runs,) + tuple(shape[1:]), unicast)
+            per_copy = runs * math.prod(shape[1:-1])  # a copy's messages, as rows
+            moved = rows[None] + (np.arange(self._copies) * per_copy)[:, None, None, None]
+            got = self._flat[(shape, unicast)] = (moved.reshape((-1,) + rows.shape[1:]), np.tile(unused, self._copies))
+        return got
+
+    def __getattr__(self, name: str) -> Any:  # rr, idx, jj, ii, used: the plain gather's
+        if name not in ("src", "rr", "idx", "jj", "ii", "used"):
+            raise AttributeError(name)
+        if self._full is None:
+            self._full = _RoundIndex(np.tile(self._one.src, (self._copies, 1, 1)))
+        return getattr(self._full, name)
 
 
 def gather_index(src: np.ndarray) -> Any:
@@ -377,14 +410,27 @@ def gather_index(src: np.ndarray) -> Any:
     return _RoundIndex(np.asarray(src, dtype=np.int64))
 
 
+def tiled_gather_index(index: Any, copies: int) -> Any:
+    """The :func:`gather_index` of ``copies`` copies of the sender rounds whose index is ``index``, one after the
+    other along the runs (``numpy.concatenate([src] * copies)``), computed from ``index``.
+
+    Example:
+        >>> src = np.array([[[1, 0], [2, 1]]])
+        >>> two = tiled_gather_index(gather_index(src), 2)
+        >>> y = np.arange(2 * 2 * 2 * 1, dtype=float).reshape(2, 2, 2, 1)  # two runs, two rounds, two agents
+        >>> _gather(y, np.concatenate([src] * 2), 1, False, two)[..., 0].tolist()
+        [[[0.0, 0.0], [2.0, 0.0]], [[0.0, 0.0], [6.0, 0.0]]]
+    """
+    return _TiledIndex(index, copies) if copies > 1 else index
+
+
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
     ix = _RoundIndex(src) if index is None else index
     if y.flags.c_contiguous:  # one take of whole rows by their row numbers: the same entries, gathered faster
         rows, unused = ix.flat(y.shape, unicast)
-        width = y.shape[-1]
-        out = np.take(y.reshape(-1, width), rows, axis=0)
-        out.reshape(-1, width)[unused] = 0.0
+        out = np.take(y.reshape(-1, y.shape[-1]), rows, axis=0)
+        np.putmask(out.reshape(-1), unused, 0.0)
     else:
         out = y[ix.rr, ix.idx, ix.jj, ix.ii] if unicast else y[ix.rr, ix.idx, ix.jj]
         out = np.where(ix.used, out, 0.0)

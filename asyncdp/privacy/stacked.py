@@ -30,7 +30,8 @@ import numpy as np
 
 from accounting.scheduled_replay import dense_round
 
-__all__ = ["Tiled", "Blocks", "Unstackable", "StackedCosts", "StackedProblem", "Stacked", "same_algorithm"]
+__all__ = ["Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked",
+           "same_algorithm"]
 
 
 class Tiled:
@@ -38,6 +39,7 @@ class Tiled:
 
     def __init__(self, schedules: Any, copies: int) -> None:
         self._schedules, self._copies = schedules, copies
+        self._rounds: dict[Any, Any] = {}  # each round's arrays and gather index, for every pass of the replay
 
     def __len__(self) -> int:
         return len(self._schedules) * self._copies
@@ -48,8 +50,24 @@ class Tiled:
         return self
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = dense_round(self._schedules, t)
-        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
+        got = self._rounds.get(t)
+        if got is None:
+            w, src = dense_round(self._schedules, t)
+            got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
+        return got
+
+    def gather_index(self, t: int) -> Any:
+        """:func:`accounting.scheduled_replay.gather_index` of round ``t``, from the copied schedules' (kept by
+        them when they keep it: :class:`~asyncdp.privacy.constructed.DenseSchedules`)."""
+        from accounting.scheduled_replay import gather_index, tiled_gather_index
+
+        key = ("index", t)
+        got = self._rounds.get(key)
+        if got is None:
+            one = self._schedules.gather_index(t) if hasattr(self._schedules, "gather_index") else \
+                gather_index(dense_round(self._schedules, t)[1])
+            got = self._rounds[key] = tiled_gather_index(one, self._copies)
+        return got
 
 
 class Blocks:
@@ -102,6 +120,69 @@ def _common(objects: Sequence[Any], name: str) -> Any:
     return values[0]
 
 
+class LinearCosts:
+    """A candidate's cost family given by its linear member: ``family_class(base, index, gradient)``
+    (:class:`~asyncdp.problems.costs.LinearOverride` of agent ``index``, or
+    :class:`~asyncdp.problems.online.LinearRound` of round ``index``), built only when asked (:meth:`family`).
+
+    The worst-case search evaluates hundreds of candidates whose families differ only in ``g`` (and the
+    round): :class:`StackedCosts` answers their gradients from the base and ``g`` (:class:`_LinearStack`) and
+    their other attributes from one of them, so the others need not be built. The arguments are checked
+    as the family checks them (a family that would reject them is built at once, which raises).
+
+    Args:
+        family_class: ``LinearOverride`` or ``LinearRound``.
+        base: the base family.
+        index: the changed agent, or the changed round.
+        gradient: ``g``.
+
+    Example:
+        >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+        >>> c = LinearCosts(LinearOverride, RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, [3.0, -4.0])
+        >>> c.family().gradient(np.arange(2), np.ones((2, 2))).tolist()
+        [[2.0, 2.0], [3.0, -4.0]]
+    """
+
+    __slots__ = ("family_class", "base", "index", "gradient", "_built")
+
+    def __init__(self, family_class: type, base: Any, index: int, gradient: Any) -> None:
+        self.family_class, self.base, self.index = family_class, base, index
+        self.gradient = np.array(gradient, dtype=float)
+        self._built: Any = None
+        from ..problems.costs import CostFamily, LinearOverride
+        from ..problems.online import LinearRound, OnlineLoss
+
+        if family_class not in (LinearOverride, LinearRound):
+            raise TypeError(f"LinearCosts: family_class must be LinearOverride or LinearRound, got {family_class!r}")
+        fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
+        if family_class is LinearOverride:
+            fine = fine and isinstance(base, CostFamily) and 0 <= index < base.num_agents
+        else:
+            fine = fine and isinstance(base, OnlineLoss) and 1 <= index <= base.num_rounds
+        fine = fine and self.gradient.shape == (base.dim,) and bool(np.isfinite(self.gradient).all())
+        if not fine:
+            self.family()  # what the family raises
+
+    def family(self) -> Any:
+        """The family (built on the first call)."""
+        if self._built is None:
+            self._built = self.family_class(self.base, self.index, self.gradient)
+        return self._built
+
+
+def _family(c: Any) -> Any:
+    """A cost family, or the family of a :class:`LinearCosts`."""
+    return c.family() if isinstance(c, LinearCosts) else c
+
+
+def _linear_parts(c: Any) -> tuple[type, Any, Any, np.ndarray]:
+    """``(class, base, agent or round, g)`` of a linear family or a :class:`LinearCosts`."""
+    if isinstance(c, LinearCosts):
+        return c.family_class, c.base, c.index, c.gradient
+    index = c.agent if hasattr(c, "agent") else c.round_index
+    return type(c), c.base, index, c.linear_gradient
+
+
 class _LinearStack:
     """The candidates' cost families when each is one base family with one linear member (the worst-case
     search's candidates): their gradients in one call for every run of the stack.
@@ -121,25 +202,37 @@ class _LinearStack:
     gives ``None``, and the candidates' own calls answer it (raising what they raise).
     """
 
-    def __init__(self, kind: str, costs: Sequence[Any], size: int) -> None:
-        self.kind, self.size, self.first = kind, size, costs[0]
-        self.rows = np.repeat(np.stack([c.linear_gradient for c in costs]), size, axis=0)  # each run's g
-        self.rounds = np.array([c.round_index for c in costs]) if kind == "round" else None
+    varying = ("linear_gradient", "round_index")
+    """The attributes that may differ between such families; every other one is the base's structure, the same
+    for all of them (the number of agents, the dimension, the rounds, an online loss's blocks and mask)."""
+
+    def __init__(self, kind: str, parts: Sequence[tuple[type, Any, Any, np.ndarray]], costs: Sequence[Any],
+                 size: int) -> None:
+        self.kind, self.size, self._costs = kind, size, costs
+        self.base, self.agent = parts[0][1], parts[0][2]
+        self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
+        self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
+
+    @property
+    def first(self) -> Any:
+        """The first candidate's family (built if it was given by a :class:`LinearCosts`)."""
+        return _family(self._costs[0])
 
     @classmethod
     def of(cls, costs: Sequence[Any], size: int) -> _LinearStack | None:
-        """The stack of ``costs`` when they are such families (two at least), else ``None``."""
+        """The stack of ``costs`` when they are such families or :class:`LinearCosts` (two at least), else
+        ``None``."""
         from ..problems.costs import LinearOverride
         from ..problems.online import LinearRound
 
-        first = costs[0]
-        if len(costs) < 2:
+        if len(costs) < 2 or not all(isinstance(c, (LinearCosts, LinearOverride, LinearRound)) for c in costs):
             return None
-        if type(first) is LinearOverride and all(type(c) is LinearOverride and c.base is first.base
-                                                 and c.agent == first.agent for c in costs):
-            return cls("agent", costs, size)
-        if type(first) is LinearRound and all(type(c) is LinearRound and c.base is first.base for c in costs):
-            return cls("round", costs, size)
+        parts = [_linear_parts(c) for c in costs]
+        kind, base, index, _ = parts[0]
+        if kind is LinearOverride and all(p[0] is LinearOverride and p[1] is base and p[2] == index for p in parts):
+            return cls("agent", parts, costs, size)
+        if kind is LinearRound and all(p[0] is LinearRound and p[1] is base for p in parts):
+            return cls("round", parts, costs, size)
         return None
 
     def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
@@ -155,12 +248,12 @@ class _LinearStack:
         return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
 
     def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        out = self.first.base.gradient(a, x, **kwargs)
+        out = self.base.gradient(a, x, **kwargs)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
-            out[:, np.flatnonzero(a == self.first.agent)] = self.rows[:, None, :]
+            out[:, np.flatnonzero(a == self.agent)] = self.rows[:, None, :]
             return out
-        mine = np.broadcast_to(a, out.shape[:-1]) == self.first.agent
+        mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
         return np.where(mine[..., None], self._per_run(out.ndim), out)
 
     def _round(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
@@ -201,19 +294,28 @@ class StackedCosts:
     """
 
     def __init__(self, costs: Sequence[Any], size: int) -> None:
-        self._costs, self._size = list(costs), size
+        self._given, self._size = list(costs), size
+        self._built: list[Any] | None = None
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
-        self._linear = _LinearStack.of(self._costs, size)
+        self._linear = _LinearStack.of(self._given, size)
+
+    @property
+    def _costs(self) -> list[Any]:
+        """Every candidate's family (those given by a :class:`LinearCosts` built on first use)."""
+        if self._built is None:
+            self._built = [_family(c) for c in self._given]
+        return self._built
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
-        return type(self._costs[0])
+        first = self._given[0]
+        return first.family_class if isinstance(first, LinearCosts) else type(first)
 
     def _split_runs(self, agents: Any, x: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
         stack, else :class:`Unstackable`."""
         xx = np.asarray(x)
-        total = len(self._costs) * self._size
+        total = len(self._given) * self._size
         if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
             raise Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
@@ -231,11 +333,11 @@ class StackedCosts:
         a, xx, per_run = self._split_runs(agents, x)
         n = self._size
         if per_run:
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
-        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
+        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:  # one candidate: its own family answers every call
+        if len(self._given) == 1:  # one candidate: its own family answers every call
             return self._costs[0].gradient(agents, x, **kwargs)
         if self._linear is not None:
             a, xx, _ = self._split_runs(agents, x)  # the checks of the call below, before anything is computed
@@ -246,16 +348,19 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:
+        if len(self._given) == 1:
             return self._costs[0].value(agents, x, **kwargs)
         return np.concatenate([np.asarray(c.value(a, xk, **kwargs))
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_costs", "_size", "_known", "_linear"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear"):
             raise AttributeError(name)
         if name not in self._known:
-            self._known[name] = _common(self._costs, name)
+            if self._linear is not None and name not in _LinearStack.varying:  # the base's structure: one answers
+                self._known[name] = _common([self._linear.first], name)
+            else:
+                self._known[name] = _common(self._costs, name)
         return self._known[name]
 
 

@@ -358,17 +358,20 @@ class _Family:
 
     def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
                   ) -> CandidateCosts:
-        """The candidate by its cost families (its scenarios, :meth:`scenarios`, built only when asked).
+        """The candidate by its cost families (:class:`~asyncdp.privacy.stacked.LinearCosts`: built only when a step
+        needs more than their gradients and structure; its scenarios, :meth:`scenarios`, only when asked).
 
         ``base`` is :func:`_bound_base` of ``scenario``.
         """
+        from .stacked import LinearCosts
+
         if self.agent is not None:
-            build = _override(self.agent)
+            kind, index = LinearOverride, self.agent
         else:
             assert round_index is not None
-            build = _linear_round(round_index)
+            kind, index = LinearRound, round_index
         costs = scenario.problem.costs
-        return CandidateCosts(base, build(costs, g), build(costs, gp),
+        return CandidateCosts(base, LinearCosts(kind, costs, index, g), LinearCosts(kind, costs, index, gp),
                               lambda: self.scenarios(scenario, round_index, g, gp))
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
@@ -554,14 +557,22 @@ def profile_objective(losses: Any, epsilon: float, delta: float, gaussian: bool)
         >>> max(spiky) > max(even), profile_objective(spiky, 1.0, 1e-5, True) < profile_objective(even, 1.0, 1e-5, True)
         (True, True)
     """
-    from accounting.profiles import gaussian_profile_delta
+    from accounting.profiles import _log_gaussian_delta_vec, gaussian_profile_delta
 
     loss = np.asarray(losses, dtype=float).ravel()
     if not (delta > 0 and gaussian and math.isfinite(epsilon)) or loss.size == 0:
         return float(loss.max()) if loss.size else -math.inf
-    vals = [1.0 if v == math.inf else gaussian_profile_delta(math.sqrt(2.0 * max(float(v), 0.0)), max(epsilon, 0.0))
-            for v in loss]
-    return float(np.mean(vals))
+    eps = max(epsilon, 0.0)
+    if np.isnan(loss).any():  # gaussian_profile_delta names what is wrong
+        vals = [1.0 if v == math.inf else gaussian_profile_delta(math.sqrt(2.0 * max(float(v), 0.0)), eps)
+                for v in loss]
+        return float(np.mean(vals))
+    # gaussian_profile_delta of every schedule's mu at once (its own equation, elementwise: the same values)
+    mu = np.sqrt(2.0 * np.maximum(loss, 0.0))
+    moved = np.isfinite(mu) & (mu > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        vals = np.exp(_log_gaussian_delta_vec(np.where(moved, mu, 1.0), eps))
+    return float(np.mean(np.where(moved, vals, np.where(mu == 0, 0.0, 1.0))))
 
 
 def _objective_of(ctx: Any, scenario: Scenario) -> Any:
