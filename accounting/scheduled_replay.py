@@ -348,7 +348,7 @@ class _RoundIndex:
         used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
         self.used = used[..., None]
         self.any_used = bool(used.any())
-        self._flat: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._flat: dict[tuple[Any, ...], Any] = {}
 
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         """For messages of shape ``shape`` (C-ordered), the gather's entries as row numbers of the messages seen
@@ -362,6 +362,23 @@ class _RoundIndex:
                 rows = rows * n + self.ii
             got = self._flat[(shape, unicast)] = (rows, np.repeat(~self.used.ravel(), shape[-1]))
         return got
+
+    def tiled_flat(self, copies: int, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`flat` of ``copies`` copies of these runs one after the other (``shape``: one copy's messages).
+        Kept for the most copies asked so far: fewer copies are its first rows."""
+        key = ("tiled", shape, unicast)
+        got: Any = self._flat.get(key)
+        if got is None or got[0] < copies:
+            rows, unused = self.flat(shape, unicast)
+            per_copy = shape[0] * math.prod(shape[1:-1])  # a copy's messages, as rows
+            moved = rows[None] + (np.arange(copies) * per_copy)[:, None, None, None]
+            got = self._flat[key] = (copies, moved.reshape((-1,) + rows.shape[1:]), np.tile(unused, copies))
+        return got[1][:copies * shape[0]], got[2][:copies * _unused_size(self, shape)]
+
+
+def _unused_size(index: _RoundIndex, shape: tuple[int, ...]) -> int:
+    """Entries of one gather of ``index`` for messages of shape ``shape``: ``R N N d``."""
+    return int(index.used.size * shape[-1])
 
 
 class _TiledIndex:
@@ -380,11 +397,8 @@ class _TiledIndex:
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         got = self._flat.get((shape, unicast))
         if got is None:
-            runs = shape[0] // self._copies
-            rows, unused = self._one.flat((runs,) + tuple(shape[1:]), unicast)
-            per_copy = runs * math.prod(shape[1:-1])  # a copy's messages, as rows
-            moved = rows[None] + (np.arange(self._copies) * per_copy)[:, None, None, None]
-            got = self._flat[(shape, unicast)] = (moved.reshape((-1,) + rows.shape[1:]), np.tile(unused, self._copies))
+            one = (shape[0] // self._copies,) + tuple(shape[1:])
+            got = self._flat[(shape, unicast)] = self._one.tiled_flat(self._copies, one, unicast)
         return got
 
     def __getattr__(self, name: str) -> Any:  # rr, idx, jj, ii, used: the plain gather's

@@ -194,3 +194,46 @@ def test_the_gather_reads_exactly_the_scheduled_entries(unicast):
 
     with pytest.raises(AccountingError, match=f"round {t}: receiver {i} combined sender {j}'s message"):
         _gather(missing, src, t, unicast, index)
+
+
+def test_a_slices_reads_ahead_are_its_runs_own():
+    from accounting.scheduled_replay import later_reads, reads_ahead
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.constructed import DenseSchedules
+
+    sc, _ = _case()
+    sc = sc.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 9, seed=5)
+    own = [runs.schedules[r] for r in range(9)]
+    dense = DenseSchedules(tuple(own), sc.horizon)
+    n = sc.problem.num_agents
+    written = np.zeros((sc.horizon, n), dtype=bool)
+    written[:, 0] = True
+    checked = 0
+    for part, rows in ((dense[2:7], range(2, 7)), (dense[1::3], range(1, 9, 3)), (dense, range(9))):
+        want = later_reads([own[r] for r in rows], sc.horizon)  # computed on those runs alone
+        got = part.ahead_entries()
+        assert [a.tolist() for a in got] == [a.tolist() for a in want]
+        for readers in (None, np.arange(n) == 1):
+            expect = reads_ahead([own[r] for r in rows], sc.horizon, written, readers)
+            assert part.reads_ahead(written, readers) == expect
+            checked += expect
+    assert checked  # some slice does read agent 0's later messages: something to tell apart
+
+
+@pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
+def test_a_tiled_gather_index_reads_what_the_index_of_the_tiled_rounds_reads(unicast):
+    from accounting.scheduled_replay import _gather, gather_index, tiled_gather_index
+
+    rng = np.random.default_rng(12)
+    runs, horizon, n, d = 3, 5, 3, 2
+    src = rng.integers(0, horizon + 1, size=(runs, n, n))
+    one = gather_index(src)
+    for copies in (5, 2, 7):  # more copies, then fewer (the first rows of the kept ones), then more again
+        shape = (copies * runs, horizon, n, n, d) if unicast else (copies * runs, horizon, n, d)
+        y = rng.normal(size=shape)
+        tiled = np.concatenate([src] * copies)
+        want = _gather(y, tiled, 2, unicast, gather_index(tiled))
+        np.testing.assert_array_equal(_gather(y, tiled, 2, unicast, tiled_gather_index(one, copies)), want)
+        assert (want != 0).any()
+        np.testing.assert_array_equal(tiled_gather_index(one, copies).idx, gather_index(tiled).idx)  # plain path
