@@ -378,7 +378,9 @@ class CandidateCosts:
     Args:
         base: the scenario whose domain, algorithm (bound to the user's problem), horizon and initial points
             the candidate keeps.
-        costs, costs_prime: the candidate's cost families under ``P`` and ``P'``.
+        costs, costs_prime: the candidate's cost families under ``P`` and ``P'`` (or
+            :class:`~asyncdp.privacy.stacked.LinearCosts`: built only if a step needs more than their gradients
+            and their base's structure).
         build: ``() -> (p, q)``: the candidate's scenarios (with these costs, ``base``'s algorithm and initial
             points).
 

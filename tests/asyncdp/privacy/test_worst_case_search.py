@@ -237,3 +237,51 @@ def test_a_tiled_gather_index_reads_what_the_index_of_the_tiled_rounds_reads(uni
         np.testing.assert_array_equal(_gather(y, tiled, 2, unicast, tiled_gather_index(one, copies)), want)
         assert (want != 0).any()
         np.testing.assert_array_equal(tiled_gather_index(one, copies).idx, gather_index(tiled).idx)  # plain path
+
+
+def test_candidates_given_by_linear_costs_are_replayed_without_building_their_families(monkeypatch):
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.problems.online import LinearRound
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    from asyncdp.privacy.behavior import run_engine
+
+    runs = run_engine(sc, 6, seed=0)
+    fam = wc._family(sc, None)
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[::7][:5]
+    base = wc._bound_base(sc)
+    built = []
+    init = LinearRound.__init__
+    monkeypatch.setattr(LinearRound, "__init__", lambda self, *a: built.append(a[1]) or init(self, *a))
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    assert all(isinstance(c.costs, LinearCosts) for c in cands) and not built
+    got = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert len(built) <= 2  # one family answers the base's structure (blocks, mask) for every candidate
+    monkeypatch.setattr(LinearRound, "__init__", init)
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, got):
+        (own, own_rounds), = constructed_replays(prepared.runs, [fam.scenarios(sc, t0, g, gp)], fam.pinned(sc))
+        np.testing.assert_array_equal(losses, own)
+        np.testing.assert_array_equal(per_round, own_rounds)
+    assert len({float(x[0].sum()) for x in got}) > 1
+
+
+def test_linear_costs_reject_what_their_family_rejects():
+    from asyncdp.errors import ProblemError
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+    from asyncdp.problems.online import LinearRound
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5]])
+    for agent, g in ((2, [1.0, 0.0]), (0, [np.nan, 0.0]), (0, [1.0, 0.0, 0.0])):
+        with pytest.raises(ProblemError):
+            LinearOverride(base, agent, g)
+        with pytest.raises(ProblemError):
+            LinearCosts(LinearOverride, base, agent, g)
+    loss = DPSDAC.example_scenario().problem.costs
+    with pytest.raises(ProblemError):
+        LinearCosts(LinearRound, loss, 0, np.ones(loss.dim))  # rounds are 1-based
+    fine = LinearCosts(LinearRound, loss, 2, np.ones(loss.dim))
+    assert fine._built is None and fine.family().round_index == 2
