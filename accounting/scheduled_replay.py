@@ -254,18 +254,23 @@ def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tu
     if hasattr(schedules, "dense_runs"):
         w, src = schedules.dense_runs(t)
         return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
-    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    alive = list(schedules)  # schedules made on access stay alive while they are read, so that no id is reused
+    if not alive:
+        raise ValueError("need at least one schedule")
+    ids = np.fromiter(map(id, alive), dtype=np.int64, count=len(alive))
+    _, first, which = np.unique(ids, return_index=True, return_inverse=True)  # each distinct schedule, once
+    order = np.argsort(first)  # the distinct schedules in the order they first occur
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
     ws, ss = [], []
-    alive = []  # schedules made on access stay alive while they are read, so that no id is reused
-    for s in schedules:
-        alive.append(s)
-        got = seen.get(id(s))
-        if got is None:
-            w, src = s.dense(t)
-            got = seen[id(s)] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
-        ws.append(got[0])
-        ss.append(got[1])
-    return np.stack(ws), np.stack(ss)
+    for k in first[order].tolist():
+        w, src = alive[k].dense(t)
+        ws.append(np.asarray(w, dtype=float))
+        ss.append(np.asarray(src, dtype=np.int64))
+    if len(ws) == len(alive):  # every run its own schedule, in order
+        return np.stack(ws), np.stack(ss)
+    runs = rank[which.ravel()]
+    return np.stack(ws)[runs], np.stack(ss)[runs]
 
 
 def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray,

@@ -285,3 +285,22 @@ def test_linear_costs_reject_what_their_family_rejects():
         LinearCosts(LinearRound, loss, 0, np.ones(loss.dim))  # rounds are 1-based
     fine = LinearCosts(LinearRound, loss, 2, np.ones(loss.dim))
     assert fine._built is None and fine.family().round_index == 2
+
+
+def test_dense_rounds_of_a_list_of_schedules_are_each_runs_own_in_order():
+    from accounting.scheduled_replay import dense_round
+
+    class One:
+        def __init__(self, k):
+            self.k = k
+
+        def dense(self, t):
+            return np.full((2, 2), float(self.k)), np.full((2, 2), t + self.k)
+
+    objs = [One(k) for k in range(12)]
+    rng = np.random.default_rng(2)
+    for trial in range(60):  # repeated objects (lockstep runs share one), all distinct, any order
+        pick = rng.permutation(12)[:rng.integers(1, 12)] if trial % 2 else rng.integers(0, 12, size=rng.integers(1, 20))
+        w, src = dense_round([objs[k] for k in pick], 3)
+        assert w[:, 0, 0].tolist() == [float(k) for k in pick] and src.dtype == np.int64
+        assert src[:, 1, 1].tolist() == [3 + int(k) for k in pick]
