@@ -13,6 +13,17 @@ per candidate, which the stacked steps fall back to when the stacked problem
 cannot answer a question as each candidate's own problem would,
 :class:`Unstackable`).
 
+The search's candidates are one base family with one linear member each
+(:class:`~asyncdp.problems.costs.LinearOverride`,
+:class:`~asyncdp.problems.online.LinearRound`), given by what makes them
+linear (:class:`LinearCosts`): their gradients are taken in one call of the
+base for every run of the stack, each candidate's linear entries set to its
+own ``g`` (:class:`_LinearStack`, the same values as each family's own
+call), and their families are built only if a step needs more than that and
+the base's structure. :class:`Tiled` schedules keep each round's arrays and
+a gather index derived from the copied schedules' own
+(:func:`accounting.scheduled_replay.tiled_gather_index`).
+
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
     >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])

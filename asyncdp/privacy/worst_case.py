@@ -635,18 +635,18 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
     """A batched search for the pair of the class with the largest objective: draws, then a hill climb.
 
     Every candidate is evaluated on the same ``max_runs`` schedules, a batch of candidates at a time in one
-    stacked replay (:func:`_evaluate_all`); the search is derandomized (a fixed seed,
-    :data:`SEARCH_SEED`: the same inputs give the same pair). It ranks candidates by ``(objective, loss)``.
+    stacked replay (``_evaluate_all``); the search is derandomized (a fixed seed,
+    ``SEARCH_SEED``: the same inputs give the same pair). It ranks candidates by ``(objective, loss)``.
 
-    1. *Starts*: the first :data:`SEARCH_STARTS` of ``start`` (the best extremal pairs), on these runs (read from
+    1. *Starts*: the first ``SEARCH_STARTS`` of ``start`` (the best extremal pairs), on these runs (read from
        the extremal evaluation when it had them: not replayed).
     2. *Draws*: ``examples`` pairs, two directions drawn uniformly in ``[-1, 1]^n`` and scaled to the class as
-       :meth:`_Family.scaled` does (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the
+       ``_Family.scaled`` does (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the
        class's norm); under round adjacency the changed round is drawn from every round ``1..T-1`` too.
-    3. *Hill climb* (:data:`CLIMB_ITERATIONS` batches): the :data:`CLIMB_POINTS` best candidates so far are each
+    3. *Hill climb* (``CLIMB_ITERATIONS`` batches): the ``CLIMB_POINTS`` best candidates so far are each
        moved along every coordinate of each direction by ``+-step`` (and one round earlier and later under round
        adjacency); a point whose best move improves on it is replaced by that move, keeping its step, one
-       whose moves do not improve divides its step by 4 (from :data:`CLIMB_STEP`). The first batch climbs from
+       whose moves do not improve divides its step by 4 (from ``CLIMB_STEP``). The first batch climbs from
        the starts and is replayed with the draws.
 
     Why it is as strong as the Hypothesis search it replaces (``examples`` Hypothesis examples, the starts as
@@ -654,7 +654,7 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
     drawn pairs, some degenerate (Hypothesis favours zeros and tiny values; a direction of norm below 1e-6 was
     skipped), and its targeted phase moved the one best example's drawn values one at a time with the rest of
     the same budget (the optimiser starts at half of it). This one evaluates the same starts, ``examples``
-    non-degenerate draws, and a climb that moves every coordinate of each of the :data:`CLIMB_POINTS` best
+    non-degenerate draws, and a climb that moves every coordinate of each of the ``CLIMB_POINTS`` best
     points in both directions at every iteration: more candidates, from more points, along the same kind of
     moves (on the shipped examples and the Gaussian two-stage example under every timing it finds an objective
     at least the old search's, up to 27% larger). Neither is a local-optimum guarantee: the extremal pairs
