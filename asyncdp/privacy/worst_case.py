@@ -133,6 +133,10 @@ CLIMB_ITERATIONS = 2
 CLIMB_STEP = 0.5
 """A climb's first step along a coordinate of a direction (each direction's coordinates are at most 1)."""
 
+CLIMB_COORDINATES = 16
+"""In dimension ``n`` above this, each climb move of a point changes this many coordinates, drawn anew (without
+repetition) for every point and iteration: the batches stay of bounded size in any dimension."""
+
 
 @dataclass(frozen=True)
 class CandidatePair:
@@ -607,15 +611,16 @@ def _directions_of(fam: _Family, c: CandidatePair) -> tuple[np.ndarray, np.ndarr
     return g / bound, gp / bound
 
 
-def _moves(fam: _Family, c: CandidatePair, step: float, label: Any) -> list[tuple[str, int | None, Any, Any]]:
-    """The hill climb's neighbours of ``c``: each coordinate of each direction moved by ``+-step`` (the direction
-    then scaled back to the class), and under round adjacency the same directions one round earlier and later
-    (``label(t0)``: a move's label)."""
+def _moves(fam: _Family, c: CandidatePair, step: float, label: Any, coordinates: Any = None
+           ) -> list[tuple[str, int | None, Any, Any]]:
+    """The hill climb's neighbours of ``c``: each coordinate (of ``coordinates``, default all) of each direction
+    moved by ``+-step`` (the direction then scaled back to the class), and under round adjacency the same
+    directions one round earlier and later (``label(t0)``: a move's label)."""
     u, v = _directions_of(fam, c)
     difference = isinstance(fam.cls, GradientClass) and fam.cls.kind == "difference"
     out: list[tuple[str, int | None, Any, Any]] = []
     for which in ((0,) if difference else (0, 1)):
-        for k in range(u.size):
+        for k in (range(u.size) if coordinates is None else coordinates):
             for sign in (1.0, -1.0):
                 uu, vv = u.copy(), v.copy()
                 (uu if which == 0 else vv)[k] += sign * step
@@ -644,8 +649,9 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
        ``_Family.scaled`` does (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the
        class's norm); under round adjacency the changed round is drawn from every round ``1..T-1`` too.
     3. *Hill climb* (``CLIMB_ITERATIONS`` batches): the ``CLIMB_POINTS`` best candidates so far are each
-       moved along every coordinate of each direction by ``+-step`` (and one round earlier and later under round
-       adjacency); a point whose best move improves on it is replaced by that move, keeping its step, one
+       moved along every coordinate of each direction by ``+-step`` (above ``CLIMB_COORDINATES`` dimensions,
+       along that many coordinates drawn for the point) and one round earlier and later under round
+       adjacency; a point whose best move improves on it is replaced by that move, keeping its step, one
        whose moves do not improve divides its step by 4 (from ``CLIMB_STEP``). The first batch climbs from
        the starts and is replayed with the draws.
 
@@ -731,7 +737,9 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         moves = []
         for p in points:
             step = steps.setdefault(_key(p.round_index, p.gradient, p.gradient_prime), CLIMB_STEP)
-            moves.append(_moves(fam, p, step, lambda t0: named(t0, "hill climb")))
+            coordinates = None if n <= CLIMB_COORDINATES else \
+                np.sort(rng.choice(n, size=CLIMB_COORDINATES, replace=False)).tolist()
+            moves.append(_moves(fam, p, step, lambda t0: named(t0, "hill climb"), coordinates))
         got = evaluate(batch + [m for ms in moves for m in ms])
         offset = len(batch)
         for p, ms in zip(points, moves):

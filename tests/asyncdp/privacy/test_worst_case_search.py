@@ -304,3 +304,34 @@ def test_dense_rounds_of_a_list_of_schedules_are_each_runs_own_in_order():
         w, src = dense_round([objs[k] for k in pick], 3)
         assert w[:, 0, 0].tolist() == [float(k) for k in pick] and src.dtype == np.int64
         assert src[:, 1, 1].tolist() == [3 + int(k) for k in pick]
+
+
+def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monkeypatch):
+    import topology
+    from asyncdp import Scenario
+    from asyncdp.papers.huang2015.rule import Huang2015
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+    from asyncdp.problems.problem import rendezvous_problem
+
+    dim = 40
+    rng = np.random.default_rng(0)
+    problem = rendezvous_problem(rng.uniform(-1, 1, size=(3, dim)))
+    weights = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+    sc = Scenario(problem, topology.static(weights), Huang2015(epsilon=1.0, c=0.05, q=0.2, p=0.6), horizon=4, seed=1)
+    adj = sc.replace(problem=problem.adjacent(0, address=-np.ones(dim)))
+    ctx = prepare(ScenarioPair(sc, adj), CheckOptions(runs=20))
+    moved = []
+    evaluate_all = wc._evaluate_all
+
+    def spy(fam, cand, scenario, candidates, *args):
+        moved.append(sum(1 for c in candidates if c[0] == "search: hill climb"))
+        return evaluate_all(fam, cand, scenario, candidates, *args)
+
+    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    fam = wc._family(sc, 0)
+    start = [wc.CandidatePair(label, 0, tuple(g), tuple(gp)) for label, g, gp in wc.extremal_pairs(sc, 0)[:3]]
+    wc.search_pairs(ctx.engine_runs(0), sc, 0, examples=5, start=start)
+    climbs = [m for m in moved if m]
+    assert len(climbs) == wc.CLIMB_ITERATIONS
+    assert all(0 < m <= wc.CLIMB_POINTS * 4 * wc.CLIMB_COORDINATES for m in climbs)  # not 4 * 40 per point
+    assert fam is not None and dim > wc.CLIMB_COORDINATES
