@@ -64,6 +64,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -74,7 +75,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
-           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index"]
+           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -253,18 +254,23 @@ def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tu
     if hasattr(schedules, "dense_runs"):
         w, src = schedules.dense_runs(t)
         return np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
-    seen: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    alive = list(schedules)  # schedules made on access stay alive while they are read, so that no id is reused
+    if not alive:
+        raise ValueError("need at least one schedule")
+    ids = np.fromiter(map(id, alive), dtype=np.int64, count=len(alive))
+    _, first, which = np.unique(ids, return_index=True, return_inverse=True)  # each distinct schedule, once
+    order = np.argsort(first)  # the distinct schedules in the order they first occur
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
     ws, ss = [], []
-    alive = []  # schedules made on access stay alive while they are read, so that no id is reused
-    for s in schedules:
-        alive.append(s)
-        got = seen.get(id(s))
-        if got is None:
-            w, src = s.dense(t)
-            got = seen[id(s)] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
-        ws.append(got[0])
-        ss.append(got[1])
-    return np.stack(ws), np.stack(ss)
+    for k in first[order].tolist():
+        w, src = alive[k].dense(t)
+        ws.append(np.asarray(w, dtype=float))
+        ss.append(np.asarray(src, dtype=np.int64))
+    if len(ws) == len(alive):  # every run its own schedule, in order
+        return np.stack(ws), np.stack(ss)
+    runs = rank[which.ravel()]
+    return np.stack(ws)[runs], np.stack(ss)[runs]
 
 
 def reads_ahead(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int, written: np.ndarray,
@@ -334,9 +340,10 @@ class _RoundIndex:
     """What the combinations of one round read, from its sender rounds ``src`` ``(R, N, N)`` alone (shared by
     every channel of the round): the index arrays of the gather and which entries are used."""
 
-    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used")
+    __slots__ = ("src", "rr", "idx", "jj", "ii", "used", "any_used", "_flat")
 
     def __init__(self, src: np.ndarray) -> None:
+        self.src = src
         runs, n_agents = src.shape[0], src.shape[1]
         self.rr = np.arange(runs)[:, None, None]
         self.jj = np.arange(n_agents)[None, None, :]
@@ -346,6 +353,65 @@ class _RoundIndex:
         used[:, np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
         self.used = used[..., None]
         self.any_used = bool(used.any())
+        self._flat: dict[tuple[Any, ...], Any] = {}
+
+    def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+        """For messages of shape ``shape`` (C-ordered), the gather's entries as row numbers of the messages seen
+        as ``(-1, d)`` rows (``(R, N, N)``), and which entries of the gathered ``(R, N, N, d)`` array, flattened,
+        are unused (computed once per shape)."""
+        got = self._flat.get((shape, unicast))
+        if got is None:
+            horizon, n = shape[1], shape[2]
+            rows = (self.rr * horizon + self.idx) * n + self.jj
+            if unicast:
+                rows = rows * n + self.ii
+            got = self._flat[(shape, unicast)] = (rows, np.repeat(~self.used.ravel(), shape[-1]))
+        return got
+
+    def tiled_flat(self, copies: int, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`flat` of ``copies`` copies of these runs one after the other (``shape``: one copy's messages).
+        Kept for the most copies asked so far: fewer copies are its first rows."""
+        key = ("tiled", shape, unicast)
+        got: Any = self._flat.get(key)
+        if got is None or got[0] < copies:
+            rows, unused = self.flat(shape, unicast)
+            per_copy = shape[0] * math.prod(shape[1:-1])  # a copy's messages, as rows
+            moved = rows[None] + (np.arange(copies) * per_copy)[:, None, None, None]
+            got = self._flat[key] = (copies, moved.reshape((-1,) + rows.shape[1:]), np.tile(unused, copies))
+        return got[1][:copies * shape[0]], got[2][:copies * _unused_size(self, shape)]
+
+
+def _unused_size(index: _RoundIndex, shape: tuple[int, ...]) -> int:
+    """Entries of one gather of ``index`` for messages of shape ``shape``: ``R N N d``."""
+    return int(index.used.size * shape[-1])
+
+
+class _TiledIndex:
+    """The :class:`_RoundIndex` of ``copies`` copies of one round's sender rounds, one after the other (the runs
+    of stacked candidates), derived from the index of one copy: the row numbers of copy ``k`` are the first
+    copy's moved by ``k`` copies' messages. The index arrays of the plain gather are built only if asked."""
+
+    __slots__ = ("_one", "_copies", "_full", "_flat", "any_used")
+
+    def __init__(self, one: _RoundIndex, copies: int) -> None:
+        self._one, self._copies = one, copies
+        self._full: _RoundIndex | None = None
+        self._flat: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self.any_used = one.any_used
+
+    def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
+        got = self._flat.get((shape, unicast))
+        if got is None:
+            one = (shape[0] // self._copies,) + tuple(shape[1:])
+            got = self._flat[(shape, unicast)] = self._one.tiled_flat(self._copies, one, unicast)
+        return got
+
+    def __getattr__(self, name: str) -> Any:  # rr, idx, jj, ii, used: the plain gather's
+        if name not in ("src", "rr", "idx", "jj", "ii", "used"):
+            raise AttributeError(name)
+        if self._full is None:
+            self._full = _RoundIndex(np.tile(self._one.src, (self._copies, 1, 1)))
+        return getattr(self._full, name)
 
 
 def gather_index(src: np.ndarray) -> Any:
@@ -363,11 +429,30 @@ def gather_index(src: np.ndarray) -> Any:
     return _RoundIndex(np.asarray(src, dtype=np.int64))
 
 
+def tiled_gather_index(index: Any, copies: int) -> Any:
+    """The :func:`gather_index` of ``copies`` copies of the sender rounds whose index is ``index``, one after the
+    other along the runs (``numpy.concatenate([src] * copies)``), computed from ``index``.
+
+    Example:
+        >>> src = np.array([[[1, 0], [2, 1]]])
+        >>> two = tiled_gather_index(gather_index(src), 2)
+        >>> y = np.arange(2 * 2 * 2 * 1, dtype=float).reshape(2, 2, 2, 1)  # two runs, two rounds, two agents
+        >>> _gather(y, np.concatenate([src] * 2), 1, False, two)[..., 0].tolist()
+        [[[0.0, 0.0], [2.0, 0.0]], [[0.0, 0.0], [6.0, 0.0]]]
+    """
+    return _TiledIndex(index, copies) if copies > 1 else index
+
+
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
     ix = _RoundIndex(src) if index is None else index
-    out = y[ix.rr, ix.idx, ix.jj, ix.ii] if unicast else y[ix.rr, ix.idx, ix.jj]
-    out = np.where(ix.used, out, 0.0)
+    if y.flags.c_contiguous:  # one take of whole rows by their row numbers: the same entries, gathered faster
+        rows, unused = ix.flat(y.shape, unicast)
+        out = np.take(y.reshape(-1, y.shape[-1]), rows, axis=0)
+        np.putmask(out.reshape(-1), unused, 0.0)
+    else:
+        out = y[ix.rr, ix.idx, ix.jj, ix.ii] if unicast else y[ix.rr, ix.idx, ix.jj]
+        out = np.where(ix.used, out, 0.0)
     if ix.any_used and np.isnan(out).any():  # NaN left only where a used entry is missing
         r, i, j, _ = (int(v) for v in np.argwhere(np.isnan(out))[0])
         raise AccountingError(f"round {t}: receiver {i} combined sender {j}'s message of round {int(src[r, i, j])} "

@@ -126,16 +126,30 @@ class DenseSchedules:
 
     def ahead_entries(self) -> tuple[np.ndarray, ...]:
         """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of
-        run ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (computed once)."""
+        run ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (computed once for every
+        run of the schedules, each slice's its runs' own: a run's reads are its own)."""
         key = ("ahead", self._runs.start, self._runs.stop, self._runs.step)
-        if key not in self._cache:
+        if key not in self._cache and (self._runs.step or 1) < 0:  # runs read backwards: their own reads
             self._cache[key] = later_reads(self, self._horizon)
+        if key not in self._cache:
+            every = self._cache.get(("ahead", None))
+            if every is None:
+                every = self._cache[("ahead", None)] = later_reads(DenseSchedules(self._schedules, self._horizon,
+                                                                                  self._cache), self._horizon)
+            t, r, s, j, i = every
+            start, step = self._runs.start, self._runs.step or 1
+            mine = (r >= start) & (r < self._runs.stop) & ((r - start) % step == 0)
+            self._cache[key] = (t[mine], (r[mine] - start) // step, s[mine], j[mine], i[mine])
         return self._cache[key]
 
     def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
-        from accounting.scheduled_replay import reads_ahead
-
-        return reads_ahead(self, self._horizon, written, readers)
+        """:func:`accounting.scheduled_replay.reads_ahead` of these runs, from :meth:`ahead_entries` (the same
+        reads)."""
+        _, _, s, j, i = self.ahead_entries()
+        hit = written[s - 1, j]
+        if readers is not None:
+            hit = hit & np.asarray(readers, dtype=bool)[i]
+        return bool(hit.any())
 
 
 class CandidateRuns:
@@ -151,7 +165,7 @@ class CandidateRuns:
             when they fit in :data:`DENSE_CACHE_ENTRIES`).
         known: the search's record of candidates already evaluated on these runs (each run's losses and
             per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
-            candidate met again on fewer runs (the Hypothesis search starts from the best extremal pairs) reads
+            candidate met again on fewer runs (the search starts from the best extremal pairs) reads
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
@@ -364,7 +378,9 @@ class CandidateCosts:
     Args:
         base: the scenario whose domain, algorithm (bound to the user's problem), horizon and initial points
             the candidate keeps.
-        costs, costs_prime: the candidate's cost families under ``P`` and ``P'``.
+        costs, costs_prime: the candidate's cost families under ``P`` and ``P'`` (or
+            :class:`~asyncdp.privacy.stacked.LinearCosts`: built only if a step needs more than their gradients
+            and their base's structure).
         build: ``() -> (p, q)``: the candidate's scenarios (with these costs, ``base``'s algorithm and initial
             points).
 

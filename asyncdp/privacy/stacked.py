@@ -13,6 +13,17 @@ per candidate, which the stacked steps fall back to when the stacked problem
 cannot answer a question as each candidate's own problem would,
 :class:`Unstackable`).
 
+The search's candidates are one base family with one linear member each
+(:class:`~asyncdp.problems.costs.LinearOverride`,
+:class:`~asyncdp.problems.online.LinearRound`), given by what makes them
+linear (:class:`LinearCosts`): their gradients are taken in one call of the
+base for every run of the stack, each candidate's linear entries set to its
+own ``g`` (:class:`_LinearStack`, the same values as each family's own
+call), and their families are built only if a step needs more than that and
+the base's structure. :class:`Tiled` schedules keep each round's arrays and
+a gather index derived from the copied schedules' own
+(:func:`accounting.scheduled_replay.tiled_gather_index`).
+
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
     >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])
@@ -30,7 +41,8 @@ import numpy as np
 
 from accounting.scheduled_replay import dense_round
 
-__all__ = ["Tiled", "Blocks", "Unstackable", "StackedCosts", "StackedProblem", "Stacked", "same_algorithm"]
+__all__ = ["Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked",
+           "same_algorithm"]
 
 
 class Tiled:
@@ -38,6 +50,7 @@ class Tiled:
 
     def __init__(self, schedules: Any, copies: int) -> None:
         self._schedules, self._copies = schedules, copies
+        self._rounds: dict[Any, Any] = {}  # each round's arrays and gather index, for every pass of the replay
 
     def __len__(self) -> int:
         return len(self._schedules) * self._copies
@@ -48,8 +61,24 @@ class Tiled:
         return self
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = dense_round(self._schedules, t)
-        return np.concatenate([w] * self._copies), np.concatenate([src] * self._copies)
+        got = self._rounds.get(t)
+        if got is None:
+            w, src = dense_round(self._schedules, t)
+            got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
+        return got
+
+    def gather_index(self, t: int) -> Any:
+        """:func:`accounting.scheduled_replay.gather_index` of round ``t``, from the copied schedules' (kept by
+        them when they keep it: :class:`~asyncdp.privacy.constructed.DenseSchedules`)."""
+        from accounting.scheduled_replay import gather_index, tiled_gather_index
+
+        key = ("index", t)
+        got = self._rounds.get(key)
+        if got is None:
+            one = self._schedules.gather_index(t) if hasattr(self._schedules, "gather_index") else \
+                gather_index(dense_round(self._schedules, t)[1])
+            got = self._rounds[key] = tiled_gather_index(one, self._copies)
+        return got
 
 
 class Blocks:
@@ -102,6 +131,170 @@ def _common(objects: Sequence[Any], name: str) -> Any:
     return values[0]
 
 
+class LinearCosts:
+    """A candidate's cost family given by its linear member: ``family_class(base, index, gradient)``
+    (:class:`~asyncdp.problems.costs.LinearOverride` of agent ``index``, or
+    :class:`~asyncdp.problems.online.LinearRound` of round ``index``), built only when asked (:meth:`family`).
+
+    The worst-case search evaluates hundreds of candidates whose families differ only in ``g`` (and the
+    round): :class:`StackedCosts` answers their gradients from the base and ``g`` (:class:`_LinearStack`) and
+    their other attributes from one of them, so the others need not be built. The arguments are checked
+    as the family checks them (a family that would reject them is built at once, which raises).
+
+    Args:
+        family_class: ``LinearOverride`` or ``LinearRound``.
+        base: the base family.
+        index: the changed agent, or the changed round.
+        gradient: ``g``.
+
+    Example:
+        >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+        >>> c = LinearCosts(LinearOverride, RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, [3.0, -4.0])
+        >>> c.family().gradient(np.arange(2), np.ones((2, 2))).tolist()
+        [[2.0, 2.0], [3.0, -4.0]]
+    """
+
+    __slots__ = ("family_class", "base", "index", "gradient", "_built")
+
+    def __init__(self, family_class: type, base: Any, index: int, gradient: Any) -> None:
+        self.family_class, self.base, self.index = family_class, base, index
+        self.gradient = np.array(gradient, dtype=float)
+        self._built: Any = None
+        from ..problems.costs import CostFamily, LinearOverride
+        from ..problems.online import LinearRound, OnlineLoss
+
+        if family_class not in (LinearOverride, LinearRound):
+            raise TypeError(f"LinearCosts: family_class must be LinearOverride or LinearRound, got {family_class!r}")
+        fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
+        if family_class is LinearOverride:
+            fine = fine and isinstance(base, CostFamily) and 0 <= index < base.num_agents
+        else:
+            fine = fine and isinstance(base, OnlineLoss) and 1 <= index <= base.num_rounds
+        fine = fine and self.gradient.shape == (base.dim,) and bool(np.isfinite(self.gradient).all())
+        if not fine:
+            self.family()  # what the family raises
+
+    def family(self) -> Any:
+        """The family (built on the first call)."""
+        if self._built is None:
+            self._built = self.family_class(self.base, self.index, self.gradient)
+        return self._built
+
+
+def _family(c: Any) -> Any:
+    """A cost family, or the family of a :class:`LinearCosts`."""
+    return c.family() if isinstance(c, LinearCosts) else c
+
+
+def _linear_parts(c: Any) -> tuple[type, Any, Any, np.ndarray]:
+    """``(class, base, agent or round, g)`` of a linear family or a :class:`LinearCosts`."""
+    if isinstance(c, LinearCosts):
+        return c.family_class, c.base, c.index, c.gradient
+    index = c.agent if hasattr(c, "agent") else c.round_index
+    return type(c), c.base, index, c.linear_gradient
+
+
+class _LinearStack:
+    """The candidates' cost families when each is one base family with one linear member (the worst-case
+    search's candidates): their gradients in one call for every run of the stack.
+
+    * :class:`~asyncdp.problems.costs.LinearOverride` (one base, one agent ``k``, candidate ``c``'s cost of
+      agent ``k`` is ``<g_c, x>``): the base's :meth:`gradient` at every point of the stack, then agent ``k``'s
+      entries of candidate ``c``'s runs set to ``g_c``. That is what each candidate's own call computes on
+      its runs (the base's gradients, their finiteness check, the same selection of ``g``).
+    * :class:`~asyncdp.problems.online.LinearRound` (one base sequence, candidate ``c``'s round ``t_c`` loss
+      ``<g_c, x>``), asked for round ``t``'s gradient: the base's round-``t`` gradient at every point (unless
+      every candidate's linear round is ``t``), the runs of the candidates with ``t_c = t`` set to their
+      ``g_c``, times the agents' block mask, as each candidate's :meth:`OnlineLoss._gradient` does.
+
+    Both are per-entry operations on the runs' points, so each run's entries are those of its candidate's own
+    call, bit for bit (tests/asyncdp/privacy/test_constructed.py compares them). A call this does not cover
+    (another keyword, a sum over rounds, an argument the families would reject, a non-finite gradient)
+    gives ``None``, and the candidates' own calls answer it (raising what they raise).
+    """
+
+    varying = ("linear_gradient", "round_index")
+    """The attributes that may differ between such families; every other one is the base's structure, the same
+    for all of them (the number of agents, the dimension, the rounds, an online loss's blocks and mask)."""
+
+    def __init__(self, kind: str, parts: Sequence[tuple[type, Any, Any, np.ndarray]], costs: Sequence[Any],
+                 size: int) -> None:
+        self.kind, self.size, self._costs = kind, size, costs
+        self.base, self.agent = parts[0][1], parts[0][2]
+        self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
+        self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
+
+    @property
+    def first(self) -> Any:
+        """The first candidate's family (built if it was given by a :class:`LinearCosts`)."""
+        return _family(self._costs[0])
+
+    @classmethod
+    def of(cls, costs: Sequence[Any], size: int) -> _LinearStack | None:
+        """The stack of ``costs`` when they are such families or :class:`LinearCosts` (two at least), else
+        ``None``."""
+        from ..problems.costs import LinearOverride
+        from ..problems.online import LinearRound
+
+        if len(costs) < 2 or not all(isinstance(c, (LinearCosts, LinearOverride, LinearRound)) for c in costs):
+            return None
+        parts = [_linear_parts(c) for c in costs]
+        kind, base, index, _ = parts[0]
+        if kind is LinearOverride and all(p[0] is LinearOverride and p[1] is base and p[2] == index for p in parts):
+            return cls("agent", parts, costs, size)
+        if kind is LinearRound and all(p[0] is LinearRound and p[1] is base for p in parts):
+            return cls("round", parts, costs, size)
+        return None
+
+    def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
+        try:
+            if self.kind == "agent":
+                return self._agent(a, x, kwargs)
+            return self._round(a, x, kwargs)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+
+    def _per_run(self, ndim: int) -> np.ndarray:
+        return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
+
+    def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        out = self.base.gradient(a, x, **kwargs)
+        if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
+            out = np.array(out)  # the base's array is left as it gave it
+            out[:, np.flatnonzero(a == self.agent)] = self.rows[:, None, :]
+            return out
+        mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
+        return np.where(mine[..., None], self._per_run(out.ndim), out)
+
+    def _round(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        fam = self.first
+        t = kwargs.get("round_index")
+        if set(kwargs) != {"round_index"} or isinstance(t, bool) or not isinstance(t, (int, np.integer)) \
+                or not 1 <= t <= fam.num_rounds:
+            return None
+        xx = np.asarray(x, dtype=float)
+        if a.dtype.kind not in "iu" or (a.size and (a.min() < 0 or a.max() >= fam.num_agents)) \
+                or xx.shape[-1] != fam.dim:
+            return None
+        shape = np.broadcast_shapes(a.shape, xx.shape[:-1]) + (fam.dim,)
+        assert self.rounds is not None
+        linear = np.flatnonzero(self.rounds == t)
+        if linear.size == self.rounds.size:
+            grad = np.empty(xx.shape)
+        else:
+            grad = np.array(fam.base.round_gradient(t, xx), dtype=float)
+            if grad.shape != xx.shape:
+                return None
+        n = self.size
+        for k in linear.tolist():
+            grad[k * n:(k + 1) * n] = self.rows[k * n]
+        out = grad * fam.mask[a]
+        if out.shape != shape:
+            out = np.broadcast_to(out, shape).copy()
+        return out if bool(np.isfinite(out).all()) else None
+
+
 class StackedCosts:
     """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
 
@@ -112,47 +305,73 @@ class StackedCosts:
     """
 
     def __init__(self, costs: Sequence[Any], size: int) -> None:
-        self._costs, self._size = list(costs), size
+        self._given, self._size = list(costs), size
+        self._built: list[Any] | None = None
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
+        self._linear = _LinearStack.of(self._given, size)
+
+    @property
+    def _costs(self) -> list[Any]:
+        """Every candidate's family (those given by a :class:`LinearCosts` built on first use)."""
+        if self._built is None:
+            self._built = [_family(c) for c in self._given]
+        return self._built
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
-        return type(self._costs[0])
+        first = self._given[0]
+        return first.family_class if isinstance(first, LinearCosts) else type(first)
 
-    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
+    def _split_runs(self, agents: Any, x: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
+        stack, else :class:`Unstackable`."""
         xx = np.asarray(x)
-        total = len(self._costs) * self._size
+        total = len(self._given) * self._size
         if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
             raise Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
-        n = self._size
         if xx.ndim == 2 and a.ndim >= 1:  # one point per agent (N, d) or per run (R, d): not told apart
             raise Unstackable(f"points of shape {xx.shape} for agents of shape {a.shape}")
         if a.ndim == xx.ndim - 1 and a.shape[0] != 1:  # the agents carry the run axis too
             if a.shape[0] != total:
                 raise Unstackable(f"agents of shape {a.shape}")
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+            return a, xx, True
         if a.ndim >= xx.ndim:
             raise Unstackable(f"agents of shape {a.shape}")
-        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._costs))]
+        return a, xx, False
+
+    def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
+        a, xx, per_run = self._split_runs(agents, x)
+        n = self._size
+        if per_run:
+            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
+        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:  # one candidate: its own family answers every call
+        if len(self._given) == 1:  # one candidate: its own family answers every call
             return self._costs[0].gradient(agents, x, **kwargs)
+        if self._linear is not None:
+            a, xx, _ = self._split_runs(agents, x)  # the checks of the call below, before anything is computed
+            got = self._linear.gradient(a, xx, kwargs)
+            if got is not None:
+                return got
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
-        if len(self._costs) == 1:
+        if len(self._given) == 1:
             return self._costs[0].value(agents, x, **kwargs)
         return np.concatenate([np.asarray(c.value(a, xk, **kwargs))
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_costs", "_size", "_known"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear"):
             raise AttributeError(name)
         if name not in self._known:
-            self._known[name] = _common(self._costs, name)
+            if self._linear is not None and name not in _LinearStack.varying:  # the base's structure: one answers
+                self._known[name] = _common([self._linear.first], name)
+            else:
+                self._known[name] = _common(self._costs, name)
         return self._known[name]
 
 

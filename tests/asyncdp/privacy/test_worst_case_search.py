@@ -1,0 +1,337 @@
+"""The batched worst-case search: derandomized, at least its starts and draws, batched, and exact.
+
+:func:`asyncdp.privacy.worst_case.search_pairs` evaluates its candidates a
+batch per stacked replay; the stacked linear costs
+(:mod:`asyncdp.privacy.stacked`) and the replay's gather
+(:mod:`accounting.scheduled_replay`) take shortcuts that must give each
+candidate exactly what its own computation gives. The references below are
+computed by other code: each candidate's own replay, each family's own
+gradient, an explicit loop over the schedule's entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import asyncdp.privacy.worst_case as wc
+from asyncdp import Async, LinkModel, Links, LogNormalLatency
+from asyncdp.privacy.constructed import CandidateRuns, constructed_replays
+from asyncdp.privacy.context import small_example
+
+LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
+
+
+def _case(timing=None):
+    pair, ctx = small_example(runs=40)
+    sc = pair.scenario if timing is None else pair.scenario.replace(timing=timing, links=LOSSY)
+    if timing is not None:
+        from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+
+        ctx = prepare(ScenarioPair(sc, pair.adjacent.replace(timing=timing, links=LOSSY)), CheckOptions(runs=40))
+    return sc, ctx
+
+
+def _starts(sc, ctx, objective):
+    fam = wc._family(sc, 0)
+    prepared = CandidateRuns(ctx.engine_runs(0), fam.rows(ctx.engine_runs(0), 16))
+    scored = wc._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 16, objective, None)
+    scored.sort(key=lambda c: (-c.objective, -c.loss))
+    return prepared, scored
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_same_inputs_give_the_same_pair(timing):
+    sc, ctx = _case(timing)
+    objective = wc._objective_of(ctx, sc)
+    found = []
+    for _ in range(2):  # fresh runs each time: nothing carried over but the inputs
+        prepared, scored = _starts(sc, ctx, objective)
+        found.append(wc.search_pairs(prepared, sc, 0, examples=6, start=scored, objective=objective))
+    assert found[0] == found[1]
+    assert found[0].objective == found[0].objective  # evaluated (not nan)
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_replay(timing, monkeypatch):
+    sc, ctx = _case(timing)
+    objective = wc._objective_of(ctx, sc)
+    prepared, scored = _starts(sc, ctx, objective)
+    drawn = []
+    evaluate_all = wc._evaluate_all
+
+    def spy(fam, cand, scenario, candidates, *args):
+        drawn.extend(c for c in candidates if c[0] == "search: drawn")
+        return evaluate_all(fam, cand, scenario, candidates, *args)
+
+    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    found = wc.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
+    assert len(drawn) == 7  # every draw evaluated (none degenerate)
+    runs = ctx.engine_runs(0)
+    own = []
+    for _, _, g, gp in drawn + [(None, None, c.gradient, c.gradient_prime) for c in scored[:wc.SEARCH_STARTS]]:
+        losses, _ = wc.constructed_losses(runs, sc, 0, g, gp, max_runs=8)  # its own replay, on the same 8 runs
+        own.append((objective(losses), float(np.max(losses))))
+    assert (found.objective, found.loss) >= max(own)
+    assert found.loss == pytest.approx(max(wc.constructed_losses(runs, sc, 0, found.gradient, found.gradient_prime,
+                                                                max_runs=8)[0]), rel=0, abs=0)
+
+
+def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkeypatch):
+    sc, ctx = _case()
+    objective = wc._objective_of(ctx, sc)
+    prepared, scored = _starts(sc, ctx, objective)
+    stacks = []
+    monkeypatch.setattr(wc, "constructed_replays", lambda runs, cands, pinned: stacks.append(len(cands))
+                        or constructed_replays(runs, cands, pinned))
+    wc.search_pairs(prepared, sc, 0, examples=10, start=scored, objective=objective)
+    assert len(stacks) == wc.CLIMB_ITERATIONS  # the starts were read from the extremal evaluation
+    moves = 2 * 2 * sc.problem.dim  # each coordinate of each direction, both ways
+    assert stacks[0] >= 10 + moves  # the draws and the first climb, together
+    assert sum(stacks) >= 10 + wc.CLIMB_ITERATIONS * moves - len(scored)  # a move may land on an extremal pair
+    keys = list(prepared.known)
+    assert len(keys) == len(set(keys))
+
+
+def test_the_climb_moves_every_coordinate_both_ways_and_stays_in_the_class():
+    sc, _ = _case()
+    fam = wc._family(sc, 0)
+    c = wc.CandidatePair("x", 0, (0.6 * fam.cls.bound, 0.8 * fam.cls.bound), (-fam.cls.bound, 0.0))
+    moves = wc._moves(fam, c, 0.5, lambda t0: "m")
+    assert len(moves) == 4 * sc.problem.dim
+    for _, t0, g, gp in moves:
+        assert t0 is None
+        assert np.linalg.norm(g) == pytest.approx(fam.cls.bound) and np.linalg.norm(gp) == pytest.approx(fam.cls.bound)
+    # moving u's first coordinate up: the new g is the normalized (0.6 + 0.5, 0.8)
+    want = fam.cls.bound * np.array([1.1, 0.8]) / np.linalg.norm([1.1, 0.8])
+    assert any(np.allclose(g, want) and np.allclose(gp, c.gradient_prime) for _, _, g, gp in moves)
+
+
+def test_round_moves_also_change_the_round_within_the_class():
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    fam = wc._family(sc, None)
+    g = np.ones(sc.problem.dim) * fam.cls.bound / np.sqrt(sc.problem.dim)
+    first = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=1), 0.25, lambda t0: t0)
+    middle = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=3), 0.25, lambda t0: t0)
+    assert sorted({t0 for _, t0, _, _ in first}) == [1, 2]  # round 0 is not in the class
+    assert sorted({t0 for _, t0, _, _ in middle}) == [2, 3, 4]
+    assert len(middle) == 4 * sc.problem.dim + 2
+
+
+def test_stacked_linear_rounds_give_each_candidates_own_gradients_bit_for_bit():
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.problems.online import LinearRound
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    base = sc.problem.costs
+    rng = np.random.default_rng(3)
+    fams = [LinearRound(base, t0, rng.normal(size=sc.problem.dim)) for t0 in (1, 2, 2, 4)]
+    size, n = 3, sc.problem.num_agents
+    stacked = StackedCosts(fams, size)
+    assert stacked._linear is not None  # the shortcut is taken
+    x = rng.normal(size=(len(fams) * size, n, sc.problem.dim))
+    agents = np.arange(n)
+    for t in (1, 2, 3, 4):
+        want = np.concatenate([f.gradient(agents, x[k * size:(k + 1) * size], round_index=t)
+                               for k, f in enumerate(fams)])
+        got = stacked.gradient(agents, x, round_index=t)
+        np.testing.assert_array_equal(got, want)
+    every = StackedCosts([LinearRound(base, 2, g) for g in rng.normal(size=(2, sc.problem.dim))], size)
+    x2 = x[:2 * size]
+    np.testing.assert_array_equal(every.gradient(agents, x2, round_index=2), np.concatenate(
+        [f.gradient(agents, x2[k * size:(k + 1) * size], round_index=2) for k, f in enumerate(every._costs)]))
+    np.testing.assert_array_equal(stacked.gradient(agents, x), np.concatenate(  # the sum over rounds: own calls
+        [f.gradient(agents, x[k * size:(k + 1) * size]) for k, f in enumerate(fams)]))
+
+
+def test_a_stacked_gradient_the_families_reject_raises_what_they_raise():
+    from asyncdp.errors import CostValueError
+    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 1, [0.5, 3.0])]
+    x = np.zeros((4, 3, 2))
+    x[3, 2, 0] = np.inf  # agent 2's point in the second candidate's second run
+    with pytest.raises(CostValueError) as own:
+        fams[1].gradient(np.arange(3), x[2:])
+    with pytest.raises(CostValueError) as stacked:
+        StackedCosts(fams, 2).gradient(np.arange(3), x)
+    assert str(stacked.value) == str(own.value)
+
+
+@pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
+def test_the_gather_reads_exactly_the_scheduled_entries(unicast):
+    from accounting.scheduled_replay import _gather, gather_index
+
+    rng = np.random.default_rng(11)
+    runs, horizon, n, d = 4, 6, 3, 2
+    shape = (runs, horizon, n, n, d) if unicast else (runs, horizon, n, d)
+    y = rng.normal(size=shape)
+    src = rng.integers(0, horizon + 1, size=(runs, n, n))
+    t = 3
+    want = np.zeros((runs, n, n, d))
+    for r in range(runs):
+        for i in range(n):
+            for j in range(n):
+                if src[r, i, j] > 0 and i != j:  # the self term is added apart
+                    want[r, i, j] = y[r, src[r, i, j] - 1, j, i] if unicast else y[r, src[r, i, j] - 1, j]
+    index = gather_index(src)
+    np.testing.assert_array_equal(_gather(y, src, t, unicast, index), want)
+    np.testing.assert_array_equal(_gather(y, src, t, unicast, index), want)  # the cached row numbers again
+    strided = np.asfortranarray(y)  # not C-ordered: the plain fancy index
+    np.testing.assert_array_equal(_gather(strided, src, t, unicast, index), want)
+    r, i, j = next(zip(*np.nonzero((src > 0) & ~np.eye(n, dtype=bool)[None])))
+    missing = y.copy()
+    if unicast:
+        missing[r, src[r, i, j] - 1, j, i] = np.nan
+    else:
+        missing[r, src[r, i, j] - 1, j] = np.nan
+    from accounting.errors import AccountingError
+
+    with pytest.raises(AccountingError, match=f"round {t}: receiver {i} combined sender {j}'s message"):
+        _gather(missing, src, t, unicast, index)
+
+
+def test_a_slices_reads_ahead_are_its_runs_own():
+    from accounting.scheduled_replay import later_reads, reads_ahead
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.constructed import DenseSchedules
+
+    sc, _ = _case()
+    sc = sc.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 9, seed=5)
+    own = [runs.schedules[r] for r in range(9)]
+    dense = DenseSchedules(tuple(own), sc.horizon)
+    n = sc.problem.num_agents
+    written = np.zeros((sc.horizon, n), dtype=bool)
+    written[:, 0] = True
+    checked = 0
+    for part, rows in ((dense[2:7], range(2, 7)), (dense[1::3], range(1, 9, 3)), (dense, range(9))):
+        want = later_reads([own[r] for r in rows], sc.horizon)  # computed on those runs alone
+        got = part.ahead_entries()
+        assert [a.tolist() for a in got] == [a.tolist() for a in want]
+        for readers in (None, np.arange(n) == 1):
+            expect = reads_ahead([own[r] for r in rows], sc.horizon, written, readers)
+            assert part.reads_ahead(written, readers) == expect
+            checked += expect
+    assert checked  # some slice does read agent 0's later messages: something to tell apart
+
+
+@pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
+def test_a_tiled_gather_index_reads_what_the_index_of_the_tiled_rounds_reads(unicast):
+    from accounting.scheduled_replay import _gather, gather_index, tiled_gather_index
+
+    rng = np.random.default_rng(12)
+    runs, horizon, n, d = 3, 5, 3, 2
+    src = rng.integers(0, horizon + 1, size=(runs, n, n))
+    one = gather_index(src)
+    for copies in (5, 2, 7):  # more copies, then fewer (the first rows of the kept ones), then more again
+        shape = (copies * runs, horizon, n, n, d) if unicast else (copies * runs, horizon, n, d)
+        y = rng.normal(size=shape)
+        tiled = np.concatenate([src] * copies)
+        want = _gather(y, tiled, 2, unicast, gather_index(tiled))
+        np.testing.assert_array_equal(_gather(y, tiled, 2, unicast, tiled_gather_index(one, copies)), want)
+        assert (want != 0).any()
+        np.testing.assert_array_equal(tiled_gather_index(one, copies).idx, gather_index(tiled).idx)  # plain path
+
+
+def test_candidates_given_by_linear_costs_are_replayed_without_building_their_families(monkeypatch):
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.problems.online import LinearRound
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    from asyncdp.privacy.behavior import run_engine
+
+    runs = run_engine(sc, 6, seed=0)
+    fam = wc._family(sc, None)
+    prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    chosen = fam.extremes(sc, None)[::7][:5]
+    base = wc._bound_base(sc)
+    built = []
+    init = LinearRound.__init__
+    monkeypatch.setattr(LinearRound, "__init__", lambda self, *a: built.append(a[1]) or init(self, *a))
+    cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
+    assert all(isinstance(c.costs, LinearCosts) for c in cands) and not built
+    got = constructed_replays(prepared.runs, cands, fam.pinned(sc))
+    assert len(built) <= 2  # one family answers the base's structure (blocks, mask) for every candidate
+    monkeypatch.setattr(LinearRound, "__init__", init)
+    for (_, t0, g, gp), (losses, per_round) in zip(chosen, got):
+        (own, own_rounds), = constructed_replays(prepared.runs, [fam.scenarios(sc, t0, g, gp)], fam.pinned(sc))
+        np.testing.assert_array_equal(losses, own)
+        np.testing.assert_array_equal(per_round, own_rounds)
+    assert len({float(x[0].sum()) for x in got}) > 1
+
+
+def test_linear_costs_reject_what_their_family_rejects():
+    from asyncdp.errors import ProblemError
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+    from asyncdp.problems.online import LinearRound
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5]])
+    for agent, g in ((2, [1.0, 0.0]), (0, [np.nan, 0.0]), (0, [1.0, 0.0, 0.0])):
+        with pytest.raises(ProblemError):
+            LinearOverride(base, agent, g)
+        with pytest.raises(ProblemError):
+            LinearCosts(LinearOverride, base, agent, g)
+    loss = DPSDAC.example_scenario().problem.costs
+    with pytest.raises(ProblemError):
+        LinearCosts(LinearRound, loss, 0, np.ones(loss.dim))  # rounds are 1-based
+    fine = LinearCosts(LinearRound, loss, 2, np.ones(loss.dim))
+    assert fine._built is None and fine.family().round_index == 2
+
+
+def test_dense_rounds_of_a_list_of_schedules_are_each_runs_own_in_order():
+    from accounting.scheduled_replay import dense_round
+
+    class One:
+        def __init__(self, k):
+            self.k = k
+
+        def dense(self, t):
+            return np.full((2, 2), float(self.k)), np.full((2, 2), t + self.k)
+
+    objs = [One(k) for k in range(12)]
+    rng = np.random.default_rng(2)
+    for trial in range(60):  # repeated objects (lockstep runs share one), all distinct, any order
+        pick = rng.permutation(12)[:rng.integers(1, 12)] if trial % 2 else rng.integers(0, 12, size=rng.integers(1, 20))
+        w, src = dense_round([objs[k] for k in pick], 3)
+        assert w[:, 0, 0].tolist() == [float(k) for k in pick] and src.dtype == np.int64
+        assert src[:, 1, 1].tolist() == [3 + int(k) for k in pick]
+
+
+def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monkeypatch):
+    import topology
+    from asyncdp import Scenario
+    from asyncdp.papers.huang2015.rule import Huang2015
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+    from asyncdp.problems.problem import rendezvous_problem
+
+    dim = 40
+    rng = np.random.default_rng(0)
+    problem = rendezvous_problem(rng.uniform(-1, 1, size=(3, dim)))
+    weights = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+    sc = Scenario(problem, topology.static(weights), Huang2015(epsilon=1.0, c=0.05, q=0.2, p=0.6), horizon=4, seed=1)
+    adj = sc.replace(problem=problem.adjacent(0, address=-np.ones(dim)))
+    ctx = prepare(ScenarioPair(sc, adj), CheckOptions(runs=20))
+    moved = []
+    evaluate_all = wc._evaluate_all
+
+    def spy(fam, cand, scenario, candidates, *args):
+        moved.append(sum(1 for c in candidates if c[0] == "search: hill climb"))
+        return evaluate_all(fam, cand, scenario, candidates, *args)
+
+    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    fam = wc._family(sc, 0)
+    start = [wc.CandidatePair(label, 0, tuple(g), tuple(gp)) for label, g, gp in wc.extremal_pairs(sc, 0)[:3]]
+    wc.search_pairs(ctx.engine_runs(0), sc, 0, examples=5, start=start)
+    climbs = [m for m in moved if m]
+    assert len(climbs) == wc.CLIMB_ITERATIONS
+    assert all(0 < m <= wc.CLIMB_POINTS * 4 * wc.CLIMB_COORDINATES for m in climbs)  # not 4 * 40 per point
+    assert fam is not None and dim > wc.CLIMB_COORDINATES
