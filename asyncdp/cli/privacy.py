@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--engine", choices=("auto", "batch", "simpy"), default="auto",
                    help="engine of the runs (auto: batch where it applies, else SimPy)")
     c.add_argument("--search-examples", type=nonnegative_int, default=30,
-                   help="Hypothesis examples of the worst-case pair search (0: extremal pairs only)")
+                   help="pairs drawn by the worst-case pair search before its hill climb (0: extremal pairs only)")
     c.add_argument("--worst-pair", metavar="OUT.py", default=None,
                    help="write the worst adjacent pair found as a runnable scenario script")
     c.add_argument("--json", metavar="OUT.json", default=None,

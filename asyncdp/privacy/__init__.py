@@ -9,7 +9,7 @@
   and the prober's update pair;
 * :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
 * :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
-* :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, a Hypothesis search);
+* :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, then a batched search: draws and a hill climb);
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
 
 Example:

@@ -100,7 +100,7 @@ def check_privacy(
     several channels). (5) *Realized behavior*: the black-box auditor
     (:func:`accounting.auditing.audit_samples`) learns an event from the
     engine's transcripts of both scenarios. (6) *Constructed worst case*:
-    extremal adjacent pairs of the paper's class and a Hypothesis search
+    extremal adjacent pairs of the paper's class and a batched search (draws, then a hill climb)
     (:mod:`asyncdp.privacy.worst_case`) on the realized schedules; the worst
     pair is reported as a runnable script.
 
@@ -127,7 +127,7 @@ def check_privacy(
         seed: the one seed of every draw of the check (>= 0).
         steps: the methods to run, in order (default :data:`~asyncdp.privacy.steps.STEPS`).
         engine: ``"auto"``, ``"batch"`` or ``"simpy"`` for the engine runs.
-        search_examples: Hypothesis examples of the worst-case search (>= 0).
+        search_examples: pairs drawn by the worst-case search before its hill climb (>= 0; 0: extremal pairs only).
         script: the scenario script's path (quoted by the worst pair's script).
 
     Returns:
