@@ -2,7 +2,7 @@
 
 Each example's module docstring states its verdict; the check runs with a
 reduced number of engine runs (the documented command uses more) and the
-extremal pairs only (no Hypothesis search), which can only make a
+extremal pairs only (no drawn pairs and no hill climb), which can only make a
 ``violation`` harder to find.
 """
 
