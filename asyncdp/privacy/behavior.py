@@ -276,6 +276,34 @@ class SharedSchedule:
         return (np.ascontiguousarray(np.broadcast_to(w, (self.runs,) + w.shape)),
                 np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
 
+    def gather_index(self, t: int) -> _SharedGather:
+        """What the replay's combinations of round ``t`` read, the same for every run (:class:`_SharedGather`)."""
+        return _SharedGather(np.asarray(self.schedule.dense(t)[1], dtype=np.int64))
+
+
+class _SharedGather:
+    """:func:`accounting.scheduled_replay.gather_index` of sender rounds that every run shares, ``src`` ``(N, N)``.
+
+    The replay gathers ``y[r, src[r, i, j] - 1, j]`` for every run ``r``; when
+    ``src`` is one ``(N, N)`` array for all runs, the run axis is a plain
+    slice (``y[:, src - 1, j]``) instead of a third index array, which
+    gathers the same values (the same copies, so the replay's results are
+    the same to the bit) without building ``R * N * N`` indices.
+    """
+
+    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used")
+
+    def __init__(self, src: np.ndarray) -> None:
+        n_agents = src.shape[0]
+        self.rr = slice(None)
+        self.jj = np.arange(n_agents)[None, :]
+        self.ii = np.arange(n_agents)[:, None]
+        self.idx = np.maximum(src - 1, 0)
+        used = src > 0
+        used[np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
+        self.used = used[..., None]
+        self.any_used = bool(used.any())
+
 
 def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
     """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
