@@ -369,7 +369,6 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     m = int(offsets[-1])
     job_of = np.repeat(np.arange(len(jobs)), sizes)  # the job of each start
-    sizes_arr = np.array(sizes)
     pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)] if n <= _MAX_CROSS_DIM else [],
                      dtype=int).reshape(-1, 2)
     n_stencil = 2 * n + len(pairs)  # +-e_i, e_i + e_j
@@ -398,24 +397,33 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
     in_stencil = (np.arange(k_poll) < n_stencil)[None, :, None]
     flat_iters = np.zeros(m, dtype=int)  # consecutive iterations in which every candidate tied the start's value
     stopped = np.zeros(m, dtype=bool)  # starts stopped on a flat neighbourhood
+    any_stopped = False
+    starts_at = offsets[:-1]
     for _ in range(max_iter):
         running = h >= _XTOL  # a stopped start's h keeps halving, as it would without the flat stop
-        live = running & ~stopped
-        a = int(live.sum())
+        live = running & ~stopped if any_stopped else running
+        a = int(np.count_nonzero(live))
         if a == 0:
             break
         act: Any = slice(None) if a == m else np.flatnonzero(live)
-        counts = np.add.reduceat(running, offsets[:-1]) if len(jobs) > 1 else np.array([int(running.sum())])
+        running_counts = (np.add.reduceat(running, starts_at).tolist() if len(jobs) > 1
+                          else [int(np.count_nonzero(running))])
         # which rows belong to a job whose starts are all running (None: none do)
-        whole = counts == sizes_arr
-        full = np.repeat(whole, counts)[live[running]] if whole.any() else None
+        whole = [c == sz for c, sz in zip(running_counts, sizes)]
+        full = None
+        if any(whole):
+            full = np.repeat(whole, running_counts)
+            if any_stopped:
+                full = full[live[running]]
         # each job's draws from its own generator, for all its running starts (stopped ones included, so that the
         # others get the draws they get without the flat stop)
-        u = np.concatenate([jobs[k].rng.standard_normal((_HOUSEHOLDER + 1, int(c), n))
-                            for k, c in enumerate(counts) if c], axis=1)
-        if stopped.any():
+        draws = [jobs[k].rng.standard_normal((_HOUSEHOLDER + 1, c, n)) for k, c in enumerate(running_counts) if c]
+        u = draws[0] if len(draws) == 1 else np.concatenate(draws, axis=1)
+        if any_stopped:
             u = u[:, live[running]]
-        counts = np.add.reduceat(live, offsets[:-1]) if len(jobs) > 1 else np.array([a])
+            counts = np.add.reduceat(live, starts_at).tolist() if len(jobs) > 1 else [a]
+        else:
+            counts = running_counts
         u /= np.maximum(np.sqrt((u * u).sum(axis=-1, keepdims=True)), 1e-300)
         house = eye - 2 * u[:-1, :, :, None] * u[:-1, :, None, :]  # (H, a, n, n), symmetric and orthogonal
         house = house.transpose(1, 0, 2, 3).reshape(a, _HOUSEHOLDER * n, n)
@@ -472,8 +480,12 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         modelled[act] = True
         hist[it % lag] = x
         it += 1
-        h[stopped] /= 2  # (those stopped before this iteration, which did not evaluate them)
-        stopped |= flat_iters >= _FLAT_STOP
+        if any_stopped:
+            h[stopped] /= 2  # (those stopped before this iteration, which did not evaluate them)
+        newly = flat_iters >= _FLAT_STOP
+        if newly.any():
+            stopped |= newly
+            any_stopped = True
     return [[(x[k].copy(), float(v[k])) for k in range(offsets[j], offsets[j + 1])] for j in range(len(jobs))]
 
 
@@ -499,11 +511,17 @@ def _model_steps(x: np.ndarray, v: np.ndarray, stencil: np.ndarray, pairs: np.nd
     n = x.shape[1]
     out = np.repeat(x[:, None, :], _MODEL_STEPS, axis=1)
     # a non-finite stencil, or one flat up to rounding: no model, the candidates stay at x
-    flat = np.abs(stencil - v[:, None]) <= _FTOL * (1 + np.abs(v[:, None]))
-    ok = np.flatnonzero(np.all(np.isfinite(stencil), axis=1) & np.isfinite(v) & ~np.all(flat, axis=1))
-    if len(ok) == 0:
-        return out
-    stencil, v, k = stencil[ok], v[ok, None], len(ok)
+    tol = _FTOL * (1 + np.abs(v))
+    keep = np.isfinite(stencil).all(axis=1) & np.isfinite(v)
+    keep &= ~(np.abs(stencil - v[:, None]) <= tol[:, None]).all(axis=1)
+    every = bool(keep.all())  # (then the rows are read as they are, without copies)
+    ok: Any = slice(None) if every else np.flatnonzero(keep)
+    if not every:
+        if len(ok) == 0:
+            return out
+        stencil, v = stencil[ok], v[ok]
+    v = v[:, None]
+    k = len(stencil)
     f_plus, f_minus, f_pair = stencil[:, :n], stencil[:, n:2 * n], stencil[:, 2 * n:]
     g = (f_plus - f_minus) / 2
     hess = np.zeros((k, n, n))
@@ -513,18 +531,23 @@ def _model_steps(x: np.ndarray, v: np.ndarray, stencil: np.ndarray, pairs: np.nd
         off = f_pair - f_plus[:, pairs[:, 0]] - f_plus[:, pairs[:, 1]] + v
         hess[:, pairs[:, 0], pairs[:, 1]] = off
         hess[:, pairs[:, 1], pairs[:, 0]] = off
-    nonzero = np.any(hess != 0, axis=(1, 2))
-    if group is None:
+    nonzero = (hess != 0).any(axis=(1, 2))
+    if group is None or not nonzero.any():
         curved = np.full(k, bool(nonzero.any()))
     else:  # a group is curved when one of its rows is: each group as if alone
         labels = np.asarray(group)[ok]
-        curved = np.isin(labels, labels[nonzero])
-    lam, gt = np.zeros((k, n)), g.copy()  # an affine model needs no eigenbasis
-    ci = np.flatnonzero(curved)
+        curved = (np.bincount(labels, weights=nonzero) > 0)[labels]
     vec = None
-    if len(ci):
-        lam[ci], vec = np.linalg.eigh(hess[ci])  # ascending eigenvalues
-        gt[ci] = (g[ci][:, None, :] @ vec)[:, 0]  # g in the eigenbasis
+    if curved.all():
+        lam, vec = np.linalg.eigh(hess)  # ascending eigenvalues
+        gt = (g[:, None, :] @ vec)[:, 0]  # g in the eigenbasis
+        ci: Any = slice(None)
+    else:
+        lam, gt = np.zeros((k, n)), g.copy()  # an affine model needs no eigenbasis
+        ci = np.flatnonzero(curved)
+        if len(ci):
+            lam[ci], vec = np.linalg.eigh(hess[ci])
+            gt[ci] = (g[ci][:, None, :] @ vec)[:, 0]
     gnorm = np.sqrt((g * g).sum(axis=1))
     lam_max = lam[:, -1]
     mu = np.maximum(lam_max, 0.0)[:, None] + gnorm[:, None] / _MODEL_RADII[None, :]  # (k, R)
@@ -534,9 +557,15 @@ def _model_steps(x: np.ndarray, v: np.ndarray, stencil: np.ndarray, pairs: np.nd
     newton = np.where(concave[:, None], -gt / np.where(concave[:, None], lam, -1.0), coef[:, -1])
     y = np.concatenate([coef, newton[:, None, :]], axis=1)
     if vec is not None:
-        y[ci] = y[ci] @ vec.transpose(0, 2, 1)  # back from the eigenbasis
-    y[~np.all(np.isfinite(y), axis=(1, 2))] = 0.0
-    out[ok] += step[ok, None, :] * y
+        if isinstance(ci, slice):
+            y = y @ vec.transpose(0, 2, 1)  # back from the eigenbasis
+        else:
+            y[ci] = y[ci] @ vec.transpose(0, 2, 1)
+    y[~np.isfinite(y).all(axis=(1, 2))] = 0.0
+    if every:
+        out += step[:, None, :] * y
+    else:
+        out[ok] += step[ok, None, :] * y
     return out
 
 
