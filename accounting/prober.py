@@ -628,13 +628,17 @@ def probe_sensitivity(
     Hessian and no evaluated direction ascends; the iterations it saves
     could only halve ``h`` down to 1e-10 around a point every neighbour of
     which ties it (a flat neighbourhood of a concave objective is its
-    global maximum). The flat stop changes no other start's search: a
-    stopped start keeps its place in the random draws and its ``h`` keeps
-    halving, as without the stop.
+    global maximum; the start could still creep along ties smaller than
+    the tolerance, so its final point and value may differ by that much).
+    The flat stop changes no other start's search: a stopped start keeps
+    its place in the random draws and its ``h`` keeps halving, as without
+    the stop.
 
     Why it is at least as strong as Nelder-Mead on the same starts: the
     same samples and starts; the same boxes and tolerances; at least as
-    many sequential steps (iterations) as Nelder-Mead has evaluations, each
+    many sequential steps (iterations) as Nelder-Mead has evaluations
+    (until a start's neighbourhood is flat, where Nelder-Mead's simplex
+    ties too), each
     evaluating ``n (n - 1) / 2 + 8 n + 9`` candidates (``8 n + 9`` above
     ``n = 10``), hence far more evaluations; convergence to a stationary
     point on smooth objectives
@@ -648,7 +652,8 @@ def probe_sensitivity(
     stop can miss only an ascent that no candidate of three consecutive
     polls sees (a needle between the polls' points), which a longer run of
     halvings could hit only by chance; on the test families and the shipped
-    examples it changes no result.
+    examples it changes no maximum beyond the tie tolerance (the shipped
+    examples' reports are unchanged to the bit).
 
     Cost: about ``samples`` + corners + far points evaluations (one batched
     call per cost when the rule accepts batches), plus for the refinement one

@@ -122,3 +122,35 @@ def test_a_plateau_is_reached_and_its_flat_starts_stop():
     assert res.max_found == pytest.approx(0.3 * 3, rel=1e-12)
     # without the flat stop every start halves its step from 5e-2 to below 1e-10: 29 iterations at least
     assert rule.calls < 2 + 4 + 29 * 2 + 2
+
+
+def clipped_ridge(z, t, s):
+    """A rendezvous-like clipped step: the change saturates on a plateau whose rim the box corners touch."""
+    g = 2 * (z - s)
+    norm = np.sqrt(np.sum(g * g, axis=-1, keepdims=True))
+    return np.clip(z - 0.1 * g * np.minimum(1.0, 1.5 / np.maximum(norm, 1e-300)), -1.0, 1.0)
+
+
+STOP_FAMILIES = [
+    (clipped_plateau, 3, "l1"),
+    (clipped_ridge, 2, "l1"),
+    (projected(3), 3, "l2"),
+    (bump([0.5, -0.5], 0.05, 2), 2, "linf"),  # narrow: most starts lie where the bump underflows to 0
+    (unchanged, 2, "l1"),
+]
+
+
+@pytest.mark.parametrize("rule,n,norm", STOP_FAMILIES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_flat_stop_changes_no_result(monkeypatch, rule, n, norm, seed):
+    """With the flat stop and without it (monkeypatched off), the same maximum up to the tie tolerance: a stopped
+    start only skips iterations whose candidates all tie its value to rel 1e-13 (it could still creep by such ties,
+    so its point may differ by that much), and the other starts keep their draws and paths."""
+    import accounting.prober as prober
+
+    pair = AdjacentPair(rule, 0.0, 1.0, t=1, n=n)
+    with_stop = probe_sensitivity(pair, norm=norm, seed=seed, samples=300)
+    monkeypatch.setattr(prober, "_FLAT_STOP", 10**9)
+    without = probe_sensitivity(pair, norm=norm, seed=seed, samples=300)
+    assert with_stop.max_found == pytest.approx(without.max_found, rel=1e-12, abs=1e-12)
+    assert with_stop.evaluations <= without.evaluations
