@@ -394,11 +394,11 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
     dirs[:, :n], dirs[:, n:2 * n] = eye, -eye
     dirs[:, 2 * n:n_stencil] = eye[pairs[:, 0]] + eye[pairs[:, 1]]
     dirs[:, n_stencil:n_stencil + n], dirs[:, n_stencil + n:n_stencil + 2 * n] = eye, -eye
-    in_stencil = (np.arange(k_poll) < n_stencil)[None, :, None]
     flat_iters = np.zeros(m, dtype=int)  # consecutive iterations in which every candidate tied the start's value
     stopped = np.zeros(m, dtype=bool)  # starts stopped on a flat neighbourhood
     any_stopped = False
     starts_at = offsets[:-1]
+    a_prev, live_prev = -1, np.zeros(m, dtype=bool)
     for _ in range(max_iter):
         running = h >= _XTOL  # a stopped start's h keeps halving, as it would without the flat stop
         live = running & ~stopped if any_stopped else running
@@ -431,17 +431,22 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         d[:, n_stencil + 2 * n:n_stencil + (2 + _HOUSEHOLDER) * n] = house
         d[:, n_stencil + (2 + _HOUSEHOLDER) * n:k_poll - 1] = -house
         d[:, k_poll - 1] = 2 * u[-1]
-        ha, ra, xa, va, ma, wa = h[act], rho[act], x[act], v[act], move[act], width[act]
-        unit = np.where(in_stencil, (ra[:, None] * wa)[:, None, :], (ha[:, None] * wa)[:, None, :])
+        if a != a_prev or not np.array_equal(live, live_prev):  # what depends on the live set alone, once per set
+            wa, lo_a, hi_a, job_a = width[act], lo[act][:, None, :], hi[act][:, None, :], job_of[act]
+            a_prev, live_prev = a, live
+        ha, ra, xa, va, ma = h[act], rho[act], x[act], v[act], move[act]
         cand = np.empty((a, k_all, n))
-        np.multiply(unit, d, out=cand[:, :k_poll])
+        # the stencil's steps (r w) and the poll's (h w) times their directions (the same products as one
+        # multiplication by the step of each direction)
+        np.multiply((ra[:, None] * wa)[:, None, :], d[:, :n_stencil], out=cand[:, :n_stencil])
+        np.multiply((ha[:, None] * wa)[:, None, :], d[:, n_stencil:], out=cand[:, n_stencil:k_poll])
         cand[:, :k_poll] += xa[:, None, :]
         moved = np.flatnonzero(np.any(ma != 0, axis=1))
         cand[moved, k_poll - 1] = xa[moved] + ma[moved]  # the last move repeated
         drift = xa - hist[it % lag][act]
         cand[:, k_poll:k_drift] = xa[:, None, :] + _DRIFT[None, :, None] * drift[:, None, :]
         cand[:, k_drift:] = pending[act]
-        np.clip(cand, lo[act][:, None, :], hi[act][:, None, :], out=cand)
+        np.clip(cand, lo_a, hi_a, out=cand)
         vals = np.empty((a, k_all))
         row = 0
         for k, c in enumerate(counts):  # one call per job with live starts, on its rows (grouped by job)
@@ -451,10 +456,11 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         rows = np.arange(a)
         best = np.argmax(vals, axis=1)
         vbest = vals[rows, best]
-        tied = np.all(np.abs(vals - va[:, None]) <= (_FTOL * (1 + np.abs(va)))[:, None], axis=1)
+        tol = _FTOL * (1 + np.abs(va))
+        tied = np.all(np.abs(vals - va[:, None]) <= tol[:, None], axis=1)
         flat_iters[act] = np.where(tied, flat_iters[act] + 1, 0)
         better = vbest > va
-        gain = better & (vbest - va > _FTOL * (1 + np.abs(va)))
+        gain = better & (vbest - va > tol)
         new_x = np.where(better[:, None], cand[rows, best], xa)
         move[act] = new_x - xa
         x[act] = new_x
@@ -476,7 +482,7 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         rho[act] = new_rho
         if full is not None:
             ra = np.where(full, new_rho, ra)
-        pending[act] = _model_steps(xa, va, vals[:, :n_stencil], pairs, ra[:, None] * wa, job_of[act])
+        pending[act] = _model_steps(xa, va, vals[:, :n_stencil], pairs, ra[:, None] * wa, job_a)
         modelled[act] = True
         hist[it % lag] = x
         it += 1
