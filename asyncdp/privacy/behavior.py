@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -263,22 +263,30 @@ class SharedSchedule:
 
     schedule: Any
     runs: int
+    _rounds: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return self.runs
 
     def __getitem__(self, runs: slice) -> SharedSchedule:
-        return SharedSchedule(self.schedule, len(range(*runs.indices(self.runs))))
+        return SharedSchedule(self.schedule, len(range(*runs.indices(self.runs))), self._rounds)
+
+    def _dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """The schedule's round ``t`` (``dense(t)``), computed once for the runs and their slices."""
+        got = self._rounds.get(t)
+        if got is None:
+            w, src = self.schedule.dense(t)
+            got = self._rounds[t] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
+        return got
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = self.schedule.dense(t)
-        w, src = np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
+        w, src = self._dense(t)
         return (np.ascontiguousarray(np.broadcast_to(w, (self.runs,) + w.shape)),
                 np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
 
     def gather_index(self, t: int) -> _SharedGather:
         """What the replay's combinations of round ``t`` read, the same for every run (:class:`_SharedGather`)."""
-        return _SharedGather(np.asarray(self.schedule.dense(t)[1], dtype=np.int64))
+        return _SharedGather(self._dense(t)[1])
 
 
 class _SharedGather:
