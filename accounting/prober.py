@@ -783,9 +783,9 @@ def probe_many(requests: Sequence[ProbeRequest]) -> list[ProbeResult]:
     """:func:`probe_sensitivity` of every request, the batched refinements of all requests run as one.
 
     Each request is sampled first (in order); then the batched refinements of
-    the requests of one dimension ``n`` run in one loop (:func:`_refine_batched`:
-    one objective call per probe and iteration, every other operation once per
-    iteration for all of them), and the requests whose rule takes one point at
+    the requests of one dimension ``n`` run in one loop (one objective call
+    per probe and iteration, every other operation once per iteration for
+    all of them), and the requests whose rule takes one point at
     a time are refined by Nelder-Mead one after the other. Every request keeps
     its own random generator, samples, starts and search, so its result is
     exactly :func:`probe_sensitivity`'s on that request alone; only the cost

@@ -285,7 +285,8 @@ class SharedSchedule:
                 np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
 
     def gather_index(self, t: int) -> _SharedGather:
-        """What the replay's combinations of round ``t`` read, the same for every run (:class:`_SharedGather`)."""
+        """What the replay's combinations of round ``t`` read, the same for every run: the replay's gather index
+        (:func:`accounting.scheduled_replay.gather_index`) with the run axis a plain slice."""
         return _SharedGather(self._dense(t)[1])
 
 
