@@ -53,7 +53,7 @@ from ..engine.schedule import RealizedSchedule
 from ..errors import ScenarioError
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "AlgorithmChannelRule", "SharedSchedule",
+__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
            "declared_noise", "replay_runs"]
 
 ENGINES = ("auto", "batch", "simpy")
@@ -198,6 +198,34 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast)
 
 
+class ZeroNoise:
+    """Zero standard noise for every noisy channel of ``alg``: ``zero(t, lead)`` is ``{channel: zeros(lead + (d,))}``.
+
+    A rule's noise-free messages are its messages with this noise. The
+    channels' noise dimensions are read from the declarations
+    (``alg.noise(t, channel)``) once per round and kept: the replays and the
+    prober ask for the same rounds many times. Every call returns new
+    arrays.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> zero = ZeroNoise(small_example()[1].algorithm)
+        >>> zero(1, (4, 3))["y"].shape
+        (4, 3, 2)
+    """
+
+    def __init__(self, alg: Any) -> None:
+        self.alg = alg
+        self.dims: dict[int, tuple[tuple[str, int], ...]] = {}
+
+    def __call__(self, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
+        dims = self.dims.get(t)
+        if dims is None:
+            dims = self.dims[t] = tuple((c.name, int(self.alg.noise(t, c.name).dimension))
+                                        for c in self.alg.noisy_channels())
+        return {name: np.zeros(lead + (d,)) for name, d in dims}
+
+
 @dataclass(frozen=True)
 class AlgorithmChannelRule:
     """An algorithm's R and U steps as an :class:`accounting.scheduled_replay.ChannelRule`.
@@ -218,6 +246,10 @@ class AlgorithmChannelRule:
     algorithm: Algorithm
     problem: Any
     x0: np.ndarray
+    _zero: ZeroNoise = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_zero", ZeroNoise(self.algorithm))
 
     def _agents(self) -> np.ndarray:
         return np.arange(self.problem.num_agents)
@@ -228,9 +260,7 @@ class AlgorithmChannelRule:
 
     def message_means(self, state: dict[str, np.ndarray], t: int) -> Mapping[str, np.ndarray]:
         lead = next(iter(state.values())).shape[:2]
-        zero = {c.name: np.zeros(lead + (self.algorithm.noise(t, c.name).dimension,))
-                for c in self.algorithm.noisy_channels()}
-        return self.algorithm.message(state, t, zero, self._agents(), self.problem)
+        return self.algorithm.message(state, t, self._zero(t, lead), self._agents(), self.problem)
 
     def next_state(self, state: dict[str, np.ndarray], mixed: Mapping[str, np.ndarray], t: int
                    ) -> dict[str, np.ndarray]:
