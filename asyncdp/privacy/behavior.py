@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -344,8 +345,19 @@ class _SharedGather:
         self.any_used = bool(used.any())
 
 
+_DECLARED: OrderedDict[tuple[int, int], tuple[Any, dict[str, ChannelNoise]]] = OrderedDict()
+_DECLARED_ENTRIES = 16
+"""The last algorithms' declared noise (:func:`declared_noise`), most recently used last."""
+
+
 def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
     """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
+
+    A check reads the declaration of one algorithm many times (every replay
+    and every step): the declarations of the last few algorithms are kept,
+    and a call for one of them returns a new dict of the same (frozen)
+    :class:`~accounting.scheduled_replay.ChannelNoise` objects, whose scales
+    are read-only.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -353,14 +365,23 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
         >>> declared_noise(sc.algorithm.bind(sc.problem), sc.horizon)["y"].scales.shape
         (5,)
     """
+    key = (id(algorithm), int(horizon))
+    hit = _DECLARED.get(key)
+    if hit is not None and hit[0] is algorithm:  # (the entry holds the algorithm, so its id is not reused)
+        _DECLARED.move_to_end(key)
+        return dict(hit[1])
     out = {}
     for c in algorithm.channels:
         if c.noisy:
             scales = [algorithm.noise(t, c.name).scale for t in range(1, horizon + 1)]
             out[c.name] = ChannelNoise(c.mechanism, np.array(scales, dtype=float))
+            out[c.name].scales.flags.writeable = False  # shared by the calls that read it from the cache
         else:
             out[c.name] = ChannelNoise(None)
-    return out
+    _DECLARED[key] = (algorithm, out)
+    if len(_DECLARED) > _DECLARED_ENTRIES:
+        _DECLARED.popitem(last=False)
+    return dict(out)
 
 
 def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None = None,
