@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,18 @@ __all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "ZeroNoise", "Alg
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
+
+_ZEROS: OrderedDict[int, Any] = OrderedDict()
+"""The last algorithms' :class:`ZeroNoise` (:meth:`ZeroNoise.of`), most recently used last."""
+
+_DECLARED: OrderedDict[tuple[int, int], tuple[Any, dict[str, ChannelNoise]]] = OrderedDict()
+"""The last algorithms' declared noise (:func:`declared_noise`), most recently used last."""
+
+_DECLARED_ENTRIES = 16
+"""How many algorithms' declared noise and zero noise are kept."""
+
+_KEPT_LOCK = threading.Lock()
+"""Guards the two (checks may run in threads)."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +232,27 @@ class ZeroNoise:
         self.alg = alg
         self.dims: dict[int, tuple[tuple[str, int], ...]] = {}
 
+    @classmethod
+    def of(cls, alg: Any) -> ZeroNoise:
+        """The zero noise of ``alg``, shared by the calls for the last few algorithms (their dimensions read once).
+
+        Example:
+            >>> from asyncdp.privacy.context import small_example
+            >>> alg = small_example()[1].algorithm
+            >>> ZeroNoise.of(alg) is ZeroNoise.of(alg)
+            True
+        """
+        key = id(alg)
+        with _KEPT_LOCK:
+            got = _ZEROS.get(key)
+            if got is None or got.alg is not alg:  # (an entry holds its algorithm, so its id is not reused)
+                got = _ZEROS[key] = cls(alg)
+                if len(_ZEROS) > _DECLARED_ENTRIES:
+                    _ZEROS.popitem(last=False)
+            else:
+                _ZEROS.move_to_end(key)
+        return got
+
     def __call__(self, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
         dims = self.dims.get(t)
         if dims is None:
@@ -250,7 +284,7 @@ class AlgorithmChannelRule:
     _zero: ZeroNoise = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_zero", ZeroNoise(self.algorithm))
+        object.__setattr__(self, "_zero", ZeroNoise.of(self.algorithm))
 
     def _agents(self) -> np.ndarray:
         return np.arange(self.problem.num_agents)
@@ -345,11 +379,6 @@ class _SharedGather:
         self.any_used = bool(used.any())
 
 
-_DECLARED: OrderedDict[tuple[int, int], tuple[Any, dict[str, ChannelNoise]]] = OrderedDict()
-_DECLARED_ENTRIES = 16
-"""The last algorithms' declared noise (:func:`declared_noise`), most recently used last."""
-
-
 def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
     """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
 
@@ -366,10 +395,11 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
         (5,)
     """
     key = (id(algorithm), int(horizon))
-    hit = _DECLARED.get(key)
-    if hit is not None and hit[0] is algorithm:  # (the entry holds the algorithm, so its id is not reused)
-        _DECLARED.move_to_end(key)
-        return dict(hit[1])
+    with _KEPT_LOCK:
+        hit = _DECLARED.get(key)
+        if hit is not None and hit[0] is algorithm:  # (the entry holds the algorithm, so its id is not reused)
+            _DECLARED.move_to_end(key)
+            return dict(hit[1])
     out = {}
     for c in algorithm.channels:
         if c.noisy:
@@ -378,9 +408,10 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
             out[c.name].scales.flags.writeable = False  # shared by the calls that read it from the cache
         else:
             out[c.name] = ChannelNoise(None)
-    _DECLARED[key] = (algorithm, out)
-    if len(_DECLARED) > _DECLARED_ENTRIES:
-        _DECLARED.popitem(last=False)
+    with _KEPT_LOCK:
+        _DECLARED[key] = (algorithm, out)
+        if len(_DECLARED) > _DECLARED_ENTRIES:
+            _DECLARED.popitem(last=False)
     return dict(out)
 
 

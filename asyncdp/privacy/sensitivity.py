@@ -156,7 +156,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     """
     alg = scenario.algorithm.bind(scenario.problem)
     channel = _noisy_channel(alg, channel, "update_pair")
-    zero = ZeroNoise(alg)
+    zero = ZeroNoise.of(alg)
     base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
@@ -206,7 +206,7 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
     """
     alg = scenario.algorithm.bind(scenario.problem)
     channel = _noisy_channel(alg, channel, "message_pair")
-    zero = ZeroNoise(alg)
+    zero = ZeroNoise.of(alg)
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
         pts, agents = _probed_agents(z, agent, problem)

@@ -59,3 +59,12 @@ def test_zero_noise_gives_new_zeros_of_each_rounds_dimension():
     assert a["y"].shape == (4, 3, alg.noise(2, "y").dimension) and not np.any(a["y"])
     a["y"][0] = 1.0
     assert not np.any(b["y"]) and not np.any(zero(2, (4, 3))["y"])
+
+
+def test_zero_noise_is_shared_per_algorithm_and_bounded():
+    algs = [_algorithm(epsilon=1.0 + k)[0] for k in range(behavior._DECLARED_ENTRIES + 3)]
+    assert ZeroNoise.of(algs[0]) is ZeroNoise.of(algs[0]) and ZeroNoise.of(algs[0]).alg is algs[0]
+    assert ZeroNoise.of(algs[1]) is not ZeroNoise.of(algs[0])
+    for a in algs:
+        assert ZeroNoise.of(a).alg is a
+    assert len(behavior._ZEROS) <= behavior._DECLARED_ENTRIES
