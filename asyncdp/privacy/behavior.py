@@ -311,7 +311,10 @@ class SharedSchedule:
     sequence, the replay looks every run's schedule up and stacks the ``R``
     copies of each round's ``(W, S)``, a Python loop over the runs in every
     round; as a batch, each round's ``(W, S)`` is computed once and repeated
-    into the same ``(R, N, N)`` arrays.
+    into the same ``(R, N, N)`` arrays, and the combinations gather every
+    run's messages with one ``(N, N)`` index (:meth:`gather_index`; it has
+    the attributes of :func:`accounting.scheduled_replay.gather_index`'s
+    index, which the tests compare it with).
 
     Attributes:
         schedule: the schedule (anything with ``dense(t) -> (W, S)``).
