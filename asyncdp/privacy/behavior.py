@@ -39,8 +39,10 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,11 +55,23 @@ from ..engine.schedule import RealizedSchedule
 from ..errors import ScenarioError
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "AlgorithmChannelRule", "SharedSchedule",
+__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
            "declared_noise", "replay_runs"]
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
+
+_ZEROS: OrderedDict[int, Any] = OrderedDict()
+"""The last algorithms' :class:`ZeroNoise` (:meth:`ZeroNoise.of`), most recently used last."""
+
+_DECLARED: OrderedDict[tuple[int, int], tuple[Any, dict[str, ChannelNoise]]] = OrderedDict()
+"""The last algorithms' declared noise (:func:`declared_noise`), most recently used last."""
+
+_DECLARED_ENTRIES = 16
+"""How many algorithms' declared noise and zero noise are kept."""
+
+_KEPT_LOCK = threading.Lock()
+"""Guards the two (checks may run in threads)."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +212,55 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast)
 
 
+class ZeroNoise:
+    """Zero standard noise for every noisy channel of ``alg``: ``zero(t, lead)`` is ``{channel: zeros(lead + (d,))}``.
+
+    A rule's noise-free messages are its messages with this noise. The
+    channels' noise dimensions are read from the declarations
+    (``alg.noise(t, channel)``) once per round and kept: the replays and the
+    prober ask for the same rounds many times. Every call returns new
+    arrays.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> zero = ZeroNoise(small_example()[1].algorithm)
+        >>> zero(1, (4, 3))["y"].shape
+        (4, 3, 2)
+    """
+
+    def __init__(self, alg: Any) -> None:
+        self.alg = alg
+        self.dims: dict[int, tuple[tuple[str, int], ...]] = {}
+
+    @classmethod
+    def of(cls, alg: Any) -> ZeroNoise:
+        """The zero noise of ``alg``, shared by the calls for the last few algorithms (their dimensions read once).
+
+        Example:
+            >>> from asyncdp.privacy.context import small_example
+            >>> alg = small_example()[1].algorithm
+            >>> ZeroNoise.of(alg) is ZeroNoise.of(alg)
+            True
+        """
+        key = id(alg)
+        with _KEPT_LOCK:
+            got = _ZEROS.get(key)
+            if got is None or got.alg is not alg:  # (an entry holds its algorithm, so its id is not reused)
+                got = _ZEROS[key] = cls(alg)
+                if len(_ZEROS) > _DECLARED_ENTRIES:
+                    _ZEROS.popitem(last=False)
+            else:
+                _ZEROS.move_to_end(key)
+        return got
+
+    def __call__(self, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
+        dims = self.dims.get(t)
+        if dims is None:
+            dims = self.dims[t] = tuple((c.name, int(self.alg.noise(t, c.name).dimension))
+                                        for c in self.alg.noisy_channels())
+        return {name: np.zeros(lead + (d,)) for name, d in dims}
+
+
 @dataclass(frozen=True)
 class AlgorithmChannelRule:
     """An algorithm's R and U steps as an :class:`accounting.scheduled_replay.ChannelRule`.
@@ -218,6 +281,10 @@ class AlgorithmChannelRule:
     algorithm: Algorithm
     problem: Any
     x0: np.ndarray
+    _zero: ZeroNoise = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_zero", ZeroNoise.of(self.algorithm))
 
     def _agents(self) -> np.ndarray:
         return np.arange(self.problem.num_agents)
@@ -228,9 +295,7 @@ class AlgorithmChannelRule:
 
     def message_means(self, state: dict[str, np.ndarray], t: int) -> Mapping[str, np.ndarray]:
         lead = next(iter(state.values())).shape[:2]
-        zero = {c.name: np.zeros(lead + (self.algorithm.noise(t, c.name).dimension,))
-                for c in self.algorithm.noisy_channels()}
-        return self.algorithm.message(state, t, zero, self._agents(), self.problem)
+        return self.algorithm.message(state, t, self._zero(t, lead), self._agents(), self.problem)
 
     def next_state(self, state: dict[str, np.ndarray], mixed: Mapping[str, np.ndarray], t: int
                    ) -> dict[str, np.ndarray]:
@@ -246,7 +311,10 @@ class SharedSchedule:
     sequence, the replay looks every run's schedule up and stacks the ``R``
     copies of each round's ``(W, S)``, a Python loop over the runs in every
     round; as a batch, each round's ``(W, S)`` is computed once and repeated
-    into the same ``(R, N, N)`` arrays.
+    into the same ``(R, N, N)`` arrays, and the combinations gather every
+    run's messages with one ``(N, N)`` index (:meth:`gather_index`; it has
+    the attributes of :func:`accounting.scheduled_replay.gather_index`'s
+    index, which the tests compare it with).
 
     Attributes:
         schedule: the schedule (anything with ``dense(t) -> (W, S)``).
@@ -263,22 +331,65 @@ class SharedSchedule:
 
     schedule: Any
     runs: int
+    _rounds: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return self.runs
 
     def __getitem__(self, runs: slice) -> SharedSchedule:
-        return SharedSchedule(self.schedule, len(range(*runs.indices(self.runs))))
+        return SharedSchedule(self.schedule, len(range(*runs.indices(self.runs))), self._rounds)
+
+    def _dense(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """The schedule's round ``t`` (``dense(t)``), computed once for the runs and their slices."""
+        got = self._rounds.get(t)
+        if got is None:
+            w, src = self.schedule.dense(t)
+            got = self._rounds[t] = (np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64))
+        return got
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        w, src = self.schedule.dense(t)
-        w, src = np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
+        w, src = self._dense(t)
         return (np.ascontiguousarray(np.broadcast_to(w, (self.runs,) + w.shape)),
                 np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
+
+    def gather_index(self, t: int) -> _SharedGather:
+        """What the replay's combinations of round ``t`` read, the same for every run: the replay's gather index
+        (:func:`accounting.scheduled_replay.gather_index`) with the run axis a plain slice."""
+        return _SharedGather(self._dense(t)[1])
+
+
+class _SharedGather:
+    """:func:`accounting.scheduled_replay.gather_index` of sender rounds that every run shares, ``src`` ``(N, N)``.
+
+    The replay gathers ``y[r, src[r, i, j] - 1, j]`` for every run ``r``; when
+    ``src`` is one ``(N, N)`` array for all runs, the run axis is a plain
+    slice (``y[:, src - 1, j]``) instead of a third index array, which
+    gathers the same values (the same copies, so the replay's results are
+    the same to the bit) without building ``R * N * N`` indices.
+    """
+
+    __slots__ = ("rr", "idx", "jj", "ii", "used", "any_used")
+
+    def __init__(self, src: np.ndarray) -> None:
+        n_agents = src.shape[0]
+        self.rr = slice(None)
+        self.jj = np.arange(n_agents)[None, :]
+        self.ii = np.arange(n_agents)[:, None]
+        self.idx = np.maximum(src - 1, 0)
+        used = src > 0
+        used[np.arange(n_agents), np.arange(n_agents)] = False  # the self term is added separately
+        self.used = used[..., None]
+        self.any_used = bool(used.any())
 
 
 def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise]:
     """Every channel's declared noise over ``horizon`` rounds (``mechanism None`` for noise-free channels).
+
+    A check reads the declaration of one algorithm many times (every replay
+    and every step): the declarations of the last few algorithms are kept,
+    and a call for one of them returns a new dict of the same (frozen)
+    :class:`~accounting.scheduled_replay.ChannelNoise` objects, whose scales
+    are read-only.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -286,14 +397,25 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
         >>> declared_noise(sc.algorithm.bind(sc.problem), sc.horizon)["y"].scales.shape
         (5,)
     """
+    key = (id(algorithm), int(horizon))
+    with _KEPT_LOCK:
+        hit = _DECLARED.get(key)
+        if hit is not None and hit[0] is algorithm:  # (the entry holds the algorithm, so its id is not reused)
+            _DECLARED.move_to_end(key)
+            return dict(hit[1])
     out = {}
     for c in algorithm.channels:
         if c.noisy:
             scales = [algorithm.noise(t, c.name).scale for t in range(1, horizon + 1)]
             out[c.name] = ChannelNoise(c.mechanism, np.array(scales, dtype=float))
+            out[c.name].scales.flags.writeable = False  # shared by the calls that read it from the cache
         else:
             out[c.name] = ChannelNoise(None)
-    return out
+    with _KEPT_LOCK:
+        _DECLARED[key] = (algorithm, out)
+        if len(_DECLARED) > _DECLARED_ENTRIES:
+            _DECLARED.popitem(last=False)
+    return dict(out)
 
 
 def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None = None,

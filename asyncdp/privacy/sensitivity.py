@@ -23,6 +23,7 @@ from accounting.ledger import Release
 
 from ..papers import find_registered
 from ..scenario import Scenario
+from .behavior import ZeroNoise
 
 __all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair"]
 
@@ -70,25 +71,6 @@ def release_sensitivity(sensitivity: Mapping[str, np.ndarray]) -> Callable[[Rele
         return float(sensitivity[release.channel][release.round - 1])
 
     return of
-
-
-class _ZeroNoise:
-    """Zero standard noise for every noisy channel of ``alg``: ``zero(t, lead)``.
-
-    The prober evaluates the rule thousands of times at a few rounds; the
-    channels' noise dimensions are read from the declarations once per round.
-    """
-
-    def __init__(self, alg: Any) -> None:
-        self.alg = alg
-        self.dims: dict[int, tuple[tuple[str, int], ...]] = {}
-
-    def __call__(self, t: int, lead: tuple[int, ...]) -> dict[str, np.ndarray]:
-        dims = self.dims.get(t)
-        if dims is None:
-            dims = self.dims[t] = tuple((c.name, int(self.alg.noise(t, c.name).dimension))
-                                        for c in self.alg.noisy_channels())
-        return {name: np.zeros(lead + (d,)) for name, d in dims}
 
 
 def _noisy_channel(alg: Any, channel: str | None, caller: str) -> str:
@@ -174,7 +156,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     """
     alg = scenario.algorithm.bind(scenario.problem)
     channel = _noisy_channel(alg, channel, "update_pair")
-    zero = _ZeroNoise(alg)
+    zero = ZeroNoise.of(alg)
     base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
@@ -224,7 +206,7 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
     """
     alg = scenario.algorithm.bind(scenario.problem)
     channel = _noisy_channel(alg, channel, "message_pair")
-    zero = _ZeroNoise(alg)
+    zero = ZeroNoise.of(alg)
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
         pts, agents = _probed_agents(z, agent, problem)

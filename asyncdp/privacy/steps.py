@@ -282,7 +282,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     ``probe_rounds`` rounds (round adjacency: the changed round only): the
     message step R (:func:`message_pair`; round ``t``'s release) and the
     update step U (:func:`update_pair`; the update of round ``t`` is masked
-    by the release of round ``t + 1``); L1 for Laplace, L2 for Gaussian noise. The
+    by the release of round ``t + 1``); L1 for Laplace, L2 for Gaussian noise.
+    All these probes run as one (:func:`accounting.prober.probe_many`: one
+    search loop for all of them, each probe's result exactly its own). The
     largest change found is compared with two bounds, each a witness when
     exceeded: the rule's own declared sensitivity of that release (its
     ``noise()``), and the paper record's lemma (an independent bound the
@@ -331,40 +333,43 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
+    # every channel's, round's and step's probe, refined together (one search loop for all of them)
+    probes: list[tuple[Any, int, int, str, float]] = []
+    requests: list[prober.ProbeRequest] = []
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
         # (release round, round of the probed step, step, pair): the update U of round t is masked by release
         # t + 1; the message step R of round t (data entering the release directly) by release t
-        probes: list[tuple[int, int, str, Any]] = []
         for t in probed:
-            probes.append((t, t, "message step R",
-                           message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name))]
             if t < scenario.horizon:
-                probes.append((t + 1, t, "update step U",
+                steps.append((t + 1, "update step U",
                                update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
-        for release, t, step, adjacent_pair in probes:
-            claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
-            res = prober.probe_sensitivity(adjacent_pair, samples=400, seed=ctx.options.seed + t, norm=norm,
-                                           claimed=claimed if claimed > 0 else None)
-            probe_max = max(probe_max, res.max_found)
-            if claimed > 0:
-                probe_ratio = max(probe_ratio, res.ratio_to_claim)
-            found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
-                     "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
-                     "method": "sensitivity prober (constructed input)", "confidence": 1.0,
-                     "claim_form": "(epsilon, delta)"}
-            if res.violation and witness is None:
-                witness = {**found, "claimed": claimed, "against": "declaration"}
-                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
-                               f"rule's declared sensitivity {claimed:.6g}")
-            if lemma is not None:
-                bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
-                if bound > 0:
-                    lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
-                if res.max_found > bound * (1 + 1e-9) and witness is None:
-                    witness = {**found, "claimed": bound, "against": "lemma"}
-                    reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
-                                   f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
+            for release, step, adjacent_pair in steps:
+                claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
+                probes.append((channel, release, t, step, claimed))
+                requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
+                                                    norm=norm, claimed=claimed if claimed > 0 else None))
+    for (channel, release, t, step, claimed), res in zip(probes, prober.probe_many(requests)):
+        probe_max = max(probe_max, res.max_found)
+        if claimed > 0:
+            probe_ratio = max(probe_ratio, res.ratio_to_claim)
+        found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
+                 "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
+                 "method": "sensitivity prober (constructed input)", "confidence": 1.0,
+                 "claim_form": "(epsilon, delta)"}
+        if res.violation and witness is None:
+            witness = {**found, "claimed": claimed, "against": "declaration"}
+            reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                           f"rule's declared sensitivity {claimed:.6g}")
+        if lemma is not None:
+            bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
+            if bound > 0:
+                lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
+            if res.max_found > bound * (1 + 1e-9) and witness is None:
+                witness = {**found, "claimed": bound, "against": "lemma"}
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
+                               f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")

@@ -143,3 +143,19 @@ def test_release_norms_name_infinite_shifts_and_keep_overflowing_squares():
     with np.errstate(over="ignore"):  # a finite shift whose square overflows: an infinite norm, no error
         assert release_norms([[1e200, 0.0]], "l2").tolist() == [math.inf]
     assert np.isnan(release_norms(np.zeros((2, 0)), "l1")).all()  # no coordinate: not sent
+
+
+@given(
+    d=st.integers(1, 11),
+    lead=st.tuples(st.integers(1, 4), st.integers(1, 3)),
+    seed=st.integers(0, 2**16),
+    norm=st.sampled_from(["l1", "l2"]),
+)
+def test_release_norms_are_numpys_norms_to_the_bit(d, lead, seed, norm):
+    """The norms equal numpy's ``|s|.sum(-1)`` and ``sqrt((s * s).sum(-1))`` exactly, for short and long last axes
+    (entries over 16 orders of magnitude, so that a different order of the additions would show)."""
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=lead + (d,)) * 10.0 ** rng.uniform(-8, 8, size=lead + (d,))
+    s[0, 0] = np.nan  # a release that was not sent
+    want = np.abs(s).sum(axis=-1) if norm == "l1" else np.sqrt((s * s).sum(axis=-1))
+    assert np.array_equal(release_norms(s, norm), want, equal_nan=True)

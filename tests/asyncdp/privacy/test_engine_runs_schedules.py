@@ -134,3 +134,68 @@ def test_runs_sharing_one_schedule_replay_as_one_batch_exactly_as_one_by_one():
         assert np.array_equal(batch.residuals_prime[c], plain.residuals_prime[c], equal_nan=True)
     half = SharedSchedule(runs.schedules[0], 30)[10:25]
     assert len(half) == 15 and all(a.shape == (15, 3, 3) for a in half.dense_runs(1))
+
+
+class _Toy:
+    """A schedule with stale reads and unused links: receiver ``i`` combines sender ``j``'s round ``src[i, j]``."""
+
+    def dense(self, t):
+        w = np.array([[0.5, 0.25, 0.25], [0.0, 0.6, 0.4], [0.3, 0.0, 0.7]])
+        src = np.array([[t, max(t - 1, 1), t], [0, t, t], [max(t - 2, 1), 0, t]])
+        return w, np.where(w > 0, src, 0)
+
+
+class _Mean:
+    """The replay rule ``x -> mixed / 2 + shift`` (its message is its state)."""
+
+    def __init__(self, shift):
+        self.shift = shift
+
+    def initial_state(self, runs):
+        return np.zeros((runs, 3, 2))
+
+    def message_means(self, state, t):
+        return {"y": state}
+
+    def next_state(self, state, mixed, t):
+        return mixed["y"] / 2 + self.shift
+
+
+@pytest.mark.parametrize("unicast", [False, True])
+def test_a_shared_schedule_gathers_exactly_what_the_per_run_schedules_gather(unicast):
+    """SharedSchedule's gather index (one (N, N) index for every run) against the replay that stacks each run's
+    schedule (the plain sequence): the same residuals and losses to the bit, stale reads and unicast included."""
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from asyncdp.privacy.behavior import SharedSchedule
+
+    runs, horizon = 40, 4
+    rng = np.random.default_rng(3)
+    shape = (runs, horizon, 3, 3, 2) if unicast else (runs, horizon, 3, 2)
+    messages = {"y": rng.normal(size=shape)}
+    noise = {"y": ChannelNoise("laplace", np.full(horizon, 0.5))}
+    one = _Toy()
+
+    def replay(schedules):
+        return scheduled_replay(messages, schedules, noise, _Mean(0.1), _Mean(-0.2), unicast=unicast)
+
+    shared, plain = replay(SharedSchedule(one, runs)), replay([one] * runs)
+    assert np.array_equal(shared.per_round, plain.per_round) and np.abs(plain.per_round).max() > 0
+    assert np.array_equal(shared.residuals["y"], plain.residuals["y"], equal_nan=True)
+    assert np.array_equal(shared.residuals_prime["y"], plain.residuals_prime["y"], equal_nan=True)
+
+
+def test_a_shared_schedule_names_a_missing_message_as_the_per_run_schedules_do():
+    from accounting.errors import AccountingError
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from asyncdp.privacy.behavior import SharedSchedule
+
+    runs, horizon = 5, 3
+    messages = {"y": np.random.default_rng(4).normal(size=(runs, horizon, 3, 2))}
+    messages["y"][3, 0, 1] = np.nan  # run 3: agent 1's round-1 message is missing; agent 0 combines it in round 2
+    noise = {"y": ChannelNoise("laplace", np.full(horizon, 0.5))}
+    errors = []
+    for schedules in (SharedSchedule(_Toy(), runs), [_Toy()] * runs):
+        with pytest.raises(AccountingError) as exc:
+            scheduled_replay(messages, schedules, noise, _Mean(0.0))
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1] and "run 3" in errors[0]
