@@ -446,8 +446,9 @@ def tiled_gather_index(index: Any, copies: int) -> Any:
 def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _RoundIndex | None = None) -> np.ndarray:
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
     ix = _RoundIndex(src) if index is None else index
-    if y.flags.c_contiguous:  # one take of whole rows by their row numbers: the same entries, gathered faster
-        rows, unused = ix.flat(y.shape, unicast)
+    flat = getattr(ix, "flat", None)  # a batch's own index (runs sharing one schedule) may gather by slices instead
+    if flat is not None and y.flags.c_contiguous:  # one take of whole rows by their row numbers: the same entries
+        rows, unused = flat(y.shape, unicast)
         out = np.take(y.reshape(-1, y.shape[-1]), rows, axis=0)
         np.putmask(out.reshape(-1), unused, 0.0)
     else:

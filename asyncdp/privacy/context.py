@@ -75,7 +75,7 @@ class CheckOptions:
         probe_rounds: rounds whose update the prober searches (>= 1: with 0 it would check nothing).
         seed: the one seed of the check's draws (>= 0; :mod:`asyncdp.privacy.behavior`).
         engine: ``"auto"``, ``"batch"`` or ``"simpy"`` (:func:`~asyncdp.privacy.behavior.run_engine`).
-        search_examples: Hypothesis examples of the worst-case search (0: extremal pairs only).
+        search_examples: pairs drawn by the worst-case search before its hill climb (0: extremal pairs only).
         script: the scenario script's path, quoted by the worst pair's script (``None``: not known).
 
     Raises:
