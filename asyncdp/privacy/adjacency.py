@@ -22,7 +22,9 @@ __all__ = ["find_changed_agent", "find_changed_round"]
 
 
 def _same_topology(a: Scenario, b: Scenario) -> int | None:
-    """First round (1..horizon) where the two scenarios' weights differ, else None."""
+    """First round (1..horizon) where the two scenarios' weights differ, else None (one topology object: None)."""
+    if a.topology is b.topology:
+        return None
     for t in range(1, a.horizon + 1):
         wa, wb = a.topology.weights(t), b.topology.weights(t)
         if wa.shape != wb.shape or abs(wa - wb).max() > 0:
