@@ -457,8 +457,24 @@ def constructed_losses(runs: EngineRuns, scenario: Scenario, agent: int | None, 
 
 
 def _key(round_index: int | None, g: Any, gp: Any) -> tuple[int | None, bytes, bytes]:
-    """A candidate's key in :attr:`~asyncdp.privacy.constructed.CandidateRuns.known`."""
+    """A candidate's key within one search (one scenario, one changed agent or round adjacency)."""
     return round_index, np.asarray(g, dtype=float).tobytes(), np.asarray(gp, dtype=float).tobytes()
+
+
+def _known_key(cand: CandidateRuns, fam: _Family, scenario: Scenario, round_index: int | None, g: Any, gp: Any
+               ) -> tuple[Any, ...]:
+    """A candidate's key in :attr:`~asyncdp.privacy.constructed.CandidateRuns.known`: the changed agent and the
+    scenario too (the same runs may evaluate another agent's or scenario's candidates: the same gradients are
+    then another candidate). The scenario is kept in ``cand.bases``, so that its identity is not reused."""
+    return (fam.agent, id(_base_of(cand, scenario)[0])) + _key(round_index, g, gp)
+
+
+def _base_of(cand: CandidateRuns, scenario: Scenario) -> tuple[Scenario, Scenario]:
+    """``(scenario, _bound_base(scenario))``, computed once per scenario evaluated on ``cand``."""
+    base = cand.bases.get(id(scenario))
+    if base is None:
+        base = cand.bases[id(scenario)] = (scenario, _bound_base(scenario))
+    return base
 
 
 def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
@@ -471,11 +487,11 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     is evaluated one candidate at a time, which raises what the failing candidate raises."""
     runs = cand.prefix(limit)
     size = stack_size(runs)
-    base = _bound_base(scenario)
+    base = _base_of(cand, scenario)[1]
     count = min(limit, len(cand.rows))
     todo: dict[Any, tuple[int | None, Any, Any]] = {}
     for _, t0, g, gp in candidates:
-        key = _key(t0, g, gp)
+        key = _known_key(cand, fam, scenario, t0, g, gp)
         known = cand.known.get(key)
         if key not in todo and (known is None or known[0].size < count):
             todo[key] = (t0, g, gp)
@@ -502,14 +518,11 @@ def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, 
 
     cand = runs if isinstance(runs, CandidateRuns) else CandidateRuns(runs, fam.rows(runs, limit))
     count = min(limit, len(cand.rows))
-    key = _key(round_index, g, gp)
+    key = _known_key(cand, fam, scenario, round_index, g, gp)
     known = cand.known.get(key)  # a candidate already evaluated on these runs (each run's loss is its own)
     if known is not None and known[0].size >= count:
         return known[0][:count], known[1][:count], cand.rows[:count]
-    base = cand.bases.get(id(scenario))
-    if base is None:
-        base = cand.bases[id(scenario)] = (scenario, _bound_base(scenario))
-    one = fam.candidate(base[1], scenario, round_index, g, gp)
+    one = fam.candidate(_base_of(cand, scenario)[1], scenario, round_index, g, gp)
     try:  # by its cost families: its problems are built only if a step needs them
         (losses, per_round), = constructed_replays(cand.prefix(limit), [one], fam.pinned(scenario))
     except AccountingError:

@@ -93,6 +93,19 @@ def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkey
     assert len(keys) == len(set(keys))
 
 
+def test_runs_shared_by_two_agents_or_scenarios_give_each_candidate_its_own_losses():
+    sc, ctx = _case()
+    runs = ctx.engine_runs(0)
+    shared = CandidateRuns(runs, wc._family(sc, 0).rows(runs, 16))
+    g = np.array([0.3, -0.4])
+    other = sc.replace(problem=sc.problem.adjacent(1, address=[0.9, -0.9]))  # another scenario, the same runs
+    for agent, scenario in ((0, sc), (2, sc), (2, other)):
+        got, _ = wc.constructed_losses(shared, scenario, agent, g, -g, max_runs=8)
+        own, _ = wc.constructed_losses(runs, scenario, agent, g, -g, max_runs=8)  # its own runs: nothing shared
+        np.testing.assert_array_equal(got, own)
+    assert not np.array_equal(wc.constructed_losses(runs, sc, 0, g, -g, max_runs=8)[0],
+                              wc.constructed_losses(runs, sc, 2, g, -g, max_runs=8)[0])  # they do differ
+
 def test_the_climb_moves_every_coordinate_both_ways_and_stays_in_the_class():
     sc, _ = _case()
     fam = wc._family(sc, 0)
