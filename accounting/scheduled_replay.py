@@ -362,7 +362,7 @@ class _RoundIndex:
         key = ("misfit", shape, unicast)
         if key not in self._flat:
             self._flat[key] = _misfit(self.src, shape, unicast)
-        return self._flat[key]  # type: ignore[no-any-return]
+        return self._flat[key]
 
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         """For messages of shape ``shape`` (C-ordered), the gather's entries as row numbers of the messages seen
