@@ -87,6 +87,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -829,7 +830,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     on the realized schedules of the engine's runs of the scenario, ranked by
     :func:`profile_objective`. A user's paper record without a class gets a
     doubt: its lemma is then untested, and the verdict is at best
-    ``inconclusive``. Pure claims: a constructed transcript with loss above
+    ``inconclusive``; so does one whose candidates cannot be replayed. A
+    search that cannot replay a candidate keeps what the extremal pairs found
+    (their witness), with the reason. Pure claims: a constructed transcript with loss above
     epsilon is a witness (module docstring). Claims with delta > 0:
     :func:`asyncdp.privacy.worst_pair.delta_evidence`.
 
@@ -854,7 +857,6 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     from accounting.errors import AccountingError
 
     from .evidence import Evidence
-    from .worst_pair import delta_evidence
 
     method, kind = "worst-case adjacency search", "constructed worst case"
     empty = {"worst_case_loss": None, "worst_case_pair": None, "worst_case_delta_lower": None,
@@ -883,16 +885,40 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
         scored = _evaluate_all(fam, evaluated, scenario, fam.extremes(scenario, getattr(ctx, "changed_round", None)),
                                _CANDIDATE_RUNS, objective, ctx.focus)
-        scored.sort(key=lambda c: (-c.objective, -c.loss))
-        best = scored[0]
-        if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
+    except AccountingError as exc:
+        return Evidence(method, kind, empty, doubt=untested,
+                        reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
+    scored.sort(key=lambda c: (-c.objective, -c.loss))
+    best = scored[0]
+    failed = None
+    if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
+        try:
             found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
                                  focus=ctx.focus)
+        except AccountingError as exc:  # the extremal pairs stay checked: their witness is kept
+            failed = (f"worst-case search: the search beyond the extremal pairs cannot replay a candidate: {exc}; "
+                      "only the extremal pairs are checked")
+        else:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
-    except AccountingError as exc:
-        return Evidence(method, kind, empty, reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
+    evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
+    if failed is None:
+        return evidence
+    partly = None if untested is None else (
+        f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was tested against the extremal "
+        "pairs of its adjacency class only (the search failed), so the bound composed with it is not trusted")
+    return dataclasses.replace(evidence, reasons=(failed, *evidence.reasons),
+                               doubt=evidence.doubt if evidence.doubt is not None else partly)
+
+
+def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair, method: str,
+                   kind: Any) -> Any:
+    """:func:`search_worst_case`'s evidence of the worst pair found, ``best`` (its witness, if it refutes the claim)."""
+    from .evidence import Evidence
+    from .worst_pair import delta_evidence
+
+    agent = ctx.changed_agent
     script = pair_script(ctx.options.script, best, ctx.options.seed)
     figures: dict[str, Any] = {"worst_case_loss": best.loss, "worst_case_pair": best.label,
                                "worst_case_objective": best.objective, "worst_case_delta_lower": None,
@@ -920,7 +946,6 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         return Evidence(method, kind, figures)
     p, q = fam.scenarios(scenario, best.round_index, best.gradient, best.gradient_prime)
     return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
-
 
 def _fmt(v: Sequence[float]) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"
