@@ -355,10 +355,19 @@ class _RoundIndex:
         self.any_used = bool(used.any())
         self._flat: dict[tuple[Any, ...], Any] = {}
 
+    def misfit(self, shape: tuple[int, ...], unicast: bool) -> str | None:
+        """What of these sender rounds does not fit messages of shape ``shape`` (another number of runs or agents,
+        or a sender round after the transcript's last), else ``None`` (computed once per shape). The flat gather
+        (:meth:`flat`) would read another run's or round's row for such an entry instead of failing."""
+        key = ("misfit", shape, unicast)
+        if key not in self._flat:
+            self._flat[key] = _misfit(self.src, shape, unicast)
+        return self._flat[key]
+
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         """For messages of shape ``shape`` (C-ordered), the gather's entries as row numbers of the messages seen
         as ``(-1, d)`` rows (``(R, N, N)``), and which entries of the gathered ``(R, N, N, d)`` array, flattened,
-        are unused (computed once per shape)."""
+        are unused (computed once per shape; ``shape`` must fit, :meth:`misfit`)."""
         got = self._flat.get((shape, unicast))
         if got is None:
             horizon, n = shape[1], shape[2]
@@ -381,6 +390,18 @@ class _RoundIndex:
         return got[1][:copies * shape[0]], got[2][:copies * _unused_size(self, shape)]
 
 
+def _misfit(src: np.ndarray, shape: tuple[int, ...], unicast: bool) -> str | None:
+    """:meth:`_RoundIndex.misfit` of sender rounds ``src`` ``(R, N, N)`` for messages of shape ``shape``."""
+    runs, horizon, n = shape[0], shape[1], shape[2]
+    if src.shape != (runs, n, n) or (unicast and shape[3] != n):
+        return f"sender rounds of shape {src.shape} for messages of shape {shape}"
+    if src.size and int(src.max()) > horizon:
+        r, i, j = (int(v) for v in np.argwhere(src > horizon)[0])
+        return (f"receiver {i} combined sender {j}'s message of round {int(src[r, i, j])} (run {r}), after the "
+                f"transcript's last round {horizon}")
+    return None
+
+
 def _unused_size(index: _RoundIndex, shape: tuple[int, ...]) -> int:
     """Entries of one gather of ``index`` for messages of shape ``shape``: ``R N N d``."""
     return int(index.used.size * shape[-1])
@@ -398,6 +419,11 @@ class _TiledIndex:
         self._full: _RoundIndex | None = None
         self._flat: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
         self.any_used = one.any_used
+
+    def misfit(self, shape: tuple[int, ...], unicast: bool) -> str | None:
+        if shape[0] != self._one.src.shape[0] * self._copies:
+            return f"sender rounds of {self._copies} copies of {self._one.src.shape[0]} runs for messages of shape {shape}"
+        return self._one.misfit((shape[0] // self._copies,) + tuple(shape[1:]), unicast)
 
     def flat(self, shape: tuple[int, ...], unicast: bool) -> tuple[np.ndarray, np.ndarray]:
         got = self._flat.get((shape, unicast))
@@ -447,6 +473,9 @@ def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _Round
     """``out[r, i, j] = y[r, src[r, i, j] - 1, j]`` (unicast: the copy ``j -> i``), 0 where ``src == 0``."""
     ix = _RoundIndex(src) if index is None else index
     flat = getattr(ix, "flat", None)  # a batch's own index (runs sharing one schedule) may gather by slices instead
+    bad = ix.misfit(y.shape, unicast) if flat is not None else None
+    if bad is not None:  # a schedule that does not fit the transcript: never read another run's or round's row
+        raise AccountingError(f"round {t}: the schedule does not fit the transcript: {bad}")
     if flat is not None and y.flags.c_contiguous:  # one take of whole rows by their row numbers: the same entries
         rows, unused = flat(y.shape, unicast)
         out = np.take(y.reshape(-1, y.shape[-1]), rows, axis=0)

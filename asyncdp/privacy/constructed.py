@@ -164,7 +164,7 @@ class CandidateRuns:
         runs: the :class:`~asyncdp.privacy.behavior.EngineRuns` of those rows (schedules as :class:`DenseSchedules`
             when they fit in :data:`DENSE_CACHE_ENTRIES`).
         known: the search's record of candidates already evaluated on these runs (each run's losses and
-            per-round contributions, keyed by the candidate): a run's loss depends on that run alone, so a
+            per-round contributions, keyed by the changed agent, the scenario and the candidate): a run's loss depends on that run alone, so a
             candidate met again on fewer runs (the search starts from the best extremal pairs) reads
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the

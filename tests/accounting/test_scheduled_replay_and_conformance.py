@@ -162,6 +162,28 @@ def test_missing_message_is_an_error_naming_round_and_agents():
                          ChannelStep(TARGETS))
 
 
+class ReadsPastTheEnd:
+    """Round ``T`` combines sender 1's message of round ``T + 1``: a schedule longer than the transcript."""
+
+    def dense(self, t):
+        src = np.where(W > 0, t, 0)
+        if t == T:
+            src[0, 1] = T + 1
+        return W, src
+
+
+@pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
+@pytest.mark.parametrize("order", ["C", "F"], ids=["contiguous", "strided"])
+def test_a_schedule_that_does_not_fit_the_transcript_is_an_error_not_another_runs_message(unicast, order):
+    # two runs: run 0's read past its last round would otherwise be run 1's round-1 message (a flat gather)
+    shape = (2, T, N, N, n) if unicast else (2, T, N, n)
+    y = np.asarray(np.random.default_rng(3).normal(size=shape), order=order)
+    with pytest.raises(AccountingError, match=f"round {T}: the schedule does not fit the transcript: receiver 0 "
+                                              f"combined sender 1's message of round {T + 1} \\(run 0\\)"):
+        scheduled_replay({"y": y}, [ReadsPastTheEnd(), Lockstep()], {"y": ChannelNoise("laplace", SCALES)},
+                         ChannelStep(TARGETS), unicast=unicast)
+
+
 # ------------------------------------------------------------------ conformance
 
 DECL = {"y": ("laplace", SCALES)}

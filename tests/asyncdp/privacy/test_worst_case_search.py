@@ -93,6 +93,19 @@ def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkey
     assert len(keys) == len(set(keys))
 
 
+def test_runs_shared_by_two_agents_or_scenarios_give_each_candidate_its_own_losses():
+    sc, ctx = _case()
+    runs = ctx.engine_runs(0)
+    shared = CandidateRuns(runs, wc._family(sc, 0).rows(runs, 16))
+    g = np.array([0.3, -0.4])
+    other = sc.replace(problem=sc.problem.adjacent(1, address=[0.9, -0.9]))  # another scenario, the same runs
+    for agent, scenario in ((0, sc), (2, sc), (2, other)):
+        got, _ = wc.constructed_losses(shared, scenario, agent, g, -g, max_runs=8)
+        own, _ = wc.constructed_losses(runs, scenario, agent, g, -g, max_runs=8)  # its own runs: nothing shared
+        np.testing.assert_array_equal(got, own)
+    assert not np.array_equal(wc.constructed_losses(runs, sc, 0, g, -g, max_runs=8)[0],
+                              wc.constructed_losses(runs, sc, 2, g, -g, max_runs=8)[0])  # they do differ
+
 def test_the_climb_moves_every_coordinate_both_ways_and_stays_in_the_class():
     sc, _ = _case()
     fam = wc._family(sc, 0)
@@ -335,3 +348,51 @@ def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monk
     assert len(climbs) == wc.CLIMB_ITERATIONS
     assert all(0 < m <= wc.CLIMB_POINTS * 4 * wc.CLIMB_COORDINATES for m in climbs)  # not 4 * 40 per point
     assert fam is not None and dim > wc.CLIMB_COORDINATES
+
+
+def _fails(*args, **kwargs):
+    from accounting.errors import AccountingError
+
+    raise AccountingError("a drawn candidate's construction does not settle")
+
+
+def test_a_search_that_cannot_replay_a_candidate_keeps_the_extremal_witness(monkeypatch):
+    from dataclasses import dataclass
+
+    from asyncdp import Huang2015
+
+    @dataclass(frozen=True)
+    class Overclaiming(Huang2015):  # the claim is half the epsilon the noise is calibrated for
+        def claimed_privacy(self, horizon):
+            return self.epsilon / 2.0, 0.0
+
+    pair, _ = small_example()
+    rule = Overclaiming(epsilon=1.0, c=0.05, q=0.2, p=0.6)
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+
+    over = ScenarioPair(pair.scenario.replace(algorithm=rule), pair.adjacent.replace(algorithm=rule))
+    ctx = prepare(over, CheckOptions(runs=40))
+    whole = wc.search_worst_case(over, ctx)
+    assert whole.witness is not None and whole.witness["pair"].startswith("sign pattern")  # an extremal pair
+    monkeypatch.setattr(wc, "search_pairs", _fails)
+    got = wc.search_worst_case(over, ctx)
+    assert got.witness == whole.witness and got.doubt is None  # a published record: no doubt
+    assert got.reasons[0].startswith("worst-case search: the search beyond the extremal pairs cannot replay")
+
+
+def test_a_users_record_whose_search_cannot_replay_a_candidate_is_at_best_inconclusive(monkeypatch):
+    import runpy
+    from pathlib import Path
+
+    from asyncdp.privacy import check_privacy
+
+    ex = runpy.run_path(str(Path(__file__).resolve().parents[3] / "examples" / "own_paper_private_dgd.py"))
+    sc, adj = ex["variant"]("correct")
+    monkeypatch.setattr(wc, "search_pairs", _fails)
+    report = check_privacy(sc, adj, runs=300, search_examples=5)
+    assert report.verdict == "inconclusive" and report.witness is None  # it passes when the search runs
+    assert any("was tested against the extremal pairs of its adjacency class only" in r for r in report.reasons)
+    monkeypatch.setattr(wc, "_evaluate_all", _fails)  # not even the extremal pairs
+    report = check_privacy(sc, adj, runs=300, search_examples=5)
+    assert report.verdict == "inconclusive"
+    assert any("was not tested against the worst case of an adjacency class" in r for r in report.reasons)
