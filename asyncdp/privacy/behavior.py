@@ -27,8 +27,10 @@ adjacent one, further sides for other uses) have seeds
 ``numpy.random.SeedSequence(seed, spawn_key=(side,)).generate_state(R)``:
 run ``r`` on the SimPy engine is ``scenario.replace(seed=seeds[r])``; the
 batch engine runs all ``R`` at once with seed ``seeds[0]`` (its noise blocks
-have a leading run axis). Every random draw of a check follows from its one
-``seed``.
+have a leading run axis). The worst-case search draws its candidate pairs from
+``SeedSequence(seed, spawn_key=(1000,))``
+(:data:`asyncdp.privacy.worst_case.SEARCH_STREAM`). Every random draw of a
+check follows from its one ``seed``.
 
 Example:
     >>> from asyncdp.privacy.context import small_example

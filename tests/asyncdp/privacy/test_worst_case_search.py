@@ -52,6 +52,25 @@ def test_the_same_inputs_give_the_same_pair(timing):
     assert found[0].objective == found[0].objective  # evaluated (not nan)
 
 
+def test_the_draws_follow_the_check_seed(monkeypatch):
+    sc, ctx = _case()
+    objective = wc._objective_of(ctx, sc)
+    evaluate_all = wc._evaluate_all
+    drawn: list = []
+
+    def spy(fam, cand, scenario, candidates, *args):
+        drawn[-1].extend(np.concatenate([c[2], c[3]]).tolist() for c in candidates if c[0] == "search: drawn")
+        return evaluate_all(fam, cand, scenario, candidates, *args)
+
+    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    for seed in (0, 0, 1):
+        drawn.append([])
+        prepared, scored = _starts(sc, ctx, objective)
+        wc.search_pairs(prepared, sc, 0, examples=5, seed=seed, start=scored, objective=objective)
+    assert len(drawn[0]) == 5 and drawn[0] == drawn[1]  # the same seed: the same draws
+    assert all(a != b for a, b in zip(drawn[0], drawn[2]))  # another seed: other draws (continuous uniforms)
+
+
 @pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
 def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_replay(timing, monkeypatch):
     sc, ctx = _case(timing)
