@@ -149,19 +149,20 @@ def _cdfs(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
     return _cdfs_in_place(np.array(x, dtype=float), mechanism)
 
 
-def _cdfs_in_place(x: np.ndarray, mechanism: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_cdfs` of a float array ``x`` that it overwrites with the second result (one new array: on
-    hundreds of thousands of residuals, each new array costs fresh memory pages)."""
+def _cdfs_in_place(x: np.ndarray, mechanism: str, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_cdfs` of a float array ``x`` that it overwrites with the second result, the first written into
+    ``out`` (a float array shaped like ``x``; ``None``: a new one). On hundreds of thousands of residuals each
+    new array costs fresh memory pages."""
     from scipy import special
 
     if mechanism == "laplace":
         above = x > 0
         m = np.negative(np.abs(x, out=x), out=x)  # -|x|: one exp serves both sides of the CDF
-        cdf = np.exp(m)
+        cdf = np.exp(m, out=out)
         cdf *= 0.5
         np.subtract(1.0, cdf, out=cdf, where=above)  # 1 - tail above 0, the tail below
         return cdf, np.negative(special.expm1(m, out=m), out=m)
-    cdf = special.ndtr(x)
+    cdf = special.ndtr(x) if out is None else special.ndtr(x, out=out)
     np.abs(x, out=x)
     x /= np.sqrt(2)
     return cdf, special.erf(x, out=x)
@@ -211,8 +212,8 @@ def _ks(z: np.ndarray, mechanism: str) -> tuple[float, float, float]:
     return _ks_sorted(np.sort(cdf), np.sort(cdf_abs))
 
 
-FINE_BINS = 1 << 16
-"""Bins of ``[0, 1]`` the CDF values are first placed in (:func:`_ks_extremes` coarsens them per group size)."""
+FINE_BITS = 16
+"""At most ``2**FINE_BITS`` bins of ``[0, 1]`` per group in :func:`_ks_extremes`."""
 
 VALUES_PER_BIN = 4.0
 """About this many values of the largest group per bin in :func:`_ks_extremes` (measured: 1 makes the bin
@@ -222,23 +223,8 @@ MARGIN = 1e-12
 """Slack of the bounds of :func:`_ks_extremes`, far above their rounding error (a few units of 1e-16)."""
 
 
-def _fine_bins(c: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``floor(c * FINE_BINS)`` of CDF values in ``[0, 1]`` (1 joins the last bin), as int64 (into ``out`` if
-    given); NaN gives garbage.
-
-    ``FINE_BINS`` is a power of two, so ``c * FINE_BINS`` is exact and bin
-    ``b`` holds exactly the values in ``[b, b + 1) / FINE_BINS``; halving the
-    bins (a right shift) keeps that.
-    """
-    b = np.empty(c.shape, dtype=np.int64) if out is None else out
-    with np.errstate(invalid="ignore"):
-        np.multiply(c, FINE_BINS, out=b, casting="unsafe")  # truncated, as astype: the floor of values >= 0
-    return np.minimum(b, FINE_BINS - 1, out=b)
-
-
-def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | None, row_group: np.ndarray,
-                 sizes: np.ndarray, minus: bool, work: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray | None]:
+def _ks_extremes(values: np.ndarray, missing: np.ndarray | None, row_group: np.ndarray, sizes: np.ndarray,
+                 minus: bool, work: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Per group, the largest ``i/n - v_(i)`` (and ``v_(i) - (i-1)/n``) over its sorted values, exactly.
 
     The two one-sided KS statistics of :func:`_ks_sorted` (``up - cdf`` and
@@ -259,42 +245,47 @@ def _ks_extremes(values: np.ndarray, fine: np.ndarray, missing: np.ndarray | Non
 
     Args:
         values: ``(rows, w)`` CDF values (rows: releases), NaN where ``missing``.
-        fine: :func:`_fine_bins` of ``values``.
         missing: ``(rows, w)`` mask of values to skip, or ``None``.
         row_group: ``(rows,)`` the group of each row's values.
         sizes: ``(G,)`` values per group (``missing`` excluded).
         minus: also compute the ``v_(i) - (i - 1)/n`` maxima.
-        work: an int64 array shaped like ``fine`` to overwrite (``None``: a new one).
+        work: an int64 array shaped like ``values`` to overwrite (``None``: a new one).
 
     Returns:
         ``(plus, minus)`` of shape ``(G,)`` (``-inf`` for an empty group; ``minus`` is ``None`` unless asked).
     """
     n_groups = sizes.size
-    bins = 1 << int(min(16, max(0, round(math.log2(max(1.0, float(sizes.max(initial=1)) / VALUES_PER_BIN))))))
-    key = np.right_shift(fine, 16 - int(math.log2(bins)), out=work)
+    bins = 1 << int(min(FINE_BITS, max(0, round(math.log2(max(1.0, float(sizes.max(initial=1))
+                                                               / VALUES_PER_BIN))))))
+    # each value's bin, floor(v * bins) (1 joins the last bin): bins is a power of two, so v * bins is exact and
+    # bin b holds exactly the values in [b, b + 1) / bins; NaN gives garbage, overwritten below
+    key = np.empty(values.shape, dtype=np.int64) if work is None else work
+    with np.errstate(invalid="ignore"):
+        np.multiply(values, bins, out=key, casting="unsafe")  # truncated, as astype: the floor of values >= 0
+    np.minimum(key, bins - 1, out=key)
     key += (row_group * bins)[:, None]
     if missing is not None:
         key[missing] = n_groups * bins  # one extra bin, dropped
     key = key.ravel()
     cnt = np.bincount(key, minlength=n_groups * bins + 1)[:n_groups * bins].reshape(n_groups, bins)
     upto_int = np.cumsum(cnt, axis=1)  # values in this bin and below: the bin's highest rank
-    below_int = upto_int - cnt  # the bin's lowest rank less 1
-    upto, below = upto_int.astype(float), below_int.astype(float)
+    full, empty = cnt > 0, cnt == 0
+    below_int = np.subtract(upto_int, cnt, out=cnt)  # the bin's lowest rank less 1 (in the counts' memory)
     with np.errstate(divide="ignore"):
         inv = 1.0 / sizes.astype(float)[:, None]
     lo, hi = np.arange(bins) / bins, np.arange(1, bins + 1) / bins
     # the bounds with products by 1/n (cheaper than quotients) and a margin of 1e-12 far above their rounding:
     # every upper bound still holds and every lower bound is still met, so no bin that can hold a maximum is missed
-    full, empty = cnt > 0, cnt == 0
-    top, bottom = upto * inv, below * inv
+    top, bottom = upto_int * inv, below_int * inv  # (the ranks converted to float: exact below 2**53)
     with np.errstate(invalid="ignore"):  # (in place: each new table costs fresh memory pages)
-        bound = np.add(bottom, inv - hi, out=upto)
+        bound = np.add(bottom, inv - hi, out=upto_int.view(np.float64))  # (the highest ranks are no longer needed)
         bound[empty] = -np.inf
         least = bound.max(axis=1, keepdims=True)
         cand = np.greater_equal(np.subtract(top, lo, out=bound), least - MARGIN)
         cand &= full
         if minus:
-            np.subtract(lo + inv, top, out=bound)
+            np.add(lo, inv, out=bound)
+            np.subtract(bound, top, out=bound)
             bound[empty] = -np.inf
             least = bound.max(axis=1, keepdims=True)
             cand |= full & (np.subtract(hi, bottom, out=bound) >= least - MARGIN)
@@ -385,7 +376,7 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
 
     # the scale estimates first, on the residuals in their recorded order (each group's own mean, as one
     # test's); the complete releases' at once
-    work = np.empty(rows.shape, dtype=np.int64)  # scratch memory shared by the steps below
+    work = np.empty(rows.shape, dtype=np.int64)  # scratch memory for the scale estimates, then the CDF values
     row_hat = np.full(rows.shape[0], np.nan)
     if complete.any():
         part = rows[complete] if missing_any else rows
@@ -401,7 +392,8 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
                  for i in range(n_agents)]
 
     rows.sort(axis=1)  # in place (NaN last): the sorted CDF values; those of |z| in two runs
-    cdf, cdf_abs = _cdfs_in_place(rows, mechanism)
+    cdf, cdf_abs = _cdfs_in_place(rows, mechanism, out=work.view(np.float64))  # the scratch memory holds cdf
+    work = np.empty(rows.shape, dtype=np.int64)  # the scratch memory of the steps below
     nan = np.isnan(cdf)
     missing = nan if missing_any else None
     if missing is None:  # a stable sort merges the two runs
@@ -412,12 +404,10 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     release = np.arange(rows.shape[0])
     families = (("round", release // n_agents), ("agent", release % n_agents))
     sizes = [np.bincount(row_group, weights=counts).astype(np.int64) for _, row_group in families]
-    fine = _fine_bins(cdf)
-    found = [_ks_extremes(cdf, fine, missing, row_group, n, minus=True, work=work)
+    found = [_ks_extremes(cdf, missing, row_group, n, minus=True, work=work)
              for (_, row_group), n in zip(families, sizes)]
-    fine = _fine_bins(cdf_abs, out=fine)
     for ((family, row_group), n, (plus, low)) in zip(families, sizes, found):
-        under, _ = _ks_extremes(cdf_abs, fine, missing, row_group, n, minus=False, work=work)
+        under, _ = _ks_extremes(cdf_abs, missing, row_group, n, minus=False, work=work)
         assert low is not None
         stats[family] = (n.tolist(), np.maximum(plus, low).tolist(), np.maximum(under, 0.0).tolist())
 

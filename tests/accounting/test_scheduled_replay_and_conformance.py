@@ -384,7 +384,7 @@ def test_sorting_nonnegative_floats_as_integers_equals_numpy_sort(x):
 def test_ks_extremes_of_unmerged_groups_equal_the_sorted_statistics(seed, rows, width, groups, atoms, lost, shift):
     """The pooled groups' KS maxima from bins and bounds (no merge) are those of sorting each group, bit for
     bit: continuous values, values with atoms (ties), values near 0 and 1, missing values, empty groups."""
-    from accounting.conformance import _fine_bins, _ks_extremes, _ks_statistics
+    from accounting.conformance import _ks_extremes, _ks_statistics
 
     rng = np.random.default_rng(seed)
     v = np.clip(rng.random((rows, width)) ** (1.0 + shift * 10) + shift * rng.random((rows, 1)), 0.0, 1.0)
@@ -395,7 +395,7 @@ def test_ks_extremes_of_unmerged_groups_equal_the_sorted_statistics(seed, rows, 
     row_group = rng.integers(0, groups, rows)
     sizes = np.bincount(row_group, weights=(~missing).sum(axis=1), minlength=groups).astype(np.int64)
     for minus in (True, False):
-        plus, low = _ks_extremes(v, _fine_bins(v), missing if missing.any() else None, row_group, sizes, minus)
+        plus, low = _ks_extremes(v, missing if missing.any() else None, row_group, sizes, minus)
         for g in range(groups):
             vals = np.sort(v[row_group == g][~missing[row_group == g]])
             if vals.size == 0:
