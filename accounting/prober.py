@@ -396,6 +396,9 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
     dirs[:, n_stencil:n_stencil + n], dirs[:, n_stencil + n:n_stencil + 2 * n] = eye, -eye
     flat_iters = np.zeros(m, dtype=int)  # consecutive iterations in which every candidate tied the start's value
     stopped = np.zeros(m, dtype=bool)  # starts stopped on a flat neighbourhood
+    # consecutive iterations in which the start did not move (the ring of iterates starts full of the start): its
+    # drift candidates are all x only after lag of them, before that they reach up to 2 (x - x_{-lag}) away
+    unmoved = np.full(m, lag, dtype=int)
     any_stopped = False
     starts_at = offsets[:-1]
     a_prev, live_prev = -1, np.zeros(m, dtype=bool)
@@ -463,6 +466,7 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         gain = better & (vbest - va > tol)
         new_x = np.where(better[:, None], cand[rows, best], xa)
         move[act] = new_x - xa
+        unmoved[act] = np.where(better, 0, unmoved[act] + 1)
         x[act] = new_x
         v[act] = np.where(better, vbest, va)
         by_poll = gain & (best >= n_stencil) & (best < k_drift)
@@ -488,7 +492,7 @@ def _refine_batched(jobs: list[_Job]) -> list[list[tuple[np.ndarray, float]]]:
         it += 1
         if any_stopped:
             h[stopped] /= 2  # (those stopped before this iteration, which did not evaluate them)
-        newly = flat_iters >= _FLAT_STOP
+        newly = (flat_iters >= _FLAT_STOP) & (unmoved >= lag)
         if newly.any():
             stopped |= newly
             any_stopped = True
@@ -630,7 +634,9 @@ def probe_sensitivity(
     three consecutive iterations every candidate's value ties ``v`` to
     ``1e-13 (1 + |v|)`` (the Nelder-Mead ``fatol`` test, applied to all the
     stencil, poll, drift and model points at three step lengths ``h, h/2,
-    h/4`` in fresh random bases). There the model has zero gradient and
+    h/4`` in fresh random bases) and the start has not moved in the last
+    ``n + 1`` (until then its drift candidates ``x + a (x - x_{-n-1})``
+    still reach as far as its recent progress). There the model has zero gradient and
     Hessian and no evaluated direction ascends; the iterations it saves
     could only halve ``h`` down to 1e-10 around a point every neighbour of
     which ties it (a flat neighbourhood of a concave objective is its

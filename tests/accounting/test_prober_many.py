@@ -154,3 +154,28 @@ def test_the_flat_stop_changes_no_result(monkeypatch, rule, n, norm, seed):
     without = probe_sensitivity(pair, norm=norm, seed=seed, samples=300)
     assert with_stop.max_found == pytest.approx(without.max_found, rel=1e-12, abs=1e-12)
     assert with_stop.evaluations <= without.evaluations
+
+
+def ramp_to_shelf_with_far_bump(z, t, s):
+    """A ramp up to a shelf (``z_0 + z_1 / 2 >= 0.2``, flat), and a broad bump (radius 2.7) far from the shelf, at
+    a point only the drift of a start that climbed the ramp reaches (``x + 2 (x - x_{-n-1})``, four iterations
+    after the start's neighbourhood turned flat; found by recording the search's candidates on this rule without
+    the bump, seed 3, n = 4)."""
+    base = np.maximum(np.clip(z[..., 0] + 0.5 * z[..., 1], None, 0.2), 0.0) + 1.0
+    d = np.sqrt(np.sum((z - np.array([23.50266423, -3.89022361, 1.27857991, 16.39662058])) ** 2, axis=-1))
+    return z - s * (base + np.maximum(0.0, 1.0 - d / 2.7))[..., None] * np.full(4, 0.25)
+
+
+def test_the_flat_stop_waits_for_the_drift(monkeypatch):
+    """A start whose neighbourhood is flat still has drift candidates far away until it has not moved for n + 1
+    iterations (its ring of past iterates holds the climb): the flat stop must not skip them. Here the drift of the
+    iterations after the third flat one finds the bump (2.2 against the shelf's 1.2) that no other candidate sees."""
+    import accounting.prober as prober
+
+    pair = AdjacentPair(ramp_to_shelf_with_far_bump, 0.0, 1.0, t=1, n=4)
+    monkeypatch.setattr(prober, "_FLAT_STOP", 10**9)
+    without = probe_sensitivity(pair, norm="l1", seed=3, samples=5)
+    assert without.max_found > 1.5  # the bump is found (the shelf alone gives 1.2)
+    monkeypatch.setattr(prober, "_FLAT_STOP", 3)
+    with_stop = probe_sensitivity(pair, norm="l1", seed=3, samples=5)
+    assert with_stop.max_found == pytest.approx(without.max_found, rel=1e-12)
