@@ -7,7 +7,7 @@ whatever the other probes are (other dimensions, flat objectives, rules that
 refuse batches and are refined by Nelder-Mead).
 
 The flat stop: a start whose every candidate ties its value in three
-consecutive iterations stops. On a rule whose two updates never differ every
+consecutive iterations, and which has not moved in the last n + 1, stops. On a rule whose two updates never differ every
 start is flat at once, so the refinement makes three iterations (two rule
 calls each) instead of halving its step from 5e-2 to 1e-10 (29 iterations).
 """
