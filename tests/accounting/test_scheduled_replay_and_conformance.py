@@ -189,10 +189,14 @@ def test_a_schedule_that_does_not_fit_the_transcript_is_an_error_not_another_run
 DECL = {"y": ("laplace", SCALES)}
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000), scale=st.floats(0.01, 100.0))
 def test_declared_noise_conforms(seed, scale):
-    """Under the declaration a rejection has probability <= alpha = 1e-3 (Bonferroni); 20 seeds: <= 2% chance."""
+    """Under the declaration a rejection has probability <= alpha = 1e-3 (Bonferroni); 20 seeds: <= 2% chance.
+
+    Derandomized in every profile, so the 20 draws are fixed: a statistical test on fixed seeds (under random
+    draws it would fail about once in 50 runs by design; 3000 random draws rejected at rate 1.3e-3, within the
+    binomial spread of 1e-3)."""
     rng = np.random.default_rng(seed)
     scales = scale * SCALES
     res = rng.laplace(size=(200, T, N, n)) * scales[None, :, None, None]
