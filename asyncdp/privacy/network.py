@@ -66,22 +66,54 @@ class LeakageRow:
     path: str
 
 
-def _fast_path(scenario: Any) -> bool:
-    """A lockstep, lossless Muffliato run with the identity in round 1 and one ``W`` afterwards."""
+def _streaming_model(scenario: Any) -> tuple[float, float | None] | None:
+    """The streaming path's ``(sigma, gamma)`` for a lockstep, lossless Muffliato-shaped run, or ``None``.
+
+    The run must have the identity in round 1 and one ``W`` afterwards, and the rule's *declared* linear
+    structure (the one :func:`~asyncdp.privacy.observers.verify_affine` checks on the run) must be the
+    streaming model's: Gaussian noise of scale ``sigma > 0`` in round 1 only, the plain mix in rounds 1 and
+    2, then ``gamma`` times the mix plus ``1 - gamma`` times the own lagged message. ``sigma`` and ``gamma``
+    are read from those declarations, never from the rule's attributes (a subclass may keep
+    ``sigma = 1`` while it declares and adds another noise).
+
+    Returns:
+        ``(sigma, gamma)`` (``gamma`` ``None`` for plain gossip), or ``None`` when the streaming model does
+        not describe the run.
+    """
+    from .observers import is_declared_affine
+
     alg = scenario.algorithm
     if getattr(alg, "name", None) != "muffliato" or not isinstance(scenario.timing, Lockstep):
-        return False
+        return None
     links = scenario.links
     if links.overrides or links.default != LinkModel():
-        return False
+        return None
     n = scenario.problem.num_agents
-    if scenario.horizon < 3:
-        return False
+    horizon = scenario.horizon
+    if horizon < 3:
+        return None
+    bound = alg.bind(scenario.problem)
+    if not is_declared_affine(bound) or len(bound.channels) != 1 or len(bound.noisy_channels()) != 1:
+        return None
+    channel = bound.channels[0]
+    if channel.mechanism != "gaussian":
+        return None
+    scales = [float(bound.noise(t, channel.name).scale) for t in range(1, horizon + 1)]
+    if not (scales[0] > 0 and math.isfinite(scales[0])) or any(s != 0.0 for s in scales[1:]):
+        return None
+    if any(float(bound.mixing_factor(t)) != 1.0 or float(bound.self_lag_weight(t)) != 0.0 for t in (1, 2)):
+        return None
+    gamma = float(bound.mixing_factor(3))
+    if any(float(bound.mixing_factor(t)) != gamma or float(bound.self_lag_weight(t)) != 1.0 - gamma
+           for t in range(3, horizon + 1)):
+        return None
     w1 = scenario.topology.weights(1)
     if abs(w1 - np.eye(n)).max() > 0:
-        return False
+        return None
     w2 = scenario.topology.weights(2)
-    return all(abs(scenario.topology.weights(t) - w2).max() == 0 for t in range(3, scenario.horizon + 1))
+    if not all(abs(scenario.topology.weights(t) - w2).max() == 0 for t in range(3, horizon + 1)):
+        return None
+    return scales[0], (None if gamma == 1.0 else gamma)
 
 
 def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, engine: str = "simpy",
@@ -114,7 +146,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
     sens = float(scenario.problem.domain.diameter)
     if not (sens > 0 and math.isfinite(sens)):
         raise ScenarioError(f"the private values' domain has diameter {sens!r}: the leakage needs a finite one")
-    if fast and _fast_path(scenario):
+    model = _streaming_model(scenario) if fast else None
+    if model is not None:
         from accounting.network.muffliato import pairwise_rows
 
         # the streaming path models the rule; one run checks that the rule behaves as modelled
@@ -122,12 +155,11 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         if not check.ok:
             raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
 
-        alg = scenario.algorithm
-        gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+        sigma, gamma = model  # the declarations verify_affine checked on the run, not the rule's attributes
         import scipy.sparse as sp
 
         w = sp.csr_array(scenario.topology.weights(2))
-        for row in pairwise_rows(w, obs, scenario.horizon - 2, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
+        for row in pairwise_rows(w, obs, scenario.horizon - 2, gamma, alpha=alpha, sigma=sigma / sens,
                                  include_first_exchange=True, workers=workers):
             values = np.asarray(row.exact, dtype=float).copy()
             values[row.v] = math.inf
@@ -363,17 +395,17 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
     """The first round of each failing pair: on the streaming path for a lockstep Muffliato scenario (rounds
     ``steps + 2``: the noising round and the first exchange come first), else on one engine run's schedule."""
     sens = float(scenario.problem.domain.diameter)
-    if _fast_path(scenario):
+    model = _streaming_model(scenario)
+    if model is not None:
         import scipy.sparse as sp
 
         from accounting.network.muffliato import exact_pairwise_loss
 
-        alg = scenario.algorithm
-        gamma = None if alg.gamma == 1.0 else float(alg.gamma)
+        sigma, gamma = model
         w = sp.csr_array(scenario.topology.weights(2))
 
         def exceeds(f: PairFailure, steps: int) -> bool:
-            row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=float(alg.sigma) / sens,
+            row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=sigma / sens,
                                       include_first_exchange=True)
             return bool(row.exact[f.u] > f.claimed + WITNESS_MARGIN)
 
