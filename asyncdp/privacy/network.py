@@ -42,7 +42,7 @@ from accounting.network.muffliato import WITNESS_MARGIN
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .observers import AffineCheck, linear_schedule, verify_affine
+from .observers import AffineCheck, linear_schedule, run_for_views, verify_affine
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round"]
@@ -151,7 +151,7 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         from accounting.network.muffliato import pairwise_rows
 
         # the streaming path models the rule; one run checks that the rule behaves as modelled
-        check = verify_affine(scenario.run(engine), scenario)
+        check = verify_affine(run_for_views(scenario, engine), scenario)
         if not check.ok:
             raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
 
@@ -165,7 +165,7 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
             values[row.v] = math.inf
             yield LeakageRow(row.v, values, "exact" if row.dropped == 0 else "lower estimate", "streaming (lockstep)")
         return
-    result = scenario.run(engine)
+    result = run_for_views(scenario, engine)
     sched = linear_schedule(result, scenario)
     check = verify_affine(result, scenario)
     if not check.ok:
@@ -253,7 +253,7 @@ def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
     results: list[Any] = []
     scheds: list[LinearSchedule] = []
     for r in range(runs):
-        res = replace(scenario, seed=first_seed + r).run(engine)
+        res = run_for_views(replace(scenario, seed=first_seed + r), engine)
         check = verify_affine(res, scenario)
         if not check.ok:
             return results, scheds, (r, check.reason)

@@ -57,7 +57,8 @@ from ..errors import ScenarioError
 
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
-           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE"]
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
+           "run_for_views"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
                   "that arrives at it and that it combines, and the schedule")
@@ -223,6 +224,31 @@ class AffineCheck:
     max_residual: float = 0.0
 
 
+def run_for_views(scenario: Any, engine: str = "simpy") -> Any:
+    """One engine run with what the observers' figures replay: its released messages, realized schedule,
+    transcript and seed (a :class:`~asyncdp.result.Result`).
+
+    Args:
+        scenario: the scenario.
+        engine: ``"simpy"``; the batch engine keeps no per-run released messages, so it is refused.
+
+    Returns:
+        The run.
+
+    Raises:
+        ScenarioError: another engine (naming it).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> run_for_views(Muffliato.example_scenario()).schedule.num_agents
+        6
+    """
+    if engine != "simpy":
+        raise ScenarioError(f"engine {engine!r}: the observers' figures replay one run's released messages, schedule "
+                            "and deliveries, which only the SimPy engine records per run; use engine 'simpy'")
+    return scenario.run("simpy")
+
+
 def _private_values(scenario: Any) -> np.ndarray:
     costs = scenario.problem.costs
     values = getattr(costs, "addresses", None)
@@ -232,12 +258,35 @@ def _private_values(scenario: Any) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
+def _engine_draws(result: Any, scenario: Any, alg: Any, channel: str) -> Any:
+    """The engine's standard noise of the run's channel, ``draws(t, (N, d))`` (the scenario's noise source, or
+    the seeded layout of :mod:`asyncdp.noise` at the run's seed), or a reason why it cannot be known."""
+    from ..noise import SeededNoise
+
+    names = [c.name for c in alg.channels]
+    mech = alg.channels[names.index(channel)].mechanism
+    source = getattr(scenario, "noise", None)
+    if source is None:
+        seed = (getattr(result, "metadata", None) or {}).get("seed")
+        if seed is None:
+            return "the run does not record its seed: its noise draws cannot be checked against the declaration"
+        source = SeededNoise(int(seed))
+
+    def draws(t: int, shape: tuple[int, ...]) -> np.ndarray:
+        return np.asarray(source.broadcast(t, names.index(channel), mech, tuple(shape)), dtype=float)
+
+    return draws
+
+
 def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCheck:
     """Check on the run that released values are the linear Gaussian model's (behavior, not declarations).
 
     1. round 1: the rule's message responds linearly to the noise, with the declared scale
        (``y(2 xi) - y(0) = 2 (y(xi) - y(0)) = 2 s_1 xi`` on the run's first states);
-    2. every round: the released message minus the previous state is zero where no noise is declared;
+    2. every round: the released message minus the previous state is zero where no noise is declared, and
+       is the declared scale times the engine's own standard draw for that round (the scenario's noise
+       source, :mod:`asyncdp.noise`) where noise is declared: a rule that declares noise it does not add
+       (or adds less) fails, since the model would count noise that no message carries;
     3. every round: the state equals the schedule's combination of released messages;
     4. the state before round 1 is the private values (the model's data).
 
@@ -282,6 +331,9 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
     if max(lin, dec) > tol:
         return AffineCheck(False, f"round 1: the message does not respond linearly to the noise with the declared "
                                   f"scale (mismatch {max(lin, dec):.3g})", max(lin, dec))
+    draws = _engine_draws(result, scenario, alg, channel)
+    if isinstance(draws, str):
+        return AffineCheck(False, draws)
     # 2. and 3. replay the recursion on the released messages
     for t in range(1, horizon + 1):
         if np.isnan(y[t - 1]).any():
@@ -292,6 +344,14 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
                 j = int(np.argmax(gap))
                 return AffineCheck(False, f"round {t}, agent {j}: the message differs from the previous state "
                                           f"without declared noise (by {gap.max():.3g})", float(gap.max()))
+        else:
+            xi = draws(t, y.shape[1:])
+            gap = np.abs(y[t - 1] - x[t - 1] - scales[t - 1] * xi).max(axis=-1)
+            if gap.max() > tol:
+                j = int(np.argmax(gap))
+                return AffineCheck(False, f"round {t}, agent {j}: the message is not the previous state plus the "
+                                          f"declared noise (scale {scales[t - 1]:.6g} times the engine's draw; off "
+                                          f"by {gap.max():.3g})", float(gap.max()))
         sel = np.flatnonzero(rnd == t)
         pred = np.zeros_like(x[t])
         np.add.at(pred, recv[sel], wts[sel, None] * y[srnd[sel] - 1, send[sel]])
@@ -595,7 +655,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         raise ScenarioError(f"source agent {bad[0]} does not exist (agents are 0..{n - 1})")
     bound = eavesdropper_renyi_bound(scenario, alpha)
     notes = [NODE_KNOWLEDGE] if obs.kind == "nodes" else []
-    results = [replace(scenario, seed=seed + r).run(engine) for r in range(runs)]
+    results = [run_for_views(replace(scenario, seed=seed + r), engine) for r in range(runs)]
     schedules, check = [], AffineCheck(False, "not checked")
     for res in results:
         try:

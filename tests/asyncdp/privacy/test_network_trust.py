@@ -11,13 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pytest
 
 from accounting.papers.muffliato import PairwiseClaim
 
+from asyncdp.cli import main
+from asyncdp.errors import ScenarioError
+from asyncdp.noise import SeededNoise
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import observer_claim
 from asyncdp.privacy.network import leakage_rows
 from asyncdp.privacy.observer_claim import check_observer_claim
+from asyncdp.privacy.observers import verify_affine
+
+from .test_network import SCRIPT
 
 
 @dataclass(frozen=True)
@@ -41,3 +48,54 @@ def test_streaming_path_reads_the_verified_noise_declaration_not_the_sigma_attri
     monkeypatch.setattr(observer_claim, "pairwise_claim_of", lambda scenario: claim)
     res = check_observer_claim(sc, "node:5", find_rounds=False)
     assert res.verdict == "violation" and any(f.u == 4 for f in res.failures)
+
+
+@dataclass(frozen=True)
+class _EveryRoundNoise(Muffliato):
+    """Declares Gaussian noise ``sigma`` in every round; adds it only in round 1 unless ``honest``."""
+
+    honest: bool = False
+    name = "every-round-noise"
+
+    def noise_scale(self, t: int) -> float:
+        return float(self.sigma)
+
+    def message(self, state, t, noise, agents, problem):
+        s = self.sigma if (t == 1 or self.honest) else 0.0
+        return {"y": state["x"] + s * noise["y"]}
+
+
+def test_declared_noise_that_no_message_carries_is_not_counted(monkeypatch):
+    # the rule declares noise 1 in rounds 2..5 but releases x(t-1) exactly: node 5 holds y_4(2) = x_4 + xi_4,
+    # so D_2(4 -> 5) >= 1; the model with the declared fresh noise found 0.5 and passed a claim of 0.505
+    sc = replace(Muffliato.example_scenario(), algorithm=_EveryRoundNoise(sigma=1.0))
+    with pytest.raises(ScenarioError, match="round 2, agent .*declared noise"):
+        list(leakage_rows(sc, observers=[5]))
+    claim = PairwiseClaim(2.0, "test", "at most 0.505", by_distance=lambda d: 0.505)
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of", lambda scenario: claim)
+    res = check_observer_claim(sc, "node:5", find_rounds=False)
+    assert res.verdict == "inconclusive" and "declared noise" in res.reason
+
+
+def test_a_rule_that_adds_its_declared_noise_in_every_round_is_verified():
+    sc = replace(Muffliato.example_scenario(seed=3), algorithm=_EveryRoundNoise(sigma=1.0, honest=True))
+    res = sc.run("simpy")
+    check = verify_affine(res, sc)
+    assert check.ok, check.reason
+    # a run of another seed (the check reads the run's recorded seed) ...
+    assert verify_affine(replace(sc, seed=8).run("simpy"), sc).ok
+    # ... and other draws than the run's do not match it (the check compares with the engine's own noise)
+    assert not verify_affine(res, replace(sc, noise=SeededNoise(4))).ok
+
+
+def test_the_batch_engine_is_refused_by_name_not_a_traceback(tmp_path, capsys):
+    # the batch engine keeps no per-run released messages: the figures used to crash on its BatchResult
+    sc = Muffliato.example_scenario()
+    with pytest.raises(ScenarioError, match="engine 'batch'.*SimPy"):
+        list(leakage_rows(sc, engine="batch", fast=False))
+    script = tmp_path / "s.py"
+    script.write_text(SCRIPT)
+    # privacy check --engine batch --observer node:5: the check runs the batch engine, the pairwise claim SimPy
+    code = main(["privacy", "check", str(script), "--runs", "50", "--engine", "batch", "--observer", "node:5"])
+    out = capsys.readouterr().out
+    assert "pairwise claim for observer node:5" in out and code == 1  # the authors' figure: a violation
