@@ -4,7 +4,10 @@ Observers (parse them from text with :meth:`Observer.parse`):
 
 * ``eavesdropper``: every released message ``y_j(t)``; it knows no noise and no data;
 * ``node:v``: the messages that *arrive* at ``v`` (every ``y_j(s)`` some
-  entry of the schedule hands to ``v``, ``j != v``), and ``v``'s own data,
+  entry of the schedule hands to ``v``, ``j != v``, and every ``y_j(s)``
+  passed as ``delivered``: a copy ``v`` received without combining it, late
+  or superseded; a realized schedule records combinations only, so the
+  caller that knows the deliveries passes them), and ``v``'s own data,
   noise and state. ``v`` knows its own noise, so the view is conditioned on
   it (its noise columns leave the covariance); ``v``'s own messages and state
   are functions of what it received, its data and its noise, so they add
@@ -13,11 +16,8 @@ Observers (parse them from text with :meth:`Observer.parse`):
   knowledge (messages between members are functions of the members' own
   knowledge and received messages, and are left out);
 * ``link:a,b``: the wire between ``a`` and ``b``: the messages ``b`` used
-  from ``a`` and those ``a`` used from ``b``; it knows nothing. (A realized
-  schedule records combinations, so a copy that crossed the wire but was
-  never combined, lost or superseded, is not in this view; a caller that
-  knows of such copies can take their rows from :func:`~.schedule.message_maps`
-  and pass the stacked view to :func:`~.gaussian_views.gaussian_view_losses`.)
+  from ``a`` and those ``a`` used from ``b``, and the copies passed as
+  ``delivered``; it knows nothing.
 
 Conditioning on known noise is exact: the view is ``(y, z_K)`` with ``z_K``
 the known noise; ``z_K`` has the same law under both inputs and, given it,
@@ -153,7 +153,8 @@ class ObservedView:
     noise_ids: list[tuple[int, int]]
 
 
-def _seen(schedule: LinearSchedule, observer: Observer) -> set[tuple[int, int]]:
+def _seen(schedule: LinearSchedule, observer: Observer, delivered: Iterable[tuple[int, int]] | None = None
+          ) -> set[tuple[int, int]]:
     n = schedule.num_agents
     for a in observer.agents:
         if a >= n:
@@ -167,7 +168,16 @@ def _seen(schedule: LinearSchedule, observer: Observer) -> set[tuple[int, int]]:
     else:
         members = np.array(observer.agents)
         sel = np.isin(schedule.receiver, members) & ~np.isin(schedule.sender, members)
-    return {(int(t), int(j)) for t, j in zip(schedule.sender_round[sel], schedule.sender[sel])}
+    seen = {(int(t), int(j)) for t, j in zip(schedule.sender_round[sel], schedule.sender[sel])}
+    for t, j in delivered or ():
+        t, j = int(t), int(j)
+        if not (1 <= t <= schedule.horizon and 0 <= j < n):
+            raise AccountingError(f"delivered message ({t}, {j}) is not a message of the schedule (rounds 1..."
+                                  f"{schedule.horizon}, agents 0..{n - 1})")
+        if observer.kind == "nodes" and j in observer.agents:
+            continue  # a member's own message: a function of the members' knowledge
+        seen.add((t, j))
+    return seen
 
 
 def _backward_rows(schedule: LinearSchedule, messages: list[tuple[int, int]], knows: frozenset[int]
@@ -222,7 +232,8 @@ def _backward_rows(schedule: LinearSchedule, messages: list[tuple[int, int]], kn
     return data, noise, [noise_ids[c] for c in rank_of]
 
 
-def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
+def observed_view(schedule: LinearSchedule, observer: Observer,
+                  delivered: Iterable[tuple[int, int]] | None = None) -> ObservedView:
     """The rows of the messages ``observer`` sees, with the noise it knows removed.
 
     Computed by a backward pass from the observed messages (only their
@@ -233,12 +244,17 @@ def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
     Args:
         schedule: the realized :class:`LinearSchedule`.
         observer: the :class:`Observer`.
+        delivered: messages ``(round, sender)`` (in the schedule's numbering) that reached the observer
+            although no entry of the schedule combines them: a copy that arrived after its receiver's
+            deadline, or that a fresher copy superseded. A node holds every message delivered to it, combined
+            or not; a caller that knows the deliveries (a transcript) passes them here. Members' own
+            messages are ignored for a ``nodes`` observer.
 
     Returns:
         The :class:`ObservedView` (rows ordered by round, then sender).
 
     Raises:
-        AccountingError: an observer agent outside the schedule's agents.
+        AccountingError: an observer agent outside the schedule's agents, a delivered message outside it.
 
     Example:
         >>> import numpy as np
@@ -247,15 +263,15 @@ def observed_view(schedule: LinearSchedule, observer: Observer) -> ObservedView:
         >>> v.messages, v.noise_ids
         ([(1, 0), (1, 1)], [(1, 0), (1, 1)])
     """
-    seen = sorted(_seen(schedule, observer))
+    seen = sorted(_seen(schedule, observer, delivered))
     knows = frozenset(observer.agents) if observer.kind == "nodes" else frozenset()
     data, noise, ids = _backward_rows(schedule, seen, knows)
     return ObservedView(data, noise, seen, knows, ids)
 
 
 def pairwise_losses(schedule: LinearSchedule, observer: Observer, sources: Iterable[int] | None = None, *,
-                    sensitivity: float = 1.0, rank_rtol: float = RANK_RTOL,
-                    range_rtol: float = RANGE_RTOL) -> dict[int, GaussianViewLoss]:
+                    sensitivity: float = 1.0, rank_rtol: float = RANK_RTOL, range_rtol: float = RANGE_RTOL,
+                    delivered: Iterable[tuple[int, int]] | None = None) -> dict[int, GaussianViewLoss]:
     """Exact loss of each source agent's datum to ``observer`` on this schedule (one SVD for all sources).
 
     Agent ``u``'s datum ``x_u(0)`` changes by ``sensitivity``; the view's mean moves by
@@ -267,6 +283,7 @@ def pairwise_losses(schedule: LinearSchedule, observer: Observer, sources: Itera
         sources: the agents ``u`` (default: all).
         sensitivity: the size of the change, > 0 (L2 norm for vector data).
         rank_rtol, range_rtol: tolerances (see :mod:`.gaussian_views`).
+        delivered: messages that reached the observer without being combined (:func:`observed_view`).
 
     Returns:
         ``{u: GaussianViewLoss}``; ``mu = inf`` with a reason when the observer holds ``u``'s datum
@@ -289,7 +306,7 @@ def pairwise_losses(schedule: LinearSchedule, observer: Observer, sources: Itera
     for u in src:
         if not 0 <= u < n:
             raise AccountingError(f"source agent {u} is not in [0, {n})")
-    view = observed_view(schedule, observer)
+    view = observed_view(schedule, observer, delivered)
     out: dict[int, GaussianViewLoss] = {}
     rest = [u for u in src if u not in view.knows_data]
     if rest:

@@ -42,7 +42,7 @@ from accounting.network.muffliato import WITNESS_MARGIN
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .observers import AffineCheck, linear_schedule, run_for_views, verify_affine
+from .observers import AffineCheck, delivered_messages, linear_schedule, run_for_views, verify_affine
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round"]
@@ -171,7 +171,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
     if not check.ok:
         raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
     for v in obs:
-        losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens)
+        seen = delivered_messages(result, Observer.node(v), sched)  # late or superseded copies too
+        losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens, delivered=seen)
         values = np.array([losses[u].renyi(alpha) for u in range(n)])
         kind = "exact" if all(losses[u].exact for u in range(n)) else "lower estimate"
         yield LeakageRow(v, values, kind, "engine schedule")
@@ -288,17 +289,21 @@ def _truncated(sched: LinearSchedule, t: int) -> LinearSchedule:
                           sched.sender[keep], sched.weight[keep], sched.sender_round[keep], sched.state_weight[:t])
 
 
-def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: float, sensitivity: float
-                  ) -> int | None:
+def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: float, sensitivity: float,
+                  delivered: list[tuple[int, int]] | None = None) -> int | None:
     """The first round ``t`` such that ``v``'s view up to round ``t`` already leaks more than ``bound`` about ``u``.
 
     The loss of a longer view is never smaller (a longer view is a superset), so a binary search finds it.
+    ``delivered``: the messages delivered to ``v`` without being combined (:func:`~.observers.delivered_messages`),
+    counted from their own round.
 
     Returns:
         The round, or ``None`` if the whole run does not exceed ``bound``.
     """
     def exceeds(t: int) -> bool:
-        loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity)[u]
+        seen = [m for m in delivered or () if m[0] <= t]
+        loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity,
+                               delivered=seen)[u]
         return bool(loss.renyi(alpha) > bound + WITNESS_MARGIN)
 
     if not exceeds(sched.horizon):
@@ -423,7 +428,8 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         return out
     result = scenario.run("simpy")
     sched = linear_schedule(result, scenario)
-    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens) for f in failures]
+    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched))
+            for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

@@ -59,6 +59,7 @@ from ..errors import ScenarioError
 from .network import PairFailure, check_pairwise_claim, leakage_rows, pairwise_claim_of, shortest_paths
 from .observers import (
     _losses,
+    delivered_messages,
     eavesdropper_renyi_bound,
     parse_observer,
     rounded_to_bound,
@@ -245,7 +246,9 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     kept = found[:max_witnesses]
     failures = []
     for f, run in kept:
-        rnd = witness_round(scheds[run], f.u, f.v, f.claimed, alpha, sens) if find_rounds else None
+        rnd = (witness_round(scheds[run], f.u, f.v, f.claimed, alpha, sens,
+                             delivered_messages(results[run], Observer.node(f.v), scheds[run]))
+               if find_rounds else None)
         failures.append(PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, rnd))
     if found:
         verdict, reason = "violation", ""

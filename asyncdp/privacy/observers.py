@@ -3,11 +3,14 @@
 Observers (text form, as on the command line ``--observer``):
 
 * ``eavesdropper`` (the default): every released message; it knows no data and no noise;
-* ``node:v``: the messages that *arrive* at ``v`` and are combined by it (the
-  realized schedule's entries with receiver ``v``), plus ``v``'s own data,
-  noise and state: ``v`` knows them, so its view is conditioned on them;
+* ``node:v``: every message *delivered* to ``v``: those it combines (the
+  realized schedule's entries with receiver ``v``) and those it receives
+  without combining them (after its deadline, or superseded by a fresher
+  copy; read from the run's transcript, :func:`delivered_messages`), plus
+  ``v``'s own data, noise and state: ``v`` knows them, so its view is
+  conditioned on them;
 * ``nodes:a,b,...``: a colluding set (the union of its members' views and knowledge);
-* ``link:a,b``: the messages combined across the link between ``a`` and ``b``, in both directions.
+* ``link:a,b``: the messages delivered across the link between ``a`` and ``b``, in both directions.
 
 Every observer also sees the schedule (who combined what, when), which the
 engines draw from link and clock randomness only, never from data or noise.
@@ -58,10 +61,10 @@ from ..errors import ScenarioError
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
            "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
-           "run_for_views"]
+           "run_for_views", "delivered_messages"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
-                  "that arrives at it and that it combines, and the schedule")
+                  "delivered to it (combined or not: late and superseded copies too), and the schedule")
 """What ``node:v`` (and each member of ``nodes:S``) is assumed to know, quoted by reports."""
 
 
@@ -421,6 +424,16 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
         else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
             sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
         seen[np.asarray(rs.sender_round)[sel] - 1, send[sel]] = True
+        tr = getattr(result, "transcript", None)
+        if tr is not None:  # and every copy delivered to it, combined or not (late, superseded)
+            t_rnd, t_send = np.asarray(tr.column("round")), np.asarray(tr.column("sender"))
+            t_recv, ok = np.asarray(tr.column("receiver")), ~np.asarray(tr.column("lost"), dtype=bool)
+            if obs.kind == "link":
+                a, b = obs.agents
+                t_sel = ok & (((t_recv == a) & (t_send == b)) | ((t_recv == b) & (t_send == a)))
+            else:
+                t_sel = ok & np.isin(t_recv, obs.agents) & ~np.isin(t_send, obs.agents)
+            seen[t_rnd[t_sel].astype(np.int64) - 1, t_send[t_sel].astype(np.int64)] = True
     out = np.where(seen.reshape(seen.shape + (1,) * (y.ndim - 2)), y, np.nan)
     knows = obs.agents if obs.kind == "nodes" else ()
     note = {"eavesdropper": "every released message; no data, no noise",
@@ -538,13 +551,67 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
     return float(alpha * total / 2.0)
 
 
+def delivered_messages(result: Any, observer: str | Observer, sched: LinearSchedule) -> list[tuple[int, int]]:
+    """The messages the run's transcript delivered to ``observer`` (not lost), in ``sched``'s numbering.
+
+    A node holds every message that reaches it, combined or not: a copy that arrived after its deadline, or
+    one that a fresher copy superseded, is in its view as much as the copies it combined (the realized
+    schedule records combinations only). For ``nodes:S``, the messages from outside ``S`` to a member; for
+    ``link:a,b``, the copies delivered across the link; none for the eavesdropper (it sees every release).
+
+    Args:
+        result: the run (transcript and schedule recorded).
+        observer: the observer.
+        sched: the run's :func:`linear_schedule` (its message numbering: rounds, or global steps for a
+            re-indexed asynchronous run).
+
+    Returns:
+        ``(round, sender)`` pairs (possibly already combined: the accountant takes the union).
+
+    Raises:
+        ScenarioError: the run recorded no transcript (a node's deliveries are unknown).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> sc = Muffliato.example_scenario()
+        >>> res = sc.run()
+        >>> sorted(delivered_messages(res, "node:5", linear_schedule(res, sc)))
+        [(2, 4), (3, 4), (4, 4), (5, 4)]
+    """
+    obs = parse_observer(observer)
+    if obs.kind == "eavesdropper":
+        return []
+    tr = getattr(result, "transcript", None)
+    if tr is None:
+        raise ScenarioError("the run recorded no transcript: the messages delivered to the observer are unknown")
+    rs = result.schedule
+    rnd = np.asarray(tr.column("round"), dtype=np.int64)
+    send = np.asarray(tr.column("sender"), dtype=np.int64)
+    recv = np.asarray(tr.column("receiver"), dtype=np.int64)
+    ok = ~np.asarray(tr.column("lost"), dtype=bool)
+    if obs.kind == "link":
+        a, b = obs.agents
+        sel = ok & (((recv == a) & (send == b)) | ((recv == b) & (send == a)))
+    else:
+        members = np.array(obs.agents)
+        sel = ok & np.isin(recv, members) & ~np.isin(send, members)
+    pairs = {(int(r), int(j)) for r, j in zip(rnd[sel], send[sel])}
+    if sched.horizon == rs.horizon:
+        return sorted(pairs)
+    _, release = _global_steps(rs.num_agents, rs.horizon, result.times)
+    return sorted((int(release[r - 1, j]), j) for r, j in pairs)
+
+
 def _losses(sched: LinearSchedule, obs: Observer, srcs: list[int], sens: float, result: Any) -> dict[int, Any]:
-    """Exact losses on one schedule; for the eavesdropper of a re-indexed asynchronous run, only the rows of
+    """Exact losses on one schedule; a node or link observer also holds every message delivered to it
+    (:func:`delivered_messages`); for the eavesdropper of a re-indexed asynchronous run, only the rows of
     real releases (a step's copy of a state that was not released is not on the wire)."""
     from accounting.network import gaussian_view_losses, message_maps
 
     rs = result.schedule
-    if obs.kind != "eavesdropper" or sched.horizon == rs.horizon:
+    if obs.kind != "eavesdropper":
+        return pairwise_losses(sched, obs, srcs, sensitivity=sens, delivered=delivered_messages(result, obs, sched))
+    if sched.horizon == rs.horizon:
         return pairwise_losses(sched, obs, srcs, sensitivity=sens)
     _, release = _global_steps(rs.num_agents, rs.horizon, result.times)
     real = {(int(release[r, j]), j) for r in range(rs.horizon) for j in range(rs.num_agents)}

@@ -99,3 +99,30 @@ def test_the_batch_engine_is_refused_by_name_not_a_traceback(tmp_path, capsys):
     code = main(["privacy", "check", str(script), "--runs", "50", "--engine", "batch", "--observer", "node:5"])
     out = capsys.readouterr().out
     assert "pairwise claim for observer node:5" in out and code == 1  # the authors' figure: a violation
+
+
+def _late_link_scenario():
+    """The 6-path under a deadline: link 4 -> 5 delivers every message at 0.7 > the deadline 0.5 (never
+    combined by node 5, which renormalizes to its own value, yet every copy reaches it)."""
+    from asyncdp import Deadline, LinkModel, Links
+    from asyncdp.engine.links import ConstantLatency
+
+    return replace(Muffliato.example_scenario(), timing=Deadline(period=1.0, deadline=0.5, missing="renormalize"),
+                   links=Links(LinkModel(), {(4, 5): LinkModel(latency=ConstantLatency(0.7))}))
+
+
+def test_a_node_holds_the_messages_delivered_after_its_deadline(monkeypatch):
+    # node 5 receives y_4(2) = x_4 + xi_4 (sigma 1, Delta 1) at time 1.7: D_2(4 -> 5) >= 1; then y_4(3..5), the
+    # averages of 4's neighbourhood, from which 5 solves the raw values of 3, 2 and 1 too (the eavesdropper's
+    # bound, 1, is reached). The combined-only view was empty: every loss 0, and a claim of 0.5 passed.
+    sc = _late_link_scenario()
+    res = sc.run()
+    df = res.transcript.to_dataframe()
+    late = df[(df.sender == 4) & (df.receiver == 5)]
+    assert len(late) == 4 and not late.lost.any() and (late.receive_time > late.send_time + 0.5).all()
+    (row,) = leakage_rows(sc, observers=[5])
+    np.testing.assert_allclose(row.values[1:5], 1.0, rtol=1e-9)
+    claim = PairwiseClaim(2.0, "test", "at most 0.5", by_distance=lambda d: 0.5)
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of", lambda scenario: claim)
+    res = check_observer_claim(sc, "node:5", runs=100, find_rounds=False)
+    assert res.verdict == "violation" and {f.u for f in res.failures} == {1, 2, 3, 4}

@@ -2,12 +2,14 @@
 
 The exact side: :func:`asyncdp.privacy.observers.linear_schedule` of one run, and
 :func:`accounting.network.pairwise_losses` for observer ``node:v`` and source ``u`` (``mu``, the Renyi
-divergence ``alpha mu^2 / 2``).
+divergence ``alpha mu^2 / 2``), with every message delivered to ``v`` (combined or not: under asynchronous
+timing a superseded copy is in ``v``'s view too, :func:`asyncdp.privacy.observers.delivered_messages`).
 
 The Monte-Carlo side uses no model: ``m`` engine runs of the scenario (``u``'s value 0) and ``m`` of the
 adjacent one (``u``'s value 1, a change by the domain's diameter), on the same seed (so the same clocks,
 links and schedule) with fresh Gaussian noise injected per run, ``v``'s own noise fixed at 0 (``v`` knows
-it: the loss is conditioned on it). The observed vector is what the transcript view shows ``v``. Its two
+it: the loss is conditioned on it). The observed vector is what the transcript view shows ``v`` (every copy
+delivered to it). Its two
 laws are Gaussians with one covariance, whose rank ``r`` is read from the samples (the centred samples
 span its range exactly). On that range, Hotelling's two-sample statistic
 
@@ -41,7 +43,7 @@ from accounting.network import Observer, pairwise_losses
 
 from asyncdp.engine.timing import Async, Lockstep
 from asyncdp.noise import InjectedNoise
-from asyncdp.privacy.observers import linear_schedule, observed_transcript, verify_affine
+from asyncdp.privacy.observers import delivered_messages, linear_schedule, observed_transcript, verify_affine
 
 from .test_observers import _scenario
 
@@ -92,8 +94,9 @@ def _agreement(graph: nx.Graph, horizon: int, v: int, u: int, timing, loss: floa
     # exact side: one run's realized schedule (the rule verified affine on it)
     res = sc.run()
     assert verify_affine(res, sc).ok
-    exact = pairwise_losses(linear_schedule(res, sc), Observer.node(v), [u],
-                            sensitivity=float(sc.problem.domain.diameter))[u]
+    sched = linear_schedule(res, sc)
+    exact = pairwise_losses(sched, Observer.node(v), [u], sensitivity=float(sc.problem.domain.diameter),
+                            delivered=delivered_messages(res, Observer.node(v), sched))[u]
     assert exact.exact and np.isfinite(exact.mu)
     # Monte-Carlo side: engine runs, fresh noise, v's own noise fixed
     rng = np.random.default_rng([seed, v, u, horizon, n])
