@@ -20,6 +20,7 @@ declares its set in plain ``topology`` terms (the library's papers in
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Union
@@ -173,6 +174,8 @@ class _Run:
     horizon: int
     B: int | None
     consts: dict[str, Any]
+    period: int | None = None
+    """The period of an infinite periodic sequence audited as a whole (default horizon), else ``None``."""
 
 
 @dataclass(frozen=True)
@@ -241,18 +244,46 @@ class Spectral:
         return [_spectral_assumption(value, self.name, self.formula, self.description)]
 
 
+def _window_horizon(r: _Run, B: int) -> int:
+    """Rounds whose fixed windows of ``B`` rounds are every window of the audited sequence.
+
+    For an infinite periodic sequence audited as a whole (period ``P``), the windows ``[kB+1, (k+1)B]`` meet
+    the period at every offset only over ``lcm(P, B)`` rounds: over whole periods alone some windows (those
+    that straddle two periods at an offset the horizon does not reach) would never be examined. The audit's
+    horizon is rounded up to a multiple of ``lcm(P, B)``; otherwise it is the audit's horizon.
+    """
+    if r.period is None:
+        return r.horizon
+    cycle = math.lcm(r.period, B)
+    return cycle * -(-r.horizon // cycle)
+
+
+def _minimal_fixed_b(r: _Run) -> int | None:
+    """The smallest ``B`` whose fixed windows are all strongly connected (over :func:`_window_horizon`)."""
+    found = P.minimal_b(r.seq, horizon=r.horizon, windows="fixed")
+    if r.period is None or found is None:
+        return found  # None: not even the union of every examined round is strongly connected
+    for b in range(1, r.horizon + 1):
+        if P.check_b_strongly_connected(r.seq, b, horizon=_window_horizon(r, b), windows="fixed").holds:
+            return b
+    return None
+
+
 @dataclass(frozen=True)
 class MinimalB:
     """A constant only: the smallest window ``B`` over which the fixed-window unions are strongly connected."""
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        r.consts["minimal_B_fixed"] = P.minimal_b(r.seq, horizon=r.horizon, windows="fixed")
+        r.consts["minimal_B_fixed"] = _minimal_fixed_b(r)
         return []
 
 
 @dataclass(frozen=True)
 class BStronglyConnected:
     """Fixed-window ``B``-strong connectivity (``B`` given, or the smallest that holds), with its constants.
+
+    For an infinite periodic sequence audited as a whole, the windows are examined over ``lcm(period, B)``
+    rounds (every offset of a window in the period; :func:`_window_horizon`).
 
     Attributes:
         source: where the assumption comes from (quoted by the description).
@@ -265,7 +296,7 @@ class BStronglyConnected:
 
     def run(self, r: _Run) -> list[AssumptionResult]:
         seq, horizon = r.seq, r.horizon
-        found = P.minimal_b(seq, horizon=horizon, windows="fixed")
+        found = _minimal_fixed_b(r)
         b_used = r.B if r.B is not None else found
         if b_used is None:
             check = P.check_b_strongly_connected(seq, horizon, horizon=horizon, windows="fixed")
@@ -274,10 +305,12 @@ class BStronglyConnected:
                 f"no B <= {horizon} works; with B = horizon: {check.witness}",
                 f"union of the links over every window [kB+1, (k+1)B] strongly connected ({self.source})")
         else:
+            span = _window_horizon(r, b_used)
+            where = "" if span == horizon else f"; windows over {span} rounds: every offset in the period"
             res = _from_check(
-                P.check_b_strongly_connected(seq, b_used, horizon=horizon, windows="fixed"),
+                P.check_b_strongly_connected(seq, b_used, horizon=span, windows="fixed"),
                 "b_strongly_connected",
-                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected ({self.source})")
+                f"union over every window [kB+1, (k+1)B] with B = {b_used} strongly connected ({self.source}{where})")
         r.consts.update({"minimal_B_fixed": found, "B": b_used})
         if self.push_sum:
             r.consts["beta"] = 2.0
@@ -364,7 +397,9 @@ def audit(
             resolves a name (``topology`` knows no algorithm names).
         horizon: rounds ``1..horizon`` to examine; default the sequence's
             length, or for an infinite sequence :data:`DEFAULT_HORIZON` rounds
-            rounded up to a whole number of periods.
+            rounded up to a whole number of periods (a periodic sequence is then
+            audited as a whole: its fixed ``B`` windows over ``lcm(period, B)``
+            rounds, so that every window's offset in the period is examined).
         B: for a set with a :class:`BStronglyConnected` step, the connectivity window to check; default the
             smallest that holds over the horizon. An error for any other set.
         empirical: also measure the empirical contraction of the products
@@ -397,12 +432,15 @@ def audit(
         if not spec.uses_b:
             raise ParameterError(f"audit: B = {B} given, but the assumptions of {spec.name} include no "
                                  "B-strong connectivity")
+    whole = None
     if horizon is None and sequence.length is None:
-        # an infinite sequence: DEFAULT_HORIZON rounds, rounded up to whole periods
+        # an infinite sequence: DEFAULT_HORIZON rounds, rounded up to whole periods (a periodic one is then
+        # audited as a whole: its B windows at every offset in the period, see BStronglyConnected)
         period = sequence.period or 1
         horizon = period * -(-DEFAULT_HORIZON // period)
+        whole = sequence.period
     h = sequence.resolve_horizon(horizon)
-    run = _Run(sequence, h, B, {})
+    run = _Run(sequence, h, B, {}, whole)
     res = [result for step in spec.steps for result in step.run(run)]
     consts = run.consts
     if empirical:

@@ -10,7 +10,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import topology
@@ -175,3 +175,64 @@ def test_every_paper_declares_its_assumption_set_in_topology_terms():
     path = topology.from_networkx([nx.path_graph(4)], rule="metropolis", periodic=True)
     report = topology.audit(path, mine, B=1)
     assert report.algorithm == "my-rule" and report.all_hold
+
+
+def _fixed_windows_truth(mats: list[np.ndarray], B: int) -> bool:
+    """Independent truth for a periodic sequence (period ``len(mats)``): networkx on the union graph of every
+    fixed window ``[kB+1, (k+1)B]`` over ``lcm(P, B)`` rounds (after which the windows repeat)."""
+    import math
+
+    P = len(mats)
+    n = mats[0].shape[0]
+    for k in range(math.lcm(P, B) // B):
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        for t in range(k * B + 1, (k + 1) * B + 1):
+            w = mats[(t - 1) % P]
+            g.add_edges_from((j, i) for i in range(n) for j in range(n) if i != j and w[i, j] > 0)
+        if not nx.is_strongly_connected(g):
+            return False
+    return True
+
+
+def _alternating(period: int) -> list[np.ndarray]:
+    """Two nodes, column stochastic: odd rounds only the link 0 -> 1, even rounds only 1 -> 0."""
+    a01 = np.array([[0.5, 0.0], [0.5, 1.0]])
+    a10 = np.array([[1.0, 0.5], [0.0, 0.5]])
+    return [a01 if t % 2 else a10 for t in range(1, period + 1)]
+
+
+def test_periodic_sequence_b_windows_are_checked_at_every_offset_in_the_period():
+    # period 101 (odd): the default horizon is 101 rounds, whose fixed windows of 2 are [1,2] .. [99,100], all
+    # {0 -> 1, 1 -> 0}; the sequence's window [101, 102] is rounds 101 and 1, twice 0 -> 1: not strongly
+    # connected (and so every 202 rounds). The audit said B = 2 holds and reported minimal B 2.
+    mats = _alternating(101)
+    assert not _fixed_windows_truth(mats, 2) and _fixed_windows_truth(mats, 3)
+    rep = topology.audit(topology.periodic(mats), assumption_set("dpsda-ps"), B=2)
+    res = {a.name: a for a in rep.assumptions}["b_strongly_connected"]
+    assert not res.holds and res.first_failure_round == 101
+    assert res.witness == "window [101, 102]: node 0 unreachable from node 1"
+    assert rep.constants["minimal_B_fixed"] == 3
+    free = topology.audit(topology.periodic(mats), assumption_set("dpsda-ps"))
+    assert free.constants["B"] == 3 and free.all_hold
+    # an explicit horizon is audited as asked (the first 101 rounds: their windows hold)
+    assert topology.audit(topology.periodic(mats), assumption_set("dpsda-ps"), 101, B=2).all_hold
+
+
+@settings(max_examples=20, deadline=None)
+@given(period=st.integers(51, 60), B=st.integers(1, 5), data=st.data())
+def test_periodic_b_connectivity_verdict_equals_the_union_graphs_truth(period, B, data):
+    # random 3-node rounds (each link present or not, column stochastic with a self weight); the default
+    # horizon (2 periods) is shorter than lcm(period, B) for most B: the windows past it must be examined too
+    n = 3
+    mats = []
+    for _ in range(period):
+        links = data.draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+        pat = np.array(links, dtype=float).reshape(n, n)
+        np.fill_diagonal(pat, 1.0)
+        mats.append(pat / pat.sum(axis=0))
+    rep = topology.audit(topology.periodic(mats), assumption_set("dpsda-ps"), B=B, empirical=False)
+    res = {a.name: a for a in rep.assumptions}["b_strongly_connected"]
+    assert res.holds == _fixed_windows_truth(mats, B)
+    smallest = next((b for b in range(1, 2 * period + 1) if _fixed_windows_truth(mats, b)), None)
+    assert rep.constants["minimal_B_fixed"] == smallest
