@@ -195,7 +195,8 @@ class PairwiseClaim:
 
         Args:
             v: the observer.
-            distances: shortest-path lengths from ``v`` (needed by a distance claim).
+            distances: shortest-path lengths from ``v`` (needed by a distance claim); a negative length
+                means no path (no information can reach ``v``: the bound is 0).
 
         Raises:
             PrivacyParameterError: a distance claim without distances.
@@ -206,7 +207,8 @@ class PairwiseClaim:
             raise PrivacyParameterError("PairwiseClaim: a claim by distance needs the shortest-path distances")
         fn = self.by_distance
         assert fn is not None
-        return np.array([math.inf if d == 0 else float(fn(int(d))) for d in np.asarray(distances)])
+        # d < 0: no path at all (nothing can flow: the bound is 0, whatever the function says at -1)
+        return np.array([math.inf if d == 0 else 0.0 if d < 0 else float(fn(int(d))) for d in np.asarray(distances)])
 
 
 def muffliato_pairwise_claim(weights: Any, steps: int, gamma: float | None = None, *, alpha: float = 2.0,

@@ -11,7 +11,7 @@ only one observer's view is held.
   lossless Muffliato scenario, the accountant's streaming path
   :func:`accounting.network.muffliato.pairwise_rows` on the same schedule,
   which takes minutes at ``N = 2048``);
-* :func:`shortest_paths`: hop distances on the gossip graph;
+* :func:`shortest_paths`: hop distances on the gossip graph (the union of every round's links);
 * :func:`check_pairwise_claim`: a paper's pairwise claim
   (:class:`accounting.papers.muffliato.PairwiseClaim`, a matrix or a function
   of distance) verified per pair, with a witness (the pair and the first
@@ -44,7 +44,7 @@ from ..engine.timing import Lockstep
 from ..errors import ScenarioError
 from .observers import AffineCheck, delivered_messages, linear_schedule, run_for_views, verify_affine
 
-__all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
+__all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round"]
 
 
@@ -263,22 +263,45 @@ def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
     return results, scheds, None
 
 
-def shortest_paths(scenario: Any, source: int) -> np.ndarray:
-    """Hop distances from ``source`` on the union of the gossip graphs of the scenario's rounds (undirected).
+def gossip_graph(scenario: Any) -> Any:
+    """The undirected union of the links of every round of the run: rounds ``1..horizon`` (one period of a
+    periodic topology suffices). Information can only flow along it, so a node it does not connect to ``u``
+    learns nothing about ``u``.
+
+    Returns:
+        A ``scipy.sparse.csr_array`` 0/1 adjacency (symmetric).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> int(gossip_graph(Muffliato.example_scenario()).sum())
+        10
+    """
+    import scipy.sparse as sp
+
+    n = scenario.problem.num_agents
+    seq = scenario.topology
+    rounds = scenario.horizon if seq.period is None else min(scenario.horizon, seq.period)
+    adj = sp.csr_array((n, n))
+    for t in range(1, rounds + 1):
+        adj = adj + abs(sp.csr_array(seq.weights(t)))
+    adj = sp.csr_array(((adj + adj.T) > 0).astype(float))
+    adj.setdiag(0.0)
+    adj.eliminate_zeros()
+    return adj
+
+
+def shortest_paths(scenario: Any, source: int, graph: Any = None) -> np.ndarray:
+    """Hop distances from ``source`` on the union of the gossip graphs of the scenario's rounds (undirected,
+    :func:`gossip_graph`, which ``graph`` may give precomputed); ``-1`` where no path exists.
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
         >>> shortest_paths(Muffliato.example_scenario(), 0).tolist()
         [0, 1, 2, 3, 4, 5]
     """
-    import scipy.sparse as sp
     from scipy.sparse.csgraph import shortest_path
 
-    n = scenario.problem.num_agents
-    adj = sp.csr_array((n, n))
-    for t in range(1, min(scenario.horizon, 4) + 1):
-        adj = adj + abs(sp.csr_array(scenario.topology.weights(t)))
-    adj = ((adj + adj.T) > 0).astype(float)
+    adj = gossip_graph(scenario) if graph is None else graph
     d = shortest_path(adj, unweighted=True, indices=[source], directed=False)[0]
     return np.where(np.isfinite(d), d, -1).astype(np.int64)
 
@@ -350,7 +373,7 @@ class ClaimCheck:
     def to_table(self) -> str:
         """The verdict and the witnesses."""
         lines = [f"pairwise claim ({self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above it",
-                 "  exact values: each node's view as the run realizes it (every message it combines, the first "
+                 "  exact values: each node's view as the run realizes it (every message delivered to it, the first "
                  "exchange included; its own data, noise and state known)"]
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): exact {f.exact:.6g} > claimed "
@@ -376,8 +399,9 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     pairs = failed = 0
     all_exact = True
     found: list[PairFailure] = []
+    graph = gossip_graph(scenario)
     for row in rows:
-        dist = shortest_paths(scenario, row.v)
+        dist = shortest_paths(scenario, row.v, graph)
         bounds = claim.bounds_for(row.v, dist)
         all_exact &= row.kind == "exact"
         for u in range(len(row.values)):

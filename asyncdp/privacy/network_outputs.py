@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .network import LeakageRow, shortest_paths
+from .network import LeakageRow, gossip_graph, shortest_paths
 
 __all__ = ["write_leakage"]
 
@@ -49,6 +49,7 @@ def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *,
     out = Path(out)
     n = scenario.problem.num_agents
     kept: list[LeakageRow] = []
+    graph = gossip_graph(scenario)
     by_dist: dict[int, list[float]] = {}  # distance -> [pairs, sum, max]: running, not every value
     with open(out / "leakage.csv", "w", newline="") as fh, open(out / "leakage.json", "w") as js:
         w = csv.writer(fh)
@@ -60,7 +61,7 @@ def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *,
             js.write(("," if i else "") + "\n " + json.dumps({"v": row.v, "kind": row.kind, "path": row.path,
                                                               "values": [_num(x) for x in row.values]}))
             kept.append(row)
-            dist = shortest_paths(scenario, row.v)
+            dist = shortest_paths(scenario, row.v, graph)
             vals = np.asarray(row.values, dtype=float)
             for d in np.unique(dist[dist > 0]):
                 sel = vals[(dist == d) & (np.arange(n) != row.v)]

@@ -56,7 +56,7 @@ from accounting.network.muffliato import WITNESS_MARGIN
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .network import PairFailure, check_pairwise_claim, leakage_rows, pairwise_claim_of, shortest_paths
+from .network import PairFailure, check_pairwise_claim, gossip_graph, leakage_rows, pairwise_claim_of, shortest_paths
 from .observers import (
     _losses,
     delivered_messages,
@@ -221,10 +221,11 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     margin = d_max * math.sqrt(math.log(1.0 / gap) / (2.0 * runs)) if math.isfinite(d_max) else math.inf
     found: list[tuple[PairFailure, int]] = []
     all_below, all_exact = True, True
+    graph = gossip_graph(scenario)
     for v in nodes:
         per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
-        bounds = claim.bounds_for(v, shortest_paths(scenario, v))
-        dist = shortest_paths(scenario, v)
+        dist = shortest_paths(scenario, v, graph)
+        bounds = claim.bounds_for(v, dist)
         for u in range(n):
             if u == v:
                 continue

@@ -126,3 +126,38 @@ def test_a_node_holds_the_messages_delivered_after_its_deadline(monkeypatch):
     monkeypatch.setattr(observer_claim, "pairwise_claim_of", lambda scenario: claim)
     res = check_observer_claim(sc, "node:5", runs=100, find_rounds=False)
     assert res.verdict == "violation" and {f.u for f in res.failures} == {1, 2, 3, 4}
+
+
+def test_distances_for_a_claim_by_distance_are_taken_on_every_round_of_the_run():
+    # node 5 is isolated in rounds 1..4 and joins the path 0-1-2-3-4 from round 5: distance 4 -> 5 is 1 on the
+    # run's union graph. Distances were taken on rounds 1..4 only (-1: unreachable) and the claim 0.5 ** d was
+    # evaluated at -1 (bound 2). Truth: node 5 receives y_4(5) = row 4 of W^3 (x + xi) (identity in round 1, the
+    # path's Hamilton weights W in rounds 2..4), so D_2(4 -> 5) >= W3[4,4]^2 / ||W3[4]||^2 = 0.633 > 0.5.
+    import networkx as nx
+    import scipy.sparse as sp
+
+    from accounting.network.muffliato import hamilton_weights
+    from topology.sequence import generated
+
+    from asyncdp.privacy.network import check_pairwise_claim, shortest_paths
+    from asyncdp.scenario import Scenario
+
+    early = nx.path_graph(5)
+    early.add_node(5)
+    w_early, w_late = sp.csr_array(hamilton_weights(early)), sp.csr_array(hamilton_weights(nx.path_graph(6)))
+    eye = sp.csr_array(sp.identity(6, format="csr"))
+    topo = generated(6, lambda t: eye if t == 1 else (w_early if t <= 4 else w_late), directed=False)
+    sc = Scenario(Muffliato.example_scenario().problem, topo, Muffliato(sigma=1.0), horizon=7, seed=0)
+    assert shortest_paths(sc, 5).tolist() == [5, 4, 3, 2, 1, 0]
+    w3 = np.linalg.matrix_power(w_early.toarray()[:5, :5], 3)[4]
+    assert w3[4] ** 2 / np.sum(w3**2) > 0.6
+    rows = list(leakage_rows(sc, observers=[5]))
+    assert rows[0].values[4] >= w3[4] ** 2 / np.sum(w3**2) - 1e-9  # the single message's loss, a lower bound
+    check = check_pairwise_claim(sc, PairwiseClaim(2.0, "test", "0.5 ** d", by_distance=lambda d: 0.5**d), rows,
+                                 find_rounds=False)
+    assert check.verdict == "violation" and any(f.u == 4 and f.distance == 1 for f in check.failures)
+
+
+def test_an_unreachable_pair_is_bounded_by_zero_not_by_the_claim_at_minus_one():
+    claim = PairwiseClaim(2.0, "test", "0.5 ** d", by_distance=lambda d: 0.5**d)
+    assert claim.bounds_for(0, np.array([0, 1, -1])).tolist() == [np.inf, 0.5, 0.0]
