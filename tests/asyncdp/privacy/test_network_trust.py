@@ -161,3 +161,17 @@ def test_distances_for_a_claim_by_distance_are_taken_on_every_round_of_the_run()
 def test_an_unreachable_pair_is_bounded_by_zero_not_by_the_claim_at_minus_one():
     claim = PairwiseClaim(2.0, "test", "0.5 ** d", by_distance=lambda d: 0.5**d)
     assert claim.bounds_for(0, np.array([0, 1, -1])).tolist() == [np.inf, 0.5, 0.0]
+
+
+def test_a_lemma_below_the_exact_loss_makes_the_sampled_claim_inconclusive_not_an_error(monkeypatch):
+    # the composition bound d_max comes from the paper's lemma; with a lemma that halves the sensitivity it is
+    # 0.25 while node 5's exact loss from agent 4 is 1 on every schedule: the confidence bounds (range d_max)
+    # cannot be formed. It used to raise (asyncdp: error, exit 2, even after the check's own violation).
+    from asyncdp import Deadline
+
+    sc = replace(Muffliato.example_scenario(), timing=Deadline(period=1.0, deadline=0.5, jitter=0.3))
+    monkeypatch.setattr(observer_claim, "eavesdropper_renyi_bound", lambda scenario, alpha: 0.25)
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 5", by_distance=lambda d: 5.0))
+    res = check_observer_claim(sc, "node:5", runs=5, find_rounds=False)
+    assert res.verdict == "inconclusive" and "understates a sensitivity" in res.reason
