@@ -262,13 +262,18 @@ def _private_values(scenario: Any) -> np.ndarray:
 
 
 def _engine_draws(result: Any, scenario: Any, alg: Any, channel: str) -> Any:
-    """The engine's standard noise of the run's channel, ``draws(t, (N, d))`` (the scenario's noise source, or
-    the seeded layout of :mod:`asyncdp.noise` at the run's seed), or a reason why it cannot be known."""
-    from ..noise import SeededNoise
+    """The engine's standard noise of the run's channel, ``draws(t, (N, d))`` (the scenario's
+    :class:`~asyncdp.noise.SeededNoise`, or the seeded layout of :mod:`asyncdp.noise` at the run's seed), or a
+    reason why the model cannot rest on it (no recorded seed; an injected or zero noise source)."""
+    from ..noise import NoiseSource, SeededNoise
 
     names = [c.name for c in alg.channels]
     mech = alg.channels[names.index(channel)].mechanism
     source = getattr(scenario, "noise", None)
+    if isinstance(source, NoiseSource) and not isinstance(source, SeededNoise):
+        # fixed or zero draws: the model's noise is i.i.d. N(0, 1) per release, which such a source need not be
+        return (f"the scenario draws its noise from {type(source).__name__}, not the seeded i.i.d. layout: the "
+                "linear Gaussian model's independent standard draws are not guaranteed")
     if source is None:
         seed = (getattr(result, "metadata", None) or {}).get("seed")
         if seed is None:

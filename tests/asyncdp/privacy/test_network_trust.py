@@ -175,3 +175,19 @@ def test_a_lemma_below_the_exact_loss_makes_the_sampled_claim_inconclusive_not_a
                         lambda scenario: PairwiseClaim(2.0, "test", "flat 5", by_distance=lambda d: 5.0))
     res = check_observer_claim(sc, "node:5", runs=5, find_rounds=False)
     assert res.verdict == "inconclusive" and "understates a sensitivity" in res.reason
+
+
+def test_an_injected_noise_source_is_not_taken_for_the_models_gaussian_draws(monkeypatch):
+    # ZeroNoise: every message is noise-free (node 5 holds x_4 itself: D_2 = inf), while the model counted the
+    # declared N(0, 1) draws and found 1 for every pair; a claim of 1.01 passed
+    from asyncdp.noise import ZeroNoise
+
+    sc = replace(Muffliato.example_scenario(), noise=ZeroNoise())
+    assert np.array_equal(sc.run().messages["y"][1, 4], sc.problem.costs.addresses[4])  # the raw value
+    assert not verify_affine(sc.run(), sc).ok
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
+    res = check_observer_claim(sc, "node:5", find_rounds=False)
+    assert res.verdict == "inconclusive" and "ZeroNoise" in res.reason
+    # the default seeded source (or an explicit SeededNoise of the seed) is the model's
+    assert verify_affine(replace(sc, noise=SeededNoise(sc.seed)).run(), replace(sc, noise=SeededNoise(sc.seed))).ok
