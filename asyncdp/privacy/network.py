@@ -183,8 +183,8 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     """Rows averaged over ``runs`` realized schedules (asynchronous timing, lossy links): for each observer
     ``v`` the schedule-averaged Renyi divergence ``(1/(alpha-1)) log E_S exp((alpha-1) D_alpha(. | S))``
     from every source, estimated over the runs, with its one-sided upper confidence bound
-    (:func:`accounting.network.combine_renyi`; ``d_max`` the eavesdropper's composition bound, valid on every
-    schedule).
+    (:func:`accounting.network.combine_renyi`; ``d_max`` :func:`~.observers.affine_renyi_bound`, valid on every
+    schedule for the structure verified on the runs).
 
     Args:
         scenario: the scenario; run ``r`` uses seed ``seed + r`` (default ``scenario.seed``).
@@ -201,7 +201,7 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
 
     from accounting.network import combine_renyi
 
-    from .observers import _losses, eavesdropper_renyi_bound, rounded_to_bound
+    from .observers import _losses, affine_renyi_bound, rounded_to_bound
 
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
         raise ScenarioError(f"runs must be an integer >= 2 to average over schedules, got {runs!r}")
@@ -209,7 +209,7 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     obs = list(range(n)) if observers is None else [int(v) for v in observers]
     first = scenario.seed if seed is None else seed
     sens = float(scenario.problem.domain.diameter)
-    bound = eavesdropper_renyi_bound(scenario, alpha)
+    bound = affine_renyi_bound(scenario, alpha)  # the verified structure's bound, not the paper's lemma
     results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
     if not_affine is not None:
         raise ScenarioError(f"run {not_affine[0]}: the pairwise leakage needs a rule affine in the noise: "

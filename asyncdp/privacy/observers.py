@@ -60,7 +60,7 @@ from ..errors import ScenarioError
 
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
-           "epsilon_from_mu", "eavesdropper_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "affine_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
            "run_for_views", "delivered_messages"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
@@ -528,6 +528,26 @@ def _data_sensitivity(scenario: Any) -> float:
     if not (d > 0 and math.isfinite(d)):
         raise ScenarioError(f"the private values' domain has diameter {d!r}: the pairwise loss needs a finite one")
     return d
+
+
+def affine_renyi_bound(scenario: Any, alpha: float) -> float:
+    """A bound on any observer's Renyi divergence, on every schedule, for a rule verified affine in the noise:
+    ``alpha Delta^2 / (2 s_1^2)``, ``Delta`` the private values' domain diameter, ``s_1`` the round-1 noise scale.
+
+    It rests on the structure :func:`verify_affine` checks on each run, not on the paper's lemma: the round-1
+    messages are the private values plus Gaussian noise of scale ``s_1`` (the only release whose sensitivity is
+    not 0), and every later message is a combination of released messages plus fresh noise (sensitivity 0
+    given them). The eavesdropper's view composes exactly that; every observer's is a function of it.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> affine_renyi_bound(Muffliato.example_scenario(), 2.0)
+        1.0
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    s1 = float(alg.noise(1, _only_channel(alg)).scale)
+    diameter = _data_sensitivity(scenario)
+    return math.inf if s1 == 0 else float(alpha * diameter**2 / (2.0 * s1**2))
 
 
 def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:

@@ -163,18 +163,39 @@ def test_an_unreachable_pair_is_bounded_by_zero_not_by_the_claim_at_minus_one():
     assert claim.bounds_for(0, np.array([0, 1, -1])).tolist() == [np.inf, 0.5, 0.0]
 
 
-def test_a_lemma_below_the_exact_loss_makes_the_sampled_claim_inconclusive_not_an_error(monkeypatch):
-    # the composition bound d_max comes from the paper's lemma; with a lemma that halves the sensitivity it is
-    # 0.25 while node 5's exact loss from agent 4 is 1 on every schedule: the confidence bounds (range d_max)
-    # cannot be formed. It used to raise (asyncdp: error, exit 2, even after the check's own violation).
+def test_the_sampled_range_rests_on_the_verified_structure_not_on_the_papers_lemma(monkeypatch):
+    # sigma = 0.1 and a lemma that says the round-1 sensitivity is 0.1 (the diameter is 1): the range d_max of
+    # the confidence bounds was the lemma's 1 instead of alpha Delta^2 / (2 sigma^2) = 100. Link 4 -> 5 loses
+    # 99.99% of the messages: on the 100 sampled schedules node 5 hears nothing (D = 0) and the upper bound was
+    # 0.22 < 0.3, a pass. Truth: with probability >= 1e-4 node 5 receives y_4(2) = x_4 + 0.1 xi (D_2 >= 100), so
+    # the schedule-averaged D_2 >= log(1 + 1e-4 (e^100 - 1)) > 90.
+    from asyncdp import Deadline, LinkModel, Links
+    from asyncdp.privacy import sensitivity
+
+    sc = replace(Muffliato.example_scenario(), algorithm=Muffliato(sigma=0.1),
+                 timing=Deadline(period=1.0, deadline=0.5, jitter=0.3),
+                 links=Links(LinkModel(), {(4, 5): LinkModel(loss=0.9999)}))
+    small = np.zeros(sc.horizon)
+    small[0] = 0.1
+    monkeypatch.setattr(sensitivity, "independent_sensitivity", lambda scenario: {"y": small})
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 0.3", by_distance=lambda d: 0.3))
+    assert np.log1p(1e-4 * np.expm1(100.0)) > 90
+    res = check_observer_claim(sc, "node:5", runs=100, find_rounds=False)
+    assert res.verdict == "inconclusive", res.to_table()
+
+
+def test_a_loss_above_the_structural_bound_makes_the_sampled_claim_inconclusive_not_an_error(monkeypatch):
+    # a per-schedule value above d_max (here forced by a smaller d_max) used to raise an AccountingError
+    # (asyncdp: error, exit 2, even after the check's own violation): now an inconclusive with the reason
     from asyncdp import Deadline
 
     sc = replace(Muffliato.example_scenario(), timing=Deadline(period=1.0, deadline=0.5, jitter=0.3))
-    monkeypatch.setattr(observer_claim, "eavesdropper_renyi_bound", lambda scenario, alpha: 0.25)
+    monkeypatch.setattr(observer_claim, "affine_renyi_bound", lambda scenario, alpha: 0.25)
     monkeypatch.setattr(observer_claim, "pairwise_claim_of",
                         lambda scenario: PairwiseClaim(2.0, "test", "flat 5", by_distance=lambda d: 5.0))
     res = check_observer_claim(sc, "node:5", runs=5, find_rounds=False)
-    assert res.verdict == "inconclusive" and "understates a sensitivity" in res.reason
+    assert res.verdict == "inconclusive" and "no confidence bound can be formed" in res.reason
 
 
 def test_an_injected_noise_source_is_not_taken_for_the_models_gaussian_draws(monkeypatch):
