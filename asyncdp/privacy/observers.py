@@ -783,7 +783,8 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
                 why = next(pr[u].reason for pr in per_run if not math.isfinite(pr[u].renyi(alpha)))
                 rows.append(PairwiseRow(u, math.inf, math.nan, "exact", f"infinite on some schedule: {why}"))
                 continue
-            comb = combine_renyi(rounded_to_bound(ds, bound), alpha, bound, confidence_gap)
+            d_max = affine_renyi_bound(scenario, alpha)  # the verified structure's range, not the lemma's
+            comb = combine_renyi(rounded_to_bound(ds, d_max), alpha, d_max, confidence_gap)
             est = float(getattr(comb, "estimate", math.nan))
             upper = getattr(comb, "upper", None)
             reason = f"upper confidence bound {upper:.6g} ({comb.bound}, confidence {comb.confidence:g})" \
