@@ -626,6 +626,21 @@ def _validate_b(B: Any, horizon: int, windows: Any) -> int:
     return int(B)
 
 
+def _whole_period_horizon(seq: GraphSequence, B: int, windows: str) -> int:
+    """Rounds whose windows of ``B`` rounds are every window of an infinite periodic sequence (period ``P``).
+
+    Fixed windows ``[kB+1, (k+1)B]`` meet the period at every offset only over ``lcm(P, B)`` rounds; sliding
+    windows need ``P + B - 1`` rounds (the last ones wrap around into the next period).
+    """
+    period = int(seq.period or 1)
+    return math.lcm(period, B) if windows == "fixed" else period + B - 1
+
+
+def _is_whole_periodic(seq: GraphSequence, horizon: int | None) -> bool:
+    """Whether the caller asks about an infinite periodic sequence as a whole (no horizon given)."""
+    return horizon is None and seq.length is None and seq.period is not None
+
+
 class _Patterns:
     """Per-round 0/1 patterns of a sequence; with ``keep`` each is fetched only once."""
 
@@ -708,7 +723,9 @@ def check_b_strongly_connected(
     Args:
         seq: the sequence.
         B: the window length, a positive integer ``<= horizon``.
-        horizon: rounds to examine; see :meth:`GraphSequence.resolve_horizon`.
+        horizon: rounds to examine; see :meth:`GraphSequence.resolve_horizon`. For an infinite periodic
+            sequence without a horizon, every window of the sequence: ``lcm(period, B)`` rounds for fixed
+            windows (every offset of a window in the period), ``period + B - 1`` for sliding ones.
         windows: ``"fixed"`` or ``"sliding"``.
 
     Returns:
@@ -729,9 +746,33 @@ def check_b_strongly_connected(
         >>> check_b_strongly_connected(seq, 2, horizon=4).holds
         True
     """
+    if _is_whole_periodic(seq, horizon):
+        if not _is_int(B) or B <= 0:
+            raise ParameterError(f"B must be a positive integer, got {B!r}")
+        if windows not in _WINDOW_KINDS:
+            raise ParameterError(f"windows must be 'fixed' or 'sliding', got {windows!r}")
+        horizon = _whole_period_horizon(seq, int(B), windows)
     horizon = seq.resolve_horizon(horizon)
     B = _validate_b(B, horizon, windows)
     return _b_check(_Patterns(seq, keep=False), B, horizon, windows)
+
+
+def _minimal_b_whole_period(seq: GraphSequence, windows: str, max_b: int | None) -> int | None:
+    """:func:`minimal_b` of an infinite periodic sequence as a whole: ``B = 1, 2, ...`` up to ``max_b``
+    (default the period, whose windows are unions of whole periods, if only fixed ones), each over
+    :func:`_whole_period_horizon` rounds."""
+    period = int(seq.period or 1)
+    if max_b is None:
+        max_b = period
+    elif not _is_int(max_b) or max_b < 1:
+        raise ParameterError(f"max_b must be a positive integer, got {max_b!r}")
+    patterns = _Patterns(seq, keep=True)
+    if _strong_components(_union([patterns(t) for t in range(1, period + 1)])) > 1:
+        return None
+    for b in range(1, int(max_b) + 1):
+        if _b_check(patterns, b, _whole_period_horizon(seq, b, windows), windows).holds:
+            return b
+    return None
 
 
 def minimal_b(
@@ -755,7 +796,9 @@ def minimal_b(
 
     Args:
         seq: the sequence.
-        horizon: rounds to examine; see :meth:`GraphSequence.resolve_horizon`.
+        horizon: rounds to examine; see :meth:`GraphSequence.resolve_horizon`. For an infinite periodic
+            sequence without a horizon, every window of the sequence (as :func:`check_b_strongly_connected`)
+            for ``B`` up to ``max_b`` (default the period).
         windows: ``"fixed"`` or ``"sliding"``.
         max_b: largest ``B`` to try (default: the horizon); ``1 <= max_b <= horizon``.
 
@@ -771,9 +814,12 @@ def minimal_b(
         >>> minimal_b(seq, horizon=4)
         2
     """
+    whole = _is_whole_periodic(seq, horizon)
     horizon = seq.resolve_horizon(horizon)
     if windows not in _WINDOW_KINDS:
         raise ParameterError(f"windows must be 'fixed' or 'sliding', got {windows!r}")
+    if whole:
+        return _minimal_b_whole_period(seq, windows, max_b)
     if max_b is None:
         max_b = horizon
     elif not _is_int(max_b) or max_b < 1:

@@ -398,3 +398,42 @@ class TestBStrongConnectivity:
             a, b, u, v = map(int, m.groups())
             assert (a, b) == (s, s + B - 1)
             assert not nx.has_path(g, v, u)
+
+
+def _periodic_truth(rounds: list[list[tuple[int, int]]], n: int, B: int, windows: str) -> bool:
+    """networkx on the union graph of every window of the infinite periodic sequence ``rounds`` (cycled)."""
+    period = len(rounds)
+    starts = range(1, math.lcm(period, B) + 1, B) if windows == "fixed" else range(1, period + 1)
+    for s in starts:
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        for t in range(s, s + B):
+            g.add_edges_from(rounds[(t - 1) % period])
+        if not nx.is_strongly_connected(g):
+            return False
+    return True
+
+
+def test_periodic_sequence_without_horizon_is_checked_as_a_whole():
+    # 0 -> 1, 1 -> 0, 0 -> 1, cycled: every window within the first period holds with B = 2, but the window
+    # [3, 4] (rounds 3 and 1 of the cycle) has 0 -> 1 twice. Without a horizon only the period was examined.
+    seq = periodic([_links(2, [(0, 1)]), _links(2, [(1, 0)]), _links(2, [(0, 1)])])
+    for windows in ("fixed", "sliding"):
+        res = check_b_strongly_connected(seq, 2, windows=windows)
+        assert not res.holds and res.witness == "window [3, 4]: node 0 unreachable from node 1"
+        assert minimal_b(seq, windows=windows) == 3
+    assert check_b_strongly_connected(seq, 2, horizon=3).holds  # an explicit horizon is examined as asked
+
+
+@given(st.data())
+def test_periodic_whole_sequence_matches_bruteforce(data):
+    n = data.draw(st.integers(2, 4), label="n")
+    period = data.draw(st.integers(1, 6), label="period")
+    edge = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1))
+    rounds = [[(u, v) for u, v in data.draw(st.lists(edge, max_size=2 * n)) if u != v] for _ in range(period)]
+    B = data.draw(st.integers(1, 8), label="B")
+    windows = data.draw(st.sampled_from(["fixed", "sliding"]), label="windows")
+    seq = periodic([_links(n, r) for r in rounds])
+    assert check_b_strongly_connected(seq, B, windows=windows).holds == _periodic_truth(rounds, n, B, windows)
+    smallest = next((b for b in range(1, period + 1) if _periodic_truth(rounds, n, b, windows)), None)
+    assert minimal_b(seq, windows=windows) == smallest
