@@ -45,7 +45,7 @@ from ..errors import ScenarioError
 from .observers import AffineCheck, delivered_messages, linear_schedule, run_for_views, verify_affine
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
-           "pairwise_claim_of", "witness_round"]
+           "pairwise_claim_of", "witness_round", "claimed_bounds"]
 
 
 @dataclass(frozen=True)
@@ -381,6 +381,28 @@ class ClaimCheck:
         return "\n".join(lines)
 
 
+def claimed_bounds(claim: Any, v: int, distances: np.ndarray, num_agents: int) -> np.ndarray:
+    """The claim's bounds ``u -> v`` for every ``u``, checked: ``(num_agents,)`` numbers, none NaN (a NaN compares
+    false with every loss, so it would pass any pair).
+
+    Raises:
+        ScenarioError: another shape, or a NaN (naming the observer and the source).
+
+    Example:
+        >>> from accounting.papers.muffliato import PairwiseClaim
+        >>> claimed_bounds(PairwiseClaim(2.0, "me", "flat", by_distance=lambda d: 0.5), 0, np.array([0, 1]), 2).tolist()
+        [inf, 0.5]
+    """
+    bounds = np.asarray(claim.bounds_for(v, distances), dtype=float)
+    if bounds.shape != (num_agents,):
+        raise ScenarioError(f"the pairwise claim's bounds for observer {v} have shape {bounds.shape}, expected "
+                            f"({num_agents},): one per source agent")
+    bad = np.flatnonzero(np.isnan(bounds))
+    if bad.size:
+        raise ScenarioError(f"the pairwise claim's bound from source {int(bad[0])} to observer {v} is NaN: not a bound")
+    return bounds
+
+
 def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses: int = 5,
                          find_rounds: bool = True) -> ClaimCheck:
     """Verify a pairwise claim on every pair of the given leakage rows.
@@ -402,7 +424,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     graph = gossip_graph(scenario)
     for row in rows:
         dist = shortest_paths(scenario, row.v, graph)
-        bounds = claim.bounds_for(row.v, dist)
+        bounds = claimed_bounds(claim, row.v, dist, len(row.values))
         all_exact &= row.kind == "exact"
         for u in range(len(row.values)):
             if u == row.v:

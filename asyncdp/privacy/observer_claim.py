@@ -58,7 +58,15 @@ from accounting.network.muffliato import WITNESS_MARGIN
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .network import PairFailure, check_pairwise_claim, gossip_graph, leakage_rows, pairwise_claim_of, shortest_paths
+from .network import (
+    PairFailure,
+    check_pairwise_claim,
+    claimed_bounds,
+    gossip_graph,
+    leakage_rows,
+    pairwise_claim_of,
+    shortest_paths,
+)
 from .observers import (
     _losses,
     delivered_messages,
@@ -228,7 +236,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     for v in nodes:
         per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
         dist = shortest_paths(scenario, v, graph)
-        bounds = claim.bounds_for(v, dist)
+        bounds = claimed_bounds(claim, v, dist, n)
         for u in range(n):
             if u == v:
                 continue

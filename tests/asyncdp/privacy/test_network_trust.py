@@ -212,3 +212,18 @@ def test_an_injected_noise_source_is_not_taken_for_the_models_gaussian_draws(mon
     assert res.verdict == "inconclusive" and "ZeroNoise" in res.reason
     # the default seeded source (or an explicit SeededNoise of the seed) is the model's
     assert verify_affine(replace(sc, noise=SeededNoise(sc.seed)).run(), replace(sc, noise=SeededNoise(sc.seed))).ok
+
+
+def test_a_nan_or_misshapen_claimed_bound_is_refused_not_passed():
+    # a NaN compares false with every loss: a claim whose function gives NaN passed every pair; a column of the
+    # wrong length crashed with an IndexError
+    from asyncdp.privacy.network import check_pairwise_claim
+
+    sc = Muffliato.example_scenario()
+    rows = list(leakage_rows(sc))
+    nan = PairwiseClaim(2.0, "test", "nan", by_distance=lambda d: float("nan"))
+    with pytest.raises(ScenarioError, match="bound from source 1 to observer 0 is NaN"):
+        check_pairwise_claim(sc, nan, rows, find_rounds=False)
+    short = PairwiseClaim(2.0, "test", "short", column=lambda v: np.ones(3))
+    with pytest.raises(ScenarioError, match=r"shape \(3,\), expected \(6,\)"):
+        check_pairwise_claim(sc, short, rows, find_rounds=False)
