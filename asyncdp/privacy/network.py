@@ -166,10 +166,10 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
             yield LeakageRow(row.v, values, "exact" if row.dropped == 0 else "lower estimate", "streaming (lockstep)")
         return
     result = run_for_views(scenario, engine)
-    sched = linear_schedule(result, scenario)
     check = verify_affine(result, scenario)
     if not check.ok:
         raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
+    sched = linear_schedule(result, scenario)
     for v in obs:
         seen = delivered_messages(result, Observer.node(v), sched)  # late or superseded copies too
         losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens, delivered=seen)

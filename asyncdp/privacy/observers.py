@@ -296,7 +296,8 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
        source, :mod:`asyncdp.noise`) where noise is declared: a rule that declares noise it does not add
        (or adds less) fails, since the model would count noise that no message carries;
     3. every round: the state equals the schedule's combination of released messages;
-    4. the state before round 1 is the private values (the model's data).
+    4. the state before round 1 is the private values (the model's data);
+    5. the channel's noise is Gaussian (the model's exact figures are Gaussian divergences).
 
     Args:
         result: the run (messages and trajectory recorded).
@@ -310,6 +311,10 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
     if not is_declared_affine(alg):
         return AffineCheck(False, f"rule {alg.name!r} does not declare its messages affine in the noise")
     channel = _only_channel(alg)
+    mechanism = alg.channels[[c.name for c in alg.channels].index(channel)].mechanism
+    if mechanism != "gaussian":
+        return AffineCheck(False, f"channel {channel!r} adds {mechanism} noise: the model (exact Renyi divergences of "
+                                  "Gaussian views) is for Gaussian noise only")
     rs = getattr(result, "schedule", None)
     if rs is None:
         return AffineCheck(False, "the run recorded no realized schedule")

@@ -227,3 +227,20 @@ def test_a_nan_or_misshapen_claimed_bound_is_refused_not_passed():
     short = PairwiseClaim(2.0, "test", "short", column=lambda v: np.ones(3))
     with pytest.raises(ScenarioError, match=r"shape \(3,\), expected \(6,\)"):
         check_pairwise_claim(sc, short, rows, find_rounds=False)
+
+
+def test_a_laplace_channel_gets_no_exact_gaussian_figures(monkeypatch):
+    # the exact figures are Renyi divergences of Gaussian views; a rule that adds Laplace noise of the same scale
+    # was verified affine and got them labelled exact
+    from asyncdp.algorithms.base import Channel
+
+    @dataclass(frozen=True)
+    class _LaplaceMuffliato(Muffliato):
+        channels = (Channel("y", "laplace"),)
+
+    sc = replace(Muffliato.example_scenario(), algorithm=_LaplaceMuffliato(sigma=1.0))
+    check = verify_affine(sc.run(), sc)
+    assert not check.ok and "laplace" in check.reason
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 5", by_distance=lambda d: 5.0))
+    assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
