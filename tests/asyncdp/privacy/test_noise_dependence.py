@@ -176,10 +176,12 @@ def test_the_cancelling_audit_certifies_exposed_data_and_nothing_on_independent_
 
 
 CONFIDENCE = 0.999
-"""Per-example confidence of the properties below: each false alarm has probability at most 0.001."""
+"""Per-example confidence of the properties below: each false alarm has probability at most 0.001. They are
+statistical tests, so their draws are fixed (derandomized in every profile): under random draws 100 examples
+would fail about one run in ten by design (one did, Laplace at seed 4049228: p = 2.6e-5 below its threshold)."""
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.sampled_from(["laplace", "gaussian"]), st.integers(100, 600), st.integers(2, 5), st.integers(1, 4),
        st.integers(1, 2), st.lists(st.floats(0.05, 5.0), min_size=5, max_size=5),
        st.lists(st.floats(-2.0, 2.0), min_size=5, max_size=5), st.floats(-8.0, -2.0), st.integers(0, 2**31 - 1))
@@ -208,7 +210,7 @@ def test_correct_gaussian_and_laplace_releases_are_neither_dependent_nor_refuted
     assert out is None or not out["violation"], out
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=8, deadline=None, derandomize=True)
 @given(st.sampled_from(["huang2015", "showkatbakhsh"]), st.integers(0, 10_000))
 def test_correct_rules_on_the_engine_show_no_dependence(rule, seed):
     # the check's own level: the dependence test and the audit at a tenth of the conformance share each
