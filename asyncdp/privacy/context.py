@@ -301,7 +301,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check).
+        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
+            noise source (``Scenario(noise=...)``).
 
     Example:
         >>> pair, _ = small_example()
@@ -309,6 +310,13 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         ()
     """
     scenario, adjacent = pair.scenario, pair.adjacent
+    for name, sc in (("scenario", scenario), ("adjacent", adjacent)):
+        if sc.noise is not None:
+            # a noise source of the user's could hand out anything (e.g. normal draws with an atom at 0, which no
+            # sampling test resolves): the check draws the privacy noise itself and verifies every release
+            raise ScenarioError(f"check_privacy: {name} has its own noise source ({type(sc.noise).__name__}): the "
+                                "check draws the privacy noise from the seed layout of asyncdp.noise and verifies "
+                                "every release against those draws; build the scenario without noise=")
     changed_round = find_changed_round(scenario, adjacent) if _online(scenario.problem) else None
     agent = None if changed_round is not None else find_changed_agent(scenario, adjacent)
     alg = scenario.algorithm.bind(scenario.problem)

@@ -1,0 +1,152 @@
+"""The check verifies every release's noise against the draw the engine handed it, not only its distribution.
+
+A rule that replaces its standard draw by 0 when the draw is small (``|n| < a``) releases noise whose
+distribution is within about ``0.8 a`` of the declared one in Kolmogorov distance: no KS test on a few
+thousand residuals per group resolves it. But each such release is the noise-free value itself, an atom
+the adjacent scenario never produces, so ``delta(epsilon) >= P(some release of the changed agent is an
+atom)`` for every epsilon: with ``a = 0.005`` and the twelve released coordinates of the changed agent of
+the Gaussian example (claim ``(1, 1e-3)``) that probability is ``1 - (1 - 0.004)^12 ~ 0.047``, far above the
+claimed delta (a replay of 20,000 engine runs per side measured 925 atoms against 0, so
+``delta(1) >= 0.040`` at 99.9% on each side). For the Laplace example (a pure claim) any atom at all
+refutes the claim. Before the draw-by-draw verification both checks said ``pass``.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asyncdp.errors import ScenarioError
+from asyncdp.noise import NoiseSource, SeededNoise
+from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.behavior import EngineRuns, RecordingNoise
+from asyncdp.privacy.realized import _exact_draws
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+ATOM = 0.005
+"""Draws with ``|n| < ATOM`` are replaced by 0 (an atom of mass about ``0.8 ATOM`` per coordinate)."""
+
+
+def _atom(n: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(n) < ATOM, 0.0, n)
+
+
+@dataclass(frozen=True)
+class AtomShowkatbakhsh(Showkatbakhsh):
+    """The Showkatbakhsh rule, correctly calibrated and declared, with an atom at 0 in its Gaussian noise."""
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        m = self.message_noise_std(t)
+        x = state["x"]
+        return {"y": x + m * _atom(noise["y"]) if m > 0 else np.array(x, dtype=float, copy=True)}
+
+
+def _gaussian_pair() -> tuple[Any, Any]:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from privacy_check_gaussian_under_calibrated import make
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return make(rule=AtomShowkatbakhsh)
+
+
+def _laplace_pair() -> tuple[Any, Any]:
+    ex = runpy.run_path(str(EXAMPLES / "own_paper_private_dgd.py"))  # registers its paper record again: allowed
+
+    @dataclass(frozen=True)
+    class AtomDGD(ex["PrivateDGD"]):  # type: ignore[misc, valid-type]
+        name: ClassVar[str] = "private-dgd-atom"
+
+        def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+            return {"y": state["x"] + self.scale() * _atom(noise["y"])}
+
+    rule = AtomDGD(rounds=ex["scenario"].horizon)
+    return ex["scenario"].replace(algorithm=rule), ex["adjacent"].replace(algorithm=rule)
+
+
+@pytest.mark.parametrize("make", [_gaussian_pair, _laplace_pair], ids=["gaussian (1, 1e-3)", "laplace pure"])
+def test_noise_with_an_atom_at_zero_never_passes(make):
+    scenario, adjacent = make()
+    report = check_privacy(scenario, adjacent, runs=1000)
+    assert report.verdict in ("inconclusive", "violation")
+    conformance = next(e for e in report.evidence if e.method == "noise conformance")
+    assert conformance.figures["noise_draws_mismatched"] > 0
+    assert conformance.doubt is not None and "standard draw the engine handed them" in conformance.doubt
+
+
+class _AtomSource(NoiseSource):
+    """A noise source of the user's: normal draws with an atom at 0, from its own generator."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(1)
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        return _atom(self.rng.standard_normal(shape))
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        return _atom(self.rng.standard_normal(shape))
+
+
+@pytest.mark.parametrize("side", ["scenario", "adjacent"])
+def test_a_scenario_with_its_own_noise_source_is_refused(side):
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from privacy_check_gaussian_under_calibrated import make
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    scenario, adjacent = make(rule=Showkatbakhsh)
+    if side == "scenario":
+        scenario = scenario.replace(noise=_AtomSource())
+    else:
+        adjacent = adjacent.replace(noise=_AtomSource())
+    with pytest.raises(ScenarioError, match=f"check_privacy: {side} has its own noise source \\(_AtomSource\\)"):
+        check_privacy(scenario, adjacent, runs=50)
+
+
+def test_recording_noise_hands_out_the_seeded_draws():
+    rec = RecordingNoise(11)
+    got = rec.unicast(3, 1, "laplace", 2, (4, 2))
+    np.testing.assert_array_equal(got, SeededNoise(11).unicast(3, 1, "laplace", 2, (4, 2)))
+    np.testing.assert_array_equal(rec.unicast_blocks[(3, 1, 2)], got)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), changed=st.integers(0, 12), factor=st.sampled_from([0.0, 0.5, 1 + 1e-9, -1.0]))
+def test_every_release_off_its_draw_is_counted(seed, changed, factor):
+    """Residuals equal to scale x draw (plus a little round-off) pass; each one moved off it is counted."""
+    rng = np.random.default_rng(seed)
+    runs, horizon, agents, dim = 5, 3, 2, 2
+    draws = rng.standard_normal((runs, horizon, agents, dim))
+    scales = np.array([0.0, 2.0, 0.5])  # round 1 releases nothing
+    values = rng.uniform(-10, 10, size=draws.shape)
+    messages = values + scales[None, :, None, None] * draws
+    residuals = (messages - values)  # the round-off of a real replay
+    residuals[:, 0] = np.nan
+    noisy = np.argwhere(np.isfinite(residuals))
+    picked = noisy[rng.choice(len(noisy), size=changed, replace=False)]
+    for idx in map(tuple, picked):
+        residuals[idx] *= factor
+    moved = sum(1 for idx in map(tuple, picked) if residuals[idx] != scales[idx[1]] * draws[idx])
+    runs_ = EngineRuns("batch", tuple(range(runs)), {"y": messages}, (None,) * runs, False, {"y": draws})
+    figures, doubt = _exact_draws(runs_, {"y": residuals}, {"y": ("gaussian", scales)})
+    assert figures["noise_draws_checked"] == runs * 2 * agents * dim
+    if factor == 1 + 1e-9:  # 1e-9 relative is far above round-off: still a mismatch unless the draw is tiny
+        assert figures["noise_draws_mismatched"] <= changed
+    else:
+        assert figures["noise_draws_mismatched"] == moved
+    assert (doubt is None) == (figures["noise_draws_mismatched"] == 0)
+
+
+def test_unrecorded_draws_leave_the_noise_unverified():
+    runs_ = EngineRuns("batch", (0,), {"y": np.zeros((1, 1, 1, 1))}, (None,), False)
+    figures, doubt = _exact_draws(runs_, {"y": np.zeros((1, 1, 1, 1))}, {"y": ("gaussian", np.ones(1))})
+    assert figures["noise_draws_checked"] is None and "not recorded" in doubt
