@@ -226,7 +226,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                  ) -> tuple[dict[str, Any], str | None]:
     """Is every release's residual its declared scale times the standard draw the engine handed it?
 
-    The declarations state ``released = noise-free value + scale * (a fresh standard draw)``. The KS tests
+    The declarations state ``released = noise-free value + scale * (a fresh standard draw)`` (or minus it:
+    one sign per round for every run and agent, which no draw can choose). The KS tests
     cannot see a deviation on a small fraction of releases (e.g. the draw replaced by 0 when it is small: an
     atom at the noise-free value, which no (epsilon, delta) with delta below that fraction survives), so
     each residual is compared with the draw the engine handed out (recorded by
@@ -250,7 +251,14 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         expected = scale * draws
         released = np.isfinite(res) & (scale > 0)
         tol = _EXACT_ULPS * np.spacing(np.maximum(np.abs(np.nan_to_num(msgs)), np.abs(np.nan_to_num(expected))))
-        bad = released & ~(np.abs(res - expected) <= tol)  # a NaN draw behind a release is a mismatch too
+        # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
+        # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
+        bad_plus = released & ~(np.abs(res - expected) <= tol)
+        bad_minus = released & ~(np.abs(res + expected) <= tol)
+        axes = tuple(k for k in range(res.ndim) if k != 1)
+        minus = bad_minus.sum(axis=axes) < bad_plus.sum(axis=axes)  # (T,): the round's better sign
+        bad = np.where(minus.reshape((1, -1) + (1,) * (res.ndim - 2)), bad_minus, bad_plus)
+        expected = np.where(minus.reshape((1, -1) + (1,) * (res.ndim - 2)), -expected, expected)
         checked += int(released.sum())
         count = int(bad.sum())
         if count and first is None:
@@ -390,6 +398,11 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                 "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
             if focus is not None:
                 witness["round"] = focus + 1
+            if r is not None and r.alpha is not None:  # an exact Rényi divergence above a Rényi/zCDP claim
+                witness.update(delta_lower=None, delta_allowed=None, alpha=r.alpha, renyi_allowed=r.renyi_allowed,
+                               renyi_witness=r.renyi_witness)
+                return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
+                    f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason} (no sampling error)",))
             return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
                 f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
                 f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))

@@ -119,31 +119,52 @@ def test_recording_noise_hands_out_the_seeded_draws():
     np.testing.assert_array_equal(rec.unicast_blocks[(3, 1, 2)], got)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), changed=st.integers(0, 12), factor=st.sampled_from([0.0, 0.5, 1 + 1e-9, -1.0]))
-def test_every_release_off_its_draw_is_counted(seed, changed, factor):
-    """Residuals equal to scale x draw (plus a little round-off) pass; each one moved off it is counted."""
+def _synthetic(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Draws, scales, released values and residuals (with a real replay's round-off) of a small run set."""
     rng = np.random.default_rng(seed)
-    runs, horizon, agents, dim = 5, 3, 2, 2
-    draws = rng.standard_normal((runs, horizon, agents, dim))
+    draws = rng.standard_normal((5, 3, 2, 2))  # runs, rounds, agents, coordinates
     scales = np.array([0.0, 2.0, 0.5])  # round 1 releases nothing
     values = rng.uniform(-10, 10, size=draws.shape)
     messages = values + scales[None, :, None, None] * draws
-    residuals = (messages - values)  # the round-off of a real replay
+    residuals = messages - values
     residuals[:, 0] = np.nan
-    noisy = np.argwhere(np.isfinite(residuals))
-    picked = noisy[rng.choice(len(noisy), size=changed, replace=False)]
-    for idx in map(tuple, picked):
-        residuals[idx] *= factor
-    moved = sum(1 for idx in map(tuple, picked) if residuals[idx] != scales[idx[1]] * draws[idx])
-    runs_ = EngineRuns("batch", tuple(range(runs)), {"y": messages}, (None,) * runs, False, {"y": draws})
-    figures, doubt = _exact_draws(runs_, {"y": residuals}, {"y": ("gaussian", scales)})
-    assert figures["noise_draws_checked"] == runs * 2 * agents * dim
-    if factor == 1 + 1e-9:  # 1e-9 relative is far above round-off: still a mismatch unless the draw is tiny
-        assert figures["noise_draws_mismatched"] <= changed
-    else:
-        assert figures["noise_draws_mismatched"] == moved
-    assert (doubt is None) == (figures["noise_draws_mismatched"] == 0)
+    return draws, scales, messages, residuals
+
+
+def _check(draws: np.ndarray, scales: np.ndarray, messages: np.ndarray, residuals: np.ndarray) -> tuple[dict, Any]:
+    runs = EngineRuns("batch", tuple(range(len(draws))), {"y": messages}, (None,) * len(draws), False, {"y": draws})
+    return _exact_draws(runs, {"y": residuals}, {"y": ("gaussian", scales)})
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), changed=st.integers(0, 8), factor=st.sampled_from([0.0, 0.5, 3.0]))
+def test_every_release_off_its_draw_is_counted(seed, changed, factor):
+    """Residuals equal to scale x draw (up to round-off) pass; each one moved off it is counted (at most 8 of a
+    round's 20 are moved, so the round's sign stays +)."""
+    draws, scales, messages, residuals = _synthetic(seed)
+    rng = np.random.default_rng(seed + 1)
+    t = int(rng.integers(1, 3))  # one noisy round
+    cells = np.argwhere(np.isfinite(residuals[:, t]))
+    picked = [tuple(int(k) for k in c) for c in cells[rng.choice(len(cells), size=changed, replace=False)]]
+    for r, i, k in picked:
+        residuals[r, t, i, k] *= factor
+    figures, doubt = _check(draws, scales, messages, residuals)
+    assert figures["noise_draws_checked"] == 5 * 2 * 2 * 2
+    assert figures["noise_draws_mismatched"] == changed
+    assert (doubt is None) == (changed == 0)
+
+
+def test_a_round_that_subtracts_its_draws_passes_but_a_sign_chosen_by_the_draw_does_not():
+    draws, scales, messages, residuals = _synthetic(5)
+    minus = residuals.copy()
+    minus[:, 2] *= -1.0  # the rule subtracts its draw in round 3 (as Wang and Başar's rule does)
+    assert _check(draws, scales, messages, minus)[0]["noise_draws_mismatched"] == 0
+    folded = residuals.copy()
+    folded[:, 1] = np.abs(folded[:, 1])  # |z|: the sign chosen by the draw itself (one-sided noise)
+    figures, doubt = _check(draws, scales, messages, folded)
+    negative = int((draws[:, 1] < 0).sum())
+    assert figures["noise_draws_mismatched"] == min(negative, draws[:, 1].size - negative) > 0
+    assert doubt is not None
 
 
 def test_unrecorded_draws_leave_the_noise_unverified():
