@@ -167,6 +167,24 @@ def test_a_round_that_subtracts_its_draws_passes_but_a_sign_chosen_by_the_draw_d
     assert doubt is not None
 
 
+def test_noise_at_the_resolution_of_huge_released_values_is_not_verified_to_a_small_delta():
+    """A constant offset of 1e12 in every message (spacing 1.2e-4): draws within 8 spacings of 0 (probability
+    0.8 x 9.8e-4 / scale per coordinate, scales 2 and 0.5) could be replaced by 0 unseen; the 8 released
+    coordinates of a run put that probability at 7.8e-3, far above a tenth of delta = 1e-5 (and the pure
+    bound 1e-4)."""
+    draws, scales, messages, residuals = _synthetic(9)
+    messages = messages + 1e12
+    runs = EngineRuns("batch", tuple(range(5)), {"y": messages}, (None,) * 5, False, {"y": draws})
+    for delta in (1e-5, 0.0):
+        figures, doubt = _exact_draws(runs, {"y": residuals}, {"y": ("gaussian", scales)}, None, delta)
+        assert figures["noise_draws_mismatched"] == 0 and figures["noise_draws_unresolved"] > 5e-3
+        assert doubt is not None and "floating-point resolution" in doubt
+    # the same values without the offset: every draw verified to well within the claim
+    plain = EngineRuns("batch", tuple(range(5)), {"y": messages - 1e12}, (None,) * 5, False, {"y": draws})
+    figures, doubt = _exact_draws(plain, {"y": residuals}, {"y": ("gaussian", scales)}, 0, 1e-5)
+    assert doubt is None and figures["noise_draws_unresolved"] < 1e-7
+
+
 def test_unrecorded_draws_leave_the_noise_unverified():
     runs_ = EngineRuns("batch", (0,), {"y": np.zeros((1, 1, 1, 1))}, (None,), False)
     figures, doubt = _exact_draws(runs_, {"y": np.zeros((1, 1, 1, 1))}, {"y": ("gaussian", np.ones(1))})

@@ -38,7 +38,7 @@ EXPECTED = {
     steps_module.check_conformance: ("noise conformance", "realized behavior",
                                      {"engine", "conformance_tests", "conformance_rejected",
                                       "conformance_min_scale_ratio", "noise_draws_checked",
-                                      "noise_draws_mismatched"}),
+                                      "noise_draws_mismatched", "noise_draws_unresolved"}),
     steps_module.replay_exactly: ("exact replay", "realized behavior",
                                   {"replay_max_loss", "replay_exceed_fraction", "replay_runs"}),
     steps_module.audit_blackbox: ("black-box audit", "realized behavior",
