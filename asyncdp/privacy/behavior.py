@@ -55,9 +55,10 @@ from topology.validation import check_integer
 from ..algorithms.base import Algorithm
 from ..engine.schedule import RealizedSchedule
 from ..errors import ScenarioError
+from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
+__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
            "declared_noise", "replay_runs"]
 
 ENGINES = ("auto", "batch", "simpy")
@@ -93,6 +94,9 @@ class EngineRuns:
             or one schedule object repeated when every run has the topology's
             (lockstep, lossless links); on the SimPy engine each run's.
         unicast: whether messages are per link.
+        noise: per noisy channel, the *standard* noise draw the engine handed each release, in the layout of
+            ``messages`` (NaN where no draw was handed out), recorded by :class:`RecordingNoise`; ``None``
+            when not recorded (runs assembled by other means).
     """
 
     engine: str
@@ -100,6 +104,7 @@ class EngineRuns:
     messages: dict[str, np.ndarray]
     schedules: Sequence[Any]
     unicast: bool
+    noise: dict[str, np.ndarray] | None = None
 
     @property
     def runs(self) -> int:
@@ -116,6 +121,69 @@ def run_seeds(seed: int, side: int, runs: int) -> tuple[int, ...]:
     """
     state = np.random.SeedSequence(int(seed), spawn_key=(int(side),)).generate_state(int(runs))
     return tuple(int(s) for s in state)
+
+
+class RecordingNoise(NoiseSource):
+    """The seeded standard noise of one engine call (:class:`~asyncdp.noise.SeededNoise`), keeping a copy of
+    every block it hands out, so that the check can compare each release's residual with the draw behind it.
+
+    Args:
+        seed: the engine call's seed.
+
+    Example:
+        >>> rec = RecordingNoise(3)
+        >>> block = rec.broadcast(1, 0, "gaussian", (2, 2))
+        >>> bool((rec.broadcast_blocks[(1, 0)] == block).all()), bool((block == SeededNoise(3).broadcast(
+        ...     1, 0, "gaussian", (2, 2))).all())
+        (True, True)
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.base = SeededNoise(seed)
+        self.broadcast_blocks: dict[tuple[int, int], np.ndarray] = {}
+        self.unicast_blocks: dict[tuple[int, int, int], np.ndarray] = {}
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        block = self.base.broadcast(t, channel, distribution, shape)
+        self.broadcast_blocks[(int(t), int(channel))] = np.array(block, dtype=float, copy=True)
+        return block
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        block = self.base.unicast(t, channel, distribution, sender, shape)
+        self.unicast_blocks[(int(t), int(channel), int(sender))] = np.array(block, dtype=float, copy=True)
+        return block
+
+
+def _recorded_noise(recorders: Sequence[RecordingNoise], alg: Algorithm, messages: Mapping[str, np.ndarray],
+                    unicast: bool) -> dict[str, np.ndarray]:
+    """The standard draws behind every release, per noisy channel, in the layout of ``messages``.
+
+    ``recorders`` is one recorder for all runs (batch engine: blocks with a leading run axis) or one per run
+    (SimPy). Coordinates beyond a block's width (a message wider than its noise) stay NaN.
+    """
+    out: dict[str, np.ndarray] = {}
+    batch = len(recorders) == 1  # one recorder: every run's draws in one block (a one-run SimPy call alike)
+    for c, ch in enumerate(alg.channels):
+        if not ch.noisy or ch.name not in messages:
+            continue
+        arr = np.full(messages[ch.name].shape, np.nan)
+        horizon = arr.shape[1]
+        for r, rec in enumerate(recorders):
+            rows = slice(None) if batch else r
+            for t in range(1, horizon + 1):
+                if unicast:
+                    for i in range(arr.shape[2]):
+                        block = rec.unicast_blocks.get((t, c, i))
+                        if block is not None:
+                            width = min(block.shape[-1], arr.shape[-1])
+                            arr[rows, t - 1, i, :, :width] = block[..., :width]
+                else:
+                    block = rec.broadcast_blocks.get((t, c))
+                    if block is not None:
+                        width = min(block.shape[-1], arr.shape[-1])
+                        arr[rows, t - 1, :, :width] = block[..., :width]
+        out[ch.name] = arr
+    return out
 
 
 def _messages_of(result: Any, alg: Algorithm, unicast: bool) -> dict[str, np.ndarray]:
@@ -171,13 +239,18 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
         The :class:`EngineRuns`.
 
     Raises:
-        ScenarioError: bad ``runs``, ``seed`` or ``engine``, or ``engine="batch"``
-            for a scenario the batch engine does not run.
+        ScenarioError: bad ``runs``, ``seed`` or ``engine``, ``engine="batch"``
+            for a scenario the batch engine does not run, or a scenario with its
+            own noise source (``Scenario(noise=...)``: the runs draw from the seed layout).
     """
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError, where="run_engine")
     seed = check_integer(seed, "seed", minimum=0, error=ScenarioError, where="run_engine")
     if engine not in ENGINES:
         raise ScenarioError(f"run_engine: engine must be one of {ENGINES}, got {engine!r}")
+    if scenario.noise is not None:
+        raise ScenarioError(f"run_engine: the scenario's noise source {scenario.noise!r} cannot be used: the "
+                            "runs draw their privacy noise from the seed layout of asyncdp.noise (one seed per "
+                            "run) and verify every release against it; build the scenario without noise="[:400])
     seeds = run_seeds(seed, side, runs)
     unicast = scenario.mode == "unicast"
     alg = scenario.algorithm.bind(scenario.problem)
@@ -185,21 +258,25 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     if engine == "batch" and refusal is not None:
         raise ScenarioError(f"run_engine: engine='batch' refused: {refusal}")
     if engine != "simpy" and refusal is None:
-        batch = scenario.replace(seed=seeds[0]).run("batch", runs=runs, keep="all", transcripts=True)
+        recorder = RecordingNoise(seeds[0])
+        batch = scenario.replace(seed=seeds[0], noise=recorder).run("batch", runs=runs, keep="all", transcripts=True)
         messages = {name: np.array(arr, dtype=float) for name, arr in batch.messages.items()}
         schedules: Sequence[Any]
         if _lockstep_lossless(scenario):  # every run mixes with the topology's weights: one shared schedule
             schedules = (RealizedSchedule.lockstep(scenario.topology, scenario.horizon),) * runs
         else:  # every run's schedule as columns, built for all runs at once
             schedules = batch.schedules()
-        return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast)
+        return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast,
+                          noise=_recorded_noise([recorder], alg, messages, unicast))
     from tqdm.auto import tqdm
 
     per_run: list[dict[str, np.ndarray]] = []
     one_by_one: list[Any] = []
+    recorders: list[RecordingNoise] = []
     for s in tqdm(seeds, desc="engine runs", unit="run", disable=(None if progress is None else not progress),
                   leave=False):
-        res = scenario.replace(seed=s, record_transcript=True).run()
+        recorders.append(RecordingNoise(s))
+        res = scenario.replace(seed=s, noise=recorders[-1], record_transcript=True).run()
         per_run.append(res.messages if res.messages is not None else _messages_of(res, alg, unicast))
         one_by_one.append(res.schedule)
     names = list(per_run[0])
@@ -211,7 +288,8 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             stacked[r, ..., :m[name].shape[-1]] = m[name]
         messages[name] = stacked
     why = "simpy" if engine == "simpy" else f"simpy (batch engine: {refusal})"
-    return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast)
+    return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast,
+                      noise=_recorded_noise(recorders, alg, messages, unicast))
 
 
 class ZeroNoise:

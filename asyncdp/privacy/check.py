@@ -135,8 +135,10 @@ def check_privacy(
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check), or
-            an option is out of range (the message names it).
+        ScenarioError: the algorithm releases no noise (nothing to check),
+            an option is out of range (the message names it), or a scenario has
+            its own noise source (``Scenario(noise=...)``: the check draws the
+            noise itself, from the seed layout, and verifies every release).
 
     Example:
         >>> from asyncdp.privacy.context import small_example

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from .behavior import EngineRuns, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
-__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "prepare", "small_example", "STATISTICAL_METHODS"]
+__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "focus_rounds", "prepare", "small_example", "STATISTICAL_METHODS"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -133,8 +134,12 @@ class CheckContext:
         unnoised: rounds released with declared scale 0 on some channel although their
             independent sensitivity there is > 0 (unbounded privacy loss).
         focus: for a per-iteration claim (``claim_level = "iteration"``), the
-            0-based index of the round with the largest sensitivity/scale, else ``None``.
-        focus_release: that round's release, else ``None``.
+            0-based index of the round the audits refer to (among ``focus_ledgers``' rounds, the one
+            with the largest sum of squared Gaussian and plain Laplace sensitivity/scale ratios), else ``None``.
+        focus_ledgers: for a per-iteration claim, the releases of every round no other round dominates
+            (:func:`focus_rounds`), one ledger per round: each round's releases in the claim's scope (the
+            changed agent's on every channel and to every receiver, or every agent's under round
+            adjacency); the bounds are the largest over them. Empty for a claim over the run.
         rule, rule_adjacent: the lockstep replay rules of the two scenarios
             (``None`` for algorithms with several noisy channels).
         setup: the round weights and declared noise scales of the scenario (``None`` likewise).
@@ -159,7 +164,7 @@ class CheckContext:
     sensitivity: dict[str, np.ndarray] | None
     unnoised: tuple[int, ...]
     focus: int | None
-    focus_release: Release | None
+    focus_ledgers: tuple[Ledger, ...]
     rule: AlgorithmReplayRule | None
     rule_adjacent: AlgorithmReplayRule | None
     setup: ReplaySetup | None
@@ -289,6 +294,63 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     return float(check_epsilon(form, delta)), float(delta), form
 
 
+def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[int | None, tuple[Ledger, ...]]:
+    """The rounds a per-iteration claim must be checked on: every round's releases, less the dominated rounds.
+
+    A per-iteration claim bounds everything one round releases given the past: under unicast one copy per
+    receiver, with several noisy channels one release per channel, all composed. Round ``A`` dominates
+    round ``B`` when ``B``'s releases can be matched one to one with releases of ``A`` of the same
+    mechanism and a ratio sensitivity/scale at least as large (a larger ratio, or one more release, never
+    lowers the privacy loss), so only undominated rounds are kept (one of each set of equal rounds).
+
+    Args:
+        ledger: the realized ledger.
+        sensitivity: ``release -> sensitivity`` (the accountant's).
+        agent: the changed agent (its releases only), or ``None`` (every agent's: round adjacency).
+
+    Returns:
+        ``(focus, ledgers)``: the 0-based round the audits refer to (the kept round with the largest sum of
+        squared Gaussian and plain Laplace ratios, the first on ties; ``None`` for an empty scope) and one
+        ledger per kept round, in round order.
+
+    Example:
+        >>> from accounting.ledger import Release
+        >>> g = lambda t, s, c="y": Release(0, t, float(t), "gaussian", s, 1, 1.0, c)
+        >>> focus, kept = focus_rounds(Ledger([g(1, 1.0), g(2, 2.0), g(2, 2.0, "w"), g(3, 0.5)]), lambda r: 1.0, 0)
+        >>> focus, [[r.round for r in led] for led in kept]
+        (2, [[2, 2], [3]])
+    """
+    scope = ledger if agent is None else ledger.for_agent(agent)
+    by_round: dict[int, list[Release]] = {}
+    for r in scope:
+        by_round.setdefault(r.round, []).append(r)
+    keys = {}
+    for t, rel in by_round.items():
+        ratios: dict[str, list[float]] = {}
+        for r in rel:
+            ratios.setdefault(r.mechanism, []).append(float(sensitivity(r)) / r.scale)
+        keys[t] = {m: sorted(v, reverse=True) for m, v in ratios.items()}
+
+    def dominates(a: dict[str, list[float]], b: dict[str, list[float]]) -> bool:
+        return all(len(a.get(m, ())) >= len(v) and all(x >= y for x, y in zip(a[m], v)) for m, v in b.items())
+
+    kept: list[int] = []
+    for t in sorted(keys):
+        if any(dominates(keys[k], keys[t]) for k in kept):
+            continue  # (an equal earlier round dominates it too)
+        kept = [k for k in kept if not dominates(keys[t], keys[k])] + [t]
+    kept.sort()
+    if not kept:
+        return None, ()
+
+    def weight(t: int) -> float:
+        k = keys[t]
+        return math.fsum(x * x for x in k.get("gaussian", ())) + math.fsum(k.get("laplace", ()))
+
+    focus = max(kept, key=lambda t: (weight(t), -t))
+    return focus - 1, tuple(Ledger(by_round[t]) for t in kept)
+
+
 def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     """Check adjacency, run the scenario once and compute what the steps share.
 
@@ -301,7 +363,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check).
+        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
+            noise source (``Scenario(noise=...)``).
 
     Example:
         >>> pair, _ = small_example()
@@ -309,6 +372,13 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         ()
     """
     scenario, adjacent = pair.scenario, pair.adjacent
+    for name, sc in (("scenario", scenario), ("adjacent", adjacent)):
+        if sc.noise is not None:
+            # a noise source of the user's could hand out anything (e.g. normal draws with an atom at 0, which no
+            # sampling test resolves): the check draws the privacy noise itself and verifies every release
+            raise ScenarioError(f"check_privacy: {name} has its own noise source ({type(sc.noise).__name__}): the "
+                                "check draws the privacy noise from the seed layout of asyncdp.noise and verifies "
+                                "every release against those draws; build the scenario without noise=")
     changed_round = find_changed_round(scenario, adjacent) if _online(scenario.problem) else None
     agent = None if changed_round is not None else find_changed_agent(scenario, adjacent)
     alg = scenario.algorithm.bind(scenario.problem)
@@ -330,16 +400,15 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     unnoised = () if sens is None else tuple(
         t for t in range(1, scenario.horizon + 1)
         if any(alg.noise(t, c).scale == 0 and s[t - 1] > 0 for c, s in sens.items()))
-    worst = None
+    focus, focus_ledgers = None, ()
     if alg.claim_level == "iteration" and sens is not None:
-        # a per-iteration claim bounds each round's release given the past, not the run
-        of = release_sensitivity(sens)
-        worst = max(result.ledger, key=lambda r: of(r) / r.scale)
+        # a per-iteration claim bounds each round's releases given the past, not the run
+        focus, focus_ledgers = focus_rounds(result.ledger, release_sensitivity(sens), agent)
     single = len(alg.noisy_channels()) == 1
     return CheckContext(
         options=options, algorithm=alg, epsilon_claimed=eps_claimed, delta_claimed=delta_claimed,
         changed_agent=agent, changed_round=changed_round, ledger=result.ledger, sensitivity=sens,
-        unnoised=unnoised, focus=None if worst is None else worst.round - 1, focus_release=worst,
+        unnoised=unnoised, focus=focus, focus_ledgers=focus_ledgers,
         rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
         setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
         claim_form=claim_form,

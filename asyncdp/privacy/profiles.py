@@ -138,7 +138,10 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     if one:
         if chk.profile is None:
             return ExactProfile(None, chk.reason)
-        return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
+        # a Rényi or zCDP claim is refuted by an exact divergence above it too (its conversion is weaker)
+        form = getattr(ctx, "claim_form", None)
+        exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
+        return ExactProfile(refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
     assert schedule_confidence is not None
     if groups:
         bad = next((c for c in checks if c.profile is None), None)

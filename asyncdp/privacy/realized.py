@@ -134,6 +134,10 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness = None
         if dep_witness is not None and witness is None:
             witness = dep_witness
+    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed)
+    figures.update(exact)
+    if exact_doubt is not None:
+        doubts.append(exact_doubt)
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
@@ -210,6 +214,110 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
     line = (f"noise dependence: the dependent noise cancels, and the cancelling audit refutes the claim ({combo}; "
             f"{found})")
     return [line], doubt, witness
+
+
+_EXACT_ULPS = 8.0
+"""Round-off allowed between a residual and its declared scale times the engine's draw, in floating-point
+spacings of the larger of the released value and the scaled draw..."""
+_EXACT_RELATIVE = 1e-10
+"""... or in units of the declared scale, whichever is larger (measured on the shipped scenarios under every
+timing and mode: at most 1.1e-11 of the scale, 7e3 spacings of the released value on an online DP-SDA run
+under asynchronous timing)."""
+_HIDDEN_FRACTION = 0.1
+"""The draws within the tolerance of 0 could be replaced unseen (e.g. by 0, an atom at the noise-free value):
+their probability per run in the claim's scope must stay below this fraction of the claimed delta..."""
+_HIDDEN_PURE = 1e-4
+"""... or, for a pure claim, below this probability per run (below what any sampling method of the check
+resolves at up to 10^4 runs; floating-point Laplace samplers already break pure DP on events of this kind,
+Mironov, CCS 2012)."""
+
+
+def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str, Any],
+                 agent: int | None = None, delta: float = 0.0) -> tuple[dict[str, Any], str | None]:
+    """Is every release's residual its declared scale times the standard draw the engine handed it?
+
+    The declarations state ``released = noise-free value + scale * (a fresh standard draw)`` (or minus it:
+    one sign per round for every run and agent, which no draw can choose). The KS tests cannot see a
+    deviation on a small fraction of releases (e.g. the draw replaced by 0 when it is small: an atom at the
+    noise-free value, which no (epsilon, delta) with delta below that fraction survives), so each residual
+    is compared with the draw the engine handed out (recorded by
+    :class:`~asyncdp.privacy.behavior.RecordingNoise`), up to round-off: the larger of
+    :data:`_EXACT_ULPS` spacings of the values and :data:`_EXACT_RELATIVE` of the scale. A draw smaller than
+    that tolerance could be replaced unseen: the probability of such a draw among one run's releases in the
+    claim's scope (``agent``'s, or every agent's) must stay below :data:`_HIDDEN_FRACTION` of ``delta``
+    (:data:`_HIDDEN_PURE` for a pure claim), else the noise is not verified to the claim.
+
+    Args:
+        runs: the engine runs (their recorded draws).
+        residuals: per noisy channel, released minus noise-free values.
+        declared: per noisy channel, ``(mechanism, scales)``.
+        agent: the changed agent (``None``: every agent, round adjacency).
+        delta: the claimed delta.
+
+    Returns:
+        ``(figures, doubt)``: figures ``noise_draws_checked``, ``noise_draws_mismatched`` and
+        ``noise_draws_unresolved`` (the probability above; ``None`` when the draws were not recorded), and the
+        doubt naming the first mismatched release or the unresolved probability, or ``None``.
+    """
+    figures: dict[str, Any] = {"noise_draws_checked": None, "noise_draws_mismatched": None,
+                               "noise_draws_unresolved": None}
+    if runs.noise is None:
+        return figures, "the engine's noise draws were not recorded: the released noise is not verified draw by draw"
+    checked = mismatched = 0
+    first = None
+    hidden = None
+    for name, (mechanism, scales) in declared.items():
+        res, draws, msgs = residuals.get(name), runs.noise.get(name), runs.messages.get(name)
+        if res is None or draws is None or res.shape != draws.shape:
+            return figures, (f"channel {name!r}: the engine's noise draws do not have the shape of the residuals "
+                             "(a message wider than its noise?): the released noise is not verified draw by draw")
+        shape = (1, -1) + (1,) * (res.ndim - 2)
+        scale = np.asarray(scales, dtype=float).reshape(shape)
+        expected = scale * draws
+        released = np.isfinite(res) & (scale > 0)
+        tol = np.maximum(_EXACT_ULPS * np.spacing(np.maximum(np.abs(np.nan_to_num(msgs)),
+                                                             np.abs(np.nan_to_num(expected)))),
+                         _EXACT_RELATIVE * scale)
+        # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
+        # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
+        bad_plus = released & ~(np.abs(res - expected) <= tol)
+        bad_minus = released & ~(np.abs(res + expected) <= tol)
+        axes = tuple(k for k in range(res.ndim) if k != 1)
+        minus = bad_minus.sum(axis=axes) < bad_plus.sum(axis=axes)  # (T,): the round's better sign
+        bad = np.where(minus.reshape(shape), bad_minus, bad_plus)
+        expected = np.where(minus.reshape(shape), -expected, expected)
+        checked += int(released.sum())
+        count = int(bad.sum())
+        if count and first is None:
+            idx = tuple(int(k) for k in np.argwhere(bad)[0])
+            first = (name, idx, float(res[idx]), float(expected[idx]))
+        mismatched += count
+        # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
+        u = np.where(released, tol / np.where(scale > 0, scale, 1.0), 0.0)
+        p = np.minimum(1.0, u * (2.0 / math.sqrt(2.0 * math.pi) if mechanism == "gaussian" else 1.0))
+        scope = p if agent is None else p[:, :, agent]
+        per_run = scope.reshape(scope.shape[0], -1).sum(axis=1)
+        hidden = per_run if hidden is None else hidden + per_run
+    worst_hidden = 0.0 if hidden is None or hidden.size == 0 else float(hidden.max())
+    figures.update(noise_draws_checked=checked, noise_draws_mismatched=mismatched,
+                   noise_draws_unresolved=worst_hidden)
+    if first is not None:
+        name, idx, got, want = first
+        where = (f"run {idx[0]}, round {idx[1] + 1}, agent {idx[2]}" +
+                 (f", receiver {idx[3]}" if len(idx) > 4 else "") + f", coordinate {idx[-1]}")
+        return figures, (f"noise draws: {mismatched} of {checked} released coordinates do not carry their declared "
+                         f"scale times the standard draw the engine handed them (first: channel {name!r}, {where}: "
+                         f"residual {got:.6g}, declared scale x draw {want:.6g}); the declaration states that draw, "
+                         "and a deviation on a fraction of releases too small for the distribution tests (an atom "
+                         "at the noise-free value) can leak beyond the claim: the released noise is not verified")
+    limit = _HIDDEN_FRACTION * delta if delta > 0 else _HIDDEN_PURE
+    if worst_hidden > limit:
+        return figures, (f"noise draws: each release matches its draw only up to the floating-point resolution of "
+                         f"the released values, and a draw within that resolution of 0 could be replaced unseen: "
+                         f"probability {worst_hidden:.3g} per run in the claim's scope, above {limit:.3g} "
+                         f"({'a tenth of the claimed delta' if delta > 0 else 'the bound for a pure claim'}): the "
+                         "noise is too small for the magnitude of the released values to be verified to the claim")
+    return figures, None
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
@@ -332,6 +440,11 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                 "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
             if focus is not None:
                 witness["round"] = focus + 1
+            if r is not None and r.alpha is not None:  # an exact Rényi divergence above a Rényi/zCDP claim
+                witness.update(delta_lower=None, delta_allowed=None, alpha=r.alpha, renyi_allowed=r.renyi_allowed,
+                               renyi_witness=r.renyi_witness)
+                return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
+                    f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason} (no sampling error)",))
             return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
                 f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
                 f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))

@@ -48,7 +48,6 @@ from typing import Any
 
 
 from accounting import composition, prober
-from accounting.ledger import Ledger
 
 from .context import CheckContext, ScenarioPair
 from .coverage import check_coverage
@@ -86,8 +85,9 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Per agent (network-wide under round adjacency). Gaussian releases with a
     pure-DP claim give ``inf`` (Gaussian noise is never pure DP); a round
     declared with scale 0 whose independent sensitivity is > 0 makes it
-    ``inf`` (unprotected release). A per-iteration claim composes only the
-    focus round's release.
+    ``inf`` (unprotected release). A per-iteration claim composes each
+    undominated round's releases (every channel and receiver;
+    :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest.
 
     Args:
         pair: the scenario pair.
@@ -120,8 +120,8 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         reasons.append(f"round(s) {list(ctx.unnoised)} release a value of independent sensitivity "
                        f"{', '.join(f'{max(s[t - 1] for s in sens.values()):.6g}' for t in ctx.unnoised)} without "
                        "noise (declared scale 0): unbounded privacy loss")
-    if ctx.focus_release is not None and math.isfinite(eps):
-        eps = composition.basic_composition(Ledger([ctx.focus_release]), sensitivity, delta=ctx.delta_claimed)
+    if ctx.focus_ledgers and math.isfinite(eps):  # the worst round's releases (every channel and receiver)
+        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed) for led in ctx.focus_ledgers)
     return Evidence("basic composition", "declaration", {"epsilon_ledger": float(eps)}, reasons=tuple(reasons),
                     bound=float(eps))
 
@@ -156,7 +156,8 @@ def compose_pld(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """PLD composition of the realized ledger at the claimed delta (claims with delta > 0 only).
 
-    A per-iteration claim composes only the focus round's release; ``inf``
+    A per-iteration claim composes each undominated round's releases (every
+    channel and receiver; :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest; ``inf``
     when a round is released unnoised.
 
     Args:
@@ -178,9 +179,9 @@ def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         eps = ctx.pld_epsilon(ctx.delta_claimed, _PLD_INTERVAL)  # the PLD compose_pld composed
         if ctx.unnoised:
             eps = math.inf
-        elif ctx.focus_release is not None and math.isfinite(eps):
-            eps = composition.pld_epsilon(Ledger([ctx.focus_release]), ctx.release_sensitivity, ctx.delta_claimed,
-                                          _PLD_INTERVAL)
+        elif ctx.focus_ledgers and math.isfinite(eps):
+            eps = max(composition.pld_epsilon(led, ctx.release_sensitivity, ctx.delta_claimed, _PLD_INTERVAL)
+                      for led in ctx.focus_ledgers)
     value = None if eps is None else float(eps)
     return Evidence("PLD at the claimed delta", "declaration",
                     {"epsilon_at_claimed_delta": value, "delta_claimed": float(ctx.delta_claimed)}, bound=value)
@@ -261,9 +262,9 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         from accounting.renyi import accountant_confirms
 
         ledger = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
-        if ctx.focus_release is not None:
-            ledger = Ledger([ctx.focus_release])
-        conf = accountant_confirms(form, ledger, ctx.release_sensitivity)
+        # a per-iteration claim: every undominated round's releases (all channels and receivers), the worst one
+        confs = [accountant_confirms(form, led, ctx.release_sensitivity) for led in ctx.focus_ledgers or (ledger,)]
+        conf = max(confs, key=lambda c: (not c.confirmed, c.accountant))
         figures["claim_confirmed"] = bool(conf.confirmed)
         reasons.append(f"claim form: {conf.reason}")
         if not conf.confirmed:

@@ -668,7 +668,10 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
        the extremal evaluation when it had them: not replayed).
     2. *Draws*: ``examples`` pairs, two directions drawn uniformly in ``[-1, 1]^n`` and scaled to the class as
        ``_Family.scaled`` does (two gradients of L2 norm ``bound``, or a difference of norm ``bound`` in the
-       class's norm); under round adjacency the changed round is drawn from every round ``1..T-1`` too.
+       class's norm); under round adjacency the changed round is drawn from every round ``1..T-1`` too. Then
+       ``examples // 2`` pairs inside the class (the same kind of draw, each gradient scaled by a radius drawn
+       uniformly in ``[0, 1]``; one radius for a difference class), from a stream of their own
+       (``SEARCH_STREAM, 1``): a rule need not be monotone in the gradient's norm.
     3. *Hill climb* (``CLIMB_ITERATIONS`` batches): the ``CLIMB_POINTS`` best candidates so far are each
        moved along every coordinate of each direction by ``+-step`` (above ``CLIMB_COORDINATES`` dimensions,
        along that many coordinates drawn for the point) and one round earlier and later under round
@@ -742,6 +745,18 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         g, gp = fam.scaled(u, v)
         if g is not None and gp is not None:
             drawn.append((named(t0, "drawn"), t0, g, gp))
+    # half as many again inside the class (gradients of norm below its bound; a stream of their own, so the draws
+    # above are unchanged): a rule need not be monotone in the gradient's norm, and a sensitivity that exceeds the
+    # lemma only for smaller gradients never shows on the sphere
+    inner = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(SEARCH_STREAM, 1)))
+    for _ in range(examples // 2):
+        t0 = int(fam.rounds[int(inner.integers(len(fam.rounds)))]) if fam.rounds else None
+        u, v = inner.uniform(-1.0, 1.0, n), inner.uniform(-1.0, 1.0, n)
+        radius = inner.uniform(0.0, 1.0, 2)
+        g, gp = fam.scaled(u, v)
+        if g is not None and gp is not None:
+            difference = isinstance(fam.cls, GradientClass) and fam.cls.kind == "difference"  # g' = -g: one radius
+            drawn.append((named(t0, "drawn inside"), t0, radius[0] * g, radius[0 if difference else 1] * gp))
     starts = [(c.label, c.round_index, np.asarray(c.gradient, dtype=float), np.asarray(c.gradient_prime, dtype=float))
               for c in start[:SEARCH_STARTS]]
     found: dict[Any, CandidatePair] = {}  # every candidate evaluated, by key, in the order first met
@@ -915,6 +930,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
+    if evidence.witness is None:  # every pair evaluated is in the class the lemma covers: a round it moves further
+        over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
+        if over is not None:
+            evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
     if failed is None:
         return evidence
     partly = None if untested is None else (
@@ -922,6 +941,72 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         "pairs of its adjacency class only (the search failed), so the bound composed with it is not trusted")
     return dataclasses.replace(evidence, reasons=(failed, *evidence.reasons),
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
+
+
+def _round_bounds(ctx: Any, horizon: int) -> np.ndarray | None:
+    """Per round, the largest constructed loss the accountant's sensitivity allows the changed releases, ``(T,)``.
+
+    A constructed transcript pins the changed agent's messages to their noise-free values under one problem,
+    so its loss in round ``t`` is ``sum ||shift||^2 / (2 s^2)`` over that round's Gaussian releases and
+    ``sum ||shift||_1 / b`` over its Laplace ones (every agent's releases under round adjacency): at most
+    the same sums with each shift at its lemma. ``None`` without a sensitivity.
+    """
+    if ctx.sensitivity is None:
+        return None
+    scope = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
+    out = np.zeros(horizon)
+    for r in scope:
+        if 1 <= r.round <= horizon:
+            ratio = float(ctx.release_sensitivity(r)) / r.scale
+            out[r.round - 1] += ratio * ratio / 2.0 if r.mechanism == "gaussian" else ratio
+    return out
+
+
+def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario, runs: EngineRuns
+                    ) -> tuple[dict[str, Any], str] | None:
+    """A pair the search evaluated (every one is in the lemma's adjacency class) whose constructed loss in some
+    round exceeds what the lemma allows that round (:func:`_round_bounds`, plus round-off): the lemma does not
+    cover it. Exact (confidence 1). ``(witness, reason)`` of the largest excess, or ``None``."""
+    from .realized import _roundoff_budget
+
+    bounds = _round_bounds(ctx, scenario.horizon)
+    if bounds is None:
+        return None
+    slack = _roundoff_budget(ctx, runs)
+    allowed = bounds * (1 + 1e-9) + 1e-12 + slack
+    worst = None
+    for key, (_, per_round) in list(evaluated.known.items()):
+        if key[0] != fam.agent or per_round.shape[-1] != allowed.size:
+            continue
+        excess = np.asarray(per_round, dtype=float) - allowed[None, :]
+        if not (excess > 0).any():
+            continue
+        r, t = (int(v) for v in np.unravel_index(int(np.nanargmax(excess)), excess.shape))
+        ratio = float(per_round[r, t]) / bounds[t] if bounds[t] > 0 else math.inf
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, key, r, t, float(per_round[r, t]))
+    if worst is None:
+        return None
+    ratio, key, r, t, value = worst
+    round_index, g, gp = key[-3], np.frombuffer(key[-2]), np.frombuffer(key[-1])
+    run = evaluated.rows[r] if r < len(evaluated.rows) else r
+    who = f"agent {fam.agent} with f(x)" if fam.agent is not None else f"round {round_index}'s loss f(x)"
+    witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
+               "transcript of a pair of the lemma's adjacency class; exact)", "confidence": 1.0,
+               "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent, "round": t + 1,
+               "changed_round": round_index, "gradient": g.tolist(), "gradient_prime": gp.tolist(), "run": int(run),
+               "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]), "ratio": ratio}
+    reason = (f"worst case: {who} = <g, x>, g = {_fmt(g)} vs g' = {_fmt(gp)} (in the paper's adjacency class) moves "
+              f"round {t + 1}'s releases by a constructed loss of {value:.6g} (engine run {run}'s schedule) > the "
+              f"{float(bounds[t]):.6g} the sensitivity lemma allows that round (ratio {ratio:.3g}; {_origin(ctx)})")
+    return witness, reason
+
+
+def _origin(ctx: Any) -> str:
+    paper = ctx.paper
+    if paper is None:
+        return "no paper record"
+    return f"paper {paper.paper.name!r}" + ("" if paper.published else f", the user's own lemma from {paper.origin}")
 
 
 def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair, method: str,

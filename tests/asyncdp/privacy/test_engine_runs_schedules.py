@@ -38,7 +38,7 @@ def _per_run(scenario, runs, *, seed=0, side=0, **kw):
     batch = scenario.replace(seed=run_seeds(seed, side, runs)[0]).run("batch", runs=runs, keep="all",
                                                                        transcripts=True)
     return EngineRuns(out.engine, out.seeds, out.messages, tuple(batch.schedule(r) for r in range(runs)),
-                      out.unicast)
+                      out.unicast, out.noise)
 
 
 _ORIGINAL = run_engine
