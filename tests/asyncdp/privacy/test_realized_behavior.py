@@ -199,8 +199,11 @@ def correct_scenarios(draw):
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(correct_scenarios())
 def test_correct_algorithm_passes_under_every_timing(case):
+    # each check errs with probability at most 1 - confidence; over 200 examples the test would fail with
+    # probability up to 200 x 1e-3 = 0.2 at 0.999 (Async on lossy links, check seed 18: a false dependence alarm),
+    # so each check runs at 1 - 1e-5: at most 0.002 for the whole test, whichever examples Hypothesis draws
     sc, adj, seed = case
-    report = check_privacy(sc, adj, runs=60, search_examples=0, confidence=0.999, seed=seed)
+    report = check_privacy(sc, adj, runs=60, search_examples=0, confidence=1 - 1e-5, seed=seed)
     assert report.verdict == "pass", (report.reasons, report.witness)
 
 
