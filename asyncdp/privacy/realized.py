@@ -89,9 +89,15 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     figures: dict[str, Any] = {"engine": runs.engine, "conformance_tests": 0, "conformance_rejected": 0,
                                "conformance_min_scale_ratio": None}
     replay = ctx.realized_replay()
+    additivity = ctx.cache.get("additivity")
+    not_additive = None if additivity is None else (
+        f"the released noise is not the declared noise added to the noise-free value: {additivity}; the residuals, "
+        "the exact replay's losses and every bound assume y = mu + s z with fresh standard noise z "
+        "(asyncdp.privacy.additivity)")
     if isinstance(replay, AccountingError):
         why = f"the runs cannot be replayed on their realized schedules: {replay}"
-        return Evidence("noise conformance", "realized behavior", figures, reasons=(why,), doubt=why)
+        doubt = why if not_additive is None else f"{why}; {not_additive}"
+        return Evidence("noise conformance", "realized behavior", figures, reasons=(doubt,), doubt=doubt)
     declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
@@ -134,6 +140,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness = None
         if dep_witness is not None and witness is None:
             witness = dep_witness
+    if not_additive is not None:
+        doubts.append(not_additive)
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))

@@ -1,0 +1,161 @@
+"""A rule that uses its noise in another way than ``y = mu + s z`` never gets ``pass`` (asyncdp.privacy.additivity).
+
+The attack: the changed agent flips the sign of its noise on coordinate 0 by
+its private data times whether ``|z_1|`` exceeds its median. Every residual
+is exactly the declared Laplace noise (marginals), uncorrelated across
+coordinates, rounds and agents, and the noise-free value does not move; yet
+``sign(r_0) sign(|r_1| - b ln 2)`` is the private sign on every release:
+epsilon is infinite (closed form: an event of probability 1 under one
+problem and 0 under the other). Before the probe the check said ``pass``.
+
+Also: a channel drawing Gaussian noise whose declaration says Laplace (the
+ledger would compose a pure epsilon for Gaussian noise) is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from accounting.scheduled_replay import ChannelNoise
+from asyncdp import Huang2015
+from asyncdp.algorithms import Channel, NoiseDeclaration
+from asyncdp.errors import ScenarioError
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.additivity import AdditivityProbe
+from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise
+from asyncdp.privacy.context import small_example
+
+
+@dataclass(frozen=True)
+class XorSign(Huang2015):
+    """Huang2015 whose coordinate-0 noise has sign ``s * sign(|z_1| - ln 2)``, ``s`` the private sign."""
+
+    name: ClassVar[str] = "huang2015-xor-sign-test"
+
+    def initial_state(self, x0: Any, agents: Any, problem: Any) -> dict:
+        st = super().initial_state(x0, agents, problem)
+        g = problem.costs.gradient(agents, np.zeros_like(st["x"]))
+        st["s"] = np.where(g[..., :1] < 0, -1.0, 1.0)
+        return st
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        z = np.array(noise["y"], dtype=float, copy=True)
+        z[..., :1] = np.abs(z[..., :1]) * state["s"] * np.sign(np.abs(z[..., 1:2]) - math.log(2.0))
+        return {"y": state["x"] + self.noise_scale(t) * z}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {**super().update(state, mixed, t, agents, problem), "s": state["s"]}
+
+
+@dataclass(frozen=True)
+class Negated(Huang2015):
+    """Releases ``x - M_t z``: the declared (symmetric) noise with a fixed sign, as correct as ``x + M_t z``."""
+
+    name: ClassVar[str] = "huang2015-negated-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": state["x"] - self.noise_scale(t) * noise["y"]}
+
+
+@dataclass(frozen=True)
+class PerAgentScale(Huang2015):
+    """Agent ``i`` adds ``(1 + i) M_t z``: not the declared scale for agents ``i > 0``."""
+
+    name: ClassVar[str] = "huang2015-per-agent-scale-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        factor = (1.0 + np.asarray(agents, dtype=float))[..., None]
+        return {"y": state["x"] + self.noise_scale(t) * factor * noise["y"]}
+
+
+@dataclass(frozen=True)
+class GaussianAsLaplace(Huang2015):
+    """The engine draws Gaussian noise (the channel), the ledger records Laplace (the declaration)."""
+
+    name: ClassVar[str] = "huang2015-gaussian-as-laplace-test"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
+
+
+def _pair(rule: type[Huang2015]) -> tuple[Any, Any]:
+    pair, _ = small_example(runs=10)
+    base = pair.scenario.algorithm
+    alg = rule(epsilon=base.epsilon, c=base.c, q=base.q, p=base.p)
+    return pair.scenario.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
+
+
+def test_xor_sign_noise_is_an_infinite_loss_that_the_check_does_not_pass():
+    sc, adj = _pair(XorSign)
+    # the independent truth: on agent 0's round-1 release (x0 is public) the event has probability 1 under
+    # one problem and 0 under the other, on every engine run of either
+    from asyncdp.privacy.behavior import run_engine
+
+    b = sc.algorithm.bind(sc.problem).noise_scale(1)
+    x0 = sc.initial_points()[0]
+    frequencies = []
+    for side, s in ((0, sc), (1, adj)):
+        r = run_engine(s, 200, seed=3, side=side).messages["y"][:, 0, 0, :] - x0
+        frequencies.append(float(np.mean(np.sign(r[:, 0]) * np.sign(np.abs(r[:, 1]) - b * math.log(2.0)) > 0)))
+    assert sorted(frequencies) == [0.0, 1.0]
+    report = check_privacy(sc, adj, runs=200, search_examples=0)
+    assert report.verdict != "pass"
+    assert any("not the declared noise added to the noise-free value" in r and "coordinate 0" in r
+               for r in report.reasons), report.reasons
+
+
+def _probe(rule: type[Huang2015]) -> AdditivityProbe:
+    sc, _ = _pair(rule)
+    alg = sc.algorithm.bind(sc.problem)
+    inner = AlgorithmChannelRule(alg, sc.problem, sc.initial_points())
+    probe = AdditivityProbe(inner, declared_noise(alg, sc.horizon), np.random.default_rng(0), {}, "scenario")
+    state = probe.initial_state(4)
+    for t in range(1, sc.horizon + 1):
+        mean = probe.message_means(state, t)
+        assert np.array_equal(mean["y"], inner.message_means(state, t)["y"])  # the replay is unchanged
+        state = probe.next_state(state, {"y": mean["y"]}, t)
+    return probe
+
+
+def test_the_probe_accepts_the_declared_noise_with_either_fixed_sign():
+    assert _probe(Huang2015).finding is None and _probe(Huang2015).signs == {"y": 1.0}
+    assert _probe(Negated).finding is None and _probe(Negated).signs == {"y": -1.0}
+
+
+@pytest.mark.parametrize("rule, where", [(XorSign, "coordinate 0"), (PerAgentScale, "agent 1")])
+def test_the_probe_names_the_release_that_is_not_mu_plus_s_z(rule, where):
+    finding = _probe(rule).finding
+    assert finding is not None and finding.startswith("round 1, channel 'y', ") and where in finding
+
+
+def test_noise_in_a_noise_free_channel_is_found():
+    sc, _ = _pair(Huang2015)
+    alg = sc.algorithm.bind(sc.problem)
+    inner = AlgorithmChannelRule(alg, sc.problem, sc.initial_points())
+    noise = {"y": ChannelNoise(None)}  # declared noise-free: the probe's noise must not move it
+    probe = AdditivityProbe(inner, noise, np.random.default_rng(0), {}, "scenario")
+    probe.message_means(probe.initial_state(2), 1)
+    assert probe.finding is not None and "noise-free" in probe.finding
+
+
+def test_a_declaration_whose_mechanism_is_not_the_channels_is_refused():
+    sc, adj = _pair(GaussianAsLaplace)
+    with pytest.raises(ScenarioError, match="channel 'y' draws gaussian noise but noise\\(1, 'y'\\) declares "
+                                            "'laplace'"):
+        check_privacy(sc, adj, runs=20, search_examples=0)
+
+
+def test_a_declaration_of_the_wrong_type_is_refused():
+    @dataclass(frozen=True)
+    class NoDeclaration(Huang2015):
+        name: ClassVar[str] = "huang2015-no-declaration-test"
+
+        def noise(self, t: int, channel: str) -> NoiseDeclaration | None:
+            return None if t == 2 else super().noise(t, channel)
+
+    sc, adj = _pair(NoDeclaration)
+    with pytest.raises(ScenarioError, match="noise\\(2, 'y'\\) returned None"):
+        check_privacy(sc, adj, runs=20, search_examples=0)
