@@ -42,14 +42,14 @@ Example:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from accounting.scheduled_replay import ChannelNoise
 
-__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding"]
+__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding", "probe_pairs", "probe_wrapper"]
 
 ADDITIVITY_STREAM = 1001
 """The spawn key of the probe's draws: above the engine runs' sides and the worst-case search's 1000."""
@@ -163,3 +163,71 @@ def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:
         >>> probe_finding(())
     """
     return next((p.finding for p in probes if p.finding is not None), None)
+
+
+def probe_wrapper(probes: list[AdditivityProbe], noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
+                  signs: dict[str, float], prefix: str = "") -> Any:
+    """The ``wrap`` of :func:`~asyncdp.privacy.behavior.replay_runs` that probes each replay rule, appending its
+    :class:`AdditivityProbe` to ``probes`` (labelled ``prefix`` + the replay's label).
+
+    Example:
+        >>> probes = []
+        >>> wrap = probe_wrapper(probes, {}, np.random.default_rng(0), {})
+        >>> wrap(object(), "scenario").label, len(probes)
+        ('scenario', 1)
+    """
+    def wrap(rule: Any, label: str) -> AdditivityProbe:
+        probes.append(AdditivityProbe(rule, noise, rng, signs, prefix + label))
+        return probes[-1]
+
+    return wrap
+
+
+def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any, seed: int) -> str | None:
+    """Probe the R step on the states of ``runs`` replayed under each scenario pair, e.g. the worst-case search's
+    candidates: the first finding, naming the pair, or ``None``.
+
+    A rule may use its noise correctly for the user's costs and not for others of the adjacency class (say,
+    only when its gradient points along one axis): the realized replay never visits those costs, the
+    constructed transcripts of the worst-case search read only noise-free values. Each pair's two problems
+    are replayed on the user's engine runs (states every problem reaches with positive probability, since the
+    declared noise has full support), with one generator
+    ``SeedSequence(seed, spawn_key=(ADDITIVITY_STREAM, 1))`` for all of them.
+
+    Args:
+        runs: engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), e.g. a few of the user's.
+        pairs: ``(label, scenario, adjacent)`` triples (the label names the pair in the finding; ``adjacent``
+            may be ``None``: ``scenario``'s problem alone is probed).
+        algorithm: the rule, bound to the user's problem (every candidate keeps it).
+        seed: the check's seed.
+
+    Returns:
+        The first finding (naming the pair), or ``None``.
+
+    Raises:
+        AccountingError: a pair's runs cannot be replayed (passed through).
+
+    Example:
+        >>> from asyncdp.privacy.behavior import run_engine
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example(runs=4)
+        >>> probe_pairs(run_engine(pair.scenario, 4), [("user", pair.scenario, pair.adjacent)], ctx.algorithm,
+        ...             0) is None
+        True
+    """
+    from .behavior import declared_noise, replay_runs
+
+    if not pairs:
+        return None
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(ADDITIVITY_STREAM, 1)))
+    signs: dict[str, float] = {}
+    for name, p, q in pairs:
+        noise = declared_noise(algorithm, p.horizon)
+        probes: list[AdditivityProbe] = []
+
+        replay_runs(runs, p, q, algorithm=algorithm,  # (q None: p's problem alone)
+                    wrap=probe_wrapper(probes, noise, rng, signs, f"pair {name}, its "))
+        found = probe_finding(tuple(probes))
+        if found is not None:
+            return found
+    return None

@@ -184,22 +184,17 @@ class CheckContext:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
             assert self.pair is not None
-            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding
+            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_wrapper
             from .behavior import declared_noise
 
             # the replay's densities assume y = mu + s z: the rule's R step is probed on the states it visits
             noise = declared_noise(self.algorithm, self.pair.scenario.horizon)
             rng = np.random.default_rng(np.random.SeedSequence(self.options.seed, spawn_key=(ADDITIVITY_STREAM,)))
-            signs: dict[str, float] = {}
             probes: list[AdditivityProbe] = []
-
-            def wrap(rule: Any, label: str) -> AdditivityProbe:
-                probes.append(AdditivityProbe(rule, noise, rng, signs, label))
-                return probes[-1]
-
             try:
                 self.cache["replay"] = replay_runs(self.engine_runs(0), self.pair.scenario, self.pair.adjacent,
-                                                   algorithm=self.algorithm, wrap=wrap)
+                                                   algorithm=self.algorithm,
+                                                   wrap=probe_wrapper(probes, noise, rng, {}))
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
@@ -290,7 +285,11 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
     if isinstance(raw, tuple):
         eps, dl = (float(v) for v in raw)
-        return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
+        try:
+            return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
+        except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
+            raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
+                                f"horizon {horizon} is not one the check can test: {exc}") from None
     try:
         form = as_form(raw)
     except AccountingError as exc:

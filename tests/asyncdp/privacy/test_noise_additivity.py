@@ -159,3 +159,123 @@ def test_a_declaration_of_the_wrong_type_is_refused():
     sc, adj = _pair(NoDeclaration)
     with pytest.raises(ScenarioError, match="noise\\(2, 'y'\\) returned None"):
         check_privacy(sc, adj, runs=20, search_examples=0)
+
+
+@dataclass(frozen=True)
+class FoldOnAxis(Huang2015):
+    """Agent 0 folds its noise to ``|z|`` when its gradient at the origin points along ``+e_0``: correct for the
+    user's rendezvous costs, wrong for a linear cost of the class (the realized replay never meets it)."""
+
+    name: ClassVar[str] = "huang2015-fold-on-axis-test"
+
+    def initial_state(self, x0: Any, agents: Any, problem: Any) -> dict:
+        st = super().initial_state(x0, agents, problem)
+        g = problem.costs.gradient(agents, np.zeros_like(st["x"]))
+        along = (g[..., 0] > 0) & (np.abs(g[..., 1]) <= 1e-9 * np.abs(g[..., 0])) & (np.asarray(agents) == 0)
+        st["axis"] = along[..., None].astype(float)
+        return st
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        z = np.where(state["axis"] > 0, np.abs(noise["y"]), noise["y"])
+        return {"y": state["x"] + self.noise_scale(t) * z}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {**super().update(state, mixed, t, agents, problem), "axis": state["axis"]}
+
+
+def test_noise_misused_only_on_another_pair_of_the_class_is_not_passed():
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.problems.costs import LinearOverride
+    from asyncdp.problems.problem import Problem
+
+    sc, adj = _pair(FoldOnAxis)
+    alg = sc.algorithm.bind(sc.problem)
+    c2 = alg.gradient_bound if alg.gradient_bound is not None else alg._require_bound()[0]
+
+    def linear(g: list[float]) -> Any:
+        return sc.replace(problem=Problem(sc.problem.domain, LinearOverride(sc.problem.costs, 0, g)),
+                          x0=sc.initial_points())
+
+    # the independent truth on the class pair <C e_0, x> vs <-C e_0, x> (gradients of norm C): the event
+    # {both coordinates of agent 0's round-1 release exceed the public x0} has probability 1 under the first
+    # and 1/4 under the second, so epsilon >= ln 4 > 1 claimed. On 400 runs each: all 400, and at most 160
+    # (Binomial(400, 1/4) exceeds 160 with probability below 1e-12)
+    x0 = sc.initial_points()[0]
+    counts = [int((run_engine(s, 400, seed=2, side=k).messages["y"][:, 0, 0, :] > x0).all(axis=1).sum())
+              for k, s in enumerate((linear([c2, 0.0]), linear([-c2, 0.0])))]
+    assert counts[0] == 400 and counts[1] <= 160
+    report = check_privacy(sc, adj, runs=200, search_examples=0)
+    assert report.verdict != "pass"
+    assert any("pair coordinate 0 (+)" in r and "not its noise-free value plus the declared noise" in r
+               for r in report.reasons), report.reasons
+
+
+@dataclass(frozen=True)
+class ThirdAgentSteps3x(Huang2015):
+    """Agent 2 takes three times the step of eq. (7), with the declared noise: the claim holds for a change of
+    agent 0's or 1's cost and not of agent 2's."""
+
+    name: ClassVar[str] = "huang2015-third-agent-3x-test"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        from asyncdp.algorithms.clipping import clip_l2
+
+        z = mixed["y"]
+        c2 = self._require_bound()[0]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), c2)
+        factor = np.where(np.asarray(agents) == 2, 3.0, 1.0)
+        factor = factor[..., None] if np.ndim(factor) else factor
+        return {"x": problem.domain.project(z - factor * self.step(t) * g)}
+
+
+def test_a_rule_that_leaks_more_for_an_agent_the_pair_does_not_change_is_a_violation():
+    from asyncdp.problems.costs import LinearOverride
+    from asyncdp.problems.problem import Problem
+
+    sc, adj = _pair(ThirdAgentSteps3x)
+    alg = sc.algorithm.bind(sc.problem)
+    c2, n = alg._require_bound()
+    # the independent truth (closed form): on the noise-free transcript of P (agent 2's cost <g, x>, g = C2 (1, 1)
+    # / sqrt 2; P': -g) every agent but agent 2 releases the same mean under both, and agent 2's release of round
+    # t >= 2 moves by |mu - mu'|_1; the Laplace loss there is sum |mu - mu'|_1 / M_t, continuous in y, so every
+    # transcript near it (a set of positive probability) has a loss near it: pure epsilon >= that sum
+    g = c2 * np.ones(n) / math.sqrt(n)
+    probs = [Problem(sc.problem.domain, LinearOverride(sc.problem.costs, 2, s * g)) for s in (1.0, -1.0)]
+    agents = np.arange(sc.problem.num_agents)
+    x = np.array(sc.initial_points(), dtype=float)
+    loss, moved = 0.0, None
+    for t in range(1, sc.horizon + 1):
+        y = alg.message({"x": x}, t, {"y": np.zeros_like(x)}, agents, probs[0])["y"]
+        if moved is not None:
+            loss += float(np.abs(y[2] - moved).sum()) / alg.noise_scale(t)
+        z = sc.topology.weights(t) @ y
+        x, moved = (alg.update({"x": x}, {"y": z}, t, agents, probs[0])["x"],
+                    alg.update({"x": x}, {"y": z}, t, agents, probs[1])["x"][2])
+    assert loss > 1.5 * alg.claimed_privacy(sc.horizon)[0]
+    report = check_privacy(sc, adj, runs=200, search_examples=0)
+    assert report.verdict == "violation"
+    assert report.witness["kind"] == "worst-case" and report.witness["agent"] == 2
+
+
+def test_a_symmetric_rule_keeps_the_changed_agents_worst_pair():
+    pair, _ = small_example(runs=200)
+    report = check_privacy(pair.scenario, pair.adjacent, runs=200, search_examples=0)
+    assert report.verdict == "pass"
+    assert not any("worse than every pair of the user's changed agent" in r for r in report.reasons)
+
+
+def test_a_claim_of_epsilon_zero_is_refused_in_one_line_naming_the_rule_and_horizon():
+    sc, adj = _pair(Huang2015)
+
+    @dataclass(frozen=True)
+    class ZeroClaim(Huang2015):
+        name: ClassVar[str] = "huang2015-zero-claim-test"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return 0.0, 0.0
+
+    rule = ZeroClaim(epsilon=sc.algorithm.epsilon, c=sc.algorithm.c, q=sc.algorithm.q, p=sc.algorithm.p)
+    with pytest.raises(ScenarioError, match="huang2015-zero-claim-test: the claim \\(epsilon, delta\\) = "
+                                            "\\(0.0, 0.0\\) for horizon 5 is not one the check can test: epsilon "
+                                            "must be > 0"):
+        check_privacy(sc.replace(algorithm=rule), adj.replace(algorithm=rule), runs=20, search_examples=0)
