@@ -915,7 +915,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
     other = None
-    if agent is not None and not _refutes(ctx, runs, best):
+    if agent is not None and not _refutes(ctx, runs, best, scenario):
         try:
             other = _other_agents(ctx, fam, scenario, evaluated, objective)
         except AccountingError as exc:
@@ -943,18 +943,21 @@ _OTHER_AGENT_RUNS = 2
 evaluated (:func:`_other_agents`)."""
 
 
-def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair) -> bool:
-    """Whether a candidate's evaluation points at a refutation: a constructed loss above epsilon (less what
-    round-off can add) for a pure claim, an objective above the claimed delta otherwise (to be certified by
-    :func:`~asyncdp.privacy.worst_pair.delta_evidence`)."""
+def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair, scenario: Scenario) -> bool:
+    """Whether a candidate's evaluation points at a refutation: its objective above the claimed delta when the
+    objective is a privacy profile (delta > 0, Gaussian noise: :func:`profile_objective`; to be certified by
+    :func:`~asyncdp.privacy.worst_pair.delta_evidence`), else a constructed loss above epsilon (less what
+    round-off can add)."""
     eps = ctx.epsilon_claimed
     if not math.isfinite(eps) or math.isnan(c.loss):
         return False
-    if ctx.delta_claimed == 0:
-        from .realized import _roundoff_budget
+    alg = scenario.algorithm.bind(scenario.problem)
+    gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
+    if ctx.delta_claimed > 0 and gaussian:
+        return c.objective > ctx.delta_claimed
+    from .realized import _roundoff_budget
 
-        return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
-    return c.objective > ctx.delta_claimed
+    return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
 
 
 def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns, objective: Any
@@ -979,7 +982,7 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
             if worst is None or _rank(c) > _rank(worst):
                 worst = c
     runs = ctx.engine_runs(0)
-    return worst if worst is not None and _refutes(ctx, runs, worst) else None
+    return worst if worst is not None and _refutes(ctx, runs, worst, scenario) else None
 
 
 _PROBE_RUNS = 2
