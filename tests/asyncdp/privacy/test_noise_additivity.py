@@ -318,3 +318,43 @@ def test_a_secret_in_the_least_significant_bit_is_not_passed():
            for k, s in enumerate((sc, adj))]
     assert sorted(lsb) == [0, 100 * (sc.horizon - 1)]
     assert check_privacy(sc, adj, runs=200, search_examples=0).verdict != "pass"
+
+
+@dataclass(frozen=True)
+class NaNUnderOneProblem(Huang2015):
+    """Agent 0's round-3 release is NaN when its private sign is +1 (the adjacent problem), a number otherwise."""
+
+    name: ClassVar[str] = "huang2015-nan-under-one-problem-test"
+
+    def initial_state(self, x0: Any, agents: Any, problem: Any) -> dict:
+        st = super().initial_state(x0, agents, problem)
+        g = problem.costs.gradient(agents, np.zeros_like(st["x"]))
+        st["nan"] = ((g[..., :1] > 0) & (np.asarray(agents) == 0)[..., None]).astype(float)
+        return st
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        y = super().message(state, t, noise, agents, problem)["y"]
+        return {"y": np.where(state["nan"] > 0, np.nan, y) if t == 3 else y}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        mixed = {k: np.nan_to_num(v) for k, v in mixed.items()}
+        return {**super().update(state, mixed, t, agents, problem), "nan": state["nan"]}
+
+
+def test_an_undefined_replay_loss_is_a_doubt_not_a_loss_of_zero():
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+    from asyncdp.privacy.realized import replay_exactly
+
+    sc, adj = _pair(NaNUnderOneProblem)
+    # the independent truth: under the adjacent problem agent 0's round-3 release is NaN on every run, under the
+    # scenario's on none: epsilon = inf
+    from asyncdp.privacy.behavior import run_engine
+
+    nan = [int(np.isnan(run_engine(s, 50, seed=1, side=k).messages["y"][:, 2, 0]).all(axis=-1).sum())
+           for k, s in enumerate((sc, adj))]
+    assert nan == [0, 50]
+    pair = ScenarioPair(sc, adj)
+    ctx = prepare(pair, CheckOptions(runs=50, search_examples=0))
+    e = replay_exactly(pair, ctx)
+    assert e.doubt is not None and "50 of 50 runs have an undefined (NaN) privacy loss (first: run 0, round 3)" \
+        in e.doubt
