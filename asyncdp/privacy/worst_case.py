@@ -924,6 +924,12 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             best, fam = other, _Family(fam.cls, other.agent)
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
     evidence = _probed(evidence, ctx, fam, scenario, evaluated, best)
+    n_agents = scenario.problem.num_agents
+    if agent is not None and n_agents - 1 > _OTHER_AGENTS:
+        evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, (
+            f"worst-case search: of the {n_agents - 1} agents the user's pair does not change, the extremal pairs "
+            f"of agents {other_agents(n_agents, agent)} were evaluated (on {_OTHER_AGENT_RUNS} runs); the "
+            "others' are not")))
     if other is not None:
         evidence = dataclasses.replace(evidence, reasons=(
             f"worst-case search: the claim is for a change of any agent's cost; agent {other.agent}'s extremal "
@@ -960,21 +966,39 @@ def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair, scenario: Scenario) -
     return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
 
 
+_OTHER_AGENTS = 8
+"""At most this many agents besides the changed one are evaluated (:func:`other_agents`)."""
+
+
+def other_agents(n_agents: int, changed: int | None) -> list[int]:
+    """The agents besides ``changed`` whose extremal pairs :func:`_other_agents` evaluates: all of them when
+    there are at most :data:`_OTHER_AGENTS`, else that many spread evenly over the indices (the first and the
+    last included).
+
+    Example:
+        >>> other_agents(5, 0), other_agents(100, 0)
+        ([1, 2, 3, 4], [1, 15, 29, 43, 57, 71, 85, 99])
+    """
+    rest = [j for j in range(n_agents) if j != changed]
+    if len(rest) <= _OTHER_AGENTS:
+        return rest
+    picks = np.unique(np.round(np.linspace(0, len(rest) - 1, _OTHER_AGENTS)).astype(int))
+    return [rest[int(k)] for k in picks]
+
+
 def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns, objective: Any
                   ) -> CandidatePair | None:
     """The worst extremal pair of the agents the user's pair does not change, if it points at a refutation.
 
     The claim is for a change of *any* agent's cost, and a rule may treat agents differently (a step size,
-    a clipping bound or a noise factor of its own per agent); the user's pair changes one agent. Every other
-    agent's extremal pairs are evaluated on :data:`_OTHER_AGENT_RUNS` runs (their constructed losses: the
+    a clipping bound or a noise factor of its own per agent); the user's pair changes one agent. The other
+    agents' (:func:`other_agents`: all of them up to :data:`_OTHER_AGENTS`) extremal pairs are evaluated on
+    :data:`_OTHER_AGENT_RUNS` runs (their constructed losses: the
     changed agent pinned to its noise-free values, every other message as the run released it); the worst,
     ranked like the search's, is returned when :func:`_refutes` holds for it, else ``None``.
     """
-    n_agents = scenario.problem.num_agents
     worst: CandidatePair | None = None
-    for j in range(n_agents):
-        if j == fam.agent:
-            continue
+    for j in other_agents(scenario.problem.num_agents, fam.agent):
         fam_j = _Family(fam.cls, j)
         scored = _evaluate_all(fam_j, evaluated, scenario, fam_j.extremes(scenario, None), _OTHER_AGENT_RUNS,
                                objective, ctx.focus)
