@@ -59,18 +59,18 @@ ADDITIVITY_RTOL = 1e-9
 
 
 class AdditivityProbe:
-    """A replay rule (:class:`~asyncdp.privacy.behavior.AlgorithmChannelRule`) whose R step is also probed.
+    """A replay rule (``asyncdp.privacy.behavior.AlgorithmChannelRule``) whose R step is also probed.
 
     It replays exactly as the rule it wraps (same states, same noise-free
     messages); in addition, while no probe has failed, every round's R step
     is called once more on a copy of the state with standard noise ``z`` and
     compared with ``mu + sigma s_t z`` (module docstring). The first failure
-    is kept in :attr:`finding`.
+    is kept in ``finding``.
 
     Args:
         inner: the replay rule (``algorithm``, ``problem`` and ``message_means``, ``initial_state``,
             ``next_state``).
-        noise: every channel's declared noise (:func:`~asyncdp.privacy.behavior.declared_noise`).
+        noise: every channel's declared noise (``asyncdp.privacy.behavior.declared_noise``).
         rng: the probe's generator.
         signs: the sign of each noisy channel's noise, shared by the probes of one check
             (filled by the first probe of each channel: the sign of ``sum(diff * z)``).
