@@ -29,7 +29,11 @@ run ``r`` on the SimPy engine is ``scenario.replace(seed=seeds[r])``; the
 batch engine runs all ``R`` at once with seed ``seeds[0]`` (its noise blocks
 have a leading run axis). The worst-case search draws its candidate pairs from
 ``SeedSequence(seed, spawn_key=(1000,))``
-(:data:`asyncdp.privacy.worst_case.SEARCH_STREAM`). Every random draw of a
+(:data:`asyncdp.privacy.worst_case.SEARCH_STREAM`); the probe of the rule's R
+step (:mod:`asyncdp.privacy.additivity`) draws its standard noise from
+``SeedSequence(seed, spawn_key=(1001,))`` on the realized replay and
+``(1001, 1)`` on the worst-case candidates
+(:data:`asyncdp.privacy.additivity.ADDITIVITY_STREAM`). Every random draw of a
 check follows from its one ``seed``.
 
 Example:
@@ -43,7 +47,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -500,7 +504,8 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
 
 def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None = None,
                 algorithm: Algorithm | None = None, schedules: Sequence[Any] | None = None,
-                messages: Mapping[str, np.ndarray] | None = None, pin_agent: int | None = None) -> ScheduledReplay:
+                messages: Mapping[str, np.ndarray] | None = None, pin_agent: int | None = None,
+                wrap: Callable[[AlgorithmChannelRule, str], Any] | None = None) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules (:func:`accounting.scheduled_replay.scheduled_replay`).
 
     Args:
@@ -510,13 +515,19 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
         algorithm: the algorithm to replay both with (default ``scenario``'s, bound to its problem).
         schedules, messages: override the recorded ones.
         pin_agent: construct that agent's messages (see :func:`accounting.scheduled_replay.scheduled_replay`).
+        wrap: ``(rule, label) -> rule``, applied to the replay rule of ``scenario`` (label ``"scenario"``) and
+            of ``adjacent`` (``"adjacent"``) before replaying (e.g. an
+            :class:`~asyncdp.privacy.additivity.AdditivityProbe`).
 
     Returns:
         The :class:`~accounting.scheduled_replay.ScheduledReplay`.
     """
     alg = algorithm if algorithm is not None else scenario.algorithm.bind(scenario.problem)
     rule = AlgorithmChannelRule(alg, scenario.problem, scenario.initial_points())
-    rule_p = None if adjacent is None else AlgorithmChannelRule(alg, adjacent.problem, adjacent.initial_points())
+    rule_p: Any = None if adjacent is None else AlgorithmChannelRule(alg, adjacent.problem, adjacent.initial_points())
+    if wrap is not None:
+        rule = wrap(rule, "scenario")
+        rule_p = None if rule_p is None else wrap(rule_p, "adjacent")
     chosen = runs.schedules if schedules is None else schedules
     if not hasattr(chosen, "dense_runs"):  # a batch of schedules is read as one (ScheduleBatch)
         chosen = list(chosen)

@@ -27,7 +27,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_nonnegative, check_open_unit
 
-from ..algorithms.base import Algorithm
+from ..algorithms.base import Algorithm, NoiseDeclaration
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import _online, find_changed_agent, find_changed_round
@@ -35,7 +35,8 @@ from .behavior import EngineRuns, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
-__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "focus_rounds", "prepare", "small_example", "STATISTICAL_METHODS"]
+__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare",
+           "small_example", "STATISTICAL_METHODS"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -188,11 +189,20 @@ class CheckContext:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
             assert self.pair is not None
+            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_wrapper
+            from .behavior import declared_noise
+
+            # the replay's densities assume y = mu + s z: the rule's R step is probed on the states it visits
+            noise = declared_noise(self.algorithm, self.pair.scenario.horizon)
+            rng = np.random.default_rng(np.random.SeedSequence(self.options.seed, spawn_key=(ADDITIVITY_STREAM,)))
+            probes: list[AdditivityProbe] = []
             try:
                 self.cache["replay"] = replay_runs(self.engine_runs(0), self.pair.scenario, self.pair.adjacent,
-                                                   algorithm=self.algorithm)
+                                                   algorithm=self.algorithm,
+                                                   wrap=probe_wrapper(probes, noise, rng, {}))
             except AccountingError as exc:
                 self.cache["replay"] = exc
+            self.cache["additivity"] = probe_finding(tuple(probes))
         return self.cache["replay"]
 
     def pld_epsilon(self, delta: float, interval: float) -> float:
@@ -280,7 +290,11 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
     if isinstance(raw, tuple):
         eps, dl = (float(v) for v in raw)
-        return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
+        try:
+            return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
+        except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
+            raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
+                                f"horizon {horizon} is not one the check can test: {exc}") from None
     try:
         form = as_form(raw)
     except AccountingError as exc:
@@ -351,6 +365,39 @@ def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[i
     return focus - 1, tuple(Ledger(by_round[t]) for t in kept)
 
 
+def check_declarations(alg: Algorithm, horizon: int) -> None:
+    """Every noisy channel's declaration of every round is a :class:`NoiseDeclaration` of the channel's mechanism.
+
+    The engines draw each channel's noise from its :class:`~asyncdp.algorithms.base.Channel` mechanism and
+    record the ledger from the round's declaration: a declaration of another mechanism (say Laplace for a
+    Gaussian channel) would have the accountant compose noise the engine never draws (a pure epsilon for
+    Gaussian noise).
+
+    Args:
+        alg: the bound rule.
+        horizon: the rounds to check.
+
+    Raises:
+        ScenarioError: naming the rule, channel and round.
+
+    Example:
+        >>> from asyncdp.papers.huang2015.rule import Huang2015
+        >>> sc = Huang2015.example_scenario()
+        >>> check_declarations(sc.algorithm.bind(sc.problem), sc.horizon) is None
+        True
+    """
+    for c in alg.noisy_channels():
+        for t in range(1, horizon + 1):
+            d = alg.noise(t, c.name)
+            if not isinstance(d, NoiseDeclaration):
+                raise ScenarioError(f"{alg.name}: noise({t}, {c.name!r}) returned {d!r}"[:200] + ", but channel "
+                                    f"{c.name!r} is noisy: every round needs a NoiseDeclaration (scale 0 for none)")
+            if d.mechanism != c.mechanism:
+                raise ScenarioError(f"{alg.name}: channel {c.name!r} draws {c.mechanism} noise but noise({t}, "
+                                    f"{c.name!r}) declares {d.mechanism!r}: the ledger would compose noise the "
+                                    "engine does not draw")
+
+
 def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     """Check adjacency, run the scenario once and compute what the steps share.
 
@@ -382,6 +429,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round = find_changed_round(scenario, adjacent) if _online(scenario.problem) else None
     agent = None if changed_round is not None else find_changed_agent(scenario, adjacent)
     alg = scenario.algorithm.bind(scenario.problem)
+    check_declarations(alg, scenario.horizon)
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:

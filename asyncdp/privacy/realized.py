@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -89,9 +90,15 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     figures: dict[str, Any] = {"engine": runs.engine, "conformance_tests": 0, "conformance_rejected": 0,
                                "conformance_min_scale_ratio": None}
     replay = ctx.realized_replay()
+    additivity = ctx.cache.get("additivity")
+    not_additive = None if additivity is None else (
+        f"the released noise is not the declared noise added to the noise-free value: {additivity}; the residuals, "
+        "the exact replay's losses and every bound assume y = mu + s z with fresh standard noise z "
+        "(asyncdp.privacy.additivity)")
     if isinstance(replay, AccountingError):
         why = f"the runs cannot be replayed on their realized schedules: {replay}"
-        return Evidence("noise conformance", "realized behavior", figures, reasons=(why,), doubt=why)
+        doubt = why if not_additive is None else f"{why}; {not_additive}"
+        return Evidence("noise conformance", "realized behavior", figures, reasons=(doubt,), doubt=doubt)
     declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
@@ -138,6 +145,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     figures.update(exact)
     if exact_doubt is not None:
         doubts.append(exact_doubt)
+    if not_additive is not None:
+        doubts.append(not_additive)
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
@@ -400,7 +409,8 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         Evidence ``"exact replay"`` (realized behavior) with figures
         ``replay_max_loss``, ``replay_exceed_fraction``, ``replay_runs``
         (``None``/0 when the runs cannot be replayed); witness ``{"kind":
-        "replay", "run", "run_seed", "loss", ...}``.
+        "replay", "run", "run_seed", "loss", ...}``; a doubt when some run's loss is undefined (NaN: a
+        noise-free value is NaN under one problem), which the audit cannot count (it would read 0).
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -408,6 +418,24 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         >>> e.figures["replay_runs"], e.figures["replay_max_loss"] <= 1.0 + 1e-9, e.checked_against
         (200, True, 'realized behavior')
     """
+    evidence = _replay_exactly(pair, ctx)
+    replay = ctx.realized_replay()
+    if isinstance(replay, AccountingError) or replay.losses is None:
+        return evidence
+    undefined = int(np.isnan(replay.losses).sum())
+    if not undefined:
+        return evidence
+    r = int(np.flatnonzero(np.isnan(replay.losses))[0])
+    t = int(np.flatnonzero(np.isnan(replay.per_round[r]))[0]) + 1 if replay.per_round is not None else None
+    doubt = (f"replay: {undefined} of {replay.losses.size} runs have an undefined (NaN) privacy loss (first: run {r}"
+             f"{'' if t is None else f', round {t}'}): a noise-free value is NaN under one problem, so the release's "
+             "density is not the declared noise's; those runs are not audited")
+    return dataclasses.replace(evidence, reasons=(*evidence.reasons, doubt),
+                               doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
+
+
+def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """:func:`replay_exactly` but for its doubt about undefined losses."""
     empty = {"replay_max_loss": None, "replay_exceed_fraction": None, "replay_runs": 0}
     replay = ctx.realized_replay()
     if isinstance(replay, AccountingError):

@@ -929,11 +929,31 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         else:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
+    other = None
+    if agent is not None and not _refutes(ctx, runs, best, scenario):
+        try:
+            other = _other_agents(ctx, fam, scenario, evaluated, objective)
+        except AccountingError as exc:
+            failed = f"worst-case search: the other agents' extremal pairs cannot be replayed: {exc}"
+        if other is not None:
+            best, fam = other, _Family(fam.cls, other.agent)
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
     if evidence.witness is None:  # every pair evaluated is in the class the lemma covers: a round it moves further
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
+    evidence = _probed(evidence, ctx, fam, scenario, evaluated, best)
+    n_agents = scenario.problem.num_agents
+    if agent is not None and n_agents - 1 > _OTHER_AGENTS:
+        evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, (
+            f"worst-case search: of the {n_agents - 1} agents the user's pair does not change, the extremal pairs "
+            f"of agents {other_agents(n_agents, agent)} were evaluated (on {_OTHER_AGENT_RUNS} runs); the "
+            "others' are not")))
+    if other is not None:
+        evidence = dataclasses.replace(evidence, reasons=(
+            f"worst-case search: the claim is for a change of any agent's cost; agent {other.agent}'s extremal "
+            f"pair {other.label!r} (evaluated on {_OTHER_AGENT_RUNS} runs) is worse than every pair of the "
+            f"user's changed agent {agent}, and is the pair checked below", *evidence.reasons))
     if failed is None:
         return evidence
     partly = None if untested is None else (
@@ -943,8 +963,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
 
 
-def _round_bounds(ctx: Any, horizon: int) -> np.ndarray | None:
-    """Per round, the largest constructed loss the accountant's sensitivity allows the changed releases, ``(T,)``.
+def _round_bounds(ctx: Any, horizon: int, agent: int | None) -> np.ndarray | None:
+    """Per round, the largest constructed loss the accountant's sensitivity allows ``agent``'s releases (every
+    agent's under round adjacency, ``agent`` ``None``), ``(T,)``.
 
     A constructed transcript pins the changed agent's messages to their noise-free values under one problem,
     so its loss in round ``t`` is ``sum ||shift||^2 / (2 s^2)`` over that round's Gaussian releases and
@@ -953,7 +974,7 @@ def _round_bounds(ctx: Any, horizon: int) -> np.ndarray | None:
     """
     if ctx.sensitivity is None:
         return None
-    scope = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
+    scope = ctx.ledger if agent is None else ctx.ledger.for_agent(agent)  # (another agent's own scales)
     out = np.zeros(horizon)
     for r in scope:
         if 1 <= r.round <= horizon:
@@ -969,7 +990,7 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     cover it. Exact (confidence 1). ``(witness, reason)`` of the largest excess, or ``None``."""
     from .realized import _roundoff_budget
 
-    bounds = _round_bounds(ctx, scenario.horizon)
+    bounds = _round_bounds(ctx, scenario.horizon, fam.agent)
     if bounds is None:
         return None
     slack = _roundoff_budget(ctx, runs)
@@ -1009,13 +1030,117 @@ def _origin(ctx: Any) -> str:
     return f"paper {paper.paper.name!r}" + ("" if paper.published else f", the user's own lemma from {paper.origin}")
 
 
+_OTHER_AGENT_RUNS = 2
+"""Engine runs on whose schedules the extremal pairs of the agents the user's pair does not change are
+evaluated (:func:`_other_agents`)."""
+
+
+def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair, scenario: Scenario) -> bool:
+    """Whether a candidate's evaluation points at a refutation: its objective above the claimed delta when the
+    objective is a privacy profile (delta > 0, Gaussian noise: :func:`profile_objective`; to be certified by
+    :func:`~asyncdp.privacy.worst_pair.delta_evidence`), else a constructed loss above epsilon (less what
+    round-off can add)."""
+    eps = ctx.epsilon_claimed
+    if not math.isfinite(eps) or math.isnan(c.loss):
+        return False
+    alg = scenario.algorithm.bind(scenario.problem)
+    gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
+    if ctx.delta_claimed > 0 and gaussian:
+        return c.objective > ctx.delta_claimed
+    from .realized import _roundoff_budget
+
+    return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
+
+
+_OTHER_AGENTS = 8
+"""At most this many agents besides the changed one are evaluated (:func:`other_agents`)."""
+
+
+def other_agents(n_agents: int, changed: int | None) -> list[int]:
+    """The agents besides ``changed`` whose extremal pairs :func:`_other_agents` evaluates: all of them when
+    there are at most :data:`_OTHER_AGENTS`, else that many spread evenly over the indices (the first and the
+    last included).
+
+    Example:
+        >>> other_agents(5, 0), other_agents(100, 0)
+        ([1, 2, 3, 4], [1, 15, 29, 43, 57, 71, 85, 99])
+    """
+    rest = [j for j in range(n_agents) if j != changed]
+    if len(rest) <= _OTHER_AGENTS:
+        return rest
+    picks = np.unique(np.round(np.linspace(0, len(rest) - 1, _OTHER_AGENTS)).astype(int))
+    return [rest[int(k)] for k in picks]
+
+
+def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns, objective: Any
+                  ) -> CandidatePair | None:
+    """The worst extremal pair of the agents the user's pair does not change, if it points at a refutation.
+
+    The claim is for a change of *any* agent's cost, and a rule may treat agents differently (a step size,
+    a clipping bound or a noise factor of its own per agent); the user's pair changes one agent. The other
+    agents' (:func:`other_agents`: all of them up to :data:`_OTHER_AGENTS`) extremal pairs are evaluated on
+    :data:`_OTHER_AGENT_RUNS` runs (their constructed losses: the
+    changed agent pinned to its noise-free values, every other message as the run released it); the worst,
+    ranked like the search's, is returned when :func:`_refutes` holds for it, else ``None``.
+    """
+    worst: CandidatePair | None = None
+    for j in other_agents(scenario.problem.num_agents, fam.agent):
+        fam_j = _Family(fam.cls, j)
+        scored = _evaluate_all(fam_j, evaluated, scenario, fam_j.extremes(scenario, None), _OTHER_AGENT_RUNS,
+                               objective, ctx.focus)
+        for c in scored:
+            if worst is None or _rank(c) > _rank(worst):
+                worst = c
+    runs = ctx.engine_runs(0)
+    return worst if worst is not None and _refutes(ctx, runs, worst, scenario) else None
+
+
+_PROBE_RUNS = 2
+"""Engine runs on whose states each probed candidate's R step is probed (:func:`_probed`)."""
+
+_PROBE_PAIRS = 16
+"""At most this many candidates are probed: the worst pair, then the extremal pairs in their order (every one
+of a one-agent class in up to 3 dimensions; a round class's are many more: the first ones)."""
+
+
+def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns,
+            best: CandidatePair) -> Any:
+    """``evidence`` with a doubt when the rule does not release ``mu + s z`` under the worst pair or an extremal
+    pair of the class (:func:`asyncdp.privacy.additivity.probe_pairs`; at most :data:`_PROBE_PAIRS` of them, on
+    :data:`_PROBE_RUNS` runs): every candidate's loss was computed from noise-free values, which assumes it."""
+    from accounting.errors import AccountingError
+
+    from .additivity import probe_pairs
+
+    # the worst pair's two problems; of the extremal pairs, each one's first problem (the list has both signs of
+    # every direction, so every extremal cost is some pair's first)
+    pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
+                                                                     best.gradient_prime))]
+    seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
+    for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
+        key = (t0, np.asarray(g, dtype=float).tobytes())
+        if key not in seen and len(pairs) < _PROBE_PAIRS:
+            seen.add(key)
+            pairs.append((label, fam.scenarios(scenario, t0, g, gp)[0], None))
+    try:
+        finding = probe_pairs(evaluated.prefix(_PROBE_RUNS), pairs, ctx.algorithm, ctx.options.seed)
+    except AccountingError as exc:
+        finding = f"the candidates' runs cannot be replayed to probe the rule: {exc}"
+    if finding is None:
+        return evidence
+    doubt = (f"worst-case search: a release of a pair of the adjacency class is not its noise-free value plus the "
+             f"declared noise: {finding}; the constructed losses (noise-free values) assume it")
+    return dataclasses.replace(evidence, reasons=(*evidence.reasons, doubt),
+                               doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
+
+
 def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair, method: str,
                    kind: Any) -> Any:
     """:func:`search_worst_case`'s evidence of the worst pair found, ``best`` (its witness, if it refutes the claim)."""
     from .evidence import Evidence
     from .worst_pair import delta_evidence
 
-    agent = ctx.changed_agent
+    agent = best.agent  # the changed agent's, or another agent's worse pair (:func:`_other_agents`)
     script = pair_script(ctx.options.script, best, ctx.options.seed)
     figures: dict[str, Any] = {"worst_case_loss": best.loss, "worst_case_pair": best.label,
                                "worst_case_objective": best.objective, "worst_case_delta_lower": None,

@@ -32,7 +32,9 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
                         "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"],
                         "asyncdp.privacy.observer_claim": ["check_observer_claim", "ObserverClaimCheck",
                                                            "deterministic_schedule"],
-                        "asyncdp.privacy.constructed": ["CandidateRuns", "DenseSchedules", "DENSE_CACHE_ENTRIES"]},
+                        "asyncdp.privacy.constructed": ["CandidateRuns", "DenseSchedules", "DENSE_CACHE_ENTRIES"],
+                        "asyncdp.privacy.additivity": ["AdditivityProbe", "probe_finding", "probe_pairs",
+                                                       "probe_wrapper", "ADDITIVITY_STREAM", "ADDITIVITY_RTOL"]},
     "asyncdp.experiments": {},
     "topology": {
         "topology.audit": ["DEFAULT_HORIZON", "Static", "EachRound", "MinWeight",

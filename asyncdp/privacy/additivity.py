@@ -1,0 +1,233 @@
+"""Is every release its noise-free value plus the declared noise? :class:`AdditivityProbe`.
+
+The exact replay (:mod:`accounting.scheduled_replay`), the noise
+conformance test, the prober and the worst-case search all read a rule the
+same way: a release is ``y = mu + s_t z``, its noise-free value ``mu`` (the R
+step with zero noise) plus the declared scale ``s_t`` times the standard
+noise ``z`` the engine hands the rule, drawn afresh and independent of
+everything else. Nothing the rule declares says that it does so: a rule can
+use its noise in any way it likes. One that, say, flips the sign of one
+coordinate's noise according to its private data and another coordinate's
+noise releases values whose marginals are exactly the declared Laplace
+noise, uncorrelated across coordinates, rounds and agents, with a noise-free
+value that does not move, and yet its data can be read off every release.
+The conformance and dependence tests cannot see it, and the replay computes
+a loss of 0.
+
+So the check asks the rule itself, on the states the replay visits (the
+engine's realized runs, under both problems): with fresh standard noise ``z``
+drawn from the check's seed, is ``message(state, z) - message(state, 0)``
+exactly ``sigma s_t z`` on every noisy channel, and 0 on every noise-free
+channel (and on a noisy channel's round released with scale 0)? ``sigma``
+is one sign per channel, fixed for the whole check (the first probe's): a
+rule may release ``mu - s_t z`` (e.g. Wang and Başar, Automatica 2023,
+Algorithm 2), since the declared noise is symmetric. Anything else (another
+linear map of the noise, a data- or noise-dependent sign or magnitude, noise
+leaking into another channel) is not the noise the replay's densities
+assume: the bounds are not trusted (a doubt, never ``pass``), and the report
+names the channel, round, agent and coordinate.
+
+The probe calls the R step on a copy of the state, so a rule that writes to
+its state inside ``message`` does not change the replay. Its draws come from
+``numpy.random.SeedSequence(seed, spawn_key=(ADDITIVITY_STREAM,))``.
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> pair, ctx = small_example(runs=20)
+    >>> _ = ctx.realized_replay()
+    >>> ctx.cache["additivity"] is None
+    True
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from accounting.scheduled_replay import ChannelNoise
+
+__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding", "probe_pairs", "probe_wrapper"]
+
+ADDITIVITY_STREAM = 1001
+"""The spawn key of the probe's draws: above the engine runs' sides and the worst-case search's 1000."""
+
+ADDITIVITY_RTOL = 1e-9
+"""Relative tolerance of the comparison (of the values' magnitude): round-off only."""
+
+
+class AdditivityProbe:
+    """A replay rule (``asyncdp.privacy.behavior.AlgorithmChannelRule``) whose R step is also probed.
+
+    It replays exactly as the rule it wraps (same states, same noise-free
+    messages); in addition, while no probe has failed, every round's R step
+    is called once more on a copy of the state with standard noise ``z`` and
+    compared with ``mu + sigma s_t z`` (module docstring). The first failure
+    is kept in ``finding``.
+
+    Args:
+        inner: the replay rule (``algorithm``, ``problem`` and ``message_means``, ``initial_state``,
+            ``next_state``).
+        noise: every channel's declared noise (``asyncdp.privacy.behavior.declared_noise``).
+        rng: the probe's generator.
+        signs: the sign of each noisy channel's noise, shared by the probes of one check
+            (filled by the first probe of each channel: the sign of ``sum(diff * z)``).
+        label: which problem's replay this is (named in the finding).
+
+    Attributes:
+        finding: ``None`` while every probe agreed, else one sentence naming the release.
+    """
+
+    def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
+                 signs: dict[str, float], label: str) -> None:
+        self.inner, self.noise, self.rng, self.signs, self.label = inner, noise, rng, signs, label
+        self.finding: str | None = None
+
+    def initial_state(self, runs: int) -> Any:
+        return self.inner.initial_state(runs)
+
+    def next_state(self, state: Any, mixed: Mapping[str, np.ndarray], t: int) -> Any:
+        return self.inner.next_state(state, mixed, t)
+
+    def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
+        mean = self.inner.message_means(state, t)
+        if self.finding is None:
+            self.finding = self._probe(state, t, mean)
+        return mean
+
+    def _draw(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
+        if mechanism == "laplace":
+            return self.rng.laplace(size=shape)
+        return self.rng.standard_normal(size=shape)
+
+    def _probe(self, state: Any, t: int, mean: Mapping[str, np.ndarray]) -> str | None:
+        alg, problem = self.inner.algorithm, self.inner.problem
+        lead = next(iter(state.values())).shape[:2] if isinstance(state, Mapping) else np.shape(state)[:2]
+        z = {c.name: self._draw(c.mechanism, tuple(lead) + (int(alg.noise(t, c.name).dimension),))
+             for c in alg.noisy_channels()}
+        try:
+            probed = alg.message(copy.deepcopy(state), t, {k: v.copy() for k, v in z.items()},
+                                 np.arange(problem.num_agents), problem)
+        except Exception as exc:  # a rule that cannot take the noise it is given
+            return (f"round {t}: the R step raised {type(exc).__name__} on standard noise ({self.label}): {exc}"[:400])
+        if set(probed) != set(mean):
+            return (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} without "
+                    f"({self.label})")
+        for name in mean:
+            mu = np.asarray(mean[name], dtype=float)
+            got = np.asarray(probed[name], dtype=float)
+            ch = self.noise.get(name)
+            scale = 0.0 if ch is None else ch.scale(t)
+            if got.shape != mu.shape:
+                return f"round {t}, channel {name!r}: the R step's message has shape {got.shape} with noise, " \
+                       f"{mu.shape} without ({self.label})"
+            diff = got - mu
+            if scale > 0:
+                zz = z[name]
+                if zz.shape != diff.shape:
+                    return (f"round {t}, channel {name!r}: the declared noise has shape {zz.shape[2:]} per agent but "
+                            f"the message {diff.shape[2:]}: a release is not its noise-free value plus the noise "
+                            f"({self.label})")
+                sign = self.signs.get(name)
+                if sign is None:
+                    sign = self.signs[name] = -1.0 if float(np.nansum(diff * zz)) < 0 else 1.0  # the majority's
+                expected = sign * scale * zz
+                what = f"{'-' if sign < 0 else ''}{scale:.6g} z"
+            else:
+                expected = np.zeros_like(diff)
+                what = "0 (the channel is noise-free)" if ch is None or ch.mechanism is None else \
+                    "0 (the round is released with scale 0)"
+            tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
+            off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
+            if off.any():
+                r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
+                noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
+                    else "noise"
+                return (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
+                        f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
+                        f"{_at(expected, r, i, k):.6g}")
+        return None
+
+
+def _at(a: np.ndarray, r: int, i: int, k: int) -> float:
+    """Entry ``(run r, agent i, flat coordinate k)`` of an ``(R, N, ...)`` array."""
+    return float(a.reshape(a.shape[0], a.shape[1], -1)[r, i, k])
+
+
+def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:
+    """The first failed probe's sentence, or ``None``.
+
+    Example:
+        >>> probe_finding(())
+    """
+    return next((p.finding for p in probes if p.finding is not None), None)
+
+
+def probe_wrapper(probes: list[AdditivityProbe], noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
+                  signs: dict[str, float], prefix: str = "") -> Any:
+    """The ``wrap`` of :func:`~asyncdp.privacy.behavior.replay_runs` that probes each replay rule, appending its
+    :class:`AdditivityProbe` to ``probes`` (labelled ``prefix`` + the replay's label).
+
+    Example:
+        >>> probes = []
+        >>> wrap = probe_wrapper(probes, {}, np.random.default_rng(0), {})
+        >>> wrap(object(), "scenario").label, len(probes)
+        ('scenario', 1)
+    """
+    def wrap(rule: Any, label: str) -> AdditivityProbe:
+        probes.append(AdditivityProbe(rule, noise, rng, signs, prefix + label))
+        return probes[-1]
+
+    return wrap
+
+
+def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any, seed: int) -> str | None:
+    """Probe the R step on the states of ``runs`` replayed under each scenario pair, e.g. the worst-case search's
+    candidates: the first finding, naming the pair, or ``None``.
+
+    A rule may use its noise correctly for the user's costs and not for others of the adjacency class (say,
+    only when its gradient points along one axis): the realized replay never visits those costs, the
+    constructed transcripts of the worst-case search read only noise-free values. Each pair's two problems
+    are replayed on the user's engine runs (states every problem reaches with positive probability, since the
+    declared noise has full support), with one generator
+    ``SeedSequence(seed, spawn_key=(ADDITIVITY_STREAM, 1))`` for all of them.
+
+    Args:
+        runs: engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), e.g. a few of the user's.
+        pairs: ``(label, scenario, adjacent)`` triples (the label names the pair in the finding; ``adjacent``
+            may be ``None``: ``scenario``'s problem alone is probed).
+        algorithm: the rule, bound to the user's problem (every candidate keeps it).
+        seed: the check's seed.
+
+    Returns:
+        The first finding (naming the pair), or ``None``.
+
+    Raises:
+        AccountingError: a pair's runs cannot be replayed (passed through).
+
+    Example:
+        >>> from asyncdp.privacy.behavior import run_engine
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example(runs=4)
+        >>> probe_pairs(run_engine(pair.scenario, 4), [("user", pair.scenario, pair.adjacent)], ctx.algorithm,
+        ...             0) is None
+        True
+    """
+    from .behavior import declared_noise, replay_runs
+
+    if not pairs:
+        return None
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(ADDITIVITY_STREAM, 1)))
+    signs: dict[str, float] = {}
+    for name, p, q in pairs:
+        noise = declared_noise(algorithm, p.horizon)
+        probes: list[AdditivityProbe] = []
+
+        replay_runs(runs, p, q, algorithm=algorithm,  # (q None: p's problem alone)
+                    wrap=probe_wrapper(probes, noise, rng, signs, f"pair {name}, its "))
+        found = probe_finding(tuple(probes))
+        if found is not None:
+            return found
+    return None
