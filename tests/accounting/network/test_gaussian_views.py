@@ -121,9 +121,10 @@ N_MC = 4000
 Z = 4.9
 
 
-@settings(max_examples=25)
+@settings(max_examples=25, derandomize=True)
 @given(k=st.integers(1, 4), m=st.integers(1, 5), rank=st.integers(1, 4), seed=st.integers(0, 2**31 - 1))
 def test_kl_agrees_with_monte_carlo(k, m, rank, seed):
+    # statistical: Z standard errors, a false failure has probability 1e-6 per example (draws fixed)
     rng = np.random.default_rng(seed)
     r = min(rank, k, m)
     a = rng.standard_normal((k, r)) @ rng.standard_normal((r, m))  # rank r: deficient when r < k

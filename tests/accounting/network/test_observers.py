@@ -204,12 +204,12 @@ def test_adding_colluders_never_lowers_the_loss(s, data):
     assert d_big >= d_small - TOL
 
 
-@settings(max_examples=15)
+@settings(max_examples=15, derandomize=True)
 @given(s=schedules(), data=st.data())
 def test_node_loss_agrees_with_monte_carlo(s, data):
     # the privacy loss random variable of the observed view, computed from the view's densities (scipy's
     # multivariate normal, its own pseudo-inverse): its mean is KL = mu^2/2 and its standard deviation mu;
-    # 4.9 standard errors is a two-sided 1e-6 level per example
+    # 4.9 standard errors is a two-sided 1e-6 level per example (statistical: the schedules are fixed too)
     from scipy import stats
 
     n = s.num_agents
