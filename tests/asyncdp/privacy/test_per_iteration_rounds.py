@@ -30,7 +30,7 @@ from accounting.renyi import ledger_zcdp
 from asyncdp import Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register
+from asyncdp.papers import GradientClass, Paper, register, unregister
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import focus_rounds
 from asyncdp.problems.costs.override import LinearOverride
@@ -87,9 +87,16 @@ def _lemma(sc: Any) -> Any:
     return out if len(names) == 1 else {n: out for n in names}
 
 
-for _rule in (GaussDGD, GaussDGD2):
-    register(Paper(_rule.name, (_rule,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> Any:
+    """The test's paper records, registered for this module's tests only (the registry is process-wide: other
+    tests enumerate every registered rule)."""
+    for rule in (GaussDGD, GaussDGD2):
+        register(Paper(rule.name, (rule,), lemma=_lemma, reference="a test's own lemma",
+                       adjacency=lambda sc: GradientClass(CLIP, "l2")))
+    yield
+    for rule in (GaussDGD, GaussDGD2):
+        unregister(rule.name)
 
 
 def _pair(rule: Algorithm, mode: str) -> tuple[Scenario, Scenario]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 from scipy.stats import norm
 
 import topology
@@ -24,7 +25,7 @@ from accounting.mechanisms import gaussian_epsilon
 from asyncdp import Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register
+from asyncdp.papers import GradientClass, Paper, register, unregister
 from asyncdp.privacy import check_privacy
 
 SIGMA, STEP, CLIP, DELTA = 1.0, 0.1, 1.0, 1e-5
@@ -71,8 +72,14 @@ def _lemma(sc: Any) -> np.ndarray:
     return out
 
 
-register(Paper(ShellDGD.name, (ShellDGD,), lemma=_lemma, reference="a test's own lemma",
-               adjacency=lambda sc: GradientClass(CLIP, "l2")))
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> Any:
+    """The test's paper record, registered for this module's tests only (the registry is process-wide: other
+    tests enumerate every registered rule)."""
+    register(Paper(ShellDGD.name, (ShellDGD,), lemma=_lemma, reference="a test's own lemma",
+                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
+    yield
+    unregister(ShellDGD.name)
 
 
 def test_the_claim_is_false_in_closed_form():

@@ -24,7 +24,7 @@ from accounting.mechanisms import gaussian_epsilon
 from asyncdp import Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register
+from asyncdp.papers import GradientClass, Paper, register, unregister
 from asyncdp.privacy import check_privacy
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.costs.override import LinearOverride
@@ -76,8 +76,14 @@ def _lemma(sc: Any) -> np.ndarray:
     return out
 
 
-register(Paper(CurvDGD.name, (CurvDGD,), lemma=_lemma, reference="a test's own lemma",
-               adjacency=lambda sc: GradientClass(CLIP, "l2")))
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> Any:
+    """The test's paper record, registered for this module's tests only (the registry is process-wide: other
+    tests enumerate every registered rule)."""
+    register(Paper(CurvDGD.name, (CurvDGD,), lemma=_lemma, reference="a test's own lemma",
+                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
+    yield
+    unregister(CurvDGD.name)
 
 N = 5
 _W = np.zeros((N, N))
