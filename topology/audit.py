@@ -259,7 +259,7 @@ def _window_horizon(r: _Run, B: int) -> int:
 
 
 def _minimal_fixed_b(r: _Run) -> int | None:
-    """The smallest ``B`` whose fixed windows are all strongly connected (over :func:`_window_horizon`)."""
+    """The smallest ``B`` whose fixed windows are all strongly connected (over ``_window_horizon``)."""
     found = P.minimal_b(r.seq, horizon=r.horizon, windows="fixed")
     if r.period is None or found is None:
         return found  # None: not even the union of every examined round is strongly connected
@@ -283,7 +283,7 @@ class BStronglyConnected:
     """Fixed-window ``B``-strong connectivity (``B`` given, or the smallest that holds), with its constants.
 
     For an infinite periodic sequence audited as a whole, the windows are examined over ``lcm(period, B)``
-    rounds (every offset of a window in the period; :func:`_window_horizon`).
+    rounds (every offset of a window in the period; ``_window_horizon``).
 
     Attributes:
         source: where the assumption comes from (quoted by the description).
