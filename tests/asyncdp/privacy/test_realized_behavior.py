@@ -195,7 +195,7 @@ def correct_scenarios(draw):
     return sc, sc.replace(problem=problem.adjacent(changed, address=list(new))), draw(st.integers(0, 1000))
 
 
-# statistical: the check at confidence 0.999 says violation with probability <= 0.001 per example (draws fixed)
+# statistical: each check at confidence 1 - 1e-5 says anything but pass with probability <= 1e-5 (draws fixed)
 @settings(max_examples=max(200, settings.default.max_examples), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(correct_scenarios())
