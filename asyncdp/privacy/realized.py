@@ -280,32 +280,12 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         if res is None or draws is None or res.shape != draws.shape:
             return figures, (f"channel {name!r}: the engine's noise draws do not have the shape of the residuals "
                              "(a message wider than its noise?): the released noise is not verified draw by draw")
-        shape = (1, -1) + (1,) * (res.ndim - 2)
-        scale = np.asarray(scales, dtype=float).reshape(shape)
-        expected = scale * draws
-        released = np.isfinite(res) & (scale > 0)
-        tol = np.maximum(_EXACT_ULPS * np.spacing(np.maximum(np.abs(np.nan_to_num(msgs)),
-                                                             np.abs(np.nan_to_num(expected)))),
-                         _EXACT_RELATIVE * scale)
-        # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
-        # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
-        bad_plus = released & ~(np.abs(res - expected) <= tol)
-        bad_minus = released & ~(np.abs(res + expected) <= tol)
-        axes = tuple(k for k in range(res.ndim) if k != 1)
-        minus = bad_minus.sum(axis=axes) < bad_plus.sum(axis=axes)  # (T,): the round's better sign
-        bad = np.where(minus.reshape(shape), bad_minus, bad_plus)
-        expected = np.where(minus.reshape(shape), -expected, expected)
-        checked += int(released.sum())
-        count = int(bad.sum())
+        count, first_here, per_run, n_released = _draws_match(res, draws, msgs, np.asarray(scales, dtype=float),
+                                                              mechanism, agent)
+        checked += n_released
         if count and first is None:
-            idx = tuple(int(k) for k in np.argwhere(bad)[0])
-            first = (name, idx, float(res[idx]), float(expected[idx]))
+            first = (name, *first_here)
         mismatched += count
-        # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
-        u = np.where(released, tol / np.where(scale > 0, scale, 1.0), 0.0)
-        p = np.minimum(1.0, u * (2.0 / math.sqrt(2.0 * math.pi) if mechanism == "gaussian" else 1.0))
-        scope = p if agent is None else p[:, :, agent]
-        per_run = scope.reshape(scope.shape[0], -1).sum(axis=1)
         hidden = per_run if hidden is None else hidden + per_run
     worst_hidden = 0.0 if hidden is None or hidden.size == 0 else float(hidden.max())
     figures.update(noise_draws_checked=checked, noise_draws_mismatched=mismatched,
@@ -327,6 +307,87 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                          f"({'a tenth of the claimed delta' if delta > 0 else 'the bound for a pure claim'}): the "
                          "noise is too small for the magnitude of the released values to be verified to the claim")
     return figures, None
+
+
+_BIG = float(np.finfo(float).max)
+_EXPONENT = np.int64(0x7FF0000000000000)
+
+
+def _spacing(a: np.ndarray) -> np.ndarray:
+    """``np.spacing(np.nan_to_num(a))`` of non-negative (or NaN, or ``+inf``) ``a``, overwriting ``a``.
+
+    A finite ``a >= 0`` below the largest float has spacing ``2**(e - 52)`` (``e`` its binary exponent; the
+    smallest subnormal for zero and subnormals): the exponent bits times ``2**-52``, exactly (a power of two),
+    without ``np.spacing``'s per-element ``nextafter``. Other values (NaN, infinities, the largest float) take
+    ``np.spacing`` of ``np.nan_to_num`` itself.
+    """
+    np.fmax(a, 0.0, out=a)  # NaN -> 0
+    if not a.max(initial=0.0) < _BIG:  # inf or the largest float: numpy's own (inf at the largest float)
+        with np.errstate(over="ignore"):
+            return np.spacing(np.nan_to_num(a, copy=False), out=a)
+    bits = a.view(np.int64)
+    np.bitwise_and(bits, _EXPONENT, out=bits)
+    a *= 2.0 ** -52
+    return np.maximum(a, 5e-324, out=a)
+
+
+def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: np.ndarray, mechanism: str,
+                 agent: int | None) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
+    """One channel of :func:`_exact_draws`: ``(mismatched, (index, residual, expected), per-run hidden
+    probability, released)``.
+
+    The tolerance of each value is the larger of :data:`_EXACT_ULPS` spacings of ``max(|released value|,
+    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and :data:`_EXACT_RELATIVE` of the scale.
+    Each round takes the sign (``+`` or ``-`` the scaled draw) with fewer mismatches, ``+`` on ties; the ``-``
+    side is compared only in rounds where ``+`` mismatches somewhere (elsewhere ``-`` cannot have fewer).
+    """
+    shape = (1, -1) + (1,) * (res.ndim - 2)
+    scale = scales.reshape(shape)
+    positive = scale > 0
+    expected = scale * draws
+    released = np.isfinite(res)
+    released &= positive
+    # max(|msgs|, |expected|) with NaN as 0 and +-inf as the largest float (as nan_to_num of each, then max)
+    tol = np.abs(msgs)
+    np.fmax(tol, np.abs(expected), out=tol)
+    tol = _spacing(tol)
+    tol *= _EXACT_ULPS
+    np.maximum(tol, _EXACT_RELATIVE * scale, out=tol)
+    # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
+    # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
+    gap = np.subtract(res, expected)
+    np.abs(gap, out=gap)
+    bad = gap <= tol
+    np.logical_not(bad, out=bad)
+    bad &= released
+    axes = tuple(k for k in range(res.ndim) if k != 1)
+    plus_count = bad.sum(axis=axes) if bad.any() else np.zeros(res.shape[1], dtype=int)  # (T,)
+    rounds = np.flatnonzero(plus_count)
+    if rounds.size:  # the rounds where minus can do better: compare them with -expected
+        sub_res, sub_exp, sub_tol = res[:, rounds], expected[:, rounds], tol[:, rounds]
+        bad_minus = ~(np.abs(sub_res + sub_exp) <= sub_tol) & released[:, rounds]
+        minus = bad_minus.sum(axis=axes) < plus_count[rounds]
+        if minus.any():
+            flip = rounds[minus]
+            bad[:, flip] = bad_minus[:, minus]
+            expected[:, flip] = -expected[:, flip]
+    count = int(np.count_nonzero(bad))
+    first: tuple[Any, ...] = ()
+    if count:
+        idx = tuple(int(k) for k in np.argwhere(bad)[0])
+        first = (idx, float(res[idx]), float(expected[idx]))
+    # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
+    if agent is None:
+        tol_s, rel_s = tol, released
+    else:
+        tol_s, rel_s = tol[:, :, agent], released[:, :, agent]
+    u = tol_s / np.where(positive, scale, 1.0).reshape((1, -1) + (1,) * (tol_s.ndim - 2))
+    np.copyto(u, 0.0, where=~rel_s)  # 0 where nothing is released
+    if mechanism == "gaussian":
+        u *= 2.0 / math.sqrt(2.0 * math.pi)
+    p = np.minimum(1.0, u, out=u)
+    per_run = p.reshape(p.shape[0], -1).sum(axis=1)
+    return count, first, per_run, int(np.count_nonzero(released))
 
 
 def _round_magnitude(messages: np.ndarray) -> np.ndarray:
