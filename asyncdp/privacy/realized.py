@@ -331,10 +331,46 @@ def _spacing(a: np.ndarray) -> np.ndarray:
     return np.maximum(a, 5e-324, out=a)
 
 
+_CHUNK = 1 << 16
+"""Values per block of :func:`_draws_match` (512 kB per float array: the blocks' arrays stay in the cache and
+reuse their memory, where arrays of every value cost fresh memory pages)."""
+
+
 def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: np.ndarray, mechanism: str,
                  agent: int | None) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
     """One channel of :func:`_exact_draws`: ``(mismatched, (index, residual, expected), per-run hidden
     probability, released)``.
+
+    The tolerance of each value is the larger of :data:`_EXACT_ULPS` spacings of ``max(|released value|,
+    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and :data:`_EXACT_RELATIVE` of the scale.
+    Each round takes the sign (``+`` or ``-`` the scaled draw) with fewer mismatches, ``+`` on ties. The runs
+    are read in blocks of :data:`_CHUNK` values (each run's hidden probability is its own sum, as on the whole
+    array); when a release mismatches the ``+`` sign the whole arrays are compared again with both signs
+    (:func:`_draws_match_whole`), so the figures are those of one pass over the whole arrays.
+    """
+    msgs = np.broadcast_to(msgs, res.shape)
+    draws = np.broadcast_to(draws, res.shape)
+    per = max(1, int(np.prod(res.shape[1:])))
+    step = max(1, _CHUNK // per)
+    parts, released_count = [], 0
+    for a in range(0, res.shape[0], step):
+        b = a + step
+        count, _, per_run, n_released = _draws_match_whole(res[a:b], draws[a:b], msgs[a:b], scales, mechanism, agent,
+                                                           plus_only=True)
+        if count:
+            return _draws_match_whole(res, draws, msgs, scales, mechanism, agent)
+        parts.append(per_run)
+        released_count += n_released
+    per_run = np.concatenate(parts) if parts else np.zeros(0)
+    return 0, (), per_run, released_count
+
+
+def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: np.ndarray, mechanism: str,
+                       agent: int | None, plus_only: bool = False) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
+    """:func:`_draws_match` on the whole arrays at once (when some release mismatches the ``+`` sign).
+
+    ``plus_only``: a block of runs; only whether some release mismatches the ``+`` sign is decided (the count
+    is then that of ``+`` mismatches and the first index is not given).
 
     The tolerance of each value is the larger of :data:`_EXACT_ULPS` spacings of ``max(|released value|,
     |scale x draw|)`` (NaN read as 0, infinities as the largest float) and :data:`_EXACT_RELATIVE` of the scale.
@@ -360,6 +396,10 @@ def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: n
     bad = gap <= tol
     np.logical_not(bad, out=bad)
     bad &= released
+    if plus_only:
+        count = int(np.count_nonzero(bad))
+        if count:
+            return count, (), np.zeros(0), 0
     axes = tuple(k for k in range(res.ndim) if k != 1)
     plus_count = bad.sum(axis=axes) if bad.any() else np.zeros(res.shape[1], dtype=int)  # (T,)
     rounds = np.flatnonzero(plus_count)
