@@ -432,3 +432,30 @@ def test_pld_epsilon_table_shares_compositions_of_equal_ratios_and_equals_pld_ep
     assert pld_epsilon_table(ledgers, 1.0, deltas, 1e-3, engine=engine) == plain
     assert len(built) == 3  # agents 0 and 1 share one composition; the empty ledger is one more (no release)
     assert plain[3] == [0.0, 0.0] and plain[2][0] > plain[0][0]  # a smaller scale loses more
+
+
+# one pass over a dense PMF for several deltas (pld_epsilon_table) reads dp_accounting's own epsilons, bit for bit
+_READ_DELTAS = [1e-300, 1e-15, 1e-12, 1e-9, 1e-6, 1e-5, 1e-3, 0.01, 0.1, 0.5, 0.9, 0.999999]
+
+
+@pytest.mark.parametrize("h", [1e-2, 1e-3])
+@pytest.mark.parametrize("kind", ["gaussian", "laplace", "mixed", "gaussian_self"])
+def test_one_pass_reads_dp_accountings_epsilons(kind, h):
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    from accounting.composition.pld import _read_epsilons
+
+    def make(s: float):
+        if kind == "gaussian":
+            return pld_lib.from_gaussian_mechanism(s, value_discretization_interval=h)
+        if kind == "laplace":
+            return pld_lib.from_laplace_mechanism(s, value_discretization_interval=h)
+        if kind == "mixed":
+            return pld_lib.from_laplace_mechanism(s, value_discretization_interval=h).compose(
+                pld_lib.from_gaussian_mechanism(2 * s, value_discretization_interval=h)).self_compose(7)
+        return pld_lib.from_gaussian_mechanism(s, sensitivity=2.0, value_discretization_interval=h).self_compose(10)
+
+    for s in (0.3, 1.0, 3.0):
+        pld = make(s)
+        want = [float(pld.get_epsilon_for_delta(d)) for d in _READ_DELTAS]
+        assert _read_epsilons(pld, _READ_DELTAS) == want
