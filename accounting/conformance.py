@@ -347,7 +347,7 @@ def _release_statistics(cdf: np.ndarray, cdf_abs: np.ndarray, counts: np.ndarray
 
 
 def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray, mechanism: str,
-                 min_samples: int) -> list[ConformanceTest]:
+                 min_samples: int, scratch: bool = False) -> list[ConformanceTest]:
     """The tests of one channel, in the order per round (each agent, then pooled over agents), then per agent.
 
     ``z``: residual/scale of the tested rounds with the agent first, ``(N, R, T', ..., d)``.
@@ -360,10 +360,14 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     of :func:`_ks` on each group's residuals, bit for bit. The scale
     estimates read the residuals in their recorded order, as one test per
     group would.
+
+    ``scratch``: ``z`` is the caller's scratch array (overwritten here), laid
+    out round first (``np.moveaxis(z, 2, 0)`` C-contiguous): its rows are
+    then sorted in place, without a copy.
     """
     n_agents, n_rounds = z.shape[0], z.shape[2]
     rows = np.moveaxis(z, 2, 0).reshape(n_rounds * n_agents, -1)  # row (k, i): release (round k, agent i)
-    if np.may_share_memory(rows, z):  # a view (one round or one agent): the rows are sorted in place below
+    if not scratch and np.may_share_memory(rows, z):  # a view (one round or one agent): sorted in place below
         rows = rows.copy()
     width = rows.shape[1]
     counts = width - np.isnan(rows).sum(axis=1)
@@ -492,14 +496,12 @@ def noise_conformance(
         noisy = np.flatnonzero(testable)
         if noisy.size == 0:
             continue
-        per_round = scales[noisy].reshape((1, -1) + (1,) * (r.ndim - 2))
-        if noisy[-1] - noisy[0] + 1 == noisy.size:  # consecutive rounds: divide a view of them
-            z = r[:, noisy[0]:noisy[-1] + 1] / per_round  # (R, T', N, ..., d)
-        else:  # a copy of them (fancy index), divided in place
-            z = r[:, noisy]
-            z /= per_round
-        z = np.moveaxis(z, 2, 0)  # (N, R, T', ..., d): agent first
-        tests.extend(_group_tests(name, z, noisy, scales, mechanism, min_samples))
+        # residual/scale written round first, (T', N, R, ..., d): the rows of _group_tests without a copy
+        sel = r[:, noisy[0]:noisy[-1] + 1] if noisy[-1] - noisy[0] + 1 == noisy.size else r[:, noisy]
+        rows = np.empty((noisy.size, r.shape[2], r.shape[0]) + r.shape[3:])
+        np.divide(np.moveaxis(sel, 0, 2), scales[noisy].reshape((-1,) + (1,) * (r.ndim - 1)), out=rows)
+        z = np.moveaxis(rows, 0, 2)  # (N, R, T', ..., d): agent first
+        tests.extend(_group_tests(name, z, noisy, scales, mechanism, min_samples, scratch=True))
     m = 2 * len(tests)  # a two-sided and a one-sided test per group
     threshold = alpha / m if m else 0.0
     rejected = tuple(sorted((x for x in tests if min(x.p_value, x.p_under) < threshold),
