@@ -189,3 +189,44 @@ def test_unrecorded_draws_leave_the_noise_unverified():
     runs_ = EngineRuns("batch", (0,), {"y": np.zeros((1, 1, 1, 1))}, (None,), False)
     figures, doubt = _exact_draws(runs_, {"y": np.zeros((1, 1, 1, 1))}, {"y": ("gaussian", np.ones(1))})
     assert figures["noise_draws_checked"] is None and "not recorded" in doubt
+
+
+def test_spacing_from_the_exponent_bits_is_numpys_spacing():
+    from asyncdp.privacy.realized import _spacing
+
+    rng = np.random.default_rng(3)
+    special = [0.0, 5e-324, 1e-310, 2.0**-1022, 2.0**-1023, 1.0, 2.0, 3.0, np.nextafter(2.0, 0.0), 1e300,
+               np.finfo(float).max, np.inf, np.nan]
+    values = np.concatenate([special, np.abs(rng.standard_normal(5000)) * 10.0 ** rng.integers(-320, 300, 5000)])
+    with np.errstate(over="ignore"):
+        want = np.spacing(np.nan_to_num(values))
+    assert np.array_equal(_spacing(values.copy()), want)
+    finite = values[np.isfinite(values) & (values < np.finfo(float).max)]  # the bit path alone
+    assert np.array_equal(_spacing(finite.copy()), np.spacing(finite))
+
+
+@pytest.mark.parametrize("where", ["none", "late block", "minus round"])
+def test_blocks_of_runs_give_the_figures_of_the_whole_arrays(where):
+    """Runs read in blocks of 2**16 values (here 3 blocks): the figures equal one pass over the whole arrays, a
+    mismatch in the last block and a round that subtracts its draws included."""
+    from asyncdp.privacy.realized import _CHUNK, _draws_match, _draws_match_whole
+
+    rng = np.random.default_rng(11)
+    shape = (2 * _CHUNK // 120 + 7, 6, 5, 4)  # 120 values per run: three blocks
+    draws = rng.standard_normal(shape)
+    scales = np.array([0.0, 2.0, 0.5, 1e-3, 3.0, 0.25])
+    values = rng.uniform(-10, 10, size=shape)
+    sign = np.ones(6)
+    if where == "minus round":
+        sign[4] = -1.0
+    messages = values + (sign * scales)[None, :, None, None] * draws
+    residuals = messages - values
+    residuals[:, 0] = np.nan
+    if where == "late block":
+        residuals[-3, 2, 1, 0] += 1.0
+    for agent in (None, 1):
+        got = _draws_match(residuals, draws, messages, scales, "gaussian", agent)
+        want = _draws_match_whole(residuals, draws, messages, scales, "gaussian", agent)
+        assert got[0] == want[0] == (1 if where == "late block" else 0)
+        assert got[1] == want[1] and got[3] == want[3]
+        assert np.array_equal(got[2], want[2])
