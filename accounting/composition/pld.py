@@ -221,7 +221,9 @@ def _dense_epsilons(pmf: pld_pmf.DensePLDPmf, deltas: Sequence[float]) -> list[f
         losses = np.cumsum(steps)
         p = probs[start:stop]
         cum_u = np.cumsum(np.concatenate([[upper], p]))  # [j]: before adding p[j], [j + 1]: after
-        terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
+        exps, overflow = _exps(losses)
+        with np.errstate(invalid="ignore"):  # (inf * 0 beyond an overflow: never read, see below)
+            terms = exps * p
         cum_l = np.cumsum(np.concatenate([[lower], terms]))
         for k, d in enumerate(deltas):
             if out[k] is not None:
@@ -240,6 +242,11 @@ def _dense_epsilons(pmf: pld_pmf.DensePLDPmf, deltas: Sequence[float]) -> list[f
                     break
             zero = np.flatnonzero((cum_u[1:] >= d) & (cum_l[1:] == 0))
             z = int(zero[0]) if zero.size else None
+            # dp_accounting computes e^-loss at every index it passes without stopping (math.exp: OverflowError
+            # beyond e^709.78); those beyond its stop were computed here only to read ahead
+            reached = z if z is not None and (brk is None or z < brk) else (brk - 1 if brk is not None else stop)
+            if overflow is not None and overflow <= reached:
+                math.exp(-losses[overflow])  # raises dp_accounting's OverflowError
             if z is not None and (brk is None or z < brk):
                 out[k] = max(0, losses[z])
             elif brk is not None:
@@ -252,6 +259,23 @@ def _dense_epsilons(pmf: pld_pmf.DensePLDPmf, deltas: Sequence[float]) -> list[f
         if out[k] is None:  # the loop ran to the end
             out[k] = 0 if upper <= lower + d else math.log((upper - d) / lower)
     return [float(o) for o in out]
+
+
+def _exps(losses: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """``math.exp(-loss)`` of each loss, and the first index where it overflows (``inf`` there), or ``None``."""
+    neg = (-losses).tolist()
+    try:
+        return np.fromiter(map(math.exp, neg), dtype=float, count=len(neg)), None
+    except OverflowError:
+        out = np.array([math.exp(x) if x < 709.0 else _exp_or_inf(x) for x in neg], dtype=float)
+        return out, int(np.flatnonzero(np.isinf(out))[0])
+
+
+def _exp_or_inf(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
 
 
 def _read_epsilons(pld: pld_lib.PrivacyLossDistribution, deltas: Sequence[float]) -> list[float]:

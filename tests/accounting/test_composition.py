@@ -459,3 +459,24 @@ def test_one_pass_reads_dp_accountings_epsilons(kind, h):
         pld = make(s)
         want = [float(pld.get_epsilon_for_delta(d)) for d in _READ_DELTAS]
         assert _read_epsilons(pld, _READ_DELTAS) == want
+
+
+@pytest.mark.parametrize("lower,size,delta", [(-800, 801, 0.999), (-800, 801, 0.5), (-5000, 6000, 1e-3),
+                                              (-800, 1601, 1e-9)])
+def test_one_pass_reads_far_losses_as_dp_accounting_does(lower, size, delta):
+    """Losses below -709.78 (e^-loss overflows math.exp): the one pass raises dp_accounting's OverflowError where
+    its loop reaches them and reads ahead past them silently where it stops before."""
+    from dp_accounting.pld import pld_pmf as dense
+
+    from accounting.composition.pld import _dense_epsilons
+
+    pmf = dense.DensePLDPmf(1.0, lower, np.full(size, 1.0 / size), 0.0, True)
+    try:
+        want: object = float(pmf.get_epsilon_for_delta(delta))
+    except OverflowError:
+        want = OverflowError
+    try:
+        got: object = _dense_epsilons(pmf, [delta])[0]
+    except OverflowError:
+        got = OverflowError
+    assert got == want
