@@ -190,103 +190,6 @@ def _pld_of(lap: Counter[float], gau: Counter[float], h: float,
     return pld_lib.PrivacyLossDistribution(_compose_tree(leaves))
 
 
-_READ_BLOCK = 1024  # first block of losses read by _dense_epsilons (then doubling)
-
-
-def _dense_epsilons(pmf: pld_pmf.DensePLDPmf, deltas: Sequence[float]) -> list[float]:
-    """``[pmf.get_epsilon_for_delta(d) for d in deltas]`` in one pass, with the same arithmetic.
-
-    dp_accounting reads a dense PMF from its largest loss down, one Python
-    iteration per grid point, until ``log((U - delta) / L) >= loss`` (``U``,
-    ``L``: the mass above and its ``e^-loss``-weighted sum). The running sums
-    do not depend on ``delta``, so one pass serves every delta: here in
-    blocks (1024 points, then doubling), the losses, ``U`` and ``L`` as
-    sequential sums (``np.cumsum`` adds in order, as the loop; the losses are
-    ``itertools.count``'s repeated additions), ``e^-loss`` by ``math.exp``;
-    the stopping test by ``np.log`` except within ``1e-9`` of equality,
-    where ``math.log`` decides, as in the loop. The epsilons are dp_accounting's
-    own, bit for bit.
-    """
-    probs = np.flip(pmf._probs)  # pylint: disable=protected-access
-    infinity = pmf._infinity_mass  # pylint: disable=protected-access
-    step = -pmf._discretization  # pylint: disable=protected-access
-    loss = (pmf._lower_loss + len(pmf._probs) - 1) * pmf._discretization  # pylint: disable=protected-access
-    out: list[Any] = [math.inf if infinity > d else None for d in deltas]
-    upper, lower = infinity, 0.0
-    start, size, n = 0, _READ_BLOCK, len(probs)
-    while start < n and any(o is None for o in out):
-        stop = min(n, start + size)
-        steps = np.full(stop - start, step)
-        steps[0] = loss
-        losses = np.cumsum(steps)
-        p = probs[start:stop]
-        cum_u = np.cumsum(np.concatenate([[upper], p]))  # [j]: before adding p[j], [j + 1]: after
-        exps, overflow = _exps(losses)
-        with np.errstate(invalid="ignore"):  # (inf * 0 beyond an overflow: never read, see below)
-            terms = exps * p
-        cum_l = np.cumsum(np.concatenate([[lower], terms]))
-        for k, d in enumerate(deltas):
-            if out[k] is not None:
-                continue
-            u_b, l_b = cum_u[:-1], cum_l[:-1]
-            valid = (u_b > d) & (l_b > 0)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                gap = np.log((u_b - d) / l_b) - losses
-            margin = 1e-9 * (1.0 + np.abs(losses))
-            maybe = valid & (gap >= -margin)
-            sure = valid & (gap > margin)
-            brk = None
-            for j in np.flatnonzero(maybe).tolist():
-                if sure[j] or math.log((cum_u[j] - d) / cum_l[j]) >= losses[j]:
-                    brk = j
-                    break
-            zero = np.flatnonzero((cum_u[1:] >= d) & (cum_l[1:] == 0))
-            z = int(zero[0]) if zero.size else None
-            # dp_accounting computes e^-loss at every index it passes without stopping (math.exp: OverflowError
-            # beyond e^709.78); those beyond its stop were computed here only to read ahead
-            reached = z if z is not None and (brk is None or z < brk) else (brk - 1 if brk is not None else stop)
-            if overflow is not None and overflow <= reached:
-                math.exp(-losses[overflow])  # raises dp_accounting's OverflowError
-            if z is not None and (brk is None or z < brk):
-                out[k] = max(0, losses[z])
-            elif brk is not None:
-                u, lo = cum_u[brk], cum_l[brk]
-                out[k] = 0 if u <= lo + d else math.log((u - d) / lo)
-        upper, lower = cum_u[-1], cum_l[-1]
-        loss = losses[-1] + step
-        start, size = stop, 2 * size
-    for k, d in enumerate(deltas):
-        if out[k] is None:  # the loop ran to the end
-            out[k] = 0 if upper <= lower + d else math.log((upper - d) / lower)
-    return [float(o) for o in out]
-
-
-def _exps(losses: np.ndarray) -> tuple[np.ndarray, int | None]:
-    """``math.exp(-loss)`` of each loss, and the first index where it overflows (``inf`` there), or ``None``."""
-    neg = (-losses).tolist()
-    try:
-        return np.fromiter(map(math.exp, neg), dtype=float, count=len(neg)), None
-    except OverflowError:
-        out = np.array([math.exp(x) if x < 709.0 else _exp_or_inf(x) for x in neg], dtype=float)
-        return out, int(np.flatnonzero(np.isinf(out))[0])
-
-
-def _exp_or_inf(x: float) -> float:
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return math.inf
-
-
-def _read_epsilons(pld: pld_lib.PrivacyLossDistribution, deltas: Sequence[float]) -> list[float]:
-    """``[pld.get_epsilon_for_delta(d) for d in deltas]``, the dense PMFs read once for all deltas."""
-    pmfs = [pld._pmf_remove] + ([] if pld._symmetric else [pld._pmf_add])  # pylint: disable=protected-access
-    if not all(isinstance(p, pld_pmf.DensePLDPmf) for p in pmfs):
-        return [float(pld.get_epsilon_for_delta(d)) for d in deltas]
-    reads = [_dense_epsilons(p, deltas) for p in pmfs]
-    return [float(max(col)) for col in zip(*reads)]
-
-
 def pld_epsilon(ledger: Ledger, sensitivity: Sensitivity, delta: float,
                 value_discretization_interval: float = 1e-4, engine: str = "tree") -> float:
     """Epsilon from privacy-loss-distribution composition (pessimistic, i.e. a valid upper bound).
@@ -419,7 +322,7 @@ def pld_epsilon_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity, delta
             elif isinstance(pld, pld_privacy_accountant.PLDAccountant):
                 done[key] = [float(pld.get_epsilon(d)) for d in ds]
             else:
-                done[key] = _read_epsilons(pld, ds)  # one pass for every delta
+                done[key] = [float(pld.get_epsilon_for_delta(d)) for d in ds]
         rows.append(list(done[key]))
     return rows
 
