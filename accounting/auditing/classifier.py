@@ -163,8 +163,13 @@ class ScoreCandidates:
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCandidates:
     """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows.
 
-    The features of the training rows are computed once: the linear ones are
-    a column selection of the quadratic ones (the same values its map computes).
+    The features of the training rows are computed and standardized once:
+    the linear ones are a column selection of the quadratic ones (the same
+    values its map computes), and the standardizer's mean and scale of a
+    column depend on that column alone, so the linear fit reads the selected
+    columns of the standardized quadratic features and the matching entries
+    of the quadratic fit's standardizer (:func:`_scaler_columns`): the
+    numbers :func:`fit_score` computes for each score alone.
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -177,8 +182,10 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
     feats = quad.transform(both)
     cols = lin.columns_in(quad)
     assert cols is not None  # the same outputs: the linear map is a column selection of the quadratic one
-    return ScoreCandidates((_fit_model(quad, feats, x.shape[0], seed=seed),
-                            _fit_model(lin, _columns(feats, cols), x.shape[0], seed=seed)), ("quadratic", "linear"))
+    scaler, z = _standardize(feats)
+    return ScoreCandidates((_fit_model(quad, scaler, z, x.shape[0], seed=seed),
+                            _fit_model(lin, _scaler_columns(scaler, cols), _columns(z, cols), x.shape[0],
+                                       seed=seed)), ("quadratic", "linear"))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -210,7 +217,7 @@ def _finite_features() -> Any:
     scores themselves."""
     import sklearn
 
-    return sklearn.config_context(assume_finite=True)
+    return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
 
 
 def _threads_for(entries: int) -> Any:
@@ -239,38 +246,85 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     """
     both = np.concatenate([x, x_prime])
     fmap = fit_features(both, linear=linear)
-    return _fit_model(fmap, fmap.transform(both), x.shape[0], seed=seed, max_iter=max_iter)
+    scaler, z = _standardize(fmap.transform(both))
+    return _fit_model(fmap, scaler, z, x.shape[0], seed=seed, max_iter=max_iter)
 
 
-def _fit_model(fmap: FeatureMap, feats: np.ndarray, positives: int, *, seed: int, max_iter: int = 300
+def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
+    """scikit-learn's ``StandardScaler`` fitted on the feature rows ``feats``, and the standardized rows.
+
+    Raises:
+        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`).
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler()
+    with _finite_features():
+        z = scaler.fit_transform(feats)
+    # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
+    # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
+    # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
+    for name, value in (("mean", scaler.mean_), ("scale", scaler.scale_)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
+                             f"largest feature {float(np.abs(feats).max()):.3g})")
+    return scaler, z
+
+
+def _scaler_columns(scaler: Any, cols: np.ndarray) -> Any:
+    """The fitted ``StandardScaler`` of columns ``cols`` of ``scaler``'s features: its mean, variance and scale
+    entries (each column's are computed from that column alone, so these are the numbers a scaler fitted on
+    those columns holds, bit for bit)."""
+    from sklearn.preprocessing import StandardScaler
+
+    sub = StandardScaler()
+    sub.mean_, sub.var_, sub.scale_ = scaler.mean_[cols], scaler.var_[cols], scaler.scale_[cols]
+    sub.n_samples_seen_, sub.n_features_in_ = scaler.n_samples_seen_, int(cols.size)
+    return sub
+
+
+def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, seed: int, max_iter: int = 300
                ) -> LearnedScore:
-    """:func:`fit_score` on the training rows' features ``feats`` (the first ``positives`` rows under ``P``)."""
+    """:func:`fit_score` on the training rows' standardized features ``z`` (the first ``positives`` rows under
+    ``P``; ``scaler`` standardized them).
+
+    The logistic regression is scikit-learn's, with ``class_weight="balanced"``
+    given as the sample weights it stands for (:func:`_balanced_weights`).
+
+    Raises:
+        ValueError: the fitted coefficients or intercept are not finite.
+    """
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.pipeline import Pipeline
 
-    labels = np.concatenate([np.ones(positives, dtype=int), np.zeros(feats.shape[0] - positives, dtype=int)])
-    rows, cols = feats.shape
-    solver = "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"
-    model = make_pipeline(StandardScaler(),
-                          LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed,
-                                             solver=solver))
-    with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
+    rows, cols = z.shape
+    labels = np.zeros(rows, dtype=int)
+    labels[:positives] = 1
+    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver=_solver(rows, cols))
+    with warnings.catch_warnings(), _threads_for(z.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         # Newton-CG stops where its line search fails: the same (weaker) score as an unconverged fit
         warnings.filterwarnings("ignore", "Line Search failed")
         warnings.filterwarnings("ignore", "The line search algorithm did not converge")  # scipy's, inside it
-        model.fit(feats, labels)
-    # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
-    # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
-    # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
-    scaler, logit = model[0], model[-1]
-    for name, value in (("mean", scaler.mean_), ("scale", scaler.scale_), ("coefficients", logit.coef_),
-                        ("intercept", logit.intercept_)):
+        logit.fit(z, labels, sample_weight=_balanced_weights(labels))
+    for name, value in (("coefficients", logit.coef_), ("intercept", logit.intercept_)):
         if not np.isfinite(value).all():
-            raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
-                             f"largest feature {float(np.abs(feats).max()):.3g})")
-    return LearnedScore(fmap, model)
+            raise ValueError(f"the classifier's fitted {name} is not finite (standardized features up to "
+                             f"{float(np.abs(z).max()):.3g})")
+    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("logisticregression", logit)]))
+
+
+def _balanced_weights(labels: np.ndarray) -> np.ndarray:
+    """Per-row weights of scikit-learn's ``class_weight="balanced"``: ``n / (2 * n_class)`` for a row of a class
+    with ``n_class`` of the ``n`` rows (the same numbers scikit-learn computes, given as sample weights: its
+    class-weight path re-validates and re-encodes the labels three times, a quarter of a small fit's time)."""
+    counts = np.bincount(labels, minlength=2).astype(float)
+    return (counts.sum() / (2.0 * counts))[labels]
+
+
+def _solver(rows: int, cols: int) -> str:
+    """The solver of a fit of ``rows`` rows of ``cols`` features (:data:`NEWTON_CG_ROWS`)."""
+    return "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"
