@@ -167,8 +167,11 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
         events = choose_exact(a[:na], b[:nb], eps=eps, dlt=dlt, alpha=alpha)
     else:
         score = fit_classifier(a[:fit_a], b[:fit_b], seed=seed)
-        events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), eps=eps, dlt=dlt, alpha=alpha,
-                                  fit=(fit_a, fit_b))
+        with score.threads(max(a.shape[0], b.shape[0])):  # one thread context for the four scorings
+            events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), eps=eps, dlt=dlt,
+                                      alpha=alpha, fit=(fit_a, fit_b))
+            counts = events.count(a[na:], b[nb:], rng)
+        return certified_report(events, counts, n_cert, eps=eps, dlt=dlt, conf=conf, n_train=(na, nb))
     counts = events.count(a[na:], b[nb:], rng)
     return certified_report(events, counts, n_cert, eps=eps, dlt=dlt, conf=conf, n_train=(na, nb))
 
@@ -307,7 +310,7 @@ def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int) -> Any:
     from .classifier import fit_scores
 
     try:
-        return fit_scores(fit.astype(float), fit_prime.astype(float), seed=seed)
+        return fit_scores(np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float), seed=seed)
     except (TypeError, ValueError) as exc:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
 
@@ -352,7 +355,7 @@ def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.nd
 def _scores_of(score: Any) -> Callable[[np.ndarray], np.ndarray]:
     def key(x: np.ndarray) -> np.ndarray:
         try:
-            return score(x.astype(float))
+            return score(np.asarray(x, dtype=float))  # a copy only for other dtypes
         except (TypeError, ValueError) as exc:
             raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
     return key

@@ -335,3 +335,31 @@ def test_fits_of_many_rows_keep_lbfgs():
     got = fit_score(x, x_prime).model[-1]
     _, lbfgs = _exact_and_lbfgs(x, x_prime, False)
     assert np.allclose(np.r_[got.coef_.ravel(), got.intercept_], lbfgs, rtol=0, atol=1e-12)
+
+
+def test_nested_one_thread_contexts_hold_the_limit_until_the_outermost_closes(monkeypatch):
+    """A one-thread context inside another changes nothing on entry and on exit, and does not touch the
+    thread pools (the scorings inside the audit's single context run in one thread); the outermost one
+    restores the process's threads."""
+    import sklearn.linear_model  # noqa: F401  (its OpenMP runtime loaded, as in any fit)
+    from threadpoolctl import threadpool_info
+
+    import accounting.auditing.classifier as classifier
+    from accounting.auditing.classifier import _threads
+
+    def threads():
+        return sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
+
+    before = threads()
+    with _threads(1):
+        inside = threads()
+        assert all(n == 1 for _, n in inside)
+        made = classifier._controller()
+        monkeypatch.setattr(classifier, "_controller", lambda: pytest.fail("a nested context limited the pools"))
+        with _threads(1):
+            assert threads() == inside
+        assert threads() == inside  # the inner context's exit kept the limit
+        with _threads(None):
+            assert threads() == inside
+        monkeypatch.setattr(classifier, "_controller", lambda: made)
+    assert threads() == before
