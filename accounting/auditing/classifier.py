@@ -245,8 +245,6 @@ def _threads(limit: int | None) -> Any:
     Inside a one-thread context a nested one-thread context changes nothing
     and costs nothing (:func:`_one_thread`), so a caller that fits and scores
     many blocks limits the threads once around all of them."""
-    import contextlib
-
     if limit is None:
         return contextlib.nullcontext()
     if limit == 1:
