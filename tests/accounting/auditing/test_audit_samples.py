@@ -363,3 +363,16 @@ def test_nested_one_thread_contexts_hold_the_limit_until_the_outermost_closes(mo
             assert threads() == inside
         monkeypatch.setattr(classifier, "_controller", lambda: made)
     assert threads() == before
+
+
+@given(x=hnp.arrays(float, st.tuples(st.integers(1, 150), st.integers(1, 3)),
+                    elements=st.sampled_from([0.0, -0.0, 1.0, np.nan, np.inf]) | st.floats(-1e3, 1e3)))
+def test_auto_method_is_decided_by_distinct_rows(x):
+    """The shortcut on the last column's values gives the decision of counting distinct rows, also with NaN,
+    infinities and signed zeros."""
+    from accounting.auditing.events import distinct_rows
+    from accounting.auditing.samples import MAX_ATOMS, choose_method
+
+    half = x.shape[0] // 2
+    want = "exact" if distinct_rows(x) <= MAX_ATOMS else "classifier"
+    assert choose_method("auto", x[:half], x[half:], numeric=True) == want
