@@ -24,7 +24,7 @@ import numpy as np
 from .errors import PrivacyParameterError
 
 __all__ = ["LOWER_BOUNDS", "PLRVReport", "plrv_audit", "BlackBoxReport", "blackbox_audit", "clopper_pearson", "clopper_pearson_many",
-           "hoeffding_half_width"]
+           "clopper_pearson_bound_many", "hoeffding_half_width"]
 
 FLOAT_TOLERANCE = 1e-9
 """Relative slack before ``L > epsilon`` counts as a violation (round-off in the replay)."""
@@ -202,13 +202,35 @@ def clopper_pearson_many(successes: Any, trials: Any, alpha: float) -> tuple[np.
         >>> [lo[0], round(float(hi[0]), 4)] == list(clopper_pearson(0, 10, 0.05)[:1]) + [0.3085]
         True
     """
+    k, n, a = _checked_counts(successes, trials, alpha)
+    return _beta_quantiles(k, n, a)
+
+
+def clopper_pearson_bound_many(successes: Any, trials: Any, alpha: float, *, upper: bool) -> np.ndarray:
+    """One side of :func:`clopper_pearson_many`: its lower (``upper=False``) or upper bounds alone, the same
+    numbers (a caller that needs one side skips the other's inverse beta function).
+
+    Raises:
+        PrivacyParameterError: as :func:`clopper_pearson_many`.
+
+    Example:
+        >>> lo, hi = clopper_pearson_many([0, 5], [10, 10], 0.05)
+        >>> bool((clopper_pearson_bound_many([0, 5], 10, 0.05, upper=True) == hi).all())
+        True
+    """
+    k, n, a = _checked_counts(successes, trials, alpha)
+    return _beta_upper(k, n, a) if upper else _beta_lower(k, n, a)
+
+
+def _checked_counts(successes: Any, trials: Any, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(k, n, alpha)`` broadcast and checked for :func:`clopper_pearson_many`."""
     a = _check_level("alpha", alpha)
     k, n = np.broadcast_arrays(np.asarray(successes), np.asarray(trials))
     if k.size and ((n < 1).any() or (k < 0).any() or (k > n).any()):
         bad = int(np.argmax((n < 1) | (k < 0) | (k > n)))
         raise PrivacyParameterError(f"need 0 <= successes <= trials and trials >= 1, got "
                                     f"{k.ravel()[bad]}/{n.ravel()[bad]}")
-    return _beta_quantiles(k, n, a)
+    return k, n, a
 
 
 def _beta_quantiles(k: Any, n: Any, a: float) -> tuple[Any, Any]:
@@ -225,10 +247,23 @@ def _beta_quantiles(k: Any, n: Any, a: float) -> tuple[Any, Any]:
         lo = 0.0 if k == 0 else special.betaincinv(k, n - k + 1, a / 2)
         hi = 1.0 if k == n else special.betaincinv(k + 1, n - k, 1 - a / 2)
         return lo, hi
+    return _beta_lower(k, n, a), _beta_upper(k, n, a)
+
+
+def _beta_lower(k: Any, n: Any, a: float) -> np.ndarray:
+    """The lower Clopper–Pearson bounds of :func:`_beta_quantiles` (arrays)."""
+    from scipy import special
+
     k, n = np.asarray(k), np.asarray(n)
-    lo = np.where(k == 0, 0.0, special.betaincinv(np.maximum(k, 1), n - k + 1, a / 2))
-    hi = np.where(k == n, 1.0, special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - a / 2))
-    return lo, hi
+    return np.where(k == 0, 0.0, special.betaincinv(np.maximum(k, 1), n - k + 1, a / 2))
+
+
+def _beta_upper(k: Any, n: Any, a: float) -> np.ndarray:
+    """The upper Clopper–Pearson bounds of :func:`_beta_quantiles` (arrays)."""
+    from scipy import special
+
+    k, n = np.asarray(k), np.asarray(n)
+    return np.where(k == n, 1.0, special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - a / 2))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..auditors import clopper_pearson, clopper_pearson_many
+from ..auditors import clopper_pearson, clopper_pearson_bound_many
 
 __all__ = ["BOUNDS_PER_ORDER", "ORDERS", "CertifiedEvent", "per_bound_alpha", "one_sided_bounds", "certify_event",
            "projected_epsilon", "projected_epsilons"]
@@ -162,8 +162,8 @@ def projected_epsilons(p_hat: Any, p_prime_hat: Any, n: int, n_prime: int, *, ep
     # the counts the estimates project to (round half to even, as Python's round), within [0, n]
     k = np.clip(np.rint(np.asarray(p_hat, dtype=float) * n), 0, n).astype(np.int64)
     kp = np.clip(np.rint(np.asarray(p_prime_hat, dtype=float) * n_prime), 0, n_prime).astype(np.int64)
-    p_lower, _ = clopper_pearson_many(k, int(n), 2.0 * alpha)
-    _, p_prime_upper = clopper_pearson_many(kp, int(n_prime), 2.0 * alpha)
+    p_lower = clopper_pearson_bound_many(k, int(n), 2.0 * alpha, upper=False)
+    p_prime_upper = clopper_pearson_bound_many(kp, int(n_prime), 2.0 * alpha, upper=True)
     factor = math.exp(epsilon)
     out = []
     for lo, hi in zip(np.asarray(p_lower, dtype=float).tolist(), np.asarray(p_prime_upper, dtype=float).tolist()):

@@ -31,6 +31,8 @@ certification and its union bound are unchanged.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,10 +101,19 @@ class LearnedScore:
         operations: scikit-learn's per-call input checks cost more than the
         product itself on the few hundred rows of a privacy check's blocks.
         """
-        scaler, logit = self.model[0], self.model[-1]
+        return self.linear(self.standardize(feats))
+
+    def standardize(self, feats: np.ndarray) -> np.ndarray:
+        """The standardized features (the pipeline's scaler, its operations), a new row-major array."""
+        scaler = self.model[0]
         z = feats - scaler.mean_
         z /= scaler.scale_
-        with _threads_for(feats.size):
+        return z
+
+    def linear(self, z: np.ndarray) -> np.ndarray:
+        """The logistic regression's log-odds of standardized feature rows ``z``, shape ``(n,)``."""
+        logit = self.model[-1]
+        with _threads_for(z.size):
             return (z @ logit.coef_.T + logit.intercept_).reshape(-1)
 
 
@@ -135,6 +146,20 @@ class ScoreCandidates:
         """The feature map of the first (richest) score."""
         return self.scores[0].features
 
+    def threads(self, rows: int) -> Any:
+        """The thread context of scoring ``rows`` rows (one thread for blocks of at most
+        :data:`ONE_THREAD_ENTRIES` features), to hold around many calls: each call's own contexts then cost
+        nothing (:func:`_threads`).
+
+        Example:
+            >>> rng = np.random.default_rng(0)
+            >>> s = fit_scores(rng.normal(1, 1, (100, 2)), rng.normal(0, 1, (100, 2)))
+            >>> with s.threads(300):
+            ...     s(np.zeros((300, 2))).shape
+            (300, 2)
+        """
+        return _threads_for(min(rows, CHUNK) * self.features.size)
+
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Scores of the rows of ``x``, shape ``(n, len(scores))``.
 
@@ -142,16 +167,29 @@ class ScoreCandidates:
         score's map: a score whose features are a column selection of them
         (the linear map's, :meth:`~accounting.auditing.features.FeatureMap.columns_in`)
         reads those columns, which hold the values its own map computes, so
-        each score equals ``score(x)``.
+        each score equals ``score(x)``. When its scaler's mean and scale are
+        the first scaler's entries of those columns (:func:`fit_scores`), it
+        reads the columns of the first score's *standardized* features, the
+        same numbers again (standardizing is entrywise).
         """
         x = np.asarray(x, dtype=float)
-        first = self.scores[0].features
-        columns = [s.features.columns_in(first) for s in self.scores]
+        first = self.scores[0]
+        columns = [s.features.columns_in(first.features) for s in self.scores]
+        shared = [cols is not None and _scaler_is_columns(s.model[0], first.model[0], cols)
+                  for s, cols in zip(self.scores, columns)]
         out = np.empty((x.shape[0], len(self.scores)))
         for start in range(0, x.shape[0], CHUNK):
             block = x[start:start + CHUNK]
-            full = first.transform(block)
+            full = first.features.transform(block)
+            z_full = None
             for j, (score, cols) in enumerate(zip(self.scores, columns)):
+                if shared[j]:  # its standardized features are columns of the first score's
+                    assert cols is not None
+                    if z_full is None:
+                        z_full = first.standardize(full)
+                    out[start:start + CHUNK, j] = score.linear(z_full if cols.size == full.shape[1]
+                                                               else _columns(z_full, cols))
+                    continue
                 feats = (full if cols.size == full.shape[1] else _columns(full, cols)) if cols is not None \
                     else score.features.transform(block)
                 out[start:start + CHUNK, j] = score.decide(feats)
@@ -163,8 +201,16 @@ class ScoreCandidates:
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCandidates:
     """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows.
 
-    The features of the training rows are computed once: the linear ones are
-    a column selection of the quadratic ones (the same values its map computes).
+    The features of the training rows are computed and standardized once:
+    the linear ones are a column selection of the quadratic ones (the same
+    values its map computes), and the standardizer's mean and scale of a
+    column depend on that column alone, so the linear fit reads the selected
+    columns of the standardized quadratic features and the matching entries
+    of the quadratic fit's standardizer (:func:`_scaler_columns`): the
+    numbers :func:`fit_score` computes for each score alone. (A column's sums
+    over the rows of a matrix of several columns add the rows in order,
+    whichever the other columns; a one-column matrix is summed pairwise, so a
+    single linear feature is standardized on its own.)
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -177,8 +223,14 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
     feats = quad.transform(both)
     cols = lin.columns_in(quad)
     assert cols is not None  # the same outputs: the linear map is a column selection of the quadratic one
-    return ScoreCandidates((_fit_model(quad, feats, x.shape[0], seed=seed),
-                            _fit_model(lin, _columns(feats, cols), x.shape[0], seed=seed)), ("quadratic", "linear"))
+    with _threads_for(feats.size):  # the largest matrix of both fits: the threads are limited once for both
+        scaler, z = _standardize(feats)
+        if cols.size > 1:
+            lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
+        else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
+            lin_scaler, lin_z = _standardize(_columns(feats, cols))
+        return ScoreCandidates((_fit_model(quad, scaler, z, x.shape[0], seed=seed),
+                                _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed)), ("quadratic", "linear"))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -188,18 +240,51 @@ def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 
 def _threads(limit: int | None) -> Any:
-    """A context limiting the BLAS and OpenMP threads to ``limit`` (``None``: unchanged)."""
-    import contextlib
+    """A context limiting the BLAS and OpenMP threads to ``limit`` (``None``: unchanged).
 
-    global _CONTROLLER
+    Inside a one-thread context a nested one-thread context changes nothing
+    and costs nothing (:func:`_one_thread`), so a caller that fits and scores
+    many blocks limits the threads once around all of them."""
     if limit is None:
         return contextlib.nullcontext()
+    if limit == 1:
+        return _one_thread()
+    return _controller().limit(limits=limit)
+
+
+def _controller() -> Any:
+    """The process's :data:`_CONTROLLER`, made on first use."""
+    global _CONTROLLER
     if _CONTROLLER is None:
         import sklearn.linear_model  # noqa: F401  (its OpenMP runtime is loaded before the pools are listed)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=limit)
+    return _CONTROLLER
+
+
+_ONE_THREAD_DEPTH = 0
+"""How many :func:`_one_thread` contexts are open (the outermost one holds the limit)."""
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """One BLAS and OpenMP thread until the outermost such context closes (limiting the thread pools costs a
+    tenth of a millisecond per context: listing and restoring each pool's threads)."""
+    global _ONE_THREAD_DEPTH
+    if _ONE_THREAD_DEPTH:
+        _ONE_THREAD_DEPTH += 1
+        try:
+            yield
+        finally:
+            _ONE_THREAD_DEPTH -= 1
+        return
+    with _controller().limit(limits=1):
+        _ONE_THREAD_DEPTH = 1
+        try:
+            yield
+        finally:
+            _ONE_THREAD_DEPTH = 0
 
 
 def _finite_features() -> Any:
@@ -210,7 +295,7 @@ def _finite_features() -> Any:
     scores themselves."""
     import sklearn
 
-    return sklearn.config_context(assume_finite=True)
+    return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
 
 
 def _threads_for(entries: int) -> Any:
@@ -239,38 +324,90 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     """
     both = np.concatenate([x, x_prime])
     fmap = fit_features(both, linear=linear)
-    return _fit_model(fmap, fmap.transform(both), x.shape[0], seed=seed, max_iter=max_iter)
+    scaler, z = _standardize(fmap.transform(both))
+    return _fit_model(fmap, scaler, z, x.shape[0], seed=seed, max_iter=max_iter)
 
 
-def _fit_model(fmap: FeatureMap, feats: np.ndarray, positives: int, *, seed: int, max_iter: int = 300
+def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
+    """scikit-learn's ``StandardScaler`` fitted on the feature rows ``feats``, and the standardized rows.
+
+    Raises:
+        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`).
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler()
+    with _finite_features():
+        z = scaler.fit_transform(feats)
+    # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
+    # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
+    # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
+    for name, value in (("mean", scaler.mean_), ("scale", scaler.scale_)):
+        if not np.isfinite(value).all():
+            raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
+                             f"largest feature {float(np.abs(feats).max()):.3g})")
+    return scaler, z
+
+
+def _scaler_is_columns(sub: Any, scaler: Any, cols: np.ndarray) -> bool:
+    """Whether the fitted scaler ``sub`` has the mean and scale entries ``cols`` of ``scaler``'s, exactly."""
+    return bool(np.array_equal(sub.mean_, scaler.mean_[cols]) and np.array_equal(sub.scale_, scaler.scale_[cols]))
+
+
+def _scaler_columns(scaler: Any, cols: np.ndarray) -> Any:
+    """The fitted ``StandardScaler`` of columns ``cols`` of ``scaler``'s features: its mean, variance and scale
+    entries (each column's are computed from that column alone, so these are the numbers a scaler fitted on
+    those columns holds, bit for bit)."""
+    from sklearn.preprocessing import StandardScaler
+
+    sub = StandardScaler()
+    sub.mean_, sub.var_, sub.scale_ = scaler.mean_[cols], scaler.var_[cols], scaler.scale_[cols]
+    sub.n_samples_seen_, sub.n_features_in_ = scaler.n_samples_seen_, int(cols.size)
+    return sub
+
+
+def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, seed: int, max_iter: int = 300
                ) -> LearnedScore:
-    """:func:`fit_score` on the training rows' features ``feats`` (the first ``positives`` rows under ``P``)."""
+    """:func:`fit_score` on the training rows' standardized features ``z`` (the first ``positives`` rows under
+    ``P``; ``scaler`` standardized them).
+
+    The logistic regression is scikit-learn's, with ``class_weight="balanced"``
+    given as the sample weights it stands for (:func:`_balanced_weights`).
+
+    Raises:
+        ValueError: the fitted coefficients or intercept are not finite.
+    """
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.pipeline import Pipeline
 
-    labels = np.concatenate([np.ones(positives, dtype=int), np.zeros(feats.shape[0] - positives, dtype=int)])
-    rows, cols = feats.shape
-    solver = "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"
-    model = make_pipeline(StandardScaler(),
-                          LogisticRegression(C=1.0, max_iter=max_iter, class_weight="balanced", random_state=seed,
-                                             solver=solver))
-    with warnings.catch_warnings(), _threads_for(feats.size), _finite_features():
+    rows, cols = z.shape
+    labels = np.zeros(rows, dtype=int)
+    labels[:positives] = 1
+    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver=_solver(rows, cols))
+    with warnings.catch_warnings(), _threads_for(z.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
         # Newton-CG stops where its line search fails: the same (weaker) score as an unconverged fit
         warnings.filterwarnings("ignore", "Line Search failed")
         warnings.filterwarnings("ignore", "The line search algorithm did not converge")  # scipy's, inside it
-        model.fit(feats, labels)
-    # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
-    # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
-    # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
-    scaler, logit = model[0], model[-1]
-    for name, value in (("mean", scaler.mean_), ("scale", scaler.scale_), ("coefficients", logit.coef_),
-                        ("intercept", logit.intercept_)):
+        logit.fit(z, labels, sample_weight=_balanced_weights(labels))
+    for name, value in (("coefficients", logit.coef_), ("intercept", logit.intercept_)):
         if not np.isfinite(value).all():
-            raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
-                             f"largest feature {float(np.abs(feats).max()):.3g})")
-    return LearnedScore(fmap, model)
+            raise ValueError(f"the classifier's fitted {name} is not finite (standardized features up to "
+                             f"{float(np.abs(z).max()):.3g})")
+    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("logisticregression", logit)]))
+
+
+def _balanced_weights(labels: np.ndarray) -> np.ndarray:
+    """Per-row weights of scikit-learn's ``class_weight="balanced"``: ``n / (2 * n_class)`` for a row of a class
+    with ``n_class`` of the ``n`` rows (the same numbers scikit-learn computes, given as sample weights: its
+    class-weight path re-validates and re-encodes the labels three times, a quarter of a small fit's time)."""
+    counts = np.bincount(labels, minlength=2).astype(float)
+    return (counts.sum() / (2.0 * counts))[labels]
+
+
+def _solver(rows: int, cols: int) -> str:
+    """The solver of a fit of ``rows`` rows of ``cols`` features (:data:`NEWTON_CG_ROWS`)."""
+    return "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"

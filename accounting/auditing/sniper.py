@@ -16,6 +16,7 @@ certification counts are still binomial.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -104,7 +105,7 @@ def choose_threshold_event(scores: np.ndarray, scores_prime: np.ndarray, *, dire
     s = np.sort(direction * np.asarray(scores, dtype=float))
     sp = np.sort(direction * np.asarray(scores_prime, dtype=float))
     n, m = s.size, sp.size
-    targets = np.concatenate([[0.0], np.geomspace(1.0 / m, 1.0, LEVELS)[:-1]])
+    targets = _targets(m)
     # every target's threshold and tie probability at once (the same arithmetic, elementwise)
     want = targets * m  # expected number of P' selection samples in the event
     idx = np.clip(m - 1 - np.floor(want).astype(np.int64), 0, m - 1)
@@ -122,8 +123,19 @@ def choose_threshold_event(scores: np.ndarray, scores_prime: np.ndarray, *, dire
     gt, eq = _counts(s, t)
     projected = projected_epsilons((gt + q * eq) / n, (gt_p + q * eq_p) / m, n_cert, n_cert_prime,
                                    epsilon=epsilon, delta=delta, alpha=alpha)
-    best = (-math.inf, -math.inf, ThresholdEvent(float(direction * sp[-1]), 0.0, direction))
-    for tj, qj, (eps_proj, margin) in zip(t.tolist(), q.tolist(), projected):
-        if (eps_proj, margin) > best[:2]:
-            best = (eps_proj, margin, ThresholdEvent(float(direction * tj), qj, direction))
-    return best[2], best[0]
+    best, best_key = -1, (-math.inf, -math.inf)  # -1: no candidate beats (-inf, -inf)
+    for j, key in enumerate(projected):
+        if key > best_key:
+            best, best_key = j, key
+    if best < 0:
+        return ThresholdEvent(float(direction * sp[-1]), 0.0, direction), -math.inf
+    return ThresholdEvent(float(direction * t[best]), float(q[best]), direction), best_key[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _targets(m: int) -> np.ndarray:
+    """The target probabilities under ``P'`` for ``m`` selection samples: ``0`` and the geometric grid of
+    :data:`LEVELS` values from ``1/m`` (the last, 1, left out); made once per ``m``, read-only."""
+    targets = np.concatenate([[0.0], np.geomspace(1.0 / m, 1.0, LEVELS)[:-1]])
+    targets.flags.writeable = False
+    return targets

@@ -335,3 +335,44 @@ def test_fits_of_many_rows_keep_lbfgs():
     got = fit_score(x, x_prime).model[-1]
     _, lbfgs = _exact_and_lbfgs(x, x_prime, False)
     assert np.allclose(np.r_[got.coef_.ravel(), got.intercept_], lbfgs, rtol=0, atol=1e-12)
+
+
+def test_nested_one_thread_contexts_hold_the_limit_until_the_outermost_closes(monkeypatch):
+    """A one-thread context inside another changes nothing on entry and on exit, and does not touch the
+    thread pools (the scorings inside the audit's single context run in one thread); the outermost one
+    restores the process's threads."""
+    import sklearn.linear_model  # noqa: F401  (its OpenMP runtime loaded, as in any fit)
+    from threadpoolctl import threadpool_info
+
+    import accounting.auditing.classifier as classifier
+    from accounting.auditing.classifier import _threads
+
+    def threads():
+        return sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
+
+    before = threads()
+    with _threads(1):
+        inside = threads()
+        assert all(n == 1 for _, n in inside)
+        made = classifier._controller()
+        monkeypatch.setattr(classifier, "_controller", lambda: pytest.fail("a nested context limited the pools"))
+        with _threads(1):
+            assert threads() == inside
+        assert threads() == inside  # the inner context's exit kept the limit
+        with _threads(None):
+            assert threads() == inside
+        monkeypatch.setattr(classifier, "_controller", lambda: made)
+    assert threads() == before
+
+
+@given(x=hnp.arrays(float, st.tuples(st.integers(1, 150), st.integers(1, 3)),
+                    elements=st.sampled_from([0.0, -0.0, 1.0, np.nan, np.inf]) | st.floats(-1e3, 1e3)))
+def test_auto_method_is_decided_by_distinct_rows(x):
+    """The shortcut on the last column's values gives the decision of counting distinct rows, also with NaN,
+    infinities and signed zeros."""
+    from accounting.auditing.events import distinct_rows
+    from accounting.auditing.samples import MAX_ATOMS, choose_method
+
+    half = x.shape[0] // 2
+    want = "exact" if distinct_rows(x) <= MAX_ATOMS else "classifier"
+    assert choose_method("auto", x[:half], x[half:], numeric=True) == want

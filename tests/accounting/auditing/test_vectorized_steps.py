@@ -117,3 +117,43 @@ def test_scores_equal_the_fitted_pipelines_decision_function(seed, rows, dim):
     feats = score.features.transform(rng.laplace(0, 3, (rows, dim)))
     with _finite_features():
         assert np.array_equal(score.decide(feats), score.model.decision_function(feats))
+
+
+def _pipeline_fit(z_raw, positives, solver):
+    """The previous fit: scikit-learn's pipeline of a StandardScaler and a class-balanced logistic regression."""
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    labels = np.r_[np.ones(positives, dtype=int), np.zeros(z_raw.shape[0] - positives, dtype=int)]
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=300, class_weight="balanced",
+                                                               random_state=0, solver=solver))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(z_raw, labels)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(20, 120), n_prime=st.integers(20, 120),
+       dim=st.integers(1, 8), linear=st.booleans(), nonfinite=st.booleans())
+@settings(max_examples=30, deadline=None)
+def test_fit_equals_the_balanced_pipeline(seed, n, n_prime, dim, linear, nonfinite):
+    """The fit (one standardizer for both scores, the balanced class weights given as sample weights) has the
+    standardizer and coefficients of scikit-learn's pipeline with ``class_weight="balanced"``, bit for bit,
+    also when the two sides have different numbers of rows (weights other than 1), for one output coordinate
+    (a one-column linear map) and with non-finite outputs (indicator columns)."""
+    from accounting.auditing.classifier import _solver
+
+    rng = np.random.default_rng(seed)
+    x, xp = rng.laplace(0.4, 1, (n, dim)), rng.laplace(0, 1, (n_prime, dim))
+    if nonfinite:
+        x[rng.random(n) < 0.2, 0] = np.nan
+        xp[rng.random(n_prime) < 0.2, dim - 1] = -np.inf
+    score = fit_scores(x, xp, seed=0).scores[int(linear)]
+    feats = score.features.transform(np.concatenate([x, xp]))
+    ref = _pipeline_fit(feats, n, _solver(*feats.shape))
+    for got, want in zip(score.model, ref):
+        for name in ("mean_", "var_", "scale_", "coef_", "intercept_"):
+            if hasattr(want, name):
+                assert np.array_equal(getattr(got, name), getattr(want, name)), name
