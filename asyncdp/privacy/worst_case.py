@@ -306,6 +306,12 @@ def _bound_base(scenario: Scenario) -> Scenario:
 
 
 def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
+    built = _with_cost(scenario, build, gradient, gradient_prime)
+    return built[0], built[1]
+
+
+def _with_cost(scenario: Scenario, build: Any, *gradients: Any) -> tuple[Scenario, ...]:
+    """The scenario of each gradient (:func:`_with_costs`; one gradient: the scenario ``P`` alone)."""
     alg = scenario.algorithm.bind(scenario.problem)  # its constants are filled: rebinding keeps them
     base = scenario.problem
 
@@ -313,7 +319,7 @@ def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: A
         problem = Problem(base.domain, build(base.costs, g))
         return scenario.replace(problem=problem, algorithm=alg, x0=scenario.initial_points())
 
-    return one(gradient), one(gradient_prime)
+    return tuple(one(g) for g in gradients)
 
 
 def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int | Sequence[int]) -> dict[str, np.ndarray]:
@@ -366,6 +372,13 @@ class _Family:
             return candidate_scenarios(scenario, self.agent, g, gp)
         assert round_index is not None
         return round_scenarios(scenario, round_index, g, gp)
+
+    def first(self, scenario: Scenario, round_index: int | None, g: Any) -> Scenario:
+        """The first scenario of :meth:`scenarios` alone."""
+        if self.agent is not None:
+            return _with_cost(scenario, _override(self.agent), g)[0]
+        assert round_index is not None
+        return _with_cost(scenario, _linear_round(round_index), g)[0]
 
     def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
                   ) -> CandidateCosts:
@@ -1117,11 +1130,11 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
     pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
                                                                      best.gradient_prime))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
-    for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
+    for label, t0, g, _ in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
         key = (t0, np.asarray(g, dtype=float).tobytes())
         if key not in seen and len(pairs) < _PROBE_PAIRS:
             seen.add(key)
-            pairs.append((label, fam.scenarios(scenario, t0, g, gp)[0], None))
+            pairs.append((label, fam.first(scenario, t0, g), None))
     try:
         finding = probe_pairs(evaluated.prefix(_PROBE_RUNS), pairs, ctx.algorithm, ctx.options.seed)
     except AccountingError as exc:
