@@ -107,7 +107,7 @@ from .constructed import CandidateCosts, CandidateRuns, constructed_replay, cons
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
-           "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
+           "profile_objectives", "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns are tried (all of them for ``n <= 6``)."""
@@ -526,8 +526,20 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
         for (key, _), known in zip(group, got):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
-    return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
-            for label, t0, g, gp in candidates]
+    many = getattr(objective, "many", None)
+    if many is None or not candidates:
+        return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
+                for label, t0, g, gp in candidates]
+    got, scored, early = [], [], {}
+    for k, (_, t0, g, gp) in enumerate(candidates):
+        losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
+        got.append((losses, rows))
+        scored.append(losses if focus is None else per_round[:, focus])
+        if np.isnan(scored[-1]).any():  # scored in turn, as one at a time (what is wrong is named in that order)
+            early[k] = float(objective(scored[-1]))
+    scores = many(np.stack(scored))
+    return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
+            for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
 
 
 def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
@@ -612,21 +624,75 @@ def profile_objective(losses: Any, epsilon: float, delta: float, gaussian: bool)
     return float(np.mean(np.where(moved, vals, np.where(mu == 0, 0.0, 1.0))))
 
 
+def profile_objectives(losses: Any, epsilon: float, delta: float, gaussian: bool) -> np.ndarray:
+    """:func:`profile_objective` of each row of ``losses`` (candidates by schedules), computed together.
+
+    The same values as one call per row: the same elementwise operations on the same entries, each row's
+    mean a reduction of that row alone; a row with a NaN gets its own call (which names what is wrong).
+
+    Args:
+        losses: ``(K, S)``: each candidate's constructed losses on the same ``S`` evaluated schedules.
+        epsilon, delta, gaussian: as :func:`profile_objective`.
+
+    Returns:
+        ``(K,)`` objectives.
+
+    Example:
+        >>> rows = [[4.5] + [0.005] * 15, [1.125] * 16]
+        >>> bool((profile_objectives(rows, 1.0, 1e-5, True)
+        ...       == [profile_objective(r, 1.0, 1e-5, True) for r in rows]).all())
+        True
+    """
+    from accounting.profiles import _log_gaussian_delta_vec
+
+    loss = np.asarray(losses, dtype=float)
+    if loss.ndim != 2 or loss.shape[1] == 0 or not (delta > 0 and gaussian and math.isfinite(epsilon)):
+        return np.array([profile_objective(row, epsilon, delta, gaussian) for row in loss])
+    eps = max(epsilon, 0.0)
+    mu = np.sqrt(2.0 * np.maximum(loss, 0.0))
+    moved = np.isfinite(mu) & (mu > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        vals = np.exp(_log_gaussian_delta_vec(np.where(moved, mu, 1.0), eps))
+    out = np.where(moved, vals, np.where(mu == 0, 0.0, 1.0)).mean(axis=1)
+    for k in np.flatnonzero(np.isnan(loss).any(axis=1)).tolist():
+        out[k] = profile_objective(loss[k], epsilon, delta, gaussian)
+    return out
+
+
+class _Objective:
+    """``losses -> objective`` for the check's claim (:func:`profile_objective`); :meth:`many` scores several
+    candidates' losses at once (:func:`profile_objectives`, the same values)."""
+
+    def __init__(self, epsilon: float, delta: float, gaussian: bool) -> None:
+        self.epsilon, self.delta, self.gaussian = epsilon, delta, gaussian
+
+    def __call__(self, losses: Any) -> float:
+        return profile_objective(losses, self.epsilon, self.delta, self.gaussian)
+
+    def many(self, losses: Any) -> np.ndarray:
+        return profile_objectives(losses, self.epsilon, self.delta, self.gaussian)
+
+
 def _objective_of(ctx: Any, scenario: Scenario) -> Any:
     """``losses -> objective`` for the check's claim (:func:`profile_objective`)."""
     alg = scenario.algorithm.bind(scenario.problem)
     gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
-    eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
-    return lambda losses: profile_objective(losses, eps, delta, gaussian)
+    return _Objective(ctx.epsilon_claimed, ctx.delta_claimed, gaussian)
 
 
 def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
+    return _scored(fam, label, round_index, g, gp, losses, rows, float(objective(scored)))
+
+
+def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
+            objective: float) -> CandidatePair:
+    """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
     k = int(np.argmax(losses))
     return CandidatePair(label, fam.agent, tuple(map(float, g)), tuple(map(float, gp)), float(losses[k]), rows[k],
-                         round_index, float(objective(scored)))
+                         round_index, objective)
 
 
 def _rank(c: CandidatePair) -> tuple[float, float]:
