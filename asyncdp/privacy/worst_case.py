@@ -510,8 +510,9 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     base = _base_of(cand, scenario)[1]
     count = min(limit, len(cand.rows))
     todo: dict[Any, tuple[int | None, Any, Any]] = {}
-    for _, t0, g, gp in candidates:
-        key = _known_key(cand, fam, scenario, t0, g, gp)
+    head = (fam.agent, id(_base_of(cand, scenario)[0]))  # _known_key's, the same for every candidate
+    keys = [head + _key(t0, g, gp) for _, t0, g, gp in candidates]
+    for key, (_, t0, g, gp) in zip(keys, candidates):
         known = cand.known.get(key)
         if key not in todo and (known is None or known[0].size < count):
             todo[key] = (t0, g, gp)
@@ -531,8 +532,12 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
         return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
                 for label, t0, g, gp in candidates]
     got, scored, early = [], [], {}
-    for k, (_, t0, g, gp) in enumerate(candidates):
-        losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
+    for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
+        known = cand.known.get(key)  # (what _losses reads; it replays a candidate the stacked replays left out)
+        if known is not None and known[0].size >= count:
+            losses, per_round, rows = known[0][:count], known[1][:count], cand.rows[:count]
+        else:
+            losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
         got.append((losses, rows))
         scored.append(losses if focus is None else per_round[:, focus])
         if np.isnan(scored[-1]).any():  # scored in turn, as one at a time (what is wrong is named in that order)
@@ -691,13 +696,14 @@ def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, 
             objective: float) -> CandidatePair:
     """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
     k = int(np.argmax(losses))
-    return CandidatePair(label, fam.agent, tuple(map(float, g)), tuple(map(float, gp)), float(losses[k]), rows[k],
-                         round_index, objective)
+    return CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
+                         tuple(np.asarray(gp, dtype=float).tolist()), float(losses[k]), rows[k], round_index, objective)
 
 
 def _rank(c: CandidatePair) -> tuple[float, float]:
     """A candidate's rank in the search: ``(objective, loss)``, NaN as ``-inf``."""
-    return tuple(-math.inf if math.isnan(v) else v for v in (c.objective, c.loss))  # type: ignore[return-value]
+    o, loss = c.objective, c.loss
+    return (-math.inf if math.isnan(o) else o, -math.inf if math.isnan(loss) else loss)
 
 
 def _directions_of(fam: _Family, c: CandidatePair) -> tuple[np.ndarray, np.ndarray]:
@@ -1075,9 +1081,17 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     slack = _roundoff_budget(ctx, runs)
     allowed = bounds * (1 + 1e-9) + 1e-12 + slack
     worst = None
-    for key, (_, per_round) in list(evaluated.known.items()):
-        if key[0] != fam.agent or per_round.shape[-1] != allowed.size:
-            continue
+    entries = [(key, per_round) for key, (_, per_round) in list(evaluated.known.items())
+               if key[0] == fam.agent and per_round.shape[-1] == allowed.size]
+    # which entries exceed somewhere, every entry's rows at once (the same differences); only those are looked at
+    flat = [k for k, (_, a) in enumerate(entries) if a.ndim == 2]
+    over = np.ones(len(entries), dtype=bool)
+    if flat:
+        stacked = np.concatenate([np.asarray(entries[k][1], dtype=float) for k in flat])
+        owner = np.repeat(np.asarray(flat, dtype=np.int64), [entries[k][1].shape[0] for k in flat])
+        over[flat] = False
+        over[owner[((stacked - allowed[None, :]) > 0).any(axis=1)]] = True
+    for key, per_round in (e for e, o in zip(entries, over) if o):
         excess = np.asarray(per_round, dtype=float) - allowed[None, :]
         if not (excess > 0).any():
             continue
