@@ -185,16 +185,16 @@ _STRUCTURE_ENTRIES = 64
 def _structure_fine(family_class: type, base: Any, index: Any) -> bool:
     """Whether ``family_class(base, index, g)`` accepts ``base`` and ``index`` (:class:`LinearCosts`' check of
     everything but ``g``), else ``False``; a class other than ``LinearOverride`` or ``LinearRound`` raises."""
+    fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
+    key = (family_class, id(base), int(index) if fine else None)
+    got = _STRUCTURE.get(key) if fine else None
+    if got is not None and got[0] is base:  # (only a class checked below is kept)
+        return got[1]
     from ..problems.costs import CostFamily, LinearOverride
     from ..problems.online import LinearRound, OnlineLoss
 
     if family_class not in (LinearOverride, LinearRound):
         raise TypeError(f"LinearCosts: family_class must be LinearOverride or LinearRound, got {family_class!r}")
-    fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
-    key = (family_class, id(base), int(index) if fine else None)
-    got = _STRUCTURE.get(key) if fine else None
-    if got is not None and got[0] is base:
-        return got[1]
     if family_class is LinearOverride:
         fine = fine and isinstance(base, CostFamily) and 0 <= index < base.num_agents
     else:

@@ -651,8 +651,10 @@ def profile_objectives(losses: Any, epsilon: float, delta: float, gaussian: bool
     from accounting.profiles import _log_gaussian_delta_vec
 
     loss = np.asarray(losses, dtype=float)
-    if loss.ndim != 2 or loss.shape[1] == 0 or not (delta > 0 and gaussian and math.isfinite(epsilon)):
+    if loss.ndim != 2 or loss.shape[1] == 0:
         return np.array([profile_objective(row, epsilon, delta, gaussian) for row in loss])
+    if not (delta > 0 and gaussian and math.isfinite(epsilon)):  # the largest loss (NaN if any is NaN)
+        return loss.max(axis=1)
     eps = max(epsilon, 0.0)
     mu = np.sqrt(2.0 * np.maximum(loss, 0.0))
     moved = np.isfinite(mu) & (mu > 0)
