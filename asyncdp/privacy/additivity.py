@@ -213,7 +213,9 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
     Args:
         runs: engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), e.g. a few of the user's.
         pairs: ``(label, scenario, adjacent)`` triples (the label names the pair in the finding; ``adjacent``
-            may be ``None``: ``scenario``'s problem alone is probed).
+            may be ``None``: ``scenario``'s problem alone is probed; with ``adjacent`` ``None``, ``scenario`` may
+            be a :class:`~asyncdp.privacy.constructed.CandidateCosts`, whose first scenario is probed, built only
+            if the probe needs more than its cost family).
         algorithm: the rule, bound to the user's problem (every candidate keeps it).
         seed: the check's seed.
 
@@ -246,6 +248,8 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
                 rng.bit_generator.state = kept
                 signs.clear()
                 signs.update(kept_signs)
+        if hasattr(p, "scenarios"):  # a CandidateCosts: its first scenario
+            p = p.scenarios()[0]
         noise = declared_noise(algorithm, p.horizon)
         probes: list[AdditivityProbe] = []
 
@@ -281,15 +285,32 @@ def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: 
     from .behavior import declared_noise
     from .stacked import Stacked, Tiled
 
-    scen = [p for _, p, _ in pairs]
-    p0 = scen[0]
-    domain, x0, horizon = p0.problem.domain, p0.initial_points(), p0.horizon
-    for p in scen[1:]:
-        if p.problem.domain is not domain or p.horizon != horizon or not np.array_equal(p.initial_points(), x0):
+    from .constructed import CandidateCosts
+
+    bases: dict[int, tuple[Any, Any, np.ndarray]] = {}  # by identity: the candidates of a search share their base
+
+    def parts(p: Any) -> tuple[Any, Any, np.ndarray, int]:
+        """``(costs, domain, x0, horizon)`` of a scenario or of a CandidateCosts' first scenario (not built)."""
+        base, costs = (p.base, p.costs) if isinstance(p, CandidateCosts) else (p, p.problem.costs)
+        got = bases.get(id(base))
+        if got is None or got[0] is not base:
+            got = bases[id(base)] = (base, base.problem.domain, base.initial_points())
+        return costs, got[1], got[2], base.horizon
+
+    def problems() -> list[Any]:
+        return [(p.scenarios()[0] if isinstance(p, CandidateCosts) else p).problem for _, p, _ in pairs]
+
+    got = [parts(p) for _, p, _ in pairs]
+    _, domain, x0, horizon = got[0]
+    equal: dict[int, bool] = {}  # np.array_equal(x, x0), once per array (kept alive by ``got``)
+    for _, d, x, h in got[1:]:
+        if id(x) not in equal:
+            equal[id(x)] = bool(np.array_equal(x, x0))
+        if d is not domain or h != horizon or not equal[id(x)]:
             raise ValueError("the scenarios do not share the domain, horizon and initial points")
     noise = declared_noise(algorithm, horizon)
-    size, count = runs.runs, len(scen)
-    rule = Stacked(algorithm, [p.problem.costs for p in scen], domain, lambda: [p.problem for p in scen], x0, size)
+    size, count = runs.runs, len(got)
+    rule = Stacked(algorithm, [g[0] for g in got], domain, problems, x0, size)
     probe = _StackedProbe(rule, [AdditivityProbe(None, noise, rng, signs, f"pair {name}, its scenario")
                                  for name, _, _ in pairs], size, horizon)
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}

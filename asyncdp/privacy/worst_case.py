@@ -88,6 +88,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -306,12 +307,6 @@ def _bound_base(scenario: Scenario) -> Scenario:
 
 
 def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
-    built = _with_cost(scenario, build, gradient, gradient_prime)
-    return built[0], built[1]
-
-
-def _with_cost(scenario: Scenario, build: Any, *gradients: Any) -> tuple[Scenario, ...]:
-    """The scenario of each gradient (:func:`_with_costs`; one gradient: the scenario ``P`` alone)."""
     alg = scenario.algorithm.bind(scenario.problem)  # its constants are filled: rebinding keeps them
     base = scenario.problem
 
@@ -319,7 +314,7 @@ def _with_cost(scenario: Scenario, build: Any, *gradients: Any) -> tuple[Scenari
         problem = Problem(base.domain, build(base.costs, g))
         return scenario.replace(problem=problem, algorithm=alg, x0=scenario.initial_points())
 
-    return tuple(one(g) for g in gradients)
+    return one(gradient), one(gradient_prime)
 
 
 def construct_transcript(runs: EngineRuns, scenario: Scenario, agent: int | Sequence[int]) -> dict[str, np.ndarray]:
@@ -373,13 +368,6 @@ class _Family:
         assert round_index is not None
         return round_scenarios(scenario, round_index, g, gp)
 
-    def first(self, scenario: Scenario, round_index: int | None, g: Any) -> Scenario:
-        """The first scenario of :meth:`scenarios` alone."""
-        if self.agent is not None:
-            return _with_cost(scenario, _override(self.agent), g)[0]
-        assert round_index is not None
-        return _with_cost(scenario, _linear_round(round_index), g)[0]
-
     def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
                   ) -> CandidateCosts:
         """The candidate by its cost families (:class:`~asyncdp.privacy.stacked.LinearCosts`: built only when a step
@@ -426,7 +414,9 @@ class _Family:
         """
         def scale(w: Sequence[float], order: float = 2) -> np.ndarray | None:
             a = np.asarray(w, dtype=float)
-            norm = float(np.linalg.norm(a, ord=order))
+            # numpy.linalg.norm's own computation of a vector's L2 norm (sqrt of its dot product), without its
+            # dispatch: the same value
+            norm = math.sqrt(float(a.dot(a))) if order == 2 and a.ndim == 1 else float(np.linalg.norm(a, ord=order))
             return None if norm < 1e-6 else self.cls.bound * a / norm
 
         if isinstance(self.cls, GradientClass) and self.cls.kind == "difference":
@@ -856,8 +846,9 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         return got
 
     def best(pool: Sequence[CandidatePair], count: int) -> list[CandidatePair]:
-        order = sorted(range(len(pool)), key=lambda i: (tuple(-x for x in _rank(pool[i])), i))
-        return [pool[i] for i in order[:count]]
+        ranks = [_rank(c) for c in pool]
+        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranks[i][0], -ranks[i][1], i))
+        return [pool[i] for i in order]
 
     points = best(evaluate(starts), CLIMB_POINTS)
     batch = list(drawn)
@@ -1212,11 +1203,12 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
     pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
                                                                      best.gradient_prime))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
-    for label, t0, g, _ in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
+    base = _base_of(evaluated, scenario)[1]
+    for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
         key = (t0, np.asarray(g, dtype=float).tobytes())
         if key not in seen and len(pairs) < _PROBE_PAIRS:
-            seen.add(key)
-            pairs.append((label, fam.first(scenario, t0, g), None))
+            seen.add(key)  # (by its cost families: its problems are built only if the probe needs them)
+            pairs.append((label, fam.candidate(base, scenario, t0, g, gp), None))
     try:
         finding = probe_pairs(evaluated.prefix(_PROBE_RUNS), pairs, ctx.algorithm, ctx.options.seed)
     except AccountingError as exc:
