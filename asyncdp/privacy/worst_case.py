@@ -988,7 +988,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     objective = _objective_of(ctx, scenario)
     try:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
-        scored = _evaluate_all(fam, evaluated, scenario, fam.extremes(scenario, getattr(ctx, "changed_round", None)),
+        extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+        scored = _evaluate_all(fam, evaluated, scenario, extremes,
                                _CANDIDATE_RUNS, objective, ctx.focus)
     except AccountingError as exc:
         return Evidence(method, kind, empty, doubt=untested,
@@ -1020,7 +1021,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
-    evidence = _probed(evidence, ctx, fam, scenario, evaluated, best)
+    evidence = _probed(evidence, ctx, fam, scenario, evaluated, best,
+                       extremes if fam.agent == agent else None)  # (another agent's pair: its own extremes)
     n_agents = scenario.problem.num_agents
     if agent is not None and n_agents - 1 > _OTHER_AGENTS:
         evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, (
@@ -1190,10 +1192,11 @@ of a one-agent class in up to 3 dimensions; a round class's are many more: the f
 
 
 def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns,
-            best: CandidatePair) -> Any:
+            best: CandidatePair, extremes: Sequence[tuple[str, int | None, Any, Any]] | None = None) -> Any:
     """``evidence`` with a doubt when the rule does not release ``mu + s z`` under the worst pair or an extremal
     pair of the class (:func:`asyncdp.privacy.additivity.probe_pairs`; at most :data:`_PROBE_PAIRS` of them, on
-    :data:`_PROBE_RUNS` runs): every candidate's loss was computed from noise-free values, which assumes it."""
+    :data:`_PROBE_RUNS` runs): every candidate's loss was computed from noise-free values, which assumes it.
+    ``extremes``: ``fam``'s extremal pairs when the caller has them (else computed here)."""
     from accounting.errors import AccountingError
 
     from .additivity import probe_pairs
@@ -1204,7 +1207,9 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
                                                                      best.gradient_prime))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
     base = _base_of(evaluated, scenario)[1]
-    for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
+    if extremes is None:
+        extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+    for label, t0, g, gp in extremes:
         key = (t0, np.asarray(g, dtype=float).tobytes())
         if key not in seen and len(pairs) < _PROBE_PAIRS:
             seen.add(key)  # (by its cost families: its problems are built only if the probe needs them)
