@@ -379,6 +379,8 @@ class _StackedProbe:
             arrays = {c: np.asarray(v, dtype=float) for c, v in whole.items()}
             if any(a.ndim < 1 or a.shape[0] != n * count for a in arrays.values()):
                 raise ValueError("a message not split by runs")
+            if self._agree(t, mean, arrays, stacked_z):  # what every block's comparison finds: nothing
+                return
             probed = [{c: a[k * n:(k + 1) * n] for c, a in arrays.items()} for k in range(count)]
         except Exception:  # noqa: BLE001 - each block's R step with its own problem (raising what it raises)
             problems = self.rule.blocks.rules
@@ -397,3 +399,29 @@ class _StackedProbe:
                 continue
             mine = {c: np.asarray(m, dtype=float)[k * n:(k + 1) * n] for c, m in mean.items()}
             p.finding = p._compare(t, mine, probed[k], z[k])
+
+    def _agree(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, np.ndarray],
+               z: Mapping[str, np.ndarray]) -> bool:
+        """Whether every block's comparison (:meth:`AdditivityProbe._compare`) would find nothing: the same
+        elementwise test on the stacked arrays, when every noisy channel's sign is already fixed (a comparison
+        that would fix one, or any mismatch, is left to the blocks' own comparisons, in order)."""
+        first = self.probes[0]
+        for name in mean:
+            mu = np.asarray(mean[name], dtype=float)
+            got = probed[name]
+            ch = first.noise.get(name)
+            scale = 0.0 if ch is None else ch.scale(t)
+            if got.shape != mu.shape:
+                return False
+            diff = got - mu
+            if scale > 0:
+                sign = first.signs.get(name)
+                if sign is None or name not in z or z[name].shape != diff.shape:
+                    return False
+                expected = sign * scale * z[name]
+            else:
+                expected = np.zeros_like(diff)
+            tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
+            if (~(np.abs(diff - expected) <= tol)).any():
+                return False
+        return True
