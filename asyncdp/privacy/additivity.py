@@ -356,8 +356,21 @@ class _StackedProbe:
             draw = self.probes[0]._draw
             dims = {r: [(c, alg.noise(r, c.name).dimension) for c in alg.noisy_channels()]
                     for r in range(1, self.horizon + 1)}  # (the channels and dimensions each round's draws ask)
-            self.z = [{r: {c.name: draw(c.mechanism, lead + (int(d),)) for c, d in dims[r]} for r in dims}
-                      for _ in self.probes]
+            mechanisms = {c.mechanism for r in dims for c, _ in dims[r]}
+            if len(mechanisms) == 1:  # one generator call per block: the same stream as one call per draw
+                shapes = [(r, c.name, lead + (int(d),)) for r in dims for c, d in dims[r]]
+                sizes = [int(np.prod(shape)) for _, _, shape in shapes]
+                ends = np.cumsum(sizes).tolist()
+                self.z = []
+                for _ in self.probes:
+                    flat = draw(next(iter(mechanisms)), (ends[-1] if ends else 0,))
+                    block: dict[int, dict[str, np.ndarray]] = {r: {} for r in dims}
+                    for (r, name, shape), end, size in zip(shapes, ends, sizes):
+                        block[r][name] = flat[end - size:end].reshape(shape)
+                    self.z.append(block)
+            else:
+                self.z = [{r: {c.name: draw(c.mechanism, lead + (int(d),)) for c, d in dims[r]} for r in dims}
+                          for _ in self.probes]
         if lead != self.lead or lead[:1] != (n,):
             raise ValueError("the state's lead axes changed between rounds")
         assert self.z is not None
