@@ -287,7 +287,11 @@ class _LinearStack:
         out = self.base.gradient(a, x, **kwargs)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
-            out[:, np.flatnonzero(a == self.agent)] = self.rows[:, None, :]
+            where = np.flatnonzero(a == self.agent)
+            if where.size == 1:  # (one column: the same entries set, by a plain index)
+                out[:, int(where[0])] = self.rows
+            else:
+                out[:, where] = self.rows[:, None, :]
             return out
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
         return np.where(mine[..., None], self._per_run(out.ndim), out)
