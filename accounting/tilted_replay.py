@@ -338,6 +338,9 @@ class _Rows:
         self._schedules, self._horizon, self._agents = schedules, horizon, agents
         self._rows = rows  # None: every run
         self._cache: dict[int, Any] = {} if cache is None else cache
+        if rows is None and hasattr(schedules, "gather_index"):  # what the replay's combinations of a round read,
+            # kept by the batch for every run: read from it (a subset of the runs: the replay's own, from their rounds)
+            self.gather_index = schedules.gather_index
 
     def take(self, rows: np.ndarray) -> _Rows:
         """The runs ``rows`` (indices into these runs)."""
@@ -348,6 +351,8 @@ class _Rows:
         return len(self._schedules) if self._rows is None else int(self._rows.size)
 
     def __getitem__(self, runs: slice) -> _Rows:
+        if range(len(self))[runs] == range(len(self)):  # every run (the replay's one chunk): these runs
+            return self
         return self.take(np.arange(len(self))[runs])
 
     def ahead(self) -> tuple[np.ndarray, ...]:

@@ -105,13 +105,18 @@ class AdditivityProbe:
     def _probe(self, state: Any, t: int, mean: Mapping[str, np.ndarray]) -> str | None:
         alg, problem = self.inner.algorithm, self.inner.problem
         lead = next(iter(state.values())).shape[:2] if isinstance(state, Mapping) else np.shape(state)[:2]
-        z = {c.name: self._draw(c.mechanism, tuple(lead) + (int(alg.noise(t, c.name).dimension),))
-             for c in alg.noisy_channels()}
+        z = _draws(alg, t, tuple(lead), self._draw)
         try:
             probed = alg.message(copy.deepcopy(state), t, {k: v.copy() for k, v in z.items()},
                                  np.arange(problem.num_agents), problem)
         except Exception as exc:  # a rule that cannot take the noise it is given
-            return (f"round {t}: the R step raised {type(exc).__name__} on standard noise ({self.label}): {exc}"[:400])
+            return _raised(t, exc, self.label)
+        return self._compare(t, mean, probed, z)
+
+    def _compare(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, Any],
+                 z: Mapping[str, np.ndarray]) -> str | None:
+        """The finding of one probe: the R step's ``probed`` message with standard noise ``z`` against ``mean``
+        (with zero noise), or ``None``."""
         if set(probed) != set(mean):
             return (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} without "
                     f"({self.label})")
@@ -149,6 +154,17 @@ class AdditivityProbe:
                         f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
                         f"{_at(expected, r, i, k):.6g}")
         return None
+
+
+def _draws(alg: Any, t: int, lead: tuple[int, ...], draw: Any) -> dict[str, np.ndarray]:
+    """One probe's standard noise: per noisy channel of ``alg`` (in its order), ``draw(mechanism, lead + (d_t,))``."""
+    return {c.name: draw(c.mechanism, tuple(lead) + (int(alg.noise(t, c.name).dimension),))
+            for c in alg.noisy_channels()}
+
+
+def _raised(t: int, exc: Exception, label: str) -> str:
+    """The finding of an R step that raised on standard noise."""
+    return f"round {t}: the R step raised {type(exc).__name__} on standard noise ({label}): {exc}"[:400]
 
 
 def _at(a: np.ndarray, r: int, i: int, k: int) -> float:
@@ -197,7 +213,9 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
     Args:
         runs: engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), e.g. a few of the user's.
         pairs: ``(label, scenario, adjacent)`` triples (the label names the pair in the finding; ``adjacent``
-            may be ``None``: ``scenario``'s problem alone is probed).
+            may be ``None``: ``scenario``'s problem alone is probed; with ``adjacent`` ``None``, ``scenario`` may
+            be a :class:`~asyncdp.privacy.constructed.CandidateCosts`, whose first scenario is probed, built only
+            if the probe needs more than its cost family).
         algorithm: the rule, bound to the user's problem (every candidate keeps it).
         seed: the check's seed.
 
@@ -221,7 +239,17 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
         return None
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(ADDITIVITY_STREAM, 1)))
     signs: dict[str, float] = {}
-    for name, p, q in pairs:
+    for at, (name, p, q) in enumerate(pairs):
+        if at == 1 and len(pairs) > 2 and all(b is None for _, _, b in pairs[1:]):
+            kept, kept_signs = rng.bit_generator.state, dict(signs)
+            try:  # the other scenarios in one stacked replay, with the same draws
+                return _probe_stacked(runs, pairs[1:], algorithm, rng, signs)
+            except Exception:  # noqa: BLE001 - one at a time (as drawn, raising what they raise)
+                rng.bit_generator.state = kept
+                signs.clear()
+                signs.update(kept_signs)
+        if hasattr(p, "scenarios"):  # a CandidateCosts: its first scenario
+            p = p.scenarios()[0]
         noise = declared_noise(algorithm, p.horizon)
         probes: list[AdditivityProbe] = []
 
@@ -231,3 +259,182 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
         if found is not None:
             return found
     return None
+
+
+def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any, rng: np.random.Generator,
+                   signs: dict[str, float]) -> str | None:
+    """:func:`probe_pairs` of scenarios alone (``adjacent`` ``None``), their replays stacked into one.
+
+    Each scenario's runs are a block of one replay (:class:`~asyncdp.privacy.stacked.Stacked`: each step of
+    the algorithm taken once for every scenario, each block's values its own replay's), and each round's R step
+    is probed once on the stacked state. What is compared, and with which noise, is what the replays one after
+    another compare: each block gets the standard noise its own replay would draw from ``rng`` (drawn here in
+    that order: scenario by scenario, round by round, channel by channel), and each round's blocks are
+    compared in the scenarios' order with the shared ``signs`` (every channel's sign is fixed by the first
+    scenario's first probe of it, as one after another). The first finding in the scenarios' order is that of
+    the replays one after another: a scenario's probe only stops drawing after its finding, and no later
+    scenario is reached then.
+
+    Raises:
+        Exception: anything the stacked replay or probe raises (e.g. scenarios that do not share the domain
+            or the initial points, a state not split by runs, a rule that raises): the caller then replays the
+            scenarios one at a time, as drawn.
+    """
+    from accounting.scheduled_replay import scheduled_replay
+
+    from .behavior import declared_noise
+    from .stacked import Stacked, Tiled
+
+    from .constructed import CandidateCosts
+
+    bases: dict[int, tuple[Any, Any, np.ndarray]] = {}  # by identity: the candidates of a search share their base
+
+    def parts(p: Any) -> tuple[Any, Any, np.ndarray, int]:
+        """``(costs, domain, x0, horizon)`` of a scenario or of a CandidateCosts' first scenario (not built)."""
+        base, costs = (p.base, p.costs) if isinstance(p, CandidateCosts) else (p, p.problem.costs)
+        got = bases.get(id(base))
+        if got is None or got[0] is not base:
+            got = bases[id(base)] = (base, base.problem.domain, base.initial_points())
+        return costs, got[1], got[2], base.horizon
+
+    def problems() -> list[Any]:
+        return [(p.scenarios()[0] if isinstance(p, CandidateCosts) else p).problem for _, p, _ in pairs]
+
+    got = [parts(p) for _, p, _ in pairs]
+    _, domain, x0, horizon = got[0]
+    equal: dict[int, bool] = {}  # np.array_equal(x, x0), once per array (kept alive by ``got``)
+    for _, d, x, h in got[1:]:
+        if id(x) not in equal:
+            equal[id(x)] = bool(np.array_equal(x, x0))
+        if d is not domain or h != horizon or not equal[id(x)]:
+            raise ValueError("the scenarios do not share the domain, horizon and initial points")
+    noise = declared_noise(algorithm, horizon)
+    size, count = runs.runs, len(got)
+    rule = Stacked(algorithm, [g[0] for g in got], domain, problems, x0, size)
+    probe = _StackedProbe(rule, [AdditivityProbe(None, noise, rng, signs, f"pair {name}, its scenario")
+                                 for name, _, _ in pairs], size, horizon)
+    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
+    schedules: Any = Tiled(runs.schedules, count) if hasattr(runs.schedules, "dense_runs") else \
+        list(runs.schedules) * count
+    scheduled_replay(messages, schedules, noise, probe, None, unicast=runs.unicast)
+    return probe_finding(tuple(probe.probes))
+
+
+class _StackedProbe:
+    """The replay rule of :func:`_probe_stacked`: a :class:`~asyncdp.privacy.stacked.Stacked` rule whose R step is
+    probed once per round for every block (block ``k``: ``probes[k]``, on runs ``k size .. (k + 1) size - 1``)."""
+
+    def __init__(self, rule: Any, probes: list[AdditivityProbe], size: int, horizon: int) -> None:
+        self.rule, self.probes, self.size, self.horizon = rule, probes, size, horizon
+        self.z: list[dict[int, dict[str, np.ndarray]]] | None = None
+        self.lead: tuple[int, ...] | None = None
+
+    def initial_state(self, runs: int) -> Any:
+        return self.rule.initial_state(runs)
+
+    def next_state(self, state: Any, mixed: Mapping[str, np.ndarray], t: int) -> Any:
+        return self.rule.next_state(state, mixed, t)
+
+    def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
+        mean = self.rule.message_means(state, t)
+        if any(p.finding is None for p in self.probes):
+            self._probe(state, t, mean)
+        return mean
+
+    def _blocks(self, state: Any) -> list[Any]:
+        kind, inner = state
+        return self.rule._split(inner) if kind == "one" else inner
+
+    def _noise(self, state: Any, t: int) -> list[dict[str, np.ndarray]]:
+        """Each block's standard noise of round ``t`` (every block's rounds drawn on the first call, in the order
+        of the replays one after another)."""
+        alg, n = self.rule.algorithm, self.size
+        first = self._blocks(state)[0]
+        lead = tuple(next(iter(first.values())).shape[:2]) if isinstance(first, Mapping) else np.shape(first)[:2]
+        if self.lead is None:
+            self.lead = lead
+            draw = self.probes[0]._draw
+            dims = {r: [(c, alg.noise(r, c.name).dimension) for c in alg.noisy_channels()]
+                    for r in range(1, self.horizon + 1)}  # (the channels and dimensions each round's draws ask)
+            mechanisms = {c.mechanism for r in dims for c, _ in dims[r]}
+            if len(mechanisms) == 1:  # one generator call per block: the same stream as one call per draw
+                shapes = [(r, c.name, lead + (int(d),)) for r in dims for c, d in dims[r]]
+                sizes = [int(np.prod(shape)) for _, _, shape in shapes]
+                ends = np.cumsum(sizes).tolist()
+                self.z = []
+                for _ in self.probes:
+                    flat = draw(next(iter(mechanisms)), (ends[-1] if ends else 0,))
+                    block: dict[int, dict[str, np.ndarray]] = {r: {} for r in dims}
+                    for (r, name, shape), end, size in zip(shapes, ends, sizes):
+                        block[r][name] = flat[end - size:end].reshape(shape)
+                    self.z.append(block)
+            else:
+                self.z = [{r: {c.name: draw(c.mechanism, lead + (int(d),)) for c, d in dims[r]} for r in dims}
+                          for _ in self.probes]
+        if lead != self.lead or lead[:1] != (n,):
+            raise ValueError("the state's lead axes changed between rounds")
+        assert self.z is not None
+        return [z[t] for z in self.z]
+
+    def _probe(self, state: Any, t: int, mean: Mapping[str, np.ndarray]) -> None:
+        alg, n, count = self.rule.algorithm, self.size, len(self.probes)
+        z = self._noise(state, t)
+        agents = np.arange(self.rule.one.problem.num_agents)
+        probed: list[Any] = []
+        kind, inner = state
+        try:
+            if kind != "one":
+                raise ValueError("the rules run block by block")
+            stacked_z = {c: np.concatenate([zk[c] for zk in z]) for c in z[0]}
+            whole = alg.message(copy.deepcopy(inner), t, stacked_z, agents, self.rule.one.problem)
+            if set(whole) != set(mean):
+                raise ValueError("another set of channels")
+            arrays = {c: np.asarray(v, dtype=float) for c, v in whole.items()}
+            if any(a.ndim < 1 or a.shape[0] != n * count for a in arrays.values()):
+                raise ValueError("a message not split by runs")
+            if self._agree(t, mean, arrays, stacked_z):  # what every block's comparison finds: nothing
+                return
+            probed = [{c: a[k * n:(k + 1) * n] for c, a in arrays.items()} for k in range(count)]
+        except Exception:  # noqa: BLE001 - each block's R step with its own problem (raising what it raises)
+            problems = self.rule.blocks.rules
+            probed = []
+            for k, block in enumerate(self._blocks(state)):
+                try:
+                    probed.append(alg.message(copy.deepcopy(block), t, {c: v.copy() for c, v in z[k].items()},
+                                              agents, problems[k].problem))
+                except Exception as exc:  # noqa: BLE001 - a rule that cannot take the noise it is given
+                    probed.append(exc)
+        for k, p in enumerate(self.probes):
+            if p.finding is not None:
+                continue
+            if isinstance(probed[k], Exception):
+                p.finding = _raised(t, probed[k], p.label)
+                continue
+            mine = {c: np.asarray(m, dtype=float)[k * n:(k + 1) * n] for c, m in mean.items()}
+            p.finding = p._compare(t, mine, probed[k], z[k])
+
+    def _agree(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, np.ndarray],
+               z: Mapping[str, np.ndarray]) -> bool:
+        """Whether every block's comparison (:meth:`AdditivityProbe._compare`) would find nothing: the same
+        elementwise test on the stacked arrays, when every noisy channel's sign is already fixed (a comparison
+        that would fix one, or any mismatch, is left to the blocks' own comparisons, in order)."""
+        first = self.probes[0]
+        for name in mean:
+            mu = np.asarray(mean[name], dtype=float)
+            got = probed[name]
+            ch = first.noise.get(name)
+            scale = 0.0 if ch is None else ch.scale(t)
+            if got.shape != mu.shape:
+                return False
+            diff = got - mu
+            if scale > 0:
+                sign = first.signs.get(name)
+                if sign is None or name not in z or z[name].shape != diff.shape:
+                    return False
+                expected = sign * scale * z[name]
+            else:
+                expected = np.zeros_like(diff)
+            tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
+            if (~(np.abs(diff - expected) <= tol)).any():
+                return False
+        return True

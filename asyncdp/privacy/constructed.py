@@ -451,11 +451,16 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
 
     from .behavior import AlgorithmChannelRule, declared_noise
 
+    bases: dict[int, tuple[Scenario, Any, Any]] = {}  # by base identity (the search's candidates share one)
+
     def sides(c: Any) -> tuple[Scenario, Any, Any, Any, Any]:
         """``(scenario, costs, costs', domain, x0 of both sides or None when they differ)``, without building
         a :class:`CandidateCosts`' problems."""
         if isinstance(c, CandidateCosts):
-            return c.base, c.costs, c.costs_prime, c.base.problem.domain, c.base.initial_points()
+            got = bases.get(id(c.base))
+            if got is None or got[0] is not c.base:
+                got = bases[id(c.base)] = (c.base, c.base.problem.domain, c.base.initial_points())
+            return c.base, c.costs, c.costs_prime, got[1], got[2]
         p, q = c
         x0 = p.initial_points()
         same = p.problem.domain is q.problem.domain and np.array_equal(q.initial_points(), x0)
@@ -480,8 +485,15 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
     rule: Any
     rule_q: Any
     _, _, _, domain, x0 = got[0]
+    equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
+
+    def same_x0(a: Any) -> bool:  # np.array_equal(a, x0), once per array object (candidates of a base share it)
+        if id(a) not in equal:
+            equal[id(a)] = bool(np.array_equal(a, x0))
+        return equal[id(a)]
+
     if domain is not None and all(same_algorithm(g[0].algorithm, p0.algorithm) and g[3] is domain
-                                  and g[4] is not None and np.array_equal(g[4], x0) for g in got):
+                                  and g[4] is not None and same_x0(g[4]) for g in got):
         def problems(side: int) -> Any:
             return lambda: [scenarios_of(c)[side].problem for c in pairs]
 

@@ -222,8 +222,17 @@ def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> fl
 
 def _batch(schedules: Any) -> Any:
     """Schedules as the replay reads them: a batch of every run's (``dense_runs``, one scatter per round) as it
-    is, any other sequence as a list of per-run schedules."""
-    return schedules if hasattr(schedules, "dense_runs") else list(schedules)
+    is, one schedule object for every run (lockstep on lossless links) as a
+    :class:`~asyncdp.privacy.behavior.SharedSchedule` (the same rounds, computed once, and gathered with a plain
+    run slice: the same values), any other sequence as a list of per-run schedules."""
+    from .behavior import SharedSchedule
+
+    if hasattr(schedules, "dense_runs"):
+        return schedules
+    got = list(schedules)
+    if got and len(set(map(id, got))) == 1:  # (the list keeps them alive: no id is reused)
+        return SharedSchedule(got[0], len(got))
+    return got
 
 
 def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,

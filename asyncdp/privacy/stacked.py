@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -160,17 +161,10 @@ class LinearCosts:
         self.family_class, self.base, self.index = family_class, base, index
         self.gradient = np.array(gradient, dtype=float)
         self._built: Any = None
-        from ..problems.costs import CostFamily, LinearOverride
-        from ..problems.online import LinearRound, OnlineLoss
-
-        if family_class not in (LinearOverride, LinearRound):
-            raise TypeError(f"LinearCosts: family_class must be LinearOverride or LinearRound, got {family_class!r}")
-        fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
-        if family_class is LinearOverride:
-            fine = fine and isinstance(base, CostFamily) and 0 <= index < base.num_agents
-        else:
-            fine = fine and isinstance(base, OnlineLoss) and 1 <= index <= base.num_rounds
-        fine = fine and self.gradient.shape == (base.dim,) and bool(np.isfinite(self.gradient).all())
+        fine = _structure_fine(family_class, base, index)
+        # a finite sum means finite entries (a NaN or an infinite entry makes it NaN or infinite); a sum that
+        # overflows only builds the family, which checks the entries itself
+        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(float(self.gradient.sum()))
         if not fine:
             self.family()  # what the family raises
 
@@ -179,6 +173,37 @@ class LinearCosts:
         if self._built is None:
             self._built = self.family_class(self.base, self.index, self.gradient)
         return self._built
+
+
+_STRUCTURE: dict[tuple[type, int, Any], tuple[Any, bool]] = {}
+""":func:`_structure_fine` answers, by class, base identity and index (the base kept, so its identity is not
+reused); the search asks the same question for each of its hundreds of candidates."""
+
+_STRUCTURE_ENTRIES = 64
+
+
+def _structure_fine(family_class: type, base: Any, index: Any) -> bool:
+    """Whether ``family_class(base, index, g)`` accepts ``base`` and ``index`` (:class:`LinearCosts`' check of
+    everything but ``g``), else ``False``; a class other than ``LinearOverride`` or ``LinearRound`` raises."""
+    fine = not isinstance(index, bool) and isinstance(index, (int, np.integer))
+    key = (family_class, id(base), int(index) if fine else None)
+    got = _STRUCTURE.get(key) if fine else None
+    if got is not None and got[0] is base:  # (only a class checked below is kept)
+        return got[1]
+    from ..problems.costs import CostFamily, LinearOverride
+    from ..problems.online import LinearRound, OnlineLoss
+
+    if family_class not in (LinearOverride, LinearRound):
+        raise TypeError(f"LinearCosts: family_class must be LinearOverride or LinearRound, got {family_class!r}")
+    if family_class is LinearOverride:
+        fine = fine and isinstance(base, CostFamily) and 0 <= index < base.num_agents
+    else:
+        fine = fine and isinstance(base, OnlineLoss) and 1 <= index <= base.num_rounds
+    if key[2] is not None:
+        if len(_STRUCTURE) >= _STRUCTURE_ENTRIES:
+            _STRUCTURE.clear()
+        _STRUCTURE[key] = (base, bool(fine))
+    return bool(fine)
 
 
 def _family(c: Any) -> Any:
@@ -262,7 +287,11 @@ class _LinearStack:
         out = self.base.gradient(a, x, **kwargs)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
-            out[:, np.flatnonzero(a == self.agent)] = self.rows[:, None, :]
+            where = np.flatnonzero(a == self.agent)
+            if where.size == 1:  # (one column: the same entries set, by a plain index)
+                out[:, int(where[0])] = self.rows
+            else:
+                out[:, where] = self.rows[:, None, :]
             return out
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
         return np.where(mine[..., None], self._per_run(out.ndim), out)

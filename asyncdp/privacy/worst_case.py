@@ -88,6 +88,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -107,7 +108,7 @@ from .constructed import CandidateCosts, CandidateRuns, constructed_replay, cons
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
-           "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
+           "profile_objectives", "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns are tried (all of them for ``n <= 6``)."""
@@ -413,7 +414,9 @@ class _Family:
         """
         def scale(w: Sequence[float], order: float = 2) -> np.ndarray | None:
             a = np.asarray(w, dtype=float)
-            norm = float(np.linalg.norm(a, ord=order))
+            # numpy.linalg.norm's own computation of a vector's L2 norm (sqrt of its dot product), without its
+            # dispatch: the same value
+            norm = math.sqrt(float(a.dot(a))) if order == 2 and a.ndim == 1 else float(np.linalg.norm(a, ord=order))
             return None if norm < 1e-6 else self.cls.bound * a / norm
 
         if isinstance(self.cls, GradientClass) and self.cls.kind == "difference":
@@ -497,8 +500,9 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     base = _base_of(cand, scenario)[1]
     count = min(limit, len(cand.rows))
     todo: dict[Any, tuple[int | None, Any, Any]] = {}
-    for _, t0, g, gp in candidates:
-        key = _known_key(cand, fam, scenario, t0, g, gp)
+    head = (fam.agent, id(_base_of(cand, scenario)[0]))  # _known_key's, the same for every candidate
+    keys = [head + _key(t0, g, gp) for _, t0, g, gp in candidates]
+    for key, (_, t0, g, gp) in zip(keys, candidates):
         known = cand.known.get(key)
         if key not in todo and (known is None or known[0].size < count):
             todo[key] = (t0, g, gp)
@@ -513,8 +517,24 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
         for (key, _), known in zip(group, got):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
-    return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
-            for label, t0, g, gp in candidates]
+    many = getattr(objective, "many", None)
+    if many is None or not candidates:
+        return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
+                for label, t0, g, gp in candidates]
+    got, scored, early = [], [], {}
+    for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
+        known = cand.known.get(key)  # (what _losses reads; it replays a candidate the stacked replays left out)
+        if known is not None and known[0].size >= count:
+            losses, per_round, rows = known[0][:count], known[1][:count], cand.rows[:count]
+        else:
+            losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
+        got.append((losses, rows))
+        scored.append(losses if focus is None else per_round[:, focus])
+        if np.isnan(scored[-1]).any():  # scored in turn, as one at a time (what is wrong is named in that order)
+            early[k] = float(objective(scored[-1]))
+    scores = many(np.stack(scored))
+    return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
+            for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
 
 
 def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
@@ -599,26 +619,83 @@ def profile_objective(losses: Any, epsilon: float, delta: float, gaussian: bool)
     return float(np.mean(np.where(moved, vals, np.where(mu == 0, 0.0, 1.0))))
 
 
+def profile_objectives(losses: Any, epsilon: float, delta: float, gaussian: bool) -> np.ndarray:
+    """:func:`profile_objective` of each row of ``losses`` (candidates by schedules), computed together.
+
+    The same values as one call per row: the same elementwise operations on the same entries, each row's
+    mean a reduction of that row alone; a row with a NaN gets its own call (which names what is wrong).
+
+    Args:
+        losses: ``(K, S)``: each candidate's constructed losses on the same ``S`` evaluated schedules.
+        epsilon, delta, gaussian: as :func:`profile_objective`.
+
+    Returns:
+        ``(K,)`` objectives.
+
+    Example:
+        >>> rows = [[4.5] + [0.005] * 15, [1.125] * 16]
+        >>> bool((profile_objectives(rows, 1.0, 1e-5, True)
+        ...       == [profile_objective(r, 1.0, 1e-5, True) for r in rows]).all())
+        True
+    """
+    from accounting.profiles import _log_gaussian_delta_vec
+
+    loss = np.asarray(losses, dtype=float)
+    if loss.ndim != 2 or loss.shape[1] == 0:
+        return np.array([profile_objective(row, epsilon, delta, gaussian) for row in loss])
+    if not (delta > 0 and gaussian and math.isfinite(epsilon)):  # the largest loss (NaN if any is NaN)
+        return loss.max(axis=1)
+    eps = max(epsilon, 0.0)
+    mu = np.sqrt(2.0 * np.maximum(loss, 0.0))
+    moved = np.isfinite(mu) & (mu > 0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        vals = np.exp(_log_gaussian_delta_vec(np.where(moved, mu, 1.0), eps))
+    out = np.where(moved, vals, np.where(mu == 0, 0.0, 1.0)).mean(axis=1)
+    for k in np.flatnonzero(np.isnan(loss).any(axis=1)).tolist():
+        out[k] = profile_objective(loss[k], epsilon, delta, gaussian)
+    return out
+
+
+class _Objective:
+    """``losses -> objective`` for the check's claim (:func:`profile_objective`); :meth:`many` scores several
+    candidates' losses at once (:func:`profile_objectives`, the same values)."""
+
+    def __init__(self, epsilon: float, delta: float, gaussian: bool) -> None:
+        self.epsilon, self.delta, self.gaussian = epsilon, delta, gaussian
+
+    def __call__(self, losses: Any) -> float:
+        return profile_objective(losses, self.epsilon, self.delta, self.gaussian)
+
+    def many(self, losses: Any) -> np.ndarray:
+        return profile_objectives(losses, self.epsilon, self.delta, self.gaussian)
+
+
 def _objective_of(ctx: Any, scenario: Scenario) -> Any:
     """``losses -> objective`` for the check's claim (:func:`profile_objective`)."""
     alg = scenario.algorithm.bind(scenario.problem)
     gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
-    eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
-    return lambda losses: profile_objective(losses, eps, delta, gaussian)
+    return _Objective(ctx.epsilon_claimed, ctx.delta_claimed, gaussian)
 
 
 def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, label: str, round_index: int | None, g: Any,
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
+    return _scored(fam, label, round_index, g, gp, losses, rows, float(objective(scored)))
+
+
+def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
+            objective: float) -> CandidatePair:
+    """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
     k = int(np.argmax(losses))
-    return CandidatePair(label, fam.agent, tuple(map(float, g)), tuple(map(float, gp)), float(losses[k]), rows[k],
-                         round_index, float(objective(scored)))
+    return CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
+                         tuple(np.asarray(gp, dtype=float).tolist()), float(losses[k]), rows[k], round_index, objective)
 
 
 def _rank(c: CandidatePair) -> tuple[float, float]:
     """A candidate's rank in the search: ``(objective, loss)``, NaN as ``-inf``."""
-    return tuple(-math.inf if math.isnan(v) else v for v in (c.objective, c.loss))  # type: ignore[return-value]
+    o, loss = c.objective, c.loss
+    return (-math.inf if math.isnan(o) else o, -math.inf if math.isnan(loss) else loss)
 
 
 def _directions_of(fam: _Family, c: CandidatePair) -> tuple[np.ndarray, np.ndarray]:
@@ -769,8 +846,9 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         return got
 
     def best(pool: Sequence[CandidatePair], count: int) -> list[CandidatePair]:
-        order = sorted(range(len(pool)), key=lambda i: (tuple(-x for x in _rank(pool[i])), i))
-        return [pool[i] for i in order[:count]]
+        ranks = [_rank(c) for c in pool]
+        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranks[i][0], -ranks[i][1], i))
+        return [pool[i] for i in order]
 
     points = best(evaluate(starts), CLIMB_POINTS)
     batch = list(drawn)
@@ -910,7 +988,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     objective = _objective_of(ctx, scenario)
     try:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
-        scored = _evaluate_all(fam, evaluated, scenario, fam.extremes(scenario, getattr(ctx, "changed_round", None)),
+        extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+        scored = _evaluate_all(fam, evaluated, scenario, extremes,
                                _CANDIDATE_RUNS, objective, ctx.focus)
     except AccountingError as exc:
         return Evidence(method, kind, empty, doubt=untested,
@@ -942,7 +1021,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
-    evidence = _probed(evidence, ctx, fam, scenario, evaluated, best)
+    evidence = _probed(evidence, ctx, fam, scenario, evaluated, best,
+                       extremes if fam.agent == agent else None)  # (another agent's pair: its own extremes)
     n_agents = scenario.problem.num_agents
     if agent is not None and n_agents - 1 > _OTHER_AGENTS:
         evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, (
@@ -996,9 +1076,17 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     slack = _roundoff_budget(ctx, runs)
     allowed = bounds * (1 + 1e-9) + 1e-12 + slack
     worst = None
-    for key, (_, per_round) in list(evaluated.known.items()):
-        if key[0] != fam.agent or per_round.shape[-1] != allowed.size:
-            continue
+    entries = [(key, per_round) for key, (_, per_round) in list(evaluated.known.items())
+               if key[0] == fam.agent and per_round.shape[-1] == allowed.size]
+    # which entries exceed somewhere, every entry's rows at once (the same differences); only those are looked at
+    flat = [k for k, (_, a) in enumerate(entries) if a.ndim == 2]
+    over = np.ones(len(entries), dtype=bool)
+    if flat:
+        stacked = np.concatenate([np.asarray(entries[k][1], dtype=float) for k in flat])
+        owner = np.repeat(np.asarray(flat, dtype=np.int64), [entries[k][1].shape[0] for k in flat])
+        over[flat] = False
+        over[owner[((stacked - allowed[None, :]) > 0).any(axis=1)]] = True
+    for key, per_round in (e for e, o in zip(entries, over) if o):
         excess = np.asarray(per_round, dtype=float) - allowed[None, :]
         if not (excess > 0).any():
             continue
@@ -1104,10 +1192,11 @@ of a one-agent class in up to 3 dimensions; a round class's are many more: the f
 
 
 def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated: CandidateRuns,
-            best: CandidatePair) -> Any:
+            best: CandidatePair, extremes: Sequence[tuple[str, int | None, Any, Any]] | None = None) -> Any:
     """``evidence`` with a doubt when the rule does not release ``mu + s z`` under the worst pair or an extremal
     pair of the class (:func:`asyncdp.privacy.additivity.probe_pairs`; at most :data:`_PROBE_PAIRS` of them, on
-    :data:`_PROBE_RUNS` runs): every candidate's loss was computed from noise-free values, which assumes it."""
+    :data:`_PROBE_RUNS` runs): every candidate's loss was computed from noise-free values, which assumes it.
+    ``extremes``: ``fam``'s extremal pairs when the caller has them (else computed here)."""
     from accounting.errors import AccountingError
 
     from .additivity import probe_pairs
@@ -1117,11 +1206,14 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
     pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
                                                                      best.gradient_prime))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
-    for label, t0, g, gp in fam.extremes(scenario, getattr(ctx, "changed_round", None)):
+    base = _base_of(evaluated, scenario)[1]
+    if extremes is None:
+        extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+    for label, t0, g, gp in extremes:
         key = (t0, np.asarray(g, dtype=float).tobytes())
         if key not in seen and len(pairs) < _PROBE_PAIRS:
-            seen.add(key)
-            pairs.append((label, fam.scenarios(scenario, t0, g, gp)[0], None))
+            seen.add(key)  # (by its cost families: its problems are built only if the probe needs them)
+            pairs.append((label, fam.candidate(base, scenario, t0, g, gp), None))
     try:
         finding = probe_pairs(evaluated.prefix(_PROBE_RUNS), pairs, ctx.algorithm, ctx.options.seed)
     except AccountingError as exc:

@@ -295,3 +295,37 @@ def test_unsettled_runs_are_replayed_on_their_own_schedules(batch):
         np.testing.assert_array_equal(out.losses, ref.per_round.sum(axis=1))
 
     check()
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_batch_with_its_own_gather_index_gives_what_one_schedule_per_run_gives(ahead):
+    # the batch's gather index is read for a pass over every run (the later passes over the unsettled runs use
+    # the replay's own): the same transcripts, losses and weights, bit for bit
+    from accounting.scheduled_replay import dense_round, gather_index
+
+    horizon, runs = 5, 30
+    one = Stale(horizon, ahead=ahead)
+    asked = []
+
+    class Shared:
+        def __len__(self):
+            return runs
+
+        def __getitem__(self, sl):
+            raise AssertionError("the replay reads every run of the batch at once")
+
+        def dense_runs(self, t):
+            return dense_round([one] * runs, t)
+
+        def gather_index(self, t):
+            asked.append(t)
+            return gather_index(self.dense_runs(t)[1])
+
+    P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.2])
+    got = _scheduled(P, Pp, runs, horizon, Shared(), seed=4, mu_bound=2.0)
+    ref = _scheduled(P, Pp, runs, horizon, [one] * runs, seed=4, mu_bound=2.0)
+    assert asked == list(range(1, horizon + 1))
+    assert got.passes == ref.passes and (got.passes > 1) == ahead
+    for a, b in ((got.messages["y"], ref.messages["y"]), (got.log_weights, ref.log_weights),
+                 (got.losses, ref.losses), (got.realized_mu, ref.realized_mu)):
+        np.testing.assert_array_equal(a, b)

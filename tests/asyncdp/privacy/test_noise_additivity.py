@@ -358,3 +358,53 @@ def test_an_undefined_replay_loss_is_a_doubt_not_a_loss_of_zero():
     e = replay_exactly(pair, ctx)
     assert e.doubt is not None and "50 of 50 runs have an undefined (NaN) privacy loss (first: run 0, round 3)" \
         in e.doubt
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("rule, fold_at", [(Huang2015, None), (FoldOnAxis, 3), (FoldOnAxis, 1), (XorSign, None)])
+def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds(monkeypatch, rule, fold_at, lazy):
+    """probe_pairs replays the scenarios after the first pair in one stacked replay: the same finding (the same
+    release, the same standard noise ``z`` in its sentence) as replaying them one at a time, and it is used; a
+    scenario may be given by its cost family (``lazy``: a CandidateCosts, as the worst-case search gives them)."""
+    from asyncdp.privacy import additivity
+    from asyncdp.privacy import worst_case as wc
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, adj = _pair(rule)
+    alg = sc.algorithm.bind(sc.problem)
+    c2 = alg.gradient_bound if alg.gradient_bound is not None else alg._require_bound()[0]
+    gradients = [[0.0, c2], [0.0, -c2], [-c2, 0.0], [c2 / 2, c2 / 2], [-c2 / 2, c2 / 2]]
+    if fold_at is not None:  # the pair whose cost FoldOnAxis misuses its noise for
+        gradients.insert(fold_at - 1, [c2, 0.0])
+    pairs: list[Any] = [("user", sc, adj)]
+    fam, base = wc._Family(wc.adjacency_class(sc), 0), wc._bound_base(sc)
+    pairs += [(f"g{k}", fam.candidate(base, sc, None, g, [-v for v in g]) if lazy else
+               candidate_scenarios(sc, 0, g, [-v for v in g])[0], None) for k, g in enumerate(gradients)]
+    runs = run_engine(sc, 2, seed=1)
+    stacked_calls = []
+    real = additivity._probe_stacked
+
+    def spy(*args: Any) -> Any:
+        stacked_calls.append(len(args[1]))
+        return real(*args)
+
+    monkeypatch.setattr(additivity, "_probe_stacked", spy)
+    stacked = additivity.probe_pairs(runs, pairs, alg, 5)
+    assert stacked_calls == ([] if rule is XorSign else [len(gradients)])
+
+    def refuse(*args: Any) -> Any:
+        raise ValueError("one at a time")
+
+    monkeypatch.setattr(additivity, "_probe_stacked", refuse)
+    one_each = additivity.probe_pairs(runs, pairs[:1] + [(name, candidate_scenarios(sc, 0, g, [-v for v in g])[0],
+                                                          None) for (name, _, _), g in zip(pairs[1:], gradients)],
+                                      alg, 5)
+    assert stacked == one_each
+    assert additivity.probe_pairs(runs, pairs, alg, 5) == one_each  # one at a time from the candidates' costs
+    if rule is XorSign:  # the user's pair already has the finding: nothing is stacked
+        assert stacked is not None
+    elif fold_at is None:
+        assert stacked is None
+    else:
+        assert stacked is not None and f"pair g{fold_at - 1}, its scenario" in stacked and "z = " in stacked

@@ -13,11 +13,14 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import norm
 
 import asyncdp
@@ -25,7 +28,8 @@ from asyncdp import Async
 from asyncdp.papers.huang2015.rule import Huang2015
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.worst_case import constructed_losses, extremal_pairs, profile_objective, search_worst_case
+from asyncdp.privacy.worst_case import (constructed_losses, extremal_pairs, profile_objective, profile_objectives,
+                                        search_worst_case)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -42,6 +46,33 @@ def test_the_profile_objective_averages_exact_gaussian_profiles_over_schedules()
     # pure claims and Laplace noise: the largest loss
     assert profile_objective(losses[:2], 1.0, 0.0, True) == pytest.approx(1.125)
     assert profile_objective(losses[:2], 1.0, 1e-5, False) == pytest.approx(1.125)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 6), schedules=st.integers(1, 20), seed=st.integers(0, 2**32 - 1),
+       eps=st.sampled_from([0.0, 0.3, 1.0, 4.0]), delta=st.sampled_from([0.0, 1e-5, 1e-2]), gaussian=st.booleans())
+def test_the_objectives_of_several_candidates_are_each_ones_own_bit_for_bit(rows, schedules, seed, eps, delta,
+                                                                           gaussian):
+    """The search scores a batch of candidates at once (profile_objectives): each value is exactly the one-at-a-time
+    objective, including losses of 0, +inf and NaN (a NaN row's own call names what is wrong)."""
+    rng = np.random.default_rng(seed)
+    losses = rng.exponential(rng.choice([1e-3, 1.0, 30.0]), size=(rows, schedules))
+    losses[rng.random(losses.shape) < 0.1] = 0.0
+    losses[rng.random(losses.shape) < 0.05] = math.inf
+    losses[rng.random(losses.shape) < 0.03] = math.nan
+
+    def each() -> list[float]:
+        return [profile_objective(row, eps, delta, gaussian) for row in losses]
+
+    try:
+        want = each()
+    except Exception as exc:  # noqa: BLE001 - the same error, from the same row
+        with pytest.raises(type(exc), match=re.escape(str(exc))):
+            profile_objectives(losses, eps, delta, gaussian)
+        return
+    got = profile_objectives(losses, eps, delta, gaussian)
+    assert got.shape == (rows,)
+    assert [float(v) for v in got] == want or np.array_equal(got, want, equal_nan=True)
 
 
 def test_a_larger_largest_loss_can_have_the_smaller_profile():
