@@ -74,7 +74,7 @@ import numpy as np
 from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
-__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
+__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
            "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
@@ -108,7 +108,10 @@ class ScheduleBatch(Protocol):
     """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
 
     ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs). A batch
-    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``).
+    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``). A batch whose runs
+    all share round ``t``'s ``(W, S)`` may say so with ``shared_round(t)``, giving that round's
+    :class:`SharedRound` (e.g. kept per round); the replay then combines broadcast messages without gathering
+    ``R x N x N`` entries (the same numbers).
     """
 
     def __len__(self) -> int:
@@ -221,6 +224,15 @@ def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
     if mechanism == "laplace":
         return -np.abs(noise).sum(axis=axes) / scale
     return -(noise**2).sum(axis=axes) / (2.0 * scale**2)
+
+
+def _log_density_rounds(noise: np.ndarray, mechanism: str, scales: Sequence[float]) -> np.ndarray:
+    """:func:`_log_density` of every round at once: ``noise`` ``(R, T', ...)``, ``scales`` the ``T'`` rounds'
+    scales; ``(R, T')`` (each round's divisor computed as :func:`_log_density` computes it, in Python floats)."""
+    axes = tuple(range(2, noise.ndim))
+    if mechanism == "laplace":
+        return -np.abs(noise).sum(axis=axes) / np.array([float(s) for s in scales])
+    return -(noise**2).sum(axis=axes) / np.array([2.0 * s**2 for s in scales])
 
 
 def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed: np.ndarray, t: int) -> np.ndarray:
@@ -490,6 +502,85 @@ def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _Round
     return out
 
 
+class SharedRound:
+    """One round's ``(W, S)`` shared by every run of a batch (``(N, N)`` each), prepared for the replay's
+    combinations (:meth:`ScheduleBatch.shared_round <ScheduleBatch>`; e.g. lockstep runs on lossless links).
+
+    When every run combines with the same weights and sender rounds, the
+    other agents' terms ``sum_j W[i, j] y[r, S[i, j] - 1, j]`` need no
+    ``(R, N, N, d)`` gather: for each sender ``j`` the column ``y[:, s - 1, j]``
+    (one sender round ``s`` for all its receivers, the usual case) or the
+    rows it sends to are scaled by the column ``W[:, j]`` and added, senders
+    in increasing order. That is the order in which :func:`numpy.einsum`
+    accumulates the general path's sum over the senders for messages of
+    width ``d >= 2`` (every product is the same, so the terms are the same
+    to the bit; the tests compare both paths); for ``d = 1`` numpy sums the
+    senders in another order, and the general path is taken.
+
+    Args:
+        w: the weights ``W`` ``(N, N)``.
+        src: the sender rounds ``S`` ``(N, N)`` (0 where unused).
+
+    Example:
+        >>> sr = SharedRound(np.full((2, 2), 0.5), np.full((2, 2), 1))
+        >>> y = np.arange(2 * 1 * 2 * 2, dtype=float).reshape(2, 1, 2, 2)
+        >>> sr.others(y)[0].tolist(), sr.diag.tolist()
+        ([[1.0, 1.5], [0.0, 0.5]], [0.5, 0.5])
+    """
+
+    __slots__ = ("w", "src", "diag", "usable", "columns")
+
+    def __init__(self, w: Any, src: Any) -> None:
+        self.w = np.asarray(w, dtype=float)
+        self.src = np.asarray(src, dtype=np.int64)
+        n = self.w.shape[0]
+        if self.w.shape != (n, n) or self.src.shape != (n, n):
+            raise AccountingError(f"a shared round needs (N, N) weights and sender rounds, got {self.w.shape} and "
+                                  f"{self.src.shape}")
+        self.diag = self.w.diagonal().copy()
+        used = self.src > 0
+        used[np.arange(n), np.arange(n)] = False  # the self term is added separately
+        # non-finite weights: the general path multiplies them with the zeros of unused entries
+        self.usable = bool(np.isfinite(self.w).all())
+        columns: list[tuple[int, int | None, np.ndarray, np.ndarray | None, np.ndarray]] = []
+        for j in range(n):
+            rows = used[:, j]
+            if not rows.any():
+                continue
+            s = self.src[rows, j]
+            if (s == s[0]).all():  # one sender round: scale its column for every receiver (0 where unused)
+                columns.append((j, int(s[0]), np.where(rows, self.w[:, j], 0.0)[None, :, None], None, s))
+            else:
+                which = np.flatnonzero(rows)
+                columns.append((j, None, self.w[which, j][None, :, None], which, s - 1))
+        self.columns = tuple(columns)
+
+    def others(self, y: np.ndarray) -> np.ndarray | None:
+        """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
+        general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
+        sender round outside the transcript: the general path names what is wrong)."""
+        runs, horizon, n, d = y.shape
+        if not self.usable or d < 2 or n != self.w.shape[0]:
+            return None
+        out = np.zeros((runs, n, d))
+        for j, s, wj, which, rounds in self.columns:
+            if s is not None:
+                if s > horizon:
+                    return None
+                col = y[:, s - 1, j]
+                if not np.isfinite(col).all():
+                    return None
+                out += wj * col[:, None, :]
+            else:
+                if int(rounds.max()) >= horizon:
+                    return None
+                col = y[:, rounds, j]
+                if not np.isfinite(col).all():
+                    return None
+                out[:, which] += wj * col
+        return out
+
+
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     """The self term of round ``t``: the own message (broadcast) or the average of the copies sent (unicast)."""
     if not unicast:
@@ -564,6 +655,14 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     if contributions is not None and prefix is not None:
         contributions[:, :start - 1] = prefix
     scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
+    shared = getattr(schedules, "shared_round", None) if not unicast else None
+    # without a tilted draw, each noisy release's density is computed after the last round, for every round at
+    # once, from the noise-free values kept here (a round's transcript entries are final once the round is
+    # processed: a construction writes round t's messages in round t only)
+    defer = draw is None
+    kept = {name: np.empty(y.shape[:2] + y.shape[2:3] + y.shape[-1:]) for name, y in messages.items()
+            if defer and any(sc > 0 for sc in scales[name][start - 1:])}
+    kept_p = {name: np.empty_like(a) for name, a in kept.items()} if rule_prime is not None else {}
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -572,11 +671,17 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 trace.clear()
                 trace.append(None)
                 trace = None
-        w, src = dense_round(schedules, t)
-        index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
+        one = shared(t) if shared is not None else None
+        w: Any = None
+        src: Any = None
+        index: Any = None
+        if one is None:
+            w, src = dense_round(schedules, t)
+            index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
-        mixed, mixed_p = {}, {}
+        mixed: dict[str, np.ndarray] = {}
+        mixed_p: dict[str, np.ndarray] = {}
         for name, y in messages.items():
             scale = scales[name][t - 1]
             mu = np.asarray(mean[name], dtype=float)
@@ -596,6 +701,12 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
+            if scale > 0 and name in kept:  # its density: after the last round (_deferred_densities)
+                kept[name][:, t - 1] = mu
+                if mp_all is not None:
+                    kept_p[name][:, t - 1] = mp_all
+                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+                continue
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
             ch = noise[name]
@@ -623,15 +734,66 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
-            mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
-            if contributions is not None and mp_all is not None:
-                # broadcast: the self term is the own message under both problems, so are the combinations
-                mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
+            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
+    for name in kept:
+        _deferred_densities(messages[name], kept[name], kept_p.get(name), noise[name], scales[name], start,
+                            unicast, residuals[name], None if residuals_p is None else residuals_p[name],
+                            contributions, offset)
     return contributions
+
+
+def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray | None, t: int, unicast: bool,
+             name: str, mixed: dict[str, np.ndarray], mixed_p: dict[str, np.ndarray], one: SharedRound | None,
+             schedules: Any, w: Any, src: Any, index: Any) -> None:
+    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``."""
+    terms = one.others(y) if one is not None else None
+    if terms is not None:
+        assert one is not None
+        others: tuple[np.ndarray, np.ndarray] = (terms, one.diag)
+    else:
+        if one is not None:  # the general path computes (or names what is wrong with) what the shared one did not
+            w, src = dense_round(schedules, t)
+            index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
+        others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
+    mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
+    if mp_all is not None:
+        # broadcast: the self term is the own message under both problems, so are the combinations
+        mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
+
+
+def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None, ch: ChannelNoise,
+                        scales: list[float], start: int, unicast: bool, residuals: np.ndarray,
+                        residuals_p: np.ndarray | None, contributions: np.ndarray | None, offset: int) -> None:
+    """The residuals and density ratios of one channel's noisy releases in rounds ``start .. T``, every round at once.
+
+    ``mus`` (``mus_p``) holds each round's noise-free values under ``P`` (``P'``), ``(R, T, N, d)``. Every
+    operation is the one the round-by-round replay applies to round ``t`` (``y - mu``, NaN where nothing was
+    observed; the log densities summed over each release's entries), applied to all rounds: the same numbers.
+    """
+    assert ch.mechanism is not None
+    picked = [t - 1 for t in range(start, len(scales) + 1) if scales[t - 1] > 0]
+    if len(picked) == len(scales) - start + 1:
+        sel: Any = slice(start - 1, len(scales))
+    else:
+        sel = np.array(picked, dtype=np.int64)
+    runs = y.shape[0]
+    yy = y[:, sel]
+    mu = mus[:, sel]
+    resid = yy - (mu[:, :, :, None, :] if unicast else mu)  # NaN where y is (nothing observed)
+    residuals[offset:offset + runs, sel] = resid
+    if contributions is None or mus_p is None:
+        return
+    mp = mus_p[:, sel]
+    d_p = yy - (mp[:, :, :, None, :] if unicast else mp)
+    if residuals_p is not None:
+        residuals_p[offset:offset + runs, sel] = d_p
+    s = [scales[k] for k in picked]
+    part = (_log_density_rounds(_nan_to_num(resid), ch.mechanism, s)
+            - _log_density_rounds(np.where(np.isnan(yy), 0.0, d_p), ch.mechanism, s))
+    contributions[:, sel] += part
 
 
 def scheduled_replay(
