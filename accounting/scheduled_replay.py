@@ -511,7 +511,8 @@ class SharedRound:
     ``(R, N, N, d)`` gather: for each sender ``j`` the column ``y[:, s - 1, j]``
     (one sender round ``s`` for all its receivers, the usual case) or the
     rows it sends to are scaled by the column ``W[:, j]`` and added, senders
-    in increasing order. That is the order in which :func:`numpy.einsum`
+    in increasing order, with the runs as the innermost axis (long
+    contiguous operations even for a few agents and coordinates). That is the order in which :func:`numpy.einsum`
     accumulates the general path's sum over the senders for messages of
     width ``d >= 2`` (every product is the same, so the terms are the same
     to the bit; the tests compare both paths); for ``d = 1`` numpy sums the
@@ -528,7 +529,7 @@ class SharedRound:
         ([[1.0, 1.5], [0.0, 0.5]], [0.5, 0.5])
     """
 
-    __slots__ = ("w", "src", "diag", "usable", "columns")
+    __slots__ = ("w", "src", "diag", "usable", "columns", "rounds", "last")
 
     def __init__(self, w: Any, src: Any) -> None:
         self.w = np.asarray(w, dtype=float)
@@ -549,36 +550,39 @@ class SharedRound:
                 continue
             s = self.src[rows, j]
             if (s == s[0]).all():  # one sender round: scale its column for every receiver (0 where unused)
-                columns.append((j, int(s[0]), np.where(rows, self.w[:, j], 0.0)[None, :, None], None, s))
+                columns.append((j, int(s[0]), np.where(rows, self.w[:, j], 0.0)[:, None, None], None, s))
             else:
                 which = np.flatnonzero(rows)
-                columns.append((j, None, self.w[which, j][None, :, None], which, s - 1))
+                columns.append((j, None, self.w[which, j][:, None, None], which, s - 1))
         self.columns = tuple(columns)
+        self.rounds = tuple(sorted({c[1] for c in columns if c[1] is not None}))
+        self.last = int(self.src.max()) if self.src.size else 0
 
     def others(self, y: np.ndarray) -> np.ndarray | None:
         """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
         general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
         sender round outside the transcript: the general path names what is wrong)."""
         runs, horizon, n, d = y.shape
-        if not self.usable or d < 2 or n != self.w.shape[0]:
+        if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon:
             return None
-        out = np.zeros((runs, n, d))
-        for j, s, wj, which, rounds in self.columns:
-            if s is not None:
-                if s > horizon:
-                    return None
-                col = y[:, s - 1, j]
-                if not np.isfinite(col).all():
-                    return None
-                out += wj * col[:, None, :]
+        # the runs innermost, (N, d, R): each sender's term is one long contiguous multiply-add
+        cols: dict[int, np.ndarray] = {}
+        for s in self.rounds:  # every sender round read by a whole column, checked once
+            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))
+            if not np.isfinite(cols[s]).all():
+                return None
+        out = np.zeros((n, d, runs))
+        tmp = np.empty((n, d, runs))
+        for j, one, wj, which, rounds in self.columns:
+            if one is not None:
+                np.multiply(wj, cols[one][j], out=tmp)
+                np.add(out, tmp, out=out)
             else:
-                if int(rounds.max()) >= horizon:
-                    return None
-                col = y[:, rounds, j]
+                col = y[:, rounds, j].transpose(1, 2, 0)
                 if not np.isfinite(col).all():
                     return None
-                out[:, which] += wj * col
-        return out
+                out[which] += wj * col
+        return np.ascontiguousarray(out.transpose(2, 0, 1))
 
 
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
