@@ -664,7 +664,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     # once, from the noise-free values kept here (a round's transcript entries are final once the round is
     # processed: a construction writes round t's messages in round t only)
     defer = draw is None
-    kept = {name: np.empty(y.shape[:2] + y.shape[2:3] + y.shape[-1:]) for name, y in messages.items()
+    kept = {name: np.empty((y.shape[1], y.shape[0], y.shape[2], y.shape[-1])) for name, y in messages.items()
             if defer and any(sc > 0 for sc in scales[name][start - 1:])}
     kept_p = {name: np.empty_like(a) for name, a in kept.items()} if rule_prime is not None else {}
     for t in range(start, horizon + 1):
@@ -706,9 +706,9 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
             if scale > 0 and name in kept:  # its density: after the last round (_deferred_densities)
-                kept[name][:, t - 1] = mu
+                kept[name][t - 1] = mu  # (rounds first: each round's values are one contiguous block)
                 if mp_all is not None:
-                    kept_p[name][:, t - 1] = mp_all
+                    kept_p[name][t - 1] = mp_all
                 _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
                 continue
             observed = ~np.isnan(yt)
@@ -773,7 +773,7 @@ def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None
                         residuals_p: np.ndarray | None, contributions: np.ndarray | None, offset: int) -> None:
     """The residuals and density ratios of one channel's noisy releases in rounds ``start .. T``, every round at once.
 
-    ``mus`` (``mus_p``) holds each round's noise-free values under ``P`` (``P'``), ``(R, T, N, d)``. Every
+    ``mus`` (``mus_p``) holds each round's noise-free values under ``P`` (``P'``), ``(T, R, N, d)``. Every
     operation is the one the round-by-round replay applies to round ``t`` (``y - mu``, NaN where nothing was
     observed; the log densities summed over each release's entries), applied to all rounds: the same numbers.
     """
@@ -785,12 +785,12 @@ def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None
         sel = np.array(picked, dtype=np.int64)
     runs = y.shape[0]
     yy = y[:, sel]
-    mu = mus[:, sel]
+    mu = mus[sel].transpose(1, 0, 2, 3)
     resid = yy - (mu[:, :, :, None, :] if unicast else mu)  # NaN where y is (nothing observed)
     residuals[offset:offset + runs, sel] = resid
     if contributions is None or mus_p is None:
         return
-    mp = mus_p[:, sel]
+    mp = mus_p[sel].transpose(1, 0, 2, 3)
     d_p = yy - (mp[:, :, :, None, :] if unicast else mp)
     if residuals_p is not None:
         residuals_p[offset:offset + runs, sel] = d_p
@@ -904,8 +904,9 @@ def scheduled_replay(
         if np.shape(draw.rounds) != (horizon,):
             raise AccountingError(f"draw.rounds must have shape ({horizon},), got {np.shape(draw.rounds)}")
         tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs)}
-    residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
-    residuals_p = None if rule_prime is None else {n: np.full(r.shape, np.nan) for n, r in residuals.items()}
+    # every noisy round's residuals are written (by the replay, or from ``resume``): only the other rounds need NaN
+    residuals = {n: _unwritten_nan(a.shape, noise[n]) for n, a in arrays.items() if noise[n].mechanism is not None}
+    residuals_p = None if rule_prime is None else {n: _unwritten_nan(r.shape, noise[n]) for n, r in residuals.items()}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
@@ -937,6 +938,16 @@ def scheduled_replay(
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
                            tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
                            states=None if trace is None else tuple(trace))
+
+
+def _unwritten_nan(shape: tuple[int, ...], ch: ChannelNoise) -> np.ndarray:
+    """An array for a noisy channel's residuals ``(R, T, ...)``: NaN in its rounds released without noise (scale 0),
+    which nothing writes; the other rounds are left for the replay to write."""
+    out = np.empty(shape)
+    zero = np.flatnonzero(np.asarray(ch.scales) <= 0)
+    if zero.size:
+        out[:, zero] = np.nan
+    return out
 
 
 def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk: int, draw: TiltedDraw | None,
