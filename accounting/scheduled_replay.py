@@ -562,13 +562,31 @@ class SharedRound:
         """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
         general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
         sender round outside the transcript: the general path names what is wrong)."""
+        got = self._terms(y, None)
+        return None if got is None else np.ascontiguousarray(got[0].transpose(2, 0, 1))
+
+    def mixed(self, y: np.ndarray, t: int) -> np.ndarray | None:
+        """Round ``t``'s combinations ``(R, N, d)``: :meth:`others` plus each agent's self weight times its own
+        round-``t`` message, the replay's ``_mixed`` for an own message that is present and finite (else ``None``:
+        the general path checks and cleans it)."""
+        got = self._terms(y, t)
+        if got is None:
+            return None
+        out, cols = got
+        out += self.diag[:, None, None] * cols[t]
+        return np.ascontiguousarray(out.transpose(2, 0, 1))
+
+    def _terms(self, y: np.ndarray, own: int | None) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
+        """The other agents' terms with the runs innermost, ``(N, d, R)``, and the sender rounds' messages read
+        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work."""
         runs, horizon, n, d = y.shape
-        if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon:
+        if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon or (
+                own is not None and not 1 <= own <= horizon):
             return None
         # the runs innermost, (N, d, R): each sender's term is one long contiguous multiply-add
         cols: dict[int, np.ndarray] = {}
-        for s in self.rounds:  # every sender round read by a whole column, checked once
-            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))
+        for s in self.rounds if own is None or own in self.rounds else self.rounds + (own,):
+            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
             if not np.isfinite(cols[s]).all():
                 return None
         out = np.zeros((n, d, runs))
@@ -582,7 +600,7 @@ class SharedRound:
                 if not np.isfinite(col).all():
                     return None
                 out[which] += wj * col
-        return np.ascontiguousarray(out.transpose(2, 0, 1))
+        return out, cols
 
 
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
@@ -753,6 +771,13 @@ def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray |
              name: str, mixed: dict[str, np.ndarray], mixed_p: dict[str, np.ndarray], one: SharedRound | None,
              schedules: Any, w: Any, src: Any, index: Any) -> None:
     """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``."""
+    if one is not None:
+        both = one.mixed(y, t)
+        if both is not None:
+            mixed[name] = both
+            if mp_all is not None:  # broadcast: the same combinations under both problems
+                mixed_p[name] = both.copy()
+            return
     terms = one.others(y) if one is not None else None
     if terms is not None:
         assert one is not None
