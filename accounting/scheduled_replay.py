@@ -603,6 +603,34 @@ class SharedRound:
         return out, cols
 
 
+_SHARED_RUNS = 32
+"""Fewest runs for which a round that every run has alike is combined as a :class:`SharedRound` (with fewer, the
+general path's gather is as fast)."""
+
+_SHARED_KEPT: dict[bytes, SharedRound] = {}
+"""The last :class:`SharedRound` objects made from rounds found alike in every run, by their ``(W, S)``."""
+
+_SHARED_KEPT_ENTRIES = 512
+
+
+def _one_round(w: np.ndarray, src: np.ndarray) -> bool:
+    """Whether every run of round ``(W, S)`` ``(R, N, N)`` has the first run's weights and sender rounds."""
+    return bool((src == src[:1]).all() and (w == w[:1]).all())
+
+
+def _shared_round(w: np.ndarray, src: np.ndarray) -> SharedRound:
+    """``SharedRound(w, src)``, kept by value for the next replays that meet the same round."""
+    key = np.ascontiguousarray(w, dtype=float).tobytes() + np.ascontiguousarray(src, dtype=np.int64).tobytes() + \
+        str(w.shape).encode()
+    got = _SHARED_KEPT.get(key)
+    if got is None:
+        got = SharedRound(w, src)
+        if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
+            _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
+        _SHARED_KEPT[key] = got
+    return got
+
+
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     """The self term of round ``t``: the own message (broadcast) or the average of the copies sent (unicast)."""
     if not unicast:
@@ -699,7 +727,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         index: Any = None
         if one is None:
             w, src = dense_round(schedules, t)
-            index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
+            if not unicast and runs >= _SHARED_RUNS and _one_round(w, src):  # every run combines alike
+                one = _shared_round(w[0], src[0])
+            else:
+                index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
         mixed: dict[str, np.ndarray] = {}
@@ -783,8 +814,9 @@ def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray |
         assert one is not None
         others: tuple[np.ndarray, np.ndarray] = (terms, one.diag)
     else:
-        if one is not None:  # the general path computes (or names what is wrong with) what the shared one did not
+        if w is None:  # the general path computes (or names what is wrong with) what the shared one did not
             w, src = dense_round(schedules, t)
+        if index is None:
             index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
     mixed[name] = _mixed(others, _own(yt, mu, unicast), t)

@@ -245,3 +245,32 @@ def test_a_shared_schedule_names_a_missing_message_as_the_per_run_schedules_do()
             scheduled_replay(messages, schedules, noise, _Mean(0.0))
         errors.append(str(exc.value))
     assert errors[0] == errors[1] and "run 3" in errors[0]
+
+
+@pytest.mark.parametrize("width", [1, 3])
+def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch, width):
+    """A batch whose runs happen to combine alike (equal (W, S) in every run, found by value) is combined as one
+    shared round: the same residuals and losses, to the bit, as the general gather (forced by a threshold no batch
+    reaches), stale reads and unused links included."""
+    import accounting.scheduled_replay as sr
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+
+    runs, horizon = 40, 4
+    rng = np.random.default_rng(5)
+    messages = {"y": rng.normal(size=(runs, horizon, 3, width))}
+    noise = {"y": ChannelNoise("laplace", np.full(horizon, 0.5))}
+
+    class Wide(_Mean):
+        def initial_state(self, runs):
+            return np.zeros((runs, 3, width))
+
+    def replay():
+        return scheduled_replay(messages, [_Toy() for _ in range(runs)], noise, Wide(0.1), Wide(-0.2))
+
+    found = replay()
+    monkeypatch.setattr(sr, "_SHARED_RUNS", 10**9)
+    general = replay()
+    assert np.abs(general.per_round).max() > 0
+    assert np.array_equal(found.per_round, general.per_round)
+    assert np.array_equal(found.residuals["y"], general.residuals["y"], equal_nan=True)
+    assert np.array_equal(found.residuals_prime["y"], general.residuals_prime["y"], equal_nan=True)
