@@ -65,6 +65,7 @@ Example:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -612,6 +613,8 @@ _SHARED_KEPT: dict[bytes, SharedRound] = {}
 
 _SHARED_KEPT_ENTRIES = 512
 
+_SHARED_LOCK = threading.Lock()
+
 
 def _one_round(w: np.ndarray, src: np.ndarray) -> bool:
     """Whether every run of round ``(W, S)`` ``(R, N, N)`` has the first run's weights and sender rounds."""
@@ -622,12 +625,14 @@ def _shared_round(w: np.ndarray, src: np.ndarray) -> SharedRound:
     """``SharedRound(w, src)``, kept by value for the next replays that meet the same round."""
     key = np.ascontiguousarray(w, dtype=float).tobytes() + np.ascontiguousarray(src, dtype=np.int64).tobytes() + \
         str(w.shape).encode()
-    got = _SHARED_KEPT.get(key)
+    with _SHARED_LOCK:
+        got = _SHARED_KEPT.get(key)
     if got is None:
         got = SharedRound(w, src)
-        if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
-            _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
-        _SHARED_KEPT[key] = got
+        with _SHARED_LOCK:  # (replays may run in threads)
+            if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
+                _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
+            _SHARED_KEPT[key] = got
     return got
 
 
