@@ -830,6 +830,17 @@ def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray |
         mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
 
 
+def _difference(y: np.ndarray, mu: np.ndarray, into: np.ndarray | None, sel: Any) -> np.ndarray:
+    """``y - mu`` (NaN where ``y`` is: nothing observed), written into ``into[:, sel]`` too when given (in place
+    when ``sel`` is a slice)."""
+    if into is not None and isinstance(sel, slice):
+        return np.subtract(y, mu, out=into[:, sel])
+    out = y - mu
+    if into is not None:
+        into[:, sel] = out
+    return out
+
+
 def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None, ch: ChannelNoise,
                         scales: list[float], start: int, unicast: bool, residuals: np.ndarray,
                         residuals_p: np.ndarray | None, contributions: np.ndarray | None, offset: int) -> None:
@@ -848,14 +859,12 @@ def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None
     runs = y.shape[0]
     yy = y[:, sel]
     mu = mus[sel].transpose(1, 0, 2, 3)
-    resid = yy - (mu[:, :, :, None, :] if unicast else mu)  # NaN where y is (nothing observed)
-    residuals[offset:offset + runs, sel] = resid
+    resid = _difference(yy, mu[:, :, :, None, :] if unicast else mu, residuals[offset:offset + runs], sel)
     if contributions is None or mus_p is None:
         return
     mp = mus_p[sel].transpose(1, 0, 2, 3)
-    d_p = yy - (mp[:, :, :, None, :] if unicast else mp)
-    if residuals_p is not None:
-        residuals_p[offset:offset + runs, sel] = d_p
+    d_p = _difference(yy, mp[:, :, :, None, :] if unicast else mp,
+                      None if residuals_p is None else residuals_p[offset:offset + runs], sel)
     s = [scales[k] for k in picked]
     part = (_log_density_rounds(_nan_to_num(resid), ch.mechanism, s)
             - _log_density_rounds(np.where(np.isnan(yy), 0.0, d_p), ch.mechanism, s))
