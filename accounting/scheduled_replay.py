@@ -76,6 +76,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
+           "shared_round",
            "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
@@ -621,14 +622,21 @@ def _one_round(w: np.ndarray, src: np.ndarray) -> bool:
     return bool((src == src[:1]).all() and (w == w[:1]).all())
 
 
-def _shared_round(w: np.ndarray, src: np.ndarray) -> SharedRound:
-    """``SharedRound(w, src)``, kept by value for the next replays that meet the same round."""
+def shared_round(w: Any, src: Any) -> SharedRound:
+    """``SharedRound(w, src)``, kept by value: the next replays that meet the same ``(W, S)`` share it.
+
+    Example:
+        >>> w, src = np.full((2, 2), 0.5), np.full((2, 2), 1)
+        >>> shared_round(w, src) is shared_round(w.copy(), src.copy())
+        True
+    """
+    w, src = np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
     key = np.ascontiguousarray(w, dtype=float).tobytes() + np.ascontiguousarray(src, dtype=np.int64).tobytes() + \
         str(w.shape).encode()
     with _SHARED_LOCK:
         got = _SHARED_KEPT.get(key)
     if got is None:
-        got = SharedRound(w, src)
+        got = SharedRound(w.copy(), src.copy())  # (its own copies: the caller's arrays may change later)
         with _SHARED_LOCK:  # (replays may run in threads)
             if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
                 _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
@@ -733,7 +741,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         if one is None:
             w, src = dense_round(schedules, t)
             if not unicast and runs >= _SHARED_RUNS and _one_round(w, src):  # every run combines alike
-                one = _shared_round(w[0], src[0])
+                one = shared_round(w[0], src[0])
             else:
                 index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, SharedRound, scheduled_replay
+from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, SharedRound, scheduled_replay, shared_round
 from topology.validation import check_integer
 
 from ..algorithms.base import Algorithm
@@ -73,9 +73,6 @@ _ZEROS: OrderedDict[int, Any] = OrderedDict()
 
 _DECLARED: OrderedDict[tuple[int, int], tuple[Any, dict[str, ChannelNoise]]] = OrderedDict()
 """The last algorithms' declared noise (:func:`declared_noise`), most recently used last."""
-
-_SHARED: OrderedDict[int, tuple[Any, dict[Any, Any]]] = OrderedDict()
-"""The last schedules shared by every run and what is kept of their rounds (:meth:`SharedSchedule.of`)."""
 
 _DECLARED_ENTRIES = 16
 """How many algorithms' declared noise and zero noise are kept."""
@@ -420,29 +417,6 @@ class SharedSchedule:
     runs: int
     _rounds: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    @classmethod
-    def of(cls, schedule: Any, runs: int) -> SharedSchedule:
-        """``SharedSchedule(schedule, runs)``, keeping what is computed per round with the last few schedules read
-        this way (a realized schedule does not change: the replays of one check read its rounds once).
-
-        Example:
-            >>> from asyncdp.engine.schedule import RealizedSchedule
-            >>> import topology
-            >>> one = RealizedSchedule.lockstep(topology.static(np.full((2, 2), 0.5)), 3)
-            >>> SharedSchedule.of(one, 4).shared_round(2) is SharedSchedule.of(one, 7).shared_round(2)
-            True
-        """
-        key = id(schedule)
-        with _KEPT_LOCK:
-            got = _SHARED.get(key)
-            if got is None or got[0] is not schedule:  # (an entry holds its schedule, so its id is not reused)
-                got = _SHARED[key] = (schedule, {})
-                if len(_SHARED) > _DECLARED_ENTRIES:
-                    _SHARED.popitem(last=False)
-            else:
-                _SHARED.move_to_end(key)
-        return cls(schedule, runs, got[1])
-
     def __len__(self) -> int:
         return self.runs
 
@@ -464,11 +438,20 @@ class SharedSchedule:
 
     def shared_round(self, t: int) -> SharedRound:
         """Round ``t``'s ``(W, S)``, the same for every run, as the replay's
-        :class:`~accounting.scheduled_replay.SharedRound` (kept: the runs and their slices prepare it once)."""
+        :class:`~accounting.scheduled_replay.SharedRound` (:func:`~accounting.scheduled_replay.shared_round`: kept
+        by value, so the replays of a check prepare each distinct round once).
+
+        Example:
+            >>> from asyncdp.engine.schedule import RealizedSchedule
+            >>> import topology
+            >>> one = RealizedSchedule.lockstep(topology.static(np.full((2, 2), 0.5)), 3)
+            >>> SharedSchedule(one, 4).shared_round(2) is SharedSchedule(one, 7)[2:5].shared_round(2)
+            True
+        """
         key = ("shared", t)
         got: Any = self._rounds.get(key)
         if got is None:
-            got = self._rounds[key] = SharedRound(*self._dense(t))
+            got = self._rounds[key] = shared_round(*self._dense(t))
         return got
 
     def gather_index(self, t: int) -> _SharedGather:
@@ -567,7 +550,7 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
     if not hasattr(chosen, "dense_runs"):  # a batch of schedules is read as one (ScheduleBatch)
         chosen = list(chosen)
         if chosen and all(s is chosen[0] for s in chosen):  # one schedule for every run: read it once per round
-            chosen = SharedSchedule.of(chosen[0], len(chosen))
+            chosen = SharedSchedule(chosen[0], len(chosen))
     return scheduled_replay(runs.messages if messages is None else messages, chosen,
                             declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
                             pin_agent=pin_agent)
