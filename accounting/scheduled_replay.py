@@ -48,6 +48,17 @@ without building any run's schedule. The self term ``(i, i)`` is the agent's own
 (broadcast) or the average of the copies it sent in round ``t`` (unicast; its
 noise-free value if it sent none).
 
+Cost. The rounds are sequential (each state depends on the previous), but
+what does not depend on the states is done once: a round's combinations
+read the transcript and the schedule only (shared by both problems), and
+when every run has the same ``(W, S)`` in a round (lockstep runs) they are
+computed per sender column with the runs innermost (:class:`SharedRound`)
+instead of gathering ``R x N x N`` entries; without a tilted draw, the
+residuals and density ratios of every noisy release are computed after the
+last round, for all rounds at once, from the noise-free values kept round
+by round. Both are the same floating-point operations in the same order as
+the round-by-round gather (the tests compare them to the bit).
+
 Example:
     >>> import numpy as np
     >>> class Avg:  # x <- mixed; message = x

@@ -274,3 +274,20 @@ def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch,
     assert np.array_equal(found.per_round, general.per_round)
     assert np.array_equal(found.residuals["y"], general.residuals["y"], equal_nan=True)
     assert np.array_equal(found.residuals_prime["y"], general.residuals_prime["y"], equal_nan=True)
+
+
+def test_a_kept_shared_round_is_keyed_by_value_and_owns_its_arrays():
+    """shared_round keeps one SharedRound per (W, S) value: equal rounds share it, a changed W gets its own, and a
+    later change of the caller's arrays does not reach the kept one."""
+    from accounting.scheduled_replay import shared_round
+
+    w = np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]])
+    src = np.where(w > 0, 2, 0)
+    first = shared_round(w, src)
+    assert shared_round(w.copy(), src.copy()) is first
+    y = np.random.default_rng(0).normal(size=(4, 3, 3, 2))
+    want = first.others(y)
+    w[1, 0] = 9.0  # the caller's array changes: the kept round does not
+    assert shared_round(w, src) is not first
+    assert np.array_equal(first.others(y), want)
+    assert np.array_equal(want[:, 1], 0.25 * y[:, 1, 0] + 0.25 * y[:, 1, 2])
