@@ -849,15 +849,9 @@ def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray |
         mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
 
 
-def _difference(y: np.ndarray, mu: np.ndarray, into: np.ndarray | None, sel: Any) -> np.ndarray:
-    """``y - mu`` (NaN where ``y`` is: nothing observed), written into ``into[:, sel]`` too when given (in place
-    when ``sel`` is a slice)."""
-    if into is not None and isinstance(sel, slice):
-        return np.subtract(y, mu, out=into[:, sel])
-    out = y - mu
-    if into is not None:
-        into[:, sel] = out
-    return out
+def _difference(y: np.ndarray, mu: np.ndarray, into: np.ndarray | None, sel: slice) -> np.ndarray:
+    """``y - mu`` (NaN where ``y`` is: nothing observed), written in place into ``into[:, sel]`` when given."""
+    return y - mu if into is None else np.subtract(y, mu, out=into[:, sel])
 
 
 def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None, ch: ChannelNoise,
@@ -871,23 +865,27 @@ def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None
     """
     assert ch.mechanism is not None
     picked = [t - 1 for t in range(start, len(scales) + 1) if scales[t - 1] > 0]
-    if len(picked) == len(scales) - start + 1:
-        sel: Any = slice(start - 1, len(scales))
-    else:
-        sel = np.array(picked, dtype=np.int64)
+    spans: list[list[int]] = []  # the noisy rounds as runs of consecutive rounds: each is a slice (views, in place)
+    for k in picked:
+        if spans and spans[-1][1] == k:
+            spans[-1][1] = k + 1
+        else:
+            spans.append([k, k + 1])
     runs = y.shape[0]
-    yy = y[:, sel]
-    mu = mus[sel].transpose(1, 0, 2, 3)
-    resid = _difference(yy, mu[:, :, :, None, :] if unicast else mu, residuals[offset:offset + runs], sel)
-    if contributions is None or mus_p is None:
-        return
-    mp = mus_p[sel].transpose(1, 0, 2, 3)
-    d_p = _difference(yy, mp[:, :, :, None, :] if unicast else mp,
-                      None if residuals_p is None else residuals_p[offset:offset + runs], sel)
-    s = [scales[k] for k in picked]
-    part = (_log_density_rounds(_nan_to_num(resid), ch.mechanism, s)
-            - _log_density_rounds(np.where(np.isnan(yy), 0.0, d_p), ch.mechanism, s))
-    contributions[:, sel] += part
+    for first, stop in spans:
+        sel = slice(first, stop)
+        yy = y[:, sel]
+        mu = mus[sel].transpose(1, 0, 2, 3)
+        resid = _difference(yy, mu[:, :, :, None, :] if unicast else mu, residuals[offset:offset + runs], sel)
+        if contributions is None or mus_p is None:
+            continue
+        mp = mus_p[sel].transpose(1, 0, 2, 3)
+        d_p = _difference(yy, mp[:, :, :, None, :] if unicast else mp,
+                          None if residuals_p is None else residuals_p[offset:offset + runs], sel)
+        s = scales[first:stop]
+        part = (_log_density_rounds(_nan_to_num(resid), ch.mechanism, s)
+                - _log_density_rounds(np.where(np.isnan(yy), 0.0, d_p), ch.mechanism, s))
+        contributions[:, sel] += part
 
 
 def scheduled_replay(
