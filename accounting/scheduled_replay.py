@@ -53,11 +53,11 @@ what does not depend on the states is done once: a round's combinations
 read the transcript and the schedule only (shared by both problems), and
 when every run has the same ``(W, S)`` in a round (lockstep runs) they are
 computed per sender column with the runs innermost (:class:`SharedRound`)
-instead of gathering ``R x N x N`` entries; without a tilted draw, the
-residuals and density ratios of every noisy release are computed after the
-last round, for all rounds at once, from the noise-free values kept round
-by round. Both are the same floating-point operations in the same order as
-the round-by-round gather (the tests compare them to the bit).
+instead of gathering ``R x N x N`` entries; without a tilted draw, each
+round writes its residuals under both problems and the density ratios of
+every noisy release are computed after the last round, for consecutive
+rounds at once. Both are the same floating-point operations in the same
+order as the round-by-round gather (the tests compare them to the bit).
 
 Example:
     >>> import numpy as np
@@ -730,13 +730,15 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         contributions[:, :start - 1] = prefix
     scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
     shared = getattr(schedules, "shared_round", None) if not unicast else None
-    # without a tilted draw, each noisy release's density is computed after the last round, for every round at
-    # once, from the noise-free values kept here (a round's transcript entries are final once the round is
-    # processed: a construction writes round t's messages in round t only)
-    defer = draw is None
-    kept = {name: np.empty((y.shape[1], y.shape[0], y.shape[2], y.shape[-1])) for name, y in messages.items()
-            if defer and any(sc > 0 for sc in scales[name][start - 1:])}
-    kept_p = {name: np.empty_like(a) for name, a in kept.items()} if rule_prime is not None else {}
+    # without a tilted draw, each noisy release's residuals under both problems are written round by round and
+    # its density ratios are computed after the last round, for every round at once (a round's transcript entries
+    # are final once the round is processed: a construction writes round t's messages in round t only)
+    deferred = {name for name in messages
+                if draw is None and any(sc > 0 for sc in scales[name][start - 1:])}
+    diffs = {name: residuals[name][offset:offset + runs] for name in deferred}
+    diffs_p = {} if rule_prime is None else {
+        name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
+        for name, y in messages.items() if name in deferred}
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -778,10 +780,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
-            if scale > 0 and name in kept:  # its density: after the last round (_deferred_densities)
-                kept[name][t - 1] = mu  # (rounds first: each round's values are one contiguous block)
+            if scale > 0 and name in deferred:  # its density: after the last round (_deferred_densities)
+                np.subtract(yt, mu_obs, out=diffs[name][:, t - 1])  # y - mu: NaN where y is (nothing observed)
                 if mp_all is not None:
-                    kept_p[name][t - 1] = mp_all
+                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=diffs_p[name][:, t - 1])
                 _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
                 continue
             observed = ~np.isnan(yt)
@@ -815,10 +817,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
-    for name in kept:
-        _deferred_densities(messages[name], kept[name], kept_p.get(name), noise[name], scales[name], start,
-                            unicast, residuals[name], None if residuals_p is None else residuals_p[name],
-                            contributions, offset)
+    if contributions is not None:
+        for name in deferred:
+            _deferred_densities(messages[name], diffs[name], diffs_p[name], noise[name], scales[name], start,
+                                contributions)
     return contributions
 
 
@@ -849,42 +851,28 @@ def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray |
         mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
 
 
-def _difference(y: np.ndarray, mu: np.ndarray, into: np.ndarray | None, sel: slice) -> np.ndarray:
-    """``y - mu`` (NaN where ``y`` is: nothing observed), written in place into ``into[:, sel]`` when given."""
-    return y - mu if into is None else np.subtract(y, mu, out=into[:, sel])
+def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, ch: ChannelNoise,
+                        scales: list[float], start: int, contributions: np.ndarray) -> None:
+    """The density ratios of one channel's noisy releases in rounds ``start .. T``, every round at once, added to
+    ``contributions``.
 
-
-def _deferred_densities(y: np.ndarray, mus: np.ndarray, mus_p: np.ndarray | None, ch: ChannelNoise,
-                        scales: list[float], start: int, unicast: bool, residuals: np.ndarray,
-                        residuals_p: np.ndarray | None, contributions: np.ndarray | None, offset: int) -> None:
-    """The residuals and density ratios of one channel's noisy releases in rounds ``start .. T``, every round at once.
-
-    ``mus`` (``mus_p``) holds each round's noise-free values under ``P`` (``P'``), ``(T, R, N, d)``. Every
-    operation is the one the round-by-round replay applies to round ``t`` (``y - mu``, NaN where nothing was
-    observed; the log densities summed over each release's entries), applied to all rounds: the same numbers.
+    ``resid`` (``resid_p``) holds each noisy round's ``y - mu_P`` (``y - mu_P'``), ``y`` the transcript. Every
+    operation is the one the round-by-round replay applies to round ``t`` (the log densities summed over each
+    release's entries, NaN entries: nothing observed), applied to consecutive rounds at once: the same numbers.
     """
     assert ch.mechanism is not None
     picked = [t - 1 for t in range(start, len(scales) + 1) if scales[t - 1] > 0]
-    spans: list[list[int]] = []  # the noisy rounds as runs of consecutive rounds: each is a slice (views, in place)
+    spans: list[list[int]] = []  # the noisy rounds as runs of consecutive rounds: each is a slice (views)
     for k in picked:
         if spans and spans[-1][1] == k:
             spans[-1][1] = k + 1
         else:
             spans.append([k, k + 1])
-    runs = y.shape[0]
     for first, stop in spans:
         sel = slice(first, stop)
-        yy = y[:, sel]
-        mu = mus[sel].transpose(1, 0, 2, 3)
-        resid = _difference(yy, mu[:, :, :, None, :] if unicast else mu, residuals[offset:offset + runs], sel)
-        if contributions is None or mus_p is None:
-            continue
-        mp = mus_p[sel].transpose(1, 0, 2, 3)
-        d_p = _difference(yy, mp[:, :, :, None, :] if unicast else mp,
-                          None if residuals_p is None else residuals_p[offset:offset + runs], sel)
         s = scales[first:stop]
-        part = (_log_density_rounds(_nan_to_num(resid), ch.mechanism, s)
-                - _log_density_rounds(np.where(np.isnan(yy), 0.0, d_p), ch.mechanism, s))
+        part = (_log_density_rounds(_nan_to_num(resid[:, sel]), ch.mechanism, s)
+                - _log_density_rounds(np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel]), ch.mechanism, s))
         contributions[:, sel] += part
 
 
