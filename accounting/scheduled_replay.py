@@ -517,7 +517,7 @@ def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _Round
 
 class SharedRound:
     """One round's ``(W, S)`` shared by every run of a batch (``(N, N)`` each), prepared for the replay's
-    combinations (:meth:`ScheduleBatch.shared_round <ScheduleBatch>`; e.g. lockstep runs on lossless links).
+    combinations (a :class:`ScheduleBatch` with ``shared_round(t)``; e.g. lockstep runs on lossless links).
 
     When every run combines with the same weights and sender rounds, the
     other agents' terms ``sum_j W[i, j] y[r, S[i, j] - 1, j]`` need no
