@@ -48,6 +48,17 @@ without building any run's schedule. The self term ``(i, i)`` is the agent's own
 (broadcast) or the average of the copies it sent in round ``t`` (unicast; its
 noise-free value if it sent none).
 
+Cost. The rounds are sequential (each state depends on the previous), but
+what does not depend on the states is done once: a round's combinations
+read the transcript and the schedule only (shared by both problems), and
+when every run has the same ``(W, S)`` in a round (lockstep runs) they are
+computed per sender column with the runs innermost (:class:`SharedRound`)
+instead of gathering ``R x N x N`` entries; without a tilted draw, each
+round writes its residuals under both problems and the density ratios of
+every noisy release are computed after the last round, for consecutive
+rounds at once. Both are the same floating-point operations in the same
+order as the round-by-round gather (the tests compare them to the bit).
+
 Example:
     >>> import numpy as np
     >>> class Avg:  # x <- mixed; message = x
@@ -65,6 +76,7 @@ Example:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -74,7 +86,8 @@ import numpy as np
 from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
-__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "TiltedDraw",
+__all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
+           "shared_round",
            "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
@@ -108,7 +121,10 @@ class ScheduleBatch(Protocol):
     """The schedules of ``R`` runs in one object: ``dense_runs(t)`` gives round ``t`` of every run.
 
     ``batch[a:b]`` must be the batch of runs ``a .. b - 1`` (the replay works on chunks of runs). A batch
-    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``).
+    replayed many times may also keep each round's ``gather_index`` (``gather_index(t)``). A batch whose runs
+    all share round ``t``'s ``(W, S)`` may say so with ``shared_round(t)``, giving that round's
+    :class:`SharedRound` (e.g. kept per round); the replay then combines broadcast messages without gathering
+    ``R x N x N`` entries (the same numbers).
     """
 
     def __len__(self) -> int:
@@ -221,6 +237,15 @@ def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
     if mechanism == "laplace":
         return -np.abs(noise).sum(axis=axes) / scale
     return -(noise**2).sum(axis=axes) / (2.0 * scale**2)
+
+
+def _log_density_rounds(noise: np.ndarray, mechanism: str, scales: Sequence[float]) -> np.ndarray:
+    """:func:`_log_density` of every round at once: ``noise`` ``(R, T', ...)``, ``scales`` the ``T'`` rounds'
+    scales; ``(R, T')`` (each round's divisor computed as :func:`_log_density` computes it, in Python floats)."""
+    axes = tuple(range(2, noise.ndim))
+    if mechanism == "laplace":
+        return -np.abs(noise).sum(axis=axes) / np.array([float(s) for s in scales])
+    return -(noise**2).sum(axis=axes) / np.array([2.0 * s**2 for s in scales])
 
 
 def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed: np.ndarray, t: int) -> np.ndarray:
@@ -490,6 +515,146 @@ def _gather(y: np.ndarray, src: np.ndarray, t: int, unicast: bool, index: _Round
     return out
 
 
+class SharedRound:
+    """One round's ``(W, S)`` shared by every run of a batch (``(N, N)`` each), prepared for the replay's
+    combinations (a :class:`ScheduleBatch` with ``shared_round(t)``; e.g. lockstep runs on lossless links).
+
+    When every run combines with the same weights and sender rounds, the
+    other agents' terms ``sum_j W[i, j] y[r, S[i, j] - 1, j]`` need no
+    ``(R, N, N, d)`` gather: for each sender ``j`` the column ``y[:, s - 1, j]``
+    (one sender round ``s`` for all its receivers, the usual case) or the
+    rows it sends to are scaled by the column ``W[:, j]`` and added, senders
+    in increasing order, with the runs as the innermost axis (long
+    contiguous operations even for a few agents and coordinates). That is the order in which :func:`numpy.einsum`
+    accumulates the general path's sum over the senders for messages of
+    width ``d >= 2`` (every product is the same, so the terms are the same
+    to the bit; the tests compare both paths); for ``d = 1`` numpy sums the
+    senders in another order, and the general path is taken.
+
+    Args:
+        w: the weights ``W`` ``(N, N)``.
+        src: the sender rounds ``S`` ``(N, N)`` (0 where unused).
+
+    Example:
+        >>> sr = SharedRound(np.full((2, 2), 0.5), np.full((2, 2), 1))
+        >>> y = np.arange(2 * 1 * 2 * 2, dtype=float).reshape(2, 1, 2, 2)
+        >>> sr.others(y)[0].tolist(), sr.diag.tolist()
+        ([[1.0, 1.5], [0.0, 0.5]], [0.5, 0.5])
+    """
+
+    __slots__ = ("w", "src", "diag", "usable", "columns", "rounds", "last")
+
+    def __init__(self, w: Any, src: Any) -> None:
+        self.w = np.asarray(w, dtype=float)
+        self.src = np.asarray(src, dtype=np.int64)
+        n = self.w.shape[0]
+        if self.w.shape != (n, n) or self.src.shape != (n, n):
+            raise AccountingError(f"a shared round needs (N, N) weights and sender rounds, got {self.w.shape} and "
+                                  f"{self.src.shape}")
+        self.diag = self.w.diagonal().copy()
+        used = self.src > 0
+        used[np.arange(n), np.arange(n)] = False  # the self term is added separately
+        # non-finite weights: the general path multiplies them with the zeros of unused entries
+        self.usable = bool(np.isfinite(self.w).all())
+        columns: list[tuple[int, int | None, np.ndarray, np.ndarray | None, np.ndarray]] = []
+        for j in range(n):
+            rows = used[:, j]
+            if not rows.any():
+                continue
+            s = self.src[rows, j]
+            if (s == s[0]).all():  # one sender round: scale its column for every receiver (0 where unused)
+                columns.append((j, int(s[0]), np.where(rows, self.w[:, j], 0.0)[:, None, None], None, s))
+            else:
+                which = np.flatnonzero(rows)
+                columns.append((j, None, self.w[which, j][:, None, None], which, s - 1))
+        self.columns = tuple(columns)
+        self.rounds = tuple(sorted({c[1] for c in columns if c[1] is not None}))
+        self.last = int(self.src.max()) if self.src.size else 0
+
+    def others(self, y: np.ndarray) -> np.ndarray | None:
+        """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
+        general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
+        sender round outside the transcript: the general path names what is wrong)."""
+        got = self._terms(y, None)
+        return None if got is None else np.ascontiguousarray(got[0].transpose(2, 0, 1))
+
+    def mixed(self, y: np.ndarray, t: int) -> np.ndarray | None:
+        """Round ``t``'s combinations ``(R, N, d)``: :meth:`others` plus each agent's self weight times its own
+        round-``t`` message, the replay's ``_mixed`` for an own message that is present and finite (else ``None``:
+        the general path checks and cleans it)."""
+        got = self._terms(y, t)
+        if got is None:
+            return None
+        out, cols = got
+        out += self.diag[:, None, None] * cols[t]
+        return np.ascontiguousarray(out.transpose(2, 0, 1))
+
+    def _terms(self, y: np.ndarray, own: int | None) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
+        """The other agents' terms with the runs innermost, ``(N, d, R)``, and the sender rounds' messages read
+        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work."""
+        runs, horizon, n, d = y.shape
+        if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon or (
+                own is not None and not 1 <= own <= horizon):
+            return None
+        # the runs innermost, (N, d, R): each sender's term is one long contiguous multiply-add
+        cols: dict[int, np.ndarray] = {}
+        for s in self.rounds if own is None or own in self.rounds else self.rounds + (own,):
+            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
+            if not np.isfinite(cols[s]).all():
+                return None
+        out = np.zeros((n, d, runs))
+        tmp = np.empty((n, d, runs))
+        for j, one, wj, which, rounds in self.columns:
+            if one is not None:
+                np.multiply(wj, cols[one][j], out=tmp)
+                np.add(out, tmp, out=out)
+            else:
+                col = y[:, rounds, j].transpose(1, 2, 0)
+                if not np.isfinite(col).all():
+                    return None
+                out[which] += wj * col
+        return out, cols
+
+
+_SHARED_RUNS = 32
+"""Fewest runs for which a round that every run has alike is combined as a :class:`SharedRound` (with fewer, the
+general path's gather is as fast)."""
+
+_SHARED_KEPT: dict[bytes, SharedRound] = {}
+"""The last :class:`SharedRound` objects made from rounds found alike in every run, by their ``(W, S)``."""
+
+_SHARED_KEPT_ENTRIES = 512
+
+_SHARED_LOCK = threading.Lock()
+
+
+def _one_round(w: np.ndarray, src: np.ndarray) -> bool:
+    """Whether every run of round ``(W, S)`` ``(R, N, N)`` has the first run's weights and sender rounds."""
+    return bool((src == src[:1]).all() and (w == w[:1]).all())
+
+
+def shared_round(w: Any, src: Any) -> SharedRound:
+    """``SharedRound(w, src)``, kept by value: the next replays that meet the same ``(W, S)`` share it.
+
+    Example:
+        >>> w, src = np.full((2, 2), 0.5), np.full((2, 2), 1)
+        >>> shared_round(w, src) is shared_round(w.copy(), src.copy())
+        True
+    """
+    w, src = np.asarray(w, dtype=float), np.asarray(src, dtype=np.int64)
+    key = np.ascontiguousarray(w, dtype=float).tobytes() + np.ascontiguousarray(src, dtype=np.int64).tobytes() + \
+        str(w.shape).encode()
+    with _SHARED_LOCK:
+        got = _SHARED_KEPT.get(key)
+    if got is None:
+        got = SharedRound(w.copy(), src.copy())  # (its own copies: the caller's arrays may change later)
+        with _SHARED_LOCK:  # (replays may run in threads)
+            if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
+                _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
+            _SHARED_KEPT[key] = got
+    return got
+
+
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:
     """The self term of round ``t``: the own message (broadcast) or the average of the copies sent (unicast)."""
     if not unicast:
@@ -564,6 +729,16 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     if contributions is not None and prefix is not None:
         contributions[:, :start - 1] = prefix
     scales = {name: [noise[name].scale(t) for t in range(1, horizon + 1)] for name in messages}
+    shared = getattr(schedules, "shared_round", None) if not unicast else None
+    # without a tilted draw, each noisy release's residuals under both problems are written round by round and
+    # its density ratios are computed after the last round, for every round at once (a round's transcript entries
+    # are final once the round is processed: a construction writes round t's messages in round t only)
+    deferred = {name for name in messages
+                if draw is None and any(sc > 0 for sc in scales[name][start - 1:])}
+    diffs = {name: residuals[name][offset:offset + runs] for name in deferred}
+    diffs_p = {} if rule_prime is None else {
+        name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
+        for name, y in messages.items() if name in deferred}
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -572,11 +747,20 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 trace.clear()
                 trace.append(None)
                 trace = None
-        w, src = dense_round(schedules, t)
-        index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
+        one = shared(t) if shared is not None else None
+        w: Any = None
+        src: Any = None
+        index: Any = None
+        if one is None:
+            w, src = dense_round(schedules, t)
+            if not unicast and runs >= _SHARED_RUNS and _one_round(w, src):  # every run combines alike
+                one = shared_round(w[0], src[0])
+            else:
+                index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
         mean = rule.message_means(x, t)
         mean_p = rule_prime.message_means(xp, t) if rule_prime is not None else None
-        mixed, mixed_p = {}, {}
+        mixed: dict[str, np.ndarray] = {}
+        mixed_p: dict[str, np.ndarray] = {}
         for name, y in messages.items():
             scale = scales[name][t - 1]
             mu = np.asarray(mean[name], dtype=float)
@@ -596,6 +780,12 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
+            if scale > 0 and name in deferred:  # its density: after the last round (_deferred_densities)
+                np.subtract(yt, mu_obs, out=diffs[name][:, t - 1])  # y - mu: NaN where y is (nothing observed)
+                if mp_all is not None:
+                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=diffs_p[name][:, t - 1])
+                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+                continue
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
             ch = noise[name]
@@ -623,15 +813,67 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
-            mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
-            if contributions is not None and mp_all is not None:
-                # broadcast: the self term is the own message under both problems, so are the combinations
-                mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
+            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
+    if contributions is not None:
+        for name in deferred:
+            _deferred_densities(messages[name], diffs[name], diffs_p[name], noise[name], scales[name], start,
+                                contributions)
     return contributions
+
+
+def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray | None, t: int, unicast: bool,
+             name: str, mixed: dict[str, np.ndarray], mixed_p: dict[str, np.ndarray], one: SharedRound | None,
+             schedules: Any, w: Any, src: Any, index: Any) -> None:
+    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``."""
+    if one is not None:
+        both = one.mixed(y, t)
+        if both is not None:
+            mixed[name] = both
+            if mp_all is not None:  # broadcast: the same combinations under both problems
+                mixed_p[name] = both.copy()
+            return
+    terms = one.others(y) if one is not None else None
+    if terms is not None:
+        assert one is not None
+        others: tuple[np.ndarray, np.ndarray] = (terms, one.diag)
+    else:
+        if w is None:  # the general path computes (or names what is wrong with) what the shared one did not
+            w, src = dense_round(schedules, t)
+        if index is None:
+            index = schedules.gather_index(t) if hasattr(schedules, "gather_index") else _RoundIndex(src)
+        others = _others(y, w, src, t, unicast, index)  # shared by both problems' combinations
+    mixed[name] = _mixed(others, _own(yt, mu, unicast), t)
+    if mp_all is not None:
+        # broadcast: the self term is the own message under both problems, so are the combinations
+        mixed_p[name] = mixed[name].copy() if not unicast else _mixed(others, _own(yt, mp_all, unicast), t)
+
+
+def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, ch: ChannelNoise,
+                        scales: list[float], start: int, contributions: np.ndarray) -> None:
+    """The density ratios of one channel's noisy releases in rounds ``start .. T``, every round at once, added to
+    ``contributions``.
+
+    ``resid`` (``resid_p``) holds each noisy round's ``y - mu_P`` (``y - mu_P'``), ``y`` the transcript. Every
+    operation is the one the round-by-round replay applies to round ``t`` (the log densities summed over each
+    release's entries, NaN entries: nothing observed), applied to consecutive rounds at once: the same numbers.
+    """
+    assert ch.mechanism is not None
+    picked = [t - 1 for t in range(start, len(scales) + 1) if scales[t - 1] > 0]
+    spans: list[list[int]] = []  # the noisy rounds as runs of consecutive rounds: each is a slice (views)
+    for k in picked:
+        if spans and spans[-1][1] == k:
+            spans[-1][1] = k + 1
+        else:
+            spans.append([k, k + 1])
+    for first, stop in spans:
+        sel = slice(first, stop)
+        s = scales[first:stop]
+        part = (_log_density_rounds(_nan_to_num(resid[:, sel]), ch.mechanism, s)
+                - _log_density_rounds(np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel]), ch.mechanism, s))
+        contributions[:, sel] += part
 
 
 def scheduled_replay(
@@ -738,8 +980,9 @@ def scheduled_replay(
         if np.shape(draw.rounds) != (horizon,):
             raise AccountingError(f"draw.rounds must have shape ({horizon},), got {np.shape(draw.rounds)}")
         tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs)}
-    residuals = {n: np.full(a.shape, np.nan) for n, a in arrays.items() if noise[n].mechanism is not None}
-    residuals_p = None if rule_prime is None else {n: np.full(r.shape, np.nan) for n, r in residuals.items()}
+    # every noisy round's residuals are written (by the replay, or from ``resume``): only the other rounds need NaN
+    residuals = {n: _unwritten_nan(a.shape, noise[n]) for n, a in arrays.items() if noise[n].mechanism is not None}
+    residuals_p = None if rule_prime is None else {n: _unwritten_nan(r.shape, noise[n]) for n, r in residuals.items()}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
@@ -771,6 +1014,16 @@ def scheduled_replay(
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
                            tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
                            states=None if trace is None else tuple(trace))
+
+
+def _unwritten_nan(shape: tuple[int, ...], ch: ChannelNoise) -> np.ndarray:
+    """An array for a noisy channel's residuals ``(R, T, ...)``: NaN in its rounds released without noise (scale 0),
+    which nothing writes; the other rounds are left for the replay to write."""
+    out = np.empty(shape)
+    zero = np.flatnonzero(np.asarray(ch.scales) <= 0)
+    if zero.size:
+        out[:, zero] = np.nan
+    return out
 
 
 def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk: int, draw: TiltedDraw | None,

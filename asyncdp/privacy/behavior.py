@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, scheduled_replay
+from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, SharedRound, scheduled_replay, shared_round
 from topology.validation import check_integer
 
 from ..algorithms.base import Algorithm
@@ -415,7 +415,7 @@ class SharedSchedule:
 
     schedule: Any
     runs: int
-    _rounds: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
+    _rounds: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return self.runs
@@ -435,6 +435,24 @@ class SharedSchedule:
         w, src = self._dense(t)
         return (np.ascontiguousarray(np.broadcast_to(w, (self.runs,) + w.shape)),
                 np.ascontiguousarray(np.broadcast_to(src, (self.runs,) + src.shape)))
+
+    def shared_round(self, t: int) -> SharedRound:
+        """Round ``t``'s ``(W, S)``, the same for every run, as the replay's
+        :class:`~accounting.scheduled_replay.SharedRound` (:func:`~accounting.scheduled_replay.shared_round`: kept
+        by value, so the replays of a check prepare each distinct round once).
+
+        Example:
+            >>> from asyncdp.engine.schedule import RealizedSchedule
+            >>> import topology
+            >>> one = RealizedSchedule.lockstep(topology.static(np.full((2, 2), 0.5)), 3)
+            >>> SharedSchedule(one, 4).shared_round(2) is SharedSchedule(one, 7)[2:5].shared_round(2)
+            True
+        """
+        key = ("shared", t)
+        got: Any = self._rounds.get(key)
+        if got is None:
+            got = self._rounds[key] = shared_round(*self._dense(t))
+        return got
 
     def gather_index(self, t: int) -> _SharedGather:
         """What the replay's combinations of round ``t`` read, the same for every run: the replay's gather index

@@ -184,6 +184,52 @@ def test_a_shared_schedule_gathers_exactly_what_the_per_run_schedules_gather(uni
     assert np.array_equal(shared.residuals_prime["y"], plain.residuals_prime["y"], equal_nan=True)
 
 
+@pytest.mark.parametrize("width", [1, 2, 5])
+@pytest.mark.parametrize("oddity", [None, "inf", "nan_unread"])
+def test_a_shared_round_combines_exactly_what_the_per_run_schedules_combine(width, oddity):
+    """The replay's shared-round path (no gather: one column per sender) against the plain sequence, to the bit:
+    every message width (d = 1 takes the general path), an infinite message (the general path computes it) and a
+    missing message nobody reads (agent 1's round-4 message)."""
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from asyncdp.privacy.behavior import SharedSchedule
+
+    runs, horizon = 25, 4
+    rng = np.random.default_rng(11)
+    messages = {"y": rng.normal(size=(runs, horizon, 3, width)) * 10.0 ** rng.uniform(-3, 3, (runs, horizon, 3, 1))}
+    if oddity == "inf":
+        messages["y"][7, 1, 2, 0] = np.inf  # read by receivers 0 and 1 in round 2
+    noise = {"y": ChannelNoise("gaussian", np.full(horizon, 0.7))}
+
+    class Unread(_Toy):  # nobody reads sender 1 in round 4: its round-4 message may be missing
+        def dense(self, t):
+            w, src = super().dense(t)
+            if t == 4:
+                w, src = w.copy(), src.copy()
+                w[0, 0] += w[0, 1]
+                w[0, 1], src[0, 1] = 0.0, 0
+                w[1, 1] = 0.0  # nor does agent 1 itself
+            return w, src
+
+    one = Unread() if oddity == "nan_unread" else _Toy()
+    if oddity == "nan_unread":
+        messages["y"][:, 3, 1] = np.nan
+
+    class Wide(_Mean):
+        def initial_state(self, runs):
+            return np.zeros((runs, 3, width))
+
+    def replay(schedules):
+        return scheduled_replay(messages, schedules, noise, Wide(0.1), Wide(-0.2))
+
+    shared, plain = replay(SharedSchedule(one, runs)), replay([one] * runs)
+    assert np.array_equal(shared.per_round, plain.per_round, equal_nan=True)
+    finite = np.isfinite(plain.per_round[:, :3])
+    assert finite.all() if oddity != "inf" else not finite[7].all() and finite[:7].all()
+    assert np.nanmax(np.abs(plain.per_round[:, :3])) > 0
+    assert np.array_equal(shared.residuals["y"], plain.residuals["y"], equal_nan=True)
+    assert np.array_equal(shared.residuals_prime["y"], plain.residuals_prime["y"], equal_nan=True)
+
+
 def test_a_shared_schedule_names_a_missing_message_as_the_per_run_schedules_do():
     from accounting.errors import AccountingError
     from accounting.scheduled_replay import ChannelNoise, scheduled_replay
@@ -199,3 +245,49 @@ def test_a_shared_schedule_names_a_missing_message_as_the_per_run_schedules_do()
             scheduled_replay(messages, schedules, noise, _Mean(0.0))
         errors.append(str(exc.value))
     assert errors[0] == errors[1] and "run 3" in errors[0]
+
+
+@pytest.mark.parametrize("width", [1, 3])
+def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch, width):
+    """A batch whose runs happen to combine alike (equal (W, S) in every run, found by value) is combined as one
+    shared round: the same residuals and losses, to the bit, as the general gather (forced by a threshold no batch
+    reaches), stale reads and unused links included."""
+    import accounting.scheduled_replay as sr
+    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+
+    runs, horizon = 40, 4
+    rng = np.random.default_rng(5)
+    messages = {"y": rng.normal(size=(runs, horizon, 3, width))}
+    noise = {"y": ChannelNoise("laplace", np.full(horizon, 0.5))}
+
+    class Wide(_Mean):
+        def initial_state(self, runs):
+            return np.zeros((runs, 3, width))
+
+    def replay():
+        return scheduled_replay(messages, [_Toy() for _ in range(runs)], noise, Wide(0.1), Wide(-0.2))
+
+    found = replay()
+    monkeypatch.setattr(sr, "_SHARED_RUNS", 10**9)
+    general = replay()
+    assert np.abs(general.per_round).max() > 0
+    assert np.array_equal(found.per_round, general.per_round)
+    assert np.array_equal(found.residuals["y"], general.residuals["y"], equal_nan=True)
+    assert np.array_equal(found.residuals_prime["y"], general.residuals_prime["y"], equal_nan=True)
+
+
+def test_a_kept_shared_round_is_keyed_by_value_and_owns_its_arrays():
+    """shared_round keeps one SharedRound per (W, S) value: equal rounds share it, a changed W gets its own, and a
+    later change of the caller's arrays does not reach the kept one."""
+    from accounting.scheduled_replay import shared_round
+
+    w = np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]])
+    src = np.where(w > 0, 2, 0)
+    first = shared_round(w, src)
+    assert shared_round(w.copy(), src.copy()) is first
+    y = np.random.default_rng(0).normal(size=(4, 3, 3, 2))
+    want = first.others(y)
+    w[1, 0] = 9.0  # the caller's array changes: the kept round does not
+    assert shared_round(w, src) is not first
+    assert np.array_equal(first.others(y), want)
+    assert np.array_equal(want[:, 1], 0.25 * y[:, 1, 0] + 0.25 * y[:, 1, 2])
