@@ -214,7 +214,7 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
         runs: engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), e.g. a few of the user's.
         pairs: ``(label, scenario, adjacent)`` triples (the label names the pair in the finding; ``adjacent``
             may be ``None``: ``scenario``'s problem alone is probed; with ``adjacent`` ``None``, ``scenario`` may
-            be a :class:`~asyncdp.privacy.constructed.CandidateCosts`, whose first scenario is probed, built only
+            be a ``asyncdp.privacy.constructed.CandidateCosts``, whose first scenario is probed, built only
             if the probe needs more than its cost family).
         algorithm: the rule, bound to the user's problem (every candidate keeps it).
         seed: the check's seed.
