@@ -87,7 +87,7 @@ from .errors import AccountingError, UnknownMechanismError
 from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
-           "shared_round",
+           "RunPins", "shared_round",
            "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
@@ -222,6 +222,24 @@ class TiltedDraw:
     noise: Mapping[str, np.ndarray]
     tilt: float
     rounds: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunPins:
+    """One pinned agent per run (``pin_agent`` of :func:`scheduled_replay`): run ``r`` constructs the messages
+    of agent ``agents[r]``, e.g. stacked candidates that each change another agent.
+
+    Each run is constructed as a replay of that run alone pinned to its agent constructs it: the same values.
+
+    Attributes:
+        agents: ``(R,)`` agent indices, one per run.
+
+    Example:
+        >>> RunPins(np.repeat([1, 2], 3)).agents.tolist()
+        [1, 1, 1, 2, 2, 2]
+    """
+
+    agents: np.ndarray
 
 
 def _nan_to_num(a: np.ndarray) -> np.ndarray:
@@ -715,11 +733,15 @@ def _no_snapshot(state: Any) -> Any:
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
-                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | None,
+                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | RunPins | None,
                   draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
                   residuals_p: dict[str, np.ndarray] | None = None, start: int = 1, init: Any = None,
                   prefix: np.ndarray | None = None, trace: list[Any] | None = None) -> np.ndarray | None:
     runs = len(schedules)
+    by_run = None
+    if isinstance(pin, RunPins):  # (rows, agents) of this chunk's runs
+        by_run = (np.arange(runs), pin.agents[offset:offset + runs])
+        pin = None
     if init is None:
         x = rule.initial_state(runs)
         xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -765,7 +787,14 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             scale = scales[name][t - 1]
             mu = np.asarray(mean[name], dtype=float)
             mp_all = None if mean_p is None else np.asarray(mean_p[name], dtype=float)
-            if pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
+            if by_run is not None:  # a constructed transcript, run r pinned to agent by_run[1][r] (RunPins)
+                seen = ~np.isnan(y[by_run[0], t - 1, by_run[1]])
+                value = mu[by_run][:, None, :] if unicast else mu[by_run]
+                y[by_run[0], t - 1, by_run[1]] = np.where(seen, value, np.nan)
+                if scale == 0:  # a noise-free release of anyone is its noise-free value
+                    seen_all = ~np.isnan(y[:, t - 1])
+                    y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
+            elif pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
                 seen = ~np.isnan(y[:, t - 1, pin])
                 value = mu[:, pin, None, :] if unicast else mu[:, pin]
                 if draw is not None and scale > 0:  # ... or its tilted noisy release
@@ -884,7 +913,7 @@ def scheduled_replay(
     rule_prime: ChannelRule | None = None,
     *,
     unicast: bool = False,
-    pin_agent: int | Sequence[int] | None = None,
+    pin_agent: int | Sequence[int] | RunPins | None = None,
     draw: TiltedDraw | None = None,
     record: bool = False,
     resume: tuple[int, ScheduledReplay] | None = None,
@@ -913,6 +942,7 @@ def scheduled_replay(
             :attr:`ScheduledReplay.messages` holds the constructed transcript;
             with Laplace noise its loss is the largest the given schedule and
             other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).
+            A :class:`RunPins`: one agent per run (each run as if replayed alone, pinned to its agent).
         draw: with ``pin_agent`` and ``rule_prime``: the pinned agents' noisy
             releases are drawn instead (:class:`TiltedDraw`; Gaussian channels,
             broadcast), and the result carries the tilt's exact log weights
@@ -950,7 +980,7 @@ def scheduled_replay(
     if missing:
         raise AccountingError(f"no noise declaration for channel(s) {missing}")
     arrays = {n: (np.array if pin_agent is not None else np.asarray)(messages[n], dtype=float) for n in names}
-    pin = pin_agent if pin_agent is None or isinstance(pin_agent, (int, np.integer)) else \
+    pin = pin_agent if pin_agent is None or isinstance(pin_agent, (int, np.integer, RunPins)) else \
         np.asarray(pin_agent, dtype=np.int64)
     ndim = 5 if unicast else 4
     for n, a in arrays.items():
@@ -967,10 +997,16 @@ def scheduled_replay(
             raise AccountingError(f"channel {n!r}: {ch.scales.size} noise scales for {horizon} rounds")
     if len(schedules) != runs:
         raise AccountingError(f"{len(schedules)} schedules for {runs} runs")
+    if isinstance(pin, RunPins):
+        n_all = arrays[names[0]].shape[2]
+        agents = np.asarray(pin.agents)
+        if agents.shape != (runs,) or agents.dtype.kind not in "iu" or (agents < 0).any() or (agents >= n_all).any():
+            raise AccountingError(f"pin_agent: RunPins needs one agent in 0..{n_all - 1} per run ({runs}), got "
+                                  f"agents of shape {agents.shape}")
     tilted = None
     if draw is not None:
-        if pin is None or rule_prime is None or unicast:
-            raise AccountingError("draw needs pin_agent, rule_prime and broadcast messages")
+        if pin is None or isinstance(pin, RunPins) or rule_prime is None or unicast:
+            raise AccountingError("draw needs pin_agent (not per run), rule_prime and broadcast messages")
         for n in names:
             if noise[n].mechanism == "laplace":
                 raise UnknownMechanismError(f"channel {n!r}: a tilted draw needs Gaussian noise, got laplace")

@@ -419,7 +419,8 @@ def stack_size(runs: EngineRuns) -> int:
 
 
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                        pinned: int | Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+                        pinned: int | Sequence[int], pins: Sequence[int] | None = None
+                        ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
 
     The candidates' runs are stacked (each candidate's rule on its own copy
@@ -439,15 +440,19 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         pairs: the candidates: their scenarios ``(p, q)``, or :class:`CandidateCosts` (whose scenarios are
             built only if the stacked steps need more than their cost families).
         pinned: the pinned agent, or agents.
+        pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
+            :class:`~accounting.scheduled_replay.RunPins`): only when one construction pass settles every
+            candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
 
     Returns:
         Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)``.
 
     Raises:
         AccountingError: a candidate's construction does not settle, or its replay fails.
-        ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
+        ValueError: candidates with different noise declarations, or more than fit in one replay chunk;
+            ``pins`` not one per candidate, or some candidate's transcript needing more than one pass.
     """
-    from accounting.scheduled_replay import scheduled_replay
+    from accounting.scheduled_replay import RunPins, scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
 
@@ -482,6 +487,14 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
                 for a, b in ((noise[c], other[c]) for c in noise)):
             raise ValueError("stacked candidates must share the noise declaration")
     count, size = len(pairs), runs.runs
+    pin_arg: Any = pinned
+    plan = None
+    if pins is not None:
+        if len(pins) != count:
+            raise ValueError(f"pins: {len(pins)} agents for {count} candidates")
+        if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
+            raise ValueError("candidates pinned to different agents stack only when one pass settles each")
+        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), size)), "settled"
     rule: Any
     rule_q: Any
     _, _, _, domain, x0 = got[0]
@@ -519,9 +532,11 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
 
     def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
         return scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
+                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pin_arg,
                                 record=record and ahead is not None, resume=resume)
 
-    out = _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon)
+    if plan is None:
+        plan = _one_pass(runs, p0, pinned)
+    out = _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon)
     assert out.losses is not None and out.per_round is not None
     return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]

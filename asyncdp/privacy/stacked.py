@@ -226,7 +226,8 @@ class _LinearStack:
     * :class:`~asyncdp.problems.costs.LinearOverride` (one base, one agent ``k``, candidate ``c``'s cost of
       agent ``k`` is ``<g_c, x>``): the base's :meth:`gradient` at every point of the stack, then agent ``k``'s
       entries of candidate ``c``'s runs set to ``g_c``. That is what each candidate's own call computes on
-      its runs (the base's gradients, their finiteness check, the same selection of ``g``).
+      its runs (the base's gradients, their finiteness check, the same selection of ``g``). Candidates that
+      each change their own agent ``k_c`` (one base): each run's agent ``k_c`` entries set so.
     * :class:`~asyncdp.problems.online.LinearRound` (one base sequence, candidate ``c``'s round ``t_c`` loss
       ``<g_c, x>``), asked for round ``t``'s gradient: the base's round-``t`` gradient at every point (unless
       every candidate's linear round is ``t``), the runs of the candidates with ``t_c = t`` set to their
@@ -248,6 +249,10 @@ class _LinearStack:
         self.base, self.agent = parts[0][1], parts[0][2]
         self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
         self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
+        # kind "agents": each run's changed agent (its candidate's)
+        self.agents = np.repeat(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
+        if kind == "agents":  # (the changed agent differs too: every candidate answers it, _common)
+            self.varying = (*_LinearStack.varying, "agent")
 
     @property
     def first(self) -> Any:
@@ -267,6 +272,8 @@ class _LinearStack:
         kind, base, index, _ = parts[0]
         if kind is LinearOverride and all(p[0] is LinearOverride and p[1] is base and p[2] == index for p in parts):
             return cls("agent", parts, costs, size)
+        if kind is LinearOverride and all(p[0] is LinearOverride and p[1] is base for p in parts):
+            return cls("agents", parts, costs, size)  # each candidate changes its own agent
         if kind is LinearRound and all(p[0] is LinearRound and p[1] is base for p in parts):
             return cls("round", parts, costs, size)
         return None
@@ -276,6 +283,8 @@ class _LinearStack:
         try:
             if self.kind == "agent":
                 return self._agent(a, x, kwargs)
+            if self.kind == "agents":
+                return self._agents(a, x, kwargs)
             return self._round(a, x, kwargs)
         except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
             return None
@@ -294,6 +303,15 @@ class _LinearStack:
                 out[:, where] = self.rows[:, None, :]
             return out
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
+        return np.where(mine[..., None], self._per_run(out.ndim), out)
+
+    def _agents(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        """Kind ``"agents"``: as :meth:`_agent`, each run's own changed agent's entries set to its ``g``."""
+        assert self.agents is not None
+        out = self.base.gradient(a, x, **kwargs)
+        if out.shape[0] != self.agents.shape[0]:
+            raise ValueError("not one point per run")
+        mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))
         return np.where(mine[..., None], self._per_run(out.ndim), out)
 
     def _round(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
@@ -397,7 +415,7 @@ class StackedCosts:
         if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear"):
             raise AttributeError(name)
         if name not in self._known:
-            if self._linear is not None and name not in _LinearStack.varying:  # the base's structure: one answers
+            if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers
                 self._known[name] = _common([self._linear.first], name)
             else:
                 self._known[name] = _common(self._costs, name)

@@ -1172,15 +1172,53 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
     ranked like the search's, is returned when :func:`_refutes` holds for it, else ``None``.
     """
     worst: CandidatePair | None = None
-    for j in other_agents(scenario.problem.num_agents, fam.agent):
-        fam_j = _Family(fam.cls, j)
-        scored = _evaluate_all(fam_j, evaluated, scenario, fam_j.extremes(scenario, None), _OTHER_AGENT_RUNS,
-                               objective, ctx.focus)
+    fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, fam.agent)]
+    extremes = [fam_j.extremes(scenario, None) for fam_j in fams]
+    _stack_other_agents(fams, extremes, evaluated, scenario)  # (what _evaluate_all then reads: no replay)
+    for fam_j, extremes_j in zip(fams, extremes):
+        scored = _evaluate_all(fam_j, evaluated, scenario, extremes_j, _OTHER_AGENT_RUNS, objective, ctx.focus)
         for c in scored:
             if worst is None or _rank(c) > _rank(worst):
                 worst = c
     runs = ctx.engine_runs(0)
     return worst if worst is not None and _refutes(ctx, runs, worst, scenario) else None
+
+
+def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple[str, int | None, Any, Any]]],
+                        evaluated: CandidateRuns, scenario: Scenario) -> None:
+    """The constructed losses of :func:`_other_agents`' candidates (``extremes[k]``: agent ``fams[k].agent``'s
+    extremal pairs) on :data:`_OTHER_AGENT_RUNS` runs, every agent's in the same stacked replays
+    (:func:`~asyncdp.privacy.constructed.constructed_replays` with one pinned agent per candidate), kept where
+    :func:`_evaluate_all` reads them (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`, under the keys
+    and for the runs it would store): its calls then replay nothing. Each candidate's losses are those of its
+    own replay (each run's values are its own). A group whose stacked replay fails, or that needs more than
+    one construction pass, is left to :func:`_evaluate_all` (one agent at a time, raising what it raises)."""
+    runs = evaluated.prefix(_OTHER_AGENT_RUNS)
+    size = stack_size(runs)
+    base_scenario, base = _base_of(evaluated, scenario)
+    count = min(_OTHER_AGENT_RUNS, len(evaluated.rows))
+    todo: dict[Any, tuple[_Family, int | None, Any, Any]] = {}
+    for fam_j, extremes_j in zip(fams, extremes):
+        head = (fam_j.agent, id(base_scenario))  # _evaluate_all's keys
+        for _, t0, g, gp in extremes_j:
+            key = head + _key(t0, g, gp)
+            known = evaluated.known.get(key)
+            if key not in todo and (known is None or known[0].size < count):
+                todo[key] = (fam_j, t0, g, gp)
+    pending = list(todo.items())
+    for start in range(0, len(pending) if size > 1 else 0, size):
+        group = pending[start:start + size]
+        agents = [int(f.agent) for _, (f, _, _, _) in group if f.agent is not None]
+        if len(agents) != len(group):
+            return
+        try:
+            got = constructed_replays(runs, [f.candidate(base, scenario, t0, g, gp) for _, (f, t0, g, gp) in group],
+                                      agents[0], pins=agents)
+        except Exception:  # noqa: BLE001 - left to _evaluate_all (which replays them agent by agent)
+            continue
+        for (key, _), known in zip(group, got):
+            if key not in evaluated.known or evaluated.known[key][0].size < count:
+                evaluated.known[key] = known
 
 
 _PROBE_RUNS = 2

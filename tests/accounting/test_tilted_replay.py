@@ -329,3 +329,29 @@ def test_a_batch_with_its_own_gather_index_gives_what_one_schedule_per_run_gives
     for a, b in ((got.messages["y"], ref.messages["y"]), (got.log_weights, ref.log_weights),
                  (got.losses, ref.losses), (got.realized_mu, ref.realized_mu)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_tilted_replays_weights_are_its_tilted_rounds_terms_from_its_own_residuals():
+    # the weights by the tilt's formula (accounting.tilting), recomputed round by round from what the replay
+    # returns: the gap mu - mu' is y - mu' less y - mu (equal up to round-off), the density ratio its per-round loss
+    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+
+    horizon, runs, tilt = 6, 30, 0.7
+    scales = np.array([1.0, 0.5, 2.0, 0.0, 1.5, 1.0])  # a round released without noise too
+    tilted_rounds = np.array([True, False, True, True, True, False])
+    P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.0])
+    rng = np.random.default_rng(5)
+    draw = TiltedDraw({"y": rng.standard_normal((runs, horizon, 2, 1))}, tilt, tilted_rounds)
+    out = scheduled_replay({"y": np.zeros((runs, horizon, 2, 1))}, [Stale(horizon, ahead=False)] * runs,
+                           {"y": ChannelNoise("gaussian", scales)}, Channelled(P), Channelled(Pp), pin_agent=[0, 1],
+                           draw=draw)
+    log_w, mu2 = np.zeros(runs), np.zeros(runs)
+    for k in range(horizon):
+        if scales[k] > 0 and tilted_rounds[k]:
+            gap = np.nan_to_num(out.residuals_prime["y"][:, k] - out.residuals["y"][:, k])
+            m2 = (gap ** 2).reshape(runs, -1).sum(axis=1) / scales[k] ** 2
+            log_w += tilt * (1 + tilt) * m2 / 2 - tilt * out.per_round[:, k]
+            mu2 += m2
+    assert (mu2 > 0).all()  # the pair moves the releases: weights that are not all zero
+    np.testing.assert_allclose(out.log_weights, log_w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.tilted_mu, np.sqrt(mu2), rtol=1e-12)

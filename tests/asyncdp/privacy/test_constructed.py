@@ -502,3 +502,93 @@ def test_any_stack_of_candidates_gets_each_candidates_own_losses(case):
             np.testing.assert_array_equal(per_round, alone.per_round)
 
     check()
+
+
+def _three_agent_lockstep():
+    import asyncdp.privacy.worst_case as wc
+
+    sc = small_example()[0].scenario
+    runs = run_engine(sc, 6, seed=4)
+    return wc, sc, CandidateRuns(runs, range(6))
+
+
+def test_candidates_pinned_to_different_agents_in_one_stack_get_their_own_replays_losses():
+    wc, sc, prepared = _three_agent_lockstep()
+    base = wc._bound_base(sc)
+    chosen = [(j, t0, g, gp) for j in (1, 2, 0) for _, t0, g, gp in wc._family(sc, j).extremes(sc, None)[:2]]
+    stacked = constructed_replays(prepared.runs, [wc._family(sc, j).candidate(base, sc, t0, g, gp)
+                                                  for j, t0, g, gp in chosen], 1, pins=[j for j, *_ in chosen])
+    for (j, _, g, gp), (losses, per_round) in zip(chosen, stacked):
+        _, alone = constructed_replay(prepared.runs, *candidate_scenarios(sc, j, g, gp), j)
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert len({stacked[k][0].tobytes() for k in range(len(chosen))}) > 1  # something to tell apart
+
+
+def test_per_candidate_pins_need_one_per_candidate_and_a_one_pass_construction():
+    wc, sc, prepared = _three_agent_lockstep()
+    fam = wc._family(sc, 1)
+    one = fam.candidate(wc._bound_base(sc), sc, *fam.extremes(sc, None)[0][1:])
+    with pytest.raises(ValueError, match="pins: 2 agents for 1 candidates"):
+        constructed_replays(prepared.runs, [one], 1, pins=[1, 2])
+    asynchronous = sc.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(asynchronous, 10, seed=6)
+    from asyncdp.privacy.constructed import _one_pass
+
+    agent = next((j for j in range(3) if _one_pass(runs, asynchronous, j) != "settled"), None)
+    assert agent is not None  # (the lossy asynchronous runs read some agent's message ahead)
+    fam_a = wc._family(asynchronous, agent)
+    cand = fam_a.candidate(wc._bound_base(asynchronous), asynchronous, *fam_a.extremes(asynchronous, None)[0][1:])
+    with pytest.raises(ValueError, match="one pass settles each"):
+        constructed_replays(runs, [cand], agent, pins=[agent])
+
+
+def test_other_agents_stacked_losses_are_each_agents_own_evaluations(monkeypatch):
+    wc, sc, _ = _three_agent_lockstep()
+    runs = run_engine(sc, 6, seed=4)
+    fams = [wc._family(sc, j) for j in (1, 2)]
+    extremes = [f.extremes(sc, None) for f in fams]
+    objective = wc._objective_of(small_example()[1], sc)
+    stacked_runs = CandidateRuns(runs, range(6))
+    calls = []
+    real = wc.constructed_replays
+    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: calls.append(1) or real(*a, **k))
+    wc._stack_other_agents(fams, extremes, stacked_runs, sc)
+    replays = len(calls)
+    together = [wc._evaluate_all(f, stacked_runs, sc, e, wc._OTHER_AGENT_RUNS, objective, None)
+                for f, e in zip(fams, extremes)]
+    assert len(calls) == replays  # every candidate was known: nothing replayed again
+    assert replays < len(fams)  # both agents' candidates in fewer replays than one per agent
+    apart = [wc._evaluate_all(f, CandidateRuns(runs, range(6)), sc, e, wc._OTHER_AGENT_RUNS, objective, None)
+             for f, e in zip(fams, extremes)]
+    assert together == apart and sum(map(len, apart)) == sum(map(len, extremes))
+
+
+def test_run_pins_must_name_one_agent_per_run():
+    from accounting.errors import AccountingError
+    from accounting.scheduled_replay import RunPins
+
+    sc = small_example()[0].scenario
+    runs = run_engine(sc, 4, seed=1)
+    with pytest.raises(AccountingError, match="RunPins needs one agent in 0..2 per run"):
+        replay_runs(runs, sc, algorithm=sc.algorithm.bind(sc.problem), pin_agent=RunPins(np.array([0, 1, 3, 0])))
+
+
+def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_gradients():
+    from asyncdp.privacy.stacked import StackedCosts, Unstackable
+    from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+
+    base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, -2.0]), LinearOverride(base, 2, [0.5, 3.0]), LinearOverride(base, 0, [-1, 1])]
+    stacked = StackedCosts(fams, 3)
+    assert stacked._linear is not None and stacked._linear.kind == "agents"  # answered in one call
+    x = np.random.default_rng(1).normal(size=(9, 3, 2))
+    agents = np.arange(3)
+    want = np.concatenate([f.gradient(agents, x[3 * k:3 * k + 3]) for k, f in enumerate(fams)])
+    np.testing.assert_array_equal(stacked.gradient(agents, x), want)
+    assert stacked.gradient(agents, x)[4, 2].tolist() == [0.5, 3.0]  # run 4: the second candidate's agent 2
+    np.testing.assert_array_equal(stacked.gradient(1, x[:, 1]),
+                                  np.concatenate([f.gradient(1, x[3 * k:3 * k + 3, 1]) for k, f in enumerate(fams)]))
+    assert stacked.num_agents == 3
+    with pytest.raises(Unstackable):
+        getattr(stacked, "agent")  # noqa: B009 - differs between the candidates
