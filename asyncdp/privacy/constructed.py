@@ -169,6 +169,8 @@ class CandidateRuns:
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
+        kinked: the entries of ``known`` that are kinked pairs (:class:`~asyncdp.privacy.kinked.KinkedPair`, by
+            their keys there), for whoever reports them.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -182,6 +184,7 @@ class CandidateRuns:
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
+        self.kinked: dict[Any, Any] = {}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""

@@ -120,8 +120,6 @@ def test_the_kinked_pair_of_the_class_moves_a_release_five_times_the_lemma():
     assert any("shift 0.99" in r and "> bound 0.2" in r for r in report.reasons)
 
 
-@pytest.mark.xfail(strict=True, reason="the worst-case search draws linear costs only and the prober varies the "
-                   "state, not the cost: a leak only non-linear members of the class show is not searched")
 def test_a_leak_only_nonlinear_costs_show_is_not_passed_on_a_linear_pair():
     report = check_privacy(_scenario(_linear([CLIP, 0.0])), _scenario(_linear([-CLIP, 0.0])), runs=1000)
     assert report.verdict != "pass"
