@@ -48,6 +48,7 @@ from .behavior import EngineRuns
 from .stacked import Blocks, Stacked, Tiled, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
+           "constructed_transcripts",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
@@ -421,6 +422,34 @@ def stack_size(runs: EngineRuns) -> int:
     return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
 
 
+def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
+                            pinned: int | Sequence[int]) -> list[dict[str, np.ndarray]]:
+    """The constructed transcripts of several candidates under their ``P`` (:func:`constructed_replays`' replay).
+
+    Args:
+        runs, pairs, pinned: as :func:`constructed_replays`.
+
+    Returns:
+        Per candidate, per channel its constructed messages (those of :func:`constructed_replay` under its ``P``).
+
+    Raises:
+        AccountingError, ValueError: as :func:`constructed_replays`.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.privacy.worst_case import candidate_scenarios
+        >>> pair, ctx = small_example()
+        >>> runs = CandidateRuns(ctx.engine_runs(0), [0, 1]).runs
+        >>> p, q = candidate_scenarios(pair.scenario, 0, [1.0, 0.0], [-1.0, 0.0])
+        >>> got = constructed_transcripts(runs, [(p, q)], 0)[0]
+        >>> all(np.array_equal(got[c], m, equal_nan=True) for c, m in constructed_replay(runs, p, None, 0)[0].items())
+        True
+    """
+    out, count, size = _stacked_replay(runs, pairs, pinned)
+    assert out.messages is not None
+    return [{c: m[k * size:(k + 1) * size] for c, m in out.messages.items()} for k in range(count)]
+
+
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
                         pinned: int | Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
@@ -450,6 +479,15 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         AccountingError: a candidate's construction does not settle, or its replay fails.
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk.
     """
+    out, count, size = _stacked_replay(runs, pairs, pinned)
+    assert out.losses is not None and out.per_round is not None
+    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+
+
+def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
+                    pinned: int | Sequence[int]) -> tuple[ScheduledReplay, int, int]:
+    """The settled pass of :func:`constructed_replays`' stacked construction, the number of candidates and of
+    runs per candidate."""
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
@@ -525,6 +563,4 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
                                 rule_q if with_q else None, unicast=runs.unicast, pin_agent=pinned,
                                 record=record and ahead is not None, resume=resume)
 
-    out = _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon)
-    assert out.losses is not None and out.per_round is not None
-    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+    return _settle(messages, replay, _one_pass(runs, p0, pinned), True, ahead, pinned, p0.horizon), count, size

@@ -32,12 +32,13 @@ norm at most ``C``.
 Example:
     >>> from asyncdp.problems.costs import RendezvousQuadratic
     >>> fam = KinkedOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, 0, 0.5, 2.0, 1e-3)
-    >>> fam.gradient(1, np.array([0.0, 3.0])).round(6).tolist()
+    >>> fam.gradient(1, np.array([0.0, 3.0])).round(4).tolist()  # below the kink: -C e_0
     [-2.0, 0.0]
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,10 +117,13 @@ class KinkedOverride(CostFamily):
         return np.where(np.broadcast_to(a, base.shape) == self._agent, self._scale * self._mine(x)[1], base)
 
     def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        # ``a`` and ``x`` were validated by :meth:`gradient`: the base's gradients as its own :meth:`gradient`
+        # returns them, without validating the inputs again (as :class:`~asyncdp.problems.costs.LinearOverride`)
         shape = np.broadcast_shapes(a.shape, x.shape[:-1])
-        base = np.asarray(self._base.gradient(a, x, round_index=round_index), dtype=float)
+        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
         if base.shape != shape + (self.dim,):
             base = np.broadcast_to(base, shape + (self.dim,)).copy()
+        self._base._check_finite(base, a, x, shape, "gradient", round_index)
         t, root = self._mine(x)
         mine = np.zeros(np.broadcast_shapes(t.shape, shape) + (self.dim,))
         mine[..., self._axis] = self._scale * t / root
@@ -186,7 +190,7 @@ class KinkedPair:
 
 
 def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, run: int, rounds: int
-                   ) -> list[tuple[str, int, np.ndarray]]:
+                   ) -> Iterator[tuple[str, int, np.ndarray]]:
     """The points agent ``agent`` reads in the first ``rounds`` rounds of run ``run`` of a transcript.
 
     Per round ``t`` and channel: its combination of the messages it receives (the weights and sender rounds of
@@ -200,8 +204,9 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         run: the run.
         rounds: how many rounds, from round 1.
 
-    Returns:
-        ``[(what, t, point)]``, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are left out.
+    Yields:
+        ``(what, t, point)`` round by round, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are
+        left out (computed as they are asked for).
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
@@ -212,7 +217,6 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
     """
     from accounting.scheduled_replay import dense_round
 
-    out: list[tuple[str, int, np.ndarray]] = []
     horizon = next(iter(messages.values())).shape[1]
     for t in range(1, min(rounds, horizon) + 1):
         w, src = dense_round(schedules, t)
@@ -233,10 +237,9 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
                 mixed = mixed + w[j] * m
             own = np.nanmean(y[run, t - 1, agent], axis=0) if unicast else y[run, t - 1, agent]
             if ok:
-                out.append(("mixed", t, mixed))
+                yield "mixed", t, mixed
             if np.isfinite(own).all():
-                out.append(("own", t, np.asarray(own, dtype=float)))
-    return out
+                yield "own", t, np.asarray(own, dtype=float)
 
 
 def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], schedules: Any, agent: int,

@@ -104,7 +104,8 @@ from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import CandidateCosts, CandidateRuns, constructed_replay, constructed_replays, stack_size
+from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
+                          constructed_transcripts, stack_size)
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -1165,15 +1166,18 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario)
     n = scenario.problem.dim
     scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
     refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
-    transcripts = {}
-    for k, s in refs:
-        g = s * scale * np.eye(n)[k]
-        transcripts[(k, s)] = constructed_replay(runs, candidate_scenarios(scenario, agent, g, -g)[0], None,
-                                                 agent)[0]
-    pairs = kinked_pairs(transcripts, runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
+    user, base = _base_of(evaluated, scenario)
+    linear = [fam.candidate(base, scenario, None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
+              for k, s in refs]
+    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+        built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
+    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+        built = None
+    if built is None:
+        built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
+    pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
     if not pairs:
         return
-    user, base = _base_of(evaluated, scenario)
     costs = scenario.problem.costs
     alg = base.algorithm
 
