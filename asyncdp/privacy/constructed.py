@@ -170,7 +170,7 @@ class CandidateRuns:
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
-        kinked: the entries of ``known`` that are kinked pairs (:class:`~asyncdp.privacy.kinked.KinkedPair`, by
+        kinked: the entries of ``known`` that are kinked pairs (``asyncdp.privacy.kinked.KinkedPair``, by
             their keys there), for whoever reports them.
     """
 

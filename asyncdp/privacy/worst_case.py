@@ -20,7 +20,12 @@ class, and one search covers both kinds:
 
 Then a search over pairs of the class (two gradients of the class's norm;
 for round adjacency any round ``t0 = 1..T-1``), started from the best
-extremal pairs (:func:`search_pairs`). Every other cost, the algorithm
+extremal pairs (:func:`search_pairs`). A one-agent class also gets a few
+non-linear members checked against the sensitivity lemma: kinked costs
+whose gradient turns over just beyond the states the changed agent reads,
+paired with the opposite extremal linear cost (``asyncdp.privacy.kinked``;
+a rule that reacts to how the gradient changes moves no further than the
+lemma under any linear cost). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
