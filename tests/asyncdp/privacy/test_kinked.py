@@ -73,3 +73,16 @@ def test_each_kink_lies_beyond_a_visited_state_on_the_side_opposite_the_linear_c
         fam = p.costs(RendezvousQuadratic([[0.0, 0.0], [1.0, 1.0]]), 0)
         at_state = fam.gradient(0, np.array([0.0, p.position - np.sign(p.gradient[1]) * KINK_OFFSET]))
         assert at_state[1] == pytest.approx(-p.gradient[1], rel=1e-5)  # the opposite extremal gradient
+
+
+def test_stacked_kinked_families_give_each_familys_own_gradients():
+    """The stacked replay's fast path for kinked families (one base call for the stack) returns, run block by run
+    block, exactly what each family's own call returns."""
+    from asyncdp.privacy.stacked import StackedCosts
+
+    fams = [KinkedOverride(BASE, 1, axis, c, 1.5, 1e-3) for axis, c in ((0, 0.3), (2, -1.0), (1, 7.0))]
+    stacked = StackedCosts(fams, 4)
+    x = np.random.default_rng(0).normal(size=(12, 2, 3)) * 3
+    got = stacked.gradient(np.arange(2), x)
+    want = np.concatenate([f.gradient(np.arange(2), x[4 * k:4 * (k + 1)]) for k, f in enumerate(fams)])
+    assert stacked._kinked is not None and np.array_equal(got, want)
