@@ -48,6 +48,7 @@ from .behavior import EngineRuns
 from .stacked import Blocks, Stacked, Tiled, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
+           "constructed_transcripts",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
@@ -169,6 +170,8 @@ class CandidateRuns:
             its first rows instead of replaying them.
         bases: by the identity of a scenario the search evaluates candidates of, that scenario (so that the
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
+        kinked: the entries of ``known`` that are kinked pairs (``asyncdp.privacy.kinked.KinkedPair``, by
+            their keys there), for whoever reports them.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -182,6 +185,7 @@ class CandidateRuns:
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
+        self.kinked: dict[Any, Any] = {}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""
@@ -418,6 +422,34 @@ def stack_size(runs: EngineRuns) -> int:
     return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
 
 
+def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
+                            pinned: int | Sequence[int]) -> list[dict[str, np.ndarray]]:
+    """The constructed transcripts of several candidates under their ``P`` (:func:`constructed_replays`' replay).
+
+    Args:
+        runs, pairs, pinned: as :func:`constructed_replays`.
+
+    Returns:
+        Per candidate, per channel its constructed messages (those of :func:`constructed_replay` under its ``P``).
+
+    Raises:
+        AccountingError, ValueError: as :func:`constructed_replays`.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.privacy.worst_case import candidate_scenarios
+        >>> pair, ctx = small_example()
+        >>> runs = CandidateRuns(ctx.engine_runs(0), [0, 1]).runs
+        >>> p, q = candidate_scenarios(pair.scenario, 0, [1.0, 0.0], [-1.0, 0.0])
+        >>> got = constructed_transcripts(runs, [(p, q)], 0)[0]
+        >>> all(np.array_equal(got[c], m, equal_nan=True) for c, m in constructed_replay(runs, p, None, 0)[0].items())
+        True
+    """
+    out, count, size = _stacked_replay(runs, pairs, pinned)
+    assert out.messages is not None
+    return [{c: m[k * size:(k + 1) * size] for c, m in out.messages.items()} for k in range(count)]
+
+
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
                         pinned: int | Sequence[int], pins: Sequence[int] | None = None
                         ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -452,6 +484,16 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk;
             ``pins`` not one per candidate, or some candidate's transcript needing more than one pass.
     """
+    out, count, size = _stacked_replay(runs, pairs, pinned, pins)
+    assert out.losses is not None and out.per_round is not None
+    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+
+
+def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
+                    pinned: int | Sequence[int], pins: Sequence[int] | None = None
+                    ) -> tuple[ScheduledReplay, int, int]:
+    """The settled pass of :func:`constructed_replays`' stacked construction, the number of candidates and of
+    runs per candidate."""
     from accounting.scheduled_replay import RunPins, scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
@@ -537,6 +579,4 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
-    out = _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon)
-    assert out.losses is not None and out.per_round is not None
-    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), count, size

@@ -342,6 +342,52 @@ class _LinearStack:
         return out if bool(np.isfinite(out).all()) else None
 
 
+class _KinkedStack:
+    """The candidates' cost families when each is one base family with one agent's kinked cost
+    (:class:`~asyncdp.privacy.kinked.KinkedOverride`, the worst-case search's kinked pairs): the base's
+    :meth:`gradient` at every point of the stack, then the agent's entries of each candidate's runs set to its
+    kinked gradient, by the same per-entry operations as each family's own call (so the same values). A call
+    this does not cover gives ``None`` and the candidates' own calls answer it."""
+
+    def __init__(self, costs: Sequence[Any], size: int) -> None:
+        first = costs[0]
+        self.base, self.agent, self.dim = first._base, first.agent, first.dim
+        self.axis = np.repeat([c._axis for c in costs], size)
+        self.c = np.repeat([c._c for c in costs], size)
+        self.scale = np.repeat([c._scale for c in costs], size)
+        self.eta = np.repeat([c._eta for c in costs], size)
+
+    @classmethod
+    def of(cls, costs: Sequence[Any], size: int) -> _KinkedStack | None:
+        """The stack of ``costs`` when they are kinked families of one base and agent (two at least), else
+        ``None``."""
+        from .kinked import KinkedOverride
+
+        if len(costs) < 2 or not all(type(c) is KinkedOverride for c in costs):
+            return None
+        if not all(c._base is costs[0]._base and c.agent == costs[0].agent for c in costs):
+            return None
+        return cls(costs, size)
+
+    def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
+        if not (a.ndim == 1 and x.ndim == 3 and x.shape[1] == a.shape[0] and x.shape[0] == self.axis.size):
+            return None
+        try:
+            out = np.array(self.base.gradient(a, x, **kwargs), dtype=float)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+        if out.shape != x.shape:
+            return None
+        runs = np.arange(x.shape[0])
+        for col in np.flatnonzero(a == self.agent).tolist():
+            t = x[runs, col, self.axis] - self.c
+            root = np.sqrt(t * t + self.eta * self.eta)
+            out[:, col] = 0.0
+            out[runs, col, self.axis] = self.scale * t / root
+        return out
+
+
 class StackedCosts:
     """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
 
@@ -356,6 +402,7 @@ class StackedCosts:
         self._built: list[Any] | None = None
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
         self._linear = _LinearStack.of(self._given, size)
+        self._kinked = None if self._linear is not None else _KinkedStack.of(self._given, size)
 
     @property
     def _costs(self) -> list[Any]:
@@ -402,6 +449,11 @@ class StackedCosts:
             got = self._linear.gradient(a, xx, kwargs)
             if got is not None:
                 return got
+        if self._kinked is not None:
+            a, xx, per_run = self._split_runs(agents, x)
+            got = None if per_run else self._kinked.gradient(a, xx, kwargs)
+            if got is not None:
+                return got
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
@@ -412,7 +464,7 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear", "_kinked"):
             raise AttributeError(name)
         if name not in self._known:
             if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers

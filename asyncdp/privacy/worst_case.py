@@ -20,7 +20,12 @@ class, and one search covers both kinds:
 
 Then a search over pairs of the class (two gradients of the class's norm;
 for round adjacency any round ``t0 = 1..T-1``), started from the best
-extremal pairs (:func:`search_pairs`). Every other cost, the algorithm
+extremal pairs (:func:`search_pairs`). A one-agent class also gets a few
+non-linear members checked against the sensitivity lemma: kinked costs
+whose gradient turns over just beyond the states the changed agent reads,
+paired with the opposite extremal linear cost (``asyncdp.privacy.kinked``;
+a rule that reacts to how the gradient changes moves no further than the
+lemma under any linear cost). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -104,7 +109,8 @@ from ..problems.online import LinearRound
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import CandidateCosts, CandidateRuns, constructed_replay, constructed_replays, stack_size
+from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
+                          constructed_transcripts, stack_size)
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -1017,6 +1023,14 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         if other is not None:
             best, fam = other, _Family(fam.cls, other.agent)
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
+    kinked_failed = None
+    if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
+        try:  # non-linear members of the class, for the lemma's check below
+            _evaluate_kinked(fam, evaluated, scenario)
+        except AccountingError as exc:
+            kinked_failed = f"worst-case search: the kinked costs of the class cannot be replayed: {exc}"
+    if kinked_failed is not None:
+        evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, kinked_failed))
     if evidence.witness is None:  # every pair evaluated is in the class the lemma covers: a round it moves further
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
         if over is not None:
@@ -1097,8 +1111,23 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     if worst is None:
         return None
     ratio, key, r, t, value = worst
-    round_index, g, gp = key[-3], np.frombuffer(key[-2]), np.frombuffer(key[-1])
     run = evaluated.rows[r] if r < len(evaluated.rows) else r
+    kinked = evaluated.kinked.get(key)
+    if kinked is not None:
+        witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
+                   "transcript of a pair of the lemma's adjacency class, a linear against a kinked cost; exact)",
+                   "confidence": 1.0, "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent,
+                   "round": t + 1, "changed_round": None, "pair": kinked.label, "gradient": list(kinked.gradient),
+                   "kink": {"axis": kinked.axis, "position": kinked.position, "scale": kinked.scale,
+                            "width": kinked.width},
+                   "run": int(run), "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]),
+                   "ratio": ratio}
+        reason = (f"worst case: agent {fam.agent} with {kinked.describe()} ({kinked.label}; both in the paper's "
+                  f"adjacency class) moves round {t + 1}'s releases by a constructed loss of {value:.6g} (engine "
+                  f"run {run}'s schedule) > the {float(bounds[t]):.6g} the sensitivity lemma allows that round "
+                  f"(ratio {ratio:.3g}; {_origin(ctx)})")
+        return witness, reason
+    round_index, g, gp = key[-3], np.frombuffer(key[-2]), np.frombuffer(key[-1])
     who = f"agent {fam.agent} with f(x)" if fam.agent is not None else f"round {round_index}'s loss f(x)"
     witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
                "transcript of a pair of the lemma's adjacency class; exact)", "confidence": 1.0,
@@ -1109,6 +1138,78 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
               f"round {t + 1}'s releases by a constructed loss of {value:.6g} (engine run {run}'s schedule) > the "
               f"{float(bounds[t]):.6g} the sensitivity lemma allows that round (ratio {ratio:.3g}; {_origin(ctx)})")
     return witness, reason
+
+
+_KINKED_RUNS = 2
+"""Engine runs on whose schedules the kinked pairs are evaluated (:func:`_evaluate_kinked`)."""
+
+_KINKED_AXES = 2
+"""The kinked pairs are placed along the first this many coordinates (both signs each)."""
+
+
+def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
+    """Evaluates the kinked pairs of a one-agent class (:mod:`asyncdp.privacy.kinked`) on the first
+    :data:`_KINKED_RUNS` runs, recording each in ``evaluated.known`` (keyed apart from every linear candidate)
+    and ``evaluated.kinked``, where :func:`_lemma_exceeded` reads them.
+
+    The references are the linear costs ``s C e_k`` (``C / 2`` for a difference class) of the first
+    :data:`_KINKED_AXES` coordinates; each one's constructed transcript (run 0) gives the states its kinks are
+    placed at, at most :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` pairs in all, replayed stacked (one at
+    a time where they cannot be).
+
+    Raises:
+        AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
+    """
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
+    from .stacked import LinearCosts
+
+    cls = fam.cls
+    if fam.agent is None or not isinstance(cls, GradientClass):
+        return
+    agent = fam.agent
+    runs = evaluated.prefix(_KINKED_RUNS)
+    n = scenario.problem.dim
+    scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
+    refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
+    user, base = _base_of(evaluated, scenario)
+    linear = [fam.candidate(base, scenario, None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
+              for k, s in refs]
+    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+        built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
+    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+        built = None
+    if built is None:
+        built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
+    pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
+    if not pairs:
+        return
+    costs = scenario.problem.costs
+    alg = base.algorithm
+
+    def build(pair: Any) -> Any:
+        def scenarios() -> tuple[Scenario, Scenario]:
+            p = candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
+            q = scenario.replace(problem=Problem(scenario.problem.domain, pair.costs(costs, agent)), algorithm=alg,
+                                 x0=base.x0)
+            return p, q
+        return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
+                              pair.costs(costs, agent), scenarios)
+
+    cands = [build(pair) for pair in pairs]
+    try:
+        got = constructed_replays(runs, cands, agent) if stack_size(runs) >= len(cands) else None
+    except Exception:  # noqa: BLE001 - not stackable so: one at a time below (which raises what a pair raises)
+        got = None
+    if got is None:
+        got = []
+        for c in cands:
+            out = constructed_replay(runs, *c.scenarios(), agent)[1]
+            assert out.losses is not None and out.per_round is not None
+            got.append((out.losses, out.per_round))
+    for pair, known in zip(pairs, got):
+        key = (agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label))
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
 
 
 def _origin(ctx: Any) -> str:

@@ -440,6 +440,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     evaluated = CandidateRuns.__new__(CandidateRuns)
     evaluated.rows = list(range(16))
     evaluated.known = {}
+    evaluated.kinked = {}  # (no kinked pair among them)
     for k in range(40):
         rows = int(rng.choice([2, 8, 16]))
         per_round = rng.uniform(0.0, 1.0, (rows, horizon)) * bounds * 0.99

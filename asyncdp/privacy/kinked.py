@@ -1,0 +1,284 @@
+"""Non-linear members of a one-agent gradient class for the worst-case search: kinked costs at visited states.
+
+The worst-case search (:mod:`asyncdp.privacy.worst_case`) draws linear costs
+``<g, x>``; a rule whose sensitivity depends on how the gradient *changes*
+(a finite difference of gradients, a curvature correction) moves no further
+under a linear cost than the lemma allows, yet the class
+(:class:`~asyncdp.papers.GradientClass`: every cost whose gradient norm is at
+most ``C``) also holds costs whose gradient flips sign within a short
+distance. This module adds such members of the class:
+
+    ``f(x) = C sqrt((<u, x> - c)^2 + eta^2)``,   ``grad f(x) = C (<u, x> - c) / sqrt((<u, x> - c)^2 + eta^2) u``
+
+(:class:`KinkedOverride`), with ``u`` a coordinate axis, so that
+``||grad f|| < C`` in the L2 and in the L1 norm. Away from the kink ``c`` the
+cost is the extremal linear cost ``-C u`` (below) or ``C u`` (above); within
+about ``eta`` of it the gradient turns over. The kinks are placed where the
+changed agent's computations read the cost: at the coordinate values of its
+combinations of received messages and of its own messages in the
+constructed transcript of the extremal linear cost ``s C e_k`` (the
+transcript the pair is evaluated on, :func:`kink_positions`), just on the
+far side of them (``c`` at those values plus ``s KINK_OFFSET``). The pair is
+that linear cost (``P``: it pins the transcript, so the states read are the
+ones the kinks were placed at) against the kinked cost (``P'``), whose
+gradient at those states is the opposite extremal one, ``-s C e_k``: the
+pair keeps the largest linear shift and adds whatever the kink adds.
+
+For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
+scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
+halves) and the kinked cost with ``C / 2``, whose gradient difference has
+norm at most ``C``.
+
+Example:
+    >>> from asyncdp.problems.costs import RendezvousQuadratic
+    >>> fam = KinkedOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, 0, 0.5, 2.0, 1e-3)
+    >>> fam.gradient(1, np.array([0.0, 3.0])).round(4).tolist()  # below the kink: -C e_0
+    [-2.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..problems.domains import Domain
+from ..errors import ProblemError
+from ..problems.costs.family import CostFamily, _fmt
+from ..problems.costs.function_class import FunctionClass
+from ..problems.costs.optimum import numeric_optimum
+
+__all__ = ["KinkedOverride", "KinkedPair", "kink_positions", "kinked_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET",
+           "KINK_WIDTH"]
+
+MAX_KINKED_PAIRS = 8
+"""At most this many kinked pairs are evaluated per check (two coordinates, both signs, two positions each)."""
+
+KINK_OFFSET = 0.25
+"""How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
+rule comparing gradients a short distance apart (up to twice this and more) straddles it."""
+
+KINK_WIDTH = 1e-3
+"""``eta`` in units of :data:`KINK_OFFSET`: at the visited state (distance ``KINK_OFFSET`` from the kink) the
+gradient's norm is ``C / sqrt(1 + 1e-6)``, the extremal linear one up to 5e-7, so the pair keeps the linear
+shift; the gradient turns over within ``~eta`` of the kink, far closer than any state the runs visit."""
+
+
+class KinkedOverride(CostFamily):
+    """``base``'s costs, except agent ``agent``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
+
+    Its gradient ``scale (x_axis - position) / sqrt(...) e_axis`` has norm below ``scale`` in every ``l_p`` norm.
+
+    Args:
+        base: the cost family whose other agents' costs are kept.
+        agent: the agent whose cost is replaced.
+        axis: the coordinate ``k`` of ``u = e_k``.
+        position: the kink ``c``, finite.
+        scale: ``C > 0``.
+        width: ``eta > 0``.
+
+    Raises:
+        ProblemError: a bad agent or axis, or a position, scale or width that is not finite or not positive.
+
+    Example:
+        >>> from asyncdp.problems.costs import RendezvousQuadratic
+        >>> fam = KinkedOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 0, 1, 0.0, 1.0, 1e-3)
+        >>> fam.gradient(0, np.array([5.0, 1.0])).round(6).tolist(), float(fam.value(0, np.array([0.0, 0.0])))
+        ([0.0, 1.0], 0.001)
+    """
+
+    private_fields = ("position",)
+
+    def __init__(self, base: CostFamily, agent: int, axis: int, position: float, scale: float, width: float) -> None:
+        if not isinstance(base, CostFamily):
+            raise ProblemError(f"base must be a CostFamily, got {type(base).__name__}")
+        super().__init__(base.num_agents, base.dim)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= int(axis) < base.dim:
+            raise ProblemError(f"axis must be a coordinate in 0..{base.dim - 1}, got {axis!r}")
+        for name, v, positive in (("position", position, False), ("scale", scale, True), ("width", width, True)):
+            if not np.isfinite(v) or (positive and not v > 0):
+                raise ProblemError(f"{name} must be finite{' and > 0' if positive else ''}, got {_fmt(v)}")
+        self._base, self._agent, self._axis = base, self._check_agent(agent), int(axis)
+        self._c, self._scale, self._eta = float(position), float(scale), float(width)
+
+    @property
+    def agent(self) -> int:
+        """The agent with the kinked cost."""
+        return self._agent
+
+    def _mine(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = x[..., self._axis] - self._c
+        return t, np.sqrt(t * t + self._eta * self._eta)
+
+    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        base = np.asarray(self._base.value(a, x, round_index=round_index), dtype=float)
+        return np.where(np.broadcast_to(a, base.shape) == self._agent, self._scale * self._mine(x)[1], base)
+
+    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        # ``a`` and ``x`` were validated by :meth:`gradient`: the base's gradients as its own :meth:`gradient`
+        # returns them, without validating the inputs again (as :class:`~asyncdp.problems.costs.LinearOverride`)
+        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
+        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
+        if base.shape != shape + (self.dim,):
+            base = np.broadcast_to(base, shape + (self.dim,)).copy()
+        self._base._check_finite(base, a, x, shape, "gradient", round_index)
+        t, root = self._mine(x)
+        mine = np.zeros(np.broadcast_shapes(t.shape, shape) + (self.dim,))
+        mine[..., self._axis] = self._scale * t / root
+        return np.where((np.broadcast_to(a, shape) == self._agent)[..., None], mine, base)
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
+        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
+        base = self._base.function_class(domain)
+        curv = self._scale / self._eta
+        return FunctionClass(diameter=base.diameter,
+                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound,
+                                                                                          self._scale),
+                             strong_convexity=0.0,
+                             hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
+                             smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+
+    def optimum(self, domain: Domain) -> np.ndarray:
+        """Numeric minimizer (:func:`~asyncdp.problems.costs.optimum.numeric_optimum`)."""
+        self._check_domain(domain)
+        return numeric_optimum(self, domain)
+
+    def with_agent(self, agent: int, **changes: Any) -> KinkedOverride:
+        """Copy with ``position=`` of the overridden agent's kink replaced (the only private field).
+
+        Raises:
+            ProblemError: another agent, or an unknown field.
+        """
+        self._check_changes(changes)
+        if self._check_agent(agent) != self._agent:
+            raise ProblemError(f"KinkedOverride changes agent {self._agent} only, got agent {agent!r}")
+        return KinkedOverride(self._base, self._agent, self._axis, changes["position"], self._scale, self._eta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "KinkedOverride", "base": self._base.to_dict(), "agent": self._agent, "axis": self._axis,
+                "position": self._c, "scale": self._scale, "width": self._eta}
+
+
+@dataclass(frozen=True)
+class KinkedPair:
+    """A pair of the class: the linear cost ``<gradient, x>`` (``P``) against a kinked cost (``P'``).
+
+    Attributes:
+        label: how it was built, e.g. ``"kinked along coordinate 0 at 0.81 (mixed, round 1) vs coordinate 0 (+)"``.
+        gradient: ``g`` of the linear cost.
+        axis, position, scale, width: the kinked cost's (:class:`KinkedOverride`).
+    """
+
+    label: str
+    gradient: tuple[float, ...]
+    axis: int
+    position: float
+    scale: float
+    width: float
+
+    def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
+        """The kinked cost family (agent ``agent``'s cost replaced in ``base``)."""
+        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
+
+    def describe(self) -> str:
+        """The pair in words (for reasons)."""
+        return (f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked "
+                f"f'(x) = {self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)")
+
+
+def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, run: int, rounds: int
+                   ) -> Iterator[tuple[str, int, np.ndarray]]:
+    """The points agent ``agent`` reads in the first ``rounds`` rounds of run ``run`` of a transcript.
+
+    Per round ``t`` and channel: its combination of the messages it receives (the weights and sender rounds of
+    the schedule, its own round-``t`` message with its self weight, as the replay combines them) and its own
+    message.
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, copy ``j -> i`` at ``[..., j, i, :]``).
+        schedules: the runs' schedules (what :func:`accounting.scheduled_replay.dense_round` reads).
+        agent: the agent.
+        run: the run.
+        rounds: how many rounds, from round 1.
+
+    Yields:
+        ``(what, t, point)`` round by round, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are
+        left out (computed as they are asked for).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [(w, t, p.tolist()) for w, t, p in kink_positions(y, [one], 0, 0, 1)]
+        [('mixed', 1, [0.5]), ('own', 1, [0.0])]
+    """
+    from accounting.scheduled_replay import dense_round
+
+    horizon = next(iter(messages.values())).shape[1]
+    for t in range(1, min(rounds, horizon) + 1):
+        w, src = dense_round(schedules, t)
+        w, src = w[run, agent], src[run, agent]  # (N,) each
+        for y in messages.values():
+            unicast = y.ndim == 5
+            mixed = np.zeros(y.shape[-1])
+            ok = True
+            for j in np.flatnonzero(w != 0):
+                s = t if j == agent else int(src[j])
+                if s <= 0:
+                    continue
+                m = y[run, s - 1, j, agent] if unicast and j != agent else y[run, s - 1, j]
+                if unicast and j == agent:
+                    m = np.nanmean(y[run, t - 1, agent], axis=0) if not np.isnan(y[run, t - 1, agent]).all() \
+                        else np.full(y.shape[-1], np.nan)
+                ok = ok and bool(np.isfinite(m).all())
+                mixed = mixed + w[j] * m
+            own = np.nanmean(y[run, t - 1, agent], axis=0) if unicast else y[run, t - 1, agent]
+            if ok:
+                yield "mixed", t, mixed
+            if np.isfinite(own).all():
+                yield "own", t, np.asarray(own, dtype=float)
+
+
+def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], schedules: Any, agent: int,
+                 bound: float, dim: int, per_reference: int) -> list[KinkedPair]:
+    """The kinked pairs of the references' transcripts (module docstring).
+
+    Args:
+        transcripts: by reference ``(axis k, sign s)``, the constructed transcript of the linear cost
+            ``s bound e_k`` (per channel; run 0 is read).
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        bound: ``C`` of the linear and the kinked cost (``C / 2`` for a difference class).
+        dim: ``n``.
+        per_reference: kinks per reference: the first distinct positions met, round by round (the combination
+            before the own message; an early round's kink changes the most releases).
+
+    Returns:
+        The pairs, reference by reference.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [p.position for p in kinked_pairs({(0, 1.0): y}, [one], 0, 1.0, 1, 2)]
+        [0.75, 0.25]
+    """
+    out: list[KinkedPair] = []
+    for (k, s), messages in transcripts.items():
+        g = np.zeros(dim)
+        g[k] = s * bound
+        seen: list[float] = []
+        for what, t, point in kink_positions(messages, schedules, agent, 0, next(iter(messages.values())).shape[1]):
+            c = float(point[k]) + s * KINK_OFFSET
+            if any(abs(c - v) < KINK_OFFSET / 2 for v in seen):  # (near another kink: the same states straddled)
+                continue
+            seen.append(c)
+            out.append(KinkedPair(f"kinked along coordinate {k} at {c:.4g} ({what}, round {t}) vs coordinate {k} "
+                                  f"({'+' if s > 0 else '-'})", tuple(g.tolist()), k, c, bound,
+                                  KINK_WIDTH * KINK_OFFSET))
+            if len(seen) == per_reference:
+                break
+    return out

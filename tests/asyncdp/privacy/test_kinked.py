@@ -1,0 +1,88 @@
+"""The kinked members of a one-agent gradient class (asyncdp.privacy.kinked): in the class, and placed at the states."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asyncdp.engine.schedule import RealizedSchedule
+from asyncdp.errors import ProblemError
+from asyncdp.privacy.kinked import KINK_OFFSET, KinkedOverride, kink_positions, kinked_pairs
+from asyncdp.problems.costs import RendezvousQuadratic
+
+BASE = RendezvousQuadratic([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+coords = st.floats(-1e3, 1e3, allow_nan=False)
+
+
+@given(st.lists(coords, min_size=3, max_size=3), coords, st.integers(0, 2), st.floats(1e-3, 10.0),
+       st.floats(1e-6, 1.0))
+def test_the_gradient_is_within_the_class_bound_in_the_l1_and_the_l2_norm(x, c, axis, scale, width):
+    g = KinkedOverride(BASE, 1, axis, c, scale, width).gradient(1, np.array(x))
+    assert np.linalg.norm(g, 1) <= scale and np.linalg.norm(g) <= scale  # one non-zero entry: both the same
+    assert np.count_nonzero(np.delete(g, axis)) == 0
+
+
+@given(st.lists(st.floats(-5.0, 5.0), min_size=3, max_size=3), st.floats(-5.0, 5.0), st.integers(0, 2))
+def test_the_gradient_is_the_values_derivative(x, c, axis):
+    """Central differences of the value (step 1e-6, width 0.1: the second derivative is at most 10, so the
+    difference is within 1e-5 of the derivative, plus round-off 1e-16 * 6 / 1e-6)."""
+    fam = KinkedOverride(BASE, 0, axis, c, 2.0, 0.1)
+    x = np.array(x)
+    h = 1e-6 * np.eye(3)[axis]
+    numeric = (float(fam.value(0, x + h)) - float(fam.value(0, x - h))) / 2e-6
+    assert fam.gradient(0, x)[axis] == pytest.approx(numeric, abs=1e-5 + 1e-8)
+
+
+def test_the_other_agents_costs_are_kept():
+    fam = KinkedOverride(BASE, 0, 0, 0.0, 1.0, 1e-3)
+    x = np.ones((2, 3))
+    assert fam.gradient(np.arange(2), x)[1].tolist() == BASE.gradient(1, x[1]).tolist()
+    assert float(fam.value(1, x[1])) == float(BASE.value(1, x[1]))
+
+
+@pytest.mark.parametrize("kwargs, match", [({"axis": 3}, "axis"), ({"position": np.nan}, "position"),
+                                           ({"scale": 0.0}, "scale"), ({"width": -1.0}, "width"),
+                                           ({"agent": 5}, "agent")])
+def test_bad_parameters_are_named(kwargs, match):
+    args = {"agent": 0, "axis": 0, "position": 0.0, "scale": 1.0, "width": 1e-3} | kwargs
+    with pytest.raises(ProblemError, match=match):
+        KinkedOverride(BASE, **args)
+
+
+def _one_round(w):
+    return RealizedSchedule.from_dense([np.array(w)], [np.ones((2, 2), dtype=int)])
+
+
+def test_the_positions_are_the_agents_combination_and_own_message():
+    y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]]]])}  # run 0, round 1: agent 0 sends (1, 0), agent 1 (3, 4)
+    got = [(w, t, p.tolist()) for w, t, p in kink_positions(y, [_one_round([[0.25, 0.75], [0.5, 0.5]])], 0, 0, 1)]
+    assert got == [("mixed", 1, [2.5, 3.0]), ("own", 1, [1.0, 0.0])]
+
+
+def test_each_kink_lies_beyond_a_visited_state_on_the_side_opposite_the_linear_cost():
+    """Reference ``+C e_k``: the kink above the state, where the kinked gradient is ``-C e_k``; ``-C e_k``: below."""
+    y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]]]])}
+    sched = [_one_round([[0.25, 0.75], [0.5, 0.5]])]
+    pairs = kinked_pairs({(1, 1.0): y, (1, -1.0): y}, sched, 0, 2.0, 2, 2)
+    assert [(p.gradient, p.axis, p.position) for p in pairs] == [
+        ((0.0, 2.0), 1, 3.0 + KINK_OFFSET), ((0.0, 2.0), 1, 0.0 + KINK_OFFSET),
+        ((0.0, -2.0), 1, 3.0 - KINK_OFFSET), ((0.0, -2.0), 1, 0.0 - KINK_OFFSET)]
+    for p in pairs:
+        fam = p.costs(RendezvousQuadratic([[0.0, 0.0], [1.0, 1.0]]), 0)
+        at_state = fam.gradient(0, np.array([0.0, p.position - np.sign(p.gradient[1]) * KINK_OFFSET]))
+        assert at_state[1] == pytest.approx(-p.gradient[1], rel=1e-5)  # the opposite extremal gradient
+
+
+def test_stacked_kinked_families_give_each_familys_own_gradients():
+    """The stacked replay's fast path for kinked families (one base call for the stack) returns, run block by run
+    block, exactly what each family's own call returns."""
+    from asyncdp.privacy.stacked import StackedCosts
+
+    fams = [KinkedOverride(BASE, 1, axis, c, 1.5, 1e-3) for axis, c in ((0, 0.3), (2, -1.0), (1, 7.0))]
+    stacked = StackedCosts(fams, 4)
+    x = np.random.default_rng(0).normal(size=(12, 2, 3)) * 3
+    got = stacked.gradient(np.arange(2), x)
+    want = np.concatenate([f.gradient(np.arange(2), x[4 * k:4 * (k + 1)]) for k, f in enumerate(fams)])
+    assert stacked._kinked is not None and np.array_equal(got, want)
