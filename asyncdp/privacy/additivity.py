@@ -99,7 +99,7 @@ class AdditivityProbe:
 
     def _draw(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
         if mechanism == "laplace":
-            return standard_laplace(self.rng, shape)
+            return self.rng.laplace(size=shape)
         return self.rng.standard_normal(size=shape)
 
     def _probe(self, state: Any, t: int, mean: Mapping[str, np.ndarray]) -> str | None:
@@ -154,38 +154,6 @@ class AdditivityProbe:
                         f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
                         f"{_at(expected, r, i, k):.6g}")
         return None
-
-
-def standard_laplace(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """Standard Laplace draws (location 0, scale 1) by the inverse CDF of ``rng.random(shape)``, vectorized.
-
-    The formula of numpy's ``Generator.laplace`` (a uniform ``u`` in ``(0, 1)``: ``-log(2 - 2u)`` when
-    ``u >= 1/2``, else ``log(2u)``), applied to the whole array at once: the same distribution from the same
-    uniforms, each value within a few ulps of ``rng.laplace`` (numpy's vectorized ``log`` may round differently
-    from the C library's), about a third cheaper. Each value is a function of its own uniform alone, so one
-    call of size ``n`` gives the values of consecutive calls whose sizes add up to ``n``. A uniform of exactly
-    0 (probability ``2**-53`` each) is redrawn, as numpy rejects it.
-
-    Args:
-        rng: the generator.
-        shape: the shape of the draws.
-
-    Returns:
-        A float array of ``shape``.
-
-    Example:
-        >>> z = standard_laplace(np.random.default_rng(0), (2, 3))
-        >>> bool(np.allclose(z, np.random.default_rng(0).laplace(size=(2, 3)), rtol=1e-14, atol=0))
-        True
-    """
-    u = rng.random(shape)
-    zero = u == 0.0
-    while zero.any():
-        u[zero] = rng.random(int(zero.sum()))
-        zero = u == 0.0
-    hi = u >= 0.5
-    log = np.log(np.where(hi, 2.0 - u - u, u + u))
-    return np.where(hi, 0.0 - log, log)
 
 
 def _draws(alg: Any, t: int, lead: tuple[int, ...], draw: Any) -> dict[str, np.ndarray]:
@@ -389,7 +357,7 @@ class _StackedProbe:
             dims = {r: [(c, alg.noise(r, c.name).dimension) for c in alg.noisy_channels()]
                     for r in range(1, self.horizon + 1)}  # (the channels and dimensions each round's draws ask)
             mechanisms = {c.mechanism for r in dims for c, _ in dims[r]}
-            if len(mechanisms) == 1:  # one generator call per block: the same values as one call per draw
+            if len(mechanisms) == 1:  # one generator call per block: the same stream as one call per draw
                 shapes = [(r, c.name, lead + (int(d),)) for r in dims for c, d in dims[r]]
                 sizes = [int(np.prod(shape)) for _, _, shape in shapes]
                 ends = np.cumsum(sizes).tolist()
