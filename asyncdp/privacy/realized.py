@@ -309,26 +309,11 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
     return figures, None
 
 
-_BIG = float(np.finfo(float).max)
-_EXPONENT = np.int64(0x7FF0000000000000)
-
-
 def _spacing(a: np.ndarray) -> np.ndarray:
-    """``np.spacing(np.nan_to_num(a))`` of non-negative (or NaN, or ``+inf``) ``a``, overwriting ``a``.
-
-    A finite ``a >= 0`` below the largest float has spacing ``2**(e - 52)`` (``e`` its binary exponent; the
-    smallest subnormal for zero and subnormals): the exponent bits times ``2**-52``, exactly (a power of two),
-    without ``np.spacing``'s per-element ``nextafter``. Other values (NaN, infinities, the largest float) take
-    ``np.spacing`` of ``np.nan_to_num`` itself.
-    """
-    np.fmax(a, 0.0, out=a)  # NaN -> 0
-    if not a.max(initial=0.0) < _BIG:  # inf or the largest float: numpy's own (inf at the largest float)
-        with np.errstate(over="ignore"):
-            return np.spacing(np.nan_to_num(a, copy=False), out=a)
-    bits = a.view(np.int64)
-    np.bitwise_and(bits, _EXPONENT, out=bits)
-    a *= 2.0 ** -52
-    return np.maximum(a, 5e-324, out=a)
+    """``np.spacing(np.nan_to_num(a))`` of non-negative (or NaN, or ``+inf``) ``a``, overwriting ``a``: NaN reads
+    as 0, an infinity as the largest float (whose spacing is ``inf``)."""
+    with np.errstate(over="ignore"):
+        return np.spacing(np.nan_to_num(a, copy=False), out=a)
 
 
 _CHUNK = 1 << 16
