@@ -38,7 +38,7 @@ from .checks import ConstantCheck, check_constants
 from .family import CostFamily
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
-from .override import LinearOverride
+from .override import AgentOverride, LinearOverride
 from .quadratics import RendezvousQuadratic, WeightedQuadratic
 from .user import UserCost
 
@@ -48,6 +48,7 @@ __all__ = [
     "RendezvousQuadratic",
     "WeightedQuadratic",
     "UserCost",
+    "AgentOverride",
     "LinearOverride",
     "ConstantCheck",
     "check_constants",

@@ -1,4 +1,5 @@
-"""One agent's cost replaced by a linear one: :class:`LinearOverride`.
+"""One agent's cost replaced, every other agent's kept: :class:`AgentOverride`, and the linear
+:class:`LinearOverride`.
 
 The privacy checker's worst-case search (:mod:`asyncdp.privacy.worst_case`)
 builds adjacent problems whose changed agent has an extremal cost,
@@ -19,10 +20,84 @@ from .family import CostFamily, _fmt
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
 
-__all__ = ["LinearOverride"]
+__all__ = ["AgentOverride", "LinearOverride"]
 
 
-class LinearOverride(CostFamily):
+class AgentOverride(CostFamily):
+    """``base``'s costs, except agent ``agent``'s, given by a subclass's :meth:`_own_value` and
+    :meth:`_own_gradient`.
+
+    Args:
+        base: the cost family whose other agents' costs are kept.
+        agent: the agent whose cost is replaced.
+
+    Raises:
+        ProblemError: a base that is not a :class:`~asyncdp.problems.costs.family.CostFamily`, or a bad agent.
+
+    Example:
+        >>> from asyncdp.problems.costs import RendezvousQuadratic
+        >>> LinearOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, [3.0, -4.0]).agent
+        1
+    """
+
+    def __init__(self, base: CostFamily, agent: int) -> None:
+        if not isinstance(base, CostFamily):
+            raise ProblemError(f"base must be a CostFamily, got {type(base).__name__}")
+        super().__init__(base.num_agents, base.dim)
+        self._base = base
+        self._agent = self._check_agent(agent)
+
+    @property
+    def base(self) -> CostFamily:
+        """The family whose other agents' costs are kept."""
+        return self._base
+
+    @property
+    def agent(self) -> int:
+        """The agent whose cost is replaced."""
+        return self._agent
+
+    def _own_value(self, x: np.ndarray) -> np.ndarray:
+        """The replaced cost at points ``x`` ``(..., n)``, shape ``x.shape[:-1]``."""
+        raise NotImplementedError
+
+    def _own_gradient(self, x: np.ndarray) -> np.ndarray:
+        """The replaced cost's gradient at points ``x`` ``(..., n)``, broadcastable to ``x.shape``."""
+        raise NotImplementedError
+
+    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        base = np.asarray(self._base.value(a, x, round_index=round_index), dtype=float)
+        return np.where(np.broadcast_to(a, base.shape) == self._agent, self._own_value(x), base)
+
+    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        # ``a`` and ``x`` were validated by :meth:`gradient` (same agents and dimension as the base): the base's
+        # gradients as its own :meth:`gradient` returns them (same broadcast, same finiteness check and error),
+        # without validating them a second time (the worst-case search calls this every round of every replay)
+        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
+        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
+        if base.shape != shape + (self.dim,):
+            base = np.broadcast_to(base, shape + (self.dim,)).copy()
+        self._base._check_finite(base, a, x, shape, "gradient", round_index)
+        mine = np.broadcast_to(a, base.shape[:-1]) == self._agent
+        return np.where(mine[..., None], self._own_gradient(x), base)
+
+    def optimum(self, domain: Domain) -> np.ndarray:
+        """Numeric minimizer (:func:`~asyncdp.problems.costs.optimum.numeric_optimum`)."""
+        self._check_domain(domain)
+        return numeric_optimum(self, domain)
+
+    def _same_agent(self, agent: int, changes: dict[str, Any]) -> None:
+        """:meth:`with_agent`'s checks: known fields, and this override's agent.
+
+        Raises:
+            ProblemError: another agent, or an unknown field.
+        """
+        self._check_changes(changes)
+        if self._check_agent(agent) != self._agent:
+            raise ProblemError(f"{type(self).__name__} changes agent {self._agent} only, got agent {agent!r}")
+
+
+class LinearOverride(AgentOverride):
     """``base``'s costs, except agent ``agent``'s, which is ``f(x) = <gradient, x>``.
 
     Args:
@@ -43,11 +118,7 @@ class LinearOverride(CostFamily):
     private_fields = ("gradient",)
 
     def __init__(self, base: CostFamily, agent: int, gradient: Any) -> None:
-        if not isinstance(base, CostFamily):
-            raise ProblemError(f"base must be a CostFamily, got {type(base).__name__}")
-        super().__init__(base.num_agents, base.dim)
-        self._base = base
-        self._agent = self._check_agent(agent)
+        super().__init__(base, agent)
         g = np.array(gradient, dtype=float)
         if g.shape != (base.dim,) or not np.isfinite(g).all():
             raise ProblemError(f"gradient must be a finite vector of shape ({base.dim},), got {_fmt(g)}")
@@ -55,35 +126,15 @@ class LinearOverride(CostFamily):
         self._g = g
 
     @property
-    def base(self) -> CostFamily:
-        """The family whose other agents' costs are kept."""
-        return self._base
-
-    @property
-    def agent(self) -> int:
-        """The agent with the linear cost."""
-        return self._agent
-
-    @property
     def linear_gradient(self) -> np.ndarray:
         """``g`` (read-only)."""
         return self._g
 
-    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        base = np.asarray(self._base.value(a, x, round_index=round_index), dtype=float)
-        return np.where(np.broadcast_to(a, base.shape) == self._agent, x @ self._g, base)
+    def _own_value(self, x: np.ndarray) -> np.ndarray:
+        return x @ self._g
 
-    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        # ``a`` and ``x`` were validated by :meth:`gradient` (same agents and dimension as the base): the base's
-        # gradients as its own :meth:`gradient` returns them (same broadcast, same finiteness check and error),
-        # without validating them a second time (the worst-case search calls this every round of every replay)
-        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
-        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
-        if base.shape != shape + (self.dim,):
-            base = np.broadcast_to(base, shape + (self.dim,)).copy()
-        self._base._check_finite(base, a, x, shape, "gradient", round_index)
-        mine = np.broadcast_to(a, base.shape[:-1]) == self._agent
-        return np.where(mine[..., None], self._g, base)
+    def _own_gradient(self, x: np.ndarray) -> np.ndarray:
+        return self._g
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the linear cost: ``C2 = max(C2_base, ||g||)``, ``mu = 0``, ``C4``/``L`` kept."""
@@ -93,20 +144,13 @@ class LinearOverride(CostFamily):
                              gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound, g),
                              strong_convexity=0.0, hessian_bound=base.hessian_bound, smoothness=base.smoothness)
 
-    def optimum(self, domain: Domain) -> np.ndarray:
-        """Numeric minimizer (:func:`~asyncdp.problems.costs.optimum.numeric_optimum`)."""
-        self._check_domain(domain)
-        return numeric_optimum(self, domain)
-
     def with_agent(self, agent: int, **changes: Any) -> LinearOverride:
         """Copy with ``gradient=`` of the overridden agent replaced (the only private field).
 
         Raises:
             ProblemError: another agent, or an unknown field.
         """
-        self._check_changes(changes)
-        if self._check_agent(agent) != self._agent:
-            raise ProblemError(f"LinearOverride changes agent {self._agent} only, got agent {agent!r}")
+        self._same_agent(agent, changes)
         return LinearOverride(self._base, self._agent, changes["gradient"])
 
     def to_dict(self) -> dict[str, Any]:
