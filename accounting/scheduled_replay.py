@@ -755,8 +755,9 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     # without a tilted draw, each noisy release's residuals under both problems are written round by round and
     # its density ratios are computed after the last round, for every round at once (a round's transcript entries
     # are final once the round is processed: a construction writes round t's messages in round t only)
-    deferred = {name for name in messages
-                if draw is None and any(sc > 0 for sc in scales[name][start - 1:])}
+    # (a list in the messages' order: the channels' terms are added in that order, as per round)
+    deferred = [name for name in messages
+                if draw is None and any(sc > 0 for sc in scales[name][start - 1:])]
     diffs = {name: residuals[name][offset:offset + runs] for name in deferred}
     diffs_p = {} if rule_prime is None else {
         name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))

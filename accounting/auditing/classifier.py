@@ -32,6 +32,7 @@ certification and its union bound are unchanged.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -263,28 +264,31 @@ def _controller() -> Any:
     return _CONTROLLER
 
 
-_ONE_THREAD_DEPTH = 0
-"""How many :func:`_one_thread` contexts are open (the outermost one holds the limit)."""
+_ONE_THREAD = threading.local()
+"""Per thread, how many :func:`_one_thread` contexts it has open (its outermost one holds the limit)."""
 
 
 @contextlib.contextmanager
 def _one_thread() -> Iterator[None]:
-    """One BLAS and OpenMP thread until the outermost such context closes (limiting the thread pools costs a
-    tenth of a millisecond per context: listing and restoring each pool's threads)."""
-    global _ONE_THREAD_DEPTH
-    if _ONE_THREAD_DEPTH:
-        _ONE_THREAD_DEPTH += 1
+    """One BLAS and OpenMP thread until the calling thread's outermost such context closes (limiting the
+    thread pools costs a tenth of a millisecond per context: listing and restoring each pool's threads).
+
+    Each thread counts its own contexts, so one thread's exit never changes another's count; across threads the
+    limits are threadpoolctl's (OpenMP's are per thread, BLAS's per process)."""
+    depth = getattr(_ONE_THREAD, "depth", 0)
+    if depth:
+        _ONE_THREAD.depth = depth + 1
         try:
             yield
         finally:
-            _ONE_THREAD_DEPTH -= 1
+            _ONE_THREAD.depth -= 1
         return
     with _controller().limit(limits=1):
-        _ONE_THREAD_DEPTH = 1
+        _ONE_THREAD.depth = 1
         try:
             yield
         finally:
-            _ONE_THREAD_DEPTH = 0
+            _ONE_THREAD.depth = 0
 
 
 def _finite_features() -> Any:
@@ -405,7 +409,8 @@ def _balanced_weights(labels: np.ndarray) -> np.ndarray:
     with ``n_class`` of the ``n`` rows (the same numbers scikit-learn computes, given as sample weights: its
     class-weight path re-validates and re-encodes the labels three times, a quarter of a small fit's time)."""
     counts = np.bincount(labels, minlength=2).astype(float)
-    return (counts.sum() / (2.0 * counts))[labels]
+    with np.errstate(divide="ignore"):  # an empty class: scikit-learn's own error follows, not a warning
+        return (counts.sum() / (2.0 * counts))[labels]
 
 
 def _solver(rows: int, cols: int) -> str:

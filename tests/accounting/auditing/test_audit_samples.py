@@ -365,6 +365,49 @@ def test_nested_one_thread_contexts_hold_the_limit_until_the_outermost_closes(mo
     assert threads() == before
 
 
+def test_one_thread_contexts_of_two_threads_that_overlap_keep_limiting_later():
+    """Thread A opens a context, B opens one, A closes, B closes: each thread's own context limits its pools
+    while open, and a later context still limits them (one count shared by the threads, reset by A's exit,
+    would have left B's exit at -1, and every later context without a limit)."""
+    import threading
+
+    import sklearn.linear_model  # noqa: F401  (its OpenMP runtime loaded, as in any fit)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from accounting.auditing.classifier import _threads
+
+    def threads():
+        return sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
+
+    before = threadpool_info()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def run_a():
+        with _threads(1):
+            seen["A inside"] = threads()
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def run_b():
+        a_in.wait(10)
+        with _threads(1):
+            seen["B inside"] = threads()
+            b_in.set()
+            a_out.wait(10)
+
+    try:
+        ta, tb = threading.Thread(target=run_a), threading.Thread(target=run_b)
+        ta.start(), tb.start()
+        ta.join(20), tb.join(20)
+        assert all(n == 1 for _, n in seen["A inside"]) and all(n == 1 for _, n in seen["B inside"])
+        with _threads(1):
+            assert all(n == 1 for _, n in threads())
+    finally:  # the overlap leaves the process's BLAS pools as B found them (threadpoolctl's semantics)
+        threadpool_limits(limits=before)
+
+
 @given(x=hnp.arrays(float, st.tuples(st.integers(1, 150), st.integers(1, 3)),
                     elements=st.sampled_from([0.0, -0.0, 1.0, np.nan, np.inf]) | st.floats(-1e3, 1e3)))
 def test_auto_method_is_decided_by_distinct_rows(x):
