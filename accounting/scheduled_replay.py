@@ -638,10 +638,15 @@ _SHARED_RUNS = 32
 """Fewest runs for which a round that every run has alike is combined as a :class:`SharedRound` (with fewer, the
 general path's gather is as fast)."""
 
-_SHARED_KEPT: dict[bytes, SharedRound] = {}
-"""The last :class:`SharedRound` objects made from rounds found alike in every run, by their ``(W, S)``."""
+_SHARED_KEPT: dict[bytes, tuple[SharedRound, int]] = {}
+"""The last :class:`SharedRound` objects made by :func:`shared_round`, by their ``(W, S)``, with their sizes in
+bytes (key included)."""
 
-_SHARED_KEPT_ENTRIES = 512
+_SHARED_KEPT_BYTES = 64 << 20
+"""At most this many bytes of :data:`_SHARED_KEPT` (the oldest go first); a round of more than an eighth of it
+(about ``N >= 450`` agents) is made but not kept."""
+
+_SHARED_SIZE = {"bytes": 0}
 
 _SHARED_LOCK = threading.Lock()
 
@@ -651,8 +656,19 @@ def _one_round(w: np.ndarray, src: np.ndarray) -> bool:
     return bool((src == src[:1]).all() and (w == w[:1]).all())
 
 
+def _nbytes(r: SharedRound) -> int:
+    """The bytes a kept :class:`SharedRound` holds (its arrays and its columns')."""
+    size = r.w.nbytes + r.src.nbytes + r.diag.nbytes
+    for _, _, wj, which, rounds in r.columns:
+        size += wj.nbytes + rounds.nbytes + (0 if which is None else which.nbytes)
+    return size
+
+
 def shared_round(w: Any, src: Any) -> SharedRound:
     """``SharedRound(w, src)``, kept by value: the next replays that meet the same ``(W, S)`` share it.
+
+    The kept rounds hold read-only copies of ``w`` and ``src`` and take at most 64 MiB in all (the oldest
+    go first); a round of more than 8 MiB (about ``N >= 450`` agents) is made but not kept.
 
     Example:
         >>> w, src = np.full((2, 2), 0.5), np.full((2, 2), 1)
@@ -663,14 +679,23 @@ def shared_round(w: Any, src: Any) -> SharedRound:
     key = np.ascontiguousarray(w, dtype=float).tobytes() + np.ascontiguousarray(src, dtype=np.int64).tobytes() + \
         str(w.shape).encode()
     with _SHARED_LOCK:
-        got = _SHARED_KEPT.get(key)
-    if got is None:
-        got = SharedRound(w.copy(), src.copy())  # (its own copies: the caller's arrays may change later)
-        with _SHARED_LOCK:  # (replays may run in threads)
-            if len(_SHARED_KEPT) >= _SHARED_KEPT_ENTRIES:
-                _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))
-            _SHARED_KEPT[key] = got
-    return got
+        kept = _SHARED_KEPT.get(key)
+    if kept is not None:
+        return kept[0]
+    w, src = w.copy(), src.copy()  # (its own copies: the caller's arrays may change later; read-only)
+    w.setflags(write=False)
+    src.setflags(write=False)
+    got = SharedRound(w, src)
+    size = len(key) + _nbytes(got)
+    if size > _SHARED_KEPT_BYTES // 8:
+        return got
+    with _SHARED_LOCK:  # (replays may run in threads)
+        if key not in _SHARED_KEPT:
+            while _SHARED_KEPT and _SHARED_SIZE["bytes"] + size > _SHARED_KEPT_BYTES:
+                _SHARED_SIZE["bytes"] -= _SHARED_KEPT.pop(next(iter(_SHARED_KEPT)))[1]
+            _SHARED_KEPT[key] = (got, size)
+            _SHARED_SIZE["bytes"] += size
+        return _SHARED_KEPT[key][0]
 
 
 def _own(y_t: np.ndarray, mean: np.ndarray, unicast: bool) -> np.ndarray:

@@ -291,3 +291,26 @@ def test_a_kept_shared_round_is_keyed_by_value_and_owns_its_arrays():
     assert shared_round(w, src) is not first
     assert np.array_equal(first.others(y), want)
     assert np.array_equal(want[:, 1], 0.25 * y[:, 1, 0] + 0.25 * y[:, 1, 2])
+
+
+def test_the_kept_shared_rounds_stay_within_their_byte_budget_and_are_read_only():
+    """Many distinct rounds evict the oldest (the kept bytes never exceed the budget); a round too large to keep
+    is made but not kept; a kept round's arrays cannot be written."""
+    import accounting.scheduled_replay as sr
+
+    n = 60  # about 0.14 MiB per round
+    rng = np.random.default_rng(1)
+    first = None
+    for k in range(600):  # about 85 MiB of rounds against the 64 MiB budget
+        w = np.full((n, n), 1.0 / n)
+        w[0, 0] += k * 1e-9
+        got = sr.shared_round(w, np.ones((n, n), dtype=np.int64))
+        first = got if first is None else first
+        assert sr._SHARED_SIZE["bytes"] <= sr._SHARED_KEPT_BYTES
+    assert sum(size for _, size in sr._SHARED_KEPT.values()) == sr._SHARED_SIZE["bytes"]
+    w0 = np.full((n, n), 1.0 / n)
+    assert sr.shared_round(w0, np.ones((n, n), dtype=np.int64)) is not first  # the oldest was evicted
+    assert not first.w.flags.writeable and not first.src.flags.writeable
+    big = rng.random((500, 500))  # about 9.5 MiB with its key: more than an eighth of the budget
+    src = np.ones((500, 500), dtype=np.int64)
+    assert sr.shared_round(big, src) is not sr.shared_round(big, src)
