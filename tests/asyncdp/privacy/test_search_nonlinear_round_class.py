@@ -127,7 +127,60 @@ def test_the_kinked_loss_of_the_round_class_moves_a_release_five_times_the_lemma
     assert report.verdict == "violation" and report.witness["kind"] == "coverage", report.reasons
 
 
-@pytest.mark.xfail(strict=True, reason="the worst-case search evaluates kinked pairs for one-agent classes only")
 def test_a_leak_only_nonlinear_losses_show_is_not_passed_on_a_linear_round_pair():
     report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0])), _scenario(_linear([-CLIP, 0.0, 0.0])), runs=1000)
     assert report.verdict != "pass", report.reasons
+
+
+def test_the_kinked_round_pair_is_an_exact_witness_against_the_lemma():
+    """The witness names a kinked loss of round ``T0`` and its round's loss is the kink's: node 0's release after
+    the kinked round moves by ``2 a L + b 2 L = 1.2`` (the linear shift plus the correction; the other nodes'
+    blocks of a loss along ``e_1`` are zero), a constructed Gaussian loss of ``1.2^2 / 2 = 0.72`` against the
+    ``N (2 a L)^2 / 2 = 0.06`` the lemma allows the round's ``N`` releases."""
+    report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0])), _scenario(_linear([-CLIP, 0.0, 0.0])), runs=1000)
+    w = report.witness
+    assert report.verdict == "violation" and w["kind"] == "sensitivity" and w["against"] == "lemma"
+    assert w["agent"] is None and w["changed_round"] == T0 and w["round"] == T0 + 1
+    assert w["pair"].startswith(f"round {T0}, kinked along coordinate 0") and w["kink"]["axis"] == 0
+    assert w["kink"]["scale"] == CLIP and w["claimed"] == pytest.approx(N * (2 * STEP * CLIP) ** 2 / 2)
+    assert w["value"] == pytest.approx((2 * STEP * CLIP + B * 2 * CLIP) ** 2 / 2, rel=1e-4)
+    assert any(f"round {T0}'s loss f(x) = <g, x>" in r and "kinked" in r for r in report.reasons)
+
+
+@dataclass(frozen=True)
+class OnlineClip(OnlineCurv):
+    """The same online step without the correction: a clipped gradient step, whose lemma is right for every loss
+    of the class (non-linear ones too)."""
+
+    name: ClassVar[str] = "test-online-clip"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
+        return {"x": problem.domain.project(z - STEP * g)}
+
+
+def test_a_correct_online_rule_is_not_refuted_by_the_kinked_round_pairs(monkeypatch):
+    """The kinked pairs are evaluated (a spy counts them) and none exceeds the lemma: a kinked loss's gradient
+    norm is below ``L``, so a clipped step moves no node's release by more than ``2 a L``."""
+    from asyncdp.privacy import worst_case
+
+    seen: list[list[Any]] = []
+    real = worst_case._evaluate_kinked
+
+    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
+        real(fam, evaluated, scenario, **kw)
+        seen.append(list(evaluated.kinked.values()))
+
+    monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
+    register(Paper(OnlineClip.name, (OnlineClip,), lemma=_lemma, reference="a test's own lemma",
+                   adjacency=lambda sc: RoundClass(CLIP, "l2")))
+    try:
+        report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0]), OnlineClip()),
+                               _scenario(_linear([-CLIP, 0.0, 0.0]), OnlineClip()), runs=1000)
+    finally:
+        unregister(OnlineClip.name)
+    # two rounds (the user's changed round 1, then round 2), two coordinates, both signs, one kink each
+    assert seen and len(seen[0]) == 8
+    assert sorted({p.round_index for p in seen[0]}) == [1, 2] and {p.axis for p in seen[0]} == {0, 1}
+    assert report.verdict == "pass", report.reasons
