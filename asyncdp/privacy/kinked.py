@@ -1,4 +1,4 @@
-"""Non-linear members of a one-agent gradient class for the worst-case search: kinked costs at visited states.
+"""Non-linear members of an adjacency class for the worst-case search: kinked costs at visited states.
 
 The worst-case search (:mod:`asyncdp.privacy.worst_case`) draws linear costs
 ``<g, x>``; a rule whose sensitivity depends on how the gradient *changes*
@@ -28,6 +28,14 @@ For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
 scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
 halves) and the kinked cost with ``C / 2``, whose gradient difference has
 norm at most ``C``.
+
+Round adjacency (:class:`~asyncdp.papers.RoundClass`: one round's loss
+changes, its gradients of norm at most ``L``) gets the same pairs in the
+changed round ``t0``: the linear loss ``s L e_k`` of round ``t0`` against
+the kinked loss of round ``t0`` (:class:`KinkedRound`), the kinks placed at
+the points read in round ``t0`` by the node owning coordinate ``k`` (each
+node computes its block of the gradient, so only that node's block of a loss
+along ``e_k`` is not zero; :func:`kinked_round_pairs`).
 
 Example:
     >>> from asyncdp.problems.costs import RendezvousQuadratic

@@ -20,12 +20,14 @@ class, and one search covers both kinds:
 
 Then a search over pairs of the class (two gradients of the class's norm;
 for round adjacency any round ``t0 = 1..T-1``), started from the best
-extremal pairs (:func:`search_pairs`). A one-agent class also gets a few
+extremal pairs (:func:`search_pairs`). Both kinds of class also get a few
 non-linear members checked against the sensitivity lemma: kinked costs
-whose gradient turns over just beyond the states the changed agent reads,
-paired with the opposite extremal linear cost (``asyncdp.privacy.kinked``;
-a rule that reacts to how the gradient changes moves no further than the
-lemma under any linear cost). Every other cost, the algorithm
+whose gradient turns over just beyond the states the changed agent reads
+(under round adjacency: kinked losses of the changed round, just beyond the
+points the node owning the kink's coordinate reads in that round), paired
+with the opposite extremal linear cost (``asyncdp.privacy.kinked``; a rule
+that reacts to how the gradient changes moves no further than the lemma
+under any linear cost). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -1152,7 +1154,7 @@ _KINKED_AXES = 2
 
 def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None = None
                      ) -> None:
-    """Evaluates the kinked pairs of a one-agent class (:mod:`asyncdp.privacy.kinked`) on the first
+    """Evaluates the kinked pairs of the class (:mod:`asyncdp.privacy.kinked`) on the first
     :data:`_KINKED_RUNS` runs, recording each in ``evaluated.known`` (keyed apart from every linear candidate)
     and ``evaluated.kinked``, where :func:`_lemma_exceeded` reads them.
 
