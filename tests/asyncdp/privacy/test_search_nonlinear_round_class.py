@@ -184,3 +184,28 @@ def test_a_correct_online_rule_is_not_refuted_by_the_kinked_round_pairs(monkeypa
     assert seen and len(seen[0]) == 8
     assert sorted({p.round_index for p in seen[0]}) == [1, 2] and {p.axis for p in seen[0]} == {0, 1}
     assert report.verdict == "pass", report.reasons
+
+
+def test_the_published_online_rule_is_not_refuted_by_the_kinked_round_pairs(monkeypatch):
+    """DPSDA-C (Cheng, Liao and Li, arXiv 2022) clips each node's signal, so no loss of its round class (kinked
+    ones included) moves a release further than its Lemma 1: its example passes with the kinked pairs evaluated
+    (the user's changed round 2 and round 1, two coordinates, both signs)."""
+    from asyncdp.papers.dpsda.rule import DPSDAC
+    from asyncdp.problems.online import adjacent_online_problem
+    from asyncdp.privacy import worst_case
+
+    seen: list[list[Any]] = []
+    real = worst_case._evaluate_kinked
+
+    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
+        real(fam, evaluated, scenario, **kw)
+        seen.append(list(evaluated.kinked.values()))
+
+    monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
+    sc = DPSDAC.example_scenario(seed=0)
+    rng = np.random.default_rng(1)
+    adjacent = sc.replace(problem=adjacent_online_problem(sc.problem, 2, features=rng.uniform(-0.1, 0.1, (5, 14)),
+                                                          labels=rng.uniform(-0.1, 0.1, 5)))
+    report = check_privacy(sc, adjacent, runs=1000)
+    assert seen and len(seen[0]) == 8 and sorted({p.round_index for p in seen[0]}) == [1, 2]
+    assert report.verdict == "pass", report.reasons
