@@ -1,4 +1,4 @@
-"""Non-linear members of a one-agent gradient class for the worst-case search: kinked costs at visited states.
+"""Non-linear members of an adjacency class for the worst-case search: kinked costs at visited states.
 
 The worst-case search (:mod:`asyncdp.privacy.worst_case`) draws linear costs
 ``<g, x>``; a rule whose sensitivity depends on how the gradient *changes*
@@ -29,6 +29,14 @@ scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
 halves) and the kinked cost with ``C / 2``, whose gradient difference has
 norm at most ``C``.
 
+Round adjacency (:class:`~asyncdp.papers.RoundClass`: one round's loss
+changes, its gradients of norm at most ``L``) gets the same pairs in the
+changed round ``t0``: the linear loss ``s L e_k`` of round ``t0`` against
+the kinked loss of round ``t0`` (:class:`KinkedRound`), the kinks placed at
+the points read in round ``t0`` by the node owning coordinate ``k`` (each
+node computes its block of the gradient, so only that node's block of a loss
+along ``e_k`` is not zero; :func:`kinked_round_pairs`).
+
 Example:
     >>> from asyncdp.problems.costs import RendezvousQuadratic
     >>> fam = KinkedOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, 0, 0.5, 2.0, 1e-3)
@@ -45,13 +53,14 @@ from typing import Any
 import numpy as np
 
 from ..problems.domains import Domain
+from ..problems.online import OnlineLoss
 from ..errors import ProblemError
 from ..problems.costs.family import CostFamily, _fmt
 from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.optimum import numeric_optimum
 
-__all__ = ["KinkedOverride", "KinkedPair", "kink_positions", "kinked_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET",
-           "KINK_WIDTH"]
+__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_positions", "kinked_pairs", "kinked_round_pairs",
+           "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs are evaluated per check (two coordinates, both signs, two positions each)."""
@@ -162,6 +171,93 @@ class KinkedOverride(CostFamily):
                 "position": self._c, "scale": self._scale, "width": self._eta}
 
 
+class KinkedRound(OnlineLoss):
+    """``base``'s loss sequence, except round ``round_index``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
+
+    The round-adjacency counterpart of :class:`KinkedOverride` (a member of a
+    :class:`~asyncdp.papers.RoundClass`: its gradient ``scale (x_axis - position) / sqrt(...) e_axis`` has norm
+    below ``scale`` in every ``l_p`` norm); node ``i`` reads its block of it, as of every online loss.
+
+    Args:
+        base: the online loss whose other rounds are kept.
+        round_index: the replaced round (1-based).
+        axis: the coordinate ``k`` of ``u = e_k``.
+        position: the kink ``c``, finite.
+        scale: ``L > 0``.
+        width: ``eta > 0``.
+
+    Raises:
+        ProblemError: ``base`` is not an online loss, a bad round or axis, or a position, scale or width that is
+            not finite or not positive.
+
+    Example:
+        >>> from asyncdp.problems.online import synthetic_olr
+        >>> loss, _ = synthetic_olr(num_nodes=2, dim=2, num_rounds=3, seed=0)
+        >>> k = KinkedRound(loss, 2, 1, 0.5, 2.0, 1e-3)
+        >>> k.round_gradient(2, [0.0, 3.0]).round(4).tolist(), k.gradient(0, [0.0, 3.0], round_index=2).tolist()
+        ([0.0, 2.0], [0.0, 0.0])
+    """
+
+    def __init__(self, base: OnlineLoss, round_index: int, axis: int, position: float, scale: float,
+                 width: float) -> None:
+        if not isinstance(base, OnlineLoss):
+            raise ProblemError(f"base must be an OnlineLoss, got {type(base).__name__}")
+        super().__init__(base.num_agents, base.dim, base.num_rounds)
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= int(axis) < base.dim:
+            raise ProblemError(f"axis must be a coordinate in 0..{base.dim - 1}, got {axis!r}")
+        for name, v, positive in (("position", position, False), ("scale", scale, True), ("width", width, True)):
+            if not np.isfinite(v) or (positive and not v > 0):
+                raise ProblemError(f"{name} must be finite{' and > 0' if positive else ''}, got {_fmt(v)}")
+        self._base, self._round, self._axis = base, base._check_round(round_index), int(axis)
+        self._c, self._scale, self._eta = float(position), float(scale), float(width)
+
+    @property
+    def round_index(self) -> int:
+        """The round with the kinked loss."""
+        return self._round
+
+    def _round_value(self, t: int, x: np.ndarray) -> np.ndarray:
+        if t != self._round:
+            return self._base._round_value(t, x)
+        u = x[..., self._axis] - self._c
+        return self._scale * np.sqrt(u * u + self._eta * self._eta)
+
+    def _round_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
+        if t != self._round:
+            return self._base._round_gradient(t, x)
+        u = x[..., self._axis] - self._c
+        out = np.zeros(x.shape)
+        out[..., self._axis] = self._scale * u / np.sqrt(u * u + self._eta * self._eta)
+        return out
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """The base's constants widened by the kinked loss: ``L = max(L_base, scale)``, smoothness at least
+        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
+        base = self._base.function_class(domain)
+        curv = self._scale / self._eta
+        return FunctionClass(diameter=base.diameter,
+                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound,
+                                                                                          self._scale),
+                             strong_convexity=0.0,
+                             hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
+                             smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+
+    def with_round(self, t: int, **data: Any) -> OnlineLoss:
+        """Round ``t`` changed in the base sequence (the kinked round stays).
+
+        Raises:
+            ProblemError: ``t`` is the kinked round.
+        """
+        if self._check_round(t) == self._round:
+            raise ProblemError(f"round {t} is the kinked round of this KinkedRound; build a new KinkedRound")
+        return KinkedRound(self._base.with_round(t, **data), self._round, self._axis, self._c, self._scale,
+                           self._eta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "KinkedRound", "base": self._base.to_dict(), "round_index": self._round, "axis": self._axis,
+                "position": self._c, "scale": self._scale, "width": self._eta}
+
+
 @dataclass(frozen=True)
 class KinkedPair:
     """A pair of the class: the linear cost ``<gradient, x>`` (``P``) against a kinked cost (``P'``).
@@ -170,6 +266,8 @@ class KinkedPair:
         label: how it was built, e.g. ``"kinked along coordinate 0 at 0.81 (mixed, round 1) vs coordinate 0 (+)"``.
         gradient: ``g`` of the linear cost.
         axis, position, scale, width: the kinked cost's (:class:`KinkedOverride`).
+        round_index: round adjacency: the changed round (both losses of the pair are that round's,
+            :class:`KinkedRound`); ``None`` for one agent's cost.
     """
 
     label: str
@@ -178,10 +276,16 @@ class KinkedPair:
     position: float
     scale: float
     width: float
+    round_index: int | None = None
 
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
         """The kinked cost family (agent ``agent``'s cost replaced in ``base``)."""
         return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
+
+    def round_costs(self, base: OnlineLoss) -> KinkedRound:
+        """The kinked loss sequence (round :attr:`round_index`'s loss replaced in ``base``)."""
+        assert self.round_index is not None
+        return KinkedRound(base, self.round_index, self.axis, self.position, self.scale, self.width)
 
     def describe(self) -> str:
         """The pair in words (for reasons)."""
@@ -281,4 +385,53 @@ def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], sc
                                   KINK_WIDTH * KINK_OFFSET))
             if len(seen) == per_reference:
                 break
+    return out
+
+
+def kinked_round_pairs(transcripts: dict[int, dict[str, np.ndarray]], schedules: Any, owners: dict[int, int],
+                       bound: float, per_reference: int) -> list[KinkedPair]:
+    """The kinked pairs of a round class: per changed round ``t0`` and reference ``(axis k, sign s)``, kinks at the
+    points the node owning coordinate ``k`` reads in round ``t0`` (the only node whose block of a loss along
+    ``e_k`` is not zero), just beyond them (``c`` at the point's ``k``-th value plus ``s KINK_OFFSET``), against
+    the linear loss ``s bound e_k`` of that round.
+
+    Args:
+        transcripts: by changed round ``t0``, a constructed transcript whose rounds ``1..t0`` are those of the
+            linear losses of round ``t0`` (per channel; run 0 is read): a change of round ``t0``'s loss reaches
+            the messages of round ``t0 + 1`` on only, so every reference of ``t0`` reads the same points there.
+        schedules: those runs' schedules.
+        owners: the references' axes, each with the node owning it.
+        bound: ``L`` of the linear and the kinked loss.
+        per_reference: kinks per reference and round: the first distinct positions met (the combination before
+            the own message).
+
+    Returns:
+        The pairs, round by round, then reference by reference (both signs of each axis).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [(p.round_index, p.gradient, p.position) for p in kinked_round_pairs({1: y}, [one], {0: 1}, 1.0, 1)]
+        [(1, (1.0,), 0.75), (1, (-1.0,), 0.25)]
+    """
+    out: list[KinkedPair] = []
+    for t0, messages in transcripts.items():
+        dim = next(iter(messages.values())).shape[-1]
+        for k, agent in owners.items():
+            points = [(what, p) for what, t, p in kink_positions(messages, schedules, agent, 0, t0) if t == t0]
+            for s in (1.0, -1.0):
+                g = np.zeros(dim)
+                g[k] = s * bound
+                seen: list[float] = []
+                for what, point in points:
+                    c = float(point[k]) + s * KINK_OFFSET
+                    if any(abs(c - v) < KINK_OFFSET / 2 for v in seen):
+                        continue
+                    seen.append(c)
+                    out.append(KinkedPair(f"round {t0}, kinked along coordinate {k} at {c:.4g} ({what}, node "
+                                          f"{agent}) vs coordinate {k} ({'+' if s > 0 else '-'})",
+                                          tuple(g.tolist()), k, c, bound, KINK_WIDTH * KINK_OFFSET, t0))
+                    if len(seen) == per_reference:
+                        break
     return out

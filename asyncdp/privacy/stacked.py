@@ -344,14 +344,21 @@ class _LinearStack:
 
 class _KinkedStack:
     """The candidates' cost families when each is one base family with one agent's kinked cost
-    (:class:`~asyncdp.privacy.kinked.KinkedOverride`, the worst-case search's kinked pairs): the base's
+    (:class:`~asyncdp.privacy.kinked.KinkedOverride`, the worst-case search's kinked pairs), or one base loss
+    sequence with one round's kinked loss (:class:`~asyncdp.privacy.kinked.KinkedRound`, every node's block of
+    it in that round): the base's
     :meth:`gradient` at every point of the stack, then the agent's entries of each candidate's runs set to its
     kinked gradient, by the same per-entry operations as each family's own call (so the same values). A call
     this does not cover gives ``None`` and the candidates' own calls answer it."""
 
     def __init__(self, costs: Sequence[Any], size: int) -> None:
+        from .kinked import KinkedRound
+
         first = costs[0]
-        self.base, self.agent, self.dim = first._base, first.agent, first.dim
+        self.base, self.dim = first._base, first.dim
+        # one agent's kinked cost, or (round adjacency) one round's kinked loss, every node reading its block
+        self.agent = None if isinstance(first, KinkedRound) else first.agent
+        self.rounds = np.repeat([c.round_index for c in costs], size) if self.agent is None else None
         self.axis = np.repeat([c._axis for c in costs], size)
         self.c = np.repeat([c._c for c in costs], size)
         self.scale = np.repeat([c._scale for c in costs], size)
@@ -359,11 +366,15 @@ class _KinkedStack:
 
     @classmethod
     def of(cls, costs: Sequence[Any], size: int) -> _KinkedStack | None:
-        """The stack of ``costs`` when they are kinked families of one base and agent (two at least), else
-        ``None``."""
-        from .kinked import KinkedOverride
+        """The stack of ``costs`` when they are kinked families of one base and agent, or kinked loss sequences
+        (:class:`~asyncdp.privacy.kinked.KinkedRound`) of one base (two at least), else ``None``."""
+        from .kinked import KinkedOverride, KinkedRound
 
-        if len(costs) < 2 or not all(type(c) is KinkedOverride for c in costs):
+        if len(costs) < 2:
+            return None
+        if all(type(c) is KinkedRound for c in costs):
+            return cls(costs, size) if all(c._base is costs[0]._base for c in costs) else None
+        if not all(type(c) is KinkedOverride for c in costs):
             return None
         if not all(c._base is costs[0]._base and c.agent == costs[0].agent for c in costs):
             return None
@@ -379,12 +390,32 @@ class _KinkedStack:
             return None
         if out.shape != x.shape:
             return None
+        if self.agent is None:
+            return self._round_gradient(out, a, x, kwargs.get("round_index"))
         runs = np.arange(x.shape[0])
         for col in np.flatnonzero(a == self.agent).tolist():
             t = x[runs, col, self.axis] - self.c
             root = np.sqrt(t * t + self.eta * self.eta)
             out[:, col] = 0.0
             out[runs, col, self.axis] = self.scale * t / root
+        return out
+
+    def _round_gradient(self, out: np.ndarray, a: np.ndarray, x: np.ndarray, round_index: Any) -> np.ndarray | None:
+        """The runs whose candidate's kinked round is ``round_index``: each node's block of the kinked gradient
+        (as :meth:`~asyncdp.privacy.kinked.KinkedRound.gradient`: the gradient, then times the node's mask);
+        the base's elsewhere (the other rounds are the base's)."""
+        if round_index is None:  # (the cumulative loss: the candidates' own calls answer)
+            return None
+        assert self.rounds is not None
+        runs = np.flatnonzero(self.rounds == round_index)
+        if runs.size == 0:
+            return out
+        axis, mask = self.axis[runs], self.base.mask[a]  # (r,), (N, d)
+        t = x[runs[:, None], np.arange(a.size)[None, :], axis[:, None]] - self.c[runs, None]  # (r, N)
+        mine = np.zeros((runs.size, a.size, self.dim))
+        mine[np.arange(runs.size)[:, None], np.arange(a.size)[None, :], axis[:, None]] = \
+            self.scale[runs, None] * t / np.sqrt(t * t + self.eta[runs, None] * self.eta[runs, None])
+        out[runs] = mine * mask[None, :, :]
         return out
 
 

@@ -20,12 +20,14 @@ class, and one search covers both kinds:
 
 Then a search over pairs of the class (two gradients of the class's norm;
 for round adjacency any round ``t0 = 1..T-1``), started from the best
-extremal pairs (:func:`search_pairs`). A one-agent class also gets a few
+extremal pairs (:func:`search_pairs`). Both kinds of class also get a few
 non-linear members checked against the sensitivity lemma: kinked costs
-whose gradient turns over just beyond the states the changed agent reads,
-paired with the opposite extremal linear cost (``asyncdp.privacy.kinked``;
-a rule that reacts to how the gradient changes moves no further than the
-lemma under any linear cost). Every other cost, the algorithm
+whose gradient turns over just beyond the states the changed agent reads
+(under round adjacency: kinked losses of the changed round, just beyond the
+points the node owning the kink's coordinate reads in that round), paired
+with the opposite extremal linear cost (``asyncdp.privacy.kinked``; a rule
+that reacts to how the gradient changes moves no further than the lemma
+under any linear cost). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -105,7 +107,7 @@ import numpy as np
 
 from ..papers import AdjacencyClass, GradientClass, RoundClass, find_paper
 from ..problems.costs import LinearOverride
-from ..problems.online import LinearRound
+from ..problems.online import LinearRound, OnlineLoss
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
@@ -1026,7 +1028,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     kinked_failed = None
     if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
         try:  # non-linear members of the class, for the lemma's check below
-            _evaluate_kinked(fam, evaluated, scenario)
+            _evaluate_kinked(fam, evaluated, scenario, changed_round=getattr(ctx, "changed_round", None))
         except AccountingError as exc:
             kinked_failed = f"worst-case search: the kinked costs of the class cannot be replayed: {exc}"
     if kinked_failed is not None:
@@ -1117,12 +1119,15 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
         witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
                    "transcript of a pair of the lemma's adjacency class, a linear against a kinked cost; exact)",
                    "confidence": 1.0, "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent,
-                   "round": t + 1, "changed_round": None, "pair": kinked.label, "gradient": list(kinked.gradient),
+                   "round": t + 1, "changed_round": kinked.round_index, "pair": kinked.label,
+                   "gradient": list(kinked.gradient),
                    "kink": {"axis": kinked.axis, "position": kinked.position, "scale": kinked.scale,
                             "width": kinked.width},
                    "run": int(run), "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]),
                    "ratio": ratio}
-        reason = (f"worst case: agent {fam.agent} with {kinked.describe()} ({kinked.label}; both in the paper's "
+        whose = (f"agent {fam.agent} with" if fam.agent is not None else
+                 f"round {kinked.round_index}'s loss")
+        reason = (f"worst case: {whose} {kinked.describe()} ({kinked.label}; both in the paper's "
                   f"adjacency class) moves round {t + 1}'s releases by a constructed loss of {value:.6g} (engine "
                   f"run {run}'s schedule) > the {float(bounds[t]):.6g} the sensitivity lemma allows that round "
                   f"(ratio {ratio:.3g}; {_origin(ctx)})")
@@ -1147,15 +1152,16 @@ _KINKED_AXES = 2
 """The kinked pairs are placed along the first this many coordinates (both signs each)."""
 
 
-def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
-    """Evaluates the kinked pairs of a one-agent class (:mod:`asyncdp.privacy.kinked`) on the first
+def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None = None
+                     ) -> None:
+    """Evaluates the kinked pairs of the class (:mod:`asyncdp.privacy.kinked`) on the first
     :data:`_KINKED_RUNS` runs, recording each in ``evaluated.known`` (keyed apart from every linear candidate)
     and ``evaluated.kinked``, where :func:`_lemma_exceeded` reads them.
 
     The references are the linear costs ``s C e_k`` (``C / 2`` for a difference class) of the first
     :data:`_KINKED_AXES` coordinates; each one's constructed transcript (run 0) gives the states its kinks are
     placed at, at most :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` pairs in all, replayed stacked (one at
-    a time where they cannot be).
+    a time where they cannot be). A round class: :func:`_evaluate_kinked_rounds` (``changed_round``: the user's).
 
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
@@ -1164,6 +1170,9 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario)
     from .stacked import LinearCosts
 
     cls = fam.cls
+    if fam.agent is None and isinstance(cls, RoundClass):
+        _evaluate_kinked_rounds(fam, evaluated, scenario, changed_round)
+        return
     if fam.agent is None or not isinstance(cls, GradientClass):
         return
     agent = fam.agent
@@ -1208,6 +1217,90 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario)
             got.append((out.losses, out.per_round))
     for pair, known in zip(pairs, got):
         key = (agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label))
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
+
+
+def _kinked_rounds(fam: _Family, scenario: Scenario, changed_round: int | None, count: int) -> list[int]:
+    """The changed rounds of the kinked pairs of a round class: of the rounds the extremal pairs change, the user's
+    changed round first, then the earliest ones (an early change reaches the most releases), ``count`` at most."""
+    rounds = sorted({t0 for _, t0, _, _ in fam.extremes(scenario, changed_round) if t0 is not None})
+    first = [changed_round] if changed_round in rounds else []
+    return (first + [t for t in rounds if t != changed_round])[:count]
+
+
+def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
+                            changed_round: int | None) -> None:
+    """:func:`_evaluate_kinked` of a round class: kinked losses of the changed round
+    (:class:`~asyncdp.privacy.kinked.KinkedRound`, along the first :data:`_KINKED_AXES` coordinates, both signs)
+    against the linear loss ``s L e_k`` of that round, the kinks placed at the points the node owning ``e_k``
+    reads in that round (:func:`~asyncdp.privacy.kinked.kinked_round_pairs`). The rounds are those of the
+    extremal pairs (:func:`_kinked_rounds`), as many as :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` allows
+    with one kink per reference and round; each round's reference transcript is that of its linear loss along
+    coordinate 0 (every agent pinned, run 0). The pairs are replayed stacked (one at a time where they cannot
+    be) on the first :data:`_KINKED_RUNS` runs and recorded as :func:`_evaluate_kinked`'s, keyed by their round.
+
+    Raises:
+        AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
+    """
+    from .kinked import MAX_KINKED_PAIRS, kinked_round_pairs
+    from .stacked import LinearCosts
+
+    costs = scenario.problem.costs
+    blocks = getattr(costs, "blocks", None)
+    if not isinstance(costs, OnlineLoss) or blocks is None:
+        return
+    n = scenario.problem.dim
+    axes = list(range(min(n, _KINKED_AXES)))
+    owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
+    per_round = 2 * len(axes)
+    rounds = _kinked_rounds(fam, scenario, changed_round, max(1, MAX_KINKED_PAIRS // per_round))
+    if not rounds:
+        return
+    per_reference = max(1, MAX_KINKED_PAIRS // (per_round * len(rounds)))
+    runs = evaluated.prefix(_KINKED_RUNS)
+    bound = fam.cls.bound
+    pinned = fam.pinned(scenario)
+    user, base = _base_of(evaluated, scenario)
+    e0 = bound * np.eye(n)[0]
+    linear = [fam.candidate(base, scenario, t0, e0, -e0) for t0 in rounds]
+    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+        built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
+    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+        built = None
+    if built is None:
+        built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
+    pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
+    pairs = pairs[:MAX_KINKED_PAIRS]
+    if not pairs:
+        return
+    alg = base.algorithm
+
+    def build(pair: Any) -> Any:
+        t0 = pair.round_index
+
+        def scenarios() -> tuple[Scenario, Scenario]:
+            p = round_scenarios(scenario, t0, pair.gradient, pair.gradient)[0]
+            q = scenario.replace(problem=Problem(scenario.problem.domain, pair.round_costs(costs)), algorithm=alg,
+                                 x0=base.x0)
+            return p, q
+        return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
+                              pair.round_costs(costs), scenarios)
+
+    cands = [build(pair) for pair in pairs]
+    try:
+        got = constructed_replays(runs, cands, pinned) if stack_size(runs) >= len(cands) else None
+    except Exception:  # noqa: BLE001 - not stackable so: one at a time below (which raises what a pair raises)
+        got = None
+    if got is None:
+        got = []
+        for c in cands:
+            out = constructed_replay(runs, *c.scenarios(), pinned)[1]
+            assert out.losses is not None and out.per_round is not None
+            got.append((out.losses, out.per_round))
+    for pair, known in zip(pairs, got):
+        key = (None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
+               ("kinked", pair.label))
         evaluated.known[key] = known
         evaluated.kinked[key] = pair
 

@@ -86,3 +86,70 @@ def test_stacked_kinked_families_give_each_familys_own_gradients():
     got = stacked.gradient(np.arange(2), x)
     want = np.concatenate([f.gradient(np.arange(2), x[4 * k:4 * (k + 1)]) for k, f in enumerate(fams)])
     assert stacked._kinked is not None and np.array_equal(got, want)
+
+
+# -- round adjacency: kinked losses of one round (KinkedRound) --------------------------------------------------
+
+def _online() -> object:
+    from asyncdp.problems.online import synthetic_olr
+
+    return synthetic_olr(num_nodes=3, dim=4, num_rounds=5, seed=2)[0]
+
+
+@given(st.lists(coords, min_size=4, max_size=4), coords, st.integers(0, 3), st.floats(1e-3, 10.0),
+       st.floats(1e-6, 1.0))
+def test_the_kinked_round_loss_is_in_the_round_class_and_each_node_reads_its_block(x, c, axis, scale, width):
+    from asyncdp.privacy.kinked import KinkedRound
+
+    loss = _online()
+    fam = KinkedRound(loss, 2, axis, c, scale, width)
+    g = fam.round_gradient(2, np.array(x))
+    assert np.linalg.norm(g, 1) <= scale and np.linalg.norm(g) <= scale
+    assert np.count_nonzero(np.delete(g, axis)) == 0
+    blocks = fam.gradient(np.arange(3), np.array([x] * 3), round_index=2)
+    assert np.array_equal(blocks.sum(axis=0), g)  # the blocks partition the coordinates
+    other = fam.gradient(np.arange(3), np.array([x] * 3), round_index=3)
+    assert np.array_equal(other, loss.gradient(np.arange(3), np.array([x] * 3), round_index=3))
+
+
+def test_bad_kinked_round_parameters_are_named():
+    from asyncdp.privacy.kinked import KinkedRound
+
+    with pytest.raises(ProblemError, match="round_index"):
+        KinkedRound(_online(), 9, 0, 0.0, 1.0, 1e-3)
+    with pytest.raises(ProblemError, match="axis"):
+        KinkedRound(_online(), 1, 4, 0.0, 1.0, 1e-3)
+    with pytest.raises(ProblemError, match="OnlineLoss"):
+        KinkedRound(BASE, 1, 0, 0.0, 1.0, 1e-3)
+
+
+def test_stacked_kinked_rounds_give_each_familys_own_gradients():
+    """The stacked fast path for kinked loss sequences of different rounds returns, run block by run block and
+    round by round, exactly what each sequence's own call returns."""
+    from asyncdp.privacy.kinked import KinkedRound
+    from asyncdp.privacy.stacked import StackedCosts
+
+    loss = _online()
+    fams = [KinkedRound(loss, t0, axis, c, 1.5, 1e-3) for t0, axis, c in ((1, 0, 0.3), (2, 3, -1.0), (1, 1, 7.0))]
+    stacked = StackedCosts(fams, 4)
+    x = np.random.default_rng(0).normal(size=(12, 3, 4)) * 3
+    assert stacked._kinked is not None
+    for t in (1, 2, 3):
+        got = stacked.gradient(np.arange(3), x, round_index=t)
+        want = np.concatenate([f.gradient(np.arange(3), x[4 * k:4 * (k + 1)], round_index=t)
+                               for k, f in enumerate(fams)])
+        assert np.array_equal(got, want), t
+
+
+def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round():
+    """Round 2's kinks are at node 1's combination of round 2 (the owner of coordinate 1), round 1 is not read."""
+    from asyncdp.privacy.kinked import kinked_round_pairs
+
+    y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]], [[2.0, 2.0], [6.0, 8.0]]]])}  # run 0, rounds 1 and 2
+    w = np.array([[0.5, 0.5], [0.25, 0.75]])
+    sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
+    pairs = kinked_round_pairs({2: y}, sched, {1: 1}, 2.0, 1)
+    # in round 2 node 1 reads node 0's round-1 message (the schedule's sender round 1) and its own round-2 one:
+    # 0.25 * (1, 0) + 0.75 * (6, 8) = (4.75, 6)
+    assert [(p.round_index, p.gradient, p.position) for p in pairs] == [
+        (2, (0.0, 2.0), 6.0 + KINK_OFFSET), (2, (0.0, -2.0), 6.0 - KINK_OFFSET)]

@@ -159,8 +159,8 @@ def test_a_correct_clipped_rule_is_not_refuted_by_the_kinked_pairs(monkeypatch):
     seen: list[int] = []
     real = worst_case._evaluate_kinked
 
-    def spy(fam: Any, evaluated: Any, scenario: Any) -> None:
-        real(fam, evaluated, scenario)
+    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
+        real(fam, evaluated, scenario, **kw)
         seen.append(len(evaluated.kinked))
 
     monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
