@@ -391,14 +391,17 @@ class _KinkedStack:
         if out.shape != x.shape:
             return None
         if self.agent is None:
-            return self._round_gradient(out, a, x, kwargs.get("round_index"))
-        runs = np.arange(x.shape[0])
-        for col in np.flatnonzero(a == self.agent).tolist():
-            t = x[runs, col, self.axis] - self.c
-            root = np.sqrt(t * t + self.eta * self.eta)
-            out[:, col] = 0.0
-            out[runs, col, self.axis] = self.scale * t / root
-        return out
+            got = self._round_gradient(out, a, x, kwargs.get("round_index"))
+        else:
+            runs = np.arange(x.shape[0])
+            for col in np.flatnonzero(a == self.agent).tolist():
+                t = x[runs, col, self.axis] - self.c
+                root = np.sqrt(t * t + self.eta * self.eta)
+                out[:, col] = 0.0
+                out[runs, col, self.axis] = self.scale * t / root
+            got = out
+        # a kinked entry at an infinite point is inf / inf: the candidates' own calls raise the cost's error
+        return got if got is None or np.isfinite(got).all() else None
 
     def _round_gradient(self, out: np.ndarray, a: np.ndarray, x: np.ndarray, round_index: Any) -> np.ndarray | None:
         """The runs whose candidate's kinked round is ``round_index``: each node's block of the kinked gradient

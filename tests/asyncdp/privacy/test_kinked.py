@@ -153,3 +153,23 @@ def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round(
     # 0.25 * (1, 0) + 0.75 * (6, 8) = (4.75, 6)
     assert [(p.round_index, p.gradient, p.position) for p in pairs] == [
         (2, (0.0, 2.0), 6.0 + KINK_OFFSET), (2, (0.0, -2.0), 6.0 - KINK_OFFSET)]
+
+
+def test_a_stack_at_an_infinite_point_leaves_the_error_to_each_familys_own_call():
+    """A kinked entry at an infinite point is inf / inf: the stack answers ``None`` (each candidate's own call
+    then raises its cost error), never NaN, which a per-round comparison would read as no excess."""
+    from asyncdp.errors import CostValueError
+    from asyncdp.privacy.stacked import _KinkedStack
+    from asyncdp.problems.costs import UserCost
+    from asyncdp.problems.costs.function_class import FunctionClass
+
+    base = UserCost([lambda x: float(np.log(np.cosh(x)).sum())] * 2, [np.tanh] * 2,
+                    FunctionClass(gradient_bound=1.0), dim=2)  # bounded gradient, finite at infinity
+    fams = [KinkedOverride(base, 1, 0, 0.3, 1.0, 1e-4), KinkedOverride(base, 1, 0, -0.2, 1.0, 1e-4)]
+    x = np.zeros((2, 2, 2))
+    x[0, 1, 0] = np.inf
+    stack = _KinkedStack.of(fams, 1)
+    assert stack is not None and stack.gradient(np.arange(2), x, {}) is None
+    with pytest.raises(CostValueError, match="agent 1: gradient is not finite"):
+        fams[0].gradient(np.arange(2), x[:1])
+    assert stack.gradient(np.arange(2), np.zeros((2, 2, 2)), {}) is not None  # finite points: the stack answers
