@@ -56,10 +56,10 @@ from ..problems.domains import Domain
 from ..problems.online import OnlineLoss
 from ..errors import ProblemError
 from ..problems.costs.family import CostFamily, _fmt
+from ..problems.costs.override import AgentOverride
 from ..problems.costs.function_class import FunctionClass
-from ..problems.costs.optimum import numeric_optimum
 
-__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_positions", "kinked_pairs", "kinked_round_pairs",
+__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs", "kinked_round_pairs",
            "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
@@ -75,7 +75,21 @@ gradient's norm is ``C / sqrt(1 + 1e-6)``, the extremal linear one up to 5e-7, s
 shift; the gradient turns over within ``~eta`` of the kink, far closer than any state the runs visit."""
 
 
-class KinkedOverride(CostFamily):
+def kink_slope(t: np.ndarray, width: Any) -> np.ndarray:
+    """``t / sqrt(t^2 + width^2)``, the kinked cost's derivative over its scale, never above 1 in size.
+
+    In floating point ``sqrt(t^2 + width^2)`` can round below ``|t|`` when ``|t|`` is far above ``width``; the
+    denominator is therefore at least ``|t|`` (equal in exact arithmetic), so the gradient stays within the
+    class's bound to the bit.
+
+    Example:
+        >>> float(kink_slope(np.array(-549.85986097675), 1e-6)), float(kink_slope(np.array(0.0), 1e-3))
+        (-1.0, 0.0)
+    """
+    return t / np.maximum(np.sqrt(t * t + width * width), np.abs(t))
+
+
+class KinkedOverride(AgentOverride):
     """``base``'s costs, except agent ``agent``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
 
     Its gradient ``scale (x_axis - position) / sqrt(...) e_axis`` has norm below ``scale`` in every ``l_p`` norm.
@@ -101,42 +115,27 @@ class KinkedOverride(CostFamily):
     private_fields = ("position",)
 
     def __init__(self, base: CostFamily, agent: int, axis: int, position: float, scale: float, width: float) -> None:
-        if not isinstance(base, CostFamily):
-            raise ProblemError(f"base must be a CostFamily, got {type(base).__name__}")
-        super().__init__(base.num_agents, base.dim)
+        super().__init__(base, agent)
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= int(axis) < base.dim:
             raise ProblemError(f"axis must be a coordinate in 0..{base.dim - 1}, got {axis!r}")
         for name, v, positive in (("position", position, False), ("scale", scale, True), ("width", width, True)):
             if not np.isfinite(v) or (positive and not v > 0):
                 raise ProblemError(f"{name} must be finite{' and > 0' if positive else ''}, got {_fmt(v)}")
-        self._base, self._agent, self._axis = base, self._check_agent(agent), int(axis)
+        self._axis = int(axis)
         self._c, self._scale, self._eta = float(position), float(scale), float(width)
-
-    @property
-    def agent(self) -> int:
-        """The agent with the kinked cost."""
-        return self._agent
 
     def _mine(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         t = x[..., self._axis] - self._c
         return t, np.sqrt(t * t + self._eta * self._eta)
 
-    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        base = np.asarray(self._base.value(a, x, round_index=round_index), dtype=float)
-        return np.where(np.broadcast_to(a, base.shape) == self._agent, self._scale * self._mine(x)[1], base)
+    def _own_value(self, x: np.ndarray) -> np.ndarray:
+        return self._scale * self._mine(x)[1]
 
-    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
-        # ``a`` and ``x`` were validated by :meth:`gradient`: the base's gradients as its own :meth:`gradient`
-        # returns them, without validating the inputs again (as :class:`~asyncdp.problems.costs.LinearOverride`)
-        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
-        base = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
-        if base.shape != shape + (self.dim,):
-            base = np.broadcast_to(base, shape + (self.dim,)).copy()
-        self._base._check_finite(base, a, x, shape, "gradient", round_index)
+    def _own_gradient(self, x: np.ndarray) -> np.ndarray:
         t, root = self._mine(x)
-        mine = np.zeros(np.broadcast_shapes(t.shape, shape) + (self.dim,))
-        mine[..., self._axis] = self._scale * t / root
-        return np.where((np.broadcast_to(a, shape) == self._agent)[..., None], mine, base)
+        mine = np.zeros(t.shape + (self.dim,))
+        mine[..., self._axis] = self._scale * kink_slope(t, self._eta)
+        return mine
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
@@ -150,20 +149,13 @@ class KinkedOverride(CostFamily):
                              hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
                              smoothness=None if base.smoothness is None else max(base.smoothness, curv))
 
-    def optimum(self, domain: Domain) -> np.ndarray:
-        """Numeric minimizer (:func:`~asyncdp.problems.costs.optimum.numeric_optimum`)."""
-        self._check_domain(domain)
-        return numeric_optimum(self, domain)
-
     def with_agent(self, agent: int, **changes: Any) -> KinkedOverride:
         """Copy with ``position=`` of the overridden agent's kink replaced (the only private field).
 
         Raises:
             ProblemError: another agent, or an unknown field.
         """
-        self._check_changes(changes)
-        if self._check_agent(agent) != self._agent:
-            raise ProblemError(f"KinkedOverride changes agent {self._agent} only, got agent {agent!r}")
+        self._same_agent(agent, changes)
         return KinkedOverride(self._base, self._agent, self._axis, changes["position"], self._scale, self._eta)
 
     def to_dict(self) -> dict[str, Any]:
@@ -227,7 +219,7 @@ class KinkedRound(OnlineLoss):
             return self._base._round_gradient(t, x)
         u = x[..., self._axis] - self._c
         out = np.zeros(x.shape)
-        out[..., self._axis] = self._scale * u / np.sqrt(u * u + self._eta * self._eta)
+        out[..., self._axis] = self._scale * kink_slope(u, self._eta)
         return out
 
     def function_class(self, domain: Domain) -> FunctionClass:

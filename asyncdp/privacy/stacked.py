@@ -382,6 +382,8 @@ class _KinkedStack:
 
     def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
         """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
+        from .kinked import kink_slope
+
         if not (a.ndim == 1 and x.ndim == 3 and x.shape[1] == a.shape[0] and x.shape[0] == self.axis.size):
             return None
         try:
@@ -396,9 +398,8 @@ class _KinkedStack:
             runs = np.arange(x.shape[0])
             for col in np.flatnonzero(a == self.agent).tolist():
                 t = x[runs, col, self.axis] - self.c
-                root = np.sqrt(t * t + self.eta * self.eta)
                 out[:, col] = 0.0
-                out[runs, col, self.axis] = self.scale * t / root
+                out[runs, col, self.axis] = self.scale * kink_slope(t, self.eta)
             got = out
         # a kinked entry at an infinite point is inf / inf: the candidates' own calls raise the cost's error
         return got if got is None or np.isfinite(got).all() else None
@@ -407,6 +408,8 @@ class _KinkedStack:
         """The runs whose candidate's kinked round is ``round_index``: each node's block of the kinked gradient
         (as :meth:`~asyncdp.privacy.kinked.KinkedRound.gradient`: the gradient, then times the node's mask);
         the base's elsewhere (the other rounds are the base's)."""
+        from .kinked import kink_slope
+
         if round_index is None:  # (the cumulative loss: the candidates' own calls answer)
             return None
         assert self.rounds is not None
@@ -417,7 +420,7 @@ class _KinkedStack:
         t = x[runs[:, None], np.arange(a.size)[None, :], axis[:, None]] - self.c[runs, None]  # (r, N)
         mine = np.zeros((runs.size, a.size, self.dim))
         mine[np.arange(runs.size)[:, None], np.arange(a.size)[None, :], axis[:, None]] = \
-            self.scale[runs, None] * t / np.sqrt(t * t + self.eta[runs, None] * self.eta[runs, None])
+            self.scale[runs, None] * kink_slope(t, self.eta[runs, None])
         out[runs] = mine * mask[None, :, :]
         return out
 

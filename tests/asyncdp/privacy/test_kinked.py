@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from asyncdp.engine.schedule import RealizedSchedule
@@ -18,6 +18,7 @@ coords = st.floats(-1e3, 1e3, allow_nan=False)
 
 @given(st.lists(coords, min_size=3, max_size=3), coords, st.integers(0, 2), st.floats(1e-3, 10.0),
        st.floats(1e-6, 1.0))
+@example([1.00001, 0.0, 0.0], 550.85986097675, 0, 7.4609375, 1e-06)  # sqrt(t^2 + eta^2) rounds below |t|
 def test_the_gradient_is_within_the_class_bound_in_the_l1_and_the_l2_norm(x, c, axis, scale, width):
     g = KinkedOverride(BASE, 1, axis, c, scale, width).gradient(1, np.array(x))
     assert np.linalg.norm(g, 1) <= scale and np.linalg.norm(g) <= scale  # one non-zero entry: both the same
@@ -98,6 +99,7 @@ def _online() -> object:
 
 @given(st.lists(coords, min_size=4, max_size=4), coords, st.integers(0, 3), st.floats(1e-3, 10.0),
        st.floats(1e-6, 1.0))
+@example([1.00001, 0.0, 0.0, 0.0], 550.85986097675, 0, 7.4609375, 1e-06)  # sqrt(t^2 + eta^2) rounds below |t|
 def test_the_kinked_round_loss_is_in_the_round_class_and_each_node_reads_its_block(x, c, axis, scale, width):
     from asyncdp.privacy.kinked import KinkedRound
 
