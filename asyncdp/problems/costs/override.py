@@ -24,8 +24,8 @@ __all__ = ["AgentOverride", "LinearOverride"]
 
 
 class AgentOverride(CostFamily):
-    """``base``'s costs, except agent ``agent``'s, given by a subclass's :meth:`_own_value` and
-    :meth:`_own_gradient`.
+    """``base``'s costs, except agent ``agent``'s, given by a subclass's ``_own_value(x)`` and
+    ``_own_gradient(x)``.
 
     Args:
         base: the cost family whose other agents' costs are kept.
