@@ -89,6 +89,24 @@ def kink_slope(t: np.ndarray, width: Any) -> np.ndarray:
     return t / np.maximum(np.sqrt(t * t + width * width), np.abs(t))
 
 
+def _kink_gradient(x: np.ndarray, axis: int, position: float, scale: float, width: float) -> np.ndarray:
+    """The gradient of ``scale sqrt((x_axis - position)^2 + width^2)`` at points ``x`` ``(..., n)``."""
+    out = np.zeros(x.shape)
+    out[..., axis] = scale * kink_slope(x[..., axis] - position, width)
+    return out
+
+
+def _widened(base: FunctionClass, scale: float, width: float) -> FunctionClass:
+    """``base``'s constants widened by a kinked cost: gradient bound ``max(base, scale)``, Hessian bound and
+    smoothness at least ``scale / width`` (the Hessian's largest value, at the kink), ``mu = 0``."""
+    curv = scale / width
+    return FunctionClass(diameter=base.diameter,
+                         gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound, scale),
+                         strong_convexity=0.0,
+                         hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
+                         smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+
+
 class KinkedOverride(AgentOverride):
     """``base``'s costs, except agent ``agent``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
 
@@ -124,30 +142,17 @@ class KinkedOverride(AgentOverride):
         self._axis = int(axis)
         self._c, self._scale, self._eta = float(position), float(scale), float(width)
 
-    def _mine(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t = x[..., self._axis] - self._c
-        return t, np.sqrt(t * t + self._eta * self._eta)
-
     def _own_value(self, x: np.ndarray) -> np.ndarray:
-        return self._scale * self._mine(x)[1]
+        t = x[..., self._axis] - self._c
+        return self._scale * np.sqrt(t * t + self._eta * self._eta)
 
     def _own_gradient(self, x: np.ndarray) -> np.ndarray:
-        t, root = self._mine(x)
-        mine = np.zeros(t.shape + (self.dim,))
-        mine[..., self._axis] = self._scale * kink_slope(t, self._eta)
-        return mine
+        return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
         ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
-        base = self._base.function_class(domain)
-        curv = self._scale / self._eta
-        return FunctionClass(diameter=base.diameter,
-                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound,
-                                                                                          self._scale),
-                             strong_convexity=0.0,
-                             hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
-                             smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+        return _widened(self._base.function_class(domain), self._scale, self._eta)
 
     def with_agent(self, agent: int, **changes: Any) -> KinkedOverride:
         """Copy with ``position=`` of the overridden agent's kink replaced (the only private field).
@@ -217,22 +222,12 @@ class KinkedRound(OnlineLoss):
     def _round_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         if t != self._round:
             return self._base._round_gradient(t, x)
-        u = x[..., self._axis] - self._c
-        out = np.zeros(x.shape)
-        out[..., self._axis] = self._scale * kink_slope(u, self._eta)
-        return out
+        return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base's constants widened by the kinked loss: ``L = max(L_base, scale)``, smoothness at least
         ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
-        base = self._base.function_class(domain)
-        curv = self._scale / self._eta
-        return FunctionClass(diameter=base.diameter,
-                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound,
-                                                                                          self._scale),
-                             strong_convexity=0.0,
-                             hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
-                             smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+        return _widened(self._base.function_class(domain), self._scale, self._eta)
 
     def with_round(self, t: int, **data: Any) -> OnlineLoss:
         """Round ``t`` changed in the base sequence (the kinked round stays).
