@@ -1152,6 +1152,23 @@ _KINKED_AXES = 2
 """The kinked pairs are placed along the first this many coordinates (both signs each)."""
 
 
+def _kinked_replays(runs: Any, cands: list[Any], pinned: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each kinked candidate's losses and per-round contributions: in one stacked replay, or one at a time where
+    they cannot be stacked (which raises what a candidate raises)."""
+    try:
+        got = constructed_replays(runs, cands, pinned) if stack_size(runs) >= len(cands) else None
+    except Exception:  # noqa: BLE001 - not stackable so: one at a time below (which raises what a pair raises)
+        got = None
+    if got is not None:
+        return got
+    out = []
+    for c in cands:
+        replay = constructed_replay(runs, *c.scenarios(), pinned)[1]
+        assert replay.losses is not None and replay.per_round is not None
+        out.append((replay.losses, replay.per_round))
+    return out
+
+
 def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None = None
                      ) -> None:
     """Evaluates the kinked pairs of the class (:mod:`asyncdp.privacy.kinked`) on the first
@@ -1204,17 +1221,7 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
         return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
                               pair.costs(costs, agent), scenarios)
 
-    cands = [build(pair) for pair in pairs]
-    try:
-        got = constructed_replays(runs, cands, agent) if stack_size(runs) >= len(cands) else None
-    except Exception:  # noqa: BLE001 - not stackable so: one at a time below (which raises what a pair raises)
-        got = None
-    if got is None:
-        got = []
-        for c in cands:
-            out = constructed_replay(runs, *c.scenarios(), agent)[1]
-            assert out.losses is not None and out.per_round is not None
-            got.append((out.losses, out.per_round))
+    got = _kinked_replays(runs, [build(pair) for pair in pairs], agent)
     for pair, known in zip(pairs, got):
         key = (agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label))
         evaluated.known[key] = known
@@ -1287,17 +1294,7 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
         return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
                               pair.round_costs(costs), scenarios)
 
-    cands = [build(pair) for pair in pairs]
-    try:
-        got = constructed_replays(runs, cands, pinned) if stack_size(runs) >= len(cands) else None
-    except Exception:  # noqa: BLE001 - not stackable so: one at a time below (which raises what a pair raises)
-        got = None
-    if got is None:
-        got = []
-        for c in cands:
-            out = constructed_replay(runs, *c.scenarios(), pinned)[1]
-            assert out.losses is not None and out.per_round is not None
-            got.append((out.losses, out.per_round))
+    got = _kinked_replays(runs, [build(pair) for pair in pairs], pinned)
     for pair, known in zip(pairs, got):
         key = (None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
                ("kinked", pair.label))
