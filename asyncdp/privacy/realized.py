@@ -69,6 +69,12 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     claim. Each runs at :data:`~asyncdp.privacy.dependence.DEPENDENCE_ALPHA_FRACTION`
     of ``alpha_share``.
 
+    Every release is first compared with the standard draw the engine handed
+    it (:func:`_exact_draws`). When every release matches, the released noise
+    is the declared noise draw by draw, and the distribution and dependence
+    tests, which would then test the engine's generator, are not run
+    (:func:`_verified_by_draws`); they run whenever a release does not match.
+
     Args:
         pair: the scenario pair.
         ctx: the shared context.
@@ -76,7 +82,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Returns:
         Evidence ``"noise conformance"`` (realized behavior) with figures
         ``conformance_tests``, ``conformance_min_scale_ratio``,
-        ``conformance_rejected`` and ``engine``; witness ``{"kind":
+        ``conformance_rejected``, ``conformance_by_draws``, ``noise_draws_*`` and ``engine``; witness ``{"kind":
         "conformance", "channel", "round", "agent", "declared_scale",
         "estimated_scale", "p_value", ...}``, or ``{"kind": "dependence",
         "method", "channel", "across", "rounds", "agents", "coordinate",
@@ -88,7 +94,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """
     runs = ctx.engine_runs(0)
     figures: dict[str, Any] = {"engine": runs.engine, "conformance_tests": 0, "conformance_rejected": 0,
-                               "conformance_min_scale_ratio": None}
+                               "conformance_min_scale_ratio": None, "conformance_by_draws": False}
     replay = ctx.realized_replay()
     additivity = ctx.cache.get("additivity")
     not_additive = None if additivity is None else (
@@ -102,6 +108,10 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
+    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed)
+    figures.update(exact)
+    if exact_doubt is None and exact["noise_draws_checked"]:
+        return _verified_by_draws(replay, runs, figures, not_additive)
     magnitude = {name: _round_magnitude(runs.messages[name]) for name in declared}
     # the conformance tests get the method's share less what the dependence audit uses (module dependence)
     report = noise_conformance(replay.residuals, declared,
@@ -141,22 +151,50 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness = None
         if dep_witness is not None and witness is None:
             witness = dep_witness
-    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed)
-    figures.update(exact)
     if exact_doubt is not None:
         doubts.append(exact_doubt)
-    if not_additive is not None:
-        doubts.append(not_additive)
-    mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
-    if mismatch:
-        c, (r, t) = next(iter(mismatch.items()))
-        doubts.append(f"channel {c!r} round {t} (run {r}) is declared noise-free but its released values differ "
-                      "from the noise-free values: undeclared randomness")
+    doubts.extend(_replay_doubts(replay, not_additive))
     if report.tests == 0 and witness is None:
         doubts.append(f"no conformance test had {_MIN_SAMPLES} residuals (runs = {runs.runs}): the declared noise "
                       "is unverified")
     reasons.extend(doubts)
     return Evidence("noise conformance", "realized behavior", figures, witness=witness, reasons=tuple(reasons),
+                    doubt="; ".join(doubts) if doubts else None)
+
+
+def _replay_doubts(replay: Any, not_additive: str | None) -> list[str]:
+    """The doubts of the replay itself: a rule that is not additive (the probe's finding), and a channel
+    declared noise-free whose releases differ from their noise-free values."""
+    doubts = [] if not_additive is None else [not_additive]
+    mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
+    if mismatch:
+        c, (r, t) = next(iter(mismatch.items()))
+        doubts.append(f"channel {c!r} round {t} (run {r}) is declared noise-free but its released values differ "
+                      "from the noise-free values: undeclared randomness")
+    return doubts
+
+
+def _verified_by_draws(replay: Any, runs: Any, figures: dict[str, Any], not_additive: str | None) -> Evidence:
+    """The evidence when every release carries its declared scale times the standard draw the engine handed it.
+
+    Each residual is then (up to round-off, :func:`_exact_draws`) the declared
+    scale times a draw of the declared mechanism, made by the engine from the
+    seed layout (:mod:`asyncdp.noise`) for that release alone: the released
+    noise *is* the declared noise, independent across releases, run by run.
+    The distribution tests (:func:`accounting.conformance.noise_conformance`)
+    and the dependence test would test the engine's generator, not the rule,
+    and could only reject by chance; they are not run (figure
+    ``conformance_by_draws``). They run whenever a release does not match
+    its draw, where their rejection is the statistical witness.
+    """
+    figures.update(conformance_by_draws=True, conformance_tests=0, conformance_rejected=0,
+                   conformance_min_scale_ratio=None)
+    line = (f"noise conformance: each of the {figures['noise_draws_checked']} released coordinates of {runs.runs} "
+            "engine runs is its declared scale times the standard draw the engine handed it (up to round-off): the "
+            "released noise is the declared noise, draw by draw; the distribution and dependence tests, which "
+            "would test the engine's generator, are not run")
+    doubts = _replay_doubts(replay, not_additive)
+    return Evidence("noise conformance", "realized behavior", figures, reasons=(line, *doubts),
                     doubt="; ".join(doubts) if doubts else None)
 
 

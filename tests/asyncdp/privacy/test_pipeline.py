@@ -37,7 +37,7 @@ EXPECTED = {
                                 {"sensitivity_probe_max", "sensitivity_probe_ratio", "sensitivity_probe_lemma_ratio"}),
     steps_module.check_conformance: ("noise conformance", "realized behavior",
                                      {"engine", "conformance_tests", "conformance_rejected",
-                                      "conformance_min_scale_ratio", "noise_draws_checked",
+                                      "conformance_min_scale_ratio", "conformance_by_draws", "noise_draws_checked",
                                       "noise_draws_mismatched", "noise_draws_unresolved"}),
     steps_module.replay_exactly: ("exact replay", "realized behavior",
                                   {"replay_max_loss", "replay_exceed_fraction", "replay_runs"}),
