@@ -32,6 +32,7 @@ certification and its union bound are unchanged.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -87,11 +88,19 @@ class LearnedScore:
     model: Any
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Scores (log-odds of ``P``) of the rows of ``x``, shape ``(n,)``."""
+        """Scores (log-odds of ``P``) of the rows of ``x``, shape ``(n,)``.
+
+        :meth:`decide` of the features, read part by part (:func:`_part_scores`): the same standardized
+        values and coefficients, without the ``(n, features)`` matrices; the sum runs part by part, so a
+        score can differ from :meth:`decide`'s in its last bits.
+        """
         x = np.asarray(x, dtype=float)
         out = np.empty(x.shape[0])
-        for start in range(0, x.shape[0], CHUNK):
-            out[start:start + CHUNK] = self.decide(self.features.transform(x[start:start + CHUNK]))
+        layout = _Layout.of(self, np.arange(self.features.size), self.features.size)
+        with _threads_for(min(x.shape[0], CHUNK) * self.features.size):
+            for start in range(0, x.shape[0], CHUNK):
+                out[start:start + CHUNK] = _part_scores(self.features.parts(x[start:start + CHUNK]),
+                                                        self.features.dim, [layout], [True])[:, 0]
         return _refuse_nan(out)
 
     def decide(self, feats: np.ndarray) -> np.ndarray:
@@ -164,39 +173,116 @@ class ScoreCandidates:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Scores of the rows of ``x``, shape ``(n, len(scores))``.
 
-        The features of each block of rows are computed once, by the first
-        score's map: a score whose features are a column selection of them
-        (the linear map's, :meth:`~accounting.auditing.features.FeatureMap.columns_in`)
-        reads those columns, which hold the values its own map computes, so
-        each score equals ``score(x)``. When its scaler's mean and scale are
-        the first scaler's entries of those columns (:func:`fit_scores`), it
-        reads the columns of the first score's *standardized* features, the
-        same numbers again (standardizing is entrywise).
+        The features of each block of rows are computed once, part by part,
+        by the first score's map (:meth:`~accounting.auditing.features.FeatureMap.parts`):
+        a score whose features are a column selection of them (the linear
+        map's, :meth:`~accounting.auditing.features.FeatureMap.columns_in`)
+        reads those parts, which hold the values its own map computes. When
+        its scaler's mean and scale are the first scaler's entries of those
+        columns (:func:`fit_scores`), it reads the first score's
+        *standardized* parts, the same numbers again (standardizing is
+        entrywise). So each score equals ``score(x)``, bit for bit.
         """
         x = np.asarray(x, dtype=float)
         first = self.scores[0]
-        columns = [s.features.columns_in(first.features) for s in self.scores]
-        shared = [cols is not None and _scaler_is_columns(s.model[0], first.model[0], cols)
-                  for s, cols in zip(self.scores, columns)]
+        layouts, shared, own = self._layouts
         out = np.empty((x.shape[0], len(self.scores)))
-        for start in range(0, x.shape[0], CHUNK):
-            block = x[start:start + CHUNK]
-            full = first.features.transform(block)
-            z_full = None
-            for j, (score, cols) in enumerate(zip(self.scores, columns)):
-                if shared[j]:  # its standardized features are columns of the first score's
-                    assert cols is not None
-                    if z_full is None:
-                        z_full = first.standardize(full)
-                    out[start:start + CHUNK, j] = score.linear(z_full if cols.size == full.shape[1]
-                                                               else _columns(z_full, cols))
-                    continue
-                feats = (full if cols.size == full.shape[1] else _columns(full, cols)) if cols is not None \
-                    else score.features.transform(block)
-                out[start:start + CHUNK, j] = score.decide(feats)
+        with _threads_for(min(x.shape[0], CHUNK) * first.features.size):
+            for start in range(0, x.shape[0], CHUNK):
+                block = x[start:start + CHUNK]
+                rows = slice(start, start + block.shape[0])
+                mapped = [j for j in range(len(self.scores)) if j not in own]
+                got = _part_scores(first.features.parts(block), first.features.dim,
+                                   [layouts[j] for j in mapped], [shared[j] for j in mapped])
+                out[rows, mapped] = got
+                for j in own:  # features that are not columns of the first map's: its own parts
+                    out[rows, j] = self.scores[j](block)
         for j in range(out.shape[1]):
             _refuse_nan(out[:, j])
         return out
+
+    @functools.cached_property
+    def _layouts(self) -> tuple[dict[int, _Layout], list[bool], set[int]]:
+        """Per score laid out on the first map's columns (when they are a selection of them), whether its
+        scaler's entries are the first's there, and the scores read from their own map."""
+        first = self.scores[0]
+        size = first.features.size
+        layouts: dict[int, _Layout] = {}
+        shared: list[bool] = []
+        own: set[int] = set()
+        for j, score in enumerate(self.scores):
+            cols = score.features.columns_in(first.features)
+            shared.append(cols is not None and _scaler_is_columns(score.model[0], first.model[0], cols))
+            if cols is None:
+                own.add(j)
+            else:
+                layouts[j] = _Layout.of(score, cols, size)
+        return layouts, shared, own
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A fitted score's standardizer and coefficients on the columns of a feature map that holds its features
+    (columns it does not read: mean 0, scale 1, coefficient 0, absent).
+
+    Attributes:
+        mean, scale, coef: per column of the map.
+        present: which columns the score reads (a part's columns are all read or none).
+        intercept: the logistic regression's intercept.
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    present: np.ndarray
+    intercept: float
+
+    @classmethod
+    def of(cls, score: LearnedScore, cols: np.ndarray, size: int) -> _Layout:
+        """``score``, whose features are columns ``cols`` of a map of ``size`` features."""
+        scaler, logit = score.model[0], score.model[-1]
+        mean, scale, coef, present = np.zeros(size), np.ones(size), np.zeros(size), np.zeros(size, dtype=bool)
+        mean[cols], scale[cols], coef[cols], present[cols] = scaler.mean_, scaler.scale_, logit.coef_[0], True
+        return cls(mean, scale, coef, present, float(logit.intercept_[0]))
+
+
+def _part_scores(parts: list[Any], dim: int, layouts: list[_Layout], shared: list[bool]) -> np.ndarray:
+    """The scores of one block of rows, ``(n, len(layouts))``, from its feature ``parts``.
+
+    Each score is its intercept plus, part by part, the standardized part
+    (``(values - mean) / scale``, the operations of
+    :meth:`LearnedScore.standardize`) times its coefficients there. A score
+    whose scaler's entries are the first layout's (``shared``) reads the
+    first layout's standardized part. The one-hot part of ``argmax v`` adds
+    ``sum_k (-mean_k / scale_k) coef_k + coef_a / scale_a`` for the argmax
+    ``a`` of each row: the same number as the standardized one-hot columns
+    times the coefficients, in another order of operations.
+    """
+    n = next(len(p.top) if p.values is None else p.values.shape[0] for p in parts)
+    out = np.empty((n, len(layouts)))
+    out[...] = [lay.intercept for lay in layouts]
+    for part in parts:
+        cols = slice(part.start, part.start + part.width(dim))
+        z_first = None
+        for j, lay in enumerate(layouts):
+            present = lay.present[cols]
+            if not present.any():
+                continue
+            assert present.all(), "a score reads all of a part's columns or none"
+            mean, scale, coef = lay.mean[cols], lay.scale[cols], lay.coef[cols]
+            if part.values is None:
+                out[:, j] += float(np.dot(-mean / scale, coef))
+                out[:, j] += (coef / scale)[part.top]
+                continue
+            if shared[j] and j > 0 and z_first is not None:
+                z = z_first
+            else:
+                z = part.values - mean
+                z /= scale
+                if j == 0:
+                    z_first = z
+            out[:, j] += z @ coef
+    return out
 
 
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCandidates:

@@ -25,10 +25,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FeatureMap", "fit_features"]
+__all__ = ["FeatureMap", "FeaturePart", "fit_features"]
 
 CLIP = 1e150
 """Finite entries are clipped to ``[-CLIP, CLIP]`` before squaring."""
+
+
+@dataclass(frozen=True)
+class FeaturePart:
+    """One part of a feature map's features (:meth:`FeatureMap.parts`): the columns from ``start`` on.
+
+    Attributes:
+        start: its first column among the map's features.
+        values: its features, ``(n, width)``; ``None`` for the one-hot encoding of the argmax.
+        top: for the one-hot encoding, the argmax of each row, ``(n,)`` (its ``dim`` columns are 1 there and
+            0 elsewhere); else ``None``.
+    """
+
+    start: int
+    values: np.ndarray | None
+    top: np.ndarray | None = None
+
+    def width(self, dim: int) -> int:
+        """Its number of columns (``dim`` for the one-hot encoding)."""
+        return dim if self.values is None else int(self.values.shape[1])
 
 
 @dataclass(frozen=True)
@@ -61,32 +81,51 @@ class FeatureMap:
             [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]]
         """
         x = np.asarray(x, dtype=float)
-        n, d = x.shape[0], self.dim
-        out = np.empty((n, self.size))  # each part written into its columns (no concatenation copy)
+        out = np.empty((x.shape[0], self.size))  # each part written into its columns (no concatenation copy)
+        for part in self.parts(x):
+            if part.top is None:
+                out[:, part.start:part.start + part.values.shape[1]] = part.values
+            else:
+                onehot = out[:, part.start:part.start + self.dim]
+                onehot[...] = 0.0
+                onehot[np.arange(x.shape[0]), part.top] = 1.0
+        return out
+
+    def parts(self, x: np.ndarray) -> list[FeaturePart]:
+        """The features of the rows of ``x`` part by part, in column order, without the ``(n, size)`` matrix.
+
+        Every part but the one-hot encoding of ``argmax v`` is given by its
+        values; that one by the argmax of each row (:attr:`FeaturePart.top`).
+        :meth:`transform` writes them into their columns; a linear score can
+        read them part by part (:class:`~accounting.auditing.classifier.LearnedScore`).
+
+        Example:
+            >>> fm = fit_features(np.zeros((4, 2)))
+            >>> [(p.start, p.top is None) for p in fm.parts(np.array([[1.0, 3.0]]))]
+            [(0, True), (2, True), (4, True), (6, True), (8, False)]
+        """
+        x = np.asarray(x, dtype=float)
+        d = self.dim
         v = np.where(np.isfinite(x), x, 0.0)
         np.clip(v, -CLIP, CLIP, out=v)
-        out[:, :d] = v
+        out = [FeaturePart(0, v)]
         col = d
         if not self.linear:
-            np.abs(v, out=out[:, d:2 * d])
-            np.multiply(v, v, out=out[:, 2 * d:3 * d])
+            out += [FeaturePart(d, np.abs(v)), FeaturePart(2 * d, np.multiply(v, v))]
             col = 3 * d
         if d > 1:
-            out[:, col:col + d] = np.sort(v, axis=1)
+            out.append(FeaturePart(col, np.sort(v, axis=1)))
             col += d
             if not self.linear:
-                onehot = out[:, col:col + d]
-                onehot[...] = 0.0
-                onehot[np.arange(n), np.argmax(v, axis=1)] = 1.0
+                out.append(FeaturePart(col, None, np.argmax(v, axis=1)))
                 col += d
         if self.nonfinite_columns:
             k = len(self.nonfinite_columns)
             sub = x[:, list(self.nonfinite_columns)]
-            out[:, col:col + k] = np.isnan(sub)
-            out[:, col + k:col + 2 * k] = np.where(np.isinf(sub), np.sign(np.nan_to_num(sub, nan=0.0, posinf=1.0,
-                                                                                        neginf=-1.0)), 0.0)
+            out.append(FeaturePart(col, np.isnan(sub).astype(float)))
+            out.append(FeaturePart(col + k, np.where(np.isinf(sub), np.sign(np.nan_to_num(
+                sub, nan=0.0, posinf=1.0, neginf=-1.0)), 0.0)))
         return out
-
 
     def columns_in(self, full: FeatureMap) -> np.ndarray | None:
         """Where this map's features sit among ``full``'s: the column indices, or ``None`` if some do not.

@@ -119,6 +119,46 @@ def test_scores_equal_the_fitted_pipelines_decision_function(seed, rows, dim):
         assert np.array_equal(score.decide(feats), score.model.decision_function(feats))
 
 
+def _part_sum_bound(score, feats):
+    """How far a score read part by part may be from ``decide`` on the feature matrix ``feats``: both add the
+    same products ``z_k c_k`` and the intercept in different orders (the one-hot part as ``-m_k c_k / s_k`` and
+    ``c_a / s_a`` instead of ``(delta_k - m_k) c_k / s_k``), each rounded a few times, so they differ by at most
+    ``(F + 8) * 4 * eps`` times the sum of the terms' magnitudes (the standard bound ``gamma_F`` of a
+    floating-point sum of F terms, for each sum, with room for the one-hot part's extra roundings)."""
+    scaler, logit = score.model[0], score.model[-1]
+    coef = np.abs(logit.coef_[0])
+    z = (feats - scaler.mean_) / scaler.scale_
+    terms = (np.abs(z) @ coef + np.abs(scaler.mean_ / scaler.scale_) @ coef + (coef / scaler.scale_).max()
+             + abs(float(logit.intercept_[0])))
+    return (feats.shape[1] + 8) * 4 * np.finfo(float).eps * terms
+
+
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 300), dim=st.integers(1, 25), linear=st.booleans(),
+       nonfinite=st.booleans(), spread=st.sampled_from([1.0, 1e3]))
+@settings(max_examples=40, deadline=None)
+def test_scores_read_part_by_part_equal_the_feature_matrix_scores(seed, rows, dim, linear, nonfinite, spread):
+    """A score reads its features part by part (no feature matrix): the numbers of ``decide`` on the whole
+    feature matrix up to the order of the sum (:func:`_part_sum_bound`); the candidate scores of one block give
+    each score's own numbers, bit for bit."""
+    rng = np.random.default_rng(seed)
+    x, xp = rng.laplace(0.3, spread, (80, dim)), rng.laplace(0, spread, (80, dim))
+    rows_x = rng.laplace(0, 3 * spread, (rows, dim))
+    if nonfinite:
+        x[rng.random(80) < 0.2, 0] = np.nan
+        xp[rng.random(80) < 0.2, dim - 1] = np.inf
+        rows_x[rng.random(rows) < 0.3, 0] = np.nan
+        rows_x[rng.random(rows) < 0.3, dim - 1] = -np.inf
+    both = fit_scores(x, xp, seed=0)
+    got = both(rows_x)
+    for j, score in enumerate(both.scores):
+        feats = score.features.transform(rows_x)
+        assert np.all(np.abs(got[:, j] - score.decide(feats)) <= _part_sum_bound(score, feats))
+        assert np.array_equal(got[:, j], score(rows_x))
+    lone = fit_score(x, xp, seed=0, linear=linear)
+    feats = lone.features.transform(rows_x)
+    assert np.all(np.abs(lone(rows_x) - lone.decide(feats)) <= _part_sum_bound(lone, feats))
+
+
 def _pipeline_fit(z_raw, positives, solver):
     """The previous fit: scikit-learn's pipeline of a StandardScaler and a class-balanced logistic regression."""
     import warnings
