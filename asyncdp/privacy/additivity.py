@@ -31,6 +31,16 @@ The probe calls the R step on a copy of the state, so a rule that writes to
 its state inside ``message`` does not change the replay. Its draws come from
 ``numpy.random.SeedSequence(seed, spawn_key=(ADDITIVITY_STREAM,))``.
 
+On the engine's realized runs the probe draws one block of standard noise per
+noisy channel's shape and probes every round (and both problems) with it
+(``reuse``): drawing afresh each round cost as much as the engine's own
+draws, twice. Nothing the replay computes depends on the probe's noise (the
+R step gets a copy of the state, and the replay's states come from the
+released messages), so the block is independent of every state it probes,
+as a fresh draw is; what a round's probe tests, whether the rule's message
+is its noise-free value plus ``sigma s_t z`` at an independent ``z``, is
+unchanged. The probes of the worst-case search's candidates draw afresh.
+
 Example:
     >>> from asyncdp.privacy.context import small_example
     >>> pair, ctx = small_example(runs=20)
@@ -75,14 +85,17 @@ class AdditivityProbe:
         signs: the sign of each noisy channel's noise, shared by the probes of one check
             (filled by the first probe of each channel: the sign of ``sum(diff * z)``).
         label: which problem's replay this is (named in the finding).
+        reuse: ``None`` (each round draws afresh), or a dict shared by probes that draw one block per mechanism
+            and shape, kept there read-only, and probe every round with it (module docstring).
 
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
-                 signs: dict[str, float], label: str) -> None:
+                 signs: dict[str, float], label: str, reuse: dict[Any, np.ndarray] | None = None) -> None:
         self.inner, self.noise, self.rng, self.signs, self.label = inner, noise, rng, signs, label
+        self.reuse = reuse
         self.finding: str | None = None
 
     def initial_state(self, runs: int) -> Any:
@@ -98,6 +111,15 @@ class AdditivityProbe:
         return mean
 
     def _draw(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
+        if self.reuse is not None:
+            z = self.reuse.get((mechanism, shape))
+            if z is None:
+                z = self.reuse[(mechanism, shape)] = self._fresh(mechanism, shape)
+                z.setflags(write=False)
+            return z
+        return self._fresh(mechanism, shape)
+
+    def _fresh(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
         if mechanism == "laplace":
             return self.rng.laplace(size=shape)
         return self.rng.standard_normal(size=shape)
@@ -182,9 +204,10 @@ def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:
 
 
 def probe_wrapper(probes: list[AdditivityProbe], noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
-                  signs: dict[str, float], prefix: str = "") -> Any:
+                  signs: dict[str, float], prefix: str = "", reuse: dict[Any, np.ndarray] | None = None) -> Any:
     """The ``wrap`` of :func:`~asyncdp.privacy.behavior.replay_runs` that probes each replay rule, appending its
-    :class:`AdditivityProbe` to ``probes`` (labelled ``prefix`` + the replay's label).
+    :class:`AdditivityProbe` to ``probes`` (labelled ``prefix`` + the replay's label; ``reuse``: see
+    :class:`AdditivityProbe`).
 
     Example:
         >>> probes = []
@@ -193,7 +216,7 @@ def probe_wrapper(probes: list[AdditivityProbe], noise: Mapping[str, ChannelNois
         ('scenario', 1)
     """
     def wrap(rule: Any, label: str) -> AdditivityProbe:
-        probes.append(AdditivityProbe(rule, noise, rng, signs, prefix + label))
+        probes.append(AdditivityProbe(rule, noise, rng, signs, prefix + label, reuse))
         return probes[-1]
 
     return wrap

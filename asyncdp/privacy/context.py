@@ -199,7 +199,7 @@ class CheckContext:
             try:
                 self.cache["replay"] = replay_runs(self.engine_runs(0), self.pair.scenario, self.pair.adjacent,
                                                    algorithm=self.algorithm,
-                                                   wrap=probe_wrapper(probes, noise, rng, {}))
+                                                   wrap=probe_wrapper(probes, noise, rng, {}, reuse={}))
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))

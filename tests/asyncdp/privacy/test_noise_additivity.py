@@ -131,6 +131,42 @@ def test_the_probe_names_the_release_that_is_not_mu_plus_s_z(rule, where):
     assert finding is not None and finding.startswith("round 1, channel 'y', ") and where in finding
 
 
+@dataclass(frozen=True)
+class LateXorSign(XorSign):
+    """:class:`XorSign` from round 5 on only: the first four rounds release the declared noise."""
+
+    name: ClassVar[str] = "huang2015-late-xor-sign-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return super().message(state, t, noise, agents, problem) if t >= 5 else Huang2015.message(
+            self, state, t, noise, agents, problem)
+
+
+def test_the_realized_replays_probe_draws_one_block_and_still_finds_a_late_round():
+    """On the realized runs every round is probed with one block of draws (``reuse``): a rule that misuses its
+    noise from round 5 on is named at round 5, and the block is drawn once for every round and both
+    problems."""
+    sc, _ = _pair(LateXorSign)
+    alg = sc.algorithm.bind(sc.problem)
+    reuse: dict = {}
+    probes = []
+    for label in ("scenario", "adjacent"):
+        inner = AlgorithmChannelRule(alg, sc.problem, sc.initial_points())
+        probe = AdditivityProbe(inner, declared_noise(alg, sc.horizon), np.random.default_rng(0), {}, label,
+                                reuse=reuse)
+        state = probe.initial_state(8)
+        for t in range(1, sc.horizon + 1):
+            mean = probe.message_means(state, t)
+            state = probe.next_state(state, {"y": mean["y"]}, t)
+        probes.append(probe)
+    assert sc.horizon >= 5
+    for probe in probes:
+        assert probe.finding is not None and probe.finding.startswith("round 5, channel 'y', ")
+    assert len(reuse) == 1
+    (block,) = reuse.values()
+    assert block.shape == (8, sc.problem.num_agents, 2) and not block.flags.writeable
+
+
 def test_noise_in_a_noise_free_channel_is_found():
     sc, _ = _pair(Huang2015)
     alg = sc.algorithm.bind(sc.problem)
