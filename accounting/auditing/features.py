@@ -83,7 +83,7 @@ class FeatureMap:
         x = np.asarray(x, dtype=float)
         out = np.empty((x.shape[0], self.size))  # each part written into its columns (no concatenation copy)
         for part in self.parts(x):
-            if part.top is None:
+            if part.values is not None:
                 out[:, part.start:part.start + part.values.shape[1]] = part.values
             else:
                 onehot = out[:, part.start:part.start + self.dim]
