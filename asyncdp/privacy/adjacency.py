@@ -10,6 +10,7 @@ Both raise :class:`accounting.errors.AdjacencyError` naming what differs.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,51 @@ def _check_same_setup(scenario: Scenario, adjacent: Scenario) -> None:
     t = _same_topology(scenario, adjacent)
     if t is not None:
         raise AdjacencyError(f"adjacent scenarios differ in topology at round {t}")
+    _check_same_binding(scenario, adjacent)
+
+
+def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
+    """The rule bound to each problem must be one mechanism: the same parameters (for a dataclass rule), and the
+    same noise declarations and claim in every round.
+
+    The check replays both problems with the rule bound to the scenario's problem; a binding that reads the
+    private costs would run another mechanism on the adjacent data than the one the check models.
+
+    Raises:
+        AdjacencyError: naming the parameter, or the channel and round, that differs.
+    """
+    a, b = scenario.algorithm.bind(scenario.problem), adjacent.algorithm.bind(adjacent.problem)
+    why = ("the rule's binding reads the problem, so the two datasets run different mechanisms (its parameters "
+           "must be public)")
+    if scenario.problem.constants != adjacent.problem.constants:
+        why += (f"; the problems declare different constants ({scenario.problem.constants!r} vs "
+                f"{adjacent.problem.constants!r}), which the rule reads when bound: build the adjacent problem "
+                "with Problem.adjacent, or pass the same constants=")
+    if dataclasses.is_dataclass(a) and type(a) is type(b):
+        for f in dataclasses.fields(a):
+            va, vb = getattr(a, f.name), getattr(b, f.name)
+            if not _same_value(va, vb):
+                raise AdjacencyError(f"the rule bound to the adjacent problem differs from the rule bound to the "
+                                     f"scenario's problem in {f.name}: {va!r} vs {vb!r}; {why}")
+    for t in range(1, scenario.horizon + 1):
+        for c in a.channels:
+            da, db = a.noise(t, c.name), b.noise(t, c.name)
+            if da != db:
+                raise AdjacencyError(f"the rule bound to the adjacent problem declares other noise on channel "
+                                     f"{c.name!r} in round {t}: {db!r} vs {da!r}; {why}")
+    if a.claimed_privacy(scenario.horizon) != b.claimed_privacy(scenario.horizon):
+        raise AdjacencyError(f"the rule bound to the adjacent problem claims {b.claimed_privacy(scenario.horizon)} "
+                             f"against {a.claimed_privacy(scenario.horizon)}; {why}")
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two parameter values are equal (arrays: same shape and entries; NaN equal to NaN)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
+    try:
+        return bool(a == b) or (a != a and b != b)  # (NaN parameters on both sides are the same parameter)
+    except (TypeError, ValueError):  # no single truth value (e.g. nested arrays): the declarations decide
+        return True
 
 
 def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:
@@ -114,7 +160,9 @@ def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 
 
     Everything else must be equal: domain, topology (over the horizon),
     algorithm and its parameters, timing, links, seed, horizon, initial points
-    and mode. Costs are compared by their gradients at ``probes`` points of the
+    and mode, and the rule bound to each problem (its parameters, its noise
+    declarations and its claim: a binding that reads the problem, e.g. its
+    declared constants, must read the same from both). Costs are compared by their gradients at ``probes`` points of the
     domain (and its centre), so user-supplied costs are handled too.
 
     Args:
