@@ -90,6 +90,12 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
 # --------------------------------------------------------------------------- classic Gaussian
 
 
+def _classic_gaussian(sensitivity: float, delta: float, scale: float) -> float:
+    """``sensitivity sqrt(2 ln(1.25/delta)) / scale``, the classic calibration of Dwork & Roth (2014), Theorem A.1,
+    read either way: ``scale = epsilon`` gives sigma, ``scale = sigma`` gives epsilon (parameters unchecked)."""
+    return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / scale
+
+
 def gaussian_sigma_classic(sensitivity: float, epsilon: float, delta: float) -> float:
     """Classic Gaussian calibration ``sensitivity * sqrt(2 ln(1.25/delta)) / epsilon``.
 
@@ -119,7 +125,7 @@ def gaussian_sigma_classic(sensitivity: float, epsilon: float, delta: float) -> 
             f"epsilon must be < 1 for the classic Gaussian calibration (Dwork-Roth Thm A.1), got {epsilon!r}; "
             "use gaussian_sigma (analytic) instead"
         )
-    return s * math.sqrt(2 * math.log(1.25 / d)) / e
+    return _classic_gaussian(s, d, e)
 
 
 def gaussian_epsilon_classic(sensitivity: float, sigma: float, delta: float) -> float:
@@ -144,7 +150,7 @@ def gaussian_epsilon_classic(sensitivity: float, sigma: float, delta: float) -> 
     s = check_nonnegative(sensitivity, "sensitivity", error=_ERR)
     sg = check_positive(sigma, "sigma", error=_ERR)
     d = check_open_unit(delta, "delta", error=_ERR)
-    eps = s * math.sqrt(2 * math.log(1.25 / d)) / sg
+    eps = _classic_gaussian(s, d, sg)
     if eps >= 1:
         raise PrivacyParameterError(
             f"the classic Gaussian bound gives epsilon = {eps!r} >= 1 (sensitivity={sensitivity!r}, "

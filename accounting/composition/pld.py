@@ -237,12 +237,7 @@ def pld_epsilon(ledger: Ledger, sensitivity: Sensitivity, delta: float,
     """
     d = _check_delta("delta", delta)
     h = _check_interval(value_discretization_interval)
-    pld = _pld(ledger, sensitivity, h, engine)
-    if pld is None:
-        return 0.0
-    if isinstance(pld, pld_privacy_accountant.PLDAccountant):
-        return float(pld.get_epsilon(d))
-    return float(pld.get_epsilon_for_delta(d))
+    return _epsilons(_pld(ledger, sensitivity, h, engine), [d])[0]
 
 
 def pld_epsilons(ledger: Ledger, sensitivity: Sensitivity, deltas: Sequence[float],
@@ -316,15 +311,19 @@ def pld_epsilon_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity, delta
         lap, gau = _ratios(ledger, sensitivity)
         key = _ratio_key(lap, gau, engine)
         if key not in done:
-            pld = _pld_of(lap, gau, h, engine)
-            if pld is None:
-                done[key] = [0.0] * len(ds)
-            elif isinstance(pld, pld_privacy_accountant.PLDAccountant):
-                done[key] = [float(pld.get_epsilon(d)) for d in ds]
-            else:
-                done[key] = [float(pld.get_epsilon_for_delta(d)) for d in ds]
+            done[key] = _epsilons(_pld_of(lap, gau, h, engine), ds)
         rows.append(list(done[key]))
     return rows
+
+
+def _epsilons(pld: pld_lib.PrivacyLossDistribution | pld_privacy_accountant.PLDAccountant | None,
+              deltas: Sequence[float]) -> list[float]:
+    """The epsilon of a composed distribution (either engine's; ``None``: no release, epsilon 0) at each delta."""
+    if pld is None:
+        return [0.0] * len(deltas)
+    if isinstance(pld, pld_privacy_accountant.PLDAccountant):
+        return [float(pld.get_epsilon(d)) for d in deltas]
+    return [float(pld.get_epsilon_for_delta(d)) for d in deltas]
 
 
 def pld_delta(ledger: Ledger, sensitivity: Sensitivity, epsilon: float,

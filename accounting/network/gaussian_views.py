@@ -145,6 +145,24 @@ def delta_from_mu(mu: float, epsilon: float) -> float:
     return gaussian_delta(mu, 1.0, epsilon)
 
 
+def _epsilon_by_bisection(mu: float, delta: float) -> float:
+    """The exact epsilon at ``delta`` of the Gaussian mechanism with parameter ``mu`` (bisection on
+    :func:`delta_from_mu`).
+
+    0 when the total variation ``delta_from_mu(mu, 0)`` is at most ``delta``; else 100 halvings of ``[0, hi]``,
+    ``hi`` the first power of two with ``delta_from_mu(mu, hi) <= delta``, and the upper end (the safe side).
+    """
+    if delta_from_mu(mu, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while delta_from_mu(mu, hi) > delta:
+        hi *= 2.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if delta_from_mu(mu, mid) > delta else (lo, mid)
+    return hi
+
+
 def _check_alpha(alpha: Any) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
         raise PrivacyParameterError(f"alpha must be a real number >= 1, got {alpha!r}")

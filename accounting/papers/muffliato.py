@@ -142,20 +142,12 @@ def muffliato_effective_epsilon(*, sigma: float, diameter: float, delta: float =
         >>> 4.0 < muffliato_effective_epsilon(sigma=1.0, diameter=1.0) < 5.0
         True
     """
-    from ..network.gaussian_views import delta_from_mu
+    from ..network.gaussian_views import _epsilon_by_bisection
 
     mu = muffliato_sensitivity(diameter=diameter) / check_positive(sigma, "sigma", error=_E)
     if not 0 < delta < 1:
         raise PrivacyParameterError(f"delta must lie in (0, 1), got {delta!r}")
-    if delta_from_mu(mu, 0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while delta_from_mu(mu, hi) > delta:
-        hi *= 2.0
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if delta_from_mu(mu, mid) > delta else (lo, mid)
-    return hi
+    return _epsilon_by_bisection(mu, delta)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from topology.validation import check_integer, check_nonnegative, check_open_uni
 
 from ..claims import Claim
 from ..errors import PrivacyParameterError
+from ..mechanisms import _classic_gaussian
 from .spec import AccountantSpec
 
 __all__ = [
@@ -296,7 +297,7 @@ def wang_basar_effective_epsilon(
     d = check_open_unit(delta, "delta", error=_E)
     var = check_positive(noise_variance, "noise_variance", error=_E)
     s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="noise")
-    return s * math.sqrt(2 * math.log(1.25 / d)) / math.sqrt(var)
+    return _classic_gaussian(s, d, math.sqrt(var))
 
 
 
@@ -340,7 +341,7 @@ def wang_basar_noise_std(
     eps = check_positive(epsilon, "epsilon", error=_E)
     d = check_open_unit(delta, "delta", error=_E)
     s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="message")
-    return s * math.sqrt(2 * math.log(1.25 / d)) / eps
+    return _classic_gaussian(s, d, eps)
 
 
 SPEC = AccountantSpec(

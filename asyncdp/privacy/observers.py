@@ -460,19 +460,13 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
         >>> round(epsilon_from_mu(1.0, 0.5), 6) >= 0.0
         True
     """
-    from accounting.network import delta_from_mu
+    from accounting.network.gaussian_views import _epsilon_by_bisection
 
     if not math.isfinite(mu):
         return math.inf
-    if mu == 0 or delta_from_mu(mu, 0.0) <= delta:
+    if mu == 0:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while delta_from_mu(mu, hi) > delta:
-        hi *= 2
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if delta_from_mu(mu, mid) > delta else (lo, mid)
-    return hi
+    return _epsilon_by_bisection(mu, delta)
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,21 @@ def _negative_witness(W: sp.csr_array, tol: float) -> tuple[float, str | None]:
     return lowest, f"entry [{int(coo.row[k])}, {int(coo.col[k])}] is negative: {_fmt(coo.data[k])}"
 
 
+def _stochastic(name: str, W: Any, tol: float, axes: tuple[int, ...]) -> CheckResult:
+    """``W`` nonnegative with its sums along each of ``axes`` (1: rows, 0: columns) 1 within ``tol``.
+
+    ``value`` is the worst deviation over the axes; the witness names a negative entry if any, else the worst
+    row or column of the axis with the largest deviation (the first of ``axes`` on ties).
+    """
+    tol = _check_tol(tol)
+    mat = _matrix(W)
+    worst, witness = max((_sum_check(mat, axis, tol) for axis in axes), key=lambda found: found[0])
+    _, neg = _negative_witness(mat, 0.0)
+    if neg is not None:
+        witness = neg
+    return CheckResult(name, witness is None, worst, witness)
+
+
 # ---------------------------------------------------------------------------
 # per-matrix checks
 # ---------------------------------------------------------------------------
@@ -257,13 +272,7 @@ def check_row_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
         >>> check_row_stochastic([[0.5, 0.5], [0.2, 0.7]]).witness
         'row 1 sums to 0.9'
     """
-    tol = _check_tol(tol)
-    mat = _matrix(W)
-    worst, witness = _sum_check(mat, 1, tol)
-    _, neg = _negative_witness(mat, 0.0)
-    if neg is not None:
-        witness = neg
-    return CheckResult("row_stochastic", witness is None, worst, witness)
+    return _stochastic("row_stochastic", W, tol, (1,))
 
 
 def check_column_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
@@ -282,13 +291,7 @@ def check_column_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
         >>> check_column_stochastic([[1.0, 0.5], [0.0, 0.5]]).holds
         True
     """
-    tol = _check_tol(tol)
-    mat = _matrix(W)
-    worst, witness = _sum_check(mat, 0, tol)
-    _, neg = _negative_witness(mat, 0.0)
-    if neg is not None:
-        witness = neg
-    return CheckResult("column_stochastic", witness is None, worst, witness)
+    return _stochastic("column_stochastic", W, tol, (0,))
 
 
 def check_doubly_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
@@ -307,16 +310,7 @@ def check_doubly_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
         >>> check_doubly_stochastic([[1.0, 0.5], [0.0, 0.5]]).witness
         'row 0 sums to 1.5'
     """
-    tol = _check_tol(tol)
-    mat = _matrix(W)
-    row_dev, row_w = _sum_check(mat, 1, tol)
-    col_dev, col_w = _sum_check(mat, 0, tol)
-    worst = max(row_dev, col_dev)
-    witness = row_w if row_dev >= col_dev else col_w
-    _, neg = _negative_witness(mat, 0.0)
-    if neg is not None:
-        witness = neg
-    return CheckResult("doubly_stochastic", witness is None, worst, witness)
+    return _stochastic("doubly_stochastic", W, tol, (1, 0))
 
 
 def check_symmetric(W: Any, *, tol: float = 1e-9) -> CheckResult:

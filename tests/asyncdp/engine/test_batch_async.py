@@ -78,13 +78,7 @@ TIMINGS = st.one_of(
     st.builds(Async, rate=st.sampled_from((0.5, 1.0, 3.0)), staleness=st.sampled_from((None, 1, 2, 4))),
     st.builds(GridAsync, staleness=st.sampled_from((None, 1, 2)), grid=st.sampled_from((0.25, 0.5))),
 )
-LATENCIES = st.one_of(
-    st.just(ZeroLatency()),
-    st.builds(ConstantLatency, st.sampled_from((0.25, 0.5, 0.75, 1.0))),
-    st.builds(ExponentialLatency, st.sampled_from((0.3, 1.0))),
-    st.builds(LogNormalLatency, st.just(0.5), st.sampled_from((0.0, 0.5))),
-)
-MODELS = st.builds(LinkModel, LATENCIES, loss=st.sampled_from((0.0, 0.3)), reorder=st.booleans())
+MODELS = deadline_tests.MODELS
 
 
 @st.composite
@@ -97,12 +91,7 @@ def scenarios(draw) -> Scenario:
     else:
         base = example_scenario(which)
         base = base.replace(horizon=min(horizon, base.horizon))
-    n = base.problem.num_agents
-    overrides = {}
-    for _ in range(draw(st.integers(0, 2))):
-        s, r = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
-        if s != r:
-            overrides[(s, r)] = draw(MODELS)
+    overrides = deadline_tests.draw_overrides(draw, base.problem.num_agents)
     return base.replace(timing=draw(TIMINGS), links=Links(draw(MODELS), overrides),
                         mode=draw(st.sampled_from(("broadcast", "unicast"))), seed=draw(st.integers(0, 2**16)))
 

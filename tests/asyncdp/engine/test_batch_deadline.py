@@ -148,6 +148,16 @@ LATENCIES = st.one_of(
 MODELS = st.builds(LinkModel, LATENCIES, loss=st.sampled_from((0.0, 0.3)), reorder=st.booleans())
 
 
+def draw_overrides(draw, n: int) -> dict[tuple[int, int], LinkModel]:
+    """Up to two per-link models (a drawn sender and receiver among ``n`` agents; a self-link is skipped)."""
+    overrides = {}
+    for _ in range(draw(st.integers(0, 2))):
+        s, r = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+        if s != r:
+            overrides[(s, r)] = draw(MODELS)
+    return overrides
+
+
 @st.composite
 def scenarios(draw) -> Scenario:
     horizon = draw(st.integers(3, 9))
@@ -157,12 +167,7 @@ def scenarios(draw) -> Scenario:
                                        draw(st.sampled_from(("ring", "complete", "directed"))), horizon)
     else:
         base = builders.registry_scenario(which, horizon)
-    n = base.problem.num_agents
-    overrides = {}
-    for _ in range(draw(st.integers(0, 2))):
-        s, r = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
-        if s != r:
-            overrides[(s, r)] = draw(MODELS)
+    overrides = draw_overrides(draw, base.problem.num_agents)
     links = Links(draw(MODELS), overrides)
     timing = draw(st.one_of(deadlines(), st.builds(Lockstep, st.sampled_from((None,) + MISSING))))
     return base.replace(timing=timing, links=links, mode=draw(st.sampled_from(("broadcast", "unicast"))),

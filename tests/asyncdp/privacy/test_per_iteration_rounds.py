@@ -14,7 +14,8 @@ release only (0.16, "confirmed") and the exact profile was compared with the con
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,34 +29,25 @@ from accounting.composition import basic_composition
 from accounting.ledger import Ledger, Release
 from accounting.renyi import ledger_zcdp
 from asyncdp import Scenario, rendezvous_problem
-from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
+from asyncdp.algorithms import Algorithm, Channel
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register, unregister
+from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import focus_rounds
 from asyncdp.problems.costs.override import LinearOverride
 from asyncdp.problems.problem import Problem
 
-ALPHA, SIGMA, STEP, CLIP = 8.0, 1.0, 0.1, 1.0
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+SIGMA, STEP, CLIP = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP
+ALPHA = 8.0
 
 
 @dataclass(frozen=True)
-class GaussDGD(Algorithm):
+class GaussDGD(noisy_dgd.NoisyDGD):
     """Clipped gradient step on the mixed Gaussian-noised states; per-iteration Rényi claim of one release."""
 
-    dim: int = 0
     name: ClassVar[str] = "test-gauss-dgd-per-iteration"
-    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
     claim_level: ClassVar[str] = "iteration"
-
-    def bind(self, problem: Any) -> GaussDGD:
-        return replace(self, dim=problem.dim)
-
-    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
-        return {"x": np.array(x0, dtype=float, copy=True)}
-
-    def noise(self, t: int, channel: str) -> NoiseDeclaration:
-        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
 
     def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
         return {c.name: state["x"] + SIGMA * noise[c.name] for c in self.channels}
@@ -64,9 +56,6 @@ class GaussDGD(Algorithm):
         z = sum(mixed[c.name] for c in self.channels) / len(self.channels)
         g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
         return {"x": problem.domain.project(z - STEP * g)}
-
-    def decision(self, state: dict) -> np.ndarray:
-        return state["x"]
 
     def claimed_form(self, horizon: int) -> RenyiDP:
         return RenyiDP(ALPHA, ALPHA * (2 * STEP * CLIP / SIGMA) ** 2 / 2)
@@ -81,29 +70,22 @@ class GaussDGD2(GaussDGD):
 
 
 def _lemma(sc: Any) -> Any:
-    out = np.full(sc.horizon, 2 * STEP * CLIP)
-    out[0] = 0.0
+    out = noisy_dgd.lemma(sc)
     names = [c.name for c in type(sc.algorithm).noisy_channels()]
     return out if len(names) == 1 else {n: out for n in names}
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
-    """The test's paper records, registered for this module's tests only (the registry is process-wide: other
-    tests enumerate every registered rule)."""
-    for rule in (GaussDGD, GaussDGD2):
-        register(Paper(rule.name, (rule,), lemma=_lemma, reference="a test's own lemma",
-                       adjacency=lambda sc: GradientClass(CLIP, "l2")))
-    yield
-    for rule in (GaussDGD, GaussDGD2):
-        unregister(rule.name)
+    """The test's paper records, registered for this module's tests only."""
+    with noisy_dgd.registered((GaussDGD, GaussDGD2), lambda sc: GradientClass(CLIP, "l2"), lemma=_lemma,
+                              origin=__file__):
+        yield
 
 
 def _pair(rule: Algorithm, mode: str) -> tuple[Scenario, Scenario]:
     n = 5
-    w = np.zeros((n, n))
-    for i in range(n):
-        w[i, [i, (i + 1) % n, (i - 1) % n]] = 1 / 3
+    w = noisy_dgd.ring(n)
     base = rendezvous_problem(np.random.default_rng(7).uniform(-1, 1, size=(n, 2)), low=-50.0, high=50.0)
 
     def linear(g: list[float]) -> Problem:

@@ -13,7 +13,8 @@ gradients of norm ``C``) never shows it, nor do the prober's first three rounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,34 +24,21 @@ from scipy.stats import norm
 import topology
 from accounting.mechanisms import gaussian_epsilon
 from asyncdp import Scenario, rendezvous_problem
-from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register, unregister
+from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
-SIGMA, STEP, CLIP, DELTA = 1.0, 0.1, 1.0, 1e-5
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+SIGMA, STEP, CLIP = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP
+DELTA = 1e-5
 
 
 @dataclass(frozen=True)
-class ShellDGD(Algorithm):
+class ShellDGD(noisy_dgd.NoisyDGD):
     """Gaussian DGD whose step on small gradients is 4 times larger from round 5 on (module docstring)."""
 
-    dim: int = 0
     name: ClassVar[str] = "test-shell-dgd"
-    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
     claim_level: ClassVar[str] = "iteration"
-
-    def bind(self, problem: Any) -> ShellDGD:
-        return replace(self, dim=problem.dim)
-
-    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
-        return {"x": np.array(x0, dtype=float, copy=True)}
-
-    def noise(self, t: int, channel: str) -> NoiseDeclaration:
-        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
-
-    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
-        return {"y": state["x"] + SIGMA * noise["y"]}
 
     def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
         z = mixed["y"]
@@ -59,27 +47,15 @@ class ShellDGD(Algorithm):
             g = np.where(np.linalg.norm(g, axis=-1, keepdims=True) < 0.5 * CLIP, 4.0 * g, g)
         return {"x": problem.domain.project(z - STEP * g)}
 
-    def decision(self, state: dict) -> np.ndarray:
-        return state["x"]
-
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
         return gaussian_epsilon(2 * STEP * CLIP, SIGMA, DELTA), DELTA
 
 
-def _lemma(sc: Any) -> np.ndarray:
-    out = np.full(sc.horizon, 2 * STEP * CLIP)
-    out[0] = 0.0
-    return out
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
-    """The test's paper record, registered for this module's tests only (the registry is process-wide: other
-    tests enumerate every registered rule)."""
-    register(Paper(ShellDGD.name, (ShellDGD,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
-    yield
-    unregister(ShellDGD.name)
+    """The test's paper record, registered for this module's tests only."""
+    with noisy_dgd.registered((ShellDGD,), lambda sc: GradientClass(CLIP, "l2"), origin=__file__):
+        yield
 
 
 def test_the_claim_is_false_in_closed_form():
@@ -92,9 +68,7 @@ def test_the_claim_is_false_in_closed_form():
 
 def test_a_sensitivity_above_the_lemma_inside_the_class_is_a_witness():
     n = 5
-    w = np.zeros((n, n))
-    for i in range(n):
-        w[i, [i, (i + 1) % n, (i - 1) % n]] = 1 / 3
+    w = noisy_dgd.ring(n)
     addresses = np.random.default_rng(7).uniform(-1, 1, size=(n, 2))
     addresses[0] = [3.0, 3.0]
     problem = rendezvous_problem(addresses, low=-50.0, high=50.0)

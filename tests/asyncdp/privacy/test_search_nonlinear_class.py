@@ -14,7 +14,8 @@ constructed loss exceeds what the lemma allows, and a correct clipped-gradient r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,73 +24,43 @@ import pytest
 import topology
 from accounting.mechanisms import gaussian_epsilon
 from asyncdp import Scenario, rendezvous_problem
-from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
-from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import GradientClass, Paper, register, unregister
+from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.costs.override import LinearOverride
 from asyncdp.problems.costs.user import UserCost
 from asyncdp.problems.problem import Problem
 
-SIGMA, STEP, CLIP, B, DELTA, T = 1.0, 0.1, 1.0, 0.5, 1e-5, 10
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+SIGMA, STEP, CLIP, B = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP, noisy_dgd.CurvedDGD.correction
+DELTA, T = 1e-5, 10
 E = np.array([0.5, 0.0])
 
 
 @dataclass(frozen=True)
-class CurvDGD(Algorithm):
+class CurvDGD(noisy_dgd.CurvedDGD):
     """A gradient step plus a correction that vanishes for linear costs (module docstring)."""
 
-    dim: int = 0
     name: ClassVar[str] = "test-curv-dgd"
-    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
-
-    def bind(self, problem: Any) -> CurvDGD:
-        return replace(self, dim=problem.dim)
-
-    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
-        return {"x": np.array(x0, dtype=float, copy=True)}
-
-    def noise(self, t: int, channel: str) -> NoiseDeclaration:
-        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
-
-    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
-        return {"y": state["x"] + SIGMA * noise["y"]}
-
-    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        d = g - clip_l2(problem.costs.gradient(agents, z + E, round_index=t), CLIP)
-        d = np.where(np.linalg.norm(d, axis=-1, keepdims=True) > 0.5, d, 0.0)
-        return {"x": problem.domain.project(z - STEP * g - B * d)}
-
-    def decision(self, state: dict) -> np.ndarray:
-        return state["x"]
+    offset: ClassVar[np.ndarray] = E
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
         """The PLD of ``horizon - 1`` Gaussian releases of the lemma's shift, with 1% to spare."""
         return 1.01 * gaussian_epsilon(math.sqrt(horizon - 1) * 2 * STEP * CLIP, SIGMA, DELTA), DELTA
 
 
-def _lemma(sc: Any) -> np.ndarray:
-    out = np.full(sc.horizon, 2 * STEP * CLIP)
-    out[0] = 0.0
-    return out
+def _adjacency(sc: Any) -> GradientClass:
+    return GradientClass(CLIP, "l2")
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
-    """The test's paper record, registered for this module's tests only (the registry is process-wide: other
-    tests enumerate every registered rule)."""
-    register(Paper(CurvDGD.name, (CurvDGD,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
-    yield
-    unregister(CurvDGD.name)
+    """The test's paper record, registered for this module's tests only."""
+    with noisy_dgd.registered((CurvDGD,), _adjacency, origin=__file__):
+        yield
 
 N = 5
-_W = np.zeros((N, N))
-for _i in range(N):
-    _W[_i, [_i, (_i + 1) % N, (_i - 1) % N]] = 1 / 3
+_W = noisy_dgd.ring(N)
 _ADDRESSES = np.random.default_rng(7).uniform(-1, 1, size=(N, 2))
 _BASE = rendezvous_problem(_ADDRESSES, low=-50.0, high=50.0)
 
@@ -144,32 +115,15 @@ class ClipDGD(CurvDGD):
     class (non-linear ones too)."""
 
     name: ClassVar[str] = "test-clip-dgd"
-
-    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        return {"x": problem.domain.project(z - STEP * g)}
+    update = noisy_dgd.NoisyDGD.update
 
 
 def test_a_correct_clipped_rule_is_not_refuted_by_the_kinked_pairs(monkeypatch):
     """The kinked pairs are evaluated (a spy counts them) and none exceeds the lemma: a kinked cost's gradient
     norm is below ``C``, so a clipped step moves no release by more than ``2 a C``."""
-    from asyncdp.privacy import worst_case
-
-    seen: list[int] = []
-    real = worst_case._evaluate_kinked
-
-    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
-        real(fam, evaluated, scenario, **kw)
-        seen.append(len(evaluated.kinked))
-
-    monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
-    register(Paper(ClipDGD.name, (ClipDGD,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: GradientClass(CLIP, "l2")))
-    try:
+    seen = noisy_dgd.spy_kinked(monkeypatch)
+    with noisy_dgd.registered((ClipDGD,), _adjacency, origin=__file__):
         sc = [Scenario(_linear([s * CLIP, 0.0]), topology.static(_W), ClipDGD(), horizon=T, seed=3) for s in (1, -1)]
         report = check_privacy(*sc, runs=1000)
-    finally:
-        unregister(ClipDGD.name)
-    assert seen and seen[0] == 8  # two coordinates, both signs, two kinks each
+    assert seen and len(seen[0]) == 8  # two coordinates, both signs, two kinks each
     assert report.verdict == "pass", report.reasons

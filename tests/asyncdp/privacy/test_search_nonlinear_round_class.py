@@ -15,7 +15,8 @@ the class in the changed rounds too, placed at the states the nodes read there.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+import sys
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -24,48 +25,26 @@ import pytest
 import topology
 from accounting.mechanisms import gaussian_epsilon
 from asyncdp import Scenario
-from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
-from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.papers import Paper, RoundClass, register, unregister
+from asyncdp.algorithms import Algorithm
+from asyncdp.papers import RoundClass
 from asyncdp.privacy import check_privacy
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.domains import Box
 from asyncdp.problems.online import LinearRound, UserOnlineLoss, online_problem
 from asyncdp.problems.problem import Problem
 
-SIGMA, STEP, CLIP, B, DELTA, T, N, T0 = 1.0, 0.1, 1.0, 0.5, 1e-5, 4, 3, 1
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+SIGMA, STEP, CLIP, B = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP, noisy_dgd.CurvedDGD.correction
+DELTA, T, N, T0 = 1e-5, 4, 3, 1
 E = np.full(N, 0.5)
 
 
 @dataclass(frozen=True)
-class OnlineCurv(Algorithm):
+class OnlineCurv(noisy_dgd.CurvedDGD):
     """An online gradient step plus a correction that vanishes for linear losses (module docstring)."""
 
-    dim: int = 0
     name: ClassVar[str] = "test-online-curv"
-    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
-
-    def bind(self, problem: Any) -> OnlineCurv:
-        return replace(self, dim=problem.dim)
-
-    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
-        return {"x": np.array(x0, dtype=float, copy=True)}
-
-    def noise(self, t: int, channel: str) -> NoiseDeclaration:
-        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
-
-    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
-        return {"y": state["x"] + SIGMA * noise["y"]}
-
-    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        d = g - clip_l2(problem.costs.gradient(agents, z + E, round_index=t), CLIP)
-        d = np.where(np.linalg.norm(d, axis=-1, keepdims=True) > 0.5, d, 0.0)
-        return {"x": problem.domain.project(z - STEP * g - B * d)}
-
-    def decision(self, state: dict) -> np.ndarray:
-        return state["x"]
+    offset: ClassVar[np.ndarray] = E
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
         """The lemma composed over every node's releases of rounds ``2..T`` (round adjacency reaches every node),
@@ -73,21 +52,17 @@ class OnlineCurv(Algorithm):
         return 1.01 * gaussian_epsilon(math.sqrt(N * (horizon - 1)) * 2 * STEP * CLIP, SIGMA, DELTA), DELTA
 
 
-def _lemma(sc: Any) -> np.ndarray:
-    """``2 a L`` per release from round 2: each node's block of a changed gradient has norm at most ``L``."""
-    out = np.full(sc.horizon, 2 * STEP * CLIP)
-    out[0] = 0.0
-    return out
+def _adjacency(sc: Any) -> RoundClass:
+    """Round adjacency: each node's block of a changed gradient has norm at most ``L``, so the lemma's ``2 a L``
+    per release from round 2 holds for linear losses."""
+    return RoundClass(CLIP, "l2")
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
-    """The test's paper record, registered for this module's tests only (the registry is process-wide: other
-    tests enumerate every registered rule)."""
-    register(Paper(OnlineCurv.name, (OnlineCurv,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: RoundClass(CLIP, "l2")))
-    yield
-    unregister(OnlineCurv.name)
+    """The test's paper record, registered for this module's tests only."""
+    with noisy_dgd.registered((OnlineCurv,), _adjacency, origin=__file__):
+        yield
 
 
 _TARGETS = np.random.default_rng(7).uniform(-1, 1, size=(T, N))
@@ -153,33 +128,16 @@ class OnlineClip(OnlineCurv):
     of the class (non-linear ones too)."""
 
     name: ClassVar[str] = "test-online-clip"
-
-    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        return {"x": problem.domain.project(z - STEP * g)}
+    update = noisy_dgd.NoisyDGD.update
 
 
 def test_a_correct_online_rule_is_not_refuted_by_the_kinked_round_pairs(monkeypatch):
     """The kinked pairs are evaluated (a spy counts them) and none exceeds the lemma: a kinked loss's gradient
     norm is below ``L``, so a clipped step moves no node's release by more than ``2 a L``."""
-    from asyncdp.privacy import worst_case
-
-    seen: list[list[Any]] = []
-    real = worst_case._evaluate_kinked
-
-    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
-        real(fam, evaluated, scenario, **kw)
-        seen.append(list(evaluated.kinked.values()))
-
-    monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
-    register(Paper(OnlineClip.name, (OnlineClip,), lemma=_lemma, reference="a test's own lemma",
-                   adjacency=lambda sc: RoundClass(CLIP, "l2")))
-    try:
+    seen = noisy_dgd.spy_kinked(monkeypatch)
+    with noisy_dgd.registered((OnlineClip,), _adjacency, origin=__file__):
         report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0]), OnlineClip()),
                                _scenario(_linear([-CLIP, 0.0, 0.0]), OnlineClip()), runs=1000)
-    finally:
-        unregister(OnlineClip.name)
     # two rounds (the user's changed round 1, then round 2), two coordinates, both signs, one kink each
     assert seen and len(seen[0]) == 8
     assert sorted({p.round_index for p in seen[0]}) == [1, 2] and {p.axis for p in seen[0]} == {0, 1}
@@ -192,16 +150,8 @@ def test_the_published_online_rule_is_not_refuted_by_the_kinked_round_pairs(monk
     (the user's changed round 2 and round 1, two coordinates, both signs)."""
     from asyncdp.papers.dpsda.rule import DPSDAC
     from asyncdp.problems.online import adjacent_online_problem
-    from asyncdp.privacy import worst_case
 
-    seen: list[list[Any]] = []
-    real = worst_case._evaluate_kinked
-
-    def spy(fam: Any, evaluated: Any, scenario: Any, **kw: Any) -> None:
-        real(fam, evaluated, scenario, **kw)
-        seen.append(list(evaluated.kinked.values()))
-
-    monkeypatch.setattr(worst_case, "_evaluate_kinked", spy)
+    seen = noisy_dgd.spy_kinked(monkeypatch)
     sc = DPSDAC.example_scenario(seed=0)
     rng = np.random.default_rng(1)
     adjacent = sc.replace(problem=adjacent_online_problem(sc.problem, 2, features=rng.uniform(-0.1, 0.1, (5, 14)),
