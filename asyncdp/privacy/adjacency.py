@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from accounting.errors import AdjacencyError
 
@@ -129,6 +130,8 @@ def _same_value(a: Any, b: Any) -> bool:
             return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
         except (TypeError, ValueError):  # (object arrays of uncomparable items)
             return False
+    if sp.issparse(a) or sp.issparse(b):
+        return bool(sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):

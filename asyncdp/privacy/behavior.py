@@ -102,7 +102,8 @@ class EngineRuns:
             ``messages`` (NaN where no draw was handed out), recorded by :class:`RecordingNoise`; ``None``
             when not recorded (runs assembled by other means).
         disagreement: where the other engine's run of the first seed released something else
-            (:func:`engines_disagree`), or ``None`` (they agree, or only one engine runs the scenario).
+            (:func:`~asyncdp.privacy.behavior.engines_disagree`), or ``None`` (they agree, or only one engine
+            runs the scenario).
     """
 
     engine: str

@@ -687,7 +687,7 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         Evidence ``"black-box audit"`` (realized behavior) with figure
         ``empirical_epsilon_lower_bound``; witness ``{"kind": "blackbox", ...}``
         when the auditor refutes the claim; a doubt when the batch and SimPy engines released other values
-        for the same seed on either side (:attr:`~asyncdp.privacy.behavior.EngineRuns.disagreement`: the
+        for the same seed on either side (``EngineRuns.disagreement`` of :mod:`asyncdp.privacy.behavior`: the
         runs every method read are then not the runs of both engines).
 
     Example:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from accounting.errors import AdjacencyError
 from asyncdp import Huang2015
@@ -92,6 +93,8 @@ def test_nested_parameters_are_compared_item_by_item():
     assert not _same_value((np.array([1.0, 2.0]),), (np.array([1.0, 3.0]),))
     assert not _same_value({"s": [np.ones(2)]}, {"s": [np.zeros(2)]})
     assert not _same_value([1.0], (1.0,))
+    assert _same_value(sp.csr_array(np.eye(2)), sp.csr_array(np.eye(2)))
+    assert not _same_value(sp.csr_array(np.eye(2)), sp.csr_array(2 * np.eye(2)))
 
 
 def test_the_honest_pair_still_passes():
