@@ -63,7 +63,7 @@ from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
 __all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
-           "declared_noise", "replay_runs", "engines_disagree"]
+           "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree"]
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
@@ -102,8 +102,8 @@ class EngineRuns:
             ``messages`` (NaN where no draw was handed out), recorded by :class:`RecordingNoise`; ``None``
             when not recorded (runs assembled by other means).
         disagreement: where the other engine's run of the first seed released something else
-            (:func:`~asyncdp.privacy.behavior.engines_disagree`), or ``None`` (they agree, or only one engine
-            runs the scenario).
+            (:func:`engine_disagreement`; the privacy check fills it in), or ``None`` (they agree, not
+            compared, or only one engine runs the scenario).
     """
 
     engine: str
@@ -274,12 +274,8 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             schedules = (RealizedSchedule.lockstep(scenario.topology, scenario.horizon),) * runs
         else:  # every run's schedule as columns, built for all runs at once
             schedules = batch.schedules()
-        # the batch engine's run 0 is the SimPy engine's run of its seed: a rule that behaves otherwise on one
-        # engine (e.g. reads how the engine hands it the agents) runs a mechanism these runs do not show
-        simpy = run_engine(scenario, 1, seed=seed, side=side, engine="simpy", progress=False).messages
         return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast,
-                          noise=_recorded_noise([recorder], alg, messages, unicast),
-                          disagreement=engines_disagree(messages, simpy, seeds[0]))
+                          noise=_recorded_noise([recorder], alg, messages, unicast))
     from tqdm.auto import tqdm
 
     per_run: list[dict[str, np.ndarray]] = []
@@ -300,13 +296,41 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             stacked[r, ..., :m[name].shape[-1]] = m[name]
         messages[name] = stacked
     why = "simpy" if engine == "simpy" else f"simpy (batch engine: {refusal})"
-    disagreement = None
-    if refusal is None:  # the batch engine runs it too: its run of the first seed must be the same
-        other = scenario.replace(seed=seeds[0]).run("batch", runs=1, keep="all", transcripts=True)
-        disagreement = engines_disagree({k: np.array(v, dtype=float) for k, v in other.messages.items()}, messages,
-                                        seeds[0])
     return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast,
-                      noise=_recorded_noise(recorders, alg, messages, unicast), disagreement=disagreement)
+                      noise=_recorded_noise(recorders, alg, messages, unicast))
+
+
+def engine_disagreement(scenario: Scenario, runs: EngineRuns) -> str | None:
+    """Run 0 of ``runs`` against the other engine's run of its seed (:func:`engines_disagree`), or ``None``.
+
+    The batch engine's run 0 is the SimPy engine's run of its seed, draw for draw: a rule that behaves otherwise
+    on one engine (e.g. reads how the engine hands it the agents) runs a mechanism the runs do not show. Batch
+    runs are compared with one SimPy run; SimPy runs with one batch run when the batch engine runs the scenario
+    (else there is nothing to compare: ``None``).
+
+    Args:
+        scenario: the scenario ``runs`` ran.
+        runs: its engine runs (:func:`run_engine`).
+
+    Returns:
+        One sentence naming the first release that differs, or ``None``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, _ = small_example()
+        >>> engine_disagreement(pair.scenario, run_engine(pair.scenario, 3)) is None
+        True
+    """
+    s = runs.seeds[0]
+    if runs.engine == "batch":
+        alg = scenario.algorithm.bind(scenario.problem)
+        res = scenario.replace(seed=s, record_transcript=True).run()
+        one = res.messages if res.messages is not None else _messages_of(res, alg, runs.unicast)
+        return engines_disagree(runs.messages, {k: np.asarray(v, dtype=float)[None] for k, v in one.items()}, s)
+    if _batch_refusal(scenario) is not None:
+        return None
+    other = scenario.replace(seed=s).run("batch", runs=1, keep="all", transcripts=True)
+    return engines_disagree({k: np.array(v, dtype=float) for k, v in other.messages.items()}, runs.messages, s)
 
 
 def engines_disagree(batch: Mapping[str, np.ndarray], simpy: Mapping[str, np.ndarray], seed: int) -> str | None:
