@@ -14,6 +14,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from accounting.errors import AdjacencyError
 
@@ -58,8 +59,8 @@ def _check_same_setup(scenario: Scenario, adjacent: Scenario) -> None:
 
 
 def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
-    """The rule bound to each problem must be one mechanism: the same parameters (for a dataclass rule), and the
-    same noise declarations and claim in every round.
+    """The rule bound to each problem must be one mechanism: the same type, the same parameters (dataclass fields
+    and every other attribute the binding set), and the same noise declarations and claim in every round.
 
     The check replays both problems with the rule bound to the scenario's problem; a binding that reads the
     private costs would run another mechanism on the adjacent data than the one the check models.
@@ -74,12 +75,17 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
         why += (f"; the problems declare different constants ({scenario.problem.constants!r} vs "
                 f"{adjacent.problem.constants!r}), which the rule reads when bound: build the adjacent problem "
                 "with Problem.adjacent, or pass the same constants=")
-    if dataclasses.is_dataclass(a) and type(a) is type(b):
-        for f in dataclasses.fields(a):
-            va, vb = getattr(a, f.name), getattr(b, f.name)
-            if not _same_value(va, vb):
-                raise AdjacencyError(f"the rule bound to the adjacent problem differs from the rule bound to the "
-                                     f"scenario's problem in {f.name}: {va!r} vs {vb!r}; {why}")
+    if type(a) is not type(b):
+        raise AdjacencyError(f"the rule bound to the adjacent problem is a {type(b).__name__}, the rule bound to the "
+                             f"scenario's problem a {type(a).__name__}; {why}")
+    # a binding that returns the rule itself read nothing from the problem (the unbound rules are compared in
+    # _check_same_setup); comparing their attributes would compare what their use left in them (memo caches)
+    pa, pb = ({}, {}) if a is scenario.algorithm and b is adjacent.algorithm else (_parameters(a), _parameters(b))
+    for name in sorted(set(pa) | set(pb), key=str):
+        va, vb = pa.get(name, _MISSING), pb.get(name, _MISSING)
+        if not _same_value(va, vb):
+            raise AdjacencyError(f"the rule bound to the adjacent problem differs from the rule bound to the "
+                                 f"scenario's problem in {name}: {_short(va)} vs {_short(vb)}; {why}")
     for t in range(1, scenario.horizon + 1):
         for c in a.channels:
             da, db = a.noise(t, c.name), b.noise(t, c.name)
@@ -91,14 +97,51 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
                              f"against {a.claimed_privacy(scenario.horizon)}; {why}")
 
 
+_MISSING = object()
+"""An attribute one bound rule has and the other has not."""
+
+
+def _parameters(rule: Any) -> dict[str, Any]:
+    """Everything a bound rule holds: its dataclass fields and every instance attribute.
+
+    Not only the fields: a binding may set an attribute that is no field (``object.__setattr__`` on a frozen
+    dataclass, or any attribute of a plain class), and the rule's steps read it all the same.
+    """
+    out: dict[str, Any] = {}
+    if dataclasses.is_dataclass(rule):
+        out.update((f.name, getattr(rule, f.name)) for f in dataclasses.fields(rule))
+    out.update(getattr(rule, "__dict__", {}))
+    for cls in type(rule).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if isinstance(name, str) and hasattr(rule, name):
+                out.setdefault(name, getattr(rule, name))
+    return out
+
+
+def _short(value: Any) -> str:
+    return "(none)" if value is _MISSING else repr(value)[:80]
+
+
 def _same_value(a: Any, b: Any) -> bool:
-    """Whether two parameter values are equal (arrays: same shape and entries; NaN equal to NaN)."""
+    """Whether two parameter values are equal (arrays: same shape and entries; NaN equal to NaN; tuples, lists
+    and dicts item by item). Values that cannot be compared count as different (the pair is refused)."""
+    if a is b:
+        return True
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
+        try:
+            return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
+        except (TypeError, ValueError):  # (object arrays of uncomparable items)
+            return False
+    if sp.issparse(a) or sp.issparse(b):
+        return bool(sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
     try:
         return bool(a == b) or (a != a and b != b)  # (NaN parameters on both sides are the same parameter)
-    except (TypeError, ValueError):  # no single truth value (e.g. nested arrays): the declarations decide
-        return True
+    except (TypeError, ValueError):  # no single truth value: nothing shows they are the same parameter
+        return False
 
 
 def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:

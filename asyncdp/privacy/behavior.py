@@ -63,7 +63,7 @@ from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
 __all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
-           "declared_noise", "replay_runs"]
+           "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree"]
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
@@ -101,6 +101,9 @@ class EngineRuns:
         noise: per noisy channel, the *standard* noise draw the engine handed each release, in the layout of
             ``messages`` (NaN where no draw was handed out), recorded by :class:`RecordingNoise`; ``None``
             when not recorded (runs assembled by other means).
+        disagreement: where the other engine's run of the first seed released something else
+            (:func:`engine_disagreement`; the privacy check fills it in), or ``None`` (they agree, not
+            compared, or only one engine runs the scenario).
     """
 
     engine: str
@@ -109,6 +112,7 @@ class EngineRuns:
     schedules: Sequence[Any]
     unicast: bool
     noise: dict[str, np.ndarray] | None = None
+    disagreement: str | None = None
 
     @property
     def runs(self) -> int:
@@ -294,6 +298,79 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
     why = "simpy" if engine == "simpy" else f"simpy (batch engine: {refusal})"
     return EngineRuns(engine=why, seeds=seeds, messages=messages, schedules=tuple(one_by_one), unicast=unicast,
                       noise=_recorded_noise(recorders, alg, messages, unicast))
+
+
+def engine_disagreement(scenario: Scenario, runs: EngineRuns) -> str | None:
+    """Run 0 of ``runs`` against the other engine's run of its seed (:func:`engines_disagree`), or ``None``.
+
+    The batch engine's run 0 is the SimPy engine's run of its seed, draw for draw: a rule that behaves otherwise
+    on one engine (e.g. reads how the engine hands it the agents) runs a mechanism the runs do not show. Batch
+    runs are compared with one SimPy run; SimPy runs with one batch run when the batch engine runs the scenario
+    (else there is nothing to compare: ``None``).
+
+    Args:
+        scenario: the scenario ``runs`` ran.
+        runs: its engine runs (:func:`run_engine`).
+
+    Returns:
+        One sentence naming the first release that differs, or ``None``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, _ = small_example()
+        >>> engine_disagreement(pair.scenario, run_engine(pair.scenario, 3)) is None
+        True
+    """
+    s = runs.seeds[0]
+    if runs.engine == "batch":
+        alg = scenario.algorithm.bind(scenario.problem)
+        res = scenario.replace(seed=s, record_transcript=True).run()
+        one = res.messages if res.messages is not None else _messages_of(res, alg, runs.unicast)
+        return engines_disagree(runs.messages, {k: np.asarray(v, dtype=float)[None] for k, v in one.items()}, s)
+    if _batch_refusal(scenario) is not None:
+        return None
+    other = scenario.replace(seed=s).run("batch", runs=1, keep="all", transcripts=True)
+    return engines_disagree({k: np.array(v, dtype=float) for k, v in other.messages.items()}, runs.messages, s)
+
+
+def engines_disagree(batch: Mapping[str, np.ndarray], simpy: Mapping[str, np.ndarray], seed: int) -> str | None:
+    """Where the batch engine's run 0 releases other values than the SimPy engine's run of the same seed.
+
+    The two engines run the same rule on the same draws (the batch engine's run 0 is the SimPy run of its seed),
+    up to round-off; a rule that reads how an engine hands it the agents can run another mechanism on one of
+    them, and the check's runs would then not show the mechanism the other engine runs.
+
+    Args:
+        batch, simpy: per channel, the messages of the runs, ``(R, T, ...)`` (run 0 is compared).
+        seed: the runs' seed (named in the message).
+
+    Returns:
+        One sentence naming the channel, round and agent of the first release that differs, or ``None``.
+
+    Example:
+        >>> a = {"y": np.zeros((1, 2, 3, 1))}
+        >>> engines_disagree(a, a, 7) is None
+        True
+        >>> print(engines_disagree(a, {"y": np.ones((1, 2, 3, 1))}, 7).split(":")[0])
+        the rule releases other values on the batch engine than on the SimPy engine (seed 7, channel 'y', round 1, agent 0)
+    """
+    for name in sorted(set(batch) | set(simpy)):
+        if name not in batch or name not in simpy:
+            return (f"the batch and SimPy engines release different channels with seed {seed}: {sorted(batch)} vs "
+                    f"{sorted(simpy)}")
+        b, s = np.asarray(batch[name][0], dtype=float), np.asarray(simpy[name][0], dtype=float)
+        width = max(b.shape[-1], s.shape[-1])
+        b, s = (np.pad(v, [(0, 0)] * (v.ndim - 1) + [(0, width - v.shape[-1])], constant_values=np.nan) for v in (b, s))
+        if b.shape != s.shape:
+            return f"the batch and SimPy engines release channel {name!r} in different shapes: {b.shape} vs {s.shape}"
+        scale = max(1.0, float(np.nanmax(np.abs(s), initial=0.0)))
+        same = np.isclose(b, s, rtol=1e-9, atol=1e-9 * scale, equal_nan=True)
+        if not same.all():
+            t, i = (int(v) for v in np.argwhere(~same)[0][:2])
+            return (f"the rule releases other values on the batch engine than on the SimPy engine (seed {seed}, "
+                    f"channel {name!r}, round {t + 1}, agent {i}): the runs checked are not the runs of both engines; "
+                    "a rule must be one per-agent rule on both")
+    return None
 
 
 class ZeroNoise:

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,7 @@ from ..algorithms.base import Algorithm, NoiseDeclaration
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import _online, find_changed_agent, find_changed_round
-from .behavior import EngineRuns, replay_runs, run_engine
+from .behavior import EngineRuns, engine_disagreement, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
@@ -181,8 +182,9 @@ class CheckContext:
         if key not in self.cache:
             assert self.pair is not None
             sc = self.pair.scenario if side == 0 else self.pair.adjacent
-            self.cache[key] = run_engine(sc, self.options.runs, seed=self.options.seed, side=side,
-                                         engine=self.options.engine)
+            runs = run_engine(sc, self.options.runs, seed=self.options.seed, side=side, engine=self.options.engine)
+            # every method reads these runs: run 0 is compared with the other engine's run of its seed
+            self.cache[key] = dataclasses.replace(runs, disagreement=engine_disagreement(sc, runs))
         return self.cache[key]
 
     def realized_replay(self) -> ScheduledReplay | AccountingError:

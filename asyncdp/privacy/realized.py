@@ -686,7 +686,9 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Returns:
         Evidence ``"black-box audit"`` (realized behavior) with figure
         ``empirical_epsilon_lower_bound``; witness ``{"kind": "blackbox", ...}``
-        when the auditor refutes the claim.
+        when the auditor refutes the claim; a doubt when the batch and SimPy engines released other values
+        for the same seed on either side (``EngineRuns.disagreement`` of :mod:`asyncdp.privacy.behavior`: the
+        runs every method read are then not the runs of both engines).
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -697,22 +699,26 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     from accounting.auditing import audit_samples
 
     a, b = transcript_features(ctx, 0), transcript_features(ctx, 1)
+    # every method reads these runs: if the other engine runs another mechanism, none of them has seen it
+    split = [f"{side} side: {d}" for side, d in (("scenario", ctx.engine_runs(0).disagreement),
+                                                 ("adjacent", ctx.engine_runs(1).disagreement)) if d is not None]
+    doubt = "; ".join(split) if split else None
     eps = ctx.epsilon_claimed if math.isfinite(ctx.epsilon_claimed) else 30.0  # no claim: any finite epsilon
     try:
         report = audit_samples(a, b, epsilon=eps, delta=ctx.delta_claimed, confidence=1.0 - ctx.options.alpha_share,
                                seed=ctx.options.seed, max_train=BLACKBOX_FIT_ROWS)
     except AccountingError as exc:
         return Evidence("black-box audit", "realized behavior", {"empirical_epsilon_lower_bound": 0.0},
-                        reasons=(f"no black-box audit: {exc}",))
+                        reasons=(f"no black-box audit: {exc}",) + tuple(split), doubt=doubt)
     figures = {"empirical_epsilon_lower_bound": float(report.epsilon_lower_bound),
                "blackbox_delta_lower_bound": report.delta_lower_bound}
     if not (report.violation and math.isfinite(ctx.epsilon_claimed)):
-        return Evidence("black-box audit", "realized behavior", figures)
+        return Evidence("black-box audit", "realized behavior", figures, reasons=tuple(split), doubt=doubt)
     witness = {"kind": "blackbox", "event": report.event, "counts": dict(report.counts), "method": report.method,
                "epsilon_lower_bound": float(report.epsilon_lower_bound), "seed": ctx.options.seed,
                "runs": ctx.options.runs}
     what = (f"epsilon >= {report.epsilon_lower_bound:.6g}" if report.epsilon_lower_bound > ctx.epsilon_claimed
             else f"delta(epsilon={ctx.epsilon_claimed:.6g}) >= {report.delta_lower_bound:.3g}")
-    return Evidence("black-box audit", "realized behavior", figures, witness=witness,
+    return Evidence("black-box audit", "realized behavior", figures, witness=witness, doubt=doubt,
                     reasons=(f"black-box ({report.method}): {what} with confidence {report.confidence:.6g} on the "
-                             f"engine's transcripts (event: {report.event})",))
+                             f"engine's transcripts (event: {report.event})",) + tuple(split))
