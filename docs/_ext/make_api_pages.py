@@ -27,7 +27,7 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
     "asyncdp": {},
     "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"], "asyncdp.papers.muffliato.rule": ["Muffliato"]},
     "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS", "focus_rounds"],
-                        "asyncdp.privacy.behavior": ["RecordingNoise"],
+                        "asyncdp.privacy.behavior": ["RecordingNoise", "engine_disagreement", "engines_disagree"],
                         "asyncdp.privacy.evidence": ["CHECKED_AGAINST", "find_figure"],
                         "asyncdp.privacy.verdict": ["VERDICTS"],
                         "asyncdp.privacy.observers": ["verify_affine", "AffineCheck"],
