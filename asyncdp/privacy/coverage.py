@@ -7,7 +7,7 @@ need not lie in it. A bound composed for pairs the user's pair is not one of
 may say ``pass`` while the pair's own releases move further than the bound
 allows. So the check measures the pair:
 
-* **realized shifts**: replaying the engine's runs under both problems on
+* **realized shifts**: replaying the engine's runs of both scenarios under both problems on
   their realized schedules gives every release's noise-free value under
   ``P`` and ``P'`` (:func:`accounting.coverage.realized_shifts`); each shift
   is compared with the lemma's value of its release
@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -63,7 +64,7 @@ _RTOL = 1e-9
 
 
 def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] | AccountingError:
-    """Per noisy channel, every release's realized shift ``mu_P - mu_P'`` on the engine's runs (or why not).
+    """Per noisy channel, every release's realized shift ``mu_P - mu_P'`` on both scenarios' engine runs (or why not).
 
     Args:
         pair: the scenario pair.
@@ -71,7 +72,8 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
             ``P'`` give the shifts without a second replay).
 
     Returns:
-        Per channel the shifts with the messages' shape (NaN where nothing was released), or the replay's error.
+        Per channel the shifts, the scenario's runs then the adjacent scenario's runs along the first axis
+        (NaN where nothing was released), or the replay's error.
     """
     if "shifts" not in ctx.cache:
         replay = ctx.realized_replay()
@@ -85,7 +87,16 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
                          else replay_runs(ctx.engine_runs(0), pair.adjacent, algorithm=ctx.algorithm))
                 noisy = {c for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
                          if ch.mechanism is not None}
-                ctx.cache["shifts"] = {c: s for c, s in realized_shifts(replay, other).items() if c in noisy}
+                side0 = realized_shifts(replay, other)
+                # the adjacent scenario's runs too: a cost difference that only matters where the adjacent data
+                # leads (or another agent's, away from the points the adjacency check compares) moves releases
+                # of those runs and need not move any release of the scenario's own runs
+                replay1 = replay_runs(ctx.engine_runs(1), pair.scenario, pair.adjacent, algorithm=ctx.algorithm)
+                other1 = (SimpleNamespace(residuals=replay1.residuals_prime) if replay1.residuals_prime is not None
+                          else replay_runs(ctx.engine_runs(1), pair.adjacent, algorithm=ctx.algorithm))
+                side1 = realized_shifts(replay1, other1)
+                ctx.cache["shifts"] = {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items()
+                                       if c in noisy}
             except AccountingError as exc:
                 ctx.cache["shifts"] = exc
     return ctx.cache["shifts"]
@@ -176,7 +187,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``coverage_max_ratio`` (largest shift over its bound; ``None`` when
         not measured) and ``coverage_uncovered`` (releases over their
         bound); witness ``{"kind": "coverage", "against": "lemma", "channel",
-        "agent", "round", "shift", "bound", "run", "norm", "method",
+        "agent", "round", "shift", "bound", "run", "side" (0: the scenario's runs, 1: the adjacent
+        scenario's), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
         outside the class.
 
@@ -221,10 +233,15 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if not hits:
         return Evidence("sensitivity coverage", "realized behavior", figures)
     u = hits[0]
-    witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "runs_checked": ctx.engine_runs(0).runs,
+    # the shifts hold the scenario's runs, then the adjacent scenario's: name the run within its own scenario
+    runs0 = ctx.engine_runs(0).runs
+    side = 0 if u.run < runs0 else 1
+    u = dataclasses.replace(u, run=u.run - side * runs0)
+    witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "side": side, "runs_checked": runs0,
                "seed": ctx.options.seed, "method": "realized shift (exact replay under both problems)",
                "confidence": 1.0, "claim_form": "(epsilon, delta)"}
     origin = ctx.paper.paper.name
-    reason = (f"coverage: {u.describe()}: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
+    which = "the scenario's" if side == 0 else "the adjacent scenario's"
+    reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
               f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

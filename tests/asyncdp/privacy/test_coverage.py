@@ -93,7 +93,7 @@ def test_a_check_whose_lemma_misses_the_shift_never_passes(monkeypatch):
     assert any(e.method == "sensitivity coverage" and e.witness is not None for e in report.evidence)
 
 
-def test_the_shifts_come_from_the_replay_under_both_problems_without_a_second_replay(monkeypatch):
+def test_the_shifts_come_from_one_replay_of_each_scenarios_runs_under_both_problems(monkeypatch):
     from asyncdp.privacy import coverage
     from asyncdp.privacy.behavior import replay_runs
 
@@ -103,12 +103,24 @@ def test_the_shifts_come_from_the_replay_under_both_problems_without_a_second_re
     assert replay.residuals_prime is not None
     np.testing.assert_array_equal(replay.residuals_prime["y"], separate.residuals["y"])
 
-    def no_second_replay(*args, **kwargs):
-        raise AssertionError("the shifts replayed the runs a second time")
+    # the adjacent scenario's runs are replayed once (under both problems at once); the scenario's never again
+    runs1 = ctx.engine_runs(1)
+    calls = []
 
-    monkeypatch.setattr(coverage, "replay_runs", no_second_replay)
+    def only_the_adjacent_runs(runs, *args, **kwargs):
+        if runs is not runs1:
+            raise AssertionError("the shifts replayed the scenario's runs a second time")
+        calls.append(runs)
+        return replay_runs(runs, *args, **kwargs)
+
+    monkeypatch.setattr(coverage, "replay_runs", only_the_adjacent_runs)
     shifts = coverage.pair_shifts(pair, ctx)
-    np.testing.assert_array_equal(shifts["y"], separate.residuals["y"] - replay.residuals["y"])
+    assert len(calls) == 1
+    np.testing.assert_array_equal(shifts["y"][:60], separate.residuals["y"] - replay.residuals["y"])
+    side1_p = replay_runs(runs1, pair.scenario, algorithm=ctx.algorithm)
+    side1_p_prime = replay_runs(runs1, pair.adjacent, algorithm=ctx.algorithm)
+    np.testing.assert_allclose(shifts["y"][60:], side1_p_prime.residuals["y"] - side1_p.residuals["y"],
+                               rtol=0, atol=1e-12)
 
 
 def test_the_coverage_ratio_equals_the_largest_ratio_over_every_run():

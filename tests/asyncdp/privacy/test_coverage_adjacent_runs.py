@@ -1,0 +1,126 @@
+"""Sensitivity coverage must also read the adjacent scenario's runs, not only the scenario's.
+
+The found case: Huang, Mitra and Vaidya (ICDCN 2015) on three agents in ``[-1, 1]^2`` with linear costs.
+Agent 0's cost flips sign (an honest pair of the paper's class). Agent 1's adjacent cost is the scenario's
+plus ``<v, x> phi(x)``, where ``phi`` is a smooth bump that vanishes within ``r = 1e-6`` of the adjacency
+check's probe points and of every point at which the scenario's own runs evaluate agent 1's gradient, and is 1
+farther than ``2 r`` from all of them. The adjacency check sees one changed agent, the coverage step replayed only
+the scenario's runs (agent 1 never moves there) and the check said ``pass``; on any other draw agent 1's
+releases move by up to the lemma's bound, so the pair loses up to twice the claimed epsilon. Independent fact
+(exact Laplace densities of eqs. 5-7, computed here, not by the checker): with ``S = {L > 1}``,
+``P(S) - e P'(S) = E_P[1_S (1 - e^(1 - L))]`` is about 0.0048 > 0, more than 20 standard errors from 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from asyncdp.privacy import check_privacy
+from asyncdp.privacy.adjacency import _probe_points
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare, small_example
+from asyncdp.problems.costs.function_class import FunctionClass
+from asyncdp.problems.costs.user import UserCost
+from asyncdp.problems.problem import Problem
+
+RUNS = 200
+C2 = 4 * math.sqrt(2)
+V = np.array([4.0, 4.0])
+A2 = np.array([-0.5, 0.0])
+FC = FunctionClass(gradient_bound=C2)
+W = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+R = 1e-6
+
+
+def _lin(g):
+    return (lambda x: float(x @ g)), (lambda x: np.array(g, dtype=float))
+
+
+def _quad(a):
+    return (lambda x: float((x - a) @ (x - a))), (lambda x: 2 * (x - a))
+
+
+class _Holes:
+    """``psi(x) = <v, x> phi(x)``, ``phi = prod_k h(|x - p_k|^2 / r^2)``; ``h`` a C1 step from 0 (u <= 1) to 1 (u >= 4)."""
+
+    def __init__(self, pts):
+        self.p = np.asarray(pts, dtype=float)
+
+    def _h(self, u):
+        s = np.clip((u - 1) / 3, 0, 1)
+        return 3 * s**2 - 2 * s**3, np.where((u > 1) & (u < 4), 2 * s * (1 - s), 0.0)
+
+    def value(self, x):
+        h, _ = self._h(((self.p - x) ** 2).sum(1) / R**2)
+        return float(x @ V) * float(np.prod(h))
+
+    def gradient(self, x):
+        u = ((self.p - x) ** 2).sum(1) / R**2
+        h, dh = self._h(u)
+        g_phi = np.zeros(2)
+        for k in np.flatnonzero(dh > 0):
+            g_phi += np.prod(np.delete(h, k)) * dh[k] * 2 * (x - self.p[k]) / R**2
+        return float(np.prod(h)) * V + float(x @ V) * g_phi
+
+
+def _pair():
+    base = small_example(runs=RUNS)[0].scenario
+    box = base.problem.domain
+    fv = [_lin(-V), _lin(-V), _quad(A2)]
+    sc = base.replace(problem=Problem(box, UserCost([f for f, _ in fv], [g for _, g in fv], FC, dim=2), FC))
+    honest = UserCost([_lin(V)[0], fv[1][0], fv[2][0]], [_lin(V)[1], fv[1][1], fv[2][1]], FC, dim=2)
+    # the points at which the scenario's runs (the check's seed and runs) evaluate agent 1's gradient
+    ctx = prepare(ScenarioPair(sc, sc.replace(problem=Problem(box, honest, FC))), CheckOptions(runs=RUNS))
+    z1 = np.einsum("j,rtjd->rtd", W[1], ctx.engine_runs(0).messages["y"]).reshape(-1, 2)
+    z1 = z1[np.isfinite(z1).all(axis=1)]
+    holes = _Holes(np.concatenate([z1, box.project(z1), _probe_points(box, 16, 0)]))
+    adj_costs = UserCost([_lin(V)[0], lambda x: fv[1][0](x) + holes.value(x), fv[2][0]],
+                         [_lin(V)[1], lambda x: fv[1][1](x) + holes.gradient(x), fv[2][1]], FC, dim=2)
+    return sc, sc.replace(problem=Problem(box, adj_costs, FC)), holes
+
+
+def _privacy_loss_excess(holes, samples=100_000, seed=12345):
+    """Monte Carlo of ``E_P[1_{L > 1} (1 - e^(1 - L))] = P(L > 1) - e P'(L > 1)`` with exact densities; (mean, se)."""
+    eps, c, q, p, horizon, n = 1.0, 0.05, 0.2, 0.6, 5, 2
+    scales = [2 * C2 * math.sqrt(n) * c * p ** (t - 1) / (eps * (p - q)) for t in range(1, horizon + 1)]  # eq. (8)
+    steps = [c * q ** (t - 1) for t in range(1, horizon + 1)]
+
+    def grads(z, sign):
+        g = np.empty_like(z)
+        g[:, 0] = g[:, 1] = sign * V  # agent 1's adjacent gradient is exactly V farther than 2r from every hole
+        g[:, 2] = 2 * (z[:, 2] - A2)
+        norm = np.linalg.norm(g, axis=-1, keepdims=True)
+        return g * np.minimum(1.0, C2 / norm)  # the rule's clip to C2
+
+    def run(y, sign, rng=None):  # eqs. (5)-(7); draws y when rng is given, returns the means of y(t)
+        mu = np.empty_like(y)
+        x = np.zeros((len(y), 3, 2))
+        for t in range(horizon):
+            mu[:, t] = x
+            if rng is not None:
+                y[:, t] = x + scales[t] * rng.laplace(size=x.shape)
+            z = np.einsum("ij,sjd->sid", W, y[:, t])
+            x = np.clip(z - steps[t] * grads(z, sign), -1.0, 1.0)
+        return mu
+
+    y = np.empty((samples, horizon, 3, 2))
+    mu = run(y, -1.0, np.random.default_rng(seed))
+    z1 = np.einsum("j,stjd->std", W[1], y[:, : horizon - 1]).reshape(-1, 2)
+    far = min(np.sqrt(((holes.p - z) ** 2).sum(1)).min() for z in z1[:: max(1, len(z1) // 2000)])
+    assert far > 2 * R
+    mu_prime = run(y, 1.0)
+    s = np.array(scales)[None, :, None, None]
+    loss = ((np.abs(y - mu_prime) - np.abs(y - mu)) / s).sum(axis=(1, 2, 3))
+    terms = np.where(loss > eps, 1.0 - np.exp(eps - loss), 0.0)
+    return terms.mean(), terms.std(ddof=1) / math.sqrt(samples)
+
+
+def test_a_second_agents_hidden_change_is_not_passed():
+    sc, adj, holes = _pair()
+    mean, se = _privacy_loss_excess(holes)
+    assert mean - 5 * se > 0  # the claim (1, 0) is false for this pair (one-sided, z = 5: confidence 1 - 3e-7)
+    report = check_privacy(sc, adj, runs=RUNS)
+    assert report.verdict == "violation"
+    assert report.witness is not None and report.witness["kind"] == "coverage"
+    assert (report.witness["agent"], report.witness["side"]) == (1, 1)  # agent 1 moves on the adjacent runs only
