@@ -63,6 +63,17 @@ CLASS_POINTS_RUNS = 20
 _RTOL = 1e-9
 
 
+def _shifts(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> dict[str, np.ndarray]:
+    """Per channel, the shifts of one side's engine runs from their replay under both problems.
+
+    The replay under both problems already holds ``y - mu_P'`` (the same combinations a second replay with
+    ``P'`` as its rule computes), so the shifts cost no further replay when it kept them.
+    """
+    other = (SimpleNamespace(residuals=replay.residuals_prime) if replay.residuals_prime is not None
+             else replay_runs(ctx.engine_runs(side), pair.adjacent, algorithm=ctx.algorithm))
+    return realized_shifts(replay, other)
+
+
 def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] | AccountingError:
     """Per noisy channel, every release's realized shift ``mu_P - mu_P'`` on both scenarios' engine runs (or why not).
 
@@ -81,20 +92,14 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
             ctx.cache["shifts"] = replay
         else:
             try:
-                # the replay under both problems already holds y - mu_P' (the same combinations a second
-                # replay with P' as its rule computes), so the shifts cost no further replay
-                other = (SimpleNamespace(residuals=replay.residuals_prime) if replay.residuals_prime is not None
-                         else replay_runs(ctx.engine_runs(0), pair.adjacent, algorithm=ctx.algorithm))
                 noisy = {c for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
                          if ch.mechanism is not None}
-                side0 = realized_shifts(replay, other)
+                side0 = _shifts(pair, ctx, 0, replay)
                 # the adjacent scenario's runs too: a cost difference that only matters where the adjacent data
                 # leads (or another agent's, away from the points the adjacency check compares) moves releases
                 # of those runs and need not move any release of the scenario's own runs
-                replay1 = replay_runs(ctx.engine_runs(1), pair.scenario, pair.adjacent, algorithm=ctx.algorithm)
-                other1 = (SimpleNamespace(residuals=replay1.residuals_prime) if replay1.residuals_prime is not None
-                          else replay_runs(ctx.engine_runs(1), pair.adjacent, algorithm=ctx.algorithm))
-                side1 = realized_shifts(replay1, other1)
+                side1 = _shifts(pair, ctx, 1, replay_runs(ctx.engine_runs(1), pair.scenario, pair.adjacent,
+                                                          algorithm=ctx.algorithm))
                 ctx.cache["shifts"] = {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items()
                                        if c in noisy}
             except AccountingError as exc:
