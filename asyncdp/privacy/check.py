@@ -152,6 +152,10 @@ def check_privacy(
                                      seed=seed, engine=engine, search_examples=search_examples,
                                      script=None if script is None else str(script)))
     evidence = [step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)]
+    # a doubt of the adjacency (an agent whose cost could not be shown unchanged) holds whatever the steps
+    adjacency = None if ctx.adjacency is None else ctx.adjacency.evidence()
+    if adjacency is not None:
+        evidence.insert(0, adjacency)
     decision = decide(evidence, ctx.epsilon_claimed)
 
     def figure(name: str, default: float) -> float:

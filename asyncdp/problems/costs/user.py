@@ -13,6 +13,7 @@ from ...errors import ProblemError
 from .family import CostFamily, _fmt, _where
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
+from .structure import Opaque, Structure
 
 __all__ = ["UserCost"]
 
@@ -130,6 +131,14 @@ class UserCost(CostFamily):
         """Numeric minimizer of ``sum_i f_i`` over ``domain`` (:func:`numeric_optimum`)."""
         self._check_domain(domain)
         return numeric_optimum(self, domain)
+
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's callables, known by identity only (:class:`~asyncdp.problems.costs.structure.Opaque`):
+        the same objects are the same cost, other objects may compute anything; this class only."""
+        if type(self) is not UserCost:
+            return None
+        return Structure("UserCost", self._dim, tuple(Opaque((v, g)) for v, g in zip(self._value_fns,
+                                                                                     self._gradient_fns)))
 
     def with_agent(self, agent: int, **changes: Any) -> UserCost:
         """Copy with agent's ``value_fn=`` and ``gradient_fn=`` (both required) replaced."""
