@@ -29,6 +29,7 @@ import numpy as np
 
 from accounting.errors import AdjacencyError
 
+from ..errors import ProblemError
 from ..problems.costs.structure import Difference, same_value
 from ..scenario import Scenario
 from .evidence import Evidence
@@ -182,7 +183,8 @@ def _changed(probed: list[int], diff: Difference, what: str, same: str) -> tuple
     if len(changed) > 1:
         how = []
         if diff.differ:
-            how.append(f"{what}s {sorted(diff.differ)} by their parameters" + (f" ({diff.why})" if diff.why else ""))
+            shared = f" ({diff.why})" if diff.why and not diff.unknown else ""  # (why names the unknown ones else)
+            how.append(f"{what}s {sorted(diff.differ)} by their parameters{shared}")
         if set(probed) - diff.differ:
             how.append(f"{what}s {sorted(set(probed) - diff.differ)} by their gradients at the probe points")
         noun = "loss" if what == "round" else "cost"
@@ -218,7 +220,11 @@ def _round_adjacency(scenario: Scenario, adjacent: Scenario, probes: int, seed: 
         horizon = frozenset(range(1, scenario.horizon + 1))
         diff = Difference(frozenset(), horizon, f"{type(costs).__name__} describes no rounds to compare")
     else:
-        diff = compare(other)
+        try:
+            diff = compare(other)
+        except ProblemError as exc:  # (another number of rounds: not two sequences of Def. 1)
+            raise AdjacencyError(f"adjacent scenarios' loss sequences cannot be compared round by round: {exc}"
+                                 ) from None
     # rounds after the horizon are never evaluated: they may differ
     rounds = frozenset(range(1, scenario.horizon + 1))
     diff = Difference(diff.differ & rounds, diff.unknown & rounds, diff.why)

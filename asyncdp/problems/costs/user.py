@@ -32,6 +32,13 @@ class UserCost(CostFamily):
     raises :class:`CostValueError` naming the agent, the round (when the
     caller passes ``round_index``) and the point.
 
+    Two families are compared agent by agent by their callables' identity
+    (:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`): the same
+    objects are the same cost; other objects may compute anything, even when
+    they compute the same cost, so build adjacent families with
+    :meth:`with_agent` (or ``Problem.adjacent``), which keeps every other
+    agent's objects.
+
     Args:
         value_fns: N callables.
         gradient_fns: N callables, matching ``value_fns``.

@@ -141,3 +141,12 @@ def test_fresh_but_identical_round_callables_are_a_doubt():
     assert (found.round, found.unverified) == (3, tuple(t for t in range(1, horizon + 1) if t != 3))
     assert found.doubt is not None and "adjacent_online_problem" in found.doubt
     assert found.evidence().doubt == found.doubt
+
+
+def test_sequences_of_other_lengths_are_refused():
+    sc = DPSDAC.example_scenario()
+    loss = sc.problem.costs
+    longer = BatchLoss(loss.kind, loss.features + loss.features[:1], loss.labels + loss.labels[:1], num_nodes=7)
+    adj = sc.replace(problem=online_problem(longer, sc.problem.domain, sc.problem.constants))
+    with pytest.raises(AdjacencyError, match=r"cannot be compared round by round: .*\(7, 14, 12\) vs \(7, 14, 13\)"):
+        check_adjacency(sc, adj)
