@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -89,7 +89,8 @@ class Opaque:
         return None
 
 
-class Structure(NamedTuple):
+@dataclass(frozen=True, eq=False)
+class Structure:
     """A family's costs described by their parameters.
 
     Attributes:
