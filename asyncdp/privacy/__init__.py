@@ -3,7 +3,8 @@
 * :mod:`.check`: :func:`check_privacy`, the privacy check of a scenario pair, a pipeline of
   :mod:`.context` (adjacency, one run, what the steps share) -> :mod:`.steps` (one
   :class:`~.evidence.Evidence` per method) -> :mod:`.verdict` -> :mod:`.report`;
-* :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed;
+* :mod:`.adjacency`: which agent's cost (or round's loss) the adjacent scenario changed, from probe points and
+  the cost families' structure, and which others it could not show unchanged;
 * :mod:`.replay`: an algorithm's R and U steps as the accountant's replay rule;
 * :mod:`.sensitivity`: the accountant's own sensitivity (the paper record's lemma, per release and channel)
   and the prober's update pair;
@@ -18,7 +19,7 @@ Example:
     True
 """
 
-from .adjacency import find_changed_agent, find_changed_round
+from .adjacency import Adjacency, check_adjacency, find_changed_agent, find_changed_round
 from .behavior import EngineRuns, replay_runs, run_engine
 from .check import check_privacy
 from .context import CheckContext, CheckOptions, ScenarioPair
@@ -30,6 +31,8 @@ from .steps import STEPS
 from .verdict import Decision, decide
 
 __all__ = [
+    "Adjacency",
+    "check_adjacency",
     "find_changed_agent",
     "find_changed_round",
     "ReplayState",

@@ -6,21 +6,35 @@
   loss changed, Cheng, Liao and Li, arXiv 2022, Def. 1); returns the round.
 
 Both raise :class:`accounting.errors.AdjacencyError` naming what differs.
+
+Gradients compared at finitely many points can show that a cost differs,
+never that it is the same: a cost may differ from another everywhere but at
+the points compared. So the costs are also compared by their structure
+(:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`,
+:meth:`~asyncdp.problems.online.OnlineLoss.compare_rounds`): parameters that
+differ count as a change; an agent (round) whose cost the structure cannot
+show unchanged (a user's callable that is another object than the scenario's)
+is *unverified*. :func:`check_adjacency` returns the changed agent (or round)
+with a doubt naming the unverified ones, which the privacy check reports
+(``inconclusive``, never ``pass``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from accounting.errors import AdjacencyError
 
+from ..errors import ProblemError
+from ..problems.costs.structure import Difference, same_value
 from ..scenario import Scenario
+from .evidence import Evidence
 
-__all__ = ["find_changed_agent", "find_changed_round"]
+__all__ = ["Adjacency", "check_adjacency", "find_changed_agent", "find_changed_round"]
 
 
 def _same_topology(a: Scenario, b: Scenario) -> int | None:
@@ -83,7 +97,7 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
     pa, pb = ({}, {}) if a is scenario.algorithm and b is adjacent.algorithm else (_parameters(a), _parameters(b))
     for name in sorted(set(pa) | set(pb), key=str):
         va, vb = pa.get(name, _MISSING), pb.get(name, _MISSING)
-        if not _same_value(va, vb):
+        if not same_value(va, vb):
             raise AdjacencyError(f"the rule bound to the adjacent problem differs from the rule bound to the "
                                  f"scenario's problem in {name}: {_short(va)} vs {_short(vb)}; {why}")
     for t in range(1, scenario.horizon + 1):
@@ -122,26 +136,147 @@ def _short(value: Any) -> str:
     return "(none)" if value is _MISSING else repr(value)[:80]
 
 
-def _same_value(a: Any, b: Any) -> bool:
-    """Whether two parameter values are equal (arrays: same shape and entries; NaN equal to NaN; tuples, lists
-    and dicts item by item). Values that cannot be compared count as different (the pair is refused)."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+def _probe_points(domain: Any, probes: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.concatenate([domain.sample(rng, probes), np.asarray(domain.center, dtype=float)[None]])
+
+
+@dataclass(frozen=True)
+class Adjacency:
+    """What changed between two adjacent scenarios, and what could not be shown unchanged.
+
+    Attributes:
+        agent: the changed agent (``None`` under round adjacency).
+        round: the changed round of an online loss sequence (``None`` under agent adjacency).
+        unverified: the other agents (or rounds) whose costs the structure could not show unchanged
+            (:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`); their gradients agree at every probe
+            point, which does not show that they agree elsewhere.
+        doubt: one sentence naming them and how to build the pair so that they are verified, or ``None``.
+    """
+
+    agent: int | None
+    round: int | None
+    unverified: tuple[int, ...] = ()
+    doubt: str | None = None
+
+    def evidence(self) -> Evidence | None:
+        """The doubt as the check's evidence ``"adjacency"`` (never ``pass``; see
+        :func:`~asyncdp.privacy.verdict.decide`), or ``None`` without one."""
+        if self.doubt is None:
+            return None
+        what = "adjacency_unverified_rounds" if self.agent is None else "adjacency_unverified_agents"
+        return Evidence("adjacency", "declaration", {what: list(self.unverified)}, reasons=(self.doubt,),
+                        doubt=self.doubt)
+
+
+def _changed(probed: list[int], diff: Difference, what: str, same: str) -> tuple[int, tuple[int, ...], str | None]:
+    """The changed entry from the probes and the structure, the unverified others, and the doubt.
+
+    Raises:
+        AdjacencyError: no entry changed, or more than one (naming them, and which the structure shows).
+    """
+    changed = sorted(set(probed) | diff.differ)
+    if not changed:
+        hint = (f" at every probe point, and the structure shows no {what} changed ({what}s {sorted(diff.unknown)} "
+                f"are not compared: {diff.why})" if diff.unknown else "")
+        raise AdjacencyError(f"adjacent scenarios have the same {same}{hint}")
+    if len(changed) > 1:
+        how = []
+        if diff.differ:
+            shared = f" ({diff.why})" if diff.why and not diff.unknown else ""  # (why names the unknown ones else)
+            how.append(f"{what}s {sorted(diff.differ)} by their parameters{shared}")
+        if set(probed) - diff.differ:
+            how.append(f"{what}s {sorted(set(probed) - diff.differ)} by their gradients at the probe points")
+        noun = "loss" if what == "round" else "cost"
+        raise AdjacencyError(f"adjacent scenarios differ in more than one {what}'s {noun}: {what}s {changed} "
+                             f"({'; '.join(how)})")
+    unverified = tuple(sorted(diff.unknown - {changed[0]}))
+    if not unverified:
+        return changed[0], (), None
+    noun = "losses" if what == "round" else "costs"
+    doubt = (f"adjacency: the {noun} of {what}(s) {list(unverified)} could not be shown unchanged: their gradients "
+             f"agree at the probe points, which cannot rule out a change elsewhere ({diff.why}); a second change "
+             f"may be hidden from the check: build the adjacent problem with "
+             + ("adjacent_online_problem (OnlineLoss.with_round)" if what == "round" else "Problem.adjacent")
+             + f", or reuse the scenario's cost objects for every unchanged {what}")
+    return changed[0], unverified, doubt
+
+
+def _round_adjacency(scenario: Scenario, adjacent: Scenario, probes: int, seed: int) -> Adjacency:
+    if not (_online(scenario.problem) and _online(adjacent.problem)):
+        raise AdjacencyError("round adjacency needs two online problems (costs with num_rounds)")
+    _check_same_setup(scenario, adjacent)
+    points = _probe_points(scenario.problem.domain, probes, seed)
+    agents = np.arange(scenario.problem.num_agents)[:, None]
+    probed = []
+    for t in range(1, scenario.horizon + 1):
+        g = scenario.problem.costs.gradient(agents, points[None], round_index=t)
+        gp = adjacent.problem.costs.gradient(agents, points[None], round_index=t)
+        if np.abs(g - gp).max() > 0:
+            probed.append(t)
+    costs, other = scenario.problem.costs, adjacent.problem.costs
+    compare = getattr(costs, "compare_rounds", None)
+    if compare is None:
+        horizon = frozenset(range(1, scenario.horizon + 1))
+        diff = Difference(frozenset(), horizon, f"{type(costs).__name__} describes no rounds to compare")
+    else:
         try:
-            return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b, equal_nan=True))
-        except (TypeError, ValueError):  # (object arrays of uncomparable items)
-            return False
-    if sp.issparse(a) or sp.issparse(b):
-        return bool(sp.issparse(a) and sp.issparse(b) and a.shape == b.shape and (a != b).nnz == 0)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-    try:
-        return bool(a == b) or (a != a and b != b)  # (NaN parameters on both sides are the same parameter)
-    except (TypeError, ValueError):  # no single truth value: nothing shows they are the same parameter
-        return False
+            diff = compare(other)
+        except ProblemError as exc:  # (another number of rounds: not two sequences of Def. 1)
+            raise AdjacencyError(f"adjacent scenarios' loss sequences cannot be compared round by round: {exc}"
+                                 ) from None
+    # rounds after the horizon are never evaluated: they may differ
+    rounds = frozenset(range(1, scenario.horizon + 1))
+    diff = Difference(diff.differ & rounds, diff.unknown & rounds, diff.why)
+    t, unverified, doubt = _changed(probed, diff, "round", f"loss in every round 1..{scenario.horizon}")
+    return Adjacency(None, t, unverified, doubt)
+
+
+def _agent_adjacency(scenario: Scenario, adjacent: Scenario, probes: int, seed: int) -> Adjacency:
+    _check_same_setup(scenario, adjacent)
+    points = _probe_points(scenario.problem.domain, probes, seed)
+    n_agents = scenario.problem.num_agents
+    agents = np.arange(n_agents)[:, None]
+    g = scenario.problem.costs.gradient(agents, points[None])
+    gp = adjacent.problem.costs.gradient(agents, points[None])
+    probed = [int(i) for i in np.flatnonzero(np.abs(g - gp).max(axis=(1, 2)) > 0)]
+    diff = scenario.problem.costs.compare_agents(adjacent.problem.costs)
+    agent, unverified, doubt = _changed(probed, diff, "agent", "costs for every agent")
+    return Adjacency(agent, None, unverified, doubt)
+
+
+def check_adjacency(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> Adjacency:
+    """Check that the scenarios are adjacent; return the changed agent (or round) and what is unverified.
+
+    Online losses (:mod:`asyncdp.problems.online`) are compared round by round
+    (:func:`find_changed_round`), other costs agent by agent
+    (:func:`find_changed_agent`). An entry changed when its gradients differ at
+    a probe point or its parameters differ
+    (:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`); exactly one
+    may. An other entry whose cost the structure cannot show unchanged (a user
+    callable that is not the scenario's object) is *unverified*: the
+    returned doubt names it.
+
+    Args:
+        scenario, adjacent: the two scenarios.
+        probes: random points of the domain at which gradients are compared.
+        seed: seed of those points.
+
+    Returns:
+        The :class:`Adjacency`.
+
+    Raises:
+        AdjacencyError: they differ elsewhere, in no entry, or in more than one (naming them).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair = small_example()[0]
+        >>> check_adjacency(pair.scenario, pair.adjacent)
+        Adjacency(agent=0, round=None, unverified=(), doubt=None)
+    """
+    if _online(scenario.problem):
+        return _round_adjacency(scenario, adjacent, probes, seed)
+    return _agent_adjacency(scenario, adjacent, probes, seed)
 
 
 def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:
@@ -153,7 +288,11 @@ def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 
     ``round_index=t`` (:mod:`asyncdp.problems.online`). Everything but the losses must
     be equal, as in :func:`find_changed_agent`. Rounds ``1..horizon`` are
     compared by every agent's gradient at ``probes`` points of the domain and
-    its centre. Such a change moves every agent's input, so all agents are affected.
+    its centre, and by the sequences' structure
+    (:meth:`~asyncdp.problems.online.OnlineLoss.compare_rounds`: a round whose
+    batch differs changed). Such a change moves every agent's input, so all
+    agents are affected. Rounds the structure cannot show unchanged are
+    reported by :func:`check_adjacency`.
 
     Args:
         scenario, adjacent: the two scenarios.
@@ -175,27 +314,9 @@ def find_changed_round(scenario: Scenario, adjacent: Scenario, *, probes: int = 
         ...
         accounting.errors.AdjacencyError: round adjacency needs two online problems (costs with num_rounds)
     """
-    if not (_online(scenario.problem) and _online(adjacent.problem)):
-        raise AdjacencyError("round adjacency needs two online problems (costs with num_rounds)")
-    _check_same_setup(scenario, adjacent)
-    points = _probe_points(scenario.problem.domain, probes, seed)
-    agents = np.arange(scenario.problem.num_agents)[:, None]
-    changed = []
-    for t in range(1, scenario.horizon + 1):
-        g = scenario.problem.costs.gradient(agents, points[None], round_index=t)
-        gp = adjacent.problem.costs.gradient(agents, points[None], round_index=t)
-        if np.abs(g - gp).max() > 0:
-            changed.append(t)
-    if not changed:
-        raise AdjacencyError(f"adjacent scenarios have the same loss in every round 1..{scenario.horizon}")
-    if len(changed) > 1:
-        raise AdjacencyError(f"adjacent scenarios differ in more than one round's loss: rounds {changed}")
-    return changed[0]
-
-
-def _probe_points(domain: Any, probes: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.concatenate([domain.sample(rng, probes), np.asarray(domain.center, dtype=float)[None]])
+    t = _round_adjacency(scenario, adjacent, probes, seed).round
+    assert t is not None
+    return t
 
 
 def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 16, seed: int = 0) -> int:
@@ -206,7 +327,12 @@ def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 
     and mode, and the rule bound to each problem (its parameters, its noise
     declarations and its claim: a binding that reads the problem, e.g. its
     declared constants, must read the same from both). Costs are compared by their gradients at ``probes`` points of the
-    domain (and its centre), so user-supplied costs are handled too.
+    domain (and its centre), so user-supplied costs are handled too, and by
+    the families' structure
+    (:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`): an agent whose
+    parameters differ changed even where its gradients agree at the probes.
+    Agents the structure cannot show unchanged are reported by
+    :func:`check_adjacency`.
 
     Args:
         scenario, adjacent: the two scenarios.
@@ -226,15 +352,6 @@ def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 
         >>> find_changed_agent(pair.scenario, pair.adjacent)
         0
     """
-    _check_same_setup(scenario, adjacent)
-    points = _probe_points(scenario.problem.domain, probes, seed)
-    n_agents = scenario.problem.num_agents
-    agents = np.arange(n_agents)[:, None]
-    g = scenario.problem.costs.gradient(agents, points[None])
-    gp = adjacent.problem.costs.gradient(agents, points[None])
-    changed = [int(i) for i in np.flatnonzero(np.abs(g - gp).max(axis=(1, 2)) > 0)]
-    if not changed:
-        raise AdjacencyError("adjacent scenarios have the same costs for every agent")
-    if len(changed) > 1:
-        raise AdjacencyError(f"adjacent scenarios differ in more than one agent's cost: agents {changed}")
-    return changed[0]
+    agent = _agent_adjacency(scenario, adjacent, probes, seed).agent
+    assert agent is not None
+    return agent

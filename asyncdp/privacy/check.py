@@ -84,7 +84,13 @@ def check_privacy(
     (1) The scenarios must be adjacent: one agent's cost changed or, for
     online losses (:mod:`asyncdp.problems.online`), one round's loss
     (:func:`find_changed_round`; every per-agent step below then covers all
-    agents together). (2) *Declaration*: one run's ledger is composed with
+    agents together). The changed agent is read from gradients at probe
+    points and from the cost families' structure
+    (:func:`~asyncdp.privacy.adjacency.check_adjacency`); another agent whose
+    cost the structure cannot show unchanged (a user callable that is
+    another object than the scenario's) is a doubt, reported as the first
+    evidence (``"adjacency"``) whatever ``steps`` run: such a pair never
+    passes. (2) *Declaration*: one run's ledger is composed with
     the accountant's own sensitivity (the paper record's lemma,
     :func:`~asyncdp.privacy.sensitivity.independent_sensitivity`; none
     exists for an algorithm without a record, and then nothing is
@@ -152,6 +158,10 @@ def check_privacy(
                                      seed=seed, engine=engine, search_examples=search_examples,
                                      script=None if script is None else str(script)))
     evidence = [step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)]
+    # a doubt of the adjacency (an agent whose cost could not be shown unchanged) holds whatever the steps
+    adjacency = None if ctx.adjacency is None else ctx.adjacency.evidence()
+    if adjacency is not None:
+        evidence.insert(0, adjacency)
     decision = decide(evidence, ctx.epsilon_claimed)
 
     def figure(name: str, default: float) -> float:

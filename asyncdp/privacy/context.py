@@ -31,7 +31,7 @@ from topology.validation import check_integer, check_nonnegative, check_open_uni
 from ..algorithms.base import Algorithm, NoiseDeclaration
 from ..errors import ScenarioError
 from ..scenario import Scenario
-from .adjacency import _online, find_changed_agent, find_changed_round
+from .adjacency import Adjacency, check_adjacency
 from .behavior import EngineRuns, engine_disagreement, replay_runs, run_engine
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
@@ -154,6 +154,8 @@ class CheckContext:
             Rényi and zCDP claims are checked through their ``(epsilon, delta)`` conversion at the
             option ``delta`` (``epsilon_claimed``, ``delta_claimed``): a witness against the
             conversion refutes the claim, which implies it.
+        adjacency: what :func:`~asyncdp.privacy.adjacency.check_adjacency` found (the changed agent or round,
+            and the other agents or rounds whose costs it could not show unchanged, with its doubt).
     """
 
     options: CheckOptions
@@ -175,6 +177,7 @@ class CheckContext:
     paper: Any = None
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     claim_form: Any = None
+    adjacency: Adjacency | None = None
 
     def engine_runs(self, side: int) -> EngineRuns:
         """The engine's ``runs`` runs of the scenario (``side`` 0) or of the adjacent one (1), run once."""
@@ -428,8 +431,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
             raise ScenarioError(f"check_privacy: {name} has its own noise source ({type(sc.noise).__name__}): the "
                                 "check draws the privacy noise from the seed layout of asyncdp.noise and verifies "
                                 "every release against those draws; build the scenario without noise=")
-    changed_round = find_changed_round(scenario, adjacent) if _online(scenario.problem) else None
-    agent = None if changed_round is not None else find_changed_agent(scenario, adjacent)
+    adjacency = check_adjacency(scenario, adjacent)
+    changed_round, agent = adjacency.round, adjacency.agent
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
@@ -461,7 +464,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         unnoised=unnoised, focus=focus, focus_ledgers=focus_ledgers,
         rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
         setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
-        claim_form=claim_form,
+        claim_form=claim_form, adjacency=adjacency,
     )
 
 

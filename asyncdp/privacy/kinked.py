@@ -58,6 +58,7 @@ from ..errors import ProblemError
 from ..problems.costs.family import CostFamily, _fmt
 from ..problems.costs.override import AgentOverride
 from ..problems.costs.function_class import FunctionClass
+from ..problems.costs.structure import Structure
 
 __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs", "kinked_round_pairs",
            "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
@@ -149,6 +150,12 @@ class KinkedOverride(AgentOverride):
     def _own_gradient(self, x: np.ndarray) -> np.ndarray:
         return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
 
+    def _own_parameters(self) -> Any:
+        """``(axis, position, scale, width)`` (this class only)."""
+        if type(self) is not KinkedOverride:
+            return super()._own_parameters()
+        return (self._axis, self._c, self._scale, self._eta)
+
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
         ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
@@ -223,6 +230,16 @@ class KinkedRound(OnlineLoss):
         if t != self._round:
             return self._base._round_gradient(t, x)
         return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
+
+    def _round_structure(self) -> Structure | None:
+        """The base's structure with the kinked round's row ``("KinkedRound", axis, position, scale, width)`` (this
+        class only)."""
+        base = self._base._round_structure() if type(self) is KinkedRound else None
+        if base is None:
+            return None
+        rows = list(base.rows)
+        rows[self._round - 1] = ("KinkedRound", self._axis, self._c, self._scale, self._eta)
+        return Structure(base.kind, base.shared, tuple(rows))
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base's constants widened by the kinked loss: ``L = max(L_base, scale)``, smoothness at least

@@ -58,6 +58,7 @@ import numpy as np
 from topology.validation import check_integer, check_positive, check_real
 
 from .costs import CostFamily, FunctionClass
+from .costs.structure import Structure
 from .domains import Ball, Box, Domain
 from ..errors import ProblemError
 from .problem import Problem
@@ -335,6 +336,13 @@ class NonconvexEstimation(CostFamily):
             return polished
         return best
 
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's measurement; ``M``, ``kappa``, the box and the soft width shared (this class only)."""
+        if type(self) is not NonconvexEstimation:
+            return None
+        return Structure("NonconvexEstimation", (self._M, self._kappa, self._low, self._high, self._width),
+                         tuple(self._Y))
+
     def with_agent(self, agent: int, **changes: Any) -> NonconvexEstimation:
         """Copy with ``measurement=`` of ``agent`` replaced (adjacent problem, one sample changed)."""
         i = self._check_agent(agent)
@@ -513,6 +521,12 @@ class ICAQuartic(CostFamily):
             if val < best_val:
                 best, best_val = u, val
         return best
+
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's samples (the mixing matrix only names a reference minimizer; this class only)."""
+        if type(self) is not ICAQuartic:
+            return None
+        return Structure("ICAQuartic", (), tuple(self._S))
 
     def with_agent(self, agent: int, **changes: Any) -> ICAQuartic:
         """Copy with agent's ``samples=`` (``(n_i, d)``) replaced."""

@@ -56,6 +56,7 @@ from scipy import optimize, special
 from topology.validation import check_integer, check_nonnegative, check_positive
 
 from .costs import CostFamily, FunctionClass
+from .costs.structure import Difference, Opaque, Structure, compare
 from .domains import Ball, Box, Domain, Reals
 from ..errors import ProblemError
 from .problem import Problem
@@ -192,6 +193,38 @@ class OnlineLoss(CostFamily):
 
         Def. 1 of Cheng, Liao and Li (arXiv 2022).
         """
+
+    # ------------------------------------------------------ adjacency
+    def _round_structure(self) -> Structure | None:
+        """The rounds' losses by their parameters, one row per round 1..T (:mod:`~asyncdp.problems.costs.structure`),
+        or ``None`` (the default: every round unknown to :meth:`compare_rounds`). Must be ``None`` for a subclass
+        that may compute its losses otherwise."""
+        return None
+
+    def compare_rounds(self, other: OnlineLoss) -> Difference:
+        """Which rounds' losses differ between this sequence and ``other``, read from their structure.
+
+        The round counterpart of :meth:`~asyncdp.problems.costs.CostFamily.compare_agents`: batches are
+        compared exactly, user callables by identity; :meth:`with_round` builds a sequence that differs in
+        that round only. Rounds are numbered 1..T.
+
+        Raises:
+            ProblemError: ``other`` is not an online loss of the same nodes, dimension and number of rounds.
+
+        Example:
+            >>> loss = BatchLoss("logistic", [[[1.0, 0.0]]] * 3, [[1.0]] * 3, num_nodes=2)
+            >>> sorted(loss.compare_rounds(loss.with_round(2, features=[[0.0, 1.0]], labels=[-1.0])).differ)
+            [2]
+        """
+        if not isinstance(other, OnlineLoss):
+            raise ProblemError(f"other must be an OnlineLoss, got {type(other).__name__}")
+        mine, theirs = (self._num_agents, self._dim, self._num_rounds), (other.num_agents, other.dim, other.num_rounds)
+        if mine != theirs:
+            raise ProblemError(f"the sequences differ in (nodes, dimension, rounds): {mine} vs {theirs}")
+        if other is self:
+            return Difference(frozenset(), frozenset())
+        return compare(self._round_structure(), other._round_structure(), self._num_rounds,
+                       names=(type(self).__name__, type(other).__name__), first=1)
 
     # ---------------------------------------------------- CostFamily parts
     def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
@@ -426,6 +459,12 @@ class BatchLoss(OnlineLoss):
             return domain.project(res.x[: self._dim])
         return super().best_fixed(domain, h, x0=x0)
 
+    def _round_structure(self) -> Structure | None:
+        """Each round's batch ``(A_t, b_t)``; the loss kind shared (this class only)."""
+        if type(self) is not BatchLoss:
+            return None
+        return Structure("BatchLoss", self.kind, tuple(zip(self._A, self._b)))
+
     def with_round(self, t: int, **data: Any) -> BatchLoss:
         """Round ``t``'s batch replaced by ``features=`` (``(B', d)``) and ``labels=`` (``(B',)``).
 
@@ -519,6 +558,12 @@ class UserOnlineLoss(OnlineLoss):
             return self.constants.replace(diameter=domain.diameter)
         return self.constants
 
+    def _round_structure(self) -> Structure | None:
+        """Each round's callables, known by identity only (this class only)."""
+        if type(self) is not UserOnlineLoss:
+            return None
+        return Structure("UserOnlineLoss", (), tuple(Opaque(self._fns(t)) for t in range(1, self._num_rounds + 1)))
+
     def with_round(self, t: int, **data: Any) -> UserOnlineLoss:
         """Round ``t`` uses ``value_fn=`` and ``gradient_fn=`` (both required, same signatures)."""
         t = self._check_round(t)
@@ -597,6 +642,15 @@ class LinearRound(OnlineLoss):
         if t == self._round:
             return np.broadcast_to(self._g, x.shape).copy()
         return self._base._round_gradient(t, x)
+
+    def _round_structure(self) -> Structure | None:
+        """The base's structure with the linear round's row ``("LinearRound", g)`` (this class only)."""
+        base = self._base._round_structure() if type(self) is LinearRound else None
+        if base is None:
+            return None
+        rows = list(base.rows)
+        rows[self._round - 1] = ("LinearRound", self._g)
+        return Structure(base.kind, base.shared, tuple(rows))
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """``base``'s constants with ``L = max(L_base, ||g||_2)`` (a linear loss is 0-smooth)."""

@@ -99,7 +99,12 @@ class Problem:
         """The adjacent problem where only ``agent``'s cost differs (Huang, Mitra and Vaidya, ICDCN 2015, Def. 3).
 
         The domain and the declared constants are kept; the new cost must still
-        belong to the class those constants describe.
+        belong to the class those constants describe. Every other agent keeps
+        its cost (the same parameters, or the same callables), so
+        :meth:`~asyncdp.problems.costs.CostFamily.compare_agents` shows from
+        the structure alone that only ``agent``'s cost differs: the privacy
+        check needs that, since gradients compared at finitely many points
+        never show that a cost is unchanged.
 
         Args:
             agent: index of the agent whose private data changes.

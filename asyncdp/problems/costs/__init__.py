@@ -7,7 +7,11 @@ constants of the function class it belongs to on a given domain
 Showkatbakhsh, Karakus and Diggavi, arXiv 2019, A2-A4) and the
 minimizer ``x* = argmin_{x in X} sum_i f_i(x)``. Adjacent problems (Huang, Mitra and Vaidya, ICDCN 2015,
 Def. 3: exactly one agent's cost differs) are built with
-:meth:`CostFamily.with_agent`.
+:meth:`CostFamily.with_agent`; :meth:`CostFamily.compare_agents` says, from
+the families' parameters, which agents' costs differ between two families
+(:mod:`~asyncdp.problems.costs.structure`), where comparing gradients at
+finitely many points could only show that a cost differs, never that it is
+the same.
 
 Families:
 
@@ -23,7 +27,8 @@ Families:
 Modules: :mod:`~asyncdp.problems.costs.function_class` (the constants),
 :mod:`~asyncdp.problems.costs.family` (the abstract :class:`CostFamily`),
 :mod:`~asyncdp.problems.costs.quadratics`, :mod:`~asyncdp.problems.costs.user`,
-:mod:`~asyncdp.problems.costs.optimum` and :mod:`~asyncdp.problems.costs.checks`.
+:mod:`~asyncdp.problems.costs.optimum`, :mod:`~asyncdp.problems.costs.checks` and
+:mod:`~asyncdp.problems.costs.structure`.
 
 Conventions: ``agents`` is an integer or an integer array; it is broadcast
 against the leading axes of ``x`` (shape ``(..., dim)``), so ``value`` returns
@@ -40,6 +45,7 @@ from .function_class import FunctionClass
 from .optimum import numeric_optimum
 from .override import AgentOverride, LinearOverride
 from .quadratics import RendezvousQuadratic, WeightedQuadratic
+from .structure import Difference, Opaque, Structure
 from .user import UserCost
 
 __all__ = [
@@ -50,6 +56,9 @@ __all__ = [
     "UserCost",
     "AgentOverride",
     "LinearOverride",
+    "Difference",
+    "Opaque",
+    "Structure",
     "ConstantCheck",
     "check_constants",
     "numeric_optimum",

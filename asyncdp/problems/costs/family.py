@@ -17,6 +17,7 @@ from ..domains import Domain
 from ...errors import CostValueError, ProblemError
 from ..finite import all_finite
 from .function_class import FunctionClass
+from .structure import Difference, Structure, compare
 
 __all__ = ["CostFamily"]
 
@@ -255,6 +256,64 @@ class CostFamily(abc.ABC):
                 "pass new_data as a dict"
             )
         return self.with_agent(agent, **{self.private_fields[0]: new_data})
+
+    # ------------------------------------------------------- adjacency
+    def _agent_structure(self) -> Structure | None:
+        """The agents' costs described by their parameters (:mod:`~asyncdp.problems.costs.structure`), or ``None``.
+
+        The default describes none: every agent of such a family is *unknown* to :meth:`compare_agents`. A
+        family that describes its costs must return ``None`` for a subclass that may compute its costs otherwise
+        (its parameters would then not determine them).
+        """
+        return None
+
+    def compare_agents(self, other: CostFamily) -> Difference:
+        """Which agents' costs differ between this family and ``other``, read from their structure.
+
+        Parametric families of the same kind compare each agent's parameters
+        exactly (differ or the same); user callables are the same only when
+        they are the same objects (otherwise *unknown*); families of different
+        kinds, or without structure, leave every agent unknown. The same
+        family object differs in nothing. :meth:`Problem.adjacent
+        <asyncdp.problems.problem.Problem.adjacent>` (:meth:`with_agent`)
+        builds a family that differs from this one in the changed agent only.
+
+        Args:
+            other: a family of the same number of agents.
+
+        Returns:
+            The :class:`~asyncdp.problems.costs.structure.Difference` (agents that differ, agents unknown).
+
+        Raises:
+            ProblemError: ``other`` is not a cost family, or has another number of agents.
+
+        Example:
+            >>> from asyncdp.problems.costs import RendezvousQuadratic
+            >>> fam = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0], [0.5, 0.5]])
+            >>> d = fam.compare_agents(fam.with_agent(1, address=[0.0, 1.0]))
+            >>> sorted(d.differ), sorted(d.unknown)
+            ([1], [])
+        """
+        if not isinstance(other, CostFamily):
+            raise ProblemError(f"other must be a CostFamily, got {type(other).__name__}")
+        if other.num_agents != self._num_agents:
+            raise ProblemError(f"the families have {self._num_agents} and {other.num_agents} agents")
+        if other is self:
+            return Difference(frozenset(), frozenset())
+        return compare(self._agent_structure(), other._agent_structure(), self._num_agents,
+                       names=(type(self).__name__, type(other).__name__))
+
+    def differing_agents(self, other: CostFamily) -> frozenset[int] | None:
+        """The agents whose costs differ between this family and ``other``, or ``None`` when the structure
+        cannot tell for some agent (:meth:`compare_agents`).
+
+        Example:
+            >>> from asyncdp.problems.costs import RendezvousQuadratic
+            >>> fam = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])
+            >>> fam.differing_agents(RendezvousQuadratic([[0.0, 0.5], [1.0, 0.0]]))
+            frozenset({0})
+        """
+        return self.compare_agents(other).exact
 
     # ------------------------------------------------------- abstract parts
     @abc.abstractmethod

@@ -19,6 +19,7 @@ from ...errors import ProblemError
 from .family import CostFamily, _fmt
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
+from .structure import Opaque, Structure
 
 __all__ = ["AgentOverride", "LinearOverride"]
 
@@ -86,6 +87,25 @@ class AgentOverride(CostFamily):
         self._check_domain(domain)
         return numeric_optimum(self, domain)
 
+    def _own_parameters(self) -> Any:
+        """The replaced cost's parameters, compared exactly (:meth:`compare_agents`); the default is this family
+        object itself (:class:`~asyncdp.problems.costs.structure.Opaque`: the same cost only in the same object).
+        A subclass that returns parameters must return the default for its own subclasses."""
+        return Opaque((self,))
+
+    def _agent_structure(self) -> Structure | None:
+        """The base's structure with the replaced agent's entry ``(class name, its parameters)``; ``None`` when the
+        base has none, or when a subclass computes the costs otherwise than through ``_own_value``/``_own_gradient``."""
+        cls = type(self)
+        if cls._value is not AgentOverride._value or cls._gradient is not AgentOverride._gradient:
+            return None
+        base = self._base._agent_structure()
+        if base is None:
+            return None
+        rows = list(base.rows)
+        rows[self._agent] = (cls.__name__, self._own_parameters())
+        return Structure(base.kind, base.shared, tuple(rows))
+
     def _same_agent(self, agent: int, changes: dict[str, Any]) -> None:
         """:meth:`with_agent`'s checks: known fields, and this override's agent.
 
@@ -135,6 +155,10 @@ class LinearOverride(AgentOverride):
 
     def _own_gradient(self, x: np.ndarray) -> np.ndarray:
         return self._g
+
+    def _own_parameters(self) -> Any:
+        """``g`` (this class only)."""
+        return self._g if type(self) is LinearOverride else super()._own_parameters()
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the linear cost: ``C2 = max(C2_base, ||g||)``, ``mu = 0``, ``C4``/``L`` kept."""

@@ -16,6 +16,7 @@ from ...errors import ProblemError
 from .family import CostFamily, _fmt
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
+from .structure import Structure
 
 __all__ = ["RendezvousQuadratic", "WeightedQuadratic"]
 
@@ -128,6 +129,12 @@ class RendezvousQuadratic(CostFamily):
         """
         self._check_domain(domain)
         return domain.project(self._addresses.mean(axis=0))
+
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's address (this class only: a subclass may compute its costs otherwise)."""
+        if type(self) is not RendezvousQuadratic:
+            return None
+        return Structure("RendezvousQuadratic", (), tuple(self._addresses))
 
     def with_agent(self, agent: int, **changes: Any) -> RendezvousQuadratic:
         """Copy with ``address=`` of ``agent`` replaced.
@@ -267,6 +274,14 @@ class WeightedQuadratic(CostFamily):
         if not self.diagonal or isinstance(domain, (Box, Reals)):
             return domain.project(m)
         return numeric_optimum(self, domain, x0=m)
+
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's center and per-coordinate weights (a scalar weight ``w`` as ``(w, ..., w)``: the same
+        cost); this class only."""
+        if type(self) is not WeightedQuadratic:
+            return None
+        w = np.broadcast_to(self._w, self._centers.shape)
+        return Structure("WeightedQuadratic", (), tuple(zip(self._centers, w)))
 
     def with_agent(self, agent: int, **changes: Any) -> WeightedQuadratic:
         """Copy with ``center=`` and/or ``weight=`` of ``agent`` replaced."""

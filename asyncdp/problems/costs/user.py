@@ -13,6 +13,7 @@ from ...errors import ProblemError
 from .family import CostFamily, _fmt, _where
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
+from .structure import Opaque, Structure
 
 __all__ = ["UserCost"]
 
@@ -30,6 +31,13 @@ class UserCost(CostFamily):
     loop over agents and points in Python. Outputs are checked: NaN/inf
     raises :class:`CostValueError` naming the agent, the round (when the
     caller passes ``round_index``) and the point.
+
+    Two families are compared agent by agent by their callables' identity
+    (:meth:`~asyncdp.problems.costs.CostFamily.compare_agents`): the same
+    objects are the same cost; other objects may compute anything, even when
+    they compute the same cost, so build adjacent families with
+    :meth:`with_agent` (or ``Problem.adjacent``), which keeps every other
+    agent's objects.
 
     Args:
         value_fns: N callables.
@@ -130,6 +138,14 @@ class UserCost(CostFamily):
         """Numeric minimizer of ``sum_i f_i`` over ``domain`` (:func:`numeric_optimum`)."""
         self._check_domain(domain)
         return numeric_optimum(self, domain)
+
+    def _agent_structure(self) -> Structure | None:
+        """Each agent's callables, known by identity only (:class:`~asyncdp.problems.costs.structure.Opaque`):
+        the same objects are the same cost, other objects may compute anything; this class only."""
+        if type(self) is not UserCost:
+            return None
+        return Structure("UserCost", self._dim, tuple(Opaque((v, g)) for v, g in zip(self._value_fns,
+                                                                                     self._gradient_fns)))
 
     def with_agent(self, agent: int, **changes: Any) -> UserCost:
         """Copy with agent's ``value_fn=`` and ``gradient_fn=`` (both required) replaced."""

@@ -22,7 +22,7 @@ from accounting.errors import AdjacencyError
 from asyncdp import Huang2015
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.adjacency import _same_value
+from asyncdp.problems.costs.structure import same_value as _same_value
 from asyncdp.privacy.behavior import run_engine
 from asyncdp.privacy.context import small_example
 

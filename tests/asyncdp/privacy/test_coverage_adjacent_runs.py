@@ -11,8 +11,11 @@ releases move by up to the lemma's bound, so the pair loses up to twice the clai
 ``P(S) - e P'(S) = E_P[1_S (1 - e^(1 - L))]`` is about 0.0048 > 0, more than 20 standard errors from 0.
 The coverage step now replays the adjacent scenario's runs too, where agent 1 moves.
 
-Still open (strict xfail): the same cost with holes also at the points the adjacent scenario's runs visit (the
-honest pair's, which the holed pair's adjacent runs then reproduce exactly) passes again.
+The same cost with holes also at the points the adjacent scenario's runs visit (the honest pair's, which the
+holed pair's adjacent runs then reproduce exactly) is seen by no replay, probe or audit: sampling gradients at
+finitely many seed-determined points cannot show that only one agent's cost differs. The adjacency check reads
+the pair's structure instead: agent 1's adjacent callables are other objects than the scenario's, so its cost is
+not shown unchanged and the verdict is ``inconclusive`` with that reason (never ``pass``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.adjacency import _probe_points
@@ -135,16 +137,16 @@ def test_a_second_agents_hidden_change_is_not_passed():
     assert (report.witness["agent"], report.witness["side"]) == (1, 1)  # agent 1 moves on the adjacent runs only
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a cost tailored to the check's seed: agent 1's adjacent cost differs from its scenario cost everywhere "
-    "except within 1e-6 of the adjacency probes and of every point at which either scenario's engine runs (the "
-    "check's seed and runs) evaluate agent 1's gradient; no replay, probe or audit of those runs sees agent 1 move "
-    "and the check says pass, while on any other draw the pair loses up to twice the claimed epsilon. Comparing "
-    "gradients at finitely many seed-determined points cannot show that only one agent's cost differs; a sound "
-    "check needs a structural fact (e.g. the adjacent family is the scenario's with one agent's entry replaced) "
-    "or must say inconclusive for black-box user costs"))
 def test_a_second_agents_change_hidden_from_both_sides_runs_is_not_passed():
+    """No sampled point sees agent 1 move, but agent 1's adjacent callables are other objects than the scenario's:
+    the structure cannot show its cost unchanged, so the adjacency's doubt holds the verdict below pass."""
     sc, adj, holes = _pair(both_sides=True)
     mean, se = _privacy_loss_excess(holes)
     assert mean - 5 * se > 0  # the claim (1, 0) is false for this pair (one-sided, z = 5: confidence 1 - 3e-7)
-    assert check_privacy(sc, adj, runs=RUNS).verdict != "pass"
+    report = check_privacy(sc, adj, runs=RUNS)
+    assert report.verdict == "inconclusive"
+    assert report.witness is None  # nothing sampled sees agent 1 move: a doubt, not a witness
+    doubt = report.evidence[0]
+    assert (doubt.method, doubt.figures["adjacency_unverified_agents"]) == ("adjacency", [1])
+    assert any(r.startswith("adjacency: the costs of agent(s) [1] could not be shown unchanged") and
+               "Problem.adjacent" in r for r in report.reasons)
