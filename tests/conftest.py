@@ -39,3 +39,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _user_papers_stay_in_their_module():
+    """Papers a test module registers (e.g. by running an example script) are dropped when the module ends.
+
+    Tests that enumerate the registry (every algorithm on its example scenario) then see the library's own
+    papers and whatever their own module registered, whichever modules an xdist worker ran before them.
+    """
+    from asyncdp.papers import registered, unregister
+
+    before = set(registered())
+    yield
+    for name in sorted(set(registered()) - before):
+        unregister(name)
