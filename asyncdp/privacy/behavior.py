@@ -63,7 +63,8 @@ from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
 __all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
-           "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree"]
+           "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree", "simpy_run0",
+           "seed_free_ledger"]
 
 ENGINES = ("auto", "batch", "simpy")
 """The ``engine`` choices of :func:`run_engine`."""
@@ -300,7 +301,7 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
                       noise=_recorded_noise(recorders, alg, messages, unicast))
 
 
-def engine_disagreement(scenario: Scenario, runs: EngineRuns) -> str | None:
+def engine_disagreement(scenario: Scenario, runs: EngineRuns, simpy_run: Any = None) -> str | None:
     """Run 0 of ``runs`` against the other engine's run of its seed (:func:`engines_disagree`), or ``None``.
 
     The batch engine's run 0 is the SimPy engine's run of its seed, draw for draw: a rule that behaves otherwise
@@ -311,6 +312,12 @@ def engine_disagreement(scenario: Scenario, runs: EngineRuns) -> str | None:
     Args:
         scenario: the scenario ``runs`` ran.
         runs: its engine runs (:func:`run_engine`).
+        simpy_run: the SimPy engine's result of ``scenario`` with the seed of run 0 and its transcript recorded
+            (:func:`simpy_run0`), when the caller has it already (e.g. the privacy check's preparation, which
+            reads its ledger); ``None``: run it here. Only read for batch runs.
+
+    Raises:
+        ScenarioError: ``simpy_run`` is not a SimPy result of run 0's seed with its transcript.
 
     Returns:
         One sentence naming the first release that differs, or ``None``.
@@ -324,13 +331,49 @@ def engine_disagreement(scenario: Scenario, runs: EngineRuns) -> str | None:
     s = runs.seeds[0]
     if runs.engine == "batch":
         alg = scenario.algorithm.bind(scenario.problem)
-        res = scenario.replace(seed=s, record_transcript=True).run()
+        if simpy_run is not None and (simpy_run.metadata.get("seed") != s or simpy_run.transcript is None):
+            raise ScenarioError(f"engine_disagreement: simpy_run is not the SimPy run of seed {s} with its transcript")
+        res = simpy_run if simpy_run is not None else simpy_run0(scenario, s)
         one = res.messages if res.messages is not None else _messages_of(res, alg, runs.unicast)
         return engines_disagree(runs.messages, {k: np.asarray(v, dtype=float)[None] for k, v in one.items()}, s)
     if _batch_refusal(scenario) is not None:
         return None
     other = scenario.replace(seed=s).run("batch", runs=1, keep="all", transcripts=True)
     return engines_disagree({k: np.array(v, dtype=float) for k, v in other.messages.items()}, runs.messages, s)
+
+
+def simpy_run0(scenario: Scenario, seed: int) -> Any:
+    """The SimPy engine's run of ``scenario`` with seed ``seed`` and its transcript recorded: what
+    :func:`engine_disagreement` compares the batch engine's run 0 with (``seed``: that run's seed).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> sc = small_example()[0].scenario
+        >>> res = simpy_run0(sc, 5)
+        >>> res.metadata["seed"], res.messages["y"].shape
+        (5, (5, 3, 2))
+    """
+    return scenario.replace(seed=int(seed), record_transcript=True).run()
+
+
+def seed_free_ledger(scenario: Scenario) -> bool:
+    """Whether every run of ``scenario`` releases the same ledger whatever its seed: lockstep rounds on links that
+    lose nothing and delay every message by a fixed latency (zero or constant).
+
+    A release's record (agent, round, time, mechanism, scale, dimension, claimed sensitivity, channel, receiver)
+    comes from the rule's declaration of its round and from the schedule; under lockstep the rounds start when
+    the previous round's last message arrived, so with such links the schedule and the times draw nothing from
+    the seed. The privacy check then reads its ledger from the SimPy run it compares the batch engine with.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> seed_free_ledger(small_example()[0].scenario)
+        True
+    """
+    from ..engine.links import ConstantLatency, ZeroLatency
+
+    models = [scenario.links.default, *scenario.links.overrides.values()]
+    return _lockstep_lossless(scenario) and all(type(m.latency) in (ZeroLatency, ConstantLatency) for m in models)
 
 
 def engines_disagree(batch: Mapping[str, np.ndarray], simpy: Mapping[str, np.ndarray], seed: int) -> str | None:

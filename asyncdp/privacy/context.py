@@ -32,7 +32,8 @@ from ..algorithms.base import Algorithm, NoiseDeclaration
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
-from .behavior import EngineRuns, engine_disagreement, replay_runs, run_engine
+from .behavior import (EngineRuns, _batch_refusal, engine_disagreement, replay_runs, run_engine, run_seeds,
+                       seed_free_ledger, simpy_run0)
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
@@ -186,8 +187,12 @@ class CheckContext:
             assert self.pair is not None
             sc = self.pair.scenario if side == 0 else self.pair.adjacent
             runs = run_engine(sc, self.options.runs, seed=self.options.seed, side=side, engine=self.options.engine)
-            # every method reads these runs: run 0 is compared with the other engine's run of its seed
-            self.cache[key] = dataclasses.replace(runs, disagreement=engine_disagreement(sc, runs))
+            # every method reads these runs: run 0 is compared with the other engine's run of its seed (the
+            # scenario's SimPy run of that seed may have been run by prepare, for its ledger)
+            simpy0 = self.cache.pop("simpy0", None) if side == 0 else None
+            if simpy0 is not None and (runs.engine != "batch" or simpy0.metadata.get("seed") != runs.seeds[0]):
+                simpy0 = None
+            self.cache[key] = dataclasses.replace(runs, disagreement=engine_disagreement(sc, runs, simpy0))
         return self.cache[key]
 
     def realized_replay(self) -> ScheduledReplay | AccountingError:
@@ -406,6 +411,11 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
 def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     """Check adjacency, run the scenario once and compute what the steps share.
 
+    The ledger is that of one SimPy run of the scenario: with its own seed, or, when every seed's run releases
+    the same ledger (:func:`~asyncdp.privacy.behavior.seed_free_ledger`) and the batch engine runs the check's
+    runs, the SimPy run of run 0's seed, which :meth:`CheckContext.engine_runs` then compares with the batch
+    engine's run 0 (one SimPy run for both).
+
     Args:
         pair: the scenario and the adjacent one.
         options: the check's options.
@@ -436,7 +446,13 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
-    result = scenario.replace(record_transcript=False).run()
+    shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
+    if shared:
+        # every seed's run releases the same ledger: read it from the SimPy run the batch engine's run 0 is
+        # compared with (CheckContext.engine_runs), run once for both
+        result = simpy_run0(scenario, run_seeds(options.seed, 0, 1)[0])
+    else:
+        result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:
         raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
     from ..papers import find_registered
@@ -458,7 +474,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         # a per-iteration claim bounds each round's releases given the past, not the run
         focus, focus_ledgers = focus_rounds(result.ledger, release_sensitivity(sens), agent)
     single = len(alg.noisy_channels()) == 1
-    return CheckContext(
+    ctx = CheckContext(
         options=options, algorithm=alg, epsilon_claimed=eps_claimed, delta_claimed=delta_claimed,
         changed_agent=agent, changed_round=changed_round, ledger=result.ledger, sensitivity=sens,
         unnoised=unnoised, focus=focus, focus_ledgers=focus_ledgers,
@@ -466,6 +482,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
         claim_form=claim_form, adjacency=adjacency,
     )
+    if shared:
+        ctx.cache["simpy0"] = result
+    return ctx
 
 
 def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckContext]:
