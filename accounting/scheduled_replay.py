@@ -761,7 +761,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                   mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | RunPins | None,
                   draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
                   residuals_p: dict[str, np.ndarray] | None = None, start: int = 1, init: Any = None,
-                  prefix: np.ndarray | None = None, trace: list[Any] | None = None) -> np.ndarray | None:
+                  prefix: np.ndarray | None = None, trace: list[Any] | None = None,
+                  densities: bool = True) -> np.ndarray | None:
     runs = len(schedules)
     by_run = None
     if isinstance(pin, RunPins):  # (rows, agents) of this chunk's runs
@@ -872,7 +873,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
-    if contributions is not None:
+    if contributions is not None and densities:
         for name in deferred:
             _deferred_densities(messages[name], diffs[name], diffs_p[name], noise[name], scales[name], start,
                                 contributions)
@@ -943,6 +944,7 @@ def scheduled_replay(
     draw: TiltedDraw | None = None,
     record: bool = False,
     resume: tuple[int, ScheduledReplay] | None = None,
+    losses: bool = True,
 ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules: residuals under ``P`` and each run's exact privacy loss.
 
@@ -987,6 +989,12 @@ def scheduled_replay(
             the same in ``messages`` as in ``previous``'s replay (e.g. a
             construction pass whose earlier rounds read no entry that
             changed); then the result is what the whole replay gives.
+        losses: with ``rule_prime``, compute the privacy losses (``False``: only the residuals under both
+            problems, e.g. for the realized shifts; ``losses`` and ``per_round`` are ``None``, and the noisy
+            releases' density ratios, computed after the last round, are not computed at all). Everything
+            else is checked as with losses: the noise-free releases against both problems' values, and no
+            run matching ``P`` alone in one noise-free round and ``P'`` alone in another. Not with ``draw``
+            or ``resume``.
 
     Returns:
         A :class:`ScheduledReplay`.
@@ -1029,6 +1037,8 @@ def scheduled_replay(
         if agents.shape != (runs,) or agents.dtype.kind not in "iu" or (agents < 0).any() or (agents >= n_all).any():
             raise AccountingError(f"pin_agent: RunPins needs one agent in 0..{n_all - 1} per run ({runs}), got "
                                   f"agents of shape {agents.shape}")
+    if not losses and (draw is not None or resume is not None):
+        raise AccountingError("losses=False: not with draw or resume (their results are losses)")
     tilted = None
     if draw is not None:
         if pin is None or isinstance(pin, RunPins) or rule_prime is None or unicast:
@@ -1062,17 +1072,20 @@ def scheduled_replay(
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
                              rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
-                             residuals_p, first, init, prefix, trace)
+                             residuals_p, first, init, prefix, trace, densities=losses)
         if part is not None:
             parts.append(part)
     if trace is not None and trace and trace[-1] is None:  # a state could not be copied
         trace = None
     per_round = np.concatenate(parts) if parts else None
-    losses = None
+    run_losses = None
     if per_round is not None:
-        check_point_masses(per_round, "run")
-        losses = per_round.sum(axis=1)
-    return ScheduledReplay(losses=losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
+        check_point_masses(per_round, "run")  # (without the densities: the noise-free rounds' ratios, 0 or +-inf)
+        if losses:
+            run_losses = per_round.sum(axis=1)
+        else:
+            per_round = None
+    return ScheduledReplay(losses=run_losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
                            tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
                            states=None if trace is None else tuple(trace))

@@ -28,6 +28,8 @@ Example:
 
 from __future__ import annotations
 
+import itertools
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,15 +115,16 @@ class RealizedSchedule:
         Returns:
             The schedule.
         """
-        rnd, recv, send, w, srnd = [], [], [], [], []
-        for t, (round_rows, round_src) in enumerate(zip(rows, sender_rounds), start=1):
-            for i, ((cols, weights), src) in enumerate(zip(round_rows, round_src)):
-                k = len(cols)
-                rnd.extend([t] * k)
-                recv.extend([i] * k)
-                send.extend(cols)
-                w.extend(weights)
-                srnd.extend(src)
+        # every row's entries, flattened in order (round, receiver, then the row's order), a row's round and
+        # receiver repeated once per entry
+        flat = [(t, i, row, src) for t, (round_rows, round_src) in enumerate(zip(rows, sender_rounds), start=1)
+                for i, (row, src) in enumerate(zip(round_rows, round_src))]
+        sizes = np.fromiter((len(row[0]) for _, _, row, _ in flat), dtype=np.int64, count=len(flat))
+        rnd = np.repeat(np.fromiter((t for t, _, _, _ in flat), dtype=np.int64, count=len(flat)), sizes)
+        recv = np.repeat(np.fromiter((i for _, i, _, _ in flat), dtype=np.int64, count=len(flat)), sizes)
+        send = list(itertools.chain.from_iterable(row[0] for _, _, row, _ in flat))
+        w = list(itertools.chain.from_iterable(row[1] for _, _, row, _ in flat))
+        srnd = list(itertools.chain.from_iterable(src for _, _, _, src in flat))
         return cls(num_agents, len(rows), rnd, recv, send, w, srnd)
 
     @classmethod

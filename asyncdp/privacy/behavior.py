@@ -643,7 +643,8 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
 def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None = None,
                 algorithm: Algorithm | None = None, schedules: Sequence[Any] | None = None,
                 messages: Mapping[str, np.ndarray] | None = None, pin_agent: int | None = None,
-                wrap: Callable[[AlgorithmChannelRule, str], Any] | None = None) -> ScheduledReplay:
+                wrap: Callable[[AlgorithmChannelRule, str], Any] | None = None, losses: bool = True
+                ) -> ScheduledReplay:
     """Replay recorded runs on their realized schedules (:func:`accounting.scheduled_replay.scheduled_replay`).
 
     Args:
@@ -656,6 +657,8 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
         wrap: ``(rule, label) -> rule``, applied to the replay rule of ``scenario`` (label ``"scenario"``) and
             of ``adjacent`` (``"adjacent"``) before replaying (e.g. an
             :class:`~asyncdp.privacy.additivity.AdditivityProbe`).
+        losses: compute the runs' privacy losses (``False``: the residuals under both problems only, e.g. for
+            the realized shifts; see :func:`accounting.scheduled_replay.scheduled_replay`).
 
     Returns:
         The :class:`~accounting.scheduled_replay.ScheduledReplay`.
@@ -673,4 +676,4 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
             chosen = SharedSchedule(chosen[0], len(chosen))
     return scheduled_replay(runs.messages if messages is None else messages, chosen,
                             declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
-                            pin_agent=pin_agent)
+                            pin_agent=pin_agent, losses=losses)
