@@ -130,7 +130,7 @@ class CheckContext:
         epsilon_claimed, delta_claimed: the algorithm's claim over the horizon.
         changed_agent: the agent whose cost differs (``None`` under round adjacency).
         changed_round: the round whose loss differs (online losses), else ``None``.
-        ledger: the realized ledger of one SimPy run of the scenario.
+        ledger: the realized ledger of one SimPy run of the scenario (which run: :func:`prepare`).
         sensitivity: the accountant's own sensitivity of each round's release on each noisy channel,
             ``{channel: (T,) array}`` (the paper record's lemma), or ``None`` when none exists (no paper
             record: see ``no_sensitivity``).
