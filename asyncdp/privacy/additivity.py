@@ -202,9 +202,17 @@ def _within(diff: np.ndarray, expected: np.ndarray, mu: np.ndarray, got: np.ndar
 
 
 def _state_copy(state: Any) -> Any:
-    """A copy of a rule's state for the probe: ``copy.deepcopy``, with a dict of arrays copied array by array
-    (the usual state, the same copy in fewer steps)."""
-    if type(state) is dict and all(type(v) is np.ndarray for v in state.values()):
+    """A copy of a rule's state for the probe: ``copy.deepcopy``, with a dict of numeric arrays copied array by
+    array (the usual state, the same copy in fewer steps; an array of objects is deep-copied).
+
+    Example:
+        >>> state = {"x": np.zeros(2)}
+        >>> copied = _state_copy(state)
+        >>> copied["x"][0] = 1.0
+        >>> float(state["x"][0])
+        0.0
+    """
+    if type(state) is dict and all(type(v) is np.ndarray and not v.dtype.hasobject for v in state.values()):
         return {k: v.copy() for k, v in state.items()}
     return copy.deepcopy(state)
 
