@@ -99,7 +99,7 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
                 # leads (or another agent's, away from the points the adjacency check compares) moves releases
                 # of those runs and need not move any release of the scenario's own runs
                 side1 = _shifts(pair, ctx, 1, replay_runs(ctx.engine_runs(1), pair.scenario, pair.adjacent,
-                                                          algorithm=ctx.algorithm))
+                                                          algorithm=ctx.algorithm, losses=False))
                 ctx.cache["shifts"] = {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items()
                                        if c in noisy}
             except AccountingError as exc:
