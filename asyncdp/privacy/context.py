@@ -38,7 +38,7 @@ from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare",
-           "small_example", "STATISTICAL_METHODS"]
+           "small_pair", "small_example", "STATISTICAL_METHODS"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -487,15 +487,19 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     return ctx
 
 
-def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckContext]:
-    """A small adjacent pair (huang2015 on 3-agent rendezvous, 5 rounds) and its context, for examples and tests.
+def small_pair(rule: type | None = None) -> ScenarioPair:
+    """A small adjacent pair: huang2015 on 3-agent rendezvous, 5 rounds; agent 0's address differs.
 
     Args:
-        runs: the ``runs`` option of the context.
-        **options: further :class:`CheckOptions`.
+        rule: a subclass of :class:`~asyncdp.papers.huang2015.rule.Huang2015` to run instead, with the same
+            parameters (e.g. a rule that misbehaves, for a test); ``None``: Huang2015 itself.
 
     Returns:
-        ``(pair, context)``; agent 0's address differs.
+        The pair (not checked: :func:`small_example` also prepares its context).
+
+    Example:
+        >>> small_pair().scenario.algorithm.name
+        'huang2015'
     """
     import topology
 
@@ -504,7 +508,20 @@ def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckC
 
     problem = rendezvous_problem([[1.0, 1.0], [0.0, 0.5], [-0.5, 0.0]])
     weights = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
-    scenario = Scenario(problem, topology.static(weights), Huang2015(epsilon=1.0, c=0.05, q=0.2, p=0.6),
+    scenario = Scenario(problem, topology.static(weights), (rule or Huang2015)(epsilon=1.0, c=0.05, q=0.2, p=0.6),
                         horizon=5, seed=1)
-    pair = ScenarioPair(scenario, scenario.replace(problem=problem.adjacent(0, address=[-1.0, -1.0])))
+    return ScenarioPair(scenario, scenario.replace(problem=problem.adjacent(0, address=[-1.0, -1.0])))
+
+
+def small_example(runs: int = 200, **options: Any) -> tuple[ScenarioPair, CheckContext]:
+    """:func:`small_pair` (huang2015 on 3-agent rendezvous, 5 rounds) and its context, for examples and tests.
+
+    Args:
+        runs: the ``runs`` option of the context.
+        **options: further :class:`CheckOptions`.
+
+    Returns:
+        ``(pair, context)``; agent 0's address differs.
+    """
+    pair = small_pair()
     return pair, prepare(pair, CheckOptions(runs=runs, **options))

@@ -24,7 +24,7 @@ from asyncdp import Huang2015
 from asyncdp.cli import main
 from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.context import small_example
+from asyncdp.privacy.context import small_pair
 from asyncdp.problems.problem import Problem
 
 
@@ -65,10 +65,8 @@ class ReadsItsData(Huang2015):
 
 
 def _reads_its_data_pair() -> tuple[Any, Any]:
-    pair, _ = small_example(runs=10)
-    base = pair.scenario.algorithm
-    alg = ReadsItsData(epsilon=base.epsilon, c=base.c, q=base.q, p=base.p)
-    return pair.scenario.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
+    pair = small_pair(ReadsItsData)
+    return pair.scenario, pair.adjacent
 
 
 def test_a_rule_whose_binding_reads_the_private_costs_is_refused():

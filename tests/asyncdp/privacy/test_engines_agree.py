@@ -21,7 +21,7 @@ import pytest
 from asyncdp import Huang2015
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import engine_disagreement, run_engine
-from asyncdp.privacy.context import small_example
+from asyncdp.privacy.context import small_example, small_pair
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +38,8 @@ class LeaksOnSimPy(Huang2015):
 
 
 def _pair() -> tuple[Any, Any]:
-    pair, _ = small_example(runs=10)
-    b = pair.scenario.algorithm
-    alg = LeaksOnSimPy(epsilon=b.epsilon, c=b.c, q=b.q, p=b.p)
-    return pair.scenario.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
+    pair = small_pair(LeaksOnSimPy)
+    return pair.scenario, pair.adjacent
 
 
 def test_a_rule_that_leaks_on_one_engine_only_does_not_pass():

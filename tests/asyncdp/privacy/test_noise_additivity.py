@@ -28,7 +28,7 @@ from asyncdp.errors import ScenarioError
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.additivity import AdditivityProbe
 from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise
-from asyncdp.privacy.context import small_example
+from asyncdp.privacy.context import small_example, small_pair
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,8 @@ class GaussianAsLaplace(Huang2015):
 
 
 def _pair(rule: type[Huang2015]) -> tuple[Any, Any]:
-    pair, _ = small_example(runs=10)
-    base = pair.scenario.algorithm
-    alg = rule(epsilon=base.epsilon, c=base.c, q=base.q, p=base.p)
-    return pair.scenario.replace(algorithm=alg), pair.adjacent.replace(algorithm=alg)
+    pair = small_pair(rule)
+    return pair.scenario, pair.adjacent
 
 
 def test_xor_sign_noise_is_an_infinite_loss_that_the_check_does_not_pass():
