@@ -47,7 +47,7 @@ from ..scenario import Scenario
 from .behavior import EngineRuns
 from .stacked import Blocks, Stacked, Tiled, same_algorithm
 
-__all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
+__all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
 
@@ -103,6 +103,19 @@ class DenseSchedules:
         if got is None:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
+
+    def tiled_round(self, t: int, copies: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`dense_runs` of round ``t`` for ``copies`` copies of these runs one after the other
+        (``numpy.concatenate([w] * copies)``, the same for ``S``; :class:`~asyncdp.privacy.stacked.Tiled`). Kept
+        for the most copies asked so far: fewer copies are its first rows (views), so the stacked replays of
+        the search's batches concatenate each round once."""
+        key = ("tiled", t, self._runs.start, self._runs.stop, self._runs.step)
+        got = self._cache.get(key)
+        if got is None or got[0] < copies:
+            w, src = self.dense_runs(t)
+            got = self._cache[key] = (copies, np.concatenate([w] * copies), np.concatenate([src] * copies))
+        rows = copies * len(self)
+        return got[1][:rows], got[2][:rows]
 
     def gather_index(self, t: int) -> Any:
         """``accounting.scheduled_replay.gather_index`` of round ``t``'s sender rounds for these runs (computed
@@ -172,6 +185,9 @@ class CandidateRuns:
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
         kinked: the entries of ``known`` that are kinked pairs (``asyncdp.privacy.kinked.KinkedPair``, by
             their keys there), for whoever reports them.
+        transcripts: by the keys of ``known``, the constructed transcripts (under ``P``) of some candidates on
+            the first rows (:meth:`transcript`): what a later step that needs them reads instead of replaying
+            them again.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -186,6 +202,15 @@ class CandidateRuns:
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
         self.kinked: dict[Any, Any] = {}
+        self.transcripts: dict[Any, dict[str, np.ndarray]] = {}
+
+    def transcript(self, key: Any, count: int) -> dict[str, np.ndarray] | None:
+        """The kept constructed transcript of ``key`` on the first ``count`` rows, or ``None`` (not kept, or kept on
+        fewer rows)."""
+        got = self.transcripts.get(key)
+        if got is None or any(m.shape[0] < count for m in got.values()):
+            return None
+        return {c: m[:count] for c, m in got.items()}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""
@@ -422,6 +447,28 @@ def stack_size(runs: EngineRuns) -> int:
     return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
 
 
+class Replays(list):  # type: ignore[type-arg]
+    """:func:`constructed_replays`' result: per candidate ``(losses, per_round)``, with the stacked replay's
+    constructed messages (each candidate's transcript under its ``P``: :meth:`transcript`).
+
+    Args:
+        items: per candidate, its runs' losses and per-round contributions.
+        messages: per channel, the settled pass's messages of every stacked run.
+        size: runs per candidate.
+    """
+
+    def __init__(self, items: Sequence[tuple[np.ndarray, np.ndarray]], messages: dict[str, np.ndarray],
+                 size: int) -> None:
+        super().__init__(items)
+        self.messages, self.size = messages, size
+
+    def transcript(self, k: int, count: int | None = None) -> dict[str, np.ndarray]:
+        """Candidate ``k``'s constructed transcript on its first ``count`` runs (default all): views of the stack's
+        arrays."""
+        stop = k * self.size + (self.size if count is None else min(count, self.size))
+        return {c: m[k * self.size:stop] for c, m in self.messages.items()}
+
+
 def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
                             pinned: int | Sequence[int]) -> list[dict[str, np.ndarray]]:
     """The constructed transcripts of several candidates under their ``P`` (:func:`constructed_replays`' replay).
@@ -451,8 +498,7 @@ def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Sc
 
 
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                        pinned: int | Sequence[int], pins: Sequence[int] | None = None
-                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+                        pinned: int | Sequence[int], pins: Sequence[int] | None = None) -> Replays:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
 
     The candidates' runs are stacked (each candidate's rule on its own copy
@@ -477,7 +523,8 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
             candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
 
     Returns:
-        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)``.
+        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)`` (a :class:`Replays`: the
+        candidates' constructed transcripts too, those :func:`constructed_transcripts` gives).
 
     Raises:
         AccountingError: a candidate's construction does not settle, or its replay fails.
@@ -485,8 +532,9 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
             ``pins`` not one per candidate, or some candidate's transcript needing more than one pass.
     """
     out, count, size = _stacked_replay(runs, pairs, pinned, pins)
-    assert out.losses is not None and out.per_round is not None
-    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+    assert out.losses is not None and out.per_round is not None and out.messages is not None
+    return Replays([(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
+                    for k in range(count)], out.messages, size)
 
 
 def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],

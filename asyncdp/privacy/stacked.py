@@ -42,6 +42,8 @@ import numpy as np
 
 from accounting.scheduled_replay import dense_round
 
+from ..problems.finite import all_finite
+
 __all__ = ["Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked",
            "same_algorithm"]
 
@@ -64,8 +66,12 @@ class Tiled:
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         got = self._rounds.get(t)
         if got is None:
-            w, src = dense_round(self._schedules, t)
-            got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
+            tiled = getattr(self._schedules, "tiled_round", None)  # kept by the schedules for every stack of them
+            if tiled is not None:
+                got = self._rounds[t] = tiled(t, self._copies)
+            else:
+                w, src = dense_round(self._schedules, t)
+                got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
         return got
 
     def gather_index(self, t: int) -> Any:
@@ -247,6 +253,7 @@ class _LinearStack:
                  size: int) -> None:
         self.kind, self.size, self._costs = kind, size, costs
         self.base, self.agent = parts[0][1], parts[0][2]
+        self._checked: dict[tuple[str, bytes], bool] = {}
         self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
         self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
         # kind "agents": each run's changed agent (its candidate's)
@@ -292,8 +299,36 @@ class _LinearStack:
     def _per_run(self, ndim: int) -> np.ndarray:
         return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
 
+    def _base_gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        """``self.base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points
+        and ``N'`` valid agents, at most a round as keyword) the base family's own computation without its
+        input checks, which that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they
+        are): the same ``_gradient``, the same shape and finiteness checks; anything else, or a result that
+        fails them, is the family's own call (which raises what it raises)."""
+        from ..problems.costs import CostFamily
+
+        base = self.base
+        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
+                and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
+                and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
+                and x.shape[2] == base.dim and set(kwargs) <= {"round_index"} and self._agents_fine(a, base.num_agents)):
+            out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
+            if out.shape == x.shape and all_finite(out):
+                return out
+        return base.gradient(a, x, **kwargs)
+
+    def _agents_fine(self, a: np.ndarray, num_agents: int) -> bool:
+        """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept by value."""
+        if a.dtype.kind not in "iu":
+            return False
+        key = (a.dtype.str, a.tobytes())
+        fine = self._checked.get(key)
+        if fine is None:
+            fine = self._checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
+        return fine
+
     def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        out = self.base.gradient(a, x, **kwargs)
+        out = self._base_gradient(a, x, kwargs)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
             where = np.flatnonzero(a == self.agent)
@@ -308,7 +343,7 @@ class _LinearStack:
     def _agents(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
         """Kind ``"agents"``: as :meth:`_agent`, each run's own changed agent's entries set to its ``g``."""
         assert self.agents is not None
-        out = self.base.gradient(a, x, **kwargs)
+        out = self._base_gradient(a, x, kwargs)
         if out.shape[0] != self.agents.shape[0]:
             raise ValueError("not one point per run")
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))

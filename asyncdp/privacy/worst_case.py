@@ -111,7 +111,7 @@ from ..problems.online import LinearRound, OnlineLoss
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
+from .constructed import (CandidateCosts, CandidateRuns, Replays, constructed_replay, constructed_replays,
                           constructed_transcripts, stack_size)
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
@@ -497,12 +497,15 @@ def _base_of(cand: CandidateRuns, scenario: Scenario) -> tuple[Scenario, Scenari
 
 def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
                   candidates: Sequence[tuple[str, int | None, Any, Any]], limit: int, objective: Any,
-                  focus: int | None) -> list[CandidatePair]:
+                  focus: int | None, keep: Any = ()) -> list[CandidatePair]:
     """:func:`_evaluate` of each candidate, in order, their replays stacked a group at a time
     (:func:`~asyncdp.privacy.constructed.constructed_replays`: the same losses, fewer replays). A candidate
     already evaluated on these runs (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`) or met earlier in
     the list is not replayed again (a run's loss depends on that run alone). A group whose stacked replay fails
-    is evaluated one candidate at a time, which raises what the failing candidate raises."""
+    is evaluated one candidate at a time, which raises what the failing candidate raises. ``keep``: the
+    candidates (:func:`_key`) whose constructed transcripts on the first :data:`_KINKED_RUNS` rows are kept
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.transcripts`, from their stacked replay: the kinked pairs'
+    references, :func:`_kinked_references`, read them instead of replaying them again)."""
     runs = cand.prefix(limit)
     size = stack_size(runs)
     base = _base_of(cand, scenario)[1]
@@ -522,9 +525,11 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
                                       fam.pinned(scenario))
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
             continue
-        for (key, _), known in zip(group, got):
+        for k, ((key, _), known) in enumerate(zip(group, got)):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
+            if keep and key[2:] in keep and isinstance(got, Replays) and key not in cand.transcripts:
+                cand.transcripts[key] = {c: m.copy() for c, m in got.transcript(k, _KINKED_RUNS).items()}
     many = getattr(objective, "many", None)
     if many is None or not candidates:
         return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
@@ -997,8 +1002,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     try:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
         extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+        keep = {_key(t0, g, gp) for t0, g, gp in _kinked_references(fam, scenario, getattr(ctx, "changed_round", None))
+                } if ctx.sensitivity is not None else ()
         scored = _evaluate_all(fam, evaluated, scenario, extremes,
-                               _CANDIDATE_RUNS, objective, ctx.focus)
+                               _CANDIDATE_RUNS, objective, ctx.focus, keep)
     except AccountingError as exc:
         return Evidence(method, kind, empty, doubt=untested,
                         reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
@@ -1198,14 +1205,16 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
     scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
     refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
     user, base = _base_of(evaluated, scenario)
-    linear = [fam.candidate(base, scenario, None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
-              for k, s in refs]
-    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-        built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
-    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-        built = None
+    references = _kinked_references(fam, scenario)
+    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
     if built is None:
-        built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
+        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
+        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+            built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
+        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+            built = None
+        if built is None:
+            built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
     if not pairs:
         return
@@ -1228,10 +1237,45 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
         evaluated.kinked[key] = pair
 
 
+def _kinked_references(fam: _Family, scenario: Scenario, changed_round: int | None = None
+                       ) -> list[tuple[int | None, np.ndarray, np.ndarray]]:
+    """The linear pairs ``(t0, g, g')`` whose constructed transcripts place the kinks (:func:`_evaluate_kinked`):
+    one agent's class, ``g = s C e_k`` (``C / 2`` for a difference class) along the first :data:`_KINKED_AXES`
+    coordinates, both signs, ``g' = -g``; a round class, ``L e_0`` against ``-L e_0`` in each round of
+    :func:`_kinked_rounds`. Each is an extremal pair of the class (:func:`extremal_pairs`,
+    :func:`extremal_round_pairs`: the same gradients), so the extremal evaluation may keep their transcripts
+    (:func:`_evaluate_all`'s ``keep``)."""
+    from .kinked import MAX_KINKED_PAIRS
+
+    cls, n = fam.cls, scenario.problem.dim
+    if fam.agent is not None and isinstance(cls, GradientClass):
+        scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
+        return [(None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
+                for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
+    if fam.agent is None and isinstance(cls, RoundClass):
+        per_round = 2 * min(n, _KINKED_AXES)
+        e0 = cls.bound * np.eye(n)[0]
+        return [(t0, e0, -e0) for t0 in _kinked_rounds(fam, scenario, changed_round,
+                                                       max(1, MAX_KINKED_PAIRS // per_round))]
+    return []
+
+
+def _kept_transcripts(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
+                      references: Sequence[tuple[int | None, Any, Any]], count: int
+                      ) -> list[dict[str, np.ndarray]] | None:
+    """The references' constructed transcripts on the first ``count`` rows as the extremal evaluation kept them
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.transcripts`; each run's values are its own, so they
+    are those of a replay of these rows), or ``None`` when one is not kept (they are then replayed)."""
+    got = [evaluated.transcript(_known_key(evaluated, fam, scenario, t0, g, gp), count) for t0, g, gp in references]
+    return None if not got or any(g is None for g in got) else got  # type: ignore[return-value]
+
+
 def _kinked_rounds(fam: _Family, scenario: Scenario, changed_round: int | None, count: int) -> list[int]:
     """The changed rounds of the kinked pairs of a round class: of the rounds the extremal pairs change, the user's
     changed round first, then the earliest ones (an early change reaches the most releases), ``count`` at most."""
-    rounds = sorted({t0 for _, t0, _, _ in fam.extremes(scenario, changed_round) if t0 is not None})
+    # the rounds extremal_round_pairs changes (each with every direction of the class: at least one)
+    every = _rounds(scenario)
+    rounds = sorted(set(every[:EXTREMAL_ROUNDS]) | ({changed_round} & set(every)))
     first = [changed_round] if changed_round in rounds else []
     return (first + [t for t in rounds if t != changed_round])[:count]
 
@@ -1261,7 +1305,8 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     axes = list(range(min(n, _KINKED_AXES)))
     owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
     per_round = 2 * len(axes)
-    rounds = _kinked_rounds(fam, scenario, changed_round, max(1, MAX_KINKED_PAIRS // per_round))
+    references = _kinked_references(fam, scenario, changed_round)
+    rounds = [t0 for t0, _, _ in references]
     if not rounds:
         return
     per_reference = max(1, MAX_KINKED_PAIRS // (per_round * len(rounds)))
@@ -1269,14 +1314,15 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     bound = fam.cls.bound
     pinned = fam.pinned(scenario)
     user, base = _base_of(evaluated, scenario)
-    e0 = bound * np.eye(n)[0]
-    linear = [fam.candidate(base, scenario, t0, e0, -e0) for t0 in rounds]
-    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-        built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
-    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-        built = None
+    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
     if built is None:
-        built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
+        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
+        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+            built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
+        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+            built = None
+        if built is None:
+            built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
     pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
     pairs = pairs[:MAX_KINKED_PAIRS]
     if not pairs:
