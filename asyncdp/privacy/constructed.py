@@ -45,7 +45,7 @@ from accounting.scheduled_replay import ScheduledReplay, dense_round, later_read
 
 from ..scenario import Scenario
 from .behavior import EngineRuns
-from .stacked import Blocks, Stacked, Tiled, same_algorithm
+from .stacked import Blocks, Paired, Stacked, Tiled, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
@@ -587,6 +587,7 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), size)), "settled"
     rule: Any
     rule_q: Any
+    paired: Paired | None = None
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
 
@@ -602,6 +603,12 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
         rule = Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
         rule_q = Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
+        # both problems' steps at once (Paired), where the candidates' families under both stack as one
+        both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
+                       lambda: problems(0)() + problems(1)(), x0, size)
+        costs = both.one.problem.costs
+        if costs._linear is not None or costs._kinked is not None:
+            paired = Paired(both, count * size)
     else:
         scen = [scenarios_of(c) for c in pairs]
         rule = Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
@@ -621,9 +628,12 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
                     np.tile(i, count))
 
     def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
-        return scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pin_arg,
-                                record=record and ahead is not None, resume=resume)
+        record = record and ahead is not None
+        first, second = rule, rule_q if with_q else None
+        if with_q and paired is not None and not record and resume is None:  # (its states are not recorded)
+            first, second = paired.p, paired.q
+        return scheduled_replay(messages if built is None else built, schedules, noise, first, second,
+                                unicast=runs.unicast, pin_agent=pin_arg, record=record, resume=resume)
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
