@@ -607,7 +607,7 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
                        lambda: problems(0)() + problems(1)(), x0, size)
         costs = both.one.problem.costs
-        if costs._linear is not None or costs._kinked is not None:
+        if costs._linear is not None or costs._kinked is not None or costs._groups is not None:
             paired = Paired(both, count * size)
     else:
         scen = [scenarios_of(c) for c in pairs]

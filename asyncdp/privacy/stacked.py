@@ -460,6 +460,36 @@ class _KinkedStack:
         return out
 
 
+def _groups(costs: Sequence[Any], size: int) -> list[tuple[int, int, Any]] | None:
+    """The candidates as consecutive groups each of which stacks (:class:`_LinearStack`, :class:`_KinkedStack`)
+    or is one candidate: ``[(first, stop, stack or None)]``, or ``None`` when some group of several does not
+    stack, or there is one group (e.g. a replay of both problems of kinked pairs: the linear costs, then the
+    kinked ones)."""
+    from ..problems.costs import LinearOverride
+    from ..problems.online import LinearRound
+    from .kinked import KinkedOverride, KinkedRound
+
+    def kind(c: Any) -> str:
+        if isinstance(c, LinearCosts) or type(c) in (LinearOverride, LinearRound):
+            return "linear"
+        return "kinked" if type(c) in (KinkedOverride, KinkedRound) else f"other {id(c)}"
+
+    kinds = [kind(c) for c in costs]
+    bounds = [0] + [k for k in range(1, len(costs)) if kinds[k] != kinds[k - 1]] + [len(costs)]
+    if len(bounds) <= 2:
+        return None
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        part = costs[start:stop]
+        stack: Any = None
+        if stop - start > 1:
+            stack = _LinearStack.of(part, size) if kinds[start] == "linear" else _KinkedStack.of(part, size)
+            if stack is None:
+                return None
+        out.append((start, stop, stack))
+    return out
+
+
 class StackedCosts:
     """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
 
@@ -475,6 +505,7 @@ class StackedCosts:
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
         self._linear = _LinearStack.of(self._given, size)
         self._kinked = None if self._linear is not None else _KinkedStack.of(self._given, size)
+        self._groups = None if self._linear is not None or self._kinked is not None else _groups(self._given, size)
 
     @property
     def _costs(self) -> list[Any]:
@@ -485,8 +516,9 @@ class StackedCosts:
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
-        first = self._given[0]
-        return first.family_class if isinstance(first, LinearCosts) else type(first)
+        kinds = [c.family_class if isinstance(c, LinearCosts) else type(c) for c in self._given]
+        # the most derived class every candidate's family is an instance of (its own class when they share it)
+        return next(k for k in kinds[0].__mro__ if all(issubclass(other, k) for other in kinds))
 
     def _split_runs(self, agents: Any, x: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
@@ -526,8 +558,36 @@ class StackedCosts:
             got = None if per_run else self._kinked.gradient(a, xx, kwargs)
             if got is not None:
                 return got
+        if self._groups is not None:
+            got = self._grouped(agents, x, kwargs)
+            if got is not None:
+                return got
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
+
+    def _grouped(self, agents: Any, x: Any, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """The gradients of a stack of consecutive groups of candidates (:func:`_groups`): each group's from its
+        own stack (or its one candidate's family), on its own runs; ``None`` when a group's stack does not cover
+        the call or a call raises (the candidates' own calls then answer, raising what they raise in order)."""
+        a, xx, per_run = self._split_runs(agents, x)
+        n = self._size
+        assert self._groups is not None
+        parts = []
+        try:
+            for start, stop, stack in self._groups:
+                ak, xk = (a[start * n:stop * n] if per_run else a), xx[start * n:stop * n]
+                if stack is None:
+                    got = np.asarray(self._costs[start].gradient(ak, xk, **kwargs), dtype=float)
+                elif isinstance(stack, _KinkedStack):
+                    got = None if per_run else stack.gradient(ak, xk, kwargs)
+                else:
+                    got = stack.gradient(ak, xk, kwargs)
+                if got is None or got.shape[:1] != xk.shape[:1]:
+                    return None
+                parts.append(got)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+        return np.concatenate(parts)
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._given) == 1:
@@ -536,7 +596,7 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear", "_kinked"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear", "_kinked", "_groups"):
             raise AttributeError(name)
         if name not in self._known:
             if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers
