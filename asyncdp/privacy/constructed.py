@@ -188,6 +188,9 @@ class CandidateRuns:
         transcripts: by the keys of ``known``, the constructed transcripts (under ``P``) of some candidates on
             the first rows (:meth:`transcript`): what a later step that needs them reads instead of replaying
             them again.
+        spare: by their keys, the losses of candidates evaluated ahead of the step that uses them (in a
+            replay stacked with another step's candidates), kept apart from ``known`` until that step reads them
+            (a step the check does not reach leaves nothing in ``known``).
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -203,6 +206,7 @@ class CandidateRuns:
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
         self.kinked: dict[Any, Any] = {}
         self.transcripts: dict[Any, dict[str, np.ndarray]] = {}
+        self.spare: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
 
     def transcript(self, key: Any, count: int) -> dict[str, np.ndarray] | None:
         """The kept constructed transcript of ``key`` on the first ``count`` rows, or ``None`` (not kept, or kept on

@@ -1190,15 +1190,40 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
-    from .stacked import LinearCosts
-
     cls = fam.cls
     if fam.agent is None and isinstance(cls, RoundClass):
         _evaluate_kinked_rounds(fam, evaluated, scenario, changed_round)
         return
-    if fam.agent is None or not isinstance(cls, GradientClass):
+    found = _kinked_candidates(fam, evaluated, scenario)
+    if not found:
         return
+    assert fam.agent is not None
+    # evaluated already, stacked with the other agents' extremal pairs (_stack_other_agents), or replayed now
+    spare = [evaluated.spare.get(key) for key, _, _ in found]
+    got = spare if all(s is not None for s in spare) else \
+        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.agent)
+    for (key, pair, _), known in zip(found, got):
+        assert known is not None
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
+
+
+def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, kept_only: bool = False
+                       ) -> list[tuple[Any, Any, CandidateCosts]] | None:
+    """The kinked pairs of a one-agent class (:func:`_evaluate_kinked`) as ``(key, pair, candidate)``: the key
+    they are recorded under, the :class:`~asyncdp.privacy.kinked.KinkedPair`, the candidate to replay (its
+    linear cost against its kinked one). ``None`` for another class, or with ``kept_only`` when the references'
+    transcripts were not kept by the extremal evaluation (they are replayed otherwise).
+
+    Raises:
+        AccountingError: a reference's construction does not settle, or its replay fails.
+    """
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
+    from .stacked import LinearCosts
+
+    cls = fam.cls
+    if fam.agent is None or not isinstance(cls, GradientClass):
+        return None
     agent = fam.agent
     runs = evaluated.prefix(_KINKED_RUNS)
     n = scenario.problem.dim
@@ -1207,6 +1232,8 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
     user, base = _base_of(evaluated, scenario)
     references = _kinked_references(fam, scenario)
     built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    if built is None and kept_only:
+        return None
     if built is None:
         linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
         try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
@@ -1216,8 +1243,6 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
         if built is None:
             built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
-    if not pairs:
-        return
     costs = scenario.problem.costs
     alg = base.algorithm
 
@@ -1230,11 +1255,8 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
         return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
                               pair.costs(costs, agent), scenarios)
 
-    got = _kinked_replays(runs, [build(pair) for pair in pairs], agent)
-    for pair, known in zip(pairs, got):
-        key = (agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label))
-        evaluated.known[key] = known
-        evaluated.kinked[key] = pair
+    return [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
+             pair, build(pair)) for pair in pairs]
 
 
 def _kinked_references(fam: _Family, scenario: Scenario, changed_round: int | None = None
@@ -1411,7 +1433,11 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
     worst: CandidatePair | None = None
     fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, fam.agent)]
     extremes = [fam_j.extremes(scenario, None) for fam_j in fams]
-    _stack_other_agents(fams, extremes, evaluated, scenario)  # (what _evaluate_all then reads: no replay)
+    # the kinked pairs the lemma's check may evaluate next (_evaluate_kinked), in the same replay where they fit
+    extra = (_kinked_candidates(fam, evaluated, scenario, kept_only=True) or []) if ctx.sensitivity is not None \
+        else []
+    _stack_other_agents(fams, extremes, evaluated, scenario,  # (what _evaluate_all then reads: no replay)
+                        [(key, c, fam.agent) for key, _, c in extra])
     for fam_j, extremes_j in zip(fams, extremes):
         scored = _evaluate_all(fam_j, evaluated, scenario, extremes_j, _OTHER_AGENT_RUNS, objective, ctx.focus)
         for c in scored:
@@ -1422,14 +1448,23 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
 
 
 def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple[str, int | None, Any, Any]]],
-                        evaluated: CandidateRuns, scenario: Scenario) -> None:
+                        evaluated: CandidateRuns, scenario: Scenario, extra: Sequence[tuple[Any, Any, Any]] = ()
+                        ) -> None:
     """The constructed losses of :func:`_other_agents`' candidates (``extremes[k]``: agent ``fams[k].agent``'s
     extremal pairs) on :data:`_OTHER_AGENT_RUNS` runs, every agent's in the same stacked replays
     (:func:`~asyncdp.privacy.constructed.constructed_replays` with one pinned agent per candidate), kept where
     :func:`_evaluate_all` reads them (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`, under the keys
     and for the runs it would store): its calls then replay nothing. Each candidate's losses are those of its
     own replay (each run's values are its own). A group whose stacked replay fails, or that needs more than
-    one construction pass, is left to :func:`_evaluate_all` (one agent at a time, raising what it raises)."""
+    one construction pass, is left to :func:`_evaluate_all` (one agent at a time, raising what it raises).
+
+    ``extra``: ``(key, candidate, pinned agent)`` of candidates a later step evaluates on the same runs (the
+    kinked pairs, :func:`_kinked_candidates`), replayed with the first group where they fit and one pass settles
+    their agent's transcripts too; their losses are kept in
+    :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare` (that step records them, or replays them itself
+    when they are not there)."""
+    from .constructed import _one_pass
+
     runs = evaluated.prefix(_OTHER_AGENT_RUNS)
     size = stack_size(runs)
     base_scenario, base = _base_of(evaluated, scenario)
@@ -1443,19 +1478,27 @@ def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tup
             if key not in todo and (known is None or known[0].size < count):
                 todo[key] = (fam_j, t0, g, gp)
     pending = list(todo.items())
+    ahead = [e for e in extra if e[0] not in evaluated.spare and e[0] not in evaluated.known]
+    if not ahead or _KINKED_RUNS != _OTHER_AGENT_RUNS or len(pending) + len(ahead) > size \
+            or any(_one_pass(runs, base, int(j)) != "settled" for j in {e[2] for e in ahead}):
+        ahead = []
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
         agents = [int(f.agent) for _, (f, _, _, _) in group if f.agent is not None]
         if len(agents) != len(group):
             return
+        cands = [f.candidate(base, scenario, t0, g, gp) for _, (f, t0, g, gp) in group]
+        more = ahead if start == 0 else []
         try:
-            got = constructed_replays(runs, [f.candidate(base, scenario, t0, g, gp) for _, (f, t0, g, gp) in group],
-                                      agents[0], pins=agents)
+            got = constructed_replays(runs, cands + [c for _, c, _ in more], agents[0],
+                                      pins=agents + [int(j) for _, _, j in more])
         except Exception:  # noqa: BLE001 - left to _evaluate_all (which replays them agent by agent)
             continue
         for (key, _), known in zip(group, got):
             if key not in evaluated.known or evaluated.known[key][0].size < count:
                 evaluated.known[key] = known
+        for (key, _, _), known in zip(more, got[len(group):]):
+            evaluated.spare[key] = known
 
 
 _PROBE_RUNS = 2
