@@ -104,6 +104,21 @@ class DenseSchedules:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
 
+    def shared_round(self, t: int) -> Any:
+        """Round ``t`` as one :class:`~accounting.scheduled_replay.SharedRound` when every one of these runs has
+        the same ``(W, S)`` in it (e.g. lockstep runs on lossless links), else ``None`` (computed once per round
+        for every replay of these runs). The replay then combines the messages without gathering them (the
+        same numbers, :class:`~accounting.scheduled_replay.SharedRound`), and a stack of copies of these runs
+        (:class:`~asyncdp.privacy.stacked.Tiled`) needs no copied rounds."""
+        from accounting.scheduled_replay import shared_round
+
+        key = ("shared", t, self._runs.start, self._runs.stop, self._runs.step)
+        if key not in self._cache:
+            w, src = self.dense_runs(t)
+            alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
+            self._cache[key] = shared_round(w[0], src[0]) if alike else None
+        return self._cache[key]
+
     def tiled_round(self, t: int, copies: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`dense_runs` of round ``t`` for ``copies`` copies of these runs one after the other
         (``numpy.concatenate([w] * copies)``, the same for ``S``; :class:`~asyncdp.privacy.stacked.Tiled`). Kept

@@ -74,6 +74,12 @@ class Tiled:
                 got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
         return got
 
+    def shared_round(self, t: int) -> Any:
+        """The copied schedules' ``shared_round(t)`` (:meth:`~asyncdp.privacy.constructed.DenseSchedules.shared_round`:
+        copies of runs that all have round ``t``'s ``(W, S)`` have it too), ``None`` when they have none."""
+        shared = getattr(self._schedules, "shared_round", None)
+        return None if shared is None else shared(t)
+
     def gather_index(self, t: int) -> Any:
         """:func:`accounting.scheduled_replay.gather_index` of round ``t``, from the copied schedules' (kept by
         them when they keep it: :class:`~asyncdp.privacy.constructed.DenseSchedules`)."""
