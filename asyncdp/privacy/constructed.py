@@ -604,9 +604,7 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
         pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), size)), "settled"
-    rule: Any
-    rule_q: Any
-    paired: Paired | None = None
+    rules: Any
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
 
@@ -620,18 +618,29 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         def problems(side: int) -> Any:
             return lambda: [scenarios_of(c)[side].problem for c in pairs]
 
-        rule = Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
-        rule_q = Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
-        # both problems' steps at once (Paired), where the candidates' families under both stack as one
-        both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
-                       lambda: problems(0)() + problems(1)(), x0, size)
-        costs = both.one.problem.costs
-        if costs._linear is not None or costs._kinked is not None or costs._groups is not None:
-            paired = Paired(both, count * size)
+        made: dict[Any, Any] = {}
+
+        def rules(side: Any) -> Any:
+            """Side 0's or 1's stacked rule, or ``"both"``: the :class:`Paired` rules of both (``None`` when the
+            candidates' families under both do not stack as one), each built on first use."""
+            if side not in made:
+                if side == "both":  # both problems' steps at once, where their families stack as one
+                    both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
+                                   lambda: problems(0)() + problems(1)(), x0, size)
+                    costs = both.one.problem.costs
+                    made[side] = Paired(both, count * size) if (
+                        costs._linear is not None or costs._kinked is not None or costs._groups is not None) else None
+                else:
+                    made[side] = Stacked(p0.algorithm, [g[1 + side] for g in got], domain, problems(side), x0, size)
+            return made[side]
     else:
         scen = [scenarios_of(c) for c in pairs]
-        rule = Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
-        rule_q = Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
+        apart = (Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size),
+                 Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size))
+
+        def rules(side: Any) -> Any:
+            return None if side == "both" else apart[side]
+
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
     schedules = Tiled(runs.schedules, count) if count > 1 else runs.schedules
     if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
@@ -648,9 +657,8 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
     def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
         record = record and ahead is not None
-        first, second = rule, rule_q if with_q else None
-        if with_q and paired is not None and not record and resume is None:  # (its states are not recorded)
-            first, second = paired.p, paired.q
+        paired = rules("both") if with_q and not record and resume is None else None  # (its states: not recorded)
+        first, second = (paired.p, paired.q) if paired is not None else (rules(0), rules(1) if with_q else None)
         return scheduled_replay(messages if built is None else built, schedules, noise, first, second,
                                 unicast=runs.unicast, pin_agent=pin_arg, record=record, resume=resume)
 
