@@ -176,7 +176,8 @@ class LinearCosts:
         fine = _structure_fine(family_class, base, index)
         # a finite sum means finite entries (a NaN or an infinite entry makes it NaN or infinite); a sum that
         # overflows only builds the family, which checks the entries itself
-        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(float(self.gradient.sum()))
+        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(
+            sum(self.gradient.tolist()) if self.gradient.size <= 64 else float(self.gradient.sum()))
         if not fine:
             self.family()  # what the family raises
 

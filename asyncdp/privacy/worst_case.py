@@ -95,6 +95,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import itertools
 import math
@@ -113,6 +114,7 @@ from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 from .constructed import (CandidateCosts, CandidateRuns, Replays, constructed_replay, constructed_replays,
                           constructed_transcripts, stack_size)
+from .stacked import LinearCosts
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -383,8 +385,6 @@ class _Family:
 
         ``base`` is :func:`_bound_base` of ``scenario``.
         """
-        from .stacked import LinearCosts
-
         if self.agent is not None:
             kind, index = LinearOverride, self.agent
         else:
@@ -392,7 +392,7 @@ class _Family:
             kind, index = LinearRound, round_index
         costs = scenario.problem.costs
         return CandidateCosts(base, LinearCosts(kind, costs, index, g), LinearCosts(kind, costs, index, gp),
-                              lambda: self.scenarios(scenario, round_index, g, gp))
+                              functools.partial(self.scenarios, scenario, round_index, g, gp))
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
         """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
@@ -543,7 +543,9 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
             losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
         got.append((losses, rows))
         scored.append(losses if focus is None else per_round[:, focus])
-        if np.isnan(scored[-1]).any():  # scored in turn, as one at a time (what is wrong is named in that order)
+        # scored in turn, as one at a time (what is wrong is named in that order); a NaN makes the Python sum NaN
+        # (so does inf - inf: that row is then scored alone too, the same value)
+        if math.isnan(sum(scored[-1].tolist())):
             early[k] = float(objective(scored[-1]))
     scores = many(np.stack(scored))
     return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
@@ -700,7 +702,7 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
 def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
             objective: float) -> CandidatePair:
     """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
-    k = int(np.argmax(losses))
+    k = int(losses.argmax()) if isinstance(losses, np.ndarray) else int(np.argmax(losses))
     return CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
                          tuple(np.asarray(gp, dtype=float).tolist()), float(losses[k]), rows[k], round_index, objective)
 
