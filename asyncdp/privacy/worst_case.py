@@ -520,11 +520,25 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     pending = list(todo.items())
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
+        cands = [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group]
+        # a later step's candidates on the same runs and pins (CandidateRuns.ahead), where they fit
+        more = cand.ahead if cand.ahead and runs.runs == cand.prefix(_KINKED_RUNS).runs and \
+            len(group) + len(cand.ahead) <= size else []
         try:
-            got = constructed_replays(runs, [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group],
-                                      fam.pinned(scenario))
+            got = constructed_replays(runs, cands + [c for _, c in more], fam.pinned(scenario)) if more else \
+                constructed_replays(runs, cands, fam.pinned(scenario))
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
-            continue
+            if not more:
+                continue
+            cand.ahead, more = [], []  # (left to their own step) this group alone, as without them
+            try:
+                got = constructed_replays(runs, cands, fam.pinned(scenario))
+            except Exception:  # noqa: BLE001 - as above
+                continue
+        if more:
+            for (key, _), known in zip(more, got[len(group):]):
+                cand.spare[key] = known
+            cand.ahead = []
         for k, ((key, _), known) in enumerate(zip(group, got)):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
@@ -1015,6 +1029,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     best = scored[0]
     failed = None
     if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
+        _kinked_ahead(ctx, fam, evaluated, scenario)
         try:
             found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples, seed=ctx.options.seed,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
@@ -1025,6 +1040,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         else:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
+        evaluated.ahead = []
     other = None
     if agent is not None and not _refutes(ctx, runs, best, scenario):
         try:
@@ -1318,13 +1334,51 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
     """
+    found = _kinked_round_candidates(fam, evaluated, scenario, changed_round)
+    if not found:
+        return
+    # evaluated already, stacked with a batch of the search on the same runs (_evaluate_all's ahead), or now
+    spare = [evaluated.spare.get(key) for key, _, _ in found]
+    got = spare if all(s is not None for s in spare) else \
+        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.pinned(scenario))
+    for (key, pair, _), known in zip(found, got):
+        assert known is not None
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
+
+
+def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
+    """Under a round class, the kinked pairs the lemma's check may evaluate after the search
+    (:func:`_evaluate_kinked_rounds`), offered to the search's next stacked replay
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`) when it replays the same runs (every schedule the
+    kinked pairs are evaluated on is one the search's candidates are: at most :data:`_KINKED_RUNS` distinct ones,
+    e.g. lockstep runs) and the references' transcripts were kept: their losses go to
+    :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where that check reads them."""
+    if fam.agent is not None or ctx.sensitivity is None or \
+            evaluated.prefix(_KINKED_RUNS).runs != evaluated.prefix(min(_CANDIDATE_RUNS, 8)).runs:
+        return
+    try:
+        found = _kinked_round_candidates(fam, evaluated, scenario, getattr(ctx, "changed_round", None), kept_only=True)
+    except Exception:  # noqa: BLE001 - left to the check's own step (which raises what it raises)
+        found = None
+    evaluated.ahead = [(key, c) for key, _, c in found or []]
+
+
+def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None,
+                             kept_only: bool = False) -> list[tuple[Any, Any, CandidateCosts]] | None:
+    """The kinked pairs of a round class (:func:`_evaluate_kinked_rounds`) as ``(key, pair, candidate)``
+    (:func:`_kinked_candidates`' form). ``None`` without blocks of an online loss, or with ``kept_only`` when the
+    references' transcripts were not kept by the extremal evaluation.
+
+    Raises:
+        AccountingError: a reference's construction does not settle, or its replay fails.
+    """
     from .kinked import MAX_KINKED_PAIRS, kinked_round_pairs
-    from .stacked import LinearCosts
 
     costs = scenario.problem.costs
     blocks = getattr(costs, "blocks", None)
     if not isinstance(costs, OnlineLoss) or blocks is None:
-        return
+        return None
     n = scenario.problem.dim
     axes = list(range(min(n, _KINKED_AXES)))
     owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
@@ -1332,13 +1386,15 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     references = _kinked_references(fam, scenario, changed_round)
     rounds = [t0 for t0, _, _ in references]
     if not rounds:
-        return
+        return []
     per_reference = max(1, MAX_KINKED_PAIRS // (per_round * len(rounds)))
     runs = evaluated.prefix(_KINKED_RUNS)
     bound = fam.cls.bound
     pinned = fam.pinned(scenario)
     user, base = _base_of(evaluated, scenario)
     built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    if built is None and kept_only:
+        return None
     if built is None:
         linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
         try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
@@ -1349,8 +1405,6 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
             built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
     pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
     pairs = pairs[:MAX_KINKED_PAIRS]
-    if not pairs:
-        return
     alg = base.algorithm
 
     def build(pair: Any) -> Any:
@@ -1364,12 +1418,8 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
         return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
                               pair.round_costs(costs), scenarios)
 
-    got = _kinked_replays(runs, [build(pair) for pair in pairs], pinned)
-    for pair, known in zip(pairs, got):
-        key = (None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
-               ("kinked", pair.label))
-        evaluated.known[key] = known
-        evaluated.kinked[key] = pair
+    return [((None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
+              ("kinked", pair.label)), pair, build(pair)) for pair in pairs]
 
 
 def _origin(ctx: Any) -> str:

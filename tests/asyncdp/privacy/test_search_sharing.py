@@ -201,3 +201,40 @@ def test_the_stacked_linear_gradient_is_the_base_familys_and_raises_what_it_rais
                             LinearCosts(LinearOverride, loud, 1, [0.5, 0.5])], 3)
     y = np.zeros((6, 3, 2))
     assert np.array_equal(stacked.gradient(np.arange(3), y)[:, 0], 2.0 * base.gradient(np.zeros(6, dtype=int), y[:, 0]))
+
+
+def test_kinked_round_pairs_taken_along_by_a_search_batch_record_what_their_own_replay_gives(monkeypatch):
+    """Under a round class on lockstep runs (one distinct schedule: the search and the kinked pairs read the same
+    runs) the kinked pairs ride along with the search's next stacked replay; the lemma's check then reads their
+    losses, which are those of their own replay."""
+    from asyncdp.papers.dpsda.rule import DPSDAC
+
+    sc = DPSDAC.example_scenario().replace(horizon=6)
+    runs = run_engine(sc, 6, seed=0)
+    fam = wc._family(sc, None)
+    ctx = small_example()[1]
+    objective = wc._objective_of(ctx, sc)
+
+    def prepared():
+        cand = CandidateRuns(runs, fam.rows(runs, 16))
+        keep = {wc._key(t0, g, gp) for t0, g, gp in wc._kinked_references(fam, sc)}
+        wc._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
+        return cand
+
+    shared = prepared()
+    assert shared.prefix(wc._KINKED_RUNS).runs == shared.prefix(8).runs  # one distinct schedule
+    found = wc._kinked_round_candidates(fam, shared, sc, None, kept_only=True)
+    assert found
+    shared.ahead = [(key, c) for key, _, c in found]
+    batch = [("x", t0, 0.5 * g, -0.25 * gp) for _, t0, g, gp in fam.extremes(sc, None)[:6]]
+    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None)
+    assert not shared.ahead and set(shared.spare) == {key for key, _, _ in found}
+    monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
+    wc._evaluate_kinked(fam, shared, sc)
+    monkeypatch.undo()
+    alone = prepared()
+    wc._evaluate_kinked(fam, alone, sc)
+    assert alone.kinked.keys() == shared.kinked.keys() and len(alone.kinked) == len(found)
+    for key in alone.kinked:
+        np.testing.assert_array_equal(shared.known[key][0], alone.known[key][0])
+        np.testing.assert_array_equal(shared.known[key][1], alone.known[key][1])
