@@ -988,6 +988,14 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         >>> e.witness is None, round(e.figures["worst_case_loss"], 4)  # the composed bound, attained
         (True, 0.9877)
     """
+    try:
+        return _search_worst_case(pair, ctx)
+    finally:
+        _BUDGET[0] = None
+
+
+def _search_worst_case(pair: Any, ctx: Any) -> Any:
+    """:func:`search_worst_case`'s step (its round-off budget computed once, :func:`_budget`)."""
     from accounting.errors import AccountingError
 
     from .evidence import Evidence
@@ -1084,6 +1092,24 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
 
 
+_BUDGET: list[Any] = [None]
+"""The last :func:`_budget` answer, ``(ctx, runs, function, value)``, while :func:`search_worst_case` runs (cleared
+when it returns: it keeps nothing of a check alive)."""
+
+
+def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
+    """``asyncdp.privacy.realized._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
+    computed once per search for its context and runs (several of its steps compare a loss with it)."""
+    from . import realized
+
+    got = _BUDGET[0]  # (one read: another thread's search may replace it)
+    if got is not None and got[0] is ctx and got[1] is runs and got[2] is realized._roundoff_budget:
+        return got[3]
+    value = realized._roundoff_budget(ctx, runs)
+    _BUDGET[0] = (ctx, runs, realized._roundoff_budget, value)
+    return value
+
+
 def _round_bounds(ctx: Any, horizon: int, agent: int | None) -> np.ndarray | None:
     """Per round, the largest constructed loss the accountant's sensitivity allows ``agent``'s releases (every
     agent's under round adjacency, ``agent`` ``None``), ``(T,)``.
@@ -1109,12 +1135,10 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     """A pair the search evaluated (every one is in the lemma's adjacency class) whose constructed loss in some
     round exceeds what the lemma allows that round (:func:`_round_bounds`, plus round-off): the lemma does not
     cover it. Exact (confidence 1). ``(witness, reason)`` of the largest excess, or ``None``."""
-    from .realized import _roundoff_budget
-
     bounds = _round_bounds(ctx, scenario.horizon, fam.agent)
     if bounds is None:
         return None
-    slack = _roundoff_budget(ctx, runs)
+    slack = _budget(ctx, runs)
     allowed = bounds * (1 + 1e-9) + 1e-12 + slack
     worst = None
     entries = [(key, per_round) for key, (_, per_round) in list(evaluated.known.items())
@@ -1446,9 +1470,7 @@ def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair, scenario: Scenario) -
     gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
     if ctx.delta_claimed > 0 and gaussian:
         return c.objective > ctx.delta_claimed
-    from .realized import _roundoff_budget
-
-    return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
+    return c.loss - float(_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
 
 
 _OTHER_AGENTS = 8
@@ -1619,9 +1641,7 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
-        from .realized import _roundoff_budget
-
-        slack = float(_roundoff_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
+        slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
         if best.loss - slack > eps * (1 + 1e-9) + 1e-12:
             return Evidence(method, kind, figures, witness=base_witness, reasons=(
                 f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) "
