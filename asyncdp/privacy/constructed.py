@@ -112,6 +112,14 @@ class DenseSchedules:
         (:class:`~asyncdp.privacy.stacked.Tiled`) needs no copied rounds."""
         from accounting.scheduled_replay import shared_round
 
+        every = ("shared", t)  # every run of the schedules (any slice of runs that all share it shares it)
+        if every not in self._cache:
+            self.dense_runs(t)  # (keeps every run's round)
+            w, src = self._cache[t]
+            alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
+            self._cache[every] = shared_round(w[0], src[0]) if alike else None
+        if self._cache[every] is not None:
+            return self._cache[every]
         key = ("shared", t, self._runs.start, self._runs.stop, self._runs.step)
         if key not in self._cache:
             w, src = self.dense_runs(t)
