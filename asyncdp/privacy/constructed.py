@@ -45,7 +45,7 @@ from accounting.scheduled_replay import ScheduledReplay, dense_round, later_read
 
 from ..scenario import Scenario
 from .behavior import EngineRuns
-from .stacked import Blocks, Paired, Stacked, Tiled, same_algorithm
+from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
@@ -484,19 +484,20 @@ class Replays(list):  # type: ignore[type-arg]
     Args:
         items: per candidate, its runs' losses and per-round contributions.
         messages: per channel, the settled pass's messages of every stacked run.
-        size: runs per candidate.
+        rows: where each candidate's runs start in the stack, and where the last one's end.
     """
 
     def __init__(self, items: Sequence[tuple[np.ndarray, np.ndarray]], messages: dict[str, np.ndarray],
-                 size: int) -> None:
+                 rows: Sequence[int]) -> None:
         super().__init__(items)
-        self.messages, self.size = messages, size
+        self.messages, self.rows = messages, list(rows)
 
     def transcript(self, k: int, count: int | None = None) -> dict[str, np.ndarray]:
         """Candidate ``k``'s constructed transcript on its first ``count`` runs (default all): views of the stack's
         arrays."""
-        stop = k * self.size + (self.size if count is None else min(count, self.size))
-        return {c: m[k * self.size:stop] for c, m in self.messages.items()}
+        start, stop = self.rows[k], self.rows[k + 1]
+        stop = stop if count is None else min(stop, start + count)
+        return {c: m[start:stop] for c, m in self.messages.items()}
 
 
 def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
@@ -522,13 +523,14 @@ def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Sc
         >>> all(np.array_equal(got[c], m, equal_nan=True) for c, m in constructed_replay(runs, p, None, 0)[0].items())
         True
     """
-    out, count, size = _stacked_replay(runs, pairs, pinned)
+    out, rows = _stacked_replay(runs, pairs, pinned)
     assert out.messages is not None
-    return [{c: m[k * size:(k + 1) * size] for c, m in out.messages.items()} for k in range(count)]
+    return [{c: m[rows[k]:rows[k + 1]] for c, m in out.messages.items()} for k in range(len(rows) - 1)]
 
 
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                        pinned: int | Sequence[int], pins: Sequence[int] | None = None) -> Replays:
+                        pinned: int | Sequence[int], pins: Sequence[int] | None = None,
+                        sizes: Sequence[int] | None = None) -> Replays:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
 
     The candidates' runs are stacked (each candidate's rule on its own copy
@@ -551,6 +553,8 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
             :class:`~accounting.scheduled_replay.RunPins`): only when one construction pass settles every
             candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
+        sizes: per candidate, how many of the runs it is evaluated on (its first ones; default all): each
+            candidate's values are those of its own replay of those runs (each run's values are its own).
 
     Returns:
         Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)`` (a :class:`Replays`: the
@@ -561,17 +565,17 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk;
             ``pins`` not one per candidate, or some candidate's transcript needing more than one pass.
     """
-    out, count, size = _stacked_replay(runs, pairs, pinned, pins)
+    out, rows = _stacked_replay(runs, pairs, pinned, pins, sizes)
     assert out.losses is not None and out.per_round is not None and out.messages is not None
-    return Replays([(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size])
-                    for k in range(count)], out.messages, size)
+    return Replays([(out.losses[rows[k]:rows[k + 1]], out.per_round[rows[k]:rows[k + 1]])
+                    for k in range(len(rows) - 1)], out.messages, rows)
 
 
 def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                    pinned: int | Sequence[int], pins: Sequence[int] | None = None
-                    ) -> tuple[ScheduledReplay, int, int]:
-    """The settled pass of :func:`constructed_replays`' stacked construction, the number of candidates and of
-    runs per candidate."""
+                    pinned: int | Sequence[int], pins: Sequence[int] | None = None,
+                    sizes: Sequence[int] | None = None) -> tuple[ScheduledReplay, list[int]]:
+    """The settled pass of :func:`constructed_replays`' stacked construction, and where each candidate's runs
+    start in it (and the last one's end: :func:`~asyncdp.privacy.stacked.bounds`)."""
     from accounting.scheduled_replay import RunPins, scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
@@ -606,7 +610,13 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
                 != (b.mechanism, None if b.scales is None else b.scales.tobytes())
                 for a, b in ((noise[c], other[c]) for c in noise)):
             raise ValueError("stacked candidates must share the noise declaration")
-    count, size = len(pairs), runs.runs
+    count = len(pairs)
+    size: Any = runs.runs  # every candidate's runs, or (sizes) each one's first runs
+    if sizes is not None and any(int(v) != runs.runs for v in sizes):
+        if len(sizes) != count or not all(0 < int(v) <= runs.runs for v in sizes):
+            raise ValueError(f"sizes: {list(sizes)} for {count} candidates on {runs.runs} runs")
+        size = [int(v) for v in sizes]
+    rows = bounds(size, count)
     pin_arg: Any = pinned
     plan = None
     if pins is not None:
@@ -614,7 +624,7 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
             raise ValueError(f"pins: {len(pins)} agents for {count} candidates")
         if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
-        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), size)), "settled"
+        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))), "settled"
     rules: Any
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
@@ -637,9 +647,10 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
             if side not in made:
                 if side == "both":  # both problems' steps at once, where their families stack as one
                     both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
-                                   lambda: problems(0)() + problems(1)(), x0, size)
+                                   lambda: problems(0)() + problems(1)(), x0,
+                                   size if isinstance(size, int) else size + size)
                     costs = both.one.problem.costs
-                    made[side] = Paired(both, count * size) if (
+                    made[side] = Paired(both, rows[-1]) if (
                         costs._linear is not None or costs._kinked is not None or costs._groups is not None) else None
                 else:
                     made[side] = Stacked(p0.algorithm, [g[1 + side] for g in got], domain, problems(side), x0, size)
@@ -652,8 +663,13 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         def rules(side: Any) -> Any:
             return None if side == "both" else apart[side]
 
-    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
-    schedules = Tiled(runs.schedules, count) if count > 1 else runs.schedules
+    uniform = isinstance(size, int)
+    if not uniform:  # each candidate's first runs
+        messages = {c: np.concatenate([m[:v] for v in size]) for c, m in runs.messages.items()}
+    else:
+        messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
+    schedules = Tiled(runs.schedules, count, None if uniform else size) if count > 1 or not uniform else \
+        runs.schedules
     if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
         schedules = list(schedules)
     ahead = None
@@ -662,6 +678,11 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
         def ahead() -> tuple[np.ndarray, ...]:  # every copy's reads ahead: the runs' own, run k r + r in copy k
             t, r, s, j, i = base.ahead_entries()
+            if not uniform:  # copy k: the reads of its own first runs, moved to where they start
+                mine = [r < v for v in size]
+                return (np.concatenate([t[m] for m in mine]), np.concatenate([r[m] + b for m, b in zip(mine, rows)]),
+                        np.concatenate([s[m] for m in mine]), np.concatenate([j[m] for m in mine]),
+                        np.concatenate([i[m] for m in mine]))
             shift = np.repeat(np.arange(count) * size, r.size)
             return (np.tile(t, count), np.tile(r, count) + shift, np.tile(s, count), np.tile(j, count),
                     np.tile(i, count))
@@ -675,4 +696,4 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
-    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), count, size
+    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), rows

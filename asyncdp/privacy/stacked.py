@@ -44,19 +44,49 @@ from accounting.scheduled_replay import dense_round
 
 from ..problems.finite import all_finite
 
-__all__ = ["Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked", "Paired",
+__all__ = ["bounds", "Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked", "Paired",
            "same_algorithm"]
 
 
-class Tiled:
-    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+def bounds(size: int | Sequence[int], count: int) -> list[int]:
+    """Where each stacked candidate's runs start, and where the last one's end: ``count + 1`` offsets. ``size``:
+    every candidate's number of runs, or each one's (the first ``size[k]`` runs of the stacked schedules).
 
-    def __init__(self, schedules: Any, copies: int) -> None:
+    Example:
+        >>> bounds(3, 2), bounds([3, 1, 2], 3)
+        ([0, 3, 6], [0, 3, 4, 6])
+    """
+    if isinstance(size, (int, np.integer)):
+        return [k * int(size) for k in range(count + 1)]
+    sizes = [int(v) for v in size]
+    if len(sizes) != count:
+        raise ValueError(f"stacked candidates: {len(sizes)} sizes for {count} candidates")
+    out = [0]
+    for v in sizes:
+        out.append(out[-1] + v)
+    return out
+
+
+def _per_run(values: Any, size: int | Sequence[int], axis: int | None = None) -> np.ndarray:
+    """Each candidate's value repeated over its runs (``numpy.repeat`` by ``size`` or by each one's)."""
+    return np.repeat(values, size if isinstance(size, (int, np.integer)) else np.asarray(size, dtype=np.int64),
+                     axis=axis)
+
+
+class Tiled:
+    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates); with
+    ``sizes``, copy ``k`` is the first ``sizes[k]`` runs of the batch (candidates evaluated on fewer runs)."""
+
+    def __init__(self, schedules: Any, copies: int, sizes: Sequence[int] | None = None) -> None:
         self._schedules, self._copies = schedules, copies
+        self._sizes = None if sizes is None or all(v == len(schedules) for v in sizes) else [int(v) for v in sizes]
+        if self._sizes is not None and (len(self._sizes) != copies or
+                                        not all(0 < v <= len(schedules) for v in self._sizes)):
+            raise ValueError(f"stacked candidates: sizes {sizes} for {copies} copies of {len(schedules)} runs")
         self._rounds: dict[Any, Any] = {}  # each round's arrays and gather index, for every pass of the replay
 
     def __len__(self) -> int:
-        return len(self._schedules) * self._copies
+        return len(self._schedules) * self._copies if self._sizes is None else sum(self._sizes)
 
     def __getitem__(self, runs: slice) -> Tiled:
         if range(len(self))[runs] != range(len(self)):
@@ -65,6 +95,10 @@ class Tiled:
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         got = self._rounds.get(t)
+        if got is None and self._sizes is not None:  # each copy its own first runs
+            w, src = dense_round(self._schedules, t)
+            got = self._rounds[t] = (np.concatenate([w[:v] for v in self._sizes]),
+                                     np.concatenate([src[:v] for v in self._sizes]))
         if got is None:
             tiled = getattr(self._schedules, "tiled_round", None)  # kept by the schedules for every stack of them
             if tiled is not None:
@@ -87,6 +121,8 @@ class Tiled:
 
         key = ("index", t)
         got = self._rounds.get(key)
+        if got is None and self._sizes is not None:
+            got = self._rounds[key] = gather_index(self.dense_runs(t)[1])
         if got is None:
             one = self._schedules.gather_index(t) if hasattr(self._schedules, "gather_index") else \
                 gather_index(dense_round(self._schedules, t)[1])
@@ -100,21 +136,23 @@ class Blocks:
     Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
     """
 
-    def __init__(self, rules: Sequence[Any], size: int) -> None:
+    def __init__(self, rules: Sequence[Any], size: int | Sequence[int]) -> None:
         self.rules, self.size = list(rules), size
+        self._bounds = bounds(size, len(self.rules))
 
     def initial_state(self, runs: int) -> list[Any]:
-        if runs != len(self.rules) * self.size:
+        if runs != self._bounds[-1]:
             raise ValueError("stacked candidates are replayed as one chunk")
-        return [r.initial_state(self.size) for r in self.rules]
+        b = self._bounds
+        return [r.initial_state(b[k + 1] - b[k]) for k, r in enumerate(self.rules)]
 
     def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
         parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
         return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
 
     def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
-        n = self.size
-        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
+        b = self._bounds
+        return [r.next_state(s, {c: m[b[k]:b[k + 1]] for c, m in mixed.items()}, t)
                 for k, (r, s) in enumerate(zip(self.rules, state))]
 
 
@@ -257,14 +295,15 @@ class _LinearStack:
     for all of them (the number of agents, the dimension, the rounds, an online loss's blocks and mask)."""
 
     def __init__(self, kind: str, parts: Sequence[tuple[type, Any, Any, np.ndarray]], costs: Sequence[Any],
-                 size: int) -> None:
+                 size: int | Sequence[int]) -> None:
         self.kind, self.size, self._costs = kind, size, costs
+        self.bounds = bounds(size, len(parts))
         self.base, self.agent = parts[0][1], parts[0][2]
         self._checked: dict[tuple[str, bytes], bool] = {}
-        self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
+        self.rows = _per_run(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
         self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
         # kind "agents": each run's changed agent (its candidate's)
-        self.agents = np.repeat(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
+        self.agents = _per_run(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
         if kind == "agents":  # (the changed agent differs too: every candidate answers it, _common)
             self.varying = (*_LinearStack.varying, "agent")
 
@@ -274,7 +313,7 @@ class _LinearStack:
         return _family(self._costs[0])
 
     @classmethod
-    def of(cls, costs: Sequence[Any], size: int) -> _LinearStack | None:
+    def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _LinearStack | None:
         """The stack of ``costs`` when they are such families or :class:`LinearCosts` (two at least), else
         ``None``."""
         from ..problems.costs import LinearOverride
@@ -375,9 +414,9 @@ class _LinearStack:
             grad = np.array(fam.base.round_gradient(t, xx), dtype=float)
             if grad.shape != xx.shape:
                 return None
-        n = self.size
+        b = self.bounds
         for k in linear.tolist():
-            grad[k * n:(k + 1) * n] = self.rows[k * n]
+            grad[b[k]:b[k + 1]] = self.rows[b[k]]
         out = grad * fam.mask[a]
         if out.shape != shape:
             out = np.broadcast_to(out, shape).copy()
@@ -393,21 +432,21 @@ class _KinkedStack:
     kinked gradient, by the same per-entry operations as each family's own call (so the same values). A call
     this does not cover gives ``None`` and the candidates' own calls answer it."""
 
-    def __init__(self, costs: Sequence[Any], size: int) -> None:
+    def __init__(self, costs: Sequence[Any], size: int | Sequence[int]) -> None:
         from .kinked import KinkedRound
 
         first = costs[0]
         self.base, self.dim = first._base, first.dim
         # one agent's kinked cost, or (round adjacency) one round's kinked loss, every node reading its block
         self.agent = None if isinstance(first, KinkedRound) else first.agent
-        self.rounds = np.repeat([c.round_index for c in costs], size) if self.agent is None else None
-        self.axis = np.repeat([c._axis for c in costs], size)
-        self.c = np.repeat([c._c for c in costs], size)
-        self.scale = np.repeat([c._scale for c in costs], size)
-        self.eta = np.repeat([c._eta for c in costs], size)
+        self.rounds = _per_run([c.round_index for c in costs], size) if self.agent is None else None
+        self.axis = _per_run([c._axis for c in costs], size)
+        self.c = _per_run([c._c for c in costs], size)
+        self.scale = _per_run([c._scale for c in costs], size)
+        self.eta = _per_run([c._eta for c in costs], size)
 
     @classmethod
-    def of(cls, costs: Sequence[Any], size: int) -> _KinkedStack | None:
+    def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _KinkedStack | None:
         """The stack of ``costs`` when they are kinked families of one base and agent, or kinked loss sequences
         (:class:`~asyncdp.privacy.kinked.KinkedRound`) of one base (two at least), else ``None``."""
         from .kinked import KinkedOverride, KinkedRound
@@ -467,7 +506,7 @@ class _KinkedStack:
         return out
 
 
-def _groups(costs: Sequence[Any], size: int) -> list[tuple[int, int, Any]] | None:
+def _groups(costs: Sequence[Any], size: int | Sequence[int]) -> list[tuple[int, int, Any]] | None:
     """The candidates as consecutive groups each of which stacks (:class:`_LinearStack`, :class:`_KinkedStack`)
     or is one candidate: ``[(first, stop, stack or None)]``, or ``None`` when some group of several does not
     stack, or there is one group (e.g. a replay of both problems of kinked pairs: the linear costs, then the
@@ -490,7 +529,8 @@ def _groups(costs: Sequence[Any], size: int) -> list[tuple[int, int, Any]] | Non
         part = costs[start:stop]
         stack: Any = None
         if stop - start > 1:
-            stack = _LinearStack.of(part, size) if kinds[start] == "linear" else _KinkedStack.of(part, size)
+            mine = size if isinstance(size, (int, np.integer)) else list(size)[start:stop]
+            stack = _LinearStack.of(part, mine) if kinds[start] == "linear" else _KinkedStack.of(part, mine)
             if stack is None:
                 return None
         out.append((start, stop, stack))
@@ -498,7 +538,8 @@ def _groups(costs: Sequence[Any], size: int) -> list[tuple[int, int, Any]] | Non
 
 
 class StackedCosts:
-    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
+    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1`` (or on its
+    own number of runs, ``size[k]``, one candidate's after the other's).
 
     :meth:`gradient` and :meth:`value` split the points along their run axis and ask each candidate's own family
     (so each candidate's equations are its own); any other attribute is answered only when every candidate's
@@ -506,8 +547,9 @@ class StackedCosts:
     method, a value that differs) raises :class:`Unstackable`. ``isinstance`` sees the candidates' class.
     """
 
-    def __init__(self, costs: Sequence[Any], size: int) -> None:
+    def __init__(self, costs: Sequence[Any], size: int | Sequence[int]) -> None:
         self._given, self._size = list(costs), size
+        self._bounds = bounds(size, len(self._given))
         self._built: list[Any] | None = None
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
         self._linear = _LinearStack.of(self._given, size)
@@ -531,7 +573,7 @@ class StackedCosts:
         """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
         stack, else :class:`Unstackable`."""
         xx = np.asarray(x)
-        total = len(self._given) * self._size
+        total = self._bounds[-1]
         if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
             raise Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
@@ -547,10 +589,10 @@ class StackedCosts:
 
     def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
         a, xx, per_run = self._split_runs(agents, x)
-        n = self._size
+        b = self._bounds
         if per_run:
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
-        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
+            return [(a[b[k]:b[k + 1]], xx[b[k]:b[k + 1]]) for k in range(len(self._given))]
+        return [(agents, xx[b[k]:b[k + 1]]) for k in range(len(self._given))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._given) == 1:  # one candidate: its own family answers every call
@@ -577,12 +619,12 @@ class StackedCosts:
         own stack (or its one candidate's family), on its own runs; ``None`` when a group's stack does not cover
         the call or a call raises (the candidates' own calls then answer, raising what they raise in order)."""
         a, xx, per_run = self._split_runs(agents, x)
-        n = self._size
+        b = self._bounds
         assert self._groups is not None
         parts = []
         try:
             for start, stop, stack in self._groups:
-                ak, xk = (a[start * n:stop * n] if per_run else a), xx[start * n:stop * n]
+                ak, xk = (a[b[start]:b[stop]] if per_run else a), xx[b[start]:b[stop]]
                 if stack is None:
                     got = np.asarray(self._costs[start].gradient(ak, xk, **kwargs), dtype=float)
                 elif isinstance(stack, _KinkedStack):
@@ -603,7 +645,8 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear", "_kinked", "_groups"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_bounds", "_known", "_linear", "_kinked",
+                                             "_groups"):
             raise AttributeError(name)
         if name not in self._known:
             if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers
@@ -617,7 +660,7 @@ class StackedProblem:
     """The candidates' problems as one: their costs as :class:`StackedCosts`, their (common) domain, and every
     other attribute as :func:`_common` of the problems (built on the first such question: ``problems()``)."""
 
-    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int) -> None:
+    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int | Sequence[int]) -> None:
         self.costs = StackedCosts(costs, size)
         self.domain = domain
         self._problems = problems
@@ -651,14 +694,15 @@ class Stacked:
         domain: the candidates' domain (one object).
         problems: ``() -> list`` of each candidate's problem (called only when needed).
         x0: the initial points (the same for every candidate).
-        size: runs per candidate.
+        size: runs per candidate (or each candidate's).
     """
 
     def __init__(self, algorithm: Any, costs: Sequence[Any], domain: Any, problems: Any, x0: np.ndarray,
-                 size: int) -> None:
+                 size: int | Sequence[int]) -> None:
         from .behavior import AlgorithmChannelRule
 
         self.size, self.count = size, len(costs)
+        self._bounds = bounds(size, self.count)
         self.algorithm, self.x0, self._problems = algorithm, x0, problems
         self.one = AlgorithmChannelRule(algorithm, StackedProblem(costs, domain, problems, size), x0)
         self._blocks: Blocks | None = None
@@ -674,14 +718,15 @@ class Stacked:
         return self._blocks
 
     def _split(self, state: Any) -> list[Any]:
-        total, n = self.count * self.size, self.size
+        b = self._bounds
+        total = b[-1]
         if not isinstance(state, dict) or not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == total
                                                   for v in state.values()):
             raise ValueError("stacked candidates: the algorithm's state is not split by runs")
-        return [{k: v[i * n:(i + 1) * n] for k, v in state.items()} for i in range(self.count)]
+        return [{k: v[b[i]:b[i + 1]] for k, v in state.items()} for i in range(self.count)]
 
     def initial_state(self, runs: int) -> Any:
-        if runs != self.count * self.size:
+        if runs != self._bounds[-1]:
             raise ValueError("stacked candidates are replayed as one chunk")
         try:
             return ("one", self.one.initial_state(runs))

@@ -238,3 +238,27 @@ def test_kinked_round_pairs_taken_along_by_a_search_batch_record_what_their_own_
     for key in alone.kinked:
         np.testing.assert_array_equal(shared.known[key][0], alone.known[key][0])
         np.testing.assert_array_equal(shared.known[key][1], alone.known[key][1])
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_candidates_on_their_own_numbers_of_runs_get_their_own_replays_values(timing):
+    """A stack whose candidates are evaluated on different numbers of runs (each its first ones): every
+    candidate's losses, per-round contributions and transcript are those of its own replay of its runs."""
+    sc = small_example()[0].scenario
+    if timing is not None:
+        sc = sc.replace(timing=timing, links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 6, seed=3), range(6))
+    fam, base = wc._family(sc, 0), wc._bound_base(sc)
+    chosen = fam.extremes(sc, None)[:4]
+    sizes = [6, 2, 4, 1]
+    got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0,
+                              sizes=sizes)
+    for k, ((_, _, g, gp), size) in enumerate(zip(chosen, sizes)):
+        built, alone = constructed_replay(prepared.prefix(size), *wc.candidate_scenarios(sc, 0, g, gp), 0)
+        np.testing.assert_array_equal(got[k][0], alone.losses)
+        np.testing.assert_array_equal(got[k][1], alone.per_round)
+        for c, m in got.transcript(k).items():
+            np.testing.assert_array_equal(m, built[c])
+    with pytest.raises(ValueError, match="sizes"):
+        constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0,
+                            sizes=[6, 7, 1, 1])
