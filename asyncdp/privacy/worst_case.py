@@ -521,12 +521,15 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
         cands = [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group]
-        # a later step's candidates on the same runs and pins (CandidateRuns.ahead), where they fit
-        more = cand.ahead if cand.ahead and runs.runs == cand.prefix(_KINKED_RUNS).runs and \
-            len(group) + len(cand.ahead) <= size else []
+        more = _riding(cand, fam, runs, len(group), size)
         try:
-            got = constructed_replays(runs, cands + [c for _, c in more], fam.pinned(scenario)) if more else \
-                constructed_replays(runs, cands, fam.pinned(scenario))
+            if more:  # each on its own first runs; pinned to its own agent where it has one (one pass settles each)
+                pins = None if all(e[2] is None for e in more) else \
+                    [int(fam.pinned(scenario))] * len(group) + [int(e[2]) for e in more]  # type: ignore[call-overload]
+                got = constructed_replays(runs, cands + [e[1] for e in more], fam.pinned(scenario), pins=pins,
+                                          sizes=[runs.runs] * len(group) + [e[3] for e in more])
+            else:
+                got = constructed_replays(runs, cands, fam.pinned(scenario))
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
             if not more:
                 continue
@@ -536,8 +539,8 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
             except Exception:  # noqa: BLE001 - as above
                 continue
         if more:
-            for (key, _), known in zip(more, got[len(group):]):
-                cand.spare[key] = known
+            for entry, known in zip(more, got[len(group):]):
+                cand.spare[entry[0]] = known
             cand.ahead = []
         for k, ((key, _), known) in enumerate(zip(group, got)):
             if key not in cand.known or cand.known[key][0].size < count:
@@ -564,6 +567,19 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     scores = many(np.stack(scored))
     return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
             for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
+
+
+def _riding(cand: CandidateRuns, fam: _Family, runs: EngineRuns, count: int, size: int) -> list[Any]:
+    """The later steps' candidates (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`: ``(key, candidate,
+    pinned agent or None, runs)``) that a stacked replay of ``count`` of ``fam``'s candidates on ``runs`` takes
+    along: all of them when they fit in the stack (``size``) and in the runs (each on its own first ones), those
+    with an agent of their own only when ``fam`` pins one agent (else none)."""
+    more = cand.ahead
+    if not more or count + len(more) > size or any(e[3] > runs.runs for e in more):
+        return []
+    if any(e[2] is not None for e in more) and fam.agent is None:
+        return []
+    return list(more)
 
 
 def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
@@ -1038,6 +1054,8 @@ def _search_worst_case(pair: Any, ctx: Any) -> Any:
     failed = None
     if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
         _kinked_ahead(ctx, fam, evaluated, scenario)
+        if agent is not None:
+            _others_ahead(ctx, fam, evaluated, scenario, best)
         try:
             found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples, seed=ctx.options.seed,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
@@ -1385,7 +1403,8 @@ def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Sc
         found = _kinked_round_candidates(fam, evaluated, scenario, getattr(ctx, "changed_round", None), kept_only=True)
     except Exception:  # noqa: BLE001 - left to the check's own step (which raises what it raises)
         found = None
-    evaluated.ahead = [(key, c) for key, _, c in found or []]
+    rows = evaluated.prefix(_KINKED_RUNS).runs
+    evaluated.ahead = [(key, c, None, rows) for key, _, c in found or []]
 
 
 def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None,
@@ -1541,16 +1560,14 @@ def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tup
 
     runs = evaluated.prefix(_OTHER_AGENT_RUNS)
     size = stack_size(runs)
-    base_scenario, base = _base_of(evaluated, scenario)
+    base = _base_of(evaluated, scenario)[1]
     count = min(_OTHER_AGENT_RUNS, len(evaluated.rows))
-    todo: dict[Any, tuple[_Family, int | None, Any, Any]] = {}
-    for fam_j, extremes_j in zip(fams, extremes):
-        head = (fam_j.agent, id(base_scenario))  # _evaluate_all's keys
-        for _, t0, g, gp in extremes_j:
-            key = head + _key(t0, g, gp)
-            known = evaluated.known.get(key)
-            if key not in todo and (known is None or known[0].size < count):
-                todo[key] = (fam_j, t0, g, gp)
+    todo = _other_agent_todo(fams, extremes, evaluated, scenario)
+    for key in list(todo):  # evaluated already, with a batch of the search (_others_ahead)
+        spare = evaluated.spare.pop(key, None)
+        if spare is not None and spare[0].size >= count:
+            evaluated.known[key] = spare
+            del todo[key]
     pending = list(todo.items())
     ahead = [e for e in extra if e[0] not in evaluated.spare and e[0] not in evaluated.known]
     if not ahead or _KINKED_RUNS != _OTHER_AGENT_RUNS or len(pending) + len(ahead) > size \
@@ -1573,6 +1590,55 @@ def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tup
                 evaluated.known[key] = known
         for (key, _, _), known in zip(more, got[len(group):]):
             evaluated.spare[key] = known
+
+
+def _other_agent_todo(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple[str, int | None, Any, Any]]],
+                      evaluated: CandidateRuns, scenario: Scenario) -> dict[Any, tuple[_Family, int | None, Any, Any]]:
+    """:func:`_stack_other_agents`' candidates not yet evaluated on its runs, by their keys in ``evaluated.known``
+    (:func:`_evaluate_all`'s keys), in order."""
+    base_scenario = _base_of(evaluated, scenario)[0]
+    count = min(_OTHER_AGENT_RUNS, len(evaluated.rows))
+    todo: dict[Any, tuple[_Family, int | None, Any, Any]] = {}
+    for fam_j, extremes_j in zip(fams, extremes):
+        head = (fam_j.agent, id(base_scenario))  # _evaluate_all's keys
+        for _, t0, g, gp in extremes_j:
+            key = head + _key(t0, g, gp)
+            known = evaluated.known.get(key)
+            if key not in todo and (known is None or known[0].size < count):
+                todo[key] = (fam_j, t0, g, gp)
+    return todo
+
+
+def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario, best: CandidatePair) -> None:
+    """Under a one-agent class, the other agents' extremal pairs (:func:`_other_agents`) and the kinked pairs
+    (:func:`_kinked_candidates`), offered to the search's next stacked replay
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`, each on its own first :data:`_OTHER_AGENT_RUNS`
+    runs, pinned to its own agent) when the check would evaluate them after the search as far as the extremal
+    pairs tell (the best of them does not refute the claim: a search that finds a pair that does leaves their
+    losses unused) and one construction pass settles every agent's transcripts (the stack pins each run's own
+    agent). Their losses go to :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where those steps read
+    them."""
+    from .constructed import _one_pass
+
+    agent = fam.agent
+    if agent is None or _KINKED_RUNS != _OTHER_AGENT_RUNS or _refutes(ctx, ctx.engine_runs(0), best, scenario):
+        return
+    fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, agent)]
+    todo = _other_agent_todo(fams, [f.extremes(scenario, None) for f in fams], evaluated, scenario)
+    base = _base_of(evaluated, scenario)[1]
+    rows = evaluated.prefix(_OTHER_AGENT_RUNS).runs
+    try:
+        kinked = (_kinked_candidates(fam, evaluated, scenario, kept_only=True) or []) \
+            if ctx.sensitivity is not None else []
+        entries = [(key, f.candidate(base, scenario, t0, g, gp), int(f.agent), rows)
+                   for key, (f, t0, g, gp) in todo.items() if f.agent is not None]
+        entries += [(key, c, agent, rows) for key, _, c in kinked]
+        runs = evaluated.prefix(min(_CANDIDATE_RUNS, 8))
+        if not entries or any(_one_pass(runs, base, j) != "settled" for j in {agent, *(e[2] for e in entries)}):
+            return
+    except Exception:  # noqa: BLE001 - left to the check's own steps (which raise what they raise)
+        return
+    evaluated.ahead = entries
 
 
 _PROBE_RUNS = 2

@@ -225,7 +225,7 @@ def test_kinked_round_pairs_taken_along_by_a_search_batch_record_what_their_own_
     assert shared.prefix(wc._KINKED_RUNS).runs == shared.prefix(8).runs  # one distinct schedule
     found = wc._kinked_round_candidates(fam, shared, sc, None, kept_only=True)
     assert found
-    shared.ahead = [(key, c) for key, _, c in found]
+    shared.ahead = [(key, c, None, shared.prefix(wc._KINKED_RUNS).runs) for key, _, c in found]
     batch = [("x", t0, 0.5 * g, -0.25 * gp) for _, t0, g, gp in fam.extremes(sc, None)[:6]]
     wc._evaluate_all(fam, shared, sc, batch, 8, objective, None)
     assert not shared.ahead and set(shared.spare) == {key for key, _, _ in found}
@@ -262,3 +262,45 @@ def test_candidates_on_their_own_numbers_of_runs_get_their_own_replays_values(ti
     with pytest.raises(ValueError, match="sizes"):
         constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0,
                             sizes=[6, 7, 1, 1])
+
+
+def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_their_own_evaluations(monkeypatch):
+    """One agent's class on lockstep runs: the other agents' extremal pairs and the kinked pairs ride along
+    with the search's next stacked replay (each on its own first runs, pinned to its own agent); the steps
+    that use them then replay nothing and record what their own replays give."""
+    pair, ctx = small_example()
+    sc = pair.scenario
+    fam = wc._family(sc, 0)
+    objective = wc._objective_of(ctx, sc)
+    runs = ctx.engine_runs(0)
+    fams = [wc._family(sc, j) for j in wc.other_agents(sc.problem.num_agents, 0)]
+    extremes = [f.extremes(sc, None) for f in fams]
+
+    def prepared():
+        cand = CandidateRuns(runs, fam.rows(runs, 16))
+        keep = {wc._key(t0, g, gp) for t0, g, gp in wc._kinked_references(fam, sc)}
+        scored = wc._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
+        return cand, max(scored, key=wc._rank)
+
+    shared, best = prepared()
+    assert ctx.sensitivity is not None and not wc._refutes(ctx, runs, best, sc)
+    wc._others_ahead(ctx, fam, shared, sc, best)
+    riding = {e[0] for e in shared.ahead}
+    assert len(riding) == sum(map(len, extremes)) + len(wc._kinked_candidates(fam, shared, sc, kept_only=True))
+    batch = [("x", None, 0.5 * g, -0.25 * gp) for _, _, g, gp in fam.extremes(sc, None)[:6]]
+    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None)
+    assert not shared.ahead and set(shared.spare) == riding
+    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: pytest.fail("replayed again"))
+    monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("replayed again"))
+    wc._stack_other_agents(fams, extremes, shared, sc)
+    ridden = [wc._evaluate_all(f, shared, sc, e, wc._OTHER_AGENT_RUNS, objective, None) for f, e in zip(fams, extremes)]
+    wc._evaluate_kinked(fam, shared, sc)
+    monkeypatch.undo()
+    alone, _ = prepared()
+    own = [wc._evaluate_all(f, alone, sc, e, wc._OTHER_AGENT_RUNS, objective, None) for f, e in zip(fams, extremes)]
+    wc._evaluate_kinked(fam, alone, sc)
+    assert ridden == own
+    for key in alone.known:
+        np.testing.assert_array_equal(shared.known[key][0], alone.known[key][0])
+        np.testing.assert_array_equal(shared.known[key][1], alone.known[key][1])
+    assert alone.kinked.keys() == shared.kinked.keys() and alone.kinked
