@@ -216,6 +216,7 @@ class CandidateRuns:
             (a step the check does not reach leaves nothing in ``known``).
         ahead: ``(key, candidate)`` of such candidates, for the next stacked replay of the same runs and pins
             to take along (their losses then go to ``spare``).
+        memo: what the search derives from these runs more than once (e.g. its kinked pairs), by what it is.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -233,6 +234,7 @@ class CandidateRuns:
         self.transcripts: dict[Any, dict[str, np.ndarray]] = {}
         self.spare: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.ahead: list[tuple[Any, Any]] = []
+        self.memo: dict[Any, Any] = {}
 
     def transcript(self, key: Any, count: int) -> dict[str, np.ndarray] | None:
         """The kept constructed transcript of ``key`` on the first ``count`` rows, or ``None`` (not kept, or kept on

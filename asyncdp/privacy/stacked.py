@@ -651,6 +651,14 @@ class StackedCosts:
         if name not in self._known:
             if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers
                 self._known[name] = _common([self._linear.first], name)
+            elif self._groups is not None:  # each group's: a linear group's structure from its first family
+                answer: list[Any] = []
+                for start, stop, stack in self._groups:
+                    if isinstance(stack, _LinearStack) and name not in stack.varying:
+                        answer.append(stack.first)
+                    else:
+                        answer.extend(_family(c) for c in self._given[start:stop])
+                self._known[name] = _common(answer, name)
             else:
                 self._known[name] = _common(self._costs, name)
         return self._known[name]

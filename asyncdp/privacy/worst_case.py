@@ -1279,11 +1279,14 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
         AccountingError: a reference's construction does not settle, or its replay fails.
     """
     from .kinked import MAX_KINKED_PAIRS, kinked_pairs
-    from .stacked import LinearCosts
 
     cls = fam.cls
     if fam.agent is None or not isinstance(cls, GradientClass):
         return None
+    memo = ("kinked pairs", fam.agent, id(fam.cls), id(scenario))  # (of the kept references: the same every time)
+    got = evaluated.memo.get(memo)
+    if got is not None and got[0] is scenario and got[2] is fam.cls:
+        return list(got[1])
     agent = fam.agent
     runs = evaluated.prefix(_KINKED_RUNS)
     n = scenario.problem.dim
@@ -1292,6 +1295,7 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     user, base = _base_of(evaluated, scenario)
     references = _kinked_references(fam, scenario)
     built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    kept = built is not None
     if built is None and kept_only:
         return None
     if built is None:
@@ -1315,8 +1319,11 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
         return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
                               pair.costs(costs, agent), scenarios)
 
-    return [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
-             pair, build(pair)) for pair in pairs]
+    found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
+              pair, build(pair)) for pair in pairs]
+    if kept:
+        evaluated.memo[memo] = (scenario, found, fam.cls)
+    return list(found)
 
 
 def _kinked_references(fam: _Family, scenario: Scenario, changed_round: int | None = None
@@ -1422,6 +1429,10 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
     blocks = getattr(costs, "blocks", None)
     if not isinstance(costs, OnlineLoss) or blocks is None:
         return None
+    memo = ("kinked round pairs", id(fam.cls), id(scenario), changed_round)  # (of the kept references: the same)
+    got = evaluated.memo.get(memo)
+    if got is not None and got[0] is scenario and got[2] is fam.cls:
+        return list(got[1])
     n = scenario.problem.dim
     axes = list(range(min(n, _KINKED_AXES)))
     owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
@@ -1436,6 +1447,7 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
     pinned = fam.pinned(scenario)
     user, base = _base_of(evaluated, scenario)
     built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    kept = built is not None
     if built is None and kept_only:
         return None
     if built is None:
@@ -1461,8 +1473,11 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
         return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
                               pair.round_costs(costs), scenarios)
 
-    return [((None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
-              ("kinked", pair.label)), pair, build(pair)) for pair in pairs]
+    found = [((None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
+               ("kinked", pair.label)), pair, build(pair)) for pair in pairs]
+    if kept:
+        evaluated.memo[memo] = (scenario, found, fam.cls)
+    return list(found)
 
 
 def _origin(ctx: Any) -> str:
