@@ -21,7 +21,11 @@ replay per pass (each candidate on its own copy of the runs, every step of
 the algorithm taken once for all of them: :mod:`asyncdp.privacy.stacked`),
 and a candidate may be given by its cost families alone
 (:class:`CandidateCosts`), so that its problems are never built when the
-steps need nothing else of them.
+steps need nothing else of them. Where one pass settles the transcripts, the
+stack takes both problems' steps in one call (:class:`~asyncdp.privacy.stacked.Paired`:
+their runs one after the other); the candidates of one stack may each be
+evaluated on their own first runs (``sizes``); and a round every evaluated
+run shares is combined without gathering (:meth:`DenseSchedules.shared_round`).
 
 Example:
     >>> from asyncdp.privacy.context import small_example

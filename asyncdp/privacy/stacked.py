@@ -24,6 +24,14 @@ the base's structure. :class:`Tiled` schedules keep each round's arrays and
 a gather index derived from the copied schedules' own
 (:func:`accounting.scheduled_replay.tiled_gather_index`).
 
+Three more ways of taking a step once: :class:`Paired` runs both problems'
+rules of the stacked candidates as one :class:`Stacked` rule (the runs under
+``P``, then under ``P'``; the replay asks each problem's rule in turn, the
+second one's step takes both); consecutive groups of candidates of different
+kinds (a kinked pair's linear and kinked costs) each stack on their own
+(:func:`_groups`); and candidates may be evaluated on different numbers of
+runs, each on its own first ones (``size`` per candidate, :func:`bounds`).
+
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
     >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])

@@ -50,6 +50,19 @@ points instead of Hypothesis's one-value-at-a-time targeting of the best
 example (:func:`search_pairs` compares the two). A candidate already
 evaluated on the runs is never replayed again.
 
+What the later steps evaluate on the same runs rides along with these
+replays instead of taking replays of its own (each candidate still gets
+exactly its own replay's values: every run's values are its own, and a
+candidate may be evaluated on fewer runs than the others of its stack). The
+kinked pairs' references are extremal pairs, so the extremal evaluation
+keeps their transcripts; the other agents' extremal pairs and the kinked
+pairs join the search's next stacked replay when the extremal pairs do not
+refute the claim (the other agents' are then evaluated after the search
+unless it finds a pair that does), kept apart until the step that uses them
+reads them (a step the check does not reach leaves nothing behind, so the
+lemma's check reads exactly the pairs it did). What they cost is then only
+their own rows of a replay.
+
 The loss of a candidate is computed on the realized schedules of the
 engine's runs of the user's scenario (the schedule does not depend on the
 costs): the changed agent's messages (every agent's under round adjacency:
