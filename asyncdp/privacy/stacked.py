@@ -308,7 +308,7 @@ class _LinearStack:
         self.bounds = bounds(size, len(parts))
         self.base, self.agent = parts[0][1], parts[0][2]
         self._checked: dict[tuple[str, bytes], bool] = {}
-        self.rows = _per_run(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
+        self.rows = _per_run(np.array([p[3] for p in parts], dtype=float), size, axis=0)  # each run's g
         self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
         # kind "agents": each run's changed agent (its candidate's)
         self.agents = _per_run(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
