@@ -1088,7 +1088,7 @@ def _search_worst_case(pair: Any, ctx: Any) -> Any:
             failed = f"worst-case search: the other agents' extremal pairs cannot be replayed: {exc}"
         if other is not None:
             best, fam = other, _Family(fam.cls, other.agent)
-    evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
+    evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind, evaluated.memo)
     kinked_failed = None
     if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
         try:  # non-linear members of the class, for the lemma's check below
@@ -1689,8 +1689,7 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
 
     # the worst pair's two problems; of the extremal pairs, each one's first problem (the list has both signs of
     # every direction, so every extremal cost is some pair's first)
-    pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
-                                                                     best.gradient_prime))]
+    pairs: list[tuple[str, Any, Any]] = [(best.label, *_pair_scenarios(fam, scenario, best, evaluated.memo))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
     base = _base_of(evaluated, scenario)[1]
     if extremes is None:
@@ -1712,8 +1711,21 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
                                doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
 
 
+def _pair_scenarios(fam: _Family, scenario: Scenario, c: CandidatePair, memo: dict[Any, Any] | None = None
+                    ) -> tuple[Scenario, Scenario]:
+    """``fam.scenarios`` of a found pair, built once per search (``memo``: :attr:`~asyncdp.privacy.constructed.CandidateRuns.memo`;
+    the delta evidence and the probes both read the worst pair's two problems)."""
+    if memo is None:
+        return fam.scenarios(scenario, c.round_index, c.gradient, c.gradient_prime)
+    key = ("pair scenarios", fam.agent, id(fam.cls), id(scenario), c.round_index, c.gradient, c.gradient_prime)
+    got = memo.get(key)
+    if got is None or got[0] is not scenario or got[1] is not fam.cls:
+        got = memo[key] = (scenario, fam.cls, fam.scenarios(scenario, c.round_index, c.gradient, c.gradient_prime))
+    return got[2]
+
+
 def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair, method: str,
-                   kind: Any) -> Any:
+                   kind: Any, memo: dict[Any, Any] | None = None) -> Any:
     """:func:`search_worst_case`'s evidence of the worst pair found, ``best`` (its witness, if it refutes the claim)."""
     from .evidence import Evidence
     from .worst_pair import delta_evidence
@@ -1742,7 +1754,7 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
                 f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
                 "epsilon, a set of positive probability",))
         return Evidence(method, kind, figures)
-    p, q = fam.scenarios(scenario, best.round_index, best.gradient, best.gradient_prime)
+    p, q = _pair_scenarios(fam, scenario, best, memo)
     return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
 
 def _fmt(v: Sequence[float]) -> str:
