@@ -113,7 +113,7 @@ class DenseSchedules:
         the same ``(W, S)`` in it (e.g. lockstep runs on lossless links), else ``None`` (computed once per round
         for every replay of these runs). The replay then combines the messages without gathering them (the
         same numbers, :class:`~accounting.scheduled_replay.SharedRound`), and a stack of copies of these runs
-        (:class:`~asyncdp.privacy.stacked.Tiled`) needs no copied rounds."""
+        (``asyncdp.privacy.stacked.Tiled``) needs no copied rounds."""
         from accounting.scheduled_replay import shared_round
 
         every = ("shared", t)  # every run of the schedules (any slice of runs that all share it shares it)
@@ -133,7 +133,7 @@ class DenseSchedules:
 
     def tiled_round(self, t: int, copies: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`dense_runs` of round ``t`` for ``copies`` copies of these runs one after the other
-        (``numpy.concatenate([w] * copies)``, the same for ``S``; :class:`~asyncdp.privacy.stacked.Tiled`). Kept
+        (``numpy.concatenate([w] * copies)``, the same for ``S``; ``asyncdp.privacy.stacked.Tiled``). Kept
         for the most copies asked so far: fewer copies are its first rows (views), so the stacked replays of
         the search's batches concatenate each round once."""
         key = ("tiled", t, self._runs.start, self._runs.stop, self._runs.step)
