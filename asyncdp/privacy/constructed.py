@@ -21,7 +21,11 @@ replay per pass (each candidate on its own copy of the runs, every step of
 the algorithm taken once for all of them: :mod:`asyncdp.privacy.stacked`),
 and a candidate may be given by its cost families alone
 (:class:`CandidateCosts`), so that its problems are never built when the
-steps need nothing else of them.
+steps need nothing else of them. Where one pass settles the transcripts, the
+stack takes both problems' steps in one call (:class:`~asyncdp.privacy.stacked.Paired`:
+their runs one after the other); the candidates of one stack may each be
+evaluated on their own first runs (``sizes``); and a round every evaluated
+run shares is combined without gathering (:meth:`DenseSchedules.shared_round`).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -45,9 +49,9 @@ from accounting.scheduled_replay import ScheduledReplay, dense_round, later_read
 
 from ..scenario import Scenario
 from .behavior import EngineRuns
-from .stacked import Blocks, Stacked, Tiled, same_algorithm
+from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
 
-__all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "constructed_replay", "constructed_replays",
+__all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
            "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
 
@@ -103,6 +107,42 @@ class DenseSchedules:
         if got is None:
             got = self._cache[t] = dense_round(self._schedules, t)
         return got[0][self._runs], got[1][self._runs]
+
+    def shared_round(self, t: int) -> Any:
+        """Round ``t`` as one :class:`~accounting.scheduled_replay.SharedRound` when every one of these runs has
+        the same ``(W, S)`` in it (e.g. lockstep runs on lossless links), else ``None`` (computed once per round
+        for every replay of these runs). The replay then combines the messages without gathering them (the
+        same numbers, :class:`~accounting.scheduled_replay.SharedRound`), and a stack of copies of these runs
+        (``asyncdp.privacy.stacked.Tiled``) needs no copied rounds."""
+        from accounting.scheduled_replay import shared_round
+
+        every = ("shared", t)  # every run of the schedules (any slice of runs that all share it shares it)
+        if every not in self._cache:
+            self.dense_runs(t)  # (keeps every run's round)
+            w, src = self._cache[t]
+            alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
+            self._cache[every] = shared_round(w[0], src[0]) if alike else None
+        if self._cache[every] is not None:
+            return self._cache[every]
+        key = ("shared", t, self._runs.start, self._runs.stop, self._runs.step)
+        if key not in self._cache:
+            w, src = self.dense_runs(t)
+            alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
+            self._cache[key] = shared_round(w[0], src[0]) if alike else None
+        return self._cache[key]
+
+    def tiled_round(self, t: int, copies: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`dense_runs` of round ``t`` for ``copies`` copies of these runs one after the other
+        (``numpy.concatenate([w] * copies)``, the same for ``S``; ``asyncdp.privacy.stacked.Tiled``). Kept
+        for the most copies asked so far: fewer copies are its first rows (views), so the stacked replays of
+        the search's batches concatenate each round once."""
+        key = ("tiled", t, self._runs.start, self._runs.stop, self._runs.step)
+        got = self._cache.get(key)
+        if got is None or got[0] < copies:
+            w, src = self.dense_runs(t)
+            got = self._cache[key] = (copies, np.concatenate([w] * copies), np.concatenate([src] * copies))
+        rows = copies * len(self)
+        return got[1][:rows], got[2][:rows]
 
     def gather_index(self, t: int) -> Any:
         """``accounting.scheduled_replay.gather_index`` of round ``t``'s sender rounds for these runs (computed
@@ -172,6 +212,15 @@ class CandidateRuns:
             identity is not reused) and what every candidate keeps of it (its algorithm bound to its problem).
         kinked: the entries of ``known`` that are kinked pairs (``asyncdp.privacy.kinked.KinkedPair``, by
             their keys there), for whoever reports them.
+        transcripts: by the keys of ``known``, the constructed transcripts (under ``P``) of some candidates on
+            the first rows (:meth:`transcript`): what a later step that needs them reads instead of replaying
+            them again.
+        spare: by their keys, the losses of candidates evaluated ahead of the step that uses them (in a
+            replay stacked with another step's candidates), kept apart from ``known`` until that step reads them
+            (a step the check does not reach leaves nothing in ``known``).
+        ahead: ``(key, candidate)`` of such candidates, for the next stacked replay of the same runs and pins
+            to take along (their losses then go to ``spare``).
+        memo: what the search derives from these runs more than once (e.g. its kinked pairs), by what it is.
     """
 
     def __init__(self, runs: EngineRuns, rows: Sequence[int]) -> None:
@@ -186,6 +235,18 @@ class CandidateRuns:
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
         self.kinked: dict[Any, Any] = {}
+        self.transcripts: dict[Any, dict[str, np.ndarray]] = {}
+        self.spare: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self.ahead: list[tuple[Any, Any]] = []
+        self.memo: dict[Any, Any] = {}
+
+    def transcript(self, key: Any, count: int) -> dict[str, np.ndarray] | None:
+        """The kept constructed transcript of ``key`` on the first ``count`` rows, or ``None`` (not kept, or kept on
+        fewer rows)."""
+        got = self.transcripts.get(key)
+        if got is None or any(m.shape[0] < count for m in got.values()):
+            return None
+        return {c: m[:count] for c, m in got.items()}
 
     def prefix(self, count: int) -> EngineRuns:
         """The first ``count`` evaluated runs (all of them if fewer)."""
@@ -422,6 +483,29 @@ def stack_size(runs: EngineRuns) -> int:
     return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
 
 
+class Replays(list):  # type: ignore[type-arg]
+    """:func:`constructed_replays`' result: per candidate ``(losses, per_round)``, with the stacked replay's
+    constructed messages (each candidate's transcript under its ``P``: :meth:`transcript`).
+
+    Args:
+        items: per candidate, its runs' losses and per-round contributions.
+        messages: per channel, the settled pass's messages of every stacked run.
+        rows: where each candidate's runs start in the stack, and where the last one's end.
+    """
+
+    def __init__(self, items: Sequence[tuple[np.ndarray, np.ndarray]], messages: dict[str, np.ndarray],
+                 rows: Sequence[int]) -> None:
+        super().__init__(items)
+        self.messages, self.rows = messages, list(rows)
+
+    def transcript(self, k: int, count: int | None = None) -> dict[str, np.ndarray]:
+        """Candidate ``k``'s constructed transcript on its first ``count`` runs (default all): views of the stack's
+        arrays."""
+        start, stop = self.rows[k], self.rows[k + 1]
+        stop = stop if count is None else min(stop, start + count)
+        return {c: m[start:stop] for c, m in self.messages.items()}
+
+
 def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
                             pinned: int | Sequence[int]) -> list[dict[str, np.ndarray]]:
     """The constructed transcripts of several candidates under their ``P`` (:func:`constructed_replays`' replay).
@@ -445,14 +529,14 @@ def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Sc
         >>> all(np.array_equal(got[c], m, equal_nan=True) for c, m in constructed_replay(runs, p, None, 0)[0].items())
         True
     """
-    out, count, size = _stacked_replay(runs, pairs, pinned)
+    out, rows = _stacked_replay(runs, pairs, pinned)
     assert out.messages is not None
-    return [{c: m[k * size:(k + 1) * size] for c, m in out.messages.items()} for k in range(count)]
+    return [{c: m[rows[k]:rows[k + 1]] for c, m in out.messages.items()} for k in range(len(rows) - 1)]
 
 
 def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                        pinned: int | Sequence[int], pins: Sequence[int] | None = None
-                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+                        pinned: int | Sequence[int], pins: Sequence[int] | None = None,
+                        sizes: Sequence[int] | None = None) -> Replays:
     """:func:`constructed_replay` of several candidates ``(p, q)`` on the same runs, in one replay per pass.
 
     The candidates' runs are stacked (each candidate's rule on its own copy
@@ -475,25 +559,29 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
             :class:`~accounting.scheduled_replay.RunPins`): only when one construction pass settles every
             candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
+        sizes: per candidate, how many of the runs it is evaluated on (its first ones; default all): each
+            candidate's values are those of its own replay of those runs (each run's values are its own).
 
     Returns:
-        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)``.
+        Per candidate, its runs' losses ``(R,)`` and per-round contributions ``(R, T)`` (a :class:`Replays`: the
+        candidates' constructed transcripts too, those :func:`constructed_transcripts` gives).
 
     Raises:
         AccountingError: a candidate's construction does not settle, or its replay fails.
         ValueError: candidates with different noise declarations, or more than fit in one replay chunk;
             ``pins`` not one per candidate, or some candidate's transcript needing more than one pass.
     """
-    out, count, size = _stacked_replay(runs, pairs, pinned, pins)
-    assert out.losses is not None and out.per_round is not None
-    return [(out.losses[k * size:(k + 1) * size], out.per_round[k * size:(k + 1) * size]) for k in range(count)]
+    out, rows = _stacked_replay(runs, pairs, pinned, pins, sizes)
+    assert out.losses is not None and out.per_round is not None and out.messages is not None
+    return Replays([(out.losses[rows[k]:rows[k + 1]], out.per_round[rows[k]:rows[k + 1]])
+                    for k in range(len(rows) - 1)], out.messages, rows)
 
 
 def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] | CandidateCosts],
-                    pinned: int | Sequence[int], pins: Sequence[int] | None = None
-                    ) -> tuple[ScheduledReplay, int, int]:
-    """The settled pass of :func:`constructed_replays`' stacked construction, the number of candidates and of
-    runs per candidate."""
+                    pinned: int | Sequence[int], pins: Sequence[int] | None = None,
+                    sizes: Sequence[int] | None = None) -> tuple[ScheduledReplay, list[int]]:
+    """The settled pass of :func:`constructed_replays`' stacked construction, and where each candidate's runs
+    start in it (and the last one's end: :func:`~asyncdp.privacy.stacked.bounds`)."""
     from accounting.scheduled_replay import RunPins, scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
@@ -528,7 +616,13 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
                 != (b.mechanism, None if b.scales is None else b.scales.tobytes())
                 for a, b in ((noise[c], other[c]) for c in noise)):
             raise ValueError("stacked candidates must share the noise declaration")
-    count, size = len(pairs), runs.runs
+    count = len(pairs)
+    size: Any = runs.runs  # every candidate's runs, or (sizes) each one's first runs
+    if sizes is not None and any(int(v) != runs.runs for v in sizes):
+        if len(sizes) != count or not all(0 < int(v) <= runs.runs for v in sizes):
+            raise ValueError(f"sizes: {list(sizes)} for {count} candidates on {runs.runs} runs")
+        size = [int(v) for v in sizes]
+    rows = bounds(size, count)
     pin_arg: Any = pinned
     plan = None
     if pins is not None:
@@ -536,9 +630,8 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
             raise ValueError(f"pins: {len(pins)} agents for {count} candidates")
         if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
-        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), size)), "settled"
-    rule: Any
-    rule_q: Any
+        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))), "settled"
+    rules: Any
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
 
@@ -552,14 +645,37 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
         def problems(side: int) -> Any:
             return lambda: [scenarios_of(c)[side].problem for c in pairs]
 
-        rule = Stacked(p0.algorithm, [g[1] for g in got], domain, problems(0), x0, size)
-        rule_q = Stacked(p0.algorithm, [g[2] for g in got], domain, problems(1), x0, size)
+        made: dict[Any, Any] = {}
+
+        def rules(side: Any) -> Any:
+            """Side 0's or 1's stacked rule, or ``"both"``: the :class:`Paired` rules of both (``None`` when the
+            candidates' families under both do not stack as one), each built on first use."""
+            if side not in made:
+                if side == "both":  # both problems' steps at once, where their families stack as one
+                    both = Stacked(p0.algorithm, [g[1] for g in got] + [g[2] for g in got], domain,
+                                   lambda: problems(0)() + problems(1)(), x0,
+                                   size if isinstance(size, int) else size + size)
+                    costs = both.one.problem.costs
+                    made[side] = Paired(both, rows[-1]) if (
+                        costs._linear is not None or costs._kinked is not None or costs._groups is not None) else None
+                else:
+                    made[side] = Stacked(p0.algorithm, [g[1 + side] for g in got], domain, problems(side), x0, size)
+            return made[side]
     else:
         scen = [scenarios_of(c) for c in pairs]
-        rule = Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size)
-        rule_q = Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size)
-    messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
-    schedules = Tiled(runs.schedules, count) if count > 1 else runs.schedules
+        apart = (Blocks([AlgorithmChannelRule(p.algorithm, p.problem, p.initial_points()) for p, _ in scen], size),
+                 Blocks([AlgorithmChannelRule(p.algorithm, q.problem, q.initial_points()) for p, q in scen], size))
+
+        def rules(side: Any) -> Any:
+            return None if side == "both" else apart[side]
+
+    uniform = isinstance(size, int)
+    if not uniform:  # each candidate's first runs
+        messages = {c: np.concatenate([m[:v] for v in size]) for c, m in runs.messages.items()}
+    else:
+        messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()} if count > 1 else runs.messages
+    schedules = Tiled(runs.schedules, count, None if uniform else size) if count > 1 or not uniform else \
+        runs.schedules
     if not hasattr(schedules, "dense_runs"):  # one schedule per run: read as the replay reads a list
         schedules = list(schedules)
     ahead = None
@@ -568,15 +684,22 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
         def ahead() -> tuple[np.ndarray, ...]:  # every copy's reads ahead: the runs' own, run k r + r in copy k
             t, r, s, j, i = base.ahead_entries()
+            if not uniform:  # copy k: the reads of its own first runs, moved to where they start
+                mine = [r < v for v in size]
+                return (np.concatenate([t[m] for m in mine]), np.concatenate([r[m] + b for m, b in zip(mine, rows)]),
+                        np.concatenate([s[m] for m in mine]), np.concatenate([j[m] for m in mine]),
+                        np.concatenate([i[m] for m in mine]))
             shift = np.repeat(np.arange(count) * size, r.size)
             return (np.tile(t, count), np.tile(r, count) + shift, np.tile(s, count), np.tile(j, count),
                     np.tile(i, count))
 
     def replay(built: Any, with_q: bool, resume: Any, record: bool) -> ScheduledReplay:
-        return scheduled_replay(messages if built is None else built, schedules, noise, rule,
-                                rule_q if with_q else None, unicast=runs.unicast, pin_agent=pin_arg,
-                                record=record and ahead is not None, resume=resume)
+        record = record and ahead is not None
+        paired = rules("both") if with_q and not record and resume is None else None  # (its states: not recorded)
+        first, second = (paired.p, paired.q) if paired is not None else (rules(0), rules(1) if with_q else None)
+        return scheduled_replay(messages if built is None else built, schedules, noise, first, second,
+                                unicast=runs.unicast, pin_agent=pin_arg, record=record, resume=resume)
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
-    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), count, size
+    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), rows

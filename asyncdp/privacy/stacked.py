@@ -24,6 +24,14 @@ the base's structure. :class:`Tiled` schedules keep each round's arrays and
 a gather index derived from the copied schedules' own
 (:func:`accounting.scheduled_replay.tiled_gather_index`).
 
+Three more ways of taking a step once: :class:`Paired` runs both problems'
+rules of the stacked candidates as one :class:`Stacked` rule (the runs under
+``P``, then under ``P'``; the replay asks each problem's rule in turn, the
+second one's step takes both); consecutive groups of candidates of different
+kinds (a kinked pair's linear and kinked costs) each stack on their own
+(:func:`_groups`); and candidates may be evaluated on different numbers of
+runs, each on its own first ones (``size`` per candidate, :func:`bounds`).
+
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
     >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]])
@@ -42,19 +50,51 @@ import numpy as np
 
 from accounting.scheduled_replay import dense_round
 
-__all__ = ["Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked",
+from ..problems.finite import all_finite
+
+__all__ = ["bounds", "Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked", "Paired",
            "same_algorithm"]
 
 
-class Tiled:
-    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates)."""
+def bounds(size: int | Sequence[int], count: int) -> list[int]:
+    """Where each stacked candidate's runs start, and where the last one's end: ``count + 1`` offsets. ``size``:
+    every candidate's number of runs, or each one's (the first ``size[k]`` runs of the stacked schedules).
 
-    def __init__(self, schedules: Any, copies: int) -> None:
+    Example:
+        >>> bounds(3, 2), bounds([3, 1, 2], 3)
+        ([0, 3, 6], [0, 3, 4, 6])
+    """
+    if isinstance(size, (int, np.integer)):
+        return [k * int(size) for k in range(count + 1)]
+    sizes = [int(v) for v in size]
+    if len(sizes) != count:
+        raise ValueError(f"stacked candidates: {len(sizes)} sizes for {count} candidates")
+    out = [0]
+    for v in sizes:
+        out.append(out[-1] + v)
+    return out
+
+
+def _per_run(values: Any, size: int | Sequence[int], axis: int | None = None) -> np.ndarray:
+    """Each candidate's value repeated over its runs (``numpy.repeat`` by ``size`` or by each one's)."""
+    return np.repeat(values, size if isinstance(size, (int, np.integer)) else np.asarray(size, dtype=np.int64),
+                     axis=axis)
+
+
+class Tiled:
+    """``copies`` copies of a batch of schedules, one after the other (the runs of stacked candidates); with
+    ``sizes``, copy ``k`` is the first ``sizes[k]`` runs of the batch (candidates evaluated on fewer runs)."""
+
+    def __init__(self, schedules: Any, copies: int, sizes: Sequence[int] | None = None) -> None:
         self._schedules, self._copies = schedules, copies
+        self._sizes = None if sizes is None or all(v == len(schedules) for v in sizes) else [int(v) for v in sizes]
+        if self._sizes is not None and (len(self._sizes) != copies or
+                                        not all(0 < v <= len(schedules) for v in self._sizes)):
+            raise ValueError(f"stacked candidates: sizes {sizes} for {copies} copies of {len(schedules)} runs")
         self._rounds: dict[Any, Any] = {}  # each round's arrays and gather index, for every pass of the replay
 
     def __len__(self) -> int:
-        return len(self._schedules) * self._copies
+        return len(self._schedules) * self._copies if self._sizes is None else sum(self._sizes)
 
     def __getitem__(self, runs: slice) -> Tiled:
         if range(len(self))[runs] != range(len(self)):
@@ -63,10 +103,24 @@ class Tiled:
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         got = self._rounds.get(t)
-        if got is None:
+        if got is None and self._sizes is not None:  # each copy its own first runs
             w, src = dense_round(self._schedules, t)
-            got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
+            got = self._rounds[t] = (np.concatenate([w[:v] for v in self._sizes]),
+                                     np.concatenate([src[:v] for v in self._sizes]))
+        if got is None:
+            tiled = getattr(self._schedules, "tiled_round", None)  # kept by the schedules for every stack of them
+            if tiled is not None:
+                got = self._rounds[t] = tiled(t, self._copies)
+            else:
+                w, src = dense_round(self._schedules, t)
+                got = self._rounds[t] = (np.concatenate([w] * self._copies), np.concatenate([src] * self._copies))
         return got
+
+    def shared_round(self, t: int) -> Any:
+        """The copied schedules' ``shared_round(t)`` (:meth:`~asyncdp.privacy.constructed.DenseSchedules.shared_round`:
+        copies of runs that all have round ``t``'s ``(W, S)`` have it too), ``None`` when they have none."""
+        shared = getattr(self._schedules, "shared_round", None)
+        return None if shared is None else shared(t)
 
     def gather_index(self, t: int) -> Any:
         """:func:`accounting.scheduled_replay.gather_index` of round ``t``, from the copied schedules' (kept by
@@ -75,6 +129,8 @@ class Tiled:
 
         key = ("index", t)
         got = self._rounds.get(key)
+        if got is None and self._sizes is not None:
+            got = self._rounds[key] = gather_index(self.dense_runs(t)[1])
         if got is None:
             one = self._schedules.gather_index(t) if hasattr(self._schedules, "gather_index") else \
                 gather_index(dense_round(self._schedules, t)[1])
@@ -88,21 +144,23 @@ class Blocks:
     Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
     """
 
-    def __init__(self, rules: Sequence[Any], size: int) -> None:
+    def __init__(self, rules: Sequence[Any], size: int | Sequence[int]) -> None:
         self.rules, self.size = list(rules), size
+        self._bounds = bounds(size, len(self.rules))
 
     def initial_state(self, runs: int) -> list[Any]:
-        if runs != len(self.rules) * self.size:
+        if runs != self._bounds[-1]:
             raise ValueError("stacked candidates are replayed as one chunk")
-        return [r.initial_state(self.size) for r in self.rules]
+        b = self._bounds
+        return [r.initial_state(b[k + 1] - b[k]) for k, r in enumerate(self.rules)]
 
     def message_means(self, state: list[Any], t: int) -> dict[str, np.ndarray]:
         parts = [r.message_means(s, t) for r, s in zip(self.rules, state)]
         return {c: np.concatenate([np.asarray(p[c], dtype=float) for p in parts]) for c in parts[0]}
 
     def next_state(self, state: list[Any], mixed: Any, t: int) -> list[Any]:
-        n = self.size
-        return [r.next_state(s, {c: m[k * n:(k + 1) * n] for c, m in mixed.items()}, t)
+        b = self._bounds
+        return [r.next_state(s, {c: m[b[k]:b[k + 1]] for c, m in mixed.items()}, t)
                 for k, (r, s) in enumerate(zip(self.rules, state))]
 
 
@@ -164,7 +222,8 @@ class LinearCosts:
         fine = _structure_fine(family_class, base, index)
         # a finite sum means finite entries (a NaN or an infinite entry makes it NaN or infinite); a sum that
         # overflows only builds the family, which checks the entries itself
-        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(float(self.gradient.sum()))
+        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(
+            sum(self.gradient.tolist()) if self.gradient.size <= 64 else float(self.gradient.sum()))
         if not fine:
             self.family()  # what the family raises
 
@@ -244,13 +303,15 @@ class _LinearStack:
     for all of them (the number of agents, the dimension, the rounds, an online loss's blocks and mask)."""
 
     def __init__(self, kind: str, parts: Sequence[tuple[type, Any, Any, np.ndarray]], costs: Sequence[Any],
-                 size: int) -> None:
+                 size: int | Sequence[int]) -> None:
         self.kind, self.size, self._costs = kind, size, costs
+        self.bounds = bounds(size, len(parts))
         self.base, self.agent = parts[0][1], parts[0][2]
-        self.rows = np.repeat(np.stack([p[3] for p in parts]), size, axis=0)  # each run's g
+        self._checked: dict[tuple[str, bytes], bool] = {}
+        self.rows = _per_run(np.array([p[3] for p in parts], dtype=float), size, axis=0)  # each run's g
         self.rounds = np.array([p[2] for p in parts]) if kind == "round" else None
         # kind "agents": each run's changed agent (its candidate's)
-        self.agents = np.repeat(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
+        self.agents = _per_run(np.array([int(p[2]) for p in parts]), size) if kind == "agents" else None
         if kind == "agents":  # (the changed agent differs too: every candidate answers it, _common)
             self.varying = (*_LinearStack.varying, "agent")
 
@@ -260,7 +321,7 @@ class _LinearStack:
         return _family(self._costs[0])
 
     @classmethod
-    def of(cls, costs: Sequence[Any], size: int) -> _LinearStack | None:
+    def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _LinearStack | None:
         """The stack of ``costs`` when they are such families or :class:`LinearCosts` (two at least), else
         ``None``."""
         from ..problems.costs import LinearOverride
@@ -292,8 +353,36 @@ class _LinearStack:
     def _per_run(self, ndim: int) -> np.ndarray:
         return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
 
+    def _base_gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        """``self.base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points
+        and ``N'`` valid agents, at most a round as keyword) the base family's own computation without its
+        input checks, which that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they
+        are): the same ``_gradient``, the same shape and finiteness checks; anything else, or a result that
+        fails them, is the family's own call (which raises what it raises)."""
+        from ..problems.costs import CostFamily
+
+        base = self.base
+        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
+                and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
+                and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
+                and x.shape[2] == base.dim and set(kwargs) <= {"round_index"} and self._agents_fine(a, base.num_agents)):
+            out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
+            if out.shape == x.shape and all_finite(out):
+                return out
+        return base.gradient(a, x, **kwargs)
+
+    def _agents_fine(self, a: np.ndarray, num_agents: int) -> bool:
+        """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept by value."""
+        if a.dtype.kind not in "iu":
+            return False
+        key = (a.dtype.str, a.tobytes())
+        fine = self._checked.get(key)
+        if fine is None:
+            fine = self._checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
+        return fine
+
     def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        out = self.base.gradient(a, x, **kwargs)
+        out = self._base_gradient(a, x, kwargs)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
             where = np.flatnonzero(a == self.agent)
@@ -308,7 +397,7 @@ class _LinearStack:
     def _agents(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
         """Kind ``"agents"``: as :meth:`_agent`, each run's own changed agent's entries set to its ``g``."""
         assert self.agents is not None
-        out = self.base.gradient(a, x, **kwargs)
+        out = self._base_gradient(a, x, kwargs)
         if out.shape[0] != self.agents.shape[0]:
             raise ValueError("not one point per run")
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))
@@ -333,9 +422,9 @@ class _LinearStack:
             grad = np.array(fam.base.round_gradient(t, xx), dtype=float)
             if grad.shape != xx.shape:
                 return None
-        n = self.size
+        b = self.bounds
         for k in linear.tolist():
-            grad[k * n:(k + 1) * n] = self.rows[k * n]
+            grad[b[k]:b[k + 1]] = self.rows[b[k]]
         out = grad * fam.mask[a]
         if out.shape != shape:
             out = np.broadcast_to(out, shape).copy()
@@ -351,21 +440,21 @@ class _KinkedStack:
     kinked gradient, by the same per-entry operations as each family's own call (so the same values). A call
     this does not cover gives ``None`` and the candidates' own calls answer it."""
 
-    def __init__(self, costs: Sequence[Any], size: int) -> None:
+    def __init__(self, costs: Sequence[Any], size: int | Sequence[int]) -> None:
         from .kinked import KinkedRound
 
         first = costs[0]
         self.base, self.dim = first._base, first.dim
         # one agent's kinked cost, or (round adjacency) one round's kinked loss, every node reading its block
         self.agent = None if isinstance(first, KinkedRound) else first.agent
-        self.rounds = np.repeat([c.round_index for c in costs], size) if self.agent is None else None
-        self.axis = np.repeat([c._axis for c in costs], size)
-        self.c = np.repeat([c._c for c in costs], size)
-        self.scale = np.repeat([c._scale for c in costs], size)
-        self.eta = np.repeat([c._eta for c in costs], size)
+        self.rounds = _per_run([c.round_index for c in costs], size) if self.agent is None else None
+        self.axis = _per_run([c._axis for c in costs], size)
+        self.c = _per_run([c._c for c in costs], size)
+        self.scale = _per_run([c._scale for c in costs], size)
+        self.eta = _per_run([c._eta for c in costs], size)
 
     @classmethod
-    def of(cls, costs: Sequence[Any], size: int) -> _KinkedStack | None:
+    def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _KinkedStack | None:
         """The stack of ``costs`` when they are kinked families of one base and agent, or kinked loss sequences
         (:class:`~asyncdp.privacy.kinked.KinkedRound`) of one base (two at least), else ``None``."""
         from .kinked import KinkedOverride, KinkedRound
@@ -425,8 +514,40 @@ class _KinkedStack:
         return out
 
 
+def _groups(costs: Sequence[Any], size: int | Sequence[int]) -> list[tuple[int, int, Any]] | None:
+    """The candidates as consecutive groups each of which stacks (:class:`_LinearStack`, :class:`_KinkedStack`)
+    or is one candidate: ``[(first, stop, stack or None)]``, or ``None`` when some group of several does not
+    stack, or there is one group (e.g. a replay of both problems of kinked pairs: the linear costs, then the
+    kinked ones)."""
+    from ..problems.costs import LinearOverride
+    from ..problems.online import LinearRound
+    from .kinked import KinkedOverride, KinkedRound
+
+    def kind(c: Any) -> str:
+        if isinstance(c, LinearCosts) or type(c) in (LinearOverride, LinearRound):
+            return "linear"
+        return "kinked" if type(c) in (KinkedOverride, KinkedRound) else f"other {id(c)}"
+
+    kinds = [kind(c) for c in costs]
+    bounds = [0] + [k for k in range(1, len(costs)) if kinds[k] != kinds[k - 1]] + [len(costs)]
+    if len(bounds) <= 2:
+        return None
+    out = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        part = costs[start:stop]
+        stack: Any = None
+        if stop - start > 1:
+            mine = size if isinstance(size, (int, np.integer)) else list(size)[start:stop]
+            stack = _LinearStack.of(part, mine) if kinds[start] == "linear" else _KinkedStack.of(part, mine)
+            if stack is None:
+                return None
+        out.append((start, stop, stack))
+    return out
+
+
 class StackedCosts:
-    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1``.
+    """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1`` (or on its
+    own number of runs, ``size[k]``, one candidate's after the other's).
 
     :meth:`gradient` and :meth:`value` split the points along their run axis and ask each candidate's own family
     (so each candidate's equations are its own); any other attribute is answered only when every candidate's
@@ -434,12 +555,14 @@ class StackedCosts:
     method, a value that differs) raises :class:`Unstackable`. ``isinstance`` sees the candidates' class.
     """
 
-    def __init__(self, costs: Sequence[Any], size: int) -> None:
+    def __init__(self, costs: Sequence[Any], size: int | Sequence[int]) -> None:
         self._given, self._size = list(costs), size
+        self._bounds = bounds(size, len(self._given))
         self._built: list[Any] | None = None
         self._known: dict[str, Any] = {}  # the families do not change: an answer holds for the whole replay
         self._linear = _LinearStack.of(self._given, size)
         self._kinked = None if self._linear is not None else _KinkedStack.of(self._given, size)
+        self._groups = None if self._linear is not None or self._kinked is not None else _groups(self._given, size)
 
     @property
     def _costs(self) -> list[Any]:
@@ -450,14 +573,15 @@ class StackedCosts:
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # noqa: D105 - isinstance checks see what each candidate's family is
-        first = self._given[0]
-        return first.family_class if isinstance(first, LinearCosts) else type(first)
+        kinds = [c.family_class if isinstance(c, LinearCosts) else type(c) for c in self._given]
+        # the most derived class every candidate's family is an instance of (its own class when they share it)
+        return next(k for k in kinds[0].__mro__ if all(issubclass(other, k) for other in kinds))
 
     def _split_runs(self, agents: Any, x: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         """``(agents, points, whether the agents carry the run axis)`` of a call with one point per run of the
         stack, else :class:`Unstackable`."""
         xx = np.asarray(x)
-        total = len(self._given) * self._size
+        total = self._bounds[-1]
         if xx.ndim < 2 or xx.shape[0] != total:  # not one point per run: no candidate to give it to
             raise Unstackable(f"points of shape {xx.shape}")
         a = np.asarray(agents)
@@ -473,10 +597,10 @@ class StackedCosts:
 
     def _parts(self, agents: Any, x: Any) -> list[tuple[Any, np.ndarray]]:
         a, xx, per_run = self._split_runs(agents, x)
-        n = self._size
+        b = self._bounds
         if per_run:
-            return [(a[k * n:(k + 1) * n], xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
-        return [(agents, xx[k * n:(k + 1) * n]) for k in range(len(self._given))]
+            return [(a[b[k]:b[k + 1]], xx[b[k]:b[k + 1]]) for k in range(len(self._given))]
+        return [(agents, xx[b[k]:b[k + 1]]) for k in range(len(self._given))]
 
     def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._given) == 1:  # one candidate: its own family answers every call
@@ -491,8 +615,36 @@ class StackedCosts:
             got = None if per_run else self._kinked.gradient(a, xx, kwargs)
             if got is not None:
                 return got
+        if self._groups is not None:
+            got = self._grouped(agents, x, kwargs)
+            if got is not None:
+                return got
         return np.concatenate([c.gradient(a, xk, **kwargs)
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
+
+    def _grouped(self, agents: Any, x: Any, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """The gradients of a stack of consecutive groups of candidates (:func:`_groups`): each group's from its
+        own stack (or its one candidate's family), on its own runs; ``None`` when a group's stack does not cover
+        the call or a call raises (the candidates' own calls then answer, raising what they raise in order)."""
+        a, xx, per_run = self._split_runs(agents, x)
+        b = self._bounds
+        assert self._groups is not None
+        parts = []
+        try:
+            for start, stop, stack in self._groups:
+                ak, xk = (a[b[start]:b[stop]] if per_run else a), xx[b[start]:b[stop]]
+                if stack is None:
+                    got = np.asarray(self._costs[start].gradient(ak, xk, **kwargs), dtype=float)
+                elif isinstance(stack, _KinkedStack):
+                    got = None if per_run else stack.gradient(ak, xk, kwargs)
+                else:
+                    got = stack.gradient(ak, xk, kwargs)
+                if got is None or got.shape[:1] != xk.shape[:1]:
+                    return None
+                parts.append(got)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+        return np.concatenate(parts)
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._given) == 1:
@@ -501,11 +653,20 @@ class StackedCosts:
                                for c, (a, xk) in zip(self._costs, self._parts(agents, x))])
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_given", "_built", "_size", "_known", "_linear", "_kinked"):
+        if name.startswith("__") or name in ("_given", "_built", "_size", "_bounds", "_known", "_linear", "_kinked",
+                                             "_groups"):
             raise AttributeError(name)
         if name not in self._known:
             if self._linear is not None and name not in self._linear.varying:  # the base's structure: one answers
                 self._known[name] = _common([self._linear.first], name)
+            elif self._groups is not None:  # each group's: a linear group's structure from its first family
+                answer: list[Any] = []
+                for start, stop, stack in self._groups:
+                    if isinstance(stack, _LinearStack) and name not in stack.varying:
+                        answer.append(stack.first)
+                    else:
+                        answer.extend(_family(c) for c in self._given[start:stop])
+                self._known[name] = _common(answer, name)
             else:
                 self._known[name] = _common(self._costs, name)
         return self._known[name]
@@ -515,7 +676,7 @@ class StackedProblem:
     """The candidates' problems as one: their costs as :class:`StackedCosts`, their (common) domain, and every
     other attribute as :func:`_common` of the problems (built on the first such question: ``problems()``)."""
 
-    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int) -> None:
+    def __init__(self, costs: Sequence[Any], domain: Any, problems: Any, size: int | Sequence[int]) -> None:
         self.costs = StackedCosts(costs, size)
         self.domain = domain
         self._problems = problems
@@ -549,14 +710,15 @@ class Stacked:
         domain: the candidates' domain (one object).
         problems: ``() -> list`` of each candidate's problem (called only when needed).
         x0: the initial points (the same for every candidate).
-        size: runs per candidate.
+        size: runs per candidate (or each candidate's).
     """
 
     def __init__(self, algorithm: Any, costs: Sequence[Any], domain: Any, problems: Any, x0: np.ndarray,
-                 size: int) -> None:
+                 size: int | Sequence[int]) -> None:
         from .behavior import AlgorithmChannelRule
 
         self.size, self.count = size, len(costs)
+        self._bounds = bounds(size, self.count)
         self.algorithm, self.x0, self._problems = algorithm, x0, problems
         self.one = AlgorithmChannelRule(algorithm, StackedProblem(costs, domain, problems, size), x0)
         self._blocks: Blocks | None = None
@@ -572,14 +734,15 @@ class Stacked:
         return self._blocks
 
     def _split(self, state: Any) -> list[Any]:
-        total, n = self.count * self.size, self.size
+        b = self._bounds
+        total = b[-1]
         if not isinstance(state, dict) or not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == total
                                                   for v in state.values()):
             raise ValueError("stacked candidates: the algorithm's state is not split by runs")
-        return [{k: v[i * n:(i + 1) * n] for k, v in state.items()} for i in range(self.count)]
+        return [{k: v[b[i]:b[i + 1]] for k, v in state.items()} for i in range(self.count)]
 
     def initial_state(self, runs: int) -> Any:
-        if runs != self.count * self.size:
+        if runs != self._bounds[-1]:
             raise ValueError("stacked candidates are replayed as one chunk")
         try:
             return ("one", self.one.initial_state(runs))
@@ -605,6 +768,107 @@ class Stacked:
         return ("blocks", self.blocks.next_state(inner, mixed, t))
 
 
+class _Box:
+    """One round's states of a :class:`Paired` replay (both problems' runs), the message means of its round once
+    computed, or, between the two problems' U steps, what the second one completes."""
+
+    __slots__ = ("state", "t", "means", "pending")
+
+    def __init__(self, state: Any = None, pending: Any = None) -> None:
+        self.state, self.pending = state, pending
+        self.t: int | None = None
+        self.means: dict[str, np.ndarray] = {}
+
+
+class _Half:
+    """One problem's state in a :class:`Paired` replay: its half of a :class:`_Box`."""
+
+    __slots__ = ("box", "side")
+
+    def __init__(self, box: _Box, side: int) -> None:
+        self.box, self.side = box, side
+
+
+class _Side:
+    """One problem's rule of a :class:`Paired` replay (:attr:`Paired.p`, :attr:`Paired.q`)."""
+
+    def __init__(self, pair: Paired, side: int) -> None:
+        self.pair, self.side = pair, side
+
+    def _mine(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        n = self.pair.runs
+        return {c: m[:n] if self.side == 0 else m[n:] for c, m in arrays.items()}
+
+    def initial_state(self, runs: int) -> _Half:
+        pair = self.pair
+        if runs != pair.runs:
+            raise ValueError("stacked candidates are replayed as one chunk")
+        if self.side == 0:
+            pair.last = _Box(pair.both.initial_state(2 * runs))
+        elif pair.last is None or pair.last.state is None:
+            raise ValueError("paired replay: the adjacent problem's state before the problem's")
+        return _Half(pair.last, self.side)
+
+    def message_means(self, state: _Half, t: int) -> dict[str, np.ndarray]:
+        box = state.box
+        if box.state is None:
+            raise ValueError("paired replay: a round's means before both problems' U steps")
+        if box.t != t:
+            box.means, box.t = self.pair.both.message_means(box.state, t), t
+        return self._mine(box.means)
+
+    def next_state(self, state: _Half, mixed: Any, t: int) -> _Half:
+        pair = self.pair
+        if self.side == 0:
+            pair.last = _Box(pending=(state.box, dict(mixed), t))
+            return _Half(pair.last, 0)
+        box = pair.last
+        if box is None or box.pending is None or box.pending[0] is not state.box or box.pending[2] != t:
+            raise ValueError("paired replay: the problems' U steps out of order")
+        prev, first, _ = box.pending
+        if set(first) != set(mixed):
+            raise ValueError("paired replay: the problems' combinations differ in their channels")
+        box.state = pair.both.next_state(prev.state, {c: np.concatenate([first[c], mixed[c]]) for c in first}, t)
+        box.pending = None
+        return _Half(box, 1)
+
+
+class Paired:
+    """The rules of both problems of stacked candidates as one :class:`Stacked` rule: ``both`` holds the
+    candidates' runs under ``P`` (its first ``runs`` rows) then under ``P'`` (the next ``runs``), so each step of
+    the algorithm is taken once for both problems (a replay with both problems takes it twice: once per rule).
+
+    :attr:`p` and :attr:`q` are the two problems' rules for the replay
+    (:func:`accounting.scheduled_replay.scheduled_replay`'s ``rule`` and ``rule_prime``). In every round the
+    replay asks ``p``'s means then ``q``'s (computed once for both), and steps ``p`` then ``q``: ``p``'s step
+    keeps its combinations, ``q``'s takes both problems' step at once, on the combinations of each half's own
+    runs. The steps are per run, so each half gets what its own rule computes (the stacked candidates'
+    argument, :class:`Stacked`). A call out of that order raises ``ValueError``; the states are not arrays, so a
+    replay that records its states records none (use the two rules apart there).
+
+    Args:
+        both: the stacked rule of the ``2 K`` candidates (the ``K`` under ``P``, then the same ``K`` under
+            ``P'``).
+        runs: rows per problem (``K`` candidates' runs).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.problems.costs import LinearOverride
+        >>> sc = small_example()[0].scenario
+        >>> alg, costs = sc.algorithm.bind(sc.problem), sc.problem.costs
+        >>> sides = [LinearOverride(costs, 0, [1.0, 0.0]), LinearOverride(costs, 0, [-1.0, 0.0])]
+        >>> pair = Paired(Stacked(alg, sides, sc.problem.domain, None, sc.initial_points(), 2), 2)
+        >>> p, q = pair.p.initial_state(2), pair.q.initial_state(2)
+        >>> mixed = {"y": np.zeros((2, 3, 2))}
+        >>> p, q = pair.p.next_state(p, mixed, 1), pair.q.next_state(q, mixed, 1)
+        >>> bool((pair.p.message_means(p, 2)["y"][:, 0] != pair.q.message_means(q, 2)["y"][:, 0]).any())
+        True
+    """
+
+    def __init__(self, both: Stacked, runs: int) -> None:
+        self.both, self.runs = both, runs
+        self.last: _Box | None = None
+        self.p, self.q = _Side(self, 0), _Side(self, 1)
 
 
 def same_algorithm(a: Any, b: Any) -> bool:

@@ -50,6 +50,19 @@ points instead of Hypothesis's one-value-at-a-time targeting of the best
 example (:func:`search_pairs` compares the two). A candidate already
 evaluated on the runs is never replayed again.
 
+What the later steps evaluate on the same runs rides along with these
+replays instead of taking replays of its own (each candidate still gets
+exactly its own replay's values: every run's values are its own, and a
+candidate may be evaluated on fewer runs than the others of its stack). The
+kinked pairs' references are extremal pairs, so the extremal evaluation
+keeps their transcripts; the other agents' extremal pairs and the kinked
+pairs join the search's next stacked replay when the extremal pairs do not
+refute the claim (the other agents' are then evaluated after the search
+unless it finds a pair that does), kept apart until the step that uses them
+reads them (a step the check does not reach leaves nothing behind, so the
+lemma's check reads exactly the pairs it did). What they cost is then only
+their own rows of a replay.
+
 The loss of a candidate is computed on the realized schedules of the
 engine's runs of the user's scenario (the schedule does not depend on the
 costs): the changed agent's messages (every agent's under round adjacency:
@@ -95,6 +108,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import itertools
 import math
@@ -111,8 +125,9 @@ from ..problems.online import LinearRound, OnlineLoss
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
+from .constructed import (CandidateCosts, CandidateRuns, Replays, constructed_replay, constructed_replays,
                           constructed_transcripts, stack_size)
+from .stacked import LinearCosts
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
@@ -383,8 +398,6 @@ class _Family:
 
         ``base`` is :func:`_bound_base` of ``scenario``.
         """
-        from .stacked import LinearCosts
-
         if self.agent is not None:
             kind, index = LinearOverride, self.agent
         else:
@@ -392,7 +405,7 @@ class _Family:
             kind, index = LinearRound, round_index
         costs = scenario.problem.costs
         return CandidateCosts(base, LinearCosts(kind, costs, index, g), LinearCosts(kind, costs, index, gp),
-                              lambda: self.scenarios(scenario, round_index, g, gp))
+                              functools.partial(self.scenarios, scenario, round_index, g, gp))
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
         """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
@@ -497,12 +510,15 @@ def _base_of(cand: CandidateRuns, scenario: Scenario) -> tuple[Scenario, Scenari
 
 def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
                   candidates: Sequence[tuple[str, int | None, Any, Any]], limit: int, objective: Any,
-                  focus: int | None) -> list[CandidatePair]:
+                  focus: int | None, keep: Any = ()) -> list[CandidatePair]:
     """:func:`_evaluate` of each candidate, in order, their replays stacked a group at a time
     (:func:`~asyncdp.privacy.constructed.constructed_replays`: the same losses, fewer replays). A candidate
     already evaluated on these runs (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`) or met earlier in
     the list is not replayed again (a run's loss depends on that run alone). A group whose stacked replay fails
-    is evaluated one candidate at a time, which raises what the failing candidate raises."""
+    is evaluated one candidate at a time, which raises what the failing candidate raises. ``keep``: the
+    candidates (:func:`_key`) whose constructed transcripts on the first :data:`_KINKED_RUNS` rows are kept
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.transcripts`, from their stacked replay: the kinked pairs'
+    references, :func:`_kinked_references`, read them instead of replaying them again)."""
     runs = cand.prefix(limit)
     size = stack_size(runs)
     base = _base_of(cand, scenario)[1]
@@ -517,14 +533,33 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     pending = list(todo.items())
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
+        cands = [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group]
+        more = _riding(cand, fam, runs, len(group), size)
         try:
-            got = constructed_replays(runs, [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group],
-                                      fam.pinned(scenario))
+            if more:  # each on its own first runs; pinned to its own agent where it has one (one pass settles each)
+                pins = None if all(e[2] is None for e in more) else \
+                    [int(fam.pinned(scenario))] * len(group) + [int(e[2]) for e in more]  # type: ignore[call-overload]
+                got = constructed_replays(runs, cands + [e[1] for e in more], fam.pinned(scenario), pins=pins,
+                                          sizes=[runs.runs] * len(group) + [e[3] for e in more])
+            else:
+                got = constructed_replays(runs, cands, fam.pinned(scenario))
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
-            continue
-        for (key, _), known in zip(group, got):
+            if not more:
+                continue
+            cand.ahead, more = [], []  # (left to their own step) this group alone, as without them
+            try:
+                got = constructed_replays(runs, cands, fam.pinned(scenario))
+            except Exception:  # noqa: BLE001 - as above
+                continue
+        if more:
+            for entry, known in zip(more, got[len(group):]):
+                cand.spare[entry[0]] = known
+            cand.ahead = []
+        for k, ((key, _), known) in enumerate(zip(group, got)):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
+            if keep and key[2:] in keep and isinstance(got, Replays) and key not in cand.transcripts:
+                cand.transcripts[key] = {c: m.copy() for c, m in got.transcript(k, _KINKED_RUNS).items()}
     many = getattr(objective, "many", None)
     if many is None or not candidates:
         return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
@@ -538,11 +573,26 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
             losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
         got.append((losses, rows))
         scored.append(losses if focus is None else per_round[:, focus])
-        if np.isnan(scored[-1]).any():  # scored in turn, as one at a time (what is wrong is named in that order)
+        # scored in turn, as one at a time (what is wrong is named in that order); a NaN makes the Python sum NaN
+        # (so does inf - inf: that row is then scored alone too, the same value)
+        if math.isnan(sum(scored[-1].tolist())):
             early[k] = float(objective(scored[-1]))
     scores = many(np.stack(scored))
     return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
             for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
+
+
+def _riding(cand: CandidateRuns, fam: _Family, runs: EngineRuns, count: int, size: int) -> list[Any]:
+    """The later steps' candidates (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`: ``(key, candidate,
+    pinned agent or None, runs)``) that a stacked replay of ``count`` of ``fam``'s candidates on ``runs`` takes
+    along: all of them when they fit in the stack (``size``) and in the runs (each on its own first ones), those
+    with an agent of their own only when ``fam`` pins one agent (else none)."""
+    more = cand.ahead
+    if not more or count + len(more) > size or any(e[3] > runs.runs for e in more):
+        return []
+    if any(e[2] is not None for e in more) and fam.agent is None:
+        return []
+    return list(more)
 
 
 def _losses(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
@@ -695,7 +745,7 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
 def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
             objective: float) -> CandidatePair:
     """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
-    k = int(np.argmax(losses))
+    k = int(losses.argmax()) if isinstance(losses, np.ndarray) else int(np.argmax(losses))
     return CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
                          tuple(np.asarray(gp, dtype=float).tolist()), float(losses[k]), rows[k], round_index, objective)
 
@@ -967,6 +1017,14 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         >>> e.witness is None, round(e.figures["worst_case_loss"], 4)  # the composed bound, attained
         (True, 0.9877)
     """
+    try:
+        return _search_worst_case(pair, ctx)
+    finally:
+        _BUDGET[0] = None
+
+
+def _search_worst_case(pair: Any, ctx: Any) -> Any:
+    """:func:`search_worst_case`'s step (its round-off budget computed once, :func:`_budget`)."""
     from accounting.errors import AccountingError
 
     from .evidence import Evidence
@@ -997,8 +1055,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     try:
         evaluated = CandidateRuns(runs, fam.rows(runs, _CANDIDATE_RUNS))
         extremes = fam.extremes(scenario, getattr(ctx, "changed_round", None))
+        keep = {_key(t0, g, gp) for t0, g, gp in _kinked_references(fam, scenario, getattr(ctx, "changed_round", None))
+                } if ctx.sensitivity is not None else ()
         scored = _evaluate_all(fam, evaluated, scenario, extremes,
-                               _CANDIDATE_RUNS, objective, ctx.focus)
+                               _CANDIDATE_RUNS, objective, ctx.focus, keep)
     except AccountingError as exc:
         return Evidence(method, kind, empty, doubt=untested,
                         reasons=(f"worst-case search: cannot replay the candidates: {exc}",))
@@ -1006,6 +1066,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     best = scored[0]
     failed = None
     if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
+        _kinked_ahead(ctx, fam, evaluated, scenario)
+        if agent is not None:
+            _others_ahead(ctx, fam, evaluated, scenario, best)
         try:
             found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples, seed=ctx.options.seed,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
@@ -1016,6 +1079,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         else:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
+        evaluated.ahead = []
     other = None
     if agent is not None and not _refutes(ctx, runs, best, scenario):
         try:
@@ -1024,7 +1088,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             failed = f"worst-case search: the other agents' extremal pairs cannot be replayed: {exc}"
         if other is not None:
             best, fam = other, _Family(fam.cls, other.agent)
-    evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind)
+    evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind, evaluated.memo)
     kinked_failed = None
     if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
         try:  # non-linear members of the class, for the lemma's check below
@@ -1059,6 +1123,24 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
 
 
+_BUDGET: list[Any] = [None]
+"""The last :func:`_budget` answer, ``(ctx, runs, function, value)``, while :func:`search_worst_case` runs (cleared
+when it returns: it keeps nothing of a check alive)."""
+
+
+def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
+    """``asyncdp.privacy.realized._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
+    computed once per search for its context and runs (several of its steps compare a loss with it)."""
+    from . import realized
+
+    got = _BUDGET[0]  # (one read: another thread's search may replace it)
+    if got is not None and got[0] is ctx and got[1] is runs and got[2] is realized._roundoff_budget:
+        return got[3]
+    value = realized._roundoff_budget(ctx, runs)
+    _BUDGET[0] = (ctx, runs, realized._roundoff_budget, value)
+    return value
+
+
 def _round_bounds(ctx: Any, horizon: int, agent: int | None) -> np.ndarray | None:
     """Per round, the largest constructed loss the accountant's sensitivity allows ``agent``'s releases (every
     agent's under round adjacency, ``agent`` ``None``), ``(T,)``.
@@ -1084,12 +1166,10 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     """A pair the search evaluated (every one is in the lemma's adjacency class) whose constructed loss in some
     round exceeds what the lemma allows that round (:func:`_round_bounds`, plus round-off): the lemma does not
     cover it. Exact (confidence 1). ``(witness, reason)`` of the largest excess, or ``None``."""
-    from .realized import _roundoff_budget
-
     bounds = _round_bounds(ctx, scenario.horizon, fam.agent)
     if bounds is None:
         return None
-    slack = _roundoff_budget(ctx, runs)
+    slack = _budget(ctx, runs)
     allowed = bounds * (1 + 1e-9) + 1e-12 + slack
     worst = None
     entries = [(key, per_round) for key, (_, per_round) in list(evaluated.known.items())
@@ -1183,32 +1263,63 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
-    from .stacked import LinearCosts
-
     cls = fam.cls
     if fam.agent is None and isinstance(cls, RoundClass):
         _evaluate_kinked_rounds(fam, evaluated, scenario, changed_round)
         return
-    if fam.agent is None or not isinstance(cls, GradientClass):
+    found = _kinked_candidates(fam, evaluated, scenario)
+    if not found:
         return
+    assert fam.agent is not None
+    # evaluated already, stacked with the other agents' extremal pairs (_stack_other_agents), or replayed now
+    spare = [evaluated.spare.get(key) for key, _, _ in found]
+    got = spare if all(s is not None for s in spare) else \
+        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.agent)
+    for (key, pair, _), known in zip(found, got):
+        assert known is not None
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
+
+
+def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, kept_only: bool = False
+                       ) -> list[tuple[Any, Any, CandidateCosts]] | None:
+    """The kinked pairs of a one-agent class (:func:`_evaluate_kinked`) as ``(key, pair, candidate)``: the key
+    they are recorded under, the :class:`~asyncdp.privacy.kinked.KinkedPair`, the candidate to replay (its
+    linear cost against its kinked one). ``None`` for another class, or with ``kept_only`` when the references'
+    transcripts were not kept by the extremal evaluation (they are replayed otherwise).
+
+    Raises:
+        AccountingError: a reference's construction does not settle, or its replay fails.
+    """
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
+
+    cls = fam.cls
+    if fam.agent is None or not isinstance(cls, GradientClass):
+        return None
+    memo = ("kinked pairs", fam.agent, id(fam.cls), id(scenario))  # (of the kept references: the same every time)
+    got = evaluated.memo.get(memo)
+    if got is not None and got[0] is scenario and got[2] is fam.cls:
+        return list(got[1])
     agent = fam.agent
     runs = evaluated.prefix(_KINKED_RUNS)
     n = scenario.problem.dim
     scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
     refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
     user, base = _base_of(evaluated, scenario)
-    linear = [fam.candidate(base, scenario, None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
-              for k, s in refs]
-    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-        built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
-    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-        built = None
+    references = _kinked_references(fam, scenario)
+    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    kept = built is not None
+    if built is None and kept_only:
+        return None
     if built is None:
-        built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
+        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
+        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+            built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
+        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+            built = None
+        if built is None:
+            built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
-    if not pairs:
-        return
     costs = scenario.problem.costs
     alg = base.algorithm
 
@@ -1221,17 +1332,52 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
         return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
                               pair.costs(costs, agent), scenarios)
 
-    got = _kinked_replays(runs, [build(pair) for pair in pairs], agent)
-    for pair, known in zip(pairs, got):
-        key = (agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label))
-        evaluated.known[key] = known
-        evaluated.kinked[key] = pair
+    found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
+              pair, build(pair)) for pair in pairs]
+    if kept:
+        evaluated.memo[memo] = (scenario, found, fam.cls)
+    return list(found)
+
+
+def _kinked_references(fam: _Family, scenario: Scenario, changed_round: int | None = None
+                       ) -> list[tuple[int | None, np.ndarray, np.ndarray]]:
+    """The linear pairs ``(t0, g, g')`` whose constructed transcripts place the kinks (:func:`_evaluate_kinked`):
+    one agent's class, ``g = s C e_k`` (``C / 2`` for a difference class) along the first :data:`_KINKED_AXES`
+    coordinates, both signs, ``g' = -g``; a round class, ``L e_0`` against ``-L e_0`` in each round of
+    :func:`_kinked_rounds`. Each is an extremal pair of the class (:func:`extremal_pairs`,
+    :func:`extremal_round_pairs`: the same gradients), so the extremal evaluation may keep their transcripts
+    (:func:`_evaluate_all`'s ``keep``)."""
+    from .kinked import MAX_KINKED_PAIRS
+
+    cls, n = fam.cls, scenario.problem.dim
+    if fam.agent is not None and isinstance(cls, GradientClass):
+        scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
+        return [(None, s * scale * np.eye(n)[k], -s * scale * np.eye(n)[k])
+                for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
+    if fam.agent is None and isinstance(cls, RoundClass):
+        per_round = 2 * min(n, _KINKED_AXES)
+        e0 = cls.bound * np.eye(n)[0]
+        return [(t0, e0, -e0) for t0 in _kinked_rounds(fam, scenario, changed_round,
+                                                       max(1, MAX_KINKED_PAIRS // per_round))]
+    return []
+
+
+def _kept_transcripts(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
+                      references: Sequence[tuple[int | None, Any, Any]], count: int
+                      ) -> list[dict[str, np.ndarray]] | None:
+    """The references' constructed transcripts on the first ``count`` rows as the extremal evaluation kept them
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.transcripts`; each run's values are its own, so they
+    are those of a replay of these rows), or ``None`` when one is not kept (they are then replayed)."""
+    got = [evaluated.transcript(_known_key(evaluated, fam, scenario, t0, g, gp), count) for t0, g, gp in references]
+    return None if not got or any(g is None for g in got) else got  # type: ignore[return-value]
 
 
 def _kinked_rounds(fam: _Family, scenario: Scenario, changed_round: int | None, count: int) -> list[int]:
     """The changed rounds of the kinked pairs of a round class: of the rounds the extremal pairs change, the user's
     changed round first, then the earliest ones (an early change reaches the most releases), ``count`` at most."""
-    rounds = sorted({t0 for _, t0, _, _ in fam.extremes(scenario, changed_round) if t0 is not None})
+    # the rounds extremal_round_pairs changes (each with every direction of the class: at least one)
+    every = _rounds(scenario)
+    rounds = sorted(set(every[:EXTREMAL_ROUNDS]) | ({changed_round} & set(every)))
     first = [changed_round] if changed_round in rounds else []
     return (first + [t for t in rounds if t != changed_round])[:count]
 
@@ -1250,37 +1396,83 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.
     """
+    found = _kinked_round_candidates(fam, evaluated, scenario, changed_round)
+    if not found:
+        return
+    # evaluated already, stacked with a batch of the search on the same runs (_evaluate_all's ahead), or now
+    spare = [evaluated.spare.get(key) for key, _, _ in found]
+    got = spare if all(s is not None for s in spare) else \
+        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.pinned(scenario))
+    for (key, pair, _), known in zip(found, got):
+        assert known is not None
+        evaluated.known[key] = known
+        evaluated.kinked[key] = pair
+
+
+def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
+    """Under a round class, the kinked pairs the lemma's check may evaluate after the search
+    (:func:`_evaluate_kinked_rounds`), offered to the search's next stacked replay
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`) when it replays the same runs (every schedule the
+    kinked pairs are evaluated on is one the search's candidates are: at most :data:`_KINKED_RUNS` distinct ones,
+    e.g. lockstep runs) and the references' transcripts were kept: their losses go to
+    :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where that check reads them."""
+    if fam.agent is not None or ctx.sensitivity is None or \
+            evaluated.prefix(_KINKED_RUNS).runs != evaluated.prefix(min(_CANDIDATE_RUNS, 8)).runs:
+        return
+    try:
+        found = _kinked_round_candidates(fam, evaluated, scenario, getattr(ctx, "changed_round", None), kept_only=True)
+    except Exception:  # noqa: BLE001 - left to the check's own step (which raises what it raises)
+        found = None
+    rows = evaluated.prefix(_KINKED_RUNS).runs
+    evaluated.ahead = [(key, c, None, rows) for key, _, c in found or []]
+
+
+def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None,
+                             kept_only: bool = False) -> list[tuple[Any, Any, CandidateCosts]] | None:
+    """The kinked pairs of a round class (:func:`_evaluate_kinked_rounds`) as ``(key, pair, candidate)``
+    (:func:`_kinked_candidates`' form). ``None`` without blocks of an online loss, or with ``kept_only`` when the
+    references' transcripts were not kept by the extremal evaluation.
+
+    Raises:
+        AccountingError: a reference's construction does not settle, or its replay fails.
+    """
     from .kinked import MAX_KINKED_PAIRS, kinked_round_pairs
-    from .stacked import LinearCosts
 
     costs = scenario.problem.costs
     blocks = getattr(costs, "blocks", None)
     if not isinstance(costs, OnlineLoss) or blocks is None:
-        return
+        return None
+    memo = ("kinked round pairs", id(fam.cls), id(scenario), changed_round)  # (of the kept references: the same)
+    got = evaluated.memo.get(memo)
+    if got is not None and got[0] is scenario and got[2] is fam.cls:
+        return list(got[1])
     n = scenario.problem.dim
     axes = list(range(min(n, _KINKED_AXES)))
     owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
     per_round = 2 * len(axes)
-    rounds = _kinked_rounds(fam, scenario, changed_round, max(1, MAX_KINKED_PAIRS // per_round))
+    references = _kinked_references(fam, scenario, changed_round)
+    rounds = [t0 for t0, _, _ in references]
     if not rounds:
-        return
+        return []
     per_reference = max(1, MAX_KINKED_PAIRS // (per_round * len(rounds)))
     runs = evaluated.prefix(_KINKED_RUNS)
     bound = fam.cls.bound
     pinned = fam.pinned(scenario)
     user, base = _base_of(evaluated, scenario)
-    e0 = bound * np.eye(n)[0]
-    linear = [fam.candidate(base, scenario, t0, e0, -e0) for t0 in rounds]
-    try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-        built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
-    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-        built = None
+    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    kept = built is not None
+    if built is None and kept_only:
+        return None
     if built is None:
-        built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
+        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
+        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
+            built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
+        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+            built = None
+        if built is None:
+            built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
     pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
     pairs = pairs[:MAX_KINKED_PAIRS]
-    if not pairs:
-        return
     alg = base.algorithm
 
     def build(pair: Any) -> Any:
@@ -1294,12 +1486,11 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
         return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
                               pair.round_costs(costs), scenarios)
 
-    got = _kinked_replays(runs, [build(pair) for pair in pairs], pinned)
-    for pair, known in zip(pairs, got):
-        key = (None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
-               ("kinked", pair.label))
-        evaluated.known[key] = known
-        evaluated.kinked[key] = pair
+    found = [((None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
+               ("kinked", pair.label)), pair, build(pair)) for pair in pairs]
+    if kept:
+        evaluated.memo[memo] = (scenario, found, fam.cls)
+    return list(found)
 
 
 def _origin(ctx: Any) -> str:
@@ -1326,9 +1517,7 @@ def _refutes(ctx: Any, runs: EngineRuns, c: CandidatePair, scenario: Scenario) -
     gaussian = all(ch.mechanism != "laplace" for ch in declared_noise(alg, scenario.horizon).values())
     if ctx.delta_claimed > 0 and gaussian:
         return c.objective > ctx.delta_claimed
-    from .realized import _roundoff_budget
-
-    return c.loss - float(_roundoff_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
+    return c.loss - float(_budget(ctx, runs).sum()) > eps * (1 + 1e-9) + 1e-12
 
 
 _OTHER_AGENTS = 8
@@ -1365,7 +1554,11 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
     worst: CandidatePair | None = None
     fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, fam.agent)]
     extremes = [fam_j.extremes(scenario, None) for fam_j in fams]
-    _stack_other_agents(fams, extremes, evaluated, scenario)  # (what _evaluate_all then reads: no replay)
+    # the kinked pairs the lemma's check may evaluate next (_evaluate_kinked), in the same replay where they fit
+    extra = (_kinked_candidates(fam, evaluated, scenario, kept_only=True) or []) if ctx.sensitivity is not None \
+        else []
+    _stack_other_agents(fams, extremes, evaluated, scenario,  # (what _evaluate_all then reads: no replay)
+                        [(key, c, fam.agent) for key, _, c in extra])
     for fam_j, extremes_j in zip(fams, extremes):
         scored = _evaluate_all(fam_j, evaluated, scenario, extremes_j, _OTHER_AGENT_RUNS, objective, ctx.focus)
         for c in scored:
@@ -1376,17 +1569,62 @@ def _other_agents(ctx: Any, fam: _Family, scenario: Scenario, evaluated: Candida
 
 
 def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple[str, int | None, Any, Any]]],
-                        evaluated: CandidateRuns, scenario: Scenario) -> None:
+                        evaluated: CandidateRuns, scenario: Scenario, extra: Sequence[tuple[Any, Any, Any]] = ()
+                        ) -> None:
     """The constructed losses of :func:`_other_agents`' candidates (``extremes[k]``: agent ``fams[k].agent``'s
     extremal pairs) on :data:`_OTHER_AGENT_RUNS` runs, every agent's in the same stacked replays
     (:func:`~asyncdp.privacy.constructed.constructed_replays` with one pinned agent per candidate), kept where
     :func:`_evaluate_all` reads them (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`, under the keys
     and for the runs it would store): its calls then replay nothing. Each candidate's losses are those of its
     own replay (each run's values are its own). A group whose stacked replay fails, or that needs more than
-    one construction pass, is left to :func:`_evaluate_all` (one agent at a time, raising what it raises)."""
+    one construction pass, is left to :func:`_evaluate_all` (one agent at a time, raising what it raises).
+
+    ``extra``: ``(key, candidate, pinned agent)`` of candidates a later step evaluates on the same runs (the
+    kinked pairs, :func:`_kinked_candidates`), replayed with the first group where they fit and one pass settles
+    their agent's transcripts too; their losses are kept in
+    :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare` (that step records them, or replays them itself
+    when they are not there)."""
+    from .constructed import _one_pass
+
     runs = evaluated.prefix(_OTHER_AGENT_RUNS)
     size = stack_size(runs)
-    base_scenario, base = _base_of(evaluated, scenario)
+    base = _base_of(evaluated, scenario)[1]
+    count = min(_OTHER_AGENT_RUNS, len(evaluated.rows))
+    todo = _other_agent_todo(fams, extremes, evaluated, scenario)
+    for key in list(todo):  # evaluated already, with a batch of the search (_others_ahead)
+        spare = evaluated.spare.pop(key, None)
+        if spare is not None and spare[0].size >= count:
+            evaluated.known[key] = spare
+            del todo[key]
+    pending = list(todo.items())
+    ahead = [e for e in extra if e[0] not in evaluated.spare and e[0] not in evaluated.known]
+    if not ahead or _KINKED_RUNS != _OTHER_AGENT_RUNS or len(pending) + len(ahead) > size \
+            or any(_one_pass(runs, base, int(j)) != "settled" for j in {e[2] for e in ahead}):
+        ahead = []
+    for start in range(0, len(pending) if size > 1 else 0, size):
+        group = pending[start:start + size]
+        agents = [int(f.agent) for _, (f, _, _, _) in group if f.agent is not None]
+        if len(agents) != len(group):
+            return
+        cands = [f.candidate(base, scenario, t0, g, gp) for _, (f, t0, g, gp) in group]
+        more = ahead if start == 0 else []
+        try:
+            got = constructed_replays(runs, cands + [c for _, c, _ in more], agents[0],
+                                      pins=agents + [int(j) for _, _, j in more])
+        except Exception:  # noqa: BLE001 - left to _evaluate_all (which replays them agent by agent)
+            continue
+        for (key, _), known in zip(group, got):
+            if key not in evaluated.known or evaluated.known[key][0].size < count:
+                evaluated.known[key] = known
+        for (key, _, _), known in zip(more, got[len(group):]):
+            evaluated.spare[key] = known
+
+
+def _other_agent_todo(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple[str, int | None, Any, Any]]],
+                      evaluated: CandidateRuns, scenario: Scenario) -> dict[Any, tuple[_Family, int | None, Any, Any]]:
+    """:func:`_stack_other_agents`' candidates not yet evaluated on its runs, by their keys in ``evaluated.known``
+    (:func:`_evaluate_all`'s keys), in order."""
+    base_scenario = _base_of(evaluated, scenario)[0]
     count = min(_OTHER_AGENT_RUNS, len(evaluated.rows))
     todo: dict[Any, tuple[_Family, int | None, Any, Any]] = {}
     for fam_j, extremes_j in zip(fams, extremes):
@@ -1396,20 +1634,39 @@ def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tup
             known = evaluated.known.get(key)
             if key not in todo and (known is None or known[0].size < count):
                 todo[key] = (fam_j, t0, g, gp)
-    pending = list(todo.items())
-    for start in range(0, len(pending) if size > 1 else 0, size):
-        group = pending[start:start + size]
-        agents = [int(f.agent) for _, (f, _, _, _) in group if f.agent is not None]
-        if len(agents) != len(group):
+    return todo
+
+
+def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario, best: CandidatePair) -> None:
+    """Under a one-agent class, the other agents' extremal pairs (:func:`_other_agents`) and the kinked pairs
+    (:func:`_kinked_candidates`), offered to the search's next stacked replay
+    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`, each on its own first :data:`_OTHER_AGENT_RUNS`
+    runs, pinned to its own agent) when the check would evaluate them after the search as far as the extremal
+    pairs tell (the best of them does not refute the claim: a search that finds a pair that does leaves their
+    losses unused) and one construction pass settles every agent's transcripts (the stack pins each run's own
+    agent). Their losses go to :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where those steps read
+    them."""
+    from .constructed import _one_pass
+
+    agent = fam.agent
+    if agent is None or _KINKED_RUNS != _OTHER_AGENT_RUNS or _refutes(ctx, ctx.engine_runs(0), best, scenario):
+        return
+    fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, agent)]
+    todo = _other_agent_todo(fams, [f.extremes(scenario, None) for f in fams], evaluated, scenario)
+    base = _base_of(evaluated, scenario)[1]
+    rows = evaluated.prefix(_OTHER_AGENT_RUNS).runs
+    try:
+        kinked = (_kinked_candidates(fam, evaluated, scenario, kept_only=True) or []) \
+            if ctx.sensitivity is not None else []
+        entries = [(key, f.candidate(base, scenario, t0, g, gp), int(f.agent), rows)
+                   for key, (f, t0, g, gp) in todo.items() if f.agent is not None]
+        entries += [(key, c, agent, rows) for key, _, c in kinked]
+        runs = evaluated.prefix(min(_CANDIDATE_RUNS, 8))
+        if not entries or any(_one_pass(runs, base, j) != "settled" for j in {agent, *(e[2] for e in entries)}):
             return
-        try:
-            got = constructed_replays(runs, [f.candidate(base, scenario, t0, g, gp) for _, (f, t0, g, gp) in group],
-                                      agents[0], pins=agents)
-        except Exception:  # noqa: BLE001 - left to _evaluate_all (which replays them agent by agent)
-            continue
-        for (key, _), known in zip(group, got):
-            if key not in evaluated.known or evaluated.known[key][0].size < count:
-                evaluated.known[key] = known
+    except Exception:  # noqa: BLE001 - left to the check's own steps (which raise what they raise)
+        return
+    evaluated.ahead = entries
 
 
 _PROBE_RUNS = 2
@@ -1432,8 +1689,7 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
 
     # the worst pair's two problems; of the extremal pairs, each one's first problem (the list has both signs of
     # every direction, so every extremal cost is some pair's first)
-    pairs: list[tuple[str, Any, Any]] = [(best.label, *fam.scenarios(scenario, best.round_index, best.gradient,
-                                                                     best.gradient_prime))]
+    pairs: list[tuple[str, Any, Any]] = [(best.label, *_pair_scenarios(fam, scenario, best, evaluated.memo))]
     seen = {(best.round_index, np.asarray(best.gradient, dtype=float).tobytes())}
     base = _base_of(evaluated, scenario)[1]
     if extremes is None:
@@ -1455,8 +1711,21 @@ def _probed(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, evaluated
                                doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
 
 
+def _pair_scenarios(fam: _Family, scenario: Scenario, c: CandidatePair, memo: dict[Any, Any] | None = None
+                    ) -> tuple[Scenario, Scenario]:
+    """``fam.scenarios`` of a found pair, built once per search (``memo``: :attr:`~asyncdp.privacy.constructed.CandidateRuns.memo`;
+    the delta evidence and the probes both read the worst pair's two problems)."""
+    if memo is None:
+        return fam.scenarios(scenario, c.round_index, c.gradient, c.gradient_prime)
+    key = ("pair scenarios", fam.agent, id(fam.cls), id(scenario), c.round_index, c.gradient, c.gradient_prime)
+    got = memo.get(key)
+    if got is None or got[0] is not scenario or got[1] is not fam.cls:
+        got = memo[key] = (scenario, fam.cls, fam.scenarios(scenario, c.round_index, c.gradient, c.gradient_prime))
+    return got[2]
+
+
 def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair, method: str,
-                   kind: Any) -> Any:
+                   kind: Any, memo: dict[Any, Any] | None = None) -> Any:
     """:func:`search_worst_case`'s evidence of the worst pair found, ``best`` (its witness, if it refutes the claim)."""
     from .evidence import Evidence
     from .worst_pair import delta_evidence
@@ -1478,16 +1747,14 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
-        from .realized import _roundoff_budget
-
-        slack = float(_roundoff_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
+        slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
         if best.loss - slack > eps * (1 + 1e-9) + 1e-12:
             return Evidence(method, kind, figures, witness=base_witness, reasons=(
                 f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) "
                 f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
                 "epsilon, a set of positive probability",))
         return Evidence(method, kind, figures)
-    p, q = fam.scenarios(scenario, best.round_index, best.gradient, best.gradient_prime)
+    p, q = _pair_scenarios(fam, scenario, best, memo)
     return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
 
 def _fmt(v: Sequence[float]) -> str:
