@@ -150,3 +150,69 @@ def test_a_second_agents_change_hidden_from_both_sides_runs_is_not_passed():
     assert (doubt.method, doubt.figures["adjacency_unverified_agents"]) == ("adjacency", [1])
     assert any(r.startswith("adjacency: the costs of agent(s) [1] could not be shown unchanged") and
                "Problem.adjacent" in r for r in report.reasons)
+
+
+def _shadow_holes(out, agents, x, holes):
+    """``out`` (the family's gradients) plus the holed change on agent 1's rows."""
+    if np.ndim(agents) == 0 and np.ndim(x) == 1:
+        return out + holes.gradient(np.asarray(x, dtype=float)) if int(agents) == 1 else out
+    a = np.broadcast_to(np.asarray(agents), out.shape[:-1])
+    xx = np.broadcast_to(np.asarray(x, dtype=float), out.shape)
+    for idx in zip(*np.nonzero(a == 1)):
+        out[idx] = out[idx] + holes.gradient(xx[idx])
+    return out
+
+
+def _shadowed_pairs():
+    """The hidden change of :func:`_pair` (both sides) put where the structure does not look: (1) an
+    ``AgentOverride`` subclass (agent 0's cost is ``<V, x>``) whose public ``gradient`` also adds the holed change
+    to agent 1; (2) the family ``Problem.adjacent`` builds, with its ``gradient`` shadowed by an instance attribute
+    that does the same. Either family's gradients are those of :func:`_pair`'s adjacent family, so its pair is
+    the one whose claim :func:`test_a_second_agents_change_hidden_from_both_sides_runs_is_not_passed` shows false."""
+    from asyncdp.problems.costs.override import AgentOverride
+
+    sc, adj, holes = _pair(both_sides=True)
+    base = sc.problem.costs
+
+    class Overridden(AgentOverride):
+        def _own_value(self, x):
+            return x @ V
+
+        def _own_gradient(self, x):
+            return V
+
+        def function_class(self, domain):
+            return base.function_class(domain)
+
+        def with_agent(self, agent, **changes):
+            raise NotImplementedError
+
+        def to_dict(self):
+            return {"type": "Overridden"}
+
+        def gradient(self, agents, x, *, round_index=None):
+            return _shadow_holes(super().gradient(agents, x, round_index=round_index), agents, x, holes)
+
+    shadowed = sc.problem.adjacent(0, value_fn=_lin(V)[0], gradient_fn=_lin(V)[1]).costs
+    own = shadowed.gradient
+    shadowed.gradient = lambda agents, x, *, round_index=None: _shadow_holes(
+        own(agents, x, round_index=round_index), agents, x, holes)
+    families = {"subclass": Overridden(base, 0), "instance attribute": shadowed}
+    return sc, adj, {k: sc.replace(problem=Problem(sc.problem.domain, f, FC)) for k, f in families.items()}
+
+
+def test_a_hidden_change_in_an_overridden_or_shadowed_gradient_is_not_passed():
+    """The structure describes a family's costs only when the family computes them as its class does: a subclass
+    of ``AgentOverride`` that overrides more than its own agent's hooks, or an instance attribute that shadows a
+    method, leaves every agent unknown (a doubt: ``inconclusive``, never ``pass``)."""
+    sc, holed, pairs = _shadowed_pairs()
+    agents = np.repeat(np.arange(3), 50)
+    pts = np.random.default_rng(1).uniform(-1.0, 1.0, size=(150, 2))
+    for adj in pairs.values():  # the same costs as the holed pair's (whose claim is false), away from the holes too
+        np.testing.assert_allclose(adj.problem.costs.gradient(agents, pts), holed.problem.costs.gradient(agents, pts),
+                                   rtol=0, atol=1e-12)
+        assert np.abs(adj.problem.costs.gradient(1, pts) - sc.problem.costs.gradient(1, pts)).min() > 1.0
+        assert sorted(sc.problem.costs.compare_agents(adj.problem.costs).unknown) == [0, 1, 2]
+        report = check_privacy(sc, adj, runs=RUNS)
+        assert report.verdict == "inconclusive", report.reasons
+        assert report.evidence[0].figures["adjacency_unverified_agents"] == [1, 2]
