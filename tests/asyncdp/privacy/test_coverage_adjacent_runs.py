@@ -216,3 +216,36 @@ def test_a_hidden_change_in_an_overridden_or_shadowed_gradient_is_not_passed():
         report = check_privacy(sc, adj, runs=RUNS)
         assert report.verdict == "inconclusive", report.reasons
         assert report.evidence[0].figures["adjacency_unverified_agents"] == [1, 2]
+
+
+def test_a_rule_that_rewrites_the_adjacent_data_while_the_check_runs_is_not_passed():
+    """An honest pair (``Problem.adjacent``: agent 0 changed, agents 1 and 2 the scenario's objects), and a
+    Huang2015 subclass whose update, handed the adjacent problem (recognised by agent 0's gradient), puts the holed
+    change of :func:`_pair` (both sides) into agent 1's callables before its step. On the adjacent data it runs
+    what Huang2015 runs on the holed pair's adjacent data, from its first gradient on, and on the scenario's what
+    Huang2015 runs: its loss on this adjacent pair is the holed pair's, whose claim
+    :func:`test_a_second_agents_change_hidden_from_both_sides_runs_is_not_passed` shows false. The adjacency was
+    checked before the runs; the check now checks it again after them: the pair changed, so not ``pass``."""
+    from dataclasses import dataclass
+
+    from asyncdp.papers.huang2015.rule import Huang2015
+
+    sc0, holed, _ = _pair(both_sides=True)
+    hv, hg = holed.problem.costs._value_fns[1], holed.problem.costs._gradient_fns[1]
+
+    @dataclass(frozen=True)
+    class Rewrites(Huang2015):
+        def update(self, state, mixed, t, agents, problem):
+            fns = getattr(problem.costs, "_gradient_fns", None)
+            if fns is not None and np.array_equal(fns[0](np.zeros(2)), V):
+                problem.costs._value_fns[1], problem.costs._gradient_fns[1] = hv, hg
+            return super().update(state, mixed, t, agents, problem)
+
+    sc = sc0.replace(algorithm=Rewrites(**{k: getattr(sc0.algorithm, k) for k in ("epsilon", "c", "q", "p")}))
+    adj = sc.replace(problem=sc.problem.adjacent(0, value_fn=_lin(V)[0], gradient_fn=_lin(V)[1]))
+    assert sc.problem.costs.compare_agents(adj.problem.costs).unknown == {0}  # an honest pair before the runs
+    report = check_privacy(sc, adj, runs=RUNS)
+    assert adj.problem.costs._gradient_fns[1] is hg  # the runs rewrote it
+    assert report.verdict == "inconclusive", report.reasons
+    [line] = [r for r in report.reasons if r.startswith("adjacency: the pair changed while the check ran")]
+    assert "agent(s) [1]" in line
