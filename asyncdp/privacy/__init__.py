@@ -19,7 +19,7 @@ Example:
     True
 """
 
-from .adjacency import Adjacency, check_adjacency, find_changed_agent, find_changed_round
+from .adjacency import Adjacency, adjacency_after_runs, check_adjacency, find_changed_agent, find_changed_round
 from .behavior import EngineRuns, replay_runs, run_engine
 from .check import check_privacy
 from .context import CheckContext, CheckOptions, ScenarioPair
@@ -32,6 +32,7 @@ from .verdict import Decision, decide
 
 __all__ = [
     "Adjacency",
+    "adjacency_after_runs",
     "check_adjacency",
     "find_changed_agent",
     "find_changed_round",

@@ -34,7 +34,7 @@ from ..problems.costs.structure import Difference, same_value
 from ..scenario import Scenario
 from .evidence import Evidence
 
-__all__ = ["Adjacency", "check_adjacency", "find_changed_agent", "find_changed_round"]
+__all__ = ["Adjacency", "adjacency_after_runs", "check_adjacency", "find_changed_agent", "find_changed_round"]
 
 
 def _same_topology(a: Scenario, b: Scenario) -> int | None:
@@ -355,3 +355,42 @@ def find_changed_agent(scenario: Scenario, adjacent: Scenario, *, probes: int = 
     agent = _agent_adjacency(scenario, adjacent, probes, seed).agent
     assert agent is not None
     return agent
+
+
+def adjacency_after_runs(scenario: Scenario, adjacent: Scenario, before: Adjacency | None) -> Evidence | None:
+    """The adjacency checked again once the check's runs are done: a doubt when the pair changed while it ran.
+
+    The engines and the replays hand the rule each problem; a rule (or a cost) that rewrites a problem's private
+    data (say another agent's callables, when it recognises the adjacent data) runs on a pair other than the one
+    whose adjacency :func:`~asyncdp.privacy.context.prepare` checked, and sampling cannot see a change that
+    agrees at every point the runs visit.
+
+    Args:
+        scenario, adjacent: the pair, after the check's steps.
+        before: what :func:`check_adjacency` found before the runs (``None``: nothing
+            to compare).
+
+    Returns:
+        Evidence ``"adjacency"`` with a doubt naming what changed, or ``None`` when the pair is as it was.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example()
+        >>> adjacency_after_runs(pair.scenario, pair.adjacent, ctx.adjacency) is None
+        True
+    """
+    if before is None:
+        return None
+    try:
+        after = check_adjacency(scenario, adjacent)
+    except AdjacencyError as exc:
+        now = str(exc)
+    else:
+        if after == before:
+            return None
+        now = after.doubt or f"agent {after.agent}, round {after.round} changed"
+        now = now.removeprefix("adjacency: ")
+    doubt = (f"adjacency: the pair changed while the check ran (the rule or a cost rewrote a problem's private "
+             f"data): {now}; the runs checked are not runs of the pair whose adjacency was checked")
+    return Evidence("adjacency", "declaration", {"adjacency_changed_during_check": True}, reasons=(doubt,),
+                    doubt=doubt)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..scenario import Scenario
 from . import steps as _steps
+from .adjacency import adjacency_after_runs
 from .context import CheckContext, CheckOptions, ScenarioPair, prepare
 from .evidence import find_figure
 from .report import PrivacyCheckReport
@@ -90,7 +91,9 @@ def check_privacy(
     cost the structure cannot show unchanged (a user callable that is
     another object than the scenario's) is a doubt, reported as the first
     evidence (``"adjacency"``) whatever ``steps`` run: such a pair never
-    passes. (2) *Declaration*: one run's ledger is composed with
+    passes; so does a pair that changed while the check ran (the adjacency
+    is checked again after the steps, :func:`~asyncdp.privacy.adjacency.adjacency_after_runs`: a rule
+    that rewrites a problem's private data runs on another pair). (2) *Declaration*: one run's ledger is composed with
     the accountant's own sensitivity (the paper record's lemma,
     :func:`~asyncdp.privacy.sensitivity.independent_sensitivity`; none
     exists for an algorithm without a record, and then nothing is
@@ -162,6 +165,9 @@ def check_privacy(
     adjacency = None if ctx.adjacency is None else ctx.adjacency.evidence()
     if adjacency is not None:
         evidence.insert(0, adjacency)
+    changed = adjacency_after_runs(scenario, adjacent, ctx.adjacency)
+    if changed is not None:
+        evidence.insert(0, changed)
     decision = decide(evidence, ctx.epsilon_claimed)
 
     def figure(name: str, default: float) -> float:

@@ -234,7 +234,7 @@ class KinkedRound(OnlineLoss):
     def _round_structure(self) -> Structure | None:
         """The base's structure with the kinked round's row ``("KinkedRound", axis, position, scale, width)`` (this
         class only)."""
-        base = self._base._round_structure() if type(self) is KinkedRound else None
+        base = self._base._described_rounds() if type(self) is KinkedRound else None
         if base is None:
             return None
         rows = list(base.rows)

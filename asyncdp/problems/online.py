@@ -56,7 +56,7 @@ from scipy import optimize, special
 from topology.validation import check_integer, check_nonnegative, check_positive
 
 from .costs import CostFamily, FunctionClass
-from .costs.structure import Difference, Opaque, Structure, compare
+from .costs.structure import Difference, Opaque, Structure, compare, family_name, shadowed
 from .domains import Ball, Box, Domain, Reals
 from ..errors import ProblemError
 from .problem import Problem
@@ -201,6 +201,11 @@ class OnlineLoss(CostFamily):
         that may compute its losses otherwise."""
         return None
 
+    def _described_rounds(self) -> Structure | None:
+        """:meth:`_round_structure`, or ``None`` when an instance attribute shadows one of the class's (a method
+        replaced on the instance; :func:`~asyncdp.problems.costs.structure.shadowed`)."""
+        return None if shadowed(self) else self._round_structure()
+
     def compare_rounds(self, other: OnlineLoss) -> Difference:
         """Which rounds' losses differ between this sequence and ``other``, read from their structure.
 
@@ -223,8 +228,8 @@ class OnlineLoss(CostFamily):
             raise ProblemError(f"the sequences differ in (nodes, dimension, rounds): {mine} vs {theirs}")
         if other is self:
             return Difference(frozenset(), frozenset())
-        return compare(self._round_structure(), other._round_structure(), self._num_rounds,
-                       names=(type(self).__name__, type(other).__name__), first=1)
+        return compare(self._described_rounds(), other._described_rounds(), self._num_rounds,
+                       names=(family_name(self), family_name(other)), first=1)
 
     # ---------------------------------------------------- CostFamily parts
     def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
@@ -645,7 +650,7 @@ class LinearRound(OnlineLoss):
 
     def _round_structure(self) -> Structure | None:
         """The base's structure with the linear round's row ``("LinearRound", g)`` (this class only)."""
-        base = self._base._round_structure() if type(self) is LinearRound else None
+        base = self._base._described_rounds() if type(self) is LinearRound else None
         if base is None:
             return None
         rows = list(base.rows)

@@ -24,7 +24,7 @@ LEFT_OUT = {
 """Public names not documented (tests/docs/test_build.py lists the same)."""
 
 EXTRAS: dict[str, dict[str, list[str]]] = {
-    "asyncdp": {"asyncdp.problems.costs.structure": ["compare", "same_value"]},
+    "asyncdp": {"asyncdp.problems.costs.structure": ["compare", "family_name", "same_value", "shadowed"]},
     "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"], "asyncdp.papers.muffliato.rule": ["Muffliato"]},
     "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS", "focus_rounds"],
                         "asyncdp.privacy.behavior": ["RecordingNoise", "engine_disagreement", "engines_disagree",

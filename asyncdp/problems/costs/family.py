@@ -17,7 +17,7 @@ from ..domains import Domain
 from ...errors import CostValueError, ProblemError
 from ..finite import all_finite
 from .function_class import FunctionClass
-from .structure import Difference, Structure, compare
+from .structure import Difference, Structure, compare, family_name, shadowed
 
 __all__ = ["CostFamily"]
 
@@ -267,13 +267,20 @@ class CostFamily(abc.ABC):
         """
         return None
 
+    def _described(self) -> Structure | None:
+        """:meth:`_agent_structure`, or ``None`` when an instance attribute shadows one of the class's (a method
+        replaced on the instance: the class's description would not describe the costs this object computes)."""
+        return None if shadowed(self) else self._agent_structure()
+
     def compare_agents(self, other: CostFamily) -> Difference:
         """Which agents' costs differ between this family and ``other``, read from their structure.
 
         Parametric families of the same kind compare each agent's parameters
         exactly (differ or the same); user callables are the same only when
         they are the same objects (otherwise *unknown*); families of different
-        kinds, or without structure, leave every agent unknown. The same
+        kinds, or without structure, leave every agent unknown; so do a
+        family whose instance shadows one of its class's methods
+        (:func:`~asyncdp.problems.costs.structure.shadowed`). The same
         family object differs in nothing. :meth:`Problem.adjacent
         <asyncdp.problems.problem.Problem.adjacent>` (:meth:`with_agent`)
         builds a family that differs from this one in the changed agent only.
@@ -300,8 +307,8 @@ class CostFamily(abc.ABC):
             raise ProblemError(f"the families have {self._num_agents} and {other.num_agents} agents")
         if other is self:
             return Difference(frozenset(), frozenset())
-        return compare(self._agent_structure(), other._agent_structure(), self._num_agents,
-                       names=(type(self).__name__, type(other).__name__))
+        return compare(self._described(), other._described(), self._num_agents,
+                       names=(family_name(self), family_name(other)))
 
     def differing_agents(self, other: CostFamily) -> frozenset[int] | None:
         """The agents whose costs differ between this family and ``other``, or ``None`` when the structure

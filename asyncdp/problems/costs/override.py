@@ -24,6 +24,15 @@ from .structure import Opaque, Structure
 __all__ = ["AgentOverride", "LinearOverride"]
 
 
+_SUBCLASS_HOOKS = frozenset({
+    "_own_value", "_own_gradient", "_own_parameters", "function_class", "optimum", "with_agent", "to_dict",
+    "private_fields", "__init__", "__repr__", "__doc__", "__module__", "__qualname__", "__dict__", "__weakref__",
+    "__annotations__", "__abstractmethods__", "_abc_impl", "__firstlineno__", "__static_attributes__",
+    "__orig_bases__", "__parameters__"})
+"""What a subclass of :class:`AgentOverride` may define over it and keep its structure: the replaced agent's
+hooks, the abstract parts that do not evaluate costs, and what Python puts in every class."""
+
+
 class AgentOverride(CostFamily):
     """``base``'s costs, except agent ``agent``'s, given by a subclass's ``_own_value(x)`` and
     ``_own_gradient(x)``.
@@ -95,11 +104,14 @@ class AgentOverride(CostFamily):
 
     def _agent_structure(self) -> Structure | None:
         """The base's structure with the replaced agent's entry ``(class name, its parameters)``; ``None`` when the
-        base has none, or when a subclass computes the costs otherwise than through ``_own_value``/``_own_gradient``."""
+        base has none, or when a subclass may compute the costs otherwise than through ``_own_value`` and
+        ``_own_gradient``: it redefines anything of this class but the hooks (:data:`_SUBCLASS_HOOKS`), e.g. the
+        public ``gradient``, which every engine calls."""
         cls = type(self)
-        if cls._value is not AgentOverride._value or cls._gradient is not AgentOverride._gradient:
-            return None
-        base = self._base._agent_structure()
+        for sub in cls.__mro__[:cls.__mro__.index(AgentOverride)]:
+            if any(hasattr(AgentOverride, name) and name not in _SUBCLASS_HOOKS for name in vars(sub)):
+                return None
+        base = self._base._described()
         if base is None:
             return None
         rows = list(base.rows)

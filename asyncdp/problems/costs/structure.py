@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Difference", "Opaque", "Structure", "compare", "same_value"]
+__all__ = ["Difference", "Opaque", "Structure", "compare", "family_name", "same_value", "shadowed"]
 
 
 def same_value(a: Any, b: Any) -> bool:
@@ -65,6 +65,42 @@ def same_value(a: Any, b: Any) -> bool:
         return bool(a == b) or (a != a and b != b)  # (NaN parameters on both sides are the same parameter)
     except (TypeError, ValueError):  # no single truth value: nothing shows they are the same parameter
         return False
+
+
+def shadowed(obj: Any) -> tuple[str, ...]:
+    """The instance attributes of ``obj`` that shadow an attribute of its class (a method, a property ...).
+
+    A family whose ``gradient`` (say) is replaced on the instance computes its costs otherwise than its class
+    does, so its class's description of its structure does not describe them.
+
+    Example:
+        >>> class Family:
+        ...     def gradient(self, x):
+        ...         return 2 * x
+        >>> f = Family()
+        >>> shadowed(f)
+        ()
+        >>> f.gradient = lambda x: 3 * x
+        >>> shadowed(f)
+        ('gradient',)
+    """
+    cls = type(obj)
+    return tuple(sorted(str(k) for k in getattr(obj, "__dict__", {}) if hasattr(cls, k)))
+
+
+def family_name(family: Any) -> str:
+    """The family's type name, and the methods the object replaces (quoted when its structure is not read).
+
+    Example:
+        >>> class Family:
+        ...     pass
+        >>> f = Family()
+        >>> f.__repr__ = lambda: "?"
+        >>> family_name(f)
+        'Family (whose __repr__ the object replaces)'
+    """
+    replaced = shadowed(family)
+    return type(family).__name__ + (f" (whose {', '.join(replaced)} the object replaces)" if replaced else "")
 
 
 @dataclass(frozen=True, eq=False)

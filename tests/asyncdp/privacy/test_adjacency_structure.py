@@ -150,3 +150,40 @@ def test_sequences_of_other_lengths_are_refused():
     adj = sc.replace(problem=online_problem(longer, sc.problem.domain, sc.problem.constants))
     with pytest.raises(AdjacencyError, match=r"cannot be compared round by round: .*\(7, 14, 12\) vs \(7, 14, 13\)"):
         check_adjacency(sc, adj)
+
+
+# ------------------------------------------------------- families that compute their costs otherwise than their class
+def test_a_method_replaced_on_the_object_leaves_every_entry_unknown():
+    """The class's parameters describe the costs the class computes; an object whose ``gradient`` (or
+    ``round_gradient``) is replaced computes others, so none of its entries is shown unchanged."""
+    pair, _ = small_example(runs=RUNS)
+    fam = pair.adjacent.problem.costs
+    assert sorted(pair.scenario.problem.costs.compare_agents(fam).unknown) == []
+    fam.gradient = lambda agents, x, *, round_index=None: type(fam).gradient(fam, agents, x, round_index=round_index)
+    diff = pair.scenario.problem.costs.compare_agents(fam)
+    assert sorted(diff.unknown) == [0, 1, 2] and "whose gradient the object replaces" in diff.why
+    loss = DPSDAC.example_scenario().problem.costs
+    one = loss.with_round(4, features=-loss.features[3], labels=loss.labels[3])
+    one.round_gradient = lambda t, x: type(one).round_gradient(one, t, x)
+    diff = loss.compare_rounds(one)
+    assert sorted(diff.unknown) == list(range(1, loss.num_rounds + 1)) and "round_gradient" in diff.why
+
+
+@pytest.mark.parametrize("name", ["gradient", "value", "_check_finite", "_agent_structure", "base"])
+def test_an_override_subclass_that_redefines_more_than_its_hooks_has_no_structure(name):
+    """A subclass of ``AgentOverride`` keeps its structure when it defines the replaced agent's hooks only; one that
+    redefines anything else of the class (the public ``gradient`` every engine calls, ...) may compute every
+    agent's cost otherwise."""
+    from asyncdp.problems.costs.override import LinearOverride
+
+    pair, _ = small_example(runs=RUNS)
+    base = pair.scenario.problem.costs
+
+    class Hooked(LinearOverride):
+        def _own_gradient(self, x):
+            return 2 * self.linear_gradient
+
+    diff = base.compare_agents(Hooked(base, 0, V))
+    assert (sorted(diff.differ), sorted(diff.unknown)) == ([0], [])  # its own agent's row is its own; others known
+    other = type("Other", (LinearOverride,), {name: getattr(LinearOverride, name)})
+    assert sorted(base.compare_agents(other(base, 0, V)).unknown) == [0, 1, 2]
