@@ -219,6 +219,16 @@ def test_a_hidden_change_in_an_overridden_or_shadowed_gradient_is_not_passed():
         assert report.evidence[0].figures["adjacency_unverified_agents"] == [1, 2]
 
 
+def _with_rule(rule: type):
+    """The holed pair's scenario run by ``rule`` (a Huang2015 subclass), the honest adjacent scenario
+    (``Problem.adjacent``: agent 0 changed), and agent 1's callables: the holed pair's and the scenario's."""
+    sc0, holed, _ = _pair(both_sides=True)
+    sc = sc0.replace(algorithm=rule(**{k: getattr(sc0.algorithm, k) for k in ("epsilon", "c", "q", "p")}))
+    adj = sc.replace(problem=sc.problem.adjacent(0, value_fn=_lin(V)[0], gradient_fn=_lin(V)[1]))
+    holed_fns = holed.problem.costs._value_fns[1], holed.problem.costs._gradient_fns[1]
+    return sc, adj, holed_fns, (sc0.problem.costs._value_fns[1], sc0.problem.costs._gradient_fns[1])
+
+
 def test_a_rule_that_rewrites_the_adjacent_data_while_the_check_runs_is_not_passed():
     """An honest pair (``Problem.adjacent``: agent 0 changed, agents 1 and 2 the scenario's objects), and a
     Huang2015 subclass whose update, handed the adjacent problem (recognised by agent 0's gradient), puts the holed
@@ -231,9 +241,6 @@ def test_a_rule_that_rewrites_the_adjacent_data_while_the_check_runs_is_not_pass
 
     from asyncdp.papers.huang2015.rule import Huang2015
 
-    sc0, holed, _ = _pair(both_sides=True)
-    hv, hg = holed.problem.costs._value_fns[1], holed.problem.costs._gradient_fns[1]
-
     @dataclass(frozen=True)
     class Rewrites(Huang2015):
         def update(self, state, mixed, t, agents, problem):
@@ -242,8 +249,7 @@ def test_a_rule_that_rewrites_the_adjacent_data_while_the_check_runs_is_not_pass
                 problem.costs._value_fns[1], problem.costs._gradient_fns[1] = hv, hg
             return super().update(state, mixed, t, agents, problem)
 
-    sc = sc0.replace(algorithm=Rewrites(**{k: getattr(sc0.algorithm, k) for k in ("epsilon", "c", "q", "p")}))
-    adj = sc.replace(problem=sc.problem.adjacent(0, value_fn=_lin(V)[0], gradient_fn=_lin(V)[1]))
+    sc, adj, (hv, hg), _ = _with_rule(Rewrites)
     assert sc.problem.costs.compare_agents(adj.problem.costs).unknown == {0}  # an honest pair before the runs
     report = check_privacy(sc, adj, runs=RUNS)
     assert adj.problem.costs._gradient_fns[1] is hg  # the runs rewrote it
@@ -267,10 +273,6 @@ def test_a_rule_that_departs_only_where_the_checks_seed_never_looks_is_not_passe
 
     from asyncdp.papers.huang2015.rule import Huang2015
 
-    sc0, holed, _ = _pair(both_sides=True)
-    hv, hg = holed.problem.costs._value_fns[1], holed.problem.costs._gradient_fns[1]
-    ov, og = sc0.problem.costs._value_fns[1], sc0.problem.costs._gradient_fns[1]
-
     @dataclass(frozen=True)
     class Tailored(Huang2015):
         def update(self, state, mixed, t, agents, problem):
@@ -283,7 +285,6 @@ def test_a_rule_that_departs_only_where_the_checks_seed_never_looks_is_not_passe
             finally:
                 problem.costs._value_fns[1], problem.costs._gradient_fns[1] = ov, og
 
-    sc = sc0.replace(algorithm=Tailored(**{k: getattr(sc0.algorithm, k) for k in ("epsilon", "c", "q", "p")}))
-    adj = sc.replace(problem=sc.problem.adjacent(0, value_fn=_lin(V)[0], gradient_fn=_lin(V)[1]))
+    sc, adj, (hv, hg), (ov, og) = _with_rule(Tailored)
     report = check_privacy(sc, adj, runs=RUNS)
     assert report.verdict != "pass", report.reasons
