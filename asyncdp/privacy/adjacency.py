@@ -383,7 +383,7 @@ def adjacency_after_runs(scenario: Scenario, adjacent: Scenario, before: Adjacen
         return None
     try:
         after = check_adjacency(scenario, adjacent)
-    except AdjacencyError as exc:
+    except (AdjacencyError, ProblemError) as exc:  # (a rewritten cost may also fail its own checks now)
         now = str(exc)
     else:
         if after == before:

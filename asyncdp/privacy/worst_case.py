@@ -1017,14 +1017,6 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         >>> e.witness is None, round(e.figures["worst_case_loss"], 4)  # the composed bound, attained
         (True, 0.9877)
     """
-    try:
-        return _search_worst_case(pair, ctx)
-    finally:
-        _BUDGET[0] = None
-
-
-def _search_worst_case(pair: Any, ctx: Any) -> Any:
-    """:func:`search_worst_case`'s step (its round-off budget computed once, :func:`_budget`)."""
     from accounting.errors import AccountingError
 
     from .evidence import Evidence
@@ -1123,21 +1115,19 @@ def _search_worst_case(pair: Any, ctx: Any) -> Any:
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
 
 
-_BUDGET: list[Any] = [None]
-"""The last :func:`_budget` answer, ``(ctx, runs, function, value)``, while :func:`search_worst_case` runs (cleared
-when it returns: it keeps nothing of a check alive)."""
-
-
 def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
     """``asyncdp.privacy.realized._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
-    computed once per search for its context and runs (several of its steps compare a loss with it)."""
+    computed once per check for its runs and kept in the context's cache (several steps of the search compare a
+    loss with it)."""
     from . import realized
 
-    got = _BUDGET[0]  # (one read: another thread's search may replace it)
-    if got is not None and got[0] is ctx and got[1] is runs and got[2] is realized._roundoff_budget:
-        return got[3]
+    cache = getattr(ctx, "cache", None)
+    got = None if cache is None else cache.get("roundoff_budget")
+    if got is not None and got[0] is runs:
+        return got[1]
     value = realized._roundoff_budget(ctx, runs)
-    _BUDGET[0] = (ctx, runs, realized._roundoff_budget, value)
+    if cache is not None:
+        cache["roundoff_budget"] = (runs, value)
     return value
 
 
