@@ -1261,10 +1261,18 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
     if not found:
         return
     assert fam.agent is not None
-    # evaluated already, stacked with the other agents' extremal pairs (_stack_other_agents), or replayed now
+    _record_kinked(evaluated, found, fam.agent)
+
+
+def _record_kinked(evaluated: CandidateRuns, found: list[tuple[Any, Any, CandidateCosts]], pinned: Any) -> None:
+    """Records the kinked pairs ``found`` (``(key, pair, candidate)``) in ``evaluated.known`` and
+    ``evaluated.kinked``: their losses on the first :data:`_KINKED_RUNS` runs, from ``evaluated.spare`` when
+    every one was evaluated already (stacked with another replay: :func:`_stack_other_agents`, or a batch of the
+    search) on at least that many runs, else replayed now with ``pinned`` (the agent, or the pinned agents)."""
+    runs = evaluated.prefix(_KINKED_RUNS)
     spare = [evaluated.spare.get(key) for key, _, _ in found]
-    got = spare if all(s is not None for s in spare) else \
-        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.agent)
+    got = spare if all(s is not None and s[0].size >= runs.runs for s in spare) else \
+        _kinked_replays(runs, [c for _, _, c in found], pinned)
     for (key, pair, _), known in zip(found, got):
         assert known is not None
         evaluated.known[key] = known
@@ -1389,14 +1397,7 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     found = _kinked_round_candidates(fam, evaluated, scenario, changed_round)
     if not found:
         return
-    # evaluated already, stacked with a batch of the search on the same runs (_evaluate_all's ahead), or now
-    spare = [evaluated.spare.get(key) for key, _, _ in found]
-    got = spare if all(s is not None for s in spare) else \
-        _kinked_replays(evaluated.prefix(_KINKED_RUNS), [c for _, _, c in found], fam.pinned(scenario))
-    for (key, pair, _), known in zip(found, got):
-        assert known is not None
-        evaluated.known[key] = known
-        evaluated.kinked[key] = pair
+    _record_kinked(evaluated, found, fam.pinned(scenario))
 
 
 def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
