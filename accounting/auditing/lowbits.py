@@ -11,7 +11,7 @@ unit in the last place, far below any density the learned scores of
 What. Each output coordinate ``x_j`` (a float64) contributes the
 :data:`LOW_BITS` lowest bits of its mantissa as 0/1 features, read from its
 bit pattern (``view(np.uint64)``): bits ``0 .. LOW_BITS - 1`` of a float64,
-or, for a coordinate whose finite training values are all float32 numbers
+or, for a coordinate whose finite training values (at least one) are all float32 numbers
 (a float32 output converted to float64 on the way: its low 29 bits are then
 always 0), bits ``29 .. 29 + LOW_BITS - 1``, the lowest bits of its float32
 mantissa. NaN and infinite entries are read the same way (an infinity's
@@ -136,10 +136,12 @@ def _plane(low: np.ndarray, b: int) -> np.ndarray:
 
 
 def _shifts(x: np.ndarray) -> np.ndarray:
-    """Per coordinate: :data:`FLOAT32_SHIFT` if its finite values are all float32 numbers, else 0."""
+    """Per coordinate: :data:`FLOAT32_SHIFT` if it has finite values and all are float32 numbers, else 0 (a
+    coordinate of NaN and infinities only is read at bit 0, where a float64 NaN's payload ends)."""
+    finite = np.isfinite(x)
     with np.errstate(over="ignore"):
         same = np.asarray(x, dtype=np.float32).astype(np.float64) == x
-    is32 = (same | ~np.isfinite(x)).all(axis=0)
+    is32 = (same | ~finite).all(axis=0) & finite.any(axis=0)
     return np.where(is32, FLOAT32_SHIFT, 0).astype(np.uint64)
 
 
