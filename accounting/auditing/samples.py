@@ -136,7 +136,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
         method: ``"auto"`` (exact events for categorical outputs or at most :data:`MAX_ATOMS` distinct rows,
             the classifier otherwise), ``"classifier"`` or ``"exact"``.
         max_train: most rows per side used to fit the classifier, >= 50 (at most a quarter of the samples are).
-        low_bits: also try the low-bits score (:mod:`~accounting.auditing.lowbits`): audits the outputs as
+        low_bits: also try the low-bits score (module ``accounting.auditing.lowbits``): audits the outputs as
             the floating-point numbers they are, so a mechanism whose last bits depend on its input is refuted
             even when its real values are private (off by default: textbook floating-point mechanisms leak
             through their last bits too, see that module).

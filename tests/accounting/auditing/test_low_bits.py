@@ -14,6 +14,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from accounting.auditing import AuditInputError, audit_samples
 from accounting.auditing.lowbits import FLOAT32_SHIFT, LOW_BITS, SMOOTHING, fit_low_bit_score, low_bits
@@ -103,21 +106,46 @@ def test_nan_and_infinite_outputs_are_read_by_their_bit_pattern():
     assert (s(x) > s(xp).max()).all()
 
 
-def test_the_fit_is_bernoulli_naive_bayes():
-    """The closed-form fit is scikit-learn's BernoulliNB (same smoothing, uniform prior): the same log-odds."""
+_outputs = hnp.arrays(np.float64, st.tuples(st.integers(2, 40), st.integers(1, 5)),
+                      elements=st.floats(allow_nan=True, allow_infinity=True, width=64)
+                      | st.floats(-1e3, 1e3, width=32))
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=_outputs, split=st.integers(1, 39), seed=st.integers(0, 2**32 - 1))
+def test_the_fit_is_bernoulli_naive_bayes(x, split, seed):
+    """The closed-form fit is scikit-learn's BernoulliNB (same smoothing, uniform prior) on the bits it reads: the
+    same log-odds on any rows (NaN, infinities, float32 numbers, subnormals)."""
     from sklearn.naive_bayes import BernoulliNB
 
-    rng = np.random.default_rng(6)
-    x, xp = rng.laplace(0.2, 1.0, (150, 4)), rng.laplace(0.0, 1.0, (170, 4))
-    s = fit_low_bit_score(x, xp)
-    both = np.concatenate([x, xp])
-    bits = np.concatenate([(low_bits(both, s.shift) >> b) & 1 for b in range(LOW_BITS)], axis=1)
-    labels = np.r_[np.ones(150, dtype=int), np.zeros(170, dtype=int)]
+    split = min(split, x.shape[0] - 1)
+    a, b = x[:split], x[split:]
+    s = fit_low_bit_score(a, b)
+    bits = np.concatenate([(low_bits(x, s.shift) >> k) & 1 for k in range(LOW_BITS)], axis=1)
+    labels = np.r_[np.ones(split, dtype=int), np.zeros(x.shape[0] - split, dtype=int)]
     nb = BernoulliNB(alpha=SMOOTHING, fit_prior=False).fit(bits, labels)
-    rows = rng.laplace(0.0, 1.0, (50, 4))
-    rbits = np.concatenate([(low_bits(rows, s.shift) >> b) & 1 for b in range(LOW_BITS)], axis=1)
+    rows = np.random.default_rng(seed).permutation(x)
+    rbits = np.concatenate([(low_bits(rows, s.shift) >> k) & 1 for k in range(LOW_BITS)], axis=1)
     jll = nb.predict_joint_log_proba(rbits)
-    np.testing.assert_allclose(s(rows), jll[:, 1] - jll[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s(rows), jll[:, 1] - jll[:, 0], rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=_outputs, row=st.integers(0, 39), col=st.integers(0, 4), bit=st.integers(0, 63))
+def test_the_score_reads_exactly_its_low_bits(x, row, col, bit):
+    """Flipping one bit of one output changes its score by that bit's weight if the score reads it, else not
+    at all (a high mantissa, exponent or sign bit of a float never moves the score)."""
+    s = fit_low_bit_score(x[: x.shape[0] // 2 or 1], x[x.shape[0] // 2 or 1:] if x.shape[0] > 1 else x)
+    row, col = row % x.shape[0], col % x.shape[1]
+    flipped = x.copy()
+    flipped.view(np.uint64)[row, col] ^= np.uint64(1 << bit)
+    k = bit - int(s.shift[col])
+    was_set = bool((x.view(np.uint64)[row, col] >> np.uint64(bit)) & np.uint64(1))
+    expected = 0.0 if not 0 <= k < LOW_BITS else (-1.0 if was_set else 1.0) * s.weights[k, col]
+    got = s(flipped)[row] - s(x)[row]
+    assert got == pytest.approx(expected, abs=1e-9 * (1.0 + np.abs(s.weights).sum()))
+    others = np.arange(x.shape[0]) != row
+    assert np.array_equal(s(flipped)[others], s(x)[others])
 
 
 def test_the_textbook_float_laplace_mechanism_leaks_through_its_last_bits():
