@@ -684,7 +684,10 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     is seen only here. The transcripts are float64 (the engines store
     messages so); a rule's float32 releases are read at their own lowest
     bits, NaN entries (nothing released) by their bit pattern, which is the
-    same under both problems.
+    same under both problems. Honest floating-point releases leak through
+    their last bits too, far less (that module gives the numbers); a witness
+    whose event is on the low-bits score is a leak of the releases as
+    floats.
 
     Args:
         pair: the scenario pair.
