@@ -27,6 +27,15 @@ statistics only, monotone in each), and the threshold event of each order of
 the pair is chosen on whichever score gives it the better bound on the
 selection samples. Choosing among scores uses no certification sample, so the
 certification and its union bound are unchanged.
+
+On request (``low_bits=True``) a third candidate reads what no real-valued
+score sees: the lowest mantissa bits of every released number
+(:mod:`.lowbits`, a naive-Bayes score fitted in closed form on the same
+training rows), so an output that hides its input in the last bits of its
+floats (Mironov, CCS 2012) is refuted by the same certification. It is off by
+default: a textbook floating-point mechanism leaks through those bits too
+(:mod:`.lowbits` gives the numbers), and an audit of a claim about the
+real-number mechanism must not count that against it.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from .features import FeatureMap, fit_features
+from .lowbits import LowBitScore, fit_low_bit_score
 
 __all__ = ["LearnedScore", "ScoreCandidates", "fit_score", "fit_scores"]
 
@@ -145,16 +155,24 @@ class ScoreCandidates:
     """Several fitted scores evaluated together: ``scores(x)`` has one column per score.
 
     Attributes:
-        scores: the fitted scores; names: their names (``"quadratic"``, ``"linear"``).
+        scores: the fitted scores, the first a learned one; names: their names (``"quadratic"``, ``"linear"``,
+            ``"low-bits"``).
     """
 
-    scores: tuple[LearnedScore, ...]
+    scores: tuple[LearnedScore | LowBitScore, ...]
     names: tuple[str, ...]
+
+    @property
+    def first(self) -> LearnedScore:
+        """The first (richest) learned score, whose features the other learned scores read."""
+        first = self.scores[0]
+        assert isinstance(first, LearnedScore)
+        return first
 
     @property
     def features(self) -> FeatureMap:
         """The feature map of the first (richest) score."""
-        return self.scores[0].features
+        return self.first.features
 
     def threads(self, rows: int) -> Any:
         """The thread context of scoring ``rows`` rows (one thread for blocks of at most
@@ -181,10 +199,11 @@ class ScoreCandidates:
         its scaler's mean and scale are the first scaler's entries of those
         columns (:func:`fit_scores`), it reads the first score's
         *standardized* parts, the same numbers again (standardizing is
-        entrywise). So each score equals ``score(x)``, bit for bit.
+        entrywise). So each score equals ``score(x)``, bit for bit. A score
+        that is not a learned one (the low-bits score) reads the rows itself.
         """
         x = np.asarray(x, dtype=float)
-        first = self.scores[0]
+        first = self.first
         layouts, shared, own = self._layouts
         out = np.empty((x.shape[0], len(self.scores)))
         with _threads_for(min(x.shape[0], CHUNK) * first.features.size):
@@ -205,12 +224,16 @@ class ScoreCandidates:
     def _layouts(self) -> tuple[dict[int, _Layout], list[bool], set[int]]:
         """Per score laid out on the first map's columns (when they are a selection of them), whether its
         scaler's entries are the first's there, and the scores read from their own map."""
-        first = self.scores[0]
+        first = self.first
         size = first.features.size
         layouts: dict[int, _Layout] = {}
         shared: list[bool] = []
         own: set[int] = set()
         for j, score in enumerate(self.scores):
+            if not isinstance(score, LearnedScore):
+                shared.append(False)
+                own.add(j)
+                continue
             cols = score.features.columns_in(first.features)
             shared.append(cols is not None and _scaler_is_columns(score.model[0], first.model[0], cols))
             if cols is None:
@@ -285,8 +308,9 @@ def _part_scores(parts: list[Any], dim: int, layouts: list[_Layout], shared: lis
     return out
 
 
-def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCandidates:
-    """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows.
+def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: bool = False) -> ScoreCandidates:
+    """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows;
+    with ``low_bits``, the low-bits score (:func:`~accounting.auditing.lowbits.fit_low_bit_score`) too.
 
     The features of the training rows are computed and standardized once:
     the linear ones are a column selection of the quadratic ones (the same
@@ -304,6 +328,8 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
         >>> s = fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)))
         >>> s(np.zeros((3, 2))).shape, s.names
         ((3, 2), ('quadratic', 'linear'))
+        >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names
+        ('quadratic', 'linear', 'low-bits')
     """
     both = np.concatenate([x, x_prime])
     quad, lin = fit_features(both, linear=False), fit_features(both, linear=True)
@@ -316,8 +342,11 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0) -> ScoreCan
             lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
         else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
             lin_scaler, lin_z = _standardize(_columns(feats, cols))
-        return ScoreCandidates((_fit_model(quad, scaler, z, x.shape[0], seed=seed),
-                                _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed)), ("quadratic", "linear"))
+        learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
+                   _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
+    if not low_bits:
+        return ScoreCandidates(learned, ("quadratic", "linear"))
+    return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:

@@ -17,7 +17,11 @@ The procedure (one pass, every step seeded by ``seed``):
    * ``"classifier"`` (numeric outputs otherwise): a logistic-regression score
      (:mod:`.classifier`) is fitted on the first training rows, and on the
      others the DP-Sniper-style randomized threshold event on that score is
-     chosen (:mod:`.sniper`) by the Clopper–Pearson bound it would get there.
+     chosen (:mod:`.sniper`) by the Clopper–Pearson bound it would get there;
+     with ``low_bits=True`` a naive-Bayes score of the lowest mantissa bits
+     of every output number (:mod:`.lowbits`) is a further candidate, for
+     outputs whose floating-point bit patterns, not only their real values,
+     are audited.
 
 3. One event per order of the pair (``P/P'`` and ``P'/P``) is certified on the
    certification part (:mod:`.certify`): four one-sided Clopper–Pearson bounds
@@ -110,7 +114,7 @@ def _numeric_for(method: str, a: np.ndarray, b: np.ndarray, where: str) -> bool:
 
 def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: float = 0.0,
                   confidence: float = 0.95, seed: int = 0, method: str = "auto",
-                  max_train: int = MAX_TRAIN) -> SampleAuditReport:
+                  max_train: int = MAX_TRAIN, low_bits: bool = False) -> SampleAuditReport:
     """Certified lower bounds on the privacy loss from outputs under neighbouring inputs (black box).
 
     See the module docstring for the procedure. Every bound in the report
@@ -132,6 +136,10 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
         method: ``"auto"`` (exact events for categorical outputs or at most :data:`MAX_ATOMS` distinct rows,
             the classifier otherwise), ``"classifier"`` or ``"exact"``.
         max_train: most rows per side used to fit the classifier, >= 50 (at most a quarter of the samples are).
+        low_bits: also try the low-bits score (module ``accounting.auditing.lowbits``): audits the outputs as
+            the floating-point numbers they are, so a mechanism whose last bits depend on its input is refuted
+            even when its real values are private (off by default: textbook floating-point mechanisms leak
+            through their last bits too, see that module).
 
     Returns:
         A :class:`~accounting.auditing.report.SampleAuditReport`.
@@ -139,7 +147,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     Raises:
         PrivacyParameterError: epsilon <= 0, delta outside [0, 1), confidence outside (0, 1), bad seed.
         AuditInputError: fewer than :data:`MIN_SAMPLES` samples per side, trailing shapes that differ, complex
-            outputs, categorical outputs with ``method="classifier"``, an unknown method.
+            outputs, categorical outputs with ``method="classifier"``, an unknown method, ``low_bits`` not a bool.
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -148,6 +156,8 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
         (True, 'classifier')
     """
     eps, dlt, conf, seed, max_train = _check_claim(epsilon, delta, confidence, seed, method, max_train)
+    if not isinstance(low_bits, (bool, np.bool_)):
+        raise AuditInputError(f"{_WHERE}: low_bits must be True or False, got {low_bits!r}")
     a, b = _as_rows("samples", samples), _as_rows("samples_prime", samples_prime)
     if np.asarray(samples).shape[1:] != np.asarray(samples_prime).shape[1:]:
         raise AuditInputError(f"{_WHERE}: samples_prime must have the trailing shape of samples, "
@@ -166,7 +176,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     if chosen == "exact":
         events = choose_exact(a[:na], b[:nb], eps=eps, dlt=dlt, alpha=alpha)
     else:
-        score = fit_classifier(a[:fit_a], b[:fit_b], seed=seed)
+        score = fit_classifier(a[:fit_a], b[:fit_b], seed=seed, low_bits=bool(low_bits))
         with score.threads(max(a.shape[0], b.shape[0])):  # one thread context for the four scorings
             events = choose_threshold(score, score(a[fit_a:na]), score(b[fit_b:nb]), eps=eps, dlt=dlt,
                                       alpha=alpha, fit=(fit_a, fit_b))
@@ -318,12 +328,14 @@ def choose_exact(sel: np.ndarray, sel_prime: np.ndarray, *, eps: float, dlt: flo
     return ChosenEvents("exact", _AtomKeys(np.concatenate([sel, sel_prime])), events, {"atoms": len(labels)})
 
 
-def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int) -> Any:
-    """The candidate scores (:func:`~accounting.auditing.classifier.fit_scores`) fitted on the fitting rows."""
+def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int, low_bits: bool = False) -> Any:
+    """The candidate scores (:func:`~accounting.auditing.classifier.fit_scores`, with the low-bits one when
+    ``low_bits``) fitted on the fitting rows."""
     from .classifier import fit_scores
 
     try:
-        return fit_scores(np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float), seed=seed)
+        return fit_scores(np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float), seed=seed,
+                          low_bits=low_bits)
     except (TypeError, ValueError) as exc:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
 

@@ -677,7 +677,17 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     the runs of each side (:func:`transcript_features`; the score is fitted on
     at most :data:`BLACKBOX_FIT_ROWS` runs per side) and certifies a lower
     bound on epsilon (and on delta at the claimed epsilon) on the others, at
-    level ``alpha_share``.
+    level ``alpha_share``. Its candidate scores include the low-bits score
+    (``low_bits=True``, :mod:`accounting.auditing.lowbits`): every other
+    method models releases as real numbers, so a rule that writes its data
+    into the last mantissa bits of its releases (one unit in the last place)
+    is seen only here. The transcripts are float64 (the engines store
+    messages so); a rule's float32 releases are read at their own lowest
+    bits, NaN entries (nothing released) by their bit pattern, which is the
+    same under both problems. Honest floating-point releases leak through
+    their last bits too, far less (that module gives the numbers); a witness
+    whose event is on the low-bits score is a leak of the releases as
+    floats.
 
     Args:
         pair: the scenario pair.
@@ -706,7 +716,7 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     eps = ctx.epsilon_claimed if math.isfinite(ctx.epsilon_claimed) else 30.0  # no claim: any finite epsilon
     try:
         report = audit_samples(a, b, epsilon=eps, delta=ctx.delta_claimed, confidence=1.0 - ctx.options.alpha_share,
-                               seed=ctx.options.seed, max_train=BLACKBOX_FIT_ROWS)
+                               seed=ctx.options.seed, max_train=BLACKBOX_FIT_ROWS, low_bits=True)
     except AccountingError as exc:
         return Evidence("black-box audit", "realized behavior", {"empirical_epsilon_lower_bound": 0.0},
                         reasons=(f"no black-box audit: {exc}",) + tuple(split), doubt=doubt)
