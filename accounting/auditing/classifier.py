@@ -30,7 +30,7 @@ certification and its union bound are unchanged.
 
 On request (``low_bits=True``) a third candidate reads what no real-valued
 score sees: the lowest mantissa bits of every released number
-(:mod:`.lowbits`, a naive-Bayes score fitted in closed form on the same
+(:mod:`.lowbits`, scikit-learn's Bernoulli naive Bayes fitted on the same
 training rows), so an output that hides its input in the last bits of its
 floats (Mironov, CCS 2012) is refuted by the same certification. It is off by
 default: a textbook floating-point mechanism leaks through those bits too

@@ -17,12 +17,11 @@ always 0), bits ``29 .. 29 + LOW_BITS - 1``, the lowest bits of its float32
 mantissa. NaN and infinite entries are read the same way (an infinity's
 mantissa is 0, a NaN's low bits are its payload's), so a secret in a NaN
 payload is a feature too. The score is the log-odds of ``P`` against ``P'``
-of a Bernoulli naive-Bayes model of these bits (the model of scikit-learn's
-``BernoulliNB``, additive smoothing :data:`SMOOTHING`, uniform class prior),
-fitted in closed form from the bit frequencies of the training rows: linear
-in the bits, ``sum_j b_j w_j + c``, ``w_j = log(p_j (1 - p'_j) / (p'_j (1 -
-p_j)))`` with the smoothed frequencies ``p_j = (k_j + 1) / (n + 2)``. Its cost
-is a pass over the rows per bit; no iterative fit.
+of scikit-learn's Bernoulli naive-Bayes model of these bits
+(``BernoulliNB``, additive smoothing :data:`SMOOTHING`, uniform class prior)
+fitted on the training rows: linear in the bits, ``sum_j b_j w_j + c``,
+``w_j = log(p_j (1 - p'_j) / (p'_j (1 - p_j)))`` with the smoothed
+frequencies ``p_j = (k_j + 1) / (n + 2)``. No iterative fit.
 
 Soundness. The score is a fixed function of the released bit patterns,
 fitted on the training rows only, and the threshold event on it is chosen
@@ -156,12 +155,10 @@ def _shifts(x: np.ndarray) -> np.ndarray:
 def fit_low_bit_score(x: np.ndarray, x_prime: np.ndarray) -> LowBitScore:
     """Fit the low-bits score (module docstring) on training rows of ``P`` (``x``) and ``P'`` (``x_prime``).
 
-    The Bernoulli naive-Bayes fit in closed form: the smoothed frequency of
-    each bit on each side and the log-odds they give, the numbers of
-    scikit-learn's ``BernoulliNB(alpha=SMOOTHING, fit_prior=False)`` (its
-    ``feature_log_prob_``, tested to agree), computed from bit counts
-    without its float feature matrix (a tenth of its time on a few hundred
-    coordinates).
+    scikit-learn's ``BernoulliNB(alpha=SMOOTHING, fit_prior=False)`` on the
+    read bits (one 0/1 column per coordinate and bit, ``P``'s rows labelled
+    1); the score is its joint log-likelihood of ``P`` minus that of ``P'``,
+    linear in the bits, so it is kept as weights and an intercept.
 
     Args:
         x, x_prime: training rows ``(n, d)`` and ``(n', d)``, numeric (converted to float64).
@@ -180,17 +177,21 @@ def fit_low_bit_score(x: np.ndarray, x_prime: np.ndarray) -> LowBitScore:
         >>> s.weights.shape, bool(s.weights[2, 0] > 3.0)
         ((4, 2), True)
     """
+    from sklearn.naive_bayes import BernoulliNB
+
     a, b = np.asarray(x, dtype=np.float64), np.asarray(x_prime, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or not a.shape[0] or not b.shape[0]:
         raise ValueError(f"the low-bits score needs rows of the same width on both sides, got shapes {a.shape} "
                          f"and {b.shape}")
-    shift = _shifts(np.concatenate([a, b]))
-    log_odds = []
-    for rows in (a, b):
-        low = low_bits(rows, shift)
-        ones = np.stack([np.count_nonzero((low >> np.uint8(k)) & np.uint8(1), axis=0) for k in range(LOW_BITS)])
-        p = (ones + SMOOTHING) / (rows.shape[0] + 2.0 * SMOOTHING)
-        log_odds.append((np.log(p), np.log1p(-p)))
-    (lp, lq), (lp_, lq_) = log_odds
-    weights = (lp - lq) - (lp_ - lq_)
-    return LowBitScore(shift, weights, float(np.sum(lq - lq_)))
+    both = np.concatenate([a, b])
+    shift = _shifts(both)
+    low = low_bits(both, shift)
+    bits = np.concatenate([_plane(low, k) for k in range(LOW_BITS)], axis=1)  # column k * d + j: bit k of x_j
+    labels = np.r_[np.ones(a.shape[0], dtype=int), np.zeros(b.shape[0], dtype=int)]
+    nb = BernoulliNB(alpha=SMOOTHING, fit_prior=False).fit(bits, labels)
+    log_p = nb.feature_log_prob_[list(nb.classes_).index(1)]
+    log_q = nb.feature_log_prob_[list(nb.classes_).index(0)]
+    set_p, unset_p = log_p, np.log1p(-np.exp(log_p))
+    set_q, unset_q = log_q, np.log1p(-np.exp(log_q))
+    weights = ((set_p - unset_p) - (set_q - unset_q)).reshape(LOW_BITS, -1)
+    return LowBitScore(shift, weights, float(np.sum(unset_p - unset_q)))

@@ -114,7 +114,7 @@ _outputs = hnp.arrays(np.float64, st.tuples(st.integers(2, 40), st.integers(1, 5
 @settings(max_examples=40, deadline=None)
 @given(x=_outputs, split=st.integers(1, 39), seed=st.integers(0, 2**32 - 1))
 def test_the_fit_is_bernoulli_naive_bayes(x, split, seed):
-    """The closed-form fit is scikit-learn's BernoulliNB (same smoothing, uniform prior) on the bits it reads: the
+    """The score is the log-odds of scikit-learn's BernoulliNB (same smoothing, uniform prior) on the bits it reads: the
     same log-odds on any rows (NaN, infinities, float32 numbers, subnormals)."""
     from sklearn.naive_bayes import BernoulliNB
 
