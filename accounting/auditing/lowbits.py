@@ -188,7 +188,7 @@ def fit_low_bit_score(x: np.ndarray, x_prime: np.ndarray) -> LowBitScore:
     low = low_bits(both, shift)
     bits = np.concatenate([_plane(low, k) for k in range(LOW_BITS)], axis=1)  # column k * d + j: bit k of x_j
     labels = np.r_[np.ones(a.shape[0], dtype=int), np.zeros(b.shape[0], dtype=int)]
-    nb = BernoulliNB(alpha=SMOOTHING, fit_prior=False).fit(bits, labels)
+    nb = BernoulliNB(alpha=SMOOTHING, binarize=None, fit_prior=False).fit(bits, labels)  # the bits are 0/1 already
     log_p = nb.feature_log_prob_[list(nb.classes_).index(1)]
     log_q = nb.feature_log_prob_[list(nb.classes_).index(0)]
     set_p, unset_p = log_p, np.log1p(-np.exp(log_p))
