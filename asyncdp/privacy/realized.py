@@ -729,6 +729,8 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                "runs": ctx.options.runs}
     what = (f"epsilon >= {report.epsilon_lower_bound:.6g}" if report.epsilon_lower_bound > ctx.epsilon_claimed
             else f"delta(epsilon={ctx.epsilon_claimed:.6g}) >= {report.delta_lower_bound:.3g}")
+    floats = ("; the event reads the releases' lowest mantissa bits: the released floating-point numbers "
+              "leak what their real values need not (Mironov, CCS 2012)") if "low-bits" in str(report.event) else ""
     return Evidence("black-box audit", "realized behavior", figures, witness=witness, doubt=doubt,
                     reasons=(f"black-box ({report.method}): {what} with confidence {report.confidence:.6g} on the "
-                             f"engine's transcripts (event: {report.event})",) + tuple(split))
+                             f"engine's transcripts (event: {report.event}){floats}",) + tuple(split))
