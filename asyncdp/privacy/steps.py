@@ -48,8 +48,10 @@ from typing import Any
 
 
 from accounting import composition, prober
+from accounting.ledger import Ledger
 
-from .context import CheckContext, ScenarioPair
+from ..errors import ScenarioError
+from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import check_coverage
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
@@ -79,6 +81,55 @@ _PLD_INTERVAL = 1e-3
 """Value discretization interval of the PLD compositions."""
 
 
+def claim_ledgers(ctx: CheckContext) -> tuple[tuple[int | None, int | None, Ledger], ...]:
+    """The releases the claim must hold on, one ledger per scope: ``(agent, round, ledger)``.
+
+    A claim bounds a change of *any* agent's cost, and agents may release
+    differently (in unicast mode one noised copy per receiver, so an agent
+    with more receivers releases more), so every agent's releases are a
+    scope (``agent`` set, ``round`` ``None``), not only those of the agent
+    the user's pair changes; under round adjacency the whole network's
+    (``agent`` ``None``). A per-iteration claim (``claim_level =
+    "iteration"``) bounds each round: each scope's undominated rounds
+    (:func:`~asyncdp.privacy.context.focus_rounds`, ``round`` set).
+    Computed once per check (kept in the context's cache).
+
+    Args:
+        ctx: the shared context (with the accountant's sensitivity).
+
+    Returns:
+        The scopes, by agent then round.
+
+    Raises:
+        ScenarioError: the accountant has no sensitivity for this algorithm.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> [(agent, t, len(led)) for agent, t, led in claim_ledgers(small_example()[1])]
+        [(0, None, 5), (1, None, 5), (2, None, 5)]
+    """
+    key = "claim ledgers"
+    if key not in ctx.cache:
+        if ctx.sensitivity is None:
+            raise ScenarioError(f"no independent sensitivity: {ctx.no_sensitivity}")
+        sensitivity = ctx.release_sensitivity
+        agents: list[int | None] = [None] if ctx.changed_agent is None else list(ctx.ledger.agents)
+        out: list[tuple[int | None, int | None, Ledger]] = []
+        for a in agents:
+            if ctx.algorithm.claim_level == "iteration":
+                out.extend((a, next(iter(led)).round, led) for led in focus_rounds(ctx.ledger, sensitivity, a)[1])
+            else:
+                out.append((a, None, ctx.ledger if a is None else ctx.ledger.for_agent(a)))
+        ctx.cache[key] = tuple(out)
+    return ctx.cache[key]
+
+
+def _scope(agent: int | None, t: int | None) -> str:
+    """One scope of :func:`claim_ledgers` in words."""
+    who = "the network's releases" if agent is None else f"agent {agent}'s releases"
+    return who if t is None else f"{who} in round {t}"
+
+
 def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Basic composition of the realized ledger at the claimed delta, with the accountant's sensitivity.
 
@@ -86,8 +137,8 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     pure-DP claim give ``inf`` (Gaussian noise is never pure DP); a round
     declared with scale 0 whose independent sensitivity is > 0 makes it
     ``inf`` (unprotected release). A per-iteration claim composes each
-    undominated round's releases (every channel and receiver;
-    :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest.
+    agent's undominated rounds' releases (every channel and receiver;
+    :func:`claim_ledgers`) and takes the largest.
 
     Args:
         pair: the scenario pair.
@@ -120,8 +171,10 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         reasons.append(f"round(s) {list(ctx.unnoised)} release a value of independent sensitivity "
                        f"{', '.join(f'{max(s[t - 1] for s in sens.values()):.6g}' for t in ctx.unnoised)} without "
                        "noise (declared scale 0): unbounded privacy loss")
-    if ctx.focus_ledgers and math.isfinite(eps):  # the worst round's releases (every channel and receiver)
-        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed) for led in ctx.focus_ledgers)
+    if ctx.algorithm.claim_level == "iteration" and math.isfinite(eps):
+        # each agent's worst rounds' releases (every channel and receiver)
+        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed)
+                  for _, _, led in claim_ledgers(ctx))
     return Evidence("basic composition", "declaration", {"epsilon_ledger": float(eps)}, reasons=tuple(reasons),
                     bound=float(eps))
 
@@ -156,8 +209,8 @@ def compose_pld(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """PLD composition of the realized ledger at the claimed delta (claims with delta > 0 only).
 
-    A per-iteration claim composes each undominated round's releases (every
-    channel and receiver; :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest; ``inf``
+    A per-iteration claim composes each agent's undominated rounds' releases
+    (every channel and receiver; :func:`claim_ledgers`) and takes the largest; ``inf``
     when a round is released unnoised.
 
     Args:
@@ -179,9 +232,11 @@ def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         eps = ctx.pld_epsilon(ctx.delta_claimed, _PLD_INTERVAL)  # the PLD compose_pld composed
         if ctx.unnoised:
             eps = math.inf
-        elif ctx.focus_ledgers and math.isfinite(eps):
-            eps = max(composition.pld_epsilon(led, ctx.release_sensitivity, ctx.delta_claimed, _PLD_INTERVAL)
-                      for led in ctx.focus_ledgers)
+        elif ctx.algorithm.claim_level == "iteration" and math.isfinite(eps):
+            # each agent's worst rounds' releases; rounds with the same ratios share one composition
+            ledgers = [led for _, _, led in claim_ledgers(ctx)]
+            eps = max(row[0] for row in composition.pld_epsilon_table(ledgers, ctx.release_sensitivity,
+                                                                        [ctx.delta_claimed], _PLD_INTERVAL))
     value = None if eps is None else float(eps)
     return Evidence("PLD at the claimed delta", "declaration",
                     {"epsilon_at_claimed_delta": value, "delta_claimed": float(ctx.delta_claimed)}, bound=value)
@@ -224,8 +279,11 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     the conversion refutes the claim. The converse does not hold, so such a
     claim passes only if the accountant's own Rényi/zCDP composition of the
     realized ledger with its own sensitivity confirms it
-    (:func:`accounting.renyi.accountant_confirms`); otherwise that is a
-    doubt. Amplification by subsampling is out of scope.
+    (:func:`accounting.renyi.accountant_confirms_all`) for a change of every
+    agent, not only the one the user's pair changes (each agent's releases,
+    or each of its undominated rounds for a per-iteration claim:
+    :func:`claim_ledgers`); otherwise that is a doubt naming the agent.
+    Amplification by subsampling is out of scope.
 
     Args:
         pair: the scenario pair.
@@ -259,17 +317,19 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if ctx.sensitivity is None:
         doubt = f"the {form.form} claim cannot be confirmed: {ctx.no_sensitivity}"
     else:
-        from accounting.renyi import accountant_confirms
+        from accounting.renyi import accountant_confirms_all
 
-        ledger = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
-        # a per-iteration claim: every undominated round's releases (all channels and receivers), the worst one
-        confs = [accountant_confirms(form, led, ctx.release_sensitivity) for led in ctx.focus_ledgers or (ledger,)]
-        conf = max(confs, key=lambda c: (not c.confirmed, c.accountant))
+        # every agent's releases (a claim covers a change of any agent's cost; a per-iteration claim: each of their
+        # undominated rounds, all channels and receivers), the worst one
+        scopes = claim_ledgers(ctx)
+        k, conf = accountant_confirms_all(form, [led for _, _, led in scopes], ctx.release_sensitivity)
+        where = _scope(*scopes[k][:2])
         figures["claim_confirmed"] = bool(conf.confirmed)
-        reasons.append(f"claim form: {conf.reason}")
+        reasons.append(f"claim form: on {where} (the worst of {len(scopes)} scope(s)), {conf.reason}")
         if not conf.confirmed:
-            doubt = (f"the accountant's own {conf.method} ({conf.accountant:.6g}) does not confirm the {form.form} claim "
-                     f"({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not imply it")
+            doubt = (f"the accountant's own {conf.method} of {where} ({conf.accountant:.6g}) does not confirm the "
+                     f"{form.form} claim ({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not "
+                     "imply it")
     if doubt is not None:
         reasons.append(doubt)
     return Evidence("claim form", "declaration", figures, reasons=tuple(reasons), doubt=doubt)
