@@ -365,7 +365,13 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     the class's first extremal pair (that agent's cost ``<g, x>`` against
     ``<g', x>``: :func:`~asyncdp.privacy.worst_case.extremal_pairs`), at
     :data:`_OTHER_AGENT_SAMPLES` sampled points each (a linear pair moves a
-    step alike almost everywhere), against the lemma only; the figures
+    step alike almost everywhere). Another agent is a witness when it moves
+    a release further than the lemma allows *and* further than the changed
+    agent does under the same pair at the same points: the probe starts
+    from ``initial_state``, which a rule with round-dependent state (a
+    counter, a running average) never is in later rounds, so only an
+    agent treated differently counts (the worst-case search evaluates the
+    changed agent's extremal pairs on real runs). The figures
     ``sensitivity_probe_max`` and ``sensitivity_probe_ratio`` stay those of
     the user's pair.
 
@@ -430,7 +436,12 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                         requests.append(prober.ProbeRequest(adjacent_pair, samples=_OTHER_AGENT_SAMPLES,
                                                             seed=ctx.options.seed + t, norm=norm, refine=False))
                     probes.append((channel, release, t, step, claimed, agent, label))
-    for (channel, release, t, step, claimed, agent, label), res in zip(probes, prober.probe_many(requests)):
+    results = list(zip(probes, prober.probe_many(requests)))
+    # the changed agent under the same extremal pair, probed at the same points: another agent is a witness only
+    # when it moves further (a rule that treats its agents alike never is, whatever the probe's starting states)
+    reference = {(c.name, release, step): res.max_found for (c, release, _, step, _, agent, label), res in results
+                 if label is not None and agent == ctx.changed_agent}
+    for (channel, release, t, step, claimed, agent, label), res in results:
         found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
                  "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
                  "method": "sensitivity prober (constructed input)", "confidence": 1.0,
@@ -443,6 +454,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                 witness = {**found, "claimed": claimed, "against": "declaration"}
                 reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
                                f"rule's declared sensitivity {claimed:.6g}")
+        elif agent == ctx.changed_agent or res.max_found <= reference[(channel.name, release, step)] * (1 + 1e-9):
+            continue  # the reference, or an agent treated like the changed one
         else:
             found = {**found, "agent": agent, "pair": label,
                      "method": "sensitivity prober (an extremal pair of the lemma's adjacency class)"}
@@ -456,8 +469,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                 reasons.append(f"round {t}: {who}the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
     if others:
-        reasons.append(f"prober: the steps of the {len(others)} other agent(s) were probed too, with the class's "
-                       f"extremal pair {others[0][1]} (a rule may treat its agents differently)")
+        reasons.append(f"prober: the steps of the {len(others) - 1} other agent(s) were probed too, with the class's "
+                       f"extremal pair {others[0][1]}, against the changed agent's under that pair and the lemma (a "
+                       "rule may treat its agents differently)")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
@@ -472,10 +486,10 @@ _OTHER_AGENT_SAMPLES = 16
 
 
 def _other_agent_pairs(scenario: Any, ctx: CheckContext) -> list[tuple[int, str, tuple[Any, Any]]]:
-    """Every agent but the changed one, with the scenario pair of the first extremal pair of the adjacency class
-    (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: that agent's cost linear, ``<g, x>`` against
-    ``<g', x>``), as ``(agent, label, (scenario, adjacent))``; ``[]`` under round adjacency or without a one-agent
-    class."""
+    """Every agent, the changed one first (the reference), with the scenario pair of the first extremal pair of
+    the adjacency class (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: that agent's cost linear, ``<g, x>``
+    against ``<g', x>``), as ``(agent, label, (scenario, adjacent))``; ``[]`` under round adjacency or without a
+    one-agent class."""
     from .worst_case import candidate_scenarios, extremal_pairs
 
     if ctx.changed_agent is None:
@@ -484,8 +498,8 @@ def _other_agent_pairs(scenario: Any, ctx: CheckContext) -> list[tuple[int, str,
     if not extremes:
         return []
     label, g, gp = extremes[0]
-    return [(j, label, candidate_scenarios(scenario, j, g, gp)) for j in range(scenario.problem.num_agents)
-            if j != ctx.changed_agent]
+    agents = [ctx.changed_agent] + [j for j in range(scenario.problem.num_agents) if j != ctx.changed_agent]
+    return [(j, label, candidate_scenarios(scenario, j, g, gp)) for j in agents]
 
 
 def _lemma_origin(ctx: CheckContext) -> str:

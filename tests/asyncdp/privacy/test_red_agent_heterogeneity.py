@@ -140,3 +140,39 @@ def test_an_agent_whose_late_steps_exceed_the_lemma_is_not_passed():
         scenario, adjacent = _pair(LateAgentStepDGD)
         report = check_privacy(scenario, adjacent, runs=1000, delta=DELTA)
     assert report.verdict != "pass"
+
+
+@dataclass(frozen=True)
+class DecayingStepDGD(noisy_dgd.NoisyDGD):
+    """Every agent steps ``a / k`` in its ``k``-th update, counted in its state: release ``t`` moves by at most
+    ``2 a C / (t - 1)`` (the lemma below). The prober starts each probed round from ``initial_state`` (``k = 1``),
+    so it sees ``2 a C`` in every round, more than the lemma, for every agent alike: no witness. The claim is the
+    exact ``(epsilon, 1e-6)`` of one Gaussian pair of ``mu^2 = sum_t (2 a C / ((t - 1) sigma))^2`` (2% above it)."""
+
+    name: ClassVar[str] = "test-red-decaying-step-dgd"
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        x = np.array(x0, dtype=float, copy=True)
+        return {"x": x, "k": np.ones(x.shape[:-1] + (1,))}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
+        return {"x": problem.domain.project(z - STEP / state["k"] * g), "k": state["k"] + 1.0}
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        mu = math.sqrt(sum((2 * STEP * CLIP / ((t - 1) * SIGMA)) ** 2 for t in range(2, horizon + 1)))
+        return 1.02 * gaussian_profile_epsilon(mu, DELTA), DELTA
+
+
+def _decaying_lemma(sc: Any) -> np.ndarray:
+    t = np.arange(1, sc.horizon + 1, dtype=float)
+    return np.where(t >= 2, 2 * STEP * CLIP / np.maximum(t - 1, 1.0), 0.0)
+
+
+def test_a_rule_whose_lemma_rests_on_its_state_is_not_a_witness_when_it_treats_every_agent_alike():
+    with noisy_dgd.registered((DecayingStepDGD,), lambda sc: GradientClass(CLIP, "l2"), origin=__file__,
+                              lemma=_decaying_lemma):
+        scenario, adjacent = _pair(DecayingStepDGD, n=5)
+        report = check_privacy(scenario, adjacent, runs=1000, delta=DELTA)
+    assert report.verdict == "pass", report.reasons
