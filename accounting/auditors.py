@@ -33,8 +33,13 @@ LOWER_BOUNDS: tuple[str, ...] = ("hoeffding", "thresholds", "bernstein", "best")
 """The lower bounds on ``delta(epsilon)`` :func:`plrv_audit` can use (see :mod:`accounting.delta_bounds`)."""
 
 
-def _check_epsilon(epsilon: float) -> float:
-    if not (isinstance(epsilon, (int, float, np.floating)) and epsilon > 0):
+def _check_epsilon(epsilon: float, delta: float = 0.0) -> float:
+    """``epsilon > 0``, or ``>= 0`` for a claim with ``delta > 0`` (``delta(0)``: the total variation distance)."""
+    real = isinstance(epsilon, (int, float, np.floating)) and not isinstance(epsilon, bool) and not math.isnan(epsilon)
+    approximate = isinstance(delta, (int, float, np.floating)) and delta > 0
+    if approximate and not (real and epsilon >= 0):
+        raise PrivacyParameterError(f"epsilon must be >= 0 for a claim with delta > 0, got {epsilon!r}")
+    if not approximate and not (real and epsilon > 0):
         raise PrivacyParameterError(f"epsilon must be > 0, got {epsilon!r}")
     return float(epsilon)
 
@@ -95,7 +100,8 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
 
     Args:
         losses: ``L`` of each sampled transcript (from :func:`accounting.replay.replay_loss`).
-        epsilon: the claimed epsilon (> 0).
+        epsilon: the claimed epsilon (> 0; 0 allowed with ``delta > 0``: then ``delta(0)``, the total
+            variation distance, is audited).
         delta: the claimed delta (0 for pure DP).
         confidence: level of the bounds on ``delta(epsilon)``.
         lower_bound: ``"hoeffding"``, ``"thresholds"``, ``"bernstein"`` or ``"best"`` (:data:`LOWER_BOUNDS`).
@@ -113,7 +119,7 @@ def plrv_audit(losses: np.ndarray, epsilon: float, delta: float = 0.0, *, confid
         >>> plrv_audit(losses, 1.0, 1e-3).violation, plrv_audit(losses, 1.0, 1e-3, lower_bound="thresholds").violation
         (False, True)
     """
-    eps = _check_epsilon(epsilon)
+    eps = _check_epsilon(epsilon, delta)
     if not (0 <= delta < 1):
         raise PrivacyParameterError(f"delta must be in [0, 1), got {delta!r}")
     conf = _check_level("confidence", confidence)

@@ -12,7 +12,9 @@ sensitivity the caller vouches for.
   release is ``mu^2/2``-zCDP, an ``r``-DP (Laplace) release is
   ``r^2/2``-zCDP, and zCDP composes additively (Bun and Steinke, TCC 2016,
   Props. 1.4 and 1.6, Lemma 2.3).
-* :func:`accountant_confirms`: whether those bounds imply a claim of any form.
+* :func:`accountant_confirms`: whether those bounds imply a claim of any form;
+  :func:`accountant_confirms_all`: whether they do on each of several ledgers
+  (one per agent whose change the claim covers), the worst one reported.
 
 Amplification by subsampling is out of scope: every release is accounted on
 the whole data set.
@@ -39,7 +41,7 @@ from .composition.rdp import _rdp_accountant
 from .errors import PrivacyParameterError
 from .ledger import Ledger
 
-__all__ = ["ledger_rdp", "ledger_zcdp", "Confirmation", "accountant_confirms"]
+__all__ = ["ledger_rdp", "ledger_zcdp", "Confirmation", "accountant_confirms", "accountant_confirms_all"]
 
 
 def ledger_rdp(ledger: Ledger, sensitivity: Sensitivity,
@@ -169,3 +171,54 @@ def accountant_confirms(claim: Any, ledger: Ledger, sensitivity: Sensitivity, *,
     word = "within" if ok else "exceeds"
     reason = f"the accountant's {method} value {value:.6g} {word} the claim {form.describe()} ({claimed:.6g})"
     return Confirmation(bool(ok), form.form, method, float(value), claimed, reason)
+
+
+def accountant_confirms_all(claim: Any, ledgers: Sequence[Ledger], sensitivity: Sensitivity, *, rtol: float = 1e-9,
+                            value_discretization_interval: float = 1e-4) -> tuple[int, Confirmation]:
+    """:func:`accountant_confirms` on each ledger; the first one that does not confirm the claim, else the largest.
+
+    A claim bounds the change of *any* agent's data: every agent's releases
+    (each a ledger here) must meet it, not only those of the agent a given
+    pair changes (agents may release differently, e.g. one noised copy per
+    receiver in unicast mode). Ledgers with the same ``sensitivity / scale``
+    ratios per mechanism have the same composition and are confirmed once.
+
+    Args:
+        claim: a claim form, an ``(epsilon, delta)`` pair or a :class:`~accounting.claims.Claim`.
+        ledgers: one or more ledgers (the caller's scopes).
+        sensitivity: the sensitivity the caller vouches for.
+        rtol: relative slack for rounding, ``>= 0``.
+        value_discretization_interval: the PLD grid.
+
+    Returns:
+        ``(index, confirmation)``: the first ledger of the worst confirmation (not confirmed before confirmed,
+        then the largest accountant's value).
+
+    Raises:
+        PrivacyParameterError: no ledger, a bad claim or bad sensitivities.
+
+    Example:
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> from accounting.ledger import Ledger, Release
+        >>> one = Ledger([Release(0, 1, 1.0, "gaussian", 2.0, 1)])
+        >>> four = Ledger([Release(3, 1, 1.0, "gaussian", 2.0, 1, receiver=j) for j in range(4)])
+        >>> k, conf = accountant_confirms_all(ZeroConcentratedDP(0.125), [one, four], 1.0)
+        >>> k, conf.confirmed, conf.accountant
+        (1, False, 0.5)
+    """
+    items = list(ledgers)
+    if not items:
+        raise PrivacyParameterError("accountant_confirms_all: no ledger to confirm the claim on")
+    done: dict[tuple[Any, ...], Confirmation] = {}
+    best: tuple[int, Confirmation] | None = None
+    for k, ledger in enumerate(items):
+        lap, gau = _ratios(ledger, sensitivity)
+        key = (tuple(sorted(lap.items())), tuple(sorted(gau.items())))
+        if key not in done:
+            done[key] = accountant_confirms(claim, ledger, sensitivity, rtol=rtol,
+                                            value_discretization_interval=value_discretization_interval)
+        conf = done[key]
+        if best is None or (not conf.confirmed, conf.accountant) > (not best[1].confirmed, best[1].accountant):
+            best = (k, conf)
+    assert best is not None
+    return best

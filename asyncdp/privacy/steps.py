@@ -48,8 +48,10 @@ from typing import Any
 
 
 from accounting import composition, prober
+from accounting.ledger import Ledger
 
-from .context import CheckContext, ScenarioPair
+from ..errors import ScenarioError
+from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import check_coverage
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
@@ -79,6 +81,55 @@ _PLD_INTERVAL = 1e-3
 """Value discretization interval of the PLD compositions."""
 
 
+def claim_ledgers(ctx: CheckContext) -> tuple[tuple[int | None, int | None, Ledger], ...]:
+    """The releases the claim must hold on, one ledger per scope: ``(agent, round, ledger)``.
+
+    A claim bounds a change of *any* agent's cost, and agents may release
+    differently (in unicast mode one noised copy per receiver, so an agent
+    with more receivers releases more), so every agent's releases are a
+    scope (``agent`` set, ``round`` ``None``), not only those of the agent
+    the user's pair changes; under round adjacency the whole network's
+    (``agent`` ``None``). A per-iteration claim (``claim_level =
+    "iteration"``) bounds each round: each scope's undominated rounds
+    (:func:`~asyncdp.privacy.context.focus_rounds`, ``round`` set).
+    Computed once per check (kept in the context's cache).
+
+    Args:
+        ctx: the shared context (with the accountant's sensitivity).
+
+    Returns:
+        The scopes, by agent then round.
+
+    Raises:
+        ScenarioError: the accountant has no sensitivity for this algorithm.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> [(agent, t, len(led)) for agent, t, led in claim_ledgers(small_example()[1])]
+        [(0, None, 5), (1, None, 5), (2, None, 5)]
+    """
+    key = "claim ledgers"
+    if key not in ctx.cache:
+        if ctx.sensitivity is None:
+            raise ScenarioError(f"no independent sensitivity: {ctx.no_sensitivity}")
+        sensitivity = ctx.release_sensitivity
+        agents: list[int | None] = [None] if ctx.changed_agent is None else list(ctx.ledger.agents)
+        out: list[tuple[int | None, int | None, Ledger]] = []
+        for a in agents:
+            if ctx.algorithm.claim_level == "iteration":
+                out.extend((a, next(iter(led)).round, led) for led in focus_rounds(ctx.ledger, sensitivity, a)[1])
+            else:
+                out.append((a, None, ctx.ledger if a is None else ctx.ledger.for_agent(a)))
+        ctx.cache[key] = tuple(out)
+    return ctx.cache[key]
+
+
+def _scope(agent: int | None, t: int | None) -> str:
+    """One scope of :func:`claim_ledgers` in words."""
+    who = "the network's releases" if agent is None else f"agent {agent}'s releases"
+    return who if t is None else f"{who} in round {t}"
+
+
 def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Basic composition of the realized ledger at the claimed delta, with the accountant's sensitivity.
 
@@ -86,8 +137,8 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     pure-DP claim give ``inf`` (Gaussian noise is never pure DP); a round
     declared with scale 0 whose independent sensitivity is > 0 makes it
     ``inf`` (unprotected release). A per-iteration claim composes each
-    undominated round's releases (every channel and receiver;
-    :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest.
+    agent's undominated rounds' releases (every channel and receiver;
+    :func:`claim_ledgers`) and takes the largest.
 
     Args:
         pair: the scenario pair.
@@ -120,8 +171,10 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         reasons.append(f"round(s) {list(ctx.unnoised)} release a value of independent sensitivity "
                        f"{', '.join(f'{max(s[t - 1] for s in sens.values()):.6g}' for t in ctx.unnoised)} without "
                        "noise (declared scale 0): unbounded privacy loss")
-    if ctx.focus_ledgers and math.isfinite(eps):  # the worst round's releases (every channel and receiver)
-        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed) for led in ctx.focus_ledgers)
+    if ctx.algorithm.claim_level == "iteration" and math.isfinite(eps):
+        # each agent's worst rounds' releases (every channel and receiver)
+        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed)
+                  for _, _, led in claim_ledgers(ctx))
     return Evidence("basic composition", "declaration", {"epsilon_ledger": float(eps)}, reasons=tuple(reasons),
                     bound=float(eps))
 
@@ -156,8 +209,8 @@ def compose_pld(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """PLD composition of the realized ledger at the claimed delta (claims with delta > 0 only).
 
-    A per-iteration claim composes each undominated round's releases (every
-    channel and receiver; :func:`~asyncdp.privacy.context.focus_rounds`) and takes the largest; ``inf``
+    A per-iteration claim composes each agent's undominated rounds' releases
+    (every channel and receiver; :func:`claim_ledgers`) and takes the largest; ``inf``
     when a round is released unnoised.
 
     Args:
@@ -179,9 +232,11 @@ def compose_pld_at_claim(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         eps = ctx.pld_epsilon(ctx.delta_claimed, _PLD_INTERVAL)  # the PLD compose_pld composed
         if ctx.unnoised:
             eps = math.inf
-        elif ctx.focus_ledgers and math.isfinite(eps):
-            eps = max(composition.pld_epsilon(led, ctx.release_sensitivity, ctx.delta_claimed, _PLD_INTERVAL)
-                      for led in ctx.focus_ledgers)
+        elif ctx.algorithm.claim_level == "iteration" and math.isfinite(eps):
+            # each agent's worst rounds' releases; rounds with the same ratios share one composition
+            ledgers = [led for _, _, led in claim_ledgers(ctx)]
+            eps = max(row[0] for row in composition.pld_epsilon_table(ledgers, ctx.release_sensitivity,
+                                                                        [ctx.delta_claimed], _PLD_INTERVAL))
     value = None if eps is None else float(eps)
     return Evidence("PLD at the claimed delta", "declaration",
                     {"epsilon_at_claimed_delta": value, "delta_claimed": float(ctx.delta_claimed)}, bound=value)
@@ -224,8 +279,11 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     the conversion refutes the claim. The converse does not hold, so such a
     claim passes only if the accountant's own Rényi/zCDP composition of the
     realized ledger with its own sensitivity confirms it
-    (:func:`accounting.renyi.accountant_confirms`); otherwise that is a
-    doubt. Amplification by subsampling is out of scope.
+    (:func:`accounting.renyi.accountant_confirms_all`) for a change of every
+    agent, not only the one the user's pair changes (each agent's releases,
+    or each of its undominated rounds for a per-iteration claim:
+    :func:`claim_ledgers`); otherwise that is a doubt naming the agent.
+    Amplification by subsampling is out of scope.
 
     Args:
         pair: the scenario pair.
@@ -259,17 +317,19 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if ctx.sensitivity is None:
         doubt = f"the {form.form} claim cannot be confirmed: {ctx.no_sensitivity}"
     else:
-        from accounting.renyi import accountant_confirms
+        from accounting.renyi import accountant_confirms_all
 
-        ledger = ctx.ledger if ctx.changed_agent is None else ctx.ledger.for_agent(ctx.changed_agent)
-        # a per-iteration claim: every undominated round's releases (all channels and receivers), the worst one
-        confs = [accountant_confirms(form, led, ctx.release_sensitivity) for led in ctx.focus_ledgers or (ledger,)]
-        conf = max(confs, key=lambda c: (not c.confirmed, c.accountant))
+        # every agent's releases (a claim covers a change of any agent's cost; a per-iteration claim: each of their
+        # undominated rounds, all channels and receivers), the worst one
+        scopes = claim_ledgers(ctx)
+        k, conf = accountant_confirms_all(form, [led for _, _, led in scopes], ctx.release_sensitivity)
+        where = _scope(*scopes[k][:2])
         figures["claim_confirmed"] = bool(conf.confirmed)
-        reasons.append(f"claim form: {conf.reason}")
+        reasons.append(f"claim form: on {where} (the worst of {len(scopes)} scope(s)), {conf.reason}")
         if not conf.confirmed:
-            doubt = (f"the accountant's own {conf.method} ({conf.accountant:.6g}) does not confirm the {form.form} claim "
-                     f"({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not imply it")
+            doubt = (f"the accountant's own {conf.method} of {where} ({conf.accountant:.6g}) does not confirm the "
+                     f"{form.form} claim ({conf.claimed:.6g}): passing its (epsilon, delta) conversion would not "
+                     "imply it")
     if doubt is not None:
         reasons.append(doubt)
     return Evidence("claim form", "declaration", figures, reasons=tuple(reasons), doubt=doubt)
@@ -298,6 +358,23 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     bounded gradient *difference*) need not cover the user's pair, and the
     reasons say so.
 
+    A claim covers a change of any agent's cost, and a rule may treat its
+    agents differently (a step size or clipping bound of their own), which
+    the user's pair, changing one agent, never shows. So with such a class
+    the steps of every other agent are probed too, in the same rounds, with
+    the class's first extremal pair (that agent's cost ``<g, x>`` against
+    ``<g', x>``: :func:`~asyncdp.privacy.worst_case.extremal_pairs`), at
+    :data:`_OTHER_AGENT_SAMPLES` sampled points each (a linear pair moves a
+    step alike almost everywhere). Another agent is a witness when it moves
+    a release further than the lemma allows *and* further than the changed
+    agent does under the same pair at the same points: the probe starts
+    from ``initial_state``, which a rule with round-dependent state (a
+    counter, a running average) never is in later rounds, so only an
+    agent treated differently counts (the worst-case search evaluates the
+    changed agent's extremal pairs on real runs). The figures
+    ``sensitivity_probe_max`` and ``sensitivity_probe_ratio`` stay those of
+    the user's pair.
+
     Args:
         pair: the scenario pair.
         ctx: the shared context.
@@ -309,7 +386,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``None`` without a paper record); witness ``{"kind": "sensitivity",
         "against": "declaration" | "lemma", "step", "round", "release_round",
         "method", "confidence", "claim_form", ...}`` for the first probed step
-        that moves a release more than a bound.
+        that moves a release more than a bound (another agent's also names
+        ``"agent"`` and the extremal ``"pair"``).
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -334,43 +412,66 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
-    # every channel's, round's and step's probe, refined together (one search loop for all of them)
-    probes: list[tuple[Any, int, int, str, float]] = []
+    # every channel's, round's and step's probe, refined together (one search loop for all of them); then every
+    # other agent's steps under the class's first extremal pair, against the lemma only
+    others = _other_agent_pairs(scenario, ctx) if lemma is not None else []
+    probes: list[tuple[Any, int, int, str, float, int | None, str | None]] = []
     requests: list[prober.ProbeRequest] = []
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
         # (release round, round of the probed step, step, pair): the update U of round t is masked by release
         # t + 1; the message step R of round t (data entering the release directly) by release t
         for t in probed:
-            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name))]
-            if t < scenario.horizon:
-                steps.append((t + 1, "update step U",
-                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
-            for release, step, adjacent_pair in steps:
-                claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
-                probes.append((channel, release, t, step, claimed))
-                requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
-                                                    norm=norm, claimed=claimed if claimed > 0 else None))
-    for (channel, release, t, step, claimed), res in zip(probes, prober.probe_many(requests)):
-        probe_max = max(probe_max, res.max_found)
-        if claimed > 0:
-            probe_ratio = max(probe_ratio, res.ratio_to_claim)
+            for agent, label, (sc, adj) in [(ctx.changed_agent, None, (scenario, adjacent))] + others:
+                steps = [(t, "message step R", message_pair(sc, adj, agent, t, channel.name))]
+                if t < scenario.horizon:
+                    steps.append((t + 1, "update step U", update_pair(sc, adj, agent, t, channel.name)))
+                for release, step, adjacent_pair in steps:
+                    if label is None:  # the user's pair: its declared sensitivity too, searched in depth
+                        claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
+                        requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
+                                                            norm=norm, claimed=claimed if claimed > 0 else None))
+                    else:  # a linear pair moves the step alike at (almost) every point: sampled only
+                        claimed = 0.0
+                        requests.append(prober.ProbeRequest(adjacent_pair, samples=_OTHER_AGENT_SAMPLES,
+                                                            seed=ctx.options.seed + t, norm=norm, refine=False))
+                    probes.append((channel, release, t, step, claimed, agent, label))
+    results = list(zip(probes, prober.probe_many(requests)))
+    # the changed agent under the same extremal pair, probed at the same points: another agent is a witness only
+    # when it moves further (a rule that treats its agents alike never is, whatever the probe's starting states)
+    reference = {(c.name, release, step): res.max_found for (c, release, _, step, _, agent, label), res in results
+                 if label is not None and agent == ctx.changed_agent}
+    for (channel, release, t, step, claimed, agent, label), res in results:
         found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
                  "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
                  "method": "sensitivity prober (constructed input)", "confidence": 1.0,
                  "claim_form": "(epsilon, delta)"}
-        if res.violation and witness is None:
-            witness = {**found, "claimed": claimed, "against": "declaration"}
-            reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
-                           f"rule's declared sensitivity {claimed:.6g}")
+        if label is None:
+            probe_max = max(probe_max, res.max_found)
+            if claimed > 0:
+                probe_ratio = max(probe_ratio, res.ratio_to_claim)
+            if res.violation and witness is None:
+                witness = {**found, "claimed": claimed, "against": "declaration"}
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                               f"rule's declared sensitivity {claimed:.6g}")
+        elif agent == ctx.changed_agent or res.max_found <= reference[(channel.name, release, step)] * (1 + 1e-9):
+            continue  # the reference, or an agent treated like the changed one
+        else:
+            found = {**found, "agent": agent, "pair": label,
+                     "method": "sensitivity prober (an extremal pair of the lemma's adjacency class)"}
         if lemma is not None:
             bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
             if bound > 0:
                 lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
             if res.max_found > bound * (1 + 1e-9) and witness is None:
                 witness = {**found, "claimed": bound, "against": "lemma"}
-                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
+                who = "" if label is None else f"agent {agent} with {label}: "
+                reasons.append(f"round {t}: {who}the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
+    if others:
+        reasons.append(f"prober: the steps of the {len(others) - 1} other agent(s) were probed too, with the class's "
+                       f"extremal pair {others[0][1]}, against the changed agent's under that pair and the lemma (a "
+                       "rule may treat its agents differently)")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
@@ -378,6 +479,27 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
                      "sensitivity_probe_lemma_ratio": lemma_ratio},
                     witness=witness, reasons=tuple(reasons))
+
+
+_OTHER_AGENT_SAMPLES = 16
+"""Points at which each other agent's steps are probed (:func:`probe_update`; no refinement)."""
+
+
+def _other_agent_pairs(scenario: Any, ctx: CheckContext) -> list[tuple[int, str, tuple[Any, Any]]]:
+    """Every agent, the changed one first (the reference), with the scenario pair of the first extremal pair of
+    the adjacency class (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: that agent's cost linear, ``<g, x>``
+    against ``<g', x>``), as ``(agent, label, (scenario, adjacent))``; ``[]`` under round adjacency or without a
+    one-agent class."""
+    from .worst_case import candidate_scenarios, extremal_pairs
+
+    if ctx.changed_agent is None:
+        return []
+    extremes = extremal_pairs(scenario, ctx.changed_agent)
+    if not extremes:
+        return []
+    label, g, gp = extremes[0]
+    agents = [ctx.changed_agent] + [j for j in range(scenario.problem.num_agents) if j != ctx.changed_agent]
+    return [(j, label, candidate_scenarios(scenario, j, g, gp)) for j in agents]
 
 
 def _lemma_origin(ctx: CheckContext) -> str:
