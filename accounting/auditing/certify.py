@@ -164,9 +164,10 @@ def projected_epsilons(p_hat: Any, p_prime_hat: Any, n: int, n_prime: int, *, ep
     kp = np.clip(np.rint(np.asarray(p_prime_hat, dtype=float) * n_prime), 0, n_prime).astype(np.int64)
     p_lower = clopper_pearson_bound_many(k, int(n), 2.0 * alpha, upper=False)
     p_prime_upper = clopper_pearson_bound_many(kp, int(n_prime), 2.0 * alpha, upper=True)
-    factor = math.exp(epsilon)
+    huge = epsilon >= 700.0  # e^epsilon overflows a float: e^epsilon * p' is infinite when p' > 0 (certify_event)
+    factor = math.inf if huge else math.exp(epsilon)
     out = []
     for lo, hi in zip(np.asarray(p_lower, dtype=float).tolist(), np.asarray(p_prime_upper, dtype=float).tolist()):
         eps = math.log((lo - delta) / hi) if lo - delta > 0 else -math.inf
-        out.append((eps, lo - factor * hi))
+        out.append((eps, lo - (factor * hi if hi > 0 else 0.0)))
     return out
