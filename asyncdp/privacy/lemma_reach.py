@@ -46,8 +46,9 @@ __all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_over_lemma", "
 
 UNSEARCHED_PAIRS = 2
 """For an agent whose extremal pairs the search did not evaluate (:func:`asyncdp.privacy.worst_case.other_agents`
-names the ones it does), this many of its first extremal pairs (a direction, both signs) are evaluated for the
-lemma's comparison: a rule that treats that agent differently moves its releases further under any of them."""
+names the ones it evaluates, unless a pair of the changed agent points at a refutation already), this many of its
+first extremal pairs (a direction, both signs) are evaluated for the lemma's comparison: a rule that treats that
+agent differently moves its releases further under either of them."""
 
 
 def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, runs: Any, objective: Any
@@ -69,15 +70,12 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
     Raises:
         AccountingError: a candidate cannot be replayed.
     """
-    from .worst_case import (_OTHER_AGENT_RUNS, _evaluate_all, _Family, _lemma_exceeded, _stack_other_agents,
-                             other_agents)
+    from .worst_case import _OTHER_AGENT_RUNS, _evaluate_all, _Family, _lemma_exceeded, _stack_other_agents
 
     if fam.agent is None or ctx.sensitivity is None:
         return None, None
-    n = scenario.problem.num_agents
-    searched = set(other_agents(n, fam.agent)) | {fam.agent}
-    have = {key[0] for key in evaluated.known}
-    missing = [_Family(fam.cls, j) for j in range(n) if j not in searched and j not in have]
+    have = {key[0] for key in evaluated.known}  # (the search skips the other agents when it found a pair already)
+    missing = [_Family(fam.cls, j) for j in range(scenario.problem.num_agents) if j != fam.agent and j not in have]
     note = None
     if missing:
         extremes = [f.extremes(scenario, None)[:UNSEARCHED_PAIRS] for f in missing]
@@ -85,10 +83,10 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
         for f, ex in zip(missing, extremes):
             _evaluate_all(f, evaluated, scenario, ex, _OTHER_AGENT_RUNS, objective, ctx.focus)
         note = (f"worst-case search: the first {UNSEARCHED_PAIRS} extremal pairs of each of the {len(missing)} other "
-                f"agents the search does not evaluate were compared with the sensitivity lemma round by round (on "
-                f"{_OTHER_AGENT_RUNS} runs)")
+                "agent(s) whose pairs the search did not evaluate were compared with the sensitivity lemma round by "
+                f"round (on {_OTHER_AGENT_RUNS} runs)")
     worst = None
-    for j in sorted({key[0] for key in evaluated.known if key[0] is not None and key[0] != fam.agent}):
+    for j in sorted({key[0] for key in evaluated.known if isinstance(key[0], int) and key[0] != fam.agent}):
         over = _lemma_exceeded(ctx, _Family(fam.cls, j), evaluated, scenario, runs)
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
