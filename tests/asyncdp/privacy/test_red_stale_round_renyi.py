@@ -119,3 +119,26 @@ def test_a_renyi_claim_false_on_rare_schedules_is_not_passed():
     assert w["kind"] == "sensitivity" and w["against"] == "lemma" and w["agent"] == 0 and w["confidence"] == 1.0
     # the release after a stale round moves by 2 K a C, K times the lemma's 2 a C (L2 norms)
     assert w["shift"] == pytest.approx(2 * K * STEP * CLIP) and w["ratio"] == pytest.approx(K)
+
+
+@dataclass(frozen=True)
+class CalmStepDGD(StaleStepDGD):
+    """The same rule without the larger step in a stale round: the lemma holds on every schedule, the claim is true."""
+
+    name: ClassVar[str] = "test-red-calm-step-dgd"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
+        return {"x": problem.domain.project(z - STEP * g)}
+
+
+def test_the_worst_pairs_shifts_on_every_run_are_no_witness_when_the_lemma_holds():
+    """The comparison of the worst pair's realized shifts with the lemma on every run finds nothing to report:
+    the same deadline timing and lossy links, the claim now true (the lemma's RDP), and the check passes."""
+    with noisy_dgd.registered((CalmStepDGD,), lambda sc: GradientClass(CLIP, "l2"), origin=__file__,
+                              lemma=lambda sc: {"y": noisy_dgd.lemma(sc)}):
+        scenario, adjacent = _pair()
+        scenario, adjacent = scenario.replace(algorithm=CalmStepDGD()), adjacent.replace(algorithm=CalmStepDGD())
+        report = check_privacy(scenario, adjacent, runs=1000, delta=1e-6)
+    assert report.verdict == "pass", (report.witness, report.reasons)
