@@ -113,6 +113,10 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         shifts: Any = realized_shifts(out, SimpleNamespace(residuals=out.residuals_prime))
     except AccountingError as exc:
         shifts = exc
+    from .lemma_reach import worst_pair_over_lemma
+    over = worst_pair_over_lemma(ctx, shifts, p, base_witness, worst_runs, pair_desc)
+    if over is not None:  # a release moved further than the lemma on one of these runs (asyncdp.privacy.lemma_reach)
+        return Evidence(method, kind, figures, witness=over[0], reasons=(over[1],))
     exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share)
     figures["worst_case_profile"] = exact.reason
     common = {**base_witness, "runs": worst_runs.runs, "runs_budget": plan.budget, "profile": exact.reason}

@@ -16,7 +16,9 @@ sum_t mu_t^2 / 2``: ``1.5 (4 * 0.04 + 7 * 0.16) / 2 = 0.96``, 2.9 times the clai
 
 The worst-case search evaluates the other agents' extremal pairs, but keeps agent 3's worst one only when its
 profile exceeds the claimed delta at the converted epsilon (``worst_case._refutes``): it never compares its exact
-Rényi divergence with a Rényi or zCDP claim. Before a fix: ``pass``.
+Rényi divergence with a Rényi or zCDP claim. Before a fix: ``pass``. Now every other agent's evaluated extremal
+pairs are compared with the lemma round by round too (``asyncdp.privacy.lemma_reach``): agent 3's constructed
+loss from round ``LATE + 1`` on is ``K^2`` times the lemma's, an exact witness.
 """
 
 from __future__ import annotations
@@ -86,12 +88,13 @@ def test_the_claim_is_false_in_closed_form():
     assert d_alpha == pytest.approx(0.96) and d_alpha > 2.9 * ALPHA * RHO_0
 
 
-@pytest.mark.xfail(strict=True, reason="worst_case._refutes compares another agent's worst extremal pair with the "
-                   "claimed delta at the converted epsilon only, never its exact Renyi divergence with a Renyi or "
-                   "zCDP claim (the changed agent's pair is, in profiles.pair_profile)")
 def test_a_renyi_claim_false_for_another_agent_is_not_passed():
     scenario, adjacent = _pair()
     report = check_privacy(scenario, adjacent, runs=1000, delta=1e-6)
     form = next(e for e in report.evidence if e.method == "claim form")
     assert form.figures["claim_confirmed"] is True  # agent 0's releases: the accountant's own RDP is the claim
-    assert report.verdict != "pass"
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "sensitivity" and w["against"] == "lemma" and w["agent"] == FAST and w["confidence"] == 1.0
+    # a constructed Gaussian loss is ||shift||^2 / (2 sigma^2): 2 K a C against the lemma's 2 a C, from round LATE + 1
+    assert w["round"] > LATE and w["ratio"] == pytest.approx(K**2)
