@@ -828,6 +828,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     diffs_p = {} if rule_prime is None else {
         name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
         for name, y in messages.items() if name in deferred}
+    step: np.ndarray | None = None  # one round's residuals (reused by every round and channel of its shape)
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -877,9 +878,15 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
             if scale > 0 and name in deferred:  # its density: after the last round (_deferred_densities)
-                np.subtract(yt, mu_obs, out=diffs[name][:, t - 1])  # y - mu: NaN where y is (nothing observed)
+                # y - mu (NaN where y is: nothing observed), computed into a contiguous row of rounds and copied
+                # into round t of the residuals (a subtraction into their strided rows is slower than the copy)
+                if step is None or step.shape != yt.shape:
+                    step = np.empty(yt.shape)
+                np.subtract(yt, mu_obs, out=step)
+                np.copyto(diffs[name][:, t - 1], step)
                 if mp_all is not None:
-                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=diffs_p[name][:, t - 1])
+                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=step)
+                    np.copyto(diffs_p[name][:, t - 1], step)
                 _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
                 continue
             observed = ~np.isnan(yt)
