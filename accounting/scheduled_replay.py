@@ -856,9 +856,15 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             mu = np.asarray(mean[name], dtype=float)
             mp_all = None if mean_p is None else np.asarray(mean_p[name], dtype=float)
             if by_run is not None:  # a constructed transcript, run r pinned to agent by_run[1][r] (RunPins)
-                seen = ~np.isnan(y[by_run[0], t - 1, by_run[1]])
                 value = mu[by_run][:, None, :] if unicast else mu[by_run]
-                y[by_run[0], t - 1, by_run[1]] = np.where(seen, value, np.nan)
+                if not unicast and y.flags.c_contiguous:  # the pinned messages as rows of y seen as (-1, d): one
+                    n_y = y.shape[2]  # index array instead of two (the same entries)
+                    rows = by_run[0] * (horizon * n_y) + ((t - 1) * n_y) + by_run[1]
+                    flat = y.reshape(-1, y.shape[-1])
+                    flat[rows] = np.where(np.isnan(np.take(flat, rows, axis=0)), np.nan, value)
+                else:
+                    seen = ~np.isnan(y[by_run[0], t - 1, by_run[1]])
+                    y[by_run[0], t - 1, by_run[1]] = np.where(seen, value, np.nan)
                 if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
