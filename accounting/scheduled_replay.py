@@ -808,6 +808,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     if isinstance(pin, RunPins):  # (rows, agents) of this chunk's runs
         by_run = (np.arange(runs), pin.agents[offset:offset + runs])
         pin = None
+    pins: Any = pin
+    n_agents = next(iter(messages.values())).shape[2]
+    if isinstance(pin, np.ndarray) and pin.shape == (n_agents,) and (pin == np.arange(n_agents)).all():
+        pins = slice(None)  # every agent pinned, in order: their messages as a slice (views, the same entries)
     if init is None:
         x = rule.initial_state(runs)
         xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -869,15 +873,15 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             elif pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
-                seen = ~np.isnan(y[:, t - 1, pin])
-                value = mu[:, pin, None, :] if unicast else mu[:, pin]
+                seen = ~np.isnan(y[:, t - 1, pins])
+                value = mu[:, pins, None, :] if unicast else mu[:, pins]
                 if draw is not None and scale > 0:  # ... or its tilted noisy release
                     assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
-                    mp = mp_all[:, pin]
+                    mp = mp_all[:, pins]
                     value = value + lam_t * (value - mp) + scale * draw.noise[name][
-                        offset:offset + runs, t - 1][:, pin]
-                y[:, t - 1, pin] = np.where(seen, value, np.nan)
+                        offset:offset + runs, t - 1][:, pins]
+                y[:, t - 1, pins] = np.where(seen, value, np.nan)
                 if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)

@@ -62,3 +62,22 @@ def test_run_pins_construct_each_run_as_its_own_pinned_replay(unicast):
         assert both.per_round[r].tobytes() == alone.per_round[0].tobytes()
         assert both.residuals["y"][r].tobytes() == alone.residuals["y"][0].tobytes()
     assert not np.array_equal(both.messages["y"], y, equal_nan=True)  # something was constructed
+
+
+@pytest.mark.parametrize("unicast", [False, True])
+def test_pinning_every_agent_in_order_constructs_what_any_order_constructs(unicast):
+    """Every agent pinned in order (read as a slice of the messages) against the same agents in another order
+    (an index array): the same transcript, losses and residuals to the bit, a noise-free round included."""
+    runs, horizon = 6, 4
+    rng = np.random.default_rng(9)
+    shape = (runs, horizon, 3, 3, 2) if unicast else (runs, horizon, 3, 2)
+    y = rng.normal(size=shape)
+    scales = np.array([0.5, 0.0, 0.7, 0.9])
+    noise = {"y": ChannelNoise("gaussian", scales)}
+    rule, rule_p = _Rule(0.2), _Rule(-0.1)
+    got = [scheduled_replay({"y": y}, [_Sched()] * runs, noise, rule, rule_p, unicast=unicast, pin_agent=pins)
+           for pins in ([0, 1, 2], [2, 0, 1])]
+    assert not np.array_equal(got[0].messages["y"], y)
+    assert got[0].messages["y"].tobytes() == got[1].messages["y"].tobytes()
+    assert got[0].per_round.tobytes() == got[1].per_round.tobytes()
+    assert got[0].residuals["y"].tobytes() == got[1].residuals["y"].tobytes()
