@@ -590,39 +590,49 @@ class SharedRound:
         self.last = int(self.src.max()) if self.src.size else 0
         self.layers = _layers(self.w, used, self.columns, self.rounds)
 
-    def others(self, y: np.ndarray) -> np.ndarray | None:
+    def others(self, y: np.ndarray, work: dict[Any, np.ndarray] | None = None) -> np.ndarray | None:
         """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
         general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
-        sender round outside the transcript: the general path names what is wrong)."""
-        got = self._terms(y, None)
-        return None if got is None else np.ascontiguousarray(got[0].transpose(2, 0, 1))
+        sender round outside the transcript: the general path names what is wrong).
 
-    def mixed(self, y: np.ndarray, t: int) -> np.ndarray | None:
+        ``work``: arrays the computation may reuse from call to call (a replay's own dict; the result is a new
+        array either way)."""
+        got = self._terms(y, None, work)
+        return None if got is None else got[0].transpose(2, 0, 1).copy()  # (a new array, never a view of work's)
+
+    def mixed(self, y: np.ndarray, t: int, work: dict[Any, np.ndarray] | None = None) -> np.ndarray | None:
         """Round ``t``'s combinations ``(R, N, d)``: :meth:`others` plus each agent's self weight times its own
         round-``t`` message, the replay's ``_mixed`` for an own message that is present and finite (else ``None``:
-        the general path checks and cleans it)."""
-        got = self._terms(y, t)
+        the general path checks and cleans it). ``work`` as for :meth:`others`."""
+        got = self._terms(y, t, work)
         if got is None:
             return None
         out, cols = got
-        out += self.diag[:, None, None] * cols[t]
-        return np.ascontiguousarray(out.transpose(2, 0, 1))
+        tmp = _buffer(work, "tmp", out.shape)
+        np.multiply(self.diag[:, None, None], cols[t], out=tmp)  # (out += diag * own, without a temporary)
+        np.add(out, tmp, out=out)
+        return out.transpose(2, 0, 1).copy()  # (a new array, never a view of work's: the rule may keep it)
 
-    def _terms(self, y: np.ndarray, own: int | None) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
+    def _terms(self, y: np.ndarray, own: int | None, work: dict[Any, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
         """The other agents' terms with the runs innermost, ``(N, d, R)``, and the sender rounds' messages read
-        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work."""
+        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work.
+        The arrays are taken from ``work`` when given (valid until its next use)."""
         runs, horizon, n, d = y.shape
         if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon or (
                 own is not None and not 1 <= own <= horizon):
             return None
         # the runs innermost, (N, d, R): each sender's term is one long contiguous multiply-add
+        shape = (n, d, runs)
         cols: dict[int, np.ndarray] = {}
-        for s in self.rounds if own is None or own in self.rounds else self.rounds + (own,):
-            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
+        for k, s in enumerate(self.rounds if own is None or own in self.rounds else self.rounds + (own,)):
+            cols[s] = _buffer(work, ("round", k), shape)
+            np.copyto(cols[s], y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
             if not np.isfinite(cols[s]).all():
                 return None
-        out = np.zeros((n, d, runs))
-        tmp = np.empty((n, d, runs))
+        out = _buffer(work, "out", shape)
+        out.fill(0.0)
+        tmp = _buffer(work, "tmp", shape)
         if self.layers is not None:  # the k-th sender of every receiver at once (see _layers)
             sent = cols[self.rounds[0]]
             for senders, wk in self.layers:
@@ -640,6 +650,17 @@ class SharedRound:
                     return None
                 out[which] += wj * col
         return out, cols
+
+
+def _buffer(work: dict[Any, np.ndarray] | None, key: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialized float array of shape ``shape``: ``work[key]`` when it has that shape (kept there), else new
+    (a replay's rounds reuse their arrays instead of allocating, and touching, fresh memory every round)."""
+    if work is None:
+        return np.empty(shape)
+    got = work.get(key)
+    if got is None or got.shape != shape:
+        got = work[key] = np.empty(shape)
+    return got
 
 
 def _layers(w: np.ndarray, used: np.ndarray, columns: tuple[Any, ...], rounds: tuple[int, ...]
@@ -833,6 +854,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
         name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
         for name, y in messages.items() if name in deferred}
     step: np.ndarray | None = None  # one round's residuals (reused by every round and channel of its shape)
+    work: dict[Any, np.ndarray] = {}  # the arrays the shared rounds' combinations reuse (SharedRound.mixed)
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -897,7 +919,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 if mp_all is not None:
                     np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=step)
                     np.copyto(diffs_p[name][:, t - 1], step)
-                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index, work)
                 continue
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
@@ -926,7 +948,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index, work)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
@@ -939,16 +961,17 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
 
 def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray | None, t: int, unicast: bool,
              name: str, mixed: dict[str, np.ndarray], mixed_p: dict[str, np.ndarray], one: SharedRound | None,
-             schedules: Any, w: Any, src: Any, index: Any) -> None:
-    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``."""
+             schedules: Any, w: Any, src: Any, index: Any, work: dict[Any, np.ndarray] | None = None) -> None:
+    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``
+    (``work``: the replay's arrays a shared round may reuse, :meth:`SharedRound.mixed`)."""
     if one is not None:
-        both = one.mixed(y, t)
+        both = one.mixed(y, t, work)
         if both is not None:
             mixed[name] = both
             if mp_all is not None:  # broadcast: the same combinations under both problems
                 mixed_p[name] = both.copy()
             return
-    terms = one.others(y) if one is not None else None
+    terms = one.others(y, work) if one is not None else None
     if terms is not None:
         assert one is not None
         others: tuple[np.ndarray, np.ndarray] = (terms, one.diag)

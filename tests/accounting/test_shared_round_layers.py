@@ -9,6 +9,7 @@ weights on used links, negative weights, and messages with zeros of either sign.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -79,3 +80,20 @@ def test_shared_round_combinations_equal_the_general_gather_to_the_bit(case):
     got = one.mixed(y, t)
     assert got is not None
     assert got.tobytes() == _general(w, src, y, t).tobytes()
+
+
+@pytest.mark.parametrize("runs", [1, 7])
+def test_combinations_reusing_a_work_dict_are_new_arrays_equal_to_those_without_it(runs):
+    """The replay hands each round's combinations to the rule (which may keep them as its state) and reuses its
+    arrays from round to round: a later round must not change an earlier round's combinations (one run
+    included, where a transposed buffer is already contiguous)."""
+    w, src = _ring(4)
+    one = SharedRound(w, src)
+    rng = np.random.default_rng(2)
+    work: dict = {}
+    ys = [rng.normal(size=(runs, 3, 4, 3)) for _ in range(3)]
+    kept = [one.mixed(y, 2, work) for y in ys] + [one.others(ys[0], work)]
+    for y, got in zip(ys, kept):
+        assert got is not None and got.tobytes() == one.mixed(y, 2).tobytes()
+    assert kept[3] is not None and kept[3].tobytes() == one.others(ys[0]).tobytes()
+    assert not any(np.shares_memory(k, b) for k in kept if k is not None for b in work.values())
