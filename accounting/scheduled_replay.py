@@ -636,7 +636,7 @@ class SharedRound:
         if self.layers is not None:  # the k-th sender of every receiver at once (see _layers)
             sent = cols[self.rounds[0]]
             for senders, wk in self.layers:
-                np.take(sent, senders, axis=0, out=tmp)
+                np.take(sent, senders, axis=0, out=tmp, mode="clip")  # (valid indices: clip spares a buffer)
                 np.multiply(wk, tmp, out=tmp)
                 np.add(out, tmp, out=out)
             return out, cols
@@ -995,8 +995,6 @@ def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, c
     ``resid`` (``resid_p``) holds each noisy round's ``y - mu_P`` (``y - mu_P'``), ``y`` the transcript. Every
     operation is the one the round-by-round replay applies to round ``t`` (the log densities summed over each
     release's entries, NaN entries: nothing observed), applied to consecutive rounds at once: the same numbers.
-    When every residual of the rounds is finite, nothing is missing (a missing message leaves a NaN residual) and
-    the cleaning of NaN and infinite entries would change nothing: it is skipped (no copies).
     """
     assert ch.mechanism is not None
     picked = [t - 1 for t in range(start, len(scales) + 1) if scales[t - 1] > 0]
@@ -1009,9 +1007,7 @@ def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, c
     for first, stop in spans:
         sel = slice(first, stop)
         s = scales[first:stop]
-        a, a_p = resid[:, sel], resid_p[:, sel]
-        if not np.isfinite(a).all():
-            a, a_p = _nan_to_num(a), np.where(np.isnan(y[:, sel]), 0.0, a_p)
+        a, a_p = _nan_to_num(resid[:, sel]), np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel])
         contributions[:, sel] += _log_density_rounds(a, ch.mechanism, s) - _log_density_rounds(a_p, ch.mechanism, s)
 
 
