@@ -363,6 +363,7 @@ def _later_round(src: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray, np.nd
 def later_reads(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int) -> tuple[np.ndarray, ...]:
     """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of run
     ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (what :func:`reads_ahead` asks about).
+    A round the batch's runs share (``shared_round(t)``) is read once, not run by run.
 
     Example:
         >>> class Ahead:  # receiver 1 combines sender 0's message of round 2 in round 1
@@ -371,8 +372,15 @@ def later_reads(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int)
         [[1], [0], [2], [0], [1]]
     """
     parts = []
+    shared = getattr(schedules, "shared_round", None)
     for t in range(1, horizon + 1):
-        r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
+        one = shared(t) if shared is not None else None
+        if one is not None:  # every run reads what the shared round reads: its reads, repeated for each run
+            _, i, s, j = _later_round(one.src[None], t)
+            runs = len(schedules)
+            r, i, s, j = np.repeat(np.arange(runs), i.size), np.tile(i, runs), np.tile(s, runs), np.tile(j, runs)
+        else:
+            r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
         parts.append((np.full(r.size, t), r, s, j, i))
     if not parts:
         return tuple(np.zeros(0, dtype=np.int64) for _ in range(5))

@@ -97,3 +97,34 @@ def test_combinations_reusing_a_work_dict_are_new_arrays_equal_to_those_without_
         assert got is not None and got.tobytes() == one.mixed(y, 2).tobytes()
     assert kept[3] is not None and kept[3].tobytes() == one.others(ys[0]).tobytes()
     assert not any(np.shares_memory(k, b) for k in kept if k is not None for b in work.values())
+
+
+def test_later_reads_of_a_batch_sharing_its_rounds_are_those_of_each_run():
+    """later_reads reads a round every run shares once (the batch's shared_round) and repeats its reads for each
+    run: the same arrays, in the same order, as reading every run's schedule."""
+    from accounting.scheduled_replay import dense_round, later_reads, shared_round
+
+    horizon, runs = 4, 5
+
+    class Ahead:  # receiver 1 reads sender 0's next round, receiver 2 sender 1's round after next
+        def dense(self, t):
+            w = np.full((3, 3), 1.0 / 3.0)
+            src = np.full((3, 3), t)
+            src[1, 0], src[2, 1] = min(t + 1, horizon), min(t + 2, horizon)
+            return w, src
+
+    one = Ahead()
+
+    class Batch:
+        def __len__(self):
+            return runs
+
+        def dense_runs(self, t):
+            return dense_round([one] * runs, t)
+
+        def shared_round(self, t):
+            return shared_round(*one.dense(t))
+
+    got, ref = later_reads(Batch(), horizon), later_reads([one] * runs, horizon)
+    assert ref[0].size > runs  # reads ahead in several rounds, every run
+    assert all(a.tobytes() == b.tobytes() and a.dtype == b.dtype for a, b in zip(got, ref))
