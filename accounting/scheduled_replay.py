@@ -52,8 +52,9 @@ Cost. The rounds are sequential (each state depends on the previous), but
 what does not depend on the states is done once: a round's combinations
 read the transcript and the schedule only (shared by both problems), and
 when every run has the same ``(W, S)`` in a round (lockstep runs) they are
-computed per sender column with the runs innermost (:class:`SharedRound`)
-instead of gathering ``R x N x N`` entries; without a tilted draw, each
+computed per sender column (or per layer of senders) with the runs innermost
+(:class:`SharedRound`, reusing its arrays from round to round) instead of
+gathering ``R x N x N`` entries; without a tilted draw, each
 round writes its residuals under both problems and the density ratios of
 every noisy release are computed after the last round, for consecutive
 rounds at once. Both are the same floating-point operations in the same
@@ -555,7 +556,11 @@ class SharedRound:
     accumulates the general path's sum over the senders for messages of
     width ``d >= 2`` (every product is the same, so the terms are the same
     to the bit; the tests compare both paths); for ``d = 1`` numpy sums the
-    senders in another order, and the general path is taken.
+    senders in another order, and the general path is taken. A sparse round
+    (few senders per receiver, one sender round) is added in layers instead:
+    layer ``k`` is every receiver's ``k``-th sender at once (one gather, one
+    multiply, one add), which adds each receiver's terms in the same order
+    (see ``_layers``).
 
     Args:
         w: the weights ``W`` ``(N, N)``.
