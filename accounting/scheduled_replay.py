@@ -52,8 +52,9 @@ Cost. The rounds are sequential (each state depends on the previous), but
 what does not depend on the states is done once: a round's combinations
 read the transcript and the schedule only (shared by both problems), and
 when every run has the same ``(W, S)`` in a round (lockstep runs) they are
-computed per sender column with the runs innermost (:class:`SharedRound`)
-instead of gathering ``R x N x N`` entries; without a tilted draw, each
+computed per sender column (or per layer of senders) with the runs innermost
+(:class:`SharedRound`, reusing its arrays from round to round) instead of
+gathering ``R x N x N`` entries; without a tilted draw, each
 round writes its residuals under both problems and the density ratios of
 every noisy release are computed after the last round, for consecutive
 rounds at once. Both are the same floating-point operations in the same
@@ -363,6 +364,7 @@ def _later_round(src: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray, np.nd
 def later_reads(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int) -> tuple[np.ndarray, ...]:
     """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of run
     ``r`` combining sender ``j``'s message of round ``s > t`` in round ``t`` (what :func:`reads_ahead` asks about).
+    A round the batch's runs share (``shared_round(t)``) is read once, not run by run.
 
     Example:
         >>> class Ahead:  # receiver 1 combines sender 0's message of round 2 in round 1
@@ -371,8 +373,15 @@ def later_reads(schedules: Sequence[ScheduleLike] | ScheduleBatch, horizon: int)
         [[1], [0], [2], [0], [1]]
     """
     parts = []
+    shared = getattr(schedules, "shared_round", None)
     for t in range(1, horizon + 1):
-        r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
+        one = shared(t) if shared is not None else None
+        if one is not None:  # every run reads what the shared round reads: its reads, repeated for each run
+            _, i, s, j = _later_round(one.src[None], t)
+            runs = len(schedules)
+            r, i, s, j = np.repeat(np.arange(runs), i.size), np.tile(i, runs), np.tile(s, runs), np.tile(j, runs)
+        else:
+            r, i, s, j = _later_round(dense_round(schedules, t)[1], t)
         parts.append((np.full(r.size, t), r, s, j, i))
     if not parts:
         return tuple(np.zeros(0, dtype=np.int64) for _ in range(5))
@@ -547,7 +556,11 @@ class SharedRound:
     accumulates the general path's sum over the senders for messages of
     width ``d >= 2`` (every product is the same, so the terms are the same
     to the bit; the tests compare both paths); for ``d = 1`` numpy sums the
-    senders in another order, and the general path is taken.
+    senders in another order, and the general path is taken. A sparse round
+    (few senders per receiver, one sender round) is added in layers instead:
+    layer ``k`` is every receiver's ``k``-th sender at once (one gather, one
+    multiply, one add), which adds each receiver's terms in the same order
+    (see ``_layers``).
 
     Args:
         w: the weights ``W`` ``(N, N)``.
@@ -560,7 +573,7 @@ class SharedRound:
         ([[1.0, 1.5], [0.0, 0.5]], [0.5, 0.5])
     """
 
-    __slots__ = ("w", "src", "diag", "usable", "columns", "rounds", "last")
+    __slots__ = ("w", "src", "diag", "usable", "columns", "rounds", "last", "layers")
 
     def __init__(self, w: Any, src: Any) -> None:
         self.w = np.asarray(w, dtype=float)
@@ -588,40 +601,58 @@ class SharedRound:
         self.columns = tuple(columns)
         self.rounds = tuple(sorted({c[1] for c in columns if c[1] is not None}))
         self.last = int(self.src.max()) if self.src.size else 0
+        self.layers = _layers(self.w, used, self.columns, self.rounds)
 
-    def others(self, y: np.ndarray) -> np.ndarray | None:
+    def others(self, y: np.ndarray, work: dict[Any, np.ndarray] | None = None) -> np.ndarray | None:
         """The other agents' terms ``(R, N, d)`` of broadcast messages ``y`` ``(R, T, N, d)``, or ``None`` when the
         general path must compute them (``d = 1``, a non-finite weight or used message, a missing message or a
-        sender round outside the transcript: the general path names what is wrong)."""
-        got = self._terms(y, None)
-        return None if got is None else np.ascontiguousarray(got[0].transpose(2, 0, 1))
+        sender round outside the transcript: the general path names what is wrong).
 
-    def mixed(self, y: np.ndarray, t: int) -> np.ndarray | None:
+        ``work``: arrays the computation may reuse from call to call (a replay's own dict; the result is a new
+        array either way)."""
+        got = self._terms(y, None, work)
+        return None if got is None else got[0].transpose(2, 0, 1).copy()  # (a new array, never a view of work's)
+
+    def mixed(self, y: np.ndarray, t: int, work: dict[Any, np.ndarray] | None = None) -> np.ndarray | None:
         """Round ``t``'s combinations ``(R, N, d)``: :meth:`others` plus each agent's self weight times its own
         round-``t`` message, the replay's ``_mixed`` for an own message that is present and finite (else ``None``:
-        the general path checks and cleans it)."""
-        got = self._terms(y, t)
+        the general path checks and cleans it). ``work`` as for :meth:`others`."""
+        got = self._terms(y, t, work)
         if got is None:
             return None
         out, cols = got
-        out += self.diag[:, None, None] * cols[t]
-        return np.ascontiguousarray(out.transpose(2, 0, 1))
+        tmp = _buffer(work, "tmp", out.shape)
+        np.multiply(self.diag[:, None, None], cols[t], out=tmp)  # (out += diag * own, without a temporary)
+        np.add(out, tmp, out=out)
+        return out.transpose(2, 0, 1).copy()  # (a new array, never a view of work's: the rule may keep it)
 
-    def _terms(self, y: np.ndarray, own: int | None) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
+    def _terms(self, y: np.ndarray, own: int | None, work: dict[Any, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
         """The other agents' terms with the runs innermost, ``(N, d, R)``, and the sender rounds' messages read
-        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work."""
+        whole (and round ``own``'s), ``(N, d, R)`` each, all finite; ``None`` when the general path must work.
+        The arrays are taken from ``work`` when given (valid until its next use)."""
         runs, horizon, n, d = y.shape
         if not self.usable or d < 2 or n != self.w.shape[0] or self.last > horizon or (
                 own is not None and not 1 <= own <= horizon):
             return None
         # the runs innermost, (N, d, R): each sender's term is one long contiguous multiply-add
+        shape = (n, d, runs)
         cols: dict[int, np.ndarray] = {}
-        for s in self.rounds if own is None or own in self.rounds else self.rounds + (own,):
-            cols[s] = np.ascontiguousarray(y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
+        for k, s in enumerate(self.rounds if own is None or own in self.rounds else self.rounds + (own,)):
+            cols[s] = _buffer(work, ("round", k), shape)
+            np.copyto(cols[s], y[:, s - 1].transpose(1, 2, 0))  # each round read whole, checked once
             if not np.isfinite(cols[s]).all():
                 return None
-        out = np.zeros((n, d, runs))
-        tmp = np.empty((n, d, runs))
+        out = _buffer(work, "out", shape)
+        out.fill(0.0)
+        tmp = _buffer(work, "tmp", shape)
+        if self.layers is not None:  # the k-th sender of every receiver at once (see _layers)
+            sent = cols[self.rounds[0]]
+            for senders, wk in self.layers:
+                np.take(sent, senders, axis=0, out=tmp, mode="clip")  # (valid indices: clip spares a buffer)
+                np.multiply(wk, tmp, out=tmp)
+                np.add(out, tmp, out=out)
+            return out, cols
         for j, one, wj, which, rounds in self.columns:
             if one is not None:
                 np.multiply(wj, cols[one][j], out=tmp)
@@ -632,6 +663,47 @@ class SharedRound:
                     return None
                 out[which] += wj * col
         return out, cols
+
+
+def _buffer(work: dict[Any, np.ndarray] | None, key: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialized float array of shape ``shape``: ``work[key]`` when it has that shape (kept there), else new
+    (a replay's rounds reuse their arrays instead of allocating, and touching, fresh memory every round)."""
+    if work is None:
+        return np.empty(shape)
+    got = work.get(key)
+    if got is None or got.shape != shape:
+        got = work[key] = np.empty(shape)
+    return got
+
+
+def _layers(w: np.ndarray, used: np.ndarray, columns: tuple[Any, ...], rounds: tuple[int, ...]
+            ) -> tuple[tuple[np.ndarray, np.ndarray], ...] | None:
+    """The other agents' terms of a shared round as layers, when that takes fewer operations than the columns.
+
+    Layer ``k`` holds every receiver's ``k``-th used sender (in increasing order) and its weight (a receiver
+    with fewer senders: weight 0 on sender 0). Adding the layers in order adds each receiver's terms in the
+    order of the columns (increasing senders); the columns also add ``0 * y`` for the receivers a sender does
+    not reach, and the padding adds such terms too: neither changes a sum that starts at ``+0.0`` (with finite
+    messages, which :meth:`SharedRound._terms` checks). A layer takes 3 operations (gather, multiply, add), a
+    column 2, so layers are used when ``3 K < 2 C`` (``K`` the most senders of a receiver, ``C`` the columns),
+    and only when every used message is of one sender round (``None`` otherwise: the columns are used).
+    """
+    if len(rounds) != 1 or any(c[1] is None for c in columns):
+        return None
+    n = w.shape[0]
+    per_receiver = [np.flatnonzero(used[i]) for i in range(n)]
+    depth = max((len(s) for s in per_receiver), default=0)
+    if not 3 * depth < 2 * len(columns):
+        return None
+    layers = []
+    for k in range(depth):
+        senders = np.zeros(n, dtype=np.intp)
+        wk = np.zeros(n)
+        for i, s in enumerate(per_receiver):
+            if k < len(s):
+                senders[i], wk[i] = s[k], w[i, s[k]]
+        layers.append((senders, wk[:, None, None]))
+    return tuple(layers)
 
 
 _SHARED_RUNS = 32
@@ -661,6 +733,8 @@ def _nbytes(r: SharedRound) -> int:
     size = r.w.nbytes + r.src.nbytes + r.diag.nbytes
     for _, _, wj, which, rounds in r.columns:
         size += wj.nbytes + rounds.nbytes + (0 if which is None else which.nbytes)
+    for senders, wk in r.layers or ():
+        size += senders.nbytes + wk.nbytes
     return size
 
 
@@ -768,6 +842,10 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     if isinstance(pin, RunPins):  # (rows, agents) of this chunk's runs
         by_run = (np.arange(runs), pin.agents[offset:offset + runs])
         pin = None
+    pins: Any = pin
+    n_agents = next(iter(messages.values())).shape[2]
+    if isinstance(pin, np.ndarray) and pin.shape == (n_agents,) and (pin == np.arange(n_agents)).all():
+        pins = slice(None)  # every agent pinned, in order: their messages as a slice (views, the same entries)
     if init is None:
         x = rule.initial_state(runs)
         xp = rule_prime.initial_state(runs) if rule_prime is not None else None
@@ -788,6 +866,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     diffs_p = {} if rule_prime is None else {
         name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
         for name, y in messages.items() if name in deferred}
+    step: np.ndarray | None = None  # one round's residuals (reused by every round and channel of its shape)
+    work: dict[Any, np.ndarray] = {}  # the arrays the shared rounds' combinations reuse (SharedRound.mixed)
     for t in range(start, horizon + 1):
         if trace is not None:
             try:
@@ -815,32 +895,44 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             mu = np.asarray(mean[name], dtype=float)
             mp_all = None if mean_p is None else np.asarray(mean_p[name], dtype=float)
             if by_run is not None:  # a constructed transcript, run r pinned to agent by_run[1][r] (RunPins)
-                seen = ~np.isnan(y[by_run[0], t - 1, by_run[1]])
                 value = mu[by_run][:, None, :] if unicast else mu[by_run]
-                y[by_run[0], t - 1, by_run[1]] = np.where(seen, value, np.nan)
+                if not unicast and y.flags.c_contiguous:  # the pinned messages as rows of y seen as (-1, d): one
+                    n_y = y.shape[2]  # index array instead of two (the same entries)
+                    rows = by_run[0] * (horizon * n_y) + ((t - 1) * n_y) + by_run[1]
+                    flat = y.reshape(-1, y.shape[-1])
+                    flat[rows] = np.where(np.isnan(np.take(flat, rows, axis=0)), np.nan, value)
+                else:
+                    seen = ~np.isnan(y[by_run[0], t - 1, by_run[1]])
+                    y[by_run[0], t - 1, by_run[1]] = np.where(seen, value, np.nan)
                 if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             elif pin is not None:  # a constructed transcript: the pinned agent releases its noise-free values
-                seen = ~np.isnan(y[:, t - 1, pin])
-                value = mu[:, pin, None, :] if unicast else mu[:, pin]
+                seen = ~np.isnan(y[:, t - 1, pins])
+                value = mu[:, pins, None, :] if unicast else mu[:, pins]
                 if draw is not None and scale > 0:  # ... or its tilted noisy release
                     assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
-                    mp = mp_all[:, pin]
+                    mp = mp_all[:, pins]
                     value = value + lam_t * (value - mp) + scale * draw.noise[name][
-                        offset:offset + runs, t - 1][:, pin]
-                y[:, t - 1, pin] = np.where(seen, value, np.nan)
+                        offset:offset + runs, t - 1][:, pins]
+                y[:, t - 1, pins] = np.where(seen, value, np.nan)
                 if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
                     y[:, t - 1] = np.where(seen_all, mu[:, :, None, :] if unicast else mu, np.nan)
             yt = y[:, t - 1]
             mu_obs = mu[:, :, None, :] if unicast else mu
             if scale > 0 and name in deferred:  # its density: after the last round (_deferred_densities)
-                np.subtract(yt, mu_obs, out=diffs[name][:, t - 1])  # y - mu: NaN where y is (nothing observed)
+                # y - mu (NaN where y is: nothing observed), computed into a contiguous row of rounds and copied
+                # into round t of the residuals (a subtraction into their strided rows is slower than the copy)
+                if step is None or step.shape != yt.shape:
+                    step = np.empty(yt.shape)
+                np.subtract(yt, mu_obs, out=step)
+                np.copyto(diffs[name][:, t - 1], step)
                 if mp_all is not None:
-                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=diffs_p[name][:, t - 1])
-                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+                    np.subtract(yt, mp_all[:, :, None, :] if unicast else mp_all, out=step)
+                    np.copyto(diffs_p[name][:, t - 1], step)
+                _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index, work)
                 continue
             observed = ~np.isnan(yt)
             resid = np.where(observed, yt - mu_obs, np.nan)
@@ -869,7 +961,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
-            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index)
+            _combine(y, yt, mu, mp_all, t, unicast, name, mixed, mixed_p, one, schedules, w, src, index, work)
         x = rule.next_state(x, mixed, t)
         if rule_prime is not None:
             xp = rule_prime.next_state(xp, mixed_p, t)
@@ -882,16 +974,17 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
 
 def _combine(y: np.ndarray, yt: np.ndarray, mu: np.ndarray, mp_all: np.ndarray | None, t: int, unicast: bool,
              name: str, mixed: dict[str, np.ndarray], mixed_p: dict[str, np.ndarray], one: SharedRound | None,
-             schedules: Any, w: Any, src: Any, index: Any) -> None:
-    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``."""
+             schedules: Any, w: Any, src: Any, index: Any, work: dict[Any, np.ndarray] | None = None) -> None:
+    """Round ``t``'s combinations of channel ``name`` under both problems, into ``mixed`` and ``mixed_p``
+    (``work``: the replay's arrays a shared round may reuse, :meth:`SharedRound.mixed`)."""
     if one is not None:
-        both = one.mixed(y, t)
+        both = one.mixed(y, t, work)
         if both is not None:
             mixed[name] = both
             if mp_all is not None:  # broadcast: the same combinations under both problems
                 mixed_p[name] = both.copy()
             return
-    terms = one.others(y) if one is not None else None
+    terms = one.others(y, work) if one is not None else None
     if terms is not None:
         assert one is not None
         others: tuple[np.ndarray, np.ndarray] = (terms, one.diag)
@@ -927,9 +1020,8 @@ def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, c
     for first, stop in spans:
         sel = slice(first, stop)
         s = scales[first:stop]
-        part = (_log_density_rounds(_nan_to_num(resid[:, sel]), ch.mechanism, s)
-                - _log_density_rounds(np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel]), ch.mechanism, s))
-        contributions[:, sel] += part
+        a, a_p = _nan_to_num(resid[:, sel]), np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel])
+        contributions[:, sel] += _log_density_rounds(a, ch.mechanism, s) - _log_density_rounds(a_p, ch.mechanism, s)
 
 
 def scheduled_replay(

@@ -330,7 +330,9 @@ class _Rows:
     """Some runs of a set of schedules, as a :class:`~accounting.scheduled_replay.ScheduleBatch` (``take(rows)``).
 
     Round ``t`` of every run is computed once (``dense_round``) and kept when the rounds of every run fit in
-    :data:`_DENSE_ENTRIES`, so that a pass over a few unsettled runs reads rows of it.
+    :data:`_DENSE_ENTRIES`, so that a pass over a few unsettled runs reads rows of it. A batch whose runs share
+    a round (``shared_round(t)``, e.g. lockstep runs) shares it with any of its runs: the replay combines them as
+    that round without reading the dense rounds.
     """
 
     def __init__(self, schedules: Any, horizon: int, agents: int, rows: np.ndarray | None = None,
@@ -341,6 +343,8 @@ class _Rows:
         if rows is None and hasattr(schedules, "gather_index"):  # what the replay's combinations of a round read,
             # kept by the batch for every run: read from it (a subset of the runs: the replay's own, from their rounds)
             self.gather_index = schedules.gather_index
+        if hasattr(schedules, "shared_round"):  # a round every run has alike, every subset of the runs has alike
+            self.shared_round = schedules.shared_round
 
     def take(self, rows: np.ndarray) -> _Rows:
         """The runs ``rows`` (indices into these runs)."""

@@ -486,12 +486,16 @@ class AlgorithmChannelRule:
     problem: Any
     x0: np.ndarray
     _zero: ZeroNoise = field(init=False, repr=False, compare=False)
+    _ids: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_zero", ZeroNoise.of(self.algorithm))
+        ids = np.arange(self.problem.num_agents)
+        ids.flags.writeable = False  # one array for every step of the replay (a rule cannot change it)
+        object.__setattr__(self, "_ids", ids)
 
     def _agents(self) -> np.ndarray:
-        return np.arange(self.problem.num_agents)
+        return self._ids
 
     def initial_state(self, runs: int) -> dict[str, np.ndarray]:
         x0 = np.array(np.broadcast_to(self.x0, (runs,) + np.shape(self.x0)), dtype=float)

@@ -331,6 +331,42 @@ def test_a_batch_with_its_own_gather_index_gives_what_one_schedule_per_run_gives
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_batch_whose_runs_share_each_round_gives_what_one_schedule_per_run_gives(ahead):
+    # the batch's shared rounds are read by every pass (the later passes over the unsettled runs too): the same
+    # transcripts, losses and weights, bit for bit
+    from accounting.scheduled_replay import dense_round, shared_round
+
+    horizon, runs = 5, 30
+    one = Stale(horizon, ahead=ahead)
+    asked = []
+
+    class Shared:
+        def __len__(self):
+            return runs
+
+        def __getitem__(self, sl):
+            raise AssertionError("the replay reads every run of the batch at once")
+
+        def dense_runs(self, t):
+            return dense_round([one] * runs, t)
+
+        def shared_round(self, t):
+            asked.append(t)
+            return shared_round(*one.dense(t))
+
+    P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.2])
+    got = _scheduled(P, Pp, runs, horizon, Shared(), seed=4, mu_bound=2.0)
+    ref = _scheduled(P, Pp, runs, horizon, [one] * runs, seed=4, mu_bound=2.0)
+    # (each pass reads every round's shared round, and so does the search for reads ahead)
+    assert all(asked.count(t) == got.passes + 1 for t in range(1, horizon + 1)) and len(asked) == horizon * (
+        got.passes + 1)
+    assert got.passes == ref.passes and (got.passes > 1) == ahead
+    for a, b in ((got.messages["y"], ref.messages["y"]), (got.log_weights, ref.log_weights),
+                 (got.losses, ref.losses), (got.realized_mu, ref.realized_mu)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_a_tilted_replays_weights_are_its_tilted_rounds_terms_from_its_own_residuals():
     # the weights by the tilt's formula (accounting.tilting), recomputed round by round from what the replay
     # returns: the gap mu - mu' is y - mu' less y - mu (equal up to round-off), the density ratio its per-round loss
