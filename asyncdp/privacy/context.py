@@ -180,6 +180,15 @@ class CheckContext:
     claim_form: Any = None
     adjacency: Adjacency | None = None
 
+    @property
+    def form_name(self) -> str:
+        """The claim's form as every witness names it: ``"pure"``, ``"approximate"``, ``"renyi"`` or ``"zcdp"``
+        (a witness against a Rényi or zCDP claim through its ``(epsilon, delta)`` conversion names the claim's form;
+        its method says how it refutes)."""
+        if self.claim_form is not None:
+            return str(self.claim_form.form)
+        return "pure" if self.delta_claimed == 0 else "approximate"
+
     def engine_runs(self, side: int) -> EngineRuns:
         """The engine's ``runs`` runs of the scenario (``side`` 0) or of the adjacent one (1), run once."""
         key = f"runs{side}"
@@ -283,7 +292,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         ``(epsilon, delta, form)``; ``form`` is ``None`` for an infinite epsilon.
 
     Raises:
-        ScenarioError: a claim of another type, or a Rényi/zCDP claim with the check's delta 0.
+        ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``: run or
+            iteration) is not the rule's ``claim_level``, or a Rényi/zCDP claim with the check's delta 0.
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -305,6 +315,10 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
             raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
                                 f"horizon {horizon} is not one the check can test: {exc}") from None
+    per, level = getattr(raw, "per", None), getattr(alg, "claim_level", "run")
+    if per in ("run", "iteration") and per != level:
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r} but the rule's "
+                            f"claim_level is {level!r}: the check would read it per {level!r}; make them agree")
     try:
         form = as_form(raw)
     except AccountingError as exc:

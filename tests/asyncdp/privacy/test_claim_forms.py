@@ -51,6 +51,26 @@ def _pair(rule, **kw):
     return scenario.replace(algorithm=alg), adjacent.replace(algorithm=alg)
 
 
+def test_a_claim_at_another_level_than_the_rules_is_refused_naming_both():
+    """A ``Claim`` per run from a rule whose ``claim_level`` is per iteration (or the other way) would be read at
+    the rule's level without a word: refused instead."""
+    from accounting.claims import Claim
+
+    @dataclass(frozen=True)
+    class PerRun(Showkatbakhsh):
+        claim_level = "iteration"
+
+        def claimed_form(self, horizon: int):
+            return Claim("a test", "the whole run", 1.0, 1e-3, "run")
+
+    with pytest.raises(ScenarioError, match="per 'run' but the rule's claim_level is 'iteration'"):
+        claimed(PerRun(epsilon=1.0, delta=1e-3, T=6), 8, 1e-6)
+    agreeing = Claim("a test", "the whole run", 1.0, 1e-3, "run")
+    eps, delta, form = claimed(type("Agrees", (), {"claim_level": "run",
+                                                   "claimed_form": lambda self, h: agreeing})(), 8, 1e-6)
+    assert (eps, delta, form.form) == (1.0, 1e-3, "approximate")
+
+
 def test_a_zcdp_claim_is_checked_through_its_conversion_at_the_checks_delta():
     eps, delta, form = claimed(ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=0.3), 8, 1e-6)
     assert form.form == "zcdp" and delta == 1e-6 and eps == pytest.approx(check_epsilon(form, 1e-6))
