@@ -42,7 +42,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -220,10 +219,7 @@ class LinearCosts:
         self.gradient = np.array(gradient, dtype=float)
         self._built: Any = None
         fine = _structure_fine(family_class, base, index)
-        # a finite sum means finite entries (a NaN or an infinite entry makes it NaN or infinite); a sum that
-        # overflows only builds the family, which checks the entries itself
-        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(
-            sum(self.gradient.tolist()) if self.gradient.size <= 64 else float(self.gradient.sum()))
+        fine = fine and self.gradient.shape == (base.dim,) and bool(np.isfinite(self.gradient).all())
         if not fine:
             self.family()  # what the family raises
 
@@ -633,8 +629,8 @@ class StackedCosts:
         try:
             for start, stop, stack in self._groups:
                 ak, xk = (a[b[start]:b[stop]] if per_run else a), xx[b[start]:b[stop]]
-                if stack is None:
-                    got = np.asarray(self._costs[start].gradient(ak, xk, **kwargs), dtype=float)
+                if stack is None:  # (only this candidate's family is built)
+                    got = np.asarray(_family(self._given[start]).gradient(ak, xk, **kwargs), dtype=float)
                 elif isinstance(stack, _KinkedStack):
                     got = None if per_run else stack.gradient(ak, xk, kwargs)
                 else:

@@ -61,9 +61,9 @@ def test_the_draws_follow_the_check_seed(monkeypatch):
     evaluate_all = wc._evaluate_all
     drawn: list = []
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn[-1].extend(np.concatenate([c[2], c[3]]).tolist() for c in candidates if c[0] == "search: drawn")
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     for seed in (0, 0, 1):
@@ -82,9 +82,9 @@ def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_re
     drawn = []
     evaluate_all = wc._evaluate_all
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn.extend(c for c in candidates if c[0] == "search: drawn")
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     found = wc.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
@@ -316,7 +316,8 @@ def test_linear_costs_reject_what_their_family_rejects():
                 LinearOverride(base, agent, g)
             with pytest.raises(ProblemError):
                 LinearCosts(LinearOverride, base, agent, g)
-        assert LinearCosts(LinearOverride, base, 1, [1e308, 1e308])._built is not None  # its sum overflows: built
+        LinearOverride(base, 1, [1e308, 1e308])  # finite entries (whose sum overflows): accepted, not built
+        assert LinearCosts(LinearOverride, base, 1, [1e308, 1e308])._built is None
         assert LinearCosts(LinearOverride, base, 1, [1.0, -2.0])._built is None
     loss = DPSDAC.example_scenario().problem.costs
     with pytest.raises(ProblemError):
@@ -361,9 +362,9 @@ def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monk
     moved = []
     evaluate_all = wc._evaluate_all
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         moved.append(sum(1 for c in candidates if c[0] == "search: hill climb"))
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     fam = wc._family(sc, 0)
