@@ -235,6 +235,22 @@ def _batch(schedules: Any) -> Any:
     return got
 
 
+def _pair_rules(alg: Any, p: Scenario, q: Scenario) -> tuple[Any, Any]:
+    """The replay rules of ``p`` and ``q``: both problems' steps taken at once
+    (:class:`~asyncdp.privacy.stacked.PairRules`: each problem's runs get what its own rule computes) when they
+    share the domain and the initial points and their cost families stack, else one rule each."""
+    from .behavior import AlgorithmChannelRule
+    from .stacked import PairRules, StackedCosts
+
+    x0 = p.initial_points()
+    costs = StackedCosts([p.problem.costs, q.problem.costs], 1)
+    if p.problem.domain is q.problem.domain and np.array_equal(x0, q.initial_points()) and (
+            costs._linear is not None or costs._kinked is not None or costs._groups is not None):
+        rules = PairRules(alg, p.problem, q.problem, x0)
+        return rules.p, rules.q
+    return AlgorithmChannelRule(alg, p.problem, x0), AlgorithmChannelRule(alg, q.problem, q.initial_points())
+
+
 def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,
                            mu: float | None = None, pilot: EngineRuns | None = None) -> Any:
     """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling on realized schedules.
@@ -282,8 +298,6 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
     from accounting.delta_bounds import importance_delta_lower
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
-    from .behavior import AlgorithmChannelRule
-
     if runs.unicast or p.mode != "broadcast":
         return None, "importance sampling: needs broadcast messages"
     alg = p.algorithm.bind(p.problem)
@@ -294,8 +308,7 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
     if ctx.focus is not None:
         rounds = np.zeros(p.horizon, dtype=bool)
         rounds[ctx.focus] = True
-    rule = AlgorithmChannelRule(alg, p.problem, p.initial_points())
-    rule_q = AlgorithmChannelRule(alg, q.problem, q.initial_points())
+    rule, rule_q = _pair_rules(alg, p, q)
     eps = ctx.epsilon_claimed
     try:
         if (mu is None or not mu > 0) and pilot is not None:

@@ -52,7 +52,7 @@ from accounting.scheduled_replay import dense_round
 from ..problems.finite import all_finite
 
 __all__ = ["bounds", "Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked", "Paired",
-           "same_algorithm"]
+           "PairRules", "same_algorithm"]
 
 
 def bounds(size: int | Sequence[int], count: int) -> list[int]:
@@ -865,6 +865,69 @@ class Paired:
         self.both, self.runs = both, runs
         self.last: _Box | None = None
         self.p, self.q = _Side(self, 0), _Side(self, 1)
+
+
+class _PairSide:
+    """One problem's rule of :class:`PairRules`: the :class:`Paired` side of the replay under way."""
+
+    def __init__(self, rules: PairRules, side: int) -> None:
+        self.rules, self.side = rules, side
+
+    def _current(self) -> _Side:
+        pair = self.rules.current
+        if pair is None:
+            raise ValueError("paired replay: the adjacent problem's state before the problem's")
+        return pair.p if self.side == 0 else pair.q
+
+    def initial_state(self, runs: int) -> Any:
+        if self.side == 0:  # a replay begins: both problems' rule for its runs
+            self.rules.current = self.rules.paired(runs)
+        return self._current().initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
+        return self._current().message_means(state, t)
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        return self._current().next_state(state, mixed, t)
+
+
+class PairRules:
+    """The rules of one pair's two problems (one algorithm, one domain, the same initial points) as one
+    :class:`Paired` rule, built anew for each replay's number of runs: :attr:`p` and :attr:`q` are the replay's
+    ``rule`` and ``rule_prime`` (:func:`accounting.scheduled_replay.scheduled_replay`), each step of the
+    algorithm taken once for both problems, each problem's runs getting what its own rule computes
+    (:class:`Paired`; the same call order, its states not arrays).
+
+    Args:
+        algorithm: the algorithm (bound).
+        problem, problem_prime: the two problems (their cost families stack, :class:`StackedCosts`).
+        x0: the initial points.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.problems.costs import LinearOverride
+        >>> from asyncdp.problems.problem import Problem
+        >>> sc = small_example()[0].scenario
+        >>> alg, costs, dom = sc.algorithm.bind(sc.problem), sc.problem.costs, sc.problem.domain
+        >>> rules = PairRules(alg, Problem(dom, LinearOverride(costs, 0, [1.0, 0.0])),
+        ...                   Problem(dom, LinearOverride(costs, 0, [-1.0, 0.0])), sc.initial_points())
+        >>> p, q = rules.p.initial_state(2), rules.q.initial_state(2)
+        >>> mixed = {"y": np.zeros((2, 3, 2))}
+        >>> p, q = rules.p.next_state(p, mixed, 1), rules.q.next_state(q, mixed, 1)
+        >>> rules.p.message_means(p, 2)["y"][0, 0].tolist() != rules.q.message_means(q, 2)["y"][0, 0].tolist()
+        True
+    """
+
+    def __init__(self, algorithm: Any, problem: Any, problem_prime: Any, x0: np.ndarray) -> None:
+        self.algorithm, self.problems, self.x0 = algorithm, (problem, problem_prime), x0
+        self.current: Paired | None = None
+        self.p, self.q = _PairSide(self, 0), _PairSide(self, 1)
+
+    def paired(self, runs: int) -> Paired:
+        """Both problems' :class:`Paired` rule on ``runs`` runs each."""
+        p, q = self.problems
+        both = Stacked(self.algorithm, [p.costs, q.costs], p.domain, lambda: list(self.problems), self.x0, runs)
+        return Paired(both, runs)
 
 
 def same_algorithm(a: Any, b: Any) -> bool:
