@@ -204,6 +204,8 @@ class LinearCosts:
         base: the base family.
         index: the changed agent, or the changed round.
         gradient: ``g``.
+        finite: ``True`` when the caller has checked that every entry of ``gradient`` is finite (e.g. for many
+            candidates at once, :meth:`many`), else ``None`` (checked here).
 
     Example:
         >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
@@ -214,14 +216,32 @@ class LinearCosts:
 
     __slots__ = ("family_class", "base", "index", "gradient", "_built")
 
-    def __init__(self, family_class: type, base: Any, index: int, gradient: Any) -> None:
+    def __init__(self, family_class: type, base: Any, index: int, gradient: Any, finite: bool | None = None) -> None:
         self.family_class, self.base, self.index = family_class, base, index
         self.gradient = np.array(gradient, dtype=float)
         self._built: Any = None
         fine = _structure_fine(family_class, base, index)
-        fine = fine and self.gradient.shape == (base.dim,) and bool(np.isfinite(self.gradient).all())
+        fine = fine and self.gradient.shape == (base.dim,) and (
+            finite is True or bool(np.isfinite(self.gradient).all()))
         if not fine:
             self.family()  # what the family raises
+
+    @staticmethod
+    def finite_rows(gradients: Sequence[Any], dim: int) -> list[bool] | None:
+        """Per gradient, whether every entry is finite (one check for all of them: the ``finite`` argument of
+        their :class:`LinearCosts`), or ``None`` when they are not all float vectors of length ``dim``.
+
+        Example:
+            >>> LinearCosts.finite_rows([[1.0, 2.0], [np.inf, 0.0]], 2)
+            [True, False]
+        """
+        try:
+            rows = np.array(gradients, dtype=float)
+        except (TypeError, ValueError):
+            return None
+        if rows.ndim != 2 or rows.shape[1] != dim:
+            return None
+        return np.isfinite(rows).all(axis=1).tolist()
 
     def family(self) -> Any:
         """The family (built on the first call)."""

@@ -391,12 +391,13 @@ class _Family:
         assert round_index is not None
         return round_scenarios(scenario, round_index, g, gp)
 
-    def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
-                  ) -> CandidateCosts:
+    def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
+                  finite: tuple[bool | None, bool | None] = (None, None)) -> CandidateCosts:
         """The candidate by its cost families (:class:`~asyncdp.privacy.stacked.LinearCosts`: built only when a step
         needs more than their gradients and structure; its scenarios, :meth:`scenarios`, only when asked).
 
-        ``base`` is :func:`_bound_base` of ``scenario``.
+        ``base`` is :func:`_bound_base` of ``scenario``; ``finite``: the two gradients' ``finite`` arguments of
+        :class:`~asyncdp.privacy.stacked.LinearCosts` (:meth:`candidates`).
         """
         if self.agent is not None:
             kind, index = LinearOverride, self.agent
@@ -404,8 +405,22 @@ class _Family:
             assert round_index is not None
             kind, index = LinearRound, round_index
         costs = scenario.problem.costs
-        return CandidateCosts(base, LinearCosts(kind, costs, index, g), LinearCosts(kind, costs, index, gp),
+        return CandidateCosts(base, LinearCosts(kind, costs, index, g, finite[0]),
+                              LinearCosts(kind, costs, index, gp, finite[1]),
                               functools.partial(self.scenarios, scenario, round_index, g, gp))
+
+    def candidates(self, base: Scenario, scenario: Scenario, items: Sequence[tuple[int | None, Any, Any]]
+                   ) -> list[CandidateCosts]:
+        """:meth:`candidate` of each ``(round_index, g, g')``, in order: the same candidates, every gradient's
+        finiteness checked at once (a gradient that fails it is checked by its own
+        :class:`~asyncdp.privacy.stacked.LinearCosts`, which raises what its family raises, in the same order)."""
+        finite = LinearCosts.finite_rows([g for _, g, _ in items] + [gp for _, _, gp in items],
+                                         scenario.problem.costs.dim) if len(items) > 1 else None
+        if finite is None:
+            return [self.candidate(base, scenario, t0, g, gp) for t0, g, gp in items]
+        half = len(items)
+        return [self.candidate(base, scenario, t0, g, gp, (finite[k] or None, finite[half + k] or None))
+                for k, (t0, g, gp) in enumerate(items)]
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
         """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
@@ -535,7 +550,7 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     pending = list(todo.items())
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
-        cands = [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group]
+        cands = fam.candidates(base, scenario, [item for _, item in group])
         more = _riding(ahead, fam, runs, len(group), size)
         try:
             if more:  # each on its own first runs; pinned to its own agent where it has one (one pass settles each)
@@ -569,21 +584,30 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     if many is None or not candidates:
         return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
                 for label, t0, g, gp in candidates]
-    got, scored, early = [], [], {}
-    for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
-        known = cand.known.get(key)  # (what _losses reads; it replays a candidate the stacked replays left out)
-        if known is not None and known[0].size >= count:
-            losses, per_round, rows = known[0][:count], known[1][:count], cand.rows[:count]
-        else:
-            losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
-        got.append((losses, rows))
-        scored.append(losses if focus is None else per_round[:, focus])
-        # a row with a NaN is scored in turn, as one at a time (what is wrong is named in that order)
-        if np.isnan(scored[-1]).any():
-            early[k] = float(objective(scored[-1]))
-    scores = many(np.stack(scored))
-    return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
-            for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
+    rows = cand.rows[:count]
+    entries = [cand.known.get(key) for key in keys]  # (what _losses reads; it replays a candidate left out)
+    if all(e is not None and e[0].size >= count for e in entries):  # every candidate's losses at once
+        losses = np.stack([e[0][:count] for e in entries])  # type: ignore[index]
+        scored = losses if focus is None else np.stack([e[1][:count, focus] for e in entries])  # type: ignore[index]
+        # a row with a NaN is scored alone, in the candidates' order (what is wrong is named in that order)
+        early = {k: float(objective(scored[k])) for k in np.flatnonzero(np.isnan(scored).any(axis=1)).tolist()}
+    else:
+        each, parts, early = [], [], {}
+        for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
+            e = cand.known.get(key)
+            one, per_round = (e[0][:count], e[1][:count]) if e is not None and e[0].size >= count else \
+                _losses(fam, cand, scenario, t0, g, gp, limit)[:2]
+            each.append(one)
+            parts.append(one if focus is None else per_round[:, focus])
+            if np.isnan(parts[-1]).any():  # scored in turn, as one at a time, before the next one is replayed
+                early[k] = float(objective(parts[-1]))
+        losses, scored = np.stack(each), np.stack(parts)
+    scores = many(scored).tolist()
+    best = losses.argmax(axis=1)  # each row's first largest loss (a NaN counts as largest), as np.argmax of the row
+    worst = losses[np.arange(len(candidates)), best].tolist()
+    return [CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
+                          tuple(np.asarray(gp, dtype=float).tolist()), worst[k], rows[r], t0, early.get(k, scores[k]))
+            for k, ((label, t0, g, gp), r) in enumerate(zip(candidates, best.tolist()))]
 
 
 def _riding(ahead: Sequence[Any] | None, fam: _Family, runs: EngineRuns, count: int, size: int) -> list[Any]:

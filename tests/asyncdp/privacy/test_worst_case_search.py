@@ -474,3 +474,22 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
         witness, _ = got
         assert witness["ratio"] == want[0] and witness["round"] == want[2]
         assert witness["gradient"] == np.frombuffer(want[1][3]).tolist()
+
+
+@pytest.mark.parametrize("focus", [None, 2])
+@pytest.mark.parametrize("gaussian", [False, True], ids=["largest-loss", "profile"])
+def test_candidates_scored_together_are_each_scored_as_alone(focus, gaussian):
+    """_evaluate_all scores a batch's candidates at once (their losses read together, every objective and largest
+    loss computed for all of them): each CandidatePair equals _evaluate's of that candidate on its own runs, a
+    candidate repeated in the batch included."""
+    sc, ctx = _case()
+    fam = wc._family(sc, 0)
+    objective = wc._Objective(0.5, 1e-3 if gaussian else 0.0, gaussian)
+    chosen = fam.extremes(sc, None)[:5]
+    chosen = chosen + [("again", *chosen[1][1:])] + [("drawn", None, 0.3 * chosen[0][2], -0.7 * chosen[2][3])]
+    runs = ctx.engine_runs(0)
+    together = wc._evaluate_all(fam, CandidateRuns(runs, range(6)), sc, chosen, 6, objective, focus)
+    alone = [wc._evaluate(fam, CandidateRuns(runs, range(6)), sc, label, t0, g, gp, 6, objective, focus)
+             for label, t0, g, gp in chosen]
+    assert together == alone
+    assert len({c.objective for c in alone}) > 2  # something to tell apart
