@@ -460,6 +460,33 @@ class _Family:
             return (None, None) if d is None else (0.5 * d, -0.5 * d)
         return scale(u), scale(v)
 
+    def scaled_rows(self, us: np.ndarray, vs: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """:meth:`scaled` of each row of ``us`` and ``vs`` (``(M, n)`` floats; ``None`` for a degenerate one): the
+        same values (each row's norm as :meth:`scaled` computes it, then every row scaled at once by the same
+        elementwise operations).
+
+        Example:
+            >>> from asyncdp.papers import GradientClass
+            >>> fam = _Family(GradientClass(2.0, "l2"), 0)
+            >>> rows = np.array([[3.0, 4.0], [0.0, 0.0]])
+            >>> [None if r is None else r[0].tolist() for r in fam.scaled_rows(rows, rows)]
+            [[1.2, 1.6], None]
+        """
+        difference = isinstance(self.cls, GradientClass) and self.cls.kind == "difference"
+        order = (1 if self.cls.norm == "l1" else 2) if difference else 2
+
+        def scale(a: np.ndarray) -> tuple[np.ndarray, list[bool]]:
+            norms = [math.sqrt(float(r.dot(r))) for r in a] if order == 2 else \
+                [float(np.linalg.norm(r, ord=order)) for r in a]
+            fine = [v >= 1e-6 for v in norms]
+            return self.cls.bound * a / np.array([v if f else 1.0 for v, f in zip(norms, fine)])[:, None], fine
+
+        d, fine = scale(us)
+        if difference:
+            return [(0.5 * d[i], -0.5 * d[i]) if fine[i] else None for i in range(len(fine))]
+        e, fine_v = scale(vs)
+        return [(d[i], e[i]) if fine[i] and fine_v[i] else None for i in range(len(fine))]
+
 
 def _family(scenario: Scenario, agent: int | None) -> _Family | None:
     """The search family of the scenario's class for a change of ``agent`` (``None``: round adjacency)."""
@@ -802,14 +829,14 @@ def _moves(fam: _Family, c: CandidatePair, step: float, label: Any, coordinates:
     u, v = _directions_of(fam, c)
     difference = isinstance(fam.cls, GradientClass) and fam.cls.kind == "difference"
     out: list[tuple[str, int | None, Any, Any]] = []
-    for which in ((0,) if difference else (0, 1)):
-        for k in (range(u.size) if coordinates is None else coordinates):
-            for sign in (1.0, -1.0):
-                uu, vv = u.copy(), v.copy()
-                (uu if which == 0 else vv)[k] += sign * step
-                g, gp = fam.scaled(uu, vv)
-                if g is not None and gp is not None:
-                    out.append((label(c.round_index), c.round_index, g, gp))
+    moved = [(which, k, sign) for which in ((0,) if difference else (0, 1))
+             for k in (range(u.size) if coordinates is None else coordinates) for sign in (1.0, -1.0)]
+    if moved:  # every move's directions, one row each (the moved entry plus +-step), scaled together
+        us, vs = np.tile(u, (len(moved), 1)), np.tile(v, (len(moved), 1))
+        for i, (which, k, sign) in enumerate(moved):
+            (us if which == 0 else vs)[i, k] += sign * step
+        name = label(c.round_index)
+        out.extend((name, c.round_index, *pair) for pair in fam.scaled_rows(us, vs) if pair is not None)
     if fam.rounds and c.round_index is not None:
         for t0 in (c.round_index - 1, c.round_index + 1):
             if t0 in fam.rounds:
@@ -926,19 +953,29 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
     starts = [(c.label, c.round_index, np.asarray(c.gradient, dtype=float), np.asarray(c.gradient_prime, dtype=float))
               for c in start[:SEARCH_STARTS]]
     found: dict[Any, CandidatePair] = {}  # every candidate evaluated, by key, in the order first met
+    ranks: list[tuple[float, float, int]] = []  # their sort keys in best(), in that order
     steps: dict[Any, float] = {}
 
     def evaluate(batch: list[tuple[str, int | None, Any, Any]]) -> list[CandidatePair]:
         got = _evaluate_all(fam, runs, scenario, batch, max_runs, score, focus,  # type: ignore[arg-type]
                             ahead=ahead)
         for c in got:
-            found.setdefault(_key(c.round_index, c.gradient, c.gradient_prime), c)
+            key = _key(c.round_index, c.gradient, c.gradient_prime)
+            if key not in found:
+                found[key] = c
+                rank = _rank(c)
+                ranks.append((-rank[0], -rank[1], len(ranks)))
         return got
 
     def best(pool: Sequence[CandidatePair], count: int) -> list[CandidatePair]:
-        ranks = [_rank(c) for c in pool]
-        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranks[i][0], -ranks[i][1], i))
+        ranked = [_rank(c) for c in pool]
+        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranked[i][0], -ranked[i][1], i))
         return [pool[i] for i in order]
+
+    def best_found(count: int) -> list[CandidatePair]:
+        """``best(list(found.values()), count)``, from the kept sort keys."""
+        pool = list(found.values())
+        return [pool[i] for _, _, i in heapq.nsmallest(count, ranks)]
 
     points = best(evaluate(starts), CLIMB_POINTS)
     batch = list(drawn)
@@ -961,8 +998,8 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
             else:
                 steps[key] = steps[key] / 4.0
         batch = []
-        points = best(list(found.values()), CLIMB_POINTS)
-    ranked = best(list(found.values()), 1)
+        points = best_found(CLIMB_POINTS)
+    ranked = best_found(1)
     if not ranked:
         return CandidatePair(named(fam.rounds[0] if fam.rounds else None, "drawn"), agent, (0.0,) * n, (0.0,) * n,
                              -math.inf, None, fam.rounds[0] if fam.rounds else None, -math.inf)

@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import asyncdp.privacy.worst_case as wc
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
@@ -493,3 +495,24 @@ def test_candidates_scored_together_are_each_scored_as_alone(focus, gaussian):
              for label, t0, g, gp in chosen]
     assert together == alone
     assert len({c.objective for c in alone}) > 2  # something to tell apart
+
+
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+           st.lists(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n), min_size=1, max_size=6),
+           st.lists(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n), min_size=6, max_size=6))),
+       st.sampled_from(["l1", "l2"]), st.sampled_from(["each", "difference"]), st.floats(0.1, 10.0))
+@settings(max_examples=60, deadline=None)
+def test_scaling_the_moves_together_gives_each_ones_own_scaling(rows, norm, kind, bound):
+    """_Family.scaled_rows (the hill climb's moves scaled together) equals _Family.scaled of each row, bit for bit,
+    degenerate rows (norm below 1e-6: zeros) included."""
+    us = np.array(rows[0] + [[0.0] * len(rows[0][0])])
+    vs = np.array(rows[1][:len(us) - 1] + [rows[1][0]])
+    fam = wc._Family(GradientClass(bound, norm, kind=kind), 0)
+    together = fam.scaled_rows(us, vs)
+    assert together[-1] is None  # the zero row
+    for (u, v), got in zip(zip(us, vs), together):
+        g, gp = fam.scaled(u, v)
+        if g is None or gp is None:
+            assert got is None
+        else:
+            assert got is not None and g.tobytes() == got[0].tobytes() and gp.tobytes() == got[1].tobytes()
