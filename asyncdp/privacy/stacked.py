@@ -31,6 +31,9 @@ second one's step takes both); consecutive groups of candidates of different
 kinds (a kinked pair's linear and kinked costs) each stack on their own
 (:func:`_groups`); and candidates may be evaluated on different numbers of
 runs, each on its own first ones (``size`` per candidate, :func:`bounds`).
+:class:`PairRules` is :class:`Paired` for one pair's two problems, built anew
+for each replay's number of runs (the worst pair's tilted transcripts,
+:func:`asyncdp.privacy.profiles.scheduled_tilted_bound`).
 
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
