@@ -288,12 +288,12 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
         AccountingError: a pair's runs cannot be replayed (passed through).
 
     The scenarios after the first pair (``adjacent`` ``None``, at least two of them) are replayed in one stacked
-    replay (:func:`_probe_stacked`), with the same draws; so are the first pair's two problems with them. Their
+    replay (``_probe_stacked``), with the same draws; so are the first pair's two problems with them. Their
     own replay also computes the pair's losses, which the stacked one does not: those fail only on noise-free
     releases (one equal to neither problem's value, or a run that matches only one problem in one round and only
     the other in another), which the stacked replay checks with the replay's own functions, or on infinite
-    log-densities, which cannot occur when every message and noise-free value is at most :data:`_PAIRED_BOUND`
-    in magnitude and every positive noise scale at least :data:`_PAIRED_FLOOR` (checked too); where a check
+    log-densities, which cannot occur when every message and noise-free value is at most ``_PAIRED_BOUND``
+    in magnitude and every positive noise scale at least ``_PAIRED_FLOOR`` (checked too); where a check
     fails, the pair is replayed on its own, which decides.
 
     Example:

@@ -208,7 +208,7 @@ class LinearCosts:
         index: the changed agent, or the changed round.
         gradient: ``g``.
         finite: ``True`` when the caller has checked that every entry of ``gradient`` is finite (e.g. for many
-            candidates at once, :meth:`many`), else ``None`` (checked here).
+            candidates at once, :meth:`finite_rows`), else ``None`` (checked here).
 
     Example:
         >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic

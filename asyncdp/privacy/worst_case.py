@@ -898,8 +898,8 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         objective: ``losses -> float`` (:func:`profile_objective`); default the largest loss.
         focus: a per-iteration claim's round (0-based) for the objective.
         ahead: candidates a later step of the check evaluates on these runs (``(key, candidate, pinned agent or
-            None, runs)``: :func:`_kinked_ahead`, :func:`_others_ahead`), taken along by the first stacked replay
-            they fit in, their losses kept in ``runs.spare``; the list is emptied then.
+            None, runs)``: ``_kinked_ahead``, ``_others_ahead``), taken along by the first stacked replay they fit
+            in, their losses kept in ``runs.spare``; the list is emptied then.
 
     Returns:
         The best :class:`CandidatePair` found: a start (its own label, its objective on these runs), or a pair
