@@ -287,6 +287,15 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
     Raises:
         AccountingError: a pair's runs cannot be replayed (passed through).
 
+    The scenarios after the first pair (``adjacent`` ``None``, at least two of them) are replayed in one stacked
+    replay (``_probe_stacked``), with the same draws; so are the first pair's two problems with them. Their
+    own replay also computes the pair's losses, which the stacked one does not: those fail only on noise-free
+    releases (one equal to neither problem's value, or a run that matches only one problem in one round and only
+    the other in another), which the stacked replay checks with the replay's own functions, or on infinite
+    log-densities, which cannot occur when every message and noise-free value is at most ``_PAIRED_BOUND``
+    in magnitude and every positive noise scale at least ``_PAIRED_FLOOR`` (checked too); where a check
+    fails, the pair is replayed on its own, which decides.
+
     Example:
         >>> from asyncdp.privacy.behavior import run_engine
         >>> from asyncdp.privacy.context import small_example
@@ -301,11 +310,23 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
         return None
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(ADDITIVITY_STREAM, 1)))
     signs: dict[str, float] = {}
+    rest = len(pairs) > 2 and all(b is None for _, _, b in pairs[1:])
+    name, p, q = pairs[0]
+    if rest and q is not None and not hasattr(p, "scenarios"):
+        kept = rng.bit_generator.state
+        try:  # the first pair's two problems too, drawn round by round as their replay draws
+            return _probe_stacked(runs, [(f"pair {name}, its scenario", p), (f"pair {name}, its adjacent", q)] +
+                                  [(f"pair {n}, its scenario", c) for n, c, _ in pairs[1:]], algorithm, rng, signs,
+                                  paired=True)
+        except Exception:  # noqa: BLE001 - as below (the first pair's own replay raises what it raises)
+            rng.bit_generator.state = kept
+            signs.clear()
     for at, (name, p, q) in enumerate(pairs):
-        if at == 1 and len(pairs) > 2 and all(b is None for _, _, b in pairs[1:]):
+        if at == 1 and rest:
             kept, kept_signs = rng.bit_generator.state, dict(signs)
             try:  # the other scenarios in one stacked replay, with the same draws
-                return _probe_stacked(runs, pairs[1:], algorithm, rng, signs)
+                return _probe_stacked(runs, [(f"pair {n}, its scenario", c) for n, c, _ in pairs[1:]], algorithm,
+                                      rng, signs)
             except Exception:  # noqa: BLE001 - one at a time (as drawn, raising what they raise)
                 rng.bit_generator.state = kept
                 signs.clear()
@@ -323,9 +344,10 @@ def probe_pairs(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any
     return None
 
 
-def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: Any, rng: np.random.Generator,
-                   signs: dict[str, float]) -> str | None:
-    """:func:`probe_pairs` of scenarios alone (``adjacent`` ``None``), their replays stacked into one.
+def _probe_stacked(runs: Any, blocks: Sequence[tuple[str, Any]], algorithm: Any, rng: np.random.Generator,
+                   signs: dict[str, float], paired: bool = False) -> str | None:
+    """:func:`probe_pairs` of scenarios, each one's problem alone (``(label, scenario)``), their replays stacked
+    into one.
 
     Each scenario's runs are a block of one replay (:class:`~asyncdp.privacy.stacked.Stacked`: each step of
     the algorithm taken once for every scenario, each block's values its own replay's), and each round's R step
@@ -337,11 +359,19 @@ def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: 
     the replays one after another: a scenario's probe only stops drawing after its finding, and no later
     scenario is reached then.
 
+    ``paired``: the first two blocks are one pair's two problems, which one replay of both (``replay_runs``
+    with ``adjacent``) probes round by round: their draws alternate so (round 1 of the first, of the second,
+    round 2 ...), before the other scenarios'. A first problem's finding stops only its own draws, and is the
+    finding; the second's draws are the replay's as long as the first has none. A noise-free release of the
+    recorded runs that differs from either problem's noise-free value raises ``ValueError`` (the pair's own
+    replay computes its losses: :func:`probe_pairs`).
+
     Raises:
         Exception: anything the stacked replay or probe raises (e.g. scenarios that do not share the domain
             or the initial points, a state not split by runs, a rule that raises): the caller then replays the
             scenarios one at a time, as drawn.
     """
+    from accounting.replay import check_point_masses
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import declared_noise
@@ -349,6 +379,8 @@ def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: 
 
     from .constructed import CandidateCosts
 
+    if paired and len(blocks) < 2:
+        raise ValueError("a paired probe needs both problems of its first pair")
     bases: dict[int, tuple[Any, Any, np.ndarray]] = {}  # by identity: the candidates of a search share their base
 
     def parts(p: Any) -> tuple[Any, Any, np.ndarray, int]:
@@ -360,9 +392,9 @@ def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: 
         return costs, got[1], got[2], base.horizon
 
     def problems() -> list[Any]:
-        return [(p.scenarios()[0] if isinstance(p, CandidateCosts) else p).problem for _, p, _ in pairs]
+        return [(p.scenarios()[0] if isinstance(p, CandidateCosts) else p).problem for _, p in blocks]
 
-    got = [parts(p) for _, p, _ in pairs]
+    got = [parts(p) for _, p in blocks]
     _, domain, x0, horizon = got[0]
     equal: dict[int, bool] = {}  # np.array_equal(x, x0), once per array (kept alive by ``got``)
     for _, d, x, h in got[1:]:
@@ -373,23 +405,56 @@ def _probe_stacked(runs: Any, pairs: Sequence[tuple[str, Any, Any]], algorithm: 
     noise = declared_noise(algorithm, horizon)
     size, count = runs.runs, len(got)
     rule = Stacked(algorithm, [g[0] for g in got], domain, problems, x0, size)
-    probe = _StackedProbe(rule, [AdditivityProbe(None, noise, rng, signs, f"pair {name}, its scenario")
-                                 for name, _, _ in pairs], size, horizon)
+    probe = _StackedProbe(rule, [AdditivityProbe(None, noise, rng, signs, label) for label, _ in blocks], size,
+                          horizon, paired)
+    if paired:  # the pair's losses cannot fail where these hold (probe_pairs), checked before and during the replay
+        if any(ch.scale(t) > 0 and ch.scale(t) < _PAIRED_FLOOR for ch in noise.values() for t in range(1, horizon + 1)):
+            raise ValueError("a noise scale below the paired probe's floor")
+        if not all(_bounded(m) for m in runs.messages.values()):
+            raise ValueError("a message beyond the paired probe's bound")
+        probe.recorded, probe.unicast = runs.messages, runs.unicast
+        probe.points = np.zeros((size, horizon))
     messages = {c: np.concatenate([m] * count) for c, m in runs.messages.items()}
     schedules: Any = Tiled(runs.schedules, count) if hasattr(runs.schedules, "dense_runs") else \
         list(runs.schedules) * count
     scheduled_replay(messages, schedules, noise, probe, None, unicast=runs.unicast)
+    if probe.points is not None:
+        check_point_masses(probe.points, "run")  # what the pair's own replay checks last
     return probe_finding(tuple(probe.probes))
+
+
+_PAIRED_BOUND = 1e60
+"""The paired probe (:func:`probe_pairs`) stacks a pair's two problems only while every recorded message and noise-free
+value is at most this in magnitude (with every positive scale at least :data:`_PAIRED_FLOOR`, a release's
+log-density, a sum of at most ``1e60`` terms each at most ``4e240``, is finite)."""
+
+_PAIRED_FLOOR = 1e-60
+"""The smallest positive noise scale with which the paired probe stacks a pair's two problems."""
+
+
+def _bounded(a: np.ndarray) -> bool:
+    """Whether every entry of ``a`` is NaN or at most :data:`_PAIRED_BOUND` in magnitude.
+
+    Example:
+        >>> _bounded(np.array([np.nan, -1e59])), _bounded(np.array([np.inf]))
+        (True, False)
+    """
+    return bool((np.isnan(a) | (np.abs(a) <= _PAIRED_BOUND)).all())
 
 
 class _StackedProbe:
     """The replay rule of :func:`_probe_stacked`: a :class:`~asyncdp.privacy.stacked.Stacked` rule whose R step is
-    probed once per round for every block (block ``k``: ``probes[k]``, on runs ``k size .. (k + 1) size - 1``)."""
+    probed once per round for every block (block ``k``: ``probes[k]``, on runs ``k size .. (k + 1) size - 1``;
+    ``paired``: the first two blocks' draws alternate round by round)."""
 
-    def __init__(self, rule: Any, probes: list[AdditivityProbe], size: int, horizon: int) -> None:
-        self.rule, self.probes, self.size, self.horizon = rule, probes, size, horizon
+    def __init__(self, rule: Any, probes: list[AdditivityProbe], size: int, horizon: int, paired: bool = False
+                 ) -> None:
+        self.rule, self.probes, self.size, self.horizon, self.paired = rule, probes, size, horizon, paired
         self.z: list[dict[int, dict[str, np.ndarray]]] | None = None
         self.lead: tuple[int, ...] | None = None
+        self.recorded: Mapping[str, np.ndarray] | None = None  # paired: the runs' messages (_pair_losses)
+        self.unicast = False
+        self.points: np.ndarray | None = None  # paired: the pair's noise-free rounds' log-ratios per run and round
 
     def initial_state(self, runs: int) -> Any:
         return self.rule.initial_state(runs)
@@ -399,9 +464,31 @@ class _StackedProbe:
 
     def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
         mean = self.rule.message_means(state, t)
+        if self.recorded is not None:
+            self._pair_losses(mean, t)
         if any(p.finding is None for p in self.probes):
             self._probe(state, t, mean)
         return mean
+
+    def _pair_losses(self, mean: Mapping[str, np.ndarray], t: int) -> None:
+        """Round ``t`` of the checks that stand for the paired problems' losses (:func:`probe_pairs`): their noise-free
+        values bounded (else ``ValueError``), and each noise-free release's log-ratio under them
+        (``accounting.scheduled_replay._point_mass_ratio``, which raises what the pair's own replay raises there)
+        added to :attr:`points`."""
+        from accounting.scheduled_replay import _point_mass_ratio
+
+        assert self.recorded is not None and self.points is not None
+        n, noise = self.size, self.probes[0].noise
+        for name, y in self.recorded.items():
+            means = np.asarray(mean[name], dtype=float)
+            mu, mu_p = means[:n], means[n:2 * n]
+            if not (_bounded(mu) and _bounded(mu_p)):  # (a NaN value gives a NaN loss there, never an infinite one)
+                raise ValueError(f"round {t}, channel {name!r}: a noise-free value beyond the paired probe's bound")
+            if noise[name].scale(t) > 0:
+                continue
+            yt = y[:, t - 1]
+            self.points[:, t - 1] += _point_mass_ratio(yt, mu[:, :, None, :] if self.unicast else mu,
+                                                       mu_p[:, :, None, :] if self.unicast else mu_p, ~np.isnan(yt), t)
 
     def _blocks(self, state: Any) -> list[Any]:
         kind, inner = state
@@ -419,20 +506,22 @@ class _StackedProbe:
             dims = {r: [(c, alg.noise(r, c.name).dimension) for c in alg.noisy_channels()]
                     for r in range(1, self.horizon + 1)}  # (the channels and dimensions each round's draws ask)
             mechanisms = {c.mechanism for r in dims for c, _ in dims[r]}
-            if len(mechanisms) == 1:  # one generator call per block: the same stream as one call per draw
-                shapes = [(r, c.name, lead + (int(d),)) for r in dims for c, d in dims[r]]
-                sizes = [int(np.prod(shape)) for _, _, shape in shapes]
+            # every draw in the order of the replays one after another: (block, round, channel, mechanism, shape)
+            first = 2 if self.paired else 0
+            order = [(k, r, c.name, c.mechanism, lead + (int(d),)) for r in dims for k in range(first)
+                     for c, d in dims[r]]
+            order += [(k, r, c.name, c.mechanism, lead + (int(d),)) for k in range(first, len(self.probes))
+                      for r in dims for c, d in dims[r]]
+            self.z = [{r: {} for r in dims} for _ in self.probes]
+            if len(mechanisms) == 1:  # one generator call: the same stream as one call per draw
+                sizes = [int(np.prod(shape)) for *_, shape in order]
                 ends = np.cumsum(sizes).tolist()
-                self.z = []
-                for _ in self.probes:
-                    flat = draw(next(iter(mechanisms)), (ends[-1] if ends else 0,))
-                    block: dict[int, dict[str, np.ndarray]] = {r: {} for r in dims}
-                    for (r, name, shape), end, size in zip(shapes, ends, sizes):
-                        block[r][name] = flat[end - size:end].reshape(shape)
-                    self.z.append(block)
+                flat = draw(next(iter(mechanisms)), (ends[-1] if ends else 0,))
+                for (k, r, name, _, shape), end, size in zip(order, ends, sizes):
+                    self.z[k][r][name] = flat[end - size:end].reshape(shape)
             else:
-                self.z = [{r: {c.name: draw(c.mechanism, lead + (int(d),)) for c, d in dims[r]} for r in dims}
-                          for _ in self.probes]
+                for k, r, name, mechanism, shape in order:
+                    self.z[k][r][name] = draw(mechanism, shape)
         if lead != self.lead or lead[:1] != (n,):
             raise ValueError("the state's lead axes changed between rounds")
         assert self.z is not None

@@ -218,8 +218,6 @@ class CandidateRuns:
         spare: by their keys, the losses of candidates evaluated ahead of the step that uses them (in a
             replay stacked with another step's candidates), kept apart from ``known`` until that step reads them
             (a step the check does not reach leaves nothing in ``known``).
-        ahead: ``(key, candidate)`` of such candidates, for the next stacked replay of the same runs and pins
-            to take along (their losses then go to ``spare``).
         memo: what the search derives from these runs more than once (e.g. its kinked pairs), by what it is.
     """
 
@@ -237,7 +235,6 @@ class CandidateRuns:
         self.kinked: dict[Any, Any] = {}
         self.transcripts: dict[Any, dict[str, np.ndarray]] = {}
         self.spare: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
-        self.ahead: list[tuple[Any, Any]] = []
         self.memo: dict[Any, Any] = {}
 
     def transcript(self, key: Any, count: int) -> dict[str, np.ndarray] | None:

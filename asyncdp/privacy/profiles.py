@@ -235,6 +235,20 @@ def _batch(schedules: Any) -> Any:
     return got
 
 
+def _pair_rules(alg: Any, p: Scenario, q: Scenario) -> Any:
+    """The replay rules of ``p`` and ``q`` with both problems' steps taken at once
+    (:class:`~asyncdp.privacy.stacked.PairRules`: each problem's runs get what its own rule computes) when they
+    share the domain and the initial points and their cost families stack, else ``None``."""
+    from .stacked import PairRules, StackedCosts
+
+    x0 = p.initial_points()
+    costs = StackedCosts([p.problem.costs, q.problem.costs], 1)
+    if p.problem.domain is q.problem.domain and np.array_equal(x0, q.initial_points()) and (
+            costs._linear is not None or costs._kinked is not None or costs._groups is not None):
+        return PairRules(alg, p.problem, q.problem, x0)
+    return None
+
+
 def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, *, confidence: float, seed: int,
                            mu: float | None = None, pilot: EngineRuns | None = None) -> Any:
     """A certified lower bound on the pair's ``delta(epsilon)`` by importance sampling on realized schedules.
@@ -294,23 +308,35 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
     if ctx.focus is not None:
         rounds = np.zeros(p.horizon, dtype=bool)
         rounds[ctx.focus] = True
-    rule = AlgorithmChannelRule(alg, p.problem, p.initial_points())
-    rule_q = AlgorithmChannelRule(alg, q.problem, q.initial_points())
+    paired = _pair_rules(alg, p, q)
     eps = ctx.epsilon_claimed
+
+    def tilted(messages: Any, schedules: Any, **kwargs: Any) -> Any:
+        """The tilted transcripts, both problems' steps at once where they stack; where that replay fails other than
+        by the accounting's own error, replayed with each problem's own rule (which raises what it raises)."""
+        if paired is not None:
+            try:
+                return tilted_scheduled_transcripts(messages, schedules, noise, paired.p, paired.q, **kwargs)
+            except AccountingError:
+                raise
+            except Exception:  # noqa: BLE001 - each problem's own rule below
+                pass
+        return tilted_scheduled_transcripts(messages, schedules, noise,
+                                            AlgorithmChannelRule(alg, p.problem, p.initial_points()),
+                                            AlgorithmChannelRule(alg, q.problem, q.initial_points()), **kwargs)
+
     try:
         if (mu is None or not mu > 0) and pilot is not None:
             k = min(32, pilot.runs)
             if k >= 2:
-                plain = tilted_scheduled_transcripts({c: m[:k] for c, m in pilot.messages.items()},
-                                                     _batch(pilot.schedules[:k]), noise, rule, rule_q, epsilon=eps,
-                                                     mu_bound=1.0, seed=seed + 1, tilt=0.0, rounds=rounds)
+                plain = tilted({c: m[:k] for c, m in pilot.messages.items()}, _batch(pilot.schedules[:k]),
+                               epsilon=eps, mu_bound=1.0, seed=seed + 1, tilt=0.0, rounds=rounds)
                 mu = float(np.median(plain.realized_mu))
         if mu is None or not mu > 0:
             mu = accountant_mu(ctx, p)
         if mu is None or not mu > 0:
             return None, "importance sampling: no finite Gaussian mu to set the tilt"
-        t = tilted_scheduled_transcripts(runs.messages, _batch(runs.schedules), noise, rule, rule_q, epsilon=eps,
-                                         mu_bound=mu, seed=seed, rounds=rounds)
+        t = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=mu, seed=seed, rounds=rounds)
         return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:
         return None, f"importance sampling: {exc}"

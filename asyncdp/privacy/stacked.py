@@ -31,6 +31,9 @@ second one's step takes both); consecutive groups of candidates of different
 kinds (a kinked pair's linear and kinked costs) each stack on their own
 (:func:`_groups`); and candidates may be evaluated on different numbers of
 runs, each on its own first ones (``size`` per candidate, :func:`bounds`).
+:class:`PairRules` is :class:`Paired` for one pair's two problems, built anew
+for each replay's number of runs (the worst pair's tilted transcripts,
+:func:`asyncdp.privacy.profiles.scheduled_tilted_bound`).
 
 Example:
     >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
@@ -42,7 +45,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,7 +55,7 @@ from accounting.scheduled_replay import dense_round
 from ..problems.finite import all_finite
 
 __all__ = ["bounds", "Tiled", "Blocks", "Unstackable", "LinearCosts", "StackedCosts", "StackedProblem", "Stacked", "Paired",
-           "same_algorithm"]
+           "PairRules", "same_algorithm"]
 
 
 def bounds(size: int | Sequence[int], count: int) -> list[int]:
@@ -205,6 +207,8 @@ class LinearCosts:
         base: the base family.
         index: the changed agent, or the changed round.
         gradient: ``g``.
+        finite: ``True`` when the caller has checked that every entry of ``gradient`` is finite (e.g. for many
+            candidates at once, :meth:`finite_rows`), else ``None`` (checked here).
 
     Example:
         >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
@@ -215,17 +219,32 @@ class LinearCosts:
 
     __slots__ = ("family_class", "base", "index", "gradient", "_built")
 
-    def __init__(self, family_class: type, base: Any, index: int, gradient: Any) -> None:
+    def __init__(self, family_class: type, base: Any, index: int, gradient: Any, finite: bool | None = None) -> None:
         self.family_class, self.base, self.index = family_class, base, index
         self.gradient = np.array(gradient, dtype=float)
         self._built: Any = None
         fine = _structure_fine(family_class, base, index)
-        # a finite sum means finite entries (a NaN or an infinite entry makes it NaN or infinite); a sum that
-        # overflows only builds the family, which checks the entries itself
-        fine = fine and self.gradient.shape == (base.dim,) and math.isfinite(
-            sum(self.gradient.tolist()) if self.gradient.size <= 64 else float(self.gradient.sum()))
+        fine = fine and self.gradient.shape == (base.dim,) and (
+            finite is True or bool(np.isfinite(self.gradient).all()))
         if not fine:
             self.family()  # what the family raises
+
+    @staticmethod
+    def finite_rows(gradients: Sequence[Any], dim: int) -> list[bool] | None:
+        """Per gradient, whether every entry is finite (one check for all of them: the ``finite`` argument of
+        their :class:`LinearCosts`), or ``None`` when they are not all float vectors of length ``dim``.
+
+        Example:
+            >>> LinearCosts.finite_rows([[1.0, 2.0], [np.inf, 0.0]], 2)
+            [True, False]
+        """
+        try:
+            rows = np.array(gradients, dtype=float)
+        except (TypeError, ValueError):
+            return None
+        if rows.ndim != 2 or rows.shape[1] != dim:
+            return None
+        return np.isfinite(rows).all(axis=1).tolist()
 
     def family(self) -> Any:
         """The family (built on the first call)."""
@@ -633,8 +652,8 @@ class StackedCosts:
         try:
             for start, stop, stack in self._groups:
                 ak, xk = (a[b[start]:b[stop]] if per_run else a), xx[b[start]:b[stop]]
-                if stack is None:
-                    got = np.asarray(self._costs[start].gradient(ak, xk, **kwargs), dtype=float)
+                if stack is None:  # (only this candidate's family is built)
+                    got = np.asarray(_family(self._given[start]).gradient(ak, xk, **kwargs), dtype=float)
                 elif isinstance(stack, _KinkedStack):
                     got = None if per_run else stack.gradient(ak, xk, kwargs)
                 else:
@@ -869,6 +888,69 @@ class Paired:
         self.both, self.runs = both, runs
         self.last: _Box | None = None
         self.p, self.q = _Side(self, 0), _Side(self, 1)
+
+
+class _PairSide:
+    """One problem's rule of :class:`PairRules`: the :class:`Paired` side of the replay under way."""
+
+    def __init__(self, rules: PairRules, side: int) -> None:
+        self.rules, self.side = rules, side
+
+    def _current(self) -> _Side:
+        pair = self.rules.current
+        if pair is None:
+            raise ValueError("paired replay: the adjacent problem's state before the problem's")
+        return pair.p if self.side == 0 else pair.q
+
+    def initial_state(self, runs: int) -> Any:
+        if self.side == 0:  # a replay begins: both problems' rule for its runs
+            self.rules.current = self.rules.paired(runs)
+        return self._current().initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> dict[str, np.ndarray]:
+        return self._current().message_means(state, t)
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        return self._current().next_state(state, mixed, t)
+
+
+class PairRules:
+    """The rules of one pair's two problems (one algorithm, one domain, the same initial points) as one
+    :class:`Paired` rule, built anew for each replay's number of runs: :attr:`p` and :attr:`q` are the replay's
+    ``rule`` and ``rule_prime`` (:func:`accounting.scheduled_replay.scheduled_replay`), each step of the
+    algorithm taken once for both problems, each problem's runs getting what its own rule computes
+    (:class:`Paired`; the same call order, its states not arrays).
+
+    Args:
+        algorithm: the algorithm (bound).
+        problem, problem_prime: the two problems (their cost families stack, :class:`StackedCosts`).
+        x0: the initial points.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.problems.costs import LinearOverride
+        >>> from asyncdp.problems.problem import Problem
+        >>> sc = small_example()[0].scenario
+        >>> alg, costs, dom = sc.algorithm.bind(sc.problem), sc.problem.costs, sc.problem.domain
+        >>> rules = PairRules(alg, Problem(dom, LinearOverride(costs, 0, [1.0, 0.0])),
+        ...                   Problem(dom, LinearOverride(costs, 0, [-1.0, 0.0])), sc.initial_points())
+        >>> p, q = rules.p.initial_state(2), rules.q.initial_state(2)
+        >>> mixed = {"y": np.zeros((2, 3, 2))}
+        >>> p, q = rules.p.next_state(p, mixed, 1), rules.q.next_state(q, mixed, 1)
+        >>> rules.p.message_means(p, 2)["y"][0, 0].tolist() != rules.q.message_means(q, 2)["y"][0, 0].tolist()
+        True
+    """
+
+    def __init__(self, algorithm: Any, problem: Any, problem_prime: Any, x0: np.ndarray) -> None:
+        self.algorithm, self.problems, self.x0 = algorithm, (problem, problem_prime), x0
+        self.current: Paired | None = None
+        self.p, self.q = _PairSide(self, 0), _PairSide(self, 1)
+
+    def paired(self, runs: int) -> Paired:
+        """Both problems' :class:`Paired` rule on ``runs`` runs each."""
+        p, q = self.problems
+        both = Stacked(self.algorithm, [p.costs, q.costs], p.domain, lambda: list(self.problems), self.x0, runs)
+        return Paired(both, runs)
 
 
 def same_algorithm(a: Any, b: Any) -> bool:

@@ -125,7 +125,7 @@ from ..problems.online import LinearRound, OnlineLoss
 from ..problems.problem import Problem
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
-from .constructed import (CandidateCosts, CandidateRuns, Replays, constructed_replay, constructed_replays,
+from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
                           constructed_transcripts, stack_size)
 from .stacked import LinearCosts
 
@@ -391,12 +391,13 @@ class _Family:
         assert round_index is not None
         return round_scenarios(scenario, round_index, g, gp)
 
-    def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any
-                  ) -> CandidateCosts:
+    def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
+                  finite: tuple[bool | None, bool | None] = (None, None)) -> CandidateCosts:
         """The candidate by its cost families (:class:`~asyncdp.privacy.stacked.LinearCosts`: built only when a step
         needs more than their gradients and structure; its scenarios, :meth:`scenarios`, only when asked).
 
-        ``base`` is :func:`_bound_base` of ``scenario``.
+        ``base`` is :func:`_bound_base` of ``scenario``; ``finite``: the two gradients' ``finite`` arguments of
+        :class:`~asyncdp.privacy.stacked.LinearCosts` (:meth:`candidates`).
         """
         if self.agent is not None:
             kind, index = LinearOverride, self.agent
@@ -404,8 +405,22 @@ class _Family:
             assert round_index is not None
             kind, index = LinearRound, round_index
         costs = scenario.problem.costs
-        return CandidateCosts(base, LinearCosts(kind, costs, index, g), LinearCosts(kind, costs, index, gp),
+        return CandidateCosts(base, LinearCosts(kind, costs, index, g, finite[0]),
+                              LinearCosts(kind, costs, index, gp, finite[1]),
                               functools.partial(self.scenarios, scenario, round_index, g, gp))
+
+    def candidates(self, base: Scenario, scenario: Scenario, items: Sequence[tuple[int | None, Any, Any]]
+                   ) -> list[CandidateCosts]:
+        """:meth:`candidate` of each ``(round_index, g, g')``, in order: the same candidates, every gradient's
+        finiteness checked at once (a gradient that fails it is checked by its own
+        :class:`~asyncdp.privacy.stacked.LinearCosts`, which raises what its family raises, in the same order)."""
+        finite = LinearCosts.finite_rows([g for _, g, _ in items] + [gp for _, _, gp in items],
+                                         scenario.problem.costs.dim) if len(items) > 1 else None
+        if finite is None:
+            return [self.candidate(base, scenario, t0, g, gp) for t0, g, gp in items]
+        half = len(items)
+        return [self.candidate(base, scenario, t0, g, gp, (finite[k] or None, finite[half + k] or None))
+                for k, (t0, g, gp) in enumerate(items)]
 
     def rows(self, runs: EngineRuns, limit: int) -> list[int]:
         """The runs a candidate is evaluated on: the first ``limit`` (with distinct schedules when every agent is
@@ -444,6 +459,33 @@ class _Family:
             d = scale(u, 1 if self.cls.norm == "l1" else 2)
             return (None, None) if d is None else (0.5 * d, -0.5 * d)
         return scale(u), scale(v)
+
+    def scaled_rows(self, us: np.ndarray, vs: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """:meth:`scaled` of each row of ``us`` and ``vs`` (``(M, n)`` floats; ``None`` for a degenerate one): the
+        same values (each row's norm as :meth:`scaled` computes it, then every row scaled at once by the same
+        elementwise operations).
+
+        Example:
+            >>> from asyncdp.papers import GradientClass
+            >>> fam = _Family(GradientClass(2.0, "l2"), 0)
+            >>> rows = np.array([[3.0, 4.0], [0.0, 0.0]])
+            >>> [None if r is None else r[0].tolist() for r in fam.scaled_rows(rows, rows)]
+            [[1.2, 1.6], None]
+        """
+        difference = isinstance(self.cls, GradientClass) and self.cls.kind == "difference"
+        order = (1 if self.cls.norm == "l1" else 2) if difference else 2
+
+        def scale(a: np.ndarray) -> tuple[np.ndarray, list[bool]]:
+            norms = [math.sqrt(float(r.dot(r))) for r in a] if order == 2 else \
+                [float(np.linalg.norm(r, ord=order)) for r in a]
+            fine = [v >= 1e-6 for v in norms]
+            return self.cls.bound * a / np.array([v if f else 1.0 for v, f in zip(norms, fine)])[:, None], fine
+
+        d, fine = scale(us)
+        if difference:
+            return [(0.5 * d[i], -0.5 * d[i]) if fine[i] else None for i in range(len(fine))]
+        e, fine_v = scale(vs)
+        return [(d[i], e[i]) if fine[i] and fine_v[i] else None for i in range(len(fine))]
 
 
 def _family(scenario: Scenario, agent: int | None) -> _Family | None:
@@ -510,7 +552,7 @@ def _base_of(cand: CandidateRuns, scenario: Scenario) -> tuple[Scenario, Scenari
 
 def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
                   candidates: Sequence[tuple[str, int | None, Any, Any]], limit: int, objective: Any,
-                  focus: int | None, keep: Any = ()) -> list[CandidatePair]:
+                  focus: int | None, keep: Any = (), ahead: list[Any] | None = None) -> list[CandidatePair]:
     """:func:`_evaluate` of each candidate, in order, their replays stacked a group at a time
     (:func:`~asyncdp.privacy.constructed.constructed_replays`: the same losses, fewer replays). A candidate
     already evaluated on these runs (:attr:`~asyncdp.privacy.constructed.CandidateRuns.known`) or met earlier in
@@ -518,7 +560,9 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     is evaluated one candidate at a time, which raises what the failing candidate raises. ``keep``: the
     candidates (:func:`_key`) whose constructed transcripts on the first :data:`_KINKED_RUNS` rows are kept
     (:attr:`~asyncdp.privacy.constructed.CandidateRuns.transcripts`, from their stacked replay: the kinked pairs'
-    references, :func:`_kinked_references`, read them instead of replaying them again)."""
+    references, :func:`_kinked_references`, read them instead of replaying them again). ``ahead``: the later
+    steps' candidates the first stacked replay may take along (:func:`_riding`); the list is emptied once a replay
+    took them, or once their replay failed (they are then left to their own step)."""
     runs = cand.prefix(limit)
     size = stack_size(runs)
     base = _base_of(cand, scenario)[1]
@@ -533,8 +577,8 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     pending = list(todo.items())
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
-        cands = [fam.candidate(base, scenario, t0, g, gp) for _, (t0, g, gp) in group]
-        more = _riding(cand, fam, runs, len(group), size)
+        cands = fam.candidates(base, scenario, [item for _, item in group])
+        more = _riding(ahead, fam, runs, len(group), size)
         try:
             if more:  # each on its own first runs; pinned to its own agent where it has one (one pass settles each)
                 pins = None if all(e[2] is None for e in more) else \
@@ -546,7 +590,9 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
         except Exception:  # noqa: BLE001 - the candidates are then replayed one by one (and raise there)
             if not more:
                 continue
-            cand.ahead, more = [], []  # (left to their own step) this group alone, as without them
+            more = []  # (left to their own step) this group alone, as without them
+            assert ahead is not None
+            ahead.clear()
             try:
                 got = constructed_replays(runs, cands, fam.pinned(scenario))
             except Exception:  # noqa: BLE001 - as above
@@ -554,40 +600,49 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
         if more:
             for entry, known in zip(more, got[len(group):]):
                 cand.spare[entry[0]] = known
-            cand.ahead = []
+            assert ahead is not None
+            ahead.clear()
         for k, ((key, _), known) in enumerate(zip(group, got)):
             if key not in cand.known or cand.known[key][0].size < count:
                 cand.known[key] = known
-            if keep and key[2:] in keep and isinstance(got, Replays) and key not in cand.transcripts:
+            if keep and key[2:] in keep and key not in cand.transcripts:
                 cand.transcripts[key] = {c: m.copy() for c, m in got.transcript(k, _KINKED_RUNS).items()}
     many = getattr(objective, "many", None)
     if many is None or not candidates:
         return [_evaluate(fam, cand, scenario, label, t0, g, gp, limit, objective, focus)
                 for label, t0, g, gp in candidates]
-    got, scored, early = [], [], {}
-    for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
-        known = cand.known.get(key)  # (what _losses reads; it replays a candidate the stacked replays left out)
-        if known is not None and known[0].size >= count:
-            losses, per_round, rows = known[0][:count], known[1][:count], cand.rows[:count]
-        else:
-            losses, per_round, rows = _losses(fam, cand, scenario, t0, g, gp, limit)
-        got.append((losses, rows))
-        scored.append(losses if focus is None else per_round[:, focus])
-        # scored in turn, as one at a time (what is wrong is named in that order); a NaN makes the Python sum NaN
-        # (so does inf - inf: that row is then scored alone too, the same value)
-        if math.isnan(sum(scored[-1].tolist())):
-            early[k] = float(objective(scored[-1]))
-    scores = many(np.stack(scored))
-    return [_scored(fam, label, t0, g, gp, losses, rows, early.get(k, float(scores[k])))
-            for k, ((label, t0, g, gp), (losses, rows)) in enumerate(zip(candidates, got))]
+    rows = cand.rows[:count]
+    entries = [cand.known.get(key) for key in keys]  # (what _losses reads; it replays a candidate left out)
+    if all(e is not None and e[0].size >= count for e in entries):  # every candidate's losses at once
+        losses = np.stack([e[0][:count] for e in entries])  # type: ignore[index]
+        scored = losses if focus is None else np.stack([e[1][:count, focus] for e in entries])  # type: ignore[index]
+        # a row with a NaN is scored alone, in the candidates' order (what is wrong is named in that order)
+        early = {k: float(objective(scored[k])) for k in np.flatnonzero(np.isnan(scored).any(axis=1)).tolist()}
+    else:
+        each, parts, early = [], [], {}
+        for k, (key, (_, t0, g, gp)) in enumerate(zip(keys, candidates)):
+            e = cand.known.get(key)
+            one, per_round = (e[0][:count], e[1][:count]) if e is not None and e[0].size >= count else \
+                _losses(fam, cand, scenario, t0, g, gp, limit)[:2]
+            each.append(one)
+            parts.append(one if focus is None else per_round[:, focus])
+            if np.isnan(parts[-1]).any():  # scored in turn, as one at a time, before the next one is replayed
+                early[k] = float(objective(parts[-1]))
+        losses, scored = np.stack(each), np.stack(parts)
+    scores = many(scored).tolist()
+    best = losses.argmax(axis=1)  # each row's first largest loss (a NaN counts as largest), as np.argmax of the row
+    worst = losses[np.arange(len(candidates)), best].tolist()
+    return [CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
+                          tuple(np.asarray(gp, dtype=float).tolist()), worst[k], rows[r], t0, early.get(k, scores[k]))
+            for k, ((label, t0, g, gp), r) in enumerate(zip(candidates, best.tolist()))]
 
 
-def _riding(cand: CandidateRuns, fam: _Family, runs: EngineRuns, count: int, size: int) -> list[Any]:
-    """The later steps' candidates (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`: ``(key, candidate,
-    pinned agent or None, runs)``) that a stacked replay of ``count`` of ``fam``'s candidates on ``runs`` takes
-    along: all of them when they fit in the stack (``size``) and in the runs (each on its own first ones), those
-    with an agent of their own only when ``fam`` pins one agent (else none)."""
-    more = cand.ahead
+def _riding(ahead: Sequence[Any] | None, fam: _Family, runs: EngineRuns, count: int, size: int) -> list[Any]:
+    """The later steps' candidates (``ahead``: ``(key, candidate, pinned agent or None, runs)``, from
+    :func:`_kinked_ahead` or :func:`_others_ahead`) that a stacked replay of ``count`` of ``fam``'s candidates on
+    ``runs`` takes along: all of them when they fit in the stack (``size``) and in the runs (each on its own first
+    ones), those with an agent of their own only when ``fam`` pins one agent (else none)."""
+    more = ahead
     if not more or count + len(more) > size or any(e[3] > runs.runs for e in more):
         return []
     if any(e[2] is not None for e in more) and fam.agent is None:
@@ -745,7 +800,7 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
 def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
             objective: float) -> CandidatePair:
     """The evaluated candidate: its largest loss, the run that gave it, and its objective."""
-    k = int(losses.argmax()) if isinstance(losses, np.ndarray) else int(np.argmax(losses))
+    k = int(np.argmax(losses))
     return CandidatePair(label, fam.agent, tuple(np.asarray(g, dtype=float).tolist()),
                          tuple(np.asarray(gp, dtype=float).tolist()), float(losses[k]), rows[k], round_index, objective)
 
@@ -774,14 +829,14 @@ def _moves(fam: _Family, c: CandidatePair, step: float, label: Any, coordinates:
     u, v = _directions_of(fam, c)
     difference = isinstance(fam.cls, GradientClass) and fam.cls.kind == "difference"
     out: list[tuple[str, int | None, Any, Any]] = []
-    for which in ((0,) if difference else (0, 1)):
-        for k in (range(u.size) if coordinates is None else coordinates):
-            for sign in (1.0, -1.0):
-                uu, vv = u.copy(), v.copy()
-                (uu if which == 0 else vv)[k] += sign * step
-                g, gp = fam.scaled(uu, vv)
-                if g is not None and gp is not None:
-                    out.append((label(c.round_index), c.round_index, g, gp))
+    moved = [(which, k, sign) for which in ((0,) if difference else (0, 1))
+             for k in (range(u.size) if coordinates is None else coordinates) for sign in (1.0, -1.0)]
+    if moved:  # every move's directions, one row each (the moved entry plus +-step), scaled together
+        us, vs = np.tile(u, (len(moved), 1)), np.tile(v, (len(moved), 1))
+        for i, (which, k, sign) in enumerate(moved):
+            (us if which == 0 else vs)[i, k] += sign * step
+        name = label(c.round_index)
+        out.extend((name, c.round_index, *pair) for pair in fam.scaled_rows(us, vs) if pair is not None)
     if fam.rounds and c.round_index is not None:
         for t0 in (c.round_index - 1, c.round_index + 1):
             if t0 in fam.rounds:
@@ -792,7 +847,7 @@ def _moves(fam: _Family, c: CandidatePair, step: float, label: Any, coordinates:
 def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: int | None, *, examples: int = 30,
                  seed: int = 0,
                  max_runs: int = 8, start: Sequence[CandidatePair] = (), objective: Any = None,
-                 focus: int | None = None) -> CandidatePair:
+                 focus: int | None = None, ahead: list[Any] | None = None) -> CandidatePair:
     """A batched search for the pair of the class with the largest objective: draws, then a hill climb.
 
     Every candidate is evaluated on the same ``max_runs`` schedules, a batch of candidates at a time in one
@@ -842,6 +897,9 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
         start: candidates to start from, best first (the extremal pairs).
         objective: ``losses -> float`` (:func:`profile_objective`); default the largest loss.
         focus: a per-iteration claim's round (0-based) for the objective.
+        ahead: candidates a later step of the check evaluates on these runs (``(key, candidate, pinned agent or
+            None, runs)``: ``_kinked_ahead``, ``_others_ahead``), taken along by the first stacked replay they fit
+            in, their losses kept in ``runs.spare``; the list is emptied then.
 
     Returns:
         The best :class:`CandidatePair` found: a start (its own label, its objective on these runs), or a pair
@@ -895,18 +953,29 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
     starts = [(c.label, c.round_index, np.asarray(c.gradient, dtype=float), np.asarray(c.gradient_prime, dtype=float))
               for c in start[:SEARCH_STARTS]]
     found: dict[Any, CandidatePair] = {}  # every candidate evaluated, by key, in the order first met
+    ranks: list[tuple[float, float, int]] = []  # their sort keys in best(), in that order
     steps: dict[Any, float] = {}
 
     def evaluate(batch: list[tuple[str, int | None, Any, Any]]) -> list[CandidatePair]:
-        got = _evaluate_all(fam, runs, scenario, batch, max_runs, score, focus)  # type: ignore[arg-type]
+        got = _evaluate_all(fam, runs, scenario, batch, max_runs, score, focus,  # type: ignore[arg-type]
+                            ahead=ahead)
         for c in got:
-            found.setdefault(_key(c.round_index, c.gradient, c.gradient_prime), c)
+            key = _key(c.round_index, c.gradient, c.gradient_prime)
+            if key not in found:
+                found[key] = c
+                rank = _rank(c)
+                ranks.append((-rank[0], -rank[1], len(ranks)))
         return got
 
     def best(pool: Sequence[CandidatePair], count: int) -> list[CandidatePair]:
-        ranks = [_rank(c) for c in pool]
-        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranks[i][0], -ranks[i][1], i))
+        ranked = [_rank(c) for c in pool]
+        order = heapq.nsmallest(count, range(len(pool)), key=lambda i: (-ranked[i][0], -ranked[i][1], i))
         return [pool[i] for i in order]
+
+    def best_found(count: int) -> list[CandidatePair]:
+        """``best(list(found.values()), count)``, from the kept sort keys."""
+        pool = list(found.values())
+        return [pool[i] for _, _, i in heapq.nsmallest(count, ranks)]
 
     points = best(evaluate(starts), CLIMB_POINTS)
     batch = list(drawn)
@@ -929,8 +998,8 @@ def search_pairs(runs: EngineRuns | CandidateRuns, scenario: Scenario, agent: in
             else:
                 steps[key] = steps[key] / 4.0
         batch = []
-        points = best(list(found.values()), CLIMB_POINTS)
-    ranked = best(list(found.values()), 1)
+        points = best_found(CLIMB_POINTS)
+    ranked = best_found(1)
     if not ranked:
         return CandidatePair(named(fam.rounds[0] if fam.rounds else None, "drawn"), agent, (0.0,) * n, (0.0,) * n,
                              -math.inf, None, fam.rounds[0] if fam.rounds else None, -math.inf)
@@ -1058,20 +1127,18 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     best = scored[0]
     failed = None
     if ctx.options.search_examples > 0 and math.isfinite(best.loss):  # nothing beats an infinite loss
-        _kinked_ahead(ctx, fam, evaluated, scenario)
-        if agent is not None:
+        ahead = _kinked_ahead(ctx, fam, evaluated, scenario) if agent is None else \
             _others_ahead(ctx, fam, evaluated, scenario, best)
         try:
             found = search_pairs(evaluated, scenario, agent, examples=ctx.options.search_examples, seed=ctx.options.seed,
                                  max_runs=min(_CANDIDATE_RUNS, 8), start=scored, objective=objective,
-                                 focus=ctx.focus)
+                                 focus=ctx.focus, ahead=ahead)
         except AccountingError as exc:  # the extremal pairs stay checked: their witness is kept
             failed = (f"worst-case search: the search beyond the extremal pairs cannot replay a candidate: {exc}; "
                       "only the extremal pairs are checked")
         else:
             if (found.objective, found.loss) > (best.objective, best.loss):
                 best = found
-        evaluated.ahead = []
     other = None
     if agent is not None and not _refutes(ctx, runs, best, scenario):
         try:
@@ -1298,28 +1365,19 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if fam.agent is None or not isinstance(cls, GradientClass):
         return None
     memo = ("kinked pairs", fam.agent, id(fam.cls), id(scenario))  # (of the kept references: the same every time)
-    got = evaluated.memo.get(memo)
-    if got is not None and got[0] is scenario and got[2] is fam.cls:
-        return list(got[1])
+    got = _memoized(evaluated, memo, fam, scenario)
+    if got is not None:
+        return got
     agent = fam.agent
     runs = evaluated.prefix(_KINKED_RUNS)
     n = scenario.problem.dim
     scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
     refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
     user, base = _base_of(evaluated, scenario)
-    references = _kinked_references(fam, scenario)
-    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
-    kept = built is not None
-    if built is None and kept_only:
-        return None
+    built, kept = _reference_transcripts(fam, evaluated, scenario, _kinked_references(fam, scenario), agent,
+                                         kept_only)
     if built is None:
-        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
-        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-            built = constructed_transcripts(runs, linear, agent) if stack_size(runs) >= len(linear) else None
-        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-            built = None
-        if built is None:
-            built = [constructed_replay(runs, c.scenarios()[0], None, agent)[0] for c in linear]
+        return None
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
     costs = scenario.problem.costs
     alg = base.algorithm
@@ -1338,6 +1396,43 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if kept:
         evaluated.memo[memo] = (scenario, found, fam.cls)
     return list(found)
+
+
+def _memoized(evaluated: CandidateRuns, memo: Any, fam: _Family, scenario: Scenario) -> list[Any] | None:
+    """The kinked pairs kept under ``memo`` in ``evaluated.memo`` for ``scenario`` and ``fam``'s class (a copy
+    of the list), or ``None``."""
+    got = evaluated.memo.get(memo)
+    if got is not None and got[0] is scenario and got[2] is fam.cls:
+        return list(got[1])
+    return None
+
+
+def _reference_transcripts(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
+                           references: Sequence[tuple[int | None, Any, Any]], pinned: Any, kept_only: bool = False
+                           ) -> tuple[list[dict[str, np.ndarray]] | None, bool]:
+    """The kinked pairs' references' constructed transcripts on the first :data:`_KINKED_RUNS` rows, and whether
+    the extremal evaluation kept them (:func:`_kept_transcripts`). Else they are replayed (``pinned``: the
+    agent, or the pinned agents) in one stacked replay, or one at a time where they cannot be (which raises what
+    a reference raises); with ``kept_only``, ``(None, False)`` instead.
+
+    Raises:
+        AccountingError: a reference's construction does not settle, or its replay fails.
+    """
+    runs = evaluated.prefix(_KINKED_RUNS)
+    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
+    if built is not None:
+        return built, True
+    if kept_only:
+        return None, False
+    base = _base_of(evaluated, scenario)[1]
+    linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
+    try:  # one stacked replay
+        got = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
+    except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
+        got = None
+    if got is None:
+        got = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
+    return got, False
 
 
 def _kinked_references(fam: _Family, scenario: Scenario, changed_round: int | None = None
@@ -1403,22 +1498,22 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     _record_kinked(evaluated, found, fam.pinned(scenario))
 
 
-def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> None:
+def _kinked_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario) -> list[Any]:
     """Under a round class, the kinked pairs the lemma's check may evaluate after the search
-    (:func:`_evaluate_kinked_rounds`), offered to the search's next stacked replay
-    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`) when it replays the same runs (every schedule the
+    (:func:`_evaluate_kinked_rounds`), offered to the search's next stacked replay (:func:`search_pairs`'
+    ``ahead``, ``[]`` when none is) when it replays the same runs (every schedule the
     kinked pairs are evaluated on is one the search's candidates are: at most :data:`_KINKED_RUNS` distinct ones,
     e.g. lockstep runs) and the references' transcripts were kept: their losses go to
     :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where that check reads them."""
     if fam.agent is not None or ctx.sensitivity is None or \
             evaluated.prefix(_KINKED_RUNS).runs != evaluated.prefix(min(_CANDIDATE_RUNS, 8)).runs:
-        return
+        return []
     try:
         found = _kinked_round_candidates(fam, evaluated, scenario, getattr(ctx, "changed_round", None), kept_only=True)
     except Exception:  # noqa: BLE001 - left to the check's own step (which raises what it raises)
         found = None
     rows = evaluated.prefix(_KINKED_RUNS).runs
-    evaluated.ahead = [(key, c, None, rows) for key, _, c in found or []]
+    return [(key, c, None, rows) for key, _, c in found or []]
 
 
 def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenario, changed_round: int | None,
@@ -1437,9 +1532,9 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
     if not isinstance(costs, OnlineLoss) or blocks is None:
         return None
     memo = ("kinked round pairs", id(fam.cls), id(scenario), changed_round)  # (of the kept references: the same)
-    got = evaluated.memo.get(memo)
-    if got is not None and got[0] is scenario and got[2] is fam.cls:
-        return list(got[1])
+    got = _memoized(evaluated, memo, fam, scenario)
+    if got is not None:
+        return got
     n = scenario.problem.dim
     axes = list(range(min(n, _KINKED_AXES)))
     owners = {k: next(i for i, b in enumerate(blocks) if k in np.asarray(b).tolist()) for k in axes}
@@ -1453,18 +1548,9 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
     bound = fam.cls.bound
     pinned = fam.pinned(scenario)
     user, base = _base_of(evaluated, scenario)
-    built = _kept_transcripts(fam, evaluated, scenario, references, runs.runs)
-    kept = built is not None
-    if built is None and kept_only:
-        return None
+    built, kept = _reference_transcripts(fam, evaluated, scenario, references, pinned, kept_only)
     if built is None:
-        linear = [fam.candidate(base, scenario, t0, g, gp) for t0, g, gp in references]
-        try:  # the references' transcripts in one stacked replay (one at a time where they cannot be)
-            built = constructed_transcripts(runs, linear, pinned) if stack_size(runs) >= len(linear) > 1 else None
-        except Exception:  # noqa: BLE001 - replayed one at a time below, which raises what a reference raises
-            built = None
-        if built is None:
-            built = [constructed_replay(runs, c.scenarios()[0], None, pinned)[0] for c in linear]
+        return None
     pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
     pairs = pairs[:MAX_KINKED_PAIRS]
     alg = base.algorithm
@@ -1631,11 +1717,11 @@ def _other_agent_todo(fams: Sequence[_Family], extremes: Sequence[Sequence[tuple
     return todo
 
 
-def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario, best: CandidatePair) -> None:
+def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Scenario, best: CandidatePair
+                  ) -> list[Any]:
     """Under a one-agent class, the other agents' extremal pairs (:func:`_other_agents`) and the kinked pairs
-    (:func:`_kinked_candidates`), offered to the search's next stacked replay
-    (:attr:`~asyncdp.privacy.constructed.CandidateRuns.ahead`, each on its own first :data:`_OTHER_AGENT_RUNS`
-    runs, pinned to its own agent) when the check would evaluate them after the search as far as the extremal
+    (:func:`_kinked_candidates`), offered to the search's next stacked replay (:func:`search_pairs`' ``ahead``,
+    ``[]`` when none is; each on its own first :data:`_OTHER_AGENT_RUNS` runs, pinned to its own agent) when the check would evaluate them after the search as far as the extremal
     pairs tell (the best of them does not refute the claim: a search that finds a pair that does leaves their
     losses unused) and one construction pass settles every agent's transcripts (the stack pins each run's own
     agent). Their losses go to :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where those steps read
@@ -1644,7 +1730,7 @@ def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Sc
 
     agent = fam.agent
     if agent is None or _KINKED_RUNS != _OTHER_AGENT_RUNS or _refutes(ctx, ctx.engine_runs(0), best, scenario):
-        return
+        return []
     fams = [_Family(fam.cls, j) for j in other_agents(scenario.problem.num_agents, agent)]
     todo = _other_agent_todo(fams, [f.extremes(scenario, None) for f in fams], evaluated, scenario)
     base = _base_of(evaluated, scenario)[1]
@@ -1657,10 +1743,10 @@ def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Sc
         entries += [(key, c, agent, rows) for key, _, c in kinked]
         runs = evaluated.prefix(min(_CANDIDATE_RUNS, 8))
         if not entries or any(_one_pass(runs, base, j) != "settled" for j in {agent, *(e[2] for e in entries)}):
-            return
+            return []
     except Exception:  # noqa: BLE001 - left to the check's own steps (which raise what they raise)
-        return
-    evaluated.ahead = entries
+        return []
+    return entries
 
 
 _PROBE_RUNS = 2

@@ -424,8 +424,9 @@ def test_an_undefined_replay_loss_is_a_doubt_not_a_loss_of_zero():
 @pytest.mark.parametrize("lazy", [False, True])
 @pytest.mark.parametrize("rule, fold_at", [(Huang2015, None), (FoldOnAxis, 3), (FoldOnAxis, 1), (XorSign, None)])
 def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds(monkeypatch, rule, fold_at, lazy):
-    """probe_pairs replays the scenarios after the first pair in one stacked replay: the same finding (the same
-    release, the same standard noise ``z`` in its sentence) as replaying them one at a time, and it is used; a
+    """probe_pairs replays the first pair's two problems and the scenarios after it in one stacked replay (every
+    channel is noisy in every round): the same finding (the same release, the same standard noise ``z`` in its
+    sentence; the user's pair's own finding under XorSign) as replaying them one at a time, and it is used; a
     scenario may be given by its cost family (``lazy``: a CandidateCosts, as the worst-case search gives them)."""
     from asyncdp.privacy import additivity
     from asyncdp.privacy import worst_case as wc
@@ -446,15 +447,15 @@ def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds
     stacked_calls = []
     real = additivity._probe_stacked
 
-    def spy(*args: Any) -> Any:
+    def spy(*args: Any, **kwargs: Any) -> Any:
         stacked_calls.append(len(args[1]))
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(additivity, "_probe_stacked", spy)
     stacked = additivity.probe_pairs(runs, pairs, alg, 5)
-    assert stacked_calls == ([] if rule is XorSign else [len(gradients)])
+    assert stacked_calls == [2 + len(gradients)]  # the user's pair's two problems, then the others
 
-    def refuse(*args: Any) -> Any:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("one at a time")
 
     monkeypatch.setattr(additivity, "_probe_stacked", refuse)
@@ -469,3 +470,104 @@ def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds
         assert stacked is None
     else:
         assert stacked is not None and f"pair g{fold_at - 1}, its scenario" in stacked and "z = " in stacked
+
+
+@pytest.mark.parametrize("side", ["scenario", "adjacent"])
+def test_the_stacked_probe_of_a_pair_finds_what_its_own_replay_of_both_problems_finds(monkeypatch, side):
+    """The first pair's two problems, stacked with the scenarios after it (their draws alternating round by round
+    as one replay of both draws them): the finding of the problem that misuses its noise (FoldOnAxis under a
+    linear cost along +e_0, here only under ``side``'s problem) is the one the pair's own replay gives, the same
+    release and the same standard noise in its sentence."""
+    from asyncdp.privacy import additivity
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, _ = _pair(FoldOnAxis)
+    alg = sc.algorithm.bind(sc.problem)
+    c2 = alg.gradient_bound if alg.gradient_bound is not None else alg._require_bound()[0]
+    g = [c2, 0.0] if side == "scenario" else [-c2, 0.0]
+    p, q = candidate_scenarios(sc, 0, g, [-v for v in g])
+    others = [(f"g{k}", candidate_scenarios(sc, 0, h, [-v for v in h])[0], None)
+              for k, h in enumerate([[0.0, c2], [0.0, -c2], [c2 / 2, c2 / 2]])]
+    pairs: list[Any] = [("worst", p, q), *others]
+    runs = run_engine(sc, 2, seed=4)
+    calls = []
+    real = additivity._probe_stacked
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("paired", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(additivity, "_probe_stacked", spy)
+    stacked = additivity.probe_pairs(runs, pairs, alg, 7)
+    assert calls == [True]
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("one at a time")
+
+    monkeypatch.setattr(additivity, "_probe_stacked", refuse)
+    own = additivity.probe_pairs(runs, pairs, alg, 7)
+    assert own is not None and f"pair worst, its {side}" in own and "z = " in own
+    assert stacked == own
+
+
+@dataclass(frozen=True)
+class QuietRound(Huang2015):
+    """Huang2015 whose round-3 releases carry no noise (scale 0): noise-free values of the private costs."""
+
+    name: ClassVar[str] = "huang2015-quiet-round-test"
+
+    def noise_scale(self, t: int) -> float:
+        return 0.0 if t == 3 else super().noise_scale(t)
+
+
+@pytest.mark.parametrize("which", ["user", "linear"])
+def test_a_pair_with_noise_free_releases_is_probed_as_its_own_replay_probes_it(monkeypatch, which):
+    """With a noise-free round, the pair's own replay (which computes its losses) fails when a recorded noise-free
+    release equals neither problem's value (a linear pair of the class: agent 0's round-3 release differs from
+    both) and not when it equals one of them (the user's pair): probe_pairs raises the same error, or gives the
+    same finding, with the pair stacked as one at a time; the stacked replay is kept where it decides alike."""
+    from accounting.errors import AccountingError
+    from asyncdp.privacy import additivity
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, adj = _pair(QuietRound)
+    alg = sc.algorithm.bind(sc.problem)
+    c2 = alg.gradient_bound if alg.gradient_bound is not None else alg._require_bound()[0]
+    first = (sc, adj) if which == "user" else candidate_scenarios(sc, 0, [c2, 0.0], [-c2, 0.0])
+    others = [(f"g{k}", candidate_scenarios(sc, 0, h, [-v for v in h])[0], None)
+              for k, h in enumerate([[0.0, c2], [0.0, -c2], [c2 / 2, c2 / 2]])]
+    pairs: list[Any] = [("first", *first), *others]
+    runs = run_engine(sc, 2, seed=6)
+    outcome = []
+    real = additivity._probe_stacked
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        try:
+            got = real(*args, **kwargs)
+        except Exception as exc:
+            outcome.append((kwargs.get("paired", False), type(exc).__name__))
+            raise
+        outcome.append((kwargs.get("paired", False), "returned"))
+        return got
+
+    def run() -> Any:
+        try:
+            return additivity.probe_pairs(runs, pairs, alg, 3)
+        except AccountingError as exc:
+            return f"raised: {exc}"
+
+    monkeypatch.setattr(additivity, "_probe_stacked", spy)
+    stacked = run()
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("one at a time")
+
+    monkeypatch.setattr(additivity, "_probe_stacked", refuse)
+    assert stacked == run()
+    if which == "linear":
+        assert isinstance(stacked, str) and stacked.startswith("raised: round 3 is noise-free")
+        assert outcome == [(True, "AccountingError")]  # the pair's own replay then raised it
+    else:
+        assert outcome == [(True, "returned")]

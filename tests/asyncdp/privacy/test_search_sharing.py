@@ -225,10 +225,10 @@ def test_kinked_round_pairs_taken_along_by_a_search_batch_record_what_their_own_
     assert shared.prefix(wc._KINKED_RUNS).runs == shared.prefix(8).runs  # one distinct schedule
     found = wc._kinked_round_candidates(fam, shared, sc, None, kept_only=True)
     assert found
-    shared.ahead = [(key, c, None, shared.prefix(wc._KINKED_RUNS).runs) for key, _, c in found]
+    ahead = [(key, c, None, shared.prefix(wc._KINKED_RUNS).runs) for key, _, c in found]
     batch = [("x", t0, 0.5 * g, -0.25 * gp) for _, t0, g, gp in fam.extremes(sc, None)[:6]]
-    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None)
-    assert not shared.ahead and set(shared.spare) == {key for key, _, _ in found}
+    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
+    assert not ahead and set(shared.spare) == {key for key, _, _ in found}
     monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
     wc._evaluate_kinked(fam, shared, sc)
     monkeypatch.undo()
@@ -284,12 +284,12 @@ def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_th
 
     shared, best = prepared()
     assert ctx.sensitivity is not None and not wc._refutes(ctx, runs, best, sc)
-    wc._others_ahead(ctx, fam, shared, sc, best)
-    riding = {e[0] for e in shared.ahead}
+    ahead = wc._others_ahead(ctx, fam, shared, sc, best)
+    riding = {e[0] for e in ahead}
     assert len(riding) == sum(map(len, extremes)) + len(wc._kinked_candidates(fam, shared, sc, kept_only=True))
     batch = [("x", None, 0.5 * g, -0.25 * gp) for _, _, g, gp in fam.extremes(sc, None)[:6]]
-    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None)
-    assert not shared.ahead and set(shared.spare) == riding
+    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
+    assert not ahead and set(shared.spare) == riding
     monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: pytest.fail("replayed again"))
     monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("replayed again"))
     wc._stack_other_agents(fams, extremes, shared, sc)

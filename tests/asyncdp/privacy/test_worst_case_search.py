@@ -15,6 +15,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import asyncdp.privacy.worst_case as wc
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
@@ -61,9 +63,9 @@ def test_the_draws_follow_the_check_seed(monkeypatch):
     evaluate_all = wc._evaluate_all
     drawn: list = []
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn[-1].extend(np.concatenate([c[2], c[3]]).tolist() for c in candidates if c[0] == "search: drawn")
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     for seed in (0, 0, 1):
@@ -82,9 +84,9 @@ def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_re
     drawn = []
     evaluate_all = wc._evaluate_all
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn.extend(c for c in candidates if c[0] == "search: drawn")
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     found = wc.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
@@ -316,7 +318,8 @@ def test_linear_costs_reject_what_their_family_rejects():
                 LinearOverride(base, agent, g)
             with pytest.raises(ProblemError):
                 LinearCosts(LinearOverride, base, agent, g)
-        assert LinearCosts(LinearOverride, base, 1, [1e308, 1e308])._built is not None  # its sum overflows: built
+        LinearOverride(base, 1, [1e308, 1e308])  # finite entries (whose sum overflows): accepted, not built
+        assert LinearCosts(LinearOverride, base, 1, [1e308, 1e308])._built is None
         assert LinearCosts(LinearOverride, base, 1, [1.0, -2.0])._built is None
     loss = DPSDAC.example_scenario().problem.costs
     with pytest.raises(ProblemError):
@@ -361,9 +364,9 @@ def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monk
     moved = []
     evaluate_all = wc._evaluate_all
 
-    def spy(fam, cand, scenario, candidates, *args):
+    def spy(fam, cand, scenario, candidates, *args, **kwargs):
         moved.append(sum(1 for c in candidates if c[0] == "search: hill climb"))
-        return evaluate_all(fam, cand, scenario, candidates, *args)
+        return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
     monkeypatch.setattr(wc, "_evaluate_all", spy)
     fam = wc._family(sc, 0)
@@ -473,3 +476,43 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
         witness, _ = got
         assert witness["ratio"] == want[0] and witness["round"] == want[2]
         assert witness["gradient"] == np.frombuffer(want[1][3]).tolist()
+
+
+@pytest.mark.parametrize("focus", [None, 2])
+@pytest.mark.parametrize("gaussian", [False, True], ids=["largest-loss", "profile"])
+def test_candidates_scored_together_are_each_scored_as_alone(focus, gaussian):
+    """_evaluate_all scores a batch's candidates at once (their losses read together, every objective and largest
+    loss computed for all of them): each CandidatePair equals _evaluate's of that candidate on its own runs, a
+    candidate repeated in the batch included."""
+    sc, ctx = _case()
+    fam = wc._family(sc, 0)
+    objective = wc._Objective(0.5, 1e-3 if gaussian else 0.0, gaussian)
+    chosen = fam.extremes(sc, None)[:5]
+    chosen = chosen + [("again", *chosen[1][1:])] + [("drawn", None, 0.3 * chosen[0][2], -0.7 * chosen[2][3])]
+    runs = ctx.engine_runs(0)
+    together = wc._evaluate_all(fam, CandidateRuns(runs, range(6)), sc, chosen, 6, objective, focus)
+    alone = [wc._evaluate(fam, CandidateRuns(runs, range(6)), sc, label, t0, g, gp, 6, objective, focus)
+             for label, t0, g, gp in chosen]
+    assert together == alone
+    assert len({c.objective for c in alone}) > 2  # something to tell apart
+
+
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+           st.lists(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n), min_size=1, max_size=6),
+           st.lists(st.lists(st.floats(-1.0, 1.0), min_size=n, max_size=n), min_size=6, max_size=6))),
+       st.sampled_from(["l1", "l2"]), st.sampled_from(["each", "difference"]), st.floats(0.1, 10.0))
+@settings(max_examples=60, deadline=None)
+def test_scaling_the_moves_together_gives_each_ones_own_scaling(rows, norm, kind, bound):
+    """_Family.scaled_rows (the hill climb's moves scaled together) equals _Family.scaled of each row, bit for bit,
+    degenerate rows (norm below 1e-6: zeros) included."""
+    us = np.array(rows[0] + [[0.0] * len(rows[0][0])])
+    vs = np.array(rows[1][:len(us) - 1] + [rows[1][0]])
+    fam = wc._Family(GradientClass(bound, norm, kind=kind), 0)
+    together = fam.scaled_rows(us, vs)
+    assert together[-1] is None  # the zero row
+    for (u, v), got in zip(zip(us, vs), together):
+        g, gp = fam.scaled(u, v)
+        if g is None or gp is None:
+            assert got is None
+        else:
+            assert got is not None and g.tobytes() == got[0].tobytes() and gp.tobytes() == got[1].tobytes()

@@ -184,3 +184,59 @@ def test_each_look_replays_only_its_new_runs_and_decides_on_every_runs_exact_los
         _, p, q, kwargs = looks[k]
         whole = replay_runs(every, p, q, **kwargs)
         np.testing.assert_array_equal(decided[k], np.nan_to_num(whole.losses, posinf=top, neginf=-top))
+
+
+@pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
+def test_the_tilted_transcripts_of_a_pair_taken_in_one_step_are_each_problems_own(timing):
+    """The importance sampling replays the worst pair's two problems with one step of the algorithm for both
+    (PairRules): the tilted transcripts, losses, weights and realized mu are bit for bit those of one rule per
+    problem, also on a second pass over fewer runs (asynchronous timing: runs that read ahead settle later)."""
+    from accounting.tilted_replay import tilted_scheduled_transcripts
+    from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise, run_engine
+    from asyncdp.privacy.profiles import _batch, _pair_rules
+    from asyncdp.privacy.stacked import PairRules
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, _ = _example().make(1e-3, timing)
+    g = extremal_pairs(sc, 0)[0][1]
+    p, q = candidate_scenarios(sc, 0, g, -g)
+    alg = p.algorithm.bind(p.problem)
+    runs = run_engine(sc, 40, seed=2)
+    paired = _pair_rules(alg, p, q)
+    assert isinstance(paired, PairRules)  # the stacked rules are the ones used
+    rules = (paired.p, paired.q)
+    apart = (AlgorithmChannelRule(alg, p.problem, p.initial_points()),
+             AlgorithmChannelRule(alg, q.problem, q.initial_points()))
+    got = [tilted_scheduled_transcripts(runs.messages, _batch(runs.schedules), declared_noise(alg, p.horizon), *r,
+                                        epsilon=1.0, mu_bound=1.5, seed=5) for r in (rules, apart)]
+    if timing is not None:
+        assert got[1].passes > 1
+    for field in ("losses", "log_weights", "realized_mu"):
+        np.testing.assert_array_equal(getattr(got[0], field), getattr(got[1], field))
+    for c in got[1].messages:
+        np.testing.assert_array_equal(got[0].messages[c], got[1].messages[c])
+
+
+def test_importance_sampling_replays_each_problem_alone_where_the_paired_replay_fails(monkeypatch):
+    """A paired replay that fails (here: its rule refuses to be built) is replayed with each problem's own rule:
+    the same bound as the paired replay's, not an error."""
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.profiles import scheduled_tilted_bound
+    from asyncdp.privacy.stacked import PairRules
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, _ = _example().make(1e-3, None)
+    g = extremal_pairs(sc, 0)[0][1]
+    p, q = candidate_scenarios(sc, 0, g, -g)
+    runs = run_engine(sc, 60, seed=4)
+    ctx = SimpleNamespace(epsilon_claimed=1.0, focus=None)
+    paired = scheduled_tilted_bound(ctx, p, q, runs, confidence=0.9, seed=3, mu=1.5)
+
+    def refuse(self, runs):
+        raise ValueError("no paired rule")
+
+    monkeypatch.setattr(PairRules, "paired", refuse)
+    alone = scheduled_tilted_bound(ctx, p, q, runs, confidence=0.9, seed=3, mu=1.5)
+    assert paired[1] is None and alone[1] is None and paired[0] == alone[0] and paired[0].samples == 60
