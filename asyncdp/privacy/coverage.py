@@ -244,7 +244,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     u = dataclasses.replace(u, run=u.run - side * runs0)
     witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "side": side, "runs_checked": runs0,
                "seed": ctx.options.seed, "method": "realized shift (exact replay under both problems)",
-               "confidence": 1.0, "claim_form": "(epsilon, delta)"}
+               "confidence": 1.0, "claim_form": ctx.form_name}
     origin = ctx.paper.paper.name
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
     reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "

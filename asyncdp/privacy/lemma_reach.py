@@ -170,7 +170,7 @@ def worst_pair_over_lemma(ctx: Any, shifts: Any, p: Any, base_witness: dict[str,
                "claimed": u.bound, "ratio": ratio, "run_seed": runs.seeds[u.run],
                "runs": runs.runs, "method": "realized shift of the worst pair of the adjacency class (exact replay "
                "under both problems of its own engine runs)", "confidence": 1.0,
-               "claim_form": getattr(getattr(ctx, "claim_form", None), "form", None)}
+               "claim_form": ctx.form_name}
     reason = (f"worst case: {pair_desc}: on its engine run {u.run} (of {runs.runs}), {u.describe()}: the pair is in "
               "the paper's adjacency class, so its sensitivity lemma does not cover a pair it claims to "
               f"(ratio {ratio:.3g})")

@@ -254,7 +254,7 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
                "event": f"|g - {audit['center']:.6g}| > {audit['tau']:.6g}", "counts": audit["counts"],
                "epsilon_lower_bound": audit["epsilon_lower_bound"], "delta_lower_bound": audit["delta_lower_bound"],
                "epsilon_allowed": audit["epsilon_allowed"], "delta_allowed": audit["delta_allowed"],
-               "confidence": audit["confidence"], "claim_form": "(epsilon, delta)",
+               "confidence": audit["confidence"], "claim_form": ctx.form_name,
                "dependence_test": test, "dependence_rounds": dep["rounds"], "dependence_agents": dep["agents"],
                "dependence_correlation": dep["correlation"], "dependence_p_value": dep["p_value"],
                "declared": "independent draws", "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed}
@@ -587,7 +587,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness: dict[str, Any] = {
                 "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
                 "method": "exact: a noise-free release differs" if r is None else r.method,
-                "confidence": 1.0, "claim_form": "approximate" if r is None else r.form,
+                "confidence": 1.0, "claim_form": ctx.form_name if r is None else r.form,
                 "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
                 "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
             if focus is not None:
@@ -622,7 +622,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         witness["round"] = focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
-    witness["claim_form"] = "(epsilon, delta)"
+    witness["claim_form"] = ctx.form_name
     if delta_claimed > 0:
         witness.update(delta_lower=report.delta_lower, confidence=report.confidence,
                        method=f"exact replay losses, {report.lower_method} lower bound on delta(epsilon) "

@@ -445,7 +445,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
                  "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
                  "method": "sensitivity prober (constructed input)", "confidence": 1.0,
-                 "claim_form": "(epsilon, delta)"}
+                 "claim_form": ctx.form_name}
         if label is None:
             probe_max = max(probe_max, res.max_found)
             if claimed > 0:

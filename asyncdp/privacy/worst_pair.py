@@ -123,7 +123,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     if exact.certain:
         figures["worst_case_delta_lower"] = 1.0
         witness = {**common, "method": "exact: a noise-free release differs", "confidence": 1.0,
-                   "claim_form": "approximate", "epsilon": eps, "delta_lower": 1.0}
+                   "claim_form": ctx.form_name, "epsilon": eps, "delta_lower": 1.0}
         return Evidence(method, kind, figures, witness=witness, reasons=(f"worst case: {pair_desc}: {exact.reason}",))
     if exact.refutation is not None and exact.refutation.refuted:
         r = exact.refutation
@@ -144,7 +144,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
                        "method": "importance sampling: one transcript of the worst pair per realized schedule of "
                        f"{n} engine runs, drawn under an exponential tilt toward the high-loss tail, exact likelihood "
                        "ratios, empirical Bernstein",
-                       "confidence": float(bound.confidence), "claim_form": "(epsilon, delta)"}
+                       "confidence": float(bound.confidence), "claim_form": ctx.form_name}
             return Evidence(method, kind, figures, witness=witness, reasons=(
                 f"worst case: {pair_desc}: importance sampling over {n} tilted transcripts (one per realized "
                 f"schedule) certifies delta(epsilon={eps:.6g}) >= {bound.lower:.3g} > claimed delta {delta:.3g} "
@@ -175,7 +175,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
                "method": "engine runs of the worst pair, exact replay losses, thresholds lower bound on "
                "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid), "
                f"sequential looks at {', '.join(map(str, plan.looks))} runs",
-               "confidence": 1.0 - share, "claim_form": "(epsilon, delta)"}
+               "confidence": 1.0 - share, "claim_form": ctx.form_name}
     return Evidence(method, kind, figures, witness=witness, reasons=(
         f"worst case: {pair_desc}: over {worst_runs.runs} engine runs (of a budget of {plan.budget}), "
         f"delta(epsilon={eps:.6g}) >= {step.bound.lower:.3g} > claimed delta {delta:.3g} "
