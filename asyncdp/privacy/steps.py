@@ -358,23 +358,6 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     bounded gradient *difference*) need not cover the user's pair, and the
     reasons say so.
 
-    A claim covers a change of any agent's cost, and a rule may treat its
-    agents differently (a step size or clipping bound of their own), which
-    the user's pair, changing one agent, never shows. So with such a class
-    the steps of every other agent are probed too, in the same rounds, with
-    the class's first extremal pair (that agent's cost ``<g, x>`` against
-    ``<g', x>``: :func:`~asyncdp.privacy.worst_case.extremal_pairs`), at
-    :data:`_OTHER_AGENT_SAMPLES` sampled points each (a linear pair moves a
-    step alike almost everywhere). Another agent is a witness when it moves
-    a release further than the lemma allows *and* further than the changed
-    agent does under the same pair at the same points: the probe starts
-    from ``initial_state``, which a rule with round-dependent state (a
-    counter, a running average) never is in later rounds, so only an
-    agent treated differently counts (the worst-case search evaluates the
-    changed agent's extremal pairs on real runs). The figures
-    ``sensitivity_probe_max`` and ``sensitivity_probe_ratio`` stay those of
-    the user's pair.
-
     Args:
         pair: the scenario pair.
         ctx: the shared context.
@@ -386,8 +369,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``None`` without a paper record); witness ``{"kind": "sensitivity",
         "against": "declaration" | "lemma", "step", "round", "release_round",
         "method", "confidence", "claim_form", ...}`` for the first probed step
-        that moves a release more than a bound (another agent's also names
-        ``"agent"`` and the extremal ``"pair"``).
+        that moves a release more than a bound.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -412,66 +394,43 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
-    # every channel's, round's and step's probe, refined together (one search loop for all of them); then every
-    # other agent's steps under the class's first extremal pair, against the lemma only
-    others = _other_agent_pairs(scenario, ctx) if lemma is not None else []
-    probes: list[tuple[Any, int, int, str, float, int | None, str | None]] = []
+    # every channel's, round's and step's probe, refined together (one search loop for all of them)
+    probes: list[tuple[Any, int, int, str, float]] = []
     requests: list[prober.ProbeRequest] = []
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
         # (release round, round of the probed step, step, pair): the update U of round t is masked by release
         # t + 1; the message step R of round t (data entering the release directly) by release t
         for t in probed:
-            for agent, label, (sc, adj) in [(ctx.changed_agent, None, (scenario, adjacent))] + others:
-                steps = [(t, "message step R", message_pair(sc, adj, agent, t, channel.name))]
-                if t < scenario.horizon:
-                    steps.append((t + 1, "update step U", update_pair(sc, adj, agent, t, channel.name)))
-                for release, step, adjacent_pair in steps:
-                    if label is None:  # the user's pair: its declared sensitivity too, searched in depth
-                        claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
-                        requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
-                                                            norm=norm, claimed=claimed if claimed > 0 else None))
-                    else:  # a linear pair moves the step alike at (almost) every point: sampled only
-                        claimed = 0.0
-                        requests.append(prober.ProbeRequest(adjacent_pair, samples=_OTHER_AGENT_SAMPLES,
-                                                            seed=ctx.options.seed + t, norm=norm, refine=False))
-                    probes.append((channel, release, t, step, claimed, agent, label))
-    results = list(zip(probes, prober.probe_many(requests)))
-    # the changed agent under the same extremal pair, probed at the same points: another agent is a witness only
-    # when it moves further (a rule that treats its agents alike never is, whatever the probe's starting states)
-    reference = {(c.name, release, step): res.max_found for (c, release, _, step, _, agent, label), res in results
-                 if label is not None and agent == ctx.changed_agent}
-    for (channel, release, t, step, claimed, agent, label), res in results:
+            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name))]
+            if t < scenario.horizon:
+                steps.append((t + 1, "update step U",
+                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+            for release, step, adjacent_pair in steps:
+                claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
+                probes.append((channel, release, t, step, claimed))
+                requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
+                                                    norm=norm, claimed=claimed if claimed > 0 else None))
+    for (channel, release, t, step, claimed), res in zip(probes, prober.probe_many(requests)):
+        probe_max = max(probe_max, res.max_found)
+        if claimed > 0:
+            probe_ratio = max(probe_ratio, res.ratio_to_claim)
         found = {"kind": "sensitivity", "round": t, "release_round": release, "step": step,
                  "channel": channel.name, "z": res.witness_z.tolist(), "value": res.max_found,
                  "method": "sensitivity prober (constructed input)", "confidence": 1.0,
                  "claim_form": ctx.form_name}
-        if label is None:
-            probe_max = max(probe_max, res.max_found)
-            if claimed > 0:
-                probe_ratio = max(probe_ratio, res.ratio_to_claim)
-            if res.violation and witness is None:
-                witness = {**found, "claimed": claimed, "against": "declaration"}
-                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
-                               f"rule's declared sensitivity {claimed:.6g}")
-        elif agent == ctx.changed_agent or res.max_found <= reference[(channel.name, release, step)] * (1 + 1e-9):
-            continue  # the reference, or an agent treated like the changed one
-        else:
-            found = {**found, "agent": agent, "pair": label,
-                     "method": "sensitivity prober (an extremal pair of the lemma's adjacency class)"}
+        if res.violation and witness is None:
+            witness = {**found, "claimed": claimed, "against": "declaration"}
+            reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                           f"rule's declared sensitivity {claimed:.6g}")
         if lemma is not None:
             bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
             if bound > 0:
                 lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
             if res.max_found > bound * (1 + 1e-9) and witness is None:
                 witness = {**found, "claimed": bound, "against": "lemma"}
-                who = "" if label is None else f"agent {agent} with {label}: "
-                reasons.append(f"round {t}: {who}the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
-    if others:
-        reasons.append(f"prober: the steps of the {len(others) - 1} other agent(s) were probed too, with the class's "
-                       f"extremal pair {others[0][1]}, against the changed agent's under that pair and the lemma (a "
-                       "rule may treat its agents differently)")
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
@@ -479,27 +438,6 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
                      "sensitivity_probe_lemma_ratio": lemma_ratio},
                     witness=witness, reasons=tuple(reasons))
-
-
-_OTHER_AGENT_SAMPLES = 16
-"""Points at which each other agent's steps are probed (:func:`probe_update`; no refinement)."""
-
-
-def _other_agent_pairs(scenario: Any, ctx: CheckContext) -> list[tuple[int, str, tuple[Any, Any]]]:
-    """Every agent, the changed one first (the reference), with the scenario pair of the first extremal pair of
-    the adjacency class (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: that agent's cost linear, ``<g, x>``
-    against ``<g', x>``), as ``(agent, label, (scenario, adjacent))``; ``[]`` under round adjacency or without a
-    one-agent class."""
-    from .worst_case import candidate_scenarios, extremal_pairs
-
-    if ctx.changed_agent is None:
-        return []
-    extremes = extremal_pairs(scenario, ctx.changed_agent)
-    if not extremes:
-        return []
-    label, g, gp = extremes[0]
-    agents = [ctx.changed_agent] + [j for j in range(scenario.problem.num_agents) if j != ctx.changed_agent]
-    return [(j, label, candidate_scenarios(scenario, j, g, gp)) for j in agents]
 
 
 def _lemma_origin(ctx: CheckContext) -> str:
