@@ -344,9 +344,10 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
             lin_scaler, lin_z = _standardize(_columns(feats, cols))
         learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
                    _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
-    if not low_bits:
-        return ScoreCandidates(learned, ("quadratic", "linear"))
-    return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
+        if not low_bits:
+            return ScoreCandidates(learned, ("quadratic", "linear"))
+        # within the thread limit too: its fit's matrix product would wake BLAS threads whose spinning costs CPU
+        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -372,7 +373,10 @@ def _controller() -> Any:
     """The process's :data:`_CONTROLLER`, made on first use."""
     global _CONTROLLER
     if _CONTROLLER is None:
-        import sklearn.linear_model  # noqa: F401  (its OpenMP runtime is loaded before the pools are listed)
+        # the libraries the scores' fits load (scikit-learn's OpenMP runtime, the naive-Bayes fit's scipy BLAS)
+        # are loaded before the pools are listed: a pool loaded later is never limited, and its threads spin
+        import sklearn.linear_model  # noqa: F401
+        import sklearn.naive_bayes  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
