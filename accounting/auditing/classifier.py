@@ -346,7 +346,8 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
                    _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
             return ScoreCandidates(learned, ("quadratic", "linear"))
-        # within the thread limit too: its fit's matrix product would wake BLAS threads whose spinning costs CPU
+        # within the thread limit too: a matrix product of its fit outside it wakes the BLAS threads, and their
+        # spinning cost every later step of a privacy check half again its CPU time
         return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
 
 
@@ -373,10 +374,7 @@ def _controller() -> Any:
     """The process's :data:`_CONTROLLER`, made on first use."""
     global _CONTROLLER
     if _CONTROLLER is None:
-        # the libraries the scores' fits load (scikit-learn's OpenMP runtime, the naive-Bayes fit's scipy BLAS)
-        # are loaded before the pools are listed: a pool loaded later is never limited, and its threads spin
-        import sklearn.linear_model  # noqa: F401
-        import sklearn.naive_bayes  # noqa: F401
+        import sklearn.linear_model  # noqa: F401  (its OpenMP runtime is loaded before the pools are listed)
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()

@@ -168,3 +168,24 @@ def test_low_bits_must_be_a_bool():
     x = np.zeros((200, 1))
     with pytest.raises(AuditInputError, match="low_bits must be True or False, got 'yes'"):
         audit_samples(x, x, epsilon=1.0, low_bits="yes")
+
+
+def test_the_low_bits_fit_runs_with_one_thread(monkeypatch):
+    """Like the learned scores' fits, the low-bits fit runs with one BLAS/OpenMP thread: a matrix product
+    outside the limit wakes the BLAS threads, whose spinning made every later step of a privacy check cost half
+    again its CPU time."""
+    from threadpoolctl import threadpool_info
+
+    from accounting.auditing import classifier
+
+    seen = []
+    real = classifier.fit_low_bit_score
+
+    def spy(x, x_prime):
+        seen.append({p["num_threads"] for p in threadpool_info()})
+        return real(x, x_prime)
+
+    monkeypatch.setattr(classifier, "fit_low_bit_score", spy)
+    rng = np.random.default_rng(0)
+    classifier.fit_scores(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)), low_bits=True)
+    assert seen == [{1}]
