@@ -569,3 +569,48 @@ def test_a_pair_with_noise_free_releases_is_probed_as_its_own_replay_probes_it(m
         assert outcome == [(True, "AccountingError")]  # the pair's own replay then raised it
     else:
         assert outcome == [(True, "returned")]
+
+
+@dataclass(frozen=True)
+class MidBitSign(Huang2015):
+    """Writes the private sign into mantissa bit ``BIT`` of every coordinate of every release from round 2 on
+    (set under one problem, cleared under the other): at most ``2**BIT`` units in the last place, hidden from
+    every real-valued comparison, above the lowest bits."""
+
+    name: ClassVar[str] = "huang2015-mid-bit-test"
+    BIT: ClassVar[int] = 5
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        y = np.array(super().message(state, t, noise, agents, problem)["y"], dtype=np.float64)
+        if t >= 2:
+            bits, mask = y.view(np.uint64), np.uint64(1 << self.BIT)
+            if problem.costs.gradient(0, np.zeros(y.shape[-1]))[0] > 0:
+                bits |= mask
+            else:
+                bits &= ~mask
+        return {"y": y}
+
+
+@dataclass(frozen=True)
+class EighthBitSign(MidBitSign):
+    name: ClassVar[str] = "huang2015-eighth-bit-test"
+    BIT: ClassVar[int] = 8
+
+
+@pytest.mark.parametrize("rule", [MidBitSign, EighthBitSign], ids=["bit5", "bit8"])
+def test_a_secret_in_a_middle_mantissa_bit_is_a_violation_of_the_black_box_audit(rule):
+    """A secret above the lowest four bits (the sensitivity prober sees nothing: from round 2 on the lemma's
+    bound dwarfs 2**8 ulp; the replay's real-number likelihoods move by nothing) was passed."""
+    from asyncdp.privacy.behavior import run_engine
+
+    sc, adj = _pair(rule)
+    # the independent truth: bit BIT of every release from round 2 on is set on every run of one problem and
+    # on none of the other: an event of probability 1 under one and 0 under the other (epsilon = inf)
+    on = [int((run_engine(s, 100, seed=1, side=k).messages["y"][:, 1:].view(np.uint64)
+               & np.uint64(1 << rule.BIT)).astype(bool).all()) for k, s in enumerate((sc, adj))]
+    off = [int(not (run_engine(s, 100, seed=1, side=k).messages["y"][:, 1:].view(np.uint64)
+                    & np.uint64(1 << rule.BIT)).any()) for k, s in enumerate((sc, adj))]
+    assert sorted(on) == [0, 1] and sorted(off) == [0, 1] and on != off
+    report = check_privacy(sc, adj, runs=1000, search_examples=0)
+    assert report.verdict == "violation"
+    assert report.witness["kind"] == "blackbox" and report.witness["event"].startswith("low-bits score")
