@@ -131,7 +131,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         reasons.append(f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
                        f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
                        f"{w['samples']} residuals of {runs.runs} engine runs)")
-        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed}
+        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
+                   "claim_form": ctx.form_name}
     if report.unresolved:
         rounds = sorted({t for _, t in report.unresolved})
         reasons.append(f"noise conformance: round(s) {_ranges(rounds)} not tested: their noise scale is below "
@@ -726,7 +727,7 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         return Evidence("black-box audit", "realized behavior", figures, reasons=tuple(split), doubt=doubt)
     witness = {"kind": "blackbox", "event": report.event, "counts": dict(report.counts), "method": report.method,
                "epsilon_lower_bound": float(report.epsilon_lower_bound), "seed": ctx.options.seed,
-               "runs": ctx.options.runs}
+               "runs": ctx.options.runs, "claim_form": ctx.form_name}
     what = (f"epsilon >= {report.epsilon_lower_bound:.6g}" if report.epsilon_lower_bound > ctx.epsilon_claimed
             else f"delta(epsilon={ctx.epsilon_claimed:.6g}) >= {report.delta_lower_bound:.3g}")
     floats = ("; the event reads the releases' lowest mantissa bits: the released floating-point numbers "

@@ -355,6 +355,7 @@ def test_a_secret_in_the_least_significant_bit_is_a_violation_of_the_black_box_a
     assert report.witness["kind"] == "blackbox" and report.witness["event"].startswith("low-bits score"), \
         report.witness
     assert report.witness["epsilon_lower_bound"] > sc.algorithm.claimed_privacy(sc.horizon)[0]
+    assert report.witness["claim_form"] == "pure"  # the claim's own form, as every witness names it
     assert any("lowest mantissa bits" in r and "Mironov" in r for r in report.reasons), report.reasons
 
 
