@@ -290,6 +290,7 @@ def test_a_rule_that_leaks_more_for_an_agent_the_pair_does_not_change_is_a_viola
     assert report.verdict == "violation"
     # the search evaluates the other agents' extremal pairs: agent 2's is the witness
     assert report.witness["kind"] == "worst-case" and report.witness["agent"] == 2
+    assert report.witness["claim_form"] == "pure"  # the claim's own form, as every witness names it
 
 
 def test_a_symmetric_rule_keeps_the_changed_agents_worst_pair():
