@@ -35,7 +35,7 @@ import numpy as np
 from .errors import AccountingError, PrivacyParameterError
 
 __all__ = ["UpdateRule", "FunctionRule", "AdjacentPair", "ProbeResult", "NORMS", "ProbeRequest",
-           "probe_sensitivity", "probe_many"]
+           "probe_sensitivity", "probe_many", "probe_roundoff"]
 
 NORMS = ("l1", "l2", "linf")
 """Norms the prober can measure: L1 (Laplace), L2 (Gaussian), L-infinity."""
@@ -186,6 +186,23 @@ class ProbeResult:
     samples: int
     evaluations: int = 0
     witness_in_domain: bool = True
+
+
+def probe_roundoff(witness: np.ndarray, max_found: float) -> float:
+    """The most floating-point round-off can add to a probed ``||U(z; f) - U(z; f')||`` at ``z = witness``.
+
+    Both outputs are computed from the same ``z`` and are within ``|z| + max_found`` of 0, so each output
+    coordinate of their difference carries at most ``4 spacing(max |z| + max_found)`` of round-off, its norm at
+    most ``z.size`` times that. A comparison with a sensitivity allows this on top of its relative tolerance: a
+    correct rule at states near ``1e8`` (spacing ``1.5e-8``) that attains its bound was refuted by round-off.
+
+    Example:
+        >>> bool(probe_roundoff(np.full(2, 1e8), 0.2) == 8 * np.spacing(1e8 + 0.2))
+        True
+    """
+    z = np.abs(np.asarray(witness, dtype=float))
+    top = float(z.max()) if z.size else 0.0
+    return 4.0 * max(z.size, 1) * float(np.spacing(top + abs(float(max_found))))
 
 
 def _norm(diff: np.ndarray, norm: str) -> np.ndarray:
@@ -775,7 +792,7 @@ class _Sampled:
         if claimed_f is None:
             violation, ratio = False, math.nan
         else:
-            violation = max_found > claimed_f * (1 + 1e-9)
+            violation = max_found > claimed_f * (1 + 1e-9) + probe_roundoff(witness, max_found)
             ratio = max_found / claimed_f if claimed_f > 0 else (math.inf if max_found > 0 else math.nan)
         low, high = obj.pair.low, obj.pair.high
         in_domain = bool(np.all(witness >= low - 1e-12) and np.all(witness <= high + 1e-12))

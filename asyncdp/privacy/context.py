@@ -292,8 +292,9 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         ``(epsilon, delta, form)``; ``form`` is ``None`` for an infinite epsilon.
 
     Raises:
-        ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``: run or
-            iteration) is not the rule's ``claim_level``, or a Rényi/zCDP claim with the check's delta 0.
+        ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``) is not
+            the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), or a
+            Rényi/zCDP claim with the check's delta 0.
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -316,7 +317,10 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
             raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
                                 f"horizon {horizon} is not one the check can test: {exc}") from None
     per, level = getattr(raw, "per", None), getattr(alg, "claim_level", "run")
-    if per in ("run", "iteration") and per != level:
+    if per is not None and per not in ("run", "iteration"):  # e.g. a Claim per "round": no reading of it is checked
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r}: the check reads "
+                            f"a claim per 'run' or per 'iteration' (the rule's claim_level, {level!r}) only")
+    if per is not None and per != level:
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r} but the rule's "
                             f"claim_level is {level!r}: the check would read it per {level!r}; make them agree")
     try:

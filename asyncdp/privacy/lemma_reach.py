@@ -93,8 +93,8 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
     return worst, note
 
 
-def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[str, str], agent: int | None
-                      ) -> Any:
+def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[str, str], agent: int | None,
+                      roundoff: float = 0.0) -> Any:
     """The release of ``agent`` (every agent's under round adjacency, ``agent`` ``None``) whose realized shift
     is furthest above the lemma on some run, or ``None``.
 
@@ -105,6 +105,8 @@ def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[s
         mechanisms: per noisy channel its mechanism (``"gaussian"``: L2, ``"laplace"``: L1); other channels are
             not compared.
         agent: the pair's changed agent.
+        roundoff: the round-off a shift may carry (:func:`asyncdp.privacy.coverage.shift_roundoff` of the runs'
+            releases), allowed on top of the comparison's relative tolerance.
 
     Returns:
         The :class:`accounting.coverage.UncoveredRelease` of the largest ratio over the lemma, or ``None``.
@@ -129,7 +131,7 @@ def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[s
         lemma = np.asarray(sens[c], dtype=float)[:mags.shape[1]]
         norms[c] = mags
         bounds[c] = np.repeat(lemma[:, None], mags.shape[2], axis=1)
-    hits = uncovered_by_norms(norms, bounds, dict(mechanisms)) if norms else []
+    hits = uncovered_by_norms(norms, bounds, dict(mechanisms), atol=max(1e-12, roundoff)) if norms else []
     return max(hits, key=lambda u: u.shift / u.bound if u.bound > 0 else np.inf, default=None)
 
 
@@ -162,7 +164,9 @@ def worst_pair_over_lemma(ctx: Any, shifts: Any, p: Any, base_witness: dict[str,
         return None
     mechanisms = {c: str(ch.mechanism) for c, ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).items()
                   if ch.mechanism is not None}
-    u = shifts_over_lemma(ctx, shifts, mechanisms, base_witness.get("agent"))
+    from .coverage import shift_roundoff
+
+    u = shifts_over_lemma(ctx, shifts, mechanisms, base_witness.get("agent"), shift_roundoff(runs.messages))
     if u is None:
         return None
     ratio = u.shift / u.bound if u.bound > 0 else float("inf")

@@ -131,7 +131,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         reasons.append(f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
                        f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
                        f"{w['samples']} residuals of {runs.runs} engine runs)")
-        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed}
+        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
+                   "claim_form": ctx.form_name}
     if report.unresolved:
         rounds = sorted({t for _, t in report.unresolved})
         reasons.append(f"noise conformance: round(s) {_ranges(rounds)} not tested: their noise scale is below "
@@ -464,6 +465,23 @@ def _round_magnitude(messages: np.ndarray) -> np.ndarray:
     return np.nan_to_num(np.fmax.reduce(np.fmax.reduce(a, axis=0), axis=1), nan=0.0)
 
 
+def release_spacing(messages: np.ndarray, magnitude: Any) -> np.ndarray:
+    """The floating-point spacing of the released values at ``magnitude``: float32's when every finite release
+    is a float32 number (a rule that releases float32 rounds each release to that resolution), else float64's.
+
+    Example:
+        >>> m = np.array([[[[0.5, 1.25]]]])
+        >>> bool(release_spacing(m, 1.0) == np.spacing(np.float32(1.0)))
+        True
+    """
+    m = np.asarray(messages, dtype=float)
+    finite = m[np.isfinite(m)]
+    with np.errstate(over="ignore"):
+        is32 = bool(finite.size) and bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
+    mag = np.asarray(magnitude, dtype=float)
+    return np.spacing(mag.astype(np.float32)).astype(np.float64) if is32 else np.spacing(mag)
+
+
 def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
     """Per round, the most floating-point round-off can add to a run's replayed loss, ``(T,)``.
 
@@ -474,7 +492,9 @@ def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
     most a few floating-point spacings of the released value, so a round
     can gain at most ``4 k spacing(max |y|) / b`` (Laplace; the Gaussian term
     is bounded likewise with the largest residual). It is negligible unless
-    the noise scale nears the resolution of the released values.
+    the noise scale nears the resolution of the released values. The spacing is
+    float32's for a rule that releases float32 numbers (:func:`release_spacing`):
+    its means are rounded to that resolution.
     """
     horizon = ctx.pair.scenario.horizon if ctx.pair is not None else 0
     budget = np.zeros(horizon)
@@ -485,7 +505,7 @@ def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
         mag = _round_magnitude(msgs)
         coords = int(np.prod(msgs.shape[3:])) * (msgs.shape[2] if ctx.changed_agent is None else 1)
         scales = np.where(ch.scales > 0, ch.scales, np.inf)
-        err = 4.0 * np.spacing(mag)
+        err = 4.0 * release_spacing(msgs, mag)
         if ch.mechanism == "laplace":
             budget += coords * err / scales
         else:  # |(y - mu')^2 - (y - mu)^2| changes by at most 2 (|y - mu| + |y - mu'|) err; |y - mu| <= 2 max|y|
@@ -726,7 +746,7 @@ def audit_blackbox(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         return Evidence("black-box audit", "realized behavior", figures, reasons=tuple(split), doubt=doubt)
     witness = {"kind": "blackbox", "event": report.event, "counts": dict(report.counts), "method": report.method,
                "epsilon_lower_bound": float(report.epsilon_lower_bound), "seed": ctx.options.seed,
-               "runs": ctx.options.runs}
+               "runs": ctx.options.runs, "claim_form": ctx.form_name}
     what = (f"epsilon >= {report.epsilon_lower_bound:.6g}" if report.epsilon_lower_bound > ctx.epsilon_claimed
             else f"delta(epsilon={ctx.epsilon_claimed:.6g}) >= {report.delta_lower_bound:.3g}")
     floats = ("; the event reads the releases' lowest mantissa bits: the released floating-point numbers "

@@ -1821,7 +1821,7 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     base_witness = {"kind": "worst-case", "pair": best.label, "agent": agent, "gradient": list(best.gradient),
                     "gradient_prime": list(best.gradient_prime), "run": best.run,
                     "run_seed": runs.seeds[best.run or 0], "engine": runs.engine, "seed": ctx.options.seed,
-                    "loss": best.loss, "objective": best.objective, "script": script}
+                    "loss": best.loss, "objective": best.objective, "script": script, "claim_form": ctx.form_name}
     if agent is None:
         base_witness["round"] = best.round_index
     if not math.isfinite(eps):

@@ -71,6 +71,24 @@ def test_a_claim_at_another_level_than_the_rules_is_refused_naming_both():
     assert (eps, delta, form.form) == (1.0, 1e-3, "approximate")
 
 
+@pytest.mark.parametrize("level", ["run", "iteration"])
+def test_a_claim_per_round_is_refused_at_either_level(level):
+    """A ``Claim`` per ``"round"`` (one of the claims' levels) was read at the rule's level without a word: per run,
+    a correct per-round bound is measured against the whole run's loss (a violation the claim never made), per
+    iteration a round is taken for an iteration. The check reads claims per run or per iteration only."""
+    from accounting.claims import Claim
+
+    @dataclass(frozen=True)
+    class PerRound(Showkatbakhsh):
+        claim_level = level
+
+        def claimed_form(self, horizon: int):
+            return Claim("a test", "one round", 1.0, 1e-3, "round")
+
+    with pytest.raises(ScenarioError, match="per 'round'"):
+        claimed(PerRound(epsilon=1.0, delta=1e-3, T=6), 8, 1e-6)
+
+
 def test_a_zcdp_claim_is_checked_through_its_conversion_at_the_checks_delta():
     eps, delta, form = claimed(ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=0.3), 8, 1e-6)
     assert form.form == "zcdp" and delta == 1e-6 and eps == pytest.approx(check_epsilon(form, 1e-6))

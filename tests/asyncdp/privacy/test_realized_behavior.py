@@ -146,6 +146,7 @@ def test_under_noised_user_algorithm_without_adapter_is_caught():
     report = check_privacy(ex["scenario"].replace(algorithm=quiet), ex["adjacent"].replace(algorithm=quiet),
                            runs=150, search_examples=0)
     assert report.verdict == "violation" and report.witness["kind"] == "conformance"
+    assert report.witness["claim_form"] == "pure"  # the claim's own form (epsilon, 0), as every witness names it
 
 
 # ------------------------------------------------------------------ no false violations, any timing
