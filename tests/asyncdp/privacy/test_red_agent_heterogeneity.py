@@ -31,7 +31,7 @@ from scipy.stats import norm
 
 import topology
 from accounting.profiles import gaussian_profile_epsilon
-from asyncdp import Scenario, rendezvous_problem
+from asyncdp import Scenario
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
@@ -61,11 +61,7 @@ class AgentStepDGD(UniformDGD):
     name: ClassVar[str] = "test-red-fast-agent-dgd"
 
     def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        k = np.where(np.asarray(agents) == FAST, K, 1.0)
-        k = k[:, None] if np.ndim(k) else k
-        return {"x": problem.domain.project(z - STEP * k * g)}
+        return noisy_dgd.scaled_step(mixed, t, agents, problem, agent=FAST, factor=K, since=1)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -79,11 +75,7 @@ def _pair(rule: type = AgentStepDGD, n: int = N) -> tuple[Scenario, Scenario]:
     w = 0.5 * np.eye(n)
     w[np.arange(n), (np.arange(n) - 1) % n] = 0.25
     w[np.arange(n), (np.arange(n) + 1) % n] = 0.25
-    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
-    addresses[0] = [1.0, 1.0]
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(w), rule(), horizon=HORIZON, seed=7)
-    return scenario, scenario.replace(problem=problem.adjacent(0, address=[0.9, 0.9]))
+    return noisy_dgd.rendezvous_pair(rule(), topology.static(w), HORIZON)
 
 
 def test_the_claim_is_false_in_closed_form_and_agent_2_is_not_among_the_searched_agents():
@@ -122,11 +114,7 @@ class LateAgentStepDGD(UniformDGD):
     name: ClassVar[str] = "test-red-late-fast-agent-dgd"
 
     def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        k = np.where((np.asarray(agents) == FAST) & (t >= LATE), K, 1.0)
-        k = k[:, None] if np.ndim(k) else k
-        return {"x": problem.domain.project(z - STEP * k * g)}
+        return noisy_dgd.scaled_step(mixed, t, agents, problem, agent=FAST, factor=K, since=LATE)
 
 
 def test_the_late_claim_is_false_in_closed_form():

@@ -29,7 +29,7 @@ import pytest
 
 import topology
 from accounting.claim_forms import RenyiDP
-from asyncdp import Scenario, rendezvous_problem
+from asyncdp import Scenario
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
@@ -91,13 +91,7 @@ def _hub_weights(n: int = 5, hub: int = 3) -> np.ndarray:
 
 
 def _pair(rule: type, weights: np.ndarray) -> tuple[Scenario, Scenario]:
-    n = weights.shape[0]
-    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
-    addresses[0] = [1.0, 1.0]
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(weights, directed=True), rule(), horizon=HORIZON, seed=7,
-                        mode="unicast")
-    return scenario, scenario.replace(problem=problem.adjacent(0, address=[0.9, 0.9]))
+    return noisy_dgd.rendezvous_pair(rule(), topology.static(weights, directed=True), HORIZON, mode="unicast")
 
 
 def test_the_digraph_gives_agent_3_four_receivers_and_agent_0_one():

@@ -25,7 +25,7 @@ from scipy.stats import norm
 import topology
 from accounting.auditors import plrv_audit
 from accounting.errors import PrivacyParameterError
-from asyncdp import Scenario, rendezvous_problem
+from asyncdp import Scenario
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
@@ -54,13 +54,7 @@ def _registered() -> Any:
 
 
 def _pair(delta: float) -> tuple[Scenario, Scenario]:
-    n = 5
-    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
-    addresses[0] = [1.0, 1.0]
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(noisy_dgd.ring(n)), TotalVariationDGD(delta=delta),
-                        horizon=HORIZON, seed=7)
-    return scenario, scenario.replace(problem=problem.adjacent(0, address=[0.9, 0.9]))
+    return noisy_dgd.rendezvous_pair(TotalVariationDGD(delta=delta), topology.static(noisy_dgd.ring(5)), HORIZON)
 
 
 def test_the_total_variation_is_0_26_in_closed_form():

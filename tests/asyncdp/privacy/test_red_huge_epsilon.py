@@ -24,7 +24,7 @@ import pytest
 import topology
 from accounting.auditing.certify import projected_epsilons
 from accounting.claim_forms import RenyiDP
-from asyncdp import Scenario, rendezvous_problem
+from asyncdp import Scenario
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
@@ -55,12 +55,7 @@ def _registered() -> Any:
 
 
 def _pair(form: Any) -> tuple[Scenario, Scenario]:
-    n = 5
-    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
-    addresses[0] = [1.0, 1.0]
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(noisy_dgd.ring(n)), LooseDGD(form=form), horizon=HORIZON, seed=7)
-    return scenario, scenario.replace(problem=problem.adjacent(0, address=[0.9, 0.9]))
+    return noisy_dgd.rendezvous_pair(LooseDGD(form=form), topology.static(noisy_dgd.ring(5)), HORIZON)
 
 
 def test_the_renyi_conversions_are_huge():

@@ -27,13 +27,11 @@ import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import pytest
 
 import topology
 from accounting.claim_forms import RenyiDP
-from asyncdp import Scenario, rendezvous_problem
-from asyncdp.algorithms.clipping import clip_l2
+from asyncdp import Scenario
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
@@ -52,11 +50,7 @@ class AgentStepDGD(noisy_dgd.NoisyDGD):
     name: ClassVar[str] = "test-red-agent-step-dgd"
 
     def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
-        k = np.where((np.asarray(agents) == FAST) & (t >= LATE), K, 1.0)
-        k = k[:, None] if np.ndim(k) else k
-        return {"x": problem.domain.project(z - STEP * k * g)}
+        return noisy_dgd.scaled_step(mixed, t, agents, problem, agent=FAST, factor=K, since=LATE)
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
         return RenyiDP(ALPHA, ALPHA * RHO_0).epsilon_at(1e-6), 1e-6
@@ -73,12 +67,7 @@ def _registered() -> Any:
 
 
 def _pair() -> tuple[Scenario, Scenario]:
-    n = 5
-    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
-    addresses[0] = [1.0, 1.0]
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(noisy_dgd.ring(n)), AgentStepDGD(), horizon=HORIZON, seed=7)
-    return scenario, scenario.replace(problem=problem.adjacent(0, address=[0.9, 0.9]))
+    return noisy_dgd.rendezvous_pair(AgentStepDGD(), topology.static(noisy_dgd.ring(5)), HORIZON)
 
 
 def test_the_claim_is_false_in_closed_form():
