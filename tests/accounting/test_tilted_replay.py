@@ -297,70 +297,46 @@ def test_unsettled_runs_are_replayed_on_their_own_schedules(batch):
     check()
 
 
+def _shared_batch(one, runs, method, asked):
+    """A batch of ``runs`` copies of the schedule ``one`` that offers the replay ``method`` ("gather_index" or
+    "shared_round"), recording the rounds it is asked for in ``asked``, and refusing to be read run by run."""
+    from accounting.scheduled_replay import dense_round, gather_index, shared_round
+
+    class Shared:
+        def __len__(self):
+            return runs
+
+        def __getitem__(self, sl):
+            raise AssertionError("the replay reads every run of the batch at once")
+
+        def dense_runs(self, t):
+            return dense_round([one] * runs, t)
+
+    def offered(self, t):
+        asked.append(t)
+        return gather_index(self.dense_runs(t)[1]) if method == "gather_index" else shared_round(*one.dense(t))
+
+    setattr(Shared, method, offered)
+    return Shared()
+
+
+@pytest.mark.parametrize("method", ["gather_index", "shared_round"])
 @pytest.mark.parametrize("ahead", [False, True])
-def test_a_batch_with_its_own_gather_index_gives_what_one_schedule_per_run_gives(ahead):
+def test_a_batch_with_its_own_rounds_gives_what_one_schedule_per_run_gives(ahead, method):
     # the batch's gather index is read for a pass over every run (the later passes over the unsettled runs use
-    # the replay's own): the same transcripts, losses and weights, bit for bit
-    from accounting.scheduled_replay import dense_round, gather_index
-
+    # the replay's own); its shared rounds are read by every pass (the later passes too, and the search for reads
+    # ahead): the same transcripts, losses and weights, bit for bit
     horizon, runs = 5, 30
     one = Stale(horizon, ahead=ahead)
-    asked = []
-
-    class Shared:
-        def __len__(self):
-            return runs
-
-        def __getitem__(self, sl):
-            raise AssertionError("the replay reads every run of the batch at once")
-
-        def dense_runs(self, t):
-            return dense_round([one] * runs, t)
-
-        def gather_index(self, t):
-            asked.append(t)
-            return gather_index(self.dense_runs(t)[1])
-
+    asked: list[int] = []
     P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.2])
-    got = _scheduled(P, Pp, runs, horizon, Shared(), seed=4, mu_bound=2.0)
+    got = _scheduled(P, Pp, runs, horizon, _shared_batch(one, runs, method, asked), seed=4, mu_bound=2.0)
     ref = _scheduled(P, Pp, runs, horizon, [one] * runs, seed=4, mu_bound=2.0)
-    assert asked == list(range(1, horizon + 1))
-    assert got.passes == ref.passes and (got.passes > 1) == ahead
-    for a, b in ((got.messages["y"], ref.messages["y"]), (got.log_weights, ref.log_weights),
-                 (got.losses, ref.losses), (got.realized_mu, ref.realized_mu)):
-        np.testing.assert_array_equal(a, b)
-
-
-@pytest.mark.parametrize("ahead", [False, True])
-def test_a_batch_whose_runs_share_each_round_gives_what_one_schedule_per_run_gives(ahead):
-    # the batch's shared rounds are read by every pass (the later passes over the unsettled runs too): the same
-    # transcripts, losses and weights, bit for bit
-    from accounting.scheduled_replay import dense_round, shared_round
-
-    horizon, runs = 5, 30
-    one = Stale(horizon, ahead=ahead)
-    asked = []
-
-    class Shared:
-        def __len__(self):
-            return runs
-
-        def __getitem__(self, sl):
-            raise AssertionError("the replay reads every run of the batch at once")
-
-        def dense_runs(self, t):
-            return dense_round([one] * runs, t)
-
-        def shared_round(self, t):
-            asked.append(t)
-            return shared_round(*one.dense(t))
-
-    P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.2])
-    got = _scheduled(P, Pp, runs, horizon, Shared(), seed=4, mu_bound=2.0)
-    ref = _scheduled(P, Pp, runs, horizon, [one] * runs, seed=4, mu_bound=2.0)
-    # (each pass reads every round's shared round, and so does the search for reads ahead)
-    assert all(asked.count(t) == got.passes + 1 for t in range(1, horizon + 1)) and len(asked) == horizon * (
-        got.passes + 1)
+    if method == "gather_index":
+        assert asked == list(range(1, horizon + 1))
+    else:
+        assert all(asked.count(t) == got.passes + 1 for t in range(1, horizon + 1)) and len(asked) == horizon * (
+            got.passes + 1)
     assert got.passes == ref.passes and (got.passes > 1) == ahead
     for a, b in ((got.messages["y"], ref.messages["y"]), (got.log_weights, ref.log_weights),
                  (got.losses, ref.losses), (got.realized_mu, ref.realized_mu)):
