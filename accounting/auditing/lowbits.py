@@ -200,6 +200,7 @@ def fit_low_bit_score(x: np.ndarray, x_prime: np.ndarray) -> LowBitScore:
         >>> s.weights.shape, bool(s.weights[2, 0] > 3.0)
         ((16, 2), True)
     """
+    import sklearn
     from sklearn.naive_bayes import BernoulliNB
 
     a, b = np.asarray(x, dtype=np.float64), np.asarray(x_prime, dtype=np.float64)
@@ -211,7 +212,9 @@ def fit_low_bit_score(x: np.ndarray, x_prime: np.ndarray) -> LowBitScore:
     low = low_bits(both, shift)
     bits = _planes(low)
     labels = np.r_[np.ones(a.shape[0], dtype=int), np.zeros(b.shape[0], dtype=int)]
-    nb = BernoulliNB(alpha=SMOOTHING, binarize=None, fit_prior=False).fit(bits, labels)  # the bits are 0/1 already
+    # the bits are 0/1 already: nothing to binarize, and scikit-learn's scan of them for NaN and infinities is skipped
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        nb = BernoulliNB(alpha=SMOOTHING, binarize=None, fit_prior=False).fit(bits, labels)
     log_p = nb.feature_log_prob_[list(nb.classes_).index(1)]
     log_q = nb.feature_log_prob_[list(nb.classes_).index(0)]
     set_p, unset_p = log_p, np.log1p(-np.exp(log_p))
