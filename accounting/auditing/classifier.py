@@ -188,8 +188,9 @@ class ScoreCandidates:
         """
         return _threads_for(min(rows, CHUNK) * self.features.size)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Scores of the rows of ``x``, shape ``(n, len(scores))``.
+    def __call__(self, x: np.ndarray, columns: tuple[int, ...] | None = None) -> np.ndarray:
+        """Scores of the rows of ``x``, shape ``(n, len(scores))``; with ``columns``, only those scores' columns
+        are computed (each the same numbers as without), the others are NaN.
 
         The features of each block of rows are computed once, part by part,
         by the first score's map (:meth:`~accounting.auditing.features.FeatureMap.parts`):
@@ -201,22 +202,40 @@ class ScoreCandidates:
         *standardized* parts, the same numbers again (standardizing is
         entrywise). So each score equals ``score(x)``, bit for bit. A score
         that is not a learned one (the low-bits score) reads the rows itself.
+        A score left out of ``columns`` is not computed (the certification
+        counts only the events' scores): the others are computed as without
+        ``columns`` (a score reads the first's standardized parts only where
+        they hold its own numbers), so they are the same numbers.
+
+        Example:
+            >>> rng = np.random.default_rng(0)
+            >>> s = fit_scores(rng.normal(1, 1, (100, 2)), rng.normal(0, 1, (100, 2)))
+            >>> rows = rng.normal(size=(5, 2))
+            >>> bool(np.array_equal(s(rows, columns=(1,))[:, 1], s(rows)[:, 1])), bool(np.isnan(s(rows, (1,))[:, 0]).all())
+            (True, True)
         """
         x = np.asarray(x, dtype=float)
         first = self.first
         layouts, shared, own = self._layouts
-        out = np.empty((x.shape[0], len(self.scores)))
+        wanted = range(len(self.scores)) if columns is None else sorted(set(columns))
+        mapped = [j for j in wanted if j not in own]
+        own_wanted = [j for j in wanted if j in own]
+        # the scores listed read the standardized parts of the first of them: the first map's entries when it is
+        # the first score or shares them; else every score standardizes its parts itself
+        reads_first = bool(mapped) and (mapped[0] == 0 or shared[mapped[0]])
+        sharing = [shared[j] and reads_first for j in mapped]
+        out = np.empty((x.shape[0], len(self.scores))) if columns is None else np.full((x.shape[0], len(self.scores)),
+                                                                                         np.nan)
         with _threads_for(min(x.shape[0], CHUNK) * first.features.size):
             for start in range(0, x.shape[0], CHUNK):
                 block = x[start:start + CHUNK]
                 rows = slice(start, start + block.shape[0])
-                mapped = [j for j in range(len(self.scores)) if j not in own]
-                got = _part_scores(first.features.parts(block), first.features.dim,
-                                   [layouts[j] for j in mapped], [shared[j] for j in mapped])
-                out[rows, mapped] = got
-                for j in own:  # features that are not columns of the first map's: its own parts
+                if mapped:
+                    out[rows, mapped] = _part_scores(first.features.parts(block), first.features.dim,
+                                                     [layouts[j] for j in mapped], sharing)
+                for j in own_wanted:  # features that are not columns of the first map's: its own parts
                     out[rows, j] = self.scores[j](block)
-        for j in range(out.shape[1]):
+        for j in wanted:
             _refuse_nan(out[:, j])
         return out
 
@@ -337,11 +356,11 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
     cols = lin.columns_in(quad)
     assert cols is not None  # the same outputs: the linear map is a column selection of the quadratic one
     with _threads_for(feats.size):  # the largest matrix of both fits: the threads are limited once for both
+        # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many (taken
+        # before the features are standardized in place)
+        lone = _standardize(_columns(feats, cols)) if cols.size == 1 else None
         scaler, z = _standardize(feats)
-        if cols.size > 1:
-            lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
-        else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
-            lin_scaler, lin_z = _standardize(_columns(feats, cols))
+        lin_scaler, lin_z = (_scaler_columns(scaler, cols), _columns(z, cols)) if lone is None else lone
         learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
                    _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
@@ -452,14 +471,17 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
 def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
     """scikit-learn's ``StandardScaler`` fitted on the feature rows ``feats``, and the standardized rows.
 
+    ``feats`` (a feature map's new float64 matrix, which no caller reads again) is standardized in place
+    (``copy=False``): ``fit_transform`` is this ``fit`` then ``transform``, without its copy of the matrix.
+
     Raises:
-        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`).
+        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`); ``feats`` is then unchanged.
     """
     from sklearn.preprocessing import StandardScaler
 
-    scaler = StandardScaler()
+    scaler = StandardScaler(copy=False)
     with _finite_features():
-        z = scaler.fit_transform(feats)
+        scaler.fit(feats)
     # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
     # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
     # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
@@ -467,6 +489,8 @@ def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
         if not np.isfinite(value).all():
             raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
                              f"largest feature {float(np.abs(feats).max()):.3g})")
+    with _finite_features():
+        z = scaler.transform(feats)
     return scaler, z
 
 
