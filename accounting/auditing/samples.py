@@ -227,10 +227,9 @@ def choose_method(method: str, head: np.ndarray, head_prime: np.ndarray, *, nume
         return "exact"
     from .events import distinct_rows
 
-    both = np.concatenate([head, head_prime])
-    if both.ndim == 2 and both.shape[1] and np.unique(both[:, -1]).size > MAX_ATOMS:
-        return "classifier"
-    return "exact" if distinct_rows(both) <= MAX_ATOMS else "classifier"
+    if head.ndim == 2 and head.shape[1] and np.unique(np.concatenate([head[:, -1], head_prime[:, -1]])).size > MAX_ATOMS:
+        return "classifier"  # decided on the last column: the rows are not joined
+    return "exact" if distinct_rows(np.concatenate([head, head_prime])) <= MAX_ATOMS else "classifier"
 
 
 def split_sizes(method: str, n: int, max_train: int, max_select: int | None = None) -> tuple[int, int]:
