@@ -162,7 +162,8 @@ def _planes(low: np.ndarray) -> np.ndarray:
         >>> _planes(np.array([[1, 2]], dtype=np.uint16))[0, :6].tolist()
         [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
     """
-    return ((low[:, None, :] >> _BIT_INDEX) & np.uint16(1)).reshape(low.shape[0], -1).astype(np.float64)
+    return ((low[:, None, :] >> _BIT_INDEX) & np.uint16(1)).reshape(low.shape[0], LOW_BITS * low.shape[1]).astype(
+        np.float64)
 
 
 def _shifts(x: np.ndarray) -> np.ndarray:
