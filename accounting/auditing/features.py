@@ -81,24 +81,23 @@ class FeatureMap:
             [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0]]
         """
         x = np.asarray(x, dtype=float)
-        out = np.empty((x.shape[0], self.size))
-        for part in self.parts(x, into=out):  # each part computed in its columns (no copies)
-            if part.values is None:
+        out = np.empty((x.shape[0], self.size))  # each part written into its columns (no concatenation copy)
+        for part in self.parts(x):
+            if part.values is not None:
+                out[:, part.start:part.start + part.values.shape[1]] = part.values
+            else:
                 onehot = out[:, part.start:part.start + self.dim]
                 onehot[...] = 0.0
                 onehot[np.arange(x.shape[0]), part.top] = 1.0
         return out
 
-    def parts(self, x: np.ndarray, into: np.ndarray | None = None) -> list[FeaturePart]:
+    def parts(self, x: np.ndarray) -> list[FeaturePart]:
         """The features of the rows of ``x`` part by part, in column order, without the ``(n, size)`` matrix.
 
         Every part but the one-hot encoding of ``argmax v`` is given by its
         values; that one by the argmax of each row (:attr:`FeaturePart.top`).
-        :meth:`transform` has them computed in the columns of its matrix
-        (``into``, ``(n, size)``: each part's values are then a view of its
-        columns, the same numbers, and the one-hot columns are left to the
-        caller); a linear score can read them part by part
-        (:class:`~accounting.auditing.classifier.LearnedScore`).
+        :meth:`transform` writes them into their columns; a linear score can
+        read them part by part (:class:`~accounting.auditing.classifier.LearnedScore`).
 
         Example:
             >>> fm = fit_features(np.zeros((4, 2)))
@@ -107,24 +106,15 @@ class FeatureMap:
         """
         x = np.asarray(x, dtype=float)
         d = self.dim
-
-        def slot(start: int, width: int) -> np.ndarray:
-            return np.empty((x.shape[0], width)) if into is None else into[:, start:start + width]
-
-        v = slot(0, d)
-        v[...] = 0.0
-        np.copyto(v, x, where=np.isfinite(x))  # non-finite entries are 0
+        v = np.where(np.isfinite(x), x, 0.0)
         np.clip(v, -CLIP, CLIP, out=v)
         out = [FeaturePart(0, v)]
         col = d
         if not self.linear:
-            out += [FeaturePart(d, np.abs(v, out=slot(d, d))), FeaturePart(2 * d, np.multiply(v, v, out=slot(2 * d, d)))]
+            out += [FeaturePart(d, np.abs(v)), FeaturePart(2 * d, np.multiply(v, v))]
             col = 3 * d
         if d > 1:
-            ordered = slot(col, d)
-            ordered[...] = v
-            ordered.sort(axis=1)
-            out.append(FeaturePart(col, ordered))
+            out.append(FeaturePart(col, np.sort(v, axis=1)))
             col += d
             if not self.linear:
                 out.append(FeaturePart(col, None, np.argmax(v, axis=1)))
@@ -132,10 +122,9 @@ class FeatureMap:
         if self.nonfinite_columns:
             k = len(self.nonfinite_columns)
             sub = x[:, list(self.nonfinite_columns)]
-            out.append(FeaturePart(col, np.isnan(sub, out=slot(col, k))))
-            signs = slot(col + k, k)
-            signs[...] = np.where(np.isinf(sub), np.sign(np.nan_to_num(sub, nan=0.0, posinf=1.0, neginf=-1.0)), 0.0)
-            out.append(FeaturePart(col + k, signs))
+            out.append(FeaturePart(col, np.isnan(sub).astype(float)))
+            out.append(FeaturePart(col + k, np.where(np.isinf(sub), np.sign(np.nan_to_num(
+                sub, nan=0.0, posinf=1.0, neginf=-1.0)), 0.0)))
         return out
 
     def columns_in(self, full: FeatureMap) -> np.ndarray | None:
