@@ -356,11 +356,11 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
     cols = lin.columns_in(quad)
     assert cols is not None  # the same outputs: the linear map is a column selection of the quadratic one
     with _threads_for(feats.size):  # the largest matrix of both fits: the threads are limited once for both
-        # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many (taken
-        # before the features are standardized in place)
-        lone = _standardize(_columns(feats, cols)) if cols.size == 1 else None
         scaler, z = _standardize(feats)
-        lin_scaler, lin_z = (_scaler_columns(scaler, cols), _columns(z, cols)) if lone is None else lone
+        if cols.size > 1:
+            lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
+        else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
+            lin_scaler, lin_z = _standardize(_columns(feats, cols))
         learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
                    _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
@@ -471,17 +471,14 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
 def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
     """scikit-learn's ``StandardScaler`` fitted on the feature rows ``feats``, and the standardized rows.
 
-    ``feats`` (a feature map's new float64 matrix, which no caller reads again) is standardized in place
-    (``copy=False``): ``fit_transform`` is this ``fit`` then ``transform``, without its copy of the matrix.
-
     Raises:
-        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`); ``feats`` is then unchanged.
+        ValueError: the fitted mean or scale is not finite (see :func:`_fit_model`).
     """
     from sklearn.preprocessing import StandardScaler
 
-    scaler = StandardScaler(copy=False)
+    scaler = StandardScaler()
     with _finite_features():
-        scaler.fit(feats)
+        z = scaler.fit_transform(feats)
     # the features are finite, but standardizing them can overflow (squares of outputs beyond ~1e77 have an
     # infinite variance): scikit-learn's scan, skipped under assume_finite, then refused the fit; a fit on
     # non-finite standardized features is refused here, not returned as a score that is NaN everywhere
@@ -489,8 +486,6 @@ def _standardize(feats: np.ndarray) -> tuple[Any, np.ndarray]:
         if not np.isfinite(value).all():
             raise ValueError(f"the classifier's fitted {name} is not finite (outputs too large to standardize: "
                              f"largest feature {float(np.abs(feats).max()):.3g})")
-    with _finite_features():
-        z = scaler.transform(feats)
     return scaler, z
 
 

@@ -282,7 +282,8 @@ class ChosenEvents:
 
     Attributes:
         method: ``"exact"`` or ``"classifier"``.
-        key: rows ``(n, d)`` -> what the events test (atom ids or learned scores), shape ``(n,)``.
+        key: rows ``(n, d)`` -> what the events test (atom ids, shape ``(n,)``, or learned scores, one column
+            per candidate score, of which only the columns the events read are computed).
         events: per order (:data:`ORDER_NAMES`), ``(event, projected epsilon bound)``.
         info: method details for the report.
     """

@@ -288,27 +288,6 @@ def test_outputs_too_large_to_standardize_are_refused_not_scored_nan():
     assert np.isfinite(fit_score(x / 1e95, xp / 1e95)(np.concatenate([x, xp]) / 1e95)).all()  # same shape, scaled
 
 
-def test_features_are_standardized_in_place_as_the_scaler_standardizes_a_copy():
-    """The training features are standardized in place: the numbers and parameters of scikit-learn's
-    ``StandardScaler().fit_transform``, bit for bit; a refused fit leaves the features as they were."""
-    from sklearn.preprocessing import StandardScaler
-
-    from accounting.auditing.classifier import _standardize
-
-    rng = np.random.default_rng(2)
-    feats = rng.laplace(3.0, 2.0, (300, 7))
-    want_scaler = StandardScaler()
-    want = want_scaler.fit_transform(feats)
-    scaler, got = _standardize(feats)
-    assert got is feats and np.array_equal(got, want)
-    assert np.array_equal(scaler.mean_, want_scaler.mean_) and np.array_equal(scaler.scale_, want_scaler.scale_)
-    huge = np.concatenate([rng.normal(size=(100, 1)) * 1e100, rng.normal(size=(100, 1)) * 1e102]) ** 2
-    before = huge.copy()
-    with pytest.raises(ValueError, match="not finite"), np.errstate(over="ignore", invalid="ignore"):
-        _standardize(huge)
-    assert np.array_equal(huge, before)
-
-
 def _exact_and_lbfgs(x, x_prime, linear):
     """The exact optimum of fit_score's objective (Newton-Cholesky to tol 1e-12) and lbfgs's default-tolerance
     solution of it, as (coefficients, intercept) vectors."""
