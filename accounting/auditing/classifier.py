@@ -188,8 +188,9 @@ class ScoreCandidates:
         """
         return _threads_for(min(rows, CHUNK) * self.features.size)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Scores of the rows of ``x``, shape ``(n, len(scores))``.
+    def __call__(self, x: np.ndarray, columns: tuple[int, ...] | None = None) -> np.ndarray:
+        """Scores of the rows of ``x``, shape ``(n, len(scores))``; with ``columns``, only those scores' columns
+        are computed (each the same numbers as without), the others are NaN.
 
         The features of each block of rows are computed once, part by part,
         by the first score's map (:meth:`~accounting.auditing.features.FeatureMap.parts`):
@@ -201,22 +202,40 @@ class ScoreCandidates:
         *standardized* parts, the same numbers again (standardizing is
         entrywise). So each score equals ``score(x)``, bit for bit. A score
         that is not a learned one (the low-bits score) reads the rows itself.
+        A score left out of ``columns`` is not computed (the certification
+        counts only the events' scores): the others are computed as without
+        ``columns`` (a score reads the first's standardized parts only where
+        they hold its own numbers), so they are the same numbers.
+
+        Example:
+            >>> rng = np.random.default_rng(0)
+            >>> s = fit_scores(rng.normal(1, 1, (100, 2)), rng.normal(0, 1, (100, 2)))
+            >>> rows = rng.normal(size=(5, 2))
+            >>> bool(np.array_equal(s(rows, columns=(1,))[:, 1], s(rows)[:, 1])), bool(np.isnan(s(rows, (1,))[:, 0]).all())
+            (True, True)
         """
         x = np.asarray(x, dtype=float)
         first = self.first
         layouts, shared, own = self._layouts
-        out = np.empty((x.shape[0], len(self.scores)))
+        wanted = range(len(self.scores)) if columns is None else sorted(set(columns))
+        mapped = [j for j in wanted if j not in own]
+        own_wanted = [j for j in wanted if j in own]
+        # the scores listed read the standardized parts of the first of them: the first map's entries when it is
+        # the first score or shares them; else every score standardizes its parts itself
+        reads_first = bool(mapped) and (mapped[0] == 0 or shared[mapped[0]])
+        sharing = [shared[j] and reads_first for j in mapped]
+        out = np.empty((x.shape[0], len(self.scores))) if columns is None else np.full((x.shape[0], len(self.scores)),
+                                                                                         np.nan)
         with _threads_for(min(x.shape[0], CHUNK) * first.features.size):
             for start in range(0, x.shape[0], CHUNK):
                 block = x[start:start + CHUNK]
                 rows = slice(start, start + block.shape[0])
-                mapped = [j for j in range(len(self.scores)) if j not in own]
-                got = _part_scores(first.features.parts(block), first.features.dim,
-                                   [layouts[j] for j in mapped], [shared[j] for j in mapped])
-                out[rows, mapped] = got
-                for j in own:  # features that are not columns of the first map's: its own parts
+                if mapped:
+                    out[rows, mapped] = _part_scores(first.features.parts(block), first.features.dim,
+                                                     [layouts[j] for j in mapped], sharing)
+                for j in own_wanted:  # features that are not columns of the first map's: its own parts
                     out[rows, j] = self.scores[j](block)
-        for j in range(out.shape[1]):
+        for j in wanted:
             _refuse_nan(out[:, j])
         return out
 

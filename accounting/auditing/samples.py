@@ -227,10 +227,9 @@ def choose_method(method: str, head: np.ndarray, head_prime: np.ndarray, *, nume
         return "exact"
     from .events import distinct_rows
 
-    both = np.concatenate([head, head_prime])
-    if both.ndim == 2 and both.shape[1] and np.unique(both[:, -1]).size > MAX_ATOMS:
-        return "classifier"
-    return "exact" if distinct_rows(both) <= MAX_ATOMS else "classifier"
+    if head.ndim == 2 and head.shape[1] and np.unique(np.concatenate([head[:, -1], head_prime[:, -1]])).size > MAX_ATOMS:
+        return "classifier"  # decided on the last column: the rows are not joined
+    return "exact" if distinct_rows(np.concatenate([head, head_prime])) <= MAX_ATOMS else "classifier"
 
 
 def split_sizes(method: str, n: int, max_train: int, max_select: int | None = None) -> tuple[int, int]:
@@ -283,7 +282,8 @@ class ChosenEvents:
 
     Attributes:
         method: ``"exact"`` or ``"classifier"``.
-        key: rows ``(n, d)`` -> what the events test (atom ids or learned scores), shape ``(n,)``.
+        key: rows ``(n, d)`` -> what the events test (atom ids, shape ``(n,)``, or learned scores, one column
+            per candidate score, of which only the columns the events read are computed).
         events: per order (:data:`ORDER_NAMES`), ``(event, projected epsilon bound)``.
         info: method details for the report.
     """
@@ -372,15 +372,24 @@ def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.nd
                 best = (dataclasses.replace(ev, column=k, name=f"{names[k]} score"), proj)
         assert best is not None
         events[order] = best
-    return ChosenEvents("classifier", _scores_of(score), events,
+    # the certification counts the chosen events only: the other candidate scores are not computed there
+    tested = tuple(sorted({event.column for event, _ in events.values()}))
+    return ChosenEvents("classifier", _scores_of(score, tested), events,
                         {"fit_rows": [int(fit[0]), int(fit[1])], "features": score.features.size,
                          "scores": list(names)})
 
 
-def _scores_of(score: Any) -> Callable[[np.ndarray], np.ndarray]:
+def _scores_of(score: Any, columns: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """The key of threshold events on ``score``: its scores of rows, only ``columns`` computed when it is a
+    :class:`~accounting.auditing.classifier.ScoreCandidates` (the others NaN, read by no event)."""
+    from .classifier import ScoreCandidates
+
+    some = isinstance(score, ScoreCandidates)
+
     def key(x: np.ndarray) -> np.ndarray:
         try:
-            return score(np.asarray(x, dtype=float))  # a copy only for other dtypes
+            rows = np.asarray(x, dtype=float)  # a copy only for other dtypes
+            return score(rows, columns) if some else score(rows)
         except (TypeError, ValueError) as exc:
             raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
     return key

@@ -189,3 +189,15 @@ def test_the_low_bits_fit_runs_with_one_thread(monkeypatch):
     rng = np.random.default_rng(0)
     classifier.fit_scores(rng.normal(size=(60, 3)), rng.normal(size=(60, 3)), low_bits=True)
     assert seen == [{1}]
+
+
+@settings(max_examples=30, deadline=None)
+@given(low=hnp.arrays(np.uint16, st.tuples(st.integers(0, 20), st.integers(1, 6))))
+def test_the_fits_bit_matrix_is_the_planes_side_by_side(low):
+    """The fit's bit matrix (one broadcast) is bit ``k`` of coordinate ``j`` in column ``k * d + j``: the planes
+    of each bit, one after the other, as 0.0/1.0."""
+    from accounting.auditing.lowbits import _planes
+
+    want = np.concatenate([((low >> k) & 1).astype(np.float64) for k in range(LOW_BITS)], axis=1)
+    got = _planes(low)
+    assert got.dtype == np.float64 and np.array_equal(got, want)

@@ -197,3 +197,53 @@ def test_fit_equals_the_balanced_pipeline(seed, n, n_prime, dim, linear, nonfini
         for name in ("mean_", "var_", "scale_", "coef_", "intercept_"):
             if hasattr(want, name):
                 assert np.array_equal(getattr(got, name), getattr(want, name)), name
+
+
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 200), dim=st.integers(1, 12), nonfinite=st.booleans(),
+       columns=st.sets(st.integers(0, 2), min_size=1))
+@settings(max_examples=30, deadline=None)
+def test_scores_of_some_columns_equal_those_of_all(seed, rows, dim, nonfinite, columns):
+    """The certification computes only the scores its events read: each computed column is the one computed with
+    all the others, bit for bit (the linear score then standardizes its own parts when the quadratic one is
+    not computed), and a column left out is NaN, never a number an event could read."""
+    rng = np.random.default_rng(seed)
+    x, xp = rng.laplace(0.3, 1, (60, dim)), rng.laplace(0, 1, (60, dim))
+    rows_x = rng.laplace(0, 3, (rows, dim))
+    if nonfinite:
+        x[rng.random(60) < 0.2, 0] = np.nan
+        rows_x[rng.random(rows) < 0.3, 0] = np.nan
+    scores = fit_scores(x, xp, seed=0, low_bits=True)
+    every = scores(rows_x)
+    some = scores(rows_x, tuple(columns))
+    for j in range(3):
+        if j in columns:
+            assert np.array_equal(some[:, j], every[:, j])
+        else:
+            assert np.isnan(some[:, j]).all()
+
+
+def test_the_certification_counts_the_events_on_their_own_scores_only(monkeypatch):
+    """The events' counts on the certification rows are those of thresholding all candidate scores, and a
+    candidate no event reads (here the low-bits score, on outputs whose low bits are the same coin flips on both
+    sides) is not computed there."""
+    from accounting.auditing import lowbits
+    from accounting.auditing.samples import choose_threshold
+
+    rng = np.random.default_rng(11)
+    x, xp = rng.laplace(1.0, 1, (1600, 3)), rng.laplace(0, 1, (1600, 3))
+    scores = fit_scores(x[:400], xp[:400], seed=0, low_bits=True)
+    events = choose_threshold(scores, scores(x[400:1000]), scores(xp[400:1000]), eps=1.0, dlt=0.0, alpha=0.0125,
+                              fit=(400, 400))
+    read = {event.column for event, _ in events.events.values()}
+    assert 2 not in read  # the shift is seen by the learned scores, not by the bits
+    every_a, every_b = scores(x[1000:]), scores(xp[1000:])
+    want = np.zeros((2, 2), dtype=np.int64)
+    draws = np.random.default_rng(3)
+    for i, (num, den) in enumerate(((every_a, every_b), (every_b, every_a))):
+        event = events.events[("P/P'", "P'/P")[i]][0]
+        want[i] = [event.contains(num, draws).sum(), event.contains(den, draws).sum()]
+    calls = []
+    real = lowbits.LowBitScore.__call__
+    monkeypatch.setattr(lowbits.LowBitScore, "__call__", lambda self, rows: calls.append(1) or real(self, rows))
+    assert np.array_equal(events.count(x[1000:], xp[1000:], np.random.default_rng(3)), want)
+    assert calls == []
