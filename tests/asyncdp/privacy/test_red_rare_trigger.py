@@ -64,7 +64,7 @@ def _constructed_loss() -> float:
     """The loss of the transcript of the module docstring, by a plain replay of the rule's equations."""
     sc, _ = _pair()
     alg = sc.algorithm.bind(sc.problem)
-    n_agents, horizon, alpha, clip = sc.problem.num_agents, sc.horizon, alg.step, alg.clip
+    horizon, alpha, clip = sc.horizon, alg.step, alg.clip
     b = alg.scale()
     g = clip * np.array([1.0, 1.0]) / math.sqrt(2.0)
     addresses = np.asarray(EX["addresses"], dtype=float)
