@@ -1147,7 +1147,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             failed = f"worst-case search: the other agents' extremal pairs cannot be replayed: {exc}"
         if other is not None:
             best, fam = other, _Family(fam.cls, other.agent)
-    best = _on_every_run(ctx, fam, scenario, runs, best, objective)
+    best, every = _on_every_run(ctx, fam, scenario, runs, best, objective)
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind, evaluated.memo)
     kinked_failed = None
     if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
@@ -1159,6 +1159,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, kinked_failed))
     if evidence.witness is None:  # every pair evaluated is in the class the lemma covers: a round it moves further
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
+        if over is None and every is not None:  # the worst pair's rounds on every run
+            over = _lemma_exceeded(ctx, fam, every, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
     if evidence.witness is None and agent is not None:  # every other agent's pairs too (asyncdp.privacy.lemma_reach)
@@ -1187,36 +1189,40 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
 
 
 def _on_every_run(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair,
-                  objective: Any) -> CandidatePair:
+                  objective: Any) -> tuple[CandidatePair, CandidateRuns | None]:
     """A pure claim's worst pair evaluated on every engine run of the check, not only the search's first ones.
 
     The search ranks candidates on the first :data:`_CANDIDATE_RUNS` runs; a rule whose sensitivity grows only
     on a rare event of the released values (say a neighbour's noise far in its tail, a few percent of the runs)
     shows it on none of them. A pure claim is refuted by one constructed transcript with loss above epsilon
     (:func:`_pair_evidence`), so the worst pair's constructed loss is taken over every run the check made (one
-    candidate's replay on them) when the first runs do not refute the claim. Claims with ``delta > 0`` run the
-    worst pair's own engine runs (:func:`~asyncdp.privacy.worst_pair.delta_evidence`) and are left as they are.
+    candidate's replay on them) when the first runs do not refute the claim; its rounds on every run are also
+    compared with the lemma (:func:`_lemma_exceeded`, by the caller). Claims with ``delta > 0`` run the worst
+    pair's own engine runs and compare their shifts with the lemma
+    (:func:`~asyncdp.privacy.worst_pair.delta_evidence`) and are left as they are.
 
     Returns:
-        ``best`` evaluated on every run when that gives a larger loss (the run that gave it, an index into the
-        check's runs: ``constructed_loss(runs, ..., max_runs=runs.runs)`` reproduces it), else ``best``.
+        ``(pair, every)``: ``best`` evaluated on every run when that gives a larger loss (the run that gave it, an
+        index into the check's runs: ``constructed_loss(runs, ..., max_runs=runs.runs)`` reproduces it), else
+        ``best``; and the runs it was evaluated on (their per-round losses), or ``None`` when it was not.
     """
     from accounting.errors import AccountingError
 
     if ctx.delta_claimed != 0 or not math.isfinite(ctx.epsilon_claimed) or not math.isfinite(best.loss) \
             or _refutes(ctx, runs, best, scenario):  # (a refutation on the first runs stands as found)
-        return best
+        return best, None
     rows = fam.rows(runs, runs.runs)
     if len(rows) <= _CANDIDATE_RUNS:  # the search saw every run (or every distinct schedule) already
-        return best
+        return best, None
+    every = CandidateRuns(runs, rows)
     try:
-        every = _evaluate(fam, CandidateRuns(runs, rows), scenario, best.label, best.round_index, best.gradient,
-                          best.gradient_prime, len(rows), objective, ctx.focus)
+        found = _evaluate(fam, every, scenario, best.label, best.round_index, best.gradient, best.gradient_prime,
+                          len(rows), objective, ctx.focus)
     except AccountingError:  # what the search found stays checked
-        return best
-    if not every.loss > best.loss:
-        return best
-    return dataclasses.replace(best, loss=every.loss, run=every.run)
+        return best, None
+    if not found.loss > best.loss:
+        return best, every
+    return dataclasses.replace(best, loss=found.loss, run=found.run), every
 
 
 def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
