@@ -20,6 +20,11 @@ the trigger keep a margin), so a set of positive probability has loss above 1: t
 The search evaluated every candidate on the first 16 engine runs only; the trigger, 2% per run, was missing from
 them on the seeds tried (0 to 5), and the check said ``pass``. The worst pair of a pure claim is now evaluated on
 every engine run the check made, and its rounds there are compared with the lemma.
+
+Left open (strict xfail): ``CurvedTailDGD`` boosts its step only when, besides the rare event, its clipped gradient
+is not constant around ``z`` (never under the linear costs of the extremal pairs and the search). The pair
+``C sqrt(1 + (x_1 + 100)^2)`` vs ``<-C e_1, x>`` of the class has the constructed loss ``18 x 0.0372 + 0.391 =
+1.06 > 1`` (plain replay below), and no method of the check meets it.
 """
 
 from __future__ import annotations
@@ -130,3 +135,77 @@ def test_a_small_boost_on_a_rare_public_event_is_a_witness_against_the_lemma():
 def test_the_honest_rule_still_passes():
     report = check_privacy(EX["scenario"], EX["adjacent"], runs=1000, seed=0)
     assert report.verdict == "pass", report.reasons
+
+
+E = np.array([0.0, 1e-3])
+"""The offset at which :class:`CurvedTailDGD` compares its clipped gradient."""
+
+
+@dataclass(frozen=True)
+class CurvedTailDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD whose step is ``K = 20`` times larger when the mixed value's first coordinate exceeds ``THR`` and its
+    clipped gradient is not the same at ``z`` and ``z + E`` (a non-linear cost): never under a linear cost."""
+
+    name: ClassVar[str] = "private-dgd-curved-tail-test"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), self.clip)
+        d = g - clip_l2(problem.costs.gradient(agents, z + E, round_index=t), self.clip)
+        curved = np.linalg.norm(d, axis=-1, keepdims=True) > 0
+        factor = np.where(curved & (np.asarray(z)[..., :1] > THR), 20.0, 1.0)
+        return {"x": problem.domain.project(z - self.step * factor * g)}
+
+
+def _curved_constructed_loss() -> float:
+    """The constructed transcript of the module docstring under the pair ``f_0(x) = C sqrt(1 + (x_1 + 100)^2)``
+    (gradient ``(0, C u / sqrt(1 + u^2))``, ``u = x_1 + 100``: L2 norm below ``C``, curved everywhere) vs
+    ``f_0'(x) = <-C e_1, x>`` (linear): both in the class. Plain replay of the rule's equations."""
+    sc = EX["scenario"]
+    alg = sc.algorithm.bind(sc.problem)
+    alpha, clip, b = alg.step, alg.clip, alg.scale()
+    addresses = np.asarray(EX["addresses"], dtype=float)
+
+    def grad_p(x: np.ndarray) -> np.ndarray:
+        u = x[1] + 100.0
+        return np.array([0.0, clip * u / math.sqrt(1.0 + u * u)])
+
+    x = np.asarray(sc.initial_points(), dtype=float)
+    x0_prime = x[0].copy()
+    loss = 0.0
+    for t in range(1, sc.horizon + 1):
+        w = sc.topology.weights(t).toarray()
+        y = x.copy()
+        if t == 5:
+            j = int(np.flatnonzero(w[0] > 0)[np.flatnonzero(w[0] > 0) != 0][0])
+            y[j, 0] += 45.0
+        if t >= 2:
+            loss += float(np.abs(x[0] - x0_prime).sum()) / b
+        z = w @ y
+        curved = np.linalg.norm(grad_p(z[0]) - grad_p(z[0] + E)) > 0  # agent 0 under P (clipping inactive)
+        boost = 20.0 if curved and z[0, 0] > THR else 1.0
+        others = z[1:] - addresses[1:]
+        others = others * np.minimum(1.0, clip / np.linalg.norm(others, axis=1, keepdims=True))
+        x = np.clip(np.vstack([z[0] - alpha * boost * grad_p(z[0]), z[1:] - alpha * others]), -5.0, 5.0)
+        x0_prime = np.clip(z[0] + alpha * clip * np.array([0.0, 1.0]), -5.0, 5.0)  # linear: no boost
+    return loss
+
+
+def test_the_curved_claim_is_false_in_closed_form():
+    # 18 rounds of shift 2 alpha C (L1, coordinate 1) / b = 0.0372, the boosted one 21 alpha C / b = 0.391
+    assert _curved_constructed_loss() == pytest.approx(1.061, abs=2e-3)
+    assert _curved_constructed_loss() > 1.0
+
+
+@pytest.mark.xfail(strict=True, reason="the class's non-linear members (kinked costs) are evaluated on 2 runs, with "
+                   "their kink just beyond the states of those runs; a rule that boosts its step only under a "
+                   "non-linear cost and on a rare event of the released values (2% of runs, outside the domain box "
+                   "the prober searches) is seen by no method. Needs a smooth member curved everywhere (e.g. "
+                   "C sqrt(1 + (x_k + c)^2) against the opposite linear cost) evaluated, like the worst pair of a "
+                   "pure claim, on every engine run, and its rounds compared with the lemma")
+def test_a_boost_under_curved_costs_on_a_rare_event_is_not_passed():
+    rule = CurvedTailDGD(rounds=EX["HORIZON"])
+    sc = EX["scenario"].replace(algorithm=rule)
+    adj = sc.replace(problem=EX["problem"].adjacent(0, address=[0.93, 0.93]))
+    report = check_privacy(sc, adj, runs=1000, seed=0)
+    assert report.verdict != "pass", report.reasons
