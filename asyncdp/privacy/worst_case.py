@@ -178,7 +178,8 @@ class CandidatePair:
             ``"search: hill climb"``).
         agent: the changed agent (``None`` under round adjacency: every agent's input changes).
         gradient, gradient_prime: ``g`` and ``g'`` of ``f = <g, x>``, ``f' = <g', x>``.
-        loss: the largest constructed-transcript loss found for it (``nan`` before evaluation).
+        loss: the largest constructed-transcript loss found for it (for a per-iteration claim, of one round's
+            releases; ``nan`` before evaluation).
         run: the engine run whose schedule gave that loss.
         round_index: the changed round ``t0`` under round adjacency, else ``None``.
         objective: what the search maximized (:func:`profile_objective`; ``nan`` before evaluation).
@@ -614,7 +615,8 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     rows = cand.rows[:count]
     entries = [cand.known.get(key) for key in keys]  # (what _losses reads; it replays a candidate left out)
     if all(e is not None and e[0].size >= count for e in entries):  # every candidate's losses at once
-        losses = np.stack([e[0][:count] for e in entries])  # type: ignore[index]
+        losses = np.stack([e[0][:count] if focus is None else _round_loss(e[1][:count])  # type: ignore[index]
+                           for e in entries])
         scored = losses if focus is None else np.stack([e[1][:count, focus] for e in entries])  # type: ignore[index]
         # a row with a NaN is scored alone, in the candidates' order (what is wrong is named in that order)
         early = {k: float(objective(scored[k])) for k in np.flatnonzero(np.isnan(scored).any(axis=1)).tolist()}
@@ -624,7 +626,7 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
             e = cand.known.get(key)
             one, per_round = (e[0][:count], e[1][:count]) if e is not None and e[0].size >= count else \
                 _losses(fam, cand, scenario, t0, g, gp, limit)[:2]
-            each.append(one)
+            each.append(one if focus is None else _round_loss(per_round))
             parts.append(one if focus is None else per_round[:, focus])
             if np.isnan(parts[-1]).any():  # scored in turn, as one at a time, before the next one is replayed
                 early[k] = float(objective(parts[-1]))
@@ -794,7 +796,15 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
-    return _scored(fam, label, round_index, g, gp, losses, rows, float(objective(scored)))
+    return _scored(fam, label, round_index, g, gp, losses if focus is None else _round_loss(per_round), rows,
+                   float(objective(scored)))
+
+
+def _round_loss(per_round: Any) -> np.ndarray:
+    """A per-iteration claim's loss of each run: its largest round's (a claim per iteration bounds each round's
+    releases given the past, not their sum over the run; a NaN round counts as largest)."""
+    a = np.asarray(per_round, dtype=float)
+    return a.reshape(a.shape[0], -1).max(axis=1) if a.size else np.zeros(a.shape[0])
 
 
 def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
