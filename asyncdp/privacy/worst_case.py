@@ -1200,25 +1200,26 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
 
 def _on_every_run(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair,
                   objective: Any) -> tuple[CandidatePair, CandidateRuns | None]:
-    """A pure claim's worst pair evaluated on every engine run of the check, not only the search's first ones.
+    """The worst pair evaluated on every engine run of the check, not only the search's first ones.
 
     The search ranks candidates on the first :data:`_CANDIDATE_RUNS` runs; a rule whose sensitivity grows only
     on a rare event of the released values (say a neighbour's noise far in its tail, a few percent of the runs)
-    shows it on none of them. A pure claim is refuted by one constructed transcript with loss above epsilon
-    (:func:`_pair_evidence`), so the worst pair's constructed loss is taken over every run the check made (one
-    candidate's replay on them) when the first runs do not refute the claim; its rounds on every run are also
-    compared with the lemma (:func:`_lemma_exceeded`, by the caller). Claims with ``delta > 0`` run the worst
-    pair's own engine runs and compare their shifts with the lemma
-    (:func:`~asyncdp.privacy.worst_pair.delta_evidence`) and are left as they are.
+    shows it on none of them. So when the first runs do not refute the claim, the worst pair's constructed
+    transcripts are replayed on every run the check made (one candidate's replay on them): their rounds are
+    compared with the lemma (:func:`_lemma_exceeded`, by the caller; for a claim with ``delta > 0`` the worst
+    pair's own engine runs, :func:`~asyncdp.privacy.worst_pair.delta_evidence`, are a quarter of the budget at
+    their first look), and for a pure claim, which one constructed transcript with loss above epsilon refutes
+    (:func:`_pair_evidence`), the pair's loss is taken over all of them.
 
     Returns:
-        ``(pair, every)``: ``best`` evaluated on every run when that gives a larger loss (the run that gave it, an
-        index into the check's runs: ``constructed_loss(runs, ..., max_runs=runs.runs)`` reproduces it), else
-        ``best``; and the runs it was evaluated on (their per-round losses), or ``None`` when it was not.
+        ``(pair, every)``: for a pure claim ``best`` evaluated on every run when that gives a larger loss (the run
+        that gave it, an index into the check's runs: ``constructed_loss(runs, ..., max_runs=runs.runs)``
+        reproduces it), else ``best``; and the runs it was evaluated on (their per-round losses), or ``None`` when
+        it was not.
     """
     from accounting.errors import AccountingError
 
-    if ctx.delta_claimed != 0 or not math.isfinite(ctx.epsilon_claimed) or not math.isfinite(best.loss) \
+    if not math.isfinite(ctx.epsilon_claimed) or not math.isfinite(best.loss) \
             or _refutes(ctx, runs, best, scenario):  # (a refutation on the first runs stands as found)
         return best, None
     rows = fam.rows(runs, runs.runs)
@@ -1230,7 +1231,7 @@ def _on_every_run(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, 
                           len(rows), objective, ctx.focus)
     except AccountingError:  # what the search found stays checked
         return best, None
-    if not found.loss > best.loss:
+    if ctx.delta_claimed != 0 or not found.loss > best.loss:
         return best, every
     return dataclasses.replace(best, loss=found.loss, run=found.run), every
 
