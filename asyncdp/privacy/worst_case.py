@@ -178,7 +178,8 @@ class CandidatePair:
             ``"search: hill climb"``).
         agent: the changed agent (``None`` under round adjacency: every agent's input changes).
         gradient, gradient_prime: ``g`` and ``g'`` of ``f = <g, x>``, ``f' = <g', x>``.
-        loss: the largest constructed-transcript loss found for it (``nan`` before evaluation).
+        loss: the largest constructed-transcript loss found for it (for a per-iteration claim, of one round's
+            releases; ``nan`` before evaluation).
         run: the engine run whose schedule gave that loss.
         round_index: the changed round ``t0`` under round adjacency, else ``None``.
         objective: what the search maximized (:func:`profile_objective`; ``nan`` before evaluation).
@@ -614,7 +615,8 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
     rows = cand.rows[:count]
     entries = [cand.known.get(key) for key in keys]  # (what _losses reads; it replays a candidate left out)
     if all(e is not None and e[0].size >= count for e in entries):  # every candidate's losses at once
-        losses = np.stack([e[0][:count] for e in entries])  # type: ignore[index]
+        losses = np.stack([e[0][:count] if focus is None else _round_loss(e[1][:count])  # type: ignore[index]
+                           for e in entries])
         scored = losses if focus is None else np.stack([e[1][:count, focus] for e in entries])  # type: ignore[index]
         # a row with a NaN is scored alone, in the candidates' order (what is wrong is named in that order)
         early = {k: float(objective(scored[k])) for k in np.flatnonzero(np.isnan(scored).any(axis=1)).tolist()}
@@ -624,7 +626,7 @@ def _evaluate_all(fam: _Family, cand: CandidateRuns, scenario: Scenario,
             e = cand.known.get(key)
             one, per_round = (e[0][:count], e[1][:count]) if e is not None and e[0].size >= count else \
                 _losses(fam, cand, scenario, t0, g, gp, limit)[:2]
-            each.append(one)
+            each.append(one if focus is None else _round_loss(per_round))
             parts.append(one if focus is None else per_round[:, focus])
             if np.isnan(parts[-1]).any():  # scored in turn, as one at a time, before the next one is replayed
                 early[k] = float(objective(parts[-1]))
@@ -794,7 +796,15 @@ def _evaluate(fam: _Family, runs: EngineRuns | CandidateRuns, scenario: Scenario
               gp: Any, limit: int, objective: Any, focus: int | None) -> CandidatePair:
     losses, per_round, rows = _losses(fam, runs, scenario, round_index, g, gp, limit)
     scored = losses if focus is None else per_round[:, focus]
-    return _scored(fam, label, round_index, g, gp, losses, rows, float(objective(scored)))
+    return _scored(fam, label, round_index, g, gp, losses if focus is None else _round_loss(per_round), rows,
+                   float(objective(scored)))
+
+
+def _round_loss(per_round: Any) -> np.ndarray:
+    """A per-iteration claim's loss of each run: its largest round's (a claim per iteration bounds each round's
+    releases given the past, not their sum over the run; a NaN round counts as largest)."""
+    a = np.asarray(per_round, dtype=float)
+    return a.reshape(a.shape[0], -1).max(axis=1) if a.size else np.zeros(a.shape[0])
 
 
 def _scored(fam: _Family, label: str, round_index: int | None, g: Any, gp: Any, losses: np.ndarray, rows: list[int],
@@ -1147,6 +1157,7 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             failed = f"worst-case search: the other agents' extremal pairs cannot be replayed: {exc}"
         if other is not None:
             best, fam = other, _Family(fam.cls, other.agent)
+    best, every = _on_every_run(ctx, fam, scenario, runs, best, objective)
     evidence = _pair_evidence(ctx, fam, scenario, runs, best, method, kind, evaluated.memo)
     kinked_failed = None
     if evidence.witness is None and ctx.sensitivity is not None and fam.agent == agent:
@@ -1158,6 +1169,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         evidence = dataclasses.replace(evidence, reasons=(*evidence.reasons, kinked_failed))
     if evidence.witness is None:  # every pair evaluated is in the class the lemma covers: a round it moves further
         over = _lemma_exceeded(ctx, fam, evaluated, scenario, runs)
+        if over is None and every is not None:  # the worst pair's rounds on every run
+            over = _lemma_exceeded(ctx, fam, every, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
     if evidence.witness is None and agent is not None:  # every other agent's pairs too (asyncdp.privacy.lemma_reach)
@@ -1183,6 +1196,44 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         "pairs of its adjacency class only (the search failed), so the bound composed with it is not trusted")
     return dataclasses.replace(evidence, reasons=(failed, *evidence.reasons),
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
+
+
+def _on_every_run(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair,
+                  objective: Any) -> tuple[CandidatePair, CandidateRuns | None]:
+    """The worst pair evaluated on every engine run of the check, not only the search's first ones.
+
+    The search ranks candidates on the first :data:`_CANDIDATE_RUNS` runs; a rule whose sensitivity grows only
+    on a rare event of the released values (say a neighbour's noise far in its tail, a few percent of the runs)
+    shows it on none of them. So when the first runs do not refute the claim, the worst pair's constructed
+    transcripts are replayed on every run the check made (one candidate's replay on them): their rounds are
+    compared with the lemma (:func:`_lemma_exceeded`, by the caller; for a claim with ``delta > 0`` the worst
+    pair's own engine runs, :func:`~asyncdp.privacy.worst_pair.delta_evidence`, are a quarter of the budget at
+    their first look), and for a pure claim, which one constructed transcript with loss above epsilon refutes
+    (:func:`_pair_evidence`), the pair's loss is taken over all of them.
+
+    Returns:
+        ``(pair, every)``: for a pure claim ``best`` evaluated on every run when that gives a larger loss (the run
+        that gave it, an index into the check's runs: ``constructed_loss(runs, ..., max_runs=runs.runs)``
+        reproduces it), else ``best``; and the runs it was evaluated on (their per-round losses), or ``None`` when
+        it was not.
+    """
+    from accounting.errors import AccountingError
+
+    if not math.isfinite(ctx.epsilon_claimed) or not math.isfinite(best.loss) \
+            or _refutes(ctx, runs, best, scenario):  # (a refutation on the first runs stands as found)
+        return best, None
+    rows = fam.rows(runs, runs.runs)
+    if len(rows) <= _CANDIDATE_RUNS:  # the search saw every run (or every distinct schedule) already
+        return best, None
+    every = CandidateRuns(runs, rows)
+    try:
+        found = _evaluate(fam, every, scenario, best.label, best.round_index, best.gradient, best.gradient_prime,
+                          len(rows), objective, ctx.focus)
+    except AccountingError:  # what the search found stays checked
+        return best, None
+    if ctx.delta_claimed != 0 or not found.loss > best.loss:
+        return best, every
+    return dataclasses.replace(best, loss=found.loss, run=found.run), every
 
 
 def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
