@@ -14,16 +14,22 @@ compared with the largest loss of one round's releases.
 from __future__ import annotations
 
 import math
-import runpy
+import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from asyncdp.privacy import check_privacy
 
-EX = runpy.run_path(str(Path(__file__).resolve().parents[3] / "examples" / "own_paper_private_dgd.py"))
+example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
+EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _papers() -> None:
+    """The script's paper records, registered for this module's tests only."""
+    example_scripts.register_again(_PAPERS)
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,8 @@ is not constant around ``z`` (never under the linear costs of the extremal pairs
 from __future__ import annotations
 
 import math
-import runpy
+import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,7 +44,14 @@ from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import run_engine
 from asyncdp.privacy.worst_case import constructed_loss
 
-EX = runpy.run_path(str(Path(__file__).resolve().parents[3] / "examples" / "own_paper_private_dgd.py"))
+example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
+EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _papers() -> None:
+    """The script's paper records, registered for this module's tests only."""
+    example_scripts.register_again(_PAPERS)
 THR = 22.0
 
 
