@@ -28,7 +28,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_nonnegative, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration
+from ..algorithms.base import Algorithm, NoiseDeclaration, claim_pair
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -310,7 +310,7 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     custom = getattr(alg, "claimed_form", None)
     raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
     if isinstance(raw, tuple):
-        eps, dl = (float(v) for v in raw)
+        eps, dl = claim_pair(raw, str(getattr(alg, "name", alg)))  # exactly two real numbers
         try:
             return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
         except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
