@@ -293,8 +293,9 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
 
     Raises:
         ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``) is not
-            the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), or a
-            Rényi/zCDP claim with the check's delta 0.
+            the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), a
+            Rényi/zCDP claim with the check's delta 0, or a ``Claim`` whose own ``(epsilon, delta)`` its Rényi/zCDP
+            form does not imply (two statements; the check would test only the form).
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -330,10 +331,35 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
                             f"pair or a claim form: {exc}") from None
     if form.form in ("pure", "approximate"):
         return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
+    _statement_implied(raw, form, str(getattr(alg, "name", alg)))
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")
     return float(check_epsilon(form, delta)), float(delta), form
+
+
+def _statement_implied(raw: Any, form: Any, who: str) -> None:
+    """Refuse a :class:`~accounting.claims.Claim` whose own ``(epsilon, delta)`` its Rényi/zCDP ``form`` does not imply.
+
+    Such a claim states two things (the form, and ``(epsilon, delta)``-DP); the check tests one claim, the form
+    (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go unchecked behind a
+    ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the paper records
+    state) adds nothing and is accepted. ``raw`` without ``epsilon``/``delta`` (a bare form) states nothing more.
+
+    Raises:
+        ScenarioError: ``delta = 0`` (pure DP, which no Rényi or zCDP bound implies), or ``epsilon`` below the form's
+            conversion at ``delta``.
+    """
+    eps, dl = getattr(raw, "epsilon", None), getattr(raw, "delta", None)
+    if raw is form or eps is None or dl is None:
+        return
+    implied = form.epsilon_at(dl) if 0 < dl < 1 else math.inf
+    if eps * (1 + 1e-9) < implied:
+        how = ("pure DP, which no Renyi or zCDP bound implies" if dl == 0 else
+               f"its conversion at delta {dl:.3g} is epsilon {implied:.6g}")
+        raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which does "
+                            f"not imply it ({how}); the check tests one claim: return the form, or the (epsilon, "
+                            "delta) pair, from claimed_form and check each on its own")
 
 
 def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[int | None, tuple[Ledger, ...]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
 from asyncdp.errors import ScenarioError
 from asyncdp.privacy.context import claimed
 
@@ -81,3 +82,88 @@ def test_the_engines_refuse_a_malformed_claim_with_a_scenario_error():
     for run in (run_simpy, lambda sc: run_batch(sc, 2), lambda sc: run_batch(sc.replace(timing=Deadline(1.0)), 2)):
         with pytest.raises(ScenarioError, match=r"red-three-numbers: the claim \(1.0, 1e-06, 3\) is not an"):
             run(scenario)
+
+
+# -- a Claim with a Rényi or zCDP form and its own (epsilon, delta) statement -----------------------------------------
+
+def _claim_pair(claim):
+    """The fixture's clipped Gaussian rule (``T = 12``, ring of 5) stating ``claim`` through ``claimed_form``."""
+    import sys
+    from dataclasses import dataclass
+    from typing import Any, ClassVar
+
+    import topology
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+
+    @dataclass(frozen=True)
+    class States(noisy_dgd.NoisyDGD):
+        claim: Any = None
+        name: ClassVar[str] = "red-claim-statement"
+
+        def claimed_form(self, horizon: int) -> Any:
+            return self.claim
+
+    return States, noisy_dgd.rendezvous_pair(States(claim=claim), topology.static(noisy_dgd.ring(5)), 12)
+
+
+def test_a_claims_own_epsilon_delta_statement_the_form_does_not_imply_is_not_dropped():
+    """``Claim(paper, statement, 0.5, 1e-6, "run", form=ZeroConcentratedDP(0.33))`` states two things: 0.33-zCDP
+    (true) and (0.5, 1e-6)-DP (false). The check read the form alone and said ``pass``, its report showing the
+    form's conversion (3.9 at 1e-6) as "the claim". Independent truth: each agent's 11 releases from round 2 on move
+    by at most ``2 a C = 0.2`` with ``sigma = 1`` (the fixture's lemma), and opposite linear costs reach it, so the
+    worst pair is a Gaussian pair with ``mu = 0.2 sqrt(11)``, whose closed-form ``delta(0.5)`` is about 0.1, far above
+    1e-6. Now refused, naming both statements."""
+    import math
+    import sys
+
+    from scipy.stats import norm
+
+    from accounting.claims import Claim
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import check_privacy
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    mu = 2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA * math.sqrt(11)
+    eps = 0.5
+    true_delta = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)  # Gaussian profile
+    assert true_delta > 0.05  # the (0.5, 1e-6) statement is false
+    rule, (scenario, adjacent) = _claim_pair(Claim("a test", "Theorem 1", eps, 1e-6, "run",
+                                                   form=ZeroConcentratedDP(1.5 * mu * mu / 2)))
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(ScenarioError, match=r"red-claim-statement: the claim states \(0\.5, 1e-06\)-DP besides "
+                                                r"0\.33-zCDP, which does not imply it"):
+            check_privacy(scenario, adjacent, runs=200, search_examples=0)
+
+
+def test_a_claim_whose_statement_is_the_forms_conversion_is_still_checked():
+    """The paper records' usage (Muffliato's ``Claim``: the standard RDP conversion as its ``(epsilon, delta)``):
+    implied by the form, so the form is checked as before (a true claim: ``pass``)."""
+    import math
+    import sys
+
+    from accounting.claim_forms import rdp_to_dp
+    from accounting.claims import Claim
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import check_privacy
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    rho = 11 * (2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA) ** 2 / 2
+    alpha = 8.0
+    statement = rdp_to_dp(alpha, 1.01 * alpha * rho, 1e-6, improved=False)
+    rule, (scenario, adjacent) = _claim_pair(Claim("a test", "Theorem 1", statement, 1e-6, "run",
+                                                   form=RenyiDP(alpha, 1.01 * alpha * rho)))
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(scenario, adjacent, runs=300, search_examples=0)
+    assert report.verdict == "pass", report.reasons
+    assert not math.isclose(report.epsilon_claimed, statement)  # the form's (improved) conversion is what is tested
+
+
+def test_a_pure_statement_beside_a_renyi_form_is_refused():
+    """``delta = 0`` beside a Rényi form states pure DP, which no Rényi or zCDP bound implies."""
+    from accounting.claims import Claim
+
+    rule, _ = _claim_pair(None)
+    claim = Claim("a test", "Theorem 1", 1.0, 0.0, "run", form=RenyiDP(2.0, 0.1))
+    with pytest.raises(ScenarioError, match=r"states \(1, 0\)-DP besides \(alpha=2, epsilon=0\.1\)-RDP"):
+        claimed(rule(claim=claim), 12, 1e-6)
