@@ -167,3 +167,41 @@ def test_a_pure_statement_beside_a_renyi_form_is_refused():
     claim = Claim("a test", "Theorem 1", 1.0, 0.0, "run", form=RenyiDP(2.0, 0.1))
     with pytest.raises(ScenarioError, match=r"states \(1, 0\)-DP besides \(alpha=2, epsilon=0\.1\)-RDP"):
         claimed(rule(claim=claim), 12, 1e-6)
+
+
+# -- what the report says the claim is --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("form", [ZeroConcentratedDP(0.33), RenyiDP(8.0, 8 * 0.33)], ids=["zcdp", "renyi"])
+def test_the_report_names_the_claims_form_not_only_its_conversion(form):
+    """The report (table headline and JSON) gave a Rényi or zCDP claim as ``epsilon 3.92, delta 1e-06`` only, its
+    conversion at ``--delta``, and said ``--delta`` was "used only for epsilon_tight": a reader of the JSON saw an
+    ``(epsilon, delta)`` claim that the rule never made, and a delta row that misstated what the verdict rests on.
+    Now ``claim`` (the form as a dict) and ``claim_form`` are fields, the headline names the form and its
+    conversion, and the delta row says it is where the claim is converted."""
+    import json
+    import sys
+
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import check_privacy
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    rule, (scenario, adjacent) = _claim_pair(form)
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(scenario, adjacent, runs=200, search_examples=0)
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["claim_form"] == form.form and data["claim"] == form.to_dict()
+    assert data["epsilon_claimed"] == pytest.approx(form.epsilon_at(1e-6)) and data["delta_claimed"] == 1e-6
+    headline = report.to_table().splitlines()[1]
+    assert headline.split(None, 1)[1] == (f"{form.describe()}, tested through its conversion to epsilon "
+                                          f"{form.epsilon_at(1e-6):.6g} at delta 1e-06 (--delta)")
+    delta_row = next(line for line in report.to_table().splitlines() if line.startswith("delta "))
+    assert "where the claim is converted to (epsilon, delta)" in delta_row and "used only" not in delta_row
+
+
+def test_the_report_of_an_epsilon_delta_claim_names_its_form():
+    from asyncdp.privacy.context import small_example
+    from asyncdp.privacy import check_privacy
+
+    pair, _ = small_example()
+    data = check_privacy(pair.scenario, pair.adjacent, runs=100, search_examples=0).to_dict()
+    assert data["claim_form"] == "pure" and data["claim"] == {"form": "pure", "epsilon": data["epsilon_claimed"]}
