@@ -292,7 +292,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         ``(epsilon, delta, form)``; ``form`` is ``None`` for an infinite epsilon.
 
     Raises:
-        ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``) is not
+        ScenarioError: a rule's ``claim_level`` other than ``"run"`` and ``"iteration"``, a claim of another type, a
+            :class:`~accounting.claims.Claim` whose level (``per``) is not
             the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), a
             Rényi/zCDP claim with the check's delta 0, or a ``Claim`` whose own ``(epsilon, delta)`` its Rényi/zCDP
             form does not imply (two statements; the check would test only the form).
@@ -309,6 +310,9 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     from accounting.refutation import check_epsilon
 
     custom = getattr(alg, "claimed_form", None)
+    level = getattr(alg, "claim_level", "run")
+    if level not in ("run", "iteration"):  # a typo would be read per run without a word
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: claim_level must be 'run' or 'iteration', got {level!r}")
     raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
     if isinstance(raw, tuple):
         eps, dl = claim_pair(raw, str(getattr(alg, "name", alg)))  # exactly two real numbers
@@ -317,7 +321,7 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
             raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
                                 f"horizon {horizon} is not one the check can test: {exc}") from None
-    per, level = getattr(raw, "per", None), getattr(alg, "claim_level", "run")
+    per = getattr(raw, "per", None)
     if per is not None and per not in ("run", "iteration"):  # e.g. a Claim per "round": no reading of it is checked
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r}: the check reads "
                             f"a claim per 'run' or per 'iteration' (the rule's claim_level, {level!r}) only")

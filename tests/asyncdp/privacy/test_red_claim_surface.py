@@ -205,3 +205,14 @@ def test_the_report_of_an_epsilon_delta_claim_names_its_form():
     pair, _ = small_example()
     data = check_privacy(pair.scenario, pair.adjacent, runs=100, search_examples=0).to_dict()
     assert data["claim_form"] == "pure" and data["claim"] == {"form": "pure", "epsilon": data["epsilon_claimed"]}
+
+
+@pytest.mark.parametrize("level", ["iterations", "Iteration", "round", "per-iteration", None])
+def test_an_unknown_claim_level_is_refused_naming_it(level):
+    """``claim_level`` other than ``"run"`` or ``"iteration"`` (a typo of a per-iteration claim) was read as
+    ``"run"`` without a word: a correct per-iteration claim then measured against the whole run's loss (a violation
+    the rule never risked), with no reason naming the level."""
+    rule = _Rule((1.0, 1e-6), form=False)
+    rule.claim_level = level
+    with pytest.raises(ScenarioError, match=r"red-claim-surface: claim_level must be 'run' or 'iteration', got "):
+        claimed(rule, 10, 1e-6)
