@@ -38,7 +38,7 @@ from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare",
-           "small_pair", "small_example", "STATISTICAL_METHODS"]
+           "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -62,6 +62,12 @@ class ScenarioPair:
             value = getattr(self, name)
             if not isinstance(value, Scenario):
                 raise ScenarioError(f"check_privacy: {name} must be an asyncdp Scenario, got {value!r}"[:200])
+
+
+MAX_CONFIDENCE = 1.0 - 1e-12
+"""The largest ``confidence`` the check takes: each method's share ``(1 - confidence) / STATISTICAL_METHODS`` is
+split further by its tests (a few events, a few sequential looks), and ``1 -`` each piece must stay below 1 in floating
+point (it does down to about ``1e-16``)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,11 @@ class CheckOptions:
         check_integer(self.runs, "runs", minimum=1, error=ScenarioError, where=where)
         check_nonnegative(self.delta, "delta", error=ScenarioError, where=where)
         check_open_unit(self.confidence, "confidence", error=ScenarioError, where=where)
+        if self.confidence > MAX_CONFIDENCE:  # the tests' own confidences would round to 1
+            raise ScenarioError(f"{where}: confidence {self.confidence!r} leaves each of the {STATISTICAL_METHODS} "
+                                f"statistical methods the error rate {self.alpha_share:.3g}, which their tests split "
+                                "further (sequential looks, several events): a test's confidence would round to 1; "
+                                f"use a confidence at most {MAX_CONFIDENCE!r}")
         check_integer(self.probe_rounds, "probe_rounds", minimum=1, error=ScenarioError, where=where)
         check_integer(self.seed, "seed", minimum=0, error=ScenarioError, where=where)
         check_integer(self.search_examples, "search_examples", minimum=0, error=ScenarioError, where=where)

@@ -216,3 +216,32 @@ def test_an_unknown_claim_level_is_refused_naming_it(level):
     rule.claim_level = level
     with pytest.raises(ScenarioError, match=r"red-claim-surface: claim_level must be 'run' or 'iteration', got "):
         claimed(rule, 10, 1e-6)
+
+
+def test_a_confidence_whose_per_method_share_rounds_to_one_is_refused_naming_it():
+    """``--confidence 0.9999999999999999`` is in (0, 1), but each statistical method's ``1 - (1 - c) / 4`` rounds to 1:
+    the replay's auditor then refused "confidence 1.0", a number the user never gave, deep inside a step."""
+    from asyncdp.privacy.context import STATISTICAL_METHODS, CheckOptions
+
+    c = 0.9999999999999999
+    assert c < 1 and 1 - (1 - c) / STATISTICAL_METHODS == 1.0
+    with pytest.raises(ScenarioError, match=r"check_privacy: confidence 0\.9999999999999999 leaves each of the "
+                                            rf"{STATISTICAL_METHODS} statistical methods"):
+        CheckOptions(confidence=c)
+    assert CheckOptions(confidence=1 - 1e-12).alpha_share > 0
+
+
+def test_the_largest_confidence_runs_every_method():
+    """At the largest confidence taken, every test's split share still has a confidence below 1 (a zCDP claim through
+    the worst-case search's sequential plan, the deepest split); 0.999999999999999 failed there."""
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import check_privacy
+    from asyncdp.privacy.context import MAX_CONFIDENCE
+
+    import sys
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    rule, (scenario, adjacent) = _claim_pair(ZeroConcentratedDP(0.3))
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(scenario, adjacent, runs=300, confidence=MAX_CONFIDENCE, search_examples=0)
+    assert report.verdict == "pass", report.reasons
