@@ -245,3 +245,15 @@ def test_the_largest_confidence_runs_every_method():
     with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         report = check_privacy(scenario, adjacent, runs=300, confidence=MAX_CONFIDENCE, search_examples=0)
     assert report.verdict == "pass", report.reasons
+
+
+def test_a_delta_share_that_underflows_gives_an_infinite_basic_composition_not_a_crash():
+    """``--delta 5e-324`` (the smallest float, a valid delta for a zCDP claim's conversion): basic composition gives
+    each of ``k`` Gaussian releases ``delta / k``, which underflows to 0, and ``log(0)`` raised a bare
+    ``ValueError`` (a traceback on the command line). A Gaussian release at delta 0 has no finite epsilon: ``inf``."""
+    from accounting.composition import basic_composition
+    from accounting.ledger import Ledger, Release
+
+    led = Ledger([Release(0, t, float(t), "gaussian", 1.0, 1) for t in (1, 2)])
+    assert basic_composition(led, 0.2, delta=5e-324) == float("inf")
+    assert 0 < basic_composition(led, 0.2, delta=1e-300) < float("inf")
