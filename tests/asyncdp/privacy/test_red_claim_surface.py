@@ -257,3 +257,34 @@ def test_a_delta_share_that_underflows_gives_an_infinite_basic_composition_not_a
     led = Ledger([Release(0, t, float(t), "gaussian", 1.0, 1) for t in (1, 2)])
     assert basic_composition(led, 0.2, delta=5e-324) == float("inf")
     assert 0 < basic_composition(led, 0.2, delta=1e-300) < float("inf")
+
+
+def test_the_observer_section_audits_the_claim_the_check_tests(monkeypatch):
+    """``asyncdp privacy check --observer node:V`` read the rule's ``claimed_privacy`` for its observer lines, not the
+    claim the check tests: a rule stating a zCDP claim through ``claimed_form`` (and the default ``claimed_privacy``,
+    ``(inf, 0)``, or any other pair) had the observer's black-box audit aimed at that other claim. It now audits the
+    check's claim: the form's conversion at ``--delta``."""
+    import argparse
+    import sys
+
+    from asyncdp.cli import privacy as cli_privacy
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import observers
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    form = ZeroConcentratedDP(0.3)
+    rule, (scenario, adjacent) = _claim_pair(form)
+    assert rule(claim=form).claimed_privacy(12) == (float("inf"), 0.0)  # the base rule's default
+    seen = {}
+
+    def spy(*args, **kw):
+        seen.update(epsilon=kw["epsilon"], delta=kw["delta"])
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(observers, "observer_blackbox", spy)
+    args = argparse.Namespace(seed=0, delta=1e-6, runs=50, confidence=0.95)
+    observer = observers.parse_observer("node:1", scenario.problem.num_agents)
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(RuntimeError, match="stop"):
+            cli_privacy._observer_section(scenario, adjacent, observer, args)
+    assert seen == {"epsilon": pytest.approx(form.epsilon_at(1e-6)), "delta": 1e-6}
