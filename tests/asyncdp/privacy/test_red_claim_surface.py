@@ -129,7 +129,7 @@ def test_a_claims_own_epsilon_delta_statement_the_form_does_not_imply_is_not_dro
     true_delta = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)  # Gaussian profile
     assert true_delta > 0.05  # the (0.5, 1e-6) statement is false
     rule, (scenario, adjacent) = _claim_pair(Claim("a test", "Theorem 1", eps, 1e-6, "run",
-                                                   form=ZeroConcentratedDP(1.5 * mu * mu / 2)))
+                                                   form=ZeroConcentratedDP(0.33)))  # 1.5 times mu^2 / 2
     with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         with pytest.raises(ScenarioError, match=r"red-claim-statement: the claim states \(0\.5, 1e-06\)-DP besides "
                                                 r"0\.33-zCDP, which does not imply it"):
@@ -288,3 +288,43 @@ def test_the_observer_section_audits_the_claim_the_check_tests(monkeypatch):
         with pytest.raises(RuntimeError, match="stop"):
             cli_privacy._observer_section(scenario, adjacent, observer, args)
     assert seen == {"epsilon": pytest.approx(form.epsilon_at(1e-6)), "delta": 1e-6}
+
+
+@pytest.mark.parametrize("form", [RenyiDP(3.0, 0.99 * 3 * 0.22), ZeroConcentratedDP(0.99 * 0.22)],
+                         ids=["renyi", "zcdp"])
+def test_an_exact_renyi_witness_of_the_worst_pair_carries_its_order_and_divergences(form):
+    """The worst pair's exact Rényi refutation (the pair's closed-form ``D_alpha = alpha mu^2 / 2`` with
+    ``mu^2 / 2 = 0.22`` above the claim) gave a witness with ``epsilon``, ``delta_lower`` and ``delta_allowed`` all
+    ``None`` and no order or divergence: the JSON stated none of the numbers the verdict rests on (the replay's
+    witness of the same kind carried them). Now ``alpha``, ``renyi_witness`` and ``renyi_allowed``, and the
+    divergence is the closed form's."""
+    import json
+    import sys
+
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy import check_privacy
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    rule, (scenario, adjacent) = _claim_pair(form)
+    with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(scenario, adjacent, runs=300, search_examples=0)
+    assert report.verdict == "violation"
+    w = json.loads(json.dumps(report.to_dict()))["witness"]
+    assert w["kind"] == "worst-case" and w["method"] == "exact renyi divergence" and w["claim_form"] == form.form
+    alpha = w["alpha"]
+    assert alpha > 1
+    assert w["renyi_witness"] == pytest.approx(alpha * 11 * (2 * noisy_dgd.STEP * noisy_dgd.CLIP) ** 2 / 2,
+                                               rel=1e-9)
+    assert w["renyi_allowed"] == pytest.approx(form.renyi_bound(alpha)) and w["renyi_witness"] > w["renyi_allowed"]
+
+
+def test_a_renyi_refutation_states_its_two_divergences_apart():
+    """``D_1.01 = 0.2222`` against ``1.01 * 0.2199999 = 0.222199899`` read "0.2222 > 0.2222 allowed by the claim
+    0.22-zCDP" at 6 digits: the claim named as another (true) claim, and two equal numbers."""
+    from accounting.profiles import PrivacyProfile
+    from accounting.refutation import refute
+
+    r = refute(ZeroConcentratedDP(0.2199999), profile=PrivacyProfile(0.663324958071080), alphas=[1.01])
+    assert r.refuted and "is 0.2222 > 0.2221999 allowed by the claim 0.2199999-zCDP" in r.reason
+    got, allowed = r.reason.split(" is ")[1].split(" allowed")[0].split(" > ")
+    assert float(got) > float(allowed)
