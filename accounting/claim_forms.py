@@ -88,6 +88,16 @@ DELTA_MEANING: dict[str, str] = {
 """What the ``delta`` of a check (the CLI's ``--delta``) means for each form."""
 
 
+def _exact(x: float, digits: int = 6) -> str:
+    """``x`` with ``digits`` significant digits, more (up to 17) when those would state another number: a claim's
+    description must name the claim, not a rounding of it (``0.2199999-zCDP`` is not ``0.22-zCDP``)."""
+    for d in range(digits, 18):
+        text = f"{x:.{d}g}"
+        if float(text) == x:
+            return text
+    return text
+
+
 def _alpha(alpha: Any) -> float:
     a = check_real(alpha, "alpha", error=_E)
     if not a > 1:
@@ -292,7 +302,7 @@ class PureDP:
 
     def describe(self) -> str:
         """The claim in words, e.g. ``"1-DP"``."""
-        return f"{self.epsilon:.6g}-DP"
+        return f"{_exact(self.epsilon)}-DP"
 
     def delta_bound(self, epsilon: float) -> float:
         """The largest ``delta(epsilon)`` allowed (:func:`approx_delta_bound` with ``delta = 0``)."""
@@ -340,7 +350,7 @@ class ApproxDP:
 
     def describe(self) -> str:
         """The claim in words."""
-        return f"({self.epsilon:.6g}, {self.delta:.3g})-DP"
+        return f"({_exact(self.epsilon)}, {_exact(self.delta, 3)})-DP"
 
     def delta_bound(self, epsilon: float) -> float:
         """The largest ``delta(epsilon)`` allowed (:func:`approx_delta_bound`)."""
@@ -389,7 +399,7 @@ class RenyiDP:
 
     def describe(self) -> str:
         """The claim in words."""
-        return f"(alpha={self.alpha:.6g}, epsilon={self.epsilon:.6g})-RDP"
+        return f"(alpha={_exact(self.alpha)}, epsilon={_exact(self.epsilon)})-RDP"
 
     def delta_bound(self, epsilon: float) -> float:
         """The largest ``delta(epsilon)`` allowed (:func:`rdp_delta_bound`)."""
@@ -433,7 +443,7 @@ class ZeroConcentratedDP:
 
     def describe(self) -> str:
         """The claim in words."""
-        return f"{self.rho:.6g}-zCDP"
+        return f"{_exact(self.rho)}-zCDP"
 
     def delta_bound(self, epsilon: float) -> float:
         """The largest ``delta(epsilon)`` allowed (:func:`zcdp_delta_bound`)."""

@@ -120,6 +120,15 @@ def check_epsilon(claim: Any, delta: float | None = None) -> float:
     return form.epsilon_at(check_open_unit(delta, "delta", error=PrivacyParameterError))
 
 
+def _apart(witness: float, allowed: float, digits: int = 6) -> tuple[str, str]:
+    """The two numbers with enough significant digits (6 to 17) that the text shows the witness above the allowed."""
+    for d in range(digits, 18):
+        a, b = f"{witness:.{d}g}", f"{allowed:.{d}g}"
+        if a != b:
+            return a, b
+    return a, b
+
+
 def _exceeds(witness: float, allowed: float, rtol: float) -> bool:
     """``witness`` above ``allowed`` by more than the relative round-off ``rtol`` of the witness."""
     return witness * (1.0 - rtol) > allowed
@@ -187,10 +196,11 @@ def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequenc
                     raise PrivacyParameterError(f"alphas must be > 1, got {a!r}")
                 allowed_r, got_r = form.renyi_bound(a), profile.renyi(a)
                 if _exceeds(got_r, allowed_r, tol):
+                    got_t, allowed_t = _apart(got_r, allowed_r)
                     return Refutation(
                         True, method="exact renyi divergence", confidence=1.0, alpha=float(a),
                         renyi_allowed=allowed_r, renyi_witness=got_r,
-                        reason=(f"the pair's Renyi divergence of order {a:.6g} is {got_r:.6g} > {allowed_r:.6g} "
+                        reason=(f"the pair's Renyi divergence of order {a:.6g} is {got_t} > {allowed_t} "
                                 f"allowed by the claim {form.describe()} (exact, {profile.method})"), **base)
             notes.append(f"exact Renyi divergences within the claim at {len(orders)} order(s)")
     for b in bounds:

@@ -140,7 +140,9 @@ def _gaussian_share_epsilons(gau: Counter[float], delta: float, what: str) -> tu
             f"{what}: the ledger has {k} Gaussian release(s) with nonzero sensitivity, "
             f"which need delta > 0, got delta={delta!r}"
         )
-    eps = [_gaussian_epsilon_mu(mu, delta / k) for mu in gau]
+    share = delta / k if k else delta
+    # a share that underflows to 0 (e.g. delta = 5e-324): a Gaussian release has no finite epsilon at delta 0
+    eps = [_gaussian_epsilon_mu(mu, share) if share > 0 else math.inf for mu in gau]
     return eps, list(gau.values())
 
 

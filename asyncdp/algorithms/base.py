@@ -34,7 +34,7 @@ import numpy as np
 
 from accounting.ledger import Release
 
-__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages"]
+__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -171,3 +171,44 @@ class Algorithm(ABC):
     @classmethod
     def noisy_channels(cls) -> tuple[Channel, ...]:
         return tuple(c for c in cls.channels if c.noisy)
+
+
+def claim_pair(raw: Any, who: str) -> tuple[float, float]:
+    """A claim ``(epsilon, delta)`` as a rule states it, as two floats: exactly two real numbers.
+
+    Args:
+        raw: what the rule returned (``claimed_privacy``, or a ``claimed_form`` that returns a pair).
+        who: the rule's name, for the message.
+
+    Returns:
+        ``(epsilon, delta)`` as floats (their ranges are the reader's to check).
+
+    Raises:
+        ScenarioError: not a tuple of two real numbers (one or three numbers, ``None``, a string, a bool).
+
+    Example:
+        >>> claim_pair((1, 0.0), "rule")
+        (1.0, 0.0)
+    """
+    from numbers import Real
+
+    from ..errors import ScenarioError
+
+    if not isinstance(raw, tuple) or len(raw) != 2 or any(isinstance(v, bool) or not isinstance(v, Real)
+                                                           for v in raw):
+        raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair of two real numbers "
+                            "(or a claim form of accounting.claim_forms)")
+    return float(raw[0]), float(raw[1])
+
+
+def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
+    """``alg.claimed_privacy(horizon)``, checked by :func:`claim_pair` (what the engines record in a result).
+
+    Raises:
+        ScenarioError: the rule's claim is not a pair of two real numbers.
+
+    Example:
+        >>> claimed_pair(type("R", (), {"claimed_privacy": lambda self, h: (1.0, 1e-6)})(), 5)
+        (1.0, 1e-06)
+    """
+    return claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg)))

@@ -145,15 +145,19 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     from ..privacy.adjacency import find_changed_agent
     from ..privacy.observers import pairwise_figures
 
+    from ..privacy.context import claimed
+
     u = find_changed_agent(scenario, adjacent, seed=args.seed)
-    eps_c, delta_c = scenario.algorithm.bind(scenario.problem).claimed_privacy(scenario.horizon)
+    # the claim the check tests (a Renyi or zCDP claim_form: its conversion at --delta), not claimed_privacy alone
+    eps_c, delta_c, form = claimed(scenario.algorithm.bind(scenario.problem), scenario.horizon, args.delta)
     delta = delta_c if delta_c > 0 else args.delta
+    named = "" if form is None or form.form in ("pure", "approximate") else f"{form.describe()}, as "
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
     if row.kind == "exact" and math.isfinite(row.epsilon):
         verdict = "holds" if row.epsilon <= eps_c * (1 + 1e-9) else "fails"
-        lines.append(f"  the claim ({eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
+        lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
                      f"delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule)")
     elif row.kind == "upper bound":
         from ..privacy.observers import observer_blackbox

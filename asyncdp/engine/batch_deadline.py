@@ -123,6 +123,7 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
+from ..algorithms.base import claimed_pair
 from ..errors import MessageLostError, ScenarioError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
@@ -1173,7 +1174,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             mixed[name] = (matrix @ values).reshape(shape)
         state = alg.update(state, mixed, t, agents, problem)
         record(t, alg.decision(state))
-    eps, delta = alg.claimed_privacy(horizon)
+    eps, delta = claimed_pair(alg, horizon)
     detail_records = (records, round_records)
     ledger = _ledger(detail, 0, detail_records, unicast,
                      _Detail(detail, detail_records, unicast, lockstep, asynchronous=asynchronous).ranks(0))

@@ -72,6 +72,7 @@ from topology.sequence import GraphSequence
 from topology.validation import check_integer
 
 from .. import metrics
+from ..algorithms.base import claimed_pair
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import SeededNoise
@@ -514,7 +515,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
         mixed = {name: _mix(w, arr) for name, arr in messages.items()}
         state = alg.update(state, mixed, t, agents, problem)
         record(t, alg.decision(state))
-    eps, delta = alg.claimed_privacy(horizon)
+    eps, delta = claimed_pair(alg, horizon)
     return BatchResult(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
         optimum=optimum, ledger=Ledger.from_columns(records, record=np.repeat(np.arange(len(records)), n_agents),

@@ -87,6 +87,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
+from ..algorithms.base import claimed_pair
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule
@@ -620,7 +621,7 @@ class _Run:
     def _result(self) -> Result:
         if self.transcript is not None:
             self.transcript.extend_trusted(self._transmissions)
-        eps, delta = self.alg.claimed_privacy(self.T)
+        eps, delta = claimed_pair(self.alg, self.T)
         return Result(
             trajectory=self.traj, times=self.times, optimum=np.asarray(self.problem.optimum, dtype=float),
             ledger=self._ledger(), transcript=self.transcript, realized=self._realized(),

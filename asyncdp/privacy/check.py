@@ -200,4 +200,6 @@ def check_privacy(
         worst_pair_script=find_figure(evidence, "worst_pair_script"),
         paper=None if ctx.paper is None else ctx.paper.paper.name,
         sensitivity_source=sensitivity_source(ctx),
+        claim_form=None if ctx.claim_form is None else str(ctx.claim_form.form),
+        claim=None if ctx.claim_form is None else ctx.claim_form.to_dict(),
     ).with_evidence(evidence)

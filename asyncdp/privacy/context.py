@@ -28,7 +28,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_nonnegative, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration
+from ..algorithms.base import Algorithm, NoiseDeclaration, claim_pair
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -38,7 +38,7 @@ from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare",
-           "small_pair", "small_example", "STATISTICAL_METHODS"]
+           "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -62,6 +62,12 @@ class ScenarioPair:
             value = getattr(self, name)
             if not isinstance(value, Scenario):
                 raise ScenarioError(f"check_privacy: {name} must be an asyncdp Scenario, got {value!r}"[:200])
+
+
+MAX_CONFIDENCE = 1.0 - 1e-12
+"""The largest ``confidence`` the check takes: each method's share ``(1 - confidence) / STATISTICAL_METHODS`` is
+split further by its tests (a few events, a few sequential looks), and ``1 -`` each piece must stay below 1 in floating
+point (it does down to about ``1e-16``)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,11 @@ class CheckOptions:
         check_integer(self.runs, "runs", minimum=1, error=ScenarioError, where=where)
         check_nonnegative(self.delta, "delta", error=ScenarioError, where=where)
         check_open_unit(self.confidence, "confidence", error=ScenarioError, where=where)
+        if self.confidence > MAX_CONFIDENCE:  # the tests' own confidences would round to 1
+            raise ScenarioError(f"{where}: confidence {self.confidence!r} leaves each of the {STATISTICAL_METHODS} "
+                                f"statistical methods the error rate {self.alpha_share:.3g}, which their tests split "
+                                "further (sequential looks, several events): a test's confidence would round to 1; "
+                                f"use a confidence at most {MAX_CONFIDENCE!r}")
         check_integer(self.probe_rounds, "probe_rounds", minimum=1, error=ScenarioError, where=where)
         check_integer(self.seed, "seed", minimum=0, error=ScenarioError, where=where)
         check_integer(self.search_examples, "search_examples", minimum=0, error=ScenarioError, where=where)
@@ -292,9 +303,11 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
         ``(epsilon, delta, form)``; ``form`` is ``None`` for an infinite epsilon.
 
     Raises:
-        ScenarioError: a claim of another type, a :class:`~accounting.claims.Claim` whose level (``per``) is not
-            the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), or a
-            Rényi/zCDP claim with the check's delta 0.
+        ScenarioError: a rule's ``claim_level`` other than ``"run"`` and ``"iteration"``, a claim of another type, a
+            :class:`~accounting.claims.Claim` whose level (``per``) is not
+            the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), a
+            Rényi/zCDP claim with the check's delta 0, or a ``Claim`` whose own ``(epsilon, delta)`` its Rényi/zCDP
+            form does not imply (two statements; the check would test only the form).
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -308,15 +321,18 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     from accounting.refutation import check_epsilon
 
     custom = getattr(alg, "claimed_form", None)
+    level = getattr(alg, "claim_level", "run")
+    if level not in ("run", "iteration"):  # a typo would be read per run without a word
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: claim_level must be 'run' or 'iteration', got {level!r}")
     raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
     if isinstance(raw, tuple):
-        eps, dl = (float(v) for v in raw)
+        eps, dl = claim_pair(raw, str(getattr(alg, "name", alg)))  # exactly two real numbers
         try:
             return eps, dl, (as_form((eps, dl)) if eps < np.inf else None)
         except AccountingError as exc:  # e.g. epsilon 0 (a horizon whose releases all mask cost-free values)
             raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim (epsilon, delta) = ({eps!r}, {dl!r}) for "
                                 f"horizon {horizon} is not one the check can test: {exc}") from None
-    per, level = getattr(raw, "per", None), getattr(alg, "claim_level", "run")
+    per = getattr(raw, "per", None)
     if per is not None and per not in ("run", "iteration"):  # e.g. a Claim per "round": no reading of it is checked
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r}: the check reads "
                             f"a claim per 'run' or per 'iteration' (the rule's claim_level, {level!r}) only")
@@ -330,10 +346,35 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
                             f"pair or a claim form: {exc}") from None
     if form.form in ("pure", "approximate"):
         return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
+    _statement_implied(raw, form, str(getattr(alg, "name", alg)))
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")
     return float(check_epsilon(form, delta)), float(delta), form
+
+
+def _statement_implied(raw: Any, form: Any, who: str) -> None:
+    """Refuse a :class:`~accounting.claims.Claim` whose own ``(epsilon, delta)`` its Rényi/zCDP ``form`` does not imply.
+
+    Such a claim states two things (the form, and ``(epsilon, delta)``-DP); the check tests one claim, the form
+    (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go unchecked behind a
+    ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the paper records
+    state) adds nothing and is accepted. ``raw`` without ``epsilon``/``delta`` (a bare form) states nothing more.
+
+    Raises:
+        ScenarioError: ``delta = 0`` (pure DP, which no Rényi or zCDP bound implies), or ``epsilon`` below the form's
+            conversion at ``delta``.
+    """
+    eps, dl = getattr(raw, "epsilon", None), getattr(raw, "delta", None)
+    if raw is form or eps is None or dl is None:
+        return
+    implied = form.epsilon_at(dl) if 0 < dl < 1 else math.inf
+    if eps * (1 + 1e-9) < implied:
+        how = ("pure DP, which no Renyi or zCDP bound implies" if dl == 0 else
+               f"its conversion at delta {dl:.3g} is epsilon {implied:.6g}")
+        raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which does "
+                            f"not imply it ({how}); the check tests one claim: return the form, or the (epsilon, "
+                            "delta) pair, from claimed_form and check each on its own")
 
 
 def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[int | None, tuple[Ledger, ...]]:

@@ -61,6 +61,12 @@ class PrivacyCheckReport:
     sensitivity_source: str | None = None
     """Where the independent sensitivity came from: a published paper's lemma, or the user's own (quoting the
     user's reference)."""
+    claim_form: str | None = None
+    """The claim's form: ``"pure"``, ``"approximate"``, ``"renyi"`` or ``"zcdp"`` (``None`` for no finite claim)."""
+    claim: dict[str, Any] | None = None
+    """The claim as the rule states it (:meth:`accounting.claim_forms.PureDP.to_dict`, e.g. ``{"form": "zcdp",
+    "rho": 0.3}``). For a Rényi or zCDP claim ``epsilon_claimed`` and ``delta_claimed`` are its conversion at the
+    check's delta (``--delta``), which the verdict compares with, besides the accountant's own Rényi/zCDP bound."""
 
     _evidence = ()  # not annotated: not a dataclass field (set by with_evidence)
 
@@ -142,9 +148,14 @@ class PrivacyCheckReport:
         else:
             how = f"basic composition; PLD at the claimed delta: {self.epsilon_at_claimed_delta:.6g}"
         label = "accountant's epsilon"
+        claim = f"epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}"
+        converted = self.claim_form in ("renyi", "zcdp") and self.claim is not None
+        if converted:
+            claim = (f"{_describe_claim(self.claim)}, tested through its conversion to epsilon "
+                     f"{self.epsilon_claimed:.6g} at delta {self.delta_claimed:.6g} (--delta)")
         lines = [
             f"{'verdict':<{w}}  {self.verdict}",
-            f"{'claim':<{w}}  epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}",
+            f"{'claim':<{w}}  {claim}",
             f"{label:<{w}}  {self.epsilon_accountant:.6g} ({how})",
             "",
         ]
@@ -155,9 +166,14 @@ class PrivacyCheckReport:
                 v = f"{v.get('kind', '?')} (below)"
             elif k == "epsilon_tight" and isinstance(v, float):
                 v = f"{v:.6g} ({self._tight_note()})"
+            elif k == "delta" and isinstance(v, float) and converted:
+                v = (f"{v:.3g} (the check's delta (--delta): where the claim is converted to (epsilon, delta), "
+                     "and the delta of epsilon_tight)")
             elif k == "delta" and isinstance(v, float):
                 pure = "; the claim is pure (delta 0)" if self.delta_claimed == 0 else ""
                 v = f"{v:.3g} (the check's delta (--delta), used only for epsilon_tight{pure})"
+            elif k == "claim" and isinstance(v, dict):
+                v = _describe_claim(v)
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         if isinstance(self.witness, dict):
             lines += ["", "witness (a counterexample to the claim):"]
@@ -177,6 +193,17 @@ class PrivacyCheckReport:
             lines += [f"  {e.method:<30} {e.checked_against:<24} {_finding(e)}" for e in self._evidence]
         lines += [f"  - {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+def _describe_claim(claim: dict[str, Any]) -> str:
+    """A claim dict (``to_dict`` of a claim form) in words, e.g. ``"0.3-zCDP"``."""
+    from accounting.claim_forms import ApproxDP, PureDP, RenyiDP, ZeroConcentratedDP
+
+    forms: dict[str, Any] = {"pure": PureDP, "approximate": ApproxDP, "renyi": RenyiDP, "zcdp": ZeroConcentratedDP}
+    cls = forms.get(str(claim.get("form")))
+    if cls is None:
+        return str(claim)
+    return str(cls(**{k: v for k, v in claim.items() if k != "form"}).describe())
 
 
 def _finding(e: Evidence) -> str:

@@ -131,6 +131,8 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         witness = {**common, "method": r.method, "confidence": r.confidence, "claim_form": r.form,
                    "epsilon": r.epsilon, "delta_lower": r.delta_witness, "delta_allowed": r.delta_allowed,
                    "delta_meaning": r.delta_meaning}
+        if r.alpha is not None:  # an exact Rényi divergence above the claim: its order and the two divergences
+            witness.update(alpha=r.alpha, renyi_witness=r.renyi_witness, renyi_allowed=r.renyi_allowed)
         return Evidence(method, kind, figures, witness=witness, reasons=(
             f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
     if gaussian:
