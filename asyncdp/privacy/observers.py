@@ -286,7 +286,41 @@ def _engine_draws(result: Any, scenario: Any, alg: Any, channel: str) -> Any:
     return draws
 
 
-def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCheck:
+ROUNDOFF_ULPS = 32.0
+"""Floating-point spacings (of the largest released or state value) allowed per agent when a run is compared
+with the linear model: the engine's and the replay's sums of up to ``N`` terms differ by a few spacings each."""
+
+DROPPED_DRAW_LEVEL = 1e-4
+"""The largest chance, over one run's noisy releases, that some standard draw lies within the tolerance of 0
+(relative to its scale): such a draw could be replaced by 0 unseen. Above it the model is not verified (the
+privacy check's level for a pure claim)."""
+
+
+def affinity_tolerance(messages: Any, states: Any, num_agents: int, ulps: float = ROUNDOFF_ULPS) -> float:
+    """The round-off :func:`verify_affine` allows: ``ulps * N * spacing(max(1, |y|, |x|))``.
+
+    Example:
+        >>> affinity_tolerance(np.ones((1, 2, 1)), np.ones((2, 2, 1)), 2) == 64 * float(np.spacing(1.0))
+        True
+    """
+    ref = max(1.0, float(np.nanmax(np.abs(messages))), float(np.max(np.abs(states))))
+    return float(ulps * max(1, num_agents) * np.spacing(ref))
+
+
+def _coarse_tolerance(tol: float, scales: np.ndarray, coords: int) -> str:
+    """Why ``tol`` cannot tell a dropped draw from a small one (``""`` when it can): the chance that one of the
+    run's ``coords`` standard draws per noisy round lies within ``tol / s_t`` of 0, at most
+    ``coords sum_t sqrt(2 / pi) tol / s_t``, exceeds :data:`DROPPED_DRAW_LEVEL`."""
+    noisy = scales[scales > 0]
+    chance = float(coords * np.sum(math.sqrt(2.0 / math.pi) * tol / noisy)) if noisy.size else 0.0
+    if chance <= DROPPED_DRAW_LEVEL:
+        return ""
+    return (f"the values' floating-point round-off (tolerance {tol:.3g}) is not negligible against the declared "
+            f"noise (smallest scale {float(noisy.min()):.3g}): a draw that small could be dropped unseen (chance "
+            f"{min(chance, 1.0):.3g} per run > {DROPPED_DRAW_LEVEL:g}); rescale the private values")
+
+
+def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) -> AffineCheck:
     """Check on the run that released values are the linear Gaussian model's (behavior, not declarations).
 
     1. round 1: the rule's message responds linearly to the noise, with the declared scale
@@ -299,10 +333,15 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
     4. the state before round 1 is the private values (the model's data);
     5. the channel's noise is Gaussian (the model's exact figures are Gaussian divergences).
 
+    Every comparison allows floating-point round-off only: ``ulps`` spacings of the largest value per agent
+    (:func:`affinity_tolerance`), never a fraction of the values' magnitude (values near ``1e9`` would let a rule
+    drop a noise of scale 1 unseen). When even that tolerance is not negligible against a declared noise scale
+    (a draw that small could be dropped unseen, :data:`DROPPED_DRAW_LEVEL`), the model is not verified.
+
     Args:
         result: the run (messages and trajectory recorded).
         scenario: its scenario.
-        rtol: relative tolerance (rounding of the engine's sums).
+        ulps: floating-point spacings allowed per agent (rounding of the engine's sums).
 
     Returns:
         An :class:`AffineCheck`.
@@ -327,8 +366,10 @@ def verify_affine(result: Any, scenario: Any, *, rtol: float = 1e-9) -> AffineCh
     if y.ndim != 3:
         return AffineCheck(False, "unicast messages (one per link) have no broadcast linear model here")
     x = np.asarray(result.trajectory, dtype=float)
-    scale_ref = max(1.0, float(np.nanmax(np.abs(y))), float(np.max(np.abs(x))))
-    tol = rtol * scale_ref * max(1, n_agents)
+    tol = affinity_tolerance(y, x, n_agents, ulps)
+    coarse = _coarse_tolerance(tol, scales, n_agents * int(np.prod(y.shape[2:])))
+    if coarse:
+        return AffineCheck(False, coarse)
     data = _private_values(scenario)
     worst = float(np.max(np.abs(x[0] - data)))
     if worst > tol:

@@ -244,3 +244,91 @@ def test_a_laplace_channel_gets_no_exact_gaussian_figures(monkeypatch):
     monkeypatch.setattr(observer_claim, "pairwise_claim_of",
                         lambda scenario: PairwiseClaim(2.0, "test", "flat 5", by_distance=lambda d: 5.0))
     assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
+
+
+def _values_scenario(values, lo: float, hi: float, algorithm):
+    """The 6-path Muffliato scenario with the given private values in ``Box(lo, hi)``."""
+    from asyncdp.problems.costs import RendezvousQuadratic
+    from asyncdp.problems.domains import Box
+    from asyncdp.problems.problem import Problem
+
+    problem = Problem(Box(lo, hi, dim=1), RendezvousQuadratic(np.asarray(values, dtype=float).reshape(-1, 1)))
+    return replace(Muffliato.example_scenario(), problem=problem, algorithm=algorithm)
+
+
+@dataclass(frozen=True)
+class _QuietAboveHalf(Muffliato):
+    """Adds the declared round-1 noise ``sigma`` to a private value below 0.5, and ``sigma / 10`` above it."""
+
+    def message(self, state, t, noise, agents, problem):
+        if t != 1:
+            return super().message(state, t, noise, agents, problem)
+        x = state["x"]
+        return {"y": x + np.where(x < 0.5, self.sigma, 0.1 * self.sigma) * noise["y"]}
+
+
+def test_a_noise_scale_that_depends_on_the_private_value_is_probed_away_from_the_runs_data(monkeypatch):
+    # values in [0, 1] (Delta = 1), all of the run's below 0.5: the run matches the declared model exactly and a
+    # flat claim of 1.01 (true for Muffliato: alpha Delta^2 / (2 sigma^2) = 1) passed. Truth: change x_4 to
+    # 0.9; node 5 holds y_4(2) = x_4 + s xi_4, N(x_4, 1) against N(0.9, 0.01): the Renyi divergence of order 2 of
+    # N(m, a^2) from N(m', b^2) is infinite when 2 b^2 - a^2 <= 0 (here 0.02 - 1 < 0), so D_2(4 -> 5) = inf.
+    assert 2 * 0.1**2 - 1.0**2 < 0
+    sc = _values_scenario(np.linspace(0.05, 0.45, 6), 0.0, 1.0, _QuietAboveHalf(sigma=1.0))
+    assert verify_affine(sc.run(), sc).ok  # the run alone cannot tell
+    with pytest.raises(ScenarioError, match="private values at"):
+        list(leakage_rows(sc, observers=[5]))
+    with pytest.raises(ScenarioError, match="private values at"):
+        list(leakage_rows(sc, observers=[5], fast=False))
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
+    res = check_observer_claim(sc, "node:5", find_rounds=False)
+    assert res.verdict == "inconclusive" and "private values at" in res.reason, res.to_table()
+    from asyncdp import Deadline
+
+    sampled = check_observer_claim(replace(sc, timing=Deadline(period=1.0, deadline=0.5, jitter=0.3)), "node:5",
+                                   runs=4, find_rounds=False)
+    assert sampled.verdict == "inconclusive" and "private values at" in sampled.reason
+    from asyncdp.privacy.observers import pairwise_figures
+
+    fig = pairwise_figures(sc, "node:5", sources=[4])
+    assert fig.rows[0].kind == "upper bound" and "private values at" in fig.rows[0].reason
+    # the same values under the honest rule: still verified, the claim passes
+    honest = replace(sc, algorithm=Muffliato(sigma=1.0))
+    assert check_observer_claim(honest, "node:5", find_rounds=False).verdict == "pass"
+
+
+@dataclass(frozen=True)
+class _Silent(Muffliato):
+    """Declares Muffliato's round-1 noise and releases its state without any."""
+
+    def message(self, state, t, noise, agents, problem):
+        return {"y": state["x"].copy()}
+
+
+def test_values_far_from_zero_do_not_widen_the_affinity_tolerance_to_the_noise(monkeypatch):
+    # values in [1e9, 1e9 + 1] (Delta = 1), sigma = 1, no noise released at all: node 5 holds x_4 itself, D_2 = inf.
+    # The tolerance was 1e-9 times the values' magnitude times N = 6 > |xi| on every draw, so the run 'matched'
+    # x + xi and a flat claim of 1.01 passed. float64 resolves 1e9 to 1.2e-7: a few spacings per term suffice.
+    off = 1e9
+    vals = off + np.random.default_rng(0).uniform(0.0, 1.0, 6)
+    sc = _values_scenario(vals, off, off + 1.0, _Silent(sigma=1.0))
+    res = sc.run()
+    assert np.array_equal(res.messages["y"][1, 4], sc.problem.costs.addresses[4])
+    assert not verify_affine(res, sc).ok
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
+    assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
+    # near 1e8 (spacing 1.5e-8) the silent rule is told apart from the honest one, which is verified (the float
+    # tolerance is enough for the engine's sums) ...
+    vals8 = 1e8 + np.random.default_rng(0).uniform(0.0, 1.0, 6)
+    silent = _values_scenario(vals8, 1e8, 1e8 + 1.0, _Silent(sigma=1.0))
+    check = verify_affine(silent.run(), silent)
+    assert not check.ok and "declared scale" in check.reason, check.reason
+    honest = replace(silent, algorithm=Muffliato(sigma=1.0))
+    assert verify_affine(honest.run(), honest).ok
+    # ... unless the values are so large that the tolerance nears the noise: a draw that small could be dropped
+    # unseen, so the model is not verified (here spacing(1e15) = 0.125: the tolerance exceeds sigma = 1)
+    big = 1e15
+    huge = _values_scenario(big + np.arange(6.0), big, big + 8.0, Muffliato(sigma=1.0))
+    check = verify_affine(huge.run(), huge)
+    assert not check.ok and "round-off" in check.reason, check.reason
