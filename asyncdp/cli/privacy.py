@@ -148,7 +148,7 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     u = find_changed_agent(scenario, adjacent, seed=args.seed)
     eps_c, delta_c = scenario.algorithm.bind(scenario.problem).claimed_privacy(scenario.horizon)
     delta = delta_c if delta_c > 0 else args.delta
-    fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta)
+    fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
     if row.kind == "exact" and math.isfinite(row.epsilon):

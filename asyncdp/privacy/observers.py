@@ -61,7 +61,7 @@ from ..errors import ScenarioError
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
            "epsilon_from_mu", "eavesdropper_renyi_bound", "affine_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
-           "run_for_views", "delivered_messages"]
+           "run_for_views", "delivered_messages", "probe_scenarios", "verify_affine_probed", "affinity_tolerance"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
                   "delivered to it (combined or not: late and superseded copies too), and the schedule")
@@ -419,6 +419,84 @@ def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) ->
                              "released messages, round-1 noise enters linearly (checked on the run)", worst)
 
 
+def probe_scenarios(scenario: Any) -> list[tuple[str, Any]]:
+    """The scenario with its private values moved to the domain's extremes, on which :func:`verify_affine_probed`
+    checks the model again: a pairwise figure is about *any* value of the source's datum in the domain, while a
+    run shows the rule's behaviour at the run's values only (a noise scale or weight that depends on the data
+    would go unseen).
+
+    Two datasets: agent ``i`` at ``p[i mod 2]``, then at ``p[(i + 1) mod 2]``, ``p[0]`` the domain's first extreme
+    point and ``p[1]`` the extreme point farthest from it: every agent holds both extremes, next to neighbours
+    holding the other.
+
+    Returns:
+        ``[(label, scenario)]``.
+
+    Raises:
+        ScenarioError: the values cannot be moved (no two extreme points, or a cost family whose ``with_agent``
+            takes no ``address``).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> [sc.problem.costs.addresses[:3, 0].tolist() for _, sc in probe_scenarios(Muffliato.example_scenario())]
+        [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    """
+    from dataclasses import replace
+
+    from ..problems.problem import Problem
+
+    problem = scenario.problem
+    _private_values(scenario)
+    try:
+        pts = np.asarray(problem.domain.extreme_points(), dtype=float)
+    except Exception as exc:  # noqa: BLE001 - any failure of a user domain is a reason, not a traceback
+        raise ScenarioError(f"the domain gives no extreme points ({exc})") from None
+    if pts.ndim != 2 or len(pts) < 2:
+        raise ScenarioError("the domain gives fewer than two extreme points")
+    far = pts[int(np.argmax(np.linalg.norm(pts - pts[0], axis=1)))]
+    ends = (pts[0], far)
+    out = []
+    for shift in (0, 1):
+        costs = problem.costs
+        try:
+            for i in range(problem.num_agents):
+                costs = costs.with_agent(i, address=ends[(i + shift) % 2])
+            probe = replace(scenario, problem=Problem(problem.domain, costs, problem.constants))
+        except Exception as exc:  # noqa: BLE001 - a family that cannot move its values: a reason, not a traceback
+            raise ScenarioError(f"the private values cannot be moved to the domain's extremes ({exc})") from None
+        label = (f"the private values at the domain's extremes {np.round(ends[shift], 6).tolist()} and "
+                 f"{np.round(ends[1 - shift], 6).tolist()}, alternating from agent 0")
+        out.append((label, probe))
+    return out
+
+
+def verify_affine_probed(scenario: Any, engine: str = "simpy") -> AffineCheck:
+    """:func:`verify_affine` on one run of each :func:`probe_scenarios` dataset (the scenario's seed).
+
+    A model verified on the scenario's runs and on these stands for every value of a source's datum only as far
+    as the rule's behaviour does not change between them: a failure here is a reason to give no exact figure.
+
+    Returns:
+        An :class:`AffineCheck` (its reason names the probe data when it fails).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> verify_affine_probed(Muffliato.example_scenario()).ok
+        True
+    """
+    try:
+        probes = probe_scenarios(scenario)
+    except ScenarioError as exc:
+        return AffineCheck(False, f"the model cannot be checked away from the run's data: {exc}")
+    worst = 0.0
+    for label, probe in probes:
+        check = verify_affine(run_for_views(probe, engine), probe)
+        if not check.ok:
+            return AffineCheck(False, f"with {label}: {check.reason}", check.max_residual)
+        worst = max(worst, check.max_residual)
+    return AffineCheck(True, "also with the private values at the domain's extremes", worst)
+
+
 @dataclass(frozen=True)
 class ObservedTranscript:
     """What an observer saw of one run.
@@ -746,7 +824,7 @@ def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[
 
 def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1, seed: int = 0,
                      alpha: float = 2.0, delta: float = 1e-6, sources: Any = None,
-                     engine: str = "simpy", confidence_gap: float = 0.05) -> PairwiseFigures:
+                     engine: str = "simpy", confidence_gap: float = 0.05, adjacent: Any = None) -> PairwiseFigures:
     """Each source's loss to ``observer`` on the scenario's realized schedule(s).
 
     With one run: the exact Renyi divergence and exact epsilon at ``delta`` of the observer's view (a
@@ -766,6 +844,9 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         sources: the agents whose datum changes (default: every agent).
         engine: ``"simpy"`` or ``"batch"``.
         confidence_gap: of the bound over sampled schedules.
+        adjacent: an adjacent scenario whose run must match the model too (a rule may behave otherwise on
+            its data); the model is also checked with the private values at the domain's extremes
+            (:func:`verify_affine_probed`).
 
     Returns:
         The :class:`PairwiseFigures`.
@@ -799,6 +880,13 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         if not check.ok:
             break
         schedules.append(sched)
+    if check.ok:
+        for other in ([] if adjacent is None else [adjacent]):
+            adj = verify_affine(run_for_views(replace(other, seed=seed), engine), other)
+            if not adj.ok:
+                check = AffineCheck(False, f"on the adjacent scenario: {adj.reason}", adj.max_residual)
+        if check.ok:
+            check = verify_affine_probed(scenario, engine)
     sens = _data_sensitivity(scenario)
     rows = []
     if not check.ok:
