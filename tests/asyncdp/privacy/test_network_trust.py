@@ -332,3 +332,31 @@ def test_values_far_from_zero_do_not_widen_the_affinity_tolerance_to_the_noise(m
     huge = _values_scenario(big + np.arange(6.0), big, big + 8.0, Muffliato(sigma=1.0))
     check = verify_affine(huge.run(), huge)
     assert not check.ok and "round-off" in check.reason, check.reason
+
+
+@dataclass(frozen=True)
+class _QuietInWindow(Muffliato):
+    """Adds ``sigma / 10`` instead of ``sigma`` to a private value in ``(0.85, 0.95)`` (neither the run's values nor
+    the domain's extremes)."""
+
+    def message(self, state, t, noise, agents, problem):
+        if t != 1:
+            return super().message(state, t, noise, agents, problem)
+        x = state["x"]
+        return {"y": x + np.where((x > 0.85) & (x < 0.95), 0.1 * self.sigma, self.sigma) * noise["y"]}
+
+
+def test_the_observer_figure_of_the_changed_agent_checks_the_model_on_the_adjacent_run_too():
+    # the pair changes x_4 to 0.9, where the rule adds sigma / 10: node 5 holds y_4(2), N(x_4, 1) against
+    # N(0.9, 0.01), D_2 = inf (2 b^2 - a^2 < 0, as above). The figure was computed on the scenario's run alone and
+    # said 'exact', D_2 = 1 (the CLI printed that the claim holds against node 5).
+    from asyncdp.privacy.observers import pairwise_figures
+
+    sc = _values_scenario(np.linspace(0.05, 0.45, 6), 0.0, 1.0, _QuietInWindow(sigma=1.0))
+    adjacent = replace(sc, problem=sc.problem.adjacent(4, address=[0.9]))
+    assert pairwise_figures(sc, "node:5", sources=[4]).rows[0].kind == "exact"  # the run and the extremes agree
+    row = pairwise_figures(sc, "node:5", sources=[4], adjacent=adjacent).rows[0]
+    assert row.kind == "upper bound" and "adjacent scenario" in row.reason, row
+    honest = replace(sc, algorithm=Muffliato(sigma=1.0))
+    assert pairwise_figures(honest, "node:5", sources=[4],
+                            adjacent=replace(adjacent, algorithm=honest.algorithm)).rows[0].kind == "exact"
