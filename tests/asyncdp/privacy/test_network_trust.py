@@ -69,12 +69,12 @@ def test_declared_noise_that_no_message_carries_is_not_counted(monkeypatch):
     # the rule declares noise 1 in rounds 2..5 but releases x(t-1) exactly: node 5 holds y_4(2) = x_4 + xi_4,
     # so D_2(4 -> 5) >= 1; the model with the declared fresh noise found 0.5 and passed a claim of 0.505
     sc = replace(Muffliato.example_scenario(), algorithm=_EveryRoundNoise(sigma=1.0))
-    with pytest.raises(ScenarioError, match="round 2, agent .*declared noise"):
+    with pytest.raises(ScenarioError, match="round 2.*declared"):  # the probe of the message step, or the run
         list(leakage_rows(sc, observers=[5]))
     claim = PairwiseClaim(2.0, "test", "at most 0.505", by_distance=lambda d: 0.505)
     monkeypatch.setattr(observer_claim, "pairwise_claim_of", lambda scenario: claim)
     res = check_observer_claim(sc, "node:5", find_rounds=False)
-    assert res.verdict == "inconclusive" and "declared noise" in res.reason
+    assert res.verdict == "inconclusive" and "round 2" in res.reason and "declared" in res.reason
 
 
 def test_a_rule_that_adds_its_declared_noise_in_every_round_is_verified():
@@ -360,3 +360,40 @@ def test_the_observer_figure_of_the_changed_agent_checks_the_model_on_the_adjace
     honest = replace(sc, algorithm=Muffliato(sigma=1.0))
     assert pairwise_figures(honest, "node:5", sources=[4],
                             adjacent=replace(adjacent, algorithm=honest.algorithm)).rows[0].kind == "exact"
+
+
+@dataclass(frozen=True)
+class _ClippedNoise(Muffliato):
+    """Clips its round-1 draw at ``clip``; or, with ``late``, adds its round-1 noise honestly and ``sigma xi`` in
+    later rounds, which declare no noise, whenever ``|xi| > clip``."""
+
+    clip: float = 4.0
+    late: bool = False
+
+    def message(self, state, t, noise, agents, problem):
+        xi = noise["y"]
+        if t == 1 and not self.late:
+            return {"y": state["x"] + self.sigma * np.clip(xi, -self.clip, self.clip)}
+        if t > 1 and self.late:
+            return {"y": state["x"] + np.where(np.abs(xi) > self.clip, self.sigma * xi, 0.0)}
+        return super().message(state, t, noise, agents, problem)
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_noise_that_is_linear_only_where_draws_usually_fall_is_probed_in_its_tails(monkeypatch, late):
+    # clipping the draw at 4 puts an atom of mass P(xi >= 4) = 3.2e-5 at x_4 + 4 sigma, where a changed x_4' puts no
+    # mass: D_alpha = inf for every alpha > 1 (likewise for noise added in rounds that declare none, whenever
+    # |xi| > 4). No draw of the example's runs reaches 4 (the probe used ordinary draws only), and a flat claim of
+    # 1.01 passed.
+    from scipy.stats import norm
+
+    assert norm.sf(4.0) > 3e-5
+    sc = replace(Muffliato.example_scenario(), algorithm=_ClippedNoise(sigma=1.0, late=late))
+    res = sc.run()
+    assert np.abs(res.messages["y"][0] - res.trajectory[0]).max() < 4.0  # the run cannot tell
+    check = verify_affine(res, sc)
+    assert not check.ok and "does not respond linearly" in check.reason, check.reason
+    assert ("round 1:" in check.reason) != late
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
+    assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
