@@ -321,43 +321,60 @@ def _coarse_tolerance(tol: float, scales: np.ndarray, coords: int) -> str:
 
 
 NOISE_PROBE_TAILS = (3.0, 4.5, 6.0, 8.0, 12.0, 20.0, 50.0, 1e3, 1e6)
-"""Magnitudes of the standard draws with which :func:`verify_affine` probes the message step, besides ordinary
-ones: a rule that is linear in its noise only where draws usually fall (say it clips the draw at 4) releases an
-atom that a value of the source's datum puts elsewhere, an infinite Renyi divergence no run is likely to show."""
+"""Magnitudes of the draws (and mixes) with which :func:`verify_affine` probes the message and update steps,
+besides ordinary ones: a rule that is linear only where values usually fall (say it clips the draw at 4) releases
+an atom that a value of the source's datum puts elsewhere, an infinite Renyi divergence no run is likely to show."""
 
 
 def _noise_response(alg: Any, channel: str, scales: np.ndarray, x0: np.ndarray, problem: Any, ulps: float) -> str:
-    """Why the message step does not add ``s_t xi`` exactly (``""`` when it does), for every round ``t`` of the
-    declaration, on the initial state of the run's private values: with the standard draws ``g`` and ``2 g`` (``g``
-    from a fixed seed) and with draws of every magnitude in :data:`NOISE_PROBE_TAILS`, alternating in sign. A
-    rule affine in its noise responds so at any state; one that keeps its own noise elsewhere, clips it or uses
-    it in a round that declares none does not."""
+    """Why the rule's steps leave the linear model on probes (``""`` when they do not), for every round ``t``, on
+    the initial state of the run's private values, with the standard draws ``g`` and ``2 g`` (``g`` from a fixed
+    seed) and draws of every magnitude in :data:`NOISE_PROBE_TAILS`, alternating in sign:
+
+    * R: the message adds exactly ``s_t xi`` to its noise-free value;
+    * U: the state's decision moves by exactly ``mixing_factor(t) m`` when the mix moves by ``m``.
+
+    A rule of the model responds so at any state; one that keeps its own noise elsewhere, clips it, uses it in a
+    round that declares none, or treats a mix far from its usual values otherwise does not, and a run is
+    unlikely to show it."""
     agents = np.arange(x0.shape[0])
     g = np.random.default_rng(0).standard_normal(x0.shape)
     signs = np.where(np.arange(g.size).reshape(g.shape) % 2 == 0, 1.0, -1.0)
     draws = [g, 2.0 * g] + [c * signs for c in NOISE_PROBE_TAILS]
+
+    def decision(mix: np.ndarray, t: int) -> np.ndarray:
+        state = alg.initial_state(x0, agents, problem)
+        return np.asarray(alg.decision(alg.update(state, {channel: mix}, t, agents, problem)), dtype=float)
+
+    def message(xi: np.ndarray, t: int) -> np.ndarray:
+        state = alg.initial_state(x0, agents, problem)
+        return np.asarray(alg.message(state, t, {channel: xi}, agents, problem)[channel], dtype=float)
+
     for t, s in enumerate(scales, start=1):
-        try:
-            state = alg.initial_state(x0, agents, problem)
-            base = np.asarray(alg.message(state, t, {channel: np.zeros_like(g)}, agents, problem)[channel], dtype=float)
-            for xi in draws:
-                state = alg.initial_state(x0, agents, problem)
-                out = np.asarray(alg.message(state, t, {channel: xi}, agents, problem)[channel], dtype=float)
-                gap = float(np.max(np.abs(out - base - s * xi))) if out.shape == base.shape else math.inf
-                tol = affinity_tolerance(out, base, len(agents), ulps)
-                if not gap <= tol:
-                    return (f"round {t}: the message does not respond linearly to the noise with the declared scale "
-                            f"{s:.6g} (draws of magnitude up to {float(np.max(np.abs(xi))):.3g}: off by {gap:.3g})")
-        except Exception as exc:  # noqa: BLE001 - a rule that fails on a probe is not verified, never a traceback
-            return f"round {t}: the message step raised {type(exc).__name__} when probed with other draws ({exc})"
+        factor = float(alg.mixing_factor(t))
+        for step, fn, coef in (("message", message, float(s)), ("update", decision, factor)):
+            try:
+                base = fn(np.zeros_like(g), t)
+                for xi in draws:
+                    out = fn(xi, t)
+                    gap = float(np.max(np.abs(out - base - coef * xi))) if out.shape == base.shape else math.inf
+                    if not gap <= affinity_tolerance(out, base, len(agents), ulps):
+                        what = (f"the message does not respond linearly to the noise with the declared scale {s:.6g}"
+                                if step == "message" else f"the state does not move by {factor:.6g} times the mix "
+                                "(its declared mixing factor)")
+                        return (f"round {t}: {what} (probe of magnitude up to {float(np.max(np.abs(xi))):.3g}: off "
+                                f"by {gap:.3g})")
+            except Exception as exc:  # noqa: BLE001 - a rule that fails on a probe is not verified, never a traceback
+                return f"round {t}: the {step} step raised {type(exc).__name__} when probed ({exc})"
     return ""
 
 
 def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) -> AffineCheck:
     """Check on the run that released values are the linear Gaussian model's (behavior, not declarations).
 
-    1. every round: the rule's message step adds exactly ``s_t xi`` to its noise-free value, for ordinary draws
-       and for draws far in the tails (:data:`NOISE_PROBE_TAILS`), on the initial state of the run's values;
+    1. every round: the rule's message step adds exactly ``s_t xi`` to its noise-free value, and its update moves
+       the state by exactly ``mixing_factor(t)`` times the mix, for ordinary probes and for probes far in the
+       tails (:data:`NOISE_PROBE_TAILS`), on the initial state of the run's values;
     2. every round: the released message minus the previous state is zero where no noise is declared, and
        is the declared scale times the engine's own standard draw for that round (the scenario's noise
        source, :mod:`asyncdp.noise`) where noise is declared: a rule that declares noise it does not add

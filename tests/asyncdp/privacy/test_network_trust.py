@@ -397,3 +397,36 @@ def test_noise_that_is_linear_only_where_draws_usually_fall_is_probed_in_its_tai
     monkeypatch.setattr(observer_claim, "pairwise_claim_of",
                         lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
     assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
+
+
+@dataclass(frozen=True)
+class _TrapInUpdate(Muffliato):
+    """Keeps its private value in its state and adds 1000 times it to the state when the mix lands more than 2
+    away from it (the mix of the example's nodes has a standard deviation near 0.6: rare on one run)."""
+
+    def initial_state(self, x0, agents, problem):
+        state = super().initial_state(x0, agents, problem)
+        state["a"] = state["x"].copy()
+        return state
+
+    def update(self, state, mixed, t, agents, problem):
+        new = super().update(state, mixed, t, agents, problem)
+        far = np.abs(mixed["y"] - state["a"]) > 2.0
+        return {**new, "x": np.where(far, new["x"] + 1000.0 * state["a"], new["x"]), "a": state["a"]}
+
+
+def test_an_update_that_leaves_the_combination_only_for_unusual_mixes_is_probed_in_its_tails(monkeypatch):
+    # when the trap fires for agent 4 (u) in round 2, node 5 (v) receives y_4(3) = x_4(2) near 1000 a_4 = 450, where
+    # a changed a_4' = 0.9 puts a Gaussian density of order exp(-450^2) (no trap) or the trap's values near 900:
+    # p^2 / q is astronomically large on an event of positive probability, so D_2(4 -> 5) is not below 1.01. The
+    # event has positive probability: it fires on some of 200 runs (a quarter of them, in a replay). The check's
+    # runs (seed 0 and the probes) happen to miss it, and a flat claim of 1.01 passed.
+    vals = np.linspace(0.2, 0.45, 6)
+    sc = _values_scenario(vals, 0.0, 1.0, _TrapInUpdate(sigma=1.0))
+    fired = sum(bool(np.abs(replace(sc, seed=1000 + r).run().trajectory).max() > 100) for r in range(200))
+    assert fired > 0
+    check = verify_affine(sc.run(), sc)
+    assert not check.ok and "mixing factor" in check.reason, check.reason
+    monkeypatch.setattr(observer_claim, "pairwise_claim_of",
+                        lambda scenario: PairwiseClaim(2.0, "test", "flat 1.01", by_distance=lambda d: 1.01))
+    assert check_observer_claim(sc, "node:5", find_rounds=False).verdict == "inconclusive"
