@@ -326,10 +326,44 @@ besides ordinary ones: a rule that is linear only where values usually fall (say
 an atom that a value of the source's datum puts elsewhere, an infinite Renyi divergence no run is likely to show."""
 
 
-def _noise_response(alg: Any, channel: str, scales: np.ndarray, x0: np.ndarray, problem: Any, ulps: float) -> str:
+def _replayed_states(alg: Any, channel: str, result: Any, problem: Any, tol: float) -> tuple[list[Any], str]:
+    """The rule's own states along the run: ``states[t - 1]`` enters round ``t`` (the initial state of the run's
+    private values, then the rule's update applied to the mix the engine handed each agent, from the realized
+    schedule and the released messages), and why they are not the run's (``""`` when their decisions are the
+    run's states, to ``tol``)."""
+    import copy
+
+    rs = result.schedule
+    y = np.asarray(result.messages[channel], dtype=float)
+    x = np.asarray(result.trajectory, dtype=float)
+    n = rs.num_agents
+    agents = np.arange(n)
+    rnd, recv = np.asarray(rs.round, dtype=np.int64), np.asarray(rs.receiver, dtype=np.int64)
+    send, srnd = np.asarray(rs.sender, dtype=np.int64), np.asarray(rs.sender_round, dtype=np.int64)
+    w = np.asarray(rs.weight, dtype=float)
+    try:
+        state = alg.initial_state(x[0], agents, problem)
+        states = [state]
+        for t in range(1, rs.horizon + 1):
+            sel = np.flatnonzero(rnd == t)
+            mix = np.zeros_like(x[t])
+            np.add.at(mix, recv[sel], w[sel, None] * y[srnd[sel] - 1, send[sel]])
+            state = alg.update(copy.deepcopy(state), {channel: mix}, t, agents, problem)
+            states.append(state)
+            gap = float(np.max(np.abs(np.asarray(alg.decision(copy.deepcopy(state)), dtype=float) - x[t])))
+            if not gap <= tol:
+                return states, (f"round {t}: the rule's update replayed on the run's mixes does not give the run's "
+                                f"states (off by {gap:.3g}): its steps are not a function of its state and mix")
+    except Exception as exc:  # noqa: BLE001 - a rule that fails on its own replay is not verified, never a traceback
+        return [], f"replaying the rule's steps on the run raised {type(exc).__name__} ({exc})"
+    return states, ""
+
+
+def _noise_response(alg: Any, channel: str, scales: np.ndarray, states: list[Any], problem: Any, ulps: float) -> str:
     """Why the rule's steps leave the linear model on probes (``""`` when they do not), for every round ``t``, on
-    the initial state of the run's private values, with the standard draws ``g`` and ``2 g`` (``g`` from a fixed
-    seed) and draws of every magnitude in :data:`NOISE_PROBE_TAILS`, alternating in sign:
+    the state the rule entered round ``t`` with on the run (:func:`_replayed_states`), with the standard draws
+    ``g`` and ``2 g`` (``g`` from a fixed seed) and draws of every magnitude in :data:`NOISE_PROBE_TAILS`,
+    alternating in sign:
 
     * R: the message adds exactly ``s_t xi`` to its noise-free value;
     * U: the state's decision moves by exactly ``mixing_factor(t) m`` when the mix moves by ``m``.
@@ -337,17 +371,20 @@ def _noise_response(alg: Any, channel: str, scales: np.ndarray, x0: np.ndarray, 
     A rule of the model responds so at any state; one that keeps its own noise elsewhere, clips it, uses it in a
     round that declares none, or treats a mix far from its usual values otherwise does not, and a run is
     unlikely to show it."""
+    import copy
+
+    x0 = np.asarray(alg.decision(copy.deepcopy(states[0])), dtype=float)
     agents = np.arange(x0.shape[0])
     g = np.random.default_rng(0).standard_normal(x0.shape)
     signs = np.where(np.arange(g.size).reshape(g.shape) % 2 == 0, 1.0, -1.0)
     draws = [g, 2.0 * g] + [c * signs for c in NOISE_PROBE_TAILS]
 
     def decision(mix: np.ndarray, t: int) -> np.ndarray:
-        state = alg.initial_state(x0, agents, problem)
+        state = copy.deepcopy(states[t - 1])
         return np.asarray(alg.decision(alg.update(state, {channel: mix}, t, agents, problem)), dtype=float)
 
     def message(xi: np.ndarray, t: int) -> np.ndarray:
-        state = alg.initial_state(x0, agents, problem)
+        state = copy.deepcopy(states[t - 1])
         return np.asarray(alg.message(state, t, {channel: xi}, agents, problem)[channel], dtype=float)
 
     for t, s in enumerate(scales, start=1):
@@ -374,7 +411,8 @@ def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) ->
 
     1. every round: the rule's message step adds exactly ``s_t xi`` to its noise-free value, and its update moves
        the state by exactly ``mixing_factor(t)`` times the mix, for ordinary probes and for probes far in the
-       tails (:data:`NOISE_PROBE_TAILS`), on the initial state of the run's values;
+       tails (:data:`NOISE_PROBE_TAILS`), on the states the rule visits on the run (its own steps replayed on
+       the run's mixes must give the run's states);
     2. every round: the released message minus the previous state is zero where no noise is declared, and
        is the declared scale times the engine's own standard draw for that round (the scenario's noise
        source, :mod:`asyncdp.noise`) where noise is declared: a rule that declares noise it does not add
@@ -424,10 +462,11 @@ def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) ->
     worst = float(np.max(np.abs(x[0] - data)))
     if worst > tol:
         return AffineCheck(False, f"the state before round 1 is not the private values (mismatch {worst:.3g})", worst)
-    # 1. the noise enters linearly with the declared scale, in its tails too (probe the rule's message step)
-    probed = _noise_response(alg, channel, scales, np.asarray(x[0]), scenario.problem, ulps)
-    if probed:
-        return AffineCheck(False, probed)
+    # 1a. round 1 on the initial state first (the rule's steps, before any run-dependent state)
+    first = _noise_response(alg, channel, scales[:1], [alg.initial_state(x[0], np.arange(n_agents), scenario.problem)],
+                            scenario.problem, ulps)
+    if first:
+        return AffineCheck(False, first)
     draws = _engine_draws(result, scenario, alg, channel)
     if isinstance(draws, str):
         return AffineCheck(False, draws)
@@ -458,6 +497,12 @@ def verify_affine(result: Any, scenario: Any, *, ulps: float = ROUNDOFF_ULPS) ->
             return AffineCheck(False, f"round {t}, agent {i}: the state is not the schedule's combination of released "
                                       f"messages (off by {err.max():.3g}): not affine on this run", float(err.max()))
         worst = max(worst, float(err.max()))
+    # 1b. on the states the rule itself visits on the run, every round: the noise enters linearly with the declared scale and
+    # the mix with the declared factor, in their tails too (probes of the rule's message and update steps)
+    states, why = _replayed_states(alg, channel, result, scenario.problem, tol)
+    probed = why or _noise_response(alg, channel, scales, states, scenario.problem, ulps)
+    if probed:
+        return AffineCheck(False, probed)
     return AffineCheck(True, "messages = previous state + declared noise, states = realized combinations of "
                              "released messages, the noise enters linearly with the declared scale, tails included (checked on the run)", worst)
 
