@@ -326,13 +326,27 @@ besides ordinary ones: a rule that is linear only where values usually fall (say
 an atom that a value of the source's datum puts elsewhere, an infinite Renyi divergence no run is likely to show."""
 
 
+def _fresh(state: Any) -> Any:
+    """A copy of a rule's state that a step may change in place without touching ``state`` (arrays copied, the
+    rest deep-copied)."""
+    import copy
+
+    if isinstance(state, dict):
+        return {k: v.copy() if isinstance(v, np.ndarray) else copy.deepcopy(v) for k, v in state.items()}
+    return copy.deepcopy(state)
+
+
+def _probe_tolerance(out: np.ndarray, base: np.ndarray, num_agents: int, ulps: float) -> float:
+    """:func:`affinity_tolerance` of a probe's two outputs (NaN-free, or the comparison fails anyway)."""
+    ref = max(1.0, float(np.max(np.abs(out), initial=0.0)), float(np.max(np.abs(base), initial=0.0)))
+    return float(ulps * max(1, num_agents) * np.spacing(ref))
+
+
 def _replayed_states(alg: Any, channel: str, result: Any, problem: Any, tol: float) -> tuple[list[Any], str]:
     """The rule's own states along the run: ``states[t - 1]`` enters round ``t`` (the initial state of the run's
     private values, then the rule's update applied to the mix the engine handed each agent, from the realized
     schedule and the released messages), and why they are not the run's (``""`` when their decisions are the
     run's states, to ``tol``)."""
-    import copy
-
     rs = result.schedule
     y = np.asarray(result.messages[channel], dtype=float)
     x = np.asarray(result.trajectory, dtype=float)
@@ -348,9 +362,9 @@ def _replayed_states(alg: Any, channel: str, result: Any, problem: Any, tol: flo
             sel = np.flatnonzero(rnd == t)
             mix = np.zeros_like(x[t])
             np.add.at(mix, recv[sel], w[sel, None] * y[srnd[sel] - 1, send[sel]])
-            state = alg.update(copy.deepcopy(state), {channel: mix}, t, agents, problem)
+            state = alg.update(_fresh(state), {channel: mix}, t, agents, problem)
             states.append(state)
-            gap = float(np.max(np.abs(np.asarray(alg.decision(copy.deepcopy(state)), dtype=float) - x[t])))
+            gap = float(np.max(np.abs(np.asarray(alg.decision(_fresh(state)), dtype=float) - x[t])))
             if not gap <= tol:
                 return states, (f"round {t}: the rule's update replayed on the run's mixes does not give the run's "
                                 f"states (off by {gap:.3g}): its steps are not a function of its state and mix")
@@ -371,20 +385,18 @@ def _noise_response(alg: Any, channel: str, scales: np.ndarray, states: list[Any
     A rule of the model responds so at any state; one that keeps its own noise elsewhere, clips it, uses it in a
     round that declares none, or treats a mix far from its usual values otherwise does not, and a run is
     unlikely to show it."""
-    import copy
-
-    x0 = np.asarray(alg.decision(copy.deepcopy(states[0])), dtype=float)
+    x0 = np.asarray(alg.decision(_fresh(states[0])), dtype=float)
     agents = np.arange(x0.shape[0])
     g = np.random.default_rng(0).standard_normal(x0.shape)
     signs = np.where(np.arange(g.size).reshape(g.shape) % 2 == 0, 1.0, -1.0)
     draws = [g, 2.0 * g] + [c * signs for c in NOISE_PROBE_TAILS]
 
     def decision(mix: np.ndarray, t: int) -> np.ndarray:
-        state = copy.deepcopy(states[t - 1])
+        state = _fresh(states[t - 1])
         return np.asarray(alg.decision(alg.update(state, {channel: mix}, t, agents, problem)), dtype=float)
 
     def message(xi: np.ndarray, t: int) -> np.ndarray:
-        state = copy.deepcopy(states[t - 1])
+        state = _fresh(states[t - 1])
         return np.asarray(alg.message(state, t, {channel: xi}, agents, problem)[channel], dtype=float)
 
     for t, s in enumerate(scales, start=1):
@@ -395,7 +407,7 @@ def _noise_response(alg: Any, channel: str, scales: np.ndarray, states: list[Any
                 for xi in draws:
                     out = fn(xi, t)
                     gap = float(np.max(np.abs(out - base - coef * xi))) if out.shape == base.shape else math.inf
-                    if not gap <= affinity_tolerance(out, base, len(agents), ulps):
+                    if not gap <= _probe_tolerance(out, base, len(agents), ulps):
                         what = (f"the message does not respond linearly to the noise with the declared scale {s:.6g}"
                                 if step == "message" else f"the state does not move by {factor:.6g} times the mix "
                                 "(its declared mixing factor)")
