@@ -152,7 +152,7 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     eps_c, delta_c, form = claimed(scenario.algorithm.bind(scenario.problem), scenario.horizon, args.delta)
     delta = delta_c if delta_c > 0 else args.delta
     named = "" if form is None or form.form in ("pure", "approximate") else f"{form.describe()}, as "
-    fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta)
+    fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
     if row.kind == "exact" and math.isfinite(row.epsilon):

@@ -42,7 +42,14 @@ from accounting.network.muffliato import WITNESS_MARGIN
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .observers import AffineCheck, delivered_messages, linear_schedule, run_for_views, verify_affine
+from .observers import (
+    AffineCheck,
+    delivered_messages,
+    linear_schedule,
+    run_for_views,
+    verify_affine,
+    verify_affine_probed,
+)
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round", "claimed_bounds"]
@@ -152,6 +159,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
 
         # the streaming path models the rule; one run checks that the rule behaves as modelled
         check = verify_affine(run_for_views(scenario, engine), scenario)
+        if check.ok:
+            check = verify_affine_probed(scenario, engine)
         if not check.ok:
             raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
 
@@ -167,6 +176,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         return
     result = run_for_views(scenario, engine)
     check = verify_affine(result, scenario)
+    if check.ok:
+        check = verify_affine_probed(scenario, engine)  # a value of the source anywhere in the domain
     if not check.ok:
         raise ScenarioError(f"the pairwise leakage needs a rule affine in the noise: {check.reason}")
     sched = linear_schedule(result, scenario)
@@ -212,7 +223,7 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     bound = affine_renyi_bound(scenario, alpha)  # the verified structure's bound, not the paper's lemma
     results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
     if not_affine is not None:
-        raise ScenarioError(f"run {not_affine[0]}: the pairwise leakage needs a rule affine in the noise: "
+        raise ScenarioError(f"{not_affine[0]}: the pairwise leakage needs a rule affine in the noise: "
                             f"{not_affine[1]}")
     for v in obs:
         per_run = [_losses(s, Observer.node(v), list(range(n)), sens, res) for s, res in zip(scheds, results)]
@@ -231,8 +242,10 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
 
 
 def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
-                ) -> tuple[list[Any], list[LinearSchedule], tuple[int, str] | None]:
-    """Run ``scenario`` ``runs`` times (run ``r`` with seed ``first_seed + r``), each verified affine in the noise.
+                ) -> tuple[list[Any], list[LinearSchedule], tuple[str, str] | None]:
+    """Run ``scenario`` ``runs`` times (run ``r`` with seed ``first_seed + r``), each verified affine in the noise,
+    and the model verified with the private values at the domain's extremes
+    (:func:`~.observers.verify_affine_probed`).
 
     Args:
         scenario: the scenario.
@@ -241,8 +254,9 @@ def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
         engine: the engine that runs them.
 
     Returns:
-        ``(results, schedules, not_affine)``: the runs, their linear schedules, and ``(run, reason)`` for the first
-        run on which the rule is not affine (``None`` if every run is; the lists then stop before that run).
+        ``(results, schedules, not_affine)``: the runs, their linear schedules, and ``(which, reason)`` for the
+        first run on which the rule is not affine (``which``: ``"run r"``, or ``"a probe run"`` for the extremes;
+        ``None`` if every run is; the lists then stop before that run).
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -257,9 +271,12 @@ def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
         res = run_for_views(replace(scenario, seed=first_seed + r), engine)
         check = verify_affine(res, scenario)
         if not check.ok:
-            return results, scheds, (r, check.reason)
+            return results, scheds, (f"run {r}", check.reason)
         results.append(res)
         scheds.append(linear_schedule(res, scenario))
+    probed = verify_affine_probed(replace(scenario, seed=first_seed), engine)
+    if not probed.ok:
+        return results, scheds, ("a probe run", probed.reason)
     return results, scheds, None
 
 

@@ -225,7 +225,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     first = scenario.seed if seed is None else seed
     results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
     if not_affine is not None:
-        raise _NotAffine(f"run {not_affine[0]}: {not_affine[1]}")
+        raise _NotAffine(f"{not_affine[0]}: {not_affine[1]}")
     pairs = len(nodes) * (n - 1)
     gap = (1.0 - confidence) / max(pairs, 1)
     margin = d_max * math.sqrt(math.log(1.0 / gap) / (2.0 * runs)) if math.isfinite(d_max) else math.inf
