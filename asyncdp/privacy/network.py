@@ -497,7 +497,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
 
 def pairwise_claim_of(scenario: Any) -> Any:
     """The pairwise claim the scenario's paper declares (``pairwise_claim(scenario)`` in the paper's ``privacy``
-    module), or ``None``.
+    module, next to the paper's rule class, which a user's subclass of it inherits), or ``None``.
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -509,7 +509,10 @@ def pairwise_claim_of(scenario: Any) -> Any:
     paper = paper_of(scenario.algorithm)
     if paper is None:
         return None
-    rule_module = type(scenario.algorithm).__module__.rsplit(".", 1)[0]
+    # the paper's own rule class in the rule's MRO: a user's subclass inherits the paper's claim, as it inherits
+    # its claimed_privacy (its own module, the user's script, has no privacy module)
+    rule_class = next((c for c in type(scenario.algorithm).__mro__ if c in paper.rules), type(scenario.algorithm))
+    rule_module = rule_class.__module__.rsplit(".", 1)[0]
     try:
         module = importlib.import_module(f"{rule_module}.privacy")
     except ImportError:

@@ -110,6 +110,27 @@ def test_witness_rounds_of_the_streaming_path_equal_the_engine_schedules():
     assert all(r is not None and 2 <= r <= sc.horizon for r in engine)
 
 
+
+def test_a_users_subclass_inherits_the_papers_pairwise_claim():
+    """A subclass defined outside the paper's folder (a user's script) is held to the paper's pairwise claim, as
+    it is to the claimed_privacy it inherits; the lookup used to read the subclass's own module and found none."""
+    import dataclasses
+
+    from asyncdp.papers.muffliato.rule import Muffliato
+    from asyncdp.privacy.network import pairwise_claim_of
+
+    @dataclasses.dataclass(frozen=True)
+    class Tuned(Muffliato):
+        pass
+
+    sc = Muffliato.example_scenario()
+    own = pairwise_claim_of(sc)
+    fields = {f.name: getattr(sc.algorithm, f.name) for f in dataclasses.fields(sc.algorithm) if f.init}
+    inherited = pairwise_claim_of(sc.replace(algorithm=Tuned(**fields)))
+    assert inherited is not None and inherited.alpha == own.alpha
+    assert check_pairwise_claim(sc, inherited, leakage_rows(sc)).verdict == "violation"
+
+
 CLIPPED = """
 from dataclasses import replace
 import numpy as np
