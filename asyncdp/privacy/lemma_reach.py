@@ -18,6 +18,11 @@ not cover the class (exact, confidence 1). Two comparisons:
   search evaluated already; for an agent it did not evaluate, its first
   :data:`UNSEARCHED_PAIRS` extremal pairs on two runs, every agent's in the
   same stacked replays);
+* :func:`others_on_every_run`: each of those agents' best extremal pair
+  (ranked on the search's runs), replayed on every engine run of the check
+  (a rule that moves another agent's releases further only on a rare event
+  of the released values shows it on none of the search's few runs), all of
+  them stacked in one replay where they fit;
 * :func:`shifts_over_lemma`: the worst pair's realized shifts on every run
   of its first look (the runs its profile is computed from, drawn
   independently of the search), release by release, as the coverage step
@@ -41,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_over_lemma", "shifts_over_lemma",
-           "worst_pair_over_lemma"]
+__all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_on_every_run", "others_over_lemma",
+           "shifts_over_lemma", "worst_pair_over_lemma"]
 
 UNSEARCHED_PAIRS = 2
 """For an agent whose extremal pairs the search did not evaluate (:func:`asyncdp.privacy.worst_case.other_agents`
@@ -91,6 +96,91 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
     return worst, note
+
+
+def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, evaluated: Any, every: Any,
+                        scenario: Any, runs: Any, objective: Any) -> Any:
+    """``evidence`` with the witness of another agent's best extremal pair moving a release further than the lemma
+    on some engine run of the check (module docstring), or with a doubt when their replay fails.
+
+    The agents are those :func:`~asyncdp.privacy.worst_case.other_agents` names (and the user's changed agent
+    when the worst pair is another agent's), less ``fam.agent`` (whose worst pair the search replayed on every
+    run already). Each one's best extremal pair is the first of its extremal pairs by the search's ranking on
+    :data:`~asyncdp.privacy.worst_case._OTHER_AGENT_RUNS` runs; they are replayed on every run of ``every``
+    together (:func:`~asyncdp.privacy.constructed.constructed_replays` with one pinned agent per candidate, at
+    most :func:`~asyncdp.privacy.constructed.stack_size` at a time), or one at a time when one construction pass
+    does not settle their transcripts, and their rounds compared with the lemma as the changed agent's are
+    (:func:`~asyncdp.privacy.worst_case._lemma_exceeded`: the same round-off allowance).
+
+    Args:
+        evidence: the search's evidence so far (returned as is when it has a witness).
+        ctx: the check's context.
+        fam: the family of the worst pair (replayed on every run already).
+        agent: the user's changed agent (``None``: round adjacency, returned as is).
+        evaluated: the search's :class:`~asyncdp.privacy.constructed.CandidateRuns`.
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run of the check (or ``None``:
+            built here).
+        scenario: the user's scenario.
+        runs: the check's engine runs (side 0).
+        objective: the search's objective.
+
+    Returns:
+        The evidence, with the witness of the largest ratio over the lemma and a line naming what was compared.
+    """
+    from accounting.errors import AccountingError
+
+    from .constructed import CandidateRuns, constructed_replays, stack_size
+    from .worst_case import (_OTHER_AGENT_RUNS, _base_of, _evaluate_all, _Family, _known_key, _lemma_exceeded,
+                             _losses, _rank, other_agents)
+
+    if agent is None or ctx.sensitivity is None or evidence.witness is not None or fam.agent is None:
+        return evidence
+    agents = [j for j in dict.fromkeys([*other_agents(scenario.problem.num_agents, agent), agent]) if j != fam.agent]
+    if not agents:
+        return evidence
+    if every is None:
+        every = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    if len(every.rows) <= _OTHER_AGENT_RUNS:  # their evaluation saw every run already
+        return evidence
+    count = len(every.rows)
+    try:
+        picks = []
+        for j in agents:
+            fam_j = _Family(fam.cls, j)
+            scored = _evaluate_all(fam_j, evaluated, scenario, fam_j.extremes(scenario, None), _OTHER_AGENT_RUNS,
+                                   objective, ctx.focus)  # (known already: no replay)
+            if scored:
+                picks.append((fam_j, max(scored, key=_rank)))
+        base = _base_of(every, scenario)[1]
+        size = stack_size(every.runs)
+        for start in range(0, len(picks), size):
+            group = picks[start:start + size]
+            cands = [f.candidate(base, scenario, c.round_index, np.asarray(c.gradient), np.asarray(c.gradient_prime))
+                     for f, c in group]
+            try:
+                pins = [int(f.agent) for f, _ in group if f.agent is not None]
+                got: Any = constructed_replays(every.runs, cands, pins[0], pins=pins)
+            except AccountingError:
+                raise
+            except Exception:  # noqa: BLE001 - one at a time (transcripts that need more passes; raises there)
+                got = [_losses(f, every, scenario, c.round_index, c.gradient, c.gradient_prime, count)[:2]
+                       for f, c in group]
+            for (f, c), known in zip(group, got):
+                every.known[_known_key(every, f, scenario, c.round_index, c.gradient, c.gradient_prime)] = known
+    except AccountingError as exc:
+        why = (f"worst-case search: the other agents' best extremal pairs cannot be replayed on every run for the "
+               f"lemma's check: {exc}")
+        return dataclasses.replace(evidence, reasons=(*evidence.reasons, why),
+                                   doubt=why if evidence.doubt is None else f"{evidence.doubt}; {why}")
+    worst = None
+    for f, _ in picks:
+        over = _lemma_exceeded(ctx, f, every, scenario, runs)
+        if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
+            worst = over
+    note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]} was replayed "
+            f"on every one of the {count} engine runs and compared with the sensitivity lemma round by round")
+    reasons = (*evidence.reasons, note, *(() if worst is None else (worst[1],)))
+    return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
 
 
 def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[str, str], agent: int | None,

@@ -1174,8 +1174,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
     if evidence.witness is None and agent is not None:  # every other agent's pairs too (asyncdp.privacy.lemma_reach)
-        from .lemma_reach import others_over_lemma
+        from .lemma_reach import others_on_every_run, others_over_lemma
         evidence = others_over_lemma(evidence, ctx, fam, evaluated, scenario, runs, objective)
+        evidence = others_on_every_run(evidence, ctx, fam, agent, evaluated, every, scenario, runs, objective)
     evidence = _probed(evidence, ctx, fam, scenario, evaluated, best,
                        extremes if fam.agent == agent else None)  # (another agent's pair: its own extremes)
     n_agents = scenario.problem.num_agents
