@@ -41,6 +41,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -131,17 +132,15 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
 
     from .constructed import CandidateRuns, constructed_replays, stack_size
     from .worst_case import (_OTHER_AGENT_RUNS, _base_of, _evaluate_all, _Family, _known_key, _lemma_exceeded,
-                             _losses, _rank, other_agents)
+                             _losses, _rank, curved_candidates, other_agents)
 
     if agent is None or ctx.sensitivity is None or evidence.witness is not None or fam.agent is None:
         return evidence
     agents = [j for j in dict.fromkeys([*other_agents(scenario.problem.num_agents, agent), agent]) if j != fam.agent]
-    if not agents:
-        return evidence
     if every is None:
         every = CandidateRuns(runs, fam.rows(runs, runs.runs))
-    if len(every.rows) <= _OTHER_AGENT_RUNS:  # their evaluation saw every run already
-        return evidence
+    if len(every.rows) <= _OTHER_AGENT_RUNS:  # their evaluation saw every run already (the curved costs: below)
+        agents = []
     count = len(every.rows)
     try:
         picks = []
@@ -152,35 +151,56 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
             if scored:
                 picks.append((fam_j, max(scored, key=_rank)))
         base = _base_of(every, scenario)[1]
+        mine = _Family(fam.cls, agent)
+        curved = curved_candidates(mine, every, scenario)
+        # (key, family, candidate, how to replay it alone): every one stacked with the others where they fit
+        todo: list[tuple[Any, Any, Any, Any]] = [
+            (_known_key(every, f, scenario, c.round_index, c.gradient, c.gradient_prime), f,
+             f.candidate(base, scenario, c.round_index, np.asarray(c.gradient), np.asarray(c.gradient_prime)),
+             functools.partial(_losses, f, every, scenario, c.round_index, c.gradient, c.gradient_prime, count))
+            for f, c in picks]
+        todo += [(key, mine, cand, functools.partial(_alone, every, cand, agent)) for key, _, cand in curved]
         size = stack_size(every.runs)
-        for start in range(0, len(picks), size):
-            group = picks[start:start + size]
-            cands = [f.candidate(base, scenario, c.round_index, np.asarray(c.gradient), np.asarray(c.gradient_prime))
-                     for f, c in group]
+        for start in range(0, len(todo), size):
+            group = todo[start:start + size]
             try:
-                pins = [int(f.agent) for f, _ in group if f.agent is not None]
-                got: Any = constructed_replays(every.runs, cands, pins[0], pins=pins)
+                pins = [int(f.agent) for _, f, _, _ in group if f.agent is not None]
+                got: Any = constructed_replays(every.runs, [c for _, _, c, _ in group], pins[0], pins=pins)
             except AccountingError:
                 raise
             except Exception:  # noqa: BLE001 - one at a time (transcripts that need more passes; raises there)
-                got = [_losses(f, every, scenario, c.round_index, c.gradient, c.gradient_prime, count)[:2]
-                       for f, c in group]
-            for (f, c), known in zip(group, got):
-                every.known[_known_key(every, f, scenario, c.round_index, c.gradient, c.gradient_prime)] = known
+                got = [alone()[:2] for _, _, _, alone in group]
+            for (key, _, _, _), known in zip(group, got):
+                every.known[key] = known
+        for key, pair, _ in curved:
+            every.kinked[key] = pair
     except AccountingError as exc:
         why = (f"worst-case search: the other agents' best extremal pairs cannot be replayed on every run for the "
                f"lemma's check: {exc}")
         return dataclasses.replace(evidence, reasons=(*evidence.reasons, why),
                                    doubt=why if evidence.doubt is None else f"{evidence.doubt}; {why}")
     worst = None
-    for f, _ in picks:
+    for f in [f for f, _ in picks] + ([mine] if curved else []):
         over = _lemma_exceeded(ctx, f, every, scenario, runs)
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
-    note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]} was replayed "
-            f"on every one of the {count} engine runs and compared with the sensitivity lemma round by round")
+    note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]}"
+            + (f" and {len(curved)} cost(s) of agent {agent} curved everywhere (against the opposite linear cost)"
+               if curved else "")
+            + f" were replayed on every one of the {count} engine runs and compared with the sensitivity lemma "
+            "round by round")
     reasons = (*evidence.reasons, note, *(() if worst is None else (worst[1],)))
     return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
+
+
+def _alone(every: Any, cand: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    """One candidate's losses and per-round contributions on every run of ``every``, replayed alone (raises what
+    its construction raises)."""
+    from .constructed import constructed_replay
+
+    replay = constructed_replay(every.runs, *cand.scenarios(), agent)[1]
+    assert replay.losses is not None and replay.per_round is not None
+    return replay.losses, replay.per_round
 
 
 def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[str, str], agent: int | None,
