@@ -142,6 +142,7 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     if len(every.rows) <= _OTHER_AGENT_RUNS:  # their evaluation saw every run already (the curved costs: below)
         agents = []
     count = len(every.rows)
+    combined = None
     try:
         picks = []
         for j in agents:
@@ -160,6 +161,13 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
              functools.partial(_losses, f, every, scenario, c.round_index, c.gradient, c.gradient_prime, count))
             for f, c in picks]
         todo += [(key, mine, cand, functools.partial(_alone, every, cand, agent)) for key, _, cand in curved]
+        members = [(key, int(f.agent), "linear", (c.gradient, c.gradient_prime))
+                   for (key, *_), (f, c) in zip(todo, picks) if f.agent is not None and c.round_index is None]
+        members = [(key, agent, "curved", pair) for key, pair, _ in curved] + members
+        combined = _combined(every, scenario, base, members) if len(members) == len(todo) else None
+        if combined is not None:  # one or two replays instead of one per candidate
+            every.known.update(combined)
+            todo = []
         size = stack_size(every.runs)
         for start in range(0, len(todo), size):
             group = todo[start:start + size]
@@ -184,13 +192,116 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
         over = _lemma_exceeded(ctx, f, every, scenario, runs)
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
+    if worst is not None and combined is not None:  # the rounds compared: the recorded transcript's (not pinned)
+        worst = ({**worst[0], "method": COMBINED_METHOD}, worst[1].replace("constructed loss", "loss"))
     note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]}"
             + (f" and {len(curved)} cost(s) of agent {agent} curved everywhere (against the opposite linear cost)"
                if curved else "")
             + f" were replayed on every one of the {count} engine runs and compared with the sensitivity lemma "
-            "round by round")
+            "round by round"
+            + ("" if combined is None else f" (in {combined.replays} replay(s) of the recorded transcripts, each "
+               "changing several agents at once: each agent's shifts its own)"))
     reasons = (*evidence.reasons, note, *(() if worst is None else (worst[1],)))
     return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
+
+
+COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's adjacency class on an engine run's "
+                   "recorded transcript, in a replay changing several agents' costs at once; exact)")
+"""The ``method`` of a witness found by :func:`_combined`'s replays."""
+
+
+class _Combined(dict):  # type: ignore[type-arg]
+    """:func:`_combined`'s result: by candidate key, ``(losses, per_round)``; :attr:`replays`: how many replays."""
+
+    replays = 0
+
+
+def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
+    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs, or
+    ``None`` (then each candidate is replayed on its own, as before).
+
+    Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
+    and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
+    (:mod:`accounting.scheduled_replay`). On the engine runs' recorded transcripts (nothing pinned: every
+    candidate reads the same messages), agent ``i``'s shift ``mu_i - mu_i'`` under a pair changing several agents'
+    costs at once is therefore its shift under the pair changing ``i``'s cost alone, bit for bit (the same
+    operations on the same values; checked by the tests). Each candidate's round-``t`` loss is then what a
+    transcript on which agent ``i`` releases its noise-free values would lose in that round: ``||shift||_1 / b``
+    per Laplace release, ``||shift||^2 / (2 s^2)`` per Gaussian one (the units of a constructed transcript's
+    per-round losses, which :func:`~asyncdp.privacy.worst_case._lemma_exceeded` compares with the lemma). The
+    recorded transcripts are not the constructed ones (the changed agent's messages keep their noise), so the
+    values differ from a one-agent constructed replay's; both are transcripts of positive density, and the lemma
+    bounds every release's shift whatever the transcript.
+
+    The combined problems are an internal replay device, not a pair the user gave: they change several agents'
+    costs, so they are outside the one-agent adjacency class and are built without its validation (each change is
+    a member of the class: the candidates' own pairs). The candidates are grouped so that no agent changes twice in
+    a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents); a rule that is not
+    per agent (a release reading another agent's cost) moves such an agent, and then ``None`` is returned. So is
+    it when the replay fails, a noise-free round has an infinite loss or a mismatch (the recorded noise-free
+    messages follow the user's problem), or the messages are not broadcast.
+
+    Args:
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
+        scenario: the user's scenario; ``base``: its bound base (``_bound_base``).
+        members: ``(key, agent, kind, what)``: ``"linear"`` with ``(g, g')`` (``<g, x>`` vs ``<g', x>``) or
+            ``"curved"`` with a :class:`~asyncdp.privacy.kinked.KinkedPair` (its linear cost vs its curved one).
+
+    Returns:
+        By key, ``(losses (R,), per_round (R, T))`` of every member, or ``None``.
+    """
+    from ..problems.costs import LinearOverride
+    from ..problems.problem import Problem
+    from .behavior import declared_noise, replay_runs
+
+    n = scenario.problem.num_agents
+    if not members or n < 2 or every.runs.unicast:
+        return None
+    groups: list[list[tuple[Any, int, str, Any]]] = []
+    for m in members:  # first fit: distinct agents, at most n - 1 of them
+        spot = next((g for g in groups if len(g) < n - 1 and all(o[1] != m[1] for o in g)), None)
+        if spot is None:
+            groups.append([m])
+        else:
+            spot.append(m)
+    noise = declared_noise(base.algorithm, scenario.horizon)
+    out = _Combined()
+    out.replays = len(groups)
+    try:
+        for group in groups:
+            costs_p = costs_q = scenario.problem.costs
+            for _, j, kind, what in group:
+                if kind == "linear":
+                    costs_p, costs_q = LinearOverride(costs_p, j, what[0]), LinearOverride(costs_q, j, what[1])
+                else:
+                    costs_p, costs_q = LinearOverride(costs_p, j, what.gradient), what.costs(costs_q, j)
+            p, q = (scenario.replace(problem=Problem(scenario.problem.domain, c), algorithm=base.algorithm, x0=base.x0)
+                    for c in (costs_p, costs_q))
+            got = replay_runs(every.runs, p, q, algorithm=base.algorithm)
+            if (got.per_round is None or got.residuals_prime is None or not np.isfinite(got.per_round).all()
+                    or any(v is not None for v in got.noise_free_mismatch.values())):
+                return None
+            changed = {j for _, j, _, _ in group}
+            per_agent = np.zeros((n, *got.per_round.shape))
+            for c, r in got.residuals.items():
+                ch = noise[c]
+                if ch.mechanism is None:
+                    continue
+                shift = np.asarray(r, dtype=float) - np.asarray(got.residuals_prime[c], dtype=float)  # (R, T, N, d)
+                moved = np.isfinite(shift) & (shift != 0)
+                if any(moved[:, :, i].any() for i in range(n) if i not in changed):
+                    return None  # not a per-agent rule: every candidate on its own
+                scales = np.asarray(ch.scales, dtype=float)[None, :]
+                scales = np.where(scales > 0, scales, np.inf)  # (a noise-free round: its releases' NaN, loss 0)
+                if ch.mechanism == "laplace":
+                    per_agent += np.moveaxis(np.nansum(np.abs(shift), axis=-1), 2, 0) / scales
+                else:
+                    per_agent += np.moveaxis(np.nansum(shift * shift, axis=-1), 2, 0) / (2.0 * scales * scales)
+            for key, j, _, _ in group:
+                out[key] = (per_agent[j].sum(axis=1), per_agent[j])
+    except Exception:  # noqa: BLE001 - whatever fails here, every candidate is replayed on its own (as before)
+        return None
+    return out
 
 
 def _alone(every: Any, cand: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
