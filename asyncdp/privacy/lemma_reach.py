@@ -47,6 +47,9 @@ from typing import Any
 
 import numpy as np
 
+from ..problems.costs import LinearOverride
+from ..problems.costs.family import CostFamily
+
 __all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_on_every_run", "others_over_lemma",
            "shifts_over_lemma", "worst_pair_over_lemma"]
 
@@ -210,6 +213,66 @@ COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's a
 """The ``method`` of a witness found by :func:`_combined`'s replays."""
 
 
+class _SeveralAgents(CostFamily):
+    """Several agents' costs replaced in ``base`` (``chain``: overrides of one agent each, the last one holding them
+    all), its gradients computed in one pass: ``base``'s, then each replaced agent's own (:func:`_combined`'s replays
+    call them every round; the chain's nested overrides would compute and check ``base``'s gradients once per
+    replaced agent). The same values as the chain's gradients; everything else is the chain's.
+
+    Args:
+        base: the family whose other agents' costs are kept.
+        chain: ``[base, override_1(base), override_2(override_1), ...]``
+            (:class:`~asyncdp.problems.costs.override.AgentOverride`, distinct agents).
+
+    Example:
+        >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+        >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        >>> one = LinearOverride(base, 0, [3.0, -4.0])
+        >>> both = _SeveralAgents(base, [base, one, LinearOverride(one, 2, [1.0, 1.0])])
+        >>> both.gradient(np.arange(3), np.ones((3, 2))).tolist()
+        [[3.0, -4.0], [0.0, 2.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, base: CostFamily, chain: list[Any]) -> None:
+        super().__init__(base.num_agents, base.dim)
+        self._base, self._chain = base, chain[-1]
+        self._linear = np.zeros((base.num_agents, base.dim))
+        self._is_linear = np.zeros(base.num_agents, dtype=bool)
+        self._own: list[Any] = []
+        for fam in chain[1:]:
+            if type(fam) is LinearOverride:
+                self._linear[fam.agent], self._is_linear[fam.agent] = fam.linear_gradient, True
+            else:
+                self._own.append(fam)
+
+    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        return np.asarray(self._chain._value(a, x, round_index), dtype=float)
+
+    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
+        out = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
+        if out.shape != shape + (self.dim,):
+            out = np.broadcast_to(out, shape + (self.dim,)).copy()
+        self._base._check_finite(out, a, x, shape, "gradient", round_index)
+        who = np.broadcast_to(a, shape)
+        out = np.where(self._is_linear[who][..., None], self._linear[who], out)
+        for fam in self._own:
+            out = np.where((who == fam.agent)[..., None], fam._own_gradient(x), out)
+        return out
+
+    def function_class(self, domain: Any) -> Any:
+        return self._chain.function_class(domain)
+
+    def optimum(self, domain: Any) -> np.ndarray:
+        return np.asarray(self._chain.optimum(domain))
+
+    def with_agent(self, agent: int, **changes: Any) -> Any:
+        return self._chain.with_agent(agent, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._chain.to_dict())
+
+
 class _Combined(dict):  # type: ignore[type-arg]
     """:func:`_combined`'s result: by candidate key, ``(losses, per_round)``; :attr:`replays`: how many replays."""
 
@@ -239,7 +302,9 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents); a rule that is not
     per agent (a release reading another agent's cost) moves such an agent, and then ``None`` is returned. So is
     it when the replay fails, a noise-free round has an infinite loss or a mismatch (the recorded noise-free
-    messages follow the user's problem), or the messages are not broadcast.
+    messages follow the user's problem), or the messages are not broadcast. (The replay's own losses, the noisy
+    releases' density ratios, are computed only when some round is noise-free: the rounds compared are the
+    shifts'.)
 
     Args:
         every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
@@ -250,7 +315,6 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     Returns:
         By key, ``(losses (R,), per_round (R, T))`` of every member, or ``None``.
     """
-    from ..problems.costs import LinearOverride
     from ..problems.problem import Problem
     from .behavior import declared_noise, replay_runs
 
@@ -265,24 +329,26 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
         else:
             spot.append(m)
     noise = declared_noise(base.algorithm, scenario.horizon)
+    # a noise-free release moved between the problems is an infinite loss, seen in the losses only (computed then)
+    free = any(ch.mechanism is None or not (np.asarray(ch.scales) > 0).all() for ch in noise.values())
     out = _Combined()
     out.replays = len(groups)
     try:
         for group in groups:
-            costs_p = costs_q = scenario.problem.costs
+            user = scenario.problem.costs
+            chains: list[list[Any]] = [[user], [user]]  # P's and P''s costs, one agent replaced after another
             for _, j, kind, what in group:
-                if kind == "linear":
-                    costs_p, costs_q = LinearOverride(costs_p, j, what[0]), LinearOverride(costs_q, j, what[1])
-                else:
-                    costs_p, costs_q = LinearOverride(costs_p, j, what.gradient), what.costs(costs_q, j)
-            p, q = (scenario.replace(problem=Problem(scenario.problem.domain, c), algorithm=base.algorithm, x0=base.x0)
-                    for c in (costs_p, costs_q))
-            got = replay_runs(every.runs, p, q, algorithm=base.algorithm)
-            if (got.per_round is None or got.residuals_prime is None or not np.isfinite(got.per_round).all()
-                    or any(v is not None for v in got.noise_free_mismatch.values())):
+                chains[0].append(LinearOverride(chains[0][-1], j, what[0] if kind == "linear" else what.gradient))
+                chains[1].append(LinearOverride(chains[1][-1], j, what[1]) if kind == "linear"
+                                 else what.costs(chains[1][-1], j))
+            p, q = (scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
+                                     algorithm=base.algorithm, x0=base.x0) for chain in chains)
+            got = replay_runs(every.runs, p, q, algorithm=base.algorithm, losses=free)
+            if (got.residuals_prime is None or any(v is not None for v in got.noise_free_mismatch.values())
+                    or (free and (got.per_round is None or not np.isfinite(got.per_round).all()))):
                 return None
             changed = {j for _, j, _, _ in group}
-            per_agent = np.zeros((n, *got.per_round.shape))
+            per_agent = np.zeros((n, every.runs.runs, scenario.horizon))
             for c, r in got.residuals.items():
                 ch = noise[c]
                 if ch.mechanism is None:
