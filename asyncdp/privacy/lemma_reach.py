@@ -195,7 +195,8 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
         over = _lemma_exceeded(ctx, f, every, scenario, runs)
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
-    if worst is not None and combined is not None:  # the rounds compared: the recorded transcript's (not pinned)
+    if worst is not None and combined is not None and combined.holds(worst[0], every.rows):
+        # (its rounds are the recorded transcript's, not a constructed one's)
         worst = ({**worst[0], "method": COMBINED_METHOD}, worst[1].replace("constructed loss", "loss"))
     note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]}"
             + (f" and {len(curved)} cost(s) of agent {agent} curved everywhere (against the opposite linear cost)"
@@ -277,6 +278,15 @@ class _Combined(dict):  # type: ignore[type-arg]
     """:func:`_combined`'s result: by candidate key, ``(losses, per_round)``; :attr:`replays`: how many replays."""
 
     replays = 0
+
+    def holds(self, witness: Mapping[str, Any], rows: list[int]) -> bool:
+        """Whether ``witness`` (of :func:`~asyncdp.privacy.worst_case._lemma_exceeded`: its agent, engine run, round
+        and value) is one of these entries' rounds."""
+        if witness.get("run") not in rows:
+            return False
+        r, t = rows.index(witness["run"]), int(witness["round"]) - 1
+        return any(key[0] == witness.get("agent") and per_round[r, t] == witness.get("value")
+                   for key, (_, per_round) in self.items())
 
 
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:

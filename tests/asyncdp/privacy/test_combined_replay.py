@@ -160,3 +160,22 @@ def test_the_check_uses_the_combined_replays():
     report = check_privacy(RENDEZVOUS["scenario"], RENDEZVOUS["adjacent"], runs=200, seed=0)
     assert report.verdict == "pass", report.reasons
     assert any("in 2 replay(s) of the recorded transcripts" in r for r in report.reasons), report.reasons
+
+
+def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_replay():
+    """``OtherTailDGD`` (agent 2's boost on a rare event): the witness names agent 2's pair, an engine run and a
+    round; replaying that pair alone on the check's runs gives the same loss ``||shift||_1 / b`` there."""
+    from asyncdp.privacy import check_privacy
+
+    sc = _scenarios()["OtherTailDGD"]
+    report = check_privacy(sc, sc.replace(problem=EX["problem"].adjacent(0, address=[0.93, 0.93])), runs=1000, seed=0)
+    w = report.witness
+    assert report.verdict == "violation" and w["agent"] == 2 and "recorded transcript" in w["method"]
+    runs = run_engine(sc, 1000, seed=0, side=0)
+    assert runs.seeds[w["run"]] == w["run_seed"]
+    every = CandidateRuns(runs, [w["run"]])
+    base = _base_of(every, sc)[1]
+    member = (None, 2, "linear", (np.asarray(w["gradient"]), np.asarray(w["gradient_prime"])))
+    s = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))["y"]
+    assert float(np.abs(s[0, w["round"] - 1, 2]).sum()) / base.algorithm.scale() == pytest.approx(w["value"], rel=1e-12)
+    assert w["value"] > w["claimed"]
