@@ -255,10 +255,10 @@ class _SeveralAgents(CostFamily):
         if out.shape != shape + (self.dim,):
             out = np.broadcast_to(out, shape + (self.dim,)).copy()
         self._base._check_finite(out, a, x, shape, "gradient", round_index)
-        who = np.broadcast_to(a, shape)
-        out = np.where(self._is_linear[who][..., None], self._linear[who], out)
+        # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
+        out = np.where(self._is_linear[a][..., None], self._linear[a], out)
         for fam in self._own:
-            out = np.where((who == fam.agent)[..., None], fam._own_gradient(x), out)
+            out = np.where((a == fam.agent)[..., None], fam._own_gradient(x), out)
         return out
 
     def function_class(self, domain: Any) -> Any:
