@@ -21,8 +21,11 @@ not cover the class (exact, confidence 1). Two comparisons:
 * :func:`others_on_every_run`: each of those agents' best extremal pair
   (ranked on the search's runs), replayed on every engine run of the check
   (a rule that moves another agent's releases further only on a rare event
-  of the released values shows it on none of the search's few runs), all of
-  them stacked in one replay where they fit;
+  of the released values shows it on none of the search's few runs), with
+  the changed agent's costs curved everywhere, in one or two replays of the
+  recorded transcripts that change several agents' costs at once (each
+  agent's shifts are its own under a per-agent rule; candidate by candidate
+  otherwise);
 * :func:`shifts_over_lemma`: the worst pair's realized shifts on every run
   of its first look (the runs its profile is computed from, drawn
   independently of the search), release by release, as the coverage step
@@ -110,11 +113,16 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     The agents are those :func:`~asyncdp.privacy.worst_case.other_agents` names (and the user's changed agent
     when the worst pair is another agent's), less ``fam.agent`` (whose worst pair the search replayed on every
     run already). Each one's best extremal pair is the first of its extremal pairs by the search's ranking on
-    :data:`~asyncdp.privacy.worst_case._OTHER_AGENT_RUNS` runs; they are replayed on every run of ``every``
-    together (:func:`~asyncdp.privacy.constructed.constructed_replays` with one pinned agent per candidate, at
-    most :func:`~asyncdp.privacy.constructed.stack_size` at a time), or one at a time when one construction pass
-    does not settle their transcripts, and their rounds compared with the lemma as the changed agent's are
-    (:func:`~asyncdp.privacy.worst_case._lemma_exceeded`: the same round-off allowance).
+    :data:`~asyncdp.privacy.worst_case._OTHER_AGENT_RUNS` runs; with them, the user's changed agent's costs curved
+    everywhere (:func:`~asyncdp.privacy.worst_case.curved_candidates`). They are replayed on every run of ``every``
+    in one or two replays of combined problem pairs, each changing several agents' costs at once, on the runs'
+    recorded transcripts (:func:`_combined`: under a per-agent rule each agent's shifts are its own pair's); where
+    that is refused (not a per-agent rule, a noise-free release moved, unicast messages, a failed replay) as
+    before: together in constructed transcripts (:func:`~asyncdp.privacy.constructed.constructed_replays` with one
+    pinned agent per candidate, at most :func:`~asyncdp.privacy.constructed.stack_size` at a time), or one at a
+    time when one construction pass does not settle their transcripts. Their rounds are compared with the lemma
+    as the changed agent's are (:func:`~asyncdp.privacy.worst_case._lemma_exceeded`: the same round-off
+    allowance).
 
     Args:
         evidence: the search's evidence so far (returned as is when it has a witness).
