@@ -18,6 +18,14 @@ not cover the class (exact, confidence 1). Two comparisons:
   search evaluated already; for an agent it did not evaluate, its first
   :data:`UNSEARCHED_PAIRS` extremal pairs on two runs, every agent's in the
   same stacked replays);
+* :func:`others_on_every_run`: each of those agents' best extremal pair
+  (ranked on the search's runs), replayed on every engine run of the check
+  (a rule that moves another agent's releases further only on a rare event
+  of the released values shows it on none of the search's few runs), with
+  the changed agent's costs curved everywhere, in one or two replays of the
+  recorded transcripts that change several agents' costs at once (each
+  agent's shifts are its own under a per-agent rule; candidate by candidate
+  otherwise);
 * :func:`shifts_over_lemma`: the worst pair's realized shifts on every run
   of its first look (the runs its profile is computed from, drawn
   independently of the search), release by release, as the coverage step
@@ -36,13 +44,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_over_lemma", "shifts_over_lemma",
-           "worst_pair_over_lemma"]
+from ..problems.costs import LinearOverride
+from ..problems.costs.family import CostFamily
+
+__all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_on_every_run", "others_over_lemma",
+           "shifts_over_lemma", "worst_pair_over_lemma"]
 
 UNSEARCHED_PAIRS = 2
 """For an agent whose extremal pairs the search did not evaluate (:func:`asyncdp.privacy.worst_case.other_agents`
@@ -91,6 +103,299 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
         if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
             worst = over
     return worst, note
+
+
+def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, evaluated: Any, every: Any,
+                        scenario: Any, runs: Any, objective: Any) -> Any:
+    """``evidence`` with the witness of another agent's best extremal pair moving a release further than the lemma
+    on some engine run of the check (module docstring), or with a doubt when their replay fails.
+
+    The agents are those :func:`~asyncdp.privacy.worst_case.other_agents` names (and the user's changed agent
+    when the worst pair is another agent's), less ``fam.agent`` (whose worst pair the search replayed on every
+    run already). Each one's best extremal pair is the first of its extremal pairs by the search's ranking on
+    :data:`~asyncdp.privacy.worst_case._OTHER_AGENT_RUNS` runs; with them, the user's changed agent's costs curved
+    everywhere (:func:`~asyncdp.privacy.worst_case.curved_candidates`). They are replayed on every run of ``every``
+    in one or two replays of combined problem pairs, each changing several agents' costs at once, on the runs'
+    recorded transcripts (:func:`_combined`: under a per-agent rule each agent's shifts are its own pair's); where
+    that is refused (not a per-agent rule, a noise-free release moved, unicast messages, a failed replay) as
+    before: together in constructed transcripts (:func:`~asyncdp.privacy.constructed.constructed_replays` with one
+    pinned agent per candidate, at most :func:`~asyncdp.privacy.constructed.stack_size` at a time), or one at a
+    time when one construction pass does not settle their transcripts. Their rounds are compared with the lemma
+    as the changed agent's are (:func:`~asyncdp.privacy.worst_case._lemma_exceeded`: the same round-off
+    allowance).
+
+    Args:
+        evidence: the search's evidence so far (returned as is when it has a witness).
+        ctx: the check's context.
+        fam: the family of the worst pair (replayed on every run already).
+        agent: the user's changed agent (``None``: round adjacency, returned as is).
+        evaluated: the search's :class:`~asyncdp.privacy.constructed.CandidateRuns`.
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run of the check (or ``None``:
+            built here).
+        scenario: the user's scenario.
+        runs: the check's engine runs (side 0).
+        objective: the search's objective.
+
+    Returns:
+        The evidence, with the witness of the largest ratio over the lemma and a line naming what was compared.
+    """
+    from accounting.errors import AccountingError
+
+    from .constructed import CandidateRuns, constructed_replays, stack_size
+    from .worst_case import (_OTHER_AGENT_RUNS, _base_of, _evaluate_all, _Family, _known_key, _lemma_exceeded,
+                             _losses, _rank, curved_candidates, other_agents)
+
+    if agent is None or ctx.sensitivity is None or evidence.witness is not None or fam.agent is None:
+        return evidence
+    agents = [j for j in dict.fromkeys([*other_agents(scenario.problem.num_agents, agent), agent]) if j != fam.agent]
+    if every is None:
+        every = CandidateRuns(runs, fam.rows(runs, runs.runs))
+    if len(every.rows) <= _OTHER_AGENT_RUNS:  # their evaluation saw every run already (the curved costs: below)
+        agents = []
+    count = len(every.rows)
+    combined = None
+    try:
+        picks = []
+        for j in agents:
+            fam_j = _Family(fam.cls, j)
+            scored = _evaluate_all(fam_j, evaluated, scenario, fam_j.extremes(scenario, None), _OTHER_AGENT_RUNS,
+                                   objective, ctx.focus)  # (known already: no replay)
+            if scored:
+                picks.append((fam_j, max(scored, key=_rank)))
+        base = _base_of(every, scenario)[1]
+        mine = _Family(fam.cls, agent)
+        curved = curved_candidates(mine, every, scenario)
+        # (key, family, candidate, how to replay it alone): every one stacked with the others where they fit
+        todo: list[tuple[Any, Any, Any, Any]] = [
+            (_known_key(every, f, scenario, c.round_index, c.gradient, c.gradient_prime), f,
+             f.candidate(base, scenario, c.round_index, np.asarray(c.gradient), np.asarray(c.gradient_prime)),
+             functools.partial(_losses, f, every, scenario, c.round_index, c.gradient, c.gradient_prime, count))
+            for f, c in picks]
+        todo += [(key, mine, cand, functools.partial(_alone, every, cand, agent)) for key, _, cand in curved]
+        members = [(key, int(f.agent), "linear", (c.gradient, c.gradient_prime))
+                   for (key, *_), (f, c) in zip(todo, picks) if f.agent is not None and c.round_index is None]
+        members = [(key, agent, "curved", pair) for key, pair, _ in curved] + members
+        combined = _combined(every, scenario, base, members) if len(members) == len(todo) else None
+        if combined is not None:  # one or two replays instead of one per candidate
+            every.known.update(combined)
+            todo = []
+        size = stack_size(every.runs)
+        for start in range(0, len(todo), size):
+            group = todo[start:start + size]
+            try:
+                pins = [int(f.agent) for _, f, _, _ in group if f.agent is not None]
+                got: Any = constructed_replays(every.runs, [c for _, _, c, _ in group], pins[0], pins=pins)
+            except AccountingError:
+                raise
+            except Exception:  # noqa: BLE001 - one at a time (transcripts that need more passes; raises there)
+                got = [alone()[:2] for _, _, _, alone in group]
+            for (key, _, _, _), known in zip(group, got):
+                every.known[key] = known
+        for key, pair, _ in curved:
+            every.kinked[key] = pair
+    except AccountingError as exc:
+        why = (f"worst-case search: the other agents' best extremal pairs cannot be replayed on every run for the "
+               f"lemma's check: {exc}")
+        return dataclasses.replace(evidence, reasons=(*evidence.reasons, why),
+                                   doubt=why if evidence.doubt is None else f"{evidence.doubt}; {why}")
+    worst = None
+    for f in [f for f, _ in picks] + ([mine] if curved else []):
+        over = _lemma_exceeded(ctx, f, every, scenario, runs)
+        if over is not None and (worst is None or over[0]["ratio"] > worst[0]["ratio"]):
+            worst = over
+    if worst is not None and combined is not None and combined.holds(worst[0], every.rows):
+        # (its rounds are the recorded transcript's, not a constructed one's)
+        worst = ({**worst[0], "method": COMBINED_METHOD}, worst[1].replace("constructed loss", "loss"))
+    note = (f"worst-case search: the best extremal pair of each of agents {[f.agent for f, _ in picks]}"
+            + (f" and {len(curved)} cost(s) of agent {agent} curved everywhere (against the opposite linear cost)"
+               if curved else "")
+            + f" were replayed on every one of the {count} engine runs and compared with the sensitivity lemma "
+            "round by round"
+            + ("" if combined is None else f" (in {combined.replays} replay(s) of the recorded transcripts, each "
+               "changing several agents at once: each agent's shifts its own)"))
+    reasons = (*evidence.reasons, note, *(() if worst is None else (worst[1],)))
+    return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
+
+
+COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's adjacency class on an engine run's "
+                   "recorded transcript, in a replay changing several agents' costs at once; exact)")
+"""The ``method`` of a witness found by :func:`_combined`'s replays."""
+
+
+class _SeveralAgents(CostFamily):
+    """Several agents' costs replaced in ``base`` (``chain``: overrides of one agent each, the last one holding them
+    all), its gradients computed in one pass: ``base``'s, then each replaced agent's own (:func:`_combined`'s replays
+    call them every round; the chain's nested overrides would compute and check ``base``'s gradients once per
+    replaced agent). The same values as the chain's gradients; everything else is the chain's.
+
+    Args:
+        base: the family whose other agents' costs are kept.
+        chain: ``[base, override_1(base), override_2(override_1), ...]``
+            (:class:`~asyncdp.problems.costs.override.AgentOverride`, distinct agents).
+
+    Example:
+        >>> from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
+        >>> base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        >>> one = LinearOverride(base, 0, [3.0, -4.0])
+        >>> both = _SeveralAgents(base, [base, one, LinearOverride(one, 2, [1.0, 1.0])])
+        >>> both.gradient(np.arange(3), np.ones((3, 2))).tolist()
+        [[3.0, -4.0], [0.0, 2.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, base: CostFamily, chain: list[Any]) -> None:
+        super().__init__(base.num_agents, base.dim)
+        self._base, self._chain = base, chain[-1]
+        self._linear = np.zeros((base.num_agents, base.dim))
+        self._is_linear = np.zeros(base.num_agents, dtype=bool)
+        self._own: list[Any] = []
+        for fam in chain[1:]:
+            if type(fam) is LinearOverride:
+                self._linear[fam.agent], self._is_linear[fam.agent] = fam.linear_gradient, True
+            else:
+                self._own.append(fam)
+
+    def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        return np.asarray(self._chain._value(a, x, round_index), dtype=float)
+
+    def _gradient(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
+        shape = np.broadcast_shapes(a.shape, x.shape[:-1])
+        out = np.asarray(self._base._gradient(a, x, round_index), dtype=float)
+        if out.shape != shape + (self.dim,):
+            out = np.broadcast_to(out, shape + (self.dim,)).copy()
+        self._base._check_finite(out, a, x, shape, "gradient", round_index)
+        # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
+        out = np.where(self._is_linear[a][..., None], self._linear[a], out)
+        for fam in self._own:
+            out = np.where((a == fam.agent)[..., None], fam._own_gradient(x), out)
+        return out
+
+    def function_class(self, domain: Any) -> Any:
+        return self._chain.function_class(domain)
+
+    def optimum(self, domain: Any) -> np.ndarray:
+        return np.asarray(self._chain.optimum(domain))
+
+    def with_agent(self, agent: int, **changes: Any) -> Any:
+        return self._chain.with_agent(agent, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._chain.to_dict())
+
+
+class _Combined(dict):  # type: ignore[type-arg]
+    """:func:`_combined`'s result: by candidate key, ``(losses, per_round)``; :attr:`replays`: how many replays."""
+
+    replays = 0
+
+    def holds(self, witness: Mapping[str, Any], rows: list[int]) -> bool:
+        """Whether ``witness`` (of :func:`~asyncdp.privacy.worst_case._lemma_exceeded`: its agent, engine run, round
+        and value) is one of these entries' rounds."""
+        if witness.get("run") not in rows:
+            return False
+        r, t = rows.index(witness["run"]), int(witness["round"]) - 1
+        return any(key[0] == witness.get("agent") and per_round[r, t] == witness.get("value")
+                   for key, (_, per_round) in self.items())
+
+
+def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
+    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs, or
+    ``None`` (then each candidate is replayed on its own, as before).
+
+    Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
+    and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
+    (:mod:`accounting.scheduled_replay`). On the engine runs' recorded transcripts (nothing pinned: every
+    candidate reads the same messages), agent ``i``'s shift ``mu_i - mu_i'`` under a pair changing several agents'
+    costs at once is therefore its shift under the pair changing ``i``'s cost alone, bit for bit (the same
+    operations on the same values; checked by the tests). Each candidate's round-``t`` loss is then what a
+    transcript on which agent ``i`` releases its noise-free values would lose in that round: ``||shift||_1 / b``
+    per Laplace release, ``||shift||^2 / (2 s^2)`` per Gaussian one (the units of a constructed transcript's
+    per-round losses, which :func:`~asyncdp.privacy.worst_case._lemma_exceeded` compares with the lemma). The
+    recorded transcripts are not the constructed ones (the changed agent's messages keep their noise), so the
+    values differ from a one-agent constructed replay's; both are transcripts of positive density, and the lemma
+    bounds every release's shift whatever the transcript.
+
+    The combined problems are an internal replay device, not a pair the user gave: they change several agents'
+    costs, so they are outside the one-agent adjacency class and are built without its validation (each change is
+    a member of the class: the candidates' own pairs). The candidates are grouped so that no agent changes twice in
+    a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents); a rule that is not
+    per agent (a release reading another agent's cost) moves such an agent, and then ``None`` is returned. So is
+    it when the replay fails, a noise-free round has an infinite loss or a mismatch (the recorded noise-free
+    messages follow the user's problem), or the messages are not broadcast. (The replay's own losses, the noisy
+    releases' density ratios, are computed only when some round is noise-free: the rounds compared are the
+    shifts'.)
+
+    Args:
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
+        scenario: the user's scenario; ``base``: its bound base (``_bound_base``).
+        members: ``(key, agent, kind, what)``: ``"linear"`` with ``(g, g')`` (``<g, x>`` vs ``<g', x>``) or
+            ``"curved"`` with a :class:`~asyncdp.privacy.kinked.KinkedPair` (its linear cost vs its curved one).
+
+    Returns:
+        By key, ``(losses (R,), per_round (R, T))`` of every member, or ``None``.
+    """
+    from ..problems.problem import Problem
+    from .behavior import declared_noise, replay_runs
+
+    n = scenario.problem.num_agents
+    if not members or n < 2 or every.runs.unicast:
+        return None
+    groups: list[list[tuple[Any, int, str, Any]]] = []
+    for m in members:  # first fit: distinct agents, at most n - 1 of them
+        spot = next((g for g in groups if len(g) < n - 1 and all(o[1] != m[1] for o in g)), None)
+        if spot is None:
+            groups.append([m])
+        else:
+            spot.append(m)
+    noise = declared_noise(base.algorithm, scenario.horizon)
+    # a noise-free release moved between the problems is an infinite loss, seen in the losses only (computed then)
+    free = any(ch.mechanism is None or not (np.asarray(ch.scales) > 0).all() for ch in noise.values())
+    out = _Combined()
+    out.replays = len(groups)
+    try:
+        for group in groups:
+            user = scenario.problem.costs
+            chains: list[list[Any]] = [[user], [user]]  # P's and P''s costs, one agent replaced after another
+            for _, j, kind, what in group:
+                chains[0].append(LinearOverride(chains[0][-1], j, what[0] if kind == "linear" else what.gradient))
+                chains[1].append(LinearOverride(chains[1][-1], j, what[1]) if kind == "linear"
+                                 else what.costs(chains[1][-1], j))
+            p, q = (scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
+                                     algorithm=base.algorithm, x0=base.x0) for chain in chains)
+            got = replay_runs(every.runs, p, q, algorithm=base.algorithm, losses=free)
+            if (got.residuals_prime is None or any(v is not None for v in got.noise_free_mismatch.values())
+                    or (free and (got.per_round is None or not np.isfinite(got.per_round).all()))):
+                return None
+            changed = {j for _, j, _, _ in group}
+            per_agent = np.zeros((n, every.runs.runs, scenario.horizon))
+            for c, r in got.residuals.items():
+                ch = noise[c]
+                if ch.mechanism is None:
+                    continue
+                shift = np.asarray(r, dtype=float) - np.asarray(got.residuals_prime[c], dtype=float)  # (R, T, N, d)
+                moved = np.isfinite(shift) & (shift != 0)
+                if any(moved[:, :, i].any() for i in range(n) if i not in changed):
+                    return None  # not a per-agent rule: every candidate on its own
+                scales = np.asarray(ch.scales, dtype=float)[None, :]
+                scales = np.where(scales > 0, scales, np.inf)  # (a noise-free round: its releases' NaN, loss 0)
+                if ch.mechanism == "laplace":
+                    per_agent += np.moveaxis(np.nansum(np.abs(shift), axis=-1), 2, 0) / scales
+                else:
+                    per_agent += np.moveaxis(np.nansum(shift * shift, axis=-1), 2, 0) / (2.0 * scales * scales)
+            for key, j, _, _ in group:
+                out[key] = (per_agent[j].sum(axis=1), per_agent[j])
+    except Exception:  # noqa: BLE001 - whatever fails here, every candidate is replayed on its own (as before)
+        return None
+    return out
+
+
+def _alone(every: Any, cand: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    """One candidate's losses and per-round contributions on every run of ``every``, replayed alone (raises what
+    its construction raises)."""
+    from .constructed import constructed_replay
+
+    replay = constructed_replay(every.runs, *cand.scenarios(), agent)[1]
+    assert replay.losses is not None and replay.per_round is not None
+    return replay.losses, replay.per_round
 
 
 def shifts_over_lemma(ctx: Any, shifts: Mapping[str, Any], mechanisms: Mapping[str, str], agent: int | None,

@@ -1174,8 +1174,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
     if evidence.witness is None and agent is not None:  # every other agent's pairs too (asyncdp.privacy.lemma_reach)
-        from .lemma_reach import others_over_lemma
+        from .lemma_reach import others_on_every_run, others_over_lemma
         evidence = others_over_lemma(evidence, ctx, fam, evaluated, scenario, runs, objective)
+        evidence = others_on_every_run(evidence, ctx, fam, agent, evaluated, every, scenario, runs, objective)
     evidence = _probed(evidence, ctx, fam, scenario, evaluated, best,
                        extremes if fam.agent == agent else None)  # (another agent's pair: its own extremes)
     n_agents = scenario.problem.num_agents
@@ -1430,23 +1431,60 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if built is None:
         return None
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
-    costs = scenario.problem.costs
-    alg = base.algorithm
-
-    def build(pair: Any) -> Any:
-        def scenarios() -> tuple[Scenario, Scenario]:
-            p = candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
-            q = scenario.replace(problem=Problem(scenario.problem.domain, pair.costs(costs, agent)), algorithm=alg,
-                                 x0=base.x0)
-            return p, q
-        return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
-                              pair.costs(costs, agent), scenarios)
-
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
-              pair, build(pair)) for pair in pairs]
+              pair, _kinked_candidate(scenario, base, agent, pair)) for pair in pairs]
     if kept:
         evaluated.memo[memo] = (scenario, found, fam.cls)
     return list(found)
+
+
+def _kinked_candidate(scenario: Scenario, base: Scenario, agent: int, pair: Any) -> CandidateCosts:
+    """The candidate of a :class:`~asyncdp.privacy.kinked.KinkedPair` changing ``agent``'s cost: its linear cost
+    (``P``) against its kinked one (``P'``); ``base`` is :func:`_bound_base` of ``scenario``."""
+    costs = scenario.problem.costs
+
+    def scenarios() -> tuple[Scenario, Scenario]:
+        p = candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
+        q = scenario.replace(problem=Problem(scenario.problem.domain, pair.costs(costs, agent)),
+                             algorithm=base.algorithm, x0=base.x0)
+        return p, q
+    return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
+                          pair.costs(costs, agent), scenarios)
+
+
+CURVED_POSITION = -100.0
+"""Where the smooth curved members of the class (:func:`curved_candidates`) have their minimum along their axis:
+far from the states the runs visit, so their gradient there is the extremal linear one up to ``~1 / (2 u^2)``
+(``u`` the distance to it), yet not constant anywhere."""
+
+
+def curved_candidates(fam: _Family, cand: CandidateRuns, scenario: Scenario) -> list[tuple[Any, Any, CandidateCosts]]:
+    """Smooth members of a one-agent class curved everywhere, each against the opposite linear cost, as
+    ``(key, pair, candidate)`` (:func:`_kinked_candidates`' form, keyed for ``cand``).
+
+    For the first :data:`_KINKED_AXES` coordinates ``k``: the linear ``-s e_k`` (``P``) against
+    ``f'(x) = s sqrt((x_k - c)^2 + 1)``, ``c =`` :data:`CURVED_POSITION` (``P'``: gradient
+    ``s (x_k - c) / sqrt((x_k - c)^2 + 1) e_k``, norm below ``s``, about ``+s e_k`` where the runs go), ``s`` the
+    class's bound (half of it for a difference class, whose pair's gradient difference then stays below the
+    bound). A rule that treats a cost differently when its gradient is not constant (a curvature test) meets a
+    cost of the class that is never linear, on every run these pairs are evaluated on.
+    """
+    from .kinked import KinkedPair
+
+    cls = fam.cls
+    if fam.agent is None or not isinstance(cls, GradientClass):
+        return []
+    user, base = _base_of(cand, scenario)
+    scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
+    out = []
+    for k in range(min(scenario.problem.dim, _KINKED_AXES)):
+        g = np.zeros(scenario.problem.dim)
+        g[k] = -scale
+        pair = KinkedPair(f"curved along coordinate {k} everywhere (its minimum at {CURVED_POSITION:g}) vs "
+                          f"coordinate {k} (-)", tuple(g.tolist()), k, CURVED_POSITION, scale, 1.0)
+        key = (fam.agent, id(user), None, g.tobytes(), ("curved", pair.label))
+        out.append((key, pair, _kinked_candidate(scenario, base, fam.agent, pair)))
+    return out
 
 
 def _memoized(evaluated: CandidateRuns, memo: Any, fam: _Family, scenario: Scenario) -> list[Any] | None:

@@ -21,12 +21,15 @@ The search evaluated every candidate on the first 16 engine runs only; the trigg
 them on the seeds tried (0 to 5), and the check said ``pass``. The worst pair of a pure claim is now evaluated on
 every engine run the check made, and its rounds there are compared with the lemma; so is the worst pair of a claim
 with ``delta > 0`` (``RarerTailDGD``: 0.5% of runs, ``K = 40``, claim ``(1, 1e-6)``, false by exact likelihood
-ratios over 200,000 transcripts: ``delta(1) >= 8e-6`` at 99.9% confidence), whose own engine runs stopped at 500.
+ratios over 200,000 transcripts: ``delta(1) >= 8e-6`` at 99.9% confidence), whose own engine runs stopped at 500. A boost of another agent
+than the user's changed one (``OtherTailDGD``) is met by each other agent's best extremal pair, likewise replayed on
+every run and compared with the lemma.
 
-Left open (strict xfail): ``CurvedTailDGD`` boosts its step only when, besides the rare event, its clipped gradient
-is not constant around ``z`` (never under the linear costs of the extremal pairs and the search). The pair
-``C sqrt(1 + (x_1 + 100)^2)`` vs ``<-C e_1, x>`` of the class has the constructed loss ``18 x 0.0372 + 0.391 =
-1.06 > 1`` (plain replay below), and no method of the check meets it.
+``CurvedTailDGD`` boosts its step only when, besides the rare event, its clipped gradient is not constant around
+``z`` (never under the linear costs of the extremal pairs and the search). The pair ``C sqrt(1 + (x_1 + 100)^2)``
+vs ``<-C e_1, x>`` of the class has the constructed loss ``18 x 0.0372 + 0.391 = 1.06 > 1`` (plain replay below);
+such smooth members curved everywhere, against the opposite linear cost, are now replayed on every engine run
+and their rounds compared with the lemma.
 """
 
 from __future__ import annotations
@@ -208,18 +211,17 @@ def test_the_curved_claim_is_false_in_closed_form():
     assert _curved_constructed_loss() > 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="the class's non-linear members (kinked costs) are evaluated on 2 runs, with "
-                   "their kink just beyond the states of those runs; a rule that boosts its step only under a "
-                   "non-linear cost and on a rare event of the released values (2% of runs, outside the domain box "
-                   "the prober searches) is seen by no method. Needs a smooth member curved everywhere (e.g. "
-                   "C sqrt(1 + (x_k + c)^2) against the opposite linear cost) evaluated, like the worst pair, on every "
-                   "engine run, and its rounds compared with the lemma")
 def test_a_boost_under_curved_costs_on_a_rare_event_is_not_passed():
     rule = CurvedTailDGD(rounds=EX["HORIZON"])
     sc = EX["scenario"].replace(algorithm=rule)
     adj = sc.replace(problem=EX["problem"].adjacent(0, address=[0.93, 0.93]))
     report = check_privacy(sc, adj, runs=1000, seed=0)
-    assert report.verdict != "pass", report.reasons
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "sensitivity" and w["against"] == "lemma" and w["agent"] == 0
+    assert w["kink"]["axis"] == 1  # the curved cost along the coordinate the boost moves (the other is projected)
+    # the boosted round: 21 alpha C / b (module docstring), 7.4 times the lemma's 2 alpha C sqrt 2 / b
+    assert w["value"] == pytest.approx(0.391, abs=1e-3) and w["ratio"] > 7
 
 
 @dataclass(frozen=True)
@@ -314,13 +316,14 @@ def test_the_other_agents_claim_is_false_in_closed_form():
     assert _constructed_loss(20.0, agent=0, boosted=(2,)) == pytest.approx(18.5 / 19, abs=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="the other agents' extremal pairs are evaluated on 2 runs "
-                   "(_OTHER_AGENT_RUNS) and the worst pair, replayed on every run, is the changed agent's: a boost "
-                   "of another agent on a rare event (2% of runs) is seen by no method. Needs each other agent's "
-                   "best extremal pair (or the class's pairs of every agent, stacked in one replay) replayed on "
-                   "every engine run and compared with the lemma, at about the cost of one candidate per agent")
 def test_another_agents_boost_on_a_rare_event_is_not_passed():
     rule = OtherTailDGD(rounds=EX["HORIZON"])
     sc = EX["scenario"].replace(algorithm=rule)
     report = check_privacy(sc, sc.replace(problem=EX["problem"].adjacent(0, address=[0.93, 0.93])), runs=1000, seed=0)
-    assert report.verdict != "pass", report.reasons
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "sensitivity" and w["against"] == "lemma" and w["agent"] == 2
+    # the boosted round moves agent 2's second coordinate K = 20 times 2 alpha C / sqrt 2 (its first one projected
+    # under both problems): K / 2 times the lemma's 2 alpha C sqrt 2
+    assert w["ratio"] == pytest.approx(10.0, rel=1e-6)
+    assert 0 <= w["run"] < 1000 and 2 <= w["round"] <= 20

@@ -1,0 +1,181 @@
+"""One replay changing several agents' costs at once gives each agent the shifts of its own one-agent replay.
+
+The check replays the other agents' best extremal pairs and the changed agent's curved costs on every engine run
+(:func:`asyncdp.privacy.lemma_reach.others_on_every_run`) in one or two replays of combined problem pairs
+(:func:`asyncdp.privacy.lemma_reach._combined`) instead of one replay per candidate. That rests on a per-agent rule:
+on the same recorded transcript, agent ``i``'s release means depend on its own cost and the observed messages only.
+Checked here against separate one-agent replays (bit for bit), on the rendezvous example (Huang et al.'s rule) and
+on the rare-trigger rules of ``test_red_rare_trigger.py``; a rule reading another agent's cost is refused.
+"""
+
+from __future__ import annotations
+
+import math
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from asyncdp.algorithms.clipping import clip_l2
+from asyncdp.privacy.behavior import declared_noise, replay_runs, run_engine
+from asyncdp.privacy.constructed import CandidateRuns
+from asyncdp.privacy.kinked import KinkedPair
+from asyncdp.privacy.lemma_reach import _combined
+from asyncdp.privacy.worst_case import CURVED_POSITION, _base_of
+from asyncdp.problems.costs import LinearOverride
+from asyncdp.problems.problem import Problem
+
+ROOT = Path(__file__).resolve().parents[3]
+RARE = runpy.run_path(str(ROOT / "tests" / "asyncdp" / "privacy" / "test_red_rare_trigger.py"))
+EX = RARE["EX"]
+RENDEZVOUS = runpy.run_path(str(ROOT / "examples" / "privacy_check_rendezvous.py"))
+RUNS = 60
+
+
+def _scenarios() -> dict[str, Any]:
+    out = {"rendezvous": RENDEZVOUS["scenario"], "private-dgd": EX["scenario"]}
+    for name in ("TailBoostDGD", "OtherTailDGD", "CurvedTailDGD"):
+        out[name] = EX["scenario"].replace(algorithm=RARE[name](rounds=EX["HORIZON"]))
+    return out
+
+
+def _curved(scale: float, axis: int, dim: int) -> KinkedPair:
+    g = np.zeros(dim)
+    g[axis] = -scale
+    return KinkedPair(f"curved along {axis}", tuple(g.tolist()), axis, CURVED_POSITION, scale, 1.0)
+
+
+def _members(sc: Any, scale: float) -> list[tuple[Any, int, str, Any]]:
+    """Agent 0 curved along both axes (two candidates), every other agent its own linear pair ``g_j`` vs ``-g_j``."""
+    dim, n = sc.problem.dim, sc.problem.num_agents
+    out: list[tuple[Any, int, str, Any]] = [(("curved", k), 0, "curved", _curved(scale, k, dim)) for k in range(dim)]
+    for j in range(1, n):
+        angle = 0.7 * j
+        g = scale * np.array([math.cos(angle), math.sin(angle)])
+        out.append((("linear", j), j, "linear", (g, -g)))
+    return out
+
+
+def _alone(sc: Any, base: Any, member: tuple[Any, int, str, Any]) -> tuple[Any, Any]:
+    """The one-agent pair of ``member`` (only its agent's cost changed)."""
+    _, j, kind, what = member
+    costs = sc.problem.costs
+    if kind == "linear":
+        cp, cq = LinearOverride(costs, j, what[0]), LinearOverride(costs, j, what[1])
+    else:
+        cp, cq = LinearOverride(costs, j, what.gradient), what.costs(costs, j)
+    return tuple(sc.replace(problem=Problem(sc.problem.domain, c), algorithm=base.algorithm, x0=base.x0)
+                 for c in (cp, cq))
+
+
+def _shift(out: Any) -> dict[str, np.ndarray]:
+    return {c: out.residuals[c] - out.residuals_prime[c] for c in out.residuals}
+
+
+@pytest.mark.parametrize("name", ["rendezvous", "private-dgd", "TailBoostDGD", "OtherTailDGD", "CurvedTailDGD"])
+def test_each_agents_shifts_in_a_combined_replay_are_its_own(name):
+    sc = _scenarios()[name]
+    runs = run_engine(sc, RUNS, seed=3)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    members = _members(sc, 0.5)
+    # the combined pair: agent 0 curved along axis 0, agents 1..n-1 linear (what _combined's first replay changes)
+    group = [members[0], *members[sc.problem.dim:]]
+    cp, cq = sc.problem.costs, sc.problem.costs
+    for _, j, kind, what in group:
+        if kind == "linear":
+            cp, cq = LinearOverride(cp, j, what[0]), LinearOverride(cq, j, what[1])
+        else:
+            cp, cq = LinearOverride(cp, j, what.gradient), what.costs(cq, j)
+    p, q = (sc.replace(problem=Problem(sc.problem.domain, c), algorithm=base.algorithm, x0=base.x0) for c in (cp, cq))
+    together = _shift(replay_runs(every.runs, p, q, algorithm=base.algorithm, losses=False))
+    moved = 0
+    for member in group:
+        j = member[1]
+        alone = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))
+        for c, s in alone.items():
+            assert np.array_equal(together[c][:, :, j], s[:, :, j], equal_nan=True), (name, member[0], c)
+            others = np.delete(s, j, axis=2)
+            assert not (np.isfinite(others) & (others != 0)).any()  # a per-agent rule: nobody else moves
+            moved += int((np.nan_to_num(s[:, :, j]) != 0).any())
+    assert moved == len(group)  # every agent's change moved its releases (the comparison is not vacuous)
+
+
+@pytest.mark.parametrize("name", ["rendezvous", "private-dgd", "OtherTailDGD", "CurvedTailDGD"])
+def test_the_combined_losses_are_each_candidates_shifts_over_the_noise_scale(name):
+    """Each candidate's round-``t`` loss from the check's combined replays is ``||shift||_1 / b_t`` of its own
+    agent's releases (Laplace noise of scale ``b_t``), the shift from its own one-agent replay; two replays for
+    ``n + 1`` candidates."""
+    sc = _scenarios()[name]
+    runs = run_engine(sc, RUNS, seed=4)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    noise = declared_noise(base.algorithm, sc.horizon)
+    assert {ch.mechanism for ch in noise.values()} == {"laplace"}
+    members = _members(sc, 0.5)
+    got = _combined(every, sc, base, members)
+    assert got is not None and got.replays == 2 and set(got) == {m[0] for m in members}
+    for member in members:
+        j = member[1]
+        shifts = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))
+        want = sum(np.nansum(np.abs(s[:, :, j]), axis=-1) / np.asarray(noise[c].scales)[None, :]
+                   for c, s in shifts.items())
+        losses, per_round = got[member[0]]
+        np.testing.assert_allclose(per_round, want, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(losses, want.sum(axis=1), rtol=1e-12, atol=0)
+        assert (want[:, 1:] > 0).mean() > 0.5  # most releases from round 2 on moved (some are projected alike)
+
+
+@dataclass(frozen=True)
+class NeighbourCostDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """Not a per-agent rule: agent ``i`` steps along agent ``i + 1``'s clipped gradient."""
+
+    name: ClassVar[str] = "private-dgd-neighbour-cost-test"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient((np.asarray(agents) + 1) % problem.num_agents, z, round_index=t),
+                    self.clip)
+        return {"x": problem.domain.project(z - self.step * g)}
+
+
+def test_a_rule_reading_another_agents_cost_is_replayed_candidate_by_candidate():
+    """Agent ``i``'s releases move with agent ``i + 1``'s cost: the combined replay is refused (each candidate is then
+    replayed on its own), and the check still finds nothing wrong with the plain rule."""
+    sc = EX["scenario"].replace(algorithm=NeighbourCostDGD(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=5)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    assert _combined(every, sc, base, _members(sc, 0.5)) is None
+    assert _combined(every, EX["scenario"], _base_of(every, EX["scenario"])[1], _members(sc, 0.5)) is not None
+
+
+def test_the_check_uses_the_combined_replays():
+    """On the rendezvous example the other agents' pairs and the curved costs take two replays (the check's note)."""
+    from asyncdp.privacy import check_privacy
+
+    report = check_privacy(RENDEZVOUS["scenario"], RENDEZVOUS["adjacent"], runs=200, seed=0)
+    assert report.verdict == "pass", report.reasons
+    assert any("in 2 replay(s) of the recorded transcripts" in r for r in report.reasons), report.reasons
+
+
+def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_replay():
+    """``OtherTailDGD`` (agent 2's boost on a rare event): the witness names agent 2's pair, an engine run and a
+    round; replaying that pair alone on the check's runs gives the same loss ``||shift||_1 / b`` there."""
+    from asyncdp.privacy import check_privacy
+
+    sc = _scenarios()["OtherTailDGD"]
+    report = check_privacy(sc, sc.replace(problem=EX["problem"].adjacent(0, address=[0.93, 0.93])), runs=1000, seed=0)
+    w = report.witness
+    assert report.verdict == "violation" and w["agent"] == 2 and "recorded transcript" in w["method"]
+    runs = run_engine(sc, 1000, seed=0, side=0)
+    assert runs.seeds[w["run"]] == w["run_seed"]
+    every = CandidateRuns(runs, [w["run"]])
+    base = _base_of(every, sc)[1]
+    member = (None, 2, "linear", (np.asarray(w["gradient"]), np.asarray(w["gradient_prime"])))
+    s = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))["y"]
+    assert float(np.abs(s[0, w["round"] - 1, 2]).sum()) / base.algorithm.scale() == pytest.approx(w["value"], rel=1e-12)
+    assert w["value"] > w["claimed"]
