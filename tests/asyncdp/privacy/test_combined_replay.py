@@ -35,6 +35,12 @@ RENDEZVOUS = runpy.run_path(str(ROOT / "examples" / "privacy_check_rendezvous.py
 RUNS = 60
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _papers() -> None:
+    """The private-dgd example's paper records (taken out of the registry at import), for this module's tests."""
+    RARE["example_scripts"].register_again(RARE["_PAPERS"])
+
+
 def _scenarios() -> dict[str, Any]:
     out = {"rendezvous": RENDEZVOUS["scenario"], "private-dgd": EX["scenario"]}
     for name in ("TailBoostDGD", "OtherTailDGD", "CurvedTailDGD"):
