@@ -47,6 +47,7 @@ __all__ = [
     "check_connected_undirected",
     "check_positive_diagonal",
     "min_positive_weight",
+    "check_weights_at_least_inverse_n",
     "min_self_weight",
     "second_eigenvalue_modulus",
     "mixing_norm",
@@ -444,6 +445,49 @@ def min_positive_weight(W: Any) -> float:
     return float(pos.min())
 
 
+def check_weights_at_least_inverse_n(W: Any, *, tol: float = 1e-9) -> CheckResult:
+    """Check that every self-weight and every positive weight is at least ``1/N`` (within ``tol``).
+
+    The uniform push-sum weighting ``A_ij = 1/deg_j^out`` (Cheng, Liao and Li, arXiv 2022, Algorithm 2;
+    ``deg_j^out <= N``, self included) has this property, and the consensus constant
+    ``lambda = (1 - 1/N**(N B))**(1/B)`` of Nedić and Olshevsky (IEEE TAC 2015) used by Lemma 6 of Cheng, Liao
+    and Li rests on it: a column-stochastic matrix with smaller positive weights mixes more slowly than that
+    ``lambda`` promises.
+
+    Returns:
+        ``CheckResult("weights_at_least_1_over_n", ...)``; ``value`` is the smallest self-weight or positive
+        weight; the witness names the first (row-major) offending entry, e.g.
+        ``"entry [0, 1] = 1e-06 is below 1/N = 0.5"``.
+
+    Raises:
+        InvalidMatrixError: non-square, ragged or non-finite input.
+        ParameterError: a bad ``tol``.
+
+    Example:
+        >>> check_weights_at_least_inverse_n([[0.999, 0.5], [0.001, 0.5]]).witness
+        'entry [1, 0] = 0.001 is below 1/N = 0.5'
+        >>> check_weights_at_least_inverse_n([[1.0, 0.5], [0.0, 0.5]]).holds
+        True
+    """
+    tol = _check_tol(tol)
+    mat = _matrix(W)
+    n = mat.shape[0]
+    floor = 1.0 / n
+    diag = mat.diagonal()
+    coo = mat.tocoo()  # canonical CSR: row-major order
+    positive = coo.data > 0
+    lowest = float(min(diag.min(), coo.data[positive].min() if positive.any() else np.inf))
+    if lowest >= floor - tol:
+        return CheckResult("weights_at_least_1_over_n", True, lowest, None)
+    low_diag = np.flatnonzero(diag < floor - tol)
+    low_entry = np.flatnonzero(positive & (coo.data < floor - tol))
+    cands = [(int(i), int(i), float(diag[i])) for i in low_diag[:1]]
+    cands += [(int(coo.row[k]), int(coo.col[k]), float(coo.data[k])) for k in low_entry[:1]]
+    i, j, v = min(cands)
+    return CheckResult("weights_at_least_1_over_n", False, lowest,
+                       f"entry [{i}, {j}] = {_fmt(v)} is below 1/N = {_fmt(floor)}")
+
+
 def min_self_weight(W: Any) -> float:
     """The smallest diagonal entry ``min_i W[i, i]`` (0 if some node has none).
 
@@ -551,6 +595,7 @@ _WORST: dict[str, Callable[[float, float], float]] = {
     "strongly_connected": max,
     "connected_undirected": max,
     "positive_diagonal": min,
+    "weights_at_least_1_over_n": min,
 }
 
 
