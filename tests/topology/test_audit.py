@@ -272,3 +272,17 @@ def test_uniform_push_sum_weights_meet_the_one_over_n_floor(n, data):
         b[i, j] = 1e-3 / n
         res = topology.check_weights_at_least_inverse_n(b)
         assert not res.holds and res.value == pytest.approx(1e-3 / n)
+
+
+@pytest.mark.parametrize("name", ["huang2015", "dpsda-c"])
+def test_a_round_without_weights_fails_the_weight_bound_at_that_round(name):
+    # an all-zero round is valid input (no node keeps anything): the audit raised "W has no positive entry"
+    # instead of reporting the weight bound (and the other assumptions) as failing; the failure also always
+    # named round 1
+    w = topology.metropolis(nx.cycle_graph(4)).toarray()
+    rep = topology.audit(topology.from_matrices([w, w, np.zeros((4, 4)), w]), assumption_set(name))
+    res = {r.name: r for r in rep.assumptions}
+    bound = res["min_weight_eta" if name == "huang2015" else "min_weight_phi"]
+    assert not bound.holds and bound.first_failure_round == 3
+    assert bound.witness.startswith("round 3: node 0 has self-weight 0;")
+    assert not res["doubly_stochastic"].holds and res["doubly_stochastic"].first_failure_round == 3
