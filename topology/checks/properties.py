@@ -504,13 +504,44 @@ def min_self_weight(W: Any) -> float:
 # ---------------------------------------------------------------------------
 # spectral quantities
 # ---------------------------------------------------------------------------
+def _mixing_is_exactly_one(mat: sp.csr_array) -> bool:
+    """Whether a nonnegative doubly stochastic ``mat`` (within 1e-9) has, by its link structure alone, an
+    eigenvalue ``1`` of a second invariant block or an eigenvalue ``-1``, so that ``max(|lambda_2|,
+    |lambda_N|)`` and ``||W - 1 1^T / N||_2`` are exactly 1.
+
+    That is the case when the undirected graph of ``W + W^T`` is disconnected (each block keeps its own mass)
+    or bipartite with no self weight (the alternating-sign vector is flipped), by Perron-Frobenius. Deciding
+    it combinatorially keeps the verdict ``< 1`` independent of ARPACK's round-off, which on large matrices
+    (e.g. a 6000-node bipartite ring) lands near ``1 - 2e-12``.
+    """
+    if not check_doubly_stochastic(mat).holds:
+        return False
+    n = mat.shape[0]
+    if n == 1:
+        return False
+    sym = sp.csr_array(_structure(mat) + _structure(mat).T)
+    n_comp, _ = connected_components(sym, directed=False)
+    if n_comp > 1:
+        return True
+    if (mat.diagonal() > 0).any():
+        return False
+    order, pred = breadth_first_order(sym, 0, directed=False, return_predecessors=True)
+    side = np.zeros(n, dtype=np.int8)
+    for v in order[1:]:
+        side[v] = 1 - side[pred[v]]
+    coo = sym.tocoo()
+    return bool((side[coo.row] != side[coo.col]).all())
+
+
 def second_eigenvalue_modulus(W: Any, *, tol: float = 1e-9) -> float:
     """``max(|lambda_2|, |lambda_N|)`` of a symmetric ``W`` (eigenvalues sorted decreasingly).
 
     For a symmetric doubly stochastic ``W`` this is the consensus contraction
     factor and equals :func:`mixing_norm`. Uses dense ``eigvalsh`` for
     ``N <= 500`` and ``scipy.sparse.linalg.eigsh`` otherwise (falling back to
-    dense if ARPACK does not converge and ``N <= 5000``). Returns 0 for ``N = 1``.
+    dense if ARPACK does not converge and ``N <= 5000``). Returns 0 for ``N = 1``, and exactly 1 for a
+    nonnegative doubly stochastic ``W`` whose graph is disconnected or bipartite without self weights (its
+    eigenvalue ``1`` repeats or ``-1`` is one), whatever the eigensolver's round-off.
 
     Args:
         W: a symmetric square matrix.
@@ -532,6 +563,8 @@ def second_eigenvalue_modulus(W: Any, *, tol: float = 1e-9) -> float:
     n = mat.shape[0]
     if n == 1:
         return 0.0
+    if _mixing_is_exactly_one(mat):
+        return 1.0
     if n > DENSE_SPECTRAL_LIMIT:
         sym_mat = sp.csr_array((mat + mat.T) * 0.5)
         try:
@@ -550,7 +583,8 @@ def mixing_norm(W: Any) -> float:
 
     Uses a dense SVD for ``N <= 500``; otherwise ``scipy.sparse.linalg.svds``
     on the operator ``x -> W x - mean(x) 1`` (adjoint ``y -> W^T y - mean(y) 1``),
-    falling back to dense if ARPACK does not converge and ``N <= 5000``.
+    falling back to dense if ARPACK does not converge and ``N <= 5000``. Exactly 1 for a nonnegative doubly
+    stochastic ``W`` whose graph is disconnected or bipartite without self weights, whatever the round-off.
 
     Raises:
         InvalidMatrixError: non-square, ragged or non-finite input.
@@ -561,6 +595,8 @@ def mixing_norm(W: Any) -> float:
     """
     mat = _matrix(W)
     n = mat.shape[0]
+    if _mixing_is_exactly_one(mat):
+        return 1.0
     if n > DENSE_SPECTRAL_LIMIT:
         mat_t = sp.csr_array(mat.T)
 
