@@ -286,3 +286,10 @@ def test_a_round_without_weights_fails_the_weight_bound_at_that_round(name):
     assert not bound.holds and bound.first_failure_round == 3
     assert bound.witness.startswith("round 3: node 0 has self-weight 0;")
     assert not res["doubly_stochastic"].holds and res["doubly_stochastic"].first_failure_round == 3
+
+
+@pytest.mark.parametrize("name", ["showkatbakhsh", "dpsda-c", "muffliato"])
+def test_symmetric_audits_fail_a_one_way_link_below_the_tolerance(name):
+    w = np.array([[1 - 1e-10, 1e-10], [0.0, 1.0]])  # node 1 never hears node 0
+    rep = topology.audit(topology.static(w), assumption_set(name), horizon=3)
+    assert "symmetric" in {a.name for a in rep.failed()}

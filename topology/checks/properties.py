@@ -315,7 +315,10 @@ def check_doubly_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
 
 
 def check_symmetric(W: Any, *, tol: float = 1e-9) -> CheckResult:
-    """Check that ``|W[i, j] - W[j, i]| <= tol`` for all ``i, j``.
+    """Check that ``|W[i, j] - W[j, i]| <= tol`` for all ``i, j``, and that ``W[i, j] > 0`` iff ``W[j, i] > 0``.
+
+    A one-way link is an asymmetry of the graph whatever its weight: a weight lighter than ``tol`` with no
+    reverse link fails (the graph is not undirected, and consensus may never be reached).
 
     Returns:
         ``CheckResult("symmetric", ...)``; ``value`` is ``max |W - W^T|``; the
@@ -338,7 +341,15 @@ def check_symmetric(W: Any, *, tol: float = 1e-9) -> CheckResult:
     k = int(np.argmax(absd))
     worst = float(absd[k])
     if worst <= tol:
-        return CheckResult("symmetric", True, worst, None)
+        # a link one way only is structure, not round-off, however light: it is never within tol
+        pat = _structure(mat)
+        one_way = sp.csr_array(pat - pat.T).tocoo()
+        one_way.eliminate_zeros()
+        if one_way.nnz == 0:
+            return CheckResult("symmetric", True, worst, None)
+        i, j = sorted((int(one_way.row[0]), int(one_way.col[0])))
+        witness = f"W[{i}, {j}] = {_fmt(mat[i, j])} but W[{j}, {i}] = {_fmt(mat[j, i])}"
+        return CheckResult("symmetric", False, worst, witness)
     i, j = sorted((int(diff.row[k]), int(diff.col[k])))
     witness = f"W[{i}, {j}] = {_fmt(mat[i, j])} but W[{j}, {i}] = {_fmt(mat[j, i])}"
     return CheckResult("symmetric", False, worst, witness)

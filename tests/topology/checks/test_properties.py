@@ -481,3 +481,15 @@ def test_large_bipartite_ring_fails_beta_below_one_for_showkatbakhsh():
                 empirical=False)
     assert rep.constants["beta"] == 1.0
     assert [a.name for a in rep.failed()] == ["beta_below_one"]
+
+
+def test_a_one_way_link_lighter_than_tol_is_not_symmetric():
+    # W[0, 1] = 1e-10 with no reverse link: |W - W^T| <= tol, yet node 1 never hears node 0 (row 1 of W^k is
+    # e_1 for every k), so W^k never approaches 11^T/2; the check said "symmetric" and the Showkatbakhsh,
+    # Cheng-Liao-Li (DPSDA-C) and Muffliato audits said every assumption holds
+    w = np.array([[1 - 1e-10, 1e-10], [0.0, 1.0]])
+    assert np.linalg.matrix_power(w, 10**6)[1].tolist() == [0.0, 1.0]
+    res = check_symmetric(w)
+    assert not res.holds and res.witness == "W[0, 1] = 1e-10 but W[1, 0] = 0"
+    # a light link both ways within tol stays symmetric
+    assert check_symmetric([[1 - 1e-10, 1e-10], [2e-10, 1 - 2e-10]]).holds
