@@ -71,6 +71,7 @@ from .checks.properties import (
     check_row_stochastic as check_row_stochastic,
     check_strongly_connected as check_strongly_connected,
     check_symmetric as check_symmetric,
+    check_weights_at_least_inverse_n as check_weights_at_least_inverse_n,
     min_positive_weight as min_positive_weight,
     min_self_weight as min_self_weight,
     minimal_b as minimal_b,

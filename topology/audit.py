@@ -134,14 +134,28 @@ def _each(seq: GraphSequence, horizon: int, fn: Callable, name: str, description
     return _from_check(P.check_each_round(seq, fn, horizon=horizon, name=name), name, description)
 
 
-def _min_over_rounds(seq: GraphSequence, horizon: int, fn: Callable) -> float:
-    return float(min(fn(w) for _, w in seq.rounds(horizon)))
+def _min_weight_over_rounds(seq: GraphSequence, horizon: int) -> tuple[float, int | None, str | None]:
+    """The smallest self weight or positive weight over rounds ``1..horizon``, the first round with a
+    non-positive self weight (``None`` if none) and the node it names.
+
+    A round without any positive weight (all zeros) has smallest self weight 0 and no positive weight.
+    """
+    lowest = math.inf
+    first: int | None = None
+    where: str | None = None
+    for t, w in seq.rounds(horizon):
+        self_w = P.min_self_weight(w)
+        lowest = min(lowest, self_w, P.min_positive_weight(w) if w.nnz else math.inf)
+        if first is None and self_w <= 0:
+            first, where = t, P.check_positive_diagonal(w).witness
+    return float(lowest), first, where
 
 
-def _min_weight_assumption(value: float, name: str, symbol: str, description: str) -> AssumptionResult:
+def _min_weight_assumption(value: float, first: int | None, where: str | None, name: str, symbol: str,
+                           description: str) -> AssumptionResult:
     holds = value > 0
-    witness = None if holds else f"the smallest weight over the horizon is {value!r}; no {symbol} > 0 exists"
-    return AssumptionResult(name, holds, None if holds else 1, witness, description)
+    witness = None if holds else f"round {first}: {where}; no {symbol} > 0 bounds every self weight"
+    return AssumptionResult(name, holds, None if holds else first, witness, description)
 
 
 def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
@@ -212,9 +226,8 @@ class MinWeight:
     derived: Callable[[float, int], dict[str, Any]] | None = None
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        value = min(_min_over_rounds(r.seq, r.horizon, P.min_positive_weight),
-                    _min_over_rounds(r.seq, r.horizon, P.min_self_weight))
-        result = _min_weight_assumption(value, self.name, self.symbol, self.description)
+        value, first, where = _min_weight_over_rounds(r.seq, r.horizon)
+        result = _min_weight_assumption(value, first, where, self.name, self.symbol, self.description)
         r.consts[self.symbol] = value
         if value > 0 and self.derived is not None:
             r.consts.update(self.derived(min(value, 1.0), r.seq.num_nodes))

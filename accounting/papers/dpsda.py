@@ -347,9 +347,13 @@ ASSUMPTIONS_PS = AssumptionSet("dpsda-ps", "Cheng, Liao and Li 2022, Lemma 6", (
     EachRound(_P.check_column_stochastic, "column_stochastic",
               "1^T A(t) = 1^T: push-sum weights (Cheng, Liao and Li 2022, Algorithm 2)"),
     EachRound(_P.check_positive_diagonal, "positive_diagonal", "A_ii(t) > 0 (self in N_i^out)"),
+    EachRound(_P.check_weights_at_least_inverse_n, "weights_at_least_1_over_n",
+              "A_ii(t) >= 1/n and A_ij(t) >= 1/n on links, as the uniform weights 1/deg_j^out(t) of Algorithm 2 "
+              "give: lambda = (1 - 1/n^(nB))^(1/B) of Lemma 6 (after Nedic and Olshevsky 2015) rests on it"),
     BStronglyConnected(),
 ), "column")
-"""DPSDA-PS (Lemma 6): every ``A(t)`` column stochastic with a positive diagonal, B-strongly connected over
+"""DPSDA-PS (Lemma 6): every ``A(t)`` column stochastic with a positive diagonal and every self weight and
+positive weight at least ``1/n`` (the uniform weighting ``lambda`` rests on), B-strongly connected over
 fixed windows; constants the minimal ``B``, ``lambda``, ``gamma``, ``beta = 2``."""
 
 ASSUMPTIONS = {"dpsda-c": ASSUMPTIONS_C, "dpsda-ps": ASSUMPTIONS_PS}

@@ -236,3 +236,60 @@ def test_periodic_b_connectivity_verdict_equals_the_union_graphs_truth(period, B
     assert res.holds == _fixed_windows_truth(mats, B)
     smallest = next((b for b in range(1, 2 * period + 1) if _fixed_windows_truth(mats, b)), None)
     assert rep.constants["minimal_B_fixed"] == smallest
+
+
+def test_dpsda_ps_flags_column_stochastic_weights_below_one_over_n():
+    # a column-stochastic, strongly connected matrix whose link weights are 1e-6: every other assumption holds
+    # and the audit derives lambda = 0.75 (n = 2, B = 1), but the products mix at rate 1 - 2e-6, so Lemma 6's
+    # bound |[A(t:s)]_ij - phi_i| <= beta lambda^(t-s) (phi = 1/2 here) is false from t - s = 5 on.
+    e = 1e-6
+    a = np.array([[1 - e, e], [e, 1 - e]])
+    rep = topology.audit(topology.static(a), assumption_set("dpsda-ps"), horizon=20)
+    lam, beta = rep.constants["lambda"], rep.constants["beta"]
+    assert np.abs(np.linalg.matrix_power(a, 5) - 0.5).max() > beta * lam**5  # the bound really fails
+    res = {r.name: r for r in rep.assumptions}
+    assert not rep.all_hold and [r.name for r in rep.failed()] == ["weights_at_least_1_over_n"]
+    assert res["weights_at_least_1_over_n"].first_failure_round == 1
+    assert res["weights_at_least_1_over_n"].witness == "round 1: entry [0, 1] = 1e-06 is below 1/N = 0.5"
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 6), data=st.data())
+def test_uniform_push_sum_weights_meet_the_one_over_n_floor(n, data):
+    # the paper's uniform weighting 1/deg_j^out never falls below 1/n; moving mass inside one column to a
+    # weight below 1/n is flagged at that entry
+    links = data.draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+    pat = np.array(links, dtype=float).reshape(n, n)
+    np.fill_diagonal(pat, 1.0)
+    a = pat / pat.sum(axis=0)
+    assert topology.check_weights_at_least_inverse_n(a).holds
+    j = data.draw(st.integers(0, n - 1))
+    rows = np.flatnonzero(a[:, j])
+    if rows.size > 1:
+        i, k = rows[0], rows[1]
+        b = a.copy()
+        b[k, j] += b[i, j] - 1e-3 / n
+        b[i, j] = 1e-3 / n
+        res = topology.check_weights_at_least_inverse_n(b)
+        assert not res.holds and res.value == pytest.approx(1e-3 / n)
+
+
+@pytest.mark.parametrize("name", ["huang2015", "dpsda-c"])
+def test_a_round_without_weights_fails_the_weight_bound_at_that_round(name):
+    # an all-zero round is valid input (no node keeps anything): the audit raised "W has no positive entry"
+    # instead of reporting the weight bound (and the other assumptions) as failing; the failure also always
+    # named round 1
+    w = topology.metropolis(nx.cycle_graph(4)).toarray()
+    rep = topology.audit(topology.from_matrices([w, w, np.zeros((4, 4)), w]), assumption_set(name))
+    res = {r.name: r for r in rep.assumptions}
+    bound = res["min_weight_eta" if name == "huang2015" else "min_weight_phi"]
+    assert not bound.holds and bound.first_failure_round == 3
+    assert bound.witness.startswith("round 3: node 0 has self-weight 0;")
+    assert not res["doubly_stochastic"].holds and res["doubly_stochastic"].first_failure_round == 3
+
+
+@pytest.mark.parametrize("name", ["showkatbakhsh", "dpsda-c", "muffliato"])
+def test_symmetric_audits_fail_a_one_way_link_below_the_tolerance(name):
+    w = np.array([[1 - 1e-10, 1e-10], [0.0, 1.0]])  # node 1 never hears node 0
+    rep = topology.audit(topology.static(w), assumption_set(name), horizon=3)
+    assert "symmetric" in {a.name for a in rep.failed()}

@@ -47,6 +47,7 @@ __all__ = [
     "check_connected_undirected",
     "check_positive_diagonal",
     "min_positive_weight",
+    "check_weights_at_least_inverse_n",
     "min_self_weight",
     "second_eigenvalue_modulus",
     "mixing_norm",
@@ -314,7 +315,10 @@ def check_doubly_stochastic(W: Any, *, tol: float = 1e-9) -> CheckResult:
 
 
 def check_symmetric(W: Any, *, tol: float = 1e-9) -> CheckResult:
-    """Check that ``|W[i, j] - W[j, i]| <= tol`` for all ``i, j``.
+    """Check that ``|W[i, j] - W[j, i]| <= tol`` for all ``i, j``, and that ``W[i, j] > 0`` iff ``W[j, i] > 0``.
+
+    A one-way link is an asymmetry of the graph whatever its weight: a weight lighter than ``tol`` with no
+    reverse link fails (the graph is not undirected, and consensus may never be reached).
 
     Returns:
         ``CheckResult("symmetric", ...)``; ``value`` is ``max |W - W^T|``; the
@@ -337,7 +341,15 @@ def check_symmetric(W: Any, *, tol: float = 1e-9) -> CheckResult:
     k = int(np.argmax(absd))
     worst = float(absd[k])
     if worst <= tol:
-        return CheckResult("symmetric", True, worst, None)
+        # a link one way only is structure, not round-off, however light: it is never within tol
+        pat = _structure(mat)
+        one_way = sp.csr_array(pat - pat.T).tocoo()
+        one_way.eliminate_zeros()
+        if one_way.nnz == 0:
+            return CheckResult("symmetric", True, worst, None)
+        i, j = sorted((int(one_way.row[0]), int(one_way.col[0])))
+        witness = f"W[{i}, {j}] = {_fmt(mat[i, j])} but W[{j}, {i}] = {_fmt(mat[j, i])}"
+        return CheckResult("symmetric", False, worst, witness)
     i, j = sorted((int(diff.row[k]), int(diff.col[k])))
     witness = f"W[{i}, {j}] = {_fmt(mat[i, j])} but W[{j}, {i}] = {_fmt(mat[j, i])}"
     return CheckResult("symmetric", False, worst, witness)
@@ -444,6 +456,49 @@ def min_positive_weight(W: Any) -> float:
     return float(pos.min())
 
 
+def check_weights_at_least_inverse_n(W: Any, *, tol: float = 1e-9) -> CheckResult:
+    """Check that every self-weight and every positive weight is at least ``1/N`` (within ``tol``).
+
+    The uniform push-sum weighting ``A_ij = 1/deg_j^out`` (Cheng, Liao and Li, arXiv 2022, Algorithm 2;
+    ``deg_j^out <= N``, self included) has this property, and the consensus constant
+    ``lambda = (1 - 1/N**(N B))**(1/B)`` of Nedić and Olshevsky (IEEE TAC 2015) used by Lemma 6 of Cheng, Liao
+    and Li rests on it: a column-stochastic matrix with smaller positive weights mixes more slowly than that
+    ``lambda`` promises.
+
+    Returns:
+        ``CheckResult("weights_at_least_1_over_n", ...)``; ``value`` is the smallest self-weight or positive
+        weight; the witness names the first (row-major) offending entry, e.g.
+        ``"entry [0, 1] = 1e-06 is below 1/N = 0.5"``.
+
+    Raises:
+        InvalidMatrixError: non-square, ragged or non-finite input.
+        ParameterError: a bad ``tol``.
+
+    Example:
+        >>> check_weights_at_least_inverse_n([[0.999, 0.5], [0.001, 0.5]]).witness
+        'entry [1, 0] = 0.001 is below 1/N = 0.5'
+        >>> check_weights_at_least_inverse_n([[1.0, 0.5], [0.0, 0.5]]).holds
+        True
+    """
+    tol = _check_tol(tol)
+    mat = _matrix(W)
+    n = mat.shape[0]
+    floor = 1.0 / n
+    diag = mat.diagonal()
+    coo = mat.tocoo()  # canonical CSR: row-major order
+    positive = coo.data > 0
+    lowest = float(min(diag.min(), coo.data[positive].min() if positive.any() else np.inf))
+    if lowest >= floor - tol:
+        return CheckResult("weights_at_least_1_over_n", True, lowest, None)
+    low_diag = np.flatnonzero(diag < floor - tol)
+    low_entry = np.flatnonzero(positive & (coo.data < floor - tol))
+    cands = [(int(i), int(i), float(diag[i])) for i in low_diag[:1]]
+    cands += [(int(coo.row[k]), int(coo.col[k]), float(coo.data[k])) for k in low_entry[:1]]
+    i, j, v = min(cands)
+    return CheckResult("weights_at_least_1_over_n", False, lowest,
+                       f"entry [{i}, {j}] = {_fmt(v)} is below 1/N = {_fmt(floor)}")
+
+
 def min_self_weight(W: Any) -> float:
     """The smallest diagonal entry ``min_i W[i, i]`` (0 if some node has none).
 
@@ -460,13 +515,44 @@ def min_self_weight(W: Any) -> float:
 # ---------------------------------------------------------------------------
 # spectral quantities
 # ---------------------------------------------------------------------------
+def _mixing_is_exactly_one(mat: sp.csr_array) -> bool:
+    """Whether a nonnegative doubly stochastic ``mat`` (within 1e-9) has, by its link structure alone, an
+    eigenvalue ``1`` of a second invariant block or an eigenvalue ``-1``, so that ``max(|lambda_2|,
+    |lambda_N|)`` and ``||W - 1 1^T / N||_2`` are exactly 1.
+
+    That is the case when the undirected graph of ``W + W^T`` is disconnected (each block keeps its own mass)
+    or bipartite with no self weight (the alternating-sign vector is flipped), by Perron-Frobenius. Deciding
+    it combinatorially keeps the verdict ``< 1`` independent of ARPACK's round-off, which on large matrices
+    (e.g. a 6000-node bipartite ring) lands near ``1 - 2e-12``.
+    """
+    if not check_doubly_stochastic(mat).holds:
+        return False
+    n = mat.shape[0]
+    if n == 1:
+        return False
+    sym = sp.csr_array(_structure(mat) + _structure(mat).T)
+    n_comp, _ = connected_components(sym, directed=False)
+    if n_comp > 1:
+        return True
+    if (mat.diagonal() > 0).any():
+        return False
+    order, pred = breadth_first_order(sym, 0, directed=False, return_predecessors=True)
+    side = np.zeros(n, dtype=np.int8)
+    for v in order[1:]:
+        side[v] = 1 - side[pred[v]]
+    coo = sym.tocoo()
+    return bool((side[coo.row] != side[coo.col]).all())
+
+
 def second_eigenvalue_modulus(W: Any, *, tol: float = 1e-9) -> float:
     """``max(|lambda_2|, |lambda_N|)`` of a symmetric ``W`` (eigenvalues sorted decreasingly).
 
     For a symmetric doubly stochastic ``W`` this is the consensus contraction
     factor and equals :func:`mixing_norm`. Uses dense ``eigvalsh`` for
     ``N <= 500`` and ``scipy.sparse.linalg.eigsh`` otherwise (falling back to
-    dense if ARPACK does not converge and ``N <= 5000``). Returns 0 for ``N = 1``.
+    dense if ARPACK does not converge and ``N <= 5000``). Returns 0 for ``N = 1``, and exactly 1 for a
+    nonnegative doubly stochastic ``W`` whose graph is disconnected or bipartite without self weights (its
+    eigenvalue ``1`` repeats or ``-1`` is one), whatever the eigensolver's round-off.
 
     Args:
         W: a symmetric square matrix.
@@ -488,6 +574,8 @@ def second_eigenvalue_modulus(W: Any, *, tol: float = 1e-9) -> float:
     n = mat.shape[0]
     if n == 1:
         return 0.0
+    if _mixing_is_exactly_one(mat):
+        return 1.0
     if n > DENSE_SPECTRAL_LIMIT:
         sym_mat = sp.csr_array((mat + mat.T) * 0.5)
         try:
@@ -506,7 +594,8 @@ def mixing_norm(W: Any) -> float:
 
     Uses a dense SVD for ``N <= 500``; otherwise ``scipy.sparse.linalg.svds``
     on the operator ``x -> W x - mean(x) 1`` (adjoint ``y -> W^T y - mean(y) 1``),
-    falling back to dense if ARPACK does not converge and ``N <= 5000``.
+    falling back to dense if ARPACK does not converge and ``N <= 5000``. Exactly 1 for a nonnegative doubly
+    stochastic ``W`` whose graph is disconnected or bipartite without self weights, whatever the round-off.
 
     Raises:
         InvalidMatrixError: non-square, ragged or non-finite input.
@@ -517,6 +606,8 @@ def mixing_norm(W: Any) -> float:
     """
     mat = _matrix(W)
     n = mat.shape[0]
+    if _mixing_is_exactly_one(mat):
+        return 1.0
     if n > DENSE_SPECTRAL_LIMIT:
         mat_t = sp.csr_array(mat.T)
 
@@ -551,6 +642,7 @@ _WORST: dict[str, Callable[[float, float], float]] = {
     "strongly_connected": max,
     "connected_undirected": max,
     "positive_diagonal": min,
+    "weights_at_least_1_over_n": min,
 }
 
 

@@ -328,3 +328,13 @@ def test_bad_numbers_are_usage_errors_naming_option_and_value(capsys, args, mess
     """Options are checked by topology.validation: exit code 2 and one line naming the option and the value."""
     assert main(["topology", "generate", "erdos-renyi", *args, "--out", "unused.json"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_audit_of_an_all_zero_round_reports_failures_and_exits_0(tmp_path: Path, capsys):
+    # valid input whose round has no positive weight: the audit used to exit 2 ("W has no positive entry")
+    path = _write(tmp_path / "zero.json", json.dumps({"nodes": 2, "rounds": [{"weights": [[0, 0], [0, 0]]}]}))
+    assert main(["topology", "audit", str(path), "--algorithm", "huang2015", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    failed = {a["name"]: a for a in report["assumptions"] if not a["holds"]}
+    assert set(failed) == {"doubly_stochastic", "strongly_connected", "min_weight_eta"}
+    assert failed["min_weight_eta"]["first_failure_round"] == 1
