@@ -38,13 +38,16 @@ from accounting.claims import Claim, verify
 from accounting.papers import dpsda as P
 
 from ...errors import ScenarioError
-from ..record import RoundClass
+from ..record import RoundClass, require_out_neighbours
 
 __all__ = ["claimed_scale", "node_sensitivities", "network_sensitivity", "sensitivity", "claim", "theorem_verdict",
            "round_class"]
 
 
 def _setup(scenario) -> tuple[object, int, tuple[int, ...], float, str]:
+    # unicast: an agent that sends to nobody in a round keeps its noise-free dual state, which then accumulates
+    # over rounds, so a later copy can move by more than the one round's bound charged per copy
+    require_out_neighbours(scenario, f"{P.SPEC.paper}, Lemmas 1 and 4")
     alg = scenario.algorithm.bind(scenario.problem)
     n, sizes = alg.num_nodes, alg.block_sizes
     if alg.clip:

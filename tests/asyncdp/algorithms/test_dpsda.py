@@ -441,3 +441,18 @@ def test_prox_is_the_clipped_negative_scaled_dual():
     grid = np.stack(np.meshgrid(*[np.linspace(-1, 2, 61)] * 3), -1).reshape(-1, 3)
     obj = grid @ z + (grid**2).sum(-1) / (2 * 0.5)
     assert np.allclose(grid[np.argmin(obj)], prox(z, 0.5, box))
+
+
+def test_unicast_with_an_agent_that_sends_to_nobody_is_refused_by_the_sensitivity():
+    """In unicast a node without out-neighbours in a round keeps its noise-free dual state; it accumulates, so a
+    later copy can move by more than the one round's bound charged per copy (Lemmas 1 and 4 assume every node's
+    signal is released each round). The sensitivity refuses such a scenario, naming the round and the agent, as
+    Huang 2015's, Wang-Basar's and Showkatbakhsh's do; broadcast, and unicast on a ring, are accepted."""
+    sc = DPSDAC.example_scenario()
+    n = sc.problem.num_agents
+    eye = topology.static(np.eye(n), directed=False, description="no links")
+    with pytest.raises(ScenarioError, match=r"round 1: agent 0 has no out-neighbour in unicast mode"):
+        adapter_c.node_sensitivities(sc.replace(topology=eye, mode="unicast"))
+    assert adapter_c.node_sensitivities(sc.replace(topology=eye)).shape == (sc.horizon, n)
+    ring = topology.static(topology.metropolis(nx.cycle_graph(n)), directed=False, description="ring")
+    assert adapter_c.node_sensitivities(sc.replace(topology=ring, mode="unicast")).shape == (sc.horizon, n)
