@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from accounting.auditing import AuditInputError, audit_samples
+from accounting.auditing import AuditInputError, audit_mechanism, audit_samples
 from accounting.auditing.lowbits import FLOAT32_SHIFT, LOW_BITS, SMOOTHING, fit_low_bit_score, low_bits
 
 CONFIDENCE = 0.999
@@ -168,6 +168,38 @@ def test_low_bits_must_be_a_bool():
     x = np.zeros((200, 1))
     with pytest.raises(AuditInputError, match="low_bits must be True or False, got 'yes'"):
         audit_samples(x, x, epsilon=1.0, low_bits="yes")
+    with pytest.raises(AuditInputError, match="audit_mechanism: low_bits must be True or False, got 1"):
+        audit_mechanism(_bit0_secret, 0, 1, epsilon=1.0, samples=200, low_bits=1)
+
+
+def _bit0_secret(data, rng, size):
+    """Laplace values of scale 1 whatever ``data`` (0 or 1), with bit 0 of coordinate 1's float64 set to ``data``:
+    the event "that bit is set" has probability 1 under one input and 0 under the other (epsilon is infinite)
+    while the real values move by at most one unit in the last place."""
+    x = rng.laplace(0.0, 1.0, (size, 2))
+    u = x.view(np.uint64)
+    u[:, 1] = (u[:, 1] & ~np.uint64(1)) | np.uint64(data)
+    return x
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_audit_mechanism_refutes_a_secret_in_the_last_bit_only_with_low_bits(streaming):
+    """``audit_mechanism(..., low_bits=True)`` reads the bits in memory and when streaming (where only the
+    training rows are held: the low-bits score is fitted on them like the learned scores)."""
+    kw = {"max_in_memory": 0, "max_train": 500, "max_select": 2000} if streaming else {}
+    plain = audit_mechanism(_bit0_secret, 0, 1, epsilon=1.0, samples=4000, confidence=CONFIDENCE, seed=0, **kw)
+    assert not plain.violation
+    r = audit_mechanism(_bit0_secret, 0, 1, epsilon=1.0, samples=4000, confidence=CONFIDENCE, seed=0,
+                        low_bits=True, **kw)
+    assert r.violation and r.event.startswith("low-bits score")
+    assert r.details["scores"] == ["quadratic", "linear", "low-bits"]
+    # the event separates the sides: every certification row of one side, none of the other; with k = n and
+    # k' = 0 the Clopper-Pearson bounds at (1 - CONFIDENCE) / 4 give epsilon >= log((alpha^(1/n)) / (1 - alpha^(1/n)))
+    n = r.counts["n"]
+    assert {r.counts["k"], r.counts["k_prime"]} == {0, n}
+    alpha = (1 - CONFIDENCE) / 4
+    lower = alpha ** (1 / n)
+    assert r.epsilon_lower_bound == pytest.approx(math.log(lower / (1 - lower)), rel=1e-6)
 
 
 def test_the_low_bits_fit_runs_with_one_thread(monkeypatch):

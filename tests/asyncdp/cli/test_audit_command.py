@@ -24,6 +24,17 @@ def mechanism(data, rng):
     return data if rng.random() < 0.7 else 1 - data   # randomized response: log(7/3) = 0.85-DP
 """
 
+LAST_BIT = """
+import numpy as np
+epsilon = 1.0
+data, data_prime = 0, 1
+def mechanism(data, rng, size):   # Laplace values whatever data; data written into bit 0 of coordinate 1
+    x = rng.laplace(0.0, 1.0, (size, 2))
+    u = x.view(np.uint64)
+    u[:, 1] = (u[:, 1] & ~np.uint64(1)) | np.uint64(data)
+    return x
+"""
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "asyncdp", "privacy", "audit", *args],
@@ -87,3 +98,34 @@ def test_help_documents_the_exit_codes():
     proc = _run("--help")
     assert proc.returncode == 0
     assert "exit codes:" in proc.stdout and "1  violation" in proc.stdout and "0  no violation found" in proc.stdout
+
+
+def test_low_bits_flag_reaches_the_audit(tmp_path):
+    """A secret in the last mantissa bit: refuted with --low-bits (the event is on the low-bits score), unseen
+    without it (fixed seed, confidence 0.999)."""
+    module = str(_module(tmp_path, LAST_BIT))
+    out = tmp_path / "report.json"
+    proc = _run(module, "--samples", "4000", "--confidence", "0.999", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["low_bits"] is False and report["details"]["scores"] == ["quadratic", "linear"]
+    proc = _run(module, "--samples", "4000", "--confidence", "0.999", "--low-bits", "--json", str(out))
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["low_bits"] is True and report["event"].startswith("low-bits score")
+    assert report["details"]["scores"] == ["quadratic", "linear", "low-bits"]
+
+
+def test_low_bits_flag_keeps_bad_input_one_error_line(tmp_path):
+    proc = _run(str(_module(tmp_path, LAST_BIT)), "--low-bits", "--samples", "50")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("asyncdp: error:") and "at least 100 samples" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_says_why_low_bits_is_opt_in():
+    proc = _run("--help")
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 0
+    assert "--low-bits" in text and "Laplace leaks through its last bits too (Mironov, CCS 2012)" in text
