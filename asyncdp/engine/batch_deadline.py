@@ -46,8 +46,11 @@ Streams (:mod:`asyncdp.noise`): run 0 of every batch draws its clocks from
 (``link_rng``), in the SimPy engine's order, so run 0 is the SimPy run of the
 scenario's seed and a one-run batch equals it bitwise. Run ``r >= 1`` draws
 everything from one generator on ``(6, r)``, in this order: (deadline timing
-only) the drifts ``uniform(-drift, drift, N)`` and the jitters
-``uniform(0, jitter, (T, N))`` (row ``t - 1``: round ``t``); one loss uniform
+only) the drifts ``timing.sample_drifts(rng, N)`` (``uniform(-drift, drift, N)``)
+and the jitters ``timing.sample_jitters(rng, T * N)`` as a ``(T, N)`` array
+(``uniform(0, jitter, (T, N))``; row ``t - 1``: round ``t``; a ``Deadline``
+subclass's own ``sample_drift`` and ``sample_jitter`` calls, in this order, if
+it overrides them); one loss uniform
 ``random(M)`` per message;
 then the latencies, ``model.latency.sample(rng, m)`` for the ``m`` messages on
 links with the default model, then for each overridden link in the order of
@@ -464,8 +467,8 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
         loss = plan.msg_loss()
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     if isinstance(timing, Deadline):  # lockstep: no clock draws
-        drift[run] = rng.uniform(-timing.drift, timing.drift, plan.N)
-        jitter[run] = rng.uniform(0.0, timing.jitter, (plan.T, plan.N))
+        drift[run] = timing.sample_drifts(rng, plan.N)  # a subclass's own draws (the SimPy engine's calls)
+        jitter[run] = timing.sample_jitters(rng, plan.T * plan.N).reshape(plan.T, plan.N)
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
         jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
     for lo in range(0, plan.M, _BLOCK):  # in blocks (memory of large runs)

@@ -178,8 +178,41 @@ class Deadline:
         """One round's start jitter, ``U[0, jitter]`` (exactly one draw)."""
         return float(rng.uniform(0.0, self.jitter))
 
+    def sample_drifts(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` agents' drifts at once: the values and stream position of ``count`` calls of :meth:`sample_drift`.
+
+        ``Deadline`` draws them as one array (``rng.uniform`` fills it draw by
+        draw); a subclass that overrides :meth:`sample_drift` but not this
+        method gets its ``sample_drift`` called ``count`` times, in order (the
+        batch engine calls this method and :meth:`sample_jitters` only).
+
+        Args:
+            rng: the generator.
+            count: number of agents, >= 0.
+
+        Returns:
+            A float array of length ``count``.
+
+        Raises:
+            TimingError: a bad ``count``.
+
+        Example:
+            >>> d = Deadline(period=1.0, deadline=0.5, drift=0.1)
+            >>> a, b = np.random.default_rng(3), np.random.default_rng(3)
+            >>> d.sample_drifts(a, 4).tolist() == [d.sample_drift(b) for _ in range(4)]
+            True
+        """
+        count = check_integer(count, "count", minimum=0, error=TimingError, where="Deadline.sample_drifts")
+        if type(self).sample_drift is Deadline.sample_drift:
+            return rng.uniform(-self.drift, self.drift, count)
+        return np.array([float(self.sample_drift(rng)) for _ in range(count)], dtype=float)
+
     def sample_jitters(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
         """``rounds`` start jitters at once: the values and stream position of ``rounds`` calls of :meth:`sample_jitter`.
+
+        A subclass that overrides :meth:`sample_jitter` but not this method gets
+        its ``sample_jitter`` called ``rounds`` times, in order (as
+        :meth:`sample_drifts`).
 
         Args:
             rng: the agent's clock generator.
@@ -198,7 +231,9 @@ class Deadline:
             True
         """
         rounds = check_integer(rounds, "rounds", minimum=0, error=TimingError, where="Deadline.sample_jitters")
-        return rng.uniform(0.0, self.jitter, rounds)
+        if type(self).sample_jitter is Deadline.sample_jitter:
+            return rng.uniform(0.0, self.jitter, rounds)
+        return np.array([float(self.sample_jitter(rng)) for _ in range(rounds)], dtype=float)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""

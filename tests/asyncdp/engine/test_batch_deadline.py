@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,43 @@ def test_runs_beyond_the_first_are_seeded_and_do_not_depend_on_the_batch_size():
     drift = run_rng(sc.seed, 1).uniform(-0.05, 0.05, sc.problem.num_agents)
     assert not np.array_equal(drift, run_rng(sc.seed, 2).uniform(-0.05, 0.05, sc.problem.num_agents))
     assert large.messages_lost.shape == (4,) and len(set(large.messages_lost.tolist())) > 1
+
+
+@dataclass(frozen=True)
+class TwoPointDeadline(Deadline):
+    """Drift ``+-drift`` and jitter ``0`` or ``jitter``, each one draw (a subclass's own clock distribution)."""
+
+    def sample_drift(self, rng: np.random.Generator) -> float:
+        return self.drift * float(rng.choice((-1.0, 1.0)))
+
+    def sample_jitter(self, rng: np.random.Generator) -> float:
+        return self.jitter * float(rng.integers(0, 2))
+
+
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+def test_a_deadline_subclass_draws_its_own_clocks_in_every_run(mode):
+    """The SimPy engine calls ``sample_drift`` and ``sample_jitter``; so must every run of the batch engine.
+
+    Run 0 is the SimPy run; run ``r >= 1`` starts agent ``i``'s round ``t`` at ``round_start`` of the drifts
+    and jitters the subclass draws from stream ``(6, r)`` (``N`` drift calls, then ``T * N`` jitter calls,
+    row ``t - 1``: round ``t``), which take two values each, not the parent's uniform ones.
+    """
+    timing = TwoPointDeadline(period=1.0, deadline=0.5, drift=0.1, jitter=0.3)
+    sc = builders.huang_scenario(4, "complete", 6).replace(
+        timing=timing, links=Links(LinkModel(ConstantLatency(0.55))), seed=3, mode=mode)
+    single, batch = run_engines(sc)
+    assert_batch_is_the_run(single, batch, sc)
+    n, horizon = sc.problem.num_agents, sc.horizon
+    many = sc.run(engine="batch", runs=3, transcripts=True)
+    for r in (1, 2):
+        rng = run_rng(sc.seed, r)
+        drift = [timing.sample_drift(rng) for _ in range(n)]
+        jitter = np.array([timing.sample_jitter(rng) for _ in range(horizon * n)]).reshape(horizon, n)
+        rows = [row for row in many.run(r).transcript]
+        assert len(rows) == horizon * n * (n - 1)
+        for row in rows:
+            start = timing.round_start(row.round, drift[row.sender], jitter[row.round - 1, row.sender])
+            assert math.isclose(row.send_time, start, rel_tol=0, abs_tol=1e-12), (r, row)
 
 
 def test_batch_runs_equal_simpy_runs_fed_the_same_noise():
