@@ -4,7 +4,8 @@ A checkpoint is a folder that the *parent* process of a sweep writes (remote
 Dask workers share no file system with it):
 
 * ``sweep.json``: what the sweep is (:func:`fingerprint`): the factory's and
-  the metrics function's identity (a script's SHA-256), the grid, ``runs``,
+  the metrics function's identity (a script's SHA-256; a function's source,
+  closure values, defaults and ``partial`` arguments), the grid, ``runs``,
   ``chunk_runs``, ``seed``, ``engine`` and the versions of asyncdp and numpy.
   Resuming checks it field by field; the executor may differ.
 * one file per finished chunk, ``p<point>-c<chunk>-<sha256>.npz``: the
@@ -38,6 +39,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import inspect
 import io
@@ -95,17 +97,49 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def _identity(fn: Any) -> str:
-    """What a factory or metrics function is, for the manifest: a script's SHA-256, a function's name and source hash."""
+    """What a factory or metrics function is, for the manifest: a script's SHA-256, a function's name and source hash.
+
+    What a function's source does not show is part of it too: the values its
+    closure captured and its defaults, a ``functools.partial``'s function and
+    bound arguments, a bound method's object, a callable object's ``repr``
+    (two factories ``make(1.0)`` and ``make(100.0)`` of one source differ).
+    """
     if fn is None:
         return "none"
     if isinstance(fn, ScriptFactory):
         return f"script:{fn.name}:sha256:{hashlib.sha256(fn.source.encode()).hexdigest()}"
+    if isinstance(fn, functools.partial):
+        return (f"partial({_identity(fn.func)}, args={_state(fn.args)}, "
+                f"keywords={_state(sorted(fn.keywords.items()))})")
     name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    if inspect.ismethod(fn):
+        bound = f":self:{_state(fn.__self__)}"
+        fn = fn.__func__
+    else:
+        bound = ""
+    if not inspect.isfunction(fn):  # a callable object: its state is what its repr shows
+        return f"callable:{name}:repr:{_state(fn)}"
+    cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not fn]
+    extra = ""
+    if cells or fn.__defaults__ or fn.__kwdefaults__ or bound:
+        extra = f":state:{_state([cells, fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())])}{bound}"
     try:
         source = inspect.getsource(fn)
     except (OSError, TypeError):
-        return f"callable:{name}"
-    return f"callable:{name}:sha256:{hashlib.sha256(source.encode()).hexdigest()}"
+        return f"callable:{name}{extra}"
+    return f"callable:{name}:sha256:{hashlib.sha256(source.encode()).hexdigest()}{extra}"
+
+
+def _state(value: Any) -> str:
+    """A SHA-256 of the ``repr`` of ``value``, functions inside it by their :func:`_identity`."""
+    def text(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(text(x) for x in v) + "]"
+        if inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial):
+            return _identity(v)
+        return repr(v)
+
+    return hashlib.sha256(text(value).encode()).hexdigest()[:16]
 
 
 def _versions() -> dict[str, str]:

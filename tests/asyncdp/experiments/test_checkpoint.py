@@ -7,6 +7,7 @@ in tests/asyncdp/cli/test_sweep_checkpoint.py.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -166,6 +167,35 @@ def test_resume_of_another_sweep_names_what_differs(tmp_path, change, field):
     assert len(files(folder)) == CHUNKS  # untouched
 
 
+def scaled_factory(epsilon: float, scale: float) -> Scenario:
+    """``counting_factory`` at ``epsilon * scale``: ``partial(scaled_factory, scale=...)`` makes a family."""
+    return counting_factory(epsilon * scale)
+
+
+def make_factory(scale: float):
+    """Factories of one source that differ only in the value their closure captured."""
+    def factory(epsilon: float) -> Scenario:
+        return counting_factory(epsilon * scale)
+    return factory
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (make_factory(1.0), make_factory(100.0)),
+        (functools.partial(scaled_factory, scale=1.0), functools.partial(scaled_factory, scale=100.0)),
+    ],
+    ids=["closure", "partial"],
+)
+def test_factories_of_one_source_with_other_captured_values_cannot_resume(tmp_path, first, second):
+    folder = tmp_path / "ck"
+    done = sweep(first, GRID, checkpoint=folder, **KW)
+    assert not done.equals(sweep(second, GRID, **KW))  # another sweep indeed
+    with pytest.raises(SweepError, match=r"belongs to another sweep: factory \("):
+        sweep(second, GRID, checkpoint=folder, resume=True, **KW)
+    assert_frame_equal(sweep(first, GRID, checkpoint=folder, resume=True, **KW), done, check_exact=True)
+
+
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
@@ -226,12 +256,15 @@ def test_full_disk_stops_with_the_finished_chunks_kept(tmp_path, monkeypatch, re
                        check_exact=True)
 
 
+ARMED = [False]  # module-level: a closure's captured values are part of the factory's identity
+
+
 def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
-    armed = [True]
+    ARMED[0] = True
 
     def interrupting(epsilon: float) -> Scenario:
-        if armed[0] and len(CALLS) == 4:  # point check + 3 chunks done
-            armed[0] = False
+        if ARMED[0] and len(CALLS) == 4:  # point check + 3 chunks done
+            ARMED[0] = False
             raise KeyboardInterrupt
         return counting_factory(epsilon)
 
