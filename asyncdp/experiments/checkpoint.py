@@ -139,7 +139,15 @@ def _state(value: Any) -> str:
             return _identity(v)
         return repr(v)
 
-    return hashlib.sha256(text(value).encode()).hexdigest()[:16]
+    shown = text(value)
+    digest = hashlib.sha256(shown.encode()).hexdigest()[:16]
+    # a default repr names the object's memory address, which differs in every process: marked, so that a refused
+    # resume can say why
+    return digest + (_ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) else "")
+
+
+_ADDRESS_MARK = "~address"
+"""Appended to a state's hash when its ``repr`` holds a memory address (such a factory cannot be resumed)."""
 
 
 def _versions() -> dict[str, str]:
@@ -334,7 +342,12 @@ class Checkpoint:
         diff = [f"{key} ({_short(theirs.get(key))} in the checkpoint, {_short(value)} now)"
                 for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
-            raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}")
+            hint = ""
+            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):
+                hint = (" (a captured value's repr shows its memory address, which differs in every process: give "
+                        "it a repr of its contents, or pass the sweep a script factory)")
+            raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}"
+                             f"{hint}")
         self._load(chunks)
         self.resumed = len(self.kept)
 

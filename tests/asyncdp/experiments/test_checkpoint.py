@@ -196,6 +196,32 @@ def test_factories_of_one_source_with_other_captured_values_cannot_resume(tmp_pa
     assert_frame_equal(sweep(first, GRID, checkpoint=folder, resume=True, **KW), done, check_exact=True)
 
 
+
+class _Scale:
+    """A captured object with the default repr (``<... at 0x...>``): another instance, or the same one in another
+    process, shows another address."""
+
+    value = 1.0
+
+
+def _opaque_factory(scale: _Scale):
+    def factory(epsilon: float) -> Scenario:
+        return counting_factory(epsilon * scale.value)
+    return factory
+
+
+def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_path):
+    folder = tmp_path / "ck"
+    first = _opaque_factory(_Scale())
+    done = sweep(first, GRID, checkpoint=folder, **KW)
+    assert_frame_equal(sweep(first, GRID, checkpoint=folder, resume=True, **KW), done, check_exact=True)
+    with pytest.raises(SweepError, match=r"belongs to another sweep: factory \(.*memory address"):
+        sweep(_opaque_factory(_Scale()), GRID, checkpoint=folder, resume=True, **KW)
+    with pytest.raises(SweepError) as refused:  # a captured value with a readable repr: no such hint
+        sweep(make_factory(100.0), GRID, checkpoint=tmp_path / "ck2", **KW)
+        sweep(make_factory(1.0), GRID, checkpoint=tmp_path / "ck2", resume=True, **KW)
+    assert "memory address" not in str(refused.value)
+
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
