@@ -46,6 +46,7 @@ import io
 import json
 import os
 import re
+import sys
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -130,6 +131,21 @@ def _identity(fn: Any) -> str:
     return f"callable:{name}:sha256:{hashlib.sha256(source.encode()).hexdigest()}{extra}"
 
 
+def _full_repr(value: Any) -> str:
+    """``repr(value)`` with every element of a numpy array shown (numpy abbreviates arrays of over 1000 elements
+    with ``...``, and two arrays that differ only inside would look alike)."""
+    with np.printoptions(threshold=sys.maxsize):
+        return repr(value)
+
+
+def _grid_value(key: str, value: Any) -> str:
+    """A grid point's ``key=repr`` for the manifest; a repr over 200 characters as its SHA-256."""
+    shown = _full_repr(value)
+    if len(shown) > 200:
+        shown = "sha256:" + hashlib.sha256(shown.encode()).hexdigest()
+    return f"{key}={shown}"
+
+
 def _state(value: Any) -> str:
     """A SHA-256 of the ``repr`` of ``value``, functions inside it by their :func:`_identity`."""
     def text(v: Any) -> str:
@@ -137,7 +153,7 @@ def _state(value: Any) -> str:
             return "[" + ", ".join(text(x) for x in v) + "]"
         if inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial):
             return _identity(v)
-        return repr(v)
+        return _full_repr(v)
 
     shown = text(value)
     digest = hashlib.sha256(shown.encode()).hexdigest()[:16]
@@ -168,7 +184,8 @@ def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, c
 
     Args:
         factory: the sweep's factory (a :class:`ScriptFactory` is identified by its source's SHA-256).
-        grid: the sweep's points (values compared through ``repr``, so ``1`` and ``1.0`` differ).
+        grid: the sweep's points (values compared through their full ``repr``, so ``1`` and ``1.0`` differ;
+            a repr longer than 200 characters is kept as its SHA-256).
         runs, chunk_runs, seed, engine: as given to :func:`asyncdp.experiments.sweep.sweep`.
         metrics: the user's metrics function or ``None``.
 
@@ -183,7 +200,7 @@ def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, c
     return {
         "factory": _identity(factory),
         "metrics": _identity(metrics),
-        "grid": [[f"{k}={v!r}" for k, v in point.items()] for point in grid],
+        "grid": [[_grid_value(k, v) for k, v in point.items()] for point in grid],
         "runs": int(runs),
         "chunk_runs": int(chunk_runs),
         "seed": int(seed),

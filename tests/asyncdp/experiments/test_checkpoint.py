@@ -222,6 +222,18 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
         sweep(make_factory(1.0), GRID, checkpoint=tmp_path / "ck2", resume=True, **KW)
     assert "memory address" not in str(refused.value)
 
+
+def test_large_arrays_that_differ_only_inside_are_other_sweeps():
+    """numpy abbreviates an array of over 1000 elements with ``...`` in its repr: two such arrays with the same
+    ends were the same grid point, and a closure capturing one the same factory."""
+    a, b = np.zeros(2000), np.zeros(2000)
+    b[1000] = 1.0
+    assert "..." in repr(a) and repr(a) == repr(b)  # what the fingerprint read before
+    keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+            for x in (a, b)]
+    assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
+    assert keys[0]["grid"][0][0].startswith("w=sha256:")  # a long repr is kept as its hash
+
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
