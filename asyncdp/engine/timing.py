@@ -34,7 +34,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -97,6 +97,16 @@ class Lockstep:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""
         return {"kind": self.kind, "missing": self.missing}
+
+
+def _draws(timing: Any, base: type, method: str, rng: np.random.Generator, count: int,
+           vectorized: Callable[[int], np.ndarray]) -> np.ndarray:
+    """``count`` draws of ``timing.<method>(rng)``: ``vectorized(count)`` (the same values and stream position as
+    the calls) when ``method`` is ``base``'s own, else the subclass's override called ``count`` times, in order."""
+    if getattr(type(timing), method) is getattr(base, method):
+        return vectorized(count)
+    one = getattr(timing, method)
+    return np.array([float(one(rng)) for _ in range(count)], dtype=float)
 
 
 @dataclass(frozen=True)
@@ -203,9 +213,7 @@ class Deadline:
             True
         """
         count = check_integer(count, "count", minimum=0, error=TimingError, where="Deadline.sample_drifts")
-        if type(self).sample_drift is Deadline.sample_drift:
-            return rng.uniform(-self.drift, self.drift, count)
-        return np.array([float(self.sample_drift(rng)) for _ in range(count)], dtype=float)
+        return _draws(self, Deadline, "sample_drift", rng, count, lambda n: rng.uniform(-self.drift, self.drift, n))
 
     def sample_jitters(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
         """``rounds`` start jitters at once: the values and stream position of ``rounds`` calls of :meth:`sample_jitter`.
@@ -231,9 +239,7 @@ class Deadline:
             True
         """
         rounds = check_integer(rounds, "rounds", minimum=0, error=TimingError, where="Deadline.sample_jitters")
-        if type(self).sample_jitter is Deadline.sample_jitter:
-            return rng.uniform(0.0, self.jitter, rounds)
-        return np.array([float(self.sample_jitter(rng)) for _ in range(rounds)], dtype=float)
+        return _draws(self, Deadline, "sample_jitter", rng, rounds, lambda n: rng.uniform(0.0, self.jitter, n))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""
@@ -309,9 +315,7 @@ class Async:
             True
         """
         count = check_integer(count, "count", minimum=0, error=TimingError, where="Async.sample_waits")
-        if type(self).sample_wait is Async.sample_wait:
-            return rng.exponential(1.0 / self.rate, count)
-        return np.array([float(self.sample_wait(rng)) for _ in range(count)], dtype=float)
+        return _draws(self, Async, "sample_wait", rng, count, lambda n: rng.exponential(1.0 / self.rate, n))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key."""
