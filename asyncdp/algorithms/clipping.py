@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from ..problems.coordinates import scale_points
+
 __all__ = ["clip_l2"]
 
 _UNIT = 2.0**-53  # unit roundoff of float64
@@ -89,4 +91,4 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
     overflow = np.isinf(squares[..., 0])
     if overflow.any():
         norm[overflow] = _scaled_norms(v[overflow])
-    return v * (bound / np.maximum(norm, bound))
+    return scale_points(v, bound / np.maximum(norm[..., 0], bound))

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import ProblemError
+from .coordinates import clamp_coordinates
 from .finite import all_finite
 
 __all__ = ["Domain", "Box", "Ball", "Reals", "domain_from_dict"]
@@ -321,7 +322,7 @@ class Box(Domain):
         return np.where(bits == 1, self._high, self._low)
 
     def _project(self, x: np.ndarray) -> np.ndarray:
-        return np.minimum(np.maximum(x, self._low), self._high)  # = np.clip, without its call overhead
+        return clamp_coordinates(x, self._low, self._high)  # = np.clip, without its call overhead
 
     def _contains(self, x: np.ndarray, tol: float) -> np.ndarray:
         slack = tol * self._scale

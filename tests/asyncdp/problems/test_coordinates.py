@@ -1,0 +1,56 @@
+"""The coordinate-at-a-time batch operations equal numpy's broadcast formulas to the bit, in value and dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from asyncdp.algorithms.clipping import clip_l2
+from asyncdp.problems.coordinates import clamp_coordinates, few_coordinates, scale_points
+from asyncdp.problems.domains import Box
+
+floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+shapes = hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5)
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal shapes, dtypes and entries (NaN equal to NaN, signed zeros told apart)."""
+    return (a.shape == b.shape and a.dtype == b.dtype
+            and np.array_equal(np.signbit(a), np.signbit(b)) and np.array_equal(a, b, equal_nan=True))
+
+
+@given(shapes, st.sampled_from([np.float64, np.float32]), st.data())
+def test_scale_points_is_the_broadcast_product(shape, dtype, data):
+    v = data.draw(hnp.arrays(dtype, shape, elements=st.floats(width=32)))
+    factor = data.draw(hnp.arrays(np.float64, shape[:-1], elements=floats))
+    with np.errstate(all="ignore"):
+        assert same(scale_points(v, factor), v * factor[..., None])
+
+
+@given(shapes, st.data())
+def test_clamp_coordinates_is_the_broadcast_clamp(shape, data):
+    x = data.draw(hnp.arrays(np.float64, shape, elements=floats))
+    d = shape[-1]
+    low = data.draw(hnp.arrays(np.float64, (d,), elements=st.floats(-10, 0)))
+    high = low + data.draw(hnp.arrays(np.float64, (d,), elements=st.floats(0.5, 10)))
+    if data.draw(st.booleans()):  # the same bounds in every coordinate
+        low, high = np.full(d, low[0]), np.full(d, high[0])
+    assert same(clamp_coordinates(x, low, high), np.minimum(np.maximum(x, low), high))
+
+
+def test_only_batches_of_few_coordinates_are_taken_one_coordinate_at_a_time():
+    assert few_coordinates(np.zeros((3, 2))) and few_coordinates(np.zeros((3, 4, 8)))
+    assert not few_coordinates(np.zeros(5)) and not few_coordinates(np.zeros((3, 1)))
+    assert not few_coordinates(np.zeros((3, 9)))
+
+
+@given(hnp.arrays(np.float64, (6, 3, 2), elements=st.floats(-1e3, 1e3)))
+def test_box_projection_and_clipping_of_a_batch_equal_their_points_one_at_a_time(x):
+    box = Box([-1.0, -2.0], [1.0, 0.5])
+    projected, clipped = box.project(x), clip_l2(x, 1.5)
+    for r in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            assert same(projected[r, i], np.minimum(np.maximum(x[r, i], box.low), box.high))
+            assert same(clipped[r, i], clip_l2(x[r, i][None, :], 1.5)[0])
