@@ -52,7 +52,8 @@ def scale_points(v: np.ndarray, factor: np.ndarray) -> np.ndarray:
     """
     if not few_coordinates(v):
         return v * factor[..., None]
-    out = np.empty(np.broadcast_shapes(v.shape, factor.shape + (1,)), dtype=np.result_type(v, factor))
+    shape = v.shape if factor.shape == v.shape[:-1] else np.broadcast_shapes(v.shape, factor.shape + (1,))
+    out = np.empty(shape, dtype=np.result_type(v.dtype, factor.dtype))
     for k in range(v.shape[-1]):
         np.multiply(v[..., k], factor, out=out[..., k])
     return out
