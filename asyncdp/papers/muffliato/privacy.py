@@ -72,9 +72,20 @@ def gossip_matrix(scenario: Any) -> Any:
     return scenario.topology.weights(2)
 
 
-def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float = 1.0) -> S.PairwiseClaim:
+def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float | None = None) -> S.PairwiseClaim:
     """The authors' pairwise values for the scenario: ``steps = horizon - 2`` gossip steps after the local
     noising round and the first exchange, ``W`` the round-2 matrix, the rule's ``gamma`` (1: plain).
+
+    The authors' values are for data of sensitivity 1 (values in ``[0, 1]``); at the scenario's sensitivity
+    ``Delta`` (the domain's diameter) every Gaussian divergence scales by ``Delta^2``, so the values are
+    evaluated at ``sigma / Delta`` and capped at the local budget ``alpha Delta^2 / (2 sigma^2)``
+    (:func:`accounting.papers.muffliato.muffliato_local_renyi`; the authors' ``eps_local = 1`` at
+    ``sigma = Delta = 1``, ``alpha = 2``).
+
+    Args:
+        scenario: the scenario.
+        alpha: the Renyi order.
+        eps_local: the cap; default the local budget.
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -84,5 +95,8 @@ def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float = 1.0)
     alg = scenario.algorithm
     gamma = None if alg.gamma == 1.0 else float(alg.gamma)
     steps = max(scenario.horizon - 2, 1)
-    return S.muffliato_pairwise_claim(gossip_matrix(scenario), steps, gamma, alpha=alpha, sigma=float(alg.sigma),
-                                      eps_local=eps_local)
+    diameter = S.muffliato_sensitivity(diameter=float(scenario.problem.domain.diameter))
+    if eps_local is None:
+        eps_local = S.muffliato_local_renyi(sigma=float(alg.sigma), alpha=alpha, sensitivity=diameter)
+    return S.muffliato_pairwise_claim(gossip_matrix(scenario), steps, gamma, alpha=alpha,
+                                      sigma=float(alg.sigma) / diameter, eps_local=eps_local)

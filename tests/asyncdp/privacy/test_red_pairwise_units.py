@@ -1,0 +1,52 @@
+"""Red team: Muffliato's pairwise claim at the scenario's sensitivity (the private values' domain diameter).
+
+The protocol is linear: data in ``[0, c]`` with noise ``c sigma`` is the run with data in ``[0, 1]`` and noise
+``sigma``, every message multiplied by ``c`` (a bijection of the views), so every pairwise Renyi divergence and
+the paper's claim are the same for every ``c``. The claim was evaluated at sensitivity 1 with a cap of 1 whatever
+the diameter and sigma: with values in ``[0, 0.05]`` it was 400 times the paper's, and the check passed a claim
+that fails at ``c = 1`` (every neighbour of the source receives its raw noisy value: the full local budget).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from accounting.network.muffliato import hamilton_weights
+from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
+from asyncdp.privacy.network import pairwise_claim_of
+from asyncdp.privacy.observer_claim import check_observer_claim
+from asyncdp.problems.costs import RendezvousQuadratic
+from asyncdp.problems.domains import Box
+from asyncdp.problems.problem import Problem
+from asyncdp.scenario import Scenario
+
+
+def _path(scale: float, sigma: float) -> Scenario:
+    values = scale * np.random.default_rng(0).uniform(0.0, 1.0, size=(6, 1))
+    return Scenario(Problem(Box(0.0, scale, dim=1), RendezvousQuadratic(values)),
+                    muffliato_topology(hamilton_weights(nx.path_graph(6))), Muffliato(sigma=sigma), horizon=5, seed=0)
+
+
+@pytest.mark.parametrize(("scale", "sigma"), [(0.05, 0.05), (0.05, 1.0), (2.0, 1.0), (1.0, 0.5)])
+def test_the_pairwise_claim_scales_with_the_data_sensitivity(scale, sigma):
+    # the claim at (diameter c, noise sigma) is the claim at (1, sigma / c) (the same run in other units), and
+    # c^2 times the claim at (1, sigma) (Gaussian divergences scale with the sensitivity squared, and so does the
+    # local budget alpha c^2 / (2 sigma^2) that caps it)
+    got = pairwise_claim_of(_path(scale, sigma))
+    same_run = pairwise_claim_of(_path(1.0, sigma / scale))
+    unit_data = pairwise_claim_of(_path(1.0, sigma))
+    for v in (0, 2, 5):
+        np.testing.assert_allclose(got.bounds_for(v), same_run.bounds_for(v), rtol=1e-12, atol=0)
+        np.testing.assert_allclose(got.bounds_for(v), scale**2 * unit_data.bounds_for(v), rtol=1e-12, atol=0)
+    assert got.bounds_for(0)[1] == pytest.approx(2.0 * scale**2 / (2.0 * sigma**2))  # a neighbour: the local budget
+
+
+def test_the_pairwise_verdict_does_not_depend_on_the_units_of_the_data():
+    unit = check_observer_claim(_path(1.0, 1.0), "node:0", find_rounds=False)
+    assert unit.verdict == "violation"  # node 0 holds node 1's raw noisy value: loss 1 > claim 1/3 or less
+    small = check_observer_claim(_path(0.05, 0.05), "node:0", find_rounds=False)  # the same run in other units
+    assert small.verdict == "violation" and small.failed == unit.failed
+    # values in [0, 0.05] with noise 1: the pairs lose 1/400 of the unit run's, and so does the paper's claim
+    assert check_observer_claim(_path(0.05, 1.0), "node:0", find_rounds=False).verdict == "violation"
