@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
 import numpy as np
+import scipy.sparse as sp
 
 from .checks import constants as C
 from .checks import properties as P
@@ -158,20 +159,40 @@ def _min_weight_assumption(value: float, first: int | None, where: str | None, n
     return AssumptionResult(name, holds, None if holds else first, witness, description)
 
 
-def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
-    first = seq.weights(1)
-    for t in range(2, horizon + 1):
-        diff = abs(seq.weights(t) - first)
-        if diff.nnz and diff.max() > 0:
-            coo = diff.tocoo()
-            k = int(np.argmax(coo.data))
-            i, j = int(coo.row[k]), int(coo.col[k])
+def _first_difference(a: Any, b: Any) -> tuple[int, int] | None:
+    """The entry where ``a`` and ``b`` differ most, or ``None`` if they are equal."""
+    diff = abs(a - b)
+    if not diff.nnz or diff.max() <= 0:
+        return None
+    coo = diff.tocoo()
+    k = int(np.argmax(coo.data))
+    return int(coo.row[k]), int(coo.col[k])
+
+
+def _static(seq: GraphSequence, horizon: int, first: int = 1, description: str | None = None) -> AssumptionResult:
+    """One fixed matrix at rounds ``first..horizon``; each earlier round the identity or that matrix."""
+    description = description or "one fixed weight matrix at every round"
+    if first > horizon:
+        return AssumptionResult("static", True, None, None, description)
+    fixed = seq.weights(first)
+    eye = sp.identity(seq.num_nodes, format="csr", dtype=float)
+    for t in range(1, first):
+        w = seq.weights(t)
+        if _first_difference(w, eye) is not None and (at := _first_difference(w, fixed)) is not None:
+            i, j = at
             return AssumptionResult(
                 "static", False, t,
-                f"round {t}: entry [{i}, {j}] is {float(seq.weights(t)[i, j])!r}, round 1 has {float(first[i, j])!r}",
-                "one fixed weight matrix at every round",
-            )
-    return AssumptionResult("static", True, None, None, "one fixed weight matrix at every round")
+                f"round {t}: neither the identity nor the matrix of round {first} (entry [{i}, {j}] is "
+                f"{float(w[i, j])!r}, round {first} has {float(fixed[i, j])!r})", description)
+    for t in range(first + 1, horizon + 1):
+        at = _first_difference(seq.weights(t), fixed)
+        if at is not None:
+            i, j = at
+            return AssumptionResult(
+                "static", False, t,
+                f"round {t}: entry [{i}, {j}] is {float(seq.weights(t)[i, j])!r}, round {first} has "
+                f"{float(fixed[i, j])!r}", description)
+    return AssumptionResult("static", True, None, None, description)
 
 
 def _spectral_assumption(value: float, name: str, formula: str, description: str) -> AssumptionResult:
@@ -194,10 +215,22 @@ class _Run:
 
 @dataclass(frozen=True)
 class Static:
-    """The assumption "one fixed weight matrix at every round"."""
+    """The assumption "one fixed weight matrix at every round", or from round ``first`` on (each earlier round
+    the identity or that matrix, e.g. a local noising round before the gossip).
+
+    Attributes:
+        first: the first round of the fixed matrix.
+        description: what the report quotes (default: one fixed weight matrix at every round).
+    """
+
+    first: int = 1
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        check_integer(self.first, "first", minimum=1, error=ParameterError)
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        return [_static(r.seq, r.horizon)]
+        return [_static(r.seq, r.horizon, self.first, self.description)]
 
 
 @dataclass(frozen=True)
