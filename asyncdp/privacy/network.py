@@ -52,7 +52,7 @@ from .observers import (
 )
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
-           "pairwise_claim_of", "witness_round", "claimed_bounds"]
+           "pairwise_claim_of", "witness_round", "claimed_bounds", "deterministic_schedule"]
 
 
 @dataclass(frozen=True)
@@ -379,6 +379,7 @@ class ClaimCheck:
         failures: the witnesses (the largest excesses first, at most ``max_witnesses``).
         failed: total number of pairs above the claim.
         statement: the claim's statement.
+        reason: why the verdict is inconclusive (``""`` otherwise).
     """
 
     verdict: str
@@ -386,6 +387,7 @@ class ClaimCheck:
     failed: int
     failures: tuple[PairFailure, ...] = field(default_factory=tuple)
     statement: str = ""
+    reason: str = ""
 
     def to_table(self) -> str:
         """The verdict and the witnesses."""
@@ -395,6 +397,8 @@ class ClaimCheck:
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): exact {f.exact:.6g} > claimed "
                          f"{f.claimed:.6g}" + (f", from round {f.round}" if f.round is not None else ""))
+        if self.reason:
+            lines.append(f"  {self.reason}")
         return "\n".join(lines)
 
 
@@ -433,7 +437,11 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
 
     Returns:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate;
-        a pass needs every value exact.
+        a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
+        :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
+        schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor
+        refute it, so the verdict is ``inconclusive`` with the reason (the pairs above it are still listed).
+        ``asyncdp privacy check --observer node:v`` bounds the averaged divergence over sampled runs.
     """
     pairs = failed = 0
     all_exact = True
@@ -456,7 +464,25 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, r)
                 for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha))]
     verdict = "violation" if failed else ("pass" if all_exact else "inconclusive")
-    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""))
+    reason = ""
+    if not deterministic_schedule(scenario):
+        verdict = "inconclusive"
+        reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "
+                  "the claim bounds the divergence averaged over schedules, which one schedule neither shows below "
+                  "nor above it (use asyncdp privacy check --observer node:v: confidence bounds over sampled runs)")
+    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason)
+
+
+def deterministic_schedule(scenario: Any) -> bool:
+    """Whether every run has the same schedule: lockstep timing and lossless links.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> deterministic_schedule(Muffliato.example_scenario())
+        True
+    """
+    links = scenario.links
+    return isinstance(scenario.timing, Lockstep) and not links.overrides and links.default == LinkModel()
 
 
 def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) -> list[int | None]:

@@ -55,13 +55,12 @@ import numpy as np
 from accounting.network import Observer, combine_renyi
 from accounting.network.muffliato import WITNESS_MARGIN
 
-from ..engine.links import LinkModel
-from ..engine.timing import Lockstep
 from ..errors import ScenarioError
 from .network import (
     PairFailure,
     check_pairwise_claim,
     claimed_bounds,
+    deterministic_schedule,
     gossip_graph,
     leakage_rows,
     pairwise_claim_of,
@@ -75,7 +74,7 @@ from .observers import (
     rounded_to_bound,
 )
 
-__all__ = ["ObserverClaimCheck", "check_observer_claim", "deterministic_schedule"]
+__all__ = ["ObserverClaimCheck", "check_observer_claim"]
 
 EXACT = "exact"
 SAMPLED = "sampled schedules"
@@ -135,18 +134,6 @@ class ObserverClaimCheck:
         if self.reason:
             lines.append(f"  {self.reason}")
         return "\n".join(lines)
-
-
-def deterministic_schedule(scenario: Any) -> bool:
-    """Whether every run has the same schedule: lockstep timing and lossless links.
-
-    Example:
-        >>> from asyncdp.papers.muffliato.rule import Muffliato
-        >>> deterministic_schedule(Muffliato.example_scenario())
-        True
-    """
-    links = scenario.links
-    return isinstance(scenario.timing, Lockstep) and not links.overrides and links.default == LinkModel()
 
 
 def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int = 20, seed: int | None = None,
