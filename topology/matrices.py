@@ -139,8 +139,25 @@ def as_pattern(adjacency: Any, *, round_index: int | None = None) -> sp.csr_arra
     return sp.csr_array(mat)
 
 
+def _node_order(graph: nx.Graph) -> list[Any]:
+    """The graph's nodes in agent order: node ``k`` is agent ``k`` when the labels are the integers
+    ``0 .. N-1`` (in whatever order they were inserted), else the nodes in ``graph.nodes`` order.
+
+    Example:
+        >>> import networkx as nx
+        >>> _node_order(nx.Graph([(3, 1), (1, 0), (0, 2)])), _node_order(nx.Graph([("b", "a")]))
+        ([0, 1, 2, 3], ['b', 'a'])
+    """
+    nodes = list(graph.nodes)
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in nodes)
+    if ints and set(nodes) == set(range(len(nodes))):
+        return list(range(len(nodes)))
+    return nodes
+
+
 def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
-    """Adjacency pattern of a networkx graph, nodes taken in ``graph.nodes`` order.
+    """Adjacency pattern of a networkx graph: node ``k`` is row ``k`` when the labels are ``0 .. N-1`` (in any
+    insertion order), else the nodes are taken in ``graph.nodes`` order.
 
     A directed edge ``u -> v`` means ``v`` receives from ``u``; an undirected
     edge is a link both ways. Self-loops are ignored.
@@ -152,8 +169,7 @@ def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
     """
     import networkx as nx
 
-    nodes = list(graph.nodes)
-    adj = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=None, format="csr")
+    adj = nx.to_scipy_sparse_array(graph, nodelist=_node_order(graph), weight=None, format="csr")
     # networkx: adj[u, v] = 1 for edge u -> v; our orientation is the transpose.
     pat = sp.csr_array(adj.T.astype(bool))
     pat.setdiag(False)
