@@ -46,6 +46,15 @@ def _where(round_index: int | None) -> str:
     return f"round {round_index}: " if round_index is not None else ""
 
 
+def _refuse_imaginary(coo: sp.coo_array, round_index: int | None) -> None:
+    """Raise on the first entry with a nonzero imaginary part (casting to float would drop it silently)."""
+    bad = np.flatnonzero(coo.data.imag != 0)
+    if bad.size:
+        k = int(bad[0])
+        raise InvalidMatrixError(f"{_where(round_index)}entry [{int(coo.row[k])}, {int(coo.col[k])}] is complex: "
+                                 f"{complex(coo.data[k])!r} (weights are real numbers)")
+
+
 def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
     if _is_graph(matrix):
         raise InvalidMatrixError(
@@ -53,14 +62,21 @@ def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
             "use topology.from_networkx(...) to attach a weight rule"
         )
     if sp.issparse(matrix):
+        if np.issubdtype(matrix.dtype, np.complexfloating):
+            _refuse_imaginary(sp.coo_array(matrix), round_index)
+            matrix = sp.csr_array(matrix).real
         out = sp.csr_array(matrix, dtype=float, copy=True)
     else:
         try:
-            arr = np.asarray(matrix, dtype=float)
+            raw = np.asarray(matrix)
+            complex_entries = np.iscomplexobj(raw)
+            arr = np.asarray(raw.real if complex_entries else raw, dtype=float)
         except (ValueError, TypeError) as exc:
             raise InvalidMatrixError(
                 f"{_where(round_index)}weight matrix is ragged or not numeric ({exc})"
             ) from None
+        if complex_entries and arr.ndim == 2:
+            _refuse_imaginary(sp.coo_array(raw), round_index)
         if arr.ndim != 2:
             raise InvalidMatrixError(
                 f"{_where(round_index)}weight matrix must be 2-D, got shape {arr.shape}"
@@ -89,7 +105,7 @@ def as_weight_matrix(
 
     Raises:
         InvalidMatrixError: ragged, non-2-D or non-square input; a NaN, an
-            infinite or a negative entry (the message names row, column, value).
+            infinite, negative or complex entry (the message names row, column, value).
         NodeCountMismatchError: the size differs from ``num_nodes``.
 
     Example:

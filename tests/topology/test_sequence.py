@@ -96,3 +96,13 @@ def test_integer_labels_are_agents_whatever_their_insertion_order():
         [0, 1, 1], [1, 0, 0], [1, 0, 0]]
     labelled = T.from_networkx([nx.cycle_graph(["b", "a", "c"])], rule="metropolis")
     assert labelled.num_nodes == 3  # other labels: the graph's order
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_complex_weight_is_refused_not_cast_to_its_real_part(kind):
+    # numpy's cast to float dropped the imaginary part with only a ComplexWarning
+    w = np.array([[0.5, 0.5], [0.5, 0.5]], dtype=complex)
+    w[1, 0] += 0.25j
+    with pytest.raises(InvalidMatrixError, match=r"round 1: entry \[1, 0\] is complex"):
+        T.static(w if kind == "dense" else sp.csr_array(w))
+    assert T.static(np.real(w) + 0j).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]  # no imaginary part: exact
