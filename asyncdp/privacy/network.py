@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import LinearSchedule, Observer, pairwise_losses
-from accounting.network.muffliato import WITNESS_MARGIN
+from accounting.network.muffliato import witness_margin
 
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
@@ -330,21 +330,27 @@ def _truncated(sched: LinearSchedule, t: int) -> LinearSchedule:
 
 
 def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: float, sensitivity: float,
-                  delivered: list[tuple[int, int]] | None = None) -> int | None:
+                  delivered: list[tuple[int, int]] | None = None, margin: float | None = None) -> int | None:
     """The first round ``t`` such that ``v``'s view up to round ``t`` already leaks more than ``bound`` about ``u``.
 
     The loss of a longer view is never smaller (a longer view is a superset), so a binary search finds it.
     ``delivered``: the messages delivered to ``v`` without being combined (:func:`~.observers.delivered_messages`),
-    counted from their own round.
+    counted from their own round. ``margin``: how far the loss must exceed ``bound``
+    (:func:`~accounting.network.muffliato.witness_margin`; default that of the local budget of the schedule's
+    largest round-1 noise scale).
 
     Returns:
         The round, or ``None`` if the whole run does not exceed ``bound``.
     """
+    if margin is None:
+        s1 = float(np.max(sched.noise_scale[0]))
+        margin = witness_margin(alpha * sensitivity**2 / (2.0 * s1**2) if s1 > 0 else math.inf)
+
     def exceeds(t: int) -> bool:
         seen = [m for m in delivered or () if m[0] <= t]
         loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity,
                                delivered=seen)[u]
-        return bool(loss.renyi(alpha) > bound + WITNESS_MARGIN)
+        return bool(loss.renyi(alpha) > bound + margin)
 
     if not exceeds(sched.horizon):
         return None
@@ -443,10 +449,13 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         refute it, so the verdict is ``inconclusive`` with the reason (the pairs above it are still listed).
         ``asyncdp privacy check --observer node:v`` bounds the averaged divergence over sampled runs.
     """
+    from .observers import affine_renyi_bound
+
     pairs = failed = 0
     all_exact = True
     found: list[PairFailure] = []
     graph = gossip_graph(scenario)
+    margin = witness_margin(affine_renyi_bound(scenario, claim.alpha))  # in the values' unit, the local budget
     for row in rows:
         dist = shortest_paths(scenario, row.v, graph)
         bounds = claimed_bounds(claim, row.v, dist, len(row.values))
@@ -455,14 +464,14 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if row.values[u] > bounds[u] + WITNESS_MARGIN:
+            if row.values[u] > bounds[u] + margin:
                 failed += 1
                 found.append(PairFailure(u, row.v, int(dist[u]), float(bounds[u]), float(row.values[u]), None))
     found.sort(key=lambda f: -(f.exact - f.claimed))
     kept = found[:max_witnesses]
     if kept and find_rounds:
         kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, r)
-                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha))]
+                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha, margin))]
     verdict = "violation" if failed else ("pass" if all_exact else "inconclusive")
     reason = ""
     if not deterministic_schedule(scenario):
@@ -485,7 +494,7 @@ def deterministic_schedule(scenario: Any) -> bool:
     return isinstance(scenario.timing, Lockstep) and not links.overrides and links.default == LinkModel()
 
 
-def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) -> list[int | None]:
+def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float, margin: float) -> list[int | None]:
     """The first round of each failing pair: on the streaming path for a lockstep Muffliato scenario (rounds
     ``steps + 2``: the noising round and the first exchange come first), else on one engine run's schedule."""
     sens = float(scenario.problem.domain.diameter)
@@ -501,7 +510,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         def exceeds(f: PairFailure, steps: int) -> bool:
             row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=sigma / sens,
                                       include_first_exchange=True)
-            return bool(row.exact[f.u] > f.claimed + WITNESS_MARGIN)
+            return bool(row.exact[f.u] > f.claimed + margin)
 
         out: list[int | None] = []
         for f in failures:
@@ -517,8 +526,8 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         return out
     result = scenario.run("simpy")
     sched = linear_schedule(result, scenario)
-    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched))
-            for f in failures]
+    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched),
+                          margin) for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

@@ -73,3 +73,18 @@ def test_one_run_of_a_random_schedule_neither_passes_nor_refutes_the_pairwise_cl
     check = check_pairwise_claim(deterministic, pairwise_claim_of(deterministic), leakage_rows(deterministic),
                                  find_rounds=False)
     assert check.verdict == "violation" and check.reason == ""
+
+
+def test_the_witness_margin_is_relative_to_the_local_budget():
+    # values in [0, 0.001] with noise 1: every loss and the paper's claim are 1e-6 times the unit run's (same
+    # pairs above the claim), but an absolute margin of 1e-6 hid every excess and the claim passed
+    from asyncdp.privacy.network import check_pairwise_claim, leakage_rows
+
+    unit, tiny = _path(1.0, 1.0), _path(1e-3, 1.0)
+    for sc in (unit, tiny):
+        assert check_observer_claim(sc, "node:0", find_rounds=False).failed == 3
+    unit_check = check_pairwise_claim(unit, pairwise_claim_of(unit), leakage_rows(unit))
+    tiny_check = check_pairwise_claim(tiny, pairwise_claim_of(tiny), leakage_rows(tiny))
+    assert tiny_check.verdict == unit_check.verdict == "violation"
+    assert [(f.u, f.v, f.round) for f in tiny_check.failures] == [(f.u, f.v, f.round) for f in unit_check.failures]
+    assert [f.round for f in tiny_check.failures] == [f.round for f in unit_check.failures]
