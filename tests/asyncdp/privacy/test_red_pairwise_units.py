@@ -17,6 +17,7 @@ from accounting.network.muffliato import hamilton_weights
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
 from asyncdp.privacy.network import pairwise_claim_of
 from asyncdp.privacy.observer_claim import check_observer_claim
+from asyncdp.privacy.observers import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem
@@ -88,3 +89,26 @@ def test_the_witness_margin_is_relative_to_the_local_budget():
     assert tiny_check.verdict == unit_check.verdict == "violation"
     assert [(f.u, f.v, f.round) for f in tiny_check.failures] == [(f.u, f.v, f.round) for f in unit_check.failures]
     assert [f.round for f in tiny_check.failures] == [f.round for f in unit_check.failures]
+
+
+def test_the_observer_lines_give_no_verdict_from_one_random_schedule():
+    # privacy check --observer node:1 printed "the claim ... holds against this observer" from one run's schedule
+    # of lossy links, although another schedule (the lost copies delivered) gives the observer more
+    import argparse
+
+    from asyncdp.cli.privacy import _observer_section
+    from asyncdp.engine.links import LinkModel, Links
+    from asyncdp.engine.timing import Lockstep
+
+    lossy = _path(1.0, 1.0).replace(timing=Lockstep(missing="stale"), links=Links(LinkModel(loss=0.8)))
+    values = np.array(lossy.problem.costs.addresses)
+    values[0] = 1.0 - values[0]
+    adjacent = lossy.replace(problem=Problem(lossy.problem.domain, RendezvousQuadratic(values)))
+    args = argparse.Namespace(seed=0, delta=1e-6, runs=10, confidence=0.95)
+    text = _observer_section(lossy, adjacent, parse_observer("node:1"), args)
+    assert "one schedule is no verdict against this observer" in text
+    assert "holds against this observer" not in text and "fails against this observer" not in text
+    deterministic = _path(1.0, 1.0)
+    adjacent = deterministic.replace(problem=Problem(deterministic.problem.domain, RendezvousQuadratic(values)))
+    assert "against this observer: its exact epsilon" in _observer_section(deterministic, adjacent,
+                                                                          parse_observer("node:1"), args)
