@@ -195,10 +195,10 @@ def _static(seq: GraphSequence, horizon: int, first: int = 1, description: str |
     return AssumptionResult("static", True, None, None, description)
 
 
-def _spectral_assumption(value: float, name: str, formula: str, description: str) -> AssumptionResult:
+def _spectral_assumption(value: float, at: int, name: str, formula: str, description: str) -> AssumptionResult:
     holds = value < 1 - 1e-12
-    witness = None if holds else f"round 1: {formula} = {value:.6g}, not < 1"
-    return AssumptionResult(name, holds, None if holds else 1, witness, description)
+    witness = None if holds else f"round {at}: {formula} = {value:.6g}, not < 1"
+    return AssumptionResult(name, holds, None if holds else at, witness, description)
 
 
 @dataclass
@@ -269,9 +269,10 @@ class MinWeight:
 
 @dataclass(frozen=True)
 class Spectral:
-    """A spectral quantity of the (fixed) round-1 matrix that must be ``< 1``, stored as constant ``symbol``.
+    """A spectral quantity that must be ``< 1`` for every round's matrix; the largest over the horizon is stored as
+    constant ``symbol`` (a fixed matrix's own value; it is computed once per run of equal rounds).
 
-    With ``symmetric_only`` the quantity is computed only when round 1's matrix is symmetric.
+    With ``symmetric_only`` the quantity is computed only for symmetric rounds (no result if none is).
     """
 
     measure: Callable
@@ -282,12 +283,23 @@ class Spectral:
     symmetric_only: bool = False
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        w1 = r.seq.weights(1)
-        if self.symmetric_only and not P.check_symmetric(w1).holds:
+        worst: tuple[float, int] | None = None  # (value, round), the first failing round if any fails
+        prev: Any = None
+        period = r.seq.period
+        for t, w in r.seq.rounds(r.horizon if period is None else min(r.horizon, period)):  # one period suffices
+            if prev is not None and _first_difference(w, prev) is None:
+                continue  # the same matrix as the round before: the same value
+            prev = w
+            if self.symmetric_only and not P.check_symmetric(w).holds:
+                continue
+            value = float(self.measure(w))
+            failing = not value < 1 - 1e-12
+            if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
+                worst = (value, t)
+        if worst is None:
             return []
-        value = self.measure(w1)
-        r.consts[self.symbol] = value
-        return [_spectral_assumption(value, self.name, self.formula, self.description)]
+        r.consts[self.symbol] = worst[0]
+        return [_spectral_assumption(worst[0], worst[1], self.name, self.formula, self.description)]
 
 
 def _window_horizon(r: _Run, B: int) -> int:

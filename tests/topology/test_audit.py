@@ -312,3 +312,20 @@ def test_muffliato_audit_needs_one_gossip_matrix_after_the_noising_round():
     for good in ([eye, path, path, path], [path] * 4):
         assert topology.audit(topology.from_matrices(good), spec).all_hold
     assert topology.audit(topology.periodic([path]), spec).all_hold
+
+
+def test_a_spectral_assumption_covers_every_round_not_round_1_only():
+    # a user's own set with a spectral step (no Static step) on a time-varying sequence: the mixing norm of round 1
+    # (a ring, 0.5) was reported for the sequence, and the assumption held, while round 2 is disconnected (norm 1)
+    from topology.audit import AssumptionSet, Spectral
+
+    ring = topology.metropolis(nx.cycle_graph(5)).toarray()
+    split = np.eye(5)  # five components: ||W - 11^T/N|| = 1
+    spec = AssumptionSet("mine", "my notes", (Spectral(topology.mixing_norm, "eta", "eta_below_one",
+                                                       "||W - 11^T/N||_2", "every W_t contracts"),), "doubly")
+    rep = topology.audit(topology.periodic([ring, ring, split]), spec)
+    res = rep.assumptions[0]
+    assert not res.holds and res.first_failure_round == 3 and res.witness.startswith("round 3: ||W - 11^T/N||_2 = 1")
+    assert rep.constants["eta"] == pytest.approx(1.0)
+    ok = topology.audit(topology.periodic([ring, topology.metropolis(nx.complete_graph(5)).toarray()]), spec)
+    assert ok.all_hold and ok.constants["eta"] == pytest.approx(topology.mixing_norm(ring))  # the largest
