@@ -112,3 +112,27 @@ def test_the_observer_lines_give_no_verdict_from_one_random_schedule():
     adjacent = deterministic.replace(problem=Problem(deterministic.problem.domain, RendezvousQuadratic(values)))
     assert "against this observer: its exact epsilon" in _observer_section(deterministic, adjacent,
                                                                           parse_observer("node:1"), args)
+
+
+def test_the_pairwise_claim_counts_the_gossip_steps_the_run_performs():
+    # with W from round 1 on, the noisy values are exchanged in round 1 and horizon - 1 steps follow: the run is the
+    # identity-first run one round longer (same views, same losses), so the claim must be the same; it counted
+    # horizon - 2 steps and reported a violation (2 pairs) where every pair is within the paper's claim
+    import topology
+    from accounting.network.muffliato import hamilton_weights as hw
+    from asyncdp.privacy.network import check_pairwise_claim, leakage_rows
+
+    g = nx.Graph([(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (3, 4)])
+    values = np.random.default_rng(4).uniform(0.0, 1.0, size=(5, 1))
+    problem = Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(values))
+    w = hw(g)
+    static = Scenario(problem, topology.static(w.toarray()), Muffliato(sigma=1.0), horizon=5, seed=0)
+    noising = Scenario(problem, muffliato_topology(w), Muffliato(sigma=1.0), horizon=6, seed=0)
+    rows = [list(leakage_rows(sc, fast=False)) for sc in (static, noising)]
+    np.testing.assert_allclose([r.values for r in rows[0]], [r.values for r in rows[1]], atol=1e-9)
+    for v in range(5):
+        np.testing.assert_allclose(pairwise_claim_of(static).bounds_for(v), pairwise_claim_of(noising).bounds_for(v),
+                                   rtol=1e-12)
+    verdicts = [check_pairwise_claim(sc, pairwise_claim_of(sc), r, find_rounds=False).verdict
+                for sc, r in zip((static, noising), rows)]
+    assert verdicts == ["pass", "pass"]
