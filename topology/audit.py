@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
 import numpy as np
+import scipy.sparse as sp
 
 from .checks import constants as C
 from .checks import properties as P
@@ -158,26 +159,46 @@ def _min_weight_assumption(value: float, first: int | None, where: str | None, n
     return AssumptionResult(name, holds, None if holds else first, witness, description)
 
 
-def _static(seq: GraphSequence, horizon: int) -> AssumptionResult:
-    first = seq.weights(1)
-    for t in range(2, horizon + 1):
-        diff = abs(seq.weights(t) - first)
-        if diff.nnz and diff.max() > 0:
-            coo = diff.tocoo()
-            k = int(np.argmax(coo.data))
-            i, j = int(coo.row[k]), int(coo.col[k])
+def _first_difference(a: Any, b: Any) -> tuple[int, int] | None:
+    """The entry where ``a`` and ``b`` differ most, or ``None`` if they are equal."""
+    diff = abs(a - b)
+    if not diff.nnz or diff.max() <= 0:
+        return None
+    coo = diff.tocoo()
+    k = int(np.argmax(coo.data))
+    return int(coo.row[k]), int(coo.col[k])
+
+
+def _static(seq: GraphSequence, horizon: int, first: int = 1, description: str | None = None) -> AssumptionResult:
+    """One fixed matrix at rounds ``first..horizon``; each earlier round the identity or that matrix."""
+    description = description or "one fixed weight matrix at every round"
+    if first > horizon:
+        return AssumptionResult("static", True, None, None, description)
+    fixed = seq.weights(first)
+    eye = sp.identity(seq.num_nodes, format="csr", dtype=float)
+    for t in range(1, first):
+        w = seq.weights(t)
+        if _first_difference(w, eye) is not None and (at := _first_difference(w, fixed)) is not None:
+            i, j = at
             return AssumptionResult(
                 "static", False, t,
-                f"round {t}: entry [{i}, {j}] is {float(seq.weights(t)[i, j])!r}, round 1 has {float(first[i, j])!r}",
-                "one fixed weight matrix at every round",
-            )
-    return AssumptionResult("static", True, None, None, "one fixed weight matrix at every round")
+                f"round {t}: neither the identity nor the matrix of round {first} (entry [{i}, {j}] is "
+                f"{float(w[i, j])!r}, round {first} has {float(fixed[i, j])!r})", description)
+    for t in range(first + 1, horizon + 1):
+        at = _first_difference(seq.weights(t), fixed)
+        if at is not None:
+            i, j = at
+            return AssumptionResult(
+                "static", False, t,
+                f"round {t}: entry [{i}, {j}] is {float(seq.weights(t)[i, j])!r}, round {first} has "
+                f"{float(fixed[i, j])!r}", description)
+    return AssumptionResult("static", True, None, None, description)
 
 
-def _spectral_assumption(value: float, name: str, formula: str, description: str) -> AssumptionResult:
+def _spectral_assumption(value: float, at: int, name: str, formula: str, description: str) -> AssumptionResult:
     holds = value < 1 - 1e-12
-    witness = None if holds else f"round 1: {formula} = {value:.6g}, not < 1"
-    return AssumptionResult(name, holds, None if holds else 1, witness, description)
+    witness = None if holds else f"round {at}: {formula} = {value:.6g}, not < 1"
+    return AssumptionResult(name, holds, None if holds else at, witness, description)
 
 
 @dataclass
@@ -194,10 +215,22 @@ class _Run:
 
 @dataclass(frozen=True)
 class Static:
-    """The assumption "one fixed weight matrix at every round"."""
+    """The assumption "one fixed weight matrix at every round", or from round ``first`` on (each earlier round
+    the identity or that matrix, e.g. a local noising round before the gossip).
+
+    Attributes:
+        first: the first round of the fixed matrix.
+        description: what the report quotes (default: one fixed weight matrix at every round).
+    """
+
+    first: int = 1
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        check_integer(self.first, "first", minimum=1, error=ParameterError)
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        return [_static(r.seq, r.horizon)]
+        return [_static(r.seq, r.horizon, self.first, self.description)]
 
 
 @dataclass(frozen=True)
@@ -236,9 +269,10 @@ class MinWeight:
 
 @dataclass(frozen=True)
 class Spectral:
-    """A spectral quantity of the (fixed) round-1 matrix that must be ``< 1``, stored as constant ``symbol``.
+    """A spectral quantity that must be ``< 1`` for every round's matrix; the largest over the horizon is stored as
+    constant ``symbol`` (a fixed matrix's own value; it is computed once per run of equal rounds).
 
-    With ``symmetric_only`` the quantity is computed only when round 1's matrix is symmetric.
+    With ``symmetric_only`` the quantity is computed only for symmetric rounds (no result if none is).
     """
 
     measure: Callable
@@ -249,12 +283,23 @@ class Spectral:
     symmetric_only: bool = False
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        w1 = r.seq.weights(1)
-        if self.symmetric_only and not P.check_symmetric(w1).holds:
+        worst: tuple[float, int] | None = None  # (value, round), the first failing round if any fails
+        prev: Any = None
+        period = r.seq.period
+        for t, w in r.seq.rounds(r.horizon if period is None else min(r.horizon, period)):  # one period suffices
+            if prev is not None and _first_difference(w, prev) is None:
+                continue  # the same matrix as the round before: the same value
+            prev = w
+            if self.symmetric_only and not P.check_symmetric(w).holds:
+                continue
+            value = float(self.measure(w))
+            failing = not value < 1 - 1e-12
+            if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
+                worst = (value, t)
+        if worst is None:
             return []
-        value = self.measure(w1)
-        r.consts[self.symbol] = value
-        return [_spectral_assumption(value, self.name, self.formula, self.description)]
+        r.consts[self.symbol] = worst[0]
+        return [_spectral_assumption(worst[0], worst[1], self.name, self.formula, self.description)]
 
 
 def _window_horizon(r: _Run, B: int) -> int:

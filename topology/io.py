@@ -69,7 +69,7 @@ message starts with the file name (or the ``source`` given to
 entry (``edges[k]``/``links[k]``, 0-based position in the list) and the value,
 e.g. ``ring.json: round 3: entry [1, 0] is negative: -0.5``:
 
-* not valid JSON, a missing or ill-typed key, a round with none (or several) of
+* not valid JSON, a key repeated in one object, a missing or ill-typed key, a round with none (or several) of
   ``weights``/``edges``/``links``, an index out of range, a repeated entry, an
   unknown rule: :class:`~topology.errors.TopologyFormatError` (for invalid
   JSON the message gives the parser's line and column);
@@ -348,6 +348,19 @@ def parse_sequence(data: Any, *, source: str = "topology data") -> GraphSequence
     return from_matrices(mats, directed=flags["directed"], description=description)
 
 
+class _RepeatedKey(Exception):
+    """A JSON object names one key twice (the key is the argument)."""
+
+
+def _without_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
 def loads_sequence(text: str | bytes, *, source: str = "<string>") -> GraphSequence:
     """Parse a topology sequence from JSON text.
 
@@ -376,7 +389,10 @@ def loads_sequence(text: str | bytes, *, source: str = "<string>") -> GraphSeque
         except UnicodeDecodeError as exc:
             raise TopologyFormatError(f"{source}: not UTF-8 text ({exc})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_without_repeated_keys)
+    except _RepeatedKey as exc:
+        raise TopologyFormatError(f"{source}: key {exc.args[0]!r} appears twice in one JSON object (a parser keeps "
+                                  "only the last value: the first would be dropped silently)") from None
     except json.JSONDecodeError as exc:
         raise TopologyFormatError(
             f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"

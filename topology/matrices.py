@@ -46,6 +46,15 @@ def _where(round_index: int | None) -> str:
     return f"round {round_index}: " if round_index is not None else ""
 
 
+def _refuse_imaginary(coo: sp.coo_array, round_index: int | None) -> None:
+    """Raise on the first entry with a nonzero imaginary part (casting to float would drop it silently)."""
+    bad = np.flatnonzero(coo.data.imag != 0)
+    if bad.size:
+        k = int(bad[0])
+        raise InvalidMatrixError(f"{_where(round_index)}entry [{int(coo.row[k])}, {int(coo.col[k])}] is complex: "
+                                 f"{complex(coo.data[k])!r} (weights are real numbers)")
+
+
 def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
     if _is_graph(matrix):
         raise InvalidMatrixError(
@@ -53,14 +62,21 @@ def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
             "use topology.from_networkx(...) to attach a weight rule"
         )
     if sp.issparse(matrix):
+        if np.issubdtype(matrix.dtype, np.complexfloating):
+            _refuse_imaginary(sp.coo_array(matrix), round_index)
+            matrix = sp.csr_array(matrix).real
         out = sp.csr_array(matrix, dtype=float, copy=True)
     else:
         try:
-            arr = np.asarray(matrix, dtype=float)
+            raw = np.asarray(matrix)
+            complex_entries = np.iscomplexobj(raw)
+            arr = np.asarray(raw.real if complex_entries else raw, dtype=float)
         except (ValueError, TypeError) as exc:
             raise InvalidMatrixError(
                 f"{_where(round_index)}weight matrix is ragged or not numeric ({exc})"
             ) from None
+        if complex_entries and arr.ndim == 2:
+            _refuse_imaginary(sp.coo_array(raw), round_index)
         if arr.ndim != 2:
             raise InvalidMatrixError(
                 f"{_where(round_index)}weight matrix must be 2-D, got shape {arr.shape}"
@@ -89,7 +105,7 @@ def as_weight_matrix(
 
     Raises:
         InvalidMatrixError: ragged, non-2-D or non-square input; a NaN, an
-            infinite or a negative entry (the message names row, column, value).
+            infinite, negative or complex entry (the message names row, column, value).
         NodeCountMismatchError: the size differs from ``num_nodes``.
 
     Example:
@@ -139,8 +155,25 @@ def as_pattern(adjacency: Any, *, round_index: int | None = None) -> sp.csr_arra
     return sp.csr_array(mat)
 
 
+def _node_order(graph: nx.Graph) -> list[Any]:
+    """The graph's nodes in agent order: node ``k`` is agent ``k`` when the labels are the integers
+    ``0 .. N-1`` (in whatever order they were inserted), else the nodes in ``graph.nodes`` order.
+
+    Example:
+        >>> import networkx as nx
+        >>> _node_order(nx.Graph([(3, 1), (1, 0), (0, 2)])), _node_order(nx.Graph([("b", "a")]))
+        ([0, 1, 2, 3], ['b', 'a'])
+    """
+    nodes = list(graph.nodes)
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in nodes)
+    if ints and set(nodes) == set(range(len(nodes))):
+        return list(range(len(nodes)))
+    return nodes
+
+
 def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
-    """Adjacency pattern of a networkx graph, nodes taken in ``graph.nodes`` order.
+    """Adjacency pattern of a networkx graph: node ``k`` is row ``k`` when the labels are ``0 .. N-1`` (in any
+    insertion order), else the nodes are taken in ``graph.nodes`` order.
 
     A directed edge ``u -> v`` means ``v`` receives from ``u``; an undirected
     edge is a link both ways. Self-loops are ignored.
@@ -152,8 +185,7 @@ def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
     """
     import networkx as nx
 
-    nodes = list(graph.nodes)
-    adj = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=None, format="csr")
+    adj = nx.to_scipy_sparse_array(graph, nodelist=_node_order(graph), weight=None, format="csr")
     # networkx: adj[u, v] = 1 for edge u -> v; our orientation is the transpose.
     pat = sp.csr_array(adj.T.astype(bool))
     pat.setdiag(False)

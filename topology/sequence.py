@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError
-from .matrices import as_pattern, as_weight_matrix, to_networkx
+from .matrices import _node_order, as_pattern, as_weight_matrix, to_networkx
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -256,8 +256,9 @@ def from_networkx(
     """A sequence from networkx graphs, weighted by a rule or by edge attributes.
 
     Args:
-        graphs: one graph per round, all on the same node set (taken in the
-            first graph's node order).
+        graphs: one graph per round, all on the same node set: node ``k`` is agent ``k`` when the labels are
+            ``0 .. N-1``, else the nodes are taken in the first graph's order
+            (integer labels in any insertion order are sorted).
         rule: a weight rule name or callable from :mod:`topology.weights`
             (e.g. ``"metropolis"``). If ``None``, each edge ``u -> v`` must carry
             a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``.
@@ -281,7 +282,7 @@ def from_networkx(
     graphs = list(graphs)
     if not graphs:
         raise EmptySequenceError("from_networkx needs at least one graph")
-    nodes = list(graphs[0].nodes)
+    nodes = _node_order(graphs[0])
     mats = []
     for t, g in enumerate(graphs, start=1):
         if set(g.nodes) != set(nodes):

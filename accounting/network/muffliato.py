@@ -104,6 +104,7 @@ from .schedule import LinearSchedule
 
 __all__ = [
     "WITNESS_MARGIN",
+    "witness_margin",
     "hamilton_weights",
     "spectral_gap",
     "chebyshev_gamma",
@@ -127,12 +128,31 @@ __all__ = [
 
 
 WITNESS_MARGIN = 1e-6
-"""An exact value counts as above a claimed one only when it exceeds it by more than this (absolute).
+"""An exact value counts as above a claimed one only when it exceeds it by more than this fraction of the
+local budget ``alpha Delta^2 / (2 sigma^2)`` (:func:`witness_margin`; the values' unit).
 
-The rounding of a long view's basis reaches about 1e-8 (a loss that cannot exceed the local budget 1
-came out as 1 + 7e-9 on a 128-node random geometric graph), so a smaller margin would report rounding
-as a witness against a claim that equals the budget.
+The rounding of a long view's basis reaches about 1e-8 of the budget (a loss that cannot exceed the local
+budget 1 came out as 1 + 7e-9 on a 128-node random geometric graph), so a smaller margin would report
+rounding as a witness against a claim that equals the budget.
 """
+
+
+def witness_margin(local_budget: float) -> float:
+    """How far an exact value must exceed a claimed one to be a witness: :data:`WITNESS_MARGIN` times the local
+    budget (every pairwise value lies in ``[0, local_budget]``, and its rounding is relative to it); an absolute
+    :data:`WITNESS_MARGIN` if the budget is not a positive finite number.
+
+    Args:
+        local_budget: ``alpha Delta^2 / (2 sigma^2)``, the loss of the raw noisy release.
+
+    Returns:
+        The margin.
+
+    Example:
+        >>> witness_margin(1.0), witness_margin(1e-6)
+        (1e-06, 1e-12)
+    """
+    return WITNESS_MARGIN * local_budget if 0 < local_budget < math.inf else WITNESS_MARGIN
 
 
 def hamilton_weights(graph: nx.Graph) -> sp.csr_array:
@@ -729,7 +749,7 @@ def witness_round(weights: sp.csr_array, u: int, v: int, steps: int, gamma: floa
 
     Returns:
         The step, or ``None`` if the exact loss at ``steps`` does not exceed the authors' value (by more
-        than :data:`WITNESS_MARGIN`).
+        than :func:`witness_margin` of the local budget ``alpha / (2 sigma^2)``).
 
     Raises:
         AccountingError: ``u == v`` or a node out of range.
@@ -742,10 +762,11 @@ def witness_round(weights: sp.csr_array, u: int, v: int, steps: int, gamma: floa
     if isinstance(u, bool) or not isinstance(u, (int, np.integer)) or not 0 <= u < n or u == v:
         raise AccountingError(f"source must be a node in [0, {n}) other than the observer {v}, got {u!r}")
     claim = authors_pairwise_loss(weights, v, steps, gamma, alpha=alpha, sigma=sigma, eps_local=eps_local)[u]
+    margin = witness_margin(alpha / (2 * sigma**2))
 
     def exceeds(t: int) -> bool:
         ex = exact_pairwise_loss(weights, v, t, gamma, alpha=alpha, sigma=sigma, rank_rtol=rank_rtol).exact[u]
-        return bool(ex > claim + WITNESS_MARGIN)
+        return bool(ex > claim + margin)
 
     if not exceeds(steps):
         return None

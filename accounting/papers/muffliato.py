@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from topology.audit import AssumptionSet, EachRound
+from topology.audit import AssumptionSet, EachRound, Static
 from topology.checks import properties as _P
 from topology.validation import check_positive
 
@@ -253,12 +253,14 @@ def iter_columns(claim: PairwiseClaim, observers: Any) -> Iterator[tuple[int, np
 
 
 ASSUMPTIONS = AssumptionSet("muffliato", f"{_MUFFLIATO}, Section 3", (
+    Static(2, "one fixed gossip matrix W from round 2 on (round 1, the local noising round: the identity or W; "
+              f"{_MUFFLIATO}, Algorithms 1-2)"),
     EachRound(_P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
     EachRound(_P.check_symmetric, "symmetric", f"W = W^T ({_MUFFLIATO})"),
     EachRound(_P.check_doubly_stochastic, "doubly_stochastic", f"W1 = 1 and 1^T W = 1^T ({_MUFFLIATO})"),
 ), "doubly")
-"""The topology assumptions: every round's matrix nonnegative, symmetric, doubly stochastic (the identity of
-the local noising round, then the gossip matrix ``W``)."""
+"""The topology assumptions: one fixed gossip matrix ``W`` from round 2 on (round 1, the local noising round: the
+identity or ``W``), every round's matrix nonnegative, symmetric, doubly stochastic."""
 
 
 SPEC = AccountantSpec(

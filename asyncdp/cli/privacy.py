@@ -143,6 +143,7 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     import math
 
     from ..privacy.adjacency import find_changed_agent
+    from ..privacy.network import deterministic_schedule
     from ..privacy.observers import pairwise_figures
 
     from ..privacy.context import claimed
@@ -155,7 +156,11 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
-    if row.kind == "exact" and math.isfinite(row.epsilon):
+    if row.kind == "exact" and math.isfinite(row.epsilon) and not deterministic_schedule(scenario):
+        lines.append(f"  exact epsilon at delta {delta:.3g} on this run's realized schedule: {row.epsilon:.6g}; the "
+                     "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
+                     "may see: one schedule is no verdict against this observer")
+    elif row.kind == "exact" and math.isfinite(row.epsilon):
         verdict = "holds" if row.epsilon <= eps_c * (1 + 1e-9) else "fails"
         lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
                      f"delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule)")

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import LinearSchedule, Observer, pairwise_losses
-from accounting.network.muffliato import WITNESS_MARGIN
+from accounting.network.muffliato import witness_margin
 
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
@@ -52,7 +52,7 @@ from .observers import (
 )
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
-           "pairwise_claim_of", "witness_round", "claimed_bounds"]
+           "pairwise_claim_of", "witness_round", "claimed_bounds", "deterministic_schedule"]
 
 
 @dataclass(frozen=True)
@@ -330,21 +330,27 @@ def _truncated(sched: LinearSchedule, t: int) -> LinearSchedule:
 
 
 def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: float, sensitivity: float,
-                  delivered: list[tuple[int, int]] | None = None) -> int | None:
+                  delivered: list[tuple[int, int]] | None = None, margin: float | None = None) -> int | None:
     """The first round ``t`` such that ``v``'s view up to round ``t`` already leaks more than ``bound`` about ``u``.
 
     The loss of a longer view is never smaller (a longer view is a superset), so a binary search finds it.
     ``delivered``: the messages delivered to ``v`` without being combined (:func:`~.observers.delivered_messages`),
-    counted from their own round.
+    counted from their own round. ``margin``: how far the loss must exceed ``bound``
+    (:func:`~accounting.network.muffliato.witness_margin`; default that of the local budget of the schedule's
+    largest round-1 noise scale).
 
     Returns:
         The round, or ``None`` if the whole run does not exceed ``bound``.
     """
+    if margin is None:
+        s1 = float(np.max(sched.noise_scale[0]))
+        margin = witness_margin(alpha * sensitivity**2 / (2.0 * s1**2) if s1 > 0 else math.inf)
+
     def exceeds(t: int) -> bool:
         seen = [m for m in delivered or () if m[0] <= t]
         loss = pairwise_losses(_truncated(sched, t), Observer.node(v), [u], sensitivity=sensitivity,
                                delivered=seen)[u]
-        return bool(loss.renyi(alpha) > bound + WITNESS_MARGIN)
+        return bool(loss.renyi(alpha) > bound + margin)
 
     if not exceeds(sched.horizon):
         return None
@@ -379,6 +385,7 @@ class ClaimCheck:
         failures: the witnesses (the largest excesses first, at most ``max_witnesses``).
         failed: total number of pairs above the claim.
         statement: the claim's statement.
+        reason: why the verdict is inconclusive (``""`` otherwise).
     """
 
     verdict: str
@@ -386,6 +393,7 @@ class ClaimCheck:
     failed: int
     failures: tuple[PairFailure, ...] = field(default_factory=tuple)
     statement: str = ""
+    reason: str = ""
 
     def to_table(self) -> str:
         """The verdict and the witnesses."""
@@ -395,6 +403,8 @@ class ClaimCheck:
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): exact {f.exact:.6g} > claimed "
                          f"{f.claimed:.6g}" + (f", from round {f.round}" if f.round is not None else ""))
+        if self.reason:
+            lines.append(f"  {self.reason}")
         return "\n".join(lines)
 
 
@@ -433,12 +443,19 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
 
     Returns:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate;
-        a pass needs every value exact.
+        a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
+        :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
+        schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor
+        refute it, so the verdict is ``inconclusive`` with the reason (the pairs above it are still listed).
+        ``asyncdp privacy check --observer node:v`` bounds the averaged divergence over sampled runs.
     """
+    from .observers import affine_renyi_bound
+
     pairs = failed = 0
     all_exact = True
     found: list[PairFailure] = []
     graph = gossip_graph(scenario)
+    margin = witness_margin(affine_renyi_bound(scenario, claim.alpha))  # in the values' unit, the local budget
     for row in rows:
         dist = shortest_paths(scenario, row.v, graph)
         bounds = claimed_bounds(claim, row.v, dist, len(row.values))
@@ -447,19 +464,37 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if row.values[u] > bounds[u] + WITNESS_MARGIN:
+            if row.values[u] > bounds[u] + margin:
                 failed += 1
                 found.append(PairFailure(u, row.v, int(dist[u]), float(bounds[u]), float(row.values[u]), None))
     found.sort(key=lambda f: -(f.exact - f.claimed))
     kept = found[:max_witnesses]
     if kept and find_rounds:
         kept = [PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, r)
-                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha))]
+                for f, r in zip(kept, _witness_rounds(scenario, kept, claim.alpha, margin))]
     verdict = "violation" if failed else ("pass" if all_exact else "inconclusive")
-    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""))
+    reason = ""
+    if not deterministic_schedule(scenario):
+        verdict = "inconclusive"
+        reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "
+                  "the claim bounds the divergence averaged over schedules, which one schedule neither shows below "
+                  "nor above it (use asyncdp privacy check --observer node:v: confidence bounds over sampled runs)")
+    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason)
 
 
-def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) -> list[int | None]:
+def deterministic_schedule(scenario: Any) -> bool:
+    """Whether every run has the same schedule: lockstep timing and lossless links.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> deterministic_schedule(Muffliato.example_scenario())
+        True
+    """
+    links = scenario.links
+    return isinstance(scenario.timing, Lockstep) and not links.overrides and links.default == LinkModel()
+
+
+def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float, margin: float) -> list[int | None]:
     """The first round of each failing pair: on the streaming path for a lockstep Muffliato scenario (rounds
     ``steps + 2``: the noising round and the first exchange come first), else on one engine run's schedule."""
     sens = float(scenario.problem.domain.diameter)
@@ -475,7 +510,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         def exceeds(f: PairFailure, steps: int) -> bool:
             row = exact_pairwise_loss(w, f.v, steps, gamma, alpha=alpha, sigma=sigma / sens,
                                       include_first_exchange=True)
-            return bool(row.exact[f.u] > f.claimed + WITNESS_MARGIN)
+            return bool(row.exact[f.u] > f.claimed + margin)
 
         out: list[int | None] = []
         for f in failures:
@@ -491,8 +526,8 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float) ->
         return out
     result = scenario.run("simpy")
     sched = linear_schedule(result, scenario)
-    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched))
-            for f in failures]
+    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched),
+                          margin) for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

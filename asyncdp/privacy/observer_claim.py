@@ -53,15 +53,14 @@ from typing import Any
 import numpy as np
 
 from accounting.network import Observer, combine_renyi
-from accounting.network.muffliato import WITNESS_MARGIN
+from accounting.network.muffliato import witness_margin
 
-from ..engine.links import LinkModel
-from ..engine.timing import Lockstep
 from ..errors import ScenarioError
 from .network import (
     PairFailure,
     check_pairwise_claim,
     claimed_bounds,
+    deterministic_schedule,
     gossip_graph,
     leakage_rows,
     pairwise_claim_of,
@@ -75,7 +74,7 @@ from .observers import (
     rounded_to_bound,
 )
 
-__all__ = ["ObserverClaimCheck", "check_observer_claim", "deterministic_schedule"]
+__all__ = ["ObserverClaimCheck", "check_observer_claim"]
 
 EXACT = "exact"
 SAMPLED = "sampled schedules"
@@ -135,18 +134,6 @@ class ObserverClaimCheck:
         if self.reason:
             lines.append(f"  {self.reason}")
         return "\n".join(lines)
-
-
-def deterministic_schedule(scenario: Any) -> bool:
-    """Whether every run has the same schedule: lockstep timing and lossless links.
-
-    Example:
-        >>> from asyncdp.papers.muffliato.rule import Muffliato
-        >>> deterministic_schedule(Muffliato.example_scenario())
-        True
-    """
-    links = scenario.links
-    return isinstance(scenario.timing, Lockstep) and not links.overrides and links.default == LinkModel()
 
 
 def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int = 20, seed: int | None = None,
@@ -229,6 +216,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     pairs = len(nodes) * (n - 1)
     gap = (1.0 - confidence) / max(pairs, 1)
     margin = d_max * math.sqrt(math.log(1.0 / gap) / (2.0 * runs)) if math.isfinite(d_max) else math.inf
+    rounding = witness_margin(d_max)  # in the values' unit, the local budget
     found: list[tuple[PairFailure, int]] = []
     all_below, all_exact = True, True
     lemma_broken: Any = None
@@ -254,18 +242,18 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 all_below = False
                 continue
             lower = float(np.mean(ds)) - margin
-            if lower > bounds[u] + WITNESS_MARGIN:
+            if lower > bounds[u] + rounding:
                 found.append((PairFailure(u, v, int(dist[u]), float(bounds[u]), lower, None), int(np.argmax(ds))))
             if all_below:
                 upper = (combine_renyi(rounded_to_bound(ds, d_max), alpha, d_max, gap).upper
                          if math.isfinite(d_max) else math.inf)
-                all_below = upper <= bounds[u] + WITNESS_MARGIN
+                all_below = upper <= bounds[u] + rounding
     found.sort(key=lambda x: -(x[0].exact - x[0].claimed))
     kept = found[:max_witnesses]
     failures = []
     for f, run in kept:
         rnd = (witness_round(scheds[run], f.u, f.v, f.claimed, alpha, sens,
-                             delivered_messages(results[run], Observer.node(f.v), scheds[run]))
+                             delivered_messages(results[run], Observer.node(f.v), scheds[run]), rounding)
                if find_rounds else None)
         failures.append(PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, rnd))
     if found:

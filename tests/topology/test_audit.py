@@ -293,3 +293,39 @@ def test_symmetric_audits_fail_a_one_way_link_below_the_tolerance(name):
     w = np.array([[1 - 1e-10, 1e-10], [0.0, 1.0]])  # node 1 never hears node 0
     rep = topology.audit(topology.static(w), assumption_set(name), horizon=3)
     assert "symmetric" in {a.name for a in rep.failed()}
+
+
+def test_muffliato_audit_needs_one_gossip_matrix_after_the_noising_round():
+    # Muffliato gossips with one fixed W after the local noising round (its pairwise claim is computed from it);
+    # a sequence alternating two symmetric doubly stochastic matrices was reported to meet every assumption
+    path = topology.metropolis(nx.path_graph(6)).toarray()
+    ring = topology.metropolis(nx.cycle_graph(6)).toarray()
+    eye = np.eye(6)
+    spec = assumption_set("muffliato")
+    varying = topology.audit(topology.from_matrices([eye, path, ring, path]), spec)
+    static = {a.name: a for a in varying.assumptions}["static"]
+    assert not static.holds and static.first_failure_round == 3
+    assert static.witness.startswith("round 3: entry [")
+    odd_first = topology.audit(topology.from_matrices([ring, path, path]), spec)
+    assert [(a.name, a.first_failure_round) for a in odd_first.failed()] == [("static", 1)]
+    assert "neither the identity nor the matrix of round 2" in odd_first.failed()[0].witness
+    for good in ([eye, path, path, path], [path] * 4):
+        assert topology.audit(topology.from_matrices(good), spec).all_hold
+    assert topology.audit(topology.periodic([path]), spec).all_hold
+
+
+def test_a_spectral_assumption_covers_every_round_not_round_1_only():
+    # a user's own set with a spectral step (no Static step) on a time-varying sequence: the mixing norm of round 1
+    # (a ring, 0.5) was reported for the sequence, and the assumption held, while round 2 is disconnected (norm 1)
+    from topology.audit import AssumptionSet, Spectral
+
+    ring = topology.metropolis(nx.cycle_graph(5)).toarray()
+    split = np.eye(5)  # five components: ||W - 11^T/N|| = 1
+    spec = AssumptionSet("mine", "my notes", (Spectral(topology.mixing_norm, "eta", "eta_below_one",
+                                                       "||W - 11^T/N||_2", "every W_t contracts"),), "doubly")
+    rep = topology.audit(topology.periodic([ring, ring, split]), spec)
+    res = rep.assumptions[0]
+    assert not res.holds and res.first_failure_round == 3 and res.witness.startswith("round 3: ||W - 11^T/N||_2 = 1")
+    assert rep.constants["eta"] == pytest.approx(1.0)
+    ok = topology.audit(topology.periodic([ring, topology.metropolis(nx.complete_graph(5)).toarray()]), spec)
+    assert ok.all_hold and ok.constants["eta"] == pytest.approx(topology.mixing_norm(ring))  # the largest

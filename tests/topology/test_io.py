@@ -439,3 +439,12 @@ def test_round_trip_property(n, rounds, data):
     for form in ("dense", "edges"):
         back = loads_sequence(dumps_sequence(seq, form=form))
         _same(seq, back, rounds)
+
+
+def test_a_key_repeated_in_one_object_is_an_error():
+    # Python's json keeps the last value of a repeated key: the first edge list of this round was dropped and the
+    # audit examined a topology the file does not describe
+    text = ('{"nodes": 2, "rounds": [{"edges": [[0, 0, 0.5], [0, 1, 0.5], [1, 0, 0.5], [1, 1, 0.5]], '
+            '"edges": [[0, 0, 1.0], [1, 1, 1.0]]}]}')
+    with pytest.raises(TopologyFormatError, match="ring.json: key 'edges' appears twice"):
+        loads_sequence(text, source="ring.json")

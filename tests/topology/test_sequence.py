@@ -78,3 +78,31 @@ def test_as_weight_matrix_does_not_modify_callers_matrix():
     m = sp.csr_array((np.array([1.0, 0.0, 1.0]), (np.array([0, 0, 1]), np.array([0, 1, 1]))), shape=(2, 2))
     T.as_weight_matrix(m)
     assert m.nnz == 3
+
+
+def test_integer_labels_are_agents_whatever_their_insertion_order():
+    # a graph built from an edge list inserts its nodes in the order the edges name them; node k must be agent k
+    # (row k), as the engines and the observers number agents: a cycle 3 -> 1 -> 0 -> 2 put node 3 in row 0, and
+    # a strong-connectivity witness named rows, not the nodes the user wrote
+    g = nx.DiGraph([(3, 1), (1, 0), (0, 2), (2, 3)])
+    g.remove_edge(2, 3)  # node 3 hears nobody
+    for seq in (T.from_networkx([g], rule="row-stochastic"), T.from_networkx([nx.DiGraph(g.edges(data=True))])):
+        w = seq.dense(1)
+        assert w[0, 1] > 0 and w[2, 0] > 0 and w[1, 3] > 0  # i receives from j: W[i, j]
+    res = T.check_strongly_connected(T.from_networkx([g], rule="row-stochastic").weights(1))
+    target, source = (int(x) for x in res.witness.replace("node ", "").split(" unreachable from "))
+    assert not nx.has_path(g, source, target)  # true of the nodes the user wrote
+    assert T.pattern_from_networkx(nx.Graph([(2, 0), (0, 1)])).toarray().astype(int).tolist() == [
+        [0, 1, 1], [1, 0, 0], [1, 0, 0]]
+    labelled = T.from_networkx([nx.cycle_graph(["b", "a", "c"])], rule="metropolis")
+    assert labelled.num_nodes == 3  # other labels: the graph's order
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_complex_weight_is_refused_not_cast_to_its_real_part(kind):
+    # numpy's cast to float dropped the imaginary part with only a ComplexWarning
+    w = np.array([[0.5, 0.5], [0.5, 0.5]], dtype=complex)
+    w[1, 0] += 0.25j
+    with pytest.raises(InvalidMatrixError, match=r"round 1: entry \[1, 0\] is complex"):
+        T.static(w if kind == "dense" else sp.csr_array(w))
+    assert T.static(np.real(w) + 0j).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]  # no imaginary part: exact

@@ -72,9 +72,24 @@ def gossip_matrix(scenario: Any) -> Any:
     return scenario.topology.weights(2)
 
 
-def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float = 1.0) -> S.PairwiseClaim:
-    """The authors' pairwise values for the scenario: ``steps = horizon - 2`` gossip steps after the local
-    noising round and the first exchange, ``W`` the round-2 matrix, the rule's ``gamma`` (1: plain).
+def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float | None = None) -> S.PairwiseClaim:
+    """The authors' pairwise values for the scenario: the gossip steps the run performs after the first exchange,
+    ``W`` the round-2 matrix, the rule's ``gamma`` (1: plain).
+
+    With the identity in round 1 (:func:`~asyncdp.papers.muffliato.rule.muffliato_topology`: the local noising
+    round), the first exchange is round 2's and ``horizon - 2`` steps follow; with ``W`` from round 1 on, the
+    noisy values are exchanged in round 1 and ``horizon - 1`` steps follow.
+
+    The authors' values are for data of sensitivity 1 (values in ``[0, 1]``); at the scenario's sensitivity
+    ``Delta`` (the domain's diameter) every Gaussian divergence scales by ``Delta^2``, so the values are
+    evaluated at ``sigma / Delta`` and capped at the local budget ``alpha Delta^2 / (2 sigma^2)``
+    (:func:`accounting.papers.muffliato.muffliato_local_renyi`; the authors' ``eps_local = 1`` at
+    ``sigma = Delta = 1``, ``alpha = 2``).
+
+    Args:
+        scenario: the scenario.
+        alpha: the Renyi order.
+        eps_local: the cap; default the local budget.
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -83,6 +98,13 @@ def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float = 1.0)
     """
     alg = scenario.algorithm
     gamma = None if alg.gamma == 1.0 else float(alg.gamma)
-    steps = max(scenario.horizon - 2, 1)
-    return S.muffliato_pairwise_claim(gossip_matrix(scenario), steps, gamma, alpha=alpha, sigma=float(alg.sigma),
-                                      eps_local=eps_local)
+    import scipy.sparse as sp
+
+    first = sp.csr_array(scenario.topology.weights(1))
+    noising_round = abs(first - sp.identity(first.shape[0], format="csr")).max() == 0
+    steps = max(scenario.horizon - (2 if noising_round else 1), 1)
+    diameter = S.muffliato_sensitivity(diameter=float(scenario.problem.domain.diameter))
+    if eps_local is None:
+        eps_local = S.muffliato_local_renyi(sigma=float(alg.sigma), alpha=alpha, sensitivity=diameter)
+    return S.muffliato_pairwise_claim(gossip_matrix(scenario), steps, gamma, alpha=alpha,
+                                      sigma=float(alg.sigma) / diameter, eps_local=eps_local)
