@@ -452,7 +452,7 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         bound: ``C``.
 
     Returns:
-        At most one pair per channel.
+        At most one pair per channel whose messages are points (as wide as ``gradient``).
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
@@ -464,6 +464,8 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
     out = []
     horizon = next(iter(messages.values())).shape[1]
     for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
         mixed: tuple[int, float] | None = None
         for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon):
             if what == "mixed":

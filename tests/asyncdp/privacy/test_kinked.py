@@ -79,6 +79,9 @@ def test_a_mirrored_pair_is_kinked_between_the_own_message_and_the_combination()
             assert np.array_equal(q.gradient(0, x), -p.gradient(0, x))
     with pytest.raises(ValueError, match="linear"):
         kinked_pairs({(0, 1.0): y}, sched, 0, 2.0, 2, 1)[0].first_costs(BASE2, 0)
+    # a channel of other values than points (a round counter, one wide) gets none, along any axis
+    both = {"c": np.array([[[[1.0], [1.0]]]]), **y}
+    assert [p.position for p in mirrored_pairs(both, sched, 0, 1, np.eye(2)[1], 2.0)] == [1.5]
 
 
 def _one_round(w):
