@@ -22,6 +22,9 @@ C``: the worst-case search never met the lemma's excess and the check said ``pas
 kinked cost against its mirror image (``asyncdp.privacy.kinked``), kinked between where the agent is and where
 it moves: ``4 C`` at round 2, a witness against the lemma. With the right lemma (``4 C`` from round 2) and claim,
 the check still passes.
+
+``OneDifferenceCurvedDGD`` (the fixture's curvature-corrected step, whose correction is a gradient difference
+too) makes the same mistake in its lemma, and was passed the same way.
 """
 
 from __future__ import annotations
@@ -184,3 +187,51 @@ def test_the_right_lemma_still_passes():
     with noisy_dgd.registered([PrivateGT], adjacency, origin=__file__, lemma=lemma):
         report = check_privacy(sc, adj, runs=300, search_examples=0)
     assert report.verdict == "pass", report.reasons
+
+
+@dataclass(frozen=True)
+class OneDifferenceCurvedDGD(noisy_dgd.CurvedDGD):
+    """The fixture's ``x = z - a clip(g(z)) - b d 1{||d|| > 1/2}``, ``d = clip(g(z)) - clip(g(z + e))``, ``e =
+    (1/2, 0)``, with the lemma ``2 a C + 2 b C``: "``d`` is one clipped gradient difference, at most ``2 C``".
+
+    Independent truth (closed form): agent 0's cost with gradient ``C s(x_0) e_0``, ``s`` a square wave of period
+    1 (the sign flips every ``1/2``), against its negation: ``s(z_0 + 1/2) = -s(z_0)``, so ``d = 2 C s(z_0) e_0``
+    and ``d' = -d`` at every ``z``, and given the past agent 0's next release moves by exactly ``(2 a + 4 b) C =
+    2.2`` every round, not ``1.2``: the run is a Gaussian mechanism with ``mu^2 = (T - 1) 2.2^2 / sigma^2``, whose
+    zCDP ``rho = 21.8`` is 3.4 times the claimed ``(T - 1) 1.2^2 / 2 = 6.48``.
+    """
+
+    name: ClassVar[str] = "test-red-one-difference-curved-dgd"
+    offset: ClassVar[np.ndarray] = np.array([0.5, 0.0])
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("gaussian", noisy_dgd.SIGMA, self.dim, 0.0 if t == 1 else curved_lemma_value())
+
+    def claimed_form(self, horizon: int) -> ZeroConcentratedDP:
+        return ZeroConcentratedDP((horizon - 1) * (curved_lemma_value() / noisy_dgd.SIGMA) ** 2 / 2)
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return self.claimed_form(horizon).epsilon_at(1e-6), 1e-6
+
+
+def curved_lemma_value() -> float:
+    return 2 * noisy_dgd.STEP * noisy_dgd.CLIP + noisy_dgd.CurvedDGD.correction * 2 * noisy_dgd.CLIP
+
+
+def curved_lemma(sc: Any) -> np.ndarray:
+    out = np.full(sc.horizon, curved_lemma_value())
+    out[0] = 0.0
+    return out
+
+
+def test_a_correction_lemma_of_one_gradient_difference_is_refuted():
+    a, b, c = noisy_dgd.STEP, noisy_dgd.CurvedDGD.correction, noisy_dgd.CLIP
+    rho_true, rho_claimed = 9 * ((2 * a + 4 * b) * c) ** 2 / 2, 9 * curved_lemma_value() ** 2 / 2
+    assert rho_true / rho_claimed > 3.3
+    sc, adj = noisy_dgd.rendezvous_pair(OneDifferenceCurvedDGD(), topology.static(noisy_dgd.ring(5)), 10)
+    with noisy_dgd.registered([OneDifferenceCurvedDGD], adjacency, origin=__file__, lemma=curved_lemma):
+        report = check_privacy(sc, adj, runs=300, search_examples=0)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["against"] == "lemma" and w["kink"]["mirrored"], w
+    assert w["value"] == pytest.approx(((2 * a + 4 * b) * c) ** 2 / 2, rel=1e-4)  # 2.2^2 / 2 in one round
