@@ -26,8 +26,10 @@ pair keeps the largest linear shift and adds whatever the kink adds.
 
 A rule that reads the gradient at two points (a gradient difference, as gradient tracking takes) moves by
 twice as much under a kinked cost against its mirror image (``-f``, the gradient the opposite at every point:
-:func:`mirrored_pairs`), kinked between where the changed agent is and where it moves: each cost's gradient
-turns over between the two points, the opposite way under ``P'``, where a linear cost's does not turn at all.
+:meth:`KinkedPair.mirror`) as under a linear cost against a kinked one: each cost's gradient turns over between
+the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
+are kinked at the positions above (a gradient read a short distance beyond the state) and between where the
+changed agent is and where it moves (:func:`mirrored_pairs`).
 
 For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
 scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
@@ -51,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -70,7 +73,8 @@ __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_po
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
-positions each); the mirrored pairs (:func:`mirrored_pairs`, one per coordinate and channel) come on top."""
+positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, and one per coordinate and
+channel of :func:`mirrored_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -328,6 +332,16 @@ class KinkedPair:
         """The kinked loss sequence (round :attr:`round_index`'s loss replaced in ``base``)."""
         assert self.round_index is not None
         return KinkedRound(base, self.round_index, self.axis, self.position, self.scale, self.width)
+
+    def mirror(self) -> KinkedPair:
+        """The same kink as a mirrored pair: the kinked cost (``P``) against its mirror image (``P'``).
+
+        Example:
+            >>> KinkedPair("kinked at 0.5 vs coordinate 0 (+)", (1.0,), 0, 0.5, 1.0, 1e-3).mirror().label
+            'kinked at 0.5 vs its mirror image'
+        """
+        label = self.label.rsplit(" vs ", 1)[0] + " vs its mirror image"
+        return dataclasses.replace(self, label=label, mirrored=True)
 
     def describe(self) -> str:
         """The pair in words (for reasons)."""

@@ -1434,7 +1434,9 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if built is None:
         return None
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
-    # a kinked cost against its mirror image, per axis and channel, from the + reference's transcript
+    # kinked costs against their mirror image (the orientation is immaterial: the + references' kinks), and per
+    # axis and channel kinked between where the agent is and where it moves
+    pairs += [p.mirror() for p in pairs if max(p.gradient) > 0]
     pairs += [p for (k, s), messages in zip(refs, built) if s > 0
               for p in mirrored_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),

@@ -127,6 +127,7 @@ def test_a_correct_clipped_rule_is_not_refuted_by_the_kinked_pairs(monkeypatch):
     with noisy_dgd.registered((ClipDGD,), _adjacency, origin=__file__):
         sc = [Scenario(_linear([s * CLIP, 0.0]), topology.static(_W), ClipDGD(), horizon=T, seed=3) for s in (1, -1)]
         report = check_privacy(*sc, runs=1000)
-    # two coordinates, both signs, two kinks each; and per coordinate a kinked cost against its mirror image
-    assert seen and len(seen[0]) == 10 and sum(p.mirrored for p in seen[0]) == 2
+    # two coordinates, both signs, two kinks each; the + signs' kinks again against their mirror image, and per
+    # coordinate a mirrored kink between the own message and the combination
+    assert seen and len(seen[0]) == 14 and sum(p.mirrored for p in seen[0]) == 6
     assert report.verdict == "pass", report.reasons
