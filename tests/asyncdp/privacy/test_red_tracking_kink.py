@@ -24,7 +24,8 @@ it moves: ``4 C`` at round 2, a witness against the lemma. With the right lemma 
 the check still passes.
 
 ``OneDifferenceCurvedDGD`` (the fixture's curvature-corrected step, whose correction is a gradient difference
-too) makes the same mistake in its lemma, and was passed the same way.
+too) makes the same mistake in its lemma, and was passed the same way; ``FarCurvedDGD``, reading the gradient 2
+beyond the state, is refuted by the mirror image of a kink placed beyond a visited state.
 """
 
 from __future__ import annotations
@@ -214,6 +215,15 @@ class OneDifferenceCurvedDGD(noisy_dgd.CurvedDGD):
         return self.claimed_form(horizon).epsilon_at(1e-6), 1e-6
 
 
+@dataclass(frozen=True)
+class FarCurvedDGD(OneDifferenceCurvedDGD):
+    """The same with ``e = (2, 0)`` (the square wave's period 4): the window ``[z, z + e]`` holds the first kink
+    beyond the state, not the kink between where the agent is and where it moves."""
+
+    name: ClassVar[str] = "test-red-far-curved-dgd"
+    offset: ClassVar[np.ndarray] = np.array([2.0, 0.0])
+
+
 def curved_lemma_value() -> float:
     return 2 * noisy_dgd.STEP * noisy_dgd.CLIP + noisy_dgd.CurvedDGD.correction * 2 * noisy_dgd.CLIP
 
@@ -224,12 +234,13 @@ def curved_lemma(sc: Any) -> np.ndarray:
     return out
 
 
-def test_a_correction_lemma_of_one_gradient_difference_is_refuted():
+@pytest.mark.parametrize("rule", [OneDifferenceCurvedDGD, FarCurvedDGD])
+def test_a_correction_lemma_of_one_gradient_difference_is_refuted(rule):
     a, b, c = noisy_dgd.STEP, noisy_dgd.CurvedDGD.correction, noisy_dgd.CLIP
     rho_true, rho_claimed = 9 * ((2 * a + 4 * b) * c) ** 2 / 2, 9 * curved_lemma_value() ** 2 / 2
     assert rho_true / rho_claimed > 3.3
-    sc, adj = noisy_dgd.rendezvous_pair(OneDifferenceCurvedDGD(), topology.static(noisy_dgd.ring(5)), 10)
-    with noisy_dgd.registered([OneDifferenceCurvedDGD], adjacency, origin=__file__, lemma=curved_lemma):
+    sc, adj = noisy_dgd.rendezvous_pair(rule(), topology.static(noisy_dgd.ring(5)), 10)
+    with noisy_dgd.registered([rule], adjacency, origin=__file__, lemma=curved_lemma):
         report = check_privacy(sc, adj, runs=300, search_examples=0)
     assert report.verdict == "violation", report.reasons
     w = report.witness
