@@ -107,13 +107,14 @@ def _kink_gradient(x: np.ndarray, axis: int, position: float, scale: float, widt
     return out
 
 
-def _widened(base: FunctionClass, scale: float, width: float) -> FunctionClass:
+def _widened(base: FunctionClass, scale: float, width: float, convex: bool = True) -> FunctionClass:
     """``base``'s constants widened by a kinked cost: gradient bound ``max(base, scale)``, Hessian bound and
-    smoothness at least ``scale / width`` (the Hessian's largest value, at the kink), ``mu = 0``."""
+    smoothness at least ``scale / width`` (the Hessian's largest value, at the kink), ``mu = 0`` (``None``, no
+    lower bound on the Hessian, for a mirrored, concave one: ``convex=False``)."""
     curv = scale / width
     return FunctionClass(diameter=base.diameter,
                          gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound, scale),
-                         strong_convexity=0.0,
+                         strong_convexity=0.0 if convex else None,
                          hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
                          smoothness=None if base.smoothness is None else max(base.smoothness, curv))
 
@@ -179,8 +180,9 @@ class KinkedOverride(AgentOverride):
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
-        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
-        return _widened(self._base.function_class(domain), self._scale, self._eta)
+        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0`` (unknown for the mirror image,
+        which is concave)."""
+        return _widened(self._base.function_class(domain), self._scale, self._eta, self._sign > 0)
 
     def with_agent(self, agent: int, **changes: Any) -> KinkedOverride:
         """Copy with ``position=`` of the overridden agent's kink replaced (the only private field).

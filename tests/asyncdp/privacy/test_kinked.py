@@ -11,6 +11,7 @@ from asyncdp.engine.schedule import RealizedSchedule
 from asyncdp.errors import ProblemError
 from asyncdp.privacy.kinked import KINK_OFFSET, KinkedOverride, kink_positions, kinked_pairs, mirrored_pairs
 from asyncdp.problems.costs import RendezvousQuadratic
+from asyncdp.problems.domains import Box
 
 BASE = RendezvousQuadratic([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
 BASE2 = RendezvousQuadratic([[0.0, 0.0], [1.0, 1.0]])
@@ -61,6 +62,8 @@ def test_the_mirror_image_is_the_opposite_cost(x, c, axis):
     x = np.array(x)
     assert float(g.value(0, x)) == -float(f.value(0, x)) and np.array_equal(g.gradient(0, x), -f.gradient(0, x))
     assert g.differing_agents(f) == frozenset({0})
+    box = Box(-10.0, 10.0, dim=3)
+    assert f.function_class(box).mu == 0.0 and g.function_class(box).mu is None  # concave: no mu = 0
 
 
 def test_a_mirrored_pair_is_kinked_between_the_own_message_and_the_combination():
