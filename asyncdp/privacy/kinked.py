@@ -24,6 +24,13 @@ ones the kinks were placed at) against the kinked cost (``P'``), whose
 gradient at those states is the opposite extremal one, ``-s C e_k``: the
 pair keeps the largest linear shift and adds whatever the kink adds.
 
+A rule that reads the gradient at two points (a gradient difference, as gradient tracking takes) moves by
+twice as much under a kinked cost against its mirror image (``-f``, the gradient the opposite at every point:
+:meth:`KinkedPair.mirror`) as under a linear cost against a kinked one: each cost's gradient turns over between
+the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
+are kinked at the positions above (a gradient read a short distance beyond the state) and between where the
+changed agent is and where it moves (:func:`mirrored_pairs`).
+
 For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
 scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
 halves) and the kinked cost with ``C / 2``, whose gradient difference has
@@ -46,6 +53,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -60,11 +68,13 @@ from ..problems.costs.override import AgentOverride
 from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
-__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs", "kinked_round_pairs",
-           "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs",
+           "mirrored_pairs", "kinked_round_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
-"""At most this many kinked pairs are evaluated per check (two coordinates, both signs, two positions each)."""
+"""At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
+positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, and one per coordinate and
+channel of :func:`mirrored_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -97,21 +107,23 @@ def _kink_gradient(x: np.ndarray, axis: int, position: float, scale: float, widt
     return out
 
 
-def _widened(base: FunctionClass, scale: float, width: float) -> FunctionClass:
+def _widened(base: FunctionClass, scale: float, width: float, convex: bool = True) -> FunctionClass:
     """``base``'s constants widened by a kinked cost: gradient bound ``max(base, scale)``, Hessian bound and
-    smoothness at least ``scale / width`` (the Hessian's largest value, at the kink), ``mu = 0``."""
+    smoothness at least ``scale / width`` (the Hessian's largest value, at the kink), ``mu = 0`` (``None``, no
+    lower bound on the Hessian, for a mirrored, concave one: ``convex=False``)."""
     curv = scale / width
     return FunctionClass(diameter=base.diameter,
                          gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound, scale),
-                         strong_convexity=0.0,
+                         strong_convexity=0.0 if convex else None,
                          hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
                          smoothness=None if base.smoothness is None else max(base.smoothness, curv))
 
 
 class KinkedOverride(AgentOverride):
-    """``base``'s costs, except agent ``agent``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
+    """``base``'s costs, except agent ``agent``'s: ``f(x) = sign scale sqrt((x_axis - position)^2 + width^2)``.
 
-    Its gradient ``scale (x_axis - position) / sqrt(...) e_axis`` has norm below ``scale`` in every ``l_p`` norm.
+    Its gradient ``sign scale (x_axis - position) / sqrt(...) e_axis`` has norm below ``scale`` in every ``l_p``
+    norm; ``sign = -1`` is the mirror image (concave, the gradient the opposite at every point).
 
     Args:
         base: the cost family whose other agents' costs are kept.
@@ -120,9 +132,11 @@ class KinkedOverride(AgentOverride):
         position: the kink ``c``, finite.
         scale: ``C > 0``.
         width: ``eta > 0``.
+        sign: ``1`` (default) or ``-1``.
 
     Raises:
-        ProblemError: a bad agent or axis, or a position, scale or width that is not finite or not positive.
+        ProblemError: a bad agent or axis, a position, scale or width that is not finite or not positive, or a
+            sign other than 1 and -1.
 
     Example:
         >>> from asyncdp.problems.costs import RendezvousQuadratic
@@ -133,33 +147,42 @@ class KinkedOverride(AgentOverride):
 
     private_fields = ("position",)
 
-    def __init__(self, base: CostFamily, agent: int, axis: int, position: float, scale: float, width: float) -> None:
+    def __init__(self, base: CostFamily, agent: int, axis: int, position: float, scale: float, width: float,
+                 sign: float = 1.0) -> None:
         super().__init__(base, agent)
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= int(axis) < base.dim:
             raise ProblemError(f"axis must be a coordinate in 0..{base.dim - 1}, got {axis!r}")
         for name, v, positive in (("position", position, False), ("scale", scale, True), ("width", width, True)):
             if not np.isfinite(v) or (positive and not v > 0):
                 raise ProblemError(f"{name} must be finite{' and > 0' if positive else ''}, got {_fmt(v)}")
+        if isinstance(sign, bool) or sign not in (1, -1):
+            raise ProblemError(f"sign must be 1 or -1, got {sign!r}")
         self._axis = int(axis)
-        self._c, self._scale, self._eta = float(position), float(scale), float(width)
+        self._c, self._scale, self._eta, self._sign = float(position), float(scale), float(width), float(sign)
+
+    @property
+    def signed_scale(self) -> float:
+        """``sign scale``: the factor of the kink's slope in the gradient."""
+        return self._sign * self._scale
 
     def _own_value(self, x: np.ndarray) -> np.ndarray:
         t = x[..., self._axis] - self._c
-        return self._scale * np.sqrt(t * t + self._eta * self._eta)
+        return self.signed_scale * np.sqrt(t * t + self._eta * self._eta)
 
     def _own_gradient(self, x: np.ndarray) -> np.ndarray:
-        return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
+        return _kink_gradient(x, self._axis, self._c, self.signed_scale, self._eta)
 
     def _own_parameters(self) -> Any:
-        """``(axis, position, scale, width)`` (this class only)."""
+        """``(axis, position, scale, width, sign)`` (this class only)."""
         if type(self) is not KinkedOverride:
             return super()._own_parameters()
-        return (self._axis, self._c, self._scale, self._eta)
+        return (self._axis, self._c, self._scale, self._eta, self._sign)
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base class widened by the kinked cost: ``C2 = max(C2_base, scale)``, smoothness at least
-        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
-        return _widened(self._base.function_class(domain), self._scale, self._eta)
+        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0`` (unknown for the mirror image,
+        which is concave)."""
+        return _widened(self._base.function_class(domain), self._scale, self._eta, self._sign > 0)
 
     def with_agent(self, agent: int, **changes: Any) -> KinkedOverride:
         """Copy with ``position=`` of the overridden agent's kink replaced (the only private field).
@@ -168,11 +191,12 @@ class KinkedOverride(AgentOverride):
             ProblemError: another agent, or an unknown field.
         """
         self._same_agent(agent, changes)
-        return KinkedOverride(self._base, self._agent, self._axis, changes["position"], self._scale, self._eta)
+        return KinkedOverride(self._base, self._agent, self._axis, changes["position"], self._scale, self._eta,
+                              self._sign)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "KinkedOverride", "base": self._base.to_dict(), "agent": self._agent, "axis": self._axis,
-                "position": self._c, "scale": self._scale, "width": self._eta}
+                "position": self._c, "scale": self._scale, "width": self._eta, "sign": self._sign}
 
 
 class KinkedRound(OnlineLoss):
@@ -220,6 +244,11 @@ class KinkedRound(OnlineLoss):
         """The round with the kinked loss."""
         return self._round
 
+    @property
+    def signed_scale(self) -> float:
+        """The factor of the kink's slope in the gradient: ``scale`` (a kinked loss is never mirrored)."""
+        return self._scale
+
     def _round_value(self, t: int, x: np.ndarray) -> np.ndarray:
         if t != self._round:
             return self._base._round_value(t, x)
@@ -264,14 +293,17 @@ class KinkedRound(OnlineLoss):
 
 @dataclass(frozen=True)
 class KinkedPair:
-    """A pair of the class: the linear cost ``<gradient, x>`` (``P``) against a kinked cost (``P'``).
+    """A pair of the class: the linear cost ``<gradient, x>`` (``P``) against a kinked cost (``P'``), or (``mirrored``)
+    a kinked cost against its mirror image.
 
     Attributes:
         label: how it was built, e.g. ``"kinked along coordinate 0 at 0.81 (mixed, round 1) vs coordinate 0 (+)"``.
-        gradient: ``g`` of the linear cost.
+        gradient: ``g`` of the linear cost (of the reference whose transcript placed the kink, when ``mirrored``).
         axis, position, scale, width: the kinked cost's (:class:`KinkedOverride`).
         round_index: round adjacency: the changed round (both losses of the pair are that round's,
             :class:`KinkedRound`); ``None`` for one agent's cost.
+        mirrored: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` its mirror image (sign ``-1``): their
+            gradients are opposite at every point and each turns over at the kink.
     """
 
     label: str
@@ -281,9 +313,21 @@ class KinkedPair:
     scale: float
     width: float
     round_index: int | None = None
+    mirrored: bool = False
 
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
-        """The kinked cost family (agent ``agent``'s cost replaced in ``base``)."""
+        """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`)."""
+        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width,
+                              -1.0 if self.mirrored else 1.0)
+
+    def first_costs(self, base: CostFamily, agent: int) -> KinkedOverride:
+        """``P`` of a mirrored pair: the kinked cost family, not mirrored.
+
+        Raises:
+            ValueError: the pair is not mirrored (its ``P`` is the linear cost).
+        """
+        if not self.mirrored:
+            raise ValueError(f"{self.label}: P is the linear cost <g, x>, not a kinked one")
         return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
 
     def round_costs(self, base: OnlineLoss) -> KinkedRound:
@@ -291,10 +335,22 @@ class KinkedPair:
         assert self.round_index is not None
         return KinkedRound(base, self.round_index, self.axis, self.position, self.scale, self.width)
 
+    def mirror(self) -> KinkedPair:
+        """The same kink as a mirrored pair: the kinked cost (``P``) against its mirror image (``P'``).
+
+        Example:
+            >>> KinkedPair("kinked at 0.5 vs coordinate 0 (+)", (1.0,), 0, 0.5, 1.0, 1e-3).mirror().label
+            'kinked at 0.5 vs its mirror image'
+        """
+        label = self.label.rsplit(" vs ", 1)[0] + " vs its mirror image"
+        return dataclasses.replace(self, label=label, mirrored=True)
+
     def describe(self) -> str:
         """The pair in words (for reasons)."""
-        return (f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked "
-                f"f'(x) = {self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)")
+        kink = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)"
+        if self.mirrored:
+            return f"the kinked f(x) = {kink} vs its mirror image f'(x) = -{kink}"
+        return f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked f'(x) = {kink}"
 
 
 def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, run: int, rounds: int
@@ -389,6 +445,59 @@ def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], sc
                                   KINK_WIDTH * KINK_OFFSET))
             if len(seen) == per_reference:
                 break
+    return out
+
+
+def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                   bound: float) -> list[KinkedPair]:
+    """Per channel, a kinked cost against its mirror image, kinked between where the agent is and where it moves.
+
+    The kink ``c`` is the midpoint, along ``axis``, of the agent's own message and its combination of the
+    messages it receives in the first round where the two differ (run 0 of the transcript): a rule that reads
+    the gradient at both (a gradient difference, as gradient tracking takes) sees it turn over under ``P``
+    (``f``, :class:`KinkedOverride`) and the opposite way under ``P'`` (``-f``): twice the change a kinked cost
+    against a linear one gives, and no linear pair gives any. The width is :data:`KINK_WIDTH` of the distance
+    to either point, so the gradient there is the extremal one up to 5e-7.
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        axis: the kink's coordinate.
+        gradient: the reference's linear gradient (recorded in the pair).
+        bound: ``C``.
+
+    Returns:
+        At most one pair per channel whose messages are points (as wide as ``gradient``).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [(p.position, p.mirrored) for p in mirrored_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(0.25, True)]
+    """
+    out = []
+    horizon = next(iter(messages.values())).shape[1]
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        mixed: tuple[int, float] | None = None
+        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon):
+            if what == "mixed":
+                mixed = (t, float(point[axis]))
+                continue
+            if mixed is None or mixed[0] != t:
+                continue
+            own = float(point[axis])
+            gap = abs(own - mixed[1])
+            if not gap > 1e-9 * max(1.0, abs(own)):
+                continue
+            c = 0.5 * (own + mixed[1])
+            out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
+                                  f"{name!r}, round {t})", tuple(np.asarray(gradient, dtype=float).tolist()), axis, c,
+                                  bound, KINK_WIDTH * gap / 2, mirrored=True))
+            break
     return out
 
 

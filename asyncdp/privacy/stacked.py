@@ -469,7 +469,7 @@ class _KinkedStack:
         self.rounds = _per_run([c.round_index for c in costs], size) if self.agent is None else None
         self.axis = _per_run([c._axis for c in costs], size)
         self.c = _per_run([c._c for c in costs], size)
-        self.scale = _per_run([c._scale for c in costs], size)
+        self.scale = _per_run([c.signed_scale for c in costs], size)
         self.eta = _per_run([c._eta for c in costs], size)
 
     @classmethod

@@ -25,9 +25,11 @@ non-linear members checked against the sensitivity lemma: kinked costs
 whose gradient turns over just beyond the states the changed agent reads
 (under round adjacency: kinked losses of the changed round, just beyond the
 points the node owning the kink's coordinate reads in that round), paired
-with the opposite extremal linear cost (``asyncdp.privacy.kinked``; a rule
-that reacts to how the gradient changes moves no further than the lemma
-under any linear cost). Every other cost, the algorithm
+with the opposite extremal linear cost, and kinked costs against their
+mirror image (``asyncdp.privacy.kinked``; a rule that reacts to how the
+gradient changes moves no further than the lemma under any linear cost,
+and one that reads a gradient difference moves twice as far under a
+mirrored pair as under a linear one). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -1308,13 +1310,14 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     run = evaluated.rows[r] if r < len(evaluated.rows) else r
     kinked = evaluated.kinked.get(key)
     if kinked is not None:
+        against = "a kinked cost against its mirror image" if kinked.mirrored else "a linear against a kinked cost"
         witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
-                   "transcript of a pair of the lemma's adjacency class, a linear against a kinked cost; exact)",
+                   f"transcript of a pair of the lemma's adjacency class, {against}; exact)",
                    "confidence": 1.0, "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent,
                    "round": t + 1, "changed_round": kinked.round_index, "pair": kinked.label,
-                   "gradient": list(kinked.gradient),
+                   "gradient": None if kinked.mirrored else list(kinked.gradient),
                    "kink": {"axis": kinked.axis, "position": kinked.position, "scale": kinked.scale,
-                            "width": kinked.width},
+                            "width": kinked.width, "mirrored": kinked.mirrored},
                    "run": int(run), "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]),
                    "ratio": ratio}
         whose = (f"agent {fam.agent} with" if fam.agent is not None else
@@ -1411,7 +1414,7 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     Raises:
         AccountingError: a reference's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs
 
     cls = fam.cls
     if fam.agent is None or not isinstance(cls, GradientClass):
@@ -1431,6 +1434,11 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if built is None:
         return None
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
+    # kinked costs against their mirror image (the orientation is immaterial: the + references' kinks), and per
+    # axis and channel kinked between where the agent is and where it moves
+    pairs += [p.mirror() for p in pairs if max(p.gradient) > 0]
+    pairs += [p for (k, s), messages in zip(refs, built) if s > 0
+              for p in mirrored_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
               pair, _kinked_candidate(scenario, base, agent, pair)) for pair in pairs]
     if kept:
@@ -1440,16 +1448,21 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
 
 def _kinked_candidate(scenario: Scenario, base: Scenario, agent: int, pair: Any) -> CandidateCosts:
     """The candidate of a :class:`~asyncdp.privacy.kinked.KinkedPair` changing ``agent``'s cost: its linear cost
-    (``P``) against its kinked one (``P'``); ``base`` is :func:`_bound_base` of ``scenario``."""
+    (``P``; for a mirrored pair its kinked cost) against its kinked one (``P'``; the mirror image);
+    ``base`` is :func:`_bound_base` of ``scenario``."""
     costs = scenario.problem.costs
 
+    def on(family: Any) -> Scenario:
+        return scenario.replace(problem=Problem(scenario.problem.domain, family), algorithm=base.algorithm,
+                                x0=base.x0)
+
     def scenarios() -> tuple[Scenario, Scenario]:
-        p = candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
-        q = scenario.replace(problem=Problem(scenario.problem.domain, pair.costs(costs, agent)),
-                             algorithm=base.algorithm, x0=base.x0)
-        return p, q
-    return CandidateCosts(base, LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient)),
-                          pair.costs(costs, agent), scenarios)
+        p = on(pair.first_costs(costs, agent)) if pair.mirrored else \
+            candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
+        return p, on(pair.costs(costs, agent))
+    first = pair.first_costs(costs, agent) if pair.mirrored else \
+        LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient))
+    return CandidateCosts(base, first, pair.costs(costs, agent), scenarios)
 
 
 CURVED_POSITION = -100.0

@@ -9,10 +9,12 @@ from hypothesis import strategies as st
 
 from asyncdp.engine.schedule import RealizedSchedule
 from asyncdp.errors import ProblemError
-from asyncdp.privacy.kinked import KINK_OFFSET, KinkedOverride, kink_positions, kinked_pairs
+from asyncdp.privacy.kinked import KINK_OFFSET, KinkedOverride, kink_positions, kinked_pairs, mirrored_pairs
 from asyncdp.problems.costs import RendezvousQuadratic
+from asyncdp.problems.domains import Box
 
 BASE = RendezvousQuadratic([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+BASE2 = RendezvousQuadratic([[0.0, 0.0], [1.0, 1.0]])
 coords = st.floats(-1e3, 1e3, allow_nan=False)
 
 
@@ -45,11 +47,44 @@ def test_the_other_agents_costs_are_kept():
 
 @pytest.mark.parametrize("kwargs, match", [({"axis": 3}, "axis"), ({"position": np.nan}, "position"),
                                            ({"scale": 0.0}, "scale"), ({"width": -1.0}, "width"),
-                                           ({"agent": 5}, "agent")])
+                                           ({"agent": 5}, "agent"), ({"sign": 0.5}, "sign"),
+                                           ({"sign": True}, "sign")])
 def test_bad_parameters_are_named(kwargs, match):
     args = {"agent": 0, "axis": 0, "position": 0.0, "scale": 1.0, "width": 1e-3} | kwargs
     with pytest.raises(ProblemError, match=match):
         KinkedOverride(BASE, **args)
+
+
+@given(st.lists(st.floats(-5.0, 5.0), min_size=3, max_size=3), st.floats(-5.0, 5.0), st.integers(0, 2))
+def test_the_mirror_image_is_the_opposite_cost(x, c, axis):
+    """``sign = -1``: value and gradient the negation of the kinked cost's, at every point."""
+    f, g = (KinkedOverride(BASE, 0, axis, c, 2.0, 0.1, sign) for sign in (1.0, -1.0))
+    x = np.array(x)
+    assert float(g.value(0, x)) == -float(f.value(0, x)) and np.array_equal(g.gradient(0, x), -f.gradient(0, x))
+    assert g.differing_agents(f) == frozenset({0})
+    box = Box(-10.0, 10.0, dim=3)
+    assert f.function_class(box).mu == 0.0 and g.function_class(box).mu is None  # concave: no mu = 0
+
+
+def test_a_mirrored_pair_is_kinked_between_the_own_message_and_the_combination():
+    """Round 1: agent 0 sends (1, 0) and combines (2.5, 3.0): the kink midway along each axis, ``P`` the kinked
+    cost (gradient ``-C`` at the own message, ``+C`` at the combination) and ``P'`` its mirror image."""
+    y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]]]])}
+    sched = [_one_round([[0.25, 0.75], [0.5, 0.5]])]
+    for axis, own, mixed in ((0, 1.0, 2.5), (1, 0.0, 3.0)):
+        (pair,) = mirrored_pairs(y, sched, 0, axis, np.eye(2)[axis], 2.0)
+        assert pair.mirrored and pair.position == (own + mixed) / 2 and pair.scale == 2.0
+        p, q = pair.first_costs(BASE2, 0), pair.costs(BASE2, 0)
+        for point, side in ((own, -1.0), (mixed, 1.0)):
+            x = np.zeros(2)
+            x[axis] = point
+            assert p.gradient(0, x)[axis] == pytest.approx(side * 2.0, rel=1e-5)
+            assert np.array_equal(q.gradient(0, x), -p.gradient(0, x))
+    with pytest.raises(ValueError, match="linear"):
+        kinked_pairs({(0, 1.0): y}, sched, 0, 2.0, 2, 1)[0].first_costs(BASE2, 0)
+    # a channel of other values than points (a round counter, one wide) gets none, along any axis
+    both = {"c": np.array([[[[1.0], [1.0]]]]), **y}
+    assert [p.position for p in mirrored_pairs(both, sched, 0, 1, np.eye(2)[1], 2.0)] == [1.5]
 
 
 def _one_round(w):
@@ -81,7 +116,8 @@ def test_stacked_kinked_families_give_each_familys_own_gradients():
     block, exactly what each family's own call returns."""
     from asyncdp.privacy.stacked import StackedCosts
 
-    fams = [KinkedOverride(BASE, 1, axis, c, 1.5, 1e-3) for axis, c in ((0, 0.3), (2, -1.0), (1, 7.0))]
+    fams = [KinkedOverride(BASE, 1, axis, c, 1.5, 1e-3, sign) for axis, c, sign in ((0, 0.3, 1.0), (2, -1.0, -1.0),
+                                                                                     (1, 7.0, 1.0))]
     stacked = StackedCosts(fams, 4)
     x = np.random.default_rng(0).normal(size=(12, 2, 3)) * 3
     got = stacked.gradient(np.arange(2), x)

@@ -98,15 +98,17 @@ def test_a_leak_only_nonlinear_costs_show_is_not_passed_on_a_linear_pair():
 
 
 def test_the_kinked_pair_is_an_exact_witness_against_the_lemma():
-    """The witness names a kinked pair of the class, and its per-round loss is the kink's: the release after the
-    kinked round moves by ``2 a C + b 2 C = 1.2`` (the linear shift plus the correction), a constructed Gaussian
-    loss of ``1.2^2 / 2 = 0.72`` against the lemma's ``0.2^2 / 2 = 0.02``."""
+    """The witness names a kinked pair of the class, and its per-round loss is the kink's. Against a linear cost
+    the release after the kinked round moves by ``2 a C + b 2 C = 1.2`` (the linear shift plus the correction);
+    the largest excess is a kinked cost against its mirror image, whose corrections are opposite: ``2 a C + b 4 C
+    = 2.2``, a constructed Gaussian loss of ``2.2^2 / 2 = 2.42`` against the lemma's ``0.2^2 / 2 = 0.02``."""
     report = check_privacy(_scenario(_linear([CLIP, 0.0])), _scenario(_linear([-CLIP, 0.0])), runs=1000)
     w = report.witness
     assert report.verdict == "violation" and w["kind"] == "sensitivity" and w["against"] == "lemma"
-    assert w["pair"].startswith("kinked along coordinate 0") and w["kink"]["axis"] == 0
+    assert w["pair"].startswith("mirrored kink along coordinate 0") and w["kink"]["axis"] == 0
+    assert w["kink"]["mirrored"] and w["gradient"] is None
     assert w["kink"]["scale"] == CLIP and w["claimed"] == pytest.approx((2 * STEP * CLIP) ** 2 / 2)
-    assert w["value"] == pytest.approx((2 * STEP * CLIP + B * 2 * CLIP) ** 2 / 2, rel=1e-4)
+    assert w["value"] == pytest.approx((2 * STEP * CLIP + B * 4 * CLIP) ** 2 / 2, rel=1e-4)
 
 
 @dataclass(frozen=True)
@@ -120,10 +122,12 @@ class ClipDGD(CurvDGD):
 
 def test_a_correct_clipped_rule_is_not_refuted_by_the_kinked_pairs(monkeypatch):
     """The kinked pairs are evaluated (a spy counts them) and none exceeds the lemma: a kinked cost's gradient
-    norm is below ``C``, so a clipped step moves no release by more than ``2 a C``."""
+    norm is below ``C``, so a clipped step moves no release by more than ``2 a C`` (its mirror image's too)."""
     seen = noisy_dgd.spy_kinked(monkeypatch)
     with noisy_dgd.registered((ClipDGD,), _adjacency, origin=__file__):
         sc = [Scenario(_linear([s * CLIP, 0.0]), topology.static(_W), ClipDGD(), horizon=T, seed=3) for s in (1, -1)]
         report = check_privacy(*sc, runs=1000)
-    assert seen and len(seen[0]) == 8  # two coordinates, both signs, two kinks each
+    # two coordinates, both signs, two kinks each; the + signs' kinks again against their mirror image, and per
+    # coordinate a mirrored kink between the own message and the combination
+    assert seen and len(seen[0]) == 14 and sum(p.mirrored for p in seen[0]) == 6
     assert report.verdict == "pass", report.reasons
