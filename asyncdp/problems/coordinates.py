@@ -20,20 +20,26 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FEW_COORDINATES", "few_coordinates", "scale_points", "clamp_coordinates"]
+__all__ = ["FEW_COORDINATES", "SCALED_COORDINATES", "few_coordinates", "scale_points", "clamp_coordinates"]
 
 FEW_COORDINATES = 8
-"""Batches of points with at most this many coordinates are taken one coordinate at a time."""
+"""Batches of points with at most this many coordinates are clamped one coordinate at a time (two operations
+per coordinate against numpy's broadcast of the bounds: 1.3-4x faster up to 8 coordinates, measured by
+benchmarks/bench_coordinates.py)."""
+
+SCALED_COORDINATES = 3
+"""Batches of points with at most this many coordinates are scaled one coordinate at a time (one operation per
+coordinate: from about 4 coordinates on the loop is no faster than the broadcast, benchmarks/bench_coordinates.py)."""
 
 
-def few_coordinates(x: np.ndarray) -> bool:
-    """Whether ``x`` is a batch of points (two axes or more) with 2 to :data:`FEW_COORDINATES` coordinates.
+def few_coordinates(x: np.ndarray, most: int = FEW_COORDINATES) -> bool:
+    """Whether ``x`` is a batch of points (two axes or more) with 2 to ``most`` coordinates.
 
     Example:
         >>> few_coordinates(np.zeros((5, 2))), few_coordinates(np.zeros(2)), few_coordinates(np.zeros((5, 40)))
         (True, False, False)
     """
-    return x.ndim > 1 and 1 < x.shape[-1] <= FEW_COORDINATES
+    return x.ndim > 1 and 1 < x.shape[-1] <= most
 
 
 def scale_points(v: np.ndarray, factor: np.ndarray) -> np.ndarray:
@@ -50,7 +56,7 @@ def scale_points(v: np.ndarray, factor: np.ndarray) -> np.ndarray:
         >>> scale_points(np.array([[3.0, 4.0]]), np.array([0.5])).tolist()
         [[1.5, 2.0]]
     """
-    if not few_coordinates(v):
+    if not few_coordinates(v, SCALED_COORDINATES):
         return v * factor[..., None]
     shape = v.shape if factor.shape == v.shape[:-1] else np.broadcast_shapes(v.shape, factor.shape + (1,))
     out = np.empty(shape, dtype=np.result_type(v.dtype, factor.dtype))

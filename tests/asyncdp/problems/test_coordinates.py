@@ -43,7 +43,7 @@ def test_clamp_coordinates_is_the_broadcast_clamp(shape, data):
 def test_only_batches_of_few_coordinates_are_taken_one_coordinate_at_a_time():
     assert few_coordinates(np.zeros((3, 2))) and few_coordinates(np.zeros((3, 4, 8)))
     assert not few_coordinates(np.zeros(5)) and not few_coordinates(np.zeros((3, 1)))
-    assert not few_coordinates(np.zeros((3, 9)))
+    assert not few_coordinates(np.zeros((3, 9))) and not few_coordinates(np.zeros((3, 4)), 3)
 
 
 @given(hnp.arrays(np.float64, (6, 3, 2), elements=st.floats(-1e3, 1e3)))
