@@ -248,15 +248,17 @@ class PrivacyProfile:
 
     @cached_property
     def _laplace_pld(self) -> Any:
-        """The optimistic PLD of the Laplace coordinates (identical ratios self-composed)."""
+        """The optimistic PLD of the Laplace coordinates (identical ratios self-composed by repeated squaring)."""
         from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+        from .composition.pld import compose_power
 
         h = self.value_discretization_interval
         plds = []
         for r, n in sorted(Counter(self._ratios).items()):
             one = pld_lib.from_laplace_mechanism(1.0, sensitivity=r, pessimistic_estimate=False,
                                                  value_discretization_interval=h, use_connect_dots=False)
-            plds.append(one if n == 1 else one.self_compose(n))
+            plds.append(compose_power(one, n))
         out = plds[0]
         for p in plds[1:]:
             out = out.compose(p)
