@@ -58,7 +58,7 @@ from topology.validation import check_nonnegative, check_open_unit, check_positi
 
 from .delta_bounds import DeltaLowerBound, average_delta_lower
 from .errors import PrivacyParameterError, UnknownMechanismError
-from .mechanisms import _gaussian_epsilon_mu
+from .mechanisms import _SMALL_MU, _gaussian_epsilon_mu, _log_gaussian_delta_small_mu
 from .tilting import log_mgf
 
 __all__ = [
@@ -76,18 +76,27 @@ __all__ = [
 _E = PrivacyParameterError
 
 
-def _log_gaussian_delta_vec(mu: float, x: Any) -> np.ndarray:
-    """``log h(x)`` elementwise for ``mu > 0`` and real ``x``: ``h(x) = Phi(-x/mu + mu/2) - e^x Phi(-x/mu - mu/2)``.
+def _log_gaussian_delta_vec(mu: Any, x: Any) -> np.ndarray:
+    """``log h(x)`` elementwise (broadcast) for ``mu > 0`` and real ``x``: ``h(x) = Phi(-x/mu + mu/2) - e^x Phi(-x/mu - mu/2)``.
 
     The vectorized form of :func:`accounting.mechanisms._log_gaussian_delta`
     (the same equation, Balle and Wang, ICML 2018, Thm 8, valid for every real
-    ``x``), in log space; ``-inf`` where ``h`` is 0 to machine precision.
+    ``x``), in log space; ``-inf`` where ``h`` is 0 to machine precision. Below
+    ``mu = 1/2`` both use :func:`accounting.mechanisms._log_gaussian_delta_small_mu` (no cancellation):
+    the exact profile is a witness, compared with a claim to a relative ``1e-9``.
     """
     x = np.asarray(x, dtype=float)
+    small = np.asarray(mu) < _SMALL_MU
+    if small.all():
+        return _log_gaussian_delta_small_mu(mu, x)
     l1 = log_ndtr(mu / 2 - x / mu)
     l2 = x + log_ndtr(-mu / 2 - x / mu)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(l2 < l1, l1 + np.log(-np.expm1(np.minimum(l2 - l1, 0.0))), -np.inf)
+        out = np.where(l2 < l1, l1 + np.log(-np.expm1(np.minimum(l2 - l1, 0.0))), -np.inf)
+    if small.any():  # mu an array, some of it below 1/2
+        m, xb, sb = np.broadcast_arrays(np.asarray(mu, dtype=float), x, small)
+        out[sb] = _log_gaussian_delta_small_mu(m[sb], xb[sb])
+    return out
 
 
 def gaussian_mu(shifts: Sequence[Any], stds: Sequence[float]) -> float:
@@ -248,15 +257,17 @@ class PrivacyProfile:
 
     @cached_property
     def _laplace_pld(self) -> Any:
-        """The optimistic PLD of the Laplace coordinates (identical ratios self-composed)."""
+        """The optimistic PLD of the Laplace coordinates (identical ratios self-composed by repeated squaring)."""
         from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+        from .composition.pld import compose_power
 
         h = self.value_discretization_interval
         plds = []
         for r, n in sorted(Counter(self._ratios).items()):
             one = pld_lib.from_laplace_mechanism(1.0, sensitivity=r, pessimistic_estimate=False,
                                                  value_discretization_interval=h, use_connect_dots=False)
-            plds.append(one if n == 1 else one.self_compose(n))
+            plds.append(compose_power(one, n))
         out = plds[0]
         for p in plds[1:]:
             out = out.compose(p)

@@ -42,10 +42,10 @@ _MAX_GRID = 1 << 25  # refuse PLD grids above ~3.4e7 points (270 MB); coarsen th
 # connect-the-dots construction (Doroshenko et al. 2022, Algorithm 1), exactly
 # as dp_accounting's from_laplace_mechanism / from_gaussian_mechanism do, but
 # vectorized over release types (dp_accounting builds one release at a time,
-# ~1-2 ms each). Composition is dp_accounting's own (DensePLDPmf.compose and
-# self_compose, with their pessimistic tail truncation); releases are grouped by
-# ratio (self-composition), then the groups are composed pairwise in a balanced
-# tree, smallest supports first. All Gaussian releases collapse into one Gaussian with
+# ~1-2 ms each). Composition is dp_accounting's own (DensePLDPmf.compose, with
+# its pessimistic tail truncation); releases are grouped by ratio, each group
+# self-composed by repeated squaring (:func:`compose_power`), then the groups are
+# composed pairwise in a balanced tree, smallest supports first. All Gaussian releases collapse into one Gaussian with
 # mu = sqrt(sum mu_i^2): the composition of Gaussian mechanisms is exactly a
 # Gaussian mechanism (Dong, Roth & Su 2022, Cor. 3.3).
 
@@ -140,11 +140,46 @@ def _compose_tree(pmfs: list[pld_pmf.DensePLDPmf]) -> pld_pmf.DensePLDPmf:
     return level[0]
 
 
+def compose_power(pld: Any, times: int) -> Any:
+    """``pld`` composed with itself ``times`` times by repeated squaring (``compose``, ~2 log2(times) convolutions).
+
+    dp_accounting's ``self_compose`` raises the PMF's discrete Fourier transform
+    to the power ``times`` in one step, which multiplies the transform's
+    round-off by ``times``: after 10^5 Laplace releases of ratio 1e-3 every
+    probability carried an error of about 1e-16 (of either sign), the
+    pessimistic ``delta(2.0)`` came out 3.7e-12 against a true 1.66e-11 (an
+    epsilon below the truth for deltas under 1e-10) and the optimistic
+    ``delta(3.0)``, a certified lower bound, 2.1e-12 against a true 2e-22.
+    Each ``compose`` is one convolution of two PMFs, with its own
+    tail truncation (pessimistic or optimistic as the PMFs are); the result
+    is also faster (0.03 s against 0.22 s in that case).
+
+    Args:
+        pld: a dp_accounting ``DensePLDPmf`` or ``PrivacyLossDistribution`` (anything with ``compose``).
+        times: ``>= 1``.
+
+    Returns:
+        The composed object, of the same type.
+
+    Example:
+        >>> one = pld_lib.from_laplace_mechanism(1.0, sensitivity=0.1, value_discretization_interval=1e-3)
+        >>> round(compose_power(one, 10).get_epsilon_for_delta(1e-6), 2)
+        1.0
+    """
+    out, base, k = None, pld, int(times)
+    while True:
+        if k & 1:
+            out = base if out is None else out.compose(base, tail_mass_truncation=_TAIL_MASS_TRUNCATION)
+        k >>= 1
+        if not k:
+            return out
+        base = base.compose(base, tail_mass_truncation=_TAIL_MASS_TRUNCATION)
+
+
 def _laplace_chunk(chunk: Sequence[tuple[float, int]], h: float) -> pld_pmf.DensePLDPmf:
     """Composition of ``n`` Laplace releases of ratio ``r`` for every ``(r, n)`` in ``chunk``."""
     pmfs = [_leaf(p, h) for p in _laplace_pmfs([r for r, _ in chunk], h)]
-    return _compose_tree([p if n == 1 else p.self_compose(n, tail_mass_truncation=_TAIL_MASS_TRUNCATION)
-                          for p, (_, n) in zip(pmfs, chunk)])
+    return _compose_tree([compose_power(p, n) for p, (_, n) in zip(pmfs, chunk)])
 
 def _pld(ledger: Ledger, sensitivity: Sensitivity, h: float,
          engine: str) -> pld_lib.PrivacyLossDistribution | pld_privacy_accountant.PLDAccountant | None:

@@ -77,7 +77,10 @@ def wang_basar_sensitivity(
     * ``"sample"`` (eq. 28): one sample changes with ``||s_p - s_q||_1 <= 1``;
       Assumption 1 gives ``nu lam^k / n_i``.
     * ``"gradient"`` (eq. 30): ``||g - g'||_1 <= 1``; gives ``lam^k``.
-    * ``"variable"`` (eq. 31): ``||x - x'||_1 <= 1``; gives ``1``.
+    * ``"variable"`` (eq. 31): ``||x - x'||_1 <= 1``; gives ``1``. This holds the gradient fixed, but
+      ``g_i^k = grad f_i(x_i^k)`` moves with ``x_i^k``: the message moves by up to ``1 + lam^k H``
+      (``H`` a bound on the Hessian's norm; ``1.02`` for ``f = -x^2/2``, ``lam = 0.02``), so the value is
+      too small for the paper's nonconvex costs (a known gap, not yet corrected: no cost family declares ``H``).
     * ``"sample_replace"`` (not in the paper): one sample replaced by an
       arbitrary one; Assumption 2 (``||grad l|| <= G``) gives the **L2** bound
       ``2 G lam^k / n_i``.

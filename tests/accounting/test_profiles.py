@@ -60,6 +60,22 @@ def test_gaussian_closed_form_matches_scipy(mu, eps):
         assert gaussian_profile_delta(mu, eps) == pytest.approx(ref, rel=1e-7, abs=1e-15)
 
 
+@pytest.mark.parametrize("mu, eps, truth", [  # truth: 50-digit mpmath evaluation of the closed form
+    (1e-7, 2e-7, 8.490703465899933e-10), (1e-6, 3e-6, 3.8215489027958744e-10),
+    (1e-6, 5e-6, 5.3461788992627121e-14), (1e-5, 4e-5, 7.1454013389220997e-11),
+    (1e-3, 0.004, 7.1595624349382469e-9), (0.3, 1.0, 5.4887496446129366e-5)])
+def test_gaussian_profile_of_a_small_mu_keeps_its_digits(mu, eps, truth):
+    # the two log_ndtr terms cancel to ~1e-16 / mu^2: at mu = 1e-6 the witness was 1.1e-8 above the truth,
+    # so a tight, true (3e-6, delta)-DP claim was refuted as an exact profile
+    from accounting.claim_forms import ApproxDP
+    from accounting.mechanisms import gaussian_delta
+    from accounting.refutation import refute
+
+    assert gaussian_profile_delta(mu, eps) == pytest.approx(truth, rel=1e-12, abs=0.0)
+    assert gaussian_delta(mu, 1.0, eps) == pytest.approx(truth, rel=1e-12, abs=0.0)
+    assert not refute(ApproxDP(eps, truth * (1 + 1e-10)), profile=PrivacyProfile(mu)).refuted
+
+
 def test_gaussian_tiny_delta_keeps_relative_precision():
     # at mu = 0.5, epsilon = 6: delta ~ 1e-22; the asymptotic tail form of Phi gives it to ~1e-3
     mu, eps = 0.5, 6.0

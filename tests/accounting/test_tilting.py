@@ -28,6 +28,30 @@ def test_laplace_log_mgf_matches_integration(r, lam):
     assert log_mgf(lam, laplace_ratios=[r]) == pytest.approx(laplace_mgf_by_integration(r, lam), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("r", [1e-3, 1e-5, 1e-7, 0.0999, 0.1001, 2.0])
+@pytest.mark.parametrize("lam", [1e-6, 1e-2, 0.4, 50.0])
+def test_laplace_log_mgf_keeps_its_digits_for_small_ratios_and_orders(r, lam):
+    # the closed form lam r + log(...) cancels to lam (1 + lam) r^2 / 2; 40-digit reference (mpmath)
+    import mpmath as mp
+
+    with mp.workdps(40):
+        c = 1 + 2 * mp.mpf(lam)
+        ref = float(lam * mp.mpf(r) + mp.log((1 + mp.mpf(lam)) / c + mp.mpf(lam) / c * mp.exp(-c * mp.mpf(r))))
+    assert log_mgf(lam, laplace_ratios=[r]) == pytest.approx(ref, rel=1e-13, abs=0.0)
+
+
+def test_a_laplace_pair_does_not_refute_its_own_pure_or_zcdp_claim_at_tiny_ratios():
+    # Lap(0, 1) vs Lap(1e-5, 1) is exactly 1e-5-DP, hence (1e-5)^2 / 2-zCDP: its exact divergence of order
+    # 1.01 lay 2e-4 (relative) above the truth and above both claims' bound alpha epsilon^2 / 2 (a false violation)
+    from accounting.claim_forms import PureDP, ZeroConcentratedDP
+    from accounting.refutation import refute
+
+    for r in (1e-5, 1e-6, 1e-7):
+        profile = PrivacyProfile(0.0, (r,))
+        assert not refute(PureDP(r), profile=profile).refuted
+        assert not refute(ZeroConcentratedDP(r * r / 2), profile=profile).refuted
+
+
 def test_gaussian_log_mgf_and_composition():
     assert log_mgf(2.0, gaussian_mus=[1.0, 1.0]) == pytest.approx(2 * 3 * 2 / 2)
     assert log_mgf(0.0, gaussian_mus=[1.0], laplace_ratios=[2.0]) == 0.0

@@ -129,3 +129,16 @@ def test_bad_claim_inputs_name_parameter_and_value(call, name, value):
         call()
     msg = str(info.value)
     assert name in msg and value in msg, msg
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "eq. (31) gives the variable-adjacency sensitivity 1 treating g_i^k as fixed, but g_i^k = grad f_i(x_i^k) "
+    "moves with x_i^k: for a cost with curvature -a (the paper's nonconvex setting) the message "
+    "M(x) = x - lam grad f(x) moves by (1 + lam a) ||x - x'||; the accountant needs a Hessian bound of the "
+    "cost family (1 + lam * ||Hessian||) to state it, which no cost family declares yet"))
+def test_variable_adjacency_sensitivity_covers_the_gradient_moving_with_the_variable():
+    lam, a = 0.02, 1.0  # the estimation experiment's step; f(x) = -a x^2 / 2 near a maximum
+    message = lambda x: x - lam * (-a * x)  # noqa: E731  M(x) = x - lam f'(x)
+    x, x_prime = 0.0, 1.0  # ||x - x'||_1 = 1: variable-adjacent (eq. 31)
+    shift = abs(message(x) - message(x_prime))  # 1.02, in L1 and L2 alike (one coordinate)
+    assert shift <= wang_basar_sensitivity(lam_k=lam, kind="variable")
