@@ -36,8 +36,11 @@ def sensitivity_source(ctx: CheckContext) -> str:
         return f"none: {ctx.no_sensitivity}"
     paper, origin = ctx.paper.paper, ctx.paper.origin
     ref = f" (reference: {paper.reference})" if paper.reference else " (no reference given)"
-    if ctx.paper.published:
+    if ctx.paper.published_for(ctx.algorithm):
         return f"the lemma of the published paper {paper.name!r}{ref}"
+    if ctx.paper.published:
+        return (f"the lemma of the published paper {paper.name!r}{ref}, inherited by the subclass "
+                f"{type(ctx.algorithm).__name__} of its rule: the user's assumption that the subclass keeps it")
     return (f"the user's own lemma in paper record {paper.name!r} from {origin}, not a published paper's{ref}")
 
 
