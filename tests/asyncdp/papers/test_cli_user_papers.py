@@ -66,6 +66,23 @@ def test_run_warns_on_a_user_papers_failed_assumption(tmp_path, capsys):
     assert "round 1:" in err
 
 
+def test_assumptions_keyed_by_a_misspelt_rule_name_are_an_error_not_a_silent_skip(tmp_path, capsys):
+    # keyed "cli_tuned_huang" for the rule "cli-tuned-huang": the rule had no assumptions, so `asyncdp run` audited
+    # nothing and warned of nothing on a path that is not strongly connected
+    script = _script(tmp_path, """\
+        STRONG = AssumptionSet("cli-tuned-huang", "my notes", (
+            EachRound(topology.check_strongly_connected, "strongly_connected", "every round strongly connected"),
+        ), "doubly")
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.zeros(sc.horizon),
+                       assumptions={"cli_tuned_huang": STRONG}))
+        w = np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0, 0.5, 0.5]])  # a path: not strongly connected
+        scenario = Scenario(problem, topology.static(w), TunedHuang(epsilon=1.0, c=0.1, q=0.5, p=0.6), horizon=4)
+        """)
+    assert main(["run", str(script)]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "assumptions name rule 'cli_tuned_huang', which is not one of its rules ['cli-tuned-huang']" in line
+
+
 @pytest.mark.parametrize("body,match", [
     ("PAPER = Paper('cli-tuned-huang', (), lemma=len)\n", "rules must name at least one Algorithm subclass"),
     ("PAPER = Paper('cli-tuned-huang', (TunedHuang,), lemma=None)\n", "has no sensitivity lemma"),
