@@ -27,6 +27,8 @@ from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import check_privacy
 
 
+
+
 @dataclass(frozen=True)
 class TripleMuffliato(Muffliato):
     """Muffliato whose round-1 message carries three times the private value."""
@@ -59,6 +61,8 @@ def test_a_subclass_changing_the_message_does_not_pass_on_the_inherited_publishe
     assert report.verdict != "pass", report.reasons
     assert any("inherited by the subclass TripleMuffliato" in r for r in report.reasons)
     assert "inherited by the subclass TripleMuffliato" in report.sensitivity_source
+    assert report.theorem.endswith("(the theorem of paper 'muffliato' for its rule; TripleMuffliato is a subclass of "
+                                   "it, which it need not cover)")
 
 
 def test_the_seed_rule_itself_keeps_its_pass():
@@ -72,3 +76,4 @@ def test_published_for_is_the_rule_not_its_subclass():
     found = find_registered(TripleMuffliato)
     assert found.published and found.paper.name == "muffliato"
     assert found.published_for(Muffliato) and not found.published_for(TripleMuffliato(sigma=1.0))
+
