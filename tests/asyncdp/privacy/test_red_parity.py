@@ -77,3 +77,17 @@ def test_published_for_is_the_rule_not_its_subclass():
     assert found.published and found.paper.name == "muffliato"
     assert found.published_for(Muffliato) and not found.published_for(TripleMuffliato(sigma=1.0))
 
+
+
+def test_the_observer_upper_bound_of_a_subclass_says_it_rests_on_the_inherited_lemma():
+    """``TripleMuffliato`` is not the verified affine rule, so an observer gets the eavesdropper's composition bound
+    with Muffliato's lemma, ``D_2 = 2 diam^2 / 2 = 1``, labelled an upper bound; the truth for node 1 (agent 0's
+    neighbour on the path) is at least the divergence of agent 0's round-1 release, ``N(3 x_0, 1)`` for ``x_0 = 0``
+    vs ``1``: ``D_2 = 2 * 3^2 / 2 = 9``. The figure now says what it rests on."""
+    from asyncdp.privacy.observers import pairwise_figures
+
+    scenario, _ = _pair(TripleMuffliato)
+    fig = pairwise_figures(scenario, "node:1", sources=[0])
+    assert fig.rows[0].kind == "upper bound" and fig.rows[0].renyi < 9.0  # the lemma's bound, below the truth
+    assert any("rests on the lemma of paper 'muffliato' inherited by the subclass TripleMuffliato" in n
+               for n in fig.notes)
