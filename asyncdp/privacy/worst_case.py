@@ -199,8 +199,8 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     """The adjacency class the algorithm's paper record declares for ``scenario``, or ``None``.
 
     Raises:
-        PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`
-            or :class:`~asyncdp.papers.RoundClass`.
+        PaperError: the record's ``adjacency`` raises (a :class:`~asyncdp.errors.ScenarioError` passes through) or
+            returns something other than a :class:`~asyncdp.papers.GradientClass` or :class:`~asyncdp.papers.RoundClass`.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -209,10 +209,17 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     """
     from ..papers import PaperError
 
+    from ..errors import ScenarioError
+
     paper = find_paper(scenario.algorithm)
     if paper is None or paper.adjacency is None:
         return None
-    cls = paper.adjacency(scenario)
+    try:
+        cls = paper.adjacency(scenario)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # a user's adjacency: report it as its fault, in one line (as the lemma's)
+        raise PaperError(f"paper {paper.name!r}: the adjacency class raised {type(exc).__name__}: {exc}") from exc
     if cls is not None and not isinstance(cls, (GradientClass, RoundClass)):
         raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass, a RoundClass or None, "
                          f"got {cls!r}"[:300])

@@ -128,6 +128,21 @@ def test_a_claim_check_that_raises_is_one_error_line_naming_the_paper(tmp_path, 
     assert "no_such_claim" in line
 
 
+def test_an_adjacency_class_that_raises_is_one_error_line_naming_the_paper(tmp_path, capsys):
+    # the lemma's errors were one line naming the paper; the adjacency's were a traceback (exit 1)
+    script = _script(tmp_path, """\
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.full(sc.horizon, 0.1),
+                       adjacency=lambda sc: GradientClass(sc.problem.constants.no_such_bound)))
+        w = np.full((3, 3), 1 / 3)
+        scenario = Scenario(problem, topology.static(w), TunedHuang(epsilon=1.0, c=0.1, q=0.5, p=0.6), horizon=4,
+                            seed=1)
+        adjacent = scenario.replace(problem=problem.adjacent(0, address=[-0.5, -0.5]))
+        """)
+    assert main(["privacy", "check", str(script), "--runs", "10", "--search-examples", "0"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "paper 'cli-tuned-huang': the adjacency class raised AttributeError:" in line
+
+
 def test_topology_audit_of_a_paper_without_assumptions_is_one_error_line(tmp_path, capsys):
     script = _script(tmp_path, "PAPER = Paper('cli-tuned-huang', (TunedHuang,), lemma=len)\n")
     ring = tmp_path / "ring.json"
