@@ -272,7 +272,8 @@ class Spectral:
     """A spectral quantity that must be ``< 1`` for every round's matrix; the largest over the horizon is stored as
     constant ``symbol`` (a fixed matrix's own value; it is computed once per run of equal rounds).
 
-    With ``symmetric_only`` the quantity is computed only for symmetric rounds (no result if none is).
+    With ``symmetric_only`` the quantity is defined for symmetric matrices only: a round that is not symmetric fails
+    the assumption (its witness names the round), so a set without its own symmetry check does not hold vacuously.
     """
 
     measure: Callable
@@ -284,21 +285,30 @@ class Spectral:
 
     def run(self, r: _Run) -> list[AssumptionResult]:
         worst: tuple[float, int] | None = None  # (value, round), the first failing round if any fails
+        unsymmetric: tuple[int, str | None] | None = None  # the first round that is not symmetric (symmetric_only)
         prev: Any = None
         period = r.seq.period
         for t, w in r.seq.rounds(r.horizon if period is None else min(r.horizon, period)):  # one period suffices
             if prev is not None and _first_difference(w, prev) is None:
                 continue  # the same matrix as the round before: the same value
             prev = w
-            if self.symmetric_only and not P.check_symmetric(w).holds:
-                continue
+            if self.symmetric_only:
+                sym = P.check_symmetric(w)
+                if not sym.holds:
+                    unsymmetric = unsymmetric or (t, sym.witness)
+                    continue
             value = float(self.measure(w))
             failing = not value < 1 - 1e-12
             if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
                 worst = (value, t)
+        if worst is not None:
+            r.consts[self.symbol] = worst[0]
+        if unsymmetric is not None and (worst is None or worst[0] < 1 - 1e-12 or unsymmetric[0] < worst[1]):
+            t, why = unsymmetric
+            return [AssumptionResult(self.name, False, t, f"round {t}: W is not symmetric ({why}); {self.formula} is "
+                                     "defined for symmetric W only", self.description)]
         if worst is None:
             return []
-        r.consts[self.symbol] = worst[0]
         return [_spectral_assumption(worst[0], worst[1], self.name, self.formula, self.description)]
 
 
@@ -406,6 +416,8 @@ class AssumptionSet:
             raise ParameterError(f"AssumptionSet {self.name}: contraction must be 'doubly' or 'column', "
                                  f"got {self.contraction!r}")
         steps = tuple(self.steps)
+        if not steps:  # an audit of nothing would report that every assumption holds
+            raise ParameterError(f"AssumptionSet {self.name}: no steps: name at least one assumption to check")
         bad = [s for s in steps if not callable(getattr(s, "run", None))]
         if bad:
             raise ParameterError(f"AssumptionSet {self.name}: every step needs a run(audit) method, got {bad[0]!r}")

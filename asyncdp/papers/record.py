@@ -205,7 +205,8 @@ class Paper:
         accountant: the accountant's record of the paper (:class:`accounting.papers.AccountantSpec`).
 
     Raises:
-        PaperError: no rule, a rule that is not a named Algorithm subclass, no lemma, a part of the wrong type.
+        PaperError: no rule, a rule that is not a named Algorithm subclass, no lemma, a part of the wrong type,
+            assumptions keyed by a name that is not one of its rules.
     """
 
     name: str
@@ -248,6 +249,12 @@ class Paper:
             if not all(isinstance(s, AssumptionSet) for s in sets):
                 raise PaperError(f"paper {self.name!r}: assumptions must be a topology AssumptionSet or a mapping "
                                  f"rule name -> AssumptionSet, got {self.assumptions!r}")
+            # a misspelt rule name would leave that rule without assumptions: no audit, no warning
+            unknown = sorted(set(self.assumptions) - set(self.rule_names), key=str) \
+                if isinstance(self.assumptions, Mapping) else []
+            if unknown:
+                raise PaperError(f"paper {self.name!r}: assumptions name rule {unknown[0]!r}, which is not one of its "
+                                 f"rules {list(self.rule_names)}")
 
     @property
     def rule_names(self) -> tuple[str, ...]:

@@ -69,6 +69,24 @@ class Registered:
     origin: str
     published: bool
 
+    def published_for(self, algorithm: Any) -> bool:
+        """Whether the record's lemma is a published paper's lemma *of this rule*: the paper is one of the library's
+        own and ``algorithm`` (a rule object or class) is one of its rules, not a subclass of one.
+
+        A subclass finds its base's record through the MRO, but may change any step (say its message): the
+        published lemma is then only the user's assumption about the subclass, to be tested like a user's own.
+
+        Example:
+            >>> from asyncdp.papers.huang2015.rule import Huang2015
+            >>> class Tuned(Huang2015):
+            ...     pass
+            >>> found = find_registered(Huang2015)
+            >>> found.published_for(Huang2015), found.published_for(Tuned)
+            (True, False)
+        """
+        rule = algorithm if isinstance(algorithm, type) else type(algorithm)
+        return self.published and rule in self.paper.rules
+
 
 _lock = threading.RLock()
 _papers: dict[str, Registered] = {}

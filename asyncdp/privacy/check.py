@@ -36,8 +36,11 @@ def sensitivity_source(ctx: CheckContext) -> str:
         return f"none: {ctx.no_sensitivity}"
     paper, origin = ctx.paper.paper, ctx.paper.origin
     ref = f" (reference: {paper.reference})" if paper.reference else " (no reference given)"
-    if ctx.paper.published:
+    if ctx.paper.published_for(ctx.algorithm):
         return f"the lemma of the published paper {paper.name!r}{ref}"
+    if ctx.paper.published:
+        return (f"the lemma of the published paper {paper.name!r}{ref}, inherited by the subclass "
+                f"{type(ctx.algorithm).__name__} of its rule: the user's assumption that the subclass keeps it")
     return (f"the user's own lemma in paper record {paper.name!r} from {origin}, not a published paper's{ref}")
 
 
@@ -50,14 +53,29 @@ def theorem_verdict(scenario: Scenario, ctx: CheckContext, eps_ledger: float) ->
         eps_ledger: the accountant's epsilon of the run.
 
     Returns:
-        The claim check's line, or why there is none.
+        The claim check's line, or why there is none; for a subclass of the paper's rule, the line says that the
+        theorem is the paper's, for its own rule.
+
+    Raises:
+        PaperError: the record's claim check raises (naming the paper and the error).
     """
+    from ..papers import PaperError
+
     if ctx.paper is None:
         return f"no theorem check: {ctx.no_sensitivity}"
-    check = ctx.paper.paper.claim_check
+    paper = ctx.paper.paper
+    check = paper.claim_check
     if check is None:
-        return f"no theorem check: paper record {ctx.paper.paper.name!r} has no claim_check"
-    return str(check(scenario, eps_ledger, ctx.delta_claimed))
+        return f"no theorem check: paper record {paper.name!r} has no claim_check"
+    try:
+        line = str(check(scenario, eps_ledger, ctx.delta_claimed))
+    except Exception as exc:  # a user's claim check: report it as its fault, in one line
+        raise PaperError(f"paper {paper.name!r}: the claim check raised {type(exc).__name__}: {exc}") from exc
+    rule = type(ctx.algorithm)
+    if rule in paper.rules:
+        return line
+    return (f"{line} (the theorem of paper {paper.name!r} for its rule; {rule.__name__} is a subclass of it, which it "
+            "need not cover)")
 
 
 def check_privacy(

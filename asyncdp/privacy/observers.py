@@ -768,6 +768,20 @@ def affine_renyi_bound(scenario: Any, alpha: float) -> float:
     return math.inf if s1 == 0 else float(alpha * diameter**2 / (2.0 * s1**2))
 
 
+def _unverified_lemma(scenario: Any) -> str | None:
+    """The sensitivity lemma :func:`eavesdropper_renyi_bound` composes, in words, when it is not a published paper's
+    lemma of this very rule (a user's own, or one a subclass of a paper's rule inherits); else ``None``."""
+    from ..papers import find_registered
+
+    found = find_registered(scenario.algorithm)
+    if found is None or found.published_for(scenario.algorithm):
+        return None
+    if found.published:
+        return (f"the lemma of paper {found.paper.name!r} inherited by the subclass "
+                f"{type(scenario.algorithm).__name__} of its rule")
+    return f"the user's own lemma of paper record {found.paper.name!r}"
+
+
 def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
     """An upper bound on any observer's Renyi divergence valid on *every* schedule: the composition of every
     noisy release of one agent, each with the paper lemma's sensitivity (data processing: an observer sees
@@ -992,6 +1006,10 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
     if not check.ok:
         notes.append("not a verified linear Gaussian rule: every figure is the eavesdropper's composition bound "
                      "(data processing); a black-box lower bound from the observer's view: observer_blackbox")
+        lemma = _unverified_lemma(scenario)
+        if lemma is not None:
+            notes.append(f"the composition bound rests on {lemma}, which this figure does not verify: it is an upper "
+                         "bound only if that lemma holds for this rule")
         for u in srcs:
             inf_self = obs.kind == "nodes" and u in obs.agents
             rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.nan, "upper bound",

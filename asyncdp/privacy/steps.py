@@ -442,10 +442,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 
 def _lemma_origin(ctx: CheckContext) -> str:
-    paper = ctx.paper
-    if paper is None:
-        return "no paper record"
-    return f"paper {paper.paper.name!r}" + ("" if paper.published else f", the user's own lemma from {paper.origin}")
+    from .worst_case import _origin
+
+    return _origin(ctx)
 
 
 STEPS: tuple[Step, ...] = (

@@ -201,8 +201,8 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     """The adjacency class the algorithm's paper record declares for ``scenario``, or ``None``.
 
     Raises:
-        PaperError: the record's ``adjacency`` returns something other than a :class:`~asyncdp.papers.GradientClass`
-            or :class:`~asyncdp.papers.RoundClass`.
+        PaperError: the record's ``adjacency`` raises (a :class:`~asyncdp.errors.ScenarioError` passes through) or
+            returns something other than a :class:`~asyncdp.papers.GradientClass` or :class:`~asyncdp.papers.RoundClass`.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -211,10 +211,17 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     """
     from ..papers import PaperError
 
+    from ..errors import ScenarioError
+
     paper = find_paper(scenario.algorithm)
     if paper is None or paper.adjacency is None:
         return None
-    cls = paper.adjacency(scenario)
+    try:
+        cls = paper.adjacency(scenario)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # a user's adjacency: report it as its fault, in one line (as the lemma's)
+        raise PaperError(f"paper {paper.name!r}: the adjacency class raised {type(exc).__name__}: {exc}") from exc
     if cls is not None and not isinstance(cls, (GradientClass, RoundClass)):
         raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass, a RoundClass or None, "
                          f"got {cls!r}"[:300])
@@ -1107,10 +1114,11 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
              "worst_case_objective": None, "worst_pair_script": None}
     scenario = pair.scenario
     agent = ctx.changed_agent
-    # a user's lemma is trusted only once it has met the worst case of its class
-    users = ctx.paper is not None and not ctx.paper.published
-    untested = (f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was not tested against "
-                "the worst case of an adjacency class, so the bound composed with it is not trusted") if users else None
+    # a user's lemma is trusted only once it has met the worst case of its class; so is a published lemma a
+    # subclass of the paper's rule inherits (the subclass may change any step)
+    users = ctx.paper is not None and not ctx.paper.published_for(ctx.algorithm)
+    untested = (f"the sensitivity lemma of {_whose_lemma(ctx)} was not tested against the worst case of an adjacency "
+                "class, so the bound composed with it is not trusted") if users else None
     fam = _family(scenario, agent)
     if fam is None:
         if agent is not None:
@@ -1195,8 +1203,8 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     if failed is None:
         return evidence
     partly = None if untested is None else (
-        f"the sensitivity lemma of the user's paper record {ctx.paper.paper.name!r} was tested against the extremal "
-        "pairs of its adjacency class only (the search failed), so the bound composed with it is not trusted")
+        f"the sensitivity lemma of {_whose_lemma(ctx)} was tested against the extremal pairs of its adjacency class "
+        "only (the search failed), so the bound composed with it is not trusted")
     return dataclasses.replace(evidence, reasons=(failed, *evidence.reasons),
                                doubt=evidence.doubt if evidence.doubt is not None else partly)
 
@@ -1679,7 +1687,20 @@ def _origin(ctx: Any) -> str:
     paper = ctx.paper
     if paper is None:
         return "no paper record"
-    return f"paper {paper.paper.name!r}" + ("" if paper.published else f", the user's own lemma from {paper.origin}")
+    if paper.published_for(ctx.algorithm):
+        return f"paper {paper.paper.name!r}"
+    if paper.published:
+        return f"paper {paper.paper.name!r}, inherited by the subclass {type(ctx.algorithm).__name__}"
+    return f"paper {paper.paper.name!r}, the user's own lemma from {paper.origin}"
+
+
+def _whose_lemma(ctx: Any) -> str:
+    """The untrusted lemma's owner in words: a user's record, or a published one a subclass inherits."""
+    paper = ctx.paper
+    if paper.published:
+        return (f"paper {paper.paper.name!r}, inherited by the subclass {type(ctx.algorithm).__name__} of its rule "
+                "(which may change any step)")
+    return f"the user's paper record {paper.paper.name!r}"
 
 
 _OTHER_AGENT_RUNS = 2

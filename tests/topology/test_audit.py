@@ -329,3 +329,28 @@ def test_a_spectral_assumption_covers_every_round_not_round_1_only():
     assert rep.constants["eta"] == pytest.approx(1.0)
     ok = topology.audit(topology.periodic([ring, topology.metropolis(nx.complete_graph(5)).toarray()]), spec)
     assert ok.all_hold and ok.constants["eta"] == pytest.approx(topology.mixing_norm(ring))  # the largest
+
+
+def test_a_symmetric_only_spectral_step_fails_on_a_round_that_is_not_symmetric():
+    # a user's set with only this step audited a directed ring as "all hold" (the step gave no result, and the
+    # table of no rows raised TypeError); on a sequence of symmetric and unsymmetric rounds it skipped the latter
+    from topology.audit import Spectral
+    from topology.checks import properties as P
+
+    spec = AssumptionSet("mine", "my notes", (Spectral(P.second_eigenvalue_modulus, "beta", "beta_below_one",
+                                                       "beta(W)", "beta < 1", symmetric_only=True),), "doubly")
+    directed = 0.5 * np.eye(5)
+    directed[(np.arange(5) + 1) % 5, np.arange(5)] += 0.5
+    rep = topology.audit(topology.static(directed), spec)
+    assert not rep.all_hold
+    assert rep.assumptions[0].witness.startswith("round 1: W is not symmetric (")
+    assert "FAILS" in rep.to_table()
+    ring = topology.metropolis(nx.cycle_graph(5)).toarray()
+    mixed = topology.audit(topology.periodic([ring, directed]), spec)
+    assert mixed.assumptions[0].first_failure_round == 2
+    assert topology.audit(topology.periodic([ring]), spec).all_hold
+
+
+def test_an_assumption_set_without_steps_is_refused():
+    with pytest.raises(ParameterError, match="AssumptionSet mine: no steps"):
+        AssumptionSet("mine", "my notes", (), "doubly")

@@ -66,6 +66,23 @@ def test_run_warns_on_a_user_papers_failed_assumption(tmp_path, capsys):
     assert "round 1:" in err
 
 
+def test_assumptions_keyed_by_a_misspelt_rule_name_are_an_error_not_a_silent_skip(tmp_path, capsys):
+    # keyed "cli_tuned_huang" for the rule "cli-tuned-huang": the rule had no assumptions, so `asyncdp run` audited
+    # nothing and warned of nothing on a path that is not strongly connected
+    script = _script(tmp_path, """\
+        STRONG = AssumptionSet("cli-tuned-huang", "my notes", (
+            EachRound(topology.check_strongly_connected, "strongly_connected", "every round strongly connected"),
+        ), "doubly")
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.zeros(sc.horizon),
+                       assumptions={"cli_tuned_huang": STRONG}))
+        w = np.array([[1.0, 0, 0], [0.5, 0.5, 0], [0, 0.5, 0.5]])  # a path: not strongly connected
+        scenario = Scenario(problem, topology.static(w), TunedHuang(epsilon=1.0, c=0.1, q=0.5, p=0.6), horizon=4)
+        """)
+    assert main(["run", str(script)]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "assumptions name rule 'cli_tuned_huang', which is not one of its rules ['cli-tuned-huang']" in line
+
+
 @pytest.mark.parametrize("body,match", [
     ("PAPER = Paper('cli-tuned-huang', (), lemma=len)\n", "rules must name at least one Algorithm subclass"),
     ("PAPER = Paper('cli-tuned-huang', (TunedHuang,), lemma=None)\n", "has no sensitivity lemma"),
@@ -93,6 +110,37 @@ def test_a_bad_lemma_value_is_one_error_line(tmp_path, capsys, lemma, match):
         """)
     assert main(["privacy", "check", str(script), "--runs", "10", "--search-examples", "0"]) == 2
     assert match in _one_error_line(capsys.readouterr().err)
+
+
+def test_a_claim_check_that_raises_is_one_error_line_naming_the_paper(tmp_path, capsys):
+    # it raised out of check_privacy after every step had run: a traceback (exit 1)
+    script = _script(tmp_path, """\
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.full(sc.horizon, 0.1),
+                       claim_check=lambda sc, eps, delta: sc.algorithm.no_such_claim))
+        w = np.full((3, 3), 1 / 3)
+        scenario = Scenario(problem, topology.static(w), TunedHuang(epsilon=1.0, c=0.1, q=0.5, p=0.6), horizon=4,
+                            seed=1)
+        adjacent = scenario.replace(problem=problem.adjacent(0, address=[-0.5, -0.5]))
+        """)
+    assert main(["privacy", "check", str(script), "--runs", "10", "--search-examples", "0"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "paper 'cli-tuned-huang': the claim check raised AttributeError:" in line
+    assert "no_such_claim" in line
+
+
+def test_an_adjacency_class_that_raises_is_one_error_line_naming_the_paper(tmp_path, capsys):
+    # the lemma's errors were one line naming the paper; the adjacency's were a traceback (exit 1)
+    script = _script(tmp_path, """\
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.full(sc.horizon, 0.1),
+                       adjacency=lambda sc: GradientClass(sc.problem.constants.no_such_bound)))
+        w = np.full((3, 3), 1 / 3)
+        scenario = Scenario(problem, topology.static(w), TunedHuang(epsilon=1.0, c=0.1, q=0.5, p=0.6), horizon=4,
+                            seed=1)
+        adjacent = scenario.replace(problem=problem.adjacent(0, address=[-0.5, -0.5]))
+        """)
+    assert main(["privacy", "check", str(script), "--runs", "10", "--search-examples", "0"]) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "paper 'cli-tuned-huang': the adjacency class raised AttributeError:" in line
 
 
 def test_topology_audit_of_a_paper_without_assumptions_is_one_error_line(tmp_path, capsys):

@@ -404,7 +404,9 @@ def test_a_search_that_cannot_replay_a_candidate_keeps_the_extremal_witness(monk
     assert whole.witness is not None and whole.witness["pair"].startswith("sign pattern")  # an extremal pair
     monkeypatch.setattr(wc, "search_pairs", _fails)
     got = wc.search_worst_case(over, ctx)
-    assert got.witness == whole.witness and got.doubt is None  # a published record: no doubt
+    assert got.witness == whole.witness  # the extremal pairs' witness is kept
+    # a subclass of a seed rule holds the published lemma as its author's assumption, tested like a user's
+    assert "paper 'huang2015', inherited by the subclass Overclaiming" in got.doubt
     assert got.reasons[0].startswith("worst-case search: the search beyond the extremal pairs cannot replay")
 
 
