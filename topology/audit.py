@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from .checks import constants as C
 from .checks import properties as P
-from .errors import ParameterError
+from .errors import ParameterError, TopologyError
 from .sequence import GraphSequence
 from .validation import check_integer
 
@@ -450,6 +450,18 @@ def fixed_symmetric_steps(paper: str) -> tuple[Step, ...]:
     )
 
 
+def _run_step(step: Any, run: _Run, set_name: str) -> list[AssumptionResult]:
+    """``step.run(run)``; a step whose own callables (a user's check, measure or derived constants) raise gives one
+    :class:`~topology.errors.ParameterError` naming the assumption set and the step, not a traceback."""
+    try:
+        return step.run(run)
+    except TopologyError:
+        raise
+    except Exception as exc:
+        raise ParameterError(f"audit: step {getattr(step, 'name', type(step).__name__)!r} of the assumptions of "
+                             f"{set_name} raised {type(exc).__name__}: {exc}") from exc
+
+
 def audit(
     sequence: GraphSequence,
     assumptions: AssumptionSet,
@@ -481,8 +493,9 @@ def audit(
         An :class:`AuditReport`.
 
     Raises:
-        ParameterError: ``assumptions`` is not an :class:`AssumptionSet`, a bad horizon, or ``B`` given
-            for a set without B-connectivity.
+        ParameterError: ``assumptions`` is not an :class:`AssumptionSet`, a bad horizon, ``B`` given
+            for a set without B-connectivity, or a step's own callable (a user's check, measure or derived
+            constants) raised (naming the step; a per-round check also names the round).
 
     Example:
         >>> import networkx as nx
@@ -511,7 +524,7 @@ def audit(
         whole = sequence.period
     h = sequence.resolve_horizon(horizon)
     run = _Run(sequence, h, B, {}, whole)
-    res = [result for step in spec.steps for result in step.run(run)]
+    res = [result for step in spec.steps for result in _run_step(step, run, spec.name)]
     consts = run.consts
     if empirical:
         contraction = C.empirical_contraction(sequence, horizon=h, kind=spec.contraction)

@@ -354,3 +354,28 @@ def test_a_symmetric_only_spectral_step_fails_on_a_round_that_is_not_symmetric()
 def test_an_assumption_set_without_steps_is_refused():
     with pytest.raises(ParameterError, match="AssumptionSet mine: no steps"):
         AssumptionSet("mine", "my notes", (), "doubly")
+
+
+def test_a_users_check_that_raises_is_one_error_naming_the_check_and_its_round():
+    seq = topology.from_matrices([np.full((2, 2), 0.5), np.eye(2)])
+
+    def no_identity(w):  # a user's check with a bug: divides by the off-diagonal mass
+        off = float(w.sum() - w.diagonal().sum())
+        return topology.checks.properties.CheckResult("no_identity", 1.0 / off > 0, None, None)
+
+    spec = AssumptionSet("mine", "my notes", (EachRound(no_identity, "no_identity", "a user's check"),), "doubly")
+    with pytest.raises(ParameterError, match=r"check 'no_identity' raised at round 2: ZeroDivisionError"):
+        topology.audit(seq, spec)
+
+
+def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step():
+    from topology.audit import Spectral
+
+    def measure(w):
+        raise RuntimeError("not converged")
+
+    spec = AssumptionSet("mine", "my notes", (Spectral(measure, "eta", "eta_below_one", "eta < 1", "mixing"),),
+                         "doubly")
+    with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised RuntimeError: "
+                                             r"not converged"):
+        topology.audit(_ring(4), spec)

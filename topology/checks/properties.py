@@ -31,7 +31,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from ..errors import InvalidMatrixError, ParameterError
+from ..errors import InvalidMatrixError, ParameterError, TopologyError
 from ..matrices import _to_sparse
 from ..sequence import GraphSequence
 
@@ -669,7 +669,8 @@ def check_each_round(
         components, smallest entry / self-weight), ``None`` for other checks.
 
     Raises:
-        ParameterError, RoundIndexError: a bad ``horizon``.
+        ParameterError, RoundIndexError: a bad ``horizon``; a check that raises (naming it and the round) or
+            returns something else than a :class:`CheckResult`.
 
     Example:
         >>> from topology.sequence import from_matrices
@@ -685,7 +686,14 @@ def check_each_round(
     worst: float | None = None
     aggregate: Callable[[float, float], float] | None = None
     for t in range(1, horizon + 1):
-        res = check(seq.weights(t))
+        w = seq.weights(t)
+        try:
+            res = check(w)
+        except TopologyError:
+            raise
+        except Exception as exc:  # a user's check: one line naming it and the round, not a traceback
+            raise ParameterError(f"check {name or getattr(check, '__name__', check)!r} raised at round {t}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(res, CheckResult):
             raise ParameterError(
                 f"check must return a CheckResult, got {type(res).__name__} at round {t}"
