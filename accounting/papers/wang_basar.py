@@ -113,8 +113,8 @@ def wang_basar_sensitivity(
         nu: Lipschitz constant of Assumption 1 (``kind="sample"``).
         n_i: number of samples of agent ``i`` (``"sample"``, ``"sample_replace"``).
         G: gradient bound of Assumption 2 (``"sample_replace"``).
-        L: Lipschitz constant of ``grad f_i`` in the Euclidean norm (``"variable"``); under the paper's
-            Assumption 1 it is ``nu``.
+        L: Lipschitz constant of ``grad f_i`` in the Euclidean norm (``"variable"``); the paper's
+            Assumption 1 calls it ``nu`` without naming the norm.
         units: ``"message"`` or ``"noise"``.
 
     Returns:
