@@ -3,7 +3,8 @@
 The accountant's side of the paper, and the one copy of its theorem table:
 :data:`WANG_BASAR_THEOREMS` (which theorem covers which adjacency; the
 simulator's rule, its privacy lemma and the reproductions read it from
-here), the sensitivities of eqs. (28)-(31) (:func:`wang_basar_sensitivity`),
+here), the sensitivities of eqs. (28)-(31), eq. (31) corrected and as printed
+(:func:`wang_basar_sensitivity`),
 the printed and the consistent variance thresholds
 (:func:`wang_basar_variance_threshold`), the claim (:func:`wang_basar_claim`)
 and the classical Gaussian mechanism's epsilon of one iteration
@@ -43,9 +44,9 @@ __all__ = [
 _E = PrivacyParameterError
 _WANG_BASAR2023 = "Wang and Basar (Automatica 2023)"
 
-WANG_BASAR_KINDS = ("sample", "gradient", "variable", "sample_replace")
-"""Adjacency notions of Wang and Başar (Automatica 2023): eqs. (28), (30), (31), plus an arbitrary
-sample replacement."""
+WANG_BASAR_KINDS = ("sample", "gradient", "variable", "variable_printed", "sample_replace")
+"""Adjacency notions of Wang and Başar (Automatica 2023): eqs. (28), (30), (31) corrected, (31) as printed, plus
+an arbitrary sample replacement."""
 
 WANG_BASAR_THEOREMS: dict[str, str] = {"sample": "Theorem 4", "gradient": "Theorem 5", "variable": "Theorem 6"}
 """The theorem of Wang and Başar (Automatica 2023) behind each adjacency it covers: a data sample (eq. 28),
@@ -60,6 +61,7 @@ def wang_basar_sensitivity(
     nu: float | None = None,
     n_i: int | None = None,
     G: float | None = None,
+    L: float | None = None,
     units: str = "message",
 ) -> float:
     """Per-iteration sensitivity of Wang and Basar's shared message (Automatica 2023, eqs. 28-31).
@@ -77,16 +79,23 @@ def wang_basar_sensitivity(
     * ``"sample"`` (eq. 28): one sample changes with ``||s_p - s_q||_1 <= 1``;
       Assumption 1 gives ``nu lam^k / n_i``.
     * ``"gradient"`` (eq. 30): ``||g - g'||_1 <= 1``; gives ``lam^k``.
-    * ``"variable"`` (eq. 31): ``||x - x'||_1 <= 1``; gives ``1``. This holds the gradient fixed, but
-      ``g_i^k = grad f_i(x_i^k)`` moves with ``x_i^k``: the message moves by up to ``1 + lam^k H``
-      (``H`` a bound on the Hessian's norm; ``1.02`` for ``f = -x^2/2``, ``lam = 0.02``), so the value is
-      too small for the paper's nonconvex costs (a known gap, not yet corrected: no cost family declares ``H``).
+    * ``"variable"`` (eq. 31, corrected): ``||x - x'||_1 <= 1``; gives the **L2** bound
+      ``1 + lam^k L``, with ``L`` the Lipschitz constant of ``grad f_i`` in the Euclidean norm
+      (``sup ||hess f_i||_2`` on a convex set holding every iterate). Derivation:
+      ``M(x) - M(x') = (x - x') - lam^k (grad f_i(x) - grad f_i(x'))``, so
+      ``||M(x) - M(x')||_2 <= ||x - x'||_2 + lam^k L ||x - x'||_2 <= (1 + lam^k L) ||x - x'||_1
+      <= 1 + lam^k L`` (``||.||_2 <= ||.||_1``). It is attained: ``f = -L x^2 / 2``, ``x' = x + 1``.
+      No dimension factor enters because the Gaussian mechanism needs L2; an L1 bound from ``L`` alone
+      would be ``1 + lam^k sqrt(d) L`` (``||v||_1 <= sqrt(d) ||v||_2``).
+    * ``"variable_printed"``: eq. (31) as printed, ``1``. It holds ``grad f_i(x_i^k)`` fixed while
+      ``x_i^k`` moves, so it is **not** a bound for any cost with curvature (``L > 0``); kept to
+      reproduce Theorem 6's printed threshold.
     * ``"sample_replace"`` (not in the paper): one sample replaced by an
       arbitrary one; Assumption 2 (``||grad l|| <= G``) gives the **L2** bound
       ``2 G lam^k / n_i``.
 
-    The first three are L1 values as printed. The Gaussian mechanism needs L2,
-    and ``||.||_2 <= ||.||_1``, so they are valid (conservative) L2 bounds too.
+    ``"sample"``, ``"gradient"`` and ``"variable_printed"`` are L1 values as printed. The Gaussian
+    mechanism needs L2, and ``||.||_2 <= ||.||_1``, so they are valid (conservative) L2 bounds too.
 
     ``units``: ``"message"`` returns the sensitivity of ``M_i^k`` itself, to be
     compared with the standard deviation of the *released* noise ``lam^k
@@ -104,13 +113,17 @@ def wang_basar_sensitivity(
         nu: Lipschitz constant of Assumption 1 (``kind="sample"``).
         n_i: number of samples of agent ``i`` (``"sample"``, ``"sample_replace"``).
         G: gradient bound of Assumption 2 (``"sample_replace"``).
+        L: Lipschitz constant of ``grad f_i`` in the Euclidean norm (``"variable"``); the paper's
+            Assumption 1 calls it ``nu`` without naming the norm.
         units: ``"message"`` or ``"noise"``.
 
     Returns:
-        The per-iteration sensitivity (L1 for the paper's kinds, L2 for ``"sample_replace"``).
+        The per-iteration sensitivity (L1 for ``"sample"``, ``"gradient"`` and ``"variable_printed"``,
+        L2 for ``"variable"`` and ``"sample_replace"``).
 
     Raises:
-        PrivacyParameterError: an unknown ``kind``/``units``, a missing or invalid constant.
+        PrivacyParameterError: an unknown ``kind``/``units``, a missing or invalid constant (``kind="variable"``
+            without ``L``: eq. (31)'s ``1`` is no guarantee, so no value is returned).
 
     Example:
         >>> wang_basar_sensitivity(lam_k=0.02, kind="gradient")
@@ -119,6 +132,10 @@ def wang_basar_sensitivity(
         1.0
         >>> wang_basar_sensitivity(lam_k=0.5, kind="sample", nu=2.0, n_i=10)
         0.1
+        >>> wang_basar_sensitivity(lam_k=0.02, kind="variable", L=1.0)  # f = -x^2/2 moves M by 1.02
+        1.02
+        >>> wang_basar_sensitivity(lam_k=0.02, kind="variable_printed")  # eq. (31) as printed: too small
+        1.0
     """
     lam = check_positive(lam_k, "lam_k", error=_E)
     if kind not in WANG_BASAR_KINDS:
@@ -132,6 +149,13 @@ def wang_basar_sensitivity(
     elif kind == "gradient":
         value = lam
     elif kind == "variable":
+        if L is None:
+            raise PrivacyParameterError(
+                "kind='variable' (eq. 31) needs L, the Lipschitz constant of grad f_i (L2), got L=None: the "
+                "message x - lam^k grad f_i(x) moves by up to 1 + lam^k L; eq. (31)'s printed 1 "
+                "(kind='variable_printed') holds the gradient fixed and is no bound")
+        value = 1.0 + lam * check_nonnegative(L, "L", error=_E)
+    elif kind == "variable_printed":
         value = 1.0
     else:
         if G is None or n_i is None:
@@ -149,6 +173,7 @@ def wang_basar_variance_threshold(
     kind: str = "gradient",
     nu: float | None = None,
     n_i: int | None = None,
+    L: float | None = None,
     form: str = "printed",
 ) -> float:
     """Minimum ``Var(n_i^k)`` (per coordinate) in Theorems 4-6 (Wang and Başar, Automatica 2023), at one iteration.
@@ -156,27 +181,29 @@ def wang_basar_variance_threshold(
     ``form="printed"``: the theorems as printed,
     Thm 4 ``2 nu^2 lam^2 ln(1.25/delta) / (n_i^2 epsilon^2)``,
     Thm 5 ``2 lam^2 ln(1.25/delta) / epsilon^2``,
-    Thm 6 ``2 ln(1.25/delta) / (lam^2 epsilon^2)``.
+    Thm 6 ``2 ln(1.25/delta) / (lam^2 epsilon^2)`` (eq. 31's printed sensitivity ``1``).
     ``form="consistent"``: the released noise is ``lam^k n_i^k``, so the
     Gaussian mechanism needs ``Var(n) >= 2 ln(1.25/delta) S^2 / epsilon^2``
     with ``S`` the sensitivity in noise units
     (:func:`wang_basar_sensitivity` with
-    ``units="noise"``): Thms 4 and 5 lose their ``lam^2`` factor, Thm 6 is
-    unchanged (as printed, only Thm 6 treats the ``lam^k`` on the noise
-    consistently).
+    ``units="noise"``): Thms 4 and 5 lose their ``lam^2`` factor; Thm 6
+    already treats the ``lam^k`` on the noise consistently but takes eq. (31)'s
+    ``1`` for the sensitivity, so its consistent threshold is
+    ``2 ln(1.25/delta) (1 + lam L)^2 / (lam^2 epsilon^2)`` (``kind="variable"``, needs ``L``).
 
     Args:
         epsilon, delta: in ``(0, 1)`` (the classical Gaussian mechanism's range).
         lam_k: step size of the iteration, ``> 0``.
         kind: ``"sample"``, ``"gradient"`` or ``"variable"``.
         nu, n_i: needed for ``kind="sample"``.
+        L: Lipschitz constant of ``grad f_i`` (L2), needed for ``kind="variable"``, ``form="consistent"``.
         form: ``"printed"`` or ``"consistent"``.
 
     Returns:
         The variance threshold.
 
     Raises:
-        PrivacyParameterError: an invalid parameter, kind or form.
+        PrivacyParameterError: an invalid parameter, kind or form; ``L`` missing where it is needed.
 
     Example:
         >>> t = wang_basar_variance_threshold(0.5, 1e-3, lam_k=0.1, kind="gradient", form="printed")
@@ -191,8 +218,10 @@ def wang_basar_variance_threshold(
     if form not in ("printed", "consistent"):
         raise PrivacyParameterError(f"form must be 'printed' or 'consistent', got {form!r}")
     base = 2 * math.log(1.25 / d) / eps**2
-    if form == "consistent" or kind == "variable":
-        s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, units="noise")
+    if form == "consistent":
+        s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, L=L, units="noise")
+    elif kind == "variable":  # Theorem 6 as printed: eq. (31)'s 1 against the released noise lam^k n
+        s = wang_basar_sensitivity(lam_k=lam_k, kind="variable_printed", units="noise")
     else:  # Theorems 4 and 5 as printed: the message sensitivity against Var(n)
         s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, units="message")
     return base * s**2
@@ -250,8 +279,10 @@ def wang_basar_claim(
         per="iteration",
         notes=(
             f"lam_k = {lam_k!r}, Var(n) = {var:.6g} >= printed threshold {threshold:.6g}. Message "
-            "x - lam (g + n): the released noise is lam*n, which Theorems 4 and 5 ignore. No composition "
-            "over iterations is given."
+            "x - lam (g + n): the released noise is lam*n, which Theorems 4 and 5 ignore"
+            + ("; eq. (31)'s sensitivity 1 holds grad f_i fixed while x moves (true: 1 + lam L)"
+               if kind == "variable" else "")
+            + ". No composition over iterations is given."
         ),
     )
 
@@ -265,6 +296,7 @@ def wang_basar_effective_epsilon(
     nu: float | None = None,
     n_i: int | None = None,
     G: float | None = None,
+    L: float | None = None,
 ) -> float:
     """Per-iteration epsilon of the shared message by the classical Gaussian mechanism.
 
@@ -284,7 +316,7 @@ def wang_basar_effective_epsilon(
         noise_variance: ``Var(n_i^k)`` per coordinate, ``> 0``.
         lam_k: step size, ``> 0``.
         kind: one of :data:`WANG_BASAR_KINDS`.
-        nu, n_i, G: constants needed by the chosen ``kind``.
+        nu, n_i, G, L: constants needed by the chosen ``kind``.
 
     Returns:
         The epsilon of one iteration at this ``delta``.
@@ -299,7 +331,7 @@ def wang_basar_effective_epsilon(
     """
     d = check_open_unit(delta, "delta", error=_E)
     var = check_positive(noise_variance, "noise_variance", error=_E)
-    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="noise")
+    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, L=L, units="noise")
     return _classic_gaussian(s, d, math.sqrt(var))
 
 
@@ -313,6 +345,7 @@ def wang_basar_noise_std(
     nu: float | None = None,
     n_i: int | None = None,
     G: float | None = None,
+    L: float | None = None,
 ) -> float:
     """Standard deviation of the released noise ``lam^k n_i^k`` that gives ``epsilon`` at one iteration.
 
@@ -328,7 +361,7 @@ def wang_basar_noise_std(
     Args:
         epsilon: the per-iteration epsilon, ``> 0``.
         delta: in ``(0, 1)``.
-        lam_k, kind, nu, n_i, G: as in :func:`wang_basar_sensitivity`.
+        lam_k, kind, nu, n_i, G, L: as in :func:`wang_basar_sensitivity`.
 
     Returns:
         The per-coordinate standard deviation of the released noise.
@@ -343,7 +376,7 @@ def wang_basar_noise_std(
     """
     eps = check_positive(epsilon, "epsilon", error=_E)
     d = check_open_unit(delta, "delta", error=_E)
-    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, units="message")
+    s = wang_basar_sensitivity(lam_k=lam_k, kind=kind, nu=nu, n_i=n_i, G=G, L=L, units="message")
     return _classic_gaussian(s, d, eps)
 
 
@@ -351,7 +384,7 @@ SPEC = AccountantSpec(
     names=("wang-basar",),
     paper=_WANG_BASAR2023,
     mechanism="gaussian",
-    norm="l2",  # the printed L1 values bound the L2 norm too (see wang_basar_sensitivity)
+    norm="l2",  # the printed L1 values bound the L2 norm too; "variable" is an L2 bound (wang_basar_sensitivity)
     sensitivity=wang_basar_sensitivity,
     release_sensitivity=wang_basar_sensitivity,  # the released message is the mechanism's own output
     claim=wang_basar_claim,

@@ -10,7 +10,9 @@ information about its datum: the right composition scope is per agent.
 
 :func:`sensitivity` hands the step sizes and the cost family's constants to
 :func:`accounting.papers.wang_basar.wang_basar_sensitivity` (never the algorithm's
-claimed values). :func:`privacy_report` sets the paper's per-iteration
+claimed values). For the variable adjacency that includes ``L``, the Lipschitz
+constant of the gradients on the set the iterates live in (:func:`gradient_lipschitz`):
+eq. (31)'s printed ``1`` holds the gradient fixed and is not used as a bound. :func:`privacy_report` sets the paper's per-iteration
 statements (Theorems 4–6) beside the accountant's per-iteration epsilon and
 the totals over ``K`` iterations by basic, advanced, RDP and PLD composition.
 """
@@ -32,10 +34,11 @@ from accounting.papers.wang_basar import WANG_BASAR_THEOREMS
 from ...errors import ScenarioError
 from ..record import GradientClass, require_out_neighbours
 
-__all__ = ["claimed_scale", "gradient_class", "sensitivity", "agent_ledger", "theorem_verdict", "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
+__all__ = ["claimed_scale", "gradient_class", "gradient_lipschitz", "sensitivity", "agent_ledger", "theorem_verdict",
+           "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
 
 REPORT_KEYS = ("algorithm", "kind", "theorem", "delta", "horizon", "noise_variance", "step", "per_iteration",
-               "theorems", "composed", "composition_failures", "scope", "gap", "statements")
+               "theorems", "unavailable", "composed", "composition_failures", "scope", "gap", "statements")
 """Top-level keys of :func:`privacy_report`."""
 THEOREM_KEYS = ("theorem", "kind", "sensitivity", "eps_printed_first", "eps_printed_last", "eps_printed_max",
                 "eps_consistent_max", "claim_holds_printed", "eps_accountant_max")
@@ -45,23 +48,64 @@ _KIND_THEOREM = WANG_BASAR_THEOREMS  # the one copy of the theorem table, in acc
 _EPS_REF = 0.5  # thresholds scale as 1/epsilon^2; any reference in (0, 1) inverts them exactly
 
 
-def _constants(problem: Any, kind: str) -> tuple[float | None, int | None]:
-    costs = problem.costs
+def gradient_lipschitz(scenario: Any) -> float:
+    """``L`` of the corrected eq. (31): the Lipschitz constant of every ``grad f_i`` where the iterates live.
+
+    Read from the cost family's :class:`~asyncdp.problems.costs.FunctionClass` (``smoothness``, the
+    Euclidean Lipschitz constant of the gradients) on the set holding every iterate ``x_i^k`` and the
+    segment between two of them: ``R^d`` for ``constraint="none"`` (Algorithm 2 as printed), the
+    problem's (convex) domain for ``"domain"``, the unit ball for ``"sphere"``.
+
+    Args:
+        scenario: a scenario running :class:`~asyncdp.papers.wang_basar.rule.WangBasar`.
+
+    Returns:
+        ``L >= 0``.
+
+    Raises:
+        ScenarioError: the cost family declares no ``smoothness`` on that set (then the variable
+            adjacency has no bound: eq. (31)'s printed ``1`` is not one).
+
+    Example:
+        >>> from asyncdp.papers.wang_basar.rule import WangBasar
+        >>> round(gradient_lipschitz(WangBasar.example_scenario()), 4)
+        34.3798
+    """
+    from ...problems.domains import Ball, Reals
+
+    alg, problem = scenario.algorithm, scenario.problem
+    dim = int(problem.dim)
+    region = {"none": lambda: Reals(dim), "domain": lambda: problem.domain,
+              "sphere": lambda: Ball(np.zeros(dim), 1.0)}[alg.constraint]()
+    L = problem.costs.function_class(region).smoothness
+    if L is None:
+        raise ScenarioError(
+            f"kind='variable' (eq. 31) needs L, the Lipschitz constant of grad f_i (FunctionClass.smoothness) on "
+            f"{region!r} (constraint={alg.constraint!r}); {type(problem.costs).__name__} declares none there. The "
+            "message x - lam^k grad f_i(x) moves by up to 1 + lam^k L; the printed 1 holds the gradient fixed "
+            "and is no bound")
+    return float(L)
+
+
+def _constants(scenario: Any, kind: str) -> tuple[float | None, int | None, float | None]:
+    """``(nu, n_i, L)`` for ``kind``: ``nu``, ``n_i`` as the cost family declares them, ``L`` for ``"variable"``."""
+    costs = scenario.problem.costs
     nu, n_i = getattr(costs, "sample_lipschitz", None), getattr(costs, "samples_per_agent", None)
     if kind == "sample" and (nu is None or n_i is None):
         raise ScenarioError(f"kind='sample' (eq. 28) needs the cost family's sample_lipschitz and samples_per_agent; "
                             f"{type(costs).__name__} declares nu={nu!r}, n_i={n_i!r}")
-    return nu, n_i
+    return nu, n_i, gradient_lipschitz(scenario) if kind == "variable" else None
 
 
 def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     """Sensitivity of each release ``v(t)``, ``t = 1..T``, in message units.
 
     ``accounting.papers.wang_basar.wang_basar_sensitivity(lam_k=lam^t, kind=...)``:
-    ``nu lam^t / n_i`` (eq. 28), ``lam^t`` (eq. 30) or ``1`` (eq. 31); L1
-    values as printed, valid (conservative) L2 bounds for the Gaussian noise.
-    ``lam^t`` is the algorithm's step parameter; ``nu`` and ``n_i`` come from
-    the cost family.
+    ``nu lam^t / n_i`` (eq. 28) or ``lam^t`` (eq. 30), L1 values as printed and
+    valid (conservative) L2 bounds for the Gaussian noise; ``1 + lam^t L``
+    (eq. 31 corrected, an L2 bound; the printed ``1`` holds the gradient fixed).
+    ``lam^t`` is the algorithm's step parameter; ``nu``, ``n_i`` and ``L``
+    (:func:`gradient_lipschitz`) come from the cost family.
 
     Args:
         scenario: a scenario running :class:`~asyncdp.papers.wang_basar.rule.WangBasar`.
@@ -73,14 +117,14 @@ def sensitivity(scenario: Any, kind: str | None = None) -> np.ndarray:
     Raises:
         ScenarioError: unicast with an agent without out-neighbour (its
             noise-free self term is not a function of releases), or missing
-            constants for ``kind="sample"``.
+            constants (``nu``, ``n_i`` for ``kind="sample"``, ``L`` for ``"variable"``).
     """
     alg = scenario.algorithm.bind(scenario.problem)
     kind = alg.privacy_kind if kind is None else kind
     require_out_neighbours(scenario, f"{P.SPEC.paper}, eqs. (28)-(31)")
-    nu, n_i = _constants(scenario.problem, kind)
-    return np.array([P.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, units="message")
-                     for t in range(1, scenario.horizon + 1)])
+    nu, n_i, L = _constants(scenario, kind)
+    return np.array([P.wang_basar_sensitivity(lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i, L=L,
+                                              units="message") for t in range(1, scenario.horizon + 1)])
 
 
 def agent_ledger(scenario: Any, agent: int = 0, horizon: int | None = None) -> Ledger:
@@ -121,7 +165,7 @@ def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger
     if math.isinf(eps):
         return (f"{P.SPEC.paper}, {name}: no claim (no noise, or a per-iteration epsilon >= 1 where the "
                 "printed theorem requires epsilon < 1)")
-    nu, n_i = _constants(scenario.problem, alg.privacy_kind)
+    nu, n_i, _ = _constants(scenario, alg.privacy_kind)
     rounds = range(1, scenario.horizon + 1)
     k = max(rounds, key=alg.per_iteration_epsilon)
     # the claimed epsilon is the printed threshold solved for epsilon; nudge it past float rounding
@@ -133,9 +177,9 @@ def theorem_verdict(scenario: Any, eps_ledger: float | None = None, delta_ledger
 
 
 def _printed_epsilon(lam: float, kind: str, var: float, delta: float, nu: float | None, n_i: int | None,
-                     form: str) -> float:
+                     L: float | None, form: str) -> float:
     """Invert :func:`accounting.papers.wang_basar.wang_basar_variance_threshold` (``Var >= thr(eps)``, ``thr ~ 1/eps^2``)."""
-    thr = P.wang_basar_variance_threshold(_EPS_REF, delta, lam_k=lam, kind=kind, nu=nu, n_i=n_i, form=form)
+    thr = P.wang_basar_variance_threshold(_EPS_REF, delta, lam_k=lam, kind=kind, nu=nu, n_i=n_i, L=L, form=form)
     return _EPS_REF * math.sqrt(thr / var)
 
 
@@ -143,17 +187,19 @@ def _theorem_entry(scenario: Any, kind: str, delta: float, horizon: int) -> dict
     from accounting import mechanisms  # dp_accounting and scipy.stats: loaded when used
 
     alg = scenario.algorithm.bind(scenario.problem)
-    nu, n_i = _constants(scenario.problem, kind)
+    nu, n_i, L = _constants(scenario, kind)
     var = alg.noise_variance
     lams = [alg.step_size(k) for k in range(1, horizon + 1)]
-    printed = [_printed_epsilon(lam, kind, var, delta, nu, n_i, "printed") for lam in lams]
-    consistent = [_printed_epsilon(lam, kind, var, delta, nu, n_i, "consistent") for lam in lams]
-    sens = [P.wang_basar_sensitivity(lam_k=lam, kind=kind, nu=nu, n_i=n_i, units="message") for lam in lams]
+    printed = [_printed_epsilon(lam, kind, var, delta, nu, n_i, L, "printed") for lam in lams]
+    consistent = [_printed_epsilon(lam, kind, var, delta, nu, n_i, L, "consistent") for lam in lams]
+    sens = [P.wang_basar_sensitivity(lam_k=lam, kind=kind, nu=nu, n_i=n_i, L=L, units="message") for lam in lams]
     ratios = {s / (lam * math.sqrt(var)) for s, lam in zip(sens, lams)}  # epsilon grows with the ratio
     eps_acc = mechanisms.gaussian_epsilon(max(ratios), 1.0, delta)
     return {
         "theorem": _KIND_THEOREM[kind], "kind": kind,
-        "sensitivity": {"first": sens[0], "last": sens[-1], "units": "message (L1 as printed, bounds L2)"},
+        "sensitivity": {"first": sens[0], "last": sens[-1],
+                        "units": ("message, L2: 1 + lam^k L (eq. 31 corrected)" if kind == "variable"
+                                  else "message (L1 as printed, bounds L2)")},
         "eps_printed_first": printed[0], "eps_printed_last": printed[-1], "eps_printed_max": max(printed),
         "eps_consistent_max": max(consistent),
         "claim_holds_printed": bool(max(printed) < 1),
@@ -171,7 +217,11 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
     ``lam^k`` on the released noise accounted for (``form="consistent"``; as
     printed, Theorems 4 and 5 leave it out and only Theorem 6 keeps it), and
     the accountant's exact (analytic Gaussian) epsilon of the
-    worst iteration at ``delta``. Totals (``composed``): agent 0's ``K``
+    worst iteration at ``delta`` (for the variable adjacency with the corrected
+    sensitivity ``1 + lam^k L`` of eq. 31). A kind whose constants the cost
+    family does not declare (``nu``, ``n_i`` for Theorem 4; ``L`` for Theorem 6)
+    is listed in ``unavailable`` with the reason, never given a number.
+    Totals (``composed``): agent 0's ``K``
     releases under the algorithm's ``privacy_kind``, composed by each method
     at total ``delta`` (:func:`accounting.composition.compose`; per agent is the
     right scope, module docstring).
@@ -187,7 +237,8 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
         A JSON-ready dict with :data:`REPORT_KEYS`.
 
     Raises:
-        ScenarioError: no noise (nothing to account for).
+        ScenarioError: no noise (nothing to account for), or the algorithm's own ``privacy_kind`` lacks a
+            constant (naming it).
 
     Example:
         >>> from asyncdp.papers.wang_basar.rule import WangBasar
@@ -206,11 +257,14 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
     kind = alg.privacy_kind
     sc = scenario.replace(horizon=horizon) if horizon != scenario.horizon else scenario
     entries = []
-    for k in ("sample", "gradient", "variable"):
+    unavailable: dict[str, str] = {}
+    for k in _KIND_THEOREM:
         try:
             entries.append(_theorem_entry(sc, k, delta, horizon))
-        except ScenarioError:
-            continue  # e.g. no nu for Theorem 4 (ICA)
+        except ScenarioError as exc:  # e.g. no nu for Theorem 4 (ICA), no L for Theorem 6
+            if k == kind:
+                raise
+            unavailable[k] = f"{_KIND_THEOREM[k]}: {exc}"
     own = next(e for e in entries if e["kind"] == kind)
     sens = sensitivity(sc, kind)
     ledger = agent_ledger(sc, 0, horizon)
@@ -243,7 +297,7 @@ def privacy_report(scenario: Any, *, delta: float | None = None, horizon: int | 
         "per_iteration": {"eps_printed": own["eps_printed_max"], "eps_consistent": own["eps_consistent_max"],
                           "eps_accountant": own["eps_accountant_max"],
                           "eps_claimed": None if math.isinf(eps_claim) else eps_claim},
-        "theorems": entries, "composed": composed, "composition_failures": failures, "scope": "per agent (agent 0's releases; all agents alike)",
+        "theorems": entries, "unavailable": unavailable, "composed": composed, "composition_failures": failures, "scope": "per agent (agent 0's releases; all agents alike)",
         "gap": {"tightest_total_over_printed": best / own["eps_printed_max"] if finite else None,
                 "accountant_per_iteration_over_printed": own["eps_accountant_max"] / own["eps_printed_max"]},
         "statements": statements,
@@ -255,8 +309,9 @@ def claimed_scale(scenario: Any, t: int) -> float:
 
     :func:`accounting.papers.wang_basar.wang_basar_noise_std` at the rule's
     per-iteration epsilon of ``t`` (its reading of Theorems 4-6) and ``delta``,
-    with the accountant's message sensitivity of the rule's ``privacy_kind``;
-    0 without noise.
+    with the paper's message sensitivity of the rule's ``privacy_kind`` (for
+    the variable, eq. 31 as printed, ``kind="variable_printed"``: the scale the
+    paper prescribes, not one that suffices); 0 without noise.
 
     Example:
         >>> from asyncdp.papers.wang_basar.rule import WangBasar
@@ -268,8 +323,9 @@ def claimed_scale(scenario: Any, t: int) -> float:
     eps = alg.per_iteration_epsilon(t)
     if math.isinf(eps):
         return 0.0
-    nu, n_i = _constants(scenario.problem, alg.privacy_kind)
-    return P.wang_basar_noise_std(eps, alg.delta, lam_k=alg.step_size(t), kind=alg.privacy_kind, nu=nu, n_i=n_i)
+    kind = "variable_printed" if alg.privacy_kind == "variable" else alg.privacy_kind
+    nu, n_i, _ = _constants(scenario, kind)
+    return P.wang_basar_noise_std(eps, alg.delta, lam_k=alg.step_size(t), kind=kind, nu=nu, n_i=n_i)
 
 
 def gradient_class(scenario: Any) -> GradientClass | None:

@@ -36,7 +36,11 @@ printed variance conditions give, at a chosen ``delta``,
 ``lam^k`` or ``1/lam^k`` respectively. Theorems 4 and 5 compare the message
 sensitivity with the variance of ``n`` although the released noise is
 ``lam^k n`` (Theorem 6 does account for it): the accountant
-(:mod:`asyncdp.papers.wang_basar.privacy`) shows the consequence.
+(:mod:`asyncdp.papers.wang_basar.privacy`) shows the consequence. Eq. (31)'s
+``1`` holds ``g_i^k`` fixed although ``g_i^k = grad f_i(x_i^k)`` moves with
+``x_i^k``: the true (L2) sensitivity is ``1 + lam^k L`` (``L`` the gradients'
+Lipschitz constant), which the accountant uses and the rule's claim (the
+paper's) does not.
 
 Example:
     >>> alg = WangBasar(noise_variance=0.5, dimension=2)
@@ -268,7 +272,11 @@ class WangBasar(Algorithm):
         return self.step_size(k) * math.sqrt(self.noise_variance)
 
     def claimed_sensitivity(self, k: int) -> float:
-        """The paper's sensitivity of ``M_i^k = x_i^k - lam^k g_i^k``: eq. (28), (30) or (31) by ``privacy_kind``."""
+        """The paper's sensitivity of ``M_i^k = x_i^k - lam^k g_i^k``: eq. (28), (30) or (31) by ``privacy_kind``.
+
+        Eq. (31) as printed (``1``) for ``"variable"``: a claim, not a bound (it holds the gradient fixed; the
+        accountant's :func:`~asyncdp.papers.wang_basar.privacy.sensitivity` uses ``1 + lam^k L``).
+        """
         lam = self.step_size(k)
         if self.privacy_kind == "gradient":
             return lam

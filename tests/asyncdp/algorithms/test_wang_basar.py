@@ -32,6 +32,7 @@ from asyncdp.problems.nonconvex import (
     stationary_point,
 )
 from asyncdp.papers.wang_basar import reproduce as rep
+from asyncdp.problems.domains import Ball, Reals
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 W_RING = (np.eye(5) + np.roll(np.eye(5), 1, axis=1) + np.roll(np.eye(5), -1, axis=1)) / 3.0
@@ -257,7 +258,9 @@ def test_adapter_sensitivity_ignores_the_claimed_values():
     s = adapter.sensitivity(sc)
     assert s[0] == 0.02 and s[-1] == pytest.approx(1 / 600)
     assert adapter.sensitivity(sc, "sample")[0] == pytest.approx(4 * 0.02)
-    assert set(adapter.sensitivity(sc, "variable")) == {1.0}
+    lam = np.array([sc.algorithm.step_size(t) for t in range(1, 601)])
+    L = sc.problem.costs.smoothness_bound()  # global ||hess f_i|| bound: the iterates are unconstrained
+    assert np.allclose(adapter.sensitivity(sc, "variable"), 1 + lam * L, rtol=1e-12, atol=0)  # eq. (31) corrected
 
     class Overclaiming(WangBasar):
         def claimed_sensitivity(self, k: int) -> float:
@@ -266,6 +269,32 @@ def test_adapter_sensitivity_ignores_the_claimed_values():
     assert np.array_equal(adapter.sensitivity(sc.replace(algorithm=Overclaiming(noise_variance=0.5))), s)
     batch = sc.replace(horizon=20).run(engine="batch")
     assert list(batch.ledger.for_agent(0)) == list(adapter.agent_ledger(sc.replace(horizon=20)))
+
+
+def test_variable_adjacency_without_a_declared_lipschitz_constant_is_refused():
+    """ICA's quartic costs have no global gradient-Lipschitz constant: unconstrained iterates get no number.
+
+    On the unit ball (the sphere constraint keeps every iterate and every segment between two in it) the
+    family declares L = 12 y^4, and the sensitivity is 1 + lam^k L.
+    """
+    prob = ica_problem(0, dim=2, num_samples=40)
+    free = WangBasar.example_scenario().replace(problem=prob, algorithm=WangBasar(noise_variance=1.0, step="ica"),
+                                                horizon=5, x0=np.tile([1.0, 0.0], (5, 1)))
+    assert prob.costs.function_class(Reals(2)).smoothness is None
+    for call in (lambda: adapter.sensitivity(free, "variable"), lambda: adapter.gradient_lipschitz(free)):
+        with pytest.raises(ScenarioError, match=r"needs L, .*smoothness.*Reals.*constraint='none'.*no bound"):
+            call()
+    report = adapter.privacy_report(free, methods=("basic",))  # Theorem 5 is still reported
+    assert [t["kind"] for t in report["theorems"]] == ["gradient"]
+    assert set(report["unavailable"]) == {"sample", "variable"}
+    assert report["unavailable"]["variable"].startswith("Theorem 6: kind='variable' (eq. 31) needs L")
+    own = free.replace(algorithm=WangBasar(noise_variance=1.0, step="ica", privacy_kind="variable"))
+    with pytest.raises(ScenarioError, match="needs L"):
+        adapter.privacy_report(own, methods=("basic",))
+    sphere = free.replace(algorithm=WangBasar(noise_variance=1.0, step="ica", constraint="sphere"))
+    L = prob.costs.function_class(Ball(np.zeros(2), 1.0)).smoothness
+    assert L is not None and adapter.gradient_lipschitz(sphere) == L
+    assert adapter.sensitivity(sphere, "variable") == pytest.approx(1 + 0.003 * L, rel=1e-12)
 
 
 def test_report_per_iteration_versus_composed():
@@ -290,7 +319,10 @@ def test_report_per_iteration_versus_composed():
     assert c["advanced"] > c["basic"]
     small = adapter.privacy_report(sc.replace(algorithm=WangBasar(noise_variance=1e4)))["composed"]
     assert small["basic"] >= small["advanced"] and small["basic"] >= small["rdp"] >= small["pld"]
-    assert {t["theorem"] for t in r["theorems"]} == {"Theorem 4", "Theorem 5", "Theorem 6"}
+    assert {t["theorem"] for t in r["theorems"]} == {"Theorem 4", "Theorem 5", "Theorem 6"} and not r["unavailable"]
+    thm6 = next(t for t in r["theorems"] if t["kind"] == "variable")  # eq. (31) corrected: 1 + lam L over lam sqrt(Var)
+    ratio = (1 + 0.02 * sc.problem.costs.smoothness_bound()) / 0.02
+    assert thm6["eps_accountant_max"] == pytest.approx(mechanisms.gaussian_epsilon(ratio, math.sqrt(0.5), 1e-5))
     assert all(set(t) == set(adapter.THEOREM_KEYS) for t in r["theorems"])
 
 
@@ -303,14 +335,19 @@ def test_privacy_check_audits_the_per_iteration_claim():
     assert bad.verdict == "violation" and bad.witness["round"] == 1 and "Theorem 5" in bad.theorem
     assert bad.epsilon_ledger == pytest.approx(mechanisms.gaussian_epsilon(0.02, 0.02 * math.sqrt(0.5), 1e-5),
                                                rel=1e-9)
-    # Theorem 6 with a large variance: the per-iteration claim holds, the run's total does not fit in it
+    # Theorem 6 rests on eq. (31)'s 1; the accountant's sensitivity is 1 + lam L (L = 34.38 here), so the
+    # printed claim lies below the accountant's epsilon; no behavioural witness, so inconclusive, never a pass
     alg = WangBasar(noise_variance=1e6, privacy_kind="variable")
-    good = check_privacy(sc.replace(algorithm=alg), adj.replace(algorithm=alg), runs=400)
-    assert good.verdict == "pass" and good.epsilon_ledger <= good.epsilon_claimed < good.epsilon_tight
-    # the default (consistent) reading of Theorem 5 with enough noise for eps < 1: pass
+    var = check_privacy(sc.replace(algorithm=alg), adj.replace(algorithm=alg), runs=400)
+    L = sc.problem.costs.smoothness_bound()
+    assert var.epsilon_ledger == pytest.approx(mechanisms.gaussian_epsilon(1 + 0.02 * L, 0.02 * 1e3, 1e-5), rel=1e-9)
+    assert var.verdict == "inconclusive" and var.epsilon_ledger > var.epsilon_claimed
+    assert "Theorem 6" in var.theorem and "VIOLATED" in var.theorem
+    # the default (consistent) reading of Theorem 5 with enough noise for eps < 1: the per-iteration claim
+    # holds, the run's total does not fit in it
     alg = WangBasar(noise_variance=50.0)
     ok = check_privacy(sc.replace(algorithm=alg), adj.replace(algorithm=alg), runs=400)
-    assert ok.verdict == "pass" and ok.epsilon_ledger <= ok.epsilon_claimed < 1
+    assert ok.verdict == "pass" and ok.epsilon_ledger <= ok.epsilon_claimed < min(1, ok.epsilon_tight)
 
 
 def test_privacy_check_says_no_claim_when_the_theorem_claims_nothing():
