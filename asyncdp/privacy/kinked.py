@@ -28,8 +28,10 @@ A rule that reads the gradient at two points (a gradient difference, as gradient
 twice as much under a kinked cost against its mirror image (``-f``, the gradient the opposite at every point:
 :meth:`KinkedPair.mirror`) as under a linear cost against a kinked one: each cost's gradient turns over between
 the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
-are kinked at the positions above (a gradient read a short distance beyond the state) and between where the
-changed agent is and where it moves (:func:`mirrored_pairs`).
+are kinked at the positions above (a gradient read a short distance beyond the state), between where the
+changed agent is and where it moves (:func:`mirrored_pairs`), and on the first points it reads
+(:func:`vanishing_pairs`): every other pair's gradients have the same size at every point read, where a step
+scaled by the gradients seen so far (AdaGrad, RMSProp) is longest when they were small early and large later.
 
 For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
 scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
@@ -69,12 +71,12 @@ from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
 __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs",
-           "mirrored_pairs", "kinked_round_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+           "mirrored_pairs", "vanishing_pairs", "kinked_round_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
-positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, and one per coordinate and
-channel of :func:`mirrored_pairs`."""
+positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
+channel of :func:`mirrored_pairs`, and two of :func:`vanishing_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -498,6 +500,59 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
                                   f"{name!r}, round {t})", tuple(np.asarray(gradient, dtype=float).tolist()), axis, c,
                                   bound, KINK_WIDTH * gap / 2, mirrored=True))
             break
+    return out
+
+
+def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                    bound: float) -> list[KinkedPair]:
+    """Per channel, a kinked cost against its mirror image, kinked *at* the first points the agent reads.
+
+    The kink ``c`` is the coordinate, along ``axis``, of the agent's round-1 combination of the messages it
+    receives, and of its round-1 own message where that differs (run 0 of the transcript): both costs' gradients
+    vanish there and are extremal (``+-C`` up to 5e-7: the width is :data:`KINK_WIDTH` of the distance to the
+    nearest other point the agent reads) at the points read later. Every linear or kinked pair has gradients of
+    the same size at every point read; a rule that scales its step by the gradients seen so far (AdaGrad, RMSProp
+    or Adam preconditioning ``g / sqrt(v)``, ``v`` a running sum or average of squared gradients) moves by its
+    largest steps only when the gradient is small early and large later: under these pairs by
+    ``sqrt(1 + beta)`` times the step of any constant-size gradient in round 2 (RMSProp with bias correction),
+    where a lemma "the preconditioned step is at most the step size" allows one.
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        axis: the kink's coordinate.
+        gradient: the reference's linear gradient (recorded in the pair).
+        bound: ``C``.
+
+    Returns:
+        At most two pairs per channel whose messages are points (as wide as ``gradient``).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 2, [np.ones((2, 2), dtype=int)] * 2)
+        >>> y = {"y": np.array([[[[0.0], [1.0]], [[0.25], [1.0]]]])}
+        >>> [(p.position, p.width, p.mirrored) for p in vanishing_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(0.5, 0.000125, True), (0.0, 0.00025, True)]
+    """
+    out = []
+    horizon = next(iter(messages.values())).shape[1]
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        read = [(what, t, float(point[axis])) for what, t, point in kink_positions({name: m}, schedules, agent, 0,
+                                                                                   horizon)]
+        placed: list[float] = []
+        for what, t, c in read:
+            if t != 1:
+                break
+            gaps = [abs(v - c) for *_, v in read if abs(v - c) > 1e-9 * max(1.0, abs(c))]
+            if not gaps or any(abs(c - v) <= 1e-9 * max(1.0, abs(c)) for v in placed):
+                continue
+            placed.append(c)
+            out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of round "
+                                  f"1: its gradient vanishes there)", tuple(np.asarray(gradient, dtype=float).tolist()),
+                                  axis, c, bound, KINK_WIDTH * min(gaps), mirrored=True))
     return out
 
 

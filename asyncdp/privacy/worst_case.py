@@ -28,8 +28,10 @@ points the node owning the kink's coordinate reads in that round), paired
 with the opposite extremal linear cost, and kinked costs against their
 mirror image (``asyncdp.privacy.kinked``; a rule that reacts to how the
 gradient changes moves no further than the lemma under any linear cost,
-and one that reads a gradient difference moves twice as far under a
-mirrored pair as under a linear one). Every other cost, the algorithm
+one that reads a gradient difference moves twice as far under a
+mirrored pair as under a linear one, and one that scales its step by the
+gradients seen so far moves furthest when the gradient vanishes at the first
+point it reads). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -1414,7 +1416,7 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     Raises:
         AccountingError: a reference's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs, vanishing_pairs
 
     cls = fam.cls
     if fam.agent is None or not isinstance(cls, GradientClass):
@@ -1439,6 +1441,10 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     pairs += [p.mirror() for p in pairs if max(p.gradient) > 0]
     pairs += [p for (k, s), messages in zip(refs, built) if s > 0
               for p in mirrored_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
+    # and kinked at the first points it reads, its gradient vanishing there (a step preconditioned by the
+    # gradients seen so far moves furthest when they were small)
+    pairs += [p for (k, s), messages in zip(refs, built) if s > 0
+              for p in vanishing_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
               pair, _kinked_candidate(scenario, base, agent, pair)) for pair in pairs]
     if kept:
