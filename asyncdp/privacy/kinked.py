@@ -76,7 +76,7 @@ __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_po
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
 positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
-channel of :func:`mirrored_pairs`, and two of :func:`vanishing_pairs`."""
+channel of :func:`mirrored_pairs`, and four of :func:`vanishing_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -509,13 +509,16 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
 
     The kink ``c`` is the coordinate, along ``axis``, of the agent's round-1 combination of the messages it
     receives, and of its round-1 own message where that differs (run 0 of the transcript): both costs' gradients
-    vanish there and are extremal (``+-C`` up to 5e-7: the width is :data:`KINK_WIDTH` of the distance to the
-    nearest other point the agent reads) at the points read later. Every linear or kinked pair has gradients of
-    the same size at every point read; a rule that scales its step by the gradients seen so far (AdaGrad, RMSProp
-    or Adam preconditioning ``g / sqrt(v)``, ``v`` a running sum or average of squared gradients) moves by its
-    largest steps only when the gradient is small early and large later: under these pairs by
-    ``sqrt(1 + beta)`` times the step of any constant-size gradient in round 2 (RMSProp with bias correction),
-    where a lemma "the preconditioned step is at most the step size" allows one.
+    vanish there. With the width :data:`KINK_WIDTH` of the distance to the nearest other point the agent reads,
+    they are extremal (``+-C`` up to 5e-7) at the points read later; with the width the largest such distance,
+    their size grows with the distance to ``c`` (to ``C / sqrt(2)`` at the farthest point). Every linear or kinked
+    pair has gradients of the same size at every point read; a rule that scales its step by the gradients seen so
+    far (AdaGrad, RMSProp or Adam preconditioning ``g / sqrt(v)``, ``v`` a running sum or average of squared
+    gradients) moves by its largest steps only when the gradient is small early and large later: under the
+    narrow kink by ``sqrt(1 + beta)`` times the step of any constant-size gradient in round 2 (RMSProp with bias
+    correction), where a lemma "the preconditioned step is at most the step size" allows one; Adam's momentum
+    averages a sudden change out, and its longest steps follow a gradient that grows a few percent a round, as
+    under the wide kink along a path that moves away from ``c``.
 
     Args:
         messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
@@ -526,14 +529,15 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
         bound: ``C``.
 
     Returns:
-        At most two pairs per channel whose messages are points (as wide as ``gradient``).
+        At most four pairs per channel whose messages are points (as wide as ``gradient``): per point, the
+        narrow kink, then the wide one.
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
         >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 2, [np.ones((2, 2), dtype=int)] * 2)
         >>> y = {"y": np.array([[[[0.0], [1.0]], [[0.25], [1.0]]]])}
         >>> [(p.position, p.width, p.mirrored) for p in vanishing_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
-        [(0.5, 0.000125, True), (0.0, 0.00025, True)]
+        [(0.5, 0.000125, True), (0.5, 0.5, True), (0.0, 0.00025, True), (0.0, 0.625, True)]
     """
     out = []
     horizon = next(iter(messages.values())).shape[1]
@@ -550,9 +554,12 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
             if not gaps or any(abs(c - v) <= 1e-9 * max(1.0, abs(c)) for v in placed):
                 continue
             placed.append(c)
-            out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of round "
-                                  f"1: its gradient vanishes there)", tuple(np.asarray(gradient, dtype=float).tolist()),
-                                  axis, c, bound, KINK_WIDTH * min(gaps), mirrored=True))
+            for width, how in ((KINK_WIDTH * min(gaps), "vanishes there"),
+                               (max(gaps), "vanishes there and grows with the distance to it")):
+                out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of "
+                                      f"round 1, width {width:.3g}: its gradient {how})",
+                                      tuple(np.asarray(gradient, dtype=float).tolist()), axis, c, bound, width,
+                                      mirrored=True))
     return out
 
 

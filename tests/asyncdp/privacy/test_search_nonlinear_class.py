@@ -128,7 +128,7 @@ def test_a_correct_clipped_rule_is_not_refuted_by_the_kinked_pairs(monkeypatch):
         sc = [Scenario(_linear([s * CLIP, 0.0]), topology.static(_W), ClipDGD(), horizon=T, seed=3) for s in (1, -1)]
         report = check_privacy(*sc, runs=1000)
     # two coordinates, both signs, two kinks each; the + signs' kinks again against their mirror image, and per
-    # coordinate a mirrored kink between the own message and the combination, and two on round 1's combination and
-    # own message (the gradient vanishing there)
-    assert seen and len(seen[0]) == 18 and sum(p.mirrored for p in seen[0]) == 10
+    # coordinate a mirrored kink between the own message and the combination, and four on round 1's combination and
+    # own message (the gradient vanishing there: a narrow and a wide kink each)
+    assert seen and len(seen[0]) == 22 and sum(p.mirrored for p in seen[0]) == 14
     assert report.verdict == "pass", report.reasons
