@@ -71,12 +71,12 @@ from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
 __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs",
-           "mirrored_pairs", "vanishing_pairs", "kinked_round_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+           "mirrored_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs", "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
 positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
-channel of :func:`mirrored_pairs`, and four of :func:`vanishing_pairs`."""
+channel of :func:`mirrored_pairs`, four of :func:`vanishing_pairs` and one of :func:`offset_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -306,6 +306,8 @@ class KinkedPair:
             :class:`KinkedRound`); ``None`` for one agent's cost.
         mirrored: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` its mirror image (sign ``-1``): their
             gradients are opposite at every point and each turns over at the kink.
+        prime_position: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` the same kinked at this
+            position (:func:`offset_pairs`); ``None`` otherwise.
     """
 
     label: str
@@ -316,19 +318,27 @@ class KinkedPair:
     width: float
     round_index: int | None = None
     mirrored: bool = False
+    prime_position: float | None = None
+
+    @property
+    def kinked_first(self) -> bool:
+        """Whether ``P`` is a kinked cost (:meth:`first_costs`), not the linear one."""
+        return self.mirrored or self.prime_position is not None
 
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
-        """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`)."""
-        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width,
+        """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`,
+        kinked at :attr:`prime_position` if set)."""
+        position = self.position if self.prime_position is None else self.prime_position
+        return KinkedOverride(base, agent, self.axis, position, self.scale, self.width,
                               -1.0 if self.mirrored else 1.0)
 
     def first_costs(self, base: CostFamily, agent: int) -> KinkedOverride:
-        """``P`` of a mirrored pair: the kinked cost family, not mirrored.
+        """``P`` of a mirrored pair or of one with a :attr:`prime_position`: the kinked cost family, not mirrored.
 
         Raises:
-            ValueError: the pair is not mirrored (its ``P`` is the linear cost).
+            ValueError: ``P`` is the linear cost.
         """
-        if not self.mirrored:
+        if not self.kinked_first:
             raise ValueError(f"{self.label}: P is the linear cost <g, x>, not a kinked one")
         return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
 
@@ -350,6 +360,9 @@ class KinkedPair:
     def describe(self) -> str:
         """The pair in words (for reasons)."""
         kink = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)"
+        if self.prime_position is not None:
+            prime = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.prime_position:.6g})^2 + {self.width:.3g}^2)"
+            return f"the kinked f(x) = {kink} vs f'(x) = {prime}"
         if self.mirrored:
             return f"the kinked f(x) = {kink} vs its mirror image f'(x) = -{kink}"
         return f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked f'(x) = {kink}"
@@ -560,6 +573,57 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
                                       f"round 1, width {width:.3g}: its gradient {how})",
                                       tuple(np.asarray(gradient, dtype=float).tolist()), axis, c, bound, width,
                                       mirrored=True))
+    return out
+
+
+OFFSET_DISTANCE = 1e6
+"""How far from the first point the changed agent reads the two costs of :func:`offset_pairs` are kinked (in the
+state's units): their values there are about ``C`` times this."""
+
+
+def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                 bound: float) -> list[KinkedPair]:
+    """Per channel, two kinked costs far away on either side (:data:`OFFSET_DISTANCE`): opposite gradients, large
+    values.
+
+    With ``c`` the coordinate, along ``axis``, of the agent's round-1 combination of the messages it receives
+    (run 0), ``P`` is kinked at ``c - D`` and ``P'`` at ``c + D`` (width 1): at the points the runs reach their
+    gradients are ``+C e_axis`` and ``-C e_axis`` up to ``1 / (2 D^2)``, as the extremal linear pair's, and both
+    values are about ``C D``. The class bounds gradients, not values: a rule that reads the cost's value (a step
+    scaled by the current loss, clipped at ``B``) moves by ``B`` times the gradient's change under this pair,
+    where the linear pairs' values ``<g, z>`` and ``-<g, z>`` have one of them below 0 and both near it; a clip
+    above ``C D`` is still out of reach (the class leaves values unbounded: no finite candidate set covers it).
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        axis: the kinks' coordinate.
+        gradient: the reference's linear gradient (recorded in the pair).
+        bound: ``C``.
+
+    Returns:
+        At most one pair per channel whose messages are points (as wide as ``gradient``).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [(p.position, p.prime_position) for p in offset_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(-999999.5, 1000000.5)]
+    """
+    out = []
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        for what, _, point in kink_positions({name: m}, schedules, agent, 0, 1):
+            c = float(point[axis])
+            out.append(KinkedPair(f"kinked along coordinate {axis} at {c - OFFSET_DISTANCE:.7g} vs at "
+                                  f"{c + OFFSET_DISTANCE:.7g} (about {OFFSET_DISTANCE:g} from the {what} {name!r} of "
+                                  f"round 1: opposite gradients, values near {bound * OFFSET_DISTANCE:.3g})",
+                                  tuple(np.asarray(gradient, dtype=float).tolist()), axis, c - OFFSET_DISTANCE, bound,
+                                  1.0, prime_position=c + OFFSET_DISTANCE))
+            break
     return out
 
 

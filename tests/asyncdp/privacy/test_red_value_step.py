@@ -1,4 +1,4 @@
-"""A step scaled by the cost's clipped *value*, with a lemma one factor 2 short, is passed (strict xfail).
+"""A step scaled by the cost's clipped *value*, with a lemma one factor 2 short, is never `pass`.
 
 ``LossStepDGD`` (a user's rule): ``x = Proj(z - a clip(f_i(z), 0, B) clip(g_i(z), C))``, a step proportional to
 the current loss (Polyak-like), released with Gaussian noise ``sigma``. Its lemma: "the step is at most ``a B C``"
@@ -13,12 +13,11 @@ whose zCDP is 4 times the claim.
 
 Every cost the worst-case search builds has values within about ``100 C`` of 0 at the states visited (linear costs
 ``<g, x>``; kinked costs ``C sqrt((x_k - c)^2 + eta^2)`` with ``c`` a quarter unit from the state; the curved cost,
-its minimum at -100), so with ``B = 1000`` no candidate saturates the clip, and one of each linear pair's values
-is near 0 (``<g, z>`` against ``-<g, z>``): the check says ``pass``. The fix: a candidate whose two costs share
-a large value offset (the best extremal pair with ``+K`` added to both values, and with ``-K``), needing an
-offset in ``LinearOverride`` and its stacked evaluation (``asyncdp.privacy.stacked.LinearCosts``); no finite
-``K`` covers every clip level, so a rule whose releases change when a constant is added to the changed cost
-should otherwise get ``inconclusive`` under a gradient class (values unbounded by the class).
+its minimum at -100), so with ``B = 1000`` no candidate saturated the clip, and one of each linear pair's values
+is near 0 (``<g, z>`` against ``-<g, z>``): the check said ``pass``. It now also evaluates two kinked costs
+``10^6`` away on either side (``asyncdp.privacy.kinked.offset_pairs``): the extremal gradients, values near
+``10^6 C``, a witness at 4 times the lemma's loss. A clip above ``10^6 C`` is still out of reach (no finite
+candidate set covers values the class leaves unbounded).
 """
 
 from __future__ import annotations
@@ -88,10 +87,11 @@ def test_the_offset_pair_moves_every_release_twice_the_lemma():
     assert np.allclose(shift, 2 * lemma_value(), rtol=1e-12)  # (2 a B C)^2 / (a B C)^2: 4 times the claimed rho
 
 
-@pytest.mark.xfail(strict=True, reason="no candidate of the search has a large value offset: a rule reading the "
-                                       "changed cost's clipped value is never driven to its clip (module docstring)")
-def test_the_check_does_not_pass_a_value_step_lemma_one_factor_2_short():
+def test_the_check_refutes_a_value_step_lemma_one_factor_2_short():
     sc, adj = noisy_dgd.rendezvous_pair(LossStepDGD(), topology.static(noisy_dgd.ring(5)), 10)
     with noisy_dgd.registered([LossStepDGD], adjacency, origin=__file__, lemma=lemma):
         report = check_privacy(sc, adj, runs=300, search_examples=0)
-    assert report.verdict != "pass", report.reasons
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["against"] == "lemma" and w["kink"]["prime_position"] is not None, w
+    assert w["value"] == pytest.approx(4 * w["claimed"], rel=1e-6)  # (2 a B C)^2 against (a B C)^2
