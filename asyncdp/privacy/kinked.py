@@ -28,8 +28,10 @@ A rule that reads the gradient at two points (a gradient difference, as gradient
 twice as much under a kinked cost against its mirror image (``-f``, the gradient the opposite at every point:
 :meth:`KinkedPair.mirror`) as under a linear cost against a kinked one: each cost's gradient turns over between
 the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
-are kinked at the positions above (a gradient read a short distance beyond the state) and between where the
-changed agent is and where it moves (:func:`mirrored_pairs`).
+are kinked at the positions above (a gradient read a short distance beyond the state), between where the
+changed agent is and where it moves (:func:`mirrored_pairs`), and on the first points it reads
+(:func:`vanishing_pairs`): every other pair's gradients have the same size at every point read, where a step
+scaled by the gradients seen so far (AdaGrad, RMSProp) is longest when they were small early and large later.
 
 For ``kind="difference"`` (a bound on ``grad f - grad f'``) both costs are
 scaled by ``C / 2``: the linear ``s (C / 2) e_k`` (the extremal pairs'
@@ -69,12 +71,12 @@ from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
 __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs",
-           "mirrored_pairs", "kinked_round_pairs", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+           "mirrored_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs", "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
-positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, and one per coordinate and
-channel of :func:`mirrored_pairs`."""
+positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
+channel of :func:`mirrored_pairs`, four of :func:`vanishing_pairs` and one of :func:`offset_pairs`."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -304,6 +306,8 @@ class KinkedPair:
             :class:`KinkedRound`); ``None`` for one agent's cost.
         mirrored: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` its mirror image (sign ``-1``): their
             gradients are opposite at every point and each turns over at the kink.
+        prime_position: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` the same kinked at this
+            position (:func:`offset_pairs`); ``None`` otherwise.
     """
 
     label: str
@@ -314,19 +318,27 @@ class KinkedPair:
     width: float
     round_index: int | None = None
     mirrored: bool = False
+    prime_position: float | None = None
+
+    @property
+    def kinked_first(self) -> bool:
+        """Whether ``P`` is a kinked cost (:meth:`first_costs`), not the linear one."""
+        return self.mirrored or self.prime_position is not None
 
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
-        """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`)."""
-        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width,
+        """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`,
+        kinked at :attr:`prime_position` if set)."""
+        position = self.position if self.prime_position is None else self.prime_position
+        return KinkedOverride(base, agent, self.axis, position, self.scale, self.width,
                               -1.0 if self.mirrored else 1.0)
 
     def first_costs(self, base: CostFamily, agent: int) -> KinkedOverride:
-        """``P`` of a mirrored pair: the kinked cost family, not mirrored.
+        """``P`` of a mirrored pair or of one with a :attr:`prime_position`: the kinked cost family, not mirrored.
 
         Raises:
-            ValueError: the pair is not mirrored (its ``P`` is the linear cost).
+            ValueError: ``P`` is the linear cost.
         """
-        if not self.mirrored:
+        if not self.kinked_first:
             raise ValueError(f"{self.label}: P is the linear cost <g, x>, not a kinked one")
         return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
 
@@ -348,6 +360,9 @@ class KinkedPair:
     def describe(self) -> str:
         """The pair in words (for reasons)."""
         kink = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)"
+        if self.prime_position is not None:
+            prime = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.prime_position:.6g})^2 + {self.width:.3g}^2)"
+            return f"the kinked f(x) = {kink} vs f'(x) = {prime}"
         if self.mirrored:
             return f"the kinked f(x) = {kink} vs its mirror image f'(x) = -{kink}"
         return f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked f'(x) = {kink}"
@@ -497,6 +512,117 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
             out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
                                   f"{name!r}, round {t})", tuple(np.asarray(gradient, dtype=float).tolist()), axis, c,
                                   bound, KINK_WIDTH * gap / 2, mirrored=True))
+            break
+    return out
+
+
+def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                    bound: float) -> list[KinkedPair]:
+    """Per channel, a kinked cost against its mirror image, kinked *at* the first points the agent reads.
+
+    The kink ``c`` is the coordinate, along ``axis``, of the agent's round-1 combination of the messages it
+    receives, and of its round-1 own message where that differs (run 0 of the transcript): both costs' gradients
+    vanish there. With the width :data:`KINK_WIDTH` of the distance to the nearest other point the agent reads,
+    they are extremal (``+-C`` up to 5e-7) at the points read later; with the width the largest such distance,
+    their size grows with the distance to ``c`` (to ``C / sqrt(2)`` at the farthest point). Every linear or kinked
+    pair has gradients of the same size at every point read; a rule that scales its step by the gradients seen so
+    far (AdaGrad, RMSProp or Adam preconditioning ``g / sqrt(v)``, ``v`` a running sum or average of squared
+    gradients) moves by its largest steps only when the gradient is small early and large later: under the
+    narrow kink by ``sqrt(1 + beta)`` times the step of any constant-size gradient in round 2 (RMSProp with bias
+    correction), where a lemma "the preconditioned step is at most the step size" allows one; Adam's momentum
+    averages a sudden change out, and its longest steps follow a gradient that grows a few percent a round, as
+    under the wide kink along a path that moves away from ``c``.
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        axis: the kink's coordinate.
+        gradient: the reference's linear gradient (recorded in the pair).
+        bound: ``C``.
+
+    Returns:
+        At most four pairs per channel whose messages are points (as wide as ``gradient``): per point, the
+        narrow kink, then the wide one.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 2, [np.ones((2, 2), dtype=int)] * 2)
+        >>> y = {"y": np.array([[[[0.0], [1.0]], [[0.25], [1.0]]]])}
+        >>> [(p.position, p.width, p.mirrored) for p in vanishing_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(0.5, 0.000125, True), (0.5, 0.5, True), (0.0, 0.00025, True), (0.0, 0.625, True)]
+    """
+    out = []
+    horizon = next(iter(messages.values())).shape[1]
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        read = [(what, t, float(point[axis])) for what, t, point in kink_positions({name: m}, schedules, agent, 0,
+                                                                                   horizon)]
+        placed: list[float] = []
+        for what, t, c in read:
+            if t != 1:
+                break
+            gaps = [abs(v - c) for *_, v in read if abs(v - c) > 1e-9 * max(1.0, abs(c))]
+            if not gaps or any(abs(c - v) <= 1e-9 * max(1.0, abs(c)) for v in placed):
+                continue
+            placed.append(c)
+            for width, how in ((KINK_WIDTH * min(gaps), "vanishes there"),
+                               (max(gaps), "vanishes there and grows with the distance to it")):
+                out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of "
+                                      f"round 1, width {width:.3g}: its gradient {how})",
+                                      tuple(np.asarray(gradient, dtype=float).tolist()), axis, c, bound, width,
+                                      mirrored=True))
+    return out
+
+
+OFFSET_DISTANCE = 1e6
+"""How far from the first point the changed agent reads the two costs of :func:`offset_pairs` are kinked (in the
+state's units): their values there are about ``C`` times this."""
+
+
+def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                 bound: float) -> list[KinkedPair]:
+    """Per channel, two kinked costs far away on either side (:data:`OFFSET_DISTANCE`): opposite gradients, large
+    values.
+
+    With ``c`` the coordinate, along ``axis``, of the agent's round-1 combination of the messages it receives
+    (run 0), ``P`` is kinked at ``c - D`` and ``P'`` at ``c + D`` (width 1): at the points the runs reach their
+    gradients are ``+C e_axis`` and ``-C e_axis`` up to ``1 / (2 D^2)``, as the extremal linear pair's, and both
+    values are about ``C D``. The class bounds gradients, not values: a rule that reads the cost's value (a step
+    scaled by the current loss, clipped at ``B``) moves by ``B`` times the gradient's change under this pair,
+    where the linear pairs' values ``<g, z>`` and ``-<g, z>`` have one of them below 0 and both near it; a clip
+    above ``C D`` is still out of reach (the class leaves values unbounded: no finite candidate set covers it).
+
+    Args:
+        messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``), the reference's transcript.
+        schedules: those runs' schedules.
+        agent: the changed agent.
+        axis: the kinks' coordinate.
+        gradient: the reference's linear gradient (recorded in the pair).
+        bound: ``C``.
+
+    Returns:
+        At most one pair per channel whose messages are points (as wide as ``gradient``).
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
+        >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
+        >>> [(p.position, p.prime_position) for p in offset_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(-999999.5, 1000000.5)]
+    """
+    out = []
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        for what, _, point in kink_positions({name: m}, schedules, agent, 0, 1):
+            c = float(point[axis])
+            out.append(KinkedPair(f"kinked along coordinate {axis} at {c - OFFSET_DISTANCE:.7g} vs at "
+                                  f"{c + OFFSET_DISTANCE:.7g} (about {OFFSET_DISTANCE:g} from the {what} {name!r} of "
+                                  f"round 1: opposite gradients, values near {bound * OFFSET_DISTANCE:.3g})",
+                                  tuple(np.asarray(gradient, dtype=float).tolist()), axis, c - OFFSET_DISTANCE, bound,
+                                  1.0, prime_position=c + OFFSET_DISTANCE))
             break
     return out
 

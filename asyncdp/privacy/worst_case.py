@@ -28,8 +28,11 @@ points the node owning the kink's coordinate reads in that round), paired
 with the opposite extremal linear cost, and kinked costs against their
 mirror image (``asyncdp.privacy.kinked``; a rule that reacts to how the
 gradient changes moves no further than the lemma under any linear cost,
-and one that reads a gradient difference moves twice as far under a
-mirrored pair as under a linear one). Every other cost, the algorithm
+one that reads a gradient difference moves twice as far under a
+mirrored pair as under a linear one, and one that scales its step by the
+gradients seen so far moves furthest when the gradient vanishes at the first
+point it reads), and two kinked costs far away on either side (the extremal
+gradients with large values, for a rule that reads the cost's value). Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -1318,14 +1321,16 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
     run = evaluated.rows[r] if r < len(evaluated.rows) else r
     kinked = evaluated.kinked.get(key)
     if kinked is not None:
-        against = "a kinked cost against its mirror image" if kinked.mirrored else "a linear against a kinked cost"
+        against = ("a kinked cost against its mirror image" if kinked.mirrored else "two kinked costs" if
+                   kinked.kinked_first else "a linear against a kinked cost")
         witness = {"kind": "sensitivity", "against": "lemma", "method": "worst-case adjacency search (constructed "
                    f"transcript of a pair of the lemma's adjacency class, {against}; exact)",
                    "confidence": 1.0, "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent,
                    "round": t + 1, "changed_round": kinked.round_index, "pair": kinked.label,
-                   "gradient": None if kinked.mirrored else list(kinked.gradient),
+                   "gradient": None if kinked.kinked_first else list(kinked.gradient),
                    "kink": {"axis": kinked.axis, "position": kinked.position, "scale": kinked.scale,
-                            "width": kinked.width, "mirrored": kinked.mirrored},
+                            "width": kinked.width, "mirrored": kinked.mirrored,
+                            "prime_position": kinked.prime_position},
                    "run": int(run), "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]),
                    "ratio": ratio}
         whose = (f"agent {fam.agent} with" if fam.agent is not None else
@@ -1422,7 +1427,7 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     Raises:
         AccountingError: a reference's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs, offset_pairs, vanishing_pairs
 
     cls = fam.cls
     if fam.agent is None or not isinstance(cls, GradientClass):
@@ -1447,6 +1452,13 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     pairs += [p.mirror() for p in pairs if max(p.gradient) > 0]
     pairs += [p for (k, s), messages in zip(refs, built) if s > 0
               for p in mirrored_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
+    # and kinked at the first points it reads, its gradient vanishing there (a step preconditioned by the
+    # gradients seen so far moves furthest when they were small)
+    pairs += [p for (k, s), messages in zip(refs, built) if s > 0
+              for p in vanishing_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
+    # and two kinked far away on either side: opposite gradients, large values (a rule reading the cost's value)
+    pairs += [p for (k, s), messages in zip(refs, built) if s > 0 and k == 0
+              for p in offset_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
               pair, _kinked_candidate(scenario, base, agent, pair)) for pair in pairs]
     if kept:
@@ -1456,7 +1468,8 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
 
 def _kinked_candidate(scenario: Scenario, base: Scenario, agent: int, pair: Any) -> CandidateCosts:
     """The candidate of a :class:`~asyncdp.privacy.kinked.KinkedPair` changing ``agent``'s cost: its linear cost
-    (``P``; for a mirrored pair its kinked cost) against its kinked one (``P'``; the mirror image);
+    (``P``; for a mirrored pair or one with a second kink, its kinked cost) against its kinked one (``P'``; the
+    mirror image, or the second kink);
     ``base`` is :func:`_bound_base` of ``scenario``."""
     costs = scenario.problem.costs
 
@@ -1465,10 +1478,10 @@ def _kinked_candidate(scenario: Scenario, base: Scenario, agent: int, pair: Any)
                                 x0=base.x0)
 
     def scenarios() -> tuple[Scenario, Scenario]:
-        p = on(pair.first_costs(costs, agent)) if pair.mirrored else \
+        p = on(pair.first_costs(costs, agent)) if pair.kinked_first else \
             candidate_scenarios(scenario, agent, pair.gradient, pair.gradient)[0]
         return p, on(pair.costs(costs, agent))
-    first = pair.first_costs(costs, agent) if pair.mirrored else \
+    first = pair.first_costs(costs, agent) if pair.kinked_first else \
         LinearCosts(LinearOverride, costs, agent, np.asarray(pair.gradient))
     return CandidateCosts(base, first, pair.costs(costs, agent), scenarios)
 
