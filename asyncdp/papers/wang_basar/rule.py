@@ -275,7 +275,7 @@ class WangBasar(Algorithm):
         """The paper's sensitivity of ``M_i^k = x_i^k - lam^k g_i^k``: eq. (28), (30) or (31) by ``privacy_kind``.
 
         Eq. (31) as printed (``1``) for ``"variable"``: a claim, not a bound (it holds the gradient fixed; the
-        accountant's :func:`~asyncdp.papers.wang_basar.privacy.sensitivity` uses ``1 + lam^k L``).
+        accountant's ``asyncdp.papers.wang_basar.privacy.sensitivity`` uses ``1 + lam^k L``).
         """
         lam = self.step_size(k)
         if self.privacy_kind == "gradient":
