@@ -127,11 +127,11 @@ from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
 from ..algorithms.base import claimed_pair
-from ..errors import MessageLostError, ScenarioError
+from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
 from .schedule import RealizedSchedule, RealizedSchedules
-from .timing import Async, Deadline, agent_clock_rng
+from .timing import Async, Deadline, agent_clock_rng, check_clock_draws
 
 __all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
 
@@ -486,6 +486,18 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
 
 
 # --------------------------------------------------------------------------- clocks and event order
+
+
+def _check_clock(timing: Any, drift: np.ndarray, jitter: np.ndarray) -> None:
+    """Refuse a subclass's clock draws outside the timing's support (``check_clock_draws``), naming the run."""
+    methods = (("sample_drift", drift), ("sample_jitter", jitter)) if isinstance(timing, Deadline) else (
+        (("sample_wait", jitter),) if isinstance(timing, Async) else ())
+    for method, values in methods:
+        try:
+            check_clock_draws(timing, method, values.ravel())  # all runs at once; the run is found on failure
+        except TimingError:
+            for r in range(values.shape[0]):
+                check_clock_draws(timing, method, values[r], run=r)
 
 
 def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1010,6 +1022,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     loss = plan.msg_loss()
     for r in range(0 if layout == "vectorized" else 1, runs):
         delay = _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
+    _check_clock(timing, drift, jitter)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         later = np.zeros(send.shape, dtype=bool)

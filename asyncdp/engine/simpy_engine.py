@@ -93,7 +93,7 @@ from .links import LinkChannel
 from .schedule import RealizedSchedule
 from ..noise import SeededNoise
 from ..result import Result
-from .timing import Async, Deadline, Lockstep, agent_clock_rng
+from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws
 from .transcript import Transcript
 
 __all__ = ["run_simpy", "PROGRESS_REPORTS", "YOUNG_OBJECTS_PER_AGENT", "YOUNG_OBJECTS_MAX"]
@@ -526,8 +526,10 @@ class _Run:
         timing: Deadline = self.timing
         rng = agent_clock_rng(self.s.seed, i)
         drift = timing.sample_drift(rng)
+        check_clock_draws(timing, "sample_drift", drift, agent=i)
         for t in range(1, self.T + 1):
             jitter = timing.sample_jitter(rng)
+            check_clock_draws(timing, "sample_jitter", jitter, agent=i, round=t)
             start = timing.round_start(t, drift, jitter)
             if start > self.env.now:
                 yield self.env.timeout(start - self.env.now)
@@ -547,7 +549,9 @@ class _Run:
         inflight = self._inflight
         for t in range(1, self.T + 1):
             mark = self.sent  # messages sent before this wake-up is scheduled
-            yield timeout(wait(rng))
+            delay = wait(rng)
+            check_clock_draws(timing, "sample_wait", delay, agent=i, round=t)  # a subclass's own waits
+            yield timeout(delay)
             if inflight[i]:
                 self._receive(i, mark)
             now = float(self.env.now)
