@@ -437,6 +437,16 @@ def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.Capt
     assert "expected an integer, got '2.5'" in usage_error_line(capsys.readouterr().err)
 
 
+def test_scientific_notation_is_read_exactly() -> None:
+    """``--seed 1e23`` is the seed 10**23; through a float it was 99999999999999991611392 (another run, silently)."""
+    from asyncdp.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["run", "x.py", "--seed", "1e23"]).seed == 10**23
+    assert parser.parse_args(["sweep", "x.py", "--seed", "2.5e30"]).seed == 25 * 10**29
+    assert parser.parse_args(["run", "x.py", "--horizon", "1_000e1"]).horizon == 10_000
+
+
 # -- 5. Dask scheduler --------------------------------------------------------------------------------
 
 def test_scheduler_not_an_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
