@@ -75,7 +75,7 @@ from .. import metrics
 from ..algorithms.base import claimed_pair
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
-from ..noise import SeededNoise
+from ..noise import engine_noise
 from ..result import Result, summary_table
 from .links import ZeroLatency
 from .schedule import RealizedSchedule, RealizedSchedules
@@ -404,7 +404,7 @@ def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarra
     """
     problem = scenario.problem
     alg = scenario.algorithm.bind(problem)
-    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
+    noise = engine_noise(scenario.noise, scenario.seed)
     n_agents, horizon = problem.num_agents, scenario.horizon
     agents = np.arange(n_agents)
     x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))

@@ -91,7 +91,7 @@ from ..algorithms.base import claimed_pair
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule
-from ..noise import SeededNoise
+from ..noise import engine_noise
 from ..result import Result
 from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws
 from .transcript import Transcript
@@ -219,7 +219,7 @@ class _Run:
         self.n = s.problem.dim
         self.T = s.horizon
         self.unicast = s.mode == "unicast"
-        self.noise = s.noise if s.noise is not None else SeededNoise(s.seed)
+        self.noise = engine_noise(s.noise, s.seed)
         self.env = simpy.Environment()
         self.channels = self.alg.channels
         self.channel_names = tuple(ch.name for ch in self.channels)
