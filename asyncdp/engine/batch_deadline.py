@@ -130,7 +130,7 @@ from ..algorithms.base import claimed_pair
 from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel
-from .schedule import RealizedSchedule, RealizedSchedules
+from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
 from .timing import Async, Deadline, agent_clock_rng, check_clock_draws
 
 __all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
@@ -277,6 +277,7 @@ class _Plan:
         atype = np.int32 if n < 2**31 - 1 else np.int64
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
+            check_rows_nonempty(w, t)
             indptr = w.indptr.astype(np.int64)
             cols = w.indices.astype(atype, copy=False)  # the matrix's own arrays where the dtypes agree
             data = np.asarray(w.data, dtype=float)

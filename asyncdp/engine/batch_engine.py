@@ -78,7 +78,7 @@ from ..metrics import MetricCurve
 from ..noise import engine_noise
 from ..result import Result, summary_table
 from .links import ZeroLatency
-from .schedule import RealizedSchedule, RealizedSchedules
+from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
 from .timing import Async, Deadline
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
@@ -512,6 +512,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
             for name, arr in messages.items():
                 recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
         w = scenario.topology.weights(t)
+        check_rows_nonempty(w, t)
         mixed = {name: _mix(w, arr) for name, arr in messages.items()}
         state = alg.update(state, mixed, t, agents, problem)
         record(t, alg.decision(state))

@@ -90,7 +90,7 @@ from topology.sequence import GraphSequence, generated
 from ..algorithms.base import claimed_pair
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
-from .schedule import RealizedSchedule
+from .schedule import RealizedSchedule, check_rows_nonempty
 from ..noise import engine_noise
 from ..result import Result
 from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws
@@ -272,6 +272,7 @@ class _Run:
         w = self.topology.weights(t)
         view = self._views.get(id(w))
         if view is None or view.matrix is not w:
+            check_rows_nonempty(w, t)
             view = _RoundView(w)
             if len(self._views) >= 64:
                 self._views.pop(next(iter(self._views)))
