@@ -129,7 +129,7 @@ from topology.validation import check_integer
 from ..algorithms.base import claimed_pair
 from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
-from .links import LINK_STREAM_KEY, LinkChannel
+from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
 from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
 from .timing import Async, Deadline, agent_clock_rng, check_clock_draws
 
@@ -476,13 +476,16 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
         hi = min(lo + _BLOCK, plan.M)
         np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
+        count = plan.M if idx is None else idx.size
+        where = f"run {run}, " + ("the links of the default model" if idx is None or model is plan.default
+                                  else f"link {int(plan.m_send[idx[0]])} -> {int(plan.m_recv[idx[0]])}")
+        drawn = checked_delays(model.latency, model.latency.sample(rng, count), count, where)
         if idx is None and delay is None:
-            own = np.require(model.latency.sample(rng, plan.M), dtype=float, requirements=["C", "W"])
-            delay = own.reshape(1, plan.M)
+            delay = np.require(drawn, requirements=["C", "W"]).reshape(1, plan.M)
         elif idx is None:
-            delay[run] = model.latency.sample(rng, plan.M)
+            delay[run] = drawn
         else:
-            delay[run, idx] = model.latency.sample(rng, idx.size)
+            delay[run, idx] = drawn
     return delay
 
 
