@@ -131,7 +131,7 @@ from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
 from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
-from .timing import Async, Deadline, agent_clock_rng, check_clock_draws
+from .timing import Async, Deadline, agent_clock_rng, check_clock_draws, check_clock_times
 
 __all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
 
@@ -1029,16 +1029,19 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     _check_clock(timing, drift, jitter)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
+        check_clock_times(comb)
         later = np.zeros(send.shape, dtype=bool)
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
     elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
         send = np.cumsum(jitter, axis=1, out=jitter)  # in place: the waits are not needed again
+        check_clock_times(send)
         comb, later = send, np.zeros(send.shape, dtype=bool)
         arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
         present = None
     else:
         send, comb, later = _clock(timing, drift, jitter)
+        check_clock_times(comb)  # a round's combine comes after its send
         arrival, present, freshest, _ = _schedule(timing, plan, send, comb, later, lost, delay)
     stale = freshest is not None
     link_round = plan.link_round_msg() if stale else None

@@ -93,7 +93,7 @@ from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
 from ..noise import engine_noise
 from ..result import Result
-from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws
+from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws, check_clock_times
 from .transcript import Transcript
 
 __all__ = ["run_simpy", "PROGRESS_REPORTS", "YOUNG_OBJECTS_PER_AGENT", "YOUNG_OBJECTS_MAX"]
@@ -311,6 +311,7 @@ class _Run:
     # -- sending and receiving --------------------------------------------------
     def _send(self, i: int, t: int, now: float) -> Mapping[str, np.ndarray]:
         """R step and transmissions at time ``now``; returns the agent's own message (its self term)."""
+        check_clock_times(now, agent=i, round=t)
         ctx = self._rounds.get(t) or self._round(t, i)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
@@ -414,6 +415,7 @@ class _Run:
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
                             available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None,
                             now: float) -> None:
+        check_clock_times(now, agent=i, round=t)
         ctx = self._rounds[t]
         ctx.combiners_left -= 1
         if ctx.combiners_left == 0:

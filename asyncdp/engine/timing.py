@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ __all__ = [
     "TimingPolicy",
     "agent_clock_rng",
     "check_clock_draws",
+    "check_clock_times",
     "timing_from_dict",
     "CLOCK_STREAM_KEY",
 ]
@@ -429,3 +431,43 @@ def agent_clock_rng(seed: int, agent: int) -> np.random.Generator:
     seed = check_integer(seed, "seed", minimum=0, error=TimingError, where="agent_clock_rng")
     agent = check_integer(agent, "agent", minimum=0, error=TimingError, where="agent_clock_rng")
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(CLOCK_STREAM_KEY, agent)))
+
+
+def check_clock_times(times: Any, *, agent: int | None = None, round: int | None = None,
+                      run: int | None = None) -> None:
+    """Refuse simulated times that overflowed to infinity (or NaN): the clock no longer orders any event.
+
+    Waits of a very low ``Async`` rate, a huge ``Deadline`` period or huge
+    latencies add up past the largest float after enough rounds; unchecked,
+    the SimPy engine failed on a link's send time and the batch engine with a
+    bare ``IndexError``.
+
+    Args:
+        times: one time (with ``agent`` and ``round``), or an array ``(R, T, N)`` of the engines' event times
+            (run, round - 1, agent).
+        agent, round, run: where a single time belongs.
+
+    Raises:
+        TimingError: naming the run, agent and round of the first such time.
+
+    Example:
+        >>> check_clock_times(float("inf"), agent=1, round=4)
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.TimingError: agent 1, round 4: the simulated clock overflowed (time inf): the waits, period or latencies are too large for this many rounds
+    """
+    if isinstance(times, float) and times < math.inf:
+        return
+    v = np.asarray(times, dtype=float)
+    bad = ~(v < np.inf)
+    if not bad.any():
+        return
+    if v.ndim == 3:
+        run, round, agent = (int(k) for k in np.argwhere(bad)[0])
+        round += 1
+        value = float(v[run, round - 1, agent])
+    else:
+        value = float(v)
+    at = ", ".join(f"{name} {k}" for name, k in (("run", run), ("agent", agent), ("round", round)) if k is not None)
+    raise TimingError(f"{at}: the simulated clock overflowed (time {value!r}): the waits, period or latencies are too "
+                      f"large for this many rounds")

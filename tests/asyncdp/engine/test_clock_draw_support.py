@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from asyncdp.engine.links import LinkModel, Links
+from asyncdp.engine.links import ConstantLatency, LinkModel, Links
 from asyncdp.engine.timing import Async, Deadline, check_clock_draws
 from asyncdp.errors import TimingError
 
@@ -92,3 +92,20 @@ def test_the_batch_names_the_run_whose_draws_are_outside():
                           run=3)
     with pytest.raises(TimingError, match=r"sample_wait returned inf for agent 0, round 1"):
         check_clock_draws(Async(), "sample_wait", np.array([[np.inf]]))
+
+
+OVERFLOWS = {
+    "async-rate-1e-307": ({"timing": Async(rate=1e-307)}, r"agent \d, round 1[34]"),
+    "lockstep-latency-1e307": ({"links": Links(LinkModel(ConstantLatency(1e307)))}, r"agent 0, round 18"),
+    "deadline-period-1e307": ({"timing": Deadline(period=1e307, deadline=0.5)}, r"agent 0, round 19"),
+}
+
+
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+@pytest.mark.parametrize("case", sorted(OVERFLOWS))
+def test_a_clock_that_overflows_is_named_by_both_engines(engine, case):
+    """Before: SimPy failed on a link's send time ('send_time must be finite'), the batch with a bare IndexError."""
+    extra, where = OVERFLOWS[case]
+    sc = _builders().huang_scenario(6, "complete", 30).replace(**extra)
+    with pytest.raises(TimingError, match=rf"^(run 0, )?{where}: the simulated clock overflowed \(time (inf|nan)\)"):
+        sc.run(engine=engine)
