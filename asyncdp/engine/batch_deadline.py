@@ -420,6 +420,19 @@ class _Plan:
 # --------------------------------------------------------------------------- draws
 
 
+def _drawn(timing: Any, method: str, values: Any, count: int) -> np.ndarray:
+    """A timing's ``sample_drifts`` / ``sample_jitters`` / ``sample_waits`` result, checked to hold ``count`` values.
+
+    A subclass overriding one of them could return one value for all (numpy
+    broadcast it: run 0 then silently differed from the SimPy run).
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != (count,):
+        raise TimingError(f"{type(timing).__name__}.{method}(rng, {count}) returned shape {arr.shape}, "
+                          f"expected ({count},)")
+    return arr
+
+
 def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators).
 
@@ -434,10 +447,10 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
         for i in range(plan.N):
             rng = agent_clock_rng(seed, i)
             drift[i] = timing.sample_drift(rng)
-            jitter[:, i] = timing.sample_jitters(rng, plan.T)
+            jitter[:, i] = _drawn(timing, "sample_jitters", timing.sample_jitters(rng, plan.T), plan.T)
     elif isinstance(timing, Async):
         for i in range(plan.N):
-            jitter[:, i] = timing.sample_waits(agent_clock_rng(seed, i), plan.T)
+            jitter[:, i] = _drawn(timing, "sample_waits", timing.sample_waits(agent_clock_rng(seed, i), plan.T), plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
@@ -468,10 +481,12 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
         loss = plan.msg_loss()
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     if isinstance(timing, Deadline):  # lockstep: no clock draws
-        drift[run] = timing.sample_drifts(rng, plan.N)  # a subclass's own draws (the SimPy engine's calls)
-        jitter[run] = timing.sample_jitters(rng, plan.T * plan.N).reshape(plan.T, plan.N)
+        drift[run] = _drawn(timing, "sample_drifts", timing.sample_drifts(rng, plan.N), plan.N)  # a subclass's own
+        jitter[run] = _drawn(timing, "sample_jitters", timing.sample_jitters(rng, plan.T * plan.N),
+                             plan.T * plan.N).reshape(plan.T, plan.N)
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
-        jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
+        jitter[run] = _drawn(timing, "sample_waits", timing.sample_waits(rng, plan.T * plan.N),
+                             plan.T * plan.N).reshape(plan.T, plan.N)
     for lo in range(0, plan.M, _BLOCK):  # in blocks (memory of large runs)
         hi = min(lo + _BLOCK, plan.M)
         np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])

@@ -109,3 +109,19 @@ def test_a_clock_that_overflows_is_named_by_both_engines(engine, case):
     sc = _builders().huang_scenario(6, "complete", 30).replace(**extra)
     with pytest.raises(TimingError, match=rf"^(run 0, )?{where}: the simulated clock overflowed \(time (inf|nan)\)"):
         sc.run(engine=engine)
+
+
+@dataclass(frozen=True)
+class ForgetfulAsync(Async):
+    """Overrides ``sample_waits`` but returns one wait for all ``count`` (numpy broadcast it silently)."""
+
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.exponential(1.0 / self.rate)
+
+
+def test_a_sample_waits_override_of_the_wrong_length_is_refused_by_the_batch():
+    """Before: batch run 0 used one wait per agent for every wake-up and silently differed from the SimPy run."""
+    sc = _builders().huang_scenario(4, "complete", 5).replace(timing=ForgetfulAsync())
+    sc.run()  # the SimPy engine calls sample_wait
+    with pytest.raises(TimingError, match=r"ForgetfulAsync\.sample_waits\(rng, 5\) returned shape \(\), expected \(5,\)"):
+        sc.run(engine="batch")
