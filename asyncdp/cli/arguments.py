@@ -35,7 +35,7 @@ class ResourceLimitError(AsyncdpError, ValueError):
 
 
 def _integer(text: str) -> int:
-    """``text`` as an int; scientific notation is read exactly (``1e23`` is 10**23, not the float's 99999999999999991611392)."""
+    """``text`` as an int; scientific notation is read exactly (``1e23`` is 10**23, not 99999999999999991611392)."""
     try:
         return int(text)
     except ValueError:
