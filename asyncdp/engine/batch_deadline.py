@@ -492,9 +492,11 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
         np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
         count = plan.M if idx is None else idx.size
-        where = f"run {run}, " + ("the links of the default model" if idx is None or model is plan.default
-                                  else f"link {int(plan.m_send[idx[0]])} -> {int(plan.m_recv[idx[0]])}")
-        drawn = checked_delays(model.latency, model.latency.sample(rng, count), count, where)
+        drawn = model.latency.sample(rng, count)
+        if np.shape(drawn) != (count,):  # the values are checked for all runs at once (_check_delays)
+            checked_delays(model.latency, drawn, count, f"run {run}, " + (
+                "the links of the default model" if idx is None or model is plan.default
+                else f"link {int(plan.m_send[idx[0]])} -> {int(plan.m_recv[idx[0]])}"))
         if idx is None and delay is None:
             delay = np.require(drawn, requirements=["C", "W"]).reshape(1, plan.M)
         elif idx is None:
@@ -505,6 +507,16 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
 
 
 # --------------------------------------------------------------------------- clocks and event order
+
+
+def _check_delays(plan: _Plan, links: Any, delay: np.ndarray) -> None:
+    """Refuse a sampled delay that is negative, NaN or infinite (``checked_delays``), naming its run and link."""
+    if delay.size == 0 or (delay.min() >= 0.0 and delay.max() < np.inf):  # NaN fails both
+        return
+    r, m = (int(k) for k in np.argwhere(~((delay >= 0.0) & (delay < np.inf)))[0])
+    s, v = int(plan.m_send[m]), int(plan.m_recv[m])
+    model = links.overrides.get((s, v), links.default)
+    checked_delays(model.latency, delay[r, m:m + 1], 1, f"run {r}, link {s} -> {v}")
 
 
 def _check_clock(timing: Any, drift: np.ndarray, jitter: np.ndarray) -> None:
@@ -1042,6 +1054,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     for r in range(0 if layout == "vectorized" else 1, runs):
         delay = _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
     _check_clock(timing, drift, jitter)
+    _check_delays(plan, scenario.links, delay)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
         check_clock_times(comb)

@@ -82,3 +82,10 @@ def test_a_scalar_for_a_batch_run_is_refused(timing):
     with pytest.raises(LinkModelError, match=r"^run 1, the links of the default model: ScalarLatency\.sample\(rng, "
                                              r"size=\d+\) returned shape \(\), expected \(\d+,\)"):
         sc.run(engine="batch", runs=2)
+
+
+def test_a_negative_delay_of_an_array_drawn_run_names_run_and_link():
+    """Runs drawn as arrays (stream (6, r); here every run: the vectorized layout) are checked too."""
+    sc = scenario(GaussianLatency(), TIMINGS["deadline"])
+    with pytest.raises(LinkModelError, match=r"^run 0, link \d -> \d: GaussianLatency sampled the delay -0\.\d+"):
+        sc.run(engine="batch", runs=2, layout="vectorized")
