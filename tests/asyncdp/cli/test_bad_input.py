@@ -499,6 +499,20 @@ def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.Capture
     assert "warning" not in capsys.readouterr().err
 
 
+def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seed`` replaces Scenario.seed, which a noise source of the script's own does not read: say so."""
+    script = tmp_path / "own_noise.py"
+    script.write_text("from asyncdp import Huang2015\nfrom asyncdp.noise import SeededNoise\n"
+                      "scenario = Huang2015.example_scenario().replace(horizon=3, noise=SeededNoise(0))\n")
+    assert main(["run", str(script), "--seed", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "asyncdp: warning: --seed 5 does not change the privacy noise: the scenario brings its own noise source " \
+           "(SeededNoise)" in err
+    assert main(["run", str(GOOD_SCRIPT), "--seed", "5", "--horizon", "3"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"keep": "nothing"}, "keep must be one of ('all', 'final'), got 'nothing'"),
     ({"engine": "batch", "runs": 2, "keep": None}, "keep must be one of ('all', 'final'), got None"),
