@@ -60,6 +60,7 @@ __all__ = [
     "SeededNoise",
     "InjectedNoise",
     "ZeroNoise",
+    "engine_noise",
     "stream",
     "NOISE_KEY",
     "LINK_KEY",
@@ -199,3 +200,59 @@ class InjectedNoise(NoiseSource):
         if block.shape != tuple(shape):
             raise NoiseError(f"round {t}, sender {sender}: injected block has shape {block.shape}, expected {tuple(shape)}")
         return block
+
+
+class _ShapeChecked(NoiseSource):
+    """A user's noise source whose every block is checked to have the shape the engine asked for.
+
+    Without the check numpy broadcasting hid a wrong block: an ``(N, n)`` block
+    returned for ``(R, N, n)`` gave every batch run the same noise, silently.
+    """
+
+    def __init__(self, base: NoiseSource) -> None:
+        self.base = base
+
+    def _checked(self, block: object, shape: tuple[int, ...], where: str) -> np.ndarray:
+        try:
+            arr = np.asarray(block, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise NoiseError(f"noise source {type(self.base).__name__}: {where}: the block is not an array of "
+                             f"numbers ({exc})") from None
+        if arr.shape != tuple(shape):
+            raise NoiseError(f"noise source {type(self.base).__name__}: {where}: returned a block of shape "
+                             f"{arr.shape}, expected {tuple(shape)}")
+        return arr
+
+    def broadcast(self, t: int, channel: int, distribution: str, shape: tuple[int, ...]) -> np.ndarray:
+        return self._checked(self.base.broadcast(t, channel, distribution, shape), shape,
+                             f"broadcast(round {t}, channel {channel})")
+
+    def unicast(self, t: int, channel: int, distribution: str, sender: int, shape: tuple[int, ...]) -> np.ndarray:
+        return self._checked(self.base.unicast(t, channel, distribution, sender, shape), shape,
+                             f"unicast(round {t}, channel {channel}, sender {sender})")
+
+
+def engine_noise(noise: NoiseSource | None, seed: int) -> NoiseSource:
+    """The noise source an engine draws from: ``SeededNoise(seed)`` for ``None``, else ``noise``.
+
+    A source of another type than this module's is wrapped so that each block
+    it returns is checked to be a float array of exactly the requested shape
+    (``(N, n)`` for one run, ``(R, N, n)`` for ``R`` runs of the batch engine).
+
+    Raises:
+        NoiseError: (when drawing) a block of another shape, naming the source, round, channel and sender.
+
+    Example:
+        >>> class Flat(NoiseSource):  # forgets the batch's run axis
+        ...     def broadcast(self, t, channel, distribution, shape): return np.zeros(shape[-2:])
+        ...     def unicast(self, t, channel, distribution, sender, shape): return np.zeros(shape[-2:])
+        >>> engine_noise(Flat(), 0).broadcast(1, 0, "laplace", (3, 2, 1))
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.NoiseError: noise source Flat: broadcast(round 1, channel 0): returned a block of shape (2, 1), expected (3, 2, 1)
+    """
+    if noise is None:
+        return SeededNoise(seed)
+    if type(noise) in (SeededNoise, ZeroNoise, InjectedNoise):  # shapes are theirs by construction or checked
+        return noise
+    return _ShapeChecked(noise)

@@ -806,6 +806,9 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
     computes them in that many processes (``concurrent.futures``, BLAS on
     one thread each); the rows are still yielded in the order of
     ``observers``, and each process holds one observer's basis at a time.
+    With ``workers=1`` BLAS runs on one thread too, so the values do not
+    depend on ``workers`` (a multithreaded BLAS changed them by ~1e-13, and on
+    2 shared cores it ran a 128-node row about 30x slower).
 
     Args:
         weights, steps, gamma: as ``observer_row``.
@@ -828,8 +831,12 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
         raise AccountingError(f"workers must be an integer >= 1, got {workers!r}")
     obs = list(range(weights.shape[0]) if observers is None else observers)
     if workers == 1 or len(obs) < 2:
+        from threadpoolctl import threadpool_limits
+
         for v in obs:
-            yield observer_row(weights, v, steps, gamma, **kwargs)
+            with threadpool_limits(1):  # as in the workers: a multithreaded BLAS sums in another order
+                row = observer_row(weights, v, steps, gamma, **kwargs)
+            yield row
         return
     from concurrent.futures import ProcessPoolExecutor
 

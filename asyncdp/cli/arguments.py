@@ -8,8 +8,8 @@ estimate exceeds the machine's available memory, naming the parameter, the
 estimate and what is available, before anything is allocated.
 
 Example:
-    >>> count("1e4"), nonnegative_int("0")
-    (10000, 0)
+    >>> count("1e4"), nonnegative_int("0"), nonnegative_int("1e23") == 10**23
+    (10000, 0, True)
     >>> positive_int("2.5")
     Traceback (most recent call last):
     ...
@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import argparse
-import math
+import decimal
 import os
 
 from topology.validation import check_integer, check_real
@@ -35,15 +35,17 @@ class ResourceLimitError(AsyncdpError, ValueError):
 
 
 def _integer(text: str) -> int:
+    """``text`` as an int; scientific notation is read exactly (``1e23`` is 10**23, not 99999999999999991611392)."""
     try:
         return int(text)
     except ValueError:
         pass
     try:
-        value = float(text)
-    except ValueError:
+        value = decimal.Decimal(text.strip().replace("_", ""))
+    except decimal.InvalidOperation:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not math.isfinite(value) or value != int(value) or not any(c in text.lower() for c in "e"):
+    if (not value.is_finite() or "e" not in text.lower() or value.adjusted() > 4300
+            or value != value.to_integral_value()):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
     return int(value)
 

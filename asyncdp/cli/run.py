@@ -129,6 +129,7 @@ def _progress_bar(total: int) -> Iterator[Callable[[int, int], None]]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp run``; returns the exit code."""
+    from ..noise import ZeroNoise
     from ..scenario import load_script
 
     outputs = {
@@ -140,6 +141,10 @@ def run_command(args: argparse.Namespace) -> int:
     changes = {}
     if args.seed is not None:
         changes["seed"] = args.seed
+        if scenario.noise is not None and not isinstance(scenario.noise, ZeroNoise):
+            print(f"asyncdp: warning: --seed {args.seed} does not change the privacy noise: the scenario brings its "
+                  f"own noise source ({type(scenario.noise).__name__}); only the streams of Scenario.seed (clocks, "
+                  "links, initial states, data) change", file=sys.stderr)
     if args.horizon is not None:
         changes["horizon"] = args.horizon
     if changes:

@@ -127,11 +127,11 @@ from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
 from ..algorithms.base import claimed_pair
-from ..errors import MessageLostError, ScenarioError
+from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
-from .links import LINK_STREAM_KEY, LinkChannel
-from .schedule import RealizedSchedule, RealizedSchedules
-from .timing import Async, Deadline, agent_clock_rng
+from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
+from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
+from .timing import Async, Deadline, agent_clock_rng, check_clock_draws, check_clock_times
 
 __all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
 
@@ -277,6 +277,7 @@ class _Plan:
         atype = np.int32 if n < 2**31 - 1 else np.int64
         for t in range(1, horizon + 1):
             w = sp.csr_array(scenario.topology.weights(t))
+            check_rows_nonempty(w, t)
             indptr = w.indptr.astype(np.int64)
             cols = w.indices.astype(atype, copy=False)  # the matrix's own arrays where the dtypes agree
             data = np.asarray(w.data, dtype=float)
@@ -419,6 +420,19 @@ class _Plan:
 # --------------------------------------------------------------------------- draws
 
 
+def _drawn(timing: Any, method: str, values: Any, count: int) -> np.ndarray:
+    """A timing's ``sample_drifts`` / ``sample_jitters`` / ``sample_waits`` result, checked to hold ``count`` values.
+
+    A subclass overriding one of them could return one value for all (numpy
+    broadcast it: run 0 then silently differed from the SimPy run).
+    """
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != (count,):
+        raise TimingError(f"{type(timing).__name__}.{method}(rng, {count}) returned shape {arr.shape}, "
+                          f"expected ({count},)")
+    return arr
+
+
 def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run 0: the SimPy engine's streams (per-agent clocks, per-link generators).
 
@@ -433,10 +447,10 @@ def _draws_run0(scenario: Any, plan: _Plan) -> tuple[np.ndarray, np.ndarray, np.
         for i in range(plan.N):
             rng = agent_clock_rng(seed, i)
             drift[i] = timing.sample_drift(rng)
-            jitter[:, i] = timing.sample_jitters(rng, plan.T)
+            jitter[:, i] = _drawn(timing, "sample_jitters", timing.sample_jitters(rng, plan.T), plan.T)
     elif isinstance(timing, Async):
         for i in range(plan.N):
-            jitter[:, i] = timing.sample_waits(agent_clock_rng(seed, i), plan.T)
+            jitter[:, i] = _drawn(timing, "sample_waits", timing.sample_waits(agent_clock_rng(seed, i), plan.T), plan.T)
     lost = np.empty(plan.M, dtype=bool)
     delay = np.empty(plan.M)
     counts = plan.link_count.tolist()
@@ -467,25 +481,54 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
         loss = plan.msg_loss()
     rng = np.random.default_rng(np.random.SeedSequence(scenario.seed, spawn_key=(BATCH_RUN_KEY, run)))  # run_rng
     if isinstance(timing, Deadline):  # lockstep: no clock draws
-        drift[run] = timing.sample_drifts(rng, plan.N)  # a subclass's own draws (the SimPy engine's calls)
-        jitter[run] = timing.sample_jitters(rng, plan.T * plan.N).reshape(plan.T, plan.N)
+        drift[run] = _drawn(timing, "sample_drifts", timing.sample_drifts(rng, plan.N), plan.N)  # a subclass's own
+        jitter[run] = _drawn(timing, "sample_jitters", timing.sample_jitters(rng, plan.T * plan.N),
+                             plan.T * plan.N).reshape(plan.T, plan.N)
     elif isinstance(timing, Async):  # the waits, row t - 1: before wake-up t
-        jitter[run] = timing.sample_waits(rng, plan.T * plan.N).reshape(plan.T, plan.N)
+        jitter[run] = _drawn(timing, "sample_waits", timing.sample_waits(rng, plan.T * plan.N),
+                             plan.T * plan.N).reshape(plan.T, plan.N)
     for lo in range(0, plan.M, _BLOCK):  # in blocks (memory of large runs)
         hi = min(lo + _BLOCK, plan.M)
         np.less(rng.random(hi - lo), loss if np.ndim(loss) == 0 else loss[lo:hi], out=lost[run, lo:hi])
     for model, idx in plan.groups:  # idx None: every link has the default model, the messages in order
+        count = plan.M if idx is None else idx.size
+        drawn = model.latency.sample(rng, count)
+        if np.shape(drawn) != (count,):  # the values are checked for all runs at once (_check_delays)
+            checked_delays(model.latency, drawn, count, f"run {run}, " + (
+                "the links of the default model" if idx is None or model is plan.default
+                else f"link {int(plan.m_send[idx[0]])} -> {int(plan.m_recv[idx[0]])}"))
         if idx is None and delay is None:
-            own = np.require(model.latency.sample(rng, plan.M), dtype=float, requirements=["C", "W"])
-            delay = own.reshape(1, plan.M)
+            delay = np.require(drawn, requirements=["C", "W"]).reshape(1, plan.M)
         elif idx is None:
-            delay[run] = model.latency.sample(rng, plan.M)
+            delay[run] = drawn
         else:
-            delay[run, idx] = model.latency.sample(rng, idx.size)
+            delay[run, idx] = drawn
     return delay
 
 
 # --------------------------------------------------------------------------- clocks and event order
+
+
+def _check_delays(plan: _Plan, links: Any, delay: np.ndarray) -> None:
+    """Refuse a sampled delay that is negative, NaN or infinite (``checked_delays``), naming its run and link."""
+    if delay.size == 0 or (delay.min() >= 0.0 and delay.max() < np.inf):  # NaN fails both
+        return
+    r, m = (int(k) for k in np.argwhere(~((delay >= 0.0) & (delay < np.inf)))[0])
+    s, v = int(plan.m_send[m]), int(plan.m_recv[m])
+    model = links.overrides.get((s, v), links.default)
+    checked_delays(model.latency, delay[r, m:m + 1], 1, f"run {r}, link {s} -> {v}")
+
+
+def _check_clock(timing: Any, drift: np.ndarray, jitter: np.ndarray) -> None:
+    """Refuse a subclass's clock draws outside the timing's support (``check_clock_draws``), naming the run."""
+    methods = (("sample_drift", drift), ("sample_jitter", jitter)) if isinstance(timing, Deadline) else (
+        (("sample_wait", jitter),) if isinstance(timing, Async) else ())
+    for method, values in methods:
+        try:
+            check_clock_draws(timing, method, values.ravel())  # all runs at once; the run is found on failure
+        except TimingError:
+            for r in range(values.shape[0]):
+                check_clock_draws(timing, method, values[r], run=r)
 
 
 def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1010,18 +1053,23 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     loss = plan.msg_loss()
     for r in range(0 if layout == "vectorized" else 1, runs):
         delay = _draws_run(scenario, plan, r, (drift, jitter, lost, delay), loss)
+    _check_clock(timing, drift, jitter)
+    _check_delays(plan, scenario.links, delay)
     if lockstep:
         send, comb, arrival, present, freshest = _lockstep_schedule(timing, plan, lost, delay)
+        check_clock_times(comb)
         later = np.zeros(send.shape, dtype=bool)
         if timing.missing is None and lost.any():
             _raise_first_loss(plan, lost)
     elif asynchronous:  # agent i's wake-up t: the sum of its first t waits, added in order (SimPy's now + wait)
         send = np.cumsum(jitter, axis=1, out=jitter)  # in place: the waits are not needed again
+        check_clock_times(send)
         comb, later = send, np.zeros(send.shape, dtype=bool)
         arrival, freshest, _ = _async_schedule(plan, send, lost, delay)
         present = None
     else:
         send, comb, later = _clock(timing, drift, jitter)
+        check_clock_times(comb)  # a round's combine comes after its send
         arrival, present, freshest, _ = _schedule(timing, plan, send, comb, later, lost, delay)
     stale = freshest is not None
     link_round = plan.link_round_msg() if stale else None

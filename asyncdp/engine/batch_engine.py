@@ -75,10 +75,10 @@ from .. import metrics
 from ..algorithms.base import claimed_pair
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
-from ..noise import SeededNoise
+from ..noise import engine_noise
 from ..result import Result, summary_table
 from .links import ZeroLatency
-from .schedule import RealizedSchedule, RealizedSchedules
+from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
 from .timing import Async, Deadline
 
 __all__ = ["BatchResult", "run_batch", "KEEP"]
@@ -404,7 +404,7 @@ def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarra
     """
     problem = scenario.problem
     alg = scenario.algorithm.bind(problem)
-    noise = scenario.noise if scenario.noise is not None else SeededNoise(scenario.seed)
+    noise = engine_noise(scenario.noise, scenario.seed)
     n_agents, horizon = problem.num_agents, scenario.horizon
     agents = np.arange(n_agents)
     x0 = np.broadcast_to(scenario.initial_points(), (runs, n_agents, problem.dim))
@@ -512,6 +512,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
             for name, arr in messages.items():
                 recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
         w = scenario.topology.weights(t)
+        check_rows_nonempty(w, t)
         mixed = {name: _mix(w, arr) for name, arr in messages.items()}
         state = alg.update(state, mixed, t, agents, problem)
         record(t, alg.decision(state))

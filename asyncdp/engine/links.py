@@ -55,6 +55,7 @@ __all__ = [
     "LinkModel",
     "Links",
     "LinkChannel",
+    "checked_delays",
     "link_rng",
     "latency_from_dict",
     "LINK_STREAM_KEY",
@@ -65,6 +66,48 @@ LINK_STREAM_KEY = LINK_KEY
 
 
 # --------------------------------------------------------------------------- latency
+
+
+def checked_delays(latency: LatencyModel, delays: Any, count: int, where: str) -> np.ndarray:
+    """``latency.sample(rng, count)``'s result as a float array, checked: length ``count``, each finite and >= 0.
+
+    A user's :class:`LatencyModel` subclass may return anything; unchecked, a
+    negative delay delivered messages before they were sent (the engines then
+    disagreed), NaN was silently never "arrived" in one engine and an error in
+    the other, and a scalar returned for ``size=count`` gave every message of a
+    batch run the same delay.
+
+    Args:
+        latency: the model that drew ``delays`` (named in the error).
+        delays: what its ``sample`` returned.
+        count: the number of delays asked for.
+        where: the link or run, for the error message.
+
+    Returns:
+        A float array of shape ``(count,)``.
+
+    Raises:
+        LinkModelError: a wrong shape or a bad delay, naming ``where``, the model and the value.
+
+    Example:
+        >>> checked_delays(ZeroLatency(), [0.5, -1.0], 2, "link 0 -> 1")
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.LinkModelError: link 0 -> 1: ZeroLatency sampled the delay -1.0 (must be finite and >= 0)
+    """
+    try:
+        arr = np.asarray(delays, dtype=float)
+    except (TypeError, ValueError):
+        raise LinkModelError(f"{where}: {type(latency).__name__} sampled non-number delays {delays!r}") from None
+    if arr.shape != (count,):
+        raise LinkModelError(f"{where}: {type(latency).__name__}.sample(rng, size={count}) returned shape "
+                             f"{arr.shape}, expected ({count},)")
+    bad = ~((arr >= 0.0) & (arr < np.inf))  # NaN fails both
+    if bad.any():
+        value = float(arr[np.argmax(bad)])
+        raise LinkModelError(f"{where}: {type(latency).__name__} sampled the delay {value!r} (must be finite and >= 0)")
+    return arr
+
 
 
 class LatencyModel:
@@ -605,6 +648,8 @@ class LinkChannel:
             delay = float(self._sample(rng))  # a user model may return a numpy scalar (e.g. float32)
         except LinkModelError as exc:
             raise LinkModelError(f"{self._name()}: {exc}") from exc
+        if not 0.0 <= delay < math.inf:
+            checked_delays(self.model.latency, [delay], 1, self._name())
         return lost, delay
 
     def draws(self, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -654,7 +699,7 @@ class LinkChannel:
             pairs = np.array([(uniform(), one()) for _ in range(count)], dtype=float).reshape(count, 2)
         except LinkModelError as exc:
             raise LinkModelError(f"{self._name()}: {exc}") from exc
-        return pairs[:, 0] < self._loss, pairs[:, 1].copy()
+        return pairs[:, 0] < self._loss, checked_delays(latency, pairs[:, 1].copy(), count, self._name())
 
     def transmit(self, send_time: float) -> float | None:
         """Send one message at ``send_time``.

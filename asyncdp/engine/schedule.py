@@ -38,9 +38,38 @@ import scipy.sparse as sp
 
 from topology.validation import check_integer
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, TopologyMismatchError
 
-__all__ = ["RealizedSchedule", "RealizedSchedules"]
+__all__ = ["RealizedSchedule", "RealizedSchedules", "check_rows_nonempty"]
+
+
+def check_rows_nonempty(w: Any, t: int) -> None:
+    """Refuse round ``t``'s weight matrix if an agent's row has no entry (no in-neighbour, no self weight).
+
+    Such an agent has nothing to combine; both engines refuse it here, where
+    the SimPy engine failed with a bare ``IndexError`` and the batch engine
+    silently mixed it to the zero vector. (Every weight rule of
+    :mod:`topology` gives each node a self weight; only a user's own
+    matrices can have an empty row.)
+
+    Args:
+        w: the round's sparse ``N x N`` weight matrix (explicit zeros removed, as a GraphSequence stores it).
+        t: the round.
+
+    Raises:
+        TopologyMismatchError: naming the round and the first such agent.
+
+    Example:
+        >>> check_rows_nonempty(sp.csr_array(np.array([[1.0, 0.0], [0.0, 0.0]])), 3)
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.TopologyMismatchError: round 3: agent 1 has an empty row in the weight matrix (no in-neighbour and no self weight): it has nothing to combine
+    """
+    indptr = w.indptr if isinstance(w, sp.csr_array) else sp.csr_array(w).indptr
+    empty = np.flatnonzero(indptr[1:] == indptr[:-1])
+    if empty.size:
+        raise TopologyMismatchError(f"round {t}: agent {int(empty[0])} has an empty row in the weight matrix (no "
+                                    f"in-neighbour and no self weight): it has nothing to combine")
 
 
 class RealizedSchedule:

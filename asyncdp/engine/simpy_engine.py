@@ -90,10 +90,10 @@ from topology.sequence import GraphSequence, generated
 from ..algorithms.base import claimed_pair
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
-from .schedule import RealizedSchedule
-from ..noise import SeededNoise
+from .schedule import RealizedSchedule, check_rows_nonempty
+from ..noise import engine_noise
 from ..result import Result
-from .timing import Async, Deadline, Lockstep, agent_clock_rng
+from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws, check_clock_times
 from .transcript import Transcript
 
 __all__ = ["run_simpy", "PROGRESS_REPORTS", "YOUNG_OBJECTS_PER_AGENT", "YOUNG_OBJECTS_MAX"]
@@ -219,7 +219,7 @@ class _Run:
         self.n = s.problem.dim
         self.T = s.horizon
         self.unicast = s.mode == "unicast"
-        self.noise = s.noise if s.noise is not None else SeededNoise(s.seed)
+        self.noise = engine_noise(s.noise, s.seed)
         self.env = simpy.Environment()
         self.channels = self.alg.channels
         self.channel_names = tuple(ch.name for ch in self.channels)
@@ -272,6 +272,7 @@ class _Run:
         w = self.topology.weights(t)
         view = self._views.get(id(w))
         if view is None or view.matrix is not w:
+            check_rows_nonempty(w, t)
             view = _RoundView(w)
             if len(self._views) >= 64:
                 self._views.pop(next(iter(self._views)))
@@ -310,6 +311,7 @@ class _Run:
     # -- sending and receiving --------------------------------------------------
     def _send(self, i: int, t: int, now: float) -> Mapping[str, np.ndarray]:
         """R step and transmissions at time ``now``; returns the agent's own message (its self term)."""
+        check_clock_times(now, agent=i, round=t)
         ctx = self._rounds.get(t) or self._round(t, i)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
@@ -413,6 +415,7 @@ class _Run:
     def _combine_and_update(self, i: int, t: int, own: Mapping[str, np.ndarray],
                             available: Mapping[int, tuple[int, Mapping[str, np.ndarray]]], policy: str | None,
                             now: float) -> None:
+        check_clock_times(now, agent=i, round=t)
         ctx = self._rounds[t]
         ctx.combiners_left -= 1
         if ctx.combiners_left == 0:
@@ -526,8 +529,10 @@ class _Run:
         timing: Deadline = self.timing
         rng = agent_clock_rng(self.s.seed, i)
         drift = timing.sample_drift(rng)
+        check_clock_draws(timing, "sample_drift", drift, agent=i)
         for t in range(1, self.T + 1):
             jitter = timing.sample_jitter(rng)
+            check_clock_draws(timing, "sample_jitter", jitter, agent=i, round=t)
             start = timing.round_start(t, drift, jitter)
             if start > self.env.now:
                 yield self.env.timeout(start - self.env.now)
@@ -547,7 +552,9 @@ class _Run:
         inflight = self._inflight
         for t in range(1, self.T + 1):
             mark = self.sent  # messages sent before this wake-up is scheduled
-            yield timeout(wait(rng))
+            delay = wait(rng)
+            check_clock_draws(timing, "sample_wait", delay, agent=i, round=t)  # a subclass's own waits
+            yield timeout(delay)
             if inflight[i]:
                 self._receive(i, mark)
             now = float(self.env.now)

@@ -24,7 +24,11 @@ Draw order on it: :class:`Deadline` -- first the agent's drift (one
 :meth:`Deadline.sample_drift`), then one :meth:`Deadline.sample_jitter` per
 round in round order ``k = 1, 2, ...``; :class:`Async` -- one
 :meth:`Async.sample_wait` per wake-up, in order. Each sampler always makes
-exactly one draw, even when its parameter is 0.
+exactly one draw, even when its parameter is 0. A subclass may draw from its
+own distribution, but inside the declared support (:func:`check_clock_draws`,
+which both engines apply): a drift in ``[-drift, drift]``, a jitter in
+``[0, jitter]`` (what the non-overlap constraint of :class:`Deadline` is
+computed from), a finite wait ``>= 0``.
 
 Example:
     >>> d = Deadline(period=1.0, deadline=0.5)
@@ -34,6 +38,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -52,6 +58,8 @@ __all__ = [
     "Async",
     "TimingPolicy",
     "agent_clock_rng",
+    "check_clock_draws",
+    "check_clock_times",
     "timing_from_dict",
     "CLOCK_STREAM_KEY",
 ]
@@ -325,6 +333,63 @@ class Async:
 TimingPolicy = Lockstep | Deadline | Async
 """Any timing policy."""
 
+_SUPPORT: dict[str, tuple[Callable[[Any], tuple[float, float]], str]] = {
+    "sample_drift": (lambda d: (0.0 - d.drift, d.drift), "[-drift, drift]"),
+    "sample_jitter": (lambda d: (0.0, d.jitter), "[0, jitter]"),
+    "sample_wait": (lambda a: (0.0, sys.float_info.max), "[0, inf)"),  # finite
+}
+
+
+def check_clock_draws(timing: Deadline | Async, method: str, values: Any, *, agent: int | None = None,
+                      round: int | None = None, run: int | None = None) -> None:
+    """Refuse clock draws outside the support of ``timing`` (a subclass's own ``sample_*`` may return anything).
+
+    Drifts must lie in ``[-drift, drift]`` and jitters in ``[0, jitter]``: the
+    bounds :class:`Deadline` checks ``deadline * period + jitter <= period *
+    (1 - drift)`` with, so that rounds never overlap (outside them the engines
+    would silently start rounds late, run clocks backwards, or hang). Waits
+    must be finite and ``>= 0``. NaN is never in the support.
+
+    Args:
+        timing: the timing policy whose ``method`` made the draws.
+        method: ``"sample_drift"``, ``"sample_jitter"`` or ``"sample_wait"``.
+        values: one draw (with ``agent`` and, per round, ``round``), or an
+            array: drifts ``(N,)`` indexed by agent, per-round draws ``(T, N)``
+            indexed by round - 1 and agent.
+        agent, round: the agent and round of a single draw.
+        run: the batch run the draws belong to (named in the error).
+
+    Raises:
+        TimingError: naming the timing, method, run, agent, round, value and support.
+
+    Example:
+        >>> check_clock_draws(Deadline(deadline=0.5, drift=0.1), "sample_drift", [0.1, -0.05])
+        >>> check_clock_draws(Async(), "sample_wait", -1.0, agent=2, round=3)
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.TimingError: Async.sample_wait returned -1.0 for agent 2, round 3, outside its support [0, inf)
+    """
+    bounds, text = _SUPPORT[method]
+    lo, hi = bounds(timing)
+    if isinstance(values, float) and lo <= values <= hi:  # the SimPy engine's one draw per call: no array
+        return
+    v = np.asarray(values, dtype=float)
+    bad = ~((v >= lo) & (v <= hi))  # NaN fails both comparisons
+    if not bad.any():
+        return
+    where = tuple(int(k) for k in np.argwhere(bad)[0]) if v.ndim else ()
+    if v.ndim == 1 and method == "sample_drift":
+        agent = where[0]
+    elif v.ndim == 1:
+        round = where[0] + 1
+    elif v.ndim == 2:
+        round, agent = where[0] + 1, where[1]
+    at = [f"{name} {k}" for name, k in (("run", run), ("agent", agent), ("round", round)) if k is not None]
+    value = float(v[where]) if v.ndim else float(v)
+    rng_text = f"{text} = [{lo!r}, {hi!r}]" if method != "sample_wait" else text
+    raise TimingError(f"{type(timing).__name__}.{method} returned {value!r}"
+                      f"{' for ' + ', '.join(at) if at else ''}, outside its support {rng_text}")
+
 _KINDS: dict[str, type] = {"lockstep": Lockstep, "deadline": Deadline, "async": Async}
 
 
@@ -366,3 +431,43 @@ def agent_clock_rng(seed: int, agent: int) -> np.random.Generator:
     seed = check_integer(seed, "seed", minimum=0, error=TimingError, where="agent_clock_rng")
     agent = check_integer(agent, "agent", minimum=0, error=TimingError, where="agent_clock_rng")
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(CLOCK_STREAM_KEY, agent)))
+
+
+def check_clock_times(times: Any, *, agent: int | None = None, round: int | None = None,
+                      run: int | None = None) -> None:
+    """Refuse simulated times that overflowed to infinity (or NaN): the clock no longer orders any event.
+
+    Waits of a very low ``Async`` rate, a huge ``Deadline`` period or huge
+    latencies add up past the largest float after enough rounds; unchecked,
+    the SimPy engine failed on a link's send time and the batch engine with a
+    bare ``IndexError``.
+
+    Args:
+        times: one time (with ``agent`` and ``round``), or an array ``(R, T, N)`` of the engines' event times
+            (run, round - 1, agent).
+        agent, round, run: where a single time belongs.
+
+    Raises:
+        TimingError: naming the run, agent and round of the first such time.
+
+    Example:
+        >>> check_clock_times(float("inf"), agent=1, round=4)
+        Traceback (most recent call last):
+        ...
+        asyncdp.errors.TimingError: agent 1, round 4: the simulated clock overflowed (time inf): the waits, period or latencies are too large for this many rounds
+    """
+    if isinstance(times, float) and times < math.inf:
+        return
+    v = np.asarray(times, dtype=float)
+    bad = ~(v < np.inf)
+    if not bad.any():
+        return
+    if v.ndim == 3:
+        run, round, agent = (int(k) for k in np.argwhere(bad)[0])
+        round += 1
+        value = float(v[run, round - 1, agent])
+    else:
+        value = float(v)
+    at = ", ".join(f"{name} {k}" for name, k in (("run", run), ("agent", agent), ("round", round)) if k is not None)
+    raise TimingError(f"{at}: the simulated clock overflowed (time {value!r}): the waits, period or latencies are too "
+                      f"large for this many rounds")

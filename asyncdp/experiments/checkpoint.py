@@ -16,7 +16,9 @@ Dask workers share no file system with it):
   (:func:`asyncdp.atomic_write.write_atomically`), so a crash, a kill or a
   full disk leaves only complete chunks; a file whose bytes no longer match
   its checksum (truncated, corrupt) is deleted and its chunk run again, with a
-  warning.
+  warning. Each file also holds the SHA-256 of the sweep's fingerprint, so a
+  chunk file copied in from another sweep's folder (same grid size, runs and
+  chunking) is run again too, with a warning, not reused.
 * ``lock``: held (``flock``) by the sweep that writes the folder, so two
   sweeps never write one checkpoint; the operating system releases it when the
   sweep's process ends, however it ends.
@@ -231,6 +233,16 @@ def _write_bytes(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
+_STAMP = "__sweep__"
+"""The entry of every chunk file holding :func:`_stamp` of the sweep that wrote it."""
+
+
+def _stamp(sweep: Mapping[str, Any]) -> str:
+    """The SHA-256 of a sweep's fingerprint: each chunk file carries it, so a chunk copied from another
+    sweep's folder (same grid size, runs and chunking) is run again rather than reused."""
+    return hashlib.sha256(json.dumps(dict(sweep), sort_keys=True, default=repr).encode()).hexdigest()
+
+
 def _encode(columns: Mapping[str, np.ndarray]) -> bytes:
     buf = io.BytesIO()
     arrays: dict[str, Any] = {k: np.asarray(v) for k, v in columns.items()}
@@ -289,6 +301,7 @@ class Checkpoint:
         self.tasks = list(tasks)
         self.kept: dict[int, dict[str, np.ndarray]] = {}
         self.resumed = 0
+        self._stamp = ""
         self._lock = _Lock(folder / _LOCK)
 
     @classmethod
@@ -321,6 +334,7 @@ class Checkpoint:
         except OSError as exc:
             raise SweepError(f"checkpoint {folder}: cannot create the folder: {_reason(exc)}") from None
         ck = cls(folder, tasks)
+        ck._stamp = _stamp(sweep)
         try:
             ck._lock.acquire()
         except OSError as exc:
@@ -406,8 +420,11 @@ class Checkpoint:
                     problem = f"unreadable ({exc})"
                 else:
                     expected = np.arange(task.first, task.first + task.runs)
+                    stamp = cols.pop(_STAMP, None)
                     sizes = {len(v) for v in cols.values()}
-                    if "run" not in cols or not np.array_equal(cols["run"], expected) or sizes != {task.runs}:
+                    if stamp is None or str(stamp) != self._stamp:
+                        problem = "written by another sweep (a chunk file copied from another checkpoint folder)"
+                    elif "run" not in cols or not np.array_equal(cols["run"], expected) or sizes != {task.runs}:
                         problem = "not the runs this chunk holds"
             if problem is not None:
                 warnings.warn(f"checkpoint chunk {chunk} of point {point} ({path.name}) is {problem}; "
@@ -427,7 +444,7 @@ class Checkpoint:
                 partial file is left and the finished chunks are kept.
         """
         task = self.tasks[index]
-        data = _encode(columns)
+        data = _encode({**columns, _STAMP: np.array(self._stamp)})
         name = f"p{task.point:06d}-c{task.chunk:06d}-{hashlib.sha256(data).hexdigest()}.npz"
         try:
             write_atomically(self.folder / name, lambda tmp: _write_bytes(tmp, data))

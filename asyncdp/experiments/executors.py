@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import SweepError
 from .checkpoint import Done
-from .factories import _build, _fmt, _resolve
+from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
 
@@ -83,6 +83,8 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None) -> dict[str, np.ndarray]:
     """Run one task anywhere; the columns of its rows (except the grid parameters)."""
     scenario = _build(_resolve(factory), task.params, task.point)
+    if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
+        _check_own_noise(scenario, task.point, task.params)
     sens = _sensitivity(scenario)
     runs = np.arange(task.first, task.first + task.runs, dtype=np.int64)
     where = f"point {task.point} ({_fmt(task.params)})"

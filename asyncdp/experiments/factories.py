@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, SweepError
+from ..noise import ZeroNoise
 from ..scenario import Scenario, describe_script_error, exec_script_source
 
 __all__ = ["ScriptFactory"]
@@ -167,3 +168,22 @@ def _build(fn: Callable[..., Any], params: Mapping[str, Any], point: int) -> Sce
         raise SweepError(f"point {point} ({_fmt(params)}): the factory returned {type(scenario).__name__}, "
                          "not an asyncdp Scenario")
     return scenario
+
+
+def _check_own_noise(scenario: Scenario, point: int, params: Mapping[str, Any]) -> None:
+    """Refuse a scenario with its own random noise source in a sweep whose point runs several tasks.
+
+    The sweep makes its runs differ by replacing ``Scenario.seed`` per task;
+    a noise source the factory built (e.g. ``SeededNoise(0)``) ignores that
+    seed, so every task of a point drew the same privacy noise: SimPy runs
+    were copies (a standard error of 0) and batch chunks repeated chunk 0.
+    ``ZeroNoise`` draws nothing and is allowed.
+    """
+    noise = scenario.noise
+    if noise is None or isinstance(noise, ZeroNoise):
+        return
+    raise SweepError(
+        f"point {point} ({_fmt(params)}): the factory's scenario has its own noise source "
+        f"({type(noise).__name__}), which the sweep's per-task seed does not re-seed: its runs would repeat the same "
+        "privacy noise. Leave noise=None (noise from Scenario.seed), or run one task per point "
+        "(the batch engine with chunk_runs >= runs)")

@@ -30,7 +30,10 @@ engine            seed of the simulated scenario (column ``task_seed``)
                   chunks only group runs for dispatch
 ================  ==========================================================
 
-So every number depends only on (factory, params, seed, runs, chunk_runs,
+A scenario that brings its own noise source (``noise=SeededNoise(...)``)
+ignores that per-task seed, so its runs would repeat one noise: the sweep
+refuses it (``SweepError``) when a point has several tasks (``ZeroNoise`` is
+fine). So every number depends only on (factory, params, seed, runs, chunk_runs,
 engine) and is bitwise identical whichever executor computed it. With the
 batch engine ``chunk_runs`` is part of the experiment's definition: chunk
 ``k >= 1`` gets a different seed under a different ``chunk_runs``. (Chunk 0
@@ -115,7 +118,7 @@ from .executors import (
     _run_task,
     _show_progress,
 )
-from .factories import ScriptFactory, _build, _check_signature, _fmt, _resolve
+from .factories import ScriptFactory, _build, _check_own_noise, _check_signature, _fmt, _resolve
 from .grid import _Task, grid_points
 from .summaries import _assemble
 
@@ -275,6 +278,8 @@ def sweep(
         if metrics is not None:
             _check_picklable(metrics, "metrics function", executor)
 
+    if runs > chunk_runs or (engine == "simpy" and runs > 1):  # several tasks per point
+        _check_own_noise(first, 0, points[0])
     if resume and checkpoint is None:
         raise SweepError("resume=True needs the checkpoint folder to resume (checkpoint=FOLDER)")
     tasks = [

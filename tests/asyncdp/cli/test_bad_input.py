@@ -437,6 +437,16 @@ def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.Capt
     assert "expected an integer, got '2.5'" in usage_error_line(capsys.readouterr().err)
 
 
+def test_scientific_notation_is_read_exactly() -> None:
+    """``--seed 1e23`` is the seed 10**23; through a float it was 99999999999999991611392 (another run, silently)."""
+    from asyncdp.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["run", "x.py", "--seed", "1e23"]).seed == 10**23
+    assert parser.parse_args(["sweep", "x.py", "--seed", "2.5e30"]).seed == 25 * 10**29
+    assert parser.parse_args(["run", "x.py", "--horizon", "1_000e1"]).horizon == 10_000
+
+
 # -- 5. Dask scheduler --------------------------------------------------------------------------------
 
 def test_scheduler_not_an_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -486,6 +496,20 @@ def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.Capture
     assert "asyncdp: warning: the topology breaks assumption doubly_stochastic of huang2015" in err
     assert "Traceback" not in err
     assert main(["run", str(GOOD_SCRIPT), "--horizon", "3"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``--seed`` replaces Scenario.seed, which a noise source of the script's own does not read: say so."""
+    script = tmp_path / "own_noise.py"
+    script.write_text("from asyncdp import Huang2015\nfrom asyncdp.noise import SeededNoise\n"
+                      "scenario = Huang2015.example_scenario().replace(horizon=3, noise=SeededNoise(0))\n")
+    assert main(["run", str(script), "--seed", "5"]) == 0
+    err = capsys.readouterr().err
+    assert "asyncdp: warning: --seed 5 does not change the privacy noise: the scenario brings its own noise source " \
+           "(SeededNoise)" in err
+    assert main(["run", str(GOOD_SCRIPT), "--seed", "5", "--horizon", "3"]) == 0
     assert "warning" not in capsys.readouterr().err
 
 

@@ -123,6 +123,22 @@ def test_chunk_file_under_another_chunks_name_is_run_again(tmp_path, reference):
     assert_frame_equal(df, reference, check_exact=True)
 
 
+def test_chunk_file_copied_from_another_sweeps_folder_is_run_again(tmp_path, reference):
+    """Before: a chunk of another sweep (same grid size, runs, chunking and seed; another factory) copied into the
+    folder, e.g. when merging two machines' checkpoints, was reused silently: its rows entered this sweep's table."""
+    other, folder = tmp_path / "other", tmp_path / "ck"
+    sweep(other_factory, {"epsilon": [2.0, 5.0]}, checkpoint=other, **KW)
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    files(folder)[1].unlink()
+    stranger = files(other)[1]  # chunk 1 of point 0 of the other sweep: the same runs, other values
+    stranger.rename(folder / stranger.name)
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="chunk 1 of point 0 .* is written by another sweep"):
+        df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert CALLS == [1.0, 1.0]  # the point check, chunk 1 of point 0
+    assert_frame_equal(df, reference, check_exact=True)
+
+
 def test_leftover_temporary_file_is_removed(tmp_path, reference):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)

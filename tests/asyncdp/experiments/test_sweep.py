@@ -426,3 +426,25 @@ def test_sweep_module_has_only_its_own_names():
                  "grid_from_strings", "METRICS", "AUTO_PROGRESS_TASKS"):
         assert not hasattr(module, gone), gone  # imported from their own modules
     assert module.sweep.__module__ == "asyncdp.experiments.sweep"
+
+
+def seeded_noise_factory(epsilon: float, point_noise: str = "seeded") -> Scenario:
+    """A factory that builds its own noise source (ignores the sweep's per-task seed), or ZeroNoise."""
+    from asyncdp.noise import SeededNoise, ZeroNoise
+
+    return small_factory(epsilon).replace(noise=SeededNoise(0) if point_noise == "seeded" else ZeroNoise())
+
+
+@pytest.mark.parametrize("engine, chunk_runs", [("simpy", None), ("batch", 2)])
+def test_a_factorys_own_noise_source_is_refused_when_its_runs_would_repeat(engine, chunk_runs):
+    """Before: every SimPy run (every batch chunk) of a point drew the same noise: 4 identical rows, stderr 0."""
+    with pytest.raises(SweepError, match=r"point 0 \(epsilon=1\.0\): the factory's scenario has its own noise source "
+                                         r"\(SeededNoise\), which the sweep's per-task seed does not re-seed"):
+        sweep(seeded_noise_factory, {"epsilon": [1.0]}, runs=4, engine=engine, chunk_runs=chunk_runs)
+
+
+def test_own_noise_in_one_task_per_point_and_zero_noise_are_accepted():
+    one_chunk = sweep(seeded_noise_factory, {"epsilon": [1.0]}, runs=3, engine="batch")
+    assert one_chunk["optimality_error"].nunique() == 3  # one batch: its rows differ
+    zero = sweep(seeded_noise_factory, {"epsilon": [1.0], "point_noise": ["zero"]}, runs=2, engine="simpy")
+    assert len(zero) == 2

@@ -1,0 +1,91 @@
+"""A user's latency model must sample finite delays >= 0, of the requested count, in both engines (``checked_delays``).
+
+Before: Gaussian latencies (negative now and then) ran silently in both
+engines, delivering messages before they were sent, and under Async timing
+the two engines released different values for the same seed; NaN delays ran
+silently in SimPy and failed in the batch on a ledger time (lockstep) or ran
+silently (deadline, async); a model returning one scalar for ``size=m`` gave
+every message of batch runs ``r >= 1`` the same delay. CallableLatency
+already checked its own draws; a LatencyModel subclass was not checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from asyncdp import REGISTRY
+from asyncdp.engine.links import LatencyModel, LinkModel, Links, LogNormalLatency
+from asyncdp.engine.timing import Async, Deadline, Lockstep
+from asyncdp.errors import LinkModelError
+
+
+@dataclass(frozen=True)
+class GaussianLatency(LatencyModel):
+    """N(0.2, 0.3^2) delays: negative about one time in four."""
+
+    kind: ClassVar[str] = "gaussian"
+    mean: ClassVar[float] = 0.2
+    std: ClassVar[float] = 0.3
+
+    def sample(self, rng, size=None):
+        return float(rng.normal(0.2, 0.3)) if size is None else rng.normal(0.2, 0.3, size)
+
+    def to_dict(self):
+        return {"kind": self.kind}
+
+
+@dataclass(frozen=True)
+class ScalarLatency(LatencyModel):
+    """Ignores ``size``: one delay for all the messages asked for."""
+
+    kind: ClassVar[str] = "scalar"
+    mean: ClassVar[float] = 0.5
+    std: ClassVar[float] = 0.3
+
+    def sample(self, rng, size=None):
+        return float(rng.random())
+
+    def to_dict(self):
+        return {"kind": self.kind}
+
+
+TIMINGS = {"lockstep": Lockstep("stale"), "deadline": Deadline(deadline=0.5, missing="stale"), "async": Async()}
+
+
+def scenario(latency: LatencyModel, timing):
+    return REGISTRY["huang2015"].example_scenario(seed=0).replace(horizon=5, timing=timing,
+                                                                  links=Links(LinkModel(latency, loss=0.1)))
+
+
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+@pytest.mark.parametrize("timing", sorted(TIMINGS))
+def test_a_negative_delay_is_refused_by_both_engines(engine, timing):
+    with pytest.raises(LinkModelError, match=r"^link \d -> \d: GaussianLatency sampled the delay -0\.\d+ "
+                                             r"\(must be finite and >= 0\)"):
+        scenario(GaussianLatency(), TIMINGS[timing]).run(engine=engine)
+
+
+def test_an_overflowing_lognormal_delay_is_refused():
+    with pytest.raises(LinkModelError, match=r"LogNormalLatency sampled the delay inf"):
+        scenario(LogNormalLatency(0.2, 400.0), TIMINGS["deadline"]).run(engine="batch", runs=2)
+
+
+@pytest.mark.parametrize("timing", sorted(TIMINGS))
+def test_a_scalar_for_a_batch_run_is_refused(timing):
+    sc = scenario(ScalarLatency(), TIMINGS[timing])
+    single = sc.run()  # one delay per call: right for the SimPy engine and batch run 0
+    assert np.array_equal(sc.run(engine="batch").trajectory[0], single.trajectory)
+    with pytest.raises(LinkModelError, match=r"^run 1, the links of the default model: ScalarLatency\.sample\(rng, "
+                                             r"size=\d+\) returned shape \(\), expected \(\d+,\)"):
+        sc.run(engine="batch", runs=2)
+
+
+def test_a_negative_delay_of_an_array_drawn_run_names_run_and_link():
+    """Runs drawn as arrays (stream (6, r); here every run: the vectorized layout) are checked too."""
+    sc = scenario(GaussianLatency(), TIMINGS["deadline"])
+    with pytest.raises(LinkModelError, match=r"^run 0, link \d -> \d: GaussianLatency sampled the delay -0\.\d+"):
+        sc.run(engine="batch", runs=2, layout="vectorized")
