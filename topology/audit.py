@@ -285,6 +285,7 @@ class Spectral:
 
     def run(self, r: _Run) -> list[AssumptionResult]:
         worst: tuple[float, int] | None = None  # (value, round), the first failing round if any fails
+        largest: float | None = None  # the constant: the largest value (NaN if a value is NaN)
         unsymmetric: tuple[int, str | None] | None = None  # the first round that is not symmetric (symmetric_only)
         prev: Any = None
         period = r.seq.period
@@ -301,8 +302,10 @@ class Spectral:
             failing = not value < 1 - 1e-12
             if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
                 worst = (value, t)
-        if worst is not None:
-            r.consts[self.symbol] = worst[0]
+            if largest is None or not value <= largest:
+                largest = value
+        if largest is not None:
+            r.consts[self.symbol] = largest
         if unsymmetric is not None and (worst is None or worst[0] < 1 - 1e-12 or unsymmetric[0] < worst[1]):
             t, why = unsymmetric
             return [AssumptionResult(self.name, False, t, f"round {t}: W is not symmetric ({why}); {self.formula} is "

@@ -327,6 +327,11 @@ def test_a_spectral_assumption_covers_every_round_not_round_1_only():
     res = rep.assumptions[0]
     assert not res.holds and res.first_failure_round == 3 and res.witness.startswith("round 3: ||W - 11^T/N||_2 = 1")
     assert rep.constants["eta"] == pytest.approx(1.0)
+    # the constant is the largest value, not the first failing round's: every node hears node 0 only in round 3
+    star = np.zeros((5, 5))
+    star[:, 0] = 1.0  # W - 11^T/N = 1 (e_0 - 1/N)^T: norm sqrt(N) ||e_0 - 1/N|| = sqrt(N - 1) = 2
+    worse = topology.audit(topology.periodic([ring, split, star]), spec)
+    assert worse.assumptions[0].first_failure_round == 2 and worse.constants["eta"] == pytest.approx(2.0)
     ok = topology.audit(topology.periodic([ring, topology.metropolis(nx.complete_graph(5)).toarray()]), spec)
     assert ok.all_hold and ok.constants["eta"] == pytest.approx(topology.mixing_norm(ring))  # the largest
 
