@@ -373,14 +373,18 @@ def test_a_users_check_that_raises_is_one_error_naming_the_check_and_its_round()
         topology.audit(seq, spec)
 
 
-def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step():
+def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step_and_the_round():
+    # a Spectral step measures every round's matrix: the error names the round it raised on (round 3 here)
     from topology.audit import Spectral
 
     def measure(w):
-        raise RuntimeError("not converged")
+        if w.diagonal().max() == 1.0:
+            raise RuntimeError("not converged")
+        return 0.5
 
     spec = AssumptionSet("mine", "my notes", (Spectral(measure, "eta", "eta_below_one", "eta < 1", "mixing"),),
                          "doubly")
-    with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised RuntimeError: "
-                                             r"not converged"):
-        topology.audit(_ring(4), spec)
+    ring = topology.metropolis(nx.cycle_graph(4)).toarray()
+    with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised at round 3: "
+                                             r"RuntimeError: not converged"):
+        topology.audit(topology.from_matrices([ring, ring, np.eye(4)]), spec)
