@@ -453,3 +453,13 @@ def test_many_identical_laplace_releases_keep_the_pld_bounds_on_both_sides_of_th
     lam = chernoff_tilt(3.0, laplace_ratios=[r] * n)
     cap = math.exp(chernoff_log_cap(lam, 3.0, laplace_ratios=[r] * n))
     assert lower.delta(3.0) <= cap < 1e-20
+
+
+@pytest.mark.parametrize("times", [0, -3, 2.0, True])
+def test_compose_power_refuses_a_count_that_is_not_a_positive_integer(times):
+    # times = 0 returned None (no composition at all) and 2.0 composed twice silently
+    from accounting.composition.pld import compose_power
+
+    one = dp_pld.from_laplace_mechanism(1.0, sensitivity=0.1, value_discretization_interval=1e-3)
+    with pytest.raises(PrivacyParameterError, match=f"times must be an integer >= 1, got {times!r}"):
+        compose_power(one, times)
