@@ -179,16 +179,18 @@ def _log_gaussian_delta_small_mu(mu: Any, x: np.ndarray) -> np.ndarray:
     ``z^2/2`` that differ by ``~mu z``: at ``mu = 1e-6`` its delta was 1e-8 (relative) above the truth, above the
     refutation's tolerance.
     """
-    z1 = x / mu - mu / 2
-    half = np.asarray(mu / 2, dtype=float)[..., None]
-    t = (z1 + mu / 2)[..., None] + half * _GL_NODES  # nodes on [z1, z2]
-    w = half * _GL_WEIGHTS
-    u = t / math.sqrt(2.0)
-    tail = np.sum(w * (2.0 - 2.0 * math.sqrt(math.pi) * u * erfcx(u)), axis=-1) / math.sqrt(2.0 * math.pi)
-    body = np.sum(w * np.exp(-t * t / 2), axis=-1) / math.sqrt(2.0 * math.pi) - np.expm1(x) * ndtr(-(z1 + mu))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(z1 > 0, math.log(0.5) - z1 * z1 / 2 + np.log(tail),
-                        np.where(body > 0, np.log(np.where(body > 0, body, 1.0)), -np.inf))
+    # both branches are computed everywhere: the one not taken may overflow (e^x at a large x) or be undefined
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z1 = x / mu - mu / 2
+        half = np.asarray(mu / 2, dtype=float)[..., None]
+        t = (z1 + mu / 2)[..., None] + half * _GL_NODES  # nodes on [z1, z2]
+        w = half * _GL_WEIGHTS
+        u = t / math.sqrt(2.0)
+        tail = np.sum(w * (2.0 - 2.0 * math.sqrt(math.pi) * u * erfcx(u)), axis=-1) / math.sqrt(2.0 * math.pi)
+        body = np.sum(w * np.exp(-t * t / 2), axis=-1) / math.sqrt(2.0 * math.pi) - np.expm1(x) * ndtr(-(z1 + mu))
+        return np.where(z1 == np.inf, -np.inf,
+                        np.where(z1 > 0, math.log(0.5) - z1 * z1 / 2 + np.log(tail),
+                                 np.where(body > 0, np.log(np.where(body > 0, body, 1.0)), -np.inf)))
 
 
 def _log_gaussian_delta(mu: float, epsilon: float) -> float:

@@ -285,6 +285,7 @@ class Spectral:
 
     def run(self, r: _Run) -> list[AssumptionResult]:
         worst: tuple[float, int] | None = None  # (value, round), the first failing round if any fails
+        largest: float | None = None  # the constant: the largest value (NaN if a value is NaN)
         unsymmetric: tuple[int, str | None] | None = None  # the first round that is not symmetric (symmetric_only)
         prev: Any = None
         period = r.seq.period
@@ -297,12 +298,19 @@ class Spectral:
                 if not sym.holds:
                     unsymmetric = unsymmetric or (t, sym.witness)
                     continue
-            value = float(self.measure(w))
+            try:
+                value = float(self.measure(w))
+            except TopologyError:
+                raise
+            except Exception as exc:  # a user's measure: :func:`_run_step` names the step, this the round
+                raise _RoundFailure(t, exc) from exc
             failing = not value < 1 - 1e-12
             if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
                 worst = (value, t)
-        if worst is not None:
-            r.consts[self.symbol] = worst[0]
+            if largest is None or not value <= largest:
+                largest = value
+        if largest is not None:
+            r.consts[self.symbol] = largest
         if unsymmetric is not None and (worst is None or worst[0] < 1 - 1e-12 or unsymmetric[0] < worst[1]):
             t, why = unsymmetric
             return [AssumptionResult(self.name, False, t, f"round {t}: W is not symmetric ({why}); {self.formula} is "
@@ -450,16 +458,30 @@ def fixed_symmetric_steps(paper: str) -> tuple[Step, ...]:
     )
 
 
+class _RoundFailure(Exception):
+    """A step's callable raised ``error`` on round ``round_index``'s matrix (:func:`_run_step` reports it)."""
+
+    def __init__(self, round_index: int, error: Exception) -> None:
+        super().__init__(round_index, error)
+        self.round_index, self.error = round_index, error
+
+
 def _run_step(step: Any, run: _Run, set_name: str) -> list[AssumptionResult]:
     """``step.run(run)``; a step whose own callables (a user's check, measure or derived constants) raise gives one
-    :class:`~topology.errors.ParameterError` naming the assumption set and the step, not a traceback."""
+    :class:`~topology.errors.ParameterError` naming the assumption set and the step (and the round, for a callable
+    of one round's matrix), not a traceback."""
+    step_name = getattr(step, "name", type(step).__name__)
     try:
         return step.run(run)
     except TopologyError:
         raise
+    except _RoundFailure as failure:
+        exc = failure.error
+        raise ParameterError(f"audit: step {step_name!r} of the assumptions of {set_name} raised at round "
+                             f"{failure.round_index}: {type(exc).__name__}: {exc}") from exc
     except Exception as exc:
-        raise ParameterError(f"audit: step {getattr(step, 'name', type(step).__name__)!r} of the assumptions of "
-                             f"{set_name} raised {type(exc).__name__}: {exc}") from exc
+        raise ParameterError(f"audit: step {step_name!r} of the assumptions of {set_name} raised "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 def audit(

@@ -161,11 +161,16 @@ def compose_power(pld: Any, times: int) -> Any:
     Returns:
         The composed object, of the same type.
 
+    Raises:
+        PrivacyParameterError: ``times`` is not an integer ``>= 1`` (zero releases have no PLD of this type).
+
     Example:
         >>> one = pld_lib.from_laplace_mechanism(1.0, sensitivity=0.1, value_discretization_interval=1e-3)
         >>> round(compose_power(one, 10).get_epsilon_for_delta(1e-6), 2)
         1.0
     """
+    if isinstance(times, bool) or not isinstance(times, (int, np.integer)) or times < 1:
+        raise PrivacyParameterError(f"times must be an integer >= 1, got {times!r}")
     out, base, k = None, pld, int(times)
     while True:
         if k & 1:

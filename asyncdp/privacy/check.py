@@ -58,7 +58,9 @@ def theorem_verdict(scenario: Scenario, ctx: CheckContext, eps_ledger: float) ->
 
     Raises:
         PaperError: the record's claim check raises (naming the paper and the error).
+        ScenarioError: the claim check rejects the scenario (passed through).
     """
+    from ..errors import ScenarioError
     from ..papers import PaperError
 
     if ctx.paper is None:
@@ -69,6 +71,8 @@ def theorem_verdict(scenario: Scenario, ctx: CheckContext, eps_ledger: float) ->
         return f"no theorem check: paper record {paper.name!r} has no claim_check"
     try:
         line = str(check(scenario, eps_ledger, ctx.delta_claimed))
+    except ScenarioError:  # the check rejects the scenario (passed through, as the lemma's and the adjacency's)
+        raise
     except Exception as exc:  # a user's claim check: report it as its fault, in one line
         raise PaperError(f"paper {paper.name!r}: the claim check raised {type(exc).__name__}: {exc}") from exc
     rule = type(ctx.algorithm)

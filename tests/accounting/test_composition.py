@@ -447,8 +447,19 @@ def test_many_identical_laplace_releases_keep_the_pld_bounds_on_both_sides_of_th
     lower = PrivacyProfile(0.0, (r,) * n)
     for eps in (2.0, 2.2, 2.5):
         assert pld_delta(led, 1.0, eps) >= lower.delta(eps) > 0
-    assert 1.4e-11 < lower.delta(2.0) <= 1.585e-11 <= pld_delta(led, 1.0, 2.0) < 1.8e-11
+    # each bound on its side of the truth's whole interval [1.53e-11, 1.63e-11], not of its midpoint
+    assert 1.4e-11 < lower.delta(2.0) <= 1.63e-11 and 1.53e-11 <= pld_delta(led, 1.0, 2.0) < 1.8e-11
     assert pld_epsilon(led, 1.0, 1e-11) > 2.0  # was 1.98: the accountant confirmed the false (2, 1e-11)-DP
     lam = chernoff_tilt(3.0, laplace_ratios=[r] * n)
     cap = math.exp(chernoff_log_cap(lam, 3.0, laplace_ratios=[r] * n))
     assert lower.delta(3.0) <= cap < 1e-20
+
+
+@pytest.mark.parametrize("times", [0, -3, 2.0, True])
+def test_compose_power_refuses_a_count_that_is_not_a_positive_integer(times):
+    # times = 0 returned None (no composition at all) and 2.0 composed twice silently
+    from accounting.composition.pld import compose_power
+
+    one = dp_pld.from_laplace_mechanism(1.0, sensitivity=0.1, value_discretization_interval=1e-3)
+    with pytest.raises(PrivacyParameterError, match=f"times must be an integer >= 1, got {times!r}"):
+        compose_power(one, times)

@@ -76,6 +76,20 @@ def test_gaussian_profile_of_a_small_mu_keeps_its_digits(mu, eps, truth):
     assert not refute(ApproxDP(eps, truth * (1 + 1e-10)), profile=PrivacyProfile(mu)).refuted
 
 
+def test_gaussian_delta_of_a_small_mu_at_a_large_or_infinite_epsilon_is_zero_without_warnings():
+    # the small-mu form computes both of its branches everywhere; e^x of the one not taken overflowed (a
+    # RuntimeWarning to the user at epsilon = 800) and x = inf gave NaN where the closed form gives -inf
+    import warnings
+
+    from accounting.mechanisms import _log_gaussian_delta_small_mu, gaussian_delta
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gaussian_delta(0.1, 1.0, 800.0) == 0.0
+        got = _log_gaussian_delta_small_mu(0.1, np.array([800.0, np.inf, -np.inf]))
+    assert got[0] < -1e7 and got[1] == -np.inf and got[2] == 0.0
+
+
 def test_gaussian_tiny_delta_keeps_relative_precision():
     # at mu = 0.5, epsilon = 6: delta ~ 1e-22; the asymptotic tail form of Phi gives it to ~1e-3
     mu, eps = 0.5, 6.0

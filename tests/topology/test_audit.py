@@ -327,6 +327,11 @@ def test_a_spectral_assumption_covers_every_round_not_round_1_only():
     res = rep.assumptions[0]
     assert not res.holds and res.first_failure_round == 3 and res.witness.startswith("round 3: ||W - 11^T/N||_2 = 1")
     assert rep.constants["eta"] == pytest.approx(1.0)
+    # the constant is the largest value, not the first failing round's: every node hears node 0 only in round 3
+    star = np.zeros((5, 5))
+    star[:, 0] = 1.0  # W - 11^T/N = 1 (e_0 - 1/N)^T: norm sqrt(N) ||e_0 - 1/N|| = sqrt(N - 1) = 2
+    worse = topology.audit(topology.periodic([ring, split, star]), spec)
+    assert worse.assumptions[0].first_failure_round == 2 and worse.constants["eta"] == pytest.approx(2.0)
     ok = topology.audit(topology.periodic([ring, topology.metropolis(nx.complete_graph(5)).toarray()]), spec)
     assert ok.all_hold and ok.constants["eta"] == pytest.approx(topology.mixing_norm(ring))  # the largest
 
@@ -368,14 +373,18 @@ def test_a_users_check_that_raises_is_one_error_naming_the_check_and_its_round()
         topology.audit(seq, spec)
 
 
-def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step():
+def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step_and_the_round():
+    # a Spectral step measures every round's matrix: the error names the round it raised on (round 3 here)
     from topology.audit import Spectral
 
     def measure(w):
-        raise RuntimeError("not converged")
+        if w.diagonal().max() == 1.0:
+            raise RuntimeError("not converged")
+        return 0.5
 
     spec = AssumptionSet("mine", "my notes", (Spectral(measure, "eta", "eta_below_one", "eta < 1", "mixing"),),
                          "doubly")
-    with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised RuntimeError: "
-                                             r"not converged"):
-        topology.audit(_ring(4), spec)
+    ring = topology.metropolis(nx.cycle_graph(4)).toarray()
+    with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised at round 3: "
+                                             r"RuntimeError: not converged"):
+        topology.audit(topology.from_matrices([ring, ring, np.eye(4)]), spec)

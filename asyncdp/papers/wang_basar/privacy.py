@@ -54,7 +54,9 @@ def gradient_lipschitz(scenario: Any) -> float:
     Read from the cost family's :class:`~asyncdp.problems.costs.FunctionClass` (``smoothness``, the
     Euclidean Lipschitz constant of the gradients) on the set holding every iterate ``x_i^k`` and the
     segment between two of them: ``R^d`` for ``constraint="none"`` (Algorithm 2 as printed), the
-    problem's (convex) domain for ``"domain"``, the unit ball for ``"sphere"``.
+    problem's (convex) domain for ``"domain"``, the unit ball for ``"sphere"``. The first message reads the
+    gradient at ``x0``, which no constraint has moved yet: when some ``x0`` lies outside that set, ``L`` is
+    read on the ball about the origin holding both (radius ``max(sup_X ||x||, max_i ||x0_i||)``).
 
     Args:
         scenario: a scenario running :class:`~asyncdp.papers.wang_basar.rule.WangBasar`.
@@ -77,6 +79,9 @@ def gradient_lipschitz(scenario: Any) -> float:
     dim = int(problem.dim)
     region = {"none": lambda: Reals(dim), "domain": lambda: problem.domain,
               "sphere": lambda: Ball(np.zeros(dim), 1.0)}[alg.constraint]()
+    x0 = scenario.initial_points()
+    if alg.constraint != "none" and not np.all(region.contains(x0)):  # round 1 reads grad f_i(x0)
+        region = Ball(np.zeros(dim), max(float(region.radius_bound), float(np.linalg.norm(x0, axis=-1).max())))
     L = problem.costs.function_class(region).smoothness
     if L is None:
         raise ScenarioError(

@@ -410,3 +410,28 @@ def test_bad_values_at_use_raise():
         ica_problem(num_samples=801)
     with pytest.raises(ScenarioError, match="noise_variance = 0"):
         adapter.privacy_report(WangBasar.example_scenario().replace(algorithm=WangBasar(noise_variance=0.0)))
+
+
+def test_variable_adjacency_reads_L_where_the_first_message_reads_the_gradient():
+    """The sphere constraint normalizes after combining, so round 1's message reads ``grad f_i(x0)`` at the
+    user's ``x0``: with ``||x0|| = 10`` the ICA message moves by far more than ``1 + lam L`` of the unit ball.
+
+    Independent truth: the message ``x - lam grad f_0(x)`` at ``x0`` and at ``x0 + e_k`` (``||.||_1 = 1``, the
+    variable adjacency), differenced directly; the accountant's round-1 sensitivity must bound it.
+    """
+    prob = ica_problem(0, dim=2, num_samples=40)
+    x0 = np.tile([10.0, 0.0], (5, 1))
+    sc = WangBasar.example_scenario().replace(
+        problem=prob, algorithm=WangBasar(noise_variance=1.0, step="ica", constraint="sphere",
+                                          privacy_kind="variable"), horizon=2, x0=x0)
+    lam = sc.algorithm.step_size(1)
+
+    def message(x: np.ndarray) -> np.ndarray:
+        return x - lam * prob.costs.gradient(0, x, round_index=1)
+
+    moves = [float(np.linalg.norm(message(x0[0] + s * np.eye(2)[k]) - message(x0[0])))
+             for k in range(2) for s in (1.0, -1.0)]
+    unit = prob.costs.function_class(Ball(np.zeros(2), 1.0)).smoothness
+    assert max(moves) > 1 + lam * unit  # the unit ball's L does not cover x0
+    assert adapter.sensitivity(sc, "variable")[0] >= max(moves)
+    assert adapter.gradient_lipschitz(sc) == prob.costs.function_class(Ball(np.zeros(2), 10.0)).smoothness

@@ -212,3 +212,35 @@ def test_examples_run(capsys):
     assert runpy.run_path(str(EXAMPLES / "privacy_check_rendezvous.py"))["main"]()["verdict"] == "pass"
     assert runpy.run_path(str(EXAMPLES / "privacy_check_broken_schedule.py"))["main"]()["verdict"] == "violation"
     assert "witness" in capsys.readouterr().out
+
+
+def test_a_claim_check_that_rejects_the_scenario_passes_its_error_through():
+    # the lemma and the adjacency pass a ScenarioError through; the claim check wrapped it in a PaperError that
+    # blamed the paper ("paper 'muffliato': the claim check raised ScenarioError: ...") for the scenario's fault
+    import dataclasses
+    import types
+
+    from asyncdp.errors import ScenarioError
+    from asyncdp.papers import PaperError, find_registered
+    from asyncdp.papers.muffliato.rule import Muffliato
+    from asyncdp.privacy.check import theorem_verdict
+
+    def rejects(sc, eps, delta):
+        raise ScenarioError("this claim needs a bounded domain")
+
+    def broken(sc, eps, delta):
+        raise KeyError("typo")
+
+    found = find_registered(Muffliato)
+    sc = Muffliato.example_scenario()
+
+    def ctx(check):
+        return types.SimpleNamespace(paper=dataclasses.replace(found, paper=dataclasses.replace(found.paper,
+                                                                                                  claim_check=check)),
+                                     algorithm=sc.algorithm, delta_claimed=1e-6, no_sensitivity=None)
+
+    with pytest.raises(ScenarioError, match="^this claim needs a bounded domain$") as got:
+        theorem_verdict(sc, ctx(rejects), 1.0)
+    assert not isinstance(got.value, PaperError)
+    with pytest.raises(PaperError, match="paper 'muffliato': the claim check raised KeyError"):
+        theorem_verdict(sc, ctx(broken), 1.0)
