@@ -1,4 +1,4 @@
-"""An online rule reading the changed round's gradient at two points, its lemma one factor 2 short: never `pass`.
+"""Online rules reading the changed round's loss beyond one gradient, their lemmas one factor 2 short: never `pass`.
 
 ``OnlineLookahead`` is an online gradient step (each node its block of ``grad f_t``, as in Cheng, Liao and Li,
 arXiv 2022) with a look-ahead correction: node ``i`` releases ``x_i + sigma N(0, I)`` and steps from the mixed
@@ -24,6 +24,15 @@ gradient flips every ``1/2`` shifts every ``z``: ``delta = 1.6e-3``.)
 Before round adjacency got mirrored kinked pairs (``asyncdp.privacy.kinked``) the check said ``pass``: the
 worst-case search tried only linear losses and linear against kinked ones. With the right lemma (``(2 a + 4 b)
 L``) and claim it still passes.
+
+``OnlineLossStep`` steps by the round's clipped loss value: ``x_i <- z - a clip(f_t(z) / N, 0, B) clip(g(z), L)``
+(node ``i`` reads ``f_t / N``, :mod:`asyncdp.problems.online`). Its lemma "the step is at most ``a B L``" forgets
+that two losses step in opposite directions. Closed-form truth: round 1's ``f = K + <L e_1, x>`` against ``f' = K
+- <L e_1, x>`` (``K = 10^7``, both in the class, which bounds gradients, not values) saturate the clip at every
+point the runs reach, so node 0's round-2 release moves by exactly ``2 a B L`` and no other release moves: at the
+claimed epsilon ``delta = 4.2e-3``, 420 times the claim's. Every linear or kinked round loss the search built had
+values near 0 at the points read: the check said ``pass``; the far kinks of ``asyncdp.privacy.kinked.offset_pairs``,
+now of the changed round too, refute the lemma.
 """
 
 from __future__ import annotations
@@ -175,3 +184,44 @@ def test_the_rule_with_the_right_lemma_passes():
         report = check_privacy(sc, sc.replace(problem=_scenario([-L, 0.0]).problem), runs=1000)
     assert report.verdict == "pass", report.reasons
 
+
+VALUE_STEP, VALUE_CLIP = 1e-3, 1000.0
+
+
+@dataclass(frozen=True)
+class OnlineLossStep(OnlineLookahead):
+    """An online step scaled by the round's clipped loss value: ``x = z - a clip(f_t(z) / N, 0, B) clip(g(z), L)``."""
+
+    name: ClassVar[str] = "test-online-loss-step"
+
+    def noise(self, t: int, channel: str) -> Any:
+        from asyncdp.algorithms import NoiseDeclaration
+
+        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else VALUE_STEP * VALUE_CLIP * L)
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), L)
+        f = np.clip(problem.costs.value(agents, z, round_index=t), 0.0, VALUE_CLIP)[..., None]
+        return {"x": problem.domain.project(z - VALUE_STEP * f * g)}
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return 1.01 * gaussian_epsilon(math.sqrt(N * (horizon - 1)) * VALUE_STEP * VALUE_CLIP * L, SIGMA,
+                                       DELTA), DELTA
+
+
+
+def test_an_online_step_scaled_by_the_loss_value_with_a_lemma_one_factor_2_short_is_refuted():
+    eps, delta = OnlineLossStep().claimed_privacy(T)
+    assert gaussian_delta(2 * VALUE_STEP * VALUE_CLIP * L, SIGMA, eps) > 400 * delta  # the truth (docstring)
+
+    def lemma(sc: Any) -> np.ndarray:
+        return np.where(np.arange(sc.horizon) == 0, 0.0, VALUE_STEP * VALUE_CLIP * L)
+
+    with noisy_dgd.registered((OnlineLossStep,), _adjacency, origin=__file__, lemma=lemma):
+        sc = _scenario([L, 0.0]).replace(algorithm=OnlineLossStep())
+        report = check_privacy(sc, sc.replace(problem=_scenario([-L, 0.0]).problem), runs=1000)
+    w = report.witness
+    assert report.verdict == "violation" and w["kind"] == "sensitivity" and w["against"] == "lemma", report.reasons
+    assert w["changed_round"] == T0 and w["kink"]["prime_position"] is not None
+    assert w["value"] == pytest.approx((2 * VALUE_STEP * VALUE_CLIP * L) ** 2 / 2, rel=1e-6)
