@@ -44,7 +44,11 @@ changed round ``t0``: the linear loss ``s L e_k`` of round ``t0`` against
 the kinked loss of round ``t0`` (:class:`KinkedRound`), the kinks placed at
 the points read in round ``t0`` by the node owning coordinate ``k`` (each
 node computes its block of the gradient, so only that node's block of a loss
-along ``e_k`` is not zero; :func:`kinked_round_pairs`).
+along ``e_k`` is not zero; :func:`kinked_round_pairs`), and the mirrored, vanishing and far kinks of the
+changed round's loss (``changed_round`` of :func:`mirrored_pairs`, :func:`vanishing_pairs`, :func:`offset_pairs`:
+placed at the points the owning node reads from round ``t0`` on; :class:`KinkedRound` with ``sign=-1`` is the
+mirror image): an online rule reading the changed round's gradient at two points, adaptively or scaled by its
+value is refuted as a one-agent rule is.
 
 Example:
     >>> from asyncdp.problems.costs import RendezvousQuadratic
@@ -76,7 +80,8 @@ __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_po
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
 positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
-channel of :func:`mirrored_pairs`, four of :func:`vanishing_pairs` and one of :func:`offset_pairs`."""
+channel of :func:`mirrored_pairs`, four of :func:`vanishing_pairs` and one of :func:`offset_pairs` (under round
+adjacency, of the first changed round the pairs are placed in)."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a
@@ -202,11 +207,13 @@ class KinkedOverride(AgentOverride):
 
 
 class KinkedRound(OnlineLoss):
-    """``base``'s loss sequence, except round ``round_index``'s: ``f(x) = scale sqrt((x_axis - position)^2 + width^2)``.
+    """``base``'s loss sequence, except round ``round_index``'s: ``f(x) = sign scale sqrt((x_axis - position)^2 +
+    width^2)``.
 
     The round-adjacency counterpart of :class:`KinkedOverride` (a member of a
-    :class:`~asyncdp.papers.RoundClass`: its gradient ``scale (x_axis - position) / sqrt(...) e_axis`` has norm
-    below ``scale`` in every ``l_p`` norm); node ``i`` reads its block of it, as of every online loss.
+    :class:`~asyncdp.papers.RoundClass`: its gradient ``sign scale (x_axis - position) / sqrt(...) e_axis`` has
+    norm below ``scale`` in every ``l_p`` norm); node ``i`` reads its block of it, as of every online loss.
+    ``sign = -1`` is the mirror image (concave, the gradient the opposite at every point).
 
     Args:
         base: the online loss whose other rounds are kept.
@@ -215,10 +222,11 @@ class KinkedRound(OnlineLoss):
         position: the kink ``c``, finite.
         scale: ``L > 0``.
         width: ``eta > 0``.
+        sign: ``1`` (default) or ``-1``.
 
     Raises:
-        ProblemError: ``base`` is not an online loss, a bad round or axis, or a position, scale or width that is
-            not finite or not positive.
+        ProblemError: ``base`` is not an online loss, a bad round or axis, a position, scale or width that is
+            not finite or not positive, or a sign other than 1 and -1.
 
     Example:
         >>> from asyncdp.problems.online import synthetic_olr
@@ -229,7 +237,7 @@ class KinkedRound(OnlineLoss):
     """
 
     def __init__(self, base: OnlineLoss, round_index: int, axis: int, position: float, scale: float,
-                 width: float) -> None:
+                 width: float, sign: float = 1.0) -> None:
         if not isinstance(base, OnlineLoss):
             raise ProblemError(f"base must be an OnlineLoss, got {type(base).__name__}")
         super().__init__(base.num_agents, base.dim, base.num_rounds)
@@ -238,8 +246,10 @@ class KinkedRound(OnlineLoss):
         for name, v, positive in (("position", position, False), ("scale", scale, True), ("width", width, True)):
             if not np.isfinite(v) or (positive and not v > 0):
                 raise ProblemError(f"{name} must be finite{' and > 0' if positive else ''}, got {_fmt(v)}")
+        if isinstance(sign, bool) or sign not in (1, -1):
+            raise ProblemError(f"sign must be 1 or -1, got {sign!r}")
         self._base, self._round, self._axis = base, base._check_round(round_index), int(axis)
-        self._c, self._scale, self._eta = float(position), float(scale), float(width)
+        self._c, self._scale, self._eta, self._sign = float(position), float(scale), float(width), float(sign)
 
     @property
     def round_index(self) -> int:
@@ -248,34 +258,35 @@ class KinkedRound(OnlineLoss):
 
     @property
     def signed_scale(self) -> float:
-        """The factor of the kink's slope in the gradient: ``scale`` (a kinked loss is never mirrored)."""
-        return self._scale
+        """``sign scale``: the factor of the kink's slope in the gradient."""
+        return self._sign * self._scale
 
     def _round_value(self, t: int, x: np.ndarray) -> np.ndarray:
         if t != self._round:
             return self._base._round_value(t, x)
         u = x[..., self._axis] - self._c
-        return self._scale * np.sqrt(u * u + self._eta * self._eta)
+        return self.signed_scale * np.sqrt(u * u + self._eta * self._eta)
 
     def _round_gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         if t != self._round:
             return self._base._round_gradient(t, x)
-        return _kink_gradient(x, self._axis, self._c, self._scale, self._eta)
+        return _kink_gradient(x, self._axis, self._c, self.signed_scale, self._eta)
 
     def _round_structure(self) -> Structure | None:
-        """The base's structure with the kinked round's row ``("KinkedRound", axis, position, scale, width)`` (this
-        class only)."""
+        """The base's structure with the kinked round's row ``("KinkedRound", axis, position, scale, width, sign)``
+        (this class only)."""
         base = self._base._described_rounds() if type(self) is KinkedRound else None
         if base is None:
             return None
         rows = list(base.rows)
-        rows[self._round - 1] = ("KinkedRound", self._axis, self._c, self._scale, self._eta)
+        rows[self._round - 1] = ("KinkedRound", self._axis, self._c, self._scale, self._eta, self._sign)
         return Structure(base.kind, base.shared, tuple(rows))
 
     def function_class(self, domain: Domain) -> FunctionClass:
         """The base's constants widened by the kinked loss: ``L = max(L_base, scale)``, smoothness at least
-        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0``."""
-        return _widened(self._base.function_class(domain), self._scale, self._eta)
+        ``scale / width`` (its Hessian's largest value, at the kink), ``mu = 0`` (unknown for the mirror image,
+        which is concave)."""
+        return _widened(self._base.function_class(domain), self._scale, self._eta, self._sign > 0)
 
     def with_round(self, t: int, **data: Any) -> OnlineLoss:
         """Round ``t`` changed in the base sequence (the kinked round stays).
@@ -286,11 +297,11 @@ class KinkedRound(OnlineLoss):
         if self._check_round(t) == self._round:
             raise ProblemError(f"round {t} is the kinked round of this KinkedRound; build a new KinkedRound")
         return KinkedRound(self._base.with_round(t, **data), self._round, self._axis, self._c, self._scale,
-                           self._eta)
+                           self._eta, self._sign)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": "KinkedRound", "base": self._base.to_dict(), "round_index": self._round, "axis": self._axis,
-                "position": self._c, "scale": self._scale, "width": self._eta}
+                "position": self._c, "scale": self._scale, "width": self._eta, "sign": self._sign}
 
 
 @dataclass(frozen=True)
@@ -325,12 +336,23 @@ class KinkedPair:
         """Whether ``P`` is a kinked cost (:meth:`first_costs`), not the linear one."""
         return self.mirrored or self.prime_position is not None
 
+    def _kink(self, first: bool) -> tuple[float, float, float, float]:
+        """``(position, scale, width, sign)`` of ``P``'s kinked cost (``first``) or of ``P'``'s.
+
+        Raises:
+            ValueError: ``first`` and ``P`` is the linear cost.
+        """
+        if first and not self.kinked_first:
+            raise ValueError(f"{self.label}: P is the linear cost <g, x>, not a kinked one")
+        if first:
+            return self.position, self.scale, self.width, 1.0
+        position = self.position if self.prime_position is None else self.prime_position
+        return position, self.scale, self.width, -1.0 if self.mirrored else 1.0
+
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
         """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`,
         kinked at :attr:`prime_position` if set)."""
-        position = self.position if self.prime_position is None else self.prime_position
-        return KinkedOverride(base, agent, self.axis, position, self.scale, self.width,
-                              -1.0 if self.mirrored else 1.0)
+        return KinkedOverride(base, agent, self.axis, *self._kink(False))
 
     def first_costs(self, base: CostFamily, agent: int) -> KinkedOverride:
         """``P`` of a mirrored pair or of one with a :attr:`prime_position`: the kinked cost family, not mirrored.
@@ -338,14 +360,17 @@ class KinkedPair:
         Raises:
             ValueError: ``P`` is the linear cost.
         """
-        if not self.kinked_first:
-            raise ValueError(f"{self.label}: P is the linear cost <g, x>, not a kinked one")
-        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width)
+        return KinkedOverride(base, agent, self.axis, *self._kink(True))
 
-    def round_costs(self, base: OnlineLoss) -> KinkedRound:
-        """The kinked loss sequence (round :attr:`round_index`'s loss replaced in ``base``)."""
+    def round_costs(self, base: OnlineLoss, first: bool = False) -> KinkedRound:
+        """The kinked loss sequence of ``P'`` (``first``: of ``P``, as :meth:`first_costs`), round
+        :attr:`round_index`'s loss replaced in ``base``.
+
+        Raises:
+            ValueError: ``first`` and ``P`` is the linear loss.
+        """
         assert self.round_index is not None
-        return KinkedRound(base, self.round_index, self.axis, self.position, self.scale, self.width)
+        return KinkedRound(base, self.round_index, self.axis, *self._kink(first))
 
     def mirror(self) -> KinkedPair:
         """The same kink as a mirrored pair: the kinked cost (``P``) against its mirror image (``P'``).
@@ -368,9 +393,9 @@ class KinkedPair:
         return f"f(x) = <g, x>, g = ({', '.join(f'{v:.4g}' for v in self.gradient)}) vs the kinked f'(x) = {kink}"
 
 
-def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, run: int, rounds: int
-                   ) -> Iterator[tuple[str, int, np.ndarray]]:
-    """The points agent ``agent`` reads in the first ``rounds`` rounds of run ``run`` of a transcript.
+def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, run: int, rounds: int,
+                   start: int = 1) -> Iterator[tuple[str, int, np.ndarray]]:
+    """The points agent ``agent`` reads in rounds ``start..rounds`` of run ``run`` of a transcript.
 
     Per round ``t`` and channel: its combination of the messages it receives (the weights and sender rounds of
     the schedule, its own round-``t`` message with its self weight, as the replay combines them) and its own
@@ -381,7 +406,8 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         schedules: the runs' schedules (what :func:`accounting.scheduled_replay.dense_round` reads).
         agent: the agent.
         run: the run.
-        rounds: how many rounds, from round 1.
+        rounds: the last round.
+        start: the first round (default 1).
 
     Yields:
         ``(what, t, point)`` round by round, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are
@@ -397,7 +423,7 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
     from accounting.scheduled_replay import dense_round
 
     horizon = next(iter(messages.values())).shape[1]
-    for t in range(1, min(rounds, horizon) + 1):
+    for t in range(start, min(rounds, horizon) + 1):
         w, src = dense_round(schedules, t)
         w, src = w[run, agent], src[run, agent]  # (N,) each
         for y in messages.values():
@@ -463,8 +489,17 @@ def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], sc
     return out
 
 
+def _pair(label: str, gradient: np.ndarray, axis: int, position: float, bound: float, width: float,
+          changed_round: int | None, **kind: Any) -> KinkedPair:
+    """A :class:`KinkedPair` of one agent's cost, or (``changed_round``) of that round's loss, its label saying so."""
+    if changed_round is not None:
+        label = f"round {changed_round}, {label}"
+    return KinkedPair(label, tuple(np.asarray(gradient, dtype=float).tolist()), axis, position, bound, width,
+                      changed_round, **kind)
+
+
 def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
-                   bound: float) -> list[KinkedPair]:
+                   bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, a kinked cost against its mirror image, kinked between where the agent is and where it moves.
 
     The kink ``c`` is the midpoint, along ``axis``, of the agent's own message and its combination of the
@@ -481,6 +516,9 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         axis: the kink's coordinate.
         gradient: the reference's linear gradient (recorded in the pair).
         bound: ``C``.
+        changed_round: round adjacency: the changed round ``t0`` (the pairs are of that round's loss,
+            :class:`KinkedRound`, and read from round ``t0`` on, where the node first reads it); ``None`` (one
+            agent's cost): from round 1.
 
     Returns:
         At most one pair per channel whose messages are points (as wide as ``gradient``).
@@ -498,7 +536,7 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
         mixed: tuple[int, float] | None = None
-        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon):
+        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon, changed_round or 1):
             if what == "mixed":
                 mixed = (t, float(point[axis]))
                 continue
@@ -509,15 +547,15 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
             if not gap > 1e-9 * max(1.0, abs(own)):
                 continue
             c = 0.5 * (own + mixed[1])
-            out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
-                                  f"{name!r}, round {t})", tuple(np.asarray(gradient, dtype=float).tolist()), axis, c,
-                                  bound, KINK_WIDTH * gap / 2, mirrored=True))
+            out.append(_pair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
+                             f"{name!r}, round {t})", gradient, axis, c, bound, KINK_WIDTH * gap / 2, changed_round,
+                             mirrored=True))
             break
     return out
 
 
 def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
-                    bound: float) -> list[KinkedPair]:
+                    bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, a kinked cost against its mirror image, kinked *at* the first points the agent reads.
 
     The kink ``c`` is the coordinate, along ``axis``, of the agent's round-1 combination of the messages it
@@ -540,6 +578,9 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
         axis: the kink's coordinate.
         gradient: the reference's linear gradient (recorded in the pair).
         bound: ``C``.
+        changed_round: round adjacency: the changed round ``t0`` (the pairs are of that round's loss,
+            :class:`KinkedRound`, and read from round ``t0`` on, where the node first reads it); ``None`` (one
+            agent's cost): from round 1.
 
     Returns:
         At most four pairs per channel whose messages are points (as wide as ``gradient``): per point, the
@@ -557,11 +598,12 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
     for name, m in messages.items():
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
+        first = changed_round or 1
         read = [(what, t, float(point[axis])) for what, t, point in kink_positions({name: m}, schedules, agent, 0,
-                                                                                   horizon)]
+                                                                                   horizon, first)]
         placed: list[float] = []
         for what, t, c in read:
-            if t != 1:
+            if t != first:
                 break
             gaps = [abs(v - c) for *_, v in read if abs(v - c) > 1e-9 * max(1.0, abs(c))]
             if not gaps or any(abs(c - v) <= 1e-9 * max(1.0, abs(c)) for v in placed):
@@ -569,10 +611,9 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
             placed.append(c)
             for width, how in ((KINK_WIDTH * min(gaps), "vanishes there"),
                                (max(gaps), "vanishes there and grows with the distance to it")):
-                out.append(KinkedPair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of "
-                                      f"round 1, width {width:.3g}: its gradient {how})",
-                                      tuple(np.asarray(gradient, dtype=float).tolist()), axis, c, bound, width,
-                                      mirrored=True))
+                out.append(_pair(f"mirrored kink along coordinate {axis} at {c:.4g} (on the {what} {name!r} of "
+                                 f"round {first}, width {width:.3g}: its gradient {how})", gradient, axis, c, bound,
+                                 width, changed_round, mirrored=True))
     return out
 
 
@@ -582,7 +623,7 @@ state's units): their values there are about ``C`` times this."""
 
 
 def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
-                 bound: float) -> list[KinkedPair]:
+                 bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, two kinked costs far away on either side (:data:`OFFSET_DISTANCE`): opposite gradients, large
     values.
 
@@ -601,6 +642,9 @@ def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, ax
         axis: the kinks' coordinate.
         gradient: the reference's linear gradient (recorded in the pair).
         bound: ``C``.
+        changed_round: round adjacency: the changed round ``t0`` (the pairs are of that round's loss,
+            :class:`KinkedRound`, and read from round ``t0`` on, where the node first reads it); ``None`` (one
+            agent's cost): from round 1.
 
     Returns:
         At most one pair per channel whose messages are points (as wide as ``gradient``).
@@ -616,13 +660,14 @@ def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, ax
     for name, m in messages.items():
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
-        for what, _, point in kink_positions({name: m}, schedules, agent, 0, 1):
+        first = changed_round or 1
+        for what, _, point in kink_positions({name: m}, schedules, agent, 0, first, first):
             c = float(point[axis])
-            out.append(KinkedPair(f"kinked along coordinate {axis} at {c - OFFSET_DISTANCE:.7g} vs at "
-                                  f"{c + OFFSET_DISTANCE:.7g} (about {OFFSET_DISTANCE:g} from the {what} {name!r} of "
-                                  f"round 1: opposite gradients, values near {bound * OFFSET_DISTANCE:.3g})",
-                                  tuple(np.asarray(gradient, dtype=float).tolist()), axis, c - OFFSET_DISTANCE, bound,
-                                  1.0, prime_position=c + OFFSET_DISTANCE))
+            out.append(_pair(f"kinked along coordinate {axis} at {c - OFFSET_DISTANCE:.7g} vs at "
+                             f"{c + OFFSET_DISTANCE:.7g} (about {OFFSET_DISTANCE:g} from the {what} {name!r} of "
+                             f"round {first}: opposite gradients, values near {bound * OFFSET_DISTANCE:.3g})",
+                             gradient, axis, c - OFFSET_DISTANCE, bound, 1.0, changed_round,
+                             prime_position=c + OFFSET_DISTANCE))
             break
     return out
 

@@ -26,7 +26,7 @@ whose gradient turns over just beyond the states the changed agent reads
 (under round adjacency: kinked losses of the changed round, just beyond the
 points the node owning the kink's coordinate reads in that round), paired
 with the opposite extremal linear cost, and kinked costs against their
-mirror image (``asyncdp.privacy.kinked``; a rule that reacts to how the
+mirror image (of one agent, or of the changed round) (``asyncdp.privacy.kinked``; a rule that reacts to how the
 gradient changes moves no further than the lemma under any linear cost,
 one that reads a gradient difference moves twice as far under a
 mirrored pair as under a linear one, and one that scales its step by the
@@ -1427,7 +1427,7 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     Raises:
         AccountingError: a reference's construction does not settle, or its replay fails.
     """
-    from .kinked import MAX_KINKED_PAIRS, kinked_pairs, mirrored_pairs, offset_pairs, vanishing_pairs
+    from .kinked import MAX_KINKED_PAIRS, kinked_pairs
 
     cls = fam.cls
     if fam.agent is None or not isinstance(cls, GradientClass):
@@ -1447,23 +1447,33 @@ def _kinked_candidates(fam: _Family, evaluated: CandidateRuns, scenario: Scenari
     if built is None:
         return None
     pairs = kinked_pairs(dict(zip(refs, built)), runs.schedules, agent, scale, n, MAX_KINKED_PAIRS // len(refs))
-    # kinked costs against their mirror image (the orientation is immaterial: the + references' kinks), and per
-    # axis and channel kinked between where the agent is and where it moves
-    pairs += [p.mirror() for p in pairs if max(p.gradient) > 0]
-    pairs += [p for (k, s), messages in zip(refs, built) if s > 0
-              for p in mirrored_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
-    # and kinked at the first points it reads, its gradient vanishing there (a step preconditioned by the
-    # gradients seen so far moves furthest when they were small)
-    pairs += [p for (k, s), messages in zip(refs, built) if s > 0
-              for p in vanishing_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
-    # and two kinked far away on either side: opposite gradients, large values (a rule reading the cost's value)
-    pairs += [p for (k, s), messages in zip(refs, built) if s > 0 and k == 0
-              for p in offset_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
+    pairs += _mirrored_families(pairs, [(k, agent, messages) for (k, s), messages in zip(refs, built) if s > 0],
+                                runs.schedules, scale, n)
     found = [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
               pair, _kinked_candidate(scenario, base, agent, pair)) for pair in pairs]
     if kept:
         evaluated.memo[memo] = (scenario, found, fam.cls)
     return list(found)
+
+
+def _mirrored_families(kinked: Sequence[Any], references: Sequence[tuple[int, int, dict[str, np.ndarray]]],
+                       schedules: Any, scale: float, n: int, changed_round: int | None = None) -> list[Any]:
+    """The pairs of kinked costs against their mirror image and of two far kinks (:mod:`asyncdp.privacy.kinked`)
+    that come with the kinked pairs ``kinked``: those of the ``+`` references' kinks mirrored (the orientation is
+    immaterial), then per reference ``(axis k, the agent reading it, its transcript)`` and channel a kink between
+    where the agent is and where it moves (:func:`~asyncdp.privacy.kinked.mirrored_pairs`), kinks at the first
+    points it reads, the gradient vanishing there (:func:`~asyncdp.privacy.kinked.vanishing_pairs`: a step
+    preconditioned by the gradients seen so far moves furthest when they were small), and along axis 0 two
+    kinks far away on either side (:func:`~asyncdp.privacy.kinked.offset_pairs`: opposite gradients, large
+    values, for a rule reading the cost's value). ``changed_round``: round adjacency, the pairs are of that
+    round's loss (read from that round on); ``None``: one agent's cost."""
+    from .kinked import mirrored_pairs, offset_pairs, vanishing_pairs
+
+    out = [p.mirror() for p in kinked if max(p.gradient) > 0]
+    for make in (mirrored_pairs, vanishing_pairs, offset_pairs):
+        out += [p for k, agent, messages in references if make is not offset_pairs or k == 0
+                for p in make(messages, schedules, agent, k, scale * np.eye(n)[k], scale, changed_round)]
+    return out
 
 
 def _kinked_candidate(scenario: Scenario, base: Scenario, agent: int, pair: Any) -> CandidateCosts:
@@ -1609,7 +1619,9 @@ def _evaluate_kinked_rounds(fam: _Family, evaluated: CandidateRuns, scenario: Sc
     reads in that round (:func:`~asyncdp.privacy.kinked.kinked_round_pairs`). The rounds are those of the
     extremal pairs (:func:`_kinked_rounds`), as many as :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` allows
     with one kink per reference and round; each round's reference transcript is that of its linear loss along
-    coordinate 0 (every agent pinned, run 0). The pairs are replayed stacked (one at a time where they cannot
+    coordinate 0 (every agent pinned, run 0). On top, as for one agent's cost (:func:`_mirrored_families`): those
+    kinks' mirror images, and the mirrored, vanishing and far kinks of the first of those rounds (the user's
+    changed round when it reaches a release). The pairs are replayed stacked (one at a time where they cannot
     be) on the first :data:`_KINKED_RUNS` runs and recorded as :func:`_evaluate_kinked`'s, keyed by their round.
 
     Raises:
@@ -1676,18 +1688,24 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
         return None
     pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
     pairs = pairs[:MAX_KINKED_PAIRS]
+    # the mirrored and far-kinked pairs of the first round (the user's changed round, if it reaches a release):
+    # the losses of that round read at the points its owner nodes read from it on
+    pairs += _mirrored_families(pairs, [(k, owners[k], built[0]) for k in axes], runs.schedules, bound, n, rounds[0])
     alg = base.algorithm
 
     def build(pair: Any) -> Any:
         t0 = pair.round_index
 
+        def on(loss: Any) -> Scenario:
+            return scenario.replace(problem=Problem(scenario.problem.domain, loss), algorithm=alg, x0=base.x0)
+
         def scenarios() -> tuple[Scenario, Scenario]:
-            p = round_scenarios(scenario, t0, pair.gradient, pair.gradient)[0]
-            q = scenario.replace(problem=Problem(scenario.problem.domain, pair.round_costs(costs)), algorithm=alg,
-                                 x0=base.x0)
-            return p, q
-        return CandidateCosts(base, LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient)),
-                              pair.round_costs(costs), scenarios)
+            p = on(pair.round_costs(costs, first=True)) if pair.kinked_first else \
+                round_scenarios(scenario, t0, pair.gradient, pair.gradient)[0]
+            return p, on(pair.round_costs(costs))
+        first = pair.round_costs(costs, first=True) if pair.kinked_first else \
+            LinearCosts(LinearRound, costs, t0, np.asarray(pair.gradient))
+        return CandidateCosts(base, first, pair.round_costs(costs), scenarios)
 
     found = [((None, id(user), pair.round_index, np.asarray(pair.gradient, dtype=float).tobytes(),
                ("kinked", pair.label)), pair, build(pair)) for pair in pairs]

@@ -193,6 +193,38 @@ def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round(
         (2, (0.0, 2.0), 6.0 + KINK_OFFSET), (2, (0.0, -2.0), 6.0 - KINK_OFFSET)]
 
 
+def test_the_mirrored_round_loss_is_the_opposite_at_every_point_and_a_bad_sign_is_named():
+    from asyncdp.privacy.kinked import KinkedRound
+
+    x = np.random.default_rng(1).normal(size=(3, 4))
+    f, g = KinkedRound(_online(), 2, 1, 0.3, 1.5, 1e-3), KinkedRound(_online(), 2, 1, 0.3, 1.5, 1e-3, sign=-1)
+    assert np.array_equal(g.gradient(np.arange(3), x, round_index=2), -f.gradient(np.arange(3), x, round_index=2))
+    assert float(g.value(0, x[0], round_index=2)) == -float(f.value(0, x[0], round_index=2))
+    assert g.to_dict()["sign"] == -1.0 and g.with_round(3, features=np.zeros((1, 4)), labels=np.zeros(1)).signed_scale \
+        == -1.5
+    with pytest.raises(ProblemError, match="sign"):
+        KinkedRound(_online(), 2, 1, 0.3, 1.5, 1e-3, sign=2)
+
+
+def test_the_mirrored_round_pairs_read_the_changed_round_on():
+    """Round adjacency: the mirrored, vanishing and offset pairs of round 2's loss are placed at what node 1 reads
+    from round 2 on (round 1 does not read that loss), and are pairs of round 2's loss."""
+    from asyncdp.privacy.kinked import offset_pairs, vanishing_pairs
+
+    y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]], [[2.0, 2.0], [6.0, 8.0]]]])}  # run 0, rounds 1 and 2
+    w = np.array([[0.5, 0.5], [0.25, 0.75]])
+    sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
+    g = np.array([0.0, 2.0])
+    # node 1 in round 2: mixed (4.75, 6), own (6, 8)
+    mirrored = mirrored_pairs(y, sched, 1, 1, g, 2.0, changed_round=2)
+    assert [(p.round_index, p.position, p.mirrored) for p in mirrored] == [(2, 7.0, True)]
+    assert mirrored[0].label.startswith("round 2, mirrored kink")
+    assert {(p.round_index, p.position) for p in vanishing_pairs(y, sched, 1, 1, g, 2.0, changed_round=2)} == {
+        (2, 6.0), (2, 8.0)}
+    assert [(p.round_index, p.position + 1e6) for p in offset_pairs(y, sched, 1, 1, g, 2.0, changed_round=2)] == [
+        (2, 6.0)]
+
+
 def test_a_stack_at_an_infinite_point_leaves_the_error_to_each_familys_own_call():
     """A kinked entry at an infinite point is inf / inf: the stack answers ``None`` (each candidate's own call
     then raises its cost error), never NaN, which a per-round comparison would read as no excess."""

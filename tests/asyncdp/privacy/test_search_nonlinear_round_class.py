@@ -113,18 +113,21 @@ def test_a_leak_only_nonlinear_losses_show_is_not_passed_on_a_linear_round_pair(
 
 
 def test_the_kinked_round_pair_is_an_exact_witness_against_the_lemma():
-    """The witness names a kinked loss of round ``T0`` and its round's loss is the kink's: node 0's release after
-    the kinked round moves by ``2 a L + b 2 L = 1.2`` (the linear shift plus the correction; the other nodes'
-    blocks of a loss along ``e_1`` are zero), a constructed Gaussian loss of ``1.2^2 / 2 = 0.72`` against the
-    ``N (2 a L)^2 / 2 = 0.06`` the lemma allows the round's ``N`` releases."""
+    """The witness names a kinked loss of round ``T0`` against its mirror image (the worst pair: a kinked loss
+    against a linear one moves node 0's release by ``2 a L + b 2 L = 1.2``): node 0's release after the kinked
+    round moves by ``2 a L + b 4 L = 2.2`` (the gradient's shift plus the correction's, the correction turned the
+    other way under the mirror image; the other nodes' blocks of a loss along ``e_1`` are zero), a constructed
+    Gaussian loss of ``2.2^2 / 2 = 2.42`` against the ``N (2 a L)^2 / 2 = 0.06`` the lemma allows the round's
+    ``N`` releases."""
     report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0])), _scenario(_linear([-CLIP, 0.0, 0.0])), runs=1000)
     w = report.witness
     assert report.verdict == "violation" and w["kind"] == "sensitivity" and w["against"] == "lemma"
     assert w["agent"] is None and w["changed_round"] == T0 and w["round"] == T0 + 1
     assert w["pair"].startswith(f"round {T0}, kinked along coordinate 0") and w["kink"]["axis"] == 0
+    assert w["pair"].endswith("vs its mirror image") and w["kink"]["mirrored"]
     assert w["kink"]["scale"] == CLIP and w["claimed"] == pytest.approx(N * (2 * STEP * CLIP) ** 2 / 2)
-    assert w["value"] == pytest.approx((2 * STEP * CLIP + B * 2 * CLIP) ** 2 / 2, rel=1e-4)
-    assert any(f"round {T0}'s loss f(x) = <g, x>" in r and "kinked" in r for r in report.reasons)
+    assert w["value"] == pytest.approx((2 * STEP * CLIP + B * 4 * CLIP) ** 2 / 2, rel=1e-4)
+    assert any(f"round {T0}'s loss the kinked f(x)" in r and "mirror image" in r for r in report.reasons)
 
 
 @dataclass(frozen=True)
@@ -143,9 +146,13 @@ def test_a_correct_online_rule_is_not_refuted_by_the_kinked_round_pairs(monkeypa
     with noisy_dgd.registered((OnlineClip,), _adjacency, origin=__file__):
         report = check_privacy(_scenario(_linear([CLIP, 0.0, 0.0]), OnlineClip()),
                                _scenario(_linear([-CLIP, 0.0, 0.0]), OnlineClip()), runs=1000)
-    # two rounds (the user's changed round 1, then round 2), two coordinates, both signs, one kink each
-    assert seen and len(seen[0]) == 8
-    assert sorted({p.round_index for p in seen[0]}) == [1, 2] and {p.axis for p in seen[0]} == {0, 1}
+    # two rounds (the user's changed round 1, then round 2), two coordinates, both signs, one kink each against a
+    # linear loss; kinked losses against their mirror image (or a far kink) on top, of the mirrored kinks of every
+    # round and (the others) of the user's changed round
+    against_linear = [p for p in seen[0] if not p.kinked_first]
+    assert len(against_linear) == 8 and len(seen[0]) > 8
+    assert sorted({p.round_index for p in against_linear}) == [1, 2] and {p.axis for p in seen[0]} == {0, 1}
+    assert {p.round_index for p in seen[0] if p.kinked_first and " vs its mirror image" not in p.label} == {T0}
     assert report.verdict == "pass", report.reasons
 
 
@@ -162,5 +169,7 @@ def test_the_published_online_rule_is_not_refuted_by_the_kinked_round_pairs(monk
     adjacent = sc.replace(problem=adjacent_online_problem(sc.problem, 2, features=rng.uniform(-0.1, 0.1, (5, 14)),
                                                           labels=rng.uniform(-0.1, 0.1, 5)))
     report = check_privacy(sc, adjacent, runs=1000)
-    assert seen and len(seen[0]) == 8 and sorted({p.round_index for p in seen[0]}) == [1, 2]
+    against_linear = [p for p in seen[0] if not p.kinked_first]
+    assert len(against_linear) == 8 and sorted({p.round_index for p in against_linear}) == [1, 2]
+    assert any(p.mirrored for p in seen[0]) and any(p.prime_position is not None for p in seen[0])
     assert report.verdict == "pass", report.reasons
