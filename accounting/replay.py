@@ -51,9 +51,11 @@ __all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "lo
 NOISE_FREE_RTOL = 1e-9
 """A noise-free message ``y`` equals its mean when ``|y - mean| <= NOISE_FREE_RTOL (1 + |mean|)`` per coordinate."""
 
-NOISE_FREE_SPLIT_ULPS = 1e4
+NOISE_FREE_SPLIT_ULPS = 64.0
 """Two problems' noise-free means differ by more than round-off when ``|mean - mean'|`` exceeds this many
-floating-point spacings of ``max(|mean|, |mean'|)`` (both are computed by the same operations on each problem)."""
+floating-point spacings of ``max(|mean|, |mean'|)``. Both are computed by the same operations on each problem, so
+a data-free release's two means are equal (measured: to the bit, on DPSDA-PS's weights and Showkatbakhsh's Stage II
+under every timing and mode); the margin is for a product whose rows may round differently."""
 
 
 def noise_free_matches(y: np.ndarray, mean: np.ndarray, mean_p: np.ndarray,
