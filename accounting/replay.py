@@ -26,7 +26,11 @@ log-density ratio is ``0`` when the observed messages equal *both* problems'
 means, ``+inf`` when they equal ``P``'s but not ``P'``'s, and ``-inf`` in the
 converse case. "Equal" means ``|y - mean| <= 1e-9 (1 + |mean|)`` in every
 coordinate of every released message (:data:`NOISE_FREE_RTOL`; it absorbs the
-round-off between a simulator and the replay). Messages that equal neither
+round-off between a simulator and the replay). Where the two means themselves
+differ by more than round-off (:data:`NOISE_FREE_SPLIT_ULPS` spacings) yet both
+lie within that tolerance of a message, the message equals the nearer one only
+(:func:`noise_free_matches`): a data-dependent noise-free release below the
+tolerance is not taken for a data-free one. Messages that equal neither
 mean have probability 0 under both problems: :func:`replay_loss` raises.
 """
 
@@ -42,10 +46,49 @@ import scipy.sparse as sp
 from .errors import AccountingError, PrivacyParameterError, UnknownMechanismError
 
 __all__ = ["ReplayRule", "ReplaySetup", "replay_loss", "sample_transcripts", "log_density", "NOISE_FREE_RTOL",
-           "check_round_scales"]
+           "NOISE_FREE_SPLIT_ULPS", "noise_free_matches", "check_round_scales"]
 
 NOISE_FREE_RTOL = 1e-9
 """A noise-free message ``y`` equals its mean when ``|y - mean| <= NOISE_FREE_RTOL (1 + |mean|)`` per coordinate."""
+
+NOISE_FREE_SPLIT_ULPS = 64.0
+"""Two problems' noise-free means differ by more than round-off when ``|mean - mean'|`` exceeds this many
+floating-point spacings of ``max(|mean|, |mean'|)``. Both are computed by the same operations on each problem, so
+a data-free release's two means are equal (measured: to the bit, on DPSDA-PS's weights and Showkatbakhsh's Stage II
+under every timing and mode); the margin is for a product whose rows may round differently."""
+
+
+def noise_free_matches(y: np.ndarray, mean: np.ndarray, mean_p: np.ndarray,
+                       observed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per transcript: whether every observed message of a noise-free round equals ``P``'s mean and ``P'``'s.
+
+    A coordinate equals a mean within :data:`NOISE_FREE_RTOL` ``(1 + |mean|)``. Where the two means differ by more
+    than :data:`NOISE_FREE_SPLIT_ULPS` spacings, a coordinate within that tolerance of both equals only the nearer
+    (a tie: both): a release that carries the data below the tolerance (``1 + 1e-10 x``) tells the problems
+    apart, and was read as matching both (loss 0).
+
+    Args:
+        y: the round's messages, ``(R, ...)``; ``mean``, ``mean_p``: the problems' means, broadcastable to ``y``.
+        observed: where ``y`` was released (broadcastable to ``y``); ``None``: everywhere.
+
+    Returns:
+        ``(in_p, in_q)``, boolean ``(R,)``.
+
+    Example:
+        >>> y = np.array([[1.0]])
+        >>> [bool(v[0]) for v in noise_free_matches(y, np.array([[1.0]]), np.array([[1.0 + 1e-10]]))]
+        [True, False]
+        >>> [bool(v[0]) for v in noise_free_matches(y, np.array([[1.0]]), np.array([[1.0 + 1e-15]]))]
+        [True, True]
+    """
+    dp, dq = np.abs(y - mean), np.abs(y - mean_p)
+    close_p = dp <= NOISE_FREE_RTOL * (1.0 + np.abs(mean))
+    close_q = dq <= NOISE_FREE_RTOL * (1.0 + np.abs(mean_p))
+    split = np.abs(mean - mean_p) > NOISE_FREE_SPLIT_ULPS * np.spacing(np.maximum(np.abs(mean), np.abs(mean_p)))
+    close_p, close_q = close_p & ~(split & (dp > dq)), close_q & ~(split & (dq > dp))
+    if observed is not None:
+        close_p, close_q = close_p | ~observed, close_q | ~observed
+    return (close_p.reshape(close_p.shape[0], -1).all(axis=1), close_q.reshape(close_q.shape[0], -1).all(axis=1))
 
 
 @runtime_checkable
@@ -196,24 +239,12 @@ def _unicast_log_density(y: np.ndarray, mean: np.ndarray, mask: np.ndarray, mech
     return -(noise**2).sum(axis=(1, 2, 3)) / (2.0 * scale**2) - k * np.log(np.sqrt(2.0 * np.pi) * scale)
 
 
-def _matches(y: np.ndarray, mean: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-    """Per transcript: every released message of the round equals ``mean`` (to :data:`NOISE_FREE_RTOL`).
-
-    Broadcast ``y``, ``mean``: ``(R, N, n)``; unicast ``y``: ``(R, N, N, n)``
-    compared on the links of ``mask`` with ``mean[:, i]`` for every copy ``i -> j``.
-    """
-    if mask is not None:
-        mean = mean[:, :, None, :]
-    close = np.abs(y - mean) <= NOISE_FREE_RTOL * (1.0 + np.abs(mean))
-    if mask is not None:
-        close = close | ~mask[None, :, :, None]
-    return close.reshape(close.shape[0], -1).all(axis=1)
-
-
 def _noise_free_ratio(y: np.ndarray, mean: np.ndarray, mean_p: np.ndarray, mask: np.ndarray | None,
                       t: int) -> np.ndarray:
     """The log-density ratio of a noise-free round: 0, +inf or -inf per transcript (module docstring)."""
-    in_p, in_q = _matches(y, mean, mask), _matches(y, mean_p, mask)
+    if mask is not None:  # unicast: every copy i -> j on a link of mask is compared with mean[:, i]
+        mean, mean_p, mask = mean[:, :, None, :], mean_p[:, :, None, :], mask[None, :, :, None]
+    in_p, in_q = noise_free_matches(y, mean, mean_p, mask)
     if not (in_p | in_q).all():
         r = int(np.flatnonzero(~(in_p | in_q))[0])
         raise AccountingError(

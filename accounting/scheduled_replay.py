@@ -85,7 +85,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import AccountingError, UnknownMechanismError
-from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales
+from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales, noise_free_matches
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
            "RunPins", "shared_round",
@@ -270,13 +270,9 @@ def _log_density_rounds(noise: np.ndarray, mechanism: str, scales: Sequence[floa
 def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed: np.ndarray, t: int) -> np.ndarray:
     """A noise-free release's log-density ratio per run: 0, ``+inf`` or ``-inf`` (see :mod:`accounting.replay`).
 
-    Only observed entries are compared, each to :data:`accounting.replay.NOISE_FREE_RTOL`.
+    Only observed entries are compared, by :func:`accounting.replay.noise_free_matches`.
     """
-    def matches(m: np.ndarray) -> np.ndarray:
-        close = (np.abs(y - m) <= NOISE_FREE_RTOL * (1.0 + np.abs(m))) | ~observed
-        return close.reshape(close.shape[0], -1).all(axis=1)
-
-    in_p, in_q = matches(mu), matches(mu_p)
+    in_p, in_q = noise_free_matches(y, mu, mu_p, observed)
     if not (in_p | in_q).all():
         r = int(np.flatnonzero(~(in_p | in_q))[0])
         raise AccountingError(f"round {t} is noise-free but run {r}'s messages equal neither problem's message mean "
