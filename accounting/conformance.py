@@ -515,7 +515,10 @@ def noise_conformance(
         witness = {"kind": "conformance", "channel": w.channel, "round": w.round, "agent": w.agent,
                    "declared_scale": w.declared_scale, "estimated_scale": None if w.declared_scale is None
                    else w.declared_scale * w.scale_ratio, "scale_ratio": w.scale_ratio, "p_value": w.p_under,
-                   "samples": w.samples, "threshold": threshold}
+                   "samples": w.samples, "threshold": threshold,
+                   "method": ("noise conformance: the released noise is smaller than declared (one-sided test of "
+                              "the residuals against the declared scale, Bonferroni over every test)"),
+                   "confidence": 1.0 - alpha}
     per_release = [x.scale_ratio for x in tests if x.round is not None and x.agent is not None]
     return ConformanceReport(tests=m, alpha=alpha, threshold=threshold, rejected=rejected, violation=bool(under),
                              witness=witness, over_noised=over,

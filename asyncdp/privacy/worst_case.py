@@ -1983,7 +1983,11 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if ctx.delta_claimed == 0:
         slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
         if best.loss - slack > eps * (1 + 1e-9) + 1e-12:
-            return Evidence(method, kind, figures, witness=base_witness, reasons=(
+            witness = {**base_witness, "confidence": 1.0,
+                       "method": ("worst-case adjacency search (constructed transcript of the pair on an engine "
+                                  "run's realized schedule: its exact loss above epsilon, as is every transcript "
+                                  "near it; exact)")}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
                 f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) "
                 f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
                 "epsilon, a set of positive probability",))

@@ -37,3 +37,10 @@ def test_example_keeps_its_documented_verdict(name):
     assert f"``{DOCUMENTED[name]}``" in doc or DOCUMENTED[name] in doc  # the docstring says it
     report = check_privacy(ex["scenario"], ex["adjacent"], runs=300, search_examples=0)
     assert report.verdict == DOCUMENTED[name], report.reasons
+    if report.witness is not None:  # every witness says how it was found, how sure it is, and of which claim form
+        w = report.witness
+        assert isinstance(w.get("method"), str) and w["method"], w
+        assert 0.0 < float(w["confidence"]) <= 1.0, w
+        assert w.get("claim_form") in ("pure", "approximate", "renyi", "zcdp"), w
+        assert {k: report.to_dict()["witness"][k] for k in ("method", "confidence", "claim_form")} == \
+            {k: w[k] for k in ("method", "confidence", "claim_form")}  # and the JSON says the same
