@@ -498,7 +498,7 @@ def _draws_run(scenario: Any, plan: _Plan, run: int, out: tuple[Any, ...],
                 "the links of the default model" if idx is None or model is plan.default
                 else f"link {int(plan.m_send[idx[0]])} -> {int(plan.m_recv[idx[0]])}"))
         if idx is None and delay is None:
-            delay = np.require(drawn, requirements=["C", "W"]).reshape(1, plan.M)
+            delay = np.require(drawn, dtype=float, requirements=["C", "W"]).reshape(1, plan.M)  # float64 sums
         elif idx is None:
             delay[run] = drawn
         else:

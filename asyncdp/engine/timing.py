@@ -456,7 +456,7 @@ def check_clock_times(times: Any, *, agent: int | None = None, round: int | None
         ...
         asyncdp.errors.TimingError: agent 1, round 4: the simulated clock overflowed (time inf): the waits, period or latencies are too large for this many rounds
     """
-    if isinstance(times, float) and times < math.inf:
+    if isinstance(times, (float, int)) and times < math.inf:  # one time (SimPy's now is an int until it moves)
         return
     v = np.asarray(times, dtype=float)
     bad = ~(v < np.inf)

@@ -79,9 +79,10 @@ __all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_po
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
-positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, one per coordinate and
-channel of :func:`mirrored_pairs`, four of :func:`vanishing_pairs` and one of :func:`offset_pairs` (under round
-adjacency, of the first changed round the pairs are placed in)."""
+positions each); the mirrored pairs come on top: those of the ``+`` signs' positions, and per coordinate and
+channel one of :func:`mirrored_pairs` and up to four of :func:`vanishing_pairs`, and per channel one of
+:func:`offset_pairs` along coordinate 0 (under round adjacency, of the first changed round the pairs are placed
+in)."""
 
 KINK_OFFSET = 0.25
 """How far beyond a visited state's coordinate the kink is placed (in the state's units): close enough that a

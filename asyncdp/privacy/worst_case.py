@@ -1385,8 +1385,9 @@ def _evaluate_kinked(fam: _Family, evaluated: CandidateRuns, scenario: Scenario,
 
     The references are the linear costs ``s C e_k`` (``C / 2`` for a difference class) of the first
     :data:`_KINKED_AXES` coordinates; each one's constructed transcript (run 0) gives the states its kinks are
-    placed at, at most :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` pairs in all, replayed stacked (one at
-    a time where they cannot be). A round class: :func:`_evaluate_kinked_rounds` (``changed_round``: the user's).
+    placed at, at most :data:`~asyncdp.privacy.kinked.MAX_KINKED_PAIRS` pairs against a linear cost, with the
+    kinked costs against their mirror image or a far kink on top (:func:`_mirrored_families`), replayed stacked
+    (one at a time where they cannot be). A round class: :func:`_evaluate_kinked_rounds` (``changed_round``: the user's).
 
     Raises:
         AccountingError: a reference's or a pair's construction does not settle, or its replay fails.

@@ -89,3 +89,39 @@ def test_a_negative_delay_of_an_array_drawn_run_names_run_and_link():
     sc = scenario(GaussianLatency(), TIMINGS["deadline"])
     with pytest.raises(LinkModelError, match=r"^run 0, link \d -> \d: GaussianLatency sampled the delay -0\.\d+"):
         sc.run(engine="batch", runs=2, layout="vectorized")
+
+
+@dataclass(frozen=True)
+class Float32Latency(LatencyModel):
+    """Every delay the float32 just below 0.5 (as float32 or, for ``integers``, 0 as int64): a user's model may
+    return any numeric dtype."""
+
+    kind: ClassVar[str] = "float32"
+    mean: ClassVar[float] = 0.5
+    std: ClassVar[float] = 0.0
+
+    def sample(self, rng, size=None):
+        v = np.nextafter(np.float32(0.5), np.float32(0.0))
+        return v if size is None else np.full(size, v, dtype=np.float32)
+
+    def to_dict(self):
+        return {"kind": self.kind}
+
+
+@dataclass(frozen=True)
+class IntegerLatency(Float32Latency):
+    kind: ClassVar[str] = "integer"
+
+    def sample(self, rng, size=None):
+        return 0 if size is None else np.zeros(size, dtype=np.int64)
+
+
+@pytest.mark.parametrize("latency", [Float32Latency(), IntegerLatency()])
+def test_a_one_run_batch_computes_arrivals_in_float64_whatever_dtype_the_model_returns(latency):
+    """A one-run vectorized batch keeps the model's own array: it was not converted to float, so int64 zeros
+    failed in the in-place arrival sum (UFuncTypeError) and float32 delays summed in float32 (round 2's arrival
+    1 + 0.49999997 rounded to the deadline 1.5: run 0 differed from run 0 of a two-run batch and from SimPy)."""
+    sc = scenario(latency, Deadline(deadline=0.5, missing="stale")).replace(links=Links(LinkModel(latency)))
+    one = sc.run(engine="batch", runs=1, layout="vectorized").trajectory[0]
+    assert np.array_equal(one, sc.run(engine="batch", runs=2, layout="vectorized").trajectory[0])
+    assert np.array_equal(one, sc.run().trajectory)  # no loss, every delay one value: the SimPy run's too
