@@ -38,7 +38,8 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         The path written.
 
     Raises:
-        SweepError: another suffix, or Parquet without ``pyarrow``.
+        SweepError: another suffix, Parquet without ``pyarrow``, or a column
+            Parquet cannot type (one mixing numbers and strings, say).
 
     Example:
         >>> write_results(pd.DataFrame({"a": [1]}), "out.txt")  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -52,14 +53,23 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         write_atomically(path, lambda tmp: df.to_csv(tmp, index=False))
     else:
         try:
-            write_atomically(path, lambda tmp: df.to_parquet(tmp, index=False))
+            import pyarrow
         except ImportError as exc:
             raise SweepError(f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
+        try:
+            write_atomically(path, lambda tmp: df.to_parquet(tmp, index=False))
+        except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as exc:
+            raise SweepError(f"cannot write {str(path)!r} as Parquet: {exc}; give each grid parameter values "
+                             "of one type, or write a .csv file") from None
     return path
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a file written by :func:`write_results` (CSV floats are read back exactly).
+
+    In a CSV file only an empty field is a missing value (how NaN is written):
+    a string such as ``"None"`` or ``"NA"`` (a grid parameter's value, say) is
+    read back as that string, not as NaN.
 
     Raises:
         SweepError: another suffix.
@@ -75,5 +85,5 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     if fmt == "csv":
         # pandas >= 3 parses floats exactly by default and deprecates the option
         exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-        return pd.read_csv(path, **exact)
+        return pd.read_csv(path, keep_default_na=False, na_values=[""], **exact)
     return pd.read_parquet(path)

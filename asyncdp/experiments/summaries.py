@@ -127,7 +127,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     Returns:
         One row per point: the grid parameters, ``point``, ``runs``, then
         ``<metric>_mean`` and ``<metric>_sem`` (``std(ddof=1) / sqrt(runs)``,
-        NaN for one run) for every numeric metric column.
+        NaN for one run) for every numeric metric column. A point where
+        some run's metric is NaN (a diverged run, say) gets a NaN mean and
+        sem: no run is silently left out of the ``runs`` it reports.
 
     Raises:
         SweepError: ``df`` lacks the sweep's index columns.
@@ -142,8 +144,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     out = df.drop_duplicates("point")[params + ["point"]].set_index("point")
     out["runs"] = groups.size()
     for m in metrics:
-        out[f"{m}_mean"] = groups[m].mean()
-        out[f"{m}_sem"] = groups[m].sem()
+        complete = groups[m].count() == out["runs"]  # pandas skips NaN; a NaN run must not vanish
+        out[f"{m}_mean"] = groups[m].mean().where(complete)
+        out[f"{m}_sem"] = groups[m].sem().where(complete)
     return out.reset_index()[params + ["point", "runs"] + [c for m in metrics for c in (f"{m}_mean", f"{m}_sem")]]
 
 

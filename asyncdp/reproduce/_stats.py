@@ -3,7 +3,9 @@
 Each reproduction reports a Monte-Carlo mean with the normal-approximation
 interval ``mean +- Z95 * s / sqrt(R)`` (``s`` the sample standard deviation of
 the ``R`` values) and fits slopes of ``log y`` on ``log x`` by least squares;
-both are written once here.
+both are written once here. Runs that share a random draw (several noise
+runs on each of a few random graphs) are not independent: their mean's
+interval comes from the clusters' means (:func:`clustered_mean_ci`).
 
 Example:
     >>> r = mean_ci([1.0, 2.0, 3.0])
@@ -23,14 +25,18 @@ import numpy as np
 
 from ..errors import ScenarioError
 
-__all__ = ["Z95", "MeanCI", "LogLogFit", "sem", "mean_ci", "loglog_fit"]
+__all__ = ["Z95", "MeanCI", "LogLogFit", "sem", "mean_ci", "clustered_mean_ci", "loglog_fit"]
 
 Z95 = 1.959963984540054
 """Normal quantile of the two-sided 95% confidence interval (``scipy.stats.norm.ppf(0.975)``)."""
 
 
 class MeanCI(NamedTuple):
-    """A sample mean, its standard error and the 95% normal-approximation interval ``mean +- Z95 * sem``."""
+    """A sample mean, its standard error and its 95% interval.
+
+    The interval is ``mean +- Z95 * sem`` (:func:`mean_ci`), or
+    ``mean +- t * sem`` with Student's ``t`` quantile over the clusters (:func:`clustered_mean_ci`).
+    """
 
     mean: float
     sem: float
@@ -122,6 +128,42 @@ def mean_ci(x: Any) -> MeanCI:
     m = float(arr.mean())
     s = sem(arr)
     return MeanCI(m, s, m - Z95 * s, m + Z95 * s)
+
+
+def clustered_mean_ci(x: Any) -> MeanCI:
+    """Mean of runs grouped in independent clusters (rows), its standard error and 95% interval over the clusters.
+
+    Runs in one row share a random draw (e.g. one random graph, many noise
+    runs), so they are not independent: the standard error is that of the
+    ``G`` row means, ``std(ddof=1) / sqrt(G)``, and the interval uses
+    Student's ``t`` with ``G - 1`` degrees of freedom. Treating all the runs
+    as independent (:func:`mean_ci` on the flattened values) understates the
+    error whenever the clusters differ.
+
+    Args:
+        x: the values, shape ``(G, R)``: ``G`` clusters of ``R`` runs each.
+
+    Returns:
+        :class:`MeanCI` ``(mean of all values, sem over rows, low, high)``; NaN
+        ``sem`` and bounds for a single cluster.
+
+    Raises:
+        ScenarioError: ``x`` empty, not numeric or not two-dimensional.
+
+    Example:
+        >>> m = clustered_mean_ci([[0.8, 1.2], [3.2, 2.8]])
+        >>> m.mean, round(m.sem, 6), round(m.high - m.mean, 4)
+        (2.0, 1.0, 12.7062)
+    """
+    from scipy import stats
+
+    arr = _values(x, "x")
+    if arr.ndim != 2:
+        raise ScenarioError(f"x must have shape (clusters, runs), got shape {arr.shape}")
+    m = float(arr.mean())
+    s = sem(arr.mean(axis=1))
+    half = float(stats.t.ppf(0.975, arr.shape[0] - 1)) * s if arr.shape[0] > 1 else math.nan
+    return MeanCI(m, s, m - half, m + half)
 
 
 def loglog_fit(x: Sequence[float], y: Sequence[float]) -> LogLogFit:

@@ -14,3 +14,23 @@ def test_results_bad_suffix(tmp_path):
         write_results(pd.DataFrame({"a": [1]}), tmp_path / "out.xlsx")
     with pytest.raises(SweepError, match=r"\.csv or \.parquet"):
         read_results(tmp_path / "out.json")
+
+
+def test_csv_round_trip_keeps_strings_pandas_reads_as_missing(tmp_path):
+    """A grid value "None" or "NA" came back as NaN (pandas' default NA strings); NaN and inf still round-trip."""
+    import numpy as np
+
+    df = pd.DataFrame({"weights": ["None", "NA", "null", "metropolis"], "point": [0, 1, 2, 3], "run": 0,
+                       "task_seed": 1, "m": [np.nan, np.inf, -0.0, 0.1 + 0.2]})
+    back = read_results(write_results(df, tmp_path / "r.csv"))
+    assert back["weights"].tolist() == df["weights"].tolist()
+    assert np.array_equal(back["m"].to_numpy(), df["m"].to_numpy(), equal_nan=True)
+    assert np.signbit(back["m"][2]) and back["m"].dtype == np.float64
+
+
+def test_parquet_of_a_mixed_type_column_is_a_sweep_error_naming_the_file(tmp_path):
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({"w": [1, "a"], "point": [0, 1], "run": 0, "task_seed": 1, "m": [1.0, 2.0]})
+    with pytest.raises(SweepError, match=r"r\.parquet.*as Parquet.*one type"):
+        write_results(df, tmp_path / "r.parquet")
+    assert not list(tmp_path.iterdir())  # no partial file left

@@ -20,3 +20,22 @@ def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
     lap = Ledger([Release(0, t, 0.0, "laplace", 2.0, 1) for t in (1, 2)])
     assert _accountant_epsilon(lap, sens, 0.0) == 0.375 == _accountant_epsilon(lap, sens, 1e-3)
     assert math.isnan(_accountant_epsilon(lap, None, 0.0)) and math.isnan(_accountant_epsilon(Ledger([]), sens, 0))
+
+
+def test_summarize_matches_numpy_and_keeps_a_nan_run():
+    """Means and sems equal numpy's on the raw runs; a NaN run (diverged) makes the mean NaN, not a smaller sample."""
+    import pandas as pd
+
+    from asyncdp.experiments.summaries import summarize
+
+    rng = np.random.default_rng(7)
+    vals = rng.standard_normal((2, 5))
+    vals[1, 3] = np.nan
+    df = pd.DataFrame({"e": np.repeat([1.0, 2.0], 5), "point": np.repeat([0, 1], 5), "run": np.tile(range(5), 2),
+                       "task_seed": 9, "m": vals.ravel(), "ok": np.tile([True, False, True, True, True], 2)})
+    s = summarize(df)
+    assert s["runs"].tolist() == [5, 5]
+    assert np.isclose(s["m_mean"][0], vals[0].mean(), rtol=1e-15) and np.isclose(
+        s["m_sem"][0], vals[0].std(ddof=1) / np.sqrt(5), rtol=1e-14)
+    assert math.isnan(s["m_mean"][1]) and math.isnan(s["m_sem"][1])  # pandas alone gave the mean of 4 runs
+    assert s["ok_mean"].tolist() == [0.8, 0.8]

@@ -51,3 +51,26 @@ def test_package_keeps_the_single_modules_names_and_one_module_per_figure():
         assert fn is getattr(rep, f"reproduce_fig{k}")
         assert fn.__module__ == f"asyncdp.papers.showkatbakhsh.reproduce.fig{k}"
         assert TABLES[f"showkatbakhsh-fig{k}"] is rep.format_table
+
+
+def test_fig3_interval_is_over_the_graphs_not_the_correlated_runs(tmp_path):
+    """Runs on one random graph share it: the sem must be that of the per-graph means (from the CSV's raw runs)."""
+    import numpy as np
+    import pandas as pd
+
+    s = rep.reproduce_fig3(tmp_path, runs=6, seed=1, pcs=(0.1, 1.0), horizons=(10,), graphs=3)
+    raw = pd.read_csv(s["files"]["csv"])
+    for p in s["points"]:
+        per_graph = raw[raw["p_c"] == p["p_c"]].groupby("graph")["node1"].mean().to_numpy()
+        assert np.isclose(p["node1"]["sem"], per_graph.std(ddof=1) / np.sqrt(3), rtol=1e-9)
+        assert np.isclose(p["node1"]["mean"], per_graph.mean(), rtol=1e-12)
+
+
+def test_a_grid_given_in_decreasing_order_gives_the_same_checks(tmp_path):
+    """The checks compare neighbours along the grid: (80, 20) made 'error falls with N_i' FAIL on the same numbers."""
+    up = rep.reproduce_fig4(tmp_path / "up", runs=6, seed=1, points_per_node=(20, 80), T=20)
+    down = rep.reproduce_fig4(tmp_path / "down", runs=6, seed=1, points_per_node=(80, 20), T=20)
+    assert [(c["name"], c["holds"]) for c in down["checks"]] == [(c["name"], c["holds"]) for c in up["checks"]]
+    assert up["checks"][0]["holds"]
+    with pytest.raises(ScenarioError, match="pcs repeats a value"):
+        rep.reproduce_fig3(tmp_path / "x", runs=2, pcs=(0.3, 0.3))

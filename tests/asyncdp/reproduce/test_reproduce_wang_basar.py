@@ -62,3 +62,12 @@ def test_ica_names_the_bad_count(tmp_path, kwargs, match):
     with pytest.raises(ScenarioError, match=match):
         rep.reproduce_ica(tmp_path, **kwargs)
     assert not any(tmp_path.iterdir())
+
+
+def test_variances_are_taken_in_increasing_order_and_distinct():
+    """table1's 'monotone increasing' and paired increments compare neighbours: (0.6, 0.1) reported a decrease."""
+    from asyncdp.papers.wang_basar.reproduce.common import _check_variances
+
+    assert _check_variances([0.6, 0.1, 0.3]) == (0.1, 0.3, 0.6)
+    with pytest.raises(ScenarioError, match="variances repeat a value"):
+        _check_variances([0.1, 0.1])

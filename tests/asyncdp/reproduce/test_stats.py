@@ -12,7 +12,7 @@ from scipy import stats
 
 import asyncdp.reproduce
 from asyncdp.errors import ScenarioError
-from asyncdp.reproduce._stats import Z95, LogLogFit, MeanCI, loglog_fit, mean_ci, sem
+from asyncdp.reproduce._stats import Z95, LogLogFit, MeanCI, clustered_mean_ci, loglog_fit, mean_ci, sem
 
 DATA = np.array([0.31, 1.7, 0.05, 2.2, 0.9, 1.15, 0.62, 3.4, 0.27, 1.01])
 
@@ -81,3 +81,17 @@ def test_every_reproduction_uses_the_shared_z95_and_save_figure():
             assert "1.95996" not in text, path
         if path.name != "_outputs.py":
             assert ".savefig(" not in text, path
+
+
+def test_clustered_mean_ci_is_over_the_cluster_means_with_student_t():
+    """Independent computation: scipy's t interval of the row means; one row has no interval."""
+    x = np.random.default_rng(3).standard_normal((5, 40)) + np.arange(5)[:, None]  # clusters differ
+    r = clustered_mean_ci(x)
+    means = x.mean(axis=1)
+    low, high = stats.t.interval(0.95, 4, loc=means.mean(), scale=stats.sem(means))
+    assert math.isclose(r.mean, x.mean(), rel_tol=1e-15) and math.isclose(r.sem, stats.sem(means), rel_tol=1e-14)
+    assert math.isclose(r.low, low, rel_tol=1e-12) and math.isclose(r.high, high, rel_tol=1e-12)
+    assert r.sem > 5 * stats.sem(x.ravel())  # the flattened runs' sem is far too small here
+    assert math.isnan(clustered_mean_ci(x[:1]).sem) and math.isnan(clustered_mean_ci(x[:1]).high)
+    with pytest.raises(ScenarioError, match=r"shape \(clusters, runs\)"):
+        clustered_mean_ci(x.ravel())

@@ -361,7 +361,7 @@ def _epsilons(name: str, values: Any, *, allow_empty: bool) -> tuple[float, ...]
         raise AlgorithmParameterError(f"{name} must be a sequence of positive finite numbers, got {values!r}") from None
     if not out and not allow_empty:
         raise AlgorithmParameterError(f"{name} must not be empty")
-    return tuple(check_positive(v, name, error=AlgorithmParameterError) for v in out)
+    return tuple(sorted(check_positive(v, name, error=AlgorithmParameterError) for v in out))  # neighbours compared
 
 
 def _errors(scenario: Scenario, runs: int) -> Any:
@@ -484,7 +484,7 @@ def reproduce_fig1(
     seed = check_integer(seed, "seed", minimum=0, error=ScenarioError)
     paper_eps = _epsilons("epsilons", epsilons, allow_empty=False)
     ext_eps = _epsilons("extension_epsilons", extension_epsilons, allow_empty=True)
-    all_eps = paper_eps + tuple(e for e in ext_eps if e not in paper_eps)
+    all_eps = tuple(sorted(set(paper_eps) | set(ext_eps)))  # increasing: local slopes are between neighbours
     say = progress if progress is not None else (lambda _msg: None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

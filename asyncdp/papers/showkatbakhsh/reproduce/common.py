@@ -181,6 +181,7 @@ def simulate(problem: Problem, graph: Any, *, epsilon: float, delta: float, T: i
 
 # --------------------------------------------------------------------------- helpers
 def _grid(name: str, values: Any, kind: type) -> tuple[Any, ...]:
+    """The grid's values in increasing order (the checks compare neighbours along it); a repeated value is an error."""
     try:
         out = tuple(values)
     except TypeError:
@@ -188,8 +189,12 @@ def _grid(name: str, values: Any, kind: type) -> tuple[Any, ...]:
     if not out:
         raise ScenarioError(f"{name} must not be empty")
     if kind is int:
-        return tuple(check_integer(v, name, minimum=1, error=ScenarioError) for v in out)
-    return tuple(check_positive(v, name, error=ScenarioError) for v in out)
+        out = tuple(check_integer(v, name, minimum=1, error=ScenarioError) for v in out)
+    else:
+        out = tuple(check_positive(v, name, error=ScenarioError) for v in out)
+    if len(set(out)) < len(out):
+        raise ScenarioError(f"{name} repeats a value: {out!r}")
+    return tuple(sorted(out))
 
 
 def _fit(x: Any, y: Any) -> dict[str, Any]:

@@ -91,7 +91,8 @@ def _arguments(out_dir: Any, runs: Any, seed: Any, horizon: Any, variances: Any,
 
 
 def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, ...]:
-    """The noise variances as floats: a nonempty list of positive (or, with ``allow_zero``, >= 0) numbers."""
+    """The noise variances as floats, in increasing order (the checks compare neighbours): a nonempty list of
+    distinct positive (or, with ``allow_zero``, >= 0) numbers."""
     try:
         out = tuple(float(v) for v in variances)
     except (TypeError, ValueError):
@@ -100,7 +101,9 @@ def _check_variances(variances: Any, allow_zero: bool = False) -> tuple[float, .
     if not out or any(not (low_ok(v) and math.isfinite(v)) for v in out):
         what = "numbers >= 0" if allow_zero else "positive numbers"
         raise ScenarioError(f"variances must be a nonempty list of {what}, got {out!r}")
-    return out
+    if len(set(out)) < len(out):
+        raise ScenarioError(f"variances repeat a value: {out!r}")
+    return tuple(sorted(out))
 
 
 def _proportion(k: int, n: int) -> dict[str, Any]:
