@@ -89,7 +89,7 @@ from .replay import NOISE_FREE_RTOL, check_point_masses, check_round_scales, noi
 
 __all__ = ["ChannelRule", "ChannelNoise", "ScheduleLike", "ScheduleBatch", "ScheduledReplay", "SharedRound", "TiltedDraw",
            "RunPins", "shared_round",
-           "scheduled_replay", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
+           "scheduled_replay", "noise_free_gap", "reads_ahead", "later_reads", "dense_round", "gather_index", "tiled_gather_index"]
 
 _CHUNK_ENTRIES = 4_000_000
 """Largest ``runs x N x N x d`` gather per chunk of runs (memory stays bounded for large R and N)."""
@@ -181,6 +181,11 @@ class ScheduledReplay:
             noise-free messages differ from ``mu_P`` (beyond
             :data:`accounting.replay.NOISE_FREE_RTOL`), else ``None``: randomness
             the declarations do not account for.
+        noise_free_gap: per channel, ``(T, 3)`` rows ``(gap, run, agent)``: round ``t``'s largest
+            ``|y - mu_P|`` over its noise-free releases in floating-point spacings of the channel's magnitude
+            and where it is (:func:`noise_free_gap`; NaN rows for noisy rounds; with ``resume``, the run's
+            magnitude counts from round ``t0``). A gap below the matching tolerance but above round-off is a
+            release the replay does not explain.
         messages: the transcript replayed, per channel (the constructed one with ``pin_agent``).
         log_weights: with ``draw``: per run ``sum_t lambda_t (1 + lambda_t) mu_t^2 / 2 - lambda_t l_t``, the exact
             ``log p_P(y | S) - log q(y | S)`` of the tilted construction (once the transcript has settled).
@@ -197,6 +202,7 @@ class ScheduledReplay:
     per_round: np.ndarray | None
     residuals: dict[str, np.ndarray]
     noise_free_mismatch: dict[str, tuple[int, int] | None]
+    noise_free_gap: dict[str, np.ndarray]
     messages: dict[str, np.ndarray] | None = None
     log_weights: np.ndarray | None = None
     tilted_mu: np.ndarray | None = None
@@ -278,6 +284,44 @@ def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed:
         raise AccountingError(f"round {t} is noise-free but run {r}'s messages equal neither problem's message mean "
                               "(probability 0 under both): wrong rule, declaration or transcript?")
     return np.where(in_p & in_q, 0.0, np.where(in_p, np.inf, -np.inf))
+
+
+def noise_free_gap(y: np.ndarray, mu: np.ndarray, observed: np.ndarray, peak: np.ndarray) -> tuple[float, int, int]:
+    """The largest gap between a round's noise-free releases and their replayed values, in floating-point spacings
+    of the channel's magnitude in the run so far.
+
+    The round-off of a combination ``sum_j W_ij y_j`` (weights in ``[0, 1]`` summing to at most 1) is relative
+    to the terms combined, not to its result (consensus cancels: Showkatbakhsh's Stage II releases ``2e-5``
+    after rounds of values near 1), so each coordinate's gap ``|y - mu|`` is counted in spacings of ``peak``,
+    the largest ``|y|``, ``|mu|`` the run's noise-free releases of the channel reached so far (``inf`` where
+    either is not finite). A by-product of the comparison the replay makes anyway.
+
+    Args:
+        y: the round's releases ``(R, N, ...)`` (NaN where nothing was observed); ``mu``: the replayed
+            noise-free values, broadcastable to ``y``; ``observed``: where ``y`` was released.
+        peak: ``(R,)``, each run's magnitude before this round, updated in place.
+
+    Returns:
+        ``(gap, run, agent)`` of the largest gap (``(0.0, 0, 0)`` when nothing was observed).
+
+    Example:
+        >>> y = np.array([[[1.0], [1.0 + 1e-11]]])
+        >>> g, r, a = noise_free_gap(y, np.ones((1, 2, 1)), np.ones(y.shape, dtype=bool), np.zeros(1))
+        >>> round(g), r, a
+        (45036, 0, 1)
+    """
+    runs = y.shape[0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(observed, np.nan_to_num(np.abs(y - mu), nan=np.inf), 0.0)
+        size = np.where(observed, np.nan_to_num(np.maximum(np.abs(y), np.abs(mu)), nan=np.inf), 0.0)
+        if size.size:
+            np.maximum(peak, size.reshape(runs, -1).max(axis=1), out=peak)
+        gap = diff / np.spacing(peak).reshape((runs,) + (1,) * (diff.ndim - 1))
+    gap = np.nan_to_num(gap, nan=np.inf)
+    if gap.size == 0:
+        return 0.0, 0, 0
+    where = np.unravel_index(int(np.argmax(gap)), gap.shape)
+    return float(gap[where]), int(where[0]), int(where[1])
 
 
 def dense_round(schedules: Sequence[ScheduleLike] | ScheduleBatch, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -828,8 +872,8 @@ def _no_snapshot(state: Any) -> Any:
 def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[ScheduleLike] | ScheduleBatch,
                   noise: Mapping[str, ChannelNoise], rule: ChannelRule, rule_prime: ChannelRule | None,
                   unicast: bool, horizon: int, residuals: dict[str, np.ndarray], offset: int,
-                  mismatch: dict[str, tuple[int, int] | None], pin: int | np.ndarray | RunPins | None,
-                  draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
+                  mismatch: dict[str, tuple[int, int] | None], gaps: dict[str, np.ndarray],
+                  pin: int | np.ndarray | RunPins | None, draw: TiltedDraw | None = None, tilted: dict[str, np.ndarray] | None = None,
                   residuals_p: dict[str, np.ndarray] | None = None, start: int = 1, init: Any = None,
                   prefix: np.ndarray | None = None, trace: list[Any] | None = None,
                   densities: bool = True) -> np.ndarray | None:
@@ -862,6 +906,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
     diffs_p = {} if rule_prime is None else {
         name: (residuals_p[name][offset:offset + runs] if residuals_p is not None else np.empty(y.shape))
         for name, y in messages.items() if name in deferred}
+    peaks = {name: np.zeros(runs) for name in messages}  # each run's noise-free magnitude so far (noise_free_gap)
     step: np.ndarray | None = None  # one round's residuals (reused by every round and channel of its shape)
     work: dict[Any, np.ndarray] = {}  # the arrays the shared rounds' combinations reuse (SharedRound.mixed)
     for t in range(start, horizon + 1):
@@ -935,7 +980,12 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
             ch = noise[name]
             if scale > 0:
                 residuals[name][offset:offset + runs, t - 1] = resid
-            elif mismatch.get(name) is None:
+            else:
+                g, r, a = noise_free_gap(yt, mu_obs, observed, peaks[name])
+                row = gaps[name][t - 1]
+                if not g <= row[0]:  # the round's largest gap over the chunks (NaN: none yet)
+                    row[:] = (g, offset + r, a)
+            if scale == 0 and mismatch.get(name) is None:
                 off = np.abs(_nan_to_num(resid)) > NOISE_FREE_RTOL * (1.0 + np.abs(np.broadcast_to(mu_obs, yt.shape)))
                 if off.any():
                     mismatch[name] = (offset + int(np.argwhere(off)[0][0]), t)
@@ -1144,13 +1194,14 @@ def scheduled_replay(
     residuals = {n: _unwritten_nan(a.shape, noise[n]) for n, a in arrays.items() if noise[n].mechanism is not None}
     residuals_p = None if rule_prime is None else {n: _unwritten_nan(r.shape, noise[n]) for n, r in residuals.items()}
     mismatch: dict[str, tuple[int, int] | None] = {n: None for n in names}
+    gaps = {n: np.full((horizon, 3), np.nan) for n in names}
     n_agents = arrays[names[0]].shape[2]
     width = max(a.shape[-1] for a in arrays.values())
     chunk = max(1, _CHUNK_ENTRIES // max(1, n_agents * n_agents * width))
     first, init, prefix = 1, None, None
     if resume is not None:
         first, init, prefix = _resumed(resume, horizon, runs, chunk, draw, rule_prime, residuals, residuals_p,
-                                       mismatch)
+                                       mismatch, gaps)
     trace: list[Any] | None = [] if (record or resume is not None) and draw is None and runs <= chunk else None
     if trace is not None and resume is not None:
         assert resume[1].states is not None
@@ -1159,7 +1210,7 @@ def scheduled_replay(
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
         part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
-                             rule_prime, unicast, horizon, residuals, start, mismatch, pin, draw, tilted,
+                             rule_prime, unicast, horizon, residuals, start, mismatch, gaps, pin, draw, tilted,
                              residuals_p, first, init, prefix, trace, densities=losses)
         if part is not None:
             parts.append(part)
@@ -1174,6 +1225,7 @@ def scheduled_replay(
         else:
             per_round = None
     return ScheduledReplay(losses=run_losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
+                           noise_free_gap=gaps,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
                            tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
                            states=None if trace is None else tuple(trace))
@@ -1191,8 +1243,8 @@ def _unwritten_nan(shape: tuple[int, ...], ch: ChannelNoise) -> np.ndarray:
 
 def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk: int, draw: TiltedDraw | None,
              rule_prime: ChannelRule | None, residuals: dict[str, np.ndarray],
-             residuals_p: dict[str, np.ndarray] | None, mismatch: dict[str, tuple[int, int] | None]
-             ) -> tuple[int, Any, np.ndarray | None]:
+             residuals_p: dict[str, np.ndarray] | None, mismatch: dict[str, tuple[int, int] | None],
+             gaps: dict[str, np.ndarray]) -> tuple[int, Any, np.ndarray | None]:
     """Check ``resume`` and fill the outputs of the rounds before ``t0`` from the previous replay; returns ``t0``,
     the states at its start and the earlier rounds' contributions."""
     t0, prev = resume
@@ -1211,4 +1263,6 @@ def _resumed(resume: tuple[int, ScheduledReplay], horizon: int, runs: int, chunk
     for n, m in prev.noise_free_mismatch.items():
         if m is not None and m[1] < t0:
             mismatch[n] = m
+    for n, g in prev.noise_free_gap.items():
+        gaps[n][:t0 - 1] = g[:t0 - 1]
     return t0, prev.states[t0 - 1], None if prev.per_round is None else prev.per_round[:, :t0 - 1]
