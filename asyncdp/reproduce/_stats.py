@@ -1,16 +1,18 @@
-"""Statistics shared by every reproduction: ``Z95``, mean with a 95% confidence interval, log-log fits.
+"""Statistics shared by every reproduction: ``t95``, mean with a 95% confidence interval, log-log fits.
 
-Each reproduction reports a Monte-Carlo mean with the normal-approximation
-interval ``mean +- Z95 * s / sqrt(R)`` (``s`` the sample standard deviation of
-the ``R`` values) and fits slopes of ``log y`` on ``log x`` by least squares;
-both are written once here. Runs that share a random draw (several noise
+Each reproduction reports a Monte-Carlo mean with Student's ``t`` interval
+``mean +- t95(R) * s / sqrt(R)`` (``s`` the sample standard deviation of the
+``R`` values, ``t95(R)`` the 0.975 quantile of ``t`` with ``R - 1`` degrees of
+freedom; exact for normal values, so it keeps 95% coverage with 2-5 runs where
+the normal quantile does not) and fits slopes of ``log y`` on ``log x`` by
+least squares; both are written once here. Runs that share a random draw (several noise
 runs on each of a few random graphs) are not independent: their mean's
 interval comes from the clusters' means (:func:`clustered_mean_ci`).
 
 Example:
     >>> r = mean_ci([1.0, 2.0, 3.0])
     >>> r.mean, round(r.sem, 6), round(r.high - r.mean, 6)
-    (2.0, 0.57735, 1.131586)
+    (2.0, 0.57735, 2.484138)
     >>> round(loglog_fit([1.0, 10.0, 100.0], [1.0, 0.01, 1e-4]).slope, 9)
     -2.0
 """
@@ -25,17 +27,19 @@ import numpy as np
 
 from ..errors import ScenarioError
 
-__all__ = ["Z95", "MeanCI", "LogLogFit", "sem", "mean_ci", "clustered_mean_ci", "loglog_fit"]
+__all__ = ["CI_METHOD", "MeanCI", "LogLogFit", "t95", "sem", "mean_ci", "clustered_mean_ci", "loglog_fit"]
 
-Z95 = 1.959963984540054
-"""Normal quantile of the two-sided 95% confidence interval (``scipy.stats.norm.ppf(0.975)``)."""
+CI_METHOD = ("95% Student t: mean +- t95(n) * s / sqrt(n), t95(n) = scipy.stats.t.ppf(0.975, n - 1), s the sample "
+             "standard deviation of the n values; n = 1 gives the interval (-inf, inf)")
+"""How every interval of :func:`mean_ci` is built, the text the summaries store."""
 
 
 class MeanCI(NamedTuple):
     """A sample mean, its standard error and its 95% interval.
 
-    The interval is ``mean +- Z95 * sem`` (:func:`mean_ci`), or
-    ``mean +- t * sem`` with Student's ``t`` quantile over the clusters (:func:`clustered_mean_ci`).
+    The interval is ``mean +- t95(n) * sem`` over the ``n`` values (:func:`mean_ci`) or
+    the ``n`` clusters (:func:`clustered_mean_ci`); with ``n = 1`` it is ``(-inf, inf)``
+    (one value bounds nothing) and ``sem`` is NaN.
     """
 
     mean: float
@@ -77,6 +81,34 @@ def _values(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def t95(n: int) -> float:
+    """Two-sided 95% quantile of Student's ``t`` for a mean of ``n`` values: ``t.ppf(0.975, n - 1)``.
+
+    Args:
+        n: the number of independent values (an integer ``>= 1``).
+
+    Returns:
+        The quantile; ``inf`` for ``n = 1`` (no degrees of freedom: no finite interval).
+
+    Raises:
+        ScenarioError: ``n`` not an integer ``>= 1``.
+
+    Example:
+        >>> round(t95(2), 4), round(t95(31), 4), t95(1)
+        (12.7062, 2.0423, inf)
+    """
+    from scipy import stats
+
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ScenarioError(f"n (number of values) must be an integer >= 1, got {n!r}")
+    return float(stats.t.ppf(0.975, int(n) - 1)) if n > 1 else math.inf
+
+
+def _interval(m: float, s: float, n: int) -> MeanCI:
+    half = t95(n) * s if n > 1 else math.inf
+    return MeanCI(m, s, m - half, m + half)
+
+
 def sem(x: Any, axis: int | None = None) -> Any:
     """Standard error of the mean: sample standard deviation (``ddof=1``) over ``sqrt(n)``.
 
@@ -107,14 +139,14 @@ def sem(x: Any, axis: int | None = None) -> Any:
 
 
 def mean_ci(x: Any) -> MeanCI:
-    """Mean of ``x`` with its standard error and 95% normal-approximation interval.
+    """Mean of ``x`` with its standard error and 95% Student ``t`` interval (:data:`CI_METHOD`).
 
     Args:
-        x: the values (array-like of numbers, not empty).
+        x: the values (array-like of numbers, not empty), treated as independent draws.
 
     Returns:
-        :class:`MeanCI` ``(mean, sem, mean - Z95 sem, mean + Z95 sem)`` (NaN
-        ``sem`` and bounds for a single value).
+        :class:`MeanCI` ``(mean, sem, mean - t95(n) sem, mean + t95(n) sem)``, ``n = x.size``;
+        for a single value NaN ``sem`` and the interval ``(-inf, inf)``.
 
     Raises:
         ScenarioError: ``x`` empty or not numeric.
@@ -122,12 +154,12 @@ def mean_ci(x: Any) -> MeanCI:
     Example:
         >>> m = mean_ci([2.0, 4.0])
         >>> m.mean, m.sem, round(m.low, 4), round(m.high, 4)
-        (3.0, 1.0, 1.04, 4.96)
+        (3.0, 1.0, -9.7062, 15.7062)
+        >>> mean_ci([2.0])
+        MeanCI(mean=2.0, sem=nan, low=-inf, high=inf)
     """
     arr = _values(x, "x")
-    m = float(arr.mean())
-    s = sem(arr)
-    return MeanCI(m, s, m - Z95 * s, m + Z95 * s)
+    return _interval(float(arr.mean()), sem(arr), int(arr.size))
 
 
 def clustered_mean_ci(x: Any) -> MeanCI:
@@ -144,8 +176,8 @@ def clustered_mean_ci(x: Any) -> MeanCI:
         x: the values, shape ``(G, R)``: ``G`` clusters of ``R`` runs each.
 
     Returns:
-        :class:`MeanCI` ``(mean of all values, sem over rows, low, high)``; NaN
-        ``sem`` and bounds for a single cluster.
+        :class:`MeanCI` ``(mean of all values, sem over rows, low, high)``; for a
+        single cluster NaN ``sem`` and the interval ``(-inf, inf)``.
 
     Raises:
         ScenarioError: ``x`` empty, not numeric or not two-dimensional.
@@ -155,15 +187,10 @@ def clustered_mean_ci(x: Any) -> MeanCI:
         >>> m.mean, round(m.sem, 6), round(m.high - m.mean, 4)
         (2.0, 1.0, 12.7062)
     """
-    from scipy import stats
-
     arr = _values(x, "x")
     if arr.ndim != 2:
         raise ScenarioError(f"x must have shape (clusters, runs), got shape {arr.shape}")
-    m = float(arr.mean())
-    s = sem(arr.mean(axis=1))
-    half = float(stats.t.ppf(0.975, arr.shape[0] - 1)) * s if arr.shape[0] > 1 else math.nan
-    return MeanCI(m, s, m - half, m + half)
+    return _interval(float(arr.mean()), sem(arr.mean(axis=1)), int(arr.shape[0]))
 
 
 def loglog_fit(x: Sequence[float], y: Sequence[float]) -> LogLogFit:

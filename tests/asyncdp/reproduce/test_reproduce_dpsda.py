@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from asyncdp.problems.datasets import OptionalDependencyError
 from asyncdp.errors import AlgorithmParameterError, HorizonError, ProblemError, ScenarioError
@@ -66,6 +67,14 @@ def test_olr_writes_its_files_and_the_nonprivate_regret_per_round_decreases(tmp_
         assert order["epsilons"] == ["inf", "0.5"] and len(order["value"]) == 2
     # common random numbers: epsilon = 0.5 is the epsilon = inf run plus noise, so it regrets more here
     assert all(_check(js, f"ordering_{alg}")["holds"] for alg in D.ALGORITHMS)
+    # the paired check is a 95% Student t interval over the 2 runs (1 degree of freedom: t = 12.71, not about 2):
+    # it holds iff the interval's lower end mean - t * s.e. (s.e. = mean / value) is above 0
+    t = stats.t.ppf(0.975, runs - 1)
+    for alg in D.ALGORITHMS:
+        paired = _check(js, f"paired_{alg}_inf_vs_0.5")
+        mean, z = paired["mean_difference"], paired["value"]
+        assert paired["ci_low"] == pytest.approx(mean - t * mean / z, rel=1e-9)
+        assert paired["holds"] == (z > t) == (paired["ci_low"] > 0)
 
 
 @pytest.mark.parametrize("kwargs, error, needle", [

@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, HorizonError, ScenarioError
@@ -30,7 +31,6 @@ from asyncdp.papers.huang2015.reproduce.fig1 import (
 )
 from asyncdp.papers.huang2015.reproduce.tuning import tune_huang2015
 
-Z95 = 1.959963984540054
 SMALL = dict(runs=1500, tune_runs=100, epsilons=(0.1, 10.0), extension_epsilons=(1000.0,), tune_cycles=1,
              grid_points=5, refine_steps=2, seed=7)
 
@@ -59,9 +59,10 @@ def test_outputs_exist_with_documented_columns_and_keys(small_fig1):
     assert required <= set(EPSILON_KEYS)
     for entry in on_disk["per_epsilon"]:
         assert set(EPSILON_KEYS) <= set(entry)
-        # the documented interval: d +- z * s / sqrt(R), R = runs
-        assert entry["ci_low"] == pytest.approx(entry["d"] - Z95 * entry["sem"], rel=1e-12)
-        assert entry["ci_high"] == pytest.approx(entry["d"] + Z95 * entry["sem"], rel=1e-12)
+        # the documented interval: d +- t * s / sqrt(R), t Student's with R - 1 degrees of freedom, R = runs
+        t = stats.t.ppf(0.975, on_disk["choices"]["runs"] - 1)
+        assert entry["ci_low"] == pytest.approx(entry["d"] - t * entry["sem"], rel=1e-12)
+        assert entry["ci_high"] == pytest.approx(entry["d"] + t * entry["sem"], rel=1e-12)
     choices = on_disk["choices"]
     for key in ("N", "graph", "horizon", "horizon_justification", "x0", "addresses", "convergent_point", "rng",
                 "tuning", "confidence_interval"):
@@ -96,17 +97,17 @@ def test_csv_rows_match_summary(small_fig1):
 def test_d_decreases_over_the_noise_range(small_fig1):
     out, summary = small_fig1
     e = {x["epsilon"]: x for x in summary["per_epsilon"]}
-    # 95% CIs (normal approximation, 1500 runs): epsilon = 0.1 lies significantly above epsilon = 10 ...
+    # 95% Student t CIs (1500 runs): epsilon = 0.1 lies significantly above epsilon = 10 ...
     assert e[0.1]["ci_low"] > e[10.0]["ci_high"]
     # ... and far above epsilon = 1000 (orders of magnitude)
     assert e[0.1]["ci_low"] > 100 * e[1000.0]["ci_high"]
-    # paired check on the same noise (common seed across epsilon): mean difference > 1.96 paired SEs
+    # paired check on the same noise (common seed across epsilon): mean difference > t_{0.975, R-1} paired SEs
     with (out / "fig1.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     a = np.array([float(r["sq_error"]) for r in rows if float(r["epsilon"]) == 0.1])
     b = np.array([float(r["sq_error"]) for r in rows if float(r["epsilon"]) == 10.0])
     diff = a - b
-    assert diff.mean() > Z95 * diff.std(ddof=1) / math.sqrt(diff.size)
+    assert diff.mean() > stats.t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / math.sqrt(diff.size)
 
 
 def test_accountant_epsilon_is_the_eq8_partial_sum(small_fig1):

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from asyncdp.errors import ScenarioError
 from asyncdp.papers.showkatbakhsh import reproduce as rep
@@ -38,14 +39,12 @@ def test_reproductions_write_their_files(tmp_path):
 def test_package_keeps_the_single_modules_names_and_one_module_per_figure():
     old_all = {"N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
                "STAGE2_ROUNDS", "RUNS", "DATA_SEED", "GRAPH_SEED", "DEFAULT_SEED", "FIG1_HORIZONS", "FIG2_EPSILONS",
-               "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "Z95", "SUMMARY_KEYS",
+               "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "SUMMARY_KEYS",
                "generate_data", "fixed_er_graph", "privacy_gradient_bound", "linear_prediction", "simulate",
                "reproduce_fig1", "reproduce_fig2", "reproduce_fig3", "reproduce_fig4", "format_table"}
     assert old_all <= set(rep.__all__) and all(hasattr(rep, name) for name in old_all)
     from asyncdp.reproduce import EXPERIMENTS, TABLES
-    from asyncdp.reproduce._stats import Z95
 
-    assert rep.Z95 is Z95
     for k in (1, 2, 3, 4):
         fn = EXPERIMENTS[f"showkatbakhsh-fig{k}"]
         assert fn is getattr(rep, f"reproduce_fig{k}")
@@ -64,6 +63,11 @@ def test_fig3_interval_is_over_the_graphs_not_the_correlated_runs(tmp_path):
         per_graph = raw[raw["p_c"] == p["p_c"]].groupby("graph")["node1"].mean().to_numpy()
         assert np.isclose(p["node1"]["sem"], per_graph.std(ddof=1) / np.sqrt(3), rtol=1e-9)
         assert np.isclose(p["node1"]["mean"], per_graph.mean(), rtol=1e-12)
+    # the paired drop is judged by Student's t over the 3 graphs (2 degrees of freedom: 4.30, not a normal 3)
+    means = [raw[raw["p_c"] == pc].groupby("graph")["node1"].mean().to_numpy() for pc in (0.1, 1.0)]
+    low, _ = stats.t.interval(0.95, 2, loc=(means[0] - means[1]).mean(), scale=stats.sem(means[0] - means[1]))
+    drop = next(c for c in s["checks"] if c["name"] == "significant_drop_T=10")
+    assert np.isclose(drop["ci_low"], low, rtol=1e-9) and drop["holds"] == (low > 0)
 
 
 def test_a_grid_given_in_decreasing_order_gives_the_same_checks(tmp_path):

@@ -65,13 +65,13 @@ from .common import (ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEF
                      GRADIENT_NOISE_VARIANCE, N_NODES, RUNS, SUMMARY_KEYS, graphs, make_algorithm)
 from .dp_check import (DP_CHECK_SAMPLES, DP_CHECK_T0, INDEPENDENT_SEED_OFFSET, PAPER_TABLE_V, REPLACEMENTS,
                        format_dp_check_table, reproduce_dp_check)
-from .olr import (DECREASE_RATIO, OLR_DIM, OLR_HORIZON, OLR_LABEL_NOISE_VARIANCE, OLR_NOISE_CONSTANT, PAIRED_Z,
+from .olr import (DECREASE_RATIO, OLR_DIM, OLR_HORIZON, OLR_LABEL_NOISE_VARIANCE, OLR_NOISE_CONSTANT,
                   format_olr_table, reproduce_olr)
 
 __all__ = [
     "N_NODES", "BOX", "OLR_DIM", "OLR_HORIZON", "EPSILONS", "GRADIENT_NOISE_VARIANCE", "OLR_LABEL_NOISE_VARIANCE",
     "OLR_NOISE_CONSTANT", "CLASSIFICATION_NOISE_CONSTANT", "ALPHA0", "RUNS", "DEFAULT_SEED", "DECREASE_RATIO",
-    "PAIRED_Z", "DATASETS", "DATASET_DEFAULTS", "PAPER_ACCURACY", "PAPER_TABLE_V", "DP_CHECK_T0",
+    "DATASETS", "DATASET_DEFAULTS", "PAPER_ACCURACY", "PAPER_TABLE_V", "DP_CHECK_T0",
     "DP_CHECK_SAMPLES", "REPLACEMENTS", "INDEPENDENT_SEED_OFFSET", "SUMMARY_KEYS", "ALGORITHMS", "graphs",
     "make_algorithm", "load_classification_data", "reproduce_olr", "reproduce_classification",
     "reproduce_dp_check", "format_olr_table", "format_classification_table", "format_dp_check_table",

@@ -27,6 +27,7 @@ from ....errors import AlgorithmParameterError, HorizonError, ProblemError, Scen
 from ....problems.online import BatchLoss, online_problem
 from ....experiments.regret import played_decisions, running_average
 from ....reproduce._outputs import check_entry, check_lines, pyplot, save_figure, write_outputs
+from ....reproduce._stats import t95
 from .common import (_PAPER, ALGORITHMS, ALPHA0, BOX, CLASSIFICATION_NOISE_CONSTANT, DEFAULT_SEED, EPSILONS, N_NODES,
                      RUNS, _by_epsilon_desc, _choices, _decisions_after, _eps_label, _eps_text, _epsilons, _per_run,
                      _stats, graphs)
@@ -370,13 +371,14 @@ def _classification_statements(points: list[dict[str, Any]], majority: dict[str,
 def _plot_classification(path: Path, s: dict[str, Any]) -> None:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2), sharey=True)
+    t = t95(s["choices"]["runs"])  # 95% Student t half-width = t * sem (no interval with one run)
     for ax, name in zip(axes, ALGORITHMS):
         pts = sorted([p for p in s["points"] if p["algorithm"] == name], key=lambda p: -p["epsilon"])
         labels = [_eps_text(p["epsilon"]) for p in pts]
         xs = np.arange(len(pts))
         for key, style, lab in (("train_accuracy", "o-", "train x(T)"), ("test_accuracy", "s-", "test x(T)"),
                                 ("test_accuracy_running", "^:", "test x~(T)")):
-            ax.errorbar(xs, [p[key]["mean"] for p in pts], yerr=[1.96 * (p[key]["sem"] or 0) if
+            ax.errorbar(xs, [p[key]["mean"] for p in pts], yerr=[t * (p[key]["sem"] or 0) if
                                                                   math.isfinite(p[key]["sem"]) else 0
                                                                   for p in pts], fmt=style, capsize=3, label=lab)
         if any(p["paper_test"] is not None for p in pts):

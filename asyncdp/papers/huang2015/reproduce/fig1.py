@@ -40,9 +40,9 @@ recorded in ``fig1_summary.json["choices"]``):
   ``R`` runs starts with the draws of any smaller batch of the same seed).
   Every epsilon uses the same seeds (common random numbers across epsilon);
   within a scenario seed the noise streams are those of :mod:`asyncdp.noise`.
-* ``d`` is reported with a 95% confidence interval from the normal
-  approximation, ``d +- Z95 * s / sqrt(R)`` (``Z95`` of :mod:`asyncdp.reproduce._stats`) with ``s`` the sample
-  standard deviation of the ``R`` squared errors.
+* ``d`` is reported with a 95% Student ``t`` confidence interval,
+  ``d +- t95(R) * s / sqrt(R)`` (:func:`~asyncdp.reproduce._stats.mean_ci`, ``R - 1`` degrees of freedom) with
+  ``s`` the sample standard deviation of the ``R`` squared errors.
 
 Beyond the paper: :data:`EXTENSION_EPSILONS` (100, 1000, 10000) are tuned and
 run the same way, because in the paper's range the tuned algorithm barely
@@ -92,7 +92,7 @@ from ....errors import (
 from ....problems.problem import Problem, rendezvous_problem
 from ....scenario import Scenario
 from ....reproduce._outputs import check_lines, pyplot, save_figure, write_csv, write_json
-from ....reproduce._stats import Z95, loglog_fit, mean_ci
+from ....reproduce._stats import CI_METHOD, loglog_fit, mean_ci
 from ..privacy import sensitivity as lemma_sensitivity
 from .tuning import DEFAULT_BOUNDS, TuningResult, tune_huang2015
 
@@ -116,7 +116,6 @@ __all__ = [
     "DOMINANCE_FACTOR",
     "SWEEP_PER_DECADE",
     "sweep_epsilons",
-    "Z95",
     "CSV_COLUMNS",
     "SUMMARY_KEYS",
     "EPSILON_KEYS",
@@ -441,7 +440,7 @@ def reproduce_fig1(
     For each epsilon (the paper's, then the extension): tune ``(c, q, p)`` on
     ``tune_runs`` runs (seed ``seed + 1``), run ``runs`` runs with the tuned
     parameters (seed ``seed``) on the batch engine, and record ``d`` with its
-    95% normal-approximation CI, the noise-free and saturated errors at the
+    95% Student t CI, the noise-free and saturated errors at the
     same parameters, the spread of the ``x_i(T)``, the claimed epsilon and
     the accountant's (per-agent maximum of basic composition of the ledger,
     with :func:`~asyncdp.papers.huang2015.privacy.sensitivity`), and Theorem 10's
@@ -636,8 +635,7 @@ def _choices(factory: Example2Factory, runs: int, tune_runs: int, seed: int, tun
                    "bounds": {"c": [b / problem.constants.strong_convexity for b in BOUNDS["c"]],
                               "q": list(BOUNDS["q"]), "p": list(BOUNDS["p"])},
                    "bounds_note": "c bounds in absolute units (the fractions of 1/C3 in BOUNDS times 1/C3)"},
-        "confidence_interval": f"95%, normal approximation: d +- {Z95:.6f} * s / sqrt(runs), s the sample "
-                               "standard deviation of the squared errors",
+        "confidence_interval": CI_METHOD + " (n = runs, the values the squared errors)",
         "epsilons": list(paper_eps),
         "extension_epsilons": list(ext_eps),
         "saturation_epsilon": SATURATION_EPSILON,

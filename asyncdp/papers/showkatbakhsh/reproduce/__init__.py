@@ -41,7 +41,7 @@ Choices the paper leaves open (module constants; all recorded under
 coordinate ``N(0.7 R, 1)`` truncated to ``[-R, R]``; ``x_i(0) = 0``
 (``y(1) = 0``); ``T2 = 50`` Stage-II rounds; ``runs`` noise realizations per
 point on one data set and one graph (Fig. 3: several graphs per ``p_c``);
-grids below; 95% normal confidence intervals.
+grids below; 95% Student t confidence intervals.
 
 Modules: :mod:`.common` (constants, setting, checks, table), one per figure
 (:mod:`.fig1` ... :mod:`.fig4`). Every name of the former single module is
@@ -73,7 +73,6 @@ from .common import (
     RUNS,
     STAGE2_ROUNDS,
     SUMMARY_KEYS,
-    Z95,
     fixed_er_graph,
     format_table,
     generate_data,
@@ -89,7 +88,7 @@ from .fig4 import reproduce_fig4
 __all__ = [
     "N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
     "STAGE2_ROUNDS", "RUNS", "DATA_SEED", "GRAPH_SEED", "DEFAULT_SEED", "FIG1_HORIZONS", "FIG2_EPSILONS",
-    "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "Z95", "SUMMARY_KEYS",
+    "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "SUMMARY_KEYS",
     "generate_data", "fixed_er_graph", "privacy_gradient_bound", "linear_prediction", "simulate",
     "reproduce_fig1", "reproduce_fig2", "reproduce_fig3", "reproduce_fig4", "format_table",
 ]

@@ -24,12 +24,12 @@ from ....errors import ScenarioError
 from ....problems.problem import Problem
 from ....scenario import Scenario
 from ....reproduce._outputs import check_lines, pyplot
-from ....reproduce._stats import Z95, loglog_fit
+from ....reproduce._stats import CI_METHOD, loglog_fit
 
 __all__ = [
     "N_NODES", "N_POINTS", "DIM", "RADIUS", "DATA_MEAN", "DATA_STD", "P_C", "EPSILON", "HORIZON",
     "STAGE2_ROUNDS", "RUNS", "DATA_SEED", "GRAPH_SEED", "DEFAULT_SEED", "FIG1_HORIZONS", "FIG2_EPSILONS",
-    "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "Z95", "SUMMARY_KEYS",
+    "FIG2_DELTAS", "FIG3_PCS", "FIG3_HORIZONS", "FIG3_GRAPHS", "FIG4_POINTS", "SUMMARY_KEYS",
     "generate_data", "fixed_er_graph", "privacy_gradient_bound", "linear_prediction", "simulate", "format_table",
 ]
 
@@ -220,7 +220,7 @@ def _choices(**extra: Any) -> dict[str, Any]:
         "stage2_rounds": STAGE2_ROUNDS,
         "engine": "batch engine, lockstep, lossless, broadcast",
         "metric": "relative squared error ||xbar - dbar||^2 / ||dbar||^2 (stage1: at T; released: after Stage II)",
-        "confidence_interval": f"95% normal: mean +- {Z95:.6f} sd / sqrt(runs)",
+        "confidence_interval": CI_METHOD + " (n = runs)",
     }
     base.update(extra)
     return base

@@ -19,7 +19,7 @@ from topology.validation import check_positive
 from ....errors import ScenarioError
 from ..privacy import tight_accounting
 from ....reproduce._outputs import check_entry, save_figure, write_outputs
-from ....reproduce._stats import Z95, mean_ci
+from ....reproduce._stats import mean_ci, t95
 from .common import (
     DEFAULT_SEED, EPSILON, FIG1_HORIZONS, GRAPH_SEED, N_NODES, N_POINTS, P_C, RUNS, STAGE2_ROUNDS, fixed_er_graph,
     format_table, linear_prediction, simulate, _PAPER, _axes, _bound_alg, _choices, _common, _grid, _setting,
@@ -114,7 +114,7 @@ def _plot_fig1(path: Path, s: dict[str, Any]) -> None:
                     f"{s['choices']['runs']} runs)", "Stage-I horizon T")
     for key, style, label in (("stage1", "o-", "x̄(T) (paper's metric)"), ("released", "s-", "after Stage II")):
         m = np.array([p[key]["mean"] for p in pts])
-        e = Z95 * np.array([p[key]["sem"] for p in pts])
+        e = t95(s["choices"]["runs"]) * np.array([p[key]["sem"] for p in pts])
         ok = m > 1e-12  # x̄(1) = d̄ up to round-off: not drawn on the log scale
         ax.errorbar(T[ok], m[ok], yerr=e[ok], fmt=style, capsize=3, label=label)
         if key == "stage1" and not ok.all():

@@ -21,7 +21,7 @@ from topology.validation import check_integer
 from ....errors import ScenarioError
 from ..privacy import tight_accounting
 from ....reproduce._outputs import check_entry, save_figure, write_outputs
-from ....reproduce._stats import Z95, mean_ci
+from ....reproduce._stats import mean_ci, t95
 from .common import (
     DEFAULT_SEED, FIG2_DELTAS, FIG2_EPSILONS, GRAPH_SEED, HORIZON, N_NODES, N_POINTS, P_C, RUNS, STAGE2_ROUNDS,
     fixed_er_graph, format_table, linear_prediction, simulate, _PAPER, _axes, _bound_alg, _choices, _common, _fit,
@@ -132,10 +132,11 @@ def reproduce_fig2(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT
 def _plot_fig2(path: Path, s: dict[str, Any]) -> None:
     fig, ax = _axes(f"Showkatbakhsh, Karakus and Diggavi (arXiv 2019), Fig. 2\n"
                     f"error vs ε (T={s['choices']['T']}, {s['choices']['runs']} runs)", "ε")
+    t = t95(s["choices"]["runs"])  # the half-width of mean_ci's interval is t * sem
     for delta in s["choices"]["deltas"]:
         pts = [p for p in s["points"] if p["delta"] == delta]
         e = np.array([p["epsilon"] for p in pts])
-        line = ax.errorbar(e, [p["stage1"]["mean"] for p in pts], yerr=[Z95 * p["stage1"]["sem"] for p in pts],
+        line = ax.errorbar(e, [p["stage1"]["mean"] for p in pts], yerr=[t * p["stage1"]["sem"] for p in pts],
                            fmt="o-", capsize=3, label=f"δ={delta:g}")
         color = line[0].get_color()
         ax.plot(e, [p["predicted_stage1"] for p in pts], "--", color=color, lw=1)

@@ -16,7 +16,7 @@ from topology.validation import check_integer, check_positive
 
 from ....errors import ScenarioError
 from ....reproduce._outputs import check_entry, save_figure, write_outputs
-from ....reproduce._stats import Z95, mean_ci
+from ....reproduce._stats import mean_ci, t95
 from .common import (
     DEFAULT_SEED, DIM, EPSILON, FIG4_POINTS, GRAPH_SEED, HORIZON, N_NODES, P_C, RADIUS, RUNS, STAGE2_ROUNDS,
     fixed_er_graph, format_table, linear_prediction, privacy_gradient_bound, simulate, _PAPER, _axes, _bound_alg,
@@ -91,7 +91,8 @@ def _plot_fig4(path: Path, s: dict[str, Any]) -> None:
                     f"{s['choices']['runs']} runs)", "points per node N_i")
     pts = s["points"]
     n = [p["N_i"] for p in pts]
-    ax.errorbar(n, [p["stage1"]["mean"] for p in pts], yerr=[Z95 * p["stage1"]["sem"] for p in pts], fmt="o-",
+    t = t95(s["choices"]["runs"])  # the half-width of mean_ci's interval is t * sem
+    ax.errorbar(n, [p["stage1"]["mean"] for p in pts], yerr=[t * p["stage1"]["sem"] for p in pts], fmt="o-",
                 capsize=3, label="x̄(T)")
     ax.plot(n, [p["predicted_stage1"] for p in pts], "k--", lw=1, label="linear prediction")
     ax.set_xscale("log")

@@ -37,7 +37,7 @@ Outputs (``out_dir``): ``table1.csv``/``table1_summary.json``/``table1.png``,
 
 from __future__ import annotations
 
-from .common import BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, Z95, StartedWangBasar, ring_graph
+from .common import BASIN_RADIUS, DEFAULT_SEED, NUM_AGENTS, StartedWangBasar, ring_graph
 from .ica import (HORIZON_ICA, ICA_COLUMNS, ICA_GROUP, ICA_KEYS, ICA_STUCK, ICA_VARIANCES, format_ica_table,
                   reproduce_ica)
 from .saddle import (ESCAPE_RADIUS, HORIZON_SADDLE, SADDLE_COLUMNS, SADDLE_KEYS, SADDLE_VARIANCES,
@@ -59,7 +59,6 @@ __all__ = [
     "BASIN_RADIUS",
     "ICA_GROUP",
     "ICA_STUCK",
-    "Z95",
     "TABLE1_COLUMNS",
     "TABLE1_KEYS",
     "TABLE1_ENTRY_KEYS",

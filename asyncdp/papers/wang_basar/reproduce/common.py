@@ -28,9 +28,8 @@ from ....errors import ScenarioError
 from ....problems.problem import Problem
 from ....problems.nonconvex import SPURIOUS_MINIMUM_APPROX, THETA_SADDLE_PAPER, THETA_STAR_PAPER, stationary_point
 from ....reproduce._outputs import write_csv, write_json
-from ....reproduce._stats import Z95
 
-__all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "Z95", "StartedWangBasar", "ring_graph"]
+__all__ = ["NUM_AGENTS", "DEFAULT_SEED", "BASIN_RADIUS", "StartedWangBasar", "ring_graph"]
 
 NUM_AGENTS = 5
 DEFAULT_SEED = 1

@@ -151,8 +151,8 @@ def reproduce_table1(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAUL
             "starts": "x_i^0 i.i.d. uniform in [-8, 4] x [-3, 3] per run and agent, default_rng([seed, 0]); "
                       "the same starts for every variance and setting",
             "noise_streams": "scenario seed = seed for every variance (common random numbers)",
-            "error": "||x_i^K - theta*|| averaged over agents, then over runs (95% CI: normal approximation); "
-                     "max over agents and ||xbar^K - theta*|| also reported",
+            "error": "||x_i^K - theta*|| averaged over agents, then over runs (95% CI: Student t, runs - 1 "
+                     "degrees of freedom); max over agents and ||xbar^K - theta*|| also reported",
             "converged": f"||xbar^K - theta*|| < {BASIN_RADIUS}",
             "alternatives": {"constant_step": "lam^k = 0.02 for every k",
                              "std_convention": "noise_variance = sigma^2 (sigma read as a standard deviation)"},
