@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import multiprocessing.connection as mp_connection
 import os
@@ -342,8 +343,11 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], sc
     elif local_cluster is not None:
         with warnings.catch_warnings():  # the scheduler's health endpoint falls back from a busy port 8787
             warnings.filterwarnings("ignore", message=r"Port \d+ is already in use", category=UserWarning)
+            # the cluster's own logs are silenced below CRITICAL: the sweep reports a failed task itself (one line,
+            # WorkerDied), and a killed worker's replacement or shutdown logged tracebacks of closed connections
+            # (a heartbeat racing the scheduler's close) that said nothing about the sweep
             cluster = distributed.LocalCluster(n_workers=local_cluster, threads_per_worker=1,
-                                               dashboard_address=None)
+                                               dashboard_address=None, silence_logs=logging.CRITICAL)
         client = distributed.Client(cluster)
     else:
         try:
