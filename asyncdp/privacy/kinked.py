@@ -559,8 +559,9 @@ def vanishing_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int,
                     bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, a kinked cost against its mirror image, kinked *at* the first points the agent reads.
 
-    The kink ``c`` is the coordinate, along ``axis``, of the agent's round-1 combination of the messages it
-    receives, and of its round-1 own message where that differs (run 0 of the transcript): both costs' gradients
+    The kink ``c`` is the coordinate, along ``axis``, of the agent's combination of the messages it receives in
+    the first round it reads the changed cost (round 1, or the changed round ``t0`` under round adjacency), and of
+    its own message of that round where that differs (run 0 of the transcript): both costs' gradients
     vanish there. With the width :data:`KINK_WIDTH` of the distance to the nearest other point the agent reads,
     they are extremal (``+-C`` up to 5e-7) at the points read later; with the width the largest such distance,
     their size grows with the distance to ``c`` (to ``C / sqrt(2)`` at the farthest point). Every linear or kinked
@@ -628,8 +629,10 @@ def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, ax
     """Per channel, two kinked costs far away on either side (:data:`OFFSET_DISTANCE`): opposite gradients, large
     values.
 
-    With ``c`` the coordinate, along ``axis``, of the agent's round-1 combination of the messages it receives
-    (run 0), ``P`` is kinked at ``c - D`` and ``P'`` at ``c + D`` (width 1): at the points the runs reach their
+    With ``c`` the coordinate, along ``axis``, of the first point the agent reads in the first round it reads the
+    changed cost (round 1, or the changed round ``t0`` under round adjacency; its combination of the messages it
+    receives, or its own message where the combination is not finite; run 0), ``P`` is kinked at ``c - D`` and
+    ``P'`` at ``c + D`` (width 1): at the points the runs reach their
     gradients are ``+C e_axis`` and ``-C e_axis`` up to ``1 / (2 D^2)``, as the extremal linear pair's, and both
     values are about ``C D``. The class bounds gradients, not values: a rule that reads the cost's value (a step
     scaled by the current loss, clipped at ``B``) moves by ``B`` times the gradient's change under this pair,
