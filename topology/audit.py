@@ -515,7 +515,8 @@ def audit(
         An :class:`AuditReport`.
 
     Raises:
-        ParameterError: ``assumptions`` is not an :class:`AssumptionSet`, a bad horizon, ``B`` given
+        ParameterError: ``sequence`` is not a :class:`~topology.sequence.GraphSequence`, ``assumptions`` is not
+            an :class:`AssumptionSet`, a bad horizon, ``B`` given
             for a set without B-connectivity, or a step's own callable (a user's check, measure or derived
             constants) raised (naming the step; a per-round check also names the round).
 
@@ -528,6 +529,9 @@ def audit(
         >>> report.all_hold
         True
     """
+    if not isinstance(sequence, GraphSequence):
+        raise ParameterError(f"audit: sequence must be a topology.GraphSequence (build one with topology.from_matrices, "
+                             f"static, periodic, generated or from_networkx), got {type(sequence).__name__}")
     if not isinstance(assumptions, AssumptionSet):
         raise ParameterError(f"audit: assumptions must be a topology.AssumptionSet (resolve an algorithm's name "
                              f"with asyncdp.papers.get_paper(name).assumption_set(name)), got {assumptions!r}"[:300])

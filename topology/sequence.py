@@ -10,6 +10,7 @@ of the round, e.g. a seeded random graph per round).
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -45,9 +46,11 @@ class GraphSequence:
 
     Args:
         num_nodes: number of nodes ``N``.
-        round_function: maps a round ``t`` (1-based) to a weight matrix; called
-            at most once per round thanks to a small cache, and its output is
-            validated (square, ``N`` nodes, finite, nonnegative).
+        round_function: maps a round ``t`` (1-based) to a weight matrix; it must be a deterministic
+            function of ``t``. It is called again for a round that has left a small cache, its output is
+            validated (square, ``N`` nodes, finite, nonnegative), and a round whose matrix differs from
+            the first one it gave is an error (a function drawing from a generator shared across calls
+            would give the audit, the engines and each rerun other graphs).
         length: number of rounds for a finite sequence, ``None`` if infinite.
         period: the period if the sequence repeats, else ``None``.
         directed: whether links may be one-way (informational; checks never
@@ -61,6 +64,7 @@ class GraphSequence:
     """
 
     _CACHE_SIZE = 16
+    _PRINT_BLOCK = 4096
 
     def __init__(
         self,
@@ -74,6 +78,9 @@ class GraphSequence:
     ) -> None:
         if not isinstance(num_nodes, (int, np.integer)) or num_nodes < 1:
             raise ParameterError(f"num_nodes must be a positive integer, got {num_nodes!r}")
+        if not callable(round_function):
+            raise ParameterError(f"round_function must be a callable t -> weight matrix of round t, got "
+                                 f"{type(round_function).__name__} {round_function!r}"[:300])
         for name, value in (("length", length), ("period", period)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
                 raise ParameterError(f"{name} must be a positive integer or None, got {value!r}")
@@ -88,6 +95,8 @@ class GraphSequence:
         self.directed = bool(directed)
         self.description = description
         self._cache: OrderedDict[int, sp.csr_array] = OrderedDict()
+        # _fingerprint of each round's first matrix (0: not asked yet), in blocks of _PRINT_BLOCK rounds
+        self._prints: dict[int, np.ndarray] = {}
 
     # -- basic properties -------------------------------------------------
     @property
@@ -131,6 +140,8 @@ class GraphSequence:
         Raises:
             RoundIndexError: ``t < 1`` or past the end of a finite sequence.
             InvalidMatrixError, NodeCountMismatchError: the round's matrix is bad.
+            ParameterError: the round function gave another matrix for this round than on its first call
+                (it is not a deterministic function of the round).
         """
         t = self._check_round(t)
         key = t if self._period is None else (t - 1) % self._period + 1
@@ -139,10 +150,26 @@ class GraphSequence:
             self._cache.move_to_end(key)
             return cached
         mat = as_weight_matrix(self._round_function(key), num_nodes=self._num_nodes, round_index=t)
+        if not self._same_as_first_call(key, mat):
+            raise ParameterError(
+                f"round {t}: the sequence's round function gave another weight matrix than on its first call for "
+                "this round: it must be a deterministic function of the round (e.g. draw round t's graph from "
+                "numpy.random.default_rng([seed, t]), not from a generator shared across calls); the audit, the "
+                "engines and every rerun would each see other graphs")
         self._cache[key] = mat
         if len(self._cache) > self._CACHE_SIZE:
             self._cache.popitem(last=False)
         return mat
+
+    def _same_as_first_call(self, key: int, mat: sp.csr_array) -> bool:
+        """Whether ``mat`` is the matrix round ``key`` gave on its first call (recorded then: 8 bytes a round)."""
+        block = self._prints.get(key // self._PRINT_BLOCK)
+        if block is None:
+            block = self._prints[key // self._PRINT_BLOCK] = np.zeros(self._PRINT_BLOCK, dtype=np.uint64)
+        now, k = _fingerprint(mat), key % self._PRINT_BLOCK
+        if block[k] == 0:
+            block[k] = now
+        return bool(block[k] == now)
 
     def dense(self, t: int) -> np.ndarray:
         """Round ``t``'s weight matrix as a dense ``numpy`` array."""
@@ -187,6 +214,15 @@ class GraphSequence:
         """A finite sequence holding the first ``horizon`` rounds of this one."""
         mats = [w for _, w in self.rounds(horizon)]
         return from_matrices(mats, directed=self.directed, description=self.description)
+
+
+def _fingerprint(mat: sp.csr_array) -> np.uint64:
+    """A nonzero 64-bit digest of a canonical CSR matrix (its index arrays read as int64, its float64 data)."""
+    h = hashlib.blake2b(digest_size=8)
+    for part in (np.asarray(mat.indptr, dtype=np.int64), np.asarray(mat.indices, dtype=np.int64),
+                 np.asarray(mat.data, dtype=np.float64)):
+        h.update(np.ascontiguousarray(part).tobytes())
+    return np.uint64(int.from_bytes(h.digest(), "little") | 1)
 
 
 def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
@@ -267,7 +303,8 @@ def from_networkx(
     Raises:
         EmptySequenceError: no graphs.
         NodeCountMismatchError: graphs on different node sets.
-        ParameterError: an unknown rule name.
+        ParameterError: an unknown rule name; without a rule, an edge without a ``weight`` attribute (networkx
+            would read it as 1).
 
     Example:
         >>> import networkx as nx
@@ -291,6 +328,11 @@ def from_networkx(
                 f"({len(nodes)} nodes)"
             )
         if rule is None:
+            unweighted = next(((u, v) for u, v, w in g.edges(data="weight") if w is None), None)
+            if unweighted is not None:  # networkx would read a missing weight as 1
+                raise ParameterError(
+                    f"round {t}: edge {unweighted[0]!r} -> {unweighted[1]!r} has no 'weight' attribute; without a "
+                    "rule every edge must carry its weight (or pass a rule, e.g. rule='metropolis')")
             adj = nx.to_scipy_sparse_array(g, nodelist=nodes, weight="weight", format="csr")
             mats.append(sp.csr_array(adj.T))
         else:

@@ -86,7 +86,7 @@ def test_integer_labels_are_agents_whatever_their_insertion_order():
     # a strong-connectivity witness named rows, not the nodes the user wrote
     g = nx.DiGraph([(3, 1), (1, 0), (0, 2), (2, 3)])
     g.remove_edge(2, 3)  # node 3 hears nobody
-    for seq in (T.from_networkx([g], rule="row-stochastic"), T.from_networkx([nx.DiGraph(g.edges(data=True))])):
+    for seq in (T.from_networkx([g], rule="row-stochastic"), T.from_networkx([nx.DiGraph((u, v, {"weight": 1.0}) for u, v in g.edges)])):
         w = seq.dense(1)
         assert w[0, 1] > 0 and w[2, 0] > 0 and w[1, 3] > 0  # i receives from j: W[i, j]
     res = T.check_strongly_connected(T.from_networkx([g], rule="row-stochastic").weights(1))
@@ -106,3 +106,42 @@ def test_a_complex_weight_is_refused_not_cast_to_its_real_part(kind):
     with pytest.raises(InvalidMatrixError, match=r"round 1: entry \[1, 0\] is complex"):
         T.static(w if kind == "dense" else sp.csr_array(w))
     assert T.static(np.real(w) + 0j).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]  # no imaginary part: exact
+
+
+def test_a_round_function_that_is_not_deterministic_in_the_round_is_refused():
+    # a researcher's random graph per round drawn from one shared generator: each call of round t gives another
+    # graph, so once round 1 has left the sequence's cache the audit, the engines and every rerun saw other
+    # graphs (a scenario run twice with one seed gave trajectories 1.04 apart); a second, different matrix for
+    # a round is an error naming it
+    rng = np.random.default_rng(0)
+
+    def shared(t):
+        return T.metropolis(nx.erdos_renyi_graph(6, 0.5, seed=int(rng.integers(1 << 31))))
+
+    seq = T.generated(6, shared)
+    seq.weights(1)
+    for t in range(2, 40):  # round 1 leaves the cache
+        seq.weights(t)
+    with pytest.raises(ParameterError, match=r"round 1: .*round function gave another weight matrix"):
+        seq.weights(1)
+    # a function of the round alone is asked again as often as needed; the same matrix in another form is the same
+    same = T.generated(6, lambda t: T.metropolis(nx.erdos_renyi_graph(6, 0.5, seed=t)) if t % 2
+                       else T.metropolis(nx.erdos_renyi_graph(6, 0.5, seed=t)).toarray().tolist())
+    first = [same.dense(t) for t in range(1, 40)]
+    assert all(np.array_equal(same.dense(t), w) for t, w in zip(range(1, 40), first))
+
+
+def test_a_round_function_that_is_not_callable_is_named_at_construction():
+    with pytest.raises(ParameterError, match="round_function must be a callable.*generator"):
+        T.generated(2, (m for m in [np.eye(2)]))
+
+
+def test_from_networkx_without_a_rule_refuses_an_edge_without_weight():
+    # networkx reads a missing weight as 1: a directed ring whose weights sit under another key ("w") became a
+    # permutation matrix (doubly stochastic) silently; the edge is named instead
+    g = nx.DiGraph()
+    g.add_edges_from([(0, 0, {"weight": 0.5}), (1, 1, {"weight": 0.5}), (0, 1, {"weight": 0.5}), (1, 0, {"w": 0.5})])
+    with pytest.raises(ParameterError, match=r"round 1: edge 1 -> 0 has no 'weight' attribute"):
+        T.from_networkx([g])
+    g[1][0]["weight"] = 0.5
+    assert T.from_networkx([g]).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]
