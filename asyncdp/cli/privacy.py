@@ -13,7 +13,7 @@ from typing import Any
 from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_file
 
-__all__ = ["register", "check_command", "EXIT_CODES"]
+__all__ = ["register", "check_command", "EXIT_CODES", "observer_claim_line"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -161,9 +161,9 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
     elif row.kind == "exact" and math.isfinite(row.epsilon):
-        verdict = "holds" if row.epsilon <= eps_c * (1 + 1e-9) else "fails"
-        lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
-                     f"delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule)")
+        level = getattr(scenario.algorithm, "claim_level", "run")
+        lines.append("  " + observer_claim_line(row.renyi, row.epsilon, delta, f"{named}{eps_c:.6g}", eps_c, delta_c,
+                                                level))
     elif row.kind == "upper bound":
         from ..privacy.observers import observer_blackbox
 
@@ -178,6 +178,37 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     else:
         lines.append(f"  {row.kind}: no verdict against this observer from this figure")
     return "\n".join(lines)
+
+
+def observer_claim_line(renyi: float, epsilon: float, delta: float, claim: str, eps_c: float, delta_c: float,
+                        level: str = "run") -> str:
+    """The verdict of a claim ``(eps_c, delta_c)`` against one observer from the exact figure of its whole view on a
+    deterministic schedule: its Renyi divergence ``renyi`` (any order: zero or not) and its exact ``epsilon`` at
+    ``delta``.
+
+    A pure claim (``delta_c = 0``) holds only for a view that carries nothing (``renyi = 0``): a Gaussian view with a
+    mean shift is ``(epsilon, 0)``-DP for no finite epsilon, whatever its epsilon at ``delta > 0``. A claim per
+    iteration (``level``) holds when the whole view meets it (each round's part is a function of the whole view);
+    a whole view above it is no verdict.
+
+    Example:
+        >>> observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0).split(":")[0]
+        'the claim (5, 0) fails against this observer'
+    """
+    what = f"its exact epsilon at delta {delta:.3g} is {epsilon:.6g} (exact, on this run's realized schedule)"
+    if delta_c == 0:
+        verdict = "holds" if renyi == 0 else "fails"
+        what = ("its view carries nothing about the agent" if renyi == 0 else
+                f"its view is Gaussian with a mean shift (Renyi divergence {renyi:.6g}): (epsilon, 0)-DP for no finite "
+                f"epsilon; {what}")
+    elif epsilon <= eps_c * (1 + 1e-9):
+        verdict = "holds"
+    elif level == "iteration":
+        return (f"the claim ({claim}, {delta_c:.3g}) per iteration: no verdict against this observer: the exact epsilon "
+                f"of its whole view ({epsilon:.6g} at delta {delta:.3g}) exceeds it, and one iteration's part may not")
+    else:
+        verdict = "fails"
+    return f"the claim ({claim}, {delta_c:.3g}) {verdict} against this observer: {what}"
 
 
 def _register_network(sub: Any) -> None:
