@@ -162,8 +162,9 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
                      "may see: one schedule is no verdict against this observer")
     elif row.kind == "exact" and math.isfinite(row.epsilon):
         level = getattr(scenario.algorithm, "claim_level", "run")
-        lines.append("  " + observer_claim_line(row.renyi, row.epsilon, delta, f"{named}{eps_c:.6g}", eps_c, delta_c,
-                                                level))
+        mu2 = 2.0 * row.renyi / fig.alpha  # the view is Gaussian: D_a = a mu^2 / 2 at every order
+        lines.append("  " + observer_claim_line(mu2, row.epsilon, delta, f"{named}{eps_c:.6g}", eps_c, delta_c, level,
+                                                form))
     elif row.kind == "upper bound":
         from ..privacy.observers import observer_blackbox
 
@@ -180,35 +181,44 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     return "\n".join(lines)
 
 
-def observer_claim_line(renyi: float, epsilon: float, delta: float, claim: str, eps_c: float, delta_c: float,
-                        level: str = "run") -> str:
-    """The verdict of a claim ``(eps_c, delta_c)`` against one observer from the exact figure of its whole view on a
-    deterministic schedule: its Renyi divergence ``renyi`` (any order: zero or not) and its exact ``epsilon`` at
-    ``delta``.
+def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, eps_c: float, delta_c: float,
+                        level: str = "run", form: Any = None) -> str:
+    """The verdict of the check's claim against one observer from the exact figure of its whole view on a
+    deterministic schedule: a Gaussian view of parameter ``mu`` (``mu2 = mu^2``; its Renyi divergence of order
+    ``a`` is ``a mu^2 / 2``) whose exact epsilon at ``delta`` is ``epsilon``.
 
-    A pure claim (``delta_c = 0``) holds only for a view that carries nothing (``renyi = 0``): a Gaussian view with a
-    mean shift is ``(epsilon, 0)``-DP for no finite epsilon, whatever its epsilon at ``delta > 0``. A claim per
-    iteration (``level``) holds when the whole view meets it (each round's part is a function of the whole view);
-    a whole view above it is no verdict.
+    The claim is ``(eps_c, delta_c)``, or ``form`` (:mod:`accounting.claim_forms`) when it is a Renyi or zCDP
+    claim: that is judged by its own Renyi bound (its order, or order 2 for zCDP: ``mu^2 / 2 <= rho``), not by
+    its conversion at ``--delta``, which a false form can meet. A pure claim (``delta_c = 0``) holds only for a
+    view that carries nothing: a Gaussian view with a mean shift is ``(epsilon, 0)``-DP for no finite epsilon,
+    whatever its epsilon at ``delta > 0``. A claim per iteration (``level``) holds when the whole view meets it
+    (each round's part is a function of the whole view); a whole view above it is no verdict.
 
     Example:
         >>> observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0).split(":")[0]
         'the claim (5, 0) fails against this observer'
     """
+    import math
+
     what = f"its exact epsilon at delta {delta:.3g} is {epsilon:.6g} (exact, on this run's realized schedule)"
-    if delta_c == 0:
-        verdict = "holds" if renyi == 0 else "fails"
-        what = ("its view carries nothing about the agent" if renyi == 0 else
-                f"its view is Gaussian with a mean shift (Renyi divergence {renyi:.6g}): (epsilon, 0)-DP for no finite "
-                f"epsilon; {what}")
-    elif epsilon <= eps_c * (1 + 1e-9):
-        verdict = "holds"
-    elif level == "iteration":
-        return (f"the claim ({claim}, {delta_c:.3g}) per iteration: no verdict against this observer: the exact epsilon "
-                f"of its whole view ({epsilon:.6g} at delta {delta:.3g}) exceeds it, and one iteration's part may not")
+    kind = getattr(form, "form", None)
+    if kind in ("renyi", "zcdp"):
+        order = float(form.alpha) if kind == "renyi" else 2.0
+        value, bound = order * mu2 / 2.0, float(form.renyi_bound(order))
+        holds = value <= bound * (1 + 1e-9)
+        what = (f"its view's exact Renyi divergence of order {order:g} is {value:.6g} (the claim's bound {bound:.6g}; "
+                "exact, on this run's realized schedule)")
+        label = f"the claim ({form.describe()})"
     else:
-        verdict = "fails"
-    return f"the claim ({claim}, {delta_c:.3g}) {verdict} against this observer: {what}"
+        holds = mu2 == 0 if delta_c == 0 else epsilon <= eps_c * (1 + 1e-9)
+        label = f"the claim ({claim}, {delta_c:.3g})"
+        if delta_c == 0 and mu2 > 0:
+            what = (f"its view is Gaussian with a mean shift (mu = {math.sqrt(mu2):.6g}): (epsilon, 0)-DP for no "
+                    f"finite epsilon; {what}")
+    if not holds and level == "iteration":
+        return (f"{label} per iteration: no verdict against this observer: its whole view exceeds it ({what}), and "
+                "one iteration's part may not")
+    return f"{label} {'holds' if holds else 'fails'} against this observer: {what}"
 
 
 def _register_network(sub: Any) -> None:

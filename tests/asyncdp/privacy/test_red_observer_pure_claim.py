@@ -1,9 +1,11 @@
-"""``privacy check --observer node:V`` on a pure claim or a claim per iteration: the observer line's verdict.
+"""``privacy check --observer node:V`` on a pure, Renyi or per-iteration claim: the observer line's verdict.
 
 Truth: node 1 of the 6-node path (Muffliato, sigma 1, values in [0, 1]) combines ``y_0(2) = x_0 + xi_0`` in the
-first exchange, so its view of agent 0 is Gaussian with ``mu >= 1``: ``delta(epsilon) > 0`` for every finite
-epsilon, so no pure claim ``(epsilon, 0)`` holds against it. The line compared the claim's epsilon with the view's
-epsilon at ``--delta`` (4.89 at 1e-6) and printed "the claim (5, 0) holds against this observer".
+first exchange and solves the rest, so its view of agent 0 is Gaussian with ``mu = 1`` (``D_a = a / 2``):
+``delta(epsilon) > 0`` for every finite epsilon, so no pure claim ``(epsilon, 0)`` holds against it, and
+``D_2 = 1`` breaks a ``(2, 0.5)``-RDP claim. The line compared the claim's epsilon (or the form's conversion at
+``--delta``, 12.93) with the view's epsilon at ``--delta`` (4.89 at 1e-6) and printed "holds against this
+observer" for both.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import argparse
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
 
 from asyncdp.cli.privacy import _observer_section, observer_claim_line
 from asyncdp.papers.muffliato.rule import Muffliato
@@ -28,14 +32,32 @@ class _PureClaim(Muffliato):
         return 5.0, 0.0
 
 
-def test_a_pure_claim_fails_against_a_node_whose_view_is_gaussian():
-    scenario = replace(Muffliato.example_scenario(), algorithm=_PureClaim(sigma=1.0))
+@dataclass(frozen=True)
+class _RenyiClaim(Muffliato):
+    """Muffliato, claiming (2, 0.5)-RDP: one noisy release already has D_2 = 1."""
+
+    def claimed_form(self, horizon: int) -> RenyiDP:
+        return RenyiDP(2.0, 0.5)
+
+
+def _line(rule: Muffliato) -> str:
+    scenario = replace(Muffliato.example_scenario(), algorithm=rule)
     values = np.array(scenario.problem.costs.addresses)
     values[0] = 1.0 - values[0]
     adjacent = replace(scenario, problem=Problem(scenario.problem.domain, RendezvousQuadratic(values)))
     args = argparse.Namespace(seed=0, delta=1e-6, runs=10, confidence=0.95)
-    text = _observer_section(scenario, adjacent, parse_observer("node:1"), args)
+    return _observer_section(scenario, adjacent, parse_observer("node:1"), args)
+
+
+def test_a_pure_claim_fails_against_a_node_whose_view_is_gaussian():
+    text = _line(_PureClaim(sigma=1.0))
     assert "the claim (5, 0) fails against this observer" in text and "holds" not in text
+
+
+def test_a_renyi_claim_is_judged_by_the_views_renyi_divergence_not_its_conversion():
+    text = _line(_RenyiClaim(sigma=1.0))
+    assert "(alpha=2, epsilon=0.5)-RDP) fails against this observer" in text and "holds" not in text
+    assert "Renyi divergence of order 2 is 1 " in text
 
 
 def test_the_observer_line_reads_the_claims_delta_and_level():
@@ -49,3 +71,8 @@ def test_the_observer_line_reads_the_claims_delta_and_level():
     line = observer_claim_line(1.0, 5.1, 1e-6, "5", 5.0, 1e-6, "iteration")
     assert "no verdict" in line and "fails" not in line and "holds" not in line
     assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 1e-6, "iteration")
+    # Renyi and zCDP forms: mu^2 = 1 gives D_3 = 1.5 and mu^2 / 2 = 0.5, whatever the conversion says
+    assert "fails" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=RenyiDP(3.0, 1.4))
+    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=RenyiDP(3.0, 1.5))
+    assert "fails" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.45))
+    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.5))
