@@ -782,10 +782,26 @@ def _unverified_lemma(scenario: Any) -> str | None:
     return f"the user's own lemma of paper record {found.paper.name!r}"
 
 
+def _unicast_copies(scenario: Any) -> np.ndarray:
+    """``copies[t - 1]``: the most copies one agent sends in round ``t`` in unicast mode (one per receiver, each
+    with its own noise), or 0 when some agent has no receiver in that round (its state then keeps its noise-free
+    message, :mod:`asyncdp.engine.simpy_engine`, which no release's sensitivity accounts for)."""
+    out = np.zeros(scenario.horizon, dtype=np.int64)
+    for t in range(1, scenario.horizon + 1):
+        w = scenario.topology.weights(t)
+        links = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)  # receivers of each sender
+        out[t - 1] = int(links.max()) if links.min() > 0 else 0
+    return out
+
+
 def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
     """An upper bound on any observer's Renyi divergence valid on *every* schedule: the composition of every
     noisy release of one agent, each with the paper lemma's sensitivity (data processing: an observer sees
     a function of all releases).
+
+    In unicast mode every receiver gets its own noisy copy, and every copy is composed (the most copies one
+    agent sends in the round); a round of positive sensitivity in which some agent has no receiver gives ``inf``
+    (its noise-free own message enters its state, beyond the lemma's releases).
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -796,15 +812,16 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
 
     alg = scenario.algorithm.bind(scenario.problem)
     sens = independent_sensitivity(scenario)
+    copies = _unicast_copies(scenario) if getattr(scenario, "mode", "broadcast") == "unicast" else None
     total = 0.0
     for c, arr in sens.items():
         for t, s in enumerate(np.asarray(arr), start=1):
             scale = alg.noise(t, c).scale
             if s == 0:
                 continue
-            if scale == 0:
+            if scale == 0 or (copies is not None and copies[t - 1] == 0):
                 return math.inf
-            total += float(s / scale) ** 2
+            total += float(s / scale) ** 2 * (1 if copies is None else int(copies[t - 1]))
     return float(alpha * total / 2.0)
 
 

@@ -1,0 +1,42 @@
+"""The observers' upper bound for a rule without a verified linear model counts every unicast copy.
+
+In unicast mode each receiver gets its own noisy copy: on the 6-node path with ``W`` from round 1 on (Muffliato,
+sigma 1, values in [0, 1], order 2), agent 2 sends ``x_2 + xi_21`` and ``x_2 + xi_23`` in round 1, two
+independent Gaussian mechanisms of divergence 1 each, and every later message is a function of round-1 copies:
+the eavesdropper's exact ``D_2`` is 2 (node 1's, computed from the copies' linear maps, 1.6). The bound composed
+one release per round and printed ``D_alpha=1 [upper bound]``. With the identity in round 1 (the paper's noising
+round) no agent has a receiver then, so its state keeps its noise-free value and round 2 sends ``x_2`` itself:
+the loss is infinite, and the bound said 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import topology
+from asyncdp.papers.muffliato.rule import Muffliato
+from asyncdp.privacy.observers import pairwise_figures
+
+
+def _unicast(static: bool):
+    base = Muffliato.example_scenario()
+    topo = topology.static(base.topology.weights(2), directed=False) if static else base.topology
+    return replace(base, mode="unicast", topology=topo)
+
+
+@pytest.mark.parametrize("observer", ["eavesdropper", "node:1"])
+def test_every_unicast_copy_is_composed(observer):
+    (row,) = pairwise_figures(_unicast(static=True), observer, sources=[2]).rows
+    assert row.kind == "upper bound" and row.renyi >= 2.0 * (1 - 1e-12)
+
+
+def test_an_agent_without_receivers_in_a_noisy_round_makes_the_bound_infinite():
+    sc = _unicast(static=False)
+    y = sc.run("simpy").messages["y"]
+    assert np.isnan(y[0, 2]).all()  # round 1: nothing sent, so no noise drawn for agent 2
+    assert y[1, 2, 1, 0] == sc.problem.costs.addresses[2, 0]  # round 2 sends the raw value
+    (row,) = pairwise_figures(sc, "node:1", sources=[2]).rows
+    assert row.kind == "upper bound" and row.renyi == float("inf")
