@@ -603,8 +603,9 @@ class ObservedTranscript:
 
     Attributes:
         observer: the observer.
-        messages: ``(T, N, d)`` released messages, ``NaN`` where the observer did not see them.
-        seen: ``(T, N)`` bool mask (round, sender).
+        messages: ``(T, N, d)`` released messages (unicast: ``(T, N, N, d)``, one copy per receiver), ``NaN`` where
+            the observer did not see them (a unicast copy: only if it crossed the observer's links).
+        seen: ``(T, N)`` bool mask (round, sender): some copy seen.
         knows: agents whose data, noise and state the observer holds (its own, for ``node``/``nodes``).
         note: what the observer knows, in words.
     """
@@ -642,9 +643,12 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
         raise ScenarioError("the run recorded no schedule or messages: record the transcript")
     obs = parse_observer(observer, rs.num_agents)
     y = np.asarray(result.messages[channel], dtype=float)
-    seen = np.zeros((rs.horizon, rs.num_agents), dtype=bool)
+    n = rs.num_agents
+    # (round, sender, receiver) of every copy seen: a unicast message ([t, sender, receiver]) is one link's copy, a
+    # broadcast one is seen if any of its copies is
+    copies = np.zeros((rs.horizon, n, n), dtype=bool)
     if obs.kind == "eavesdropper":
-        seen[:] = True
+        copies[:] = True
     else:
         recv, send = np.asarray(rs.receiver), np.asarray(rs.sender)
         if obs.kind == "link":
@@ -652,7 +656,7 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
             sel = ((recv == a) & (send == b)) | ((recv == b) & (send == a))
         else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
             sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
-        seen[np.asarray(rs.sender_round)[sel] - 1, send[sel]] = True
+        copies[np.asarray(rs.sender_round)[sel] - 1, send[sel], recv[sel]] = True
         tr = getattr(result, "transcript", None)
         if tr is not None:  # and every copy delivered to it, combined or not (late, superseded)
             t_rnd, t_send = np.asarray(tr.column("round")), np.asarray(tr.column("sender"))
@@ -662,8 +666,11 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
                 t_sel = ok & (((t_recv == a) & (t_send == b)) | ((t_recv == b) & (t_send == a)))
             else:
                 t_sel = ok & np.isin(t_recv, obs.agents) & ~np.isin(t_send, obs.agents)
-            seen[t_rnd[t_sel].astype(np.int64) - 1, t_send[t_sel].astype(np.int64)] = True
-    out = np.where(seen.reshape(seen.shape + (1,) * (y.ndim - 2)), y, np.nan)
+            copies[t_rnd[t_sel].astype(np.int64) - 1, t_send[t_sel].astype(np.int64),
+                   t_recv[t_sel].astype(np.int64)] = True
+    seen = copies.any(axis=2)
+    mask = copies if y.ndim == 4 else seen  # unicast: [round, sender, receiver, coordinate]
+    out = np.where(mask.reshape(mask.shape + (1,) * (y.ndim - mask.ndim)), y, np.nan)
     knows = obs.agents if obs.kind == "nodes" else ()
     note = {"eavesdropper": "every released message; no data, no noise",
             "link": "the messages combined across the link, both directions; no data, no noise"}.get(

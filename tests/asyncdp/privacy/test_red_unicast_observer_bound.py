@@ -40,3 +40,17 @@ def test_an_agent_without_receivers_in_a_noisy_round_makes_the_bound_infinite():
     assert y[1, 2, 1, 0] == sc.problem.costs.addresses[2, 0]  # round 2 sends the raw value
     (row,) = pairwise_figures(sc, "node:1", sources=[2]).rows
     assert row.kind == "upper bound" and row.renyi == float("inf")
+
+
+@pytest.mark.parametrize("observer, of_agent_2, receivers", [("node:1", {1}, {1}), ("nodes:1,3", {1, 3}, {1, 3}),
+                                                             ("link:2,3", {3}, {2, 3})])
+def test_a_unicast_observer_sees_the_copies_sent_to_it_only(observer, of_agent_2, receivers):
+    # observed_transcript kept every receiver's copy of a sender's round it saw: node 1 held the copy 2 -> 3 too,
+    # an eavesdropper's round-1 view of agent 2 (D_2 = 2, node 1's own 1.6) fed to the black-box lower bound
+    from asyncdp.privacy.observers import observed_transcript
+
+    res = _unicast(static=True).run("simpy")
+    view = observed_transcript(res, observer)
+    held = ~np.isnan(view.messages[..., 0])  # [round, sender, receiver]
+    assert set(np.flatnonzero(held[0, 2])) == of_agent_2
+    assert set(np.flatnonzero(held.any(axis=(0, 1)))) == receivers
