@@ -303,8 +303,8 @@ def from_networkx(
     Raises:
         EmptySequenceError: no graphs.
         NodeCountMismatchError: graphs on different node sets.
-        ParameterError: an unknown rule name; without a rule, an edge without a ``weight`` attribute (networkx
-            would read it as 1).
+        ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
+            (networkx would read it as 1) or is not a real number (a boolean, a string).
 
     Example:
         >>> import networkx as nx
@@ -328,11 +328,13 @@ def from_networkx(
                 f"({len(nodes)} nodes)"
             )
         if rule is None:
-            unweighted = next(((u, v) for u, v, w in g.edges(data="weight") if w is None), None)
-            if unweighted is not None:  # networkx would read a missing weight as 1
+            bad = next(((u, v, w) for u, v, w in g.edges(data="weight") if not _is_weight(w)), None)
+            if bad is not None:  # networkx reads a missing weight as 1 (and True as 1, "0.5" as text)
+                u, v, w = bad
+                what = "has no 'weight' attribute" if w is None else f"has weight {w!r}, not a real number"
                 raise ParameterError(
-                    f"round {t}: edge {unweighted[0]!r} -> {unweighted[1]!r} has no 'weight' attribute; without a "
-                    "rule every edge must carry its weight (or pass a rule, e.g. rule='metropolis')")
+                    f"round {t}: edge {u!r} -> {v!r} {what}; without a rule every edge must carry its weight as a "
+                    "number (or pass a rule, e.g. rule='metropolis')")
             adj = nx.to_scipy_sparse_array(g, nodelist=nodes, weight="weight", format="csr")
             mats.append(sp.csr_array(adj.T))
         else:
@@ -344,6 +346,11 @@ def from_networkx(
             mats.append(get_rule(rule)(as_pattern(ordered, round_index=t)))
     directed = any(g.is_directed() for g in graphs)
     return from_matrices(mats, periodic=periodic, directed=directed, description="from networkx")
+
+
+def _is_weight(w: Any) -> bool:
+    """Whether an edge attribute is a weight: a real number, not a boolean."""
+    return isinstance(w, (int, float, np.integer, np.floating)) and not isinstance(w, (bool, np.bool_))
 
 
 def generated(

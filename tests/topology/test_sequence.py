@@ -136,12 +136,16 @@ def test_a_round_function_that_is_not_callable_is_named_at_construction():
         T.generated(2, (m for m in [np.eye(2)]))
 
 
-def test_from_networkx_without_a_rule_refuses_an_edge_without_weight():
+def test_from_networkx_without_a_rule_refuses_an_edge_without_a_numeric_weight():
     # networkx reads a missing weight as 1: a directed ring whose weights sit under another key ("w") became a
     # permutation matrix (doubly stochastic) silently; the edge is named instead
     g = nx.DiGraph()
     g.add_edges_from([(0, 0, {"weight": 0.5}), (1, 1, {"weight": 0.5}), (0, 1, {"weight": 0.5}), (1, 0, {"w": 0.5})])
     with pytest.raises(ParameterError, match=r"round 1: edge 1 -> 0 has no 'weight' attribute"):
         T.from_networkx([g])
+    for bad, shown in (("0.5", "'0.5'"), (True, "True")):  # read from a CSV: text; a flag: networkx's 1
+        g[1][0]["weight"] = bad
+        with pytest.raises(ParameterError, match=f"round 1: edge 1 -> 0 has weight {shown}, not a real number"):
+            T.from_networkx([g])
     g[1][0]["weight"] = 0.5
     assert T.from_networkx([g]).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]
