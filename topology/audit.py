@@ -300,10 +300,8 @@ class Spectral:
                     continue
             try:
                 value = float(self.measure(w))
-            except TopologyError:
-                raise
-            except Exception as exc:  # a user's measure: :func:`_run_step` names the step, this the round
-                raise _RoundFailure(t, exc) from exc
+            except Exception as exc:  # the measure refused this round's matrix: :func:`_run_step` names the step
+                raise _RoundFailure(t, exc) from exc  # and the round (a TopologyError too, e.g. "needs a symmetric W")
             failing = not value < 1 - 1e-12
             if worst is None or (failing and worst[0] < 1 - 1e-12) or (not failing and value > worst[0]):
                 worst = (value, t)

@@ -392,3 +392,26 @@ def test_a_users_spectral_measure_that_raises_is_one_error_naming_the_step_and_t
     with pytest.raises(ParameterError, match=r"step 'eta_below_one' of the assumptions of mine raised at round 3: "
                                              r"RuntimeError: not converged"):
         topology.audit(topology.from_matrices([ring, ring, np.eye(4)]), spec)
+
+
+def test_a_library_function_that_refuses_a_rounds_matrix_inside_a_users_step_names_the_round():
+    # a TopologyError raised by the measure or check itself (second_eigenvalue_modulus on a one-way link, the
+    # smallest positive weight of an all-zero round) went through without the step or the round
+    from topology.audit import Spectral
+    from topology.checks import properties as P
+
+    ring = topology.metropolis(nx.cycle_graph(4)).toarray()
+    one_way = ring.copy()
+    one_way[0, 1], one_way[0, 0] = 0.0, one_way[0, 0] + one_way[0, 1]
+    spec = AssumptionSet("mine", "my notes", (Spectral(P.second_eigenvalue_modulus, "beta", "beta_below_one",
+                                                       "beta < 1", "mixing"),), "doubly")
+    with pytest.raises(ParameterError, match=r"step 'beta_below_one' of the assumptions of mine raised at round 3: "
+                                             r"ParameterError: second_eigenvalue_modulus needs a symmetric W"):
+        topology.audit(topology.from_matrices([ring, ring, one_way]), spec)
+
+    def heavy(w):
+        return P.CheckResult("heavy", P.min_positive_weight(w) > 0.1)
+
+    spec = AssumptionSet("mine", "my notes", (EachRound(heavy, "heavy", "positive weights above 0.1"),), "doubly")
+    with pytest.raises(ParameterError, match=r"check 'heavy' at round 2: W has no positive entry"):
+        topology.audit(topology.from_matrices([ring, np.zeros((4, 4))]), spec)

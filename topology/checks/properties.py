@@ -690,8 +690,8 @@ def check_each_round(
         w = seq.weights(t)
         try:
             res = check(w)
-        except TopologyError:
-            raise
+        except TopologyError as exc:  # the check refused this round's matrix: its own class, with check and round
+            raise type(exc)(f"check {name or getattr(check, '__name__', check)!r} at round {t}: {exc}") from exc
         except Exception as exc:  # a user's check: one line naming it and the round, not a traceback
             raise ParameterError(f"check {name or getattr(check, '__name__', check)!r} raised at round {t}: "
                                  f"{type(exc).__name__}: {exc}") from exc
