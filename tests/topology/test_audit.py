@@ -141,9 +141,9 @@ def test_bad_input():
     with pytest.raises(ParameterError, match="horizon"):
         topology.audit(_ring(4), assumption_set("huang2015"), horizon=0)
     # a list of matrices, a matrix or a networkx graph is not a sequence: named (it was an AttributeError)
-    for given, kind in (([np.eye(2)] * 2, "list"), (np.eye(2), "ndarray"), (nx.cycle_graph(3), "Graph")):
+    for thing, kind in (([np.eye(2)] * 2, "list"), (np.eye(2), "ndarray"), (nx.cycle_graph(3), "Graph")):
         with pytest.raises(ParameterError, match=f"sequence must be a topology.GraphSequence.*got {kind}"):
-            topology.audit(given, assumption_set("huang2015"))
+            topology.audit(thing, assumption_set("huang2015"))
 
 
 def test_example_audit_new_topology_matches_networkx(capsys):
