@@ -10,7 +10,7 @@ of the round, e.g. a seeded random graph per round).
 
 from __future__ import annotations
 
-import hashlib
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -217,12 +217,14 @@ class GraphSequence:
 
 
 def _fingerprint(mat: sp.csr_array) -> np.uint64:
-    """A nonzero 64-bit digest of a canonical CSR matrix (its index arrays read as int64, its float64 data)."""
-    h = hashlib.blake2b(digest_size=8)
+    """A nonzero 64-bit checksum (CRC-32 and Adler-32) of a canonical CSR matrix: its index arrays read as int64 and
+    its float64 data (a few milliseconds for a million entries)."""
+    crc = adler = 1
     for part in (np.asarray(mat.indptr, dtype=np.int64), np.asarray(mat.indices, dtype=np.int64),
                  np.asarray(mat.data, dtype=np.float64)):
-        h.update(np.ascontiguousarray(part).tobytes())
-    return np.uint64(int.from_bytes(h.digest(), "little") | 1)
+        buf = np.ascontiguousarray(part)
+        crc, adler = zlib.crc32(buf, crc), zlib.adler32(buf, adler)
+    return np.uint64((crc << 32) | adler | 1)
 
 
 def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
