@@ -222,7 +222,7 @@ def _fingerprint(mat: sp.csr_array) -> np.uint64:
     crc = adler = 1
     for part in (np.asarray(mat.indptr, dtype=np.int64), np.asarray(mat.indices, dtype=np.int64),
                  np.asarray(mat.data, dtype=np.float64)):
-        buf = np.ascontiguousarray(part)
+        buf = np.ascontiguousarray(part).data  # a memoryview of the array
         crc, adler = zlib.crc32(buf, crc), zlib.adler32(buf, adler)
     return np.uint64((crc << 32) | adler | 1)
 
