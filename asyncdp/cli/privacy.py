@@ -210,9 +210,9 @@ def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, ep
                 "exact, on this run's realized schedule)")
         label = f"the claim ({form.describe()})"
     else:
-        holds = mu2 == 0 if delta_c == 0 else epsilon <= eps_c * (1 + 1e-9)
+        holds = mu2 == 0 if delta_c == 0 and eps_c < math.inf else epsilon <= eps_c * (1 + 1e-9)
         label = f"the claim ({claim}, {delta_c:.3g})"
-        if delta_c == 0 and mu2 > 0:
+        if delta_c == 0 and mu2 > 0 and not holds:
             what = (f"its view is Gaussian with a mean shift (mu = {math.sqrt(mu2):.6g}): (epsilon, 0)-DP for no "
                     f"finite epsilon; {what}")
     if not holds and level == "iteration":

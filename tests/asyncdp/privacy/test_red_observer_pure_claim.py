@@ -64,6 +64,7 @@ def test_the_observer_line_reads_the_claims_delta_and_level():
     # pure: holds only for a view that carries nothing
     assert "(5, 0) holds" in observer_claim_line(0.0, 0.0, 1e-6, "5", 5.0, 0.0)
     assert "(5, 0) fails" in observer_claim_line(1e-12, 1e-3, 1e-6, "5", 5.0, 0.0)
+    assert "(inf, 0) holds" in observer_claim_line(1.0, 4.9, 1e-6, "inf", float("inf"), 0.0)  # no claim at all
     # approximate: the exact epsilon at the claim's delta
     assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 1e-6)
     assert "fails" in observer_claim_line(1.0, 5.1, 1e-6, "5", 5.0, 1e-6)
