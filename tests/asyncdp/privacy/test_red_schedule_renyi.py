@@ -146,8 +146,10 @@ def test_a_claim_false_at_its_order_is_refuted_on_realized_schedules(rule, timin
 
 
 @pytest.mark.parametrize("timing", list(TIMINGS))
-def test_the_right_claim_still_passes(timing):
-    sc, adj = make(GradientPerturbation(factor=1.0), TIMINGS[timing])
-    with noisy_dgd.registered([GradientPerturbation], adjacency, origin=__file__, lemma=lemma):
+@pytest.mark.parametrize("rule", [GradientPerturbation(factor=1.0), GradientPerturbationZ(factor=1.0)],
+                         ids=["renyi", "zcdp"])
+def test_the_right_claim_still_passes(rule, timing):
+    sc, adj = make(rule, TIMINGS[timing])
+    with noisy_dgd.registered([type(rule)], adjacency, origin=__file__, lemma=lemma):
         report = check_privacy(sc, adj, runs=300, search_examples=0)
     assert report.verdict == "pass", report.reasons
