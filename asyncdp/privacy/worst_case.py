@@ -273,8 +273,13 @@ def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray
     n = scenario.problem.dim
     if cls.kind == "difference":  # g - g' on the extreme points of the norm ball of radius bound
         half = 0.5 * cls.bound
-        return [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
-                 -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
+        out = [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
+                -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
+        if cls.norm == "l2" and n >= 2:  # and along the diagonals (see _directions)
+            diagonal = half * np.ones(n) / math.sqrt(n)
+            out.extend((f"difference along the diagonal ({'+' if s > 0 else '-'})", s * diagonal, -s * diagonal)
+                       for s in (1.0, -1.0))
+        return out
     return [(label, g, -g) for label, g in _directions(n, cls.bound, cls.norm)]
 
 
