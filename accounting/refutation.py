@@ -40,7 +40,7 @@ from topology.validation import check_nonnegative, check_open_unit
 from .claim_forms import SUBSAMPLING_NOTE, ClaimForm, as_form
 from .delta_bounds import DeltaLowerBound
 from .errors import PrivacyParameterError
-from .profiles import PrivacyProfile
+from .profiles import PrivacyProfile, RenyiLowerBound
 
 __all__ = ["DEFAULT_ALPHAS", "Refutation", "check_epsilon", "refute"]
 
@@ -135,14 +135,17 @@ def _exceeds(witness: float, allowed: float, rtol: float) -> bool:
 
 
 def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequence[DeltaLowerBound] = (),
-           delta: float | None = None, alphas: Sequence[float] = DEFAULT_ALPHAS, rtol: float = 1e-9) -> Refutation:
+           delta: float | None = None, alphas: Sequence[float] = DEFAULT_ALPHAS, rtol: float = 1e-9,
+           renyi_bounds: Sequence[RenyiLowerBound] = ()) -> Refutation:
     """Whether an exact profile or certified delta bounds refute a claim of any form.
 
     Order of evidence (the first that refutes is reported): the profile's
     ``delta`` at :func:`check_epsilon`; the profile's exact Rényi divergences
     (the claimed order for a Rényi claim, every order of ``alphas`` for zCDP
     and pure claims; approximate claims bound no divergence); then each
-    bound in ``bounds``, at its own epsilon. A witness must exceed what the
+    bound in ``bounds``, at its own epsilon; then each certified Rényi bound in
+    ``renyi_bounds``, at its own order (e.g.
+    :func:`accounting.profiles.schedule_renyi_lower`). A witness must exceed what the
     claim allows by more than ``rtol`` (relative round-off of the closed forms).
 
     Several bounds are several tests: if they rest on the same samples, give
@@ -214,5 +217,19 @@ def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequenc
                 reason=(f"delta({b.epsilon:.6g}) >= {b.lower:.4g} ({b.method}, confidence {b.confidence:.6g}, "
                         f"{b.samples} samples) > {allowed:.4g} allowed by the claim {form.describe()}"), **base)
         notes.append(f"{b.method}: delta({b.epsilon:.6g}) >= {b.lower:.4g} <= allowed {allowed:.4g}")
+    for rb in renyi_bounds:
+        if not isinstance(rb, RenyiLowerBound):
+            raise PrivacyParameterError(f"renyi_bounds must hold RenyiLowerBound items, got {rb!r}")
+        allowed_r = form.renyi_bound(rb.alpha)
+        if _exceeds(rb.lower, allowed_r, tol):
+            got_t, allowed_t = _apart(rb.lower, allowed_r)
+            return Refutation(
+                True, method=rb.method, confidence=rb.confidence, alpha=rb.alpha, renyi_allowed=allowed_r,
+                renyi_witness=rb.lower,
+                reason=(f"the pair's Renyi divergence of order {rb.alpha:.6g} is at least {got_t} ({rb.method}, "
+                        f"confidence {rb.confidence:.6g}, {rb.samples} samples) > {allowed_t} allowed by the claim "
+                        f"{form.describe()}"), **base)
+    if renyi_bounds:
+        notes.append(f"{renyi_bounds[0].method}: within the claim at {len(renyi_bounds)} order(s)")
     reason = "not refuted: " + ("; ".join(notes) if notes else "no evidence given")
     return Refutation(False, method=None, confidence=None, reason=reason, **base)

@@ -83,7 +83,10 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     ``delta(epsilon) = E_S[delta_S(epsilon)]`` (the observer sees the
     schedule) is then bounded from below from the runs' i.i.d. schedules by
     :func:`accounting.profiles.schedule_average_lower` at
-    ``schedule_confidence``: exact profiles, the sampling of schedules the only error.
+    ``schedule_confidence``: exact profiles, the sampling of schedules the only error. A Rényi or zCDP claim
+    is also compared with the pair's divergences, bounded from below from the same profiles
+    (:func:`accounting.profiles.schedule_renyi_lower`; each test at half the error): its conversion to
+    ``(epsilon, delta)`` is much weaker than the claim, as under lockstep, where the exact divergence is compared.
 
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
@@ -96,8 +99,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     Returns:
         An :class:`ExactProfile`.
     """
-    from accounting.profiles import profile_from_shifts, schedule_average_lower
-    from accounting.refutation import check_epsilon, refute
+    from accounting.profiles import profile_from_shifts, schedule_average_lower, schedule_renyi_lower
+    from accounting.refutation import DEFAULT_ALPHAS, check_epsilon, refute
 
     if isinstance(shifts, AccountingError):
         return ExactProfile(None, f"no exact profile: {shifts}")
@@ -159,9 +162,20 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         reason = (f"{chk.reason}, on {runs.runs} runs with different schedules: every sampled schedule has this "
                   "exact profile, averaged over the runs' schedules")
     eps = check_epsilon(claim, ctx.delta_claimed)
-    bound = schedule_average_lower(per_run, eps, confidence=schedule_confidence)
+    form = getattr(ctx, "claim_form", None)
+    divergence = getattr(form, "form", None) in ("renyi", "zcdp")
+    # a Rényi or zCDP claim's conversion is far weaker than the claim: its divergences are tested as well, each
+    # test at half the error (union bound)
+    level = 1.0 - (1.0 - schedule_confidence) / 2 if divergence else schedule_confidence
+    bound = schedule_average_lower(per_run, eps, confidence=level)
     bound = dataclasses.replace(bound, method="schedule average of exact profiles")
-    return ExactProfile(refute(claim, bounds=[bound], delta=ctx.delta_claimed), reason)
+    found = refute(claim, bounds=[bound], delta=ctx.delta_claimed)
+    if divergence and not found.refuted:
+        orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
+        by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
+        if by_divergence.refuted:
+            found = by_divergence
+    return ExactProfile(found, reason)
 
 
 def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:

@@ -10,7 +10,9 @@ class, and one search covers both kinds:
   linear costs (:class:`~asyncdp.problems.costs.LinearOverride`), opposite
   along every coordinate (``g = C2 e_k``) and, for an L1 bound, along sign
   patterns (``g = C2 s / sqrt(n)``), which attain Lemma-4-type bounds
-  ``2 C2 sqrt(n) gamma``;
+  ``2 C2 sqrt(n) gamma``; for an L2 bound also along the two diagonals
+  ``+-C2 (1, ..., 1) / sqrt(n)``, where a rule clipping each coordinate at
+  ``C2 / sqrt(n)`` moves as far as its lemma allows;
 * **one round's loss** (:class:`~asyncdp.papers.RoundClass`, round adjacency of
   online losses, Cheng, Liao and Li, arXiv 2022, Def. 1): round ``t0``'s loss
   is replaced by linear losses (:class:`~asyncdp.problems.online.LinearRound`)
@@ -231,17 +233,27 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
     return cls
 
 
+def _sign_pattern(s: Any, bound: float) -> tuple[str, np.ndarray]:
+    """The sign pattern ``s`` scaled to ``bound`` in L2 norm, with its label."""
+    return f"sign pattern ({', '.join(f'{v:+.0f}' for v in s)})", bound * np.array(s, dtype=float) / math.sqrt(len(s))
+
+
 def _directions(n: int, bound: float, norm: str) -> list[tuple[str, np.ndarray]]:
-    """Sign patterns (an L1 bound) then coordinates, each scaled to ``bound`` in L2 norm."""
+    """Sign patterns (an L1 bound) then coordinates, each scaled to ``bound`` in L2 norm; an L2 bound (``n >= 2``)
+    also gets the two diagonal patterns ``+-(1, ..., 1)`` after the coordinates: a rule that clips each coordinate
+    at ``bound / sqrt(n)`` (within an L2 lemma of ``2 bound``) moves by ``2 bound`` only there, by ``2 bound /
+    sqrt(n)`` along a coordinate."""
     out: list[tuple[str, np.ndarray]] = []
     if norm == "l1":
         patterns: Any = itertools.product((1.0, -1.0), repeat=n)
         for s in itertools.islice(patterns, MAX_SIGN_PATTERNS):
-            out.append((f"sign pattern ({', '.join(f'{v:+.0f}' for v in s)})", bound * np.array(s) / math.sqrt(n)))
+            out.append(_sign_pattern(s, bound))
     if not (norm == "l1" and n == 1):  # in one dimension the sign patterns are the coordinates
         for k in range(n):
             for sign in (1.0, -1.0):
                 out.append((f"coordinate {k} ({'+' if sign > 0 else '-'})", sign * bound * np.eye(n)[k]))
+    if norm == "l2" and n >= 2:
+        out.extend(_sign_pattern((sign,) * n, bound) for sign in (1.0, -1.0))
     return out
 
 
@@ -261,8 +273,13 @@ def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray
     n = scenario.problem.dim
     if cls.kind == "difference":  # g - g' on the extreme points of the norm ball of radius bound
         half = 0.5 * cls.bound
-        return [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
-                 -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
+        out = [(f"difference along coordinate {k} ({'+' if s > 0 else '-'})", s * half * np.eye(n)[k],
+                -s * half * np.eye(n)[k]) for k in range(n) for s in (1.0, -1.0)]
+        if cls.norm == "l2" and n >= 2:  # and along the diagonals (see _directions)
+            diagonal = half * np.ones(n) / math.sqrt(n)
+            out.extend((f"difference along the diagonal ({'+' if s > 0 else '-'})", s * diagonal, -s * diagonal)
+                       for s in (1.0, -1.0))
+        return out
     return [(label, g, -g) for label, g in _directions(n, cls.bound, cls.norm)]
 
 

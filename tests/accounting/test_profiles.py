@@ -28,6 +28,7 @@ from accounting.profiles import (
     gaussian_profile_epsilon,
     laplace_profile_delta,
     schedule_average_lower,
+    schedule_renyi_lower,
     shift_profile,
 )
 
@@ -177,6 +178,32 @@ def test_schedule_average_lower_bounds_the_mean_profile():
     b = schedule_average_lower(profiles, 3.0, confidence=0.99)
     # power: with 300 schedules the Bernstein slack leaves at least 40% of the mean (cap <= 1.78 x the largest)
     assert 0.4 * mean < b.lower < mean and b.method == "schedule average"
+
+
+def test_schedule_renyi_lower_holds_at_its_confidence_and_is_nearly_exact_for_one_profile():
+    # the schedule's profile: mu 2 with probability 0.97, else 0 (a rare schedule that hides the change); the pair's
+    # divergence with the schedule seen is log E exp((alpha - 1) alpha mu^2 / 2) / (alpha - 1), exact here
+    alpha, n, trials, conf = 2.0, 20, 400, 0.9
+    truth = math.log(0.03 + 0.97 * math.exp((alpha - 1) * alpha * 2.0)) / (alpha - 1)
+    profiles = [PrivacyProfile(0.0), PrivacyProfile(2.0)]
+    rng = np.random.default_rng(5)
+    def bound() -> float:
+        drawn = [profiles[int(k)] for k in (rng.random(n) < 0.97)]
+        return schedule_renyi_lower(drawn, [alpha], confidence=conf)[0].lower
+
+    over = sum(bound() > truth for _ in range(trials))
+    # at most 10% of the trials exceed the truth; 3 binomial standard errors of slack (fixed seed); the smallest
+    # sampled divergence alone (every one of the 20 draws is mu = 2 in 54% of the trials) would exceed it
+    assert over / trials <= 0.1 + 3 * math.sqrt(0.09 / trials)
+    b = schedule_renyi_lower([PrivacyProfile(1.0)] * 300, [2.0, 10.0], confidence=0.95)
+    assert [x.alpha for x in b] == [2.0, 10.0] and all(x.method.startswith("schedule minimum") for x in b)
+    # every schedule has D_alpha = alpha / 2 = m: the bound is m + log(p + (1 - p) e^(-(alpha - 1) m)) / (alpha - 1)
+    # with p = (0.05 / 2)^(1/300) (two orders), within 1% of m at alpha = 2
+    p = 0.025 ** (1 / 300)
+    assert b[0].lower == pytest.approx(1.0 + math.log(p + (1 - p) * math.exp(-1.0)), rel=1e-12)
+    assert 0.99 < b[0].lower < 1.0 and 4.99 < b[1].lower < 5.0
+    with pytest.raises(PrivacyParameterError, match="at least 2 profiles"):
+        schedule_renyi_lower([PrivacyProfile(1.0)], [2.0])
 
 
 @pytest.mark.parametrize("call, exc, match", [
