@@ -95,8 +95,9 @@ class GraphSequence:
         self.directed = bool(directed)
         self.description = description
         self._cache: OrderedDict[int, sp.csr_array] = OrderedDict()
-        # _fingerprint of each round's first matrix (0: not asked yet), in blocks of _PRINT_BLOCK rounds
-        self._prints: dict[int, np.ndarray] = {}
+        # _fingerprint of each round's first matrix (0: not asked yet), in blocks of _PRINT_BLOCK rounds; None for
+        # a sequence over matrices validated once (:func:`_over_validated`), deterministic by construction
+        self._prints: dict[int, np.ndarray] | None = {}
 
     # -- basic properties -------------------------------------------------
     @property
@@ -162,7 +163,10 @@ class GraphSequence:
         return mat
 
     def _same_as_first_call(self, key: int, mat: sp.csr_array) -> bool:
-        """Whether ``mat`` is the matrix round ``key`` gave on its first call (recorded then: 8 bytes a round)."""
+        """Whether ``mat`` is the matrix round ``key`` gave on its first call (recorded then: 8 bytes a round);
+        always for a sequence over validated matrices (``_prints`` is ``None``: nothing to fingerprint)."""
+        if self._prints is None:
+            return True
         block = self._prints.get(key // self._PRINT_BLOCK)
         if block is None:
             block = self._prints[key // self._PRINT_BLOCK] = np.zeros(self._PRINT_BLOCK, dtype=np.uint64)
@@ -246,9 +250,7 @@ def static(matrix: Any, *, directed: bool = True, description: str = "static") -
         3
     """
     mat = as_weight_matrix(matrix, round_index=1)
-    return GraphSequence(
-        mat.shape[0], lambda t: mat, period=1, directed=directed, description=description
-    )
+    return _over_validated([mat], period=1, directed=directed, description=description)
 
 
 def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str = "periodic") -> GraphSequence:
@@ -262,9 +264,21 @@ def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str
 
 
 def _cycled(mats: list[sp.csr_array], *, directed: bool, description: str) -> GraphSequence:
-    return GraphSequence(
-        mats[0].shape[0], lambda t: mats[t - 1], period=len(mats), directed=directed, description=description
-    )
+    return _over_validated(mats, period=len(mats), directed=directed, description=description)
+
+
+def _over_validated(mats: list[sp.csr_array], *, length: int | None = None, period: int | None = None,
+                    directed: bool, description: str) -> GraphSequence:
+    """The sequence whose round ``t`` is ``mats[t - 1]``, matrices :func:`_validated_list` made (private copies).
+
+    Its round function is deterministic by construction, so its rounds are not fingerprinted (a round that
+    leaves the cache is asked again on every pass of an audit or an engine: the checksum cost more than the
+    matrix's validation, a fifth of a 1000-round audit).
+    """
+    seq = GraphSequence(mats[0].shape[0], lambda t: mats[t - 1], length=length, period=period, directed=directed,
+                        description=description)
+    seq._prints = None
+    return seq
 
 
 def from_matrices(
@@ -280,9 +294,7 @@ def from_matrices(
     mats = _validated_list(matrices)
     if periodic:
         return _cycled(mats, directed=directed, description=description)
-    return GraphSequence(
-        mats[0].shape[0], lambda t: mats[t - 1], length=len(mats), directed=directed, description=description
-    )
+    return _over_validated(mats, length=len(mats), directed=directed, description=description)
 
 
 def from_networkx(
