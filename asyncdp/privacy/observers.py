@@ -643,12 +643,17 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
         raise ScenarioError("the run recorded no schedule or messages: record the transcript")
     obs = parse_observer(observer, rs.num_agents)
     y = np.asarray(result.messages[channel], dtype=float)
-    n = rs.num_agents
-    # (round, sender, receiver) of every copy seen: a unicast message ([t, sender, receiver]) is one link's copy, a
-    # broadcast one is seen if any of its copies is
-    copies = np.zeros((rs.horizon, n, n), dtype=bool)
+    unicast = y.ndim == 4  # [round, sender, receiver, coordinate]: one copy per link
+    # what was seen: (round, sender, receiver) of each unicast copy, (round, sender) of a broadcast message (seen if
+    # any of its copies is: an (T, N, N) mask would take N^2 T bytes, 10 GB for 10^4 agents and 100 rounds)
+    mask = np.zeros((rs.horizon, rs.num_agents) + ((rs.num_agents,) if unicast else ()), dtype=bool)
+
+    def mark(rounds: Any, senders: Any, receivers: Any) -> None:
+        at = (np.asarray(rounds, dtype=np.int64) - 1, np.asarray(senders, dtype=np.int64))
+        mask[at + ((np.asarray(receivers, dtype=np.int64),) if unicast else ())] = True
+
     if obs.kind == "eavesdropper":
-        copies[:] = True
+        mask[:] = True
     else:
         recv, send = np.asarray(rs.receiver), np.asarray(rs.sender)
         if obs.kind == "link":
@@ -656,7 +661,7 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
             sel = ((recv == a) & (send == b)) | ((recv == b) & (send == a))
         else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
             sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
-        copies[np.asarray(rs.sender_round)[sel] - 1, send[sel], recv[sel]] = True
+        mark(np.asarray(rs.sender_round)[sel], send[sel], recv[sel])
         tr = getattr(result, "transcript", None)
         if tr is not None:  # and every copy delivered to it, combined or not (late, superseded)
             t_rnd, t_send = np.asarray(tr.column("round")), np.asarray(tr.column("sender"))
@@ -666,10 +671,8 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
                 t_sel = ok & (((t_recv == a) & (t_send == b)) | ((t_recv == b) & (t_send == a)))
             else:
                 t_sel = ok & np.isin(t_recv, obs.agents) & ~np.isin(t_send, obs.agents)
-            copies[t_rnd[t_sel].astype(np.int64) - 1, t_send[t_sel].astype(np.int64),
-                   t_recv[t_sel].astype(np.int64)] = True
-    seen = copies.any(axis=2)
-    mask = copies if y.ndim == 4 else seen  # unicast: [round, sender, receiver, coordinate]
+            mark(t_rnd[t_sel], t_send[t_sel], t_recv[t_sel])
+    seen = mask.any(axis=2) if unicast else mask
     out = np.where(mask.reshape(mask.shape + (1,) * (y.ndim - mask.ndim)), y, np.nan)
     knows = obs.agents if obs.kind == "nodes" else ()
     note = {"eavesdropper": "every released message; no data, no noise",
