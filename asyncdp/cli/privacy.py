@@ -194,6 +194,18 @@ def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, ep
     whatever its epsilon at ``delta > 0``. A claim per iteration (``level``) holds when the whole view meets it
     (each round's part is a function of the whole view); a whole view above it is no verdict.
 
+    Args:
+        mu2: ``mu^2`` of the observer's Gaussian view of the changed agent (0: the view carries nothing).
+        epsilon: the view's exact epsilon at ``delta``.
+        delta: the delta of ``epsilon`` (the claim's own, or the check's ``--delta``).
+        claim: the claim's epsilon as printed (with the form's name when converted).
+        eps_c, delta_c: the claim as ``(epsilon, delta)`` (``delta_c = 0``: pure).
+        level: the rule's ``claim_level``, ``"run"`` or ``"iteration"``.
+        form: the claim's :mod:`accounting.claim_forms` form, or ``None``.
+
+    Returns:
+        One line: the claim ``holds`` or ``fails`` against the observer, or has no verdict, and why.
+
     Example:
         >>> observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0).split(":")[0]
         'the claim (5, 0) fails against this observer'

@@ -796,10 +796,11 @@ def _unicast_copies(scenario: Any) -> np.ndarray:
     """``copies[t - 1]``: the most copies one agent sends in round ``t`` in unicast mode (one per receiver, each
     with its own noise), or 0 when some agent has no receiver in that round (its state then keeps its noise-free
     message, :mod:`asyncdp.engine.simpy_engine`, which no release's sensitivity accounts for)."""
+    from ..papers.record import out_neighbour_counts
+
     out = np.zeros(scenario.horizon, dtype=np.int64)
     for t in range(1, scenario.horizon + 1):
-        w = scenario.topology.weights(t)
-        links = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)  # receivers of each sender
+        links = out_neighbour_counts(scenario.topology.weights(t))  # receivers of each sender
         out[t - 1] = int(links.max()) if links.min() > 0 else 0
     return out
 
