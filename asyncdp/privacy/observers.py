@@ -794,14 +794,19 @@ def _unverified_lemma(scenario: Any) -> str | None:
 
 def _unicast_copies(scenario: Any) -> np.ndarray:
     """``copies[t - 1]``: the most copies one agent sends in round ``t`` in unicast mode (one per receiver, each
-    with its own noise), or 0 when some agent has no receiver in that round (its state then keeps its noise-free
-    message, :mod:`asyncdp.engine.simpy_engine`, which no release's sensitivity accounts for)."""
+    with its own noise); ``inf`` when an agent without a receiver in round ``t`` sends in a later round (its state
+    keeps its noise-free round-``t`` message, :mod:`asyncdp.engine.simpy_engine`, and its later messages carry it:
+    no release's sensitivity accounts for that). An agent that sends nothing from round ``t`` on releases nothing
+    more, whatever its state holds."""
     from ..papers.record import out_neighbour_counts
 
-    out = np.zeros(scenario.horizon, dtype=np.int64)
-    for t in range(1, scenario.horizon + 1):
-        links = out_neighbour_counts(scenario.topology.weights(t))  # receivers of each sender
-        out[t - 1] = int(links.max()) if links.min() > 0 else 0
+    counts = [out_neighbour_counts(scenario.topology.weights(t)) for t in range(1, scenario.horizon + 1)]
+    out = np.zeros(scenario.horizon)
+    sends_later = np.zeros(counts[0].shape, dtype=bool) if counts else np.zeros(0, dtype=bool)
+    for t in range(scenario.horizon, 0, -1):
+        links = counts[t - 1]
+        out[t - 1] = math.inf if (sends_later & (links == 0)).any() else float(links.max(initial=0))
+        sends_later |= links > 0
     return out
 
 
@@ -812,7 +817,7 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
 
     In unicast mode every receiver gets its own noisy copy, and every copy is composed (the most copies one
     agent sends in the round); a round of positive sensitivity in which some agent has no receiver gives ``inf``
-    (its noise-free own message enters its state, beyond the lemma's releases).
+    if that agent sends later (its noise-free own message entered its state, beyond the lemma's releases).
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -828,11 +833,12 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
     for c, arr in sens.items():
         for t, s in enumerate(np.asarray(arr), start=1):
             scale = alg.noise(t, c).scale
-            if s == 0:
+            released = 1.0 if copies is None else float(copies[t - 1])  # copies of one agent's release
+            if s == 0 or released == 0:
                 continue
-            if scale == 0 or (copies is not None and copies[t - 1] == 0):
+            if scale == 0 or math.isinf(released):
                 return math.inf
-            total += float(s / scale) ** 2 * (1 if copies is None else int(copies[t - 1]))
+            total += float(s / scale) ** 2 * released
     return float(alpha * total / 2.0)
 
 
