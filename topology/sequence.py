@@ -328,7 +328,7 @@ def from_networkx(
         EmptySequenceError: no graphs.
         NodeCountMismatchError: graphs on different node sets.
         ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
-            (networkx would read it as 1) or is not a real number (a boolean, a string).
+            (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction).
 
     Example:
         >>> import networkx as nx
@@ -355,7 +355,7 @@ def from_networkx(
             bad = next(((u, v, w) for u, v, w in g.edges(data="weight") if not _is_weight(w)), None)
             if bad is not None:  # networkx reads a missing weight as 1 (and True as 1, "0.5" as text)
                 u, v, w = bad
-                what = "has no 'weight' attribute" if w is None else f"has weight {w!r}, not a real number"
+                what = "has no 'weight' attribute" if w is None else f"has weight {w!r}, not an int or float"
                 raise ParameterError(
                     f"round {t}: edge {u!r} -> {v!r} {what}; without a rule every edge must carry its weight as a "
                     "number (or pass a rule, e.g. rule='metropolis')")

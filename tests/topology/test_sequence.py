@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -143,9 +145,10 @@ def test_from_networkx_without_a_rule_refuses_an_edge_without_a_numeric_weight()
     g.add_edges_from([(0, 0, {"weight": 0.5}), (1, 1, {"weight": 0.5}), (0, 1, {"weight": 0.5}), (1, 0, {"w": 0.5})])
     with pytest.raises(ParameterError, match=r"round 1: edge 1 -> 0 has no 'weight' attribute"):
         T.from_networkx([g])
-    for bad, shown in (("0.5", "'0.5'"), (True, "True")):  # read from a CSV: text; a flag: networkx's 1
+    # read from a CSV: text; a flag: networkx's 1; a Fraction is a real number but not one scipy takes
+    for bad, shown in (("0.5", "'0.5'"), (True, "True"), (Fraction(1, 2), r"Fraction\(1, 2\)")):
         g[1][0]["weight"] = bad
-        with pytest.raises(ParameterError, match=f"round 1: edge 1 -> 0 has weight {shown}, not a real number"):
+        with pytest.raises(ParameterError, match=f"round 1: edge 1 -> 0 has weight {shown}, not an int or float"):
             T.from_networkx([g])
     g[1][0]["weight"] = 0.5
     assert T.from_networkx([g]).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]
