@@ -95,8 +95,9 @@ class GraphSequence:
         self.directed = bool(directed)
         self.description = description
         self._cache: OrderedDict[int, sp.csr_array] = OrderedDict()
-        # _fingerprint of each round's first matrix (0: not asked yet), in blocks of _PRINT_BLOCK rounds
-        self._prints: dict[int, np.ndarray] = {}
+        # _fingerprint of each round's first matrix (0: not asked yet), in blocks of _PRINT_BLOCK rounds; None for
+        # a sequence over matrices validated once (:func:`_over_validated`), deterministic by construction
+        self._prints: dict[int, np.ndarray] | None = {}
 
     # -- basic properties -------------------------------------------------
     @property
@@ -162,7 +163,10 @@ class GraphSequence:
         return mat
 
     def _same_as_first_call(self, key: int, mat: sp.csr_array) -> bool:
-        """Whether ``mat`` is the matrix round ``key`` gave on its first call (recorded then: 8 bytes a round)."""
+        """Whether ``mat`` is the matrix round ``key`` gave on its first call (recorded then: 8 bytes a round);
+        always for a sequence over validated matrices (``_prints`` is ``None``: nothing to fingerprint)."""
+        if self._prints is None:
+            return True
         block = self._prints.get(key // self._PRINT_BLOCK)
         if block is None:
             block = self._prints[key // self._PRINT_BLOCK] = np.zeros(self._PRINT_BLOCK, dtype=np.uint64)
@@ -217,14 +221,24 @@ class GraphSequence:
 
 
 def _fingerprint(mat: sp.csr_array) -> np.uint64:
-    """A nonzero 64-bit checksum (CRC-32 and Adler-32) of a canonical CSR matrix: its index arrays read as int64 and
-    its float64 data (a few milliseconds for a million entries)."""
-    crc = adler = 1
-    for part in (np.asarray(mat.indptr, dtype=np.int64), np.asarray(mat.indices, dtype=np.int64),
+    """A nonzero checksum (CRC-32, flagged by bit 32) of a canonical CSR matrix: its index arrays read as int32 (as
+    int64 past 2^31 entries, a choice fixed by the shape and nnz) and its float64 data.
+
+    The same weights give the same value in any index width; a round function that draws another graph is caught
+    but for a chance of 2^-32. One pass over the arrays: about 1 ms for a 100k-node ring's 300k entries (CRC-32 with
+    Adler-32 over 64-bit indices took 3 ms, more than the matrix's validation).
+
+    Example:
+        >>> import numpy as np
+        >>> bool(_fingerprint(as_weight_matrix(np.eye(2))) == _fingerprint(as_weight_matrix([[1, 0], [0, 1]])))
+        True
+    """
+    width = np.int32 if max(mat.nnz, mat.shape[0]) < 2**31 else np.int64
+    crc = 0
+    for part in (np.asarray(mat.indptr, dtype=width), np.asarray(mat.indices, dtype=width),
                  np.asarray(mat.data, dtype=np.float64)):
-        buf = np.ascontiguousarray(part).data  # a memoryview of the array
-        crc, adler = zlib.crc32(buf, crc), zlib.adler32(buf, adler)
-    return np.uint64((crc << 32) | adler | 1)
+        crc = zlib.crc32(np.ascontiguousarray(part).data, crc)  # a memoryview of the array
+    return np.uint64(crc | 1 << 32)
 
 
 def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
@@ -246,9 +260,7 @@ def static(matrix: Any, *, directed: bool = True, description: str = "static") -
         3
     """
     mat = as_weight_matrix(matrix, round_index=1)
-    return GraphSequence(
-        mat.shape[0], lambda t: mat, period=1, directed=directed, description=description
-    )
+    return _over_validated([mat], period=1, directed=directed, description=description)
 
 
 def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str = "periodic") -> GraphSequence:
@@ -262,9 +274,21 @@ def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str
 
 
 def _cycled(mats: list[sp.csr_array], *, directed: bool, description: str) -> GraphSequence:
-    return GraphSequence(
-        mats[0].shape[0], lambda t: mats[t - 1], period=len(mats), directed=directed, description=description
-    )
+    return _over_validated(mats, period=len(mats), directed=directed, description=description)
+
+
+def _over_validated(mats: list[sp.csr_array], *, length: int | None = None, period: int | None = None,
+                    directed: bool, description: str) -> GraphSequence:
+    """The sequence whose round ``t`` is ``mats[t - 1]``, matrices :func:`_validated_list` made (private copies).
+
+    Its round function is deterministic by construction, so its rounds are not fingerprinted (a round that
+    leaves the cache is asked again on every pass of an audit or an engine: the checksum cost more than the
+    matrix's validation, a fifth of a 1000-round audit).
+    """
+    seq = GraphSequence(mats[0].shape[0], lambda t: mats[t - 1], length=length, period=period, directed=directed,
+                        description=description)
+    seq._prints = None
+    return seq
 
 
 def from_matrices(
@@ -280,9 +304,7 @@ def from_matrices(
     mats = _validated_list(matrices)
     if periodic:
         return _cycled(mats, directed=directed, description=description)
-    return GraphSequence(
-        mats[0].shape[0], lambda t: mats[t - 1], length=len(mats), directed=directed, description=description
-    )
+    return _over_validated(mats, length=len(mats), directed=directed, description=description)
 
 
 def from_networkx(
@@ -306,7 +328,7 @@ def from_networkx(
         EmptySequenceError: no graphs.
         NodeCountMismatchError: graphs on different node sets.
         ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
-            (networkx would read it as 1) or is not a real number (a boolean, a string).
+            (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction).
 
     Example:
         >>> import networkx as nx
@@ -333,7 +355,7 @@ def from_networkx(
             bad = next(((u, v, w) for u, v, w in g.edges(data="weight") if not _is_weight(w)), None)
             if bad is not None:  # networkx reads a missing weight as 1 (and True as 1, "0.5" as text)
                 u, v, w = bad
-                what = "has no 'weight' attribute" if w is None else f"has weight {w!r}, not a real number"
+                what = "has no 'weight' attribute" if w is None else f"has weight {w!r}, not an int or float"
                 raise ParameterError(
                     f"round {t}: edge {u!r} -> {v!r} {what}; without a rule every edge must carry its weight as a "
                     "number (or pass a rule, e.g. rule='metropolis')")

@@ -192,7 +192,20 @@ def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, ep
     its conversion at ``--delta``, which a false form can meet. A pure claim (``delta_c = 0``) holds only for a
     view that carries nothing: a Gaussian view with a mean shift is ``(epsilon, 0)``-DP for no finite epsilon,
     whatever its epsilon at ``delta > 0``. A claim per iteration (``level``) holds when the whole view meets it
-    (each round's part is a function of the whole view); a whole view above it is no verdict.
+    (each round's part is a function of the whole view); a whole view above it is no verdict, but for a pure
+    claim: pure guarantees compose (``T`` iterations: ``(T epsilon, 0)``), so a view with a mean shift refutes one.
+
+    Args:
+        mu2: ``mu^2`` of the observer's Gaussian view of the changed agent (0: the view carries nothing).
+        epsilon: the view's exact epsilon at ``delta``.
+        delta: the delta of ``epsilon`` (the claim's own, or the check's ``--delta``).
+        claim: the claim's epsilon as printed (with the form's name when converted).
+        eps_c, delta_c: the claim as ``(epsilon, delta)`` (``delta_c = 0``: pure).
+        level: the rule's ``claim_level``, ``"run"`` or ``"iteration"``.
+        form: the claim's :mod:`accounting.claim_forms` form, or ``None``.
+
+    Returns:
+        One line: the claim ``holds`` or ``fails`` against the observer, or has no verdict, and why.
 
     Example:
         >>> observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0).split(":")[0]
@@ -215,9 +228,13 @@ def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, ep
         if delta_c == 0 and mu2 > 0 and not holds:
             what = (f"its view is Gaussian with a mean shift (mu = {math.sqrt(mu2):.6g}): (epsilon, 0)-DP for no "
                     f"finite epsilon; {what}")
-    if not holds and level == "iteration":
+    shifted_pure = kind not in ("renyi", "zcdp") and delta_c == 0 and not holds
+    if not holds and level == "iteration" and not shifted_pure:
         return (f"{label} per iteration: no verdict against this observer: its whole view exceeds it ({what}), and "
                 "one iteration's part may not")
+    if shifted_pure and level == "iteration":  # pure guarantees compose: T iterations would give (T eps_c, 0)
+        return (f"{label} per iteration fails against this observer: {what}; pure per-iteration guarantees would make "
+                "the whole view (horizon x epsilon, 0)-DP")
     return f"{label} {'holds' if holds else 'fails'} against this observer: {what}"
 
 

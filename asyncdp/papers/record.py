@@ -323,6 +323,24 @@ class Paper:
         return out
 
 
+def out_neighbour_counts(w: Any) -> np.ndarray:
+    """How many other agents each agent sends to under weight matrix ``w`` (``w[i, j] != 0``: ``i`` receives from
+    ``j``; the diagonal, its own term, is not counted): the copies it sends in unicast mode.
+
+    Args:
+        w: a round's weight matrix (dense or scipy sparse).
+
+    Returns:
+        ``(N,)`` integer counts, indexed by sender.
+
+    Example:
+        >>> out_neighbour_counts(np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])).tolist()
+        [1, 1, 0]
+    """
+    nonzero = w != 0
+    return np.asarray(nonzero.sum(axis=0)).ravel() - (np.asarray(w.diagonal()) != 0)
+
+
 def require_out_neighbours(scenario: Any, why: str) -> None:
     """In unicast mode, check that every agent sends to someone in every round.
 
@@ -341,8 +359,7 @@ def require_out_neighbours(scenario: Any, why: str) -> None:
     if scenario.mode != "unicast":
         return
     for t in range(1, scenario.horizon + 1):
-        w = scenario.topology.weights(t)
-        outdeg = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)
+        outdeg = out_neighbour_counts(scenario.topology.weights(t))
         if (outdeg == 0).any():
             raise ScenarioError(
                 f"round {t}: agent {int(np.flatnonzero(outdeg == 0)[0])} has no out-neighbour in unicast mode; "

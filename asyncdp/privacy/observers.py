@@ -643,12 +643,17 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
         raise ScenarioError("the run recorded no schedule or messages: record the transcript")
     obs = parse_observer(observer, rs.num_agents)
     y = np.asarray(result.messages[channel], dtype=float)
-    n = rs.num_agents
-    # (round, sender, receiver) of every copy seen: a unicast message ([t, sender, receiver]) is one link's copy, a
-    # broadcast one is seen if any of its copies is
-    copies = np.zeros((rs.horizon, n, n), dtype=bool)
+    unicast = y.ndim == 4  # [round, sender, receiver, coordinate]: one copy per link
+    # what was seen: (round, sender, receiver) of each unicast copy, (round, sender) of a broadcast message (seen if
+    # any of its copies is: an (T, N, N) mask would take N^2 T bytes, 10 GB for 10^4 agents and 100 rounds)
+    mask = np.zeros((rs.horizon, rs.num_agents) + ((rs.num_agents,) if unicast else ()), dtype=bool)
+
+    def mark(rounds: Any, senders: Any, receivers: Any) -> None:
+        at = (np.asarray(rounds, dtype=np.int64) - 1, np.asarray(senders, dtype=np.int64))
+        mask[at + ((np.asarray(receivers, dtype=np.int64),) if unicast else ())] = True
+
     if obs.kind == "eavesdropper":
-        copies[:] = True
+        mask[:] = True
     else:
         recv, send = np.asarray(rs.receiver), np.asarray(rs.sender)
         if obs.kind == "link":
@@ -656,7 +661,7 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
             sel = ((recv == a) & (send == b)) | ((recv == b) & (send == a))
         else:  # what arrives at a member from outside the set (messages among members are their own knowledge)
             sel = np.isin(recv, obs.agents) & ~np.isin(send, obs.agents)
-        copies[np.asarray(rs.sender_round)[sel] - 1, send[sel], recv[sel]] = True
+        mark(np.asarray(rs.sender_round)[sel], send[sel], recv[sel])
         tr = getattr(result, "transcript", None)
         if tr is not None:  # and every copy delivered to it, combined or not (late, superseded)
             t_rnd, t_send = np.asarray(tr.column("round")), np.asarray(tr.column("sender"))
@@ -666,10 +671,8 @@ def observed_transcript(result: Any, observer: str | Observer, channel: str = "y
                 t_sel = ok & (((t_recv == a) & (t_send == b)) | ((t_recv == b) & (t_send == a)))
             else:
                 t_sel = ok & np.isin(t_recv, obs.agents) & ~np.isin(t_send, obs.agents)
-            copies[t_rnd[t_sel].astype(np.int64) - 1, t_send[t_sel].astype(np.int64),
-                   t_recv[t_sel].astype(np.int64)] = True
-    seen = copies.any(axis=2)
-    mask = copies if y.ndim == 4 else seen  # unicast: [round, sender, receiver, coordinate]
+            mark(t_rnd[t_sel], t_send[t_sel], t_recv[t_sel])
+    seen = mask.any(axis=2) if unicast else mask
     out = np.where(mask.reshape(mask.shape + (1,) * (y.ndim - mask.ndim)), y, np.nan)
     knows = obs.agents if obs.kind == "nodes" else ()
     note = {"eavesdropper": "every released message; no data, no noise",
@@ -791,13 +794,19 @@ def _unverified_lemma(scenario: Any) -> str | None:
 
 def _unicast_copies(scenario: Any) -> np.ndarray:
     """``copies[t - 1]``: the most copies one agent sends in round ``t`` in unicast mode (one per receiver, each
-    with its own noise), or 0 when some agent has no receiver in that round (its state then keeps its noise-free
-    message, :mod:`asyncdp.engine.simpy_engine`, which no release's sensitivity accounts for)."""
-    out = np.zeros(scenario.horizon, dtype=np.int64)
-    for t in range(1, scenario.horizon + 1):
-        w = scenario.topology.weights(t)
-        links = np.asarray((w != 0).sum(axis=0)).ravel() - (w.diagonal() != 0)  # receivers of each sender
-        out[t - 1] = int(links.max()) if links.min() > 0 else 0
+    with its own noise); ``inf`` when an agent without a receiver in round ``t`` sends in a later round (its state
+    keeps its noise-free round-``t`` message, :mod:`asyncdp.engine.simpy_engine`, and its later messages carry it:
+    no release's sensitivity accounts for that). An agent that sends nothing from round ``t`` on releases nothing
+    more, whatever its state holds."""
+    from ..papers.record import out_neighbour_counts
+
+    counts = [out_neighbour_counts(scenario.topology.weights(t)) for t in range(1, scenario.horizon + 1)]
+    out = np.zeros(scenario.horizon)
+    sends_later = np.zeros(counts[0].shape, dtype=bool) if counts else np.zeros(0, dtype=bool)
+    for t in range(scenario.horizon, 0, -1):
+        links = counts[t - 1]
+        out[t - 1] = math.inf if (sends_later & (links == 0)).any() else float(links.max(initial=0))
+        sends_later |= links > 0
     return out
 
 
@@ -808,7 +817,7 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
 
     In unicast mode every receiver gets its own noisy copy, and every copy is composed (the most copies one
     agent sends in the round); a round of positive sensitivity in which some agent has no receiver gives ``inf``
-    (its noise-free own message enters its state, beyond the lemma's releases).
+    if that agent sends later (its noise-free own message entered its state, beyond the lemma's releases).
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -824,11 +833,12 @@ def eavesdropper_renyi_bound(scenario: Any, alpha: float) -> float:
     for c, arr in sens.items():
         for t, s in enumerate(np.asarray(arr), start=1):
             scale = alg.noise(t, c).scale
-            if s == 0:
+            released = 1.0 if copies is None else float(copies[t - 1])  # copies of one agent's release
+            if s == 0 or released == 0:
                 continue
-            if scale == 0 or (copies is not None and copies[t - 1] == 0):
+            if scale == 0 or math.isinf(released):
                 return math.inf
-            total += float(s / scale) ** 2 * (1 if copies is None else int(copies[t - 1]))
+            total += float(s / scale) ** 2 * released
     return float(alpha * total / 2.0)
 
 

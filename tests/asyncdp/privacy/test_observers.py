@@ -186,3 +186,26 @@ def test_observer_blackbox_lower_bound_refutes_a_false_claim_and_respects_a_true
     assert pairwise_figures(sc, "node:3", sources=[0]).rows[0].renyi == 0.0
     far = observer_blackbox(sc, adj, "node:3", runs=100, epsilon=0.5, delta=1e-6)
     assert not far.violation
+
+
+def test_a_broadcast_view_costs_one_flag_per_message_not_per_link():
+    # the unicast fix kept a (T, N, N) mask of copies for broadcast runs too: 80 MB for 2000 agents and 20 rounds
+    # (10 GB at 10^4 agents and 100 rounds) to filter messages of 40 KB
+    import tracemalloc
+    from types import SimpleNamespace
+
+    n, horizon = 2000, 20
+    rounds = np.repeat(np.arange(1, horizon + 1), n)
+    senders = np.tile(np.arange(n), horizon)
+    schedule = SimpleNamespace(num_agents=n, horizon=horizon, sender_round=rounds, sender=senders,
+                               receiver=(senders + 1) % n)  # a directed ring: i -> i + 1
+    run = SimpleNamespace(schedule=schedule, messages={"y": np.ones((horizon, n, 1))}, transcript=None)
+    tracemalloc.start()
+    try:
+        view = observed_transcript(run, "node:5")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * 2**20
+    assert view.seen[:, 4].all() and view.seen.sum() == horizon
+    assert np.isnan(view.messages[:, 3]).all() and (view.messages[:, 4] == 1).all()

@@ -77,3 +77,11 @@ def test_the_observer_line_reads_the_claims_delta_and_level():
     assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=RenyiDP(3.0, 1.5))
     assert "fails" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.45))
     assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.5))
+
+
+def test_a_pure_claim_per_iteration_fails_against_a_view_with_a_mean_shift():
+    # each iteration (epsilon, 0)-DP would make the whole view (T epsilon, 0)-DP (pure guarantees compose), which no
+    # Gaussian view with a mean shift is: the line said "no verdict"
+    line = observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0, "iteration")
+    assert "(5, 0) per iteration fails against this observer" in line and "no verdict" not in line
+    assert "(5, 0) holds" in observer_claim_line(0.0, 0.0, 1e-6, "5", 5.0, 0.0, "iteration")

@@ -18,7 +18,7 @@ import pytest
 
 import topology
 from asyncdp.papers.muffliato.rule import Muffliato
-from asyncdp.privacy.observers import pairwise_figures
+from asyncdp.privacy.observers import eavesdropper_renyi_bound, pairwise_figures
 
 
 def _unicast(static: bool):
@@ -54,3 +54,21 @@ def test_a_unicast_observer_sees_the_copies_sent_to_it_only(observer, of_agent_2
     held = ~np.isnan(view.messages[..., 0])  # [round, sender, receiver]
     assert set(np.flatnonzero(held[0, 2])) == of_agent_2
     assert set(np.flatnonzero(held.any(axis=(0, 1)))) == receivers
+
+
+def test_an_agent_that_never_sends_again_leaks_nothing_and_leaves_the_bound_finite():
+    # agent 5 cut off in every round: its noise-free self term stays in a state that no message ever carries, so
+    # the bound is the copies' composition (agent 2's two round-1 copies: D_2 = 2), not inf; cut off in round 1
+    # only, its round-2 message carries the raw value: inf
+    base = Muffliato.example_scenario()
+    w = base.topology.weights(2).toarray()
+    cut = w.copy()
+    cut[4, 4] += cut[4, 5]
+    cut[5, 5] += cut[5, 4]
+    cut[4, 5] = cut[5, 4] = 0.0
+    never = replace(base, mode="unicast", topology=topology.static(cut, directed=False))
+    assert eavesdropper_renyi_bound(never, 2.0) == pytest.approx(2.0, rel=1e-12)
+    (row,) = pairwise_figures(never, "node:1", sources=[2]).rows
+    assert row.kind == "upper bound" and row.renyi == pytest.approx(2.0, rel=1e-12)
+    later = replace(never, topology=topology.generated(6, lambda t: cut if t == 1 else w, directed=False))
+    assert eavesdropper_renyi_bound(later, 2.0) == float("inf")
