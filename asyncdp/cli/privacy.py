@@ -161,9 +161,10 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
     elif row.kind == "exact" and math.isfinite(row.epsilon):
-        verdict = "holds" if row.epsilon <= eps_c * (1 + 1e-9) else "fails"
-        lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {verdict} against this observer: its exact epsilon at "
-                     f"delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule)")
+        holds, why = observer_claim_holds(form, eps_c, delta_c, math.sqrt(2.0 * row.renyi / fig.alpha))
+        lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {'holds' if holds else 'fails'} against this "
+                     f"observer: its exact epsilon at delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's "
+                     f"realized schedule); in the claim's own form, {why}")
     elif row.kind == "upper bound":
         from ..privacy.observers import observer_blackbox
 
@@ -178,6 +179,56 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     else:
         lines.append(f"  {row.kind}: no verdict against this observer from this figure")
     return "\n".join(lines)
+
+
+def observer_claim_holds(form: Any, epsilon: float, delta: float, mu: float) -> tuple[bool, str]:
+    """Whether an observer whose exact view of the changed datum is a Gaussian mean shift ``mu`` meets the claim.
+
+    The claim is judged in its own form, never through a conversion alone: ``(epsilon, delta)`` by the exact
+    profile, ``delta(epsilon) <= delta`` (Balle and Wang 2018, Thm 8); pure DP (``delta = 0``) only by a view that
+    does not move (a Gaussian shift's privacy loss is unbounded); Rényi ``(alpha, epsilon)`` and ``rho``-zCDP by
+    the exact divergence ``alpha mu^2 / 2`` against the claim's bound at the order (Rényi: the claimed order;
+    zCDP: any order, both sides are linear in it). A Rényi or zCDP claim whose ``(epsilon, delta)`` conversion the
+    view meets may still fail here.
+
+    Args:
+        form: the claim form (:mod:`accounting.claim_forms`; ``None``: no finite claim).
+        epsilon, delta: the claim as the check tests it (a Rényi or zCDP claim: its conversion; not used then).
+        mu: the view's Gaussian parameter, ``>= 0``.
+
+    Returns:
+        ``(holds, why)``, ``why`` the figures compared, in words.
+
+    Example:
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> observer_claim_holds(ZeroConcentratedDP(0.45), 4.92, 1e-6, 1.0)
+        (False, 'its exact Renyi divergence of order 2 is 1, above the 0.9 the claim allows (rho alpha)')
+        >>> from accounting.claim_forms import PureDP
+        >>> observer_claim_holds(PureDP(6.0), 6.0, 0.0, 1.0)[0], observer_claim_holds(PureDP(6.0), 6.0, 0.0, 0.0)[0]
+        (False, True)
+    """
+    import math
+
+    from accounting.network.gaussian_views import delta_from_mu, renyi_from_mu
+
+    if form is None or not math.isfinite(epsilon):
+        return True, "the rule claims no finite epsilon"
+    kind = form.form
+    if kind in ("renyi", "zcdp"):
+        order = float(getattr(form, "alpha", 2.0))
+        value, allowed = renyi_from_mu(mu, order), form.renyi_bound(order)
+        holds = value <= allowed * (1 + 1e-9)
+        unit = "rho alpha" if kind == "zcdp" else "the claimed order's epsilon"
+        return holds, (f"its exact Renyi divergence of order {order:g} is {value:.6g}, "
+                       f"{'within' if holds else 'above'} the {allowed:.6g} the claim allows ({unit})")
+    if delta == 0:
+        if mu == 0:
+            return True, "its view does not depend on the changed datum (mu = 0)"
+        return False, (f"its view is a Gaussian mean shift (mu = {mu:.6g}) whose privacy loss is unbounded: no "
+                       "epsilon holds with delta 0")
+    exact = delta_from_mu(mu, epsilon)
+    holds = exact <= delta * (1 + 1e-9)
+    return holds, f"its exact delta at epsilon {epsilon:.6g} is {exact:.6g} (claimed {delta:.3g})"
 
 
 def _register_network(sub: Any) -> None:
