@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("script", metavar="SCRIPT.py")
     c.add_argument("--runs", type=count, default=2000,
                    help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
-    c.add_argument("--delta", type=float, default=1e-6, help="delta for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
+    c.add_argument("--delta", type=float, default=1e-6,
+                   help="delta, in (0, 1), for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
                    "its (epsilon, delta) conversion is checked")
     c.add_argument("--confidence", type=float, default=0.95,
                    help="family-wise confidence of the statistical witnesses")

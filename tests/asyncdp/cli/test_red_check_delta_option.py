@@ -1,0 +1,31 @@
+"""``check_privacy(delta=...)`` / ``asyncdp privacy check --delta``: a delta outside (0, 1) is refused up front.
+
+``delta`` is where ``epsilon_tight`` (PLD) is read and where a Rényi/zCDP claim is converted, so it must lie in
+(0, 1). The options accepted any ``delta >= 0`` (as documented), and ``0``, ``1`` or ``2`` then failed deep in the
+PLD composition, after the engine runs, with an ``accounting`` error naming neither ``check_privacy`` nor the
+option: ``asyncdp: error: delta must lie in (0, 1), got 0.0``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from asyncdp.errors import ScenarioError
+from asyncdp.privacy.context import CheckOptions
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, 2.0])
+def test_a_delta_outside_the_open_unit_interval_is_refused_by_the_options(delta):
+    with pytest.raises(ScenarioError, match=rf"^check_privacy: delta must lie in \(0, 1\), got {delta!r}$"):
+        CheckOptions(delta=delta)
+
+
+def test_the_cli_names_check_privacy_and_the_value(capsys):
+    from asyncdp.cli import main
+
+    from .test_bad_input import REPO, one_error_line
+
+    script = str(REPO / "examples" / "privacy_check_rendezvous.py")
+    assert main(["privacy", "check", script, "--runs", "20", "--search-examples", "0", "--delta", "0"]) == 2
+    assert one_error_line(capsys.readouterr().err) == \
+        "asyncdp: error: check_privacy: delta must lie in (0, 1), got 0.0"
