@@ -1,4 +1,4 @@
-"""``check_privacy(delta=...)`` / ``asyncdp privacy check --delta``: a delta outside (0, 1) is refused up front.
+"""``check_privacy(delta=...)`` / ``asyncdp privacy check --delta`` refuses a delta outside (0, 1) up front; ``--json`` writes NaN as ``"nan"``.
 
 ``delta`` is where ``epsilon_tight`` (PLD) is read and where a Rényi/zCDP claim is converted, so it must lie in
 (0, 1). The options accepted any ``delta >= 0`` (as documented), and ``0``, ``1`` or ``2`` then failed deep in the
@@ -29,3 +29,14 @@ def test_the_cli_names_check_privacy_and_the_value(capsys):
     assert main(["privacy", "check", script, "--runs", "20", "--search-examples", "0", "--delta", "0"]) == 2
     assert one_error_line(capsys.readouterr().err) == \
         "asyncdp: error: check_privacy: delta must lie in (0, 1), got 0.0"
+
+
+def test_a_nan_figure_is_written_as_nan_not_minus_inf():
+    """The JSON writer turned every non-finite float that is not above 0 into ``"-inf"``: a NaN figure (a figure
+    that was not evaluated) read as minus infinity in ``--json``."""
+    import math
+
+    from asyncdp.privacy.evidence import Evidence
+
+    d = Evidence("x", "declaration", {"a": math.nan, "b": -math.inf, "c": math.inf}, bound=math.nan).to_dict()
+    assert d["figures"] == {"a": "nan", "b": "-inf", "c": "inf"} and d["bound"] == "nan"
