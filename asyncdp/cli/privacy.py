@@ -85,8 +85,9 @@ def check_command(args: argparse.Namespace) -> int:
     print(report.to_table())
     verdict = report.verdict
     pairwise = None
+    observer_data: dict[str, Any] = {}  # the observer section's findings, for --json
     if str(observer) != "eavesdropper":
-        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args))
+        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args, observer_data))
         pairwise = _pairwise_claim_section(loaded["scenario"], observer, args)
         if pairwise is not None:
             print(pairwise.to_table())
@@ -98,6 +99,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"worst adjacent pair written to {worst_pair.path}")
     if json_out:
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
+        if observer_data:
+            data["observer"] = observer_data
         if pairwise is not None:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
@@ -137,10 +140,13 @@ def _observer_of(text: str, scenario: Any) -> Any:
     return parse_observer(text, scenario.problem.num_agents)
 
 
-def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argparse.Namespace) -> str:
+def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argparse.Namespace,
+                      record: dict[str, Any] | None = None) -> str:
     """The observer's figures for the changed agent: exact for a rule verified affine in the noise, else the
     eavesdropper's bound (data processing); the verdict above is the eavesdropper's, an upper bound for every
-    observer."""
+    observer. ``record``, if given, receives the same findings JSON-ready (``--json`` writes them under
+    ``"observer"``): the figures, the changed agent, ``claim_holds`` (``None``: no verdict from the figure), the
+    black-box lower bound where one was run, and the printed finding lines."""
     import math
 
     from ..privacy.adjacency import find_changed_agent
@@ -157,12 +163,14 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
+    data: dict[str, Any] = {**fig.to_dict(), "changed_agent": u, "claim_holds": None, "blackbox": None}
     if row.kind == "exact" and math.isfinite(row.epsilon) and not deterministic_schedule(scenario):
         lines.append(f"  exact epsilon at delta {delta:.3g} on this run's realized schedule: {row.epsilon:.6g}; the "
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
     elif row.kind == "exact" and math.isfinite(row.epsilon):
         holds, why = observer_claim_holds(form, eps_c, delta_c, math.sqrt(2.0 * row.renyi / fig.alpha))
+        data["claim_holds"] = holds
         lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}) {'holds' if holds else 'fails'} against this "
                      f"observer: its exact epsilon at delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's "
                      f"realized schedule); in the claim's own form, {why}")
@@ -174,11 +182,17 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
                                   epsilon=eps_c if math.isfinite(eps_c) else 30.0, delta=delta_c,
                                   confidence=args.confidence)
         lines.append("  upper bound only (the eavesdropper's composition bound, by data processing)")
+        data["blackbox"] = {"runs": runs, "confidence": args.confidence,
+                            "epsilon_lower_bound": float(audit.epsilon_lower_bound), "violation": bool(audit.violation)}
+        if audit.violation:
+            data["claim_holds"] = False
         lines.append(f"  black-box lower bound from the observer's view ({runs} runs per side, confidence "
                      f"{args.confidence:g}): epsilon >= {audit.epsilon_lower_bound:.4g}"
                      + (" (refutes the claim against this observer)" if audit.violation else ""))
     else:
         lines.append(f"  {row.kind}: no verdict against this observer from this figure")
+    if record is not None:
+        record.update(data, findings=[line.strip() for line in lines[2:]])
     return "\n".join(lines)
 
 

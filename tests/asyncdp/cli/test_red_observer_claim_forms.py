@@ -64,3 +64,26 @@ def _line(claim) -> str:
 def test_observer_line_judges_the_claim_in_its_form(claim, expected):
     line = _line(claim)
     assert f") {expected} against this observer" in line, line
+
+
+def test_the_json_report_carries_the_observer_findings_the_table_prints(tmp_path, capsys):
+    """``--json`` wrote the pairwise claim only: the observer lines (figures, whether the claim holds against the
+    observer) were printed but absent from the JSON report."""
+    import json
+
+    from asyncdp.cli import main
+
+    script = tmp_path / "pair.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})\n"
+                      "from test_red_observer_claim_forms import _pair\n"
+                      "from accounting.claim_forms import ZeroConcentratedDP\n"
+                      "scenario, adjacent = _pair(ZeroConcentratedDP(0.45))\n")
+    out = tmp_path / "r.json"
+    main(["privacy", "check", str(script), "--runs", "40", "--search-examples", "0", "--observer", "node:1",
+          "--json", str(out)])
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())["observer"]
+    assert "fails against this observer" in text
+    assert data["claim_holds"] is False and data["changed_agent"] == 0 and data["observer"] == "node:1"
+    assert data["rows"][0]["renyi"] == pytest.approx(1.0) and data["rows"][0]["kind"] == "exact"
+    assert any("fails against this observer" in line for line in data["findings"])
