@@ -285,7 +285,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     """The rule's claim as ``(epsilon, delta, form)``, in any form.
 
     ``claimed_privacy(horizon)`` returns ``(epsilon, delta)`` (pure or
-    approximate DP; the engines record it in every result). A rule that
+    approximate DP; the engines record the claim's pair in every result:
+    :func:`~asyncdp.algorithms.base.claimed_pair`). A rule that
     claims another form also defines ``claimed_form(horizon)``, returning an
     :mod:`accounting.claim_forms` form:
     :class:`~accounting.claim_forms.RenyiDP` ``(alpha, epsilon)`` or
