@@ -73,7 +73,7 @@ def check_command(args: argparse.Namespace) -> int:
     from ..privacy.check import check_privacy
     from ..scenario import load_script
 
-    worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",))
+    worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",), inputs=[args.script])
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     observer = _observer_of(args.observer, loaded["scenario"])

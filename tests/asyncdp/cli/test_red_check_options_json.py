@@ -1,4 +1,4 @@
-"""``check_privacy(delta=...)`` / ``asyncdp privacy check --delta`` refuses a delta outside (0, 1) up front; ``--json`` writes NaN as ``"nan"``.
+"""``asyncdp privacy check`` options: a delta outside (0, 1) is refused up front; ``--json`` writes NaN as ``"nan"``; ``--worst-pair`` never replaces the script.
 
 ``delta`` is where ``epsilon_tight`` (PLD) is read and where a Rényi/zCDP claim is converted, so it must lie in
 (0, 1). The options accepted any ``delta >= 0`` (as documented), and ``0``, ``1`` or ``2`` then failed deep in the
@@ -40,3 +40,21 @@ def test_a_nan_figure_is_written_as_nan_not_minus_inf():
 
     d = Evidence("x", "declaration", {"a": math.nan, "b": -math.inf, "c": math.inf}, bound=math.nan).to_dict()
     assert d["figures"] == {"a": "nan", "b": "-inf", "c": "inf"} and d["bound"] == "nan"
+
+
+def test_the_worst_pair_file_cannot_be_the_scenario_script(tmp_path, capsys):
+    """``--worst-pair SCRIPT.py`` (the checked script itself) replaced the user's scenario script with the worst
+    pair's, which loads that very path: the scenario was lost and the next check ended in a RecursionError."""
+    import shutil
+
+    from asyncdp.cli import main
+
+    from .test_bad_input import REPO, one_error_line
+
+    script = tmp_path / "mine.py"
+    shutil.copy(REPO / "examples" / "privacy_check_rendezvous.py", script)
+    before = script.read_text()
+    argv = ["privacy", "check", str(script), "--runs", "20", "--search-examples", "0", "--worst-pair"]
+    assert main([*argv, str(tmp_path / "." / "mine.py")]) == 2
+    assert "is the input file" in one_error_line(capsys.readouterr().err)
+    assert script.read_text() == before
