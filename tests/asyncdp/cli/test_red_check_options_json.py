@@ -1,4 +1,4 @@
-"""``asyncdp privacy check`` options: a delta outside (0, 1) is refused up front; ``--json`` writes NaN as ``"nan"``; ``--worst-pair`` never replaces the script.
+"""``asyncdp privacy check`` options: ``--delta`` outside (0, 1), NaN in ``--json``, ``--worst-pair`` SCRIPT.py.
 
 ``delta`` is where ``epsilon_tight`` (PLD) is read and where a Rényi/zCDP claim is converted, so it must lie in
 (0, 1). The options accepted any ``delta >= 0`` (as documented), and ``0``, ``1`` or ``2`` then failed deep in the
