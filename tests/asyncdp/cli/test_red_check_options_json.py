@@ -58,3 +58,18 @@ def test_the_worst_pair_file_cannot_be_the_scenario_script(tmp_path, capsys):
     assert main([*argv, str(tmp_path / "." / "mine.py")]) == 2
     assert "is the input file" in one_error_line(capsys.readouterr().err)
     assert script.read_text() == before
+
+
+def test_a_script_that_loads_itself_is_one_short_error(tmp_path, capsys):
+    """A script that loads itself (a worst-pair file written over its own scenario, or a typo in a path) ended in a
+    RecursionError whose one error line repeated the file name a thousand times."""
+    from asyncdp.cli import main
+
+    from .test_bad_input import one_error_line
+
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text(f"from asyncdp import load_script\nscenario = load_script({str(b)!r})['scenario']\n")
+    b.write_text(f"from asyncdp import load_script\nscenario = load_script({str(a)!r})['scenario']\n")
+    assert main(["run", str(a)]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert "load_script cycle" in line and "RecursionError" not in line and len(line) < 600, line
