@@ -358,6 +358,10 @@ def call_script_function(fn: Any, label: str, filename: str | None = None,
         raise error(f"{describe_script_error(exc, filename)} (in {label})") from exc
 
 
+_LOADING: list[str] = []
+"""The scripts :func:`load_script` is executing, outermost first (a script may load another)."""
+
+
 def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dict[str, Any]:
     """Execute a scenario script and return the requested module-level names.
 
@@ -372,7 +376,8 @@ def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dic
     Raises:
         FileNotFoundError: no such file.
         ScenarioError: not a ``.py`` file; the script does not compile, raises
-            or calls ``sys.exit`` while loading; it does not define a required
+            or calls ``sys.exit`` while loading, or loads itself (directly or through
+            other scripts); it does not define a required
             name, defines it with the wrong type, or as a function that needs
             arguments or raises.
 
@@ -386,7 +391,15 @@ def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dic
         raise FileNotFoundError(f"no scenario script at {str(path)!r}")
     if path.suffix != ".py":
         raise ScenarioError(f"{path}: a scenario script must be a Python file ending in .py, got {path.suffix or 'no suffix'!r}")
-    namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_script_{abs(hash(str(path.resolve())))}")
+    key = str(path.resolve())
+    if key in _LOADING:  # a script that loads itself (or a cycle): one line, not a RecursionError per level
+        cycle = " -> ".join([*_LOADING[_LOADING.index(key):], key])
+        raise ScenarioError(f"{path}: the script loads itself while loading (load_script cycle: {cycle})")
+    _LOADING.append(key)
+    try:
+        namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_script_{abs(hash(key))}")
+    finally:
+        _LOADING.pop()
     out = {}
     for name in names:
         if name not in namespace:

@@ -202,13 +202,42 @@ def claim_pair(raw: Any, who: str) -> tuple[float, float]:
 
 
 def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
-    """``alg.claimed_privacy(horizon)``, checked by :func:`claim_pair` (what the engines record in a result).
+    """The rule's ``(epsilon, delta)`` claim for ``horizon`` rounds, as the engines record it in a result.
+
+    A rule's ``claimed_form(horizon)``, when it defines one, is its claim (as the privacy check reads it:
+    :func:`asyncdp.privacy.context.claimed`): a pair, a pure or ``(epsilon, delta)`` form, or a
+    :class:`~accounting.claims.Claim` stating an ``(epsilon, delta)``, is recorded as that pair. A bare Rényi or
+    zCDP form has no ``(epsilon, delta)`` of its own (its conversion depends on a delta the run does not choose):
+    ``claimed_privacy(horizon)`` is recorded then, as for a rule without ``claimed_form``.
 
     Raises:
-        ScenarioError: the rule's claim is not a pair of two real numbers.
+        ScenarioError: the claim is not a pair of two real numbers or a claim form.
 
     Example:
         >>> claimed_pair(type("R", (), {"claimed_privacy": lambda self, h: (1.0, 1e-6)})(), 5)
         (1.0, 1e-06)
+        >>> from accounting.claim_forms import ApproxDP
+        >>> claimed_pair(type("F", (), {"claimed_form": lambda self, h: ApproxDP(2.0, 1e-5)})(), 5)
+        (2.0, 1e-05)
     """
-    return claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg)))
+    who = str(getattr(alg, "name", alg))
+    custom = getattr(alg, "claimed_form", None)
+    if callable(custom):
+        raw = custom(horizon)
+        if isinstance(raw, tuple):
+            return claim_pair(raw, who)
+        from accounting.claim_forms import as_form
+        from accounting.errors import AccountingError
+
+        from ..errors import ScenarioError
+
+        try:
+            form = as_form(raw)
+        except AccountingError as exc:
+            raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair or a claim form: "
+                                f"{exc}") from None
+        if form.form in ("pure", "approximate"):
+            return float(form.epsilon), float(getattr(form, "delta", 0.0))  # type: ignore[union-attr]
+        if raw is not form and getattr(raw, "epsilon", None) is not None and getattr(raw, "delta", None) is not None:
+            return float(raw.epsilon), float(raw.delta)  # a Claim's own (epsilon, delta) statement
+    return claim_pair(alg.claimed_privacy(horizon), who)

@@ -152,7 +152,8 @@ class OutputDir:
         return "\n".join([f"wrote {len(names)} file(s) to {self.path}:"] + [f"  {f}" for f in names])
 
 
-def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[str] | None = None) -> OutputFile:
+def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[str] | None = None,
+                 inputs: Iterable[str | os.PathLike[str]] = ()) -> OutputFile:
     """Check an output file before computing anything (the module's rule), creating its parent directories.
 
     Args:
@@ -160,14 +161,15 @@ def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[s
         option: the option (``"--json"``, ``"-o"``, ...), used in messages.
         suffixes: accepted suffixes (lower case, with the dot); ``None`` accepts any.
             A Parquet suffix also needs ``pyarrow`` to be installed.
+        inputs: the command's input files, which the output must not replace.
 
     Returns:
         An :class:`OutputFile` to write with.
 
     Raises:
         OutputError: unknown suffix (or Parquet without pyarrow); the path is
-            a directory or sits under a file; the directory cannot be created
-            or written.
+            a directory or sits under a file, or is one of ``inputs``; the
+            directory cannot be created or written.
 
     Example:
         >>> prepare_file("/", "--json").path  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -184,6 +186,10 @@ def prepare_file(path: str | os.PathLike[str], option: str, suffixes: Iterable[s
         raise OutputError(f"{option} {p}: writing Parquet needs the optional pyarrow (pip install pyarrow)")
     if p.is_dir():
         raise OutputError(f"{option} {p}: is a directory")
+    for source in inputs:
+        if p.exists() and Path(source).exists() and os.path.samefile(p, source):
+            raise OutputError(f"{option} {p}: is the input file {source}, which writing it would replace; "
+                              "write to another file")
     _check_ancestors(p, option)
     parent = p.parent
     _make_dirs(parent, p, option)

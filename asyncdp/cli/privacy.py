@@ -13,7 +13,7 @@ from typing import Any
 from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_file
 
-__all__ = ["register", "check_command", "EXIT_CODES", "observer_claim_line"]
+__all__ = ["register", "check_command", "EXIT_CODES"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("script", metavar="SCRIPT.py")
     c.add_argument("--runs", type=count, default=2000,
                    help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
-    c.add_argument("--delta", type=float, default=1e-6, help="delta for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
+    c.add_argument("--delta", type=float, default=1e-6,
+                   help="delta, in (0, 1), for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
                    "its (epsilon, delta) conversion is checked")
     c.add_argument("--confidence", type=float, default=0.95,
                    help="family-wise confidence of the statistical witnesses")
@@ -72,7 +73,7 @@ def check_command(args: argparse.Namespace) -> int:
     from ..privacy.check import check_privacy
     from ..scenario import load_script
 
-    worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",))
+    worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",), inputs=[args.script])
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     observer = _observer_of(args.observer, loaded["scenario"])
@@ -84,8 +85,9 @@ def check_command(args: argparse.Namespace) -> int:
     print(report.to_table())
     verdict = report.verdict
     pairwise = None
+    observer_data: dict[str, Any] = {}  # the observer section's findings, for --json
     if str(observer) != "eavesdropper":
-        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args))
+        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args, observer_data))
         pairwise = _pairwise_claim_section(loaded["scenario"], observer, args)
         if pairwise is not None:
             print(pairwise.to_table())
@@ -97,6 +99,8 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"worst adjacent pair written to {worst_pair.path}")
     if json_out:
         data = {**report.to_dict(), "evidence": [e.to_dict() for e in report.evidence]}
+        if observer_data:
+            data["observer"] = observer_data
         if pairwise is not None:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
@@ -136,10 +140,13 @@ def _observer_of(text: str, scenario: Any) -> Any:
     return parse_observer(text, scenario.problem.num_agents)
 
 
-def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argparse.Namespace) -> str:
+def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argparse.Namespace,
+                      record: dict[str, Any] | None = None) -> str:
     """The observer's figures for the changed agent: exact for a rule verified affine in the noise, else the
     eavesdropper's bound (data processing); the verdict above is the eavesdropper's, an upper bound for every
-    observer."""
+    observer. ``record``, if given, receives the same findings JSON-ready (``--json`` writes them under
+    ``"observer"``): the figures, the changed agent, ``claim_holds`` (``None``: no verdict from the figure), the
+    black-box lower bound where one was run, and the printed finding lines."""
     import math
 
     from ..privacy.adjacency import find_changed_agent
@@ -156,15 +163,20 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
+    data: dict[str, Any] = {**fig.to_dict(), "changed_agent": u, "claim_holds": None, "blackbox": None}
     if row.kind == "exact" and math.isfinite(row.epsilon) and not deterministic_schedule(scenario):
         lines.append(f"  exact epsilon at delta {delta:.3g} on this run's realized schedule: {row.epsilon:.6g}; the "
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
     elif row.kind == "exact" and math.isfinite(row.epsilon):
         level = getattr(scenario.algorithm, "claim_level", "run")
-        mu2 = 2.0 * row.renyi / fig.alpha  # the view is Gaussian: D_a = a mu^2 / 2 at every order
-        lines.append("  " + observer_claim_line(mu2, row.epsilon, delta, f"{named}{eps_c:.6g}", eps_c, delta_c, level,
-                                                form))
+        holds, why = observer_claim_holds(form, eps_c, delta_c, math.sqrt(2.0 * row.renyi / fig.alpha), level)
+        data["claim_holds"] = holds
+        said = {True: "holds", False: "fails", None: "has no verdict"}[holds]
+        per = " per iteration" if level == "iteration" else ""
+        lines.append(f"  the claim ({named}{eps_c:.6g}, {delta_c:.3g}){per} {said} against this observer: its exact "
+                     f"epsilon at delta {delta:.3g} is {row.epsilon:.6g} (exact, on this run's realized schedule); in "
+                     f"the claim's own form, {why}")
     elif row.kind == "upper bound":
         from ..privacy.observers import observer_blackbox
 
@@ -173,69 +185,84 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
                                   epsilon=eps_c if math.isfinite(eps_c) else 30.0, delta=delta_c,
                                   confidence=args.confidence)
         lines.append("  upper bound only (the eavesdropper's composition bound, by data processing)")
+        data["blackbox"] = {"runs": runs, "confidence": args.confidence,
+                            "epsilon_lower_bound": float(audit.epsilon_lower_bound), "violation": bool(audit.violation)}
+        if audit.violation:
+            data["claim_holds"] = False
         lines.append(f"  black-box lower bound from the observer's view ({runs} runs per side, confidence "
                      f"{args.confidence:g}): epsilon >= {audit.epsilon_lower_bound:.4g}"
                      + (" (refutes the claim against this observer)" if audit.violation else ""))
     else:
         lines.append(f"  {row.kind}: no verdict against this observer from this figure")
+    if record is not None:
+        record.update(data, findings=[line.strip() for line in lines[2:]])
     return "\n".join(lines)
 
 
-def observer_claim_line(mu2: float, epsilon: float, delta: float, claim: str, eps_c: float, delta_c: float,
-                        level: str = "run", form: Any = None) -> str:
-    """The verdict of the check's claim against one observer from the exact figure of its whole view on a
-    deterministic schedule: a Gaussian view of parameter ``mu`` (``mu2 = mu^2``; its Renyi divergence of order
-    ``a`` is ``a mu^2 / 2``) whose exact epsilon at ``delta`` is ``epsilon``.
+def observer_claim_holds(form: Any, epsilon: float, delta: float, mu: float,
+                         level: str = "run") -> tuple[bool | None, str]:
+    """Whether an observer whose exact view of the changed datum is a Gaussian mean shift ``mu`` meets the claim.
 
-    The claim is ``(eps_c, delta_c)``, or ``form`` (:mod:`accounting.claim_forms`) when it is a Renyi or zCDP
-    claim: that is judged by its own Renyi bound (its order, or order 2 for zCDP: ``mu^2 / 2 <= rho``), not by
-    its conversion at ``--delta``, which a false form can meet. A pure claim (``delta_c = 0``) holds only for a
-    view that carries nothing: a Gaussian view with a mean shift is ``(epsilon, 0)``-DP for no finite epsilon,
-    whatever its epsilon at ``delta > 0``. A claim per iteration (``level``) holds when the whole view meets it
-    (each round's part is a function of the whole view); a whole view above it is no verdict, but for a pure
-    claim: pure guarantees compose (``T`` iterations: ``(T epsilon, 0)``), so a view with a mean shift refutes one.
+    The claim is judged in its own form, never through a conversion alone: ``(epsilon, delta)`` by the exact
+    profile, ``delta(epsilon) <= delta`` (Balle and Wang 2018, Thm 8); pure DP (``delta = 0``) only by a view that
+    does not move (a Gaussian shift's privacy loss is unbounded); Rényi ``(alpha, epsilon)`` and ``rho``-zCDP by
+    the exact divergence ``alpha mu^2 / 2`` against the claim's bound at the order (Rényi: the claimed order;
+    zCDP: any order, both sides are linear in it). A Rényi or zCDP claim whose ``(epsilon, delta)`` conversion the
+    view meets may still fail here.
+
+    A claim per iteration (``level="iteration"``) holds when the whole view meets it (one iteration's part is a
+    function of the whole view). A whole view above it gives no verdict (``None``), except for a pure claim:
+    pure guarantees compose (``T`` iterations give ``(T epsilon, 0)``), which no moving Gaussian view meets.
 
     Args:
-        mu2: ``mu^2`` of the observer's Gaussian view of the changed agent (0: the view carries nothing).
-        epsilon: the view's exact epsilon at ``delta``.
-        delta: the delta of ``epsilon`` (the claim's own, or the check's ``--delta``).
-        claim: the claim's epsilon as printed (with the form's name when converted).
-        eps_c, delta_c: the claim as ``(epsilon, delta)`` (``delta_c = 0``: pure).
+        form: the claim form (:mod:`accounting.claim_forms`; ``None``: no finite claim).
+        epsilon, delta: the claim as the check tests it (a Rényi or zCDP claim: its conversion; not used then).
+        mu: the view's Gaussian parameter, ``>= 0``.
         level: the rule's ``claim_level``, ``"run"`` or ``"iteration"``.
-        form: the claim's :mod:`accounting.claim_forms` form, or ``None``.
 
     Returns:
-        One line: the claim ``holds`` or ``fails`` against the observer, or has no verdict, and why.
+        ``(holds, why)``: ``holds`` is ``True``, ``False`` or ``None`` (no verdict), ``why`` the figures compared,
+        in words.
 
     Example:
-        >>> observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0).split(":")[0]
-        'the claim (5, 0) fails against this observer'
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> observer_claim_holds(ZeroConcentratedDP(0.45), 4.92, 1e-6, 1.0)
+        (False, 'its exact Renyi divergence of order 2 is 1, above the 0.9 the claim allows (rho alpha)')
+        >>> from accounting.claim_forms import PureDP
+        >>> observer_claim_holds(PureDP(6.0), 6.0, 0.0, 1.0)[0], observer_claim_holds(PureDP(6.0), 6.0, 0.0, 0.0)[0]
+        (False, True)
+        >>> observer_claim_holds(ZeroConcentratedDP(0.45), 4.92, 1e-6, 1.0, "iteration")[0] is None
+        True
     """
     import math
 
-    what = f"its exact epsilon at delta {delta:.3g} is {epsilon:.6g} (exact, on this run's realized schedule)"
-    kind = getattr(form, "form", None)
+    from accounting.network.gaussian_views import delta_from_mu, renyi_from_mu
+
+    if form is None or not math.isfinite(epsilon):
+        return True, "the rule claims no finite epsilon"
+    kind = form.form
+    pure = False
     if kind in ("renyi", "zcdp"):
-        order = float(form.alpha) if kind == "renyi" else 2.0
-        value, bound = order * mu2 / 2.0, float(form.renyi_bound(order))
-        holds = value <= bound * (1 + 1e-9)
-        what = (f"its view's exact Renyi divergence of order {order:g} is {value:.6g} (the claim's bound {bound:.6g}; "
-                "exact, on this run's realized schedule)")
-        label = f"the claim ({form.describe()})"
+        order = float(getattr(form, "alpha", 2.0))
+        value, allowed = renyi_from_mu(mu, order), form.renyi_bound(order)
+        holds = value <= allowed * (1 + 1e-9)
+        unit = "rho alpha" if kind == "zcdp" else "the claimed order's epsilon"
+        why = (f"its exact Renyi divergence of order {order:g} is {value:.6g}, "
+               f"{'within' if holds else 'above'} the {allowed:.6g} the claim allows ({unit})")
+    elif delta == 0:
+        pure, holds = True, mu == 0
+        why = ("its view does not depend on the changed datum (mu = 0)" if holds else
+               f"its view is a Gaussian mean shift (mu = {mu:.6g}) whose privacy loss is unbounded: no epsilon holds "
+               "with delta 0")
     else:
-        holds = mu2 == 0 if delta_c == 0 and eps_c < math.inf else epsilon <= eps_c * (1 + 1e-9)
-        label = f"the claim ({claim}, {delta_c:.3g})"
-        if delta_c == 0 and mu2 > 0 and not holds:
-            what = (f"its view is Gaussian with a mean shift (mu = {math.sqrt(mu2):.6g}): (epsilon, 0)-DP for no "
-                    f"finite epsilon; {what}")
-    shifted_pure = kind not in ("renyi", "zcdp") and delta_c == 0 and not holds
-    if not holds and level == "iteration" and not shifted_pure:
-        return (f"{label} per iteration: no verdict against this observer: its whole view exceeds it ({what}), and "
-                "one iteration's part may not")
-    if shifted_pure and level == "iteration":  # pure guarantees compose: T iterations would give (T eps_c, 0)
-        return (f"{label} per iteration fails against this observer: {what}; pure per-iteration guarantees would make "
-                "the whole view (horizon x epsilon, 0)-DP")
-    return f"{label} {'holds' if holds else 'fails'} against this observer: {what}"
+        exact = delta_from_mu(mu, epsilon)
+        holds = exact <= delta * (1 + 1e-9)
+        why = f"its exact delta at epsilon {epsilon:.6g} is {exact:.6g} (claimed {delta:.3g})"
+    if holds or level != "iteration":
+        return holds, why
+    if pure:
+        return False, why + "; pure per-iteration guarantees would make the whole view (horizon x epsilon, 0)-DP"
+    return None, why + "; the whole view exceeds the claim, one iteration's part may not"
 
 
 def _register_network(sub: Any) -> None:

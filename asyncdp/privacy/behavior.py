@@ -62,7 +62,7 @@ from ..errors import ScenarioError
 from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
+__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
            "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree", "simpy_run0",
            "seed_free_ledger"]
 
@@ -88,7 +88,8 @@ class EngineRuns:
 
     Attributes:
         engine: ``"batch"`` or ``"simpy"``, and why (e.g. ``"simpy (batch engine: ...)"``).
-        seeds: the run seeds (see the module docstring).
+        seeds: the run seeds (see the module docstring): run ``r`` is the SimPy run of ``seeds[r]``; on the
+            batch engine ``seeds[r]`` is the seed of the batch that made run ``r``, as its row ``batch_rows[r]``.
         messages: per channel, ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, ``[sender, receiver]``),
             NaN where nothing was sent.
         schedules: the realized schedules, a sequence of one
@@ -105,6 +106,7 @@ class EngineRuns:
         disagreement: where the other engine's run of the first seed released something else
             (:func:`engine_disagreement`; the privacy check fills it in), or ``None`` (they agree, not
             compared, or only one engine runs the scenario).
+        batch_rows: batch engine: each run's row in its batch (``None``: SimPy runs, one seed each).
     """
 
     engine: str
@@ -114,11 +116,30 @@ class EngineRuns:
     unicast: bool
     noise: dict[str, np.ndarray] | None = None
     disagreement: str | None = None
+    batch_rows: tuple[int, ...] | None = None
 
     @property
     def runs(self) -> int:
         """``R``."""
         return len(self.schedules)
+
+
+def run_origin(runs: EngineRuns, r: int) -> dict[str, int]:
+    """How to rerun run ``r`` of ``runs``, for a witness: ``{"run_seed": s}`` (the SimPy run of seed ``s``), or
+    ``{"run_seed": s, "batch_row": k}`` (row ``k`` of the batch engine's runs of seed ``s``:
+    ``scenario.replace(seed=s).run("batch", runs=k + 1)``, whose rows do not depend on the number of runs).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> runs = run_engine(small_example()[0].scenario, 3, engine="batch")
+        >>> run_origin(runs, 2) == {"run_seed": run_seeds(0, 0, 3)[0], "batch_row": 2}
+        True
+    """
+    out = {"run_seed": int(runs.seeds[r])}
+    rows = getattr(runs, "batch_rows", None)  # (runs assembled by other means name their seeds only)
+    if rows is not None:
+        out["batch_row"] = int(rows[r])
+    return out
 
 
 def run_seeds(seed: int, side: int, runs: int) -> tuple[int, ...]:
@@ -275,8 +296,9 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             schedules = (RealizedSchedule.lockstep(scenario.topology, scenario.horizon),) * runs
         else:  # every run's schedule as columns, built for all runs at once
             schedules = batch.schedules()
-        return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast,
-                          noise=_recorded_noise([recorder], alg, messages, unicast))
+        return EngineRuns(engine="batch", seeds=(seeds[0],) * runs, messages=messages, schedules=schedules,
+                          unicast=unicast, noise=_recorded_noise([recorder], alg, messages, unicast),
+                          batch_rows=tuple(range(runs)))
     from tqdm.auto import tqdm
 
     per_run: list[dict[str, np.ndarray]] = []

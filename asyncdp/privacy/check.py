@@ -152,7 +152,7 @@ def check_privacy(
         scenario: the scenario whose claim is checked.
         adjacent: ``scenario`` with one agent's cost (or one round's loss) changed.
         runs: engine runs per scenario (>= 1).
-        delta: the delta of ``epsilon_tight`` (>= 0).
+        delta: the delta of ``epsilon_tight`` (and of a Rényi or zCDP claim's conversion), in (0, 1).
         confidence: family-wise confidence of the statistical witnesses, in (0, 1).
         probe_rounds: rounds whose update the prober searches (>= 1).
         seed: the one seed of every draw of the check (>= 0).

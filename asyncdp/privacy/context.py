@@ -26,7 +26,7 @@ from accounting.ledger import Ledger, Release
 from accounting.errors import AccountingError
 from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
-from topology.validation import check_integer, check_nonnegative, check_open_unit
+from topology.validation import check_integer, check_open_unit
 
 from ..algorithms.base import Algorithm, NoiseDeclaration, claim_pair
 from ..errors import ScenarioError
@@ -77,7 +77,7 @@ class CheckOptions:
     Attributes:
         runs: engine runs per side (scenario, adjacent scenario) for the
             conformance test, exact replay and the black-box audit (>= 1).
-        delta: the delta of the tight (PLD) epsilon (>= 0).
+        delta: the delta of the tight (PLD) epsilon, and where a Rényi or zCDP claim is converted, in (0, 1).
         confidence: family-wise confidence of the statistical methods, in (0, 1):
             each of the :data:`STATISTICAL_METHODS` gets ``1 - confidence`` divided
             by their number, so a correct claim gets a statistical witness with
@@ -112,7 +112,7 @@ class CheckOptions:
 
         where = "check_privacy"
         check_integer(self.runs, "runs", minimum=1, error=ScenarioError, where=where)
-        check_nonnegative(self.delta, "delta", error=ScenarioError, where=where)
+        check_open_unit(self.delta, "delta", error=ScenarioError, where=where)
         check_open_unit(self.confidence, "confidence", error=ScenarioError, where=where)
         if self.confidence > MAX_CONFIDENCE:  # the tests' own confidences would round to 1
             raise ScenarioError(f"{where}: confidence {self.confidence!r} leaves each of the {STATISTICAL_METHODS} "
@@ -285,7 +285,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     """The rule's claim as ``(epsilon, delta, form)``, in any form.
 
     ``claimed_privacy(horizon)`` returns ``(epsilon, delta)`` (pure or
-    approximate DP; the engines record it in every result). A rule that
+    approximate DP; the engines record the claim's pair in every result:
+    :func:`~asyncdp.algorithms.base.claimed_pair`). A rule that
     claims another form also defines ``claimed_form(horizon)``, returning an
     :mod:`accounting.claim_forms` form:
     :class:`~accounting.claim_forms.RenyiDP` ``(alpha, epsilon)`` or

@@ -37,7 +37,14 @@ CHECKED_AGAINST: tuple[str, ...] = ("declaration", "realized behavior", "constru
 
 
 def _finite(x: float) -> float | str:
-    """A float as JSON allows it: ``inf`` and ``-inf`` as strings (the report's :meth:`to_dict` uses it too)."""
+    """A float as JSON allows it: ``inf``, ``-inf`` and ``nan`` as strings (the report's :meth:`to_dict` uses it too).
+
+    Example:
+        >>> _finite(1.5), _finite(-math.inf), _finite(math.nan)
+        (1.5, '-inf', 'nan')
+    """
+    if math.isnan(x):
+        return "nan"
     return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 

@@ -38,7 +38,7 @@ from accounting import auditors
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError
 
-from .behavior import declared_noise, replay_runs
+from .behavior import declared_noise, replay_runs, run_origin
 from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
@@ -674,7 +674,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if not report.violation:
         return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
     run = report.witness if report.witness is not None else int(np.argmax(losses))
-    witness = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
+    witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
         witness["round"] = focus + 1
@@ -693,7 +693,8 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                   f"{delta_claimed:.3g} (confidence {report.confidence:.6g}); engine run {run} has privacy loss "
                   f"{float(losses[run]):.6g}{where}")
     else:
-        reason = (f"replay: engine run {run} (run seed {runs.seeds[run]}) has privacy loss "
+        origin = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in run_origin(runs, run).items())
+        reason = (f"replay: engine run {run} ({origin}) has privacy loss "
                   f"{float(losses[run]):.6g} > epsilon {eps_claimed:.6g}")
     return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(*reasons, reason))
 

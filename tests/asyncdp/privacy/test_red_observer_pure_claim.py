@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
+from accounting.claim_forms import ApproxDP, PureDP, RenyiDP, ZeroConcentratedDP
 
-from asyncdp.cli.privacy import _observer_section, observer_claim_line
+from asyncdp.cli.privacy import _observer_section, observer_claim_holds
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy.observers import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
@@ -51,37 +51,36 @@ def _line(rule: Muffliato) -> str:
 
 def test_a_pure_claim_fails_against_a_node_whose_view_is_gaussian():
     text = _line(_PureClaim(sigma=1.0))
-    assert "the claim (5, 0) fails against this observer" in text and "holds" not in text
+    assert "the claim (5, 0) fails against this observer" in text and "holds against" not in text
 
 
 def test_a_renyi_claim_is_judged_by_the_views_renyi_divergence_not_its_conversion():
     text = _line(_RenyiClaim(sigma=1.0))
-    assert "(alpha=2, epsilon=0.5)-RDP) fails against this observer" in text and "holds" not in text
-    assert "Renyi divergence of order 2 is 1 " in text
+    assert "-RDP, as " in text and "fails against this observer" in text and "holds against" not in text
+    assert "Renyi divergence of order 2 is 1," in text
 
 
-def test_the_observer_line_reads_the_claims_delta_and_level():
+def test_the_observer_verdict_reads_the_claims_delta_and_level():
     # pure: holds only for a view that carries nothing
-    assert "(5, 0) holds" in observer_claim_line(0.0, 0.0, 1e-6, "5", 5.0, 0.0)
-    assert "(5, 0) fails" in observer_claim_line(1e-12, 1e-3, 1e-6, "5", 5.0, 0.0)
-    assert "(inf, 0) holds" in observer_claim_line(1.0, 4.9, 1e-6, "inf", float("inf"), 0.0)  # no claim at all
-    # approximate: the exact epsilon at the claim's delta
-    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 1e-6)
-    assert "fails" in observer_claim_line(1.0, 5.1, 1e-6, "5", 5.0, 1e-6)
+    assert observer_claim_holds(PureDP(5.0), 5.0, 0.0, 0.0)[0] is True
+    assert observer_claim_holds(PureDP(5.0), 5.0, 0.0, 1e-6)[0] is False
+    assert observer_claim_holds(None, float("inf"), 0.0, 1.0)[0] is True  # no claim at all
+    # approximate: mu = 1 has epsilon 4.887 at delta 1e-6, so delta(5) < 1e-6 < delta(4.8)
+    assert observer_claim_holds(ApproxDP(5.0, 1e-6), 5.0, 1e-6, 1.0)[0] is True
+    assert observer_claim_holds(ApproxDP(4.8, 1e-6), 4.8, 1e-6, 1.0)[0] is False
     # per iteration: the whole view above the claim says nothing about one iteration's part
-    line = observer_claim_line(1.0, 5.1, 1e-6, "5", 5.0, 1e-6, "iteration")
-    assert "no verdict" in line and "fails" not in line and "holds" not in line
-    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 1e-6, "iteration")
-    # Renyi and zCDP forms: mu^2 = 1 gives D_3 = 1.5 and mu^2 / 2 = 0.5, whatever the conversion says
-    assert "fails" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=RenyiDP(3.0, 1.4))
-    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=RenyiDP(3.0, 1.5))
-    assert "fails" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.45))
-    assert "holds" in observer_claim_line(1.0, 4.9, 1e-6, "x", 14.0, 1e-6, form=ZeroConcentratedDP(0.5))
+    assert observer_claim_holds(ApproxDP(4.8, 1e-6), 4.8, 1e-6, 1.0, "iteration")[0] is None
+    assert observer_claim_holds(ApproxDP(5.0, 1e-6), 5.0, 1e-6, 1.0, "iteration")[0] is True
+    # Renyi and zCDP forms: mu = 1 gives D_3 = 1.5 and D_a / a = 0.5, whatever the conversion says
+    assert observer_claim_holds(RenyiDP(3.0, 1.4), 14.0, 1e-6, 1.0)[0] is False
+    assert observer_claim_holds(RenyiDP(3.0, 1.5), 14.0, 1e-6, 1.0)[0] is True
+    assert observer_claim_holds(ZeroConcentratedDP(0.45), 14.0, 1e-6, 1.0)[0] is False
+    assert observer_claim_holds(ZeroConcentratedDP(0.5), 14.0, 1e-6, 1.0)[0] is True
 
 
 def test_a_pure_claim_per_iteration_fails_against_a_view_with_a_mean_shift():
     # each iteration (epsilon, 0)-DP would make the whole view (T epsilon, 0)-DP (pure guarantees compose), which no
     # Gaussian view with a mean shift is: the line said "no verdict"
-    line = observer_claim_line(1.0, 4.9, 1e-6, "5", 5.0, 0.0, "iteration")
-    assert "(5, 0) per iteration fails against this observer" in line and "no verdict" not in line
-    assert "(5, 0) holds" in observer_claim_line(0.0, 0.0, 1e-6, "5", 5.0, 0.0, "iteration")
+    holds, why = observer_claim_holds(PureDP(5.0), 5.0, 0.0, 1.0, "iteration")
+    assert holds is False and "horizon x epsilon" in why
+    assert observer_claim_holds(PureDP(5.0), 5.0, 0.0, 0.0, "iteration")[0] is True
