@@ -164,19 +164,22 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
             f"{point} (a point of the runs) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
 
 
-def shift_roundoff(messages: Any) -> float:
-    """The most floating-point round-off can add to a realized shift's norm: ``4 d spacing(max |y|)``.
+def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
+    """The most floating-point round-off can add to a realized shift's norm: ``4 d spacing(M)``.
 
     A shift ``mu_P - mu_P'`` is a difference of two means computed from the same released transcript, each
-    within a few floating-point spacings of the released values, so each of its ``d`` coordinates carries at most
-    ``4 spacing(max |y|)`` of round-off (the replay's budget of :mod:`asyncdp.privacy.realized` assumes the same);
-    its L1 norm (and a fortiori its L2 norm) at most ``d`` times that. The comparison with the lemma allows this
-    much on top of its relative tolerance: a correct rule whose releases are large numbers (near ``1e8``, spacing
-    ``1.5e-8``) and whose shifts attain the lemma was refuted by round-off. Negligible unless the releases are far
-    larger than the lemma.
+    within a few floating-point spacings of the values it is computed from, so each of its ``d`` coordinates
+    carries at most ``4 spacing(M)`` of round-off, ``M`` the larger of the largest released value and
+    ``state_magnitude`` (the replay's budget of :mod:`asyncdp.privacy.realized` assumes the same); its L1 norm
+    (and a fortiori its L2 norm) at most ``d`` times that. The comparison with the lemma allows this much on
+    top of its relative tolerance: a correct rule whose releases are large numbers (near ``1e8``, spacing
+    ``1.5e-8``), or offsets from states that large, and whose shifts attain the lemma was refuted by
+    round-off. Negligible unless the releases or states are far larger than the lemma.
 
     Args:
         messages: per channel the released values, ``(R, T, N, ..., d)`` (NaN where nothing was released).
+        state_magnitude: the largest absolute state the means are computed from
+            (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`), ``>= 0``.
 
     Returns:
         The tolerance, over every channel (0 without a finite release).
@@ -184,13 +187,15 @@ def shift_roundoff(messages: Any) -> float:
     Example:
         >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1e8)}) == 8 * np.spacing(1e8))
         True
+        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1.0)}, 1e8) == 8 * np.spacing(1e8))
+        True
     """
     out = 0.0
     for m in messages.values():
         a = np.abs(np.asarray(m, dtype=float))
         finite = a[np.isfinite(a)]
         if finite.size:
-            out = max(out, 4.0 * a.shape[-1] * float(np.spacing(finite.max())))
+            out = max(out, 4.0 * a.shape[-1] * float(np.spacing(max(float(finite.max()), state_magnitude))))
     return out
 
 
@@ -248,7 +253,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                   if c in shifts}
     bounds = _bounds(ctx, shifts)
     norms = {c: release_norms(s, mechanisms[c], c) for c, s in shifts.items()}  # once, for the hits and the ratio
-    roundoff = max(shift_roundoff({c: ctx.engine_runs(k).messages[c] for c in shifts}) for k in (0, 1))
+    roundoff = max(shift_roundoff({c: ctx.engine_runs(k).messages[c] for c in shifts}, ctx.state_magnitude)
+                   for k in (0, 1))
     hits = uncovered_by_norms(norms, bounds, mechanisms, atol=max(1e-12, roundoff))
     ratio = 0.0
     for c, mags in norms.items():
