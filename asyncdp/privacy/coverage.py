@@ -190,13 +190,26 @@ def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
         >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1.0)}, 1e8) == 8 * np.spacing(1e8))
         True
     """
-    out = 0.0
-    for m in messages.values():
-        a = np.abs(np.asarray(m, dtype=float))
-        finite = a[np.isfinite(a)]
-        if finite.size:
-            out = max(out, 4.0 * a.shape[-1] * float(np.spacing(max(float(finite.max()), state_magnitude))))
-    return out
+    return max((np.shape(m)[-1] * coordinate_roundoff(m, state_magnitude) for m in messages.values()), default=0.0)
+
+
+def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
+    """The round-off one coordinate of a shift of one channel may carry: ``4 spacing(M)`` (:func:`shift_roundoff`).
+
+    Args:
+        messages: the channel's released values (NaN where nothing was released).
+        state_magnitude: the largest absolute state the means are computed from.
+
+    Returns:
+        The tolerance (0 without a finite release).
+
+    Example:
+        >>> bool(coordinate_roundoff(np.array([1.0, np.nan]), 1e8) == 4 * np.spacing(1e8))
+        True
+    """
+    a = np.abs(np.asarray(messages, dtype=float))
+    finite = a[np.isfinite(a)]
+    return 4.0 * float(np.spacing(max(float(finite.max()), state_magnitude))) if finite.size else 0.0
 
 
 def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
