@@ -62,6 +62,36 @@ CLASS_POINTS_RUNS = 20
 
 _RTOL = 1e-9
 
+UNRESOLVED_LEMMA = 1e-4
+"""Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``), the loss the round-off allowed on each
+shift may hide (``sum_t allowance / scale_t``, :func:`shift_roundoff`) leaves the comparison with the lemma
+unresolved: a rule computing at the resolution of its values (states near ``1e8``, a lemma and noise near
+``1e-7``) could move its releases past the lemma unseen."""
+
+
+def _unresolved(ctx: CheckContext, horizon: int, roundoff: float) -> str | None:
+    """Why the lemma comparisons cannot see a release moved past the lemma by the round-off they allow, or ``None``.
+
+    Each noisy release may be moved by ``roundoff`` past its bound unseen, adding at most ``roundoff / scale``
+    to its loss; unresolved when that sum over the rounds exceeds :data:`UNRESOLVED_LEMMA` of the lemma's own
+    ``sum_t lemma_t / scale_t``.
+    """
+    assert ctx.sensitivity is not None
+    hidden = lemma_loss = 0.0
+    for c, ch in declared_noise(ctx.algorithm, horizon).items():
+        if ch.mechanism is None or c not in ctx.sensitivity:
+            continue
+        sc = np.asarray(ch.scales, dtype=float)
+        noisy = sc > 0
+        hidden += float(np.sum(roundoff / sc[noisy]))
+        lemma_loss += float(np.sum(np.asarray(ctx.sensitivity[c], dtype=float)[:horizon][noisy] / sc[noisy]))
+    if not lemma_loss > 0 or hidden <= UNRESOLVED_LEMMA * lemma_loss:
+        return None
+    return (f"coverage: each shift may carry {roundoff:.3g} of round-off (the floating-point spacing of the released "
+            f"values or of the states they are computed from), a loss of {hidden:.3g} over the rounds, "
+            f"{hidden / lemma_loss:.3g} of the lemma's {lemma_loss:.3g}: releases moved past the lemma by that "
+            "little are not seen")
+
 
 def _shifts(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> dict[str, np.ndarray]:
     """Per channel, the shifts of one side's engine runs from their replay under both problems.
@@ -286,6 +316,9 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits else "")
         raise AdjacencyError(f"{outside}{shift}; refused: the claim speaks of pairs in that class")
     if not hits:
+        unseen = _unresolved(ctx, pair.scenario.horizon, roundoff)
+        if unseen is not None:
+            return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(unseen,), doubt=unseen)
         return Evidence("sensitivity coverage", "realized behavior", figures)
     u = hits[0]
     # the shifts hold the scenario's runs, then the adjacent scenario's: name the run within its own scenario

@@ -7,7 +7,8 @@ arithmetic. The shift is a difference of two numbers near ``1e8`` (spacing ``1.5
 spacings of round-off, far above the comparison's relative tolerance of the lemma (``1e-9`` of 0.2): the coverage
 step reported "shift 0.2 > bound 0.2" and the check said ``violation`` to a true claim. The same holds for a
 rule whose states live near ``1e8`` and which releases offsets from them: its releases are small numbers, but its
-shifts carry the round-off of the states (``OffsetReleases``).
+shifts carry the round-off of the states (``OffsetReleases``). Where that round-off is not negligible against the
+lemma's loss, the check says the comparison is unresolved instead of passing a lemma it cannot see exceeded.
 """
 
 from __future__ import annotations
@@ -129,3 +130,18 @@ def _offset_report() -> Any:
                   x0=np.full((n, 2), OFFSET))
     adj = sc.replace(problem=problem.adjacent(0, address=np.full(2, OFFSET - 1.0)))
     return check_privacy(sc, adj, runs=200, search_examples=0)
+
+
+def test_a_lemma_below_the_states_resolution_is_unresolved_not_passed(monkeypatch):
+    # The round-off allowance above must not let a wrong lemma pass where it is as large as the lemma: states near
+    # 1e8 (spacing 1.5e-8), step 1e-7 and noise 2e-7, and a lemma of half the true shift 2 a C = 2e-7 (each release
+    # moves twice as far as the lemma, the claim composed from it is false). The shift 2e-7 lies within the
+    # allowance (8 spacings, 1.2e-7) of the lemma 1e-7, so no comparison sees it: the check must say so.
+    monkeypatch.setattr(noisy_dgd, "STEP", 1e-7)
+    monkeypatch.setattr(noisy_dgd, "SIGMA", 2e-7)
+    with noisy_dgd.registered((OffsetReleases,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__,
+                              lemma=lambda sc: 0.5 * noisy_dgd.lemma(sc)):
+        report = _offset_report()
+    assert report.verdict != "pass"
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.doubt is not None and "are not seen" in coverage.doubt
