@@ -26,6 +26,7 @@ from scipy.special import log_ndtr
 
 from ..errors import PrivacyParameterError, UnknownMethodError
 from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples)
+from ..mechanisms import _gaussian_epsilon_mu
 from .inputs import Sensitivity, _check_delta, _check_epsilon, _check_interval, _events, _ratios
 from .rdp import _rdp_accountant
 
@@ -242,8 +243,10 @@ def pld_epsilon(ledger: Ledger, sensitivity: Sensitivity, delta: float,
     :func:`rdp_epsilon` to dp_accounting's ``PLDAccountant`` (sequential; a
     cross-check, ~1 ms per distinct event plus a growing convolution).
 
-    Accuracy: losses are discretized to multiples of ``h =
-    value_discretization_interval``; one Laplace or Gaussian release (or all
+    Accuracy: a ledger of Gaussian releases only (tree engine) gets the exact
+    epsilon of the one Gaussian they compose into (closed form, no grid).
+    Otherwise losses are discretized to multiples of ``h =
+    value_discretization_interval``; one Laplace release (or all
     Gaussians, merged) is overestimated by at most ``h``, ``k`` Laplace
     releases by at most ``k h`` in the worst (pure, tiny-delta) case and far
     less typically. Each convolution moves <= 1e-15 of tail mass to
@@ -275,9 +278,7 @@ def pld_epsilon(ledger: Ledger, sensitivity: Sensitivity, delta: float,
         >>> abs(pld_epsilon(led, 1.0, 1e-9) - 0.5) <= 1e-4
         True
     """
-    d = _check_delta("delta", delta)
-    h = _check_interval(value_discretization_interval)
-    return _epsilons(_pld(ledger, sensitivity, h, engine), [d])[0]
+    return pld_epsilon_table([ledger], sensitivity, [delta], value_discretization_interval, engine)[0][0]
 
 
 def pld_epsilons(ledger: Ledger, sensitivity: Sensitivity, deltas: Sequence[float],
@@ -351,9 +352,23 @@ def pld_epsilon_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity, delta
         lap, gau = _ratios(ledger, sensitivity)
         key = _ratio_key(lap, gau, engine)
         if key not in done:
-            done[key] = _epsilons(_pld_of(lap, gau, h, engine), ds)
+            done[key] = (_gaussian_epsilons(gau, ds) if engine == "tree" and gau and not lap
+                         else _epsilons(_pld_of(lap, gau, h, engine), ds))
         rows.append(list(done[key]))
     return rows
+
+
+def _gaussian_epsilons(gau: Counter[float], deltas: Sequence[float]) -> list[float]:
+    """Gaussian releases only: the exact epsilon of the one Gaussian they compose into, at each delta.
+
+    ``mu = sqrt(sum mu_k^2)`` (Dong, Roth and Su, JRSS-B 2022, Cor. 3.3) and the closed form of Balle and Wang
+    (ICML 2018, Thm 8), on its safe side (:func:`accounting.mechanisms.gaussian_epsilon`): no loss grid. The
+    discretized PLD is pessimistic by up to one grid step off the grid's points (1.1e-7 relative at ``h = 1e-3``
+    and epsilon 2.44, 1.4% at epsilon 0.0074), above a claim calibrated exactly with the analytic Gaussian
+    mechanism.
+    """
+    mu = math.sqrt(math.fsum(r * r * n for r, n in gau.items()))
+    return [_gaussian_epsilon_mu(mu, d) for d in deltas]
 
 
 def _epsilons(pld: pld_lib.PrivacyLossDistribution | pld_privacy_accountant.PLDAccountant | None,

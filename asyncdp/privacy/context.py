@@ -168,6 +168,9 @@ class CheckContext:
             conversion refutes the claim, which implies it.
         adjacency: what :func:`~asyncdp.privacy.adjacency.check_adjacency` found (the changed agent or round,
             and the other agents or rounds whose costs it could not show unchanged, with its doubt).
+        state_magnitude: the largest absolute decision of that run (:func:`decision_magnitude`): a rule whose
+            releases are offsets from large states computes its means at the states' resolution, so a
+            comparison of replayed means allows round-off at that magnitude too.
     """
 
     options: CheckOptions
@@ -190,6 +193,7 @@ class CheckContext:
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     claim_form: Any = None
     adjacency: Adjacency | None = None
+    state_magnitude: float = 0.0
 
     @property
     def form_name(self) -> str:
@@ -540,11 +544,27 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         unnoised=unnoised, focus=focus, focus_ledgers=focus_ledgers,
         rule=replay_rule(scenario) if single else None, rule_adjacent=replay_rule(adjacent) if single else None,
         setup=replay_setup(scenario) if single else None, pair=pair, no_sensitivity=no_sensitivity, paper=paper,
-        claim_form=claim_form, adjacency=adjacency,
+        claim_form=claim_form, adjacency=adjacency, state_magnitude=decision_magnitude(result.trajectory),
     )
     if shared:
         ctx.cache["simpy0"] = result
     return ctx
+
+
+def decision_magnitude(trajectory: Any) -> float:
+    """The largest absolute finite value of a run's decisions ``x_i(t)`` (0 when none is finite).
+
+    A rule may release offsets from its states (``y = x - x_ref + noise`` with ``x`` near ``1e8``): its
+    released values are small, but its means are rounded at the states' resolution. A shift of two replayed
+    means then carries the spacing of the states, not of the releases.
+
+    Example:
+        >>> decision_magnitude(np.array([[[1e8, -3.0]], [[np.nan, 2.0]]]))
+        100000000.0
+    """
+    a = np.abs(np.asarray(trajectory, dtype=float))
+    finite = a[np.isfinite(a)]
+    return float(finite.max()) if finite.size else 0.0
 
 
 def small_pair(rule: type | None = None) -> ScenarioPair:

@@ -62,6 +62,36 @@ CLASS_POINTS_RUNS = 20
 
 _RTOL = 1e-9
 
+UNRESOLVED_LEMMA = 1e-4
+"""Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``), the loss the round-off allowed on each
+shift may hide (``sum_t allowance / scale_t``, :func:`shift_roundoff`) leaves the comparison with the lemma
+unresolved: a rule computing at the resolution of its values (states near ``1e8``, a lemma and noise near
+``1e-7``) could move its releases past the lemma unseen."""
+
+
+def _unresolved(ctx: CheckContext, horizon: int, roundoff: float) -> str | None:
+    """Why the lemma comparisons cannot see a release moved past the lemma by the round-off they allow, or ``None``.
+
+    Each noisy release may be moved by ``roundoff`` past its bound unseen, adding at most ``roundoff / scale``
+    to its loss; unresolved when that sum over the rounds exceeds :data:`UNRESOLVED_LEMMA` of the lemma's own
+    ``sum_t lemma_t / scale_t``.
+    """
+    assert ctx.sensitivity is not None
+    hidden = lemma_loss = 0.0
+    for c, ch in declared_noise(ctx.algorithm, horizon).items():
+        if ch.mechanism is None or c not in ctx.sensitivity:
+            continue
+        sc = np.asarray(ch.scales, dtype=float)
+        noisy = sc > 0
+        hidden += float(np.sum(roundoff / sc[noisy]))
+        lemma_loss += float(np.sum(np.asarray(ctx.sensitivity[c], dtype=float)[:horizon][noisy] / sc[noisy]))
+    if not lemma_loss > 0 or hidden <= UNRESOLVED_LEMMA * lemma_loss:
+        return None
+    return (f"coverage: each shift may carry {roundoff:.3g} of round-off (the floating-point spacing of the released "
+            f"values or of the states they are computed from), a loss of {hidden:.3g} over the rounds, "
+            f"{hidden / lemma_loss:.3g} of the lemma's {lemma_loss:.3g}: releases moved past the lemma by that "
+            "little are not seen")
+
 
 def _shifts(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> dict[str, np.ndarray]:
     """Per channel, the shifts of one side's engine runs from their replay under both problems.
@@ -164,19 +194,22 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
             f"{point} (a point of the runs) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
 
 
-def shift_roundoff(messages: Any) -> float:
-    """The most floating-point round-off can add to a realized shift's norm: ``4 d spacing(max |y|)``.
+def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
+    """The most floating-point round-off can add to a realized shift's norm: ``4 d spacing(M)``.
 
     A shift ``mu_P - mu_P'`` is a difference of two means computed from the same released transcript, each
-    within a few floating-point spacings of the released values, so each of its ``d`` coordinates carries at most
-    ``4 spacing(max |y|)`` of round-off (the replay's budget of :mod:`asyncdp.privacy.realized` assumes the same);
-    its L1 norm (and a fortiori its L2 norm) at most ``d`` times that. The comparison with the lemma allows this
-    much on top of its relative tolerance: a correct rule whose releases are large numbers (near ``1e8``, spacing
-    ``1.5e-8``) and whose shifts attain the lemma was refuted by round-off. Negligible unless the releases are far
-    larger than the lemma.
+    within a few floating-point spacings of the values it is computed from, so each of its ``d`` coordinates
+    carries at most ``4 spacing(M)`` of round-off, ``M`` the larger of the largest released value and
+    ``state_magnitude`` (the replay's budget of :mod:`asyncdp.privacy.realized` assumes the same); its L1 norm
+    (and a fortiori its L2 norm) at most ``d`` times that. The comparison with the lemma allows this much on
+    top of its relative tolerance: a correct rule whose releases are large numbers (near ``1e8``, spacing
+    ``1.5e-8``), or offsets from states that large, and whose shifts attain the lemma was refuted by
+    round-off. Negligible unless the releases or states are far larger than the lemma.
 
     Args:
         messages: per channel the released values, ``(R, T, N, ..., d)`` (NaN where nothing was released).
+        state_magnitude: the largest absolute state the means are computed from
+            (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`), ``>= 0``.
 
     Returns:
         The tolerance, over every channel (0 without a finite release).
@@ -184,14 +217,29 @@ def shift_roundoff(messages: Any) -> float:
     Example:
         >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1e8)}) == 8 * np.spacing(1e8))
         True
+        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1.0)}, 1e8) == 8 * np.spacing(1e8))
+        True
     """
-    out = 0.0
-    for m in messages.values():
-        a = np.abs(np.asarray(m, dtype=float))
-        finite = a[np.isfinite(a)]
-        if finite.size:
-            out = max(out, 4.0 * a.shape[-1] * float(np.spacing(finite.max())))
-    return out
+    return max((np.shape(m)[-1] * coordinate_roundoff(m, state_magnitude) for m in messages.values()), default=0.0)
+
+
+def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
+    """The round-off one coordinate of a shift of one channel may carry: ``4 spacing(M)`` (:func:`shift_roundoff`).
+
+    Args:
+        messages: the channel's released values (NaN where nothing was released).
+        state_magnitude: the largest absolute state the means are computed from.
+
+    Returns:
+        The tolerance (0 without a finite release).
+
+    Example:
+        >>> bool(coordinate_roundoff(np.array([1.0, np.nan]), 1e8) == 4 * np.spacing(1e8))
+        True
+    """
+    a = np.abs(np.asarray(messages, dtype=float))
+    finite = a[np.isfinite(a)]
+    return 4.0 * float(np.spacing(max(float(finite.max()), state_magnitude))) if finite.size else 0.0
 
 
 def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -248,7 +296,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                   if c in shifts}
     bounds = _bounds(ctx, shifts)
     norms = {c: release_norms(s, mechanisms[c], c) for c, s in shifts.items()}  # once, for the hits and the ratio
-    roundoff = max(shift_roundoff({c: ctx.engine_runs(k).messages[c] for c in shifts}) for k in (0, 1))
+    roundoff = max(shift_roundoff({c: ctx.engine_runs(k).messages[c] for c in shifts}, ctx.state_magnitude)
+                   for k in (0, 1))
     hits = uncovered_by_norms(norms, bounds, mechanisms, atol=max(1e-12, roundoff))
     ratio = 0.0
     for c, mags in norms.items():
@@ -267,6 +316,9 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits else "")
         raise AdjacencyError(f"{outside}{shift}; refused: the claim speaks of pairs in that class")
     if not hits:
+        unseen = _unresolved(ctx, pair.scenario.horizon, roundoff)
+        if unseen is not None:
+            return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(unseen,), doubt=unseen)
         return Evidence("sensitivity coverage", "realized behavior", figures)
     u = hits[0]
     # the shifts hold the scenario's runs, then the adjacent scenario's: name the run within its own scenario

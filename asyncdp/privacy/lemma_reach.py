@@ -471,7 +471,8 @@ def worst_pair_over_lemma(ctx: Any, shifts: Any, p: Any, base_witness: dict[str,
                   if ch.mechanism is not None}
     from .coverage import shift_roundoff
 
-    u = shifts_over_lemma(ctx, shifts, mechanisms, base_witness.get("agent"), shift_roundoff(runs.messages))
+    u = shifts_over_lemma(ctx, shifts, mechanisms, base_witness.get("agent"),
+                          shift_roundoff(runs.messages, ctx.state_magnitude))
     if u is None:
         return None
     ratio = u.shift / u.bound if u.bound > 0 else float("inf")

@@ -43,6 +43,7 @@ from accounting.errors import AccountingError
 
 from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
+from .coverage import coordinate_roundoff
 
 __all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
 
@@ -66,6 +67,22 @@ def _one_schedule(runs: EngineRuns) -> bool:
     """Whether every run has the same realized schedule (lockstep timing without losses)."""
     first = runs.schedules[0]
     return all(s is first or s == first for s in runs.schedules)
+
+
+def _shrunk(shifts: np.ndarray, roundoff: float) -> np.ndarray:
+    """Every coordinate of the realized shifts moved toward 0 by ``roundoff`` (not past it; NaN kept).
+
+    A realized shift carries up to ``roundoff`` per coordinate (:func:`asyncdp.privacy.coverage.coordinate_roundoff`:
+    the spacing of the released values or of the states they are computed from), so the shrunk shifts are at most
+    the pair's in real arithmetic, coordinate by coordinate: their profile is a lower bound on its profile. A rule
+    releasing offsets from states near ``1e8`` computes a shift at the lemma as the lemma + 1.2e-8 on every run,
+    which the profile read as a larger ``mu`` than the claim's, exact to the last digit: a violation of a true claim.
+
+    Example:
+        >>> _shrunk(np.array([0.3 + 1e-8, -1e-9, np.nan]), 2e-8).tolist()
+        [0.29999999, -0.0, nan]
+    """
+    return np.sign(shifts) * np.maximum(np.abs(shifts) - roundoff, 0.0)
 
 
 def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
@@ -112,7 +129,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
                                   "timing, or lossy links): each schedule has its own profile")
     noise = {c: ch for c, ch in declared_noise(scenario.algorithm.bind(scenario.problem), scenario.horizon).items()
              if ch.mechanism is not None and c in shifts}
-    use = {c: np.asarray(shifts[c], dtype=float) for c in noise}
+    use = {c: _shrunk(np.asarray(shifts[c], dtype=float), coordinate_roundoff(runs.messages[c], ctx.state_magnitude))
+           for c in noise}
     if ctx.focus is not None:  # a per-iteration claim: the focus round's release only
         keep = np.zeros(scenario.horizon, dtype=bool)
         keep[ctx.focus] = True

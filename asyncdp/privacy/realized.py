@@ -527,10 +527,12 @@ def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
     Gaussian analogue over the changed agent's coordinates (every agent's
     under round adjacency; the others' terms are exactly 0: both replays
     compute their means by the same operations). Each residual carries at
-    most a few floating-point spacings of the released value, so a round
-    can gain at most ``4 k spacing(max |y|) / b`` (Laplace; the Gaussian term
+    most a few floating-point spacings of the values its mean is computed from,
+    the released value or the state (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`:
+    a rule releasing offsets from states near ``1e8`` rounds its means at 1.5e-8), so a round
+    can gain at most ``4 k spacing(max(max |y|, max |x|)) / b`` (Laplace; the Gaussian term
     is bounded likewise with the largest residual). It is negligible unless
-    the noise scale nears the resolution of the released values. The spacing is
+    the noise scale nears that resolution. The spacing is
     float32's for a rule that releases float32 numbers (:func:`release_spacing`):
     its means are rounded to that resolution.
     """
@@ -543,7 +545,7 @@ def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
         mag = _round_magnitude(msgs)
         coords = int(np.prod(msgs.shape[3:])) * (msgs.shape[2] if ctx.changed_agent is None else 1)
         scales = np.where(ch.scales > 0, ch.scales, np.inf)
-        err = 4.0 * release_spacing(msgs, mag)
+        err = 4.0 * release_spacing(msgs, np.maximum(mag, ctx.state_magnitude))
         if ch.mechanism == "laplace":
             budget += coords * err / scales
         else:  # |(y - mu')^2 - (y - mu)^2| changes by at most 2 (|y - mu| + |y - mu'|) err; |y - mu| <= 2 max|y|

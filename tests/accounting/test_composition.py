@@ -23,6 +23,7 @@ from accounting.composition import (
     per_agent,
     pld_delta,
     pld_epsilon,
+    pld_epsilons,
     rdp_epsilon,
 )
 from accounting.errors import PrivacyParameterError, UnknownMechanismError, UnknownMethodError
@@ -194,19 +195,25 @@ def test_pld_delta_of_single_laplace_matches_dp_accounting(scale):
         assert pld_delta(led, 1.0, e) == pytest.approx(ref.get_delta_for_epsilon(e), rel=1e-9, abs=1e-15)
 
 
-@pytest.mark.parametrize("sigmas", [[1.0], [0.5], [4.0, 7.0, 7.0, 30.0]])
-def test_gaussian_pld_matches_exact_composition(sigmas):
+@pytest.mark.parametrize("sigmas", [[1.0], [0.5], [4.0, 7.0, 7.0, 30.0], [1e3] * 10])
+def test_gaussian_pld_is_the_exact_composition(sigmas):
     # Gaussian mechanisms compose exactly into one with mu = sqrt(sum mu_i^2)
-    # (Dong-Roth-Su); its exact epsilon is the analytic one, and the pessimistic
-    # PLD is within one grid step: exact <= PLD <= exact + h.
+    # (Dong-Roth-Su); a Gaussian-only ledger's epsilon is its analytic one, with no
+    # loss grid: a claim calibrated exactly with the analytic Gaussian mechanism off
+    # the grid's points was exceeded by the discretized PLD (1e-7 relative at h = 1e-3,
+    # 1.4% for mu = 0.0032), which made the check's verdict inconclusive
     led = Ledger([gau(0, t, s) for t, s in enumerate(sigmas, 1)])
     mu = math.sqrt(sum(1 / s**2 for s in sigmas))
-    for delta in (1e-9, 1e-5, 1e-2):
-        exact = gaussian_epsilon(mu, 1.0, delta)
-        got = pld_epsilon(led, 1.0, delta)
-        assert exact - 1e-9 <= got <= exact + H
-        ref = dp_pld.from_gaussian_mechanism(1 / mu, value_discretization_interval=H)
-        assert got == pytest.approx(ref.get_epsilon_for_delta(delta), abs=1e-7)
+    for h in (H, 1e-3):
+        for delta in (1e-9, 1e-5, 1e-2):
+            exact = gaussian_epsilon(mu, 1.0, delta)
+            assert pld_epsilon(led, 1.0, delta, value_discretization_interval=h) == pytest.approx(exact, rel=1e-12)
+            assert pld_epsilons(led, 1.0, [delta], value_discretization_interval=h)[0] == pld_epsilon(
+                led, 1.0, delta, value_discretization_interval=h)
+    # the discretized PLD (dp_accounting's, as with a Laplace release as well) is pessimistic within a grid step
+    ref = dp_pld.from_gaussian_mechanism(1 / mu, value_discretization_interval=H)
+    exact = gaussian_epsilon(mu, 1.0, 1e-5)
+    assert exact - 1e-9 <= ref.get_epsilon_for_delta(1e-5) <= exact + H
 
 
 def test_tree_engine_matches_dp_accounting_pld_accountant():

@@ -236,7 +236,7 @@ def test_adapter_sensitivity_uses_the_problems_constants():
 def test_tight_accounting_beside_theorem_1():
     r = adapter.tight_accounting(1.0, 1e-5, T=200, c=0.01, G=2.0)
     assert r["epsilon_theorem1"] <= r["epsilon_paper"]
-    assert r["epsilon_exact"] <= r["epsilon_pld"] <= r["epsilon_exact"] + 1e-3  # PLD grid h = 1e-3
+    assert r["epsilon_pld"] == pytest.approx(r["epsilon_exact"], rel=1e-12)  # Gaussian only: the closed form
     assert r["epsilon_pld"] < r["epsilon_rdp"] < r["epsilon_paper"]
     assert 0 < r["noise_factor"] < 1 and r["variance_factor"] == pytest.approx(r["noise_factor"] ** 2)
     assert r["epsilon_pld_scaled"] == pytest.approx(1.0, abs=2e-3)

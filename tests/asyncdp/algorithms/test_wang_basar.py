@@ -314,7 +314,7 @@ def test_report_per_iteration_versus_composed():
     assert per["eps_accountant"] == pytest.approx(mechanisms.gaussian_epsilon(1.0, math.sqrt(0.5), 1e-5))
     c = r["composed"]
     exact = mechanisms.gaussian_epsilon(math.sqrt(300), math.sqrt(0.5), 1e-5)
-    assert exact <= c["pld"] <= exact * 1.01
+    assert exact * (1 - 1e-12) <= c["pld"] <= exact * 1.01  # Gaussian only: the closed form, up to round-off
     assert c["basic"] >= c["rdp"] >= c["pld"] > 300 ** 0.5 * per["eps_printed"]
     assert c["advanced"] > c["basic"]
     small = adapter.privacy_report(sc.replace(algorithm=WangBasar(noise_variance=1e4)))["composed"]

@@ -289,9 +289,10 @@ def test_schedules_made_on_access_are_each_runs_own():
             w_r, s_r = own[r].dense(t)
             np.testing.assert_array_equal(w[r], w_r)
             np.testing.assert_array_equal(src[r], s_r)
-    ctx = SimpleNamespace(focus=None, epsilon_claimed=1.0, delta_claimed=1e-5)
+    ctx = SimpleNamespace(focus=None, epsilon_claimed=1.0, delta_claimed=1e-5, state_magnitude=0.0)
     shifts = {"y": np.arange(8 * sc.horizon * 3 * 2, dtype=float).reshape(8, sc.horizon, 3, 2)}  # vary by run
-    out = pair_profile(ctx, shifts, sc, SimpleNamespace(runs=8, schedules=batch), schedule_confidence=0.99)
+    out = pair_profile(ctx, shifts, sc, SimpleNamespace(runs=8, schedules=batch, messages=runs.messages),
+                       schedule_confidence=0.99)
     assert "sampled once" in out.reason  # eight runs, eight schedules
 
 

@@ -5,11 +5,15 @@ exact) on a rendezvous problem whose addresses and start lie near ``1e8``; agent
 clipped gradient in opposite directions, so each realized shift of its release is the lemma exactly in real
 arithmetic. The shift is a difference of two numbers near ``1e8`` (spacing ``1.5e-8``), so it carries a few
 spacings of round-off, far above the comparison's relative tolerance of the lemma (``1e-9`` of 0.2): the coverage
-step reported "shift 0.2 > bound 0.2" and the check said ``violation`` to a true claim.
+step reported "shift 0.2 > bound 0.2" and the check said ``violation`` to a true claim. The same holds for a
+rule whose states live near ``1e8`` and which releases offsets from them: its releases are small numbers, but its
+shifts carry the round-off of the states (``OffsetReleases``). Where that round-off is not negligible against the
+lemma's loss, the check says the comparison is unresolved instead of passing a lemma it cannot see exceeded.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -19,6 +23,7 @@ import pytest
 
 import topology
 from accounting.claim_forms import ZeroConcentratedDP
+from accounting.profiles import gaussian_profile_epsilon
 from asyncdp import Scenario, rendezvous_problem
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
@@ -81,3 +86,62 @@ def test_a_rule_releasing_float32_is_not_refuted_by_the_rounding_of_its_releases
     pair = small_pair(Float32Releases)
     report = check_privacy(pair.scenario, pair.adjacent, runs=300)
     assert report.verdict != "violation", (report.witness, report.reasons)
+
+
+@dataclass(frozen=True)
+class OffsetReleases(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` in a frame near ``1e8``: the states live near ``OFFSET``, the releases are offsets from it,
+    ``y = (x - OFFSET) + sigma N(0, I)``, and ``z = OFFSET + sum_j W_ij y_j``. Step ``0.15`` is not a multiple
+    of the spacing of ``1e8``: ``x = z -+ a g`` rounds to a shift ``2 a C`` + 1.2e-8 on every release."""
+
+    name: ClassVar[str] = "test-offset-releases"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": (state["x"] - OFFSET) + noisy_dgd.SIGMA * noise["y"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return super().update(state, {"y": OFFSET + mixed["y"]}, t, agents, problem)
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        # twice the exact epsilon at 1e-5 of agent 0's releases at the lemma 2 a C (the step read when called)
+        mu = math.sqrt(horizon - 1) * 2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA
+        return 2.0 * gaussian_profile_epsilon(mu, 1e-5), 1e-5
+
+
+def test_offsets_from_states_near_1e8_are_not_refuted_by_the_states_round_off(monkeypatch):
+    # Independent truth (closed form): given the earlier releases, agent 0's release moves by the difference of
+    # two states near 1e8 rounded once each, 2 a C + 1.2e-8 at most (relative 4e-8; 2 a C = 0.3 here), so the
+    # releases compose into one Gaussian pair of mu' < 1.0000001 mu: the claim, twice epsilon(mu) at 1e-5, holds.
+    # The round-off allowance of the lemma comparisons was the spacing of the released values (near 1, 2e-16),
+    # and the worst case's linear extremal pair, at the lemma in real arithmetic, was "shift 0.3 > bound 0.3":
+    # violation (also with a claim ten times epsilon(mu), and for the Laplace rule's exact pure claim).
+    monkeypatch.setattr(noisy_dgd, "STEP", 0.15)
+    with noisy_dgd.registered((OffsetReleases,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = _offset_report()
+    assert report.verdict == "pass", (report.witness, report.reasons)
+
+
+def _offset_report() -> Any:
+    n = 4
+    addresses = OFFSET + np.random.default_rng(7).uniform(-1.0, 1.0, size=(n, 2))
+    addresses[0] = OFFSET + 1.0
+    problem = rendezvous_problem(addresses, low=OFFSET - 50.0, high=OFFSET + 50.0)
+    sc = Scenario(problem, topology.static(noisy_dgd.ring(n)), OffsetReleases(), horizon=HORIZON, seed=7,
+                  x0=np.full((n, 2), OFFSET))
+    adj = sc.replace(problem=problem.adjacent(0, address=np.full(2, OFFSET - 1.0)))
+    return check_privacy(sc, adj, runs=200, search_examples=0)
+
+
+def test_a_lemma_below_the_states_resolution_is_unresolved_not_passed(monkeypatch):
+    # The round-off allowance above must not let a wrong lemma pass where it is as large as the lemma: states near
+    # 1e8 (spacing 1.5e-8), step 1e-7 and noise 2e-7, and a lemma of half the true shift 2 a C = 2e-7 (each release
+    # moves twice as far as the lemma, the claim composed from it is false). The shift 2e-7 lies within the
+    # allowance (8 spacings, 1.2e-7) of the lemma 1e-7, so no comparison sees it: the check must say so.
+    monkeypatch.setattr(noisy_dgd, "STEP", 1e-7)
+    monkeypatch.setattr(noisy_dgd, "SIGMA", 2e-7)
+    with noisy_dgd.registered((OffsetReleases,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__,
+                              lemma=lambda sc: 0.5 * noisy_dgd.lemma(sc)):
+        report = _offset_report()
+    assert report.verdict != "pass"
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.doubt is not None and "are not seen" in coverage.doubt

@@ -1,0 +1,71 @@
+"""A Gaussian rule whose claim is its exact (analytic Gaussian) epsilon passes; the accountant reads no grid.
+
+``TightDGD`` is the clipped Gaussian gradient rule of ``tests/fixtures/noisy_dgd.py`` (lemma ``2 a C`` per release
+from round 2, ``sigma = 1``) on a ring of 4 agents; it claims ``(epsilon, delta)`` with ``epsilon`` the exact
+``epsilon(delta)`` of its composed Gaussian pair, ``mu = 2 a C sqrt(T - 1) / sigma`` (Balle and Wang, ICML 2018,
+Thm 8; Dong, Roth and Su, JRSS-B 2022, Cor. 3.3): the claim a user gets by calibrating with the analytic Gaussian
+mechanism, true by construction.
+
+The accountant's "PLD at the claimed delta" read the composed Gaussian from a PLD discretized on the grid
+``h = 1e-3``, pessimistic by up to a grid step off the grid's points: 2.4449241702 against the exact 2.4449239020
+(``mu = 0.6``, ``delta = 1e-5``), 1.1e-7 above the claim, so the verdict was ``inconclusive`` ("the accountant's
+epsilon exceeds the claimed") for every such claim whose epsilon is not a multiple of 1e-3.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pytest
+
+import topology
+from accounting.profiles import gaussian_profile_epsilon
+from asyncdp.papers import GradientClass
+from asyncdp.privacy import check_privacy
+
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+HORIZON = 10
+MU = 2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA * math.sqrt(HORIZON - 1)
+
+
+@dataclass(frozen=True)
+class TightDGD(noisy_dgd.NoisyDGD):
+    """Claims the exact ``(epsilon(delta), delta)`` of its composed Gaussian pair (true)."""
+
+    delta: float = 1e-5
+    name: ClassVar[str] = "test-red-tight-dgd"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return gaussian_profile_epsilon(MU, self.delta), self.delta
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> Any:
+    with noisy_dgd.registered((TightDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        yield
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-2])
+def test_an_exact_analytic_gaussian_claim_passes(delta):
+    # deterministic verdict: the accountant's epsilon is the closed form; the statistical witnesses run at
+    # confidence 0.999 (a false violation has probability <= 0.001; the seed is fixed)
+    scenario, adjacent = noisy_dgd.rendezvous_pair(TightDGD(delta=delta), topology.static(noisy_dgd.ring(4)), HORIZON)
+    report = check_privacy(scenario, adjacent, runs=200, confidence=0.999, search_examples=0)
+    assert report.epsilon_at_claimed_delta == pytest.approx(report.epsilon_claimed, rel=1e-12)
+    assert report.verdict == "pass", report.reasons
+
+
+@pytest.mark.xfail(strict=True, reason="noise draws verified to 1e-10 of the scale only: a draw of a standard normal "
+                   "within 1e-10 of 0 (probability 8e-11 per coordinate) 'could be replaced unseen', and 20 noisy "
+                   "coordinates of agent 0 per run make 1.6e-9 > a tenth of delta = 1e-8: inconclusive for every "
+                   "Gaussian claim at delta 1e-8 with more than 12 noisy coordinates per agent, however correct. A fix "
+                   "needs a tolerance of the replay's actual round-off (a few spacings of the values under lockstep) "
+                   "instead of the floor _EXACT_RELATIVE = 1e-10 measured on the worst shipped scenario")
+def test_an_exact_claim_at_delta_1e_8_passes():
+    # truth (closed form): the claim is the exact epsilon(1e-8) of the rule's composed Gaussian pair
+    scenario, adjacent = noisy_dgd.rendezvous_pair(TightDGD(delta=1e-8), topology.static(noisy_dgd.ring(4)), HORIZON)
+    report = check_privacy(scenario, adjacent, runs=200, confidence=0.999, search_examples=0)
+    assert report.verdict == "pass", report.reasons
