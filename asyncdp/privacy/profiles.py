@@ -149,7 +149,7 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     form = getattr(ctx, "claim_form", None)
     divergence = getattr(form, "form", None) in ("renyi", "zcdp")
     combined = ("delta averaged over the runs' schedules" +
-                (", and the smallest of their Renyi divergences" if divergence else ""))
+                (", and their Renyi divergences bounded by order statistics" if divergence else ""))
     if groups:
         bad = next((c for c in checks if c.profile is None), None)
         if bad is not None:
