@@ -164,6 +164,10 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
         return ExactProfile(refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
     assert schedule_confidence is not None
+    form = getattr(ctx, "claim_form", None)
+    divergence = getattr(form, "form", None) in ("renyi", "zcdp")
+    combined = ("delta averaged over the runs' schedules" +
+                (", and their Renyi divergences bounded by order statistics" if divergence else ""))
     if groups:
         bad = next((c for c in checks if c.profile is None), None)
         if bad is not None:
@@ -173,15 +177,13 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
             for r in g:
                 per_run[r] = c.profile
         reason = (f"the shifts are fixed given each of the {len(groups)} sampled schedules: one exact profile per "
-                  "schedule, averaged over the runs' schedules")
+                  "schedule, " + combined)
     else:
         assert chk.profile is not None
         per_run = [chk.profile] * runs.runs
         reason = (f"{chk.reason}, on {runs.runs} runs with different schedules: every sampled schedule has this "
-                  "exact profile, averaged over the runs' schedules")
+                  "exact profile, " + combined)
     eps = check_epsilon(claim, ctx.delta_claimed)
-    form = getattr(ctx, "claim_form", None)
-    divergence = getattr(form, "form", None) in ("renyi", "zcdp")
     # a Rényi or zCDP claim's conversion is far weaker than the claim: its divergences are tested as well, each
     # test at half the error (union bound)
     level = 1.0 - (1.0 - schedule_confidence) / 2 if divergence else schedule_confidence

@@ -196,14 +196,26 @@ def test_schedule_renyi_lower_holds_at_its_confidence_and_is_nearly_exact_for_on
     # sampled divergence alone (every one of the 20 draws is mu = 2 in 54% of the trials) would exceed it
     assert over / trials <= 0.1 + 3 * math.sqrt(0.09 / trials)
     b = schedule_renyi_lower([PrivacyProfile(1.0)] * 300, [2.0, 10.0], confidence=0.95)
-    assert [x.alpha for x in b] == [2.0, 10.0] and all(x.method.startswith("schedule minimum") for x in b)
+    assert [x.alpha for x in b] == [2.0, 10.0] and all(x.method.startswith("schedule order statistics") for x in b)
     # every schedule has D_alpha = alpha / 2 = m: the bound is m + log(p + (1 - p) e^(-(alpha - 1) m)) / (alpha - 1)
-    # with p = (0.05 / 2)^(1/300) (two orders), within 1% of m at alpha = 2
-    p = 0.025 ** (1 / 300)
+    # with p = a^(1/300), a = 0.05 / (2 orders * 8 ranks 1, 2, ..., 128), within 1.5% of m at alpha = 2
+    p = (0.05 / 16) ** (1 / 300)
     assert b[0].lower == pytest.approx(1.0 + math.log(p + (1 - p) * math.exp(-1.0)), rel=1e-12)
-    assert 0.99 < b[0].lower < 1.0 and 4.99 < b[1].lower < 5.0
+    assert 0.985 < b[0].lower < 1.0 and 4.99 < b[1].lower < 5.0
     with pytest.raises(PrivacyParameterError, match="at least 2 profiles"):
         schedule_renyi_lower([PrivacyProfile(1.0)], [2.0])
+
+
+def test_schedule_renyi_lower_is_not_undone_by_a_few_schedules_that_hide_the_change():
+    # 300 schedules, 9 of them with divergence 0 (the change hidden), the rest mu = 2: the pair's D_2 is
+    # log(0.03 + 0.97 e^4) = 3.970; the smallest sampled divergence is 0, and so was the bound resting on it alone
+    profiles = [PrivacyProfile(0.0)] * 9 + [PrivacyProfile(2.0)] * 291
+    truth = math.log(0.03 + 0.97 * math.exp(4.0))
+    b = schedule_renyi_lower(profiles, [2.0], confidence=0.95)[0]
+    assert 0.95 * truth < b.lower < truth
+    # a quarter of the schedules hiding it: still above the divergence the others alone would give at 1/2 weight
+    half = schedule_renyi_lower([PrivacyProfile(0.0)] * 75 + [PrivacyProfile(2.0)] * 225, [2.0])[0]
+    assert math.log(0.5 + 0.5 * math.exp(4.0)) < half.lower < math.log(0.25 + 0.75 * math.exp(4.0))
 
 
 @pytest.mark.parametrize("call, exc, match", [

@@ -17,8 +17,10 @@ the zCDP claim). The claims' conversions to ``(epsilon, 1e-6)`` are too loose fo
 Under lockstep the worst pair's exact profile refutes both by its Rényi divergence. Under deadline or asynchronous
 timing each schedule has its own exact profile, and only their average ``delta(epsilon)`` at the conversion was
 compared with the claim: the check said ``inconclusive`` (the accountant does not confirm the claim) where the
-same exact profiles, averaged as divergences, refute it. Now the divergences of the sampled schedules' exact
-profiles are averaged too (a lower bound on the pair's divergence, by Jensen), at the check's confidence.
+same exact profiles' divergences refute it. Now the order statistics of the sampled schedules' exact divergences
+bound the pair's divergence from below
+(``accounting.profiles.schedule_renyi_lower``), at half the schedule test's error; the witness names that method,
+its confidence and the claim's form, in the report and its JSON alike.
 """
 
 from __future__ import annotations
@@ -140,8 +142,11 @@ def test_a_claim_false_at_its_order_is_refuted_on_realized_schedules(rule, timin
         report = check_privacy(sc, adj, runs=300, search_examples=0)
     assert report.verdict == "violation", report.reasons
     w = report.witness
-    assert w["kind"] == "worst-case" and w["method"] == "schedule minimum of exact Renyi divergences", w
+    assert w["kind"] == "worst-case" and w["method"] == "schedule order statistics of exact Renyi divergences", w
     assert 0.9 < w["confidence"] < 1.0, w
+    assert w["claim_form"] == rule.claimed_form(HORIZON).form and "bounded by order statistics" in w["profile"]
+    assert {k: report.to_dict()["witness"][k] for k in ("method", "confidence", "claim_form", "alpha")} == \
+        {k: w[k] for k in ("method", "confidence", "claim_form", "alpha")}  # the JSON says the same
     assert w["renyi_allowed"] < w["renyi_witness"] <= w["alpha"] * mu2(HORIZON) / 2, w  # below the truth
 
 
