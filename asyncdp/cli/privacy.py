@@ -71,6 +71,7 @@ EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3, "no-claim": 4}
 def check_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp privacy check``; the exit code tells the verdict (:data:`EXIT_CODES`)."""
     from ..privacy.check import check_privacy
+    from ..privacy.evidence import _json
     from ..scenario import load_script
 
     worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",), inputs=[args.script])
@@ -105,7 +106,7 @@ def check_command(args: argparse.Namespace) -> int:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
             data["verdict"] = verdict
-        json_out.write_text(json.dumps(data, indent=2))
+        json_out.write_text(json.dumps(_json(data), indent=2, allow_nan=False))
     return EXIT_CODES[verdict]
 
 

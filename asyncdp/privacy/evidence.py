@@ -49,7 +49,19 @@ def _finite(x: float) -> float | str:
 
 
 def _json(x: Any) -> Any:
-    return _finite(x) if isinstance(x, float) else x
+    """``x`` as strict JSON allows it: :func:`_finite` on every float, in nested dicts, lists and tuples too.
+
+    Example:
+        >>> _json({"a": [1.0, math.nan], "b": {"c": math.inf}, "d": "x"})
+        {'a': [1.0, 'nan'], 'b': {'c': 'inf'}, 'd': 'x'}
+    """
+    if isinstance(x, float):
+        return _finite(x)
+    if isinstance(x, dict):
+        return {k: _json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json(v) for v in x]
+    return x
 
 
 @dataclass(frozen=True)
