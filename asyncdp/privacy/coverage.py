@@ -223,7 +223,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         not measured) and ``coverage_uncovered`` (releases over their
         bound); witness ``{"kind": "coverage", "against": "lemma", "channel",
         "agent", "round", "shift", "bound", "run", "side" (0: the scenario's runs, 1: the adjacent
-        scenario's), "norm", "method",
+        scenario's), "run_seed" (and "batch_row": :func:`~asyncdp.privacy.behavior.run_origin`), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
         outside the class.
 
@@ -274,7 +274,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     side = 0 if u.run < runs0 else 1
     u = dataclasses.replace(u, run=u.run - side * runs0)
     witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "side": side, "runs_checked": runs0,
-               **run_origin(ctx.engine_runs(side), u.run), "seed": ctx.options.seed, "method": "realized shift (exact replay under both problems)",
+               **run_origin(ctx.engine_runs(side), u.run), "seed": ctx.options.seed,
+               "method": "realized shift (exact replay under both problems)",
                "confidence": 1.0, "claim_form": ctx.form_name}
     origin = ctx.paper.paper.name
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
