@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+import threading
 import traceback
 import types
 import warnings
@@ -358,8 +359,9 @@ def call_script_function(fn: Any, label: str, filename: str | None = None,
         raise error(f"{describe_script_error(exc, filename)} (in {label})") from exc
 
 
-_LOADING: list[str] = []
-"""The scripts :func:`load_script` is executing, outermost first (a script may load another)."""
+_LOADING = threading.local()
+"""``_LOADING.stack``: the scripts :func:`load_script` is executing in this thread, outermost first (a script may
+load another; another thread loading the same script is no cycle)."""
 
 
 def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dict[str, Any]:
@@ -392,14 +394,15 @@ def load_script(path: str | Path, names: tuple[str, ...] = ("scenario",)) -> dic
     if path.suffix != ".py":
         raise ScenarioError(f"{path}: a scenario script must be a Python file ending in .py, got {path.suffix or 'no suffix'!r}")
     key = str(path.resolve())
-    if key in _LOADING:  # a script that loads itself (or a cycle): one line, not a RecursionError per level
-        cycle = " -> ".join([*_LOADING[_LOADING.index(key):], key])
+    loading: list[str] = _LOADING.__dict__.setdefault("stack", [])
+    if key in loading:  # a script that loads itself (or a cycle): one line, not a RecursionError per level
+        cycle = " -> ".join([*loading[loading.index(key):], key])
         raise ScenarioError(f"{path}: the script loads itself while loading (load_script cycle: {cycle})")
-    _LOADING.append(key)
+    loading.append(key)
     try:
         namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_script_{abs(hash(key))}")
     finally:
-        _LOADING.pop()
+        loading.pop()
     out = {}
     for name in names:
         if name not in namespace:

@@ -34,7 +34,7 @@ import numpy as np
 
 from accounting.ledger import Release
 
-__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair"]
+__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -201,6 +201,35 @@ def claim_pair(raw: Any, who: str) -> tuple[float, float]:
     return float(raw[0]), float(raw[1])
 
 
+def as_claim_form(raw: Any, who: str) -> Any:
+    """A rule's ``claimed_form`` value that is not a pair, as an :mod:`accounting.claim_forms` form.
+
+    Args:
+        raw: a claim form or an :class:`~accounting.claims.Claim`.
+        who: the rule's name, for the message.
+
+    Returns:
+        ``accounting.claim_forms.as_form(raw)``.
+
+    Raises:
+        ScenarioError: ``raw`` is neither (naming the rule and the value).
+
+    Example:
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> as_claim_form(ZeroConcentratedDP(0.5), "rule").form
+        'zcdp'
+    """
+    from accounting.claim_forms import as_form
+    from accounting.errors import AccountingError
+
+    from ..errors import ScenarioError
+
+    try:
+        return as_form(raw)
+    except AccountingError as exc:
+        raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair or a claim form: {exc}") from None
+
+
 def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
     """The rule's ``(epsilon, delta)`` claim for ``horizon`` rounds, as the engines record it in a result.
 
@@ -226,16 +255,7 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
         raw = custom(horizon)
         if isinstance(raw, tuple):
             return claim_pair(raw, who)
-        from accounting.claim_forms import as_form
-        from accounting.errors import AccountingError
-
-        from ..errors import ScenarioError
-
-        try:
-            form = as_form(raw)
-        except AccountingError as exc:
-            raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair or a claim form: "
-                                f"{exc}") from None
+        form = as_claim_form(raw, who)
         if form.form in ("pure", "approximate"):
             return float(form.epsilon), float(getattr(form, "delta", 0.0))  # type: ignore[union-attr]
         if raw is not form and getattr(raw, "epsilon", None) is not None and getattr(raw, "delta", None) is not None:

@@ -71,6 +71,7 @@ EXIT_CODES = {"pass": 0, "violation": 1, "inconclusive": 3, "no-claim": 4}
 def check_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp privacy check``; the exit code tells the verdict (:data:`EXIT_CODES`)."""
     from ..privacy.check import check_privacy
+    from ..privacy.evidence import _json
     from ..scenario import load_script
 
     worst_pair = args.worst_pair and prepare_file(args.worst_pair, "--worst-pair", (".py",), inputs=[args.script])
@@ -105,7 +106,7 @@ def check_command(args: argparse.Namespace) -> int:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
             data["verdict"] = verdict
-        json_out.write_text(json.dumps(data, indent=2))
+        json_out.write_text(json.dumps(_json(data), indent=2, allow_nan=False))
     return EXIT_CODES[verdict]
 
 
@@ -187,11 +188,15 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
         lines.append("  upper bound only (the eavesdropper's composition bound, by data processing)")
         data["blackbox"] = {"runs": runs, "confidence": args.confidence,
                             "epsilon_lower_bound": float(audit.epsilon_lower_bound), "violation": bool(audit.violation)}
-        if audit.violation:
+        # the bound is on the whole view: above a claim per iteration (one iteration's part) it is no verdict
+        per_iteration = getattr(scenario.algorithm, "claim_level", "run") == "iteration"
+        if audit.violation and not per_iteration:
             data["claim_holds"] = False
+        said = ("" if not audit.violation else " (refutes the claim against this observer)" if not per_iteration else
+                " (above the claim per iteration, but it bounds the whole view, not one iteration's part: no verdict "
+                "against this observer)")
         lines.append(f"  black-box lower bound from the observer's view ({runs} runs per side, confidence "
-                     f"{args.confidence:g}): epsilon >= {audit.epsilon_lower_bound:.4g}"
-                     + (" (refutes the claim against this observer)" if audit.violation else ""))
+                     f"{args.confidence:g}): epsilon >= {audit.epsilon_lower_bound:.4g}{said}")
     else:
         lines.append(f"  {row.kind}: no verdict against this observer from this figure")
     if record is not None:

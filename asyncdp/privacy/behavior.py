@@ -125,9 +125,17 @@ class EngineRuns:
 
 
 def run_origin(runs: EngineRuns, r: int) -> dict[str, int]:
-    """How to rerun run ``r`` of ``runs``, for a witness: ``{"run_seed": s}`` (the SimPy run of seed ``s``), or
-    ``{"run_seed": s, "batch_row": k}`` (row ``k`` of the batch engine's runs of seed ``s``:
-    ``scenario.replace(seed=s).run("batch", runs=k + 1)``, whose rows do not depend on the number of runs).
+    """How to rerun run ``r`` of ``runs``, for a witness.
+
+    Args:
+        runs: the engine runs.
+        r: the run's index in ``runs``.
+
+    Returns:
+        ``{"run_seed": s}`` (the SimPy run of seed ``s``: ``scenario.replace(seed=s).run()``), or
+        ``{"run_seed": s, "batch_row": k}`` (row ``k`` of the batch engine's runs of seed ``s``:
+        ``scenario.replace(seed=s).run("batch", runs=k + 1, transcripts=True)``, whose rows do not depend on the
+        number of runs).
 
     Example:
         >>> from asyncdp.privacy.context import small_example

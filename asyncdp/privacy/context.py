@@ -28,7 +28,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, claim_pair
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -344,11 +344,7 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     if per is not None and per != level:
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claimed_form returns a claim per {per!r} but the rule's "
                             f"claim_level is {level!r}: the check would read it per {level!r}; make them agree")
-    try:
-        form = as_form(raw)
-    except AccountingError as exc:
-        raise ScenarioError(f"{getattr(alg, 'name', alg)}: the claim {raw!r} is not an (epsilon, delta) "
-                            f"pair or a claim form: {exc}") from None
+    form = as_claim_form(raw, str(getattr(alg, "name", alg)))
     if form.form in ("pure", "approximate"):
         return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
     _statement_implied(raw, form, str(getattr(alg, "name", alg)))

@@ -51,7 +51,7 @@ import numpy as np
 from accounting.coverage import realized_shifts, release_norms, uncovered_by_norms
 from accounting.errors import AccountingError, AdjacencyError
 
-from .behavior import declared_noise, replay_runs
+from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 
@@ -271,7 +271,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         not measured) and ``coverage_uncovered`` (releases over their
         bound); witness ``{"kind": "coverage", "against": "lemma", "channel",
         "agent", "round", "shift", "bound", "run", "side" (0: the scenario's runs, 1: the adjacent
-        scenario's), "norm", "method",
+        scenario's), "run_seed" (and "batch_row": :func:`~asyncdp.privacy.behavior.run_origin`), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
         outside the class.
 
@@ -326,7 +326,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     side = 0 if u.run < runs0 else 1
     u = dataclasses.replace(u, run=u.run - side * runs0)
     witness = {"kind": "coverage", "against": "lemma", **u.to_dict(), "side": side, "runs_checked": runs0,
-               "seed": ctx.options.seed, "method": "realized shift (exact replay under both problems)",
+               **run_origin(ctx.engine_runs(side), u.run), "seed": ctx.options.seed,
+               "method": "realized shift (exact replay under both problems)",
                "confidence": 1.0, "claim_form": ctx.form_name}
     origin = ctx.paper.paper.name
     which = "the scenario's" if side == 0 else "the adjacent scenario's"

@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -36,20 +35,17 @@ CHECKED_AGAINST: tuple[str, ...] = ("declaration", "realized behavior", "constru
 """The allowed values of :attr:`Evidence.checked_against`."""
 
 
-def _finite(x: float) -> float | str:
-    """A float as JSON allows it: ``inf``, ``-inf`` and ``nan`` as strings (the report's :meth:`to_dict` uses it too).
+def _json(x: Any) -> Any:
+    """``x`` as strict JSON allows it (the report's :meth:`to_dict` uses it too): ``inf``, ``-inf`` and ``nan`` as
+    strings, in nested dicts and lists too (:func:`asyncdp.reproduce._outputs.to_strict_json`).
 
     Example:
-        >>> _finite(1.5), _finite(-math.inf), _finite(math.nan)
-        (1.5, '-inf', 'nan')
+        >>> _json({"a": [1.0, float("nan")], "b": {"c": -float("inf")}, "d": "x"})
+        {'a': [1.0, 'nan'], 'b': {'c': '-inf'}, 'd': 'x'}
     """
-    if math.isnan(x):
-        return "nan"
-    return x if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+    from ..reproduce._outputs import to_strict_json
 
-
-def _json(x: Any) -> Any:
-    return _finite(x) if isinstance(x, float) else x
+    return to_strict_json(x, nan="nan")
 
 
 @dataclass(frozen=True)

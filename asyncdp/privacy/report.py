@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .evidence import Evidence, _finite
+from .evidence import Evidence, _json
 
 __all__ = ["PrivacyCheckReport"]
 
@@ -101,13 +101,8 @@ class PrivacyCheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         """All fields and ``epsilon_accountant``; non-finite floats as strings (JSON-ready)."""
-        out = {}
         values = {f.name: getattr(self, f.name) for f in fields(self)}
-        for k, v in {**values, "epsilon_accountant": self.epsilon_accountant}.items():
-            if isinstance(v, dict):
-                v = {kk: _finite(vv) if isinstance(vv, float) else vv for kk, vv in v.items()}
-            out[k] = _finite(v) if isinstance(v, float) else v
-        return out
+        return {k: _json(v) for k, v in {**values, "epsilon_accountant": self.epsilon_accountant}.items()}
 
     def _tight_note(self) -> str:
         """Why ``epsilon_tight`` is not the verdict's epsilon, and why it may exceed the claim."""

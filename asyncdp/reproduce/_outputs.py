@@ -33,19 +33,28 @@ def _key(k: Any) -> str:
     return str(k)
 
 
-def to_strict_json(obj: Any) -> Any:
-    """Strict-JSON form: numpy to Python, NaN to ``None``, +-inf to ``"inf"``/``"-inf"``, keys to strings.
+def to_strict_json(obj: Any, nan: Any = None) -> Any:
+    """Strict-JSON form: numpy to Python, NaN to ``nan``, +-inf to ``"inf"``/``"-inf"``, keys to strings.
+
+    Args:
+        obj: the data (dicts, lists, tuples, numpy arrays and scalars, nested).
+        nan: what a NaN becomes (``None``; the privacy check's reports write ``"nan"``).
+
+    Returns:
+        The data as :func:`json.dumps` writes it with ``allow_nan=False``.
 
     Example:
         >>> to_strict_json({1.0: [np.float64("inf"), np.nan, np.int64(3)]})
         {'1': ['inf', None, 3]}
+        >>> to_strict_json([np.nan], nan="nan")
+        ['nan']
     """
     if isinstance(obj, dict):
-        return {_key(k): to_strict_json(v) for k, v in obj.items()}
+        return {_key(k): to_strict_json(v, nan) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [to_strict_json(v) for v in obj]
+        return [to_strict_json(v, nan) for v in obj]
     if isinstance(obj, np.ndarray):
-        return to_strict_json(obj.tolist())
+        return to_strict_json(obj.tolist(), nan)
     if isinstance(obj, (bool, np.bool_)):
         return bool(obj)
     if isinstance(obj, np.integer):
@@ -53,7 +62,7 @@ def to_strict_json(obj: Any) -> Any:
     if isinstance(obj, (float, np.floating)):
         v = float(obj)
         if math.isnan(v):
-            return None
+            return nan
         return v if math.isfinite(v) else ("inf" if v > 0 else "-inf")
     return obj
 

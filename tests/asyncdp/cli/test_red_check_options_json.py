@@ -73,3 +73,24 @@ def test_a_script_that_loads_itself_is_one_short_error(tmp_path, capsys):
     assert main(["run", str(a)]) == 2
     line = one_error_line(capsys.readouterr().err)
     assert "load_script cycle" in line and "RecursionError" not in line and len(line) < 600, line
+
+
+def test_a_nested_non_finite_float_is_written_as_a_string():
+    """Only the top-level floats of a witness, figure or report field were converted: a NaN or infinity inside a
+    nested dict or list (a witness's ``kink``, an observer's black-box figures) was written as the bare ``NaN`` or
+    ``Infinity`` of Python's json module, which strict JSON readers refuse."""
+    import json
+    import math
+
+    from asyncdp.privacy.evidence import Evidence
+    from asyncdp.privacy.report import PrivacyCheckReport
+
+    e = Evidence("x", "declaration", {"a": {"b": math.nan}}, witness={"kink": {"w": math.inf}, "g": [1.0, -math.inf]})
+    d = json.loads(json.dumps(e.to_dict(), allow_nan=False))
+    assert d["figures"] == {"a": {"b": "nan"}} and d["witness"] == {"kink": {"w": "inf"}, "g": [1.0, "-inf"]}
+    report = PrivacyCheckReport(
+        algorithm="a", changed_agent=0, epsilon_claimed=1.0, delta_claimed=1e-3, epsilon_ledger=6.9,
+        epsilon_tight=1.0, delta=1e-6, sensitivity_probe_max=0.0, sensitivity_probe_ratio=0.0, replay_max_loss=None,
+        replay_exceed_fraction=None, replay_runs=0, empirical_epsilon_lower_bound=0.0, confidence=0.95, theorem="-",
+        verdict="violation", witness={"kink": {"w": math.nan}}, reasons=[], epsilon_at_claimed_delta=0.56)
+    assert json.loads(json.dumps(report.to_dict(), allow_nan=False))["witness"] == {"kink": {"w": "nan"}}

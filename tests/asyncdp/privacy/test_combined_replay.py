@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from asyncdp.algorithms.clipping import clip_l2
-from asyncdp.privacy.behavior import declared_noise, replay_runs, run_engine
+from asyncdp.privacy.behavior import declared_noise, replay_runs, run_engine, run_origin
 from asyncdp.privacy.constructed import CandidateRuns
 from asyncdp.privacy.kinked import KinkedPair
 from asyncdp.privacy.lemma_reach import _combined
@@ -178,7 +178,7 @@ def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_repla
     w = report.witness
     assert report.verdict == "violation" and w["agent"] == 2 and "recorded transcript" in w["method"]
     runs = run_engine(sc, 1000, seed=0, side=0)
-    assert runs.seeds[w["run"]] == w["run_seed"]
+    assert run_origin(runs, w["run"]) == {k: w[k] for k in ("run_seed", "batch_row") if k in w}
     every = CandidateRuns(runs, [w["run"]])
     base = _base_of(every, sc)[1]
     member = (None, 2, "linear", (np.asarray(w["gradient"]), np.asarray(w["gradient_prime"])))

@@ -44,7 +44,7 @@ import pytest
 
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.behavior import run_engine
+from asyncdp.privacy.behavior import run_engine, run_origin
 from asyncdp.privacy.worst_case import constructed_loss
 
 example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
@@ -131,7 +131,7 @@ def test_a_step_that_grows_on_a_rare_public_event_is_not_passed():
     assert w["loss"] > 1.0
     # reproducible from the check's own runs: the constructed loss of the pair over every run
     runs = run_engine(sc, 1000, seed=w["seed"])
-    assert runs.seeds[w["run"]] == w["run_seed"]
+    assert run_origin(runs, w["run"]) == {k: w[k] for k in ("run_seed", "batch_row") if k in w}
     assert constructed_loss(runs, sc, w["agent"], w["gradient"], w["gradient_prime"], max_runs=1000)[0] == \
         pytest.approx(w["loss"], rel=1e-12)
 

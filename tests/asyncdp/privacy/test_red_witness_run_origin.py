@@ -38,3 +38,22 @@ def test_a_batch_runs_origin_reruns_it():
 def test_a_simpy_runs_origin_is_its_seed():
     runs = run_engine(_lossy(), 2, seed=5, engine="simpy")
     assert run_origin(runs, 1) == {"run_seed": run_seeds(5, 0, 2)[1]}  # run r is the SimPy run of seeds[r]
+
+
+def test_a_coverage_witness_names_the_run_it_rests_on():
+    """The sensitivity-coverage witness named its run (index and side) but no seed: it could not be rerun. Rerunning
+    its ``run_seed``/``batch_row`` on its side's scenario gives the released messages it rests on."""
+    import dataclasses
+
+    from asyncdp.privacy.context import small_example
+    from asyncdp.privacy.coverage import check_coverage
+
+    pair, ctx = small_example(runs=6)
+    factor = 0.5 * check_coverage(pair, ctx).figures["coverage_max_ratio"]  # a lemma below the pair's own shifts
+    weak = dataclasses.replace(ctx, sensitivity={c: s * factor for c, s in ctx.sensitivity.items()}, cache={})
+    w = check_coverage(pair, weak).witness
+    assert w is not None and w["kind"] == "coverage"
+    sc = (pair.scenario, pair.adjacent)[w["side"]]
+    again = sc.replace(seed=w["run_seed"]).run("batch", runs=w["batch_row"] + 1, transcripts=True)
+    np.testing.assert_array_equal(np.asarray(again.messages["y"])[w["batch_row"]],
+                                  ctx.engine_runs(w["side"]).messages["y"][w["run"]])
