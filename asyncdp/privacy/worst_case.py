@@ -38,6 +38,9 @@ gradients with large values, for a rule that reads the cost's value). Every othe
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
+A :class:`~asyncdp.papers.ValueClass` (one agent's private value anywhere
+in the domain: Muffliato) has no costs to construct: its antipodal pairs are
+decided by :mod:`asyncdp.privacy.value_class` instead.
 
 What is batched, and why that checks as much. Every candidate is evaluated
 on the realized schedules of the same few engine runs, so candidates are

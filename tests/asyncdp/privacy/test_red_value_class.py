@@ -21,6 +21,7 @@ from accounting.claim_forms import ClaimForm, PureDP, RenyiDP, ZeroConcentratedD
 
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import check_privacy
+from asyncdp.privacy.observers import pairwise_figures
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.problem import Problem
 
@@ -60,21 +61,26 @@ def test_the_truth_worst_pair_is_exactly_half_zcdp():
     assert mu == pytest.approx(1.0, rel=1e-9)  # D_alpha = alpha / 2: rho = 0.5, D_2 = 1
     x0 = float(scenario.problem.costs.addresses[0, 0])
     assert _transcript_mu(scenario, x0, 1.0 - x0) == pytest.approx(abs(1 - 2 * x0), rel=1e-9)  # the user's: 0.274
+    # the tool's own eavesdropper figure (at the sensitivity, the domain's diameter) agrees: D_2 = 1
+    row = pairwise_figures(scenario, "eavesdropper", sources=[0]).rows[0]
+    assert (row.kind, row.renyi) == ("exact", pytest.approx(1.0, rel=1e-9))
 
 
-@pytest.mark.parametrize("form, method", [
-    (ZeroConcentratedDP(0.45), "exact renyi divergence"),
-    (RenyiDP(2.0, 0.9), "exact renyi divergence"),
-    ((4.887, 1e-7), "exact profile (gaussian closed form)"),
-    (PureDP(5.0), "exact profile (gaussian closed form)"),
+@pytest.mark.parametrize("form, name, method", [
+    (ZeroConcentratedDP(0.45), "zcdp", "exact renyi divergence"),  # D_1.01 = 0.505 > 0.4545
+    (RenyiDP(2.0, 0.9), "renyi", "exact renyi divergence"),  # D_2 = 1 > 0.9
+    ((4.887, 1e-7), "approximate", "exact profile (gaussian closed form)"),  # delta(4.887) = 9.98e-7
+    (PureDP(5.0), "pure", "exact profile (gaussian closed form)"),  # delta(5) = 5.8e-7 > 0
 ])
-def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, method):
+def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, name, method):
     report = check_privacy(*_pair(form), runs=200)
     assert report.verdict == "violation"
     w = report.witness
     assert w["kind"] == "worst-case" and (w["address"], w["address_prime"]) == ([0.0], [1.0])
     assert w["method"] == method and w["confidence"] == 1.0
-    assert w["claim_form"] == report.to_dict()["witness"]["claim_form"] != ""
+    assert w["claim_form"] == name and report.to_dict()["witness"] == w
+    table = report.to_table()
+    assert all(s in table for s in (method, "confidence", "claim_form", "antipodal points of the domain"))
 
 
 def test_a_true_claim_keeps_its_verdict():
