@@ -75,12 +75,23 @@ def test_the_truth_worst_pair_is_exactly_half_zcdp():
 def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, name, method):
     report = check_privacy(*_pair(form), runs=200)
     assert report.verdict == "violation"
-    w = report.witness
+    w = next(e for e in report.evidence if e.method == "worst-case adjacency search").witness
     assert w["kind"] == "worst-case" and (w["address"], w["address_prime"]) == ([0.0], [1.0])
-    assert w["method"] == method and w["confidence"] == 1.0
-    assert w["claim_form"] == name and report.to_dict()["witness"] == w
-    table = report.to_table()
-    assert all(s in table for s in (method, "confidence", "claim_form", "antipodal points of the domain"))
+    assert (w["method"], w["confidence"], w["claim_form"]) == (method, 1.0, name)
+    if name != "pure":  # the user's pair (mu = 0.274) refutes only the pure claim (test below)
+        assert report.witness == w and report.to_dict()["witness"] == w
+        table = report.to_table()
+        assert all(s in table for s in (method, "confidence", "claim_form", "antipodal points of the domain"))
+
+
+def test_the_users_pair_exact_profile_refutes_a_pure_claim():
+    # mu = 0.274 on lockstep runs: delta(5) = 1.8e-75 > 0, exact; no run's loss comes near 5 (z = 18)
+    report = check_privacy(*_pair(PureDP(5.0)), runs=200)
+    w = report.witness
+    assert report.verdict == "violation" and w["kind"] == "replay"
+    assert (w["method"], w["confidence"], w["claim_form"], w["delta_allowed"]) == (
+        "exact profile (gaussian closed form)", 1.0, "pure", 0.0)
+    assert 0 < w["delta_lower"] < 1e-70 and report.to_dict()["witness"] == w
 
 
 def test_a_true_claim_keeps_its_verdict():
