@@ -22,11 +22,11 @@ Example:
 from __future__ import annotations
 
 from .record import (OPTIONAL_PARTS, AdjacencyClass, GradientClass, Paper, PaperError, Reproduction, RoundClass,
-                     is_paper, require_out_neighbours)
+                     ValueClass, is_paper, require_out_neighbours)
 from .registry import (ENTRY_POINT_GROUP, REGISTRY, Registered, assumption_set, failed_entry_points, find_paper, find_registered,
                        get_algorithm, get_paper, paper_of, papers, register, registered, rules, unregister)
 
-__all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "AdjacencyClass", "Reproduction", "is_paper",
+__all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "ValueClass", "AdjacencyClass", "Reproduction", "is_paper",
            "OPTIONAL_PARTS", "require_out_neighbours", "REGISTRY", "ENTRY_POINT_GROUP", "Registered", "register", "papers",
            "registered", "get_paper", "find_paper", "find_registered", "paper_of", "rules", "get_algorithm",
            "assumption_set", "failed_entry_points", "unregister"]

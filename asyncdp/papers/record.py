@@ -14,7 +14,8 @@ A seed paper and a user's own algorithm are described the same way. One
 * its **adjacency class** for the worst-case search (:class:`GradientClass`:
   any two costs of the changed agent with gradients of L2 norm at most ``C``,
   or whose gradients differ by at most ``C``; :class:`RoundClass`: two online
-  loss sequences that differ in one round's loss, of gradient L2 norm at most ``L``);
+  loss sequences that differ in one round's loss, of gradient L2 norm at most ``L``;
+  :class:`ValueClass`: the changed agent's private value anywhere in the domain);
 * its claim check (``claim_check(scenario, eps, delta) -> str``);
 * its topology assumptions (a :class:`topology.audit.AssumptionSet`, or one
   per rule name);
@@ -48,7 +49,7 @@ import numpy as np
 from ..algorithms.base import Algorithm
 from ..errors import AlgorithmParameterError, ScenarioError
 
-__all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "AdjacencyClass", "Reproduction", "is_paper",
+__all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "ValueClass", "AdjacencyClass", "Reproduction", "is_paper",
            "require_out_neighbours", "OPTIONAL_PARTS"]
 
 OPTIONAL_PARTS = ("adjacency", "claim_check", "assumptions", "reproductions", "claimed_scale", "accountant",
@@ -133,9 +134,30 @@ class RoundClass:
             raise PaperError(f"RoundClass: norm must be 'l1' or 'l2', got {self.norm!r}")
 
 
-AdjacencyClass = GradientClass | RoundClass
-"""The adjacency classes a paper may declare: a class of one agent's costs (:class:`GradientClass`) or round
-adjacency of online losses (:class:`RoundClass`)."""
+@dataclass(frozen=True)
+class ValueClass:
+    """Value adjacency: the changed agent's private value (its address of a
+    :class:`~asyncdp.problems.costs.RendezvousQuadratic`) anywhere in the problem's domain, every other value kept.
+
+    The class of a rule that reads the values themselves, not gradients (Cyffers, Even, Bellet and Massoulié,
+    NeurIPS 2022, Section 3: values in ``[0, 1]``, sensitivity 1, the domain's diameter). The worst-case search
+    pairs antipodal extreme points of the domain (:mod:`asyncdp.privacy.value_class`).
+
+    Attributes:
+        kind: ``"value"`` (a class attribute): it bounds no gradient, so the gradient checks (the prober's lemma
+            ratio, the class relation of the user's pair) do not read it.
+
+    Example:
+        >>> ValueClass().kind
+        'value'
+    """
+
+    kind: ClassVar[str] = "value"
+
+
+AdjacencyClass = GradientClass | RoundClass | ValueClass
+"""The adjacency classes a paper may declare: a class of one agent's costs (:class:`GradientClass`), round
+adjacency of online losses (:class:`RoundClass`) or one agent's private value (:class:`ValueClass`)."""
 
 
 @dataclass(frozen=True)
@@ -197,7 +219,7 @@ class Paper:
         lemma: ``scenario -> (T,) array | {channel: (T,) array}``: the sensitivity of each release of
             each noisy channel, from declared constants only (required).
         reference: whom to cite for the lemma (quoted by the privacy report).
-        adjacency: ``scenario -> GradientClass | RoundClass``, the class the worst-case search draws pairs from.
+        adjacency: ``scenario -> GradientClass | RoundClass | ValueClass``, the class the worst-case search draws pairs from.
         claim_check: ``(scenario, eps_ledger, delta_ledger) -> str``, the paper's claim checked independently.
         assumptions: a :class:`topology.audit.AssumptionSet` (every rule) or ``{rule name: AssumptionSet}``.
         reproductions: its :class:`Reproduction` records.

@@ -582,7 +582,10 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Before that, a pair whose realized shifts are the same on every run of
     one schedule (lockstep) gets its exact profile
     (:func:`~asyncdp.privacy.profiles.pair_profile`): a delta above the
-    claim there is a witness with no sampling error. A
+    claim there is a witness with no sampling error, for a pure claim on
+    Gaussian noise too (a Gaussian shift has ``delta(epsilon) > 0`` at every
+    epsilon, while its losses above epsilon are far too rare for the runs to
+    show one). A
     per-iteration claim audits the focus round's loss.
 
     Args:
@@ -634,32 +637,34 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
                          "replay_runs": runs.runs})
-    if delta_claimed > 0:  # the user's pair with fixed shifts on lockstep runs: its exact profile
-        from .coverage import pair_shifts
-        from .profiles import pair_profile
+    # the user's pair with fixed shifts on lockstep runs: its exact profile; a pure claim only with Gaussian
+    # noise (delta(eps) > 0 at every eps, a loss above eps far too rare to show; a Laplace loss above eps shows)
+    from .coverage import pair_shifts
+    from .profiles import pair_profile
 
-        exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs)
-        refuted = exact.refutation is not None and exact.refutation.refuted
-        if refuted or exact.certain:
-            r = exact.refutation
-            figures = {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
-                       "replay_runs": runs.runs}
-            witness: dict[str, Any] = {
-                "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
-                "method": "exact: a noise-free release differs" if r is None else r.method,
-                "confidence": 1.0, "claim_form": ctx.form_name if r is None else r.form,
-                "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
-                "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
-            if focus is not None:
-                witness["round"] = focus + 1
-            if r is not None and r.alpha is not None:  # an exact Rényi divergence above a Rényi/zCDP claim
-                witness.update(delta_lower=None, delta_allowed=None, alpha=r.alpha, renyi_allowed=r.renyi_allowed,
-                               renyi_witness=r.renyi_witness)
-                return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
-                    f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason} (no sampling error)",))
+    gaussian = any(ch.mechanism == "gaussian" for ch in declared_noise(ctx.algorithm, pair.scenario.horizon).values())
+    exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs) if delta_claimed > 0 or gaussian else None
+    refuted = exact is not None and exact.refutation is not None and exact.refutation.refuted
+    if exact is not None and (refuted or exact.certain):
+        r = exact.refutation
+        figures = {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
+                   "replay_runs": runs.runs}
+        witness: dict[str, Any] = {
+            "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
+            "method": "exact: a noise-free release differs" if r is None else r.method,
+            "confidence": 1.0, "claim_form": ctx.form_name if r is None else r.form,
+            "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
+            "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
+        if focus is not None:
+            witness["round"] = focus + 1
+        if r is not None and r.alpha is not None:  # an exact Rényi divergence above a Rényi/zCDP claim
+            witness.update(delta_lower=None, delta_allowed=None, alpha=r.alpha, renyi_allowed=r.renyi_allowed,
+                           renyi_witness=r.renyi_witness)
             return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
-                f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
-                f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))
+                f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason} (no sampling error)",))
+        return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
+            f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
+            f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))
     # plrv_audit takes finite losses; an infinite loss enters its delta(epsilon)
     # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
     top = np.finfo(float).max

@@ -38,6 +38,9 @@ gradients with large values, for a rule that reads the cost's value). Every othe
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
+A :class:`~asyncdp.papers.ValueClass` (one agent's private value anywhere
+in the domain: Muffliato) has no costs to construct: its antipodal pairs are
+decided by :mod:`asyncdp.privacy.value_class` instead.
 
 What is batched, and why that checks as much. Every candidate is evaluated
 on the realized schedules of the same few engine runs, so candidates are
@@ -126,7 +129,7 @@ from typing import Any
 
 import numpy as np
 
-from ..papers import AdjacencyClass, GradientClass, RoundClass, find_paper
+from ..papers import AdjacencyClass, GradientClass, RoundClass, ValueClass, find_paper
 from ..problems.costs import LinearOverride
 from ..problems.online import LinearRound, OnlineLoss
 from ..problems.problem import Problem
@@ -207,7 +210,8 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
 
     Raises:
         PaperError: the record's ``adjacency`` raises (a :class:`~asyncdp.errors.ScenarioError` passes through) or
-            returns something other than a :class:`~asyncdp.papers.GradientClass` or :class:`~asyncdp.papers.RoundClass`.
+            returns something other than a :class:`~asyncdp.papers.GradientClass`, :class:`~asyncdp.papers.RoundClass` or
+            :class:`~asyncdp.papers.ValueClass`.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -227,9 +231,9 @@ def adjacency_class(scenario: Scenario) -> AdjacencyClass | None:
         raise
     except Exception as exc:  # a user's adjacency: report it as its fault, in one line (as the lemma's)
         raise PaperError(f"paper {paper.name!r}: the adjacency class raised {type(exc).__name__}: {exc}") from exc
-    if cls is not None and not isinstance(cls, (GradientClass, RoundClass)):
-        raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass, a RoundClass or None, "
-                         f"got {cls!r}"[:300])
+    if cls is not None and not isinstance(cls, (GradientClass, RoundClass, ValueClass)):
+        raise PaperError(f"paper {paper.name!r}: adjacency must return a GradientClass, a RoundClass, a ValueClass "
+                         f"or None, got {cls!r}"[:300])
     return cls
 
 
@@ -1140,6 +1144,10 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
     untested = (f"the sensitivity lemma of {_whose_lemma(ctx)} was not tested against the worst case of an adjacency "
                 "class, so the bound composed with it is not trusted") if users else None
     fam = _family(scenario, agent)
+    if fam is None and agent is not None and isinstance(adjacency_class(scenario), ValueClass):
+        from .value_class import search_value_class
+
+        return search_value_class(ctx, scenario, agent, untested)
     if fam is None:
         if agent is not None:
             why = (f"worst-case search: no adjacency class declared for {scenario.algorithm.name} (its paper record "

@@ -10,7 +10,7 @@ Example:
     >>> from asyncdp.privacy.context import small_example
     >>> from asyncdp.privacy.worst_case import search_worst_case
     >>> e = search_worst_case(*small_example(search_examples=2))
-    >>> e.witness is None  # a pure claim: decided by the constructed transcript, never reaches this module
+    >>> e.witness is None  # a pure claim of a gradient class: decided by the constructed transcript, not here
     True
 """
 
@@ -30,6 +30,9 @@ __all__ = ["delta_evidence"]
 def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], base_witness: dict[str, Any],
                    pair_desc: str) -> Any:
     """Whether the worst pair ``(p, q)`` refutes a claim with ``delta > 0``: exact profiles, importance sampling, runs.
+
+    A value class's pairs (:mod:`asyncdp.privacy.value_class`) come here with pure claims too: the exact
+    profile's ``delta(epsilon) > 0`` refutes them, as does a certified positive delta of the thresholds.
 
     The pair's engine runs (sides 2, 3, ... of the seed layout, one per look)
     follow an :class:`accounting.sequential.SequentialPlan`: looks at

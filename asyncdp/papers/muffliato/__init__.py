@@ -22,6 +22,7 @@ PAPER = Paper(
     name="muffliato",
     rules=(Muffliato,),
     lemma=_privacy.sensitivity,
+    adjacency=_privacy.value_class,
     reference=_accountant.SPEC.paper + ", Section 3 (local Gaussian noise, then gossip)",
     claim_check=_privacy.theorem_verdict,
     assumptions=_accountant.ASSUMPTIONS,

@@ -17,9 +17,9 @@ import numpy as np
 from accounting.claims import verify
 from accounting.papers import muffliato as S
 
-from ..record import GradientClass
+from ..record import GradientClass, ValueClass
 
-__all__ = ["sensitivity", "theorem_verdict", "gradient_class", "pairwise_claim", "gossip_matrix"]
+__all__ = ["sensitivity", "theorem_verdict", "value_class", "gradient_class", "pairwise_claim", "gossip_matrix"]
 
 
 def sensitivity(scenario: Any) -> np.ndarray:
@@ -45,6 +45,18 @@ def theorem_verdict(scenario: Any, eps_ledger: float, delta_ledger: float) -> st
     alg = scenario.algorithm
     claim = S.muffliato_claim(sigma=alg.sigma, alpha=2.0, sensitivity=float(scenario.problem.domain.diameter))
     return verify(claim, eps_ledger, delta_ledger).message
+
+
+def value_class(scenario: Any) -> ValueClass:
+    """The adjacency of Section 3: one agent's value anywhere in the domain (the lemma's sensitivity is its
+    diameter); the worst-case search decides antipodal pairs of the domain (:mod:`asyncdp.privacy.value_class`).
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> value_class(Muffliato.example_scenario()).kind
+        'value'
+    """
+    return ValueClass()
 
 
 def gradient_class(scenario: Any) -> GradientClass:

@@ -4,7 +4,8 @@
 instead of ``x_i + sigma xi``. It finds Muffliato's record through its MRO, so the check composed its ledger with
 Muffliato's *published* lemma (sensitivity: the domain's diameter) and, Muffliato's record declaring no adjacency
 class, skipped the worst-case search without a doubt (a published lemma was trusted), so a user's pair that moves
-the value a little passed every behavioural test.
+the value a little passed every behavioural test. Muffliato's record now declares its value class, whose pair
+0 vs 1 shows round 1's release moving 3 times the lemma's sensitivity (a witness).
 
 Independent truth (closed form): Muffliato's adjacency is two values anywhere in the domain ``[0, 1]``. For
 ``x_0 = 0`` vs ``x_0' = 1`` agent 0's round-1 release is ``N(3 x_0, 1)``: a Gaussian mechanism with ``mu = 3``;
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
@@ -58,8 +60,10 @@ def test_a_subclass_changing_the_message_does_not_pass_on_the_inherited_publishe
     eps_claimed, delta = scenario.algorithm.bind(scenario.problem).claimed_privacy(scenario.horizon)
     assert _gaussian_epsilon(3.0, delta) > eps_claimed  # the truth: x_0 = 0 vs 1 breaks the claim
     report = check_privacy(scenario, adjacent, runs=200, search_examples=0)
-    assert report.verdict != "pass", report.reasons
-    assert any("inherited by the subclass TripleMuffliato" in r for r in report.reasons)
+    # Muffliato's value class (one agent's value anywhere in [0, 1]): the pair 0 vs 1 moves round 1's release by 3
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert (w["kind"], w["against"], w["round"], w["ratio"]) == ("sensitivity", "lemma", 1, pytest.approx(3.0))
     assert "inherited by the subclass TripleMuffliato" in report.sensitivity_source
     assert report.theorem.endswith("(the theorem of paper 'muffliato' for its rule; TripleMuffliato is a subclass of "
                                    "it, which it need not cover)")
