@@ -298,6 +298,12 @@ def _safe_root(phi: Callable[[float], float], a: float, b: float) -> float:
 
 
 def _gaussian_epsilon_mu(mu: float, delta: float) -> float:
+    """Smallest epsilon of the Gaussian mechanism with ``mu = sensitivity / sigma`` at ``delta`` (safe side).
+
+    ``inf`` where ``mu^2`` overflows: epsilon exceeds ``mu^2 / 2 - mu sqrt(2 ln(1/delta))``, beyond every float.
+    """
+    if not math.isfinite(mu * mu):
+        return math.inf
     log_d = math.log(delta)
     if _log_gaussian_delta(mu, 0.0) <= log_d:
         return 0.0

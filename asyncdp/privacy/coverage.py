@@ -63,34 +63,49 @@ CLASS_POINTS_RUNS = 20
 _RTOL = 1e-9
 
 UNRESOLVED_LEMMA = 1e-4
-"""Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``), the loss the round-off allowed on each
-shift may hide (``sum_t allowance / scale_t``, :func:`shift_roundoff`) leaves the comparison with the lemma
-unresolved: a rule computing at the resolution of its values (states near ``1e8``, a lemma and noise near
-``1e-7``) could move its releases past the lemma unseen."""
+"""Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``; one round's for a per-iteration claim), the
+loss the comparisons' allowance on each shift may hide (``sum_t allowance / scale_t``: :func:`shift_roundoff`, at
+least the floor ``1e-12``) leaves the comparison with the lemma unresolved: a rule computing at the resolution of
+its values (states near ``1e8``, a lemma and noise near ``1e-7``) could move its releases past the lemma unseen."""
 
 
-def _unresolved(ctx: CheckContext, horizon: int, roundoff: float) -> str | None:
-    """Why the lemma comparisons cannot see a release moved past the lemma by the round-off they allow, or ``None``.
+def _unresolved(ctx: CheckContext, horizon: int, allowance: float) -> str | None:
+    """Why the lemma comparisons cannot see a release moved past the lemma by the allowance they grant, or ``None``.
 
-    Each noisy release may be moved by ``roundoff`` past its bound unseen, adding at most ``roundoff / scale``
-    to its loss; unresolved when that sum over the rounds exceeds :data:`UNRESOLVED_LEMMA` of the lemma's own
-    ``sum_t lemma_t / scale_t``.
+    Each noisy release may be moved by ``allowance`` past its bound unseen, adding at most ``allowance / scale``
+    to its loss. Unresolved when that loss exceeds :data:`UNRESOLVED_LEMMA` of the lemma's own loss: summed over
+    the rounds for a claim over the run, in any one round against the largest round's for a per-iteration claim
+    (``ctx.focus``; a sum over many rounds would dilute one round's), and wherever the lemma allows no loss at all.
+
+    Args:
+        ctx: the check's context (the algorithm's declared noise, the lemma, the focus round).
+        horizon: the rounds.
+        allowance: the absolute tolerance of the comparisons (round-off, at least their floor ``1e-12``).
+
+    Returns:
+        One line naming the allowance and the loss it may hide, or ``None``.
     """
     assert ctx.sensitivity is not None
-    hidden = lemma_loss = 0.0
+    hidden = np.zeros(horizon)
+    lemma = np.zeros(horizon)
     for c, ch in declared_noise(ctx.algorithm, horizon).items():
         if ch.mechanism is None or c not in ctx.sensitivity:
             continue
-        sc = np.asarray(ch.scales, dtype=float)
+        sc = np.asarray(ch.scales, dtype=float)[:horizon]
         noisy = sc > 0
-        hidden += float(np.sum(roundoff / sc[noisy]))
-        lemma_loss += float(np.sum(np.asarray(ctx.sensitivity[c], dtype=float)[:horizon][noisy] / sc[noisy]))
-    if not lemma_loss > 0 or hidden <= UNRESOLVED_LEMMA * lemma_loss:
+        inv = np.where(noisy, 1.0 / np.where(noisy, sc, 1.0), 0.0)
+        hidden += allowance * inv
+        lemma += np.asarray(ctx.sensitivity[c], dtype=float)[:horizon] * inv
+    reduce = np.max if ctx.focus is not None else np.sum
+    hidden_loss, lemma_loss = float(reduce(hidden, initial=0.0)), float(reduce(lemma, initial=0.0))
+    if not hidden_loss > UNRESOLVED_LEMMA * lemma_loss:
         return None
-    return (f"coverage: each shift may carry {roundoff:.3g} of round-off (the floating-point spacing of the released "
-            f"values or of the states they are computed from), a loss of {hidden:.3g} over the rounds, "
-            f"{hidden / lemma_loss:.3g} of the lemma's {lemma_loss:.3g}: releases moved past the lemma by that "
-            "little are not seen")
+    share = f"{hidden_loss / lemma_loss:.3g} of" if lemma_loss > 0 else "while the lemma allows no loss, against"
+    where = "in one round" if ctx.focus is not None else "over the rounds"
+    return (f"coverage: each shift may carry {allowance:.3g} of round-off (the floating-point spacing of the released "
+            f"values or of the states they are computed from, at least the comparisons' floor 1e-12), a loss of "
+            f"{hidden_loss:.3g} {where}, {share} the lemma's {lemma_loss:.3g}: releases moved past the lemma by "
+            "that little are not seen")
 
 
 def _shifts(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> dict[str, np.ndarray]:
@@ -298,7 +313,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     norms = {c: release_norms(s, mechanisms[c], c) for c, s in shifts.items()}  # once, for the hits and the ratio
     roundoff = max(shift_roundoff({c: ctx.engine_runs(k).messages[c] for c in shifts}, ctx.state_magnitude)
                    for k in (0, 1))
-    hits = uncovered_by_norms(norms, bounds, mechanisms, atol=max(1e-12, roundoff))
+    allowance = max(1e-12, roundoff)
+    hits = uncovered_by_norms(norms, bounds, mechanisms, atol=allowance)
     ratio = 0.0
     for c, mags in norms.items():
         if np.isnan(mags).all():
@@ -316,7 +332,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits else "")
         raise AdjacencyError(f"{outside}{shift}; refused: the claim speaks of pairs in that class")
     if not hits:
-        unseen = _unresolved(ctx, pair.scenario.horizon, roundoff)
+        unseen = _unresolved(ctx, pair.scenario.horizon, allowance)
         if unseen is not None:
             return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(unseen,), doubt=unseen)
         return Evidence("sensitivity coverage", "realized behavior", figures)

@@ -146,6 +146,17 @@ def test_gaussian_epsilon_zero_when_delta_already_met():
     assert gaussian_delta(0.0, 1.0, 1.0) == 0.0
 
 
+def test_gaussian_epsilon_is_infinite_where_mu_squared_overflows():
+    # mu = 1e160: epsilon >= mu^2 / 2 - mu sqrt(2 ln 1e5) ~ 5e319, past the largest float; the root finder's bracket
+    # was mu^2 = inf and it raised a bare ValueError (also through a Gaussian-only ledger's PLD epsilon)
+    from accounting.composition import pld_epsilon
+    from accounting.ledger import Ledger, Release
+
+    assert gaussian_epsilon(1.0, 1e-160, 1e-5) == math.inf
+    assert pld_epsilon(Ledger([Release(0, 1, 1.0, "gaussian", 1e-160, 1)]), 1.0, 1e-5) == math.inf
+    assert math.isfinite(gaussian_epsilon(1.0, 1e-150, 1e-5))
+
+
 def test_gaussian_epsilon_known_value():
     # Balle & Wang (2018): sigma = 1, Delta = 1, delta = 1e-5 gives epsilon ~ 4.377 (vs classic: invalid, > 1)
     assert gaussian_epsilon(1.0, 1.0, 1e-5) == pytest.approx(4.377178, abs=1e-6)

@@ -145,3 +145,65 @@ def test_a_lemma_below_the_states_resolution_is_unresolved_not_passed(monkeypatc
     assert report.verdict != "pass"
     coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
     assert coverage.doubt is not None and "are not seen" in coverage.doubt
+
+
+@dataclass(frozen=True)
+class TinySteps(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` with states and releases near 0: its round-off is far below the comparisons' floor 1e-12."""
+
+    name: ClassVar[str] = "test-tiny-steps"
+
+
+def test_a_lemma_below_the_comparisons_floor_is_unresolved_not_passed(monkeypatch):
+    # The lemma comparisons allow at least 1e-12 (their floor) on top of the round-off. States and releases near 0
+    # (round-off ~1e-29), step 1e-14 and noise 2e-14, a lemma of half the true shift 2 a C = 2e-14: each release
+    # moves twice as far as the lemma, within the floor, so no comparison sees it. The doubt measured the round-off
+    # alone (1e-29 per shift, nothing of the lemma's loss) and coverage said nothing.
+    monkeypatch.setattr(noisy_dgd, "STEP", 1e-14)
+    monkeypatch.setattr(noisy_dgd, "SIGMA", 2e-14)
+    with noisy_dgd.registered((TinySteps,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__,
+                              lemma=lambda sc: 0.5 * noisy_dgd.lemma(sc)):
+        sc, adj = noisy_dgd.rendezvous_pair(TinySteps(), topology.static(noisy_dgd.ring(4)), HORIZON)
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.figures["coverage_uncovered"] == 0  # the shifts 2e-14 lie within the floor of the lemma 1e-14
+    assert coverage.doubt is not None and "are not seen" in coverage.doubt
+
+
+@dataclass(frozen=True)
+class FineFirstRound(noisy_dgd.NoisyDGD):
+    """Noise ``1e-6`` in round 1 and 1 after it, each round's lemma the same multiple of its noise."""
+
+    name: ClassVar[str] = "test-fine-first-round"
+
+    def noise(self, t: int, channel: str) -> Any:
+        from asyncdp.algorithms import NoiseDeclaration
+
+        return NoiseDeclaration("gaussian", 1e-6 if t == 1 else 1.0, self.dim, 1e-6 if t == 1 else 1.0)
+
+
+@pytest.mark.parametrize("focus, doubted", [(None, False), (0, True)])
+def test_a_per_iteration_claim_weighs_the_round_off_of_each_round(focus, doubted):
+    # 50 rounds, each with loss 1 under the lemma; an allowance of 1e-9 hides a loss of 1e-3 in round 1 (noise 1e-6)
+    # and 1e-9 in each other: 2e-5 of the run's loss 50 (resolved for a claim over the run), but 1e-3 of the loss
+    # of one round, which a per-iteration claim bounds (the sum over the rounds diluted it fifty-fold)
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.coverage import _unresolved
+
+    horizon = 50
+    alg = FineFirstRound(dim=2)
+    ctx = SimpleNamespace(algorithm=alg, focus=focus,
+                          sensitivity={"y": np.array([1e-6] + [1.0] * (horizon - 1))})
+    assert (_unresolved(ctx, horizon, 1e-9) is not None) == doubted
+
+
+def test_a_zero_lemma_with_a_loss_the_allowance_can_hide_is_unresolved():
+    # a lemma of 0 on every noisy round (the accountant's epsilon 0) with an allowance of 1e-9 against noise 1e-6:
+    # shifts of 1e-9 (a loss of 1e-3 per round) pass unseen; the doubt read "no lemma loss" as nothing to hide
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.coverage import _unresolved
+
+    ctx = SimpleNamespace(algorithm=FineFirstRound(dim=2), focus=None, sensitivity={"y": np.zeros(3)})
+    assert _unresolved(ctx, 3, 1e-9) is not None
