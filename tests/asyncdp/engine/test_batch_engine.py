@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 import pytest
 
 from asyncdp import REGISTRY, Async, Deadline, InjectedNoise, LinkModel, Links, Lockstep
+from asyncdp.algorithms.base import Algorithm, Channel, NoiseDeclaration
 from asyncdp.errors import ScenarioError
 
 RUNS = 4
@@ -42,6 +46,42 @@ def test_engines_agree_on_injected_noise(name):
         obs_s = single.transcript.observations(alg.channels[0].name)
         assert obs_b.keys() == obs_s.keys()
         assert max(np.abs(obs_b[k] - obs_s[k]).max() for k in obs_s) <= 1e-10
+
+
+@dataclass(frozen=True)
+class TwoNoisyChannels(Algorithm):
+    """Gossip of ``x`` on a Laplace channel ``a`` and of ``2 x`` on a Gaussian channel ``b`` (silent in even rounds)."""
+
+    name: ClassVar[str] = "test-two-noisy-channels"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("a", "laplace"), Channel("b", "gaussian"))
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        return {"x": np.array(x0, dtype=float)}
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("laplace", 0.5, 2, 1.0) if channel == "a" else NoiseDeclaration(
+            "gaussian", 0.3 * (t % 2), 2, 1.0)
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"a": state["x"] + 0.5 * noise["a"], "b": 2 * state["x"] + 0.3 * (t % 2) * noise["b"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {"x": 0.5 * mixed["a"] + 0.25 * mixed["b"]}
+
+    def decision(self, state: dict) -> np.ndarray:
+        return state["x"]
+
+
+def test_lockstep_ledger_of_several_noisy_channels_is_in_the_simpy_order():
+    """Round by round, agent by agent, then channel: the batch ledger listed channel ``a`` of every agent first."""
+    base = REGISTRY["huang2015"].example_scenario(seed=4)
+    sc = base.replace(algorithm=TwoNoisyChannels(), horizon=3)
+    batch, single = sc.run(engine="batch", runs=2), sc.run()
+    assert np.array_equal(batch.trajectory[0], single.trajectory)
+    n = sc.problem.num_agents
+    expected = [(t, i, c) for t in (1, 2, 3) for i in range(n) for c in (("a", "b") if t % 2 else ("a",))]
+    assert [(r.round, r.agent, r.channel) for r in single.ledger] == expected
+    assert batch.ledger == single.ledger
 
 
 def test_one_seeded_batch_run_is_the_simpy_run():
