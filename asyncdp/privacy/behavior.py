@@ -27,7 +27,8 @@ adjacent one, further sides for other uses) have seeds
 ``numpy.random.SeedSequence(seed, spawn_key=(side,)).generate_state(R)``:
 run ``r`` on the SimPy engine is ``scenario.replace(seed=seeds[r])``; the
 batch engine runs all ``R`` at once with seed ``seeds[0]`` (its noise blocks
-have a leading run axis). The worst-case search draws its candidate pairs from
+have a leading run axis), so its run ``r`` is row ``r`` of that batch, not the
+SimPy run of ``seeds[r]`` (:meth:`EngineRuns.identity` names a run either way). The worst-case search draws its candidate pairs from
 ``SeedSequence(seed, spawn_key=(1000,))``
 (:data:`asyncdp.privacy.worst_case.SEARCH_STREAM`); the probe of the rule's R
 step (:mod:`asyncdp.privacy.additivity`) draws its standard noise from
@@ -88,7 +89,8 @@ class EngineRuns:
 
     Attributes:
         engine: ``"batch"`` or ``"simpy"``, and why (e.g. ``"simpy (batch engine: ...)"``).
-        seeds: the run seeds (see the module docstring).
+        seeds: per run, the seed of the engine call that made it: the SimPy run of ``seeds[r]``, or on the
+            batch engine a batch of that seed (module docstring).
         messages: per channel, ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, ``[sender, receiver]``),
             NaN where nothing was sent.
         schedules: the realized schedules, a sequence of one
@@ -105,6 +107,8 @@ class EngineRuns:
         disagreement: where the other engine's run of the first seed released something else
             (:func:`engine_disagreement`; the privacy check fills it in), or ``None`` (they agree, not
             compared, or only one engine runs the scenario).
+        rows: batch engine: per run, its row in the batch of ``seeds[r]`` (a batch's row ``k`` does not
+            depend on the batch's size); ``None``: each run is the SimPy run of its seed.
     """
 
     engine: str
@@ -114,11 +118,26 @@ class EngineRuns:
     unicast: bool
     noise: dict[str, np.ndarray] | None = None
     disagreement: str | None = None
+    rows: tuple[int, ...] | None = None
 
     @property
     def runs(self) -> int:
         """``R``."""
         return len(self.schedules)
+
+    def identity(self, r: int) -> dict[str, int]:
+        """What reproduces run ``r``: ``{"run_seed": s}`` (``scenario.replace(seed=s).run()``), or on the batch
+        engine ``{"run_seed": s, "batch_run": k}`` (row ``k`` of ``scenario.replace(seed=s).run("batch",
+        runs=k + 1)``), as witnesses report it.
+
+        Example:
+            >>> EngineRuns("batch", (7, 7), {}, (None, None), False, rows=(0, 1)).identity(1)
+            {'run_seed': 7, 'batch_run': 1}
+        """
+        r = int(r)
+        if self.rows is None:
+            return {"run_seed": int(self.seeds[r])}
+        return {"run_seed": int(self.seeds[r]), "batch_run": int(self.rows[r])}
 
 
 def run_seeds(seed: int, side: int, runs: int) -> tuple[int, ...]:
@@ -275,8 +294,9 @@ def run_engine(scenario: Scenario, runs: int, *, seed: int = 0, side: int = 0, e
             schedules = (RealizedSchedule.lockstep(scenario.topology, scenario.horizon),) * runs
         else:  # every run's schedule as columns, built for all runs at once
             schedules = batch.schedules()
-        return EngineRuns(engine="batch", seeds=seeds, messages=messages, schedules=schedules, unicast=unicast,
-                          noise=_recorded_noise([recorder], alg, messages, unicast))
+        return EngineRuns(engine="batch", seeds=(seeds[0],) * runs, messages=messages, schedules=schedules,
+                          unicast=unicast, noise=_recorded_noise([recorder], alg, messages, unicast),
+                          rows=tuple(range(runs)))
     from tqdm.auto import tqdm
 
     per_run: list[dict[str, np.ndarray]] = []

@@ -229,7 +229,8 @@ class CandidateRuns:
         if horizon * len(self.rows) * n_agents * n_agents <= DENSE_CACHE_ENTRIES:
             picked = DenseSchedules(picked, horizon)
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
-                               {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast)
+                               {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast,
+                               rows=None if runs.rows is None else tuple(runs.rows[r] for r in self.rows))
         self.known: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
         self.bases: dict[int, tuple[Scenario, Scenario]] = {}
         self.kinked: dict[Any, Any] = {}
@@ -251,7 +252,7 @@ class CandidateRuns:
             return self.runs
         r = self.runs
         return EngineRuns(r.engine, r.seeds[:count], {c: m[:count] for c, m in r.messages.items()},
-                          r.schedules[:count], r.unicast)
+                          r.schedules[:count], r.unicast, rows=None if r.rows is None else r.rows[:count])
 
 
 def _picked(schedules: Any, rows: list[int]) -> Any:

@@ -476,7 +476,7 @@ def worst_pair_over_lemma(ctx: Any, shifts: Any, p: Any, base_witness: dict[str,
         return None
     ratio = u.shift / u.bound if u.bound > 0 else float("inf")
     witness = {**base_witness, "kind": "sensitivity", "against": "lemma", **u.to_dict(), "value": u.shift,
-               "claimed": u.bound, "ratio": ratio, "run_seed": runs.seeds[u.run],
+               "claimed": u.bound, "ratio": ratio, **runs.identity(u.run),
                "runs": runs.runs, "method": "realized shift of the worst pair of the adjacency class (exact replay "
                "under both problems of its own engine runs)", "confidence": 1.0,
                "claim_form": ctx.form_name}

@@ -674,7 +674,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if not report.violation:
         return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
     run = report.witness if report.witness is not None else int(np.argmax(losses))
-    witness = {"kind": "replay", "run": run, "run_seed": runs.seeds[run], "engine": runs.engine,
+    witness = {"kind": "replay", "run": run, **runs.identity(run), "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
         witness["round"] = focus + 1
@@ -693,7 +693,10 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                   f"{delta_claimed:.3g} (confidence {report.confidence:.6g}); engine run {run} has privacy loss "
                   f"{float(losses[run]):.6g}{where}")
     else:
-        reason = (f"replay: engine run {run} (run seed {runs.seeds[run]}) has privacy loss "
+        ident = runs.identity(run)
+        made = f"batch seed {ident['run_seed']}, row {ident['batch_run']}" if "batch_run" in ident else (
+            f"run seed {ident['run_seed']}")
+        reason = (f"replay: engine run {run} ({made}) has privacy loss "
                   f"{float(losses[run]):.6g} > epsilon {eps_claimed:.6g}")
     return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(*reasons, reason))
 

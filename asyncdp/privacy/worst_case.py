@@ -1331,7 +1331,7 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
                    "kink": {"axis": kinked.axis, "position": kinked.position, "scale": kinked.scale,
                             "width": kinked.width, "mirrored": kinked.mirrored,
                             "prime_position": kinked.prime_position},
-                   "run": int(run), "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]),
+                   "run": int(run), **runs.identity(int(run)), "value": value, "claimed": float(bounds[t]),
                    "ratio": ratio}
         whose = (f"agent {fam.agent} with" if fam.agent is not None else
                  f"round {kinked.round_index}'s loss")
@@ -1346,7 +1346,7 @@ def _lemma_exceeded(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: 
                "transcript of a pair of the lemma's adjacency class; exact)", "confidence": 1.0,
                "claim_form": getattr(ctx.claim_form, "form", None), "agent": fam.agent, "round": t + 1,
                "changed_round": round_index, "gradient": g.tolist(), "gradient_prime": gp.tolist(), "run": int(run),
-               "run_seed": runs.seeds[int(run)], "value": value, "claimed": float(bounds[t]), "ratio": ratio}
+               **runs.identity(int(run)), "value": value, "claimed": float(bounds[t]), "ratio": ratio}
     reason = (f"worst case: {who} = <g, x>, g = {_fmt(g)} vs g' = {_fmt(gp)} (in the paper's adjacency class) moves "
               f"round {t + 1}'s releases by a constructed loss of {value:.6g} (engine run {run}'s schedule) > the "
               f"{float(bounds[t]):.6g} the sensitivity lemma allows that round (ratio {ratio:.3g}; {_origin(ctx)})")
@@ -1975,7 +1975,7 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     pair_desc = f"{best.label}: {who} = <g, x>, g = {_fmt(best.gradient)} vs g' = {_fmt(best.gradient_prime)}"
     base_witness = {"kind": "worst-case", "pair": best.label, "agent": agent, "gradient": list(best.gradient),
                     "gradient_prime": list(best.gradient_prime), "run": best.run,
-                    "run_seed": runs.seeds[best.run or 0], "engine": runs.engine, "seed": ctx.options.seed,
+                    **runs.identity(best.run or 0), "engine": runs.engine, "seed": ctx.options.seed,
                     "loss": best.loss, "objective": best.objective, "script": script, "claim_form": ctx.form_name}
     if agent is None:
         base_witness["round"] = best.round_index

@@ -92,9 +92,10 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         more = run_engine(p, n, seed=ctx.options.seed, side=2 + look, engine=ctx.options.engine)
         if have is None:
             return more, more
+        rows = None if have.rows is None or more.rows is None else have.rows + more.rows
         return EngineRuns(more.engine, have.seeds + more.seeds,
                           {c: np.concatenate([have.messages[c], more.messages[c]]) for c in have.messages},
-                          tuple(have.schedules) + tuple(more.schedules), have.unicast), more
+                          tuple(have.schedules) + tuple(more.schedules), have.unicast, rows=rows), more
 
     def replayed(runs: EngineRuns) -> Any:
         return replay_runs(runs, p, q, algorithm=p.algorithm)
