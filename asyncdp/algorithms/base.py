@@ -34,7 +34,8 @@ import numpy as np
 
 from accounting.ledger import Release
 
-__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair"]
+__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair",
+           "rule_messages"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -212,3 +213,44 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
         (1.0, 1e-06)
     """
     return claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg)))
+
+
+def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any,
+                  problem: Any) -> Messages:
+    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other (every engine's call).
+
+    Both engines mix and record exactly the declared channels; a message on a channel the rule does not declare
+    was mixed by the batch engine and dropped by the SimPy engine (the two computed different runs), and one left
+    out failed deep inside the engine.
+
+    Args:
+        alg, state, t, noise, agents, problem: as :meth:`Algorithm.message`.
+
+    Returns:
+        The rule's messages.
+
+    Raises:
+        ScenarioError: the rule returned no mapping, or its channels differ from ``alg.channels`` (the message
+            names the rule, the round, the agent and the channels).
+
+    Example:
+        >>> class R:
+        ...     name, channels = "r", (Channel("y"),)
+        ...     def message(self, state, t, noise, agents, problem):
+        ...         return {"y": state["x"], "z": state["x"]}
+        >>> rule_messages(R(), {"x": np.zeros(1)}, 2, {}, 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: round 2, agent 0: message() returned the channels ['y', 'z'] ...
+    """
+    out = alg.message(state, t, noise, agents, problem)
+    declared = [c.name for c in alg.channels]
+    if not isinstance(out, Mapping) or out.keys() != set(declared):
+        from ..errors import ScenarioError
+
+        who = f"agent {agents}" if isinstance(agents, (int, np.integer)) else "agents " + ", ".join(
+            str(int(a)) for a in np.unique(np.asarray(agents))[:5])
+        got = sorted(map(str, out)) if isinstance(out, Mapping) else type(out).__name__
+        raise ScenarioError(f"{getattr(alg, 'name', type(alg).__name__)}: round {t}, {who}: message() returned the "
+                            f"channels {got}, but the rule declares {declared} (its channels attribute): "
+                            "declare every channel it sends on, and send on each")
+    return out

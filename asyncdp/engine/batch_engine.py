@@ -72,7 +72,7 @@ from topology.sequence import GraphSequence
 from topology.validation import check_integer
 
 from .. import metrics
-from ..algorithms.base import claimed_pair
+from ..algorithms.base import claimed_pair, rule_messages
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import engine_noise
@@ -512,7 +512,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
                 records.append(released)
         rows.append(np.tile(np.arange(first, len(records)), n_agents))
         row_agents.append(np.repeat(agents, len(records) - first))
-        messages = alg.message(state, t, std, agents, problem)
+        messages = rule_messages(alg, state, t, std, agents, problem)
         if recorded is not None:
             for name, arr in messages.items():
                 recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr

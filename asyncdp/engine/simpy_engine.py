@@ -87,7 +87,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
-from ..algorithms.base import claimed_pair
+from ..algorithms.base import claimed_pair, rule_messages
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
@@ -315,7 +315,7 @@ class _Run:
         ctx = self._rounds.get(t) or self._round(t, i)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
-            own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
+            own = rule_messages(self.alg, self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
             if self._transmissions is not None:
                 for name, payload in own.items():
                     payload.setflags(write=False)  # the transcript stores it without a copy
@@ -327,7 +327,7 @@ class _Run:
         blocks = self._unicast_noise(i, t, ctx.declared)
         sent = []
         for j in receivers:
-            msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
+            msg = rule_messages(self.alg, self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
             if self._transmissions is not None:
                 for name, payload in msg.items():
                     payload.setflags(write=False)
@@ -337,8 +337,8 @@ class _Run:
             self._transmit(i, (j,), t, msg, next(self._message_ids), now)
             sent.append(msg)
         if not sent:  # nobody to send to: the self term is the noise-free message
-            return self.alg.message(self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
-                                    self.problem)
+            return rule_messages(self.alg, self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
+                                 self.problem)
         # the self term is the average of the copies just released, so the agent's
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}

@@ -141,3 +141,34 @@ def test_out_of_scope_scenarios_are_refused():
         sc.run(engine="batch", runs=2).run(2)
     with pytest.raises(ScenarioError, match=r"run index \(in \[0, 2\)\) must be >= 0, got -1"):
         sc.run(engine="batch", runs=2).run(-1)
+
+
+@dataclass(frozen=True)
+class UndeclaredChannel(TwoNoisyChannels):
+    """Also sends ``x`` itself on a channel ``secret`` it does not declare, and mixes it into the update."""
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {**super().message(state, t, noise, agents, problem), "secret": state["x"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {"x": 0.5 * mixed["a"] + 0.25 * mixed["b"] + 1e-3 * mixed["secret"]}
+
+
+@dataclass(frozen=True)
+class MissingChannel(TwoNoisyChannels):
+    """Declares ``a`` and ``b`` but sends on ``a`` only."""
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"a": super().message(state, t, noise, agents, problem)["a"]}
+
+
+@pytest.mark.parametrize("rule, got", [(UndeclaredChannel(), r"\['a', 'b', 'secret'\]"), (MissingChannel(), r"\['a'\]")])
+@pytest.mark.parametrize("timing", [Lockstep(), Deadline(deadline=0.5, drift=0.2, missing="stale"), Async()])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_message_on_other_channels_than_declared_is_refused_by_every_engine(rule, got, timing, engine):
+    """The batch engine mixed an undeclared channel (the SimPy engine dropped it: a KeyError in the update), so the
+    two engines ran different rules; now both name the rule, round, agent and channels."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=rule, horizon=3, timing=timing)
+    with pytest.raises(ScenarioError, match=rf"round 1, agents? \d.*returned the channels {got}, but the rule "
+                                            r"declares \['a', 'b'\]"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
