@@ -172,3 +172,52 @@ def test_a_message_on_other_channels_than_declared_is_refused_by_every_engine(ru
     with pytest.raises(ScenarioError, match=rf"round 1, agents? \d.*returned the channels {got}, but the rule "
                                             r"declares \['a', 'b'\]"):
         sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
+
+
+@dataclass(frozen=True)
+class SendsItsState(Algorithm):
+    """Push-sum-like weights ``w`` sent on a noise-free channel and halved in place by the update.
+
+    ``send`` says how ``w`` is sent: ``"copy"`` (the values at sending time, the truth), ``"view"``
+    (``state["w"][...]``) or ``"itself"`` (the state's own array).
+    """
+
+    send: str = "copy"
+    name: ClassVar[str] = "test-sends-its-state"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "laplace"), Channel("w"))
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        x = np.array(x0, dtype=float)
+        return {"x": x, "w": 1.0 + np.reshape(np.asarray(agents, dtype=float), np.shape(agents) + (1,)) + 0 * x[..., :1]}
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("laplace", 0.5, 2, 1.0)
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        w = {"copy": state["w"].copy(), "view": state["w"][...], "itself": state["w"]}[self.send]
+        return {"y": state["x"] + 0.5 * noise["y"], "w": w}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        w = state["w"]
+        w *= 0.5  # in place: the array a view (or the state itself) was sent from
+        w += 0.5 * mixed["w"]
+        return {"x": mixed["y"] * w, "w": w}
+
+    def decision(self, state: dict) -> np.ndarray:
+        return state["x"]
+
+
+@pytest.mark.parametrize("send", ["view", "itself"])
+@pytest.mark.parametrize("timing", [Lockstep(), Deadline(deadline=0.5, drift=0.3, missing="stale"), Async(rate=3.0)])
+def test_a_message_is_what_was_sent_even_if_the_state_behind_it_changes_in_place(send, timing):
+    """The SimPy engine handed receivers (and its transcript) the sender's array itself: a view of the state
+    changed when the sender's update wrote into it (lockstep: final states off by 0.16), and the state's own
+    array was frozen by the transcript (a bare 'output array is read-only'). Both engines now give the run of a
+    rule that sends copies."""
+    base = REGISTRY["huang2015"].example_scenario(seed=4).replace(horizon=4, timing=timing)
+    truth = base.replace(algorithm=SendsItsState("copy")).run()
+    sc = base.replace(algorithm=SendsItsState(send))
+    single, batch = sc.run(), sc.run(engine="batch", runs=2)
+    assert np.array_equal(single.trajectory, truth.trajectory)
+    assert np.array_equal(batch.trajectory[0], truth.trajectory)
+    assert all(np.array_equal(a.payload, b.payload) for a, b in zip(single.transcript, truth.transcript))
