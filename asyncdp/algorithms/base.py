@@ -34,6 +34,8 @@ import numpy as np
 
 from accounting.ledger import Release
 
+from ..errors import ScenarioError
+
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair",
            "rule_messages"]
 
@@ -193,8 +195,6 @@ def claim_pair(raw: Any, who: str) -> tuple[float, float]:
     """
     from numbers import Real
 
-    from ..errors import ScenarioError
-
     if not isinstance(raw, tuple) or len(raw) != 2 or any(isinstance(v, bool) or not isinstance(v, Real)
                                                            for v in raw):
         raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair of two real numbers "
@@ -217,11 +217,14 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
 
 def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any,
                   problem: Any) -> Messages:
-    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other (every engine's call).
+    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other, and to leave the
+    state as it was (every engine's call).
 
     Both engines mix and record exactly the declared channels; a message on a channel the rule does not declare
     was mixed by the batch engine and dropped by the SimPy engine (the two computed different runs), and one left
-    out failed deep inside the engine.
+    out failed deep inside the engine. The state's arrays are read-only during the call: a rule that wrote into
+    them (``state["k"] += 1``) ran that write once per receiver on the SimPy engine in unicast mode and on a copy
+    of the state on the batch engine's asynchronous path, so the engines computed different runs.
 
     Args:
         alg, state, t, noise, agents, problem: as :meth:`Algorithm.message`.
@@ -230,8 +233,8 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         The rule's messages.
 
     Raises:
-        ScenarioError: the rule returned no mapping, or its channels differ from ``alg.channels`` (the message
-            names the rule, the round, the agent and the channels).
+        ScenarioError: the rule wrote into the state, returned no mapping, or its channels differ from
+            ``alg.channels`` (the message names the rule, the round, the agent and the channels).
 
     Example:
         >>> class R:
@@ -242,15 +245,39 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         Traceback (most recent call last):
         asyncdp.errors.ScenarioError: r: round 2, agent 0: message() returned the channels ['y', 'z'] ...
     """
-    out = alg.message(state, t, noise, agents, problem)
-    declared = [c.name for c in alg.channels]
-    if not isinstance(out, Mapping) or out.keys() != set(declared):
-        from ..errors import ScenarioError
-
-        who = f"agent {agents}" if isinstance(agents, (int, np.integer)) else "agents " + ", ".join(
-            str(int(a)) for a in np.unique(np.asarray(agents))[:5])
+    # R reads the state: one that writes into it (a counter kept in place, say) ran once per receiver on one
+    # engine and on a copy of the state on another, so the state is read-only while the rule sends
+    frozen = [v for v in state.values() if isinstance(v, np.ndarray) and v.flags.writeable]
+    for v in frozen:
+        v.setflags(write=False)
+    try:
+        out = alg.message(state, t, noise, agents, problem)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise ScenarioError(f"{_where(alg, t, agents)}: message() wrote into the agent's state in place ({exc}); R "
+                            "must only read the state (keep counters and other changes in update())") from exc
+    finally:
+        for v in frozen:
+            v.setflags(write=True)
+    channels = alg.channels
+    known = _CHANNEL_NAMES.get(id(channels))
+    if known is None or known[0] is not channels:
+        known = _CHANNEL_NAMES[id(channels)] = (channels, frozenset(c.name for c in channels))
+    if not isinstance(out, Mapping) or out.keys() != known[1]:
         got = sorted(map(str, out)) if isinstance(out, Mapping) else type(out).__name__
-        raise ScenarioError(f"{getattr(alg, 'name', type(alg).__name__)}: round {t}, {who}: message() returned the "
-                            f"channels {got}, but the rule declares {declared} (its channels attribute): "
-                            "declare every channel it sends on, and send on each")
+        raise ScenarioError(f"{_where(alg, t, agents)}: message() returned the channels {got}, but the rule declares "
+                            f"{[c.name for c in channels]} (its channels attribute): declare every channel it sends "
+                            "on, and send on each")
     return out
+
+
+_CHANNEL_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}
+"""The names of each ``channels`` tuple :func:`rule_messages` has checked a message against (by identity)."""
+
+
+def _where(alg: Any, t: int, agents: Any) -> str:
+    """``"rule: round t, agent i"`` (or the first few agents of a batch call) for an error message."""
+    who = f"agent {agents}" if isinstance(agents, (int, np.integer)) else "agents " + ", ".join(
+        str(int(a)) for a in np.unique(np.asarray(agents))[:5])
+    return f"{getattr(alg, 'name', type(alg).__name__)}: round {t}, {who}"

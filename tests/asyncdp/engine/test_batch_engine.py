@@ -221,3 +221,31 @@ def test_a_message_is_what_was_sent_even_if_the_state_behind_it_changes_in_place
     assert np.array_equal(single.trajectory, truth.trajectory)
     assert np.array_equal(batch.trajectory[0], truth.trajectory)
     assert all(np.array_equal(a.payload, b.payload) for a, b in zip(single.transcript, truth.transcript))
+
+
+@dataclass(frozen=True)
+class CountsInMessage(TwoNoisyChannels):
+    """Keeps a round counter in the state and increments it in place inside message() (R must only read)."""
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        return {**super().initial_state(x0, agents, problem), "k": np.zeros(np.shape(x0)[:-1] + (1,))}
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        state["k"] += 1.0
+        return super().message(state, t, noise, agents, problem)
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {**super().update(state, mixed, t, agents, problem), "k": state["k"]}
+
+
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+@pytest.mark.parametrize("timing", [Lockstep(), Async(rate=3.0)])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_message_step_that_writes_into_the_state_is_refused_by_every_engine(mode, timing, engine):
+    """The write ran once per receiver on the SimPy engine in unicast mode and on a gathered copy of the state on
+    the batch engine's asynchronous path: the engines' final states differed by up to 5 (lockstep unicast 4.5)."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=CountsInMessage(), horizon=3,
+                                                                timing=timing, mode=mode)
+    with pytest.raises(ScenarioError, match=r"round 1, agents? \d.*message\(\) wrote into the agent's state in "
+                                            r"place"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
