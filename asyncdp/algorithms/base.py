@@ -37,7 +37,7 @@ from accounting.ledger import Release
 from ..errors import ScenarioError
 
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "claimed_pair",
-           "rule_messages"]
+           "rule_messages", "rule_update"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -270,6 +270,40 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
                             f"{[c.name for c in channels]} (its channels attribute): declare every channel it sends "
                             "on, and send on each")
     return out
+
+
+def rule_update(alg: Algorithm, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any,
+                problem: Any) -> State:
+    """U: ``alg.update(...)``, checked to return the entries ``state`` has (every engine's call).
+
+    The batch engine's asynchronous path keeps each state entry of ``initial_state`` in an array of its own: an
+    entry the update added was a bare ``KeyError`` there while the other engines ran on.
+
+    Args:
+        alg, state, mixed, t, agents, problem: as :meth:`Algorithm.update`.
+
+    Returns:
+        The new state.
+
+    Raises:
+        ScenarioError: the rule returned no mapping, or other entries (named with the rule, the round and the
+            agent).
+
+    Example:
+        >>> class R:
+        ...     name = "r"
+        ...     def update(self, state, mixed, t, agents, problem):
+        ...         return {"x": mixed["y"], "m": mixed["y"]}
+        >>> rule_update(R(), {"x": np.zeros(2)}, {"y": np.ones(2)}, 1, 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: round 1, agent 0: update() returned the state entries ['m', 'x'] ...
+    """
+    new = alg.update(state, mixed, t, agents, problem)
+    if not isinstance(new, Mapping) or new.keys() != state.keys():
+        got = sorted(map(str, new)) if isinstance(new, Mapping) else type(new).__name__
+        raise ScenarioError(f"{_where(alg, t, agents)}: update() returned the state entries {got}, but the state has "
+                            f"{sorted(state)} (initial_state's): keep one set of entries for the whole run")
+    return new
 
 
 _CHANNEL_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}

@@ -126,7 +126,7 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
-from ..algorithms.base import claimed_pair, rule_messages
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
@@ -1223,7 +1223,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             values = np.concatenate([blk[name] for _, blk, _, _ in history]) if len(history) > 1 else blocks[name]
             shape = (messages if not unicast else own)[name].shape
             mixed[name] = (matrix @ values).reshape(shape)
-        state = alg.update(state, mixed, t, agents, problem)
+        state = rule_update(alg, state, mixed, t, agents, problem)
         record(t, alg.decision(state))
     eps, delta = claimed_pair(alg, horizon)
     detail_records = (records, round_records)

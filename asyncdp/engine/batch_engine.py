@@ -72,7 +72,7 @@ from topology.sequence import GraphSequence
 from topology.validation import check_integer
 
 from .. import metrics
-from ..algorithms.base import claimed_pair, rule_messages
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import engine_noise
@@ -519,7 +519,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
         w = scenario.topology.weights(t)
         check_rows_nonempty(w, t)
         mixed = {name: _mix(w, arr) for name, arr in messages.items()}
-        state = alg.update(state, mixed, t, agents, problem)
+        state = rule_update(alg, state, mixed, t, agents, problem)
         record(t, alg.decision(state))
     eps, delta = claimed_pair(alg, horizon)
     return BatchResult(

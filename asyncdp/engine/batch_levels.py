@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms.base import rule_messages
+from ..algorithms.base import rule_messages, rule_update
 
 __all__ = ["levels", "run_levels"]
 
@@ -383,8 +383,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
         col, w, use = round_col[:, lo:hi], round_w[:, lo:hi], None if every else round_used[:, lo:hi]
         mixed = {name: _mix_rows(arr, col, w, use).reshape(shapes[name]) for name, arr in flat_store.items()}
-        new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
-                                                      mixed, t, agents, problem).items()}
+        mine = {k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()}
+        new = {k: np.asarray(v) for k, v in rule_update(alg, mine, mixed, t, agents, problem).items()}
         for k, v in new.items():
             _put_rows(flat_state[k], fi, v[0], state_views[k])
         _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0], traj_view)

@@ -87,7 +87,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
-from ..algorithms.base import claimed_pair, rule_messages
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
@@ -475,7 +475,7 @@ class _Run:
             for k in range(1, len(weights)):
                 acc += weights[k] * values[k][name]
             mixed[name] = acc
-        state = self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
+        state = self.state[i] = rule_update(self.alg, self.state[i], mixed, t, i, self.problem)
         self.traj[t, i] = self.alg.decision(state)
         self.times[t, i] = now
         self.rows[t - 1][i] = row  # tuples of numbers: not tracked by the GC

@@ -249,3 +249,27 @@ def test_a_message_step_that_writes_into_the_state_is_refused_by_every_engine(mo
     with pytest.raises(ScenarioError, match=r"round 1, agents? \d.*message\(\) wrote into the agent's state in "
                                             r"place"):
         sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
+
+
+@dataclass(frozen=True)
+class GrowsItsState(TwoNoisyChannels):
+    """Adds a momentum entry ``m`` to the state in its first update (initial_state has none)."""
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        out = super().message(state, t, noise, agents, problem)
+        return {"a": out["a"] + state.get("m", 0.0), "b": out["b"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        x = super().update(state, mixed, t, agents, problem)["x"]
+        return {"x": x, "m": 0.5 * state.get("m", 0.0) + 0.1 * x}
+
+
+@pytest.mark.parametrize("timing", [Lockstep(), Async(rate=3.0)])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_an_update_that_adds_state_entries_is_refused_by_every_engine(timing, engine):
+    """The batch engine's asynchronous path stores the initial state's entries only: a bare KeyError 'm' there,
+    while the SimPy engine ran the rule; now every engine names the rule, round and entries."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=GrowsItsState(), horizon=3, timing=timing)
+    with pytest.raises(ScenarioError, match=r"round 1, agents? \d.*update\(\) returned the state entries \['m', 'x'\], "
+                                            r"but the state has \['x'\]"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
