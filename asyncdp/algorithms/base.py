@@ -19,7 +19,12 @@ coordinate axis. Every method is vectorized over leading axes: the SimPy
 engine calls it with arrays of shape ``(n,)`` and ``agents`` an ``int``; the
 batch engine with ``(R, N, n)`` and ``agents = numpy.arange(N)``. Rules must
 not keep engine state: an algorithm object holds only parameters and
-schedules.
+schedules. Every engine calls R through :func:`rule_messages` and U through
+:func:`rule_update`, which hold a rule to what both engines can compute alike:
+R returns one message per declared channel and only reads the state (its
+arrays are read-only during the call); U returns the entries the state has.
+A message is the values sent: a later in-place change of the state does not
+reach it.
 """
 
 from __future__ import annotations
