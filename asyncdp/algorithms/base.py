@@ -21,10 +21,11 @@ batch engine with ``(R, N, n)`` and ``agents = numpy.arange(N)``. Rules must
 not keep engine state: an algorithm object holds only parameters and
 schedules. Every engine calls R through :func:`rule_messages` and U through
 :func:`rule_update`, which hold a rule to what both engines can compute alike:
-R returns one message per declared channel and only reads the state (its
-arrays are read-only during the call); U returns the entries the state has.
-A message is the values sent: a later in-place change of the state does not
-reach it.
+R returns one message per declared channel; U returns the entries the state
+has. A message is the values sent: a later in-place change of the state does
+not reach it. R should only read the state: a write into it (a counter kept
+in place) is not computed alike by the engines (a known limit, see
+``tests/asyncdp/engine/test_batch_engine.py``).
 """
 
 from __future__ import annotations
@@ -222,14 +223,11 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
 
 def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any,
                   problem: Any) -> Messages:
-    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other, and to leave the
-    state as it was (every engine's call).
+    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other (every engine's call).
 
     Both engines mix and record exactly the declared channels; a message on a channel the rule does not declare
     was mixed by the batch engine and dropped by the SimPy engine (the two computed different runs), and one left
-    out failed deep inside the engine. The state's arrays are read-only during the call: a rule that wrote into
-    them (``state["k"] += 1``) ran that write once per receiver on the SimPy engine in unicast mode and on a copy
-    of the state on the batch engine's asynchronous path, so the engines computed different runs.
+    out failed deep inside the engine.
 
     Args:
         alg, state, t, noise, agents, problem: as :meth:`Algorithm.message`.
@@ -238,8 +236,8 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         The rule's messages.
 
     Raises:
-        ScenarioError: the rule wrote into the state, returned no mapping, or its channels differ from
-            ``alg.channels`` (the message names the rule, the round, the agent and the channels).
+        ScenarioError: the rule returned no mapping, or its channels differ from ``alg.channels`` (the message
+            names the rule, the round, the agent and the channels).
 
     Example:
         >>> class R:
@@ -250,21 +248,7 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         Traceback (most recent call last):
         asyncdp.errors.ScenarioError: r: round 2, agent 0: message() returned the channels ['y', 'z'] ...
     """
-    # R reads the state: one that writes into it (a counter kept in place, say) ran once per receiver on one
-    # engine and on a copy of the state on another, so the state is read-only while the rule sends
-    frozen = [v for v in state.values() if isinstance(v, np.ndarray) and v.flags.writeable]
-    for v in frozen:
-        v.setflags(write=False)
-    try:
-        out = alg.message(state, t, noise, agents, problem)
-    except ValueError as exc:
-        if "read-only" not in str(exc):
-            raise
-        raise ScenarioError(f"{_where(alg, t, agents)}: message() wrote into the agent's state in place ({exc}); R "
-                            "must only read the state (keep counters and other changes in update())") from exc
-    finally:
-        for v in frozen:
-            v.setflags(write=True)
+    out = alg.message(state, t, noise, agents, problem)
     channels = alg.channels
     known = _CHANNEL_NAMES.get(id(channels))
     if known is None or known[0] is not channels:
