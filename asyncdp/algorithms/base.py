@@ -19,7 +19,13 @@ coordinate axis. Every method is vectorized over leading axes: the SimPy
 engine calls it with arrays of shape ``(n,)`` and ``agents`` an ``int``; the
 batch engine with ``(R, N, n)`` and ``agents = numpy.arange(N)``. Rules must
 not keep engine state: an algorithm object holds only parameters and
-schedules.
+schedules. Every engine calls R through :func:`rule_messages` and U through
+:func:`rule_update`, which hold a rule to what both engines can compute alike:
+R returns one message per declared channel; U returns the entries the state
+has. A message is the values sent: a later in-place change of the state does
+not reach it. R should only read the state: a write into it (a counter kept
+in place) is not computed alike by the engines (a known limit, see
+``tests/asyncdp/engine/test_batch_engine.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ import numpy as np
 
 from accounting.ledger import Release
 
-__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair"]
+from ..errors import ScenarioError
+
+__all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair",
+           "rule_messages", "rule_update"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -192,8 +201,6 @@ def claim_pair(raw: Any, who: str) -> tuple[float, float]:
     """
     from numbers import Real
 
-    from ..errors import ScenarioError
-
     if not isinstance(raw, tuple) or len(raw) != 2 or any(isinstance(v, bool) or not isinstance(v, Real)
                                                            for v in raw):
         raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair of two real numbers "
@@ -221,8 +228,6 @@ def as_claim_form(raw: Any, who: str) -> Any:
     """
     from accounting.claim_forms import as_form
     from accounting.errors import AccountingError
-
-    from ..errors import ScenarioError
 
     try:
         return as_form(raw)
@@ -261,3 +266,88 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
         if raw is not form and getattr(raw, "epsilon", None) is not None and getattr(raw, "delta", None) is not None:
             return float(raw.epsilon), float(raw.delta)  # a Claim's own (epsilon, delta) statement
     return claim_pair(alg.claimed_privacy(horizon), who)
+
+
+def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any,
+                  problem: Any) -> Messages:
+    """R: ``alg.message(...)``, checked to hold one message per declared channel and no other (every engine's call).
+
+    Both engines mix and record exactly the declared channels; a message on a channel the rule does not declare
+    was mixed by the batch engine and dropped by the SimPy engine (the two computed different runs), and one left
+    out failed deep inside the engine.
+
+    Args:
+        alg, state, t, noise, agents, problem: as :meth:`Algorithm.message`.
+
+    Returns:
+        The rule's messages.
+
+    Raises:
+        ScenarioError: the rule returned no mapping, or its channels differ from ``alg.channels`` (the message
+            names the rule, the round, the agent and the channels).
+
+    Example:
+        >>> class R:
+        ...     name, channels = "r", (Channel("y"),)
+        ...     def message(self, state, t, noise, agents, problem):
+        ...         return {"y": state["x"], "z": state["x"]}
+        >>> rule_messages(R(), {"x": np.zeros(1)}, 2, {}, 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: round 2, agent 0: message() returned the channels ['y', 'z'] ...
+    """
+    out = alg.message(state, t, noise, agents, problem)
+    channels = alg.channels
+    known = _CHANNEL_NAMES.get(id(channels))
+    if known is None or known[0] is not channels:
+        known = _CHANNEL_NAMES[id(channels)] = (channels, frozenset(c.name for c in channels))
+    if not isinstance(out, Mapping) or out.keys() != known[1]:
+        got = sorted(map(str, out)) if isinstance(out, Mapping) else type(out).__name__
+        raise ScenarioError(f"{_where(alg, t, agents)}: message() returned the channels {got}, but the rule declares "
+                            f"{[c.name for c in channels]} (its channels attribute): declare every channel it sends "
+                            "on, and send on each")
+    return out
+
+
+def rule_update(alg: Algorithm, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any,
+                problem: Any) -> State:
+    """U: ``alg.update(...)``, checked to return the entries ``state`` has (every engine's call).
+
+    The batch engine's asynchronous path keeps each state entry of ``initial_state`` in an array of its own: an
+    entry the update added was a bare ``KeyError`` there while the other engines ran on.
+
+    Args:
+        alg, state, mixed, t, agents, problem: as :meth:`Algorithm.update`.
+
+    Returns:
+        The new state.
+
+    Raises:
+        ScenarioError: the rule returned no mapping, or other entries (named with the rule, the round and the
+            agent).
+
+    Example:
+        >>> class R:
+        ...     name = "r"
+        ...     def update(self, state, mixed, t, agents, problem):
+        ...         return {"x": mixed["y"], "m": mixed["y"]}
+        >>> rule_update(R(), {"x": np.zeros(2)}, {"y": np.ones(2)}, 1, 0, None)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: round 1, agent 0: update() returned the state entries ['m', 'x'] ...
+    """
+    new = alg.update(state, mixed, t, agents, problem)
+    if not isinstance(new, Mapping) or new.keys() != state.keys():
+        got = sorted(map(str, new)) if isinstance(new, Mapping) else type(new).__name__
+        raise ScenarioError(f"{_where(alg, t, agents)}: update() returned the state entries {got}, but the state has "
+                            f"{sorted(state)} (initial_state's): keep one set of entries for the whole run")
+    return new
+
+
+_CHANNEL_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}
+"""The names of each ``channels`` tuple :func:`rule_messages` has checked a message against (by identity)."""
+
+
+def _where(alg: Any, t: int, agents: Any) -> str:
+    """``"rule: round t, agent i"`` (or the first few agents of a batch call) for an error message."""
+    who = f"agent {agents}" if isinstance(agents, (int, np.integer)) else "agents " + ", ".join(
+        str(int(a)) for a in np.unique(np.asarray(agents))[:5])
+    return f"{getattr(alg, 'name', type(alg).__name__)}: round {t}, {who}"

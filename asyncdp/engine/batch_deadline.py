@@ -126,7 +126,7 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
-from ..algorithms.base import claimed_pair
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
@@ -1156,7 +1156,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
         if not unicast:
             std = {ch.name: noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decls[ch.name].dimension))
                    for c, ch in noisy}
-            messages = alg.message(state, t, std, agents, problem)
+            messages = rule_messages(alg, state, t, std, agents, problem)
             if recorded is not None:
                 for name, arr in messages.items():
                     recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
@@ -1174,7 +1174,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
                     buf[:, sel] = np.asarray(block)[:, e_recv[sel]]
                 std[ch.name] = buf
             sub = {k: v[:, e_send] for k, v in state.items()}
-            copies = alg.message(sub, t, std, e_send, problem) if e_send.size else {}
+            copies = rule_messages(alg, sub, t, std, e_send, problem) if e_send.size else {}
             own = _own_terms(alg, state, t, noisy, decls, copies, e_send, runs, n_agents, problem)
             if recorded is not None:
                 for name, arr in copies.items():
@@ -1223,7 +1223,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
             values = np.concatenate([blk[name] for _, blk, _, _ in history]) if len(history) > 1 else blocks[name]
             shape = (messages if not unicast else own)[name].shape
             mixed[name] = (matrix @ values).reshape(shape)
-        state = alg.update(state, mixed, t, agents, problem)
+        state = rule_update(alg, state, mixed, t, agents, problem)
         record(t, alg.decision(state))
     eps, delta = claimed_pair(alg, horizon)
     detail_records = (records, round_records)
@@ -1266,7 +1266,7 @@ def _own_terms(alg, state, t, noisy, decls, copies, e_send, runs, n_agents, prob
     silent = np.flatnonzero(counts == 0)
     if silent.size:
         zero = {ch.name: np.zeros((runs, silent.size, decls[ch.name].dimension)) for _, ch in noisy}
-        quiet = alg.message({k: v[:, silent] for k, v in state.items()}, t, zero, silent, problem)
+        quiet = rule_messages(alg, {k: v[:, silent] for k, v in state.items()}, t, zero, silent, problem)
     order = np.argsort(e_send, kind="stable")  # per sender, its copies in receiver order
     first = np.cumsum(counts) - counts
     for name in names:

@@ -72,7 +72,7 @@ from topology.sequence import GraphSequence
 from topology.validation import check_integer
 
 from .. import metrics
-from ..algorithms.base import claimed_pair
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import engine_noise
@@ -499,28 +499,33 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     recorded: dict[str, np.ndarray] | None = {} if transcripts else None
     noisy = [(c, ch) for c, ch in enumerate(alg.channels) if ch.noisy]
     records: list[Release] = []  # one validated record per round and noisy channel
+    rows: list[np.ndarray] = [np.zeros(0, dtype=np.intp)]  # per round: its record indices, agent by agent
+    row_agents: list[np.ndarray] = [np.zeros(0, dtype=np.intp)]  # (the SimPy engine's order: agent, then channel)
     for t in range(1, horizon + 1):
         std = {}
+        first = len(records)
         for c, ch in noisy:
             decl = alg.noise(t, ch.name)
             std[ch.name] = noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decl.dimension))
             released = decl.to_release(0, t, 0.0, ch.name)
             if released is not None:  # every agent releases once per round (rows stamped in from_columns)
                 records.append(released)
-        messages = alg.message(state, t, std, agents, problem)
+        rows.append(np.tile(np.arange(first, len(records)), n_agents))
+        row_agents.append(np.repeat(agents, len(records) - first))
+        messages = rule_messages(alg, state, t, std, agents, problem)
         if recorded is not None:
             for name, arr in messages.items():
                 recorded.setdefault(name, np.empty((runs, horizon) + arr.shape[1:]))[:, t - 1] = arr
         w = scenario.topology.weights(t)
         check_rows_nonempty(w, t)
         mixed = {name: _mix(w, arr) for name, arr in messages.items()}
-        state = alg.update(state, mixed, t, agents, problem)
+        state = rule_update(alg, state, mixed, t, agents, problem)
         record(t, alg.decision(state))
     eps, delta = claimed_pair(alg, horizon)
     return BatchResult(
         trajectory=traj, final=np.array(alg.decision(state)), optimality_error=opt_err, deviation=dev,
-        optimum=optimum, ledger=Ledger.from_columns(records, record=np.repeat(np.arange(len(records)), n_agents),
-                                  agent=np.tile(agents, len(records)), time=np.zeros(len(records) * n_agents)),
+        optimum=optimum, ledger=Ledger.from_columns(records, record=np.concatenate(rows), agent=np.concatenate(row_agents),
+                                  time=np.zeros(sum(len(r) for r in rows))),
         messages=recorded, claimed_epsilon=eps, claimed_delta=delta,
         topology=scenario.topology, metadata={**scenario.describe(), "runs": int(runs), "engine": "batch"},
     )

@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithms.base import rule_messages, rule_update
+
 __all__ = ["levels", "run_levels"]
 
 
@@ -305,7 +307,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
                    for name, block in blocks[s].items()}
             std.update({name: np.take(rows_, own_at, axis=0)[None] for name, rows_ in pool.items()})
             mine = _gather(state, flat) if current is None else current
-            for name, arr in alg.message(mine, s, std, ii, problem).items():
+            for name, arr in rule_messages(alg, mine, s, std, ii, problem).items():
                 put(name, own_at, np.asarray(arr)[0])
             return
         lo, hi = plan.round_start[s - 1], plan.round_start[s]
@@ -317,8 +319,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         copies = {}
         if ee.size:
             std = {name: buf[er, lo + ee][None] for name, buf in copy_noise.items()}
-            copies = {k: np.asarray(v)[0] for k, v in alg.message(_gather(state, er * n + senders), s, std, senders,
-                                                                   problem).items()}
+            sent = rule_messages(alg, _gather(state, er * n + senders), s, std, senders, problem)
+            copies = {k: np.asarray(v)[0] for k, v in sent.items()}
             for name, arr in copies.items():
                 put(name, own_rows + (lo + ee) * runs + er, arr)
         key = er * n + senders
@@ -330,7 +332,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         own: dict[str, np.ndarray] = {}
         if silent.any():
             zero = {ch.name: np.zeros((1, int(silent.sum()), decls[s][ch.name].dimension)) for _, ch in noisy}
-            quiet = alg.message(_gather(state, rr[silent] * n + ii[silent]), s, zero, ii[silent], problem)
+            quiet = rule_messages(alg, _gather(state, rr[silent] * n + ii[silent]), s, zero, ii[silent], problem)
             own = {k: np.empty((rr.size,) + np.asarray(v).shape[2:]) for k, v in quiet.items()}
             for k, v in quiet.items():
                 own[k][silent] = np.asarray(v)[0]
@@ -381,8 +383,8 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
         rr, agents = rows_run[lo:hi], rows_agent[lo:hi]
         col, w, use = round_col[:, lo:hi], round_w[:, lo:hi], None if every else round_used[:, lo:hi]
         mixed = {name: _mix_rows(arr, col, w, use).reshape(shapes[name]) for name, arr in flat_store.items()}
-        new = {k: np.asarray(v) for k, v in alg.update({k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()},
-                                                      mixed, t, agents, problem).items()}
+        mine = {k: np.take(v, fi, axis=0)[None] for k, v in flat_state.items()}
+        new = {k: np.asarray(v) for k, v in rule_update(alg, mine, mixed, t, agents, problem).items()}
         for k, v in new.items():
             _put_rows(flat_state[k], fi, v[0], state_views[k])
         _put_rows(flat_traj, t * runs * n + fi, np.asarray(alg.decision(new))[0], traj_view)

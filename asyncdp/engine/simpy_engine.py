@@ -87,7 +87,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
-from ..algorithms.base import claimed_pair
+from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
@@ -315,7 +315,8 @@ class _Run:
         ctx = self._rounds.get(t) or self._round(t, i)
         receivers = ctx.view.receivers[i]
         if not self.unicast:
-            own = self.alg.message(self.state[i], t, self._broadcast_noise(i, t, ctx), i, self.problem)
+            own = self._as_sent(i, rule_messages(self.alg, self.state[i], t, self._broadcast_noise(i, t, ctx), i,
+                                                 self.problem))
             if self._transmissions is not None:
                 for name, payload in own.items():
                     payload.setflags(write=False)  # the transcript stores it without a copy
@@ -327,7 +328,8 @@ class _Run:
         blocks = self._unicast_noise(i, t, ctx.declared)
         sent = []
         for j in receivers:
-            msg = self.alg.message(self.state[i], t, {k: v[j] for k, v in blocks.items()}, i, self.problem)
+            msg = self._as_sent(i, rule_messages(self.alg, self.state[i], t, {k: v[j] for k, v in blocks.items()}, i,
+                                                 self.problem))
             if self._transmissions is not None:
                 for name, payload in msg.items():
                     payload.setflags(write=False)
@@ -337,11 +339,24 @@ class _Run:
             self._transmit(i, (j,), t, msg, next(self._message_ids), now)
             sent.append(msg)
         if not sent:  # nobody to send to: the self term is the noise-free message
-            return self.alg.message(self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
-                                    self.problem)
+            return rule_messages(self.alg, self.state[i], t, {k: np.zeros_like(v[i]) for k, v in blocks.items()}, i,
+                                 self.problem)
         # the self term is the average of the copies just released, so the agent's
         # combination depends on released values only (as in broadcast mode)
         return {name: sum(m[name] for m in sent) / len(sent) for name in sent[0]}
+
+    def _as_sent(self, i: int, msg: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+        """``msg`` as it leaves agent ``i``: a payload that is one of the agent's state arrays, or a view of any
+        array, is copied, so that an update writing into the state in place cannot change what the receivers
+        combine later or what the transcript holds (the batch engine copies every message into its arrays)."""
+        state = self.state[i].values()
+
+        def held(p: Any) -> bool:  # memory the rule may write into after the send
+            return isinstance(p, np.ndarray) and (not p.flags.owndata or any(p is v for v in state))
+
+        if not any(held(p) for p in msg.values()):
+            return msg
+        return {k: p.copy() if held(p) else p for k, p in msg.items()}
 
     def _released_array(self, name: str, width: int) -> np.ndarray:
         """The array of ``name``'s released messages (allocated, NaN, on the channel's first message)."""
@@ -460,7 +475,7 @@ class _Run:
             for k in range(1, len(weights)):
                 acc += weights[k] * values[k][name]
             mixed[name] = acc
-        state = self.state[i] = self.alg.update(self.state[i], mixed, t, i, self.problem)
+        state = self.state[i] = rule_update(self.alg, self.state[i], mixed, t, i, self.problem)
         self.traj[t, i] = self.alg.decision(state)
         self.times[t, i] = now
         self.rows[t - 1][i] = row  # tuples of numbers: not tracked by the GC

@@ -30,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncdp import REGISTRY, metrics
+from asyncdp import REGISTRY, Huang2015, metrics
 from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
@@ -287,3 +287,25 @@ def test_async_batch_equals_simpy_exhaustively():
         out = run_engines(sc)
         if out is not None:
             assert_batch_is_the_run(*out, sc)
+
+
+@dataclass(frozen=True)
+class Float32Start(Huang2015):
+    """Huang et al. with a float32 initial state, kept as ``0.1`` of the next state (numpy's promotion: float64
+    from round 1 on)."""
+
+    def initial_state(self, x0, agents, problem):
+        return {k: np.asarray(v, dtype=np.float32) for k, v in super().initial_state(x0, agents, problem).items()}
+
+    def update(self, state, mixed, t, agents, problem):
+        return {"x": 0.9 * super().update(state, mixed, t, agents, problem)["x"] + 0.1 * state["x"]}
+
+
+@pytest.mark.xfail(strict=True, reason="under Async timing the batch engine does not compute a rule that starts "
+                   "from a float32 state in the dtypes the SimPy engine does (the two runs end about 1e-8 apart; "
+                   "under lockstep and deadline timing they agree bit for bit); a fix needs the async path's state "
+                   "arrays to keep the dtype each agent's state has at each round")
+def test_a_float32_initial_state_runs_alike_on_both_engines_under_async_timing():
+    sc = example_scenario("huang2015", seed=2).replace(algorithm=Float32Start(epsilon=1.0, c=0.3, q=0.8, p=0.9),
+                                                       timing=Async(rate=1.0), horizon=6)
+    assert np.array_equal(sc.run(engine="batch", runs=2).trajectory[0], sc.run().trajectory)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import asyncdp.privacy.worst_case as wc
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
+from asyncdp.privacy.behavior import EngineRuns
 from asyncdp.privacy.constructed import CandidateRuns, constructed_replays
 from asyncdp.papers import GradientClass
 from asyncdp.privacy.context import small_example
@@ -470,7 +471,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     assert want is not None or seed != 0  # (the draws of seed 0 exceed somewhere)
     fam = wc._Family(GradientClass(1.0, "l2"), 0)
     ctx = SimpleNamespace(claim_form=None, paper=None)
-    runs = SimpleNamespace(seeds=list(range(16)))
+    runs = EngineRuns("simpy", tuple(range(16)), {}, (None,) * 16, False)
     got = wc._lemma_exceeded(ctx, fam, evaluated, SimpleNamespace(horizon=horizon), runs)
     if want is None:
         assert got is None
