@@ -108,7 +108,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
-    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed)
+    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed,
+                                      ctx.state_magnitude)
     figures.update(exact)
     if exact_doubt is None and exact["noise_draws_checked"]:
         return _verified_by_draws(replay, runs, figures, not_additive)
@@ -304,11 +305,12 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
 
 _EXACT_ULPS = 8.0
 """Round-off allowed between a residual and its declared scale times the engine's draw, in floating-point
-spacings of the larger of the released value and the scaled draw..."""
+spacings of the larger of the released value and the scaled draw, or in those of the round's magnitude
+(:func:`_roundoff_floor`), whichever is larger..."""
 _EXACT_RELATIVE = 1e-10
-"""... or in units of the declared scale, whichever is larger (measured on the shipped scenarios under every
-timing and mode: at most 1.1e-11 of the scale, 7e3 spacings of the released value on an online DP-SDA run
-under asynchronous timing)."""
+"""... or, for a channel where some release exceeds that, in units of the declared scale (measured on the
+shipped scenarios under every timing and mode before :func:`_roundoff_floor`: at most 1.1e-11 of the scale,
+7e3 spacings of the released value on an online DP-SDA run under asynchronous timing)."""
 _HIDDEN_FRACTION = 0.1
 """The draws within the tolerance of 0 could be replaced unseen (e.g. by 0, an atom at the noise-free value):
 their probability per run in the claim's scope must stay below this fraction of the claimed delta..."""
@@ -319,7 +321,8 @@ Mironov, CCS 2012)."""
 
 
 def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str, Any],
-                 agent: int | None = None, delta: float = 0.0) -> tuple[dict[str, Any], str | None]:
+                 agent: int | None = None, delta: float = 0.0, state_magnitude: float = 0.0
+                 ) -> tuple[dict[str, Any], str | None]:
     """Is every release's residual its declared scale times the standard draw the engine handed it?
 
     The declarations state ``released = noise-free value + scale * (a fresh standard draw)`` (or minus it:
@@ -328,7 +331,9 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
     noise-free value, which no (epsilon, delta) with delta below that fraction survives), so each residual
     is compared with the draw the engine handed out (recorded by
     :class:`~asyncdp.privacy.behavior.RecordingNoise`), up to round-off: the larger of
-    :data:`_EXACT_ULPS` spacings of the values and :data:`_EXACT_RELATIVE` of the scale. A draw smaller than
+    :data:`_EXACT_ULPS` spacings of the values and the replay's round-off bound (:func:`_roundoff_floor`), or,
+    on a channel where some release exceeds that, also :data:`_EXACT_RELATIVE` of the scale (the larger
+    tolerance where the smaller one is not shown to hold). A draw smaller than
     that tolerance could be replaced unseen: the probability of such a draw among one run's releases in the
     claim's scope (``agent``'s, or every agent's) must stay below :data:`_HIDDEN_FRACTION` of ``delta``
     (:data:`_HIDDEN_PURE` for a pure claim), else the noise is not verified to the claim.
@@ -339,6 +344,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         declared: per noisy channel, ``(mechanism, scales)``.
         agent: the changed agent (``None``: every agent, round adjacency).
         delta: the claimed delta.
+        state_magnitude: the largest absolute state
+            (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`).
 
     Returns:
         ``(figures, doubt)``: figures ``noise_draws_checked``, ``noise_draws_mismatched`` and
@@ -357,8 +364,12 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         if res is None or draws is None or res.shape != draws.shape:
             return figures, (f"channel {name!r}: the engine's noise draws do not have the shape of the residuals "
                              "(a message wider than its noise?): the released noise is not verified draw by draw")
-        count, first_here, per_run, n_released = _draws_match(res, draws, msgs, np.asarray(scales, dtype=float),
-                                                              mechanism, agent)
+        scales = np.asarray(scales, dtype=float)
+        floor = _roundoff_floor(msgs, state_magnitude)
+        count, first_here, per_run, n_released = _draws_match(res, draws, msgs, scales, mechanism, agent, floor)
+        if count:  # the round-off bound is not shown to hold on this channel: the measured floor as well
+            floor = np.maximum(floor, _EXACT_RELATIVE * scales)
+            count, first_here, per_run, n_released = _draws_match(res, draws, msgs, scales, mechanism, agent, floor)
         checked += n_released
         if count and first is None:
             first = (name, *first_here)
@@ -386,6 +397,31 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
     return figures, None
 
 
+def _roundoff_floor(messages: np.ndarray, state_magnitude: float) -> np.ndarray:
+    """Per round, the most round-off a correct rule's residual may carry beyond a few spacings of its own value,
+    ``(T,)``: :func:`_gap_allowance` spacings of the largest of the channel's released values so far (over the
+    runs; NaN read as 0, an infinity as the largest float) and ``state_magnitude``.
+
+    A residual is a released value minus the noise-free value the replay recomputes by the rule's own steps on
+    the released messages; the two differ only in the order of a combination's sums, through the recursion
+    rounds ``1..t``: the bound of the noise-free releases (:func:`_replay_doubts`), in spacings of the values
+    the means are computed from (consensus cancels: a small release may come from large terms). Measured on
+    every shipped privacy example under lockstep, deadline and asynchronous timing (with and without a
+    staleness limit, lossy links): at most 3.1 spacings of that magnitude (Wang and Başar's 400 rounds), a seventh
+    of the bound.
+
+    Example:
+        >>> m = np.array([[[[1.0]], [[0.5]], [[np.nan]]]])  # runs, rounds, agents, coordinates
+        >>> bool(np.all(_roundoff_floor(m, 0.0) == np.array([2.0, 4.0, 6.0]) * np.spacing(1.0)))
+        True
+    """
+    peak = np.maximum.accumulate(_round_magnitude(messages)) if np.size(messages) else np.zeros(0)
+    with np.errstate(over="ignore"):
+        spacing = np.spacing(np.nan_to_num(np.maximum(peak, state_magnitude)))
+    n_agents = messages.shape[2] if messages.ndim > 2 else 1
+    return np.array([_gap_allowance(t, n_agents) for t in range(1, len(peak) + 1)]) * spacing
+
+
 def _spacing(a: np.ndarray) -> np.ndarray:
     """``np.spacing(np.nan_to_num(a))`` of non-negative (or NaN, or ``+inf``) ``a``, overwriting ``a``: NaN reads
     as 0, an infinity as the largest float (whose spacing is ``inf``)."""
@@ -399,12 +435,12 @@ reuse their memory, where arrays of every value cost fresh memory pages)."""
 
 
 def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: np.ndarray, mechanism: str,
-                 agent: int | None) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
+                 agent: int | None, floor: np.ndarray) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
     """One channel of :func:`_exact_draws`: ``(mismatched, (index, residual, expected), per-run hidden
     probability, released)``.
 
     The tolerance of each value is the larger of :data:`_EXACT_ULPS` spacings of ``max(|released value|,
-    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and :data:`_EXACT_RELATIVE` of the scale.
+    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and its round's ``floor`` (``(T,)``).
     Each round takes the sign (``+`` or ``-`` the scaled draw) with fewer mismatches, ``+`` on ties. The runs
     are read in blocks of :data:`_CHUNK` values (each run's hidden probability is its own sum, as on the whole
     array); when a release mismatches the ``+`` sign the whole arrays are compared again with both signs
@@ -418,9 +454,9 @@ def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: n
     for a in range(0, res.shape[0], step):
         b = a + step
         count, _, per_run, n_released = _draws_match_whole(res[a:b], draws[a:b], msgs[a:b], scales, mechanism, agent,
-                                                           plus_only=True)
+                                                           floor, plus_only=True)
         if count:
-            return _draws_match_whole(res, draws, msgs, scales, mechanism, agent)
+            return _draws_match_whole(res, draws, msgs, scales, mechanism, agent, floor)
         parts.append(per_run)
         released_count += n_released
     per_run = np.concatenate(parts) if parts else np.zeros(0)
@@ -428,14 +464,15 @@ def _draws_match(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: n
 
 
 def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, scales: np.ndarray, mechanism: str,
-                       agent: int | None, plus_only: bool = False) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
+                       agent: int | None, floor: np.ndarray, plus_only: bool = False
+                       ) -> tuple[int, tuple[Any, ...], np.ndarray, int]:
     """:func:`_draws_match` on the whole arrays at once (when some release mismatches the ``+`` sign).
 
     ``plus_only``: a block of runs; only whether some release mismatches the ``+`` sign is decided (the count
     is then that of ``+`` mismatches and the first index is not given).
 
     The tolerance of each value is the larger of :data:`_EXACT_ULPS` spacings of ``max(|released value|,
-    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and :data:`_EXACT_RELATIVE` of the scale.
+    |scale x draw|)`` (NaN read as 0, infinities as the largest float) and its round's ``floor``.
     Each round takes the sign (``+`` or ``-`` the scaled draw) with fewer mismatches, ``+`` on ties; the ``-``
     side is compared only in rounds where ``+`` mismatches somewhere (elsewhere ``-`` cannot have fewer).
     """
@@ -450,7 +487,7 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     np.fmax(tol, np.abs(expected), out=tol)
     tol = _spacing(tol)
     tol *= _EXACT_ULPS
-    np.maximum(tol, _EXACT_RELATIVE * scale, out=tol)
+    np.maximum(tol, np.asarray(floor, dtype=float).reshape(shape), out=tol)
     # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
     # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
     gap = np.subtract(res, expected)

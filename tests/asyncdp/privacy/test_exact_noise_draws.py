@@ -209,7 +209,7 @@ def test_the_tolerance_spacing_reads_nan_as_zero_and_infinity_as_the_largest_flo
 def test_blocks_of_runs_give_the_figures_of_the_whole_arrays(where):
     """Runs read in blocks of 2**16 values (here 3 blocks): the figures equal one pass over the whole arrays, a
     mismatch in the last block and a round that subtracts its draws included."""
-    from asyncdp.privacy.realized import _CHUNK, _draws_match, _draws_match_whole
+    from asyncdp.privacy.realized import _CHUNK, _draws_match, _draws_match_whole, _roundoff_floor
 
     rng = np.random.default_rng(11)
     shape = (2 * _CHUNK // 120 + 7, 6, 5, 4)  # 120 values per run: three blocks
@@ -225,8 +225,30 @@ def test_blocks_of_runs_give_the_figures_of_the_whole_arrays(where):
     if where == "late block":
         residuals[-3, 2, 1, 0] += 1.0
     for agent in (None, 1):
-        got = _draws_match(residuals, draws, messages, scales, "gaussian", agent)
-        want = _draws_match_whole(residuals, draws, messages, scales, "gaussian", agent)
+        floor = _roundoff_floor(messages, 0.0)
+        got = _draws_match(residuals, draws, messages, scales, "gaussian", agent, floor)
+        want = _draws_match_whole(residuals, draws, messages, scales, "gaussian", agent, floor)
         assert got[0] == want[0] == (1 if where == "late block" else 0)
         assert got[1] == want[1] and got[3] == want[3]
         assert np.array_equal(got[2], want[2])
+
+
+def test_the_tolerance_is_the_replays_roundoff_and_the_old_floor_only_where_a_release_exceeds_it():
+    """Exact residuals (values near 10): draws are verified to the round-off bound (realized._roundoff_floor,
+    2 t N spacings of the round's magnitude, ~1e-13 of the scales here), so at delta 1e-9 no draw could be
+    replaced unseen (the fixed floor of 1e-10 of the scale put that at 3.2e-10 per run for agent 0, above a tenth of
+    delta). A draw replaced by 0 below that floor is seen at the tight tolerance; the channel then falls back
+    to the floor, whose unseen-replacement probability is accounted (a doubt at delta 1e-9); a draw replaced
+    above it is a mismatch."""
+    draws, scales, messages, residuals = _synthetic(5)
+    runs = EngineRuns("batch", tuple(range(5)), {"y": messages}, (None,) * 5, False, {"y": draws})
+    figures, doubt = _exact_draws(runs, {"y": residuals}, {"y": ("gaussian", scales)}, 0, 1e-9, 1.0)
+    assert doubt is None and figures["noise_draws_mismatched"] == 0 and figures["noise_draws_unresolved"] < 1e-11
+    for draw, mismatched in ((3e-11, 0), (1e-6, 1)):  # the rule releases the noise-free value for this draw
+        d, r = draws.copy(), residuals.copy()
+        d[0, 1, 0, 0], r[0, 1, 0, 0] = draw, 0.0
+        shaved = EngineRuns("batch", tuple(range(5)), {"y": messages}, (None,) * 5, False, {"y": d})
+        figures, doubt = _exact_draws(shaved, {"y": r}, {"y": ("gaussian", scales)}, 0, 1e-9, 1.0)
+        assert figures["noise_draws_mismatched"] == mismatched and doubt is not None
+        if not mismatched:
+            assert figures["noise_draws_unresolved"] > 3e-10 and "floating-point resolution" in doubt
