@@ -1395,6 +1395,12 @@ sawtooth pairs are built only when some kinked pair moves a round's releases fur
 linear pair's largest round."""
 
 
+KINKED_ALPHA_FRACTION = 0.2
+"""The part of the search's error rate (``alpha_share``) a kinked pair's delta evidence spends
+(:func:`_kinked_profile_evidence`); the worst linear pair's spends the rest wherever a kinked pair may follow it
+(:func:`_kinked_may_follow`): together they err with probability at most ``alpha_share``."""
+
+
 def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
                              evaluated: CandidateRuns, best: CandidatePair, objective: Any) -> Any:
     """``evidence``, or the delta evidence (:func:`~asyncdp.privacy.worst_pair.delta_evidence`) of the kinked pair of
@@ -1410,7 +1416,8 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
     that loss exceeds epsilon (as ``best`` is, :func:`_pure_evidence`). A claim with ``delta > 0``: the best
     pair's objective on the first :data:`_KINKED_RUNS` runs must exceed ``best``'s by
     :data:`KINKED_PROFILE_MARGIN` (and a tenth of the claimed delta); then its own engine runs, importance sampling
-    or thresholds certify (or not) as for ``best``, the witness naming the kinks.
+    or thresholds certify (or not) as for ``best``, at :data:`KINKED_ALPHA_FRACTION` of the search's error rate,
+    the witness naming the kinks.
 
     Raises:
         AccountingError: a sawtooth pair's replay fails.
@@ -1458,7 +1465,7 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
             evidence, witness=got.witness, figures={**evidence.figures, **got.figures},
             reasons=(*evidence.reasons, *got.reasons))
     p, q = _kinked_candidate(scenario, _base_of(evaluated, scenario)[1], fam.agent, pair).scenarios()
-    got = delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
+    got = delta_evidence(ctx, p, q, figures, base_witness, pair_desc, KINKED_ALPHA_FRACTION)
     if got.witness is None:
         return dataclasses.replace(evidence, reasons=(*evidence.reasons, *got.reasons))
     return dataclasses.replace(evidence, witness=got.witness, figures={**evidence.figures, **got.figures},
@@ -2138,7 +2145,15 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if ctx.delta_claimed == 0:
         return _pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
     p, q = _pair_scenarios(fam, scenario, best, memo)
-    return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
+    return delta_evidence(ctx, p, q, figures, base_witness, pair_desc,
+                          1.0 - KINKED_ALPHA_FRACTION if _kinked_may_follow(ctx, fam) else 1.0)
+
+
+def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:
+    """Whether the search may certify a kinked pair after the worst linear pair (:func:`_kinked_profile_evidence`,
+    claims with ``delta > 0``): a lemma to check, one agent's cost of a gradient class, the user's changed agent."""
+    return (ctx.sensitivity is not None and ctx.changed_agent is not None and fam.agent == ctx.changed_agent
+            and isinstance(fam.cls, GradientClass))
 
 
 def _pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
