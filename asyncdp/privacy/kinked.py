@@ -234,12 +234,12 @@ class SawtoothOverride(KinkedOverride):
 
     def __init__(self, base: CostFamily, agent: int, axis: int, positions: Any, scale: float, width: float,
                  sign: float = 1.0) -> None:
+        super().__init__(base, agent, axis, 0.0, scale, width, sign)  # (checks all but the positions)
         c = np.asarray(positions, dtype=float)
-        if c.ndim != 1 or c.size < 2 or not np.isfinite(c).all() or not (np.diff(c) >= 2 * width).all():
+        if c.ndim != 1 or c.size < 2 or not np.isfinite(c).all() or not (np.diff(c) >= 2 * self._eta).all():
             raise ProblemError(f"positions must be two or more finite, increasing kinks at least 2 width = "
-                               f"{_fmt(2 * width)} apart, got {positions!r}")
-        super().__init__(base, agent, axis, float(c[0]), scale, width, sign)
-        self._cs = c
+                               f"{_fmt(2 * self._eta)} apart, got {positions!r}")
+        self._c, self._cs = float(c[0]), c
         half = np.sqrt((np.diff(c) / 2) ** 2 + self._eta ** 2)  # each piece's sqrt at the midpoint after it
         alt = (-1.0) ** np.arange(c.size)
         self._alt, self._offsets = alt, np.concatenate([[0.0], np.cumsum(2 * alt[:-1] * half)])
@@ -598,6 +598,18 @@ def _pair(label: str, gradient: np.ndarray, axis: int, position: float, bound: f
                       changed_round, **kind)
 
 
+def _steps(m: np.ndarray, schedules: Any, agent: int, axis: int, start: int) -> Iterator[tuple[int, float, float]]:
+    """``(t, own, mixed)`` per round ``t >= start`` of run 0 of channel ``m``: coordinate ``axis`` of the agent's
+    own message and of its combination of the received ones (:func:`kink_positions`), the rounds where both are
+    finite; the step the agent takes runs between them."""
+    mixed: tuple[int, float] | None = None
+    for what, t, point in kink_positions({"": m}, schedules, agent, 0, m.shape[1], start):
+        if what == "mixed":
+            mixed = (t, float(point[axis]))
+        elif mixed is not None and mixed[0] == t:
+            yield t, float(point[axis]), mixed[1]
+
+
 def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
                    bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, a kinked cost against its mirror image, kinked between where the agent is and where it moves.
@@ -631,22 +643,14 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         [(0.25, True)]
     """
     out = []
-    horizon = next(iter(messages.values())).shape[1]
     for name, m in messages.items():
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
-        mixed: tuple[int, float] | None = None
-        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon, changed_round or 1):
-            if what == "mixed":
-                mixed = (t, float(point[axis]))
-                continue
-            if mixed is None or mixed[0] != t:
-                continue
-            own = float(point[axis])
-            gap = abs(own - mixed[1])
+        for t, own, mixed in _steps(m, schedules, agent, axis, changed_round or 1):
+            gap = abs(own - mixed)
             if not gap > 1e-9 * max(1.0, abs(own)):
                 continue
-            c = 0.5 * (own + mixed[1])
+            c = 0.5 * (own + mixed)
             out.append(_pair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
                              f"{name!r}, round {t})", gradient, axis, c, bound, KINK_WIDTH * gap / 2, changed_round,
                              mirrored=True))
@@ -681,21 +685,13 @@ def sawtooth_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         [(0.25, 0.625)]
     """
     out = []
-    horizon = next(iter(messages.values())).shape[1]
     for name, m in messages.items():
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
-        mixed: tuple[int, float] | None = None
         kinks: list[tuple[float, float]] = []  # (position, half step)
-        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon):
-            if what == "mixed":
-                mixed = (t, float(point[axis]))
-                continue
-            if mixed is None or mixed[0] != t:
-                continue
-            own = float(point[axis])
-            half = abs(own - mixed[1]) / 2
-            c = own + (mixed[1] - own) / 2
+        for _, own, mixed in _steps(m, schedules, agent, axis, 1):
+            half = abs(own - mixed) / 2
+            c = own + (mixed - own) / 2
             if half > 5e-10 * max(1.0, abs(own)) and all(abs(c - v) > 0.2 * max(half, h) for v, h in kinks):
                 kinks.append((c, half))
         if len(kinks) < 2:

@@ -281,6 +281,13 @@ def test_bad_sawtooth_positions_are_named(positions):
         SawtoothOverride(BASE, 0, 0, positions, 1.0, 1e-3)
 
 
+@pytest.mark.parametrize("width", [np.nan, -1.0, 0.0])
+def test_a_bad_sawtooth_width_is_named_as_the_width_not_the_positions(width):
+    """The width is checked before the kinks' spacing is measured in it (``>= 2 nan`` is false for any spacing)."""
+    with pytest.raises(ProblemError, match="^width must be finite and > 0"):
+        SawtoothOverride(BASE, 0, 0, [0.0, 1.0], 1.0, width)
+
+
 def test_the_sawtooth_is_kinked_along_every_step_the_agent_takes():
     """Agent 0 at 0, 1, 3 combining 1, 2.5, 3.5 (self weight 1/2): kinks midway along each step, in order."""
     one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 3, [np.full((2, 2), t, dtype=int) for t in (1, 2, 3)])
