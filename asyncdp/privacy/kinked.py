@@ -30,8 +30,8 @@ twice as much under a kinked cost against its mirror image (``-f``, the gradient
 the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
 are kinked at the positions above (a gradient read a short distance beyond the state), between where the
 changed agent is and where it moves (:func:`mirrored_pairs`; along every step it takes, a sawtooth cost
-(:class:`SawtoothOverride`, :func:`sawtooth_pairs`), which moves a gradient-difference rule that far in every round,
-not in one), and on the first points it reads
+(:class:`SawtoothOverride`, :func:`sawtooth_pairs`), which moves a gradient-difference rule that far in every
+round, not in one), and on the first points it reads
 (:func:`vanishing_pairs`): every other pair's gradients have the same size at every point read, where a step
 scaled by the gradients seen so far (AdaGrad, RMSProp) is longest when they were small early and large later.
 
@@ -76,8 +76,9 @@ from ..problems.costs.override import AgentOverride
 from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
-__all__ = ["KinkedOverride", "SawtoothOverride", "KinkedRound", "KinkedPair", "sawtooth_pairs", "kink_slope", "kink_positions", "kinked_pairs",
-           "mirrored_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs", "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+__all__ = ["KinkedOverride", "SawtoothOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions",
+           "kinked_pairs", "mirrored_pairs", "sawtooth_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs",
+           "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two

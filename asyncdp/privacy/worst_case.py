@@ -1417,11 +1417,10 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
     pair's objective on the first :data:`_KINKED_RUNS` runs must exceed ``best``'s by
     :data:`KINKED_PROFILE_MARGIN` (and a tenth of the claimed delta); then its own engine runs, importance sampling
     or thresholds certify (or not) as for ``best``, at :data:`KINKED_ALPHA_FRACTION` of the search's error rate,
-    the witness naming the kinks.
-
-    Raises:
-        AccountingError: a sawtooth pair's replay fails.
+    the witness naming the kinks. A sawtooth pair that cannot be built or replayed is a reason.
     """
+    from accounting.errors import AccountingError
+
     from .worst_pair import delta_evidence
 
     if not math.isfinite(ctx.epsilon_claimed):
@@ -1429,7 +1428,11 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
     assert fam.agent is not None
     scored = [(key, pair, *evaluated.known[key]) for key, pair in evaluated.kinked.items()]
     if _reads_differences(fam, evaluated):
-        scored += _sawtooth_scored(fam, evaluated, scenario)
+        try:
+            scored += _sawtooth_scored(fam, evaluated, scenario)
+        except AccountingError as exc:  # the other kinked pairs are still ranked (as a kinked pair's failure)
+            evidence = dataclasses.replace(evidence, reasons=(
+                *evidence.reasons, f"worst-case search: the sawtooth pairs of the class cannot be replayed: {exc}"))
     pure = ctx.delta_claimed == 0  # (the objective is then the largest loss: the witness is exact or none)
     floor = -math.inf if pure else max(KINKED_PROFILE_MARGIN * _rank(best)[0], ctx.delta_claimed / 10)
     top = None

@@ -370,3 +370,27 @@ def test_the_worst_linear_pair_spends_the_rest_of_the_share_where_a_kinked_pair_
     assert report.verdict == "violation" and w["kind"] == "worst-case" and "kink" not in w, w
     # lockstep without losses, Gaussian: two tests (importance sampling, thresholds) split the pair's part evenly
     assert 1 - w["confidence"] == pytest.approx((1 - KINKED_ALPHA_FRACTION) * CheckOptions().alpha_share / 2), w
+
+
+def test_a_sawtooth_pair_that_cannot_be_replayed_is_a_reason_not_a_crash(monkeypatch):
+    """A rule whose replay fails on the sawtooth costs only (here: made to) keeps the check's other evidence, with
+    the failure as a reason, as a kinked pair's failure does; the check used to raise the replay's error."""
+    from accounting.errors import AccountingError
+    from asyncdp.privacy import worst_case
+    from asyncdp.privacy.kinked import SawtoothOverride
+
+    replays = worst_case._kinked_replays
+
+    def failing(runs: Any, cands: list[Any], pinned: Any) -> Any:
+        if any(isinstance(c.costs_prime, SawtoothOverride) for c in cands):
+            raise AccountingError("agent 0: the sawtooth's replay does not settle")
+        return replays(runs, cands, pinned)
+
+    monkeypatch.setattr(worst_case, "_kinked_replays", failing)
+    sc, adj = make(2.0)
+    rule = UnderCalibratedGT(factor=2.0)
+    with noisy_dgd.registered([UnderCalibratedGT], adjacency, origin=__file__, lemma=lemma):
+        report = check_privacy(sc.replace(algorithm=rule), adj.replace(algorithm=rule), runs=300, search_examples=0)
+    assert report.verdict == "inconclusive", report.witness  # the sawtooth pair alone refutes this claim
+    assert any("sawtooth pairs of the class cannot be replayed" in r and "does not settle" in r
+               for r in report.reasons), report.reasons
