@@ -29,7 +29,9 @@ twice as much under a kinked cost against its mirror image (``-f``, the gradient
 :meth:`KinkedPair.mirror`) as under a linear cost against a kinked one: each cost's gradient turns over between
 the two points, the opposite way under ``P'``, where a linear cost's does not turn at all. The mirrored pairs
 are kinked at the positions above (a gradient read a short distance beyond the state), between where the
-changed agent is and where it moves (:func:`mirrored_pairs`), and on the first points it reads
+changed agent is and where it moves (:func:`mirrored_pairs`; along every step it takes, a sawtooth cost
+(:class:`SawtoothOverride`, :func:`sawtooth_pairs`), which moves a gradient-difference rule that far in every
+round, not in one), and on the first points it reads
 (:func:`vanishing_pairs`): every other pair's gradients have the same size at every point read, where a step
 scaled by the gradients seen so far (AdaGrad, RMSProp) is longest when they were small early and large later.
 
@@ -74,8 +76,9 @@ from ..problems.costs.override import AgentOverride
 from ..problems.costs.function_class import FunctionClass
 from ..problems.costs.structure import Structure
 
-__all__ = ["KinkedOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions", "kinked_pairs",
-           "mirrored_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs", "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
+__all__ = ["KinkedOverride", "SawtoothOverride", "KinkedRound", "KinkedPair", "kink_slope", "kink_positions",
+           "kinked_pairs", "mirrored_pairs", "sawtooth_pairs", "vanishing_pairs", "offset_pairs", "kinked_round_pairs",
+           "OFFSET_DISTANCE", "MAX_KINKED_PAIRS", "KINK_OFFSET", "KINK_WIDTH"]
 
 MAX_KINKED_PAIRS = 8
 """At most this many kinked pairs against a linear cost are evaluated per check (two coordinates, both signs, two
@@ -207,6 +210,91 @@ class KinkedOverride(AgentOverride):
                 "position": self._c, "scale": self._scale, "width": self._eta, "sign": self._sign}
 
 
+class SawtoothOverride(KinkedOverride):
+    """``base``'s costs, except agent ``agent``'s: a cost kinked at every one of ``positions`` ``c_0 < ... < c_K``.
+
+    Near kink ``c_j`` (closer to it than to any other) the cost is ``sign (-1)^j scale sqrt((x_axis - c_j)^2 +
+    width^2) + b_j``, the constants ``b_j`` making it continuous at the midpoints between kinks, where the
+    neighbouring pieces' derivatives agree; so its gradient ``sign (-1)^j scale kink_slope(x_axis - c_j) e_axis``
+    is continuous, never above ``scale`` in any ``l_p`` norm, ``-sign scale e_axis`` below ``c_0`` and alternates
+    between about ``+-scale e_axis`` from one gap between kinks to the next. ``sign = -1`` is the mirror image.
+
+    Args:
+        base, agent, axis, scale, width, sign: as :class:`KinkedOverride`.
+        positions: the kinks, finite, strictly increasing, two at least, each gap at least ``2 width``.
+
+    Raises:
+        ProblemError: as :class:`KinkedOverride`; positions that are not finite, increasing, or spaced so.
+
+    Example:
+        >>> from asyncdp.problems.costs import RendezvousQuadratic
+        >>> fam = SawtoothOverride(RendezvousQuadratic([[0.0], [1.0]]), 0, 0, (0.0, 1.0, 2.0), 1.0, 1e-3)
+        >>> [round(float(fam.gradient(0, np.array([x]))[0]), 4) for x in (-1.0, 0.5, 1.5, 3.0)]
+        [-1.0, 1.0, -1.0, 1.0]
+    """
+
+    def __init__(self, base: CostFamily, agent: int, axis: int, positions: Any, scale: float, width: float,
+                 sign: float = 1.0) -> None:
+        super().__init__(base, agent, axis, 0.0, scale, width, sign)  # (checks all but the positions)
+        c = np.asarray(positions, dtype=float)
+        if c.ndim != 1 or c.size < 2 or not np.isfinite(c).all() or not (np.diff(c) >= 2 * self._eta).all():
+            raise ProblemError(f"positions must be two or more finite, increasing kinks at least 2 width = "
+                               f"{_fmt(2 * self._eta)} apart, got {positions!r}")
+        self._c, self._cs = float(c[0]), c
+        half = np.sqrt((np.diff(c) / 2) ** 2 + self._eta ** 2)  # each piece's sqrt at the midpoint after it
+        alt = (-1.0) ** np.arange(c.size)
+        self._alt, self._offsets = alt, np.concatenate([[0.0], np.cumsum(2 * alt[:-1] * half)])
+        self._mid = (c[1:] + c[:-1]) / 2
+
+    @property
+    def positions(self) -> tuple[float, ...]:
+        """The kinks."""
+        return tuple(self._cs.tolist())
+
+    def _piece(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest kink's index and ``x_axis`` minus it."""
+        u = x[..., self._axis]
+        j = np.searchsorted(self._mid, u)
+        return j, u - self._cs[j]
+
+    def _own_value(self, x: np.ndarray) -> np.ndarray:
+        j, t = self._piece(x)
+        return self.signed_scale * (self._alt[j] * np.sqrt(t * t + self._eta * self._eta) + self._offsets[j])
+
+    def _own_gradient(self, x: np.ndarray) -> np.ndarray:
+        j, t = self._piece(x)
+        out = np.zeros(x.shape)
+        out[..., self._axis] = self.signed_scale * self._alt[j] * kink_slope(t, self._eta)
+        return out
+
+    def _own_parameters(self) -> Any:
+        """``(axis, positions, scale, width, sign)`` (this class only)."""
+        if type(self) is not SawtoothOverride:
+            return AgentOverride._own_parameters(self)
+        return (self._axis, self.positions, self._scale, self._eta, self._sign)
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """As :class:`KinkedOverride`'s, with no lower bound on the Hessian (``mu`` ``None``): each piece between two
+        kinks is concave or convex in turn."""
+        return _widened(self._base.function_class(domain), self._scale, self._eta, convex=False)
+
+    def with_agent(self, agent: int, **changes: Any) -> SawtoothOverride:
+        """Copy with ``positions=`` of the overridden agent's kinks replaced (the only private field).
+
+        Raises:
+            ProblemError: another agent, or an unknown field.
+        """
+        self._same_agent(agent, changes)
+        return SawtoothOverride(self._base, self._agent, self._axis, changes["positions"], self._scale, self._eta,
+                                self._sign)
+
+    private_fields = ("positions",)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "SawtoothOverride", "base": self._base.to_dict(), "agent": self._agent, "axis": self._axis,
+                "positions": list(self.positions), "scale": self._scale, "width": self._eta, "sign": self._sign}
+
+
 class KinkedRound(OnlineLoss):
     """``base``'s loss sequence, except round ``round_index``'s: ``f(x) = sign scale sqrt((x_axis - position)^2 +
     width^2)``.
@@ -320,6 +408,9 @@ class KinkedPair:
             gradients are opposite at every point and each turns over at the kink.
         prime_position: ``P`` is the kinked cost (:meth:`first_costs`) and ``P'`` the same kinked at this
             position (:func:`offset_pairs`); ``None`` otherwise.
+        positions: a sawtooth pair (:func:`sawtooth_pairs`, with ``mirrored``): ``P`` is kinked at every one of
+            these (:class:`SawtoothOverride`; :attr:`position` is the first) and ``P'`` its mirror image; ``None``
+            otherwise.
     """
 
     label: str
@@ -331,6 +422,7 @@ class KinkedPair:
     round_index: int | None = None
     mirrored: bool = False
     prime_position: float | None = None
+    positions: tuple[float, ...] | None = None
 
     @property
     def kinked_first(self) -> bool:
@@ -352,7 +444,9 @@ class KinkedPair:
 
     def costs(self, base: CostFamily, agent: int) -> KinkedOverride:
         """``P'``: the kinked cost family (agent ``agent``'s cost replaced in ``base``; mirrored if :attr:`mirrored`,
-        kinked at :attr:`prime_position` if set)."""
+        kinked at :attr:`prime_position` if set; the sawtooth's mirror image if :attr:`positions` is)."""
+        if self.positions is not None:
+            return SawtoothOverride(base, agent, self.axis, self.positions, self.scale, self.width, -1.0)
         return KinkedOverride(base, agent, self.axis, *self._kink(False))
 
     def first_costs(self, base: CostFamily, agent: int) -> KinkedOverride:
@@ -361,6 +455,8 @@ class KinkedPair:
         Raises:
             ValueError: ``P`` is the linear cost.
         """
+        if self.positions is not None:
+            return SawtoothOverride(base, agent, self.axis, self.positions, self.scale, self.width)
         return KinkedOverride(base, agent, self.axis, *self._kink(True))
 
     def round_costs(self, base: OnlineLoss, first: bool = False) -> KinkedRound:
@@ -370,7 +466,7 @@ class KinkedPair:
         Raises:
             ValueError: ``first`` and ``P`` is the linear loss.
         """
-        assert self.round_index is not None
+        assert self.round_index is not None and self.positions is None
         return KinkedRound(base, self.round_index, self.axis, *self._kink(first))
 
     def mirror(self) -> KinkedPair:
@@ -386,6 +482,10 @@ class KinkedPair:
     def describe(self) -> str:
         """The pair in words (for reasons)."""
         kink = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.position:.6g})^2 + {self.width:.3g}^2)"
+        if self.positions is not None:
+            kinks = ", ".join(f"{c:.6g}" for c in self.positions)
+            return (f"the sawtooth f (gradient +-{self.scale:.4g} e_{self.axis}, turning over within "
+                    f"{self.width:.3g} of each of x_{self.axis} = {kinks}) vs its mirror image f' = -f")
         if self.prime_position is not None:
             prime = f"{self.scale:.4g} sqrt((x_{self.axis} - {self.prime_position:.6g})^2 + {self.width:.3g}^2)"
             return f"the kinked f(x) = {kink} vs f'(x) = {prime}"
@@ -499,6 +599,18 @@ def _pair(label: str, gradient: np.ndarray, axis: int, position: float, bound: f
                       changed_round, **kind)
 
 
+def _steps(m: np.ndarray, schedules: Any, agent: int, axis: int, start: int) -> Iterator[tuple[int, float, float]]:
+    """``(t, own, mixed)`` per round ``t >= start`` of run 0 of channel ``m``: coordinate ``axis`` of the agent's
+    own message and of its combination of the received ones (:func:`kink_positions`), the rounds where both are
+    finite; the step the agent takes runs between them."""
+    mixed: tuple[int, float] | None = None
+    for what, t, point in kink_positions({"": m}, schedules, agent, 0, m.shape[1], start):
+        if what == "mixed":
+            mixed = (t, float(point[axis]))
+        elif mixed is not None and mixed[0] == t:
+            yield t, float(point[axis]), mixed[1]
+
+
 def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
                    bound: float, changed_round: int | None = None) -> list[KinkedPair]:
     """Per channel, a kinked cost against its mirror image, kinked between where the agent is and where it moves.
@@ -532,26 +644,64 @@ def mirrored_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         [(0.25, True)]
     """
     out = []
-    horizon = next(iter(messages.values())).shape[1]
     for name, m in messages.items():
         if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
             continue
-        mixed: tuple[int, float] | None = None
-        for what, t, point in kink_positions({name: m}, schedules, agent, 0, horizon, changed_round or 1):
-            if what == "mixed":
-                mixed = (t, float(point[axis]))
-                continue
-            if mixed is None or mixed[0] != t:
-                continue
-            own = float(point[axis])
-            gap = abs(own - mixed[1])
+        for t, own, mixed in _steps(m, schedules, agent, axis, changed_round or 1):
+            gap = abs(own - mixed)
             if not gap > 1e-9 * max(1.0, abs(own)):
                 continue
-            c = 0.5 * (own + mixed[1])
+            c = 0.5 * (own + mixed)
             out.append(_pair(f"mirrored kink along coordinate {axis} at {c:.4g} (between the own and the mixed "
                              f"{name!r}, round {t})", gradient, axis, c, bound, KINK_WIDTH * gap / 2, changed_round,
                              mirrored=True))
             break
+    return out
+
+
+def sawtooth_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, axis: int, gradient: np.ndarray,
+                   bound: float) -> list[KinkedPair]:
+    """Per channel, a cost kinked between where the agent is and where it moves in *every* round, against its mirror
+    image (:class:`SawtoothOverride`).
+
+    :func:`mirrored_pairs` kinks the first step the agent takes; a rule reading the gradient at both ends of every
+    step (gradient tracking's ``g(x_new) - g(x_old)``) then moves by ``4 C`` in that round only, ``0`` after. The
+    sawtooth is kinked at the midpoint, along ``axis``, of the agent's own message and its combination of the
+    received ones in every round where they differ (run 0), so the gradient turns over along every step (the
+    opposite way under the mirror image): ``4 C`` every round, where the path crosses one kink a step. Kinks
+    closer to an earlier one than a tenth of either one's step are left out; the width is :data:`KINK_WIDTH` of
+    the smallest half step or half spacing, so the gradient at the points read is extremal up to 5e-7.
+
+    Args:
+        messages, schedules, agent, axis, gradient, bound: as :func:`mirrored_pairs` (one agent's cost).
+
+    Returns:
+        At most one pair per channel whose messages are points, with two kinks at least.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 2, [np.ones((2, 2), dtype=int)] * 2)
+        >>> y = {"y": np.array([[[[0.0], [1.0]], [[0.5], [1.0]]]])}
+        >>> [p.positions for p in sawtooth_pairs(y, [one], 0, 0, np.ones(1), 1.0)]
+        [(0.25, 0.625)]
+    """
+    out = []
+    for name, m in messages.items():
+        if m.shape[-1] != np.size(gradient):  # a channel of other values than points (e.g. a round counter)
+            continue
+        kinks: list[tuple[float, float]] = []  # (position, half step)
+        for _, own, mixed in _steps(m, schedules, agent, axis, 1):
+            half = abs(own - mixed) / 2
+            c = own + (mixed - own) / 2
+            if half > 5e-10 * max(1.0, abs(own)) and all(abs(c - v) > 0.2 * max(half, h) for v, h in kinks):
+                kinks.append((c, half))
+        if len(kinks) < 2:
+            continue
+        cs = np.sort([c for c, _ in kinks])
+        width = KINK_WIDTH * min(min(h for _, h in kinks), float(np.diff(cs).min()) / 2)
+        out.append(_pair(f"sawtooth kinked along coordinate {axis} at {cs.size} points (between the own and the "
+                         f"mixed {name!r} of every round) vs its mirror image", gradient, axis, float(cs[0]), bound,
+                         width, None, mirrored=True, positions=tuple(cs.tolist())))
     return out
 
 

@@ -34,7 +34,13 @@ one that reads a gradient difference moves twice as far under a
 mirrored pair as under a linear one, and one that scales its step by the
 gradients seen so far moves furthest when the gradient vanishes at the first
 point it reads), and two kinked costs far away on either side (the extremal
-gradients with large values, for a rule that reads the cost's value). Every other cost, the algorithm
+gradients with large values, for a rule that reads the cost's value). A kinked pair of one agent's cost is also
+ranked with the linear pairs by its objective (:func:`_kinked_profile_evidence`): when some kinked pair moves a
+round's releases further than every linear pair (a rule reading a gradient difference), a sawtooth cost kinked
+along every step the agent takes, against its mirror image, is evaluated too (it moves every round that far, where
+the mirrored kink moves one), and a kinked pair whose objective is the largest is certified as the worst pair is
+(its own engine runs, :func:`~asyncdp.privacy.worst_pair.delta_evidence`; a pure claim: its constructed loss).
+Every other cost, the algorithm
 (bound to the user's problem: the same noise, clipping and steps) and the
 initial points are kept. Only the candidate generation differs per class
 (:class:`_Family`); the search, the objective and the verdict are shared.
@@ -1211,6 +1217,9 @@ def search_worst_case(pair: Any, ctx: Any) -> Any:
             over = _lemma_exceeded(ctx, fam, every, scenario, runs)
         if over is not None:
             evidence = dataclasses.replace(evidence, witness=over[0], reasons=(*evidence.reasons, over[1]))
+    if evidence.witness is None and agent is not None and fam.agent == agent and evaluated.kinked:
+        # a kinked pair (one agent's cost) with a larger profile than the linear pairs
+        evidence = _kinked_profile_evidence(evidence, ctx, fam, scenario, runs, evaluated, best, objective)
     if evidence.witness is None and agent is not None:  # every other agent's pairs too (asyncdp.privacy.lemma_reach)
         from .lemma_reach import others_on_every_run, others_over_lemma
         evidence = others_over_lemma(evidence, ctx, fam, evaluated, scenario, runs, objective)
@@ -1383,6 +1392,144 @@ _KINKED_RUNS = 2
 
 _KINKED_AXES = 2
 """The kinked pairs are placed along the first this many coordinates (both signs each)."""
+
+
+KINKED_PROFILE_MARGIN = 1.5
+"""A kinked pair (:func:`_kinked_profile_evidence`) is checked as the worst pair when its objective on the first
+:data:`_KINKED_RUNS` runs exceeds the worst linear pair's by this factor and a tenth of the claimed delta (below
+it its engine runs' estimate is futile, :class:`accounting.sequential.SequentialPlan`): a pair only as bad (a rule
+reading the gradient once moves by as much under the extremal linear pair) costs no second pair's engine runs. The
+sawtooth pairs are built only when some kinked pair moves a round's releases further than this factor times every
+linear pair's largest round."""
+
+
+KINKED_ALPHA_FRACTION = 0.2
+"""The part of the search's error rate (``alpha_share``) a kinked pair's delta evidence spends
+(:func:`_kinked_profile_evidence`); the worst linear pair's spends the rest wherever a kinked pair may follow it
+(:func:`_kinked_may_follow`): together they err with probability at most ``alpha_share``."""
+
+
+def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
+                             evaluated: CandidateRuns, best: CandidatePair, objective: Any) -> Any:
+    """``evidence``, or the delta evidence (:func:`~asyncdp.privacy.worst_pair.delta_evidence`) of the kinked pair of
+    the class with the largest objective, when it refutes the claim.
+
+    The kinked pairs (:func:`_evaluate_kinked`) are compared with the lemma round by round
+    (:func:`_lemma_exceeded`); a rule whose lemma is right may still claim less than they give (a claim calibrated
+    for a smaller ``mu``). When some kinked pair moves a round's releases further than every linear pair moves
+    any round's (by :data:`KINKED_PROFILE_MARGIN`: the rule reads the gradient at two points, as gradient tracking
+    does), the sawtooth pairs (:func:`~asyncdp.privacy.kinked.sawtooth_pairs`, kinked along every step the agent
+    takes, of the references of :func:`_kinked_candidates`) are replayed on the same runs too: they move the
+    releases that far in every round. A pure claim: the pair with the largest constructed loss is a witness when
+    that loss exceeds epsilon (as ``best`` is, :func:`_pure_evidence`). A claim with ``delta > 0``: the best
+    pair's objective on the first :data:`_KINKED_RUNS` runs must exceed ``best``'s by
+    :data:`KINKED_PROFILE_MARGIN` (and a tenth of the claimed delta); then its own engine runs, importance sampling
+    or thresholds certify (or not) as for ``best``, at :data:`KINKED_ALPHA_FRACTION` of the search's error rate,
+    the witness naming the kinks. A sawtooth pair that cannot be built or replayed is a reason.
+    """
+    from accounting.errors import AccountingError
+
+    from .worst_pair import delta_evidence
+
+    if not math.isfinite(ctx.epsilon_claimed):
+        return evidence
+    assert fam.agent is not None
+    scored = [(key, pair, *evaluated.known[key]) for key, pair in evaluated.kinked.items()]
+    if _reads_differences(fam, evaluated):
+        try:
+            scored += _sawtooth_scored(fam, evaluated, scenario)
+        except AccountingError as exc:  # the other kinked pairs are still ranked (as a kinked pair's failure)
+            evidence = dataclasses.replace(evidence, reasons=(
+                *evidence.reasons, f"worst-case search: the sawtooth pairs of the class cannot be replayed: {exc}"))
+    pure = ctx.delta_claimed == 0  # (the objective is then the largest loss: the witness is exact or none)
+    floor = -math.inf if pure else max(KINKED_PROFILE_MARGIN * _rank(best)[0], ctx.delta_claimed / 10)
+    top = None
+    for _, pair, losses, per_round in scored:
+        # as the linear pairs' (_evaluate): a per-iteration claim's loss is a run's largest round's
+        scores = losses if ctx.focus is None else np.asarray(per_round)[:, ctx.focus]
+        measure = losses if ctx.focus is None else _round_loss(per_round)
+        if np.isnan(scores).any() or np.isnan(measure).any():  # (a pair its runs cannot score is left out)
+            continue
+        value = float(objective(scores))
+        if value > floor and (top is None or value > top[0]):
+            top = (value, pair, measure)
+    if top is None:
+        return evidence
+    value, pair, losses = top
+    k = int(np.argmax(losses))
+    run = evaluated.rows[k] if k < len(evaluated.rows) else k
+    figures: dict[str, Any] = {"worst_case_loss": float(losses[k]), "worst_case_pair": pair.label,
+                               "worst_case_objective": value, "worst_case_delta_lower": None,
+                               "worst_pair_script": None}
+    base_witness = {"kind": "worst-case", "pair": pair.label, "agent": fam.agent, "gradient": None,
+                    "gradient_prime": None, "kink": {"axis": pair.axis, "position": pair.position,
+                                                     "positions": pair.positions, "scale": pair.scale,
+                                                     "width": pair.width, "mirrored": pair.mirrored,
+                                                     "prime_position": pair.prime_position},
+                    "run": int(run), **run_origin(runs, int(run)), "engine": runs.engine, "seed": ctx.options.seed,
+                    "loss": float(losses[k]), "objective": value, "script": None, "claim_form": ctx.form_name}
+    pair_desc = (f"{pair.label}: agent {fam.agent} with {pair.describe()} (objective {value:.3g} on "
+                 f"{len(losses)} runs; the linear pairs' {best.objective:.3g})")
+    if pure:
+        got = _pure_evidence(ctx, runs, float(losses[k]), int(run), figures, base_witness, pair_desc)
+        return evidence if got.witness is None else dataclasses.replace(
+            evidence, witness=got.witness, figures={**evidence.figures, **got.figures},
+            reasons=(*evidence.reasons, *got.reasons))
+    p, q = _kinked_candidate(scenario, _base_of(evaluated, scenario)[1], fam.agent, pair).scenarios()
+    got = delta_evidence(ctx, p, q, figures, base_witness, pair_desc, KINKED_ALPHA_FRACTION)
+    if got.witness is None:
+        return dataclasses.replace(evidence, reasons=(*evidence.reasons, *got.reasons))
+    return dataclasses.replace(evidence, witness=got.witness, figures={**evidence.figures, **got.figures},
+                               reasons=(*evidence.reasons, *got.reasons))
+
+
+def _reads_differences(fam: _Family, evaluated: CandidateRuns) -> bool:
+    """Whether some kinked pair's largest round contribution exceeds :data:`KINKED_PROFILE_MARGIN` times every
+    linear pair's of ``fam``'s agent (on the runs each was evaluated on; a NaN entry counts as below)."""
+    kinked = max((float(np.nanmax(a)) for a in (np.asarray(evaluated.known[key][1], dtype=float)
+                                                 for key in evaluated.kinked) if a.size and not np.isnan(a).all()),
+                 default=-math.inf)
+    if not kinked > 0:
+        return False
+    reach = kinked / KINKED_PROFILE_MARGIN
+    for key, (_, per_round) in evaluated.known.items():  # the first linear pair reaching that far settles it
+        if key[0] == fam.agent and key not in evaluated.kinked and np.max(per_round, initial=-math.inf) >= reach:
+            return False
+    return True
+
+
+def _sawtooth_scored(fam: _Family, evaluated: CandidateRuns, scenario: Scenario
+                     ) -> list[tuple[Any, Any, np.ndarray, np.ndarray]]:
+    """The sawtooth pairs (:func:`~asyncdp.privacy.kinked.sawtooth_pairs`) of the ``+`` references of
+    :func:`_kinked_candidates` (their kept transcripts), each ``(key, pair, losses, per_round)`` on the first
+    :data:`_KINKED_RUNS` runs (one replay).
+
+    Raises:
+        AccountingError: a reference's construction or a pair's replay fails.
+    """
+    from .kinked import sawtooth_pairs
+
+    cls = fam.cls
+    if not isinstance(cls, GradientClass):
+        return []
+    agent = fam.agent
+    assert agent is not None
+    n = scenario.problem.dim
+    scale = cls.bound if cls.kind == "each" else 0.5 * cls.bound
+    built, _ = _reference_transcripts(fam, evaluated, scenario, _kinked_references(fam, scenario), agent)
+    if built is None:
+        return []
+    refs = [(k, s) for k in range(min(n, _KINKED_AXES)) for s in (1.0, -1.0)]
+    runs = evaluated.prefix(_KINKED_RUNS)
+    pairs = [p for (k, s), messages in zip(refs, built) if s > 0
+             for p in sawtooth_pairs(messages, runs.schedules, agent, k, scale * np.eye(n)[k], scale)]
+    if not pairs:
+        return []
+    user, base = _base_of(evaluated, scenario)
+    cands = [_kinked_candidate(scenario, base, agent, pair) for pair in pairs]
+    got = _kinked_replays(runs, cands, agent)
+    return [((agent, id(user), None, np.asarray(pair.gradient, dtype=float).tobytes(), ("kinked", pair.label)),
+             pair, losses, per_round) for pair, (losses, per_round) in zip(pairs, got)]
 
 
 def _kinked_replays(runs: Any, cands: list[Any], pinned: Any) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -2007,19 +2154,37 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
-        slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
-        if best.loss - slack > eps * (1 + 1e-9) + 1e-12:
-            witness = {**base_witness, "confidence": 1.0,
-                       "method": ("worst-case adjacency search (constructed transcript of the pair on an engine "
-                                  "run's realized schedule: its exact loss above epsilon, as is every transcript "
-                                  "near it; exact)")}
-            return Evidence(method, kind, figures, witness=witness, reasons=(
-                f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) "
-                f"with privacy loss {best.loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
-                "epsilon, a set of positive probability",))
-        return Evidence(method, kind, figures)
+        return _pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
     p, q = _pair_scenarios(fam, scenario, best, memo)
-    return delta_evidence(ctx, p, q, figures, base_witness, pair_desc)
+    return delta_evidence(ctx, p, q, figures, base_witness, pair_desc,
+                          1.0 - KINKED_ALPHA_FRACTION if _kinked_may_follow(ctx, fam) else 1.0)
+
+
+def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:
+    """Whether the search may certify a kinked pair after the worst linear pair (:func:`_kinked_profile_evidence`,
+    claims with ``delta > 0``): a lemma to check, one agent's cost of a gradient class, the user's changed agent."""
+    return (ctx.sensitivity is not None and ctx.changed_agent is not None and fam.agent == ctx.changed_agent
+            and isinstance(fam.cls, GradientClass))
+
+
+def _pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
+                   base_witness: dict[str, Any], pair_desc: str) -> Any:
+    """The evidence of a pair on a pure claim: a witness when its constructed loss ``loss`` (on engine run
+    ``run``'s realized schedule) exceeds epsilon by more than round-off can add (:func:`_budget`), else none."""
+    from .evidence import Evidence
+
+    method, kind, eps = "worst-case adjacency search", "constructed worst case", ctx.epsilon_claimed
+    slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
+    if loss - slack > eps * (1 + 1e-9) + 1e-12:
+        witness = {**base_witness, "confidence": 1.0,
+                   "method": ("worst-case adjacency search (constructed transcript of the pair on an engine "
+                              "run's realized schedule: its exact loss above epsilon, as is every transcript "
+                              "near it; exact)")}
+        return Evidence(method, kind, figures, witness=witness, reasons=(
+            f"worst case: {pair_desc} has a constructed transcript (engine run {run}'s realized schedule) "
+            f"with privacy loss {loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "
+            "epsilon, a set of positive probability",))
+    return Evidence(method, kind, figures)
 
 def _fmt(v: Sequence[float]) -> str:
     return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"

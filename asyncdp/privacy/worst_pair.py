@@ -28,7 +28,7 @@ __all__ = ["delta_evidence"]
 
 
 def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], base_witness: dict[str, Any],
-                   pair_desc: str) -> Any:
+                   pair_desc: str, fraction: float = 1.0) -> Any:
     """Whether the worst pair ``(p, q)`` refutes a claim with ``delta > 0``: exact profiles, importance sampling, runs.
 
     A value class's pairs (:mod:`asyncdp.privacy.value_class`) come here with pure claims too: the exact
@@ -53,8 +53,9 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     3. threshold events on the exact replay losses of the pair's engine runs,
        at every look of the plan (:meth:`accounting.sequential.SequentialPlan.decide`).
 
-    The check's per-method share ``alpha_share`` is split evenly over the
-    statistical tests fixed in advance (the schedule average unless the
+    The check's per-method share ``alpha_share`` (times ``fraction``: the search
+    may certify a second pair, and splits the share between the two in
+    advance) is split evenly over the statistical tests fixed in advance (the schedule average unless the
     timing is lockstep without losses, importance sampling where it applies,
     the thresholds), so together they err with probability at most
     ``alpha_share``.
@@ -65,6 +66,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         figures: the evidence's figures so far (updated: ``worst_case_delta_lower``, ``worst_case_runs``).
         base_witness: the witness fields of the pair.
         pair_desc: the pair in words, for the reasons.
+        fraction: the part of ``alpha_share`` this pair's tests spend, in ``(0, 1]``.
 
     Returns:
         Evidence ``"worst-case adjacency search"``.
@@ -84,7 +86,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     gaussian = p.mode == "broadcast" and all(
         ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
     tests = 1 + (0 if shared else 1) + (1 if gaussian else 0)
-    share = ctx.options.alpha_share / tests
+    share = ctx.options.alpha_share * fraction / tests
     plan = SequentialPlan(epsilon=eps, delta_claimed=delta, confidence=1.0 - share, budget=max(2, budget),
                           first=max(2, min(budget, max(2, budget // 4))))
     figures["worst_case_runs_budget"] = plan.budget

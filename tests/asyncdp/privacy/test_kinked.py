@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from asyncdp.engine.schedule import RealizedSchedule
 from asyncdp.errors import ProblemError
-from asyncdp.privacy.kinked import KINK_OFFSET, KinkedOverride, kink_positions, kinked_pairs, mirrored_pairs
+from asyncdp.privacy.kinked import (KINK_OFFSET, KinkedOverride, SawtoothOverride, kink_positions, kinked_pairs,
+                                    mirrored_pairs, sawtooth_pairs)
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 
@@ -243,3 +244,58 @@ def test_a_stack_at_an_infinite_point_leaves_the_error_to_each_familys_own_call(
     with pytest.raises(CostValueError, match="agent 1: gradient is not finite"):
         fams[0].gradient(np.arange(2), x[:1])
     assert stack.gradient(np.arange(2), np.zeros((2, 2, 2)), {}) is not None  # finite points: the stack answers
+
+
+kinks = st.lists(st.floats(-50.0, 50.0), min_size=2, max_size=6, unique=True).map(sorted).filter(
+    lambda c: min(np.diff(c)) > 0.5)
+
+
+@given(st.lists(coords, min_size=3, max_size=3), kinks, st.integers(0, 2), st.floats(1e-3, 10.0), st.floats(1e-6, 0.02))
+def test_the_sawtooth_gradient_is_within_the_class_bound_and_alternates(x, c, axis, scale, width):
+    """Every point: norm at most ``scale`` (one non-zero entry); midway between kinks ``j - 1`` and ``j``: the sign
+    ``(-1)^j`` (``-`` below the first kink), of size ``scale`` up to ``(width / half gap)^2 / 2 < 0.0032``."""
+    fam = SawtoothOverride(BASE, 1, axis, c, scale, width)
+    g = fam.gradient(1, np.array(x))
+    assert np.linalg.norm(g, 1) <= scale and np.count_nonzero(np.delete(g, axis)) == 0
+    mids = [c[0] - 1.0, *((a + b) / 2 for a, b in zip(c[:-1], c[1:])), c[-1] + 1.0]
+    for j, m in enumerate(mids):
+        got = fam.gradient(1, np.eye(3)[axis] * m)[axis]
+        assert got == pytest.approx((-1.0) ** (j + 1) * scale, rel=1e-2)
+
+
+@given(st.floats(-60.0, 60.0), kinks, st.integers(0, 2))
+def test_the_sawtooth_gradient_is_its_values_derivative_and_the_mirror_image_its_negation(u, c, axis):
+    """Central differences (step 1e-6, width 0.1: second derivative at most 20, error within 2e-5, plus round-off
+    1e-16 * 1e3 / 1e-6); the mirror image (``sign = -1``) is ``-f`` at every point, concave pieces included."""
+    f, g = (SawtoothOverride(BASE, 0, axis, c, 2.0, 0.1, sign) for sign in (1.0, -1.0))
+    x, h = u * np.eye(3)[axis], 1e-6 * np.eye(3)[axis]
+    numeric = (float(f.value(0, x + h)) - float(f.value(0, x - h))) / 2e-6
+    assert f.gradient(0, x)[axis] == pytest.approx(numeric, abs=2e-5 + 1e-7)
+    assert float(g.value(0, x)) == -float(f.value(0, x)) and np.array_equal(g.gradient(0, x), -f.gradient(0, x))
+    assert f.function_class(Box(-100.0, 100.0, dim=3)).mu is None  # not convex
+
+
+@pytest.mark.parametrize("positions", [[0.0], [1.0, 0.0], [0.0, 1e-4], [0.0, np.inf]])
+def test_bad_sawtooth_positions_are_named(positions):
+    with pytest.raises(ProblemError, match="positions"):
+        SawtoothOverride(BASE, 0, 0, positions, 1.0, 1e-3)
+
+
+@pytest.mark.parametrize("width", [np.nan, -1.0, 0.0])
+def test_a_bad_sawtooth_width_is_named_as_the_width_not_the_positions(width):
+    """The width is checked before the kinks' spacing is measured in it (``>= 2 nan`` is false for any spacing)."""
+    with pytest.raises(ProblemError, match="^width must be finite and > 0"):
+        SawtoothOverride(BASE, 0, 0, [0.0, 1.0], 1.0, width)
+
+
+def test_the_sawtooth_is_kinked_along_every_step_the_agent_takes():
+    """Agent 0 at 0, 1, 3 combining 1, 2.5, 3.5 (self weight 1/2): kinks midway along each step, in order."""
+    one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)] * 3, [np.full((2, 2), t, dtype=int) for t in (1, 2, 3)])
+    y = {"x": np.array([[[[0.0], [2.0]], [[1.0], [4.0]], [[3.0], [4.0]]]])}
+    (pair,) = sawtooth_pairs(y, [one], 0, 0, np.ones(1), 1.0)
+    assert pair.positions == (0.5, 1.75, 3.25) and pair.mirrored
+    f, g = pair.first_costs(BASE2, 0), pair.costs(BASE2, 0)
+    for u in (0.0, 1.0, 3.0):  # P's gradient alternates along the points read, P' its opposite
+        x = np.array([u, 0.0])
+        assert np.array_equal(g.gradient(0, x), -f.gradient(0, x))
+    assert [round(float(f.gradient(0, np.array([u, 0.0]))[0])) for u in (0.0, 1.0, 3.0)] == [-1, 1, -1]
