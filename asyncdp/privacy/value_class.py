@@ -69,10 +69,10 @@ def antipodal_values(domain: Any, limit: int = MAX_VALUE_PAIRS) -> list[tuple[st
         b = np.asarray(domain.project(2.0 * center - a), dtype=float)
         if np.linalg.norm(a - b) < domain.diameter * (1.0 - _RTOL):  # not symmetric: the farthest extreme point
             b = pts[int(np.argmax(np.linalg.norm(pts - a, axis=1)))]
-        key = tuple(sorted((a.tobytes(), b.tobytes())))
+        key = (min(a.tobytes(), b.tobytes()), max(a.tobytes(), b.tobytes()))
         if np.linalg.norm(a - b) < domain.diameter * (1.0 - _RTOL) or key in seen:
             continue
-        seen.add(key)  # type: ignore[arg-type]
+        seen.add(key)
         out.append((f"value {_fmt(a)} vs {_fmt(b)} (antipodal points of the domain)", a, b))
         if len(out) == limit:
             break
@@ -80,15 +80,25 @@ def antipodal_values(domain: Any, limit: int = MAX_VALUE_PAIRS) -> list[tuple[st
 
 
 def value_scenarios(scenario: Scenario, agent: int, value: Any, value_prime: Any) -> tuple[Scenario, Scenario]:
-    """The scenario pair with ``agent``'s address ``value`` vs ``value_prime``; the algorithm bound to the user's
-    problem (its constants filled: the same noise), every other address and the initial points kept.
+    """The scenario pair with ``agent``'s address ``value`` vs ``value_prime``.
+
+    Each problem is :meth:`~asyncdp.problems.problem.Problem.adjacent` to the user's: its domain, its declared
+    constants (a lemma may read them) and every other agent's cost kept. The algorithm is bound to the user's
+    problem (its constants filled: the same noise), the initial points kept.
+
+    Args:
+        scenario: the user's scenario.
+        agent: the changed agent.
+        value, value_prime: its two addresses, points of the domain.
+
+    Returns:
+        ``(P, P')``.
 
     Raises:
         ScenarioError: the problem's costs are not a :class:`~asyncdp.problems.costs.RendezvousQuadratic`.
     """
     from ..errors import ScenarioError
     from ..problems.costs import RendezvousQuadratic
-    from ..problems.problem import Problem
 
     base = scenario.problem
     if not isinstance(base.costs, RendezvousQuadratic):
@@ -97,9 +107,7 @@ def value_scenarios(scenario: Scenario, agent: int, value: Any, value_prime: Any
     alg = scenario.algorithm.bind(base)
 
     def one(v: Any) -> Scenario:
-        values = np.array(base.costs.addresses, dtype=float)
-        values[agent] = v
-        return scenario.replace(problem=Problem(base.domain, RendezvousQuadratic(values)), algorithm=alg,
+        return scenario.replace(problem=base.adjacent(agent, address=np.asarray(v, dtype=float)), algorithm=alg,
                                 x0=scenario.initial_points())
 
     return one(value), one(value_prime)

@@ -66,3 +66,18 @@ def test_a_false_claim_on_a_30_dimensional_box_is_refuted():
     w = report.witness
     assert w["kind"] == "worst-case" and w["confidence"] == 1.0
     assert np.array_equal(np.array(w["address_prime"]), 1.0 - np.array(w["address"]))
+
+
+def test_the_pair_keeps_the_declared_constants():
+    # a user's lemma may read the problem's declared constants (here C2 = 10, looser than the derived 2 diam = 2)
+    from dataclasses import replace
+
+    from asyncdp.privacy.value_class import value_scenarios
+
+    base = Muffliato.example_scenario()
+    declared = replace(base.problem.constants, gradient_bound=10.0)
+    scenario = base.replace(problem=Problem(base.problem.domain, base.problem.costs, declared))
+    p, q = value_scenarios(scenario, 0, np.array([0.0]), np.array([1.0]))
+    assert p.problem.constants == q.problem.constants == declared
+    assert (p.problem.costs.addresses[0, 0], q.problem.costs.addresses[0, 0]) == (0.0, 1.0)
+    assert np.array_equal(p.problem.costs.addresses[1:], base.problem.costs.addresses[1:])
