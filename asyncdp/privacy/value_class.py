@@ -41,41 +41,64 @@ _RTOL = 1e-9
 def antipodal_values(domain: Any, limit: int = MAX_VALUE_PAIRS) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Pairs of the domain's extreme points at distance its diameter, in the domain's order of extreme points.
 
+    The partner of an extreme point ``a`` is its reflection through the domain's center (projected onto the
+    domain against round-off): a box's opposite vertex, a ball's opposite pole. It need not be among
+    :meth:`~asyncdp.problems.domains.Domain.extreme_points`, which samples at most 1024 of a box's ``2^dim``
+    vertices (above 10 dimensions, rarely two opposite ones). A domain that is not centrally symmetric falls
+    back on the farthest of its extreme points.
+
     Args:
         domain: a bounded :class:`~asyncdp.problems.domains.Domain`.
         limit: at most this many pairs.
 
     Returns:
-        ``[(label, a, a')]`` (``[]`` for an unbounded domain).
+        ``[(label, a, a')]`` (``[]`` for an unbounded domain, or one with no two extreme points at its diameter).
+
+    Example:
+        >>> from asyncdp.problems.domains import Box
+        >>> [float(abs(a - b).sum()) for _, a, b in antipodal_values(Box(0.0, 1.0, dim=30))]  # 1024 of 2^30 vertices
+        [30.0, 30.0]
     """
     if not domain.bounded:
         return []
     pts = np.asarray(domain.extreme_points(), dtype=float)
+    center = np.asarray(domain.center, dtype=float)
     out: list[tuple[str, np.ndarray, np.ndarray]] = []
-    seen: set[tuple[int, int]] = set()
-    for i, a in enumerate(pts):
-        dist = np.linalg.norm(pts - a, axis=1)
-        j = int(np.argmax(dist))
-        key = (min(i, j), max(i, j))
-        if dist[j] < domain.diameter * (1.0 - _RTOL) or key in seen:
+    seen: set[tuple[bytes, bytes]] = set()
+    for a in pts:
+        b = np.asarray(domain.project(2.0 * center - a), dtype=float)
+        if np.linalg.norm(a - b) < domain.diameter * (1.0 - _RTOL):  # not symmetric: the farthest extreme point
+            b = pts[int(np.argmax(np.linalg.norm(pts - a, axis=1)))]
+        key = (min(a.tobytes(), b.tobytes()), max(a.tobytes(), b.tobytes()))
+        if np.linalg.norm(a - b) < domain.diameter * (1.0 - _RTOL) or key in seen:
             continue
         seen.add(key)
-        out.append((f"value {_fmt(a)} vs {_fmt(pts[j])} (antipodal points of the domain)", a, pts[j]))
+        out.append((f"value {_fmt(a)} vs {_fmt(b)} (antipodal points of the domain)", a, b))
         if len(out) == limit:
             break
     return out
 
 
 def value_scenarios(scenario: Scenario, agent: int, value: Any, value_prime: Any) -> tuple[Scenario, Scenario]:
-    """The scenario pair with ``agent``'s address ``value`` vs ``value_prime``; the algorithm bound to the user's
-    problem (its constants filled: the same noise), every other address and the initial points kept.
+    """The scenario pair with ``agent``'s address ``value`` vs ``value_prime``.
+
+    Each problem is :meth:`~asyncdp.problems.problem.Problem.adjacent` to the user's: its domain, its declared
+    constants (a lemma may read them) and every other agent's cost kept. The algorithm is bound to the user's
+    problem (its constants filled: the same noise), the initial points kept.
+
+    Args:
+        scenario: the user's scenario.
+        agent: the changed agent.
+        value, value_prime: its two addresses, points of the domain.
+
+    Returns:
+        ``(P, P')``.
 
     Raises:
         ScenarioError: the problem's costs are not a :class:`~asyncdp.problems.costs.RendezvousQuadratic`.
     """
     from ..errors import ScenarioError
     from ..problems.costs import RendezvousQuadratic
-    from ..problems.problem import Problem
 
     base = scenario.problem
     if not isinstance(base.costs, RendezvousQuadratic):
@@ -84,9 +107,7 @@ def value_scenarios(scenario: Scenario, agent: int, value: Any, value_prime: Any
     alg = scenario.algorithm.bind(base)
 
     def one(v: Any) -> Scenario:
-        values = np.array(base.costs.addresses, dtype=float)
-        values[agent] = v
-        return scenario.replace(problem=Problem(base.domain, RendezvousQuadratic(values)), algorithm=alg,
+        return scenario.replace(problem=base.adjacent(agent, address=np.asarray(v, dtype=float)), algorithm=alg,
                                 x0=scenario.initial_points())
 
     return one(value), one(value_prime)
@@ -115,8 +136,10 @@ def search_value_class(ctx: Any, scenario: Scenario, agent: int, untested: str |
                                "worst_case_objective": None, "worst_pair_script": None}
     pairs = antipodal_values(scenario.problem.domain)
     if not pairs:
+        why = ("needs a bounded domain" if not scenario.problem.domain.bounded else
+               "found no two extreme points at the diameter")
         return Evidence(method, kind, figures, doubt=untested, reasons=(
-            f"worst-case search: the value class of {scenario.algorithm.name} needs a bounded domain, got "
+            f"worst-case search: the value class of {scenario.algorithm.name} {why}, got "
             f"{scenario.problem.domain!r}: only the user's pair is checked",))
     reasons: list[str] = []
     for label, a, b in pairs:
@@ -135,5 +158,7 @@ def search_value_class(ctx: Any, scenario: Scenario, agent: int, untested: str |
 
 
 def _fmt(v: Any) -> str:
-    return "(" + ", ".join(f"{x:.4g}" for x in np.ravel(v)) + ")"
+    """The first 6 coordinates, each to its shortest round-trip digits: ``1e6`` and ``1e6 + 1`` read apart."""
+    flat = np.ravel(v)
+    return "(" + ", ".join(repr(float(x)) for x in flat[:6]) + (", ..." if flat.size > 6 else "") + ")"
 
