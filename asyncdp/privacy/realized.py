@@ -366,7 +366,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                              "(a message wider than its noise?): the released noise is not verified draw by draw")
         scales = np.asarray(scales, dtype=float)
         # the replay's round-off bound where it is the tighter one (never looser than the measured floor: a large
-        # state magnitude or a long recursion makes the bound looser, and a looser tolerance hides more draws)
+        # state magnitude or a long recursion makes the bound looser, and a looser tolerance hides more draws;
+        # its running peak is the rule's to inflate, and a data-dependent lattice of releases can hide in it)
         measured = _EXACT_RELATIVE * scales
         floor = np.minimum(_roundoff_floor(msgs, state_magnitude), measured)
         count, first_here, per_run, n_released = _draws_match(res, draws, msgs, scales, mechanism, agent, floor)
