@@ -54,6 +54,7 @@ from accounting.errors import AccountingError, AdjacencyError
 from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
+from .realized import release_spacing
 
 __all__ = ["check_coverage", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS"]
 
@@ -239,7 +240,9 @@ def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
 
 
 def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
-    """The round-off one coordinate of a shift of one channel may carry: ``4 spacing(M)`` (:func:`shift_roundoff`).
+    """The round-off one coordinate of a shift of one channel may carry: ``4 spacing(M)`` (:func:`shift_roundoff`),
+    float32's spacing for a channel whose releases are all float32 numbers
+    (:func:`~asyncdp.privacy.realized.release_spacing`: each release is rounded to that resolution).
 
     Args:
         messages: the channel's released values (NaN where nothing was released).
@@ -254,7 +257,7 @@ def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
     """
     a = np.abs(np.asarray(messages, dtype=float))
     finite = a[np.isfinite(a)]
-    return 4.0 * float(np.spacing(max(float(finite.max()), state_magnitude))) if finite.size else 0.0
+    return 4.0 * float(release_spacing(a, max(float(finite.max()), state_magnitude))) if finite.size else 0.0
 
 
 def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -365,7 +365,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                              "(a message wider than its noise?): the released noise is not verified draw by draw")
         scales = np.asarray(scales, dtype=float)
         # the replay's round-off bound where it is the tighter one (never looser than the measured floor: a large
-        # state magnitude or a long recursion makes the bound looser, and a looser tolerance hides more draws); a
+        # state magnitude or a long recursion makes the bound looser, and a looser tolerance hides more draws; its
+        # running peak is the rule's to inflate); a
         # residual beyond it is a mismatch, not a reason to loosen the tolerance: a rule may hide its data in
         # the room between the round-off and a looser floor (releases on a lattice of step 5e-11 of the scale)
         floor = np.minimum(_roundoff_floor(msgs, state_magnitude), _EXACT_RELATIVE * scales)

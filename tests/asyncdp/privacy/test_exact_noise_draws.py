@@ -252,3 +252,17 @@ def test_the_tolerance_is_the_replays_roundoff_and_the_old_floor_only_where_a_re
         assert figures["noise_draws_mismatched"] == mismatched and doubt is not None
         if not mismatched:
             assert figures["noise_draws_unresolved"] > 3e-10 and "floating-point resolution" in doubt
+
+
+def test_one_large_release_does_not_loosen_the_tolerance_of_later_rounds_beyond_the_old_floor():
+    """The round-off bound's running peak is the rule's to inflate: one release of 1e8 (run 0, round 2, agent 1)
+    makes the bound of round 3 2 t N = 12 spacings of 1e8 = 1.8e-7, and a draw of 2e-8 (scale 0.5) replaced by
+    0 in round 3 hid inside it (no mismatch, only the probability 1e-6 per run of a draw that small). The
+    tolerance stays at most 1e-10 of the scale (5e-11): the replaced draw is a mismatch."""
+    draws, scales, messages, residuals = _synthetic(5)
+    messages[0, 1, 1, 1] = 1e8
+    draws[1, 2, 0, 0], residuals[1, 2, 0, 0] = 2e-8, 0.0
+    runs = EngineRuns("batch", tuple(range(5)), {"y": messages}, (None,) * 5, False, {"y": draws})
+    figures, doubt = _exact_draws(runs, {"y": residuals}, {"y": ("gaussian", scales)}, 0, 1e-3, 0.0)
+    assert figures["noise_draws_mismatched"] == 1 and "standard draw the engine handed them" in doubt
+    assert figures["noise_draws_unresolved"] < 1e-9

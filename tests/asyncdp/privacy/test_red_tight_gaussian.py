@@ -95,3 +95,40 @@ def test_noise_shaved_below_the_old_tolerance_is_still_caught(how):
     conformance = next(e for e in report.evidence if e.method == "noise conformance")
     assert conformance.figures["noise_draws_mismatched"] > 0
     assert "standard draw the engine handed them" in conformance.doubt
+
+
+@dataclass(frozen=True)
+class LatticeDGD(TightDGD):
+    """TightDGD that releases a public offset of 1e6 in round 1 (removed again by the update: the round's
+    releases still carry their draws) and from round 2 hides agent 0's address on a lattice of step ``1e-10``:
+    the release rounded to the lattice, moved by half a step when the address is (0.9, 0.9)."""
+
+    name: ClassVar[str] = "test-red-tight-dgd-lattice"
+    step: ClassVar[float] = 1e-10
+    offset: ClassVar[float] = 1e6
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        y = state["x"] + noisy_dgd.SIGMA * noise["y"]
+        if t == 1:
+            return {"y": y + self.offset}
+        g = problem.costs.gradient(agents, np.zeros_like(state["x"]), round_index=t)
+        moved = np.isclose(np.abs(g[..., :1]), 0.9, atol=1e-3)
+        return {"y": np.round(y / self.step) * self.step + moved * self.step / 2}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return super().update(state, {"y": mixed["y"] - (self.offset if t == 1 else 0.0)}, t, agents, problem)
+
+
+def test_a_large_first_release_does_not_open_room_for_a_lattice_that_hides_the_data():
+    # truth: the scenario's releases of rounds 2..10 lie on the lattice k 1e-10, the adjacent scenario's on
+    # k 1e-10 + 5e-11: the fractional part of a release / 1e-10 tells them apart (delta ~ 1 at any epsilon).
+    # The round-1 release of 1e6 made the round-off bound of later rounds 2 t N spacings of 1e6 (>= 1.9e-9),
+    # the lattice's round-off hid within it and the verdict was "pass"; the tolerance now stays at most
+    # 1e-10 of the scale, which the lattice's moves (up to 1e-10) exceed
+    with noisy_dgd.registered((LatticeDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        scenario, adjacent = noisy_dgd.rendezvous_pair(LatticeDGD(delta=1e-5), topology.static(noisy_dgd.ring(4)),
+                                                       HORIZON)
+        report = check_privacy(scenario, adjacent, runs=200, confidence=0.999, search_examples=0)
+    assert report.verdict != "pass"
+    conformance = next(e for e in report.evidence if e.method == "noise conformance")
+    assert conformance.figures["noise_draws_mismatched"] > 0

@@ -89,6 +89,32 @@ def test_a_rule_releasing_float32_is_not_refuted_by_the_rounding_of_its_releases
 
 
 @dataclass(frozen=True)
+class Float32DGD(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` releasing ``float32(x + sigma z)``: post-processing of its Gaussian release (lemma ``2 a C``,
+    exactly tight for a linear cost)."""
+
+    name: ClassVar[str] = "test-float32-dgd"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return 4.0, 1e-2
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        y = super().message(state, t, noise, agents, problem)["y"]
+        return {"y": np.asarray(y, dtype=np.float32).astype(np.float64)}
+
+
+def test_a_float32_release_on_an_exactly_tight_lemma_is_not_a_violation():
+    # truth: float32 rounding is post-processing of the Gaussian release, whose shift is at most the lemma's
+    # 2 a C = 0.2 (mu = 0.2 sqrt(9) = 0.6: epsilon(1e-2) ~ 0.9 < the claimed 4): the claim holds. The lemma
+    # comparison allowed 4 float64 spacings of a shift, and float32 rounding moved a linear cost's shift of
+    # exactly 0.2 by a float32 spacing: "violation" (ratio 1); float32 spacings now
+    with noisy_dgd.registered((Float32DGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        sc, adj = noisy_dgd.rendezvous_pair(Float32DGD(), topology.static(noisy_dgd.ring(4)), 10)
+        report = check_privacy(sc, adj, runs=200, confidence=0.999, search_examples=0)
+    assert report.verdict != "violation", (report.witness, report.reasons)
+
+
+@dataclass(frozen=True)
 class OffsetReleases(noisy_dgd.NoisyDGD):
     """``NoisyDGD`` in a frame near ``1e8``: the states live near ``OFFSET``, the releases are offsets from it,
     ``y = (x - OFFSET) + sigma N(0, I)``, and ``z = OFFSET + sum_j W_ij y_j``. Step ``0.15`` is not a multiple
