@@ -132,3 +132,26 @@ def test_a_large_first_release_does_not_open_room_for_a_lattice_that_hides_the_d
     assert report.verdict != "pass"
     conformance = next(e for e in report.evidence if e.method == "noise conformance")
     assert conformance.figures["noise_draws_mismatched"] > 0
+
+
+@dataclass(frozen=True)
+class FineLatticeDGD(LatticeDGD):
+    """LatticeDGD with no public offset and a lattice of step ``5e-11``: its moves stay within ``1e-10`` of the
+    scale (the floor the draws were once matched to), far above the replay's round-off."""
+
+    name: ClassVar[str] = "test-red-tight-dgd-fine-lattice"
+    step: ClassVar[float] = 5e-11
+    offset: ClassVar[float] = 0.0
+
+
+def test_a_lattice_finer_than_the_old_floor_but_above_the_round_off_is_not_passed():
+    # truth: as above, delta ~ 1 (the pair's releases lie on lattices half a step apart). The lattice's moves (at
+    # most 5e-11) were within 1e-10 of the scale: a release that missed the round-off bound was matched again at
+    # that floor, and the verdict was "pass"; a residual beyond the round-off bound is now a mismatch
+    with noisy_dgd.registered((FineLatticeDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        scenario, adjacent = noisy_dgd.rendezvous_pair(FineLatticeDGD(delta=1e-5),
+                                                       topology.static(noisy_dgd.ring(4)), HORIZON)
+        report = check_privacy(scenario, adjacent, runs=200, confidence=0.999, search_examples=0)
+    assert report.verdict != "pass"
+    conformance = next(e for e in report.evidence if e.method == "noise conformance")
+    assert conformance.figures["noise_draws_mismatched"] > 0
