@@ -160,8 +160,9 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     gaussian = any(r.mechanism == "gaussian" and sensitivity(r) > 0 for r in ctx.ledger)
     if gaussian and ctx.delta_claimed == 0:
         eps = math.inf
-        reasons.append("the ledger has Gaussian releases but the claim has delta = 0: Gaussian noise is never "
-                       "pure DP")
+        if math.isfinite(ctx.epsilon_claimed):  # (inf, 0) is no claim at all: no delta to speak of
+            reasons.append("the ledger has Gaussian releases but the claim has delta = 0: Gaussian noise is never "
+                           "pure DP")
     else:
         eps = max(ctx.compose(composition.basic_composition, sensitivity=sensitivity,
                               delta=ctx.delta_claimed).values())

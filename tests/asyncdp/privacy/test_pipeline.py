@@ -297,3 +297,20 @@ def test_the_shared_pld_equals_one_composition_per_delta(adjacency, monkeypatch)
     at_claim = steps_module.compose_pld_at_claim(pair, fresh).figures["epsilon_at_claimed_delta"]
     assert len(calls) == 1 and tight == fresh.pld_epsilon(1e-5, 1e-3) and at_claim == fresh.pld_epsilon(1e-4, 1e-3)
     assert at_claim < tight  # at the claimed delta 1e-4, larger than the option's 1e-5, epsilon is smaller
+
+
+def test_no_claim_on_gaussian_noise_is_not_reported_as_a_pure_claim():
+    """Wang–Başar with ``noise_variance=0.5`` has some ``eps_k >= 1``: the rule claims nothing, ``(inf, 0)``. The
+    basic composition said "the claim has delta = 0: Gaussian noise is never pure DP" (a claim it never made)."""
+    import numpy as np
+
+    from asyncdp.papers.wang_basar.rule import WangBasar
+
+    sc = WangBasar.example_scenario().replace(horizon=3)
+    assert sc.algorithm.claimed_privacy(sc.horizon) == (math.inf, 0.0)
+    y = np.array(sc.problem.costs.measurements[0])
+    y[1] += 0.25  # the gradients differ by 1 in l1: in the class
+    pair = ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, measurement=y)))
+    ev = steps_module.compose_basic(pair, prepare(pair, CheckOptions(runs=20)))
+    assert ev.figures["epsilon_ledger"] == math.inf
+    assert not any("claim has delta = 0" in r for r in ev.reasons), ev.reasons
