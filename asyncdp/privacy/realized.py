@@ -390,11 +390,12 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                          "at the noise-free value) can leak beyond the claim: the released noise is not verified")
     limit = _HIDDEN_FRACTION * delta if delta > 0 else _HIDDEN_PURE
     if worst_hidden > limit:
+        bound = ("a tenth of the delta the claim is tested at: its own, or --delta for a Renyi or zCDP claim"
+                 if delta > 0 else "the bound for a pure claim")
         return figures, (f"noise draws: each release matches its draw only up to the floating-point resolution of "
                          f"the released values, and a draw within that resolution of 0 could be replaced unseen: "
-                         f"probability {worst_hidden:.3g} per run in the claim's scope, above {limit:.3g} "
-                         f"({'a tenth of the claimed delta' if delta > 0 else 'the bound for a pure claim'}): the "
-                         "noise is too small for the magnitude of the released values to be verified to the claim")
+                         f"probability {worst_hidden:.3g} per run in the claim's scope, above {limit:.3g} ({bound}): "
+                         "the noise is too small for the magnitude of the released values to be verified to the claim")
     return figures, None
 
 
