@@ -231,9 +231,9 @@ def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
         The tolerance, over every channel (0 without a finite release).
 
     Example:
-        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1e8)}) == 8 * np.spacing(1e8))
+        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1e8 + 0.1)}) == 8 * np.spacing(1e8))
         True
-        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 1.0)}, 1e8) == 8 * np.spacing(1e8))
+        >>> bool(shift_roundoff({"y": np.full((1, 1, 1, 2), 0.1)}, 1e8) == 8 * np.spacing(1e8))
         True
     """
     return max((np.shape(m)[-1] * coordinate_roundoff(m, state_magnitude) for m in messages.values()), default=0.0)
@@ -252,7 +252,9 @@ def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
         The tolerance (0 without a finite release).
 
     Example:
-        >>> bool(coordinate_roundoff(np.array([1.0, np.nan]), 1e8) == 4 * np.spacing(1e8))
+        >>> bool(coordinate_roundoff(np.array([0.1, np.nan]), 1e8) == 4 * np.spacing(1e8))
+        True
+        >>> bool(coordinate_roundoff(np.array([0.5, np.nan]), 1e8) == 4 * np.spacing(np.float32(1e8)))  # float32 values
         True
     """
     a = np.abs(np.asarray(messages, dtype=float))
