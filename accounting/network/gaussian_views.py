@@ -29,8 +29,11 @@ What the rank decision means for the value. A direction of ``range(C)``
 counts fully, however weak: with ``m`` in the range, its share of ``mu^2``
 does not shrink with its singular value. Singular values at rounding level
 (at most ``max(k, m) * eps * s_max``, numpy's ``matrix_rank`` threshold) are
-indistinguishable from exact dependencies and are treated as such. Those
-between rounding level and the tolerance (``dropped``) are *ambiguous*:
+indistinguishable from exact dependencies and are treated as such, unless a
+noise variable reaches the view only at or below the tolerance and outside the
+kept range (:func:`faint_columns_outside`: a tiny weight, not rounding, made its
+direction weak). Those, and the singular values between rounding level and the
+tolerance (``dropped``), are *ambiguous*:
 exact arithmetic may count them. So ``mu`` is exact (to rounding) when
 ``dropped == 0`` (:attr:`GaussianViewLoss.exact`). Otherwise it is not
 certified: if the shift lies (within ``range_rtol``) in the kept range, the
@@ -75,6 +78,7 @@ __all__ = [
     "GaussianViewLoss",
     "gaussian_view_loss",
     "gaussian_view_losses",
+    "faint_columns_outside",
     "renyi_from_mu",
     "delta_from_mu",
 ]
@@ -183,7 +187,8 @@ class GaussianViewLoss:
         range_residual: ``||m - P_C m|| / ||m||`` (0 for a zero shift).
         rank: numerical rank of ``C``.
         dropped: singular values of ``A L`` above rounding level but at or below the
-            rank tolerance (ambiguous directions, treated as absent; module docstring).
+            rank tolerance, and noise variables seen only at or below it outside the kept range
+            (:func:`faint_columns_outside`): ambiguous directions, treated as absent (module docstring).
         view_dim: dimension of the view (rows of ``A``).
         reason: why ``mu`` is infinite, ``""`` otherwise.
     """
@@ -291,6 +296,38 @@ def _noise_factor(noise: Any, m: int) -> np.ndarray | float:
     return np.asarray(v * np.sqrt(np.clip(w, 0.0, None)))
 
 
+def faint_columns_outside(g: np.ndarray, basis: np.ndarray, level: float, range_rtol: float = RANGE_RTOL) -> int:
+    """How many noise variables reach the view only faintly (column norm at most ``level``, the rank threshold)
+    and lie outside the kept range ``span(basis)`` (relative residual above ``range_rtol``).
+
+    Such a variable adds a direction whose singular value is at most its column norm: a rank decision drops it,
+    at rounding level without counting it as ambiguous, yet in exact arithmetic it counts fully (a weight of
+    ``1e-17`` on the link ``u -> w`` lets a neighbour of ``w`` solve for ``u``'s noisy value). Each is an
+    ambiguous direction (:attr:`GaussianViewLoss.dropped`).
+
+    Args:
+        g: ``(k, m)``: the noise map times the noise factor.
+        basis: ``(k, r)``, orthonormal columns: the kept range.
+        level: the rank threshold (``rank_rtol`` times the largest singular value).
+        range_rtol: relative residual above which a column is outside the kept range.
+
+    Returns:
+        The number of such columns.
+
+    Example:
+        >>> g = np.array([[1.0, 0.0], [0.5, 1e-17]])  # the second variable is seen at 1e-17 only
+        >>> faint_columns_outside(g, np.array([[1.0], [0.5]]) / np.sqrt(1.25), 1e-10)
+        1
+    """
+    norms = np.linalg.norm(g, axis=0)
+    faint = np.flatnonzero((norms > 0) & (norms <= level))
+    if not faint.size:
+        return 0
+    cols = g[:, faint] / norms[faint]
+    resid = np.linalg.norm(cols - basis @ (basis.T @ cols), axis=0) if basis.size else np.ones(faint.size)
+    return int((resid > range_rtol).sum())
+
+
 def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_rtol: float = RANK_RTOL,
                          range_rtol: float = RANGE_RTOL) -> list[GaussianViewLoss]:
     """Exact losses of the view ``y = noise_map z + b`` under several mean shifts (one SVD for all).
@@ -349,6 +386,8 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
         rounding = max(k, m) * np.finfo(float).eps * s_all[0]
         dropped = int((s_all[~keep] > rounding).sum())
         u, s = u[:, :rank], s_all[:rank]
+        if not dropped:  # already ambiguous otherwise; faint variables outside the range are directions it missed
+            dropped = faint_columns_outside(g, u, rank_rtol * s_all[0], range_rtol)
     coef = u.T @ sh  # (r, s)
     norms = np.linalg.norm(sh, axis=0)
     resid = np.linalg.norm(sh - u @ coef, axis=0)

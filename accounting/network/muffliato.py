@@ -611,6 +611,22 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
     return q, dropped
 
 
+def _faint_streamed(blocks: Iterable[np.ndarray], norms: np.ndarray, level: float, q: np.ndarray) -> int:
+    """:func:`~.gaussian_views.faint_columns_outside` for a streamed view ``B`` (blocks of rows) whose kept row space
+    has the orthonormal basis ``q``: the columns ``j`` with ``0 < ||B e_j|| <= level`` whose residual
+    ``B (I - q q^T) e_j`` (their part outside the kept range) exceeds :data:`~.gaussian_views.RANGE_RTOL` of their
+    norm. One more pass over the blocks, only when some column is faint."""
+    faint = np.flatnonzero((norms > 0) & (norms <= level))
+    if not faint.size:
+        return 0
+    resid = np.zeros(faint.size)
+    qf = q[faint] if q.size else np.zeros((faint.size, 0))
+    for block in blocks:
+        part = block[:, faint] - (block @ q) @ qf.T if q.size else block[:, faint]
+        resid += np.einsum("ij,ij->j", part, part)
+    return int((np.sqrt(resid) > RANGE_RTOL * norms[faint]).sum())
+
+
 def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | None, alpha: float, sigma: float,
                     include_first_exchange: bool, rank_rtol: float, authors_total: np.ndarray | None = None
                     ) -> ObserverRow:
@@ -623,17 +639,29 @@ def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | No
     n = weights.shape[0]
     others = np.delete(np.arange(n), v)
     count = 0
+    colsq = np.zeros(n - 1)  # squared norm of each noise column of the view
+    top = 0.0  # largest row norm: row_space_basis's scale
+
+    def blocks() -> Iterator[np.ndarray]:
+        for t, rows in gossip_rows(weights, nb, steps, gamma):
+            if t > 0 or include_first_exchange:
+                yield rows[:, others]
 
     def stream() -> Iterator[np.ndarray]:
-        nonlocal count
+        nonlocal count, top
         for t, rows in gossip_rows(weights, nb, steps, gamma):
             if t > 0 and authors_total is not None:
                 _add_authors_terms(authors_total, rows)
             if t > 0 or include_first_exchange:
                 count += rows.shape[0]
-                yield rows[:, others]
+                block = rows[:, others]
+                colsq[:] += np.einsum("ij,ij->j", block, block)
+                top = max(top, float(np.linalg.norm(block, axis=1).max(initial=0.0)))
+                yield block
 
     q, dropped = row_space_basis(stream(), rank_rtol)
+    if not dropped:  # a second pass over the view only when the faint columns could change the verdict "exact"
+        dropped = _faint_streamed(blocks(), np.sqrt(colsq), rank_rtol * top, q)
     exact = np.full(n, np.inf)
     # the shift for u is the noise column u: mu^2 = ||P e_u||^2 / sigma^2, D = alpha mu^2 / 2
     exact[others] = alpha / (2 * sigma**2) * (np.einsum("ij,ij->i", q, q) if q.size else 0.0)

@@ -192,8 +192,8 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 raise _NotAffine(str(e)) from None
             raise
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=max_witnesses, find_rounds=find_rounds)
-        reason = ("no pair above the claim, but some values are lower estimates (ambiguous rank decisions): they "
-                  "certify nothing") if check.verdict == "inconclusive" else ""
+        reason = check.reason or ("no pair above the claim, but some values are lower estimates (ambiguous rank "
+                                  "decisions): they certify nothing") if check.verdict == "inconclusive" else ""
         return ObserverClaimCheck(str(obs), check.statement, claim.alpha, check.verdict, EXACT, 1.0, 1, check.pairs,
                                   check.failed, check.failures, reason)
     return _sampled(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
@@ -230,7 +230,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 continue
             ds = [pr[u].renyi(alpha) for pr in per_run]
             all_exact &= all(pr[u].exact for pr in per_run)
-            if not all(math.isfinite(d) for d in ds):
+            if not all(math.isfinite(d) for d in ds) and not math.isfinite(d_max):
                 worst = int(np.argmax([math.isinf(d) for d in ds]))
                 found.append((PairFailure(u, v, int(dist[u]), float(bounds[u]), math.inf, None), worst))
                 all_below = False

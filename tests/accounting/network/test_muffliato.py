@@ -33,6 +33,7 @@ from fractions import Fraction as F
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from accounting.errors import AccountingError, PrivacyParameterError
@@ -303,3 +304,12 @@ def test_observer_row_in_one_pass_equals_the_two_separate_computations(first):
         np.testing.assert_allclose(row.authors, au, rtol=1e-14, atol=0)
     with pytest.raises(PrivacyParameterError, match="eps_local"):
         observer_row(w, 0, 9, gamma, eps_local=0.0)
+
+
+def test_a_link_of_weight_below_rounding_level_makes_the_row_a_lower_estimate():
+    # path 0 - 1 - 2 with W[0, 1] = 1e-17: node 2 sees x_1' and 1e-17 x_0' + x_1' / 2 + x_2' / 2 and knows x_2', so in
+    # exact arithmetic it solves for x_0': loss 1. The direction is below rounding level: the value is not exact
+    faint = 1e-17
+    w = np.array([[1.0 - faint, faint, 0.0], [faint, 0.5 - faint, 0.5], [0.0, 0.5, 0.5]])
+    row = exact_pairwise_loss(sp.csr_array(w), 2, 2, include_first_exchange=True)
+    assert row.dropped > 0 and row.exact[0] < 1e-12, row  # 0 found for u = 0: a lower estimate of 1
