@@ -442,7 +442,9 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         find_rounds: locate the first round of each kept witness (one engine run, then binary search).
 
     Returns:
-        The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate;
+        The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate,
+        unless it exceeds the bound every view obeys (:func:`~.observers.affine_renyi_bound`: a numerical
+        artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive);
         a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
         :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
         schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor

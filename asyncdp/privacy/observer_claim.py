@@ -192,8 +192,8 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 raise _NotAffine(str(e)) from None
             raise
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=max_witnesses, find_rounds=find_rounds)
-        reason = check.reason or ("no pair above the claim, but some values are lower estimates (ambiguous rank "
-                                  "decisions): they certify nothing") if check.verdict == "inconclusive" else ""
+        reason = (check.reason or "no pair above the claim, but some values are lower estimates (ambiguous rank "
+                  "decisions): they certify nothing") if check.verdict == "inconclusive" else ""
         return ObserverClaimCheck(str(obs), check.statement, claim.alpha, check.verdict, EXACT, 1.0, 1, check.pairs,
                                   check.failed, check.failures, reason)
     return _sampled(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
