@@ -55,7 +55,7 @@ import numpy as np
 from accounting.network import Observer, combine_renyi
 from accounting.network.muffliato import witness_margin
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, TopologyMismatchError
 from .network import (
     PairFailure,
     check_pairwise_claim,
@@ -126,7 +126,8 @@ class ObserverClaimCheck:
         how = ("exact, on the run's deterministic schedule" if self.method == EXACT else
                f"sampled schedules: {self.runs} runs, confidence {self.confidence:g}; a witness's value is the "
                "lower confidence bound of the schedule-averaged divergence")
-        lines = [f"pairwise claim for observer {self.observer} (order {self.alpha:g}; {self.statement}): "
+        order = f"order {self.alpha:g}; " if math.isfinite(self.alpha) else ""
+        lines = [f"pairwise claim for observer {self.observer} ({order}{self.statement}): "
                  f"{self.verdict}: {self.failed} of {self.pairs} pairs above it [{how}]"]
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): {f.exact:.6g} > claimed "
@@ -162,12 +163,19 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
     about exact pairwise values, which such a rule does not have).
     """
     obs = parse_observer(observer, scenario.problem.num_agents) if isinstance(observer, str) else observer
-    claim = pairwise_claim_of(scenario)
-    if claim is None or obs.kind != "nodes":
+    if obs.kind != "nodes":
         return None
     if not 0 < confidence < 1:
         raise ScenarioError(f"confidence must lie in (0, 1), got {confidence!r}")
     nodes = list(obs.agents)
+    try:
+        claim = pairwise_claim_of(scenario)
+    except TopologyMismatchError as e:  # the paper's claim does not describe this run: no verdict, with the reason
+        return ObserverClaimCheck(str(obs), "the paper's pairwise claim", math.nan, "inconclusive",
+                                  EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, 0,
+                                  len(nodes) * (scenario.problem.num_agents - 1), 0, reason=f"not checked: {e}")
+    if claim is None:
+        return None
     try:
         return _checked(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
     except _NotAffine as e:
