@@ -47,3 +47,29 @@ def test_idle_rounds_are_not_counted_as_gossip_steps_of_the_papers_claim():
         pairwise_claim_of(sc)
     result = check_observer_claim(sc, "node:0", find_rounds=False)
     assert result.verdict == "inconclusive" and "round 4" in result.reason, result.to_table()
+
+
+SCRIPT = """
+import networkx as nx, numpy as np, topology
+from accounting.network.muffliato import hamilton_weights
+from asyncdp.papers.muffliato.rule import Muffliato
+from asyncdp.problems.costs import RendezvousQuadratic
+from asyncdp.problems.domains import Box
+from asyncdp.problems.problem import Problem
+from asyncdp.scenario import Scenario
+w = hamilton_weights(nx.complete_graph(6)).toarray()
+rounds = {2: w, 3: w}
+seq = topology.generated(6, lambda t: rounds.get(t, np.eye(6)))
+problem = Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(np.linspace(0.1, 0.9, 6)[:, None]))
+scenario = Scenario(problem, seq, Muffliato(sigma=1.0), horizon=8, seed=0)
+"""
+
+
+def test_the_network_command_says_why_the_papers_claim_is_not_checked(tmp_path, capsys):
+    from asyncdp.cli import main
+
+    script = tmp_path / "idle.py"
+    script.write_text(SCRIPT)
+    code = main(["privacy", "network", str(script), "--out", str(tmp_path / "net")])
+    text = capsys.readouterr().out
+    assert code == 3 and "inconclusive: not checked" in text and "round 4 uses another matrix" in text, text
