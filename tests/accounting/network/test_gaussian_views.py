@@ -14,7 +14,7 @@ from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.network.gaussian_views import (
     GaussianViewLoss,
     delta_from_mu,
-    faint_columns_outside,
+    faint_directions,
     gaussian_view_loss,
     gaussian_view_losses,
     renyi_from_mu,
@@ -165,7 +165,20 @@ def test_a_variable_seen_only_below_rounding_level_is_an_ambiguous_direction():
     # a faint variable inside the kept range adds no direction: still exact
     inside = np.array([[1.0, 1e-17], [0.5, 0.5e-17]])
     assert gaussian_view_loss(inside, inside[:, 0]).exact
-    assert faint_columns_outside(inside, inside[:, :1] / np.linalg.norm(inside[:, 0]), 1e-10) == 0
+    u, v = inside[:, :1] / np.linalg.norm(inside[:, 0]), np.array([[1.0], [0.0]])
+    assert faint_directions(inside, u, v, 1e-10) == 0
+    # nor does a faint entry of a row already in the kept row space (the view has full column rank)
+    tall = np.array([[1.0, 0.0], [0.0, 1.0], [1e-17, 0.0]])
+    assert gaussian_view_loss(tall, tall[:, 0]).exact
+
+
+def test_a_faint_entry_of_a_variable_seen_strongly_mixed_is_an_ambiguous_direction():
+    # rows (z0 + z1, z2, 1e-17 z0 + z2): z0 and z1 reach the view strongly but only as z0 + z1 (no column is faint);
+    # the third row minus the second is 1e-17 z0, so exact arithmetic separates z0 (mu^2 = 1 for z0's column), while
+    # the rank decision drops that direction at rounding level: 0.5 was called exact
+    a = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1e-17, 0.0, 1.0]])
+    loss = gaussian_view_loss(a, a[:, 0])
+    assert loss.mu**2 == pytest.approx(0.5) and not loss.exact and loss.dropped == 1
 
 
 def test_pld_matches_the_closed_form_profile():

@@ -61,3 +61,29 @@ def test_a_loss_above_what_any_view_can_leak_is_no_witness():
 def test_the_observer_figure_of_the_faint_source_is_not_called_exact():
     fig = pairwise_figures(_faint_path(), "node:2", sources=[0])
     assert fig.rows[0].kind == "lower estimate", fig.to_table()
+
+
+def _faint_shortcut() -> Scenario:
+    # nodes 0 and 1 reach node 2 through node 3 with equal weights (node 2 sees only x_0' + x_1' from them); node 4,
+    # a neighbour of 2, has a link of weight 1e-17 to node 0. Node 2 sees x_4' and x_4(1) = 1e-17 x_0' + 0.6 x_4' +
+    # 0.4 x_2': in exact arithmetic it solves for x_0' (then x_1'), loss 1 for both, above the authors' 0.628
+    w = np.zeros((5, 5))
+    for a, b, weight in [(0, 3, 0.1), (1, 3, 0.1), (2, 3, 0.2), (2, 4, 0.4), (0, 4, FAINT)]:
+        w[a, b] = w[b, a] = weight
+    np.fill_diagonal(w, 1.0 - w.sum(axis=1))
+    problem = Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(np.linspace(0.1, 0.9, 5)[:, None]))
+    return Scenario(problem, muffliato_topology(w), Muffliato(sigma=1.0), horizon=7, seed=0)
+
+
+def test_a_faint_link_to_a_node_seen_strongly_elsewhere_leaves_the_claim_unverified():
+    # node 0's noise reaches node 2's view strongly too (through node 3, tied to node 1's), so no column of the view
+    # is faint: the rank decision dropped the 1e-17 entry's direction, the value 0.5 (truth 1) was labelled exact
+    # and the claim (0.628 for the pair, 1 for every neighbour) passed
+    sc = _faint_shortcut()
+    claim = pairwise_claim_of(sc)
+    assert 0.5 < claim.bounds_for(2)[0] < 1.0
+    for fast in (True, False):
+        row = next(iter(leakage_rows(sc, observers=[2], fast=fast)))
+        assert row.kind == "lower estimate", (fast, row)
+        assert check_pairwise_claim(sc, claim, [row], find_rounds=False).verdict == "inconclusive"
+    assert check_observer_claim(sc, "node:2", find_rounds=False).verdict == "inconclusive"
