@@ -456,7 +456,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     pairs = failed = 0
     all_exact = True
     found: list[PairFailure] = []
-    beyond: tuple[int, int, float] | None = None  # a value above what any view can leak: a numerical artifact
+    beyond: tuple[int, int, float, str] | None = None  # a value above what any view can leak: not a witness
     graph = gossip_graph(scenario)
     structural = affine_renyi_bound(scenario, claim.alpha)
     margin = witness_margin(structural)  # in the values' unit, the local budget
@@ -471,7 +471,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if row.values[u] > structural * (1 + 1e-9) + margin:
                 # every view of a rule verified affine leaks at most alpha Delta^2 / (2 s_1^2): above it the value is
                 # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view)
-                beyond = beyond or (u, row.v, float(row.values[u]))
+                beyond = beyond or (u, row.v, float(row.values[u]), row.kind)
                 continue
             if row.values[u] > bounds[u] + margin:
                 failed += 1
@@ -484,10 +484,12 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     verdict = "violation" if failed else ("pass" if all_exact and beyond is None else "inconclusive")
     reason = ""
     if beyond is not None and not failed:
-        u, v, value = beyond
+        u, v, value, kind = beyond
+        why = ("the view has directions at rounding level" if kind == "lower estimate" else
+               "a value the model computed against the structure it verified")
         reason = (f"pair u={u} -> v={v}: the computed loss ({value:.6g}) exceeds the bound alpha Delta^2 / (2 s_1^2) = "
                   f"{structural:.6g} that every view obeys under the verified structure: a numerical artifact, no "
-                  "witness (the view has directions at rounding level)")
+                  f"witness ({why})")
     if not deterministic_schedule(scenario):
         verdict = "inconclusive"
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "

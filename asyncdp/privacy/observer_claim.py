@@ -271,7 +271,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     elif lemma_broken:
         u, v, worst = lemma_broken
         verdict = "inconclusive"
-        reason = (f"pair u={u} -> v={v}: the exact loss on a sampled schedule ({worst:.6g}) exceeds the bound "
+        reason = (f"pair u={u} -> v={v}: the computed loss on a sampled schedule ({worst:.6g}) exceeds the bound "
                   f"alpha Delta^2 / (2 s_1^2) = {d_max:.6g} that every schedule obeys under the verified structure: "
                   "no confidence bound can be formed")
     else:

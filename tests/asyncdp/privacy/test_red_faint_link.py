@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from asyncdp.engine.links import LinkModel, Links
+from asyncdp.engine.timing import Lockstep
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
 from asyncdp.privacy.network import check_pairwise_claim, leakage_rows, pairwise_claim_of
 from asyncdp.privacy.observer_claim import check_observer_claim
@@ -56,6 +58,16 @@ def test_a_loss_above_what_any_view_can_leak_is_no_witness():
     check = check_pairwise_claim(sc, pairwise_claim_of(sc), [row], find_rounds=False)
     assert check.verdict == "inconclusive" and check.failed == 0
     assert "u=0 -> v=2" in check.reason and "numerical artifact" in check.reason
+
+
+def test_an_infinite_loss_on_a_sampled_schedule_is_no_witness():
+    # lossy links (a random schedule): the engine path's per-run infinity for u = 0 was a witness "inf > claimed
+    # 6.5e-34"; it lies above the bound 1 that every schedule obeys, so it is no lower bound of the truth (which is
+    # near 1): no confidence bound, the verdict inconclusive with the pair named
+    sc = _faint_path().replace(timing=Lockstep(missing="renormalize"), links=Links(LinkModel(loss=0.05)))
+    result = check_observer_claim(sc, "node:2", runs=4, find_rounds=False)
+    assert result.method == "sampled schedules" and result.verdict == "inconclusive", result.to_table()
+    assert result.failed == 0 and "pair u=0 -> v=2" in result.reason and "(inf) exceeds the bound" in result.reason
 
 
 def test_the_observer_figure_of_the_faint_source_is_not_called_exact():
