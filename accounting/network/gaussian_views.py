@@ -29,8 +29,11 @@ What the rank decision means for the value. A direction of ``range(C)``
 counts fully, however weak: with ``m`` in the range, its share of ``mu^2``
 does not shrink with its singular value. Singular values at rounding level
 (at most ``max(k, m) * eps * s_max``, numpy's ``matrix_rank`` threshold) are
-indistinguishable from exact dependencies and are treated as such. Those
-between rounding level and the tolerance (``dropped``) are *ambiguous*:
+indistinguishable from exact dependencies and are treated as such, unless
+entries of ``G`` at or below the tolerance (a tiny weight, not rounding) carry
+a direction outside the kept range: :func:`faint_directions`. Those, and the
+singular values between rounding level and the tolerance (``dropped``), are
+*ambiguous*:
 exact arithmetic may count them. So ``mu`` is exact (to rounding) when
 ``dropped == 0`` (:attr:`GaussianViewLoss.exact`). Otherwise it is not
 certified: if the shift lies (within ``range_rtol``) in the kept range, the
@@ -75,6 +78,8 @@ __all__ = [
     "GaussianViewLoss",
     "gaussian_view_loss",
     "gaussian_view_losses",
+    "faint_directions",
+    "count_outside",
     "renyi_from_mu",
     "delta_from_mu",
 ]
@@ -183,7 +188,8 @@ class GaussianViewLoss:
         range_residual: ``||m - P_C m|| / ||m||`` (0 for a zero shift).
         rank: numerical rank of ``C``.
         dropped: singular values of ``A L`` above rounding level but at or below the
-            rank tolerance (ambiguous directions, treated as absent; module docstring).
+            rank tolerance, or the directions entries at or below it may add outside the kept range
+            (:func:`faint_directions`): ambiguous directions, treated as absent (module docstring).
         view_dim: dimension of the view (rows of ``A``).
         reason: why ``mu`` is infinite, ``""`` otherwise.
     """
@@ -291,6 +297,67 @@ def _noise_factor(noise: Any, m: int) -> np.ndarray | float:
     return np.asarray(v * np.sqrt(np.clip(w, 0.0, None)))
 
 
+def count_outside(vectors: np.ndarray, basis: np.ndarray, range_rtol: float = RANGE_RTOL) -> int:
+    """How many nonzero columns of ``vectors`` lie outside ``span(basis)``: residual above ``range_rtol`` of their norm.
+
+    Args:
+        vectors: ``(k, p)``; zero columns are skipped.
+        basis: ``(k, r)``, orthonormal columns (``r`` may be 0).
+        range_rtol: relative residual above which a column is outside.
+
+    Returns:
+        The number of such columns.
+
+    Example:
+        >>> count_outside(np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), np.array([[1.0], [0.0]]))
+        1
+    """
+    norms = np.linalg.norm(vectors, axis=0)
+    cols = np.flatnonzero(norms > 0)
+    if not cols.size:
+        return 0
+    x = vectors[:, cols] / norms[cols]
+    resid = np.linalg.norm(x - basis @ (basis.T @ x), axis=0) if basis.size else np.ones(cols.size)
+    return int((resid > range_rtol).sum())
+
+
+def faint_directions(g: np.ndarray, u: np.ndarray, v: np.ndarray, level: float,
+                     range_rtol: float = RANGE_RTOL) -> int:
+    """An upper bound on the directions of ``G`` that entries at or below ``level`` add to the kept ones.
+
+    Write ``G = S + E``, ``E`` the entries with ``0 < |g_ij| <= level`` (the rank threshold). Their directions
+    have singular values at most ``||E||``: the rank decision drops them, at rounding level without counting
+    them, yet in exact arithmetic they count fully (a link weight ``1e-17`` lets a neighbour of its end solve for
+    the other end's noisy value, however strongly that value also reaches the view mixed with others).
+    ``range(G)`` lies in ``range(S) + span(E's columns)`` and its row space in ``rowspace(S) + span(E's rows)``;
+    ``S`` has no direction the kept ones miss beyond rounding (the rounding policy, module docstring). So no
+    direction is missed when every column part of ``E`` lies in ``span(u)`` or every row part in ``span(v)``
+    (:func:`count_outside`); else the smaller count of those outside bounds the missed ones.
+
+    Args:
+        g: ``(k, m)``: the noise map times the noise factor.
+        u, v: ``(k, r)``, ``(m, r)``: orthonormal bases of the kept column and row spaces.
+        level: the rank threshold (``rank_rtol`` times the largest singular value).
+        range_rtol: relative residual above which a part is outside the kept space.
+
+    Returns:
+        0 when no faint entry can add a direction, else that bound (each an ambiguous direction,
+        :attr:`GaussianViewLoss.dropped`).
+
+    Example:
+        >>> g = np.array([[1.0, 0.0], [0.5, 1e-17]])  # the second variable is seen at 1e-17 only
+        >>> u, v = np.array([[1.0], [0.5]]) / np.sqrt(1.25), np.array([[1.0], [0.0]])
+        >>> faint_directions(g, u, v, 1e-10)
+        1
+    """
+    faint = (g != 0) & (np.abs(g) <= level)
+    if not faint.any():
+        return 0
+    e = np.where(faint, g, 0.0)
+    cols = count_outside(e, u, range_rtol)
+    return min(cols, count_outside(e.T, v, range_rtol)) if cols else 0
+
+
 def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_rtol: float = RANK_RTOL,
                          range_rtol: float = RANGE_RTOL) -> list[GaussianViewLoss]:
     """Exact losses of the view ``y = noise_map z + b`` under several mean shifts (one SVD for all).
@@ -340,15 +407,18 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
         rank, dropped = 0, 0
     else:
         if k < m:  # LAPACK is much faster on the tall orientation: G^T = V S U^T
-            _, s_all, ut = sla.svd(g.T, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+            v, s_all, ut = sla.svd(g.T, full_matrices=False, lapack_driver="gesdd", check_finite=False)
             u = ut.T
         else:
-            u, s_all, _ = sla.svd(g, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+            u, s_all, vt = sla.svd(g, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+            v = vt.T
         keep = s_all > rank_rtol * s_all[0]
         rank = int(keep.sum())
         rounding = max(k, m) * np.finfo(float).eps * s_all[0]
         dropped = int((s_all[~keep] > rounding).sum())
         u, s = u[:, :rank], s_all[:rank]
+        if not dropped:  # already ambiguous otherwise; faint entries may carry directions it missed
+            dropped = faint_directions(g, u, v[:, :rank], rank_rtol * s_all[0], range_rtol)
     coef = u.T @ sh  # (r, s)
     norms = np.linalg.norm(sh, axis=0)
     resid = np.linalg.norm(sh - u @ coef, axis=0)

@@ -99,7 +99,7 @@ from scipy.linalg import blas, lapack
 from topology.weights import metropolis
 
 from ..errors import AccountingError, PrivacyParameterError
-from .gaussian_views import RANGE_RTOL, RANK_RTOL, gaussian_view_losses
+from .gaussian_views import RANGE_RTOL, RANK_RTOL, count_outside, gaussian_view_losses
 from .schedule import LinearSchedule
 
 __all__ = [
@@ -417,7 +417,8 @@ class ObserverRow:
         authors: the authors' values (``(n,)``), or ``None`` if not asked for.
         exact: the exact Renyi divergences ``u -> v`` (``(n,)``, ``inf`` at ``u = v``).
         rank: numerical rank of the view's covariance.
-        dropped: ambiguous directions, above rounding level but at or below the rank tolerance; when
+        dropped: ambiguous directions, above rounding level but at or below the rank tolerance, or carried by
+            entries at or below it outside the kept row space (:func:`~.gaussian_views.faint_directions`); when
             positive, ``exact`` is a lower estimate of the exact-arithmetic values (see
             :mod:`.gaussian_views`): entries above the authors' values remain witnesses, entries below them
             certify nothing.
@@ -611,6 +612,21 @@ def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, 
     return q, dropped
 
 
+def _faint_streamed(blocks: Iterable[np.ndarray], level: float, q: np.ndarray) -> int:
+    """The row half of :func:`~.gaussian_views.faint_directions` for a streamed view ``B`` (blocks of rows) whose
+    kept row space has the orthonormal basis ``q``: how many rows' parts at or below ``level`` (entries with
+    ``0 < |b_ij| <= level``) lie outside ``span(q)``, an upper bound on the directions they add (the column half
+    needs the column space, which the stream does not form: this bound may count a faint part that the column
+    space already holds). One more pass over the blocks, only when some entry is faint."""
+    count = 0
+    for block in blocks:
+        faint = (block != 0) & (np.abs(block) <= level)
+        rows = np.flatnonzero(faint.any(axis=1))
+        if rows.size:
+            count += count_outside(np.where(faint[rows], block[rows], 0.0).T, q, RANGE_RTOL)
+    return count
+
+
 def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | None, alpha: float, sigma: float,
                     include_first_exchange: bool, rank_rtol: float, authors_total: np.ndarray | None = None
                     ) -> ObserverRow:
@@ -623,17 +639,29 @@ def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | No
     n = weights.shape[0]
     others = np.delete(np.arange(n), v)
     count = 0
+    least = math.inf  # smallest nonzero |entry| of the view
+    top = 0.0  # largest row norm: row_space_basis's scale
+
+    def blocks() -> Iterator[np.ndarray]:
+        for t, rows in gossip_rows(weights, nb, steps, gamma):
+            if t > 0 or include_first_exchange:
+                yield rows[:, others]
 
     def stream() -> Iterator[np.ndarray]:
-        nonlocal count
+        nonlocal count, top, least
         for t, rows in gossip_rows(weights, nb, steps, gamma):
             if t > 0 and authors_total is not None:
                 _add_authors_terms(authors_total, rows)
             if t > 0 or include_first_exchange:
                 count += rows.shape[0]
-                yield rows[:, others]
+                block = rows[:, others]
+                top = max(top, float(np.linalg.norm(block, axis=1).max(initial=0.0)))
+                least = min(least, float(np.abs(block[block != 0]).min(initial=math.inf)))
+                yield block
 
     q, dropped = row_space_basis(stream(), rank_rtol)
+    if not dropped and least <= rank_rtol * top:  # a second pass only when faint entries could change "exact"
+        dropped = _faint_streamed(blocks(), rank_rtol * top, q)
     exact = np.full(n, np.inf)
     # the shift for u is the noise column u: mu^2 = ||P e_u||^2 / sigma^2, D = alpha mu^2 / 2
     exact[others] = alpha / (2 * sigma**2) * (np.einsum("ij,ij->i", q, q) if q.size else 0.0)

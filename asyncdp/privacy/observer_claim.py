@@ -55,7 +55,7 @@ import numpy as np
 from accounting.network import Observer, combine_renyi
 from accounting.network.muffliato import witness_margin
 
-from ..errors import ScenarioError
+from ..errors import ScenarioError, TopologyMismatchError
 from .network import (
     PairFailure,
     check_pairwise_claim,
@@ -126,7 +126,8 @@ class ObserverClaimCheck:
         how = ("exact, on the run's deterministic schedule" if self.method == EXACT else
                f"sampled schedules: {self.runs} runs, confidence {self.confidence:g}; a witness's value is the "
                "lower confidence bound of the schedule-averaged divergence")
-        lines = [f"pairwise claim for observer {self.observer} (order {self.alpha:g}; {self.statement}): "
+        order = f"order {self.alpha:g}; " if math.isfinite(self.alpha) else ""
+        lines = [f"pairwise claim for observer {self.observer} ({order}{self.statement}): "
                  f"{self.verdict}: {self.failed} of {self.pairs} pairs above it [{how}]"]
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): {f.exact:.6g} > claimed "
@@ -162,12 +163,19 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
     about exact pairwise values, which such a rule does not have).
     """
     obs = parse_observer(observer, scenario.problem.num_agents) if isinstance(observer, str) else observer
-    claim = pairwise_claim_of(scenario)
-    if claim is None or obs.kind != "nodes":
+    if obs.kind != "nodes":
         return None
     if not 0 < confidence < 1:
         raise ScenarioError(f"confidence must lie in (0, 1), got {confidence!r}")
     nodes = list(obs.agents)
+    try:
+        claim = pairwise_claim_of(scenario)
+    except TopologyMismatchError as e:  # the paper's claim does not describe this run: no verdict, with the reason
+        return ObserverClaimCheck(str(obs), "the paper's pairwise claim", math.nan, "inconclusive",
+                                  EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, 0,
+                                  len(nodes) * (scenario.problem.num_agents - 1), 0, reason=f"not checked: {e}")
+    if claim is None:
+        return None
     try:
         return _checked(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
     except _NotAffine as e:
@@ -192,8 +200,8 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 raise _NotAffine(str(e)) from None
             raise
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=max_witnesses, find_rounds=find_rounds)
-        reason = ("no pair above the claim, but some values are lower estimates (ambiguous rank decisions): they "
-                  "certify nothing") if check.verdict == "inconclusive" else ""
+        reason = (check.reason or "no pair above the claim, but some values are lower estimates (ambiguous rank "
+                  "decisions): they certify nothing") if check.verdict == "inconclusive" else ""
         return ObserverClaimCheck(str(obs), check.statement, claim.alpha, check.verdict, EXACT, 1.0, 1, check.pairs,
                                   check.failed, check.failures, reason)
     return _sampled(scenario, claim, obs, nodes, runs, seed, engine, confidence, max_witnesses, find_rounds)
@@ -230,7 +238,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
                 continue
             ds = [pr[u].renyi(alpha) for pr in per_run]
             all_exact &= all(pr[u].exact for pr in per_run)
-            if not all(math.isfinite(d) for d in ds):
+            if not all(math.isfinite(d) for d in ds) and not math.isfinite(d_max):
                 worst = int(np.argmax([math.isinf(d) for d in ds]))
                 found.append((PairFailure(u, v, int(dist[u]), float(bounds[u]), math.inf, None), worst))
                 all_below = False
@@ -263,7 +271,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     elif lemma_broken:
         u, v, worst = lemma_broken
         verdict = "inconclusive"
-        reason = (f"pair u={u} -> v={v}: the exact loss on a sampled schedule ({worst:.6g}) exceeds the bound "
+        reason = (f"pair u={u} -> v={v}: the computed loss on a sampled schedule ({worst:.6g}) exceeds the bound "
                   f"alpha Delta^2 / (2 s_1^2) = {d_max:.6g} that every schedule obeys under the verified structure: "
                   "no confidence bound can be formed")
     else:

@@ -72,16 +72,54 @@ def gradient_class(scenario: Any) -> GradientClass:
 
 
 def gossip_matrix(scenario: Any) -> Any:
-    """The gossip matrix ``W``: the topology's round-2 matrix (round 1 is the local noising round).
+    """The gossip matrix ``W``: the topology's round-2 matrix (round 1 is the local noising round), the one matrix of
+    every round ``2..horizon``, as the paper's protocol has it (Algorithms 1-2: one fixed ``W``; round 1 the identity
+    or ``W``).
 
     Raises:
         ScenarioError: the horizon is shorter than 2 rounds.
+        TopologyMismatchError: some round's matrix is another one (named): the authors' values are for ``T`` steps of
+            one fixed ``W``, and a run with other rounds (idle rounds, failed links) is not the protocol they describe
+            (its idle rounds would still be counted as steps).
+
+    Example:
+        >>> import numpy as np, topology
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> sc = Muffliato.example_scenario()
+        >>> gossip_matrix(sc).shape
+        (6, 6)
+        >>> idle = sc.replace(topology=topology.periodic([np.eye(6), gossip_matrix(sc).toarray()]))  # W every 2nd round
+        >>> try:
+        ...     gossip_matrix(idle)
+        ... except Exception as e:
+        ...     print(str(e).split(";")[1])
+         round 3 uses another matrix (entry [1, 1] is 1.0, round 2 has 0.33333333333333337): the authors' values would count it as a step of W
     """
-    from ...errors import ScenarioError
+    from ...errors import ScenarioError, TopologyMismatchError
 
     if scenario.horizon < 2:
         raise ScenarioError(f"muffliato: a pairwise claim needs at least 2 rounds, got horizon {scenario.horizon}")
-    return scenario.topology.weights(2)
+    seq = scenario.topology
+    w = seq.weights(2)
+    last = scenario.horizon if seq.period is None else min(scenario.horizon, seq.period + 2)
+    for t in [1, *range(3, last + 1)]:
+        other = seq.weights(t)
+        diff = abs(other - w)
+        if diff.nnz and diff.max() > 0 and not (t == 1 and abs(other - _eye(w.shape[0])).max() == 0):
+            coo = diff.tocoo()
+            k = int(np.argmax(coo.data))
+            i, j = int(coo.row[k]), int(coo.col[k])
+            raise TopologyMismatchError(
+                f"muffliato: the pairwise claim is for one fixed gossip matrix W from round 2 on (Algorithms 1-2); "
+                f"round {t} uses another matrix (entry [{i}, {j}] is {float(other[i, j])!r}, round 2 has "
+                f"{float(w[i, j])!r})" + ("" if t == 1 else ": the authors' values would count it as a step of W"))
+    return w
+
+
+def _eye(n: int) -> Any:
+    import scipy.sparse as sp
+
+    return sp.identity(n, format="csr")
 
 
 def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float | None = None) -> S.PairwiseClaim:
@@ -102,6 +140,9 @@ def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float | None
         scenario: the scenario.
         alpha: the Renyi order.
         eps_local: the cap; default the local budget.
+
+    Raises:
+        TopologyMismatchError: the topology is not one fixed ``W`` from round 2 on (:func:`gossip_matrix`).
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato

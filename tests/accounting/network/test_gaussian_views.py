@@ -14,6 +14,7 @@ from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.network.gaussian_views import (
     GaussianViewLoss,
     delta_from_mu,
+    faint_directions,
     gaussian_view_loss,
     gaussian_view_losses,
     renyi_from_mu,
@@ -152,6 +153,32 @@ def test_ambiguous_direction_is_flagged_and_lowers_mu():
     assert fine.exact and fine.mu**2 == pytest.approx(2.0)
     # an exact dependency leaves only rounding-level singular values: not counted as ambiguous
     assert gaussian_view_loss(np.array([[1.0, 2.0], [2.0, 4.0]]), [1.0, 2.0]).exact
+
+
+def test_a_variable_seen_only_below_rounding_level_is_an_ambiguous_direction():
+    # rows (z0, 0.5 z0 + 1e-17 z1): exact arithmetic resolves z1 (mu^2 = 1 for the shift (0, 1e-17) of z1's
+    # column), but the direction has singular value 1e-17, below rounding level: it was dropped uncounted and the
+    # loss 0 (or an infinite one: the shift outside the numerical range) called exact
+    a = np.array([[1.0, 0.0], [0.5, 1e-17]])
+    loss = gaussian_view_loss(a, a[:, 1])
+    assert not loss.exact and loss.dropped == 1
+    # a faint variable inside the kept range adds no direction: still exact
+    inside = np.array([[1.0, 1e-17], [0.5, 0.5e-17]])
+    assert gaussian_view_loss(inside, inside[:, 0]).exact
+    u, v = inside[:, :1] / np.linalg.norm(inside[:, 0]), np.array([[1.0], [0.0]])
+    assert faint_directions(inside, u, v, 1e-10) == 0
+    # nor does a faint entry of a row already in the kept row space (the view has full column rank)
+    tall = np.array([[1.0, 0.0], [0.0, 1.0], [1e-17, 0.0]])
+    assert gaussian_view_loss(tall, tall[:, 0]).exact
+
+
+def test_a_faint_entry_of_a_variable_seen_strongly_mixed_is_an_ambiguous_direction():
+    # rows (z0 + z1, z2, 1e-17 z0 + z2): z0 and z1 reach the view strongly but only as z0 + z1 (no column is faint);
+    # the third row minus the second is 1e-17 z0, so exact arithmetic separates z0 (mu^2 = 1 for z0's column), while
+    # the rank decision drops that direction at rounding level: 0.5 was called exact
+    a = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1e-17, 0.0, 1.0]])
+    loss = gaussian_view_loss(a, a[:, 0])
+    assert loss.mu**2 == pytest.approx(0.5) and not loss.exact and loss.dropped == 1
 
 
 def test_pld_matches_the_closed_form_profile():

@@ -33,6 +33,7 @@ from fractions import Fraction as F
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from accounting.errors import AccountingError, PrivacyParameterError
@@ -303,3 +304,29 @@ def test_observer_row_in_one_pass_equals_the_two_separate_computations(first):
         np.testing.assert_allclose(row.authors, au, rtol=1e-14, atol=0)
     with pytest.raises(PrivacyParameterError, match="eps_local"):
         observer_row(w, 0, 9, gamma, eps_local=0.0)
+
+
+def test_a_link_of_weight_below_rounding_level_makes_the_row_a_lower_estimate():
+    # path 0 - 1 - 2 with W[0, 1] = 1e-17: node 2 sees x_1' and 1e-17 x_0' + x_1' / 2 + x_2' / 2 and knows x_2', so in
+    # exact arithmetic it solves for x_0': loss 1. The direction is below rounding level: the value is not exact
+    faint = 1e-17
+    w = np.array([[1.0 - faint, faint, 0.0], [faint, 0.5 - faint, 0.5], [0.0, 0.5, 0.5]])
+    row = exact_pairwise_loss(sp.csr_array(w), 2, 2, include_first_exchange=True)
+    assert row.dropped > 0 and row.exact[0] < 1e-12, row  # 0 found for u = 0: a lower estimate of 1
+
+
+def test_a_faint_link_to_a_node_seen_strongly_elsewhere_makes_the_row_a_lower_estimate():
+    # nodes 0 and 1 reach node 2 through node 3 with equal weights (only x_0' + x_1'); node 4, a neighbour of 2, has a
+    # link of weight 1e-17 to node 0: x_4(1) - 0.6 x_4' - 0.4 x_2' = 1e-17 x_0', so in exact arithmetic node 2 solves for
+    # x_0' (loss 1). No column of the view is faint, and the row space kept has only x_0' + x_1' (0.5 found)
+    w = np.zeros((5, 5))
+    for a, b, weight in [(0, 3, 0.1), (1, 3, 0.1), (2, 3, 0.2), (2, 4, 0.4), (0, 4, 1e-17)]:
+        w[a, b] = w[b, a] = weight
+    np.fill_diagonal(w, 1.0 - w.sum(axis=1))
+    row = exact_pairwise_loss(sp.csr_array(w), 2, 5, include_first_exchange=True)
+    assert row.dropped > 0 and row.exact[0] == pytest.approx(0.5), row
+    w[0, 4] = w[4, 0] = 0.0  # without the link: the same value, exact
+    np.fill_diagonal(w, 0.0)
+    np.fill_diagonal(w, 1.0 - w.sum(axis=1))
+    row = exact_pairwise_loss(sp.csr_array(w), 2, 5, include_first_exchange=True)
+    assert row.dropped == 0 and row.exact[0] == pytest.approx(0.5), row
