@@ -134,9 +134,10 @@ def _identity(fn: Any) -> str:
 
 
 def _full_repr(value: Any) -> str:
-    """``repr(value)`` with every element of a numpy array shown (numpy abbreviates arrays of over 1000 elements
-    with ``...``, and two arrays that differ only inside would look alike)."""
-    with np.printoptions(threshold=sys.maxsize):
+    """``repr(value)`` with every element of a numpy array shown, each float to all its digits (numpy abbreviates
+    arrays of over 1000 elements with ``...`` and prints floats to 8 digits, so two arrays that differ inside or
+    beyond the eighth digit would look alike)."""
+    with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
         return repr(value)
 
 

@@ -250,6 +250,19 @@ def test_large_arrays_that_differ_only_inside_are_other_sweeps():
     assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
     assert keys[0]["grid"][0][0].startswith("w=sha256:")  # a long repr is kept as its hash
 
+
+def test_arrays_that_differ_beyond_the_eighth_digit_are_other_sweeps():
+    """numpy prints an array's floats to 8 digits: ``[0.1, 0.2]`` and ``[0.1 + 1e-12, 0.2]`` looked alike, so a
+    resume with such a changed grid value (or closure value) reused the other sweep's chunks."""
+    a = np.array([0.1, 0.2])
+    b = a.copy()
+    b[0] += 1e-12
+    assert repr(a) == repr(b)  # what the fingerprint read before
+    keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+            for x in (a, b)]
+    assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
+    assert keys[0]["grid"] == [["w=array([0.1, 0.2])"]]  # short arrays stay readable
+
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
