@@ -429,6 +429,23 @@ def test_memory_refused_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["run", str(GOOD_SCRIPT), "--horizon", "1e400"], "--horizon"),
+    (["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--runs", "1e400"], "--runs"),
+    (["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--runs", "1e400"], "--runs"),
+    (["reproduce", "huang2015-fig1", "--runs", "1e400"], "--runs"),
+    (["topology", "generate", "static", "--graph", "ring", "--nodes", "1e400", "-o", "OUT"], "--nodes"),
+])
+def test_a_count_beyond_int64_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               argv: list[str], option: str) -> None:
+    """``--horizon 1e400`` was read as 10**400, and the memory guard's float of it raised OverflowError (traceback)."""
+    argv = [str(tmp_path / "g.json") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    line = usage_error_line(capsys.readouterr().err)
+    assert f"argument {option}: value must be at most 2**63 - 1, got '1e400'" in line
+    assert not (tmp_path / "g.json").exists()
+
+
 def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.CaptureFixture[str]) -> None:
     from asyncdp.cli import build_parser
 
