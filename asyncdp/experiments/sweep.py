@@ -203,7 +203,8 @@ def sweep(
         SweepError: a bad grid, ``runs``, ``seed``, ``chunk_runs``, executor,
             engine or executor option (``retries`` included); a factory that
             rejects a grid parameter, raises a
-            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario; a
+            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario, or
+            whose scenario fails to run with one (the point named); a
             factory or ``metrics`` that cannot be pickled for ``"processes"``;
             bad ``metrics`` output; a checkpoint that holds another sweep
             (naming what differs), that holds one while ``resume`` is false,

@@ -291,6 +291,16 @@ def test_factory_error_names_point_and_value():
     assert not issubclass(SweepError, ScenarioError)  # a sibling of the scenario errors (issue 13)
 
 
+@pytest.mark.parametrize("engine", ["batch", "simpy"])
+def test_a_scenario_that_fails_to_run_names_its_point(engine):
+    """Huang et al.'s step c must lie in (0, 1/C3): the factory builds point 1's scenario, its run refuses it. The
+    error was the rule's message alone (which of the points?), while the factory's own errors name the point."""
+    with pytest.raises(SweepError, match=r"^point 1 \(epsilon=1\.0, c=0\.9\): AlgorithmParameterError: huang2015: "
+                       r"c must be in \(0, 1/C3\)") as info:
+        sweep(small_factory, {"epsilon": [1.0], "c": [0.2, 0.9]}, runs=1, engine=engine)
+    assert isinstance(info.value.__cause__, AlgorithmParameterError)
+
+
 # --------------------------------------------------------------------------- files, summaries, progress
 
 
