@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -167,8 +166,7 @@ def run_command(args: argparse.Namespace) -> int:
         result = scenario.run()
     print(result.summary_table())
     if outputs["json"]:
-        outputs["json"].write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2,
-                                              default=str))
+        outputs["json"].write_text(result.to_json())
     if outputs["ledger"]:
         outputs["ledger"].write(result.ledger.save)
     if outputs["transcript"]:
