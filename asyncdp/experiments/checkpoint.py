@@ -134,11 +134,32 @@ def _identity(fn: Any) -> str:
 
 
 def _full_repr(value: Any) -> str:
-    """``repr(value)`` with every element of a numpy array shown, each float to all its digits (numpy abbreviates
-    arrays of over 1000 elements with ``...`` and prints floats to 8 digits, so two arrays that differ inside or
-    beyond the eighth digit would look alike)."""
+    """``repr(value)`` with every element of a numpy array or pandas table shown, each float to all its digits.
+
+    numpy abbreviates arrays of over 1000 elements with ``...`` and prints floats to 8 digits; pandas shows 60
+    rows, 20 columns and 6 decimals: two values that differ where those hide would look alike. A pandas table is
+    therefore shown as its columns, dtypes, index and column arrays (numpy's shortest unique floats).
+    """
     with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
-        return repr(value)
+        return repr(_shown(value))
+
+
+def _shown(value: Any) -> Any:
+    """``value`` with pandas objects (also inside lists, tuples and dicts) replaced by their full contents."""
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return ("DataFrame", list(value.columns), [str(d) for d in value.dtypes], value.index.to_numpy(),
+                [value[c].to_numpy() for c in value.columns])
+    if isinstance(value, pd.Series):
+        return ("Series", value.name, str(value.dtype), value.index.to_numpy(), value.to_numpy())
+    if isinstance(value, pd.Index):
+        return ("Index", str(value.dtype), value.to_numpy())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shown(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    return value
 
 
 def _grid_value(key: str, value: Any) -> str:

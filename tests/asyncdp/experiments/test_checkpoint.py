@@ -263,6 +263,22 @@ def test_arrays_that_differ_beyond_the_eighth_digit_are_other_sweeps():
     assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
     assert keys[0]["grid"] == [["w=array([0.1, 0.2])"]]  # short arrays stay readable
 
+def test_data_frames_that_differ_in_a_hidden_row_or_digit_are_other_sweeps():
+    """pandas shows 60 rows and 6 decimals: a factory capturing a data table (or a grid value that is one) whose
+    row 100 or 9th digit changed looked the same, and a resume reused the other sweep's chunks."""
+    import pandas as pd
+
+    a = pd.DataFrame({"x": np.linspace(0.0, 1.0, 200), "label": ["a" * 60] * 200})
+    b, c, d = a.copy(), a.copy(), a.copy()
+    b.loc[100, "x"] += 0.5
+    c.loc[1, "x"] += 1e-9
+    d.loc[1, "x"] = np.nextafter(d.loc[1, "x"], 1.0)  # one bit (17 decimals of 0.005 show 15 digits)
+    assert repr(a) == repr(b) == repr(c) == repr(d)  # what the fingerprint read before
+    keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+            for x in (a, b, c, d, a["x"], d["x"])]
+    assert len({k["factory"] for k in keys}) == 6 and len({str(k["grid"]) for k in keys}) == 6
+
+
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
