@@ -134,19 +134,39 @@ def _identity(fn: Any) -> str:
 
 
 def _full_repr(value: Any) -> str:
-    """``repr(value)`` with every element of a numpy array or pandas table shown, each float to all its digits.
+    """``repr(value)`` with every number of the data it holds shown, each float to all its digits.
 
-    numpy abbreviates arrays of over 1000 elements with ``...`` and prints floats to 8 digits; pandas shows 60
-    rows, 20 columns and 6 decimals: two values that differ where those hide would look alike. A pandas table is
-    therefore shown as its columns, dtypes, index and column arrays (numpy's shortest unique floats).
+    Reprs hide data: numpy abbreviates arrays of over 1000 elements with ``...`` and prints floats to 8 digits;
+    pandas shows 60 rows and 6 decimals; a scenario, problem or cost family shows its sizes, not its agents' data;
+    a graph sequence its size and period, not its weights. Two values that differ where a repr hides would look
+    alike, so :func:`_shown` replaces them by their contents first (see there).
     """
     with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
         return repr(_shown(value))
 
 
+GRAPH_ROUNDS_SHOWN = 100
+"""Rounds of an infinite, non-periodic graph sequence whose weights a fingerprint holds (all of a finite one's, one
+period of a periodic one's)."""
+
+
 def _shown(value: Any) -> Any:
-    """``value`` with pandas objects (also inside lists, tuples and dicts) replaced by their full contents."""
+    """``value`` with what its repr hides shown, recursively through lists, tuples, mappings and dataclasses.
+
+    A pandas table or series becomes its columns, dtypes, index and column arrays; a graph sequence its size,
+    period, description and the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`); a cost family or domain its
+    ``to_dict()``; a dataclass (a scenario, a problem, an algorithm, links, ...) its class and fields; a function
+    its :func:`_identity`. Anything else stays as it is (its repr is used).
+    """
+    import dataclasses
+
     import pandas as pd
+    import scipy.sparse as sp
+
+    from topology.sequence import GraphSequence
+
+    from ..problems.costs.family import CostFamily
+    from ..problems.domains import Domain
 
     if isinstance(value, pd.DataFrame):
         return ("DataFrame", list(value.columns), [str(d) for d in value.dtypes], value.index.to_numpy(),
@@ -155,9 +175,24 @@ def _shown(value: Any) -> Any:
         return ("Series", value.name, str(value.dtype), value.index.to_numpy(), value.to_numpy())
     if isinstance(value, pd.Index):
         return ("Index", str(value.dtype), value.to_numpy())
+    if isinstance(value, GraphSequence):
+        weights = hashlib.sha256()
+        for t in range(1, (value.length or value.period or GRAPH_ROUNDS_SHOWN) + 1):
+            m = sp.csr_array(value.weights(t), copy=True)
+            m.sort_indices()
+            for part in (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64)):
+                weights.update(np.ascontiguousarray(part).tobytes())
+        return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
+                "weights:sha256:" + weights.hexdigest())
+    if isinstance(value, (CostFamily, Domain)):
+        return (type(value).__qualname__, _shown(value.to_dict()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__qualname__, [(f.name, _shown(getattr(value, f.name))) for f in dataclasses.fields(value)])
+    if inspect.isfunction(value) or inspect.ismethod(value) or isinstance(value, functools.partial):
+        return _identity(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(_shown(v) for v in value)
-    if isinstance(value, dict):
+        return type(value)(_shown(v) for v in value) if type(value) in (list, tuple) else [_shown(v) for v in value]
+    if isinstance(value, Mapping):
         return {k: _shown(v) for k, v in value.items()}
     return value
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 from pandas.testing import assert_frame_equal
@@ -277,6 +278,38 @@ def test_data_frames_that_differ_in_a_hidden_row_or_digit_are_other_sweeps():
     keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
             for x in (a, b, c, d, a["x"], d["x"])]
     assert len({k["factory"] for k in keys}) == 6 and len({str(k["grid"]) for k in keys}) == 6
+
+
+def base_factory(base: Scenario):
+    """Factories of one source that vary a captured base scenario's algorithm."""
+    def factory(epsilon: float) -> Scenario:
+        return base.replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9))
+    return factory
+
+
+def test_scenarios_and_topologies_that_differ_in_their_data_are_other_sweeps(tmp_path):
+    """A scenario's repr shows its cost family's sizes and its graph sequence's size and period, not the agents'
+    addresses or the weights: a factory capturing a base scenario whose agent 0 moved, or a grid of two rings of
+    other weights, looked the same, and a resume reused the other sweep's chunks."""
+    import topology
+
+    base = Huang2015.example_scenario().replace(horizon=4)
+    moved = base.replace(problem=base.problem.adjacent(0, address=[0.5, 0.5]))
+    assert repr(base) == repr(moved)  # what the fingerprint read before
+    folder = tmp_path / "ck"
+    done = sweep(base_factory(base), GRID, checkpoint=folder, **KW)
+    assert not done.equals(sweep(base_factory(moved), GRID, **KW))  # another sweep indeed
+    with pytest.raises(SweepError, match=r"belongs to another sweep: factory \("):
+        sweep(base_factory(moved), GRID, checkpoint=folder, resume=True, **KW)
+    same = Huang2015.example_scenario().replace(horizon=4)  # rebuilt: the same sweep
+    assert_frame_equal(sweep(base_factory(same), GRID, checkpoint=folder, resume=True, **KW), done, check_exact=True)
+
+    cycle = nx.to_numpy_array(nx.cycle_graph(6))
+    ring, lazy = topology.periodic([cycle / 2]), topology.periodic([0.5 * np.eye(6) + cycle / 4])
+    assert repr(ring) == repr(lazy)
+    keys = [fingerprint(None, [{"g": g}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["grid"]
+            for g in (ring, lazy, topology.periodic([cycle / 2]))]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
 
 
 def test_versions_are_part_of_the_sweep(tmp_path):
