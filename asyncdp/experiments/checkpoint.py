@@ -145,6 +145,10 @@ def _full_repr(value: Any) -> str:
         return repr(_shown(value))
 
 
+ARRAY_ELEMENTS_SHOWN = 100_000
+"""A numpy array with more elements is shown by its dtype, shape and the SHA-256 of its bytes (a data set's repr
+would take gigabytes)."""
+
 GRAPH_ROUNDS_SHOWN = 100
 """Rounds of an infinite, non-periodic graph sequence whose weights a fingerprint holds (all of a finite one's, one
 period of a periodic one's)."""
@@ -154,9 +158,11 @@ def _shown(value: Any) -> Any:
     """``value`` with what its repr hides shown, recursively through lists, tuples, mappings and dataclasses.
 
     A pandas table or series becomes its columns, dtypes, index and column arrays; a graph sequence its size,
-    period, description and the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`); a cost family or domain its
-    ``to_dict()``; a dataclass (a scenario, a problem, an algorithm, links, ...) its class and fields; a function
-    its :func:`_identity`. Anything else stays as it is (its repr is used).
+    period, description and the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`); a cost family its
+    parameters (its structure, else its ``to_dict()``), a domain its ``to_dict()``; an array of over
+    :data:`ARRAY_ELEMENTS_SHOWN` elements the SHA-256 of its bytes; a dataclass (a scenario, a problem, an
+    algorithm, links, ...) its class and fields; a function its :func:`_identity`. Anything else stays as it is
+    (its repr is used).
     """
     import dataclasses
 
@@ -169,12 +175,12 @@ def _shown(value: Any) -> Any:
     from ..problems.domains import Domain
 
     if isinstance(value, pd.DataFrame):
-        return ("DataFrame", list(value.columns), [str(d) for d in value.dtypes], value.index.to_numpy(),
-                [value[c].to_numpy() for c in value.columns])
+        return _shown(("DataFrame", list(value.columns), [str(d) for d in value.dtypes], value.index.to_numpy(),
+                       [value[c].to_numpy() for c in value.columns]))
     if isinstance(value, pd.Series):
-        return ("Series", value.name, str(value.dtype), value.index.to_numpy(), value.to_numpy())
+        return _shown(("Series", value.name, str(value.dtype), value.index.to_numpy(), value.to_numpy()))
     if isinstance(value, pd.Index):
-        return ("Index", str(value.dtype), value.to_numpy())
+        return _shown(("Index", str(value.dtype), value.to_numpy()))
     if isinstance(value, GraphSequence):
         weights = hashlib.sha256()
         for t in range(1, (value.length or value.period or GRAPH_ROUNDS_SHOWN) + 1):
@@ -184,8 +190,14 @@ def _shown(value: Any) -> Any:
                 weights.update(np.ascontiguousarray(part).tobytes())
         return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
                 "weights:sha256:" + weights.hexdigest())
-    if isinstance(value, (CostFamily, Domain)):
+    if isinstance(value, CostFamily):  # its parameters (exact, as Problem.adjacent compares them), else its to_dict()
+        described = value._described()
+        return (type(value).__qualname__, _shown(value.to_dict() if described is None else described))
+    if isinstance(value, Domain):
         return (type(value).__qualname__, _shown(value.to_dict()))
+    if isinstance(value, np.ndarray) and value.size > ARRAY_ELEMENTS_SHOWN and value.dtype != object:
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return ("ndarray", str(value.dtype), value.shape, "sha256:" + digest)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (type(value).__qualname__, [(f.name, _shown(getattr(value, f.name))) for f in dataclasses.fields(value)])
     if inspect.isfunction(value) or inspect.ismethod(value) or isinstance(value, functools.partial):

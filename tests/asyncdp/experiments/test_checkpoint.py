@@ -449,3 +449,16 @@ def test_remove_checkpoint_leaves_other_files(tmp_path):
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
     remove_checkpoint(folder)
     assert not folder.exists()
+
+
+def test_a_large_data_set_is_fingerprinted_by_its_bytes_quickly():
+    """A factory capturing a problem built on a data set: its arrays are hashed, not printed (gigabytes of text)."""
+    import time
+
+    a = np.zeros((1000, 1000))
+    b = a.copy()
+    b[500, 500] = 1e-300
+    started = time.perf_counter()
+    keys = [fingerprint(make_factory(x), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for x in (a, b)]
+    assert keys[0] != keys[1] and time.perf_counter() - started < 1.0
