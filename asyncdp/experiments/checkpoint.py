@@ -184,7 +184,11 @@ def _shown(value: Any) -> Any:
     if isinstance(value, GraphSequence):
         weights = hashlib.sha256()
         for t in range(1, (value.length or value.period or GRAPH_ROUNDS_SHOWN) + 1):
-            m = sp.csr_array(value.weights(t), copy=True)
+            try:
+                m = sp.csr_array(value.weights(t), copy=True)
+            except Exception as exc:  # noqa: BLE001 - a round the run may never reach (a sequence of 60 rounds, say)
+                weights.update(f"round {t}: {type(exc).__name__}".encode())
+                break
             m.sort_indices()
             for part in (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64)):
                 weights.update(np.ascontiguousarray(part).tobytes())

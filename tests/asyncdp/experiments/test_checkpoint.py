@@ -462,3 +462,14 @@ def test_a_large_data_set_is_fingerprinted_by_its_bytes_quickly():
     keys = [fingerprint(make_factory(x), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
             for x in (a, b)]
     assert keys[0] != keys[1] and time.perf_counter() - started < 1.0
+
+
+def test_a_graph_sequence_that_fails_beyond_its_rounds_is_fingerprinted_up_to_them():
+    """An infinite sequence whose round function knows 20 rounds (a sweep of horizon 20): reading 100 rounds for the
+    fingerprint must not fail the sweep."""
+    import topology
+
+    mats = [np.eye(3)] * 20
+    seq = topology.generated(3, lambda t: mats[t - 1])
+    key = fingerprint(None, [{"g": seq}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+    assert key["grid"] and "IndexError" not in str(key["grid"])
