@@ -526,6 +526,14 @@ def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
     err = capsys.readouterr().err
     assert "asyncdp: warning: --seed 5 does not change the privacy noise: the scenario brings its own noise source " \
            "(SeededNoise)" in err
+    # lockstep lossless rounds: nothing else draws from the seed (the warning said clocks, links, initial states and
+    # data change, which no stream does here: every --seed gave the same run)
+    assert "nothing else in this scenario draws from Scenario.seed" in err and "initial states" not in err
+    script.write_text("from asyncdp import Huang2015, Links, LinkModel, Lockstep\nfrom asyncdp.noise import SeededNoise\n"
+                      "scenario = Huang2015.example_scenario().replace(horizon=3, noise=SeededNoise(0), "
+                      "timing=Lockstep('renormalize'), links=Links(LinkModel(loss=0.2)))\n")
+    assert main(["run", str(script), "--seed", "5"]) == 0
+    assert "only the link losses and latencies and the agents' clocks change" in capsys.readouterr().err
     assert main(["run", str(GOOD_SCRIPT), "--seed", "5", "--horizon", "3"]) == 0
     assert "warning" not in capsys.readouterr().err
 
