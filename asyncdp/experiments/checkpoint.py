@@ -159,10 +159,11 @@ def _shown(value: Any) -> Any:
 
     A pandas table or series becomes its columns, dtypes, index and column arrays; a graph sequence its size,
     period, description and the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`); a cost family its
-    parameters (its structure, else its ``to_dict()``), a domain its ``to_dict()``; an array of over
-    :data:`ARRAY_ELEMENTS_SHOWN` elements the SHA-256 of its bytes; a dataclass (a scenario, a problem, an
-    algorithm, links, ...) its class and fields; a function its :func:`_identity`. Anything else stays as it is
-    (its repr is used).
+    parameters (its structure, else its instance attributes: a data set's arrays), a domain its ``to_dict()``; a
+    sparse matrix the SHA-256 of its canonical CSR arrays; a networkx graph its nodes and edges with their data; an
+    array of over :data:`ARRAY_ELEMENTS_SHOWN` elements the SHA-256 of its bytes; a dataclass (a scenario, a
+    problem, an algorithm, links, ...) its class and fields; a function its :func:`_identity`; a set its sorted
+    elements. Anything else stays as it is (its repr is used).
     """
     import dataclasses
 
@@ -185,18 +186,23 @@ def _shown(value: Any) -> Any:
         weights = hashlib.sha256()
         for t in range(1, (value.length or value.period or GRAPH_ROUNDS_SHOWN) + 1):
             try:
-                m = sp.csr_array(value.weights(t), copy=True)
+                m = value.weights(t)
             except Exception as exc:  # noqa: BLE001 - a round the run may never reach (a sequence of 60 rounds, say)
                 weights.update(f"round {t}: {type(exc).__name__}".encode())
                 break
-            m.sort_indices()
-            for part in (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64)):
-                weights.update(np.ascontiguousarray(part).tobytes())
+            _hash_sparse(weights, m)
         return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
                 "weights:sha256:" + weights.hexdigest())
-    if isinstance(value, CostFamily):  # its parameters (exact, as Problem.adjacent compares them), else its to_dict()
+    if sp.issparse(value):  # its repr shows the shape and the number of entries, not their values
+        return ("sparse", value.format, value.shape, "sha256:" + _hash_sparse(hashlib.sha256(), value).hexdigest())
+    if "networkx" in sys.modules and isinstance(value, sys.modules["networkx"].Graph):  # its repr shows the sizes
+        return (type(value).__qualname__, _shown(value.graph), [(_shown(n), _shown(d)) for n, d in
+                value.nodes(data=True)], [(_shown(u), _shown(v), _shown(d)) for u, v, d in value.edges(data=True)])
+    if isinstance(value, CostFamily):  # its parameters (exact, as Problem.adjacent compares them), else its state
         described = value._described()
-        return (type(value).__qualname__, _shown(value.to_dict() if described is None else described))
+        if described is not None:
+            return (type(value).__qualname__, _shown(described))
+        return (type(value).__qualname__, [(k, _shown(v)) for k, v in sorted(vars(value).items())])
     if isinstance(value, Domain):
         return (type(value).__qualname__, _shown(value.to_dict()))
     if isinstance(value, np.ndarray) and value.size > ARRAY_ELEMENTS_SHOWN and value.dtype != object:
@@ -210,7 +216,21 @@ def _shown(value: Any) -> Any:
         return type(value)(_shown(v) for v in value) if type(value) in (list, tuple) else [_shown(v) for v in value]
     if isinstance(value, Mapping):
         return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):  # sorted: their order (and repr) changes with the process's hash seed
+        return (type(value).__qualname__, sorted((_shown(v) for v in value), key=repr))
     return value
+
+
+def _hash_sparse(digest: Any, matrix: Any) -> Any:
+    """Update a ``hashlib`` hash with a sparse (or dense) matrix's canonical CSR form: shape, dtype and arrays."""
+    import scipy.sparse as sp
+
+    m = sp.csr_array(matrix, copy=True)
+    m.sum_duplicates()  # sorted indices, one entry per position
+    digest.update(f"{m.shape}:{m.data.dtype.str}".encode())
+    for part in (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest
 
 
 def _grid_value(key: str, value: Any) -> str:

@@ -264,6 +264,7 @@ def test_arrays_that_differ_beyond_the_eighth_digit_are_other_sweeps():
     assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
     assert keys[0]["grid"] == [["w=array([0.1, 0.2])"]]  # short arrays stay readable
 
+
 def test_data_frames_that_differ_in_a_hidden_row_or_digit_are_other_sweeps():
     """pandas shows 60 rows and 6 decimals: a factory capturing a data table (or a grid value that is one) whose
     row 100 or 9th digit changed looked the same, and a resume reused the other sweep's chunks."""
@@ -471,5 +472,49 @@ def test_a_graph_sequence_that_fails_beyond_its_rounds_is_fingerprinted_up_to_th
 
     mats = [np.eye(3)] * 20
     seq = topology.generated(3, lambda t: mats[t - 1])
-    key = fingerprint(None, [{"g": seq}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
-    assert key["grid"] and "IndexError" not in str(key["grid"])
+    keys = [fingerprint(None, [{"g": s}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["grid"]
+            for s in (seq, topology.generated(3, lambda t: mats[t - 1]), topology.generated(3, lambda t: mats[0] / 2))]
+    assert keys[0] == keys[1] != keys[2]
+
+
+def grid_key(value: object) -> list:
+    return fingerprint(None, [{"v": value}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["grid"]
+
+
+def test_a_data_set_cost_family_is_fingerprinted_by_its_data():
+    """BatchLoss describes no structure and its to_dict() holds only sizes: a factory capturing a base scenario whose
+    data set changed (another data seed, one feature) looked the same, and a resume reused the other sweep's chunks."""
+    from asyncdp.problems.online import BatchLoss
+
+    rng = np.random.default_rng(0)
+    features, labels = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3))
+    changed = features.copy()
+    changed[0, 0, 0] += 1.0
+    fams = [BatchLoss("least-squares", f, labels, 2) for f in (features, changed, features.copy())]
+    assert fams[0].to_dict() == fams[1].to_dict()  # what the fingerprint read before
+    keys = [fingerprint(make_factory(f), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for f in fams]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_sets_are_fingerprinted_in_an_order_of_their_own():
+    """A set's iteration order (its repr) depends on its insertion history and, for strings, on the process's hash
+    seed: one sweep got another fingerprint in the resuming process, which then refused its own checkpoint."""
+    assert repr({8, 16}) != repr({16, 8})  # equal sets, other reprs
+    assert grid_key({8, 16}) == grid_key({16, 8}) != grid_key({8, 17})
+    assert grid_key(frozenset({8, 16})) == grid_key(frozenset({16, 8})) != grid_key({8, 16})
+
+
+def test_sparse_matrices_and_networkx_graphs_are_fingerprinted_by_their_weights():
+    """A sparse matrix's repr shows its size and stored entries only: two weight matrices of other weights looked the
+    same. A networkx graph's repr is its memory address: a sweep capturing one could never be resumed."""
+    import scipy.sparse as sp
+
+    a = sp.csr_array(np.array([[0.5, 0.5], [0.5, 0.5]]))
+    b = sp.csr_array(np.array([[0.25, 0.75], [0.75, 0.25]]))
+    assert repr(a) == repr(b)
+    assert grid_key(a) != grid_key(b) and grid_key(a) == grid_key(sp.coo_array(a.toarray()).tocsr())
+    g, h = nx.cycle_graph(4), nx.cycle_graph(4)
+    nx.set_edge_attributes(h, 2.0, "weight")
+    assert " at 0x" in repr(g)
+    assert grid_key(g) != grid_key(h) and grid_key(g) == grid_key(nx.cycle_graph(4))
