@@ -151,7 +151,7 @@ would take gigabytes)."""
 
 GRAPH_ROUNDS_SHOWN = 100
 """Rounds of an infinite, non-periodic graph sequence whose weights a fingerprint holds (all of a finite one's, one
-period of a periodic one's)."""
+period of a periodic one's); the later rounds by the :func:`_identity` of its round function."""
 
 
 def _shown(value: Any) -> Any:
@@ -191,8 +191,10 @@ def _shown(value: Any) -> Any:
                 weights.update(f"round {t}: {type(exc).__name__}".encode())
                 break
             _hash_sparse(weights, m)
+        # rounds past GRAPH_ROUNDS_SHOWN of an infinite, non-periodic sequence: its round function tells them
+        rest = _identity(value._round_function) if value.length is None and value.period is None else None
         return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
-                "weights:sha256:" + weights.hexdigest())
+                "weights:sha256:" + weights.hexdigest(), rest)
     if sp.issparse(value):  # its repr shows the shape and the number of entries, not their values
         return ("sparse", value.format, value.shape, "sha256:" + _hash_sparse(hashlib.sha256(), value).hexdigest())
     if "networkx" in sys.modules and isinstance(value, sys.modules["networkx"].Graph):  # its repr shows the sizes
