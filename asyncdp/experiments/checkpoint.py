@@ -150,15 +150,16 @@ ARRAY_ELEMENTS_SHOWN = 100_000
 would take gigabytes)."""
 
 GRAPH_ROUNDS_SHOWN = 100
-"""Rounds of an infinite, non-periodic graph sequence whose weights a fingerprint holds (all of a finite one's, one
-period of a periodic one's); the later rounds by the :func:`_identity` of its round function."""
+"""Rounds of a graph sequence whose weights a fingerprint holds (a round can cost a millisecond to generate and
+validate); the later rounds by the :func:`_identity` of its round function."""
 
 
 def _shown(value: Any) -> Any:
     """``value`` with what its repr hides shown, recursively through lists, tuples, mappings and dataclasses.
 
     A pandas table or series becomes its columns, dtypes, index and column arrays; a graph sequence its size,
-    period, description and the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`); a cost family its
+    period, description, the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`) and, for longer ones, its
+    round function's :func:`_identity`; a cost family its
     parameters (its structure, else its instance attributes: a data set's arrays), a domain its ``to_dict()``; a
     sparse matrix the SHA-256 of its canonical CSR arrays; a networkx graph its nodes and edges with their data; an
     array of over :data:`ARRAY_ELEMENTS_SHOWN` elements the SHA-256 of its bytes; a dataclass (a scenario, a
@@ -184,15 +185,16 @@ def _shown(value: Any) -> Any:
         return _shown(("Index", str(value.dtype), value.to_numpy()))
     if isinstance(value, GraphSequence):
         weights = hashlib.sha256()
-        for t in range(1, (value.length or value.period or GRAPH_ROUNDS_SHOWN) + 1):
+        rounds = value.length or value.period
+        for t in range(1, min(rounds or GRAPH_ROUNDS_SHOWN, GRAPH_ROUNDS_SHOWN) + 1):
             try:
                 m = value.weights(t)
             except Exception as exc:  # noqa: BLE001 - a round the run may never reach (a sequence of 60 rounds, say)
                 weights.update(f"round {t}: {type(exc).__name__}".encode())
                 break
             _hash_sparse(weights, m)
-        # rounds past GRAPH_ROUNDS_SHOWN of an infinite, non-periodic sequence: its round function tells them
-        rest = _identity(value._round_function) if value.length is None and value.period is None else None
+        # the rounds past GRAPH_ROUNDS_SHOWN: its round function tells them (a from_matrices one holds them)
+        rest = _identity(value._round_function) if rounds is None or rounds > GRAPH_ROUNDS_SHOWN else None
         return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
                 "weights:sha256:" + weights.hexdigest(), rest)
     if sp.issparse(value):  # its repr shows the shape and the number of entries, not their values
