@@ -106,6 +106,9 @@ def _identity(fn: Any) -> str:
     closure captured and its defaults, a ``functools.partial``'s function and
     bound arguments, a bound method's object, a callable object's ``repr``
     (two factories ``make(1.0)`` and ``make(100.0)`` of one source differ).
+    The module-level names a function reads are not part of it (a global
+    counter would change with every call): a :class:`ScriptFactory` is its
+    whole text.
     """
     if fn is None:
         return "none"
