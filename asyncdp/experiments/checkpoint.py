@@ -241,11 +241,13 @@ def _hash_sparse(digest: Any, matrix: Any) -> Any:
 
 
 def _grid_value(key: str, value: Any) -> str:
-    """A grid point's ``key=repr`` for the manifest; a repr over 200 characters as its SHA-256."""
+    """A grid point's ``key=repr`` for the manifest; a repr over 200 characters as its SHA-256 (marked as
+    :func:`_state` marks one that holds a memory address)."""
     shown = _full_repr(value)
+    mark = _ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) else ""
     if len(shown) > 200:
         shown = "sha256:" + hashlib.sha256(shown.encode()).hexdigest()
-    return f"{key}={shown}"
+    return f"{key}={shown}{mark}"
 
 
 def _state(value: Any) -> str:
@@ -475,7 +477,7 @@ class Checkpoint:
         if diff:
             hint = ""
             if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):
-                hint = (" (a captured value's repr shows its memory address, which differs in every process: give "
+                hint = (" (a captured or grid value's repr shows its memory address, which differs in every process: give "
                         "it a repr of its contents, or pass the sweep a script factory)")
             raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}"
                              f"{hint}")

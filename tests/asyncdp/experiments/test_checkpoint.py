@@ -239,6 +239,16 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
         sweep(make_factory(1.0), GRID, checkpoint=tmp_path / "ck2", resume=True, **KW)
     assert "memory address" not in str(refused.value)
 
+    def with_label(epsilon: float, label: object) -> Scenario:
+        return counting_factory(epsilon)
+
+    def grid() -> dict:  # a value with an address whose repr is over 200 characters (kept as its hash)
+        return {**GRID, "label": [[_Scale(), "x" * 200]]}
+
+    sweep(with_label, grid(), checkpoint=tmp_path / "ck3", runs=1)
+    with pytest.raises(SweepError, match=r"belongs to another sweep: grid \(.*memory address"):
+        sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
+
 
 def test_large_arrays_that_differ_only_inside_are_other_sweeps():
     """numpy abbreviates an array of over 1000 elements with ``...`` in its repr: two such arrays with the same
