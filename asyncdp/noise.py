@@ -15,7 +15,9 @@ spawn key                   stream
                             of shape ``(N, n)``, row ``j`` for receiver ``j``
 ``(1, i, j)``               link ``i -> j``: loss and latency
 ``(2, i)``                  agent ``i``'s clock (drift, jitter, wake times)
-``(3,)``                    random initial states, if requested
+``(3,)``                    reserved for random initial states (no
+                            engine draws from it: ``x0`` is given or
+                            ``Proj_X(0)``)
 ``(4, 0)``                  data sets: the split permutation of all samples
 ``(4, 1, e)``               data sets: the batch order of epoch ``e``
                             (:mod:`asyncdp.problems.datasets`)

@@ -16,7 +16,21 @@ from topology.sequence import GraphSequence
 from . import metrics
 from .metrics import MetricCurve
 
-__all__ = ["Result", "summary_table"]
+__all__ = ["Result", "summary_json", "summary_table"]
+
+
+def summary_json(summary: dict[str, Any], metadata: Any, indent: int | None = 2) -> str:
+    """``summary`` plus ``metadata`` as strict JSON: infinities as ``"inf"``/``"-inf"``, NaN as ``null``.
+
+    (``json.dumps`` alone writes the tokens ``Infinity`` and ``NaN``, which strict parsers reject.)
+
+    Example:
+        >>> summary_json({"epsilon_claimed": "inf"}, {"params": {"epsilon": float("inf")}}, indent=None)
+        '{"epsilon_claimed": "inf", "metadata": {"params": {"epsilon": "inf"}}}'
+    """
+    from .reproduce._outputs import to_strict_json
+
+    return json.dumps(to_strict_json({**summary, "metadata": metadata}), indent=indent, default=str, allow_nan=False)
 
 
 def summary_table(summary: dict[str, Any]) -> str:
@@ -166,5 +180,5 @@ class Result:
         return f"{self!r}\n{self.summary_table()}"
 
     def to_json(self, indent: int | None = 2) -> str:
-        """Summary plus metadata as JSON."""
-        return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)
+        """Summary plus metadata as strict JSON (infinities as ``"inf"``/``"-inf"``, NaN as ``null``)."""
+        return summary_json(self.summary(), self.metadata, indent)

@@ -2,7 +2,7 @@
 
 Counts (``--runs``, ``--horizon``, ``--nodes``) accept integers written
 ``2000``, ``10_000`` or ``1e4`` (an integral value in scientific notation);
-seeds are nonnegative integers. A bad value is an argparse usage error naming
+seeds are nonnegative integers (of any size); counts at most ``2**63 - 1``. A bad value is an argparse usage error naming
 the option (exit code 2). :func:`require_memory` refuses a job whose memory
 estimate exceeds the machine's available memory, naming the parameter, the
 estimate and what is available, before anything is allocated.
@@ -26,7 +26,7 @@ from topology.validation import check_integer, check_real
 
 from ..errors import AsyncdpError
 
-__all__ = ["ResourceLimitError", "integer", "count", "positive_int", "nonnegative_int", "finite_float",
+__all__ = ["ResourceLimitError", "MAX_COUNT", "integer", "count", "positive_int", "nonnegative_int", "finite_float",
            "available_memory", "format_bytes", "require_memory"]
 
 
@@ -50,14 +50,27 @@ def _integer(text: str) -> int:
     return int(value)
 
 
+MAX_COUNT = 2**63 - 1
+"""The largest count (runs, rounds, nodes, samples): no array or loop can be longer, and memory estimates of
+larger ones would overflow a float (``--horizon 1e400`` ended in an ``OverflowError`` traceback)."""
+
+
+def _sized(text: str) -> int:
+    """``text`` as an int no larger than :data:`MAX_COUNT`."""
+    value = _integer(text)
+    if value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"value must be at most 2**63 - 1, got {text!r}")
+    return value
+
+
 def integer(text: str) -> int:
-    """argparse type: any integer (range checked by the command); ``1e6`` is accepted for 1000000."""
-    return _integer(text)
+    """argparse type: an integer up to ``2**63 - 1`` (lower bound checked by the command); ``1e6`` is accepted."""
+    return _sized(text)
 
 
 def count(text: str) -> int:
-    """argparse type: an integer >= 1; ``1e6`` is accepted for 1000000."""
-    return check_integer(_integer(text), "value", minimum=1, error=argparse.ArgumentTypeError)
+    """argparse type: an integer from 1 to ``2**63 - 1``; ``1e6`` is accepted for 1000000."""
+    return check_integer(_sized(text), "value", minimum=1, error=argparse.ArgumentTypeError)
 
 
 positive_int = count

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from typing import Any
 from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_file
 
-__all__ = ["register", "run_command", "assumption_warnings", "simpy_memory_estimate"]
+__all__ = ["register", "run_command", "assumption_warnings", "seed_reaches_the_schedule", "simpy_memory_estimate"]
 
 LEDGER_SUFFIXES = (".json", ".parquet", ".csv")
 TRANSCRIPT_SUFFIXES = (".npz", ".parquet", ".json")
@@ -127,6 +126,29 @@ def _progress_bar(total: int) -> Iterator[Callable[[int, int], None]]:
         yield progress
 
 
+def seed_reaches_the_schedule(scenario: Any) -> bool:
+    """Whether ``Scenario.seed`` draws anything but the privacy noise: random losses, latencies or clocks.
+
+    The seed feeds the noise, the links and the clocks only (:mod:`asyncdp.noise`); lockstep rounds over lossless
+    links of zero or constant latency draw nothing from it.
+
+    Example:
+        >>> from asyncdp import Huang2015
+        >>> seed_reaches_the_schedule(Huang2015.example_scenario())
+        False
+    """
+    from ..engine.links import ConstantLatency, ZeroLatency
+    from ..engine.timing import Deadline, Lockstep
+
+    timing = scenario.timing
+    if isinstance(timing, Deadline):
+        clocks = type(timing) is not Deadline or timing.drift > 0 or timing.jitter > 0
+    else:
+        clocks = not isinstance(timing, Lockstep)
+    models = [scenario.links.default, *scenario.links.overrides.values()]
+    return clocks or any(m.loss > 0 or not isinstance(m.latency, (ZeroLatency, ConstantLatency)) for m in models)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp run``; returns the exit code."""
     from ..noise import ZeroNoise
@@ -142,9 +164,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.seed is not None:
         changes["seed"] = args.seed
         if scenario.noise is not None and not isinstance(scenario.noise, ZeroNoise):
+            rest = ("only the link losses and latencies and the agents' clocks change (the other streams of "
+                    "Scenario.seed)" if seed_reaches_the_schedule(scenario) else "and nothing else in this scenario "
+                    "draws from Scenario.seed (lockstep rounds over lossless links of fixed latency): the run is the "
+                    "same for every seed")
             print(f"asyncdp: warning: --seed {args.seed} does not change the privacy noise: the scenario brings its "
-                  f"own noise source ({type(scenario.noise).__name__}); only the streams of Scenario.seed (clocks, "
-                  "links, initial states, data) change", file=sys.stderr)
+                  f"own noise source ({type(scenario.noise).__name__}); {rest}", file=sys.stderr)
     if args.horizon is not None:
         changes["horizon"] = args.horizon
     if changes:
@@ -167,8 +192,7 @@ def run_command(args: argparse.Namespace) -> int:
         result = scenario.run()
     print(result.summary_table())
     if outputs["json"]:
-        outputs["json"].write_text(json.dumps({**result.summary(), "metadata": result.metadata}, indent=2,
-                                              default=str))
+        outputs["json"].write_text(result.to_json())
     if outputs["ledger"]:
         outputs["ledger"].write(result.ledger.save)
     if outputs["transcript"]:

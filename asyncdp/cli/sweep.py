@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("script", metavar="SCRIPT.py", help="a Python file that defines `factory(**params)`")
     p.add_argument("--grid", action="append", metavar="NAME=V1,V2,...", default=None,
-                   help="a grid parameter and its values (int, float or text); repeat for more parameters")
+                   help="a grid parameter and its values (true/false, int, float or text); repeat for more parameters")
     p.add_argument("--runs", type=integer, default=1, help="runs per parameter point (default 1; 1e4 accepted)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="the sweep seed (default 0)")
     p.add_argument("--engine", default="batch", help="batch (default) or simpy")

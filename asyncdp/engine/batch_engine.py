@@ -60,7 +60,6 @@ SimPy engine draws, so a one-run batch reproduces a SimPy lockstep run.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +75,7 @@ from ..algorithms.base import claimed_pair, rule_messages, rule_update
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import engine_noise
-from ..result import Result, summary_table
+from ..result import Result, summary_json, summary_table
 from .links import ZeroLatency
 from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
 from .timing import Async, Deadline
@@ -327,7 +326,7 @@ class BatchResult:
 
     def to_json(self, indent: int | None = 2) -> str:
         """Summary plus metadata as JSON (as :meth:`asyncdp.result.Result.to_json`)."""
-        return json.dumps({**self.summary(), "metadata": self.metadata}, indent=indent, default=str)
+        return summary_json(self.summary(), self.metadata, indent)
 
     def __repr__(self) -> str:
         """One line: algorithm, runs, size, rounds and the mean final error (never the arrays)."""

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SweepError
+from ..errors import ScenarioError, SweepError
+from ..scenario import Scenario
 from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
@@ -82,13 +83,27 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
 
 
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None) -> dict[str, np.ndarray]:
-    """Run one task anywhere; the columns of its rows (except the grid parameters)."""
+    """Run one task anywhere; the columns of its rows (except the grid parameters).
+
+    Raises:
+        SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
+            :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause).
+    """
     scenario = _build(_resolve(factory), task.params, task.point)
     if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
         _check_own_noise(scenario, task.point, task.params)
+    where = f"point {task.point} ({_fmt(task.params)})"
+    try:
+        return _task_columns(scenario, task, engine, metrics, where)
+    except ScenarioError as exc:
+        raise SweepError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callable[..., Any] | None,
+                  where: str) -> dict[str, np.ndarray]:
+    """:func:`_run_task`'s runs of the factory's ``scenario``."""
     sens = _sensitivity(scenario)
     runs = np.arange(task.first, task.first + task.runs, dtype=np.int64)
-    where = f"point {task.point} ({_fmt(task.params)})"
     if engine == "batch":
         seed = derive_seed(task.seed, task.point, task.chunk)
         sc = scenario.replace(seed=seed)

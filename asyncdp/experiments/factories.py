@@ -16,6 +16,7 @@ import functools
 import hashlib
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,3 +188,21 @@ def _check_own_noise(scenario: Scenario, point: int, params: Mapping[str, Any]) 
         f"({type(noise).__name__}), which the sweep's per-task seed does not re-seed: its runs would repeat the same "
         "privacy noise. Leave noise=None (noise from Scenario.seed), or run one task per point "
         "(the batch engine with chunk_runs >= runs)")
+
+
+def _warn_shared_gradient_noise(scenario: Scenario, runs: int) -> None:
+    """Warn when the runs of a point share a rule's own gradient noise (DP-SDA's ``xi``, from its ``xi_seed``).
+
+    The sweep varies ``Scenario.seed`` only; DP-SDA draws ``xi`` from the algorithm's ``xi_seed``
+    (:mod:`asyncdp.papers.dpsda.rule`), so every run of a point (of every point with the same ``xi_seed``) has
+    the same ``xi``: the means are conditional on one draw of it, and the standard errors leave its spread out.
+    """
+    alg = scenario.algorithm
+    xi_seed = getattr(alg, "xi_seed", None)
+    if runs > 1 and xi_seed is not None and float(getattr(alg, "gradient_noise_std", 0.0)) > 0.0:
+        warnings.warn(
+            f"the {runs} runs of each point share {alg.name}'s gradient noise xi: it is drawn from the algorithm's "
+            f"xi_seed={xi_seed}, which the sweep's per-run seeds do not change, so the means are conditional on one "
+            "draw of xi and the standard errors leave its spread out; to average over xi, make xi_seed a grid "
+            "parameter and run one run per point", UserWarning, stacklevel=3)
+

@@ -84,7 +84,9 @@ def grid_points(grid: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
 
 
-def _parse_value(text: str) -> int | float | str:
+def _parse_value(text: str) -> bool | int | float | str:
+    if text.lower() in ("true", "false"):  # the text 'False' would be true in the factory's ``if``
+        return text.lower() == "true"
     for convert in (int, float):
         try:
             return convert(text)
@@ -96,8 +98,9 @@ def _parse_value(text: str) -> int | float | str:
 def grid_from_strings(items: Iterable[str]) -> dict[str, list[Any]]:
     """Parse ``NAME=V1,V2,...`` strings (the CLI's ``--grid``) into a grid.
 
-    Each value becomes an ``int`` if it parses as one, else a ``float``
-    (``1e3``, ``inf``, ``nan`` included), else a stripped string.
+    Each value becomes a ``bool`` if it is ``true`` or ``false`` (any case),
+    else an ``int`` if it parses as one, else a ``float`` (``1e3``, ``inf``,
+    ``nan`` included), else a stripped string.
 
     Args:
         items: the strings, one parameter each.
@@ -109,8 +112,8 @@ def grid_from_strings(items: Iterable[str]) -> dict[str, list[Any]]:
         SweepError: no ``=``, a bad or repeated name, or an empty value.
 
     Example:
-        >>> grid_from_strings(["epsilon=0.1,1,10", "c=0.2", "mode=broadcast"])
-        {'epsilon': [0.1, 1, 10], 'c': [0.2], 'mode': ['broadcast']}
+        >>> grid_from_strings(["epsilon=0.1,1,10", "c=0.2", "mode=broadcast", "lossy=True,False"])
+        {'epsilon': [0.1, 1, 10], 'c': [0.2], 'mode': ['broadcast'], 'lossy': [True, False]}
     """
     grid: dict[str, list[Any]] = {}
     for item in items:

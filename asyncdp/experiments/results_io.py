@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..atomic_write import write_atomically
@@ -50,7 +51,11 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     fmt = _format_of(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        write_atomically(path, lambda tmp: df.to_csv(tmp, index=False))
+        # a float32 (float16) value is written as its own shortest repr ('0.1'), which reads back as another float64:
+        # written as float64, it reads back as the same number
+        narrow = {c: np.float64 for c in df.columns if df[c].dtype in (np.float32, np.float16)}
+        table = df.astype(narrow) if narrow else df
+        write_atomically(path, lambda tmp: table.to_csv(tmp, index=False))
     else:
         try:
             import pyarrow
@@ -65,7 +70,7 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
 
 
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a file written by :func:`write_results` (CSV floats are read back exactly).
+    """Read a file written by :func:`write_results` (CSV floats are read back exactly; float32 columns as float64).
 
     In a CSV file only an empty field is a missing value (how NaN is written):
     a string such as ``"None"`` or ``"NA"`` (a grid parameter's value, say) is

@@ -16,7 +16,11 @@ of a sweep comes from the one integer ``seed`` through
 :func:`derive_seed` ``(seed, a, b)``: the first 64-bit word of
 ``numpy.random.SeedSequence(seed, spawn_key=(a, b))`` shifted right by one
 bit (a nonnegative 63-bit integer, so a collision between two tasks is
-astronomically unlikely and the value fits an ``int64`` column):
+astronomically unlikely and the value fits an ``int64`` column). (A stream a
+rule seeds itself is the exception: DP-SDA's gradient noise comes from its
+``xi_seed``, shared by the runs; the sweep warns.)
+
+Seeds of the simulated scenarios:
 
 ================  ==========================================================
 engine            seed of the simulated scenario (column ``task_seed``)
@@ -118,7 +122,8 @@ from .executors import (
     _run_task,
     _show_progress,
 )
-from .factories import ScriptFactory, _build, _check_own_noise, _check_signature, _fmt, _resolve
+from .factories import (ScriptFactory, _build, _check_own_noise, _check_signature, _fmt, _resolve,
+                        _warn_shared_gradient_noise)
 from .grid import _Task, grid_points
 from .summaries import _assemble
 
@@ -203,7 +208,8 @@ def sweep(
         SweepError: a bad grid, ``runs``, ``seed``, ``chunk_runs``, executor,
             engine or executor option (``retries`` included); a factory that
             rejects a grid parameter, raises a
-            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario; a
+            :class:`~asyncdp.errors.ScenarioError` or returns no Scenario, or
+            whose scenario fails to run with one (the point named); a
             factory or ``metrics`` that cannot be pickled for ``"processes"``;
             bad ``metrics`` output; a checkpoint that holds another sweep
             (naming what differs), that holds one while ``resume`` is false,
@@ -280,6 +286,7 @@ def sweep(
 
     if runs > chunk_runs or (engine == "simpy" and runs > 1):  # several tasks per point
         _check_own_noise(first, 0, points[0])
+    _warn_shared_gradient_noise(first, runs)
     if resume and checkpoint is None:
         raise SweepError("resume=True needs the checkpoint folder to resume (checkpoint=FOLDER)")
     tasks = [

@@ -429,6 +429,23 @@ def test_memory_refused_up_front(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.parametrize("argv, option", [
+    (["run", str(GOOD_SCRIPT), "--horizon", "1e400"], "--horizon"),
+    (["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--runs", "1e400"], "--runs"),
+    (["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--runs", "1e400"], "--runs"),
+    (["reproduce", "huang2015-fig1", "--runs", "1e400"], "--runs"),
+    (["topology", "generate", "static", "--graph", "ring", "--nodes", "1e400", "-o", "OUT"], "--nodes"),
+])
+def test_a_count_beyond_int64_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               argv: list[str], option: str) -> None:
+    """``--horizon 1e400`` was read as 10**400, and the memory guard's float of it raised OverflowError (traceback)."""
+    argv = [str(tmp_path / "g.json") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    line = usage_error_line(capsys.readouterr().err)
+    assert f"argument {option}: value must be at most 2**63 - 1, got '1e400'" in line
+    assert not (tmp_path / "g.json").exists()
+
+
 def test_counts_accept_scientific_notation_but_not_fractions(capsys: pytest.CaptureFixture[str]) -> None:
     from asyncdp.cli import build_parser
 
@@ -509,6 +526,14 @@ def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
     err = capsys.readouterr().err
     assert "asyncdp: warning: --seed 5 does not change the privacy noise: the scenario brings its own noise source " \
            "(SeededNoise)" in err
+    # lockstep lossless rounds: nothing else draws from the seed (the warning said clocks, links, initial states and
+    # data change, which no stream does here: every --seed gave the same run)
+    assert "nothing else in this scenario draws from Scenario.seed" in err and "initial states" not in err
+    script.write_text("from asyncdp import Huang2015, Links, LinkModel, Lockstep\nfrom asyncdp.noise import SeededNoise\n"
+                      "scenario = Huang2015.example_scenario().replace(horizon=3, noise=SeededNoise(0), "
+                      "timing=Lockstep('renormalize'), links=Links(LinkModel(loss=0.2)))\n")
+    assert main(["run", str(script), "--seed", "5"]) == 0
+    assert "only the link losses and latencies and the agents' clocks change" in capsys.readouterr().err
     assert main(["run", str(GOOD_SCRIPT), "--seed", "5", "--horizon", "3"]) == 0
     assert "warning" not in capsys.readouterr().err
 

@@ -82,6 +82,23 @@ def test_run_cli_json(tmp_path, capsys):
     assert len(Ledger.load(ledger)) == 120
 
 
+def test_run_cli_json_is_strict_json_for_a_claim_of_no_privacy(tmp_path, capsys):
+    """epsilon = inf (no privacy, a documented setting): the metadata's algorithm parameters were written as the bare
+    token Infinity, which strict JSON parsers (jq, JavaScript, ...) reject; reproduce and privacy check write "inf"."""
+    script, out = tmp_path / "s.py", tmp_path / "run.json"
+    script.write_text("from asyncdp import Huang2015\n"
+                      "scenario = Huang2015.example_scenario().replace(\n"
+                      "    algorithm=Huang2015(epsilon=float('inf'), c=0.2, q=0.8, p=0.9), horizon=3)\n")
+    assert main(["run", str(script), "--json", str(out)]) == 0
+    capsys.readouterr()
+
+    def refuse(token):
+        raise ValueError(f"not strict JSON: {token}")
+
+    summary = json.loads(out.read_text(), parse_constant=refuse)
+    assert summary["epsilon_claimed"] == "inf" and summary["metadata"]["algorithm_params"]["epsilon"] == "inf"
+
+
 def test_run_cli_bad_scripts(tmp_path):
     no_scenario = tmp_path / "empty.py"
     no_scenario.write_text("x = 1\n")

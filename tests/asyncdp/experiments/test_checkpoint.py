@@ -12,6 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 from pandas.testing import assert_frame_equal
@@ -238,6 +239,16 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
         sweep(make_factory(1.0), GRID, checkpoint=tmp_path / "ck2", resume=True, **KW)
     assert "memory address" not in str(refused.value)
 
+    def with_label(epsilon: float, label: object) -> Scenario:
+        return counting_factory(epsilon)
+
+    def grid() -> dict:  # a value with an address whose repr is over 200 characters (kept as its hash)
+        return {**GRID, "label": [[_Scale(), "x" * 200]]}
+
+    sweep(with_label, grid(), checkpoint=tmp_path / "ck3", runs=1)
+    with pytest.raises(SweepError, match=r"belongs to another sweep: grid \(.*memory address"):
+        sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
+
 
 def test_large_arrays_that_differ_only_inside_are_other_sweeps():
     """numpy abbreviates an array of over 1000 elements with ``...`` in its repr: two such arrays with the same
@@ -249,6 +260,68 @@ def test_large_arrays_that_differ_only_inside_are_other_sweeps():
             for x in (a, b)]
     assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
     assert keys[0]["grid"][0][0].startswith("w=sha256:")  # a long repr is kept as its hash
+
+
+def test_arrays_that_differ_beyond_the_eighth_digit_are_other_sweeps():
+    """numpy prints an array's floats to 8 digits: ``[0.1, 0.2]`` and ``[0.1 + 1e-12, 0.2]`` looked alike, so a
+    resume with such a changed grid value (or closure value) reused the other sweep's chunks."""
+    a = np.array([0.1, 0.2])
+    b = a.copy()
+    b[0] += 1e-12
+    assert repr(a) == repr(b)  # what the fingerprint read before
+    keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+            for x in (a, b)]
+    assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
+    assert keys[0]["grid"] == [["w=array([0.1, 0.2])"]]  # short arrays stay readable
+
+
+def test_data_frames_that_differ_in_a_hidden_row_or_digit_are_other_sweeps():
+    """pandas shows 60 rows and 6 decimals: a factory capturing a data table (or a grid value that is one) whose
+    row 100 or 9th digit changed looked the same, and a resume reused the other sweep's chunks."""
+    import pandas as pd
+
+    a = pd.DataFrame({"x": np.linspace(0.0, 1.0, 200), "label": ["a" * 60] * 200})
+    b, c, d = a.copy(), a.copy(), a.copy()
+    b.loc[100, "x"] += 0.5
+    c.loc[1, "x"] += 1e-9
+    d.loc[1, "x"] = np.nextafter(d.loc[1, "x"], 1.0)  # one bit (17 decimals of 0.005 show 15 digits)
+    assert repr(a) == repr(b) == repr(c) == repr(d)  # what the fingerprint read before
+    keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+            for x in (a, b, c, d, a["x"], d["x"])]
+    assert len({k["factory"] for k in keys}) == 6 and len({str(k["grid"]) for k in keys}) == 6
+
+
+def base_factory(base: Scenario):
+    """Factories of one source that vary a captured base scenario's algorithm."""
+    def factory(epsilon: float) -> Scenario:
+        return base.replace(algorithm=Huang2015(epsilon=epsilon, c=0.2, q=0.8, p=0.9))
+    return factory
+
+
+def test_scenarios_and_topologies_that_differ_in_their_data_are_other_sweeps(tmp_path):
+    """A scenario's repr shows its cost family's sizes and its graph sequence's size and period, not the agents'
+    addresses or the weights: a factory capturing a base scenario whose agent 0 moved, or a grid of two rings of
+    other weights, looked the same, and a resume reused the other sweep's chunks."""
+    import topology
+
+    base = Huang2015.example_scenario().replace(horizon=4)
+    moved = base.replace(problem=base.problem.adjacent(0, address=[0.5, 0.5]))
+    assert repr(base) == repr(moved)  # what the fingerprint read before
+    folder = tmp_path / "ck"
+    done = sweep(base_factory(base), GRID, checkpoint=folder, **KW)
+    assert not done.equals(sweep(base_factory(moved), GRID, **KW))  # another sweep indeed
+    with pytest.raises(SweepError, match=r"belongs to another sweep: factory \("):
+        sweep(base_factory(moved), GRID, checkpoint=folder, resume=True, **KW)
+    same = Huang2015.example_scenario().replace(horizon=4)  # rebuilt: the same sweep
+    assert_frame_equal(sweep(base_factory(same), GRID, checkpoint=folder, resume=True, **KW), done, check_exact=True)
+
+    cycle = nx.to_numpy_array(nx.cycle_graph(6))
+    ring, lazy = topology.periodic([cycle / 2]), topology.periodic([0.5 * np.eye(6) + cycle / 4])
+    assert repr(ring) == repr(lazy)
+    keys = [fingerprint(None, [{"g": g}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["grid"]
+            for g in (ring, lazy, topology.periodic([cycle / 2]))]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
 
 def test_versions_are_part_of_the_sweep(tmp_path):
     folder = tmp_path / "ck"
@@ -387,3 +460,106 @@ def test_remove_checkpoint_leaves_other_files(tmp_path):
     sweep(counting_factory, GRID, checkpoint=folder, **KW)
     remove_checkpoint(folder)
     assert not folder.exists()
+
+
+def test_a_large_data_set_is_fingerprinted_by_its_bytes_quickly():
+    """A factory capturing a problem built on a data set: its arrays are hashed, not printed (gigabytes of text)."""
+    import time
+
+    a = np.zeros((1000, 1000))
+    b = a.copy()
+    b[500, 500] = 1e-300
+    started = time.perf_counter()
+    keys = [fingerprint(make_factory(x), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for x in (a, b)]
+    assert keys[0] != keys[1] and time.perf_counter() - started < 1.0
+
+
+def test_a_graph_sequence_that_fails_beyond_its_rounds_is_fingerprinted_up_to_them():
+    """An infinite sequence whose round function knows 20 rounds (a sweep of horizon 20): reading 100 rounds for the
+    fingerprint must not fail the sweep."""
+    import topology
+
+    def known(scale: float):
+        mats = [scale * np.eye(3)] * 20
+        return topology.generated(3, lambda t: mats[t - 1])
+
+    assert grid_key(known(1.0)) == grid_key(known(1.0)) != grid_key(known(0.5))
+
+
+def grid_key(value: object) -> list:
+    return fingerprint(None, [{"v": value}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["grid"]
+
+
+def test_a_data_set_cost_family_is_fingerprinted_by_its_data():
+    """BatchLoss describes no structure and its to_dict() holds only sizes: a factory capturing a base scenario whose
+    data set changed (another data seed, one feature) looked the same, and a resume reused the other sweep's chunks."""
+    from asyncdp.problems.online import BatchLoss
+
+    rng = np.random.default_rng(0)
+    features, labels = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3))
+    changed = features.copy()
+    changed[0, 0, 0] += 1.0
+    fams = [BatchLoss("least-squares", f, labels, 2) for f in (features, changed, features.copy())]
+    assert fams[0].to_dict() == fams[1].to_dict()  # what the fingerprint read before
+    keys = [fingerprint(make_factory(f), [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for f in fams]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_sets_are_fingerprinted_in_an_order_of_their_own():
+    """A set's iteration order (its repr) depends on its insertion history and, for strings, on the process's hash
+    seed: one sweep got another fingerprint in the resuming process, which then refused its own checkpoint."""
+    assert repr({8, 16}) != repr({16, 8})  # equal sets, other reprs
+    assert grid_key({8, 16}) == grid_key({16, 8}) != grid_key({8, 17})
+    assert grid_key(frozenset({8, 16})) == grid_key(frozenset({16, 8})) != grid_key({8, 16})
+
+
+def test_sparse_matrices_and_networkx_graphs_are_fingerprinted_by_their_weights():
+    """A sparse matrix's repr shows its size and stored entries only: two weight matrices of other weights looked the
+    same. A networkx graph's repr is its memory address: a sweep capturing one could never be resumed."""
+    import scipy.sparse as sp
+
+    a = sp.csr_array(np.array([[0.5, 0.5], [0.5, 0.5]]))
+    b = sp.csr_array(np.array([[0.25, 0.75], [0.75, 0.25]]))
+    assert repr(a) == repr(b)
+    assert grid_key(a) != grid_key(b) and grid_key(a) == grid_key(sp.coo_array(a.toarray()).tocsr())
+    g, h = nx.cycle_graph(4), nx.cycle_graph(4)
+    nx.set_edge_attributes(h, 2.0, "weight")
+    assert " at 0x" in repr(g)
+    assert grid_key(g) != grid_key(h) and grid_key(g) == grid_key(nx.cycle_graph(4))
+
+
+def test_infinite_graph_sequences_that_differ_after_the_rounds_hashed_are_other_sweeps():
+    """Only the first GRAPH_ROUNDS_SHOWN rounds of an infinite sequence are hashed: two that switch graphs at rounds
+    150 and 300 looked the same (a sweep of horizon 500 over them reused the other's chunks)."""
+    import topology
+
+    def switching(at: int):
+        return topology.generated(3, lambda t: np.eye(3) if t < at else np.ones((3, 3)) / 3)
+
+    assert grid_key(switching(150)) != grid_key(switching(300)) and grid_key(switching(150)) == grid_key(switching(150))
+
+
+ROUNDS_ASKED: list[int] = []
+
+
+def test_a_long_graph_sequence_is_fingerprinted_quickly():
+    """Every round of a finite sequence was generated and hashed: 2000 rounds of a random graph took 4.5 s per
+    fingerprint. Past GRAPH_ROUNDS_SHOWN rounds its round function (its closure, a seed) tells the rest."""
+    import topology
+    from asyncdp.experiments.checkpoint import GRAPH_ROUNDS_SHOWN
+
+    ROUNDS_ASKED.clear()
+
+    def seeded(seed: int):
+        def round_function(t: int) -> np.ndarray:
+            ROUNDS_ASKED.append(t)  # a global: a closure value would change the function's identity
+            return np.eye(3) if (t + seed) % 500 else np.ones((3, 3)) / 3
+        return topology.generated(3, round_function, length=2000)
+
+    keys = [grid_key(seeded(s)) for s in (1, 1, 2)]
+    assert keys[0] == keys[1] != keys[2] and max(ROUNDS_ASKED) == GRAPH_ROUNDS_SHOWN
+    long = [np.eye(3)] * 150
+    changed = long[:149] + [np.ones((3, 3)) / 3]  # round 150 only
+    assert grid_key(topology.from_matrices(long)) != grid_key(topology.from_matrices(changed))

@@ -20,3 +20,11 @@ def test_grid_from_strings():
             grid_from_strings([bad])
     with pytest.raises(SweepError, match="twice"):
         grid_from_strings(["a=1", "a=2"])
+
+
+def test_true_and_false_are_booleans():
+    """``--grid lossy=True,False`` gave the factory the text 'False', which is true: ``if lossy:`` ran the lossy
+    scenario at both points, silently."""
+    grid = grid_from_strings(["lossy=True,False", "flag=true, FALSE", "word=Truth,no"])
+    assert grid == {"lossy": [True, False], "flag": [True, False], "word": ["Truth", "no"]}
+    assert all(type(v) is bool for v in grid["lossy"] + grid["flag"])

@@ -34,3 +34,15 @@ def test_parquet_of_a_mixed_type_column_is_a_sweep_error_naming_the_file(tmp_pat
     with pytest.raises(SweepError, match=r"r\.parquet.*as Parquet.*one type"):
         write_results(df, tmp_path / "r.parquet")
     assert not list(tmp_path.iterdir())  # no partial file left
+
+
+def test_csv_round_trip_of_float32_columns_keeps_their_values(tmp_path):
+    """A user metric computed in float32: pandas wrote float32(0.1) as '0.1', read back as the float64 0.1, another
+    number (by 1.5e-9) than the one the sweep computed; the file now holds the float64 of each float32 value."""
+    import numpy as np
+
+    m = np.array([0.1, 1 / 3, np.nan, np.inf], dtype=np.float32)
+    df = pd.DataFrame({"point": [0, 1, 2, 3], "run": 0, "task_seed": 1, "m": m})
+    back = read_results(write_results(df, tmp_path / "r.csv"))
+    assert np.array_equal(back["m"].to_numpy(), m.astype(np.float64), equal_nan=True)
+    assert df["m"].dtype == np.float32  # the caller's table is left as it is

@@ -291,6 +291,36 @@ def test_factory_error_names_point_and_value():
     assert not issubclass(SweepError, ScenarioError)  # a sibling of the scenario errors (issue 13)
 
 
+@pytest.mark.parametrize("engine", ["batch", "simpy"])
+def test_a_scenario_that_fails_to_run_names_its_point(engine):
+    """Huang et al.'s step c must lie in (0, 1/C3): the factory builds point 1's scenario, its run refuses it. The
+    error was the rule's message alone (which of the points?), while the factory's own errors name the point."""
+    with pytest.raises(SweepError, match=r"^point 1 \(epsilon=1\.0, c=0\.9\): AlgorithmParameterError: huang2015: "
+                       r"c must be in \(0, 1/C3\)") as info:
+        sweep(small_factory, {"epsilon": [1.0], "c": [0.2, 0.9]}, runs=1, engine=engine)
+    assert isinstance(info.value.__cause__, AlgorithmParameterError)
+
+
+def dpsda_factory(epsilon: float) -> Scenario:
+    """DP-SDA's example (gradient noise xi from its xi_seed), 3 rounds."""
+    from asyncdp import REGISTRY
+
+    return REGISTRY["dpsda-c"].example_scenario(seed=0).replace(horizon=3)
+
+
+def test_runs_sharing_a_rules_own_gradient_noise_are_warned_about():
+    """The sweep re-seeds Scenario.seed per run; DP-SDA's xi comes from its xi_seed, the same in every run, so the
+    runs' spread left xi's out, silently."""
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"2 runs of each point share dpsda-c's gradient noise xi: .*xi_seed=0"):
+        sweep(dpsda_factory, {"epsilon": [1.0]}, runs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sweep(dpsda_factory, {"epsilon": [1.0]}, runs=1)
+        sweep(small_factory, {"epsilon": [1.0]}, runs=2)
+
+
 # --------------------------------------------------------------------------- files, summaries, progress
 
 

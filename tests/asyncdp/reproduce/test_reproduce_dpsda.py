@@ -104,6 +104,23 @@ def test_make_algorithm_and_graphs():
     assert np.allclose(w_ps.sum(0), 1) and not np.allclose(w_ps, w_ps.T)  # column-stochastic, directed
 
 
+def test_the_stated_gradient_noise_stream_is_the_one_drawn():
+    """The summaries said "stream (xi_seed, 4, t, i)" (key 4 is the data sets'); the rule draws from key 5."""
+    import re
+
+    from asyncdp import REGISTRY
+    from asyncdp.noise import stream
+    from asyncdp.papers.dpsda.reproduce.common import _choices
+
+    stated = re.search(r"stream \(xi_seed, (\d+), t, i\)", _choices()["gradient_noise"])
+    sc = REGISTRY["dpsda-c"].example_scenario(seed=1)
+    alg, problem = sc.algorithm.bind(sc.problem), sc.problem
+    block = problem.costs.blocks[2]
+    drawn = alg.gradient_noise(3, 2, problem)[block]
+    assert np.array_equal(drawn, alg.gradient_noise_std * stream(alg.xi_seed, int(stated.group(1)), 3, 2)
+                          .standard_normal(len(block)))
+
+
 # ---------------------------------------------------------------------------------------- classification
 def test_classification_without_mlxtend_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "mlxtend.data", None)  # any import of it now raises ImportError

@@ -19,6 +19,7 @@ import topology
 from topology.validation import check_real
 
 from ..rule import DPSDAC, DPSDAPS
+from ....noise import GRADIENT_NOISE_KEY
 from ....errors import AlgorithmParameterError
 from ....problems.problem import Problem
 from ....scenario import Scenario
@@ -173,7 +174,8 @@ def _choices(**extra: Any) -> dict[str, Any]:
         "graph_dpsda_c": "the same edges undirected, Metropolis weights (doubly stochastic)",
         "step_size": "alpha(t) = alpha0 / sqrt(t), round t = 1..T",
         "prox": "psi = ||x||^2/2: y = clip(-alpha z, -5, 5)",
-        "gradient_noise": f"xi ~ N(0, {GRADIENT_NOISE_VARIANCE}) (variance), stream (xi_seed, 4, t, i)",
+        "gradient_noise": f"xi ~ N(0, {GRADIENT_NOISE_VARIANCE}) (variance), stream (xi_seed, {GRADIENT_NOISE_KEY}, t, "
+                          "i)",
         "clipping": "per coordinate at L_hat = sqrt(L^2 + 0.1), L the derived gradient bound",
         "privacy_noise": "Laplace, sigma = noise_constant / epsilon (the paper's constant is not given)",
         "seeds": "run r: scenario seed = xi_seed = seed + r; the same seeds for every epsilon and both algorithms",
