@@ -45,7 +45,8 @@ from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 from .coverage import coordinate_roundoff
 
-__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
+__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "accountant_mu", "realized_mu",
+           "scheduled_tilted_bound"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,13 @@ class ExactProfile:
         refutation: :func:`accounting.refutation.refute` of the claim by the profile (``None``: no exact profile).
         reason: one line: the profile's ``mu`` (Gaussian) or why there is none (e.g. the release whose shift varies).
         certain: a noise-free release moves: the problems are told apart with certainty (``delta = 1``).
+        note: why the profile's Rényi divergence was set aside (:func:`escort_shifts_hold`), or ``None``.
     """
 
     refutation: Any
     reason: str
     certain: bool = False
+    note: str | None = None
 
 
 def _one_schedule(runs: EngineRuns) -> bool:
@@ -86,7 +89,7 @@ def _shrunk(shifts: np.ndarray, roundoff: float) -> np.ndarray:
 
 
 def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
-                 schedule_confidence: float | None = None) -> ExactProfile:
+                 schedule_confidence: float | None = None, adjacent: Scenario | None = None) -> ExactProfile:
     """The exact profile of a pair from its realized shifts, if they are fixed given the schedule (module docstring).
 
     One schedule (lockstep): the shifts must be the same on every run; the
@@ -105,6 +108,13 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     (:func:`accounting.profiles.schedule_renyi_lower`; each test at half the error): its conversion to
     ``(epsilon, delta)`` is much weaker than the claim, as under lockstep, where the exact divergence is compared.
 
+    A divergence of order ``alpha`` is an expectation under the order-``alpha`` escort of the pair (its Gaussian
+    releases' noise moved by ``(alpha - 1)`` times their shifts, far beyond where the runs go), so shifts found fixed
+    on the runs need not hold there: a projection onto a box that no run reaches shrinks them there, and the
+    divergence is far below the closed form. A refutation by a divergence is kept only when the pair's transcripts
+    drawn under that escort (:func:`escort_shifts_hold`) keep the profile's shifts; otherwise the claim's
+    ``(epsilon, delta)`` conversion alone is tested.
+
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
         shifts: per noisy channel the realized shifts on the runs (:func:`accounting.coverage.realized_shifts`),
@@ -112,6 +122,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         scenario: the pair's first scenario (its algorithm's declared noise).
         runs: the engine runs the shifts come from.
         schedule_confidence: the level of the average over schedules (``None``: one schedule only).
+        adjacent: the pair's second scenario (its rule's steps draw the escort transcripts); ``None``: no
+            refutation by a divergence of a profile with Gaussian releases.
 
     Returns:
         An :class:`ExactProfile`.
@@ -162,7 +174,13 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         # a Rényi or zCDP claim is refuted by an exact divergence above it too (its conversion is weaker)
         form = getattr(ctx, "claim_form", None)
         exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
-        return ExactProfile(refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
+        found = refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed)
+        if found.refuted and found.alpha is not None:
+            doubt = escort_shifts_hold(ctx, scenario, adjacent, runs, found.alpha, [chk.profile] * runs.runs)
+            if doubt is not None:  # the conversion alone (the divergence of the closed form is not the pair's)
+                return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed),
+                                    f"{chk.reason}; {doubt}", note=doubt)
+        return ExactProfile(found, chk.reason)
     assert schedule_confidence is not None
     form = getattr(ctx, "claim_form", None)
     divergence = getattr(form, "form", None) in ("renyi", "zcdp")
@@ -190,12 +208,65 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     bound = schedule_average_lower(per_run, eps, confidence=level)
     bound = dataclasses.replace(bound, method="schedule average of exact profiles")
     found = refute(claim, bounds=[bound], delta=ctx.delta_claimed)
+    doubt = None
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
         by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
         if by_divergence.refuted:
-            found = by_divergence
-    return ExactProfile(found, reason)
+            doubt = escort_shifts_hold(ctx, scenario, adjacent, runs, by_divergence.alpha, per_run)
+            if doubt is None:
+                found = by_divergence
+            else:
+                reason = f"{reason}; {doubt}"
+    return ExactProfile(found, reason, note=doubt)
+
+
+def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, alpha: float,
+                       profiles: Any) -> str | None:
+    """Why a divergence of order ``alpha`` of ``profiles`` may not be the pair's, or ``None`` when it is.
+
+    ``D_alpha`` of a Gaussian composition is ``log E[exp((alpha - 1) L)] / (alpha - 1)``, an expectation under the
+    escort ``p^alpha q^(1 - alpha)``, which releases each value at ``m + (alpha - 1)(m - m')`` plus the noise: the
+    exponential tilt ``lambda = alpha - 1`` of :func:`accounting.tilted_replay.tilted_scheduled_transcripts`. The
+    profile's closed form holds there only if the shifts do; the runs showed them fixed where the noise is typical,
+    and a projection that none of them reaches can be active at every escort transcript (a box of half-width 15
+    around a unit-noise walk, order 256: the tilt moves each release by 51). So one escort transcript per run of
+    ``runs`` (its schedule) is drawn with the rule's own steps, and each must keep the composed ``mu`` of its run's
+    profile (up to ``1e-6`` relative). A profile without Gaussian releases needs no check (a Laplace escort keeps
+    Laplace tails), nor one of a per-iteration claim: the escort moves the focus round's releases only, and each
+    of them is computed from earlier releases, which it leaves as the runs drew them.
+
+    Args:
+        ctx: the check's context (the focus round of a per-iteration claim, the seed).
+        p, q: the pair (``q`` ``None``: nothing can be drawn).
+        runs: the runs whose schedules the escort transcripts follow.
+        alpha: the order.
+        profiles: the :class:`~accounting.profiles.PrivacyProfile` of each run.
+
+    Returns:
+        ``None``, or one line naming the order and what differs (or why no escort transcript could be drawn).
+    """
+    mus = np.array([pr.gaussian_mu for pr in profiles], dtype=float)
+    if not (mus > 0).any() or ctx.focus is not None:
+        return None
+    what = f"the exact Renyi divergence of order {alpha:.6g} is not used"
+    if q is None:
+        return f"{what}: the pair's second scenario is not known, so its escort transcripts cannot be drawn"
+    try:
+        if runs.unicast:
+            raise ValueError("needs broadcast messages")
+        tilted = _tilted_draws(p, q)
+        got = tilted(runs.messages, _batch(runs.schedules), epsilon=0.0, mu_bound=float(mus.max()),
+                     seed=ctx.options.seed + 11, tilt=alpha - 1.0).realized_mu
+    except (AccountingError, ValueError) as exc:
+        return f"{what}: its escort transcripts (which it is an expectation under) cannot be drawn: {exc}"
+    low = np.flatnonzero(got < mus * (1 - 1e-6))
+    if low.size:
+        r = int(low[0])
+        return (f"{what}: on {low.size} of {got.size} transcripts drawn under its escort (each release moved by "
+                f"{alpha - 1:.6g} times its shift, as the divergence weighs them) the shifts are smaller than on the "
+                f"runs (run {r}: mu {got[r]:.6g} < {mus[r]:.6g}; a projection or nonlinearity active there)")
+    return None
 
 
 def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
@@ -328,37 +399,18 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         ``(bound, None)`` with a :class:`accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
     """
     from accounting.delta_bounds import importance_delta_lower
-    from accounting.tilted_replay import tilted_scheduled_transcripts
 
-    from .behavior import AlgorithmChannelRule
-
-    if runs.unicast or p.mode != "broadcast":
+    if runs.unicast:
         return None, "importance sampling: needs broadcast messages"
-    alg = p.algorithm.bind(p.problem)
-    noise = declared_noise(alg, p.horizon)
-    if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):
-        return None, "importance sampling: needs Gaussian noise on every noisy channel"
+    try:
+        tilted = _tilted_draws(p, q)
+    except ValueError as exc:
+        return None, f"importance sampling: {exc}"
     rounds = None
     if ctx.focus is not None:
         rounds = np.zeros(p.horizon, dtype=bool)
         rounds[ctx.focus] = True
-    paired = _pair_rules(alg, p, q)
     eps = ctx.epsilon_claimed
-
-    def tilted(messages: Any, schedules: Any, **kwargs: Any) -> Any:
-        """The tilted transcripts, both problems' steps at once where they stack; where that replay fails other than
-        by the accounting's own error, replayed with each problem's own rule (which raises what it raises)."""
-        if paired is not None:
-            try:
-                return tilted_scheduled_transcripts(messages, schedules, noise, paired.p, paired.q, **kwargs)
-            except AccountingError:
-                raise
-            except Exception:  # noqa: BLE001 - each problem's own rule below
-                pass
-        return tilted_scheduled_transcripts(messages, schedules, noise,
-                                            AlgorithmChannelRule(alg, p.problem, p.initial_points()),
-                                            AlgorithmChannelRule(alg, q.problem, q.initial_points()), **kwargs)
-
     try:
         if (mu is None or not mu > 0) and pilot is not None:
             k = min(32, pilot.runs)
@@ -374,3 +426,38 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:
         return None, f"importance sampling: {exc}"
+
+
+def _tilted_draws(p: Scenario, q: Scenario) -> Any:
+    """``tilted(messages, schedules, **kwargs)``: :func:`accounting.tilted_replay.tilted_scheduled_transcripts` of the
+    pair ``(p, q)``, both problems' steps at once where they stack; where that replay fails other than by the
+    accounting's own error, replayed with each problem's own rule (which raises what it raises).
+
+    Raises:
+        ValueError: unicast messages, or a noisy channel that is not Gaussian (no tilted draw for them).
+    """
+    from accounting.tilted_replay import tilted_scheduled_transcripts
+
+    from .behavior import AlgorithmChannelRule
+
+    if p.mode != "broadcast":
+        raise ValueError("needs broadcast messages")
+    alg = p.algorithm.bind(p.problem)
+    noise = declared_noise(alg, p.horizon)
+    if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):
+        raise ValueError("needs Gaussian noise on every noisy channel")
+    paired = _pair_rules(alg, p, q)
+
+    def tilted(messages: Any, schedules: Any, **kwargs: Any) -> Any:
+        if paired is not None:
+            try:
+                return tilted_scheduled_transcripts(messages, schedules, noise, paired.p, paired.q, **kwargs)
+            except AccountingError:
+                raise
+            except Exception:  # noqa: BLE001 - each problem's own rule below
+                pass
+        return tilted_scheduled_transcripts(messages, schedules, noise,
+                                            AlgorithmChannelRule(alg, p.problem, p.initial_points()),
+                                            AlgorithmChannelRule(alg, q.problem, q.initial_points()), **kwargs)
+
+    return tilted

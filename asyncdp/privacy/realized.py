@@ -682,7 +682,8 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     from .profiles import pair_profile
 
     gaussian = any(ch.mechanism == "gaussian" for ch in declared_noise(ctx.algorithm, pair.scenario.horizon).values())
-    exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs) if delta_claimed > 0 or gaussian else None
+    exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent)
+             if delta_claimed > 0 or gaussian else None)
     refuted = exact is not None and exact.refutation is not None and exact.refutation.refuted
     if exact is not None and (refuted or exact.certain):
         r = exact.refutation

@@ -4,7 +4,10 @@
 Lap(I)``, and steps from the mean of the two mixed channels along the L2-clipped gradient. Its lemma, given the
 earlier releases: from round 2 each release moves by at most ``2 a C`` in L2 (channel ``g``) and ``2 a C sqrt(2)``
 in L1 (channel ``l``). The red-team search (deadline with ``missing="stale"`` on lossy reordering links, async with
-a staleness limit, orders 1.5 to 256, factors 0.7 to 1) found no false verdict; these tests keep it so.
+a staleness limit, orders 1.5 to 256, factors 0.7 to 1) found no false verdict; these tests keep it so. A false
+Rényi claim was refuted by the worst pair's divergence; that divergence is now used only where transcripts drawn
+under its escort keep the pair's shifts (``test_red_escort_projection``), which cannot be drawn with a Laplace
+channel: such a claim is ``inconclusive``, never ``pass``.
 
 Independent truth (closed form): changing agent 0's cost between ``<g, x>`` and ``<-g, x>`` with ``||g|| = C``
 moves each of its releases by exactly ``2 a C g / C`` given the earlier ones and the schedule (seen by the
@@ -141,10 +144,9 @@ def test_true_claims_pass(form, timing):
 
 
 @pytest.mark.parametrize("timing", list(TIMINGS))
-def test_a_false_renyi_claim_is_refuted_below_the_truth(timing):
+def test_a_false_renyi_claim_is_not_passed(timing):
+    """The worst pair's divergence (the closed form, at most the truth) exceeds the claim, but a Laplace channel has
+    no escort draw (``asyncdp.privacy.profiles.escort_shifts_hold``), so it is set aside: ``inconclusive``."""
     report = check(GaussLap(0.8), timing)
-    assert report.verdict == "violation", report.reasons
-    w = report.witness
-    assert w["method"] == "schedule order statistics of exact Renyi divergences" and w["claim_form"] == "renyi", w
-    truth = divergence(ALPHA, (math.sqrt(0.5), math.sqrt(0.5)))
-    assert w["renyi_allowed"] < w["renyi_witness"] <= truth, (w, truth)
+    assert report.verdict == "inconclusive", (report.verdict, report.witness)
+    assert any("escort transcripts" in r and "cannot be drawn" in r for r in report.reasons), report.reasons
