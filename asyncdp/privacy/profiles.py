@@ -178,7 +178,7 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         if found.refuted and found.alpha is not None:
             doubt = escort_shifts_hold(ctx, scenario, adjacent, runs, found.alpha, [chk.profile] * runs.runs)
             if doubt is not None:  # the conversion alone (the divergence of the closed form is not the pair's)
-                return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed),
+                return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed, alphas=()),
                                     f"{chk.reason}; {doubt}", note=doubt)
         return ExactProfile(found, chk.reason)
     assert schedule_confidence is not None
