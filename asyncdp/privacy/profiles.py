@@ -174,12 +174,15 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         # a Rényi or zCDP claim is refuted by an exact divergence above it too (its conversion is weaker)
         form = getattr(ctx, "claim_form", None)
         exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
+        profiles = [chk.profile] * runs.runs
         found = refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed)
-        if found.refuted and found.alpha is not None:
-            doubt = escort_shifts_hold(ctx, scenario, adjacent, runs, found.alpha, [chk.profile] * runs.runs)
-            if doubt is not None:  # the conversion alone (the divergence of the closed form is not the pair's)
-                return ExactProfile(refute(claim, profile=chk.profile, delta=ctx.delta_claimed, alphas=()),
-                                    f"{chk.reason}; {doubt}", note=doubt)
+        doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)
+        if doubt is not None and found.alpha is not None:  # the conversion alone (the divergence is not the pair's)
+            found = refute(claim, profile=chk.profile, delta=ctx.delta_claimed, alphas=())
+            doubt = "; ".join(filter(None, [doubt, _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)]))
+        if doubt:
+            return ExactProfile(_set_aside(claim, ctx.delta_claimed, found, doubt), f"{chk.reason}; {doubt}",
+                                note=doubt)
         return ExactProfile(found, chk.reason)
     assert schedule_confidence is not None
     form = getattr(ctx, "claim_form", None)
@@ -208,64 +211,107 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     bound = schedule_average_lower(per_run, eps, confidence=level)
     bound = dataclasses.replace(bound, method="schedule average of exact profiles")
     found = refute(claim, bounds=[bound], delta=ctx.delta_claimed)
-    doubt = None
+    doubts = [_tilt_doubt(ctx, scenario, adjacent, runs, found, per_run)]
+    if doubts[0] is not None:
+        found = _set_aside(claim, ctx.delta_claimed, found, doubts[0])
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
         by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
-        if by_divergence.refuted:
-            doubt = escort_shifts_hold(ctx, scenario, adjacent, runs, by_divergence.alpha, per_run)
-            if doubt is None:
-                found = by_divergence
-            else:
-                reason = f"{reason}; {doubt}"
-    return ExactProfile(found, reason, note=doubt)
+        doubts.append(_tilt_doubt(ctx, scenario, adjacent, runs, by_divergence, per_run))
+        if by_divergence.refuted and doubts[-1] is None:
+            found = by_divergence
+    doubt = "; ".join(d for d in doubts if d is not None) or None
+    return ExactProfile(found, reason if doubt is None else f"{reason}; {doubt}", note=doubt)
 
 
-def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, alpha: float,
-                       profiles: Any) -> str | None:
-    """Why a divergence of order ``alpha`` of ``profiles`` may not be the pair's, or ``None`` when it is.
+def _tilt_doubt(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, found: Any, profiles: Any) -> str | None:
+    """:func:`escort_shifts_hold` for the witness of a refutation ``found`` (``None`` when it refutes nothing): its
+    order's escort for a Rényi witness, the tilt toward its epsilon for a ``delta(epsilon)`` witness."""
+    if not found.refuted:
+        return None
+    if found.alpha is not None:
+        return escort_shifts_hold(ctx, p, q, runs, profiles, alpha=found.alpha)
+    return escort_shifts_hold(ctx, p, q, runs, profiles, epsilon=found.epsilon)
+
+
+def _set_aside(claim: Any, delta: float, found: Any, doubt: str) -> Any:
+    """The refutation ``found`` set aside (:func:`escort_shifts_hold` said why): not refuted, the reason kept."""
+    from accounting.refutation import refute
+
+    if not found.refuted:
+        return found
+    return dataclasses.replace(refute(claim, delta=delta, alphas=()), reason=f"not refuted: {doubt}")
+
+
+def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, profiles: Any, *,
+                       alpha: float | None = None, epsilon: float | None = None) -> str | None:
+    """Why the closed form of ``profiles`` (its order-``alpha`` divergence, or its ``delta(epsilon)``) may not be the
+    pair's, or ``None`` when transcripts drawn where that quantity weighs them keep the profile's shifts.
 
     ``D_alpha`` of a Gaussian composition is ``log E[exp((alpha - 1) L)] / (alpha - 1)``, an expectation under the
     escort ``p^alpha q^(1 - alpha)``, which releases each value at ``m + (alpha - 1)(m - m')`` plus the noise: the
-    exponential tilt ``lambda = alpha - 1`` of :func:`accounting.tilted_replay.tilted_scheduled_transcripts`. The
-    profile's closed form holds there only if the shifts do; the runs showed them fixed where the noise is typical,
-    and a projection that none of them reaches can be active at every escort transcript (a box of half-width 15
-    around a unit-noise walk, order 256: the tilt moves each release by 51). So one escort transcript per run of
-    ``runs`` (its schedule) is drawn with the rule's own steps, and each must keep the composed ``mu`` of its run's
-    profile (up to ``1e-6`` relative). A profile without Gaussian releases needs no check (a Laplace escort keeps
-    Laplace tails), nor one of a per-iteration claim: the escort moves the focus round's releases only, and each
-    of them is computed from earlier releases, which it leaves as the runs drew them.
+    exponential tilt ``lambda = alpha - 1`` of :func:`accounting.tilted_replay.tilted_scheduled_transcripts`.
+    ``delta(epsilon) = E[(1 - exp(epsilon - L))_+]`` weighs losses near ``epsilon``, where the tilt
+    :func:`accounting.tilting.chernoff_tilt` (about ``epsilon / mu^2 - 1/2``) centres them. The closed form holds
+    there only if the shifts do; the runs showed them fixed where the noise is typical, and a projection that none
+    of them reaches can be active at every tilted transcript (a box of half-width 15 around a unit-noise walk,
+    order 256: the tilt moves each release by 51). So one tilted transcript per run of ``runs`` (its schedule) is
+    drawn with the rule's own steps, and each must keep the composed ``mu`` of its run's profile (up to ``1e-6``
+    relative; a non-finite ``mu`` does not). Confidence: if the tilt puts mass ``f`` where ``mu`` is smaller, ``n``
+    draws all keep it with probability ``(1 - f)^n``, so ``f <= 1 - a^(1/n)`` at confidence ``1 - a``. The escort
+    weighs a transcript by ``exp(alpha (alpha - 1) mu^2 / 2)`` of its composed ``mu`` alone, so ``D_alpha`` is then at
+    least the closed form less ``log(1/a) / (n (alpha - 1))`` (``4.4e-5`` at ``n = 400``, ``alpha = 256``,
+    ``a = 0.0125``), a tolerance the witness (confidence 1) leaves to a claim that close. For ``delta`` the same
+    ``f`` times the Chernoff cap bounds the loss where the shifts only shrink there (a projection); the draws are a
+    screen, not that margin. A profile without Gaussian releases needs no check (a Laplace escort stays within the
+    shift and a few scales of ``P``'s releases), nor one of a per-iteration claim: the tilt moves the focus round's
+    releases only, and each of them is computed from earlier releases, which it leaves as the runs drew them.
 
     Args:
         ctx: the check's context (the focus round of a per-iteration claim, the seed).
         p, q: the pair (``q`` ``None``: nothing can be drawn).
-        runs: the runs whose schedules the escort transcripts follow.
-        alpha: the order.
+        runs: the runs whose schedules the tilted transcripts follow.
         profiles: the :class:`~accounting.profiles.PrivacyProfile` of each run.
+        alpha: the order of a divergence witness, or
+        epsilon: the epsilon of a ``delta(epsilon)`` witness (exactly one of the two).
 
     Returns:
-        ``None``, or one line naming the order and what differs (or why no escort transcript could be drawn).
+        ``None``, or one line naming the witness and what differs (or why no tilted transcript could be drawn).
+
+    Raises:
+        ValueError: neither or both of ``alpha`` and ``epsilon``.
     """
+    from accounting.tilting import chernoff_tilt
+
+    if (alpha is None) == (epsilon is None):
+        raise ValueError(f"escort_shifts_hold needs exactly one of alpha and epsilon, got {alpha!r} and {epsilon!r}")
     mus = np.array([pr.gaussian_mu for pr in profiles], dtype=float)
     if not (mus > 0).any() or ctx.focus is not None:
         return None
-    what = f"the exact Renyi divergence of order {alpha:.6g} is not used"
+    if alpha is not None:
+        what, under, eps = f"the exact Renyi divergence of order {alpha:.6g} is not used", "its escort", 0.0
+        tilt = alpha - 1.0
+    else:
+        assert epsilon is not None
+        eps = epsilon
+        what, under = f"the exact delta({eps:.6g}) is not used", "the tilt toward losses near epsilon"
+        tilt = chernoff_tilt(eps, gaussian_mus=[float(mus.max())])
     if q is None:
-        return f"{what}: the pair's second scenario is not known, so its escort transcripts cannot be drawn"
+        return f"{what}: the pair's second scenario is not known, so transcripts under {under} cannot be drawn"
     try:
         if runs.unicast:
             raise ValueError("needs broadcast messages")
         tilted = _tilted_draws(p, q)
-        got = tilted(runs.messages, _batch(runs.schedules), epsilon=0.0, mu_bound=float(mus.max()),
-                     seed=ctx.options.seed + 11, tilt=alpha - 1.0).realized_mu
+        got = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=float(mus.max()),
+                     seed=ctx.options.seed + 11, tilt=tilt).realized_mu
     except (AccountingError, ValueError) as exc:
-        return f"{what}: its escort transcripts (which it is an expectation under) cannot be drawn: {exc}"
-    low = np.flatnonzero(got < mus * (1 - 1e-6))
+        return f"{what}: transcripts under {under} (where it weighs them) cannot be drawn: {exc}"
+    low = np.flatnonzero(~(got >= mus * (1 - 1e-6)))
     if low.size:
         r = int(low[0])
-        return (f"{what}: on {low.size} of {got.size} transcripts drawn under its escort (each release moved by "
-                f"{alpha - 1:.6g} times its shift, as the divergence weighs them) the shifts are smaller than on the "
-                f"runs (run {r}: mu {got[r]:.6g} < {mus[r]:.6g}; a projection or nonlinearity active there)")
+        return (f"{what}: on {low.size} of {got.size} transcripts drawn under {under} (each release moved by "
+                f"{tilt:.6g} times its shift, where it weighs them) the shifts are smaller than on the runs (run "
+                f"{r}: mu {got[r]:.6g} < {mus[r]:.6g}; a projection or nonlinearity active there)")
     return None
 
 

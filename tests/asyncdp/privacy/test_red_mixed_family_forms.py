@@ -149,4 +149,4 @@ def test_a_false_renyi_claim_is_not_passed(timing):
     no escort draw (``asyncdp.privacy.profiles.escort_shifts_hold``), so it is set aside: ``inconclusive``."""
     report = check(GaussLap(0.8), timing)
     assert report.verdict == "inconclusive", (report.verdict, report.witness)
-    assert any("escort transcripts" in r and "cannot be drawn" in r for r in report.reasons), report.reasons
+    assert any("under its escort" in r and "cannot be drawn" in r for r in report.reasons), report.reasons
