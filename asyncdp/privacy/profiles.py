@@ -10,9 +10,12 @@ for Gaussian noise one ``mu = sqrt(sum ||shift / std||^2)`` in closed form
 runs (:func:`accounting.profiles.profile_from_shifts`), never assumed: the
 shifts come from replaying the engine's runs under both problems
 (:func:`accounting.coverage.realized_shifts`). ``delta(epsilon)`` of the
-profile above the claimed delta refutes the claim with no sampling error
-(confidence 1; :func:`accounting.refutation.refute`). A noise-free release
-that moves tells the problems apart with certainty (``delta = 1``).
+profile above the claimed delta refutes the claim
+(:func:`accounting.refutation.refute`), as its Rényi divergence does a Rényi
+or zCDP claim, once transcripts drawn where that witness weighs them (a tilt
+beyond the runs) keep the profile's shifts (:func:`escort_shifts_hold`). A
+noise-free release that moves tells the problems apart with certainty
+(``delta = 1``).
 
 The runs must share one schedule (lockstep timing) for the profile to be
 *the* profile; under deadline or asynchronous timing each run's schedule
@@ -109,11 +112,12 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     ``(epsilon, delta)`` is much weaker than the claim, as under lockstep, where the exact divergence is compared.
 
     A divergence of order ``alpha`` is an expectation under the order-``alpha`` escort of the pair (its Gaussian
-    releases' noise moved by ``(alpha - 1)`` times their shifts, far beyond where the runs go), so shifts found fixed
-    on the runs need not hold there: a projection onto a box that no run reaches shrinks them there, and the
-    divergence is far below the closed form. A refutation by a divergence is kept only when the pair's transcripts
-    drawn under that escort (:func:`escort_shifts_hold`) keep the profile's shifts; otherwise the claim's
-    ``(epsilon, delta)`` conversion alone is tested.
+    releases' noise moved by ``(alpha - 1)`` times their shifts, far beyond where the runs go), and ``delta(epsilon)``
+    weighs losses near ``epsilon`` (the releases moved about ``epsilon / mu^2 - 1/2`` times their shifts), so shifts
+    found fixed on the runs need not hold there: a projection onto a box that no run reaches shrinks them there, and
+    the pair is far below the closed form. A refutation is kept only when the pair's transcripts drawn under that
+    tilt (:func:`escort_shifts_hold`) keep the profile's shifts; a divergence set aside leaves the claim's
+    ``(epsilon, delta)`` conversion to be tested (under its own tilt), a ``delta`` set aside nothing.
 
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
