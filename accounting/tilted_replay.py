@@ -60,6 +60,9 @@ from .errors import PrivacyParameterError, UnknownMechanismError
 from .replay import ReplayRule, ReplaySetup
 from .tilting import chernoff_log_cap, chernoff_tilt
 
+_LOG_MAX = math.log(np.finfo(float).max)
+"""The log of the largest float: a cap above it is ``inf``."""
+
 __all__ = ["TiltedTranscripts", "tilted_transcripts", "ScheduledTilt", "tilted_scheduled_transcripts"]
 
 
@@ -158,7 +161,8 @@ class ScheduledTilt:
         messages: per channel the settled transcripts.
         losses: per run the privacy loss over the tilted rounds (``sum_t l_t``, ``t`` in ``rounds``).
         log_weights: ``log p_P(y | S) - log q(y | S)``.
-        cap: the truncation level for :func:`accounting.delta_bounds.importance_delta_lower`.
+        cap: the truncation level for :func:`accounting.delta_bounds.importance_delta_lower` (``inf`` when it
+            exceeds the largest float: a tilt far beyond the Chernoff tilt, e.g. a Rényi escort).
         tilt: ``lambda``.
         realized_mu: per run ``sqrt(sum_t mu_t^2)`` over the tilted rounds.
         passes: construction passes until the transcripts settled.
@@ -302,7 +306,8 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
             built[n][idx] = got.messages[n]
         per_round[idx], log_w[idx], mu[idx] = got.per_round, got.log_weights, got.tilted_mu
         open_ = _read_changed(ahead, got.messages, sub, names, idx, runs)
-    cap = math.exp(chernoff_log_cap(lam, eps, gaussian_mus=[mb]))
+    log_cap = chernoff_log_cap(lam, eps, gaussian_mus=[mb])  # beyond the largest float for a large tilt: inf
+    cap = math.exp(log_cap) if log_cap < _LOG_MAX else math.inf
     return ScheduledTilt(built, per_round[:, mask].sum(axis=1), log_w, cap, lam, mu, passes)
 
 

@@ -10,9 +10,12 @@ for Gaussian noise one ``mu = sqrt(sum ||shift / std||^2)`` in closed form
 runs (:func:`accounting.profiles.profile_from_shifts`), never assumed: the
 shifts come from replaying the engine's runs under both problems
 (:func:`accounting.coverage.realized_shifts`). ``delta(epsilon)`` of the
-profile above the claimed delta refutes the claim with no sampling error
-(confidence 1; :func:`accounting.refutation.refute`). A noise-free release
-that moves tells the problems apart with certainty (``delta = 1``).
+profile above the claimed delta refutes the claim
+(:func:`accounting.refutation.refute`), as its Rényi divergence does a Rényi
+or zCDP claim, once transcripts drawn where that witness weighs them (a tilt
+beyond the runs) keep the profile's shifts (:func:`escort_shifts_hold`). A
+noise-free release that moves tells the problems apart with certainty
+(``delta = 1``).
 
 The runs must share one schedule (lockstep timing) for the profile to be
 *the* profile; under deadline or asynchronous timing each run's schedule
@@ -45,7 +48,8 @@ from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 from .coverage import coordinate_roundoff
 
-__all__ = ["ExactProfile", "pair_profile", "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
+__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "accountant_mu", "realized_mu",
+           "scheduled_tilted_bound"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,13 @@ class ExactProfile:
         refutation: :func:`accounting.refutation.refute` of the claim by the profile (``None``: no exact profile).
         reason: one line: the profile's ``mu`` (Gaussian) or why there is none (e.g. the release whose shift varies).
         certain: a noise-free release moves: the problems are told apart with certainty (``delta = 1``).
+        note: why the profile's Rényi divergence was set aside (:func:`escort_shifts_hold`), or ``None``.
     """
 
     refutation: Any
     reason: str
     certain: bool = False
+    note: str | None = None
 
 
 def _one_schedule(runs: EngineRuns) -> bool:
@@ -86,7 +92,7 @@ def _shrunk(shifts: np.ndarray, roundoff: float) -> np.ndarray:
 
 
 def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
-                 schedule_confidence: float | None = None) -> ExactProfile:
+                 schedule_confidence: float | None = None, adjacent: Scenario | None = None) -> ExactProfile:
     """The exact profile of a pair from its realized shifts, if they are fixed given the schedule (module docstring).
 
     One schedule (lockstep): the shifts must be the same on every run; the
@@ -105,6 +111,14 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     (:func:`accounting.profiles.schedule_renyi_lower`; each test at half the error): its conversion to
     ``(epsilon, delta)`` is much weaker than the claim, as under lockstep, where the exact divergence is compared.
 
+    A divergence of order ``alpha`` is an expectation under the order-``alpha`` escort of the pair (its Gaussian
+    releases' noise moved by ``(alpha - 1)`` times their shifts, far beyond where the runs go), and ``delta(epsilon)``
+    weighs losses near ``epsilon`` (the releases moved about ``epsilon / mu^2 - 1/2`` times their shifts), so shifts
+    found fixed on the runs need not hold there: a projection onto a box that no run reaches shrinks them there, and
+    the pair is far below the closed form. A refutation is kept only when the pair's transcripts drawn under that
+    tilt (:func:`escort_shifts_hold`) keep the profile's shifts; a divergence set aside leaves the claim's
+    ``(epsilon, delta)`` conversion to be tested (under its own tilt), a ``delta`` set aside nothing.
+
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
         shifts: per noisy channel the realized shifts on the runs (:func:`accounting.coverage.realized_shifts`),
@@ -112,6 +126,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         scenario: the pair's first scenario (its algorithm's declared noise).
         runs: the engine runs the shifts come from.
         schedule_confidence: the level of the average over schedules (``None``: one schedule only).
+        adjacent: the pair's second scenario (its rule's steps draw the escort transcripts); ``None``: no
+            refutation by a divergence of a profile with Gaussian releases.
 
     Returns:
         An :class:`ExactProfile`.
@@ -162,7 +178,16 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         # a Rényi or zCDP claim is refuted by an exact divergence above it too (its conversion is weaker)
         form = getattr(ctx, "claim_form", None)
         exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
-        return ExactProfile(refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed), chk.reason)
+        profiles = [chk.profile] * runs.runs
+        found = refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed)
+        doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)
+        if doubt is not None and found.alpha is not None:  # the conversion alone (the divergence is not the pair's)
+            found = refute(claim, profile=chk.profile, delta=ctx.delta_claimed, alphas=())
+            doubt = "; ".join(filter(None, [doubt, _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)]))
+        if doubt:
+            return ExactProfile(_set_aside(claim, ctx.delta_claimed, found, doubt), f"{chk.reason}; {doubt}",
+                                note=doubt)
+        return ExactProfile(found, chk.reason)
     assert schedule_confidence is not None
     form = getattr(ctx, "claim_form", None)
     divergence = getattr(form, "form", None) in ("renyi", "zcdp")
@@ -190,12 +215,108 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     bound = schedule_average_lower(per_run, eps, confidence=level)
     bound = dataclasses.replace(bound, method="schedule average of exact profiles")
     found = refute(claim, bounds=[bound], delta=ctx.delta_claimed)
+    doubts = [_tilt_doubt(ctx, scenario, adjacent, runs, found, per_run)]
+    if doubts[0] is not None:
+        found = _set_aside(claim, ctx.delta_claimed, found, doubts[0])
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
         by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
-        if by_divergence.refuted:
+        doubts.append(_tilt_doubt(ctx, scenario, adjacent, runs, by_divergence, per_run))
+        if by_divergence.refuted and doubts[-1] is None:
             found = by_divergence
-    return ExactProfile(found, reason)
+    doubt = "; ".join(d for d in doubts if d is not None) or None
+    return ExactProfile(found, reason if doubt is None else f"{reason}; {doubt}", note=doubt)
+
+
+def _tilt_doubt(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, found: Any, profiles: Any) -> str | None:
+    """:func:`escort_shifts_hold` for the witness of a refutation ``found`` (``None`` when it refutes nothing): its
+    order's escort for a Rényi witness, the tilt toward its epsilon for a ``delta(epsilon)`` witness."""
+    if not found.refuted:
+        return None
+    if found.alpha is not None:
+        return escort_shifts_hold(ctx, p, q, runs, profiles, alpha=found.alpha)
+    return escort_shifts_hold(ctx, p, q, runs, profiles, epsilon=found.epsilon)
+
+
+def _set_aside(claim: Any, delta: float, found: Any, doubt: str) -> Any:
+    """The refutation ``found`` set aside (:func:`escort_shifts_hold` said why): not refuted, the reason kept."""
+    from accounting.refutation import refute
+
+    if not found.refuted:
+        return found
+    return dataclasses.replace(refute(claim, delta=delta, alphas=()), reason=f"not refuted: {doubt}")
+
+
+def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, profiles: Any, *,
+                       alpha: float | None = None, epsilon: float | None = None) -> str | None:
+    """Why the closed form of ``profiles`` (its order-``alpha`` divergence, or its ``delta(epsilon)``) may not be the
+    pair's, or ``None`` when transcripts drawn where that quantity weighs them keep the profile's shifts.
+
+    ``D_alpha`` of a Gaussian composition is ``log E[exp((alpha - 1) L)] / (alpha - 1)``, an expectation under the
+    escort ``p^alpha q^(1 - alpha)``, which releases each value at ``m + (alpha - 1)(m - m')`` plus the noise: the
+    exponential tilt ``lambda = alpha - 1`` of :func:`accounting.tilted_replay.tilted_scheduled_transcripts`.
+    ``delta(epsilon) = E[(1 - exp(epsilon - L))_+]`` weighs losses near ``epsilon``, where the tilt
+    :func:`accounting.tilting.chernoff_tilt` (about ``epsilon / mu^2 - 1/2``) centres them. The closed form holds
+    there only if the shifts do; the runs showed them fixed where the noise is typical, and a projection that none
+    of them reaches can be active at every tilted transcript (a box of half-width 15 around a unit-noise walk,
+    order 256: the tilt moves each release by 51). So one tilted transcript per run of ``runs`` (its schedule) is
+    drawn with the rule's own steps, and each must keep the composed ``mu`` of its run's profile (up to ``1e-6``
+    relative; a non-finite ``mu`` does not). Confidence: if the tilt puts mass ``f`` where ``mu`` is smaller, ``n``
+    draws all keep it with probability ``(1 - f)^n``, so ``f <= 1 - a^(1/n)`` at confidence ``1 - a``. The escort
+    weighs a transcript by ``exp(alpha (alpha - 1) mu^2 / 2)`` of its composed ``mu`` alone, so ``D_alpha`` is then at
+    least the closed form less ``log(1/a) / (n (alpha - 1))`` (``4.4e-5`` at ``n = 400``, ``alpha = 256``,
+    ``a = 0.0125``), a tolerance the witness (confidence 1) leaves to a claim that close. For ``delta`` the same
+    ``f`` times the Chernoff cap bounds the loss where the shifts only shrink there (a projection); the draws are a
+    screen, not that margin. A profile without Gaussian releases needs no check (a Laplace escort stays within the
+    shift and a few scales of ``P``'s releases), nor one of a per-iteration claim: the tilt moves the focus round's
+    releases only, and each of them is computed from earlier releases, which it leaves as the runs drew them.
+
+    Args:
+        ctx: the check's context (the focus round of a per-iteration claim, the seed).
+        p, q: the pair (``q`` ``None``: nothing can be drawn).
+        runs: the runs whose schedules the tilted transcripts follow.
+        profiles: the :class:`~accounting.profiles.PrivacyProfile` of each run.
+        alpha: the order of a divergence witness, or
+        epsilon: the epsilon of a ``delta(epsilon)`` witness (exactly one of the two).
+
+    Returns:
+        ``None``, or one line naming the witness and what differs (or why no tilted transcript could be drawn).
+
+    Raises:
+        ValueError: neither or both of ``alpha`` and ``epsilon``.
+    """
+    from accounting.tilting import chernoff_tilt
+
+    if (alpha is None) == (epsilon is None):
+        raise ValueError(f"escort_shifts_hold needs exactly one of alpha and epsilon, got {alpha!r} and {epsilon!r}")
+    mus = np.array([pr.gaussian_mu for pr in profiles], dtype=float)
+    if not (mus > 0).any() or ctx.focus is not None:
+        return None
+    if alpha is not None:
+        what, under, eps = f"the exact Renyi divergence of order {alpha:.6g} is not used", "its escort", 0.0
+        tilt = alpha - 1.0
+    else:
+        assert epsilon is not None
+        eps = epsilon
+        what, under = f"the exact delta({eps:.6g}) is not used", "the tilt toward losses near epsilon"
+        tilt = chernoff_tilt(eps, gaussian_mus=[float(mus.max())])
+    if q is None:
+        return f"{what}: the pair's second scenario is not known, so transcripts under {under} cannot be drawn"
+    try:
+        if runs.unicast:
+            raise ValueError("needs broadcast messages")
+        tilted = _tilted_draws(p, q)
+        got = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=float(mus.max()),
+                     seed=ctx.options.seed + 11, tilt=tilt).realized_mu
+    except (AccountingError, ValueError) as exc:
+        return f"{what}: transcripts under {under} (where it weighs them) cannot be drawn: {exc}"
+    low = np.flatnonzero(~(got >= mus * (1 - 1e-6)))
+    if low.size:
+        r = int(low[0])
+        return (f"{what}: on {low.size} of {got.size} transcripts drawn under {under} (each release moved by "
+                f"{tilt:.6g} times its shift, where it weighs them) the shifts are smaller than on the runs (run "
+                f"{r}: mu {got[r]:.6g} < {mus[r]:.6g}; a projection or nonlinearity active there)")
+    return None
 
 
 def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
@@ -328,37 +449,18 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         ``(bound, None)`` with a :class:`accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
     """
     from accounting.delta_bounds import importance_delta_lower
-    from accounting.tilted_replay import tilted_scheduled_transcripts
 
-    from .behavior import AlgorithmChannelRule
-
-    if runs.unicast or p.mode != "broadcast":
+    if runs.unicast:
         return None, "importance sampling: needs broadcast messages"
-    alg = p.algorithm.bind(p.problem)
-    noise = declared_noise(alg, p.horizon)
-    if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):
-        return None, "importance sampling: needs Gaussian noise on every noisy channel"
+    try:
+        tilted = _tilted_draws(p, q)
+    except ValueError as exc:
+        return None, f"importance sampling: {exc}"
     rounds = None
     if ctx.focus is not None:
         rounds = np.zeros(p.horizon, dtype=bool)
         rounds[ctx.focus] = True
-    paired = _pair_rules(alg, p, q)
     eps = ctx.epsilon_claimed
-
-    def tilted(messages: Any, schedules: Any, **kwargs: Any) -> Any:
-        """The tilted transcripts, both problems' steps at once where they stack; where that replay fails other than
-        by the accounting's own error, replayed with each problem's own rule (which raises what it raises)."""
-        if paired is not None:
-            try:
-                return tilted_scheduled_transcripts(messages, schedules, noise, paired.p, paired.q, **kwargs)
-            except AccountingError:
-                raise
-            except Exception:  # noqa: BLE001 - each problem's own rule below
-                pass
-        return tilted_scheduled_transcripts(messages, schedules, noise,
-                                            AlgorithmChannelRule(alg, p.problem, p.initial_points()),
-                                            AlgorithmChannelRule(alg, q.problem, q.initial_points()), **kwargs)
-
     try:
         if (mu is None or not mu > 0) and pilot is not None:
             k = min(32, pilot.runs)
@@ -374,3 +476,38 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:
         return None, f"importance sampling: {exc}"
+
+
+def _tilted_draws(p: Scenario, q: Scenario) -> Any:
+    """``tilted(messages, schedules, **kwargs)``: :func:`accounting.tilted_replay.tilted_scheduled_transcripts` of the
+    pair ``(p, q)``, both problems' steps at once where they stack; where that replay fails other than by the
+    accounting's own error, replayed with each problem's own rule (which raises what it raises).
+
+    Raises:
+        ValueError: unicast messages, or a noisy channel that is not Gaussian (no tilted draw for them).
+    """
+    from accounting.tilted_replay import tilted_scheduled_transcripts
+
+    from .behavior import AlgorithmChannelRule
+
+    if p.mode != "broadcast":
+        raise ValueError("needs broadcast messages")
+    alg = p.algorithm.bind(p.problem)
+    noise = declared_noise(alg, p.horizon)
+    if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):
+        raise ValueError("needs Gaussian noise on every noisy channel")
+    paired = _pair_rules(alg, p, q)
+
+    def tilted(messages: Any, schedules: Any, **kwargs: Any) -> Any:
+        if paired is not None:
+            try:
+                return tilted_scheduled_transcripts(messages, schedules, noise, paired.p, paired.q, **kwargs)
+            except AccountingError:
+                raise
+            except Exception:  # noqa: BLE001 - each problem's own rule below
+                pass
+        return tilted_scheduled_transcripts(messages, schedules, noise,
+                                            AlgorithmChannelRule(alg, p.problem, p.initial_points()),
+                                            AlgorithmChannelRule(alg, q.problem, q.initial_points()), **kwargs)
+
+    return tilted

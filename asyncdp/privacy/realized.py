@@ -682,7 +682,8 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     from .profiles import pair_profile
 
     gaussian = any(ch.mechanism == "gaussian" for ch in declared_noise(ctx.algorithm, pair.scenario.horizon).values())
-    exact = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs) if delta_claimed > 0 or gaussian else None
+    exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent)
+             if delta_claimed > 0 or gaussian else None)
     refuted = exact is not None and exact.refutation is not None and exact.refutation.refuted
     if exact is not None and (refuted or exact.certain):
         r = exact.refutation
@@ -712,11 +713,13 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     raw = replay.per_round[:, focus] if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
-    reasons = ()
+    reasons: tuple[str, ...] = ()
     if slack.sum() > 1e-3 * min(1.0, eps_claimed):  # worth a line only when it matters
         reasons = (f"replay: the witness test subtracts {float(slack.sum()):.3g} from every run's loss, the most "
                    "floating-point round-off can add where the noise scale nears the resolution of the released "
                    "values",)
+    if exact is not None and exact.note is not None:  # the pair's exact divergence set aside (profiles.pair_profile)
+        reasons += (f"replay: the user's pair: {exact.note}",)
     if not report.violation:
         return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
     run = report.witness if report.witness is not None else int(np.argmax(losses))

@@ -123,7 +123,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     over = worst_pair_over_lemma(ctx, shifts, p, base_witness, worst_runs, pair_desc)
     if over is not None:  # a release moved further than the lemma on one of these runs (asyncdp.privacy.lemma_reach)
         return Evidence(method, kind, figures, witness=over[0], reasons=(over[1],))
-    exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share)
+    exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share, adjacent=q)
     figures["worst_case_profile"] = exact.reason
     common = {**base_witness, "runs": worst_runs.runs, "runs_budget": plan.budget, "profile": exact.reason}
     if exact.certain:
@@ -178,7 +178,8 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         assert out.losses is not None and out.per_round is not None
         per_round = np.concatenate([per_round, out.per_round])
     if step.decision != "refuted":
-        return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",))
+        note = () if exact.note is None else (f"worst case: {pair_desc}: {exact.note}",)
+        return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",) + note)
     witness = {**common, "runs": worst_runs.runs, "delta_lower": step.bound.lower,
                "method": "engine runs of the worst pair, exact replay losses, thresholds lower bound on "
                "delta(epsilon) (Clopper-Pearson counts of threshold events, union bound over a fixed grid), "

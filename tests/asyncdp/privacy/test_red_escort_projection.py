@@ -1,0 +1,244 @@
+"""A true Rényi claim at order 256 of a rule on a box is not a violation: the closed form is not the pair's divergence.
+
+``BoxDGD`` is a user's private gradient rule in one dimension: ``y = x + sigma N(0, 1)``, ``x = Proj_[-B, B](z - a
+clip(f'(z)))`` with ``z`` the mixed releases; agent 0 mixes only its own releases (agent 1 listens to it). Its lemma
+(``2 a C`` per release from round 2) is right, and it claims ``(256, 42)``-RDP over ``T = 10`` rounds, ``B = 15``.
+
+Independent truth (exact computation): agent 0's releases form a Markov chain in the public value ``z``, so
+``E_P[exp((alpha - 1) L)]`` is a dynamic program over ``z`` (:func:`divergence`): each release multiplies by
+``exp(alpha (alpha - 1) s^2 / 2)`` and moves to the escort's centre ``mu_P + (alpha - 1) s``, ``s = mu_P - mu_Q``.
+For the linear pair ``f' = -1`` vs ``+1`` (the search's worst pair) ``D_256 = 26.8``; over the whole class (any two
+costs with ``|f'| <= 1``: at each ``z`` any ``mu_P, mu_Q`` in ``Proj([z - a, z + a])``, a supremum over a finer class
+still) ``D_256 = 38.4`` (grids of step 0.1, 0.05 and 0.025 give 38.42, 38.40, 38.39). The claim 42 is true. Without
+the box the releases would move by exactly ``2 a C`` and ``D_256 = 256 * 9 * 0.04 / 2 = 46.08``.
+
+The engine's runs never reach the box (a unit-noise walk of 10 steps), so the worst pair's shifts are the same on
+every run and the check took the closed form 46.08 as the pair's exact divergence: ``violation``, "exact renyi
+divergence, confidence 1" under lockstep, "schedule order statistics" under async timing. But ``D_alpha`` is an
+expectation under the escort, which moves every release by ``(alpha - 1) s = 51``: there the projection is active
+and the shifts vanish. Now a divergence refutes only when transcripts drawn under its escort keep the profile's
+shifts (``asyncdp.privacy.profiles.escort_shifts_hold``): here they do not, and the verdict is ``inconclusive``
+(the accountant's 46.08 does not confirm 42). Far from the box the escort keeps the shifts, and a false claim is
+still refuted by the divergence.
+
+The exact ``delta(epsilon)`` had the same flaw: it weighs losses near ``epsilon``, where the tilt ``lambda`` (about
+``epsilon / mu^2 - 1/2``) moves each release by ``lambda`` times its shift. Over ``T = 3`` rounds on ``[-7, 7]``
+(``mu = 0.2 sqrt(2)``, ``lambda = 60``, ``epsilon = 4.84``) the closed form gives ``delta = 1.1e-66``; the tilted
+second release lies beyond the box, so the third one's shift vanishes there. Independent truth (:func:`log_delta`,
+a dynamic program): over the whole class ``log delta <= -163.5`` (finer grids: -163.56), the closed form's
+``-151.9``; a claim of a hundredth of the closed form is true, and was a ``violation`` ("exact profile (gaussian
+closed form)", confidence 1). Now the exact ``delta`` refutes only where transcripts drawn under that tilt keep
+the shifts: ``inconclusive``; far from the box it still refutes.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from scipy.special import log_ndtr, logsumexp
+
+import topology
+from accounting.claim_forms import ApproxDP, RenyiDP
+from accounting.profiles import gaussian_profile_delta
+from asyncdp import Async, Lockstep, Scenario, rendezvous_problem
+from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
+from asyncdp.algorithms.clipping import clip_l2
+from asyncdp.papers import GradientClass
+from asyncdp.privacy import check_privacy
+
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+SIGMA, STEP, CLIP, HORIZON, ALPHA, CLAIM = 1.0, 0.1, 1.0, 10, 256.0, 42.0
+
+
+@dataclass(frozen=True)
+class BoxDGD(Algorithm):
+    """``y = x + sigma N``, ``x = Proj(z - a clip(grad f(z)))``; claims ``(ALPHA, epsilon)``-RDP."""
+
+    epsilon: float = CLAIM
+    dim: int = 0
+    name: ClassVar[str] = "test-red-escort-box-dgd"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
+
+    def bind(self, problem: Any) -> BoxDGD:
+        return replace(self, dim=problem.dim)
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        return {"x": np.array(x0, dtype=float, copy=True)}
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": state["x"] + SIGMA * noise["y"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        return {"x": problem.domain.project(z - STEP * clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP))}
+
+    def decision(self, state: dict) -> np.ndarray:
+        return state["x"]
+
+    def claimed_form(self, horizon: int) -> Any:
+        return RenyiDP(ALPHA, self.epsilon)
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return self.claimed_form(horizon).epsilon_at(1e-6), 1e-6
+
+
+def lemma(sc: Any) -> np.ndarray:
+    out = np.full(sc.horizon, 2 * STEP * CLIP)
+    out[0] = 0.0
+    return out
+
+
+@dataclass(frozen=True)
+class BoxDGDDelta(BoxDGD):
+    """:class:`BoxDGD` claiming ``(epsilon, delta)``-DP."""
+
+    delta: float = 1e-5
+    name: ClassVar[str] = "test-red-escort-box-dgd-delta"
+
+    def claimed_form(self, horizon: int) -> Any:
+        return ApproxDP(self.epsilon, self.delta)
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return self.epsilon, self.delta
+
+
+def make(rule: BoxDGD, timing: Any, box: float, horizon: int = HORIZON) -> tuple[Scenario, Scenario]:
+    """Two agents on ``[-box, box]``: agent 0 (address 0.5, moved to 0.4) mixes only its own releases."""
+    w = np.array([[1.0, 0.0], [0.5, 0.5]])
+    problem = rendezvous_problem([[0.5], [0.0]], low=-box, high=box)
+    sc = Scenario(problem, topology.static(w), rule, horizon=horizon, seed=7, timing=timing)
+    return sc, sc.replace(problem=problem.adjacent(0, address=[0.4]))
+
+
+def check(rule: BoxDGD, timing: Any, box: float, horizon: int = HORIZON) -> Any:
+    with noisy_dgd.registered([type(rule)], lambda s: GradientClass(CLIP, "l2"), origin=__file__, lemma=lemma):
+        return check_privacy(*make(rule, timing, box, horizon), runs=400, search_examples=0)
+
+
+def divergence(box: float, *, whole_class: bool, h: float = 0.1, points: int = 3, shifts: int = 101) -> float:
+    """Agent 0's ``D_ALPHA`` by dynamic programming over the public value ``z`` (module docstring).
+
+    ``whole_class``: the supremum over every ``mu_P, mu_Q`` in ``Proj([z - a C, z + a C])`` (a grid of ``points`` x
+    ``shifts``); else the linear pair ``mu_P = Proj(z + a C)``, ``mu_Q = Proj(z - a C)``.
+    """
+    a = ALPHA
+    span = box + (a - 1) * 2 * STEP * CLIP + 10 * SIGMA
+    z = np.arange(-span, span + h / 2, h)
+    log_g = np.zeros_like(z)
+    kernel = np.log(h) - 0.5 * np.log(2 * np.pi * SIGMA**2) - (z[None, :] - z[:, None]) ** 2 / (2 * SIGMA**2)
+    lo, hi = np.clip(z - STEP * CLIP, -box, box), np.clip(z + STEP * CLIP, -box, box)
+    for _ in range(HORIZON - 1):  # releases 2 .. T, last first
+        log_h = logsumexp(log_g[None, :] + kernel, axis=1)  # log E_{y ~ N(m, sigma^2)} G(y) at m = z
+
+        def step(mu_p: np.ndarray, s: np.ndarray, log_h: np.ndarray = log_h) -> np.ndarray:
+            return a * (a - 1) * s**2 / (2 * SIGMA**2) + np.interp(mu_p + (a - 1) * s, z, log_h)
+
+        if not whole_class:
+            log_g = step(hi, hi - lo)
+            continue
+        best = np.full(z.shape, -np.inf)
+        for u in np.linspace(0, 1, points):
+            mu_p = lo + u * (hi - lo)
+            for v in np.linspace(-1, 1, shifts):
+                s = v * (hi - lo)
+                inside = (mu_p - s >= lo - 1e-12) & (mu_p - s <= hi + 1e-12)
+                best = np.maximum(best, np.where(inside, step(mu_p, s), -np.inf))
+        log_g = best
+    log_h = logsumexp(log_g[None, :] + kernel, axis=1)
+    return float(np.interp(0.0, z, log_h)) / (a - 1)  # x(0) = 0: round 1 releases N(0, sigma^2)
+
+
+def test_the_linear_pair_is_far_below_the_closed_form():
+    closed = ALPHA * (HORIZON - 1) * (2 * STEP * CLIP / SIGMA) ** 2 / 2
+    assert closed == pytest.approx(46.08)
+    assert divergence(15.0, whole_class=False) == pytest.approx(26.79, abs=0.02)
+
+
+def test_the_claim_holds_over_the_class():
+    sup = divergence(15.0, whole_class=True)
+    assert sup == pytest.approx(38.42, abs=0.02) and sup < CLAIM - 3  # finer grids: 38.40, 38.39
+
+
+@pytest.mark.parametrize("timing", [Lockstep(), Async(rate=1.0)], ids=["lockstep", "async"])
+def test_a_true_renyi_claim_on_a_box_is_not_refuted_by_the_closed_form(timing):
+    report = check(BoxDGD(), timing, 15.0)
+    assert report.verdict == "inconclusive", (report.verdict, report.witness)
+    assert any("transcripts drawn under its escort" in r and "order 256" in r for r in report.reasons), report.reasons
+
+
+def test_far_from_the_box_the_divergence_still_refutes():
+    report = check(BoxDGD(epsilon=40.0), Lockstep(), 1000.0)  # no projection within reach: D_256 = 46.08 > 40
+    assert report.verdict == "violation", report.reasons
+    assert report.witness["method"] == "exact renyi divergence" and report.witness["renyi_witness"] == \
+        pytest.approx(46.08), report.witness
+
+
+D_HORIZON, D_BOX, D_TILT = 3, 7.0, 60.0
+D_MU = 2 * STEP * CLIP / SIGMA * math.sqrt(D_HORIZON - 1)
+D_EPS = D_TILT * D_MU**2 + D_MU**2 / 2  # the loss the tilt D_TILT centres: 4.84
+
+
+def log_delta(box: float) -> float:
+    """``log delta(D_EPS)`` over the class (any ``mu_P, mu_Q`` in ``Proj([z - a C, z + a C])`` at each ``z``), ``T = 3``.
+
+    Round 3 takes the largest shift its ``z = y_2`` allows (a Gaussian ``delta`` grows with ``mu``), so its value is
+    the Gaussian ``delta`` at ``D_EPS`` less the round-2 loss; round 2 takes the best ``mu_P`` and signed shift of a
+    5 x 11 grid given ``y_1 ~ N(0, sigma^2)``; sums on grids of ``y_1`` (0.1) and the round-2 noise (0.02).
+    """
+
+    def log_gauss_delta(m: np.ndarray, e: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):  # log 0 = -inf where delta = 0
+            out = np.where(e < 0, np.log1p(-np.exp(np.minimum(e, 0.0))), -np.inf)  # mu = 0: (1 - e^eps)_+
+            pos = m > 0
+            mm, ee = m[pos], e[pos]
+            la = log_ndtr(-ee / mm + mm / 2)
+            out[pos] = la + np.log1p(-np.exp(np.minimum(ee + log_ndtr(-ee / mm - mm / 2) - la, 0.0)))
+        return out
+
+    a = STEP * CLIP
+    xi = np.arange(-6.0, 30.0, 0.02)
+    log_w = -xi**2 / 2 - 0.5 * np.log(2 * np.pi) + np.log(0.02)
+    y1 = np.arange(-9.0, 9.05, 0.1)
+    u, v = (g.ravel()[:, None] for g in np.meshgrid(np.linspace(0, 1, 5), np.linspace(-1, 1, 11)))
+    best = np.empty(y1.shape)
+    for i, y in enumerate(y1):
+        lo, hi = np.clip([y - a, y + a], -box, box)
+        mu_p, s = lo + u * (hi - lo), v * (hi - lo)
+        ok = ((mu_p - s >= lo - 1e-12) & (mu_p - s <= hi + 1e-12)).ravel()  # mu_Q in the interval too
+        y2 = mu_p[ok] + SIGMA * xi
+        shift3 = np.clip(y2 + a, -box, box) - np.clip(y2 - a, -box, box)
+        loss2 = s[ok] * xi / SIGMA + s[ok] ** 2 / (2 * SIGMA**2)
+        best[i] = logsumexp(log_w + log_gauss_delta(shift3 / SIGMA, D_EPS - loss2), axis=1).max()
+    return float(logsumexp(-y1**2 / 2 - 0.5 * np.log(2 * np.pi) + np.log(0.1) + best))
+
+
+def test_the_delta_claim_holds_over_the_class():
+    assert math.log(gaussian_profile_delta(D_MU, D_EPS)) == pytest.approx(-151.87, abs=0.01)
+    assert log_delta(D_BOX) == pytest.approx(-163.5, abs=0.1)
+
+
+def test_without_the_box_the_dynamic_program_is_the_closed_form():
+    assert log_delta(1000.0) == pytest.approx(math.log(gaussian_profile_delta(D_MU, D_EPS)), abs=0.1)
+
+
+def test_a_true_delta_claim_on_a_box_is_not_refuted_by_the_closed_form():
+    claim = gaussian_profile_delta(D_MU, D_EPS) / 100  # log: -156.5, above the class's -163.5
+    report = check(BoxDGDDelta(epsilon=D_EPS, delta=claim), Lockstep(), D_BOX, D_HORIZON)
+    assert report.verdict == "inconclusive", (report.verdict, report.witness)
+    assert any("exact delta(4.84) is not used" in r and "smaller than on the runs" in r for r in report.reasons), \
+        report.reasons
+
+
+def test_far_from_the_box_the_exact_delta_still_refutes():
+    claim = gaussian_profile_delta(D_MU, D_EPS) / 100
+    report = check(BoxDGDDelta(epsilon=D_EPS, delta=claim), Lockstep(), 1000.0, D_HORIZON)
+    assert report.verdict == "violation", report.reasons
+    assert report.witness["method"] == "exact profile (gaussian closed form)", report.witness
