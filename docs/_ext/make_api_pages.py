@@ -60,6 +60,7 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
         "accounting.composition.report": ["METHODS", "CompositionReport"],
         "accounting.papers.spec": ["NORMS", "PARTS"],
         "accounting.papers.muffliato": ["muffliato_claim"],
+        "accounting.network.gaussian_views": ["faint_directions", "count_outside"],
         "accounting.network.muffliato": ["chebyshev_gamma", "WITNESS_MARGIN", "witness_margin", "pairwise_rows"],
     },
 }
