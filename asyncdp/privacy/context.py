@@ -37,7 +37,7 @@ from .behavior import (EngineRuns, _batch_refusal, engine_disagreement, replay_r
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
-__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare",
+__all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare", "no_release_error",
            "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
 
 STATISTICAL_METHODS = 4
@@ -468,6 +468,46 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
+def no_release_error(scenario: Scenario, alg: Algorithm, eps_claimed: float, delta_claimed: float) -> ScenarioError:
+    """The error of a run that released no noisy value: for a finite claim, where the declared noise went.
+
+    A rule may declare noise that no message carries: in unicast mode an agent without an out-neighbour in a
+    round sends nothing, so the noise it draws there is never released, while its later (noise-free) messages
+    may still carry its data. A finite claim is then neither shown nor refuted: the error says so, naming the
+    first noisy round and its silent agents, rather than suggesting an infinite epsilon.
+
+    Args:
+        scenario: the scenario checked; alg: its bound rule; eps_claimed, delta_claimed: its claim.
+
+    Returns:
+        The :class:`~asyncdp.errors.ScenarioError` to raise.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> sc = Muffliato.example_scenario().replace(mode="unicast")  # round 1 mixes with the identity
+        >>> str(no_release_error(sc, sc.algorithm.bind(sc.problem), 14.8, 1e-6))[:60]
+        'the scenario claims (14.8, 1e-06) but its run released no no'
+    """
+    if not math.isfinite(eps_claimed):
+        return ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
+    from ..papers.record import out_neighbour_counts
+
+    noisy = [t for t in range(1, scenario.horizon + 1)
+             if any((d := alg.noise(t, c.name)) is not None and d.scale > 0 for c in alg.noisy_channels())]
+    why = "no round declares noise"
+    if noisy:
+        t = noisy[0]
+        why = f"round {t} declares noise, but no message carrying it was released"
+        if scenario.mode == "unicast":
+            silent = np.flatnonzero(out_neighbour_counts(scenario.topology.weights(t)) == 0)
+            if silent.size:
+                why += (f": in unicast mode agent(s) {silent[:5].tolist()}{' ...' if silent.size > 5 else ''} have no out-neighbour in round {t}, so "
+                        "they send nothing and the noise they draw is never released, while their later noise-free "
+                        "messages may carry their data")
+    return ScenarioError(f"the scenario claims ({eps_claimed:g}, {delta_claimed:g}) but its run released no noisy "
+                         f"value ({why}): the check cannot test the claim, which rests on noise no release carries")
+
+
 def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     """Check adjacency, run the scenario once and compute what the steps share.
 
@@ -514,7 +554,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     else:
         result = scenario.replace(record_transcript=False).run()
     if len(result.ledger) == 0:
-        raise ScenarioError("the scenario releases no noisy values (epsilon = inf?): nothing to check")
+        raise no_release_error(scenario, alg, eps_claimed, delta_claimed)
     from ..papers import find_registered
 
     sens: dict[str, np.ndarray] | None
