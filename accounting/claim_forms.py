@@ -278,7 +278,8 @@ def zcdp_delta_bound(rho: float, epsilon: float) -> float:
     a = _best_alpha(lambda x: math.log(max(rdp_delta_bound(x, p * x, e), 1e-320)))
     best = rdp_delta_bound(a, p * a, e)
     if e >= p:
-        best = min(best, math.exp(-((e - p) ** 2) / (4 * p)))
+        gap = e - p
+        best = min(best, math.exp(-(gap * gap) / (4 * p)))  # a product, not ** 2: inf (bound 0) where ** overflows
     return best
 
 
@@ -311,7 +312,7 @@ class PureDP:
     def renyi_bound(self, alpha: float) -> float:
         """``min(epsilon, alpha epsilon^2 / 2)`` (Bun and Steinke, TCC 2016, Prop. 3.3)."""
         a = _alpha(alpha)
-        return min(self.epsilon, a * self.epsilon**2 / 2)
+        return min(self.epsilon, a * (self.epsilon * self.epsilon) / 2)  # inf, not OverflowError, for epsilon ~1e155
 
     def epsilon_at(self, delta: float) -> float:
         """``epsilon`` at any ``delta``."""

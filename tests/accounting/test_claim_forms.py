@@ -129,3 +129,11 @@ def test_claim_keeps_its_api_and_gains_a_form():
 def test_bad_input_is_named(call, match):
     with pytest.raises(PrivacyParameterError, match=match):
         call()
+
+
+def test_huge_epsilons_give_bounds_not_overflow_errors():
+    """``epsilon ** 2`` raised OverflowError above ~1e154: a pure claim's Rényi bound is then epsilon itself (the
+    min with alpha epsilon^2 / 2), and zCDP's delta(epsilon) at epsilon 1e300 is 0 (Bun and Steinke's bound
+    underflows; every order's Mironov bound too)."""
+    assert PureDP(1e200).renyi_bound(2.0) == 1e200
+    assert zcdp_delta_bound(0.5, 1e300) == 0.0
