@@ -1,0 +1,50 @@
+"""Red team: what the observer report says when the pairwise claim is not checked, for colluding observers, and
+for a loss the model computes above the bound every view obeys.
+
+* Muffliato on a topology that is not one fixed gossip matrix (idle rounds after one gossip step): the paper states
+  no pairwise claim for the run (``TopologyMismatchError``). The report showed ``alpha`` as NaN (``"nan"`` in
+  ``--json``), "0 of 5 pairs above it" and, under random timing, "sampled schedules: 0 runs": there is no order, no
+  pair was checked and no run was made.
+* ``nodes:S``: the claim is checked member by member (the docs say so); the table line did not.
+"""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+
+from asyncdp.engine.links import LinkModel, Links
+from asyncdp.engine.timing import Lockstep
+from asyncdp.privacy.observer_claim import check_observer_claim
+
+from .test_observers import _scenario
+from .test_red_pairwise_scope import _idle_after_one_step
+
+
+def _strict(text: str) -> object:
+    def refuse(name: str) -> None:
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_claim_the_paper_does_not_state_for_the_run_has_no_order_and_no_runs():
+    sc = _idle_after_one_step()
+    for scenario in (sc, sc.replace(timing=Lockstep(missing="renormalize"), links=Links(LinkModel(loss=0.05)))):
+        r = check_observer_claim(scenario, "node:0", find_rounds=False)
+        assert r.verdict == "inconclusive" and r.alpha is None and r.runs == 0 and not r.checked
+        table = r.to_table()
+        assert "nan" not in table and "0 runs" not in table and "0 of 5 pairs" not in table, table
+        assert "no Renyi order" in table and "its 5 pairs not checked [no run]" in table, table
+        data = _strict(json.dumps(r.to_dict(), allow_nan=False))
+        assert data["alpha"] is None and data["runs"] == 0 and data["checked"] is False
+        assert "round 4 uses another matrix" in data["reason"] and "no Renyi order" in data["reason"]
+
+
+def test_a_colluding_set_is_said_to_be_checked_member_by_member():
+    sc = _scenario(nx.complete_graph(4), 4, static=False)
+    joint = check_observer_claim(sc, "nodes:0,3").to_table().splitlines()[0]
+    assert "checked member by member" in joint and "not the 2 members' joint view" in joint, joint
+    single = check_observer_claim(sc, "node:2").to_table().splitlines()[0]
+    assert "member by member" not in single, single
