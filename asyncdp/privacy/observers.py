@@ -970,7 +970,8 @@ def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[
     return [bound if bound < d <= bound * (1 + rtol) else d for d in ds]
 
 
-def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1, seed: int = 0,
+def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1,
+                     seed: int | None = None,
                      alpha: float = 2.0, delta: float = 1e-6, sources: Any = None,
                      engine: str = "simpy", confidence_gap: float = 0.05, adjacent: Any = None) -> PairwiseFigures:
     """Each source's loss to ``observer`` on the scenario's realized schedule(s).
@@ -986,7 +987,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         scenario: the scenario (rule, topology, timing, links, seed).
         observer: the observer.
         runs: engine runs (each one realized schedule); run ``r`` uses seed ``seed + r``.
-        seed: the first run's seed (``scenario.seed`` is replaced).
+        seed: the first run's seed (default ``scenario.seed``; run ``r`` uses ``seed + r``).
         alpha: Renyi order, > 1.
         delta: delta of the reported epsilon.
         sources: the agents whose datum changes (default: every agent).
@@ -1014,6 +1015,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
     bad = [u for u in srcs if not 0 <= u < n]
     if bad:
         raise ScenarioError(f"source agent {bad[0]} does not exist (agents are 0..{n - 1})")
+    seed = scenario.seed if seed is None else seed
     bound = eavesdropper_renyi_bound(scenario, alpha)
     notes = [NODE_KNOWLEDGE] if obs.kind == "nodes" else []
     results = [run_for_views(replace(scenario, seed=seed + r), engine) for r in range(runs)]

@@ -6,6 +6,7 @@ for a loss the model computes above the bound every view obeys.
   ``--json``), "0 of 5 pairs above it" and, under random timing, "sampled schedules: 0 runs": there is no order, no
   pair was checked and no run was made.
 * ``nodes:S``: the claim is checked member by member (the docs say so); the table line did not.
+* ``pairwise_figures`` ran seed 0 by default, not the scenario's seed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import networkx as nx
 from asyncdp.engine.links import LinkModel, Links
 from asyncdp.engine.timing import Lockstep
 from asyncdp.privacy.observer_claim import check_observer_claim
+from asyncdp.privacy.observers import pairwise_figures
 
 from .test_observers import _scenario
 from .test_red_pairwise_scope import _idle_after_one_step
@@ -48,3 +50,12 @@ def test_a_colluding_set_is_said_to_be_checked_member_by_member():
     assert "checked member by member" in joint and "not the 2 members' joint view" in joint, joint
     single = check_observer_claim(sc, "node:2").to_table().splitlines()[0]
     assert "member by member" not in single, single
+
+
+def test_pairwise_figures_run_the_scenarios_seed_by_default():
+    # lossy links: the realized schedule depends on the seed. The default ran seed 0 whatever the scenario's seed,
+    # so node 5's figures were another schedule's (loss 1 from u = 2 under seed 0, 0.8 on the scenario's seed 5)
+    sc = _scenario(nx.path_graph(6), 5, static=False, timing=Lockstep(missing="renormalize"), loss=0.3, seed=5)
+    default = [r.renyi for r in pairwise_figures(sc, "node:5").rows]
+    assert default == [r.renyi for r in pairwise_figures(sc, "node:5", seed=5).rows]
+    assert default != [r.renyi for r in pairwise_figures(sc, "node:5", seed=0).rows]
