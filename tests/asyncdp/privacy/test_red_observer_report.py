@@ -7,6 +7,7 @@ for a loss the model computes above the bound every view obeys.
   pair was checked and no run was made.
 * ``nodes:S``: the claim is checked member by member (the docs say so); the table line did not.
 * ``pairwise_figures`` ran seed 0 by default, not the scenario's seed.
+* A loss computed above the bound every view obeys was printed "D_alpha=inf [lower estimate]".
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from asyncdp.privacy.observer_claim import check_observer_claim
 from asyncdp.privacy.observers import pairwise_figures
 
 from .test_observers import _scenario
+from .test_red_faint_link import _faint_path
 from .test_red_pairwise_scope import _idle_after_one_step
 
 
@@ -59,3 +61,45 @@ def test_pairwise_figures_run_the_scenarios_seed_by_default():
     default = [r.renyi for r in pairwise_figures(sc, "node:5").rows]
     assert default == [r.renyi for r in pairwise_figures(sc, "node:5", seed=5).rows]
     assert default != [r.renyi for r in pairwise_figures(sc, "node:5", seed=0).rows]
+
+
+FAINT_SCRIPT = """
+from dataclasses import replace
+import numpy as np
+from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
+from asyncdp.problems.costs import RendezvousQuadratic
+from asyncdp.problems.domains import Box
+from asyncdp.problems.problem import Problem
+from asyncdp.scenario import Scenario
+w = np.array([[1.0 - 1e-17, 1e-17, 0.0], [1e-17, 0.5 - 1e-17, 0.5], [0.0, 0.5, 0.5]])
+values = np.array([[0.2], [0.5], [0.9]])
+scenario = Scenario(Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(values)), muffliato_topology(w),
+                    Muffliato(sigma=1.0), horizon=4, seed=0)
+changed = values.copy()
+changed[0] = 1.0
+adjacent = replace(scenario, problem=Problem(scenario.problem.domain, RendezvousQuadratic(changed)))
+"""
+
+
+def test_a_loss_above_the_structural_bound_is_reported_as_that_bound_not_as_a_lower_estimate(tmp_path, capsys):
+    # the faint link of test_red_faint_link: node 2's computed loss from node 0 is inf (the shift outside the
+    # numerical range of a view with a direction at 1e-17). The observer section printed "D_alpha=inf [lower
+    # estimate]"; every view of the verified structure leaks at most alpha Delta^2 / (2 sigma^2) = 1, which holds
+    from asyncdp.cli import main
+
+    fig = pairwise_figures(_faint_path(), "node:2", sources=[0, 2])
+    row, own = fig.rows
+    assert row.kind == "structural bound" and row.renyi == 1.0 and "computed inf" in row.reason, fig.to_table()
+    assert own.kind == "exact" and own.renyi == float("inf")  # node 2 holds its own datum: a true infinity
+    lossy = _faint_path().replace(timing=Lockstep(missing="renormalize"), links=Links(LinkModel(loss=0.05)))
+    (avg,) = pairwise_figures(lossy, "node:2", sources=[0], runs=3).rows  # was an "exact" inf over schedules
+    assert avg.kind == "structural bound" and avg.renyi == 1.0, avg
+    script = tmp_path / "faint.py"
+    script.write_text(FAINT_SCRIPT)
+    out = tmp_path / "r.json"
+    main(["privacy", "check", str(script), "--runs", "40", "--search-examples", "0", "--observer", "node:2",
+          "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "D_alpha <= 1  eps <= " in text and "D_alpha=inf" not in text, text
+    data = _strict(out.read_text())
+    assert data["observer"]["rows"][0]["kind"] == "structural bound" and data["observer"]["rows"][0]["renyi"] == 1.0
