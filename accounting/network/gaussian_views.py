@@ -192,6 +192,9 @@ class GaussianViewLoss:
             (:func:`faint_directions`): ambiguous directions, treated as absent (module docstring).
         view_dim: dimension of the view (rows of ``A``).
         reason: why ``mu`` is infinite, ``""`` otherwise.
+        kept_mu: ``mu`` of the view's kept directions (its projection on them, a function of the view):
+            ``mu`` when the shift is in range; otherwise a lower bound of the exact-arithmetic ``mu``, the lower
+            estimate when the shift left the range along ambiguous directions (``dropped > 0``).
     """
 
     mu: float
@@ -201,6 +204,7 @@ class GaussianViewLoss:
     dropped: int
     view_dim: int
     reason: str = ""
+    kept_mu: float = math.nan
 
     @property
     def exact(self) -> bool:
@@ -430,7 +434,8 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
         out.append(GaussianViewLoss(
             mu=float(math.sqrt(mu2[j])) if inside else math.inf, in_range=bool(inside), range_residual=rel,
             rank=rank, dropped=dropped, view_dim=k,
-            reason="" if inside else f"the mean shift leaves range(C) (relative residual {rel:.3g})"))
+            reason="" if inside else f"the mean shift leaves range(C) (relative residual {rel:.3g})",
+            kept_mu=float(math.sqrt(mu2[j]))))
     return out
 
 

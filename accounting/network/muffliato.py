@@ -99,7 +99,7 @@ from scipy.linalg import blas, lapack
 from topology.weights import metropolis
 
 from ..errors import AccountingError, PrivacyParameterError
-from .gaussian_views import RANGE_RTOL, RANK_RTOL, count_outside, gaussian_view_losses
+from .gaussian_views import RANGE_RTOL, RANK_RTOL, count_outside, gaussian_view_losses, renyi_from_mu
 from .schedule import LinearSchedule
 
 __all__ = [
@@ -689,7 +689,8 @@ def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float 
         method: ``"gram-schmidt"`` (default): ``||P e_u||^2`` as the squared row norms of the basis of
             :func:`row_space_basis`, the rows streamed step by step; ``"svd"``: the general
             :func:`~.gaussian_views.gaussian_view_losses` on the stacked view (one SVD; slower when the view
-            has more rows than ``n``; the two agree up to the rank decisions of their tolerances).
+            has more rows than ``n``; the two agree up to the rank decisions of their tolerances; with ambiguous
+            directions both give the kept directions' value, a lower estimate, and ``dropped > 0``).
 
     Returns:
         An :class:`ObserverRow` with ``authors = None``.
@@ -719,9 +720,13 @@ def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float 
     losses = gaussian_view_losses(b_other, b_other / sigma, noise=1.0, rank_rtol=rank_rtol, range_rtol=RANGE_RTOL)
     exact = np.full(n, np.inf)
     for u, loss in zip(others, losses):
-        if not loss.in_range:  # the shift is a column of the noise map: in range by construction
-            raise AccountingError(f"observer {v}, source {int(u)}: {loss.reason}")
-        exact[u] = loss.renyi(alpha)
+        if loss.in_range:
+            exact[u] = loss.renyi(alpha)
+        elif loss.exact:  # the shift is a column of the noise map: in range by construction, up to ambiguity
+            raise AccountingError(f"observer {v}, source {int(u)}: {loss.reason} with no ambiguous direction, "
+                                  "though the shift is a column of the view's noise map")
+        else:  # along ambiguous directions (a faint weight): the kept directions' value, a lower estimate as the
+            exact[u] = renyi_from_mu(loss.kept_mu, alpha)  # default method's (the row's ``dropped`` says so)
     first = losses[0] if losses else None
     return ObserverRow(int(v), None, exact, first.rank if first else 0, first.dropped if first else 0, b.shape[0])
 

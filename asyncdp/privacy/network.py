@@ -451,7 +451,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         refute it, so the verdict is ``inconclusive`` with the reason (the pairs above it are still listed).
         ``asyncdp privacy check --observer node:v`` bounds the averaged divergence over sampled runs.
     """
-    from .observers import affine_renyi_bound
+    from .observers import above_affine_bound, affine_renyi_bound
 
     pairs = failed = 0
     all_exact = True
@@ -468,7 +468,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if row.values[u] > structural * (1 + 1e-9) + margin:
+            if above_affine_bound(row.values[u], structural):
                 # every view of a rule verified affine leaks at most alpha Delta^2 / (2 s_1^2): above it the value is
                 # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view)
                 beyond = beyond or (u, row.v, float(row.values[u]), row.kind)

@@ -87,20 +87,21 @@ class ObserverClaimCheck:
     Attributes:
         observer: the observer as text.
         statement: the claim's statement.
-        alpha: its Renyi order.
+        alpha: its Renyi order (``None`` when the paper states no claim for this run: ``reason`` says why).
         verdict: ``"pass"``, ``"violation"`` or ``"inconclusive"`` (see the module docstring).
         method: ``"exact"`` or ``"sampled schedules"``.
         confidence: 1.0 for the exact method; the family-wise confidence of the sampled bounds otherwise.
-        runs: engine runs behind the figures.
+        runs: engine runs actually made (0 when the claim was not checked before any run).
         pairs: pairs checked.
         failed: pairs above the claim (exact value, or lower confidence bound when sampled).
         failures: the witnesses (largest excess first).
         reason: why the verdict is inconclusive (``""`` otherwise).
+        checked: whether the pairs were checked (``False``: no exact pairwise value or no claim; ``reason``).
     """
 
     observer: str
     statement: str
-    alpha: float
+    alpha: float | None
     verdict: str
     method: str
     confidence: float
@@ -109,15 +110,16 @@ class ObserverClaimCheck:
     failed: int
     failures: tuple[PairFailure, ...] = field(default_factory=tuple)
     reason: str = ""
+    checked: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (witnesses as dicts; an infinite value as the string ``"inf"``)."""
+        """JSON-ready fields (witnesses as dicts; an infinite value as the string ``"inf"``; no order: ``null``)."""
         def num(x: float) -> Any:
             return float(x) if math.isfinite(x) else str(x)
 
         return {"observer": self.observer, "statement": self.statement, "alpha": self.alpha,
                 "verdict": self.verdict, "method": self.method, "confidence": self.confidence, "runs": self.runs,
-                "pairs": self.pairs, "failed": self.failed, "reason": self.reason,
+                "pairs": self.pairs, "failed": self.failed, "checked": self.checked, "reason": self.reason,
                 "witnesses": [{"u": f.u, "v": f.v, "distance": f.distance, "claimed": num(f.claimed),
                                "value": num(f.exact), "round": f.round} for f in self.failures]}
 
@@ -126,9 +128,17 @@ class ObserverClaimCheck:
         how = ("exact, on the run's deterministic schedule" if self.method == EXACT else
                f"sampled schedules: {self.runs} runs, confidence {self.confidence:g}; a witness's value is the "
                "lower confidence bound of the schedule-averaged divergence")
-        order = f"order {self.alpha:g}; " if math.isfinite(self.alpha) else ""
-        lines = [f"pairwise claim for observer {self.observer} ({order}{self.statement}): "
-                 f"{self.verdict}: {self.failed} of {self.pairs} pairs above it [{how}]"]
+        if not self.checked:
+            how = (f"{self.method}: " if self.runs else "") + (f"{self.runs} run(s) made" if self.runs else "no run")
+        order = f"order {self.alpha:g}; " if self.alpha is not None else ""
+        none = "; none stated for this run, so no Renyi order" if self.alpha is None else ""
+        members = Observer.parse(self.observer).agents
+        each = (f"; checked member by member: the claim is about one node's view, not the {len(members)} "
+                "members' joint view" if len(members) > 1 else "")
+        found = (f"{self.failed} of {self.pairs} pairs above it" if self.checked else
+                 f"its {self.pairs} pairs not checked")
+        lines = [f"pairwise claim for observer {self.observer} ({order}{self.statement}{none}{each}): "
+                 f"{self.verdict}: {found} [{how}]"]
         for f in self.failures:
             lines.append(f"  witness u={f.u} -> v={f.v} (distance {f.distance}): {f.exact:.6g} > claimed "
                          f"{f.claimed:.6g}" + (f", from round {f.round}" if f.round is not None else ""))
@@ -171,9 +181,10 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
     try:
         claim = pairwise_claim_of(scenario)
     except TopologyMismatchError as e:  # the paper's claim does not describe this run: no verdict, with the reason
-        return ObserverClaimCheck(str(obs), "the paper's pairwise claim", math.nan, "inconclusive",
+        return ObserverClaimCheck(str(obs), "the paper's pairwise claim", None, "inconclusive",
                                   EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, 0,
-                                  len(nodes) * (scenario.problem.num_agents - 1), 0, reason=f"not checked: {e}")
+                                  len(nodes) * (scenario.problem.num_agents - 1), 0, checked=False,
+                                  reason=f"not checked (no claim, so no Renyi order, for this run): {e}")
     if claim is None:
         return None
     try:
@@ -181,13 +192,17 @@ def check_observer_claim(scenario: Any, observer: str | Observer, *, runs: int =
     except _NotAffine as e:
         pairs = len(nodes) * (scenario.problem.num_agents - 1)
         return ObserverClaimCheck(str(obs), getattr(claim, "statement", ""), claim.alpha, "inconclusive",
-                                  EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, 0, pairs, 0,
-                                  reason=f"not checked: {e} (no exact pairwise value for a rule that is not affine "
-                                  "in the noise)")
+                                  EXACT if deterministic_schedule(scenario) else SAMPLED, confidence, e.runs, pairs,
+                                  0, checked=False, reason=f"not checked: {e} (no exact pairwise value for a rule "
+                                  "that is not affine in the noise)")
 
 
 class _NotAffine(Exception):
-    """The rule failed the affinity check on a run."""
+    """The rule failed the affinity check on a run (``runs``: the engine runs made up to that one)."""
+
+    def __init__(self, message: str, runs: int) -> None:
+        super().__init__(message)
+        self.runs = runs
 
 
 def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: int, seed: int | None, engine: str,
@@ -197,7 +212,7 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
             rows = list(leakage_rows(scenario, alpha=claim.alpha, observers=nodes, engine=engine))
         except ScenarioError as e:
             if "affine in the noise" in str(e):
-                raise _NotAffine(str(e)) from None
+                raise _NotAffine(str(e), 1) from None
             raise
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=max_witnesses, find_rounds=find_rounds)
         reason = (check.reason or "no pair above the claim, but some values are lower estimates (ambiguous rank "
@@ -220,7 +235,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     first = scenario.seed if seed is None else seed
     results, scheds, not_affine = affine_runs(scenario, runs, first, engine)
     if not_affine is not None:
-        raise _NotAffine(f"{not_affine[0]}: {not_affine[1]}")
+        raise _NotAffine(f"{not_affine[0]}: {not_affine[1]}", len(results) + (not_affine[0] != "a probe run"))
     pairs = len(nodes) * (n - 1)
     gap = (1.0 - confidence) / max(pairs, 1)
     margin = d_max * math.sqrt(math.log(1.0 / gap) / (2.0 * runs)) if math.isfinite(d_max) else math.inf

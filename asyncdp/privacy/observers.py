@@ -60,7 +60,7 @@ from ..errors import ScenarioError
 
 __all__ = ["parse_observer", "is_declared_affine", "linear_schedule", "AffineCheck", "verify_affine",
            "ObservedTranscript", "observed_transcript", "PairwiseRow", "PairwiseFigures", "pairwise_figures",
-           "epsilon_from_mu", "eavesdropper_renyi_bound", "affine_renyi_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
+           "epsilon_from_mu", "eavesdropper_renyi_bound", "affine_renyi_bound", "above_affine_bound", "rounded_to_bound", "observer_blackbox", "NODE_KNOWLEDGE",
            "run_for_views", "delivered_messages", "probe_scenarios", "verify_affine_probed", "affinity_tolerance"]
 
 NODE_KNOWLEDGE = ("a node observer knows its own data, its own noise and its own state, and sees every message "
@@ -698,6 +698,11 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
     return _epsilon_by_bisection(mu, delta)
 
 
+STRUCTURAL = "structural bound"
+"""The kind of a :class:`PairwiseRow` whose computed loss was above :func:`affine_renyi_bound` (see
+:func:`above_affine_bound`): the row reports that bound, ``D_alpha <= alpha Delta^2 / (2 s_1^2)``."""
+
+
 @dataclass(frozen=True)
 class PairwiseRow:
     """One source's loss to the observer.
@@ -707,7 +712,9 @@ class PairwiseRow:
         renyi: the Renyi divergence of order ``alpha`` (an average over schedules when several runs).
         epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules).
         kind: ``"exact"``, ``"lower estimate"`` (rank tolerance, see :mod:`accounting.network.gaussian_views`),
-            ``"estimate over schedules"`` or ``"upper bound"``.
+            ``"estimate over schedules"``, ``"upper bound"`` (the eavesdropper's composition bound) or
+            ``"structural bound"`` (:data:`STRUCTURAL`: the computed value was above :func:`affine_renyi_bound`, a
+            numerical artifact; the row gives that bound instead, which holds).
         reason: why a figure is not exact.
     """
 
@@ -746,7 +753,8 @@ class PairwiseFigures:
                  f"{self.runs} run(s); {self.affine.reason}"]
         lines += [f"  note: {n}" for n in self.notes]
         for r in self.rows:
-            lines.append(f"  u={r.source:>4}  D_alpha={r.renyi:.6g}  eps={r.epsilon:.6g}  [{r.kind}]"
+            rel = " <= " if r.kind == STRUCTURAL else "="
+            lines.append(f"  u={r.source:>4}  D_alpha{rel}{r.renyi:.6g}  eps{rel}{r.epsilon:.6g}  [{r.kind}]"
                          + (f" ({r.reason})" if r.reason else ""))
         return "\n".join(lines)
 
@@ -776,6 +784,28 @@ def affine_renyi_bound(scenario: Any, alpha: float) -> float:
     s1 = float(alg.noise(1, _only_channel(alg)).scale)
     diameter = _data_sensitivity(scenario)
     return math.inf if s1 == 0 else float(alpha * diameter**2 / (2.0 * s1**2))
+
+
+def above_affine_bound(value: float, bound: float) -> bool:
+    """Whether a computed loss lies above :func:`affine_renyi_bound` by more than rounding: no view of the verified
+    structure leaks that much, so the value is a numerical artifact (e.g. a mean shift outside the numerical range of
+    a view with directions at rounding level), neither exact nor a lower estimate of the truth.
+
+    Args:
+        value: the computed Renyi divergence.
+        bound: :func:`affine_renyi_bound` at the same order.
+
+    Returns:
+        ``True`` above ``bound (1 + 1e-9)`` plus the witness margin
+        (:func:`accounting.network.muffliato.witness_margin`).
+
+    Example:
+        >>> above_affine_bound(math.inf, 1.0), above_affine_bound(1.0 + 1e-12, 1.0), above_affine_bound(0.5, 1.0)
+        (True, False, False)
+    """
+    from accounting.network.muffliato import witness_margin
+
+    return value > bound * (1 + 1e-9) + witness_margin(bound)
 
 
 def _unverified_lemma(scenario: Any) -> str | None:
@@ -957,6 +987,26 @@ def observer_blackbox(scenario: Any, adjacent: Any, observer: str | Observer, *,
     return audit_samples(sides[0], sides[1], epsilon=epsilon, delta=delta, confidence=confidence, seed=seed)
 
 
+def _structural_row(scenario: Any, obs: Observer, u: int, losses: list[Any], alpha: float,
+                    delta: float) -> PairwiseRow | None:
+    """The :data:`STRUCTURAL` row of source ``u`` when some schedule's computed loss is above
+    :func:`affine_renyi_bound` (:func:`above_affine_bound`; not for a source the observer holds, whose loss is
+    infinite); else ``None``. Its epsilon is that of the bound's Gaussian shift ``Delta / s_1``."""
+    if obs.kind == "nodes" and u in obs.agents:
+        return None
+    d_max = affine_renyi_bound(scenario, alpha)
+    values = [loss.renyi(alpha) for loss in losses]
+    worst = max(range(len(values)), key=lambda i: values[i])
+    if not (math.isfinite(d_max) and above_affine_bound(values[worst], d_max)):
+        return None
+    why = ("the view has directions at rounding level" if not losses[worst].exact else
+           losses[worst].reason or "a value the model computed against the structure it verified")
+    on = f" on run {worst}" if len(losses) > 1 else ""
+    return PairwiseRow(u, d_max, epsilon_from_mu(math.sqrt(2.0 * d_max / alpha), delta), STRUCTURAL,
+                       f"computed {values[worst]:.6g}{on}, above the bound alpha Delta^2 / (2 s_1^2) = {d_max:.6g} "
+                       f"every view of the verified structure obeys: a numerical artifact ({why}); the bound holds")
+
+
 def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[float]:
     """Per-schedule divergences with rounding above ``bound`` (at most ``rtol`` relative) set to ``bound``.
 
@@ -970,7 +1020,8 @@ def rounded_to_bound(ds: list[float], bound: float, rtol: float = 1e-9) -> list[
     return [bound if bound < d <= bound * (1 + rtol) else d for d in ds]
 
 
-def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1, seed: int = 0,
+def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *, runs: int = 1,
+                     seed: int | None = None,
                      alpha: float = 2.0, delta: float = 1e-6, sources: Any = None,
                      engine: str = "simpy", confidence_gap: float = 0.05, adjacent: Any = None) -> PairwiseFigures:
     """Each source's loss to ``observer`` on the scenario's realized schedule(s).
@@ -986,7 +1037,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         scenario: the scenario (rule, topology, timing, links, seed).
         observer: the observer.
         runs: engine runs (each one realized schedule); run ``r`` uses seed ``seed + r``.
-        seed: the first run's seed (``scenario.seed`` is replaced).
+        seed: the first run's seed (default ``scenario.seed``; run ``r`` uses ``seed + r``).
         alpha: Renyi order, > 1.
         delta: delta of the reported epsilon.
         sources: the agents whose datum changes (default: every agent).
@@ -1014,6 +1065,7 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
     bad = [u for u in srcs if not 0 <= u < n]
     if bad:
         raise ScenarioError(f"source agent {bad[0]} does not exist (agents are 0..{n - 1})")
+    seed = scenario.seed if seed is None else seed
     bound = eavesdropper_renyi_bound(scenario, alpha)
     notes = [NODE_KNOWLEDGE] if obs.kind == "nodes" else []
     results = [run_for_views(replace(scenario, seed=seed + r), engine) for r in range(runs)]
@@ -1053,10 +1105,16 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         for u in srcs:
             loss = losses[u]
             kind = "exact" if loss.exact else "lower estimate"
-            rows.append(PairwiseRow(u, loss.renyi(alpha), epsilon_from_mu(loss.mu, delta), kind, loss.reason or ""))
+            artifact = _structural_row(scenario, obs, u, [loss], alpha, delta)
+            rows.append(artifact or PairwiseRow(u, loss.renyi(alpha), epsilon_from_mu(loss.mu, delta), kind,
+                                                loss.reason or ""))
     else:
         per_run = [_losses(sc_, obs, srcs, sens, res) for sc_, res in zip(schedules, results)]
         for u in srcs:
+            artifact = _structural_row(scenario, obs, u, [pr[u] for pr in per_run], alpha, delta)
+            if artifact is not None:
+                rows.append(artifact)
+                continue
             ds = [pr[u].renyi(alpha) for pr in per_run]
             exact = all(pr[u].exact for pr in per_run)
             if not all(math.isfinite(d) for d in ds):
