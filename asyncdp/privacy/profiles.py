@@ -99,7 +99,7 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     """The exact profile of a pair from its realized shifts, if they are fixed given the schedule (module docstring).
 
     One schedule (lockstep): the shifts must be the same on every run; the
-    profile is then exact and a refutation has confidence 1. Several
+    profile is then exact, and a refutation has confidence 1 unless it rests on escort draws (below). Several
     schedules (deadline or asynchronous timing, lossy links), only with
     ``schedule_confidence``: each run's schedule ``S`` has its own exact
     profile ``delta_S``, known when the shifts are fixed given ``S`` — checked

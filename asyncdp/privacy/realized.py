@@ -621,10 +621,13 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Before that, a pair whose realized shifts are the same on every run of
     one schedule (lockstep) gets its exact profile
     (:func:`~asyncdp.privacy.profiles.pair_profile`): a delta above the
-    claim there is a witness with no sampling error, for a pure claim on
-    Gaussian noise too (a Gaussian shift has ``delta(epsilon) > 0`` at every
-    epsilon, while its losses above epsilon are far too rare for the runs to
-    show one). A
+    claim there is a witness with no sampling error (Laplace noise, or a
+    per-iteration claim); with Gaussian releases its divergence above the
+    claim, less the margin of escort draws at half the share (the thresholds
+    get the other half; :func:`~asyncdp.privacy.profiles.escort_renyi_lower`),
+    refutes a Rényi, zCDP or pure claim (a Gaussian shift has
+    ``D_alpha = alpha mu^2 / 2``, unbounded in ``alpha``, while its losses
+    above epsilon are far too rare for the runs to show one). A
     per-iteration claim audits the focus round's loss.
 
     Args:

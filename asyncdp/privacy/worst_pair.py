@@ -56,9 +56,9 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     The check's per-method share ``alpha_share`` (times ``fraction``: the search
     may certify a second pair, and splits the share between the two in
     advance) is split evenly over the statistical tests fixed in advance (the schedule average unless the
-    timing is lockstep without losses, importance sampling where it applies,
-    the thresholds), so together they err with probability at most
-    ``alpha_share``.
+    timing is lockstep without losses, where with Gaussian noise the escort draws of a divergence witness take
+    its place, importance sampling where it applies, the thresholds), so together they err with probability at
+    most ``alpha_share``.
 
     Args:
         ctx: the check's context.
