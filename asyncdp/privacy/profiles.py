@@ -237,13 +237,14 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         found = _set_aside(claim, ctx.delta_claimed, found, doubts[0])
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
-        by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
+        if _escort_applies(ctx, per_run):  # a schedule counts only where its escort draw keeps mu: floor 0
+            kept = {id(pr): PrivacyProfile(pr.gaussian_mu * (1 - ESCORT_MU_RTOL)) for pr in per_run}
+            bounds = schedule_renyi_lower([kept[id(pr)] for pr in per_run], orders, confidence=level, floor=0.0)
+        else:
+            bounds = schedule_renyi_lower(per_run, orders, confidence=level)
+        by_divergence = refute(form, renyi_bounds=bounds)
         doubts.append(_tilt_doubt(ctx, scenario, adjacent, runs, by_divergence, per_run))
         if by_divergence.refuted and doubts[-1] is None:
-            if _escort_applies(ctx, per_run):  # a sample counts only where its escort draw kept mu: floor 0
-                kept = {id(pr): PrivacyProfile(pr.gaussian_mu * (1 - ESCORT_MU_RTOL)) for pr in per_run}
-                bounds = schedule_renyi_lower([kept[id(pr)] for pr in per_run], orders, confidence=level, floor=0.0)
-                by_divergence = refute(form, renyi_bounds=[b for b in bounds if b.alpha == by_divergence.alpha])
             found = by_divergence
     doubt = "; ".join(d for d in doubts if d is not None) or None
     return ExactProfile(found, reason if doubt is None else f"{reason}; {doubt}", note=doubt)
