@@ -237,7 +237,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         found = _set_aside(claim, ctx.delta_claimed, found, doubts[0])
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
-        if _escort_applies(ctx, per_run):  # a schedule counts only where its escort draw keeps mu: floor 0
+        if _escort_applies(ctx, per_run) and not any(pr.laplace_ratios for pr in per_run):
+            # a schedule counts only where its escort draw keeps mu: floor 0 (with a Laplace channel nothing is drawn)
             kept = {id(pr): PrivacyProfile(pr.gaussian_mu * (1 - ESCORT_MU_RTOL)) for pr in per_run}
             bounds = schedule_renyi_lower([kept[id(pr)] for pr in per_run], orders, confidence=level, floor=0.0)
         else:
