@@ -598,7 +598,7 @@ class RenyiLowerBound:
 
 
 def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[float], *,
-                         confidence: float = 0.95) -> list[RenyiLowerBound]:
+                         confidence: float = 0.95, floor: float = 1.0) -> list[RenyiLowerBound]:
     """Lower bounds on the pair's ``D_alpha`` at each order, from one exact profile per sampled schedule.
 
     The observer sees the schedule ``S`` (drawn i.i.d., independently of the
@@ -614,13 +614,17 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
     schedule with a small ``D_S`` lowers the bound little. Every order gets
     its share of ``1 - confidence`` (union bound). Where every schedule has
     the same divergence ``m`` the bound is about ``m - log(1/q_1) / (alpha -
-    1)`` for large ``m``: nearly exact; it never exceeds the largest ``d_(k)`` used.
+    1)`` for large ``m``: nearly exact; it never exceeds the largest ``d_(k)`` used. With ``floor = 0`` the sum
+    starts from ``X_(k_0) = 0``: the bound on ``E Y`` for any ``Y >= 0`` whose samples are the ``X``, e.g. ``Y = X``
+    where a draw from the order-``alpha`` escort given ``S`` kept the profile's Gaussian ``mu`` and 0 elsewhere
+    (``E Y <= E_S E_escort[exp(alpha (alpha - 1) mu^2 / 2)]``, the pair's ``exp((alpha - 1) D_alpha)``).
 
     Args:
         profiles: one :class:`PrivacyProfile` per sampled schedule (at least 2; a profile object repeated for
             several schedules is evaluated once).
         alphas: the orders, each ``> 1`` and finite.
         confidence: in ``(0, 1)``: all the bounds hold together with at least this probability.
+        floor: the least value of the sampled variable: 1 (``X >= 1``) or 0 (above).
 
     Returns:
         One :class:`RenyiLowerBound` per order (method ``"schedule order statistics of exact Renyi divergences"``).
@@ -637,6 +641,8 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
     from scipy.stats import beta
 
     conf = check_open_unit(confidence, "confidence", error=_E)
+    if floor not in (0.0, 1.0):
+        raise PrivacyParameterError(f"schedule_renyi_lower: floor must be 0 or 1, got {floor!r}")
     if len(profiles) < 2:
         raise PrivacyParameterError(f"schedule_renyi_lower needs at least 2 profiles, got {len(profiles)}")
     orders = [float(a) for a in alphas]
@@ -655,7 +661,7 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
     for a in orders:
         value = {id(p): p.renyi(a) for p in distinct}  # each checks the order
         d = np.sort([value[id(p)] for p in profiles])[[k - 1 for k in ks]]
-        log_ex = float(logsumexp(np.concatenate([[0.0], (a - 1.0) * d]), b=weights))
+        log_ex = float(logsumexp(np.concatenate([[0.0], (a - 1.0) * d]), b=weights * np.r_[floor, np.ones(d.size)]))
         lower = min(float(d[-1]), log_ex / (a - 1.0))  # the clip only removes round-off (a mixture of X_(k) and 1)
         out.append(RenyiLowerBound(method, a, max(0.0, lower), conf, n))
     return out

@@ -13,7 +13,10 @@ shifts come from replaying the engine's runs under both problems
 profile above the claimed delta refutes the claim
 (:func:`accounting.refutation.refute`), as its Rényi divergence does a Rényi
 or zCDP claim, once transcripts drawn where that witness weighs them (a tilt
-beyond the runs) keep the profile's shifts (:func:`escort_shifts_hold`). A
+beyond the runs) keep the profile's shifts (:func:`escort_shifts_hold`); with
+Gaussian releases the divergence then refutes less the margin those draws
+certify (:func:`escort_renyi_lower`), and ``delta(epsilon)``, for which they
+certify none, not at all. A
 noise-free release that moves tells the problems apart with certainty
 (``delta = 1``).
 
@@ -29,7 +32,7 @@ Example:
     >>> from asyncdp.privacy.context import small_example
     >>> from asyncdp.privacy.coverage import pair_shifts
     >>> pair, ctx = small_example()
-    >>> out = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, ctx.engine_runs(0))
+    >>> out = pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, ctx.engine_runs(0), escort_error=0.0125)
     >>> out.refutation is None or not out.refutation.refuted
     True
 """
@@ -48,8 +51,8 @@ from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 from .coverage import coordinate_roundoff
 
-__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "accountant_mu", "realized_mu",
-           "scheduled_tilted_bound"]
+__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "escort_renyi_lower", "ESCORT_MU_RTOL",
+           "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
 
 
 @dataclass(frozen=True)
@@ -91,12 +94,12 @@ def _shrunk(shifts: np.ndarray, roundoff: float) -> np.ndarray:
     return np.sign(shifts) * np.maximum(np.abs(shifts) - roundoff, 0.0)
 
 
-def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
+def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *, escort_error: float,
                  schedule_confidence: float | None = None, adjacent: Scenario | None = None) -> ExactProfile:
     """The exact profile of a pair from its realized shifts, if they are fixed given the schedule (module docstring).
 
     One schedule (lockstep): the shifts must be the same on every run; the
-    profile is then exact and a refutation has confidence 1. Several
+    profile is then exact, and a refutation has confidence 1 unless it rests on escort draws (below). Several
     schedules (deadline or asynchronous timing, lossy links), only with
     ``schedule_confidence``: each run's schedule ``S`` has its own exact
     profile ``delta_S``, known when the shifts are fixed given ``S`` — checked
@@ -116,8 +119,11 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     weighs losses near ``epsilon`` (the releases moved about ``epsilon / mu^2 - 1/2`` times their shifts), so shifts
     found fixed on the runs need not hold there: a projection onto a box that no run reaches shrinks them there, and
     the pair is far below the closed form. A refutation is kept only when the pair's transcripts drawn under that
-    tilt (:func:`escort_shifts_hold`) keep the profile's shifts; a divergence set aside leaves the claim's
-    ``(epsilon, delta)`` conversion to be tested (under its own tilt), a ``delta`` set aside nothing.
+    tilt (:func:`escort_shifts_hold`) keep the profile's shifts, and then a divergence refutes only as the bound
+    those draws certify at confidence ``1 - escort_error`` (:func:`escort_renyi_lower`; under several schedules,
+    order statistics counting a schedule only where its draw kept ``mu``), a Gaussian ``delta(epsilon)`` not at
+    all (the draws certify no margin for it); a divergence set aside leaves the claim's ``(epsilon, delta)``
+    conversion to be tested (under its own tilt), a ``delta`` set aside nothing.
 
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
@@ -125,6 +131,8 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
             or the replay's error.
         scenario: the pair's first scenario (its algorithm's declared noise).
         runs: the engine runs the shifts come from.
+        escort_error: the error rate of the lockstep escort draws a Gaussian divergence witness rests on, in
+            ``(0, 1)`` (its confidence is ``1 - escort_error``).
         schedule_confidence: the level of the average over schedules (``None``: one schedule only).
         adjacent: the pair's second scenario (its rule's steps draw the escort transcripts); ``None``: no
             refutation by a divergence of a profile with Gaussian releases.
@@ -132,7 +140,7 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     Returns:
         An :class:`ExactProfile`.
     """
-    from accounting.profiles import profile_from_shifts, schedule_average_lower, schedule_renyi_lower
+    from accounting.profiles import PrivacyProfile, profile_from_shifts, schedule_average_lower, schedule_renyi_lower
     from accounting.refutation import DEFAULT_ALPHAS, check_epsilon, refute
 
     if isinstance(shifts, AccountingError):
@@ -180,10 +188,19 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         exact_claim = form if getattr(form, "form", None) in ("renyi", "zcdp") else claim
         profiles = [chk.profile] * runs.runs
         found = refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed)
-        doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)
-        if doubt is not None and found.alpha is not None:  # the conversion alone (the divergence is not the pair's)
-            found = refute(claim, profile=chk.profile, delta=ctx.delta_claimed, alphas=())
-            doubt = "; ".join(filter(None, [doubt, _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)]))
+        doubt = None
+        if found.refuted and _escort_applies(ctx, profiles):  # Gaussian: the witness weighs transcripts off the runs
+            doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)  # a delta's: always a reason
+            lowered = _escort_lowered(exact_claim, chk.profile, runs.runs, escort_error)
+            if lowered.refuted:
+                held = (doubt if lowered.alpha == found.alpha else
+                        escort_shifts_hold(ctx, scenario, adjacent, runs, profiles, alpha=lowered.alpha))
+                doubt = held if held is None else "; ".join(dict.fromkeys(filter(None, [doubt, held])))
+                found = lowered if held is None else found
+            elif found.alpha is not None and doubt is None:
+                doubt = (f"the exact Renyi divergence of order {found.alpha:.6g} ({found.renyi_witness:.6g}) exceeds "
+                         f"the claim's {found.renyi_allowed:.6g} by less than the margin its {runs.runs} escort "
+                         "draws certify (escort_renyi_lower)")
         if doubt:
             return ExactProfile(_set_aside(claim, ctx.delta_claimed, found, doubt), f"{chk.reason}; {doubt}",
                                 note=doubt)
@@ -220,7 +237,13 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         found = _set_aside(claim, ctx.delta_claimed, found, doubts[0])
     if divergence and not found.refuted:
         orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
-        by_divergence = refute(form, renyi_bounds=schedule_renyi_lower(per_run, orders, confidence=level))
+        if _escort_applies(ctx, per_run) and not any(pr.laplace_ratios for pr in per_run):
+            # a schedule counts only where its escort draw keeps mu: floor 0 (with a Laplace channel nothing is drawn)
+            kept = {id(pr): PrivacyProfile(pr.gaussian_mu * (1 - ESCORT_MU_RTOL)) for pr in per_run}
+            bounds = schedule_renyi_lower([kept[id(pr)] for pr in per_run], orders, confidence=level, floor=0.0)
+        else:
+            bounds = schedule_renyi_lower(per_run, orders, confidence=level)
+        by_divergence = refute(form, renyi_bounds=bounds)
         doubts.append(_tilt_doubt(ctx, scenario, adjacent, runs, by_divergence, per_run))
         if by_divergence.refuted and doubts[-1] is None:
             found = by_divergence
@@ -247,6 +270,63 @@ def _set_aside(claim: Any, delta: float, found: Any, doubt: str) -> Any:
     return dataclasses.replace(refute(claim, delta=delta, alphas=()), reason=f"not refuted: {doubt}")
 
 
+ESCORT_MU_RTOL = 1e-6
+"""How far below its run's composed ``mu`` a tilted transcript's may be and still keep it (relative round-off)."""
+
+
+def _escort_applies(ctx: Any, profiles: Any) -> bool:
+    """Whether :func:`escort_shifts_hold` draws tilted transcripts for ``profiles``: a Gaussian release, no focus."""
+    mus = np.array([pr.gaussian_mu for pr in profiles], dtype=float)
+    return bool((mus > 0).any()) and ctx.focus is None
+
+
+def escort_renyi_lower(closed: float, alpha: float, n: int, error: float) -> Any:
+    """The lower bound on ``D_alpha`` left of a Gaussian profile's closed form ``closed`` once ``n`` escort draws kept
+    its ``mu`` (:func:`escort_shifts_hold`): ``closed (1 - ESCORT_MU_RTOL)^2 - log(1/error) / (n (alpha - 1))``.
+
+    The sequential escort releases each value at ``m + (alpha - 1)(m - m')`` plus noise, and
+    ``E_P[exp((alpha - 1) L)] = E_escort[exp(alpha (alpha - 1) mu^2 / 2)]`` with ``mu`` the transcript's composed
+    shift (each release's normaliser). Dropping the transcripts whose ``mu`` is below the profile's
+    ``mu_0 (1 - ESCORT_MU_RTOL)`` (escort mass ``f``) lowers it: ``D_alpha >= alpha mu_0^2 (1 - ESCORT_MU_RTOL)^2 / 2
+    - log(1 / (1 - f)) / (alpha - 1)``. All ``n`` draws keep ``mu`` with probability ``(1 - f)^n``, so unless an
+    event of probability at most ``error`` happened, ``1 - f >= error^(1/n)``: the margin above.
+
+    Args:
+        closed: the profile's closed-form ``D_alpha`` (``alpha mu_0^2 / 2``: Gaussian releases only).
+        alpha: the order, ``> 1``.
+        n: the escort draws that kept ``mu``, ``>= 1``.
+        error: the probability that the bound fails, in ``(0, 1)``.
+
+    Returns:
+        An :class:`accounting.profiles.RenyiLowerBound` at confidence ``1 - error``.
+
+    Example:
+        >>> b = escort_renyi_lower(46.08, 256.0, 400, 0.0125)
+        >>> round(46.08 - b.lower, 7), b.confidence
+        (0.0001351, 0.9875)
+    """
+    from accounting.profiles import RenyiLowerBound
+
+    margin = np.log(1.0 / error) / (n * (alpha - 1.0))
+    lower = max(0.0, closed * (1.0 - ESCORT_MU_RTOL) ** 2 - margin)
+    return RenyiLowerBound(f"exact renyi divergence less the escort margin {margin:.3g} ({n} escort draws)",
+                           float(alpha), float(lower), 1.0 - error, n)
+
+
+def _escort_lowered(claim: Any, profile: Any, n: int, error: float) -> Any:
+    """:func:`accounting.refutation.refute` of ``claim`` by ``profile``'s divergences less the margin of ``n`` escort
+    draws (:func:`escort_renyi_lower`): the claim's order, or the first of ``DEFAULT_ALPHAS`` (zCDP, pure) where the
+    bound exceeds the claim; an approximate claim bounds no divergence (not refuted)."""
+    from accounting.claim_forms import as_form
+    from accounting.refutation import DEFAULT_ALPHAS, refute
+
+    form = as_form(claim)
+    if form.form == "approximate":
+        return refute(form, alphas=())
+    orders = [form.alpha] if form.form == "renyi" else DEFAULT_ALPHAS
+    return refute(form, renyi_bounds=[escort_renyi_lower(profile.renyi(a), a, n, error) for a in orders], alphas=())
+
+
 def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, profiles: Any, *,
                        alpha: float | None = None, epsilon: float | None = None) -> str | None:
     """Why the closed form of ``profiles`` (its order-``alpha`` divergence, or its ``delta(epsilon)``) may not be the
@@ -261,15 +341,17 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
     of them reaches can be active at every tilted transcript (a box of half-width 15 around a unit-noise walk,
     order 256: the tilt moves each release by 51). So one tilted transcript per run of ``runs`` (its schedule) is
     drawn with the rule's own steps, and each must keep the composed ``mu`` of its run's profile (up to ``1e-6``
-    relative; a non-finite ``mu`` does not). Confidence: if the tilt puts mass ``f`` where ``mu`` is smaller, ``n``
-    draws all keep it with probability ``(1 - f)^n``, so ``f <= 1 - a^(1/n)`` at confidence ``1 - a``. The escort
-    weighs a transcript by ``exp(alpha (alpha - 1) mu^2 / 2)`` of its composed ``mu`` alone, so ``D_alpha`` is then at
-    least the closed form less ``log(1/a) / (n (alpha - 1))`` (``4.4e-5`` at ``n = 400``, ``alpha = 256``,
-    ``a = 0.0125``), a tolerance the witness (confidence 1) leaves to a claim that close. For ``delta`` the same
-    ``f`` times the Chernoff cap bounds the loss where the shifts only shrink there (a projection); the draws are a
-    screen, not that margin. A profile without Gaussian releases needs no check (a Laplace escort stays within the
-    shift and a few scales of ``P``'s releases), nor one of a per-iteration claim: the tilt moves the focus round's
-    releases only, and each of them is computed from earlier releases, which it leaves as the runs drew them.
+    relative: :data:`ESCORT_MU_RTOL`; a non-finite ``mu`` does not). If the tilt puts mass ``f`` where ``mu`` is
+    smaller, ``n`` draws all keep it with probability ``(1 - f)^n``, so ``f <= 1 - a^(1/n)`` at confidence ``1 - a``.
+    The escort weighs a transcript by ``exp(alpha (alpha - 1) mu^2 / 2)`` of its composed ``mu`` alone, so a kept
+    divergence is a bound at confidence ``1 - a``: the closed form less ``log(1/a) / (n (alpha - 1))``
+    (:func:`escort_renyi_lower`; the caller lowers the witness by it). ``delta(epsilon)`` depends on the law of the
+    loss under the tilt, which draws that keep the composed ``mu`` do not pin down (a release whose shift shrinks
+    while another grows keeps ``mu`` and changes the loss): they certify no margin, so a kept ``delta`` witness is
+    set aside too, with that reason. A profile without Gaussian releases needs no check (a Laplace escort stays
+    within the shift and a few scales of ``P``'s releases), nor one of a per-iteration claim: the tilt moves the
+    focus round's releases only, and each of them is computed from earlier releases, which it leaves as the runs
+    drew them.
 
     Args:
         ctx: the check's context (the focus round of a per-iteration claim, the seed).
@@ -280,7 +362,8 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
         epsilon: the epsilon of a ``delta(epsilon)`` witness (exactly one of the two).
 
     Returns:
-        ``None``, or one line naming the witness and what differs (or why no tilted transcript could be drawn).
+        ``None`` (a divergence whose draws kept ``mu``, or no check needed), or one line naming the witness and what
+        differs, why no tilted transcript could be drawn, or that kept draws certify no ``delta``.
 
     Raises:
         ValueError: neither or both of ``alpha`` and ``epsilon``.
@@ -290,7 +373,7 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
     if (alpha is None) == (epsilon is None):
         raise ValueError(f"escort_shifts_hold needs exactly one of alpha and epsilon, got {alpha!r} and {epsilon!r}")
     mus = np.array([pr.gaussian_mu for pr in profiles], dtype=float)
-    if not (mus > 0).any() or ctx.focus is not None:
+    if not _escort_applies(ctx, profiles):
         return None
     if alpha is not None:
         what, under, eps = f"the exact Renyi divergence of order {alpha:.6g} is not used", "its escort", 0.0
@@ -310,12 +393,16 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
                      seed=ctx.options.seed + 11, tilt=tilt).realized_mu
     except (AccountingError, ValueError) as exc:
         return f"{what}: transcripts under {under} (where it weighs them) cannot be drawn: {exc}"
-    low = np.flatnonzero(~(got >= mus * (1 - 1e-6)))
+    low = np.flatnonzero(~(got >= mus * (1 - ESCORT_MU_RTOL)))
     if low.size:
         r = int(low[0])
         return (f"{what}: on {low.size} of {got.size} transcripts drawn under {under} (each release moved by "
                 f"{tilt:.6g} times its shift, where it weighs them) the shifts are smaller than on the runs (run "
                 f"{r}: mu {got[r]:.6g} < {mus[r]:.6g}; a projection or nonlinearity active there)")
+    if epsilon is not None:
+        return (f"{what}: its {got.size} transcripts drawn under {under} keep the composed mu, but delta(epsilon) "
+                "depends on the law of the loss, not on mu alone, so they certify no margin below the closed form "
+                "(a screen, not a bound)")
     return None
 
 

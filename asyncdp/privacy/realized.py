@@ -621,10 +621,13 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     Before that, a pair whose realized shifts are the same on every run of
     one schedule (lockstep) gets its exact profile
     (:func:`~asyncdp.privacy.profiles.pair_profile`): a delta above the
-    claim there is a witness with no sampling error, for a pure claim on
-    Gaussian noise too (a Gaussian shift has ``delta(epsilon) > 0`` at every
-    epsilon, while its losses above epsilon are far too rare for the runs to
-    show one). A
+    claim there is a witness with no sampling error (Laplace noise, or a
+    per-iteration claim); with Gaussian releases its divergence above the
+    claim, less the margin of escort draws at half the share (the thresholds
+    get the other half; :func:`~asyncdp.privacy.profiles.escort_renyi_lower`),
+    refutes a Rényi, zCDP or pure claim (a Gaussian shift has
+    ``D_alpha = alpha mu^2 / 2``, unbounded in ``alpha``, while its losses
+    above epsilon are far too rare for the runs to show one). A
     per-iteration claim audits the focus round's loss.
 
     Args:
@@ -682,7 +685,11 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     from .profiles import pair_profile
 
     gaussian = any(ch.mechanism == "gaussian" for ch in declared_noise(ctx.algorithm, pair.scenario.horizon).values())
-    exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent)
+    # Gaussian noise: a Renyi witness rests on escort draws (profiles.escort_renyi_lower), which spend half the share
+    escort_error = ctx.options.alpha_share / 2 if gaussian else ctx.options.alpha_share
+    audit_error = ctx.options.alpha_share - escort_error if gaussian else ctx.options.alpha_share
+    exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent,
+                          escort_error=escort_error)
              if delta_claimed > 0 or gaussian else None)
     refuted = exact is not None and exact.refutation is not None and exact.refutation.refuted
     if exact is not None and (refuted or exact.certain):
@@ -692,7 +699,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         witness: dict[str, Any] = {
             "kind": "replay", "engine": runs.engine, "seed": ctx.options.seed, "runs": runs.runs,
             "method": "exact: a noise-free release differs" if r is None else r.method,
-            "confidence": 1.0, "claim_form": ctx.form_name if r is None else r.form,
+            "confidence": 1.0 if r is None else r.confidence, "claim_form": ctx.form_name if r is None else r.form,
             "epsilon": eps_claimed, "delta_lower": 1.0 if r is None else r.delta_witness,
             "delta_allowed": delta_claimed if r is None else r.delta_allowed, "profile": exact.reason}
         if focus is not None:
@@ -701,7 +708,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness.update(delta_lower=None, delta_allowed=None, alpha=r.alpha, renyi_allowed=r.renyi_allowed,
                            renyi_witness=r.renyi_witness)
             return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
-                f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason} (no sampling error)",))
+                f"replay: the pair's exact privacy profile ({exact.reason}): {r.reason}",))
         return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(
             f"replay: the pair's exact privacy profile ({exact.reason}) has delta(epsilon={eps_claimed:.6g}) = "
             f"{witness['delta_lower']:.3g} > claimed delta {delta_claimed:.3g} (no sampling error)",))
@@ -709,7 +716,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     # estimate as the term (1 - e^(epsilon - L))_+ = 1, which the largest float gives exactly
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
-                                 confidence=1.0 - ctx.options.alpha_share, lower_bound="thresholds")
+                                 confidence=1.0 - audit_error, lower_bound="thresholds")
     raw = replay.per_round[:, focus] if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}

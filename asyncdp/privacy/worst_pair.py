@@ -41,7 +41,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
 
     1. the exact profile of the pair's realized shifts on the first look's runs
        (``asyncdp.privacy.profiles.pair_profile``): exact under lockstep
-       timing (confidence 1); under deadline or asynchronous timing, where the
+       timing (confidence 1; a Renyi witness resting on escort draws, 1 - its share); under deadline or asynchronous timing, where the
        shifts are fixed given the schedule, the average of the exact
        per-schedule profiles over the sampled schedules;
     2. importance sampling (Gaussian noise, broadcast;
@@ -56,9 +56,9 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     The check's per-method share ``alpha_share`` (times ``fraction``: the search
     may certify a second pair, and splits the share between the two in
     advance) is split evenly over the statistical tests fixed in advance (the schedule average unless the
-    timing is lockstep without losses, importance sampling where it applies,
-    the thresholds), so together they err with probability at most
-    ``alpha_share``.
+    timing is lockstep without losses, where with Gaussian noise the escort draws of a divergence witness take
+    its place, importance sampling where it applies, the thresholds), so together they err with probability at
+    most ``alpha_share``.
 
     Args:
         ctx: the check's context.
@@ -85,7 +85,9 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     shared = _lockstep_lossless(p)
     gaussian = p.mode == "broadcast" and all(
         ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
-    tests = 1 + (0 if shared else 1) + (1 if gaussian else 0)
+    # the exact profile spends a share on the schedule average, or under lockstep with Gaussian noise on the
+    # escort draws a Renyi witness rests on (profiles.escort_renyi_lower)
+    tests = 1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0)
     share = ctx.options.alpha_share * fraction / tests
     plan = SequentialPlan(epsilon=eps, delta_claimed=delta, confidence=1.0 - share, budget=max(2, budget),
                           first=max(2, min(budget, max(2, budget // 4))))
@@ -123,7 +125,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     over = worst_pair_over_lemma(ctx, shifts, p, base_witness, worst_runs, pair_desc)
     if over is not None:  # a release moved further than the lemma on one of these runs (asyncdp.privacy.lemma_reach)
         return Evidence(method, kind, figures, witness=over[0], reasons=(over[1],))
-    exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share, adjacent=q)
+    exact = pair_profile(ctx, shifts, p, worst_runs, schedule_confidence=1.0 - share, adjacent=q, escort_error=share)
     figures["worst_case_profile"] = exact.reason
     common = {**base_witness, "runs": worst_runs.runs, "runs_budget": plan.budget, "profile": exact.reason}
     if exact.certain:

@@ -206,6 +206,17 @@ def test_schedule_renyi_lower_holds_at_its_confidence_and_is_nearly_exact_for_on
         schedule_renyi_lower([PrivacyProfile(1.0)], [2.0])
 
 
+def test_schedule_renyi_lower_from_floor_zero_is_the_escort_margin_for_one_profile():
+    # floor 0: a sample counts only where an escort draw kept mu (else 0), so no X >= 1 is assumed: with every
+    # schedule at D_alpha = m the bound is m + log(p) / (alpha - 1), p = a^(1/300), a = 0.05 / (1 order * 8 ranks)
+    # (the lockstep margin log(1/a) / (n (alpha - 1)) of asyncdp.privacy.profiles.escort_renyi_lower)
+    b = schedule_renyi_lower([PrivacyProfile(1.0)] * 300, [2.0], confidence=0.95, floor=0.0)[0]
+    assert b.lower == pytest.approx(1.0 - math.log(8 / 0.05) / 300, rel=1e-12)
+    assert b.lower < schedule_renyi_lower([PrivacyProfile(1.0)] * 300, [2.0], confidence=0.95)[0].lower
+    with pytest.raises(PrivacyParameterError, match="floor must be 0 or 1"):
+        schedule_renyi_lower([PrivacyProfile(1.0)] * 3, [2.0], floor=0.5)
+
+
 def test_schedule_renyi_lower_is_not_undone_by_a_few_schedules_that_hide_the_change():
     # 300 schedules, 9 of them with divergence 0 (the change hidden), the rest mu = 2: the pair's D_2 is
     # log(0.03 + 0.97 e^4) = 3.970; the smallest sampled divergence is 0, and so was the bound resting on it alone

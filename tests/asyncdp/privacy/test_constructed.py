@@ -292,7 +292,7 @@ def test_schedules_made_on_access_are_each_runs_own():
     ctx = SimpleNamespace(focus=None, epsilon_claimed=1.0, delta_claimed=1e-5, state_magnitude=0.0)
     shifts = {"y": np.arange(8 * sc.horizon * 3 * 2, dtype=float).reshape(8, sc.horizon, 3, 2)}  # vary by run
     out = pair_profile(ctx, shifts, sc, SimpleNamespace(runs=8, schedules=batch, messages=runs.messages),
-                       schedule_confidence=0.99)
+                       schedule_confidence=0.99, escort_error=0.005)
     assert "sampled once" in out.reason  # eight runs, eight schedules
 
 

@@ -64,7 +64,10 @@ def test_a_false_claim_on_a_30_dimensional_box_is_refuted():
     report = check_privacy(scenario, scenario.replace(problem=Problem(box, RendezvousQuadratic(moved))), runs=100)
     assert report.verdict == "violation"
     w = report.witness
-    assert w["kind"] == "worst-case" and w["confidence"] == 1.0
+    # a divergence witness of Gaussian releases: the closed form less the margin of its escort draws, at their
+    # confidence (a share of the check's 0.05; asyncdp.privacy.profiles.escort_renyi_lower)
+    assert w["kind"] == "worst-case" and 0.99 < w["confidence"] < 1.0
+    assert w["method"].startswith("exact renyi divergence less the escort margin"), w
     assert np.array_equal(np.array(w["address_prime"]), 1.0 - np.array(w["address"]))
 
 
