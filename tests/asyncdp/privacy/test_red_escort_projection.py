@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,42 +49,21 @@ import topology
 from accounting.claim_forms import ApproxDP, RenyiDP
 from accounting.profiles import gaussian_profile_delta
 from asyncdp import Async, Lockstep, Scenario, rendezvous_problem
-from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
-from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
-SIGMA, STEP, CLIP, HORIZON, ALPHA, CLAIM = 1.0, 0.1, 1.0, 10, 256.0, 42.0
+SIGMA, STEP, CLIP = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP
+HORIZON, ALPHA, CLAIM = 10, 256.0, 42.0
 
 
 @dataclass(frozen=True)
-class BoxDGD(Algorithm):
-    """``y = x + sigma N``, ``x = Proj(z - a clip(grad f(z)))``; claims ``(ALPHA, epsilon)``-RDP."""
+class BoxDGD(noisy_dgd.NoisyDGD):
+    """``y = x + sigma N``, ``x = Proj(z - a clip(grad f(z)))`` (the fixture's rule, ``SIGMA``, ``STEP`` and ``CLIP``
+    the same); claims ``(ALPHA, epsilon)``-RDP."""
 
     epsilon: float = CLAIM
-    dim: int = 0
     name: ClassVar[str] = "test-red-escort-box-dgd"
-    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
-
-    def bind(self, problem: Any) -> BoxDGD:
-        return replace(self, dim=problem.dim)
-
-    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
-        return {"x": np.array(x0, dtype=float, copy=True)}
-
-    def noise(self, t: int, channel: str) -> NoiseDeclaration:
-        return NoiseDeclaration("gaussian", SIGMA, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
-
-    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
-        return {"y": state["x"] + SIGMA * noise["y"]}
-
-    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
-        z = mixed["y"]
-        return {"x": problem.domain.project(z - STEP * clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP))}
-
-    def decision(self, state: dict) -> np.ndarray:
-        return state["x"]
 
     def claimed_form(self, horizon: int) -> Any:
         return RenyiDP(ALPHA, self.epsilon)
