@@ -35,11 +35,14 @@ import pytest
 
 import topology
 from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
+from accounting.profiles import PrivacyProfile, schedule_renyi_lower
+from accounting.refutation import DEFAULT_ALPHAS
 from asyncdp import Async, Deadline, Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
+from asyncdp.privacy.profiles import ESCORT_MU_RTOL
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
 SIGMA, STEP, CLIP, HORIZON, ALPHA = 4.0, 0.1, 1.0, 10, 2.0
@@ -148,6 +151,13 @@ def test_a_claim_false_at_its_order_is_refuted_on_realized_schedules(rule, timin
     assert {k: report.to_dict()["witness"][k] for k in ("method", "confidence", "claim_form", "alpha")} == \
         {k: w[k] for k in ("method", "confidence", "claim_form", "alpha")}  # the JSON says the same
     assert w["renyi_allowed"] < w["renyi_witness"] <= w["alpha"] * mu2(HORIZON) / 2, w  # below the truth
+    # a schedule counts only where its escort draw kept mu (to 1e-6 relative): the order statistics start from 0,
+    # not from exp((alpha - 1) D) >= 1, at mu (1 - 1e-6); every schedule has mu^2 = T (2 C / sigma)^2 (module
+    # docstring), so the witness is that bound at the witness's confidence over the claim's orders
+    orders = [ALPHA] if w["claim_form"] == "renyi" else list(DEFAULT_ALPHAS)
+    kept = [PrivacyProfile(math.sqrt(mu2(HORIZON)) * (1 - ESCORT_MU_RTOL))] * w["runs"]
+    bound = schedule_renyi_lower(kept, orders, confidence=w["confidence"], floor=0.0)[orders.index(w["alpha"])]
+    assert w["renyi_witness"] == pytest.approx(bound.lower, rel=1e-9), (w, bound)
 
 
 @pytest.mark.parametrize("timing", list(TIMINGS))

@@ -18,6 +18,7 @@ is refuted by importance sampling, the pure one by a divergence.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,6 +28,8 @@ from accounting.claim_forms import ClaimForm, PureDP, RenyiDP, ZeroConcentratedD
 
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import check_privacy
+from asyncdp.privacy.context import CheckOptions
+from asyncdp.privacy.profiles import ESCORT_MU_RTOL
 from asyncdp.privacy.observers import pairwise_figures
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.problem import Problem
@@ -94,12 +97,21 @@ def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, name, m
 def test_the_users_pair_exact_profile_refutes_a_pure_claim():
     # mu = 0.274 on lockstep runs: D_alpha = 0.0375 alpha > 5 from alpha = 134, less the margin of the escort draws
     # (its delta(5) = 1.8e-75 > 0 is no witness with Gaussian releases); no run's loss comes near 5 (z = 18)
-    report = check_privacy(*_pair(PureDP(5.0)), runs=200)
+    scenario, adjacent = _pair(PureDP(5.0))
+    report = check_privacy(scenario, adjacent, runs=200)
     replay = next(e for e in report.evidence if e.method == "exact replay").witness
     assert report.verdict == "violation" and replay["kind"] == "replay"
     assert replay["method"].startswith("exact renyi divergence less the escort margin"), replay
-    assert replay["claim_form"] == "pure" and 0.99 < replay["confidence"] < 1.0
-    assert replay["renyi_witness"] > replay["renyi_allowed"] == 5.0
+    assert replay["claim_form"] == "pure" and replay["renyi_witness"] > replay["renyi_allowed"] == 5.0
+    # the escort draws err at half the replay's share (the thresholds get the other half): the closed form at the
+    # draws' tolerance on mu, less log(1/a) / (n (alpha - 1)) for the n = runs draws
+    a = CheckOptions().alpha_share / 2
+    assert 1 - replay["confidence"] == pytest.approx(a, rel=1e-9), replay
+    alpha, n = replay["alpha"], replay["runs"]
+    x0 = float(scenario.problem.costs.addresses[0, 0])
+    mu = _transcript_mu(scenario, x0, 1.0 - x0)  # the user's pair, 0.274 (test above)
+    closed = alpha * mu**2 / 2 * (1 - ESCORT_MU_RTOL) ** 2
+    assert replay["renyi_witness"] == pytest.approx(closed - math.log(1 / a) / (n * (alpha - 1)), rel=1e-6), replay
 
 
 def test_a_true_claim_keeps_its_verdict():
