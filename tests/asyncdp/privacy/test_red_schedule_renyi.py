@@ -136,13 +136,18 @@ def test_the_claims_are_false_by_the_closed_form_and_their_conversions_are_too_l
         assert delta < form.delta_bound(eps)
 
 
+def checked(rule: Any, timing: Any) -> Any:
+    """The privacy check of ``rule``'s pair under ``timing`` (300 runs, no search examples), its record registered."""
+    sc, adj = make(rule, timing)
+    with noisy_dgd.registered([type(rule)], adjacency, origin=__file__, lemma=lemma):
+        return check_privacy(sc, adj, runs=300, search_examples=0)
+
+
 @pytest.mark.parametrize("timing", list(TIMINGS))
 @pytest.mark.parametrize("rule", [GradientPerturbation(factor=2 / 3), GradientPerturbationZ(factor=1 / 1.1)],
                          ids=["renyi", "zcdp"])
 def test_a_claim_false_at_its_order_is_refuted_on_realized_schedules(rule, timing):
-    sc, adj = make(rule, TIMINGS[timing])
-    with noisy_dgd.registered([type(rule)], adjacency, origin=__file__, lemma=lemma):
-        report = check_privacy(sc, adj, runs=300, search_examples=0)
+    report = checked(rule, TIMINGS[timing])
     assert report.verdict == "violation", report.reasons
     w = report.witness
     assert w["kind"] == "worst-case" and w["method"] == "schedule order statistics of exact Renyi divergences", w
@@ -164,9 +169,7 @@ def test_a_claim_false_at_its_order_is_refuted_on_realized_schedules(rule, timin
 @pytest.mark.parametrize("rule", [GradientPerturbation(factor=1.0), GradientPerturbationZ(factor=1.0)],
                          ids=["renyi", "zcdp"])
 def test_the_right_claim_still_passes(rule, timing):
-    sc, adj = make(rule, TIMINGS[timing])
-    with noisy_dgd.registered([type(rule)], adjacency, origin=__file__, lemma=lemma):
-        report = check_privacy(sc, adj, runs=300, search_examples=0)
+    report = checked(rule, TIMINGS[timing])
     assert report.verdict == "pass", report.reasons
 
 
