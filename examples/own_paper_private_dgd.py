@@ -32,7 +32,8 @@ What this file shows (``tests/asyncdp/papers/test_own_paper_example.py`` runs it
   and the report says the sensitivity came from this file's lemma;
 * ``variant("half-noise")``: declares ``b`` but adds ``b / 2``: **violation**;
 * ``variant("small-lemma")``: a lemma too small by a factor 2, with noise and declaration
-  consistent with it: **violation**, witnessed by the worst-case pair;
+  consistent with it: **violation**; the reported witness is a release of the pair that moves
+  twice as far as the lemma allows (sensitivity coverage), and the worst-case pair refutes it too;
 * ``user_digraph()``: a time-varying digraph of the user's: the audit names the failed
   assumption with its witness (``asyncdp topology audit FILE --algorithm THIS_FILE``).
 

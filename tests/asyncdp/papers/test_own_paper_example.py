@@ -73,6 +73,9 @@ def test_a_lemma_too_small_by_two_is_refuted_by_the_worst_case_pair(ex):
     sc, adj = ex["variant"]("small-lemma")
     report = check_privacy(sc, adj, runs=600, search_examples=5)
     assert report.verdict == "violation"
+    # the reported witness (first in method order) is coverage: a release of the pair moves twice the lemma's bound
+    w = report.witness
+    assert w["kind"] == "coverage" and w["against"] == "lemma" and w["shift"] == pytest.approx(2 * w["bound"], rel=1e-3)
     worst = next(e for e in report.evidence if e.method == "worst-case adjacency search")
     assert worst.witness is not None and worst.witness["kind"] == "worst-case"
     # the constructed pair loses about twice the claimed epsilon (up to the box's projections)
