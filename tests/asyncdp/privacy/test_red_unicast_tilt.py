@@ -93,3 +93,33 @@ def test_an_exactly_calibrated_unicast_rule_is_not_refuted_and_its_tilted_draws_
     report, _ = _check(form, timing, copies_claimed=None)
     assert report.verdict != "violation", report.reasons
     assert not any("cannot be drawn" in r or "needs broadcast" in r for r in report.reasons), report.reasons
+
+
+@pytest.mark.slow  # about 4 s: the whole check (value class and worst-case search) of a 9-agent run
+def test_muffliato_in_unicast_mode_on_k9_has_a_certified_delta_above_its_claim():
+    """Muffliato (values in ``[0, 1]``, ``sigma = 1``) on the complete graph K9 in unicast mode, mixing from round 1:
+    agent 0 sends 8 independently noised copies of its value, so the value class's pair 0 vs 1 is a Gaussian pair of
+    ``mu = sqrt(8)`` (later rounds are noise-free functions of the copies); its exact ``epsilon(1e-6) = 16.86``
+    exceeds the claimed 14.82 (Muffliato's order-2 conversion for one release), ``delta(14.82) = 2.6e-5``. The check
+    said ``inconclusive`` (no importance sampling of unicast runs)."""
+    import numpy as np
+
+    import topology
+    from accounting.profiles import PrivacyProfile
+    from asyncdp.papers.muffliato.rule import Muffliato
+    from asyncdp.problems.costs import RendezvousQuadratic
+    from asyncdp.problems.problem import Problem
+
+    n, base = 9, Muffliato.example_scenario()
+    values = np.random.default_rng(0).uniform(0.0, 1.0, size=(n, 1))
+    scenario = base.replace(topology=topology.static(np.full((n, n), 1.0 / n)), mode="unicast", horizon=3,
+                            problem=Problem(base.problem.domain, RendezvousQuadratic(values)))
+    eps, delta = scenario.algorithm.bind(scenario.problem).claimed_privacy(scenario.horizon)
+    truth = PrivacyProfile(math.sqrt(n - 1)).delta(eps)
+    assert truth > 10 * delta
+    adjacent = scenario.replace(problem=scenario.problem.adjacent(0, address=values[0] + 0.05))
+    report = check_privacy(scenario, adjacent, runs=300, search_examples=0)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["method"].startswith("importance sampling") and (w["address"], w["address_prime"]) == ([0.0], [1.0])
+    assert delta < w["delta_lower"] <= truth  # statistical: at the witness's confidence (>= 0.99), seeds fixed
