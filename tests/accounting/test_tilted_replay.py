@@ -432,3 +432,48 @@ def test_a_unicast_tilt_bounds_the_copies_composed_profile_tightly():
     bound = importance_delta_lower(out.losses, out.log_weights, eps, confidence=0.95, cap=out.cap)
     truth = PrivacyProfile(mu).delta(eps)
     assert 0.5 * truth < bound.lower <= truth * (1 + 1e-9)
+
+
+class OneWayAhead:
+    """Three agents; agent 1 sends agent 0 nothing (agent 0 mixes agents 0 and 2 only), and in odd rounds receiver 1
+    reads sender 0's copy ``0 -> 1`` of the next round: the copy read ahead has no reverse copy ``1 -> 0``."""
+
+    def __init__(self, horizon):
+        self.horizon = horizon
+
+    def dense(self, t):
+        w, src = np.full((3, 3), 1 / 3), np.full((3, 3), t)
+        w[0] = [0.5, 0.0, 0.5]
+        src[0, 1] = 0
+        if t % 2 == 1 and t < self.horizon:
+            src[1, 0] = t + 1
+        return w, src
+
+
+def test_a_unicast_tilt_settles_on_the_copy_a_receiver_reads_ahead_sender_to_receiver():
+    # the construction must not stop while the copy 0 -> 1 that receiver 1 read ahead still changes: checked against
+    # plain passes over every run until nothing changes (a settle check reading the copy 1 -> 0, never sent, stopped
+    # after the first pass, its weights those of values the transcript no longer holds)
+    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.tilted_replay import tilted_scheduled_transcripts
+
+    horizon, runs, seed = 5, 20, 8
+    template = np.zeros((runs, horizon, 3, 3, 1))
+    template[:, :, np.arange(3), np.arange(3)] = np.nan  # no copy to oneself
+    template[:, :, 1, 0] = np.nan  # agent 1 sends agent 0 nothing
+    noise = {"y": ChannelNoise("gaussian", np.full(horizon, 1.0))}
+    pair = Channelled(ClippedPull([0.8, 0.0, 0.0])), Channelled(ClippedPull([-0.8, 0.0, 0.0]))
+    sched = [OneWayAhead(horizon)] * runs
+    out = tilted_scheduled_transcripts({"y": template}, sched, noise, *pair, epsilon=1.0, mu_bound=2.0, seed=seed)
+    draw = TiltedDraw({"y": np.random.default_rng(seed).standard_normal(template.shape)}, out.tilt,
+                      np.ones(horizon, dtype=bool))
+    built = {"y": template.copy()}
+    for passes in range(1, horizon + 2):  # the reference: every run replayed until a pass reproduces its input
+        ref = scheduled_replay(built, sched, noise, *pair, unicast=True, pin_agent=[0, 1, 2], draw=draw)
+        if np.array_equal(ref.messages["y"], built["y"], equal_nan=True):
+            break
+        built = ref.messages
+    assert out.passes == passes - 1 > 1
+    np.testing.assert_array_equal(out.messages["y"], ref.messages["y"])
+    np.testing.assert_array_equal(out.log_weights, ref.log_weights)
+    np.testing.assert_array_equal(out.losses, ref.per_round.sum(axis=1))
