@@ -225,7 +225,9 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     repeated on its own output until nothing changes: rounds are processed in
     order, so an asynchronous combination may read a message of a later
     round before it was drawn; each pass fixes the next releases in the run's
-    causal order (acyclic), so at most ``T + 1`` passes are needed. On the
+    causal order (acyclic; a chain of reads ahead runs through releases, not
+    rounds: agent 0's round-2 release computed from agent 1's, computed from
+    agent 2's), so at most ``T N + 1`` passes are needed (``N`` agents). On the
     settled transcript every noise-free value is the one its past gives, so
     the last pass's losses and weights are exact. Each run settles on its
     own (a run's replay reads that run alone), as soon as no combination of
@@ -305,10 +307,10 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     per_round, log_w, mu = out.per_round, out.log_weights, out.tilted_mu
     open_ = _read_changed(ahead, out.messages, built, names, np.arange(runs), runs)  # not yet settled
     built = out.messages
-    passes = 1
+    passes, limit = 1, horizon * agents + 1  # a causal order through at most T N releases
     while open_.any():  # a settled run's values are final: only the others are replayed again
-        if passes == horizon + 1:
-            raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")
+        if passes == limit:
+            raise AccountingError(f"the tilted transcripts did not settle within {limit} passes")
         passes += 1
         idx = np.flatnonzero(open_)
         sub = {n: built[n][idx] for n in names}
