@@ -8,9 +8,10 @@ noisy copy to each of the 3 others, so ``copies = 3`` is the truth; a rule that 
 the true ``epsilon(1e-5)``. Both are false (the truth is the closed form of the worst pair, agent 0's gradient
 ``-e_k`` vs ``+e_k``: every copy shifted by exactly ``2 a C`` while no projection is active, box 50).
 
-The check said ``inconclusive`` to both: the escort check (``asyncdp.privacy.profiles.escort_shifts_hold``) and
-importance sampling (``scheduled_tilted_bound``) refused unicast messages, so the exact divergence could not be
-certified and no ``delta`` bound was drawn. Now each copy is drawn under the tilt with its own noise, moved by
+The escort check (``asyncdp.privacy.profiles.escort_shifts_hold``) and importance sampling
+(``scheduled_tilted_bound``) refused unicast messages: the check said ``inconclusive`` to the zCDP claim (the exact
+divergence could not be certified), and refuted the ``(epsilon, delta)`` claim only by the threshold counts of its
+300 replayed engine runs (``delta >= 3.2e-5``), no importance-sampling bound drawn. Now each copy is drawn under the tilt with its own noise, moved by
 the tilt times its own shift (``accounting.tilted_replay``), and the witnesses are sound: the divergence witness
 is at most the true ``alpha mu^2 / 2``, the importance-sampling ``delta`` at most the true ``delta(epsilon)``.
 Exactly calibrated (``copies = 3``), the same runs refute nothing.
