@@ -89,11 +89,24 @@ def test_a_false_unicast_approximate_claim_is_refuted_by_importance_sampling():
 
 @pytest.mark.parametrize("form, timing", [("zcdp", "lockstep"), ("approximate", "lockstep"), ("zcdp", "async"),
                                           ("approximate", "async"), ("renyi", "deadline")])
-def test_an_exactly_calibrated_unicast_rule_is_not_refuted_and_its_tilted_draws_are_made(form, timing):
-    # statistical: every statistical witness at the check's confidence 0.95; the draws are fixed by the seed
+def test_an_exactly_calibrated_unicast_rule_is_not_refuted_and_its_tilted_draws_are_made(form, timing, monkeypatch):
+    # statistical: every statistical witness at the check's confidence 0.95; the draws are fixed by the seed. The
+    # check draws tilted unicast transcripts (importance sampling of the worst pair; main never drew any)
+    import accounting.tilted_replay as tilted_replay
+
+    drawn = []
+    real = tilted_replay.tilted_scheduled_transcripts
+
+    def spy(template: Any, *args: Any, **kwargs: Any) -> Any:
+        out = real(template, *args, **kwargs)
+        drawn.append(next(iter(out.messages.values())).ndim)
+        return out
+
+    monkeypatch.setattr(tilted_replay, "tilted_scheduled_transcripts", spy)
     report, _ = _check(form, timing, copies_claimed=None)
     assert report.verdict != "violation", report.reasons
     assert not any("cannot be drawn" in r or "needs broadcast" in r for r in report.reasons), report.reasons
+    assert drawn and set(drawn) == {5}  # (R, T, N, N, d): every copy drawn
 
 
 @pytest.mark.slow  # about 4 s: the whole check (value class and worst-case search) of a 9-agent run
