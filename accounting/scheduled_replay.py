@@ -1109,7 +1109,7 @@ def scheduled_replay(
             with Laplace noise its loss is the largest the given schedule and
             other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).
             A :class:`RunPins`: one agent per run (each run as if replayed alone, pinned to its agent).
-        draw: with ``pin_agent`` and ``rule_prime``: the pinned agents' noisy
+        draw: with ``pin_agent`` (every agent) and ``rule_prime``: the noisy
             releases are drawn instead (:class:`TiltedDraw`; Gaussian channels;
             unicast: each copy its own draw, tilted by its own shift), and the result carries the tilt's exact log weights
             (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`
@@ -1139,8 +1139,9 @@ def scheduled_replay(
 
     Raises:
         AccountingError: shapes that disagree, a channel without a noise
-            declaration, a combined message missing from the transcript, or
-            noise-free messages matching neither problem.
+            declaration, a combined message missing from the transcript,
+            noise-free messages matching neither problem, or a draw without
+            every agent pinned.
 
     Example:
         See the module docstring.
@@ -1181,6 +1182,10 @@ def scheduled_replay(
     if draw is not None:
         if pin is None or isinstance(pin, RunPins) or rule_prime is None:
             raise AccountingError("draw needs pin_agent (not per run) and rule_prime")
+        n_all = arrays[names[0]].shape[2]
+        if not np.array_equal(np.unique(np.asarray(pin)), np.arange(n_all)):  # the weights count every release
+            raise AccountingError(f"draw needs every agent pinned (its weights are every release's density ratio "
+                                  f"under the tilt), got pin_agent {pin_agent!r} of {n_all} agents")
         for n in names:
             if noise[n].mechanism == "laplace":
                 raise UnknownMechanismError(f"channel {n!r}: a tilted draw needs Gaussian noise, got laplace")

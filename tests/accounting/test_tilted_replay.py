@@ -521,3 +521,21 @@ def test_a_chain_of_reads_ahead_through_several_agents_settles_in_more_passes_th
     np.testing.assert_array_equal(out.messages["y"], ref.messages["y"])
     np.testing.assert_array_equal(out.log_weights, ref.log_weights)
     np.testing.assert_array_equal(out.losses, ref.per_round.sum(axis=1))
+
+
+def test_a_tilted_draw_pinning_some_agents_only_is_refused():
+    # the weights are every release's density ratio under the tilt: an agent not pinned keeps the given messages,
+    # which were not drawn under the tilt, so its terms would not be a likelihood ratio
+    from accounting.errors import AccountingError
+    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+
+    horizon, runs = 3, 4
+    draw = TiltedDraw({"y": np.zeros((runs, horizon, 2, 1))}, 0.5, np.ones(horizon, dtype=bool))
+    args = ({"y": np.zeros((runs, horizon, 2, 1))}, [Stale(horizon, ahead=False)] * runs,
+            {"y": ChannelNoise("gaussian", np.ones(horizon))}, Channelled(ClippedPull([0.8, 0.0])),
+            Channelled(ClippedPull([-0.8, 0.0])))
+    with pytest.raises(AccountingError, match=r"every agent pinned.*pin_agent \[0\] of 2 agents"):
+        scheduled_replay(*args, pin_agent=[0], draw=draw)
+    with pytest.raises(AccountingError, match=r"every agent pinned.*pin_agent 1 of 2 agents"):
+        scheduled_replay(*args, pin_agent=1, draw=draw)
+    assert scheduled_replay(*args, pin_agent=[1, 0], draw=draw).log_weights.shape == (runs,)
