@@ -434,6 +434,21 @@ def test_a_unicast_tilt_bounds_the_copies_composed_profile_tightly():
     assert 0.5 * truth < bound.lower <= truth * (1 + 1e-9)
 
 
+def _plain_passes(template, schedules, noise, pair, draw):
+    """The reference construction: every run replayed (every agent pinned) until a pass reproduces its input;
+    its last replay and the number of passes that changed something."""
+    from accounting.scheduled_replay import scheduled_replay
+
+    built, unicast = {"y": template.copy()}, template.ndim == 5
+    for passes in range(20):
+        ref = scheduled_replay(built, schedules, noise, *pair, unicast=unicast, pin_agent=list(range(template.shape[2])),
+                               draw=draw)
+        if np.array_equal(ref.messages["y"], built["y"], equal_nan=True):
+            return ref, passes
+        built = ref.messages
+    raise AssertionError("the plain passes did not settle")
+
+
 class OneWayAhead:
     """Three agents; agent 1 sends agent 0 nothing (agent 0 mixes agents 0 and 2 only), and in odd rounds receiver 1
     reads sender 0's copy ``0 -> 1`` of the next round: the copy read ahead has no reverse copy ``1 -> 0``."""
@@ -454,7 +469,7 @@ def test_a_unicast_tilt_settles_on_the_copy_a_receiver_reads_ahead_sender_to_rec
     # the construction must not stop while the copy 0 -> 1 that receiver 1 read ahead still changes: checked against
     # plain passes over every run until nothing changes (a settle check reading the copy 1 -> 0, never sent, stopped
     # after the first pass, its weights those of values the transcript no longer holds)
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.scheduled_replay import ChannelNoise, TiltedDraw
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     horizon, runs, seed = 5, 20, 8
@@ -467,13 +482,8 @@ def test_a_unicast_tilt_settles_on_the_copy_a_receiver_reads_ahead_sender_to_rec
     out = tilted_scheduled_transcripts({"y": template}, sched, noise, *pair, epsilon=1.0, mu_bound=2.0, seed=seed)
     draw = TiltedDraw({"y": np.random.default_rng(seed).standard_normal(template.shape)}, out.tilt,
                       np.ones(horizon, dtype=bool))
-    built = {"y": template.copy()}
-    for passes in range(1, horizon + 2):  # the reference: every run replayed until a pass reproduces its input
-        ref = scheduled_replay(built, sched, noise, *pair, unicast=True, pin_agent=[0, 1, 2], draw=draw)
-        if np.array_equal(ref.messages["y"], built["y"], equal_nan=True):
-            break
-        built = ref.messages
-    assert out.passes == passes - 1 > 1
+    ref, passes = _plain_passes(template, sched, noise, pair, draw)
+    assert out.passes == passes > 1
     np.testing.assert_array_equal(out.messages["y"], ref.messages["y"])
     np.testing.assert_array_equal(out.log_weights, ref.log_weights)
     np.testing.assert_array_equal(out.losses, ref.per_round.sum(axis=1))
@@ -500,7 +510,7 @@ def test_a_chain_of_reads_ahead_through_several_agents_settles_in_more_passes_th
     # 1's from agent 2's, agent 0's from agent 1's, so the construction settles in 4 passes on 2 rounds (each pass
     # fixes the next release of the chain), what plain passes over every run until nothing changes give; it was
     # refused as "did not settle within 3 passes" (T + 1)
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.scheduled_replay import ChannelNoise, TiltedDraw
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     horizon, runs, seed = 2, 10, 6
@@ -511,13 +521,8 @@ def test_a_chain_of_reads_ahead_through_several_agents_settles_in_more_passes_th
     out = tilted_scheduled_transcripts({"y": template}, sched, noise, *pair, epsilon=1.0, mu_bound=2.0, seed=seed)
     draw = TiltedDraw({"y": np.random.default_rng(seed).standard_normal(template.shape)}, out.tilt,
                       np.ones(horizon, dtype=bool))
-    built = {"y": template.copy()}
-    for passes in range(1, 10):  # the reference: every run replayed until a pass reproduces its input
-        ref = scheduled_replay(built, sched, noise, *pair, pin_agent=[0, 1, 2, 3], draw=draw)
-        if np.array_equal(ref.messages["y"], built["y"], equal_nan=True):
-            break
-        built = ref.messages
-    assert out.passes == passes - 1 == 4
+    ref, passes = _plain_passes(template, sched, noise, pair, draw)
+    assert out.passes == passes == 4
     np.testing.assert_array_equal(out.messages["y"], ref.messages["y"])
     np.testing.assert_array_equal(out.log_weights, ref.log_weights)
     np.testing.assert_array_equal(out.losses, ref.per_round.sum(axis=1))
