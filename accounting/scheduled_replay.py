@@ -214,7 +214,7 @@ class ScheduledReplay:
 class TiltedDraw:
     """Standard normal draws and a tilt for constructing Gaussian transcripts (``draw`` of :func:`scheduled_replay`).
 
-    Each noisy release of a pinned agent becomes ``mu + lambda_t (mu - mu') + s_t z``
+    Each noisy release of a pinned agent (unicast: each copy it sends) becomes ``mu + lambda_t (mu - mu') + s_t z``
     (``mu``, ``mu'`` its noise-free values under ``P`` and ``P'`` given the
     transcript so far, ``s_t`` the declared standard deviation, ``z`` the
     draw), with ``lambda_t = tilt`` on the rounds of ``rounds`` and 0
@@ -954,7 +954,7 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                 if draw is not None and scale > 0:  # ... or its tilted noisy release
                     assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
-                    mp = mp_all[:, pins]
+                    mp = mp_all[:, pins, None, :] if unicast else mp_all[:, pins]  # unicast: every copy's shift
                     value = value + lam_t * (value - mp) + scale * draw.noise[name][
                         offset:offset + runs, t - 1][:, pins]
                 y[:, t - 1, pins] = np.where(seen, value, np.nan)
@@ -1109,9 +1109,9 @@ def scheduled_replay(
             with Laplace noise its loss is the largest the given schedule and
             other messages allow for that agent (each term is ``|mu - mu'|_1 / b``).
             A :class:`RunPins`: one agent per run (each run as if replayed alone, pinned to its agent).
-        draw: with ``pin_agent`` and ``rule_prime``: the pinned agents' noisy
-            releases are drawn instead (:class:`TiltedDraw`; Gaussian channels,
-            broadcast), and the result carries the tilt's exact log weights
+        draw: with ``pin_agent`` (every agent) and ``rule_prime``: the noisy
+            releases are drawn instead (:class:`TiltedDraw`; Gaussian channels;
+            unicast: each copy its own draw, tilted by its own shift), and the result carries the tilt's exact log weights
             (:func:`accounting.tilted_replay.tilted_scheduled_transcripts`
             repeats the construction until the transcript settles).
         record: keep copies of the states at the start of every round
@@ -1139,8 +1139,9 @@ def scheduled_replay(
 
     Raises:
         AccountingError: shapes that disagree, a channel without a noise
-            declaration, a combined message missing from the transcript, or
-            noise-free messages matching neither problem.
+            declaration, a combined message missing from the transcript,
+            noise-free messages matching neither problem, or a draw without
+            every agent pinned.
 
     Example:
         See the module docstring.
@@ -1179,8 +1180,12 @@ def scheduled_replay(
         raise AccountingError("losses=False: not with draw or resume (their results are losses)")
     tilted = None
     if draw is not None:
-        if pin is None or isinstance(pin, RunPins) or rule_prime is None or unicast:
-            raise AccountingError("draw needs pin_agent (not per run), rule_prime and broadcast messages")
+        if pin is None or isinstance(pin, RunPins) or rule_prime is None:
+            raise AccountingError("draw needs pin_agent (not per run) and rule_prime")
+        n_all = arrays[names[0]].shape[2]
+        if not np.array_equal(np.unique(np.asarray(pin)), np.arange(n_all)):  # the weights count every release
+            raise AccountingError(f"draw needs every agent pinned (its weights are every release's density ratio "
+                                  f"under the tilt), got pin_agent {pin_agent!r} of {n_all} agents")
         for n in names:
             if noise[n].mechanism == "laplace":
                 raise UnknownMechanismError(f"channel {n!r}: a tilted draw needs Gaussian noise, got laplace")

@@ -29,8 +29,20 @@ sensitivities, or from plain replayed runs drawn independently of these.
 release on realized schedules (deadline and asynchronous runs, which read
 messages of other rounds); :func:`tilted_transcripts` is its lockstep case.
 
-Scope: broadcast messages, Gaussian noise (a Laplace round would need a
-piecewise tilt per coordinate).
+Unicast messages (every receiver its own noisy copy, ``(R, T, N, N, d)``):
+each copy ``i -> j`` is a release of its own, ``N(m_i, s_t^2 I)`` under ``P``
+given the past and ``N(m'_i, s_t^2 I)`` under ``P'``, with its own standard
+normal draw (the engine's noise, which the replay's density and the noise
+conformance test take as independent per copy). The proposal moves each copy
+by ``lambda (m_i - m'_i)``, its own shift: the sums above run over copies,
+``mu_t^2`` is the sum of the copies' ``||m_i - m'_i||^2 / s_t^2`` and ``l_t``
+of their losses, and the weights are exact for the same reason (a product of
+per-copy conditionals, unit Jacobian). A receiver's combination reads its own
+copy; a sender's self term is the average of the copies it sent, as in
+:mod:`accounting.scheduled_replay`.
+
+Scope: Gaussian noise (a Laplace round would need a piecewise tilt per
+coordinate).
 
 Example:
     >>> class Shift:  # one agent, message = state, state never changes
@@ -213,7 +225,9 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     repeated on its own output until nothing changes: rounds are processed in
     order, so an asynchronous combination may read a message of a later
     round before it was drawn; each pass fixes the next releases in the run's
-    causal order (acyclic), so at most ``T + 1`` passes are needed. On the
+    causal order (acyclic; a chain of reads ahead runs through releases, not
+    rounds: agent 0's round-2 release computed from agent 1's, computed from
+    agent 2's), so at most ``T N + 1`` passes are needed (``N`` agents). On the
     settled transcript every noise-free value is the one its past gives, so
     the last pass's losses and weights are exact. Each run settles on its
     own (a run's replay reads that run alone), as soon as no combination of
@@ -225,7 +239,8 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     schedules) the first pass has settled.
 
     Args:
-        template: per channel ``(R, T, N, d)`` arrays whose NaN entries mark the
+        template: per channel ``(R, T, N, d)`` arrays (unicast ``(R, T, N, N, d)``, ``[.., sender, receiver]``:
+            each copy its own release, drawn and weighted on its own) whose NaN entries mark the
             releases that did not happen (e.g. the engine's transcripts of
             these schedules; the values are overwritten).
         schedules: ``R`` realized schedules (``dense(t)``), or one batch of them
@@ -276,6 +291,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         raise AccountingError("template must hold at least one channel")
     first = np.asarray(template[names[0]])
     runs, horizon, agents = first.shape[:3]
+    unicast = first.ndim == 5
     check_integer(runs, "runs", minimum=2, error=PrivacyParameterError)
     mask = np.ones(horizon, dtype=bool) if rounds is None else np.asarray(rounds, dtype=bool)
     rng = np.random.default_rng(seed)
@@ -285,20 +301,20 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     everyone = list(range(agents))
     rows = _Rows(schedules, horizon, agents)
     ahead = rows.ahead()
-    out = scheduled_replay(built, rows, noise, rule, rule_prime, pin_agent=everyone, draw=draw)
+    out = scheduled_replay(built, rows, noise, rule, rule_prime, unicast=unicast, pin_agent=everyone, draw=draw)
     assert out.messages is not None and out.per_round is not None and out.log_weights is not None
     assert out.tilted_mu is not None
     per_round, log_w, mu = out.per_round, out.log_weights, out.tilted_mu
     open_ = _read_changed(ahead, out.messages, built, names, np.arange(runs), runs)  # not yet settled
     built = out.messages
-    passes = 1
+    passes, limit = 1, horizon * agents + 1  # a causal order through at most T N releases
     while open_.any():  # a settled run's values are final: only the others are replayed again
-        if passes == horizon + 1:
-            raise AccountingError(f"the tilted transcripts did not settle within {horizon + 1} passes")
+        if passes == limit:
+            raise AccountingError(f"the tilted transcripts did not settle within {limit} passes")
         passes += 1
         idx = np.flatnonzero(open_)
         sub = {n: built[n][idx] for n in names}
-        got = scheduled_replay(sub, rows.take(idx), noise, rule, rule_prime, pin_agent=everyone,
+        got = scheduled_replay(sub, rows.take(idx), noise, rule, rule_prime, unicast=unicast, pin_agent=everyone,
                                draw=TiltedDraw({n: d[idx] for n, d in draws.items()}, lam, mask))
         assert got.messages is not None and got.per_round is not None and got.log_weights is not None
         assert got.tilted_mu is not None
@@ -314,16 +330,19 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
 def _read_changed(ahead: tuple[np.ndarray, ...], new: Any, old: Any, names: list[str], rows: np.ndarray,
                   runs: int) -> np.ndarray:
     """Per run (of ``runs``), whether a pass over ``rows`` changed a message (``new`` against ``old``, its input)
-    that some combination of the run reads ahead (``ahead``: ``(t, r, s, j)`` of every read of another agent's
-    message of a later round ``s`` in round ``t``). A run without one has settled: every value its pass read
-    is the one its output holds, so the pass computed what a replay of its output computes."""
-    t, r, s, j = ahead
-    changed = np.zeros((runs,) + np.shape(new[names[0]])[1:3], dtype=bool)
+    that some combination of the run reads ahead (``ahead``: ``(t, r, s, j, i)`` of every read by receiver ``i``
+    of another agent ``j``'s message of a later round ``s`` in round ``t``; unicast: the copy ``j -> i``). A run
+    without one has settled: every value its pass read is the one its output holds, so the pass computed what a
+    replay of its output computes."""
+    t, r, s, j, i = ahead
+    shape = np.shape(new[names[0]])
+    unicast = len(shape) == 5
+    changed = np.zeros((runs,) + shape[1:-1], dtype=bool)
     out = np.zeros(runs, dtype=bool)
     for n in names:
         a, b = new[n], old[n]
         changed[rows] = ~((a == b) | (np.isnan(a) & np.isnan(b))).all(axis=-1)
-        out[r[changed[r, s - 1, j]]] = True
+        out[r[changed[r, s - 1, j, i] if unicast else changed[r, s - 1, j]]] = True
     return out
 
 
@@ -365,11 +384,11 @@ class _Rows:
         return self.take(np.arange(len(self))[runs])
 
     def ahead(self) -> tuple[np.ndarray, ...]:
-        """Every read of another agent's message of a later round: ``(t, r, s, j)`` arrays, a combination of run
-        ``r`` in round ``t`` reading sender ``j``'s message of round ``s > t``."""
+        """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of
+        run ``r`` in round ``t`` reading sender ``j``'s message of round ``s > t``."""
         from .scheduled_replay import later_reads
 
-        return later_reads(self, self._horizon)[:4]
+        return later_reads(self, self._horizon)
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         from .scheduled_replay import dense_round

@@ -335,6 +335,10 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
     ``D_alpha`` of a Gaussian composition is ``log E[exp((alpha - 1) L)] / (alpha - 1)``, an expectation under the
     escort ``p^alpha q^(1 - alpha)``, which releases each value at ``m + (alpha - 1)(m - m')`` plus the noise: the
     exponential tilt ``lambda = alpha - 1`` of :func:`accounting.tilted_replay.tilted_scheduled_transcripts`.
+    Under unicast each copy ``i -> j`` is a Gaussian release of its own (its own noise, mean ``m_i``): the escort
+    of the whole transcript is the product of the copies' escorts, each copy moved by ``(alpha - 1)`` times its own
+    shift ``m_i - m'_i`` with normaliser ``exp(alpha (alpha - 1) ||m_i - m'_i||^2 / (2 s^2))``, so the argument
+    below holds with ``mu`` composed over copies (as the profile's is) and the draws' weights are exact.
     ``delta(epsilon) = E[(1 - exp(epsilon - L))_+]`` weighs losses near ``epsilon``, where the tilt
     :func:`accounting.tilting.chernoff_tilt` (about ``epsilon / mu^2 - 1/2``) centres them. The closed form holds
     there only if the shifts do; the runs showed them fixed where the noise is typical, and a projection that none
@@ -386,8 +390,6 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
     if q is None:
         return f"{what}: the pair's second scenario is not known, so transcripts under {under} cannot be drawn"
     try:
-        if runs.unicast:
-            raise ValueError("needs broadcast messages")
         tilted = _tilted_draws(p, q)
         got = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=float(mus.max()),
                      seed=ctx.options.seed + 11, tilt=tilt).realized_mu
@@ -451,14 +453,14 @@ def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> fl
         return None
     (channel, s), = shifts.items()
     ch = declared_noise(scenario.algorithm.bind(scenario.problem), scenario.horizon).get(channel)
-    if ch is None or ch.mechanism != "gaussian" or np.ndim(s) != 4:
+    if ch is None or ch.mechanism != "gaussian" or np.ndim(s) not in (4, 5):  # broadcast or unicast (every copy)
         return None
-    scales = np.asarray(ch.scales, dtype=float)
+    scales = np.asarray(ch.scales, dtype=float).reshape((1, -1) + (1,) * (np.ndim(s) - 2))
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(scales[None, :, None, None] > 0, s / np.where(scales > 0, scales, 1.0)[None, :, None, None], 0.0)
+        z = np.where(scales > 0, s / np.where(scales > 0, scales, 1.0), 0.0)
     if focus is not None:
         z = z[:, focus:focus + 1]
-    mu = np.sqrt(np.nansum(z * z, axis=(1, 2, 3)))
+    mu = np.sqrt(np.nansum(z * z, axis=tuple(range(1, np.ndim(s)))))
     return float(np.median(mu)) if mu.size else None
 
 
@@ -521,7 +523,8 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
       bound is, never whether it holds.
 
     A per-iteration claim tilts and bounds the focus round only. Applies to
-    broadcast runs whose noisy channels are all Gaussian.
+    runs whose noisy channels are all Gaussian, broadcast or unicast (each copy tilted by its own shift, its
+    weight exact: :mod:`accounting.tilted_replay`).
 
     Args:
         ctx: the check's context (the claim's epsilon, the focus round).
@@ -537,8 +540,6 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
     """
     from accounting.delta_bounds import importance_delta_lower
 
-    if runs.unicast:
-        return None, "importance sampling: needs broadcast messages"
     try:
         tilted = _tilted_draws(p, q)
     except ValueError as exc:
@@ -571,14 +572,12 @@ def _tilted_draws(p: Scenario, q: Scenario) -> Any:
     accounting's own error, replayed with each problem's own rule (which raises what it raises).
 
     Raises:
-        ValueError: unicast messages, or a noisy channel that is not Gaussian (no tilted draw for them).
+        ValueError: a noisy channel that is not Gaussian (no tilted draw for it).
     """
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     from .behavior import AlgorithmChannelRule
 
-    if p.mode != "broadcast":
-        raise ValueError("needs broadcast messages")
     alg = p.algorithm.bind(p.problem)
     noise = declared_noise(alg, p.horizon)
     if any(ch.mechanism == "laplace" for ch in noise.values()) or not any(ch.mechanism for ch in noise.values()):

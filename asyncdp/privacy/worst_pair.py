@@ -44,7 +44,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
        timing (confidence 1; a Renyi witness resting on escort draws, 1 - its share); under deadline or asynchronous timing, where the
        shifts are fixed given the schedule, the average of the exact
        per-schedule profiles over the sampled schedules;
-    2. importance sampling (Gaussian noise, broadcast;
+    2. importance sampling (Gaussian noise, broadcast or unicast;
        ``asyncdp.privacy.profiles.scheduled_tilted_bound``): one tilted
        transcript on each realized schedule of the adjacent scenario's engine
        runs (the same timing model, drawn independently of the runs the search
@@ -83,7 +83,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
     budget = ctx.options.runs
     shared = _lockstep_lossless(p)
-    gaussian = p.mode == "broadcast" and all(
+    gaussian = all(
         ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
     # the exact profile spends a share on the schedule average, or under lockstep with Gaussian noise on the
     # escort draws a Renyi witness rests on (profiles.escort_renyi_lower)
