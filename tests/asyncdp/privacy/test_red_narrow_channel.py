@@ -12,7 +12,8 @@ Laplace noise reaches with positive probability. There the next release of ``v``
 lemma allows.
 
 The sensitivity prober required the probed value to have the state's shape, and the check stopped on both rules
-with "rule.update must return shape (2,) for z of shape (2,), got (1,) and (1,)" (exit 2).
+with "rule.update must return shape (2,) for z of shape (2,), got (1,) and (1,)" (exit 2); under deadline timing
+on lossy links the worst-case search's kinked pairs then read coordinate 1 of ``v`` (IndexError).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import numpy as np
 import pytest
 
 from asyncdp.algorithms import Channel, NoiseDeclaration
+from asyncdp.engine.links import ExponentialLatency, LinkModel, Links
+from asyncdp.engine.timing import Deadline
 from asyncdp.papers import Paper, register
 from asyncdp.privacy import check_privacy
 
@@ -96,6 +99,15 @@ def test_a_correct_rule_with_a_scalar_channel_passes():
     report = check_privacy(*_pair(MonitoredDGD), runs=200, seed=0)
     assert report.verdict == "pass", report.reasons
     assert report.epsilon_claimed == pytest.approx(1.5)
+
+
+def test_a_correct_rule_with_a_scalar_channel_passes_under_deadline_timing_on_lossy_links():
+    """The worst-case search's kinked pairs read their kinks from the points ``y`` (``v`` has one coordinate: an
+    IndexError stopped the check)."""
+    timing = dict(timing=Deadline(missing="stale"), links=Links(LinkModel(latency=ExponentialLatency(0.5), loss=0.2)))
+    sc, adj = _pair(MonitoredDGD)
+    report = check_privacy(sc.replace(**timing), adj.replace(**timing), runs=200, seed=0)
+    assert report.verdict == "pass", report.reasons
 
 
 def test_a_lemma_too_small_for_the_scalar_channel_is_refuted():
