@@ -17,6 +17,12 @@ The check compared the scenario's releases with their engine draws and probed th
 one standard draw per run and coordinate (shared by the rounds): under ``P'`` that tests 2,000 draws of agent 0,
 none beyond ``K`` on most seeds, while the adjacent runs released 40,000. It said ``pass`` (seeds 0, 1 and 3). The
 adjacent scenario's releases are now compared with their draws as well.
+
+``FarTagDGD`` keeps its noise but sends its round ``t`` on a public channel ``c``, as ``t + 1e-11`` in a round
+where a far agent's draw is beyond ``K`` (below the replay's matching tolerance ``1e-9 (1 + t)``): under ``P'`` some
+round does in 0.40% of the runs (the same closed form), under ``P`` never, so again ``delta(epsilon) >= 0.004``.
+The scenario's noise-free releases were compared with their replayed values to round-off, the adjacent scenario's
+only to that tolerance: ``pass``. They are now compared as the scenario's.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from asyncdp.algorithms import Channel
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import run_engine
 
@@ -56,8 +63,22 @@ class FarTruncDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
         return {"y": x + self.scale() * z}
 
 
-def _pair() -> tuple[Any, Any]:
-    rule = FarTruncDGD(rounds=EX["HORIZON"])
+@dataclass(frozen=True)
+class FarTagDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD that also sends its round on a public channel, off by ``1e-11`` after a far agent's outlier draw."""
+
+    name: ClassVar[str] = "private-dgd-far-tag-test"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "laplace"), Channel("c"))
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        x = state["x"]
+        far = np.all(problem.costs.gradient(agents, np.zeros_like(x)) > 0.95, axis=-1, keepdims=True)
+        tag = np.any(far & (np.abs(noise["y"]) > K), axis=-1, keepdims=True)
+        return {"y": x + self.scale() * noise["y"], "c": np.where(tag, t + 1e-11, float(t))}
+
+
+def _pair(rule_type: type = FarTruncDGD) -> tuple[Any, Any]:
+    rule = rule_type(rounds=EX["HORIZON"])
     return EX["scenario"].replace(algorithm=rule), EX["adjacent"].replace(algorithm=rule)
 
 
@@ -78,3 +99,10 @@ def test_releases_that_drop_rare_draws_under_the_adjacent_data_are_not_passed():
     report = check_privacy(*_pair(), runs=1000, seed=0)
     assert report.verdict != "pass", report.reasons
     assert any(r.startswith("the adjacent scenario's runs: noise draws:") for r in report.reasons), report.reasons
+
+
+def test_a_public_channel_moved_below_the_matching_tolerance_under_the_adjacent_data_is_not_passed():
+    assert 1e-11 < 1e-9 * (1 + 1) and 20 + 1e-11 != 20.0  # below the tolerance, and a different number
+    report = check_privacy(*_pair(FarTagDGD), runs=1000, seed=0)
+    assert report.verdict != "pass", report.reasons
+    assert any(r.startswith("the adjacent scenario's runs: channel 'c'") for r in report.reasons), report.reasons
