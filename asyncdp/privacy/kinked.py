@@ -512,7 +512,8 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
 
     Yields:
         ``(what, t, point)`` round by round, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are
-        left out (computed as they are asked for).
+        left out (computed as they are asked for); none without a channel (e.g. a rule with no channel as
+        wide as its state, :func:`_points`).
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
@@ -523,7 +524,7 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
     """
     from accounting.scheduled_replay import dense_round
 
-    horizon = next(iter(messages.values())).shape[1]
+    horizon = max((m.shape[1] for m in messages.values()), default=0)  # no channel: no point
     for t in range(start, min(rounds, horizon) + 1):
         w, src = dense_round(schedules, t)
         w, src = w[run, agent], src[run, agent]  # (N,) each

@@ -197,6 +197,19 @@ def test_kinks_are_read_from_the_channels_of_points_only():
         assert pairs and [(p.gradient, p.position) for p in pairs] == [(p.gradient, p.position) for p in alone], name
 
 
+def test_a_transcript_without_a_channel_of_points_has_no_kinks():
+    """Only a one-coordinate channel beside a 2-D state (no channel is as wide as the state): no kink position, so
+    no pairs (a RuntimeError 'generator raised StopIteration' stopped the check)."""
+    from asyncdp.privacy.kinked import kink_positions, kinked_pairs, kinked_round_pairs
+
+    v = np.array([[[[5.0], [7.0]], [[9.0], [11.0]]]])
+    w = np.array([[0.5, 0.5], [0.25, 0.75]])
+    sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
+    assert list(kink_positions({}, sched, 1, 0, 2)) == []
+    assert kinked_pairs({(1, 1.0): {"v": v}}, sched, 1, 2.0, 2, 4) == []
+    assert kinked_round_pairs({2: {"v": v}}, sched, {1: 1}, 2.0, 1, 2) == []
+
+
 def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round():
     """Round 2's kinks are at node 1's combination of round 2 (the owner of coordinate 1), round 1 is not read."""
     from asyncdp.privacy.kinked import kinked_round_pairs

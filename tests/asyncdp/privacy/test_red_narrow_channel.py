@@ -14,6 +14,11 @@ lemma allows.
 The sensitivity prober required the probed value to have the state's shape, and the check stopped on both rules
 with "rule.update must return shape (2,) for z of shape (2,), got (1,) and (1,)" (exit 2); under deadline timing
 on lossy links the worst-case search's kinked pairs then read coordinate 1 of ``v`` (IndexError).
+
+``TwinDGD`` releases only a channel wider than its state, ``y = (x, x) + Lap(2 b)^(2n)``, and mixes the mean of
+its two halves: each release moves by twice the example's lemma in L1 and carries twice its noise, so its claim
+``epsilon = 1`` is the example's (true). With no channel as wide as the state the kinked pairs have no point to
+read a kink from: the search stopped with "generator raised StopIteration".
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import numpy as np
 import pytest
 
 from asyncdp.algorithms import Channel, NoiseDeclaration
+from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.engine.links import ExponentialLatency, LinkModel, Links
 from asyncdp.engine.timing import Deadline
 from asyncdp.papers import Paper, register
@@ -67,6 +73,28 @@ class HalfLemmaDGD(MonitoredDGD):
     lemma_v: ClassVar[float] = B / 2
 
 
+@dataclass(frozen=True)
+class TwinDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD releasing its state twice on one channel ``y`` of ``2 n`` coordinates (twice the noise)."""
+
+    name: ClassVar[str] = "private-dgd-twin-test"
+
+    def scale(self) -> float:
+        return 2 * super().scale()
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("laplace", self.scale(), 2 * self.dim, 0.0 if t == 1 else 2 * self.lemma_value())
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        x = state["x"]
+        return {"y": np.concatenate([x, x], axis=-1) + self.scale() * noise["y"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = 0.5 * (mixed["y"][..., :self.dim] + mixed["y"][..., self.dim:])
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), self.clip)
+        return {"x": problem.domain.project(z - self.step * g)}
+
+
 def _lemma(rule: type[MonitoredDGD]) -> Any:
     return lambda sc: {"y": EX["lemma"](sc), "v": np.full(sc.horizon, rule.lemma_v)}
 
@@ -78,6 +106,8 @@ def _papers() -> None:
     for rule in (MonitoredDGD, HalfLemmaDGD):
         register(Paper(rule.name, (rule,), lemma=_lemma(rule), reference="a test's own lemma",
                        adjacency=EX["adjacency"]), origin=__file__)
+    register(Paper(TwinDGD.name, (TwinDGD,), lemma=lambda sc: {"y": 2 * EX["lemma"](sc)},
+                   reference="twice the example's lemma", adjacency=EX["adjacency"]), origin=__file__)
 
 
 def _pair(rule: type[MonitoredDGD]) -> tuple[Any, Any]:
@@ -116,3 +146,11 @@ def test_a_lemma_too_small_for_the_scalar_channel_is_refuted():
     w = report.witness
     assert (w["kind"], w["channel"], w["agent"]) == ("coverage", "v", 0)
     assert HalfLemmaDGD.lemma_v < w["shift"] <= B
+
+
+def test_a_correct_rule_whose_only_channel_is_wider_than_its_state_passes():
+    alg = TwinDGD(rounds=EX["HORIZON"])
+    report = check_privacy(EX["scenario"].replace(algorithm=alg), EX["adjacent"].replace(algorithm=alg), runs=200,
+                           seed=0)
+    assert report.verdict == "pass", report.reasons
+    assert report.epsilon_claimed == pytest.approx(1.0)
