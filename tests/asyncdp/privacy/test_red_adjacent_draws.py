@@ -22,7 +22,8 @@ adjacent scenario's releases are now compared with their draws as well.
 where a far agent's draw is beyond ``K`` (below the replay's matching tolerance ``1e-9 (1 + t)``): under ``P'`` some
 round does in 0.40% of the runs (the same closed form), under ``P`` never, so again ``delta(epsilon) >= 0.004``.
 The scenario's noise-free releases were compared with their replayed values to round-off, the adjacent scenario's
-only to that tolerance: ``pass``. They are now compared as the scenario's.
+only to that tolerance: ``pass``. They are now compared as the scenario's. ``FarUlpDGD`` moves the tag by one
+floating-point spacing, within the round-off a correct rule may show: still ``pass`` (a known limitation, xfail).
 """
 
 from __future__ import annotations
@@ -74,7 +75,21 @@ class FarTagDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
         x = state["x"]
         far = np.all(problem.costs.gradient(agents, np.zeros_like(x)) > 0.95, axis=-1, keepdims=True)
         tag = np.any(far & (np.abs(noise["y"]) > K), axis=-1, keepdims=True)
-        return {"y": x + self.scale() * noise["y"], "c": np.where(tag, t + 1e-11, float(t))}
+        return {"y": x + self.scale() * noise["y"], "c": np.where(tag, self.tagged(t), float(t))}
+
+    def tagged(self, t: int) -> float:
+        """The round as released after a far agent's outlier draw."""
+        return t + 1e-11
+
+
+@dataclass(frozen=True)
+class FarUlpDGD(FarTagDGD):
+    """FarTagDGD whose tagged round is one floating-point spacing above ``t`` (within the round-off allowance)."""
+
+    name: ClassVar[str] = "private-dgd-far-ulp-test"
+
+    def tagged(self, t: int) -> float:
+        return float(np.nextafter(float(t), np.inf))
 
 
 def _pair(rule_type: type = FarTruncDGD) -> tuple[Any, Any]:
@@ -106,3 +121,13 @@ def test_a_public_channel_moved_below_the_matching_tolerance_under_the_adjacent_
     report = check_privacy(*_pair(FarTagDGD), runs=1000, seed=0)
     assert report.verdict != "pass", report.reasons
     assert any(r.startswith("the adjacent scenario's runs: channel 'c'") for r in report.reasons), report.reasons
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known limitation: a noise-free release is compared with its replayed value "
+                   "only to the round-off a correct rule may show (2 t N spacings, realized._gap_allowance); a value "
+                   "moved by less on rare draws under one side only is not seen (nor on the scenario's side)")
+def test_a_public_channel_moved_within_the_roundoff_allowance_under_the_adjacent_data_is_not_passed():
+    """The same closed form as ``FarTagDGD`` (``delta >= 0.004``): the tag is a different float, 1 spacing of ``t``."""
+    assert all(FarUlpDGD.tagged(None, t) != float(t) for t in range(1, 21))  # type: ignore[arg-type]
+    report = check_privacy(*_pair(FarUlpDGD), runs=1000, seed=0)
+    assert report.verdict != "pass", report.reasons
