@@ -38,7 +38,7 @@ from accounting import auditors
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError
 
-from .behavior import declared_noise, replay_runs, run_origin
+from .behavior import declared_noise, run_origin
 from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
@@ -296,7 +296,9 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
         return [], doubt, None
     audit = None
     try:
-        other = replay_runs(ctx.engine_runs(1), pair.scenario, algorithm=ctx.algorithm)  # residuals under P
+        other = ctx.adjacent_replay()  # the adjacent runs' residuals under P (its first problem), shared
+        if isinstance(other, AccountingError):
+            raise other
         agents = list(range(residuals[c].shape[2])) if ctx.changed_agent is None else [ctx.changed_agent]
         audit = cancelling_audit(residuals[c], replay.residuals_prime[c] - residuals[c], other.residuals[c],
                                  agents=agents, epsilon=ctx.epsilon_claimed, delta=ctx.delta_claimed, alpha=alpha,
