@@ -59,9 +59,11 @@ class UpdateRule(Protocol):
     """The update step ``U`` of an algorithm, as the prober sees it.
 
     ``update(z, t, cost)`` maps a combined point ``z`` of shape ``(n,)`` to the
-    next state (shape ``(n,)``) of round ``t`` under ``cost``. A rule may also
-    accept a batch of shape ``(k, n)`` and return ``(k, n)``; the prober checks
-    this and falls back to one call per point otherwise.
+    next state of round ``t`` under ``cost``, or to any value read from it: a
+    vector of shape ``(m,)``, ``m`` not necessarily ``n`` (e.g. a one-coordinate
+    channel of a rule whose state has ``n``). A rule may also accept a batch of
+    shape ``(k, n)`` and return ``(k, m)``; the prober checks this and falls
+    back to one call per point otherwise.
 
     Example:
         >>> class Step:
@@ -228,10 +230,10 @@ class _Objective:
     def single(self, z: np.ndarray) -> float:
         z = np.asarray(z, dtype=float)
         a, b = self._call(z.copy(), self.pair.cost), self._call(z.copy(), self.pair.cost_prime)
-        if a.shape != (self.pair.n,) or b.shape != (self.pair.n,):
+        if a.ndim != 1 or a.size < 1 or a.shape != b.shape:
             raise AccountingError(
-                f"rule.update must return shape ({self.pair.n},) for z of shape ({self.pair.n},), "
-                f"got {a.shape} and {b.shape}"
+                f"rule.update must return one vector of the same shape (m,) under both costs for z of shape "
+                f"({self.pair.n},), got {a.shape} and {b.shape}"
             )
         self.evaluations += 1
         value = float(_norm(a - b, self.norm))
@@ -243,7 +245,7 @@ class _Objective:
             b = self._call(Z.copy(), self.pair.cost_prime)
         except Exception:  # noqa: BLE001 - any failure means "not batch-capable"
             return None
-        if a.shape != Z.shape or b.shape != Z.shape:
+        if a.ndim != 2 or a.shape[0] != Z.shape[0] or a.shape != b.shape:
             return None
         return _norm(a - b, self.norm)
 

@@ -239,6 +239,18 @@ class CheckContext:
             self.cache["additivity"] = probe_finding(tuple(probes))
         return self.cache["replay"]
 
+    def adjacent_replay(self) -> ScheduledReplay | AccountingError:
+        """The adjacent scenario's runs replayed on their realized schedules under both problems (or why not), once:
+        their residuals under each problem, no losses (the realized shifts and the adjacent runs' draws read them)."""
+        if "adjacent replay" not in self.cache:
+            assert self.pair is not None
+            try:
+                self.cache["adjacent replay"] = replay_runs(self.engine_runs(1), self.pair.scenario, self.pair.adjacent,
+                                                            algorithm=self.algorithm, losses=False)
+            except AccountingError as exc:
+                self.cache["adjacent replay"] = exc
+        return self.cache["adjacent replay"]
+
     def pld_epsilon(self, delta: float, interval: float) -> float:
         """The PLD epsilon of the realized ledger at ``delta`` (largest over the :meth:`compose` scope), composed once.
 

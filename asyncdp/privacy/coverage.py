@@ -144,8 +144,10 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
                 # the adjacent scenario's runs too: a cost difference that only matters where the adjacent data
                 # leads (or another agent's, away from the points the adjacency check compares) moves releases
                 # of those runs and need not move any release of the scenario's own runs
-                side1 = _shifts(pair, ctx, 1, replay_runs(ctx.engine_runs(1), pair.scenario, pair.adjacent,
-                                                          algorithm=ctx.algorithm, losses=False))
+                adjacent = ctx.adjacent_replay()
+                if isinstance(adjacent, AccountingError):
+                    raise adjacent
+                side1 = _shifts(pair, ctx, 1, adjacent)
                 ctx.cache["shifts"] = {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items()
                                        if c in noisy}
             except AccountingError as exc:

@@ -512,7 +512,8 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
 
     Yields:
         ``(what, t, point)`` round by round, ``what`` ``"mixed"`` or ``"own"``; points with a NaN entry are
-        left out (computed as they are asked for).
+        left out (computed as they are asked for); none without a channel (e.g. a rule with no channel as
+        wide as its state, :func:`_points`).
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
@@ -523,7 +524,7 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
     """
     from accounting.scheduled_replay import dense_round
 
-    horizon = next(iter(messages.values())).shape[1]
+    horizon = max((m.shape[1] for m in messages.values()), default=0)  # no channel: no point
     for t in range(start, min(rounds, horizon) + 1):
         w, src = dense_round(schedules, t)
         w, src = w[run, agent], src[run, agent]  # (N,) each
@@ -546,6 +547,17 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
                 yield "mixed", t, mixed
             if np.isfinite(own).all():
                 yield "own", t, np.asarray(own, dtype=float)
+
+
+def _points(messages: dict[str, np.ndarray], dim: int) -> dict[str, np.ndarray]:
+    """The channels whose messages are points (``dim`` wide): a kink's position is a coordinate of one; another
+    channel (a one-coordinate loss value, a round counter) has no coordinate ``k`` of the state to read.
+
+    Example:
+        >>> sorted(_points({"y": np.zeros((1, 1, 2, 3)), "v": np.zeros((1, 1, 2, 1))}, 3))
+        ['y']
+    """
+    return {name: m for name, m in messages.items() if m.shape[-1] == dim}
 
 
 def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], schedules: Any, agent: int,
@@ -577,7 +589,8 @@ def kinked_pairs(transcripts: dict[tuple[int, float], dict[str, np.ndarray]], sc
         g = np.zeros(dim)
         g[k] = s * bound
         seen: list[float] = []
-        for what, t, point in kink_positions(messages, schedules, agent, 0, next(iter(messages.values())).shape[1]):
+        horizon = next(iter(messages.values())).shape[1]
+        for what, t, point in kink_positions(_points(messages, dim), schedules, agent, 0, horizon):
             c = float(point[k]) + s * KINK_OFFSET
             if any(abs(c - v) < KINK_OFFSET / 2 for v in seen):  # (near another kink: the same states straddled)
                 continue
@@ -827,7 +840,7 @@ def offset_pairs(messages: dict[str, np.ndarray], schedules: Any, agent: int, ax
 
 
 def kinked_round_pairs(transcripts: dict[int, dict[str, np.ndarray]], schedules: Any, owners: dict[int, int],
-                       bound: float, per_reference: int) -> list[KinkedPair]:
+                       bound: float, per_reference: int, dim: int) -> list[KinkedPair]:
     """The kinked pairs of a round class: per changed round ``t0`` and reference ``(axis k, sign s)``, kinks at the
     points the node owning coordinate ``k`` reads in round ``t0`` (the only node whose block of a loss along
     ``e_k`` is not zero), just beyond them (``c`` at the point's ``k``-th value plus ``s KINK_OFFSET``), against
@@ -842,6 +855,7 @@ def kinked_round_pairs(transcripts: dict[int, dict[str, np.ndarray]], schedules:
         bound: ``L`` of the linear and the kinked loss.
         per_reference: kinks per reference and round: the first distinct positions met (the combination before
             the own message).
+        dim: ``n``; the kinks are read from the channels whose messages are points (``n`` wide).
 
     Returns:
         The pairs, round by round, then reference by reference (both signs of each axis).
@@ -850,14 +864,14 @@ def kinked_round_pairs(transcripts: dict[int, dict[str, np.ndarray]], schedules:
         >>> from asyncdp.engine.schedule import RealizedSchedule
         >>> one = RealizedSchedule.from_dense([np.full((2, 2), 0.5)], [np.ones((2, 2), dtype=int)])
         >>> y = {"y": np.array([[[[0.0], [1.0]]]])}
-        >>> [(p.round_index, p.gradient, p.position) for p in kinked_round_pairs({1: y}, [one], {0: 1}, 1.0, 1)]
+        >>> [(p.round_index, p.gradient, p.position) for p in kinked_round_pairs({1: y}, [one], {0: 1}, 1.0, 1, 1)]
         [(1, (1.0,), 0.75), (1, (-1.0,), 0.25)]
     """
     out: list[KinkedPair] = []
     for t0, messages in transcripts.items():
-        dim = next(iter(messages.values())).shape[-1]
         for k, agent in owners.items():
-            points = [(what, p) for what, t, p in kink_positions(messages, schedules, agent, 0, t0) if t == t0]
+            points = [(what, p) for what, t, p in kink_positions(_points(messages, dim), schedules, agent, 0, t0)
+                      if t == t0]
             for s in (1.0, -1.0):
                 g = np.zeros(dim)
                 g[k] = s * bound

@@ -38,7 +38,7 @@ from accounting import auditors
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError
 
-from .behavior import declared_noise, replay_runs, run_origin
+from .behavior import declared_noise, run_origin
 from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
@@ -74,6 +74,9 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     is the declared noise draw by draw, and the distribution and dependence
     tests, which would then test the engine's generator, are not run
     (:func:`_verified_by_draws`); they run whenever a release does not match.
+    The adjacent scenario's releases are compared with their draws too, under
+    its own problem, and its noise-free releases with their replayed values
+    (:func:`_adjacent_draws`): a release off there is a doubt.
 
     Args:
         pair: the scenario pair.
@@ -111,8 +114,9 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed,
                                       ctx.state_magnitude)
     figures.update(exact)
+    adjacent_doubts = _adjacent_draws(ctx, declared)
     if exact_doubt is None and exact["noise_draws_checked"]:
-        return _verified_by_draws(replay, runs, figures, not_additive)
+        return _verified_by_draws(replay, runs, figures, not_additive, adjacent_doubts)
     magnitude = {name: _round_magnitude(runs.messages[name]) for name in declared}
     # the conformance tests get the method's share less what the dependence audit uses (module dependence)
     report = noise_conformance(replay.residuals, declared,
@@ -155,6 +159,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             witness = dep_witness
     if exact_doubt is not None:
         doubts.append(exact_doubt)
+    doubts.extend(adjacent_doubts)
     doubts.extend(_replay_doubts(replay, not_additive))
     if report.tests == 0 and witness is None:
         doubts.append(f"no conformance test had {_MIN_SAMPLES} residuals (runs = {runs.runs}): the declared noise "
@@ -214,7 +219,32 @@ def _replay_doubts(replay: Any, not_additive: str | None) -> list[str]:
     return doubts
 
 
-def _verified_by_draws(replay: Any, runs: Any, figures: dict[str, Any], not_additive: str | None) -> Evidence:
+def _adjacent_draws(ctx: CheckContext, declared: dict[str, Any]) -> list[str]:
+    """The adjacent scenario's releases against the draws the engine handed them (:func:`_exact_draws` on its runs,
+    residuals under its own problem), and its noise-free releases against their replayed values
+    (:func:`_replay_doubts`): the doubts, each naming the first release off.
+
+    The replay's density of a release under ``P'`` is the declared noise around ``P'``'s noise-free value; the
+    scenario's runs and the probe of the R step (:mod:`asyncdp.privacy.additivity`, one standard draw per run and
+    coordinate, shared by the rounds) test it only at the draws they make. A rule that releases otherwise under
+    ``P'`` alone and only on rare draws (its noise dropped beyond ``|z| > 9``, or its public round counter moved
+    by ``1e-11`` then: about 4 of 1000 runs show a value no release under ``P`` takes) escaped both; the adjacent
+    runs hold every draw ``P'`` released. A noise-free release is compared with its value under ``P`` (the
+    replay's first problem): under a rule whose noise-free channels do not read the private data, as the exact
+    replay requires, it is the value under ``P'`` too.
+    """
+    replay = ctx.adjacent_replay()
+    if isinstance(replay, AccountingError):
+        return [f"the adjacent scenario's runs cannot be replayed on their realized schedules ({replay}): their "
+                "released noise is not verified draw by draw"]
+    _, doubt = _exact_draws(ctx.engine_runs(1), replay.residuals_prime, declared, ctx.changed_agent,
+                            ctx.delta_claimed, ctx.state_magnitude)
+    return [f"the adjacent scenario's runs: {d}" for d in ([] if doubt is None else [doubt]) +
+            _replay_doubts(replay, None)]
+
+
+def _verified_by_draws(replay: Any, runs: Any, figures: dict[str, Any], not_additive: str | None,
+                       adjacent_doubts: list[str]) -> Evidence:
     """The evidence when every release carries its declared scale times the standard draw the engine handed it.
 
     Each residual is then (up to round-off, :func:`_exact_draws`) the declared
@@ -233,7 +263,7 @@ def _verified_by_draws(replay: Any, runs: Any, figures: dict[str, Any], not_addi
             "engine runs is its declared scale times the standard draw the engine handed it (up to round-off): the "
             "released noise is the declared noise, draw by draw; the distribution and dependence tests, which "
             "would test the engine's generator, are not run")
-    doubts = _replay_doubts(replay, not_additive)
+    doubts = _replay_doubts(replay, not_additive) + adjacent_doubts
     return Evidence("noise conformance", "realized behavior", figures, reasons=(line, *doubts),
                     doubt="; ".join(doubts) if doubts else None)
 
@@ -266,7 +296,9 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
         return [], doubt, None
     audit = None
     try:
-        other = replay_runs(ctx.engine_runs(1), pair.scenario, algorithm=ctx.algorithm)  # residuals under P
+        other = ctx.adjacent_replay()  # the adjacent runs' residuals under P (its first problem), shared
+        if isinstance(other, AccountingError):
+            raise other
         agents = list(range(residuals[c].shape[2])) if ctx.changed_agent is None else [ctx.changed_agent]
         audit = cancelling_audit(residuals[c], replay.residuals_prime[c] - residuals[c], other.residuals[c],
                                  agents=agents, epsilon=ctx.epsilon_claimed, delta=ctx.delta_claimed, alpha=alpha,

@@ -1859,7 +1859,7 @@ def _kinked_round_candidates(fam: _Family, evaluated: CandidateRuns, scenario: S
     built, kept = _reference_transcripts(fam, evaluated, scenario, references, pinned, kept_only)
     if built is None:
         return None
-    pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference)
+    pairs = kinked_round_pairs(dict(zip(rounds, built)), runs.schedules, owners, bound, per_reference, n)
     pairs = pairs[:MAX_KINKED_PAIRS]
     # the mirrored and far-kinked pairs of the first round (the user's changed round, if it reaches a release):
     # the losses of that round read at the points its owner nodes read from it on

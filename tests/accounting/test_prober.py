@@ -235,6 +235,25 @@ def test_bad_pairs_name_parameter_and_value(kwargs, name, value):
 def test_non_callable_rule_and_wrong_output_shape():
     with pytest.raises(PrivacyParameterError, match="rule must have an update"):
         AdjacentPair(42, A, A_PRIME, t=1, n=2)
-    bad = AdjacentPair(lambda z, t, a: np.zeros(3), A, A_PRIME, t=1, n=2)
-    with pytest.raises(AccountingError, match=r"shape \(2,\)"):
-        probe_sensitivity(bad, samples=10)
+    for rule, shapes in ((lambda z, t, a: np.zeros(3 if a[0] > 0 else 2), r"\(3,\) and \(2,\)"),
+                         (lambda z, t, a: np.float64(z.sum()), r"\(\) and \(\)")):
+        with pytest.raises(AccountingError, match=r"one vector of the same shape \(m,\).*" + shapes):
+            probe_sensitivity(AdjacentPair(rule, A, A_PRIME, t=1, n=2), samples=10)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_a_value_narrower_than_the_point_is_probed(batch):
+    """A rule's probed value may have fewer coordinates than ``z`` (a one-coordinate channel of a 2-D state).
+
+    ``U(z; a) = clip(<a, z>, -1, 1)``, one coordinate: with ``a' = -a`` the L1 change is ``2 min(|<a, z>|, 1)``,
+    exactly 2 wherever ``|<a, z>| >= 1`` (the corner ``(1, 1)`` of the box). The prober raised "rule.update must
+    return shape (2,)" for it, so the privacy check of every rule with such a channel stopped there.
+    """
+    def rule(z, t, a):
+        if not batch and np.ndim(z) != 1:
+            raise ValueError("one point at a time")
+        return np.clip(np.asarray(z) @ a, -1.0, 1.0)[..., None]
+
+    res = probe_sensitivity(AdjacentPair(rule, A, A_PRIME, t=1, n=2, domain_box=(-1, 1)), samples=200, claimed=1.0)
+    assert res.max_found == 2.0 and res.violation
+    assert l1(rule, res.witness_z, 1, A, A_PRIME) == 2.0

@@ -94,7 +94,7 @@ def test_a_check_whose_lemma_misses_the_shift_never_passes(monkeypatch):
 
 
 def test_the_shifts_come_from_one_replay_of_each_scenarios_runs_under_both_problems(monkeypatch):
-    from asyncdp.privacy import coverage
+    from asyncdp.privacy import context, coverage
     from asyncdp.privacy.behavior import replay_runs
 
     pair, ctx = small_example(runs=60)
@@ -114,8 +114,9 @@ def test_the_shifts_come_from_one_replay_of_each_scenarios_runs_under_both_probl
         return replay_runs(runs, *args, **kwargs)
 
     monkeypatch.setattr(coverage, "replay_runs", only_the_adjacent_runs)
+    monkeypatch.setattr(context, "replay_runs", only_the_adjacent_runs)  # CheckContext.adjacent_replay
     shifts = coverage.pair_shifts(pair, ctx)
-    assert len(calls) == 1
+    assert len(calls) == 1 and ctx.adjacent_replay() is ctx.adjacent_replay()
     np.testing.assert_array_equal(shifts["y"][:60], separate.residuals["y"] - replay.residuals["y"])
     side1_p = replay_runs(runs1, pair.scenario, algorithm=ctx.algorithm)
     side1_p_prime = replay_runs(runs1, pair.adjacent, algorithm=ctx.algorithm)

@@ -180,6 +180,36 @@ def test_stacked_kinked_rounds_give_each_familys_own_gradients():
         assert np.array_equal(got, want), t
 
 
+def test_kinks_are_read_from_the_channels_of_points_only():
+    """A one-coordinate channel (a reported loss ``v``) next to the points ``y``: the kinks along coordinate 1 are
+    read from ``y`` alone, as without ``v`` (it has no coordinate 1: an IndexError stopped the check)."""
+    from asyncdp.privacy.kinked import kinked_pairs, kinked_round_pairs
+
+    y = np.array([[[[1.0, 0.0], [3.0, 4.0]], [[2.0, 2.0], [6.0, 8.0]]]])  # run 0, rounds 1 and 2
+    v = np.array([[[[5.0], [7.0]], [[9.0], [11.0]]]])
+    w = np.array([[0.5, 0.5], [0.25, 0.75]])
+    sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
+    for name, pairs, alone in (
+            ("round", kinked_round_pairs({2: {"v": v, "y": y}}, sched, {1: 1}, 2.0, 1, 2),
+             kinked_round_pairs({2: {"y": y}}, sched, {1: 1}, 2.0, 1, 2)),
+            ("agent", kinked_pairs({(1, 1.0): {"v": v, "y": y}}, sched, 1, 2.0, 2, 4),
+             kinked_pairs({(1, 1.0): {"y": y}}, sched, 1, 2.0, 2, 4))):
+        assert pairs and [(p.gradient, p.position) for p in pairs] == [(p.gradient, p.position) for p in alone], name
+
+
+def test_a_transcript_without_a_channel_of_points_has_no_kinks():
+    """Only a one-coordinate channel beside a 2-D state (no channel is as wide as the state): no kink position, so
+    no pairs (a RuntimeError 'generator raised StopIteration' stopped the check)."""
+    from asyncdp.privacy.kinked import kink_positions, kinked_pairs, kinked_round_pairs
+
+    v = np.array([[[[5.0], [7.0]], [[9.0], [11.0]]]])
+    w = np.array([[0.5, 0.5], [0.25, 0.75]])
+    sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
+    assert list(kink_positions({}, sched, 1, 0, 2)) == []
+    assert kinked_pairs({(1, 1.0): {"v": v}}, sched, 1, 2.0, 2, 4) == []
+    assert kinked_round_pairs({2: {"v": v}}, sched, {1: 1}, 2.0, 1, 2) == []
+
+
 def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round():
     """Round 2's kinks are at node 1's combination of round 2 (the owner of coordinate 1), round 1 is not read."""
     from asyncdp.privacy.kinked import kinked_round_pairs
@@ -187,7 +217,7 @@ def test_the_round_kinks_lie_beyond_the_owning_nodes_reads_in_the_changed_round(
     y = {"y": np.array([[[[1.0, 0.0], [3.0, 4.0]], [[2.0, 2.0], [6.0, 8.0]]]])}  # run 0, rounds 1 and 2
     w = np.array([[0.5, 0.5], [0.25, 0.75]])
     sched = [RealizedSchedule.from_dense([w, w], [np.ones((2, 2), dtype=int)] * 2)]
-    pairs = kinked_round_pairs({2: y}, sched, {1: 1}, 2.0, 1)
+    pairs = kinked_round_pairs({2: y}, sched, {1: 1}, 2.0, 1, 2)
     # in round 2 node 1 reads node 0's round-1 message (the schedule's sender round 1) and its own round-2 one:
     # 0.25 * (1, 0) + 0.75 * (6, 8) = (4.75, 6)
     assert [(p.round_index, p.gradient, p.position) for p in pairs] == [
