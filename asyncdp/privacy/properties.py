@@ -1,0 +1,93 @@
+"""A privacy property of one adjacent pair, for a user's Hypothesis tests: :func:`assert_private`.
+
+A drawn pair (:func:`asyncdp.privacy.strategies.adjacent_scenarios`) is decided by the privacy check itself
+(:func:`~asyncdp.privacy.check_privacy`), from the engine's runs of both scenarios and the accountant's replay, in
+the form the rule claims (pure, ``(epsilon, delta)``, Rényi or zCDP): the released noise against its declaration,
+the realized shifts against the sensitivity lemma, the exact privacy profile of the pair where its shifts are
+fixed (a Gaussian pair's divergence against a Rényi or zCDP claim, its ``delta(epsilon)`` against an
+``(epsilon, delta)`` claim), the exact replay losses and the black-box audit. The class search
+(:data:`PAIR_STEPS` leaves it out) is what the property replaces: Hypothesis draws the pairs.
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> pair = small_example()[0]
+    >>> assert_private(pair.scenario, pair.adjacent, runs=200).verdict
+    'pass'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from ..scenario import Scenario
+from .check import check_privacy
+from .report import PrivacyCheckReport, _describe_claim
+from .steps import STEPS, Step
+from .worst_case import search_worst_case
+
+__all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private"]
+
+PAIR_STEPS: tuple[Step, ...] = tuple(step for step in STEPS if step is not search_worst_case)
+"""Every step of the check but the worst-case search of the class: the steps that decide the pair itself."""
+
+
+class PrivacyPropertyError(AssertionError):
+    """A pair's check did not pass: its verdict, the claim, the witness and the reasons (an ``AssertionError``, so
+    pytest and Hypothesis report it as the property's failure and shrink toward a simpler pair).
+
+    Attributes:
+        report: the check's :class:`~asyncdp.privacy.report.PrivacyCheckReport`.
+    """
+
+    def __init__(self, message: str, report: PrivacyCheckReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _message(report: PrivacyCheckReport) -> str:
+    """The verdict, the claim in its form, the changed agent (round), the witness and the reasons, one per line."""
+    where = (f"round {report.changed_round}" if report.changed_round is not None
+             else f"agent {report.changed_agent}")
+    lines = [f"privacy check of {report.algorithm!r} on the pair ({where} changed): {report.verdict}",
+             f"claim: {_describe_claim(report.claim) if report.claim else report.claim_form}"]
+    if report.witness is not None:
+        lines.append(f"witness: {json.dumps(report.witness, default=str)[:600]}")
+    lines.extend(f"- {reason}" for reason in report.reasons[:6])
+    return "\n".join(lines)
+
+
+def assert_private(scenario: Scenario, adjacent: Scenario, *, runs: int = 200, confidence: float = 0.999,
+                   delta: float = 1e-6, seed: int = 0, allow_inconclusive: bool = False,
+                   steps: Sequence[Step] = PAIR_STEPS, engine: str = "auto") -> PrivacyCheckReport:
+    """Assert that the rule's claim holds on the pair: the privacy check's verdict on it is ``pass``.
+
+    The check (:func:`~asyncdp.privacy.check_privacy` with ``steps``) reads the claim in its form and decides
+    from behavior (module docstring). A ``violation`` fails with its witness; ``inconclusive`` and ``no-claim``
+    fail too unless ``allow_inconclusive`` (a doubt is not a pass). A correct claim fails with probability at most
+    ``1 - confidence`` per pair (the statistical witnesses' union bound); the seed is fixed, so a pair's verdict
+    is reproducible.
+
+    Args:
+        scenario, adjacent: the pair (e.g. drawn by :func:`~asyncdp.privacy.strategies.adjacent_scenarios`).
+        runs: engine runs per scenario (>= 1).
+        confidence: family-wise confidence of the statistical witnesses, in (0, 1).
+        delta: the delta at which a Rényi or zCDP claim is converted, in (0, 1).
+        seed: the check's seed.
+        allow_inconclusive: return an ``inconclusive`` (or ``no-claim``) report instead of failing.
+        steps: the check's steps (default :data:`PAIR_STEPS`).
+        engine: ``"auto"``, ``"batch"`` or ``"simpy"``.
+
+    Returns:
+        The report (verdict ``pass``, or ``inconclusive``/``no-claim`` with ``allow_inconclusive``).
+
+    Raises:
+        PrivacyPropertyError: the verdict is ``violation`` (or, unless allowed, ``inconclusive``/``no-claim``); the
+            message names the verdict, the claim, the changed agent, the witness and the reasons.
+        AdjacencyError: the scenarios are not adjacent (as :func:`~asyncdp.privacy.check_privacy`).
+    """
+    report = check_privacy(scenario, adjacent, runs=runs, confidence=confidence, delta=delta, seed=seed,
+                           steps=steps, engine=engine, search_examples=0)
+    if report.verdict == "pass" or (allow_inconclusive and report.verdict != "violation"):
+        return report
+    raise PrivacyPropertyError(_message(report), report)

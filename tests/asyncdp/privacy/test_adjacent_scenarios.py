@@ -1,0 +1,180 @@
+"""Property tests of a user's own rule: pairs drawn from its declared class, decided in the claim's own form.
+
+:func:`asyncdp.privacy.strategies.adjacent_scenarios` draws members of the class a rule's paper record declares
+(each seed paper's class kind: gradient ``each`` and ``difference``, round, value); the tests check every drawn
+pair against the class with their own arithmetic (the gradients of the linear members, the value in the domain).
+:func:`asyncdp.privacy.properties.assert_private` decides a pair of a user's Gaussian rule (``NoisyDGD`` of
+``tests/fixtures/noisy_dgd.py``: lemma ``2 a C`` per release from round 2, ``sigma = 1``) claiming zCDP, Rényi or
+``(epsilon, delta)``: the claims of the composed Gaussian pair ``mu = 2 a C sqrt(T - 1) / sigma`` pass, the same
+claims computed with ``a C`` (``mu / 2``: a quarter of its zCDP) fail with a witness from the pair's behavior.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import Phase, given, settings
+
+import topology
+from accounting.claim_forms import ApproxDP, RenyiDP, ZeroConcentratedDP
+from accounting.errors import AdjacencyError
+from accounting.profiles import gaussian_profile_epsilon
+from asyncdp.errors import ScenarioError
+from asyncdp.papers import GradientClass, RoundClass, ValueClass, get_paper
+from asyncdp.privacy import strategies
+from asyncdp.privacy.adjacency import check_adjacency
+from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+from asyncdp.privacy.strategies import adjacent_scenarios
+from asyncdp.privacy.worst_case import adjacency_class
+from asyncdp.problems.costs import LinearOverride
+
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+HORIZON = 6
+MU = 2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA * math.sqrt(HORIZON - 1)
+"""The composed Gaussian of the class's worst pair: every release from round 2 shifted by ``2 a C``."""
+DELTA, ALPHA = 1e-5, 8.0
+CHECK_EXAMPLES = 8
+"""Pairs each property over the check decides (about 0.1 s each)."""
+
+
+@dataclass(frozen=True)
+class GaussDGD(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` claiming, for the composed Gaussian ``mu * scale``, its zCDP, its Rényi divergence of order
+    ``ALPHA`` or its ``(epsilon(DELTA), DELTA)`` (``form``)."""
+
+    form: str = "zcdp"
+    scale: float = 1.0
+    name: ClassVar[str] = "test-adjacent-scenarios-gauss-dgd"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return gaussian_profile_epsilon(MU * self.scale, DELTA), DELTA
+
+    def claimed_form(self, horizon: int) -> Any:
+        mu = MU * self.scale
+        if self.form == "zcdp":
+            return ZeroConcentratedDP(mu**2 / 2)
+        if self.form == "renyi":
+            return RenyiDP(ALPHA, ALPHA * mu**2 / 2)
+        return ApproxDP(*self.claimed_privacy(horizon))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _registered() -> Any:
+    with noisy_dgd.registered((GaussDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        yield
+
+
+def _scenario(**rule: Any) -> Any:
+    return noisy_dgd.rendezvous_pair(GaussDGD(**rule), topology.static(noisy_dgd.ring(4)), HORIZON)[0]
+
+
+def _paper_scenario(paper: str) -> Any:
+    return get_paper(paper).rules[0].example_scenario()
+
+
+def _linear_gradients(p: Any, q: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    for sc in (p, q):
+        assert isinstance(sc.problem.costs, LinearOverride) and sc.problem.costs.agent == agent
+    return np.asarray(p.problem.costs.linear_gradient), np.asarray(q.problem.costs.linear_gradient)
+
+
+SLACK = 1 + 1e-12
+"""Round-off of ``bound * u / ||u||``: a few ulps."""
+
+
+@given(adjacent_scenarios(_paper_scenario("showkatbakhsh")))
+def test_each_class_draws_two_gradients_within_the_bound(pair):
+    p, q, agent = pair
+    bound = adjacency_class(p).bound
+    g, gp = _linear_gradients(p, q, agent)
+    assert np.linalg.norm(g) <= bound * SLACK and np.linalg.norm(gp) <= bound * SLACK
+    assert not np.array_equal(g, gp)
+    assert check_adjacency(p, q).agent == agent
+
+
+@given(adjacent_scenarios(_paper_scenario("wang-basar")))
+def test_difference_class_draws_gradients_differing_within_the_bound(pair):
+    p, q, agent = pair
+    cls = adjacency_class(p)
+    assert cls.kind == "difference" and cls.norm == "l1"
+    g, gp = _linear_gradients(p, q, agent)
+    assert 0 < np.abs(g - gp).sum() <= cls.bound * SLACK
+    assert check_adjacency(p, q).agent == agent
+
+
+@given(adjacent_scenarios(_paper_scenario("dpsda-c")))
+def test_round_class_draws_one_rounds_loss_within_the_bound(pair):
+    p, q, t0 = pair
+    cls = adjacency_class(p)
+    assert isinstance(cls, RoundClass) and 1 <= t0 < p.horizon
+    for sc in (p, q):
+        assert sc.problem.costs.round_index == t0
+        assert np.linalg.norm(sc.problem.costs.linear_gradient) <= cls.bound * SLACK
+    assert check_adjacency(p, q).round == t0
+
+
+@given(adjacent_scenarios(_paper_scenario("muffliato")))
+def test_value_class_moves_one_value_within_the_domain(pair):
+    p, q, agent = pair
+    assert isinstance(adjacency_class(p), ValueClass)
+    a, b = p.problem.costs.addresses, q.problem.costs.addresses
+    moved = np.flatnonzero(np.any(a != b, axis=1)).tolist()
+    assert moved == [agent]
+    low, high = p.problem.domain.low, p.problem.domain.high
+    assert np.all(b[agent] >= low) and np.all(b[agent] <= high)
+
+
+def test_a_member_outside_the_class_is_refused(monkeypatch):
+    # the strategy's own check of each pair can fail: a member builder that overshoots the bound twice is caught
+    real = strategies._member
+    monkeypatch.setattr(strategies, "_member", lambda u, bound, order, extreme: 2 * real(u, bound, order, extreme))
+
+    @given(adjacent_scenarios(_scenario()))
+    def prop(pair):
+        pass
+
+    with pytest.raises(AdjacencyError, match="> the bound"):
+        prop()
+
+
+def test_a_rule_without_a_class_is_named():
+    scenario = noisy_dgd.rendezvous_pair(noisy_dgd.NoisyDGD(), topology.static(noisy_dgd.ring(4)), HORIZON)[0]
+    with pytest.raises(ScenarioError, match="rule 'NoisyDGD'.*declares no adjacency class"):
+        adjacent_scenarios(scenario)
+
+
+FORMS = ["zcdp", "renyi", "approximate"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_property_holds_for_a_correct_gaussian_claim(form):
+    @settings(max_examples=CHECK_EXAMPLES)
+    @given(adjacent_scenarios(_scenario(form=form)))
+    def prop(pair):
+        p, q, _ = pair
+        assert_private(p, q, runs=100)
+
+    prop()
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_property_fails_for_an_under_calibrated_gaussian_claim(form):
+    # calibrated with a C instead of 2 a C: the class's pairs with ||g - g'|| > C refute it. Inconclusive
+    # verdicts (the accountant's own bound exceeds the claim) are allowed, so only a witness from the pair's
+    # behavior can fail the property. Not shrunk (each step another check): the first refuted pair is reported
+    @settings(max_examples=CHECK_EXAMPLES, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+    @given(adjacent_scenarios(_scenario(form=form, scale=0.5)))
+    def prop(pair):
+        p, q, _ = pair
+        assert_private(p, q, runs=100, allow_inconclusive=True)
+
+    with pytest.raises(PrivacyPropertyError) as info:
+        prop()
+    report = info.value.report
+    assert report.verdict == "violation" and report.witness is not None
+    assert report.claim_form == form and "violation" in str(info.value) and "witness:" in str(info.value)
