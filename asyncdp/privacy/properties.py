@@ -66,7 +66,8 @@ def assert_private(scenario: Scenario, adjacent: Scenario, *, runs: int = 200, c
     from behavior (module docstring). A ``violation`` fails with its witness; ``inconclusive`` and ``no-claim``
     fail too unless ``allow_inconclusive`` (a doubt is not a pass). A correct claim fails with probability at most
     ``1 - confidence`` per pair (the statistical witnesses' union bound); the seed is fixed, so a pair's verdict
-    is reproducible.
+    is reproducible. A ``pass`` speaks of this pair (and of the accountant's composition with the paper's lemma):
+    the class is covered by the pairs the property draws, not searched here.
 
     Args:
         scenario, adjacent: the pair (e.g. drawn by :func:`~asyncdp.privacy.strategies.adjacent_scenarios`).

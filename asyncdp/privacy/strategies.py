@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,15 +40,17 @@ from accounting.errors import AdjacencyError
 from ..errors import ScenarioError
 from ..papers import GradientClass, RoundClass, ValueClass
 from ..papers.huang2015.rule import Huang2015
+from ..problems.costs import LinearOverride
 from ..problems.problem import rendezvous_problem
 from ..scenario import Scenario
 from .adjacency import check_adjacency
 from .coverage import _RTOL as CLASS_RTOL
 from .coverage import class_measure
 from .value_class import value_scenarios
-from .worst_case import _rounds, adjacency_class, candidate_scenarios, round_scenarios
+from .kinked import KinkedOverride
+from .worst_case import _rounds, _with_costs, adjacency_class, candidate_scenarios, round_scenarios
 
-__all__ = ["addresses", "huang2015_parameters", "adjacent_rendezvous_pairs", "adjacent_scenarios"]
+__all__ = ["addresses", "huang2015_parameters", "adjacent_rendezvous_pairs", "adjacent_scenarios", "KINK_REACH"]
 
 _DEGENERATE = 1e-6
 """A drawn direction of norm below this is replaced by the class's extremal one (the check's search does the same)."""
@@ -127,7 +130,62 @@ def _gradient_pair(draw: Any, cls: GradientClass | RoundClass, dim: int) -> tupl
     return g, gp
 
 
-def _check_member(cls: Any, p: Scenario, q: Scenario, changed: int, gradients: tuple[np.ndarray, np.ndarray] | None
+@dataclass(frozen=True)
+class _Side:
+    """One side of a drawn pair of one agent's costs: ``<gradient, x>``, or (``axis`` set) the kinked cost
+    ``sign scale sqrt((x_axis - position)^2 + width^2)`` (:class:`~asyncdp.privacy.kinked.KinkedOverride`), whose
+    gradient has norm below ``scale`` in every ``l_p`` norm (its width drawn log-uniformly in ``[1e-3, 1]``: how
+    sharply the gradient turns over)."""
+
+    gradient: tuple[float, ...] = ()
+    axis: int | None = None
+    position: float = 0.0
+    scale: float = 0.0
+    width: float = 0.0
+    sign: float = 1.0
+
+    def costs(self, base: Any, agent: int) -> Any:
+        if self.axis is None:
+            return LinearOverride(base, agent, np.array(self.gradient))
+        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width, self.sign)
+
+
+KINK_REACH = 1.0
+"""A drawn kink lies within this distance of the changed agent's initial point along its axis (where it reads)."""
+
+
+def _side(draw: Any, bound: float, order: float, anchor: np.ndarray) -> _Side:
+    """A member of norm at most ``bound``: linear (first: it shrinks there) or kinked near ``anchor``."""
+    dim = anchor.shape[0]
+    if not draw(st.booleans()):
+        return _Side(tuple(_member(draw(_directions(dim)), bound, order, np.eye(dim)[0] * bound)))
+    axis = draw(st.integers(0, dim - 1))
+    offset = draw(st.floats(-KINK_REACH, KINK_REACH, allow_nan=False))
+    return _Side(axis=axis, position=float(anchor[axis] + offset), scale=bound * draw(st.floats(1e-3, 1.0)),
+                 width=10.0 ** draw(st.floats(-3.0, 0.0)), sign=draw(st.sampled_from([1.0, -1.0])))
+
+
+def _kinked_pair(draw: Any, cls: GradientClass, scenario: Scenario, agent: int) -> tuple[tuple[_Side, _Side],
+                                                                                          np.ndarray]:
+    """Two members, at least one kinked: each of norm at most ``bound`` (``kind="each"``, L2) or ``bound / 2``
+    (``kind="difference"``, in its norm: their difference is within ``bound``); and the kinks, where they are
+    checked."""
+    anchor = np.asarray(scenario.initial_points(), dtype=float)[agent]
+    difference = cls.kind == "difference"
+    bound = 0.5 * cls.bound if difference else cls.bound
+    order = (1 if cls.norm == "l1" else 2) if difference else 2
+    first, second = _side(draw, bound, order, anchor), _side(draw, bound, order, anchor)
+    if first.axis is None and second.axis is None:  # at least one kink: the simplest, at the agent's start
+        second = _Side(axis=0, position=float(anchor[0]), scale=bound, width=0.5)
+    assume(first != second)
+    kinks = [anchor.copy() for side in (first, second) if side.axis is not None]
+    for point, side in zip(kinks, [side for side in (first, second) if side.axis is not None]):
+        assert side.axis is not None
+        point[side.axis] = side.position
+    return (first, second), np.array(kinks)
+
+
+def _check_member(cls: Any, p: Scenario, q: Scenario, changed: int, drawn: Any, points: np.ndarray | None = None
                   ) -> None:
     """The drawn pair passes the check's own relations: one agent (round) changed, ``changed``, and no point where
     its gradients leave the class (a value class: the new value lies in the domain).
@@ -146,14 +204,14 @@ def _check_member(cls: Any, p: Scenario, q: Scenario, changed: int, gradients: t
             raise AdjacencyError(f"adjacent_scenarios: agent {changed}'s drawn value {value.tolist()} lies outside "
                                  f"{q.problem.domain!r}")
         return
-    pts = _class_points(p)
+    pts = _class_points(p) if points is None else np.vstack([_class_points(p), points])
     if isinstance(cls, RoundClass):
         g, gp = p.problem.costs.round_gradient(changed, pts), q.problem.costs.round_gradient(changed, pts)
     else:
         g, gp = p.problem.costs.gradient(changed, pts), q.problem.costs.gradient(changed, pts)
     worst = float(np.max(class_measure(cls, g, gp)))
     if worst > cls.bound * (1 + CLASS_RTOL):
-        raise AdjacencyError(f"adjacent_scenarios: the drawn pair {gradients} of agent/round {changed} measures "
+        raise AdjacencyError(f"adjacent_scenarios: the drawn pair {drawn} of agent/round {changed} measures "
                              f"{worst!r} > the bound {cls.bound!r} of {cls!r}")
 
 
@@ -167,7 +225,9 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
     * :class:`~asyncdp.papers.GradientClass` ``kind="each"``: a random agent's cost is ``<g, x>`` under ``P`` and
       ``<g', x>`` under ``P'``, ``||g||_2, ||g'||_2 <= C``
       (:func:`~asyncdp.privacy.worst_case.candidate_scenarios`); ``kind="difference"``: ``g = c + d / 2``,
-      ``g' = c - d / 2`` with ``||d|| <= C`` in the class's norm;
+      ``g' = c - d / 2`` with ``||d|| <= C`` in the class's norm; or either side a kinked cost
+      (:class:`~asyncdp.privacy.kinked.KinkedOverride`, its gradient turning over within :data:`KINK_REACH` of the
+      agent's initial point; scale at most ``C``, ``C / 2`` for a difference), the other linear or kinked;
     * :class:`~asyncdp.papers.RoundClass`: a random round ``t0`` of ``1..T-1``, its loss linear with two such
       gradients (:func:`~asyncdp.privacy.worst_case.round_scenarios`); ``changed`` is then ``t0``;
     * :class:`~asyncdp.papers.ValueClass`: a random agent's private value moved anywhere in the domain
@@ -176,7 +236,7 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
     Draws shrink toward agent 0 (round 1), the extremal pair along coordinate 0 (a value: the domain's centre).
     Every pair is checked before it is returned: :func:`~asyncdp.privacy.adjacency.check_adjacency` finds exactly
     ``changed`` changed, and the class's own measure (:func:`~asyncdp.privacy.coverage.class_measure`) at the
-    initial points and the domain's centre is within its bound (the value within the domain).
+    initial points, the domain's centre and the kinks is within its bound (the value within the domain).
 
     Args:
         scenario: the scenario to draw around; its rule's paper record must declare an adjacency class.
@@ -223,6 +283,11 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
             p, q = round_scenarios(scenario, changed, *gradients)
         elif isinstance(cls, GradientClass):
             changed = draw(st.integers(0, n_agents - 1))
+            if draw(st.booleans()):  # a kinked member on either side (False first: shrinks to linear costs)
+                drawn, points = _kinked_pair(draw, cls, scenario, changed)
+                p, q = _with_costs(scenario, lambda costs, member: member.costs(costs, changed), *drawn)
+                _check_member(cls, p, q, changed, drawn, points)
+                return p, q, changed
             gradients = _gradient_pair(draw, cls, dim)
             p, q = candidate_scenarios(scenario, changed, *gradients)
         else:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, find, given, settings
 
 import topology
 from accounting.claim_forms import ApproxDP, RenyiDP, ZeroConcentratedDP
@@ -30,7 +30,8 @@ from asyncdp.privacy import strategies
 from asyncdp.privacy.adjacency import check_adjacency
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
-from asyncdp.privacy.worst_case import adjacency_class
+from asyncdp.privacy.worst_case import adjacency_class, candidate_scenarios
+from asyncdp.privacy.kinked import KinkedOverride
 from asyncdp.problems.costs import LinearOverride
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
@@ -63,9 +64,21 @@ class GaussDGD(noisy_dgd.NoisyDGD):
         return ApproxDP(*self.claimed_privacy(horizon))
 
 
+@dataclass(frozen=True)
+class CurvedGauss(noisy_dgd.CurvedDGD):
+    """The fixture's curvature-corrected step (``0.5 (clip g(z) - clip g(z + e))`` where that exceeds 1/2, zero for
+    every linear cost) with the plain step's lemma ``2 a C``: false only on costs whose gradient turns over."""
+
+    offset: ClassVar[np.ndarray] = np.array([0.3, 0.3])
+    name: ClassVar[str] = "test-adjacent-scenarios-curved"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return gaussian_profile_epsilon(MU, DELTA), DELTA
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
-    with noisy_dgd.registered((GaussDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+    with noisy_dgd.registered((GaussDGD, CurvedGauss), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         yield
 
 
@@ -77,10 +90,16 @@ def _paper_scenario(paper: str) -> Any:
     return get_paper(paper).rules[0].example_scenario()
 
 
-def _linear_gradients(p: Any, q: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+def _gradients(p: Any, q: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both costs' gradients of the changed agent at the domain's centre and along every axis through its initial
+    point (401 points within 2 of it: a kink within KINK_REACH = 1 turns over there)."""
+    start = np.asarray(p.initial_points(), dtype=float)[agent]
+    dim = start.shape[0]
+    line = np.linspace(-2.0, 2.0, 401)[:, None, None] * np.eye(dim)[None]
+    pts = np.vstack([(start + line).reshape(-1, dim), np.asarray(p.problem.domain.center, dtype=float)[None]])
     for sc in (p, q):
-        assert isinstance(sc.problem.costs, LinearOverride) and sc.problem.costs.agent == agent
-    return np.asarray(p.problem.costs.linear_gradient), np.asarray(q.problem.costs.linear_gradient)
+        assert isinstance(sc.problem.costs, (LinearOverride, KinkedOverride)) and sc.problem.costs.agent == agent
+    return p.problem.costs.gradient(agent, pts), q.problem.costs.gradient(agent, pts)
 
 
 SLACK = 1 + 1e-12
@@ -91,9 +110,8 @@ SLACK = 1 + 1e-12
 def test_each_class_draws_two_gradients_within_the_bound(pair):
     p, q, agent = pair
     bound = adjacency_class(p).bound
-    g, gp = _linear_gradients(p, q, agent)
-    assert np.linalg.norm(g) <= bound * SLACK and np.linalg.norm(gp) <= bound * SLACK
-    assert not np.array_equal(g, gp)
+    g, gp = _gradients(p, q, agent)
+    assert np.linalg.norm(g, axis=1).max() <= bound * SLACK and np.linalg.norm(gp, axis=1).max() <= bound * SLACK
     assert check_adjacency(p, q).agent == agent
 
 
@@ -102,9 +120,20 @@ def test_difference_class_draws_gradients_differing_within_the_bound(pair):
     p, q, agent = pair
     cls = adjacency_class(p)
     assert cls.kind == "difference" and cls.norm == "l1"
-    g, gp = _linear_gradients(p, q, agent)
-    assert 0 < np.abs(g - gp).sum() <= cls.bound * SLACK
+    g, gp = _gradients(p, q, agent)
+    assert np.abs(g - gp).sum(axis=1).max() <= cls.bound * SLACK
     assert check_adjacency(p, q).agent == agent
+
+
+@pytest.mark.parametrize("paper", ["showkatbakhsh", "wang-basar"])
+def test_gradient_classes_draw_kinked_members_and_shrink_to_linear_ones(paper):
+    strategy = adjacent_scenarios(_paper_scenario(paper))
+    kinked = find(strategy, lambda pair: isinstance(pair[1].problem.costs, KinkedOverride),
+                  settings=settings(phases=[Phase.generate], database=None))
+    assert kinked[1].problem.costs.agent == kinked[2]
+    simplest = find(strategy, lambda pair: True, settings=settings(database=None))
+    assert isinstance(simplest[0].problem.costs, LinearOverride) and isinstance(simplest[1].problem.costs,
+                                                                                LinearOverride)
 
 
 @given(adjacent_scenarios(_paper_scenario("dpsda-c")))
@@ -178,3 +207,31 @@ def test_the_property_fails_for_an_under_calibrated_gaussian_claim(form):
     report = info.value.report
     assert report.verdict == "violation" and report.witness is not None
     assert report.claim_form == form and "violation" in str(info.value) and "witness:" in str(info.value)
+
+
+def test_an_inconclusive_pair_fails_unless_allowed():
+    # the under-calibrated claim on a pair whose gradients differ by 0.2 C: mu_pair = mu / 10 is within the claim
+    # (mu / 2), so no witness; the accountant's own bound (the lemma's 2 a C) exceeds the claim: inconclusive
+    p, q = candidate_scenarios(_scenario(form="zcdp", scale=0.5), 0, [0.1, 0.0], [-0.1, 0.0])
+    with pytest.raises(PrivacyPropertyError, match="inconclusive") as info:
+        assert_private(p, q, runs=100)
+    assert info.value.report.verdict == "inconclusive" and info.value.report.witness is None
+    assert assert_private(p, q, runs=100, allow_inconclusive=True).verdict == "inconclusive"
+
+
+def test_the_property_fails_for_a_lemma_that_only_kinked_members_break():
+    # truth: a kink between z and z + e moves a release by 0.5 |2 C| = 1 > the lemma's 2 a C = 0.2. Linear members
+    # alone never show it (the correction vanishes); the drawn kinked members do, as a coverage witness
+    scenario = noisy_dgd.rendezvous_pair(CurvedGauss(), topology.static(noisy_dgd.ring(4)), HORIZON)[0]
+
+    @settings(max_examples=CHECK_EXAMPLES, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+    @given(adjacent_scenarios(scenario))
+    def prop(pair):
+        p, q, _ = pair
+        assert_private(p, q, runs=100, allow_inconclusive=True)
+
+    with pytest.raises(PrivacyPropertyError) as info:
+        prop()
+    report = info.value.report
+    assert report.verdict == "violation" and report.witness["kind"] == "coverage"
+    assert isinstance(report.witness["shift"], float) and report.witness["shift"] > 2 * noisy_dgd.STEP * noisy_dgd.CLIP
