@@ -261,35 +261,36 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         >>> test_one_agent_changed()
     """
     cls = adjacency_class(scenario)
+    rule = f"{getattr(scenario.algorithm, 'name', type(scenario.algorithm).__name__)!r} " \
+           f"({type(scenario.algorithm).__name__})"
     if cls is None:
-        rule = type(scenario.algorithm).__name__
-        raise ScenarioError(f"adjacent_scenarios: rule {getattr(scenario.algorithm, 'name', rule)!r} ({rule}) declares no adjacency class: its paper record has no adjacency (register a Paper with "
-                            "adjacency=lambda scenario: GradientClass(...), RoundClass(...) or ValueClass())")
+        raise ScenarioError(f"adjacent_scenarios: rule {rule} declares no adjacency class: its paper record has no "
+                            "adjacency (register a Paper with adjacency=lambda scenario: GradientClass(...), "
+                            "RoundClass(...) or ValueClass())")
     dim, n_agents = scenario.problem.dim, scenario.problem.num_agents
     radius = 0.0
     if isinstance(cls, ValueClass):
         radius = scenario.problem.domain.radius_bound if value_radius is None else float(value_radius)
         if not math.isfinite(radius) or radius <= 0:
-            raise ScenarioError(f"adjacent_scenarios: the value class of rule {scenario.algorithm.name!r} draws values "
-                                f"of the domain {scenario.problem.domain!r}; pass a finite value_radius > 0, got "
-                                f"{value_radius!r}")
+            raise ScenarioError(f"adjacent_scenarios: the value class of rule {rule} draws values of the domain "
+                                f"{scenario.problem.domain!r}; pass a finite value_radius > 0, got {value_radius!r}")
 
     @st.composite
     def pairs(draw: Any) -> tuple[Scenario, Scenario, int]:
-        gradients = None
+        drawn: Any = None
+        points = None
         if isinstance(cls, RoundClass):
             changed = draw(st.sampled_from(_rounds(scenario)))
-            gradients = _gradient_pair(draw, cls, dim)
-            p, q = round_scenarios(scenario, changed, *gradients)
+            drawn = _gradient_pair(draw, cls, dim)
+            p, q = round_scenarios(scenario, changed, *drawn)
         elif isinstance(cls, GradientClass):
             changed = draw(st.integers(0, n_agents - 1))
             if draw(st.booleans()):  # a kinked member on either side (False first: shrinks to linear costs)
                 drawn, points = _kinked_pair(draw, cls, scenario, changed)
                 p, q = _with_costs(scenario, lambda costs, member: member.costs(costs, changed), *drawn)
-                _check_member(cls, p, q, changed, drawn, points)
-                return p, q, changed
-            gradients = _gradient_pair(draw, cls, dim)
-            p, q = candidate_scenarios(scenario, changed, *gradients)
+            else:
+                drawn = _gradient_pair(draw, cls, dim)
+                p, q = candidate_scenarios(scenario, changed, *drawn)
         else:
             changed = draw(st.integers(0, n_agents - 1))
             domain = scenario.problem.domain
@@ -297,7 +298,7 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
             own = scenario.problem.costs.addresses[changed]
             assume(not np.array_equal(value, own))
             p, q = value_scenarios(scenario, changed, own, value)
-        _check_member(cls, p, q, changed, gradients)
+        _check_member(cls, p, q, changed, drawn, points)
         return p, q, changed
 
     return pairs()
