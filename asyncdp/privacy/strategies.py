@@ -41,13 +41,14 @@ from ..errors import ScenarioError
 from ..papers import GradientClass, RoundClass, ValueClass
 from ..papers.huang2015.rule import Huang2015
 from ..problems.costs import LinearOverride
+from ..problems.online import LinearRound
 from ..problems.problem import rendezvous_problem
 from ..scenario import Scenario
 from .adjacency import check_adjacency
 from .coverage import _RTOL as CLASS_RTOL
 from .coverage import class_measure
 from .value_class import value_scenarios
-from .kinked import KinkedOverride
+from .kinked import KinkedOverride, KinkedRound
 from .worst_case import _rounds, _with_costs, adjacency_class, candidate_scenarios, round_scenarios
 
 __all__ = ["addresses", "huang2015_parameters", "adjacent_rendezvous_pairs", "adjacent_scenarios", "KINK_REACH"]
@@ -144,14 +145,17 @@ class _Side:
     width: float = 0.0
     sign: float = 1.0
 
-    def costs(self, base: Any, agent: int) -> Any:
+    def costs(self, base: Any, index: int, rounds: bool) -> Any:
+        """``base`` with agent ``index``'s cost (``rounds``: round ``index``'s loss) this side's."""
         if self.axis is None:
-            return LinearOverride(base, agent, np.array(self.gradient))
-        return KinkedOverride(base, agent, self.axis, self.position, self.scale, self.width, self.sign)
+            return (LinearRound if rounds else LinearOverride)(base, index, np.array(self.gradient))
+        return (KinkedRound if rounds else KinkedOverride)(base, index, self.axis, self.position, self.scale,
+                                                           self.width, self.sign)
 
 
 KINK_REACH = 1.0
-"""A drawn kink lies within this distance of the changed agent's initial point along its axis (where it reads)."""
+"""A drawn kink lies within this distance of the changed agent's initial point along its axis (where it reads; the
+mean initial point for a round's loss)."""
 
 
 def _side(draw: Any, bound: float, order: float, anchor: np.ndarray) -> _Side:
@@ -165,12 +169,11 @@ def _side(draw: Any, bound: float, order: float, anchor: np.ndarray) -> _Side:
                  width=10.0 ** draw(st.floats(-3.0, 0.0)), sign=draw(st.sampled_from([1.0, -1.0])))
 
 
-def _kinked_pair(draw: Any, cls: GradientClass, scenario: Scenario, agent: int) -> tuple[tuple[_Side, _Side],
+def _kinked_pair(draw: Any, cls: GradientClass | RoundClass, anchor: np.ndarray) -> tuple[tuple[_Side, _Side],
                                                                                           np.ndarray]:
-    """Two members, at least one kinked: each of norm at most ``bound`` (``kind="each"``, L2) or ``bound / 2``
-    (``kind="difference"``, in its norm: their difference is within ``bound``); and the kinks, where they are
-    checked."""
-    anchor = np.asarray(scenario.initial_points(), dtype=float)[agent]
+    """Two members, at least one kinked near ``anchor``: each of norm at most ``bound`` (``kind="each"``, L2) or
+    ``bound / 2`` (``kind="difference"``, in its norm: their difference is within ``bound``); and the kinks, where
+    they are checked."""
     difference = cls.kind == "difference"
     bound = 0.5 * cls.bound if difference else cls.bound
     order = (1 if cls.norm == "l1" else 2) if difference else 2
@@ -229,7 +232,8 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
       (:class:`~asyncdp.privacy.kinked.KinkedOverride`, its gradient turning over within :data:`KINK_REACH` of the
       agent's initial point; scale at most ``C``, ``C / 2`` for a difference), the other linear or kinked;
     * :class:`~asyncdp.papers.RoundClass`: a random round ``t0`` of ``1..T-1``, its loss linear with two such
-      gradients (:func:`~asyncdp.privacy.worst_case.round_scenarios`); ``changed`` is then ``t0``;
+      gradients (:func:`~asyncdp.privacy.worst_case.round_scenarios`) or kinked
+      (:class:`~asyncdp.privacy.kinked.KinkedRound`, near the mean initial point); ``changed`` is then ``t0``;
     * :class:`~asyncdp.papers.ValueClass`: a random agent's private value moved anywhere in the domain
       (:func:`~asyncdp.privacy.value_class.value_scenarios`).
 
@@ -279,18 +283,16 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
     def pairs(draw: Any) -> tuple[Scenario, Scenario, int]:
         drawn: Any = None
         points = None
-        if isinstance(cls, RoundClass):
-            changed = draw(st.sampled_from(_rounds(scenario)))
-            drawn = _gradient_pair(draw, cls, dim)
-            p, q = round_scenarios(scenario, changed, *drawn)
-        elif isinstance(cls, GradientClass):
-            changed = draw(st.integers(0, n_agents - 1))
+        if isinstance(cls, (GradientClass, RoundClass)):
+            rounds = isinstance(cls, RoundClass)
+            changed = draw(st.sampled_from(_rounds(scenario)) if rounds else st.integers(0, n_agents - 1))
             if draw(st.booleans()):  # a kinked member on either side (False first: shrinks to linear costs)
-                drawn, points = _kinked_pair(draw, cls, scenario, changed)
-                p, q = _with_costs(scenario, lambda costs, member: member.costs(costs, changed), *drawn)
+                start = np.asarray(scenario.initial_points(), dtype=float)
+                drawn, points = _kinked_pair(draw, cls, start.mean(axis=0) if rounds else start[changed])
+                p, q = _with_costs(scenario, lambda costs, member: member.costs(costs, changed, rounds), *drawn)
             else:
                 drawn = _gradient_pair(draw, cls, dim)
-                p, q = candidate_scenarios(scenario, changed, *drawn)
+                p, q = (round_scenarios if rounds else candidate_scenarios)(scenario, changed, *drawn)
         else:
             changed = draw(st.integers(0, n_agents - 1))
             domain = scenario.problem.domain

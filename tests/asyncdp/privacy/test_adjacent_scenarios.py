@@ -31,8 +31,9 @@ from asyncdp.privacy.adjacency import check_adjacency
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
 from asyncdp.privacy.worst_case import adjacency_class, candidate_scenarios
-from asyncdp.privacy.kinked import KinkedOverride
+from asyncdp.privacy.kinked import KinkedOverride, KinkedRound
 from asyncdp.problems.costs import LinearOverride
+from asyncdp.problems.online import LinearRound
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
 HORIZON = 6
@@ -90,13 +91,16 @@ def _paper_scenario(paper: str) -> Any:
     return get_paper(paper).rules[0].example_scenario()
 
 
-def _gradients(p: Any, q: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
-    """Both costs' gradients of the changed agent at the domain's centre and along every axis through its initial
-    point (401 points within 2 of it: a kink within KINK_REACH = 1 turns over there)."""
-    start = np.asarray(p.initial_points(), dtype=float)[agent]
+def _lines(start: np.ndarray) -> np.ndarray:
+    """The domain points where a test compares gradients with the class: along every axis through ``start``, within
+    2 of it (401 points per axis: a kink within KINK_REACH = 1 of it turns over there)."""
     dim = start.shape[0]
-    line = np.linspace(-2.0, 2.0, 401)[:, None, None] * np.eye(dim)[None]
-    pts = np.vstack([(start + line).reshape(-1, dim), np.asarray(p.problem.domain.center, dtype=float)[None]])
+    return (start + np.linspace(-2.0, 2.0, 401)[:, None, None] * np.eye(dim)[None]).reshape(-1, dim)
+
+
+def _gradients(p: Any, q: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both costs' gradients of the changed agent at :func:`_lines` through its initial point."""
+    pts = _lines(np.asarray(p.initial_points(), dtype=float)[agent])
     for sc in (p, q):
         assert isinstance(sc.problem.costs, (LinearOverride, KinkedOverride)) and sc.problem.costs.agent == agent
     return p.problem.costs.gradient(agent, pts), q.problem.costs.gradient(agent, pts)
@@ -125,15 +129,16 @@ def test_difference_class_draws_gradients_differing_within_the_bound(pair):
     assert check_adjacency(p, q).agent == agent
 
 
-@pytest.mark.parametrize("paper", ["showkatbakhsh", "wang-basar"])
-def test_gradient_classes_draw_kinked_members_and_shrink_to_linear_ones(paper):
+@pytest.mark.parametrize(("paper", "linear", "kinked"), [("showkatbakhsh", LinearOverride, KinkedOverride),
+                                                        ("wang-basar", LinearOverride, KinkedOverride),
+                                                        ("dpsda-c", LinearRound, KinkedRound)])
+def test_classes_draw_kinked_members_and_shrink_to_linear_ones(paper, linear, kinked):
     strategy = adjacent_scenarios(_paper_scenario(paper))
-    kinked = find(strategy, lambda pair: isinstance(pair[1].problem.costs, KinkedOverride),
-                  settings=settings(phases=[Phase.generate], database=None))
-    assert kinked[1].problem.costs.agent == kinked[2]
+    found = find(strategy, lambda pair: isinstance(pair[1].problem.costs, kinked),
+                 settings=settings(phases=[Phase.generate], database=None))
+    assert isinstance(found[0].problem.costs, (linear, kinked))
     simplest = find(strategy, lambda pair: True, settings=settings(database=None))
-    assert isinstance(simplest[0].problem.costs, LinearOverride) and isinstance(simplest[1].problem.costs,
-                                                                                LinearOverride)
+    assert isinstance(simplest[0].problem.costs, linear) and isinstance(simplest[1].problem.costs, linear)
 
 
 @given(adjacent_scenarios(_paper_scenario("dpsda-c")))
@@ -141,9 +146,10 @@ def test_round_class_draws_one_rounds_loss_within_the_bound(pair):
     p, q, t0 = pair
     cls = adjacency_class(p)
     assert isinstance(cls, RoundClass) and 1 <= t0 < p.horizon
+    pts = _lines(np.asarray(p.initial_points(), dtype=float).mean(axis=0))
     for sc in (p, q):
-        assert sc.problem.costs.round_index == t0
-        assert np.linalg.norm(sc.problem.costs.linear_gradient) <= cls.bound * SLACK
+        assert isinstance(sc.problem.costs, (LinearRound, KinkedRound)) and sc.problem.costs.round_index == t0
+        assert np.linalg.norm(sc.problem.costs.round_gradient(t0, pts), axis=-1).max() <= cls.bound * SLACK
     assert check_adjacency(p, q).round == t0
 
 
