@@ -5,8 +5,9 @@ A drawn pair (:func:`asyncdp.privacy.strategies.adjacent_scenarios`) is decided 
 the form the rule claims (pure, ``(epsilon, delta)``, Rényi or zCDP): the released noise against its declaration,
 the realized shifts against the sensitivity lemma, the exact privacy profile of the pair where its shifts are
 fixed (a Gaussian pair's divergence against a Rényi or zCDP claim, its ``delta(epsilon)`` against an
-``(epsilon, delta)`` claim), the exact replay losses and the black-box audit. The class search
-(:data:`PAIR_STEPS` leaves it out) is what the property replaces: Hypothesis draws the pairs.
+``(epsilon, delta)`` claim), the exact replay losses and the black-box audit; then, in place of the class search
+(the property replaces it: Hypothesis draws the pairs), :func:`decide_pair` gives the pair itself the decision the
+search gives the worst pair of the class (its exact profile, importance sampling, sequential engine runs).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
@@ -17,19 +18,57 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 from collections.abc import Sequence
 
 from ..scenario import Scenario
-from .check import check_privacy
+from .context import CheckContext, ScenarioPair
+from .evidence import Evidence
 from .report import PrivacyCheckReport, _describe_claim
+from .check import check_privacy
 from .steps import STEPS, Step
 from .worst_case import search_worst_case
+from .worst_pair import delta_evidence
 
-__all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private"]
+__all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private", "decide_pair"]
 
-PAIR_STEPS: tuple[Step, ...] = tuple(step for step in STEPS if step is not search_worst_case)
-"""Every step of the check but the worst-case search of the class: the steps that decide the pair itself."""
+
+def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """The check's step for the pair itself where the class search would run: a claim with ``delta > 0`` is decided
+    on the pair as the search decides its worst pair (:func:`~asyncdp.privacy.worst_pair.delta_evidence`: the exact
+    profile of its realized shifts, importance sampling under Gaussian noise, sequential engine runs), at the share
+    of the confidence the search would spend. A Gaussian pair's ``delta(epsilon)`` above an ``(epsilon, delta)``
+    claim is certified here only: the exact replay sets it aside. A pure claim is decided by the exact replay.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"the pair's delta(epsilon)"`` (realized behavior), with its witness if the pair refutes the claim.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> decide_pair(*small_example()).witness is None  # a pure claim: nothing to add to the exact replay
+        True
+    """
+    method, kind = "the pair's delta(epsilon)", "realized behavior"
+    if ctx.delta_claimed == 0 or not math.isfinite(ctx.epsilon_claimed):
+        return Evidence(method, kind, {}, reasons=("the pair's delta(epsilon): a pure (or infinite) claim, decided by "
+                                                   "the exact replay",))
+    where = f"round {ctx.changed_round}" if ctx.changed_round is not None else f"agent {ctx.changed_agent}"
+    base_witness = {"kind": "pair", "agent": ctx.changed_agent, "round": ctx.changed_round,
+                    "seed": ctx.options.seed, "claim_form": ctx.form_name}
+    figures: dict[str, object] = {"worst_case_delta_lower": None}
+    evidence = delta_evidence(ctx, pair.scenario, pair.adjacent, figures, base_witness, f"the pair ({where} changed)")
+    return dataclasses.replace(evidence, method=method, checked_against=kind)
+
+
+PAIR_STEPS: tuple[Step, ...] = (*(step for step in STEPS if step is not search_worst_case), decide_pair)
+"""Every step of the check but the worst-case search of the class, then :func:`decide_pair`: the steps that decide
+the pair itself."""
 
 
 class PrivacyPropertyError(AssertionError):
@@ -67,7 +106,10 @@ def assert_private(scenario: Scenario, adjacent: Scenario, *, runs: int = 200, c
     fail too unless ``allow_inconclusive`` (a doubt is not a pass). A correct claim fails with probability at most
     ``1 - confidence`` per pair (the statistical witnesses' union bound); the seed is fixed, so a pair's verdict
     is reproducible. A ``pass`` speaks of this pair (and of the accountant's composition with the paper's lemma):
-    the class is covered by the pairs the property draws, not searched here.
+    the class is covered by the pairs the property draws, not searched here (so a user's lemma is not doubted for
+    want of that search, as :func:`~asyncdp.privacy.check_privacy` doubts it). The statistical witnesses' power
+    grows with ``runs``: a claim with ``delta > 0`` slightly below the pair's true profile may need some hundred
+    runs to be refuted rather than left ``inconclusive``.
 
     Args:
         scenario, adjacent: the pair (e.g. drawn by :func:`~asyncdp.privacy.strategies.adjacent_scenarios`).

@@ -241,3 +241,14 @@ def test_the_property_fails_for_a_lemma_that_only_kinked_members_break():
     report = info.value.report
     assert report.verdict == "violation" and report.witness["kind"] == "coverage"
     assert isinstance(report.witness["shift"], float) and report.witness["shift"] > 2 * noisy_dgd.STEP * noisy_dgd.CLIP
+
+
+def test_an_approximate_claim_false_on_the_pair_itself_is_a_violation():
+    # truth: the extremal pair (gradients +-C e_0) composes into the Gaussian mu > 0.9 mu, so delta(epsilon(0.9 mu))
+    # exceeds the claimed delta on this very pair. The replay's thresholds cannot show it on 500 runs (inconclusive
+    # without decide_pair); the pair's own importance-sampling bound (the one the class search gives its worst
+    # pair) does, even where inconclusive verdicts are allowed
+    p, q = candidate_scenarios(_scenario(form="approximate", scale=0.9), 0, [1.0, 0.0], [-1.0, 0.0])
+    with pytest.raises(PrivacyPropertyError, match="violation") as info:
+        assert_private(p, q, runs=500, allow_inconclusive=True)
+    assert info.value.report.witness is not None and info.value.report.witness["delta_lower"] > DELTA
