@@ -188,10 +188,23 @@ def _kinked_pair(draw: Any, cls: GradientClass | RoundClass, anchor: np.ndarray)
     return (first, second), np.array(kinks)
 
 
+FAR = 10.0 ** np.arange(-4, 4)
+"""Distances from a kink along each axis where a drawn pair is checked: a kinked member's gradient is zero at its
+kink and nears its scale only many widths away (within ``1e-6`` of it at ``1e3`` for a width of at most 1)."""
+
+
+def _along_axes(points: np.ndarray) -> np.ndarray:
+    """``points`` and, for each, the points at the distances :data:`FAR` either side along every axis, ``(k, d)``."""
+    d = points.shape[1]
+    steps = np.concatenate([FAR, -FAR])[:, None, None] * np.eye(d)[None]  # (2 |FAR|, d, d)
+    return np.vstack([points, (points[:, None, None, :] + steps[None]).reshape(-1, d)])
+
+
 def _check_member(cls: Any, p: Scenario, q: Scenario, changed: int, drawn: Any, points: np.ndarray | None = None
                   ) -> None:
     """The drawn pair passes the check's own relations: one agent (round) changed, ``changed``, and no point where
-    its gradients leave the class (a value class: the new value lies in the domain).
+    its gradients leave the class (at the initial points, the domain's centre, and ``points``, the kinks, with
+    points far along every axis through them: :func:`_along_axes`; a value class: the new value lies in the domain).
 
     Raises:
         AdjacencyError: naming the class, the change and the value (a defect of the strategy, never expected).
@@ -207,7 +220,7 @@ def _check_member(cls: Any, p: Scenario, q: Scenario, changed: int, drawn: Any, 
             raise AdjacencyError(f"adjacent_scenarios: agent {changed}'s drawn value {value.tolist()} lies outside "
                                  f"{q.problem.domain!r}")
         return
-    pts = _class_points(p) if points is None else np.vstack([_class_points(p), points])
+    pts = _class_points(p) if points is None else np.vstack([_class_points(p), _along_axes(points)])
     if isinstance(cls, RoundClass):
         g, gp = p.problem.costs.round_gradient(changed, pts), q.problem.costs.round_gradient(changed, pts)
     else:
@@ -240,7 +253,8 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
     Draws shrink toward agent 0 (round 1), the extremal pair along coordinate 0 (a value: the domain's centre).
     Every pair is checked before it is returned: :func:`~asyncdp.privacy.adjacency.check_adjacency` finds exactly
     ``changed`` changed, and the class's own measure (:func:`~asyncdp.privacy.coverage.class_measure`) at the
-    initial points, the domain's centre and the kinks is within its bound (the value within the domain).
+    initial points, the domain's centre and the kinks (and far along every axis through them) is within its bound
+    (the new value within the domain).
 
     Args:
         scenario: the scenario to draw around; its rule's paper record must declare an adjacency class.

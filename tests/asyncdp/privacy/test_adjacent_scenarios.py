@@ -30,7 +30,7 @@ from asyncdp.privacy import strategies
 from asyncdp.privacy.adjacency import check_adjacency
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
-from asyncdp.privacy.worst_case import adjacency_class, candidate_scenarios
+from asyncdp.privacy.worst_case import _with_costs, adjacency_class, candidate_scenarios
 from asyncdp.privacy.kinked import KinkedOverride, KinkedRound
 from asyncdp.problems.costs import LinearOverride
 from asyncdp.problems.online import LinearRound
@@ -252,3 +252,24 @@ def test_an_approximate_claim_false_on_the_pair_itself_is_a_violation():
     with pytest.raises(PrivacyPropertyError, match="violation") as info:
         assert_private(p, q, runs=500, allow_inconclusive=True)
     assert info.value.report.witness is not None and info.value.report.witness["delta_lower"] > DELTA
+
+
+
+@pytest.mark.parametrize("paper", ["showkatbakhsh", "wang-basar", "dpsda-c"])
+def test_a_kinked_member_outside_the_class_is_refused(paper):
+    # a kinked member's gradient nears its scale only far from its kink (zero at it): scale 2 C, kink 0.5 from the
+    # anchor, width 1, reads 0.89 C at the anchor (0.99 C with the other side's 0.1 C for a difference), so points
+    # near the kinks alone let this member outside the class through; the check must look far along the axes too
+    scenario = _paper_scenario(paper)
+    cls = adjacency_class(scenario)
+    rounds = isinstance(cls, RoundClass)
+    changed = 1 if rounds else 0
+    start = np.asarray(scenario.initial_points(), dtype=float)
+    anchor = start.mean(axis=0) if rounds else start[changed]
+    over = strategies._Side(axis=0, position=float(anchor[0] + 0.5), scale=2 * cls.bound, width=1.0)
+    small = strategies._Side(tuple(0.1 * cls.bound * np.eye(anchor.shape[0])[-1]))
+    p, q = _with_costs(scenario, lambda costs, side: side.costs(costs, changed, rounds), over, small)
+    kink = anchor.copy()
+    kink[0] = over.position
+    with pytest.raises(AdjacencyError, match="> the bound"):
+        strategies._check_member(cls, p, q, changed, (over, small), kink[None])
