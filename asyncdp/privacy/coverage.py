@@ -56,12 +56,13 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS"]
+__all__ = ["check_coverage", "class_measure", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
 
 CLASS_POINTS_RUNS = 20
 """Runs whose released values serve as points where the class relation is evaluated."""
 
-_RTOL = 1e-9
+CLASS_RTOL = 1e-9
+"""Relative tolerance of a class measure against its bound (:func:`class_measure`): round-off of a norm at the bound."""
 
 UNRESOLVED_LEMMA = 1e-4
 """Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``; one round's for a per-iteration claim), the
@@ -229,7 +230,7 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     vals = class_measure(cls, g, g2)
     what = f"gradients differing by at most {cls.bound:.6g} in {cls.norm}"
     k = int(np.argmax(vals))
-    if vals[k] <= cls.bound * (1 + _RTOL):
+    if vals[k] <= cls.bound * (1 + CLASS_RTOL):
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from ..scenario import Scenario
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
-from .report import PrivacyCheckReport, _describe_claim
+from .report import PrivacyCheckReport, describe_claim
 from .check import check_privacy
 from .steps import STEPS, Step
 from .worst_case import search_worst_case
@@ -89,7 +89,7 @@ def _message(report: PrivacyCheckReport) -> str:
     where = (f"round {report.changed_round}" if report.changed_round is not None
              else f"agent {report.changed_agent}")
     lines = [f"privacy check of {report.algorithm!r} on the pair ({where} changed): {report.verdict}",
-             f"claim: {_describe_claim(report.claim) if report.claim else report.claim_form}"]
+             f"claim: {describe_claim(report.claim) if report.claim else report.claim_form}"]
     if report.witness is not None:
         lines.append(f"witness: {json.dumps(report.witness, default=str)[:600]}")
     lines.extend(f"- {reason}" for reason in report.reasons[:6])

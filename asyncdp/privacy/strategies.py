@@ -45,11 +45,10 @@ from ..problems.online import LinearRound
 from ..problems.problem import rendezvous_problem
 from ..scenario import Scenario
 from .adjacency import check_adjacency
-from .coverage import _RTOL as CLASS_RTOL
-from .coverage import class_measure
+from .coverage import CLASS_RTOL, class_measure
 from .value_class import value_scenarios
 from .kinked import KinkedOverride, KinkedRound
-from .worst_case import _rounds, _with_costs, adjacency_class, candidate_scenarios, round_scenarios
+from .worst_case import adjacency_class, candidate_scenarios, pair_with_costs, reachable_rounds, round_scenarios
 
 __all__ = ["addresses", "huang2015_parameters", "adjacent_rendezvous_pairs", "adjacent_scenarios", "KINK_REACH"]
 
@@ -299,11 +298,11 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         points = None
         if isinstance(cls, (GradientClass, RoundClass)):
             rounds = isinstance(cls, RoundClass)
-            changed = draw(st.sampled_from(_rounds(scenario)) if rounds else st.integers(0, n_agents - 1))
+            changed = draw(st.sampled_from(reachable_rounds(scenario)) if rounds else st.integers(0, n_agents - 1))
             if draw(st.booleans()):  # a kinked member on either side (False first: shrinks to linear costs)
                 start = np.asarray(scenario.initial_points(), dtype=float)
                 drawn, points = _kinked_pair(draw, cls, start.mean(axis=0) if rounds else start[changed])
-                p, q = _with_costs(scenario, lambda costs, member: member.costs(costs, changed, rounds), *drawn)
+                p, q = pair_with_costs(scenario, lambda costs, member: member.costs(costs, changed, rounds), *drawn)
             else:
                 drawn = _gradient_pair(draw, cls, dim)
                 p, q = (round_scenarios if rounds else candidate_scenarios)(scenario, changed, *drawn)

@@ -30,7 +30,7 @@ from asyncdp.privacy import strategies
 from asyncdp.privacy.adjacency import check_adjacency
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
-from asyncdp.privacy.worst_case import _with_costs, adjacency_class, candidate_scenarios
+from asyncdp.privacy.worst_case import adjacency_class, candidate_scenarios, pair_with_costs
 from asyncdp.privacy.kinked import KinkedOverride, KinkedRound
 from asyncdp.problems.costs import LinearOverride
 from asyncdp.problems.online import LinearRound
@@ -268,7 +268,7 @@ def test_a_kinked_member_outside_the_class_is_refused(paper):
     anchor = start.mean(axis=0) if rounds else start[changed]
     over = strategies._Side(axis=0, position=float(anchor[0] + 0.5), scale=2 * cls.bound, width=1.0)
     small = strategies._Side(tuple(0.1 * cls.bound * np.eye(anchor.shape[0])[-1]))
-    p, q = _with_costs(scenario, lambda costs, side: side.costs(costs, changed, rounds), over, small)
+    p, q = pair_with_costs(scenario, lambda costs, side: side.costs(costs, changed, rounds), over, small)
     kink = anchor.copy()
     kink[0] = over.position
     with pytest.raises(AdjacencyError, match="> the bound"):
