@@ -11,7 +11,8 @@
 * :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
 * :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
 * :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, then a batched search: draws and a hill climb);
-* :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs.
+* :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs (any rule's declared adjacency class);
+* :mod:`.properties`: :func:`~.properties.assert_private`, the check of one drawn pair for a property test.
 
 Example:
     >>> from asyncdp.privacy import check_privacy

@@ -56,12 +56,13 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS"]
+__all__ = ["check_coverage", "class_measure", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
 
 CLASS_POINTS_RUNS = 20
 """Runs whose released values serve as points where the class relation is evaluated."""
 
-_RTOL = 1e-9
+CLASS_RTOL = 1e-9
+"""Relative tolerance of a class measure against its bound (:func:`class_measure`): round-off of a norm at the bound."""
 
 UNRESOLVED_LEMMA = 1e-4
 """Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``; one round's for a per-iteration claim), the
@@ -172,6 +173,32 @@ def _class_points(pair: ScenarioPair, ctx: CheckContext, agent: int) -> np.ndarr
     return np.concatenate(pts, axis=0)
 
 
+def class_measure(cls: Any, gradient: Any, gradient_prime: Any) -> np.ndarray:
+    """What a gradient class bounds, at each point: a pair lies in the class where it is at most ``cls.bound``.
+
+    ``kind="difference"``: the norm ``cls.norm`` of ``g - g'``; ``kind="each"`` (and a
+    :class:`~asyncdp.papers.RoundClass`): the larger L2 norm of ``g`` and ``g'``.
+
+    Args:
+        cls: a :class:`~asyncdp.papers.GradientClass` or :class:`~asyncdp.papers.RoundClass`.
+        gradient, gradient_prime: the two costs' gradients at the same points, ``(k, d)``.
+
+    Returns:
+        ``(k,)`` values.
+
+    Example:
+        >>> from asyncdp.papers import GradientClass
+        >>> class_measure(GradientClass(1.0, "l1", "difference"), [[1.0, 1.0]], [[0.5, 0.0]]).tolist()
+        [1.5]
+        >>> class_measure(GradientClass(1.0, "l2"), [[3.0, 4.0]], [[0.0, 1.0]]).tolist()
+        [5.0]
+    """
+    g, g2 = np.asarray(gradient, dtype=float), np.asarray(gradient_prime, dtype=float)
+    if cls.kind == "difference":
+        return release_norms(g - g2, cls.norm)
+    return np.maximum(release_norms(g, "l2"), release_norms(g2, "l2"))
+
+
 def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     """Why the pair lies outside its paper's adjacency class, found at a point of the runs, or ``None``.
 
@@ -202,10 +229,10 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     pts = _class_points(pair, ctx, agent)
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
-    vals = release_norms(g - g2, cls.norm)
+    vals = class_measure(cls, g, g2)
     what = f"gradients differing by at most {cls.bound:.6g} in {cls.norm}"
     k = int(np.argmax(vals))
-    if vals[k] <= cls.bound * (1 + _RTOL):
+    if vals[k] <= cls.bound * (1 + CLASS_RTOL):
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "

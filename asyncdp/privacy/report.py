@@ -7,7 +7,7 @@ from typing import Any
 
 from .evidence import Evidence, _json
 
-__all__ = ["PrivacyCheckReport"]
+__all__ = ["PrivacyCheckReport", "describe_claim"]
 
 
 @dataclass
@@ -146,7 +146,7 @@ class PrivacyCheckReport:
         claim = f"epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}"
         converted = self.claim_form in ("renyi", "zcdp") and self.claim is not None
         if converted:
-            claim = (f"{_describe_claim(self.claim)}, tested through its conversion to epsilon "
+            claim = (f"{describe_claim(self.claim)}, tested through its conversion to epsilon "
                      f"{self.epsilon_claimed:.6g} at delta {self.delta_claimed:.6g} (--delta)")
         lines = [
             f"{'verdict':<{w}}  {self.verdict}",
@@ -168,7 +168,7 @@ class PrivacyCheckReport:
                 pure = "; the claim is pure (delta 0)" if self.delta_claimed == 0 else ""
                 v = f"{v:.3g} (the check's delta (--delta), used only for epsilon_tight{pure})"
             elif k == "claim" and isinstance(v, dict):
-                v = _describe_claim(v)
+                v = describe_claim(v)
             lines.append(f"{k:<{w}}  {v:.6g}" if isinstance(v, float) else f"{k:<{w}}  {v}")
         if isinstance(self.witness, dict):
             lines += ["", "witness (a counterexample to the claim):"]
@@ -190,8 +190,19 @@ class PrivacyCheckReport:
         return "\n".join(lines)
 
 
-def _describe_claim(claim: dict[str, Any]) -> str:
-    """A claim dict (``to_dict`` of a claim form) in words, e.g. ``"0.3-zCDP"``."""
+def describe_claim(claim: dict[str, Any]) -> str:
+    """A claim dict (``to_dict`` of a claim form) in words, e.g. ``"0.3-zCDP"``.
+
+    Args:
+        claim: ``{"form": ..., **parameters}``; an unknown form is shown as the dict.
+
+    Returns:
+        The claim form's own description.
+
+    Example:
+        >>> describe_claim({"form": "zcdp", "rho": 0.3})
+        '0.3-zCDP'
+    """
     from accounting.claim_forms import ApproxDP, PureDP, RenyiDP, ZeroConcentratedDP
 
     forms: dict[str, Any] = {"pure": PureDP, "approximate": ApproxDP, "renyi": RenyiDP, "zcdp": ZeroConcentratedDP}

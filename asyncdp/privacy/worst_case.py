@@ -147,7 +147,8 @@ from .stacked import LinearCosts
 
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
-           "profile_objectives", "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS"]
+           "profile_objectives", "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS",
+           "reachable_rounds", "pair_with_costs"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns are tried (all of them for ``n <= 6``)."""
@@ -293,8 +294,20 @@ def extremal_pairs(scenario: Scenario, agent: int) -> list[tuple[str, np.ndarray
     return [(label, g, -g) for label, g in _directions(n, cls.bound, cls.norm)]
 
 
-def _rounds(scenario: Scenario) -> list[int]:
-    """The rounds whose change can reach a release: ``1..T-1`` (``[1]`` when ``T = 1``)."""
+def reachable_rounds(scenario: Scenario) -> list[int]:
+    """The rounds whose change can reach a release: ``1..T-1`` (``[1]`` when ``T = 1``).
+
+    Args:
+        scenario: the scenario (its horizon ``T``).
+
+    Returns:
+        The rounds, in order.
+
+    Example:
+        >>> from asyncdp.papers.dpsda.rule import DPSDAC
+        >>> reachable_rounds(DPSDAC.example_scenario())[:3]
+        [1, 2, 3]
+    """
     return list(range(1, max(scenario.horizon, 2)))
 
 
@@ -322,7 +335,7 @@ def extremal_round_pairs(scenario: Scenario, cls: RoundClass | None = None, chan
     if cls is None:
         return []
     shapes = _directions(scenario.problem.dim, cls.bound, cls.norm)
-    rounds = _rounds(scenario)
+    rounds = reachable_rounds(scenario)
     tried = sorted(set(rounds[:EXTREMAL_ROUNDS]) | ({changed_round} & set(rounds)))
     return [(f"round {t0}, {label}", t0, g, -g) for t0 in tried for label, g in shapes]
 
@@ -337,7 +350,7 @@ def candidate_scenarios(scenario: Scenario, agent: int, gradient: Any, gradient_
         >>> p.problem.costs.gradient(0, [0.0, 0.0]).tolist()
         [1.0, 0.0]
     """
-    return _with_costs(scenario, _override(agent), gradient, gradient_prime)
+    return pair_with_costs(scenario, _override(agent), gradient, gradient_prime)
 
 
 def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradient_prime: Any
@@ -351,7 +364,7 @@ def round_scenarios(scenario: Scenario, round_index: int, gradient: Any, gradien
         >>> q.problem.costs.round_gradient(2, np.zeros(14))[:3].tolist()
         [-1.0, -1.0, -1.0]
     """
-    return _with_costs(scenario, _linear_round(round_index), gradient, gradient_prime)
+    return pair_with_costs(scenario, _linear_round(round_index), gradient, gradient_prime)
 
 
 def _override(agent: int) -> Any:
@@ -369,7 +382,26 @@ def _bound_base(scenario: Scenario) -> Scenario:
     return scenario.replace(algorithm=scenario.algorithm.bind(scenario.problem), x0=scenario.initial_points())
 
 
-def _with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
+def pair_with_costs(scenario: Scenario, build: Any, gradient: Any, gradient_prime: Any) -> tuple[Scenario, Scenario]:
+    """The scenario pair whose costs are ``build(costs, gradient)`` and ``build(costs, gradient_prime)``, everything
+    else the scenario's: the algorithm bound to its problem (its constants kept), its initial points.
+
+    Args:
+        scenario: the scenario to build around.
+        build: ``(costs, member) ->`` the costs with the changed agent's cost (or round's loss) ``member``'s.
+        gradient, gradient_prime: the two members (a gradient of a linear cost, or any object ``build`` reads).
+
+    Returns:
+        ``(P, P')``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> from asyncdp.problems.costs import LinearOverride
+        >>> p, q = pair_with_costs(small_example()[0].scenario, lambda costs, g: LinearOverride(costs, 1, g),
+        ...                        [0.0, 1.0], [0.0, -1.0])
+        >>> q.problem.costs.gradient(1, [0.0, 0.0]).tolist()
+        [0.0, -1.0]
+    """
     alg = scenario.algorithm.bind(scenario.problem)  # its constants are filled: rebinding keeps them
     base = scenario.problem
 
@@ -534,7 +566,7 @@ def _family(scenario: Scenario, agent: int | None) -> _Family | None:
     if agent is not None and isinstance(cls, GradientClass):
         return _Family(cls, agent)
     if agent is None and isinstance(cls, RoundClass):
-        return _Family(cls, None, tuple(_rounds(scenario)))
+        return _Family(cls, None, tuple(reachable_rounds(scenario)))
     return None
 
 
@@ -1778,7 +1810,7 @@ def _kinked_rounds(fam: _Family, scenario: Scenario, changed_round: int | None, 
     """The changed rounds of the kinked pairs of a round class: of the rounds the extremal pairs change, the user's
     changed round first, then the earliest ones (an early change reaches the most releases), ``count`` at most."""
     # the rounds extremal_round_pairs changes (each with every direction of the class: at least one)
-    every = _rounds(scenario)
+    every = reachable_rounds(scenario)
     rounds = sorted(set(every[:EXTREMAL_ROUNDS]) | ({changed_round} & set(every)))
     first = [changed_round] if changed_round in rounds else []
     return (first + [t for t in rounds if t != changed_round])[:count]

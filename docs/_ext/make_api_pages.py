@@ -31,6 +31,9 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
                         "asyncdp.privacy.behavior": ["RecordingNoise", "engine_disagreement", "engines_disagree",
                                                      "simpy_run0", "seed_free_ledger"],
                         "asyncdp.privacy.evidence": ["CHECKED_AGAINST", "find_figure"],
+                        "asyncdp.privacy.steps": ["STEPS"],  # (asyncdp.privacy.properties imports it too)
+                        "asyncdp.privacy.coverage": ["class_measure"],
+                        "asyncdp.privacy.kinked": ["KinkedOverride", "KinkedRound"],
                         "asyncdp.privacy.verdict": ["VERDICTS"],
                         "asyncdp.privacy.observers": ["verify_affine", "AffineCheck", "affinity_tolerance", "ROUNDOFF_ULPS",
                                                       "DROPPED_DRAW_LEVEL", "NOISE_PROBE_TAILS"],
@@ -45,6 +48,7 @@ EXTRAS: dict[str, dict[str, list[str]]] = {
                            "Spectral", "MinimalB", "BStronglyConnected"],
         "topology.checks.constants": ["push_sum_log_one_minus_lambda"],
         "topology.generators.b_connected": ["b_connected_edge_groups", "CHENG2022_FIG2_EDGE_GROUPS"],
+        "topology.strategies": ["doubly_stochastic_matrices"],
     },
     "accounting": {
         "accounting.ledger": ["MECHANISMS"],
@@ -99,7 +103,7 @@ SURFACES: dict[str, list[str]] = {
                 "asyncdp.problems.costs", "asyncdp.problems.domains", "asyncdp.problems.online"],
     "asyncdp.papers": ["asyncdp.papers"],
     "asyncdp.privacy": ["asyncdp.privacy", "asyncdp.privacy.worst_case", "asyncdp.privacy.worst_pair",
-                        "asyncdp.privacy.value_class"],
+                        "asyncdp.privacy.value_class", "asyncdp.privacy.strategies", "asyncdp.privacy.properties"],
     "asyncdp.experiments": ["asyncdp.experiments.sweep", "asyncdp.experiments.checkpoint",
                             "asyncdp.experiments.executors", "asyncdp.experiments.grid",
                             "asyncdp.experiments.summaries", "asyncdp.experiments.results_io",

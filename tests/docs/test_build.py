@@ -126,7 +126,7 @@ not valid reStructuredText (the rules it maps are documented)."""
 API_SURFACES = ("topology", "accounting", "accounting.claim_forms", "accounting.delta_bounds", "accounting.network",
                 "asyncdp", "asyncdp.algorithms", "asyncdp.papers", "asyncdp.privacy", "asyncdp.engine.timing",
                 "asyncdp.engine.links", "asyncdp.engine.transcript", "asyncdp.experiments.sweep",
-                "asyncdp.experiments.checkpoint")
+                "asyncdp.experiments.checkpoint", "asyncdp.privacy.strategies", "asyncdp.privacy.properties")
 """Modules whose every public name (``__all__``) the API pages must document, wherever it is defined."""
 
 

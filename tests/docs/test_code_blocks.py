@@ -46,7 +46,9 @@ def test_python_blocks_of_the_page_run(page: Path) -> None:
     try:
         for n, code in enumerate(PAGES[page], 1):
             with contextlib.redirect_stdout(io.StringIO()) as out:
-                exec(compile(code, f"{page.name}, block {n}", "exec"), namespace)  # noqa: S102
+                # dont_inherit: as a reader runs them, without this module's `from __future__ import annotations`
+                # (under it a block's dataclass looks its string annotations up in a module that does not exist)
+                exec(compile(code, f"{page.name}, block {n}", "exec", dont_inherit=True), namespace)  # noqa: S102
             for line in code.splitlines():
                 m = PROMISE.match(line.strip())
                 if m:

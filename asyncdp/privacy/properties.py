@@ -1,0 +1,136 @@
+"""A privacy property of one adjacent pair, for a user's Hypothesis tests: :func:`assert_private`.
+
+A drawn pair (:func:`asyncdp.privacy.strategies.adjacent_scenarios`) is decided by the privacy check itself
+(:func:`~asyncdp.privacy.check_privacy`), from the engine's runs of both scenarios and the accountant's replay, in
+the form the rule claims (pure, ``(epsilon, delta)``, Rényi or zCDP): the released noise against its declaration,
+the realized shifts against the sensitivity lemma, the exact privacy profile of the pair where its shifts are
+fixed (a Gaussian pair's divergence against a Rényi or zCDP claim, its ``delta(epsilon)`` against an
+``(epsilon, delta)`` claim), the exact replay losses and the black-box audit; then, in place of the class search
+(the property replaces it: Hypothesis draws the pairs), :func:`decide_pair` gives the pair itself the decision the
+search gives the worst pair of the class (its exact profile, importance sampling, sequential engine runs).
+
+Example:
+    >>> from asyncdp.privacy.context import small_example
+    >>> pair = small_example()[0]
+    >>> assert_private(pair.scenario, pair.adjacent, runs=200).verdict
+    'pass'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+
+from ..scenario import Scenario
+from .context import CheckContext, ScenarioPair
+from .evidence import Evidence
+from .report import PrivacyCheckReport, describe_claim
+from .check import check_privacy
+from .steps import STEPS, Step
+from .worst_case import search_worst_case
+from .worst_pair import delta_evidence
+
+__all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private", "decide_pair"]
+
+
+def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
+    """The check's step for the pair itself where the class search would run: a claim with ``delta > 0`` is decided
+    on the pair as the search decides its worst pair (:func:`~asyncdp.privacy.worst_pair.delta_evidence`: the exact
+    profile of its realized shifts, importance sampling under Gaussian noise, sequential engine runs), at the share
+    of the confidence the search would spend. A Gaussian pair's ``delta(epsilon)`` above an ``(epsilon, delta)``
+    claim is certified here only: the exact replay sets it aside. A pure claim is decided by the exact replay.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context.
+
+    Returns:
+        Evidence ``"the pair's delta(epsilon)"`` (realized behavior), with its witness if the pair refutes the claim.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> decide_pair(*small_example()).witness is None  # a pure claim: nothing to add to the exact replay
+        True
+    """
+    method, kind = "the pair's delta(epsilon)", "realized behavior"
+    if ctx.delta_claimed == 0 or not math.isfinite(ctx.epsilon_claimed):
+        return Evidence(method, kind, {}, reasons=("the pair's delta(epsilon): a pure (or infinite) claim, decided by "
+                                                   "the exact replay",))
+    where = f"round {ctx.changed_round}" if ctx.changed_round is not None else f"agent {ctx.changed_agent}"
+    base_witness = {"kind": "pair", "agent": ctx.changed_agent, "round": ctx.changed_round,
+                    "seed": ctx.options.seed, "claim_form": ctx.form_name}
+    figures: dict[str, object] = {"worst_case_delta_lower": None}
+    evidence = delta_evidence(ctx, pair.scenario, pair.adjacent, figures, base_witness, f"the pair ({where} changed)")
+    return dataclasses.replace(evidence, method=method, checked_against=kind)
+
+
+PAIR_STEPS: tuple[Step, ...] = (*(step for step in STEPS if step is not search_worst_case), decide_pair)
+"""Every step of the check but the worst-case search of the class, then :func:`decide_pair`: the steps that decide
+the pair itself."""
+
+
+class PrivacyPropertyError(AssertionError):
+    """A pair's check did not pass: its verdict, the claim, the witness and the reasons (an ``AssertionError``, so
+    pytest and Hypothesis report it as the property's failure and shrink toward a simpler pair).
+
+    Attributes:
+        report: the check's :class:`~asyncdp.privacy.report.PrivacyCheckReport`.
+    """
+
+    def __init__(self, message: str, report: PrivacyCheckReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def _message(report: PrivacyCheckReport) -> str:
+    """The verdict, the claim in its form, the changed agent (round), the witness and the reasons, one per line."""
+    where = (f"round {report.changed_round}" if report.changed_round is not None
+             else f"agent {report.changed_agent}")
+    lines = [f"privacy check of {report.algorithm!r} on the pair ({where} changed): {report.verdict}",
+             f"claim: {describe_claim(report.claim) if report.claim else report.claim_form}"]
+    if report.witness is not None:
+        lines.append(f"witness: {json.dumps(report.witness, default=str)[:600]}")
+    lines.extend(f"- {reason}" for reason in report.reasons[:6])
+    return "\n".join(lines)
+
+
+def assert_private(scenario: Scenario, adjacent: Scenario, *, runs: int = 200, confidence: float = 0.999,
+                   delta: float = 1e-6, seed: int = 0, allow_inconclusive: bool = False,
+                   steps: Sequence[Step] = PAIR_STEPS, engine: str = "auto") -> PrivacyCheckReport:
+    """Assert that the rule's claim holds on the pair: the privacy check's verdict on it is ``pass``.
+
+    The check (:func:`~asyncdp.privacy.check_privacy` with ``steps``) reads the claim in its form and decides
+    from behavior (module docstring). A ``violation`` fails with its witness; ``inconclusive`` and ``no-claim``
+    fail too unless ``allow_inconclusive`` (a doubt is not a pass). A correct claim fails with probability at most
+    ``1 - confidence`` per pair (the statistical witnesses' union bound); the seed is fixed, so a pair's verdict
+    is reproducible. A ``pass`` speaks of this pair (and of the accountant's composition with the paper's lemma):
+    the class is covered by the pairs the property draws, not searched here (so a user's lemma is not doubted for
+    want of that search, as :func:`~asyncdp.privacy.check_privacy` doubts it). The statistical witnesses' power
+    grows with ``runs``: a claim with ``delta > 0`` slightly below the pair's true profile may need some hundred
+    runs to be refuted rather than left ``inconclusive``.
+
+    Args:
+        scenario, adjacent: the pair (e.g. drawn by :func:`~asyncdp.privacy.strategies.adjacent_scenarios`).
+        runs: engine runs per scenario (>= 1).
+        confidence: family-wise confidence of the statistical witnesses, in (0, 1).
+        delta: the delta at which a Rényi or zCDP claim is converted, in (0, 1).
+        seed: the check's seed.
+        allow_inconclusive: return an ``inconclusive`` (or ``no-claim``) report instead of failing.
+        steps: the check's steps (default :data:`PAIR_STEPS`).
+        engine: ``"auto"``, ``"batch"`` or ``"simpy"``.
+
+    Returns:
+        The report (verdict ``pass``, or ``inconclusive``/``no-claim`` with ``allow_inconclusive``).
+
+    Raises:
+        PrivacyPropertyError: the verdict is ``violation`` (or, unless allowed, ``inconclusive``/``no-claim``); the
+            message names the verdict, the claim, the changed agent, the witness and the reasons.
+        AdjacencyError: the scenarios are not adjacent (as :func:`~asyncdp.privacy.check_privacy`).
+    """
+    report = check_privacy(scenario, adjacent, runs=runs, confidence=confidence, delta=delta, seed=seed,
+                           steps=steps, engine=engine, search_examples=0)
+    if report.verdict == "pass" or (allow_inconclusive and report.verdict != "violation"):
+        return report
+    raise PrivacyPropertyError(_message(report), report)
