@@ -28,7 +28,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, rule_messages, rule_update
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -38,7 +38,7 @@ from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare", "no_release_error",
-           "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
+           "check_deterministic", "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -468,6 +468,46 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
+def check_deterministic(scenario: Scenario, alg: Algorithm) -> None:
+    """The rule's R and U steps are functions of their inputs: called twice on each agent's initial state, with zero
+    noise, they return the same values.
+
+    Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
+    states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
+    ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
+    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen).
+
+    Args:
+        scenario: the scenario (its problem and initial points).
+        alg: its bound rule.
+
+    Raises:
+        ScenarioError: naming the rule, agent, round, step and channel or state entry that differ.
+
+    Example:
+        >>> pair, _ = small_example()
+        >>> sc = pair.scenario
+        >>> check_deterministic(sc, sc.algorithm.bind(sc.problem)) is None
+        True
+    """
+    import copy
+
+    noise = {ch.name: np.zeros(alg.noise(1, ch.name).dimension) for ch in alg.noisy_channels()}
+    for i, x0 in enumerate(scenario.initial_points()):
+        state = alg.initial_state(x0, i, scenario.problem)
+        msgs = [rule_messages(alg, copy.deepcopy(state), 1, noise, i, scenario.problem) for _ in range(2)]
+        news = [rule_update(alg, copy.deepcopy(state), msgs[0], 1, i, scenario.problem) for _ in range(2)]
+        for step, (a, b) in (("message()", msgs), ("update()", news)):
+            for k in a:
+                if not np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True):
+                    what = "channel" if step == "message()" else "state entry"
+                    raise ScenarioError(
+                        f"{alg.name}: {step} of agent {i} in round 1 returned different values on {what} {k!r} for "
+                        "the same state and noise: the rule draws randomness the engine does not hand it (e.g. "
+                        "numpy.random); the check replays every release from the states and the engine's noise, so "
+                        "it cannot check this rule: draw every random value from the noise argument")
+
+
 def no_release_error(scenario: Scenario, alg: Algorithm, eps_claimed: float, delta_claimed: float) -> ScenarioError:
     """The error of a run that released no noisy value: for a finite claim, where the declared noise went.
 
@@ -525,8 +565,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
-            noise source (``Scenario(noise=...)``).
+        ScenarioError: the algorithm releases no noise (nothing to check), a scenario has its own
+            noise source (``Scenario(noise=...)``), or the rule draws randomness of its own
+            (:func:`check_deterministic`).
 
     Example:
         >>> pair, _ = small_example()
@@ -545,6 +586,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round, agent = adjacency.round, adjacency.agent
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
+    check_deterministic(scenario, alg)
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
     if shared:
