@@ -567,7 +567,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
         AdjacencyError: the scenarios are not adjacent.
         ScenarioError: the algorithm releases no noise (nothing to check), a scenario has its own
             noise source (``Scenario(noise=...)``), or the rule draws randomness of its own
-            (:func:`check_deterministic`).
+            (``check_deterministic``).
 
     Example:
         >>> pair, _ = small_example()

@@ -633,7 +633,7 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     (a round other than the focus round may release what the ledger does not
     hold, e.g. a noise-free channel from a later round on); with delta > 0 a
     round other than the focus round with an infinite loss in some run is a
-    doubt (:func:`_unaudited_infinite_rounds`).
+    doubt.
 
     Args:
         pair: the scenario pair.
