@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -468,21 +469,24 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
-def check_deterministic(scenario: Scenario, alg: Algorithm) -> None:
+def check_deterministic(scenario: Scenario, alg: Algorithm, which: str = "scenario") -> None:
     """The rule's R and U steps are functions of their inputs: called twice on each agent's initial state, with zero
     noise, they return the same values.
 
     Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
     states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
     ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
-    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen).
+    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen). Each
+    call gets its own copy of the state, noise and mixed values (a rule may work on them in place, as the engines
+    hand it fresh ones); values numpy cannot compare (ragged sequences, say) are not told apart.
 
     Args:
         scenario: the scenario (its problem and initial points).
         alg: its bound rule.
+        which: how the error names the scenario (``"scenario"`` or ``"adjacent scenario"``).
 
     Raises:
-        ScenarioError: naming the rule, agent, round, step and channel or state entry that differ.
+        ScenarioError: naming the rule, scenario, agent, round, step and channel or state entry that differ.
 
     Example:
         >>> pair, _ = small_example()
@@ -495,17 +499,44 @@ def check_deterministic(scenario: Scenario, alg: Algorithm) -> None:
     noise = {ch.name: np.zeros(alg.noise(1, ch.name).dimension) for ch in alg.noisy_channels()}
     for i, x0 in enumerate(scenario.initial_points()):
         state = alg.initial_state(x0, i, scenario.problem)
-        msgs = [rule_messages(alg, copy.deepcopy(state), 1, noise, i, scenario.problem) for _ in range(2)]
-        news = [rule_update(alg, copy.deepcopy(state), msgs[0], 1, i, scenario.problem) for _ in range(2)]
-        for step, (a, b) in (("message()", msgs), ("update()", news)):
-            for k in a:
-                if not np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True):
-                    what = "channel" if step == "message()" else "state entry"
-                    raise ScenarioError(
-                        f"{alg.name}: {step} of agent {i} in round 1 returned different values on {what} {k!r} for "
-                        "the same state and noise: the rule draws randomness the engine does not hand it (e.g. "
-                        "numpy.random); the check replays every release from the states and the engine's noise, so "
-                        "it cannot check this rule: draw every random value from the noise argument")
+        msgs = [rule_messages(alg, copy.deepcopy(state), 1, copy.deepcopy(noise), i, scenario.problem)
+                for _ in range(2)]
+        _same_outputs(alg, which, i, "message()", "channel", *msgs)
+        news = [rule_update(alg, copy.deepcopy(state), copy.deepcopy(msgs[0]), 1, i, scenario.problem)
+                for _ in range(2)]
+        _same_outputs(alg, which, i, "update()", "state entry", *news)
+
+
+def _same_outputs(alg: Algorithm, which: str, agent: int, step: str, what: str, a: Any, b: Any) -> None:
+    """Raise :class:`ScenarioError` when two calls of one step returned other values (:func:`check_deterministic`)."""
+    for k in a:
+        if _differ(a[k], b[k]):
+            raise ScenarioError(
+                f"{alg.name}: under the {which}, {step} of agent {agent} in round 1 returned different values on "
+                f"{what} {k!r} for the same state and noise: the rule draws randomness the engine does not hand it "
+                "(e.g. numpy.random); the check replays every release from the states and the engine's noise, so "
+                "it cannot check this rule: draw every random value from the noise argument")
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Whether two outputs of a step differ (NaN equals NaN, mappings entry by entry); ``False`` for values numpy
+    cannot compare (ragged sequences, say).
+
+    Example:
+        >>> _differ(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])), _differ("on", "off"), _differ(None, None)
+        (False, True, False)
+        >>> _differ({"a": np.zeros(2), "b": [1.0, 2.0, 3.0]}, {"a": np.ones(2), "b": [1.0]}), _differ([[1], [2, 3]], 0)
+        (True, False)
+    """
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() != b.keys() or any(_differ(a[k], b[k]) for k in a)
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+        if x.dtype.kind in "fc" and y.dtype.kind in "fc":
+            return not np.array_equal(x, y, equal_nan=True)
+        return not bool(np.array_equal(x, y))
+    except (TypeError, ValueError):  # e.g. ragged or nested values: not told apart (the check does not refuse)
+        return False
 
 
 def no_release_error(scenario: Scenario, alg: Algorithm, eps_claimed: float, delta_claimed: float) -> ScenarioError:
@@ -587,6 +618,7 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
     check_deterministic(scenario, alg)
+    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), "adjacent scenario")
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
     if shared:
