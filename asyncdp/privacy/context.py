@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, rule_messages, rule_update
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -38,7 +39,7 @@ from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
 __all__ = ["ScenarioPair", "CheckOptions", "CheckContext", "claimed", "check_declarations", "focus_rounds", "prepare", "no_release_error",
-           "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
+           "check_deterministic", "small_pair", "small_example", "STATISTICAL_METHODS", "MAX_CONFIDENCE"]
 
 STATISTICAL_METHODS = 4
 """Methods whose witnesses are statistical (noise conformance, replay's delta bound, the black-box audit,
@@ -480,6 +481,76 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
+def check_deterministic(scenario: Scenario, alg: Algorithm, which: str = "scenario") -> None:
+    """The rule's R and U steps are functions of their inputs: called twice on each agent's initial state, with zero
+    noise, they return the same values.
+
+    Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
+    states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
+    ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
+    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen). Each
+    call gets its own copy of the state, noise and mixed values (a rule may work on them in place, as the engines
+    hand it fresh ones); values numpy cannot compare (ragged sequences, say) are not told apart.
+
+    Args:
+        scenario: the scenario (its problem and initial points).
+        alg: its bound rule.
+        which: how the error names the scenario (``"scenario"`` or ``"adjacent scenario"``).
+
+    Raises:
+        ScenarioError: naming the rule, scenario, agent, round, step and channel or state entry that differ.
+
+    Example:
+        >>> pair, _ = small_example()
+        >>> sc = pair.scenario
+        >>> check_deterministic(sc, sc.algorithm.bind(sc.problem)) is None
+        True
+    """
+    import copy
+
+    noise = {ch.name: np.zeros(alg.noise(1, ch.name).dimension) for ch in alg.noisy_channels()}
+    for i, x0 in enumerate(scenario.initial_points()):
+        state = alg.initial_state(x0, i, scenario.problem)
+        msgs = [rule_messages(alg, copy.deepcopy(state), 1, copy.deepcopy(noise), i, scenario.problem)
+                for _ in range(2)]
+        _same_outputs(alg, which, i, "message()", "channel", *msgs)
+        news = [rule_update(alg, copy.deepcopy(state), copy.deepcopy(msgs[0]), 1, i, scenario.problem)
+                for _ in range(2)]
+        _same_outputs(alg, which, i, "update()", "state entry", *news)
+
+
+def _same_outputs(alg: Algorithm, which: str, agent: int, step: str, what: str, a: Any, b: Any) -> None:
+    """Raise :class:`ScenarioError` when two calls of one step returned other values (:func:`check_deterministic`)."""
+    for k in a:
+        if _differ(a[k], b[k]):
+            raise ScenarioError(
+                f"{alg.name}: under the {which}, {step} of agent {agent} in round 1 returned different values on "
+                f"{what} {k!r} for the same state and noise: the rule draws randomness the engine does not hand it "
+                "(e.g. numpy.random); the check replays every release from the states and the engine's noise, so "
+                "it cannot check this rule: draw every random value from the noise argument")
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Whether two outputs of a step differ (NaN equals NaN, mappings entry by entry); ``False`` for values numpy
+    cannot compare (ragged sequences, say).
+
+    Example:
+        >>> _differ(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])), _differ("on", "off"), _differ(None, None)
+        (False, True, False)
+        >>> _differ({"a": np.zeros(2), "b": [1.0, 2.0, 3.0]}, {"a": np.ones(2), "b": [1.0]}), _differ([[1], [2, 3]], 0)
+        (True, False)
+    """
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() != b.keys() or any(_differ(a[k], b[k]) for k in a)
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+        if x.dtype.kind in "fc" and y.dtype.kind in "fc":
+            return not np.array_equal(x, y, equal_nan=True)
+        return not bool(np.array_equal(x, y))
+    except (TypeError, ValueError):  # e.g. ragged or nested values: not told apart (the check does not refuse)
+        return False
+
+
 def no_release_error(scenario: Scenario, alg: Algorithm, eps_claimed: float, delta_claimed: float) -> ScenarioError:
     """The error of a run that released no noisy value: for a finite claim, where the declared noise went.
 
@@ -537,8 +608,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
-            noise source (``Scenario(noise=...)``).
+        ScenarioError: the algorithm releases no noise (nothing to check), a scenario has its own
+            noise source (``Scenario(noise=...)``), or the rule draws randomness of its own
+            (``check_deterministic``).
 
     Example:
         >>> pair, _ = small_example()
@@ -557,6 +629,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round, agent = adjacency.round, adjacency.agent
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
+    check_deterministic(scenario, alg)
+    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), "adjacent scenario")
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
     if shared:

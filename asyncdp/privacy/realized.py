@@ -660,7 +660,12 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     refutes a Rényi, zCDP or pure claim (a Gaussian shift has
     ``D_alpha = alpha mu^2 / 2``, unbounded in ``alpha``, while its losses
     above epsilon are far too rare for the runs to show one). A
-    per-iteration claim audits the focus round's loss.
+    per-iteration claim audits the focus round's loss; a pure one bounds
+    every round's loss, so the largest round's is compared with epsilon
+    (a round other than the focus round may release what the ledger does not
+    hold, e.g. a noise-free channel from a later round on); with delta > 0 a
+    round other than the focus round with an infinite loss in some run is a
+    doubt.
 
     Args:
         pair: the scenario pair.
@@ -683,6 +688,8 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     replay = ctx.realized_replay()
     if isinstance(replay, AccountingError) or replay.losses is None:
         return evidence
+    if ctx.focus is not None and ctx.delta_claimed > 0 and evidence.witness is None and replay.per_round is not None:
+        evidence = _with_doubt(evidence, _unaudited_infinite_rounds(ctx, replay.per_round))
     undefined = int(np.isnan(replay.losses).sum())
     if not undefined:
         return evidence
@@ -691,8 +698,41 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     doubt = (f"replay: {undefined} of {replay.losses.size} runs have an undefined (NaN) privacy loss (first: run {r}"
              f"{'' if t is None else f', round {t}'}): a noise-free value is NaN under one problem, so the release's "
              "density is not the declared noise's; those runs are not audited")
+    return _with_doubt(evidence, doubt)
+
+
+def _with_doubt(evidence: Evidence, doubt: str | None) -> Evidence:
+    """``evidence`` with one more doubt (and its reason); unchanged for ``None``."""
+    if doubt is None:
+        return evidence
     return dataclasses.replace(evidence, reasons=(*evidence.reasons, doubt),
                                doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
+
+
+def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str | None:
+    """Why a per-iteration claim with delta > 0 is in doubt: a round the audit does not test has an infinite loss.
+
+    The audit of such a claim tests the focus round's losses only (the round with the largest declared
+    sensitivity/scale; testing every round would split its error share); a round whose realized loss is
+    infinite in some run released something the declared noise cannot explain (a noise-free value that moves,
+    e.g. a flag sent from a later round on), which the focus round need not show.
+
+    Args:
+        ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
+        per_round: the replay's ``(R, T)`` per-round losses.
+
+    Returns:
+        One sentence naming the rounds and the first run, or ``None``.
+    """
+    inf = np.isposinf(per_round)
+    inf[:, ctx.focus] = False
+    if not inf.any():
+        return None
+    rounds = [int(t) + 1 for t in np.flatnonzero(inf.any(axis=0))]
+    run = int(np.flatnonzero(inf.any(axis=1))[0])
+    return (f"replay: round(s) {_ranges(rounds)} of the per-iteration claim have an infinite privacy loss in "
+            f"{int(inf.any(axis=1).sum())} of {per_round.shape[0]} runs (first: run {run}): a release the declared "
+            f"noise cannot explain, in a round the audit (of round {ctx.focus + 1}) does not test")
 
 
 def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
@@ -706,7 +746,10 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     eps_claimed, delta_claimed, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
     slack = _roundoff_budget(ctx, runs)
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
-    losses = per_round[:, focus] if focus is not None else per_round.sum(axis=1)
+    # a pure per-iteration claim bounds every round's loss, not only the focus round's
+    every_round = focus is not None and delta_claimed == 0
+    losses = (per_round.max(axis=1) if every_round else per_round[:, focus] if focus is not None
+              else per_round.sum(axis=1))
     if math.isinf(eps_claimed):
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
@@ -749,7 +792,8 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
                                  confidence=1.0 - audit_error, lower_bound="thresholds")
-    raw = replay.per_round[:, focus] if focus is not None else replay.losses
+    raw = (replay.per_round.max(axis=1) if every_round else replay.per_round[:, focus] if focus is not None
+           else replay.losses)
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
     reasons: tuple[str, ...] = ()
@@ -765,7 +809,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
-        witness["round"] = focus + 1
+        witness["round"] = int(np.argmax(per_round[run])) + 1 if every_round else focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
     witness["claim_form"] = ctx.form_name
