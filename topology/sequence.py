@@ -316,9 +316,9 @@ def from_networkx(
     """A sequence from networkx graphs, weighted by a rule or by edge attributes.
 
     Args:
-        graphs: one graph per round, all on the same node set: node ``k`` is agent ``k`` when the labels are
-            ``0 .. N-1``, else the nodes are taken in the first graph's order
-            (integer labels in any insertion order are sorted).
+        graphs: one graph per round, all on the same node set: integer labels are sorted, in whatever order they
+            were inserted (node ``k`` is agent ``k`` when they are ``0 .. N-1``; with labels ``1 .. N`` node
+            ``k`` is agent ``k - 1``), other labels are taken in the first graph's order.
         rule: a weight rule name or callable from :mod:`topology.weights`
             (e.g. ``"metropolis"``). If ``None``, each edge ``u -> v`` must carry
             a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``.

@@ -100,6 +100,19 @@ def test_integer_labels_are_agents_whatever_their_insertion_order():
     assert labelled.num_nodes == 3  # other labels: the graph's order
 
 
+def test_integer_labels_other_than_0_to_n_minus_1_are_sorted_not_taken_in_insertion_order():
+    # 1-based labels from an edge list (3 -> 1 -> 2 -> 3, node 3 inserted first): node 3 was agent 0, so agent 0's
+    # data sat at the node the user numbered 3, the engines running silently another assignment than the user's
+    g = nx.DiGraph([(3, 1), (1, 2), (2, 3)])
+    g.add_edge(3, 4)  # node 4 hears node 3 only
+    weighted = nx.DiGraph((u, v, {"weight": 0.5}) for u, v in [*g.edges, *((k, k) for k in g.nodes)])
+    for seq in (T.from_networkx([g], rule="row-stochastic"), T.from_networkx([weighted])):
+        w = seq.dense(1)
+        links = {(j + 1, i + 1) for i, j in zip(*np.nonzero(w)) if i != j}  # back to the user's labels
+        assert links == set(g.edges)
+    assert T.pattern_from_networkx(g).toarray()[3, 2]  # 3 -> 4: row of node 4 (agent 3), column of node 3
+
+
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_a_complex_weight_is_refused_not_cast_to_its_real_part(kind):
     # numpy's cast to float dropped the imaginary part with only a ComplexWarning
