@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError
+from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError, TopologyError
 from .matrices import _node_order, as_pattern, as_weight_matrix, to_networkx
 
 if TYPE_CHECKING:
@@ -141,8 +141,8 @@ class GraphSequence:
         Raises:
             RoundIndexError: ``t < 1`` or past the end of a finite sequence.
             InvalidMatrixError, NodeCountMismatchError: the round's matrix is bad.
-            ParameterError: the round function gave another matrix for this round than on its first call
-                (it is not a deterministic function of the round).
+            ParameterError: the round function raised (naming the round and its exception), or gave another
+                matrix for this round than on its first call (it is not a deterministic function of the round).
         """
         t = self._check_round(t)
         key = t if self._period is None else (t - 1) % self._period + 1
@@ -150,7 +150,16 @@ class GraphSequence:
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        mat = as_weight_matrix(self._round_function(key), num_nodes=self._num_nodes, round_index=t)
+        try:
+            raw = self._round_function(key)
+        except TopologyError as exc:
+            raise type(exc)(f"round {t}: {exc}") from exc
+        except MemoryError:
+            raise
+        except Exception as exc:  # a user's function: name the round, not the audit step or engine that asked
+            raise ParameterError(f"round {t}: the sequence's round function raised {type(exc).__name__}: {exc} "
+                                 "(rounds are 1-based: round t is round_function(t), t = 1, 2, ...)") from exc
+        mat = as_weight_matrix(raw, num_nodes=self._num_nodes, round_index=t)
         if not self._same_as_first_call(key, mat):
             raise ParameterError(
                 f"round {t}: the sequence's round function gave another weight matrix than on its first call for "

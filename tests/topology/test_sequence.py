@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import topology as T
+from topology.audit import AssumptionSet, EachRound
 from topology.errors import (
     EmptySequenceError,
     InvalidMatrixError,
@@ -111,6 +112,19 @@ def test_integer_labels_other_than_0_to_n_minus_1_are_sorted_not_taken_in_insert
         links = {(j + 1, i + 1) for i, j in zip(*np.nonzero(w)) if i != j}  # back to the user's labels
         assert links == set(g.edges)
     assert T.pattern_from_networkx(g).toarray()[3, 2]  # 3 -> 4: row of node 4 (agent 3), column of node 3
+
+
+def test_a_round_function_that_raises_is_named_with_its_round():
+    # a 0-based round function (rounds are 1-based): round 2 asks for mats[2]; the audit blamed its first step
+    # ("step 'nonnegative' ... raised IndexError"), an engine gave a bare IndexError traceback
+    mats = [np.eye(2), np.full((2, 2), 0.5)]
+    seq = T.generated(2, lambda t: mats[t])
+    with pytest.raises(ParameterError, match=r"round 2: the sequence's round function raised IndexError"):
+        seq.weights(2)
+    steps = (EachRound(T.check_nonnegative, "nonnegative", "every weight >= 0"),)
+    spec = AssumptionSet("mine", "my notes", steps, "doubly")
+    with pytest.raises(ParameterError, match=r"round 2: the sequence's round function raised IndexError"):
+        T.audit(T.generated(2, lambda t: mats[t]), spec)
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
