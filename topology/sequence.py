@@ -250,8 +250,26 @@ def _fingerprint(mat: sp.csr_array) -> np.uint64:
     return np.uint64(crc | 1 << 32)
 
 
-def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
-    mats = list(matrices)
+def _listed(items: Iterable[Any], what: str) -> list[Any]:
+    """``items`` as a list; an iterator is refused by name (``list`` of an endless generator filled the memory).
+
+    Example:
+        >>> try:
+        ...     _listed(iter([np.eye(2)]), "from_matrices")
+        ... except ParameterError as exc:
+        ...     print(str(exc)[:60])
+        from_matrices: got an iterator (list_iterator), which may ne
+    """
+    if isinstance(items, Iterator):
+        raise ParameterError(
+            f"{what}: got an iterator ({type(items).__name__}), which may never end: pass a list (list(...) of a "
+            "finite one), or for rounds without end generated(num_nodes, round_function) with round t's matrix a "
+            "function of t")
+    return list(items)
+
+
+def _validated_list(matrices: Iterable[Any], what: str) -> list[sp.csr_array]:
+    mats = _listed(matrices, what)
     if not mats:
         raise EmptySequenceError("a graph sequence needs at least one round, got an empty list")
     first = as_weight_matrix(mats[0], round_index=1)
@@ -278,8 +296,9 @@ def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str
     Raises:
         EmptySequenceError: the list is empty.
         NodeCountMismatchError: the matrices do not all have the same size.
+        ParameterError: ``matrices`` is an iterator (e.g. a generator, which may never end).
     """
-    return _cycled(_validated_list(matrices), directed=directed, description=description)
+    return _cycled(_validated_list(matrices, "periodic"), directed=directed, description=description)
 
 
 def _cycled(mats: list[sp.csr_array], *, directed: bool, description: str) -> GraphSequence:
@@ -305,12 +324,17 @@ def from_matrices(
 ) -> GraphSequence:
     """A finite sequence (round ``t`` = ``matrices[t-1]``), or a periodic one.
 
+    Raises:
+        EmptySequenceError: the list is empty.
+        InvalidMatrixError, NodeCountMismatchError: a bad matrix, or matrices of different sizes.
+        ParameterError: ``matrices`` is an iterator (e.g. a generator, which may never end).
+
     Example:
         >>> seq = from_matrices([np.eye(2), [[0.5, 0.5], [0.5, 0.5]]])
         >>> seq.length, float(seq.dense(2)[0, 1])
         (2, 0.5)
     """
-    mats = _validated_list(matrices)
+    mats = _validated_list(matrices, "from_matrices")
     if periodic:
         return _cycled(mats, directed=directed, description=description)
     return _over_validated(mats, length=len(mats), directed=directed, description=description)
@@ -335,6 +359,7 @@ def from_networkx(
 
     Raises:
         EmptySequenceError: no graphs.
+        ParameterError: ``graphs`` is an iterator (e.g. a generator, which may never end).
         NodeCountMismatchError: graphs on different node sets.
         ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
             (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction).
@@ -349,7 +374,7 @@ def from_networkx(
 
     from .weights import get_rule  # local import: weights depends on matrices only
 
-    graphs = list(graphs)
+    graphs = _listed(graphs, "from_networkx")
     if not graphs:
         raise EmptySequenceError("from_networkx needs at least one graph")
     nodes = _node_order(graphs[0])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import networkx as nx
@@ -125,6 +126,24 @@ def test_a_round_function_that_raises_is_named_with_its_round():
     spec = AssumptionSet("mine", "my notes", steps, "doubly")
     with pytest.raises(ParameterError, match=r"round 2: the sequence's round function raised IndexError"):
         T.audit(T.generated(2, lambda t: mats[t]), spec)
+
+
+def test_an_iterator_of_rounds_is_refused_by_name_not_read_for_ever():
+    # an endless generator of rounds: list() of it filled the memory (no error, no end); a finite one is refused
+    # too (nothing tells the two apart), and the message points to generated() for rounds without end
+    def rounds():
+        while True:
+            yield np.eye(2)
+
+    def graphs():
+        while True:
+            yield nx.cycle_graph(3)
+
+    for build in (lambda: T.from_matrices(rounds()), lambda: T.periodic(itertools.cycle([np.eye(2)])),
+                  lambda: T.from_networkx(graphs(), rule="metropolis")):
+        with pytest.raises(ParameterError, match=r"got an iterator \((generator|cycle)\), which may never end.*generated"):
+            build()
+    assert T.from_matrices(np.stack([np.eye(2)] * 3)).length == 3  # an array of rounds is a sequence, not an iterator
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
