@@ -354,7 +354,9 @@ def from_networkx(
             ``k`` is agent ``k - 1``), other labels are taken in the first graph's order.
         rule: a weight rule name or callable from :mod:`topology.weights`
             (e.g. ``"metropolis"``). If ``None``, each edge ``u -> v`` must carry
-            a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``.
+            a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``. A graph made by
+            ``networkx.from_numpy_array(W, create_using=nx.DiGraph)`` has edge ``i -> j`` of weight ``W[i, j]``
+            and reads back as ``W`` transposed: give a matrix to :func:`from_matrices` instead.
         periodic: cycle the list for ever instead of stopping after it.
 
     Raises:
