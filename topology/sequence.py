@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError, TopologyError
-from .matrices import _node_order, as_pattern, as_weight_matrix, to_networkx
+from .errors import (EmptySequenceError, InvalidMatrixError, NodeCountMismatchError, ParameterError, RoundIndexError,
+                     TopologyError)
+from .matrices import _is_graph, _node_order, as_pattern, as_weight_matrix, to_networkx
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -268,10 +269,24 @@ def _listed(items: Iterable[Any], what: str) -> list[Any]:
     return list(items)
 
 
+def _is_row(item: Any) -> bool:
+    """Whether ``item`` is a 1-D list or array of numbers (a matrix's row, not a matrix)."""
+    if sp.issparse(item) or _is_graph(item):
+        return False
+    try:
+        return bool(np.ndim(item) == 1 and np.asarray(item).dtype.kind in "biuf")
+    except (ValueError, TypeError):  # ragged: as_weight_matrix names it
+        return False
+
+
 def _validated_list(matrices: Iterable[Any], what: str) -> list[sp.csr_array]:
     mats = _listed(matrices, what)
     if not mats:
         raise EmptySequenceError("a graph sequence needs at least one round, got an empty list")
+    if _is_row(mats[0]):  # one matrix given where a list of rounds was expected: its rows read as rounds
+        raise InvalidMatrixError(
+            f"{what}: round 1 is a row of numbers, not a matrix: {what} takes one N x N matrix per round (a "
+            f"list of {len(mats)} rows looks like one matrix; for the same matrix at every round use static(W))")
     first = as_weight_matrix(mats[0], round_index=1)
     out = [first]
     for t, m in enumerate(mats[1:], start=2):

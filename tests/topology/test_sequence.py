@@ -146,6 +146,15 @@ def test_an_iterator_of_rounds_is_refused_by_name_not_read_for_ever():
     assert T.from_matrices(np.stack([np.eye(2)] * 3)).length == 3  # an array of rounds is a sequence, not an iterator
 
 
+def test_one_matrix_given_for_a_list_of_rounds_is_named_as_such():
+    # from_matrices(W): W's rows were read as rounds, and the error said only "round 1: weight matrix must be 2-D"
+    w = np.full((3, 3), 1 / 3)
+    for build in (lambda: T.from_matrices(w), lambda: T.periodic(w.tolist())):
+        with pytest.raises(InvalidMatrixError, match=r"round 1 is a row of numbers, not a matrix: .*static\(W\)"):
+            build()
+    assert T.from_matrices([w]).length == 1 and T.from_matrices([sp.csr_array(w)]).length == 1
+
+
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_a_complex_weight_is_refused_not_cast_to_its_real_part(kind):
     # numpy's cast to float dropped the imaginary part with only a ComplexWarning
