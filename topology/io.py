@@ -250,11 +250,11 @@ def _links_round(links: Any, rule: str, n: int, t: int, directed: bool) -> sp.cs
         rows.append(i)
         cols.append(j)
     if not directed:  # an undirected file listing each link once meant it both ways; the rule would read it one way
-        k = next((k for k, (i, j) in enumerate(zip(rows, cols)) if (j, i) not in seen), None)
-        if k is not None:
+        bad = next((k for k, (i, j) in enumerate(zip(rows, cols)) if (j, i) not in seen), None)
+        if bad is not None:
             raise TopologyFormatError(
-                f"round {t}: links[{k}] = [{cols[k]}, {rows[k]}]: link {cols[k]} -> {rows[k]} has no reverse link "
-                f'[{rows[k]}, {cols[k]}], but the file declares "directed": false (a link [j, i] is one-way: list '
+                f"round {t}: links[{bad}] = [{cols[bad]}, {rows[bad]}]: link {cols[bad]} -> {rows[bad]} has no reverse link "
+                f'[{rows[bad]}, {cols[bad]}], but the file declares "directed": false (a link [j, i] is one-way: list '
                 'both directions of every undirected link, or drop "directed": false)')
     pattern = sp.csr_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=(n, n), dtype=bool)
     try:
