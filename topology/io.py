@@ -29,8 +29,10 @@ Top-level keys (any other key is an error, to catch typos such as ``"round"``):
     ``true``: the list is one period, cycled for ever (round ``t`` uses entry
     ``(t - 1) % len(rounds)``).
 ``directed`` (optional, default ``true``)
-    Informational flag stored on the sequence; no check relies on it, and a
-    link ``[j, i]`` is always one-way.
+    Flag stored on the sequence; no check relies on it, and a link ``[j, i]``
+    is always one-way. With ``false``, every link of a ``links`` round must be
+    listed in both directions (a link listed once is an error, not read as
+    one-way).
 ``rule`` (optional)
     Default weight rule for rounds in the pattern form (below).
 ``description`` (optional)
@@ -226,7 +228,7 @@ def _edges_round(edges: Any, n: int, t: int) -> sp.csr_array:
     return as_weight_matrix(mat, num_nodes=n, round_index=t)
 
 
-def _links_round(links: Any, rule: str, n: int, t: int) -> sp.csr_array:
+def _links_round(links: Any, rule: str, n: int, t: int, directed: bool) -> sp.csr_array:
     if not isinstance(links, list):
         raise TopologyFormatError(f'round {t}: "links" must be a list of [j, i], got {_type_name(links)}')
     rows: list[int] = []
@@ -247,6 +249,13 @@ def _links_round(links: Any, rule: str, n: int, t: int) -> sp.csr_array:
         seen[(i, j)] = k
         rows.append(i)
         cols.append(j)
+    if not directed:  # an undirected file listing each link once meant it both ways; the rule would read it one way
+        bad = next((k for k, (i, j) in enumerate(zip(rows, cols)) if (j, i) not in seen), None)
+        if bad is not None:
+            raise TopologyFormatError(
+                f"round {t}: links[{bad}] = [{cols[bad]}, {rows[bad]}]: link {cols[bad]} -> {rows[bad]} has no reverse link "
+                f'[{rows[bad]}, {cols[bad]}], but the file declares "directed": false (a link [j, i] is one-way: list '
+                'both directions of every undirected link, or drop "directed": false)')
     pattern = sp.csr_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=(n, n), dtype=bool)
     try:
         mat = get_rule(rule)(pattern)
@@ -255,7 +264,7 @@ def _links_round(links: Any, rule: str, n: int, t: int) -> sp.csr_array:
     return as_weight_matrix(mat, num_nodes=n, round_index=t)
 
 
-def _parse_round(rnd: Any, t: int, n: int, default_rule: str | None) -> sp.csr_array:
+def _parse_round(rnd: Any, t: int, n: int, default_rule: str | None, directed: bool) -> sp.csr_array:
     if not isinstance(rnd, Mapping):
         raise TopologyFormatError(f"round {t}: must be a JSON object, got {_type_name(rnd)}")
     forms = [f for f in _ROUND_FORMS if f in rnd]
@@ -282,7 +291,7 @@ def _parse_round(rnd: Any, t: int, n: int, default_rule: str | None) -> sp.csr_a
             f'round {t}: a "links" round needs a "rule" (in the round or at the top level); '
             f"known rules: {', '.join(sorted(WEIGHT_RULES))}"
         )
-    return _links_round(rnd["links"], rule, n, t)
+    return _links_round(rnd["links"], rule, n, t, directed)
 
 
 def parse_sequence(data: Any, *, source: str = "topology data") -> GraphSequence:
@@ -339,7 +348,7 @@ def parse_sequence(data: Any, *, source: str = "topology data") -> GraphSequence
     mats: list[sp.csr_array] = []
     for t, rnd in enumerate(rounds, start=1):
         try:
-            mats.append(_parse_round(rnd, t, n, default_rule))
+            mats.append(_parse_round(rnd, t, n, default_rule, flags["directed"]))
         except TopologyError as exc:  # prefix the source, keep the class
             raise type(exc)(f"{source}: {exc}") from None
 

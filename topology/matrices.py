@@ -156,24 +156,28 @@ def as_pattern(adjacency: Any, *, round_index: int | None = None) -> sp.csr_arra
 
 
 def _node_order(graph: nx.Graph) -> list[Any]:
-    """The graph's nodes in agent order: node ``k`` is agent ``k`` when the labels are the integers
-    ``0 .. N-1`` (in whatever order they were inserted), else the nodes in ``graph.nodes`` order.
+    """The graph's nodes in agent order: integer labels sorted (in whatever order they were inserted; node ``k``
+    is agent ``k`` when they are ``0 .. N-1``, agent ``k`` is the ``k``-th smallest label otherwise, e.g. the
+    1-based labels ``1 .. N``), any other labels in ``graph.nodes`` order.
 
     Example:
         >>> import networkx as nx
-        >>> _node_order(nx.Graph([(3, 1), (1, 0), (0, 2)])), _node_order(nx.Graph([("b", "a")]))
-        ([0, 1, 2, 3], ['b', 'a'])
+        >>> _node_order(nx.Graph([(3, 1), (1, 0), (0, 2)])), _node_order(nx.Graph([(3, 1), (1, 2)]))
+        ([0, 1, 2, 3], [1, 2, 3])
+        >>> _node_order(nx.Graph([("b", "a")]))
+        ['b', 'a']
     """
     nodes = list(graph.nodes)
-    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in nodes)
-    if ints and set(nodes) == set(range(len(nodes))):
-        return list(range(len(nodes)))
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in nodes):
+        # insertion order is an accident of how the graph was built (an edge list names its nodes as it goes):
+        # 1-based labels 3, 1, 2 made node 3 agent 0
+        return sorted(nodes)
     return nodes
 
 
 def pattern_from_networkx(graph: nx.Graph) -> sp.csr_array:
-    """Adjacency pattern of a networkx graph: node ``k`` is row ``k`` when the labels are ``0 .. N-1`` (in any
-    insertion order), else the nodes are taken in ``graph.nodes`` order.
+    """Adjacency pattern of a networkx graph: integer labels are sorted (node ``k`` is row ``k`` when they are
+    ``0 .. N-1``, in any insertion order), other labels are taken in ``graph.nodes`` order.
 
     A directed edge ``u -> v`` means ``v`` receives from ``u``; an undirected
     edge is a link both ways. Self-loops are ignored.

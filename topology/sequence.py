@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import EmptySequenceError, NodeCountMismatchError, ParameterError, RoundIndexError
-from .matrices import _node_order, as_pattern, as_weight_matrix, to_networkx
+from .errors import (EmptySequenceError, InvalidMatrixError, NodeCountMismatchError, ParameterError, RoundIndexError,
+                     TopologyError)
+from .matrices import _is_graph, _node_order, as_pattern, as_weight_matrix, to_networkx
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -141,8 +142,8 @@ class GraphSequence:
         Raises:
             RoundIndexError: ``t < 1`` or past the end of a finite sequence.
             InvalidMatrixError, NodeCountMismatchError: the round's matrix is bad.
-            ParameterError: the round function gave another matrix for this round than on its first call
-                (it is not a deterministic function of the round).
+            ParameterError: the round function raised (naming the round and its exception), or gave another
+                matrix for this round than on its first call (it is not a deterministic function of the round).
         """
         t = self._check_round(t)
         key = t if self._period is None else (t - 1) % self._period + 1
@@ -150,7 +151,16 @@ class GraphSequence:
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        mat = as_weight_matrix(self._round_function(key), num_nodes=self._num_nodes, round_index=t)
+        try:
+            raw = self._round_function(key)
+        except TopologyError as exc:
+            raise type(exc)(f"round {t}: {exc}") from exc
+        except MemoryError:
+            raise
+        except Exception as exc:  # a user's function: name the round, not the audit step or engine that asked
+            raise ParameterError(f"round {t}: the sequence's round function raised {type(exc).__name__}: {exc} "
+                                 "(rounds are 1-based: round t is round_function(t), t = 1, 2, ...)") from exc
+        mat = as_weight_matrix(raw, num_nodes=self._num_nodes, round_index=t)
         if not self._same_as_first_call(key, mat):
             raise ParameterError(
                 f"round {t}: the sequence's round function gave another weight matrix than on its first call for "
@@ -241,10 +251,42 @@ def _fingerprint(mat: sp.csr_array) -> np.uint64:
     return np.uint64(crc | 1 << 32)
 
 
-def _validated_list(matrices: Iterable[Any]) -> list[sp.csr_array]:
-    mats = list(matrices)
+def _listed(items: Iterable[Any], what: str) -> list[Any]:
+    """``items`` as a list; an iterator is refused by name (``list`` of an endless generator filled the memory).
+
+    Example:
+        >>> try:
+        ...     _listed(iter([np.eye(2)]), "from_matrices")
+        ... except ParameterError as exc:
+        ...     print(str(exc)[:60])
+        from_matrices: got an iterator (list_iterator), which may ne
+    """
+    if isinstance(items, Iterator):
+        raise ParameterError(
+            f"{what}: got an iterator ({type(items).__name__}), which may never end: pass a list (list(...) of a "
+            "finite one), or for rounds without end generated(num_nodes, round_function) with round t's matrix a "
+            "function of t")
+    return list(items)
+
+
+def _is_row(item: Any) -> bool:
+    """Whether ``item`` is a 1-D list or array of numbers (a matrix's row, not a matrix)."""
+    if sp.issparse(item) or _is_graph(item):
+        return False
+    try:
+        return bool(np.ndim(item) == 1 and np.asarray(item).dtype.kind in "biuf")
+    except (ValueError, TypeError):  # ragged: as_weight_matrix names it
+        return False
+
+
+def _validated_list(matrices: Iterable[Any], what: str) -> list[sp.csr_array]:
+    mats = _listed(matrices, what)
     if not mats:
         raise EmptySequenceError("a graph sequence needs at least one round, got an empty list")
+    if _is_row(mats[0]):  # one matrix given where a list of rounds was expected: its rows read as rounds
+        raise InvalidMatrixError(
+            f"{what}: round 1 is a row of numbers, not a matrix: {what} takes one N x N matrix per round (a "
+            f"list of {len(mats)} rows looks like one matrix; for the same matrix at every round use static(W))")
     first = as_weight_matrix(mats[0], round_index=1)
     out = [first]
     for t, m in enumerate(mats[1:], start=2):
@@ -269,8 +311,9 @@ def periodic(matrices: Sequence[Any], *, directed: bool = True, description: str
     Raises:
         EmptySequenceError: the list is empty.
         NodeCountMismatchError: the matrices do not all have the same size.
+        ParameterError: ``matrices`` is an iterator (e.g. a generator, which may never end).
     """
-    return _cycled(_validated_list(matrices), directed=directed, description=description)
+    return _cycled(_validated_list(matrices, "periodic"), directed=directed, description=description)
 
 
 def _cycled(mats: list[sp.csr_array], *, directed: bool, description: str) -> GraphSequence:
@@ -296,12 +339,17 @@ def from_matrices(
 ) -> GraphSequence:
     """A finite sequence (round ``t`` = ``matrices[t-1]``), or a periodic one.
 
+    Raises:
+        EmptySequenceError: the list is empty.
+        InvalidMatrixError, NodeCountMismatchError: a bad matrix, or matrices of different sizes.
+        ParameterError: ``matrices`` is an iterator (e.g. a generator, which may never end).
+
     Example:
         >>> seq = from_matrices([np.eye(2), [[0.5, 0.5], [0.5, 0.5]]])
         >>> seq.length, float(seq.dense(2)[0, 1])
         (2, 0.5)
     """
-    mats = _validated_list(matrices)
+    mats = _validated_list(matrices, "from_matrices")
     if periodic:
         return _cycled(mats, directed=directed, description=description)
     return _over_validated(mats, length=len(mats), directed=directed, description=description)
@@ -316,16 +364,19 @@ def from_networkx(
     """A sequence from networkx graphs, weighted by a rule or by edge attributes.
 
     Args:
-        graphs: one graph per round, all on the same node set: node ``k`` is agent ``k`` when the labels are
-            ``0 .. N-1``, else the nodes are taken in the first graph's order
-            (integer labels in any insertion order are sorted).
+        graphs: one graph per round, all on the same node set: integer labels are sorted, in whatever order they
+            were inserted (node ``k`` is agent ``k`` when they are ``0 .. N-1``; with labels ``1 .. N`` node
+            ``k`` is agent ``k - 1``), other labels are taken in the first graph's order.
         rule: a weight rule name or callable from :mod:`topology.weights`
             (e.g. ``"metropolis"``). If ``None``, each edge ``u -> v`` must carry
-            a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``.
+            a ``weight`` attribute, used as ``W[v, u]``; a self-loop gives ``W[v, v]``. A graph made by
+            ``networkx.from_numpy_array(W, create_using=nx.DiGraph)`` has edge ``i -> j`` of weight ``W[i, j]``
+            and reads back as ``W`` transposed: give a matrix to :func:`from_matrices` instead.
         periodic: cycle the list for ever instead of stopping after it.
 
     Raises:
         EmptySequenceError: no graphs.
+        ParameterError: ``graphs`` is an iterator (e.g. a generator, which may never end).
         NodeCountMismatchError: graphs on different node sets.
         ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
             (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction).
@@ -340,7 +391,7 @@ def from_networkx(
 
     from .weights import get_rule  # local import: weights depends on matrices only
 
-    graphs = list(graphs)
+    graphs = _listed(graphs, "from_networkx")
     if not graphs:
         raise EmptySequenceError("from_networkx needs at least one graph")
     nodes = _node_order(graphs[0])

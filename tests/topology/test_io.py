@@ -448,3 +448,17 @@ def test_a_key_repeated_in_one_object_is_an_error():
             '"edges": [[0, 0, 1.0], [1, 1, 1.0]]}]}')
     with pytest.raises(TopologyFormatError, match="ring.json: key 'edges' appears twice"):
         loads_sequence(text, source="ring.json")
+
+
+def test_an_undirected_file_with_a_link_listed_once_is_refused_not_read_one_way():
+    # "directed": false with each link listed once: the row-stochastic rule read 0 -> 1 -> 2 one way, the audit
+    # judged that path (node 0 hears nobody) and `topology info` printed "directed: no"
+    doc = {"nodes": 3, "directed": False, "rule": "row-stochastic",
+           "rounds": [{"links": [[0, 1], [1, 0], [1, 2]]}]}
+    with pytest.raises(TopologyFormatError, match=r"round 1: links\[2\] = \[1, 2\]: link 1 -> 2 has no reverse link "
+                                                  r"\[2, 1\], but the file declares \"directed\": false"):
+        _loads(doc)
+    doc["rounds"][0]["links"].append([2, 1])
+    assert (_loads(doc).dense(1) > 0).sum() == 7  # both directions: 4 links and 3 self-weights
+    doc.update(directed=True, rounds=[{"links": [[0, 1]]}])
+    assert _loads(doc).dense(1)[1, 0] > 0 and _loads(doc).dense(1)[0, 1] == 0  # a directed file: one way

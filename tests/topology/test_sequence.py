@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import networkx as nx
@@ -10,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import topology as T
+from topology.audit import AssumptionSet, EachRound
 from topology.errors import (
     EmptySequenceError,
     InvalidMatrixError,
@@ -98,6 +100,59 @@ def test_integer_labels_are_agents_whatever_their_insertion_order():
         [0, 1, 1], [1, 0, 0], [1, 0, 0]]
     labelled = T.from_networkx([nx.cycle_graph(["b", "a", "c"])], rule="metropolis")
     assert labelled.num_nodes == 3  # other labels: the graph's order
+
+
+def test_integer_labels_other_than_0_to_n_minus_1_are_sorted_not_taken_in_insertion_order():
+    # 1-based labels from an edge list (3 -> 1 -> 2 -> 3, node 3 inserted first): node 3 was agent 0, so agent 0's
+    # data sat at the node the user numbered 3, the engines running silently another assignment than the user's
+    g = nx.DiGraph([(3, 1), (1, 2), (2, 3)])
+    g.add_edge(3, 4)  # node 4 hears node 3 only
+    weighted = nx.DiGraph((u, v, {"weight": 0.5}) for u, v in [*g.edges, *((k, k) for k in g.nodes)])
+    for seq in (T.from_networkx([g], rule="row-stochastic"), T.from_networkx([weighted])):
+        w = seq.dense(1)
+        links = {(j + 1, i + 1) for i, j in zip(*np.nonzero(w)) if i != j}  # back to the user's labels
+        assert links == set(g.edges)
+    assert T.pattern_from_networkx(g).toarray()[3, 2]  # 3 -> 4: row of node 4 (agent 3), column of node 3
+
+
+def test_a_round_function_that_raises_is_named_with_its_round():
+    # a 0-based round function (rounds are 1-based): round 2 asks for mats[2]; the audit blamed its first step
+    # ("step 'nonnegative' ... raised IndexError"), an engine gave a bare IndexError traceback
+    mats = [np.eye(2), np.full((2, 2), 0.5)]
+    seq = T.generated(2, lambda t: mats[t])
+    with pytest.raises(ParameterError, match=r"round 2: the sequence's round function raised IndexError"):
+        seq.weights(2)
+    steps = (EachRound(T.check_nonnegative, "nonnegative", "every weight >= 0"),)
+    spec = AssumptionSet("mine", "my notes", steps, "doubly")
+    with pytest.raises(ParameterError, match=r"round 2: the sequence's round function raised IndexError"):
+        T.audit(T.generated(2, lambda t: mats[t]), spec)
+
+
+def test_an_iterator_of_rounds_is_refused_by_name_not_read_for_ever():
+    # an endless generator of rounds: list() of it filled the memory (no error, no end); a finite one is refused
+    # too (nothing tells the two apart), and the message points to generated() for rounds without end
+    def rounds():
+        while True:
+            yield np.eye(2)
+
+    def graphs():
+        while True:
+            yield nx.cycle_graph(3)
+
+    for build in (lambda: T.from_matrices(rounds()), lambda: T.periodic(itertools.cycle([np.eye(2)])),
+                  lambda: T.from_networkx(graphs(), rule="metropolis")):
+        with pytest.raises(ParameterError, match=r"got an iterator \((generator|cycle)\), which may never end.*generated"):
+            build()
+    assert T.from_matrices(np.stack([np.eye(2)] * 3)).length == 3  # an array of rounds is a sequence, not an iterator
+
+
+def test_one_matrix_given_for_a_list_of_rounds_is_named_as_such():
+    # from_matrices(W): W's rows were read as rounds, and the error said only "round 1: weight matrix must be 2-D"
+    w = np.full((3, 3), 1 / 3)
+    for build in (lambda: T.from_matrices(w), lambda: T.periodic(w.tolist())):
+        with pytest.raises(InvalidMatrixError, match=r"round 1 is a row of numbers, not a matrix: .*static\(W\)"):
+            build()
+    assert T.from_matrices([w]).length == 1 and T.from_matrices([sp.csr_array(w)]).length == 1
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])

@@ -294,8 +294,9 @@ def link_failures(
     direction of a two-way pair in a directed base) fails on its own.
 
     Args:
-        base: a networkx graph (node ``k`` is the ``k``-th node of
-            ``base.nodes``; directed iff ``base.is_directed()``) or an
+        base: a networkx graph (nodes in the order of
+            :func:`~topology.matrices.pattern_from_networkx`: integer labels
+            sorted; directed iff ``base.is_directed()``) or an
             adjacency pattern (``[i, j]`` nonzero: ``j -> i``; the diagonal is
             ignored).
         failure_prob: per-round failure probability of each link, in ``[0, 1]``.
