@@ -131,8 +131,9 @@ def _from_check(check: P.SequenceCheck, name: str, description: str) -> Assumpti
     return AssumptionResult(name, bool(check.holds), check.first_failure_round, check.witness, description)
 
 
-def _each(seq: GraphSequence, horizon: int, fn: Callable, name: str, description: str) -> AssumptionResult:
-    return _from_check(P.check_each_round(seq, fn, horizon=horizon, name=name), name, description)
+def _each(seq: GraphSequence, horizon: int, fn: Callable, name: str, description: str, first: int = 1
+          ) -> AssumptionResult:
+    return _from_check(P.check_each_round(seq, fn, horizon=horizon, name=name, first=first), name, description)
 
 
 def _min_weight_over_rounds(seq: GraphSequence, horizon: int) -> tuple[float, int | None, str | None]:
@@ -235,14 +236,19 @@ class Static:
 
 @dataclass(frozen=True)
 class EachRound:
-    """A property every round's matrix must have (a check of :mod:`topology.checks.properties`)."""
+    """A property every round's matrix must have (a check of :mod:`topology.checks.properties`), from round
+    ``first`` on (e.g. 2: the gossip rounds after a local noising round)."""
 
     check: Callable
     name: str
     description: str
+    first: int = 1
+
+    def __post_init__(self) -> None:
+        check_integer(self.first, "first", minimum=1, error=ParameterError)
 
     def run(self, r: _Run) -> list[AssumptionResult]:
-        return [_each(r.seq, r.horizon, self.check, self.name, self.description)]
+        return [_each(r.seq, r.horizon, self.check, self.name, self.description, self.first)]
 
 
 @dataclass(frozen=True)

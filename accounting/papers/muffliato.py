@@ -258,9 +258,13 @@ ASSUMPTIONS = AssumptionSet("muffliato", f"{_MUFFLIATO}, Section 3", (
     EachRound(_P.check_nonnegative, "nonnegative", "every weight w_ij >= 0"),
     EachRound(_P.check_symmetric, "symmetric", f"W = W^T ({_MUFFLIATO})"),
     EachRound(_P.check_doubly_stochastic, "doubly_stochastic", f"W1 = 1 and 1^T W = 1^T ({_MUFFLIATO})"),
+    EachRound(_P.check_connected_undirected, "connected",
+              f"W is a gossip matrix on a connected graph: spectral gap > 0, which the number of gossip steps "
+              f"and the convergence results need ({_MUFFLIATO}, Section 3)", first=2),
 ), "doubly")
 """The topology assumptions: one fixed gossip matrix ``W`` from round 2 on (round 1, the local noising round: the
-identity or ``W``), every round's matrix nonnegative, symmetric, doubly stochastic."""
+identity or ``W``), every round's matrix nonnegative, symmetric, doubly stochastic, and the gossip rounds' graph
+connected (the identity, or a graph in pieces, has no spectral gap: values never mix between the pieces)."""
 
 
 SPEC = AccountantSpec(

@@ -318,6 +318,34 @@ def test_muffliato_audit_needs_one_gossip_matrix_after_the_noising_round():
     assert topology.audit(topology.periodic([path]), spec).all_hold
 
 
+def test_muffliato_audit_needs_a_connected_gossip_graph_after_the_noising_round():
+    # Muffliato gossips on a connected graph (its step count and convergence need a spectral gap > 0); the
+    # identity, or a symmetric doubly stochastic W in two pieces, was reported to meet every assumption
+    spec = assumption_set("muffliato")
+    eye = np.eye(4)
+    pieces = np.kron(np.eye(2), np.full((2, 2), 0.5))  # nodes {0, 1} and {2, 3} never mix
+    path = topology.metropolis(nx.path_graph(4)).toarray()
+    for bad in ([eye] * 3, [eye, pieces, pieces], [pieces] * 3):
+        rep = topology.audit(topology.from_matrices(bad), spec)
+        assert [(a.name, a.first_failure_round) for a in rep.failed()] == [("connected", 2)]
+        assert "node 2 is not connected to node 0" in rep.failed()[0].witness or bad[1] is eye
+    # round 1 (the local noising round) may be the identity; a horizon of the noising round alone has no gossip
+    assert topology.audit(topology.from_matrices([eye, path, path]), spec).all_hold
+    assert topology.audit(topology.from_matrices([eye]), spec).all_hold
+
+
+def test_each_round_from_a_later_first_round_skips_the_earlier_rounds_only():
+    from topology.checks.properties import check_connected_undirected, check_each_round
+
+    path = topology.metropolis(nx.path_graph(3)).toarray()
+    seq = topology.from_matrices([np.eye(3), path, np.eye(3)])
+    assert check_each_round(seq, check_connected_undirected).first_failure_round == 1
+    assert check_each_round(seq, check_connected_undirected, first=2).first_failure_round == 3
+    assert check_each_round(seq, check_connected_undirected, first=4).holds  # past the horizon: nothing examined
+    with pytest.raises(topology.ParameterError, match="first must be an integer >= 1, got 0"):
+        check_each_round(seq, check_connected_undirected, first=0)
+
+
 def test_a_spectral_assumption_covers_every_round_not_round_1_only():
     # a user's own set with a spectral step (no Static step) on a time-varying sequence: the mixing norm of round 1
     # (a ring, 0.5) was reported for the sequence, and the assumption held, while round 2 is disconnected (norm 1)

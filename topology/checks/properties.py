@@ -652,8 +652,9 @@ def check_each_round(
     check: Callable[[sp.csr_array], CheckResult],
     horizon: int | None = None,
     name: str | None = None,
+    first: int = 1,
 ) -> SequenceCheck:
-    """Run a per-matrix check on rounds ``1 .. horizon``, stopping at the first failure.
+    """Run a per-matrix check on rounds ``first .. horizon``, stopping at the first failure.
 
     Args:
         seq: the sequence.
@@ -662,6 +663,8 @@ def check_each_round(
             with another ``tol``).
         horizon: rounds to examine; see :meth:`GraphSequence.resolve_horizon`.
         name: the result's name; default the check's own result name.
+        first: the first round examined (e.g. 2 for a property of the gossip rounds after a local noising
+            round); a horizon before it examines nothing, so the property holds.
 
     Returns:
         A :class:`SequenceCheck`; the witness is the failing round's witness
@@ -670,8 +673,8 @@ def check_each_round(
         components, smallest entry / self-weight), ``None`` for other checks.
 
     Raises:
-        ParameterError, RoundIndexError: a bad ``horizon``; a check that raises (naming it and the round) or
-            returns something else than a :class:`CheckResult`.
+        ParameterError, RoundIndexError: a bad ``horizon`` or ``first``; a check that raises (naming it and the
+            round) or returns something else than a :class:`CheckResult`.
 
     Example:
         >>> from topology.sequence import from_matrices
@@ -682,11 +685,13 @@ def check_each_round(
     """
     if not callable(check):
         raise ParameterError(f"check must be callable, got {check!r}")
+    if not _is_int(first) or first < 1:
+        raise ParameterError(f"first must be an integer >= 1, got {first!r}")
     horizon = seq.resolve_horizon(horizon)
     result_name = name
     worst: float | None = None
     aggregate: Callable[[float, float], float] | None = None
-    for t in range(1, horizon + 1):
+    for t in range(int(first), horizon + 1):
         w = seq.weights(t)
         try:
             res = check(w)
@@ -701,7 +706,7 @@ def check_each_round(
             )
         if result_name is None:
             result_name = res.name
-        if t == 1:
+        if t == first:
             aggregate = _WORST.get(res.name)
         if aggregate is not None and res.value is not None:
             worst = res.value if worst is None else aggregate(worst, res.value)
