@@ -379,7 +379,8 @@ def from_networkx(
         ParameterError: ``graphs`` is an iterator (e.g. a generator, which may never end).
         NodeCountMismatchError: graphs on different node sets.
         ParameterError: an unknown rule name; without a rule, an edge whose ``weight`` attribute is missing
-            (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction).
+            (networkx would read it as 1) or is not an int or float (a boolean, a string, a Fraction), or
+            parallel edges of a multigraph (networkx would add their weights).
 
     Example:
         >>> import networkx as nx
@@ -403,6 +404,13 @@ def from_networkx(
                 f"({len(nodes)} nodes)"
             )
         if rule is None:
+            if g.is_multigraph():
+                twice = next(((u, v) for u, v in g.edges() if g.number_of_edges(u, v) > 1), None)
+                if twice is not None:  # networkx would add the parallel edges' weights into one entry
+                    u, v = twice
+                    raise ParameterError(
+                        f"round {t}: edge {u!r} -> {v!r} appears {g.number_of_edges(u, v)} times (a multigraph); "
+                        "without a rule each pair of nodes needs one weight: merge the parallel edges first")
             bad = next(((u, v, w) for u, v, w in g.edges(data="weight") if not _is_weight(w)), None)
             if bad is not None:  # networkx reads a missing weight as 1 (and True as 1, "0.5" as text)
                 u, v, w = bad

@@ -258,3 +258,14 @@ def test_a_round_function_giving_one_matrix_in_another_form_on_each_call_is_acce
     for t in range(2, 20):
         seq.weights(t)
     assert seq.dense(1).tolist() == half.tolist()
+
+
+def test_parallel_edges_of_a_multigraph_without_a_rule_are_refused_not_summed():
+    # networkx adds parallel edges' weights into one matrix entry: 0.5 + 0.5 read as a weight of 1
+    g = nx.MultiDiGraph()
+    g.add_weighted_edges_from([(0, 0, 0.5), (1, 1, 0.5), (0, 1, 0.5), (0, 1, 0.5), (1, 0, 0.5)])
+    with pytest.raises(ParameterError, match=r"round 1: edge 0 -> 1 appears 2 times \(a multigraph\)"):
+        T.from_networkx([g])
+    single = nx.MultiDiGraph()
+    single.add_weighted_edges_from([(0, 0, 0.5), (1, 1, 0.5), (0, 1, 0.5), (1, 0, 0.5)])
+    assert T.from_networkx([single]).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]
