@@ -61,6 +61,13 @@ def _to_sparse(matrix: Any, round_index: int | None) -> sp.csr_array:
             f"{_where(round_index)}got a networkx graph where a weight matrix was expected; "
             "use topology.from_networkx(...) to attach a weight rule"
         )
+    frame = sys.modules.get("pandas")
+    if frame is not None and isinstance(matrix, frame.DataFrame) and list(matrix.index) != list(matrix.columns):
+        # its values are read by position: rows and columns labelled in different orders would mislabel links
+        raise InvalidMatrixError(
+            f"{_where(round_index)}a DataFrame whose row labels {list(matrix.index)[:6]} and column labels "
+            f"{list(matrix.columns)[:6]} differ (or are in another order): its values are read by position; "
+            "reorder it (df.loc[labels, labels]) or pass an array")
     if sp.issparse(matrix):
         if np.issubdtype(matrix.dtype, np.complexfloating):
             _refuse_imaginary(sp.coo_array(matrix), round_index)
@@ -105,7 +112,8 @@ def as_weight_matrix(
 
     Raises:
         InvalidMatrixError: ragged, non-2-D or non-square input; a NaN, an
-            infinite, negative or complex entry (the message names row, column, value).
+            infinite, negative or complex entry (the message names row, column, value);
+            a pandas DataFrame whose row and column labels are not the same sequence.
         NodeCountMismatchError: the size differs from ``num_nodes``.
 
     Example:

@@ -269,3 +269,13 @@ def test_parallel_edges_of_a_multigraph_without_a_rule_are_refused_not_summed():
     single = nx.MultiDiGraph()
     single.add_weighted_edges_from([(0, 0, 0.5), (1, 1, 0.5), (0, 1, 0.5), (1, 0, 0.5)])
     assert T.from_networkx([single]).dense(1).tolist() == [[0.5, 0.5], [0.5, 0.5]]
+
+
+def test_a_dataframe_labelled_in_two_orders_is_refused_not_read_by_position():
+    pd = pytest.importorskip("pandas")
+    w = [[0.9, 0.1, 0.0], [0.0, 0.5, 0.5], [0.2, 0.0, 0.8]]
+    good = pd.DataFrame(w, index=["a", "b", "c"], columns=["a", "b", "c"])
+    assert T.from_matrices([good]).dense(1).tolist() == w
+    swapped = good.loc[["b", "a", "c"], ["a", "b", "c"]]  # rows reordered: by position, b's row would be agent 0's
+    with pytest.raises(InvalidMatrixError, match=r"round 1: a DataFrame whose row labels \['b', 'a', 'c'\]"):
+        T.from_matrices([swapped])
