@@ -334,10 +334,14 @@ def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int, low_bit
     from .classifier import fit_scores
 
     try:
-        return fit_scores(np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float), seed=seed,
-                          low_bits=low_bits)
+        rows, rows_prime = np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float)
     except (TypeError, ValueError) as exc:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
+    try:
+        return fit_scores(rows, rows_prime, seed=seed, low_bits=low_bits)
+    except ValueError as exc:  # numeric outputs whose features overflow (classifier._standardize, _fit_model)
+        raise AuditInputError(f"{_WHERE}: method='classifier' could not fit its score on these numeric outputs "
+                              f"({exc}); rescale them (a common factor changes no event's probability)") from None
 
 
 def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, eps: float, dlt: float,
