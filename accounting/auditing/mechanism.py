@@ -311,7 +311,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
     """The streaming path of :func:`audit_mechanism` (see its docstring); memory does not grow with ``samples``."""
     from tqdm.auto import tqdm
 
-    from .samples import choose_exact, choose_method, choose_threshold, fit_classifier, per_bound_alpha, split_sizes
+    from .samples import (choose_exact, choose_method, choose_threshold, fit_classifier, method_rows, per_bound_alpha,
+                          split_sizes)
 
     eps, dlt, conf = claim
     if samples < MIN_SAMPLES:
@@ -328,7 +329,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
                                   f"{head_a.shape[1:]}, got {head_b.shape[1:]}")
         numeric = _numeric_for(method, head_a, head_b, _WHERE)
         rows_a, rows_b = head_a.reshape(head, -1), head_b.reshape(head, -1)
-        chosen = choose_method(method, rows_a, rows_b, numeric=numeric)
+        decide = method_rows(samples, max_train, max_select)  # none of these rows is certified, whichever method
+        chosen = choose_method(method, rows_a[:decide], rows_b[:decide], numeric=numeric)
         fit, train = split_sizes(chosen, samples, max_train, max_select)
         n_cert = (samples - train, samples - train)
         leftover: tuple[np.ndarray, np.ndarray] | None = None
