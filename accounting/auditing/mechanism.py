@@ -65,17 +65,20 @@ class _InputGuard:
     certified epsilon >= 5. The input's pickled bytes are compared after the
     blocks ``0, 1, 3, 7, ...`` (``j + 1`` a power of two) and the last one, so a
     lasting change is found whatever its block, at a cost logarithmic in the
-    blocks. An input that cannot be pickled is not checked.
+    blocks. Only inputs built of numbers, strings, numpy arrays, pandas
+    objects, lists, tuples and dicts are checked (:func:`_plain`): another
+    object's pickle can change when it is only read (a ``cached_property``
+    filled on first use), which is no change of its value.
     """
 
     def __init__(self, data: Any, name: str, blocks: int) -> None:
         self._data, self._name, self._last = data, name, blocks - 1
-        self._bytes = self._pickled()
+        self._bytes = self._pickled() if _plain(data) else None
 
     def _pickled(self) -> bytes | None:
         try:
             return pickle.dumps(self._data, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # any object pickle refuses: left unchecked (see the class docstring)
+        except Exception:  # e.g. an object array holding something pickle refuses: left unchecked
             return None
 
     def after(self, j: int) -> None:
@@ -91,6 +94,21 @@ class _InputGuard:
                 f"{_WHERE}: the mechanism changed its input {self._name} (found after block {j} of {BLOCK} "
                 f"samples): later calls saw another input, so the outputs are not independent draws on "
                 f"{self._name}; copy the input before writing to it (e.g. noisy = np.array(data))")
+
+
+def _plain(data: Any, depth: int = 0) -> bool:
+    """Whether ``data`` is built of values whose pickle changes only when they do (see :class:`_InputGuard`)."""
+    if data is None or isinstance(data, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.dtype != object or (depth < 8 and all(_plain(v, depth + 1) for v in data.ravel().tolist()))
+    if type(data).__module__.split(".")[0] == "pandas" and type(data).__name__ in ("DataFrame", "Series"):
+        return True
+    if isinstance(data, (list, tuple)) and depth < 8:
+        return all(_plain(v, depth + 1) for v in data)
+    if isinstance(data, dict) and depth < 8:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in data.items())
+    return False
 
 
 def _draw_block(mechanism: Callable[..., Any], data: Any, rng: np.random.Generator, k: int,

@@ -101,3 +101,40 @@ def test_an_input_left_unchanged_is_audited_and_a_mechanism_may_read_a_copy():
         return noisy.sum()
 
     assert not audit_mechanism(copies, np.zeros(1), np.ones(1), epsilon=1.0, samples=2_000).violation
+
+
+def test_an_input_object_filling_a_cache_when_read_is_not_called_changed():
+    """A cached_property filled on first read changes the object's pickle, not its value: it is not refused."""
+    import functools
+
+    class Counts:
+        def __init__(self, value):
+            self.value = value
+
+        @functools.cached_property
+        def total(self):
+            return float(self.value)
+
+    def reads_total(data, rng, size):
+        return data.total + rng.laplace(0.0, 1.0, size)
+
+    report = audit_mechanism(reads_total, Counts(0.0), Counts(1.0), epsilon=1.0, samples=500)
+    assert report.method == "classifier"
+
+
+def test_lists_dicts_and_dataframes_written_into_are_refused():
+    import pandas as pd
+
+    def bumps_list(data, rng, size):
+        data[0] += 1.0
+        return rng.laplace(0.0, 1.0, size)
+
+    def bumps_frame(data, rng, size):
+        data.loc[0, "x"] += 1.0
+        return rng.laplace(0.0, 1.0, size)
+
+    with pytest.raises(AuditInputError, match="changed its input data "):
+        audit_mechanism(bumps_list, {"a": [0.0]}["a"], [1.0], epsilon=1.0, samples=500)
+    with pytest.raises(AuditInputError, match="changed its input data "):
+        audit_mechanism(bumps_frame, pd.DataFrame({"x": [0.0]}), pd.DataFrame({"x": [1.0]}), epsilon=1.0,
+                        samples=500)
