@@ -18,6 +18,7 @@ DP-Sniper's sample sizes (about ``2.2e8`` per input) can be audited.
 from __future__ import annotations
 
 import inspect
+import pickle
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,6 +56,61 @@ def _vectorized(mechanism: Callable[..., Any]) -> bool:
     return "size" in params
 
 
+class _InputGuard:
+    """Detects a mechanism that writes into the input it is handed (e.g. ``noisy = data; noisy += noise``).
+
+    Its later calls then see another input, so its outputs are neither draws
+    on ``data`` nor independent, and their audit is about neither: a
+    mechanism whose every output is 1-DP in the input it was handed was
+    certified epsilon >= 5. The input's pickled bytes are compared after the
+    blocks ``0, 1, 3, 7, ...`` (``j + 1`` a power of two) and the last one, so a
+    lasting change is found whatever its block, at a cost logarithmic in the
+    blocks. Only inputs built of numbers, strings, numpy arrays, pandas
+    objects, lists, tuples and dicts are checked (:func:`_plain`): another
+    object's pickle can change when it is only read (a ``cached_property``
+    filled on first use), which is no change of its value.
+    """
+
+    def __init__(self, data: Any, name: str, blocks: int) -> None:
+        self._data, self._name, self._last = data, name, blocks - 1
+        self._bytes = self._pickled() if _plain(data) else None
+
+    def _pickled(self) -> bytes | None:
+        try:
+            return pickle.dumps(self._data, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # e.g. an object array holding something pickle refuses: left unchecked
+            return None
+
+    def after(self, j: int) -> None:
+        """Check after block ``j``.
+
+        Raises:
+            AuditInputError: the input's bytes changed by the end of block ``j``.
+        """
+        if self._bytes is None or not (j == self._last or (j + 1) & j == 0):
+            return
+        if self._pickled() != self._bytes:
+            raise AuditInputError(
+                f"{_WHERE}: the mechanism changed its input {self._name} (found after block {j} of {BLOCK} "
+                f"samples): later calls saw another input, so the outputs are not independent draws on "
+                f"{self._name}; copy the input before writing to it (e.g. noisy = np.array(data))")
+
+
+def _plain(data: Any, depth: int = 0) -> bool:
+    """Whether ``data`` is built of values whose pickle changes only when they do (see :class:`_InputGuard`)."""
+    if data is None or isinstance(data, (bool, int, float, complex, str, bytes, np.generic)):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.dtype != object or (depth < 8 and all(_plain(v, depth + 1) for v in data.ravel().tolist()))
+    if type(data).__module__.split(".")[0] == "pandas" and type(data).__name__ in ("DataFrame", "Series"):
+        return True
+    if isinstance(data, (list, tuple)) and depth < 8:
+        return all(_plain(v, depth + 1) for v in data)
+    if isinstance(data, dict) and depth < 8:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in data.items())
+    return False
+
+
 def _draw_block(mechanism: Callable[..., Any], data: Any, rng: np.random.Generator, k: int,
                 vectorized: bool) -> np.ndarray:
     if vectorized:
@@ -71,7 +127,8 @@ def _draw_block(mechanism: Callable[..., Any], data: Any, rng: np.random.Generat
 
 
 def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed: int | np.random.SeedSequence = 0,
-                 batch_size: int = 65_536, progress: bool | None = None, desc: str = "sampling") -> np.ndarray:
+                 batch_size: int = 65_536, progress: bool | None = None, desc: str = "sampling",
+                 name: str = "data") -> np.ndarray:
     """``samples`` outputs of ``mechanism`` on ``data``, drawn in seeded blocks (see the module docstring).
 
     Args:
@@ -82,12 +139,14 @@ def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed
         batch_size: samples drawn between progress updates (rounded up to whole blocks; does not change the samples).
         progress: show a tqdm bar (``None``: only above :data:`PROGRESS_MIN` samples).
         desc: label of the bar.
+        name: what ``data`` is called in errors.
 
     Returns:
         An array with a leading axis of length ``samples``.
 
     Raises:
-        AuditInputError: a non-callable mechanism, outputs of the wrong or varying shape.
+        AuditInputError: a non-callable mechanism, outputs of the wrong or varying shape, a mechanism that
+            changed ``data`` (:class:`_InputGuard`).
         PrivacyParameterError: a bad ``samples``, ``seed`` or ``batch_size``.
 
     Example:
@@ -109,6 +168,7 @@ def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed
     children = ss.spawn(n_blocks)
     per_batch = max(1, -(-batch_size // BLOCK))
     vec = _vectorized(mechanism)
+    guard = _InputGuard(data, name, n_blocks)
     show = samples > PROGRESS_MIN if progress is None else bool(progress)
     from tqdm.auto import tqdm
 
@@ -118,6 +178,7 @@ def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed
             for j in range(start, min(n_blocks, start + per_batch)):
                 k = min(BLOCK, samples - j * BLOCK)
                 parts.append(_draw_block(mechanism, data, np.random.default_rng(children[j]), k, vec))
+                guard.after(j)
             bar.update(min(samples, (start + per_batch) * BLOCK) - min(samples, start * BLOCK))
     try:
         return np.concatenate(parts)
@@ -179,8 +240,9 @@ def audit_mechanism(mechanism: Callable[..., Any], data: Any, data_prime: Any, *
         A :class:`~accounting.auditing.report.SampleAuditReport`.
 
     Raises:
-        AuditInputError: a non-callable mechanism, too few samples, outputs of varying shape, a bad ``max_train``
-            or ``max_select``, an unknown method, ``low_bits`` not a bool.
+        AuditInputError: a non-callable mechanism, too few samples, outputs of varying shape, a mechanism that
+            changed ``data`` or ``data_prime`` while drawing (:class:`_InputGuard`), a bad ``max_train`` or
+            ``max_select``, an unknown method, ``low_bits`` not a bool.
         PrivacyParameterError: a bad epsilon, delta, confidence, seed, ``samples``, ``batch_size`` or
             ``max_in_memory``.
 
@@ -210,7 +272,7 @@ def audit_mechanism(mechanism: Callable[..., Any], data: Any, data_prime: Any, *
     ss, ss_prime = np.random.SeedSequence(seed).spawn(2)
     x = draw_samples(mechanism, data, samples, seed=ss, batch_size=batch_size, progress=progress, desc="sampling P")
     xp = draw_samples(mechanism, data_prime, samples, seed=ss_prime, batch_size=batch_size, progress=progress,
-                      desc="sampling P'")
+                      desc="sampling P'", name="data_prime")
     return audit_samples(x, xp, epsilon=epsilon, delta=delta, confidence=confidence, seed=seed, method=method,
                          max_train=max_train, low_bits=bool(low_bits))
 
@@ -225,7 +287,8 @@ class _RowStream:
     """The outputs of ``mechanism`` on ``data`` in the order of :func:`draw_samples`, drawn block by block on demand."""
 
     def __init__(self, mechanism: Callable[..., Any], data: Any, ss: np.random.SeedSequence, samples: int,
-                 bar: Any) -> None:
+                 bar: Any, name: str = "data") -> None:
+        self._guard = _InputGuard(data, name, -(-samples // BLOCK))
         self._blocks = self._draw(mechanism, data, ss, samples, _vectorized(mechanism), bar)
         self._buffer: list[np.ndarray] = []
         self._trailing: tuple[int, ...] | None = None
@@ -235,6 +298,7 @@ class _RowStream:
         for j in range(-(-samples // BLOCK)):
             k = min(BLOCK, samples - j * BLOCK)
             block = _draw_block(mechanism, data, np.random.default_rng(_child(ss, j)), k, vec)
+            self._guard.after(j)
             if self._trailing is None:
                 self._trailing = block.shape[1:]
             elif block.shape[1:] != self._trailing:
@@ -265,7 +329,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
     """The streaming path of :func:`audit_mechanism` (see its docstring); memory does not grow with ``samples``."""
     from tqdm.auto import tqdm
 
-    from .samples import choose_exact, choose_method, choose_threshold, fit_classifier, per_bound_alpha, split_sizes
+    from .samples import (choose_exact, choose_method, choose_threshold, fit_classifier, method_rows, per_bound_alpha,
+                          split_sizes)
 
     eps, dlt, conf = claim
     if samples < MIN_SAMPLES:
@@ -273,7 +338,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
     alpha = per_bound_alpha(conf)
     ss = np.random.SeedSequence(seed)
     with tqdm(total=2 * samples, desc="sampling P and P'", unit="sample", disable=not show, leave=False) as bar:
-        a, b = (_RowStream(mechanism, d, _child(ss, i), samples, bar) for i, d in enumerate((data, data_prime)))
+        a, b = (_RowStream(mechanism, d, _child(ss, i), samples, bar, name)
+                for i, (d, name) in enumerate(((data, "data"), (data_prime, "data_prime"))))
         head = min(samples // 2, max_train)
         head_a, head_b = a.take(head), b.take(head)
         if head_a.shape[1:] != head_b.shape[1:]:
@@ -281,7 +347,8 @@ def _stream_audit(mechanism: Callable[..., Any], data: Any, data_prime: Any, *, 
                                   f"{head_a.shape[1:]}, got {head_b.shape[1:]}")
         numeric = _numeric_for(method, head_a, head_b, _WHERE)
         rows_a, rows_b = head_a.reshape(head, -1), head_b.reshape(head, -1)
-        chosen = choose_method(method, rows_a, rows_b, numeric=numeric)
+        decide = method_rows(samples, max_train, max_select)  # none of these rows is certified, whichever method
+        chosen = choose_method(method, rows_a[:decide], rows_b[:decide], numeric=numeric)
         fit, train = split_sizes(chosen, samples, max_train, max_select)
         n_cert = (samples - train, samples - train)
         leftover: tuple[np.ndarray, np.ndarray] | None = None

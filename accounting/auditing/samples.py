@@ -167,7 +167,7 @@ def audit_samples(samples: Any, samples_prime: Any, *, epsilon: float, delta: fl
     rng = np.random.default_rng(seed)
     a = a[rng.permutation(a.shape[0])]
     b = b[rng.permutation(b.shape[0])]
-    head = min(min(a.shape[0], b.shape[0]) // 2, max_train)
+    head = method_rows(min(a.shape[0], b.shape[0]), max_train)
     chosen = choose_method(method, a[:head], b[:head], numeric=numeric)
     (fit_a, na), (fit_b, nb) = (split_sizes(chosen, a.shape[0], max_train),
                                 split_sizes(chosen, b.shape[0], max_train))
@@ -230,6 +230,18 @@ def choose_method(method: str, head: np.ndarray, head_prime: np.ndarray, *, nume
     if head.ndim == 2 and head.shape[1] and np.unique(np.concatenate([head[:, -1], head_prime[:, -1]])).size > MAX_ATOMS:
         return "classifier"  # decided on the last column: the rows are not joined
     return "exact" if distinct_rows(np.concatenate([head, head_prime])) <= MAX_ATOMS else "classifier"
+
+
+def method_rows(n: int, max_train: int, max_select: int | None = None) -> int:
+    """Rows per side that :func:`choose_method` reads: ``min(n // 2, max_train)``, and no more than either
+    method's training rows (:func:`split_sizes`), so that no row it reads is certified whichever method it
+    chooses (the counts of rows that decided the method would be conditioned on that choice).
+
+    Example:
+        >>> method_rows(1000, 250_000), method_rows(20603, 5000, max_select=500)
+        (500, 500)
+    """
+    return min(n // 2, max_train, *(split_sizes(m, n, max_train, max_select)[1] for m in ("exact", "classifier")))
 
 
 def split_sizes(method: str, n: int, max_train: int, max_select: int | None = None) -> tuple[int, int]:
@@ -334,10 +346,14 @@ def fit_classifier(fit: np.ndarray, fit_prime: np.ndarray, *, seed: int, low_bit
     from .classifier import fit_scores
 
     try:
-        return fit_scores(np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float), seed=seed,
-                          low_bits=low_bits)
+        rows, rows_prime = np.asarray(fit, dtype=float), np.asarray(fit_prime, dtype=float)
     except (TypeError, ValueError) as exc:
         raise AuditInputError(f"{_WHERE}: method='classifier' needs numeric outputs ({exc})") from None
+    try:
+        return fit_scores(rows, rows_prime, seed=seed, low_bits=low_bits)
+    except ValueError as exc:  # numeric outputs whose features overflow (classifier._standardize, _fit_model)
+        raise AuditInputError(f"{_WHERE}: method='classifier' could not fit its score on these numeric outputs "
+                              f"({exc}); rescale them (a common factor changes no event's probability)") from None
 
 
 def choose_threshold(score: Any, sel_scores: np.ndarray, sel_scores_prime: np.ndarray, *, eps: float, dlt: float,

@@ -22,6 +22,7 @@ from accounting.auditing.samples import (
     choose_method,
     choose_threshold,
     fit_classifier,
+    method_rows,
     per_bound_alpha,
     split_sizes,
 )
@@ -45,8 +46,8 @@ def _in_memory_steps(mechanism, data, data_prime, n, *, epsilon, seed, max_train
     ss, ss_prime = np.random.SeedSequence(seed).spawn(2)
     x, xp = draw_samples(mechanism, data, n, seed=ss), draw_samples(mechanism, data_prime, n, seed=ss_prime)
     x, xp = x.reshape(n, -1), xp.reshape(n, -1)
-    head = min(n // 2, max_train)
-    method = choose_method("auto", x[:head], xp[:head], numeric=True)
+    decide = method_rows(n, max_train, max_select)
+    method = choose_method("auto", x[:decide], xp[:decide], numeric=True)
     fit, train = split_sizes(method, n, max_train, max_select)
     n_cert = (n - train, n - train)
     alpha = per_bound_alpha(confidence)
@@ -207,3 +208,23 @@ def test_bad_input():
         audit_mechanism(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, data)), 2, 3, samples=500, **kw)
     with pytest.raises(AuditInputError, match="method='classifier' needs numeric outputs"):
         audit_mechanism(lambda data, rng, size: np.full(size, "a"), 0, 1, samples=500, method="classifier", **kw)
+
+
+def test_the_method_is_decided_on_rows_that_are_never_certified():
+    """With a small ``max_select`` the certification starts inside the first rows drawn: "auto" must not read
+    those (the certified counts would be conditioned on a choice made from them). The mechanism releases one
+    of 6 values in its first block and continuous values after: the choosing rows (500 per side) hold 6
+    values, so the method is exact; the head of 5000 rows, certification rows included, held thousands."""
+    calls = {0.0: 0, 1.0: 0}
+
+    def atoms_then_continuous(data, rng, size):
+        calls[data] += 1
+        if calls[data] == 1:  # block 0 of this side
+            return rng.integers(0, 6, size).astype(float) + data
+        return rng.laplace(data, 1.0, size)
+
+    n = 5 * BLOCK + 123
+    report = audit_mechanism(atoms_then_continuous, 0.0, 1.0, epsilon=1.0, samples=n, seed=0, max_train=5000,
+                             max_in_memory=0, max_select=500, progress=False)
+    assert report.method == "exact"
+    assert report.counts["n_train"] == 500
