@@ -26,10 +26,7 @@ example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures
 EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _papers() -> None:
-    """The script's paper records, registered for this module's tests only."""
-    example_scripts.register_again(_PAPERS)
+_papers = example_scripts.records_fixture(_PAPERS)  # the script's records, for this module's tests only
 
 
 @dataclass(frozen=True)
