@@ -29,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, rule_messages, rule_update
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -481,53 +481,97 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
-def check_deterministic(scenario: Scenario, alg: Algorithm, which: str = "scenario") -> None:
-    """The rule's R and U steps are functions of their inputs: called twice on each agent's initial state, with zero
-    noise, they return the same values.
+def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, which: str = "scenario") -> None:
+    """The rule's R and U steps are functions of their inputs in every round: along one realized engine run, each
+    step is called twice on the same inputs (the R step with zero noise) and must return the same values.
 
     Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
     states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
     ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
-    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen). Each
-    call gets its own copy of the state, noise and mixed values (a rule may work on them in place, as the engines
-    hand it fresh ones); values numpy cannot compare (ragged sequences, say) are not told apart.
+    refute a claim that may hold. Such a draw may start in any round, so the rule is replayed along run 0 of
+    ``runs`` (its recorded releases and realized mixing give every round's inputs; :func:`replay_runs`) and both
+    steps of every round are called twice. Each call gets its own copy of the state, noise and mixed values (a rule
+    may work on them in place, as the engines hand it fresh ones); values numpy cannot compare (ragged sequences,
+    say) are not told apart. A run that cannot be replayed is not checked (every replay-based method reports why).
 
     Args:
         scenario: the scenario (its problem and initial points).
         alg: its bound rule.
+        runs: the engine's runs of ``scenario`` (run 0 is replayed).
         which: how the error names the scenario (``"scenario"`` or ``"adjacent scenario"``).
 
     Raises:
         ScenarioError: naming the rule, scenario, agent, round, step and channel or state entry that differ.
 
     Example:
-        >>> pair, _ = small_example()
+        >>> pair, ctx = small_example()
         >>> sc = pair.scenario
-        >>> check_deterministic(sc, sc.algorithm.bind(sc.problem)) is None
+        >>> check_deterministic(sc, ctx.algorithm, ctx.engine_runs(0)) is None
         True
     """
-    import copy
-
-    noise = {ch.name: np.zeros(alg.noise(1, ch.name).dimension) for ch in alg.noisy_channels()}
-    for i, x0 in enumerate(scenario.initial_points()):
-        state = alg.initial_state(x0, i, scenario.problem)
-        msgs = [rule_messages(alg, copy.deepcopy(state), 1, copy.deepcopy(noise), i, scenario.problem)
-                for _ in range(2)]
-        _same_outputs(alg, which, i, "message()", "channel", *msgs)
-        news = [rule_update(alg, copy.deepcopy(state), copy.deepcopy(msgs[0]), 1, i, scenario.problem)
-                for _ in range(2)]
-        _same_outputs(alg, which, i, "update()", "state entry", *news)
+    one = {name: m[:1] for name, m in runs.messages.items()}
+    try:
+        replay_runs(runs, scenario, None, algorithm=alg, schedules=runs.schedules[:1], messages=one,
+                    wrap=lambda rule, _: _TwiceCalled(rule, which), losses=False)
+    except AccountingError:  # not replayable: the replay-based methods say so
+        return
 
 
-def _same_outputs(alg: Algorithm, which: str, agent: int, step: str, what: str, a: Any, b: Any) -> None:
+class _TwiceCalled:
+    """A replay rule whose R and U steps are each called twice on copies of their inputs and compared
+    (:func:`check_deterministic`); it replays as the rule it wraps."""
+
+    def __init__(self, inner: Any, which: str) -> None:
+        self.inner, self.which = inner, which
+
+    def initial_state(self, runs: int) -> Any:
+        return self.inner.initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> Any:
+        import copy
+
+        out = [self.inner.message_means(copy.deepcopy(state), t) for _ in range(2)]
+        _same_outputs(self.inner.algorithm, self.which, t, "message()", "channel", *out)
+        return out[0]
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        import copy
+
+        out = [self.inner.next_state(copy.deepcopy(state), copy.deepcopy(dict(mixed)), t) for _ in range(2)]
+        _same_outputs(self.inner.algorithm, self.which, t, "update()", "state entry", *out)
+        return out[0]
+
+
+def _same_outputs(alg: Algorithm, which: str, t: int, step: str, what: str, a: Any, b: Any) -> None:
     """Raise :class:`ScenarioError` when two calls of one step returned other values (:func:`check_deterministic`)."""
     for k in a:
         if _differ(a[k], b[k]):
+            agent = _first_agent(a[k], b[k])
+            who = "some agent" if agent is None else f"agent {agent}"
             raise ScenarioError(
-                f"{alg.name}: under the {which}, {step} of agent {agent} in round 1 returned different values on "
-                f"{what} {k!r} for the same state and noise: the rule draws randomness the engine does not hand it "
-                "(e.g. numpy.random); the check replays every release from the states and the engine's noise, so "
-                "it cannot check this rule: draw every random value from the noise argument")
+                f"{alg.name}: under the {which}, {step} of {who} in round {t} returned different values on "
+                f"{what} {k!r} for the same state and noise (replayed along engine run 0): the rule draws randomness "
+                "the engine does not hand it (e.g. numpy.random); the check replays every release from the states "
+                "and the engine's noise, so it cannot check this rule: draw every random value from the noise "
+                "argument")
+
+
+def _first_agent(a: Any, b: Any) -> int | None:
+    """The first agent whose entries of two ``(runs, N, ...)`` outputs differ (NaN equals NaN), or ``None``.
+
+    Example:
+        >>> _first_agent(np.array([[[0.0], [1.0], [2.0]]]), np.array([[[0.0], [1.0], [3.0]]])), _first_agent("a", "b")
+        (2, None)
+    """
+    try:
+        x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        if x.shape != y.shape or x.ndim < 2:
+            return None
+        off = ~((x == y) | (np.isnan(x) & np.isnan(y)))
+        agents = np.flatnonzero(off.reshape(off.shape[0], off.shape[1], -1).any(axis=(0, 2)))
+        return int(agents[0]) if agents.size else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _differ(a: Any, b: Any) -> bool:
@@ -629,8 +673,6 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round, agent = adjacency.round, adjacency.agent
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
-    check_deterministic(scenario, alg)
-    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), "adjacent scenario")
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
     if shared:
@@ -670,6 +712,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     )
     if shared:
         ctx.cache["simpy0"] = result
+    check_deterministic(scenario, alg, ctx.engine_runs(0))
+    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), ctx.engine_runs(1), "adjacent scenario")
     return ctx
 
 
