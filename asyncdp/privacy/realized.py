@@ -661,11 +661,12 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     ``D_alpha = alpha mu^2 / 2``, unbounded in ``alpha``, while its losses
     above epsilon are far too rare for the runs to show one). A
     per-iteration claim audits the focus round's loss; a pure one bounds
-    every round's loss, so the largest round's is compared with epsilon
+    every round's loss, so the largest round's (NaN rounds left out) is compared with epsilon
     (a round other than the focus round may release what the ledger does not
-    hold, e.g. a noise-free channel from a later round on); with delta > 0 a
-    round other than the focus round with an infinite loss in some run is a
-    doubt.
+    hold, e.g. a noise-free channel from a later round on); with delta > 0
+    every other round is audited too (:func:`_other_rounds_witness`, at
+    :data:`OTHER_ROUNDS_FRACTION` of the audit's share), and one with an
+    infinite loss in some run that gives no witness is a doubt.
 
     Args:
         pair: the scenario pair.
@@ -709,13 +710,84 @@ def _with_doubt(evidence: Evidence, doubt: str | None) -> Evidence:
                                doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
 
 
-def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str | None:
-    """Why a per-iteration claim with delta > 0 is in doubt: a round the audit does not test has an infinite loss.
+OTHER_ROUNDS_FRACTION = 0.5
+"""The part of the exact replay's audit share that an approximate per-iteration claim's rounds besides the focus
+round spend (:func:`_other_rounds_witness`, Bonferroni over them); the focus round's audit keeps the rest."""
 
-    The audit of such a claim tests the focus round's losses only (the round with the largest declared
-    sensitivity/scale; testing every round would split its error share); a round whose realized loss is
-    infinite in some run released something the declared noise cannot explain (a noise-free value that moves,
-    e.g. a flag sent from a later round on), which the focus round need not show.
+
+def _other_rounds_witness(ctx: CheckContext, per_round: np.ndarray, runs: Any, error: float
+                          ) -> tuple[dict[str, Any], str] | None:
+    """A certified witness against an approximate per-iteration claim from a round other than the focus round.
+
+    The claim (``claim_level = "iteration"``, ``delta > 0``): for every past ``h`` (released transcript and schedule
+    of rounds ``1..t-1``), the laws ``P_t(. | h)`` and ``P'_t(. | h)`` of round ``t``'s releases are ``(epsilon,
+    delta)``-close. The replay's round-``t`` loss ``L_t = log dP_t(. | h) / dP'_t(. | h)`` at the release
+    (``+inf`` where ``P'_t(. | h)`` gives it probability 0) has ``E[(1 - e^(epsilon - L_t))_+ | h] =
+    delta_h(epsilon) <= delta`` for every ``h`` (the hockey-stick divergence; the term is 1 on the set
+    ``E_h`` of releases ``P'`` cannot make, so ``P_t(E_h | h) <= delta``). Averaged over the pasts of ``P``'s runs,
+    ``E[(1 - e^(epsilon - L_t))_+] <= delta`` too; the runs are i.i.d. under ``P``, so
+    :func:`accounting.auditors.plrv_audit`'s threshold bound (``delta >= P[L_t > epsilon'] (1 - e^(epsilon -
+    epsilon'))`` for each ``epsilon' >= epsilon``, one-sided Clopper-Pearson counts, union bound over a fixed
+    grid) of one round's losses above ``delta`` refutes the claim; an infinite loss counts in every threshold
+    event, so a fraction of runs with ``L_t = +inf`` whose lower bound exceeds ``delta`` (a noise-free release
+    that moves with the data) is such a witness. Each of the ``T - 1`` rounds runs at ``error / (T - 1)``
+    (Bonferroni), so a true claim gets this witness with probability at most ``error``; a round whose losses all
+    stay at most ``epsilon`` has a zero bound and is not audited. A NaN loss (undefined) counts as no event.
+
+    The replay reads a noise-free release that differs under ``P'`` as an infinite loss; that is evidence about
+    the data only because :func:`~asyncdp.privacy.context.check_deterministic` refused any rule whose R or U step
+    draws randomness of its own in some round (its fresh draws would otherwise read as such a shift).
+
+    Args:
+        ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
+        per_round: the ``(R, T)`` per-round losses (less the round-off budget).
+        runs: the engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), for the witness's origin.
+        error: the error rate of the rounds together.
+
+    Returns:
+        ``(witness, reason)`` for the round with the largest certified delta above the claim, or ``None``.
+    """
+    eps, delta, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
+    others = [t for t in range(per_round.shape[1]) if t != focus]
+    if not others:
+        return None
+    top = np.finfo(float).max
+    best = None
+    for t in others:
+        losses = np.nan_to_num(per_round[:, t], nan=0.0, posinf=top, neginf=-top)
+        if not losses.max() > eps:
+            continue
+        report = auditors.plrv_audit(losses, eps, delta, confidence=1.0 - error / len(others),
+                                     lower_bound="thresholds")
+        if report.violation and (best is None or report.delta_lower > best[1].delta_lower):
+            best = (t, report)
+    if best is None:
+        return None
+    t, report = best
+    run = int(np.argmax(np.nan_to_num(per_round[:, t], nan=-np.inf)))
+    infinite = int(np.isposinf(per_round[:, t]).sum())
+    confidence = 1.0 - error
+    witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine, "seed": ctx.options.seed,
+               "loss": float(per_round[run, t]), "round": t + 1, "claim_form": ctx.form_name,
+               "delta_lower": report.delta_lower, "confidence": confidence, "infinite_loss_runs": infinite,
+               "method": (f"per-iteration claim, round {t + 1}'s exact replay losses: {report.lower_method} lower "
+                          "bound on delta(epsilon) averaged over the runs' pasts (Clopper-Pearson counts of threshold "
+                          f"events; Bonferroni over the {len(others)} rounds besides the focus round)")}
+    reason = (f"replay: round {t + 1} of the per-iteration claim: delta(epsilon={eps:.6g}) >= "
+              f"{report.delta_lower:.3g} > claimed delta {delta:.3g} averaged over the runs' pasts, which the claim "
+              f"bounds by delta for each past (confidence {confidence:.6g}); {infinite} of {per_round.shape[0]} runs "
+              f"have an infinite loss there (a release the adjacent problem cannot make); engine run {run} has loss "
+              f"{float(per_round[run, t]):.6g}")
+    return witness, reason
+
+
+def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str | None:
+    """Why a per-iteration claim with delta > 0 is in doubt: a round other than the focus round has an infinite loss.
+
+    The focus round and the other rounds are audited (:func:`_other_rounds_witness`); a round whose realized loss
+    is infinite in some run released something the declared noise cannot explain (a noise-free value that moves,
+    e.g. a flag sent from a later round on), which the focus round need not show: when too few runs show it for a
+    witness, a delta that bounds its probability may still hold, so it is a doubt.
 
     Args:
         ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
@@ -732,7 +804,7 @@ def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str 
     run = int(np.flatnonzero(inf.any(axis=1))[0])
     return (f"replay: round(s) {_ranges(rounds)} of the per-iteration claim have an infinite privacy loss in "
             f"{int(inf.any(axis=1).sum())} of {per_round.shape[0]} runs (first: run {run}): a release the declared "
-            f"noise cannot explain, in a round the audit (of round {ctx.focus + 1}) does not test")
+            "noise cannot explain, too rare for the audit of each round to certify a delta above the claim")
 
 
 def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
@@ -748,7 +820,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
     # a pure per-iteration claim bounds every round's loss, not only the focus round's
     every_round = focus is not None and delta_claimed == 0
-    losses = (per_round.max(axis=1) if every_round else per_round[:, focus] if focus is not None
+    losses = (np.fmax.reduce(per_round, axis=1) if every_round else per_round[:, focus] if focus is not None
               else per_round.sum(axis=1))
     if math.isinf(eps_claimed):
         return Evidence("exact replay", "realized behavior",
@@ -763,6 +835,9 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     # Gaussian noise: a Renyi witness rests on escort draws (profiles.escort_renyi_lower), which spend half the share
     escort_error = ctx.options.alpha_share / 2 if gaussian else ctx.options.alpha_share
     audit_error = ctx.options.alpha_share - escort_error if gaussian else ctx.options.alpha_share
+    # an approximate per-iteration claim: the rounds besides the focus round get their part of the audit's share
+    others_error = audit_error * OTHER_ROUNDS_FRACTION if focus is not None and delta_claimed > 0 else 0.0
+    audit_error -= others_error
     exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent,
                           escort_error=escort_error)
              if delta_claimed > 0 or gaussian else None)
@@ -792,7 +867,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
                                  confidence=1.0 - audit_error, lower_bound="thresholds")
-    raw = (replay.per_round.max(axis=1) if every_round else replay.per_round[:, focus] if focus is not None
+    raw = (np.fmax.reduce(replay.per_round, axis=1) if every_round else replay.per_round[:, focus] if focus is not None
            else replay.losses)
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
@@ -804,12 +879,16 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if exact is not None and exact.note is not None:  # the pair's exact divergence set aside (profiles.pair_profile)
         reasons += (f"replay: the user's pair: {exact.note}",)
     if not report.violation:
-        return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
+        other = _other_rounds_witness(ctx, per_round, runs, others_error) if others_error > 0 else None
+        if other is None:
+            return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
+        witness, reason = other
+        return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(*reasons, reason))
     run = report.witness if report.witness is not None else int(np.argmax(losses))
     witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
-        witness["round"] = int(np.argmax(per_round[run])) + 1 if every_round else focus + 1
+        witness["round"] = int(np.argmax(np.nan_to_num(per_round[run], nan=-np.inf))) + 1 if every_round else focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
     witness["claim_form"] = ctx.form_name
