@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,6 +220,38 @@ class CheckContext:
             self.cache[key] = dataclasses.replace(runs, disagreement=engine_disagreement(sc, runs, simpy0))
         return self.cache[key]
 
+    def check_run_deterministic(self, side: int, run: int, under: int) -> None:
+        """:func:`check_deterministic` along engine run ``run`` of ``side`` under the problem of scenario ``under``
+        (0: the scenario's, 1: the adjacent one's), once per ``(side, run, under)``.
+
+        :func:`prepare` checks run 0 of each side; a rule may draw randomness of its own only in states other runs
+        reach (a branch on its state). Where the replay does not explain a release of another run (the additivity
+        probe, a noise-free release off its replayed value, a residual off the engine's draw), that run is checked
+        here, so the check stops with this error rather than give a verdict: a rule that gave the same values
+        twice there released something else, which the method that found it reports.
+
+        Raises:
+            ScenarioError: the rule's R or U step returned different values for the same inputs along that run.
+        """
+        key = ("deterministic", side, run, under)
+        if key in self.cache:
+            return
+        self.cache[key] = True
+        assert self.pair is not None
+        sc = self.pair.scenario if under == 0 else self.pair.adjacent
+        alg = self.algorithm if under == 0 else sc.algorithm.bind(sc.problem)
+        check_deterministic(sc, alg, self.engine_runs(side), "scenario" if under == 0 else "adjacent scenario", run)
+
+    def _check_unexplained(self, side: int, replay: ScheduledReplay, probes: Sequence[Any] = ()) -> None:
+        """:meth:`check_run_deterministic` on the runs of ``side`` whose releases ``replay`` (and its additivity
+        ``probes``: labelled ``"scenario"``, under the scenario's problem, or ``"adjacent"``) does not explain."""
+        for probe in probes:
+            if probe.finding_run is not None:
+                self.check_run_deterministic(side, probe.finding_run, 0 if probe.label == "scenario" else 1)
+        for found in replay.noise_free_mismatch.values():  # compared with the replay under the scenario's problem
+            for under in {0, side} if found is not None else ():
+                self.check_run_deterministic(side, int(found[0]), under)
+
     def realized_replay(self) -> ScheduledReplay | AccountingError:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
@@ -238,6 +270,8 @@ class CheckContext:
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
+            if not isinstance(self.cache["replay"], AccountingError):
+                self._check_unexplained(0, self.cache["replay"], probes)
         return self.cache["replay"]
 
     def adjacent_replay(self) -> ScheduledReplay | AccountingError:
@@ -250,6 +284,8 @@ class CheckContext:
                                                             algorithm=self.algorithm, losses=False)
             except AccountingError as exc:
                 self.cache["adjacent replay"] = exc
+            else:
+                self._check_unexplained(1, self.cache["adjacent replay"])
         return self.cache["adjacent replay"]
 
     def pld_epsilon(self, delta: float, interval: float) -> float:
@@ -481,7 +517,8 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
-def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, which: str = "scenario") -> None:
+def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, which: str = "scenario",
+                        run: int = 0) -> None:
     """The rule's R and U steps are functions of their inputs in every round: along one realized engine run, each
     step is called twice on the same inputs (the R step with zero noise) and must return the same values.
 
@@ -497,8 +534,11 @@ def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, wh
     Args:
         scenario: the scenario (its problem and initial points).
         alg: its bound rule.
-        runs: the engine's runs of ``scenario`` (run 0 is replayed).
+        runs: engine runs (their releases and schedules give the inputs; ``scenario``'s own, or the other
+            scenario's, replayed under ``scenario``'s problem).
         which: how the error names the scenario (``"scenario"`` or ``"adjacent scenario"``).
+        run: the run replayed (:meth:`CheckContext.check_run_deterministic` names one whose releases the replay
+            does not explain).
 
     Raises:
         ScenarioError: naming the rule, scenario, agent, round, step and channel or state entry that differ.
@@ -509,10 +549,10 @@ def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, wh
         >>> check_deterministic(sc, ctx.algorithm, ctx.engine_runs(0)) is None
         True
     """
-    one = {name: m[:1] for name, m in runs.messages.items()}
+    one = {name: m[run:run + 1] for name, m in runs.messages.items()}
     try:
-        replay_runs(runs, scenario, None, algorithm=alg, schedules=runs.schedules[:1], messages=one,
-                    wrap=lambda rule, _: _TwiceCalled(rule, which), losses=False)
+        replay_runs(runs, scenario, None, algorithm=alg, schedules=runs.schedules[run:run + 1], messages=one,
+                    wrap=lambda rule, _: _TwiceCalled(rule, which, run), losses=False)
     except AccountingError:  # not replayable: the replay-based methods say so
         return
 
@@ -521,8 +561,8 @@ class _TwiceCalled:
     """A replay rule whose R and U steps are each called twice on copies of their inputs and compared
     (:func:`check_deterministic`); it replays as the rule it wraps."""
 
-    def __init__(self, inner: Any, which: str) -> None:
-        self.inner, self.which = inner, which
+    def __init__(self, inner: Any, which: str, run: int = 0) -> None:
+        self.inner, self.which, self.run = inner, which, run
 
     def initial_state(self, runs: int) -> Any:
         return self.inner.initial_state(runs)
@@ -531,18 +571,18 @@ class _TwiceCalled:
         import copy
 
         out = [self.inner.message_means(copy.deepcopy(state), t) for _ in range(2)]
-        _same_outputs(self.inner.algorithm, self.which, t, "message()", "channel", *out)
+        _same_outputs(self.inner.algorithm, self.which, t, "message()", "channel", *out, run=self.run)
         return out[0]
 
     def next_state(self, state: Any, mixed: Any, t: int) -> Any:
         import copy
 
         out = [self.inner.next_state(copy.deepcopy(state), copy.deepcopy(dict(mixed)), t) for _ in range(2)]
-        _same_outputs(self.inner.algorithm, self.which, t, "update()", "state entry", *out)
+        _same_outputs(self.inner.algorithm, self.which, t, "update()", "state entry", *out, run=self.run)
         return out[0]
 
 
-def _same_outputs(alg: Algorithm, which: str, t: int, step: str, what: str, a: Any, b: Any) -> None:
+def _same_outputs(alg: Algorithm, which: str, t: int, step: str, what: str, a: Any, b: Any, run: int = 0) -> None:
     """Raise :class:`ScenarioError` when two calls of one step returned other values (:func:`check_deterministic`)."""
     for k in a:
         if _differ(a[k], b[k]):
@@ -550,7 +590,7 @@ def _same_outputs(alg: Algorithm, which: str, t: int, step: str, what: str, a: A
             who = "some agent" if agent is None else f"agent {agent}"
             raise ScenarioError(
                 f"{alg.name}: under the {which}, {step} of {who} in round {t} returned different values on "
-                f"{what} {k!r} for the same state and noise (replayed along engine run 0): the rule draws randomness "
+                f"{what} {k!r} for the same state and noise (replayed along engine run {run}): the rule draws randomness "
                 "the engine does not hand it (e.g. numpy.random); the check replays every release from the states "
                 "and the engine's noise, so it cannot check this rule: draw every random value from the noise "
                 "argument")
@@ -712,8 +752,8 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     )
     if shared:
         ctx.cache["simpy0"] = result
-    check_deterministic(scenario, alg, ctx.engine_runs(0))
-    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), ctx.engine_runs(1), "adjacent scenario")
+    ctx.check_run_deterministic(0, 0, 0)
+    ctx.check_run_deterministic(1, 0, 1)
     return ctx
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                                                                                pair.scenario.horizon).items()
                 if ch.mechanism is not None}
     exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed,
-                                      ctx.state_magnitude)
+                                      ctx.state_magnitude, lambda run: ctx.check_run_deterministic(0, run, 0))
     figures.update(exact)
     adjacent_doubts = _adjacent_draws(ctx, declared)
     if exact_doubt is None and exact["noise_draws_checked"]:
@@ -238,7 +239,7 @@ def _adjacent_draws(ctx: CheckContext, declared: dict[str, Any]) -> list[str]:
         return [f"the adjacent scenario's runs cannot be replayed on their realized schedules ({replay}): their "
                 "released noise is not verified draw by draw"]
     _, doubt = _exact_draws(ctx.engine_runs(1), replay.residuals_prime, declared, ctx.changed_agent,
-                            ctx.delta_claimed, ctx.state_magnitude)
+                            ctx.delta_claimed, ctx.state_magnitude, lambda run: ctx.check_run_deterministic(1, run, 1))
     return [f"the adjacent scenario's runs: {d}" for d in ([] if doubt is None else [doubt]) +
             _replay_doubts(replay, None)]
 
@@ -353,8 +354,8 @@ Mironov, CCS 2012)."""
 
 
 def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str, Any],
-                 agent: int | None = None, delta: float = 0.0, state_magnitude: float = 0.0
-                 ) -> tuple[dict[str, Any], str | None]:
+                 agent: int | None = None, delta: float = 0.0, state_magnitude: float = 0.0,
+                 on_mismatch: Callable[[int], None] | None = None) -> tuple[dict[str, Any], str | None]:
     """Is every release's residual its declared scale times the standard draw the engine handed it?
 
     The declarations state ``released = noise-free value + scale * (a fresh standard draw)`` (or minus it:
@@ -377,6 +378,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         delta: the claimed delta.
         state_magnitude: the largest absolute state
             (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`).
+        on_mismatch: called with the run of the first mismatched release, before the doubt is returned (the
+            determinism check of that run, :meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`).
 
     Returns:
         ``(figures, doubt)``: figures ``noise_draws_checked``, ``noise_draws_mismatched`` and
@@ -413,6 +416,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                    noise_draws_unresolved=worst_hidden)
     if first is not None:
         name, idx, got, want = first
+        if on_mismatch is not None:
+            on_mismatch(int(idx[0]))
         where = (f"run {idx[0]}, round {idx[1] + 1}, agent {idx[2]}" +
                  (f", receiver {idx[3]}" if len(idx) > 4 else "") + f", coordinate {idx[-1]}")
         return figures, (f"noise draws: {mismatched} of {checked} released coordinates do not carry their declared "
