@@ -224,11 +224,13 @@ class CheckContext:
         """:func:`check_deterministic` along engine run ``run`` of ``side`` under the problem of scenario ``under``
         (0: the scenario's, 1: the adjacent one's), once per ``(side, run, under)``.
 
-        :func:`prepare` checks run 0 of each side; a rule may draw randomness of its own only in states other runs
-        reach (a branch on its state). Where the replay does not explain a release of another run (the additivity
-        probe, a noise-free release off its replayed value, a residual off the engine's draw), that run is checked
-        here, so the check stops with this error rather than give a verdict: a rule that gave the same values
-        twice there released something else, which the method that found it reports.
+        Called where a replay does not explain a release of some run (:meth:`realized_replay`,
+        :meth:`adjacent_replay`: the additivity probe, a noise-free release off its replayed value, a residual off
+        the engine's draw), so the check stops with this error rather than give a verdict: a rule that gave the same
+        values twice there released something else, which the method that found it reports. A rule drawing
+        randomness of its own (from any round on, or only in states some runs reach) shows it so in the first run
+        that draws it into a release; randomness that reaches no release (a state entry nothing reads) is no
+        concern of privacy and is not looked for. Where the engine's draws were not recorded, run 0 is checked.
 
         Raises:
             ScenarioError: the rule's R or U step returned different values for the same inputs along that run.
@@ -251,6 +253,11 @@ class CheckContext:
         for found in replay.noise_free_mismatch.values():  # compared with the replay under the scenario's problem
             for under in {0, side} if found is not None else ():
                 self.check_run_deterministic(side, int(found[0]), under)
+        from .realized import side_draws
+
+        if self.engine_runs(side).noise is None:  # no draws to compare the residuals with
+            self.check_run_deterministic(side, 0, side)
+        side_draws(self, side, replay)  # checks the first run with a residual off its draw
 
     def realized_replay(self) -> ScheduledReplay | AccountingError:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
@@ -525,7 +532,7 @@ def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, wh
     Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
     states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
     ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
-    refute a claim that may hold. Such a draw may start in any round, so the rule is replayed along run 0 of
+    refute a claim that may hold. Such a draw may start in any round, so the rule is replayed along run ``run`` of
     ``runs`` (its recorded releases and realized mixing give every round's inputs; :func:`replay_runs`) and both
     steps of every round are called twice. Each call gets its own copy of the state, noise and mixed values (a rule
     may work on them in place, as the engines hand it fresh ones); values numpy cannot compare (ragged sequences,
@@ -692,9 +699,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check), a scenario has its own
-            noise source (``Scenario(noise=...)``), or the rule draws randomness of its own
-            (``check_deterministic``).
+        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
+            noise source (``Scenario(noise=...)``). (A rule drawing randomness of its own is refused where a replay
+            first fails to explain a release: :meth:`CheckContext.check_run_deterministic`.)
 
     Example:
         >>> pair, _ = small_example()
@@ -752,8 +759,6 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     )
     if shared:
         ctx.cache["simpy0"] = result
-    ctx.check_run_deterministic(0, 0, 0)
-    ctx.check_run_deterministic(1, 0, 1)
     return ctx
 
 

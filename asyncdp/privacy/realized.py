@@ -109,11 +109,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         why = f"the runs cannot be replayed on their realized schedules: {replay}"
         doubt = why if not_additive is None else f"{why}; {not_additive}"
         return Evidence("noise conformance", "realized behavior", figures, reasons=(doubt,), doubt=doubt)
-    declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
-                                                                               pair.scenario.horizon).items()
-                if ch.mechanism is not None}
-    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed,
-                                      ctx.state_magnitude, lambda run: ctx.check_run_deterministic(0, run, 0))
+    declared = _noisy_declared(ctx)
+    exact, exact_doubt = side_draws(ctx, 0, replay)
     figures.update(exact)
     adjacent_doubts = _adjacent_draws(ctx, declared)
     if exact_doubt is None and exact["noise_draws_checked"]:
@@ -238,8 +235,7 @@ def _adjacent_draws(ctx: CheckContext, declared: dict[str, Any]) -> list[str]:
     if isinstance(replay, AccountingError):
         return [f"the adjacent scenario's runs cannot be replayed on their realized schedules ({replay}): their "
                 "released noise is not verified draw by draw"]
-    _, doubt = _exact_draws(ctx.engine_runs(1), replay.residuals_prime, declared, ctx.changed_agent,
-                            ctx.delta_claimed, ctx.state_magnitude, lambda run: ctx.check_run_deterministic(1, run, 1))
+    _, doubt = side_draws(ctx, 1, replay)
     return [f"the adjacent scenario's runs: {d}" for d in ([] if doubt is None else [doubt]) +
             _replay_doubts(replay, None)]
 
@@ -351,6 +347,42 @@ _HIDDEN_PURE = 1e-4
 """... or, for a pure claim, below this probability per run (below what any sampling method of the check
 resolves at up to 10^4 runs; floating-point Laplace samplers already break pure DP on events of this kind,
 Mironov, CCS 2012)."""
+
+
+def _noisy_declared(ctx: CheckContext) -> dict[str, Any]:
+    """Per noisy channel, ``(mechanism, scales)`` (:func:`~asyncdp.privacy.behavior.declared_noise`)."""
+    assert ctx.pair is not None
+    return {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
+                                                                          ctx.pair.scenario.horizon).items()
+            if ch.mechanism is not None}
+
+
+def side_draws(ctx: CheckContext, side: int, replay: Any) -> tuple[dict[str, Any], str | None]:
+    """:func:`_exact_draws` of one side's engine runs under its own problem (the scenario's runs, ``side`` 0, with
+    ``replay.residuals``; the adjacent scenario's, 1, with ``replay.residuals_prime``), once per side.
+
+    The first run with a release off its draw is first replayed twice
+    (:meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`): a rule drawing randomness of its own
+    there is refused, not doubted.
+
+    Args:
+        ctx: the shared context.
+        side: 0 or 1.
+        replay: that side's runs replayed under both problems (:meth:`~asyncdp.privacy.context.CheckContext.realized_replay`
+            or :meth:`~asyncdp.privacy.context.CheckContext.adjacent_replay`).
+
+    Returns:
+        :func:`_exact_draws`'s ``(figures, doubt)``.
+
+    Raises:
+        ScenarioError: the rule's steps returned different values for the same inputs along that run.
+    """
+    key = ("exact draws", side)
+    if key not in ctx.cache:
+        ctx.cache[key] = _exact_draws(ctx.engine_runs(side), replay.residuals if side == 0 else replay.residuals_prime,
+                                      _noisy_declared(ctx), ctx.changed_agent, ctx.delta_claimed, ctx.state_magnitude,
+                                      lambda run: ctx.check_run_deterministic(side, run, side))
+    return ctx.cache[key]
 
 
 def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str, Any],
@@ -740,8 +772,9 @@ def _other_rounds_witness(ctx: CheckContext, per_round: np.ndarray, runs: Any, e
     stay at most ``epsilon`` has a zero bound and is not audited. A NaN loss (undefined) counts as no event.
 
     The replay reads a noise-free release that differs under ``P'`` as an infinite loss; that is evidence about
-    the data only because :func:`~asyncdp.privacy.context.check_deterministic` refused any rule whose R or U step
-    draws randomness of its own in some round (its fresh draws would otherwise read as such a shift).
+    the data only because the check refuses a rule whose R or U step draws randomness of its own into a release
+    the replay does not explain (:meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`; its fresh
+    draws would otherwise read as such a shift).
 
     Args:
         ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
