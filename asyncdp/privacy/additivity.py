@@ -90,6 +90,7 @@ class AdditivityProbe:
 
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
+        finding_run: the run of that release (``None`` while every probe agreed).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -97,6 +98,7 @@ class AdditivityProbe:
         self.inner, self.noise, self.rng, self.signs, self.label = inner, noise, rng, signs, label
         self.reuse = reuse
         self.finding: str | None = None
+        self.finding_run: int | None = None
 
     def initial_state(self, runs: int) -> Any:
         return self.inner.initial_state(runs)
@@ -172,6 +174,7 @@ class AdditivityProbe:
             off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
             if off.any():
                 r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
+                self.finding_run = r
                 noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
                     else "noise"
                 return (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, rule_messages, rule_update
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -220,6 +220,45 @@ class CheckContext:
             self.cache[key] = dataclasses.replace(runs, disagreement=engine_disagreement(sc, runs, simpy0))
         return self.cache[key]
 
+    def check_run_deterministic(self, side: int, run: int, under: int) -> None:
+        """:func:`check_deterministic` along engine run ``run`` of ``side`` under the problem of scenario ``under``
+        (0: the scenario's, 1: the adjacent one's), once per ``(side, run, under)``.
+
+        Called where a replay does not explain a release of some run (:meth:`realized_replay`,
+        :meth:`adjacent_replay`: the additivity probe, a noise-free release off its replayed value, a residual off
+        the engine's draw), so the check stops with this error rather than give a verdict: a rule that gave the same
+        values twice there released something else, which the method that found it reports. A rule drawing
+        randomness of its own (from any round on, or only in states some runs reach) shows it so in the first run
+        that draws it into a release; randomness that reaches no release (a state entry nothing reads) is no
+        concern of privacy and is not looked for. Where the engine's draws were not recorded, run 0 is checked.
+
+        Raises:
+            ScenarioError: the rule's R or U step returned different values for the same inputs along that run.
+        """
+        key = ("deterministic", side, run, under)
+        if key in self.cache:
+            return
+        self.cache[key] = True
+        assert self.pair is not None
+        sc = self.pair.scenario if under == 0 else self.pair.adjacent
+        alg = self.algorithm if under == 0 else sc.algorithm.bind(sc.problem)
+        check_deterministic(sc, alg, self.engine_runs(side), "scenario" if under == 0 else "adjacent scenario", run)
+
+    def _check_unexplained(self, side: int, replay: ScheduledReplay, probes: Sequence[Any] = ()) -> None:
+        """:meth:`check_run_deterministic` on the runs of ``side`` whose releases ``replay`` (and its additivity
+        ``probes``: labelled ``"scenario"``, under the scenario's problem, or ``"adjacent"``) does not explain."""
+        for probe in probes:
+            if probe.finding_run is not None:
+                self.check_run_deterministic(side, probe.finding_run, 0 if probe.label == "scenario" else 1)
+        for found in replay.noise_free_mismatch.values():  # compared with the replay under the scenario's problem
+            for under in {0, side} if found is not None else ():
+                self.check_run_deterministic(side, int(found[0]), under)
+        from .realized import side_draws
+
+        if self.engine_runs(side).noise is None:  # no draws to compare the residuals with
+            self.check_run_deterministic(side, 0, side)
+        side_draws(self, side, replay)  # checks the first run with a residual off its draw
+
     def realized_replay(self) -> ScheduledReplay | AccountingError:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
@@ -238,6 +277,8 @@ class CheckContext:
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
+            if not isinstance(self.cache["replay"], AccountingError):
+                self._check_unexplained(0, self.cache["replay"], probes)
         return self.cache["replay"]
 
     def adjacent_replay(self) -> ScheduledReplay | AccountingError:
@@ -250,6 +291,8 @@ class CheckContext:
                                                             algorithm=self.algorithm, losses=False)
             except AccountingError as exc:
                 self.cache["adjacent replay"] = exc
+            else:
+                self._check_unexplained(1, self.cache["adjacent replay"])
         return self.cache["adjacent replay"]
 
     def pld_epsilon(self, delta: float, interval: float) -> float:
@@ -481,53 +524,101 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
                                     "engine does not draw")
 
 
-def check_deterministic(scenario: Scenario, alg: Algorithm, which: str = "scenario") -> None:
-    """The rule's R and U steps are functions of their inputs: called twice on each agent's initial state, with zero
-    noise, they return the same values.
+def check_deterministic(scenario: Scenario, alg: Algorithm, runs: EngineRuns, which: str = "scenario",
+                        run: int = 0) -> None:
+    """The rule's R and U steps are functions of their inputs in every round: along one realized engine run, each
+    step is called twice on the same inputs (the R step with zero noise) and must return the same values.
 
     Every method of the check replays the rule: a release's noise-free value is the R step with zero noise, the
     states are recomputed by the U step. A rule that draws randomness the engine does not hand it (its noise from
     ``numpy.random``, say) has no noise-free value: the replay would read fresh noise as a shift of the data and
-    refute a claim that may hold. Only round 1 is tried (randomness drawn from a later round on is not seen). Each
-    call gets its own copy of the state, noise and mixed values (a rule may work on them in place, as the engines
-    hand it fresh ones); values numpy cannot compare (ragged sequences, say) are not told apart.
+    refute a claim that may hold. Such a draw may start in any round, so the rule is replayed along run ``run`` of
+    ``runs`` (its recorded releases and realized mixing give every round's inputs; :func:`replay_runs`) and both
+    steps of every round are called twice. Each call gets its own copy of the state, noise and mixed values (a rule
+    may work on them in place, as the engines hand it fresh ones); values numpy cannot compare (ragged sequences,
+    say) are not told apart. A run that cannot be replayed is not checked (every replay-based method reports why).
 
     Args:
         scenario: the scenario (its problem and initial points).
         alg: its bound rule.
+        runs: engine runs (their releases and schedules give the inputs; ``scenario``'s own, or the other
+            scenario's, replayed under ``scenario``'s problem).
         which: how the error names the scenario (``"scenario"`` or ``"adjacent scenario"``).
+        run: the run replayed (:meth:`CheckContext.check_run_deterministic` names one whose releases the replay
+            does not explain).
 
     Raises:
         ScenarioError: naming the rule, scenario, agent, round, step and channel or state entry that differ.
 
     Example:
-        >>> pair, _ = small_example()
+        >>> pair, ctx = small_example()
         >>> sc = pair.scenario
-        >>> check_deterministic(sc, sc.algorithm.bind(sc.problem)) is None
+        >>> check_deterministic(sc, ctx.algorithm, ctx.engine_runs(0)) is None
         True
     """
-    import copy
-
-    noise = {ch.name: np.zeros(alg.noise(1, ch.name).dimension) for ch in alg.noisy_channels()}
-    for i, x0 in enumerate(scenario.initial_points()):
-        state = alg.initial_state(x0, i, scenario.problem)
-        msgs = [rule_messages(alg, copy.deepcopy(state), 1, copy.deepcopy(noise), i, scenario.problem)
-                for _ in range(2)]
-        _same_outputs(alg, which, i, "message()", "channel", *msgs)
-        news = [rule_update(alg, copy.deepcopy(state), copy.deepcopy(msgs[0]), 1, i, scenario.problem)
-                for _ in range(2)]
-        _same_outputs(alg, which, i, "update()", "state entry", *news)
+    one = {name: m[run:run + 1] for name, m in runs.messages.items()}
+    try:
+        replay_runs(runs, scenario, None, algorithm=alg, schedules=runs.schedules[run:run + 1], messages=one,
+                    wrap=lambda rule, _: _TwiceCalled(rule, which, run), losses=False)
+    except AccountingError:  # not replayable: the replay-based methods say so
+        return
 
 
-def _same_outputs(alg: Algorithm, which: str, agent: int, step: str, what: str, a: Any, b: Any) -> None:
+class _TwiceCalled:
+    """A replay rule whose R and U steps are each called twice on copies of their inputs and compared
+    (:func:`check_deterministic`); it replays as the rule it wraps."""
+
+    def __init__(self, inner: Any, which: str, run: int = 0) -> None:
+        self.inner, self.which, self.run = inner, which, run
+
+    def initial_state(self, runs: int) -> Any:
+        return self.inner.initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> Any:
+        import copy
+
+        out = [self.inner.message_means(copy.deepcopy(state), t) for _ in range(2)]
+        _same_outputs(self.inner.algorithm, self.which, t, "message()", "channel", *out, run=self.run)
+        return out[0]
+
+    def next_state(self, state: Any, mixed: Any, t: int) -> Any:
+        import copy
+
+        out = [self.inner.next_state(copy.deepcopy(state), copy.deepcopy(dict(mixed)), t) for _ in range(2)]
+        _same_outputs(self.inner.algorithm, self.which, t, "update()", "state entry", *out, run=self.run)
+        return out[0]
+
+
+def _same_outputs(alg: Algorithm, which: str, t: int, step: str, what: str, a: Any, b: Any, run: int = 0) -> None:
     """Raise :class:`ScenarioError` when two calls of one step returned other values (:func:`check_deterministic`)."""
     for k in a:
         if _differ(a[k], b[k]):
+            agent = _first_agent(a[k], b[k])
+            who = "some agent" if agent is None else f"agent {agent}"
             raise ScenarioError(
-                f"{alg.name}: under the {which}, {step} of agent {agent} in round 1 returned different values on "
-                f"{what} {k!r} for the same state and noise: the rule draws randomness the engine does not hand it "
-                "(e.g. numpy.random); the check replays every release from the states and the engine's noise, so "
-                "it cannot check this rule: draw every random value from the noise argument")
+                f"{alg.name}: under the {which}, {step} of {who} in round {t} returned different values on "
+                f"{what} {k!r} for the same state and noise (replayed along engine run {run}): the rule draws randomness "
+                "the engine does not hand it (e.g. numpy.random); the check replays every release from the states "
+                "and the engine's noise, so it cannot check this rule: draw every random value from the noise "
+                "argument")
+
+
+def _first_agent(a: Any, b: Any) -> int | None:
+    """The first agent whose entries of two ``(runs, N, ...)`` outputs differ (NaN equals NaN), or ``None``.
+
+    Example:
+        >>> _first_agent(np.array([[[0.0], [1.0], [2.0]]]), np.array([[[0.0], [1.0], [3.0]]])), _first_agent("a", "b")
+        (2, None)
+    """
+    try:
+        x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        if x.shape != y.shape or x.ndim < 2:
+            return None
+        off = ~((x == y) | (np.isnan(x) & np.isnan(y)))
+        agents = np.flatnonzero(off.reshape(off.shape[0], off.shape[1], -1).any(axis=(0, 2)))
+        return int(agents[0]) if agents.size else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _differ(a: Any, b: Any) -> bool:
@@ -608,9 +699,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
 
     Raises:
         AdjacencyError: the scenarios are not adjacent.
-        ScenarioError: the algorithm releases no noise (nothing to check), a scenario has its own
-            noise source (``Scenario(noise=...)``), or the rule draws randomness of its own
-            (``check_deterministic``).
+        ScenarioError: the algorithm releases no noise (nothing to check), or a scenario has its own
+            noise source (``Scenario(noise=...)``). (A rule drawing randomness of its own is refused where a replay
+            first fails to explain a release: :meth:`CheckContext.check_run_deterministic`.)
 
     Example:
         >>> pair, _ = small_example()
@@ -629,8 +720,6 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     changed_round, agent = adjacency.round, adjacency.agent
     alg = scenario.algorithm.bind(scenario.problem)
     check_declarations(alg, scenario.horizon)
-    check_deterministic(scenario, alg)
-    check_deterministic(adjacent, adjacent.algorithm.bind(adjacent.problem), "adjacent scenario")
     eps_claimed, delta_claimed, claim_form = claimed(alg, scenario.horizon, options.delta)
     shared = options.engine != "simpy" and seed_free_ledger(scenario) and _batch_refusal(scenario) is None
     if shared:

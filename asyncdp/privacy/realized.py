@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -108,11 +109,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         why = f"the runs cannot be replayed on their realized schedules: {replay}"
         doubt = why if not_additive is None else f"{why}; {not_additive}"
         return Evidence("noise conformance", "realized behavior", figures, reasons=(doubt,), doubt=doubt)
-    declared = {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
-                                                                               pair.scenario.horizon).items()
-                if ch.mechanism is not None}
-    exact, exact_doubt = _exact_draws(runs, replay.residuals, declared, ctx.changed_agent, ctx.delta_claimed,
-                                      ctx.state_magnitude)
+    declared = _noisy_declared(ctx)
+    exact, exact_doubt = side_draws(ctx, 0, replay)
     figures.update(exact)
     adjacent_doubts = _adjacent_draws(ctx, declared)
     if exact_doubt is None and exact["noise_draws_checked"]:
@@ -237,8 +235,7 @@ def _adjacent_draws(ctx: CheckContext, declared: dict[str, Any]) -> list[str]:
     if isinstance(replay, AccountingError):
         return [f"the adjacent scenario's runs cannot be replayed on their realized schedules ({replay}): their "
                 "released noise is not verified draw by draw"]
-    _, doubt = _exact_draws(ctx.engine_runs(1), replay.residuals_prime, declared, ctx.changed_agent,
-                            ctx.delta_claimed, ctx.state_magnitude)
+    _, doubt = side_draws(ctx, 1, replay)
     return [f"the adjacent scenario's runs: {d}" for d in ([] if doubt is None else [doubt]) +
             _replay_doubts(replay, None)]
 
@@ -352,9 +349,45 @@ resolves at up to 10^4 runs; floating-point Laplace samplers already break pure 
 Mironov, CCS 2012)."""
 
 
+def _noisy_declared(ctx: CheckContext) -> dict[str, Any]:
+    """Per noisy channel, ``(mechanism, scales)`` (:func:`~asyncdp.privacy.behavior.declared_noise`)."""
+    assert ctx.pair is not None
+    return {name: (ch.mechanism, ch.scales) for name, ch in declared_noise(ctx.algorithm,
+                                                                          ctx.pair.scenario.horizon).items()
+            if ch.mechanism is not None}
+
+
+def side_draws(ctx: CheckContext, side: int, replay: Any) -> tuple[dict[str, Any], str | None]:
+    """:func:`_exact_draws` of one side's engine runs under its own problem (the scenario's runs, ``side`` 0, with
+    ``replay.residuals``; the adjacent scenario's, 1, with ``replay.residuals_prime``), once per side.
+
+    The first run with a release off its draw is first replayed twice
+    (:meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`): a rule drawing randomness of its own
+    there is refused, not doubted.
+
+    Args:
+        ctx: the shared context.
+        side: 0 or 1.
+        replay: that side's runs replayed under both problems (:meth:`~asyncdp.privacy.context.CheckContext.realized_replay`
+            or :meth:`~asyncdp.privacy.context.CheckContext.adjacent_replay`).
+
+    Returns:
+        :func:`_exact_draws`'s ``(figures, doubt)``.
+
+    Raises:
+        ScenarioError: the rule's steps returned different values for the same inputs along that run.
+    """
+    key = ("exact draws", side)
+    if key not in ctx.cache:
+        ctx.cache[key] = _exact_draws(ctx.engine_runs(side), replay.residuals if side == 0 else replay.residuals_prime,
+                                      _noisy_declared(ctx), ctx.changed_agent, ctx.delta_claimed, ctx.state_magnitude,
+                                      lambda run: ctx.check_run_deterministic(side, run, side))
+    return ctx.cache[key]
+
+
 def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str, Any],
-                 agent: int | None = None, delta: float = 0.0, state_magnitude: float = 0.0
-                 ) -> tuple[dict[str, Any], str | None]:
+                 agent: int | None = None, delta: float = 0.0, state_magnitude: float = 0.0,
+                 on_mismatch: Callable[[int], None] | None = None) -> tuple[dict[str, Any], str | None]:
     """Is every release's residual its declared scale times the standard draw the engine handed it?
 
     The declarations state ``released = noise-free value + scale * (a fresh standard draw)`` (or minus it:
@@ -377,6 +410,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
         delta: the claimed delta.
         state_magnitude: the largest absolute state
             (:attr:`~asyncdp.privacy.context.CheckContext.state_magnitude`).
+        on_mismatch: called with the run of the first mismatched release, before the doubt is returned (the
+            determinism check of that run, :meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`).
 
     Returns:
         ``(figures, doubt)``: figures ``noise_draws_checked``, ``noise_draws_mismatched`` and
@@ -413,6 +448,8 @@ def _exact_draws(runs: Any, residuals: dict[str, np.ndarray], declared: dict[str
                    noise_draws_unresolved=worst_hidden)
     if first is not None:
         name, idx, got, want = first
+        if on_mismatch is not None:
+            on_mismatch(int(idx[0]))
         where = (f"run {idx[0]}, round {idx[1] + 1}, agent {idx[2]}" +
                  (f", receiver {idx[3]}" if len(idx) > 4 else "") + f", coordinate {idx[-1]}")
         return figures, (f"noise draws: {mismatched} of {checked} released coordinates do not carry their declared "
@@ -661,11 +698,12 @@ def replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     ``D_alpha = alpha mu^2 / 2``, unbounded in ``alpha``, while its losses
     above epsilon are far too rare for the runs to show one). A
     per-iteration claim audits the focus round's loss; a pure one bounds
-    every round's loss, so the largest round's is compared with epsilon
+    every round's loss, so the largest round's (NaN rounds left out) is compared with epsilon
     (a round other than the focus round may release what the ledger does not
-    hold, e.g. a noise-free channel from a later round on); with delta > 0 a
-    round other than the focus round with an infinite loss in some run is a
-    doubt.
+    hold, e.g. a noise-free channel from a later round on); with delta > 0
+    every other round is audited too (:func:`_other_rounds_witness`, at
+    :data:`OTHER_ROUNDS_FRACTION` of the audit's share), and one with an
+    infinite loss in some run that gives no witness is a doubt.
 
     Args:
         pair: the scenario pair.
@@ -709,13 +747,85 @@ def _with_doubt(evidence: Evidence, doubt: str | None) -> Evidence:
                                doubt=doubt if evidence.doubt is None else f"{evidence.doubt}; {doubt}")
 
 
-def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str | None:
-    """Why a per-iteration claim with delta > 0 is in doubt: a round the audit does not test has an infinite loss.
+OTHER_ROUNDS_FRACTION = 0.5
+"""The part of the exact replay's audit share that an approximate per-iteration claim's rounds besides the focus
+round spend (:func:`_other_rounds_witness`, Bonferroni over them); the focus round's audit keeps the rest."""
 
-    The audit of such a claim tests the focus round's losses only (the round with the largest declared
-    sensitivity/scale; testing every round would split its error share); a round whose realized loss is
-    infinite in some run released something the declared noise cannot explain (a noise-free value that moves,
-    e.g. a flag sent from a later round on), which the focus round need not show.
+
+def _other_rounds_witness(ctx: CheckContext, per_round: np.ndarray, runs: Any, error: float
+                          ) -> tuple[dict[str, Any], str] | None:
+    """A certified witness against an approximate per-iteration claim from a round other than the focus round.
+
+    The claim (``claim_level = "iteration"``, ``delta > 0``): for every past ``h`` (released transcript and schedule
+    of rounds ``1..t-1``), the laws ``P_t(. | h)`` and ``P'_t(. | h)`` of round ``t``'s releases are ``(epsilon,
+    delta)``-close. The replay's round-``t`` loss ``L_t = log dP_t(. | h) / dP'_t(. | h)`` at the release
+    (``+inf`` where ``P'_t(. | h)`` gives it probability 0) has ``E[(1 - e^(epsilon - L_t))_+ | h] =
+    delta_h(epsilon) <= delta`` for every ``h`` (the hockey-stick divergence; the term is 1 on the set
+    ``E_h`` of releases ``P'`` cannot make, so ``P_t(E_h | h) <= delta``). Averaged over the pasts of ``P``'s runs,
+    ``E[(1 - e^(epsilon - L_t))_+] <= delta`` too; the runs are i.i.d. under ``P``, so
+    :func:`accounting.auditors.plrv_audit`'s threshold bound (``delta >= P[L_t > epsilon'] (1 - e^(epsilon -
+    epsilon'))`` for each ``epsilon' >= epsilon``, one-sided Clopper-Pearson counts, union bound over a fixed
+    grid) of one round's losses above ``delta`` refutes the claim; an infinite loss counts in every threshold
+    event, so a fraction of runs with ``L_t = +inf`` whose lower bound exceeds ``delta`` (a noise-free release
+    that moves with the data) is such a witness. Each of the ``T - 1`` rounds runs at ``error / (T - 1)``
+    (Bonferroni), so a true claim gets this witness with probability at most ``error``; a round whose losses all
+    stay at most ``epsilon`` has a zero bound and is not audited. A NaN loss (undefined) counts as no event.
+
+    The replay reads a noise-free release that differs under ``P'`` as an infinite loss; that is evidence about
+    the data only because the check refuses a rule whose R or U step draws randomness of its own into a release
+    the replay does not explain (:meth:`~asyncdp.privacy.context.CheckContext.check_run_deterministic`; its fresh
+    draws would otherwise read as such a shift).
+
+    Args:
+        ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
+        per_round: the ``(R, T)`` per-round losses (less the round-off budget).
+        runs: the engine runs (:class:`~asyncdp.privacy.behavior.EngineRuns`), for the witness's origin.
+        error: the error rate of the rounds together.
+
+    Returns:
+        ``(witness, reason)`` for the round with the largest certified delta above the claim, or ``None``.
+    """
+    eps, delta, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
+    others = [t for t in range(per_round.shape[1]) if t != focus]
+    if not others:
+        return None
+    top = np.finfo(float).max
+    best = None
+    for t in others:
+        losses = np.nan_to_num(per_round[:, t], nan=0.0, posinf=top, neginf=-top)
+        if not losses.max() > eps:
+            continue
+        report = auditors.plrv_audit(losses, eps, delta, confidence=1.0 - error / len(others),
+                                     lower_bound="thresholds")
+        if report.violation and (best is None or report.delta_lower > best[1].delta_lower):
+            best = (t, report)
+    if best is None:
+        return None
+    t, report = best
+    run = int(np.argmax(np.nan_to_num(per_round[:, t], nan=-np.inf)))
+    infinite = int(np.isposinf(per_round[:, t]).sum())
+    confidence = 1.0 - error
+    witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine, "seed": ctx.options.seed,
+               "loss": float(per_round[run, t]), "round": t + 1, "claim_form": ctx.form_name,
+               "delta_lower": report.delta_lower, "confidence": confidence, "infinite_loss_runs": infinite,
+               "method": (f"per-iteration claim, round {t + 1}'s exact replay losses: {report.lower_method} lower "
+                          "bound on delta(epsilon) averaged over the runs' pasts (Clopper-Pearson counts of threshold "
+                          f"events; Bonferroni over the {len(others)} rounds besides the focus round)")}
+    reason = (f"replay: round {t + 1} of the per-iteration claim: delta(epsilon={eps:.6g}) >= "
+              f"{report.delta_lower:.3g} > claimed delta {delta:.3g} averaged over the runs' pasts, which the claim "
+              f"bounds by delta for each past (confidence {confidence:.6g}); {infinite} of {per_round.shape[0]} runs "
+              f"have an infinite loss there (a release the adjacent problem cannot make); engine run {run} has loss "
+              f"{float(per_round[run, t]):.6g}")
+    return witness, reason
+
+
+def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str | None:
+    """Why a per-iteration claim with delta > 0 is in doubt: a round other than the focus round has an infinite loss.
+
+    The focus round and the other rounds are audited (:func:`_other_rounds_witness`); a round whose realized loss
+    is infinite in some run released something the declared noise cannot explain (a noise-free value that moves,
+    e.g. a flag sent from a later round on), which the focus round need not show: when too few runs show it for a
+    witness, a delta that bounds its probability may still hold, so it is a doubt.
 
     Args:
         ctx: the shared context (``focus`` set, ``delta_claimed > 0``).
@@ -732,7 +842,7 @@ def _unaudited_infinite_rounds(ctx: CheckContext, per_round: np.ndarray) -> str 
     run = int(np.flatnonzero(inf.any(axis=1))[0])
     return (f"replay: round(s) {_ranges(rounds)} of the per-iteration claim have an infinite privacy loss in "
             f"{int(inf.any(axis=1).sum())} of {per_round.shape[0]} runs (first: run {run}): a release the declared "
-            f"noise cannot explain, in a round the audit (of round {ctx.focus + 1}) does not test")
+            "noise cannot explain, too rare for the audit of each round to certify a delta above the claim")
 
 
 def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
@@ -748,7 +858,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
     # a pure per-iteration claim bounds every round's loss, not only the focus round's
     every_round = focus is not None and delta_claimed == 0
-    losses = (per_round.max(axis=1) if every_round else per_round[:, focus] if focus is not None
+    losses = (np.fmax.reduce(per_round, axis=1) if every_round else per_round[:, focus] if focus is not None
               else per_round.sum(axis=1))
     if math.isinf(eps_claimed):
         return Evidence("exact replay", "realized behavior",
@@ -763,6 +873,9 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     # Gaussian noise: a Renyi witness rests on escort draws (profiles.escort_renyi_lower), which spend half the share
     escort_error = ctx.options.alpha_share / 2 if gaussian else ctx.options.alpha_share
     audit_error = ctx.options.alpha_share - escort_error if gaussian else ctx.options.alpha_share
+    # an approximate per-iteration claim: the rounds besides the focus round get their part of the audit's share
+    others_error = audit_error * OTHER_ROUNDS_FRACTION if focus is not None and delta_claimed > 0 else 0.0
+    audit_error -= others_error
     exact = (pair_profile(ctx, pair_shifts(pair, ctx), pair.scenario, runs, adjacent=pair.adjacent,
                           escort_error=escort_error)
              if delta_claimed > 0 or gaussian else None)
@@ -792,7 +905,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
                                  confidence=1.0 - audit_error, lower_bound="thresholds")
-    raw = (replay.per_round.max(axis=1) if every_round else replay.per_round[:, focus] if focus is not None
+    raw = (np.fmax.reduce(replay.per_round, axis=1) if every_round else replay.per_round[:, focus] if focus is not None
            else replay.losses)
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
@@ -804,12 +917,16 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if exact is not None and exact.note is not None:  # the pair's exact divergence set aside (profiles.pair_profile)
         reasons += (f"replay: the user's pair: {exact.note}",)
     if not report.violation:
-        return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
+        other = _other_rounds_witness(ctx, per_round, runs, others_error) if others_error > 0 else None
+        if other is None:
+            return Evidence("exact replay", "realized behavior", figures, reasons=reasons)
+        witness, reason = other
+        return Evidence("exact replay", "realized behavior", figures, witness=witness, reasons=(*reasons, reason))
     run = report.witness if report.witness is not None else int(np.argmax(losses))
     witness = {"kind": "replay", "run": run, **run_origin(runs, run), "engine": runs.engine,
                                "seed": ctx.options.seed, "loss": float(losses[run])}
     if focus is not None:
-        witness["round"] = int(np.argmax(per_round[run])) + 1 if every_round else focus + 1
+        witness["round"] = int(np.argmax(np.nan_to_num(per_round[run], nan=-np.inf))) + 1 if every_round else focus + 1
     if math.isinf(losses[run]):
         witness["round"] = int(np.flatnonzero(np.isinf(per_round[run]))[0]) + 1
     witness["claim_form"] = ctx.form_name

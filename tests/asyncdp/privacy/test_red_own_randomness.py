@@ -23,6 +23,8 @@ import pytest
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.errors import ScenarioError
 from asyncdp.privacy import check_privacy
+from asyncdp.privacy.behavior import run_engine
+from asyncdp.privacy.context import check_deterministic
 
 example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
 EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
@@ -77,7 +79,10 @@ def test_randomness_drawn_under_the_adjacent_problem_only_is_refused():
     x0 = sc.initial_points()[0]
     ups = [s.problem.costs.gradient(0, x0, round_index=1)[0] > 0 for s in (sc, adj)]
     assert list(x0) == [0.0, 0.0] and ups == [False, True]  # the own draw: under the adjacent problem only
-    with pytest.raises(ScenarioError, match=r"under the adjacent scenario, .*agent 0.*round 1.*channel 'y'.*randomness"):
+    with pytest.raises(ScenarioError, match=r"under the adjacent scenario, .*agent 0 in round 1 .*channel 'y'.*randomness"):
+        check_deterministic(adj, rule.bind(adj.problem), run_engine(adj, 1, seed=0), "adjacent scenario")
+    # (the scenario's runs reach a positive gradient entry later, so the check refuses it there first)
+    with pytest.raises(ScenarioError, match=r"under the (adjacent )?scenario, .*agent 0.*channel 'y'.*randomness"):
         check_privacy(sc, adj, runs=50, seed=0)
 
 
@@ -114,3 +119,52 @@ def test_a_correct_deterministic_rule_is_not_refused(cls):
     report = check_privacy(EX["scenario"].replace(algorithm=rule), EX["adjacent"].replace(algorithm=rule), runs=200,
                            seed=0)
     assert report.verdict == "pass", report.reasons
+
+
+@dataclass(frozen=True)
+class LateOwnNoiseDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD drawing its Laplace noise itself (the declared scale) from round ``start`` on, the engine's before."""
+
+    start: int = 2
+    name: ClassVar[str] = "private-dgd-late-own-noise-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        x = state["x"]
+        if t < self.start:
+            return {"y": x + self.scale() * noise["y"]}
+        return {"y": x + _RNG.laplace(0.0, self.scale(), size=x.shape)}
+
+
+@pytest.mark.parametrize("start", [2, 7])
+def test_randomness_drawn_from_a_later_round_on_is_refused_with_that_round(start):
+    """Its releases are the correct rule's (the claim holds); round 1 is deterministic, so the determinism check of
+    round 1 alone let it through and every replay read the fresh draws as a shift of the data: ``violation``."""
+    rule = LateOwnNoiseDGD(rounds=EX["HORIZON"], start=start)
+    with pytest.raises(ScenarioError, match=rf"under the scenario, message\(\) of agent 0 in round {start} returned "
+                                            r"different values on channel 'y'.*randomness"):
+        check_privacy(EX["scenario"].replace(algorithm=rule), EX["adjacent"].replace(algorithm=rule), runs=50, seed=0)
+
+
+@dataclass(frozen=True)
+class RoundReadingDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """The correct PrivateDGD whose state counts the rounds it has seen (read from ``t``) and steps in place."""
+
+    name: ClassVar[str] = "private-dgd-round-reading-test"
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        return {**super().initial_state(x0, agents, problem), "seen": np.zeros(np.shape(x0)[:-1])}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        seen = state["seen"]
+        seen += 1.0  # in place on the state the engine hands it
+        assert np.all(seen == t)
+        return {**super().update(state, mixed, t, agents, problem), "seen": seen}
+
+
+@pytest.mark.parametrize("cls", [InPlaceDGD, TaggedDGD, RoundReadingDGD],
+                         ids=["update in place on mixed", "non-numeric entries", "state counts rounds in place"])
+def test_every_round_of_a_correct_rule_passes_the_determinism_check(cls):
+    rule = cls(rounds=EX["HORIZON"])
+    sc = EX["scenario"].replace(algorithm=rule)
+    for engine in ("batch", "simpy"):
+        assert check_deterministic(sc, rule.bind(sc.problem), run_engine(sc, 2, seed=0, engine=engine)) is None
