@@ -37,10 +37,7 @@ FAR = 14.2
 """The flag's gradient norm: above ``2 * 5 sqrt(2)``, the largest under the scenario's target (the box's center)."""
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _papers() -> None:
-    """The script's paper records, registered for this module's tests only."""
-    example_scripts.register_again(_PAPERS)
+_papers = example_scripts.records_fixture(_PAPERS)  # the script's records, for this module's tests only
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,7 @@ EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
 _RNG = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _papers() -> None:
-    """The script's paper records, registered for this module's tests only."""
-    example_scripts.register_again(_PAPERS)
+_papers = example_scripts.records_fixture(_PAPERS)  # the script's records, for this module's tests only
 
 
 @dataclass(frozen=True)
