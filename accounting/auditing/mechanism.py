@@ -97,7 +97,7 @@ class _InputGuard:
 
 
 def _plain(data: Any, depth: int = 0) -> bool:
-    """Whether ``data`` is built of values whose pickle changes only when they do (see :class:`_InputGuard`)."""
+    """Whether ``data`` is built of values whose pickle changes only when they do (see ``_InputGuard``)."""
     if data is None or isinstance(data, (bool, int, float, complex, str, bytes, np.generic)):
         return True
     if isinstance(data, np.ndarray):
@@ -146,7 +146,7 @@ def draw_samples(mechanism: Callable[..., Any], data: Any, samples: int, *, seed
 
     Raises:
         AuditInputError: a non-callable mechanism, outputs of the wrong or varying shape, a mechanism that
-            changed ``data`` (:class:`_InputGuard`).
+            changed ``data`` (its ``_InputGuard``).
         PrivacyParameterError: a bad ``samples``, ``seed`` or ``batch_size``.
 
     Example:
@@ -241,7 +241,7 @@ def audit_mechanism(mechanism: Callable[..., Any], data: Any, data_prime: Any, *
 
     Raises:
         AuditInputError: a non-callable mechanism, too few samples, outputs of varying shape, a mechanism that
-            changed ``data`` or ``data_prime`` while drawing (:class:`_InputGuard`), a bad ``max_train`` or
+            changed ``data`` or ``data_prime`` while drawing (its ``_InputGuard``), a bad ``max_train`` or
             ``max_select``, an unknown method, ``low_bits`` not a bool.
         PrivacyParameterError: a bad epsilon, delta, confidence, seed, ``samples``, ``batch_size`` or
             ``max_in_memory``.

@@ -26,7 +26,7 @@ LEFT_OUT = {
 EXTRAS: dict[str, dict[str, list[str]]] = {
     "asyncdp": {"asyncdp.problems.costs.structure": ["compare", "family_name", "same_value", "shadowed"]},
     "asyncdp.papers": {"asyncdp.papers.wang_basar.rule": ["TwoPhaseStep"], "asyncdp.papers.muffliato.rule": ["Muffliato"]},
-    "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "STATISTICAL_METHODS", "focus_rounds",
+    "asyncdp.privacy": {"asyncdp.privacy.context": ["prepare", "check_deterministic", "STATISTICAL_METHODS", "focus_rounds",
                                                     "decision_magnitude"],
                         "asyncdp.privacy.behavior": ["RecordingNoise", "engine_disagreement", "engines_disagree",
                                                      "simpy_run0", "seed_free_ledger"],
