@@ -676,6 +676,9 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
 _TAIL_LOG = 700.0
 """``log(1/p)`` of the probability ``p`` that the round-off drift of a matched loss exceeds its allowance."""
 
+_LOG_FLOAT_MAX = 709.0
+"""Below ``log`` of the largest float: a larger ``log cap`` is an infinite cap."""
+
 
 def matched_tilt_delta_lower(mu: float, epsilon: float, tilt: float, draws: int, misses: int, error: float, *,
                              drift: float = 0.0, spread: float = 0.0) -> DeltaLowerBound:
@@ -698,7 +701,9 @@ def matched_tilt_delta_lower(mu: float, epsilon: float, tilt: float, draws: int,
     The middle term is an expectation under the proposal ``Q`` moving every release by ``tilt`` times its offset
     (``z = z_Q + tilt o / s``): ``E_Q[w g 1_(not S)]`` with ``w = exp(K - tilt L_o)``,
     ``K = tilt (1 + tilt) mu^2 / 2``, and ``w g <= cap`` (:func:`accounting.tilting.chernoff_log_cap` at
-    ``epsilon + Delta``, any tilt). So it is at most ``cap q``, ``q = Q(not S)``: ``draws`` transcripts drawn
+    ``epsilon + Delta``, any tilt; not clipped at 1: ``E_P[g 1_(not S)]`` is not bounded by ``Q(not S)``, and a tilt
+    far beyond the Chernoff one has a cap far above 1), and at most the closed form itself. So it is at most
+    ``min(cap q, delta_mu(epsilon + Delta))``, ``q = Q(not S)``: ``draws`` transcripts drawn
     under ``Q`` with ``misses`` outside ``S`` bound ``q`` by the one-sided Clopper–Pearson bound at ``error``
     (``1 - error^(1/n)`` when none missed). The bound holds with probability at least ``1 - error``. ``k`` is
     ``sqrt(2 spread 700)`` (the drift's tail ``e^(-700)`` is subtracted too). The closed form is exact only on
@@ -739,10 +744,12 @@ def matched_tilt_delta_lower(mu: float, epsilon: float, tilt: float, draws: int,
     q = float(clopper_pearson_bound_many(int(misses), int(draws), min(1.0 - 1e-15, 2.0 * a), upper=True))
     k = math.sqrt(2.0 * v * _TAIL_LOG)
     shifted = eps + b + k
-    cap = math.exp(min(chernoff_log_cap(lam, shifted, gaussian_mus=[m]), 0.0))  # a cap above 1: delta <= 1 anyway
+    log_cap = chernoff_log_cap(lam, shifted, gaussian_mus=[m])
+    cap = math.exp(log_cap) if log_cap < _LOG_FLOAT_MAX else math.inf
     closed = gaussian_profile_delta(m, shifted)
     tail = math.exp(-_TAIL_LOG) if v > 0 else 0.0
-    lower = closed - cap * q - tail
+    # the missed part is at most cap q, and at most the whole closed form (never clip cap at 1: P(not S) is not q)
+    lower = closed - min(closed, cap * q) - tail
     return DeltaLowerBound("exact profile less the tilt margin", eps, float(lower), gaussian_profile_delta(m, eps),
                            1.0 - a, int(draws), {"misses": int(misses), "q_upper": q, "cap": cap, "tilt": lam,
                                                  "loss_allowance": b + k, "closed_form": closed})

@@ -100,6 +100,36 @@ def test_the_bound_holds_where_the_shifts_change_under_the_tilt_and_ignoring_mis
     assert min(bounds) > 0.4 * true  # and still says something
 
 
+class Rise(Switch):
+    """The second release at ``a`` only once the first reaches ``1``: its shift vanishes where ``P`` puts its mass."""
+
+    def next_state(self, x, mixed, t):
+        return self.a * (mixed["y"] >= 1.0)
+
+
+def test_a_tilt_beyond_the_chernoff_one_certifies_nothing_where_p_loses_the_shift():
+    # tilt 5 at epsilon 0.5 (Chernoff's: 0.39) puts every draw past the threshold, where the shift holds, but P's
+    # mass below it loses the second shift: the truth (0.2414) is far below the closed form (0.4001). The missed part
+    # E_P[g 1_(not S)] is bounded by cap Q(not S), and this tilt's cap is e^24.8: a cap clipped at 1 certified 0.39
+    eps, lam, n = 0.5, 5.0, 400
+
+    def f(y: float) -> float:
+        x = eps - (C * y + C * C / 2)
+        rest = float(norm.cdf(-x / C + C / 2) - math.exp(x) * norm.cdf(-x / C - C / 2)) if y >= 1.0 \
+            else max(0.0, -math.expm1(x))
+        return float(norm.pdf(y)) * rest
+
+    true = integrate.quad(f, -12, 1.0, limit=200)[0] + integrate.quad(f, 1.0, 20, limit=200)[0]
+    assert true == pytest.approx(0.2414, abs=1e-4) and gaussian_profile_delta(MU, eps) > true + 0.1
+    got = tilted_scheduled_transcripts({"y": np.zeros((n, 2, 1, 1))}, [One()] * n,
+                                       {"y": ChannelNoise("gaussian", np.ones(2))}, Rise(0.0), Rise(-C),
+                                       epsilon=eps, mu_bound=MU, seed=0, tilt=lam,
+                                       offsets={"y": np.full((n, 2, 1, 1), C)}, tolerance={"y": 1e-9})
+    misses = int((~got.matched).sum())
+    assert misses < 5  # the tilt keeps the shift almost everywhere it draws
+    assert matched_tilt_delta_lower(MU, eps, lam, n, misses, 0.05).lower <= true
+
+
 def test_without_misses_the_margin_is_cap_times_the_clopper_pearson_bound():
     lam = chernoff_tilt(4.0, gaussian_mus=[1.0])
     b = matched_tilt_delta_lower(1.0, 4.0, lam, 1000, 0, 0.0125)
