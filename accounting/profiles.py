@@ -37,6 +37,11 @@ schedule and bound their average with
 :func:`schedule_average_lower`), and their Rényi divergences with
 :func:`schedule_renyi_lower`.
 
+Shifts found fixed on the runs need not be fixed where ``delta(epsilon)``
+weighs transcripts (the tail near ``epsilon``): :func:`matched_tilt_delta_lower`
+bounds a Gaussian pair's ``delta(epsilon)`` by the closed form less the margin
+of tilted transcripts that kept every release's shift.
+
 Example:
     >>> p = shift_profile([("gaussian", [0.3, 0.4], 1.0), ("gaussian", 1.2, 1.0)])
     >>> p.gaussian_mu, p.exact, round(p.delta(1.0), 6)
@@ -74,6 +79,7 @@ __all__ = [
     "schedule_average_lower",
     "RenyiLowerBound",
     "schedule_renyi_lower",
+    "matched_tilt_delta_lower",
 ]
 
 _E = PrivacyParameterError
@@ -665,3 +671,85 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
         lower = min(float(d[-1]), log_ex / (a - 1.0))  # the clip only removes round-off (a mixture of X_(k) and 1)
         out.append(RenyiLowerBound(method, a, max(0.0, lower), conf, n))
     return out
+
+
+_TAIL_LOG = 700.0
+"""``log(1/p)`` of the probability ``p`` that the round-off drift of a matched loss exceeds its allowance."""
+
+_LOG_FLOAT_MAX = 709.0
+"""Below ``log`` of the largest float: a larger ``log cap`` is an infinite cap."""
+
+
+def matched_tilt_delta_lower(mu: float, epsilon: float, tilt: float, draws: int, misses: int, error: float, *,
+                             drift: float = 0.0, spread: float = 0.0) -> DeltaLowerBound:
+    """A certified lower bound on a pair's ``delta(epsilon)`` from its Gaussian closed form and tilted draws that
+    kept every release's shift (:func:`accounting.tilted_replay.tilted_scheduled_transcripts` with ``offsets``).
+
+    Setting: one schedule, Gaussian releases ``y_r = m_r + s_r z_r`` under ``P`` (``m'_r`` under ``P'``, both given
+    the past), fixed offsets ``o_r`` with ``mu^2 = sum ||o_r||^2 / s_r^2``, and the event ``S``: every release's
+    shift ``d_r = m_r - m'_r`` lies within ``eta_r`` of ``o_r`` coordinate by coordinate. With
+    ``L_o = sum o_r . z_r / s_r + mu^2 / 2`` (law ``N(mu^2 / 2, mu^2)`` under ``P``: the closed form's loss) and the
+    pair's loss ``L = sum d_r . z_r / s_r + ||d_r||^2 / (2 s_r^2)``, on ``S``
+    ``L >= L_o - drift + M`` with ``drift = sum eta |o| / s^2`` (``||d||^2 >= ||o||^2 - 2 eta |o|``) and ``M`` a
+    martingale of conditional variances summing to at most ``spread = sum eta^2 / s^2`` (stopped when ``S``
+    fails), so ``P(M < -k) <= exp(-k^2 / (2 spread))``. ``g(L) = (1 - e^(epsilon - L))_+`` is ``>= 0`` and grows
+    with ``L``, so with ``Delta = drift + k``
+
+        delta(epsilon) = E_P[g(L)] >= E_P[g(L_o - Delta) 1_S] - P(M < -k)
+                       >= delta_mu(epsilon + Delta) - E_P[g(L_o - Delta) 1_(not S)] - exp(-k^2 / (2 spread)).
+
+    The middle term is an expectation under the proposal ``Q`` moving every release by ``tilt`` times its offset
+    (``z = z_Q + tilt o / s``): ``E_Q[w g 1_(not S)]`` with ``w = exp(K - tilt L_o)``,
+    ``K = tilt (1 + tilt) mu^2 / 2``, and ``w g <= cap`` (:func:`accounting.tilting.chernoff_log_cap` at
+    ``epsilon + Delta``, any tilt; not clipped at 1: ``E_P[g 1_(not S)]`` is not bounded by ``Q(not S)``, and a tilt
+    far beyond the Chernoff one has a cap far above 1), and at most the closed form itself. So it is at most
+    ``min(cap q, delta_mu(epsilon + Delta))``, ``q = Q(not S)``: ``draws`` transcripts drawn
+    under ``Q`` with ``misses`` outside ``S`` bound ``q`` by the one-sided Clopper–Pearson bound at ``error``
+    (``1 - error^(1/n)`` when none missed). The bound holds with probability at least ``1 - error``. ``k`` is
+    ``sqrt(2 spread 700)`` (the drift's tail ``e^(-700)`` is subtracted too). The closed form is exact only on
+    ``S``: a projection active under the tilt puts its draws outside ``S`` and leaves nothing.
+
+    Args:
+        mu: the offsets' composed ``mu`` (``> 0``).
+        epsilon: ``>= 0``.
+        tilt: the proposal's ``lambda >= 0`` (fixed before the draw).
+        draws: transcripts drawn under ``Q`` (``>= 1``); misses: how many left ``S`` (``0 .. draws``).
+        error: in ``(0, 1)``.
+        drift, spread: the round-off allowances above (``>= 0``).
+
+    Returns:
+        A :class:`~accounting.delta_bounds.DeltaLowerBound` (method ``"exact profile less the tilt margin"``;
+        ``lower`` may be negative: nothing certified), at confidence ``1 - error``.
+
+    Raises:
+        PrivacyParameterError: a bad parameter, named.
+
+    Example:
+        >>> b = matched_tilt_delta_lower(1.0, 4.0, 3.7, 1000, 0, 0.01)
+        >>> 4.5e-5 < b.lower < gaussian_profile_delta(1.0, 4.0)
+        True
+    """
+    from .auditors import clopper_pearson_bound_many
+    from .tilting import chernoff_log_cap
+
+    m = check_positive(mu, "mu", error=_E)
+    eps = check_nonnegative(epsilon, "epsilon", error=_E)
+    lam = check_nonnegative(tilt, "tilt", error=_E)
+    a = check_open_unit(error, "error", error=_E)
+    b = check_nonnegative(drift, "drift", error=_E)
+    v = check_nonnegative(spread, "spread", error=_E)
+    if not (isinstance(draws, (int, np.integer)) and draws >= 1 and isinstance(misses, (int, np.integer))
+            and 0 <= misses <= draws):
+        raise PrivacyParameterError(f"need draws >= 1 and 0 <= misses <= draws, got {misses!r} of {draws!r}")
+    q = float(clopper_pearson_bound_many(int(misses), int(draws), min(1.0 - 1e-15, 2.0 * a), upper=True))
+    k = math.sqrt(2.0 * v * _TAIL_LOG)
+    shifted = eps + b + k
+    log_cap = chernoff_log_cap(lam, shifted, gaussian_mus=[m])
+    cap = math.exp(log_cap) if log_cap < _LOG_FLOAT_MAX else math.inf
+    closed = gaussian_profile_delta(m, shifted)
+    tail = math.exp(-_TAIL_LOG) if v > 0 else 0.0
+    # the missed part is at most cap q, and at most the whole closed form (never clip cap at 1: P(not S) is not q)
+    lower = closed - min(closed, cap * q) - tail
+    return DeltaLowerBound("exact profile less the tilt margin", eps, float(lower), gaussian_profile_delta(m, eps),
+                           1.0 - a, int(draws), {"misses": int(misses), "q_upper": q, "cap": cap, "tilt": lam,
+                                                 "loss_allowance": b + k, "closed_form": closed})

@@ -190,6 +190,8 @@ class ScheduledReplay:
         log_weights: with ``draw``: per run ``sum_t lambda_t (1 + lambda_t) mu_t^2 / 2 - lambda_t l_t``, the exact
             ``log p_P(y | S) - log q(y | S)`` of the tilted construction (once the transcript has settled).
         tilted_mu: with ``draw``: per run ``sqrt(sum mu_t^2)`` over the rounds of ``draw.rounds``.
+        matched: with ``draw.offsets``: per run, whether every release of ``draw.rounds`` had its shift within
+            ``draw.tolerance`` of its offset (:class:`TiltedDraw`).
         residuals_prime: per noisy channel, ``y - mu_P'`` (``None`` without ``rule_prime``): the residuals a
             second replay with ``P'``'s recursion as ``rule`` would give (the same combinations, computed
             by the same operations), so that ``residuals - residuals_prime`` is every release's realized
@@ -206,6 +208,7 @@ class ScheduledReplay:
     messages: dict[str, np.ndarray] | None = None
     log_weights: np.ndarray | None = None
     tilted_mu: np.ndarray | None = None
+    matched: np.ndarray | None = None
     residuals_prime: dict[str, np.ndarray] | None = None
     states: tuple[Any, ...] | None = None
 
@@ -220,15 +223,27 @@ class TiltedDraw:
     draw), with ``lambda_t = tilt`` on the rounds of ``rounds`` and 0
     elsewhere: the exponential tilt of :mod:`accounting.tilted_replay`.
 
+    With ``offsets`` each such release moves by ``lambda_t`` times its FIXED offset instead (the tilt of a pair whose
+    shifts are those offsets), ``mu + lambda_t o + s_t z``; the log weights are then that proposal's exact ones,
+    ``sum (lambda_t^2 ||o||^2 / 2 - lambda_t o . (y - mu)) / s_t^2``, ``tilted_mu`` is the offsets' composed ``mu``,
+    and each run reports whether every tilted release's shift ``mu - mu'`` lies within ``tolerance`` of its offset,
+    coordinate by coordinate (:attr:`ScheduledReplay.matched`).
+
     Attributes:
         noise: per channel, standard normal draws shaped like its messages.
         tilt: ``lambda >= 0``.
         rounds: ``(T,)`` booleans, the rounds tilted and weighted (the loss they add is the one bounded).
+        offsets: per noisy channel, the fixed shift ``mu - mu'`` of every release, shaped like its messages
+            (``None``: each release moves by its own shift).
+        tolerance: with ``offsets``, per noisy channel the largest ``|mu - mu' - o|`` per coordinate a matched
+            release may have (broadcastable to one run's messages, ``(T, N, d)``; unicast ``(T, N, N, d)``).
     """
 
     noise: Mapping[str, np.ndarray]
     tilt: float
     rounds: np.ndarray
+    offsets: Mapping[str, np.ndarray] | None = None
+    tolerance: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -247,6 +262,12 @@ class RunPins:
     """
 
     agents: np.ndarray
+
+
+def _offset(draw: TiltedDraw, name: str, offset: int, runs: int, t: int, pins: Any) -> np.ndarray:
+    """Round ``t``'s fixed offsets of channel ``name`` for the chunk's runs and the pinned agents (NaN: 0)."""
+    assert draw.offsets is not None
+    return _nan_to_num(np.asarray(draw.offsets[name][offset:offset + runs, t - 1], dtype=float)[:, pins])
 
 
 def _nan_to_num(a: np.ndarray) -> np.ndarray:
@@ -955,8 +976,8 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     assert mp_all is not None
                     lam_t = draw.tilt if draw.rounds[t - 1] else 0.0
                     mp = mp_all[:, pins, None, :] if unicast else mp_all[:, pins]  # unicast: every copy's shift
-                    value = value + lam_t * (value - mp) + scale * draw.noise[name][
-                        offset:offset + runs, t - 1][:, pins]
+                    move = (value - mp) if draw.offsets is None else _offset(draw, name, offset, runs, t, pins)
+                    value = value + lam_t * move + scale * draw.noise[name][offset:offset + runs, t - 1][:, pins]
                 y[:, t - 1, pins] = np.where(seen, value, np.nan)
                 if scale == 0:  # a noise-free release of anyone is its noise-free value
                     seen_all = ~np.isnan(y[:, t - 1])
@@ -1001,9 +1022,20 @@ def _replay_chunk(messages: Mapping[str, np.ndarray], schedules: Sequence[Schedu
                     contributions[:, t - 1] += part
                     if draw is not None and tilted is not None and draw.rounds[t - 1]:
                         d = np.where(observed, mu_obs - mu_p_obs, 0.0)
-                        m2 = (d * d).reshape(runs, -1).sum(axis=1) / (scale * scale)
-                        tilted["log_w"][offset:offset + runs] += (draw.tilt * (1.0 + draw.tilt) * m2 / 2.0
-                                                                  - draw.tilt * part)
+                        if draw.offsets is None:
+                            m2 = (d * d).reshape(runs, -1).sum(axis=1) / (scale * scale)
+                            log_w = draw.tilt * (1.0 + draw.tilt) * m2 / 2.0 - draw.tilt * part
+                        else:  # the proposal moved each release by lambda times its fixed offset
+                            o = np.where(observed, _offset(draw, name, offset, runs, t, slice(None)), 0.0)
+                            m2 = (o * o).reshape(runs, -1).sum(axis=1) / (scale * scale)
+                            along = (o * _nan_to_num(resid)).reshape(runs, -1).sum(axis=1) / (scale * scale)
+                            log_w = draw.tilt * draw.tilt * m2 / 2.0 - draw.tilt * along
+                            assert draw.tolerance is not None
+                            tol = np.broadcast_to(np.asarray(draw.tolerance[name], dtype=float),
+                                                  np.shape(draw.offsets[name])[1:])[t - 1]
+                            off = observed & ~(np.abs(d - o) <= tol)
+                            tilted["matched"][offset:offset + runs] &= ~off.reshape(runs, -1).any(axis=1)
+                        tilted["log_w"][offset:offset + runs] += log_w
                         tilted["mu2"][offset:offset + runs] += m2
                 else:
                     contributions[:, t - 1] += _point_mass_ratio(yt, mu_obs, mu_p_obs, observed, t)
@@ -1194,7 +1226,15 @@ def scheduled_replay(
                 raise AccountingError(f"channel {n!r}: draws of shape {got} for messages of shape {arrays[n].shape}")
         if np.shape(draw.rounds) != (horizon,):
             raise AccountingError(f"draw.rounds must have shape ({horizon},), got {np.shape(draw.rounds)}")
-        tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs)}
+        if draw.offsets is not None:
+            for n in names:
+                got = None if n not in draw.offsets else np.shape(draw.offsets[n])
+                if noise[n].mechanism is not None and got != arrays[n].shape:
+                    raise AccountingError(f"channel {n!r}: offsets of shape {got} for messages of shape "
+                                          f"{arrays[n].shape}")
+                if noise[n].mechanism is not None and (draw.tolerance is None or n not in draw.tolerance):
+                    raise AccountingError(f"channel {n!r}: offsets without a tolerance")
+        tilted = {"log_w": np.zeros(runs), "mu2": np.zeros(runs), "matched": np.ones(runs, dtype=bool)}
     # every noisy round's residuals are written (by the replay, or from ``resume``): only the other rounds need NaN
     residuals = {n: _unwritten_nan(a.shape, noise[n]) for n, a in arrays.items() if noise[n].mechanism is not None}
     residuals_p = None if rule_prime is None else {n: _unwritten_nan(r.shape, noise[n]) for n, r in residuals.items()}
@@ -1232,7 +1272,9 @@ def scheduled_replay(
     return ScheduledReplay(losses=run_losses, per_round=per_round, residuals=residuals, noise_free_mismatch=mismatch,
                            noise_free_gap=gaps,
                            messages=arrays, log_weights=None if tilted is None else tilted["log_w"],
-                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]), residuals_prime=residuals_p,
+                           tilted_mu=None if tilted is None else np.sqrt(tilted["mu2"]),
+                           matched=None if tilted is None or draw is None or draw.offsets is None else tilted["matched"],
+                           residuals_prime=residuals_p,
                            states=None if trace is None else tuple(trace))
 
 

@@ -176,8 +176,10 @@ class ScheduledTilt:
         cap: the truncation level for :func:`accounting.delta_bounds.importance_delta_lower` (``inf`` when it
             exceeds the largest float: a tilt far beyond the Chernoff tilt, e.g. a Rényi escort).
         tilt: ``lambda``.
-        realized_mu: per run ``sqrt(sum_t mu_t^2)`` over the tilted rounds.
+        realized_mu: per run ``sqrt(sum_t mu_t^2)`` over the tilted rounds (with ``offsets``: the offsets').
         passes: construction passes until the transcripts settled.
+        matched: with ``offsets``: per run, whether every tilted release's shift kept its offset (within
+            ``tolerance``, coordinate by coordinate), else ``None``.
     """
 
     messages: dict[str, np.ndarray]
@@ -187,11 +189,12 @@ class ScheduledTilt:
     tilt: float
     realized_mu: np.ndarray
     passes: int
+    matched: np.ndarray | None = None
 
 
 def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule: Any, rule_prime: Any, *,
                                  epsilon: float, mu_bound: float, seed: int = 0, tilt: float | None = None,
-                                 rounds: Any = None) -> ScheduledTilt:
+                                 rounds: Any = None, offsets: Any = None, tolerance: Any = None) -> ScheduledTilt:
     """Draw one transcript per realized schedule under the release-by-release tilt (any timing), exact weights.
 
     The lockstep construction of :func:`tilted_transcripts` generalized to
@@ -253,6 +256,10 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         seed: seeds ``numpy.random.default_rng``: one standard normal block per noisy channel, in channel order.
         tilt: ``lambda >= 0``; ``None`` for :func:`accounting.tilting.chernoff_tilt` at ``mu_bound``.
         rounds: ``(T,)`` booleans, the rounds whose loss is bounded (default all; a per-iteration claim: one).
+        offsets, tolerance: per noisy channel, a fixed shift for every release (shaped like its messages) and how
+            far each coordinate of a release's shift may be from it: each release moves by ``lambda`` times its
+            offset, not its own shift (the weights are that proposal's), and every run reports whether all its
+            tilted releases kept their offsets (:class:`~accounting.scheduled_replay.TiltedDraw`).
 
     Returns:
         A :class:`ScheduledTilt`.
@@ -296,7 +303,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     mask = np.ones(horizon, dtype=bool) if rounds is None else np.asarray(rounds, dtype=bool)
     rng = np.random.default_rng(seed)
     draws = {n: rng.standard_normal(np.shape(template[n])) for n in names if noise[n].mechanism is not None}
-    draw = TiltedDraw(draws, lam, mask)
+    draw = TiltedDraw(draws, lam, mask, offsets, tolerance)
     built: dict[str, np.ndarray] = {n: np.array(template[n], dtype=float) for n in names}
     everyone = list(range(agents))
     rows = _Rows(schedules, horizon, agents)
@@ -304,7 +311,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     out = scheduled_replay(built, rows, noise, rule, rule_prime, unicast=unicast, pin_agent=everyone, draw=draw)
     assert out.messages is not None and out.per_round is not None and out.log_weights is not None
     assert out.tilted_mu is not None
-    per_round, log_w, mu = out.per_round, out.log_weights, out.tilted_mu
+    per_round, log_w, mu, matched = out.per_round, out.log_weights, out.tilted_mu, out.matched
     open_ = _read_changed(ahead, out.messages, built, names, np.arange(runs), runs)  # not yet settled
     built = out.messages
     passes, limit = 1, horizon * agents + 1  # a causal order through at most T N releases
@@ -315,16 +322,21 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         idx = np.flatnonzero(open_)
         sub = {n: built[n][idx] for n in names}
         got = scheduled_replay(sub, rows.take(idx), noise, rule, rule_prime, unicast=unicast, pin_agent=everyone,
-                               draw=TiltedDraw({n: d[idx] for n, d in draws.items()}, lam, mask))
+                               draw=TiltedDraw({n: d[idx] for n, d in draws.items()}, lam, mask,
+                                               None if offsets is None else {n: o[idx] for n, o in offsets.items()},
+                                               tolerance))
         assert got.messages is not None and got.per_round is not None and got.log_weights is not None
         assert got.tilted_mu is not None
         for n in names:
             built[n][idx] = got.messages[n]
         per_round[idx], log_w[idx], mu[idx] = got.per_round, got.log_weights, got.tilted_mu
+        if matched is not None:
+            assert got.matched is not None
+            matched[idx] = got.matched
         open_ = _read_changed(ahead, got.messages, sub, names, idx, runs)
     log_cap = chernoff_log_cap(lam, eps, gaussian_mus=[mb])  # beyond the largest float for a large tilt: inf
     cap = math.exp(log_cap) if log_cap < _LOG_MAX else math.inf
-    return ScheduledTilt(built, per_round[:, mask].sum(axis=1), log_w, cap, lam, mu, passes)
+    return ScheduledTilt(built, per_round[:, mask].sum(axis=1), log_w, cap, lam, mu, passes, matched)
 
 
 def _read_changed(ahead: tuple[np.ndarray, ...], new: Any, old: Any, names: list[str], rows: np.ndarray,

@@ -15,8 +15,9 @@ profile above the claimed delta refutes the claim
 or zCDP claim, once transcripts drawn where that witness weighs them (a tilt
 beyond the runs) keep the profile's shifts (:func:`escort_shifts_hold`); with
 Gaussian releases the divergence then refutes less the margin those draws
-certify (:func:`escort_renyi_lower`), and ``delta(epsilon)``, for which they
-certify none, not at all. A
+certify (:func:`escort_renyi_lower`), and under lockstep an approximate claim's
+``delta(epsilon)`` less the margin of draws that kept every release's shift
+(:func:`exact_delta_lower`). A
 noise-free release that moves tells the problems apart with certainty
 (``delta = 1``).
 
@@ -51,7 +52,8 @@ from ..scenario import Scenario
 from .behavior import EngineRuns, declared_noise
 from .coverage import coordinate_roundoff
 
-__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "escort_renyi_lower", "ESCORT_MU_RTOL",
+__all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "escort_renyi_lower", "exact_delta_lower",
+           "ESCORT_MU_RTOL",
            "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
 
 
@@ -121,9 +123,12 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     the pair is far below the closed form. A refutation is kept only when the pair's transcripts drawn under that
     tilt (:func:`escort_shifts_hold`) keep the profile's shifts, and then a divergence refutes only as the bound
     those draws certify at confidence ``1 - escort_error`` (:func:`escort_renyi_lower`; under several schedules,
-    order statistics counting a schedule only where its draw kept ``mu``), a Gaussian ``delta(epsilon)`` not at
-    all (the draws certify no margin for it); a divergence set aside leaves the claim's ``(epsilon, delta)``
-    conversion to be tested (under its own tilt), a ``delta`` set aside nothing.
+    order statistics counting a schedule only where its draw kept ``mu``). An approximate claim's Gaussian
+    ``delta(epsilon)`` under one schedule refutes as the closed form less the margin of tilted draws that kept
+    every release's shift (:func:`exact_delta_lower`, at confidence ``1 - escort_error``); under several
+    schedules, or for another claim form, not at all (draws that keep the composed ``mu`` certify no margin for
+    it). A divergence set aside leaves the claim's ``(epsilon, delta)`` conversion to be tested (under its own
+    tilt), a ``delta`` set aside nothing.
 
     Args:
         ctx: the check's context (the claim, the focus round of a per-iteration claim).
@@ -140,6 +145,7 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
     Returns:
         An :class:`ExactProfile`.
     """
+    from accounting.claim_forms import as_form
     from accounting.profiles import PrivacyProfile, profile_from_shifts, schedule_average_lower, schedule_renyi_lower
     from accounting.refutation import DEFAULT_ALPHAS, check_epsilon, refute
 
@@ -190,7 +196,15 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         found = refute(exact_claim, profile=chk.profile, delta=ctx.delta_claimed)
         doubt = None
         if found.refuted and _escort_applies(ctx, profiles):  # Gaussian: the witness weighs transcripts off the runs
-            doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)  # a delta's: always a reason
+            if found.alpha is None and as_form(exact_claim).form == "approximate":
+                bound, doubt = exact_delta_lower(ctx, scenario, adjacent, runs, use, scales, found.epsilon,
+                                                 escort_error)
+                if doubt is None:
+                    found = refute(exact_claim, bounds=[bound], delta=ctx.delta_claimed, alphas=())
+                    if not found.refuted:
+                        doubt = _margin_doubt(bound)
+            else:
+                doubt = _tilt_doubt(ctx, scenario, adjacent, runs, found, profiles)  # a delta's: always a reason
             lowered = _escort_lowered(exact_claim, chk.profile, runs.runs, escort_error)
             if lowered.refuted:
                 held = (doubt if lowered.alpha == found.alpha else
@@ -352,7 +366,8 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
     (:func:`escort_renyi_lower`; the caller lowers the witness by it). ``delta(epsilon)`` depends on the law of the
     loss under the tilt, which draws that keep the composed ``mu`` do not pin down (a release whose shift shrinks
     while another grows keeps ``mu`` and changes the loss): they certify no margin, so a kept ``delta`` witness is
-    set aside too, with that reason. A profile without Gaussian releases needs no check (a Laplace escort stays
+    set aside too, with that reason (under one schedule, :func:`exact_delta_lower` checks every release's shift
+    instead and certifies a margin). A profile without Gaussian releases needs no check (a Laplace escort stays
     within the shift and a few scales of ``P``'s releases), nor one of a per-iteration claim: the tilt moves the
     focus round's releases only, and each of them is computed from earlier releases, which it leaves as the runs
     drew them.
@@ -406,6 +421,88 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
                 "depends on the law of the loss, not on mu alone, so they certify no margin below the closed form "
                 "(a screen, not a bound)")
     return None
+
+
+def _margin_doubt(bound: Any) -> str:
+    """Why :func:`exact_delta_lower`'s ``bound`` does not refute: its draws left the profile's shifts, or its margin."""
+    n, misses = bound.samples, bound.details["misses"]
+    where = (f"on {misses} of {n} transcripts drawn under the tilt toward losses near epsilon (each release moved by "
+             f"{bound.details['tilt']:.6g} times its shift on the runs) the shifts are not the runs' (a projection or "
+             "nonlinearity active there)" if misses else f"its {n} transcripts drawn under the tilt toward losses near "
+             "epsilon keep every release's shift")
+    return (f"the exact delta({bound.epsilon:.6g}) is not used: {where}, so it certifies only {bound.lower:.6g} "
+            f"(the closed form {bound.estimate:.6g} less the tilt margin), not above the claim's delta")
+
+
+_DRAWS_SEED = 13
+"""Offset of the check's seed for the tilted draws of :func:`exact_delta_lower`."""
+
+
+def exact_delta_lower(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRuns, shifts: Any, scales: Any,
+                      epsilon: float, error: float) -> tuple[Any, str | None]:
+    """A certified lower bound on a lockstep Gaussian pair's ``delta(epsilon)`` from its exact profile, or why none.
+
+    The pair's shifts were fixed on the runs; the closed form weighs transcripts near ``epsilon``, where they may not
+    be (a projection no run reaches). One transcript per run is drawn with the rule's own steps, every release moved
+    by the Chernoff tilt ``lambda`` (:func:`accounting.tilting.chernoff_tilt` at the profile's ``mu``) times run 0's
+    shift of that release (the offsets ``o``: the shrunk realized shifts the profile composes), and each reports
+    whether all its releases kept their offsets within ``tau = 2 rho + 1e-12 + 1e-9 |o|`` per coordinate (``rho``
+    the runs' round-off, :func:`~asyncdp.privacy.coverage.coordinate_roundoff`; the profile's own test of fixed
+    shifts, plus the shrink). :func:`accounting.profiles.matched_tilt_delta_lower` then bounds ``delta(epsilon)``
+    from below by the closed form at ``epsilon + Delta`` less ``cap q`` (``q`` the Clopper–Pearson bound on the
+    tilt's mass outside the kept shifts), at confidence ``1 - error``: on the kept event the real transcript is the
+    fixed-shift one, whose loss is the closed form's up to ``Delta`` (a real shift lies within
+    ``eta = tau + rho'`` of its offset, ``rho'`` the larger of the runs' and the draws' round-off: the project's
+    round-off convention). One schedule only (lockstep, lossless links): the caller's duty.
+
+    Args:
+        ctx: the check's context (the seed, the state magnitude).
+        p, q: the pair (``q`` ``None``: nothing can be drawn).
+        runs: the engine runs (one schedule), one tilted transcript each.
+        shifts: per Gaussian channel the shrunk realized shifts ``(R, T, ...)`` (NaN: no noisy release).
+        scales: per channel the declared standard deviations per round ``(T,)``.
+        epsilon: where ``delta`` is bounded.
+        error: the bound's error rate, in ``(0, 1)``.
+
+    Returns:
+        ``(bound, None)`` with a :class:`~accounting.delta_bounds.DeltaLowerBound`, or ``(None, why)``.
+    """
+    from accounting.profiles import matched_tilt_delta_lower
+    from accounting.tilting import chernoff_tilt
+
+    what = f"the exact delta({epsilon:.6g}) is not used"
+    if q is None:
+        return None, f"{what}: the pair's second scenario is not known, so tilted transcripts cannot be drawn"
+    offsets, tol, rho, per_round = {}, {}, {}, {}
+    mu2 = 0.0
+    for c, s in shifts.items():
+        o = np.asarray(s, dtype=float)[0]
+        sc = np.asarray(scales[c], dtype=float).reshape((-1,) + (1,) * (o.ndim - 1))
+        rho[c] = coordinate_roundoff(runs.messages[c], ctx.state_magnitude)
+        tol[c] = 2.0 * rho[c] + 1e-12 + 1e-9 * np.abs(np.nan_to_num(o))
+        offsets[c] = np.broadcast_to(o, np.shape(runs.messages[c]))
+        inv = np.where(np.isfinite(o) & (sc > 0), 1.0 / np.where(sc > 0, sc, 1.0) ** 2, 0.0)
+        per_round[c] = (np.nan_to_num(o), inv)
+        mu2 += float(np.sum(np.nan_to_num(o) ** 2 * inv))
+    mu = float(np.sqrt(mu2))
+    if not mu > 0:
+        return None, f"{what}: the profile's Gaussian releases do not move"
+    tilt = chernoff_tilt(epsilon, gaussian_mus=[mu])
+    try:
+        tilted = _tilted_draws(p, q)
+        got = tilted(runs.messages, _batch(runs.schedules), epsilon=epsilon, mu_bound=mu,
+                     seed=ctx.options.seed + _DRAWS_SEED, tilt=tilt, offsets=offsets, tolerance=tol)
+    except (AccountingError, ValueError) as exc:
+        return None, f"{what}: tilted transcripts (where it weighs them) cannot be drawn: {exc}"
+    assert got.matched is not None
+    drift = spread = 0.0
+    for c, (o, inv) in per_round.items():
+        eta = tol[c] + max(rho[c], coordinate_roundoff(got.messages[c], ctx.state_magnitude))
+        drift += float(np.sum(eta * np.abs(o) * inv))
+        spread += float(np.sum(eta * eta * inv))
+    misses = int((~got.matched).sum())
+    return matched_tilt_delta_lower(mu, epsilon, tilt, int(got.matched.size), misses, error, drift=drift,
+                                    spread=spread), None
 
 
 def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:

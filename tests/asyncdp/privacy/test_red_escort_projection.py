@@ -31,7 +31,11 @@ a dynamic program): over the whole class ``log delta <= -163.5`` (finer grids: -
 ``-151.9``; a claim of a hundredth of the closed form is true, and was a ``violation`` ("exact profile (gaussian
 closed form)", confidence 1). Now the exact ``delta`` is set aside where transcripts drawn under that tilt shrink
 the shifts, ``inconclusive``, and also where they keep the composed ``mu``: ``delta`` depends on the law of the loss
-under the tilt, which ``mu`` alone does not fix, so the draws certify no margin for it.
+under the tilt, which ``mu`` alone does not fix, so the draws certify no margin for it. Under lockstep the draws
+now move every release by the tilt times its shift on the runs and check every release's shift
+(``asyncdp.privacy.profiles.exact_delta_lower``): on the box each draw loses the third one's, and nothing is
+certified (still ``inconclusive``); far from it all keep them, and the closed form less the tilt margin refutes a
+false claim (``exact profile less the tilt margin``), at most the true ``delta``.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from scipy.special import log_ndtr, logsumexp
 
 import topology
 from accounting.claim_forms import ApproxDP, RenyiDP
-from accounting.profiles import gaussian_profile_delta
+from accounting.profiles import gaussian_profile_delta, gaussian_profile_epsilon
 from asyncdp import Async, Lockstep, Scenario, rendezvous_problem
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
@@ -235,15 +239,32 @@ def test_a_true_delta_claim_on_a_box_is_not_refuted_by_the_closed_form():
     claim = gaussian_profile_delta(D_MU, D_EPS) / 100  # log: -156.5, above the class's -163.5
     report = check(BoxDGDDelta(epsilon=D_EPS, delta=claim), Lockstep(), D_BOX, D_HORIZON)
     assert report.verdict == "inconclusive", (report.verdict, report.witness)
-    assert any("exact delta(4.84) is not used" in r and "smaller than on the runs" in r for r in report.reasons), \
-        report.reasons
+    assert any("exact delta(4.84) is not used" in r and "the shifts are not the runs'" in r
+               for r in report.reasons), report.reasons
 
 
-def test_far_from_the_box_the_exact_delta_is_only_screened():
-    # the claim is false (no projection within reach: delta is the closed form), but draws that keep the composed mu
-    # say nothing of the law of the loss under the tilt, which delta(epsilon) depends on: no certified margin
-    claim = gaussian_profile_delta(D_MU, D_EPS) / 100
-    report = check(BoxDGDDelta(epsilon=D_EPS, delta=claim), Lockstep(), 1000.0, D_HORIZON)
-    assert report.verdict == "inconclusive", (report.verdict, report.witness)
-    assert any("exact delta(4.84) is not used" in r and "certify no margin" in r for r in report.reasons), \
-        report.reasons
+def test_far_from_the_box_the_exact_delta_refutes_less_the_tilt_margin():
+    # the claim is false (no projection within reach: delta is the closed form); the tilted draws keep every
+    # release's shift, so the closed form less cap q (q: the tilt's mass where a shift changes, <= 1 - a^(1/n))
+    # is a certified bound (accounting.profiles.matched_tilt_delta_lower)
+    closed = gaussian_profile_delta(D_MU, D_EPS)
+    report = check(BoxDGDDelta(epsilon=D_EPS, delta=closed / 100), Lockstep(), 1000.0, D_HORIZON)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["method"] == "exact profile less the tilt margin", w
+    assert closed / 100 < w["delta_lower"] <= closed and 0.98 < w["confidence"] < 1.0, w
+
+
+@pytest.mark.parametrize("ratio", [10.0, 1.5])
+@pytest.mark.parametrize("delta", [1e-5, 1e-6])
+def test_a_gaussian_delta_claim_below_the_exact_delta_is_refuted_by_the_exact_profile(delta, ratio):
+    # the worst pair's 100 tilted draws keep every shift: the witness is the closed form less cap (1 - a^(1/100)),
+    # ~0.77 of it (importance sampling certified ~0.6 of it: a claim at 1/1.5 of the truth was inconclusive)
+    mu = 2 * STEP * CLIP / SIGMA * math.sqrt(HORIZON - 1)  # 0.6: the worst pair's shifts, no box within reach
+    eps = gaussian_profile_epsilon(mu, ratio * delta)
+    report = check(BoxDGDDelta(epsilon=eps, delta=delta), Lockstep(), 1000.0)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["method"] == "exact profile less the tilt margin", w
+    truth = gaussian_profile_delta(mu, eps)  # the pair's delta: a fixed-shift composition
+    assert 0.6 * truth < w["delta_lower"] <= truth and 0.99 < w["confidence"] < 1.0, w

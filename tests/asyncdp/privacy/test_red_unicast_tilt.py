@@ -13,7 +13,8 @@ The escort check (``asyncdp.privacy.profiles.escort_shifts_hold``) and importanc
 divergence could not be certified), and refuted the ``(epsilon, delta)`` claim only by the threshold counts of its
 300 replayed engine runs (``delta >= 3.2e-5``), no importance-sampling bound drawn. Now each copy is drawn under the tilt with its own noise, moved by
 the tilt times its own shift (``accounting.tilted_replay``), and the witnesses are sound: the divergence witness
-is at most the true ``alpha mu^2 / 2``, the importance-sampling ``delta`` at most the true ``delta(epsilon)``.
+is at most the true ``alpha mu^2 / 2``, the ``delta`` witness (the exact profile less the margin of tilted draws
+that kept every copy's shift) at most the true ``delta(epsilon)``.
 Exactly calibrated (``copies = 3``), the same runs refute nothing.
 """
 
@@ -76,12 +77,13 @@ def test_a_false_unicast_zcdp_claim_is_refuted_by_the_escort_lowered_divergence(
     assert w["renyi_allowed"] < w["renyi_witness"] <= truth
 
 
-def test_a_false_unicast_approximate_claim_is_refuted_by_importance_sampling():
-    # statistical: the bound holds at its confidence (>= 0.99); the draws are fixed by the seed
+def test_a_false_unicast_approximate_claim_is_refuted_by_the_exact_profile_less_the_tilt_margin():
+    # statistical: the bound holds at its confidence (>= 0.99); the draws are fixed by the seed. Every copy is drawn
+    # moved by the tilt times its own offset and kept it (accounting.profiles.matched_tilt_delta_lower)
     report, rule = _check("approximate", "lockstep", copies_claimed=1)
     assert report.verdict == "violation", report.reasons
     w = report.witness
-    assert w["method"].startswith("importance sampling"), w
+    assert w["method"] == "exact profile less the tilt margin", w
     eps, delta = rule.claimed_privacy(3)
     assert delta == 1e-5 and w["epsilon"] == eps and w["confidence"] >= 0.99
     assert delta < w["delta_lower"] <= gaussian_profile_delta(_true_mu(rule, 3), eps)
@@ -135,5 +137,7 @@ def test_muffliato_in_unicast_mode_on_k9_has_a_certified_delta_above_its_claim()
     report = check_privacy(scenario, adjacent, runs=300, search_examples=0)
     assert report.verdict == "violation", report.reasons
     w = report.witness
-    assert w["method"].startswith("importance sampling") and (w["address"], w["address_prime"]) == ([0.0], [1.0])
+    # lockstep: the exact profile less the margin of tilted draws that kept every copy's shift (the 8 copies are
+    # noised independently: a fixed-shift Gaussian pair, so the witness is at most its closed form)
+    assert w["method"] == "exact profile less the tilt margin" and (w["address"], w["address_prime"]) == ([0.0], [1.0])
     assert delta < w["delta_lower"] <= truth  # statistical: at the witness's confidence (>= 0.99), seeds fixed

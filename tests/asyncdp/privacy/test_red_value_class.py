@@ -12,8 +12,9 @@ adjacency class, so only the user's pair (``x_0`` vs ``1 - x_0``, ``mu = 0.274``
 A divergence witness rests on the escort draws of the worst pair's first look (50 runs), at confidence ``1 - a``
 (``a`` its share of the check's error): it is the closed form less ``log(1/a) / (50 (alpha - 1))``, 0.11 at order 2
 (``asyncdp.privacy.profiles.escort_renyi_lower``), so the Rényi claim is 0.85, not 0.9 (within that margin). The
-exact ``delta`` is no witness with Gaussian releases (the draws certify no margin for it): the approximate claim
-is refuted by importance sampling, the pure one by a divergence.
+exact ``delta`` refutes the approximate claim less the margin of tilted draws that kept every release's shift
+(``asyncdp.privacy.profiles.exact_delta_lower``: at most the true ``9.98e-7``); the pure one is refuted by a
+divergence (draws that keep the composed ``mu`` certify no margin for its ``delta``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import pytest
 
 from accounting.claim_forms import ClaimForm, PureDP, RenyiDP, ZeroConcentratedDP
+from accounting.profiles import gaussian_profile_delta
 
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import check_privacy
@@ -78,7 +80,7 @@ def test_the_truth_worst_pair_is_exactly_half_zcdp():
 @pytest.mark.parametrize("form, name, method", [
     (ZeroConcentratedDP(0.45), "zcdp", "exact renyi divergence less the escort margin"),  # D_alpha = alpha / 2
     (RenyiDP(2.0, 0.85), "renyi", "exact renyi divergence less the escort margin"),  # D_2 = 1 - 0.11 > 0.85
-    ((4.887, 1e-7), "approximate", "importance sampling"),  # delta(4.887) = 9.98e-7
+    ((4.887, 1e-7), "approximate", "exact profile less the tilt margin"),  # delta(4.887) = 9.98e-7
     (PureDP(5.0), "pure", "exact renyi divergence less the escort margin"),  # D_alpha = alpha / 2 > 5 from 11
 ])
 def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, name, method):
@@ -88,6 +90,8 @@ def test_a_false_claim_gets_a_certified_witness_of_the_value_class(form, name, m
     assert w["kind"] == "worst-case" and (w["address"], w["address_prime"]) == ([0.0], [1.0])
     assert w["method"].startswith(method) and w["claim_form"] == name, w
     assert 0.99 < w["confidence"] < 1.0, w  # a share of the check's 0.05 error
+    if name == "approximate":  # no witness above the truth, delta(4.887) of mu = 1
+        assert 1e-7 < w["delta_lower"] <= gaussian_profile_delta(1.0, 4.887), w
     if name != "pure":  # the user's pair (mu = 0.274) refutes only the pure claim (test below)
         assert report.witness == w and report.to_dict()["witness"] == w
         table = report.to_table()
