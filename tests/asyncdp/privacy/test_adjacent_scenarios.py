@@ -197,22 +197,30 @@ def test_the_property_holds_for_a_correct_gaussian_claim(form):
     prop()
 
 
-@pytest.mark.parametrize("form", FORMS)
-def test_the_property_fails_for_an_under_calibrated_gaussian_claim(form):
-    # calibrated with a C instead of 2 a C: the class's pairs with ||g - g'|| > C refute it. Inconclusive
-    # verdicts (the accountant's own bound exceeds the claim) are allowed, so only a witness from the pair's
-    # behavior can fail the property. Not shrunk (each step another check): the first refuted pair is reported
+def _property_failure(scenario: Any) -> PrivacyPropertyError:
+    """The error of a property ``assert_private`` on pairs drawn from ``scenario``'s class (inconclusive allowed: only
+    a witness from the pair's behavior fails it). Not shrunk (each step another check): the first refuted pair."""
+
     @settings(max_examples=CHECK_EXAMPLES, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-    @given(adjacent_scenarios(_scenario(form=form, scale=0.5)))
+    @given(adjacent_scenarios(scenario))
     def prop(pair):
         p, q, _ = pair
         assert_private(p, q, runs=100, allow_inconclusive=True)
 
     with pytest.raises(PrivacyPropertyError) as info:
         prop()
-    report = info.value.report
+    return info.value
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_property_fails_for_an_under_calibrated_gaussian_claim(form):
+    # calibrated with a C instead of 2 a C: the class's pairs with ||g - g'|| > C refute it. Inconclusive
+    # verdicts (the accountant's own bound exceeds the claim) are allowed, so only a witness from the pair's
+    # behavior can fail the property
+    error = _property_failure(_scenario(form=form, scale=0.5))
+    report = error.report
     assert report.verdict == "violation" and report.witness is not None
-    assert report.claim_form == form and "violation" in str(info.value) and "witness:" in str(info.value)
+    assert report.claim_form == form and "violation" in str(error) and "witness:" in str(error)
 
 
 def test_an_inconclusive_pair_fails_unless_allowed():
@@ -229,16 +237,7 @@ def test_the_property_fails_for_a_lemma_that_only_kinked_members_break():
     # truth: a kink between z and z + e moves a release by 0.5 |2 C| = 1 > the lemma's 2 a C = 0.2. Linear members
     # alone never show it (the correction vanishes); the drawn kinked members do, as a coverage witness
     scenario = noisy_dgd.rendezvous_pair(CurvedGauss(), topology.static(noisy_dgd.ring(4)), HORIZON)[0]
-
-    @settings(max_examples=CHECK_EXAMPLES, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-    @given(adjacent_scenarios(scenario))
-    def prop(pair):
-        p, q, _ = pair
-        assert_private(p, q, runs=100, allow_inconclusive=True)
-
-    with pytest.raises(PrivacyPropertyError) as info:
-        prop()
-    report = info.value.report
+    report = _property_failure(scenario).report
     assert report.verdict == "violation" and report.witness["kind"] == "coverage"
     assert isinstance(report.witness["shift"], float) and report.witness["shift"] > 2 * noisy_dgd.STEP * noisy_dgd.CLIP
 
