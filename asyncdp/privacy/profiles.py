@@ -659,6 +659,9 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         if mu is None or not mu > 0:
             return None, "importance sampling: no finite Gaussian mu to set the tilt"
         t = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=mu, seed=seed, rounds=rounds)
+        if not t.cap > 0:  # the Chernoff cap underflows: delta(epsilon) at this mu is below 1e-308
+            return None, (f"importance sampling: at mu {mu:.6g} the tilt's cap on delta({eps:.6g}) underflows to 0 "
+                          "(below 1e-308): nothing to certify")
         return importance_delta_lower(t.losses, t.log_weights, eps, confidence=confidence, cap=t.cap), None
     except AccountingError as exc:
         return None, f"importance sampling: {exc}"

@@ -240,3 +240,21 @@ def test_importance_sampling_replays_each_problem_alone_where_the_paired_replay_
     monkeypatch.setattr(PairRules, "paired", refuse)
     alone = scheduled_tilted_bound(ctx, p, q, runs, confidence=0.9, seed=3, mu=1.5)
     assert paired[1] is None and alone[1] is None and paired[0] == alone[0] and paired[0].samples == 60
+
+
+def test_importance_sampling_names_a_cap_that_underflows_instead_of_a_parameter_error():
+    """At an epsilon far beyond mu the Chernoff cap on delta(epsilon) underflows to 0 (delta < 1e-308): nothing can
+    be certified, and the reason says so (it was the bound's own 'cap must be > 0, got 0.0')."""
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.behavior import run_engine
+    from asyncdp.privacy.profiles import scheduled_tilted_bound
+    from asyncdp.privacy.worst_case import candidate_scenarios
+
+    sc, _ = _example().make(1e-3, None)
+    g = extremal_pairs(sc, 0)[0][1]
+    p, q = candidate_scenarios(sc, 0, g, -g)
+    runs = run_engine(sc, 20, seed=4)
+    bound, why = scheduled_tilted_bound(SimpleNamespace(epsilon_claimed=2000.0, focus=None), p, q, runs,
+                                        confidence=0.9, seed=3, mu=1.5)
+    assert bound is None and "underflows to 0" in why and "nothing to certify" in why, why
