@@ -287,8 +287,8 @@ def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
         True
     """
     a = np.abs(np.asarray(messages, dtype=float))
-    finite = a[np.isfinite(a)]
-    return 4.0 * float(release_spacing(a, max(float(finite.max()), state_magnitude))) if finite.size else 0.0
+    top = float(np.max(a, where=np.isfinite(a), initial=-np.inf))  # the largest finite value (-inf: none)
+    return 4.0 * float(release_spacing(a, max(top, state_magnitude))) if top >= 0 else 0.0
 
 
 def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

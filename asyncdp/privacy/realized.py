@@ -620,12 +620,31 @@ def release_spacing(messages: np.ndarray, magnitude: Any) -> np.ndarray:
         >>> bool(release_spacing(m, 1.0) == np.spacing(np.float32(1.0)))
         True
     """
-    m = np.asarray(messages, dtype=float)
-    finite = m[np.isfinite(m)]
-    with np.errstate(over="ignore"):
-        is32 = bool(finite.size) and bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
     mag = np.asarray(magnitude, dtype=float)
-    return np.spacing(mag.astype(np.float32)).astype(np.float64) if is32 else np.spacing(mag)
+    return np.spacing(mag.astype(np.float32)).astype(np.float64) if _all_float32(messages) else np.spacing(mag)
+
+
+_FLOAT32_HEAD = 1024
+"""Values :func:`_all_float32` reads first: one finite float64 number among them settles the answer."""
+
+
+def _all_float32(messages: Any) -> bool:
+    """Whether ``messages`` has a finite value and every finite value is a float32 number.
+
+    The first :data:`_FLOAT32_HEAD` values are read first: a finite value among them that float32 does not hold
+    (the usual float64 release) answers ``False`` without reading the rest, as the whole comparison would.
+
+    Example:
+        >>> _all_float32(np.array([0.5, np.nan])), _all_float32(np.array([np.nan, 0.1])), _all_float32(np.array([np.nan]))
+        (True, False, False)
+    """
+    m = np.asarray(messages, dtype=float).reshape(-1)
+    with np.errstate(over="ignore"):
+        for part in (m[:_FLOAT32_HEAD], m):
+            finite = part[np.isfinite(part)]
+            if not np.all(finite.astype(np.float32).astype(np.float64) == finite):
+                return False
+    return bool(finite.size)
 
 
 def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:
