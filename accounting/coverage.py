@@ -141,7 +141,8 @@ def _sum_last(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def realized_shifts(replay_p: Any, replay_p_prime: Any) -> dict[str, np.ndarray]:
+def realized_shifts(replay_p: Any, replay_p_prime: Any, out: Mapping[str, np.ndarray] | None = None
+                    ) -> dict[str, np.ndarray]:
     """Per noisy channel, every release's realized shift from two replays of the same runs.
 
     :func:`accounting.scheduled_replay.scheduled_replay` with ``rule`` set to
@@ -155,12 +156,15 @@ def realized_shifts(replay_p: Any, replay_p_prime: Any) -> dict[str, np.ndarray]
     Args:
         replay_p, replay_p_prime: the two
             :class:`~accounting.scheduled_replay.ScheduledReplay` results (anything with ``residuals``).
+        out: per channel, an array of the messages' shape to write the shifts into (e.g. views of one larger
+            array holding the shifts of several sets of runs); ``None``: new arrays.
 
     Returns:
-        Per channel, ``mu_P - mu_P'`` with the messages' shape.
+        Per channel, ``mu_P - mu_P'`` with the messages' shape (``out``'s arrays when given).
 
     Raises:
-        PrivacyParameterError: the two replays have different channels or shapes.
+        PrivacyParameterError: the two replays have different channels or shapes, or ``out`` lacks a channel
+            or has another shape.
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -170,13 +174,19 @@ def realized_shifts(replay_p: Any, replay_p_prime: Any) -> dict[str, np.ndarray]
     a, b = replay_p.residuals, replay_p_prime.residuals
     if set(a) != set(b):
         raise PrivacyParameterError(f"the replays have different channels: {sorted(a)} and {sorted(b)}")
-    out = {}
+    shifts = {}
     for c in a:
         ra, rb = np.asarray(a[c], dtype=float), np.asarray(b[c], dtype=float)
         if ra.shape != rb.shape:
             raise PrivacyParameterError(f"channel {c!r}: residual shapes differ, {ra.shape} and {rb.shape}")
-        out[c] = rb - ra
-    return out
+        if out is None:
+            shifts[c] = rb - ra
+            continue
+        if c not in out or np.shape(out[c]) != ra.shape:
+            raise PrivacyParameterError(f"channel {c!r}: out needs an array of shape {ra.shape}, got "
+                                        f"{np.shape(out[c]) if c in out else None}")
+        shifts[c] = np.subtract(rb, ra, out=out[c])
+    return shifts
 
 
 def _bound_table(bound: Any, rounds: int, agents: int, channel: str) -> np.ndarray:

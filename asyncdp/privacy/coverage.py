@@ -110,15 +110,29 @@ def _unresolved(ctx: CheckContext, horizon: int, allowance: float) -> str | None
             "that little are not seen")
 
 
-def _shifts(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> dict[str, np.ndarray]:
-    """Per channel, the shifts of one side's engine runs from their replay under both problems.
+def _under_adjacent(pair: ScenarioPair, ctx: CheckContext, side: int, replay: Any) -> Any:
+    """One side's engine runs replayed under ``P'`` (what :func:`realized_shifts` subtracts from ``replay``).
 
     The replay under both problems already holds ``y - mu_P'`` (the same combinations a second replay with
     ``P'`` as its rule computes), so the shifts cost no further replay when it kept them.
     """
-    other = (SimpleNamespace(residuals=replay.residuals_prime) if replay.residuals_prime is not None
-             else replay_runs(ctx.engine_runs(side), pair.adjacent, algorithm=ctx.algorithm))
-    return realized_shifts(replay, other)
+    return (SimpleNamespace(residuals=replay.residuals_prime) if replay.residuals_prime is not None
+            else replay_runs(ctx.engine_runs(side), pair.adjacent, algorithm=ctx.algorithm))
+
+
+def _both_sides(sides: list[tuple[Any, Any]], noisy: set[str]) -> dict[str, np.ndarray]:
+    """Per noisy channel the shifts of both sides' runs, the scenario's runs first along the first axis: each side's
+    written into its rows of one array (not two arrays concatenated), or concatenated where the sides' releases
+    differ in shape beyond the runs (raising what ``numpy.concatenate`` raises)."""
+    (p0, q0), (p1, q1) = sides
+    shapes = {c: (np.shape(r), np.shape(p1.residuals.get(c))) for c, r in p0.residuals.items() if c in noisy}
+    if any(not b or a[1:] != b[1:] for a, b in shapes.values()):
+        side0, side1 = realized_shifts(p0, q0), realized_shifts(p1, q1)
+        return {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items() if c in noisy}
+    out = {c: np.empty((a[0] + b[0],) + a[1:]) for c, (a, b) in shapes.items()}
+    realized_shifts(p0, q0, out={c: o[:shapes[c][0][0]] for c, o in out.items()})
+    realized_shifts(p1, q1, out={c: o[shapes[c][0][0]:] for c, o in out.items()})
+    return out
 
 
 def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] | AccountingError:
@@ -141,16 +155,14 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
             try:
                 noisy = {c for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
                          if ch.mechanism is not None}
-                side0 = _shifts(pair, ctx, 0, replay)
+                side0 = (replay, _under_adjacent(pair, ctx, 0, replay))
                 # the adjacent scenario's runs too: a cost difference that only matters where the adjacent data
                 # leads (or another agent's, away from the points the adjacency check compares) moves releases
                 # of those runs and need not move any release of the scenario's own runs
                 adjacent = ctx.adjacent_replay()
                 if isinstance(adjacent, AccountingError):
                     raise adjacent
-                side1 = _shifts(pair, ctx, 1, adjacent)
-                ctx.cache["shifts"] = {c: np.concatenate([s, side1[c]], axis=0) for c, s in side0.items()
-                                       if c in noisy}
+                ctx.cache["shifts"] = _both_sides([side0, (adjacent, _under_adjacent(pair, ctx, 1, adjacent))], noisy)
             except AccountingError as exc:
                 ctx.cache["shifts"] = exc
     return ctx.cache["shifts"]
@@ -287,8 +299,8 @@ def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
         True
     """
     a = np.abs(np.asarray(messages, dtype=float))
-    finite = a[np.isfinite(a)]
-    return 4.0 * float(release_spacing(a, max(float(finite.max()), state_magnitude))) if finite.size else 0.0
+    top = float(np.max(a, where=np.isfinite(a), initial=-np.inf))  # the largest finite value (-inf: none)
+    return 4.0 * float(release_spacing(a, max(top, state_magnitude))) if top >= 0 else 0.0
 
 
 def _bounds(ctx: CheckContext, shifts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

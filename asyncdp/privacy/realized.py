@@ -496,8 +496,20 @@ def _roundoff_floor(messages: np.ndarray, state_magnitude: float) -> np.ndarray:
 def _spacing(a: np.ndarray) -> np.ndarray:
     """``np.spacing(np.nan_to_num(a))`` of non-negative (or NaN, or ``+inf``) ``a``, overwriting ``a``: NaN reads
     as 0, an infinity as the largest float (whose spacing is ``inf``)."""
+    np.fmax(a, 0.0, out=a)  # NaN -> 0 (fmax takes the number): nan_to_num's values, in two passes instead of six
+    np.minimum(a, np.finfo(float).max, out=a)
     with np.errstate(over="ignore"):
-        return np.spacing(np.nan_to_num(a, copy=False), out=a)
+        return np.spacing(a, out=a)
+
+
+def _spread(per_round: Any, run: tuple[int, ...]) -> np.ndarray:
+    """A value per round ``(T,)`` spread over one run's entries ``run = (T, ...)``, contiguous.
+
+    Combined with ``(R, T, ...)`` arrays, numpy then loops over a whole run at a time, where a ``(1, T, 1, ...)``
+    operand makes it loop over one release's few entries (the same values, elementwise).
+    """
+    values = np.asarray(per_round, dtype=float).reshape((-1,) + (1,) * (len(run) - 1))
+    return np.ascontiguousarray(np.broadcast_to(values, run))
 
 
 _CHUNK = 1 << 16
@@ -547,8 +559,7 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     Each round takes the sign (``+`` or ``-`` the scaled draw) with fewer mismatches, ``+`` on ties; the ``-``
     side is compared only in rounds where ``+`` mismatches somewhere (elsewhere ``-`` cannot have fewer).
     """
-    shape = (1, -1) + (1,) * (res.ndim - 2)
-    scale = scales.reshape(shape)
+    scale = _spread(scales, res.shape[1:])  # (T, ...): one run's entries
     positive = scale > 0
     expected = scale * draws
     released = np.isfinite(res)
@@ -558,7 +569,7 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     np.fmax(tol, np.abs(expected), out=tol)
     tol = _spacing(tol)
     tol *= _EXACT_ULPS
-    np.maximum(tol, np.asarray(floor, dtype=float).reshape(shape), out=tol)
+    np.maximum(tol, _spread(floor, res.shape[1:]), out=tol)
     # a NaN draw behind a release is a mismatch too; a rule may subtract its draw instead (-z is as fresh a
     # draw as z): one sign per round, the same for every run, agent and coordinate, so never chosen by a draw
     gap = np.subtract(res, expected)
@@ -587,11 +598,12 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
         idx = tuple(int(k) for k in np.argwhere(bad)[0])
         first = (idx, float(res[idx]), float(expected[idx]))
     # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
+    divisor = np.where(positive, scale, 1.0)
     if agent is None:
         tol_s, rel_s = tol, released
     else:
-        tol_s, rel_s = tol[:, :, agent], released[:, :, agent]
-    u = tol_s / np.where(positive, scale, 1.0).reshape((1, -1) + (1,) * (tol_s.ndim - 2))
+        tol_s, rel_s, divisor = tol[:, :, agent], released[:, :, agent], divisor[:, agent]
+    u = tol_s / divisor
     np.copyto(u, 0.0, where=~rel_s)  # 0 where nothing is released
     if mechanism == "gaussian":
         u *= 2.0 / math.sqrt(2.0 * math.pi)
@@ -620,12 +632,31 @@ def release_spacing(messages: np.ndarray, magnitude: Any) -> np.ndarray:
         >>> bool(release_spacing(m, 1.0) == np.spacing(np.float32(1.0)))
         True
     """
-    m = np.asarray(messages, dtype=float)
-    finite = m[np.isfinite(m)]
-    with np.errstate(over="ignore"):
-        is32 = bool(finite.size) and bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
     mag = np.asarray(magnitude, dtype=float)
-    return np.spacing(mag.astype(np.float32)).astype(np.float64) if is32 else np.spacing(mag)
+    return np.spacing(mag.astype(np.float32)).astype(np.float64) if _all_float32(messages) else np.spacing(mag)
+
+
+_FLOAT32_HEAD = 1024
+"""Values :func:`_all_float32` reads first: one finite float64 number among them settles the answer."""
+
+
+def _all_float32(messages: Any) -> bool:
+    """Whether ``messages`` has a finite value and every finite value is a float32 number.
+
+    The first :data:`_FLOAT32_HEAD` values are read first: a finite value among them that float32 does not hold
+    (the usual float64 release) answers ``False`` without reading the rest, as the whole comparison would.
+
+    Example:
+        >>> _all_float32(np.array([0.5, np.nan])), _all_float32(np.array([np.nan, 0.1])), _all_float32(np.array([np.nan]))
+        (True, False, False)
+    """
+    m = np.asarray(messages, dtype=float).reshape(-1)
+    with np.errstate(over="ignore"):
+        for part in (m[:_FLOAT32_HEAD], m):
+            finite = part[np.isfinite(part)]
+            if not np.all(finite.astype(np.float32).astype(np.float64) == finite):
+                return False
+    return bool(finite.size)
 
 
 def _roundoff_budget(ctx: CheckContext, runs: Any) -> np.ndarray:

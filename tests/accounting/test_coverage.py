@@ -159,3 +159,20 @@ def test_release_norms_are_numpys_norms_to_the_bit(d, lead, seed, norm):
     s[0, 0] = np.nan  # a release that was not sent
     want = np.abs(s).sum(axis=-1) if norm == "l1" else np.sqrt((s * s).sum(axis=-1))
     assert np.array_equal(release_norms(s, norm), want, equal_nan=True)
+
+
+def test_realized_shifts_written_into_out_are_the_new_arrays_values():
+    from types import SimpleNamespace as NS
+
+    from accounting.coverage import realized_shifts
+
+    rng = np.random.default_rng(2)
+    a, b = NS(residuals={"y": rng.normal(size=(3, 2, 1))}), NS(residuals={"y": rng.normal(size=(3, 2, 1))})
+    whole = np.full((5, 2, 1), np.nan)
+    got = realized_shifts(a, b, out={"y": whole[2:]})
+    assert got["y"].base is whole and np.array_equal(whole[2:], realized_shifts(a, b)["y"])
+    assert np.isnan(whole[:2]).all()  # only its rows are written
+    with pytest.raises(PrivacyParameterError, match="shape"):
+        realized_shifts(a, b, out={"y": whole})
+    with pytest.raises(PrivacyParameterError, match="channel 'y'"):
+        realized_shifts(a, b, out={})

@@ -288,3 +288,16 @@ def test_a_rule_that_departs_only_where_the_checks_seed_never_looks_is_not_passe
     sc, adj, (hv, hg), (ov, og) = _with_rule(Tailored)
     report = check_privacy(sc, adj, runs=RUNS)
     assert report.verdict != "pass", report.reasons
+
+
+def test_the_pairs_shifts_are_each_sides_realized_shifts_one_after_the_other():
+    from types import SimpleNamespace
+
+    from accounting.coverage import realized_shifts
+    from asyncdp.privacy.coverage import pair_shifts
+
+    pair, ctx = small_example(runs=30)
+    got = pair_shifts(pair, ctx)
+    sides = [ctx.realized_replay(), ctx.adjacent_replay()]
+    want = [realized_shifts(r, SimpleNamespace(residuals=r.residuals_prime))["y"] for r in sides]
+    assert list(got) == ["y"] and np.array_equal(got["y"], np.concatenate(want), equal_nan=True)

@@ -656,3 +656,17 @@ def test_a_secret_in_the_parity_of_two_low_bits_is_a_violation():
     assert sorted(par) == [[0], [1]]
     report = check_privacy(sc, adj, runs=1000, search_examples=0)
     assert report.verdict == "violation"
+
+
+@pytest.mark.parametrize("gap", [0.0, 5e-10, 1e-9, 2e-9, 5e-7, 2e-6, np.nan, np.inf])
+def test_the_probes_comparison_has_the_answer_of_its_full_tolerance(gap):
+    from asyncdp.privacy.additivity import ADDITIVITY_RTOL, _within
+
+    mu = np.array([[[1e3, -2.0]], [[0.0, 7.0]]])  # tolerances from 1e-9 (at 0) to about 2e-6 (at 1e3)
+    for k in range(mu.size):
+        expected = np.zeros_like(mu)
+        diff = np.zeros_like(mu)
+        diff.reshape(-1)[k] = gap
+        got = mu + diff
+        want = bool((np.abs(diff - expected) <= ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)).all())
+        assert _within(diff, expected, mu, got) is want

@@ -233,3 +233,49 @@ def test_a_zero_lemma_with_a_loss_the_allowance_can_hide_is_unresolved():
 
     ctx = SimpleNamespace(algorithm=FineFirstRound(dim=2), focus=None, sensitivity={"y": np.zeros(3)})
     assert _unresolved(ctx, 3, 1e-9) is not None
+
+
+def _float32_reference(values: np.ndarray) -> bool:
+    """The whole-array definition: some finite value, and every finite value a float32 number."""
+    finite = values[np.isfinite(values)]
+    with np.errstate(over="ignore"):
+        return bool(finite.size) and bool(np.all(finite.astype(np.float32).astype(np.float64) == finite))
+
+
+@pytest.mark.parametrize("case", ["float32", "float64 first", "float64 beyond the head", "nan only", "empty",
+                                  "inf and float32", "beyond float32's range in the tail", "head of nan"])
+def test_release_spacing_reads_the_head_first_with_the_answer_of_the_whole_array(case):
+    from asyncdp.privacy.realized import _FLOAT32_HEAD, _all_float32, release_spacing
+
+    size = 3 * _FLOAT32_HEAD
+    a = np.random.default_rng(5).normal(size=size).astype(np.float32).astype(float)
+    if case == "float64 first":
+        a[0] = 0.1
+    elif case == "float64 beyond the head":
+        a[_FLOAT32_HEAD + 7] = 0.1  # every value the head reads is a float32 number
+    elif case == "nan only":
+        a[:] = np.nan
+    elif case == "empty":
+        a = a[:0]
+    elif case == "inf and float32":
+        a[::3] = np.inf
+    elif case == "beyond float32's range in the tail":
+        a[-1] = 1e300
+    elif case == "head of nan":
+        a[:_FLOAT32_HEAD] = np.nan
+        a[-1] = 0.1
+    want = _float32_reference(a)
+    assert _all_float32(a.reshape(-1, 3)) is want
+    expected = np.spacing(np.float32(2.0)).astype(float) if want else np.spacing(2.0)
+    assert release_spacing(a.reshape(-1, 3), 2.0) == expected
+
+
+@pytest.mark.parametrize("values", [[0.5, -3.0, np.nan], [np.nan, np.nan], [], [np.inf, -0.0, np.nan], [-np.inf, 0.1]])
+def test_coordinate_roundoff_takes_the_largest_finite_release(values):
+    from asyncdp.privacy.coverage import coordinate_roundoff
+    from asyncdp.privacy.realized import release_spacing
+
+    a = np.abs(np.array(values, dtype=float))
+    finite = a[np.isfinite(a)]
+    want = 4.0 * float(release_spacing(a, max(float(finite.max()), 1.0))) if finite.size else 0.0
+    assert coordinate_roundoff(np.array(values, dtype=float), 1.0) == want
