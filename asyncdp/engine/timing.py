@@ -60,6 +60,8 @@ __all__ = [
     "agent_clock_rng",
     "check_clock_draws",
     "check_clock_times",
+    "deadline_times",
+    "overrides_deadline_times",
     "timing_from_dict",
     "CLOCK_STREAM_KEY",
 ]
@@ -389,6 +391,52 @@ def check_clock_draws(timing: Deadline | Async, method: str, values: Any, *, age
     rng_text = f"{text} = [{lo!r}, {hi!r}]" if method != "sample_wait" else text
     raise TimingError(f"{type(timing).__name__}.{method} returned {value!r}"
                       f"{' for ' + ', '.join(at) if at else ''}, outside its support {rng_text}")
+
+def overrides_deadline_times(timing: Deadline) -> bool:
+    """Whether ``timing``'s class overrides :meth:`Deadline.round_start` or :meth:`Deadline.combine_time`.
+
+    Example:
+        >>> overrides_deadline_times(Deadline())
+        False
+    """
+    cls = type(timing)
+    return cls.round_start is not Deadline.round_start or cls.combine_time is not Deadline.combine_time
+
+
+def deadline_times(timing: Deadline, k: int, drift_i: float, jitter_ik: float, *, agent: int,
+                   run: int | None = None) -> tuple[float, float]:
+    """``(timing.round_start(k, ...), timing.combine_time(k, ...))`` of one agent's round, as both engines use them.
+
+    A subclass may override either method (e.g. an earlier combine in some rounds); its values must be real
+    numbers, not NaN (the SimPy engine read a NaN combine time as "now" where the batch engine's times became
+    NaN). An infinite time is left to :func:`check_clock_times` (an overflowed clock).
+
+    Args:
+        timing: the :class:`Deadline` (or subclass).
+        k: the round, ``>= 1``.
+        drift_i, jitter_ik: the agent's drift and the round's jitter.
+        agent, run: where the times belong (named in the error).
+
+    Returns:
+        The round's start and combine times, as floats.
+
+    Raises:
+        TimingError: an override returned something else than a real number, or NaN.
+
+    Example:
+        >>> deadline_times(Deadline(period=1.0, deadline=0.5), 3, 0.0, 0.0, agent=0)
+        (2.0, 2.5)
+    """
+    out = []
+    for method in ("round_start", "combine_time"):
+        value = getattr(timing, method)(k, drift_i, jitter_ik)
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or value != value:
+            at = ", ".join(f"{name} {v}" for name, v in (("run", run), ("agent", agent), ("round", k)) if v is not None)
+            raise TimingError(f"{type(timing).__name__}.{method} returned {value!r} for {at}: a round's start and "
+                              "combine times must be real numbers, not NaN")
+        out.append(float(value))
+    return out[0], out[1]
+
 
 _KINDS: dict[str, type] = {"lockstep": Lockstep, "deadline": Deadline, "async": Async}
 
