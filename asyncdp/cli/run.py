@@ -146,7 +146,7 @@ def seed_reaches_the_schedule(scenario: Any) -> bool:
     else:
         clocks = not isinstance(timing, Lockstep)
     models = [scenario.links.default, *scenario.links.overrides.values()]
-    return clocks or any(m.loss > 0 or not isinstance(m.latency, (ZeroLatency, ConstantLatency)) for m in models)
+    return clocks or any(m.loss > 0 or type(m.latency) not in (ZeroLatency, ConstantLatency) for m in models)
 
 
 def run_command(args: argparse.Namespace) -> int:

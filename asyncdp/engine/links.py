@@ -659,7 +659,8 @@ class LinkChannel:
         values are those calls' to the bit. A link whose latency consumes no
         draws (:class:`ZeroLatency`, :class:`ConstantLatency`) draws the loss
         uniforms as one array (``rng.random(count)`` is ``count`` calls of
-        ``rng.random()``); any other model is drawn message by message
+        ``rng.random()``); any other model, a subclass of those two included
+        (its ``sample`` may draw), is drawn message by message
         (ziggurat samplers use a variable number of raw draws, so the
         interleaved loss and latency draws cannot be split into two arrays).
         No FIFO, no counters (as :meth:`draw`).
@@ -683,7 +684,7 @@ class LinkChannel:
         if type(count) is not int or count < 0:
             count = check_integer(count, "count", minimum=0, error=LinkModelError, where="LinkChannel.draws")
         rng, latency = self.rng, self.model.latency
-        if isinstance(latency, (ZeroLatency, ConstantLatency)):
+        if type(latency) in (ZeroLatency, ConstantLatency):  # a subclass may draw: message by message below
             lost = rng.random(count) < self._loss
             return lost, np.asarray(latency.sample(rng, count), dtype=float)
         # the loop of draw(), unrolled: the same draws in the same order (built-in models call the
