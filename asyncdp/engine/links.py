@@ -472,7 +472,11 @@ class Links:
 
     Raises:
         LinkModelError: if a key is not a pair of distinct nonnegative ints or
-            a value is not a link model.
+            a value is not a link model; a subclass that overrides :meth:`model`
+            or :meth:`channel` (the batch engine, the privacy checker and
+            ``asyncdp run`` read ``default`` and ``overrides``: a subclass's own
+            per-link models ran in the SimPy engine only, so the two engines ran
+            other networks on the same seed; give them as ``overrides``).
 
     Example:
         >>> links = Links(LinkModel(loss=0.1), {(0, 1): LinkModel(loss=0.5)})
@@ -484,6 +488,13 @@ class Links:
     overrides: Mapping[tuple[int, int], LinkModel] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        cls = type(self)
+        own = [name for name in ("model", "channel") if getattr(cls, name) is not getattr(Links, name)]
+        if own:
+            raise LinkModelError(
+                f"{cls.__name__}: a Links subclass may not override {' or '.join(own)}(): the engines read a "
+                "network's link models from default and overrides only; give each link's own model as an override, "
+                "e.g. Links(default, {(i, j): LinkModel(...) for i, j in links})")
         default = self.default
         if isinstance(default, Mapping):
             default = LinkModel.from_dict(default)
