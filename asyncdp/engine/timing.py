@@ -81,6 +81,19 @@ def _missing(value: Any, owner: str, allow_none: bool) -> None:
         raise TimingError(f"{owner}: missing must be one of {allowed}, got {value!r}")
 
 
+def _check_samplers(timing: Any, base: type, pairs: tuple[tuple[str, str], ...]) -> None:
+    """Refuse a subclass overriding a vectorized sampler (``sample_waits``) but not its one-draw form
+    (``sample_wait``): the SimPy engine calls the one-draw form, the batch engine the vectorized one, so the two
+    engines (and run 0 of a batch, the SimPy run of the seed) drew other clocks."""
+    cls = type(timing)
+    for one, many in pairs:
+        if getattr(cls, many) is not getattr(base, many) and getattr(cls, one) is getattr(base, one):
+            raise TimingError(
+                f"{cls.__name__} overrides {many} but not {one}: the SimPy engine draws with {one} (one draw per "
+                f"call), the batch engine with {many}, so they would run other clocks; override {one} ({many} then "
+                "calls it in order), or both with the same draws")
+
+
 @dataclass(frozen=True)
 class Lockstep:
     """Synchronous rounds with a barrier.
@@ -144,7 +157,8 @@ class Deadline:
         missing: ``"renormalize"`` (default) or ``"stale"``.
 
     Raises:
-        TimingError: naming the violated parameter and its value.
+        TimingError: naming the violated parameter and its value; a subclass overriding ``sample_drifts`` or
+            ``sample_jitters`` but not ``sample_drift`` or ``sample_jitter`` (the SimPy engine's draws).
 
     Example:
         >>> Deadline(period=2.0, deadline=0.5, jitter=0.5).combine_time(1, 0.0, 0.25)
@@ -175,6 +189,7 @@ class Deadline:
                 f"before combining round k (lower deadline, drift or jitter)"
             )
         _missing(self.missing, owner, allow_none=False)
+        _check_samplers(self, Deadline, (("sample_drift", "sample_drifts"), ("sample_jitter", "sample_jitters")))
         for name, v in (("period", period), ("deadline", deadline), ("drift", drift), ("jitter", jitter)):
             object.__setattr__(self, name, v)
 
@@ -277,7 +292,8 @@ class Async:
         staleness: maximal age in rounds, a positive int, or None.
 
     Raises:
-        TimingError: naming the invalid parameter and value.
+        TimingError: naming the invalid parameter and value; a subclass overriding ``sample_waits`` but not
+            ``sample_wait`` (the SimPy engine's draws).
 
     Example:
         >>> Async(rate=2.0).sample_wait(np.random.default_rng(0)) > 0
@@ -291,6 +307,7 @@ class Async:
     def __post_init__(self) -> None:
         rate = check_positive(self.rate, "rate", error=TimingError, where="Async")
         object.__setattr__(self, "rate", rate)
+        _check_samplers(self, Async, (("sample_wait", "sample_waits"),))
         s = self.staleness
         if s is not None:
             object.__setattr__(self, "staleness", check_integer(s, "staleness (an integer or None)", minimum=1,

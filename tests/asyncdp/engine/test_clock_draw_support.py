@@ -113,7 +113,11 @@ def test_a_clock_that_overflows_is_named_by_both_engines(engine, case):
 
 @dataclass(frozen=True)
 class ForgetfulAsync(Async):
-    """Overrides ``sample_waits`` but returns one wait for all ``count`` (numpy broadcast it silently)."""
+    """Overrides ``sample_waits`` but returns one wait for all ``count`` (numpy broadcast it silently); its
+    ``sample_wait`` is the parent's draw."""
+
+    def sample_wait(self, rng: np.random.Generator) -> float:
+        return float(rng.exponential(1.0 / self.rate))
 
     def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
         return rng.exponential(1.0 / self.rate)
@@ -125,3 +129,29 @@ def test_a_sample_waits_override_of_the_wrong_length_is_refused_by_the_batch():
     sc.run()  # the SimPy engine calls sample_wait
     with pytest.raises(TimingError, match=r"ForgetfulAsync\.sample_waits\(rng, 5\) returned shape \(\), expected \(5,\)"):
         sc.run(engine="batch")
+
+
+@dataclass(frozen=True)
+class UniformWaitsAsync(Async):
+    """Uniform waits in ``[0, 2 / rate]``, written as the batch engine's vectorized ``sample_waits`` only."""
+
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.uniform(0.0, 2.0 / self.rate, count)
+
+
+@dataclass(frozen=True)
+class TwoPointJitters(Deadline):
+    def sample_jitters(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
+        return self.jitter * rng.integers(0, 2, rounds)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: UniformWaitsAsync(), r"^UniformWaitsAsync overrides sample_waits but not sample_wait: the SimPy engine "),
+    (lambda: TwoPointJitters(deadline=0.5, jitter=0.1), r"^TwoPointJitters overrides sample_jitters but not "
+                                                        r"sample_jitter"),
+])
+def test_a_subclass_overriding_only_the_vectorized_sampler_is_refused(make, message):
+    """The SimPy engine calls ``sample_wait`` (the parent's exponential), the batch engine ``sample_waits`` (the
+    subclass's uniform): a one-run batch was not the SimPy run of its seed (other wake-ups and states)."""
+    with pytest.raises(TimingError, match=message):
+        make()
