@@ -516,6 +516,32 @@ def test_run_warns_on_a_broken_assumption(tmp_path: Path, capsys: pytest.Capture
     assert "warning" not in capsys.readouterr().err
 
 
+def test_run_warns_on_an_assumption_the_realized_mixing_breaks(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Huang et al. on a doubly stochastic, strongly connected topology over lossy links under deadline timing: the
+    agents combine renormalized rows (columns no longer sum to 1, lost links cut the graph). ``asyncdp run`` audited
+    the designed topology only and warned of nothing; an assumption the topology itself breaks is warned of once."""
+    script = tmp_path / "lossy.py"
+    script.write_text(
+        "from asyncdp import Huang2015\nfrom asyncdp.engine.links import LinkModel, Links\n"
+        "from asyncdp.engine.timing import Deadline\n"
+        "scenario = Huang2015.example_scenario().replace(horizon=4, timing=Deadline(deadline=0.9),\n"
+        "                                                links=Links(LinkModel(loss=0.5)))\n")
+    assert main(["run", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"asyncdp: warning: the run's realized mixing \(the weights combined after lost, late or missing "
+                     r"messages\) breaks assumption doubly_stochastic of huang2015 \(.*\): round 1: (row|column) \d+ "
+                     r"sums to [\d.]+; the paper's guarantees need not hold for this run", err), err
+    assert "the topology breaks assumption doubly_stochastic" not in err
+    script.write_text(script.read_text().replace("Huang2015.example_scenario()", "base")
+                      .replace("from asyncdp import Huang2015\n", "import networkx as nx, topology\nfrom asyncdp "
+                               "import Huang2015\nbase = Huang2015.example_scenario().replace(topology=topology."
+                               "from_networkx([nx.path_graph(6)], 'row-stochastic', periodic=True))\n"))
+    assert main(["run", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("breaks assumption doubly_stochastic") == 1 and "the topology breaks assumption doubly" in err
+
+
 def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """``--seed`` replaces Scenario.seed, which a noise source of the script's own does not read: say so."""
