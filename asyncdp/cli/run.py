@@ -83,15 +83,25 @@ def assumption_warnings(scenario: Any) -> list[str]:
     with no record, or a record without assumptions, gets no warning.
 
     Returns:
-        One line per failed assumption (empty when all hold).
+        One line per failed assumption (empty when all hold), and one saying which rounds were not audited when
+        the horizon passes ``AUDIT_MAX_ROUNDS`` on a topology that does not repeat within them (a generated
+        sequence whose graph disconnects at round 1001 of 1200 got no warning, as if every round had been audited).
 
     Example:
         >>> from asyncdp import Showkatbakhsh
         >>> assumption_warnings(Showkatbakhsh.example_scenario())
         []
     """
-    return [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
-            f"{a.witness}; the paper's guarantees need not hold" for a in _failed_assumptions(scenario, scenario.topology)]
+    failed = _failed_assumptions(scenario, scenario.topology)
+    lines = [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
+             f"{a.witness}; the paper's guarantees need not hold" for a in failed or ()]
+    horizon, period = int(scenario.horizon), scenario.topology.period
+    if failed is not None and horizon > AUDIT_MAX_ROUNDS and (period is None or period > AUDIT_MAX_ROUNDS):
+        lines.append(f"rounds {AUDIT_MAX_ROUNDS + 1}..{horizon} of the topology were not audited against the "
+                     f"assumptions of {scenario.algorithm.name} (asyncdp run audits the first {AUDIT_MAX_ROUNDS}): "
+                     f"a break there is not warned of; topology.audit(scenario.topology, ..., horizon={horizon}) "
+                     "audits every round")
+    return lines
 
 
 def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
@@ -116,15 +126,15 @@ def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
         >>> realized_assumption_warnings(sc, sc.run().realized)
         []
     """
-    designed = {a.name for a in _failed_assumptions(scenario, scenario.topology)}
+    designed = {a.name for a in _failed_assumptions(scenario, scenario.topology) or ()}
     return [f"the run's realized mixing (the weights combined after lost, late or missing messages) breaks "
             f"assumption {a.name} of {scenario.algorithm.name} ({a.description}): {a.witness}; the paper's guarantees "
-            "need not hold for this run" for a in _failed_assumptions(scenario, realized) if a.name not in designed]
+            "need not hold for this run" for a in _failed_assumptions(scenario, realized) or () if a.name not in designed]
 
 
-def _failed_assumptions(scenario: Any, sequence: Any) -> list[Any]:
+def _failed_assumptions(scenario: Any, sequence: Any) -> list[Any] | None:
     """The assumptions of the algorithm's paper that ``sequence`` breaks over rounds
-    ``1..min(horizon, AUDIT_MAX_ROUNDS)`` (none for an algorithm without a record or assumptions)."""
+    ``1..min(horizon, AUDIT_MAX_ROUNDS)``; ``None`` for an algorithm without a record or assumptions."""
     from topology.audit import audit
 
     from ..papers import paper_of
@@ -132,7 +142,7 @@ def _failed_assumptions(scenario: Any, sequence: Any) -> list[Any]:
     paper = paper_of(scenario.algorithm)
     assumptions = None if paper is None else paper.assumption_set(_rule_name(paper, scenario.algorithm))
     if assumptions is None:
-        return []
+        return None
     report = audit(sequence, assumptions, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
     return report.failed()
 

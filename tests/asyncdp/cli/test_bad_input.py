@@ -542,6 +542,28 @@ def test_run_warns_on_an_assumption_the_realized_mixing_breaks(tmp_path: Path,
     assert err.count("breaks assumption doubly_stochastic") == 1 and "the topology breaks assumption doubly" in err
 
 
+def test_run_says_which_rounds_it_did_not_audit() -> None:
+    """``asyncdp run`` audits the first AUDIT_MAX_ROUNDS rounds: a generated topology that disconnects at round 1001
+    of 1200 got no warning at all; the rounds left out are now named (not for a horizon within the bound, nor for a
+    periodic topology whose period it covers)."""
+    import networkx as nx
+    import numpy as np
+
+    import topology
+    from asyncdp import Huang2015
+    from asyncdp.cli.run import AUDIT_MAX_ROUNDS, assumption_warnings
+
+    sc = Huang2015.example_scenario()
+    w = topology.from_networkx([nx.complete_graph(6)], "metropolis").dense(1)
+    late = topology.generated(6, lambda t: w if t <= AUDIT_MAX_ROUNDS else np.eye(6))
+    assert assumption_warnings(sc.replace(topology=late, horizon=AUDIT_MAX_ROUNDS + 200)) == [
+        f"rounds {AUDIT_MAX_ROUNDS + 1}..{AUDIT_MAX_ROUNDS + 200} of the topology were not audited against the "
+        f"assumptions of huang2015 (asyncdp run audits the first {AUDIT_MAX_ROUNDS}): a break there is not warned of; "
+        f"topology.audit(scenario.topology, ..., horizon={AUDIT_MAX_ROUNDS + 200}) audits every round"]
+    assert assumption_warnings(sc.replace(topology=late, horizon=AUDIT_MAX_ROUNDS)) == []
+    assert assumption_warnings(sc.replace(topology=topology.static(w), horizon=AUDIT_MAX_ROUNDS + 200)) == []
+
+
 def test_run_seed_warns_when_the_scenario_brings_its_own_noise(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """``--seed`` replaces Scenario.seed, which a noise source of the script's own does not read: say so."""
