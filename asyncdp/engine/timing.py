@@ -82,16 +82,24 @@ def _missing(value: Any, owner: str, allow_none: bool) -> None:
 
 
 def _check_samplers(timing: Any, base: type, pairs: tuple[tuple[str, str], ...]) -> None:
-    """Refuse a subclass overriding a vectorized sampler (``sample_waits``) but not its one-draw form
-    (``sample_wait``): the SimPy engine calls the one-draw form, the batch engine the vectorized one, so the two
-    engines (and run 0 of a batch, the SimPy run of the seed) drew other clocks."""
+    """Refuse a subclass whose vectorized sampler (``sample_waits``) is not its one-draw form (``sample_wait``)
+    called in order: the SimPy engine calls the one-draw form, the batch engine the vectorized one, so the two
+    engines (and run 0 of a batch, the SimPy run of the seed) would draw other clocks. ``base``'s vectorized form
+    calls the one-draw form; any other must be defined by the class defining the one-draw form."""
     cls = type(timing)
     for one, many in pairs:
-        if getattr(cls, many) is not getattr(base, many) and getattr(cls, one) is getattr(base, one):
+        own_one, own_many = (next(c for c in cls.__mro__ if name in vars(c)) for name in (one, many))
+        if own_many is base or own_many is own_one:
+            continue
+        if issubclass(own_many, own_one):
             raise TimingError(
                 f"{cls.__name__} overrides {many} but not {one}: the SimPy engine draws with {one} (one draw per "
                 f"call), the batch engine with {many}, so they would run other clocks; override {one} ({many} then "
                 "calls it in order), or both with the same draws")
+        raise TimingError(
+            f"{cls.__name__} overrides {one} but not {many} ({own_many.__name__}.{many}, which does not call it): the "
+            f"SimPy engine draws with {one}, the batch engine with {many}, so they would run other clocks; override "
+            f"{many} too, with the same draws")
 
 
 @dataclass(frozen=True)
@@ -157,8 +165,9 @@ class Deadline:
         missing: ``"renormalize"`` (default) or ``"stale"``.
 
     Raises:
-        TimingError: naming the violated parameter and its value; a subclass overriding ``sample_drifts`` or
-            ``sample_jitters`` but not ``sample_drift`` or ``sample_jitter`` (the SimPy engine's draws).
+        TimingError: naming the violated parameter and its value; a subclass overriding one of ``sample_drift`` and
+            ``sample_drifts`` (or of ``sample_jitter`` and ``sample_jitters``) without the other (the engines'
+            draws would differ); ``Deadline``'s vectorized forms call an overridden one-draw form.
 
     Example:
         >>> Deadline(period=2.0, deadline=0.5, jitter=0.5).combine_time(1, 0.0, 0.25)
@@ -292,8 +301,9 @@ class Async:
         staleness: maximal age in rounds, a positive int, or None.
 
     Raises:
-        TimingError: naming the invalid parameter and value; a subclass overriding ``sample_waits`` but not
-            ``sample_wait`` (the SimPy engine's draws).
+        TimingError: naming the invalid parameter and value; a subclass overriding one of ``sample_wait`` and
+            ``sample_waits`` without the other (the engines' draws would differ); ``Async.sample_waits`` calls an
+            overridden ``sample_wait``.
 
     Example:
         >>> Async(rate=2.0).sample_wait(np.random.default_rng(0)) > 0
