@@ -95,12 +95,9 @@ def assumption_warnings(scenario: Any) -> list[str]:
     failed = _failed_assumptions(scenario, scenario.topology)
     lines = [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
              f"{a.witness}; the paper's guarantees need not hold" for a in failed or ()]
-    horizon, period = int(scenario.horizon), scenario.topology.period
-    if failed is not None and horizon > AUDIT_MAX_ROUNDS and (period is None or period > AUDIT_MAX_ROUNDS):
-        lines.append(f"rounds {AUDIT_MAX_ROUNDS + 1}..{horizon} of the topology were not audited against the "
-                     f"assumptions of {scenario.algorithm.name} (asyncdp run audits the first {AUDIT_MAX_ROUNDS}): "
-                     f"a break there is not warned of; topology.audit(scenario.topology, ..., horizon={horizon}) "
-                     "audits every round")
+    period = scenario.topology.period
+    if failed is not None and scenario.horizon > AUDIT_MAX_ROUNDS and (period is None or period > AUDIT_MAX_ROUNDS):
+        lines.append(_unaudited(scenario, "the topology", "scenario.topology"))
     return lines
 
 
@@ -120,7 +117,8 @@ def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
     Returns:
         One line per assumption that fails on the realized mixing only (empty when none; the realized mixing is
         audited only when it differs from the topology in an audited round: a lossless lockstep run's is the
-        topology, whose audit of every round cost more than the run).
+        topology, whose audit of every round cost more than the run), and then one naming the rounds past
+        ``AUDIT_MAX_ROUNDS`` when the horizon passes it (a break of a lossy run at round 1001 went unmentioned).
 
     Example:
         >>> from asyncdp import Showkatbakhsh
@@ -131,10 +129,24 @@ def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
     rounds = min(int(scenario.horizon), AUDIT_MAX_ROUNDS)
     if all((realized.weights(t) != scenario.topology.weights(t)).nnz == 0 for t in range(1, rounds + 1)):
         return []
+    failed = _failed_assumptions(scenario, realized)
+    if failed is None:
+        return []
     designed = {a.name for a in _failed_assumptions(scenario, scenario.topology) or ()}
-    return [f"the run's realized mixing (the weights combined after lost, late or missing messages) breaks "
-            f"assumption {a.name} of {scenario.algorithm.name} ({a.description}): {a.witness}; the paper's guarantees "
-            "need not hold for this run" for a in _failed_assumptions(scenario, realized) or () if a.name not in designed]
+    lines = [f"the run's realized mixing (the weights combined after lost, late or missing messages) breaks "
+             f"assumption {a.name} of {scenario.algorithm.name} ({a.description}): {a.witness}; the paper's guarantees "
+             "need not hold for this run" for a in failed if a.name not in designed]
+    if scenario.horizon > AUDIT_MAX_ROUNDS:
+        lines.append(_unaudited(scenario, "the run's realized mixing", "result.realized"))
+    return lines
+
+
+def _unaudited(scenario: Any, what: str, sequence: str) -> str:
+    """The warning naming the rounds past ``AUDIT_MAX_ROUNDS`` of ``what`` (held in ``sequence``) left unaudited."""
+    horizon = int(scenario.horizon)
+    return (f"rounds {AUDIT_MAX_ROUNDS + 1}..{horizon} of {what} were not audited against the assumptions of "
+            f"{scenario.algorithm.name} (asyncdp run audits the first {AUDIT_MAX_ROUNDS}): a break there is not warned "
+            f"of; topology.audit({sequence}, ..., horizon={horizon}) audits every round")
 
 
 def _failed_assumptions(scenario: Any, sequence: Any) -> list[Any] | None:
