@@ -419,8 +419,16 @@ def check_clock_draws(timing: Deadline | Async, method: str, values: Any, *, age
     raise TimingError(f"{type(timing).__name__}.{method} returned {value!r}"
                       f"{' for ' + ', '.join(at) if at else ''}, outside its support {rng_text}")
 
+
 def overrides_deadline_times(timing: Deadline) -> bool:
     """Whether ``timing``'s class overrides :meth:`Deadline.round_start` or :meth:`Deadline.combine_time`.
+
+    Args:
+        timing: a :class:`Deadline` (or subclass).
+
+    Returns:
+        True when the engines must call the methods for every run, agent and round (:func:`deadline_times`); False
+        when ``Deadline``'s own formulas apply (computed on arrays by the batch engine).
 
     Example:
         >>> overrides_deadline_times(Deadline())
