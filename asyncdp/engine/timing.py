@@ -456,7 +456,8 @@ def deadline_times(timing: Deadline, k: int, drift_i: float, jitter_ik: float, *
         The round's start and combine times, as floats.
 
     Raises:
-        TimingError: an override returned something else than a real number, or NaN.
+        TimingError: an override returned something else than a real number (a 0-d numeric array counts as one),
+            or NaN.
 
     Example:
         >>> deadline_times(Deadline(period=1.0, deadline=0.5), 3, 0.0, 0.0, agent=0)
@@ -465,7 +466,11 @@ def deadline_times(timing: Deadline, k: int, drift_i: float, jitter_ik: float, *
     out = []
     for method in ("round_start", "combine_time"):
         value = getattr(timing, method)(k, drift_i, jitter_ik)
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or value != value:
+        real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if not real and not isinstance(value, (bool, np.bool_)):  # a 0-d array (np.where's result) is a number too
+            arr = np.asarray(value)
+            real = arr.ndim == 0 and arr.dtype.kind in "iuf"
+        if not real or value != value:
             at = ", ".join(f"{name} {v}" for name, v in (("run", run), ("agent", agent), ("round", k)) if v is not None)
             raise TimingError(f"{type(timing).__name__}.{method} returned {value!r} for {at}: a round's start and "
                               "combine times must be real numbers, not NaN")

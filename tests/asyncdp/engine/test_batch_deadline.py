@@ -334,6 +334,33 @@ def test_a_nan_round_time_is_refused_by_every_engine(engine):
         sc.run(engine=engine)
 
 
+@dataclass(frozen=True)
+class WhereDeadline(Deadline):
+    """Combines early in even rounds, written with ``np.where``: its times are 0-d arrays."""
+
+    def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return np.where(k % 2, super().combine_time(k, drift_i, jitter_ik), self.round_start(k, drift_i, jitter_ik) + 0.1)
+
+
+@dataclass(frozen=True)
+class PairDeadline(Deadline):
+    def round_start(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return np.array([super().round_start(k, drift_i, jitter_ik)] * 2)
+
+
+def test_a_round_time_given_as_a_0d_array_is_a_number_on_both_engines():
+    """``np.where`` returns a 0-d array: both engines ran such a subclass before round times were checked, and the
+    check refused it as not a real number; it is one (the engines agree). Two values for one time are refused."""
+    sc = builders.huang_scenario(4, "ring", 5).replace(timing=WhereDeadline(period=1.0, deadline=0.5), seed=2,
+                                                       links=Links(LinkModel(ConstantLatency(0.2))))
+    single, batch = run_engines(sc)
+    assert_batch_is_the_run(single, batch, sc)
+    assert (single.times[2] < 1.2).all()  # round 2's early combine
+    with pytest.raises(TimingError, match=r"^PairDeadline.round_start returned array\(\[0., 0.\]\) for agent 0, "
+                                          r"round 1: a round's start and combine times must be real numbers"):
+        sc.replace(timing=PairDeadline(period=1.0, deadline=0.5)).run()
+
+
 def test_batch_runs_equal_simpy_runs_fed_the_same_noise():
     """Run r of a batch uses row r of the noise blocks: with injected noise, run 0 is the SimPy run on row 0."""
     sc = REGISTRY["huang2015"].example_scenario(seed=1).replace(
