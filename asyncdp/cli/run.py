@@ -132,7 +132,7 @@ def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
     failed = _failed_assumptions(scenario, realized)
     if failed is None:
         return []
-    designed = {a.name for a in _failed_assumptions(scenario, scenario.topology) or ()}
+    designed = {a.name for a in _failed_assumptions(scenario, scenario.topology) or ()} if failed else set()
     lines = [f"the run's realized mixing (the weights combined after lost, late or missing messages) breaks "
              f"assumption {a.name} of {scenario.algorithm.name} ({a.description}): {a.witness}; the paper's guarantees "
              "need not hold for this run" for a in failed if a.name not in designed]
