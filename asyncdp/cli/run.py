@@ -21,7 +21,8 @@ from typing import Any
 from .arguments import count, nonnegative_int, require_memory
 from .outputs import prepare_file
 
-__all__ = ["register", "run_command", "assumption_warnings", "seed_reaches_the_schedule", "simpy_memory_estimate"]
+__all__ = ["register", "run_command", "assumption_warnings", "realized_assumption_warnings", "seed_reaches_the_schedule",
+           "simpy_memory_estimate"]
 
 LEDGER_SUFFIXES = (".json", ".parquet", ".csv")
 TRANSCRIPT_SUFFIXES = (".npz", ".parquet", ".json")
@@ -82,13 +83,75 @@ def assumption_warnings(scenario: Any) -> list[str]:
     with no record, or a record without assumptions, gets no warning.
 
     Returns:
-        One line per failed assumption (empty when all hold).
+        One line per failed assumption (empty when all hold), and one saying which rounds were not audited when
+        the horizon passes ``AUDIT_MAX_ROUNDS`` on a topology that does not repeat within them (a generated
+        sequence whose graph disconnects at round 1001 of 1200 got no warning, as if every round had been audited).
 
     Example:
         >>> from asyncdp import Showkatbakhsh
         >>> assumption_warnings(Showkatbakhsh.example_scenario())
         []
     """
+    failed = _failed_assumptions(scenario, scenario.topology)
+    lines = [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
+             f"{a.witness}; the paper's guarantees need not hold" for a in failed or ()]
+    period = scenario.topology.period
+    if failed is not None and scenario.horizon > AUDIT_MAX_ROUNDS and (period is None or period > AUDIT_MAX_ROUNDS):
+        lines.append(_unaudited(scenario, "the topology", "scenario.topology"))
+    return lines
+
+
+def realized_assumption_warnings(scenario: Any, realized: Any) -> list[str]:
+    """Warnings for the assumptions of the algorithm's paper that the run's realized mixing breaks and the
+    scenario's topology meets (those :func:`assumption_warnings` reports already).
+
+    Lost messages, deadlines and asynchronous wake-ups change the weights the agents actually combine with
+    (missing senders dropped and rows renormalized): Huang et al. over lossy links under deadline timing mixed with
+    matrices whose columns sum to 0.5 and that are not strongly connected, while the designed topology met every
+    assumption and ``asyncdp run`` warned of nothing.
+
+    Args:
+        scenario: the scenario that ran.
+        realized: the run's realized mixing sequence (``Result.realized``).
+
+    Returns:
+        One line per assumption that fails on the realized mixing only (empty when none; the realized mixing is
+        audited only when it differs from the topology in an audited round: a lossless lockstep run's is the
+        topology, whose audit of every round cost more than the run), and then one naming the rounds past
+        ``AUDIT_MAX_ROUNDS`` when the horizon passes it (a break of a lossy run at round 1001 went unmentioned).
+
+    Example:
+        >>> from asyncdp import Showkatbakhsh
+        >>> sc = Showkatbakhsh.example_scenario()
+        >>> realized_assumption_warnings(sc, sc.run().realized)
+        []
+    """
+    rounds = min(int(scenario.horizon), AUDIT_MAX_ROUNDS)
+    if all((realized.weights(t) != scenario.topology.weights(t)).nnz == 0 for t in range(1, rounds + 1)):
+        return []
+    failed = _failed_assumptions(scenario, realized)
+    if failed is None:
+        return []
+    designed = {a.name for a in _failed_assumptions(scenario, scenario.topology) or ()} if failed else set()
+    lines = [f"the run's realized mixing (the weights combined after lost, late or missing messages) breaks "
+             f"assumption {a.name} of {scenario.algorithm.name} ({a.description}): {a.witness}; the paper's guarantees "
+             "need not hold for this run" for a in failed if a.name not in designed]
+    if scenario.horizon > AUDIT_MAX_ROUNDS:
+        lines.append(_unaudited(scenario, "the run's realized mixing", "result.realized"))
+    return lines
+
+
+def _unaudited(scenario: Any, what: str, sequence: str) -> str:
+    """The warning naming the rounds past ``AUDIT_MAX_ROUNDS`` of ``what`` (held in ``sequence``) left unaudited."""
+    horizon = int(scenario.horizon)
+    return (f"rounds {AUDIT_MAX_ROUNDS + 1}..{horizon} of {what} were not audited against the assumptions of "
+            f"{scenario.algorithm.name} (asyncdp run audits the first {AUDIT_MAX_ROUNDS}): a break there is not warned "
+            f"of; topology.audit({sequence}, ..., horizon={horizon}) audits every round")
+
+
+def _failed_assumptions(scenario: Any, sequence: Any) -> list[Any] | None:
+    """The assumptions of the algorithm's paper that ``sequence`` breaks over rounds
+    ``1..min(horizon, AUDIT_MAX_ROUNDS)``; ``None`` for an algorithm without a record or assumptions."""
     from topology.audit import audit
 
     from ..papers import paper_of
@@ -96,10 +159,9 @@ def assumption_warnings(scenario: Any) -> list[str]:
     paper = paper_of(scenario.algorithm)
     assumptions = None if paper is None else paper.assumption_set(_rule_name(paper, scenario.algorithm))
     if assumptions is None:
-        return []
-    report = audit(scenario.topology, assumptions, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
-    return [f"the topology breaks assumption {a.name} of {scenario.algorithm.name} ({a.description}): "
-            f"{a.witness}; the paper's guarantees need not hold" for a in report.failed()]
+        return None
+    report = audit(sequence, assumptions, horizon=min(int(scenario.horizon), AUDIT_MAX_ROUNDS), empirical=False)
+    return report.failed()
 
 
 def _rule_name(paper: Any, algorithm: Any) -> str:
@@ -146,7 +208,7 @@ def seed_reaches_the_schedule(scenario: Any) -> bool:
     else:
         clocks = not isinstance(timing, Lockstep)
     models = [scenario.links.default, *scenario.links.overrides.values()]
-    return clocks or any(m.loss > 0 or not isinstance(m.latency, (ZeroLatency, ConstantLatency)) for m in models)
+    return clocks or any(m.loss > 0 or type(m.latency) not in (ZeroLatency, ConstantLatency) for m in models)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -190,6 +252,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"asyncdp: run finished in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     else:
         result = scenario.run()
+    for line in realized_assumption_warnings(scenario, result.realized):
+        print(f"asyncdp: warning: {line}", file=sys.stderr)
     print(result.summary_table())
     if outputs["json"]:
         outputs["json"].write_text(result.to_json())

@@ -131,7 +131,8 @@ from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
 from .schedule import RealizedSchedule, RealizedSchedules, check_rows_nonempty
-from .timing import Async, Deadline, agent_clock_rng, check_clock_draws, check_clock_times
+from .timing import (Async, Deadline, agent_clock_rng, check_clock_draws, check_clock_times, deadline_times,
+                     overrides_deadline_times)
 
 __all__ = ["run_deadline_batch", "run_rng", "run_schedules", "LAYOUTS", "VECTORIZED_ABOVE_LINKS"]
 
@@ -535,7 +536,11 @@ def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.
     """Send times, combine times and "waited for the start" flags, each ``(R, T, N)``.
 
     Exactly the SimPy agent's arithmetic: ``now + (start - now)`` when the
-    start lies ahead, then ``now + max(0, combine - now)``.
+    start lies ahead, then ``now + max(0, combine - now)``. A subclass's own
+    ``round_start`` or ``combine_time`` is called for every run, agent and
+    round (:func:`~asyncdp.engine.timing.deadline_times`, as the SimPy engine
+    does); the batch engine used ``Deadline``'s formulas, so such a run
+    differed from the SimPy run of the same seed (combines a period apart).
     """
     runs, horizon, n = jitter.shape
     send = np.empty((horizon, runs, n))  # round-major while stepping, (R, T, N) when returned
@@ -545,12 +550,19 @@ def _clock(timing: Deadline, drift: np.ndarray, jitter: np.ndarray) -> tuple[np.
     rate = 1.0 + drift
     offset = timing.deadline * timing.period
     jit = np.ascontiguousarray(jitter.transpose(1, 0, 2))
+    own = overrides_deadline_times(timing)
     for t in range(1, horizon + 1):
-        start = (t - 1) * timing.period * rate + jit[t - 1]
+        if own:
+            times = np.array([[deadline_times(timing, t, float(drift[r, i]), float(jit[t - 1, r, i]), agent=i, run=r)
+                               for i in range(n)] for r in range(runs)]).reshape(runs, n, 2)
+            start, combine = times[..., 0], times[..., 1]
+        else:
+            start = (t - 1) * timing.period * rate + jit[t - 1]
+            combine = start + offset
         ahead = start > now
         now = np.where(ahead, now + (start - now), now)
         send[t - 1], later[t - 1] = now, ahead
-        now = now + np.maximum(0.0, (start + offset) - now)
+        now = now + np.maximum(0.0, combine - now)
         comb[t - 1] = now
     return tuple(np.ascontiguousarray(x.transpose(1, 0, 2)) for x in (send, comb, later))  # type: ignore[return-value]
 

@@ -425,7 +425,7 @@ def _timed(scenario: Any) -> bool:
     """Whether ``scenario`` runs on the timed path (:mod:`.batch_deadline`).
 
     Deadline and async timing, and lockstep rounds with a lossy link, a latency other
-    than :class:`~asyncdp.engine.links.ZeroLatency` (the round times and
+    than :class:`~asyncdp.engine.links.ZeroLatency` itself (a subclass may delay; the round times and
     release times depend on it) or in unicast mode, draw their links and run
     there; lockstep lossless zero-latency broadcast rounds (the papers' model,
     every time 0) run here.
@@ -433,7 +433,7 @@ def _timed(scenario: Any) -> bool:
     if isinstance(scenario.timing, (Deadline, Async)):
         return True
     models = [scenario.links.default, *scenario.links.overrides.values()]
-    return any(m.loss > 0 or not isinstance(m.latency, ZeroLatency) for m in models) or scenario.mode != "broadcast"
+    return any(m.loss > 0 or type(m.latency) is not ZeroLatency for m in models) or scenario.mode != "broadcast"
 
 
 def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: bool = False,

@@ -472,7 +472,11 @@ class Links:
 
     Raises:
         LinkModelError: if a key is not a pair of distinct nonnegative ints or
-            a value is not a link model.
+            a value is not a link model; a subclass that overrides :meth:`model`
+            or :meth:`channel` (the batch engine, the privacy checker and
+            ``asyncdp run`` read ``default`` and ``overrides``: a subclass's own
+            per-link models ran in the SimPy engine only, so the two engines ran
+            other networks on the same seed; give them as ``overrides``).
 
     Example:
         >>> links = Links(LinkModel(loss=0.1), {(0, 1): LinkModel(loss=0.5)})
@@ -484,6 +488,13 @@ class Links:
     overrides: Mapping[tuple[int, int], LinkModel] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        cls = type(self)
+        own = [name for name in ("model", "channel") if getattr(cls, name) is not getattr(Links, name)]
+        if own:
+            raise LinkModelError(
+                f"{cls.__name__}: a Links subclass may not override {' or '.join(own)}(): the engines read a "
+                "network's link models from default and overrides only; give each link's own model as an override, "
+                "e.g. Links(default, {(i, j): LinkModel(...) for i, j in links})")
         default = self.default
         if isinstance(default, Mapping):
             default = LinkModel.from_dict(default)
@@ -659,7 +670,8 @@ class LinkChannel:
         values are those calls' to the bit. A link whose latency consumes no
         draws (:class:`ZeroLatency`, :class:`ConstantLatency`) draws the loss
         uniforms as one array (``rng.random(count)`` is ``count`` calls of
-        ``rng.random()``); any other model is drawn message by message
+        ``rng.random()``); any other model, a subclass of those two included
+        (its ``sample`` may draw), is drawn message by message
         (ziggurat samplers use a variable number of raw draws, so the
         interleaved loss and latency draws cannot be split into two arrays).
         No FIFO, no counters (as :meth:`draw`).
@@ -683,7 +695,7 @@ class LinkChannel:
         if type(count) is not int or count < 0:
             count = check_integer(count, "count", minimum=0, error=LinkModelError, where="LinkChannel.draws")
         rng, latency = self.rng, self.model.latency
-        if isinstance(latency, (ZeroLatency, ConstantLatency)):
+        if type(latency) in (ZeroLatency, ConstantLatency):  # a subclass may draw: message by message below
             lost = rng.random(count) < self._loss
             return lost, np.asarray(latency.sample(rng, count), dtype=float)
         # the loop of draw(), unrolled: the same draws in the same order (built-in models call the

@@ -93,7 +93,8 @@ from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
 from ..noise import engine_noise
 from ..result import Result
-from .timing import Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws, check_clock_times
+from .timing import (Async, Deadline, Lockstep, agent_clock_rng, check_clock_draws, check_clock_times,
+                     deadline_times)
 from .transcript import Transcript
 
 __all__ = ["run_simpy", "PROGRESS_REPORTS", "YOUNG_OBJECTS_PER_AGENT", "YOUNG_OBJECTS_MAX"]
@@ -548,12 +549,12 @@ class _Run:
         for t in range(1, self.T + 1):
             jitter = timing.sample_jitter(rng)
             check_clock_draws(timing, "sample_jitter", jitter, agent=i, round=t)
-            start = timing.round_start(t, drift, jitter)
+            start, combine = deadline_times(timing, t, drift, jitter, agent=i)
             if start > self.env.now:
                 yield self.env.timeout(start - self.env.now)
             own = self._send(i, t, float(self.env.now))
             mark = self.sent  # messages sent before the combine wake-up is scheduled
-            yield self.env.timeout(max(0.0, timing.combine_time(t, drift, jitter) - self.env.now))
+            yield self.env.timeout(max(0.0, combine - self.env.now))
             if self._inflight[i]:
                 self._receive(i, mark)
             available = {j: (t, m) for j, m in self.arrived.pop((i, t), {}).items()}

@@ -60,6 +60,8 @@ __all__ = [
     "agent_clock_rng",
     "check_clock_draws",
     "check_clock_times",
+    "deadline_times",
+    "overrides_deadline_times",
     "timing_from_dict",
     "CLOCK_STREAM_KEY",
 ]
@@ -77,6 +79,27 @@ def _missing(value: Any, owner: str, allow_none: bool) -> None:
     if not isinstance(value, str) or value not in MISSING_POLICIES:
         allowed = ", ".join(repr(p) for p in ((None,) if allow_none else ()) + MISSING_POLICIES)
         raise TimingError(f"{owner}: missing must be one of {allowed}, got {value!r}")
+
+
+def _check_samplers(timing: Any, base: type, pairs: tuple[tuple[str, str], ...]) -> None:
+    """Refuse a subclass whose vectorized sampler (``sample_waits``) is not its one-draw form (``sample_wait``)
+    called in order: the SimPy engine calls the one-draw form, the batch engine the vectorized one, so the two
+    engines (and run 0 of a batch, the SimPy run of the seed) would draw other clocks. ``base``'s vectorized form
+    calls the one-draw form; any other must be defined by the class defining the one-draw form."""
+    cls = type(timing)
+    for one, many in pairs:
+        own_one, own_many = (next(c for c in cls.__mro__ if name in vars(c)) for name in (one, many))
+        if own_many is base or own_many is own_one:
+            continue
+        if issubclass(own_many, own_one):
+            raise TimingError(
+                f"{cls.__name__} overrides {many} but not {one}: the SimPy engine draws with {one} (one draw per "
+                f"call), the batch engine with {many}, so they would run other clocks; override {one} ({many} then "
+                "calls it in order), or both with the same draws")
+        raise TimingError(
+            f"{cls.__name__} overrides {one} but not {many} ({own_many.__name__}.{many}, which does not call it): the "
+            f"SimPy engine draws with {one}, the batch engine with {many}, so they would run other clocks; override "
+            f"{many} too, with the same draws")
 
 
 @dataclass(frozen=True)
@@ -142,7 +165,9 @@ class Deadline:
         missing: ``"renormalize"`` (default) or ``"stale"``.
 
     Raises:
-        TimingError: naming the violated parameter and its value.
+        TimingError: naming the violated parameter and its value; a subclass overriding one of ``sample_drift`` and
+            ``sample_drifts`` (or of ``sample_jitter`` and ``sample_jitters``) without the other (the engines'
+            draws would differ); ``Deadline``'s vectorized forms call an overridden one-draw form.
 
     Example:
         >>> Deadline(period=2.0, deadline=0.5, jitter=0.5).combine_time(1, 0.0, 0.25)
@@ -173,6 +198,7 @@ class Deadline:
                 f"before combining round k (lower deadline, drift or jitter)"
             )
         _missing(self.missing, owner, allow_none=False)
+        _check_samplers(self, Deadline, (("sample_drift", "sample_drifts"), ("sample_jitter", "sample_jitters")))
         for name, v in (("period", period), ("deadline", deadline), ("drift", drift), ("jitter", jitter)):
             object.__setattr__(self, name, v)
 
@@ -275,7 +301,9 @@ class Async:
         staleness: maximal age in rounds, a positive int, or None.
 
     Raises:
-        TimingError: naming the invalid parameter and value.
+        TimingError: naming the invalid parameter and value; a subclass overriding one of ``sample_wait`` and
+            ``sample_waits`` without the other (the engines' draws would differ); ``Async.sample_waits`` calls an
+            overridden ``sample_wait``.
 
     Example:
         >>> Async(rate=2.0).sample_wait(np.random.default_rng(0)) > 0
@@ -289,6 +317,7 @@ class Async:
     def __post_init__(self) -> None:
         rate = check_positive(self.rate, "rate", error=TimingError, where="Async")
         object.__setattr__(self, "rate", rate)
+        _check_samplers(self, Async, (("sample_wait", "sample_waits"),))
         s = self.staleness
         if s is not None:
             object.__setattr__(self, "staleness", check_integer(s, "staleness (an integer or None)", minimum=1,
@@ -389,6 +418,65 @@ def check_clock_draws(timing: Deadline | Async, method: str, values: Any, *, age
     rng_text = f"{text} = [{lo!r}, {hi!r}]" if method != "sample_wait" else text
     raise TimingError(f"{type(timing).__name__}.{method} returned {value!r}"
                       f"{' for ' + ', '.join(at) if at else ''}, outside its support {rng_text}")
+
+
+def overrides_deadline_times(timing: Deadline) -> bool:
+    """Whether ``timing``'s class overrides :meth:`Deadline.round_start` or :meth:`Deadline.combine_time`.
+
+    Args:
+        timing: a :class:`Deadline` (or subclass).
+
+    Returns:
+        True when the engines must call the methods for every run, agent and round (:func:`deadline_times`); False
+        when ``Deadline``'s own formulas apply (computed on arrays by the batch engine).
+
+    Example:
+        >>> overrides_deadline_times(Deadline())
+        False
+    """
+    cls = type(timing)
+    return cls.round_start is not Deadline.round_start or cls.combine_time is not Deadline.combine_time
+
+
+def deadline_times(timing: Deadline, k: int, drift_i: float, jitter_ik: float, *, agent: int,
+                   run: int | None = None) -> tuple[float, float]:
+    """``(timing.round_start(k, ...), timing.combine_time(k, ...))`` of one agent's round, as both engines use them.
+
+    A subclass may override either method (e.g. an earlier combine in some rounds); its values must be real
+    numbers, not NaN (the SimPy engine read a NaN combine time as "now" where the batch engine's times became
+    NaN). An infinite time is left to :func:`check_clock_times` (an overflowed clock).
+
+    Args:
+        timing: the :class:`Deadline` (or subclass).
+        k: the round, ``>= 1``.
+        drift_i, jitter_ik: the agent's drift and the round's jitter.
+        agent, run: where the times belong (named in the error).
+
+    Returns:
+        The round's start and combine times, as floats.
+
+    Raises:
+        TimingError: an override returned something else than a real number (a 0-d numeric array counts as one),
+            or NaN.
+
+    Example:
+        >>> deadline_times(Deadline(period=1.0, deadline=0.5), 3, 0.0, 0.0, agent=0)
+        (2.0, 2.5)
+    """
+    out = []
+    for method in ("round_start", "combine_time"):
+        value = getattr(timing, method)(k, drift_i, jitter_ik)
+        real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if not real and not isinstance(value, (bool, np.bool_)):  # a 0-d array (np.where's result) is a number too
+            arr = np.asarray(value)
+            real = arr.ndim == 0 and arr.dtype.kind in "iuf"
+        if not real or value != value:
+            at = ", ".join(f"{name} {v}" for name, v in (("run", run), ("agent", agent), ("round", k)) if v is not None)
+            raise TimingError(f"{type(timing).__name__}.{method} returned {value!r} for {at}: a round's start and "
+                              "combine times must be real numbers, not NaN")
+        out.append(float(value))
+    return out[0], out[1]
+
 
 _KINDS: dict[str, type] = {"lockstep": Lockstep, "deadline": Deadline, "async": Async}
 

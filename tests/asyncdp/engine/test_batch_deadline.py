@@ -38,7 +38,7 @@ from asyncdp.engine.batch_deadline import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
 from asyncdp.engine.timing import Deadline, Lockstep
-from asyncdp.errors import MessageLostError, ScenarioError
+from asyncdp.errors import MessageLostError, ScenarioError, TimingError
 from asyncdp.privacy.replay import transcript_array
 from asyncdp.scenario import Scenario
 
@@ -288,6 +288,77 @@ def test_a_deadline_subclass_draws_its_own_clocks_in_every_run(mode):
         for row in rows:
             start = timing.round_start(row.round, drift[row.sender], jitter[row.round - 1, row.sender])
             assert math.isclose(row.send_time, start, rel_tol=0, abs_tol=1e-12), (r, row)
+
+
+@dataclass(frozen=True)
+class EarlyEvenDeadline(Deadline):
+    """A subclass's own round times: a later start in odd rounds, an early combine (0.1 period) in even ones."""
+
+    def round_start(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return super().round_start(k, drift_i, jitter_ik) + (0.05 if k % 2 else 0.0)
+
+    def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return self.round_start(k, drift_i, jitter_ik) + (0.1 if k % 2 == 0 else self.deadline) * self.period
+
+
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+def test_a_deadline_subclass_with_its_own_round_times_runs_alike_on_both_engines(mode):
+    """A ``Deadline`` subclass overriding ``round_start`` and ``combine_time``: every batch run uses them, as the
+    SimPy engine does (the batch engine used ``Deadline``'s formulas: combines of even rounds 0.8 later, messages the
+    SimPy run missed were combined, final states 2.0 apart on the same seed)."""
+    timing = EarlyEvenDeadline(period=1.0, deadline=0.9, drift=0.05, jitter=0.02)
+    sc = builders.huang_scenario(4, "complete", 6).replace(
+        timing=timing, links=Links(LinkModel(ConstantLatency(0.5), loss=0.2)), seed=3, mode=mode)
+    single, batch = run_engines(sc)
+    assert_batch_is_the_run(single, batch, sc)
+    assert (single.times[2] < 1.2).all()  # round 2's early combine (Deadline's own: after 1.85)
+    many = sc.run(engine="batch", runs=3)
+    rng = run_rng(sc.seed, 2)
+    drift, jitter = timing.sample_drifts(rng, 4), timing.sample_jitters(rng, 6 * 4).reshape(6, 4)
+    assert np.array_equal(many.run(2).times[2], [timing.combine_time(2, d, j) for d, j in zip(drift, jitter[1])])
+
+
+@dataclass(frozen=True)
+class NaNCombineDeadline(Deadline):
+    def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return math.nan if k == 3 else super().combine_time(k, drift_i, jitter_ik)
+
+
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_nan_round_time_is_refused_by_every_engine(engine):
+    """The SimPy engine read a NaN combine time as "now" (``max(0, nan)`` is 0) and ran on; now both engines
+    name the timing, the method, the agent and the round."""
+    sc = builders.huang_scenario(3, "ring", 4).replace(timing=NaNCombineDeadline(period=1.0, deadline=0.5))
+    with pytest.raises(TimingError, match=r"^NaNCombineDeadline.combine_time returned nan for (run 0, )?agent 0, "
+                                          r"round 3: .* not NaN$"):
+        sc.run(engine=engine)
+
+
+@dataclass(frozen=True)
+class WhereDeadline(Deadline):
+    """Combines early in even rounds, written with ``np.where``: its times are 0-d arrays."""
+
+    def combine_time(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return np.where(k % 2, super().combine_time(k, drift_i, jitter_ik), self.round_start(k, drift_i, jitter_ik) + 0.1)
+
+
+@dataclass(frozen=True)
+class PairDeadline(Deadline):
+    def round_start(self, k: int, drift_i: float, jitter_ik: float) -> float:
+        return np.array([super().round_start(k, drift_i, jitter_ik)] * 2)
+
+
+def test_a_round_time_given_as_a_0d_array_is_a_number_on_both_engines():
+    """``np.where`` returns a 0-d array: both engines ran such a subclass before round times were checked, and the
+    check refused it as not a real number; it is one (the engines agree). Two values for one time are refused."""
+    sc = builders.huang_scenario(4, "ring", 5).replace(timing=WhereDeadline(period=1.0, deadline=0.5), seed=2,
+                                                       links=Links(LinkModel(ConstantLatency(0.2))))
+    single, batch = run_engines(sc)
+    assert_batch_is_the_run(single, batch, sc)
+    assert (single.times[2] < 1.2).all()  # round 2's early combine
+    with pytest.raises(TimingError, match=r"^PairDeadline.round_start returned array\(\[0., 0.\]\) for agent 0, "
+                                          r"round 1: a round's start and combine times must be real numbers"):
+        sc.replace(timing=PairDeadline(period=1.0, deadline=0.5)).run()
 
 
 def test_batch_runs_equal_simpy_runs_fed_the_same_noise():

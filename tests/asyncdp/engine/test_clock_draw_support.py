@@ -113,7 +113,11 @@ def test_a_clock_that_overflows_is_named_by_both_engines(engine, case):
 
 @dataclass(frozen=True)
 class ForgetfulAsync(Async):
-    """Overrides ``sample_waits`` but returns one wait for all ``count`` (numpy broadcast it silently)."""
+    """Overrides ``sample_waits`` but returns one wait for all ``count`` (numpy broadcast it silently); its
+    ``sample_wait`` is the parent's draw."""
+
+    def sample_wait(self, rng: np.random.Generator) -> float:
+        return float(rng.exponential(1.0 / self.rate))
 
     def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
         return rng.exponential(1.0 / self.rate)
@@ -125,3 +129,75 @@ def test_a_sample_waits_override_of_the_wrong_length_is_refused_by_the_batch():
     sc.run()  # the SimPy engine calls sample_wait
     with pytest.raises(TimingError, match=r"ForgetfulAsync\.sample_waits\(rng, 5\) returned shape \(\), expected \(5,\)"):
         sc.run(engine="batch")
+
+
+@dataclass(frozen=True)
+class UniformWaitsAsync(Async):
+    """Uniform waits in ``[0, 2 / rate]``, written as the batch engine's vectorized ``sample_waits`` only."""
+
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.uniform(0.0, 2.0 / self.rate, count)
+
+
+@dataclass(frozen=True)
+class TwoPointJitters(Deadline):
+    def sample_jitters(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
+        return self.jitter * rng.integers(0, 2, rounds)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: UniformWaitsAsync(), r"^UniformWaitsAsync overrides sample_waits but not sample_wait: the SimPy engine "),
+    (lambda: TwoPointJitters(deadline=0.5, jitter=0.1), r"^TwoPointJitters overrides sample_jitters but not "
+                                                        r"sample_jitter"),
+])
+def test_a_subclass_overriding_only_the_vectorized_sampler_is_refused(make, message):
+    """The SimPy engine calls ``sample_wait`` (the parent's exponential), the batch engine ``sample_waits`` (the
+    subclass's uniform): a one-run batch was not the SimPy run of its seed (other wake-ups and states)."""
+    with pytest.raises(TimingError, match=message):
+        make()
+
+
+@dataclass(frozen=True)
+class UniformAsync(Async):
+    """Uniform waits in ``[0, 2 / rate]``, both forms with the same draws (allowed)."""
+
+    def sample_wait(self, rng: np.random.Generator) -> float:
+        return float(rng.uniform(0.0, 2.0 / self.rate))
+
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.uniform(0.0, 2.0 / self.rate, count)
+
+
+@dataclass(frozen=True)
+class ShorterWaits(UniformAsync):
+    """Overrides its parent's ``sample_waits`` only: the SimPy engine still drew the parent's ``sample_wait``."""
+
+    def sample_waits(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.uniform(0.0, 1.0 / self.rate, count)
+
+
+@dataclass(frozen=True)
+class ShorterWait(UniformAsync):
+    """Overrides its parent's ``sample_wait`` only: the batch engine still drew the parent's ``sample_waits``."""
+
+    def sample_wait(self, rng: np.random.Generator) -> float:
+        return float(rng.uniform(0.0, 1.0 / self.rate))
+
+
+def test_a_subclass_of_a_subclass_must_keep_its_samplers_paired():
+    """The sampler pair is checked against the class defining each form, not against ``Async``: a subclass of a
+    subclass overriding one form of its parent's pair passed, and its SimPy run and one-run batch woke at other times
+    on the same seed. A subclass keeping its parent's pair, or overriding both, runs alike on both engines."""
+    for make, message in ((ShorterWaits, r"^ShorterWaits overrides sample_waits but not sample_wait: "),
+                          (ShorterWait, r"^ShorterWait overrides sample_wait but not sample_waits "
+                                        r"\(UniformAsync\.sample_waits, which does not call it\): .* override "
+                                        r"sample_waits too")):
+        with pytest.raises(TimingError, match=message):
+            make(rate=1.0)
+
+    @dataclass(frozen=True)
+    class Renamed(UniformAsync):
+        label: str = "uniform"
+
+    sc = _builders().huang_scenario(4, "complete", 5).replace(timing=Renamed(rate=1.0))
+    assert np.array_equal(sc.run().times, sc.run(engine="batch").run(0).times)

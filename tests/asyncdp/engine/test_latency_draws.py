@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from asyncdp import REGISTRY
-from asyncdp.engine.links import LatencyModel, LinkModel, Links, LogNormalLatency
+from asyncdp.cli.run import seed_reaches_the_schedule
+from asyncdp.engine.links import ConstantLatency, LatencyModel, LinkModel, Links, LogNormalLatency, ZeroLatency
 from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.errors import LinkModelError
 
@@ -125,3 +126,42 @@ def test_a_one_run_batch_computes_arrivals_in_float64_whatever_dtype_the_model_r
     one = sc.run(engine="batch", runs=1, layout="vectorized").trajectory[0]
     assert np.array_equal(one, sc.run(engine="batch", runs=2, layout="vectorized").trajectory[0])
     assert np.array_equal(one, sc.run().trajectory)  # no loss, every delay one value: the SimPy run's too
+
+
+@dataclass(frozen=True)
+class JitteredLatency(ConstantLatency):
+    """A researcher's constant delay plus a uniform jitter in ``[0, spread]``, as a ``ConstantLatency`` subclass: its
+    ``sample`` draws, unlike the parent's."""
+
+    spread: float = 0.3
+
+    def sample(self, rng, size=None):
+        return self.delay + (float(rng.uniform(0, self.spread)) if size is None else rng.uniform(0, self.spread, size))
+
+
+@dataclass(frozen=True)
+class LateZeroLatency(ZeroLatency):
+    """A ``ZeroLatency`` subclass that delays every message by 0.5."""
+
+    def sample(self, rng, size=None):
+        return 0.5 if size is None else np.full(size, 0.5)
+
+
+@pytest.mark.parametrize("timing", sorted(TIMINGS))
+def test_a_subclass_of_a_drawless_latency_is_drawn_as_the_simpy_engine_draws_it(timing):
+    """A subclass of ``ConstantLatency`` or ``ZeroLatency`` may draw: the batch engine's run 0 drew its link's loss
+    uniforms as one array before the latencies (the parents draw none), where the SimPy engine interleaves one loss
+    uniform and one latency per message; the same seed lost 10 messages instead of 13 and ran other states. A
+    ``ZeroLatency`` subclass that delays ran lockstep rounds on the batch engine's untimed path (every time 0), and
+    ``asyncdp run --seed`` warned that the seed changes nothing over lossless jittered links."""
+    sc = scenario(JitteredLatency(0.3), TIMINGS[timing]).replace(links=Links(LinkModel(JitteredLatency(0.3), loss=0.3)))
+    single, batch = sc.run(), sc.run(engine="batch")
+    view = batch.run(0)
+    assert (view.messages_lost, view.messages_sent) == (single.messages_lost, single.messages_sent)
+    assert np.array_equal(batch.trajectory[0], single.trajectory)
+    assert seed_reaches_the_schedule(sc.replace(links=Links(LinkModel(JitteredLatency(0.3)))))
+    late = scenario(LateZeroLatency(), TIMINGS[timing]).replace(links=Links(LinkModel(LateZeroLatency())))
+    single, batch = late.run(), late.run(engine="batch")
+    assert np.array_equal(batch.run(0).times, single.times)
+    assert timing != "lockstep" or single.times[1].min() == 0.5  # round 1 ends when its messages arrived
+    assert np.array_equal(batch.trajectory[0], single.trajectory)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -292,3 +293,25 @@ def test_messages_name_owner_parameter_and_value(build, message: str) -> None:
     """The shared checks (topology.validation) raise LinkModelError naming the owner, the parameter and the value."""
     with pytest.raises(LinkModelError, match=message):
         build()
+
+
+def test_a_links_subclass_with_its_own_per_link_models_is_refused():
+    """A ``Links`` subclass overriding ``model`` (loss and latency growing with ``|i - j|``) ran its models on the
+    SimPy engine only: the batch engine, which the privacy checker runs, read ``default`` (lossless, no latency), so
+    the same seed lost 4 messages on one engine and none on the other. Overriding ``channel`` likewise."""
+
+    @dataclass(frozen=True)
+    class DistanceLinks(Links):
+        def model(self, sender, receiver):
+            return LinkModel(ConstantLatency(0.2 * abs(sender - receiver)), loss=0.1 * abs(sender - receiver))
+
+    @dataclass(frozen=True)
+    class OwnChannels(Links):
+        def channel(self, seed, sender, receiver):
+            return super().channel(seed + 1, sender, receiver)
+
+    with pytest.raises(LinkModelError, match=r"^DistanceLinks: a Links subclass may not override model\(\): .* give "
+                                             r"each link's own model as an override"):
+        DistanceLinks()
+    with pytest.raises(LinkModelError, match=r"^OwnChannels: a Links subclass may not override channel\(\)"):
+        OwnChannels()
