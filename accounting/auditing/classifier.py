@@ -1,4 +1,4 @@
-"""The learned score: scikit-learn logistic regression on simple features of the output.
+"""The learned score: a logistic-regression fit (scikit-learn) on simple features of the output.
 
 Choice and justification. The score only has to *rank* outputs by how much
 more likely they are under ``P`` than under ``P'``; the event is then a
@@ -9,11 +9,13 @@ one-hot, NaN/inf indicators) represents the exact log-likelihood ratio of
 Laplace and Gaussian location pairs and a monotone function of it for the
 maximum of noisy values; DP-Sniper (Bichsel et al., S&P 2021) reports its
 logistic-regression variant about as powerful as its neural network on the
-standard broken mechanisms. It is also fast and stable: ``lbfgs`` on
-``2.5e5`` standardized rows per side of a few dozen features takes a few
-seconds, which keeps ``1e6`` samples of a 10-dimensional output well under
-30 s (the other samples only need a matrix product), and Newton-CG solves the
-small fits of a few hundred rows in milliseconds (:data:`NEWTON_CG_ROWS`). Gradient boosting
+standard broken mechanisms. A fit of at most :data:`CLOSED_FORM_ROWS` rows
+(the privacy check's: 250 rows per side) is one Newton step of that
+logistic objective from zero, a ridge regression in closed form
+(:func:`_fit_model`); larger fits run ``lbfgs`` to convergence (``2.5e5``
+standardized rows per side of a few dozen features take a few seconds, which
+keeps ``1e6`` samples of a 10-dimensional output well under 30 s; the other
+samples only need a matrix product). Gradient boosting
 (``HistGradientBoostingClassifier``) was the alternative: more flexible but
 several times slower per fit, and its piecewise-constant score produces
 large ties that the randomized threshold then has to split.
@@ -63,22 +65,26 @@ Measured on a 2-core box shared with other jobs (OpenBLAS, 2 threads by default)
 300 features took 0.20 s of CPU with two BLAS threads and 0.08 s with one; 40,000 rows, 1.2e7 entries, 4.3 s
 against 1.4 s. scikit-learn's loss and gradient run in OpenMP threads too, whose waiting costs as much CPU as the
 fit itself on these sizes (the fit of 500 rows of 1470 features: 0.13 s of CPU in 0.065 s of wall time), and so
-does scoring a few thousand rows. The fitted coefficients and the scores are identical (the threads split
-the matrix products by output entry and the per-row loss terms by row). Larger matrices keep the threads the
-process has."""
+does scoring a few thousand rows. The lbfgs coefficients and the scores are identical (the threads split the
+matrix products by output entry and the per-row loss terms by row); the closed-form fits' coefficients agree
+to rounding (threaded Gram products and Cholesky factorizations add in another order: 5e-14 relative).
+Larger matrices keep the threads the process has."""
 
-NEWTON_CG_ROWS = 1000
-"""Fits of at most this many rows, with at most twice as many features as rows, are solved by Newton-CG,
-larger ones by lbfgs (both scikit-learn solvers of the same L2-regularized objective, stopped at the same
-``tol`` on the largest gradient entry). The features of a transcript are strongly correlated (values, their
-magnitudes and squares, order statistics), so the objective is ill-conditioned and lbfgs's curvature
-estimate needs 120-200 iterations on the privacy check's fits (500 rows of 120-600 features), each an
-overhead-dominated gradient call; Newton-CG, which uses the exact Hessian, converges in 5-11 Newton steps,
-2-3 times faster, and stops nearer the optimum (on the shipped examples' fits: coefficients within 2e-4 to
-7e-3 of the exact optimum in relative norm, against 3e-3 to 2.6e-2 for lbfgs). On many rows (its
-Hessian-vector products cost a pass over the rows each; lbfgs needs about 20 iterations there) or on many
-more features than rows (500 rows of 1470 features: 44 lbfgs iterations, 20 ms, against 29 ms) lbfgs is
-faster."""
+CLOSED_FORM_ROWS = 1000
+"""Fits of at most this many rows are the closed-form first Newton step of the logistic objective from zero
+(:func:`_fit_model`), larger ones lbfgs's optimum of it. On the privacy check's fits (500 rows of 80 to 1470
+strongly correlated features: values, magnitudes, squares, order statistics) the iterative solvers were
+overhead-bound: Newton-CG took 5-11 Newton steps of some hundred Hessian-vector products, lbfgs 44-200
+iterations, 5-54 ms per fit (dpsda: 53 ms each of the two); the closed form costs one Gram matrix and one
+Cholesky factorization (dpsda: 21 and 10 ms). Measured power on 500-row fits was the same (the shipped
+examples' transcripts over 8 audit seeds, and the testbed mechanisms at 1,000 and 3,000 samples per side over
+5 seeds: mean certified bounds within the seeds' spread, most of them equal). On many rows the Gram matrix is
+a pass over all of them too, and the large-sample power figures rest on the converged fit, which is kept."""
+
+NEWTON_STEP_ALPHA = 4.0
+"""The ridge penalty of the first Newton step of the logistic objective with ``C = 1`` from zero (:func:`_fit_model`:
+the loss's curvature there is ``1/4`` per row, so the step's normal equations are ``(Z'UZ / 4 + I) w = Z'Ut / 2``)."""
+
 
 _CONTROLLER: Any = None
 """The process's :class:`threadpoolctl.ThreadpoolController`, made once (listing the loaded thread pools
@@ -91,7 +97,7 @@ class LearnedScore:
 
     Attributes:
         features: the feature map.
-        model: the fitted scikit-learn pipeline (scaler and logistic regression).
+        model: the fitted scikit-learn pipeline (scaler and linear classifier: :func:`_fit_model`).
     """
 
     features: FeatureMap
@@ -131,7 +137,7 @@ class LearnedScore:
         return z
 
     def linear(self, z: np.ndarray) -> np.ndarray:
-        """The logistic regression's log-odds of standardized feature rows ``z``, shape ``(n,)``."""
+        """The linear classifier's scores of standardized feature rows ``z``, shape ``(n,)``."""
         logit = self.model[-1]
         with _threads_for(z.size):
             return (z @ logit.coef_.T + logit.intercept_).reshape(-1)
@@ -270,7 +276,7 @@ class _Layout:
     Attributes:
         mean, scale, coef: per column of the map.
         present: which columns the score reads (a part's columns are all read or none).
-        intercept: the logistic regression's intercept.
+        intercept: the linear classifier's intercept.
     """
 
     mean: np.ndarray
@@ -284,7 +290,7 @@ class _Layout:
         """``score``, whose features are columns ``cols`` of a map of ``size`` features."""
         scaler, logit = score.model[0], score.model[-1]
         mean, scale, coef, present = np.zeros(size), np.ones(size), np.zeros(size), np.zeros(size, dtype=bool)
-        mean[cols], scale[cols], coef[cols], present[cols] = scaler.mean_, scaler.scale_, logit.coef_[0], True
+        mean[cols], scale[cols], coef[cols], present[cols] = scaler.mean_, scaler.scale_, np.ravel(logit.coef_), True
         return cls(mean, scale, coef, present, float(logit.intercept_[0]))
 
 
@@ -450,7 +456,7 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
     Args:
         x, x_prime: training rows (never the certification samples).
         seed: random state of the solver (both solvers are deterministic; kept for completeness).
-        max_iter: iterations of the solver (Newton-CG or lbfgs: :data:`NEWTON_CG_ROWS`).
+        max_iter: iterations of lbfgs (fits of more than :data:`CLOSED_FORM_ROWS` rows; smaller fits are closed-form).
         linear: use the linear feature map (:func:`~accounting.auditing.features.fit_features`).
 
     Returns:
@@ -511,8 +517,19 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     """:func:`fit_score` on the training rows' standardized features ``z`` (the first ``positives`` rows under
     ``P``; ``scaler`` standardized them).
 
-    The logistic regression is scikit-learn's, with ``class_weight="balanced"``
-    given as the sample weights it stands for (:func:`_balanced_weights`).
+    The objective is scikit-learn's L2-regularized logistic regression
+    (``C = 1``) with ``class_weight="balanced"`` given as the sample weights
+    it stands for (:func:`_balanced_weights`): ``sum_i u_i l(y_i, m_i) +
+    |w|^2 / 2`` with margins ``m_i = z_i w + b``. On at most
+    :data:`CLOSED_FORM_ROWS` rows the score is its first Newton step from
+    ``w = 0, b = 0``: there each loss term is ``log 2 - t_i m_i / 2 + m_i^2 / 8
+    + O(m^3)`` (``t_i = +-1``), so the step minimizes
+    ``sum_i u_i (m_i - 2 t_i)^2 + 4 |w|^2``, a weighted ridge regression of the
+    labels with penalty 4 and a free intercept (scikit-learn's
+    ``RidgeClassifier(alpha=4)``, whose targets are ``t_i``: the same
+    direction at half the length). Its Cholesky solver works on the ``n x n``
+    kernel matrix when there are more features than rows. Larger fits run
+    lbfgs on the objective itself (:data:`CLOSED_FORM_ROWS`).
 
     Raises:
         ValueError: the fitted coefficients or intercept are not finite.
@@ -520,24 +537,22 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression, RidgeClassifier
     from sklearn.pipeline import Pipeline
 
-    rows, cols = z.shape
+    rows = z.shape[0]
     labels = np.zeros(rows, dtype=int)
     labels[:positives] = 1
-    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver=_solver(rows, cols))
+    model: Any = (RidgeClassifier(alpha=NEWTON_STEP_ALPHA, solver="cholesky") if rows <= CLOSED_FORM_ROWS else
+                  LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver="lbfgs"))
     with warnings.catch_warnings(), _threads_for(z.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
-        # Newton-CG stops where its line search fails: the same (weaker) score as an unconverged fit
-        warnings.filterwarnings("ignore", "Line Search failed")
-        warnings.filterwarnings("ignore", "The line search algorithm did not converge")  # scipy's, inside it
-        logit.fit(z, labels, sample_weight=_balanced_weights(labels))
-    for name, value in (("coefficients", logit.coef_), ("intercept", logit.intercept_)):
+        model.fit(z, labels, sample_weight=_balanced_weights(labels))
+    for name, value in (("coefficients", model.coef_), ("intercept", model.intercept_)):
         if not np.isfinite(value).all():
             raise ValueError(f"the classifier's fitted {name} is not finite (standardized features up to "
                              f"{float(np.abs(z).max()):.3g})")
-    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("logisticregression", logit)]))
+    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", model)]))
 
 
 def _balanced_weights(labels: np.ndarray) -> np.ndarray:
@@ -547,8 +562,3 @@ def _balanced_weights(labels: np.ndarray) -> np.ndarray:
     counts = np.bincount(labels, minlength=2).astype(float)
     with np.errstate(divide="ignore"):  # an empty class: scikit-learn's own error follows, not a warning
         return (counts.sum() / (2.0 * counts))[labels]
-
-
-def _solver(rows: int, cols: int) -> str:
-    """The solver of a fit of ``rows`` rows of ``cols`` features (:data:`NEWTON_CG_ROWS`)."""
-    return "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"
