@@ -346,7 +346,10 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
     numbers :func:`fit_score` computes for each score alone. (A column's sums
     over the rows of a matrix of several columns add the rows in order,
     whichever the other columns; a one-column matrix is summed pairwise, so a
-    single linear feature is standardized on its own.)
+    single linear feature is standardized on its own.) The closed-form fits
+    of at most :data:`CLOSED_FORM_ROWS` rows also share their Gram products
+    (:func:`_newton_steps`), so their coefficients are those of each fit
+    alone up to rounding.
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -356,6 +359,8 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
         >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names
         ('quadratic', 'linear', 'low-bits')
     """
+    from sklearn.pipeline import Pipeline
+
     both = np.concatenate([x, x_prime])
     quad, lin = fit_features(both, linear=False), fit_features(both, linear=True)
     feats = quad.transform(both)
@@ -367,8 +372,13 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
             lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
         else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
             lin_scaler, lin_z = _standardize(_columns(feats, cols))
-        learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
-                   _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
+        if z.shape[0] <= CLOSED_FORM_ROWS:  # the Newton steps, sharing the Gram products (_newton_steps)
+            learned = tuple(LearnedScore(fmap, Pipeline([("standardscaler", sc), ("classifier", model)]))
+                            for fmap, sc, model in zip((quad, lin), (scaler, lin_scaler),
+                                                       _newton_steps(z, x.shape[0], cols, lin_z)))
+        else:
+            learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
+                       _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
             return ScoreCandidates(learned, ("quadratic", "linear"))
         # within the thread limit too: a matrix product of its fit outside it wakes the BLAS threads, and their
@@ -527,9 +537,9 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     ``sum_i u_i (m_i - 2 t_i)^2 + 4 |w|^2``, a weighted ridge regression of the
     labels with penalty 4 and a free intercept (scikit-learn's
     ``RidgeClassifier(alpha=4)``, whose targets are ``t_i``: the same
-    direction at half the length). Its Cholesky solver works on the ``n x n``
-    kernel matrix when there are more features than rows. Larger fits run
-    lbfgs on the objective itself (:data:`CLOSED_FORM_ROWS`).
+    direction at half the length), solved in closed form by
+    :func:`_newton_steps`. Larger fits run lbfgs on the objective itself
+    (:data:`CLOSED_FORM_ROWS`).
 
     Raises:
         ValueError: the fitted coefficients or intercept are not finite.
@@ -537,22 +547,119 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression, RidgeClassifier
+    from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    rows = z.shape[0]
-    labels = np.zeros(rows, dtype=int)
+    if z.shape[0] <= CLOSED_FORM_ROWS:
+        return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", _newton_steps(z, positives)[0])]))
+    labels = np.zeros(z.shape[0], dtype=int)
     labels[:positives] = 1
-    model: Any = (RidgeClassifier(alpha=NEWTON_STEP_ALPHA, solver="cholesky") if rows <= CLOSED_FORM_ROWS else
-                  LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver="lbfgs"))
+    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver="lbfgs")
     with warnings.catch_warnings(), _threads_for(z.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
-        model.fit(z, labels, sample_weight=_balanced_weights(labels))
-    for name, value in (("coefficients", model.coef_), ("intercept", model.intercept_)):
+        logit.fit(z, labels, sample_weight=_balanced_weights(labels))
+    _refuse_nonfinite(logit.coef_, logit.intercept_, z)
+    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", logit)]))
+
+
+def _refuse_nonfinite(coef: np.ndarray, intercept: Any, z: np.ndarray) -> None:
+    """Refuse a fit whose coefficients or intercept are not finite.
+
+    Raises:
+        ValueError: naming which, and the largest standardized feature.
+    """
+    for name, value in (("coefficients", coef), ("intercept", intercept)):
         if not np.isfinite(value).all():
             raise ValueError(f"the classifier's fitted {name} is not finite (standardized features up to "
                              f"{float(np.abs(z).max()):.3g})")
-    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", model)]))
+
+
+def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
+                  z_sub: np.ndarray | None = None) -> list[Any]:
+    """The closed-form Newton step (:func:`_fit_model`) on the standardized training rows ``z`` (the first
+    ``positives`` under ``P``) and, given ``cols``, on the rows ``z_sub`` of a column selection ``cols`` of them
+    (the linear features of :func:`fit_scores`), as fitted ``RidgeClassifier(alpha=NEWTON_STEP_ALPHA)``
+    estimators of balanced sample weights (their ``coef_``, ``intercept_`` and ``classes_`` set).
+
+    The rows are centered at their weighted mean and scaled by the root of
+    their weights (the intercept is then free); the ridge normal equations
+    are solved by Cholesky on the ``n x n`` kernel matrix ``X X'`` (``w = X'
+    (X X' + alpha I)^-1 y``) when there are more columns than rows, else on
+    ``X'X`` (``w = (X'X + alpha I)^-1 X'y``): scikit-learn's ``cholesky``
+    solver, without its copies and checks (the rows are finite and
+    standardized). When ``z_sub`` is the selected columns of ``z`` (``cols``
+    of more than one column: :func:`fit_scores`), the two fits share the Gram
+    products: the selection's kernel plus the other columns' is the whole
+    kernel, and the selection's ``X'X`` is a block of the whole one.
+
+    Raises:
+        ValueError: a side has no rows; a fitted coefficient or intercept is not finite.
+    """
+    import scipy.linalg
+    from sklearn.linear_model import RidgeClassifier
+
+    n = z.shape[0]
+    if not 0 < positives < n:
+        raise ValueError(f"the score needs training rows of both sides, got {positives} under P and "
+                         f"{n - positives} under P'")
+    labels = np.zeros(n, dtype=int)
+    labels[:positives] = 1
+    u = _balanced_weights(labels)
+    root, targets = np.sqrt(u), 2.0 * labels - 1.0
+    t_mean = float(u @ targets / u.sum())
+    y = (targets - t_mean) * root
+    with _threads_for(z.size):
+        mean = u @ z / u.sum()
+        x = (z - mean) * root[:, None]
+        sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(z, x, mean)]
+        shared = cols if cols is not None and z_sub is not None and cols.size > 1 else None
+        if z_sub is not None and shared is not None:  # the selected columns of z: centered and scaled alike
+            sets.append((z_sub, _columns(x, shared), mean[shared]))
+        elif z_sub is not None:
+            sub_mean = u @ z_sub / u.sum()
+            sets.append((z_sub, (z_sub - sub_mean) * root[:, None], sub_mean))
+        grams = _grams([x for _, x, _ in sets], shared)
+        models = []
+        for (zz, xx, mm), gram in zip(sets, grams):
+            gram[np.diag_indices_from(gram)] += NEWTON_STEP_ALPHA
+            factor = scipy.linalg.cho_factor(gram, lower=True, overwrite_a=True, check_finite=False)
+            if _kernel_form(xx):
+                coef = xx.T @ scipy.linalg.cho_solve(factor, y, check_finite=False)
+            else:
+                coef = scipy.linalg.cho_solve(factor, xx.T @ y, check_finite=False)
+            intercept = np.array([t_mean - float(mm @ coef)])
+            _refuse_nonfinite(coef, intercept, zz)
+            model = RidgeClassifier(alpha=NEWTON_STEP_ALPHA, solver="cholesky")
+            model.coef_, model.intercept_, model.classes_ = coef, intercept, np.array([0, 1])
+            model.n_features_in_ = int(zz.shape[1])
+            models.append(model)
+    return models
+
+
+def _kernel_form(x: np.ndarray) -> bool:
+    """Whether :func:`_newton_steps` solves the fit of the centered rows ``x`` on the ``n x n`` kernel matrix (more
+    columns than rows) rather than on ``x'x``."""
+    return bool(x.shape[1] > x.shape[0])
+
+
+def _grams(xs: list[np.ndarray], cols: np.ndarray | None) -> list[np.ndarray]:
+    """The Gram matrix of each centered matrix in ``xs`` for :func:`_newton_steps`: ``x x'`` (``n x n``) when it
+    has more columns than rows, else ``x'x``; with ``cols``, ``xs[1]`` is columns ``cols`` of ``xs[0]`` and the
+    products are shared."""
+    def own(x: np.ndarray) -> np.ndarray:
+        return x @ x.T if _kernel_form(x) else x.T @ x
+
+    if cols is None:
+        return [own(x) for x in xs]
+    x, sub = xs
+    if _kernel_form(sub):  # both kernels: the selection's plus the other columns'
+        rest = _columns(x, np.setdiff1d(np.arange(x.shape[1]), cols))
+        kernel = own(sub)
+        return [kernel + rest @ rest.T, kernel]
+    if _kernel_form(x):
+        return [own(x), own(sub)]
+    full = own(x)
+    return [full, np.ascontiguousarray(full[np.ix_(cols, cols)])]
 
 
 def _balanced_weights(labels: np.ndarray) -> np.ndarray:

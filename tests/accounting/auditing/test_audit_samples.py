@@ -302,10 +302,11 @@ def _standardized_features(x, x_prime, linear):
 
 
 @pytest.mark.parametrize(("linear", "rows", "dim"), [(False, (250, 250), 60), (True, (250, 250), 60),
-                                                      (False, (300, 200), 6), (True, (120, 380), 300)])
+                                                      (False, (300, 200), 6), (True, (120, 380), 300),
+                                                      (False, (50, 50), 20)])
 def test_small_fits_are_the_first_newton_step_of_the_logistic_objective(linear, rows, dim):
     """A fit of at most CLOSED_FORM_ROWS rows (the privacy check's: 250 rows per side of a transcript, correlated
-    coordinates; also unequal sides and more features than rows) is the Newton step from zero of the balanced
+    coordinates; also unequal sides, more features than rows, and as many) is the Newton step from zero of the balanced
     logistic objective ``sum_i u_i log(1 + exp(-t_i m_i)) + |w|^2 / 2``, up to a positive factor: the
     coefficients and intercept, doubled, zero the gradient of its second-order model at zero,
     ``sum_i u_i (m_i / 4 - t_i / 2) (z_i, 1) + (w, 0)``."""
