@@ -588,9 +588,8 @@ def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
     ``X'X`` (``w = (X'X + alpha I)^-1 X'y``): scikit-learn's ``cholesky``
     solver, without its copies and checks (the rows are finite and
     standardized). When ``z_sub`` is the selected columns of ``z`` (``cols``
-    of more than one column: :func:`fit_scores`), the two fits share the Gram
-    products: the selection's kernel plus the other columns' is the whole
-    kernel, and the selection's ``X'X`` is a block of the whole one.
+    of more than one column: :func:`fit_scores`), they are centered and
+    scaled alike, and the selection's ``X'X`` is a block of the whole one.
 
     Raises:
         ValueError: a side has no rows; a fitted coefficient or intercept is not finite.
@@ -610,7 +609,8 @@ def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
     y = (targets - t_mean) * root
     with _threads_for(z.size):
         mean = u @ z / u.sum()
-        x = (z - mean) * root[:, None]
+        x = z - mean
+        x *= root[:, None]
         sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(z, x, mean)]
         shared = cols if cols is not None and z_sub is not None and cols.size > 1 else None
         if z_sub is not None and shared is not None:  # the selected columns of z: centered and scaled alike
@@ -644,19 +644,15 @@ def _kernel_form(x: np.ndarray) -> bool:
 
 def _grams(xs: list[np.ndarray], cols: np.ndarray | None) -> list[np.ndarray]:
     """The Gram matrix of each centered matrix in ``xs`` for :func:`_newton_steps`: ``x x'`` (``n x n``) when it
-    has more columns than rows, else ``x'x``; with ``cols``, ``xs[1]`` is columns ``cols`` of ``xs[0]`` and the
-    products are shared."""
+    has more columns than rows, else ``x'x``; with ``cols``, ``xs[1]`` is columns ``cols`` of ``xs[0]``, and when
+    both Gram matrices are ``x'x`` the selection's is a block of the whole one."""
     def own(x: np.ndarray) -> np.ndarray:
         return x @ x.T if _kernel_form(x) else x.T @ x
 
     if cols is None:
         return [own(x) for x in xs]
     x, sub = xs
-    if _kernel_form(sub):  # both kernels: the selection's plus the other columns'
-        rest = _columns(x, np.setdiff1d(np.arange(x.shape[1]), cols))
-        kernel = own(sub)
-        return [kernel + rest @ rest.T, kernel]
-    if _kernel_form(x):
+    if _kernel_form(x):  # a kernel matrix costs a product over every column: nothing to share
         return [own(x), own(sub)]
     full = own(x)
     return [full, np.ascontiguousarray(full[np.ix_(cols, cols)])]
