@@ -28,7 +28,9 @@ and certifies less than the best event ("maximum below a threshold"). So
 statistics only, monotone in each), and the threshold event of each order of
 the pair is chosen on whichever score gives it the better bound on the
 selection samples. Choosing among scores uses no certification sample, so the
-certification and its union bound are unchanged.
+certification and its union bound are unchanged. A closed-form fit (at most
+:data:`CLOSED_FORM_ROWS` rows) gives each of the two scores at every penalty of
+:data:`NEWTON_STEP_ALPHAS`, all of them candidates alike.
 
 On request (``low_bits=True``) a third candidate reads what no real-valued
 score sees: the lowest mantissa bits of every released number
@@ -71,19 +73,24 @@ to rounding (threaded Gram products and Cholesky factorizations add in another o
 Larger matrices keep the threads the process has."""
 
 CLOSED_FORM_ROWS = 1000
-"""Fits of at most this many rows are the closed-form first Newton step of the logistic objective from zero
-(:func:`_fit_model`), larger ones lbfgs's optimum of it. On the privacy check's fits (500 rows of 80 to 1470
-strongly correlated features: values, magnitudes, squares, order statistics) the iterative solvers were
-overhead-bound: Newton-CG took 5-11 Newton steps of some hundred Hessian-vector products, lbfgs 44-200
-iterations, 5-54 ms per fit (dpsda: 53 ms each of the two); the closed form costs one Gram matrix and one
-Cholesky factorization (dpsda: 21 and 10 ms). Measured power on 500-row fits was the same (the shipped
-examples' transcripts over 8 audit seeds, and the testbed mechanisms at 1,000 and 3,000 samples per side over
-5 seeds: mean certified bounds within the seeds' spread, most of them equal). On many rows the Gram matrix is
-a pass over all of them too, and the large-sample power figures rest on the converged fit, which is kept."""
+"""Fits of at most this many rows are closed-form ridge regressions (:func:`_newton_steps`, one per penalty of
+:data:`NEWTON_STEP_ALPHAS`), larger ones lbfgs's optimum of the logistic objective. On the privacy check's fits
+(500 rows of 80 to 1470 strongly correlated features: values, magnitudes, squares, order statistics) the
+iterative solvers were overhead-bound: Newton-CG took 5-11 Newton steps of some hundred Hessian-vector products,
+lbfgs 44-200 iterations, 5-54 ms per fit (dpsda: 53 ms each of the two); a closed form costs one Gram matrix
+per feature map and one Cholesky factorization per penalty. On many rows the Gram matrix is a pass over all of
+them too, and the large-sample power figures rest on the converged fit, which is kept."""
 
-NEWTON_STEP_ALPHA = 4.0
-"""The ridge penalty of the first Newton step of the logistic objective with ``C = 1`` from zero (:func:`_fit_model`:
-the loss's curvature there is ``1/4`` per row, so the step's normal equations are ``(Z'UZ / 4 + I) w = Z'Ut / 2``)."""
+NEWTON_STEP_ALPHAS = (1.0, 32.0, 1000.0)
+"""The ridge penalties of the closed-form fits (:data:`CLOSED_FORM_ROWS`), each fit a candidate score
+(:func:`fit_scores`). Penalty ``alpha`` is the first Newton step from zero of the logistic objective of
+inverse regularization ``C = 4 / alpha`` (:func:`_fit_model`): 4, 1/8 and 1/250. One penalty cannot serve every
+mechanism: the step for ``C = 1`` (penalty 4) certified less than the converged logistic fit of ``C = 1`` where
+one release of 294 carries the shift (0.19 against 0.32, 12 seeds) or releases go missing with the input
+(1.66 against 1.79), more on a random walk (1.46 against 1.17); the best penalty was 1000, 1000 and 1/4 there,
+64 on ``under_noised``'s transcripts. With the three penalties (factors of about 32 apart) as candidates the
+mean bound was at least the converged fit's on every case measured (BENCHMARKS numbers in the report of the
+change: 0.52, 2.07, 1.97, 1.44 against 0.32, 1.79, 1.17, 1.28) and within the seeds' spread on the others."""
 
 
 _CONTROLLER: Any = None
@@ -190,7 +197,7 @@ class ScoreCandidates:
             >>> s = fit_scores(rng.normal(1, 1, (100, 2)), rng.normal(0, 1, (100, 2)))
             >>> with s.threads(300):
             ...     s(np.zeros((300, 2))).shape
-            (300, 2)
+            (300, 6)
         """
         return _threads_for(min(rows, CHUNK) * self.features.size)
 
@@ -335,7 +342,9 @@ def _part_scores(parts: list[Any], dim: int, layouts: list[_Layout], shared: lis
 
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: bool = False) -> ScoreCandidates:
     """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows;
-    with ``low_bits``, the low-bits score (:func:`~accounting.auditing.lowbits.fit_low_bit_score`) too.
+    with ``low_bits``, the low-bits score (:func:`~accounting.auditing.lowbits.fit_low_bit_score`) too; on at
+    most :data:`CLOSED_FORM_ROWS` rows, after those, both learned scores at each further penalty of
+    :data:`NEWTON_STEP_ALPHAS` (named ``"quadratic (penalty 32)"`` and so on).
 
     The features of the training rows are computed and standardized once:
     the linear ones are a column selection of the quadratic ones (the same
@@ -353,11 +362,11 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
 
     Example:
         >>> rng = np.random.default_rng(0)
-        >>> s = fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)))
+        >>> s = fit_scores(rng.normal(1, 1, (600, 2)), rng.normal(0, 1, (600, 2)))
         >>> s(np.zeros((3, 2))).shape, s.names
         ((3, 2), ('quadratic', 'linear'))
-        >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names
-        ('quadratic', 'linear', 'low-bits')
+        >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names[:4]
+        ('quadratic', 'linear', 'low-bits', 'quadratic (penalty 32)')
     """
     from sklearn.pipeline import Pipeline
 
@@ -372,18 +381,25 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
             lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
         else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
             lin_scaler, lin_z = _standardize(_columns(feats, cols))
+        extra: tuple[LearnedScore, ...] = ()
+        extra_names: tuple[str, ...] = ()
         if z.shape[0] <= CLOSED_FORM_ROWS:  # the Newton steps, sharing the Gram products (_newton_steps)
-            learned = tuple(LearnedScore(fmap, Pipeline([("standardscaler", sc), ("classifier", model)]))
-                            for fmap, sc, model in zip((quad, lin), (scaler, lin_scaler),
-                                                       _newton_steps(z, x.shape[0], cols, lin_z)))
+            steps = _newton_steps(z, x.shape[0], cols, lin_z)
+            made = [[LearnedScore(fmap, Pipeline([("standardscaler", sc), ("classifier", model)])) for model in ms]
+                    for fmap, sc, ms in zip((quad, lin), (scaler, lin_scaler), steps)]
+            learned = (made[0][0], made[1][0])
+            for k, alpha in enumerate(NEWTON_STEP_ALPHAS[1:], start=1):
+                extra += (made[0][k], made[1][k])
+                extra_names += (f"quadratic (penalty {alpha:g})", f"linear (penalty {alpha:g})")
         else:
             learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
                        _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
-            return ScoreCandidates(learned, ("quadratic", "linear"))
+            return ScoreCandidates((*learned, *extra), ("quadratic", "linear", *extra_names))
         # within the thread limit too: a matrix product of its fit outside it wakes the BLAS threads, and their
         # spinning cost every later step of a privacy check half again its CPU time
-        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
+        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime), *extra),
+                               ("quadratic", "linear", "low-bits", *extra_names))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -527,19 +543,18 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     """:func:`fit_score` on the training rows' standardized features ``z`` (the first ``positives`` rows under
     ``P``; ``scaler`` standardized them).
 
-    The objective is scikit-learn's L2-regularized logistic regression
-    (``C = 1``) with ``class_weight="balanced"`` given as the sample weights
-    it stands for (:func:`_balanced_weights`): ``sum_i u_i l(y_i, m_i) +
-    |w|^2 / 2`` with margins ``m_i = z_i w + b``. On at most
-    :data:`CLOSED_FORM_ROWS` rows the score is its first Newton step from
-    ``w = 0, b = 0``: there each loss term is ``log 2 - t_i m_i / 2 + m_i^2 / 8
-    + O(m^3)`` (``t_i = +-1``), so the step minimizes
-    ``sum_i u_i (m_i - 2 t_i)^2 + 4 |w|^2``, a weighted ridge regression of the
-    labels with penalty 4 and a free intercept (scikit-learn's
-    ``RidgeClassifier(alpha=4)``, whose targets are ``t_i``: the same
-    direction at half the length), solved in closed form by
-    :func:`_newton_steps`. Larger fits run lbfgs on the objective itself
-    (:data:`CLOSED_FORM_ROWS`).
+    The objective is scikit-learn's L2-regularized logistic regression with
+    ``class_weight="balanced"`` given as the sample weights it stands for
+    (:func:`_balanced_weights`): ``C sum_i u_i l(y_i, m_i) + |w|^2 / 2`` with
+    margins ``m_i = z_i w + b``. On more than :data:`CLOSED_FORM_ROWS` rows
+    lbfgs minimizes it for ``C = 1``. On fewer the score is its first Newton
+    step from ``w = 0, b = 0`` for ``C = 4 / alpha``, ``alpha`` the first of
+    :data:`NEWTON_STEP_ALPHAS`: there each loss term is ``log 2 - t_i m_i / 2
+    + m_i^2 / 8 + O(m^3)`` (``t_i = +-1``), so the step minimizes ``sum_i u_i
+    (m_i - 2 t_i)^2 + alpha |w|^2``, a weighted ridge regression of the labels
+    with a free intercept (scikit-learn's ``RidgeClassifier(alpha)``, whose
+    targets are ``t_i``: the same direction at half the length), solved in
+    closed form by :func:`_newton_steps`.
 
     Raises:
         ValueError: the fitted coefficients or intercept are not finite.
@@ -551,7 +566,8 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     from sklearn.pipeline import Pipeline
 
     if z.shape[0] <= CLOSED_FORM_ROWS:
-        return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", _newton_steps(z, positives)[0])]))
+        model = _newton_steps(z, positives)[0][0]
+        return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", model)]))
     labels = np.zeros(z.shape[0], dtype=int)
     labels[:positives] = 1
     logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver="lbfgs")
@@ -575,11 +591,12 @@ def _refuse_nonfinite(coef: np.ndarray, intercept: Any, z: np.ndarray) -> None:
 
 
 def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
-                  z_sub: np.ndarray | None = None) -> list[Any]:
-    """The closed-form Newton step (:func:`_fit_model`) on the standardized training rows ``z`` (the first
-    ``positives`` under ``P``) and, given ``cols``, on the rows ``z_sub`` of a column selection ``cols`` of them
-    (the linear features of :func:`fit_scores`), as fitted ``RidgeClassifier(alpha=NEWTON_STEP_ALPHA)``
-    estimators of balanced sample weights (their ``coef_``, ``intercept_`` and ``classes_`` set).
+                  z_sub: np.ndarray | None = None) -> list[list[Any]]:
+    """The closed-form Newton steps (:func:`_fit_model`), one per penalty of :data:`NEWTON_STEP_ALPHAS`, on the
+    standardized training rows ``z`` (the first ``positives`` under ``P``) and, given ``cols``, on the rows
+    ``z_sub`` of a column selection ``cols`` of them (the linear features of :func:`fit_scores`): per matrix, a
+    list of fitted ``RidgeClassifier(alpha)`` estimators of balanced sample weights (their ``coef_``,
+    ``intercept_`` and ``classes_`` set), in the order of the penalties.
 
     The rows are centered at their weighted mean and scaled by the root of
     their weights (the intercept is then free); the ridge normal equations
@@ -587,9 +604,10 @@ def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
     (X X' + alpha I)^-1 y``) when there are more columns than rows, else on
     ``X'X`` (``w = (X'X + alpha I)^-1 X'y``): scikit-learn's ``cholesky``
     solver, without its copies and checks (the rows are finite and
-    standardized). When ``z_sub`` is the selected columns of ``z`` (``cols``
-    of more than one column: :func:`fit_scores`), they are centered and
-    scaled alike, and the selection's ``X'X`` is a block of the whole one.
+    standardized). Each matrix's Gram product is computed once for all
+    penalties. When ``z_sub`` is the selected columns of ``z`` (``cols`` of
+    more than one column: :func:`fit_scores`), they are centered and scaled
+    alike, and the selection's ``X'X`` is a block of the whole one.
 
     Raises:
         ValueError: a side has no rows; a fitted coefficient or intercept is not finite.
@@ -621,18 +639,22 @@ def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
         grams = _grams([x for _, x, _ in sets], shared)
         models = []
         for (zz, xx, mm), gram in zip(sets, grams):
-            gram[np.diag_indices_from(gram)] += NEWTON_STEP_ALPHA
-            factor = scipy.linalg.cho_factor(gram, lower=True, overwrite_a=True, check_finite=False)
-            if _kernel_form(xx):
-                coef = xx.T @ scipy.linalg.cho_solve(factor, y, check_finite=False)
-            else:
-                coef = scipy.linalg.cho_solve(factor, xx.T @ y, check_finite=False)
-            intercept = np.array([t_mean - float(mm @ coef)])
-            _refuse_nonfinite(coef, intercept, zz)
-            model = RidgeClassifier(alpha=NEWTON_STEP_ALPHA, solver="cholesky")
-            model.coef_, model.intercept_, model.classes_ = coef, intercept, np.array([0, 1])
-            model.n_features_in_ = int(zz.shape[1])
-            models.append(model)
+            kernel = _kernel_form(xx)
+            rhs = y if kernel else xx.T @ y
+            per_alpha = []
+            for alpha in NEWTON_STEP_ALPHAS:
+                g = gram.copy()
+                g[np.diag_indices_from(g)] += alpha
+                sol = scipy.linalg.cho_solve(scipy.linalg.cho_factor(g, lower=True, overwrite_a=True, check_finite=False),
+                                             rhs, check_finite=False)
+                coef = xx.T @ sol if kernel else sol
+                intercept = np.array([t_mean - float(mm @ coef)])
+                _refuse_nonfinite(coef, intercept, zz)
+                model = RidgeClassifier(alpha=alpha, solver="cholesky")
+                model.coef_, model.intercept_, model.classes_ = coef, intercept, np.array([0, 1])
+                model.n_features_in_ = int(zz.shape[1])
+                per_alpha.append(model)
+            models.append(per_alpha)
     return models
 
 

@@ -306,24 +306,31 @@ def _standardized_features(x, x_prime, linear):
                                                       (False, (50, 50), 20)])
 def test_small_fits_are_the_first_newton_step_of_the_logistic_objective(linear, rows, dim):
     """A fit of at most CLOSED_FORM_ROWS rows (the privacy check's: 250 rows per side of a transcript, correlated
-    coordinates; also unequal sides, more features than rows, and as many) is the Newton step from zero of the balanced
-    logistic objective ``sum_i u_i log(1 + exp(-t_i m_i)) + |w|^2 / 2``, up to a positive factor: the
+    coordinates; also unequal sides, more features than rows, and as many) is, for each penalty ``alpha`` of
+    NEWTON_STEP_ALPHAS, the Newton step from zero of the balanced logistic objective
+    ``C sum_i u_i log(1 + exp(-t_i m_i)) + |w|^2 / 2`` with ``C = 4 / alpha``, up to a positive factor: the
     coefficients and intercept, doubled, zero the gradient of its second-order model at zero,
-    ``sum_i u_i (m_i / 4 - t_i / 2) (z_i, 1) + (w, 0)``."""
-    from accounting.auditing.classifier import CLOSED_FORM_ROWS, _balanced_weights, fit_score
+    ``C sum_i u_i (m_i / 4 - t_i / 2) (z_i, 1) + (w, 0)``. fit_score gives the first penalty's, fit_scores every
+    penalty's in its candidates (the linear map's on those features' columns)."""
+    from accounting.auditing.classifier import (CLOSED_FORM_ROWS, NEWTON_STEP_ALPHAS, _balanced_weights, fit_score,
+                                                fit_scores)
 
     assert sum(rows) <= CLOSED_FORM_ROWS
     rng = np.random.default_rng(3)
     walk = np.cumsum(rng.laplace(0, 1, (sum(rows), dim)), axis=1)  # correlated coordinates, as a trajectory's
     x, x_prime = walk[:rows[0]] + 0.1, walk[rows[0]:]
     z, y = _standardized_features(x, x_prime, linear)
-    m = fit_score(x, x_prime, linear=linear).model[-1]
-    w, b = 2 * np.ravel(m.coef_), 2 * float(np.ravel(m.intercept_)[0])
     u, t = _balanced_weights(y.astype(int)), 2 * y - 1
-    r = u * ((z @ w + b) / 4 - t / 2)
-    grad = np.r_[z.T @ r + w, r.sum()]
-    assert np.linalg.norm(grad) <= 1e-9 * np.linalg.norm(np.r_[z.T @ (u * t), u.sum()])
-    assert np.linalg.norm(w) > 0
+    every = fit_scores(x, x_prime).scores
+    fitted = [fit_score(x, x_prime, linear=linear).model[-1], every[int(linear)].model[-1]]
+    fitted += [every[2 + 2 * k + int(linear)].model[-1] for k in range(len(NEWTON_STEP_ALPHAS) - 1)]
+    for m, alpha in zip(fitted, NEWTON_STEP_ALPHAS[:1] + NEWTON_STEP_ALPHAS):
+        assert m.alpha == alpha
+        w, b = 2 * np.ravel(m.coef_), 2 * float(np.ravel(m.intercept_)[0])
+        r = (4 / alpha) * u * ((z @ w + b) / 4 - t / 2)
+        grad = np.r_[z.T @ r + w, r.sum()]
+        assert np.linalg.norm(grad) <= 1e-9 * np.linalg.norm(np.r_[(4 / alpha) * z.T @ (u * t), u.sum()])
+        assert np.linalg.norm(w) > 0
 
 
 def test_fits_of_many_rows_keep_lbfgs():

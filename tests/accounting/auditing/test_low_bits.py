@@ -65,7 +65,7 @@ def test_a_secret_in_a_low_bit_is_refuted_only_with_the_low_bits_score(bit):
     assert r.violation and r.event.startswith("low-bits score")
     # the event separates the sides completely: every certification row of one side, none of the other
     assert {r.counts["k"], r.counts["k_prime"]} == {0, r.counts["n"]}
-    assert r.details["scores"] == ["quadratic", "linear", "low-bits"]
+    assert r.details["scores"][:3] == ["quadratic", "linear", "low-bits"]
 
 
 def test_a_float32_output_is_read_at_its_own_lowest_bits():
@@ -192,7 +192,7 @@ def test_audit_mechanism_refutes_a_secret_in_the_last_bit_only_with_low_bits(str
     r = audit_mechanism(_bit0_secret, 0, 1, epsilon=1.0, samples=4000, confidence=CONFIDENCE, seed=0,
                         low_bits=True, **kw)
     assert r.violation and r.event.startswith("low-bits score")
-    assert r.details["scores"] == ["quadratic", "linear", "low-bits"]
+    assert r.details["scores"][:3] == ["quadratic", "linear", "low-bits"]
     # the event separates the sides: every certification row of one side, none of the other; with k = n and
     # k' = 0 the Clopper-Pearson bounds at (1 - CONFIDENCE) / 4 give epsilon >= log((alpha^(1/n)) / (1 - alpha^(1/n)))
     n = r.counts["n"]

@@ -163,13 +163,16 @@ def test_scores_read_part_by_part_equal_the_feature_matrix_scores(seed, rows, di
 
 def _pipeline_fit(z_raw, positives):
     """The reference fit: scikit-learn's pipeline of a StandardScaler and a class-balanced ridge classifier of
-    penalty 4 (the first Newton step of the logistic objective, fits of at most CLOSED_FORM_ROWS rows)."""
+    the first penalty (a Newton step of the logistic objective, fits of at most CLOSED_FORM_ROWS rows)."""
     from sklearn.linear_model import RidgeClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    from accounting.auditing.classifier import NEWTON_STEP_ALPHAS
+
     labels = np.r_[np.ones(positives, dtype=int), np.zeros(z_raw.shape[0] - positives, dtype=int)]
-    model = make_pipeline(StandardScaler(), RidgeClassifier(alpha=4.0, solver="cholesky", class_weight="balanced"))
+    model = make_pipeline(StandardScaler(), RidgeClassifier(alpha=NEWTON_STEP_ALPHAS[0], solver="cholesky",
+                                                             class_weight="balanced"))
     return model.fit(z_raw, labels)
 
 
