@@ -172,7 +172,7 @@ class ScoreCandidates:
 
     Attributes:
         scores: the fitted scores, the first a learned one; names: their names (``"quadratic"``, ``"linear"``,
-            ``"low-bits"``).
+            ``"low-bits"``, ``"quadratic (penalty 32)"``, ...: :func:`fit_scores`).
     """
 
     scores: tuple[LearnedScore | LowBitScore, ...]
