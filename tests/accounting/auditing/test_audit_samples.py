@@ -434,3 +434,14 @@ def test_auto_method_is_decided_by_distinct_rows(x):
     half = x.shape[0] // 2
     want = "exact" if distinct_rows(x) <= MAX_ATOMS else "classifier"
     assert choose_method("auto", x[:half], x[half:], numeric=True) == want
+
+
+def test_a_closed_form_fit_without_rows_of_one_side_is_refused():
+    """A fit needs rows of both sides: the closed form would otherwise fit a constant score silently."""
+    from accounting.auditing.classifier import fit_score
+
+    rows = np.random.default_rng(8).normal(size=(40, 3))
+    with pytest.raises(ValueError, match=r"both sides, got 40 under P and 0 under P'"):
+        fit_score(rows, rows[:0])
+    with pytest.raises(ValueError, match=r"both sides, got 0 under P and 40 under P'"):
+        fit_score(rows[:0], rows)
