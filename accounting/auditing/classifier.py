@@ -10,8 +10,9 @@ Laplace and Gaussian location pairs and a monotone function of it for the
 maximum of noisy values; DP-Sniper (Bichsel et al., S&P 2021) reports its
 logistic-regression variant about as powerful as its neural network on the
 standard broken mechanisms. A fit of at most :data:`CLOSED_FORM_ROWS` rows
-(the privacy check's: 250 rows per side) is one Newton step of that
-logistic objective from zero, a ridge regression in closed form
+(the privacy check's: 250 rows per side) is the first Newton step of that
+logistic objective from zero at each regularization of
+:data:`NEWTON_STEP_ALPHAS`, a ridge regression in closed form
 (:func:`_fit_model`); larger fits run ``lbfgs`` to convergence (``2.5e5``
 standardized rows per side of a few dozen features take a few seconds, which
 keeps ``1e6`` samples of a 10-dimensional output well under 30 s; the other
@@ -360,9 +361,9 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
     over the rows of a matrix of several columns add the rows in order,
     whichever the other columns; a one-column matrix is summed pairwise, so a
     single linear feature is standardized on its own.) The closed-form fits
-    of at most :data:`CLOSED_FORM_ROWS` rows also share their Gram products
-    (:func:`_newton_steps`), so their coefficients are those of each fit
-    alone up to rounding.
+    of at most :data:`CLOSED_FORM_ROWS` rows also share a Gram product where
+    they can (:func:`_newton_steps`), so their coefficients are those of each
+    fit alone up to rounding.
 
     Example:
         >>> rng = np.random.default_rng(0)
