@@ -1,4 +1,4 @@
-"""The learned score: a logistic-regression fit (scikit-learn) on simple features of the output.
+"""The learned score: a linear score of simple features of the output, fitted to the logistic objective.
 
 Choice and justification. The score only has to *rank* outputs by how much
 more likely they are under ``P`` than under ``P'``; the event is then a
@@ -35,7 +35,7 @@ certification and its union bound are unchanged. A closed-form fit (at most
 
 On request (``low_bits=True``) a third candidate reads what no real-valued
 score sees: the lowest mantissa bits of every released number
-(:mod:`.lowbits`, scikit-learn's Bernoulli naive Bayes fitted on the same
+(:mod:`.lowbits`, a Bernoulli naive Bayes model counted on the same
 training rows), so an output that hides its input in the last bits of its
 floats (Mironov, CCS 2012) is refuted by the same certification. It is off by
 default: a textbook floating-point mechanism leaks through those bits too
