@@ -486,12 +486,13 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
 
     Args:
         x, x_prime: training rows (never the certification samples).
-        seed: random state of the solver (both solvers are deterministic; kept for completeness).
+        seed: random state of lbfgs (deterministic, as is the closed form; kept for completeness).
         max_iter: iterations of lbfgs (fits of more than :data:`CLOSED_FORM_ROWS` rows; smaller fits are closed-form).
         linear: use the linear feature map (:func:`~accounting.auditing.features.fit_features`).
 
     Returns:
-        A :class:`LearnedScore`.
+        A :class:`LearnedScore`: on at most :data:`CLOSED_FORM_ROWS` rows the first penalty's closed-form fit
+        only (:func:`fit_scores` gives every penalty's).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -614,8 +615,23 @@ def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
     more than one column: :func:`fit_scores`), they are centered and scaled
     alike, and the selection's ``X'X`` is a block of the whole one.
 
+    Args:
+        z: standardized training rows ``(n, d)``, the first ``positives`` under ``P``.
+        positives: how many rows are under ``P``.
+        cols, z_sub: optionally a column selection of ``z`` and its standardized rows.
+
+    Returns:
+        Per matrix (``z``, then ``z_sub``), the fits in the order of :data:`NEWTON_STEP_ALPHAS`.
+
     Raises:
         ValueError: a side has no rows; a fitted coefficient or intercept is not finite.
+
+    Example:
+        >>> z = np.random.default_rng(0).normal(size=(40, 3))
+        >>> z[:20, 0] += 1.0
+        >>> fits = _newton_steps(z, 20)[0]
+        >>> [m.alpha for m in fits], bool(fits[0].coef_[0] > 0)
+        ([1.0, 32.0, 1000.0], True)
     """
     import scipy.linalg
     from sklearn.linear_model import RidgeClassifier

@@ -445,3 +445,24 @@ def test_a_closed_form_fit_without_rows_of_one_side_is_refused():
         fit_score(rows, rows[:0])
     with pytest.raises(ValueError, match=r"both sides, got 0 under P and 40 under P'"):
         fit_score(rows[:0], rows)
+
+
+@pytest.mark.parametrize("case", ["one row per side", "constant columns", "duplicated columns", "rank one, wide"])
+def test_closed_form_fits_of_singular_gram_matrices_give_finite_scores(case):
+    """The penalties keep every closed-form fit's Gram matrix positive definite where the features are not
+    (one row per side, constant or duplicated columns, many more features than rows of rank one): every
+    candidate scores finitely, none is NaN."""
+    from accounting.auditing.classifier import fit_scores
+
+    rng = np.random.default_rng(11)
+    if case == "one row per side":
+        x, xp = rng.normal(size=(1, 4)), rng.normal(size=(1, 4))
+    elif case == "constant columns":
+        x, xp = np.ones((60, 4)), np.ones((60, 4))
+        x[:, 0] += rng.normal(size=60)
+    elif case == "duplicated columns":
+        x, xp = np.repeat(rng.normal(0.5, 1, (60, 1)), 5, axis=1), np.repeat(rng.normal(size=(60, 1)), 5, axis=1)
+    else:
+        x, xp = np.outer(rng.normal(0.5, 1, 30), np.ones(200)), np.outer(rng.normal(size=30), np.ones(200))
+    s = fit_scores(x, xp, low_bits=True)
+    assert len(s.names) == 7 and np.isfinite(s(np.concatenate([x, xp, 1e3 * x]))).all()
