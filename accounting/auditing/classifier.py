@@ -1,4 +1,4 @@
-"""The learned score: scikit-learn logistic regression on simple features of the output.
+"""The learned score: a linear score of simple features of the output, fitted to the logistic objective.
 
 Choice and justification. The score only has to *rank* outputs by how much
 more likely they are under ``P`` than under ``P'``; the event is then a
@@ -9,11 +9,14 @@ one-hot, NaN/inf indicators) represents the exact log-likelihood ratio of
 Laplace and Gaussian location pairs and a monotone function of it for the
 maximum of noisy values; DP-Sniper (Bichsel et al., S&P 2021) reports its
 logistic-regression variant about as powerful as its neural network on the
-standard broken mechanisms. It is also fast and stable: ``lbfgs`` on
-``2.5e5`` standardized rows per side of a few dozen features takes a few
-seconds, which keeps ``1e6`` samples of a 10-dimensional output well under
-30 s (the other samples only need a matrix product), and Newton-CG solves the
-small fits of a few hundred rows in milliseconds (:data:`NEWTON_CG_ROWS`). Gradient boosting
+standard broken mechanisms. A fit of at most :data:`CLOSED_FORM_ROWS` rows
+(the privacy check's: 250 rows per side) is the first Newton step of that
+logistic objective from zero at each regularization of
+:data:`NEWTON_STEP_ALPHAS`, a ridge regression in closed form
+(:func:`_fit_model`); larger fits run ``lbfgs`` to convergence (``2.5e5``
+standardized rows per side of a few dozen features take a few seconds, which
+keeps ``1e6`` samples of a 10-dimensional output well under 30 s; the other
+samples only need a matrix product). Gradient boosting
 (``HistGradientBoostingClassifier``) was the alternative: more flexible but
 several times slower per fit, and its piecewise-constant score produces
 large ties that the randomized threshold then has to split.
@@ -26,11 +29,13 @@ and certifies less than the best event ("maximum below a threshold"). So
 statistics only, monotone in each), and the threshold event of each order of
 the pair is chosen on whichever score gives it the better bound on the
 selection samples. Choosing among scores uses no certification sample, so the
-certification and its union bound are unchanged.
+certification and its union bound are unchanged. A closed-form fit (at most
+:data:`CLOSED_FORM_ROWS` rows) gives each of the two scores at every penalty of
+:data:`NEWTON_STEP_ALPHAS`, all of them candidates alike.
 
 On request (``low_bits=True``) a third candidate reads what no real-valued
 score sees: the lowest mantissa bits of every released number
-(:mod:`.lowbits`, scikit-learn's Bernoulli naive Bayes fitted on the same
+(:mod:`.lowbits`, a Bernoulli naive Bayes model counted on the same
 training rows), so an output that hides its input in the last bits of its
 floats (Mironov, CCS 2012) is refuted by the same certification. It is off by
 default: a textbook floating-point mechanism leaks through those bits too
@@ -63,22 +68,35 @@ Measured on a 2-core box shared with other jobs (OpenBLAS, 2 threads by default)
 300 features took 0.20 s of CPU with two BLAS threads and 0.08 s with one; 40,000 rows, 1.2e7 entries, 4.3 s
 against 1.4 s. scikit-learn's loss and gradient run in OpenMP threads too, whose waiting costs as much CPU as the
 fit itself on these sizes (the fit of 500 rows of 1470 features: 0.13 s of CPU in 0.065 s of wall time), and so
-does scoring a few thousand rows. The fitted coefficients and the scores are identical (the threads split
-the matrix products by output entry and the per-row loss terms by row). Larger matrices keep the threads the
-process has."""
+does scoring a few thousand rows. The lbfgs coefficients and the scores are identical (the threads split the
+matrix products by output entry and the per-row loss terms by row); the closed-form fits' coefficients agree
+to rounding (threaded Gram products and Cholesky factorizations add in another order: 5e-14 relative).
+Larger matrices keep the threads the process has."""
 
-NEWTON_CG_ROWS = 1000
-"""Fits of at most this many rows, with at most twice as many features as rows, are solved by Newton-CG,
-larger ones by lbfgs (both scikit-learn solvers of the same L2-regularized objective, stopped at the same
-``tol`` on the largest gradient entry). The features of a transcript are strongly correlated (values, their
-magnitudes and squares, order statistics), so the objective is ill-conditioned and lbfgs's curvature
-estimate needs 120-200 iterations on the privacy check's fits (500 rows of 120-600 features), each an
-overhead-dominated gradient call; Newton-CG, which uses the exact Hessian, converges in 5-11 Newton steps,
-2-3 times faster, and stops nearer the optimum (on the shipped examples' fits: coefficients within 2e-4 to
-7e-3 of the exact optimum in relative norm, against 3e-3 to 2.6e-2 for lbfgs). On many rows (its
-Hessian-vector products cost a pass over the rows each; lbfgs needs about 20 iterations there) or on many
-more features than rows (500 rows of 1470 features: 44 lbfgs iterations, 20 ms, against 29 ms) lbfgs is
-faster."""
+CLOSED_FORM_ROWS = 1000
+"""Fits of at most this many rows are closed-form ridge regressions (:func:`_newton_steps`, one per penalty of
+:data:`NEWTON_STEP_ALPHAS`), larger ones lbfgs's optimum of the logistic objective. On the privacy check's fits
+(500 rows of 80 to 1470 strongly correlated features: values, magnitudes, squares, order statistics) the
+iterative solvers were overhead-bound: Newton-CG took 5-11 Newton steps of some hundred Hessian-vector products,
+lbfgs 44-200 iterations, 5-54 ms per fit (dpsda: 53 ms each of the two); a closed form costs one Gram matrix
+per feature map and one Cholesky factorization per penalty (dpsda: both maps at the three penalties 17-30 ms,
+the Gram products 8, the factorizations 2 each). On many rows the Gram matrix is a pass over all of
+them too, and the large-sample power figures rest on the converged fit, which is kept."""
+
+NEWTON_STEP_ALPHAS = (1.0, 32.0, 1000.0)
+"""The ridge penalties of the closed-form fits (:data:`CLOSED_FORM_ROWS`), each fit a candidate score
+(:func:`fit_scores`). Penalty ``alpha`` is the first Newton step from zero of the logistic objective of
+inverse regularization ``C = 4 / alpha`` (:func:`_fit_model`): 4, 1/8 and 1/250. No single penalty serves every
+mechanism: on 12 seeds of 1000 samples per side, audited as the privacy check does (250 fitting rows per side,
+low bits), the step for ``C = 1`` (penalty 4) certified less than the converged logistic fit of ``C = 1`` where
+one release of 294 carries the shift (0.19 against 0.32) or releases go missing with the input (1.66 against
+1.79), more on a Gaussian random walk (1.46 against 1.17); the best single penalty was 1000, 1000 and 1/4 there,
+64 on ``under_noised``'s transcripts. With these three penalties (about 32 apart) as candidates, on 16 other
+seeds, the mean bound was 0.48, 2.07 and 1.98 against the converged fit's 0.43, 1.69 and 1.22 (1.38 against
+1.37 on ``under_noised``); on the low-dimensional testbed mechanisms at 1000 and 2000 samples per side it moved
+by -0.03 to +0.02 (the seeds' spread: 0.08 to 0.4), a little below the single penalty's there (more candidates,
+more chance that the selection rows favour a weaker one)."""
+
 
 _CONTROLLER: Any = None
 """The process's :class:`threadpoolctl.ThreadpoolController`, made once (listing the loaded thread pools
@@ -91,7 +109,7 @@ class LearnedScore:
 
     Attributes:
         features: the feature map.
-        model: the fitted scikit-learn pipeline (scaler and logistic regression).
+        model: the fitted scikit-learn pipeline (scaler and linear classifier: :func:`_fit_model`).
     """
 
     features: FeatureMap
@@ -131,7 +149,7 @@ class LearnedScore:
         return z
 
     def linear(self, z: np.ndarray) -> np.ndarray:
-        """The logistic regression's log-odds of standardized feature rows ``z``, shape ``(n,)``."""
+        """The linear classifier's scores of standardized feature rows ``z``, shape ``(n,)``."""
         logit = self.model[-1]
         with _threads_for(z.size):
             return (z @ logit.coef_.T + logit.intercept_).reshape(-1)
@@ -156,7 +174,7 @@ class ScoreCandidates:
 
     Attributes:
         scores: the fitted scores, the first a learned one; names: their names (``"quadratic"``, ``"linear"``,
-            ``"low-bits"``).
+            ``"low-bits"``, ``"quadratic (penalty 32)"``, ...: :func:`fit_scores`).
     """
 
     scores: tuple[LearnedScore | LowBitScore, ...]
@@ -184,7 +202,7 @@ class ScoreCandidates:
             >>> s = fit_scores(rng.normal(1, 1, (100, 2)), rng.normal(0, 1, (100, 2)))
             >>> with s.threads(300):
             ...     s(np.zeros((300, 2))).shape
-            (300, 2)
+            (300, 6)
         """
         return _threads_for(min(rows, CHUNK) * self.features.size)
 
@@ -270,7 +288,7 @@ class _Layout:
     Attributes:
         mean, scale, coef: per column of the map.
         present: which columns the score reads (a part's columns are all read or none).
-        intercept: the logistic regression's intercept.
+        intercept: the linear classifier's intercept.
     """
 
     mean: np.ndarray
@@ -284,7 +302,7 @@ class _Layout:
         """``score``, whose features are columns ``cols`` of a map of ``size`` features."""
         scaler, logit = score.model[0], score.model[-1]
         mean, scale, coef, present = np.zeros(size), np.ones(size), np.zeros(size), np.zeros(size, dtype=bool)
-        mean[cols], scale[cols], coef[cols], present[cols] = scaler.mean_, scaler.scale_, logit.coef_[0], True
+        mean[cols], scale[cols], coef[cols], present[cols] = scaler.mean_, scaler.scale_, np.ravel(logit.coef_), True
         return cls(mean, scale, coef, present, float(logit.intercept_[0]))
 
 
@@ -329,7 +347,9 @@ def _part_scores(parts: list[Any], dim: int, layouts: list[_Layout], shared: lis
 
 def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: bool = False) -> ScoreCandidates:
     """The quadratic-feature score and the linear one (module docstring), fitted on the same training rows;
-    with ``low_bits``, the low-bits score (:func:`~accounting.auditing.lowbits.fit_low_bit_score`) too.
+    with ``low_bits``, the low-bits score (:func:`~accounting.auditing.lowbits.fit_low_bit_score`) too; on at
+    most :data:`CLOSED_FORM_ROWS` rows, after those, both learned scores at each further penalty of
+    :data:`NEWTON_STEP_ALPHAS` (named ``"quadratic (penalty 32)"`` and so on).
 
     The features of the training rows are computed and standardized once:
     the linear ones are a column selection of the quadratic ones (the same
@@ -340,16 +360,21 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
     numbers :func:`fit_score` computes for each score alone. (A column's sums
     over the rows of a matrix of several columns add the rows in order,
     whichever the other columns; a one-column matrix is summed pairwise, so a
-    single linear feature is standardized on its own.)
+    single linear feature is standardized on its own.) The closed-form fits
+    of at most :data:`CLOSED_FORM_ROWS` rows also share a Gram product where
+    they can (:func:`_newton_steps`), so their coefficients are those of each
+    fit alone up to rounding.
 
     Example:
         >>> rng = np.random.default_rng(0)
-        >>> s = fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)))
+        >>> s = fit_scores(rng.normal(1, 1, (600, 2)), rng.normal(0, 1, (600, 2)))
         >>> s(np.zeros((3, 2))).shape, s.names
         ((3, 2), ('quadratic', 'linear'))
-        >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names
-        ('quadratic', 'linear', 'low-bits')
+        >>> fit_scores(rng.normal(1, 1, (500, 2)), rng.normal(0, 1, (500, 2)), low_bits=True).names[:4]
+        ('quadratic', 'linear', 'low-bits', 'quadratic (penalty 32)')
     """
+    from sklearn.pipeline import Pipeline
+
     both = np.concatenate([x, x_prime])
     quad, lin = fit_features(both, linear=False), fit_features(both, linear=True)
     feats = quad.transform(both)
@@ -361,13 +386,25 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
             lin_scaler, lin_z = _scaler_columns(scaler, cols), _columns(z, cols)
         else:  # one column: its sums run over a contiguous array, pairwise, and round unlike a column's of many
             lin_scaler, lin_z = _standardize(_columns(feats, cols))
-        learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
-                   _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
+        extra: tuple[LearnedScore, ...] = ()
+        extra_names: tuple[str, ...] = ()
+        if z.shape[0] <= CLOSED_FORM_ROWS:  # the Newton steps, sharing the Gram products (_newton_steps)
+            steps = _newton_steps(z, x.shape[0], cols, lin_z)
+            made = [[LearnedScore(fmap, Pipeline([("standardscaler", sc), ("classifier", model)])) for model in ms]
+                    for fmap, sc, ms in zip((quad, lin), (scaler, lin_scaler), steps)]
+            learned = (made[0][0], made[1][0])
+            for k, alpha in enumerate(NEWTON_STEP_ALPHAS[1:], start=1):
+                extra += (made[0][k], made[1][k])
+                extra_names += (f"quadratic (penalty {alpha:g})", f"linear (penalty {alpha:g})")
+        else:
+            learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
+                       _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
         if not low_bits:
-            return ScoreCandidates(learned, ("quadratic", "linear"))
+            return ScoreCandidates((*learned, *extra), ("quadratic", "linear", *extra_names))
         # within the thread limit too: a matrix product of its fit outside it wakes the BLAS threads, and their
         # spinning cost every later step of a privacy check half again its CPU time
-        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime)), ("quadratic", "linear", "low-bits"))
+        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime), *extra),
+                               ("quadratic", "linear", "low-bits", *extra_names))
 
 
 def _columns(feats: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -449,12 +486,13 @@ def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: in
 
     Args:
         x, x_prime: training rows (never the certification samples).
-        seed: random state of the solver (both solvers are deterministic; kept for completeness).
-        max_iter: iterations of the solver (Newton-CG or lbfgs: :data:`NEWTON_CG_ROWS`).
+        seed: random state of lbfgs (deterministic, as is the closed form; kept for completeness).
+        max_iter: iterations of lbfgs (fits of more than :data:`CLOSED_FORM_ROWS` rows; smaller fits are closed-form).
         linear: use the linear feature map (:func:`~accounting.auditing.features.fit_features`).
 
     Returns:
-        A :class:`LearnedScore`.
+        A :class:`LearnedScore`: on at most :data:`CLOSED_FORM_ROWS` rows the first penalty's closed-form fit
+        only (:func:`fit_scores` gives every penalty's).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -511,8 +549,18 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     """:func:`fit_score` on the training rows' standardized features ``z`` (the first ``positives`` rows under
     ``P``; ``scaler`` standardized them).
 
-    The logistic regression is scikit-learn's, with ``class_weight="balanced"``
-    given as the sample weights it stands for (:func:`_balanced_weights`).
+    The objective is scikit-learn's L2-regularized logistic regression with
+    ``class_weight="balanced"`` given as the sample weights it stands for
+    (:func:`_balanced_weights`): ``C sum_i u_i l(y_i, m_i) + |w|^2 / 2`` with
+    margins ``m_i = z_i w + b``. On more than :data:`CLOSED_FORM_ROWS` rows
+    lbfgs minimizes it for ``C = 1``. On fewer the score is its first Newton
+    step from ``w = 0, b = 0`` for ``C = 4 / alpha``, ``alpha`` the first of
+    :data:`NEWTON_STEP_ALPHAS`: there each loss term is ``log 2 - t_i m_i / 2
+    + m_i^2 / 8 + O(m^3)`` (``t_i = +-1``), so the step minimizes ``sum_i u_i
+    (m_i - 2 t_i)^2 + alpha |w|^2``, a weighted ridge regression of the labels
+    with a free intercept (scikit-learn's ``RidgeClassifier(alpha)``, whose
+    targets are ``t_i``: the same direction at half the length), solved in
+    closed form by :func:`_newton_steps`.
 
     Raises:
         ValueError: the fitted coefficients or intercept are not finite.
@@ -523,21 +571,134 @@ def _fit_model(fmap: FeatureMap, scaler: Any, z: np.ndarray, positives: int, *, 
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    rows, cols = z.shape
-    labels = np.zeros(rows, dtype=int)
+    if z.shape[0] <= CLOSED_FORM_ROWS:
+        model = _newton_steps(z, positives)[0][0]
+        return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", model)]))
+    labels = np.zeros(z.shape[0], dtype=int)
     labels[:positives] = 1
-    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver=_solver(rows, cols))
+    logit = LogisticRegression(C=1.0, max_iter=max_iter, random_state=seed, solver="lbfgs")
     with warnings.catch_warnings(), _threads_for(z.size), _finite_features():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged fit is still a valid (weaker) score
-        # Newton-CG stops where its line search fails: the same (weaker) score as an unconverged fit
-        warnings.filterwarnings("ignore", "Line Search failed")
-        warnings.filterwarnings("ignore", "The line search algorithm did not converge")  # scipy's, inside it
         logit.fit(z, labels, sample_weight=_balanced_weights(labels))
-    for name, value in (("coefficients", logit.coef_), ("intercept", logit.intercept_)):
+    _refuse_nonfinite(logit.coef_, logit.intercept_, z)
+    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("classifier", logit)]))
+
+
+def _refuse_nonfinite(coef: np.ndarray, intercept: Any, z: np.ndarray) -> None:
+    """Refuse a fit whose coefficients or intercept are not finite.
+
+    Raises:
+        ValueError: naming which, and the largest standardized feature.
+    """
+    for name, value in (("coefficients", coef), ("intercept", intercept)):
         if not np.isfinite(value).all():
             raise ValueError(f"the classifier's fitted {name} is not finite (standardized features up to "
                              f"{float(np.abs(z).max()):.3g})")
-    return LearnedScore(fmap, Pipeline([("standardscaler", scaler), ("logisticregression", logit)]))
+
+
+def _newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
+                  z_sub: np.ndarray | None = None) -> list[list[Any]]:
+    """The closed-form Newton steps (:func:`_fit_model`), one per penalty of :data:`NEWTON_STEP_ALPHAS`, on the
+    standardized training rows ``z`` (the first ``positives`` under ``P``) and, given ``cols``, on the rows
+    ``z_sub`` of a column selection ``cols`` of them (the linear features of :func:`fit_scores`): per matrix, a
+    list of fitted ``RidgeClassifier(alpha)`` estimators of balanced sample weights (their ``coef_``,
+    ``intercept_`` and ``classes_`` set), in the order of the penalties.
+
+    The rows are centered at their weighted mean and scaled by the root of
+    their weights (the intercept is then free); the ridge normal equations
+    are solved by Cholesky on the ``n x n`` kernel matrix ``X X'`` (``w = X'
+    (X X' + alpha I)^-1 y``) when there are more columns than rows, else on
+    ``X'X`` (``w = (X'X + alpha I)^-1 X'y``): scikit-learn's ``cholesky``
+    solver, without its copies and checks (the rows are finite and
+    standardized). Each matrix's Gram product is computed once for all
+    penalties. When ``z_sub`` is the selected columns of ``z`` (``cols`` of
+    more than one column: :func:`fit_scores`), they are centered and scaled
+    alike, and the selection's ``X'X`` is a block of the whole one.
+
+    Args:
+        z: standardized training rows ``(n, d)``, the first ``positives`` under ``P``.
+        positives: how many rows are under ``P``.
+        cols, z_sub: optionally a column selection of ``z`` and its standardized rows.
+
+    Returns:
+        Per matrix (``z``, then ``z_sub``), the fits in the order of :data:`NEWTON_STEP_ALPHAS`.
+
+    Raises:
+        ValueError: a side has no rows; a fitted coefficient or intercept is not finite.
+
+    Example:
+        >>> z = np.random.default_rng(0).normal(size=(40, 3))
+        >>> z[:20, 0] += 1.0
+        >>> fits = _newton_steps(z, 20)[0]
+        >>> [m.alpha for m in fits], bool(fits[0].coef_[0] > 0)
+        ([1.0, 32.0, 1000.0], True)
+    """
+    import scipy.linalg
+    from sklearn.linear_model import RidgeClassifier
+
+    n = z.shape[0]
+    if not 0 < positives < n:
+        raise ValueError(f"the score needs training rows of both sides, got {positives} under P and "
+                         f"{n - positives} under P'")
+    labels = np.zeros(n, dtype=int)
+    labels[:positives] = 1
+    u = _balanced_weights(labels)
+    root, targets = np.sqrt(u), 2.0 * labels - 1.0
+    t_mean = float(u @ targets / u.sum())
+    y = (targets - t_mean) * root
+    with _threads_for(z.size):
+        mean = u @ z / u.sum()
+        x = z - mean
+        x *= root[:, None]
+        sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(z, x, mean)]
+        shared = cols if cols is not None and z_sub is not None and cols.size > 1 else None
+        if z_sub is not None and shared is not None:  # the selected columns of z: centered and scaled alike
+            sets.append((z_sub, _columns(x, shared), mean[shared]))
+        elif z_sub is not None:
+            sub_mean = u @ z_sub / u.sum()
+            sets.append((z_sub, (z_sub - sub_mean) * root[:, None], sub_mean))
+        grams = _grams([x for _, x, _ in sets], shared)
+        models = []
+        for (zz, xx, mm), gram in zip(sets, grams):
+            kernel = _kernel_form(xx)
+            rhs = y if kernel else xx.T @ y
+            per_alpha = []
+            for alpha in NEWTON_STEP_ALPHAS:
+                g = gram.copy()
+                g[np.diag_indices_from(g)] += alpha
+                sol = scipy.linalg.cho_solve(scipy.linalg.cho_factor(g, lower=True, overwrite_a=True, check_finite=False),
+                                             rhs, check_finite=False)
+                coef = xx.T @ sol if kernel else sol
+                intercept = np.array([t_mean - float(mm @ coef)])
+                _refuse_nonfinite(coef, intercept, zz)
+                model = RidgeClassifier(alpha=alpha, solver="cholesky")
+                model.coef_, model.intercept_, model.classes_ = coef, intercept, np.array([0, 1])
+                model.n_features_in_ = int(zz.shape[1])
+                per_alpha.append(model)
+            models.append(per_alpha)
+    return models
+
+
+def _kernel_form(x: np.ndarray) -> bool:
+    """Whether :func:`_newton_steps` solves the fit of the centered rows ``x`` on the ``n x n`` kernel matrix (more
+    columns than rows) rather than on ``x'x``."""
+    return bool(x.shape[1] > x.shape[0])
+
+
+def _grams(xs: list[np.ndarray], cols: np.ndarray | None) -> list[np.ndarray]:
+    """The Gram matrix of each centered matrix in ``xs`` for :func:`_newton_steps`: ``x x'`` (``n x n``) when it
+    has more columns than rows, else ``x'x``; with ``cols``, ``xs[1]`` is columns ``cols`` of ``xs[0]``, and when
+    both Gram matrices are ``x'x`` the selection's is a block of the whole one."""
+    def own(x: np.ndarray) -> np.ndarray:
+        return x @ x.T if _kernel_form(x) else x.T @ x
+
+    if cols is None:
+        return [own(x) for x in xs]
+    x, sub = xs
+    if _kernel_form(x):  # a kernel matrix costs a product over every column: nothing to share
+        return [own(x), own(sub)]
+    full = own(x)
+    return [full, np.ascontiguousarray(full[np.ix_(cols, cols)])]
 
 
 def _balanced_weights(labels: np.ndarray) -> np.ndarray:
@@ -547,8 +708,3 @@ def _balanced_weights(labels: np.ndarray) -> np.ndarray:
     counts = np.bincount(labels, minlength=2).astype(float)
     with np.errstate(divide="ignore"):  # an empty class: scikit-learn's own error follows, not a warning
         return (counts.sum() / (2.0 * counts))[labels]
-
-
-def _solver(rows: int, cols: int) -> str:
-    """The solver of a fit of ``rows`` rows of ``cols`` features (:data:`NEWTON_CG_ROWS`)."""
-    return "newton-cg" if rows <= NEWTON_CG_ROWS and cols <= 2 * rows else "lbfgs"

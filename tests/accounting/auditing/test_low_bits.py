@@ -65,7 +65,7 @@ def test_a_secret_in_a_low_bit_is_refuted_only_with_the_low_bits_score(bit):
     assert r.violation and r.event.startswith("low-bits score")
     # the event separates the sides completely: every certification row of one side, none of the other
     assert {r.counts["k"], r.counts["k_prime"]} == {0, r.counts["n"]}
-    assert r.details["scores"] == ["quadratic", "linear", "low-bits"]
+    assert r.details["scores"][:3] == ["quadratic", "linear", "low-bits"]
 
 
 def test_a_float32_output_is_read_at_its_own_lowest_bits():
@@ -192,7 +192,7 @@ def test_audit_mechanism_refutes_a_secret_in_the_last_bit_only_with_low_bits(str
     r = audit_mechanism(_bit0_secret, 0, 1, epsilon=1.0, samples=4000, confidence=CONFIDENCE, seed=0,
                         low_bits=True, **kw)
     assert r.violation and r.event.startswith("low-bits score")
-    assert r.details["scores"] == ["quadratic", "linear", "low-bits"]
+    assert r.details["scores"][:3] == ["quadratic", "linear", "low-bits"]
     # the event separates the sides: every certification row of one side, none of the other; with k = n and
     # k' = 0 the Clopper-Pearson bounds at (1 - CONFIDENCE) / 4 give epsilon >= log((alpha^(1/n)) / (1 - alpha^(1/n)))
     n = r.counts["n"]
@@ -225,11 +225,12 @@ def test_the_low_bits_fit_runs_with_one_thread(monkeypatch):
 
 @settings(max_examples=30, deadline=None)
 @given(low=hnp.arrays(np.uint16, st.tuples(st.integers(0, 20), st.integers(1, 6))))
-def test_the_fits_bit_matrix_is_the_planes_side_by_side(low):
-    """The fit's bit matrix (one broadcast) is bit ``k`` of coordinate ``j`` in column ``k * d + j``: the planes
-    of each bit, one after the other, as 0.0/1.0."""
-    from accounting.auditing.lowbits import _planes
+def test_the_fits_bit_counts_count_each_bit_of_each_coordinate(low):
+    """The fit's counts (one broadcast) are, per bit ``k`` and coordinate ``j``, how many rows have bit ``k`` of
+    ``low[:, j]`` set."""
+    from accounting.auditing.lowbits import _bit_counts
 
-    want = np.concatenate([((low >> k) & 1).astype(np.float64) for k in range(LOW_BITS)], axis=1)
-    got = _planes(low)
-    assert got.dtype == np.float64 and np.array_equal(got, want)
+    want = np.array([[sum((int(v) >> k) & 1 for v in low[:, j]) for j in range(low.shape[1])]
+                     for k in range(LOW_BITS)])
+    got = _bit_counts(low)
+    assert got.shape == (LOW_BITS, low.shape[1]) and np.array_equal(got, want)
