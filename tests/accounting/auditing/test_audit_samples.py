@@ -241,12 +241,13 @@ def test_one_thread_fit_and_scores_equal_the_process_threads(monkeypatch):
     pools give up to rounding (a threaded Gram product and Cholesky factorization add in another order: measured
     5e-14 relative), and so the scores up to rounding too."""
     import accounting.auditing.classifier as classifier
+    import accounting.auditing.threads as thread_limits
 
     rng = np.random.default_rng(5)
     x, x_prime, rows = rng.normal(0.3, 1, (300, 40)), rng.normal(0, 1, (300, 40)), rng.normal(size=(700, 40))
     one = classifier.fit_scores(x, x_prime, seed=0)
     one_scores = one(rows)
-    monkeypatch.setattr(classifier, "ONE_THREAD_ENTRIES", -1)  # every matrix keeps the process's threads
+    monkeypatch.setattr(thread_limits, "ONE_THREAD_ENTRIES", -1)  # every matrix keeps the process's threads
     many = classifier.fit_scores(x, x_prime, seed=0)
     for a, b in zip(one.scores, many.scores):
         assert np.allclose(a.model[-1].coef_, b.model[-1].coef_, rtol=1e-12, atol=1e-12 * abs(a.model[-1].coef_).max())
@@ -314,15 +315,15 @@ def test_small_fits_are_the_first_newton_step_of_the_logistic_objective(linear, 
     coefficients and intercept, doubled, zero the gradient of its second-order model at zero,
     ``C sum_i u_i (m_i / 4 - t_i / 2) (z_i, 1) + (w, 0)``. fit_score gives the first penalty's, fit_scores every
     penalty's in its candidates (the linear map's on those features' columns)."""
-    from accounting.auditing.classifier import (CLOSED_FORM_ROWS, NEWTON_STEP_ALPHAS, _balanced_weights, fit_score,
-                                                fit_scores)
+    from accounting.auditing.classifier import fit_score, fit_scores
+    from accounting.auditing.newton_step import CLOSED_FORM_ROWS, NEWTON_STEP_ALPHAS, balanced_weights
 
     assert sum(rows) <= CLOSED_FORM_ROWS
     rng = np.random.default_rng(3)
     walk = np.cumsum(rng.laplace(0, 1, (sum(rows), dim)), axis=1)  # correlated coordinates, as a trajectory's
     x, x_prime = walk[:rows[0]] + 0.1, walk[rows[0]:]
     z, y = _standardized_features(x, x_prime, linear)
-    u, t = _balanced_weights(y.astype(int)), 2 * y - 1
+    u, t = balanced_weights(y.astype(int)), 2 * y - 1
     every = fit_scores(x, x_prime).scores
     fitted = [fit_score(x, x_prime, linear=linear).model[-1], every[int(linear)].model[-1]]
     fitted += [every[2 + 2 * k + int(linear)].model[-1] for k in range(len(NEWTON_STEP_ALPHAS) - 1)]
@@ -340,7 +341,8 @@ def test_fits_of_many_rows_keep_lbfgs():
     as an explicit lbfgs fit of it."""
     from sklearn.linear_model import LogisticRegression
 
-    from accounting.auditing.classifier import CLOSED_FORM_ROWS, fit_score
+    from accounting.auditing.classifier import fit_score
+    from accounting.auditing.newton_step import CLOSED_FORM_ROWS
 
     rng = np.random.default_rng(4)
     n = CLOSED_FORM_ROWS // 2 + 1
@@ -359,24 +361,23 @@ def test_nested_one_thread_contexts_hold_the_limit_until_the_outermost_closes(mo
     import sklearn.linear_model  # noqa: F401  (its OpenMP runtime loaded, as in any fit)
     from threadpoolctl import threadpool_info
 
-    import accounting.auditing.classifier as classifier
-    from accounting.auditing.classifier import _threads
+    import accounting.auditing.threads as thread_limits
 
     def threads():
         return sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
 
     before = threads()
-    with _threads(1):
+    with thread_limits.threads(1):
         inside = threads()
         assert all(n == 1 for _, n in inside)
-        made = classifier._controller()
-        monkeypatch.setattr(classifier, "_controller", lambda: pytest.fail("a nested context limited the pools"))
-        with _threads(1):
+        made = thread_limits.controller()
+        monkeypatch.setattr(thread_limits, "controller", lambda: pytest.fail("a nested context limited the pools"))
+        with thread_limits.threads(1):
             assert threads() == inside
         assert threads() == inside  # the inner context's exit kept the limit
-        with _threads(None):
+        with thread_limits.threads(None):
             assert threads() == inside
-        monkeypatch.setattr(classifier, "_controller", lambda: made)
+        monkeypatch.setattr(thread_limits, "controller", lambda: made)
     assert threads() == before
 
 
@@ -389,7 +390,7 @@ def test_one_thread_contexts_of_two_threads_that_overlap_keep_limiting_later():
     import sklearn.linear_model  # noqa: F401  (its OpenMP runtime loaded, as in any fit)
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from accounting.auditing.classifier import _threads
+    from accounting.auditing.threads import threads as limit_threads
 
     def threads():
         return sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
@@ -399,7 +400,7 @@ def test_one_thread_contexts_of_two_threads_that_overlap_keep_limiting_later():
     seen: dict[str, object] = {}
 
     def run_a():
-        with _threads(1):
+        with limit_threads(1):
             seen["A inside"] = threads()
             a_in.set()
             b_in.wait(10)
@@ -407,7 +408,7 @@ def test_one_thread_contexts_of_two_threads_that_overlap_keep_limiting_later():
 
     def run_b():
         a_in.wait(10)
-        with _threads(1):
+        with limit_threads(1):
             seen["B inside"] = threads()
             b_in.set()
             a_out.wait(10)
@@ -417,7 +418,7 @@ def test_one_thread_contexts_of_two_threads_that_overlap_keep_limiting_later():
         ta.start(), tb.start()
         ta.join(20), tb.join(20)
         assert all(n == 1 for _, n in seen["A inside"]) and all(n == 1 for _, n in seen["B inside"])
-        with _threads(1):
+        with limit_threads(1):
             assert all(n == 1 for _, n in threads())
     finally:  # the overlap leaves the process's BLAS pools as B found them (threadpoolctl's semantics)
         threadpool_limits(limits=before)

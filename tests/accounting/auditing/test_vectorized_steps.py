@@ -112,12 +112,12 @@ def test_scores_from_one_feature_matrix_equal_each_score_alone():
 @settings(max_examples=20)
 def test_scores_equal_the_fitted_pipelines_decision_function(seed, rows, dim):
     """The score computed from the fitted pipeline's parameters is its decision_function, bit for bit."""
-    from accounting.auditing.classifier import _finite_features
+    from accounting.auditing.threads import finite_features
 
     rng = np.random.default_rng(seed)
     score = fit_score(rng.normal(0.2, 1, (60, dim)), rng.normal(0, 1, (60, dim)), linear=bool(seed % 2))
     feats = score.features.transform(rng.laplace(0, 3, (rows, dim)))
-    with _finite_features():
+    with finite_features():
         assert np.array_equal(score.decide(feats), score.model.decision_function(feats))
 
 
@@ -168,7 +168,7 @@ def _pipeline_fit(z_raw, positives):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from accounting.auditing.classifier import NEWTON_STEP_ALPHAS
+    from accounting.auditing.newton_step import NEWTON_STEP_ALPHAS
 
     labels = np.r_[np.ones(positives, dtype=int), np.zeros(z_raw.shape[0] - positives, dtype=int)]
     model = make_pipeline(StandardScaler(), RidgeClassifier(alpha=NEWTON_STEP_ALPHAS[0], solver="cholesky",
