@@ -4,9 +4,10 @@ A checkpoint is a folder that the *parent* process of a sweep writes (remote
 Dask workers share no file system with it):
 
 * ``sweep.json``: what the sweep is (:func:`fingerprint`): the factory's and
-  the metrics function's identity (a script's SHA-256; a function's source,
-  closure values, defaults and ``partial`` arguments), the grid, ``runs``,
-  ``chunk_runs``, ``seed``, ``engine`` and the versions of asyncdp and numpy.
+  the metrics function's identity (a script's SHA-256; a function's code,
+  closure values, defaults, ``partial`` arguments and the module-level values
+  it reads), the grid, ``runs``, ``chunk_runs``, ``seed``, ``engine`` and the
+  versions of asyncdp, numpy and Python.
   Resuming checks it field by field; the executor may differ.
 * one file per finished chunk, ``p<point>-c<chunk>-<sha256>.npz``: the
   chunk's result columns in NumPy's ``.npz`` format (lossless: the table
@@ -40,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import functools
 import hashlib
@@ -47,8 +49,10 @@ import inspect
 import io
 import json
 import os
+import platform
 import re
 import sys
+import types
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -100,16 +104,26 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def _identity(fn: Any) -> str:
-    """What a factory or metrics function is, for the manifest: a script's SHA-256, a function's name and source hash.
+    """What a factory or metrics function is, for the manifest: a script's SHA-256, a function's code and inputs.
 
-    What a function's source does not show is part of it too: the values its
-    closure captured and its defaults, a ``functools.partial``'s function and
-    bound arguments, a bound method's object, a callable object's ``repr``
-    (two factories ``make(1.0)`` and ``make(100.0)`` of one source differ).
-    The module-level names a function reads are not part of it (a global
-    counter would change with every call): a :class:`ScriptFactory` is its
-    whole text.
+    A function is its name, its code object (:func:`_code_digest`: its bytecode, constants and names, so a
+    function typed at a prompt, without source, is told apart too) and what its code does not show: the values
+    its closure captured and its defaults, and the module-level names it reads (:func:`_reads`: a constant, a
+    helper function and what that reads). A ``functools.partial`` is its function and bound arguments, a bound
+    method its function and object, a callable object its ``repr`` (two factories ``make(1.0)`` and
+    ``make(100.0)`` of one source differ). A :class:`ScriptFactory` is its whole text.
     """
+    if _MEMO.get() is not None:
+        return _identity_of(fn)
+    token = _MEMO.set({})  # the outermost call: a helper read by several functions is fingerprinted once
+    try:
+        return _identity_of(fn)
+    finally:
+        _MEMO.reset(token)
+
+
+def _identity_of(fn: Any) -> str:
+    """:func:`_identity` within one fingerprint (``_MEMO`` set)."""
     if fn is None:
         return "none"
     if isinstance(fn, ScriptFactory):
@@ -125,15 +139,131 @@ def _identity(fn: Any) -> str:
         bound = ""
     if not inspect.isfunction(fn):  # a callable object: its state is what its repr shows
         return f"callable:{name}:repr:{_state(fn)}"
+    memo = _MEMO.get()
+    assert memo is not None
+    if id(fn) in memo:
+        return (memo[id(fn)] or f"callable:{name}:recursive") + bound
+    memo[id(fn)] = ""  # in progress: a function reading itself, or two reading each other
     cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not fn]
     extra = ""
-    if cells or fn.__defaults__ or fn.__kwdefaults__ or bound:
-        extra = f":state:{_state([cells, fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())])}{bound}"
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return f"callable:{name}{extra}"
-    return f"callable:{name}:sha256:{hashlib.sha256(source.encode()).hexdigest()}{extra}"
+    if cells or fn.__defaults__ or fn.__kwdefaults__:
+        extra = f":state:{_state([cells, fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())])}"
+    reads = _reads(fn)
+    if reads:
+        extra += ":reads:" + ",".join(f"{k}={v}" for k, v in reads.items())
+    memo[id(fn)] = out = f"callable:{name}:code:{_code_digest(fn.__code__)}{extra}"
+    return out + bound
+
+
+_MEMO: contextvars.ContextVar[dict[int, str] | None] = contextvars.ContextVar("asyncdp_identity_memo", default=None)
+
+
+def _code_digest(code: types.CodeType) -> str:
+    """A SHA-256 (16 hex digits) of a code object: its bytecode, names, arguments and constants, nested code included.
+
+    Line numbers and the file name are left out (moving a function in its file does not change it); the bytecode
+    is that of the running Python.
+    """
+    digest = hashlib.sha256()
+
+    def update(c: types.CodeType) -> None:
+        digest.update(c.co_code)
+        digest.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars, c.co_argcount,
+                            c.co_posonlyargcount, c.co_kwonlyargcount, c.co_flags)).encode())
+        for const in c.co_consts:
+            if isinstance(const, types.CodeType):
+                update(const)
+            else:  # a frozenset's order follows the process's hash seed
+                digest.update(repr(sorted(const, key=repr) if isinstance(const, frozenset) else const).encode())
+
+    update(code)
+    return digest.hexdigest()[:16]
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    """The global and attribute names a code object and the code nested in it (lambdas, comprehensions) use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def _is_library(namespace: Mapping[str, Any]) -> bool:
+    """Whether a module's namespace is a library's (the standard library, an installed package, asyncdp and its
+    accountant and topology packages), whose code the fingerprint's versions stand for, rather than the user's."""
+    name = str(namespace.get("__name__", ""))
+    if name.partition(".")[0] in ("asyncdp", "accounting", "topology"):
+        return True
+    file = namespace.get("__file__")
+    if not file:
+        return name in sys.builtin_module_names
+    path = os.path.realpath(file)
+    return any(path.startswith(os.path.realpath(root) + os.sep) for root in _library_roots())
+
+
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(sorted({paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}))
+
+
+def _reads(fn: types.FunctionType) -> dict[str, str]:
+    """The module-level names a user's function reads, each with the fingerprint of its value.
+
+    A helper function is its :func:`_identity` (so what it reads counts too), a class of the user's its methods
+    and plain attributes, a module of the user's the attributes the function names, a library's function, class
+    or module its name only (the versions stand for its code); any other value its :func:`_state`. A library's
+    function reads nothing here.
+
+    Example:
+        >>> namespace = {"SCALE": 2.0, "OTHER": 1.0}  # a user's module
+        >>> exec("def f(x):\\n    return x * SCALE", namespace)
+        >>> list(_reads(namespace["f"]))
+        ['SCALE']
+    """
+    namespace = fn.__globals__
+    if _is_library(namespace):
+        return {}
+    names = _names_read(fn.__code__)
+    out = {}
+    for name in sorted(names & namespace.keys()):
+        value = namespace[name]
+        if value is not fn:
+            out[name] = _global_state(value, names)
+    return out
+
+
+def _global_state(value: Any, names: set[str]) -> str:
+    """The fingerprint of a module-level value a function reads (see :func:`_reads`)."""
+    if inspect.ismodule(value):
+        if _is_library(vars(value)):
+            return f"module:{value.__name__}"
+        attrs = [(n, _global_state(getattr(value, n), set())) for n in sorted(names)
+                 if not n.startswith("__") and hasattr(value, n) and not inspect.ismodule(getattr(value, n))]
+        return f"module:{value.__name__}:{_state(attrs)}"
+    if not inspect.isfunction(value) and inspect.isfunction(getattr(value, "__wrapped__", None)):
+        value = value.__wrapped__  # a functools.lru_cache or cache of a function: the function (its cache aside)
+    if isinstance(value, type) or inspect.isfunction(value):
+        module = sys.modules.get(getattr(value, "__module__", "") or "")
+        namespace = value.__globals__ if inspect.isfunction(value) else vars(module) if module is not None else {}
+        label = f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+        if _is_library(namespace):
+            return label
+        if inspect.isfunction(value):
+            return _state(_identity(value))
+        members = []
+        for key, member in sorted(vars(value).items()):
+            member = getattr(member, "__func__", getattr(member, "fget", member))  # static/class methods, properties
+            if inspect.isfunction(member):
+                members.append((key, _identity(member)))
+            elif not key.startswith("__") and isinstance(member, (bool, int, float, complex, str, bytes, tuple,
+                                                                    frozenset, type(None))):
+                members.append((key, member))
+        return f"class:{label}:{_state(members)}"
+    return _state(value)
 
 
 def _full_repr(value: Any) -> str:
@@ -263,7 +393,7 @@ def _state(value: Any) -> str:
     digest = hashlib.sha256(shown.encode()).hexdigest()[:16]
     # a default repr names the object's memory address, which differs in every process: marked, so that a refused
     # resume can say why
-    return digest + (_ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) else "")
+    return digest + (_ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) or _ADDRESS_MARK in shown else "")
 
 
 _ADDRESS_MARK = "~address"
@@ -279,7 +409,7 @@ def _versions() -> dict[str, str]:
         version = metadata.version("asyncdp")
     except metadata.PackageNotFoundError:  # pragma: no cover - a source checkout that is not installed
         version = asyncdp.__version__
-    return {"asyncdp": version, "numpy": np.__version__}
+    return {"asyncdp": version, "numpy": np.__version__, "python": platform.python_version()}
 
 
 def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, chunk_runs: int, seed: int,
@@ -317,6 +447,39 @@ def _short(value: Any, width: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     half = (width - 3) // 2
     return text if len(text) <= width else f"{text[:half]}...{text[-half:]}"
+
+
+def _difference(key: str, theirs: Any, ours: Any) -> str:
+    """One field of a refused resume: the checkpoint's value and ours, or the module-level names a function reads
+    whose values changed (their fingerprints say nothing to the reader)."""
+    changed = sorted(k for k, v in _read_values(ours).items() if _read_values(theirs).get(k) != v)
+    if changed:
+        return f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written)"
+    return f"{key} ({_short(theirs)} in the checkpoint, {_short(ours)} now)"
+
+
+def _read_values(identity: Any) -> dict[str, str]:
+    """The ``name=fingerprint`` pairs an :func:`_identity` lists after ``:reads:`` (of the outer function)."""
+    text = str(identity)
+    if not text.startswith("callable:") or ":reads:" not in text:
+        return {}
+    listed = text.split(":reads:", 1)[1].split(":self:", 1)[0]
+    return dict(item.partition("=")[::2] for item in listed.split(","))
+
+
+def _identity_change(parent: str, worker: str) -> str | None:
+    """How a function's :func:`_identity` in a worker process differs from the one in the sweep's process, or
+    ``None``. Values whose repr shows a memory address (different in every process) are not compared."""
+    def comparable(text: str) -> str:
+        return re.sub(r"[0-9a-f]{16}" + re.escape(_ADDRESS_MARK), _ADDRESS_MARK, text)
+
+    if comparable(parent) == comparable(worker):
+        return None
+    ours, theirs = _read_values(parent), _read_values(worker)
+    changed = sorted(k for k in ours.keys() | theirs.keys() if comparable(ours.get(k, "")) != comparable(theirs.get(k, "")))
+    if changed:
+        return f"the module-level {', '.join(changed)} it reads {'has' if len(changed) == 1 else 'have'} another value there"
+    return "its code or the values it captured differ there"
 
 
 def _reason(exc: OSError) -> str:
@@ -472,8 +635,7 @@ class Checkpoint:
             raise SweepError(f"checkpoint {self.folder} already holds a sweep ({len(chunks)} of {len(self.tasks)} chunks "
                              "finished, if it is this one); resume it (--resume, or resume=True) or delete the "
                              "folder to start afresh")
-        diff = [f"{key} ({_short(theirs.get(key))} in the checkpoint, {_short(value)} now)"
-                for key, value in sweep.items() if theirs.get(key) != value]
+        diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
             hint = ""
             if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Done
+from .checkpoint import Done, _identity, _identity_change
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
@@ -82,13 +82,21 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
     return box["client"]
 
 
-def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None) -> dict[str, np.ndarray]:
+def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None,
+              identities: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
     """Run one task anywhere; the columns of its rows (except the grid parameters).
+
+    Args:
+        identities: on another process, the factory's and metrics function's
+            :func:`~asyncdp.experiments.checkpoint._identity` in the sweep's process, which they must still have here.
 
     Raises:
         SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
-            :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause).
+            :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause); the factory or metrics
+            function is another one here than in the sweep's process.
     """
+    if identities is not None:
+        _check_same_functions(factory, metrics, identities, task)
     scenario = _build(_resolve(factory), task.params, task.point)
     if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
         _check_own_noise(scenario, task.point, task.params)
@@ -97,6 +105,25 @@ def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any
         return _task_columns(scenario, task, engine, metrics, where)
     except ScenarioError as exc:
         raise SweepError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _check_same_functions(factory: Any, metrics: Any, identities: tuple[str, str], task: _Task) -> None:
+    """Refuse a factory or metrics function that differs in this worker process from the sweep's process.
+
+    A module-level function travels by reference: the worker imports its module afresh, so a module-level value
+    the sweep's process assigned at run time (``mymodule.C = 0.1``), or an edit of the module's file since that
+    process imported it, made the workers compute another sweep than the ``"inprocess"`` executor, silently.
+    """
+    for what, fn, expected in (("factory", factory, identities[0]), ("metrics function", metrics, identities[1])):
+        change = _identity_change(expected, _identity(fn))
+        if change is not None:
+            module = getattr(getattr(fn, "func", fn), "__module__", "?")
+            raise SweepError(
+                f"point {task.point} ({_fmt(task.params)}): the {what} in worker process {os.getpid()} is not the "
+                f"one of the sweep's process: {change} (the worker imported module {module!r} afresh: a value "
+                "assigned to it at run time, or an edit of its file since the sweep's process imported it, is seen "
+                "on one side only); make such a value a grid parameter or bind it with functools.partial, or sweep "
+                "a ScriptFactory")
 
 
 def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callable[..., Any] | None,
@@ -195,7 +222,7 @@ def death_cause(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
+def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities: tuple[str, str] | None) -> None:
     """A worker process: run the tasks the parent sends, one at a time, until it sends ``None``.
 
     Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT.
@@ -210,7 +237,7 @@ def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
             return
         index, task = msg
         try:
-            reply: tuple[str, int, Any] = ("ok", index, _run_task(factory, task, engine, metrics))
+            reply: tuple[str, int, Any] = ("ok", index, _run_task(factory, task, engine, metrics, identities))
         except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
             reply = ("error", index, exc)
         try:
@@ -223,7 +250,7 @@ def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
 class _Worker:
     """One worker process of :func:`_run_processes` and the task it runs (``None``: idle)."""
 
-    def __init__(self, ctx: Any, args: tuple[Any, str, Any]) -> None:
+    def __init__(self, ctx: Any, args: tuple[Any, str, Any, tuple[str, str] | None]) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.process.start()
@@ -262,7 +289,7 @@ class WorkerDied(SweepError):
         self.task, self.cause = task, cause
 
 
-def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], workers: int | None,
+def _run_processes(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Sequence[tuple[int, _Task]], workers: int | None,
                    done: Done, retries: int = DEFAULT_RETRIES) -> None:
     """Run the tasks on ``workers`` processes, one chunk per process at a time, and record which runs which.
 
@@ -346,7 +373,7 @@ def _killed_worker_error(distributed: Any) -> type[BaseException]:
         return KilledWorker
 
 
-def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
+def _run_dask(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
               local_cluster: int | None, done: Done) -> None:
     try:
         import distributed
@@ -374,8 +401,8 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], sc
     killed = _killed_worker_error(distributed)
     futures = []
     try:
-        factory, engine, metrics = args
-        futures = [client.submit(_run_task, factory, task, engine, metrics, pure=False) for _, task in tasks]
+        factory, engine, metrics, identities = args
+        futures = [client.submit(_run_task, factory, task, engine, metrics, identities, pure=False) for _, task in tasks]
         index = {fut.key: i for i, fut in enumerate(futures)}
         for fut in distributed.as_completed(futures):
             i = index[fut.key]

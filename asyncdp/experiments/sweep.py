@@ -66,7 +66,11 @@ factory to other processes, so it must be picklable: either a module-level
 function of an importable module (pickled by reference: the workers import
 it), or a :class:`ScriptFactory`, which carries a script's *source text* and
 execs it in the worker (remote Dask workers need no shared file system; the
-script must then be self-contained — it cannot read sibling files).
+script must then be self-contained — it cannot read sibling files). A worker
+imports a module-level factory's module afresh, so a module-level value the
+sweep's process changed at run time is not seen there: each task checks that
+the factory (and ``metrics``) has the identity it has in the sweep's process
+(:mod:`.checkpoint`) and otherwise fails naming the value.
 
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
@@ -83,7 +87,7 @@ corrupt chunk file is run again, with a warning). The result is bitwise the
 one of an uninterrupted sweep, since every chunk's seed depends only on its
 position. Resuming checks that the folder belongs to the same sweep
 (factory or script content, grid, runs, chunking, seed, engine, metrics,
-asyncdp and numpy versions; the executor may differ). A folder that already
+asyncdp, numpy and Python versions; the executor may differ). A folder that already
 holds a sweep is never overwritten without ``resume=True``. The folder is
 kept after the sweep (delete it when done; the command line does).
 
@@ -110,7 +114,7 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, fingerprint, remove_checkpoint
+from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, _identity, fingerprint, remove_checkpoint
 from .executors import (
     DEFAULT_RETRIES,
     EXECUTORS,
@@ -322,7 +326,7 @@ def _execute(tasks: list[_Task], ck: Checkpoint | None, factory: Any, engine: st
     outputs: dict[int, dict[str, np.ndarray]] = dict(ck.kept) if ck is not None else {}
     todo = [(i, t) for i, t in enumerate(tasks) if i not in outputs]
     folder = ck.folder if ck is not None else None
-    args = (factory, engine, metrics)
+    args = (factory, engine, metrics, (_identity(factory), _identity(metrics)) if executor != "inprocess" else None)
     with tqdm(total=len(tasks), initial=len(outputs), desc="sweep", unit="task", file=sys.stderr,
               disable=not _show_progress(progress, len(tasks))) as bar:
 

@@ -36,7 +36,35 @@ from asyncdp.experiments.sweep import sweep
 GRID = {"epsilon": [1.0, 3.0]}
 KW = {"runs": 5, "seed": 4, "chunk_runs": 2}  # 2 points x 3 chunks
 CHUNKS = 6
-CALLS: list[float] = []
+
+
+class CallLog:
+    """The factory's calls. A module-level value the factory reads is part of the sweep's fingerprint through its
+    repr, which this log keeps fixed: the calls it records do not change what the factory computes."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def append(self, value: float) -> None:
+        self.calls.append(value)
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self):
+        return iter(self.calls)
+
+    def __eq__(self, other: object) -> bool:
+        return self.calls == other
+
+    def __repr__(self) -> str:
+        return "CallLog()"
+
+
+CALLS = CallLog()
 
 
 def counting_factory(epsilon: float) -> Scenario:
@@ -383,15 +411,16 @@ def test_full_disk_stops_with_the_finished_chunks_kept(tmp_path, monkeypatch, re
                        check_exact=True)
 
 
-ARMED = [False]  # module-level: a closure's captured values are part of the factory's identity
+ARMED = CallLog()  # armed while it holds an entry; module-level with a fixed repr: not part of the identity
 
 
 def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
-    ARMED[0] = True
+    ARMED.clear()
+    ARMED.append(1.0)
 
     def interrupting(epsilon: float) -> Scenario:
-        if ARMED[0] and len(CALLS) == 4:  # point check + 3 chunks done
-            ARMED[0] = False
+        if len(ARMED) and len(CALLS) == 4:  # point check + 3 chunks done
+            ARMED.clear()
             raise KeyboardInterrupt
         return counting_factory(epsilon)
 
@@ -541,7 +570,7 @@ def test_infinite_graph_sequences_that_differ_after_the_rounds_hashed_are_other_
     assert grid_key(switching(150)) != grid_key(switching(300)) and grid_key(switching(150)) == grid_key(switching(150))
 
 
-ROUNDS_ASKED: list[int] = []
+ROUNDS_ASKED = CallLog()
 
 
 def test_a_long_graph_sequence_is_fingerprinted_quickly():
@@ -554,7 +583,7 @@ def test_a_long_graph_sequence_is_fingerprinted_quickly():
 
     def seeded(seed: int):
         def round_function(t: int) -> np.ndarray:
-            ROUNDS_ASKED.append(t)  # a global: a closure value would change the function's identity
+            ROUNDS_ASKED.append(t)  # a global of a fixed repr: a closure value would change the identity
             return np.eye(3) if (t + seed) % 500 else np.ones((3, 3)) / 3
         return topology.generated(3, round_function, length=2000)
 
@@ -563,3 +592,43 @@ def test_a_long_graph_sequence_is_fingerprinted_quickly():
     long = [np.eye(3)] * 150
     changed = long[:149] + [np.ones((3, 3)) / 3]  # round 150 only
     assert grid_key(topology.from_matrices(long)) != grid_key(topology.from_matrices(changed))
+
+
+C_READ = 0.2  # a module-level constant global_factory reads
+
+
+def _c() -> float:
+    """A helper global_factory calls: what it reads counts too."""
+    return C_READ
+
+
+def global_factory(epsilon: float) -> Scenario:
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=_c(), q=0.8, p=0.9), horizon=15)
+
+
+def test_a_module_level_value_the_factory_reads_is_part_of_the_sweep(tmp_path, monkeypatch):
+    """Before: resuming after ``C_READ`` changed (here read through a helper) reused the chunks computed with the
+    old value; the table mixed two sweeps, silently. Rerun from scratch, the resumed table differed."""
+    folder = tmp_path / "ck"
+    sweep(global_factory, GRID, checkpoint=folder, **KW)
+    monkeypatch.setattr(f"{__name__}.C_READ", 0.1)
+    with pytest.raises(SweepError, match=r"cannot resume: .*factory \(the module-level _c it reads changed"):
+        sweep(global_factory, GRID, checkpoint=folder, resume=True, **KW)
+    monkeypatch.undo()
+    key = fingerprint(global_factory, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+    assert "C_READ" not in key["factory"] and "_c=" in key["factory"]  # the helper, whose identity holds C_READ
+    sweep(global_factory, GRID, checkpoint=folder, resume=True, **KW)  # the value restored: the same sweep again
+
+
+def test_factories_without_source_are_told_apart_by_their_code():
+    """Before: a factory typed at a plain Python prompt (no source file) was its name alone, so a redefined
+    ``factory`` with another body resumed the old one's checkpoint."""
+    template = "def factory(epsilon):\n    return epsilon * {}\n"
+    a, b, c = ({} for _ in range(3))
+    exec(template.format(2), a)  # noqa: S102 - a function without source
+    exec(template.format(3), b)  # noqa: S102
+    exec(template.format(2), c)  # noqa: S102
+    keys = [fingerprint(ns["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for ns in (a, b, c)]
+    assert keys[0] != keys[1] and keys[0] == keys[2]

@@ -159,6 +159,19 @@ def test_module_level_factory_on_processes(tmp_path, monkeypatch):
                        check_exact=True)
 
 
+def test_a_module_value_set_at_run_time_is_refused_on_worker_processes(tmp_path, monkeypatch):
+    """Before: ``module.C = 0.1`` set in the sweep's process was not seen by the worker processes, which import the
+    module afresh (C = 0.2 there): the "processes" table differed from the "inprocess" one, silently."""
+    (tmp_path / "asyncdp_sweep_test_global.py").write_text(FACTORY_MODULE.replace("c=0.2", "c=C") + "\nC = 0.2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_global", raising=False)
+    module = importlib.import_module("asyncdp_sweep_test_global")
+    monkeypatch.setattr(module, "C", 0.1)
+    with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): the factory in worker process \d+ is not the one "
+                       r"of the sweep's process: the module-level C it reads has another value there .*partial"):
+        sweep(module.factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
+
+
 def test_dask_local_cluster_is_started_and_closed():
     kw = {"runs": 3, "seed": 4}
     ref = sweep(small_factory, {"epsilon": [2.0]}, **kw)
