@@ -131,7 +131,7 @@ def _identity_of(fn: Any) -> str:
     if isinstance(fn, functools.partial):
         return (f"partial({_identity(fn.func)}, args={_state(fn.args)}, "
                 f"keywords={_state(sorted(fn.keywords.items()))})")
-    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    name = f"{_module_name(fn)}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
     if inspect.ismethod(fn):
         bound = f":self:{_state(fn.__self__)}"
         fn = fn.__func__
@@ -156,6 +156,12 @@ def _identity_of(fn: Any) -> str:
 
 
 _MEMO: contextvars.ContextVar[dict[int, str] | None] = contextvars.ContextVar("asyncdp_identity_memo", default=None)
+
+
+def _module_name(obj: Any) -> str:
+    """The module an object was defined in, ``__main__`` for a worker's re-import of the main script (``__mp_main__``)."""
+    name = str(getattr(obj, "__module__", "?"))
+    return "__main__" if name == "__mp_main__" else name
 
 
 def _code_digest(code: types.CodeType) -> str:
@@ -247,10 +253,8 @@ def _global_state(value: Any, names: set[str]) -> str:
     if not inspect.isfunction(value) and inspect.isfunction(getattr(value, "__wrapped__", None)):
         value = value.__wrapped__  # a functools.lru_cache or cache of a function: the function (its cache aside)
     if isinstance(value, type) or inspect.isfunction(value):
-        module = sys.modules.get(getattr(value, "__module__", "") or "")
-        namespace = value.__globals__ if inspect.isfunction(value) else vars(module) if module is not None else {}
-        label = f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
-        if _is_library(namespace):
+        label = f"{_module_name(value)}.{value.__qualname__}"
+        if _is_library(_namespace_of(value)):
             return label
         if inspect.isfunction(value):
             return _state(_identity(value))
@@ -263,7 +267,19 @@ def _global_state(value: Any, names: set[str]) -> str:
                                                                     frozenset, type(None))):
                 members.append((key, member))
         return f"class:{label}:{_state(members)}"
-    return _state(value)
+    if _is_library(_namespace_of(type(value))):
+        return _state(value)
+    return f"{_state(value)}:{_global_state(type(value), set())}"  # an object of the user's: its methods' reads too
+
+
+def _namespace_of(value: type | types.FunctionType) -> Mapping[str, Any]:
+    """The module namespace a function or class was defined in: a class's is its methods' (a class Dask's
+    cloudpickle shipped by value has no module on the worker)."""
+    if inspect.isfunction(value):
+        return value.__globals__
+    methods = [m for m in vars(value).values() if inspect.isfunction(m)]
+    module = sys.modules.get(getattr(value, "__module__", "") or "")
+    return methods[0].__globals__ if methods else vars(module) if module is not None else {}
 
 
 def _full_repr(value: Any) -> str:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Done, _identity, _identity_change
+from .checkpoint import Done, _identity, _identity_change, _module_name
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
@@ -117,7 +117,7 @@ def _check_same_functions(factory: Any, metrics: Any, identities: tuple[str, str
     for what, fn, expected in (("factory", factory, identities[0]), ("metrics function", metrics, identities[1])):
         change = _identity_change(expected, _identity(fn))
         if change is not None:
-            module = getattr(getattr(fn, "func", fn), "__module__", "?")
+            module = _module_name(getattr(fn, "func", fn))
             raise SweepError(
                 f"point {task.point} ({_fmt(task.params)}): the {what} in worker process {os.getpid()} is not the "
                 f"one of the sweep's process: {change} (the worker imported module {module!r} afresh: a value "

@@ -632,3 +632,41 @@ def test_factories_without_source_are_told_apart_by_their_code():
     keys = [fingerprint(ns["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
             for ns in (a, b, c)]
     assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+class Knob:
+    """A user's object read by a module-level value: its methods' reads count too."""
+
+    def value(self) -> float:
+        return C_READ
+
+
+KNOB = Knob()
+
+
+def knob_factory(epsilon: float) -> Scenario:
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=KNOB.value(), q=0.8, p=0.9), horizon=15)
+
+
+def test_a_value_a_user_objects_method_reads_is_part_of_the_factory(monkeypatch):
+    def key() -> str:
+        return fingerprint(knob_factory, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+
+    before = key()
+    monkeypatch.setattr(f"{__name__}.C_READ", 0.1)
+    assert key() != before
+    assert "KNOB=" in before and "C_READ" not in before
+
+
+def test_a_script_reimported_on_a_worker_process_is_the_same_factory():
+    """A worker process re-imports the main script as ``__mp_main__``: a factory defined in it read a helper whose
+    identity named that module, and every task was refused as another factory than the sweep's (a false error)."""
+    source = "C = 0.2\n\ndef helper():\n    return C\n\ndef factory(epsilon):\n    return epsilon * helper()\n"
+    keys = []
+    for name in ("__main__", "__mp_main__"):
+        namespace: dict = {"__name__": name}
+        exec(source, namespace)  # noqa: S102 - a script run as the main module, then re-imported by a worker
+        keys.append(fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                                metrics=None)["factory"])
+    assert keys[0] == keys[1] and "helper=" in keys[0]
