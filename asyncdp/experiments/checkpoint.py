@@ -386,6 +386,19 @@ def _hash_sparse(digest: Any, matrix: Any) -> Any:
     return digest
 
 
+def _same_contents(a: Any, b: Any) -> bool:
+    """Whether two values show the same contents (:func:`_full_repr`), memory addresses in their reprs aside.
+
+    Example:
+        >>> _same_contents([object(), 1.0], [object(), 1.0]), _same_contents([0.1], [0.1 + 1e-17 + 2e-17])
+        (True, False)
+    """
+    def text(value: Any) -> str:
+        return re.sub(r" at 0x[0-9a-fA-F]+", " at 0x?", _full_repr(value))
+
+    return text(a) == text(b)
+
+
 def _grid_value(key: str, value: Any) -> str:
     """A grid point's ``key=repr`` for the manifest; a repr over 200 characters as its SHA-256 (marked as
     :func:`_state` marks one that holds a memory address)."""

@@ -37,8 +37,10 @@ engine            seed of the simulated scenario (column ``task_seed``)
 A scenario that brings its own noise source (``noise=SeededNoise(...)``)
 ignores that per-task seed, so its runs would repeat one noise: the sweep
 refuses it (``SweepError``) when a point has several tasks (``ZeroNoise`` is
-fine). So every number depends only on (factory, params, seed, runs, chunk_runs,
-engine) and is bitwise identical whichever executor computed it. With the
+fine). A factory that returns another scenario when called twice with point 0's
+parameters (drawing from ``np.random``'s global state, say) is refused too. So
+every number depends only on (factory, params, seed, runs, chunk_runs, engine)
+and is bitwise identical whichever executor computed it. With the
 batch engine ``chunk_runs`` is part of the experiment's definition: chunk
 ``k >= 1`` gets a different seed under a different ``chunk_runs``. (Chunk 0
 is a prefix: its first runs do not change, since the batch engine draws each
@@ -114,7 +116,8 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, _identity, fingerprint, remove_checkpoint
+from .checkpoint import (Checkpoint, SweepInterrupted, SweepStopped, _identity, _same_contents, fingerprint,
+                         remove_checkpoint)
 from .executors import (
     DEFAULT_RETRIES,
     EXECUTORS,
@@ -213,8 +216,10 @@ def sweep(
             engine or executor option (``retries`` included); a factory that
             rejects a grid parameter, raises a
             :class:`~asyncdp.errors.ScenarioError` or returns no Scenario, or
-            whose scenario fails to run with one (the point named); a
-            factory or ``metrics`` that cannot be pickled for ``"processes"``;
+            whose scenario fails to run with one (the point named), or that
+            returns another scenario when called again with the same
+            parameters; a factory or ``metrics`` that cannot be pickled for
+            ``"processes"``, or that is another one on a worker process;
             bad ``metrics`` output; a checkpoint that holds another sweep
             (naming what differs), that holds one while ``resume`` is false,
             or that a running sweep has locked.
@@ -276,6 +281,12 @@ def sweep(
     fn = _resolve(factory)
     _check_signature(fn, points[0])
     first = _build(fn, points[0], 0)  # fail fast, before any worker starts
+    if not _same_contents(first, _build(fn, points[0], 0)):
+        raise SweepError(
+            f"point 0 ({_fmt(points[0])}): the factory returned another scenario when called again with the same "
+            "parameters (it draws from a global random state such as np.random, or reads a value that changes): "
+            "every task builds its own scenario, so the numbers would depend on the executor and the order of the "
+            "tasks; draw such randomness from a generator seeded by a grid parameter, or leave it to Scenario.seed")
     if engine == "batch":
         from ..engine.batch_engine import _check_batchable
 

@@ -108,7 +108,7 @@ def test_each_chunk_is_a_checksummed_file_and_resume_reads_them_back(tmp_path, r
     CALLS.clear()
     again = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
     assert_frame_equal(again, reference, check_exact=True)
-    assert len(CALLS) == 1  # the point check only: every chunk came from the folder
+    assert len(CALLS) == 2  # the point check (two calls) only: every chunk came from the folder
 
 
 def test_resume_runs_only_missing_chunks(tmp_path, reference):
@@ -118,7 +118,7 @@ def test_resume_runs_only_missing_chunks(tmp_path, reference):
         path.unlink()
     CALLS.clear()
     df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, executor="inprocess", **KW)
-    assert CALLS == [1.0, 1.0, 3.0]  # the point check, then the two missing chunks
+    assert CALLS == [1.0, 1.0, 1.0, 3.0]  # the point check (two calls), then the two missing chunks
     assert_frame_equal(df, reference, check_exact=True)
     assert len(files(folder)) == CHUNKS
 
@@ -135,7 +135,7 @@ def test_truncated_or_corrupt_chunk_is_run_again_with_a_warning(tmp_path, refere
     with pytest.warns(RuntimeWarning, match="truncated or corrupt") as record:
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
     assert {str(w.message).split("(")[1].split(")")[0] for w in record} == {short.name, flipped.name}
-    assert CALLS == [1.0, 1.0, 3.0]
+    assert CALLS == [1.0, 1.0, 1.0, 3.0]
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -148,7 +148,7 @@ def test_chunk_file_under_another_chunks_name_is_run_again(tmp_path, reference):
     CALLS.clear()
     with pytest.warns(RuntimeWarning, match="chunk 0 of point 0 .* is not the runs this chunk holds"):
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
-    assert CALLS == [1.0, 1.0, 1.0]  # the point check, chunks 0 and 1
+    assert CALLS == [1.0, 1.0, 1.0, 1.0]  # the point check (two calls), chunks 0 and 1
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -164,7 +164,7 @@ def test_chunk_file_copied_from_another_sweeps_folder_is_run_again(tmp_path, ref
     CALLS.clear()
     with pytest.warns(RuntimeWarning, match="chunk 1 of point 0 .* is written by another sweep"):
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
-    assert CALLS == [1.0, 1.0]  # the point check, chunk 1 of point 0
+    assert CALLS == [1.0, 1.0, 1.0]  # the point check (two calls), chunk 1 of point 0
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -419,7 +419,7 @@ def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
     ARMED.append(1.0)
 
     def interrupting(epsilon: float) -> Scenario:
-        if len(ARMED) and len(CALLS) == 4:  # point check + 3 chunks done
+        if len(ARMED) and len(CALLS) == 5:  # point check (two calls) + 3 chunks done
             ARMED.clear()
             raise KeyboardInterrupt
         return counting_factory(epsilon)
@@ -431,7 +431,7 @@ def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
     assert len(files(folder)) == 3
     CALLS.clear()
     df = sweep(interrupting, GRID, checkpoint=folder, resume=True, **KW)
-    assert len(CALLS) == 1 + 3
+    assert len(CALLS) == 2 + 3
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -444,7 +444,7 @@ def test_a_sweep_that_finished_no_chunk_leaves_no_checkpoint(tmp_path):
 
 def test_ctrl_c_without_checkpoint_says_nothing_was_kept():
     def interrupting(epsilon: float) -> Scenario:
-        if CALLS:  # after the point check
+        if len(CALLS) >= 2:  # after the point check (two calls)
             raise KeyboardInterrupt
         return counting_factory(epsilon)
 

@@ -172,6 +172,20 @@ def test_a_module_value_set_at_run_time_is_refused_on_worker_processes(tmp_path,
         sweep(module.factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
 
 
+def global_random_factory(epsilon: float) -> Scenario:
+    """Draws its step size from np.random's global state: each call another scenario."""
+    return small_factory(epsilon, c=0.1 + 0.1 * np.random.rand())
+
+
+def test_a_factory_drawing_from_a_global_random_state_is_refused():
+    """Before: every task built its own scenario from the advancing global state, so chunk 1 ran another c than
+    chunk 0 and the "processes" table differed from the "inprocess" one (workers start from their own state)."""
+    np.random.seed(0)
+    with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): the factory returned another scenario when "
+                       r"called again with the same parameters .*np.random"):
+        sweep(global_random_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
+
+
 def test_dask_local_cluster_is_started_and_closed():
     kw = {"runs": 3, "seed": 4}
     ref = sweep(small_factory, {"epsilon": [2.0]}, **kw)
