@@ -483,7 +483,8 @@ def _difference(key: str, theirs: Any, ours: Any) -> str:
     whose values changed (their fingerprints say nothing to the reader)."""
     changed = sorted(k for k, v in _read_values(ours).items() if _read_values(theirs).get(k) != v)
     if changed:
-        return f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written)"
+        return (f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written; "
+                f"{_CACHE_HINT})")
     return f"{key} ({_short(theirs)} in the checkpoint, {_short(ours)} now)"
 
 
@@ -494,6 +495,10 @@ def _read_values(identity: Any) -> dict[str, str]:
         return {}
     listed = text.split(":reads:", 1)[1].split(":self:", 1)[0]
     return dict(item.partition("=")[::2] for item in listed.split(","))
+
+
+_CACHE_HINT = "a cache the factory fills counts too: a functools.lru_cache's contents do not"
+"""Said where a changed module-level value refuses a resume or a worker: a dict the factory fills is a value."""
 
 
 def _identity_change(parent: str, worker: str) -> str | None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Done, _identity, _identity_change, _module_name
+from .checkpoint import _CACHE_HINT, Done, _identity, _identity_change, _module_name
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
@@ -122,8 +122,8 @@ def _check_same_functions(factory: Any, metrics: Any, identities: tuple[str, str
                 f"point {task.point} ({_fmt(task.params)}): the {what} in worker process {os.getpid()} is not the "
                 f"one of the sweep's process: {change} (the worker imported module {module!r} afresh: a value "
                 "assigned to it at run time, or an edit of its file since the sweep's process imported it, is seen "
-                "on one side only); make such a value a grid parameter or bind it with functools.partial, or sweep "
-                "a ScriptFactory")
+                f"on one side only; {_CACHE_HINT}); make such a value a grid parameter or bind it with "
+                "functools.partial, or sweep a ScriptFactory")
 
 
 def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callable[..., Any] | None,

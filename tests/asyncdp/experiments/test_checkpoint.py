@@ -670,3 +670,18 @@ def test_a_script_reimported_on_a_worker_process_is_the_same_factory():
         keys.append(fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
                                 metrics=None)["factory"])
     assert keys[0] == keys[1] and "helper=" in keys[0]
+
+
+def test_a_cached_helper_is_its_function_whatever_its_cache_holds():
+    """A functools.lru_cache helper was its repr, a memory address: a factory using one could never resume."""
+    namespace: dict = {"__name__": "user_module"}
+    exec("import functools\n\n@functools.lru_cache\ndef data(n):\n    return [0.5] * n\n\n"  # noqa: S102
+         "def factory(n):\n    return data(n)\n", namespace)
+
+    def key() -> str:
+        return fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                           metrics=None)["factory"]
+
+    before = key()
+    namespace["factory"](3)
+    assert key() == before and "~address" not in before and "data=" in before
