@@ -225,9 +225,14 @@ def death_cause(exitcode: int | None) -> str:
 def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities: tuple[str, str] | None) -> None:
     """A worker process: run the tasks the parent sends, one at a time, until it sends ``None``.
 
-    Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT.
+    Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT. It first says it
+    started: a process that ends before that failed to start (see :func:`_run_processes`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        conn.send(("started", -1, None))
+    except OSError:  # the parent is gone
+        return
     while True:
         try:
             msg = conn.recv()
@@ -256,6 +261,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.task: int | None = None
+        self.started = False  # it said so: it unpickled the factory (its script or module imported)
 
     def stop(self, kill: bool) -> None:
         if kill:
@@ -293,7 +299,10 @@ def _run_processes(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Se
                    done: Done, retries: int = DEFAULT_RETRIES) -> None:
     """Run the tasks on ``workers`` processes, one chunk per process at a time, and record which runs which.
 
-    When a worker process dies (a signal, the out-of-memory killer, ``os._exit``),
+    A worker process that exits with an error before it started (it could not import the main script, say:
+    a script that calls the sweep without an ``if __name__ == "__main__":`` guard) stops the sweep at once with
+    :class:`WorkerDied` saying so; it would fail again. When a started worker process dies (a signal, the
+    out-of-memory killer, ``os._exit``),
     a fresh process replaces it and its chunk runs again, up to ``retries``
     times (a warning each time); then :class:`WorkerDied` names the chunk,
     its grid point and the cause. The other workers go on meanwhile. An
@@ -331,6 +340,9 @@ def _run_processes(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Se
                     except (EOFError, OSError):
                         pass  # died while sending: its sentinel says so below
                     else:
+                        if kind == "started":
+                            w.started = True
+                            continue  # its chunk's reply comes later
                         w.task = None
                         running -= 1
                         if kind == "error":
@@ -345,6 +357,12 @@ def _run_processes(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Se
                     task = by_index[lost]
                     deaths[lost] = deaths.get(lost, 0) + 1
                     where = f"chunk {task.chunk} of point {task.point} ({_fmt(task.params)})"
+                    if not w.started and (w.process.exitcode or 0) > 0:  # it will fail again: no retry
+                        raise WorkerDied(
+                            f"{where} failed: its worker process {cause} before it could run a chunk: it could not "
+                            "import the factory's script or module, or unpickle the factory (its traceback is "
+                            "above); a sweep run from a script needs the factory at the script's top level and the "
+                            "sweep called under if __name__ == '__main__'", task, cause)
                     if deaths[lost] > retries:
                         raise WorkerDied(f"{where} failed: its worker process was {cause} "
                                          f"({deaths[lost]} times; {retries} retries allowed)", task, cause)

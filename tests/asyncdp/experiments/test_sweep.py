@@ -8,6 +8,7 @@ import os
 import runpy
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import distributed
@@ -18,7 +19,7 @@ from pandas.testing import assert_frame_equal
 from asyncdp import Async, Huang2015, Scenario
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, AsyncdpError, ScenarioError, SweepError
-from asyncdp.experiments.executors import _show_progress
+from asyncdp.experiments.executors import WorkerDied, _show_progress
 from asyncdp.experiments.factories import ScriptFactory
 from asyncdp.experiments.grid import derive_seed, grid_points
 from asyncdp.experiments.results_io import read_results, write_results
@@ -170,6 +171,38 @@ def test_a_module_value_set_at_run_time_is_refused_on_worker_processes(tmp_path,
     with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): the factory in worker process \d+ is not the one "
                        r"of the sweep's process: the module-level C it reads has another value there .*partial"):
         sweep(module.factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
+
+
+UNLOADABLE_MODULE = FACTORY_MODULE + """
+
+class Unloadable:
+    \"\"\"The factory as an object that cannot be unpickled (as a script's factory a worker cannot import).\"\"\"
+
+    def __init__(self):
+        self.state = 1
+
+    def __call__(self, epsilon):
+        return factory(epsilon)
+
+    def __setstate__(self, state):
+        raise ImportError("cannot import the factory here")
+"""
+
+
+def test_a_worker_that_cannot_start_stops_the_sweep_at_once_saying_why(tmp_path, monkeypatch):
+    """Before: a worker process that could not import the factory (a script calling the sweep without an
+    ``if __name__ == "__main__":`` guard) was retried twice, then reported as 'exited with code 1'."""
+    (tmp_path / "asyncdp_sweep_test_unloadable.py").write_text(UNLOADABLE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_unloadable", raising=False)
+    factory = importlib.import_module("asyncdp_sweep_test_unloadable").Unloadable()
+    with warnings.catch_warnings(record=True) as record, pytest.raises(
+            SweepError, match=r"chunk 0 of point 0 \(epsilon=1.0\) failed: its worker process exited with code 1 "
+            r"before it could run a chunk: .*if __name__ == '__main__'") as info:
+        warnings.simplefilter("always")
+        sweep(factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
+    assert isinstance(info.value.__cause__, WorkerDied)
+    assert not [w for w in record if "running the chunk again" in str(w.message)]  # no retry: it would fail again
 
 
 def global_random_factory(epsilon: float) -> Scenario:
