@@ -685,3 +685,13 @@ def test_a_cached_helper_is_its_function_whatever_its_cache_holds():
     before = key()
     namespace["factory"](3)
     assert key() == before and "~address" not in before and "data=" in before
+
+
+def test_a_module_level_value_whose_repr_fails_never_resumes_and_does_not_crash():
+    namespace: dict = {"__name__": "user_module"}
+    exec("class Broken:\n    def __repr__(self):\n        raise RuntimeError('not set up')\n\n"  # noqa: S102
+         "CONF = Broken()\n\ndef factory(epsilon):\n    return CONF, epsilon\n", namespace)
+    keys = [fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                        metrics=None)["factory"] for _ in range(2)]
+    assert keys[0] != keys[1] and "CONF=" in keys[0] and "~address" in keys[0]
+    assert checkpoint_module._same_contents(namespace["CONF"], namespace["CONF"])  # the sweep's point check goes on
