@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import multiprocessing.connection as mp_connection
@@ -35,7 +36,7 @@ import numpy as np
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import _CACHE_HINT, Done, _identity, _identity_change, _module_name
+from .checkpoint import _CACHE_HINT, Done, _identity, _identity_change, _module_name, _versions
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
@@ -82,13 +83,22 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
     return box["client"]
 
 
+Identities = tuple[str, str, str]
+"""What a worker process must agree with: the factory's and the metrics function's
+:func:`~asyncdp.experiments.checkpoint._identity` and the versions of asyncdp, numpy and Python (JSON)."""
+
+
+def _identities(factory: Any, metrics: Any) -> Identities:
+    """The :data:`Identities` of this process, which a task run elsewhere checks (see :func:`_run_task`)."""
+    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True)
+
+
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None,
-              identities: tuple[str, str] | None = None) -> dict[str, np.ndarray]:
+              identities: Identities | None = None) -> dict[str, np.ndarray]:
     """Run one task anywhere; the columns of its rows (except the grid parameters).
 
     Args:
-        identities: on another process, the factory's and metrics function's
-            :func:`~asyncdp.experiments.checkpoint._identity` in the sweep's process, which they must still have here.
+        identities: on another process, the sweep process's :data:`Identities`, which this one must have too.
 
     Raises:
         SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
@@ -107,13 +117,21 @@ def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any
         raise SweepError(f"{where}: {type(exc).__name__}: {exc}") from exc
 
 
-def _check_same_functions(factory: Any, metrics: Any, identities: tuple[str, str], task: _Task) -> None:
-    """Refuse a factory or metrics function that differs in this worker process from the sweep's process.
+def _check_same_functions(factory: Any, metrics: Any, identities: Identities, task: _Task) -> None:
+    """Refuse a factory or metrics function that differs in this worker process from the sweep's process, or
+    other versions of asyncdp, numpy or Python (a remote Dask worker's environment may lag behind).
 
     A module-level function travels by reference: the worker imports its module afresh, so a module-level value
     the sweep's process assigned at run time (``mymodule.C = 0.1``), or an edit of the module's file since that
     process imported it, made the workers compute another sweep than the ``"inprocess"`` executor, silently.
     """
+    ours, here = json.loads(identities[2]), _versions()
+    changed = [f"{name} {version} here, {ours.get(name)} there" for name, version in sorted(here.items())
+               if ours.get(name) != version]
+    if changed:
+        raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} runs other versions "
+                         f"than the sweep's process ({'; '.join(changed)}): its numbers could differ; install the "
+                         "same versions on every worker")
     for what, fn, expected in (("factory", factory, identities[0]), ("metrics function", metrics, identities[1])):
         change = _identity_change(expected, _identity(fn))
         if change is not None:
@@ -222,7 +240,7 @@ def death_cause(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities: tuple[str, str] | None) -> None:
+def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities: Identities | None) -> None:
     """A worker process: run the tasks the parent sends, one at a time, until it sends ``None``.
 
     Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT. It first says it
@@ -255,7 +273,7 @@ def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities:
 class _Worker:
     """One worker process of :func:`_run_processes` and the task it runs (``None``: idle)."""
 
-    def __init__(self, ctx: Any, args: tuple[Any, str, Any, tuple[str, str] | None]) -> None:
+    def __init__(self, ctx: Any, args: tuple[Any, str, Any, Identities | None]) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.process.start()
@@ -295,7 +313,7 @@ class WorkerDied(SweepError):
         self.task, self.cause = task, cause
 
 
-def _run_processes(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Sequence[tuple[int, _Task]], workers: int | None,
+def _run_processes(args: tuple[Any, str, Any, Identities | None], tasks: Sequence[tuple[int, _Task]], workers: int | None,
                    done: Done, retries: int = DEFAULT_RETRIES) -> None:
     """Run the tasks on ``workers`` processes, one chunk per process at a time, and record which runs which.
 
@@ -391,7 +409,7 @@ def _killed_worker_error(distributed: Any) -> type[BaseException]:
         return KilledWorker
 
 
-def _run_dask(args: tuple[Any, str, Any, tuple[str, str] | None], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
+def _run_dask(args: tuple[Any, str, Any, Identities | None], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
               local_cluster: int | None, done: Done) -> None:
     try:
         import distributed

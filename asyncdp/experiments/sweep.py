@@ -116,13 +116,13 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import (Checkpoint, SweepInterrupted, SweepStopped, _identity, _same_contents, fingerprint,
-                         remove_checkpoint)
+from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, _same_contents, fingerprint, remove_checkpoint
 from .executors import (
     DEFAULT_RETRIES,
     EXECUTORS,
     WorkerDied,
     _check_picklable,
+    _identities,
     _run_dask,
     _run_inprocess,
     _run_processes,
@@ -337,7 +337,7 @@ def _execute(tasks: list[_Task], ck: Checkpoint | None, factory: Any, engine: st
     outputs: dict[int, dict[str, np.ndarray]] = dict(ck.kept) if ck is not None else {}
     todo = [(i, t) for i, t in enumerate(tasks) if i not in outputs]
     folder = ck.folder if ck is not None else None
-    args = (factory, engine, metrics, (_identity(factory), _identity(metrics)) if executor != "inprocess" else None)
+    args = (factory, engine, metrics, _identities(factory, metrics) if executor != "inprocess" else None)
     with tqdm(total=len(tasks), initial=len(outputs), desc="sweep", unit="task", file=sys.stderr,
               disable=not _show_progress(progress, len(tasks))) as bar:
 
