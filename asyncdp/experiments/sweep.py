@@ -72,7 +72,8 @@ script must then be self-contained — it cannot read sibling files). A worker
 imports a module-level factory's module afresh, so a module-level value the
 sweep's process changed at run time is not seen there: each task checks that
 the factory (and ``metrics``) has the identity it has in the sweep's process
-(:mod:`.checkpoint`) and otherwise fails naming the value.
+(:mod:`.checkpoint`), and that its process runs the same versions of asyncdp,
+numpy and Python, and otherwise fails naming the difference.
 
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
