@@ -120,12 +120,12 @@ def resume_command(args: argparse.Namespace) -> str:
 
 def sweep_command(args: argparse.Namespace) -> int:
     """Execute ``asyncdp sweep``; returns the exit code."""
+    import pandas as pd
+
     from ..errors import SweepError
     from ..experiments.checkpoint import SweepInterrupted, SweepStopped, remove_checkpoint
     from ..experiments.factories import ScriptFactory
     from ..experiments.grid import grid_from_strings, grid_points
-    import pandas as pd
-
     from ..experiments.results_io import _check_csv_round_trip, _format_of, write_results
     from ..experiments.summaries import METRICS, format_summary, summarize
     from ..experiments.sweep import sweep
