@@ -111,7 +111,7 @@ def _identity(fn: Any) -> str:
     its closure captured and its defaults, and the module-level names it reads (:func:`_reads`: a constant, a
     helper function and what that reads). A ``functools.partial`` is its function and bound arguments, a bound
     method its function and object, a callable object its ``repr`` (two factories ``make(1.0)`` and
-    ``make(100.0)`` of one source differ). A :class:`ScriptFactory` is its whole text.
+    ``make(100.0)`` of one source differ); an object of a user's class also its class (:func:`_global_state`). A :class:`ScriptFactory` is its whole text.
     """
     if _MEMO.get() is not None:
         return _identity_of(fn)
@@ -132,13 +132,13 @@ def _identity_of(fn: Any) -> str:
         return (f"partial({_identity(fn.func)}, args={_state(fn.args)}, "
                 f"keywords={_state(sorted(fn.keywords.items()))})")
     name = f"{_module_name(fn)}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
-    if inspect.ismethod(fn):
-        bound = f":self:{_state(fn.__self__)}"
+    if inspect.ismethod(fn):  # its object, with its class's methods and attributes (those it calls, say)
+        bound = f":self:{_global_state(fn.__self__, set())}"
         fn = fn.__func__
     else:
         bound = ""
-    if not inspect.isfunction(fn):  # a callable object: its state is what its repr shows
-        return f"callable:{name}:repr:{_state(fn)}"
+    if not inspect.isfunction(fn):  # a callable object: what its repr shows, and its class (``__call__`` included)
+        return f"callable:{name}:repr:{_global_state(fn, set())}"
     memo = _MEMO.get()
     assert memo is not None
     if id(fn) in memo:
@@ -247,8 +247,16 @@ def _global_state(value: Any, names: set[str]) -> str:
     if inspect.ismodule(value):
         if _is_library(vars(value)):
             return f"module:{value.__name__}"
-        attrs = [(n, _global_state(getattr(value, n), set())) for n in sorted(names)
-                 if not n.startswith("__") and hasattr(value, n) and not inspect.ismodule(getattr(value, n))]
+        memo = _MEMO.get()
+        assert memo is not None
+        if id(value) in memo:  # a module reached again through the modules it imports
+            return f"module:{value.__name__}:recursive"
+        memo[id(value)] = ""
+        try:  # ``pkg.config.C``: the names the function uses, followed into the user's modules
+            attrs = [(n, _global_state(getattr(value, n), names)) for n in sorted(names)
+                     if not n.startswith("__") and hasattr(value, n)]
+        finally:
+            del memo[id(value)]  # another function's names may reach it again
         return f"module:{value.__name__}:{_state(attrs)}"
     if not inspect.isfunction(value) and inspect.isfunction(getattr(value, "__wrapped__", None)):
         value = value.__wrapped__  # a functools.lru_cache or cache of a function: the function (its cache aside)
@@ -258,15 +266,7 @@ def _global_state(value: Any, names: set[str]) -> str:
             return label
         if inspect.isfunction(value):
             return _state(_identity(value))
-        members = []
-        for key, member in sorted(vars(value).items()):
-            member = getattr(member, "__func__", getattr(member, "fget", member))  # static/class methods, properties
-            if inspect.isfunction(member):
-                members.append((key, _identity(member)))
-            elif not key.startswith("__") and isinstance(member, (bool, int, float, complex, str, bytes, tuple,
-                                                                    frozenset, type(None))):
-                members.append((key, member))
-        return f"class:{label}:{_state(members)}"
+        return _class_state(value, label)
     try:
         state = _state(value)
     except Exception:  # noqa: BLE001 - a repr that fails (an object half set up): never the same (no resume)
@@ -274,6 +274,44 @@ def _global_state(value: Any, names: set[str]) -> str:
     if _is_library(_namespace_of(type(value))):
         return state
     return f"{state}:{_global_state(type(value), set())}"  # an object of the user's: its methods' reads too
+
+
+def _class_state(cls: type, label: str) -> str:
+    """The fingerprint of a user's class: its methods' :func:`_identity` and its attributes, inherited ones
+    included (from the user's base classes; a library's base class is its version).
+
+    An attribute whose repr shows a memory address (an ``abc`` class's machinery, a lock) is left out: it would
+    stop every resume, and is no setting. Example: ``class B: K = 0.1`` and ``class D(B): pass``; ``D.K = 0.2``
+    and ``B.K = 0.2`` both change ``D``'s fingerprint.
+    """
+    memo = _MEMO.get()
+    assert memo is not None
+    if id(cls) in memo:  # in progress: a class attribute holding an object of the class
+        return memo[id(cls)] or f"class:{label}:recursive"
+    memo[id(cls)] = ""
+    members, seen = [], set()
+    for klass in cls.__mro__:
+        if klass is not cls and _is_library(_namespace_of(klass)):
+            continue
+        for key, member in sorted(vars(klass).items()):
+            if key in seen:  # overridden in a subclass
+                continue
+            seen.add(key)
+            if isinstance(member, functools.cached_property):
+                member = member.func
+            member = getattr(member, "__func__", getattr(member, "fget", member))  # static/class methods, properties
+            if inspect.isfunction(member):
+                members.append((key, _identity(member)))
+            elif key.startswith("__"):
+                continue
+            elif isinstance(member, (bool, int, float, complex, str, bytes, type(None))):
+                members.append((key, repr(member)))
+            else:
+                state = _global_state(member, set())
+                if _ADDRESS_MARK not in state:
+                    members.append((key, state))
+    memo[id(cls)] = out = f"class:{label}:{_state(members)}"
+    return out
 
 
 def _namespace_of(value: type | types.FunctionType) -> Mapping[str, Any]:
@@ -295,7 +333,8 @@ def _full_repr(value: Any) -> str:
     alike, so :func:`_shown` replaces them by their contents first (see there).
     """
     with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
-        return repr(_shown(value))
+        text = repr(_shown(value))
+    return re.sub(r"\b__mp_main__\b", "__main__", text)  # a worker's re-import of the main script (a logger's name)
 
 
 ARRAY_ELEMENTS_SHOWN = 100_000

@@ -273,7 +273,8 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
     def grid() -> dict:  # a value with an address whose repr is over 200 characters (kept as its hash)
         return {**GRID, "label": [[_Scale(), "x" * 200]]}
 
-    sweep(with_label, grid(), checkpoint=tmp_path / "ck3", runs=1)
+    first_grid = grid()  # kept alive: a second _Scale() could otherwise reuse its address and show its repr
+    sweep(with_label, first_grid, checkpoint=tmp_path / "ck3", runs=1)
     with pytest.raises(SweepError, match=r"belongs to another sweep: grid \(.*memory address"):
         sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
 
@@ -695,3 +696,117 @@ def test_a_module_level_value_whose_repr_fails_never_resumes_and_does_not_crash(
                         metrics=None)["factory"] for _ in range(2)]
     assert keys[0] != keys[1] and "CONF=" in keys[0] and "~address" in keys[0]
     assert checkpoint_module._same_contents(namespace["CONF"], namespace["CONF"])  # the sweep's point check goes on
+
+
+def _factory_key(fn) -> str:
+    return fingerprint(fn, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+
+
+def test_a_value_read_through_a_user_packages_submodule_is_part_of_the_factory():
+    """Before: ``user_pkg.config.C`` (a module of the user's reached through another) was left out: changing C
+    resumed the chunks computed with the old value."""
+    import types
+
+    pkg, config = types.ModuleType("user_pkg"), types.ModuleType("user_pkg.config")
+    pkg.config, config.C, config.pkg = config, 0.1, pkg  # the two modules refer to each other
+    namespace: dict = {"__name__": "user_module", "user_pkg": pkg}
+    exec("def factory(epsilon):\n    return user_pkg.config.C * epsilon\n", namespace)  # noqa: S102
+    before = _factory_key(namespace["factory"])
+    config.C = 0.2
+    assert _factory_key(namespace["factory"]) != before
+
+
+CLASSES = """
+import abc
+import functools
+
+GAIN = 0.1
+
+
+class Base(abc.ABC):
+    K = 0.1
+    VALUES = [0.1, 0.2]
+
+    def gain(self):
+        return GAIN
+
+    @functools.cached_property
+    def cached(self):
+        return 1.0
+
+
+class Derived(Base):
+    pass
+
+
+def factory(epsilon):
+    return Derived.K + Derived.VALUES[0] + Derived().gain()
+"""
+
+
+@pytest.mark.parametrize("change", ["K", "VALUES", "GAIN"])
+def test_what_a_user_class_inherits_is_part_of_the_factory(change):
+    """Before: a class was its own members only, and only those of a plain type (a number, a text): an attribute
+    or a method inherited from a base class of the user's, or a list class attribute, changed unseen."""
+    namespace: dict = {"__name__": "user_module"}
+    exec(CLASSES, namespace)  # noqa: S102
+    before = _factory_key(namespace["factory"])
+    assert "~address" not in before  # an abc class's machinery and a cached_property do not stop a resume
+    result = namespace["factory"](1.0)
+    if change == "VALUES":
+        namespace["Base"].VALUES[0] = 0.5
+    elif change == "K":
+        namespace["Base"].K = 0.5
+    else:
+        namespace["GAIN"] = 0.5
+    assert namespace["factory"](1.0) != result and _factory_key(namespace["factory"]) != before
+
+
+CALLABLES = """
+SCALE = 2.0
+
+
+class Factory:
+    def __init__(self, c):
+        self.c = c
+
+    def __repr__(self):
+        return f"Factory({self.c!r})"
+
+    def __call__(self, epsilon):
+        return self.c * epsilon * SCALE
+
+    def bound(self, epsilon):
+        return self.helper() * epsilon
+
+    def helper(self):
+        return SCALE
+"""
+
+
+@pytest.mark.parametrize("kind", ["callable object", "bound method"])
+def test_a_callable_objects_class_code_and_reads_are_part_of_the_factory(kind):
+    """Before: a callable object (with a repr of its settings) was its repr alone, a bound method its own code and
+    object: the code of ``__call__`` or of the methods it calls, and the module-level values they read, changed
+    unseen and resumed the old chunks."""
+    namespace: dict = {"__name__": "user_module"}
+    exec(CALLABLES, namespace)  # noqa: S102
+    obj = namespace["Factory"](0.1)
+    fn = obj if kind == "callable object" else obj.bound
+    before = _factory_key(fn)
+    namespace["SCALE"] = 3.0
+    assert _factory_key(fn) != before
+
+
+def test_a_scripts_logger_and_classes_are_the_same_in_a_worker_that_reimports_it():
+    """Before: a script's ``log = logging.getLogger(__name__)`` or a dict holding a class of the script showed
+    ``__mp_main__`` in a worker process's repr, so every task of a script's factory on the processes executor was
+    refused as another factory (a false error)."""
+    source = ("import logging\n\nlog = logging.getLogger(__name__)\n\n\nclass Kind:\n    pass\n\n\n"
+              "KINDS = {'k': Kind}\n\n\ndef factory(epsilon):\n    log.debug('%s', KINDS)\n    return epsilon\n")
+    keys = []
+    for name in ("__main__", "__mp_main__"):
+        namespace: dict = {"__name__": name}
+        exec(source, namespace)  # noqa: S102 - a script run as the main module, then re-imported by a worker
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] == keys[1]
