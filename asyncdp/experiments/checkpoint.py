@@ -300,8 +300,9 @@ def _class_state(cls: type, label: str) -> str:
             if isinstance(member, functools.cached_property):
                 member = member.func
             member = getattr(member, "__func__", getattr(member, "fget", member))  # static/class methods, properties
-            if inspect.isfunction(member):
-                members.append((key, _identity(member)))
+            if inspect.isfunction(member):  # one made elsewhere (a NamedTuple's __new__, _make) by its name
+                own = _module_name(member) == _module_name(klass)
+                members.append((key, _global_state(member, set()) if own else f"{member.__module__}.{member.__qualname__}"))
             elif key.startswith("__"):
                 continue
             elif isinstance(member, (bool, int, float, complex, str, bytes, type(None))):
@@ -319,7 +320,8 @@ def _namespace_of(value: type | types.FunctionType) -> Mapping[str, Any]:
     cloudpickle shipped by value has no module on the worker)."""
     if inspect.isfunction(value):
         return value.__globals__
-    methods = [m for m in vars(value).values() if inspect.isfunction(m)]
+    # its own methods (an Enum's or NamedTuple's class holds functions of the enum or collections module)
+    methods = [m for m in vars(value).values() if inspect.isfunction(m) and m.__module__ == value.__module__]
     module = sys.modules.get(getattr(value, "__module__", "") or "")
     return methods[0].__globals__ if methods else vars(module) if module is not None else {}
 

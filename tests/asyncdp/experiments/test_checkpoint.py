@@ -810,3 +810,33 @@ def test_a_scripts_logger_and_classes_are_the_same_in_a_worker_that_reimports_it
         exec(source, namespace)  # noqa: S102 - a script run as the main module, then re-imported by a worker
         keys.append(_factory_key(namespace["factory"]))
     assert keys[0] == keys[1]
+
+
+ENUMS = """
+import enum
+import typing
+
+
+class Mode(enum.Enum):
+    FAST = 1.0
+
+
+class Settings(typing.NamedTuple):
+    c: float = 0.1
+
+
+def factory(epsilon):
+    return Mode.FAST.value * Settings().c * epsilon
+"""
+
+
+@pytest.mark.parametrize("source", [ENUMS.replace("FAST = 1.0", "FAST = 2.0"), ENUMS.replace("= 0.1", "= 0.2")])
+def test_a_user_enum_or_named_tuple_is_part_of_the_factory(source):
+    """Before: an Enum or NamedTuple class of the user's counted as the enum or collections module's (a library's,
+    its name alone), since its first function is theirs: another member value or default resumed the old chunks."""
+    keys = []
+    for text in (ENUMS, source):
+        namespace: dict = {"__name__": "user_module"}
+        exec(text, namespace)  # noqa: S102
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] != keys[1] and "~address" not in keys[0]
