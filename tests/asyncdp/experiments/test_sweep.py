@@ -219,6 +219,34 @@ def test_a_factory_drawing_from_a_global_random_state_is_refused():
         sweep(global_random_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
 
 
+class _Rings:
+    """A user's graph maker with the default repr (``<... at 0x...>``): a fresh one in every factory call."""
+
+    def __call__(self, t: int) -> np.ndarray:
+        n = 6
+        return 0.5 * np.eye(n) + 0.5 * np.roll(np.eye(n), 1 + t % 2, axis=0)
+
+
+def generated_topology_factory(epsilon: float) -> Scenario:
+    """Deterministic: its round function captures a fresh maker object (only its memory address differs)."""
+    import topology
+
+    rings = _Rings()
+    return small_factory(epsilon).replace(topology=topology.generated(6, lambda t: rings(t)))
+
+
+def test_a_deterministic_factory_whose_scenario_captures_a_fresh_object_passes_the_point_check():
+    """Before: the point check compared the hashed identity of the round function, whose captured object's address
+    differs between the two calls: a deterministic factory was refused as drawing from a global random state."""
+    df = sweep(generated_topology_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
+    assert len(df) == 2
+    from asyncdp.experiments.checkpoint import _same_contents
+
+    tiny = np.zeros(3)
+    tiny[2] = 5e-324  # arrays are compared bitwise (their bytes), not by a repr
+    assert not _same_contents([np.zeros(3)], [tiny]) and _same_contents([np.zeros(3)], [np.zeros(3)])
+
+
 def test_dask_local_cluster_is_started_and_closed():
     kw = {"runs": 3, "seed": 4}
     ref = sweep(small_factory, {"epsilon": [2.0]}, **kw)
