@@ -339,9 +339,10 @@ def _full_repr(value: Any) -> str:
     return re.sub(r"\b__mp_main__\b", "__main__", text)  # a worker's re-import of the main script (a logger's name)
 
 
-ARRAY_ELEMENTS_SHOWN = 100_000
-"""A numpy array with more elements is shown by its dtype, shape and the SHA-256 of its bytes (a data set's repr
-would take gigabytes)."""
+ARRAY_ELEMENTS_SHOWN = 1000
+"""A numpy array with more elements is shown by its dtype, shape and the SHA-256 of its bytes: numpy's full repr
+takes time quadratic in the elements (30,000 floats: 3 s, 90,000: 30 s, in the sweep's process and in every
+worker task's check), and its text would be hashed anyway (over 200 characters)."""
 
 GRAPH_ROUNDS_SHOWN = 100
 """Rounds of a graph sequence whose weights a fingerprint holds (a round can cost a millisecond to generate and
