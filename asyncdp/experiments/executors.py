@@ -126,7 +126,8 @@ def _check_same_functions(factory: Any, metrics: Any, identities: Identities, ta
     process imported it, made the workers compute another sweep than the ``"inprocess"`` executor, silently.
     """
     ours, here = json.loads(identities[2]), _versions()
-    changed = [f"{name} {version} here, {ours.get(name)} there" for name, version in sorted(here.items())
+    changed = [f"{name} {version} on the worker, {ours.get(name)} in the sweep's process"
+               for name, version in sorted(here.items())
                if ours.get(name) != version]
     if changed:
         raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} runs other versions "

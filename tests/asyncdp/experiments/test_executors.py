@@ -30,5 +30,5 @@ def test_a_worker_with_other_library_versions_is_refused():
     sent = json.loads(ours[2])
     sent["numpy"] = "0.0.1"
     with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): worker process \d+ runs other versions than the "
-                       r"sweep's process \(numpy .* here, 0.0.1 there\)"):
+                       r"sweep's process \(numpy .* on the worker, 0.0.1 in the sweep's process\)"):
         _run_task(factory, task, "batch", None, (ours[0], ours[1], json.dumps(sent)))
