@@ -243,7 +243,8 @@ def _reads(fn: types.FunctionType) -> dict[str, str]:
 
 
 def _global_state(value: Any, names: set[str]) -> str:
-    """The fingerprint of a module-level value a function reads (see :func:`_reads`)."""
+    """The fingerprint of a module-level value a function reads (see :func:`_reads`); an object of a user's class
+    with the default repr (its memory address) is its attributes."""
     if inspect.ismodule(value):
         if _is_library(vars(value)):
             return f"module:{value.__name__}"
@@ -267,11 +268,16 @@ def _global_state(value: Any, names: set[str]) -> str:
         if inspect.isfunction(value):
             return _state(_identity(value))
         return _class_state(value, label)
+    library = _is_library(_namespace_of(type(value)))
+    if not library and type(value).__repr__ is object.__repr__ and isinstance(getattr(value, "__dict__", None), dict):
+        shown: Any = (type(value).__qualname__, sorted(vars(value).items()))  # its attributes, not its address
+    else:
+        shown = value
     try:
-        state = _state(value)
+        state = _state(shown)
     except Exception:  # noqa: BLE001 - a repr that fails (an object half set up): never the same (no resume)
         return ("unreadable" if _COMPARING.get() else os.urandom(8).hex()) + _ADDRESS_MARK
-    if _is_library(_namespace_of(type(value))):
+    if library:
         return state
     return f"{state}:{_global_state(type(value), set())}"  # an object of the user's: its methods' reads too
 

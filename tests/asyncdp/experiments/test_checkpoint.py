@@ -856,3 +856,22 @@ def test_a_module_level_data_set_is_fingerprinted_quickly():
     assert time.perf_counter() - start < 1.0  # about 5 ms
     data[37_000] += 1e-12
     assert _factory_key(namespace["factory"]) != before
+
+
+def test_a_user_object_with_the_default_repr_is_its_attributes():
+    """Before: a module-level object of the user's class with the default repr was its memory address: a factory
+    reading one could never resume, and a worker process did not compare it, so ``module.CONF.c = 0.1`` set at
+    run time gave the processes executor another table than inprocess, silently."""
+    from asyncdp.experiments.checkpoint import _identity_change
+
+    source = "class Conf:\n    def __init__(self):\n        self.c = 0.2\n\n\nCONF = Conf()\n\n\n" \
+             "def factory(epsilon):\n    return CONF.c * epsilon\n"
+    keys = []
+    for _ in range(2):  # two imports of one module (a resume, a worker process)
+        namespace: dict = {"__name__": "user_module"}
+        exec(source, namespace)  # noqa: S102
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] == keys[1] and "~address" not in keys[0]
+    namespace["CONF"].c = 0.1  # set at run time in the sweep's process
+    change = _identity_change(_factory_key(namespace["factory"]), keys[0])
+    assert change is not None and "CONF" in change
