@@ -36,9 +36,10 @@ import numpy as np
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import _CACHE_HINT, Done, _identity, _identity_change, _module_name, _versions
+from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
+from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
@@ -85,7 +86,7 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
 
 Identities = tuple[str, str, str]
 """What a worker process must agree with: the factory's and the metrics function's
-:func:`~asyncdp.experiments.checkpoint._identity` and the versions of asyncdp, numpy and Python (JSON)."""
+:func:`~asyncdp.experiments.identity._identity` and the versions of asyncdp, numpy and Python (JSON)."""
 
 
 def _identities(factory: Any, metrics: Any) -> Identities:

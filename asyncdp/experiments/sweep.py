@@ -72,14 +72,15 @@ script must then be self-contained — it cannot read sibling files). A worker
 imports a module-level factory's module afresh, so a module-level value the
 sweep's process changed at run time is not seen there: each task checks that
 the factory (and ``metrics``) has the identity it has in the sweep's process
-(:mod:`.checkpoint`), and that its process runs the same versions of asyncdp,
+(:mod:`.identity`), and that its process runs the same versions of asyncdp,
 numpy and Python, and otherwise fails naming the difference.
 
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
 the executors in :mod:`.executors`, the metric columns and summaries in
 :mod:`.summaries`, result files in :mod:`.results_io`, checkpoints in
-:mod:`.checkpoint`; import each name from its module.
+:mod:`.checkpoint`, the factory's identity (what a resume and a worker compare) in
+:mod:`.identity`; import each name from its module.
 
 Checkpoints and resuming. With ``checkpoint=FOLDER`` the parent process
 writes every finished chunk to ``FOLDER`` as soon as it completes (lossless
@@ -117,7 +118,7 @@ from topology.validation import check_integer
 
 from ..errors import ScenarioError, SweepError
 from ..scenario import Scenario
-from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, _same_contents, fingerprint, remove_checkpoint
+from .checkpoint import Checkpoint, SweepInterrupted, SweepStopped, fingerprint, remove_checkpoint
 from .executors import (
     DEFAULT_RETRIES,
     EXECUTORS,
@@ -133,6 +134,7 @@ from .executors import (
 from .factories import (ScriptFactory, _build, _check_own_noise, _check_signature, _fmt, _resolve,
                         _warn_shared_gradient_noise)
 from .grid import _Task, grid_points
+from .identity import _same_contents
 from .summaries import _assemble
 
 __all__ = ["sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"]

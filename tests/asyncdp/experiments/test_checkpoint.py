@@ -20,6 +20,7 @@ from pandas.testing import assert_frame_equal
 from asyncdp import Huang2015, Scenario
 from asyncdp.errors import SweepError
 from asyncdp.experiments import checkpoint as checkpoint_module
+from asyncdp.experiments import identity as identity_module
 from asyncdp.experiments.checkpoint import (
     MANIFEST,
     Checkpoint,
@@ -578,7 +579,7 @@ def test_a_long_graph_sequence_is_fingerprinted_quickly():
     """Every round of a finite sequence was generated and hashed: 2000 rounds of a random graph took 4.5 s per
     fingerprint. Past GRAPH_ROUNDS_SHOWN rounds its round function (its closure, a seed) tells the rest."""
     import topology
-    from asyncdp.experiments.checkpoint import GRAPH_ROUNDS_SHOWN
+    from asyncdp.experiments.identity import GRAPH_ROUNDS_SHOWN
 
     ROUNDS_ASKED.clear()
 
@@ -695,7 +696,7 @@ def test_a_module_level_value_whose_repr_fails_never_resumes_and_does_not_crash(
     keys = [fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
                         metrics=None)["factory"] for _ in range(2)]
     assert keys[0] != keys[1] and "CONF=" in keys[0] and "~address" in keys[0]
-    assert checkpoint_module._same_contents(namespace["CONF"], namespace["CONF"])  # the sweep's point check goes on
+    assert identity_module._same_contents(namespace["CONF"], namespace["CONF"])  # the sweep's point check goes on
 
 
 def _factory_key(fn) -> str:
@@ -862,7 +863,7 @@ def test_a_user_object_with_the_default_repr_is_its_attributes():
     """Before: a module-level object of the user's class with the default repr was its memory address: a factory
     reading one could never resume, and a worker process did not compare it, so ``module.CONF.c = 0.1`` set at
     run time gave the processes executor another table than inprocess, silently."""
-    from asyncdp.experiments.checkpoint import _identity_change
+    from asyncdp.experiments.identity import _identity_change
 
     source = "class Conf:\n    def __init__(self):\n        self.c = 0.2\n\n\nCONF = Conf()\n\n\n" \
              "def factory(epsilon):\n    return CONF.c * epsilon\n"

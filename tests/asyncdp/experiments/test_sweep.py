@@ -240,7 +240,7 @@ def test_a_deterministic_factory_whose_scenario_captures_a_fresh_object_passes_t
     differs between the two calls: a deterministic factory was refused as drawing from a global random state."""
     df = sweep(generated_topology_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
     assert len(df) == 2
-    from asyncdp.experiments.checkpoint import _same_contents
+    from asyncdp.experiments.identity import _same_contents
 
     tiny = np.zeros(3)
     tiny[2] = 5e-324  # arrays are compared bitwise (their bytes), not by a repr
