@@ -60,7 +60,7 @@ from ..atomic_write import write_atomically
 from ..errors import SweepError
 from .factories import _fmt
 from .grid import _Task
-from .identity import _ADDRESS_MARK, _CACHE_HINT, _grid_value, _identity, _read_values, _versions
+from .identity import _ADDRESS_MARK, _CACHE_HINT, _grid_value, _identity, _import_values, _read_values, _versions
 
 __all__ = ["Checkpoint", "SweepInterrupted", "SweepStopped", "fingerprint", "default_folder", "remove_checkpoint", "MANIFEST"]
 
@@ -142,6 +142,10 @@ def _difference(key: str, theirs: Any, ours: Any) -> str:
     if changed:
         return (f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written; "
                 f"{_CACHE_HINT})")
+    imports = _import_values(ours)
+    changed = sorted(k for k in imports.keys() | _import_values(theirs).keys() if _import_values(theirs).get(k) != imports.get(k))
+    if changed and str(theirs).split(":imports:")[0] == str(ours).split(":imports:")[0]:
+        return f"{key} (the file of the module {', '.join(changed)} the script imports changed since the checkpoint was written)"
     return f"{key} ({_short(theirs)} in the checkpoint, {_short(ours)} now)"
 
 

@@ -29,6 +29,7 @@ import re
 import sys
 import types
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,9 @@ def _identity_of(fn: Any) -> str:
     if fn is None:
         return "none"
     if isinstance(fn, ScriptFactory):
-        return f"script:{fn.name}:sha256:{hashlib.sha256(fn.source.encode()).hexdigest()}"
+        out = f"script:{fn.name}:sha256:{hashlib.sha256(fn.source.encode()).hexdigest()}"
+        modules = _imported_modules(fn.namespace(), fn.source)
+        return out + (":imports:" + ",".join(f"{k}={v}" for k, v in modules.items()) if modules else "")
     if isinstance(fn, functools.partial):
         return (f"partial({_identity(fn.func)}, args={_state(fn.args)}, "
                 f"keywords={_state(sorted(fn.keywords.items()))})")
@@ -454,6 +457,81 @@ _CACHE_HINT = "a cache the factory fills counts too: a functools.lru_cache's con
 """Said where a changed module-level value refuses a resume or a worker: a dict the factory fills is a value."""
 
 
+def _imported_modules(namespace: Mapping[str, Any], source: str) -> dict[str, str]:
+    """The user's modules a script imports, directly or through each other, each with the SHA-256 (16 hex digits)
+    of its file: a script's text does not show them, and a resumed sweep or a worker imports them afresh.
+
+    A module counts when an import statement names it (``from mylab import C``), or the namespace holds it or a
+    function or class defined in it; a library's module (:func:`_is_library`) does not, nor what it imports.
+
+    Example:
+        >>> _imported_modules({"np": np}, "import numpy as np\\nfrom numpy import pi\\n")  # a library's
+        {}
+    """
+    out: dict[str, str] = {}
+    seen = {id(namespace)}
+    stack: list[tuple[Mapping[str, Any], str | None]] = [(namespace, source)]
+    while stack:
+        names, text = stack.pop()
+        values = list(names.values())
+        values += [sys.modules[n] for n in _import_statements(text, names.get("__package__")) if n in sys.modules]
+        for value in values:
+            module = value if inspect.ismodule(value) else None
+            if module is None and (inspect.isfunction(value) or isinstance(value, type)):
+                module = sys.modules.get(getattr(value, "__module__", "") or "")
+            if module is None or id(vars(module)) in seen:
+                continue
+            seen.add(id(vars(module)))
+            if _is_library(vars(module)):
+                continue
+            file = getattr(module, "__file__", None)
+            try:
+                data = Path(file).read_bytes() if file else b""
+                digest = hashlib.sha256(data).hexdigest()[:16] if file else "no file"
+            except OSError as exc:
+                data, digest = b"", f"unreadable ({type(exc).__name__})"
+            out[module.__name__] = digest
+            stack.append((vars(module), data.decode("utf-8", "replace") if str(file).endswith(".py") else None))
+    return dict(sorted(out.items()))
+
+
+def _import_statements(source: str | None, package: str | None) -> set[str]:
+    """The modules a source's import statements name (``import a.b``: ``a`` and ``a.b``; relative ones resolved
+    against ``package``), or none if it does not parse."""
+    import ast
+    import importlib.util
+
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            try:
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
+                    else node.module or ""
+            except (ImportError, ValueError):
+                continue
+            found = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for name in found:
+            parts = name.split(".")
+            names.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return names
+
+
+def _import_values(identity: Any) -> dict[str, str]:
+    """The ``module=digest`` pairs a script's :func:`_identity` lists after ``:imports:``."""
+    text = str(identity)
+    if not text.startswith("script:") or ":imports:" not in text:
+        return {}
+    return dict(item.partition("=")[::2] for item in text.split(":imports:", 1)[1].split(","))
+
+
 def _identity_change(parent: str, worker: str) -> str | None:
     """How a function's :func:`_identity` in a worker process differs from the one in the sweep's process, or
     ``None``. Values whose repr shows a memory address (different in every process) are not compared."""
@@ -466,4 +544,8 @@ def _identity_change(parent: str, worker: str) -> str | None:
     changed = sorted(k for k in ours.keys() | theirs.keys() if comparable(ours.get(k, "")) != comparable(theirs.get(k, "")))
     if changed:
         return f"the module-level {', '.join(changed)} it reads {'has' if len(changed) == 1 else 'have'} another value there"
+    ours, theirs = _import_values(parent), _import_values(worker)
+    changed = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+    if changed and parent.split(":imports:")[0] == worker.split(":imports:")[0]:
+        return f"the file of the module {', '.join(changed)} the script imports differs there"
     return "its code or the values it captured differ there"

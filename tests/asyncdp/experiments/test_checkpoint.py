@@ -876,3 +876,26 @@ def test_a_user_object_with_the_default_repr_is_its_attributes():
     namespace["CONF"].c = 0.1  # set at run time in the sweep's process
     change = _identity_change(_factory_key(namespace["factory"]), keys[0])
     assert change is not None and "CONF" in change
+
+
+def test_a_module_a_script_imports_is_part_of_the_script_factory(tmp_path, monkeypatch):
+    """Before: a script was its text alone: after an edit of a module of the user's it imports (a package installed
+    for development, a folder on PYTHONPATH), ``--resume`` reused the chunks the old code computed, silently."""
+    import sys
+
+    (tmp_path / "asyncdp_test_lab.py").write_text("C = 0.2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_test_lab", raising=False)
+    script = tmp_path / "lab_sweep.py"
+    script.write_text("from asyncdp import Huang2015\nfrom asyncdp_test_lab import C\n\n\ndef factory(epsilon):\n"
+                      "    base = Huang2015.example_scenario(seed=3)\n"
+                      "    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=C, q=0.8, p=0.9), horizon=5)\n")
+    factory = ScriptFactory.from_path(script)
+    folder = tmp_path / "ck"
+    sweep(factory, GRID, checkpoint=folder, runs=2)
+    sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)  # unchanged: resumed
+    (tmp_path / "asyncdp_test_lab.py").write_text("C = 0.1\n")  # what a fresh process imports now
+    with pytest.raises(SweepError, match=r"cannot resume: .*factory \(the file of the module asyncdp_test_lab the "
+                       r"script imports changed"):
+        sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)
+    assert "imports" not in _factory_key(ScriptFactory("from asyncdp import Huang2015\nimport numpy\n"))
