@@ -4,9 +4,10 @@ A checkpoint is a folder that the *parent* process of a sweep writes (remote
 Dask workers share no file system with it):
 
 * ``sweep.json``: what the sweep is (:func:`fingerprint`): the factory's and
-  the metrics function's identity (a script's SHA-256; a function's source,
-  closure values, defaults and ``partial`` arguments), the grid, ``runs``,
-  ``chunk_runs``, ``seed``, ``engine`` and the versions of asyncdp and numpy.
+  the metrics function's identity (:mod:`.identity`: a script's SHA-256; a function's code,
+  closure values, defaults, ``partial`` arguments and the module-level values
+  it reads), the grid, ``runs``, ``chunk_runs``, ``seed``, ``engine`` and the
+  versions of asyncdp, numpy and Python.
   Resuming checks it field by field; the executor may differ.
 * one file per finished chunk, ``p<point>-c<chunk>-<sha256>.npz``: the
   chunk's result columns in NumPy's ``.npz`` format (lossless: the table
@@ -41,14 +42,11 @@ Example:
 from __future__ import annotations
 
 import errno
-import functools
 import hashlib
-import inspect
 import io
 import json
 import os
 import re
-import sys
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -60,8 +58,9 @@ import numpy as np
 
 from ..atomic_write import write_atomically
 from ..errors import SweepError
-from .factories import ScriptFactory, _fmt
+from .factories import _fmt
 from .grid import _Task
+from .identity import _ADDRESS_MARK, _CACHE_HINT, _grid_value, _identity, _import_values, _read_values, _versions
 
 __all__ = ["Checkpoint", "SweepInterrupted", "SweepStopped", "fingerprint", "default_folder", "remove_checkpoint", "MANIFEST"]
 
@@ -99,189 +98,6 @@ class SweepInterrupted(KeyboardInterrupt):
         self.kept, self.total, self.folder = kept, total, folder
 
 
-def _identity(fn: Any) -> str:
-    """What a factory or metrics function is, for the manifest: a script's SHA-256, a function's name and source hash.
-
-    What a function's source does not show is part of it too: the values its
-    closure captured and its defaults, a ``functools.partial``'s function and
-    bound arguments, a bound method's object, a callable object's ``repr``
-    (two factories ``make(1.0)`` and ``make(100.0)`` of one source differ).
-    The module-level names a function reads are not part of it (a global
-    counter would change with every call): a :class:`ScriptFactory` is its
-    whole text.
-    """
-    if fn is None:
-        return "none"
-    if isinstance(fn, ScriptFactory):
-        return f"script:{fn.name}:sha256:{hashlib.sha256(fn.source.encode()).hexdigest()}"
-    if isinstance(fn, functools.partial):
-        return (f"partial({_identity(fn.func)}, args={_state(fn.args)}, "
-                f"keywords={_state(sorted(fn.keywords.items()))})")
-    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
-    if inspect.ismethod(fn):
-        bound = f":self:{_state(fn.__self__)}"
-        fn = fn.__func__
-    else:
-        bound = ""
-    if not inspect.isfunction(fn):  # a callable object: its state is what its repr shows
-        return f"callable:{name}:repr:{_state(fn)}"
-    cells = [c.cell_contents for c in (fn.__closure__ or ()) if c.cell_contents is not fn]
-    extra = ""
-    if cells or fn.__defaults__ or fn.__kwdefaults__ or bound:
-        extra = f":state:{_state([cells, fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())])}{bound}"
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return f"callable:{name}{extra}"
-    return f"callable:{name}:sha256:{hashlib.sha256(source.encode()).hexdigest()}{extra}"
-
-
-def _full_repr(value: Any) -> str:
-    """``repr(value)`` with every number of the data it holds shown, each float to all its digits.
-
-    Reprs hide data: numpy abbreviates arrays of over 1000 elements with ``...`` and prints floats to 8 digits;
-    pandas shows 60 rows and 6 decimals; a scenario, problem or cost family shows its sizes, not its agents' data;
-    a graph sequence its size and period, not its weights. Two values that differ where a repr hides would look
-    alike, so :func:`_shown` replaces them by their contents first (see there).
-    """
-    with np.printoptions(threshold=sys.maxsize, floatmode="unique"):
-        return repr(_shown(value))
-
-
-ARRAY_ELEMENTS_SHOWN = 100_000
-"""A numpy array with more elements is shown by its dtype, shape and the SHA-256 of its bytes (a data set's repr
-would take gigabytes)."""
-
-GRAPH_ROUNDS_SHOWN = 100
-"""Rounds of a graph sequence whose weights a fingerprint holds (a round can cost a millisecond to generate and
-validate); the later rounds by the :func:`_identity` of its round function."""
-
-
-def _shown(value: Any) -> Any:
-    """``value`` with what its repr hides shown, recursively through lists, tuples, mappings and dataclasses.
-
-    A pandas table or series becomes its columns, dtypes, index and column arrays; a graph sequence its size,
-    period, description, the SHA-256 of its weight matrices (:data:`GRAPH_ROUNDS_SHOWN`) and, for longer ones, its
-    round function's :func:`_identity`; a cost family its
-    parameters (its structure, else its instance attributes: a data set's arrays), a domain its ``to_dict()``; a
-    sparse matrix the SHA-256 of its canonical CSR arrays; a networkx graph its nodes and edges with their data; an
-    array of over :data:`ARRAY_ELEMENTS_SHOWN` elements the SHA-256 of its bytes; a dataclass (a scenario, a
-    problem, an algorithm, links, ...) its class and fields; a function its :func:`_identity`; a set its sorted
-    elements. Anything else stays as it is (its repr is used).
-    """
-    import dataclasses
-
-    import pandas as pd
-    import scipy.sparse as sp
-
-    from topology.sequence import GraphSequence
-
-    from ..problems.costs.family import CostFamily
-    from ..problems.domains import Domain
-
-    if isinstance(value, pd.DataFrame):
-        return _shown(("DataFrame", list(value.columns), [str(d) for d in value.dtypes], value.index.to_numpy(),
-                       [value[c].to_numpy() for c in value.columns]))
-    if isinstance(value, pd.Series):
-        return _shown(("Series", value.name, str(value.dtype), value.index.to_numpy(), value.to_numpy()))
-    if isinstance(value, pd.Index):
-        return _shown(("Index", str(value.dtype), value.to_numpy()))
-    if isinstance(value, GraphSequence):
-        weights = hashlib.sha256()
-        rounds = value.length or value.period
-        for t in range(1, min(rounds or GRAPH_ROUNDS_SHOWN, GRAPH_ROUNDS_SHOWN) + 1):
-            try:
-                m = value.weights(t)
-            except Exception as exc:  # noqa: BLE001 - a round the run may never reach (a sequence of 60 rounds, say)
-                weights.update(f"round {t}: {type(exc).__name__}".encode())
-                break
-            _hash_sparse(weights, m)
-        # the rounds past GRAPH_ROUNDS_SHOWN: its round function tells them (a from_matrices one holds them)
-        rest = _identity(value._round_function) if rounds is None or rounds > GRAPH_ROUNDS_SHOWN else None
-        return ("GraphSequence", value.num_nodes, value.length, value.period, value.directed, value.description,
-                "weights:sha256:" + weights.hexdigest(), rest)
-    if sp.issparse(value):  # its repr shows the shape and the number of entries, not their values
-        return ("sparse", value.format, value.shape, "sha256:" + _hash_sparse(hashlib.sha256(), value).hexdigest())
-    if "networkx" in sys.modules and isinstance(value, sys.modules["networkx"].Graph):  # its repr shows the sizes
-        return (type(value).__qualname__, _shown(value.graph), [(_shown(n), _shown(d)) for n, d in
-                value.nodes(data=True)], [(_shown(u), _shown(v), _shown(d)) for u, v, d in value.edges(data=True)])
-    if isinstance(value, CostFamily):  # its parameters (exact, as Problem.adjacent compares them), else its state
-        described = value._described()
-        if described is not None:
-            return (type(value).__qualname__, _shown(described))
-        return (type(value).__qualname__, [(k, _shown(v)) for k, v in sorted(vars(value).items())])
-    if isinstance(value, Domain):
-        return (type(value).__qualname__, _shown(value.to_dict()))
-    if isinstance(value, np.ndarray) and value.size > ARRAY_ELEMENTS_SHOWN and value.dtype != object:
-        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
-        return ("ndarray", str(value.dtype), value.shape, "sha256:" + digest)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__qualname__, [(f.name, _shown(getattr(value, f.name))) for f in dataclasses.fields(value)])
-    if inspect.isfunction(value) or inspect.ismethod(value) or isinstance(value, functools.partial):
-        return _identity(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_shown(v) for v in value) if type(value) in (list, tuple) else [_shown(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _shown(v) for k, v in value.items()}
-    if isinstance(value, (set, frozenset)):  # sorted: their order (and repr) changes with the process's hash seed
-        return (type(value).__qualname__, sorted((_shown(v) for v in value), key=repr))
-    return value
-
-
-def _hash_sparse(digest: Any, matrix: Any) -> Any:
-    """Update a ``hashlib`` hash with a sparse (or dense) matrix's canonical CSR form: shape, dtype and arrays."""
-    import scipy.sparse as sp
-
-    m = sp.csr_array(matrix, copy=True)
-    m.sum_duplicates()  # sorted indices, one entry per position
-    digest.update(f"{m.shape}:{m.data.dtype.str}".encode())
-    for part in (m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data):
-        digest.update(np.ascontiguousarray(part).tobytes())
-    return digest
-
-
-def _grid_value(key: str, value: Any) -> str:
-    """A grid point's ``key=repr`` for the manifest; a repr over 200 characters as its SHA-256 (marked as
-    :func:`_state` marks one that holds a memory address)."""
-    shown = _full_repr(value)
-    mark = _ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) else ""
-    if len(shown) > 200:
-        shown = "sha256:" + hashlib.sha256(shown.encode()).hexdigest()
-    return f"{key}={shown}{mark}"
-
-
-def _state(value: Any) -> str:
-    """A SHA-256 of the ``repr`` of ``value``, functions inside it by their :func:`_identity`."""
-    def text(v: Any) -> str:
-        if isinstance(v, (list, tuple)):
-            return "[" + ", ".join(text(x) for x in v) + "]"
-        if inspect.isfunction(v) or inspect.ismethod(v) or isinstance(v, functools.partial):
-            return _identity(v)
-        return _full_repr(v)
-
-    shown = text(value)
-    digest = hashlib.sha256(shown.encode()).hexdigest()[:16]
-    # a default repr names the object's memory address, which differs in every process: marked, so that a refused
-    # resume can say why
-    return digest + (_ADDRESS_MARK if re.search(r" at 0x[0-9a-fA-F]+", shown) else "")
-
-
-_ADDRESS_MARK = "~address"
-"""Appended to a state's hash when its ``repr`` holds a memory address (such a factory cannot be resumed)."""
-
-
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    import asyncdp
-
-    try:
-        version = metadata.version("asyncdp")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a source checkout that is not installed
-        version = asyncdp.__version__
-    return {"asyncdp": version, "numpy": np.__version__}
-
-
 def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, chunk_runs: int, seed: int,
                 engine: str, metrics: Any) -> dict[str, Any]:
     """What a checkpoint must agree with to be resumed: everything that determines the sweep's numbers.
@@ -317,6 +133,20 @@ def _short(value: Any, width: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else value
     half = (width - 3) // 2
     return text if len(text) <= width else f"{text[:half]}...{text[-half:]}"
+
+
+def _difference(key: str, theirs: Any, ours: Any) -> str:
+    """One field of a refused resume: the checkpoint's value and ours, or the module-level names a function reads
+    whose values changed (their fingerprints say nothing to the reader)."""
+    changed = sorted(k for k, v in _read_values(ours).items() if _read_values(theirs).get(k) != v)
+    if changed:
+        return (f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written; "
+                f"{_CACHE_HINT})")
+    imports = _import_values(ours)
+    changed = sorted(k for k in imports.keys() | _import_values(theirs).keys() if _import_values(theirs).get(k) != imports.get(k))
+    if changed and str(theirs).split(":imports:")[0] == str(ours).split(":imports:")[0]:
+        return f"{key} (the file of the module {', '.join(changed)} the script imports changed since the checkpoint was written)"
+    return f"{key} ({_short(theirs)} in the checkpoint, {_short(ours)} now)"
 
 
 def _reason(exc: OSError) -> str:
@@ -472,8 +302,7 @@ class Checkpoint:
             raise SweepError(f"checkpoint {self.folder} already holds a sweep ({len(chunks)} of {len(self.tasks)} chunks "
                              "finished, if it is this one); resume it (--resume, or resume=True) or delete the "
                              "folder to start afresh")
-        diff = [f"{key} ({_short(theirs.get(key))} in the checkpoint, {_short(value)} now)"
-                for key, value in sweep.items() if theirs.get(key) != value]
+        diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
             hint = ""
             if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):

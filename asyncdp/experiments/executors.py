@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import multiprocessing.connection as mp_connection
@@ -38,6 +39,7 @@ from ..scenario import Scenario
 from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
+from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
 from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
@@ -82,13 +84,30 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
     return box["client"]
 
 
-def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None) -> dict[str, np.ndarray]:
+Identities = tuple[str, str, str]
+"""What a worker process must agree with: the factory's and the metrics function's
+:func:`~asyncdp.experiments.identity._identity` and the versions of asyncdp, numpy and Python (JSON)."""
+
+
+def _identities(factory: Any, metrics: Any) -> Identities:
+    """The :data:`Identities` of this process, which a task run elsewhere checks (see :func:`_run_task`)."""
+    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True)
+
+
+def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None,
+              identities: Identities | None = None) -> dict[str, np.ndarray]:
     """Run one task anywhere; the columns of its rows (except the grid parameters).
+
+    Args:
+        identities: on another process, the sweep process's :data:`Identities`, which this one must have too.
 
     Raises:
         SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
-            :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause).
+            :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause); the factory or metrics
+            function is another one here than in the sweep's process.
     """
+    if identities is not None:
+        _check_same_functions(factory, metrics, identities, task)
     scenario = _build(_resolve(factory), task.params, task.point)
     if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
         _check_own_noise(scenario, task.point, task.params)
@@ -97,6 +116,34 @@ def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any
         return _task_columns(scenario, task, engine, metrics, where)
     except ScenarioError as exc:
         raise SweepError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _check_same_functions(factory: Any, metrics: Any, identities: Identities, task: _Task) -> None:
+    """Refuse a factory or metrics function that differs in this worker process from the sweep's process, or
+    other versions of asyncdp, numpy or Python (a remote Dask worker's environment may lag behind).
+
+    A module-level function travels by reference: the worker imports its module afresh, so a module-level value
+    the sweep's process assigned at run time (``mymodule.C = 0.1``), or an edit of the module's file since that
+    process imported it, made the workers compute another sweep than the ``"inprocess"`` executor, silently.
+    """
+    ours, here = json.loads(identities[2]), _versions()
+    changed = [f"{name} {version} on the worker, {ours.get(name)} in the sweep's process"
+               for name, version in sorted(here.items())
+               if ours.get(name) != version]
+    if changed:
+        raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} runs other versions "
+                         f"than the sweep's process ({'; '.join(changed)}): its numbers could differ; install the "
+                         "same versions on every worker")
+    for what, fn, expected in (("factory", factory, identities[0]), ("metrics function", metrics, identities[1])):
+        change = _identity_change(expected, _identity(fn))
+        if change is not None:
+            module = _module_name(getattr(fn, "func", fn))
+            raise SweepError(
+                f"point {task.point} ({_fmt(task.params)}): the {what} in worker process {os.getpid()} is not the "
+                f"one of the sweep's process: {change} (the worker imported module {module!r} afresh: a value "
+                "assigned to it at run time, or an edit of its file since the sweep's process imported it, is seen "
+                f"on one side only; {_CACHE_HINT}); make such a value a grid parameter or bind it with "
+                "functools.partial, or sweep a ScriptFactory")
 
 
 def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callable[..., Any] | None,
@@ -195,12 +242,17 @@ def death_cause(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
+def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any, identities: Identities | None) -> None:
     """A worker process: run the tasks the parent sends, one at a time, until it sends ``None``.
 
-    Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT.
+    Ctrl-C is the parent's to handle (it stops the workers), so the worker ignores SIGINT. It first says it
+    started: a process that ends before that failed to start (see :func:`_run_processes`).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        conn.send(("started", -1, None))
+    except OSError:  # the parent is gone
+        return
     while True:
         try:
             msg = conn.recv()
@@ -210,7 +262,7 @@ def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
             return
         index, task = msg
         try:
-            reply: tuple[str, int, Any] = ("ok", index, _run_task(factory, task, engine, metrics))
+            reply: tuple[str, int, Any] = ("ok", index, _run_task(factory, task, engine, metrics, identities))
         except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
             reply = ("error", index, exc)
         try:
@@ -223,12 +275,13 @@ def _worker_main(conn: Any, factory: Any, engine: str, metrics: Any) -> None:
 class _Worker:
     """One worker process of :func:`_run_processes` and the task it runs (``None``: idle)."""
 
-    def __init__(self, ctx: Any, args: tuple[Any, str, Any]) -> None:
+    def __init__(self, ctx: Any, args: tuple[Any, str, Any, Identities | None]) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.process.start()
         child.close()
         self.task: int | None = None
+        self.started = False  # it said so: it unpickled the factory (its script or module imported)
 
     def stop(self, kill: bool) -> None:
         if kill:
@@ -262,11 +315,14 @@ class WorkerDied(SweepError):
         self.task, self.cause = task, cause
 
 
-def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], workers: int | None,
+def _run_processes(args: tuple[Any, str, Any, Identities | None], tasks: Sequence[tuple[int, _Task]], workers: int | None,
                    done: Done, retries: int = DEFAULT_RETRIES) -> None:
     """Run the tasks on ``workers`` processes, one chunk per process at a time, and record which runs which.
 
-    When a worker process dies (a signal, the out-of-memory killer, ``os._exit``),
+    A worker process that exits with an error before it started (it could not import the main script, say:
+    a script that calls the sweep without an ``if __name__ == "__main__":`` guard) stops the sweep at once with
+    :class:`WorkerDied` saying so; it would fail again. When a started worker process dies (a signal, the
+    out-of-memory killer, ``os._exit``),
     a fresh process replaces it and its chunk runs again, up to ``retries``
     times (a warning each time); then :class:`WorkerDied` names the chunk,
     its grid point and the cause. The other workers go on meanwhile. An
@@ -304,6 +360,9 @@ def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]
                     except (EOFError, OSError):
                         pass  # died while sending: its sentinel says so below
                     else:
+                        if kind == "started":
+                            w.started = True
+                            continue  # its chunk's reply comes later
                         w.task = None
                         running -= 1
                         if kind == "error":
@@ -318,6 +377,12 @@ def _run_processes(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]
                     task = by_index[lost]
                     deaths[lost] = deaths.get(lost, 0) + 1
                     where = f"chunk {task.chunk} of point {task.point} ({_fmt(task.params)})"
+                    if not w.started and (w.process.exitcode or 0) > 0:  # it will fail again: no retry
+                        raise WorkerDied(
+                            f"{where} failed: its worker process {cause} before it could run a chunk: it could not "
+                            "import the factory's script or module, or unpickle the factory (its traceback is "
+                            "above); a sweep run from a script needs the factory at the script's top level and the "
+                            "sweep called under if __name__ == '__main__'", task, cause)
                     if deaths[lost] > retries:
                         raise WorkerDied(f"{where} failed: its worker process was {cause} "
                                          f"({deaths[lost]} times; {retries} retries allowed)", task, cause)
@@ -346,7 +411,7 @@ def _killed_worker_error(distributed: Any) -> type[BaseException]:
         return KilledWorker
 
 
-def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
+def _run_dask(args: tuple[Any, str, Any, Identities | None], tasks: Sequence[tuple[int, _Task]], scheduler: str | None,
               local_cluster: int | None, done: Done) -> None:
     try:
         import distributed
@@ -374,8 +439,8 @@ def _run_dask(args: tuple[Any, str, Any], tasks: Sequence[tuple[int, _Task]], sc
     killed = _killed_worker_error(distributed)
     futures = []
     try:
-        factory, engine, metrics = args
-        futures = [client.submit(_run_task, factory, task, engine, metrics, pure=False) for _, task in tasks]
+        factory, engine, metrics, identities = args
+        futures = [client.submit(_run_task, factory, task, engine, metrics, identities, pure=False) for _, task in tasks]
         index = {fut.key: i for i, fut in enumerate(futures)}
         for fut in distributed.as_completed(futures):
             i = index[fut.key]

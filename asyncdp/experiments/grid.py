@@ -87,6 +87,8 @@ def grid_points(grid: Mapping[str, Iterable[Any]]) -> list[dict[str, Any]]:
 def _parse_value(text: str) -> bool | int | float | str:
     if text.lower() in ("true", "false"):  # the text 'False' would be true in the factory's ``if``
         return text.lower() == "true"
+    if "_" in text or not text.isascii():  # Python's int() reads '2024_01' as 202401 and '١٢' as 12: a label
+        return text
     for convert in (int, float):
         try:
             return convert(text)
@@ -100,7 +102,9 @@ def grid_from_strings(items: Iterable[str]) -> dict[str, list[Any]]:
 
     Each value becomes a ``bool`` if it is ``true`` or ``false`` (any case),
     else an ``int`` if it parses as one, else a ``float`` (``1e3``, ``inf``,
-    ``nan`` included), else a stripped string.
+    ``nan`` included), else a stripped string. A value with an underscore or
+    a character outside ASCII is a string (``2024_01`` is a label, not the
+    number Python's ``int`` would make of it).
 
     Args:
         items: the strings, one parameter each.

@@ -7,8 +7,10 @@ Example:
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,8 +41,10 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         The path written.
 
     Raises:
-        SweepError: another suffix, Parquet without ``pyarrow``, or a column
-            Parquet cannot type (one mixing numbers and strings, say).
+        SweepError: another suffix, Parquet without ``pyarrow``, a column
+            Parquet cannot type (one mixing numbers and strings, say), or a
+            text a CSV file would give back as something else (``"007"`` as
+            the number 7; see :func:`_check_csv_round_trip`).
 
     Example:
         >>> write_results(pd.DataFrame({"a": [1]}), "out.txt")  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -51,6 +55,7 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     fmt = _format_of(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
+        _check_csv_round_trip(df, path)
         # a float32 (float16) value is written as its own shortest repr ('0.1'), which reads back as another float64:
         # written as float64, it reads back as the same number
         narrow = {c: np.float64 for c in df.columns if df[c].dtype in (np.float32, np.float16)}
@@ -69,12 +74,49 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def _check_csv_round_trip(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Refuse a table with a text that its CSV file would give back as something else.
+
+    CSV keeps no types: :func:`read_results` parses a column whose texts all look like numbers or booleans
+    (``"007"``, ``"1e3"``, ``"True"``: a label, a data set's name) as numbers or booleans, and an empty text as
+    a missing value. Text columns are written and read back here and compared value by value.
+
+    Raises:
+        SweepError: the first text that would not read back, naming its column, both values and ``path``.
+
+    Example:
+        >>> _check_csv_round_trip(pd.DataFrame({"label": ["007", "010"]}), "r.csv")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        asyncdp.errors.SweepError: cannot write 'r.csv' as CSV: column 'label' holds the text '007', ...
+    """
+    columns = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+    if not columns:
+        return
+    back = _read_csv(io.StringIO(df[columns].to_csv(index=False)))
+    for column in columns:
+        for ours, theirs in zip(df[column].tolist(), back[column].tolist()):
+            if isinstance(ours, str) and not (isinstance(theirs, str) and theirs == ours):
+                raise SweepError(
+                    f"cannot write {str(path)!r} as CSV: column {column!r} holds the text {ours!r}, which a CSV "
+                    f"file gives back as {theirs!r} ({type(theirs).__name__}): CSV keeps no types; write a .parquet "
+                    "file, which keeps them")
+
+
+def _read_csv(source: Any) -> pd.DataFrame:
+    """A CSV table as :func:`read_results` reads it."""
+    # pandas >= 3 parses floats exactly by default and deprecates the option
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    return pd.read_csv(source, keep_default_na=False, na_values=[""], **exact)
+
+
 def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a file written by :func:`write_results` (CSV floats are read back exactly; float32 columns as float64).
 
-    In a CSV file only an empty field is a missing value (how NaN is written):
-    a string such as ``"None"`` or ``"NA"`` (a grid parameter's value, say) is
-    read back as that string, not as NaN.
+    In a CSV file only an empty field is a missing value (how NaN and None are
+    written): a string such as ``"None"`` or ``"NA"`` (a grid parameter's
+    value, say) is read back as that string, not as NaN. A text that would read
+    back as a number or boolean is refused when written; in a column that mixes
+    texts with numbers or booleans, every value reads back as text.
 
     Raises:
         SweepError: another suffix.
@@ -88,7 +130,5 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(2, "No such file or directory", str(path))
     if fmt == "csv":
-        # pandas >= 3 parses floats exactly by default and deprecates the option
-        exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
-        return pd.read_csv(path, keep_default_na=False, na_values=[""], **exact)
+        return _read_csv(path)
     return pd.read_parquet(path)

@@ -37,8 +37,10 @@ engine            seed of the simulated scenario (column ``task_seed``)
 A scenario that brings its own noise source (``noise=SeededNoise(...)``)
 ignores that per-task seed, so its runs would repeat one noise: the sweep
 refuses it (``SweepError``) when a point has several tasks (``ZeroNoise`` is
-fine). So every number depends only on (factory, params, seed, runs, chunk_runs,
-engine) and is bitwise identical whichever executor computed it. With the
+fine). A factory that returns another scenario when called twice with point 0's
+parameters (drawing from ``np.random``'s global state, say) is refused too. So
+every number depends only on (factory, params, seed, runs, chunk_runs, engine)
+and is bitwise identical whichever executor computed it. With the
 batch engine ``chunk_runs`` is part of the experiment's definition: chunk
 ``k >= 1`` gets a different seed under a different ``chunk_runs``. (Chunk 0
 is a prefix: its first runs do not change, since the batch engine draws each
@@ -66,13 +68,19 @@ factory to other processes, so it must be picklable: either a module-level
 function of an importable module (pickled by reference: the workers import
 it), or a :class:`ScriptFactory`, which carries a script's *source text* and
 execs it in the worker (remote Dask workers need no shared file system; the
-script must then be self-contained — it cannot read sibling files).
+script must then be self-contained — it cannot read sibling files). A worker
+imports a module-level factory's module afresh, so a module-level value the
+sweep's process changed at run time is not seen there: each task checks that
+the factory (and ``metrics``) has the identity it has in the sweep's process
+(:mod:`.identity`), and that its process runs the same versions of asyncdp,
+numpy and Python, and otherwise fails naming the difference.
 
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
 the executors in :mod:`.executors`, the metric columns and summaries in
 :mod:`.summaries`, result files in :mod:`.results_io`, checkpoints in
-:mod:`.checkpoint`; import each name from its module.
+:mod:`.checkpoint`, the factory's identity (what a resume and a worker compare) in
+:mod:`.identity`; import each name from its module.
 
 Checkpoints and resuming. With ``checkpoint=FOLDER`` the parent process
 writes every finished chunk to ``FOLDER`` as soon as it completes (lossless
@@ -83,7 +91,7 @@ corrupt chunk file is run again, with a warning). The result is bitwise the
 one of an uninterrupted sweep, since every chunk's seed depends only on its
 position. Resuming checks that the folder belongs to the same sweep
 (factory or script content, grid, runs, chunking, seed, engine, metrics,
-asyncdp and numpy versions; the executor may differ). A folder that already
+asyncdp, numpy and Python versions; the executor may differ). A folder that already
 holds a sweep is never overwritten without ``resume=True``. The folder is
 kept after the sweep (delete it when done; the command line does).
 
@@ -116,6 +124,7 @@ from .executors import (
     EXECUTORS,
     WorkerDied,
     _check_picklable,
+    _identities,
     _run_dask,
     _run_inprocess,
     _run_processes,
@@ -125,6 +134,7 @@ from .executors import (
 from .factories import (ScriptFactory, _build, _check_own_noise, _check_signature, _fmt, _resolve,
                         _warn_shared_gradient_noise)
 from .grid import _Task, grid_points
+from .identity import _same_contents
 from .summaries import _assemble
 
 __all__ = ["sweep", "ENGINES", "DEFAULT_CHUNK_RUNS"]
@@ -209,8 +219,10 @@ def sweep(
             engine or executor option (``retries`` included); a factory that
             rejects a grid parameter, raises a
             :class:`~asyncdp.errors.ScenarioError` or returns no Scenario, or
-            whose scenario fails to run with one (the point named); a
-            factory or ``metrics`` that cannot be pickled for ``"processes"``;
+            whose scenario fails to run with one (the point named), or that
+            returns another scenario when called again with the same
+            parameters; a factory or ``metrics`` that cannot be pickled for
+            ``"processes"``, or that is another one on a worker process;
             bad ``metrics`` output; a checkpoint that holds another sweep
             (naming what differs), that holds one while ``resume`` is false,
             or that a running sweep has locked.
@@ -272,6 +284,12 @@ def sweep(
     fn = _resolve(factory)
     _check_signature(fn, points[0])
     first = _build(fn, points[0], 0)  # fail fast, before any worker starts
+    if not _same_contents(first, _build(fn, points[0], 0)):
+        raise SweepError(
+            f"point 0 ({_fmt(points[0])}): the factory returned another scenario when called again with the same "
+            "parameters (it draws from a global random state such as np.random, or reads a value that changes): "
+            "every task builds its own scenario, so the numbers would depend on the executor and the order of the "
+            "tasks; draw such randomness from a generator seeded by a grid parameter, or leave it to Scenario.seed")
     if engine == "batch":
         from ..engine.batch_engine import _check_batchable
 
@@ -322,7 +340,7 @@ def _execute(tasks: list[_Task], ck: Checkpoint | None, factory: Any, engine: st
     outputs: dict[int, dict[str, np.ndarray]] = dict(ck.kept) if ck is not None else {}
     todo = [(i, t) for i, t in enumerate(tasks) if i not in outputs]
     folder = ck.folder if ck is not None else None
-    args = (factory, engine, metrics)
+    args = (factory, engine, metrics, _identities(factory, metrics) if executor != "inprocess" else None)
     with tqdm(total=len(tasks), initial=len(outputs), desc="sweep", unit="task", file=sys.stderr,
               disable=not _show_progress(progress, len(tasks))) as bar:
 

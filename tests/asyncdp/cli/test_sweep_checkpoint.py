@@ -143,14 +143,15 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     work = make_work(tmp_path_factory.mktemp("reference"))
     proc = asyncdp(work, *sweep_args(work, "ref.csv"))
     assert proc.returncode == 0, proc.stderr
-    assert calls(work) == 1 + CHUNKS
+    assert calls(work) == 2 + CHUNKS  # the point check (two calls), then every chunk
     assert not (work / "ref.csv.checkpoint").exists()  # removed once the table is written
     return (work / "ref.csv").read_bytes()
 
 
 def interrupt_at_half(work: Path) -> subprocess.CompletedProcess[str]:
-    """Ctrl-C in the command's 5th factory call: after point check + 3 chunks, while building the 4th."""
-    (work / "interrupt").write_text("5")
+    """Ctrl-C in the command's 6th factory call: after the point check (two calls) + 3 chunks, while building the
+    4th."""
+    (work / "interrupt").write_text("6")
     proc = asyncdp(work, *sweep_args(work, "out.csv"))
     assert proc.returncode == 130, proc.stderr
     return proc
@@ -172,7 +173,7 @@ def test_ctrl_c_keeps_finished_chunks_and_resume_runs_only_the_rest(work, refere
     # the printed command, as printed
     again = asyncdp(work, *argv[1:])
     assert again.returncode == 0, again.stderr
-    assert calls(work) == 1 + (CHUNKS - 3)  # the point check, then only the three missing chunks
+    assert calls(work) == 2 + (CHUNKS - 3)  # the point check (two calls), then only the three missing chunks
     assert (work / "out.csv").read_bytes() == reference
     assert not folder.exists()
 
@@ -208,7 +209,7 @@ def test_ctrl_c_to_the_process_group_stops_the_worker_processes_quietly(work, re
     (work / "slow").unlink()
     again = asyncdp(work, *sweep_args(work, "out.csv", "--resume"))
     assert again.returncode == 0, again.stderr
-    assert calls(work) == 1 + CHUNKS - kept
+    assert calls(work) == 2 + CHUNKS - kept  # the point check (two calls), the chunks not kept
     assert (work / "out.csv").read_bytes() == reference
 
 
@@ -237,7 +238,7 @@ def test_sigkill_of_the_whole_command_leaves_complete_chunks_and_no_stale_lock(w
     (work / "slow").unlink()
     again = asyncdp(work, *sweep_args(work, "out.csv", "--resume"))  # the dead command's lock is gone with it
     assert again.returncode == 0, again.stderr
-    assert calls(work) == 1 + CHUNKS - kept
+    assert calls(work) == 2 + CHUNKS - kept  # the point check (two calls), the chunks not kept
     assert (work / "out.csv").read_bytes() == reference
 
 
@@ -263,7 +264,7 @@ def test_existing_checkpoint_is_not_overwritten_and_a_different_sweep_cannot_res
         lines = error_lines(proc.stderr)
         assert proc.returncode == 2 and len(lines) == 1 and len(proc.stderr.strip().splitlines()) == 1, field
         assert "cannot resume" in lines[0] and f"{field} (" in lines[0], (field, lines[0])
-        assert calls(work) == 1, field  # the point check only: no chunk ran
+        assert calls(work) == 2, field  # the point check (two calls) only: no chunk ran
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "lock"} == before  # untouched
 
     # another executor may resume it
@@ -281,7 +282,7 @@ def test_truncated_chunk_is_detected_and_run_again(work, reference):
     assert proc.returncode == 0, proc.stderr
     warning = [line for line in proc.stderr.splitlines() if "truncated or corrupt" in line]
     assert len(warning) == 1 and victim.name in warning[0] and "running it again" in warning[0]
-    assert calls(work) == 1 + (CHUNKS - 3) + 1
+    assert calls(work) == 2 + (CHUNKS - 3) + 1
     assert (work / "out.csv").read_bytes() == reference
 
 
@@ -355,7 +356,7 @@ def test_ctrl_c_before_any_chunk_finished_keeps_nothing(tmp_path, capsys):
     script = tmp_path / "early.py"
     script.write_text("from asyncdp import Huang2015\n\nCALLS = []\n\n\ndef factory(epsilon):\n"
                       "    CALLS.append(epsilon)\n"
-                      "    if len(CALLS) == 2:  # the first chunk, after the point check\n"
+                      "    if len(CALLS) == 3:  # the first chunk, after the point check (two calls)\n"
                       "        raise KeyboardInterrupt\n"
                       "    return Huang2015.example_scenario(seed=3).replace(horizon=15)\n")
     assert main(["sweep", str(script), *ARGS, "--out", str(tmp_path / "out.csv")]) == 130

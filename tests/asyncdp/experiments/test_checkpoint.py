@@ -20,6 +20,7 @@ from pandas.testing import assert_frame_equal
 from asyncdp import Huang2015, Scenario
 from asyncdp.errors import SweepError
 from asyncdp.experiments import checkpoint as checkpoint_module
+from asyncdp.experiments import identity as identity_module
 from asyncdp.experiments.checkpoint import (
     MANIFEST,
     Checkpoint,
@@ -36,7 +37,35 @@ from asyncdp.experiments.sweep import sweep
 GRID = {"epsilon": [1.0, 3.0]}
 KW = {"runs": 5, "seed": 4, "chunk_runs": 2}  # 2 points x 3 chunks
 CHUNKS = 6
-CALLS: list[float] = []
+
+
+class CallLog:
+    """The factory's calls. A module-level value the factory reads is part of the sweep's fingerprint through its
+    repr, which this log keeps fixed: the calls it records do not change what the factory computes."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def append(self, value: float) -> None:
+        self.calls.append(value)
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def __iter__(self):
+        return iter(self.calls)
+
+    def __eq__(self, other: object) -> bool:
+        return self.calls == other
+
+    def __repr__(self) -> str:
+        return "CallLog()"
+
+
+CALLS = CallLog()
 
 
 def counting_factory(epsilon: float) -> Scenario:
@@ -80,7 +109,7 @@ def test_each_chunk_is_a_checksummed_file_and_resume_reads_them_back(tmp_path, r
     CALLS.clear()
     again = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
     assert_frame_equal(again, reference, check_exact=True)
-    assert len(CALLS) == 1  # the point check only: every chunk came from the folder
+    assert len(CALLS) == 2  # the point check (two calls) only: every chunk came from the folder
 
 
 def test_resume_runs_only_missing_chunks(tmp_path, reference):
@@ -90,7 +119,7 @@ def test_resume_runs_only_missing_chunks(tmp_path, reference):
         path.unlink()
     CALLS.clear()
     df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, executor="inprocess", **KW)
-    assert CALLS == [1.0, 1.0, 3.0]  # the point check, then the two missing chunks
+    assert CALLS == [1.0, 1.0, 1.0, 3.0]  # the point check (two calls), then the two missing chunks
     assert_frame_equal(df, reference, check_exact=True)
     assert len(files(folder)) == CHUNKS
 
@@ -107,7 +136,7 @@ def test_truncated_or_corrupt_chunk_is_run_again_with_a_warning(tmp_path, refere
     with pytest.warns(RuntimeWarning, match="truncated or corrupt") as record:
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
     assert {str(w.message).split("(")[1].split(")")[0] for w in record} == {short.name, flipped.name}
-    assert CALLS == [1.0, 1.0, 3.0]
+    assert CALLS == [1.0, 1.0, 1.0, 3.0]
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -120,7 +149,7 @@ def test_chunk_file_under_another_chunks_name_is_run_again(tmp_path, reference):
     CALLS.clear()
     with pytest.warns(RuntimeWarning, match="chunk 0 of point 0 .* is not the runs this chunk holds"):
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
-    assert CALLS == [1.0, 1.0, 1.0]  # the point check, chunks 0 and 1
+    assert CALLS == [1.0, 1.0, 1.0, 1.0]  # the point check (two calls), chunks 0 and 1
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -136,7 +165,7 @@ def test_chunk_file_copied_from_another_sweeps_folder_is_run_again(tmp_path, ref
     CALLS.clear()
     with pytest.warns(RuntimeWarning, match="chunk 1 of point 0 .* is written by another sweep"):
         df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
-    assert CALLS == [1.0, 1.0]  # the point check, chunk 1 of point 0
+    assert CALLS == [1.0, 1.0, 1.0]  # the point check (two calls), chunk 1 of point 0
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -245,7 +274,8 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
     def grid() -> dict:  # a value with an address whose repr is over 200 characters (kept as its hash)
         return {**GRID, "label": [[_Scale(), "x" * 200]]}
 
-    sweep(with_label, grid(), checkpoint=tmp_path / "ck3", runs=1)
+    first_grid = grid()  # kept alive: a second _Scale() could otherwise reuse its address and show its repr
+    sweep(with_label, first_grid, checkpoint=tmp_path / "ck3", runs=1)
     with pytest.raises(SweepError, match=r"belongs to another sweep: grid \(.*memory address"):
         sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
 
@@ -259,7 +289,7 @@ def test_large_arrays_that_differ_only_inside_are_other_sweeps():
     keys = [fingerprint(make_factory(x), [{"w": x}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
             for x in (a, b)]
     assert keys[0]["grid"] != keys[1]["grid"] and keys[0]["factory"] != keys[1]["factory"]
-    assert keys[0]["grid"][0][0].startswith("w=sha256:")  # a long repr is kept as its hash
+    assert "sha256:" in keys[0]["grid"][0][0]  # a large array is kept as its bytes' hash
 
 
 def test_arrays_that_differ_beyond_the_eighth_digit_are_other_sweeps():
@@ -383,15 +413,16 @@ def test_full_disk_stops_with_the_finished_chunks_kept(tmp_path, monkeypatch, re
                        check_exact=True)
 
 
-ARMED = [False]  # module-level: a closure's captured values are part of the factory's identity
+ARMED = CallLog()  # armed while it holds an entry; module-level with a fixed repr: not part of the identity
 
 
 def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
-    ARMED[0] = True
+    ARMED.clear()
+    ARMED.append(1.0)
 
     def interrupting(epsilon: float) -> Scenario:
-        if ARMED[0] and len(CALLS) == 4:  # point check + 3 chunks done
-            ARMED[0] = False
+        if len(ARMED) and len(CALLS) == 5:  # point check (two calls) + 3 chunks done
+            ARMED.clear()
             raise KeyboardInterrupt
         return counting_factory(epsilon)
 
@@ -402,7 +433,7 @@ def test_ctrl_c_keeps_finished_chunks(tmp_path, reference):
     assert len(files(folder)) == 3
     CALLS.clear()
     df = sweep(interrupting, GRID, checkpoint=folder, resume=True, **KW)
-    assert len(CALLS) == 1 + 3
+    assert len(CALLS) == 2 + 3
     assert_frame_equal(df, reference, check_exact=True)
 
 
@@ -415,7 +446,7 @@ def test_a_sweep_that_finished_no_chunk_leaves_no_checkpoint(tmp_path):
 
 def test_ctrl_c_without_checkpoint_says_nothing_was_kept():
     def interrupting(epsilon: float) -> Scenario:
-        if CALLS:  # after the point check
+        if len(CALLS) >= 2:  # after the point check (two calls)
             raise KeyboardInterrupt
         return counting_factory(epsilon)
 
@@ -541,20 +572,20 @@ def test_infinite_graph_sequences_that_differ_after_the_rounds_hashed_are_other_
     assert grid_key(switching(150)) != grid_key(switching(300)) and grid_key(switching(150)) == grid_key(switching(150))
 
 
-ROUNDS_ASKED: list[int] = []
+ROUNDS_ASKED = CallLog()
 
 
 def test_a_long_graph_sequence_is_fingerprinted_quickly():
     """Every round of a finite sequence was generated and hashed: 2000 rounds of a random graph took 4.5 s per
     fingerprint. Past GRAPH_ROUNDS_SHOWN rounds its round function (its closure, a seed) tells the rest."""
     import topology
-    from asyncdp.experiments.checkpoint import GRAPH_ROUNDS_SHOWN
+    from asyncdp.experiments.identity import GRAPH_ROUNDS_SHOWN
 
     ROUNDS_ASKED.clear()
 
     def seeded(seed: int):
         def round_function(t: int) -> np.ndarray:
-            ROUNDS_ASKED.append(t)  # a global: a closure value would change the function's identity
+            ROUNDS_ASKED.append(t)  # a global of a fixed repr: a closure value would change the identity
             return np.eye(3) if (t + seed) % 500 else np.ones((3, 3)) / 3
         return topology.generated(3, round_function, length=2000)
 
@@ -563,3 +594,308 @@ def test_a_long_graph_sequence_is_fingerprinted_quickly():
     long = [np.eye(3)] * 150
     changed = long[:149] + [np.ones((3, 3)) / 3]  # round 150 only
     assert grid_key(topology.from_matrices(long)) != grid_key(topology.from_matrices(changed))
+
+
+C_READ = 0.2  # a module-level constant global_factory reads
+
+
+def _c() -> float:
+    """A helper global_factory calls: what it reads counts too."""
+    return C_READ
+
+
+def global_factory(epsilon: float) -> Scenario:
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=_c(), q=0.8, p=0.9), horizon=15)
+
+
+def test_a_module_level_value_the_factory_reads_is_part_of_the_sweep(tmp_path, monkeypatch):
+    """Before: resuming after ``C_READ`` changed (here read through a helper) reused the chunks computed with the
+    old value; the table mixed two sweeps, silently. Rerun from scratch, the resumed table differed."""
+    folder = tmp_path / "ck"
+    sweep(global_factory, GRID, checkpoint=folder, **KW)
+    monkeypatch.setattr(f"{__name__}.C_READ", 0.1)
+    with pytest.raises(SweepError, match=r"cannot resume: .*factory \(the module-level _c it reads changed"):
+        sweep(global_factory, GRID, checkpoint=folder, resume=True, **KW)
+    monkeypatch.undo()
+    key = fingerprint(global_factory, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)
+    assert "C_READ" not in key["factory"] and "_c=" in key["factory"]  # the helper, whose identity holds C_READ
+    sweep(global_factory, GRID, checkpoint=folder, resume=True, **KW)  # the value restored: the same sweep again
+
+
+def test_factories_without_source_are_told_apart_by_their_code():
+    """Before: a factory typed at a plain Python prompt (no source file) was its name alone, so a redefined
+    ``factory`` with another body resumed the old one's checkpoint."""
+    template = "def factory(epsilon):\n    return epsilon * {}\n"
+    a, b, c = ({} for _ in range(3))
+    exec(template.format(2), a)  # noqa: S102 - a function without source
+    exec(template.format(3), b)  # noqa: S102
+    exec(template.format(2), c)  # noqa: S102
+    keys = [fingerprint(ns["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+            for ns in (a, b, c)]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+class Knob:
+    """A user's object read by a module-level value: its methods' reads count too."""
+
+    def value(self) -> float:
+        return C_READ
+
+
+KNOB = Knob()
+
+
+def knob_factory(epsilon: float) -> Scenario:
+    base = Huang2015.example_scenario(seed=3)
+    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=KNOB.value(), q=0.8, p=0.9), horizon=15)
+
+
+def test_a_value_a_user_objects_method_reads_is_part_of_the_factory(monkeypatch):
+    def key() -> str:
+        return fingerprint(knob_factory, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+
+    before = key()
+    monkeypatch.setattr(f"{__name__}.C_READ", 0.1)
+    assert key() != before
+    assert "KNOB=" in before and "C_READ" not in before
+
+
+def test_a_script_reimported_on_a_worker_process_is_the_same_factory():
+    """A worker process re-imports the main script as ``__mp_main__``: a factory defined in it read a helper whose
+    identity named that module, and every task was refused as another factory than the sweep's (a false error)."""
+    source = "C = 0.2\n\ndef helper():\n    return C\n\ndef factory(epsilon):\n    return epsilon * helper()\n"
+    keys = []
+    for name in ("__main__", "__mp_main__"):
+        namespace: dict = {"__name__": name}
+        exec(source, namespace)  # noqa: S102 - a script run as the main module, then re-imported by a worker
+        keys.append(fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                                metrics=None)["factory"])
+    assert keys[0] == keys[1] and "helper=" in keys[0]
+
+
+def test_a_cached_helper_is_its_function_whatever_its_cache_holds():
+    """A functools.lru_cache helper was its repr, a memory address: a factory using one could never resume."""
+    namespace: dict = {"__name__": "user_module"}
+    exec("import functools\n\n@functools.lru_cache\ndef data(n):\n    return [0.5] * n\n\n"  # noqa: S102
+         "def factory(n):\n    return data(n)\n", namespace)
+
+    def key() -> str:
+        return fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                           metrics=None)["factory"]
+
+    before = key()
+    namespace["factory"](3)
+    assert key() == before and "~address" not in before and "data=" in before
+
+
+def test_a_module_level_value_whose_repr_fails_never_resumes_and_does_not_crash():
+    namespace: dict = {"__name__": "user_module"}
+    exec("class Broken:\n    def __repr__(self):\n        raise RuntimeError('not set up')\n\n"  # noqa: S102
+         "CONF = Broken()\n\ndef factory(epsilon):\n    return CONF, epsilon\n", namespace)
+    keys = [fingerprint(namespace["factory"], [{}], runs=1, chunk_runs=1, seed=0, engine="batch",
+                        metrics=None)["factory"] for _ in range(2)]
+    assert keys[0] != keys[1] and "CONF=" in keys[0] and "~address" in keys[0]
+    assert identity_module._same_contents(namespace["CONF"], namespace["CONF"])  # the sweep's point check goes on
+
+
+def _factory_key(fn) -> str:
+    return fingerprint(fn, [{}], runs=1, chunk_runs=1, seed=0, engine="batch", metrics=None)["factory"]
+
+
+def test_a_value_read_through_a_user_packages_submodule_is_part_of_the_factory():
+    """Before: ``user_pkg.config.C`` (a module of the user's reached through another) was left out: changing C
+    resumed the chunks computed with the old value."""
+    import types
+
+    pkg, config = types.ModuleType("user_pkg"), types.ModuleType("user_pkg.config")
+    pkg.config, config.C, config.pkg = config, 0.1, pkg  # the two modules refer to each other
+    namespace: dict = {"__name__": "user_module", "user_pkg": pkg}
+    exec("def factory(epsilon):\n    return user_pkg.config.C * epsilon\n", namespace)  # noqa: S102
+    before = _factory_key(namespace["factory"])
+    config.C = 0.2
+    assert _factory_key(namespace["factory"]) != before
+
+
+CLASSES = """
+import abc
+import functools
+
+GAIN = 0.1
+
+
+class Base(abc.ABC):
+    K = 0.1
+    VALUES = [0.1, 0.2]
+
+    def gain(self):
+        return GAIN
+
+    @functools.cached_property
+    def cached(self):
+        return 1.0
+
+
+class Derived(Base):
+    pass
+
+
+def factory(epsilon):
+    return Derived.K + Derived.VALUES[0] + Derived().gain()
+"""
+
+
+@pytest.mark.parametrize("change", ["K", "VALUES", "GAIN"])
+def test_what_a_user_class_inherits_is_part_of_the_factory(change):
+    """Before: a class was its own members only, and only those of a plain type (a number, a text): an attribute
+    or a method inherited from a base class of the user's, or a list class attribute, changed unseen."""
+    namespace: dict = {"__name__": "user_module"}
+    exec(CLASSES, namespace)  # noqa: S102
+    before = _factory_key(namespace["factory"])
+    assert "~address" not in before  # an abc class's machinery and a cached_property do not stop a resume
+    result = namespace["factory"](1.0)
+    if change == "VALUES":
+        namespace["Base"].VALUES[0] = 0.5
+    elif change == "K":
+        namespace["Base"].K = 0.5
+    else:
+        namespace["GAIN"] = 0.5
+    assert namespace["factory"](1.0) != result and _factory_key(namespace["factory"]) != before
+
+
+CALLABLES = """
+SCALE = 2.0
+
+
+class Factory:
+    def __init__(self, c):
+        self.c = c
+
+    def __repr__(self):
+        return f"Factory({self.c!r})"
+
+    def __call__(self, epsilon):
+        return self.c * epsilon * SCALE
+
+    def bound(self, epsilon):
+        return self.helper() * epsilon
+
+    def helper(self):
+        return SCALE
+"""
+
+
+@pytest.mark.parametrize("kind", ["callable object", "bound method"])
+def test_a_callable_objects_class_code_and_reads_are_part_of_the_factory(kind):
+    """Before: a callable object (with a repr of its settings) was its repr alone, a bound method its own code and
+    object: the code of ``__call__`` or of the methods it calls, and the module-level values they read, changed
+    unseen and resumed the old chunks."""
+    namespace: dict = {"__name__": "user_module"}
+    exec(CALLABLES, namespace)  # noqa: S102
+    obj = namespace["Factory"](0.1)
+    fn = obj if kind == "callable object" else obj.bound
+    before = _factory_key(fn)
+    namespace["SCALE"] = 3.0
+    assert _factory_key(fn) != before
+
+
+def test_a_scripts_logger_and_classes_are_the_same_in_a_worker_that_reimports_it():
+    """Before: a script's ``log = logging.getLogger(__name__)`` or a dict holding a class of the script showed
+    ``__mp_main__`` in a worker process's repr, so every task of a script's factory on the processes executor was
+    refused as another factory (a false error)."""
+    source = ("import logging\n\nlog = logging.getLogger(__name__)\n\n\nclass Kind:\n    pass\n\n\n"
+              "KINDS = {'k': Kind}\n\n\ndef factory(epsilon):\n    log.debug('%s', KINDS)\n    return epsilon\n")
+    keys = []
+    for name in ("__main__", "__mp_main__"):
+        namespace: dict = {"__name__": name}
+        exec(source, namespace)  # noqa: S102 - a script run as the main module, then re-imported by a worker
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] == keys[1]
+
+
+ENUMS = """
+import enum
+import typing
+
+
+class Mode(enum.Enum):
+    FAST = 1.0
+
+
+class Settings(typing.NamedTuple):
+    c: float = 0.1
+
+
+def factory(epsilon):
+    return Mode.FAST.value * Settings().c * epsilon
+"""
+
+
+@pytest.mark.parametrize("source", [ENUMS.replace("FAST = 1.0", "FAST = 2.0"), ENUMS.replace("= 0.1", "= 0.2")])
+def test_a_user_enum_or_named_tuple_is_part_of_the_factory(source):
+    """Before: an Enum or NamedTuple class of the user's counted as the enum or collections module's (a library's,
+    its name alone), since its first function is theirs: another member value or default resumed the old chunks."""
+    keys = []
+    for text in (ENUMS, source):
+        namespace: dict = {"__name__": "user_module"}
+        exec(text, namespace)  # noqa: S102
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] != keys[1] and "~address" not in keys[0]
+
+
+def test_a_module_level_data_set_is_fingerprinted_quickly():
+    """Before: an array of under 100,000 elements was fingerprinted through numpy's full repr, quadratic in its
+    size: a module-level data set of 60,000 floats the factory reads took several seconds, in the sweep's process and
+    again in every task's check on a worker process (90,000: half a minute)."""
+    import time
+
+    data = np.random.default_rng(0).normal(size=60_000)
+    namespace: dict = {"__name__": "user_module", "DATA": data}
+    exec("def factory(epsilon):\n    return DATA[0] * epsilon\n", namespace)  # noqa: S102
+    start = time.perf_counter()
+    before = _factory_key(namespace["factory"])
+    assert time.perf_counter() - start < 1.0  # about 5 ms
+    data[37_000] += 1e-12
+    assert _factory_key(namespace["factory"]) != before
+
+
+def test_a_user_object_with_the_default_repr_is_its_attributes():
+    """Before: a module-level object of the user's class with the default repr was its memory address: a factory
+    reading one could never resume, and a worker process did not compare it, so ``module.CONF.c = 0.1`` set at
+    run time gave the processes executor another table than inprocess, silently."""
+    from asyncdp.experiments.identity import _identity_change
+
+    source = "class Conf:\n    def __init__(self):\n        self.c = 0.2\n\n\nCONF = Conf()\n\n\n" \
+             "def factory(epsilon):\n    return CONF.c * epsilon\n"
+    keys = []
+    for _ in range(2):  # two imports of one module (a resume, a worker process)
+        namespace: dict = {"__name__": "user_module"}
+        exec(source, namespace)  # noqa: S102
+        keys.append(_factory_key(namespace["factory"]))
+    assert keys[0] == keys[1] and "~address" not in keys[0]
+    namespace["CONF"].c = 0.1  # set at run time in the sweep's process
+    change = _identity_change(_factory_key(namespace["factory"]), keys[0])
+    assert change is not None and "CONF" in change
+
+
+def test_a_module_a_script_imports_is_part_of_the_script_factory(tmp_path, monkeypatch):
+    """Before: a script was its text alone: after an edit of a module of the user's it imports (a package installed
+    for development, a folder on PYTHONPATH), ``--resume`` reused the chunks the old code computed, silently."""
+    import sys
+
+    (tmp_path / "asyncdp_test_lab.py").write_text("C = 0.2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_test_lab", raising=False)
+    script = tmp_path / "lab_sweep.py"
+    script.write_text("from asyncdp import Huang2015\nfrom asyncdp_test_lab import C\n\n\ndef factory(epsilon):\n"
+                      "    base = Huang2015.example_scenario(seed=3)\n"
+                      "    return base.replace(algorithm=Huang2015(epsilon=epsilon, c=C, q=0.8, p=0.9), horizon=5)\n")
+    factory = ScriptFactory.from_path(script)
+    folder = tmp_path / "ck"
+    sweep(factory, GRID, checkpoint=folder, runs=2)
+    sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)  # unchanged: resumed
+    (tmp_path / "asyncdp_test_lab.py").write_text("C = 0.1\n")  # what a fresh process imports now
+    with pytest.raises(SweepError, match=r"cannot resume: .*factory \(the file of the module asyncdp_test_lab the "
+                       r"script imports changed"):
+        sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)
+    assert "imports" not in _factory_key(ScriptFactory("from asyncdp import Huang2015\nimport numpy\n"))

@@ -28,3 +28,10 @@ def test_true_and_false_are_booleans():
     grid = grid_from_strings(["lossy=True,False", "flag=true, FALSE", "word=Truth,no"])
     assert grid == {"lossy": [True, False], "flag": [True, False], "word": ["Truth", "no"]}
     assert all(type(v) is bool for v in grid["lossy"] + grid["flag"])
+
+
+def test_labels_with_underscores_or_other_digits_stay_text():
+    """Before: ``--grid batch=2024_01`` gave the factory the number 202401 (Python's int reads underscores) and a label
+    of Arabic-Indic digits the number 12, silently."""
+    assert grid_from_strings(["batch=2024_01,1_0.5,\u0661\u0662", "n=12,1.5"]) == {
+        "batch": ["2024_01", "1_0.5", "\u0661\u0662"], "n": [12, 1.5]}

@@ -46,3 +46,28 @@ def test_csv_round_trip_of_float32_columns_keeps_their_values(tmp_path):
     back = read_results(write_results(df, tmp_path / "r.csv"))
     assert np.array_equal(back["m"].to_numpy(), m.astype(np.float64), equal_nan=True)
     assert df["m"].dtype == np.float32  # the caller's table is left as it is
+
+
+@pytest.mark.parametrize("texts", [["007", "010"], ["1e3", "2"], ["True", "False"], ["1", 2], ["", "a"]])
+def test_csv_of_texts_that_would_read_back_as_other_values_is_refused(tmp_path, texts):
+    """Before: a grid of labels "007" and "010" was written to CSV and read back as the numbers 7 and 10 ("1e3" as
+    1000.0, "True" as True, "" as NaN), silently. Parquet keeps them."""
+    df = pd.DataFrame({"label": texts, "point": [0, 1], "run": 0, "task_seed": 1, "m": [1.0, 2.0]})
+    with pytest.raises(SweepError, match=r"r\.csv.*as CSV: column 'label' holds the text .*\.parquet"):
+        write_results(df, tmp_path / "r.csv")
+    assert not list(tmp_path.iterdir())
+    pytest.importorskip("pyarrow")
+    if all(isinstance(t, str) for t in texts):
+        assert read_results(write_results(df, tmp_path / "r.parquet"))["label"].tolist() == texts
+
+
+def test_cli_refuses_a_csv_of_such_texts_before_the_sweep_runs(tmp_path, capsys):
+    from asyncdp.cli import main
+
+    script = tmp_path / "labels.py"
+    script.write_text("from asyncdp import Huang2015\n\ngrid = {'label': ['007', '010']}\n\n\n"
+                      "def factory(label):\n    raise AssertionError('the sweep ran')\n")
+    assert main(["sweep", str(script), "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "column 'label' holds the text '007'" in err and "the sweep ran" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.py"]

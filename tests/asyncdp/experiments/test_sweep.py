@@ -8,6 +8,7 @@ import os
 import runpy
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import distributed
@@ -18,7 +19,7 @@ from pandas.testing import assert_frame_equal
 from asyncdp import Async, Huang2015, Scenario
 from asyncdp.cli import main
 from asyncdp.errors import AlgorithmParameterError, AsyncdpError, ScenarioError, SweepError
-from asyncdp.experiments.executors import _show_progress
+from asyncdp.experiments.executors import WorkerDied, _show_progress
 from asyncdp.experiments.factories import ScriptFactory
 from asyncdp.experiments.grid import derive_seed, grid_points
 from asyncdp.experiments.results_io import read_results, write_results
@@ -157,6 +158,93 @@ def test_module_level_factory_on_processes(tmp_path, monkeypatch):
     ref = sweep(factory, {"epsilon": [1.0, 3.0]}, **kw)
     assert_frame_equal(ref, sweep(factory, {"epsilon": [1.0, 3.0]}, executor="processes", workers=2, **kw),
                        check_exact=True)
+
+
+def test_a_module_value_set_at_run_time_is_refused_on_worker_processes(tmp_path, monkeypatch):
+    """Before: ``module.C = 0.1`` set in the sweep's process was not seen by the worker processes, which import the
+    module afresh (C = 0.2 there): the "processes" table differed from the "inprocess" one, silently."""
+    (tmp_path / "asyncdp_sweep_test_global.py").write_text(FACTORY_MODULE.replace("c=0.2", "c=C") + "\nC = 0.2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_global", raising=False)
+    module = importlib.import_module("asyncdp_sweep_test_global")
+    monkeypatch.setattr(module, "C", 0.1)
+    with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): the factory in worker process \d+ is not the one "
+                       r"of the sweep's process: the module-level C it reads has another value there .*partial"):
+        sweep(module.factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
+
+
+UNLOADABLE_MODULE = FACTORY_MODULE + """
+
+class Unloadable:
+    \"\"\"The factory as an object that cannot be unpickled (as a script's factory a worker cannot import).\"\"\"
+
+    def __init__(self):
+        self.state = 1
+
+    def __call__(self, epsilon):
+        return factory(epsilon)
+
+    def __setstate__(self, state):
+        raise ImportError("cannot import the factory here")
+"""
+
+
+def test_a_worker_that_cannot_start_stops_the_sweep_at_once_saying_why(tmp_path, monkeypatch):
+    """Before: a worker process that could not import the factory (a script calling the sweep without an
+    ``if __name__ == "__main__":`` guard) was retried twice, then reported as 'exited with code 1'."""
+    (tmp_path / "asyncdp_sweep_test_unloadable.py").write_text(UNLOADABLE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asyncdp_sweep_test_unloadable", raising=False)
+    factory = importlib.import_module("asyncdp_sweep_test_unloadable").Unloadable()
+    with warnings.catch_warnings(record=True) as record, pytest.raises(
+            SweepError, match=r"chunk 0 of point 0 \(epsilon=1.0\) failed: its worker process exited with code 1 "
+            r"before it could run a chunk: .*if __name__ == '__main__'") as info:
+        warnings.simplefilter("always")
+        sweep(factory, {"epsilon": [1.0]}, runs=1, executor="processes", workers=1)
+    assert isinstance(info.value.__cause__, WorkerDied)
+    assert not [w for w in record if "running the chunk again" in str(w.message)]  # no retry: it would fail again
+
+
+def global_random_factory(epsilon: float) -> Scenario:
+    """Draws its step size from np.random's global state: each call another scenario."""
+    return small_factory(epsilon, c=0.1 + 0.1 * np.random.rand())
+
+
+def test_a_factory_drawing_from_a_global_random_state_is_refused():
+    """Before: every task built its own scenario from the advancing global state, so chunk 1 ran another c than
+    chunk 0 and the "processes" table differed from the "inprocess" one (workers start from their own state)."""
+    np.random.seed(0)
+    with pytest.raises(SweepError, match=r"point 0 \(epsilon=1.0\): the factory returned another scenario when "
+                       r"called again with the same parameters .*np.random"):
+        sweep(global_random_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
+
+
+class _Rings:
+    """A user's graph maker with the default repr (``<... at 0x...>``): a fresh one in every factory call."""
+
+    def __call__(self, t: int) -> np.ndarray:
+        n = 6
+        return 0.5 * np.eye(n) + 0.5 * np.roll(np.eye(n), 1 + t % 2, axis=0)
+
+
+def generated_topology_factory(epsilon: float) -> Scenario:
+    """Deterministic: its round function captures a fresh maker object (only its memory address differs)."""
+    import topology
+
+    rings = _Rings()
+    return small_factory(epsilon).replace(topology=topology.generated(6, lambda t: rings(t)))
+
+
+def test_a_deterministic_factory_whose_scenario_captures_a_fresh_object_passes_the_point_check():
+    """Before: the point check compared the hashed identity of the round function, whose captured object's address
+    differs between the two calls: a deterministic factory was refused as drawing from a global random state."""
+    df = sweep(generated_topology_factory, {"epsilon": [1.0]}, runs=2, chunk_runs=1)
+    assert len(df) == 2
+    from asyncdp.experiments.identity import _same_contents
+
+    tiny = np.zeros(3)
+    tiny[2] = 5e-324  # arrays are compared bitwise (their bytes), not by a repr
+    assert not _same_contents([np.zeros(3)], [tiny]) and _same_contents([np.zeros(3)], [np.zeros(3)])
 
 
 def test_dask_local_cluster_is_started_and_closed():
