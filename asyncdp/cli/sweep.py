@@ -126,7 +126,7 @@ def sweep_command(args: argparse.Namespace) -> int:
     from ..experiments.checkpoint import SweepInterrupted, SweepStopped, remove_checkpoint
     from ..experiments.factories import ScriptFactory
     from ..experiments.grid import grid_from_strings, grid_points
-    from ..experiments.results_io import _check_csv_round_trip, _format_of, write_results
+    from ..experiments.results_io import _format_of, check_csv_round_trip, write_results
     from ..experiments.summaries import METRICS, format_summary, summarize
     from ..experiments.sweep import sweep
 
@@ -141,7 +141,7 @@ def sweep_command(args: argparse.Namespace) -> int:
         grid = factory.default_grid() or {}
     points = len(grid_points(grid))
     if out is not None and _format_of(Path(args.out)) == "csv":  # a text the file would give back as a number
-        _check_csv_round_trip(pd.DataFrame(grid_points(grid)), args.out)
+        check_csv_round_trip(pd.DataFrame(grid_points(grid)), args.out)
     rows = float(points) * max(args.runs, 0)
     require_memory(rows * (len(grid) + 4 + len(METRICS)) * 8.0 * 3, f"--runs {args.runs} ({points} grid points)",
                    "one row per run in the result table, built and sorted in memory")

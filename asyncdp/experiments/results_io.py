@@ -18,7 +18,7 @@ import pandas as pd
 from ..atomic_write import write_atomically
 from ..errors import SweepError
 
-__all__ = ["write_results", "read_results"]
+__all__ = ["write_results", "read_results", "check_csv_round_trip"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -44,7 +44,7 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
         SweepError: another suffix, Parquet without ``pyarrow``, a column
             Parquet cannot type (one mixing numbers and strings, say), or a
             text a CSV file would give back as something else (``"007"`` as
-            the number 7; see :func:`_check_csv_round_trip`).
+            the number 7; see :func:`check_csv_round_trip`).
 
     Example:
         >>> write_results(pd.DataFrame({"a": [1]}), "out.txt")  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -55,7 +55,7 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     fmt = _format_of(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        _check_csv_round_trip(df, path)
+        check_csv_round_trip(df, path)
         # a float32 (float16) value is written as its own shortest repr ('0.1'), which reads back as another float64:
         # written as float64, it reads back as the same number
         narrow = {c: np.float64 for c in df.columns if df[c].dtype in (np.float32, np.float16)}
@@ -74,7 +74,7 @@ def write_results(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _check_csv_round_trip(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+def check_csv_round_trip(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Refuse a table with a text that its CSV file would give back as something else.
 
     CSV keeps no types: :func:`read_results` parses a column whose texts all look like numbers or booleans
@@ -85,7 +85,7 @@ def _check_csv_round_trip(df: pd.DataFrame, path: str | os.PathLike[str]) -> Non
         SweepError: the first text that would not read back, naming its column, both values and ``path``.
 
     Example:
-        >>> _check_csv_round_trip(pd.DataFrame({"label": ["007", "010"]}), "r.csv")  # doctest: +ELLIPSIS
+        >>> check_csv_round_trip(pd.DataFrame({"label": ["007", "010"]}), "r.csv")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         asyncdp.errors.SweepError: cannot write 'r.csv' as CSV: column 'label' holds the text '007', ...
     """
