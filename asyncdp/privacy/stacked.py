@@ -420,6 +420,11 @@ class _LinearStack:
         if out.shape[0] != self.agents.shape[0]:
             raise ValueError("not one point per run")
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))
+        if a.ndim == 1 and out.ndim == 3:  # every run's agents a: each run's own agent's entries set (the entries
+            out = np.array(out)  # np.where below selects, without broadcasting every entry; the base's array is
+            runs, cols = np.nonzero(mine)  # left as it gave it)
+            out[runs, cols] = self.rows[runs]
+            return out
         return np.where(mine[..., None], self._per_run(out.ndim), out)
 
     def _round(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:

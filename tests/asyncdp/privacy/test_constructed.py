@@ -618,6 +618,9 @@ def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_
     want = np.concatenate([f.gradient(agents, x[3 * k:3 * k + 3]) for k, f in enumerate(fams)])
     np.testing.assert_array_equal(stacked.gradient(agents, x), want)
     assert stacked.gradient(agents, x)[4, 2].tolist() == [0.5, 3.0]  # run 4: the second candidate's agent 2
+    some = np.array([2, 2, 0])  # (agents repeated, one missing: each run's columns of its own agent)
+    np.testing.assert_array_equal(stacked.gradient(some, x), np.concatenate(
+        [f.gradient(some, x[3 * k:3 * k + 3]) for k, f in enumerate(fams)]))
     np.testing.assert_array_equal(stacked.gradient(1, x[:, 1]),
                                   np.concatenate([f.gradient(1, x[3 * k:3 * k + 3, 1]) for k, f in enumerate(fams)]))
     assert stacked.num_agents == 3
