@@ -297,6 +297,38 @@ def _linear_parts(c: Any) -> tuple[type, Any, Any, np.ndarray]:
     return type(c), c.base, index, c.linear_gradient
 
 
+def _base_gradient(base: Any, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any],
+                   checked: dict[tuple[str, bytes], bool]) -> np.ndarray:
+    """``base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points and ``N'``
+    valid agents, at most a round as keyword) the base family's own computation without its input checks, which
+    that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they are): the same ``_gradient``,
+    the same shape and finiteness checks; anything else, or a result that fails them, is the family's own call
+    (which raises what it raises). ``checked``: the stack's answers of :func:`_agents_fine`."""
+    from ..problems.costs import CostFamily
+
+    if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
+            and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
+            and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
+            and x.shape[2] == base.dim and set(kwargs) <= {"round_index"}
+            and _agents_fine(checked, a, base.num_agents)):
+        out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
+        if out.shape == x.shape and all_finite(out):
+            return out
+    return base.gradient(a, x, **kwargs)
+
+
+def _agents_fine(checked: dict[tuple[str, bytes], bool], a: np.ndarray, num_agents: int) -> bool:
+    """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept in ``checked`` by
+    value."""
+    if a.dtype.kind not in "iu":
+        return False
+    key = (a.dtype.str, a.tobytes())
+    fine = checked.get(key)
+    if fine is None:
+        fine = checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
+    return fine
+
+
 class _LinearStack:
     """The candidates' cost families when each is one base family with one linear member (the worst-case
     search's candidates): their gradients in one call for every run of the stack.
@@ -372,36 +404,8 @@ class _LinearStack:
     def _per_run(self, ndim: int) -> np.ndarray:
         return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
 
-    def _base_gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        """``self.base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points
-        and ``N'`` valid agents, at most a round as keyword) the base family's own computation without its
-        input checks, which that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they
-        are): the same ``_gradient``, the same shape and finiteness checks; anything else, or a result that
-        fails them, is the family's own call (which raises what it raises)."""
-        from ..problems.costs import CostFamily
-
-        base = self.base
-        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
-                and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
-                and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
-                and x.shape[2] == base.dim and set(kwargs) <= {"round_index"} and self._agents_fine(a, base.num_agents)):
-            out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
-            if out.shape == x.shape and all_finite(out):
-                return out
-        return base.gradient(a, x, **kwargs)
-
-    def _agents_fine(self, a: np.ndarray, num_agents: int) -> bool:
-        """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept by value."""
-        if a.dtype.kind not in "iu":
-            return False
-        key = (a.dtype.str, a.tobytes())
-        fine = self._checked.get(key)
-        if fine is None:
-            fine = self._checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
-        return fine
-
     def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        out = self._base_gradient(a, x, kwargs)
+        out = _base_gradient(self.base, a, x, kwargs, self._checked)
         if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
             out = np.array(out)  # the base's array is left as it gave it
             where = np.flatnonzero(a == self.agent)
@@ -416,7 +420,7 @@ class _LinearStack:
     def _agents(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
         """Kind ``"agents"``: as :meth:`_agent`, each run's own changed agent's entries set to its ``g``."""
         assert self.agents is not None
-        out = self._base_gradient(a, x, kwargs)
+        out = _base_gradient(self.base, a, x, kwargs, self._checked)
         if out.shape[0] != self.agents.shape[0]:
             raise ValueError("not one point per run")
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))
@@ -476,6 +480,7 @@ class _KinkedStack:
         self.c = _per_run([c._c for c in costs], size)
         self.scale = _per_run([c.signed_scale for c in costs], size)
         self.eta = _per_run([c._eta for c in costs], size)
+        self._checked: dict[tuple[str, bytes], bool] = {}  # (_agents_fine's answers)
 
     @classmethod
     def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _KinkedStack | None:
@@ -500,7 +505,7 @@ class _KinkedStack:
         if not (a.ndim == 1 and x.ndim == 3 and x.shape[1] == a.shape[0] and x.shape[0] == self.axis.size):
             return None
         try:
-            out = np.array(self.base.gradient(a, x, **kwargs), dtype=float)
+            out = np.array(_base_gradient(self.base, a, x, kwargs, self._checked), dtype=float)
         except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
             return None
         if out.shape != x.shape:
