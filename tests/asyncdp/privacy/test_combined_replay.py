@@ -208,3 +208,18 @@ def test_several_agents_gradients_are_the_chains_in_every_call_shape():
         np.testing.assert_array_equal(got, want)
         assert (got[..., 1, :] == base.gradient(agents, x, round_index=3)[..., 1, :]).all()  # (agent 1 kept)
         assert not np.array_equal(got[..., 3, :], base.gradient(agents, x, round_index=3)[..., 3, :])
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_releases_sums_over_coordinates_are_numpys_nansum_bit_for_bit(d):
+    """The combined losses add each release's coordinates (NaN: not released) as numpy's nansum does, to the bit,
+    on nonnegative terms (|shift| or shift^2) with NaN, zero, subnormal and infinite entries."""
+    from asyncdp.privacy.lemma_reach import _nansum_coordinates
+
+    rng = np.random.default_rng(d)
+    a = np.abs(rng.standard_cauchy(size=(60, 7, 5, d))) * rng.choice([1e-310, 1e-3, 1.0, 1e300], size=(60, 7, 5, d))
+    a[rng.uniform(size=a.shape) < 0.2] = np.nan
+    a[rng.uniform(size=a.shape) < 0.05] = 0.0
+    a[rng.uniform(size=a.shape) < 0.02] = np.inf
+    got, want = _nansum_coordinates(a), np.nansum(a, axis=-1)
+    assert got.shape == want.shape and np.array_equal(got.view(np.int64), want.view(np.int64))
