@@ -510,8 +510,6 @@ class _KinkedStack:
 
     def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
         """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
-        from .kinked import kink_slope
-
         if not (a.ndim == 1 and x.ndim == 3 and x.shape[1] == a.shape[0] and x.shape[0] == self.axis.size):
             return None
         try:
