@@ -263,9 +263,10 @@ class _SeveralAgents(CostFamily):
         if out.shape != shape + (self.dim,):
             out = np.broadcast_to(out, shape + (self.dim,)).copy()
         self._base._check_finite(out, a, x, shape, "gradient", round_index)
-        if a.ndim == 1 and x.shape == out.shape and out.ndim == 3:  # the replay's call, one column per agent of a:
-            out = np.array(out)  # the replaced agents' columns set (the entries np.where below selects; the base's
-            linear = np.flatnonzero(self._is_linear[a])  # array is left as it gave it)
+        if a.ndim == 1 and x.shape == out.shape and out.ndim == 3 and a.shape[0] == x.shape[1]:  # the replay's call,
+            # one column per agent of a (not one agent broadcast over every column): the replaced agents' columns
+            out = np.array(out)  # set (the entries np.where below selects; the base's array is left as it gave it)
+            linear = np.flatnonzero(self._is_linear[a])
             out[:, linear] = self._linear[a[linear]]
             for fam in self._own:
                 mine = np.flatnonzero(a == fam.agent)

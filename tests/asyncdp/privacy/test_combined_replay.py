@@ -210,6 +210,25 @@ def test_several_agents_gradients_are_the_chains_in_every_call_shape():
         assert not np.array_equal(got[..., 3, :], base.gradient(agents, x, round_index=3)[..., 3, :])
 
 
+@pytest.mark.parametrize("agent", [0, 1, 2])
+def test_several_agents_gradients_of_one_agent_at_every_agents_points_are_the_chains(agent):
+    """One agent (``(1,)``, kinked, kept or linear) broadcast over every run's points of every agent ``(R, N, d)``
+    (a valid call, e.g. a user's rule reading that agent's gradient at its neighbours' points): every column is
+    that agent's gradient, as the chain of one-agent overrides gives it (not only the first column set)."""
+    from asyncdp.privacy.kinked import KinkedOverride
+    from asyncdp.privacy.lemma_reach import _SeveralAgents
+
+    base = RENDEZVOUS["problem"].costs
+    chain = [base]
+    chain.append(KinkedOverride(chain[-1], 0, 1, 0.3, 0.5, 1e-3))
+    chain.append(LinearOverride(chain[-1], 2, [0.4, -0.3]))
+    x = np.random.default_rng(7).uniform(-1.0, 1.0, (6, base.num_agents, 2))
+    a = np.array([agent])
+    got, want = _SeveralAgents(base, chain).gradient(a, x), chain[-1].gradient(a, x)
+    assert got.shape == want.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_the_releases_sums_over_coordinates_are_numpys_nansum_bit_for_bit(d):
     """The combined losses add each release's coordinates (NaN: not released) as numpy's nansum does, to the bit,
