@@ -52,6 +52,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -520,7 +521,7 @@ class _StackedProbe:
                       for r in dims for c, d in dims[r]]
             self.z = [{r: {} for r in dims} for _ in self.probes]
             if len(mechanisms) == 1:  # one generator call: the same stream as one call per draw
-                sizes = [int(np.prod(shape)) for *_, shape in order]
+                sizes = [math.prod(shape) for *_, shape in order]  # (the shapes are tuples of ints)
                 ends = np.cumsum(sizes).tolist()
                 flat = draw(next(iter(mechanisms)), (ends[-1] if ends else 0,))
                 for (k, r, name, _, shape), end, size in zip(order, ends, sizes):

@@ -62,7 +62,7 @@ from ..errors import ScenarioError
 from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule",
+__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule", "schedule_batch",
            "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree", "simpy_run0",
            "seed_free_ledger"]
 
@@ -614,6 +614,25 @@ class SharedSchedule:
         return _SharedGather(self._dense(t)[1])
 
 
+def schedule_batch(schedules: Any) -> Any:
+    """Schedules as the replay reads them: a batch of every run's (``dense_runs``) as it is, one schedule object for
+    every run (lockstep on lossless links) as a :class:`SharedSchedule` (the same rounds, computed once, and gathered
+    with a plain run slice: the same values), any other sequence as a list of per-run schedules.
+
+    Example:
+        >>> from asyncdp.engine.schedule import RealizedSchedule
+        >>> one = RealizedSchedule.from_dense([np.eye(2)], [np.eye(2, dtype=int)])
+        >>> type(schedule_batch((one, one))).__name__, len(schedule_batch((one, one)))
+        ('SharedSchedule', 2)
+    """
+    if hasattr(schedules, "dense_runs"):
+        return schedules
+    got = list(schedules)
+    if got and len(set(map(id, got))) == 1:  # (the list keeps them alive: no id is reused)
+        return SharedSchedule(got[0], len(got))
+    return got
+
+
 class _SharedGather:
     """:func:`accounting.scheduled_replay.gather_index` of sender rounds that every run shares, ``src`` ``(N, N)``.
 
@@ -703,11 +722,7 @@ def replay_runs(runs: EngineRuns, scenario: Scenario, adjacent: Scenario | None 
     if wrap is not None:
         rule = wrap(rule, "scenario")
         rule_p = None if rule_p is None else wrap(rule_p, "adjacent")
-    chosen = runs.schedules if schedules is None else schedules
-    if not hasattr(chosen, "dense_runs"):  # a batch of schedules is read as one (ScheduleBatch)
-        chosen = list(chosen)
-        if chosen and all(s is chosen[0] for s in chosen):  # one schedule for every run: read it once per round
-            chosen = SharedSchedule(chosen[0], len(chosen))
+    chosen = schedule_batch(runs.schedules if schedules is None else schedules)
     return scheduled_replay(runs.messages if messages is None else messages, chosen,
                             declared_noise(alg, scenario.horizon), rule, rule_p, unicast=runs.unicast,
                             pin_agent=pin_agent, losses=losses)

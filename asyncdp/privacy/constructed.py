@@ -48,7 +48,7 @@ import numpy as np
 from accounting.scheduled_replay import ScheduledReplay, dense_round, later_reads
 
 from ..scenario import Scenario
-from .behavior import EngineRuns
+from .behavior import EngineRuns, SharedSchedule, schedule_batch
 from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
@@ -116,6 +116,8 @@ class DenseSchedules:
         (``asyncdp.privacy.stacked.Tiled``) needs no copied rounds."""
         from accounting.scheduled_replay import shared_round
 
+        if isinstance(self._schedules, SharedSchedule):  # one schedule of every run: its round, shared by any slice
+            return self._schedules.shared_round(t)
         every = ("shared", t)  # every run of the schedules (any slice of runs that all share it shares it)
         if every not in self._cache:
             self.dense_runs(t)  # (keeps every run's round)
@@ -227,7 +229,7 @@ class CandidateRuns:
         first = next(iter(runs.messages.values()))
         horizon, n_agents = first.shape[1], first.shape[2]
         if horizon * len(self.rows) * n_agents * n_agents <= DENSE_CACHE_ENTRIES:
-            picked = DenseSchedules(picked, horizon)
+            picked = DenseSchedules(schedule_batch(picked), horizon)  # (one schedule of every run: read once a round)
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast,
                                batch_rows=None if runs.batch_rows is None else

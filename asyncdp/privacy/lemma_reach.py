@@ -263,6 +263,15 @@ class _SeveralAgents(CostFamily):
         if out.shape != shape + (self.dim,):
             out = np.broadcast_to(out, shape + (self.dim,)).copy()
         self._base._check_finite(out, a, x, shape, "gradient", round_index)
+        if a.ndim == 1 and x.shape == out.shape and out.ndim == 3 and a.shape[0] == x.shape[1]:  # the replay's call,
+            # one column per agent of a (not one agent broadcast over every column): the replaced agents' columns
+            out = np.array(out)  # set (the entries np.where below selects; the base's array is left as it gave it)
+            linear = np.flatnonzero(self._is_linear[a])
+            out[:, linear] = self._linear[a[linear]]
+            for fam in self._own:
+                mine = np.flatnonzero(a == fam.agent)
+                out[:, mine] = fam._own_gradient(x)[:, mine]
+            return out
         # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
         out = np.where(self._is_linear[a][..., None], self._linear[a], out)
         for fam in self._own:
@@ -365,27 +374,44 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
             if (got.residuals_prime is None or any(v is not None for v in got.noise_free_mismatch.values())
                     or (free and (got.per_round is None or not np.isfinite(got.per_round).all()))):
                 return None
-            changed = {j for _, j, _, _ in group}
-            per_agent = np.zeros((n, every.runs.runs, scenario.horizon))
+            changed = sorted({j for _, j, _, _ in group})
+            others = [i for i in range(n) if i not in changed]
+            per_agent = np.zeros((n, every.runs.runs, scenario.horizon))  # (only the changed agents' rows are read)
             for c, r in got.residuals.items():
                 ch = noise[c]
                 if ch.mechanism is None:
                     continue
                 shift = np.asarray(r, dtype=float) - np.asarray(got.residuals_prime[c], dtype=float)  # (R, T, N, d)
-                moved = np.isfinite(shift) & (shift != 0)
-                if any(moved[:, :, i].any() for i in range(n) if i not in changed):
+                rest = shift[:, :, others]
+                if (np.isfinite(rest) & (rest != 0)).any():
                     return None  # not a per-agent rule: every candidate on its own
+                mine = shift[:, :, changed]
                 scales = np.asarray(ch.scales, dtype=float)[None, :]
                 scales = np.where(scales > 0, scales, np.inf)  # (a noise-free round: its releases' NaN, loss 0)
                 if ch.mechanism == "laplace":
-                    per_agent += np.moveaxis(np.nansum(np.abs(shift), axis=-1), 2, 0) / scales
+                    per_agent[changed] += np.moveaxis(_nansum_coordinates(np.abs(mine)), 2, 0) / scales
                 else:
-                    per_agent += np.moveaxis(np.nansum(shift * shift, axis=-1), 2, 0) / (2.0 * scales * scales)
+                    per_agent[changed] += np.moveaxis(_nansum_coordinates(mine * mine), 2, 0) / (2.0 * scales * scales)
             for key, j, _, _ in group:
                 out[key] = (per_agent[j].sum(axis=1), per_agent[j])
     except Exception:  # noqa: BLE001 - whatever fails here, every candidate is replayed on its own (as before)
         return None
     return out
+
+
+def _nansum_coordinates(a: np.ndarray) -> np.ndarray:
+    """``numpy.nansum(a, axis=-1)`` of nonnegative ``a``; with two coordinates the two columns (NaN as 0) added as
+    arrays: one addition of two nonnegative numbers per release, the reduction's bits without its cost per row.
+
+    Example:
+        >>> a = np.array([[0.5, np.nan], [0.25, 2.0]])
+        >>> _nansum_coordinates(a).tolist() == np.nansum(a, axis=-1).tolist() == [0.5, 2.25]
+        True
+    """
+    if a.shape[-1] != 2:
+        return np.nansum(a, axis=-1)
+    first, second = a[..., 0], a[..., 1]
+    return np.where(np.isnan(first), 0.0, first) + np.where(np.isnan(second), 0.0, second)
 
 
 def _alone(every: Any, cand: Any, agent: int) -> tuple[np.ndarray, np.ndarray]:

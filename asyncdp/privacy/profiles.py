@@ -49,7 +49,7 @@ import numpy as np
 from accounting.errors import AccountingError
 
 from ..scenario import Scenario
-from .behavior import EngineRuns, declared_noise
+from .behavior import EngineRuns, declared_noise, schedule_batch
 from .coverage import coordinate_roundoff
 
 __all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "escort_renyi_lower", "exact_delta_lower",
@@ -406,7 +406,7 @@ def escort_shifts_hold(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRu
         return f"{what}: the pair's second scenario is not known, so transcripts under {under} cannot be drawn"
     try:
         tilted = _tilted_draws(p, q)
-        got = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=float(mus.max()),
+        got = tilted(runs.messages, schedule_batch(runs.schedules), epsilon=eps, mu_bound=float(mus.max()),
                      seed=ctx.options.seed + 11, tilt=tilt).realized_mu
     except (AccountingError, ValueError) as exc:
         return f"{what}: transcripts under {under} (where it weighs them) cannot be drawn: {exc}"
@@ -491,7 +491,7 @@ def exact_delta_lower(ctx: Any, p: Scenario, q: Scenario | None, runs: EngineRun
     tilt = chernoff_tilt(epsilon, gaussian_mus=[mu])
     try:
         tilted = _tilted_draws(p, q)
-        got = tilted(runs.messages, _batch(runs.schedules), epsilon=epsilon, mu_bound=mu,
+        got = tilted(runs.messages, schedule_batch(runs.schedules), epsilon=epsilon, mu_bound=mu,
                      seed=ctx.options.seed + _DRAWS_SEED, tilt=tilt, offsets=offsets, tolerance=tol)
     except (AccountingError, ValueError) as exc:
         return None, f"{what}: tilted transcripts (where it weighs them) cannot be drawn: {exc}"
@@ -560,21 +560,6 @@ def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> fl
         z = z[:, focus:focus + 1]
     mu = np.sqrt(np.nansum(z * z, axis=tuple(range(1, np.ndim(s)))))
     return float(np.median(mu)) if mu.size else None
-
-
-def _batch(schedules: Any) -> Any:
-    """Schedules as the replay reads them: a batch of every run's (``dense_runs``, one scatter per round) as it
-    is, one schedule object for every run (lockstep on lossless links) as a
-    :class:`~asyncdp.privacy.behavior.SharedSchedule` (the same rounds, computed once, and gathered with a plain
-    run slice: the same values), any other sequence as a list of per-run schedules."""
-    from .behavior import SharedSchedule
-
-    if hasattr(schedules, "dense_runs"):
-        return schedules
-    got = list(schedules)
-    if got and len(set(map(id, got))) == 1:  # (the list keeps them alive: no id is reused)
-        return SharedSchedule(got[0], len(got))
-    return got
 
 
 def _pair_rules(alg: Any, p: Scenario, q: Scenario) -> Any:
@@ -651,14 +636,14 @@ def scheduled_tilted_bound(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns,
         if (mu is None or not mu > 0) and pilot is not None:
             k = min(32, pilot.runs)
             if k >= 2:
-                plain = tilted({c: m[:k] for c, m in pilot.messages.items()}, _batch(pilot.schedules[:k]),
+                plain = tilted({c: m[:k] for c, m in pilot.messages.items()}, schedule_batch(pilot.schedules[:k]),
                                epsilon=eps, mu_bound=1.0, seed=seed + 1, tilt=0.0, rounds=rounds)
                 mu = float(np.median(plain.realized_mu))
         if mu is None or not mu > 0:
             mu = accountant_mu(ctx, p)
         if mu is None or not mu > 0:
             return None, "importance sampling: no finite Gaussian mu to set the tilt"
-        t = tilted(runs.messages, _batch(runs.schedules), epsilon=eps, mu_bound=mu, seed=seed, rounds=rounds)
+        t = tilted(runs.messages, schedule_batch(runs.schedules), epsilon=eps, mu_bound=mu, seed=seed, rounds=rounds)
         if not t.cap > 0:  # the Chernoff cap underflows: delta(epsilon) at this mu is below 1e-308
             return None, (f"importance sampling: at mu {mu:.6g} the tilt's cap on delta({eps:.6g}) underflows to 0 "
                           "(below 1e-308): nothing to certify")

@@ -297,6 +297,38 @@ def _linear_parts(c: Any) -> tuple[type, Any, Any, np.ndarray]:
     return type(c), c.base, index, c.linear_gradient
 
 
+def _base_gradient(base: Any, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any],
+                   checked: dict[tuple[str, bytes], bool]) -> np.ndarray:
+    """``base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points and ``N'``
+    valid agents, at most a round as keyword) the base family's own computation without its input checks, which
+    that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they are): the same ``_gradient``,
+    the same shape and finiteness checks; anything else, or a result that fails them, is the family's own call
+    (which raises what it raises). ``checked``: the stack's answers of :func:`_agents_fine`."""
+    from ..problems.costs import CostFamily
+
+    if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
+            and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
+            and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
+            and x.shape[2] == base.dim and set(kwargs) <= {"round_index"}
+            and _agents_fine(checked, a, base.num_agents)):
+        out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
+        if out.shape == x.shape and all_finite(out):
+            return out
+    return base.gradient(a, x, **kwargs)
+
+
+def _agents_fine(checked: dict[tuple[str, bytes], bool], a: np.ndarray, num_agents: int) -> bool:
+    """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept in ``checked`` by
+    value."""
+    if a.dtype.kind not in "iu":
+        return False
+    key = (a.dtype.str, a.tobytes())
+    fine = checked.get(key)
+    if fine is None:
+        fine = checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
+    return fine
+
+
 class _LinearStack:
     """The candidates' cost families when each is one base family with one linear member (the worst-case
     search's candidates): their gradients in one call for every run of the stack.
@@ -372,43 +404,26 @@ class _LinearStack:
     def _per_run(self, ndim: int) -> np.ndarray:
         return self.rows.reshape((self.rows.shape[0],) + (1,) * (ndim - 2) + (self.rows.shape[1],))
 
-    def _base_gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        """``self.base.gradient(a, x, **kwargs)``. For the replay's call (a float ``(R, N', d)`` array of points
-        and ``N'`` valid agents, at most a round as keyword) the base family's own computation without its
-        input checks, which that call passes (``CostFamily._prepare``: it would return ``a`` and ``x`` as they
-        are): the same ``_gradient``, the same shape and finiteness checks; anything else, or a result that
-        fails them, is the family's own call (which raises what it raises)."""
-        from ..problems.costs import CostFamily
-
-        base = self.base
-        if (type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3 and type(a) is np.ndarray
-                and a.ndim == 1 and x.shape[1] == a.shape[0] and isinstance(base, CostFamily)
-                and type(base).gradient is CostFamily.gradient and type(base)._prepare is CostFamily._prepare
-                and x.shape[2] == base.dim and set(kwargs) <= {"round_index"} and self._agents_fine(a, base.num_agents)):
-            out = np.asarray(base._gradient(a, x, kwargs.get("round_index")), dtype=float)
-            if out.shape == x.shape and all_finite(out):
-                return out
-        return base.gradient(a, x, **kwargs)
-
-    def _agents_fine(self, a: np.ndarray, num_agents: int) -> bool:
-        """Whether ``a`` is integers in ``[0, num_agents)`` (``CostFamily._prepare``'s check), kept by value."""
-        if a.dtype.kind not in "iu":
-            return False
-        key = (a.dtype.str, a.tobytes())
-        fine = self._checked.get(key)
-        if fine is None:
-            fine = self._checked[key] = bool(a.size == 0 or (a.min() >= 0 and a.max() < num_agents))
-        return fine
-
-    def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
-        out = self._base_gradient(a, x, kwargs)
-        if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
-            out = np.array(out)  # the base's array is left as it gave it
+    def set_own(self, out: np.ndarray, a: np.ndarray) -> None:
+        """Kinds ``"agent"`` and ``"agents"``: in the base's gradients ``out`` ``(R, N', d)`` (one row per run of the
+        stack, agents ``a`` ``(N',)``), each run's changed agent's entries set to its ``g``, in place (the entries
+        :meth:`gradient`'s ``np.where`` of every entry selects)."""
+        if self.kind == "agent":
             where = np.flatnonzero(a == self.agent)
             if where.size == 1:  # (one column: the same entries set, by a plain index)
                 out[:, int(where[0])] = self.rows
             else:
                 out[:, where] = self.rows[:, None, :]
+            return
+        assert self.agents is not None
+        runs, cols = np.nonzero(a[None, :] == self.agents[:, None])
+        out[runs, cols] = self.rows[runs]
+
+    def _agent(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+        out = _base_gradient(self.base, a, x, kwargs, self._checked)
+        if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
+            out = np.array(out)  # the base's array is left as it gave it
+            self.set_own(out, a)
             return out
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agent
         return np.where(mine[..., None], self._per_run(out.ndim), out)
@@ -416,9 +431,13 @@ class _LinearStack:
     def _agents(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
         """Kind ``"agents"``: as :meth:`_agent`, each run's own changed agent's entries set to its ``g``."""
         assert self.agents is not None
-        out = self._base_gradient(a, x, kwargs)
+        out = _base_gradient(self.base, a, x, kwargs, self._checked)
         if out.shape[0] != self.agents.shape[0]:
             raise ValueError("not one point per run")
+        if a.ndim == 1 and out.ndim == 3 and out.shape[1] == a.shape[0]:  # every run's agents a: their columns
+            out = np.array(out)  # the base's array is left as it gave it
+            self.set_own(out, a)
+            return out
         mine = np.broadcast_to(a, out.shape[:-1]) == self.agents.reshape((-1,) + (1,) * (out.ndim - 2))
         return np.where(mine[..., None], self._per_run(out.ndim), out)
 
@@ -471,6 +490,7 @@ class _KinkedStack:
         self.c = _per_run([c._c for c in costs], size)
         self.scale = _per_run([c.signed_scale for c in costs], size)
         self.eta = _per_run([c._eta for c in costs], size)
+        self._checked: dict[tuple[str, bytes], bool] = {}  # (_agents_fine's answers)
 
     @classmethod
     def of(cls, costs: Sequence[Any], size: int | Sequence[int]) -> _KinkedStack | None:
@@ -490,12 +510,10 @@ class _KinkedStack:
 
     def gradient(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
         """The stacked gradients of agents ``a`` at the stack's points ``x`` (one per run), or ``None``."""
-        from .kinked import kink_slope
-
         if not (a.ndim == 1 and x.ndim == 3 and x.shape[1] == a.shape[0] and x.shape[0] == self.axis.size):
             return None
         try:
-            out = np.array(self.base.gradient(a, x, **kwargs), dtype=float)
+            out = np.array(_base_gradient(self.base, a, x, kwargs, self._checked), dtype=float)
         except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
             return None
         if out.shape != x.shape:
@@ -503,14 +521,21 @@ class _KinkedStack:
         if self.agent is None:
             got = self._round_gradient(out, a, x, kwargs.get("round_index"))
         else:
-            runs = np.arange(x.shape[0])
-            for col in np.flatnonzero(a == self.agent).tolist():
-                t = x[runs, col, self.axis] - self.c
-                out[:, col] = 0.0
-                out[runs, col, self.axis] = self.scale * kink_slope(t, self.eta)
+            self.set_own(out, a, x)
             got = out
         # a kinked entry at an infinite point is inf / inf: the candidates' own calls raise the cost's error
         return got if got is None or np.isfinite(got).all() else None
+
+    def set_own(self, out: np.ndarray, a: np.ndarray, x: np.ndarray) -> None:
+        """One agent's kinked costs: in the base's gradients ``out`` at the stack's points ``x`` ``(R, N', d)`` (agents
+        ``a`` ``(N',)``), the agent's entries of each run set to its candidate's kinked gradient, in place."""
+        from .kinked import kink_slope
+
+        runs = np.arange(x.shape[0])
+        for col in np.flatnonzero(a == self.agent).tolist():
+            t = x[runs, col, self.axis] - self.c
+            out[:, col] = 0.0
+            out[runs, col, self.axis] = self.scale * kink_slope(t, self.eta)
 
     def _round_gradient(self, out: np.ndarray, a: np.ndarray, x: np.ndarray, round_index: Any) -> np.ndarray | None:
         """The runs whose candidate's kinked round is ``round_index``: each node's block of the kinked gradient
@@ -564,6 +589,20 @@ def _groups(costs: Sequence[Any], size: int | Sequence[int]) -> list[tuple[int, 
     return out
 
 
+def _shared_base(groups: list[tuple[int, int, Any]] | None) -> Any:
+    """The base family of ``groups`` (:func:`_groups`) when every group is a stack over that one object of one agent's
+    linear costs, each run's own agent's, or one agent's kinked costs (their gradients then share one base call:
+    :meth:`StackedCosts._grouped_shared`), else ``None``."""
+    if not groups:
+        return None
+    stacks = [stack for _, _, stack in groups]
+    if not all((isinstance(s, _LinearStack) and s.kind in ("agent", "agents"))
+               or (isinstance(s, _KinkedStack) and s.agent is not None) for s in stacks):
+        return None
+    base = stacks[0].base
+    return base if all(s.base is base for s in stacks) else None
+
+
 class StackedCosts:
     """The candidates' cost families as one, candidate ``k``'s on runs ``k size .. (k + 1) size - 1`` (or on its
     own number of runs, ``size[k]``, one candidate's after the other's).
@@ -582,6 +621,8 @@ class StackedCosts:
         self._linear = _LinearStack.of(self._given, size)
         self._kinked = None if self._linear is not None else _KinkedStack.of(self._given, size)
         self._groups = None if self._linear is not None or self._kinked is not None else _groups(self._given, size)
+        self._shared = _shared_base(self._groups)
+        self._checked: dict[tuple[str, bytes], bool] = {}  # (_agents_fine's answers for the shared base)
 
     @property
     def _costs(self) -> list[Any]:
@@ -648,6 +689,8 @@ class StackedCosts:
         a, xx, per_run = self._split_runs(agents, x)
         b = self._bounds
         assert self._groups is not None
+        if self._shared is not None and not per_run and a.ndim == 1 and xx.ndim == 3 and xx.shape[1] == a.shape[0]:
+            return self._grouped_shared(a, xx, kwargs)
         parts = []
         try:
             for start, stop, stack in self._groups:
@@ -664,6 +707,30 @@ class StackedCosts:
         except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
             return None
         return np.concatenate(parts)
+
+    def _grouped_shared(self, a: np.ndarray, x: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray | None:
+        """:meth:`_grouped` when every group is a stack of one agent's (or each run's own agent's) costs over one
+        base family (:func:`_shared_base`): the base's gradients at every point of the stack in one call, then each
+        group's runs' changed entries set (each group's own call computes the base's gradients at its own points:
+        the same per-entry values), ``None`` where a group's own call gives ``None`` (a non-finite kinked
+        gradient; the base's call failing)."""
+        try:
+            out = np.array(_base_gradient(self._shared, a, x, kwargs, self._checked), dtype=float)
+            if out.shape != x.shape:
+                return None
+            b = self._bounds
+            assert self._groups is not None
+            for start, stop, stack in self._groups:
+                block = out[b[start]:b[stop]]
+                if isinstance(stack, _KinkedStack):
+                    stack.set_own(block, a, x[b[start]:b[stop]])
+                    if not np.isfinite(block).all():  # (as the group's own call: the candidates' calls answer)
+                        return None
+                else:
+                    stack.set_own(block, a)
+        except Exception:  # noqa: BLE001 - the candidates' own calls answer (and raise what they raise)
+            return None
+        return out
 
     def value(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
         if len(self._given) == 1:

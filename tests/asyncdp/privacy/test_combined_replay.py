@@ -185,3 +185,60 @@ def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_repla
     s = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))["y"]
     assert float(np.abs(s[0, w["round"] - 1, 2]).sum()) / base.algorithm.scale() == pytest.approx(w["value"], rel=1e-12)
     assert w["value"] > w["claimed"]
+
+
+def test_several_agents_gradients_are_the_chains_in_every_call_shape():
+    """The combined costs' gradients (linear, kinked and sawtooth agents over the user's costs) are the chain of
+    one-agent overrides' bit for bit: in the replay's call (every run's points of every agent, where the replaced
+    agents' columns are set) and in a call of one point per agent."""
+    from asyncdp.privacy.kinked import KinkedOverride, SawtoothOverride
+    from asyncdp.privacy.lemma_reach import _SeveralAgents
+
+    rng = np.random.default_rng(6)
+    base = RENDEZVOUS["problem"].costs
+    chain = [base]
+    chain.append(KinkedOverride(chain[-1], 0, 1, 0.3, 0.5, 1e-3))
+    chain.append(LinearOverride(chain[-1], 2, [0.4, -0.3]))
+    chain.append(SawtoothOverride(chain[-1], 3, 0, [-0.5, 0.1, 0.6], 0.5, 1e-2, -1.0))
+    chain.append(LinearOverride(chain[-1], 4, [-0.1, 0.5]))
+    several = _SeveralAgents(base, chain)
+    agents = np.arange(base.num_agents)
+    for x in (rng.uniform(-1.0, 1.0, (40, base.num_agents, 2)), rng.uniform(-1.0, 1.0, (base.num_agents, 2))):
+        got, want = several.gradient(agents, x, round_index=3), chain[-1].gradient(agents, x, round_index=3)
+        np.testing.assert_array_equal(got, want)
+        assert (got[..., 1, :] == base.gradient(agents, x, round_index=3)[..., 1, :]).all()  # (agent 1 kept)
+        assert not np.array_equal(got[..., 3, :], base.gradient(agents, x, round_index=3)[..., 3, :])
+
+
+@pytest.mark.parametrize("agent", [0, 1, 2])
+def test_several_agents_gradients_of_one_agent_at_every_agents_points_are_the_chains(agent):
+    """One agent (``(1,)``, kinked, kept or linear) broadcast over every run's points of every agent ``(R, N, d)``
+    (a valid call, e.g. a user's rule reading that agent's gradient at its neighbours' points): every column is
+    that agent's gradient, as the chain of one-agent overrides gives it (not only the first column set)."""
+    from asyncdp.privacy.kinked import KinkedOverride
+    from asyncdp.privacy.lemma_reach import _SeveralAgents
+
+    base = RENDEZVOUS["problem"].costs
+    chain = [base]
+    chain.append(KinkedOverride(chain[-1], 0, 1, 0.3, 0.5, 1e-3))
+    chain.append(LinearOverride(chain[-1], 2, [0.4, -0.3]))
+    x = np.random.default_rng(7).uniform(-1.0, 1.0, (6, base.num_agents, 2))
+    a = np.array([agent])
+    got, want = _SeveralAgents(base, chain).gradient(a, x), chain[-1].gradient(a, x)
+    assert got.shape == want.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_releases_sums_over_coordinates_are_numpys_nansum_bit_for_bit(d):
+    """The combined losses add each release's coordinates (NaN: not released) as numpy's nansum does, to the bit,
+    on nonnegative terms (|shift| or shift^2) with NaN, zero, subnormal and infinite entries."""
+    from asyncdp.privacy.lemma_reach import _nansum_coordinates
+
+    rng = np.random.default_rng(d)
+    a = np.abs(rng.standard_cauchy(size=(60, 7, 5, d))) * rng.choice([1e-310, 1e-3, 1.0, 1e300], size=(60, 7, 5, d))
+    a[rng.uniform(size=a.shape) < 0.2] = np.nan
+    a[rng.uniform(size=a.shape) < 0.05] = 0.0
+    a[rng.uniform(size=a.shape) < 0.02] = np.inf
+    got, want = _nansum_coordinates(a), np.nansum(a, axis=-1)
+    assert got.shape == want.shape and np.array_equal(got.view(np.int64), want.view(np.int64))

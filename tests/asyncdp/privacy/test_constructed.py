@@ -110,6 +110,36 @@ def test_dense_schedules_are_each_runs_own_dense_rounds_for_every_slice():
                 np.testing.assert_array_equal(src[k], s_r)
 
 
+
+def test_lockstep_runs_sharing_one_schedule_read_its_rounds_once_and_get_the_same_losses():
+    """Lockstep runs share one schedule object: the candidate runs read it as a SharedSchedule (each round once,
+    not every run's copy stacked and compared), with the same rounds, shared rounds, reads ahead and losses as the
+    runs' schedules read one by one."""
+    from asyncdp.privacy.behavior import SharedSchedule
+
+    sc = small_example()[0].scenario
+    runs = run_engine(sc, 9, seed=4)
+    assert len({id(s) for s in runs.schedules}) == 1  # (lockstep: one schedule object for every run)
+    cand = CandidateRuns(runs, range(9))
+    plain = DenseSchedules(tuple(runs.schedules), sc.horizon)
+    assert isinstance(cand.runs.schedules._schedules, SharedSchedule)
+    for t in range(1, sc.horizon + 1):
+        for got, want in ((cand.runs.schedules, plain), (cand.runs.schedules[3:7], plain[3:7])):
+            assert got.shared_round(t) is want.shared_round(t) is not None  # (kept by value: the same round)
+    for a, b in zip(cand.runs.schedules.ahead_entries(), plain.ahead_entries()):
+        np.testing.assert_array_equal(a, b)
+    assert not any(isinstance(k, int) for k in cand.runs.schedules._cache)  # no round of every run stacked
+    for t in range(1, sc.horizon + 1):
+        for a, b in zip(cand.runs.schedules[3:7].dense_runs(t), plain[3:7].dense_runs(t)):
+            np.testing.assert_array_equal(a, b)
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    base = EngineRuns(runs.engine, runs.seeds, runs.messages, plain, runs.unicast, batch_rows=runs.batch_rows)
+    (got, got_rounds), = constructed_replays(cand.runs, [(p, q)], 0)
+    (want, want_rounds), = constructed_replays(base, [(p, q)], 0)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_rounds, want_rounds)
+    assert (got > 0).all()
+
 def test_a_candidates_losses_on_the_first_runs_do_not_depend_on_how_many_runs_were_prepared():
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
     runs = run_engine(sc, 10, seed=2)
@@ -588,6 +618,9 @@ def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_
     want = np.concatenate([f.gradient(agents, x[3 * k:3 * k + 3]) for k, f in enumerate(fams)])
     np.testing.assert_array_equal(stacked.gradient(agents, x), want)
     assert stacked.gradient(agents, x)[4, 2].tolist() == [0.5, 3.0]  # run 4: the second candidate's agent 2
+    some = np.array([2, 2, 0])  # (agents repeated, one missing: each run's columns of its own agent)
+    np.testing.assert_array_equal(stacked.gradient(some, x), np.concatenate(
+        [f.gradient(some, x[3 * k:3 * k + 3]) for k, f in enumerate(fams)]))
     np.testing.assert_array_equal(stacked.gradient(1, x[:, 1]),
                                   np.concatenate([f.gradient(1, x[3 * k:3 * k + 3, 1]) for k, f in enumerate(fams)]))
     assert stacked.num_agents == 3

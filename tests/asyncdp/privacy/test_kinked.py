@@ -126,6 +126,34 @@ def test_stacked_kinked_families_give_each_familys_own_gradients():
     assert stacked._kinked is not None and np.array_equal(got, want)
 
 
+
+def test_groups_of_linear_and_kinked_candidates_over_one_base_share_its_gradients_and_get_their_own():
+    """Consecutive groups of one agent's linear costs, each run's own agent's linear costs and one agent's kinked
+    costs over one base (the search's first batch with the kinked pairs riding along, both problems paired): the
+    base's gradients are computed once for the whole stack, and every run block gets exactly its family's own
+    call; a base gradient that is not finite leaves the call to the families (which raise their error)."""
+    from asyncdp.errors import CostValueError
+    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.problems.costs import LinearOverride
+
+    base = RendezvousQuadratic([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+    fams = [LinearOverride(base, 1, [1.0, 0.0, -2.0]), LinearOverride(base, 1, [0.5, 0.5, 0.5]),
+            KinkedOverride(base, 1, 0, 0.3, 1.5, 1e-3), KinkedOverride(base, 1, 2, -1.0, 1.5, 1e-3, -1.0),
+            LinearOverride(base, 2, [3.0, 1.0, 0.0]), LinearOverride(base, 0, [0.0, -1.0, 1.0]),
+            KinkedOverride(base, 1, 1, 7.0, 0.5, 1e-2), KinkedOverride(base, 1, 0, 1.0, 0.5, 1e-2, -1.0)]
+    sizes = [3, 3, 2, 2, 1, 2, 3, 1]
+    stacked = StackedCosts(fams, sizes)
+    assert stacked._shared is base and len(stacked._groups) == 4  # (linear, kinked, linear of two agents, kinked)
+    x = np.random.default_rng(3).normal(size=(sum(sizes), 3, 3)) * 3
+    agents = np.arange(3)
+    starts = np.cumsum([0] + sizes)
+    want = np.concatenate([f.gradient(agents, x[starts[k]:starts[k + 1]], round_index=2) for k, f in enumerate(fams)])
+    np.testing.assert_array_equal(stacked.gradient(agents, x, round_index=2), want)
+    bad = x.copy()
+    bad[5, 0, 1] = np.inf  # (the base's gradient of run 5, agent 0: not finite)
+    with pytest.raises(CostValueError):
+        stacked.gradient(agents, bad, round_index=2)
+
 # -- round adjacency: kinked losses of one round (KinkedRound) --------------------------------------------------
 
 def _online() -> object:

@@ -192,8 +192,8 @@ def test_the_tilted_transcripts_of_a_pair_taken_in_one_step_are_each_problems_ow
     (PairRules): the tilted transcripts, losses, weights and realized mu are bit for bit those of one rule per
     problem, also on a second pass over fewer runs (asynchronous timing: runs that read ahead settle later)."""
     from accounting.tilted_replay import tilted_scheduled_transcripts
-    from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise, run_engine
-    from asyncdp.privacy.profiles import _batch, _pair_rules
+    from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise, run_engine, schedule_batch
+    from asyncdp.privacy.profiles import _pair_rules
     from asyncdp.privacy.stacked import PairRules
     from asyncdp.privacy.worst_case import candidate_scenarios
 
@@ -207,7 +207,7 @@ def test_the_tilted_transcripts_of_a_pair_taken_in_one_step_are_each_problems_ow
     rules = (paired.p, paired.q)
     apart = (AlgorithmChannelRule(alg, p.problem, p.initial_points()),
              AlgorithmChannelRule(alg, q.problem, q.initial_points()))
-    got = [tilted_scheduled_transcripts(runs.messages, _batch(runs.schedules), declared_noise(alg, p.horizon), *r,
+    got = [tilted_scheduled_transcripts(runs.messages, schedule_batch(runs.schedules), declared_noise(alg, p.horizon), *r,
                                         epsilon=1.0, mu_bound=1.5, seed=5) for r in (rules, apart)]
     if timing is not None:
         assert got[1].passes > 1
