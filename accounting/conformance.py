@@ -370,7 +370,7 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     if not scratch and np.may_share_memory(rows, z):  # a view (one round or one agent): sorted in place below
         rows = rows.copy()
     width = rows.shape[1]
-    counts = width - np.isnan(rows).sum(axis=1)
+    counts = width - np.count_nonzero(np.isnan(rows), axis=1)
     complete = counts == width
     missing_any = not complete.all()
 
@@ -398,8 +398,7 @@ def _group_tests(name: str, z: np.ndarray, noisy: np.ndarray, scales: np.ndarray
     rows.sort(axis=1)  # in place (NaN last): the sorted CDF values; those of |z| in two runs
     cdf, cdf_abs = _cdfs_in_place(rows, mechanism, out=work.view(np.float64))  # the scratch memory holds cdf
     work = np.empty(rows.shape, dtype=np.int64)  # the scratch memory of the steps below
-    nan = np.isnan(cdf)
-    missing = nan if missing_any else None
+    missing = np.isnan(cdf) if missing_any else None
     if missing is None:  # a stable sort merges the two runs
         _sort_nonnegative(cdf_abs)
     else:

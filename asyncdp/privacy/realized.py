@@ -616,11 +616,18 @@ def _round_magnitude(messages: np.ndarray) -> np.ndarray:
     """The largest absolute released value of each round, ``(T,)`` (0 for a round with nothing released).
 
     ``fmax`` skips NaN (nothing released) unless a round has nothing else: that round's NaN becomes 0. The
-    maximum over the runs first (run after run, whole rounds at a time), then within each round.
+    largest and smallest value over the runs first (run after run, whole rounds at a time; ``max |x|`` is the
+    larger of ``|max x|`` and ``|min x|``, exactly, without an array of every ``|x|``), then within each round.
+
+    Example:
+        >>> _round_magnitude(np.array([[[[1.0, -3.0]], [[np.nan, np.nan]]], [[[2.0, np.nan]], [[np.nan, np.nan]]]]))
+        array([3., 0.])
     """
     m = np.asarray(messages, dtype=float)
-    a = np.abs(m).reshape(m.shape[0], m.shape[1], -1)
-    return np.nan_to_num(np.fmax.reduce(np.fmax.reduce(a, axis=0), axis=1), nan=0.0)
+    m = m.reshape(m.shape[0], m.shape[1], -1)
+    top, bottom = np.fmax.reduce(m, axis=0), np.fmin.reduce(m, axis=0)
+    a = np.fmax(np.abs(top, out=top), np.abs(bottom, out=bottom), out=top)
+    return np.nan_to_num(np.fmax.reduce(a, axis=1), nan=0.0)
 
 
 def release_spacing(messages: np.ndarray, magnitude: Any) -> np.ndarray:
