@@ -368,7 +368,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
             :class:`~accounting.claims.Claim` whose level (``per``) is not
             the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), a
             Rényi/zCDP claim with the check's delta 0, or a ``Claim`` whose own ``(epsilon, delta)`` its Rényi/zCDP
-            form does not imply (two statements; the check would test only the form).
+            form does not imply, or such a pair from the rule's own ``claimed_privacy`` beside that form (two
+            statements; the check would test only the form).
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -404,34 +405,63 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     if form.form in ("pure", "approximate"):
         return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
     _statement_implied(raw, form, str(getattr(alg, "name", alg)))
+    if _states_both(type(alg)):
+        _statement_implied(claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg))), form,
+                           str(getattr(alg, "name", alg)), source="claimed_privacy")
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")
     return float(check_epsilon(form, delta)), float(delta), form
 
 
-def _statement_implied(raw: Any, form: Any, who: str) -> None:
-    """Refuse a :class:`~accounting.claims.Claim` whose own ``(epsilon, delta)`` its Rényi/zCDP ``form`` does not imply.
+def _states_both(cls: type) -> bool:
+    """Whether ``cls`` states its ``claimed_privacy`` together with its ``claimed_form``: the class defining
+    ``claimed_privacy`` is the one defining ``claimed_form``, or a subclass of it (the author wrote or changed the
+    pair knowing the form). A pair inherited from above the form (a paper's published claim under a subclass that
+    claims another form instead) is the base rule's statement, not this rule's."""
+    def defining(name: str) -> type | None:
+        return next((k for k in cls.__mro__ if name in vars(k)), None)
 
-    Such a claim states two things (the form, and ``(epsilon, delta)``-DP); the check tests one claim, the form
-    (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go unchecked behind a
-    ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the paper records
-    state) adds nothing and is accepted. ``raw`` without ``epsilon``/``delta`` (a bare form) states nothing more.
+    pair, form = defining("claimed_privacy"), defining("claimed_form")
+    return pair is not None and form is not None and pair is not Algorithm and issubclass(pair, form)
+
+
+def _statement_implied(raw: Any, form: Any, who: str, source: str = "claimed_form") -> None:
+    """Refuse an ``(epsilon, delta)`` statement beside a Rényi/zCDP ``form`` that the form does not imply.
+
+    The statement is a :class:`~accounting.claims.Claim`'s own ``(epsilon, delta)``, or the pair the rule's own
+    ``claimed_privacy`` returns beside a bare form from ``claimed_form`` (the pair ``asyncdp run`` and sweeps record
+    as the claim: :func:`~asyncdp.algorithms.base.claimed_pair`). Either states two things; the check tests one
+    claim, the form (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go
+    unchecked behind a ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the
+    paper records state; ``(inf, 0)``, the base rule's "no claim") adds nothing and is accepted. ``raw`` without
+    ``epsilon``/``delta`` (a bare form) states nothing more.
+
+    Args:
+        raw: the Claim, or ``(epsilon, delta)`` from ``claimed_privacy``.
+        form: its Rényi or zCDP form.
+        who: the rule's name, for the message.
+        source: the method that stated ``raw``.
 
     Raises:
         ScenarioError: ``delta = 0`` (pure DP, which no Rényi or zCDP bound implies), or ``epsilon`` below the form's
             conversion at ``delta``.
     """
-    eps, dl = getattr(raw, "epsilon", None), getattr(raw, "delta", None)
+    eps, dl = raw if isinstance(raw, tuple) else (getattr(raw, "epsilon", None), getattr(raw, "delta", None))
     if raw is form or eps is None or dl is None:
         return
     implied = form.epsilon_at(dl) if 0 < dl < 1 else math.inf
     if eps * (1 + 1e-9) < implied:
         how = ("pure DP, which no Renyi or zCDP bound implies" if dl == 0 else
                f"its conversion at delta {dl:.3g} is epsilon {implied:.6g}")
-        raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which does "
-                            f"not imply it ({how}); the check tests one claim: return the form, or the (epsilon, "
-                            "delta) pair, from claimed_form and check each on its own")
+        if source == "claimed_form":
+            raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which "
+                                f"does not imply it ({how}); the check tests one claim: return the form, or the "
+                                "(epsilon, delta) pair, from claimed_form and check each on its own")
+        raise ScenarioError(f"{who}: claimed_privacy states ({eps:.6g}, {dl:.3g})-DP (the claim asyncdp run and "
+                            f"sweeps record) besides claimed_form's {form.describe()}, which does not imply it ({how}); "
+                            "the check tests claimed_form's claim only: return the form's conversion (or a looser "
+                            "pair) from claimed_privacy, or check the pair on its own")
 
 
 def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[int | None, tuple[Ledger, ...]]:

@@ -171,6 +171,61 @@ def test_a_pure_statement_beside_a_renyi_form_is_refused():
         claimed(rule(claim=claim), 12, 1e-6)
 
 
+def _two_statements(pair, form):
+    """A rule of the fixture stating ``pair`` through its own ``claimed_privacy`` beside ``form`` from
+    ``claimed_form``, and a subclass claiming ``form`` under a parent that states only ``pair``."""
+    import sys
+    from dataclasses import dataclass
+    from typing import Any, ClassVar
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclass(frozen=True)
+    class Both(noisy_dgd.NoisyDGD):
+        name: ClassVar[str] = "red-claim-both"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return pair
+
+        def claimed_form(self, horizon: int) -> Any:
+            return form
+
+    @dataclass(frozen=True)
+    class Paper(noisy_dgd.NoisyDGD):
+        name: ClassVar[str] = "red-claim-paper"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return pair
+
+    @dataclass(frozen=True)
+    class OtherForm(Paper):
+        name: ClassVar[str] = "red-claim-other-form"
+
+        def claimed_form(self, horizon: int) -> Any:
+            return form
+
+    return Both(), OtherForm()
+
+
+def test_a_rules_own_claimed_privacy_the_form_does_not_imply_is_refused():
+    """A user's DP gradient tracking returned ``(0.5, 1e-6)`` from ``claimed_privacy`` (its abstract's claim) and
+    ``0.27``-zCDP from ``claimed_form`` (what its lemma composes to). ``asyncdp run`` and sweeps record the pair as
+    ``epsilon_claimed 0.5``; the check tested the form alone and said ``pass``. The pair is false: the fixture's
+    worst pair is a Gaussian of ``mu = 0.2 sqrt(11)`` (as above), whose ``delta(0.5)`` is about 0.1. Refused now,
+    as a ``Claim`` stating both is; a pair the form implies (its conversion), and a pair a parent class states under
+    a subclass that claims another form instead (a paper's published claim), are read as before."""
+    form = ZeroConcentratedDP(0.33)
+    both, other = _two_statements((0.5, 1e-6), form)
+    with pytest.raises(ScenarioError, match=r"red-claim-both: claimed_privacy states \(0\.5, 1e-06\)-DP \(the claim "
+                                            r"asyncdp run and sweeps record\) besides claimed_form's 0\.33-zCDP"):
+        claimed(both, 12, 1e-6)
+    assert claimed(other, 12, 1e-6)[2] is form
+    implied, _ = _two_statements((form.epsilon_at(1e-6), 1e-6), form)
+    assert claimed(implied, 12, 1e-6)[2] is form
+    base, _ = _two_statements((math.inf, 0.0), form)  # "no claim" beside the form
+    assert claimed(base, 12, 1e-6)[2] is form
+
+
 # -- what the report says the claim is --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("form", [ZeroConcentratedDP(0.33), RenyiDP(8.0, 8 * 0.33)], ids=["zcdp", "renyi"])
