@@ -7,10 +7,12 @@ same under both problems and ``y = clip(grad f_0(x_0), C)`` is ``-C`` or ``+C`` 
 0), so that combination separates the pair with certainty: the privacy loss is infinite on every run and no
 ``(epsilon, delta < 1)`` claim holds (truth checked below from the engine's transcripts).
 
-The check says `inconclusive` (the released noise does not carry the draws the engine handed the ``x`` releases), a
-doubt with a clear reason, not a false `pass`. The dependence test and the cancelling audit
-(:mod:`asyncdp.privacy.dependence`) look across rounds and agents of one channel only; across the channels of one
-round they would find the cancelling combination and certify the loss: a `violation` (strict xfail until then).
+The check said `inconclusive` (the released noise does not carry the draws the engine handed the ``x`` releases), a
+doubt, not the witness the leak allows: the dependence test and the cancelling audit
+(:mod:`asyncdp.privacy.dependence`) looked across rounds and agents of one channel only. Channels of one shape are
+now also tested against each other round by round (their releases interleaved,
+:func:`asyncdp.privacy.dependence.interleave_channels`), each family at half the error, and the cancelling audit
+finds ``y~ - 20 x~`` and certifies the loss: `violation`, the witness naming both channels and the round.
 """
 
 from __future__ import annotations
@@ -104,14 +106,10 @@ def test_the_truth_round_one_releases_a_noise_free_combination_that_separates_th
     assert np.allclose(_round_one_combination(sc), -CLIP) and np.allclose(_round_one_combination(adj), CLIP)
 
 
-def test_the_check_does_not_pass():
-    report = check_privacy(*_pair(), runs=400, search_examples=0)
-    assert report.verdict == "inconclusive", report.reasons
-    assert any("do not carry their declared scale times the standard draw" in r for r in report.reasons)
-
-
-@pytest.mark.xfail(strict=True, reason="the dependence test and the cancelling audit look across rounds and agents "
-                                       "of one channel, not across the channels of one round")
 def test_the_check_finds_the_cancelling_combination_across_channels():
     report = check_privacy(*_pair(), runs=400, search_examples=0)
     assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "dependence" and w["channels"] == ["x", "y"] and w["rounds"][0] == w["rounds"][1], w
+    assert w["agents"] == [0, 0] and w["beta"] == pytest.approx(SY / SX)
+    assert w["delta_lower_bound"] > w["delta_allowed"]
