@@ -297,9 +297,12 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
     where = (f"{release(dep['rounds'][0])} and {release(dep['rounds'][1])} of agent {dep['agents'][0]}"
              if dep["across"] == "rounds" else
              f"agents {dep['agents'][0]} and {dep['agents'][1]} in {release(dep['rounds'][0])}")
-    test = (f"correlation of residuals across {dep['across']} (Fisher z, Bonferroni over {dep['tests']} tests)")
-    doubt = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
-             f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
+    pooled = dep["channel"] == name and bool(joint)
+    across = "channels and rounds" if pooled else dep["across"]
+    test = (f"correlation of residuals across {across} (Fisher z, Bonferroni over {dep['tests']} tests)")
+    noise = f"channels {' and '.join(repr(k) for k in joint)}" if pooled else f"channel {dep['channel']!r}"
+    doubt = (f"noise dependence: the released noise of {noise} is correlated across {across} ({where}, coordinate "
+             f"{dep['coordinate']}: correlation {dep['correlation']:.3g} over "
              f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
              f"{dep['tests']} tests, confidence {1.0 - alpha:.6g}); the declarations state independent draws, "
              "which every bound assumes")
@@ -339,7 +342,7 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
     if c == name and joint:  # the interleaved rounds as each release's channel and round
         channels = [joint[(v - 1) % len(joint)] for v in rounds]
         rounds = [(v - 1) // len(joint) + 1 for v in rounds]
-    witness = {"kind": "dependence", "method": method, "channel": c, "across": dep["across"],
+    witness = {"kind": "dependence", "method": method, "channel": c, "across": across,
                **({"channels": channels} if channels else {}),
                "rounds": rounds, "agents": audit["agents"], "coordinate": audit["coordinate"],
                "statistic": combo, "beta": audit["beta"], "selection_correlation": audit["selection_correlation"],
