@@ -39,14 +39,15 @@ def load_source(source: str) -> list[Paper]:
         if not path.is_file():
             raise FileNotFoundError(f"no paper script at {source!r}")
         namespace = exec_script_source(path.read_bytes(), str(path), f"asyncdp_papers_{abs(hash(str(path.resolve())))}")
-        origin = str(path)
+        origin = str(path.resolve())  # register() records a script by its resolved path
         values: list[Any] = list(namespace.values())
     else:
         try:
             module = importlib.import_module(source)
         except ImportError as exc:
             raise PaperError(f"cannot import the paper module {source!r}: {exc}") from None
-        origin = str(getattr(module, "__file__", source))
+        file = getattr(module, "__file__", None)
+        origin = str(Path(file).resolve()) if file else source  # as register() records its caller
         values = list(vars(module).values())
     found = {p.name: p for p in values if is_paper(p)}
     for r in registered().values():

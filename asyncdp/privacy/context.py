@@ -368,7 +368,8 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
             :class:`~accounting.claims.Claim` whose level (``per``) is not
             the rule's ``claim_level`` or is ``"round"`` (the check reads run and iteration claims), a
             Rényi/zCDP claim with the check's delta 0, or a ``Claim`` whose own ``(epsilon, delta)`` its Rényi/zCDP
-            form does not imply (two statements; the check would test only the form).
+            form does not imply, or such a pair from the rule's ``claimed_privacy`` (its own or inherited) beside a
+            form without a pair (two statements; the check would test only the form).
 
     Example:
         >>> from accounting.claim_forms import ZeroConcentratedDP
@@ -404,34 +405,61 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     if form.form in ("pure", "approximate"):
         return float(form.epsilon), float(getattr(form, "delta", 0.0)), form  # type: ignore[union-attr]
     _statement_implied(raw, form, str(getattr(alg, "name", alg)))
+    own_pair = raw is not form and None not in (getattr(raw, "epsilon", None), getattr(raw, "delta", None))
+    if not own_pair and callable(getattr(alg, "claimed_privacy", None)):
+        # no pair of its own: asyncdp run and sweeps record claimed_privacy's (claimed_pair), inherited or not (a
+        # paper's published pair under a subclass with less noise is false for it)
+        _statement_implied(claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg))), form,
+                           str(getattr(alg, "name", alg)), source=_stated_by(alg))
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")
     return float(check_epsilon(form, delta)), float(delta), form
 
 
-def _statement_implied(raw: Any, form: Any, who: str) -> None:
-    """Refuse a :class:`~accounting.claims.Claim` whose own ``(epsilon, delta)`` its Rényi/zCDP ``form`` does not imply.
+def _stated_by(alg: Any) -> str:
+    """``"claimed_privacy"``, or ``"claimed_privacy (inherited from Base)"`` when ``alg``'s class inherits it."""
+    owner = next((k for k in type(alg).__mro__ if "claimed_privacy" in vars(k)), type(alg))
+    return "claimed_privacy" if owner is type(alg) else f"claimed_privacy (inherited from {owner.__name__})"
 
-    Such a claim states two things (the form, and ``(epsilon, delta)``-DP); the check tests one claim, the form
-    (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go unchecked behind a
-    ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the paper records
-    state) adds nothing and is accepted. ``raw`` without ``epsilon``/``delta`` (a bare form) states nothing more.
+
+def _statement_implied(raw: Any, form: Any, who: str, source: str = "claimed_form") -> None:
+    """Refuse an ``(epsilon, delta)`` statement beside a Rényi/zCDP ``form`` that the form does not imply.
+
+    The statement is a :class:`~accounting.claims.Claim`'s own ``(epsilon, delta)``, or the pair the rule's
+    ``claimed_privacy`` (its own or inherited) returns beside a bare form from ``claimed_form`` (the pair ``asyncdp
+    run`` and sweeps record as the claim: :func:`~asyncdp.algorithms.base.claimed_pair`). Either states two things; the check tests one
+    claim, the form (through its conversion at the check's delta), so a stronger ``(epsilon, delta)`` would go
+    unchecked behind a ``pass``. A statement the form implies (its conversion at ``delta``, or a looser one, as the
+    paper records state; ``(inf, 0)``, the base rule's "no claim") adds nothing and is accepted. ``raw`` without
+    ``epsilon``/``delta`` (a bare form) states nothing more.
+
+    Args:
+        raw: the Claim, or ``(epsilon, delta)`` from ``claimed_privacy``.
+        form: its Rényi or zCDP form.
+        who: the rule's name, for the message.
+        source: the method that stated ``raw`` (``"claimed_form"``, or ``claimed_privacy`` and where it is defined).
 
     Raises:
         ScenarioError: ``delta = 0`` (pure DP, which no Rényi or zCDP bound implies), or ``epsilon`` below the form's
             conversion at ``delta``.
     """
-    eps, dl = getattr(raw, "epsilon", None), getattr(raw, "delta", None)
+    eps, dl = raw if isinstance(raw, tuple) else (getattr(raw, "epsilon", None), getattr(raw, "delta", None))
     if raw is form or eps is None or dl is None:
         return
     implied = form.epsilon_at(dl) if 0 < dl < 1 else math.inf
     if eps * (1 + 1e-9) < implied:
         how = ("pure DP, which no Renyi or zCDP bound implies" if dl == 0 else
                f"its conversion at delta {dl:.3g} is epsilon {implied:.6g}")
-        raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which does "
-                            f"not imply it ({how}); the check tests one claim: return the form, or the (epsilon, "
-                            "delta) pair, from claimed_form and check each on its own")
+        if source == "claimed_form":
+            raise ScenarioError(f"{who}: the claim states ({eps:.6g}, {dl:.3g})-DP besides {form.describe()}, which "
+                                f"does not imply it ({how}); the check tests one claim: return the form, or the "
+                                "(epsilon, delta) pair, from claimed_form and check each on its own")
+        raise ScenarioError(f"{who}: {source} states ({eps:.6g}, {dl:.3g})-DP (the claim asyncdp run and sweeps "
+                            f"record) besides claimed_form's {form.describe()}, which does not imply it ({how}); the "
+                            "check tests claimed_form's claim only: return the form's conversion (or a looser pair, "
+                            "or (inf, 0) for none) from claimed_privacy, or check the pair on its own by returning it "
+                            "from claimed_form")
 
 
 def focus_rounds(ledger: Ledger, sensitivity: Any, agent: int | None) -> tuple[int | None, tuple[Ledger, ...]]:

@@ -9,7 +9,9 @@ of the noise cannot see it. Two functions deal with it:
 
 * :func:`noise_dependence`: a test of independence across rounds and across
   agents on the residuals (released minus noise-free values: the noise
-  itself). Its rejection is a *doubt*: the verdict cannot be ``pass``.
+  itself); across the channels of one round on the channels' releases
+  interleaved (:func:`interleave_channels`). Its rejection is a *doubt*: the
+  verdict cannot be ``pass``.
 * :func:`cancelling_audit`: a *witness*. Dependent noise can cancel: if the
   noise of release ``B`` is ``beta`` times that of release ``A``, then
   ``g = r_B - beta r_A`` (each residual taken under the scenario's problem
@@ -42,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEPENDENCE_ALPHA_FRACTION", "noise_dependence", "cancelling_audit", "CancellingAudit"]
+__all__ = ["DEPENDENCE_ALPHA_FRACTION", "noise_dependence", "cancelling_audit", "CancellingAudit", "interleave_channels"]
 
 DEPENDENCE_ALPHA_FRACTION = 0.1
 """The dependence test and the cancelling audit each run at this fraction of the conformance method's error
@@ -136,6 +138,22 @@ def noise_dependence(residuals: dict[str, np.ndarray], scales: dict[str, np.ndar
     if p_min >= threshold:
         return None
     return {**best, "threshold": threshold, "tests": tests}
+
+
+def interleave_channels(arrays: list[np.ndarray]) -> np.ndarray:
+    """Several channels' ``(R, T, N, d)`` arrays as one, their releases of each round side by side along the rounds.
+
+    Virtual round ``t K + k`` (0-based) is channel ``k``'s round ``t``, so the tests across consecutive rounds
+    (:func:`noise_dependence`, :func:`cancelling_audit`) meet the channels of one round: a rule adding one draw to
+    two channels' releases is dependent there, and the combination of those two releases cancels its noise.
+
+    Example:
+        >>> a, b = np.zeros((1, 2, 1, 1)), np.ones((1, 2, 1, 1))
+        >>> interleave_channels([a, b])[0, :, 0, 0]
+        array([0., 1., 0., 1.])
+    """
+    stacked = np.stack([np.asarray(a, dtype=float) for a in arrays], axis=2)  # (R, T, K, ...)
+    return stacked.reshape(stacked.shape[0], stacked.shape[1] * stacked.shape[2], *stacked.shape[3:])
 
 
 def _masked_correlation(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

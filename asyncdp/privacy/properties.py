@@ -62,7 +62,10 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     base_witness = {"kind": "pair", "agent": ctx.changed_agent, "round": ctx.changed_round,
                     "seed": ctx.options.seed, "claim_form": ctx.form_name}
     figures: dict[str, object] = {"worst_case_delta_lower": None}
-    evidence = delta_evidence(ctx, pair.scenario, pair.adjacent, figures, base_witness, f"the pair ({where} changed)")
+    # the pair as the check runs it: the rule bound to the problem (a user's pair holds the rule as written; the
+    # adjacency check has shown it binds alike to both problems)
+    p, q = (sc.replace(algorithm=ctx.algorithm) for sc in (pair.scenario, pair.adjacent))
+    evidence = delta_evidence(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
     return dataclasses.replace(evidence, method=method, checked_against=kind)
 
 

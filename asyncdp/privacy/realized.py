@@ -40,7 +40,7 @@ from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError
 
 from .behavior import declared_noise, run_origin
-from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, noise_dependence
+from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, interleave_channels, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 
@@ -276,15 +276,33 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
     """
     residuals = {c: r for c, r in replay.residuals.items() if c in declared and np.ndim(r) == 4}
     alpha = ctx.options.alpha_share * DEPENDENCE_ALPHA_FRACTION
-    dep = noise_dependence(residuals, {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()}, alpha)
+    scales = {c: np.asarray(sc_, dtype=float) for c, (_, sc_) in declared.items()}
+    # channels of one shape are also tested against each other, round by round (one draw added to two channels):
+    # each family of tests at half the error
+    joint = [c for c in residuals if np.shape(residuals[c]) == np.shape(next(iter(residuals.values())))]
+    joint = joint if len(joint) > 1 and len(joint) == len(residuals) else []
+    dep = noise_dependence(residuals, scales, alpha / 2 if joint else alpha)
+    name = "+".join(joint)
+    if dep is None and joint:
+        dep = noise_dependence({name: interleave_channels([residuals[c] for c in joint])},
+                               {name: interleave_channels([np.reshape(scales[c], (1, -1, 1, 1)) for c in joint])
+                                .reshape(-1)}, alpha / 2)
     if dep is None:
         return [], None, None
-    where = (f"rounds {dep['rounds'][0]} and {dep['rounds'][1]} of agent {dep['agents'][0]}"
+
+    def release(v: int) -> str:  # a 1-based round of the test, as channel and round
+        return f"channel {joint[(v - 1) % len(joint)]!r} round {(v - 1) // len(joint) + 1}" \
+            if dep["channel"] == name and joint else f"round {v}"
+
+    where = (f"{release(dep['rounds'][0])} and {release(dep['rounds'][1])} of agent {dep['agents'][0]}"
              if dep["across"] == "rounds" else
-             f"agents {dep['agents'][0]} and {dep['agents'][1]} in round {dep['rounds'][0]}")
-    test = (f"correlation of residuals across {dep['across']} (Fisher z, Bonferroni over {dep['tests']} tests)")
-    doubt = (f"noise dependence: the released noise of channel {dep['channel']!r} is correlated across "
-             f"{dep['across']} ({where}, coordinate {dep['coordinate']}: correlation {dep['correlation']:.3g} over "
+             f"agents {dep['agents'][0]} and {dep['agents'][1]} in {release(dep['rounds'][0])}")
+    pooled = dep["channel"] == name and bool(joint)
+    across = "channels and rounds" if pooled else dep["across"]
+    test = (f"correlation of residuals across {across} (Fisher z, Bonferroni over {dep['tests']} tests)")
+    noise = f"channels {' and '.join(repr(k) for k in joint)}" if pooled else f"channel {dep['channel']!r}"
+    doubt = (f"noise dependence: the released noise of {noise} is correlated across {across} ({where}, coordinate "
+             f"{dep['coordinate']}: correlation {dep['correlation']:.3g} over "
              f"{dep['runs']} runs, Fisher p-value {dep['p_value']:.3g} < {dep['threshold']:.3g}, Bonferroni over "
              f"{dep['tests']} tests, confidence {1.0 - alpha:.6g}); the declarations state independent draws, "
              "which every bound assumes")
@@ -296,8 +314,11 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
         other = ctx.adjacent_replay()  # the adjacent runs' residuals under P (its first problem), shared
         if isinstance(other, AccountingError):
             raise other
-        agents = list(range(residuals[c].shape[2])) if ctx.changed_agent is None else [ctx.changed_agent]
-        audit = cancelling_audit(residuals[c], replay.residuals_prime[c] - residuals[c], other.residuals[c],
+        cs = joint if c == name and joint else [c]
+        agents = list(range(residuals[cs[0]].shape[2])) if ctx.changed_agent is None else [ctx.changed_agent]
+        audit = cancelling_audit(interleave_channels([residuals[k] for k in cs]),
+                                 interleave_channels([replay.residuals_prime[k] - residuals[k] for k in cs]),
+                                 interleave_channels([other.residuals[k] for k in cs]),
                                  agents=agents, epsilon=ctx.epsilon_claimed, delta=ctx.delta_claimed, alpha=alpha,
                                  per_round=ctx.focus is not None)
     except AccountingError as exc:
@@ -305,7 +326,7 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
     if audit is None:
         return ["noise dependence: no cancelling audit (too few runs)"], doubt, None
     (ta, tb), (ia, ib) = audit["rounds"], audit["agents"]
-    combo = (f"g = r(round {tb}, agent {ib}) - {audit['beta']:.6g} r(round {ta}, agent {ia}), coordinate "
+    combo = (f"g = r({release(tb)}, agent {ib}) - {audit['beta']:.6g} r({release(ta)}, agent {ia}), coordinate "
              f"{audit['coordinate']}, residuals r under the scenario's problem")
     k1, n1 = audit["counts"]["adjacent"]
     k0, n0 = audit["counts"]["scenario"]
@@ -317,8 +338,13 @@ def _dependence(pair: ScenarioPair, ctx: CheckContext, replay: Any, declared: di
         return [f"noise dependence: the cancelling audit ({combo}) does not refute the claim: {found}"], doubt, None
     method = ("cancelling audit: a combination of two releases whose dependent noise cancels, chosen on half of "
               "the scenario's runs; Clopper-Pearson counts of one event on the other half and the adjacent runs")
-    witness = {"kind": "dependence", "method": method, "channel": c, "across": dep["across"],
-               "rounds": audit["rounds"], "agents": audit["agents"], "coordinate": audit["coordinate"],
+    rounds, channels = audit["rounds"], None
+    if c == name and joint:  # the interleaved rounds as each release's channel and round
+        channels = [joint[(v - 1) % len(joint)] for v in rounds]
+        rounds = [(v - 1) // len(joint) + 1 for v in rounds]
+    witness = {"kind": "dependence", "method": method, "channel": c, "across": across,
+               **({"channels": channels} if channels else {}),
+               "rounds": rounds, "agents": audit["agents"], "coordinate": audit["coordinate"],
                "statistic": combo, "beta": audit["beta"], "selection_correlation": audit["selection_correlation"],
                "event": f"|g - {audit['center']:.6g}| > {audit['tau']:.6g}", "counts": audit["counts"],
                "epsilon_lower_bound": audit["epsilon_lower_bound"], "delta_lower_bound": audit["delta_lower_bound"],

@@ -171,3 +171,20 @@ def test_an_unpicklable_user_rule_under_a_process_executor_is_one_clear_error():
     with pytest.raises(SweepError, match="executor 'processes' ships the factory to other processes, but it cannot "
                                          "be pickled"):
         sweep(factory, {"c": [0.1]}, executor="processes")
+
+
+def test_topology_audit_finds_a_paper_registered_by_a_script_named_by_a_relative_path(tmp_path, capsys, monkeypatch):
+    # The script calls register(...) without keeping the record in a module-level name. register records the
+    # script's resolved path as the origin, and load_source compared it with the path as typed: named relative to
+    # the working directory, the script "defined no paper" (an absolute path worked).
+    script = _script(tmp_path, """\
+        register(Paper("cli-tuned-huang", (TunedHuang,), lemma=lambda sc: np.zeros(sc.horizon),
+                       assumptions=AssumptionSet("cli-tuned-huang", "my notes", (
+                           EachRound(topology.check_strongly_connected, "strongly_connected", "strongly connected"),
+                       ), "doubly")))
+        """)
+    monkeypatch.chdir(tmp_path)
+    assert main(["topology", "generate", "static", "--graph", "ring", "--nodes", "4", "-o", "ring.json"]) == 0
+    capsys.readouterr()
+    assert main(["topology", "audit", "ring.json", "--algorithm", script.name]) == 0, capsys.readouterr().err
+    assert "strongly_connected" in capsys.readouterr().out

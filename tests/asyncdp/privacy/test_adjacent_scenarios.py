@@ -54,7 +54,11 @@ class GaussDGD(noisy_dgd.NoisyDGD):
     name: ClassVar[str] = "test-adjacent-scenarios-gauss-dgd"
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
-        return gaussian_profile_epsilon(MU * self.scale, DELTA), DELTA
+        """The exact Gaussian ``(epsilon(DELTA), DELTA)``; beside a zCDP or Rényi form, that form's conversion (the
+        check refuses a pair the form does not imply)."""
+        if self.form not in ("zcdp", "renyi"):
+            return gaussian_profile_epsilon(MU * self.scale, DELTA), DELTA
+        return self.claimed_form(horizon).epsilon_at(DELTA), DELTA
 
     def claimed_form(self, horizon: int) -> Any:
         mu = MU * self.scale
@@ -62,7 +66,7 @@ class GaussDGD(noisy_dgd.NoisyDGD):
             return ZeroConcentratedDP(mu**2 / 2)
         if self.form == "renyi":
             return RenyiDP(ALPHA, ALPHA * mu**2 / 2)
-        return ApproxDP(*self.claimed_privacy(horizon))
+        return ApproxDP(gaussian_profile_epsilon(mu, DELTA), DELTA)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,10 @@ def _example():
 class ClaimsZCDP(Showkatbakhsh):
     rho: float = 1.0
 
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        """The form's conversion at the paper's delta (the check refuses a pair the form does not imply)."""
+        return self.claimed_form(horizon).epsilon_at(self.delta), self.delta
+
     def claimed_form(self, horizon: int):
         return ZeroConcentratedDP(self.rho)
 

@@ -134,7 +134,8 @@ class CalibratedDGD(Algorithm):
         return 2 * self.step * CLIP * math.sqrt(self.copies * (horizon - 1)) / self.sigma
 
     def claimed_privacy(self, horizon: int) -> tuple[float, float]:
-        return gaussian_profile_epsilon(self.mu(horizon), self.delta), self.delta
+        form = self.claimed_form(horizon)  # beside a Renyi or zCDP form, a pair it implies (its conversion)
+        return form if isinstance(form, tuple) else (form.epsilon_at(self.delta), self.delta)
 
     def claimed_form(self, horizon: int) -> Any:
         mu = self.mu(horizon)
@@ -142,7 +143,7 @@ class CalibratedDGD(Algorithm):
             return RenyiDP(self.alpha, self.alpha * mu * mu / 2)
         if self.form == "zcdp":
             return ZeroConcentratedDP(mu * mu / 2)
-        return self.claimed_privacy(horizon)
+        return gaussian_profile_epsilon(mu, self.delta), self.delta
 
 
 CLIP = 1.0

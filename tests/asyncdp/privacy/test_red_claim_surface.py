@@ -171,6 +171,77 @@ def test_a_pure_statement_beside_a_renyi_form_is_refused():
         claimed(rule(claim=claim), 12, 1e-6)
 
 
+def _two_statements(pair, form):
+    """A rule of the fixture stating ``pair`` through its own ``claimed_privacy`` beside ``form`` from
+    ``claimed_form``, and a subclass claiming ``form`` under a parent that states only ``pair``."""
+    import sys
+    from dataclasses import dataclass
+    from typing import Any, ClassVar
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclass(frozen=True)
+    class Both(noisy_dgd.NoisyDGD):
+        name: ClassVar[str] = "red-claim-both"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return pair
+
+        def claimed_form(self, horizon: int) -> Any:
+            return form
+
+    @dataclass(frozen=True)
+    class Paper(noisy_dgd.NoisyDGD):
+        name: ClassVar[str] = "red-claim-paper"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return pair
+
+    @dataclass(frozen=True)
+    class OtherForm(Paper):
+        name: ClassVar[str] = "red-claim-other-form"
+
+        def claimed_form(self, horizon: int) -> Any:
+            return form
+
+    return Both(), OtherForm()
+
+
+def test_a_rules_own_claimed_privacy_the_form_does_not_imply_is_refused():
+    """A user's DP gradient tracking returned ``(0.5, 1e-6)`` from ``claimed_privacy`` (its abstract's claim) and
+    ``0.27``-zCDP from ``claimed_form`` (what its lemma composes to). ``asyncdp run`` and sweeps record the pair as
+    ``epsilon_claimed 0.5``; the check tested the form alone and said ``pass``. The pair is false: the fixture's
+    worst pair is a Gaussian of ``mu = 0.2 sqrt(11)`` (as above), whose ``delta(0.5)`` is about 0.1. Refused now,
+    as a ``Claim`` stating both is; a pair the form implies (its conversion) and ``(inf, 0)`` are read as before."""
+    form = ZeroConcentratedDP(0.33)
+    both, _ = _two_statements((0.5, 1e-6), form)
+    with pytest.raises(ScenarioError, match=r"red-claim-both: claimed_privacy states \(0\.5, 1e-06\)-DP \(the claim "
+                                            r"asyncdp run and sweeps record\) besides claimed_form's 0\.33-zCDP"):
+        claimed(both, 12, 1e-6)
+    implied, _ = _two_statements((form.epsilon_at(1e-6), 1e-6), form)
+    assert claimed(implied, 12, 1e-6)[2] is form
+    base, _ = _two_statements((math.inf, 0.0), form)  # "no claim" beside the form
+    assert claimed(base, 12, 1e-6)[2] is form
+
+
+def test_a_pair_inherited_from_a_paper_the_subclass_form_does_not_imply_is_refused():
+    """A subclass of a paper's rule (less noise, say) claiming a zCDP form inherits the paper's ``claimed_privacy``:
+    ``asyncdp run`` and sweeps record that pair as the subclass's claim (:func:`claimed_pair`), while the check tested
+    the form alone and said ``pass`` (showkatbakhsh with a tenth of its noise claiming 50-zCDP: ``pass``, recorded
+    ``(1, 1e-3)``, which the same rule claiming that pair gets ``violation`` for). Refused like the rule's own pair,
+    naming the class it is inherited from; the pair the form implies is read as before."""
+    from asyncdp.algorithms.base import claimed_pair
+
+    form = ZeroConcentratedDP(0.33)
+    _, other = _two_statements((0.5, 1e-6), form)
+    assert claimed_pair(other, 12) == (0.5, 1e-6)  # what asyncdp run records for the subclass
+    with pytest.raises(ScenarioError, match=r"red-claim-other-form: claimed_privacy \(inherited from Paper\) states "
+                                            r"\(0\.5, 1e-06\)-DP .* besides claimed_form's 0\.33-zCDP"):
+        claimed(other, 12, 1e-6)
+    _, implied = _two_statements((form.epsilon_at(1e-6), 1e-6), form)
+    assert claimed(implied, 12, 1e-6)[2] is form
+
+
 # -- what the report says the claim is --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("form", [ZeroConcentratedDP(0.33), RenyiDP(8.0, 8 * 0.33)], ids=["zcdp", "renyi"])
