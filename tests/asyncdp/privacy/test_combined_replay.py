@@ -161,37 +161,46 @@ def test_a_rule_reading_another_agents_cost_is_replayed_candidate_by_candidate()
 
 @dataclass(frozen=True)
 class PairSumDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
-    """Not a per-agent rule: agent 0 steps along ``clip(g_0) + clip(g_1)`` (it reads agent 1's cost); every other
-    agent along its own clipped gradient."""
+    """Not a per-agent rule: agent ``READER`` steps along ``clip(g_READER) + clip(g_READ)`` (it reads agent
+    ``READ``'s cost); every other agent along its own clipped gradient."""
 
     name: ClassVar[str] = "private-dgd-pair-sum-test"
+    READER: ClassVar[int] = 0
+    READ: ClassVar[int] = 1
 
     def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
         z = mixed["y"]
         g = np.array(clip_l2(problem.costs.gradient(agents, z, round_index=t), self.clip))
         a = np.asarray(agents)
         if a.ndim == 1 and a.size == problem.num_agents:
-            g1 = clip_l2(problem.costs.gradient(np.full_like(a, 1), z, round_index=t), self.clip)
-            g[..., 0, :] += g1[..., 0, :]
+            other = clip_l2(problem.costs.gradient(np.full_like(a, self.READ), z, round_index=t), self.clip)
+            g[..., self.READER, :] += other[..., self.READER, :]
         return {"x": problem.domain.project(z - self.step * g)}
 
 
-@pytest.mark.xfail(strict=True, reason="known limit: the combined replay's guard sees a rule reading another "
-                   "agent's cost only when the agent read from keeps its cost in the replay; here agents 0 and 1 "
-                   "change together, agent 1's change moves agent 0's releases, and agent 1's candidate's combined "
-                   "loss does not count them (the check's other methods still find the rule's violation)")
-def test_a_rule_reading_another_changed_agents_cost_is_replayed_candidate_by_candidate():
-    """Agent 0's releases move with agent 1's cost, and both agents change in the same combined replay: the
-    combined replay must be refused, as for a rule reading an unchanged agent's cost (truth: agent 1's own
-    one-agent replay moves agent 0's releases)."""
-    sc = EX["scenario"].replace(algorithm=PairSumDGD(rounds=EX["HORIZON"]))
+def _pair_sum(reader: int, read: int) -> type:
+    """:class:`PairSumDGD` with agent ``reader`` reading agent ``read``'s cost."""
+    return dataclass(frozen=True)(type(f"PairSum{reader}{read}DGD", (PairSumDGD,), {
+        "name": f"private-dgd-pair-sum-{reader}-{read}-test", "READER": reader, "READ": read,
+        "__annotations__": {}}))
+
+
+# (both agents change in the same combined replay: _members' first group holds agent 0's first curved cost and
+# agents 1, 2, 3 at positions 0 to 3; the pairs differ in the first bit of their positions, the second, or both,
+# each bit both ways; a rule reading agent 0's cost is seen by the unchanged agents of the replay of its second)
+@pytest.mark.parametrize("reader, read", [(0, 1), (0, 2), (1, 2), (2, 1), (2, 3), (3, 2), (1, 3)])
+def test_a_rule_reading_another_changed_agents_cost_is_replayed_candidate_by_candidate(reader, read):
+    """Agent ``reader``'s releases move with agent ``read``'s cost, and both agents change in the same combined
+    replay: the combined replay must be refused, as for a rule reading an unchanged agent's cost (truth: agent
+    ``read``'s own one-agent replay moves agent ``reader``'s releases)."""
+    sc = EX["scenario"].replace(algorithm=_pair_sum(reader, read)(rounds=EX["HORIZON"]))
     runs = run_engine(sc, RUNS, seed=5)
     every = CandidateRuns(runs, list(range(RUNS)))
     base = _base_of(every, sc)[1]
     members = _members(sc, 0.5)
-    agent1 = next(m for m in members if m[1] == 1)
-    alone = _shift(replay_runs(every.runs, *_alone(sc, base, agent1), algorithm=base.algorithm, losses=False))
-    assert any((np.nan_to_num(s[:, :, 0]) != 0).any() for s in alone.values())  # the truth: agent 0 moves
+    moved = next(m for m in members if m[1] == read)
+    alone = _shift(replay_runs(every.runs, *_alone(sc, base, moved), algorithm=base.algorithm, losses=False))
+    assert any((np.nan_to_num(s[:, :, reader]) != 0).any() for s in alone.values())  # the truth: it moves
     assert _combined(every, sc, base, members) is None
 
 
