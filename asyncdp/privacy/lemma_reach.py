@@ -307,8 +307,8 @@ class _Combined(dict):  # type: ignore[type-arg]
 
 
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
-    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs, or
-    ``None`` (then each candidate is replayed on its own, as before).
+    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
+    guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -327,16 +327,16 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     costs, so they are outside the one-agent adjacency class and are built without its validation (each change is
     a member of the class: the candidates' own pairs). The candidates are grouped so that no agent changes twice in
     a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents). A rule that is not
-    per agent (a release reading another agent's cost) moves an agent that keeps its cost, and then ``None`` is
-    returned: an agent outside the group in its replay, and each agent of the group in the replays of
-    :func:`_reads_a_changed_agent` (halves of the group split by each bit of the members' positions, so that every
-    ordered pair of its agents is once changed and keeping its cost; ``2 * ceil(log2 |group|)`` replays). The
-    guard sees a read on the recorded transcripts of every run, from the user's costs and the candidates' pairs;
-    a rule reading another agent's cost only when a third agent's cost is changed too is not seen. ``None`` is
-    returned too when a replay fails, a noise-free round has an infinite loss or a mismatch (the recorded
-    noise-free messages follow the user's problem), or the messages are not broadcast. (The replay's own losses, the noisy
-    releases' density ratios, are computed only when some round is noise-free: the rounds compared are the
-    shifts'.)
+    per agent (a release reading another agent's cost or state) moves an agent that keeps its cost, and then
+    ``None`` is returned: an agent outside the group in the group's replay (it keeps the user's cost), and an
+    agent of the group in :func:`_reads_a_changed_agent`'s replays (it keeps its own pair's first or second cost
+    while others switch between theirs; every ordered pair of the group's agents once), on every run. Not seen: a
+    rule reading another agent's cost only in states these replays do not reach (e.g. only when a third agent's
+    cost is changed as well, or only when the reader holds the user's cost while a member of the group changes).
+    ``None`` is returned too when a replay fails, a noise-free round has an infinite loss or a mismatch (the
+    recorded noise-free messages follow the user's problem), or the messages are not broadcast. (The replay's own
+    losses, the noisy releases' density ratios, are computed only when some round is noise-free: the rounds
+    compared are the shifts'.)
 
     Args:
         every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
