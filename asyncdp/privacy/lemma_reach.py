@@ -428,8 +428,10 @@ def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
     the first of ``reference``."""
     for c, got in sides.items():
         other = got[1] if reference is None else reference[c][0]
-        d = (got[0] - other)[:, :, agents]
-        if (np.isfinite(d) & (d != 0)).any():
+        hit = np.zeros(got[0].shape[2], dtype=bool)
+        hit[agents] = True
+        differ = (got[0] != other) & hit[:, None]  # (the difference of the differing entries only: their finiteness)
+        if differ.any() and np.isfinite(got[0][differ] - other[differ]).any():
             return True
     return False
 
