@@ -332,7 +332,11 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     agent of the group in :func:`_reads_a_changed_agent`'s replays (it keeps its own pair's first or second cost
     while others switch between theirs; every ordered pair of the group's agents once), on every run. Not seen: a
     rule reading another agent's cost only in states these replays do not reach (e.g. only when a third agent's
-    cost is changed as well, or only when the reader holds the user's cost while a member of the group changes).
+    cost is changed as well, or only when the reader holds the user's cost while a member of the group changes),
+    and a read of several members whose changes cancel in every mixed problem (each switches several members at
+    once: from four members on, e.g. ``g_1 + g_2 + g_3`` with agent 3's pair opposite to agents 1's and 2's; a strict
+    xfail in ``tests/asyncdp/privacy/test_combined_replay.py``; only one mixed problem per member would exclude it,
+    the replays the combination saves).
     ``None`` is returned too when a replay fails, a noise-free round has an infinite loss or a mismatch (the
     recorded noise-free messages follow the user's problem), or the messages are not broadcast. (The replay's own
     losses, the noisy releases' density ratios, are computed only when some round is noise-free: the rounds
@@ -446,7 +450,9 @@ def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tup
     first cost, the others on their second. The members on their first cost must have the releases of the first
     problem of ``sides`` (only the others' costs differ) and the others those of its second: every ordered pair
     (``j``'s cost changed between its pair's two costs, ``i``'s kept) occurs in one of these ``2 * ceil(log2
-    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed two at a time on every run of ``every``.
+    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed two at a time on every run of ``every``;
+    but ``j`` switches together with the other members on the far side of bit ``b``, so a release reading several
+    members' costs is missed when their changes cancel in every such problem (:func:`_combined`).
     An agent keeping its cost has its own pair's cost there (not the user's, as in its one-agent replay). A per-agent
     rule never trips it (the replays are exact: the same operations on the same values, bit for bit); a refused
     replay counts as a move.
