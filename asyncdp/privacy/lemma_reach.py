@@ -332,7 +332,9 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     agent of the group in :func:`_reads_a_changed_agent`'s replays (it keeps its own pair's first or second cost
     while others switch between theirs; every ordered pair of the group's agents once), on every run. Not seen: a
     rule reading another agent's cost only in states these replays do not reach (e.g. only when a third agent's
-    cost is changed as well, or only when the reader holds the user's cost while a member of the group changes),
+    cost is changed as well, or only when it keeps the user's cost, as in the read agent's one-agent replay but in
+    none of these when the third is in the group: a strict xfail; or only when the reader holds the user's cost
+    while a member of the group changes),
     and a read of several members whose changes cancel in every mixed problem (each switches several members at
     once: from four members on, e.g. ``g_1 + g_2 + g_3`` with agent 3's pair opposite to agents 1's and 2's; a strict
     xfail in ``tests/asyncdp/privacy/test_combined_replay.py``; only one mixed problem per member would exclude it,
