@@ -307,8 +307,8 @@ class _Combined(dict):  # type: ignore[type-arg]
 
 
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
-    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs, or
-    ``None`` (then each candidate is replayed on its own, as before).
+    """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
+    guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -326,15 +326,23 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     The combined problems are an internal replay device, not a pair the user gave: they change several agents'
     costs, so they are outside the one-agent adjacency class and are built without its validation (each change is
     a member of the class: the candidates' own pairs). The candidates are grouped so that no agent changes twice in
-    a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents); a rule that is not
-    per agent (a release reading another agent's cost) moves such an agent, and then ``None`` is returned; but only
-    when the agent read from keeps its cost in the replay: a release reading another *changed* agent's cost is not
-    seen, and that agent's candidate then misses the releases it moves (a known limit, a strict xfail in
-    ``tests/asyncdp/privacy/test_combined_replay.py``; a fix would replay halves of the agents split by each bit
-    of their index, so that every ordered pair is once changed and unchanged). So is it when the replay fails, a noise-free round has an infinite loss or a mismatch (the recorded noise-free
-    messages follow the user's problem), or the messages are not broadcast. (The replay's own losses, the noisy
-    releases' density ratios, are computed only when some round is noise-free: the rounds compared are the
-    shifts'.)
+    a replay and at least one agent keeps its cost in each (at most ``N - 1`` changed agents). A rule that is not
+    per agent (a release reading another agent's cost or state) moves an agent that keeps its cost, and then
+    ``None`` is returned: an agent outside the group in the group's replay (it keeps the user's cost), and an
+    agent of the group in :func:`_reads_a_changed_agent`'s replays (it keeps its own pair's first or second cost
+    while others switch between theirs; every ordered pair of the group's agents once), on every run. Not seen: a
+    rule reading another agent's cost only in states these replays do not reach (e.g. only when a third agent's
+    cost is changed as well, or only when it keeps the user's cost, as in the read agent's one-agent replay but in
+    none of these when the third is in the group: a strict xfail; or only when the reader holds the user's cost
+    while a member of the group changes),
+    and a read of several members whose changes cancel in every mixed problem (each switches several members at
+    once: from four members on, e.g. ``g_1 + g_2 + g_3`` with agent 3's pair opposite to agents 1's and 2's; a strict
+    xfail in ``tests/asyncdp/privacy/test_combined_replay.py``; only one mixed problem per member would exclude it,
+    the replays the combination saves).
+    ``None`` is returned too when a replay fails, a noise-free round has an infinite loss or a mismatch (the
+    recorded noise-free messages follow the user's problem), or the messages are not broadcast. (The replay's own
+    losses, the noisy releases' density ratios, are computed only when some round is noise-free: the rounds
+    compared are the shifts'.)
 
     Args:
         every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
@@ -345,8 +353,7 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     Returns:
         By key, ``(losses (R,), per_round (R, T))`` of every member, or ``None``.
     """
-    from ..problems.problem import Problem
-    from .behavior import declared_noise, replay_runs
+    from .behavior import declared_noise
 
     n = scenario.problem.num_agents
     if not members or n < 2 or every.runs.unicast:
@@ -365,33 +372,18 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     out.replays = len(groups)
     try:
         for group in groups:
-            user = scenario.problem.costs
-            chains: list[list[Any]] = [[user], [user]]  # P's and P''s costs, one agent replaced after another
-            for _, j, kind, what in group:
-                chains[0].append(LinearOverride(chains[0][-1], j, what[0] if kind == "linear" else what.gradient))
-                chains[1].append(LinearOverride(chains[1][-1], j, what[1]) if kind == "linear"
-                                 else what.costs(chains[1][-1], j))
-            p, q = (scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
-                                     algorithm=base.algorithm, x0=base.x0) for chain in chains)
-            got = replay_runs(every.runs, p, q, algorithm=base.algorithm, losses=free)
-            if (got.residuals_prime is None or any(v is not None for v in got.noise_free_mismatch.values())
-                    or (free and (got.per_round is None or not np.isfinite(got.per_round).all()))):
-                return None
+            sides = _replay_group(every, scenario, base, group, noise, free, [0] * len(group), [1] * len(group))
             changed = sorted({j for _, j, _, _ in group})
-            others = [i for i in range(n) if i not in changed]
+            if sides is None or _moved(sides, [i for i in range(n) if i not in changed]):
+                return None  # (an unchanged agent moved: not a per-agent rule; every candidate on its own)
+            if _reads_a_changed_agent(every, scenario, base, group, noise, free, sides):
+                return None
             per_agent = np.zeros((n, every.runs.runs, scenario.horizon))  # (only the changed agents' rows are read)
-            for c, r in got.residuals.items():
-                ch = noise[c]
-                if ch.mechanism is None:
-                    continue
-                shift = np.asarray(r, dtype=float) - np.asarray(got.residuals_prime[c], dtype=float)  # (R, T, N, d)
-                rest = shift[:, :, others]
-                if (np.isfinite(rest) & (rest != 0)).any():
-                    return None  # not a per-agent rule: every candidate on its own
-                mine = shift[:, :, changed]
-                scales = np.asarray(ch.scales, dtype=float)[None, :]
+            for c, (r, r_prime) in sides.items():
+                mine = (r - r_prime)[:, :, changed]
+                scales = np.asarray(noise[c].scales, dtype=float)[None, :]
                 scales = np.where(scales > 0, scales, np.inf)  # (a noise-free round: its releases' NaN, loss 0)
-                if ch.mechanism == "laplace":
+                if noise[c].mechanism == "laplace":
                     per_agent[changed] += np.moveaxis(_nansum_coordinates(np.abs(mine)), 2, 0) / scales
                 else:
                     per_agent[changed] += np.moveaxis(_nansum_coordinates(mine * mine), 2, 0) / (2.0 * scales * scales)
@@ -400,6 +392,87 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     except Exception:  # noqa: BLE001 - whatever fails here, every candidate is replayed on its own (as before)
         return None
     return out
+
+
+def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], noise: Any,
+                  free: bool, *sides: list[int]) -> dict[str, tuple[np.ndarray, ...]] | None:
+    """Per noisy channel the releases' residuals ``(R, T, N, d)`` on the recorded transcripts of ``every`` under
+    one or two problems each changing the costs of every agent of ``group`` (:func:`_combined`), or ``None`` when
+    the replay is refused (a noise-free release mismatched, or with two problems a noise-free round with an
+    infinite loss).
+
+    Args:
+        sides: per problem, per member of ``group``: 0 for its pair's first cost (``P``'s), 1 for its second.
+    """
+    from ..problems.problem import Problem
+    from .behavior import replay_runs
+
+    user = scenario.problem.costs
+    problems = []
+    for use in sides:
+        chain: list[Any] = [user]  # one agent replaced after another
+        for (_, j, kind, what), u in zip(group, use):
+            if kind == "linear":
+                chain.append(LinearOverride(chain[-1], j, what[u]))
+            else:
+                chain.append(what.costs(chain[-1], j) if u else LinearOverride(chain[-1], j, what.gradient))
+        problems.append(scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
+                                         algorithm=base.algorithm, x0=base.x0))
+    pair = len(problems) == 2
+    got = replay_runs(every.runs, *problems, algorithm=base.algorithm, losses=free and pair)
+    if ((pair and got.residuals_prime is None) or any(v is not None for v in got.noise_free_mismatch.values())
+            or (free and pair and (got.per_round is None or not np.isfinite(got.per_round).all()))):
+        return None
+    return {c: tuple(np.asarray(x[c], dtype=float) for x in (got.residuals, got.residuals_prime)[:len(problems)])
+            for c in got.residuals if noise[c].mechanism is not None}
+
+
+def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
+           reference: Mapping[str, tuple[np.ndarray, ...]] | None = None) -> bool:
+    """Whether a release of one of ``agents`` differs (finite and nonzero difference) between the first and second
+    problems of ``sides`` (:func:`_replay_group`), or with ``reference`` between the first problem of ``sides`` and
+    the first of ``reference``."""
+    for c, got in sides.items():
+        other = got[1] if reference is None else reference[c][0]
+        hit = np.zeros(got[0].shape[2], dtype=bool)
+        hit[agents] = True
+        differ = (got[0] != other) & hit[:, None]  # (the difference of the differing entries only: their finiteness)
+        if differ.any() and np.isfinite(got[0][differ] - other[differ]).any():
+            return True
+    return False
+
+
+def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]],
+                           noise: Any, free: bool, sides: Mapping[str, tuple[np.ndarray, ...]]) -> bool:
+    """Whether some agent of ``group`` moves a release of another agent of ``group`` (a rule reading another
+    agent's cost: the combined replay's unchanged agents do not show it when both agents change in it).
+
+    ``sides``: the group's combined replay (every member on its pair's first cost, then every one on its second).
+    For each bit ``b`` of the members' positions in ``group`` one more problem: the members whose bit is 1 on their
+    first cost, the others on their second. The members on their first cost must have the releases of the first
+    problem of ``sides`` (only the others' costs differ) and the others those of its second: every ordered pair
+    (``j``'s cost changed between its pair's two costs, ``i``'s kept) occurs in one of these ``2 * ceil(log2
+    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed two at a time on every run of ``every``;
+    but ``j`` switches together with the other members on the far side of bit ``b``, so a release reading several
+    members' costs is missed when their changes cancel in every such problem (:func:`_combined`).
+    An agent keeping its cost has its own pair's cost there (not the user's, as in its one-agent replay). A per-agent
+    rule never trips it (the replays are exact: the same operations on the same values, bit for bit); a refused
+    replay counts as a move.
+    """
+    bits = max(0, len(group) - 1).bit_length()
+    uses = [[1 - ((k >> b) & 1) for k in range(len(group))] for b in range(bits)]  # (1: the second cost)
+    for start in range(0, bits, 2):
+        got = _replay_group(every, scenario, base, group, noise, free, *uses[start:start + 2])
+        if got is None:
+            return True
+        for t, use in enumerate(uses[start:start + 2]):
+            one = {c: (x[t],) for c, x in got.items()}
+            first = [group[k][1] for k, u in enumerate(use) if u == 0]
+            second = [group[k][1] for k, u in enumerate(use) if u == 1]
+            if _moved(one, first, {c: (x[0],) for c, x in sides.items()}) or \
+                    _moved(one, second, {c: (x[1],) for c, x in sides.items()}):
+                return True
+    return False
 
 
 def _nansum_coordinates(a: np.ndarray) -> np.ndarray:
