@@ -159,6 +159,20 @@ def test_a_rule_reading_another_agents_cost_is_replayed_candidate_by_candidate()
     assert _combined(every, EX["scenario"], _base_of(every, EX["scenario"])[1], _members(sc, 0.5)) is not None
 
 
+def _assert_combined_refused(rule: type, members: Any, read: int, reader: int) -> None:
+    """The truth first, agent ``read``'s one-agent replay (the member of ``members(sc)`` changing it) moves agent
+    ``reader``'s releases; then the combined replay of ``members(sc)`` must be refused."""
+    sc = EX["scenario"].replace(algorithm=rule(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=5)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    chosen = members(sc)
+    moved = next(m for m in chosen if m[1] == read)
+    alone = _shift(replay_runs(every.runs, *_alone(sc, base, moved), algorithm=base.algorithm, losses=False))
+    assert any((np.nan_to_num(s[:, :, reader]) != 0).any() for s in alone.values())  # the truth: it moves
+    assert _combined(every, sc, base, chosen) is None
+
+
 @dataclass(frozen=True)
 class PairSumDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
     """Not a per-agent rule: agent ``READER`` steps along ``clip(g_READER) + clip(g_READ)`` (it reads agent
@@ -193,15 +207,7 @@ def test_a_rule_reading_another_changed_agents_cost_is_replayed_candidate_by_can
     """Agent ``reader``'s releases move with agent ``read``'s cost, and both agents change in the same combined
     replay: the combined replay must be refused, as for a rule reading an unchanged agent's cost (truth: agent
     ``read``'s own one-agent replay moves agent ``reader``'s releases)."""
-    sc = EX["scenario"].replace(algorithm=_pair_sum(reader, read)(rounds=EX["HORIZON"]))
-    runs = run_engine(sc, RUNS, seed=5)
-    every = CandidateRuns(runs, list(range(RUNS)))
-    base = _base_of(every, sc)[1]
-    members = _members(sc, 0.5)
-    moved = next(m for m in members if m[1] == read)
-    alone = _shift(replay_runs(every.runs, *_alone(sc, base, moved), algorithm=base.algorithm, losses=False))
-    assert any((np.nan_to_num(s[:, :, reader]) != 0).any() for s in alone.values())  # the truth: it moves
-    assert _combined(every, sc, base, members) is None
+    _assert_combined_refused(_pair_sum(reader, read), lambda sc: _members(sc, 0.5), read, reader)
 
 
 @dataclass(frozen=True)
@@ -228,18 +234,14 @@ class ServerSumDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
 def test_a_read_cancelling_in_every_mixed_problem_is_replayed_candidate_by_candidate():
     """Agent 0's releases move with agent 1's cost (truth: agent 1's one-agent replay); in each of the guard's mixed
     problems the two switched read agents' changes cancel (positions 1 and 3 for bit 0, 2 and 3 for bit 1)."""
-    sc = EX["scenario"].replace(algorithm=ServerSumDGD(rounds=EX["HORIZON"]))
-    runs = run_engine(sc, RUNS, seed=5)
-    every = CandidateRuns(runs, list(range(RUNS)))
-    base = _base_of(every, sc)[1]
     v = np.array([0.3, -0.2])
-    members = [m for m in _members(sc, 0.5) if m[1] == 0]
-    members += [(("linear", j), j, "linear", (s * v, -s * v)) for j, s in ((1, 1.0), (2, 1.0), (3, -1.0))]
-    members += [(("linear", j), j, "linear", (v, -v)) for j in range(4, sc.problem.num_agents)]
-    alone = _shift(replay_runs(every.runs, *_alone(sc, base, members[sc.problem.dim]), algorithm=base.algorithm,
-                               losses=False))
-    assert any((np.nan_to_num(s[:, :, 0]) != 0).any() for s in alone.values())  # the truth: agent 0 moves
-    assert _combined(every, sc, base, members) is None
+
+    def members(sc: Any) -> list[tuple[Any, int, str, Any]]:
+        out = [m for m in _members(sc, 0.5) if m[1] == 0]
+        out += [(("linear", j), j, "linear", (s * v, -s * v)) for j, s in ((1, 1.0), (2, 1.0), (3, -1.0))]
+        return out + [(("linear", j), j, "linear", (v, -v)) for j in range(4, sc.problem.num_agents)]
+
+    _assert_combined_refused(ServerSumDGD, members, read=1, reader=0)
 
 
 @dataclass(frozen=True)
@@ -266,17 +268,13 @@ class GatedReadDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
 def test_a_read_gated_by_a_third_agents_user_cost_is_replayed_candidate_by_candidate():
     """Agent 0's releases move with agent 1's cost when agent 3 keeps the user's cost (truth: agent 1's one-agent
     replay); agent 3 changes in every replay of the first group, so the guard never sees the read."""
-    sc = EX["scenario"].replace(algorithm=GatedReadDGD(rounds=EX["HORIZON"]))
-    runs = run_engine(sc, RUNS, seed=5)
-    every = CandidateRuns(runs, list(range(RUNS)))
-    base = _base_of(every, sc)[1]
     v = np.array([0.3, -0.2])
-    members = [m for m in _members(sc, 0.5) if m[1] == 0]
-    members += [(("linear", j), j, "linear", (v, -v)) for j in range(1, sc.problem.num_agents)]
-    alone = _shift(replay_runs(every.runs, *_alone(sc, base, members[sc.problem.dim]), algorithm=base.algorithm,
-                               losses=False))
-    assert any((np.nan_to_num(s[:, :, 0]) != 0).any() for s in alone.values())  # the truth: agent 0 moves
-    assert _combined(every, sc, base, members) is None
+
+    def members(sc: Any) -> list[tuple[Any, int, str, Any]]:
+        out = [m for m in _members(sc, 0.5) if m[1] == 0]
+        return out + [(("linear", j), j, "linear", (v, -v)) for j in range(1, sc.problem.num_agents)]
+
+    _assert_combined_refused(GatedReadDGD, members, read=1, reader=0)
 
 
 def test_the_check_uses_the_combined_replays():
