@@ -412,7 +412,10 @@ def default_folder(out: str | os.PathLike[str]) -> Path:
 def remove_checkpoint(folder: str | os.PathLike[str]) -> None:
     """Delete a checkpoint's own files and, if it is then empty, its folder (once the sweep's table is saved).
 
-    Files that are not the checkpoint's are left, with the folder.
+    Files that are not the checkpoint's are left, with the folder. The chunk
+    files go first and the manifest last, so a removal cut short (Ctrl-C, a
+    crash) leaves a checkpoint that still resumes: the removed chunks are
+    run again.
 
     Raises:
         SweepError: a running sweep holds the folder's lock.
@@ -427,8 +430,9 @@ def remove_checkpoint(folder: str | os.PathLike[str]) -> None:
     lock.acquire()
     try:
         for path in folder.iterdir():
-            if path.name == MANIFEST or _CHUNK.match(path.name) or _is_temporary(path.name):
+            if _CHUNK.match(path.name) or _is_temporary(path.name):
                 path.unlink(missing_ok=True)
+        (folder / MANIFEST).unlink(missing_ok=True)
     finally:
         lock.release()
     (folder / _LOCK).unlink(missing_ok=True)

@@ -493,6 +493,34 @@ def test_remove_checkpoint_leaves_other_files(tmp_path):
     assert not folder.exists()
 
 
+def test_a_removal_cut_short_leaves_a_checkpoint_that_resumes(tmp_path, monkeypatch, reference):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    listed = Path.iterdir
+    removed: list[str] = []
+    real_unlink = Path.unlink
+
+    def manifest_first(self):  # whatever order the file system lists: here the manifest first
+        return iter(sorted(listed(self), key=lambda p: p.name != MANIFEST))
+
+    def unlink_twice_then_ctrl_c(self, missing_ok=False):
+        if len(removed) == 2:
+            raise KeyboardInterrupt
+        removed.append(self.name)
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "iterdir", manifest_first)
+    monkeypatch.setattr(Path, "unlink", unlink_twice_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        remove_checkpoint(folder)
+    monkeypatch.undo()
+    assert MANIFEST not in removed and len(files(folder)) == CHUNKS - 2
+    CALLS.clear()
+    df = sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+    assert len(CALLS) == 2 + 2  # the point check's two calls, then the two removed chunks
+    assert_frame_equal(df, reference, check_exact=True)
+
+
 def test_a_large_data_set_is_fingerprinted_by_its_bytes_quickly():
     """A factory capturing a problem built on a data set: its arrays are hashed, not printed (gigabytes of text)."""
     import time
