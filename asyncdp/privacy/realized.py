@@ -186,7 +186,7 @@ def _gap_allowance(t: int, n_agents: int) -> float:
     return 2.0 * t * n_agents
 
 
-def _replay_doubts(replay: Any, not_additive: str | None) -> list[str]:
+def _replay_doubts(replay: Any, not_additive: str | None, adjacent: bool = False) -> list[str]:
     """The doubts of the replay itself: a rule that is not additive (the probe's finding), a channel declared
     noise-free whose releases differ from their noise-free values, and one whose releases match them only
     within the matching tolerance.
@@ -197,13 +197,19 @@ def _replay_doubts(replay: Any, not_additive: str | None) -> list[str]:
     round's largest gap (:attr:`accounting.scheduled_replay.ScheduledReplay.noise_free_gap`) must be
     round-off (:func:`_gap_allowance`); a larger gap is a doubt, not a witness (a user's rule may combine in
     another order than the replay, or amplify round-off, and the gap alone shows no loss).
+
+    ``adjacent``: the replay holds the adjacent scenario's runs, whose noise-free releases are compared with their
+    values under the scenario's problem (:func:`_adjacent_draws`); a mismatch there is undeclared randomness or a
+    noise-free channel that reads the private data, and the doubt names both.
     """
     doubts = [] if not_additive is None else [not_additive]
     mismatch = {c: v for c, v in replay.noise_free_mismatch.items() if v is not None}
     if mismatch:
         c, (r, t) = next(iter(mismatch.items()))
+        cause = ("undeclared randomness, or a noise-free channel that reads the private data (its values are "
+                 "replayed under the scenario's problem)" if adjacent else "undeclared randomness")
         doubts.append(f"channel {c!r} round {t} (run {r}) is declared noise-free but its released values differ "
-                      "from the noise-free values: undeclared randomness")
+                      f"from the noise-free values: {cause}")
     for c, rows in replay.noise_free_gap.items():
         n_agents = replay.messages[c].shape[2]
         allowed = np.array([_gap_allowance(t, n_agents) for t in range(1, rows.shape[0] + 1)])
@@ -237,7 +243,7 @@ def _adjacent_draws(ctx: CheckContext, declared: dict[str, Any]) -> list[str]:
                 "released noise is not verified draw by draw"]
     _, doubt = side_draws(ctx, 1, replay)
     return [f"the adjacent scenario's runs: {d}" for d in ([] if doubt is None else [doubt]) +
-            _replay_doubts(replay, None)]
+            _replay_doubts(replay, None, adjacent=True)]
 
 
 def _verified_by_draws(replay: Any, runs: Any, figures: dict[str, Any], not_additive: str | None,
