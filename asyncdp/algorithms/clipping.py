@@ -91,7 +91,7 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
     else:
         squares = np.add.reduce(v * v, axis=-1, keepdims=True)
     norm = np.sqrt(squares)
-    if v.dtype == np.float64 and 0.0 < bound < math.inf and bool((norm <= bound).all()):
+    if v.dtype == np.float64 and isinstance(bound, float) and 0.0 < bound < math.inf and bool((norm <= bound).all()):
         # every row inside the ball: its factor below is exactly bound / bound = 1.0 and x * 1.0 == x, so a copy
         # has the same bits without the factors (a NaN or infinite norm fails this test)
         return v.copy()

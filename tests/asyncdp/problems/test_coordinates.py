@@ -65,3 +65,5 @@ def test_clipping_a_batch_is_the_broadcast_formula_inside_the_ball_too(width, bo
     got = clip_l2(v, bound)
     assert same(got, v * (bound / np.maximum(norm, bound))[..., None])
     assert got is not v and not np.shares_memory(got, v)
+    for other in (np.float64(bound), np.array(bound)):  # (a numpy scalar; a 0-d array takes no shortcut)
+        assert same(clip_l2(v, other), got)
