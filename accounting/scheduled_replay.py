@@ -288,10 +288,24 @@ def _log_density(noise: np.ndarray, mechanism: str, scale: float) -> np.ndarray:
 def _log_density_rounds(noise: np.ndarray, mechanism: str, scales: Sequence[float]) -> np.ndarray:
     """:func:`_log_density` of every round at once: ``noise`` ``(R, T', ...)``, ``scales`` the ``T'`` rounds'
     scales; ``(R, T')`` (each round's divisor computed as :func:`_log_density` computes it, in Python floats)."""
-    axes = tuple(range(2, noise.ndim))
+    return _log_density_sums(_round_sums(_terms(noise, mechanism)), mechanism, scales)
+
+
+def _terms(noise: np.ndarray, mechanism: str) -> np.ndarray:
+    """Each entry's term of the noise log density, as a new array: ``|noise|`` (Laplace) or ``noise ** 2``."""
+    return np.abs(noise) if mechanism == "laplace" else noise**2
+
+
+def _round_sums(terms: np.ndarray) -> np.ndarray:
+    """Each run's and round's sum of ``terms`` ``(R, T', ...)``, ``(R, T')``."""
+    return terms.sum(axis=tuple(range(2, terms.ndim)))
+
+
+def _log_density_sums(sums: np.ndarray, mechanism: str, scales: Sequence[float]) -> np.ndarray:
+    """:func:`_log_density_rounds` from each run's and round's sum of ``|noise|`` (Laplace) or ``noise ** 2``."""
     if mechanism == "laplace":
-        return -np.abs(noise).sum(axis=axes) / np.array([float(s) for s in scales])
-    return -(noise**2).sum(axis=axes) / np.array([2.0 * s**2 for s in scales])
+        return -sums / np.array([float(s) for s in scales])
+    return -sums / np.array([2.0 * s**2 for s in scales])
 
 
 def _point_mass_ratio(y: np.ndarray, mu: np.ndarray, mu_p: np.ndarray, observed: np.ndarray, t: int) -> np.ndarray:
@@ -1098,8 +1112,28 @@ def _deferred_densities(y: np.ndarray, resid: np.ndarray, resid_p: np.ndarray, c
     for first, stop in spans:
         sel = slice(first, stop)
         s = scales[first:stop]
-        a, a_p = _nan_to_num(resid[:, sel]), np.where(np.isnan(y[:, sel]), 0.0, resid_p[:, sel])
-        contributions[:, sel] += _log_density_rounds(a, ch.mechanism, s) - _log_density_rounds(a_p, ch.mechanism, s)
+        # under P': the terms of y - mu_P' with 0 where nothing was observed (the terms of those entries set to
+        # 0, the term of a 0 entry, rather than the entries: one array fewer)
+        terms_p = _terms(resid_p[:, sel], ch.mechanism)
+        np.copyto(terms_p, 0.0, where=np.isnan(y[:, sel]))
+        contributions[:, sel] += (_log_density_observed(resid[:, sel], ch.mechanism, s)
+                                  - _log_density_sums(_round_sums(terms_p), ch.mechanism, s))
+
+
+def _log_density_observed(resid: np.ndarray, mechanism: str, scales: Sequence[float]) -> np.ndarray:
+    """``_log_density_rounds(_nan_to_num(resid), mechanism, scales)`` in fewer passes over ``resid``.
+
+    Each entry's term (``|r|`` or ``r ** 2``) is taken first and a NaN term set to 0 (``fmax``), which is the
+    term of ``nan_to_num``'s 0; a finite entry's term is its own either way. An infinite entry (whose
+    ``nan_to_num`` is the largest float) makes its run's sum infinite, and so does a sum that overflows: then
+    the rounds are computed as :func:`_nan_to_num` and :func:`_log_density_rounds` compute them.
+    """
+    terms = _terms(resid, mechanism)
+    np.fmax(terms, 0.0, out=terms)
+    sums = _round_sums(terms)
+    if not np.isfinite(sums).all():
+        return _log_density_rounds(_nan_to_num(resid), mechanism, scales)
+    return _log_density_sums(sums, mechanism, scales)
 
 
 def scheduled_replay(

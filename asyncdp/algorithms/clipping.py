@@ -19,6 +19,9 @@ Rows whose sum of squares overflows (entries beyond about ``1e154``) get the
 scaled norm ``m * sqrt(sum((v / m)^2))`` with ``m = max |v_k|``, in both paths,
 instead of an infinite norm that would silently clip them to zero (numpy may
 warn about the overflow on the way).
+
+A float64 batch whose rows all lie inside the ball is returned as a copy: the
+same bits as multiplying each row by its factor ``1.0``, without computing it.
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ def clip_l2(v: np.ndarray, bound: float) -> np.ndarray:
     else:
         squares = np.add.reduce(v * v, axis=-1, keepdims=True)
     norm = np.sqrt(squares)
+    if v.dtype == np.float64 and isinstance(bound, float) and 0.0 < bound < math.inf and bool((norm <= bound).all()):
+        # every row inside the ball: its factor below is exactly bound / bound = 1.0 and x * 1.0 == x, so a copy
+        # has the same bits without the factors (a NaN or infinite norm fails this test)
+        return v.copy()
     overflow = np.isinf(squares[..., 0])
     if overflow.any():
         norm[overflow] = _scaled_norms(v[overflow])

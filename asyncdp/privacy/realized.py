@@ -924,7 +924,9 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     assert replay.losses is not None and replay.per_round is not None
     runs = ctx.engine_runs(0)
     eps_claimed, delta_claimed, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
-    slack = _roundoff_budget(ctx, runs)
+    from .worst_case import _budget  # (the budget of these runs, once per check: the search reads it too)
+
+    slack = _budget(ctx, runs)
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
     # a pure per-iteration claim bounds every round's loss, not only the focus round's
     every_round = focus is not None and delta_claimed == 0

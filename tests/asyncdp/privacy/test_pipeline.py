@@ -314,3 +314,20 @@ def test_no_claim_on_gaussian_noise_is_not_reported_as_a_pure_claim():
     ev = steps_module.compose_basic(pair, prepare(pair, CheckOptions(runs=20)))
     assert ev.figures["epsilon_ledger"] == math.inf
     assert not any("claim has delta = 0" in r for r in ev.reasons), ev.reasons
+
+
+def test_the_round_off_budget_of_the_check_s_runs_is_computed_once(monkeypatch, example):
+    """The exact replay and the worst-case search subtract the same budget from the losses of the scenario's runs:
+    computed once per check (its values are the function's)."""
+    from asyncdp.privacy import realized
+
+    pair, _ = example
+    calls = []
+    original = realized._roundoff_budget
+    monkeypatch.setattr(realized, "_roundoff_budget",
+                        lambda ctx, runs: calls.append(runs) or original(ctx, runs))
+    ctx = prepare(pair, CheckOptions(runs=30))
+    steps_module.replay_exactly(pair, ctx)
+    steps_module.search_worst_case(pair, ctx)
+    assert len(calls) == 1 and calls[0] is ctx.engine_runs(0)
+    assert (ctx.cache["roundoff_budget"][1] == original(ctx, ctx.engine_runs(0))).all()

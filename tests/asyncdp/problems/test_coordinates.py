@@ -54,3 +54,16 @@ def test_box_projection_and_clipping_of_a_batch_equal_their_points_one_at_a_time
         for i in range(x.shape[1]):
             assert same(projected[r, i], np.minimum(np.maximum(x[r, i], box.low), box.high))
             assert same(clipped[r, i], clip_l2(x[r, i][None, :], 1.5)[0])
+
+
+@given(st.integers(1, 9), st.floats(0.1, 10.0), st.booleans(), st.data())
+def test_clipping_a_batch_is_the_broadcast_formula_inside_the_ball_too(width, bound, inside, data):
+    # rows all inside the ball take clip_l2's shortcut (a copy); the values must be those of the factors (1.0)
+    top = bound / (2.0 * np.sqrt(width)) if inside else 10.0 * bound
+    v = data.draw(hnp.arrays(np.float64, (4, 3, width), elements=st.floats(-top, top)))
+    norm = np.sqrt(np.add.reduce(v * v, axis=-1))
+    got = clip_l2(v, bound)
+    assert same(got, v * (bound / np.maximum(norm, bound))[..., None])
+    assert got is not v and not np.shares_memory(got, v)
+    for other in (np.float64(bound), np.array(bound)):  # (a numpy scalar; a 0-d array takes no shortcut)
+        assert same(clip_l2(v, other), got)
