@@ -19,7 +19,10 @@ allows. So the check measures the pair:
   most ``C``, e.g. the gradient adjacency of Wang and Başar, Automatica
   2023, eq. 30) is checked on the pair directly, at the points the runs
   visit (the changed agent's initial point and its released values, projected
-  onto the domain). A class ``kind="each"`` (every gradient bounded by ``C``)
+  onto the domain): those of the scenario's first :data:`CLASS_POINTS_RUNS`
+  runs, and, once a shift exceeds its bound, those of every run of both
+  scenarios (a pair may break the class only where a few later runs go, and
+  its shifts there are no witness against the lemma). A class ``kind="each"`` (every gradient bounded by ``C``)
   contains the pair whenever the problem meets its declared constants or the
   rule clips its gradients, so a pair is never shown to lie outside it.
 
@@ -27,7 +30,8 @@ A shift above the bound on a pair shown to lie outside the class is a
 **refusal**: the pair says nothing about the claim, and
 :class:`accounting.errors.AdjacencyError` names the class, the agent, the
 round and the shift (the command line exits 2). A pair outside a relation
-class is refused even when its shifts happen to be covered. A shift above
+class is refused even when its shifts happen to be covered (where the first
+runs show it). A shift above
 the bound on a pair not shown to lie outside the class is a **witness
 against the lemma** (exact: no sampling error, given the replay), and the
 verdict is ``violation``. A pair whose runs cannot be replayed leaves the
@@ -56,7 +60,7 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
+__all__ = ["check_coverage", "class_measure", "class_outside_at", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
 
 CLASS_POINTS_RUNS = 20
 """Runs whose released values serve as points where the class relation is evaluated."""
@@ -168,20 +172,23 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
     return ctx.cache["shifts"]
 
 
-def _class_points(pair: ScenarioPair, ctx: CheckContext, agent: int) -> np.ndarray:
-    """Points of the runs where the class relation is evaluated: the agent's ``x0`` and released values, ``(k, d)``."""
+def _class_points(pair: ScenarioPair, ctx: CheckContext, agent: int, runs: int | None = CLASS_POINTS_RUNS,
+                  sides: tuple[int, ...] = (0,)) -> np.ndarray:
+    """Points of the runs where the class relation is evaluated: the agent's ``x0`` and released values, ``(k, d)``,
+    from the first ``runs`` runs (``None``: all) of each side in ``sides`` (0: the scenario's, 1: the adjacent)."""
     problem = pair.scenario.problem
     d = problem.dim
     pts = [np.asarray(pair.scenario.initial_points(), dtype=float)[agent].reshape(1, d)]
-    runs = ctx.engine_runs(0)
-    for arr in runs.messages.values():
-        if arr.shape[-1] != d:
-            continue
-        a = arr[:CLASS_POINTS_RUNS, :, agent] if not runs.unicast else arr[:CLASS_POINTS_RUNS, :, agent].mean(axis=2)
-        a = a.reshape(-1, d)
-        a = a[np.isfinite(a).all(axis=1)]
-        if len(a):
-            pts.append(np.asarray(problem.domain.project(a), dtype=float))
+    for side in sides:
+        engine = ctx.engine_runs(side)
+        for arr in engine.messages.values():
+            if arr.shape[-1] != d:
+                continue
+            a = arr[:runs, :, agent] if not engine.unicast else arr[:runs, :, agent].mean(axis=2)
+            a = a.reshape(-1, d)
+            a = a[np.isfinite(a).all(axis=1)]
+            if len(a):
+                pts.append(np.asarray(problem.domain.project(a), dtype=float))
     return np.concatenate(pts, axis=0)
 
 
@@ -211,7 +218,8 @@ def class_measure(cls: Any, gradient: Any, gradient_prime: Any) -> np.ndarray:
     return np.maximum(release_norms(g, "l2"), release_norms(g2, "l2"))
 
 
-def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
+def class_relation(pair: ScenarioPair, ctx: CheckContext, *, runs: int | None = CLASS_POINTS_RUNS,
+                   sides: tuple[int, ...] = (0,)) -> str | None:
     """Why the pair lies outside its paper's adjacency class, found at a point of the runs, or ``None``.
 
     ``None`` means "not shown to be outside": no class, a class that is not a
@@ -221,6 +229,8 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     Args:
         pair: the scenario pair.
         ctx: the shared context.
+        runs: the runs of each side whose points are evaluated (:func:`_class_points`; ``None``: all).
+        sides: the sides whose runs are read (0: the scenario's, 1: the adjacent scenario's).
 
     Returns:
         One sentence naming the class, the agent, the point and the value, or ``None``.
@@ -230,15 +240,38 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
         >>> class_relation(*small_example()) is None
         True
     """
+    agent = ctx.changed_agent
+    if agent is None or ctx.sensitivity is None or _difference_class(pair) is None:
+        return None
+    return class_outside_at(pair, ctx, _class_points(pair, ctx, agent, runs, sides), "a point of the runs")
+
+
+def _difference_class(pair: ScenarioPair) -> Any:
+    """The paper's adjacency class when it is a relation of the two costs (``kind="difference"``), else ``None``."""
     from .worst_case import adjacency_class
 
-    agent = ctx.changed_agent
-    if agent is None or ctx.sensitivity is None:
-        return None
     cls = adjacency_class(pair.scenario)
-    if cls is None or cls.kind != "difference":
+    return cls if cls is not None and cls.kind == "difference" else None
+
+
+def class_outside_at(pair: ScenarioPair, ctx: CheckContext, points: Any, where: str) -> str | None:
+    """Why the pair lies outside its paper's relation class at one of ``points``, or ``None`` (see :func:`class_relation`).
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context (the changed agent).
+        points: ``(k, d)`` points at which the changed agent's two gradients are compared.
+        where: what the points are, for the sentence (e.g. ``"a point of the runs"``).
+
+    Returns:
+        One sentence naming the class, the agent, the point and the value, or ``None`` (no relation class, round
+        adjacency, or every point meets it).
+    """
+    agent = ctx.changed_agent
+    cls = _difference_class(pair)
+    if agent is None or cls is None:
         return None
-    pts = _class_points(pair, ctx, agent)
+    pts = np.asarray(points, dtype=float).reshape(-1, pair.scenario.problem.dim)
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
     vals = class_measure(cls, g, g2)
@@ -248,7 +281,7 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "
-            f"{point} (a point of the runs) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
+            f"{point} ({where}) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
 
 
 def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
@@ -373,6 +406,10 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             r = np.where(lim > 0, top / np.where(lim > 0, lim, 1.0), np.where(top > 1e-12, np.inf, 0.0))
         ratio = max(ratio, float(np.max(np.where(np.isneginf(top), -np.inf, r))))
     figures.update(coverage_max_ratio=ratio, coverage_uncovered=len(hits))
+    if outside is None and hits:
+        # a release moved past the lemma: before it is read as a witness against the lemma, the pair's class is
+        # checked at the points of every run of both sides (the first runs' need not reach where it breaks)
+        outside = class_relation(pair, ctx, runs=None, sides=(0, 1))
     if outside is not None:
         shift = (f"; channel {hits[0].channel!r}, agent {hits[0].agent}, round {hits[0].round}: shift "
                  f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits else "")

@@ -1,0 +1,98 @@
+"""A pair outside Wang and Basar's gradient adjacency (Automatica 2023, eq. 30: ``||grad f - grad f'||_1 <= 1``)
+only where few runs go is refused, not read as a witness against the lemma.
+
+Agent 0's adjacent cost is its quadratic minus ``x_1`` (the gradients differ by ``(1, 0)``, inside the class)
+where ``x_1 < T``, and minus ``3 x_1`` beyond ``T`` (a difference of 3 in L1: outside it). Algorithm 2's message
+``v = x - lam^k (grad f(x) + noise)`` then moves by ``lam^k |d(x)|_2``: by the lemma's ``lam^k`` inside the class,
+by ``3 lam^k`` beyond ``T``. The truth is plain: the pair is not one the claim speaks of, so the check must
+refuse it (exit 2), never report that the lemma fails to cover a pair of its class.
+
+* ``T`` just above every point of the scenario's first :data:`~asyncdp.privacy.coverage.CLASS_POINTS_RUNS` runs,
+  below points of later runs: the class relation at the first runs' points sees nothing, later runs' releases
+  move by 3 times the lemma, and the coverage step reported them as a witness against the lemma (``violation``);
+* ``T`` beyond every run: no release moves past the lemma, but the sensitivity prober, which searches the state
+  ``z`` everywhere, found the message step R moving by 3 times the rule's declared sensitivity at ``z`` beyond
+  ``T`` and reported it as a witness against the declaration (``violation``).
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import topology
+from accounting.errors import AdjacencyError
+from asyncdp import Scenario
+from asyncdp.papers.wang_basar.rule import WangBasar
+from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
+from asyncdp.privacy.coverage import _class_points, check_coverage, class_relation
+from asyncdp.privacy.steps import probe_update
+from asyncdp.problems.costs.function_class import FunctionClass
+from asyncdp.problems.costs.user import UserCost
+from asyncdp.problems.domains import Box
+from asyncdp.problems.problem import Problem
+
+RUNS = 200
+N = 5
+A = np.random.default_rng(1).uniform(-1, 1, size=(N, 2))
+FC = FunctionClass(gradient_bound=20.0, smoothness=2.0)
+
+
+def _quad(a):
+    return (lambda x: float((x - a) @ (x - a))), (lambda x: 2 * (x - a))
+
+
+def _scenario():
+    fv = [_quad(a) for a in A]
+    problem = Problem(Box([-2, -2], [2, 2]), UserCost([f for f, _ in fv], [g for _, g in fv], FC, dim=2), FC)
+    graph = topology.static(topology.metropolis(nx.cycle_graph(N)), directed=False)
+    x0 = np.random.default_rng(0).uniform(-1, 1, size=(N, 2))
+    return Scenario(problem, graph, WangBasar(noise_variance=400.0), horizon=20, seed=0, x0=x0)
+
+
+def _pair(threshold):
+    """The scenario and its adjacent pair: agent 0's gradients differ by (1, 0) below ``threshold``, (3, 0) above."""
+    sc = _scenario()
+    f, g = _quad(A[0])
+
+    def value(x):
+        return f(x) - (x[0] if x[0] < threshold else 3 * x[0] - 2 * threshold)
+
+    def gradient(x):
+        return g(x) - np.array([1.0 if x[0] < threshold else 3.0, 0.0])
+
+    return ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, value_fn=value, gradient_fn=gradient)))
+
+
+def _threshold():
+    """Just above the first coordinate of every point at which the first runs' class relation is evaluated."""
+    inside = _pair(np.inf)
+    ctx = prepare(inside, CheckOptions(runs=RUNS))
+    return float(_class_points(inside, ctx, 0)[:, 0].max()) + 1e-3
+
+
+def test_a_pair_outside_the_class_only_in_later_runs_is_refused_not_a_witness():
+    pair = _pair(_threshold())
+    ctx = prepare(pair, CheckOptions(runs=RUNS))
+    assert class_relation(pair, ctx) is None  # the first runs' points do not show it
+    released = np.concatenate([ctx.engine_runs(side).messages["v"][:, :, 0, 0] for side in (0, 1)])
+    assert (released >= _threshold()).any()  # later runs go beyond T, where the pair breaks the class
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar'.*differ by 3.*"
+                                             r"> the lemma's bound"):
+        check_coverage(pair, ctx)
+
+
+def test_the_same_pair_inside_the_class_is_covered():
+    pair = _pair(np.inf)
+    e = check_coverage(pair, prepare(pair, CheckOptions(runs=RUNS)))
+    assert e.witness is None and e.figures["coverage_max_ratio"] <= 1 + 1e-9
+
+
+def test_a_prober_point_outside_the_class_is_refused_not_a_witness_against_the_declaration():
+    pair = _pair(3.0)  # beyond every run (the domain is [-2, 2]^2, released values stay below 2.5)
+    ctx = prepare(pair, CheckOptions(runs=RUNS))
+    assert check_coverage(pair, ctx).witness is None  # no release of the runs moves past the lemma
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class.*point the prober found for the message "
+                                             r"step R.*differ by 3.*> the rule's declared sensitivity"):
+        probe_update(pair, ctx)
