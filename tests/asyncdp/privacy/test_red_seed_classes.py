@@ -13,6 +13,12 @@ refuse it (exit 2), never report that the lemma fails to cover a pair of its cla
 * ``T`` beyond every run: no release moves past the lemma, but the sensitivity prober, which searches the state
   ``z`` everywhere, found the message step R moving by 3 times the rule's declared sensitivity at ``z`` beyond
   ``T`` and reported it as a witness against the declaration (``violation``).
+
+Theorem 4 (sample adjacency, eq. 28) had no class at all: a pair changing agent 0's measurement by 3 in L1
+(three times what the theorem speaks of) moved every release by 1.5 times the lemma and got ``violation``
+("the pair is not shown to lie outside the class"). Eq. (28) bounds the gradients' difference of a pair of the
+class by ``nu / n_i`` in L1, so that relation is its class now (the lemma ``nu lam^k / n_i`` covers all of it):
+the pair is refused.
 """
 
 from __future__ import annotations
@@ -96,3 +102,30 @@ def test_a_prober_point_outside_the_class_is_refused_not_a_witness_against_the_d
     with pytest.raises(AdjacencyError, match=r"outside the adjacency class.*point the prober found for the message "
                                              r"step R.*differ by 3.*> the rule's declared sensitivity"):
         probe_update(pair, ctx)
+
+
+def _sample_pair(change):
+    """Theorem 4 (sample adjacency, eq. 28: one sample changes by ``||s - s'||_1 <= 1``) on the paper's problem;
+    agent 0's measurement changes by ``change`` on its first coordinate (row 0 of ``M`` sums to 1 in L1, so the
+    gradient moves by ``2 |change|`` in L1; ``nu / n_i = 4``)."""
+    base = WangBasar.example_scenario()
+    sc = base.replace(algorithm=WangBasar(noise_variance=4000.0, privacy_kind="sample"))
+    y = np.array(sc.problem.costs.measurements[0], dtype=float)
+    y[0] += change
+    return ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, measurement=y)))
+
+
+def test_a_pair_changing_a_sample_by_more_than_one_is_refused_not_a_witness_against_theorem_4():
+    # ||Y - Y'||_1 = 3: outside eq. 28's class; every release of agent 0 moves by 6 lam > the lemma's 4 lam
+    pair = _sample_pair(3.0)
+    ctx = prepare(pair, CheckOptions(runs=20))
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar' \(gradients "
+                                             r"differing by at most 4 in l1\).*differ by 6.*> the lemma's bound"):
+        check_coverage(pair, ctx)
+
+
+def test_a_sample_changed_by_one_is_inside_theorem_4s_class():
+    pair = _sample_pair(1.0)  # the gradient moves by 2 in L1, inside the class
+    ctx = prepare(pair, CheckOptions(runs=20))
+    assert class_relation(pair, ctx) is None
+    assert check_coverage(pair, ctx).witness is None
