@@ -60,7 +60,7 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "class_outside_at", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
+__all__ = ["check_coverage", "class_measure", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts", "CLASS_POINTS_RUNS", "CLASS_RTOL"]
 
 CLASS_POINTS_RUNS = 20
 """Runs whose released values serve as points where the class relation is evaluated."""
@@ -274,14 +274,38 @@ def class_outside_at(pair: ScenarioPair, ctx: CheckContext, points: Any, where: 
     pts = np.asarray(points, dtype=float).reshape(-1, pair.scenario.problem.dim)
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
+    # each coordinate of a computed gradient is within a few spacings of its own magnitude: a pair whose gradients
+    # differ by exactly the bound, near 1e8, differs by 1 + 1.5e-8 once computed (:func:`class_roundoff`)
     vals = class_measure(cls, g, g2)
     what = f"gradients differing by at most {cls.bound:.6g} in {cls.norm}"
-    k = int(np.argmax(vals))
-    if vals[k] <= cls.bound * (1 + CLASS_RTOL):
+    k = int(np.argmax(vals - class_roundoff(g, g2)))
+    if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "
-            f"{point} ({where}) agent {agent}'s two gradients differ by {float(vals[k]):.6g}")
+            f"{point} ({where}) agent {agent}'s two gradients differ by {float(vals[k]):.10g}")
+
+
+def class_roundoff(gradient: Any, gradient_prime: Any) -> np.ndarray:
+    """The most round-off can add to a class measure at each point: ``4 sum_k spacing(max(|g_k|, |g'_k|))``.
+
+    Each computed gradient coordinate carries a few floating-point spacings of its own magnitude (the same
+    ``4 spacing`` :func:`shift_roundoff` allows a shift's coordinate), so their difference carries at most the sum
+    over the coordinates (its L1 norm, and a fortiori its L2 norm). Negligible unless the gradients are far larger
+    than the class's bound (near ``1e8`` it is about ``1e-7``, above :data:`CLASS_RTOL` of a bound of 1).
+
+    Args:
+        gradient, gradient_prime: the two costs' gradients at the same points, ``(k, d)``.
+
+    Returns:
+        ``(k,)`` allowances.
+
+    Example:
+        >>> bool(class_roundoff([[1e8, 0.0]], [[1e8 - 1, 0.0]])[0] == 4 * (np.spacing(1e8) + np.spacing(0.0)))
+        True
+    """
+    top = np.maximum(np.abs(np.asarray(gradient, dtype=float)), np.abs(np.asarray(gradient_prime, dtype=float)))
+    return 4.0 * np.spacing(top).sum(axis=-1)
 
 
 def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:

@@ -19,6 +19,10 @@ Theorem 4 (sample adjacency, eq. 28) had no class at all: a pair changing agent 
 ("the pair is not shown to lie outside the class"). Eq. (28) bounds the gradients' difference of a pair of the
 class by ``nu / n_i`` in L1, so that relation is its class now (the lemma ``nu lam^k / n_i`` covers all of it):
 the pair is refused.
+
+The opposite, a false refusal: a pair whose gradients (near ``1e8``) differ by exactly the bound was refused,
+since their computed difference carries round-off of the gradients' magnitude (1.5e-8), not of the bound's
+(``CLASS_RTOL = 1e-9``); the class measure now allows it (:func:`~asyncdp.privacy.coverage.class_roundoff`).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from accounting.errors import AdjacencyError
 from asyncdp import Scenario
 from asyncdp.papers.wang_basar.rule import WangBasar
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.coverage import _class_points, check_coverage, class_relation
+from asyncdp.privacy.coverage import _class_points, check_coverage, class_outside_at, class_relation
 from asyncdp.privacy.steps import probe_update
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.costs.user import UserCost
@@ -129,3 +133,29 @@ def test_a_sample_changed_by_one_is_inside_theorem_4s_class():
     ctx = prepare(pair, CheckOptions(runs=20))
     assert class_relation(pair, ctx) is None
     assert check_coverage(pair, ctx).witness is None
+
+
+def _large_gradient_pair(d):
+    """Agent 0's gradient ``1e8 (x - a)`` against ``1e8 (x - a) - d`` (the other agents' ``1e8 (x - a_i)``)."""
+    sc = _scenario()
+    k = 1e8
+    fc = FunctionClass(gradient_bound=1e9, smoothness=k)
+    grads = [lambda x, a=a: k * (x - a) for a in A]
+    costs = UserCost([lambda x: 0.0] * N, grads, fc, dim=2)
+    sc = sc.replace(problem=Problem(sc.problem.domain, costs, fc))
+    return ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, value_fn=lambda x: 0.0,
+                                                                     gradient_fn=lambda x: grads[0](x) - d)))
+
+
+def test_gradients_near_1e8_differing_by_the_bound_are_inside_the_class():
+    # an L1 difference of exactly 1, eq. 30's bound; computed near 1e8 the subtraction rounds it up to
+    # 1 + 1.5e-8, which CLASS_RTOL (1e-9) alone refused
+    pair = _large_gradient_pair(np.array([1 / 3, 2 / 3]))
+    ctx = prepare(pair, CheckOptions(runs=2))
+    pts = np.random.default_rng(0).uniform(-1, 1, size=(400, 2))
+    g, g2 = (p.problem.costs.gradient(0, pts) for p in (pair.scenario, pair.adjacent))
+    assert np.abs(g - g2).sum(axis=1).max() > 1 + 1e-9  # round-off, not the pair: mathematically 1 everywhere
+    assert class_outside_at(pair, ctx, pts, "a test point") is None
+    # the allowance is a few spacings of 1e8 (below 2e-7): a difference of 1 + 1e-6 is still outside
+    outside = _large_gradient_pair(np.array([1 / 3, 2 / 3 + 1e-6]))
+    assert "differ by 1" in class_outside_at(outside, prepare(outside, CheckOptions(runs=2)), pts, "a test point")
