@@ -247,11 +247,31 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext, *, runs: int | None = 
 
 
 def _difference_class(pair: ScenarioPair) -> Any:
-    """The paper's adjacency class when it is a relation of the two costs (``kind="difference"``), else ``None``."""
+    """The relation of the two costs every pair of the paper's adjacency meets (its record's ``relation``, by default
+    its adjacency class where that is one, ``kind="difference"``), else ``None``.
+
+    Raises:
+        PaperError: the record's ``relation`` raises or returns something other than a relation-type
+            :class:`~asyncdp.papers.GradientClass` (a :class:`~asyncdp.errors.ScenarioError` passes through).
+    """
+    from ..errors import ScenarioError
+    from ..papers import GradientClass, PaperError, find_paper
     from .worst_case import adjacency_class
 
-    cls = adjacency_class(pair.scenario)
-    return cls if cls is not None and cls.kind == "difference" else None
+    paper = find_paper(pair.scenario.algorithm)
+    if paper is None or paper.relation is None:
+        cls = adjacency_class(pair.scenario)
+        return cls if cls is not None and cls.kind == "difference" else None
+    try:
+        cls = paper.relation(pair.scenario)
+    except ScenarioError:
+        raise
+    except Exception as exc:  # a user's relation: report it as its fault, in one line (as the adjacency's)
+        raise PaperError(f"paper {paper.name!r}: the relation raised {type(exc).__name__}: {exc}") from exc
+    if cls is not None and not (isinstance(cls, GradientClass) and cls.kind == "difference"):
+        raise PaperError(f"paper {paper.name!r}: relation must return a GradientClass of kind 'difference' or None, "
+                         f"got {cls!r}"[:300])
+    return cls
 
 
 def class_outside_at(pair: ScenarioPair, ctx: CheckContext, points: Any, where: str) -> str | None:

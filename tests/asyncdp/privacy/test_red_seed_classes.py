@@ -17,8 +17,9 @@ refuse it (exit 2), never report that the lemma fails to cover a pair of its cla
 Theorem 4 (sample adjacency, eq. 28) had no class at all: a pair changing agent 0's measurement by 3 in L1
 (three times what the theorem speaks of) moved every release by 1.5 times the lemma and got ``violation``
 ("the pair is not shown to lie outside the class"). Eq. (28) bounds the gradients' difference of a pair of the
-class by ``nu / n_i`` in L1, so that relation is its class now (the lemma ``nu lam^k / n_i`` covers all of it):
-the pair is refused.
+class by ``nu / n_i`` in L1: the paper record's ``relation`` now says so, and the pair is refused. The relation is
+no class to draw pairs from (linear costs differing by ``nu / n_i`` need not be sample changes, and drawing them
+turned a true Theorem 4 claim in unicast with 3 copies into a ``violation``): the worst-case search still has none.
 
 The opposite, a false refusal: a pair whose gradients (near ``1e8``) differ by exactly the bound was refused,
 since their computed difference carries round-off of the gradients' magnitude (1.5e-8), not of the bound's
@@ -38,6 +39,7 @@ from asyncdp.papers.wang_basar.rule import WangBasar
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
 from asyncdp.privacy.coverage import _class_points, check_coverage, class_outside_at, class_relation
 from asyncdp.privacy.steps import probe_update
+from asyncdp.privacy.worst_case import adjacency_class
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.costs.user import UserCost
 from asyncdp.problems.domains import Box
@@ -128,11 +130,19 @@ def test_a_pair_changing_a_sample_by_more_than_one_is_refused_not_a_witness_agai
         check_coverage(pair, ctx)
 
 
-def test_a_sample_changed_by_one_is_inside_theorem_4s_class():
+def test_a_sample_changed_by_one_is_inside_theorem_4s_class_and_the_search_draws_nothing_from_it():
     pair = _sample_pair(1.0)  # the gradient moves by 2 in L1, inside the class
     ctx = prepare(pair, CheckOptions(runs=20))
     assert class_relation(pair, ctx) is None
     assert check_coverage(pair, ctx).witness is None
+    assert adjacency_class(pair.scenario) is None
+
+
+def test_a_paper_relation_must_be_callable():
+    from asyncdp.papers import Paper, PaperError
+
+    with pytest.raises(PaperError, match="relation must be callable"):
+        Paper("x", (WangBasar,), lemma=len, relation=3)
 
 
 def _large_gradient_pair(d):
