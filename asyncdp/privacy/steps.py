@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 
-
 from accounting import composition, prober
 from accounting.errors import AdjacencyError
 from accounting.ledger import Ledger
@@ -453,8 +452,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float]],
                           results: list[prober.ProbeResult]) -> None:
-    """Refuse a pair that a probe moved past the rule's declaration at a point where it lies outside its paper's
-    relation class (``kind="difference"``, :func:`~asyncdp.privacy.coverage.class_outside_at`).
+    """Refuse a pair that a probe moved past the rule's declaration at a point where it breaks its paper's relation
+    (a class of ``kind="difference"`` or the record's ``relation``, :func:`~asyncdp.privacy.coverage.class_outside_at`).
 
     The declared sensitivity speaks of pairs in the class; a pair whose two gradients differ by more than the
     class allows where the probe found the excess (the point ``z`` or its projection onto the domain) moves that
