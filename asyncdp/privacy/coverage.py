@@ -17,7 +17,9 @@ allows. So the check measures the pair:
 * **the class relation on the pair itself**: a class stated as a relation
   between the two costs (``kind="difference"``: the gradients differ by at
   most ``C``, e.g. the gradient adjacency of Wang and Başar, Automatica
-  2023, eq. 30) is checked on the pair directly, at the points the runs
+  2023, eq. 30; or a paper record's ``relation``, a condition every pair of
+  its adjacency meets, e.g. their eq. 28's ``nu / n_i`` for one changed
+  sample) is checked on the pair directly, at the points the runs
   visit (the changed agent's initial point and its released values, projected
   onto the domain): those of the scenario's first :data:`CLASS_POINTS_RUNS`
   runs, and, once a shift exceeds its bound, those of every run of both
