@@ -375,8 +375,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         that moves a release more than a bound.
 
     Raises:
-        AdjacencyError: a probe moves a release past the rule's declaration at a point where the pair lies
-            outside its paper's relation class (:func:`_refuse_outside_class`): no witness against the claim.
+        AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
+            a release past the rule's declaration (no witness against the claim) or, when none does, any probe's
+            (no ``pass``; :func:`_refuse_outside_class`).
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -452,13 +453,15 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float]],
                           results: list[prober.ProbeResult]) -> None:
-    """Refuse a pair that a probe moved past the rule's declaration at a point where it breaks its paper's relation
-    (a class of ``kind="difference"`` or the record's ``relation``, :func:`~asyncdp.privacy.coverage.class_outside_at`).
+    """Refuse a pair that breaks its paper's relation (a class of ``kind="difference"`` or the record's ``relation``,
+    :func:`~asyncdp.privacy.coverage.class_outside_at`) at a point a probe found (``z`` or its projection onto the
+    domain).
 
     The declared sensitivity speaks of pairs in the class; a pair whose two gradients differ by more than the
-    class allows where the probe found the excess (the point ``z`` or its projection onto the domain) moves that
-    release further without refuting anything (e.g. Wang and Basar, Automatica 2023, eq. 30: a difference of 3
-    in L1 where the class allows 1 moves the message by ``3 lam^t``).
+    class allows where the probe found an excess moves that release further without refuting anything (e.g. Wang
+    and Basar, Automatica 2023, eq. 30: a difference of 3 in L1 where the class allows 1 moves the message by
+    ``3 lam^t``). The probes that found an excess are read first: one at a point inside the class stays a witness.
+    When none did, a pair outside the class at any probe's point is refused too: it is never ``pass``.
 
     Raises:
         AdjacencyError: naming the class, the agent, the point, the step, the round and the change.
@@ -466,16 +469,18 @@ def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tu
     if ctx.changed_agent is None:
         return
     domain = pair.scenario.problem.domain
-    for (channel, _release, t, step, claimed), res in zip(probes, results):
-        if not res.violation:
-            continue
+    excess = [k for k, res in enumerate(results) if res.violation]
+    for k in excess or range(len(results)):
+        (channel, _release, t, step, claimed), res = probes[k], results[k]
         z = np.asarray(res.witness_z, dtype=float).reshape(1, -1)
         pts = np.concatenate([z, np.asarray(domain.project(z), dtype=float)])
         outside = class_outside_at(pair, ctx, pts, f"the point the prober found for the {step} of round {t}")
-        if outside is not None:
-            raise AdjacencyError(f"{outside}; there the {step} moves channel {channel.name!r} by {res.max_found:.6g} "
-                                 f"> the rule's declared sensitivity {claimed:.6g}; refused: the claim speaks of "
-                                 "pairs in that class")
+        if outside is None:
+            continue
+        moved = (f"> the rule's declared sensitivity {claimed:.6g}" if res.violation
+                 else f"(within the rule's declared sensitivity {claimed:.6g}, no pass)")
+        raise AdjacencyError(f"{outside}; there the {step} moves channel {channel.name!r} by {res.max_found:.6g} "
+                             f"{moved}; refused: the claim speaks of pairs in that class")
 
 
 def _lemma_origin(ctx: CheckContext) -> str:

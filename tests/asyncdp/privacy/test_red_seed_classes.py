@@ -7,12 +7,15 @@ where ``x_1 < T``, and minus ``3 x_1`` beyond ``T`` (a difference of 3 in L1: ou
 by ``3 lam^k`` beyond ``T``. The truth is plain: the pair is not one the claim speaks of, so the check must
 refuse it (exit 2), never report that the lemma fails to cover a pair of its class.
 
-* ``T`` just above every point of the scenario's first :data:`~asyncdp.privacy.coverage.CLASS_POINTS_RUNS` runs,
-  below points of later runs: the class relation at the first runs' points sees nothing, later runs' releases
-  move by 3 times the lemma, and the coverage step reported them as a witness against the lemma (``violation``);
+* ``T`` just above every point of the scenario's first 20 runs (where the class relation was evaluated), below
+  points of later runs: the class relation at the first runs' points sees nothing, later runs' releases move by
+  3 times the lemma, and the coverage step reported them as a witness against the lemma (``violation``); with a
+  difference of ``(0.6, 0.6)`` beyond ``T`` (L1 1.2, L2 0.85: every shift within the lemma) the check said
+  ``pass`` (the class relation is now evaluated at every run of both scenarios);
 * ``T`` beyond every run: no release moves past the lemma, but the sensitivity prober, which searches the state
   ``z`` everywhere, found the message step R moving by 3 times the rule's declared sensitivity at ``z`` beyond
-  ``T`` and reported it as a witness against the declaration (``violation``).
+  ``T`` and reported it as a witness against the declaration (``violation``); with ``(0.6, 0.6)`` beyond ``T``
+  the probe's largest change (0.85 of the declaration) lay there and the check said ``pass``.
 
 Theorem 4 (sample adjacency, eq. 28) had no class at all: a pair changing agent 0's measurement by 3 in L1
 (three times what the theorem speaks of) moved every release by 1.5 times the lemma and got ``violation``
@@ -46,6 +49,7 @@ from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem
 
 RUNS = 200
+FIRST_RUNS = 20
 N = 5
 A = np.random.default_rng(1).uniform(-1, 1, size=(N, 2))
 FC = FunctionClass(gradient_bound=20.0, smoothness=2.0)
@@ -63,16 +67,19 @@ def _scenario():
     return Scenario(problem, graph, WangBasar(noise_variance=400.0), horizon=20, seed=0, x0=x0)
 
 
-def _pair(threshold):
-    """The scenario and its adjacent pair: agent 0's gradients differ by (1, 0) below ``threshold``, (3, 0) above."""
+def _pair(threshold, inside=(1.0, 0.0), outside=(3.0, 0.0)):
+    """The scenario and its adjacent pair: agent 0's gradients differ by ``inside`` below ``threshold`` (on the first
+    coordinate), by ``outside`` above (only the first coordinate jumps, so they are the gradients of a cost)."""
     sc = _scenario()
     f, g = _quad(A[0])
+    d_in, d_out = np.array(inside), np.array(outside)
+    assert d_in[1] == d_out[1]
 
     def value(x):
-        return f(x) - (x[0] if x[0] < threshold else 3 * x[0] - 2 * threshold)
+        return f(x) - (d_in @ x if x[0] < threshold else d_out @ x - (d_out[0] - d_in[0]) * threshold)
 
     def gradient(x):
-        return g(x) - np.array([1.0 if x[0] < threshold else 3.0, 0.0])
+        return g(x) - (d_in if x[0] < threshold else d_out)
 
     return ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, value_fn=value, gradient_fn=gradient)))
 
@@ -81,13 +88,14 @@ def _threshold():
     """Just above the first coordinate of every point at which the first runs' class relation is evaluated."""
     inside = _pair(np.inf)
     ctx = prepare(inside, CheckOptions(runs=RUNS))
-    return float(_class_points(inside, ctx, 0)[:, 0].max()) + 1e-3
+    return float(_class_points(inside, ctx, 0, runs=FIRST_RUNS, sides=(0,))[:, 0].max()) + 1e-3
 
 
 def test_a_pair_outside_the_class_only_in_later_runs_is_refused_not_a_witness():
     pair = _pair(_threshold())
     ctx = prepare(pair, CheckOptions(runs=RUNS))
-    assert class_relation(pair, ctx) is None  # the first runs' points do not show it
+    first = _class_points(pair, ctx, 0, runs=FIRST_RUNS, sides=(0,))
+    assert class_outside_at(pair, ctx, first, "a point of the first runs") is None  # the first runs do not show it
     released = np.concatenate([ctx.engine_runs(side).messages["v"][:, :, 0, 0] for side in (0, 1)])
     assert (released >= _threshold()).any()  # later runs go beyond T, where the pair breaks the class
     with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar'.*differ by 3.*"
@@ -99,6 +107,28 @@ def test_the_same_pair_inside_the_class_is_covered():
     pair = _pair(np.inf)
     e = check_coverage(pair, prepare(pair, CheckOptions(runs=RUNS)))
     assert e.witness is None and e.figures["coverage_max_ratio"] <= 1 + 1e-9
+
+
+def test_a_pair_outside_the_class_only_in_later_runs_with_covered_shifts_is_refused_never_pass():
+    # issue 23 item 0: agent 0's gradients differ by (0.4, 0.6) (L1 1: in eq. 30's class) below T, by (0.6, 0.6)
+    # beyond (L1 1.2 > 1: outside); the message moves by lam^k 0.85 < the lemma's lam^k there (L2), so no shift
+    # exceeds the lemma and the coverage step found nothing: the check said `pass` to a pair the claim says nothing of
+    pair = _pair(_threshold(), inside=(0.4, 0.6), outside=(0.6, 0.6))
+    ctx = prepare(pair, CheckOptions(runs=RUNS))
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar' \(gradients differing "
+                                             r"by at most 1 in l1\).*differ by 1\.2.*within the lemma's bound, no pass"):
+        check_coverage(pair, ctx)
+
+
+def test_a_prober_point_outside_the_class_with_a_covered_step_is_refused_never_pass():
+    # beyond every run (T = 3) the gradients differ by (0.6, 0.6) (L1 1.2, L2 0.85), below by (0.2, 0.6) (L2 0.63):
+    # the prober's largest change (0.85 lam, within the declared lam) lies where the pair breaks the class
+    pair = _pair(3.0, inside=(0.2, 0.6), outside=(0.6, 0.6))
+    ctx = prepare(pair, CheckOptions(runs=RUNS))
+    assert check_coverage(pair, ctx).witness is None  # no run goes beyond T
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class.*point the prober found for the message "
+                                             r"step R.*differ by 1\.2.*within the rule's declared sensitivity"):
+        probe_update(pair, ctx)
 
 
 def test_a_prober_point_outside_the_class_is_refused_not_a_witness_against_the_declaration():
