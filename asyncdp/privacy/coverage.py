@@ -20,9 +20,11 @@ allows. So the check measures the pair:
   2023, eq. 30; or a paper record's ``relation``, a condition every pair of
   its adjacency meets, e.g. their eq. 28's ``nu / n_i`` for one changed
   sample) is checked on the pair directly, at the points the runs
-  visit (the changed agent's initial point and its released values, projected
-  onto the domain) in every run of both scenarios (a pair may break the
-  class only where a few runs go). A class ``kind="each"`` (every gradient bounded by ``C``)
+  visit (the changed agent's initial point, its released values, projected
+  onto the domain, and its decisions in the replays, where its cost is
+  evaluated) in every run of both scenarios (a pair may break the class only
+  where a few runs go, or only where it evaluates its cost: its noisy releases
+  need not come near). A class ``kind="each"`` (every gradient bounded by ``C``)
   contains the pair whenever the problem meets its declared constants or the
   rule clips its gradients, so a pair is never shown to lie outside it.
 
@@ -61,10 +63,14 @@ from .evidence import Evidence
 from .realized import release_spacing
 
 __all__ = ["check_coverage", "class_measure", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
-           "CLASS_RTOL"]
+           "CLASS_RTOL", "OUTSIDE_REFUSAL"]
 
 CLASS_RTOL = 1e-9
 """Relative tolerance of a class measure against its bound (:func:`class_measure`): round-off of a norm at the bound."""
+
+OUTSIDE_REFUSAL = ("; refused: the claim speaks of pairs in that class, so this pair is evidence neither for nor "
+                   "against it (the check stops; check a pair of the class)")
+"""How a refusal of a pair outside its paper's class ends (:func:`check_coverage`, the prober's)."""
 
 UNRESOLVED_LEMMA = 1e-4
 """Above this fraction of the lemma's loss (``sum_t lemma_t / scale_t``; one round's for a per-iteration claim), the
@@ -172,9 +178,9 @@ def pair_shifts(pair: ScenarioPair, ctx: CheckContext) -> dict[str, np.ndarray] 
 
 def _class_points(pair: ScenarioPair, ctx: CheckContext, agent: int, runs: int | None = None,
                   sides: tuple[int, ...] = (0, 1)) -> np.ndarray:
-    """Points of the runs where the class relation is evaluated: the agent's ``x0`` and released values, ``(k, d)``,
-    each once (a release repeated over rounds or runs is one point), from the first ``runs`` runs (``None``: all) of
-    each side in ``sides`` (0: the scenario's, 1: the adjacent)."""
+    """Points of the runs where the class relation is evaluated, ``(k, d)``, each once (a point repeated over rounds
+    or runs is one point): the agent's ``x0`` and its released values (projected onto the domain) from the first
+    ``runs`` runs (``None``: all) of each side in ``sides`` (0: the scenario's, 1: the adjacent)."""
     problem = pair.scenario.problem
     d = problem.dim
     pts = [np.asarray(pair.scenario.initial_points(), dtype=float)[agent].reshape(1, d)]
@@ -223,13 +229,16 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     ``None`` means "not shown to be outside": no class, a class that is not a
     relation of the two costs (``kind="each"``), round adjacency, or every
     evaluated point meets it. The points are those of every run of both
-    scenarios (:func:`_class_points`): a pair outside the class only where a
-    few runs go is never ``pass``. Both costs' gradients are evaluated once
-    at each distinct point (the answer is kept in ``ctx.cache``): one
-    vectorized call per cost, or, for a cost that loops over points in Python
-    (:class:`~asyncdp.problems.costs.UserCost`), about ``2 runs (T + 1)``
-    calls of each of the changed agent's two gradient callables (some 0.2 s
-    at 1000 runs of 30 rounds). Nothing is evaluated without a relation class.
+    scenarios: the changed agent's releases (:func:`_class_points`), and its
+    decisions in the replays of :func:`pair_shifts`, where its cost is
+    evaluated (:meth:`~asyncdp.privacy.context.CheckContext.replayed_decisions`):
+    a pair outside the class only where a few runs go is never ``pass``. Both
+    costs' gradients are evaluated once at each distinct point (the answer is
+    kept in ``ctx.cache``): one vectorized call per cost, or, for a cost that
+    loops over points in Python (:class:`~asyncdp.problems.costs.UserCost`),
+    about ``4 runs T`` calls of each of the changed agent's two gradient
+    callables (releases and decisions of both scenarios' runs; some 0.4 s at
+    1000 runs of 30 rounds). Nothing is evaluated without a relation class.
 
     Args:
         pair: the scenario pair.
@@ -248,9 +257,15 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     """
     if "class_relation" not in ctx.cache:
         agent = ctx.changed_agent
-        ctx.cache["class_relation"] = (
-            None if agent is None or ctx.sensitivity is None or _difference_class(pair) is None
-            else class_outside_at(pair, ctx, _class_points(pair, ctx, agent), "a point of the runs"))
+        if agent is None or ctx.sensitivity is None or _difference_class(pair) is None:
+            ctx.cache["class_relation"] = None
+        else:
+            pair_shifts(pair, ctx)  # the replays keep the changed agent's decisions (once, for the shifts too)
+            states = ctx.replayed_decisions()
+            states = np.unique(states[np.isfinite(states).all(axis=1)], axis=0)
+            ctx.cache["class_relation"] = (
+                class_outside_at(pair, ctx, _class_points(pair, ctx, agent), "a released value of the runs")
+                or class_outside_at(pair, ctx, states, "a state of the replayed runs, where its cost is evaluated"))
     return ctx.cache["class_relation"]
 
 
@@ -300,6 +315,8 @@ def class_outside_at(pair: ScenarioPair, ctx: CheckContext, points: Any, where: 
     if agent is None or cls is None:
         return None
     pts = np.asarray(points, dtype=float).reshape(-1, pair.scenario.problem.dim)
+    if not len(pts):
+        return None
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
     # each coordinate of a computed gradient is within a few spacings of its own magnitude: a pair whose gradients
@@ -435,7 +452,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     shifts = pair_shifts(pair, ctx)
     if isinstance(shifts, AccountingError):
         if outside is not None:
-            raise AdjacencyError(f"{outside}; refused: the claim speaks of pairs in that class")
+            raise AdjacencyError(f"{outside}{OUTSIDE_REFUSAL}")
         why = f"coverage: the runs cannot be replayed under both problems, so the shifts are unmeasured: {shifts}"
         return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
     mechanisms = {c: str(ch.mechanism) for c, ch in declared_noise(ctx.algorithm, pair.scenario.horizon).items()
@@ -462,7 +479,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         shift = (f"; channel {hits[0].channel!r}, agent {hits[0].agent}, round {hits[0].round}: shift "
                  f"{hits[0].shift:.6g} > the lemma's bound {hits[0].bound:.6g} ({hits[0].norm})" if hits
                  else "; every release's shift is within the lemma's bound, no pass")
-        raise AdjacencyError(f"{outside}{shift}; refused: the claim speaks of pairs in that class")
+        raise AdjacencyError(f"{outside}{shift}{OUTSIDE_REFUSAL}")
     if not hits:
         unseen = _unresolved(ctx, pair.scenario.horizon, allowance)
         if unseen is not None:

@@ -199,3 +199,36 @@ def test_gradients_near_1e8_differing_by_the_bound_are_inside_the_class():
     # the allowance is a few spacings of 1e8 (below 2e-7): a difference of 1 + 1e-6 is still outside
     outside = _large_gradient_pair(np.array([1 / 3, 2 / 3 + 1e-6]))
     assert "differ by 1" in class_outside_at(outside, prepare(outside, CheckOptions(runs=2)), pts, "a test point")
+
+
+def test_a_pair_outside_the_class_only_where_the_agent_evaluates_its_cost_is_refused_not_a_witness():
+    # with little noise agent 0's releases v = x - lam (grad f(x) + noise) stay lam |grad f| away from its states x,
+    # where its gradient is evaluated: a strip of x_1 around one state, away from every release, where the gradients
+    # differ by (3, 0) moves the release of that round by 3 lam. The releases alone never show the pair outside the
+    # class, and the coverage step reported the shift as a witness against the lemma (`violation`)
+    sc = _scenario().replace(algorithm=WangBasar(noise_variance=1e-2))
+    f, g = _quad(A[0])
+
+    def strip_pair(lo, hi):
+        def value(x):
+            return f(x) - x[0] - 2 * (min(max(x[0], lo), hi) - lo)
+
+        def gradient(x):
+            return g(x) - np.array([3.0 if lo < x[0] < hi else 1.0, 0.0])
+
+        return ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(0, value_fn=value, gradient_fn=gradient)))
+
+    base = strip_pair(10.0, 10.0)  # an empty strip: inside the class everywhere
+    ctx = prepare(base, CheckOptions(runs=RUNS))
+    check_coverage(base, ctx)
+    released = _class_points(base, ctx, 0)[:, 0]
+    states = np.unique(ctx.replayed_decisions()[:, 0])
+    gaps = np.array([np.abs(released - s).min() for s in states])
+    c, gap = states[np.argmax(gaps)], gaps.max()
+    assert gap > 1e-3  # the strip (c - gap / 2, c + gap / 2) holds a state and no release
+    pair = strip_pair(c - gap / 2, c + gap / 2)
+    ctx = prepare(pair, CheckOptions(runs=RUNS))
+    assert class_outside_at(pair, ctx, _class_points(pair, ctx, 0), "a release") is None
+    with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar'.*\(a state of the "
+                                             r"replayed runs, where its cost is evaluated\).*differ by 3.*> the lemma"):
+        check_coverage(pair, ctx)
