@@ -54,7 +54,7 @@ from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
 from .context import CheckContext, ScenarioPair, focus_rounds
-from .coverage import check_coverage, class_outside_at
+from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, update_pair
@@ -480,7 +480,7 @@ def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tu
         moved = (f"> the rule's declared sensitivity {claimed:.6g}" if res.violation
                  else f"(within the rule's declared sensitivity {claimed:.6g}, no pass)")
         raise AdjacencyError(f"{outside}; there the {step} moves channel {channel.name!r} by {res.max_found:.6g} "
-                             f"{moved}; refused: the claim speaks of pairs in that class")
+                             f"{moved}{OUTSIDE_REFUSAL}")
 
 
 def _lemma_origin(ctx: CheckContext) -> str:

@@ -356,8 +356,9 @@ def gradient_relation(scenario: Any) -> GradientClass | None:
     ``"gradient"``: eq. (30) itself (:func:`gradient_class`). ``"sample"``: eq. (28) with one sample changed by
     ``||s - s'||_1 <= 1`` moves the gradient by at most ``nu / n_i`` in L1, so a pair whose gradients differ by
     more changed more than one sample by 1: Theorem 4 says nothing of it (the privacy check refuses it). Not a
-    class to draw pairs from: linear costs differing by ``nu / n_i`` need not be sample changes. ``"variable"``:
-    ``None``.
+    class to draw pairs from: linear costs differing by ``nu / n_i`` need not be sample changes. It rests on the
+    cost family's ``nu``: a family that understates it makes a one-sample change look outside the class, and the
+    check refuses that pair (exit 2) rather than report the understated lemma. ``"variable"``: ``None``.
 
     Example:
         >>> from asyncdp.papers.wang_basar.rule import WangBasar
