@@ -291,20 +291,27 @@ class CheckContext:
         assert self.pair is not None
         if self.changed_agent is None or _difference_class(self.pair) is None:
             return wrap
-        kept = self.cache.setdefault("decisions", [])
+        kept: dict[str, list[np.ndarray]] = {"scenario": [], "adjacent": []}  # per problem the replay runs under
+        self.cache.setdefault("decisions", []).append(kept)
 
         def keep(rule: Any, label: str) -> Any:
             return DecisionRecorder(rule if wrap is None else wrap(rule, label), self.algorithm, self.changed_agent,
-                                    kept)
+                                    kept[label])
 
         return keep
 
     def replayed_decisions(self) -> np.ndarray:
-        """The changed agent's decisions at every state the replays so far read (:meth:`realized_replay`,
-        :meth:`adjacent_replay`, under both problems), ``(k, n)``; ``(0, n)`` before any."""
+        """The changed agent's finite decisions at every state the replays so far read (:meth:`realized_replay`,
+        :meth:`adjacent_replay`; under the adjacent problem only the rounds whose states differ from the scenario
+        problem's), ``(k, n)``; ``(0, n)`` before any."""
         assert self.pair is not None
         d = self.pair.scenario.problem.dim
-        kept = [a for a in self.cache.get("decisions", []) if a.shape[-1] == d]
+        kept = []
+        for replay in self.cache.get("decisions", []):
+            first, other = replay["scenario"], replay["adjacent"]
+            kept += first + [a for k, a in enumerate(other)
+                             if k >= len(first) or not np.array_equal(a, first[k], equal_nan=True)]
+        kept = [a[np.isfinite(a).all(axis=1)] for a in kept if a.shape[-1] == d]
         return np.concatenate(kept, axis=0) if kept else np.empty((0, d))
 
     def adjacent_replay(self) -> ScheduledReplay | AccountingError:
