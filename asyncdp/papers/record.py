@@ -53,9 +53,10 @@ __all__ = ["Paper", "PaperError", "GradientClass", "RoundClass", "ValueClass", "
            "require_out_neighbours", "OPTIONAL_PARTS"]
 
 OPTIONAL_PARTS = ("adjacency", "claim_check", "assumptions", "reproductions", "claimed_scale", "accountant",
-                  "example_scenario")
+                  "example_scenario", "relation")
 """Parts a user's paper may leave out (the paper contract test checks them only where present; seed papers
-provide them all). ``example_scenario`` is the rule's classmethod."""
+provide them all but ``relation``, which defaults to a relation-type adjacency class). ``example_scenario`` is
+the rule's classmethod."""
 
 
 class PaperError(AlgorithmParameterError):
@@ -225,6 +226,11 @@ class Paper:
         reproductions: its :class:`Reproduction` records.
         claimed_scale: ``(scenario, t) -> float``, the noise scale the paper prescribes for round ``t``.
         accountant: the accountant's record of the paper (:class:`accounting.papers.AccountantSpec`).
+        relation: ``scenario -> GradientClass | None`` of ``kind="difference"``, a relation of the changed agent's
+            two gradients that every pair of the paper's adjacency meets (a necessary condition, e.g. eq. 28 of
+            Wang and Başar for one changed sample); the privacy check refuses a pair that breaks it. Unlike
+            ``adjacency`` nothing is drawn from it (its pairs need not be pairs of the paper's adjacency). Default
+            (``None``): the adjacency class where that is itself a relation (``kind="difference"``).
 
     Raises:
         PaperError: no rule, a rule that is not a named Algorithm subclass, no lemma, a part of the wrong type,
@@ -241,6 +247,7 @@ class Paper:
     reproductions: tuple[Reproduction, ...] = ()
     claimed_scale: Callable[[Any, int], float] | None = None
     accountant: Any = None
+    relation: Callable[[Any], GradientClass | None] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -256,7 +263,7 @@ class Paper:
         if self.lemma is None:
             raise PaperError(f"paper {self.name!r} has no sensitivity lemma: pass lemma=scenario -> per-release "
                              "sensitivities")
-        for part in ("lemma", "adjacency", "claim_check", "claimed_scale"):
+        for part in ("lemma", "adjacency", "relation", "claim_check", "claimed_scale"):
             value = getattr(self, part)
             if value is not None and not callable(value):
                 raise PaperError(f"paper {self.name!r}: {part} must be callable, got {value!r}")

@@ -62,7 +62,8 @@ from ..errors import ScenarioError
 from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "SharedSchedule", "schedule_batch",
+__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "DecisionRecorder",
+           "SharedSchedule", "schedule_batch",
            "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree", "simpy_run0",
            "seed_free_ledger"]
 
@@ -538,6 +539,43 @@ class AlgorithmChannelRule:
     def next_state(self, state: dict[str, np.ndarray], mixed: Mapping[str, np.ndarray], t: int
                    ) -> dict[str, np.ndarray]:
         return self.algorithm.update(state, dict(mixed), t, self._agents(), self.problem)
+
+
+class DecisionRecorder:
+    """A replay rule (``initial_state``, ``message_means``, ``next_state``) that keeps one agent's decision
+    (:meth:`~asyncdp.algorithms.base.Algorithm.decision`) at every state whose messages the replay reads: the
+    points where that agent's cost is evaluated (where a rule evaluates it at its decision), which its releases,
+    being noisy, need not come near.
+
+    Args:
+        inner: the replay rule (e.g. an :class:`AlgorithmChannelRule`, or a wrapper of one).
+        algorithm: the bound algorithm (its ``decision``).
+        agent: the agent whose decisions are kept.
+        out: the list each round's ``(R, n)`` decisions are appended to.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example()
+        >>> kept = []
+        >>> _ = replay_runs(ctx.engine_runs(0), pair.scenario, algorithm=ctx.algorithm,
+        ...                 wrap=lambda rule, label: DecisionRecorder(rule, ctx.algorithm, 0, kept))
+        >>> len(kept) == pair.scenario.horizon, kept[0].shape == (ctx.options.runs, pair.scenario.problem.dim)
+        (True, True)
+    """
+
+    def __init__(self, inner: Any, algorithm: Algorithm, agent: int, out: list[np.ndarray]) -> None:
+        self.inner, self.algorithm, self.agent, self.out = inner, algorithm, int(agent), out
+
+    def initial_state(self, runs: int) -> Any:
+        return self.inner.initial_state(runs)
+
+    def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
+        decision = np.asarray(self.algorithm.decision(state), dtype=float)
+        self.out.append(decision[..., self.agent, :].reshape(-1, decision.shape[-1]).copy())
+        return self.inner.message_means(state, t)
+
+    def next_state(self, state: Any, mixed: Mapping[str, np.ndarray], t: int) -> Any:
+        return self.inner.next_state(state, mixed, t)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,8 @@ from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
-from .behavior import (EngineRuns, _batch_refusal, engine_disagreement, replay_runs, run_engine, run_seeds,
-                       seed_free_ledger, simpy_run0)
+from .behavior import (DecisionRecorder, EngineRuns, _batch_refusal, engine_disagreement, replay_runs, run_engine,
+                       run_seeds, seed_free_ledger, simpy_run0)
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
@@ -273,13 +273,46 @@ class CheckContext:
             try:
                 self.cache["replay"] = replay_runs(self.engine_runs(0), self.pair.scenario, self.pair.adjacent,
                                                    algorithm=self.algorithm,
-                                                   wrap=probe_wrapper(probes, noise, rng, {}, reuse={}))
+                                                   wrap=self._keep_decisions(probe_wrapper(probes, noise, rng, {},
+                                                                                           reuse={})))
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
             if not isinstance(self.cache["replay"], AccountingError):
                 self._check_unexplained(0, self.cache["replay"], probes)
         return self.cache["replay"]
+
+    def _keep_decisions(self, wrap: Callable[[Any, str], Any] | None) -> Callable[[Any, str], Any] | None:
+        """``wrap`` (``None``: none) of a replay, then a :class:`~asyncdp.privacy.behavior.DecisionRecorder` of the
+        changed agent appending to :meth:`replayed_decisions`; ``wrap`` itself under round adjacency or without a
+        relation class to evaluate there (:func:`~asyncdp.privacy.coverage.class_relation`)."""
+        from .coverage import _difference_class
+
+        assert self.pair is not None
+        if self.changed_agent is None or _difference_class(self.pair) is None:
+            return wrap
+        kept: dict[str, list[np.ndarray]] = {"scenario": [], "adjacent": []}  # per problem the replay runs under
+        self.cache.setdefault("decisions", []).append(kept)
+
+        def keep(rule: Any, label: str) -> Any:
+            return DecisionRecorder(rule if wrap is None else wrap(rule, label), self.algorithm, self.changed_agent,
+                                    kept[label])
+
+        return keep
+
+    def replayed_decisions(self) -> np.ndarray:
+        """The changed agent's finite decisions at every state the replays so far read (:meth:`realized_replay`,
+        :meth:`adjacent_replay`; under the adjacent problem only the rounds whose states differ from the scenario
+        problem's), ``(k, n)``; ``(0, n)`` before any."""
+        assert self.pair is not None
+        d = self.pair.scenario.problem.dim
+        kept = []
+        for replay in self.cache.get("decisions", []):
+            first, other = replay["scenario"], replay["adjacent"]
+            kept += first + [a for k, a in enumerate(other)
+                             if k >= len(first) or not np.array_equal(a, first[k], equal_nan=True)]
+        kept = [a[np.isfinite(a).all(axis=1)] for a in kept if a.shape[-1] == d]
+        return np.concatenate(kept, axis=0) if kept else np.empty((0, d))
 
     def adjacent_replay(self) -> ScheduledReplay | AccountingError:
         """The adjacent scenario's runs replayed on their realized schedules under both problems (or why not), once:
@@ -288,7 +321,8 @@ class CheckContext:
             assert self.pair is not None
             try:
                 self.cache["adjacent replay"] = replay_runs(self.engine_runs(1), self.pair.scenario, self.pair.adjacent,
-                                                            algorithm=self.algorithm, losses=False)
+                                                            algorithm=self.algorithm, losses=False,
+                                                            wrap=self._keep_decisions(None))
             except AccountingError as exc:
                 self.cache["adjacent replay"] = exc
             else:

@@ -46,13 +46,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 
 from accounting import composition, prober
+from accounting.errors import AdjacencyError
 from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
 from .context import CheckContext, ScenarioPair, focus_rounds
-from .coverage import check_coverage
+from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, update_pair
@@ -372,6 +374,11 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         "method", "confidence", "claim_form", ...}`` for the first probed step
         that moves a release more than a bound.
 
+    Raises:
+        AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
+            a release past the rule's declaration (no witness against the claim) or, when none does, any probe's
+            (no ``pass``; :func:`_refuse_outside_class`).
+
     Example:
         >>> from asyncdp.privacy.context import small_example
         >>> e = probe_update(*small_example())
@@ -412,7 +419,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                 probes.append((channel, release, t, step, claimed))
                 requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
                                                     norm=norm, claimed=claimed if claimed > 0 else None))
-    for (channel, release, t, step, claimed), res in zip(probes, prober.probe_many(requests)):
+    results = prober.probe_many(requests)
+    _refuse_outside_class(pair, ctx, probes, results)
+    for (channel, release, t, step, claimed), res in zip(probes, results):
         probe_max = max(probe_max, res.max_found)
         if claimed > 0:
             probe_ratio = max(probe_ratio, res.ratio_to_claim)
@@ -440,6 +449,38 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
                      "sensitivity_probe_lemma_ratio": lemma_ratio},
                     witness=witness, reasons=tuple(reasons))
+
+
+def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float]],
+                          results: list[prober.ProbeResult]) -> None:
+    """Refuse a pair that breaks its paper's relation (a class of ``kind="difference"`` or the record's ``relation``,
+    :func:`~asyncdp.privacy.coverage.class_outside_at`) at a point a probe found (``z`` or its projection onto the
+    domain).
+
+    The declared sensitivity speaks of pairs in the class; a pair whose two gradients differ by more than the
+    class allows where the probe found an excess moves that release further without refuting anything (e.g. Wang
+    and Basar, Automatica 2023, eq. 30: a difference of 3 in L1 where the class allows 1 moves the message by
+    ``3 lam^t``). The probes that found an excess are read first: one at a point inside the class stays a witness.
+    When none did, a pair outside the class at any probe's point is refused too: it is never ``pass``.
+
+    Raises:
+        AdjacencyError: naming the class, the agent, the point, the step, the round and the change.
+    """
+    if ctx.changed_agent is None:
+        return
+    domain = pair.scenario.problem.domain
+    excess = [k for k, res in enumerate(results) if res.violation]
+    for k in excess or range(len(results)):
+        (channel, _release, t, step, claimed), res = probes[k], results[k]
+        z = np.asarray(res.witness_z, dtype=float).reshape(1, -1)
+        pts = np.concatenate([z, np.asarray(domain.project(z), dtype=float)])
+        outside = class_outside_at(pair, ctx, pts, f"the point the prober found for the {step} of round {t}")
+        if outside is None:
+            continue
+        moved = (f"> the rule's declared sensitivity {claimed:.6g}" if res.violation
+                 else f"(within the rule's declared sensitivity {claimed:.6g}, no pass)")
+        raise AdjacencyError(f"{outside}; there the {step} moves channel {channel.name!r} by {res.max_found:.6g} "
+                             f"{moved}{OUTSIDE_REFUSAL}")
 
 
 def _lemma_origin(ctx: CheckContext) -> str:

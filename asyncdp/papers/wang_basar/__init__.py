@@ -33,5 +33,6 @@ PAPER = Paper(
     ),
     claimed_scale=_privacy.claimed_scale,
     accountant=_accountant.SPEC,
+    relation=_privacy.gradient_relation,
 )
 """The paper record of Wang and Başar (Automatica 2023)."""

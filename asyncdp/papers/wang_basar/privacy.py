@@ -34,7 +34,7 @@ from accounting.papers.wang_basar import WANG_BASAR_THEOREMS
 from ...errors import ScenarioError
 from ..record import GradientClass, require_out_neighbours
 
-__all__ = ["claimed_scale", "gradient_class", "gradient_lipschitz", "sensitivity", "agent_ledger", "theorem_verdict",
+__all__ = ["claimed_scale", "gradient_class", "gradient_lipschitz", "gradient_relation", "sensitivity", "agent_ledger", "theorem_verdict",
            "privacy_report", "REPORT_KEYS", "THEOREM_KEYS"]
 
 REPORT_KEYS = ("algorithm", "kind", "theorem", "delta", "horizon", "noise_variance", "step", "per_iteration",
@@ -338,7 +338,7 @@ def gradient_class(scenario: Any) -> GradientClass | None:
 
     Only for ``privacy_kind="gradient"``; the sample adjacency (eq. 28) changes a data sample and the
     variable adjacency (eq. 31) the iterate itself, neither a class of costs the worst-case search builds
-    (``None``).
+    (``None``; :func:`gradient_relation` bounds the sample adjacency's pairs).
 
     Example:
         >>> from asyncdp.papers.wang_basar.rule import WangBasar
@@ -348,3 +348,27 @@ def gradient_class(scenario: Any) -> GradientClass | None:
     """
     alg = scenario.algorithm.bind(scenario.problem)
     return GradientClass(1.0, "l1", kind="difference") if alg.privacy_kind == "gradient" else None
+
+
+def gradient_relation(scenario: Any) -> GradientClass | None:
+    """What every pair of the rule's adjacency meets, as a relation of agent ``i``'s two gradients.
+
+    ``"gradient"``: eq. (30) itself (:func:`gradient_class`). ``"sample"``: eq. (28) with one sample changed by
+    ``||s - s'||_1 <= 1`` moves the gradient by at most ``nu / n_i`` in L1, so a pair whose gradients differ by
+    more changed more than one sample by 1: Theorem 4 says nothing of it (the privacy check refuses it). Not a
+    class to draw pairs from: linear costs differing by ``nu / n_i`` need not be sample changes. It rests on the
+    cost family's ``nu``: a family that understates it makes a one-sample change look outside the class, and the
+    check refuses that pair (exit 2) rather than report the understated lemma. ``"variable"``: ``None``.
+
+    Example:
+        >>> from asyncdp.papers.wang_basar.rule import WangBasar
+        >>> sc = WangBasar.example_scenario()
+        >>> gradient_relation(sc.replace(algorithm=WangBasar(noise_variance=1.0, privacy_kind="sample"))).bound
+        4.0
+    """
+    alg = scenario.algorithm.bind(scenario.problem)
+    if alg.privacy_kind != "sample":
+        return gradient_class(scenario)
+    nu, n_i, _ = _constants(scenario, "sample")
+    assert nu is not None and n_i is not None  # (_constants raises without them)
+    return GradientClass(float(nu) / int(n_i), "l1", kind="difference")
