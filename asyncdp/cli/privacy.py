@@ -290,7 +290,8 @@ def _register_network(sub: Any) -> None:
         "(heatmap) and by_distance.csv/png (loss against shortest-path distance). A paper's pairwise claim is "
         "checked per pair, with witnesses (pair and round).",
         epilog="exit codes: 0 done (and the pairwise claim holds or there is none), 1 the pairwise claim fails, "
-        "3 inconclusive, 2 unusable input.",
+        "3 inconclusive (or not checked: another --alpha than the claim's order, a run the claim does not describe), "
+        "2 unusable input.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     n.add_argument("script", metavar="SCRIPT.py")
@@ -331,8 +332,10 @@ def network_command(args: argparse.Namespace) -> int:
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=args.witnesses)
         print(check.to_table())
         code = {"pass": 0, "violation": 1, "inconclusive": 3}[check.verdict]
-    elif claim is not None:
-        print(f"the paper's pairwise claim is of order {claim.alpha:g}; rerun with --alpha {claim.alpha:g} to check it")
+    elif claim is not None:  # not checked: exit 0 would say it holds
+        print(f"the paper's pairwise claim: inconclusive: not checked: it is of order {claim.alpha:g}, the matrix of "
+              f"order {args.alpha:g}; rerun with --alpha {claim.alpha:g} to check it")
+        code = 3
     print(f"leakage matrix written to {out.path}")
     return code
 

@@ -1,0 +1,31 @@
+"""Red team: the exit code of ``asyncdp privacy network`` when the paper's pairwise claim is not checked.
+
+The epilog says exit 0 means "done, and the pairwise claim holds or there is none". Muffliato's example
+scenario (6-node path, sigma 1, values in [0, 1]) states a pairwise claim of order 2 that is false: node 1
+receives agent 3's noisy value through agent 2 in the gossip steps, an exact loss of 1 (the local budget)
+against the claimed 0.79 (``--alpha 2`` exits 1 with that witness; the test reads the same verdict from
+:func:`~asyncdp.privacy.observer_claim.check_observer_claim`). With ``--alpha 3`` the matrix is of another
+order, the claim was not checked, and the command exited 0: the code said the false claim holds.
+"""
+
+from __future__ import annotations
+
+from asyncdp.cli import main
+from asyncdp.papers.muffliato.rule import Muffliato
+from asyncdp.privacy.observer_claim import check_observer_claim
+
+SCRIPT = """
+from asyncdp.papers.muffliato.rule import Muffliato
+scenario = Muffliato.example_scenario()
+"""
+
+
+def test_a_claim_of_another_order_than_the_matrix_is_not_checked_and_not_passed(tmp_path, capsys):
+    script = tmp_path / "muff.py"
+    script.write_text(SCRIPT)
+    truth = check_observer_claim(Muffliato.example_scenario(), "node:1", find_rounds=False)
+    assert truth.verdict == "violation" and truth.alpha == 2.0  # the claim is false (exact, order 2)
+    code = main(["privacy", "network", str(script), "--out", str(tmp_path / "a3"), "--alpha", "3"])
+    text = capsys.readouterr().out
+    assert code == 3, text
+    assert "pairwise claim: inconclusive: not checked" in text and "rerun with --alpha 2" in text, text
