@@ -1,4 +1,4 @@
-"""Red team: the exit code of ``asyncdp privacy network`` when the paper's pairwise claim is not checked.
+"""Red team: ``asyncdp privacy network``'s exit code when the paper's pairwise claim is not checked, and its JSON.
 
 The epilog says exit 0 means "done, and the pairwise claim holds or there is none". Muffliato's example
 scenario (6-node path, sigma 1, values in [0, 1]) states a pairwise claim of order 2 that is false: node 1
@@ -10,9 +10,15 @@ order, the claim was not checked, and the command exited 0: the code said the fa
 
 from __future__ import annotations
 
+import json
+
 from asyncdp.cli import main
 from asyncdp.papers.muffliato.rule import Muffliato
+from asyncdp.privacy.network import leakage_rows
+from asyncdp.privacy.network_outputs import write_leakage
 from asyncdp.privacy.observer_claim import check_observer_claim
+
+from .test_red_faint_link import _faint_path
 
 SCRIPT = """
 from asyncdp.papers.muffliato.rule import Muffliato
@@ -29,3 +35,19 @@ def test_a_claim_of_another_order_than_the_matrix_is_not_checked_and_not_passed(
     text = capsys.readouterr().out
     assert code == 3, text
     assert "pairwise claim: inconclusive: not checked" in text and "rerun with --alpha 2" in text, text
+
+
+def test_an_infinite_loss_is_written_as_a_string_in_the_by_distance_curve(tmp_path):
+    """The faint-link path (tests/asyncdp/privacy/test_red_faint_link.py) on the engine schedule's path: node 2's
+    computed loss from agent 0 is an infinity (a numerical artifact, labelled a lower estimate). The rows wrote it
+    as ``"inf"``, but the loss-against-distance curve's mean and max at distance 2 were written as ``Infinity``,
+    which no strict JSON reader accepts."""
+    sc = _faint_path()
+    rows = write_leakage(sc, leakage_rows(sc, fast=False), tmp_path, plot=False)
+    assert rows[2].values[0] == float("inf")
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    data = json.loads((tmp_path / "leakage.json").read_text(), parse_constant=refuse)
+    assert data["by_distance"][1] == {"distance": 2, "mean": "inf", "max": "inf", "pairs": 2}
