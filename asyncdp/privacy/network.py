@@ -444,7 +444,8 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     Returns:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate,
         unless it exceeds the bound every view obeys (:func:`~.observers.affine_renyi_bound`: a numerical
-        artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive);
+        artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive) or,
+        that bound infinite (no round-1 noise), it is an infinite lower estimate;
         a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
         :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
         schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor
@@ -468,9 +469,10 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if above_affine_bound(row.values[u], structural):
+            if above_affine_bound(row.values[u], structural) or (math.isinf(row.values[u]) and row.kind != "exact"):
                 # every view of a rule verified affine leaks at most alpha Delta^2 / (2 s_1^2): above it the value is
-                # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view)
+                # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view); nor is
+                # an infinite lower estimate when that bound is infinite too (no round-1 noise)
                 beyond = beyond or (u, row.v, float(row.values[u]), row.kind)
                 continue
             if row.values[u] > bounds[u] + margin:
@@ -489,7 +491,10 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
                "a value the model computed against the structure it verified")
         reason = (f"pair u={u} -> v={v}: the computed loss ({value:.6g}) exceeds the bound alpha Delta^2 / (2 s_1^2) = "
                   f"{structural:.6g} that every view obeys under the verified structure: a numerical artifact, no "
-                  f"witness ({why})")
+                  f"witness ({why})") if math.isfinite(structural) else (
+                  f"pair u={u} -> v={v}: the computed loss is infinite and only a lower estimate (the view has "
+                  "directions at rounding level: the shift lies outside their numerical range), no lower bound of the "
+                  "truth: a numerical artifact, no witness")
     if not deterministic_schedule(scenario):
         verdict = "inconclusive"
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "
