@@ -113,11 +113,15 @@ class ObserverClaimCheck:
     checked: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (witnesses as dicts; an infinite value as the string ``"inf"``; no order: ``null``)."""
+        """JSON-ready fields (witnesses as dicts; an infinite value as the string ``"inf"``; no order: ``null``).
+
+        ``claim_form`` is ``"renyi"`` (each pair's bound is on the Renyi divergence of order ``alpha``), ``null`` when
+        no claim is stated for the run; with ``method`` and ``confidence`` it qualifies every witness."""
         def num(x: float) -> Any:
             return float(x) if math.isfinite(x) else str(x)
 
         return {"observer": self.observer, "statement": self.statement, "alpha": self.alpha,
+                "claim_form": None if self.alpha is None else "renyi",
                 "verdict": self.verdict, "method": self.method, "confidence": self.confidence, "runs": self.runs,
                 "pairs": self.pairs, "failed": self.failed, "checked": self.checked, "reason": self.reason,
                 "witnesses": [{"u": f.u, "v": f.v, "distance": f.distance, "claimed": num(f.claimed),

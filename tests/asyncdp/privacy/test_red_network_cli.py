@@ -51,3 +51,10 @@ def test_an_infinite_loss_is_written_as_a_string_in_the_by_distance_curve(tmp_pa
 
     data = json.loads((tmp_path / "leakage.json").read_text(), parse_constant=refuse)
     assert data["by_distance"][1] == {"distance": 2, "mean": "inf", "max": "inf", "pairs": 2}
+
+
+def test_the_pairwise_claims_json_names_its_form_beside_method_and_confidence():
+    """A witness's JSON gave the method and the confidence but not the claim's form (the central witnesses do)."""
+    r = check_observer_claim(Muffliato.example_scenario(), "node:1", find_rounds=False).to_dict()
+    assert (r["claim_form"], r["alpha"], r["method"], r["confidence"]) == ("renyi", 2.0, "exact", 1.0)
+    assert r["witnesses"]
