@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from .arguments import count, nonnegative_int, require_memory
+from .arguments import count, nonnegative_int, open_unit, require_memory
 from .outputs import prepare_file
 
 __all__ = ["register", "check_command", "EXIT_CODES"]
@@ -38,10 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("script", metavar="SCRIPT.py")
     c.add_argument("--runs", type=count, default=2000,
                    help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
-    c.add_argument("--delta", type=float, default=1e-6,
+    c.add_argument("--delta", type=open_unit, default=1e-6,
                    help="delta, in (0, 1), for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
                    "its (epsilon, delta) conversion is checked")
-    c.add_argument("--confidence", type=float, default=0.95,
+    c.add_argument("--confidence", type=open_unit, default=0.95,
                    help="family-wise confidence of the statistical witnesses")
     c.add_argument("--seed", type=nonnegative_int, default=0, help="the one seed of every draw of the check")
     c.add_argument("--engine", choices=("auto", "batch", "simpy"), default="auto",

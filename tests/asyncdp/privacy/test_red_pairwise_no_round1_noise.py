@@ -7,9 +7,9 @@ and ``y_1(3) = 1e-17 y_0(2) + (0.5 - 1e-17) y_1(2) + 0.5 y_2(2)``: in exact arit
 loss of ``alpha Delta^2 / (2 sigma^2) = 1`` from agent 0, finite. The direction carrying it has singular value 1e-17,
 and the computed loss is an infinity labelled a lower estimate (a shift outside the numerical range). With noise in
 round 1 the structural bound ``alpha Delta^2 / (2 s_1^2)`` sets such a value aside as an artifact; with
-``s_1 = 0`` that bound is infinite (yet round 1 delivers nothing: on the lockstep schedules and on the four asynchronous runs below, where no
-combination reads a round-1 message, each datum enters the network only through its noisy ``y(2)``: every loss is at
-most 1), and the infinity was a witness: ``violation: witness u=0 -> v=2: inf > claimed
+``s_1 = 0`` that bound is infinite (yet round 1 delivers nothing: on the lockstep schedules and on the four
+asynchronous runs below, where no combination reads a round-1 message, each datum enters the network only through
+its noisy ``y(2)``: every loss is at most 1), and the infinity was a witness: ``violation: witness u=0 -> v=2: inf > claimed
 6.5e-34`` on the deterministic schedule, and an infinite witness on sampled (asynchronous, lossy) schedules. The
 verdict is now inconclusive with the reason, as on the faint-link path with round-1 noise.
 """
