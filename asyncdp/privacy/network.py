@@ -52,7 +52,7 @@ from .observers import (
 )
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
-           "pairwise_claim_of", "witness_round", "claimed_bounds", "deterministic_schedule"]
+           "pairwise_claim_of", "witness_round", "run_witness_round", "claimed_bounds", "deterministic_schedule"]
 
 
 @dataclass(frozen=True)
@@ -361,6 +361,38 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
     return lo
 
 
+def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound: float, alpha: float,
+                      sensitivity: float, margin: float) -> int | None:
+    """:func:`witness_round` on one run (every message delivered to ``v`` counted), in the run's rounds.
+
+    An asynchronous run's schedule is re-indexed in global steps (:func:`~.observers.linear_schedule`: one
+    combination per step, in simulated-time order, ``N T`` steps); the step found is returned as the round of the
+    combination made at that step (``1..horizon``), never as a step number, which no report could read as a round.
+
+    Returns:
+        The round, or ``None`` if the whole run does not exceed ``bound``.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> from asyncdp.engine.timing import Async
+        >>> from .observers import linear_schedule
+        >>> sc = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
+        >>> res = sc.run()
+        >>> sched = linear_schedule(res, sc)
+        >>> sched.horizon, run_witness_round(res, sched, 5, 1, 0.27, 2.0, 1.0, 1e-6)
+        (60, 6)
+    """
+    from .observers import _global_steps
+
+    step = witness_round(sched, u, v, bound, alpha, sensitivity, delivered_messages(result, Observer.node(v), sched),
+                         margin)
+    rs = result.schedule
+    if step is None or sched.horizon == rs.horizon:
+        return step
+    steps, _ = _global_steps(rs.num_agents, rs.horizon, result.times)
+    return int(np.argwhere(steps == step)[0][0])
+
+
 @dataclass(frozen=True)
 class PairFailure:
     """A pair where the exact loss exceeds the claim: source, observer, distance, both values, first round."""
@@ -547,8 +579,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float, ma
         return out
     result = scenario.run("simpy")
     sched = linear_schedule(result, scenario)
-    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched),
-                          margin) for f in failures]
+    return [run_witness_round(result, sched, f.u, f.v, f.claimed, alpha, sens, margin) for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

@@ -68,7 +68,6 @@ from .network import (
 )
 from .observers import (
     _losses,
-    delivered_messages,
     affine_renyi_bound,
     parse_observer,
     rounded_to_bound,
@@ -228,7 +227,7 @@ def _checked(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
 
 def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: int, seed: int | None, engine: str,
              confidence: float, max_witnesses: int, find_rounds: bool) -> ObserverClaimCheck:
-    from .network import affine_runs, witness_round
+    from .network import affine_runs, run_witness_round
 
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
         raise ScenarioError(f"runs must be an integer >= 2 for a random schedule, got {runs!r}")
@@ -285,9 +284,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
     kept = found[:max_witnesses]
     failures = []
     for f, run in kept:
-        rnd = (witness_round(scheds[run], f.u, f.v, f.claimed, alpha, sens,
-                             delivered_messages(results[run], Observer.node(f.v), scheds[run]), rounding)
-               if find_rounds else None)
+        rnd = run_witness_round(results[run], scheds[run], f.u, f.v, f.claimed, alpha, sens, rounding) if find_rounds else None
         failures.append(PairFailure(f.u, f.v, f.distance, f.claimed, f.exact, rnd))
     if found:
         verdict, reason = "violation", ""

@@ -58,3 +58,15 @@ def test_the_pairwise_claims_json_names_its_form_beside_method_and_confidence():
     r = check_observer_claim(Muffliato.example_scenario(), "node:1", find_rounds=False).to_dict()
     assert (r["claim_form"], r["alpha"], r["method"], r["confidence"]) == ("renyi", 2.0, "exact", 1.0)
     assert r["witnesses"]
+
+
+def test_a_sampled_witness_round_is_a_round_of_the_run_not_a_global_step():
+    """An asynchronous run's schedule is re-indexed in global steps (``N T`` of them, one combination each); the
+    witness's first round was that step: "from round 40" on a run of 10 rounds (6 agents, 60 steps)."""
+    from asyncdp.engine.timing import Async
+
+    sc = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
+    r = check_observer_claim(sc, "node:1", runs=30)
+    assert r.verdict == "violation" and r.method == "sampled schedules", r.to_table()
+    # agent 5's value reaches node 1 through 4 links after the first exchange of round 2: not before round 5
+    assert all(5 <= f.round <= sc.horizon for f in r.failures), r.to_table()
