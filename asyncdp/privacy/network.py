@@ -418,6 +418,7 @@ class ClaimCheck:
         failed: total number of pairs above the claim.
         statement: the claim's statement.
         reason: why the verdict is inconclusive (``""`` otherwise).
+        alpha: the Renyi order of the claim's bounds and of the values.
     """
 
     verdict: str
@@ -426,10 +427,13 @@ class ClaimCheck:
     failures: tuple[PairFailure, ...] = field(default_factory=tuple)
     statement: str = ""
     reason: str = ""
+    alpha: float | None = None
 
     def to_table(self) -> str:
         """The verdict and the witnesses."""
-        lines = [f"pairwise claim ({self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above it",
+        order = "" if self.alpha is None else f"Renyi divergence of order {self.alpha:g}; "
+        lines = [f"pairwise claim ({order}{self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above "
+                 "it",
                  "  exact values: each node's view as the run realizes it (every message delivered to it, the first "
                  "exchange included; its own data, noise and state known)"]
         for f in self.failures:
@@ -532,7 +536,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "
                   "the claim bounds the divergence averaged over schedules, which one schedule neither shows below "
                   "nor above it (use asyncdp privacy check --observer node:v: confidence bounds over sampled runs)")
-    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason)
+    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason, float(claim.alpha))
 
 
 def deterministic_schedule(scenario: Any) -> bool:

@@ -70,3 +70,14 @@ def test_a_sampled_witness_round_is_a_round_of_the_run_not_a_global_step():
     assert r.verdict == "violation" and r.method == "sampled schedules", r.to_table()
     # agent 5's value reaches node 1 through 4 links after the first exchange of round 2: not before round 5
     assert all(5 <= f.round <= sc.horizon for f in r.failures), r.to_table()
+
+
+def test_the_network_commands_claim_line_names_the_order():
+    """``privacy network``'s claim line gave the statement but not the order of the Renyi bounds it checks (the
+    observer's line in ``privacy check`` does)."""
+    from asyncdp.privacy.network import check_pairwise_claim, pairwise_claim_of
+
+    sc = Muffliato.example_scenario()
+    table = check_pairwise_claim(sc, pairwise_claim_of(sc), list(leakage_rows(sc, observers=[1])),
+                                 find_rounds=False).to_table()
+    assert table.startswith("pairwise claim (Renyi divergence of order 2; "), table
