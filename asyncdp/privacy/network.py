@@ -366,8 +366,10 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     """:func:`witness_round` on one run (every message delivered to ``v`` counted), in the run's rounds.
 
     An asynchronous run's schedule is re-indexed in global steps (:func:`~.observers.linear_schedule`: one
-    combination per step, in simulated-time order, ``N T`` steps); the step found is returned as the round of the
-    combination made at that step (``1..horizon``), never as a step number, which no report could read as a round.
+    combination per step, in simulated-time order, ``N T`` steps; a message counts from the step it is released at).
+    The step found is returned as the round of the message released at it (``1..horizon``): the loss exceeds
+    ``bound`` once the view holds that message, as in a lockstep run's rounds (a step number is no round, and the
+    round of another agent's combination at that step says nothing of the observer's view).
 
     Returns:
         The round, or ``None`` if the whole run does not exceed ``bound``.
@@ -380,7 +382,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
         >>> res = sc.run()
         >>> sched = linear_schedule(res, sc)
         >>> sched.horizon, run_witness_round(res, sched, 5, 1, 0.27, 2.0, 1.0, 1e-6)
-        (60, 6)
+        (60, 10)
     """
     from .observers import _global_steps
 
@@ -389,8 +391,11 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     rs = result.schedule
     if step is None or sched.horizon == rs.horizon:
         return step
-    steps, _ = _global_steps(rs.num_agents, rs.horizon, result.times)
-    return int(np.argwhere(steps == step)[0][0])
+    combined, release = _global_steps(rs.num_agents, rs.horizon, result.times)
+    released = np.argwhere(release == step)  # (round - 1, agent) of the messages released at that step
+    if released.size:
+        return int(released[:, 0].max()) + 1
+    return int(np.argwhere(combined == step)[0][0])  # no release at that step: the round of its combination
 
 
 @dataclass(frozen=True)

@@ -62,14 +62,17 @@ def test_the_pairwise_claims_json_names_its_form_beside_method_and_confidence():
 
 def test_a_sampled_witness_round_is_a_round_of_the_run_not_a_global_step():
     """An asynchronous run's schedule is re-indexed in global steps (``N T`` of them, one combination each); the
-    witness's first round was that step: "from round 40" on a run of 10 rounds (6 agents, 60 steps)."""
+    witness's first round was that step: "from round 40" on a run of 10 rounds (6 agents, 60 steps). It is now the
+    round of the message whose release makes the loss exceed (for agent 5 -> node 1 on seeds 0-3 it was checked by
+    hand to be the first round ``r`` at which the exact loss of node 1's view restricted to the messages of rounds
+    ``<= r`` delivered to it exceeds 0.27, computed without the schedule's re-indexing: 10, 5, 10, none)."""
     from asyncdp.engine.timing import Async
 
     sc = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
     r = check_observer_claim(sc, "node:1", runs=30)
     assert r.verdict == "violation" and r.method == "sampled schedules", r.to_table()
-    # agent 5's value reaches node 1 through 4 links after the first exchange of round 2: not before round 5
-    assert all(5 <= f.round <= sc.horizon for f in r.failures), r.to_table()
+    # round 1 is the identity (no message delivered): the first message that can carry agent 5's value is of round 2
+    assert all(2 <= f.round <= sc.horizon for f in r.failures), r.to_table()
 
 
 def test_the_network_commands_claim_line_names_the_order():
