@@ -165,13 +165,15 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     named = "" if form is None or form.form in ("pure", "approximate") else f"{form.describe()}, as "
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
+    holds_datum = observer.kind == "nodes" and u in observer.agents  # its loss is infinite, and no DP question
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
     data: dict[str, Any] = {**fig.to_dict(), "changed_agent": u, "claim_holds": None, "blackbox": None}
     if row.kind == "exact" and math.isfinite(row.epsilon) and not deterministic_schedule(scenario):
         lines.append(f"  exact epsilon at delta {delta:.3g} on this run's realized schedule: {row.epsilon:.6g}; the "
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
-    elif row.kind == "exact" and math.isfinite(row.epsilon):
+    elif row.kind == "exact" and (math.isfinite(row.epsilon) or (deterministic_schedule(scenario) and not holds_datum)):
+        # an exact infinite loss (the view holds a noise-free function of u's datum) fails every finite claim
         level = getattr(scenario.algorithm, "claim_level", "run")
         holds, why = observer_claim_holds(form, eps_c, delta_c, math.sqrt(2.0 * row.renyi / fig.alpha), level)
         data["claim_holds"] = holds
