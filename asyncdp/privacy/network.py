@@ -534,8 +534,9 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
                   f"{structural:.6g} that every view obeys under the verified structure: a numerical artifact, no "
                   f"witness ({why})") if math.isfinite(structural) else (
                   f"pair u={u} -> v={v}: the computed loss is infinite and only a lower estimate (the view has "
-                  "directions at rounding level: the shift lies outside their numerical range), no lower bound of the "
-                  "truth: a numerical artifact, no witness")
+                  "directions at rounding level: the shift lies outside their numerical range) and, without round-1 "
+                  "noise, no bound holds on every view: it may be a numerical artifact or a true infinite loss (a "
+                  "noise-free release), which this view's figures do not tell apart: no witness")
     if not deterministic_schedule(scenario):
         verdict = "inconclusive"
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "

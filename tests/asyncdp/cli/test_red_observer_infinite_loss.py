@@ -57,3 +57,19 @@ def test_an_exact_infinite_loss_fails_the_claim():
 def test_no_verdict_for_the_datums_holder_or_one_random_schedule(observer, changes):
     text, record = _section(observer, **changes)
     assert "D_alpha=inf" in text and "fails against" not in text and record["claim_holds"] is None, text
+
+
+def test_an_infinite_lower_estimate_stays_no_verdict():
+    """Review of the exact branch: only an infinity labelled exact fails the claim. The faint-link path
+    (tests/asyncdp/privacy/test_red_faint_link.py, ``W[0, 1] = 1e-17``) noised in round 2 only: node 2's computed
+    loss from agent 0 is infinite, a lower estimate (the truth is 1), and the line stays no verdict."""
+    from ..privacy.test_red_faint_link import _faint_path
+
+    scenario = _faint_path().replace(algorithm=_RawFirstExchange(sigma=1.0))  # W[0, 1] faint, identity in round 1
+    values = np.array(scenario.problem.costs.addresses)
+    values[0] = 1.0 - values[0]
+    adjacent = replace(scenario, problem=Problem(scenario.problem.domain, RendezvousQuadratic(values)))
+    record: dict = {}
+    args = argparse.Namespace(seed=0, delta=1e-6, runs=10, confidence=0.95)
+    text = _observer_section(scenario, adjacent, parse_observer("node:2"), args, record)
+    assert "D_alpha=inf" in text and "[lower estimate]" in text and record["claim_holds"] is None, text
