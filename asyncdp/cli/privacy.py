@@ -96,7 +96,7 @@ def check_command(args: argparse.Namespace) -> int:
             print(pairwise.to_table())
             verdict = combined_verdict(report.verdict, pairwise.verdict)
             if verdict != report.verdict:
-                print(f"verdict with the pairwise claim: {verdict}")
+                print(f"verdict with the pairwise claim: {verdict}" + _pairwise_witness_note(report, pairwise))
     if worst_pair and report.worst_pair_script is not None:
         worst_pair.write_text(report.worst_pair_script)
         print(f"worst adjacent pair written to {worst_pair.path}")
@@ -108,6 +108,8 @@ def check_command(args: argparse.Namespace) -> int:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
             data["verdict"] = verdict
+            if verdict == "violation" and report.witness is None:  # the violation is the pairwise claim's alone
+                data["witness"] = pairwise.witness()
         json_out.write_text(json.dumps(_json(data), indent=2, allow_nan=False))
     return EXIT_CODES[verdict]
 
@@ -124,6 +126,17 @@ def combined_verdict(check: str, pairwise: str) -> str:
     if check == "pass" and pairwise != "pass":
         return "inconclusive"
     return check
+
+
+def _pairwise_witness_note(report: Any, pairwise: Any) -> str:
+    """The witness of a violation that is the pairwise claim's alone (``--json``'s top-level ``witness``), in words."""
+    w = pairwise.witness() if pairwise.verdict == "violation" and report.witness is None else None
+    if w is None:
+        return ""
+    what = "lower confidence bound " if w["method"] != "exact" else ""
+    value = f"{w['value']:.6g}" if isinstance(w["value"], float) else w["value"]  # "inf" as in the JSON
+    return (f" (witness: the pairwise claim's, u={w['u']} -> v={w['v']}: {what}{value} > claimed "
+            f"{w['claimed']:.6g}, {w['method']}, confidence {w['confidence']:g})")
 
 
 def _pairwise_claim_section(scenario: Any, observer: Any, args: argparse.Namespace) -> Any:

@@ -126,6 +126,27 @@ class ObserverClaimCheck:
                 "witnesses": [{"u": f.u, "v": f.v, "distance": f.distance, "claimed": num(f.claimed),
                                "value": num(f.exact), "round": f.round} for f in self.failures]}
 
+    def witness(self) -> dict[str, Any] | None:
+        """The first (largest-excess) witness as a report's top-level witness, or ``None`` without one.
+
+        ``privacy check --json`` writes it as ``witness`` when only the pairwise claim is violated (the central
+        check found none): ``kind`` ``"pairwise claim"`` says whose it is, and it carries what qualifies it
+        (``claim_form``, ``alpha``, ``method``, ``confidence``, ``runs``) beside the pair's fields (``u``, ``v``,
+        ``distance``, ``claimed``, ``value``, ``round``); ``failed`` counts every pair above the claim (all under
+        ``pairwise_claim``).
+
+        Example:
+            >>> from asyncdp.papers.muffliato.rule import Muffliato
+            >>> w = check_observer_claim(Muffliato.example_scenario(), "node:1", find_rounds=False).witness()
+            >>> w["kind"], w["claim_form"], w["method"], (w["u"], w["v"]), w["value"] > w["claimed"]
+            ('pairwise claim', 'renyi', 'exact', (5, 1), True)
+        """
+        d = self.to_dict()
+        if not d["witnesses"]:
+            return None
+        keys = ("observer", "statement", "claim_form", "alpha", "method", "confidence", "runs", "failed")
+        return {"kind": "pairwise claim", "against": "pairwise_claim", **{k: d[k] for k in keys}, **d["witnesses"][0]}
+
     def to_table(self) -> str:
         """The verdict, the method and the witnesses."""
         how = ("exact, on the run's deterministic schedule" if self.method == EXACT else

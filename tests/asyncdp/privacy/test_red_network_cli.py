@@ -84,3 +84,25 @@ def test_the_network_commands_claim_line_names_the_order():
     table = check_pairwise_claim(sc, pairwise_claim_of(sc), list(leakage_rows(sc, observers=[1])),
                                  find_rounds=False).to_table()
     assert table.startswith("pairwise claim (Renyi divergence of order 2; "), table
+
+
+def test_a_violation_of_the_pairwise_claim_alone_has_a_top_level_witness(tmp_path, capsys):
+    """``privacy check --observer node:3`` on Muffliato's example: the central claim holds, the pairwise claim
+    fails, the verdict is ``violation``; ``--json``'s top-level ``witness`` was null (a script reading it found no
+    counterexample to a violation). It is now the pairwise claim's first witness, saying whose it is and what
+    qualifies it; the text's verdict line names it."""
+    from .test_network import SCRIPT as CHECK_SCRIPT
+
+    script = tmp_path / "s.py"
+    script.write_text(CHECK_SCRIPT)
+    out = tmp_path / "r.json"
+    code = main(["privacy", "check", str(script), "--runs", "20", "--search-examples", "0", "--observer", "node:3",
+                 "--json", str(out)])
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert code == 1 and data["verdict"] == "violation" and data["verdict_without_pairwise_claim"] != "violation"
+    w, first = data["witness"], data["pairwise_claim"]["witnesses"][0]
+    assert w is not None and w["kind"] == "pairwise claim", data["witness"]
+    assert (w["claim_form"], w["alpha"], w["method"], w["confidence"]) == ("renyi", 2.0, "exact", 1.0)
+    assert {k: w[k] for k in first} == first
+    assert f"verdict with the pairwise claim: violation (witness: the pairwise claim's, u={first['u']} -> v=3" in text
