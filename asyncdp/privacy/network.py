@@ -363,16 +363,18 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
 
 def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound: float, alpha: float,
                       sensitivity: float, margin: float) -> int | None:
-    """:func:`witness_round` on one run (every message delivered to ``v`` counted), in the run's rounds.
+    """The first round ``r`` of one run such that ``v``'s view restricted to the messages of rounds ``<= r`` leaks
+    more than ``bound`` about ``u`` (every message delivered to ``v`` counted, combined or not).
 
-    An asynchronous run's schedule is re-indexed in global steps (:func:`~.observers.linear_schedule`: one
-    combination per step, in simulated-time order, ``N T`` steps; a message counts from the step it is released at).
-    The step found is returned as the round of the message released at it (``1..horizon``): the loss exceeds
-    ``bound`` once the view holds that message, as in a lockstep run's rounds (a step number is no round, and the
-    round of another agent's combination at that step says nothing of the observer's view).
+    On a lockstep run this is :func:`witness_round`. An asynchronous run's schedule is re-indexed in global steps
+    (:func:`~.observers.linear_schedule`: one combination per step, in simulated-time order), where agents run at
+    their own pace: a message of a later round may be released before one of an earlier round, so neither a step
+    number nor the round of the message released at the step where the loss exceeds is "the view up to round
+    ``r``". The view's rows are selected by their messages' rounds instead (a marginal of the whole view:
+    monotone in ``r``, so a binary search finds it).
 
     Returns:
-        The round, or ``None`` if the whole run does not exceed ``bound``.
+        The round (``1..horizon``), or ``None`` if the whole run does not exceed ``bound``.
 
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
@@ -384,18 +386,33 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
         >>> sched.horizon, run_witness_round(res, sched, 5, 1, 0.27, 2.0, 1.0, 1e-6)
         (60, 10)
     """
+    from accounting.network import gaussian_view_losses, observed_view
+
     from .observers import _global_steps
 
-    step = witness_round(sched, u, v, bound, alpha, sensitivity, delivered_messages(result, Observer.node(v), sched),
-                         margin)
+    seen = delivered_messages(result, Observer.node(v), sched)
     rs = result.schedule
-    if step is None or sched.horizon == rs.horizon:
-        return step
-    combined, release = _global_steps(rs.num_agents, rs.horizon, result.times)
-    released = np.argwhere(release == step)  # (round - 1, agent) of the messages released at that step
-    if released.size:
-        return int(released[:, 0].max()) + 1
-    return int(np.argwhere(combined == step)[0][0])  # no release at that step: the round of its combination
+    if sched.horizon == rs.horizon:
+        return witness_round(sched, u, v, bound, alpha, sensitivity, seen, margin)
+    view = observed_view(sched, Observer.node(v), seen)
+    _, release = _global_steps(rs.num_agents, rs.horizon, result.times)
+    round_of = {(int(release[r, j]), j): r + 1 for r in range(rs.horizon) for j in range(rs.num_agents)}
+    rounds = np.array([round_of[m] for m in view.messages], dtype=np.int64)
+
+    def exceeds(r: int) -> bool:
+        sel = rounds <= r
+        if not sel.any():
+            return False
+        loss = gaussian_view_losses(view.noise_map[sel], view.data_map[sel][:, [u]] * float(sensitivity))[0]
+        return bool(loss.renyi(alpha) > bound + margin)
+
+    if not exceeds(rs.horizon):
+        return None
+    lo, hi = 1, rs.horizon
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if exceeds(mid) else (mid + 1, hi)
+    return lo
 
 
 @dataclass(frozen=True)

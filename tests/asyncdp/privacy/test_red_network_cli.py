@@ -106,3 +106,25 @@ def test_a_violation_of_the_pairwise_claim_alone_has_a_top_level_witness(tmp_pat
     assert (w["claim_form"], w["alpha"], w["method"], w["confidence"]) == ("renyi", 2.0, "exact", 1.0)
     assert {k: w[k] for k in first} == first
     assert f"verdict with the pairwise claim: violation (witness: the pairwise claim's, u={first['u']} -> v=3" in text
+
+
+def test_an_asynchronous_witness_round_is_the_first_round_whose_messages_exceed():
+    """The hand-check of 174ece6 encoded: the round is the first ``r`` such that node ``v``'s view restricted to the
+    messages of rounds ``<= r`` delivered to it exceeds the bound (values found by a linear scan over ``r`` of that
+    restricted view, Muffliato's example under ``Async()``, horizon 10). The round of the message released at the
+    step where the step-ordered view exceeds is another quantity: on seed 3, ``0 -> 3`` at 0.16, agent 2's round-9
+    message is released (step 31) before agent 4's round-8 one (step 37), and the view of rounds ``<= 8`` already
+    exceeds: the witness said "from round 9"."""
+    from asyncdp.engine.timing import Async
+    from asyncdp.privacy.network import run_witness_round
+    from asyncdp.privacy.observers import linear_schedule
+
+    base = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
+
+    def found(seed: int, u: int, v: int, bound: float) -> int | None:
+        sc = base.replace(seed=seed)
+        res = sc.run("simpy")
+        return run_witness_round(res, linear_schedule(res, sc), u, v, bound, 2.0, 1.0, 1e-6)
+
+    assert [found(seed, 5, 1, 0.27) for seed in range(4)] == [10, 5, 10, None]
+    assert (found(3, 0, 3, 0.16), found(5, 0, 3, 0.16)) == (8, 7)
