@@ -373,6 +373,12 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     ``r``". The view's rows are selected by their messages' rounds instead (a marginal of the whole view:
     monotone in ``r``, so a binary search finds it).
 
+    Args:
+        result: the run (its transcript gives the messages delivered to ``v``).
+        sched: the run's :func:`~.observers.linear_schedule`.
+        u, v: the source and the observing node.
+        bound, alpha, sensitivity, margin: as in :func:`witness_round` (``margin`` required).
+
     Returns:
         The round (``1..horizon``), or ``None`` if the whole run does not exceed ``bound``.
 
