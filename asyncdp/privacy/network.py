@@ -65,12 +65,16 @@ class LeakageRow:
         kind: ``"exact"`` or ``"lower estimate"`` (some rank decision was ambiguous: values above a claim
             remain witnesses, values below it certify nothing).
         path: ``"engine schedule"`` or ``"streaming (lockstep)"``.
+        exact: per source, whether its value is exact (``None``: as ``kind`` says); a ``"lower estimate"`` row may
+            hold exact values, e.g. an infinity from a noise-free release
+            (:attr:`~accounting.network.gaussian_views.GaussianViewLoss.noise_free`).
     """
 
     v: int
     values: np.ndarray
     kind: str
     path: str
+    exact: np.ndarray | None = None
 
 
 def _streaming_model(scenario: Any) -> tuple[float, float | None] | None:
@@ -185,8 +189,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         seen = delivered_messages(result, Observer.node(v), sched)  # late or superseded copies too
         losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens, delivered=seen)
         values = np.array([losses[u].renyi(alpha) for u in range(n)])
-        kind = "exact" if all(losses[u].exact for u in range(n)) else "lower estimate"
-        yield LeakageRow(v, values, kind, "engine schedule")
+        exact = np.array([losses[u].exact for u in range(n)])
+        yield LeakageRow(v, values, "exact" if exact.all() else "lower estimate", "engine schedule", exact)
 
 
 def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: Any = None, seed: int | None = None,
@@ -509,7 +513,8 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate,
         unless it exceeds the bound every view obeys (:func:`~.observers.affine_renyi_bound`: a numerical
         artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive) or,
-        that bound infinite (no round-1 noise), it is an infinite lower estimate;
+        that bound infinite (no round-1 noise), it is an infinite lower estimate (an infinity from a noise-free
+        release is exact per pair, :attr:`LeakageRow.exact`: a witness);
         a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
         :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
         schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor
@@ -533,10 +538,12 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if above_affine_bound(row.values[u], structural) or (math.isinf(row.values[u]) and row.kind != "exact"):
+            sure = row.kind == "exact" or (row.exact is not None and bool(row.exact[u]))
+            if above_affine_bound(row.values[u], structural) or (math.isinf(row.values[u]) and not sure):
                 # every view of a rule verified affine leaks at most alpha Delta^2 / (2 s_1^2): above it the value is
                 # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view); nor is
-                # an infinite lower estimate when that bound is infinite too (no round-1 noise)
+                # an infinite lower estimate when that bound is infinite too (no round-1 noise; an infinity from a
+                # noise-free release is exact, a witness)
                 beyond = beyond or (u, row.v, float(row.values[u]), row.kind)
                 continue
             if row.values[u] > bounds[u] + margin:
@@ -559,7 +566,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
                   f"pair u={u} -> v={v}: the computed loss is infinite and only a lower estimate (the view has "
                   "directions at rounding level: the shift lies outside their numerical range) and, without round-1 "
                   "noise, no bound holds on every view: it may be a numerical artifact or a true infinite loss (a "
-                  "noise-free release), which this view's figures do not tell apart: no witness")
+                  "noise-free release too faint to certify), which this view's figures do not tell apart: no witness")
     if not deterministic_schedule(scenario):
         verdict = "inconclusive"
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "

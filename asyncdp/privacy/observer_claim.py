@@ -322,7 +322,7 @@ def _sampled(scenario: Any, claim: Any, obs: Observer, nodes: list[int], runs: i
         reason = (f"pair u={artifact[0]} -> v={artifact[1]}: the computed loss is infinite on a sampled schedule and "
                   "only a lower estimate (the view has directions at rounding level) and, without round-1 noise, no "
                   "bound holds on every schedule: it may be a numerical artifact or a true infinite loss (a noise-free "
-                  "release), which the figures do not tell apart: no witness")
+                  "release too faint to certify), which the figures do not tell apart: no witness")
     else:
         verdict = "inconclusive"
         reason = ("no pair's lower confidence bound exceeds the claim, but not every upper confidence bound is "
