@@ -39,7 +39,9 @@ exact arithmetic may count them. So ``mu`` is exact (to rounding) when
 certified: if the shift lies (within ``range_rtol``) in the kept range, the
 dropped directions' share is missing and ``mu`` is a lower estimate; if the
 shift has a larger component along them, the range test fails and ``mu`` is
-reported infinite. A finite value above a claimed bound is still a witness
+reported infinite, unless it moves observed values that no noise reaches
+(rows of ``G`` exactly zero, where no ambiguous direction lies): that
+infinity is exact (:attr:`GaussianViewLoss.noise_free`). A finite value above a claimed bound is still a witness
 against the claim; a value below it certifies nothing. Long gossip views are typically of the second
 kind (their rows converge to the consensus and their spectrum decays
 smoothly): there the value depends on the tolerance, and callers must say so.
@@ -195,6 +197,11 @@ class GaussianViewLoss:
         kept_mu: ``mu`` of the view's kept directions (its projection on them, a function of the view):
             ``mu`` when the shift is in range; otherwise a lower bound of the exact-arithmetic ``mu``, the lower
             estimate when the shift left the range along ambiguous directions (``dropped > 0``).
+        noise_free: the shift moves observed values that no noise reaches (rows of ``G`` exactly zero: no
+            ambiguous direction can lie there) by more than ``range_rtol`` of its norm: ``mu = inf`` in exact
+            arithmetic too, whatever ``dropped`` is (e.g. a raw value in a view that also has a faint link). A row
+            zeroed by cancellation (weights of both signs) hides noise at rounding level at most: the loss is then
+            finite but about ``(range_rtol / eps)^2 ~ 1e15`` times ``(shift / noise scale)^2``: beyond any claim.
     """
 
     mu: float
@@ -205,14 +212,16 @@ class GaussianViewLoss:
     view_dim: int
     reason: str = ""
     kept_mu: float = math.nan
+    noise_free: bool = False
 
     @property
     def exact(self) -> bool:
-        """``True`` when no ambiguous direction was dropped (``dropped == 0``): ``mu`` is exact to rounding.
+        """``True`` when no ambiguous direction was dropped (``dropped == 0``): ``mu`` is exact to rounding; or
+        when the shift moves noise-free observed values (:attr:`noise_free`): ``mu = inf`` exactly.
 
         Otherwise a finite ``mu`` is a lower estimate of the exact-arithmetic value (module docstring).
         """
-        return self.dropped == 0
+        return self.dropped == 0 or self.noise_free
 
     def renyi(self, alpha: float) -> float:
         """Exact Renyi divergence of order ``alpha`` (>= 1; 1 is KL): ``alpha mu^2 / 2``.
@@ -426,6 +435,7 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
     coef = u.T @ sh  # (r, s)
     norms = np.linalg.norm(sh, axis=0)
     resid = np.linalg.norm(sh - u @ coef, axis=0)
+    free = np.linalg.norm(sh[~np.any(g != 0, axis=1)], axis=0)  # the shift on values no noise reaches
     mu2 = np.sum((coef / s[:, None]) ** 2, axis=0) if rank else np.zeros(sh.shape[1])
     out = []
     for j in range(sh.shape[1]):
@@ -435,7 +445,7 @@ def gaussian_view_losses(noise_map: Any, shifts: Any, *, noise: Any = 1.0, rank_
             mu=float(math.sqrt(mu2[j])) if inside else math.inf, in_range=bool(inside), range_residual=rel,
             rank=rank, dropped=dropped, view_dim=k,
             reason="" if inside else f"the mean shift leaves range(C) (relative residual {rel:.3g})",
-            kept_mu=float(math.sqrt(mu2[j]))))
+            kept_mu=float(math.sqrt(mu2[j])), noise_free=bool(free[j] > range_rtol * norms[j])))
     return out
 
 

@@ -22,12 +22,12 @@ import argparse
 import decimal
 import os
 
-from topology.validation import check_integer, check_real
+from topology.validation import check_integer, check_open_unit, check_real
 
 from ..errors import AsyncdpError
 
 __all__ = ["ResourceLimitError", "MAX_COUNT", "integer", "count", "positive_int", "nonnegative_int", "finite_float",
-           "available_memory", "format_bytes", "require_memory"]
+           "open_unit", "unit_from_zero", "available_memory", "format_bytes", "require_memory"]
 
 
 class ResourceLimitError(AsyncdpError, ValueError):
@@ -89,6 +89,28 @@ def finite_float(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     return check_real(value, "value", error=argparse.ArgumentTypeError)
+
+
+def open_unit(text: str) -> float:
+    """argparse type: a number in ``(0, 1)`` (a ``--delta`` or a ``--confidence``).
+
+    Example:
+        >>> open_unit("1e-6")
+        1e-06
+        >>> open_unit("1")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: value must lie in (0, 1), got 1.0
+    """
+    return check_open_unit(finite_float(text), "value", error=argparse.ArgumentTypeError)
+
+
+def unit_from_zero(text: str) -> float:
+    """argparse type: a number in ``[0, 1)`` (a claimed ``--delta``, 0 for pure DP)."""
+    value = finite_float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"value must lie in [0, 1), got {value!r}")
+    return value
 
 
 def available_memory() -> int | None:

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .arguments import count, nonnegative_int, require_memory
+from .arguments import count, nonnegative_int, open_unit, require_memory, unit_from_zero
 from .outputs import prepare_file
 
 __all__ = ["EXIT_NO_VIOLATION", "EXIT_VIOLATION", "register", "load_audit_module", "audit_command"]
@@ -58,8 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--samples", type=count, default=100_000,
                    help="outputs drawn per input (default 100000; 1e6 accepted)")
     a.add_argument("--epsilon", type=float, default=None, help="claimed epsilon (default: MODULE.py's `epsilon`)")
-    a.add_argument("--delta", type=float, default=None, help="claimed delta (default: MODULE.py's `delta`, else 0)")
-    a.add_argument("--confidence", type=float, default=0.95, help="confidence of the certified bounds (default 0.95)")
+    a.add_argument("--delta", type=unit_from_zero, default=None,
+                   help="claimed delta (default: MODULE.py's `delta`, else 0)")
+    a.add_argument("--confidence", type=open_unit, default=0.95,
+                   help="confidence of the certified bounds (default 0.95)")
     a.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling and of the auditor (default 0)")
     a.add_argument("--method", choices=("auto", "classifier", "exact"), default="auto",
                    help="event family (default auto: exact events for discrete outputs)")

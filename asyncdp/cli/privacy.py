@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from .arguments import count, nonnegative_int, require_memory
+from .arguments import count, nonnegative_int, open_unit, require_memory
 from .outputs import prepare_file
 
 __all__ = ["register", "check_command", "EXIT_CODES"]
@@ -31,17 +31,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "on its realized schedule (any timing, lossy links), audit the engine's transcripts black-box, and search "
         "the worst adjacent pair of the paper's class.",
         epilog="exit codes: 0 pass, 1 violation, 3 inconclusive, 4 no-claim, 2 unusable input (one "
-        "'asyncdp: error:' line), 130 interrupted. The statistical witnesses share 1 - confidence (union bound). "
+        "'asyncdp: error:' line), 130 interrupted. The statistical witnesses share 1 - confidence (union bound); "
+        "with --observer, the observer's black-box bound and the pairwise claim's sampled bounds each have their own "
+        "(printed with them), so a verdict with the pairwise claim holds at confidence 1 - 2 (1 - confidence). "
         "Output files are checked before the check runs; an existing file is replaced (said on stderr).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     c.add_argument("script", metavar="SCRIPT.py")
     c.add_argument("--runs", type=count, default=2000,
                    help="engine runs per scenario (noise conformance, exact replay, black-box audit)")
-    c.add_argument("--delta", type=float, default=1e-6,
+    c.add_argument("--delta", type=open_unit, default=1e-6,
                    help="delta, in (0, 1), for the tight (PLD) epsilon; for a Renyi or zCDP claim also the delta at which "
                    "its (epsilon, delta) conversion is checked")
-    c.add_argument("--confidence", type=float, default=0.95,
+    c.add_argument("--confidence", type=open_unit, default=0.95,
                    help="family-wise confidence of the statistical witnesses")
     c.add_argument("--seed", type=nonnegative_int, default=0, help="the one seed of every draw of the check")
     c.add_argument("--engine", choices=("auto", "batch", "simpy"), default="auto",
@@ -94,7 +96,7 @@ def check_command(args: argparse.Namespace) -> int:
             print(pairwise.to_table())
             verdict = combined_verdict(report.verdict, pairwise.verdict)
             if verdict != report.verdict:
-                print(f"verdict with the pairwise claim: {verdict}")
+                print(f"verdict with the pairwise claim: {verdict}" + _pairwise_witness_note(report, pairwise))
     if worst_pair and report.worst_pair_script is not None:
         worst_pair.write_text(report.worst_pair_script)
         print(f"worst adjacent pair written to {worst_pair.path}")
@@ -106,6 +108,8 @@ def check_command(args: argparse.Namespace) -> int:
             data["pairwise_claim"] = pairwise.to_dict()
             data["verdict_without_pairwise_claim"] = report.verdict
             data["verdict"] = verdict
+            if verdict == "violation" and report.witness is None:  # the violation is the pairwise claim's alone
+                data["witness"] = pairwise.witness()
         json_out.write_text(json.dumps(_json(data), indent=2, allow_nan=False))
     return EXIT_CODES[verdict]
 
@@ -122,6 +126,17 @@ def combined_verdict(check: str, pairwise: str) -> str:
     if check == "pass" and pairwise != "pass":
         return "inconclusive"
     return check
+
+
+def _pairwise_witness_note(report: Any, pairwise: Any) -> str:
+    """The witness of a violation that is the pairwise claim's alone (``--json``'s top-level ``witness``), in words."""
+    w = pairwise.witness() if pairwise.verdict == "violation" and report.witness is None else None
+    if w is None:
+        return ""
+    what = "lower confidence bound " if w["method"] != "exact" else ""
+    value = f"{w['value']:.6g}" if isinstance(w["value"], float) else w["value"]  # "inf" as in the JSON
+    return (f" (witness: the pairwise claim's, u={w['u']} -> v={w['v']}: {what}{value} > claimed "
+            f"{w['claimed']:.6g}, {w['method']}, confidence {w['confidence']:g})")
 
 
 def _pairwise_claim_section(scenario: Any, observer: Any, args: argparse.Namespace) -> Any:
@@ -163,13 +178,15 @@ def _observer_section(scenario: Any, adjacent: Any, observer: Any, args: argpars
     named = "" if form is None or form.form in ("pure", "approximate") else f"{form.describe()}, as "
     fig = pairwise_figures(scenario, observer, sources=[u], seed=args.seed, delta=delta, adjacent=adjacent)
     row = fig.rows[0]
+    holds_datum = observer.kind == "nodes" and u in observer.agents  # its loss is infinite, and no DP question
     lines = [f"observer {fig.observer} (changed agent {u}):", fig.to_table()]
     data: dict[str, Any] = {**fig.to_dict(), "changed_agent": u, "claim_holds": None, "blackbox": None}
     if row.kind == "exact" and math.isfinite(row.epsilon) and not deterministic_schedule(scenario):
         lines.append(f"  exact epsilon at delta {delta:.3g} on this run's realized schedule: {row.epsilon:.6g}; the "
                      "schedule is random (timing or lossy links) and the claim is about every schedule the observer "
                      "may see: one schedule is no verdict against this observer")
-    elif row.kind == "exact" and math.isfinite(row.epsilon):
+    elif row.kind == "exact" and (math.isfinite(row.epsilon) or (deterministic_schedule(scenario) and not holds_datum)):
+        # an exact infinite loss (the view holds a noise-free function of u's datum) fails every finite claim
         level = getattr(scenario.algorithm, "claim_level", "run")
         holds, why = observer_claim_holds(form, eps_c, delta_c, math.sqrt(2.0 * row.renyi / fig.alpha), level)
         data["claim_holds"] = holds
@@ -290,7 +307,8 @@ def _register_network(sub: Any) -> None:
         "(heatmap) and by_distance.csv/png (loss against shortest-path distance). A paper's pairwise claim is "
         "checked per pair, with witnesses (pair and round).",
         epilog="exit codes: 0 done (and the pairwise claim holds or there is none), 1 the pairwise claim fails, "
-        "3 inconclusive, 2 unusable input.",
+        "3 inconclusive (or not checked: another --alpha than the claim's order, a run the claim does not describe), "
+        "2 unusable input.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     n.add_argument("script", metavar="SCRIPT.py")
@@ -331,8 +349,10 @@ def network_command(args: argparse.Namespace) -> int:
         check = check_pairwise_claim(scenario, claim, rows, max_witnesses=args.witnesses)
         print(check.to_table())
         code = {"pass": 0, "violation": 1, "inconclusive": 3}[check.verdict]
-    elif claim is not None:
-        print(f"the paper's pairwise claim is of order {claim.alpha:g}; rerun with --alpha {claim.alpha:g} to check it")
+    elif claim is not None:  # not checked: exit 0 would say it holds
+        print(f"the paper's pairwise claim: inconclusive: not checked: it is of order {claim.alpha:g}, the matrix of "
+              f"order {args.alpha:g}; rerun with --alpha {claim.alpha:g} to check it")
+        code = 3
     print(f"leakage matrix written to {out.path}")
     return code
 

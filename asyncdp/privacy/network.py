@@ -52,7 +52,7 @@ from .observers import (
 )
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
-           "pairwise_claim_of", "witness_round", "claimed_bounds", "deterministic_schedule"]
+           "pairwise_claim_of", "witness_round", "run_witness_round", "claimed_bounds", "deterministic_schedule"]
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,16 @@ class LeakageRow:
         kind: ``"exact"`` or ``"lower estimate"`` (some rank decision was ambiguous: values above a claim
             remain witnesses, values below it certify nothing).
         path: ``"engine schedule"`` or ``"streaming (lockstep)"``.
+        exact: per source, whether its value is exact (``None``: as ``kind`` says); a ``"lower estimate"`` row may
+            hold exact values, e.g. an infinity from a noise-free release
+            (:attr:`~accounting.network.gaussian_views.GaussianViewLoss.noise_free`).
     """
 
     v: int
     values: np.ndarray
     kind: str
     path: str
+    exact: np.ndarray | None = None
 
 
 def _streaming_model(scenario: Any) -> tuple[float, float | None] | None:
@@ -185,8 +189,8 @@ def leakage_rows(scenario: Any, *, alpha: float = 2.0, observers: Any = None, en
         seen = delivered_messages(result, Observer.node(v), sched)  # late or superseded copies too
         losses = pairwise_losses(sched, Observer.node(v), None, sensitivity=sens, delivered=seen)
         values = np.array([losses[u].renyi(alpha) for u in range(n)])
-        kind = "exact" if all(losses[u].exact for u in range(n)) else "lower estimate"
-        yield LeakageRow(v, values, kind, "engine schedule")
+        exact = np.array([losses[u].exact for u in range(n)])
+        yield LeakageRow(v, values, "exact" if exact.all() else "lower estimate", "engine schedule", exact)
 
 
 def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: Any = None, seed: int | None = None,
@@ -361,6 +365,66 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
     return lo
 
 
+def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound: float, alpha: float,
+                      sensitivity: float, margin: float) -> int | None:
+    """The first round ``r`` of one run such that ``v``'s view restricted to the messages of rounds ``<= r`` leaks
+    more than ``bound`` about ``u`` (every message delivered to ``v`` counted, combined or not).
+
+    On a lockstep run this is :func:`witness_round`. An asynchronous run's schedule is re-indexed in global steps
+    (:func:`~.observers.linear_schedule`: one combination per step, in simulated-time order), where agents run at
+    their own pace: a message of a later round may be released before one of an earlier round, so neither a step
+    number nor the round of the message released at the step where the loss exceeds is "the view up to round
+    ``r``". The view's rows are selected by their messages' rounds instead (a marginal of the whole view:
+    monotone in ``r``, so a binary search finds it).
+
+    Args:
+        result: the run (its transcript gives the messages delivered to ``v``).
+        sched: the run's :func:`~.observers.linear_schedule`.
+        u, v: the source and the observing node.
+        bound, alpha, sensitivity, margin: as in :func:`witness_round` (``margin`` required).
+
+    Returns:
+        The round (``1..horizon``), or ``None`` if the whole run does not exceed ``bound``.
+
+    Example:
+        >>> from asyncdp.papers.muffliato.rule import Muffliato
+        >>> from asyncdp.engine.timing import Async
+        >>> from .observers import linear_schedule
+        >>> sc = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
+        >>> res = sc.run()
+        >>> sched = linear_schedule(res, sc)
+        >>> sched.horizon, run_witness_round(res, sched, 5, 1, 0.27, 2.0, 1.0, 1e-6)
+        (60, 10)
+    """
+    from accounting.network import gaussian_view_losses, observed_view
+
+    from .observers import _global_steps
+
+    seen = delivered_messages(result, Observer.node(v), sched)
+    rs = result.schedule
+    if sched.horizon == rs.horizon:
+        return witness_round(sched, u, v, bound, alpha, sensitivity, seen, margin)
+    view = observed_view(sched, Observer.node(v), seen)
+    _, release = _global_steps(rs.num_agents, rs.horizon, result.times)
+    round_of = {(int(release[r, j]), j): r + 1 for r in range(rs.horizon) for j in range(rs.num_agents)}
+    rounds = np.array([round_of[m] for m in view.messages], dtype=np.int64)
+
+    def exceeds(r: int) -> bool:
+        sel = rounds <= r
+        if not sel.any():
+            return False
+        loss = gaussian_view_losses(view.noise_map[sel], view.data_map[sel][:, [u]] * float(sensitivity))[0]
+        return bool(loss.renyi(alpha) > bound + margin)
+
+    if not exceeds(rs.horizon):
+        return None
+    lo, hi = 1, rs.horizon
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if exceeds(mid) else (mid + 1, hi)
+    return lo
+
+
 @dataclass(frozen=True)
 class PairFailure:
     """A pair where the exact loss exceeds the claim: source, observer, distance, both values, first round."""
@@ -386,6 +450,7 @@ class ClaimCheck:
         failed: total number of pairs above the claim.
         statement: the claim's statement.
         reason: why the verdict is inconclusive (``""`` otherwise).
+        alpha: the Renyi order of the claim's bounds and of the values.
     """
 
     verdict: str
@@ -394,10 +459,13 @@ class ClaimCheck:
     failures: tuple[PairFailure, ...] = field(default_factory=tuple)
     statement: str = ""
     reason: str = ""
+    alpha: float | None = None
 
     def to_table(self) -> str:
         """The verdict and the witnesses."""
-        lines = [f"pairwise claim ({self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above it",
+        order = "" if self.alpha is None else f"Renyi divergence of order {self.alpha:g}; "
+        lines = [f"pairwise claim ({order}{self.statement}): {self.verdict}: {self.failed} of {self.pairs} pairs above "
+                 "it",
                  "  exact values: each node's view as the run realizes it (every message delivered to it, the first "
                  "exchange included; its own data, noise and state known)"]
         for f in self.failures:
@@ -444,7 +512,9 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
     Returns:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate,
         unless it exceeds the bound every view obeys (:func:`~.observers.affine_renyi_bound`: a numerical
-        artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive);
+        artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive) or,
+        that bound infinite (no round-1 noise), it is an infinite lower estimate (an infinity from a noise-free
+        release is exact per pair, :attr:`LeakageRow.exact`: a witness);
         a pass needs every value exact. On a random schedule (asynchronous or deadline timing, lossy links:
         :func:`deterministic_schedule` is false) the rows are one run's, and the claim is about the
         schedule-averaged divergence (the observer sees the schedule): one schedule's values neither pass nor
@@ -468,9 +538,12 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
             if u == row.v:
                 continue
             pairs += 1
-            if above_affine_bound(row.values[u], structural):
+            sure = row.kind == "exact" or (row.exact is not None and bool(row.exact[u]))
+            if above_affine_bound(row.values[u], structural) or (math.isinf(row.values[u]) and not sure):
                 # every view of a rule verified affine leaks at most alpha Delta^2 / (2 s_1^2): above it the value is
-                # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view)
+                # no lower bound of the truth (e.g. a shift outside the numerical range of an ambiguous view); nor is
+                # an infinite lower estimate when that bound is infinite too (no round-1 noise; an infinity from a
+                # noise-free release is exact, a witness)
                 beyond = beyond or (u, row.v, float(row.values[u]), row.kind)
                 continue
             if row.values[u] > bounds[u] + margin:
@@ -489,13 +562,17 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
                "a value the model computed against the structure it verified")
         reason = (f"pair u={u} -> v={v}: the computed loss ({value:.6g}) exceeds the bound alpha Delta^2 / (2 s_1^2) = "
                   f"{structural:.6g} that every view obeys under the verified structure: a numerical artifact, no "
-                  f"witness ({why})")
+                  f"witness ({why})") if math.isfinite(structural) else (
+                  f"pair u={u} -> v={v}: the computed loss is infinite and only a lower estimate (the view has "
+                  "directions at rounding level: the shift lies outside their numerical range) and, without round-1 "
+                  "noise, no bound holds on every view: it may be a numerical artifact or a true infinite loss (a "
+                  "noise-free release too faint to certify), which this view's figures do not tell apart: no witness")
     if not deterministic_schedule(scenario):
         verdict = "inconclusive"
         reason = ("these values are one run's realized schedule, and the schedule is random (timing or lossy links): "
                   "the claim bounds the divergence averaged over schedules, which one schedule neither shows below "
                   "nor above it (use asyncdp privacy check --observer node:v: confidence bounds over sampled runs)")
-    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason)
+    return ClaimCheck(verdict, pairs, failed, tuple(kept), getattr(claim, "statement", ""), reason, float(claim.alpha))
 
 
 def deterministic_schedule(scenario: Any) -> bool:
@@ -542,8 +619,7 @@ def _witness_rounds(scenario: Any, failures: list[PairFailure], alpha: float, ma
         return out
     result = scenario.run("simpy")
     sched = linear_schedule(result, scenario)
-    return [witness_round(sched, f.u, f.v, f.claimed, alpha, sens, delivered_messages(result, Observer.node(f.v), sched),
-                          margin) for f in failures]
+    return [run_witness_round(result, sched, f.u, f.v, f.claimed, alpha, sens, margin) for f in failures]
 
 
 def pairwise_claim_of(scenario: Any) -> Any:

@@ -59,7 +59,8 @@ def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *,
             w.writerow([row.v, row.kind, *[repr(float(x)) for x in row.values]])
             fh.flush()
             js.write(("," if i else "") + "\n " + json.dumps({"v": row.v, "kind": row.kind, "path": row.path,
-                                                              "values": [_num(x) for x in row.values]}))
+                                                              "values": [_num(x) for x in row.values]},
+                                                             allow_nan=False))
             kept.append(row)
             dist = shortest_paths(scenario, row.v, graph)
             vals = np.asarray(row.values, dtype=float)
@@ -70,8 +71,10 @@ def write_leakage(scenario: Any, rows: Iterable[LeakageRow], out: str | Path, *,
                 acc[1] += float(sel.sum())
                 acc[2] = max(acc[2], float(sel.max()))
         curve = [(d, acc[1] / acc[0], acc[2], int(acc[0])) for d, acc in sorted(by_dist.items()) if acc[0]]
-        js.write('\n],\n"by_distance": ' + json.dumps([{"distance": d, "mean": m, "max": mx, "pairs": c}
-                                                       for d, m, mx, c in curve]) + "}\n")
+        # an infinite value (a numerical artifact of an ambiguous view) makes its distance's mean and max infinite:
+        # written as "inf" like the rows' values (strict JSON has no Infinity)
+        js.write('\n],\n"by_distance": ' + json.dumps([{"distance": d, "mean": _num(m), "max": _num(mx), "pairs": c}
+                                                       for d, m, mx, c in curve], allow_nan=False) + "}\n")
     with open(out / "by_distance.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["distance", "mean", "max", "pairs"])

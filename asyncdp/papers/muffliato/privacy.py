@@ -155,7 +155,7 @@ def pairwise_claim(scenario: Any, *, alpha: float = 2.0, eps_local: float | None
 
     first = sp.csr_array(scenario.topology.weights(1))
     noising_round = abs(first - sp.identity(first.shape[0], format="csr")).max() == 0
-    steps = max(scenario.horizon - (2 if noising_round else 1), 1)
+    steps = scenario.horizon - (2 if noising_round else 1)  # 0 at horizon 2 after the noising round: none
     diameter = S.muffliato_sensitivity(diameter=float(scenario.problem.domain.diameter))
     if eps_local is None:
         eps_local = S.muffliato_local_renyi(sigma=float(alg.sigma), alpha=alpha, sensitivity=diameter)

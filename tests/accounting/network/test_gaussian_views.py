@@ -189,3 +189,15 @@ def test_pld_matches_the_closed_form_profile():
         assert loss.delta(eps) - 1e-12 <= pld.get_delta_for_epsilon(eps) <= loss.delta(eps) + 1e-3
     with pytest.raises(AccountingError, match="no PLD"):
         GaussianViewLoss(math.inf, False, 1.0, 0, 0, 1).pld()
+
+
+def test_a_shift_of_a_noise_free_value_is_infinite_for_certain_in_an_ambiguous_view():
+    # y0 = z0, y1 = 1e-17 z1 (a faint direction: ambiguous, dropped), y2 noise-free. Moving y1 leaves the numerical
+    # range along the faint direction (in exact arithmetic mu = 1e17: a lower estimate, not exact); moving y2 leaves
+    # it where no noise reaches (in exact arithmetic too: mu = inf, exact whatever the view's ambiguity)
+    g = [[1.0, 0.0], [0.0, 1e-17], [0.0, 0.0]]
+    shifts = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 1.0]]).T  # columns: y1, y2, both moved
+    faint, free, both = gaussian_view_losses(g, shifts)
+    assert faint.dropped > 0 and math.isinf(faint.mu) and not faint.noise_free and not faint.exact
+    assert math.isinf(free.mu) and free.noise_free and free.exact
+    assert math.isinf(both.mu) and both.noise_free and both.exact

@@ -91,7 +91,9 @@ def test_missing_file_and_bad_parameter(tmp_path):
     proc = _run(str(tmp_path / "nope.py"))
     assert proc.returncode == 2 and proc.stderr.startswith("asyncdp: error:") and "nope.py" in proc.stderr
     proc = _run(str(_module(tmp_path, CORRECT)), "--samples", "400", "--confidence", "1.5")
-    assert proc.returncode == 2 and "confidence must lie in (0, 1), got 1.5" in proc.stderr
+    assert proc.returncode == 2 and "argument --confidence: value must lie in (0, 1), got 1.5" in proc.stderr
+    proc = _run(str(_module(tmp_path, CORRECT)), "--samples", "400", "--delta", "1")
+    assert proc.returncode == 2 and "argument --delta: value must lie in [0, 1), got 1.0" in proc.stderr
 
 
 def test_help_documents_the_exit_codes():

@@ -20,15 +20,20 @@ def test_a_delta_outside_the_open_unit_interval_is_refused_by_the_options(delta)
         CheckOptions(delta=delta)
 
 
-def test_the_cli_names_check_privacy_and_the_value(capsys):
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--delta", "0", "value must lie in (0, 1), got 0.0"), ("--delta", "nan", "value must be finite, got nan"),
+    ("--confidence", "1", "value must lie in (0, 1), got 1.0")])
+def test_the_cli_names_the_option_and_the_value(capsys, option, value, message):
+    """A bad ``--delta`` or ``--confidence`` is a usage error naming the option (as a bad ``--runs`` is), before the
+    script is loaded; it was ``check_privacy: delta must lie in (0, 1)``, naming the API's parameter."""
     from asyncdp.cli import main
 
-    from .test_bad_input import REPO, one_error_line
+    from .test_bad_input import REPO
 
     script = str(REPO / "examples" / "privacy_check_rendezvous.py")
-    assert main(["privacy", "check", script, "--runs", "20", "--search-examples", "0", "--delta", "0"]) == 2
-    assert one_error_line(capsys.readouterr().err) == \
-        "asyncdp: error: check_privacy: delta must lie in (0, 1), got 0.0"
+    assert main(["privacy", "check", script, "--runs", "20", "--search-examples", "0", option, value]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == \
+        f"asyncdp privacy check: error: argument {option}: {message}"
 
 
 def test_a_nan_figure_is_written_as_nan_not_minus_inf():

@@ -136,3 +136,17 @@ def test_the_pairwise_claim_counts_the_gossip_steps_the_run_performs():
     verdicts = [check_pairwise_claim(sc, pairwise_claim_of(sc), r, find_rounds=False).verdict
                 for sc, r in zip((static, noising), rows)]
     assert verdicts == ["pass", "pass"]
+
+
+def test_a_run_without_gossip_steps_is_claimed_at_zero_steps_not_one():
+    # horizon 2 after the noising round: the first exchange and no gossip step. The authors' values for 0 steps (first
+    # exchange not counted) are 0 for every pair; the claim was evaluated at 1 step (max(steps, 1)), a claim for a run
+    # one round longer, silently (on the path, 1/3 for node 1's neighbours)
+    from accounting.papers.muffliato import muffliato_pairwise_claim
+    from accounting.network.muffliato import hamilton_weights as hw
+
+    sc = _path(1.0, 1.0).replace(horizon=2)
+    w = hw(nx.path_graph(6))
+    authors = muffliato_pairwise_claim(w, 0, None, alpha=2.0, sigma=1.0, eps_local=1.0)
+    np.testing.assert_array_equal(pairwise_claim_of(sc).bounds_for(1), authors.bounds_for(1))
+    assert not pairwise_claim_of(sc).bounds_for(1).any()
