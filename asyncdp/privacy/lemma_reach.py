@@ -253,6 +253,19 @@ class _SeveralAgents(CostFamily):
                 self._linear[fam.agent], self._is_linear[fam.agent] = fam.linear_gradient, True
             else:
                 self._own.append(fam)
+        self._columns: dict[tuple[str, bytes], Any] = {}  # (:meth:`_columns_of`' answers, per agents array)
+
+    def _columns_of(self, a: np.ndarray) -> tuple[Any, np.ndarray, list[tuple[Any, Any]]]:
+        """For the replay's agents ``a`` ``(N',)``: the columns of the linear agents, their gradients ``(m, d)``, and
+        each own family's columns (:func:`_index`; ``None``: no column), found once per agents array (the replay
+        passes the same one every round)."""
+        key = (a.dtype.str, a.tobytes())
+        got = self._columns.get(key)
+        if got is None:
+            linear = np.flatnonzero(self._is_linear[a])
+            got = self._columns[key] = (_index(linear), self._linear[a[linear]],
+                                        [(fam, _index(np.flatnonzero(a == fam.agent))) for fam in self._own])
+        return got
 
     def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
         return np.asarray(self._chain._value(a, x, round_index), dtype=float)
@@ -266,11 +279,15 @@ class _SeveralAgents(CostFamily):
         if a.ndim == 1 and x.shape == out.shape and out.ndim == 3 and a.shape[0] == x.shape[1]:  # the replay's call,
             # one column per agent of a (not one agent broadcast over every column): the replaced agents' columns
             out = np.array(out)  # set (the entries np.where below selects; the base's array is left as it gave it)
-            linear = np.flatnonzero(self._is_linear[a])
-            out[:, linear] = self._linear[a[linear]]
-            for fam in self._own:
-                mine = np.flatnonzero(a == fam.agent)
-                out[:, mine] = fam._own_gradient(x)[:, mine]
+            linear, values, own = self._columns_of(a)
+            if linear is not None:
+                out[:, linear] = values
+            for fam, mine in own:
+                if mine is None:
+                    continue
+                points = x[:, mine]  # the own gradient at its agent's points only: a function of each point alone
+                got = fam._own_gradient(points)  # (AgentOverride), the same per-entry operations as at every point
+                out[:, mine] = got if np.shape(got) == points.shape else fam._own_gradient(x)[:, mine]
             return out
         # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
         out = np.where(self._is_linear[a][..., None], self._linear[a], out)
@@ -473,6 +490,19 @@ def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tup
                     _moved(one, second, {c: (x[1],) for c, x in sides.items()}):
                 return True
     return False
+
+
+def _index(columns: np.ndarray) -> Any:
+    """Ascending column indices as a slice when consecutive (a view; the same entries), ``None`` when empty.
+
+    Example:
+        >>> _index(np.array([1, 2, 3])), _index(np.array([0, 2])).tolist(), _index(np.array([], dtype=int))
+        (slice(1, 4, None), [0, 2], None)
+    """
+    if columns.size == 0:
+        return None
+    first, last = int(columns[0]), int(columns[-1])
+    return slice(first, last + 1) if last - first + 1 == columns.size else columns
 
 
 def _nansum_coordinates(a: np.ndarray) -> np.ndarray:
