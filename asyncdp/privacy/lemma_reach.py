@@ -326,6 +326,8 @@ class _Combined(dict):  # type: ignore[type-arg]
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
     """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
     guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
+    When every release is noisy, a group's pair and the guard's mixed problems are replayed together, in one replay
+    of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -389,11 +391,17 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     out.replays = len(groups)
     try:
         for group in groups:
-            sides = _replay_group(every, scenario, base, group, noise, free, [0] * len(group), [1] * len(group))
+            pair = [[0] * len(group), [1] * len(group)]
+            mixed: list[dict[str, np.ndarray]] | None = None
+            if free:  # (each pair replayed with its losses: the noise-free rounds' point masses)
+                sides = _replay_group(every, scenario, base, group, noise, free, *pair)
+            else:  # the pair's problems and the guard's mixed ones in one replay (_replay_together)
+                alone = _replay_together(every, scenario, base, group, noise, pair + _mixed_uses(len(group)))
+                sides, mixed = {c: (alone[0][c], alone[1][c]) for c in alone[0]}, alone[2:]
             changed = sorted({j for _, j, _, _ in group})
             if sides is None or _moved(sides, [i for i in range(n) if i not in changed]):
                 return None  # (an unchanged agent moved: not a per-agent rule; every candidate on its own)
-            if _reads_a_changed_agent(every, scenario, base, group, noise, free, sides):
+            if _reads_a_changed_agent(every, scenario, base, group, noise, free, sides, mixed):
                 return None
             per_agent = np.zeros((n, every.runs.runs, scenario.horizon))  # (only the changed agents' rows are read)
             for c, (r, r_prime) in sides.items():
@@ -421,20 +429,9 @@ def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, i
     Args:
         sides: per problem, per member of ``group``: 0 for its pair's first cost (``P``'s), 1 for its second.
     """
-    from ..problems.problem import Problem
     from .behavior import replay_runs
 
-    user = scenario.problem.costs
-    problems = []
-    for use in sides:
-        chain: list[Any] = [user]  # one agent replaced after another
-        for (_, j, kind, what), u in zip(group, use):
-            if kind == "linear":
-                chain.append(LinearOverride(chain[-1], j, what[u]))
-            else:
-                chain.append(what.costs(chain[-1], j) if u else LinearOverride(chain[-1], j, what.gradient))
-        problems.append(scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
-                                         algorithm=base.algorithm, x0=base.x0))
+    problems = [_group_problem(scenario, base, group, use) for use in sides]
     pair = len(problems) == 2
     got = replay_runs(every.runs, *problems, algorithm=base.algorithm, losses=free and pair)
     if ((pair and got.residuals_prime is None) or any(v is not None for v in got.noise_free_mismatch.values())
@@ -442,6 +439,99 @@ def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, i
         return None
     return {c: tuple(np.asarray(x[c], dtype=float) for x in (got.residuals, got.residuals_prime)[:len(problems)])
             for c in got.residuals if noise[c].mechanism is not None}
+
+
+def _group_problem(scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], use: list[int]) -> Any:
+    """The scenario whose problem changes the cost of every agent of ``group`` (:func:`_combined`): per member, 0 for
+    its pair's first cost (``P``'s), 1 for its second."""
+    from ..problems.problem import Problem
+
+    user = scenario.problem.costs
+    chain: list[Any] = [user]  # one agent replaced after another
+    for (_, j, kind, what), u in zip(group, use):
+        if kind == "linear":
+            chain.append(LinearOverride(chain[-1], j, what[u]))
+        else:
+            chain.append(what.costs(chain[-1], j) if u else LinearOverride(chain[-1], j, what.gradient))
+    return scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
+                            algorithm=base.algorithm, x0=base.x0)
+
+
+class _Riders:
+    """Several problems' rules taking their steps in one replay of recorded broadcast transcripts
+    (:func:`_replay_together`): the replay's own rule is the first one; in every round each of the others computes
+    its release means from its own state (kept, :meth:`residuals`) and steps on the round's combinations (its own
+    copy).
+
+    Nothing pinned and every message broadcast, a round's combinations are the recorded messages' alone (the
+    replay gives the adjacent problem's rule a copy of the same ones): each rule steps as in a replay of its own.
+    A replay in chunks of runs starts each chunk with :meth:`initial_state` (the chunks in order).
+
+    Args:
+        rules: the replay's rule, then the others (:class:`~accounting.scheduled_replay.ChannelRule`).
+        messages: per noisy channel the recorded messages ``(R, T, N, d)``.
+    """
+
+    def __init__(self, rules: list[Any], messages: Mapping[str, np.ndarray]) -> None:
+        self.rules, self.messages = rules, messages
+        # per rule after the first, per channel, its means round by round (T, R, N, d): each round's rows contiguous
+        self._means = [{c: np.empty((y.shape[1], y.shape[0]) + y.shape[2:]) for c, y in messages.items()}
+                       for _ in rules[1:]]
+        self._rows = slice(0, 0)  # the runs of the chunk under way
+
+    def initial_state(self, runs: int) -> list[Any]:
+        self._rows = slice(self._rows.stop, self._rows.stop + runs)
+        return [r.initial_state(runs) for r in self.rules]
+
+    def message_means(self, state: list[Any], t: int) -> Mapping[str, np.ndarray]:
+        got = [r.message_means(x, t) for r, x in zip(self.rules, state)]
+        for means, kept in zip(got[1:], self._means):
+            for c in self.messages:  # (copied now: a rule's next step may change what it returned)
+                np.copyto(kept[c][t - 1, self._rows], np.asarray(means[c], dtype=float))
+        return got[0]
+
+    def next_state(self, state: list[Any], mixed: Mapping[str, np.ndarray], t: int) -> list[Any]:
+        own = [mixed] + [{c: m.copy() for c, m in mixed.items()} for _ in self.rules[1:]]
+        return [r.next_state(x, m, t) for r, x, m in zip(self.rules, state, own)]
+
+    def residuals(self) -> list[dict[str, np.ndarray]]:
+        """Per rule after the first, per channel, its releases' residuals ``y - mu`` ``(R, T, N, d)``: the
+        transcript minus its means (the replay's subtraction for its own rule, every round at once)."""
+        if self._rows.stop != next(iter(self.messages.values())).shape[0]:
+            raise ValueError(f"riders: the replay stepped {self._rows.stop} runs, not every run")
+        out = []
+        while self._means:  # (each rule's means let go once its residuals are computed)
+            kept = self._means.pop(0)
+            out.append({c: np.subtract(y, np.moveaxis(kept[c], 0, 1), out=np.empty(y.shape))
+                        for c, y in self.messages.items()})
+        return out
+
+
+def _replay_together(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], noise: Any,
+                     uses: list[list[int]]) -> list[dict[str, np.ndarray]]:
+    """Per problem of ``uses`` (:func:`_group_problem`), per channel the releases' residuals ``(R, T, N, d)`` on the
+    recorded transcripts of ``every``, every problem's in one replay (:class:`_Riders`; the replay's steps, e.g. each
+    round's combinations, taken once for all of them): what :func:`_replay_group` gives for each, bit for bit, when
+    every release of every channel is noisy (checked by the tests).
+
+    Raises:
+        ValueError: unicast messages or a channel that is not noisy; whatever the replay raises.
+    """
+    from .behavior import AlgorithmChannelRule, replay_runs
+
+    problems = [_group_problem(scenario, base, group, use) for use in uses]
+    messages = {c: np.asarray(y, dtype=float) for c, y in every.runs.messages.items()}
+    if every.runs.unicast or any(noise[c].mechanism is None for c in messages):
+        raise ValueError("riders replay recorded broadcast transcripts of noisy channels only")
+    riders: list[_Riders] = []
+
+    def ride(rule: Any, _label: str) -> _Riders:
+        others = [AlgorithmChannelRule(base.algorithm, p.problem, p.initial_points()) for p in problems[1:]]
+        riders.append(_Riders([rule, *others], messages))
+        return riders[0]
+
+    got = replay_runs(every.runs, problems[0], algorithm=base.algorithm, wrap=ride, losses=False)
+    return [{c: np.asarray(got.residuals[c], dtype=float) for c in messages}, *riders[0].residuals()]
 
 
 def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
@@ -459,8 +549,21 @@ def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
     return False
 
 
+def _mixed_uses(members: int) -> list[list[int]]:
+    """The guard's mixed problems of a group of ``members`` (:func:`_reads_a_changed_agent`): per bit ``b`` of the
+    members' positions, 1 (the second cost) for the members whose bit is 0.
+
+    Example:
+        >>> _mixed_uses(4)
+        [[1, 0, 1, 0], [1, 1, 0, 0]]
+    """
+    bits = max(0, members - 1).bit_length()
+    return [[1 - ((k >> b) & 1) for k in range(members)] for b in range(bits)]
+
+
 def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]],
-                           noise: Any, free: bool, sides: Mapping[str, tuple[np.ndarray, ...]]) -> bool:
+                           noise: Any, free: bool, sides: Mapping[str, tuple[np.ndarray, ...]],
+                           mixed: list[dict[str, np.ndarray]] | None = None) -> bool:
     """Whether some agent of ``group`` moves a release of another agent of ``group`` (a rule reading another
     agent's cost: the combined replay's unchanged agents do not show it when both agents change in it).
 
@@ -469,17 +572,20 @@ def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tup
     first cost, the others on their second. The members on their first cost must have the releases of the first
     problem of ``sides`` (only the others' costs differ) and the others those of its second: every ordered pair
     (``j``'s cost changed between its pair's two costs, ``i``'s kept) occurs in one of these ``2 * ceil(log2
-    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed two at a time on every run of ``every``;
+    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed on every run of ``every``;
     but ``j`` switches together with the other members on the far side of bit ``b``, so a release reading several
     members' costs is missed when their changes cancel in every such problem (:func:`_combined`).
     An agent keeping its cost has its own pair's cost there (not the user's, as in its one-agent replay). A per-agent
     rule never trips it (the replays are exact: the same operations on the same values, bit for bit); a refused
-    replay counts as a move.
+    replay counts as a move. ``mixed``: these problems' residuals replayed already (:func:`_replay_together`, in
+    the order of :func:`_mixed_uses`), else they are replayed here.
     """
-    bits = max(0, len(group) - 1).bit_length()
-    uses = [[1 - ((k >> b) & 1) for k in range(len(group))] for b in range(bits)]  # (1: the second cost)
-    for start in range(0, bits, 2):
-        got = _replay_group(every, scenario, base, group, noise, free, *uses[start:start + 2])
+    uses = _mixed_uses(len(group))
+    for start in range(0, len(uses), 2):
+        if mixed is None:
+            got = _replay_group(every, scenario, base, group, noise, free, *uses[start:start + 2])
+        else:
+            got = {c: tuple(m[c] for m in mixed[start:start + 2]) for c in mixed[0]}
         if got is None:
             return True
         for t, use in enumerate(uses[start:start + 2]):

@@ -305,6 +305,57 @@ def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_repla
     assert w["value"] > w["claimed"]
 
 
+@dataclass(frozen=True)
+class InPlaceDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD written in place: its message is its state's own array (the noise added to it), and its step
+    writes into its combinations and then into that array (a per-agent rule all the same)."""
+
+    name: ClassVar[str] = "private-dgd-in-place-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        x = state["x"]
+        x += self.scale() * noise["y"]
+        return {"y": x}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        z -= self.step * clip_l2(problem.costs.gradient(agents, z, round_index=t), self.clip)
+        np.copyto(state["x"], problem.domain.project(z))
+        return state
+
+
+@pytest.mark.parametrize("name, chunk", [("rendezvous", None), ("private-dgd", None), ("TailBoostDGD", None),
+                                         ("CurvedTailDGD", None), ("in-place", None), ("rendezvous", 25)])
+def test_problems_replayed_together_have_each_ones_own_residuals(name, chunk, monkeypatch):
+    """The pair's problems and the guard's mixed ones replayed together (one replay, the others' rules riding
+    along) give each problem the residuals of its own replay, bit for bit; also for a rule that writes into its
+    combinations and returns its state's array as its message (each rider steps on its own copy, its means kept
+    as they were), and in a replay in chunks of ``chunk`` runs (each chunk's means in its own rows)."""
+    import accounting.scheduled_replay as replay_module
+    from asyncdp.privacy.lemma_reach import _mixed_uses, _replay_group, _replay_together
+
+    if chunk is not None:  # (the replay's chunks: runs x N x N x d entries at most)
+        n, d = RENDEZVOUS["scenario"].problem.num_agents, RENDEZVOUS["scenario"].problem.dim
+        monkeypatch.setattr(replay_module, "_CHUNK_ENTRIES", chunk * n * n * d)
+    scenarios = _scenarios()
+    sc = scenarios[name] if name != "in-place" else EX["scenario"].replace(algorithm=InPlaceDGD(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=8)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    noise = declared_noise(base.algorithm, sc.horizon)
+    group = [_members(sc, 0.5)[0], *_members(sc, 0.5)[sc.problem.dim:]]  # (agent 0 curved, the others linear)
+    uses = [[0] * len(group), [1] * len(group), *_mixed_uses(len(group))]
+    assert len(uses) >= 3
+    together = _replay_together(every, sc, base, group, noise, uses)
+    assert len(together) == len(uses)
+    for use, got in zip(uses, together):
+        alone = _replay_group(every, sc, base, group, noise, False, use)
+        assert alone is not None and set(alone) == set(got)
+        for c, (want,) in alone.items():
+            np.testing.assert_array_equal(got[c], want)
+    assert not np.array_equal(together[0]["y"], together[1]["y"], equal_nan=True)  # (the problems differ)
+
+
 def test_several_agents_gradients_are_the_chains_in_every_call_shape():
     """The combined costs' gradients (linear, kinked and sawtooth agents over the user's costs) are the chain of
     one-agent overrides' bit for bit: in the replay's call (every run's points of every agent, where the replaced
