@@ -217,6 +217,12 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
 
 
+TOGETHER_ENTRIES = 4_000_000
+"""Most residual entries (problems times ``R T N d``, over the channels) of a group's problems replayed together
+(:func:`_replay_together`, about 32 MB; each rider's means as many again while the replay runs); a group whose problems
+hold more is replayed two problems at a time (:func:`_replay_group`), as the guard's replays held them."""
+
+
 COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's adjacency class on an engine run's "
                    "recorded transcript, in a replay changing several agents' costs at once; exact)")
 """The ``method`` of a witness found by :func:`_combined`'s replays."""
@@ -327,7 +333,8 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
     guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
     When every release is noisy, a group's pair and the guard's mixed problems are replayed together, in one replay
-    of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each).
+    of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each; up to
+    :data:`TOGETHER_ENTRIES`).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -387,16 +394,18 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     noise = declared_noise(base.algorithm, scenario.horizon)
     # a noise-free release moved between the problems is an infinite loss, seen in the losses only (computed then)
     free = any(ch.mechanism is None or not (np.asarray(ch.scales) > 0).all() for ch in noise.values())
+    entries = sum(int(np.size(y)) for y in every.runs.messages.values())  # (one problem's residuals)
     out = _Combined()
     out.replays = len(groups)
     try:
         for group in groups:
-            pair = [[0] * len(group), [1] * len(group)]
+            uses = [[0] * len(group), [1] * len(group), *_mixed_uses(len(group))]
             mixed: list[dict[str, np.ndarray]] | None = None
-            if free:  # (each pair replayed with its losses: the noise-free rounds' point masses)
-                sides = _replay_group(every, scenario, base, group, noise, free, *pair)
+            if free or len(uses) * entries > TOGETHER_ENTRIES:  # (each pair replayed on its own; with noise-free
+                # rounds, with its losses: their point masses)
+                sides = _replay_group(every, scenario, base, group, noise, free, *uses[:2])
             else:  # the pair's problems and the guard's mixed ones in one replay (_replay_together)
-                alone = _replay_together(every, scenario, base, group, noise, pair + _mixed_uses(len(group)))
+                alone = _replay_together(every, scenario, base, group, noise, uses)
                 sides, mixed = {c: (alone[0][c], alone[1][c]) for c in alone[0]}, alone[2:]
             changed = sorted({j for _, j, _, _ in group})
             if sides is None or _moved(sides, [i for i in range(n) if i not in changed]):

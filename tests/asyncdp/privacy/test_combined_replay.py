@@ -356,6 +356,30 @@ def test_problems_replayed_together_have_each_ones_own_residuals(name, chunk, mo
     assert not np.array_equal(together[0]["y"], together[1]["y"], equal_nan=True)  # (the problems differ)
 
 
+def test_the_combined_losses_are_the_same_replayed_together_or_pair_by_pair(monkeypatch):
+    """Above :data:`~asyncdp.privacy.lemma_reach.TOGETHER_ENTRIES` a group's problems are replayed two at a time:
+    every candidate's per-round losses are the same as from the problems replayed together, bit for bit."""
+    import asyncdp.privacy.lemma_reach as lemma_reach
+
+    sc = _scenarios()["rendezvous"]
+    runs = run_engine(sc, RUNS, seed=9)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    members = _members(sc, 0.5)
+    seen: list[int] = []
+    together_of = lemma_reach._replay_together
+    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[-1])) or together_of(*a))
+    together = _combined(every, sc, base, members)
+    assert together is not None and seen == [4, 3]  # (two groups: 2 + 2 and 2 + 1 problems, each in one replay)
+    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 3 * RUNS * sc.horizon * sc.problem.num_agents * sc.problem.dim)
+    apart = _combined(every, sc, base, members)
+    assert apart is not None and seen == [4, 3, 3]  # (the group of 3 problems still together, the other apart)
+    assert set(apart) == set(together)
+    for key, (losses, per_round) in together.items():
+        np.testing.assert_array_equal(apart[key][0], losses)
+        np.testing.assert_array_equal(apart[key][1], per_round)
+
+
 def test_several_agents_gradients_are_the_chains_in_every_call_shape():
     """The combined costs' gradients (linear, kinked and sawtooth agents over the user's costs) are the chain of
     one-agent overrides' bit for bit: in the replay's call (every run's points of every agent, where the replaced
