@@ -218,9 +218,10 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
 
 
 TOGETHER_ENTRIES = 4_000_000
-"""Most residual entries (problems times ``R T N d``, over the channels) of a group's problems replayed together
-(:func:`_replay_together`, about 32 MB; each rider's means as many again while the replay runs); a group whose problems
-hold more is replayed two problems at a time (:func:`_replay_group`), as the guard's replays held them."""
+"""Most residual entries (problems times ``R T N d``, over the channels) of the groups' problems replayed together
+(:func:`_replay_together`, consecutive groups, about 32 MB; each rider's means as many again while the replay runs); a
+group whose problems hold more is replayed two problems at a time (:func:`_replay_group`), as the guard's replays held
+them."""
 
 
 COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's adjacency class on an engine run's "
@@ -332,9 +333,9 @@ class _Combined(dict):  # type: ignore[type-arg]
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
     """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
     guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
-    When every release is noisy, a group's pair and the guard's mixed problems are replayed together, in one replay
-    of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each; up to
-    :data:`TOGETHER_ENTRIES`).
+    When every release is noisy, the groups' pairs and the guard's mixed problems are replayed together, in one
+    replay of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each; up to
+    :data:`TOGETHER_ENTRIES`, consecutive groups at a time).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -397,16 +398,27 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     entries = sum(int(np.size(y)) for y in every.runs.messages.values())  # (one problem's residuals)
     out = _Combined()
     out.replays = len(groups)
+    # per group its pair's problems and the guard's mixed ones; consecutive groups whose problems fit in
+    # TOGETHER_ENTRIES replayed together (_replay_together), when every release is noisy
+    plans = [[[0] * len(g), [1] * len(g), *_mixed_uses(len(g))] for g in groups]
+    ready: dict[int, list[dict[str, np.ndarray]]] = {}
     try:
-        for group in groups:
-            uses = [[0] * len(group), [1] * len(group), *_mixed_uses(len(group))]
+        for k, group in enumerate(groups):
+            if not free and k not in ready and len(plans[k]) * entries <= TOGETHER_ENTRIES:
+                batch, count = [k], len(plans[k])
+                while batch[-1] + 1 < len(groups) and (count + len(plans[batch[-1] + 1])) * entries <= TOGETHER_ENTRIES:
+                    batch.append(batch[-1] + 1)
+                    count += len(plans[batch[-1]])
+                got = _replay_together(every, scenario, base, [(groups[i], u) for i in batch for u in plans[i]],
+                                       noise)
+                for i in batch:
+                    ready[i], got = got[:len(plans[i])], got[len(plans[i]):]
             mixed: list[dict[str, np.ndarray]] | None = None
-            if free or len(uses) * entries > TOGETHER_ENTRIES:  # (each pair replayed on its own; with noise-free
-                # rounds, with its losses: their point masses)
-                sides = _replay_group(every, scenario, base, group, noise, free, *uses[:2])
-            else:  # the pair's problems and the guard's mixed ones in one replay (_replay_together)
-                alone = _replay_together(every, scenario, base, group, noise, uses)
+            if k in ready:
+                alone = ready.pop(k)
                 sides, mixed = {c: (alone[0][c], alone[1][c]) for c in alone[0]}, alone[2:]
+            else:  # (each pair replayed on its own; with noise-free rounds, with its losses: their point masses)
+                sides = _replay_group(every, scenario, base, group, noise, free, *plans[k][:2])
             changed = sorted({j for _, j, _, _ in group})
             if sides is None or _moved(sides, [i for i in range(n) if i not in changed]):
                 return None  # (an unchanged agent moved: not a per-agent rule; every candidate on its own)
@@ -516,30 +528,31 @@ class _Riders:
         return out
 
 
-def _replay_together(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], noise: Any,
-                     uses: list[list[int]]) -> list[dict[str, np.ndarray]]:
-    """Per problem of ``uses`` (:func:`_group_problem`), per channel the releases' residuals ``(R, T, N, d)`` on the
-    recorded transcripts of ``every``, every problem's in one replay (:class:`_Riders`; the replay's steps, e.g. each
-    round's combinations, taken once for all of them): what :func:`_replay_group` gives for each, bit for bit, when
-    every release of every channel is noisy (checked by the tests).
+def _replay_together(every: Any, scenario: Any, base: Any, problems: list[tuple[list[tuple[Any, int, str, Any]],
+                                                                                list[int]]],
+                     noise: Any) -> list[dict[str, np.ndarray]]:
+    """Per problem ``(group, use)`` of ``problems`` (:func:`_group_problem`), per channel the releases' residuals
+    ``(R, T, N, d)`` on the recorded transcripts of ``every``, every problem's in one replay (:class:`_Riders`; the
+    replay's steps, e.g. each round's combinations, taken once for all of them): what :func:`_replay_group` gives for
+    each, bit for bit, when every release of every channel is noisy (checked by the tests).
 
     Raises:
         ValueError: unicast messages or a channel that is not noisy; whatever the replay raises.
     """
     from .behavior import AlgorithmChannelRule, replay_runs
 
-    problems = [_group_problem(scenario, base, group, use) for use in uses]
+    scenarios = [_group_problem(scenario, base, group, use) for group, use in problems]
     messages = {c: np.asarray(y, dtype=float) for c, y in every.runs.messages.items()}
     if every.runs.unicast or any(noise[c].mechanism is None for c in messages):
         raise ValueError("riders replay recorded broadcast transcripts of noisy channels only")
     riders: list[_Riders] = []
 
     def ride(rule: Any, _label: str) -> _Riders:
-        others = [AlgorithmChannelRule(base.algorithm, p.problem, p.initial_points()) for p in problems[1:]]
+        others = [AlgorithmChannelRule(base.algorithm, p.problem, p.initial_points()) for p in scenarios[1:]]
         riders.append(_Riders([rule, *others], messages))
         return riders[0]
 
-    got = replay_runs(every.runs, problems[0], algorithm=base.algorithm, wrap=ride, losses=False)
+    got = replay_runs(every.runs, scenarios[0], algorithm=base.algorithm, wrap=ride, losses=False)
     return [{c: np.asarray(got.residuals[c], dtype=float) for c in messages}, *riders[0].residuals()]
 
 

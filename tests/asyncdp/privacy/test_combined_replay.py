@@ -346,7 +346,7 @@ def test_problems_replayed_together_have_each_ones_own_residuals(name, chunk, mo
     group = [_members(sc, 0.5)[0], *_members(sc, 0.5)[sc.problem.dim:]]  # (agent 0 curved, the others linear)
     uses = [[0] * len(group), [1] * len(group), *_mixed_uses(len(group))]
     assert len(uses) >= 3
-    together = _replay_together(every, sc, base, group, noise, uses)
+    together = _replay_together(every, sc, base, [(group, use) for use in uses], noise)
     assert len(together) == len(uses)
     for use, got in zip(uses, together):
         alone = _replay_group(every, sc, base, group, noise, False, use)
@@ -357,8 +357,9 @@ def test_problems_replayed_together_have_each_ones_own_residuals(name, chunk, mo
 
 
 def test_the_combined_losses_are_the_same_replayed_together_or_pair_by_pair(monkeypatch):
-    """Above :data:`~asyncdp.privacy.lemma_reach.TOGETHER_ENTRIES` a group's problems are replayed two at a time:
-    every candidate's per-round losses are the same as from the problems replayed together, bit for bit."""
+    """Every group's problems in one replay, each group's in its own, or (above
+    :data:`~asyncdp.privacy.lemma_reach.TOGETHER_ENTRIES`) a group's two at a time: every candidate's per-round
+    losses are the same, bit for bit."""
     import asyncdp.privacy.lemma_reach as lemma_reach
 
     sc = _scenarios()["rendezvous"]
@@ -368,12 +369,20 @@ def test_the_combined_losses_are_the_same_replayed_together_or_pair_by_pair(monk
     members = _members(sc, 0.5)
     seen: list[int] = []
     together_of = lemma_reach._replay_together
-    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[-1])) or together_of(*a))
+    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[3])) or together_of(*a))
     together = _combined(every, sc, base, members)
-    assert together is not None and seen == [4, 3]  # (two groups: 2 + 2 and 2 + 1 problems, each in one replay)
-    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 3 * RUNS * sc.horizon * sc.problem.num_agents * sc.problem.dim)
+    assert together is not None and seen == [7]  # (two groups: 2 + 2 and 2 + 1 problems, all in one replay)
+    one = RUNS * sc.horizon * sc.problem.num_agents * sc.problem.dim  # (one problem's residual entries)
+    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 4 * one)
+    by_group = _combined(every, sc, base, members)
+    assert by_group is not None and seen == [7, 4, 3]  # (each group in its own replay)
+    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 3 * one)
     apart = _combined(every, sc, base, members)
-    assert apart is not None and seen == [4, 3, 3]  # (the group of 3 problems still together, the other apart)
+    assert apart is not None and seen == [7, 4, 3, 3]  # (the group of 3 problems still together, the other apart)
+    assert set(apart) == set(by_group) == set(together)
+    for key, (losses, per_round) in together.items():
+        np.testing.assert_array_equal(by_group[key][0], losses)
+        np.testing.assert_array_equal(by_group[key][1], per_round)
     assert set(apart) == set(together)
     for key, (losses, per_round) in together.items():
         np.testing.assert_array_equal(apart[key][0], losses)
