@@ -10,6 +10,7 @@ on the rare-trigger rules of ``test_red_rare_trigger.py``; a rule reading anothe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import runpy
 from dataclasses import dataclass
@@ -387,6 +388,44 @@ def test_the_combined_losses_are_the_same_replayed_together_or_pair_by_pair(monk
     for key, (losses, per_round) in together.items():
         np.testing.assert_array_equal(apart[key][0], losses)
         np.testing.assert_array_equal(apart[key][1], per_round)
+
+
+@dataclass(frozen=True)
+class NoiseFreeRoundDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD releasing its round-``FREE`` messages without noise (declared scale 0); a per-agent rule."""
+
+    name: ClassVar[str] = "private-dgd-noise-free-round-test"
+    FREE: ClassVar[int] = 3
+
+    def noise(self, t: int, channel: str) -> Any:
+        got = super().noise(t, channel)
+        return dataclasses.replace(got, scale=0.0) if t == self.FREE else got
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": state["x"] + self.noise(t, "y").scale * noise["y"]}
+
+
+def test_a_noise_free_round_is_not_replayed_together(monkeypatch):
+    """With a noise-free round, the combined replays go pair by pair, never together: the pair-by-pair replays see
+    the noise-free releases (a mismatch with the recorded ones, an infinite loss) and refuse the combination; the
+    residuals of a replay together do not hold them. Truth first: agent 1's one-agent pair moves its round-3
+    noise-free release off the recorded one (a mismatch)."""
+    import asyncdp.privacy.lemma_reach as lemma_reach
+
+    sc = EX["scenario"].replace(algorithm=NoiseFreeRoundDGD(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=5)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    members = _members(sc, 0.5)
+    noise = declared_noise(base.algorithm, sc.horizon)
+    assert (np.asarray(noise["y"].scales) == 0).tolist() == [t == NoiseFreeRoundDGD.FREE for t in range(1, 21)]
+    moved = next(m for m in members if m[1] == 1)
+    alone = replay_runs(every.runs, _alone(sc, base, moved)[0], algorithm=base.algorithm)
+    assert alone.noise_free_mismatch["y"] is not None and alone.noise_free_mismatch["y"][1] == NoiseFreeRoundDGD.FREE
+    seen: list[int] = []
+    together_of = lemma_reach._replay_together
+    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[3])) or together_of(*a))
+    assert _combined(every, sc, base, members) is None and seen == []
 
 
 def test_several_agents_gradients_are_the_chains_in_every_call_shape():
