@@ -289,12 +289,9 @@ class _SeveralAgents(CostFamily):
             linear, values, own = self._columns_of(a)
             if linear is not None:
                 out[:, linear] = values
-            for fam, mine in own:
-                if mine is None:
-                    continue
-                points = x[:, mine]  # the own gradient at its agent's points only: a function of each point alone
-                got = fam._own_gradient(points)  # (AgentOverride), the same per-entry operations as at every point
-                out[:, mine] = got if np.shape(got) == points.shape else fam._own_gradient(x)[:, mine]
+            for fam, mine in own:  # the own gradient at its agent's points only (AgentOverride's: a function of
+                if mine is not None:  # each point alone, the same per-entry operations as at every point)
+                    out[:, mine] = fam._own_gradient(x[:, mine])
             return out
         # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
         out = np.where(self._is_linear[a][..., None], self._linear[a], out)
@@ -463,8 +460,16 @@ def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, i
 
 
 def _group_problem(scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], use: list[int]) -> Any:
-    """The scenario whose problem changes the cost of every agent of ``group`` (:func:`_combined`): per member, 0 for
-    its pair's first cost (``P``'s), 1 for its second."""
+    """The scenario whose problem changes the cost of every agent of ``group`` (:func:`_combined`).
+
+    Args:
+        scenario: the user's scenario; ``base``: its bound base (its algorithm and initial points are kept).
+        group: the members ``(key, agent, kind, what)``, distinct agents.
+        use: per member, 0 for its pair's first cost (``P``'s), 1 for its second.
+
+    Returns:
+        ``scenario`` with a :class:`_SeveralAgents` problem (built without the adjacency class's validation).
+    """
     from ..problems.problem import Problem
 
     user = scenario.problem.costs
@@ -535,6 +540,20 @@ def _replay_together(every: Any, scenario: Any, base: Any, problems: list[tuple[
     ``(R, T, N, d)`` on the recorded transcripts of ``every``, every problem's in one replay (:class:`_Riders`; the
     replay's steps, e.g. each round's combinations, taken once for all of them): what :func:`_replay_group` gives for
     each, bit for bit, when every release of every channel is noisy (checked by the tests).
+
+    Why it is exact: with broadcast messages and nothing pinned, a round's combinations are computed from the
+    recorded messages and the schedule alone (the self term is the agent's own recorded message, not its mean), so
+    every problem's rule steps on the same values as in its own replay; each rider gets its own copy (a rule may
+    write into them or keep them) and its means are copied when returned (a later step may change them).
+
+    Args:
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
+        scenario: the user's scenario; ``base``: its bound base.
+        problems: ``(group, use)`` per problem, as :func:`_group_problem` takes them.
+        noise: the declared noise per channel (:func:`~asyncdp.privacy.behavior.declared_noise`).
+
+    Returns:
+        Per problem, in the order of ``problems``, per channel its residuals ``(R, T, N, d)``.
 
     Raises:
         ValueError: unicast messages or a channel that is not noisy; whatever the replay raises.
