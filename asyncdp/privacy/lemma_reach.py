@@ -556,14 +556,16 @@ def _replay_together(every: Any, scenario: Any, base: Any, problems: list[tuple[
         Per problem, in the order of ``problems``, per channel its residuals ``(R, T, N, d)``.
 
     Raises:
-        ValueError: unicast messages or a channel that is not noisy; whatever the replay raises.
+        ValueError: unicast messages or a noise-free round (of some channel); whatever the replay raises.
     """
     from .behavior import AlgorithmChannelRule, replay_runs
 
     scenarios = [_group_problem(scenario, base, group, use) for group, use in problems]
     messages = {c: np.asarray(y, dtype=float) for c, y in every.runs.messages.items()}
-    if every.runs.unicast or any(noise[c].mechanism is None for c in messages):
-        raise ValueError("riders replay recorded broadcast transcripts of noisy channels only")
+    free = [c for c in messages if noise[c].mechanism is None or not (np.asarray(noise[c].scales) > 0).all()]
+    if every.runs.unicast or free:  # (a noise-free release's mismatch or infinite loss is not in the residuals)
+        raise ValueError(f"riders replay recorded broadcast transcripts whose every release is noisy, got "
+                         f"{'unicast messages' if every.runs.unicast else f'noise-free rounds on channel {free[0]!r}'}")
     riders: list[_Riders] = []
 
     def ride(rule: Any, _label: str) -> _Riders:

@@ -408,8 +408,8 @@ class NoiseFreeRoundDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
 def test_a_noise_free_round_is_not_replayed_together(monkeypatch):
     """With a noise-free round, the combined replays go pair by pair, never together: the pair-by-pair replays see
     the noise-free releases (a mismatch with the recorded ones, an infinite loss) and refuse the combination; the
-    residuals of a replay together do not hold them. Truth first: agent 1's one-agent pair moves its round-3
-    noise-free release off the recorded one (a mismatch)."""
+    residuals of a replay together do not hold them (it refuses them). Truth first: agent 1's one-agent pair moves
+    its round-3 noise-free release off the recorded one (a mismatch)."""
     import asyncdp.privacy.lemma_reach as lemma_reach
 
     sc = EX["scenario"].replace(algorithm=NoiseFreeRoundDGD(rounds=EX["HORIZON"]))
@@ -426,6 +426,8 @@ def test_a_noise_free_round_is_not_replayed_together(monkeypatch):
     together_of = lemma_reach._replay_together
     monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[3])) or together_of(*a))
     assert _combined(every, sc, base, members) is None and seen == []
+    with pytest.raises(ValueError, match="noise-free rounds on channel 'y'"):  # (nor when called directly)
+        together_of(every, sc, base, [(members[:2], [0, 0]), (members[:2], [1, 1])], noise)
 
 
 def test_several_agents_gradients_are_the_chains_in_every_call_shape():
