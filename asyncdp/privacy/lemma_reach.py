@@ -217,6 +217,13 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     return dataclasses.replace(evidence, reasons=reasons, witness=None if worst is None else worst[0])
 
 
+TOGETHER_ENTRIES = 4_000_000
+"""Most residual entries (problems times ``R T N d``, over the channels) of the groups' problems replayed together
+(:func:`_replay_together`, consecutive groups, about 32 MB; each rider's means as many again while the replay runs); a
+group whose problems hold more is replayed two problems at a time (:func:`_replay_group`), as the guard's replays held
+them."""
+
+
 COMBINED_METHOD = ("worst-case search (realized shift of a pair of the lemma's adjacency class on an engine run's "
                    "recorded transcript, in a replay changing several agents' costs at once; exact)")
 """The ``method`` of a witness found by :func:`_combined`'s replays."""
@@ -253,6 +260,19 @@ class _SeveralAgents(CostFamily):
                 self._linear[fam.agent], self._is_linear[fam.agent] = fam.linear_gradient, True
             else:
                 self._own.append(fam)
+        self._columns: dict[tuple[str, bytes], Any] = {}  # (:meth:`_columns_of`' answers, per agents array)
+
+    def _columns_of(self, a: np.ndarray) -> tuple[Any, np.ndarray, list[tuple[Any, Any]]]:
+        """For the replay's agents ``a`` ``(N',)``: the columns of the linear agents, their gradients ``(m, d)``, and
+        each own family's columns (:func:`_index`; ``None``: no column), found once per agents array (the replay
+        passes the same one every round)."""
+        key = (a.dtype.str, a.tobytes())
+        got = self._columns.get(key)
+        if got is None:
+            linear = np.flatnonzero(self._is_linear[a])
+            got = self._columns[key] = (_index(linear), self._linear[a[linear]],
+                                        [(fam, _index(np.flatnonzero(a == fam.agent))) for fam in self._own])
+        return got
 
     def _value(self, a: np.ndarray, x: np.ndarray, round_index: int | None) -> np.ndarray:
         return np.asarray(self._chain._value(a, x, round_index), dtype=float)
@@ -266,11 +286,12 @@ class _SeveralAgents(CostFamily):
         if a.ndim == 1 and x.shape == out.shape and out.ndim == 3 and a.shape[0] == x.shape[1]:  # the replay's call,
             # one column per agent of a (not one agent broadcast over every column): the replaced agents' columns
             out = np.array(out)  # set (the entries np.where below selects; the base's array is left as it gave it)
-            linear = np.flatnonzero(self._is_linear[a])
-            out[:, linear] = self._linear[a[linear]]
-            for fam in self._own:
-                mine = np.flatnonzero(a == fam.agent)
-                out[:, mine] = fam._own_gradient(x)[:, mine]
+            linear, values, own = self._columns_of(a)
+            if linear is not None:
+                out[:, linear] = values
+            for fam, mine in own:  # the own gradient at its agent's points only (AgentOverride's: a function of
+                if mine is not None:  # each point alone, the same per-entry operations as at every point)
+                    out[:, mine] = fam._own_gradient(x[:, mine])
             return out
         # (indexed by ``a`` itself, which broadcasts against ``out``: e.g. ``(N,)`` agents, not ``(R, N)``)
         out = np.where(self._is_linear[a][..., None], self._linear[a], out)
@@ -309,6 +330,9 @@ class _Combined(dict):  # type: ignore[type-arg]
 def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int, str, Any]]) -> _Combined | None:
     """Several one-agent candidates' per-round losses from one or two replays of combined problem pairs (and the
     guard's, :func:`_reads_a_changed_agent`), or ``None`` (then each candidate is replayed on its own, as before).
+    When every release is noisy, the groups' pairs and the guard's mixed problems are replayed together, in one
+    replay of the recorded transcripts (:func:`_replay_together`: the same residuals as a replay of each; up to
+    :data:`TOGETHER_ENTRIES`, consecutive groups at a time).
 
     Why it is exact. A replay computes every agent's noise-free release ``mu_i(t)`` from the observed transcript
     and agent ``i``'s own state, which evolves from ``i``'s cost and the observed messages only
@@ -368,15 +392,34 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     noise = declared_noise(base.algorithm, scenario.horizon)
     # a noise-free release moved between the problems is an infinite loss, seen in the losses only (computed then)
     free = any(ch.mechanism is None or not (np.asarray(ch.scales) > 0).all() for ch in noise.values())
+    entries = sum(int(np.size(y)) for y in every.runs.messages.values())  # (one problem's residuals)
     out = _Combined()
     out.replays = len(groups)
+    # per group its pair's problems and the guard's mixed ones; consecutive groups whose problems fit in
+    # TOGETHER_ENTRIES replayed together (_replay_together), when every release is noisy
+    plans = [[[0] * len(g), [1] * len(g), *_mixed_uses(len(g))] for g in groups]
+    ready: dict[int, list[dict[str, np.ndarray]]] = {}
     try:
-        for group in groups:
-            sides = _replay_group(every, scenario, base, group, noise, free, [0] * len(group), [1] * len(group))
+        for k, group in enumerate(groups):
+            if not free and k not in ready and len(plans[k]) * entries <= TOGETHER_ENTRIES:
+                batch, count = [k], len(plans[k])
+                while batch[-1] + 1 < len(groups) and (count + len(plans[batch[-1] + 1])) * entries <= TOGETHER_ENTRIES:
+                    batch.append(batch[-1] + 1)
+                    count += len(plans[batch[-1]])
+                got = _replay_together(every, scenario, base, [(groups[i], u) for i in batch for u in plans[i]],
+                                       noise)
+                for i in batch:
+                    ready[i], got = got[:len(plans[i])], got[len(plans[i]):]
+            mixed: list[dict[str, np.ndarray]] | None = None
+            if k in ready:
+                alone = ready.pop(k)
+                sides, mixed = {c: (alone[0][c], alone[1][c]) for c in alone[0]}, alone[2:]
+            else:  # (each pair replayed on its own; with noise-free rounds, with its losses: their point masses)
+                sides = _replay_group(every, scenario, base, group, noise, free, *plans[k][:2])
             changed = sorted({j for _, j, _, _ in group})
             if sides is None or _moved(sides, [i for i in range(n) if i not in changed]):
                 return None  # (an unchanged agent moved: not a per-agent rule; every candidate on its own)
-            if _reads_a_changed_agent(every, scenario, base, group, noise, free, sides):
+            if _reads_a_changed_agent(every, scenario, base, group, noise, free, sides, mixed):
                 return None
             per_agent = np.zeros((n, every.runs.runs, scenario.horizon))  # (only the changed agents' rows are read)
             for c, (r, r_prime) in sides.items():
@@ -404,20 +447,9 @@ def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, i
     Args:
         sides: per problem, per member of ``group``: 0 for its pair's first cost (``P``'s), 1 for its second.
     """
-    from ..problems.problem import Problem
     from .behavior import replay_runs
 
-    user = scenario.problem.costs
-    problems = []
-    for use in sides:
-        chain: list[Any] = [user]  # one agent replaced after another
-        for (_, j, kind, what), u in zip(group, use):
-            if kind == "linear":
-                chain.append(LinearOverride(chain[-1], j, what[u]))
-            else:
-                chain.append(what.costs(chain[-1], j) if u else LinearOverride(chain[-1], j, what.gradient))
-        problems.append(scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
-                                         algorithm=base.algorithm, x0=base.x0))
+    problems = [_group_problem(scenario, base, group, use) for use in sides]
     pair = len(problems) == 2
     got = replay_runs(every.runs, *problems, algorithm=base.algorithm, losses=free and pair)
     if ((pair and got.residuals_prime is None) or any(v is not None for v in got.noise_free_mismatch.values())
@@ -425,6 +457,124 @@ def _replay_group(every: Any, scenario: Any, base: Any, group: list[tuple[Any, i
         return None
     return {c: tuple(np.asarray(x[c], dtype=float) for x in (got.residuals, got.residuals_prime)[:len(problems)])
             for c in got.residuals if noise[c].mechanism is not None}
+
+
+def _group_problem(scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]], use: list[int]) -> Any:
+    """The scenario whose problem changes the cost of every agent of ``group`` (:func:`_combined`).
+
+    Args:
+        scenario: the user's scenario; ``base``: its bound base (its algorithm and initial points are kept).
+        group: the members ``(key, agent, kind, what)``, distinct agents.
+        use: per member, 0 for its pair's first cost (``P``'s), 1 for its second.
+
+    Returns:
+        ``scenario`` with a :class:`_SeveralAgents` problem (built without the adjacency class's validation).
+    """
+    from ..problems.problem import Problem
+
+    user = scenario.problem.costs
+    chain: list[Any] = [user]  # one agent replaced after another
+    for (_, j, kind, what), u in zip(group, use):
+        if kind == "linear":
+            chain.append(LinearOverride(chain[-1], j, what[u]))
+        else:
+            chain.append(what.costs(chain[-1], j) if u else LinearOverride(chain[-1], j, what.gradient))
+    return scenario.replace(problem=Problem(scenario.problem.domain, _SeveralAgents(user, chain)),
+                            algorithm=base.algorithm, x0=base.x0)
+
+
+class _Riders:
+    """Several problems' rules taking their steps in one replay of recorded broadcast transcripts
+    (:func:`_replay_together`): the replay's own rule is the first one; in every round each of the others computes
+    its release means from its own state (kept, :meth:`residuals`) and steps on the round's combinations (its own
+    copy).
+
+    Nothing pinned and every message broadcast, a round's combinations are the recorded messages' alone (the
+    replay gives the adjacent problem's rule a copy of the same ones): each rule steps as in a replay of its own.
+    A replay in chunks of runs starts each chunk with :meth:`initial_state` (the chunks in order).
+
+    Args:
+        rules: the replay's rule, then the others (:class:`~accounting.scheduled_replay.ChannelRule`).
+        messages: per noisy channel the recorded messages ``(R, T, N, d)``.
+    """
+
+    def __init__(self, rules: list[Any], messages: Mapping[str, np.ndarray]) -> None:
+        self.rules, self.messages = rules, messages
+        # per rule after the first, per channel, its means round by round (T, R, N, d): each round's rows contiguous
+        self._means = [{c: np.empty((y.shape[1], y.shape[0]) + y.shape[2:]) for c, y in messages.items()}
+                       for _ in rules[1:]]
+        self._rows = slice(0, 0)  # the runs of the chunk under way
+
+    def initial_state(self, runs: int) -> list[Any]:
+        self._rows = slice(self._rows.stop, self._rows.stop + runs)
+        return [r.initial_state(runs) for r in self.rules]
+
+    def message_means(self, state: list[Any], t: int) -> Mapping[str, np.ndarray]:
+        got = [r.message_means(x, t) for r, x in zip(self.rules, state)]
+        for means, kept in zip(got[1:], self._means):
+            for c in self.messages:  # (copied now: a rule's next step may change what it returned)
+                np.copyto(kept[c][t - 1, self._rows], np.asarray(means[c], dtype=float))
+        return got[0]
+
+    def next_state(self, state: list[Any], mixed: Mapping[str, np.ndarray], t: int) -> list[Any]:
+        own = [mixed] + [{c: m.copy() for c, m in mixed.items()} for _ in self.rules[1:]]
+        return [r.next_state(x, m, t) for r, x, m in zip(self.rules, state, own)]
+
+    def residuals(self) -> list[dict[str, np.ndarray]]:
+        """Per rule after the first, per channel, its releases' residuals ``y - mu`` ``(R, T, N, d)``: the
+        transcript minus its means (the replay's subtraction for its own rule, every round at once)."""
+        if self._rows.stop != next(iter(self.messages.values())).shape[0]:
+            raise ValueError(f"riders: the replay stepped {self._rows.stop} runs, not every run")
+        out = []
+        while self._means:  # (each rule's means let go once its residuals are computed)
+            kept = self._means.pop(0)
+            out.append({c: np.subtract(y, np.moveaxis(kept[c], 0, 1), out=np.empty(y.shape))
+                        for c, y in self.messages.items()})
+        return out
+
+
+def _replay_together(every: Any, scenario: Any, base: Any, problems: list[tuple[list[tuple[Any, int, str, Any]],
+                                                                                list[int]]],
+                     noise: Any) -> list[dict[str, np.ndarray]]:
+    """Per problem ``(group, use)`` of ``problems`` (:func:`_group_problem`), per channel the releases' residuals
+    ``(R, T, N, d)`` on the recorded transcripts of ``every``, every problem's in one replay (:class:`_Riders`; the
+    replay's steps, e.g. each round's combinations, taken once for all of them): what :func:`_replay_group` gives for
+    each, bit for bit, when every release of every channel is noisy (checked by the tests).
+
+    Why it is exact: with broadcast messages and nothing pinned, a round's combinations are computed from the
+    recorded messages and the schedule alone (the self term is the agent's own recorded message, not its mean), so
+    every problem's rule steps on the same values as in its own replay; each rider gets its own copy (a rule may
+    write into them or keep them) and its means are copied when returned (a later step may change them).
+
+    Args:
+        every: the :class:`~asyncdp.privacy.constructed.CandidateRuns` of every run.
+        scenario: the user's scenario; ``base``: its bound base.
+        problems: ``(group, use)`` per problem, as :func:`_group_problem` takes them.
+        noise: the declared noise per channel (:func:`~asyncdp.privacy.behavior.declared_noise`).
+
+    Returns:
+        Per problem, in the order of ``problems``, per channel its residuals ``(R, T, N, d)``.
+
+    Raises:
+        ValueError: unicast messages or a noise-free round (of some channel); whatever the replay raises.
+    """
+    from .behavior import AlgorithmChannelRule, replay_runs
+
+    scenarios = [_group_problem(scenario, base, group, use) for group, use in problems]
+    messages = {c: np.asarray(y, dtype=float) for c, y in every.runs.messages.items()}
+    free = [c for c in messages if noise[c].mechanism is None or not (np.asarray(noise[c].scales) > 0).all()]
+    if every.runs.unicast or free:  # (a noise-free release's mismatch or infinite loss is not in the residuals)
+        raise ValueError(f"riders replay recorded broadcast transcripts whose every release is noisy, got "
+                         f"{'unicast messages' if every.runs.unicast else f'noise-free rounds on channel {free[0]!r}'}")
+    riders: list[_Riders] = []
+
+    def ride(rule: Any, _label: str) -> _Riders:
+        others = [AlgorithmChannelRule(base.algorithm, p.problem, p.initial_points()) for p in scenarios[1:]]
+        riders.append(_Riders([rule, *others], messages))
+        return riders[0]
+
+    got = replay_runs(every.runs, scenarios[0], algorithm=base.algorithm, wrap=ride, losses=False)
+    return [{c: np.asarray(got.residuals[c], dtype=float) for c in messages}, *riders[0].residuals()]
 
 
 def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
@@ -442,8 +592,21 @@ def _moved(sides: Mapping[str, tuple[np.ndarray, ...]], agents: list[int],
     return False
 
 
+def _mixed_uses(members: int) -> list[list[int]]:
+    """The guard's mixed problems of a group of ``members`` (:func:`_reads_a_changed_agent`): per bit ``b`` of the
+    members' positions, 1 (the second cost) for the members whose bit is 0.
+
+    Example:
+        >>> _mixed_uses(4)
+        [[1, 0, 1, 0], [1, 1, 0, 0]]
+    """
+    bits = max(0, members - 1).bit_length()
+    return [[1 - ((k >> b) & 1) for k in range(members)] for b in range(bits)]
+
+
 def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tuple[Any, int, str, Any]],
-                           noise: Any, free: bool, sides: Mapping[str, tuple[np.ndarray, ...]]) -> bool:
+                           noise: Any, free: bool, sides: Mapping[str, tuple[np.ndarray, ...]],
+                           mixed: list[dict[str, np.ndarray]] | None = None) -> bool:
     """Whether some agent of ``group`` moves a release of another agent of ``group`` (a rule reading another
     agent's cost: the combined replay's unchanged agents do not show it when both agents change in it).
 
@@ -452,17 +615,20 @@ def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tup
     first cost, the others on their second. The members on their first cost must have the releases of the first
     problem of ``sides`` (only the others' costs differ) and the others those of its second: every ordered pair
     (``j``'s cost changed between its pair's two costs, ``i``'s kept) occurs in one of these ``2 * ceil(log2
-    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed two at a time on every run of ``every``;
+    |group|)`` comparisons, from ``ceil(log2 |group|)`` problems replayed on every run of ``every``;
     but ``j`` switches together with the other members on the far side of bit ``b``, so a release reading several
     members' costs is missed when their changes cancel in every such problem (:func:`_combined`).
     An agent keeping its cost has its own pair's cost there (not the user's, as in its one-agent replay). A per-agent
     rule never trips it (the replays are exact: the same operations on the same values, bit for bit); a refused
-    replay counts as a move.
+    replay counts as a move. ``mixed``: these problems' residuals replayed already (:func:`_replay_together`, in
+    the order of :func:`_mixed_uses`), else they are replayed here.
     """
-    bits = max(0, len(group) - 1).bit_length()
-    uses = [[1 - ((k >> b) & 1) for k in range(len(group))] for b in range(bits)]  # (1: the second cost)
-    for start in range(0, bits, 2):
-        got = _replay_group(every, scenario, base, group, noise, free, *uses[start:start + 2])
+    uses = _mixed_uses(len(group))
+    for start in range(0, len(uses), 2):
+        if mixed is None:
+            got = _replay_group(every, scenario, base, group, noise, free, *uses[start:start + 2])
+        else:
+            got = {c: tuple(m[c] for m in mixed[start:start + 2]) for c in mixed[0]}
         if got is None:
             return True
         for t, use in enumerate(uses[start:start + 2]):
@@ -473,6 +639,19 @@ def _reads_a_changed_agent(every: Any, scenario: Any, base: Any, group: list[tup
                     _moved(one, second, {c: (x[1],) for c, x in sides.items()}):
                 return True
     return False
+
+
+def _index(columns: np.ndarray) -> Any:
+    """Ascending column indices as a slice when consecutive (a view; the same entries), ``None`` when empty.
+
+    Example:
+        >>> _index(np.array([1, 2, 3])), _index(np.array([0, 2])).tolist(), _index(np.array([], dtype=int))
+        (slice(1, 4, None), [0, 2], None)
+    """
+    if columns.size == 0:
+        return None
+    first, last = int(columns[0]), int(columns[-1])
+    return slice(first, last + 1) if last - first + 1 == columns.size else columns
 
 
 def _nansum_coordinates(a: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ on the rare-trigger rules of ``test_red_rare_trigger.py``; a rule reading anothe
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import runpy
 from dataclasses import dataclass
@@ -303,6 +304,130 @@ def test_a_witness_of_the_combined_replays_is_reproduced_by_its_own_agents_repla
     s = _shift(replay_runs(every.runs, *_alone(sc, base, member), algorithm=base.algorithm, losses=False))["y"]
     assert float(np.abs(s[0, w["round"] - 1, 2]).sum()) / base.algorithm.scale() == pytest.approx(w["value"], rel=1e-12)
     assert w["value"] > w["claimed"]
+
+
+@dataclass(frozen=True)
+class InPlaceDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD written in place: its message is its state's own array (the noise added to it), and its step
+    writes into its combinations and then into that array (a per-agent rule all the same)."""
+
+    name: ClassVar[str] = "private-dgd-in-place-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        x = state["x"]
+        x += self.scale() * noise["y"]
+        return {"y": x}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        z -= self.step * clip_l2(problem.costs.gradient(agents, z, round_index=t), self.clip)
+        np.copyto(state["x"], problem.domain.project(z))
+        return state
+
+
+@pytest.mark.parametrize("name, chunk", [("rendezvous", None), ("private-dgd", None), ("TailBoostDGD", None),
+                                         ("CurvedTailDGD", None), ("in-place", None), ("rendezvous", 25)])
+def test_problems_replayed_together_have_each_ones_own_residuals(name, chunk, monkeypatch):
+    """The pair's problems and the guard's mixed ones replayed together (one replay, the others' rules riding
+    along) give each problem the residuals of its own replay, bit for bit; also for a rule that writes into its
+    combinations and returns its state's array as its message (each rider steps on its own copy, its means kept
+    as they were), and in a replay in chunks of ``chunk`` runs (each chunk's means in its own rows)."""
+    import accounting.scheduled_replay as replay_module
+    from asyncdp.privacy.lemma_reach import _mixed_uses, _replay_group, _replay_together
+
+    if chunk is not None:  # (the replay's chunks: runs x N x N x d entries at most)
+        n, d = RENDEZVOUS["scenario"].problem.num_agents, RENDEZVOUS["scenario"].problem.dim
+        monkeypatch.setattr(replay_module, "_CHUNK_ENTRIES", chunk * n * n * d)
+    scenarios = _scenarios()
+    sc = scenarios[name] if name != "in-place" else EX["scenario"].replace(algorithm=InPlaceDGD(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=8)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    noise = declared_noise(base.algorithm, sc.horizon)
+    group = [_members(sc, 0.5)[0], *_members(sc, 0.5)[sc.problem.dim:]]  # (agent 0 curved, the others linear)
+    uses = [[0] * len(group), [1] * len(group), *_mixed_uses(len(group))]
+    assert len(uses) >= 3
+    together = _replay_together(every, sc, base, [(group, use) for use in uses], noise)
+    assert len(together) == len(uses)
+    for use, got in zip(uses, together):
+        alone = _replay_group(every, sc, base, group, noise, False, use)
+        assert alone is not None and set(alone) == set(got)
+        for c, (want,) in alone.items():
+            np.testing.assert_array_equal(got[c], want)
+    assert not np.array_equal(together[0]["y"], together[1]["y"], equal_nan=True)  # (the problems differ)
+
+
+def test_the_combined_losses_are_the_same_replayed_together_or_pair_by_pair(monkeypatch):
+    """Every group's problems in one replay, each group's in its own, or (above
+    :data:`~asyncdp.privacy.lemma_reach.TOGETHER_ENTRIES`) a group's two at a time: every candidate's per-round
+    losses are the same, bit for bit."""
+    import asyncdp.privacy.lemma_reach as lemma_reach
+
+    sc = _scenarios()["rendezvous"]
+    runs = run_engine(sc, RUNS, seed=9)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    members = _members(sc, 0.5)
+    seen: list[int] = []
+    together_of = lemma_reach._replay_together
+    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[3])) or together_of(*a))
+    together = _combined(every, sc, base, members)
+    assert together is not None and seen == [7]  # (two groups: 2 + 2 and 2 + 1 problems, all in one replay)
+    one = RUNS * sc.horizon * sc.problem.num_agents * sc.problem.dim  # (one problem's residual entries)
+    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 4 * one)
+    by_group = _combined(every, sc, base, members)
+    assert by_group is not None and seen == [7, 4, 3]  # (each group in its own replay)
+    monkeypatch.setattr(lemma_reach, "TOGETHER_ENTRIES", 3 * one)
+    apart = _combined(every, sc, base, members)
+    assert apart is not None and seen == [7, 4, 3, 3]  # (the group of 3 problems still together, the other apart)
+    assert set(apart) == set(by_group) == set(together)
+    for key, (losses, per_round) in together.items():
+        np.testing.assert_array_equal(by_group[key][0], losses)
+        np.testing.assert_array_equal(by_group[key][1], per_round)
+    assert set(apart) == set(together)
+    for key, (losses, per_round) in together.items():
+        np.testing.assert_array_equal(apart[key][0], losses)
+        np.testing.assert_array_equal(apart[key][1], per_round)
+
+
+@dataclass(frozen=True)
+class NoiseFreeRoundDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """PrivateDGD releasing its round-``FREE`` messages without noise (declared scale 0); a per-agent rule."""
+
+    name: ClassVar[str] = "private-dgd-noise-free-round-test"
+    FREE: ClassVar[int] = 3
+
+    def noise(self, t: int, channel: str) -> Any:
+        got = super().noise(t, channel)
+        return dataclasses.replace(got, scale=0.0) if t == self.FREE else got
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": state["x"] + self.noise(t, "y").scale * noise["y"]}
+
+
+def test_a_noise_free_round_is_not_replayed_together(monkeypatch):
+    """With a noise-free round, the combined replays go pair by pair, never together: the pair-by-pair replays see
+    the noise-free releases (a mismatch with the recorded ones, an infinite loss) and refuse the combination; the
+    residuals of a replay together do not hold them (it refuses them). Truth first: agent 1's one-agent pair moves
+    its round-3 noise-free release off the recorded one (a mismatch)."""
+    import asyncdp.privacy.lemma_reach as lemma_reach
+
+    sc = EX["scenario"].replace(algorithm=NoiseFreeRoundDGD(rounds=EX["HORIZON"]))
+    runs = run_engine(sc, RUNS, seed=5)
+    every = CandidateRuns(runs, list(range(RUNS)))
+    base = _base_of(every, sc)[1]
+    members = _members(sc, 0.5)
+    noise = declared_noise(base.algorithm, sc.horizon)
+    assert (np.asarray(noise["y"].scales) == 0).tolist() == [t == NoiseFreeRoundDGD.FREE for t in range(1, 21)]
+    moved = next(m for m in members if m[1] == 1)
+    alone = replay_runs(every.runs, _alone(sc, base, moved)[0], algorithm=base.algorithm)
+    assert alone.noise_free_mismatch["y"] is not None and alone.noise_free_mismatch["y"][1] == NoiseFreeRoundDGD.FREE
+    seen: list[int] = []
+    together_of = lemma_reach._replay_together
+    monkeypatch.setattr(lemma_reach, "_replay_together", lambda *a: seen.append(len(a[3])) or together_of(*a))
+    assert _combined(every, sc, base, members) is None and seen == []
+    with pytest.raises(ValueError, match="noise-free rounds on channel 'y'"):  # (nor when called directly)
+        together_of(every, sc, base, [(members[:2], [0, 0]), (members[:2], [1, 1])], noise)
 
 
 def test_several_agents_gradients_are_the_chains_in_every_call_shape():
