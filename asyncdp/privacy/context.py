@@ -29,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, stated_claim
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -386,7 +386,7 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     level = getattr(alg, "claim_level", "run")
     if level not in ("run", "iteration"):  # a typo would be read per run without a word
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claim_level must be 'run' or 'iteration', got {level!r}")
-    raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
+    raw = stated_claim(alg, "claimed_form" if callable(custom) else "claimed_privacy", horizon)
     if isinstance(raw, tuple):
         eps, dl = claim_pair(raw, str(getattr(alg, "name", alg)))  # exactly two real numbers
         try:
