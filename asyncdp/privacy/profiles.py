@@ -579,18 +579,24 @@ def escort_draws_renyi(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, pil
     """A Rényi or zCDP claim against the order statistics of escort draws, one per realized schedule of ``runs``.
 
     For adaptively composed Gaussian releases (each one's shift a function of the earlier releases and the
-    schedule ``S``), ``exp((alpha - 1) D_alpha(P_S || Q_S)) = E_escort[exp(alpha (alpha - 1) mu^2 / 2)]``: the
-    product of the releases' normalisers ``exp(alpha (alpha - 1) mu_t^2 / 2)``, ``mu_t`` their shifts over the
-    noise, along a transcript drawn from the escort, which releases each value at ``m + (alpha - 1)(m - m')``
-    (:func:`accounting.tilted_replay.tilted_scheduled_transcripts` at tilt ``alpha - 1``). So ``X = exp(alpha
-    (alpha - 1) mu^2 / 2)`` of one escort draw per schedule has mean ``exp((alpha - 1) D_alpha)``, the pair's
-    (the observer sees the schedule), whether or not the shifts are fixed given ``S`` (a projection, clipping or
-    a step that depends on the schedule), and the order statistics of the draws bound it from below
-    (:func:`accounting.profiles.schedule_renyi_lower`, distribution-free; each draw's ``mu`` lowered by
-    :data:`ESCORT_MU_RTOL` for round-off, a non-finite one counted as 0). The order is the claim's for a Rényi
-    claim; for zCDP the one of :data:`accounting.refutation.DEFAULT_ALPHAS` where the same bound on the pilot's
-    realized ``mu`` (engine runs drawn independently of ``runs``; it only chooses the order) exceeds the claim
-    most, relative to it.
+    schedule ``S``), ``exp((alpha - 1) D_alpha(P_S || Q_S)) = E_escort[exp(alpha (alpha - 1) mu^2 / 2)]``, with
+    equality: release ``t``'s density given the past is ``p_t`` under ``P`` and ``q_t`` under ``Q`` (Gaussians of
+    means ``m``, ``m'``), and ``p_t^alpha q_t^(1 - alpha) = Z_t e_t`` with ``e_t`` the Gaussian of mean ``m + (alpha
+    - 1)(m - m')`` (the release's own escort) and ``Z_t = exp(alpha (alpha - 1) mu_t^2 / 2)``, ``mu_t`` its shift
+    over the noise; by the chain rule ``int p^alpha q^(1 - alpha) = E[prod_t Z_t]`` over a transcript drawn
+    release by release from the ``e_t`` (not the joint escort ``p^alpha q^(1 - alpha) / Z``, whose releases are
+    reweighted by the later ``Z_t``; :func:`accounting.tilted_replay.tilted_scheduled_transcripts` at tilt ``alpha
+    - 1``, ``mu`` the shifts it measures along its own draw). So ``X = exp(alpha (alpha - 1) mu^2 / 2) >= 1`` of
+    one such draw per schedule has mean ``exp((alpha - 1) D_alpha)``, the pair's (the observer sees the
+    schedule), whether or not the shifts are fixed given ``S`` (a projection, clipping or a step that depends on
+    the schedule), and the order statistics of the draws bound it from below
+    (:func:`accounting.profiles.schedule_renyi_lower` with floor 1, distribution-free; each draw's ``mu`` lowered
+    by :data:`ESCORT_MU_RTOL` for round-off, a non-finite one counted as 0, i.e. ``X = 1``: never above the
+    draw's). The order is the claim's for a Rényi claim; for zCDP the one of
+    :data:`accounting.refutation.DEFAULT_ALPHAS` where the same bound on the pilot's realized ``mu`` (engine runs
+    drawn independently of ``runs``; it only chooses the order) exceeds the claim most, relative to it. The bound
+    holds with probability ``confidence`` (its share of the check's error, counted by
+    :func:`asyncdp.privacy.worst_pair.delta_evidence`).
 
     Args:
         ctx: the check's context (its claim form; a per-iteration claim gets nothing here).
