@@ -409,8 +409,9 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     if not own_pair and callable(getattr(alg, "claimed_privacy", None)):
         # no pair of its own: asyncdp run and sweeps record claimed_privacy's (claimed_pair), inherited or not (a
         # paper's published pair under a subclass with less noise is false for it)
-        _statement_implied(claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg))), form,
-                           str(getattr(alg, "name", alg)), source=_stated_by(alg))
+        who = str(getattr(alg, "name", alg))
+        _statement_implied(claim_pair(stated_claim(alg, "claimed_privacy", horizon), who), form, who,
+                           source=_stated_by(alg))
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")

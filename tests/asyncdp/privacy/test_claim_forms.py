@@ -103,6 +103,10 @@ def test_a_claim_form_the_rule_cannot_build_names_the_rule_and_method():
         with pytest.raises(ScenarioError, match=r"^showkatbakhsh: claimed_form\(8\) cannot state the claim: rho must "
                                                 r"be finite, got nan"):
             call()
+    # the check itself: its claimed_privacy (the form's conversion) is read first, by the adjacency check
+    with pytest.raises(ScenarioError, match=r"^showkatbakhsh: claimed_privacy\(8\) cannot state the claim: rho must "
+                                            r"be finite, got nan"):
+        check_privacy(*_pair(ClaimsZCDP, rho=float("nan")), runs=20, search_examples=0)
 
 
 def test_a_zcdp_claim_is_checked_through_its_conversion_at_the_checks_delta():
