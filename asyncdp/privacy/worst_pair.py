@@ -86,7 +86,8 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     gaussian = all(
         ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
     # the exact profile spends a share on the schedule average, or under lockstep with Gaussian noise on the
-    # escort draws a Renyi witness rests on (profiles.escort_renyi_lower)
+    # escort draws a Renyi witness rests on (profiles.escort_renyi_lower); a Renyi or zCDP claim of the whole run
+    # one more on the escort draws per schedule where no exact profile exists (profiles.escort_draws_renyi)
     divergence = gaussian and ctx.focus is None and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp")
     tests = 1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0) + (1 if divergence else 0)
     share = ctx.options.alpha_share * fraction / tests
