@@ -99,6 +99,11 @@ class Release:
             raise PrivacyParameterError(
                 f"agent {agent}, round {round}: dimension must be a positive integer, got {dimension!r}"
             )
+        if not (isinstance(claimed_sensitivity, (int, float, np.floating)) and not claimed_sensitivity < 0):
+            raise PrivacyParameterError(
+                f"agent {agent}, round {round}: channel {channel!r}: claimed sensitivity must be >= 0 (or nan: not "
+                f"stated), got {claimed_sensitivity!r}"
+            )
         self.__dict__.update(
             agent=agent, round=round, time=time, mechanism=mechanism, scale=scale, dimension=dimension,
             claimed_sensitivity=claimed_sensitivity, channel=channel, receiver=receiver,

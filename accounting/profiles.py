@@ -615,7 +615,9 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
     ``P_S[D_S >= d_(k)] >= q_k``, the Clopper-Pearson bound ``q_k`` with
     ``P(Binomial(n, q_k) >= n - k + 1) = a`` (no assumption on the
     distribution; ``q_1 = a^(1/n)``), for ``k = 1, 2, 4, ...`` up to ``n / 2``
-    at once (union bound). As ``X >= 1``, ``E X = 1 + int_1^inf P[X >= x] dx
+    and ``k = n, n - 1, n - 3, ...`` down to ``n / 2 + 1`` at once (union bound; the top ranks weigh a few
+    schedules with a far larger ``D_S``, e.g. a rule that steps further after a stale message, whose share of
+    ``E_S[X]`` the bottom half never sees). As ``X >= 1``, ``E X = 1 + int_1^inf P[X >= x] dx
     >= 1 + sum_j q_(k_j) (X_(k_j) - X_(k_(j-1)))`` (``X_(k_0) = 1``): one
     schedule with a small ``D_S`` lowers the bound little. Every order gets
     its share of ``1 - confidence`` (union bound). Where every schedule has
@@ -656,7 +658,8 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
         raise PrivacyParameterError("schedule_renyi_lower needs at least one order")
     distinct = list({id(p): p for p in profiles}.values())
     n = len(profiles)
-    ks = [2**j for j in range(n.bit_length()) if 2**j <= max(1, n // 2)]  # 1, 2, 4, ... (1-based ranks)
+    low = [2**j for j in range(n.bit_length()) if 2**j <= max(1, n // 2)]  # 1, 2, 4, ... (1-based ranks)
+    ks = sorted(set(low) | {n + 1 - k for k in low})  # and the top ones: n, n - 1, n - 3, ... (a heavy upper tail)
     share = (1.0 - conf) / (len(orders) * len(ks))
     # 1 - q_k = P-quantile of Beta(k, n - k + 1) (the complement, accurate near q = 1), then the weights of the
     # layer-cake sum: 1 - q_(k_1) on X = 1, q_(k_j) - q_(k_(j+1)) on X_(k_j), q_(k_J) on X_(k_J)

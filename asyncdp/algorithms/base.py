@@ -43,7 +43,7 @@ from accounting.ledger import Release
 from ..errors import ScenarioError
 
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair",
-           "rule_messages", "rule_update"]
+           "rule_messages", "rule_update", "stated_claim"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -235,6 +235,26 @@ def as_claim_form(raw: Any, who: str) -> Any:
         raise ScenarioError(f"{who}: the claim {raw!r} is not an (epsilon, delta) pair or a claim form: {exc}") from None
 
 
+def stated_claim(alg: Any, method: str, horizon: int) -> Any:
+    """``alg.<method>(horizon)`` (``claimed_form`` or ``claimed_privacy``), a claim form it fails to build named.
+
+    Raises:
+        ScenarioError: the method raised an accounting error (e.g. ``ZeroConcentratedDP(nan)``), naming the rule,
+            the method and the horizon.
+
+    Example:
+        >>> from accounting.claim_forms import ZeroConcentratedDP
+        >>> stated_claim(type("R", (), {"claimed_form": lambda self, h: ZeroConcentratedDP(h / 10)})(), "claimed_form", 5)
+        ZeroConcentratedDP(rho=0.5)
+    """
+    from accounting.errors import AccountingError
+
+    try:
+        return getattr(alg, method)(horizon)
+    except AccountingError as exc:
+        raise ScenarioError(f"{getattr(alg, 'name', alg)}: {method}({horizon}) cannot state the claim: {exc}") from None
+
+
 def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
     """The rule's ``(epsilon, delta)`` claim for ``horizon`` rounds, as the engines record it in a result.
 
@@ -257,7 +277,7 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
     who = str(getattr(alg, "name", alg))
     custom = getattr(alg, "claimed_form", None)
     if callable(custom):
-        raw = custom(horizon)
+        raw = stated_claim(alg, "claimed_form", horizon)
         if isinstance(raw, tuple):
             return claim_pair(raw, who)
         form = as_claim_form(raw, who)
@@ -265,7 +285,7 @@ def claimed_pair(alg: Any, horizon: int) -> tuple[float, float]:
             return float(form.epsilon), float(getattr(form, "delta", 0.0))  # type: ignore[union-attr]
         if raw is not form and getattr(raw, "epsilon", None) is not None and getattr(raw, "delta", None) is not None:
             return float(raw.epsilon), float(raw.delta)  # a Claim's own (epsilon, delta) statement
-    return claim_pair(alg.claimed_privacy(horizon), who)
+    return claim_pair(stated_claim(alg, "claimed_privacy", horizon), who)
 
 
 def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.ndarray], agents: Any,

@@ -29,6 +29,7 @@ import numpy as np
 
 from accounting.errors import AdjacencyError
 
+from ..algorithms.base import stated_claim
 from ..errors import ProblemError
 from ..problems.costs.structure import Difference, same_value
 from ..scenario import Scenario
@@ -106,9 +107,9 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
             if da != db:
                 raise AdjacencyError(f"the rule bound to the adjacent problem declares other noise on channel "
                                      f"{c.name!r} in round {t}: {db!r} vs {da!r}; {why}")
-    if a.claimed_privacy(scenario.horizon) != b.claimed_privacy(scenario.horizon):
-        raise AdjacencyError(f"the rule bound to the adjacent problem claims {b.claimed_privacy(scenario.horizon)} "
-                             f"against {a.claimed_privacy(scenario.horizon)}; {why}")
+    claim_a, claim_b = (stated_claim(r, "claimed_privacy", scenario.horizon) for r in (a, b))
+    if claim_a != claim_b:
+        raise AdjacencyError(f"the rule bound to the adjacent problem claims {claim_b} against {claim_a}; {why}")
 
 
 _MISSING = object()

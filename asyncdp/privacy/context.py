@@ -29,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair
+from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, stated_claim
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -420,7 +420,7 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     level = getattr(alg, "claim_level", "run")
     if level not in ("run", "iteration"):  # a typo would be read per run without a word
         raise ScenarioError(f"{getattr(alg, 'name', alg)}: claim_level must be 'run' or 'iteration', got {level!r}")
-    raw = custom(horizon) if callable(custom) else alg.claimed_privacy(horizon)
+    raw = stated_claim(alg, "claimed_form" if callable(custom) else "claimed_privacy", horizon)
     if isinstance(raw, tuple):
         eps, dl = claim_pair(raw, str(getattr(alg, "name", alg)))  # exactly two real numbers
         try:
@@ -443,8 +443,9 @@ def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, A
     if not own_pair and callable(getattr(alg, "claimed_privacy", None)):
         # no pair of its own: asyncdp run and sweeps record claimed_privacy's (claimed_pair), inherited or not (a
         # paper's published pair under a subclass with less noise is false for it)
-        _statement_implied(claim_pair(alg.claimed_privacy(horizon), str(getattr(alg, "name", alg))), form,
-                           str(getattr(alg, "name", alg)), source=_stated_by(alg))
+        who = str(getattr(alg, "name", alg))
+        _statement_implied(claim_pair(stated_claim(alg, "claimed_privacy", horizon), who), form, who,
+                           source=_stated_by(alg))
     if not 0 < delta < 1:
         raise ScenarioError(f"a {form.form} claim ({form.describe()}) is checked at the check's delta: delta must be "
                             f"in (0, 1), got {delta!r}")

@@ -54,7 +54,7 @@ from .coverage import coordinate_roundoff
 
 __all__ = ["ExactProfile", "pair_profile", "escort_shifts_hold", "escort_renyi_lower", "exact_delta_lower",
            "ESCORT_MU_RTOL",
-           "accountant_mu", "realized_mu", "scheduled_tilted_bound"]
+           "accountant_mu", "realized_mu", "scheduled_tilted_bound", "escort_draws_renyi"]
 
 
 @dataclass(frozen=True)
@@ -531,6 +531,27 @@ def accountant_mu(ctx: Any, scenario: Scenario) -> float | None:
     return float(np.sqrt((ratio**2).sum()))
 
 
+def _run_mus(shifts: Any, scenario: Scenario, focus: int | None = None) -> np.ndarray | None:
+    """Per run, the pair's realized Gaussian ``mu = sqrt(sum ||shift / std||^2)`` over every Gaussian channel (round
+    ``focus`` only, if given), or ``None`` when a noisy channel is not Gaussian or the shifts are an error."""
+    if isinstance(shifts, AccountingError) or not shifts:
+        return None
+    noise = declared_noise(scenario.algorithm.bind(scenario.problem), scenario.horizon)
+    total = None
+    for channel, s in shifts.items():
+        ch = noise.get(channel)
+        if ch is None or ch.mechanism != "gaussian" or np.ndim(s) not in (4, 5):  # broadcast or unicast (every copy)
+            return None
+        scales = np.asarray(ch.scales, dtype=float).reshape((1, -1) + (1,) * (np.ndim(s) - 2))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.where(scales > 0, s / np.where(scales > 0, scales, 1.0), 0.0)
+        if focus is not None:
+            z = z[:, focus:focus + 1]
+        part = np.nansum(z * z, axis=tuple(range(1, np.ndim(s))))
+        total = part if total is None else total + part
+    return None if total is None else np.sqrt(total)
+
+
 def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> float | None:
     """The median over runs of the pair's realized Gaussian ``mu = sqrt(sum_t ||shift_t / std_t||^2)``, or ``None``.
 
@@ -549,17 +570,78 @@ def realized_mu(shifts: Any, scenario: Scenario, focus: int | None = None) -> fl
     """
     if isinstance(shifts, AccountingError) or len(shifts) != 1:
         return None
-    (channel, s), = shifts.items()
-    ch = declared_noise(scenario.algorithm.bind(scenario.problem), scenario.horizon).get(channel)
-    if ch is None or ch.mechanism != "gaussian" or np.ndim(s) not in (4, 5):  # broadcast or unicast (every copy)
-        return None
-    scales = np.asarray(ch.scales, dtype=float).reshape((1, -1) + (1,) * (np.ndim(s) - 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(scales > 0, s / np.where(scales > 0, scales, 1.0), 0.0)
-    if focus is not None:
-        z = z[:, focus:focus + 1]
-    mu = np.sqrt(np.nansum(z * z, axis=tuple(range(1, np.ndim(s)))))
-    return float(np.median(mu)) if mu.size else None
+    mu = _run_mus(shifts, scenario, focus)
+    return float(np.median(mu)) if mu is not None and mu.size else None
+
+
+def escort_draws_renyi(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, pilot_shifts: Any, *,
+                       confidence: float) -> Any:
+    """A Rényi or zCDP claim against the order statistics of escort draws, one per realized schedule of ``runs``.
+
+    For adaptively composed Gaussian releases (each one's shift a function of the earlier releases and the
+    schedule ``S``), ``exp((alpha - 1) D_alpha(P_S || Q_S)) = E_escort[exp(alpha (alpha - 1) mu^2 / 2)]``, with
+    equality: release ``t``'s density given the past is ``p_t`` under ``P`` and ``q_t`` under ``Q`` (Gaussians of
+    means ``m``, ``m'``), and ``p_t^alpha q_t^(1 - alpha) = Z_t e_t`` with ``e_t`` the Gaussian of mean ``m + (alpha
+    - 1)(m - m')`` (the release's own escort) and ``Z_t = exp(alpha (alpha - 1) mu_t^2 / 2)``, ``mu_t`` its shift
+    over the noise; by the chain rule ``int p^alpha q^(1 - alpha) = E[prod_t Z_t]`` over a transcript drawn
+    release by release from the ``e_t`` (not the joint escort ``p^alpha q^(1 - alpha) / Z``, whose releases are
+    reweighted by the later ``Z_t``; :func:`accounting.tilted_replay.tilted_scheduled_transcripts` at tilt ``alpha
+    - 1``, ``mu`` the shifts it measures along its own draw). So ``X = exp(alpha (alpha - 1) mu^2 / 2) >= 1`` of
+    one such draw per schedule has mean ``exp((alpha - 1) D_alpha)``, the pair's (the observer sees the
+    schedule), whether or not the shifts are fixed given ``S`` (a projection, clipping or a step that depends on
+    the schedule), and the order statistics of the draws bound it from below
+    (:func:`accounting.profiles.schedule_renyi_lower` with floor 1, distribution-free; each draw's ``mu`` lowered
+    by :data:`ESCORT_MU_RTOL` for round-off, a non-finite one counted as 0, i.e. ``X = 1``: never above the
+    draw's). The order is the claim's for a Rényi claim; for zCDP the one of
+    :data:`accounting.refutation.DEFAULT_ALPHAS` where the same bound on the pilot's realized ``mu`` (engine runs
+    drawn independently of ``runs``; it only chooses the order) exceeds the claim most, relative to it. The bound
+    holds with probability ``confidence`` (its share of the check's error, counted by
+    :func:`asyncdp.privacy.worst_pair.delta_evidence`).
+
+    Args:
+        ctx: the check's context (its claim form; a per-iteration claim gets nothing here).
+        p, q: the pair.
+        runs: engine runs drawn independently of the pair's choice and of ``pilot_shifts``: one draw per schedule.
+        pilot_shifts: the pair's realized shifts on other engine runs (they choose a zCDP claim's order).
+        confidence: the bound's level.
+
+    Returns:
+        ``(refutation, None)`` (:func:`accounting.refutation.refute` of the claim form by the bound), or
+        ``(None, why)``.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example()
+        >>> escort_draws_renyi(ctx, pair.scenario, pair.adjacent, ctx.engine_runs(1), {}, confidence=0.99)[0] is None
+        True
+    """
+    from accounting.profiles import PrivacyProfile, schedule_renyi_lower
+    from accounting.refutation import DEFAULT_ALPHAS, refute
+
+    form = getattr(ctx, "claim_form", None)
+    if getattr(form, "form", None) not in ("renyi", "zcdp") or ctx.focus is not None:
+        return None, "escort draws: only a Renyi or zCDP claim of the whole run is compared with them"
+    if runs.runs < 2:
+        return None, "escort draws: fewer than 2 schedules"
+    pilot = _run_mus(pilot_shifts, p)
+    if pilot is None or pilot.size < 2 or not np.isfinite(pilot).all():
+        return None, "escort draws: no finite Gaussian mu of every run to draw them from"
+    if form.form == "renyi":
+        alpha = float(form.alpha)
+    else:
+        guess = schedule_renyi_lower([PrivacyProfile(float(m)) for m in pilot], DEFAULT_ALPHAS, confidence=confidence)
+        alpha = max(guess, key=lambda b: b.lower / max(form.renyi_bound(b.alpha), 1e-300)).alpha
+    try:
+        tilted = _tilted_draws(p, q)
+        got = tilted(runs.messages, schedule_batch(runs.schedules), epsilon=0.0, mu_bound=float(pilot.max()),
+                     seed=ctx.options.seed + 19, tilt=alpha - 1.0).realized_mu
+    except (AccountingError, ValueError) as exc:
+        return None, f"escort draws: transcripts under the escort of order {alpha:.6g} cannot be drawn: {exc}"
+    kept = np.where(np.isfinite(got), got, 0.0) * (1.0 - ESCORT_MU_RTOL)
+    (bound,) = schedule_renyi_lower([PrivacyProfile(float(m)) for m in kept], [alpha], confidence=confidence)
+    bound = dataclasses.replace(bound, method="order statistics of escort draws (one per realized schedule) of "
+                                              "Renyi divergences")
+    return refute(form, renyi_bounds=[bound]), None
 
 
 def _pair_rules(alg: Any, p: Scenario, q: Scenario) -> Any:

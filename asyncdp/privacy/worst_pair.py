@@ -77,7 +77,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
 
     from .behavior import _lockstep_lossless, run_engine
     from .evidence import Evidence
-    from .profiles import pair_profile, realized_mu, scheduled_tilted_bound
+    from .profiles import escort_draws_renyi, pair_profile, realized_mu, scheduled_tilted_bound
 
     method, kind = "worst-case adjacency search", "constructed worst case"
     eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
@@ -86,8 +86,10 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     gaussian = all(
         ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
     # the exact profile spends a share on the schedule average, or under lockstep with Gaussian noise on the
-    # escort draws a Renyi witness rests on (profiles.escort_renyi_lower)
-    tests = 1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0)
+    # escort draws a Renyi witness rests on (profiles.escort_renyi_lower); a Renyi or zCDP claim of the whole run
+    # one more on the escort draws per schedule where no exact profile exists (profiles.escort_draws_renyi)
+    divergence = gaussian and ctx.focus is None and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp")
+    tests = 1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0) + (1 if divergence else 0)
     share = ctx.options.alpha_share * fraction / tests
     plan = SequentialPlan(epsilon=eps, delta_claimed=delta, confidence=1.0 - share, budget=max(2, budget),
                           first=max(2, min(budget, max(2, budget // 4))))
@@ -143,6 +145,18 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
             witness.update(alpha=r.alpha, renyi_witness=r.renyi_witness, renyi_allowed=r.renyi_allowed)
         return Evidence(method, kind, figures, witness=witness, reasons=(
             f"worst case: {pair_desc}: {exact.reason}; {r.reason}",))
+    if divergence and exact.refutation is None:  # no exact profile: the escort's own draws, one per schedule
+        found, why = escort_draws_renyi(ctx, p, q, ctx.engine_runs(1), shifts, confidence=1.0 - share)
+        if found is not None and found.refuted:
+            figures["worst_case_renyi_lower"] = found.renyi_witness
+            witness = {**common, "method": found.method, "confidence": found.confidence, "claim_form": found.form,
+                       "epsilon": None, "delta_lower": None, "delta_allowed": None, "delta_meaning": found.delta_meaning,
+                       "alpha": found.alpha, "renyi_witness": found.renyi_witness,
+                       "renyi_allowed": found.renyi_allowed}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
+                f"worst case: {pair_desc}: {exact.reason}; {found.reason}",))
+        if why is not None:
+            figures["worst_case_escort"] = why
     if gaussian:
         bound, why = scheduled_tilted_bound(ctx, p, q, ctx.engine_runs(1), confidence=1.0 - share,
                                             seed=ctx.options.seed + 7, mu=realized_mu(shifts, p, ctx.focus),

@@ -53,6 +53,8 @@ def _columnar(rows):
     ("scale", math.inf, "got inf"),
     ("dimension", 0, "dimension must be a positive integer, got 0"),
     ("dimension", 1.5, "got 1.5"),
+    ("claimed_sensitivity", -0.2, "claimed sensitivity must be >= 0 \\(or nan: not stated\\), got -0.2"),
+    ("claimed_sensitivity", "0.2", "got '0.2'"),
 ])
 def test_release_rejects_bad_fields_naming_agent_and_round(field, value, match):
     kw = dict(agent=4, round=7, time=0.0, mechanism="laplace", scale=1.0, dimension=2)

@@ -93,6 +93,22 @@ def test_a_claim_per_round_is_refused_at_either_level(level):
         claimed(PerRound(epsilon=1.0, delta=1e-3, T=6), 8, 1e-6)
 
 
+def test_a_claim_form_the_rule_cannot_build_names_the_rule_and_method():
+    """``ZeroConcentratedDP(nan)`` (a rho computed from a bad constant) inside ``claimed_form`` was reported as
+    ``rho must be finite, got nan`` alone: neither the rule nor where the claim came from."""
+    from asyncdp.algorithms.base import claimed_pair
+
+    rule = ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=float("nan"))
+    for call in (lambda: claimed(rule, 8, 1e-6), lambda: claimed_pair(rule, 8)):
+        with pytest.raises(ScenarioError, match=r"^showkatbakhsh: claimed_form\(8\) cannot state the claim: rho must "
+                                                r"be finite, got nan"):
+            call()
+    # the check itself: its claimed_privacy (the form's conversion) is read first, by the adjacency check
+    with pytest.raises(ScenarioError, match=r"^showkatbakhsh: claimed_privacy\(8\) cannot state the claim: rho must "
+                                            r"be finite, got nan"):
+        check_privacy(*_pair(ClaimsZCDP, rho=float("nan")), runs=20, search_examples=0)
+
+
 def test_a_zcdp_claim_is_checked_through_its_conversion_at_the_checks_delta():
     eps, delta, form = claimed(ClaimsZCDP(epsilon=1.0, delta=1e-3, T=6, rho=0.3), 8, 1e-6)
     assert form.form == "zcdp" and delta == 1e-6 and eps == pytest.approx(check_epsilon(form, 1e-6))
