@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -28,6 +29,16 @@ __all__ = ["MECHANISMS", "Release", "Ledger"]
 
 MECHANISMS: dict[str, str] = {"laplace": "l1", "gaussian": "l2"}
 """Known mechanisms and the norm in which their sensitivity is measured."""
+
+
+def _real(value: Any) -> bool:
+    """Whether ``value`` is a real number (a Python or numpy float or integer), not a bool (``True`` is no scale).
+
+    Example:
+        >>> _real(np.int64(2)), _real(0.5), _real(True), _real("1")
+        (True, True, False, False)
+    """
+    return type(value) is float or (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)))
 
 
 @dataclass(frozen=True, init=False)
@@ -91,15 +102,16 @@ class Release:
             raise UnknownMechanismError(
                 f"agent {agent}, round {round}: unknown mechanism {mechanism!r}; known: {', '.join(MECHANISMS)}"
             )
-        if not ((type(scale) is float or isinstance(scale, (int, np.floating))) and math.isfinite(scale) and scale > 0):
+        if not (_real(scale) and math.isfinite(scale) and scale > 0):
             raise PrivacyParameterError(
-                f"agent {agent}, round {round}: noise scale must be positive and finite, got {scale!r}"
+                f"agent {agent}, round {round}: noise scale must be positive and finite, got {scale!r} (channel "
+                f"{channel!r})"
             )
         if not (type(dimension) is int or int(dimension) == dimension) or dimension < 1:
             raise PrivacyParameterError(
                 f"agent {agent}, round {round}: dimension must be a positive integer, got {dimension!r}"
             )
-        if not (isinstance(claimed_sensitivity, (int, float, np.floating)) and not claimed_sensitivity < 0):
+        if not (_real(claimed_sensitivity) and not claimed_sensitivity < 0):
             raise PrivacyParameterError(
                 f"agent {agent}, round {round}: channel {channel!r}: claimed sensitivity must be >= 0 (or nan: not "
                 f"stated), got {claimed_sensitivity!r}"

@@ -55,12 +55,20 @@ def _columnar(rows):
     ("dimension", 1.5, "got 1.5"),
     ("claimed_sensitivity", -0.2, "claimed sensitivity must be >= 0 \\(or nan: not stated\\), got -0.2"),
     ("claimed_sensitivity", "0.2", "got '0.2'"),
+    ("scale", True, "noise scale must be positive and finite, got True \\(channel 'y'\\)"),
+    ("claimed_sensitivity", True, "got True"),
 ])
 def test_release_rejects_bad_fields_naming_agent_and_round(field, value, match):
     kw = dict(agent=4, round=7, time=0.0, mechanism="laplace", scale=1.0, dimension=2)
     kw[field] = value
     with pytest.raises(PrivacyParameterError, match=f"agent 4, round 7: .*{match}"):
         Release(**kw)
+
+
+def test_release_takes_numpy_integers_as_numbers():
+    r = Release(agent=4, round=7, time=0.0, mechanism="laplace", scale=np.int64(2), dimension=2,
+                claimed_sensitivity=np.int64(1))
+    assert (r.scale, r.claimed_sensitivity) == (2, 1)
 
 
 def test_release_rejects_unknown_mechanism():
