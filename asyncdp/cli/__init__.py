@@ -59,6 +59,10 @@ PROG = "asyncdp"
 EXIT_INTERRUPTED = 130
 """Exit code after Ctrl-C (SIGINT), as shells report a process killed by SIGINT."""
 
+EXIT_BROKEN_PIPE = 141
+"""Exit code when the reader of the output went away (``asyncdp ... | head``), as shells report a process killed by
+SIGPIPE: not 1, which ``privacy check`` and ``privacy audit`` give a violation."""
+
 
 def get_version() -> str:
     """The installed package version (``asyncdp.__version__`` if not installed)."""
@@ -138,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit code: 0 on success, 2 for a usage error, unusable input or an
         unwritable output, 130 on Ctrl-C (a command may define more, e.g.
-        ``privacy check``).
+        ``privacy check``), 141 when the reader of the output went away.
     """
     parser = build_parser()
     try:
@@ -154,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # e.g. ``asyncdp ... | head``: stop quietly
         _silence_stdout()
-        return 1
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -831,3 +831,17 @@ def test_privacy_check_help_lists_exit_codes_and_every_default(capsys: pytest.Ca
                             ("--search-examples SEARCH_EXAMPLES", "30")]:
         after = text.split("options:", 1)[1].split(option, 1)[1]  # the option's own help line
         assert f"(default: {default})" in after.split(" --", 1)[0], option
+
+
+def test_a_reader_that_went_away_is_exit_141_not_the_violation_code(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # a report longer than the pipe's buffer, read by ``| head``: the write fails with EPIPE; exit 1 would read as
+    # privacy check's "violation" under ``set -o pipefail``
+    import asyncdp.cli.privacy as privacy_cli
+
+    def reader_gone(args: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(privacy_cli, "check_command", reader_gone)
+    assert main(["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py")]) == 141
+    assert "Traceback" not in capsys.readouterr().err
