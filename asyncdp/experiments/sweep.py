@@ -54,7 +54,9 @@ above); the metrics of :data:`METRICS`: ``optimality_error`` (final
 ``||xbar(T) - x*||^2``), ``deviation`` (final ``max_i ||x_i - xbar||``),
 ``consensus_error`` (exact final ``max_ij ||x_i - x_j||``),
 ``epsilon_claimed`` (the algorithm's claim) and ``epsilon_accountant`` (the
-largest per-agent basic composition of the run's ledger with the
+largest per-agent basic composition of the run's ledger — of all agents'
+releases together when the paper's datum reaches every agent, round
+adjacency of online losses — with the
 accountant's own :func:`asyncdp.privacy.independent_sensitivity`, at the
 algorithm's claimed delta — which only Gaussian releases use; ``NaN`` when
 that sensitivity is not implemented for the algorithm, when Gaussian releases
