@@ -148,6 +148,8 @@ class Result:
             "realized_doubly_stochastic": self.realized_doubly_stochastic(),
             "epsilon_claimed": eps if math.isfinite(eps) else "inf",
             "delta_claimed": float(self.claimed_delta),
+            # "iteration": the claim bounds each round's releases, not the run (e.g. Wang and Basar's Theorems 4-6)
+            "claim_level": str(self.metadata.get("claim_level", "run")) if isinstance(self.metadata, dict) else "run",
             "horizon": self.horizon,
             "final_time": float(np.max(self.times[-1])),
         }

@@ -157,6 +157,7 @@ class Scenario:
         return {
             "algorithm": self.algorithm.name,
             "algorithm_params": self.algorithm.params(),
+            "claim_level": getattr(self.algorithm, "claim_level", "run"),
             "num_agents": self.problem.num_agents,
             "dim": self.problem.dim,
             "topology": repr(self.topology),

@@ -151,7 +151,7 @@ def run_demo(out_dir: str | Path = "out", *, seed: int = 2015, privacy_runs: int
     lines += [
         "",
         f"privacy: claimed epsilon {privacy.epsilon_claimed:g}; accountant (independent sensitivity) "
-        f"{privacy.epsilon_ledger:.4f} basic, {privacy.epsilon_tight:.4f} PLD; "
+        f"{privacy.epsilon_ledger:.4f} basic, {privacy.epsilon_tight:.4f} PLD at delta {privacy.delta:g}; "
         f"replay max loss {privacy.replay_max_loss:.4f} over {privacy.replay_runs} transcripts -> {privacy.verdict}",
         f"audit, designed topology: {first_failure(designed)}",
         f"audit, realized mixing (async, lossy): {first_failure(realized)}",

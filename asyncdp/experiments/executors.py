@@ -40,7 +40,7 @@ from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
-from .summaries import _accountant_epsilon, _final_metrics, _sensitivity, _user_columns
+from .summaries import _accountant_epsilon, _final_metrics, _network_wide, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
 
@@ -150,6 +150,7 @@ def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callabl
                   where: str) -> dict[str, np.ndarray]:
     """:func:`_run_task`'s runs of the factory's ``scenario``."""
     sens = _sensitivity(scenario)
+    wide = sens is not None and _network_wide(scenario)
     runs = np.arange(task.first, task.first + task.runs, dtype=np.int64)
     if engine == "batch":
         seed = derive_seed(task.seed, task.point, task.chunk)
@@ -161,7 +162,7 @@ def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callabl
             "deviation": res.deviation[:, -1],
             "consensus_error": res.consensus_error(),
             "epsilon_claimed": np.full(task.runs, float(res.claimed_epsilon)),
-            "epsilon_accountant": np.full(task.runs, _accountant_epsilon(res.ledger, sens, res.claimed_delta)),
+            "epsilon_accountant": np.full(task.runs, _accountant_epsilon(res.ledger, sens, res.claimed_delta, wide)),
         }
         if metrics is not None:
             cols.update(_user_columns(metrics(res, sc), task.runs, where))
@@ -174,7 +175,7 @@ def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callabl
         opt, dev, cons = _final_metrics(np.asarray(res.final, dtype=float), np.asarray(res.optimum, dtype=float))
         row = {"task_seed": seed, "optimality_error": opt, "deviation": dev, "consensus_error": cons,
                "epsilon_claimed": float(res.claimed_epsilon),
-               "epsilon_accountant": _accountant_epsilon(res.ledger, sens, res.claimed_delta)}
+               "epsilon_accountant": _accountant_epsilon(res.ledger, sens, res.claimed_delta, wide)}
         if metrics is not None:
             row.update({k: v[0] for k, v in _user_columns(metrics(res, sc), 1, where).items()})
         rows.append(row)

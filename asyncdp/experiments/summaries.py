@@ -51,10 +51,31 @@ def _sensitivity(scenario: Scenario) -> dict[str, np.ndarray] | None:
         return None
 
 
-def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delta: float) -> float:
-    """Largest per-agent basic-composition epsilon at ``delta``; NaN without a sensitivity or releases.
+def _network_wide(scenario: Scenario) -> bool:
+    """Whether one datum of the paper's adjacency reaches every agent's releases (round adjacency).
 
-    ``delta`` only matters for Gaussian releases, which need ``delta > 0`` (NaN otherwise).
+    A changed round's loss (:class:`~asyncdp.papers.record.RoundClass`, e.g. Cheng, Liao and Li, Def. 1)
+    moves every agent's release, so the accountant's epsilon is that of all releases together, as
+    ``asyncdp privacy check`` composes them; a changed agent's cost or value moves its own releases only.
+    A paper that states no class for the scenario on an online problem (losses per round) gets the
+    network-wide scope too: it never understates the loss.
+    """
+    from ..papers import find_registered
+    from ..papers.record import RoundClass
+    from ..privacy.adjacency import _online
+
+    found = find_registered(scenario.algorithm)
+    rule = None if found is None else found.paper.adjacency
+    cls = None if rule is None else rule(scenario)
+    return isinstance(cls, RoundClass) or (cls is None and _online(scenario.problem))
+
+
+def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delta: float,
+                        network_wide: bool = False) -> float:
+    """Basic-composition epsilon at ``delta``: the largest per agent, or all releases' with ``network_wide``.
+
+    NaN without a sensitivity or releases. ``delta`` only matters for Gaussian releases, which need
+    ``delta > 0`` (NaN otherwise). ``network_wide`` is :func:`_network_wide` of the scenario.
     """
     if sens is None or len(ledger) == 0:
         return math.nan
@@ -63,11 +84,12 @@ def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delt
         return math.nan
     from accounting import composition
 
-    def sensitivity(release: Any) -> float:
-        return float(sens[release.channel][release.round - 1])
+    from ..privacy.sensitivity import release_sensitivity
 
-    per_agent = composition.per_agent(ledger, composition.basic_composition, sensitivity=sensitivity, delta=delta)
-    return float(max(per_agent.values()))
+    kwargs = {"sensitivity": release_sensitivity(sens), "delta": delta}
+    if network_wide:
+        return float(composition.network_wide(ledger, composition.basic_composition, **kwargs))
+    return float(max(composition.per_agent(ledger, composition.basic_composition, **kwargs).values()))
 
 
 def _user_columns(out: Any, runs: int, where: str) -> dict[str, np.ndarray]:

@@ -53,8 +53,11 @@ index within the point); ``task_seed`` (the ``Scenario.seed`` simulated, see
 above); the metrics of :data:`METRICS`: ``optimality_error`` (final
 ``||xbar(T) - x*||^2``), ``deviation`` (final ``max_i ||x_i - xbar||``),
 ``consensus_error`` (exact final ``max_ij ||x_i - x_j||``),
-``epsilon_claimed`` (the algorithm's claim) and ``epsilon_accountant`` (the
-largest per-agent basic composition of the run's ledger with the
+``epsilon_claimed`` (the algorithm's claim; one round's for a rule with
+``claim_level = "iteration"``) and ``epsilon_accountant`` (the
+largest per-agent basic composition of the run's ledger — of all agents'
+releases together when the paper's datum reaches every agent, round
+adjacency of online losses — with the
 accountant's own :func:`asyncdp.privacy.independent_sensitivity`, at the
 algorithm's claimed delta — which only Gaussian releases use; ``NaN`` when
 that sensitivity is not implemented for the algorithm, when Gaussian releases

@@ -113,3 +113,20 @@ def test_run_cli_bad_scripts(tmp_path):
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("asyncdp: error:") and needle in lines[0], proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_run_cli_names_a_per_iteration_claim(tmp_path, capsys):
+    """Wang and Basar claim (eps_k, delta) per iteration (claim_level "iteration"); ``asyncdp run`` recorded
+    epsilon_claimed 0.34 for a 20-round run with nothing saying it bounds one round only, so it read as the run's
+    guarantee (the run's own basic composition is about 5.7). The summary and its JSON now name the claim's level."""
+    script, out = tmp_path / "s.py", tmp_path / "run.json"
+    script.write_text("from asyncdp.papers.wang_basar.rule import WangBasar\n"
+                      "scenario = WangBasar.example_scenario().replace(\n"
+                      "    algorithm=WangBasar(noise_variance=200.0, delta=1e-5), horizon=20)\n")
+    assert main(["run", str(script), "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    summary = json.loads(out.read_text())
+    assert 0 < summary["epsilon_claimed"] < 1 and summary["claim_level"] == "iteration"
+    assert "claim_level                 iteration" in table
+    assert main(["run", str(EXAMPLES / "huang2015_rendezvous.py"), "--horizon", "2", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["claim_level"] == "run"

@@ -16,6 +16,7 @@ def test_demo_end_to_end(tmp_path, capsys):
     assert out["messages_lost"] > 0
     # privacy costs accuracy: the noise-free run is far closer to x* than the private mean
     assert out["noise_free_optimality_error"] < out["batch_optimality_error_mean"]
+    assert f"PLD at delta {out['privacy']['delta']:g};" in text  # the delta the tight epsilon is read at, named
     for needle in ("lockstep", "async, lossy", "privacy:", "audit, designed topology: all hold", "demo.png"):
         assert needle in text
 

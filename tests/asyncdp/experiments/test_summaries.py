@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 
 def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
@@ -39,3 +40,29 @@ def test_summarize_matches_numpy_and_keeps_a_nan_run():
         s["m_sem"][0], vals[0].std(ddof=1) / np.sqrt(5), rtol=1e-14)
     assert math.isnan(s["m_mean"][1]) and math.isnan(s["m_sem"][1])  # pandas alone gave the mean of 4 runs
     assert s["ok_mean"].tolist() == [0.8, 0.8]
+
+
+def test_sweep_accountant_epsilon_is_network_wide_under_round_adjacency():
+    """DPSDA's datum is one round's loss, which moves every agent's release (Cheng, Liao and Li, Def. 1).
+
+    The sweep's ``epsilon_accountant`` must compose all agents' releases, as the privacy check does: with
+    Laplace releases it is the sum of sensitivity / scale over the whole ledger (here 7 agents, so the old
+    per-agent maximum was 7 times too small), never the largest agent's share.
+    """
+    import runpy
+
+    from accounting import composition
+    from asyncdp.experiments.summaries import _sensitivity
+    from asyncdp.experiments.sweep import sweep
+
+    build = runpy.run_path("examples/privacy_check_dpsda.py")
+    scenario = build["scenario"]
+    df = sweep(lambda k: scenario, {"k": [0]}, runs=1, seed=0, progress=False)
+    res = scenario.run()  # lockstep rounds: the ledger (scales, rounds, agents) does not depend on the seed
+    sens = _sensitivity(scenario)
+    every = math.fsum(float(sens[r.channel][r.round - 1]) / r.scale for r in res.ledger)  # all Laplace releases
+    assert {r.mechanism for r in res.ledger} == {"laplace"} and len(res.ledger.agents) == 7
+    assert df["epsilon_accountant"].iloc[0] == pytest.approx(every, rel=1e-12)
+    one = max(composition.per_agent(res.ledger, composition.basic_composition,
+                                    sensitivity=lambda r: float(sens[r.channel][r.round - 1])).values())
+    assert every > 6 * one  # the per-agent figure understated it
