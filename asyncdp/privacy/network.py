@@ -356,9 +356,20 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
                                delivered=seen)[u]
         return bool(loss.renyi(alpha) > bound + margin)
 
-    if not exceeds(sched.horizon):
+    return _first_round(exceeds, sched.horizon)
+
+
+def _first_round(exceeds: Any, horizon: int) -> int | None:
+    """The least round ``r`` in ``1..horizon`` with ``exceeds(r)``, for a predicate monotone in ``r`` (binary
+    search), or ``None`` when ``exceeds(horizon)`` is false.
+
+    Example:
+        >>> _first_round(lambda r: r >= 7, 10), _first_round(lambda r: False, 10)
+        (7, None)
+    """
+    if not exceeds(horizon):
         return None
-    lo, hi = 1, sched.horizon
+    lo, hi = 1, horizon
     while lo < hi:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if exceeds(mid) else (mid + 1, hi)
@@ -416,13 +427,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
         loss = gaussian_view_losses(view.noise_map[sel], view.data_map[sel][:, [u]] * float(sensitivity))[0]
         return bool(loss.renyi(alpha) > bound + margin)
 
-    if not exceeds(rs.horizon):
-        return None
-    lo, hi = 1, rs.horizon
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if exceeds(mid) else (mid + 1, hi)
-    return lo
+    return _first_round(exceeds, rs.horizon)
 
 
 @dataclass(frozen=True)
