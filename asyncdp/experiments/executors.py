@@ -40,7 +40,7 @@ from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
 from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
-from .summaries import _accountant_epsilon, _final_metrics, _network_wide, _sensitivity, _user_columns
+from .summaries import _accountant_delta, _accountant_epsilon, _final_metrics, _network_wide, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
 
@@ -146,6 +146,13 @@ def _check_same_functions(factory: Any, metrics: Any, identities: Identities, ta
                 "functools.partial, or sweep a ScriptFactory")
 
 
+def _accountant_columns(res: Any, sens: Any, wide: bool) -> dict[str, float]:
+    """A run's ``epsilon_accountant`` and the ``delta_accountant`` it is read at
+    (:func:`~asyncdp.experiments.summaries._accountant_delta`)."""
+    delta = _accountant_delta(res.ledger, float(res.claimed_delta))
+    return {"epsilon_accountant": _accountant_epsilon(res.ledger, sens, delta, wide), "delta_accountant": delta}
+
+
 def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callable[..., Any] | None,
                   where: str) -> dict[str, np.ndarray]:
     """:func:`_run_task`'s runs of the factory's ``scenario``."""
@@ -162,8 +169,8 @@ def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callabl
             "deviation": res.deviation[:, -1],
             "consensus_error": res.consensus_error(),
             "epsilon_claimed": np.full(task.runs, float(res.claimed_epsilon)),
-            "epsilon_accountant": np.full(task.runs, _accountant_epsilon(res.ledger, sens, res.claimed_delta, wide)),
         }
+        cols.update({k: np.full(task.runs, v) for k, v in _accountant_columns(res, sens, wide).items()})
         if metrics is not None:
             cols.update(_user_columns(metrics(res, sc), task.runs, where))
         return {"run": runs, **cols}
@@ -174,8 +181,7 @@ def _task_columns(scenario: Scenario, task: _Task, engine: str, metrics: Callabl
         res = sc.run("simpy")
         opt, dev, cons = _final_metrics(np.asarray(res.final, dtype=float), np.asarray(res.optimum, dtype=float))
         row = {"task_seed": seed, "optimality_error": opt, "deviation": dev, "consensus_error": cons,
-               "epsilon_claimed": float(res.claimed_epsilon),
-               "epsilon_accountant": _accountant_epsilon(res.ledger, sens, res.claimed_delta, wide)}
+               "epsilon_claimed": float(res.claimed_epsilon), **_accountant_columns(res, sens, wide)}
         if metrics is not None:
             row.update({k: v[0] for k, v in _user_columns(metrics(res, sc), 1, where).items()})
         rows.append(row)

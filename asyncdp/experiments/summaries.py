@@ -27,7 +27,7 @@ from .factories import _fmt
 if TYPE_CHECKING:
     from .grid import _Task
 
-__all__ = ["METRICS", "summarize", "format_summary"]
+__all__ = ["METRICS", "ACCOUNTANT_DELTA", "summarize", "format_summary"]
 
 METRICS: tuple[str, ...] = (
     "optimality_error",
@@ -35,8 +35,13 @@ METRICS: tuple[str, ...] = (
     "consensus_error",
     "epsilon_claimed",
     "epsilon_accountant",
+    "delta_accountant",
 )
 """The metric columns of every sweep, in order."""
+
+ACCOUNTANT_DELTA = 1e-6
+"""The delta of ``epsilon_accountant`` for Gaussian releases whose claim states no delta (a Rényi or zCDP claim, or
+a pure one): the default ``--delta`` of ``asyncdp privacy check``."""
 
 _INDEX_COLUMNS = ("point", "run", "task_seed")
 _RESERVED = frozenset(_INDEX_COLUMNS + METRICS)
@@ -68,6 +73,21 @@ def _network_wide(scenario: Scenario) -> bool:
     rule = None if found is None else found.paper.adjacency
     cls = None if rule is None else rule(scenario)
     return isinstance(cls, RoundClass) or (cls is None and _online(scenario.problem))
+
+
+def _accountant_delta(ledger: Any, claimed_delta: float) -> float:
+    """The delta at which a run's ``epsilon_accountant`` is read: the claim's delta if it states one in ``(0, 1)``,
+    else :data:`ACCOUNTANT_DELTA` when the run released Gaussian noise (which no epsilon bounds at delta 0), else 0.
+
+    Example:
+        >>> from accounting.ledger import Ledger, Release
+        >>> gauss = Ledger([Release(0, 1, 0.0, "gaussian", 1.0, 1)])
+        >>> _accountant_delta(gauss, 1e-3), _accountant_delta(gauss, 0.0), _accountant_delta(Ledger([]), 0.0)
+        (0.001, 1e-06, 0.0)
+    """
+    if 0 < claimed_delta < 1:
+        return float(claimed_delta)
+    return ACCOUNTANT_DELTA if any(r.mechanism != "laplace" for r in ledger) else 0.0
 
 
 def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delta: float,

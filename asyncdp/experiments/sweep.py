@@ -58,12 +58,15 @@ above); the metrics of :data:`METRICS`: ``optimality_error`` (final
 largest per-agent basic composition of the run's ledger — of all agents'
 releases together when the paper's datum reaches every agent, round
 adjacency of online losses — with the
-accountant's own :func:`asyncdp.privacy.independent_sensitivity`, at the
-algorithm's claimed delta — which only Gaussian releases use; ``NaN`` when
-that sensitivity is not implemented for the algorithm, when Gaussian releases
-come with a claimed delta of 0, or when the ledger is empty — e.g.
-``epsilon = inf`` releases noise-free values, where 0 would wrongly suggest
-perfect privacy); then the user's ``metrics`` columns. Rows are
+accountant's own :func:`asyncdp.privacy.independent_sensitivity`, at
+``delta_accountant`` — which only Gaussian releases use; ``NaN`` when
+that sensitivity is not implemented for the algorithm, or when the ledger
+is empty — e.g. ``epsilon = inf`` releases noise-free values, where 0 would
+wrongly suggest perfect privacy) and ``delta_accountant`` (the claimed delta
+when the claim states one, else for Gaussian releases
+:data:`~asyncdp.experiments.summaries.ACCOUNTANT_DELTA`, the default
+``--delta`` of ``asyncdp privacy check`` — a Rényi or zCDP claim is recorded
+with delta 0 — else 0); then the user's ``metrics`` columns. Rows are
 sorted by ``(point, run)``.
 
 Factories on workers. The ``"processes"`` and ``"dask"`` executors ship the

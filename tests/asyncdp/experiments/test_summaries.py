@@ -66,3 +66,41 @@ def test_sweep_accountant_epsilon_is_network_wide_under_round_adjacency():
     one = max(composition.per_agent(res.ledger, composition.basic_composition,
                                     sensitivity=lambda r: float(sens[r.channel][r.round - 1])).values())
     assert every > 6 * one  # the per-agent figure understated it
+
+
+def test_a_gaussian_claim_without_a_delta_gets_an_accountant_figure_at_the_named_delta():
+    """A rule claiming only zCDP is recorded as the pair (inf, 0); its Gaussian releases have no epsilon at delta 0,
+    and the sweep's column was NaN with no delta named. It is now the basic composition at the privacy check's
+    default delta, which ``delta_accountant`` names; a claim that states a delta keeps it."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from accounting import composition
+    from accounting.claim_forms import ZeroConcentratedDP
+    from asyncdp import Showkatbakhsh
+    from asyncdp.experiments.summaries import ACCOUNTANT_DELTA
+    from asyncdp.experiments.sweep import sweep
+    from asyncdp.privacy import independent_sensitivity
+    from asyncdp.privacy.sensitivity import release_sensitivity
+
+    @dataclass(frozen=True)
+    class OnlyZCDP(Showkatbakhsh):
+        name: ClassVar[str] = "test-sweep-only-zcdp"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return math.inf, 0.0
+
+        def claimed_form(self, horizon: int) -> ZeroConcentratedDP:
+            return ZeroConcentratedDP(5.0)
+
+    base = Showkatbakhsh.example_scenario(seed=1)
+    zcdp = base.replace(algorithm=OnlyZCDP(**base.algorithm.params()))
+    df = sweep(lambda k: zcdp, {"k": [0]}, runs=1)
+    assert math.isinf(df["epsilon_claimed"].iloc[0]) and df["delta_accountant"].iloc[0] == ACCOUNTANT_DELTA == 1e-6
+    res = zcdp.run()
+    sens = release_sensitivity(independent_sensitivity(zcdp))
+    want = max(composition.per_agent(res.ledger, composition.basic_composition, sensitivity=sens,
+                                     delta=ACCOUNTANT_DELTA).values())
+    assert df["epsilon_accountant"].iloc[0] == pytest.approx(want, rel=1e-12) and math.isfinite(want)
+    stated = sweep(lambda k: base, {"k": [0]}, runs=1)
+    assert stated["delta_accountant"].iloc[0] == base.algorithm.claimed_privacy(base.horizon)[1] == 1e-3
