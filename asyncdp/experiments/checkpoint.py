@@ -69,7 +69,8 @@ MANIFEST = "sweep.json"
 
 _LOCK = "lock"
 _CHUNK = re.compile(r"^p(\d+)-c(\d+)-([0-9a-f]{64})\.npz$")
-_FORMAT = 1
+_FORMAT = 2
+"""The checkpoint layout this asyncdp writes and reads; 2: the chunks hold ``delta_accountant``."""
 
 
 class SweepStopped(SweepError):
@@ -298,6 +299,10 @@ class Checkpoint:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SweepError(f"checkpoint {self.folder}: unreadable {MANIFEST} ({exc}); "
                              "delete the folder to start afresh") from None
+        if found.get("format") != _FORMAT:
+            raise SweepError(f"checkpoint {self.folder} was written in checkpoint format {found.get('format')!r}; this "
+                             f"asyncdp reads format {_FORMAT} only (its chunks hold other columns): delete the folder "
+                             "to start afresh")
         if not resume:
             raise SweepError(f"checkpoint {self.folder} already holds a sweep ({len(chunks)} of {len(self.tasks)} chunks "
                              "finished, if it is this one); resume it (--resume, or resume=True) or delete the "

@@ -521,6 +521,16 @@ def test_a_removal_cut_short_leaves_a_checkpoint_that_resumes(tmp_path, monkeypa
     assert_frame_equal(df, reference, check_exact=True)
 
 
+def test_a_checkpoint_of_another_format_is_refused_naming_it(tmp_path):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    manifest = folder / MANIFEST
+    found = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**found, "format": 1}), encoding="utf-8")  # an older layout: other columns
+    with pytest.raises(SweepError, match=r"written in checkpoint format 1; this asyncdp reads format 2 only"):
+        sweep(counting_factory, GRID, checkpoint=folder, resume=True, **KW)
+
+
 def test_a_large_data_set_is_fingerprinted_by_its_bytes_quickly():
     """A factory capturing a problem built on a data set: its arrays are hashed, not printed (gigabytes of text)."""
     import time
