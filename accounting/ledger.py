@@ -117,8 +117,8 @@ class Release:
                 f"stated), got {claimed_sensitivity!r}"
             )
         self.__dict__.update(
-            agent=agent, round=round, time=time, mechanism=mechanism, scale=scale, dimension=dimension,
-            claimed_sensitivity=claimed_sensitivity, channel=channel, receiver=receiver,
+            agent=agent, round=round, time=time, mechanism=mechanism, scale=float(scale), dimension=dimension,
+            claimed_sensitivity=float(claimed_sensitivity), channel=channel, receiver=receiver,
         )
 
     @property

@@ -12,7 +12,8 @@ Exit codes: 0 on success, 2 on a usage error (argparse) or on unusable input
 line on stderr, never a traceback). A file that cannot be written (read-only
 file system, full disk: any ``OSError``) and a ``MemoryError`` are reported
 the same way, with exit code 2. Ctrl-C (SIGINT) prints ``asyncdp: interrupted``
-and exits with 130; output files are written atomically (see
+and exits with 130; a reader of the output that went away (``| head``) ends the command quietly with 141, not
+1 (a violation of ``privacy check``); output files are written atomically (see
 :mod:`asyncdp.cli.outputs`), so none is left half-written.
 
 Example:
@@ -153,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             result = args.func(args)
+            sys.stdout.flush()  # a reader gone after a short output: found here, not at exit (120)
     except USER_ERRORS as exc:
         print(f"{PROG}: error: {format_error(exc)}", file=sys.stderr)
         return 2

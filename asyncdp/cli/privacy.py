@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "on its realized schedule (any timing, lossy links), audit the engine's transcripts black-box, and search "
         "the worst adjacent pair of the paper's class.",
         epilog="exit codes: 0 pass, 1 violation, 3 inconclusive, 4 no-claim, 2 unusable input (one "
-        "'asyncdp: error:' line), 130 interrupted. The statistical witnesses share 1 - confidence (union bound); "
+        "'asyncdp: error:' line), 130 interrupted, 141 the output's reader went away. The statistical witnesses share 1 - confidence (union bound); "
         "with --observer, the observer's black-box bound and the pairwise claim's sampled bounds each have their own "
         "(printed with them), so a verdict with the pairwise claim holds at confidence 1 - 2 (1 - confidence). "
         "Output files are checked before the check runs; an existing file is replaced (said on stderr).",

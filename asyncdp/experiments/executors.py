@@ -149,7 +149,7 @@ def _check_same_functions(factory: Any, metrics: Any, identities: Identities, ta
 def _accountant_columns(res: Any, sens: Any, wide: bool) -> dict[str, float]:
     """A run's ``epsilon_accountant`` and the ``delta_accountant`` it is read at
     (:func:`~asyncdp.experiments.summaries._accountant_delta`)."""
-    delta = _accountant_delta(res.ledger, float(res.claimed_delta))
+    delta = _accountant_delta(res.ledger, float(res.claimed_epsilon), float(res.claimed_delta))
     return {"epsilon_accountant": _accountant_epsilon(res.ledger, sens, delta, wide), "delta_accountant": delta}
 
 

@@ -40,8 +40,8 @@ METRICS: tuple[str, ...] = (
 """The metric columns of every sweep, in order."""
 
 ACCOUNTANT_DELTA = 1e-6
-"""The delta of ``epsilon_accountant`` for Gaussian releases whose claim states no delta (a Rényi or zCDP claim, or
-a pure one): the default ``--delta`` of ``asyncdp privacy check``."""
+"""The delta of ``epsilon_accountant`` for Gaussian releases whose claim states no delta (a Rényi or zCDP claim,
+recorded (inf, 0); a pure claim is read at delta 0): the default ``--delta`` of ``asyncdp privacy check``."""
 
 _INDEX_COLUMNS = ("point", "run", "task_seed")
 _RESERVED = frozenset(_INDEX_COLUMNS + METRICS)
@@ -75,18 +75,22 @@ def _network_wide(scenario: Scenario) -> bool:
     return isinstance(cls, RoundClass) or (cls is None and _online(scenario.problem))
 
 
-def _accountant_delta(ledger: Any, claimed_delta: float) -> float:
-    """The delta at which a run's ``epsilon_accountant`` is read: the claim's delta if it states one in ``(0, 1)``,
-    else :data:`ACCOUNTANT_DELTA` when the run released Gaussian noise (which no epsilon bounds at delta 0), else 0.
+def _accountant_delta(ledger: Any, claimed_epsilon: float, claimed_delta: float) -> float:
+    """The delta at which a run's ``epsilon_accountant`` is read: the claim's delta if it states one in ``(0, 1)``
+    or a finite epsilon (a pure claim: 0, where Gaussian noise has no finite epsilon), else
+    :data:`ACCOUNTANT_DELTA` when the run released Gaussian noise (a zCDP or Rényi claim, recorded (inf, 0)), else 0.
 
     Example:
         >>> from accounting.ledger import Ledger, Release
         >>> gauss = Ledger([Release(0, 1, 0.0, "gaussian", 1.0, 1)])
-        >>> _accountant_delta(gauss, 1e-3), _accountant_delta(gauss, 0.0), _accountant_delta(Ledger([]), 0.0)
+        >>> inf = float('inf')
+        >>> _accountant_delta(gauss, 1.0, 1e-3), _accountant_delta(gauss, inf, 0.0), _accountant_delta(gauss, 1.0, 0.0)
         (0.001, 1e-06, 0.0)
     """
     if 0 < claimed_delta < 1:
         return float(claimed_delta)
+    if math.isfinite(claimed_epsilon):
+        return 0.0
     return ACCOUNTANT_DELTA if any(r.mechanism != "laplace" for r in ledger) else 0.0
 
 
@@ -95,13 +99,13 @@ def _accountant_epsilon(ledger: Any, sens: Mapping[str, np.ndarray] | None, delt
     """Basic-composition epsilon at ``delta``: the largest per agent, or all releases' with ``network_wide``.
 
     NaN without a sensitivity or releases. ``delta`` only matters for Gaussian releases, which need
-    ``delta > 0`` (NaN otherwise). ``network_wide`` is :func:`_network_wide` of the scenario.
+    ``delta > 0`` (inf otherwise). ``network_wide`` is :func:`_network_wide` of the scenario.
     """
     if sens is None or len(ledger) == 0:
         return math.nan
     delta = float(delta) if 0 < delta < 1 else 0.0
     if delta == 0 and any(r.mechanism != "laplace" for r in ledger):
-        return math.nan
+        return math.inf  # Gaussian noise bounds no epsilon at delta 0
     from accounting import composition
 
     from ..privacy.sensitivity import release_sensitivity

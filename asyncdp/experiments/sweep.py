@@ -59,14 +59,16 @@ largest per-agent basic composition of the run's ledger — of all agents'
 releases together when the paper's datum reaches every agent, round
 adjacency of online losses — with the
 accountant's own :func:`asyncdp.privacy.independent_sensitivity`, at
-``delta_accountant`` — which only Gaussian releases use; ``NaN`` when
+``delta_accountant`` — which only Gaussian releases use; ``inf`` for
+Gaussian releases read at delta 0, which no epsilon bounds; ``NaN`` when
 that sensitivity is not implemented for the algorithm, or when the ledger
 is empty — e.g. ``epsilon = inf`` releases noise-free values, where 0 would
 wrongly suggest perfect privacy) and ``delta_accountant`` (the claimed delta
-when the claim states one, else for Gaussian releases
-:data:`~asyncdp.experiments.summaries.ACCOUNTANT_DELTA`, the default
-``--delta`` of ``asyncdp privacy check`` — a Rényi or zCDP claim is recorded
-with delta 0 — else 0); then the user's ``metrics`` columns. Rows are
+when the claim states one; 0 for a pure claim, a finite epsilon at delta 0;
+for Gaussian releases under a Rényi or zCDP claim, recorded as
+``(inf, 0)``, :data:`~asyncdp.experiments.summaries.ACCOUNTANT_DELTA`, the
+default ``--delta`` of ``asyncdp privacy check``; else 0); then the user's
+``metrics`` columns. Rows are
 sorted by ``(point, run)``.
 
 Factories on workers. The ``"processes"`` and ``"dask"`` executors ship the

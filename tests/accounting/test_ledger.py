@@ -69,6 +69,8 @@ def test_release_takes_numpy_integers_as_numbers():
     r = Release(agent=4, round=7, time=0.0, mechanism="laplace", scale=np.int64(2), dimension=2,
                 claimed_sensitivity=np.int64(1))
     assert (r.scale, r.claimed_sensitivity) == (2, 1)
+    assert type(r.scale) is type(r.claimed_sensitivity) is float  # stored as floats: the ledger's JSON writes them
+    assert '"scale": 2.0' in Ledger([r]).to_json()
 
 
 def test_release_rejects_unknown_mechanism():

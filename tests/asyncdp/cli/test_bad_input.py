@@ -845,3 +845,20 @@ def test_a_reader_that_went_away_is_exit_141_not_the_violation_code(monkeypatch:
     monkeypatch.setattr(privacy_cli, "check_command", reader_gone)
     assert main(["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py")]) == 141
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_short_output_whose_reader_went_away_is_exit_141_not_120(tmp_path: Path) -> None:
+    # below the pipe's buffer the write fails only at the interpreter's exit flush (exit 120, "Exception ignored")
+    # unless main flushes; PYTHONUNBUFFERED would hide this, so it is removed
+    import os
+
+    ring = tmp_path / "ring.json"
+    assert main(["topology", "generate", "static", "--graph", "ring", "--nodes", "5", "--rounds", "3",
+                 "-o", str(ring)]) == 0
+    read, write = os.pipe()
+    os.close(read)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-m", "asyncdp", "topology", "info", str(ring)], stdout=write,
+                          stderr=subprocess.PIPE, env=env, timeout=60)
+    os.close(write)
+    assert (done.returncode, done.stderr) == (141, b"")

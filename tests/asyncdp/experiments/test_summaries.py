@@ -15,7 +15,7 @@ def test_accountant_epsilon_uses_the_claimed_delta_for_gaussian_releases():
 
     sens = {"y": np.array([0.5, 0.25])}  # the lemma's sensitivity of each release, per channel
     gauss = Ledger([Release(a, t, 0.0, "gaussian", 2.0, 1) for a in (0, 1) for t in (1, 2)])
-    assert math.isnan(_accountant_epsilon(gauss, sens, 0.0))  # Gaussian needs delta > 0
+    assert _accountant_epsilon(gauss, sens, 0.0) == math.inf  # Gaussian needs delta > 0
     want = composition.basic_composition(gauss.for_agent(0), lambda r: float(sens["y"][r.round - 1]), delta=1e-3)
     assert _accountant_epsilon(gauss, sens, 1e-3) == want > 0
     lap = Ledger([Release(0, t, 0.0, "laplace", 2.0, 1) for t in (1, 2)])
@@ -104,3 +104,25 @@ def test_a_gaussian_claim_without_a_delta_gets_an_accountant_figure_at_the_named
     assert df["epsilon_accountant"].iloc[0] == pytest.approx(want, rel=1e-12) and math.isfinite(want)
     stated = sweep(lambda k: base, {"k": [0]}, runs=1)
     assert stated["delta_accountant"].iloc[0] == base.algorithm.claimed_privacy(base.horizon)[1] == 1e-3
+
+
+def test_a_pure_claim_of_gaussian_noise_is_read_at_delta_0_where_its_epsilon_is_infinite():
+    """A finite epsilon with delta 0 is a pure claim, which Gaussian noise never meets: read at 1e-6 the column was
+    finite (3.8 under a claim of 5), so the table showed a false claim as met."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from asyncdp import Showkatbakhsh
+    from asyncdp.experiments.sweep import sweep
+
+    @dataclass(frozen=True)
+    class PureGaussian(Showkatbakhsh):
+        name: ClassVar[str] = "test-sweep-pure-gaussian"
+
+        def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+            return 5.0, 0.0
+
+    base = Showkatbakhsh.example_scenario(seed=1)
+    df = sweep(lambda k: base.replace(algorithm=PureGaussian(**base.algorithm.params())), {"k": [0]}, runs=1)
+    assert (df["epsilon_claimed"].iloc[0], df["epsilon_accountant"].iloc[0], df["delta_accountant"].iloc[0]) == (
+        5.0, math.inf, 0.0)
