@@ -183,6 +183,20 @@ def _encode(columns: Mapping[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
+_LOCK_TRIES = 5
+"""How many times :meth:`_Lock.acquire` opens a lock file that was replaced while being locked."""
+
+
+def _same_file(fh: Any, path: Path) -> bool:
+    """Whether the open file ``fh`` is still the file at ``path`` (not unlinked or replaced)."""
+    try:
+        here = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fh.fileno())
+    return (held.st_dev, held.st_ino) == (here.st_dev, here.st_ino)
+
+
 class _Lock:
     """An exclusive ``flock`` on a file, released when closed or when the process ends."""
 
@@ -191,22 +205,41 @@ class _Lock:
         self._fh: Any = None
 
     def acquire(self) -> None:
-        fh = open(self.path, "a+")  # noqa: SIM115 - held until release()
+        """Take the lock, or raise :class:`SweepError` naming the process that holds it.
+
+        A lock taken on a file that :func:`remove_checkpoint` unlinked in the
+        meantime would lock nothing (the next sweep creates a new file and
+        locks that one too): after ``flock`` the file open is compared with
+        the file at the path, and on a mismatch the path is opened again.
+
+        Raises:
+            SweepError: another process holds the lock, or the lock file kept
+                being replaced (more than ``_LOCK_TRIES`` times).
+            OSError: the lock file cannot be opened (the caller names it).
+        """
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows
-            self._fh = fh
+            self._fh = open(self.path, "a+")  # noqa: SIM115 - held until release()
             return
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            fh.seek(0)
-            holder = fh.read().strip() or "unknown"
-            fh.close()
-            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise SweepError(f"checkpoint {self.path.parent} is in use by another running sweep "
-                                 f"(process {holder}); wait for it to end or use another checkpoint folder") from None
-            raise
+        for _ in range(_LOCK_TRIES):
+            fh = open(self.path, "a+")  # noqa: SIM115 - held until release()
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                fh.seek(0)
+                holder = fh.read().strip() or "unknown"
+                fh.close()
+                if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise SweepError(f"checkpoint {self.path.parent} is in use by another running sweep (process "
+                                     f"{holder}); wait for it to end or use another checkpoint folder") from None
+                raise
+            if _same_file(fh, self.path):
+                break
+            fh.close()  # locked a removed lock file: open the path again
+        else:
+            raise SweepError(f"checkpoint {self.path.parent}: its lock file was replaced {_LOCK_TRIES} times while "
+                             "being locked (is the folder being removed?); try again")
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
@@ -438,9 +471,9 @@ def remove_checkpoint(folder: str | os.PathLike[str]) -> None:
             if _CHUNK.match(path.name) or _is_temporary(path.name):
                 path.unlink(missing_ok=True)
         (folder / MANIFEST).unlink(missing_ok=True)
+        (folder / _LOCK).unlink(missing_ok=True)  # while held: a sweep that opened it meanwhile sees it replaced
     finally:
         lock.release()
-    (folder / _LOCK).unlink(missing_ok=True)
     try:
         folder.rmdir()
     except OSError:

@@ -937,3 +937,46 @@ def test_a_module_a_script_imports_is_part_of_the_script_factory(tmp_path, monke
                        r"script imports changed"):
         sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)
     assert "imports" not in _factory_key(ScriptFactory("from asyncdp import Huang2015\nimport numpy\n"))
+
+
+def test_a_lock_taken_on_a_removed_lock_file_is_taken_again_on_the_new_one(tmp_path, monkeypatch):
+    # A sweep opens the lock file; before it locks it, remove_checkpoint unlinks it. Locking the unlinked file
+    # would lock nothing: a second sweep would create a new lock file and run beside the first.
+    folder = tmp_path / "ck"
+    folder.mkdir()
+    path = folder / "lock"
+    path.write_text("")
+    real_open = open
+
+    def open_then_removed(file, *args, **kwargs):
+        fh = real_open(file, *args, **kwargs)
+        if Path(file) == path and not opened:
+            opened.append(True)
+            path.unlink()  # the remover runs between this sweep's open and its flock
+        return fh
+
+    opened: list[bool] = []
+    monkeypatch.setattr(checkpoint_module, "open", open_then_removed, raising=False)
+    first = checkpoint_module._Lock(path)
+    first.acquire()
+    monkeypatch.undo()
+    assert opened and path.is_file()
+    with pytest.raises(SweepError, match="in use by another running sweep"):
+        checkpoint_module._Lock(path).acquire()
+    first.release()
+    checkpoint_module._Lock(path).acquire()
+
+
+def test_remove_checkpoint_unlinks_the_lock_file_while_holding_it(tmp_path, monkeypatch):
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    at_release: list[bool] = []
+    real_release = checkpoint_module._Lock.release
+
+    def release(self):
+        at_release.append(self.path.exists())
+        real_release(self)
+
+    monkeypatch.setattr(checkpoint_module._Lock, "release", release)
+    remove_checkpoint(folder)
+    assert at_release == [False] and not folder.exists()
