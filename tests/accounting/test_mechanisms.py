@@ -117,12 +117,16 @@ def test_small_mu_one_point_equals_the_array_form_bit_for_bit():
 
     rng = np.random.default_rng(7)
     xs = np.concatenate([rng.normal(size=300) * 10.0 ** rng.uniform(-12, 3, 300), [0.0, np.inf, -np.inf, np.nan]])
+    boundary = []
     for mu in (1e-9, 1e-4, 0.05, 0.3, 0.4999):
-        array = _log_gaussian_delta_small_mu(mu, xs)
-        one = np.array([_log_gaussian_delta_small_mu(mu, np.asarray(x)) for x in xs])
+        points = np.append(xs, mu * mu / 2)  # z1 = x / mu - mu / 2 is 0 exactly at mu = 0.3 (the second form)
+        boundary.append((mu * mu / 2) / mu - mu / 2 == 0)
+        array = _log_gaussian_delta_small_mu(mu, points)
+        one = [_log_gaussian_delta_small_mu(mu, np.asarray(x)) for x in points]
         assert (array > -np.inf).any() and (array == -np.inf).any()  # both outcomes are exercised
-        assert np.array_equal(one, array, equal_nan=True), mu
-        assert all(isinstance(_log_gaussian_delta_small_mu(mu, np.asarray(x)), np.ndarray) for x in xs[-4:])
+        assert np.array_equal(np.array(one), array, equal_nan=True), mu
+        assert all(isinstance(v, np.ndarray) and v.shape == () and v.dtype == float for v in one)
+    assert any(boundary)
 
 
 def test_gaussian_delta_decreases_in_epsilon_and_increases_in_sensitivity():
