@@ -9,11 +9,10 @@ Example:
 from __future__ import annotations
 
 import math
-
-from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples)
 from collections import Counter
 from collections.abc import Sequence
 
+from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples)
 from .inputs import Sensitivity, _check_delta, _gaussian_share_epsilons, _ratio_multisets, _ratios
 
 __all__ = ["basic_composition", "basic_composition_table", "advanced_composition"]
@@ -60,6 +59,14 @@ def basic_composition_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity,
     The value depends only on the multisets of the ledger's ratios (``math.fsum`` is exactly rounded), so ledgers
     with the same ratios (every agent's releases on a lockstep run) share one computation of their Gaussian
     epsilons (a root search each). Every entry equals ``basic_composition(ledger, sensitivity, delta)`` exactly.
+
+    Args:
+        ledgers: the ledgers, each composed on its own.
+        sensitivity: as in :func:`basic_composition`, for every ledger.
+        delta: total delta of each ledger, in [0, 1); > 0 if it has Gaussian releases.
+
+    Returns:
+        One epsilon per ledger, in their order.
 
     Raises:
         PrivacyParameterError: bad delta, bad or negative sensitivity.
