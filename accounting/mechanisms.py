@@ -168,6 +168,24 @@ _SMALL_MU = 0.5  # below it, h is integrated over [z1, z2] (the two log_ndtr ter
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 
 
+def _small_mu_nodes(mu: Any, z1: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The 8 Gauss-Legendre nodes on ``[z1, z1 + mu]`` and their weights (last axis)."""
+    half = np.asarray(mu / 2, dtype=float)[..., None]
+    return (z1 + mu / 2)[..., None] + half * _GL_NODES, half * _GL_WEIGHTS
+
+
+def _small_mu_log_tail(z1: Any, t: np.ndarray, w: np.ndarray) -> Any:
+    """``log h`` for ``z1 > 0`` (the erfcx form of :func:`_log_gaussian_delta_small_mu`)."""
+    u = t / math.sqrt(2.0)
+    tail = np.sum(w * (2.0 - 2.0 * math.sqrt(math.pi) * u * erfcx(u)), axis=-1) / math.sqrt(2.0 * math.pi)
+    return math.log(0.5) - z1 * z1 / 2 + np.log(tail)
+
+
+def _small_mu_body(mu: Any, x: Any, z1: Any, t: np.ndarray, w: np.ndarray) -> Any:
+    """``h`` itself for ``z1 <= 0`` (the other form of :func:`_log_gaussian_delta_small_mu`)."""
+    return np.sum(w * np.exp(-t * t / 2), axis=-1) / math.sqrt(2.0 * math.pi) - np.expm1(x) * ndtr(-(z1 + mu))
+
+
 def _log_gaussian_delta_small_mu(mu: Any, x: np.ndarray) -> np.ndarray:
     """``log h(x)`` for ``0 < mu < 1/2`` with no cancellation: the same value as the closed form, to ~1e-13.
 
@@ -177,19 +195,24 @@ def _log_gaussian_delta_small_mu(mu: Any, x: np.ndarray) -> np.ndarray:
     erfcx), taken by 8-point Gauss-Legendre (``z1 > 0``); for ``z1 <= 0``, ``h = int_z1^z2 phi - expm1(x) Phi(-z2)``
     (both terms of one sign or the second far smaller). The closed form subtracts two logarithms of size
     ``z^2/2`` that differ by ``~mu z``: at ``mu = 1e-6`` its delta was 1e-8 (relative) above the truth, above the
-    refutation's tolerance.
+    refutation's tolerance. A 0-d ``x`` with a scalar ``mu`` computes only the branch it takes (the root finders
+    call it one point at a time), with the same operations, so the same value.
     """
-    # both branches are computed everywhere: the one not taken may overflow (e^x at a large x) or be undefined
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         z1 = x / mu - mu / 2
-        half = np.asarray(mu / 2, dtype=float)[..., None]
-        t = (z1 + mu / 2)[..., None] + half * _GL_NODES  # nodes on [z1, z2]
-        w = half * _GL_WEIGHTS
-        u = t / math.sqrt(2.0)
-        tail = np.sum(w * (2.0 - 2.0 * math.sqrt(math.pi) * u * erfcx(u)), axis=-1) / math.sqrt(2.0 * math.pi)
-        body = np.sum(w * np.exp(-t * t / 2), axis=-1) / math.sqrt(2.0 * math.pi) - np.expm1(x) * ndtr(-(z1 + mu))
+        if np.ndim(z1) == 0:  # one point (the root finders): only the branch it takes
+            if z1 == np.inf:
+                return np.asarray(-np.inf)
+            t, w = _small_mu_nodes(mu, z1)
+            if z1 > 0:
+                return np.asarray(_small_mu_log_tail(z1, t, w))
+            body = _small_mu_body(mu, x, z1, t, w)
+            return np.asarray(np.log(body) if body > 0 else -np.inf)
+        # arrays: both branches everywhere; the one not taken may overflow (e^x at a large x) or be undefined
+        t, w = _small_mu_nodes(mu, z1)
+        body = _small_mu_body(mu, x, z1, t, w)
         return np.where(z1 == np.inf, -np.inf,
-                        np.where(z1 > 0, math.log(0.5) - z1 * z1 / 2 + np.log(tail),
+                        np.where(z1 > 0, _small_mu_log_tail(z1, t, w),
                                  np.where(body > 0, np.log(np.where(body > 0, body, 1.0)), -np.inf)))
 
 

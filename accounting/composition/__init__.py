@@ -26,7 +26,7 @@ Gaussian noise the L2 pair is exact by rotation invariance.
 
 Methods (each returns an epsilon valid at the stated total delta):
 
-* :func:`basic_composition`: sum of per-release epsilons;
+* :func:`basic_composition`, :func:`basic_composition_table`: sum of per-release epsilons;
 * :func:`advanced_composition`: Dwork-Rothblum-Vadhan (2010) / Kairouz et al. (2015);
 * :func:`rdp_epsilon`: Renyi DP via dp_accounting's ``RdpAccountant``;
 * :func:`pld_epsilon`, :func:`pld_epsilons`, :func:`pld_epsilon_table`, :func:`pld_delta`,
@@ -47,7 +47,7 @@ Every name is importable from :mod:`accounting.composition` itself.
 
 from __future__ import annotations
 
-from .basic import advanced_composition, basic_composition
+from .basic import advanced_composition, basic_composition, basic_composition_table
 from .inputs import Sensitivity, claimed
 from .pld import delta_curve, pld_delta, pld_epsilon, pld_epsilon_table, pld_epsilons
 from .rdp import rdp_epsilon
@@ -58,6 +58,7 @@ __all__ = [
     "Sensitivity",
     "claimed",
     "basic_composition",
+    "basic_composition_table",
     "advanced_composition",
     "rdp_epsilon",
     "pld_epsilon",

@@ -9,11 +9,13 @@ Example:
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
 
 from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples)
-from .inputs import Sensitivity, _check_delta, _gaussian_share_epsilons, _ratios
+from .inputs import Sensitivity, _check_delta, _gaussian_share_epsilons, _ratio_multisets, _ratios
 
-__all__ = ["basic_composition", "advanced_composition"]
+__all__ = ["basic_composition", "basic_composition_table", "advanced_composition"]
 
 
 def basic_composition(ledger: Ledger, sensitivity: Sensitivity, delta: float = 0.0) -> float:
@@ -41,11 +43,49 @@ def basic_composition(ledger: Ledger, sensitivity: Sensitivity, delta: float = 0
         >>> basic_composition(led, 1.0)
         1.5
     """
-    d = _check_delta("delta", delta, allow_zero=True)
-    lap, gau = _ratios(ledger, sensitivity)
+    return _basic(*_ratios(ledger, sensitivity), _check_delta("delta", delta, allow_zero=True))
+
+
+def _basic(lap: Counter[float], gau: Counter[float], delta: float) -> float:
+    """:func:`basic_composition` of releases with these ratio counts (exact sums: it reads their multisets)."""
     total = math.fsum(r * n for r, n in lap.items())
-    eps, counts = _gaussian_share_epsilons(gau, d, "basic_composition")
+    eps, counts = _gaussian_share_epsilons(gau, delta, "basic_composition")
     return total + math.fsum(e * n for e, n in zip(eps, counts))
+
+
+def basic_composition_table(ledgers: Sequence[Ledger], sensitivity: Sensitivity, delta: float = 0.0) -> list[float]:
+    """:func:`basic_composition` of several ledgers (e.g. one per agent), one value per ledger.
+
+    The value depends only on the multisets of the ledger's ratios (``math.fsum`` is exactly rounded), so ledgers
+    with the same ratios (every agent's releases on a lockstep run) share one computation of their Gaussian
+    epsilons (a root search each). Every entry equals ``basic_composition(ledger, sensitivity, delta)`` exactly.
+
+    Args:
+        ledgers: the ledgers, each composed on its own.
+        sensitivity: as in :func:`basic_composition`, for every ledger.
+        delta: total delta of each ledger, in [0, 1); > 0 if it has Gaussian releases.
+
+    Returns:
+        One epsilon per ledger, in their order.
+
+    Raises:
+        PrivacyParameterError: bad delta, bad or negative sensitivity.
+
+    Example:
+        >>> a, b = (Ledger([Release(i, 1, 1.0, "gaussian", 2.0, 1)]) for i in (0, 1))
+        >>> basic_composition_table([a, b], 1.0, 1e-5) == [basic_composition(a, 1.0, 1e-5)] * 2
+        True
+    """
+    d = _check_delta("delta", delta, allow_zero=True)
+    done: dict[tuple[object, ...], float] = {}
+    out = []
+    for ledger in ledgers:
+        lap, gau = _ratios(ledger, sensitivity)
+        key = _ratio_multisets(lap, gau)
+        if key not in done:
+            done[key] = _basic(lap, gau, d)
+        out.append(done[key])
+    return out
 
 
 def advanced_composition(ledger: Ledger, sensitivity: Sensitivity, delta: float, delta_prime: float) -> float:

@@ -107,6 +107,11 @@ def _ratios(ledger: Ledger, sensitivity: Sensitivity) -> tuple[Counter[float], C
     return lap, gau
 
 
+def _ratio_multisets(lap: Counter[float], gau: Counter[float]) -> tuple[tuple[tuple[float, int], ...], ...]:
+    """The multisets of the Laplace and the Gaussian ratios, as a key (what order-free compositions read)."""
+    return tuple(sorted(lap.items())), tuple(sorted(gau.items()))
+
+
 # --------------------------------------------------------------------------- argument checks
 
 

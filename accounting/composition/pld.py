@@ -27,7 +27,7 @@ from scipy.special import log_ndtr
 from ..errors import PrivacyParameterError, UnknownMethodError
 from ..ledger import Ledger, Release  # noqa: F401  (Release: docstring examples)
 from ..mechanisms import _gaussian_epsilon_mu
-from .inputs import Sensitivity, _check_delta, _check_epsilon, _check_interval, _events, _ratios
+from .inputs import Sensitivity, _check_delta, _check_epsilon, _check_interval, _events, _ratio_multisets, _ratios
 from .rdp import _rdp_accountant
 
 __all__ = ["pld_epsilon", "pld_epsilons", "pld_epsilon_table", "pld_delta", "delta_curve"]
@@ -199,7 +199,7 @@ def _ratio_key(lap: Counter[float], gau: Counter[float], engine: str) -> tuple[A
     """What :func:`_pld_of` depends on: the tree sorts the Laplace ratios and sums the Gaussian ones exactly
     (``math.fsum``), so the multisets; the accountant composes the events in their order."""
     if engine == "tree":
-        return tuple(sorted(lap.items())), tuple(sorted(gau.items()))
+        return _ratio_multisets(lap, gau)
     return tuple(lap.items()), tuple(gau.items())
 
 

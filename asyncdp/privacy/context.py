@@ -330,15 +330,15 @@ class CheckContext:
         return self.cache["adjacent replay"]
 
     def pld_epsilon(self, delta: float, interval: float) -> float:
-        """The PLD epsilon of the realized ledger at ``delta`` (largest over the :meth:`compose` scope), composed once.
+        """The PLD epsilon of the realized ledger at ``delta`` (largest over the :meth:`scopes`), composed once.
 
         The ledger's PLD does not depend on the delta it is read at, so the
         first call composes it once (per agent, or network-wide) and reads it
         at ``delta``, the option ``delta`` and the claimed delta together;
         agents whose releases have the same ratios share one composition
         (``accounting.composition.pld_epsilon_table``). Later calls at
-        those deltas read the cache. Equal to ``max(compose(pld_epsilon,
-        delta=delta, ...).values())`` with the accountant's sensitivity.
+        those deltas read the cache. Equal to the largest ``pld_epsilon(scope,
+        delta=delta, ...)`` over the :meth:`scopes`, with the accountant's sensitivity.
 
         Args:
             delta: the delta, in (0, 1).
@@ -351,9 +351,7 @@ class CheckContext:
         cache = self.cache.setdefault(("pld", float(interval)), {})
         if delta not in cache:
             wanted = [delta] + [d for d in (self.options.delta, self.delta_claimed) if 0 < d < 1 and d != delta]
-            ledgers = ([self.ledger.for_agent(a) for a in self.ledger.agents] if self.changed_agent is not None
-                       else [self.ledger])  # the scopes of compose()
-            table = composition.pld_epsilon_table(ledgers, self.release_sensitivity, wanted, interval)
+            table = composition.pld_epsilon_table(self.scopes(), self.release_sensitivity, wanted, interval)
             for k, d in enumerate(wanted):
                 cache[d] = max(row[k] for row in table)
         return cache[delta]
@@ -368,11 +366,12 @@ class CheckContext:
             raise ScenarioError(f"no independent sensitivity: {self.no_sensitivity}")
         return release_sensitivity(self.sensitivity)(release)
 
-    def compose(self, fn: Any, **kwargs: Any) -> dict[Any, float]:
-        """``fn`` over the realized ledger: per agent, or network-wide under round adjacency (key ``None``)."""
+    def scopes(self) -> list[Ledger]:
+        """The realized ledger's composition scopes: each agent's releases, or all of them under round adjacency
+        (:func:`accounting.composition.per_agent`, :func:`accounting.composition.network_wide`)."""
         if self.changed_agent is not None:
-            return composition.per_agent(self.ledger, fn, **kwargs)
-        return {None: composition.network_wide(self.ledger, fn, **kwargs)}
+            return [self.ledger.for_agent(a) for a in self.ledger.agents]
+        return [self.ledger]
 
 
 def claimed(alg: Algorithm, horizon: int, delta: float) -> tuple[float, float, Any]:

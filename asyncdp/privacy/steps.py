@@ -166,8 +166,7 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             reasons.append("the ledger has Gaussian releases but the claim has delta = 0: Gaussian noise is never "
                            "pure DP")
     else:
-        eps = max(ctx.compose(composition.basic_composition, sensitivity=sensitivity,
-                              delta=ctx.delta_claimed).values())
+        eps = max(composition.basic_composition_table(ctx.scopes(), sensitivity, ctx.delta_claimed))
     if ctx.unnoised:
         eps = math.inf
         sens = ctx.sensitivity
@@ -176,8 +175,8 @@ def compose_basic(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                        "noise (declared scale 0): unbounded privacy loss")
     if ctx.algorithm.claim_level == "iteration" and math.isfinite(eps):
         # each agent's worst rounds' releases (every channel and receiver)
-        eps = max(composition.basic_composition(led, sensitivity, delta=ctx.delta_claimed)
-                  for _, _, led in claim_ledgers(ctx))
+        eps = max(composition.basic_composition_table([led for _, _, led in claim_ledgers(ctx)], sensitivity,
+                                                      ctx.delta_claimed))
     return Evidence("basic composition", "declaration", {"epsilon_ledger": float(eps)}, reasons=tuple(reasons),
                     bound=float(eps))
 

@@ -16,6 +16,7 @@ from accounting.composition import (
     CompositionReport,
     advanced_composition,
     basic_composition,
+    basic_composition_table,
     claimed,
     compose,
     delta_curve,
@@ -141,6 +142,25 @@ def test_basic_gaussian_shares_delta_equally():
     assert basic_composition(led, 1.0, delta) == pytest.approx(expected, rel=1e-14)
     with pytest.raises(PrivacyParameterError, match=r"2 Gaussian release\(s\).*need delta > 0, got delta=0\.0"):
         basic_composition(led, 1.0)
+
+
+def test_basic_table_equals_basic_per_ledger_in_any_release_order():
+    # equal ratio multisets in another order share one value; every entry is basic_composition's, bit for bit
+    a = Ledger([lap(0, 1, 4.0), gau(0, 2, 3.0), gau(0, 3, 6.0)])
+    b = Ledger([gau(1, 1, 6.0), lap(1, 2, 4.0), gau(1, 3, 3.0)])
+    c = Ledger([gau(2, 1, 6.0), gau(2, 2, 6.0)])
+    # each differs from a (or c) in one part of the multisets only: a key that drops it shares a smaller epsilon
+    no_laplace = Ledger([gau(3, 2, 3.0), gau(3, 3, 6.0)])
+    other_laplace = Ledger([lap(4, 1, 3.0), gau(4, 2, 3.0), gau(4, 3, 6.0)])
+    one_more = Ledger([lap(5, 1, 4.0), gau(5, 2, 3.0), gau(5, 3, 6.0), gau(5, 4, 6.0)])
+    two_laplace = Ledger([lap(6, 1, 4.0), lap(6, 2, 4.0), gau(6, 3, 3.0), gau(6, 4, 6.0)])
+    once = Ledger([gau(7, 1, 6.0)])
+    ledgers = [a, b, c, no_laplace, other_laplace, one_more, two_laplace, once, Ledger([])]
+    plain = [basic_composition(led, 1.0, 1e-6) for led in ledgers]
+    assert basic_composition_table(ledgers, 1.0, 1e-6) == plain
+    assert plain[0] == plain[1] and len(set(plain)) == len(ledgers) - 1  # only a and b share a value
+    with pytest.raises(PrivacyParameterError, match=r"need delta > 0, got delta=0\.0"):
+        basic_composition_table(ledgers, 1.0)
 
 
 def test_advanced_closed_form_and_beats_basic_for_many_small_epsilons():
@@ -390,7 +410,7 @@ def test_the_package_exports_its_public_names_from_their_modules():
 
     homes = {
         inputs: ["Sensitivity", "claimed"],
-        basic: ["basic_composition", "advanced_composition"],
+        basic: ["basic_composition", "basic_composition_table", "advanced_composition"],
         rdp: ["rdp_epsilon"],
         pld: ["pld_epsilon", "pld_epsilons", "pld_epsilon_table", "pld_delta", "delta_curve"],
         report: ["per_agent", "network_wide", "CompositionReport", "compose", "METHODS"],

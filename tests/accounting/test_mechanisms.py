@@ -110,6 +110,25 @@ def test_gaussian_delta_stable_where_naive_formula_fails():
     assert gaussian_delta(mu, 1.0, eps) == pytest.approx(quad_delta(mu, 1.0, eps)[0], rel=1e-10)
 
 
+def test_small_mu_one_point_equals_the_array_form_bit_for_bit():
+    # the root finders evaluate one point at a time and take only the branch it needs: the same operations as
+    # the array form (both branches everywhere), so the same float, at z1 > 0, z1 <= 0, 0, +-inf and nan
+    from accounting.mechanisms import _log_gaussian_delta_small_mu
+
+    rng = np.random.default_rng(7)
+    xs = np.concatenate([rng.normal(size=300) * 10.0 ** rng.uniform(-12, 3, 300), [0.0, np.inf, -np.inf, np.nan]])
+    boundary = []
+    for mu in (1e-9, 1e-4, 0.05, 0.3, 0.4999):
+        points = np.append(xs, mu * mu / 2)  # z1 = x / mu - mu / 2 is 0 exactly at mu = 0.3 (the second form)
+        boundary.append((mu * mu / 2) / mu - mu / 2 == 0)
+        array = _log_gaussian_delta_small_mu(mu, points)
+        one = [_log_gaussian_delta_small_mu(mu, np.asarray(x)) for x in points]
+        assert (array > -np.inf).any() and (array == -np.inf).any()  # both outcomes are exercised
+        assert np.array_equal(np.array(one), array, equal_nan=True), mu
+        assert all(isinstance(v, np.ndarray) and v.shape == () and v.dtype == float for v in one)
+    assert any(boundary)
+
+
 def test_gaussian_delta_decreases_in_epsilon_and_increases_in_sensitivity():
     eps = [0.1, 0.5, 1, 2, 4, 8]
     ds = [gaussian_delta(1.0, 1.0, e) for e in eps]

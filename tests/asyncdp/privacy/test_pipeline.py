@@ -277,6 +277,31 @@ def test_the_prober_reads_each_rounds_noise_declaration_once_however_often_it_ev
 
 
 @pytest.mark.parametrize("adjacency", ["agent", "round"])
+def test_basic_composition_step_equals_the_plain_composition_per_scope(adjacency, monkeypatch):
+    """compose_basic (agents of equal ratios share one computation) gives the largest plain basic composition,
+    per agent or network-wide, with one root search per distinct Gaussian ratio and not one per agent."""
+    from accounting import composition, mechanisms
+
+    pair, ctx = small_example(runs=20, delta=1e-5)
+    ctx = dataclasses.replace(ctx, delta_claimed=1e-5, cache={})
+    # the same releases as Gaussian ones (their epsilons are root searches)
+    ctx = dataclasses.replace(ctx, ledger=type(ctx.ledger)([dataclasses.replace(r, mechanism="gaussian")
+                                                            for r in ctx.ledger]))
+    if adjacency == "round":
+        ctx = dataclasses.replace(ctx, changed_agent=None)
+    scope = composition.per_agent if adjacency == "agent" else composition.network_wide
+    plain = scope(ctx.ledger, composition.basic_composition, sensitivity=ctx.release_sensitivity, delta=1e-5)
+    calls = []
+    original = mechanisms._gaussian_epsilon_mu
+    monkeypatch.setattr("accounting.composition.inputs._gaussian_epsilon_mu",
+                        lambda *a: calls.append(a) or original(*a))
+    got = steps_module.compose_basic(pair, ctx).figures["epsilon_ledger"]
+    assert got == max(plain.values() if adjacency == "agent" else [plain]) > 0
+    assert len(ctx.scopes()) == (len(ctx.ledger.agents) if adjacency == "agent" else 1) > 0
+    assert len(calls) == len(set(calls)) > 0  # each distinct (ratio, delta share) once
+
+
+@pytest.mark.parametrize("adjacency", ["agent", "round"])
 def test_the_shared_pld_equals_one_composition_per_delta(adjacency, monkeypatch):
     """The context's PLD (composed once, read at both deltas; agents of equal ratios shared) equals the plain
     composition at each delta, per agent or network-wide; both compositions steps compose once together."""
@@ -285,10 +310,11 @@ def test_the_shared_pld_equals_one_composition_per_delta(adjacency, monkeypatch)
     pair, ctx = small_example(runs=20, delta=1e-5)
     if adjacency == "round":  # the scope of round adjacency: the whole ledger, network-wide
         ctx = dataclasses.replace(ctx, changed_agent=None, cache={})
+    scope = composition.per_agent if adjacency == "agent" else composition.network_wide
     for d in (1e-5, 1e-3):
-        plain = max(ctx.compose(composition.pld_epsilon, sensitivity=ctx.release_sensitivity, delta=d,
-                                value_discretization_interval=1e-3).values())
-        assert ctx.pld_epsilon(d, 1e-3) == plain > 0
+        plain = scope(ctx.ledger, composition.pld_epsilon, sensitivity=ctx.release_sensitivity, delta=d,
+                      value_discretization_interval=1e-3)
+        assert ctx.pld_epsilon(d, 1e-3) == max(plain.values() if adjacency == "agent" else [plain]) > 0
     calls = []
     original = composition.pld_epsilon_table
     monkeypatch.setattr(composition, "pld_epsilon_table", lambda *a, **k: calls.append(a) or original(*a, **k))
