@@ -545,8 +545,8 @@ class _GradientPoints:
     """A cost family's stand-in that keeps the points at which one agent's gradient is evaluated
     (:func:`recording_gradients`); everything else, ``isinstance`` included, is the family's."""
 
-    def __init__(self, costs: Any, agent: int, out: list[np.ndarray]) -> None:
-        self._costs, self._agent, self._out = costs, int(agent), out
+    def __init__(self, costs: Any, agent: int, out: list[np.ndarray], known: list[np.ndarray] | None) -> None:
+        self._costs, self._agent, self._out, self._known = costs, int(agent), out, known
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # (a rule's isinstance check sees the family)
@@ -565,8 +565,9 @@ class _GradientPoints:
             mine = np.broadcast_to(a == self._agent, shape)
             if mine.any():
                 got = np.broadcast_to(pts, shape + pts.shape[-1:])[mine].reshape(-1, pts.shape[-1])
-                last = self._out[-1] if self._out else None  # (a step evaluated twice at the same points: kept once)
-                if last is None or last.shape != got.shape or not np.array_equal(last, got, equal_nan=True):
+                # (points kept already, the last ones recorded here or the last of ``known``: not again)
+                if not any(kept and kept[-1].shape == got.shape and np.array_equal(kept[-1], got, equal_nan=True)
+                           for kept in (self._out, self._known)):
                     self._out.append(got)
         return self._costs.gradient(agents, x, **kwargs)
 
@@ -585,7 +586,8 @@ class _RecordedProblem:
         return getattr(self._problem, name)
 
 
-def recording_gradients(rule: AlgorithmChannelRule, agent: int, out: list[np.ndarray]) -> AlgorithmChannelRule:
+def recording_gradients(rule: AlgorithmChannelRule, agent: int, out: list[np.ndarray],
+                        known: list[np.ndarray] | None = None) -> AlgorithmChannelRule:
     """``rule`` whose problem keeps, in ``out``, the points at which the rule evaluates ``agent``'s gradient
     (``(k, n)`` arrays, one per call): where a relation of the agent's two costs must hold, whether or not they
     are released values or decisions (e.g. a step from the mixed point ``z``: ``x = z - a grad f(z)``).
@@ -594,6 +596,8 @@ def recording_gradients(rule: AlgorithmChannelRule, agent: int, out: list[np.nda
         rule: the replay rule of one problem.
         agent: the agent whose gradient's points are kept.
         out: the list they are appended to (copies).
+        known: a list whose last array is not appended again when a call's points equal it (e.g. the decisions a
+            :class:`DecisionRecorder` keeps: a rule evaluating its gradient at its decision, as Wang and Başar's).
 
     Returns:
         The same rule on the recording problem (the same values, step by step).
@@ -609,7 +613,7 @@ def recording_gradients(rule: AlgorithmChannelRule, agent: int, out: list[np.nda
     """
     from dataclasses import replace
 
-    problem = _RecordedProblem(rule.problem, _GradientPoints(rule.problem.costs, agent, out))
+    problem = _RecordedProblem(rule.problem, _GradientPoints(rule.problem.costs, agent, out, known))
     return replace(rule, problem=problem)
 
 

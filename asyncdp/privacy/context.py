@@ -296,7 +296,7 @@ class CheckContext:
         points = self.cache.setdefault("gradient points", [])
 
         def keep(rule: Any, label: str) -> Any:
-            rule = recording_gradients(rule, self.changed_agent, points)
+            rule = recording_gradients(rule, self.changed_agent, points, kept[label])
             return DecisionRecorder(rule if wrap is None else wrap(rule, label), self.algorithm, self.changed_agent,
                                     kept[label])
 
