@@ -84,14 +84,59 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
     return box["client"]
 
 
-Identities = tuple[str, str, str]
+Identities = tuple[str, str, str, str]
 """What a worker process must agree with: the factory's and the metrics function's
-:func:`~asyncdp.experiments.identity._identity` and the versions of asyncdp, numpy and Python (JSON)."""
+:func:`~asyncdp.experiments.identity._identity`, the versions of asyncdp, numpy and Python (JSON), and the registered
+paper records (:func:`_papers`, JSON)."""
 
 
 def _identities(factory: Any, metrics: Any) -> Identities:
     """The :data:`Identities` of this process, which a task run elsewhere checks (see :func:`_run_task`)."""
-    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True)
+    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True), json.dumps(_papers())
+
+
+def _rule_name(cls: type) -> str:
+    return f"{_module_name(cls)}.{cls.__qualname__}"
+
+
+def _papers() -> dict[str, list[Any]]:
+    """The paper records registered in this process: per paper its rules (module and qualified name) and the
+    identity of the parts a run's ``epsilon_accountant`` reads (its lemma and adjacency class,
+    :func:`~asyncdp.experiments.summaries._sensitivity`, :func:`~asyncdp.experiments.summaries._network_wide`)."""
+    from ..papers import registered
+
+    return {name: [[_rule_name(c) for c in r.paper.rules], _identity(r.paper.lemma), _identity(r.paper.adjacency)]
+            for name, r in sorted(registered().items())}
+
+
+def _check_same_paper(scenario: Scenario, sent: str, task: _Task) -> None:
+    """Refuse a worker process whose paper record of the task's rule is not the sweep's process's (``sent``:
+    :func:`_papers` there, found through the rule's class MRO as :func:`asyncdp.papers.find_registered` finds it).
+
+    A record registered at run time in the sweep's process (in a notebook, or under ``if __name__ == "__main__"``)
+    is not registered in a worker that imports the factory's module afresh: its ``epsilon_accountant`` was NaN
+    there (no sensitivity) and a number in-process, silently; a record registered again with another lemma gave
+    another number.
+    """
+    from ..papers import find_registered
+
+    theirs = json.loads(sent)
+    names = [_rule_name(k) for k in type(scenario.algorithm).__mro__]
+    expected = next((paper for k in names for paper, (rules, *_) in theirs.items() if k in rules), None)
+    found = find_registered(scenario.algorithm)
+    if found is None and expected is None:
+        return
+    here = None if found is None else [_identity(found.paper.lemma), _identity(found.paper.adjacency)]
+    if found is not None and expected == found.paper.name and theirs[expected][1:] == here:
+        return
+    ours = "no paper record" if expected is None else f"paper record {expected!r}"
+    what = "no paper record" if found is None else f"paper record {found.paper.name!r}"
+    if found is not None and expected == found.paper.name:
+        what += " with another lemma or adjacency class"
+    raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} has {what} for rule "
+                     f"{scenario.algorithm.name!r}, the sweep's process {ours}: its epsilon_accountant would differ "
+                     "(NaN without a record); register the record where the factory is defined (its module or "
+                     "script), not only in the sweep's process")
 
 
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None,
@@ -104,11 +149,13 @@ def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any
     Raises:
         SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
             :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause); the factory or metrics
-            function is another one here than in the sweep's process.
+            function, or the paper record of the scenario's rule, is another one here than in the sweep's process.
     """
     if identities is not None:
         _check_same_functions(factory, metrics, identities, task)
     scenario = _build(_resolve(factory), task.params, task.point)
+    if identities is not None:
+        _check_same_paper(scenario, identities[3], task)
     if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
         _check_own_noise(scenario, task.point, task.params)
     where = f"point {task.point} ({_fmt(task.params)})"
