@@ -39,7 +39,7 @@ from ..scenario import Scenario
 from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
-from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
+from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _papers, _rule_name, _versions
 from .summaries import _accountant_delta, _accountant_epsilon, _final_metrics, _network_wide, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
@@ -93,20 +93,6 @@ paper records (:func:`_papers`, JSON)."""
 def _identities(factory: Any, metrics: Any) -> Identities:
     """The :data:`Identities` of this process, which a task run elsewhere checks (see :func:`_run_task`)."""
     return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True), json.dumps(_papers())
-
-
-def _rule_name(cls: type) -> str:
-    return f"{_module_name(cls)}.{cls.__qualname__}"
-
-
-def _papers() -> dict[str, list[Any]]:
-    """The paper records registered in this process: per paper its rules (module and qualified name) and the
-    identity of the parts a run's ``epsilon_accountant`` reads (its lemma and adjacency class,
-    :func:`~asyncdp.experiments.summaries._sensitivity`, :func:`~asyncdp.experiments.summaries._network_wide`)."""
-    from ..papers import registered
-
-    return {name: [[_rule_name(c) for c in r.paper.rules], _identity(r.paper.lemma), _identity(r.paper.adjacency)]
-            for name, r in sorted(registered().items())}
 
 
 def _check_same_paper(scenario: Scenario, sent: str, task: _Task) -> None:

@@ -103,7 +103,8 @@ corrupt chunk file is run again, with a warning). The result is bitwise the
 one of an uninterrupted sweep, since every chunk's seed depends only on its
 position. Resuming checks that the folder belongs to the same sweep
 (factory or script content, grid, runs, chunking, seed, engine, metrics,
-asyncdp, numpy and Python versions; the executor may differ). A folder that already
+the registered paper records' lemmas and adjacency classes, asyncdp, numpy and
+Python versions; the executor may differ). A folder that already
 holds a sweep is never overwritten without ``resume=True``. The folder is
 kept after the sweep (delete it when done; the command line does).
 

@@ -937,3 +937,68 @@ def test_a_module_a_script_imports_is_part_of_the_script_factory(tmp_path, monke
                        r"script imports changed"):
         sweep(factory, GRID, checkpoint=folder, resume=True, runs=2)
     assert "imports" not in _factory_key(ScriptFactory("from asyncdp import Huang2015\nimport numpy\n"))
+
+
+def test_a_resume_after_the_paper_record_changed_is_refused(tmp_path):
+    """Before: a checkpoint's fingerprint held no paper record, so a sweep resumed after the rule's record was
+    registered with another lemma (a fixed lemma, say) kept the old chunks' epsilon_accountant beside the new ones'
+    (here every chunk: 2.0 under the old lemma where the new one gives 4.0), silently."""
+    from dataclasses import dataclass, replace
+    from typing import ClassVar
+
+    import topology
+    from asyncdp import rendezvous_problem
+    from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
+    from asyncdp.papers import GradientClass, Paper, register, unregister
+
+    @dataclass(frozen=True)
+    class CheckpointRule(Algorithm):
+        name: ClassVar[str] = "test-checkpoint-rule"
+        channels: ClassVar[tuple] = (Channel("y", "laplace"),)
+        dim: int = 0
+
+        def bind(self, problem):
+            return replace(self, dim=problem.dim)
+
+        def initial_state(self, x0, agents, problem):
+            return {"x": np.array(x0, dtype=float)}
+
+        def noise(self, t, channel):
+            return NoiseDeclaration("laplace", 1.0, self.dim, 0.5)
+
+        def message(self, state, t, noise, agents, problem):
+            return {"y": state["x"] + noise["y"]}
+
+        def update(self, state, mixed, t, agents, problem):
+            return {"x": mixed["y"]}
+
+        def decision(self, state):
+            return state["x"]
+
+        def claimed_privacy(self, horizon):
+            return 10.0, 0.0
+
+    def factory(horizon):
+        problem = rendezvous_problem(np.random.default_rng(1).uniform(-1, 1, (4, 2)))
+        return Scenario(problem, topology.static(np.full((4, 4), 0.25)), CheckpointRule(), horizon=horizon, seed=1)
+
+    def record(factor):
+        return Paper(CheckpointRule.name, (CheckpointRule,), lemma=lambda sc: np.full(sc.horizon, 0.5 * factor),
+                     adjacency=lambda sc: GradientClass(1.0, "l1"))
+
+    folder, kw = tmp_path / "ck", {"runs": 2, "chunk_runs": 1, "seed": 0, "executor": "inprocess"}
+    for factor, expected in ((1.0, 2.0), (2.0, 4.0)):  # 4 releases of sensitivity 0.5 (1.0) at Laplace scale 1
+        register(record(factor))
+        try:
+            if factor == 1.0:
+                df = sweep(factory, {"horizon": [4]}, checkpoint=folder, **kw)
+            else:
+                assert sweep(factory, {"horizon": [4]}, **kw)["epsilon_accountant"].tolist() == [expected] * 2
+                with pytest.raises(SweepError, match=r"cannot resume: checkpoint .* belongs to another sweep: papers "
+                                                     r"\(the paper record\(s\) 'test-checkpoint-rule' are not "
+                                                     r"registered alike"):
+                    sweep(factory, {"horizon": [4]}, checkpoint=folder, resume=True, **kw)
+        finally:
+            unregister(CheckpointRule.name)
+        if factor == 1.0:
+            assert df["epsilon_accountant"].tolist() == [expected] * 2
