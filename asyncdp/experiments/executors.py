@@ -112,13 +112,16 @@ def _check_same_paper(scenario: Scenario, sent: str, task: _Task) -> None:
     found = find_registered(scenario.algorithm)
     if found is None and expected is None:
         return
-    here = None if found is None else [_identity(found.paper.lemma), _identity(found.paper.adjacency)]
-    if found is not None and expected == found.paper.name and theirs[expected][1:] == here:
-        return
     ours = "no paper record" if expected is None else f"paper record {expected!r}"
     what = "no paper record" if found is None else f"paper record {found.paper.name!r}"
     if found is not None and expected == found.paper.name:
-        what += " with another lemma or adjacency class"
+        # (compared as the factory is: a value whose repr shows its memory address differs in every process)
+        changes = [f"its {part}: {change}" for part, sent_part, value in
+                   zip(("lemma", "adjacency class"), theirs[expected][1:], (found.paper.lemma, found.paper.adjacency))
+                   if (change := _identity_change(sent_part, _identity(value))) is not None]
+        if not changes:
+            return
+        what += f" with another lemma or adjacency class ({'; '.join(changes)})"
     raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} has {what} for rule "
                      f"{scenario.algorithm.name!r}, the sweep's process {ours}: its epsilon_accountant would differ "
                      "(NaN without a record); register the record where the factory is defined (its module or "
