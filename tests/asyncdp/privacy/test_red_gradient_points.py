@@ -126,3 +126,38 @@ def test_the_same_rule_on_a_pair_of_the_class_passes_the_coverage(registered):
     pair = _strip_pair(10.0, 10.0)
     e = check_coverage(pair, prepare(pair, CheckOptions(runs=RUNS)))
     assert e.witness is None and e.figures["coverage_max_ratio"] <= 1 + 1e-9
+
+
+def test_only_points_equal_to_the_decision_just_kept_are_skipped():
+    """A call at exactly the decision just kept (``known``) or the points just recorded adds nothing; a point one
+    ulp away is kept (the skip compares exactly, so a point outside the class is never left out)."""
+    from asyncdp.privacy.behavior import _GradientPoints
+
+    costs = _strip_pair(10.0, 10.0).scenario.problem.costs
+    decision = np.array([[0.25, -0.5], [0.75, 0.125]])
+    out: list[np.ndarray] = []
+    points = _GradientPoints(costs, 0, out, [decision])
+    x = np.zeros((2, N, 2))
+    x[:, 0] = decision
+    points.gradient(np.arange(N), x)
+    assert out == []  # at the decision: kept already
+    x[1, 0, 1] = np.nextafter(decision[1, 1], np.inf)
+    points.gradient(np.arange(N), x)
+    points.gradient(np.arange(N), x)  # the same points again: kept once
+    assert len(out) == 1 and np.array_equal(out[0], x[:, 0])
+    points.gradient(np.arange(1, N), x[:, 1:])  # no call at agent 0: nothing kept
+    assert len(out) == 1
+
+
+def test_a_rule_evaluating_its_gradient_at_its_decision_adds_no_point():
+    """Wang and Basar's step evaluates the gradient at the decision, which the relation sees already: no point is
+    kept beside the decisions (before: as many again, each one more gradient call of a UserCost per cost)."""
+    from asyncdp.papers.wang_basar.rule import WangBasar
+
+    sc = _strip_pair(10.0, 10.0).scenario.replace(algorithm=WangBasar(noise_variance=400.0))
+    f, g = _quad(A[0])
+    pair = ScenarioPair(sc, sc.replace(problem=sc.problem.adjacent(
+        0, value_fn=lambda x: f(x) - x[0], gradient_fn=lambda x: g(x) - np.array([1.0, 0.0]))))
+    ctx = prepare(pair, CheckOptions(runs=20))
+    assert check_coverage(pair, ctx).witness is None
+    assert len(ctx.replayed_decisions()) > 0 and ctx.replayed_gradient_points().shape == (0, 2)
