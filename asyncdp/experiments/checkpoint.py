@@ -143,8 +143,13 @@ def _difference(key: str, theirs: Any, ours: Any) -> str:
     whose values changed (their fingerprints say nothing to the reader), or the paper records that changed."""
     if key == "papers" and isinstance(theirs, Mapping) and isinstance(ours, Mapping):
         names = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+        shown = [k for k in names if _ADDRESS_MARK in json.dumps(ours.get(k))]
+        address = (f"; the lemma or adjacency class of {', '.join(map(repr, shown))} reads a value whose repr shows its "
+                   "memory address, which differs in every process: give that value a repr of its contents"
+                   if shown else "")
         return (f"papers (the paper record(s) {', '.join(map(repr, names))} are not registered alike since the "
-                "checkpoint was written: another lemma or adjacency class, which epsilon_accountant reads, or none)")
+                f"checkpoint was written: another lemma or adjacency class, which epsilon_accountant reads, or none"
+                f"{address})")
     changed = sorted(k for k, v in _read_values(ours).items() if _read_values(theirs).get(k) != v)
     if changed:
         return (f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written; "
@@ -316,7 +321,8 @@ class Checkpoint:
         diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
             hint = ""
-            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):
+            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items()
+                   if theirs.get(key) != value and key != "papers"):  # (papers: said in their difference)
                 hint = (" (a captured or grid value's repr shows its memory address, which differs in every process: give "
                         "it a repr of its contents, or pass the sweep a script factory)")
             raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}"
