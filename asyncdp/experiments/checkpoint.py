@@ -6,8 +6,9 @@ Dask workers share no file system with it):
 * ``sweep.json``: what the sweep is (:func:`fingerprint`): the factory's and
   the metrics function's identity (:mod:`.identity`: a script's SHA-256; a function's code,
   closure values, defaults, ``partial`` arguments and the module-level values
-  it reads), the grid, ``runs``, ``chunk_runs``, ``seed``, ``engine`` and the
-  versions of asyncdp, numpy and Python.
+  it reads), the grid, ``runs``, ``chunk_runs``, ``seed``, ``engine``, the
+  registered paper records (:func:`~asyncdp.experiments.identity._papers`: their lemmas and adjacency classes,
+  which ``epsilon_accountant`` reads) and the versions of asyncdp, numpy and Python.
   Resuming checks it field by field; the executor may differ.
 * one file per finished chunk, ``p<point>-c<chunk>-<sha256>.npz``: the
   chunk's result columns in NumPy's ``.npz`` format (lossless: the table
@@ -60,7 +61,7 @@ from ..atomic_write import write_atomically
 from ..errors import SweepError
 from .factories import _fmt
 from .grid import _Task
-from .identity import _ADDRESS_MARK, _CACHE_HINT, _grid_value, _identity, _import_values, _read_values, _versions
+from .identity import _ADDRESS_MARK, _CACHE_HINT, _grid_value, _identity, _import_values, _papers, _read_values, _versions
 
 __all__ = ["Checkpoint", "SweepInterrupted", "SweepStopped", "fingerprint", "default_folder", "remove_checkpoint", "MANIFEST"]
 
@@ -126,6 +127,7 @@ def fingerprint(factory: Any, grid: Sequence[Mapping[str, Any]], *, runs: int, c
         "chunk_runs": int(chunk_runs),
         "seed": int(seed),
         "engine": str(engine),
+        "papers": _papers(),
         **_versions(),
     }
 
@@ -138,7 +140,16 @@ def _short(value: Any, width: int = 60) -> str:
 
 def _difference(key: str, theirs: Any, ours: Any) -> str:
     """One field of a refused resume: the checkpoint's value and ours, or the module-level names a function reads
-    whose values changed (their fingerprints say nothing to the reader)."""
+    whose values changed (their fingerprints say nothing to the reader), or the paper records that changed."""
+    if key == "papers" and isinstance(theirs, Mapping) and isinstance(ours, Mapping):
+        names = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+        shown = [k for k in names if _ADDRESS_MARK in json.dumps(ours.get(k))]
+        address = (f"; the lemma or adjacency class of {', '.join(map(repr, shown))} reads a value whose repr shows its "
+                   "memory address, which differs in every process: give that value a repr of its contents"
+                   if shown else "")
+        return (f"papers (the paper record(s) {', '.join(map(repr, names))} are not registered alike since the "
+                f"checkpoint was written: another lemma or adjacency class, which epsilon_accountant reads, or none"
+                f"{address})")
     changed = sorted(k for k, v in _read_values(ours).items() if _read_values(theirs).get(k) != v)
     if changed:
         return (f"{key} (the module-level {', '.join(changed)} it reads changed since the checkpoint was written; "
@@ -343,7 +354,8 @@ class Checkpoint:
         diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
             hint = ""
-            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items() if theirs.get(key) != value):
+            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items()
+                   if theirs.get(key) != value and key != "papers"):  # (papers: said in their difference)
                 hint = (" (a captured or grid value's repr shows its memory address, which differs in every process: give "
                         "it a repr of its contents, or pass the sweep a script factory)")
             raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}"

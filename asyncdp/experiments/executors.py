@@ -39,7 +39,7 @@ from ..scenario import Scenario
 from .checkpoint import Done
 from .factories import _build, _check_own_noise, _fmt, _resolve
 from .grid import _Task, derive_seed
-from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _versions
+from .identity import _CACHE_HINT, _identity, _identity_change, _module_name, _papers, _rule_name, _versions
 from .summaries import _accountant_delta, _accountant_epsilon, _final_metrics, _network_wide, _sensitivity, _user_columns
 
 __all__ = ["EXECUTORS", "AUTO_PROGRESS_TASKS", "CONNECT_TIMEOUT", "DEFAULT_RETRIES", "WorkerDied", "death_cause"]
@@ -84,14 +84,48 @@ def _connect(distributed: Any, scheduler: str, timeout: float | None = None) -> 
     return box["client"]
 
 
-Identities = tuple[str, str, str]
+Identities = tuple[str, str, str, str]
 """What a worker process must agree with: the factory's and the metrics function's
-:func:`~asyncdp.experiments.identity._identity` and the versions of asyncdp, numpy and Python (JSON)."""
+:func:`~asyncdp.experiments.identity._identity`, the versions of asyncdp, numpy and Python (JSON), and the registered
+paper records (:func:`_papers`, JSON)."""
 
 
 def _identities(factory: Any, metrics: Any) -> Identities:
     """The :data:`Identities` of this process, which a task run elsewhere checks (see :func:`_run_task`)."""
-    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True)
+    return _identity(factory), _identity(metrics), json.dumps(_versions(), sort_keys=True), json.dumps(_papers())
+
+
+def _check_same_paper(scenario: Scenario, sent: str, task: _Task) -> None:
+    """Refuse a worker process whose paper record of the task's rule is not the sweep's process's (``sent``:
+    :func:`_papers` there, found through the rule's class MRO as :func:`asyncdp.papers.find_registered` finds it).
+
+    A record registered at run time in the sweep's process (in a notebook, or under ``if __name__ == "__main__"``)
+    is not registered in a worker that imports the factory's module afresh: its ``epsilon_accountant`` was NaN
+    there (no sensitivity) and a number in-process, silently; a record registered again with another lemma gave
+    another number.
+    """
+    from ..papers import find_registered
+
+    theirs = json.loads(sent)
+    names = [_rule_name(k) for k in type(scenario.algorithm).__mro__]
+    expected = next((paper for k in names for paper, (rules, *_) in theirs.items() if k in rules), None)
+    found = find_registered(scenario.algorithm)
+    if found is None and expected is None:
+        return
+    ours = "no paper record" if expected is None else f"paper record {expected!r}"
+    what = "no paper record" if found is None else f"paper record {found.paper.name!r}"
+    if found is not None and expected == found.paper.name:
+        # (compared as the factory is: a value whose repr shows its memory address differs in every process)
+        changes = [f"its {part}: {change}" for part, sent_part, value in
+                   zip(("lemma", "adjacency class"), theirs[expected][1:], (found.paper.lemma, found.paper.adjacency))
+                   if (change := _identity_change(sent_part, _identity(value))) is not None]
+        if not changes:
+            return
+        what += f" with another lemma or adjacency class ({'; '.join(changes)})"
+    raise SweepError(f"point {task.point} ({_fmt(task.params)}): worker process {os.getpid()} has {what} for rule "
+                     f"{scenario.algorithm.name!r}, the sweep's process {ours}: its epsilon_accountant would differ "
+                     "(NaN without a record); register the record where the factory is defined (its module or "
+                     "script), not only in the sweep's process")
 
 
 def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any] | None,
@@ -104,11 +138,13 @@ def _run_task(factory: Any, task: _Task, engine: str, metrics: Callable[..., Any
     Raises:
         SweepError: the factory fails (:func:`_build`), or the scenario fails to run with a
             :class:`~asyncdp.errors.ScenarioError` (the point named, the error as its cause); the factory or metrics
-            function is another one here than in the sweep's process.
+            function, or the paper record of the scenario's rule, is another one here than in the sweep's process.
     """
     if identities is not None:
         _check_same_functions(factory, metrics, identities, task)
     scenario = _build(_resolve(factory), task.params, task.point)
+    if identities is not None:
+        _check_same_paper(scenario, identities[3], task)
     if task.first > 0 or (engine == "simpy" and task.runs > 1):  # the point has other tasks: its own noise repeats
         _check_own_noise(scenario, task.point, task.params)
     where = f"point {task.point} ({_fmt(task.params)})"

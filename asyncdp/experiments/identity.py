@@ -549,3 +549,20 @@ def _identity_change(parent: str, worker: str) -> str | None:
     if changed and parent.split(":imports:")[0] == worker.split(":imports:")[0]:
         return f"the file of the module {', '.join(changed)} the script imports differs there"
     return "its code or the values it captured differ there"
+
+
+def _rule_name(cls: type) -> str:
+    """A class's module and qualified name (``__main__`` for a worker's ``__mp_main__``)."""
+    return f"{_module_name(cls)}.{cls.__qualname__}"
+
+
+def _papers() -> dict[str, list[Any]]:
+    """The paper records registered in this process: per paper its rules (module and qualified name) and the
+    identity of the parts a run's ``epsilon_accountant`` reads (its lemma and adjacency class,
+    :func:`~asyncdp.experiments.summaries._sensitivity`, :func:`~asyncdp.experiments.summaries._network_wide`): what a
+    worker process (:func:`~asyncdp.experiments.executors._run_task`) and a resumed checkpoint
+    (:func:`~asyncdp.experiments.checkpoint.fingerprint`) compare."""
+    from ..papers import registered
+
+    return {name: [[_rule_name(c) for c in r.paper.rules], _identity(r.paper.lemma), _identity(r.paper.adjacency)]
+            for name, r in sorted(registered().items())}

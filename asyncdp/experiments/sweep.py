@@ -80,8 +80,12 @@ script must then be self-contained — it cannot read sibling files). A worker
 imports a module-level factory's module afresh, so a module-level value the
 sweep's process changed at run time is not seen there: each task checks that
 the factory (and ``metrics``) has the identity it has in the sweep's process
-(:mod:`.identity`), and that its process runs the same versions of asyncdp,
-numpy and Python, and otherwise fails naming the difference.
+(:mod:`.identity`), that its process runs the same versions of asyncdp,
+numpy and Python, and that the scenario's rule has the paper record (lemma and
+adjacency class, which ``epsilon_accountant`` reads) it has in the sweep's
+process (a record registered at run time in the sweep's process only, e.g. in a
+notebook, is not registered in the worker), and otherwise fails naming the
+difference.
 
 Modules: this one runs the sweep (:func:`sweep`); the grid, tasks and seeds
 are in :mod:`.grid`, factories and :class:`ScriptFactory` in :mod:`.factories`,
@@ -99,7 +103,8 @@ corrupt chunk file is run again, with a warning). The result is bitwise the
 one of an uninterrupted sweep, since every chunk's seed depends only on its
 position. Resuming checks that the folder belongs to the same sweep
 (factory or script content, grid, runs, chunking, seed, engine, metrics,
-asyncdp, numpy and Python versions; the executor may differ). A folder that already
+the registered paper records' lemmas and adjacency classes, asyncdp, numpy and
+Python versions; the executor may differ). A folder that already
 holds a sweep is never overwritten without ``resume=True``. The folder is
 kept after the sweep (delete it when done; the command line does).
 

@@ -62,7 +62,7 @@ from ..errors import ScenarioError
 from ..noise import NoiseSource, SeededNoise
 from ..scenario import Scenario
 
-__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "DecisionRecorder",
+__all__ = ["ENGINES", "EngineRuns", "RecordingNoise", "run_seeds", "run_origin", "run_engine", "ZeroNoise", "AlgorithmChannelRule", "DecisionRecorder", "recording_gradients",
            "SharedSchedule", "schedule_batch",
            "declared_noise", "replay_runs", "engine_disagreement", "engines_disagree", "simpy_run0",
            "seed_free_ledger"]
@@ -539,6 +539,82 @@ class AlgorithmChannelRule:
     def next_state(self, state: dict[str, np.ndarray], mixed: Mapping[str, np.ndarray], t: int
                    ) -> dict[str, np.ndarray]:
         return self.algorithm.update(state, dict(mixed), t, self._agents(), self.problem)
+
+
+class _GradientPoints:
+    """A cost family's stand-in that keeps the points at which one agent's gradient is evaluated
+    (:func:`recording_gradients`); everything else, ``isinstance`` included, is the family's."""
+
+    def __init__(self, costs: Any, agent: int, out: list[np.ndarray], known: list[np.ndarray] | None) -> None:
+        self._costs, self._agent, self._out, self._known = costs, int(agent), out, known
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # (a rule's isinstance check sees the family)
+        return type(self._costs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._costs, name)
+
+    def gradient(self, agents: Any, x: Any, **kwargs: Any) -> np.ndarray:
+        try:
+            a, pts = np.asarray(agents), np.asarray(x, dtype=float)
+            shape = np.broadcast_shapes(a.shape, pts.shape[:-1]) if pts.ndim >= 1 else None
+        except (TypeError, ValueError):  # (the family names what is wrong with the call)
+            shape = None
+        if shape is not None:
+            mine = np.broadcast_to(a == self._agent, shape)
+            if mine.any():
+                got = np.broadcast_to(pts, shape + pts.shape[-1:])[mine].reshape(-1, pts.shape[-1])
+                # (points kept already, the last ones recorded here or the last of ``known``: not again)
+                if not any(kept and kept[-1].shape == got.shape and np.array_equal(kept[-1], got, equal_nan=True)
+                           for kept in (self._out, self._known)):
+                    self._out.append(got)
+        return self._costs.gradient(agents, x, **kwargs)
+
+
+class _RecordedProblem:
+    """A problem whose ``costs`` is a :class:`_GradientPoints`; everything else is the problem's."""
+
+    def __init__(self, problem: Any, costs: _GradientPoints) -> None:
+        self._problem, self.costs = problem, costs
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return type(self._problem)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._problem, name)
+
+
+def recording_gradients(rule: AlgorithmChannelRule, agent: int, out: list[np.ndarray],
+                        known: list[np.ndarray] | None = None) -> AlgorithmChannelRule:
+    """``rule`` whose problem keeps, in ``out``, the points at which the rule evaluates ``agent``'s gradient
+    (``(k, n)`` arrays, one per call): where a relation of the agent's two costs must hold, whether or not they
+    are released values or decisions (e.g. a step from the mixed point ``z``: ``x = z - a grad f(z)``).
+
+    Args:
+        rule: the replay rule of one problem.
+        agent: the agent whose gradient's points are kept.
+        out: the list they are appended to (copies).
+        known: a list whose last array is not appended again when a call's points equal it (e.g. the decisions a
+            :class:`DecisionRecorder` keeps: a rule evaluating its gradient at its decision, as Wang and Başar's).
+
+    Returns:
+        The same rule on the recording problem (the same values, step by step).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> pair, ctx = small_example()
+        >>> kept = []
+        >>> _ = replay_runs(ctx.engine_runs(0), pair.scenario, algorithm=ctx.algorithm,
+        ...                 wrap=lambda rule, label: recording_gradients(rule, 0, kept))
+        >>> len(kept) > 0, kept[0].shape[1] == pair.scenario.problem.dim
+        (True, True)
+    """
+    from dataclasses import replace
+
+    problem = _RecordedProblem(rule.problem, _GradientPoints(rule.problem.costs, agent, out, known))
+    return replace(rule, problem=problem)
 
 
 class DecisionRecorder:

@@ -33,8 +33,8 @@ from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
-from .behavior import (DecisionRecorder, EngineRuns, _batch_refusal, engine_disagreement, replay_runs, run_engine,
-                       run_seeds, seed_free_ledger, simpy_run0)
+from .behavior import (DecisionRecorder, EngineRuns, _batch_refusal, engine_disagreement, recording_gradients,
+                       replay_runs, run_engine, run_seeds, seed_free_ledger, simpy_run0)
 from .replay import AlgorithmReplayRule, replay_rule, replay_setup
 from .sensitivity import release_sensitivity
 
@@ -293,8 +293,10 @@ class CheckContext:
             return wrap
         kept: dict[str, list[np.ndarray]] = {"scenario": [], "adjacent": []}  # per problem the replay runs under
         self.cache.setdefault("decisions", []).append(kept)
+        points = self.cache.setdefault("gradient points", [])
 
         def keep(rule: Any, label: str) -> Any:
+            rule = recording_gradients(rule, self.changed_agent, points, kept[label])
             return DecisionRecorder(rule if wrap is None else wrap(rule, label), self.algorithm, self.changed_agent,
                                     kept[label])
 
@@ -312,6 +314,15 @@ class CheckContext:
             kept += first + [a for k, a in enumerate(other)
                              if k >= len(first) or not np.array_equal(a, first[k], equal_nan=True)]
         kept = [a[np.isfinite(a).all(axis=1)] for a in kept if a.shape[-1] == d]
+        return np.concatenate(kept, axis=0) if kept else np.empty((0, d))
+
+    def replayed_gradient_points(self) -> np.ndarray:
+        """The finite points at which the replays so far (:meth:`realized_replay`, :meth:`adjacent_replay`, under
+        both problems) evaluated the changed agent's gradient, ``(k, n)`` (:func:`~asyncdp.privacy.behavior.\
+recording_gradients`; e.g. a step from the mixed point, neither a release nor a decision); ``(0, n)`` before any."""
+        assert self.pair is not None
+        d = self.pair.scenario.problem.dim
+        kept = [a[np.isfinite(a).all(axis=1)] for a in self.cache.get("gradient points", []) if a.shape[-1] == d]
         return np.concatenate(kept, axis=0) if kept else np.empty((0, d))
 
     def adjacent_replay(self) -> ScheduledReplay | AccountingError:

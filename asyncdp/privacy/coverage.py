@@ -21,10 +21,11 @@ allows. So the check measures the pair:
   its adjacency meets, e.g. their eq. 28's ``nu / n_i`` for one changed
   sample) is checked on the pair directly, at the points the runs
   visit (the changed agent's initial point, its released values, projected
-  onto the domain, and its decisions in the replays, where its cost is
-  evaluated) in every run of both scenarios (a pair may break the class only
-  where a few runs go, or only where it evaluates its cost: its noisy releases
-  need not come near). A class ``kind="each"`` (every gradient bounded by ``C``)
+  onto the domain, its decisions in the replays, and every point where the
+  replays evaluate its gradient, e.g. the mixed point ``z`` of a step
+  ``x = z - a grad f(z)``, neither a release nor a decision) in every run of
+  both scenarios (a pair may break the class only where a few runs go, or only
+  where it evaluates its cost: its noisy releases need not come near). A class ``kind="each"`` (every gradient bounded by ``C``)
   contains the pair whenever the problem meets its declared constants or the
   rule clips its gradients, so a pair is never shown to lie outside it.
 
@@ -230,14 +231,18 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     relation of the two costs (``kind="each"``), round adjacency, or every
     evaluated point meets it. The points are those of every run of both
     scenarios: the changed agent's releases (:func:`_class_points`), and its
-    decisions in the replays of :func:`pair_shifts`, where its cost is
-    evaluated (:meth:`~asyncdp.privacy.context.CheckContext.replayed_decisions`):
-    a pair outside the class only where a few runs go is never ``pass``. Both
+    decisions in the replays of :func:`pair_shifts`
+    (:meth:`~asyncdp.privacy.context.CheckContext.replayed_decisions`) and the
+    points where those replays evaluate its gradient
+    (:meth:`~asyncdp.privacy.context.CheckContext.replayed_gradient_points`):
+    a pair outside the class only where a few runs go, or only where the rule
+    evaluates its cost, is never ``pass``. Both
     costs' gradients are evaluated once on each set of points (the answer is
     kept in ``ctx.cache``): one vectorized call per cost, or, for a cost that
     loops over points in Python (:class:`~asyncdp.problems.costs.UserCost`),
     about ``4 runs T`` calls of each of the changed agent's two gradient
-    callables (releases and decisions of both scenarios' runs; some 0.4 s of
+    callables (releases and decisions of both scenarios' runs, as many again
+    for each gradient call per round of the rule; some 0.4 s of
     CPU at 1000 runs of 20 rounds, against some 40 ms for a vectorized family
     at 1000 runs of 30). Nothing is evaluated without a relation class.
 
@@ -265,7 +270,9 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
             states = ctx.replayed_decisions()
             ctx.cache["class_relation"] = (
                 class_outside_at(pair, ctx, _class_points(pair, ctx, agent), "a released value of the runs")
-                or class_outside_at(pair, ctx, states, "a state of the replayed runs, where its cost is evaluated"))
+                or class_outside_at(pair, ctx, states, "a state of the replayed runs, where its cost is evaluated")
+                or class_outside_at(pair, ctx, ctx.replayed_gradient_points(),
+                                    "a point where the replays evaluate its gradient"))
     return ctx.cache["class_relation"]
 
 

@@ -980,3 +980,116 @@ def test_remove_checkpoint_unlinks_the_lock_file_while_holding_it(tmp_path, monk
     monkeypatch.setattr(checkpoint_module._Lock, "release", release)
     remove_checkpoint(folder)
     assert at_release == [False] and not folder.exists()
+
+
+def _recorded_rule_factory():
+    """A Laplace averaging rule (4 releases of ``lemma`` per run at scale 1) and a factory of its scenarios."""
+    from dataclasses import dataclass, replace
+    from typing import ClassVar
+
+    import topology
+    from asyncdp import rendezvous_problem
+    from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
+
+    @dataclass(frozen=True)
+    class CheckpointRule(Algorithm):
+        name: ClassVar[str] = "test-checkpoint-rule"
+        channels: ClassVar[tuple] = (Channel("y", "laplace"),)
+        dim: int = 0
+
+        def bind(self, problem):
+            return replace(self, dim=problem.dim)
+
+        def initial_state(self, x0, agents, problem):
+            return {"x": np.array(x0, dtype=float)}
+
+        def noise(self, t, channel):
+            return NoiseDeclaration("laplace", 1.0, self.dim, 0.5)
+
+        def message(self, state, t, noise, agents, problem):
+            return {"y": state["x"] + noise["y"]}
+
+        def update(self, state, mixed, t, agents, problem):
+            return {"x": mixed["y"]}
+
+        def decision(self, state):
+            return state["x"]
+
+        def claimed_privacy(self, horizon):
+            return 10.0, 0.0
+
+    def factory(horizon):
+        problem = rendezvous_problem(np.random.default_rng(1).uniform(-1, 1, (4, 2)))
+        return Scenario(problem, topology.static(np.full((4, 4), 0.25)), CheckpointRule(), horizon=horizon, seed=1)
+
+    return CheckpointRule, factory
+
+
+def test_a_resume_after_the_paper_record_changed_is_refused(tmp_path):
+    """Before: a checkpoint's fingerprint held no paper record, so a sweep resumed after the rule's record was
+    registered with another lemma (a fixed lemma, say) kept the old chunks' epsilon_accountant beside the new ones'
+    (here every chunk: 2.0 under the old lemma where the new one gives 4.0), silently."""
+    from asyncdp.papers import GradientClass, Paper, register, unregister
+
+    CheckpointRule, factory = _recorded_rule_factory()
+
+    def record(factor):
+        return Paper(CheckpointRule.name, (CheckpointRule,), lemma=lambda sc: np.full(sc.horizon, 0.5 * factor),
+                     adjacency=lambda sc: GradientClass(1.0, "l1"))
+
+    folder, kw = tmp_path / "ck", {"runs": 2, "chunk_runs": 1, "seed": 0, "executor": "inprocess"}
+    for factor, expected in ((1.0, 2.0), (2.0, 4.0)):  # 4 releases of sensitivity 0.5 (1.0) at Laplace scale 1
+        register(record(factor))
+        try:
+            if factor == 1.0:
+                df = sweep(factory, {"horizon": [4]}, checkpoint=folder, **kw)
+            else:
+                assert sweep(factory, {"horizon": [4]}, **kw)["epsilon_accountant"].tolist() == [expected] * 2
+                with pytest.raises(SweepError, match=r"cannot resume: checkpoint .* belongs to another sweep: papers "
+                                                     r"\(the paper record\(s\) 'test-checkpoint-rule' are not "
+                                                     r"registered alike"):
+                    sweep(factory, {"horizon": [4]}, checkpoint=folder, resume=True, **kw)
+        finally:
+            unregister(CheckpointRule.name)
+        if factor == 1.0:
+            assert df["epsilon_accountant"].tolist() == [expected] * 2
+
+
+class _Slots:
+    """A setting whose repr shows its memory address (``__slots__``, no ``__repr__``): another in every process."""
+
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+_SETTING = _Slots(0.5)
+
+
+def test_a_resume_refused_for_a_record_read_by_address_says_so(tmp_path):
+    """A lemma reading a value whose repr shows its memory address has another fingerprint in every process, so a
+    resume is refused (its value cannot be compared). Before, the refusal advised passing a script factory, which
+    carries the same record; it now names the record and what to do. Another process is simulated by another
+    address digest in the checkpoint."""
+    import re
+
+    from asyncdp.experiments.identity import _ADDRESS_MARK
+    from asyncdp.papers import GradientClass, Paper, register, unregister
+
+    CheckpointRule, factory = _recorded_rule_factory()
+    folder, kw = tmp_path / "ck", {"runs": 2, "chunk_runs": 1, "seed": 0, "executor": "inprocess"}
+    register(Paper(CheckpointRule.name, (CheckpointRule,), lemma=lambda sc: np.full(sc.horizon, _SETTING.scale),
+                   adjacency=lambda sc: GradientClass(1.0, "l1")))
+    try:
+        sweep(factory, {"horizon": [4]}, checkpoint=folder, **kw)
+        manifest = folder / MANIFEST
+        text = manifest.read_text()
+        pattern = "[0-9a-f]{16}" + re.escape(_ADDRESS_MARK)
+        assert re.search(pattern, text)
+        manifest.write_text(re.sub(pattern, "0" * 16 + _ADDRESS_MARK, text))
+        with pytest.raises(SweepError, match=r"papers \(.*'test-checkpoint-rule' reads a value whose repr shows its "
+                                             r"memory address.*give that value a repr of its contents\)$"):
+            sweep(factory, {"horizon": [4]}, checkpoint=folder, resume=True, **kw)
+    finally:
+        unregister(CheckpointRule.name)

@@ -232,3 +232,16 @@ def test_a_pair_outside_the_class_only_where_the_agent_evaluates_its_cost_is_ref
     with pytest.raises(AdjacencyError, match=r"outside the adjacency class of paper 'wang-basar'.*\(a state of the "
                                              r"replayed runs, where its cost is evaluated\).*differ by 3.*> the lemma"):
         check_coverage(pair, ctx)
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: Theorem 4's class is stated on the samples (one sample changed by "
+                   "at most 1 in L1, eq. 28), and the check sees only its consequence on the gradients (nu / n_i): a "
+                   "measurement changed by 2 along row 0 of M (L1 row sum 1, nu = 2 * 2 = 4) moves the gradient by 4 "
+                   "= nu / n_i, inside the relation, and the check says pass to a pair the claim says nothing of. A fix "
+                   "compares the changed agent's samples themselves (the family's private field) with the class")
+def test_a_sample_changed_by_two_within_the_gradient_relation_is_refused():
+    pair = _sample_pair(2.0)
+    ctx = prepare(pair, CheckOptions(runs=20))
+    assert class_relation(pair, ctx) is None  # the gradient relation holds: 2 |M^T dY|_1 = 4 = nu / n_i
+    with pytest.raises(AdjacencyError, match="outside"):
+        check_coverage(pair, ctx)
