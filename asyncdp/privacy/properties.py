@@ -23,13 +23,17 @@ import json
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..scenario import Scenario
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .report import PrivacyCheckReport, describe_claim
 from .check import check_privacy
 from .steps import STEPS, Step
-from .worst_case import search_worst_case
+from .behavior import run_origin
+from .constructed import constructed_replay
+from .worst_case import pure_evidence, search_worst_case
 from .worst_pair import delta_evidence
 
 __all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private", "decide_pair"]
@@ -40,7 +44,11 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     on the pair as the search decides its worst pair (:func:`~asyncdp.privacy.worst_pair.delta_evidence`: the exact
     profile of its realized shifts, importance sampling under Gaussian noise, sequential engine runs), at the share
     of the confidence the search would spend. A Gaussian pair's ``delta(epsilon)`` above an ``(epsilon, delta)``
-    claim is certified here only: the exact replay sets it aside. A pure claim is decided by the exact replay.
+    claim is certified here only: the exact replay sets it aside. A pure claim is decided as the search decides its
+    worst linear pair: the pair's constructed transcript (the changed agent's releases at their noise-free values
+    under ``P``; every agent's under round adjacency) on each engine run's realized schedule, whose exact loss above
+    epsilon refutes it (:func:`~asyncdp.privacy.worst_case.pure_evidence`); the exact replay of random runs seldom
+    meets a pure claim's worst transcripts. Then as a claim with ``delta > 0`` (a value pair's exact profile).
 
     Args:
         pair: the scenario pair.
@@ -55,9 +63,8 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         True
     """
     method, kind = "the pair's delta(epsilon)", "realized behavior"
-    if ctx.delta_claimed == 0 or not math.isfinite(ctx.epsilon_claimed):
-        return Evidence(method, kind, {}, reasons=("the pair's delta(epsilon): a pure (or infinite) claim, decided by "
-                                                   "the exact replay",))
+    if not math.isfinite(ctx.epsilon_claimed):
+        return Evidence(method, kind, {}, reasons=("the pair's delta(epsilon): an infinite claim, nothing to refute",))
     where = f"round {ctx.changed_round}" if ctx.changed_round is not None else f"agent {ctx.changed_agent}"
     base_witness = {"kind": "pair", "agent": ctx.changed_agent, "round": ctx.changed_round,
                     "seed": ctx.options.seed, "claim_form": ctx.form_name}
@@ -65,8 +72,44 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     # the pair as the check runs it: the rule bound to the problem (a user's pair holds the rule as written; the
     # adjacency check has shown it binds alike to both problems)
     p, q = (sc.replace(algorithm=ctx.algorithm) for sc in (pair.scenario, pair.adjacent))
+    reasons: tuple[str, ...] = ()
+    if ctx.delta_claimed == 0:
+        constructed = _constructed(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
+        if constructed.witness is not None:
+            return dataclasses.replace(constructed, method=method, checked_against=kind)
+        reasons = constructed.reasons
     evidence = delta_evidence(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
-    return dataclasses.replace(evidence, method=method, checked_against=kind)
+    return dataclasses.replace(evidence, method=method, checked_against=kind, reasons=(*reasons, *evidence.reasons))
+
+
+def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str, object],
+                 base_witness: dict[str, object], pair_desc: str) -> Evidence:
+    """A pure claim against the pair's constructed transcripts on the check's engine runs of ``P`` (their largest
+    exact loss, of the claim's round for a per-iteration claim): a witness above epsilon, else the loss in a reason."""
+    from accounting.errors import AccountingError
+
+    runs = ctx.engine_runs(0)
+    pinned = ctx.changed_agent if ctx.changed_agent is not None else list(range(p.problem.num_agents))
+    try:
+        _, out = constructed_replay(runs, p, q, pinned)
+    except AccountingError as exc:
+        return Evidence("the pair's constructed transcript", "constructed worst case", figures,
+                        reasons=(f"{pair_desc}: cannot construct its transcripts: {exc}",))
+    assert out.losses is not None and out.per_round is not None
+    losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
+    run = int(np.argmax(losses))
+    loss = float(losses[run])
+    figures["pair_constructed_loss"] = loss
+    witness = {**base_witness, "run": run, **run_origin(runs, run), "engine": runs.engine, "loss": loss}
+    evidence = pure_evidence(ctx, runs, loss, run, figures, witness, pair_desc)
+    if evidence.witness is not None:  # the search's words for its worst pair, said of this pair
+        method = ("the pair's constructed transcript on an engine run's realized schedule: its exact loss above "
+                  "epsilon, as is every transcript near it; exact")
+        return dataclasses.replace(evidence, witness={**evidence.witness, "method": method}, reasons=tuple(
+            reason.replace("worst case: ", "", 1) for reason in evidence.reasons))
+    return dataclasses.replace(evidence, reasons=(
+        f"{pair_desc}: largest constructed-transcript loss {loss:.6g} over {runs.runs} engine runs' schedules, "
+        f"within epsilon {ctx.epsilon_claimed:.6g}",))
 
 
 PAIR_STEPS: tuple[Step, ...] = (*(step for step in STEPS if step is not search_worst_case), decide_pair)

@@ -1,0 +1,71 @@
+"""``assert_private`` decides a pure claim on the pair itself, as the search decides its worst pair: not ``pass``-able.
+
+``UnderDGD`` is the private gradient rule of ``examples/own_paper_private_dgd.py`` (Laplace noise of scale ``b`` on
+each release from round 2, the user's lemma ``2 alpha C sqrt(n)`` in L1) adding and declaring ``b / 1.5`` while it
+claims the epsilon of ``b``. The truth on the pair ``g = C (1, 1) / sqrt(2)``, ``g' = -g`` of agent 1 (linear costs:
+given the past, each of agent 1's releases from round 2 moves by exactly ``alpha (g - g')``, of L1 norm ``2 alpha C
+sqrt(2)``, the lemma): a product of Laplace mechanisms, pure epsilon ``(T - 1) * lemma / (b / 1.5) = 1.5 epsilon``
+(closed form; attained wherever each release lies beyond both means), so the claim ``epsilon`` is false.
+
+``asyncdp privacy check`` on the pair says ``violation`` (its search's constructed transcript). ``assert_private``
+said ``inconclusive``: it replaces the search with :func:`~asyncdp.privacy.properties.decide_pair`, which left a
+pure claim to the exact replay of random runs (their largest loss about 1.0 here, the worst transcripts being far
+in the tails); with ``allow_inconclusive=True``, as the docs' property of a weak claim uses it, the property passed.
+The pair's constructed transcript now decides a pure claim (exact; a correct claim's pair stays ``pass``).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+from asyncdp.privacy.worst_case import candidate_scenarios
+
+example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
+EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")
+_papers = example_scripts.records_fixture(_PAPERS)  # the script's records, for this module's tests only
+
+
+@dataclass(frozen=True)
+class UnderDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """Adds and declares ``b / factor``; claims the epsilon of ``b`` (PrivateDGD's record, through the MRO)."""
+
+    factor: float = 1.5
+    name: ClassVar[str] = "private-dgd-under-test"
+
+    def scale(self) -> float:
+        return super().scale() / self.factor
+
+
+def _pair(factor: float):
+    sc = EX["scenario"].replace(algorithm=UnderDGD(rounds=EX["HORIZON"], factor=factor))
+    g = np.array([1.0, 1.0]) * EX["scenario"].algorithm.clip / math.sqrt(2)
+    return candidate_scenarios(sc, 1, g, -g)
+
+
+def test_the_pairs_pure_epsilon_is_the_factor_times_the_claim():
+    p, _ = _pair(1.5)
+    rule = p.algorithm.bind(p.problem)
+    lemma = 2 * rule.step * rule.clip * math.sqrt(2)  # ||alpha (g - g')||_1, the lemma's value
+    truth = (p.horizon - 1) * lemma / rule.scale()
+    assert truth == pytest.approx(1.5 * rule.claimed_privacy(p.horizon)[0], rel=1e-12)
+
+
+def test_assert_private_refutes_an_under_noised_pure_claim_on_its_pair():
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(*_pair(1.5), runs=200, allow_inconclusive=True)
+    report = failure.value.report
+    assert report.verdict == "violation"
+    assert report.witness["kind"] == "pair" and report.witness["agent"] == 1
+    assert 1.0 < report.witness["loss"] <= 1.5 + 1e-9  # an exact loss of the pair, within its pure epsilon
+    assert "agent 1 changed" in str(failure.value)
+
+
+def test_the_correct_claim_on_the_same_pair_passes():
+    assert assert_private(*_pair(1.0), runs=200).verdict == "pass"
