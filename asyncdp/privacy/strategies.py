@@ -82,13 +82,14 @@ def adjacent_rendezvous_pairs(
 
     The topology is one doubly stochastic matrix with a minimum weight (static),
     drawn from :func:`topology.strategies.doubly_stochastic_matrices`; the
-    adjacent problem moves one agent's address anywhere in the box.
+    adjacent problem moves one agent's address anywhere else in the box.
     """
     w = draw(doubly_stochastic_matrices(min_nodes=min_agents, max_nodes=max_agents, min_weight=0.1))
     n_agents = w.shape[0]
     addr = draw(addresses(n_agents))
     agent = draw(st.integers(0, n_agents - 1))
     moved = draw(addresses(1))[0]
+    assume(not np.array_equal(moved, addr[agent]))  # the same address: no change, not an adjacent pair
     horizon = draw(st.integers(2, max_horizon))
     problem = rendezvous_problem(addr)
     scenario = Scenario(problem, topology.static(w), draw(huang2015_parameters(schedule)), horizon=horizon,
