@@ -265,8 +265,8 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         A strategy of ``(P, P', changed)``.
 
     Raises:
-        ScenarioError: the rule declares no adjacency class (naming it), or a value class on an unbounded domain
-            without ``value_radius``.
+        ScenarioError: ``scenario`` is not a Scenario; the rule declares no adjacency class (naming it), or a value
+            class on an unbounded domain without ``value_radius``.
 
     Example:
         >>> from hypothesis import given, settings
@@ -278,6 +278,8 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         ...     assert check_adjacency(p, q).agent == agent
         >>> test_one_agent_changed()
     """
+    if not isinstance(scenario, Scenario):  # e.g. a drawn (P, P', changed) or a (scenario, adjacent) pair
+        raise ScenarioError(f"adjacent_scenarios: scenario must be an asyncdp Scenario, got {scenario!r}"[:200])
     cls = adjacency_class(scenario)
     rule = f"{getattr(scenario.algorithm, 'name', type(scenario.algorithm).__name__)!r} " \
            f"({type(scenario.algorithm).__name__})"

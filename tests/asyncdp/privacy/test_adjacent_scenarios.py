@@ -187,6 +187,14 @@ def test_a_rule_without_a_class_is_named():
         adjacent_scenarios(scenario)
 
 
+def test_a_pair_in_place_of_the_scenario_is_named():
+    """The drawn ``(P, P', changed)`` (or a ``(scenario, adjacent)`` pair) passed back in: a ScenarioError, not an
+    AttributeError from inside."""
+    pair = noisy_dgd.rendezvous_pair(noisy_dgd.NoisyDGD(), topology.static(noisy_dgd.ring(4)), HORIZON)
+    with pytest.raises(ScenarioError, match="adjacent_scenarios: scenario must be an asyncdp Scenario, got \\(Scen"):
+        adjacent_scenarios(pair)
+
+
 FORMS = ["zcdp", "renyi", "approximate"]
 
 
