@@ -130,12 +130,35 @@ class PrivacyPropertyError(AssertionError):
         self.report = report
 
 
-def _message(report: PrivacyCheckReport) -> str:
-    """The verdict, the claim in its form, the changed agent (round), the witness and the reasons, one per line."""
+def _differing(a: object, b: object) -> tuple[object, object]:
+    """The parts of two ``to_dict`` descriptions that differ: the keys of two dicts (the rows of two tables of one
+    length) whose values differ, recursively; ``(a, b)`` where they are not alike."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        keys = [k for k in a if a[k] != b[k]]
+        parts = [_differing(a[k], b[k]) for k in keys]
+        return ({k: d[0] for k, d in zip(keys, parts)}, {k: d[1] for k, d in zip(keys, parts)})
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and any(isinstance(x, (list, dict)) for x in a):
+        idx = [i for i in range(len(a)) if a[i] != b[i]]
+        parts = [_differing(a[i], b[i]) for i in idx]
+        return ({f"[{i}]": d[0] for i, d in zip(idx, parts)}, {f"[{i}]": d[1] for i, d in zip(idx, parts)})
+    return a, b
+
+
+def _pair_costs(scenario: Scenario, adjacent: Scenario) -> str:
+    """What differs between the pair's costs (their ``to_dict``), for the failure message: a drawn pair's two
+    scenarios print alike (their cost families' reprs name only their sizes)."""
+    mine, theirs = _differing(scenario.problem.costs.to_dict(), adjacent.problem.costs.to_dict())
+    return f"costs: {json.dumps(mine, default=str)[:300]} vs {json.dumps(theirs, default=str)[:300]}"
+
+
+def _message(report: PrivacyCheckReport, scenario: Scenario, adjacent: Scenario) -> str:
+    """The verdict, the claim in its form, the changed agent (round) and what differs between the pair's costs, the
+    witness and the reasons, one per line."""
     where = (f"round {report.changed_round}" if report.changed_round is not None
              else f"agent {report.changed_agent}")
     lines = [f"privacy check of {report.algorithm!r} on the pair ({where} changed): {report.verdict}",
-             f"claim: {describe_claim(report.claim) if report.claim else report.claim_form}"]
+             f"claim: {describe_claim(report.claim) if report.claim else report.claim_form}",
+             _pair_costs(scenario, adjacent)]
     if report.witness is not None:
         lines.append(f"witness: {json.dumps(report.witness, default=str)[:600]}")
     lines.extend(f"- {reason}" for reason in report.reasons[:6])
@@ -172,11 +195,12 @@ def assert_private(scenario: Scenario, adjacent: Scenario, *, runs: int = 200, c
 
     Raises:
         PrivacyPropertyError: the verdict is ``violation`` (or, unless allowed, ``inconclusive``/``no-claim``); the
-            message names the verdict, the claim, the changed agent, the witness and the reasons.
+            message names the verdict, the claim, the changed agent, what differs between the pair's costs, the
+            witness and the reasons.
         AdjacencyError: the scenarios are not adjacent (as :func:`~asyncdp.privacy.check_privacy`).
     """
     report = check_privacy(scenario, adjacent, runs=runs, confidence=confidence, delta=delta, seed=seed,
                            steps=steps, engine=engine, search_examples=0)
     if report.verdict == "pass" or (allow_inconclusive and report.verdict != "violation"):
         return report
-    raise PrivacyPropertyError(_message(report), report)
+    raise PrivacyPropertyError(_message(report, scenario, adjacent), report)

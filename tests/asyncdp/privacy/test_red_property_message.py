@@ -1,0 +1,51 @@
+"""A failed privacy property names what differs between the pair's costs: the drawn pair's scenarios print alike.
+
+Hypothesis reports a failing pair by its repr, in which a cost family names only its size
+(``LinearOverride(num_agents=4, dim=2)`` for both ``P`` and ``P'``), and ``PrivacyPropertyError`` named the
+changed agent but not the costs: the failing pair could not be read off the report. Its message now has a
+``costs:`` line with the parts of the two families' descriptions (``to_dict``) that differ.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import topology
+from asyncdp.papers import GradientClass
+from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+from asyncdp.privacy.worst_case import candidate_scenarios
+
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
+
+
+class LongStepDGD(noisy_dgd.NoisyDGD):
+    """Agent 2's step three times the lemma's from round 2 on (a rule that treats one agent differently)."""
+
+    name = "test-red-property-message-long-step"
+
+    def update(self, state, mixed, t, agents, problem):
+        return noisy_dgd.scaled_step(mixed, t, agents, problem, agent=2, factor=3.0, since=2)
+
+
+@pytest.fixture(scope="module")
+def base():
+    with noisy_dgd.registered((LongStepDGD,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        yield noisy_dgd.rendezvous_pair(LongStepDGD(), topology.static(noisy_dgd.ring(4)), 6)[0]
+
+
+def test_the_message_names_the_two_gradients(base):
+    p, q = candidate_scenarios(base, 2, [0.6, 0.8], [-0.6, 0.2])
+    assert repr(p.problem.costs) == repr(q.problem.costs)  # why the message must say it
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(p, q, runs=50)
+    assert 'costs: {"gradient": [0.6, 0.8]} vs {"gradient": [-0.6, 0.2]}' in str(failure.value)
+
+
+def test_the_message_names_the_moved_address(base):
+    q = base.replace(problem=base.problem.adjacent(2, address=[0.5, 0.5]))
+    own = base.problem.costs.addresses[2].tolist()
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(base, q, runs=50)
+    assert f'costs: {{"addresses": {{"[2]": {own}}}}} vs {{"addresses": {{"[2]": [0.5, 0.5]}}}}' in str(failure.value)
