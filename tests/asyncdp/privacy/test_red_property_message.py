@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 import pytest
 
 import topology
+from accounting.errors import AdjacencyError
+from asyncdp import rendezvous_problem
 from asyncdp.papers import GradientClass
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.worst_case import candidate_scenarios
@@ -49,3 +53,11 @@ def test_the_message_names_the_moved_address(base):
     with pytest.raises(PrivacyPropertyError) as failure:
         assert_private(base, q, runs=50)
     assert f'costs: {{"addresses": {{"[2]": {own}}}}} vs {{"addresses": {{"[2]": [0.5, 0.5]}}}}' in str(failure.value)
+
+
+def test_an_adjacent_scenario_of_another_size_names_both_sizes(base):
+    """A pair of 4 and 5 agents: the error says so (it said only that the sizes must agree)."""
+    five = base.replace(problem=rendezvous_problem(np.zeros((5, 2)), low=-50.0, high=50.0),
+                        topology=topology.static(noisy_dgd.ring(5)))
+    with pytest.raises(AdjacencyError, match="got 4 agents in dimension 2 vs 5 in dimension 2"):
+        assert_private(base, five, runs=10)
