@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 import topology
 from topology.strategies import doubly_stochastic_matrices
+from topology.validation import check_integer
 
 from accounting.errors import AdjacencyError
 
@@ -74,16 +75,28 @@ def huang2015_parameters(draw: Any, schedule: str = "eq8") -> Huang2015:
     return Huang2015(epsilon=epsilon, c=c, q=q, p=p, schedule=schedule)
 
 
-@st.composite
-def adjacent_rendezvous_pairs(
-    draw: Any, *, min_agents: int = 2, max_agents: int = 5, max_horizon: int = 8, schedule: str = "eq8",
-) -> tuple[Scenario, Scenario, int]:
+def adjacent_rendezvous_pairs(*, min_agents: int = 2, max_agents: int = 5, max_horizon: int = 8, schedule: str = "eq8"
+                              ) -> st.SearchStrategy[tuple[Scenario, Scenario, int]]:
     """``(scenario, adjacent, changed_agent)`` for ``huang2015`` on private rendezvous in ``[-1, 1]^2``.
 
     The topology is one doubly stochastic matrix with a minimum weight (static),
     drawn from :func:`topology.strategies.doubly_stochastic_matrices`; the
     adjacent problem moves one agent's address anywhere else in the box.
+
+    Raises:
+        ScenarioError: ``min_agents < 1``, ``max_agents < min_agents`` or ``max_horizon < 2``, naming it.
     """
+    where = "adjacent_rendezvous_pairs"
+    low = check_integer(min_agents, "min_agents", minimum=1, error=ScenarioError, where=where)
+    check_integer(max_agents, "max_agents", minimum=low, error=ScenarioError, where=where)
+    check_integer(max_horizon, "max_horizon", minimum=2, error=ScenarioError, where=where)
+    return _rendezvous_pairs(min_agents, max_agents, max_horizon, schedule)
+
+
+@st.composite
+def _rendezvous_pairs(draw: Any, min_agents: int, max_agents: int, max_horizon: int, schedule: str
+                      ) -> tuple[Scenario, Scenario, int]:
+    """:func:`adjacent_rendezvous_pairs`' draws."""
     w = draw(doubly_stochastic_matrices(min_nodes=min_agents, max_nodes=max_agents, min_weight=0.1))
     n_agents = w.shape[0]
     addr = draw(addresses(n_agents))
