@@ -7,7 +7,8 @@ the realized shifts against the sensitivity lemma, the exact privacy profile of 
 fixed (a Gaussian pair's divergence against a Rényi or zCDP claim, its ``delta(epsilon)`` against an
 ``(epsilon, delta)`` claim), the exact replay losses and the black-box audit; then, in place of the class search
 (the property replaces it: Hypothesis draws the pairs), :func:`decide_pair` gives the pair itself the decision the
-search gives the worst pair of the class (its exact profile, importance sampling, sequential engine runs).
+search gives the worst pair of the class (a pure claim: its constructed transcripts; else its exact profile,
+importance sampling, sequential engine runs).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
