@@ -278,8 +278,9 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         A strategy of ``(P, P', changed)``.
 
     Raises:
-        ScenarioError: ``scenario`` is not a Scenario; the rule declares no adjacency class (naming it), or a value
-            class on an unbounded domain without ``value_radius``.
+        ScenarioError: ``scenario`` is not a Scenario; the rule declares no adjacency class (naming it); a value
+            class on an unbounded domain without ``value_radius``, or ``value_radius`` not finite and positive, or
+            given for another class.
 
     Example:
         >>> from hypothesis import given, settings
@@ -302,6 +303,9 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
                             "RoundClass(...) or ValueClass())")
     dim, n_agents = scenario.problem.dim, scenario.problem.num_agents
     radius = 0.0
+    if value_radius is not None and not isinstance(cls, ValueClass):
+        raise ScenarioError(f"adjacent_scenarios: value_radius draws the values of a value class; rule {rule} "
+                            f"declares {cls!r}, got value_radius={value_radius!r}")
     if isinstance(cls, ValueClass):
         radius = scenario.problem.domain.radius_bound if value_radius is None else float(value_radius)
         if not math.isfinite(radius) or radius <= 0:
