@@ -23,8 +23,10 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
+from hypothesis import Phase, given, settings
 
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+from asyncdp.privacy.strategies import adjacent_scenarios
 from asyncdp.privacy.worst_case import candidate_scenarios
 
 example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
@@ -69,3 +71,19 @@ def test_assert_private_refutes_an_under_noised_pure_claim_on_its_pair():
 
 def test_the_correct_claim_on_the_same_pair_passes():
     assert assert_private(*_pair(1.0), runs=200).verdict == "pass"
+
+
+def test_the_documented_property_of_a_weak_claim_fails_with_a_witness():
+    """The docs' property with ``allow_inconclusive=True`` over the class's drawn pairs: the first pair drawn, the
+    extremal one along coordinate 0 (``+-C e_0``: pure epsilon ``1.5 / sqrt(2)`` of the claim), is refuted."""
+    sc = EX["scenario"].replace(algorithm=UnderDGD(rounds=EX["HORIZON"], factor=1.5))
+
+    @settings(max_examples=5, deadline=None, derandomize=True, database=None, phases=[Phase.generate])
+    @given(adjacent_scenarios(sc))
+    def prop(pair):
+        p, q, _ = pair
+        assert_private(p, q, runs=100, allow_inconclusive=True)
+
+    with pytest.raises(PrivacyPropertyError) as failure:
+        prop()
+    assert failure.value.report.verdict == "violation" and failure.value.report.witness["kind"] == "pair"
