@@ -145,11 +145,21 @@ def _differing(a: object, b: object) -> tuple[object, object]:
     return a, b
 
 
+def _plain(value: object) -> object:
+    """A ``to_dict`` description as plain JSON values (arrays as lists), so that its parts compare as values."""
+    return json.loads(json.dumps(value, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+
+
 def _pair_costs(scenario: Scenario, adjacent: Scenario) -> str:
     """What differs between the pair's costs (their ``to_dict``), for the failure message: a drawn pair's two
-    scenarios print alike (their cost families' reprs name only their sizes)."""
-    mine, theirs = _differing(scenario.problem.costs.to_dict(), adjacent.problem.costs.to_dict())
-    return f"costs: {json.dumps(mine, default=str)[:300]} vs {json.dumps(theirs, default=str)[:300]}"
+    scenarios print alike (their cost families' reprs name only their sizes). A family that cannot describe itself
+    is named with its error (the message still reports the verdict)."""
+    try:
+        mine, theirs = (_plain(sc.problem.costs.to_dict()) for sc in (scenario, adjacent))
+    except Exception as exc:  # noqa: BLE001 - a user's family: its error is named, the verdict still reported
+        return f"costs: not described ({type(scenario.problem.costs).__name__}.to_dict raised {exc!r})"
+    mine, theirs = _differing(mine, theirs)
+    return f"costs: {json.dumps(mine)[:300]} vs {json.dumps(theirs)[:300]}"
 
 
 def _message(report: PrivacyCheckReport, scenario: Scenario, adjacent: Scenario) -> str:

@@ -61,3 +61,16 @@ def test_an_adjacent_scenario_of_another_size_names_both_sizes(base):
                         topology=topology.static(noisy_dgd.ring(5)))
     with pytest.raises(AdjacencyError, match="got 4 agents in dimension 2 vs 5 in dimension 2"):
         assert_private(base, five, runs=10)
+
+
+def test_a_family_that_cannot_describe_itself_still_reports_the_verdict(base, monkeypatch):
+    """A user's cost family whose ``to_dict`` raises: the message names that error, the failure stays the check's."""
+    p, q = candidate_scenarios(base, 2, [0.6, 0.8], [-0.6, 0.2])
+
+    def broken(self):
+        raise NotImplementedError("no description")
+
+    monkeypatch.setattr(type(p.problem.costs), "to_dict", broken)
+    with pytest.raises(PrivacyPropertyError, match="(?s)violation.*costs: not described \\(LinearOverride.to_dict "
+                                                   "raised NotImplementedError\\('no description'\\)\\)"):
+        assert_private(p, q, runs=50)
