@@ -49,7 +49,7 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     worst linear pair: the pair's constructed transcript (the changed agent's releases at their noise-free values
     under ``P``; every agent's under round adjacency) on each engine run's realized schedule, whose exact loss above
     epsilon refutes it (:func:`~asyncdp.privacy.worst_case.pure_evidence`); the exact replay of random runs seldom
-    meets a pure claim's worst transcripts. Then as a claim with ``delta > 0`` (a value pair's exact profile).
+    meets a pure claim's worst transcripts.
 
     Args:
         pair: the scenario pair.
@@ -60,7 +60,7 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
     Example:
         >>> from asyncdp.privacy.context import small_example
-        >>> decide_pair(*small_example()).witness is None  # a pure claim: nothing to add to the exact replay
+        >>> decide_pair(*small_example()).witness is None  # a correct pure claim: its constructed losses within it
         True
     """
     method, kind = "the pair's delta(epsilon)", "realized behavior"
@@ -73,14 +73,11 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     # the pair as the check runs it: the rule bound to the problem (a user's pair holds the rule as written; the
     # adjacency check has shown it binds alike to both problems)
     p, q = (sc.replace(algorithm=ctx.algorithm) for sc in (pair.scenario, pair.adjacent))
-    reasons: tuple[str, ...] = ()
     if ctx.delta_claimed == 0:
-        constructed = _constructed(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
-        if constructed.witness is not None:
-            return dataclasses.replace(constructed, method=method, checked_against=kind)
-        reasons = constructed.reasons
-    evidence = delta_evidence(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
-    return dataclasses.replace(evidence, method=method, checked_against=kind, reasons=(*reasons, *evidence.reasons))
+        evidence = _constructed(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
+    else:
+        evidence = delta_evidence(ctx, p, q, figures, base_witness, f"the pair ({where} changed)")
+    return dataclasses.replace(evidence, method=method, checked_against=kind)
 
 
 def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str, object],
