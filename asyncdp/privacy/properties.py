@@ -129,16 +129,16 @@ class PrivacyPropertyError(AssertionError):
 
 
 def _differing(a: object, b: object) -> tuple[object, object]:
-    """The parts of two ``to_dict`` descriptions that differ: the keys of two dicts (the rows of two tables of one
-    length) whose values differ, recursively; ``(a, b)`` where they are not alike."""
-    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
-        keys = [k for k in a if a[k] != b[k]]
-        parts = [_differing(a[k], b[k]) for k in keys]
-        return ({k: d[0] for k, d in zip(keys, parts)}, {k: d[1] for k, d in zip(keys, parts)})
+    """The parts of two ``to_dict`` descriptions that differ: the keys of two dicts whose values differ or that one
+    of them lacks (the rows of two tables of one length), recursively; ``(a, b)`` where they are not alike."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in {**a, **b} if k not in a or k not in b or a[k] != b[k]]
+        parts = {k: _differing(a[k], b[k]) if k in a and k in b else (a.get(k), b.get(k)) for k in keys}
+        return ({k: d[0] for k, d in parts.items() if k in a}, {k: d[1] for k, d in parts.items() if k in b})
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and any(isinstance(x, (list, dict)) for x in a):
         idx = [i for i in range(len(a)) if a[i] != b[i]]
-        parts = [_differing(a[i], b[i]) for i in idx]
-        return ({f"[{i}]": d[0] for i, d in zip(idx, parts)}, {f"[{i}]": d[1] for i, d in zip(idx, parts)})
+        parts_ = [_differing(a[i], b[i]) for i in idx]
+        return ({f"[{i}]": d[0] for i, d in zip(idx, parts_)}, {f"[{i}]": d[1] for i, d in zip(idx, parts_)})
     return a, b
 
 
@@ -155,6 +155,9 @@ def _pair_costs(scenario: Scenario, adjacent: Scenario) -> str:
         mine, theirs = (_plain(sc.problem.costs.to_dict()) for sc in (scenario, adjacent))
     except Exception as exc:  # noqa: BLE001 - a user's family: its error is named, the verdict still reported
         return f"costs: not described ({type(scenario.problem.costs).__name__}.to_dict raised {exc!r})"
+    if mine == theirs:
+        return (f"costs: their descriptions ({type(scenario.problem.costs).__name__}.to_dict) are alike: the data "
+                "they omit differ")
     mine, theirs = _differing(mine, theirs)
     return f"costs: {json.dumps(mine)[:300]} vs {json.dumps(theirs)[:300]}"
 

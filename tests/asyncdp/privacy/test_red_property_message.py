@@ -19,7 +19,9 @@ from accounting.errors import AdjacencyError
 from asyncdp import rendezvous_problem
 from asyncdp.papers import GradientClass
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
-from asyncdp.privacy.worst_case import candidate_scenarios
+from asyncdp.privacy.kinked import KinkedOverride
+from asyncdp.privacy.worst_case import candidate_scenarios, pair_with_costs
+from asyncdp.problems.costs import LinearOverride
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
 
@@ -73,4 +75,21 @@ def test_a_family_that_cannot_describe_itself_still_reports_the_verdict(base, mo
     monkeypatch.setattr(type(p.problem.costs), "to_dict", broken)
     with pytest.raises(PrivacyPropertyError, match="(?s)violation.*costs: not described \\(LinearOverride.to_dict "
                                                    "raised NotImplementedError\\('no description'\\)\\)"):
+        assert_private(p, q, runs=50)
+
+
+def test_two_families_of_different_kinds_show_their_own_fields_not_the_shared_base(base):
+    """A linear against a kinked cost: the kinked side's fields come first, not cut off after the shared base."""
+    p, q = pair_with_costs(base, lambda costs, build: build(costs), lambda c: LinearOverride(c, 2, [0.6, 0.8]),
+                           lambda c: KinkedOverride(c, 2, 0, 0.3, 1.0, 0.5, 1.0))
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(p, q, runs=50)
+    assert ('costs: {"type": "LinearOverride", "gradient": [0.6, 0.8]} vs {"type": "KinkedOverride", "axis": 0, '
+            '"position": 0.3, "scale": 1.0, "width": 0.5, "sign": 1.0}') in str(failure.value)
+
+
+def test_descriptions_that_do_not_tell_the_pair_apart_are_said_to_be_alike(base, monkeypatch):
+    p, q = candidate_scenarios(base, 2, [0.6, 0.8], [-0.6, 0.2])
+    monkeypatch.setattr(type(p.problem.costs), "to_dict", lambda self: {"type": "LinearOverride"})
+    with pytest.raises(PrivacyPropertyError, match="costs: their descriptions \\(LinearOverride.to_dict\\) are alike"):
         assert_private(p, q, runs=50)
