@@ -34,7 +34,7 @@ from .check import check_privacy
 from .steps import STEPS, Step
 from .behavior import run_origin
 from .constructed import constructed_replay
-from .worst_case import pure_evidence, search_worst_case
+from .worst_case import _round_loss, pure_evidence, search_worst_case
 from .worst_pair import delta_evidence
 
 __all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private", "decide_pair"]
@@ -47,9 +47,10 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     of the confidence the search would spend. A Gaussian pair's ``delta(epsilon)`` above an ``(epsilon, delta)``
     claim is certified here only: the exact replay sets it aside. A pure claim is decided as the search decides its
     worst linear pair: the pair's constructed transcript (the changed agent's releases at their noise-free values
-    under ``P``; every agent's under round adjacency) on each engine run's realized schedule, whose exact loss above
-    epsilon refutes it (:func:`~asyncdp.privacy.worst_case.pure_evidence`); the exact replay of random runs seldom
-    meets a pure claim's worst transcripts.
+    under ``P``; every agent's under round adjacency) on each engine run's realized schedule, whose exact loss (a
+    per-iteration claim: its largest round's) above epsilon refutes it
+    (:func:`~asyncdp.privacy.worst_case.pure_evidence`); the exact replay of random runs seldom meets a pure claim's
+    worst transcripts.
 
     Args:
         pair: the scenario pair.
@@ -83,7 +84,8 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str, object],
                  base_witness: dict[str, object], pair_desc: str) -> Evidence:
     """A pure claim against the pair's constructed transcripts on the check's engine runs of ``P`` (their largest
-    exact loss, of the claim's round for a per-iteration claim): a witness above epsilon, else the loss in a reason."""
+    exact loss; a per-iteration claim: their largest round's, as the search reads its pairs, since the pair's worst
+    round need not be the ledger's focus round): a witness above epsilon, else the loss in a reason."""
     from accounting.errors import AccountingError
 
     runs = ctx.engine_runs(0)
@@ -94,7 +96,7 @@ def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str,
         return Evidence("the pair's constructed transcript", "constructed worst case", figures,
                         reasons=(f"{pair_desc}: cannot construct its transcripts: {exc}",))
     assert out.losses is not None and out.per_round is not None
-    losses = out.per_round[:, ctx.focus] if ctx.focus is not None else out.losses
+    losses = _round_loss(out.per_round) if ctx.focus is not None else out.losses
     run = int(np.argmax(losses))
     loss = float(losses[run])
     figures["pair_constructed_loss"] = loss
@@ -105,9 +107,11 @@ def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str,
                   "epsilon, as is every transcript near it; exact")
         return dataclasses.replace(evidence, witness={**evidence.witness, "method": method}, reasons=tuple(
             reason.replace("worst case: ", "", 1) for reason in evidence.reasons))
+    eps = ctx.epsilon_claimed
+    said = ("NaN (not decided by it)" if math.isnan(loss) else f"{loss:.6g}, within epsilon {eps:.6g}" if loss <= eps
+            else f"{loss:.6g}, above epsilon {eps:.6g} by no more than round-off can add")
     return dataclasses.replace(evidence, reasons=(
-        f"{pair_desc}: largest constructed-transcript loss {loss:.6g} over {runs.runs} engine runs' schedules, "
-        f"within epsilon {ctx.epsilon_claimed:.6g}",))
+        f"{pair_desc}: largest constructed-transcript loss over {runs.runs} engine runs' schedules {said}",))
 
 
 PAIR_STEPS: tuple[Step, ...] = (*(step for step in STEPS if step is not search_worst_case), decide_pair)

@@ -87,3 +87,49 @@ def test_the_documented_property_of_a_weak_claim_fails_with_a_witness():
     with pytest.raises(PrivacyPropertyError) as failure:
         prop()
     assert failure.value.report.verdict == "violation" and failure.value.report.witness["kind"] == "pair"
+
+
+@dataclass(frozen=True)
+class WarmUpDGD(EX["PrivateDGD"]):  # type: ignore[misc, valid-type]
+    """Per-iteration claim ``factor * lemma / b``; plain averaging (no gradient step) before round ``warm``.
+
+    Each round's release given the past is a Laplace mechanism of L1 sensitivity at most the lemma, attained on the
+    pair's transcripts once the gradient steps start (``z`` between the two addresses, both clipped gradients of
+    norm ``C`` and opposite): the pair's per-iteration epsilon is ``lemma / b``. The ledger's focus round is round 2
+    (every round from 2 has the lemma's ratio), where this pair's releases do not differ at all."""
+
+    factor: float = 1.0
+    warm: int = 5
+    name: ClassVar[str] = "private-dgd-warm-up-per-iteration-test"
+    claim_level: ClassVar[str] = "iteration"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return self.factor * self.lemma_value() / self.scale(), 0.0
+
+    def update(self, state, mixed, t, agents, problem):
+        if t < self.warm:
+            return {"x": problem.domain.project(mixed["y"])}
+        return super().update(state, mixed, t, agents, problem)
+
+
+def _warm_up_pair(factor: float):
+    rule = WarmUpDGD(rounds=EX["HORIZON"], factor=factor)
+    return EX["scenario"].replace(algorithm=rule), EX["adjacent"].replace(algorithm=rule)
+
+
+def test_a_per_iteration_pure_claim_is_decided_on_the_pairs_largest_round():
+    """5% below the pair's per-iteration epsilon: refuted by a round after the warm-up. The pair's constructed loss
+    was read in the ledger's focus round only (round 2, loss 0 on this pair): ``inconclusive``, which the weak-claim
+    property accepts; the search reads its pairs' largest round, and so does the pair now."""
+    p, q = _warm_up_pair(0.95)
+    rule = p.algorithm.bind(p.problem)
+    truth = rule.lemma_value() / rule.scale()
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(p, q, runs=200, allow_inconclusive=True)
+    report = failure.value.report
+    assert report.verdict == "violation" and report.witness["kind"] == "pair"
+    assert 0.95 * truth < report.witness["loss"] <= truth * (1 + 1e-9)  # one round's exact loss, within the truth
+
+
+def test_the_correct_per_iteration_claim_on_the_warm_up_pair_passes():
+    assert assert_private(*_warm_up_pair(1.0), runs=200).verdict == "pass"
