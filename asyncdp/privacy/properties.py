@@ -132,23 +132,42 @@ class PrivacyPropertyError(AssertionError):
         self.report = report
 
 
+_WHOLE = 16
+"""A list of numbers up to this long is shown whole where it differs; a longer one by its differing entries."""
+
+_SHOWN = 8
+"""At most this many differing entries of a list are shown (and how many more differ)."""
+
+
 def _differing(a: object, b: object) -> tuple[object, object]:
     """The parts of two ``to_dict`` descriptions that differ: the keys of two dicts whose values differ or that one
-    of them lacks (the rows of two tables of one length), recursively; ``(a, b)`` where they are not alike."""
+    of them lacks, the entries of two lists of one length (rows of tables, entries of long vectors: the first
+    :data:`_SHOWN`), recursively; ``(a, b)`` where they are not alike."""
     if isinstance(a, dict) and isinstance(b, dict):
         keys = [k for k in {**a, **b} if k not in a or k not in b or a[k] != b[k]]
         parts = {k: _differing(a[k], b[k]) if k in a and k in b else (a.get(k), b.get(k)) for k in keys}
         return ({k: d[0] for k, d in parts.items() if k in a}, {k: d[1] for k, d in parts.items() if k in b})
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and any(isinstance(x, (list, dict)) for x in a):
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and (
+            len(a) > _WHOLE or any(isinstance(x, (list, dict)) for x in a)):
         idx = [i for i in range(len(a)) if a[i] != b[i]]
-        parts_ = [_differing(a[i], b[i]) for i in idx]
-        return ({f"[{i}]": d[0] for i, d in zip(idx, parts_)}, {f"[{i}]": d[1] for i, d in zip(idx, parts_)})
+        parts_ = [_differing(a[i], b[i]) for i in idx[:_SHOWN]]
+        more = {"...": f"{len(idx) - _SHOWN} more entries differ"} if len(idx) > _SHOWN else {}
+        return tuple({**{f"[{i}]": d[k] for i, d in zip(idx, parts_)}, **more} for k in (0, 1))  # type: ignore[return-value]
     return a, b
 
 
 def _plain(value: object) -> object:
-    """A ``to_dict`` description as plain JSON values (arrays as lists), so that its parts compare as values."""
-    return json.loads(json.dumps(value, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)))
+    """A ``to_dict`` description as plain JSON values (arrays as lists, keys as strings, other objects as their
+    ``str``), so that its parts compare as values and print as JSON."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return value.tolist()  # (plain numbers already)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    return value if value is None or isinstance(value, (bool, int, float, str)) else str(value)
 
 
 def _pair_costs(scenario: Scenario, adjacent: Scenario) -> str:

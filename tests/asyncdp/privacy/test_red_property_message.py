@@ -93,3 +93,19 @@ def test_descriptions_that_do_not_tell_the_pair_apart_are_said_to_be_alike(base,
     monkeypatch.setattr(type(p.problem.costs), "to_dict", lambda self: {"type": "LinearOverride"})
     with pytest.raises(PrivacyPropertyError, match="costs: their descriptions \\(LinearOverride.to_dict\\) are alike"):
         assert_private(p, q, runs=50)
+
+
+def test_a_long_vector_is_shown_by_its_differing_entries(base, monkeypatch):
+    """A description holding 10^5 numbers that differ in two entries far apart: the line names those entries (it
+    printed the vector's first 300 characters, which did not reach them, after a JSON round trip of the whole)."""
+    p, q = candidate_scenarios(base, 2, [0.6, 0.8], [-0.6, 0.2])
+    data = np.linspace(0.0, 1.0, 100_000)
+    other = data.copy()
+    other[[5, 70_000]] = [-1.0, -2.0]
+    monkeypatch.setattr(type(p.problem.costs), "to_dict",
+                        lambda self: {"data": data if self is p.problem.costs else other})
+    with pytest.raises(PrivacyPropertyError) as failure:
+        assert_private(p, q, runs=50)
+    line = next(x for x in str(failure.value).splitlines() if x.startswith("costs:"))
+    assert line == (f'costs: {{"data": {{"[5]": {float(data[5])!r}, "[70000]": {float(data[70_000])!r}}}}} vs '
+                    '{"data": {"[5]": -1.0, "[70000]": -2.0}}')
