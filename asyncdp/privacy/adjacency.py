@@ -57,7 +57,9 @@ def _online(problem: Any) -> bool:
 def _check_same_setup(scenario: Scenario, adjacent: Scenario) -> None:
     """Everything but the costs must be equal (see :func:`find_changed_agent`)."""
     if scenario.problem.num_agents != adjacent.problem.num_agents or scenario.problem.dim != adjacent.problem.dim:
-        raise AdjacencyError("adjacent scenarios must have the same number of agents and dimension")
+        a, b = scenario.problem, adjacent.problem
+        raise AdjacencyError(f"adjacent scenarios must have the same number of agents and dimension, got "
+                             f"{a.num_agents} agents in dimension {a.dim} vs {b.num_agents} in dimension {b.dim}")
     if scenario.problem.domain != adjacent.problem.domain:
         raise AdjacencyError(f"adjacent scenarios differ in the domain: {scenario.problem.domain!r} vs "
                              f"{adjacent.problem.domain!r}")

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 import topology
 from topology.strategies import doubly_stochastic_matrices
+from topology.validation import check_integer
 
 from accounting.errors import AdjacencyError
 
@@ -74,21 +75,34 @@ def huang2015_parameters(draw: Any, schedule: str = "eq8") -> Huang2015:
     return Huang2015(epsilon=epsilon, c=c, q=q, p=p, schedule=schedule)
 
 
-@st.composite
-def adjacent_rendezvous_pairs(
-    draw: Any, *, min_agents: int = 2, max_agents: int = 5, max_horizon: int = 8, schedule: str = "eq8",
-) -> tuple[Scenario, Scenario, int]:
+def adjacent_rendezvous_pairs(*, min_agents: int = 2, max_agents: int = 5, max_horizon: int = 8, schedule: str = "eq8"
+                              ) -> st.SearchStrategy[tuple[Scenario, Scenario, int]]:
     """``(scenario, adjacent, changed_agent)`` for ``huang2015`` on private rendezvous in ``[-1, 1]^2``.
 
     The topology is one doubly stochastic matrix with a minimum weight (static),
     drawn from :func:`topology.strategies.doubly_stochastic_matrices`; the
-    adjacent problem moves one agent's address anywhere in the box.
+    adjacent problem moves one agent's address anywhere else in the box.
+
+    Raises:
+        ScenarioError: ``min_agents < 1``, ``max_agents < min_agents`` or ``max_horizon < 2``, naming it.
     """
+    where = "adjacent_rendezvous_pairs"
+    low = check_integer(min_agents, "min_agents", minimum=1, error=ScenarioError, where=where)
+    check_integer(max_agents, "max_agents", minimum=low, error=ScenarioError, where=where)
+    check_integer(max_horizon, "max_horizon", minimum=2, error=ScenarioError, where=where)
+    return _rendezvous_pairs(min_agents, max_agents, max_horizon, schedule)
+
+
+@st.composite
+def _rendezvous_pairs(draw: Any, min_agents: int, max_agents: int, max_horizon: int, schedule: str
+                      ) -> tuple[Scenario, Scenario, int]:
+    """:func:`adjacent_rendezvous_pairs`' draws."""
     w = draw(doubly_stochastic_matrices(min_nodes=min_agents, max_nodes=max_agents, min_weight=0.1))
     n_agents = w.shape[0]
     addr = draw(addresses(n_agents))
     agent = draw(st.integers(0, n_agents - 1))
     moved = draw(addresses(1))[0]
+    assume(not np.array_equal(moved, addr[agent]))  # the same address: no change, not an adjacent pair
     horizon = draw(st.integers(2, max_horizon))
     problem = rendezvous_problem(addr)
     scenario = Scenario(problem, topology.static(w), draw(huang2015_parameters(schedule)), horizon=horizon,
@@ -264,8 +278,9 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         A strategy of ``(P, P', changed)``.
 
     Raises:
-        ScenarioError: the rule declares no adjacency class (naming it), or a value class on an unbounded domain
-            without ``value_radius``.
+        ScenarioError: ``scenario`` is not a Scenario; the rule declares no adjacency class (naming it); a value
+            class on an unbounded domain without ``value_radius``, or ``value_radius`` not finite and positive, or
+            given for another class.
 
     Example:
         >>> from hypothesis import given, settings
@@ -277,6 +292,8 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
         ...     assert check_adjacency(p, q).agent == agent
         >>> test_one_agent_changed()
     """
+    if not isinstance(scenario, Scenario):  # e.g. a drawn (P, P', changed) or a (scenario, adjacent) pair
+        raise ScenarioError(f"adjacent_scenarios: scenario must be an asyncdp Scenario, got {scenario!r}"[:200])
     cls = adjacency_class(scenario)
     rule = f"{getattr(scenario.algorithm, 'name', type(scenario.algorithm).__name__)!r} " \
            f"({type(scenario.algorithm).__name__})"
@@ -286,6 +303,9 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
                             "RoundClass(...) or ValueClass())")
     dim, n_agents = scenario.problem.dim, scenario.problem.num_agents
     radius = 0.0
+    if value_radius is not None and not isinstance(cls, ValueClass):
+        raise ScenarioError(f"adjacent_scenarios: value_radius draws the values of a value class; rule {rule} "
+                            f"declares {cls!r}, got value_radius={value_radius!r}")
     if isinstance(cls, ValueClass):
         radius = scenario.problem.domain.radius_bound if value_radius is None else float(value_radius)
         if not math.isfinite(radius) or radius <= 0:

@@ -148,7 +148,7 @@ from .stacked import LinearCosts
 __all__ = ["CandidatePair", "adjacency_class", "extremal_pairs", "extremal_round_pairs", "candidate_scenarios",
            "round_scenarios", "constructed_loss", "constructed_losses", "construct_transcript", "profile_objective",
            "profile_objectives", "search_pairs", "pair_script", "search_worst_case", "MAX_SIGN_PATTERNS", "EXTREMAL_ROUNDS",
-           "reachable_rounds", "pair_with_costs"]
+           "reachable_rounds", "pair_with_costs", "pure_evidence"]
 
 MAX_SIGN_PATTERNS = 64
 """At most this many sign patterns are tried (all of them for ``n <= 6``)."""
@@ -1453,7 +1453,7 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
     does), the sawtooth pairs (:func:`~asyncdp.privacy.kinked.sawtooth_pairs`, kinked along every step the agent
     takes, of the references of :func:`_kinked_candidates`) are replayed on the same runs too: they move the
     releases that far in every round. A pure claim: the pair with the largest constructed loss is a witness when
-    that loss exceeds epsilon (as ``best`` is, :func:`_pure_evidence`). A claim with ``delta > 0``: the best
+    that loss exceeds epsilon (as ``best`` is, :func:`pure_evidence`). A claim with ``delta > 0``: the best
     pair's objective on the first :data:`_KINKED_RUNS` runs must exceed ``best``'s by
     :data:`KINKED_PROFILE_MARGIN` (and a tenth of the claimed delta); then its own engine runs, importance sampling
     or thresholds certify (or not) as for ``best``, at :data:`KINKED_ALPHA_FRACTION` of the search's error rate,
@@ -1503,7 +1503,7 @@ def _kinked_profile_evidence(evidence: Any, ctx: Any, fam: _Family, scenario: Sc
     pair_desc = (f"{pair.label}: agent {fam.agent} with {pair.describe()} (objective {value:.3g} on "
                  f"{len(losses)} runs; the linear pairs' {best.objective:.3g})")
     if pure:
-        got = _pure_evidence(ctx, runs, float(losses[k]), int(run), figures, base_witness, pair_desc)
+        got = pure_evidence(ctx, runs, float(losses[k]), int(run), figures, base_witness, pair_desc)
         return evidence if got.witness is None else dataclasses.replace(
             evidence, witness=got.witness, figures={**evidence.figures, **got.figures},
             reasons=(*evidence.reasons, *got.reasons))
@@ -2186,7 +2186,7 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
-        return _pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
+        return pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
     p, q = _pair_scenarios(fam, scenario, best, memo)
     return delta_evidence(ctx, p, q, figures, base_witness, pair_desc,
                           1.0 - KINKED_ALPHA_FRACTION if _kinked_may_follow(ctx, fam) else 1.0)
@@ -2199,7 +2199,7 @@ def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:
             and isinstance(fam.cls, GradientClass))
 
 
-def _pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
+def pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
                    base_witness: dict[str, Any], pair_desc: str) -> Any:
     """The evidence of a pair on a pure claim: a witness when its constructed loss ``loss`` (on engine run
     ``run``'s realized schedule) exceeds epsilon by more than round-off can add (:func:`_budget`), else none."""

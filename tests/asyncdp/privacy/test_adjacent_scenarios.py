@@ -187,6 +187,24 @@ def test_a_rule_without_a_class_is_named():
         adjacent_scenarios(scenario)
 
 
+def test_a_pair_in_place_of_the_scenario_is_named():
+    """The drawn ``(P, P', changed)`` (or a ``(scenario, adjacent)`` pair) passed back in: a ScenarioError, not an
+    AttributeError from inside."""
+    pair = noisy_dgd.rendezvous_pair(noisy_dgd.NoisyDGD(), topology.static(noisy_dgd.ring(4)), HORIZON)
+    with pytest.raises(ScenarioError, match="adjacent_scenarios: scenario must be an asyncdp Scenario, got \\(Scen"):
+        adjacent_scenarios(pair)
+
+
+def test_a_value_radius_for_a_gradient_class_is_refused():
+    """It was ignored silently (a negative or NaN radius too): it draws only a value class's values."""
+    scenario = get_paper("huang2015").rules[0].example_scenario()
+    assert isinstance(adjacency_class(scenario), GradientClass)
+    for radius in (-1.0, float("nan"), 2.0):
+        with pytest.raises(ScenarioError, match=f"value_radius draws the values of a value class.*GradientClass.*"
+                                                f"got value_radius={radius!r}"):
+            adjacent_scenarios(scenario, value_radius=radius)
+
+
 FORMS = ["zcdp", "renyi", "approximate"]
 
 
