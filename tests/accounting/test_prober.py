@@ -257,3 +257,21 @@ def test_a_value_narrower_than_the_point_is_probed(batch):
     res = probe_sensitivity(AdjacentPair(rule, A, A_PRIME, t=1, n=2, domain_box=(-1, 1)), samples=200, claimed=1.0)
     assert res.max_found == 2.0 and res.violation
     assert l1(rule, res.witness_z, 1, A, A_PRIME) == 2.0
+
+
+def test_a_float32_rule_attaining_its_bound_is_not_refuted_by_float32_round_off():
+    """A rule computing in float32 (memory at scale) rounds each output to float32's spacing (about 6e-8 near 0.5),
+    2^29 times float64's: the rendezvous rule in float32 attains its exact maximum ``8 gamma`` up to that round-off,
+    which the comparison allows (it refuted the correct rule with '0.400000 > 0.4'); half the bound still refutes."""
+    gamma = 0.05
+
+    def rule32(z, t, a):
+        return np.clip(np.float32(z) - np.float32(gamma * 2) * (np.float32(z) - np.float32(a)), -1.0, 1.0)
+
+    pair = AdjacentPair(rule32, A, A_PRIME, t=1, n=2, domain_box=(-1, 1))
+    res = probe_sensitivity(pair, claimed=exact_max(gamma))
+    assert res.max_found > exact_max(gamma) * (1 + 1e-9)  # float32 round-off above the real maximum
+    assert res.roundoff >= res.max_found - exact_max(gamma)
+    assert not res.violation
+    half = probe_sensitivity(pair, claimed=exact_max(gamma) / 2)
+    assert half.violation and half.ratio_to_claim == pytest.approx(2.0, rel=1e-6)
