@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from .arguments import count, nonnegative_int, open_unit, require_memory
+from .arguments import count, format_bytes, nonnegative_int, open_unit, require_memory
 from .outputs import prepare_file
 
 __all__ = ["register", "check_command", "EXIT_CODES"]
@@ -80,8 +80,9 @@ def check_command(args: argparse.Namespace) -> int:
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     observer = _observer_of(args.observer, loaded["scenario"])
-    require_memory(_check_memory_estimate(loaded["scenario"], args.runs), f"--runs {args.runs}",
-                   "released messages, their replays and residuals for every run of both scenarios")
+    need = _check_memory_estimate(loaded["scenario"], args.runs)
+    require_memory(need, f"--runs {args.runs}", "released messages, their replays and residuals for every run of "
+                   f"both scenarios, about {format_bytes(need / args.runs)} per run")
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)

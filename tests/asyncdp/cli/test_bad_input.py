@@ -885,4 +885,4 @@ def test_privacy_check_memory_guard_counts_what_the_check_holds(tmp_path: Path, 
         "                    horizon=200, seed=3)\n"
         "adjacent = scenario.replace(problem=problem.adjacent(0, address=-np.ones(10)))\n")
     line = main_error(capsys, ["privacy", "check", str(script), "--runs", "1000"])
-    assert line.startswith("asyncdp: error: --runs 1000 needs about 17.9 GB of memory")
+    assert line.startswith("asyncdp: error: --runs 1000 needs about 17.9 GB of memory") and "17.9 MB per run" in line
