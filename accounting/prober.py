@@ -172,14 +172,14 @@ class ProbeResult:
         witness_z: the point ``z`` attaining ``max_found``.
         norm: the norm used.
         claimed: the claimed sensitivity, or ``None``.
-        violation: ``max_found > claimed * (1 + 1e-9) + roundoff``.
+        violation: ``exceeds(claimed)``.
         ratio_to_claim: ``max_found / claimed`` (``nan`` without a claim).
         samples: points evaluated before refinement (random, corners, far points).
         evaluations: all objective evaluations, refinement included.
         witness_in_domain: whether ``witness_z`` lies in the domain box.
         roundoff: the most floating-point round-off can add to ``max_found``
-            (:func:`probe_roundoff`, in the coarsest precision the rule's
-            outputs came in: float32 outputs carry float32 round-off).
+            (:func:`probe_roundoff`, in the coarsest precision of the two
+            outputs at ``witness_z``: float32 outputs carry float32 round-off).
     """
 
     max_found: float
@@ -192,6 +192,36 @@ class ProbeResult:
     evaluations: int = 0
     witness_in_domain: bool = True
     roundoff: float = 0.0
+
+    def exceeds(self, bound: float) -> bool:
+        """Whether ``max_found`` exceeds ``bound`` by more than round-off.
+
+        float64's round-off (:func:`probe_roundoff`) is always allowed; a coarser precision's only up to
+        :data:`ROUNDOFF_SHARE` of ``bound``: beyond that the rule's outputs really move by more than ``bound`` (a
+        float16 rule moving its output 31 times its claim was within float16's round-off allowance).
+
+        Args:
+            bound: the sensitivity compared with, >= 0.
+
+        Returns:
+            ``max_found > bound * (1 + 1e-9) + allowance``.
+
+        Example:
+            >>> r = ProbeResult(0.4 + 1e-7, np.full(2, 0.5), "l1", 0.4, False, 1.0, 1, roundoff=1e-6)
+            >>> r.exceeds(0.4), r.exceeds(0.39)
+            (False, True)
+        """
+        return _exceeds(self.max_found, bound, self.witness_z, self.roundoff)
+
+
+def _exceeds(max_found: float, bound: float, witness: np.ndarray, roundoff: float) -> bool:
+    floor = probe_roundoff(witness, max_found)
+    return bool(max_found > bound * (1 + 1e-9) + max(floor, min(roundoff, ROUNDOFF_SHARE * bound)))
+
+
+ROUNDOFF_SHARE = 1e-5
+"""The largest share of a bound that a coarser-than-float64 precision's round-off may cover
+(:meth:`ProbeResult.exceeds`): an excess this small changes a privacy loss by at most that share."""
 
 
 def probe_roundoff(witness: np.ndarray, max_found: float, dtype: Any = np.float64) -> float:
@@ -808,6 +838,7 @@ class _Sampled:
         if not math.isfinite(cand_v[best]):
             raise AccountingError("every evaluated ||U(z; f) - U(z; f')|| was non-finite; nothing to report")
         witness = np.array(points[best] if best < len(points) else refined[best - len(points)][0], dtype=float)
+        obj.dtype = np.dtype(np.float64)  # the precision of the witness's outputs, not of other points'
         max_found = obj.single(witness)  # re-evaluated: attained exactly at the witness
         if not math.isfinite(max_found):
             raise AccountingError(f"the objective is not finite at the witness {witness.tolist()}")
@@ -816,7 +847,7 @@ class _Sampled:
         if claimed_f is None:
             violation, ratio = False, math.nan
         else:
-            violation = max_found > claimed_f * (1 + 1e-9) + roundoff
+            violation = _exceeds(max_found, claimed_f, witness, roundoff)
             ratio = max_found / claimed_f if claimed_f > 0 else (math.inf if max_found > 0 else math.nan)
         low, high = obj.pair.low, obj.pair.high
         in_domain = bool(np.all(witness >= low - 1e-12) and np.all(witness <= high + 1e-12))
