@@ -172,11 +172,14 @@ class ProbeResult:
         witness_z: the point ``z`` attaining ``max_found``.
         norm: the norm used.
         claimed: the claimed sensitivity, or ``None``.
-        violation: ``max_found > claimed * (1 + 1e-9)``.
+        violation: ``exceeds(claimed)``.
         ratio_to_claim: ``max_found / claimed`` (``nan`` without a claim).
         samples: points evaluated before refinement (random, corners, far points).
         evaluations: all objective evaluations, refinement included.
         witness_in_domain: whether ``witness_z`` lies in the domain box.
+        roundoff: the most floating-point round-off can add to ``max_found``
+            (:func:`probe_roundoff`, in the coarsest precision of the two
+            outputs at ``witness_z``: float32 outputs carry float32 round-off).
     """
 
     max_found: float
@@ -188,23 +191,66 @@ class ProbeResult:
     samples: int
     evaluations: int = 0
     witness_in_domain: bool = True
+    roundoff: float = 0.0
+
+    def exceeds(self, bound: float) -> bool:
+        """Whether ``max_found`` exceeds ``bound`` by more than round-off.
+
+        float64's round-off (:func:`probe_roundoff`) is always allowed; a coarser precision's only up to
+        :data:`ROUNDOFF_SHARE` of ``bound``: beyond that the rule's outputs really move by more than ``bound`` (a
+        float16 rule moving its output 31 times its claim was within float16's round-off allowance).
+
+        Args:
+            bound: the sensitivity compared with, >= 0.
+
+        Returns:
+            ``max_found > bound * (1 + 1e-9) + allowance``.
+
+        Example:
+            >>> r = ProbeResult(0.4 + 1e-7, np.full(2, 0.5), "l1", 0.4, False, 1.0, 1, roundoff=1e-6)
+            >>> r.exceeds(0.4), r.exceeds(0.39)
+            (False, True)
+        """
+        return _exceeds(self.max_found, bound, self.witness_z, self.roundoff)
 
 
-def probe_roundoff(witness: np.ndarray, max_found: float) -> float:
+def _exceeds(max_found: float, bound: float, witness: np.ndarray, roundoff: float) -> bool:
+    floor = probe_roundoff(witness, max_found)
+    return bool(max_found > bound * (1 + 1e-9) + max(floor, min(roundoff, ROUNDOFF_SHARE * bound)))
+
+
+ROUNDOFF_SHARE = 1e-5
+"""The largest share of a bound that a coarser-than-float64 precision's round-off may cover
+(:meth:`ProbeResult.exceeds`): an excess this small changes a privacy loss by at most that share."""
+
+
+def probe_roundoff(witness: np.ndarray, max_found: float, dtype: Any = np.float64) -> float:
     """The most floating-point round-off can add to a probed ``||U(z; f) - U(z; f')||`` at ``z = witness``.
 
     Both outputs are computed from the same ``z`` and are within ``|z| + max_found`` of 0, so each output
     coordinate of their difference carries at most ``4 spacing(max |z| + max_found)`` of round-off, its norm at
-    most ``z.size`` times that. A comparison with a sensitivity allows this on top of its relative tolerance: a
-    correct rule at states near ``1e8`` (spacing ``1.5e-8``) that attains its bound was refuted by round-off.
+    most ``z.size`` times that; the spacing is ``dtype``'s, the precision the outputs came in (a rule computing in
+    float32 rounds each output to float32's spacing, ``2^29`` times float64's). A comparison with a sensitivity
+    allows this on top of its relative tolerance: a correct rule at states near ``1e8`` (spacing ``1.5e-8``) that
+    attains its bound was refuted by round-off, and so was a float32 rule at states near 0.5.
+
+    Args:
+        witness: the probed point ``z``.
+        max_found: the norm found there.
+        dtype: the floating-point type of the rule's outputs (default float64).
+
+    Returns:
+        The round-off allowance, >= 0.
 
     Example:
         >>> bool(probe_roundoff(np.full(2, 1e8), 0.2) == 8 * np.spacing(1e8 + 0.2))
         True
+        >>> bool(probe_roundoff(np.full(2, 0.5), 0.2, np.float32) == 8 * np.spacing(np.float32(0.7)))
+        True
     """
     z = np.abs(np.asarray(witness, dtype=float))
     top = float(z.max()) if z.size else 0.0
-    return 4.0 * max(z.size, 1) * float(np.spacing(top + abs(float(max_found))))
+    return 4.0 * max(z.size, 1) * float(np.spacing(np.asarray(top + abs(float(max_found)), dtype=dtype)))
 
 
 def _norm(diff: np.ndarray, norm: str) -> np.ndarray:
@@ -223,9 +269,14 @@ class _Objective:
         self.norm = norm
         self.batched: bool | None = None
         self.evaluations = 0
+        self.dtype: Any = np.dtype(np.float64)
+        """The coarsest floating-point type of the outputs so far (their round-off, :func:`probe_roundoff`)."""
 
     def _call(self, z: np.ndarray, cost: object) -> np.ndarray:
-        return np.asarray(self.pair.rule.update(z, self.pair.t, cost), dtype=float)
+        out = np.asarray(self.pair.rule.update(z, self.pair.t, cost))
+        if out.dtype.kind == "f" and np.finfo(out.dtype).eps > np.finfo(self.dtype).eps:
+            self.dtype = out.dtype
+        return np.asarray(out, dtype=float)
 
     def single(self, z: np.ndarray) -> float:
         z = np.asarray(z, dtype=float)
@@ -787,20 +838,23 @@ class _Sampled:
         if not math.isfinite(cand_v[best]):
             raise AccountingError("every evaluated ||U(z; f) - U(z; f')|| was non-finite; nothing to report")
         witness = np.array(points[best] if best < len(points) else refined[best - len(points)][0], dtype=float)
+        obj.dtype = np.dtype(np.float64)  # the precision of the witness's outputs, not of other points'
         max_found = obj.single(witness)  # re-evaluated: attained exactly at the witness
         if not math.isfinite(max_found):
             raise AccountingError(f"the objective is not finite at the witness {witness.tolist()}")
         claimed_f = self.claimed
+        roundoff = probe_roundoff(witness, max_found, obj.dtype)
         if claimed_f is None:
             violation, ratio = False, math.nan
         else:
-            violation = max_found > claimed_f * (1 + 1e-9) + probe_roundoff(witness, max_found)
+            violation = _exceeds(max_found, claimed_f, witness, roundoff)
             ratio = max_found / claimed_f if claimed_f > 0 else (math.inf if max_found > 0 else math.nan)
         low, high = obj.pair.low, obj.pair.high
         in_domain = bool(np.all(witness >= low - 1e-12) and np.all(witness <= high + 1e-12))
         return ProbeResult(
             max_found=max_found, witness_z=witness, norm=self.req.norm, claimed=claimed_f, violation=bool(violation),
             ratio_to_claim=ratio, samples=len(points), evaluations=obj.evaluations, witness_in_domain=in_domain,
+            roundoff=roundoff,
         )
 
 

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from .arguments import count, nonnegative_int, open_unit, require_memory
+from .arguments import count, format_bytes, nonnegative_int, open_unit, require_memory
 from .outputs import prepare_file
 
 __all__ = ["register", "check_command", "EXIT_CODES"]
@@ -80,8 +80,9 @@ def check_command(args: argparse.Namespace) -> int:
     json_out = args.json and prepare_file(args.json, "--json", (".json",))
     loaded = load_script(args.script, names=("scenario", "adjacent"))
     observer = _observer_of(args.observer, loaded["scenario"])
-    require_memory(_check_memory_estimate(loaded["scenario"], args.runs), f"--runs {args.runs}",
-                   "released messages and trajectories of every run of both scenarios")
+    need = _check_memory_estimate(loaded["scenario"], args.runs)
+    require_memory(need, f"--runs {args.runs}", "released messages, their replays and residuals for every run of "
+                   f"both scenarios, about {format_bytes(need / args.runs)} per run")
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)
@@ -357,7 +358,21 @@ def network_command(args: argparse.Namespace) -> int:
     return code
 
 
+CHECK_BYTES_PER_COORDINATE = 88.0
+"""Peak bytes of a check per released coordinate of one side's runs (runs x rounds x agents x dim). Measured peak RSS
+over coordinates of both sides (/usr/bin/time, --runs 1000): 74 and 77 (huang2015, 50 agents, dim 10, 200 and 50
+rounds: 14.9 and 3.9 GB), 79 (a Laplace gradient rule, 20 agents, dim 10, 100 rounds), 105 (the same under Async,
+50 rounds: 2.1 GB, the interpreter's fixed 0.3 GB included), 96 and 101 (DPSDA-C, 30 agents and dim 30, 60 rounds:
+10.4 GB; 20, 20, 40). The check holds about eleven float64 arrays of that size per side (messages, replays,
+residuals, losses, sorted copies). With 16 bytes, a DPSDA-C check of 50 agents and 100 rounds (about 48 GB) started on
+a 24 GB machine. Unicast holds every link's copy, ``(runs, rounds, agents, agents, dim)``: huang2015 unicast, 20
+agents, dim 10, 50 rounds, --runs 400 peaked at 11.7 GB (72 bytes per coordinate of that layout); counted per
+sender, it was estimated at 0.7 GB."""
+
+
 def _check_memory_estimate(scenario: Any, runs: int) -> float:
-    """Bytes the check's engine runs hold (order of magnitude): both scenarios, every run, round and agent."""
+    """Bytes the check holds at its peak (:data:`CHECK_BYTES_PER_COORDINATE`): both scenarios, every run, round,
+    agent (every receiver too in unicast mode) and coordinate."""
     p = scenario.problem
-    return 2.0 * runs * float(scenario.horizon) * p.num_agents * (16.0 * p.dim + 16.0)
+    copies = p.num_agents if scenario.mode == "unicast" else 1
+    return 2.0 * runs * float(scenario.horizon) * p.num_agents * copies * (CHECK_BYTES_PER_COORDINATE * p.dim + 16.0)

@@ -436,8 +436,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
             if bound > 0:
                 lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
-            if res.max_found > bound * (1 + 1e-9) + prober.probe_roundoff(res.witness_z, res.max_found) \
-                    and witness is None:
+            if res.exceeds(bound) and witness is None:
                 witness = {**found, "claimed": bound, "against": "lemma"}
                 reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
                                f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")

@@ -257,3 +257,65 @@ def test_a_value_narrower_than_the_point_is_probed(batch):
     res = probe_sensitivity(AdjacentPair(rule, A, A_PRIME, t=1, n=2, domain_box=(-1, 1)), samples=200, claimed=1.0)
     assert res.max_found == 2.0 and res.violation
     assert l1(rule, res.witness_z, 1, A, A_PRIME) == 2.0
+
+
+def test_a_float32_rule_attaining_its_bound_is_not_refuted_by_float32_round_off():
+    """A rule computing in float32 (memory at scale) rounds each output to float32's spacing (about 6e-8 near 0.5),
+    2^29 times float64's: the rendezvous rule in float32 attains its exact maximum ``8 gamma`` up to that round-off,
+    which the comparison allows (it refuted the correct rule with '0.400000 > 0.4'); half the bound still refutes."""
+    gamma = 0.05
+
+    def rule32(z, t, a):
+        return np.clip(np.float32(z) - np.float32(gamma * 2) * (np.float32(z) - np.float32(a)), -1.0, 1.0)
+
+    pair = AdjacentPair(rule32, A, A_PRIME, t=1, n=2, domain_box=(-1, 1))
+    res = probe_sensitivity(pair, claimed=exact_max(gamma))
+    assert res.max_found > exact_max(gamma) * (1 + 1e-9)  # float32 round-off above the real maximum
+    assert res.roundoff >= res.max_found - exact_max(gamma)
+    assert not res.violation
+    half = probe_sensitivity(pair, claimed=exact_max(gamma) / 2)
+    assert half.violation and half.ratio_to_claim == pytest.approx(2.0, rel=1e-6)
+
+
+def test_a_float32_rule_exceeding_its_bound_by_ten_float32_ulps_is_refuted():
+    """The float32 allowance is 4 z.size = 8 ulps of float32 at the state's scale (about 1.4 here): the rendezvous
+    rule in float32 attains ``8 gamma`` (up to round-off), so a claim 10 such ulps below it is refuted."""
+    gamma = 0.05
+
+    def rule32(z, t, a):
+        return np.clip(np.float32(z) - np.float32(gamma * 2) * (np.float32(z) - np.float32(a)), -1.0, 1.0)
+
+    claimed = exact_max(gamma) - 10 * float(np.spacing(np.float32(1.4)))
+    res = probe_sensitivity(AdjacentPair(rule32, A, A_PRIME, t=1, n=2, domain_box=(-1, 1)), claimed=claimed)
+    assert res.violation and res.max_found >= exact_max(gamma)
+
+
+def test_the_allowance_is_the_precision_of_the_witness_outputs_not_of_other_points():
+    """A float64 rule with a real excess of 2e-6 of its bound (8e-7) that answers in float16 only outside its box
+    (never the witness) was passed with float16's allowance (0.0078, capped at 4e-6): the precision is read from the
+    outputs at the witness, float64 here (allowance 2e-15)."""
+    gamma = 0.05 * (1 + 2e-6)
+
+    def rule(z, t, a):
+        out = np.clip(z - 2 * gamma * (z - a), -1.0, 1.0)
+        return out.astype(np.float16) if np.any(np.abs(z) > 1) else out
+
+    res = probe_sensitivity(AdjacentPair(rule, A, A_PRIME, t=1, n=2, domain_box=(-1, 1)), claimed=exact_max(0.05))
+    assert res.witness_in_domain and res.max_found == pytest.approx(exact_max(gamma), rel=1e-12)
+    assert res.violation
+
+
+def test_a_coarse_precision_covers_at_most_a_small_share_of_the_bound():
+    """A float16 rule (dim 10, far points near 100) moves its output by about 0.16 where the claim is 0.005; its
+    float16 round-off allowance (0.6) covered the 31-fold excess. A coarser precision covers at most
+    ``ROUNDOFF_SHARE`` of the bound: the rule's outputs really move that much."""
+    d, gamma = 10, 0.05
+    a, a_prime = np.full(d, 0.01), np.full(d, -0.01)
+
+    def rule16(z, t, a):
+        z16 = z.astype(np.float16)
+        return z16 - np.float16(2 * gamma) * (z16 - a.astype(np.float16))
+
+    pair = AdjacentPair(rule16, a, a_prime, t=1, n=d, domain_box=(-1, 1))
+    res = probe_sensitivity(pair, claimed=0.005, norm="l1", samples=100)
+    assert res.roundoff > res.max_found > 0.005 * 10 and res.violation

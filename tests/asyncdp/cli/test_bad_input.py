@@ -862,3 +862,52 @@ def test_a_short_output_whose_reader_went_away_is_exit_141_not_120(tmp_path: Pat
                           stderr=subprocess.PIPE, env=env, timeout=60)
     os.close(write)
     assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_privacy_check_memory_guard_counts_what_the_check_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """huang2015 with 50 agents, dim 10, 200 rounds and --runs 1000 peaks at 14.9 GB (measured, /usr/bin/time); the
+    guard estimated 3.5 GB (16 bytes per coordinate) and let it start with 12 GB available. Now refused up front."""
+    import asyncdp.cli.arguments as arguments
+    import asyncdp.privacy.check as check
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the check started")
+
+    monkeypatch.setattr(arguments, "available_memory", lambda: 12 * 10**9)
+    monkeypatch.setattr(check, "check_privacy", started)
+    script = tmp_path / "big.py"
+    script.write_text(
+        "import numpy as np\nimport topology\nfrom asyncdp import Huang2015, Scenario, rendezvous_problem\n"
+        "a = np.random.default_rng(3).uniform(-1, 1, size=(50, 10))\nproblem = rendezvous_problem(a)\n"
+        "w = 0.5 * np.eye(50) + 0.5 * np.roll(np.eye(50), 1, axis=0)\n"
+        "scenario = Scenario(problem, topology.periodic([w]), Huang2015(epsilon=1.0, c=0.05, q=0.9, p=0.97),\n"
+        "                    horizon=200, seed=3)\n"
+        "adjacent = scenario.replace(problem=problem.adjacent(0, address=-np.ones(10)))\n")
+    line = main_error(capsys, ["privacy", "check", str(script), "--runs", "1000"])
+    assert line.startswith("asyncdp: error: --runs 1000 needs about 17.9 GB of memory") and "17.9 MB per run" in line
+
+
+def test_privacy_check_memory_guard_counts_every_link_copy_in_unicast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """huang2015 unicast, 20 agents, dim 10, 50 rounds, --runs 400 peaks at 11.7 GB (measured, /usr/bin/time): its
+    messages are (runs, rounds, agents, agents, dim). The guard counted one message per sender (0.7 GB) and let it
+    start with 8 GB available; now each link's copy is counted (14.3 GB) and it is refused."""
+    import asyncdp.cli.arguments as arguments
+    import asyncdp.privacy.check as check
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the check started")
+
+    monkeypatch.setattr(arguments, "available_memory", lambda: 8 * 10**9)
+    monkeypatch.setattr(check, "check_privacy", started)
+    script = tmp_path / "unicast.py"
+    script.write_text(
+        "import numpy as np\nimport topology\nfrom asyncdp import Huang2015, Scenario, rendezvous_problem\n"
+        "a = np.random.default_rng(3).uniform(-1, 1, size=(20, 10))\nproblem = rendezvous_problem(a)\n"
+        "w = 0.5 * np.eye(20) + 0.25 * np.roll(np.eye(20), 1, axis=0) + 0.25 * np.roll(np.eye(20), -1, axis=0)\n"
+        "scenario = Scenario(problem, topology.periodic([w]), Huang2015(epsilon=1.0, c=0.05, q=0.9, p=0.97),\n"
+        "                    horizon=50, seed=3, mode='unicast')\n"
+        "adjacent = scenario.replace(problem=problem.adjacent(0, address=-np.ones(10)))\n")
+    line = main_error(capsys, ["privacy", "check", str(script), "--runs", "400"])
+    assert line.startswith("asyncdp: error: --runs 400 needs about 14.3 GB of memory")
