@@ -197,7 +197,7 @@ class ProbeResult:
         """Whether ``max_found`` exceeds ``bound`` by more than round-off.
 
         float64's round-off (:func:`probe_roundoff`) is always allowed; a coarser precision's only up to
-        :data:`ROUNDOFF_SHARE` of ``bound``: beyond that the rule's outputs really move by more than ``bound`` (a
+        ``ROUNDOFF_SHARE`` of ``bound``: beyond that the rule's outputs really move by more than ``bound`` (a
         float16 rule moving its output 31 times its claim was within float16's round-off allowance).
 
         Args:

@@ -318,8 +318,8 @@ class CheckContext:
 
     def replayed_gradient_points(self) -> np.ndarray:
         """The finite points at which the replays so far (:meth:`realized_replay`, :meth:`adjacent_replay`, under
-        both problems) evaluated the changed agent's gradient, ``(k, n)`` (:func:`~asyncdp.privacy.behavior.\
-recording_gradients`; e.g. a step from the mixed point, neither a release nor a decision); ``(0, n)`` before any."""
+        both problems) evaluated the changed agent's gradient, ``(k, n)`` (``asyncdp.privacy.behavior.\
+recording_gradients``; e.g. a step from the mixed point, neither a release nor a decision); ``(0, n)`` before any."""
         assert self.pair is not None
         d = self.pair.scenario.problem.dim
         kept = [a[np.isfinite(a).all(axis=1)] for a in self.cache.get("gradient points", []) if a.shape[-1] == d]
@@ -379,7 +379,7 @@ recording_gradients`; e.g. a step from the mixed point, neither a release nor a 
 
     def scopes(self) -> list[Ledger]:
         """The realized ledger's composition scopes: each agent's releases, or all of them under round adjacency
-        (:func:`accounting.composition.per_agent`, :func:`accounting.composition.network_wide`)."""
+        (``accounting.composition.per_agent``, ``accounting.composition.network_wide``)."""
         if self.changed_agent is not None:
             return [self.ledger.for_agent(a) for a in self.ledger.agents]
         return [self.ledger]

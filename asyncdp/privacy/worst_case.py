@@ -2202,7 +2202,7 @@ def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:
 def pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
                    base_witness: dict[str, Any], pair_desc: str) -> Any:
     """The evidence of a pair on a pure claim: a witness when its constructed loss ``loss`` (on engine run
-    ``run``'s realized schedule) exceeds epsilon by more than round-off can add (:func:`_budget`), else none."""
+    ``run``'s realized schedule) exceeds epsilon by more than round-off can add (``_budget``), else none."""
     from .evidence import Evidence
 
     method, kind, eps = "worst-case adjacency search", "constructed worst case", ctx.epsilon_claimed
