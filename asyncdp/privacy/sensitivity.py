@@ -8,7 +8,9 @@
   :class:`accounting.prober.AdjacentPair`, for one noisy channel;
 * :func:`message_pair`: one round's message step R of both problems (where
   private data enters the release directly, e.g. Wang and Başar's gradient
-  step, Automatica 2023, Algorithm 2 step (a)).
+  step, Automatica 2023, Algorithm 2 step (a));
+* :func:`state_beyond_decision`: why both pairs' ``initial_state(z)`` is a
+  first round's state only (a counter, momentum, a tracker in the state).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ..papers import find_registered
 from ..scenario import Scenario
 from .behavior import ZeroNoise
 
-__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair"]
+__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair", "state_beyond_decision"]
 
 
 def independent_sensitivity(scenario: Scenario) -> dict[str, np.ndarray]:
@@ -107,7 +109,7 @@ def _adjacent_pair(rule: Callable[..., np.ndarray], scenario: Scenario, adjacent
 
 
 def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
-                channel: str | None = None) -> prober.AdjacentPair:
+                channel: str | None = None, warm: bool = False) -> prober.AdjacentPair:
     """Round ``t``'s update under both problems, seen through round ``t + 1``'s message on ``channel``.
 
     The prober's point ``z`` is a consensus configuration: the probed agents
@@ -126,11 +128,15 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     every agent is probed from its own problem's configuration and the value
     is the sum over agents of their messages.
 
-    Limitation: the state comes from ``initial_state(z)``, so a rule whose
-    state carries round-dependent information (an update counter, momentum)
-    is probed as if it were in its first round; exact replay and the
-    worst-case search, which run the rule on realized schedules, do not have
-    this limitation. The L1
+    ``warm``: the state entering round ``t`` is that of ``t - 1`` noise-free
+    consensus rounds from ``initial_state(z)`` under the first problem (the
+    same for both), for a rule whose state keeps more than its decision
+    (:func:`state_beyond_decision`: an update counter, momentum); otherwise
+    such a rule is probed as if in its first round (a step ``a / sqrt(k)``
+    probed with ``k = 1`` in every round). Changes the state carries from
+    earlier rounds (momentum's) are not probed (the same state on both
+    sides); exact replay and the worst-case search, which run the rule on
+    realized schedules, cover them. The L1
     change of that sum is a lower bound on the change of the stacked
     messages; it is equal when the agents' changes have disjoint supports,
     as with DPSDA's blocks.
@@ -141,6 +147,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         t: the round whose update is probed.
         channel: the noisy channel whose next message is probed (default: the only one; required
             when the rule has several).
+        warm: start round ``t`` from the state of ``t - 1`` noise-free consensus rounds (above).
 
     Returns:
         The :class:`accounting.prober.AdjacentPair` of the two updates.
@@ -165,7 +172,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
         # changed: each problem's own consensus configuration
         given = base if agent is not None else problem
         lead = pts.shape[:-1]
-        state = alg.initial_state(pts, agents, given)
+        state = _warmed(alg, alg.initial_state(pts, agents, given), t_ if warm else 1, agents, base, zero, lead)
         mixed = alg.message(state, t_, zero(t_, lead), agents, given)
         new = alg.update(state, mixed, t_, agents, problem)
         out = np.asarray(alg.message(new, t_ + 1, zero(t_ + 1, lead), agents, problem)[channel])
@@ -175,7 +182,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
 
 
 def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: int,
-                 channel: str | None = None) -> prober.AdjacentPair:
+                 channel: str | None = None, warm: bool = False) -> prober.AdjacentPair:
     """Round ``t``'s message step R under both problems, from the same state: what private data adds to a release.
 
     The prober's point ``z`` is the probed agents' state (``initial_state(z)``);
@@ -191,6 +198,7 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
         agent: the changed agent, or ``None`` for round adjacency.
         t: the round whose message is probed.
         channel: the noisy channel (default: the only one; required when the rule has several).
+        warm: start round ``t`` from the state of ``t - 1`` noise-free consensus rounds (:func:`update_pair`).
 
     Returns:
         The :class:`accounting.prober.AdjacentPair` of the two messages.
@@ -207,11 +215,64 @@ def message_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: i
     alg = scenario.algorithm.bind(scenario.problem)
     channel = _noisy_channel(alg, channel, "message_pair")
     zero = ZeroNoise.of(alg)
+    base = scenario.problem
 
     def rule(z: np.ndarray, t_: int, problem: Any) -> np.ndarray:
         pts, agents = _probed_agents(z, agent, problem)
-        state = alg.initial_state(pts, agents, problem)
+        state = _warmed(alg, alg.initial_state(pts, agents, problem), t_ if warm else 1, agents, base, zero,
+                        pts.shape[:-1])
         out = np.asarray(alg.message(state, t_, zero(t_, pts.shape[:-1]), agents, problem)[channel])
         return out if agent is not None else out.sum(axis=-2)
 
     return _adjacent_pair(rule, scenario, adjacent, t)
+
+
+def _warmed(alg: Any, state: Any, t: int, agents: Any, problem: Any, zero: ZeroNoise, lead: tuple[int, ...]) -> Any:
+    """``state`` after rounds ``1 .. t - 1`` of noise-free consensus (each agent mixes its own message) under
+    ``problem``: the state entering round ``t`` (``state`` itself for ``t = 1``)."""
+    for s in range(1, t):
+        state = alg.update(state, alg.message(state, s, zero(s, lead), agents, problem), s, agents, problem)
+    return state
+
+
+def state_beyond_decision(scenario: Scenario, agent: int | None) -> str | None:
+    """Why :func:`update_pair` and :func:`message_pair` probe a first round's state only, or ``None``.
+
+    Both start every round from ``initial_state(z)``. That is a state of a
+    later round too when the rule's state is a function of its decision:
+    after round 1's update from the scenario's initial point (the agent's
+    own zero-noise message as the mixed value, as the probes mix),
+    ``initial_state(decision(state))`` gives the state back. A state entry
+    that keeps more (an update counter read by a decaying step, momentum, a
+    gradient tracker, a previous iterate) fails this: a probe of a later
+    round from ``initial_state(z)`` is a state the agent is never in then
+    (e.g. a step ``a / sqrt(k)`` probed with ``k = 1`` in every round).
+
+    Args:
+        scenario: the scenario.
+        agent: the changed agent, or ``None`` for round adjacency (agent 0 is tried).
+
+    Returns:
+        ``None``, or the reason naming the first state entry that differs.
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> state_beyond_decision(small_example()[0].scenario, 0) is None
+        True
+    """
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    who = 0 if agent is None else int(agent)
+    x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
+    state = alg.initial_state(x0, who, problem)
+    new = alg.update(state, alg.message(state, 1, ZeroNoise.of(alg)(1, ()), who, problem), 1, who, problem)
+    back = alg.initial_state(np.array(alg.decision(new), dtype=float, copy=True), who, problem)
+    for key, value in new.items():
+        try:
+            same = key in back and bool(np.array_equal(value, back[key]))
+        except (TypeError, ValueError):  # entries numpy cannot compare: not shown the same
+            same = False
+        if not same:
+            return (f"state entry {key!r} after round 1's update is not initial_state's of the agent's decision (the "
+                    "rule keeps more than its decision: a counter, momentum, a tracker)")
+    return None

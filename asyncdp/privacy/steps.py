@@ -57,7 +57,7 @@ from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
-from .sensitivity import message_pair, update_pair
+from .sensitivity import message_pair, state_beyond_decision, update_pair
 from .worst_case import search_worst_case
 
 __all__ = [
@@ -349,7 +349,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     All these probes run as one (:func:`accounting.prober.probe_many`: one
     search loop for all of them, each probe's result exactly its own). The
     largest change found is compared with two bounds, each a witness when
-    exceeded: the rule's own declared sensitivity of that release (its
+    exceeded (a rule whose state keeps more than its decision,
+    :func:`~asyncdp.privacy.sensitivity.state_beyond_decision`, is probed in
+    round ``t`` from its state after ``t - 1`` noise-free rounds): the rule's own declared sensitivity of that release (its
     ``noise()``), and the paper record's lemma (an independent bound the
     accountant composes with; under round adjacency, the sum of the lemma
     over the agents' releases, since the probed value is the sum of their
@@ -401,6 +403,12 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
+    beyond = state_beyond_decision(scenario, ctx.changed_agent)
+    warm = beyond is not None  # initial_state(z) is a state the agent never has in a later round
+    if warm:
+        reasons.append(f"prober: {beyond}; round t is probed from the state of t - 1 noise-free consensus rounds "
+                       "from initial_state(z) (the same on both sides: changes carried from earlier rounds are "
+                       "left to exact replay, sensitivity coverage and the worst-case search)")
     # every channel's, round's and step's probe, refined together (one search loop for all of them)
     probes: list[tuple[Any, int, int, str, float]] = []
     requests: list[prober.ProbeRequest] = []
@@ -409,10 +417,11 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         # (release round, round of the probed step, step, pair): the update U of round t is masked by release
         # t + 1; the message step R of round t (data entering the release directly) by release t
         for t in probed:
-            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name))]
+            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name,
+                                                        warm=warm))]
             if t < scenario.horizon:
                 steps.append((t + 1, "update step U",
-                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name, warm=warm)))
             for release, step, adjacent_pair in steps:
                 claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
                 probes.append((channel, release, t, step, claimed))
