@@ -10,7 +10,9 @@
   private data enters the release directly, e.g. Wang and Başar's gradient
   step, Automatica 2023, Algorithm 2 step (a));
 * :func:`state_beyond_decision`: why both pairs' ``initial_state(z)`` is a
-  first round's state only (a counter, momentum, a tracker in the state).
+  first round's state only (a counter, momentum, a tracker in the state);
+* :func:`state_follows_history`: why the noise-free rounds' state is not
+  the only state the agent can enter round ``t`` with (momentum, a tracker).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..papers import find_registered
 from ..scenario import Scenario
 from .behavior import ZeroNoise
 
-__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair", "state_beyond_decision"]
+__all__ = ["independent_sensitivity", "release_sensitivity", "update_pair", "message_pair", "state_beyond_decision",
+           "state_follows_history"]
 
 
 def independent_sensitivity(scenario: Scenario) -> dict[str, np.ndarray]:
@@ -276,3 +279,84 @@ def state_beyond_decision(scenario: Scenario, agent: int | None) -> str | None:
             return (f"state entry {key!r} after round 1's update is not initial_state's of the agent's decision (the "
                     "rule keeps more than its decision: a counter, momentum, a tracker)")
     return None
+
+
+def state_follows_history(scenario: Scenario, agent: int | None, rounds: int = 3) -> str | None:
+    """Why a warm probe (:func:`update_pair` with ``warm=True``) does not see every state of round ``t``, or ``None``.
+
+    A state entry that keeps more than the decision and is the same after
+    ``t - 1`` rounds whatever the agent mixed and wherever it started (an
+    update counter) makes the warm probe exact. One that follows what was
+    mixed (momentum, a tracker, a scale grown by disagreement) can be
+    anything the releases drive it to: the noise-free rounds' value is one of
+    many, and ``initial_state(z)``'s may be another reachable one. Shown on
+    behavior: the agent's rounds ``1 .. rounds`` from the scenario's initial
+    point with its own zero-noise messages, against the same rounds with
+    each mixed value moved by seeded Gaussian draws of scales 1e-2, 1, 1e2
+    and 1e6 (times ``1 + max |x0|``), and from an initial point moved likewise;
+    every entry that is not ``initial_state`` of the decision in some round
+    must agree across them.
+
+    Args:
+        scenario: the scenario.
+        agent: the changed agent, or ``None`` for round adjacency (agent 0 is tried).
+        rounds: how many rounds each trajectory runs (at most the horizon).
+
+    Returns:
+        ``None``, or the reason naming the first entry and round that differ (or the rule's error on a moved input).
+
+    Example:
+        >>> from asyncdp.privacy.context import small_example
+        >>> state_follows_history(small_example()[0].scenario, 0) is None
+        True
+    """
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    who = 0 if agent is None else int(agent)
+    zero = ZeroNoise.of(alg)
+    x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
+    size = 1.0 + float(np.max(np.abs(x0), initial=0.0))
+    rng = np.random.default_rng(20231)
+    rounds = max(1, min(int(rounds), scenario.horizon))
+
+    def trajectory(start: np.ndarray, scale: float) -> list[Any]:
+        state, out = alg.initial_state(np.array(start, copy=True), who, problem), []
+        for s in range(1, rounds + 1):
+            mixed = dict(alg.message(state, s, zero(s, ()), who, problem))
+            if scale > 0:
+                mixed = {k: np.asarray(v, dtype=float) + scale * rng.standard_normal(np.shape(v))
+                         for k, v in mixed.items()}
+            state = alg.update(state, mixed, s, who, problem)
+            out.append(state)
+        return out
+
+    free = trajectory(x0, 0.0)
+    others: list[tuple[str, list[Any]]] = []
+    keys: set[str] = set()
+    try:
+        with np.errstate(all="ignore"):  # a far input may overflow: a nan entry is not shown the same
+            for scale in (1e-2, 1.0, 1e2, 1e6):
+                far = scale * size
+                others.append((f"mixed values moved by draws of scale {far:.3g}", trajectory(x0, far)))
+                others.append((f"an initial point moved by {far:.3g}",
+                               trajectory(x0 + far * rng.standard_normal(x0.shape), 0.0)))
+            for state in free + [st for _, traj in others for st in traj]:
+                back = alg.initial_state(np.array(alg.decision(state), dtype=float, copy=True), who, problem)
+                keys |= {k for k, v in state.items() if k not in back or not _same(v, back[k])}
+    except Exception as err:  # noqa: BLE001 - a rule refusing a moved input is not shown history-free
+        return f"the rule raised {type(err).__name__} on a moved input ({err}): not shown to forget its history"
+    for why, traj in others:
+        for s, (a, b) in enumerate(zip(free, traj), 1):
+            for key in sorted(keys):
+                if not _same(a.get(key), b.get(key)):
+                    return (f"state entry {key!r} after round {s} differs with {why}: it follows what the agent "
+                            "mixed or where it started, so the noise-free rounds' value is one of many")
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two state entries are equal (entries numpy cannot compare are not shown equal)."""
+    try:
+        return bool(np.array_equal(a, b))
+    except (TypeError, ValueError):
+        return False

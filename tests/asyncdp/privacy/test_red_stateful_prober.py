@@ -32,7 +32,7 @@ from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.sensitivity import state_beyond_decision
+from asyncdp.privacy.sensitivity import state_beyond_decision, state_follows_history
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
 
@@ -123,3 +123,77 @@ def test_a_rule_whose_state_is_its_decision_is_probed_in_every_round():
     sc, _ = make(CountedDecayDGD, Lockstep())
     assert "state entry 'k'" in state_beyond_decision(sc, 0)
     assert state_beyond_decision(sc.replace(algorithm=noisy_dgd.NoisyDGD()), 0) is None
+
+
+# -- a state that follows the releases: the noise-free rounds are not every state of round t ---------------------
+RESET, RESET_EPS, RESET_STEP = 3.0, 2.0, 0.1  # ||z - x|| resetting s to 1 (rare under the noise); claim; a
+
+
+def halving(t: int, dim: int) -> float:
+    """The wrong lemma: release ``t`` moves by ``2 a C sqrt(n) / 2^(t - 2)``, as if ``s`` always halved."""
+    return 0.0 if t == 1 else math.sqrt(dim) * 2 * RESET_STEP * CLIP * 0.5 ** (t - 2)
+
+
+@dataclass(frozen=True)
+class ResetScaleDGD(CountedDecayDGD):
+    """Steps ``x = z - a s clip(g(z), C)``; ``s`` (1 at first) halves each round, back to 1 when ``||z - x|| > 3``.
+
+    Truth: ``s = 1`` in every round has positive probability (Laplace noise is unbounded), and then release
+    ``t >= 2`` moves by ``2 a C sqrt(n)`` (opposite clipped gradients at ``z``): 2^(t-2) times the lemma, so the
+    pure claim calibrated to the lemma is false. The noise-free rounds halve ``s`` (``z = x``): a probe from them
+    agrees with the lemma; a probe from ``initial_state(z)`` (``s = 1``) refutes it; under the declared noise
+    (scale 0.28) the runs of the scenario below and the worst-case search never reset ``s``.
+    """
+
+    name: ClassVar[str] = "test-reset-scale-dgd"
+
+    def scale(self) -> float:
+        return sum(halving(t, self.dim) for t in range(1, T + 1)) / RESET_EPS
+
+    def claimed_form(self, horizon: int) -> Any:
+        return PureDP(RESET_EPS)
+
+    def initial_state(self, x0: np.ndarray, agents: Any, problem: Any) -> dict:
+        x = np.array(x0, dtype=float, copy=True)
+        return {"x": x, "s": np.ones(x.shape[:-1] + (1,))}
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("laplace", self.scale(), self.dim, halving(t, self.dim))
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z, s = mixed["y"], state["s"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
+        far = np.linalg.norm(z - state["x"], axis=-1, keepdims=True) > RESET
+        return {"x": problem.domain.project(z - RESET_STEP * s * g), "s": np.where(far, 1.0, 0.5 * s)}
+
+
+def halving_lemma(scenario: Any) -> np.ndarray:
+    return np.array([halving(t, scenario.problem.dim) for t in range(1, scenario.horizon + 1)])
+
+
+def reset_scenarios() -> tuple[Scenario, Scenario]:
+    """Five agents on a ring keeping half, agent 0 at (1, 1) or (-1, -1): only the prober sees the wrong lemma."""
+    w = 0.5 * np.eye(5)
+    w[(np.arange(5) + 1) % 5, np.arange(5)] += 0.5
+    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(5, 2))
+    addresses[0] = [1.0, 1.0]
+    problem = rendezvous_problem(addresses, low=-5.0, high=5.0)
+    sc = Scenario(problem, topology.static(w), ResetScaleDGD(), horizon=T, seed=7)
+    return sc, sc.replace(problem=problem.adjacent(0, address=[-1.0, -1.0]))
+
+
+def test_a_wrong_lemma_at_a_reachable_first_round_state_is_still_refuted():
+    # was pass: only the noise-free rounds' state (s = 1 / 2^(t-1)) was probed, and nothing else saw s = 1
+    sc, adj = reset_scenarios()
+    with noisy_dgd.registered([ResetScaleDGD], adjacency, origin=__file__, lemma=halving_lemma):
+        report = check_privacy(sc, adj, runs=200, search_examples=0)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "sensitivity" and w["step"] == "update step U (from initial_state(z))", w
+    assert w["value"] > 1.9 * w["claimed"], w  # s = 1 where the lemma has s = 1/2 (round 2) or less
+
+
+def test_a_counter_is_history_free_and_a_reset_scale_is_not():
+    sc, _ = make(CountedDecayDGD, Lockstep())
+    assert state_follows_history(sc, 0) is None
+    assert "state entry 's'" in state_follows_history(reset_scenarios()[0], 0)
