@@ -407,7 +407,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
     beyond = state_beyond_decision(scenario, ctx.changed_agent)
-    history = None if beyond is None else state_follows_history(scenario, ctx.changed_agent)
+    history = None if beyond is None else state_follows_history(scenario, ctx.changed_agent,
+                                                                 max(probed, default=1))
     # warm (True): round t from t - 1 noise-free rounds; cold (False): from initial_state(z). Warm alone only
     # when it is every state of round t (a counter); with a state that follows the releases both are probed:
     # initial_state(z)'s may be a reachable state the noise-free rounds never visit
