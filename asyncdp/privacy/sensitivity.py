@@ -292,10 +292,13 @@ def state_follows_history(scenario: Scenario, agent: int | None, rounds: int = 3
     many, and ``initial_state(z)``'s may be another reachable one. Shown on
     behavior: the agent's rounds ``1 .. rounds`` from the scenario's initial
     point with its own zero-noise messages, against the same rounds with
-    each mixed value moved by seeded Gaussian draws of scales 1e-2, 1, 1e2
-    and 1e6 (times ``1 + max |x0|``), and from an initial point moved likewise;
-    every entry that is not ``initial_state`` of the decision in some round
-    must agree across them.
+    each mixed value moved by seeded Gaussian draws of scales 1e-3, 1e-2,
+    ..., 1e12 and 1e100 (times ``1 + max |x0|``: a threshold on what was
+    mixed is crossed by one of them), and from an initial point moved
+    likewise; every entry that is not ``initial_state`` of the decision in
+    some round must agree across them. A behavioral test: an entry that
+    follows the releases only in a window these draws miss is taken for a
+    counter.
 
     Args:
         scenario: the scenario.
@@ -335,7 +338,7 @@ def state_follows_history(scenario: Scenario, agent: int | None, rounds: int = 3
     keys: set[str] = set()
     try:
         with np.errstate(all="ignore"):  # a far input may overflow: a nan entry is not shown the same
-            for scale in (1e-2, 1.0, 1e2, 1e6):
+            for scale in (*(10.0 ** np.arange(-3, 13)), 1e100):
                 far = scale * size
                 others.append((f"mixed values moved by draws of scale {far:.3g}", trajectory(x0, far)))
                 others.append((f"an initial point moved by {far:.3g}",
