@@ -238,14 +238,15 @@ def _warmed(alg: Any, state: Any, t: int, agents: Any, problem: Any, zero: ZeroN
     return state
 
 
-def state_beyond_decision(scenario: Scenario, agent: int | None) -> str | None:
+def state_beyond_decision(scenario: Scenario, agent: int | None, rounds: int = 3) -> str | None:
     """Why :func:`update_pair` and :func:`message_pair` probe a first round's state only, or ``None``.
 
     Both start every round from ``initial_state(z)``. That is a state of a
     later round too when the rule's state is a function of its decision:
-    after round 1's update from the scenario's initial point (the agent's
-    own zero-noise message as the mixed value, as the probes mix),
-    ``initial_state(decision(state))`` gives the state back. A state entry
+    after each of rounds ``1 .. rounds``' updates from the scenario's initial
+    point (the agent's own zero-noise message as the mixed value, as the
+    probes mix), ``initial_state(decision(state))`` gives the state back (a
+    counter that starts counting in round 2 is seen there). A state entry
     that keeps more (an update counter read by a decaying step, momentum, a
     gradient tracker, a previous iterate) fails this: a probe of a later
     round from ``initial_state(z)`` is a state the agent is never in then
@@ -254,9 +255,10 @@ def state_beyond_decision(scenario: Scenario, agent: int | None) -> str | None:
     Args:
         scenario: the scenario.
         agent: the changed agent, or ``None`` for round adjacency (agent 0 is tried).
+        rounds: how many rounds are run (at most the horizon).
 
     Returns:
-        ``None``, or the reason naming the first state entry that differs.
+        ``None``, or the reason naming the first state entry and round that differ.
 
     Example:
         >>> from asyncdp.privacy.context import small_example
@@ -268,16 +270,14 @@ def state_beyond_decision(scenario: Scenario, agent: int | None) -> str | None:
     who = 0 if agent is None else int(agent)
     x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
     state = alg.initial_state(x0, who, problem)
-    new = alg.update(state, alg.message(state, 1, ZeroNoise.of(alg)(1, ()), who, problem), 1, who, problem)
-    back = alg.initial_state(np.array(alg.decision(new), dtype=float, copy=True), who, problem)
-    for key, value in new.items():
-        try:
-            same = key in back and bool(np.array_equal(value, back[key]))
-        except (TypeError, ValueError):  # entries numpy cannot compare: not shown the same
-            same = False
-        if not same:
-            return (f"state entry {key!r} after round 1's update is not initial_state's of the agent's decision (the "
-                    "rule keeps more than its decision: a counter, momentum, a tracker)")
+    zero = ZeroNoise.of(alg)
+    for s in range(1, max(1, min(int(rounds), scenario.horizon)) + 1):
+        state = alg.update(state, alg.message(state, s, zero(s, ()), who, problem), s, who, problem)
+        back = alg.initial_state(np.array(alg.decision(state), dtype=float, copy=True), who, problem)
+        for key, value in state.items():
+            if key not in back or not _same(value, back[key]):
+                return (f"state entry {key!r} after round {s}'s update is not initial_state's of the agent's decision "
+                        "(the rule keeps more than its decision: a counter, momentum, a tracker)")
     return None
 
 

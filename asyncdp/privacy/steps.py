@@ -406,7 +406,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
-    beyond = state_beyond_decision(scenario, ctx.changed_agent)
+    beyond = state_beyond_decision(scenario, ctx.changed_agent, max(probed, default=1))
     history = None if beyond is None else state_follows_history(scenario, ctx.changed_agent,
                                                                  max(probed, default=1))
     # warm (True): round t from t - 1 noise-free rounds; cold (False): from initial_state(z). Warm alone only

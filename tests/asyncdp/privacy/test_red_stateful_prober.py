@@ -197,3 +197,20 @@ def test_a_counter_is_history_free_and_a_reset_scale_is_not():
     sc, _ = make(CountedDecayDGD, Lockstep())
     assert state_follows_history(sc, 0) is None
     assert "state entry 's'" in state_follows_history(reset_scenarios()[0], 0)
+
+
+@dataclass(frozen=True)
+class LateCounterDGD(CountedDecayDGD):
+    """Counts its updates from round 2 on: after round 1 its state is ``initial_state`` of its decision."""
+
+    name: ClassVar[str] = "test-late-counter-dgd"
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        return {**super().update(state, mixed, t, agents, problem), "k": state["k"] + (t >= 2)}
+
+
+def test_a_counter_that_starts_late_is_seen_in_a_later_round():
+    sc, _ = make(LateCounterDGD, Lockstep())
+    assert "state entry 'k' after round 2's update" in state_beyond_decision(sc, 0)  # was None: round 1 only
+    assert state_beyond_decision(sc, 0, rounds=1) is None
+    assert state_follows_history(sc, 0) is None
