@@ -294,7 +294,9 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
 
     Both engines mix and record exactly the declared channels; a message on a channel the rule does not declare
     was mixed by the batch engine and dropped by the SimPy engine (the two computed different runs), and one left
-    out failed deep inside the engine.
+    out failed deep inside the engine. Each message must be the call's leading axes (none for one agent, runs and
+    agents for a batch) and one coordinate axis: a message without it (``x[..., 0]`` for ``x[..., :1]``) failed
+    deep inside each engine, differently.
 
     Args:
         alg, state, t, noise, agents, problem: as :meth:`Algorithm.message`.
@@ -303,8 +305,9 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         The rule's messages.
 
     Raises:
-        ScenarioError: the rule returned no mapping, or its channels differ from ``alg.channels`` (the message
-            names the rule, the round, the agent and the channels).
+        ScenarioError: the rule returned no mapping, its channels differ from ``alg.channels``, or a message has
+            not the call's leading axes and one coordinate axis (the message names the rule, the round, the agent
+            and the channels, or the channel and the shape).
 
     Example:
         >>> class R:
@@ -325,6 +328,12 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         raise ScenarioError(f"{_where(alg, t, agents)}: message() returned the channels {got}, but the rule declares "
                             f"{[c.name for c in channels]} (its channels attribute): declare every channel it sends "
                             "on, and send on each")
+    axes = 1 if np.ndim(agents) == 0 else 3  # (n,) for one agent; (runs, agents, n) for a batch
+    for name, value in out.items():
+        if np.ndim(value) != axes:
+            raise ScenarioError(f"{_where(alg, t, agents)}: message() returned on channel {name!r} an array of shape "
+                                f"{np.shape(value)}, but a message is {'(runs, agents) and ' if axes == 3 else ''}"
+                                "one coordinate axis (the last): send a scalar statistic as v[..., :1], not v[..., 0]")
     return out
 
 

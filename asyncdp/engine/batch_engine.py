@@ -417,8 +417,20 @@ def start_runs(scenario: Any, runs: int, keep: str) -> tuple[Any, Any, np.ndarra
 
 
 def _check_batchable(scenario: Any) -> None:
-    """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario`` (it runs every timing)."""
-    _timed(scenario)
+    """Raise :class:`~asyncdp.errors.ScenarioError` if the batch engine does not run ``scenario``.
+
+    It runs every timing; on the timed path only a rule whose every state entry has the leading axes (runs,
+    agents) (:func:`~asyncdp.engine.batch_levels.check_per_agent_state`: a Python counter or a string in the state
+    is refused there, the SimPy engine runs it).
+    """
+    if _timed(scenario):
+        from .batch_levels import check_per_agent_state
+
+        problem = scenario.problem
+        alg = scenario.algorithm.bind(problem)
+        x0 = np.broadcast_to(scenario.initial_points(), (1, problem.num_agents, problem.dim))
+        check_per_agent_state(alg, alg.initial_state(np.array(x0), np.arange(problem.num_agents), problem), 1,
+                              problem.num_agents)
 
 
 def _timed(scenario: Any) -> bool:

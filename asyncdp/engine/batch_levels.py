@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms.base import rule_messages, rule_update
+from ..errors import ScenarioError
 
 __all__ = ["levels", "run_levels"]
 
@@ -137,6 +138,32 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
                 changed = True
         if not changed:
             return np.ascontiguousarray(lev.transpose(0, 2, 1))  # (T + 1, R, N): a round's levels, one block
+
+
+def check_per_agent_state(alg: Any, state: Any, runs: int, n: int) -> None:
+    """Raise unless every entry of the initial ``state`` has the leading axes ``(runs, n)``: this path gathers and
+    writes back each (run, agent) pair's state on its own.
+
+    Args:
+        alg: the rule (for its name); state: its ``initial_state`` for ``runs`` runs of ``n`` agents.
+
+    Raises:
+        ScenarioError: an entry without those axes (a Python counter, a string, a list), named with its shape.
+
+    Example:
+        >>> class R:
+        ...     name = "r"
+        >>> check_per_agent_state(R(), {"x": np.zeros((2, 3, 1)), "k": 0}, 2, 3)  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: state entry 'k' (int of shape ()) ...
+    """
+    for key, value in state.items():
+        if np.shape(value)[:2] != (runs, n):
+            raise ScenarioError(
+                f"{getattr(alg, 'name', type(alg).__name__)}: state entry {key!r} ({type(value).__name__} of shape "
+                f"{np.shape(value)}) has not the leading axes (runs, agents) = {(runs, n)} of x0: the batch engine "
+                "under deadline or asynchronous timing keeps each agent's state apart; make it an array with those "
+                "axes (e.g. np.zeros(x0.shape[:-1] + (1,)) for a counter), or run engine='simpy'")
 
 
 def _gather(state: dict[str, np.ndarray], flat: np.ndarray) -> dict[str, np.ndarray]:
@@ -234,6 +261,7 @@ def run_levels(alg: Any, problem: Any, noise: Any, plan: Any, state: dict[str, n
     """
     runs = used[0].shape[0]
     n, horizon, total = plan.N, plan.T, plan.M
+    check_per_agent_state(alg, state, runs, n)
     plan_rounds = [plan.rounds[k] for k in range(horizon)]  # each round's index arrays, made once
     lev = levels(plan, used, source, plan_rounds)
     # round-major (T + 1, R, N, n): a group's combines (one round) write into one block of R N rows

@@ -57,7 +57,7 @@ from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
-from .sensitivity import message_pair, update_pair
+from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
 from .worst_case import search_worst_case
 
 __all__ = [
@@ -349,7 +349,12 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     All these probes run as one (:func:`accounting.prober.probe_many`: one
     search loop for all of them, each probe's result exactly its own). The
     largest change found is compared with two bounds, each a witness when
-    exceeded: the rule's own declared sensitivity of that release (its
+    exceeded (a rule whose state keeps more than its decision,
+    :func:`~asyncdp.privacy.sensitivity.state_beyond_decision`, is probed in
+    round ``t`` from its state after ``t - 1`` noise-free rounds, and also
+    from ``initial_state(z)`` when that state follows the releases,
+    :func:`~asyncdp.privacy.sensitivity.state_follows_history`): the rule's
+    own declared sensitivity of that release (its
     ``noise()``), and the paper record's lemma (an independent bound the
     accountant composes with; under round adjacency, the sum of the lemma
     over the agents' releases, since the probed value is the sum of their
@@ -401,6 +406,18 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     else:  # only round t0's update differs; every agent's release moves
         probed = [ctx.changed_round] if ctx.changed_round < scenario.horizon else []
         copies = scenario.problem.num_agents
+    beyond = state_beyond_decision(scenario, ctx.changed_agent, max(probed, default=1))
+    history = None if beyond is None else state_follows_history(scenario, ctx.changed_agent,
+                                                                 max(probed, default=1))
+    # warm (True): round t from t - 1 noise-free rounds; cold (False): from initial_state(z). Warm alone only
+    # when it is every state of round t (a counter); with a state that follows the releases both are probed:
+    # initial_state(z)'s may be a reachable state the noise-free rounds never visit
+    starts = (False,) if beyond is None else (True,) if history is None else (True, False)
+    if beyond is not None:
+        reasons.append(f"prober: {beyond}; round t is probed from the state of t - 1 noise-free consensus rounds "
+                       "from initial_state(z) (the same on both sides: changes carried from earlier rounds are "
+                       "left to exact replay, sensitivity coverage and the worst-case search)"
+                       + ("" if history is None else f", and from initial_state(z) too: {history}"))
     # every channel's, round's and step's probe, refined together (one search loop for all of them)
     probes: list[tuple[Any, int, int, str, float]] = []
     requests: list[prober.ProbeRequest] = []
@@ -408,11 +425,13 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
         # (release round, round of the probed step, step, pair): the update U of round t is masked by release
         # t + 1; the message step R of round t (data entering the release directly) by release t
-        for t in probed:
-            steps = [(t, "message step R", message_pair(scenario, adjacent, ctx.changed_agent, t, channel.name))]
+        for t, warm in ((t, warm) for t in probed for warm in starts):
+            start = "" if len(starts) == 1 else (" (from noise-free rounds)" if warm else " (from initial_state(z))")
+            steps = [(t, "message step R" + start, message_pair(scenario, adjacent, ctx.changed_agent, t,
+                                                                 channel.name, warm=warm))]
             if t < scenario.horizon:
-                steps.append((t + 1, "update step U",
-                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name)))
+                steps.append((t + 1, "update step U" + start,
+                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name, warm=warm)))
             for release, step, adjacent_pair in steps:
                 claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
                 probes.append((channel, release, t, step, claimed))
