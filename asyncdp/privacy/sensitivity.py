@@ -134,7 +134,7 @@ def update_pair(scenario: Scenario, adjacent: Scenario, agent: int | None, t: in
     ``warm``: the state entering round ``t`` is that of ``t - 1`` noise-free
     consensus rounds from ``initial_state(z)`` under the first problem (the
     same for both), for a rule whose state keeps more than its decision
-    (:func:`state_beyond_decision`: an update counter, momentum); otherwise
+    (``state_beyond_decision``: an update counter, momentum); otherwise
     such a rule is probed as if in its first round (a step ``a / sqrt(k)``
     probed with ``k = 1`` in every round). Changes the state carries from
     earlier rounds (momentum's) are not probed (the same state on both
