@@ -53,15 +53,20 @@ from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
-           "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
+           "DENSE_CACHE_ENTRIES", "STACK_ENTRIES", "STACK_HORIZON_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
 """Largest ``T x R x N x N`` kept as dense rounds (above it the schedules are read as recorded, every time)."""
 
 
 STACK_ENTRIES = 1_000_000
-"""Largest ``K R x N x N x d`` (and ``K R x T x N x d``) of ``K`` candidates replayed together
-(:func:`constructed_replays`); below the replay's own chunk size, so the stack is one chunk."""
+"""Largest ``K R x N x N x d`` of ``K`` candidates replayed together (:func:`constructed_replays`: one round's
+gather); below the replay's own chunk size, so the stack is one chunk."""
+
+STACK_HORIZON_ENTRIES = 4_000_000
+"""Largest ``K R x T x N x d`` of ``K`` candidates replayed together (their transcripts and residuals, every round
+kept: 32 MB an array). Apart from :data:`STACK_ENTRIES`: each replay walks all ``T`` rounds at a fixed cost per
+round, and with one budget for both the replays grow with ``T`` too (the search's cost with ``T^2``)."""
 
 
 class DenseSchedules:
@@ -477,12 +482,14 @@ class CandidateCosts:
 
 
 def stack_size(runs: EngineRuns) -> int:
-    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`)."""
+    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`,
+    :data:`STACK_HORIZON_ENTRIES`)."""
     first = next(iter(runs.messages.values()))
     horizon, n_agents = first.shape[1], first.shape[2]
     width = max(m.shape[-1] * (n_agents if runs.unicast else 1) for m in runs.messages.values())
-    per_run = max(n_agents * n_agents * width, horizon * n_agents * width)
-    return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
+    rounds = STACK_ENTRIES // max(1, runs.runs * n_agents * n_agents * width)
+    kept = STACK_HORIZON_ENTRIES // max(1, runs.runs * horizon * n_agents * width)
+    return max(1, min(rounds, kept))
 
 
 class Replays(list):  # type: ignore[type-arg]

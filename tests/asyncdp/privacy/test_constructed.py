@@ -626,3 +626,55 @@ def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_
     assert stacked.num_agents == 3
     with pytest.raises(Unstackable):
         getattr(stacked, "agent")  # noqa: B009 - differs between the candidates
+
+
+def _shaped_runs(runs, horizon, agents, dim, unicast=False):
+    """What :func:`~asyncdp.privacy.constructed.stack_size` reads of engine runs: their count and message shape."""
+    from types import SimpleNamespace
+
+    shape = (runs, horizon, agents, agents, dim) if unicast else (runs, horizon, agents, dim)
+    return SimpleNamespace(runs=runs, unicast=unicast, messages={"x": np.empty(shape)})
+
+
+@pytest.mark.parametrize("horizon", [50, 100, 200, 400])
+def test_the_stack_keeps_both_budgets_and_the_replays_do_not_multiply_with_the_horizon(horizon):
+    """huang2015 at N=50, d=10, 8 runs (the search's): each stacked replay walks all T rounds at a fixed cost per
+    round, so a stack that shrank as 1/T made the replays' count grow with T and the search's cost with T^2 (one
+    budget for both shapes gave 2 candidates a stack at T=100 and 1 at T=200). The per-round gather keeps its
+    budget (one chunk); the kept rounds have their own."""
+    from asyncdp.privacy.constructed import STACK_ENTRIES, STACK_HORIZON_ENTRIES, stack_size
+
+    runs, agents, dim = 8, 50, 10
+    size = stack_size(_shaped_runs(runs, horizon, agents, dim))
+    assert size * runs * agents * agents * dim <= STACK_ENTRIES
+    assert size == 1 or size * runs * horizon * agents * dim <= STACK_HORIZON_ENTRIES
+    # the largest stack both budgets allow: one more candidate breaks one of them
+    assert (size + 1) * runs * agents * agents * dim > STACK_ENTRIES or \
+        (size + 1) * runs * horizon * agents * dim > STACK_HORIZON_ENTRIES
+    assert size == min(STACK_ENTRIES // (runs * agents * agents * dim),
+                       STACK_HORIZON_ENTRIES // (runs * horizon * agents * dim)) or size == 1
+    if horizon <= 200:  # 800k kept entries a candidate at T=200: at least 5 to a stack (the one budget gave 1)
+        assert size >= 5
+
+
+def test_a_unicast_stack_counts_every_links_message():
+    from asyncdp.privacy.constructed import STACK_ENTRIES, STACK_HORIZON_ENTRIES, stack_size
+
+    runs, horizon, agents, dim = 4, 30, 10, 3
+    size = stack_size(_shaped_runs(runs, horizon, agents, dim, unicast=True))
+    width = agents * dim
+    assert size == min(STACK_ENTRIES // (runs * agents * agents * width),
+                       STACK_HORIZON_ENTRIES // (runs * horizon * agents * width))
+
+
+def test_the_search_finds_the_same_pair_whatever_the_stack_holds(monkeypatch):
+    """The stack's budgets decide only how the candidates are grouped into replays: every candidate gets its own
+    replay's values, so the search's evidence is the same with one candidate a replay."""
+    import asyncdp.privacy.constructed as constructed
+    from asyncdp.privacy.worst_case import search_worst_case
+
+    grouped = search_worst_case(*small_example(runs=40, search_examples=4))
+    monkeypatch.setattr(constructed, "STACK_HORIZON_ENTRIES", 1)
+    alone = search_worst_case(*small_example(runs=40, search_examples=4))
+    assert grouped.figures == alone.figures and grouped.witness == alone.witness
+    assert grouped.reasons == alone.reasons
