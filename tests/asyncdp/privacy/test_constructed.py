@@ -678,3 +678,35 @@ def test_the_search_finds_the_same_pair_whatever_the_stack_holds(monkeypatch):
     alone = search_worst_case(*small_example(runs=40, search_examples=4))
     assert grouped.figures == alone.figures and grouped.witness == alone.witness
     assert grouped.reasons == alone.reasons
+
+
+def test_lockstep_runs_too_many_to_keep_every_runs_rounds_keep_the_one_pass_construction(monkeypatch):
+    """Runs sharing one schedule keep ``T x N x N`` rounds (the shared schedule's), not ``T x R x N x N``: above
+    DENSE_CACHE_ENTRIES for the runs but not for one schedule, they are still read as DenseSchedules (nothing kept
+    per run), so a lockstep construction still settles in one pass. They were read as recorded instead: every
+    candidate took two construction passes (huang2015 at N=50, T=200, 16 runs: 8e6 entries), and candidates pinned
+    to different agents no longer stacked. The losses are the same either way."""
+    import accounting.scheduled_replay as sr
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario
+    runs = run_engine(sc, 9, seed=4)
+    n = sc.problem.num_agents
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    want, want_rounds = constructed_replays(CandidateRuns(runs, range(9)).runs, [(p, q)], 0)[0]
+    passes = []
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: passes.append(1) or real(*a, **k))
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 9 * n * n - 1)  # every run's: no room
+    cand = CandidateRuns(runs, range(9))
+    assert isinstance(cand.runs.schedules, DenseSchedules)
+    (got, got_rounds), = constructed_replays(cand.runs, [(p, q)], 0)
+    assert len(passes) == 1  # one pass settles a lockstep construction
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_rounds, want_rounds)
+    for t in range(1, sc.horizon + 1):  # asked for every run's rounds, copies or gather index: given, not kept
+        cand.runs.schedules.dense_runs(t), cand.runs.schedules.tiled_round(t, 3), cand.runs.schedules.gather_index(t)
+    assert not any(isinstance(k, int) or (isinstance(k, tuple) and k[0] in ("tiled", "index"))
+                   for k in cand.runs.schedules._cache)
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * n * n - 1)  # not even one schedule's
+    assert not isinstance(CandidateRuns(runs, range(9)).runs.schedules, DenseSchedules)
