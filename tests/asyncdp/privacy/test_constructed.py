@@ -710,3 +710,44 @@ def test_lockstep_runs_too_many_to_keep_every_runs_rounds_keep_the_one_pass_cons
                    for k in cand.runs.schedules._cache)
     monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * n * n - 1)  # not even one schedule's
     assert not isinstance(CandidateRuns(runs, range(9)).runs.schedules, DenseSchedules)
+
+
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+def test_lockstep_runs_past_the_dense_budget_get_the_recorded_readings_losses(mode, monkeypatch):
+    """Lockstep runs sharing one schedule, read as DenseSchedules that keep nothing per run (past
+    DENSE_CACHE_ENTRIES), as DenseSchedules keeping every run's rounds, and as recorded (not even one schedule's
+    rounds fit): the same losses to the bit. Unicast replays gather every round (no shared round), so they read
+    the rounds the DenseSchedules compute again on each call."""
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario.replace(mode=mode)
+    runs = run_engine(sc, 9, seed=2)
+    assert runs.unicast == (mode == "unicast")
+    n = sc.problem.num_agents
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    got = {}
+    for name, budget in [("kept", None), ("not kept", sc.horizon * 9 * n * n - 1), ("recorded", sc.horizon * n * n - 1)]:
+        if budget is not None:
+            monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", budget)
+        cand = CandidateRuns(runs, range(9))
+        assert isinstance(cand.runs.schedules, DenseSchedules) == (name != "recorded")
+        got[name] = constructed_replays(cand.runs, [(p, q), (q, p)], 0)
+    for name in ("not kept", "recorded"):
+        for (losses, rounds), (want, want_rounds) in zip(got[name], got["kept"]):
+            np.testing.assert_array_equal(losses, want)
+            np.testing.assert_array_equal(rounds, want_rounds)
+
+
+def test_runs_each_with_its_own_schedule_past_the_dense_budget_are_read_as_recorded(monkeypatch):
+    """Only runs sharing one schedule object keep ``T x N x N`` rounds once: asynchronous runs over lossy links
+    each have their own schedule, so past DENSE_CACHE_ENTRIES for all of them they are read as recorded even
+    when one run's rounds would fit (DenseSchedules would rebuild every run's rounds on each call)."""
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=1)
+    n = sc.problem.num_agents
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 6 * n * n - 1)
+    assert not isinstance(CandidateRuns(runs, range(6)).runs.schedules, DenseSchedules)
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 6 * n * n)
+    assert isinstance(CandidateRuns(runs, range(6)).runs.schedules, DenseSchedules)
