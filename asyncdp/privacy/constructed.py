@@ -53,15 +53,22 @@ from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
-           "DENSE_CACHE_ENTRIES", "STACK_ENTRIES"]
+           "DENSE_CACHE_ENTRIES", "STACK_ENTRIES", "STACK_HORIZON_ENTRIES"]
 
 DENSE_CACHE_ENTRIES = 4_000_000
-"""Largest ``T x R x N x N`` kept as dense rounds (above it the schedules are read as recorded, every time)."""
+"""Largest ``T x R x N x N`` kept as dense rounds. Above it the schedules are read as recorded, every time; runs
+that all share one schedule (:class:`~asyncdp.privacy.behavior.SharedSchedule`, which keeps its ``T x N x N``
+rounds once) are then still read as :class:`DenseSchedules`, without its per-run rounds kept (``keep``)."""
 
 
 STACK_ENTRIES = 1_000_000
-"""Largest ``K R x N x N x d`` (and ``K R x T x N x d``) of ``K`` candidates replayed together
-(:func:`constructed_replays`); below the replay's own chunk size, so the stack is one chunk."""
+"""Largest ``K R x N x N x d`` of ``K`` candidates replayed together (:func:`constructed_replays`: one round's
+gather); below the replay's own chunk size, so the stack is one chunk."""
+
+STACK_HORIZON_ENTRIES = 4_000_000
+"""Largest ``K R x T x N x d`` of ``K`` candidates replayed together (their transcripts and residuals, every round
+kept: 32 MB an array). Apart from :data:`STACK_ENTRIES`: each replay walks all ``T`` rounds at a fixed cost per
+round, and with one budget for both the replays grow with ``T`` too (the search's cost with ``T^2``)."""
 
 
 class DenseSchedules:
@@ -76,6 +83,8 @@ class DenseSchedules:
     Args:
         schedules: the runs' schedules (a sequence of schedules, or a batch with ``dense_runs``).
         horizon: ``T``.
+        keep: keep each round's per-run arrays (its ``(W, S)``, copies and gather index; ``False``: computed on
+            each call, the same values, e.g. when ``T x R x N x N`` does not fit in :data:`DENSE_CACHE_ENTRIES`).
 
     Example:
         >>> from asyncdp.engine.schedule import RealizedSchedule
@@ -86,9 +95,10 @@ class DenseSchedules:
     """
 
     def __init__(self, schedules: Any, horizon: int, _cache: dict[Any, Any] | None = None,
-                 _runs: slice | None = None) -> None:
+                 _runs: slice | None = None, keep: bool = True) -> None:
         self._schedules = schedules
         self._horizon = horizon
+        self._keep = keep
         self._cache: dict[Any, Any] = {} if _cache is None else _cache  # rounds, and reads_ahead answers
         self._runs = slice(0, len(schedules)) if _runs is None else _runs
 
@@ -99,14 +109,22 @@ class DenseSchedules:
         if not isinstance(runs, slice):
             raise TypeError("DenseSchedules is indexed by a slice of runs")
         picked = range(len(self._schedules))[self._runs][runs]
-        return DenseSchedules(self._schedules, self._horizon, self._cache, slice(picked.start, picked.stop, picked.step))
+        return DenseSchedules(self._schedules, self._horizon, self._cache, slice(picked.start, picked.stop, picked.step),
+                              self._keep)
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """``(W, S)`` of round ``t`` for these runs, ``(R, N, N)`` each (computed on the first call for ``t``)."""
+        got = self._every(t)
+        return got[0][self._runs], got[1][self._runs]
+
+    def _every(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``)."""
         got = self._cache.get(t)
         if got is None:
-            got = self._cache[t] = dense_round(self._schedules, t)
-        return got[0][self._runs], got[1][self._runs]
+            got = dense_round(self._schedules, t)
+            if self._keep:
+                self._cache[t] = got
+        return got
 
     def shared_round(self, t: int) -> Any:
         """Round ``t`` as one :class:`~accounting.scheduled_replay.SharedRound` when every one of these runs has
@@ -120,8 +138,7 @@ class DenseSchedules:
             return self._schedules.shared_round(t)
         every = ("shared", t)  # every run of the schedules (any slice of runs that all share it shares it)
         if every not in self._cache:
-            self.dense_runs(t)  # (keeps every run's round)
-            w, src = self._cache[t]
+            w, src = self._every(t)
             alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
             self._cache[every] = shared_round(w[0], src[0]) if alike else None
         if self._cache[every] is not None:
@@ -142,7 +159,9 @@ class DenseSchedules:
         got = self._cache.get(key)
         if got is None or got[0] < copies:
             w, src = self.dense_runs(t)
-            got = self._cache[key] = (copies, np.concatenate([w] * copies), np.concatenate([src] * copies))
+            got = (copies, np.concatenate([w] * copies), np.concatenate([src] * copies))
+            if self._keep:
+                self._cache[key] = got
         rows = copies * len(self)
         return got[1][:rows], got[2][:rows]
 
@@ -154,7 +173,9 @@ class DenseSchedules:
         key = ("index", t, self._runs.start, self._runs.stop, self._runs.step)
         got = self._cache.get(key)
         if got is None:
-            got = self._cache[key] = gather_index(self.dense_runs(t)[1])
+            got = gather_index(self.dense_runs(t)[1])
+            if self._keep:
+                self._cache[key] = got
         return got
 
     def reads_ahead(self, written: np.ndarray, readers: np.ndarray | None = None) -> bool:
@@ -178,7 +199,8 @@ class DenseSchedules:
             every = self._cache.get(("ahead", None))
             if every is None:
                 every = self._cache[("ahead", None)] = later_reads(DenseSchedules(self._schedules, self._horizon,
-                                                                                  self._cache), self._horizon)
+                                                                                  self._cache, None, self._keep),
+                                                                   self._horizon)
             t, r, s, j, i = every
             start, step = self._runs.start, self._runs.step or 1
             mine = (r >= start) & (r < self._runs.stop) & ((r - start) % step == 0)
@@ -228,8 +250,11 @@ class CandidateRuns:
         picked = _picked(runs.schedules, self.rows)
         first = next(iter(runs.messages.values()))
         horizon, n_agents = first.shape[1], first.shape[2]
+        batch = schedule_batch(picked)  # (one schedule of every run: read once a round)
         if horizon * len(self.rows) * n_agents * n_agents <= DENSE_CACHE_ENTRIES:
-            picked = DenseSchedules(schedule_batch(picked), horizon)  # (one schedule of every run: read once a round)
+            picked = DenseSchedules(batch, horizon)
+        elif isinstance(batch, SharedSchedule) and horizon * n_agents * n_agents <= DENSE_CACHE_ENTRIES:
+            picked = DenseSchedules(batch, horizon, keep=False)  # (its rounds kept once, by the shared schedule)
         self.runs = EngineRuns(runs.engine, tuple(runs.seeds[r] for r in self.rows),
                                {c: m[self.rows] for c, m in runs.messages.items()}, picked, runs.unicast,
                                batch_rows=None if runs.batch_rows is None else
@@ -477,12 +502,14 @@ class CandidateCosts:
 
 
 def stack_size(runs: EngineRuns) -> int:
-    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`)."""
+    """How many candidates :func:`constructed_replays` replays together on ``runs`` (:data:`STACK_ENTRIES`,
+    :data:`STACK_HORIZON_ENTRIES`)."""
     first = next(iter(runs.messages.values()))
     horizon, n_agents = first.shape[1], first.shape[2]
     width = max(m.shape[-1] * (n_agents if runs.unicast else 1) for m in runs.messages.values())
-    per_run = max(n_agents * n_agents * width, horizon * n_agents * width)
-    return max(1, STACK_ENTRIES // max(1, runs.runs * per_run))
+    rounds = STACK_ENTRIES // max(1, runs.runs * n_agents * n_agents * width)
+    kept = STACK_HORIZON_ENTRIES // max(1, runs.runs * horizon * n_agents * width)
+    return max(1, min(rounds, kept))
 
 
 class Replays(list):  # type: ignore[type-arg]

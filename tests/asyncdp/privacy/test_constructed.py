@@ -626,3 +626,128 @@ def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_
     assert stacked.num_agents == 3
     with pytest.raises(Unstackable):
         getattr(stacked, "agent")  # noqa: B009 - differs between the candidates
+
+
+def _shaped_runs(runs, horizon, agents, dim, unicast=False):
+    """What :func:`~asyncdp.privacy.constructed.stack_size` reads of engine runs: their count and message shape."""
+    from types import SimpleNamespace
+
+    shape = (runs, horizon, agents, agents, dim) if unicast else (runs, horizon, agents, dim)
+    return SimpleNamespace(runs=runs, unicast=unicast, messages={"x": np.empty(shape)})
+
+
+@pytest.mark.parametrize("horizon", [50, 100, 200, 400])
+def test_the_stack_keeps_both_budgets_and_the_replays_do_not_multiply_with_the_horizon(horizon):
+    """huang2015 at N=50, d=10, 8 runs (the search's): each stacked replay walks all T rounds at a fixed cost per
+    round, so a stack that shrank as 1/T made the replays' count grow with T and the search's cost with T^2 (one
+    budget for both shapes gave 2 candidates a stack at T=100 and 1 at T=200). The per-round gather keeps its
+    budget (one chunk); the kept rounds have their own."""
+    from asyncdp.privacy.constructed import STACK_ENTRIES, STACK_HORIZON_ENTRIES, stack_size
+
+    runs, agents, dim = 8, 50, 10
+    size = stack_size(_shaped_runs(runs, horizon, agents, dim))
+    assert size * runs * agents * agents * dim <= STACK_ENTRIES
+    assert size == 1 or size * runs * horizon * agents * dim <= STACK_HORIZON_ENTRIES
+    # the largest stack both budgets allow: one more candidate breaks one of them
+    assert (size + 1) * runs * agents * agents * dim > STACK_ENTRIES or \
+        (size + 1) * runs * horizon * agents * dim > STACK_HORIZON_ENTRIES
+    assert size == min(STACK_ENTRIES // (runs * agents * agents * dim),
+                       STACK_HORIZON_ENTRIES // (runs * horizon * agents * dim)) or size == 1
+    if horizon <= 200:  # 800k kept entries a candidate at T=200: at least 5 to a stack (the one budget gave 1)
+        assert size >= 5
+
+
+def test_a_unicast_stack_counts_every_links_message():
+    from asyncdp.privacy.constructed import STACK_ENTRIES, STACK_HORIZON_ENTRIES, stack_size
+
+    runs, horizon, agents, dim = 4, 30, 10, 3
+    size = stack_size(_shaped_runs(runs, horizon, agents, dim, unicast=True))
+    width = agents * dim
+    assert size == min(STACK_ENTRIES // (runs * agents * agents * width),
+                       STACK_HORIZON_ENTRIES // (runs * horizon * agents * width))
+
+
+def test_the_search_finds_the_same_pair_whatever_the_stack_holds(monkeypatch):
+    """The stack's budgets decide only how the candidates are grouped into replays: every candidate gets its own
+    replay's values, so the search's evidence is the same with one candidate a replay."""
+    import asyncdp.privacy.constructed as constructed
+    from asyncdp.privacy.worst_case import search_worst_case
+
+    grouped = search_worst_case(*small_example(runs=40, search_examples=4))
+    monkeypatch.setattr(constructed, "STACK_HORIZON_ENTRIES", 1)
+    alone = search_worst_case(*small_example(runs=40, search_examples=4))
+    assert grouped.figures == alone.figures and grouped.witness == alone.witness
+    assert grouped.reasons == alone.reasons
+
+
+def test_lockstep_runs_too_many_to_keep_every_runs_rounds_keep_the_one_pass_construction(monkeypatch):
+    """Runs sharing one schedule keep ``T x N x N`` rounds (the shared schedule's), not ``T x R x N x N``: above
+    DENSE_CACHE_ENTRIES for the runs but not for one schedule, they are still read as DenseSchedules (nothing kept
+    per run), so a lockstep construction still settles in one pass. They were read as recorded instead: every
+    candidate took two construction passes (huang2015 at N=50, T=200, 16 runs: 8e6 entries), and candidates pinned
+    to different agents no longer stacked. The losses are the same either way."""
+    import accounting.scheduled_replay as sr
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario
+    runs = run_engine(sc, 9, seed=4)
+    n = sc.problem.num_agents
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    want, want_rounds = constructed_replays(CandidateRuns(runs, range(9)).runs, [(p, q)], 0)[0]
+    passes = []
+    real = sr.scheduled_replay
+    monkeypatch.setattr(sr, "scheduled_replay", lambda *a, **k: passes.append(1) or real(*a, **k))
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 9 * n * n - 1)  # every run's: no room
+    cand = CandidateRuns(runs, range(9))
+    assert isinstance(cand.runs.schedules, DenseSchedules)
+    (got, got_rounds), = constructed_replays(cand.runs, [(p, q)], 0)
+    assert len(passes) == 1  # one pass settles a lockstep construction
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_rounds, want_rounds)
+    for t in range(1, sc.horizon + 1):  # asked for every run's rounds, copies or gather index: given, not kept
+        cand.runs.schedules.dense_runs(t), cand.runs.schedules.tiled_round(t, 3), cand.runs.schedules.gather_index(t)
+    assert not any(isinstance(k, int) or (isinstance(k, tuple) and k[0] in ("tiled", "index"))
+                   for k in cand.runs.schedules._cache)
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * n * n - 1)  # not even one schedule's
+    assert not isinstance(CandidateRuns(runs, range(9)).runs.schedules, DenseSchedules)
+
+
+@pytest.mark.parametrize("mode", ["broadcast", "unicast"])
+def test_lockstep_runs_past_the_dense_budget_get_the_recorded_readings_losses(mode, monkeypatch):
+    """Lockstep runs sharing one schedule, read as DenseSchedules that keep nothing per run (past
+    DENSE_CACHE_ENTRIES), as DenseSchedules keeping every run's rounds, and as recorded (not even one schedule's
+    rounds fit): the same losses to the bit. Unicast replays gather every round (no shared round), so they read
+    the rounds the DenseSchedules compute again on each call."""
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario.replace(mode=mode)
+    runs = run_engine(sc, 9, seed=2)
+    assert runs.unicast == (mode == "unicast")
+    n = sc.problem.num_agents
+    p, q = candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    got = {}
+    for name, budget in [("kept", None), ("not kept", sc.horizon * 9 * n * n - 1), ("recorded", sc.horizon * n * n - 1)]:
+        if budget is not None:
+            monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", budget)
+        cand = CandidateRuns(runs, range(9))
+        assert isinstance(cand.runs.schedules, DenseSchedules) == (name != "recorded")
+        got[name] = constructed_replays(cand.runs, [(p, q), (q, p)], 0)
+    for name in ("not kept", "recorded"):
+        for (losses, rounds), (want, want_rounds) in zip(got[name], got["kept"]):
+            np.testing.assert_array_equal(losses, want)
+            np.testing.assert_array_equal(rounds, want_rounds)
+
+
+def test_runs_each_with_its_own_schedule_past_the_dense_budget_are_read_as_recorded(monkeypatch):
+    """Only runs sharing one schedule object keep ``T x N x N`` rounds once: asynchronous runs over lossy links
+    each have their own schedule, so past DENSE_CACHE_ENTRIES for all of them they are read as recorded even
+    when one run's rounds would fit (DenseSchedules would rebuild every run's rounds on each call)."""
+    import asyncdp.privacy.constructed as constructed
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=1)
+    n = sc.problem.num_agents
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 6 * n * n - 1)
+    assert not isinstance(CandidateRuns(runs, range(6)).runs.schedules, DenseSchedules)
+    monkeypatch.setattr(constructed, "DENSE_CACHE_ENTRIES", sc.horizon * 6 * n * n)
+    assert isinstance(CandidateRuns(runs, range(6)).runs.schedules, DenseSchedules)
