@@ -57,7 +57,7 @@ __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "cons
 
 DENSE_CACHE_ENTRIES = 4_000_000
 """Largest ``T x R x N x N`` kept as dense rounds. Above it the schedules are read as recorded, every time; runs
-that all share one schedule (:class:`~asyncdp.privacy.behavior.SharedSchedule`, which keeps its ``T x N x N``
+that all share one schedule (``asyncdp.privacy.behavior.SharedSchedule``, which keeps its ``T x N x N``
 rounds once) are then still read as :class:`DenseSchedules`, without its per-run rounds kept (``keep``)."""
 
 
