@@ -114,7 +114,12 @@ def unit_from_zero(text: str) -> float:
 
 
 def available_memory() -> int | None:
-    """Bytes of memory available to a new job (psutil, else ``/proc/meminfo``, else ``sysconf``); ``None`` if unknown."""
+    """Bytes of memory available to a new job, ``None`` if unknown.
+
+    psutil's ``available`` (free memory plus what the page cache can give back); without psutil (a declared
+    dependency, so only on a platform it does not support) ``sysconf``'s free pages, which leave the page cache
+    out and so understate it. Container (cgroup) limits are not read.
+    """
     try:
         import psutil
 
