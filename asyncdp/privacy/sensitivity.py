@@ -238,6 +238,16 @@ def _warmed(alg: Any, state: Any, t: int, agents: Any, problem: Any, zero: ZeroN
     return state
 
 
+def _one_agent(scenario: Scenario, agent: int | None) -> tuple[Any, Any, int, np.ndarray, ZeroNoise]:
+    """The problem, the bound rule, the agent run alone (agent 0 for round adjacency), a copy of its initial
+    point and the rule's zero noise: what a noise-free run of one agent's own rounds starts from."""
+    problem = scenario.problem
+    alg = scenario.algorithm.bind(problem)
+    who = 0 if agent is None else int(agent)
+    x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
+    return problem, alg, who, x0, ZeroNoise.of(alg)
+
+
 def state_beyond_decision(scenario: Scenario, agent: int | None, rounds: int = 3) -> str | None:
     """Why :func:`update_pair` and :func:`message_pair` probe a first round's state only, or ``None``.
 
@@ -265,12 +275,8 @@ def state_beyond_decision(scenario: Scenario, agent: int | None, rounds: int = 3
         >>> state_beyond_decision(small_example()[0].scenario, 0) is None
         True
     """
-    problem = scenario.problem
-    alg = scenario.algorithm.bind(problem)
-    who = 0 if agent is None else int(agent)
-    x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
+    problem, alg, who, x0, zero = _one_agent(scenario, agent)
     state = alg.initial_state(x0, who, problem)
-    zero = ZeroNoise.of(alg)
     for s in range(1, max(1, min(int(rounds), scenario.horizon)) + 1):
         state = alg.update(state, alg.message(state, s, zero(s, ()), who, problem), s, who, problem)
         back = alg.initial_state(np.array(alg.decision(state), dtype=float, copy=True), who, problem)
@@ -313,11 +319,7 @@ def state_follows_history(scenario: Scenario, agent: int | None, rounds: int = 3
         >>> state_follows_history(small_example()[0].scenario, 0) is None
         True
     """
-    problem = scenario.problem
-    alg = scenario.algorithm.bind(problem)
-    who = 0 if agent is None else int(agent)
-    zero = ZeroNoise.of(alg)
-    x0 = np.array(np.asarray(scenario.initial_points(), dtype=float)[who], copy=True)
+    problem, alg, who, x0, zero = _one_agent(scenario, agent)
     size = 1.0 + float(np.max(np.abs(x0), initial=0.0))
     rng = np.random.default_rng(20231)
     rounds = max(1, min(int(rounds), scenario.horizon))
