@@ -358,16 +358,17 @@ def network_command(args: argparse.Namespace) -> int:
     return code
 
 
-CHECK_BYTES_PER_COORDINATE = 88.0
+CHECK_BYTES_PER_COORDINATE = 96.0
 """Peak bytes of a check per released coordinate of one side's runs (runs x rounds x agents x dim). Measured peak RSS
 over coordinates of both sides (/usr/bin/time, --runs 1000): 74 and 77 (huang2015, 50 agents, dim 10, 200 and 50
 rounds: 14.9 and 3.9 GB), 79 (a Laplace gradient rule, 20 agents, dim 10, 100 rounds), 105 (the same under Async,
-50 rounds: 2.1 GB, the interpreter's fixed 0.3 GB included), 96 and 101 (DPSDA-C, 30 agents and dim 30, 60 rounds:
-10.4 GB; 20, 20, 40). The check holds about eleven float64 arrays of that size per side (messages, replays,
-residuals, losses, sorted copies). With 16 bytes, a DPSDA-C check of 50 agents and 100 rounds (about 48 GB) started on
-a 24 GB machine. Unicast holds every link's copy, ``(runs, rounds, agents, agents, dim)``: huang2015 unicast, 20
-agents, dim 10, 50 rounds, --runs 400 peaked at 11.7 GB (72 bytes per coordinate of that layout); counted per
-sender, it was estimated at 0.7 GB."""
+50 rounds: 2.1 GB, of which the interpreter's fixed 0.3 GB: 90 without it), 96 and 101 (DPSDA-C, 30 agents and dim
+30, 60 rounds: 10.4 GB; 20, 20, 40: 3.2 GB, 91 without the fixed 0.3 GB). 96 covers every measurement once the
+interpreter's fixed 0.3 GB is set aside. The check holds about eleven float64 arrays of that size per side (messages,
+replays, residuals, losses, sorted copies). With 16 bytes, a DPSDA-C check of 50 agents and 100 rounds (about 48
+GB) started on a 24 GB machine. Unicast holds every link's copy, ``(runs, rounds, agents, agents, dim)``:
+huang2015 unicast, 20 agents, dim 10, 50 rounds, --runs 400 peaked at 11.7 GB (72 bytes per coordinate of that
+layout); counted per sender, it was estimated at 0.7 GB."""
 
 
 def _check_memory_estimate(scenario: Any, runs: int) -> float:

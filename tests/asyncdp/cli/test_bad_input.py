@@ -885,14 +885,14 @@ def test_privacy_check_memory_guard_counts_what_the_check_holds(tmp_path: Path, 
         "                    horizon=200, seed=3)\n"
         "adjacent = scenario.replace(problem=problem.adjacent(0, address=-np.ones(10)))\n")
     line = main_error(capsys, ["privacy", "check", str(script), "--runs", "1000"])
-    assert line.startswith("asyncdp: error: --runs 1000 needs about 17.9 GB of memory") and "17.9 MB per run" in line
+    assert line.startswith("asyncdp: error: --runs 1000 needs about 19.5 GB of memory") and "19.5 MB per run" in line
 
 
 def test_privacy_check_memory_guard_counts_every_link_copy_in_unicast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """huang2015 unicast, 20 agents, dim 10, 50 rounds, --runs 400 peaks at 11.7 GB (measured, /usr/bin/time): its
     messages are (runs, rounds, agents, agents, dim). The guard counted one message per sender (0.7 GB) and let it
-    start with 8 GB available; now each link's copy is counted (14.3 GB) and it is refused."""
+    start with 8 GB available; now each link's copy is counted (15.6 GB) and it is refused."""
     import asyncdp.cli.arguments as arguments
     import asyncdp.privacy.check as check
 
@@ -910,4 +910,4 @@ def test_privacy_check_memory_guard_counts_every_link_copy_in_unicast(tmp_path: 
         "                    horizon=50, seed=3, mode='unicast')\n"
         "adjacent = scenario.replace(problem=problem.adjacent(0, address=-np.ones(10)))\n")
     line = main_error(capsys, ["privacy", "check", str(script), "--runs", "400"])
-    assert line.startswith("asyncdp: error: --runs 400 needs about 14.3 GB of memory")
+    assert line.startswith("asyncdp: error: --runs 400 needs about 15.6 GB of memory")
