@@ -190,6 +190,17 @@ def test_existing_checkpoint_needs_resume(tmp_path):
     assert len(files(folder)) == CHUNKS  # untouched
 
 
+def test_existing_checkpoint_of_another_sweep_says_it_cannot_be_resumed(tmp_path):
+    # a sweep that stopped (say on a bad grid value) leaves its chunks; the corrected command, with another grid,
+    # was told to resume it "if it is this one", and a resume then failed: the folder's sweep is compared at once
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    with pytest.raises(SweepError, match=r"already holds another sweep \(6 of 6 chunks finished; it differs in grid "
+                                         r"\(.*cannot be resumed by this one; delete the folder.*--checkpoint DIR"):
+        sweep(counting_factory, {"epsilon": [1.0, 4.0]}, checkpoint=folder, **KW)
+    assert len(files(folder)) == CHUNKS  # untouched
+
+
 @pytest.mark.parametrize(
     "change, field",
     [
