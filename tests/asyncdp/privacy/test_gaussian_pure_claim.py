@@ -1,0 +1,64 @@
+"""A pure claim of a Gaussian rule is refuted by a behavior witness, not left ``inconclusive``.
+
+Truth: ``NoisyDGD`` (tests/fixtures/noisy_dgd.py) releases ``x + N(0, I)``; from round 2 the changed agent's
+release moves with its cost (by up to ``2 a C = 0.2``), and a Gaussian release with a shift ``d != 0`` has a
+privacy loss unbounded along ``d``: no pure epsilon holds. The check said ``inconclusive`` (only the
+declaration-based composition gave ``inf``; the worst pair's constructed loss, 0.1, is below epsilon 1).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+import topology
+from accounting.claim_forms import PureDP
+from asyncdp.papers import GradientClass
+from asyncdp.privacy import check_privacy
+
+noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+
+@dataclass(frozen=True)
+class PureClaimDGD(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` claiming ``epsilon``-DP (false for every finite epsilon)."""
+
+    epsilon: float = 1.0
+    name: ClassVar[str] = "test-gaussian-pure-claim"
+
+    def claimed_form(self, horizon: int) -> Any:
+        return PureDP(self.epsilon)
+
+
+def adjacency(scenario: Any) -> GradientClass:
+    return GradientClass(noisy_dgd.CLIP, "l2")
+
+
+def test_a_pure_claim_of_gaussian_releases_is_a_violation_with_a_worst_case_witness():
+    sc, adj = noisy_dgd.rendezvous_pair(PureClaimDGD(epsilon=1.0), topology.static(noisy_dgd.ring(4)), 6)
+    with noisy_dgd.registered([PureClaimDGD], adjacency, origin=__file__):
+        report = check_privacy(sc, adj, runs=100, search_examples=0)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert w["kind"] == "worst-case" and w["claim_form"] == "pure" and w["confidence"] == 1.0
+    assert 0 < w["loss"] < 1.0 and "Gaussian release" in w["method"]
+    assert any("Gaussian noise is never pure DP" in r and "positive probability" in r for r in report.reasons)
+
+
+def test_a_gaussian_rule_whose_releases_never_move_keeps_its_pure_claim():
+    # a step of 0 (the state never leaves the start): no release moves with the data, so 1-DP holds and the
+    # Gaussian witness must not fire (the declaration-based composition still gives inf: not a pass)
+    @dataclass(frozen=True)
+    class Still(PureClaimDGD):
+        name: ClassVar[str] = "test-gaussian-pure-claim-still"
+
+        def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+            return {"x": np.array(state["x"], copy=True)}
+
+    sc, adj = noisy_dgd.rendezvous_pair(Still(epsilon=1.0), topology.static(noisy_dgd.ring(4)), 6)
+    with noisy_dgd.registered([Still], adjacency, origin=__file__):
+        report = check_privacy(sc, adj, runs=100, search_examples=0)
+    assert report.verdict != "violation", (report.witness, report.reasons)
