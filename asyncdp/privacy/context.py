@@ -811,7 +811,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     if paper is None:
         sens = None
         no_sensitivity = (f"{alg.name} has no paper record (asyncdp.papers), so no independent sensitivity lemma "
-                          "exists: the declared noise is composed with nothing")
+                          "exists: the declared noise is composed with nothing; to get a verdict beyond inconclusive, "
+                          "register a record with your lemma and adjacency class (asyncdp.papers.register(Paper(...)), "
+                          "the tutorial 'Write your own algorithm and check its privacy')")
     else:
         sens = paper.paper.sensitivity(scenario)
     unnoised = () if sens is None else tuple(
