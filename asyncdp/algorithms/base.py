@@ -43,7 +43,7 @@ from accounting.ledger import Release
 from ..errors import ScenarioError
 
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair",
-           "rule_messages", "rule_update", "stated_claim"]
+           "rule_messages", "rule_noise", "rule_update", "stated_claim"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -335,6 +335,37 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
                                 f"{np.shape(value)}, but a message is {'(runs, agents) and ' if axes == 3 else ''}"
                                 "one coordinate axis (the last): send a scalar statistic as v[..., :1], not v[..., 0]")
     return out
+
+
+def rule_noise(alg: Algorithm, t: int, channel: str) -> NoiseDeclaration:
+    """``alg.noise(t, channel)`` of a noisy channel, checked to be a :class:`NoiseDeclaration` (every engine's call).
+
+    A rule that returned ``None`` (say for a round it adds no noise in) failed inside each engine with an
+    ``AttributeError``.
+
+    Args:
+        alg, t, channel: as :meth:`Algorithm.noise`.
+
+    Returns:
+        The round's declaration.
+
+    Raises:
+        ScenarioError: naming the rule, the round, the channel and what it returned.
+
+    Example:
+        >>> class R:
+        ...     name = "r"
+        ...     def noise(self, t, channel):
+        ...         return None
+        >>> rule_noise(R(), 3, "y")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: noise(3, 'y') returned None, but channel 'y' is noisy: ...
+    """
+    d = alg.noise(t, channel)
+    if not isinstance(d, NoiseDeclaration):
+        raise ScenarioError(f"{alg.name}: noise({t}, {channel!r}) returned {d!r}"[:200] + ", but channel "
+                            f"{channel!r} is noisy: every round needs a NoiseDeclaration (scale 0 for none)")
+    return d
 
 
 def rule_update(alg: Algorithm, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any,

@@ -175,6 +175,26 @@ def test_a_message_on_other_channels_than_declared_is_refused_by_every_engine(ru
 
 
 @dataclass(frozen=True)
+class NoNoiseInRoundTwo(TwoNoisyChannels):
+    """Returns ``None`` from ``noise(2, "b")`` (meaning no noise there) instead of a declaration of scale 0."""
+
+    def noise(self, t: int, channel: str) -> Any:
+        return None if (t, channel) == (2, "b") else super().noise(t, channel)
+
+
+@pytest.mark.parametrize("timing", [Lockstep(), Deadline(deadline=0.5, drift=0.2, missing="stale"), Async()])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_missing_noise_declaration_is_refused_by_every_engine_naming_round_and_channel(timing, engine):
+    """Each engine failed with AttributeError: 'NoneType' object has no attribute 'to_release' (a traceback at
+    ``asyncdp run``); the privacy check alone named it."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=NoNoiseInRoundTwo(), horizon=3,
+                                                                   timing=timing)
+    with pytest.raises(ScenarioError, match=r"noise\(2, 'b'\) returned None, but channel 'b' is noisy: every round "
+                                            r"needs a NoiseDeclaration \(scale 0 for none\)"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
+
+
+@dataclass(frozen=True)
 class SendsItsState(Algorithm):
     """Push-sum-like weights ``w`` sent on a noise-free channel and halved in place by the update.
 
