@@ -305,9 +305,10 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         The rule's messages.
 
     Raises:
-        ScenarioError: the rule returned no mapping, its channels differ from ``alg.channels``, or a message has
-            not the call's leading axes and one coordinate axis (the message names the rule, the round, the agent
-            and the channels, or the channel and the shape).
+        ScenarioError: the rule returned no mapping, its channels differ from ``alg.channels``, a message has
+            not the call's leading axes and one coordinate axis, or a noisy channel's message has another number
+            of coordinates than the noise drawn for it (the message names the rule, the round, the agent and the
+            channels, or the channel and the shape).
 
     Example:
         >>> class R:
@@ -334,6 +335,12 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
             raise ScenarioError(f"{_where(alg, t, agents)}: message() returned on channel {name!r} an array of shape "
                                 f"{np.shape(value)}, but a message is {'(runs, agents) and ' if axes == 3 else ''}"
                                 "one coordinate axis (the last): send a scalar statistic as v[..., :1], not v[..., 0]")
+        drawn = noise.get(name) if isinstance(noise, Mapping) else None
+        if drawn is not None and np.shape(value)[-1] != np.shape(drawn)[-1]:
+            raise ScenarioError(f"{_where(alg, t, agents)}: message() returned on channel {name!r} "
+                                f"{np.shape(value)[-1]} coordinate(s), but the round's noise declaration (and the "
+                                f"noise drawn for it) has {np.shape(drawn)[-1]}: every coordinate of a noisy "
+                                "channel's message carries its noise")
     return out
 
 
