@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 import topology
 from accounting.claim_forms import PureDP
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
+from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
 
@@ -62,3 +64,16 @@ def test_a_gaussian_rule_whose_releases_never_move_keeps_its_pure_claim():
     with noisy_dgd.registered([Still], adjacency, origin=__file__):
         report = check_privacy(sc, adj, runs=100, search_examples=0)
     assert report.verdict != "violation", (report.witness, report.reasons)
+
+
+def test_assert_private_on_a_gaussian_pair_names_the_gaussian_reason_when_its_loss_is_below_epsilon():
+    # the pair's constructed loss (about 0.001) is below epsilon 1: the pair refutes the claim because a Gaussian
+    # release moves with the data, and its witness must say so, not that the loss is above epsilon
+    sc, adj = noisy_dgd.rendezvous_pair(PureClaimDGD(epsilon=1.0), topology.static(noisy_dgd.ring(4)), 6)
+    with noisy_dgd.registered([PureClaimDGD], adjacency, origin=__file__):
+        with pytest.raises(PrivacyPropertyError) as caught:
+            assert_private(sc, adj, runs=100)
+    w = caught.value.report.witness
+    assert w["kind"] == "pair" and 0 < w["loss"] < 1.0, w
+    assert w["method"].startswith("the pair's constructed transcript"), w["method"]
+    assert "Gaussian release moves with the data" in w["method"] and "loss above epsilon" not in w["method"], w
