@@ -291,6 +291,17 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
         sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
 
 
+def test_a_folder_of_another_sweep_says_when_a_captured_repr_shows_a_memory_address(tmp_path):
+    # the same sweep in substance, run again without resume (as in a new process): the factory's fingerprint
+    # differs only by an address, and the message must say so, as a refused resume does
+    folder = tmp_path / "ck"
+    sweep(_opaque_factory(_Scale()), GRID, checkpoint=folder, **KW)
+    with pytest.raises(SweepError, match=r"already holds another sweep \(.*it differs in factory \(.*cannot be resumed "
+                                         r"by this one \(a captured .*memory address.*\); delete the folder"):
+        sweep(_opaque_factory(_Scale()), GRID, checkpoint=folder, **KW)
+    assert len(files(folder)) == CHUNKS  # untouched
+
+
 def test_large_arrays_that_differ_only_inside_are_other_sweeps():
     """numpy abbreviates an array of over 1000 elements with ``...`` in its repr: two such arrays with the same
     ends were the same grid point, and a closure capturing one the same factory."""
