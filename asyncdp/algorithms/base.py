@@ -43,7 +43,7 @@ from accounting.ledger import Release
 from ..errors import ScenarioError
 
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair",
-           "rule_messages", "rule_update", "stated_claim"]
+           "rule_messages", "rule_noise", "rule_update", "stated_claim"]
 
 State = dict[str, np.ndarray]
 Messages = dict[str, np.ndarray]
@@ -305,9 +305,10 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
         The rule's messages.
 
     Raises:
-        ScenarioError: the rule returned no mapping, its channels differ from ``alg.channels``, or a message has
-            not the call's leading axes and one coordinate axis (the message names the rule, the round, the agent
-            and the channels, or the channel and the shape).
+        ScenarioError: the rule returned no mapping, its channels differ from ``alg.channels``, a message has
+            not the call's leading axes and one coordinate axis, or a noisy channel's message has another number
+            of coordinates than the noise drawn for it (the message names the rule, the round, the agent and the
+            channels, or the channel and the shape).
 
     Example:
         >>> class R:
@@ -334,7 +335,44 @@ def rule_messages(alg: Algorithm, state: State, t: int, noise: Mapping[str, np.n
             raise ScenarioError(f"{_where(alg, t, agents)}: message() returned on channel {name!r} an array of shape "
                                 f"{np.shape(value)}, but a message is {'(runs, agents) and ' if axes == 3 else ''}"
                                 "one coordinate axis (the last): send a scalar statistic as v[..., :1], not v[..., 0]")
+        drawn = noise.get(name) if isinstance(noise, Mapping) else None
+        if drawn is not None and np.shape(value)[-1] != np.shape(drawn)[-1]:
+            raise ScenarioError(f"{_where(alg, t, agents)}: message() returned on channel {name!r} "
+                                f"{np.shape(value)[-1]} coordinate(s), but the round's noise declaration (and the "
+                                f"noise drawn for it) has {np.shape(drawn)[-1]}: every coordinate of a noisy "
+                                "channel's message carries its noise")
     return out
+
+
+def rule_noise(alg: Algorithm, t: int, channel: str) -> NoiseDeclaration:
+    """``alg.noise(t, channel)`` of a noisy channel, checked to be a :class:`NoiseDeclaration` (every engine's call).
+
+    A rule that returned ``None`` (say for a round it adds no noise in) failed inside each engine with an
+    ``AttributeError``.
+
+    Args:
+        alg, t, channel: as :meth:`Algorithm.noise`.
+
+    Returns:
+        The round's declaration.
+
+    Raises:
+        ScenarioError: naming the rule, the round, the channel and what it returned.
+
+    Example:
+        >>> class R:
+        ...     name = "r"
+        ...     def noise(self, t, channel):
+        ...         return None
+        >>> rule_noise(R(), 3, "y")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.ScenarioError: r: noise(3, 'y') returned None, but channel 'y' is noisy: ...
+    """
+    d = alg.noise(t, channel)
+    if not isinstance(d, NoiseDeclaration):
+        raise ScenarioError(f"{alg.name}: noise({t}, {channel!r}) returned {d!r}"[:200] + ", but channel "
+                            f"{channel!r} is noisy: every round needs a NoiseDeclaration (scale 0 for none)")
+    return d
 
 
 def rule_update(alg: Algorithm, state: State, mixed: Mapping[str, np.ndarray], t: int, agents: Any,

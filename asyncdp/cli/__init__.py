@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -134,6 +135,25 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     print(f"{PROG}: warning: {' '.join(str(message).splitlines())}", file=sys.stderr)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, words: Sequence[str], extra: Sequence[str]) -> NoReturn:
+    """Exit through the sub-command's parser: ``unrecognized arguments: ...``, naming the closest option of that
+    command for a misspelt one (``--rnus``: did you mean ``--runs``?)."""
+    sub, rest = parser, list(words)
+    while True:
+        actions = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        name = next((w for w in rest if actions and w in actions[0].choices), None)
+        if name is None:
+            break
+        sub, rest = actions[0].choices[name], rest[rest.index(name) + 1:]
+    options = [s for a in sub._actions for s in a.option_strings if s.startswith("--")]
+    hints = []
+    for word in extra:
+        close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1) if word.startswith("-") else []
+        if close:
+            hints.append(f"{word.split('=', 1)[0]}: did you mean {close[0]}?")
+    sub.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``asyncdp`` command line.
 
@@ -146,8 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ``privacy check``), 141 when the reader of the output went away.
     """
     parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = parser.parse_args(None if argv is None else list(argv))
+        args, extra = parser.parse_known_args(words)
+        if extra:  # said by the command's own parser (its usage), with the option the user may have meant
+            _unrecognized(parser, words, extra)
     except SystemExit as exc:  # --help, --version and usage errors
         return _exit_code(exc.code)
     try:

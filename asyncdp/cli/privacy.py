@@ -86,18 +86,24 @@ def check_command(args: argparse.Namespace) -> int:
     report = check_privacy(loaded["scenario"], loaded["adjacent"], runs=args.runs, delta=args.delta,
                            confidence=args.confidence, seed=args.seed, engine=args.engine,
                            search_examples=args.search_examples, script=args.script)
-    print(report.to_table())
     verdict = report.verdict
-    pairwise = None
+    section = pairwise = None
     observer_data: dict[str, Any] = {}  # the observer section's findings, for --json
     if str(observer) != "eavesdropper":
-        print(_observer_section(loaded["scenario"], loaded["adjacent"], observer, args, observer_data))
+        section = _observer_section(loaded["scenario"], loaded["adjacent"], observer, args, observer_data)
         pairwise = _pairwise_claim_section(loaded["scenario"], observer, args)
         if pairwise is not None:
-            print(pairwise.to_table())
             verdict = combined_verdict(report.verdict, pairwise.verdict)
-            if verdict != report.verdict:
-                print(f"verdict with the pairwise claim: {verdict}" + _pairwise_witness_note(report, pairwise))
+    if verdict != report.verdict:  # the first line is the command's verdict (its exit code and --json's), as always
+        print(f"verdict with the pairwise claim: {verdict} (the check below, of the eavesdropper's view: "
+              f"{report.verdict}; the pairwise claim's section at the end)")
+    print(report.to_table())
+    if section is not None:
+        print(section)
+    if pairwise is not None:
+        print(pairwise.to_table())
+        if verdict != report.verdict:
+            print(f"verdict with the pairwise claim: {verdict}" + _pairwise_witness_note(report, pairwise))
     if worst_pair and report.worst_pair_script is not None:
         worst_pair.write_text(report.worst_pair_script)
         print(f"worst adjacent pair written to {worst_pair.path}")

@@ -126,7 +126,7 @@ import scipy.sparse as sp
 from accounting.ledger import Ledger, Release
 from topology.validation import check_integer
 
-from ..algorithms.base import claimed_pair, rule_messages, rule_update
+from ..algorithms.base import claimed_pair, rule_messages, rule_noise, rule_update
 from ..errors import MessageLostError, ScenarioError, TimingError
 from ..noise import BATCH_RUN_KEY, stream
 from .links import LINK_STREAM_KEY, LinkChannel, checked_delays
@@ -1140,7 +1140,7 @@ def run_deadline_batch(scenario: Any, runs: int, keep: str, transcripts: bool, r
     for t in range(1, horizon + 1):  # one validated ledger record per round and noisy channel
         ids = []
         for _, ch in noisy:
-            released = alg.noise(t, ch.name).to_release(0, t, 0.0, ch.name)
+            released = rule_noise(alg, t, ch.name).to_release(0, t, 0.0, ch.name)
             if released is not None:
                 ids.append(len(records))
                 records.append(released)

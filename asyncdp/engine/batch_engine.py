@@ -71,7 +71,7 @@ from topology.sequence import GraphSequence
 from topology.validation import check_integer
 
 from .. import metrics
-from ..algorithms.base import claimed_pair, rule_messages, rule_update
+from ..algorithms.base import claimed_pair, rule_messages, rule_noise, rule_update
 from ..errors import ScenarioError
 from ..metrics import MetricCurve
 from ..noise import engine_noise
@@ -516,7 +516,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
         std = {}
         first = len(records)
         for c, ch in noisy:
-            decl = alg.noise(t, ch.name)
+            decl = rule_noise(alg, t, ch.name)
             std[ch.name] = noise.broadcast(t, c, ch.mechanism, (runs, n_agents, decl.dimension))
             released = decl.to_release(0, t, 0.0, ch.name)
             if released is not None:  # every agent releases once per round (rows stamped in from_columns)

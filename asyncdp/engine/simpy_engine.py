@@ -87,7 +87,7 @@ import simpy
 from accounting.ledger import Ledger, Release
 from topology.sequence import GraphSequence, generated
 
-from ..algorithms.base import claimed_pair, rule_messages, rule_update
+from ..algorithms.base import claimed_pair, rule_messages, rule_noise, rule_update
 from ..errors import AsyncdpError, MessageLostError, ScenarioError
 from .links import LinkChannel
 from .schedule import RealizedSchedule, check_rows_nonempty
@@ -284,7 +284,7 @@ class _Run:
         """What every agent needs in round ``t``, built once (by ``agent``, the round's first sender)."""
         ctx = self._rounds.get(t)
         if ctx is None:
-            declared = [(c, ch, self.alg.noise(t, ch.name)) for c, ch in enumerate(self.channels) if ch.noisy]
+            declared = [(c, ch, rule_noise(self.alg, t, ch.name)) for c, ch in enumerate(self.channels) if ch.noisy]
             records = []
             for _, ch, d in declared:
                 record = d.to_release(agent, t, self.env.now, ch.name)

@@ -347,17 +347,22 @@ class Checkpoint:
             raise SweepError(f"checkpoint {self.folder} was written in checkpoint format {found.get('format')!r}; this "
                              f"asyncdp reads format {_FORMAT} only (its chunks hold other columns): delete the folder "
                              "to start afresh")
+        diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
+        hint = ""
+        if any(_ADDRESS_MARK in str(value) for key, value in sweep.items()
+               if theirs.get(key) != value and key != "papers"):  # (papers: said in their difference)
+            hint = (" (a captured or grid value's repr shows its memory address, which differs in every process: give "
+                    "it a repr of its contents, or pass the sweep a script factory)")
+        if not resume and diff:  # e.g. the sweep stopped on a bad grid value and runs again with another grid
+            raise SweepError(f"checkpoint {self.folder} already holds another sweep ({len(chunks)} of "
+                             f"{found.get('chunks', '?')} chunks finished; it differs in {'; '.join(diff)}): it cannot "
+                             f"be resumed by this one{hint}; delete the folder to start afresh, or give this sweep "
+                             "another folder (--checkpoint DIR, or checkpoint=)")
         if not resume:
             raise SweepError(f"checkpoint {self.folder} already holds a sweep ({len(chunks)} of {len(self.tasks)} chunks "
-                             "finished, if it is this one); resume it (--resume, or resume=True) or delete the "
+                             "finished, this one's); resume it (--resume, or resume=True) or delete the "
                              "folder to start afresh")
-        diff = [_difference(key, theirs.get(key), value) for key, value in sweep.items() if theirs.get(key) != value]
         if diff:
-            hint = ""
-            if any(_ADDRESS_MARK in str(value) for key, value in sweep.items()
-                   if theirs.get(key) != value and key != "papers"):  # (papers: said in their difference)
-                hint = (" (a captured or grid value's repr shows its memory address, which differs in every process: give "
-                        "it a repr of its contents, or pass the sweep a script factory)")
             raise SweepError(f"cannot resume: checkpoint {self.folder} belongs to another sweep: {'; '.join(diff)}"
                              f"{hint}")
         self._load(chunks)

@@ -29,7 +29,7 @@ from accounting.replay import ReplaySetup
 from accounting.scheduled_replay import ScheduledReplay
 from topology.validation import check_integer, check_open_unit
 
-from ..algorithms.base import Algorithm, NoiseDeclaration, as_claim_form, claim_pair, stated_claim
+from ..algorithms.base import Algorithm, as_claim_form, claim_pair, rule_noise, stated_claim
 from ..errors import ScenarioError
 from ..scenario import Scenario
 from .adjacency import Adjacency, check_adjacency
@@ -587,10 +587,7 @@ def check_declarations(alg: Algorithm, horizon: int) -> None:
     """
     for c in alg.noisy_channels():
         for t in range(1, horizon + 1):
-            d = alg.noise(t, c.name)
-            if not isinstance(d, NoiseDeclaration):
-                raise ScenarioError(f"{alg.name}: noise({t}, {c.name!r}) returned {d!r}"[:200] + ", but channel "
-                                    f"{c.name!r} is noisy: every round needs a NoiseDeclaration (scale 0 for none)")
+            d = rule_noise(alg, t, c.name)
             if d.mechanism != c.mechanism:
                 raise ScenarioError(f"{alg.name}: channel {c.name!r} draws {c.mechanism} noise but noise({t}, "
                                     f"{c.name!r}) declares {d.mechanism!r}: the ledger would compose noise the "
@@ -811,7 +808,9 @@ def prepare(pair: ScenarioPair, options: CheckOptions) -> CheckContext:
     if paper is None:
         sens = None
         no_sensitivity = (f"{alg.name} has no paper record (asyncdp.papers), so no independent sensitivity lemma "
-                          "exists: the declared noise is composed with nothing")
+                          "exists: the declared noise is composed with nothing; to get a verdict beyond inconclusive, "
+                          "register a record with your lemma and adjacency class (asyncdp.papers.register(Paper(...)), "
+                          "the tutorial 'Write your own algorithm and check its privacy')")
     else:
         sens = paper.paper.sensitivity(scenario)
     unnoised = () if sens is None else tuple(

@@ -505,4 +505,11 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
     reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
               f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
+    from .worst_case import adjacency_class
+
+    cls = adjacency_class(pair.scenario)
+    if cls is not None and getattr(cls, "kind", None) == "each":  # membership is never evaluated for this kind
+        reason += (f"; a class of gradients bounded by {cls.bound:.6g} is taken to hold every pair (a rule may clip "
+                   "its gradients): if your rule does not clip and your pair's gradients exceed that bound where "
+                   "the rule evaluates them, the pair is outside the class: check a pair of the class")
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

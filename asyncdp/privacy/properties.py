@@ -101,11 +101,10 @@ def _constructed(ctx: CheckContext, p: Scenario, q: Scenario, figures: dict[str,
     loss = float(losses[run])
     figures["pair_constructed_loss"] = loss
     witness = {**base_witness, "run": run, **run_origin(runs, run), "engine": runs.engine, "loss": loss}
-    evidence = pure_evidence(ctx, runs, loss, run, figures, witness, pair_desc)
+    evidence = pure_evidence(ctx, runs, loss, run, figures, witness, pair_desc, transcript=(
+        "the pair's constructed transcript on an engine run's realized schedule: {}; exact"))
     if evidence.witness is not None:  # the search's words for its worst pair, said of this pair
-        method = ("the pair's constructed transcript on an engine run's realized schedule: its exact loss above "
-                  "epsilon, as is every transcript near it; exact")
-        return dataclasses.replace(evidence, witness={**evidence.witness, "method": method}, reasons=tuple(
+        return dataclasses.replace(evidence, reasons=tuple(
             reason.replace("worst case: ", "", 1) for reason in evidence.reasons))
     eps = ctx.epsilon_claimed
     said = ("NaN (not decided by it)" if math.isnan(loss) else f"{loss:.6g}, within epsilon {eps:.6g}" if loss <= eps

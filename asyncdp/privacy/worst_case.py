@@ -2199,19 +2199,38 @@ def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:
             and isinstance(fam.cls, GradientClass))
 
 
+_SEARCH_TRANSCRIPT = ("worst-case adjacency search (constructed transcript of the pair on an engine run's realized "
+                     "schedule: {}; exact)")
+"""The witness method of :func:`pure_evidence` for the search's pair; ``{}`` takes why the transcript refutes."""
+
+
 def pure_evidence(ctx: Any, runs: EngineRuns, loss: float, run: int | None, figures: dict[str, Any],
-                   base_witness: dict[str, Any], pair_desc: str) -> Any:
+                   base_witness: dict[str, Any], pair_desc: str, transcript: str = _SEARCH_TRANSCRIPT) -> Any:
     """The evidence of a pair on a pure claim: a witness when its constructed loss ``loss`` (on engine run
-    ``run``'s realized schedule) exceeds epsilon by more than round-off can add (``_budget``), else none."""
+    ``run``'s realized schedule) exceeds epsilon by more than round-off can add (``_budget``), else none. The
+    witness's method is ``transcript`` with why the transcript refutes the claim in its ``{}``.
+
+    When every noisy release is Gaussian, any constructed loss beyond round-off is a witness: some release
+    then moves by a shift ``d != 0``, and moving that release (the last such) by ``k`` along ``d`` adds
+    ``k ||d|| / s^2`` to its loss while every later constructed release keeps a loss ``>= 0``, so the loss
+    exceeds every epsilon near such a transcript (Gaussian noise is never pure DP)."""
     from .evidence import Evidence
 
     method, kind, eps = "worst-case adjacency search", "constructed worst case", ctx.epsilon_claimed
     slack = float(_budget(ctx, runs).sum())  # the most round-off can add to a constructed loss
+    gaussian = all(r.mechanism == "gaussian" for r in ctx.ledger if r.scale > 0)
+    if gaussian and math.isfinite(eps) and loss - slack > 1e-9 and not loss - slack > eps * (1 + 1e-9) + 1e-12:
+        witness = {**base_witness, "confidence": 1.0, "method": transcript.format(
+            "a Gaussian release moves with the data, and moving it along its shift makes the exact loss exceed "
+            "any epsilon")}
+        return Evidence(method, kind, figures, witness=witness, reasons=(
+            f"worst case: {pair_desc} has a constructed transcript (engine run {run}'s realized schedule) "
+            f"with privacy loss {loss:.6g} beyond round-off ({slack:.3g}) on Gaussian releases only: a released "
+            f"value moves with the data, and transcripts moved along that shift have loss > epsilon {eps:.6g} "
+            "(Gaussian noise is never pure DP), a set of positive probability",))
     if loss - slack > eps * (1 + 1e-9) + 1e-12:
-        witness = {**base_witness, "confidence": 1.0,
-                   "method": ("worst-case adjacency search (constructed transcript of the pair on an engine "
-                              "run's realized schedule: its exact loss above epsilon, as is every transcript "
-                              "near it; exact)")}
+        witness = {**base_witness, "confidence": 1.0, "method": transcript.format(
+            "its exact loss above epsilon, as is every transcript near it")}
         return Evidence(method, kind, figures, witness=witness, reasons=(
             f"worst case: {pair_desc} has a constructed transcript (engine run {run}'s realized schedule) "
             f"with privacy loss {loss:.6g} > epsilon {eps:.6g}; every transcript near it has loss > "

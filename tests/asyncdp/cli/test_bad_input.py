@@ -111,6 +111,23 @@ def test_negative_seed_is_a_usage_error(capsys: pytest.CaptureFixture[str], argv
     assert "argument --seed: value must be >= 0, got -1" in line
 
 
+@pytest.mark.parametrize("argv, command, hint", [
+    (["sweep", str(REPO / "examples" / "sweep_epsilon.py"), "--rnus", "5"], "asyncdp sweep",
+     "unrecognized arguments: --rnus 5 (--rnus: did you mean --runs?)"),
+    (["privacy", "check", str(REPO / "examples" / "privacy_check_rendezvous.py"), "--rns=5", "--jsn", "x.json"],
+     "asyncdp privacy check", "(--rns: did you mean --runs?; --jsn: did you mean --json?)"),
+    (["topology", "audit", "g.json", "--algorithm", "huang2015", "--b", "2"], "asyncdp topology audit",
+     "(--b: did you mean --B?)"),
+])
+def test_a_misspelt_option_is_named_by_its_command_with_the_option_meant(capsys: pytest.CaptureFixture[str],
+                                                                          argv: list[str], command: str,
+                                                                          hint: str) -> None:
+    """The top-level parser said "asyncdp: error: unrecognized arguments: --rnus 5" under the top-level usage."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {command} ") and f"{command}: error: " in err and hint in err
+
+
 def test_negative_seed_in_the_api() -> None:
     from asyncdp import Huang2015
     from asyncdp.errors import ScenarioError

@@ -175,6 +175,47 @@ def test_a_message_on_other_channels_than_declared_is_refused_by_every_engine(ru
 
 
 @dataclass(frozen=True)
+class NoNoiseInRoundTwo(TwoNoisyChannels):
+    """Returns ``None`` from ``noise(2, "b")`` (meaning no noise there) instead of a declaration of scale 0."""
+
+    def noise(self, t: int, channel: str) -> Any:
+        return None if (t, channel) == (2, "b") else super().noise(t, channel)
+
+
+@pytest.mark.parametrize("timing", [Lockstep(), Deadline(deadline=0.5, drift=0.2, missing="stale"), Async()])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_missing_noise_declaration_is_refused_by_every_engine_naming_round_and_channel(timing, engine):
+    """Each engine failed with AttributeError: 'NoneType' object has no attribute 'to_release' (a traceback at
+    ``asyncdp run``); the privacy check alone named it."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=NoNoiseInRoundTwo(), horizon=3,
+                                                                   timing=timing)
+    with pytest.raises(ScenarioError, match=r"noise\(2, 'b'\) returned None, but channel 'b' is noisy: every round "
+                                            r"needs a NoiseDeclaration \(scale 0 for none\)"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
+
+
+@dataclass(frozen=True)
+class DropsACoordinate(TwoNoisyChannels):
+    """Sends channel ``b`` with its last coordinate cut off (``[..., :-1]``), fewer than its declared noise's."""
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        out = super().message(state, t, noise, agents, problem)
+        return {**out, "b": out["b"][..., :-1]}
+
+
+@pytest.mark.parametrize("timing", [Lockstep(), Async()])
+@pytest.mark.parametrize("engine", ["simpy", "batch"])
+def test_a_noisy_message_narrower_than_its_noise_is_refused_naming_agent_and_channel(timing, engine):
+    """The run failed later, in the cost's gradient at the mixed value ("round 1: x must have shape (..., 2), got
+    shape (1,)"), naming neither the agent, the channel nor the step."""
+    sc = REGISTRY["huang2015"].example_scenario(seed=4).replace(algorithm=DropsACoordinate(), horizon=3,
+                                                                   timing=timing)
+    with pytest.raises(ScenarioError, match=r"round 1, agents? \d.*message\(\) returned on channel 'b' 1 coordinate"
+                                            r"\(s\), but the round's noise declaration .* has 2"):
+        sc.run(engine) if engine == "simpy" else sc.run(engine, runs=2)
+
+
+@dataclass(frozen=True)
 class SendsItsState(Algorithm):
     """Push-sum-like weights ``w`` sent on a noise-free channel and halved in place by the update.
 

@@ -190,6 +190,17 @@ def test_existing_checkpoint_needs_resume(tmp_path):
     assert len(files(folder)) == CHUNKS  # untouched
 
 
+def test_existing_checkpoint_of_another_sweep_says_it_cannot_be_resumed(tmp_path):
+    # a sweep that stopped (say on a bad grid value) leaves its chunks; the corrected command, with another grid,
+    # was told to resume it "if it is this one", and a resume then failed: the folder's sweep is compared at once
+    folder = tmp_path / "ck"
+    sweep(counting_factory, GRID, checkpoint=folder, **KW)
+    with pytest.raises(SweepError, match=r"already holds another sweep \(6 of 6 chunks finished; it differs in grid "
+                                         r"\(.*cannot be resumed by this one; delete the folder.*--checkpoint DIR"):
+        sweep(counting_factory, {"epsilon": [1.0, 4.0]}, checkpoint=folder, **KW)
+    assert len(files(folder)) == CHUNKS  # untouched
+
+
 @pytest.mark.parametrize(
     "change, field",
     [
@@ -278,6 +289,17 @@ def test_a_refused_resume_says_when_a_captured_repr_shows_a_memory_address(tmp_p
     sweep(with_label, first_grid, checkpoint=tmp_path / "ck3", runs=1)
     with pytest.raises(SweepError, match=r"belongs to another sweep: grid \(.*memory address"):
         sweep(with_label, grid(), checkpoint=tmp_path / "ck3", resume=True, runs=1)
+
+
+def test_a_folder_of_another_sweep_says_when_a_captured_repr_shows_a_memory_address(tmp_path):
+    # the same sweep in substance, run again without resume (as in a new process): the factory's fingerprint
+    # differs only by an address, and the message must say so, as a refused resume does
+    folder = tmp_path / "ck"
+    sweep(_opaque_factory(_Scale()), GRID, checkpoint=folder, **KW)
+    with pytest.raises(SweepError, match=r"already holds another sweep \(.*it differs in factory \(.*cannot be resumed "
+                                         r"by this one \(a captured .*memory address.*\); delete the folder"):
+        sweep(_opaque_factory(_Scale()), GRID, checkpoint=folder, **KW)
+    assert len(files(folder)) == CHUNKS  # untouched
 
 
 def test_large_arrays_that_differ_only_inside_are_other_sweeps():

@@ -139,3 +139,31 @@ def test_the_coverage_ratio_equals_the_largest_ratio_over_every_run():
             ratio = mags[r, t, i] / bound if bound > 0 else (np.inf if mags[r, t, i] > 1e-12 else 0.0)
             plain = max(plain, ratio)
     assert plain > 0 and e.figures["coverage_max_ratio"] == plain
+
+
+def test_a_witness_under_a_class_of_bounded_gradients_says_the_pair_may_lie_outside_it():
+    """A rule that does not clip, its lemma ``2 a C`` for costs with gradients of norm <= C, and a user's pair whose
+    gradients are about 80: the check cannot tell such a pair from one of the class (a class ``kind="each"`` is
+    never evaluated: clipping rules put every pair in it), so it is a coverage witness; the reason said only "the
+    pair is not shown to lie outside", which reads as if the pair were in the class."""
+    import sys
+
+    import topology
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Unclipped(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped"
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+
+    sc, _ = noisy_dgd.rendezvous_pair(Unclipped(), topology.static(noisy_dgd.ring(4)), 4)
+    adj = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([Unclipped], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    assert report.verdict == "violation" and report.witness["kind"] == "coverage"
+    assert any("is taken to hold every pair" in r and "check a pair of the class" in r for r in report.reasons)

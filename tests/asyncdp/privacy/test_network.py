@@ -75,6 +75,9 @@ def test_cli_check_with_node_observer(tmp_path: Path, capsys):
     # the local claim holds, but the paper's pairwise claim (the authors' per-pair values) fails at node 3
     assert code == 1 and "verdict with the pairwise claim: violation" in text
     assert "observer node:3 (changed agent 0)" in text and "[exact]" in text
+    # the first line is the command's verdict (exit code 1), not the eavesdropper check's "pass" below it
+    assert text.splitlines()[0].startswith("verdict with the pairwise claim: violation (the check below, of the "
+                                           "eavesdropper's view: pass;")
     assert main(["privacy", "check", str(script), "--observer", "node:17"]) == 2
 
 

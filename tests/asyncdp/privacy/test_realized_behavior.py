@@ -131,6 +131,8 @@ def test_user_algorithm_without_adapter_gets_behavioral_evidence():
     assert 0 < report.replay_max_loss <= report.epsilon_claimed
     assert "empirical_epsilon_lower_bound" in by_method["black-box audit"].figures
     assert any("no independent sensitivity lemma exists" in r for r in report.reasons)
+    # and says what gets the user beyond inconclusive: a paper record of their own
+    assert any("register a record with your lemma and adjacency class" in r and "Paper(" in r for r in report.reasons)
     assert by_method["basic composition"].bound is None
 
 
