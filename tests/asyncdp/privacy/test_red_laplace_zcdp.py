@@ -1,0 +1,94 @@
+"""A user's own Laplace rule claiming zCDP at its true rho (times 1.05) passes, as its RDP and pure claims do.
+
+The rule releases ``x + Lap(b)`` (one coordinate) and steps ``x = z - a clip(f'(z), C)`` from the mixed releases:
+given the released past, a release moves by at most ``2 a C`` from round 2 on (the lemma), so over ``T`` rounds
+the changed agent's releases compose ``T - 1`` Laplace mechanisms of ratio ``r = 2 a C / b`` (0.4 here), attained by
+the extremal pair ``f' = C`` vs ``-C``. Their zCDP ``rho = sup_alpha (T - 1) D_alpha(r) / alpha`` is 0.2813 (the
+supremum is the limit at alpha -> 1, ``(T - 1)(r + e^-r - 1)``). The accountant bounded it by pure DP's
+``(T - 1) r^2 / 2 = 0.32``, so a correct claim of 0.2953 was ``inconclusive`` ("the accountant's zcdp value 0.32
+exceeds the claim"), though the same rule's RDP and (epsilon, delta) claims at 1.05 times their truth passed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+import topology
+from accounting.claim_forms import ZeroConcentratedDP
+from asyncdp import Scenario, rendezvous_problem
+from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
+from asyncdp.algorithms.clipping import clip_l2
+from asyncdp.papers import GradientClass, Paper, register
+from asyncdp.privacy import check_privacy
+
+STEP, CLIP, B, T = 0.1, 1.0, 0.5, 5
+R = 2 * STEP * CLIP / B
+TRUE_RHO = (T - 1) * (R + math.expm1(-R))  # 0.28128
+
+
+@dataclass(frozen=True)
+class LaplaceZcdpGD(Algorithm):
+    """Releases x + Lap(B); steps x = z - STEP clip(f'(z), CLIP); claims rho-zCDP."""
+
+    rho: float = 1.0
+    dim: int = 0
+    name: ClassVar[str] = "test-laplace-zcdp-gd"
+    channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "laplace"),)
+
+    def bind(self, problem: Any) -> LaplaceZcdpGD:
+        return replace(self, dim=problem.dim)
+
+    def initial_state(self, x0: Any, agents: Any, problem: Any) -> dict:
+        return {"x": np.array(x0, dtype=float, copy=True)}
+
+    def noise(self, t: int, channel: str) -> NoiseDeclaration:
+        return NoiseDeclaration("laplace", B, self.dim, 0.0 if t == 1 else 2 * STEP * CLIP)
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"y": state["x"] + B * noise["y"]}
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        z = mixed["y"]
+        g = clip_l2(problem.costs.gradient(agents, z, round_index=t), CLIP)
+        return {"x": problem.domain.project(z - STEP * g)}
+
+    def decision(self, state: dict) -> Any:
+        return state["x"]
+
+    def claimed_form(self, horizon: int) -> ZeroConcentratedDP:
+        return ZeroConcentratedDP(self.rho)
+
+
+def _lemma(scenario: Scenario) -> np.ndarray:
+    out = np.full(scenario.horizon, 2 * STEP * CLIP)
+    out[0] = 0.0
+    return out
+
+
+register(Paper("test-laplace-zcdp-gd", (LaplaceZcdpGD,), lemma=_lemma, reference="this test's docstring",
+               adjacency=lambda scenario: GradientClass(CLIP, "l1")))
+
+
+def _pair(rho: float) -> tuple[Scenario, Scenario]:
+    ring = np.zeros((4, 4))
+    for i in range(4):
+        ring[i, [i, (i + 1) % 4, (i - 1) % 4]] = 1 / 3
+    addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(4, 1))
+    addresses[0] = 1.0
+    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
+    scenario = Scenario(problem, topology.static(ring), LaplaceZcdpGD(rho=rho), horizon=T, seed=7)
+    return scenario, scenario.replace(problem=problem.adjacent(0, address=[-1.0]))
+
+
+def test_a_correct_laplace_zcdp_claim_passes():
+    report = check_privacy(*_pair(1.05 * TRUE_RHO), runs=300)
+    assert report.verdict == "pass", report.reasons
+
+
+def test_a_laplace_zcdp_claim_below_the_truth_is_still_refuted():
+    report = check_privacy(*_pair(0.8 * TRUE_RHO), runs=300)
+    assert report.verdict == "violation", report.reasons
