@@ -7,6 +7,11 @@ the extremal pair ``f' = C`` vs ``-C``. Their zCDP ``rho = sup_alpha (T - 1) D_a
 supremum is the limit at alpha -> 1, ``(T - 1)(r + e^-r - 1)``). The accountant bounded it by pure DP's
 ``(T - 1) r^2 / 2 = 0.32``, so a correct claim of 0.2953 was ``inconclusive`` ("the accountant's zcdp value 0.32
 exceeds the claim"), though the same rule's RDP and (epsilon, delta) claims at 1.05 times their truth passed.
+
+In a box ``[-1.3, 1.3]`` the projection is active on some runs, so the worst pair's shifts vary and no exact profile
+applies; a Renyi claim ten times below the lemma's (0.054 at order 2; the check's own constructed transcript has the
+lemma's full loss 1.6) was ``inconclusive`` while the pure claim at a tenth was refuted: the exact replay losses of
+the pair's runs now bound ``E exp((alpha - 1) L)`` from below (the pair's ``D_2`` is at least 0.36 there).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import topology
-from accounting.claim_forms import ZeroConcentratedDP
+from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
 from asyncdp import Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
@@ -32,9 +37,9 @@ TRUE_RHO = (T - 1) * (R + math.expm1(-R))  # 0.28128
 
 @dataclass(frozen=True)
 class LaplaceZcdpGD(Algorithm):
-    """Releases x + Lap(B); steps x = z - STEP clip(f'(z), CLIP); claims rho-zCDP."""
+    """Releases x + Lap(B); steps x = z - STEP clip(f'(z), CLIP); claims ``claim``."""
 
-    rho: float = 1.0
+    claim: ZeroConcentratedDP | RenyiDP = ZeroConcentratedDP(1.0)
     dim: int = 0
     name: ClassVar[str] = "test-laplace-zcdp-gd"
     channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "laplace"),)
@@ -59,8 +64,8 @@ class LaplaceZcdpGD(Algorithm):
     def decision(self, state: dict) -> Any:
         return state["x"]
 
-    def claimed_form(self, horizon: int) -> ZeroConcentratedDP:
-        return ZeroConcentratedDP(self.rho)
+    def claimed_form(self, horizon: int) -> ZeroConcentratedDP | RenyiDP:
+        return self.claim
 
 
 def _lemma(scenario: Scenario) -> np.ndarray:
@@ -73,22 +78,36 @@ register(Paper("test-laplace-zcdp-gd", (LaplaceZcdpGD,), lemma=_lemma, reference
                adjacency=lambda scenario: GradientClass(CLIP, "l1")))
 
 
-def _pair(rho: float) -> tuple[Scenario, Scenario]:
+def _pair(claim: ZeroConcentratedDP | RenyiDP, box: float = 50.0) -> tuple[Scenario, Scenario]:
     ring = np.zeros((4, 4))
     for i in range(4):
         ring[i, [i, (i + 1) % 4, (i - 1) % 4]] = 1 / 3
     addresses = np.random.default_rng(7).uniform(-1.0, 1.0, size=(4, 1))
     addresses[0] = 1.0
-    problem = rendezvous_problem(addresses, low=-50.0, high=50.0)
-    scenario = Scenario(problem, topology.static(ring), LaplaceZcdpGD(rho=rho), horizon=T, seed=7)
+    problem = rendezvous_problem(addresses, low=-box, high=box)
+    scenario = Scenario(problem, topology.static(ring), LaplaceZcdpGD(claim=claim), horizon=T, seed=7)
     return scenario, scenario.replace(problem=problem.adjacent(0, address=[-1.0]))
 
 
 def test_a_correct_laplace_zcdp_claim_passes():
-    report = check_privacy(*_pair(1.05 * TRUE_RHO), runs=300)
+    report = check_privacy(*_pair(ZeroConcentratedDP(1.05 * TRUE_RHO)), runs=300)
     assert report.verdict == "pass", report.reasons
 
 
 def test_a_laplace_zcdp_claim_below_the_truth_is_still_refuted():
-    report = check_privacy(*_pair(0.8 * TRUE_RHO), runs=300)
+    report = check_privacy(*_pair(ZeroConcentratedDP(0.8 * TRUE_RHO)), runs=300)
     assert report.verdict == "violation", report.reasons
+
+
+LEMMA_D2 = (T - 1) * (R + math.log1p((math.expm1(-3 * R)) / 3))  # Mironov Prop. 6 at order 2: 0.5393
+
+
+def test_a_renyi_claim_ten_times_too_small_is_refuted_when_the_projection_moves_the_shifts():
+    report = check_privacy(*_pair(RenyiDP(2.0, 0.1 * LEMMA_D2), box=1.3), runs=1000)
+    assert report.verdict == "violation", report.reasons
+    assert report.witness["alpha"] == 2.0 and report.witness["renyi_witness"] > 0.1 * LEMMA_D2
+
+
+def test_a_correct_renyi_claim_still_passes_in_the_box():
+    report = check_privacy(*_pair(RenyiDP(2.0, 1.05 * LEMMA_D2), box=1.3), runs=1000)
+    assert report.verdict == "pass", report.reasons
