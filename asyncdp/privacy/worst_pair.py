@@ -206,7 +206,10 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
             return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
         assert out.losses is not None and out.per_round is not None
         per_round = np.concatenate([per_round, out.per_round])
-    if step.decision != "refuted" and loss_divergence:
+    divergence_form = ctx.focus is None and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp")
+    found_losses = None
+    # under lockstep an exact profile's divergences are exact: the losses could not bound them closer
+    if step.decision != "refuted" and loss_divergence and not (shared and exact.refutation is not None):
         while worst_runs.runs < plan.budget:  # the bound rests on the whole budget: a sample size fixed in advance
             look += 1
             worst_runs, more = simulate(look, worst_runs)
@@ -217,7 +220,7 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
                                 reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
             assert out.per_round is not None
             per_round = np.concatenate([per_round, out.per_round])
-        found = _losses_renyi(ctx, per_round.sum(axis=1), base_witness["agent"], 1.0 - share)
+        found = found_losses = _losses_renyi(ctx, per_round.sum(axis=1), base_witness["agent"], 1.0 - share)
         figures["worst_case_runs"] = worst_runs.runs
         if found.refuted:
             figures["worst_case_renyi_lower"] = found.renyi_witness
@@ -229,6 +232,12 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
                 f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, {found.reason}",))
     if step.decision != "refuted":
         note = () if exact.note is None else (f"worst case: {pair_desc}: {exact.note}",)
+        if exact.note is None and exact.refutation is not None and divergence_form:
+            # what the exact profile found for a Renyi or zCDP claim (e.g. order statistics over the sampled
+            # schedules just short of the claim): the engine runs' delta speaks of its conversion only
+            note = (f"worst case: {pair_desc}: {exact.reason}; {exact.refutation.reason}",)
+        if found_losses is not None:
+            note += (f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, {found_losses.reason}",)
         return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",) + note)
     witness = {**common, "runs": worst_runs.runs, "delta_lower": step.bound.lower,
                "method": "engine runs of the worst pair, exact replay losses, thresholds lower bound on "
