@@ -678,6 +678,10 @@ def schedule_renyi_lower(profiles: Sequence[PrivacyProfile], alphas: Sequence[fl
 
 
 
+LOSS_CAP_FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+"""The truncation levels of :func:`loss_renyi_lower`, as fractions of its ``cap_epsilon`` (fixed in advance)."""
+
+
 def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float,
                      confidence: float = 0.95) -> list[RenyiLowerBound]:
     """Lower bounds on a pair's ``D_alpha(P || P')`` from the exact privacy losses of transcripts drawn under ``P``.
@@ -685,11 +689,13 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
     ``D_alpha = log E_P[Y] / (alpha - 1)`` with ``Y = exp((alpha - 1) L)``
     (Mironov, CSF 2017, Def. 3), ``L`` a transcript's exact loss
     ``log p / p'``. ``Y >= 0``, and ``min(Y, c) <= Y`` for a level ``c``
-    fixed before the draws, here ``exp((alpha - 1) cap_epsilon)`` (e.g. the
-    pure composition of the releases' sensitivities: a larger loss is only
-    truncated, which keeps the bound valid), so
+    fixed before the draws, here ``exp((alpha - 1) f cap_epsilon)`` for each
+    ``f`` of :data:`LOSS_CAP_FRACTIONS` (``cap_epsilon`` e.g. the pure
+    composition of the releases' sensitivities; a larger loss is only
+    truncated, which keeps the bound valid; a lower level trades the tail's
+    mass for a smaller range, which pays at high orders), so
     :func:`accounting.delta_bounds.nonnegative_mean_lower` (empirical
-    Bernstein) bounds ``E_P[Y]`` from below. No assumption on how the shifts
+    Bernstein, the best level, union bound) bounds ``E_P[Y]`` from below. No assumption on how the shifts
     vary from transcript to transcript (a projection active on some runs):
     only that the losses are i.i.d. under ``P`` and exact. Every order gets
     ``(1 - confidence) / len(alphas)`` (union bound).
@@ -730,7 +736,8 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
     out = []
     for a in orders:
         y = np.exp(np.minimum((a - 1.0) * x, (a - 1.0) * cap))
-        lo, _ = nonnegative_mean_lower(y, (1.0 - conf) / len(orders), cap=math.exp((a - 1.0) * cap))
+        levels = [math.exp((a - 1.0) * f * cap) for f in LOSS_CAP_FRACTIONS]
+        lo, _ = nonnegative_mean_lower(y, (1.0 - conf) / len(orders), caps=levels)
         out.append(RenyiLowerBound(method, a, max(0.0, math.log(lo) / (a - 1.0)) if lo > 0 else 0.0, conf, x.size))
     return out
 

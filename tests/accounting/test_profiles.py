@@ -363,3 +363,13 @@ def test_loss_renyi_lower_truncates_a_loss_above_the_cap_and_refuses_nan():
         loss_renyi_lower(np.r_[0.0, np.nan], [2.0], cap_epsilon=1.0)
     with pytest.raises(PrivacyParameterError, match="order"):
         loss_renyi_lower(np.zeros(3), [1.0], cap_epsilon=1.0)
+
+
+def test_loss_renyi_lower_at_a_high_order_truncates_below_the_pure_bound():
+    """Eight Laplace coordinates of ratio 0.283 (pure composition 2.26): at order 8, truncating only at
+    exp(7 * 2.26) left a range so wide that the bound was 0; the levels below it keep D_8 >= 0.6 (true 1.45)."""
+    from accounting.profiles import loss_renyi_lower
+
+    x = np.random.default_rng(0).laplace(size=(1000, 8))
+    losses = (np.abs(x + 0.2828) - np.abs(x)).sum(axis=1)
+    assert 0.6 < loss_renyi_lower(losses, [8.0], cap_epsilon=8 * 0.2828, confidence=1 - 0.0033 / 4)[0].lower < 1.45
