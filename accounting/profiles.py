@@ -694,8 +694,12 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
     composition of the releases' sensitivities; a larger loss is only
     truncated, which keeps the bound valid; a lower level trades the tail's
     mass for a smaller range, which pays at high orders), so
-    :func:`accounting.delta_bounds.nonnegative_mean_lower` (empirical
-    Bernstein, the best level, union bound) bounds ``E_P[Y]`` from below. No assumption on how the shifts
+    the empirical Bernstein bound of
+    :func:`accounting.delta_bounds.bernstein_mean_lower` on ``min(Y, c) / c``
+    (in ``[0, 1]``; the bound scales with ``c``, so ``log E_P[Y]`` is bounded
+    without forming ``c``, which overflows once ``(alpha - 1) cap_epsilon >
+    709``) bounds ``E_P[Y]`` from below (the best level, union bound over the
+    levels). No assumption on how the shifts
     vary from transcript to transcript (a projection active on some runs):
     only that the losses are i.i.d. under ``P`` and exact. Every order gets
     ``(1 - confidence) / len(alphas)`` (union bound).
@@ -720,10 +724,12 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
         >>> 0.4 < b.lower < 0.539
         True
     """
-    from .delta_bounds import nonnegative_mean_lower
+    from .delta_bounds import bernstein_mean_lower
 
     conf = check_open_unit(confidence, "confidence", error=_E)
     cap = check_positive(cap_epsilon, "cap_epsilon", error=_E)
+    if not math.isfinite(cap):
+        raise PrivacyParameterError(f"loss_renyi_lower: cap_epsilon must be finite, got {cap!r}")
     orders = [float(a) for a in alphas]
     if not orders:
         raise PrivacyParameterError("loss_renyi_lower needs at least one order")
@@ -734,11 +740,15 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
         raise PrivacyParameterError(f"loss_renyi_lower: loss {int(np.flatnonzero(np.isnan(x))[0])} is NaN")
     method = "exact replay losses, empirical Bernstein bound on E exp((alpha - 1) L)"
     out = []
+    each = (1.0 - conf) / len(orders) / len(LOSS_CAP_FRACTIONS)
     for a in orders:
-        y = np.exp(np.minimum((a - 1.0) * x, (a - 1.0) * cap))
-        levels = [math.exp((a - 1.0) * f * cap) for f in LOSS_CAP_FRACTIONS]
-        lo, _ = nonnegative_mean_lower(y, (1.0 - conf) / len(orders), caps=levels)
-        out.append(RenyiLowerBound(method, a, max(0.0, math.log(lo) / (a - 1.0)) if lo > 0 else 0.0, conf, x.size))
+        best = 0.0  # log E_P[Y] >= 0 bounds nothing: D_alpha >= 0 always
+        for f in LOSS_CAP_FRACTIONS:
+            top = (a - 1.0) * f * cap  # log c
+            lo = bernstein_mean_lower(np.exp(np.minimum((a - 1.0) * x - top, 0.0)), each, 1.0)
+            if lo > 0:
+                best = max(best, math.log(lo) + top)
+        out.append(RenyiLowerBound(method, a, best / (a - 1.0), conf, x.size))
     return out
 
 _TAIL_LOG = 700.0

@@ -373,3 +373,16 @@ def test_loss_renyi_lower_at_a_high_order_truncates_below_the_pure_bound():
     x = np.random.default_rng(0).laplace(size=(1000, 8))
     losses = (np.abs(x + 0.2828) - np.abs(x)).sum(axis=1)
     assert 0.6 < loss_renyi_lower(losses, [8.0], cap_epsilon=8 * 0.2828, confidence=1 - 0.0033 / 4)[0].lower < 1.45
+
+
+def test_loss_renyi_lower_at_an_order_whose_level_overflows_a_float():
+    """Order 500, four Laplace releases of ratio 0.4: the level exp(499 * 1.6) overflows a float; the bound, formed
+    in logs, is still below the true D_500 (Mironov, Prop. 6: 1.5945) and near it (a sixteenth of the losses are
+    at the cap: D_500 >= 1.6 - log(16) / 499 = 1.5944)."""
+    from accounting.profiles import loss_renyi_lower
+
+    r, k, a = 0.4, 4, 500.0
+    true = k * (r + math.log1p((a - 1) * math.expm1((1 - 2 * a) * r) / (2 * a - 1)) / (a - 1))
+    x = np.random.default_rng(0).laplace(size=(1000, k))
+    b = loss_renyi_lower((np.abs(x + r) - np.abs(x)).sum(axis=1), [a], cap_epsilon=k * r)[0]
+    assert 1.58 < b.lower <= true

@@ -125,3 +125,12 @@ def test_an_unrefuted_divergence_claim_says_how_near_its_bound_came():
                    and "nearest at order" in r for r in report.reasons), report.reasons
         assert any("empirical Bernstein bound on E exp((alpha - 1) L): within the claim" in r
                    for r in report.reasons), report.reasons
+
+
+def test_a_correct_renyi_claim_at_a_high_order_passes_under_asynchronous_timing():
+    """Order 500: the losses' bound formed exp(499 * 1.6), which overflows a float, and the check raised
+    OverflowError on a correct claim (main said pass)."""
+    a = 500.0
+    d = (T - 1) * (R + math.log1p((a - 1) * math.expm1((1 - 2 * a) * R) / (2 * a - 1)) / (a - 1))
+    report = check_privacy(*_pair(RenyiDP(a, 1.05 * d), timing=Async(rate=1.0)), runs=100)
+    assert report.verdict == "pass", report.reasons
