@@ -120,11 +120,11 @@ def test_an_unrefuted_divergence_claim_says_how_near_its_bound_came():
     over the sampled schedules. A zCDP claim 5% below the truth is within that bound's margin; the report said only
     that the engine runs' delta at the claim's conversion was 0 ('futile'), not how near the divergences came."""
     report = check_privacy(*_pair(ZeroConcentratedDP(0.95 * TRUE_RHO), timing=Async(rate=1.0)), runs=1000)
-    if report.verdict != "violation":
-        assert any("schedule order statistics of exact Renyi divergences: within the claim" in r
-                   and "nearest at order" in r for r in report.reasons), report.reasons
-        assert any("empirical Bernstein bound on E exp((alpha - 1) L): within the claim" in r
-                   for r in report.reasons), report.reasons
+    assert report.verdict == "inconclusive", report.reasons  # the seed is fixed: within the margin, not refuted
+    assert any("schedule order statistics of exact Renyi divergences: within the claim" in r
+               and "nearest at order" in r for r in report.reasons), report.reasons
+    assert any("empirical Bernstein bound on E exp((alpha - 1) L): within the claim" in r
+               for r in report.reasons), report.reasons
 
 
 def test_a_correct_renyi_claim_at_a_high_order_passes_under_asynchronous_timing():
