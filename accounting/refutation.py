@@ -230,6 +230,9 @@ def refute(claim: Any, *, profile: PrivacyProfile | None = None, bounds: Sequenc
                         f"confidence {rb.confidence:.6g}, {rb.samples} samples) > {allowed_t} allowed by the claim "
                         f"{form.describe()}"), **base)
     if renyi_bounds:
-        notes.append(f"{renyi_bounds[0].method}: within the claim at {len(renyi_bounds)} order(s)")
+        near = max(renyi_bounds, key=lambda rb: rb.lower / form.renyi_bound(rb.alpha))  # the nearest to refuting
+        notes.append(f"{renyi_bounds[0].method}: within the claim at {len(renyi_bounds)} order(s); nearest at order "
+                     f"{near.alpha:.6g}: at least {near.lower:.6g} (confidence {near.confidence:.6g}, {near.samples} "
+                     f"samples) <= {form.renyi_bound(near.alpha):.6g} allowed")
     reason = "not refuted: " + ("; ".join(notes) if notes else "no evidence given")
     return Refutation(False, method=None, confidence=None, reason=reason, **base)

@@ -8,10 +8,13 @@ sensitivity the caller vouches for.
   dp_accounting's ``RdpAccountant`` (``GaussianDpEvent`` and
   ``LaplaceDpEvent``, exact per release: ``alpha mu^2 / 2`` and Mironov's
   Laplace form), at the orders asked for.
-* :func:`ledger_zcdp`: ``rho = sum mu_k^2 / 2 + sum r_j^2 / 2``: a Gaussian
-  release is ``mu^2/2``-zCDP, an ``r``-DP (Laplace) release is
-  ``r^2/2``-zCDP, and zCDP composes additively (Bun and Steinke, TCC 2016,
-  Props. 1.4 and 1.6, Lemma 2.3).
+* :func:`ledger_zcdp`: ``rho = sum mu_k^2 / 2 + rho_L``: a Gaussian
+  release is ``mu^2/2``-zCDP and zCDP composes additively (Bun and Steinke,
+  TCC 2016, Props. 1.6 and Lemma 2.3); ``rho_L`` of the Laplace releases is
+  ``sup_alpha R(alpha) / alpha`` of their composed RDP curve ``R`` (Mironov's
+  exact form), bounded above on a grid of orders (:func:`laplace_zcdp`), and
+  never above ``sum r_j^2 / 2`` (an ``r``-DP release is ``r^2/2``-zCDP, Bun
+  and Steinke, Prop. 1.4).
 * :func:`accountant_confirms`: whether those bounds imply a claim of any form;
   :func:`accountant_confirms_all`: whether they do on each of several ledgers
   (one per agent whose change the claim covers), the worst one reported.
@@ -28,20 +31,23 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dp_accounting.rdp import rdp_privacy_accountant
 
 from .claim_forms import as_form
-from .composition.inputs import Sensitivity, _ratios
+from .composition.inputs import Sensitivity, _events, _ratios
 from .composition.rdp import _rdp_accountant
 from .errors import PrivacyParameterError
 from .ledger import Ledger
 
-__all__ = ["ledger_rdp", "ledger_zcdp", "Confirmation", "accountant_confirms", "accountant_confirms_all"]
+__all__ = ["ledger_rdp", "ledger_zcdp", "laplace_zcdp", "Confirmation", "accountant_confirms", "accountant_confirms_all"]
 
 
 def ledger_rdp(ledger: Ledger, sensitivity: Sensitivity,
@@ -72,8 +78,59 @@ def ledger_rdp(ledger: Ledger, sensitivity: Sensitivity,
     return np.asarray(acc.orders, dtype=float), np.asarray(acc.rdp, dtype=float)
 
 
+ZCDP_ORDERS: tuple[float, ...] = tuple(float(a) for a in 1.0 + np.geomspace(1e-4, 1e4, 801))
+"""The orders at which :func:`laplace_zcdp` evaluates the Laplace releases' RDP curve."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _laplace_curve(ratio: float) -> np.ndarray:
+    """The RDP curve of one Laplace release of ``ratio`` at :data:`ZCDP_ORDERS` (dp_accounting's
+    ``LaplaceDpEvent``), computed once per ratio (some 14 ms: the agents of a check share their ratios).
+    Read-only."""
+    acc = rdp_privacy_accountant.RdpAccountant(orders=list(ZCDP_ORDERS))
+    acc.compose(_events(Counter({ratio: 1}), Counter()))
+    curve = np.asarray(acc.rdp, dtype=float)
+    curve.setflags(write=False)
+    return curve
+
+
+def laplace_zcdp(lap: Counter[float]) -> float:
+    """An upper bound on ``sup_{alpha > 1} R(alpha) / alpha``: the ``rho`` of zCDP of Laplace releases.
+
+    ``R`` is the composed RDP curve of releases of ratios ``r`` (``n`` of each;
+    dp_accounting's ``LaplaceDpEvent``, Mironov, CSF 2017, Prop. 6), evaluated
+    at :data:`ZCDP_ORDERS` ``a_0 < ... < a_m``. ``R`` does not decrease with
+    the order (van Erven and Harremoës, IEEE Trans. Inf. Theory 2014, Thm. 3),
+    so ``R(alpha) / alpha <= R(a_(i+1)) / a_i`` on ``[a_i, a_(i+1)]``,
+    ``<= R(a_0)`` on ``(1, a_0]`` and ``<= sum n r / a_m`` beyond ``a_m``
+    (``R <= D_inf = sum n r``): the largest of these is a bound, not an
+    estimate. The result is also at most ``sum n r^2 / 2`` (Bun and Steinke,
+    TCC 2016, Prop. 1.4): the bound of pure DP, which the curve improves on
+    (four releases of ratio 0.4: about 0.2813 instead of 0.32).
+
+    Args:
+        lap: ``{r: n}``, ratios ``sensitivity / scale > 0`` and counts.
+
+    Returns:
+        ``rho >= 0`` (0 for no release).
+
+    Example:
+        >>> from collections import Counter
+        >>> round(laplace_zcdp(Counter({0.4: 4})), 4), 4 * 0.4**2 / 2
+        (0.2813, 0.32000000000000006)
+    """
+    if not lap:
+        return 0.0
+    pure = math.fsum(r * r * n / 2 for r, n in lap.items())
+    a = np.asarray(ZCDP_ORDERS, dtype=float)
+    curve = np.sum([n * _laplace_curve(float(r)) for r, n in lap.items()], axis=0)  # RDP adds over releases
+    tail = math.fsum(r * n for r, n in lap.items()) / a[-1]
+    bound = max(float(curve[0]), float(np.max(curve[1:] / a[:-1])), tail)
+    return min(pure, bound)
+
+
 def ledger_zcdp(ledger: Ledger, sensitivity: Sensitivity) -> float:
-    """``rho`` of the ledger: ``sum mu_k^2 / 2`` (Gaussian) plus ``sum r_j^2 / 2`` (Laplace, via pure DP).
+    """``rho`` of the ledger: ``sum mu_k^2 / 2`` (Gaussian) plus :func:`laplace_zcdp` of the Laplace releases.
 
     Args:
         ledger: the releases.
@@ -87,11 +144,11 @@ def ledger_zcdp(ledger: Ledger, sensitivity: Sensitivity) -> float:
 
     Example:
         >>> from accounting.ledger import Ledger, Release
-        >>> ledger_zcdp(Ledger([Release(0, 1, 1.0, "laplace", 2.0, 1)]), 1.0)
-        0.125
+        >>> round(ledger_zcdp(Ledger([Release(0, 1, 1.0, "laplace", 2.0, 1)]), 1.0), 4)  # 0.125 from pure DP
+        0.1065
     """
     lap, gau = _ratios(ledger, sensitivity)
-    return math.fsum(r * r * n / 2 for r, n in gau.items()) + math.fsum(r * r * n / 2 for r, n in lap.items())
+    return math.fsum(r * r * n / 2 for r, n in gau.items()) + laplace_zcdp(lap)
 
 
 @dataclass(frozen=True)

@@ -261,6 +261,9 @@ def pair_profile(ctx: Any, shifts: Any, scenario: Scenario, runs: EngineRuns, *,
         doubts.append(_tilt_doubt(ctx, scenario, adjacent, runs, by_divergence, per_run))
         if by_divergence.refuted and doubts[-1] is None:
             found = by_divergence
+        elif not found.refuted and not by_divergence.refuted:  # how near the divergences came, not only the delta
+            found = dataclasses.replace(found, reason=f"{found.reason}; "
+                                                      f"{by_divergence.reason.removeprefix('not refuted: ')}")
     doubt = "; ".join(d for d in doubts if d is not None) or None
     return ExactProfile(found, reason if doubt is None else f"{reason}; {doubt}", note=doubt)
 

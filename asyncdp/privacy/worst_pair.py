@@ -51,13 +51,19 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
        chose the pair on), exact likelihood ratios; valid when the shifts vary
        (a projection active on some runs);
     3. threshold events on the exact replay losses of the pair's engine runs,
-       at every look of the plan (:meth:`accounting.sequential.SequentialPlan.decide`).
+       at every look of the plan (:meth:`accounting.sequential.SequentialPlan.decide`);
+    4. for a Rényi or zCDP claim of a rule whose releases are not all Gaussian
+       (no escort or tilted draws), a lower bound on the pair's divergence
+       from the exact replay losses of the whole budget of runs
+       (:func:`accounting.profiles.loss_renyi_lower`, truncated at the pure
+       composition of the changed agent's releases): valid when the shifts
+       vary (a projection active on some runs), where no exact profile exists.
 
     The check's per-method share ``alpha_share`` (times ``fraction``: the search
     may certify a second pair, and splits the share between the two in
     advance) is split evenly over the statistical tests fixed in advance (the schedule average unless the
     timing is lockstep without losses, where with Gaussian noise the escort draws of a divergence witness take
-    its place, importance sampling where it applies, the thresholds), so together they err with probability at
+    its place, importance sampling where it applies, the thresholds, the divergence from losses), so together they err with probability at
     most ``alpha_share``.
 
     Args:
@@ -83,13 +89,20 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
     eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
     budget = ctx.options.runs
     shared = _lockstep_lossless(p)
-    gaussian = all(
-        ch.mechanism != "laplace" for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values())
+    mechanisms = [ch.mechanism for ch in declared_noise(p.algorithm.bind(p.problem), p.horizon).values()]
+    gaussian = all(m != "laplace" for m in mechanisms)
     # the exact profile spends a share on the schedule average, or under lockstep with Gaussian noise on the
     # escort draws a Renyi witness rests on (profiles.escort_renyi_lower); a Renyi or zCDP claim of the whole run
     # one more on the escort draws per schedule where no exact profile exists (profiles.escort_draws_renyi)
     divergence = gaussian and ctx.focus is None and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp")
-    tests = 1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0) + (1 if divergence else 0)
+    # a Laplace rule's Renyi or zCDP claim of the whole run: one more on the divergence bound from the exact replay
+    # losses of the whole budget (accounting.profiles.loss_renyi_lower, truncated at the releases' pure composition,
+    # which a Gaussian release makes infinite), valid when shifts vary
+    loss_divergence = (not gaussian and "gaussian" not in mechanisms and ctx.focus is None
+                       and ctx.sensitivity is not None
+                       and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp"))
+    tests = (1 + (0 if shared and not gaussian else 1) + (1 if gaussian else 0) + (1 if divergence else 0)
+             + (1 if loss_divergence else 0))
     share = ctx.options.alpha_share * fraction / tests
     plan = SequentialPlan(epsilon=eps, delta_claimed=delta, confidence=1.0 - share, budget=max(2, budget),
                           first=max(2, min(budget, max(2, budget // 4))))
@@ -193,8 +206,38 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
             return Evidence(method, kind, figures, reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
         assert out.losses is not None and out.per_round is not None
         per_round = np.concatenate([per_round, out.per_round])
+    divergence_form = ctx.focus is None and getattr(ctx.claim_form, "form", None) in ("renyi", "zcdp")
+    found_losses = None
+    # under lockstep an exact profile's divergences are exact: the losses could not bound them closer
+    if step.decision != "refuted" and loss_divergence and not (shared and exact.refutation is not None):
+        while worst_runs.runs < plan.budget:  # the bound rests on the whole budget: a sample size fixed in advance
+            look += 1
+            worst_runs, more = simulate(look, worst_runs)
+            try:
+                out = replayed(more)
+            except AccountingError as exc:
+                return Evidence(method, kind, figures,
+                                reasons=(f"worst-case search: cannot replay the worst pair: {exc}",))
+            assert out.per_round is not None
+            per_round = np.concatenate([per_round, out.per_round])
+        found = found_losses = _losses_renyi(ctx, per_round.sum(axis=1), base_witness["agent"], 1.0 - share)
+        figures["worst_case_runs"] = worst_runs.runs
+        if found.refuted:
+            figures["worst_case_renyi_lower"] = found.renyi_witness
+            witness = {**common, "runs": worst_runs.runs, "method": found.method, "confidence": found.confidence,
+                       "claim_form": found.form, "epsilon": None, "delta_lower": None, "delta_allowed": None,
+                       "delta_meaning": found.delta_meaning, "alpha": found.alpha,
+                       "renyi_witness": found.renyi_witness, "renyi_allowed": found.renyi_allowed}
+            return Evidence(method, kind, figures, witness=witness, reasons=(
+                f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, {found.reason}",))
     if step.decision != "refuted":
         note = () if exact.note is None else (f"worst case: {pair_desc}: {exact.note}",)
+        if exact.note is None and exact.refutation is not None and divergence_form:
+            # what the exact profile found for a Renyi or zCDP claim (e.g. order statistics over the sampled
+            # schedules just short of the claim): the engine runs' delta speaks of its conversion only
+            note = (f"worst case: {pair_desc}: {exact.reason}; {exact.refutation.reason}",)
+        if found_losses is not None:
+            note += (f"worst case: {pair_desc}: over {worst_runs.runs} engine runs, {found_losses.reason}",)
         return Evidence(method, kind, figures, reasons=(f"worst case: {pair_desc}: engine runs: {step.reason}",) + note)
     witness = {**common, "runs": worst_runs.runs, "delta_lower": step.bound.lower,
                "method": "engine runs of the worst pair, exact replay losses, thresholds lower bound on "
@@ -205,3 +248,23 @@ def delta_evidence(ctx: Any, p: Scenario, q: Scenario, figures: dict[str, Any], 
         f"worst case: {pair_desc}: over {worst_runs.runs} engine runs (of a budget of {plan.budget}), "
         f"delta(epsilon={eps:.6g}) >= {step.bound.lower:.3g} > claimed delta {delta:.3g} "
         f"(confidence {1.0 - share:.6g})",))
+
+
+LOSS_ZCDP_ORDERS: tuple[float, ...] = (1.5, 2.0, 4.0, 8.0)
+"""The orders at which a zCDP claim is compared with divergences bounded from replay losses (fixed in advance)."""
+
+
+def _losses_renyi(ctx: Any, losses: np.ndarray, agent: int, confidence: float) -> Any:
+    """:func:`accounting.refutation.refute` of the Renyi or zCDP claim by lower bounds on the pair's divergences
+    from the exact losses of its engine runs (:func:`accounting.profiles.loss_renyi_lower`), truncated at the pure
+    composition of ``agent``'s releases with the accountant's own sensitivity."""
+    from accounting.composition import basic_composition
+    from accounting.profiles import loss_renyi_lower
+    from accounting.refutation import refute
+
+    form = ctx.claim_form
+    orders = [form.alpha] if form.form == "renyi" else list(LOSS_ZCDP_ORDERS)
+    cap = basic_composition(ctx.ledger.for_agent(agent), ctx.release_sensitivity)
+    if not (np.isfinite(cap) and cap > 0) or np.isnan(losses).any():
+        return refute(form, alphas=())
+    return refute(form, renyi_bounds=loss_renyi_lower(losses, orders, cap_epsilon=cap, confidence=confidence))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,7 +102,48 @@ def test_ledger_rdp_and_zcdp_are_the_closed_forms():
     mu2 = 0.25 + 0.0625
     for a, v in zip(orders, rdp):
         assert v == pytest.approx(a * mu2 / 2 + PrivacyProfile(0.0, (0.5,)).renyi(a), rel=1e-9)
-    assert ledger_zcdp(led, 1.0) == pytest.approx(mu2 / 2 + 0.125)
+    # the Laplace release's rho is sup_alpha D_alpha / alpha of its exact curve (0.1065), not pure DP's r^2 / 2 = 0.125
+    exact = max(PrivacyProfile(0.0, (0.5,)).renyi(a) / a for a in 1.0 + np.geomspace(1e-6, 1e3, 4000))
+    assert exact <= ledger_zcdp(led, 1.0) - mu2 / 2 <= exact * (1 + 1e-3)
+
+
+def _laplace_rho_mp(lap: dict[float, int]) -> float:
+    """``max R(alpha) / alpha`` of the composed Laplace curve (Mironov, Prop. 6) in 30 digits: its limit at
+    ``alpha -> 1`` (the KL divergence) and 1 + 10^k for 121 values of k in [-6, 6]; a lower estimate of the sup."""
+    import mpmath as mp
+
+    with mp.workdps(30):
+        def curve(a: Any) -> Any:
+            return mp.fsum(n * mp.log(a / (2 * a - 1) * mp.exp((a - 1) * mp.mpf(r))
+                                      + (a - 1) / (2 * a - 1) * mp.exp(-a * mp.mpf(r))) / (a - 1)
+                           for r, n in lap.items())
+        best = mp.fsum(n * (mp.mpf(r) + mp.expm1(-mp.mpf(r))) for r, n in lap.items())
+        for k in np.linspace(-6.0, 6.0, 121):
+            a = 1 + mp.mpf(10) ** mp.mpf(float(k))
+            best = max(best, curve(a) / a)
+        return float(best)
+
+
+@pytest.mark.parametrize("lap", [{r: 1} for r in (1e-4, 1e-2, 0.1, 0.5, 1.0, 3.0, 10.0, 50.0)]
+                         + [{0.4: 4}, {0.1: 3, 2.0: 1}, {1e-3: 10, 5.0: 2}, {0.5: 1, 1.0: 1, 3.0: 1, 10.0: 1}])
+def test_laplace_zcdp_is_never_below_the_true_rho(lap):
+    """The accountant certifies with laplace_zcdp: below the true rho, a false zCDP claim could pass."""
+    from collections import Counter
+
+    from accounting.renyi import laplace_zcdp
+
+    truth = _laplace_rho_mp(lap)
+    got = laplace_zcdp(Counter(lap))
+    assert truth <= got <= min(truth * (1 + 1e-2), sum(n * r * r / 2 for r, n in lap.items()))
+
+
+@given(st.dictionaries(st.floats(1e-3, 30.0), st.integers(1, 20), min_size=1, max_size=3))
+def test_laplace_zcdp_is_never_below_the_true_rho_for_any_releases(lap):
+    from collections import Counter
+
+    from accounting.renyi import laplace_zcdp
+
+    assert laplace_zcdp(Counter(lap)) >= _laplace_rho_mp(lap) * (1 - 1e-12)  # 1e-12: the float result's round-off
 
 
 def test_accountant_confirms_each_form_from_its_own_sensitivity():
