@@ -690,7 +690,7 @@ def loss_renyi_lower(losses: Any, alphas: Sequence[float], *, cap_epsilon: float
     (Mironov, CSF 2017, Def. 3), ``L`` a transcript's exact loss
     ``log p / p'``. ``Y >= 0``, and ``min(Y, c) <= Y`` for a level ``c``
     fixed before the draws, here ``exp((alpha - 1) f cap_epsilon)`` for each
-    ``f`` of :data:`LOSS_CAP_FRACTIONS` (``cap_epsilon`` e.g. the pure
+    ``f`` of ``LOSS_CAP_FRACTIONS`` (``cap_epsilon`` e.g. the pure
     composition of the releases' sensitivities; a larger loss is only
     truncated, which keeps the bound valid; a lower level trades the tail's
     mass for a smaller range, which pays at high orders), so

@@ -84,7 +84,7 @@ ZCDP_ORDERS: tuple[float, ...] = tuple(float(a) for a in 1.0 + np.geomspace(1e-4
 
 @functools.lru_cache(maxsize=4096)
 def _laplace_curve(ratio: float) -> np.ndarray:
-    """The RDP curve of one Laplace release of ``ratio`` at :data:`ZCDP_ORDERS` (dp_accounting's
+    """The RDP curve of one Laplace release of ``ratio`` at ``ZCDP_ORDERS`` (dp_accounting's
     ``LaplaceDpEvent``), computed once per ratio (some 14 ms: the agents of a check share their ratios).
     Read-only."""
     acc = rdp_privacy_accountant.RdpAccountant(orders=list(ZCDP_ORDERS))
@@ -99,7 +99,7 @@ def laplace_zcdp(lap: Counter[float]) -> float:
 
     ``R`` is the composed RDP curve of releases of ratios ``r`` (``n`` of each;
     dp_accounting's ``LaplaceDpEvent``, Mironov, CSF 2017, Prop. 6), evaluated
-    at :data:`ZCDP_ORDERS` ``a_0 < ... < a_m``. ``R`` does not decrease with
+    at ``ZCDP_ORDERS`` ``a_0 < ... < a_m``. ``R`` does not decrease with
     the order (van Erven and Harremoës, IEEE Trans. Inf. Theory 2014, Thm. 3),
     so ``R(alpha) / alpha <= R(a_(i+1)) / a_i`` on ``[a_i, a_(i+1)]``,
     ``<= R(a_0)`` on ``(1, a_0]`` and ``<= sum n r / a_m`` beyond ``a_m``
