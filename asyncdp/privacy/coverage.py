@@ -27,7 +27,10 @@ allows. So the check measures the pair:
   both scenarios (a pair may break the class only where a few runs go, or only
   where it evaluates its cost: its noisy releases need not come near). A class ``kind="each"`` (every gradient bounded by ``C``)
   contains the pair whenever the problem meets its declared constants or the
-  rule clips its gradients, so a pair is never shown to lie outside it.
+  rule clips its gradients, so a pair is never shown to lie outside it; but a
+  shift above the bound on a pair whose gradients exceed ``C`` at a released
+  value is a doubt, not a witness (an unclipped rule outside its class and a
+  clipping rule with a wrong lemma move alike).
 
 A shift above the bound on a pair shown to lie outside the class is a
 **refusal**: the pair says nothing about the claim, and
@@ -276,6 +279,40 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     return ctx.cache["class_relation"]
 
 
+def _each_class_exceeded(pair: ScenarioPair, ctx: CheckContext) -> str | None:
+    """Where the changed agent's gradients exceed a class of bounded gradients (``kind="each"``), or ``None``.
+
+    Such a class is not a relation of the two costs: a rule that clips its gradients meets it on every pair, so a
+    pair is never refused for it (:func:`class_relation`). It is evaluated only when a release moved more than its
+    bound, at the changed agent's ``x0`` and released values (projected onto the domain) of both scenarios' runs:
+    gradients above the bound there make the shift evidence against the lemma only for a rule that clips.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context (the changed agent).
+
+    Returns:
+        One clause naming the class's bound, the agent, the point and the norm, or ``None`` (no such class, round
+        adjacency, or every point meets the bound).
+    """
+    from .worst_case import adjacency_class
+
+    agent, cls = ctx.changed_agent, adjacency_class(pair.scenario)
+    if agent is None or cls is None or getattr(cls, "kind", None) != "each":
+        return None
+    pts = _class_points(pair, ctx, agent)
+    g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
+    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
+    vals = class_measure(cls, g, g2)
+    k = int(np.argmax(vals - class_roundoff(g, g2)))
+    if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
+        return None
+    point = np.array2string(pts[k], precision=4, separator=", ")
+    return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} "
+            f"at x = {point} (a released value of the runs), above the bound {cls.bound:.6g} of paper "
+            f"{ctx.paper.paper.name!r}'s class of bounded gradients")
+
+
 def _difference_class(pair: ScenarioPair) -> Any:
     """The relation of the two costs every pair of the paper's adjacency meets (its record's ``relation``, by default
     its adjacency class where that is one, ``kind="difference"``), else ``None``.
@@ -505,11 +542,11 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
     reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
               f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
-    from .worst_case import adjacency_class
-
-    cls = adjacency_class(pair.scenario)
-    if cls is not None and getattr(cls, "kind", None) == "each":  # membership is never evaluated for this kind
-        reason += (f"; a class of gradients bounded by {cls.bound:.6g} is taken to hold every pair (a rule may clip "
-                   "its gradients): if your rule does not clip and your pair's gradients exceed that bound where "
-                   "the rule evaluates them, the pair is outside the class: check a pair of the class")
+    above = _each_class_exceeded(pair, ctx)
+    if above is not None:  # an unclipped rule on a pair outside the class, or a wrong lemma: the runs cannot tell
+        why = (f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}: a rule that "
+               "does not clip its gradients is not covered by its lemma on such a pair (the pair is outside the "
+               "class), a rule that clips is (the lemma is wrong), and the runs cannot tell which; check a pair of "
+               "the class (the worst-case search constructs such pairs itself)")
+        return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

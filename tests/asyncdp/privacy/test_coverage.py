@@ -141,11 +141,12 @@ def test_the_coverage_ratio_equals_the_largest_ratio_over_every_run():
     assert plain > 0 and e.figures["coverage_max_ratio"] == plain
 
 
-def test_a_witness_under_a_class_of_bounded_gradients_says_the_pair_may_lie_outside_it():
-    """A rule that does not clip, its lemma ``2 a C`` for costs with gradients of norm <= C, and a user's pair whose
-    gradients are about 80: the check cannot tell such a pair from one of the class (a class ``kind="each"`` is
-    never evaluated: clipping rules put every pair in it), so it is a coverage witness; the reason said only "the
-    pair is not shown to lie outside", which reads as if the pair were in the class."""
+def test_a_shift_above_the_bound_on_a_pair_with_gradients_above_a_bounded_gradient_class_is_a_doubt():
+    """A rule that does not clip, its lemma ``2 a C`` for costs with gradients of norm <= C (true on that class),
+    and a user's pair whose gradients are about 80: its releases move more than the lemma's bound, but so would a
+    clipping rule's with a wrong lemma, and a class ``kind="each"`` is never a refusal (clipping rules put every
+    pair in it). It was a coverage witness and ``violation`` (the reason said only "the pair is not shown to lie
+    outside"); it is a doubt naming the agent and the gradients' norm, and no witness."""
     import sys
 
     import topology
@@ -165,5 +166,40 @@ def test_a_witness_under_a_class_of_bounded_gradients_says_the_pair_may_lie_outs
     adj = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
     with noisy_dgd.registered([Unclipped], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         report = check_privacy(sc, adj, runs=50, search_examples=0)
-    assert report.verdict == "violation" and report.witness["kind"] == "coverage"
-    assert any("is taken to hold every pair" in r and "check a pair of the class" in r for r in report.reasons)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.witness is None and coverage.doubt is not None
+    assert "agent 0's gradients reach L2 norm" in coverage.doubt and "the runs cannot tell which" in coverage.doubt
+    assert report.verdict != "pass" and (report.witness is None or report.witness["kind"] != "coverage")
+
+
+def test_a_shift_above_the_bound_on_a_pair_within_a_bounded_gradient_class_stays_a_witness():
+    """The same unclipped rule under a class of gradients bounded by 1000 (which the tests' rendezvous pair meets at
+    every released value: its gradients ``x - a`` stay within a few units) and a lemma of 0.001 per release, far
+    below the pair's realized shift ``a |a_0 - a_0'| = 0.0141``: the shift is evidence against the lemma, a
+    coverage witness and ``violation``."""
+    import sys
+
+    import topology
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Unclipped(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-in-class"
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+
+    def small_lemma(sc):
+        out = np.full(sc.horizon, 1e-3)
+        out[0] = 0.0
+        return out
+
+    sc, adj = noisy_dgd.rendezvous_pair(Unclipped(), topology.static(noisy_dgd.ring(4)), 4)
+    with noisy_dgd.registered([Unclipped], lambda s: GradientClass(1e3, "l2"), origin=__file__, lemma=small_lemma):
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.doubt is None and coverage.witness is not None and coverage.witness["kind"] == "coverage"
+    assert report.verdict == "violation"
