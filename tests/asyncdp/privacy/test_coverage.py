@@ -146,7 +146,10 @@ def test_a_shift_above_the_bound_on_a_pair_with_gradients_above_a_bounded_gradie
     and a user's pair whose gradients are about 80: its releases move more than the lemma's bound, but so would a
     clipping rule's with a wrong lemma, and a class ``kind="each"`` is never a refusal (clipping rules put every
     pair in it). It was a coverage witness and ``violation`` (the reason said only "the pair is not shown to lie
-    outside"); it is a doubt naming the agent and the gradients' norm, and no witness."""
+    outside"); it is a doubt naming the agent and the gradients' norm, and no coverage witness. The verdict stays
+    ``violation`` all the same: the sensitivity prober probes the same pair and finds an update moving the release by
+    far more than the rule's declared ``2 a C`` (its gradients there are far above ``C`` too), against the
+    declaration: the false refutation of this correct unclipped rule is not removed, only its witness moved."""
     import sys
 
     import topology
@@ -169,7 +172,8 @@ def test_a_shift_above_the_bound_on_a_pair_with_gradients_above_a_bounded_gradie
     coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
     assert coverage.witness is None and coverage.doubt is not None
     assert "agent 0's gradients reach L2 norm" in coverage.doubt and "the runs cannot tell which" in coverage.doubt
-    assert report.verdict != "pass" and (report.witness is None or report.witness["kind"] != "coverage")
+    assert report.verdict == "violation"
+    assert (report.witness["kind"], report.witness["against"]) == ("sensitivity", "declaration")
 
 
 def test_a_shift_above_the_bound_on_a_pair_within_a_bounded_gradient_class_stays_a_witness():
@@ -203,3 +207,51 @@ def test_a_shift_above_the_bound_on_a_pair_within_a_bounded_gradient_class_stays
     coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
     assert coverage.doubt is None and coverage.witness is not None and coverage.witness["kind"] == "coverage"
     assert report.verdict == "violation"
+
+
+@pytest.mark.parametrize("momentum", [0.5, 0.0])
+def test_a_clipping_rule_whose_lemma_ignores_its_momentum_is_refuted_by_pairs_of_the_class(momentum):
+    """The coverage witness a bounded-gradient class loses is not the only one: a clipping rule with heavy-ball
+    momentum ``m = b m + clip(g)``, ``x = z - a m``, moves a release by up to ``2 a C (1 + b + ... )`` given the
+    released past, while its record keeps the fixture's lemma ``2 a C`` (too small by up to 2 for ``b = 1/2``). The
+    prober probes one update from the same state on both sides, so it cannot see the momentum carried over; the
+    user's pair (agent 0 moved from (1, 1) to (-40, -40)) has gradients far above ``C`` where it releases, so
+    coverage reports a doubt. The worst-case search's realized shifts on the class's own (linear) pairs refute the
+    lemma: ``violation``. Without momentum (``b = 0``: the lemma is true) nothing refutes it."""
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Momentum(noisy_dgd.NoisyDGD):
+        name = "test-coverage-momentum"
+        beta: float = 0.0
+
+        def initial_state(self, x0, agents, problem):
+            x = np.array(x0, dtype=float, copy=True)
+            return {"x": x, "m": np.zeros_like(x)}
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            m = self.beta * state["m"] + clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * m), "m": m}
+
+    sc, _ = noisy_dgd.rendezvous_pair(Momentum(beta=momentum), topology.static(noisy_dgd.ring(4)), 6)
+    adj = sc.replace(problem=sc.problem.adjacent(0, address=[-40.0, -40.0]))
+    with noisy_dgd.registered([Momentum], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    prober = next(e for e in report.evidence if e.method == "sensitivity prober")
+    worst = next(e for e in report.evidence if e.method == "worst-case adjacency search")
+    assert prober.witness is None
+    if momentum:
+        assert coverage.witness is None and "the runs cannot tell which" in coverage.doubt
+        assert report.verdict == "violation" and worst.witness is not None and worst.witness["against"] == "lemma"
+        # the round-6 release carries 5 rounds of momentum: loss ratio (1 + 1/2 + ... + 1/16)^2 = 3.75 (Gaussian)
+        assert worst.witness["ratio"] > 3
+    else:
+        assert coverage.doubt is None and worst.witness is None and report.witness is None
