@@ -480,7 +480,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         "agent", "round", "shift", "bound", "run", "side" (0: the scenario's runs, 1: the adjacent
         scenario's), "run_seed" (and "batch_row": :func:`~asyncdp.privacy.behavior.run_origin`), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
-        outside the class.
+        outside the class; for a class of bounded gradients (``kind="each"``) whose bound the changed agent's
+        gradients exceed at a released value, a doubt instead (:func:`_each_class_exceeded`).
 
     Raises:
         AdjacencyError: the pair lies outside the paper's adjacency class
