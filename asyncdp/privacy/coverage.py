@@ -66,7 +66,7 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
+__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
            "CLASS_RTOL", "OUTSIDE_REFUSAL"]
 
 CLASS_RTOL = 1e-9
@@ -279,17 +279,20 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     return ctx.cache["class_relation"]
 
 
-def _each_class_exceeded(pair: ScenarioPair, ctx: CheckContext) -> str | None:
+def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, where: str) -> str | None:
     """Where the changed agent's gradients exceed a class of bounded gradients (``kind="each"``), or ``None``.
 
     Such a class is not a relation of the two costs: a rule that clips its gradients meets it on every pair, so a
-    pair is never refused for it (:func:`class_relation`). It is evaluated only when a release moved more than its
-    bound, at the changed agent's ``x0`` and released values (projected onto the domain) of both scenarios' runs:
-    gradients above the bound there make the shift evidence against the lemma only for a rule that clips.
+    pair is never refused for it (:func:`class_relation`). It is evaluated where a step of the user's pair moved a
+    release more than its bound (sensitivity coverage: ``x0`` and the released values; the prober: its witness's
+    input): gradients above the bound there make that move evidence against the lemma only for a rule that clips,
+    and an unclipped rule outside its class moves alike, so the move is a doubt, not a witness.
 
     Args:
         pair: the scenario pair.
         ctx: the shared context (the changed agent).
+        points: ``(k, d)`` points at which the changed agent's two gradients are evaluated.
+        where: what the points are, for the sentence (e.g. ``"a released value of the runs"``).
 
     Returns:
         One clause naming the class's bound, the agent, the point and the norm, or ``None`` (no such class, round
@@ -300,7 +303,11 @@ def _each_class_exceeded(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     agent, cls = ctx.changed_agent, adjacency_class(pair.scenario)
     if agent is None or cls is None or getattr(cls, "kind", None) != "each":
         return None
-    pts = _class_points(pair, ctx, agent)
+    pts = np.asarray(points, dtype=float)
+    d = pair.scenario.problem.dim
+    if not pts.size or pts.size % d:  # no point, or not points of the domain (a probe of a wider state)
+        return None
+    pts = pts.reshape(-1, d)
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
     vals = class_measure(cls, g, g2)
@@ -308,9 +315,11 @@ def _each_class_exceeded(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
-    return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} "
-            f"at x = {point} (a released value of the runs), above the bound {cls.bound:.6g} of paper "
-            f"{ctx.paper.paper.name!r}'s class of bounded gradients")
+    return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} at x = {point} ({where}), above the "
+            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients: a rule that "
+            "does not clip its gradients is not covered by its lemma there (the pair is outside the class), a rule "
+            "that clips is (the lemma is wrong), and the check cannot tell which; check a pair of the class (the "
+            "worst-case search constructs such pairs itself)")
 
 
 def _difference_class(pair: ScenarioPair) -> Any:
@@ -481,7 +490,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         scenario's), "run_seed" (and "batch_row": :func:`~asyncdp.privacy.behavior.run_origin`), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
         outside the class; for a class of bounded gradients (``kind="each"``) whose bound the changed agent's
-        gradients exceed at a released value, a doubt instead (:func:`_each_class_exceeded`).
+        gradients exceed at a released value, a doubt instead (``each_class_exceeded``).
 
     Raises:
         AdjacencyError: the pair lies outside the paper's adjacency class
@@ -543,11 +552,10 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
     reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
               f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
-    above = _each_class_exceeded(pair, ctx)
+    agent = ctx.changed_agent
+    points = _class_points(pair, ctx, agent) if agent is not None else ()
+    above = each_class_exceeded(pair, ctx, points, "x0 or a released value of the runs")
     if above is not None:  # an unclipped rule on a pair outside the class, or a wrong lemma: the runs cannot tell
-        why = (f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}: a rule that "
-               "does not clip its gradients is not covered by its lemma on such a pair (the pair is outside the "
-               "class), a rule that clips is (the lemma is wrong), and the runs cannot tell which; check a pair of "
-               "the class (the worst-case search constructs such pairs itself)")
+        why = f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}"
         return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))
