@@ -63,10 +63,10 @@ from accounting.errors import AccountingError, AdjacencyError
 
 from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
-from .evidence import Evidence
+from .evidence import Evidence, find_figure
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
+__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
            "CLASS_RTOL", "OUTSIDE_REFUSAL"]
 
 CLASS_RTOL = 1e-9
@@ -279,6 +279,13 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     return ctx.cache["class_relation"]
 
 
+EACH_CLASS_DOUBT = (": a rule that does not clip its gradients is not covered by its lemma there (the pair is "
+                    "outside the class), a rule that clips is (the lemma is wrong), and the check cannot tell which; "
+                    "check a pair of the class (the worst-case search constructs such pairs itself)")
+"""Why a move past a bound where the user's pair leaves a class of bounded gradients is a doubt
+(``each_class_exceeded``)."""
+
+
 def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, where: str) -> str | None:
     """Where the changed agent's gradients exceed a class of bounded gradients (``kind="each"``), or ``None``.
 
@@ -316,10 +323,40 @@ def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, wher
         return None
     point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} at x = {point} ({where}), above the "
-            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients: a rule that "
-            "does not clip its gradients is not covered by its lemma there (the pair is outside the class), a rule "
-            "that clips is (the lemma is wrong), and the check cannot tell which; check a pair of the class (the "
-            "worst-case search constructs such pairs itself)")
+            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients")
+
+
+PAIR_WITNESS_KINDS = ("replay", "blackbox")
+"""Witnesses that rest on the user's pair's own losses or outputs (exact replay, the black-box audit)."""
+
+
+def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
+    """``evidence`` with every witness on the user's pair (:data:`PAIR_WITNESS_KINDS`) turned into a doubt when
+    sensitivity coverage found the pair's releases moving past the lemma where its gradients exceed a class of
+    bounded gradients (figure ``coverage_outside_class``, ``each_class_exceeded``).
+
+    Such a pair says something of the claim only if the rule clips its gradients, which the runs cannot tell: a
+    loss or an audit of that pair above the claim is then no witness against it (a correct rule that does not clip
+    would show the same). Witnesses on pairs of the class (the prober's, the worst-case search's) are kept.
+
+    Args:
+        evidence: every method's evidence, in order.
+
+    Returns:
+        The same list, or a copy with those witnesses set aside.
+    """
+    outside = find_figure(evidence, "coverage_outside_class")
+    if outside is None:
+        return evidence
+    out = []
+    for e in evidence:
+        if e.witness is not None and e.witness.get("kind") in PAIR_WITNESS_KINDS:
+            why = (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
+                   f"gradients exceed the class of bounded gradients ({outside}): evidence against the claim only "
+                   "for a rule that clips its gradients, which the runs cannot tell; set aside")
+            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+        out.append(e)
+    return out
 
 
 def _difference_class(pair: ScenarioPair) -> Any:
@@ -556,6 +593,7 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     points = _class_points(pair, ctx, agent) if agent is not None else ()
     above = each_class_exceeded(pair, ctx, points, "x0 or a released value of the runs")
     if above is not None:  # an unclipped rule on a pair outside the class, or a wrong lemma: the runs cannot tell
-        why = f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}"
+        why = f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}{EACH_CLASS_DOUBT}"
+        figures["coverage_outside_class"] = f"{u.describe()}, but {above}"
         return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

@@ -57,7 +57,7 @@ from accounting.ledger import Ledger
 from ..errors import ScenarioError
 from ..problems.costs import LinearOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
-from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
+from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
@@ -535,7 +535,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                     {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
                      "sensitivity_probe_lemma_ratio": lemma_ratio},
                     witness=witness, reasons=tuple(reasons),
-                    doubt=None if witness is not None or doubt is None else f"prober: {doubt}")
+                    doubt=None if witness is not None or doubt is None else f"prober: {doubt}{EACH_CLASS_DOUBT}")
 
 
 def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float, Any]],

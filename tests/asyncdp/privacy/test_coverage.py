@@ -257,3 +257,43 @@ def test_a_clipping_rule_whose_lemma_ignores_its_momentum_is_refuted_by_pairs_of
         assert worst.witness["ratio"] > 3
     else:
         assert coverage.doubt is None and worst.witness is None and report.witness is None
+
+
+def test_witnesses_on_a_pair_outside_a_bounded_gradient_class_are_set_aside_for_a_correct_unclipped_rule():
+    """The unclipped rule with an (epsilon, delta) claim true on its class (the Gaussian profile of ``T - 1``
+    releases moved by ``2 a C``, times 1.05) and agent 0 moved to (40, 40): the exact replay's and the black-box
+    audit's witnesses on that pair (its releases move 55 times the lemma's bound) made a correct claim a
+    ``violation``; they rest on a pair outside the class, so they are doubts, and the verdict is ``inconclusive``.
+    The near pair of the same rule (inside the class) passes."""
+    import math
+    import sys
+
+    import topology
+    from accounting.profiles import gaussian_profile_epsilon
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    horizon = 4
+    eps = 1.05 * gaussian_profile_epsilon(2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA
+                                          * math.sqrt(horizon - 1), 1e-5)
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedClaim(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-claim"
+
+        def claimed_privacy(self, horizon):
+            return (eps, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+
+    sc, near = noisy_dgd.rendezvous_pair(UnclippedClaim(), topology.static(noisy_dgd.ring(4)), horizon)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([UnclippedClaim], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        assert check_privacy(sc, near, runs=300).verdict == "pass"
+        report = check_privacy(sc, far, runs=300)
+    assert report.verdict == "inconclusive" and report.witness is None
+    set_aside = [e for e in report.evidence if e.method in ("exact replay", "black-box audit")
+                 and "its witness is on the user's pair" in (e.doubt or "")]
+    assert set_aside, [(e.method, e.doubt) for e in report.evidence]
