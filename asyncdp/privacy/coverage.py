@@ -66,7 +66,7 @@ from .context import CheckContext, ScenarioPair
 from .evidence import Evidence, find_figure
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
+__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "PAIR_METHOD", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
            "CLASS_RTOL", "OUTSIDE_REFUSAL"]
 
 CLASS_RTOL = 1e-9
@@ -326,12 +326,17 @@ def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, wher
             f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients")
 
 
-PAIR_WITNESS_KINDS = ("replay", "blackbox")
-"""Witnesses that rest on the user's pair's own losses or outputs (exact replay, the black-box audit)."""
+PAIR_WITNESS_KINDS = ("replay", "blackbox", "pair")
+"""Witnesses that rest on the user's pair's own losses or outputs (exact replay, the black-box audit, the property
+check's pair step)."""
+
+PAIR_METHOD = "the pair's delta(epsilon)"
+"""The property check's step on the user's own pair (:func:`~asyncdp.privacy.properties.decide_pair`): each of its
+witnesses rests on that pair, whatever its kind (its realized shifts over the lemma are of kind ``"sensitivity"``)."""
 
 
 def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
-    """``evidence`` with every witness on the user's pair (:data:`PAIR_WITNESS_KINDS`) turned into a doubt when
+    """``evidence`` with every witness on the user's pair (:data:`PAIR_WITNESS_KINDS`, :data:`PAIR_METHOD`) turned into a doubt when
     sensitivity coverage found the pair's releases moving past the lemma where its gradients exceed a class of
     bounded gradients (figure ``coverage_outside_class``, ``each_class_exceeded``).
 
@@ -350,7 +355,7 @@ def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
         return evidence
     out = []
     for e in evidence:
-        if e.witness is not None and e.witness.get("kind") in PAIR_WITNESS_KINDS:
+        if e.witness is not None and (e.witness.get("kind") in PAIR_WITNESS_KINDS or e.method == PAIR_METHOD):
             why = (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
                    f"gradients exceed the class of bounded gradients ({outside}): evidence against the claim only "
                    "for a rule that clips its gradients, which the runs cannot tell; set aside")

@@ -297,3 +297,64 @@ def test_witnesses_on_a_pair_outside_a_bounded_gradient_class_are_set_aside_for_
     set_aside = [e for e in report.evidence if e.method in ("exact replay", "black-box audit")
                  and "its witness is on the user's pair" in (e.doubt or "")]
     assert set_aside, [(e.method, e.doubt) for e in report.evidence]
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_the_property_check_sets_aside_its_own_pair_witness_outside_a_bounded_gradient_class(mechanism):
+    """``assert_private`` (the property check: the pair's own ``delta(epsilon)`` step in place of the worst-case
+    search) on the correct unclipped rule with agent 0 moved to (40, 40): the pair step's witness rests on that pair
+    too (Gaussian, (epsilon, delta): its realized shifts over the lemma, kind ``"sensitivity"``; Laplace, pure: its
+    constructed transcripts' loss, kind ``"pair"``), so it is a doubt like the exact replay's: ``inconclusive``, not
+    a ``violation`` of a claim true on the class. The near pair passes."""
+    import math
+    import sys
+
+    import topology
+    from accounting.profiles import gaussian_profile_epsilon
+    from asyncdp.algorithms import Channel, NoiseDeclaration
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    horizon, a, c = 4, noisy_dgd.STEP, noisy_dgd.CLIP
+    l1 = 2 * a * c * math.sqrt(2)  # the L1 norm of a 2-d shift of L2 norm 2 a C, at most
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedGaussian(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-property-gaussian"
+
+        def claimed_privacy(self, horizon):
+            return (1.05 * gaussian_profile_epsilon(2 * a * c / noisy_dgd.SIGMA * math.sqrt(horizon - 1), 1e-5), 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - a * problem.costs.gradient(agents, z, round_index=t))}
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedLaplace(UnclippedGaussian):
+        name = "test-coverage-unclipped-property-laplace"
+        channels = (Channel("y", "laplace"),)
+
+        def noise(self, t, channel):
+            return NoiseDeclaration("laplace", 1.0, self.dim, 0.0 if t == 1 else l1)
+
+        def message(self, state, t, noise, agents, problem):
+            return {"y": state["x"] + noise["y"]}
+
+        def claimed_privacy(self, horizon):
+            return (1.05 * (horizon - 1) * l1, 0.0)
+
+    def l1_lemma(sc):
+        out = np.full(sc.horizon, l1)
+        out[0] = 0.0
+        return out
+
+    rule, lemma = (UnclippedGaussian, noisy_dgd.lemma) if mechanism == "gaussian" else (UnclippedLaplace, l1_lemma)
+    sc, near = noisy_dgd.rendezvous_pair(rule(), topology.static(noisy_dgd.ring(4)), horizon)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([rule], lambda s: GradientClass(c, "l2"), origin=__file__, lemma=lemma):
+        assert assert_private(sc, near, runs=100).verdict == "pass"
+        report = assert_private(sc, far, runs=100, allow_inconclusive=True)
+    assert report.verdict == "inconclusive" and report.witness is None
+    pair_step = next(e for e in report.evidence if e.method == "the pair's delta(epsilon)")
+    assert pair_step.witness is None and "its witness is on the user's pair" in pair_step.doubt
