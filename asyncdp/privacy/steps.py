@@ -61,7 +61,7 @@ from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_o
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
-from .worst_case import pair_with_costs, search_worst_case
+from .worst_case import extremal_pairs, pair_with_costs, search_worst_case
 
 __all__ = [
     "Step",
@@ -341,14 +341,18 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 
 def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z: Any, seed: int,
-                 claimed: float | None) -> tuple[str, Any] | None:
-    """The prober's step on the class's own extremal pair: the changed agent's cost ``<g, x>`` against
-    ``<-g, x>``, ``||g|| = C`` along the user's pair's gradient difference at ``z`` (a pair of a class of bounded
-    gradients, ``kind="each"``, by construction), or ``None`` (no such class, or no direction at ``z``).
+                 claimed: float | None, over: Callable[[Any], bool]) -> tuple[str, Any] | None:
+    """The prober's step on the class's own extremal pairs, the first that ``over`` accepts, or ``None`` (no class
+    of bounded gradients, ``kind="each"``, or no pair over): the changed agent's cost ``<g, x>`` against
+    ``<-g, x>``, ``||g|| = C``, with ``g`` along the user's pair's gradient difference at ``z`` first, then along
+    the worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates,
+    diagonals), all probed at once; each pair is in the class by construction.
 
     Where the user's pair moved a release beyond a bound only at inputs where its gradients exceed ``C``, a rule
-    that does not clip is not covered there; a move beyond the bound on this pair is evidence against the bound
-    whatever the rule does with larger gradients.
+    that does not clip is not covered there; a move beyond the bound on one of these pairs is evidence against the
+    bound whatever the rule does with larger gradients. A rule that moves a release further only along another
+    direction than the pair's (e.g. one that stretches one direction of its clipped gradient) is met by the
+    search's directions.
 
     Returns:
         ``(description of the pair, the probe's result)``.
@@ -361,16 +365,21 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     diff = (np.asarray(pair.scenario.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float)
             - np.asarray(pair.adjacent.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float)).ravel()
     size = float(np.linalg.norm(diff))
-    if not np.isfinite(size) or size == 0.0:
-        return None
-    g = float(cls.bound) * diff / size
-    p, q = pair_with_costs(pair.scenario, lambda costs, member: LinearOverride(costs, agent, member), g, -g)
+    shapes = [("along the pair's gradient difference", float(cls.bound) * diff / size)] if (
+        np.isfinite(size) and size > 0.0) else []
+    shapes += [(label, g) for label, g, _ in extremal_pairs(pair.scenario, agent)]
     norm = "l2" if any(c.mechanism == "gaussian" and c.name == build.keywords["channel"]
                        for c in ctx.algorithm.noisy_channels()) else "l1"
-    res = prober.probe_many([prober.ProbeRequest(build(p, q, agent), samples=400, seed=seed, norm=norm,
-                                                 claimed=claimed if claimed else None)])[0]
-    what = np.array2string(g, precision=4, separator=", ")
-    return f"the class's pair: agent {agent}'s cost <g, x> against <-g, x>, g = {what}", res
+    requests = []
+    for _, g in shapes:
+        p, q = pair_with_costs(pair.scenario, lambda costs, member: LinearOverride(costs, agent, member), g, -g)
+        requests.append(prober.ProbeRequest(build(p, q, agent), samples=400, seed=seed, norm=norm,
+                                            claimed=claimed if claimed else None))
+    for (label, g), res in zip(shapes, prober.probe_many(requests) if requests else []):
+        if over(res):
+            what = np.array2string(g, precision=4, separator=", ")
+            return f"the class's pair ({label}): agent {agent}'s cost <g, x> against <-g, x>, g = {what}", res
+    return None
 
 
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
@@ -498,9 +507,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         if res.violation and witness is None:
             outside = outside_each(res.witness_z)
             if outside is not None:  # the same step on the class's own extremal pair, in the gradients' direction
-                again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t,
-                                     claimed)
-                if again is not None and again[1].violation:
+                again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, claimed,
+                                     lambda r: bool(r.violation))
+                if again is not None:
                     found, outside = {**found, "z": again[1].witness_z.tolist(), "value": again[1].max_found,
                                       "pair": again[0]}, None
             if outside is None:
@@ -517,8 +526,9 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
             if res.exceeds(bound) and witness is None:
                 outside = outside_each(res.witness_z)
                 if outside is not None:
-                    again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, None)
-                    if again is not None and again[1].exceeds(bound):
+                    again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, None,
+                                         lambda r, b=bound: r.exceeds(b))
+                    if again is not None:
                         found, outside = {**found, "z": again[1].witness_z.tolist(), "value": again[1].max_found,
                                           "pair": again[0]}, None
                 if outside is None:

@@ -358,3 +358,44 @@ def test_the_property_check_sets_aside_its_own_pair_witness_outside_a_bounded_gr
     assert report.verdict == "inconclusive" and report.witness is None
     pair_step = next(e for e in report.evidence if e.method == "the pair's delta(epsilon)")
     assert pair_step.witness is None and "its witness is on the user's pair" in pair_step.doubt
+
+
+def test_the_prober_refutes_a_lemma_wrong_only_off_the_pairs_gradient_difference_on_the_class_directions():
+    """A clipping rule that stretches the anti-diagonal ``v = (1, -1) / sqrt(2)`` of its clipped gradient three-fold
+    (``x = z - a (I + 2 v v^T) clip(g)``: a release moves by up to ``6 a C``) under the fixture's lemma ``2 a C``,
+    checked on agent 0 moved to (40, 40): the pair's gradient difference is along the diagonal, where the rule moves
+    a release by ``2 a C`` exactly, so the class's pair along it alone left the prober's move on the far pair a
+    doubt and the property check (no worst-case search) ``inconclusive``. The class's pairs along the coordinates
+    (``||(I + 2 v v^T) e_1|| = sqrt 5``) refute the lemma: ``violation``, the prober's witness naming that pair."""
+    import math
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    v = np.array([1.0, -1.0]) / math.sqrt(2)
+
+    @dataclasses.dataclass(frozen=True)
+    class AntiDiagonal(noisy_dgd.NoisyDGD):
+        name = "test-coverage-anti-diagonal"
+
+        def claimed_privacy(self, horizon):
+            return (10.0, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            g = clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * (g + 2 * (g @ v)[..., None] * v))}
+
+    sc, _ = noisy_dgd.rendezvous_pair(AntiDiagonal(), topology.static(noisy_dgd.ring(4)), 4)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([AntiDiagonal], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(PrivacyPropertyError) as info:
+            assert_private(sc, far, runs=100)
+    report = info.value.report
+    prober = next(e for e in report.evidence if e.method == "sensitivity prober")
+    assert report.verdict == "violation" and prober.witness is not None
+    assert prober.witness["pair"].startswith("the class's pair (coordinate")
