@@ -55,6 +55,7 @@ from accounting.errors import AdjacencyError
 from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
+from ..algorithms.clipping import clip_l2
 from ..problems.costs import LinearOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
@@ -342,17 +343,18 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z: Any, seed: int,
                  claimed: float | None, over: Callable[[Any], bool]) -> tuple[str, Any] | None:
-    """The prober's step on the class's own extremal pairs, the first that ``over`` accepts, or ``None`` (no class
-    of bounded gradients, ``kind="each"``, or no pair over): the changed agent's cost ``<g, x>`` against
-    ``<-g, x>``, ``||g|| = C``, with ``g`` along the user's pair's gradient difference at ``z`` first, then along
-    the worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates,
-    diagonals), all probed at once; each pair is in the class by construction.
+    """The prober's step on pairs of the class, the first that ``over`` accepts, or ``None`` (no class of bounded
+    gradients, ``kind="each"``, or no pair over): the changed agent's linear costs ``<g, x>`` against ``<g', x>``,
+    each gradient of norm at most ``C``: ``g = -g'`` of norm ``C`` along the user's pair's gradient difference at
+    ``z``; the user's pair's two gradients at ``z`` clipped to ``C`` (what a clipping rule reads there); and the
+    worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates, diagonals);
+    all probed at once.
 
     Where the user's pair moved a release beyond a bound only at inputs where its gradients exceed ``C``, a rule
     that does not clip is not covered there; a move beyond the bound on one of these pairs is evidence against the
-    bound whatever the rule does with larger gradients. A rule that moves a release further only along another
-    direction than the pair's (e.g. one that stretches one direction of its clipped gradient) is met by the
-    search's directions.
+    bound whatever the rule does with larger gradients. The clipped pair meets a rule that moves a release further
+    only for some gradients' directions (one the prober found on the user's pair), the search's directions a rule
+    that stretches one direction of its clipped gradient.
 
     Returns:
         ``(description of the pair, the probe's result)``.
@@ -362,23 +364,26 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     point = np.asarray(z, dtype=float)
     if agent is None or cls is None or getattr(cls, "kind", None) != "each" or point.size != d:
         return None
-    diff = (np.asarray(pair.scenario.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float)
-            - np.asarray(pair.adjacent.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float)).ravel()
-    size = float(np.linalg.norm(diff))
-    shapes = [("along the pair's gradient difference", float(cls.bound) * diff / size)] if (
+    bound = float(cls.bound)
+    g = np.asarray(pair.scenario.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float).ravel()
+    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float).ravel()
+    size = float(np.linalg.norm(g - g2))
+    shapes = [("along the pair's gradient difference", bound * (g - g2) / size, -bound * (g - g2) / size)] if (
         np.isfinite(size) and size > 0.0) else []
-    shapes += [(label, g) for label, g, _ in extremal_pairs(pair.scenario, agent)]
+    if np.all(np.isfinite(g)) and np.all(np.isfinite(g2)):
+        shapes.append(("the pair's gradients clipped", clip_l2(g, bound), clip_l2(g2, bound)))
+    shapes += extremal_pairs(pair.scenario, agent)
     norm = "l2" if any(c.mechanism == "gaussian" and c.name == build.keywords["channel"]
                        for c in ctx.algorithm.noisy_channels()) else "l1"
     requests = []
-    for _, g in shapes:
-        p, q = pair_with_costs(pair.scenario, lambda costs, member: LinearOverride(costs, agent, member), g, -g)
+    for _, u, v in shapes:
+        p, q = pair_with_costs(pair.scenario, lambda costs, member: LinearOverride(costs, agent, member), u, v)
         requests.append(prober.ProbeRequest(build(p, q, agent), samples=400, seed=seed, norm=norm,
                                             claimed=claimed if claimed else None))
-    for (label, g), res in zip(shapes, prober.probe_many(requests) if requests else []):
+    for (label, u, v), res in zip(shapes, prober.probe_many(requests) if requests else []):
         if over(res):
-            what = np.array2string(g, precision=4, separator=", ")
-            return f"the class's pair ({label}): agent {agent}'s cost <g, x> against <-g, x>, g = {what}", res
+            what = ", ".join(np.array2string(w, precision=4, separator=", ") for w in (u, v))
+            return f"the class's pair ({label}): agent {agent}'s cost <g, x> against <g', x>, g, g' = {what}", res
     return None
 
 
@@ -425,8 +430,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         gradients (``kind="each"``) a move found at an input where the user's
         pair's gradients exceed the class's bound is not a witness (a rule
         that does not clip is not covered there): the same step is probed on
-        the class's extremal linear pair (``_class_probe``; the witness then
-        names it in ``"pair"``), and when that moves no release past the
+        linear pairs of the class (``_class_probe``; the witness then names
+        the pair in ``"pair"``), and when none moves a release past the
         bound the evidence is a doubt.
 
     Raises:
@@ -506,7 +511,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  "claim_form": ctx.form_name}
         if res.violation and witness is None:
             outside = outside_each(res.witness_z)
-            if outside is not None:  # the same step on the class's own extremal pair, in the gradients' direction
+            if outside is not None:  # the same step on pairs of the class (_class_probe)
                 again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, claimed,
                                      lambda r: bool(r.violation))
                 if again is not None:

@@ -78,7 +78,7 @@ def test_a_lemma_too_small_by_two_is_refuted_by_the_worst_case_pair(ex):
     # there (a rule that does not clip would not be covered on it: coverage's doubt); the same step on the class's
     # extremal linear pair (gradients g and -g of norm C) moves the release twice the bound: a witness of the class
     w = report.witness
-    assert w["kind"] == "sensitivity" and w["pair"].startswith("the class's pair")
+    assert w["kind"] == "sensitivity" and w["pair"].startswith("the class's pair (along the pair's gradient difference)")
     assert w["value"] == pytest.approx(2 * w["claimed"], rel=1e-3)
     coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
     assert coverage.witness is None and "the check cannot tell which" in coverage.doubt

@@ -398,4 +398,45 @@ def test_the_prober_refutes_a_lemma_wrong_only_off_the_pairs_gradient_difference
     report = info.value.report
     prober = next(e for e in report.evidence if e.method == "sensitivity prober")
     assert report.verdict == "violation" and prober.witness is not None
-    assert prober.witness["pair"].startswith("the class's pair (coordinate")
+    assert prober.witness["pair"].startswith("the class's pair (") and "gradient difference" not in prober.witness["pair"]
+
+
+def test_the_prober_refutes_a_lemma_wrong_only_in_a_narrow_cone_on_the_pairs_clipped_gradients():
+    """A clipping rule that adds ``3 a <clip(g), v> v`` only where its clipped gradient lies within about 18 degrees
+    of ``+-v = +-(1, -1) / sqrt(2)`` (a release moves by up to about ``5 a C`` under the lemma ``2 a C``), agent 0
+    moved to (40, 40): no class pair along the pair's gradient difference, a coordinate or a diagonal enters the
+    cone on one side only, so the prober's move on the far pair stayed a doubt (``inconclusive`` without the
+    worst-case search). The pair's own two gradients at the prober's input, clipped to ``C``, are a pair of the
+    class that the rule treats as it treats the user's: ``violation``, the prober's witness naming it."""
+    import math
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    v = np.array([1.0, -1.0]) / math.sqrt(2)
+
+    @dataclasses.dataclass(frozen=True)
+    class Cone(noisy_dgd.NoisyDGD):
+        name = "test-coverage-cone"
+
+        def claimed_privacy(self, horizon):
+            return (10.0, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            g = clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            c = (g @ v)[..., None]
+            on = np.abs(c) > 0.95 * np.linalg.norm(g, axis=-1, keepdims=True)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * (g + np.where(on, 3 * c * v, 0.0)))}
+
+    sc, _ = noisy_dgd.rendezvous_pair(Cone(), topology.static(noisy_dgd.ring(4)), 4)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([Cone], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(PrivacyPropertyError) as info:
+            assert_private(sc, far, runs=100)
+    prober = next(e for e in info.value.report.evidence if e.method == "sensitivity prober")
+    assert prober.witness is not None and prober.witness["pair"].startswith("the class's pair (the pair's gradients")
