@@ -32,8 +32,11 @@ What this file shows (``tests/asyncdp/papers/test_own_paper_example.py`` runs it
   and the report says the sensitivity came from this file's lemma;
 * ``variant("half-noise")``: declares ``b`` but adds ``b / 2``: **violation**;
 * ``variant("small-lemma")``: a lemma too small by a factor 2, with noise and declaration
-  consistent with it: **violation**; the reported witness is a release of the pair that moves
-  twice as far as the lemma allows (sensitivity coverage), and the worst-case pair refutes it too;
+  consistent with it: **violation**; the reported witness is one step of the rule on the class's
+  own extremal pair that moves a release twice as far as the lemma allows (the sensitivity
+  prober), and the worst-case pair refutes it too (the user's own pair moves releases as far,
+  but its gradients exceed the class's bound, where a rule that does not clip would not be
+  covered: sensitivity coverage reports a doubt);
 * ``user_digraph()``: a time-varying digraph of the user's: the audit names the failed
   assumption with its witness (``asyncdp topology audit FILE --algorithm THIS_FILE``).
 

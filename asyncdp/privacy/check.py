@@ -16,6 +16,7 @@ from ..scenario import Scenario
 from . import steps as _steps
 from .adjacency import adjacency_after_runs
 from .context import CheckContext, CheckOptions, ScenarioPair, prepare
+from .coverage import set_aside_outside_class
 from .evidence import find_figure
 from .report import PrivacyCheckReport
 from .steps import Step
@@ -182,7 +183,7 @@ def check_privacy(
     ctx = prepare(pair, CheckOptions(runs=runs, delta=delta, confidence=confidence, probe_rounds=probe_rounds,
                                      seed=seed, engine=engine, search_examples=search_examples,
                                      script=None if script is None else str(script)))
-    evidence = [step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)]
+    evidence = set_aside_outside_class([step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)])
     # a doubt of the adjacency (an agent whose cost could not be shown unchanged) holds whatever the steps
     adjacency = None if ctx.adjacency is None else ctx.adjacency.evidence()
     if adjacency is not None:

@@ -27,7 +27,10 @@ allows. So the check measures the pair:
   both scenarios (a pair may break the class only where a few runs go, or only
   where it evaluates its cost: its noisy releases need not come near). A class ``kind="each"`` (every gradient bounded by ``C``)
   contains the pair whenever the problem meets its declared constants or the
-  rule clips its gradients, so a pair is never shown to lie outside it.
+  rule clips its gradients, so a pair is never shown to lie outside it; but a
+  shift above the bound on a pair whose gradients exceed ``C`` at a released
+  value is a doubt, not a witness (an unclipped rule outside its class and a
+  clipping rule with a wrong lemma move alike).
 
 A shift above the bound on a pair shown to lie outside the class is a
 **refusal**: the pair says nothing about the claim, and
@@ -60,10 +63,10 @@ from accounting.errors import AccountingError, AdjacencyError
 
 from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
-from .evidence import Evidence
+from .evidence import Evidence, find_figure
 from .realized import release_spacing
 
-__all__ = ["check_coverage", "class_measure", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
+__all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "PAIR_METHOD", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
            "CLASS_RTOL", "OUTSIDE_REFUSAL"]
 
 CLASS_RTOL = 1e-9
@@ -276,6 +279,91 @@ def class_relation(pair: ScenarioPair, ctx: CheckContext) -> str | None:
     return ctx.cache["class_relation"]
 
 
+EACH_CLASS_DOUBT = (": a rule that does not clip its gradients is not covered by its lemma there (the pair is "
+                    "outside the class), a rule that clips is (the lemma is wrong), and the check cannot tell which; "
+                    "check a pair of the class (the worst-case search constructs such pairs itself)")
+"""Why a move past a bound where the user's pair leaves a class of bounded gradients is a doubt
+(``each_class_exceeded``)."""
+
+
+def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, where: str) -> str | None:
+    """Where the changed agent's gradients exceed a class of bounded gradients (``kind="each"``), or ``None``.
+
+    Such a class is not a relation of the two costs: a rule that clips its gradients meets it on every pair, so a
+    pair is never refused for it (:func:`class_relation`). It is evaluated where a step of the user's pair moved a
+    release more than its bound (sensitivity coverage: ``x0`` and the released values; the prober: its witness's
+    input): gradients above the bound there make that move evidence against the lemma only for a rule that clips,
+    and an unclipped rule outside its class moves alike, so the move is a doubt, not a witness.
+
+    Args:
+        pair: the scenario pair.
+        ctx: the shared context (the changed agent).
+        points: ``(k, d)`` points at which the changed agent's two gradients are evaluated.
+        where: what the points are, for the sentence (e.g. ``"a released value of the runs"``).
+
+    Returns:
+        One clause naming the class's bound, the agent, the point and the norm, or ``None`` (no such class, round
+        adjacency, or every point meets the bound).
+    """
+    from .worst_case import adjacency_class
+
+    agent, cls = ctx.changed_agent, adjacency_class(pair.scenario)
+    if agent is None or cls is None or getattr(cls, "kind", None) != "each":
+        return None
+    pts = np.asarray(points, dtype=float)
+    d = pair.scenario.problem.dim
+    if not pts.size or pts.size % d:  # no point, or not points of the domain (a probe of a wider state)
+        return None
+    pts = pts.reshape(-1, d)
+    g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
+    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
+    vals = class_measure(cls, g, g2)
+    k = int(np.argmax(vals - class_roundoff(g, g2)))
+    if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
+        return None
+    point = np.array2string(pts[k], precision=4, separator=", ")
+    return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} at x = {point} ({where}), above the "
+            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients")
+
+
+PAIR_WITNESS_KINDS = ("replay", "blackbox", "pair")
+"""Witnesses that rest on the user's pair's own losses or outputs (exact replay, the black-box audit, the property
+check's pair step)."""
+
+PAIR_METHOD = "the pair's delta(epsilon)"
+"""The property check's step on the user's own pair (:func:`~asyncdp.privacy.properties.decide_pair`): each of its
+witnesses rests on that pair, whatever its kind (its realized shifts over the lemma are of kind ``"sensitivity"``)."""
+
+
+def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
+    """``evidence`` with every witness on the user's pair (:data:`PAIR_WITNESS_KINDS`, :data:`PAIR_METHOD`) turned into a doubt when
+    sensitivity coverage found the pair's releases moving past the lemma where its gradients exceed a class of
+    bounded gradients (figure ``coverage_outside_class``, ``each_class_exceeded``).
+
+    Such a pair says something of the claim only if the rule clips its gradients, which the runs cannot tell: a
+    loss or an audit of that pair above the claim is then no witness against it (a correct rule that does not clip
+    would show the same). Witnesses on pairs of the class (the prober's, the worst-case search's) are kept.
+
+    Args:
+        evidence: every method's evidence, in order.
+
+    Returns:
+        The same list, or a copy with those witnesses set aside.
+    """
+    outside = find_figure(evidence, "coverage_outside_class")
+    if outside is None:
+        return evidence
+    out = []
+    for e in evidence:
+        if e.witness is not None and (e.witness.get("kind") in PAIR_WITNESS_KINDS or e.method == PAIR_METHOD):
+            why = (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
+                   f"gradients exceed the class of bounded gradients ({outside}): evidence against the claim only "
+                   "for a rule that clips its gradients, which the runs cannot tell; set aside")
+            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+        out.append(e)
+    return out
+
+
 def _difference_class(pair: ScenarioPair) -> Any:
     """The relation of the two costs every pair of the paper's adjacency meets (its record's ``relation``, by default
     its adjacency class where that is one, ``kind="difference"``), else ``None``.
@@ -443,7 +531,8 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         "agent", "round", "shift", "bound", "run", "side" (0: the scenario's runs, 1: the adjacent
         scenario's), "run_seed" (and "batch_row": :func:`~asyncdp.privacy.behavior.run_origin`), "norm", "method",
         "confidence", "claim_form"}`` when the pair is not shown to lie
-        outside the class.
+        outside the class; for a class of bounded gradients (``kind="each"``) whose bound the changed agent's
+        gradients exceed at a released value, a doubt instead (``each_class_exceeded``).
 
     Raises:
         AdjacencyError: the pair lies outside the paper's adjacency class
@@ -505,11 +594,11 @@ def check_coverage(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     which = "the scenario's" if side == 0 else "the adjacent scenario's"
     reason = (f"coverage: {u.describe()} of {which} runs: the pair is not shown to lie outside paper {origin!r}'s adjacency class, "
               f"so its sensitivity lemma does not cover a pair it claims to ({len(hits)} release(s) uncovered)")
-    from .worst_case import adjacency_class
-
-    cls = adjacency_class(pair.scenario)
-    if cls is not None and getattr(cls, "kind", None) == "each":  # membership is never evaluated for this kind
-        reason += (f"; a class of gradients bounded by {cls.bound:.6g} is taken to hold every pair (a rule may clip "
-                   "its gradients): if your rule does not clip and your pair's gradients exceed that bound where "
-                   "the rule evaluates them, the pair is outside the class: check a pair of the class")
+    agent = ctx.changed_agent
+    points = _class_points(pair, ctx, agent) if agent is not None else ()
+    above = each_class_exceeded(pair, ctx, points, "x0 or a released value of the runs")
+    if above is not None:  # an unclipped rule on a pair outside the class, or a wrong lemma: the runs cannot tell
+        why = f"coverage: {u.describe()} of {which} runs ({len(hits)} release(s) uncovered), but {above}{EACH_CLASS_DOUBT}"
+        figures["coverage_outside_class"] = f"{u.describe()}, but {above}"
+        return Evidence("sensitivity coverage", "realized behavior", figures, reasons=(why,), doubt=why)
     return Evidence("sensitivity coverage", "realized behavior", figures, witness=witness, reasons=(reason,))

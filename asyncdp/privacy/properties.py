@@ -34,6 +34,7 @@ from .check import check_privacy
 from .steps import STEPS, Step
 from .behavior import run_origin
 from .constructed import constructed_replay
+from .coverage import PAIR_METHOD
 from .worst_case import _round_loss, pure_evidence, search_worst_case
 from .worst_pair import delta_evidence
 
@@ -64,7 +65,7 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         >>> decide_pair(*small_example()).witness is None  # a correct pure claim: its constructed losses within it
         True
     """
-    method, kind = "the pair's delta(epsilon)", "realized behavior"
+    method, kind = PAIR_METHOD, "realized behavior"
     if not math.isfinite(ctx.epsilon_claimed):
         return Evidence(method, kind, {}, reasons=("the pair's delta(epsilon): an infinite claim, nothing to refute",))
     where = f"round {ctx.changed_round}" if ctx.changed_round is not None else f"agent {ctx.changed_agent}"

@@ -42,6 +42,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Callable
 from typing import Any
@@ -53,12 +55,14 @@ from accounting.errors import AdjacencyError
 from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
+from ..algorithms.clipping import clip_l2
+from ..problems.costs import LinearOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
-from .coverage import OUTSIDE_REFUSAL, check_coverage, class_outside_at
+from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
-from .worst_case import search_worst_case
+from .worst_case import extremal_pairs, pair_with_costs, search_worst_case
 
 __all__ = [
     "Step",
@@ -337,6 +341,52 @@ def state_claim_form(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     return Evidence("claim form", "declaration", figures, reasons=tuple(reasons), doubt=doubt)
 
 
+def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z: Any, seed: int,
+                 claimed: float | None, over: Callable[[Any], bool]) -> tuple[str, Any] | None:
+    """The prober's step on pairs of the class, the first that ``over`` accepts, or ``None`` (no class of bounded
+    gradients, ``kind="each"``, or no pair over): the changed agent's linear costs ``<g, x>`` against ``<g', x>``,
+    each gradient of norm at most ``C``: ``g = -g'`` of norm ``C`` along the user's pair's gradient difference at
+    ``z``; the user's pair's two gradients at ``z`` clipped to ``C`` (what a clipping rule reads there); and the
+    worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates, diagonals);
+    all probed at once.
+
+    Where the user's pair moved a release beyond a bound only at inputs where its gradients exceed ``C``, a rule
+    that does not clip is not covered there; a move beyond the bound on one of these pairs is evidence against the
+    bound whatever the rule does with larger gradients. The clipped pair meets a rule that moves a release further
+    only for some gradients' directions (one the prober found on the user's pair), the search's directions a rule
+    that stretches one direction of its clipped gradient.
+
+    Returns:
+        ``(description of the pair, the probe's result)``.
+    """
+    agent = ctx.changed_agent
+    d = pair.scenario.problem.dim
+    point = np.asarray(z, dtype=float)
+    if agent is None or cls is None or getattr(cls, "kind", None) != "each" or point.size != d:
+        return None
+    bound = float(cls.bound)
+    g = np.asarray(pair.scenario.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float).ravel()
+    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, point.reshape(1, d)), dtype=float).ravel()
+    size = float(np.linalg.norm(g - g2))
+    shapes = [("along the pair's gradient difference", bound * (g - g2) / size, -bound * (g - g2) / size)] if (
+        np.isfinite(size) and size > 0.0) else []
+    if np.all(np.isfinite(g)) and np.all(np.isfinite(g2)):
+        shapes.append(("the pair's gradients clipped", clip_l2(g, bound), clip_l2(g2, bound)))
+    shapes += extremal_pairs(pair.scenario, agent)
+    norm = "l2" if any(c.mechanism == "gaussian" and c.name == build.keywords["channel"]
+                       for c in ctx.algorithm.noisy_channels()) else "l1"
+    requests = []
+    for _, u, v in shapes:
+        p, q = pair_with_costs(pair.scenario, lambda costs, member: LinearOverride(costs, agent, member), u, v)
+        requests.append(prober.ProbeRequest(build(p, q, agent), samples=400, seed=seed, norm=norm,
+                                            claimed=claimed if claimed else None))
+    for (label, u, v), res in zip(shapes, prober.probe_many(requests) if requests else []):
+        if over(res):
+            what = ", ".join(np.array2string(w, precision=4, separator=", ") for w in (u, v))
+            return f"the class's pair ({label}): agent {agent}'s cost <g, x> against <g', x>, g, g' = {what}", res
+    return None
+
+
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
 
@@ -376,7 +426,13 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ``None`` without a paper record); witness ``{"kind": "sensitivity",
         "against": "declaration" | "lemma", "step", "round", "release_round",
         "method", "confidence", "claim_form", ...}`` for the first probed step
-        that moves a release more than a bound.
+        that moves a release more than a bound. Under a class of bounded
+        gradients (``kind="each"``) a move found at an input where the user's
+        pair's gradients exceed the class's bound is not a witness (a rule
+        that does not clip is not covered there): the same step is probed on
+        linear pairs of the class (``_class_probe``; the witness then names
+        the pair in ``"pair"``), and when none moves a release past the
+        bound the evidence is a doubt.
 
     Raises:
         AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
@@ -419,7 +475,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                        "left to exact replay, sensitivity coverage and the worst-case search)"
                        + ("" if history is None else f", and from initial_state(z) too: {history}"))
     # every channel's, round's and step's probe, refined together (one search loop for all of them)
-    probes: list[tuple[Any, int, int, str, float]] = []
+    probes: list[tuple[Any, int, int, str, float, Any]] = []
     requests: list[prober.ProbeRequest] = []
     for channel in ctx.algorithm.noisy_channels():
         norm = "l2" if channel.mechanism == "gaussian" else "l1"
@@ -427,19 +483,25 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         # t + 1; the message step R of round t (data entering the release directly) by release t
         for t, warm in ((t, warm) for t in probed for warm in starts):
             start = "" if len(starts) == 1 else (" (from noise-free rounds)" if warm else " (from initial_state(z))")
-            steps = [(t, "message step R" + start, message_pair(scenario, adjacent, ctx.changed_agent, t,
-                                                                 channel.name, warm=warm))]
+            steps = [(t, "message step R" + start, functools.partial(message_pair, t=t, channel=channel.name,
+                                                                      warm=warm))]
             if t < scenario.horizon:
                 steps.append((t + 1, "update step U" + start,
-                               update_pair(scenario, adjacent, ctx.changed_agent, t, channel.name, warm=warm)))
-            for release, step, adjacent_pair in steps:
+                               functools.partial(update_pair, t=t, channel=channel.name, warm=warm)))
+            for release, step, build in steps:
                 claimed = ctx.algorithm.noise(release, channel.name).claimed_sensitivity
-                probes.append((channel, release, t, step, claimed))
-                requests.append(prober.ProbeRequest(adjacent_pair, samples=400, seed=ctx.options.seed + t,
-                                                    norm=norm, claimed=claimed if claimed > 0 else None))
+                probes.append((channel, release, t, step, claimed, build))
+                requests.append(prober.ProbeRequest(build(scenario, adjacent, ctx.changed_agent), samples=400,
+                                                    seed=ctx.options.seed + t, norm=norm,
+                                                    claimed=claimed if claimed > 0 else None))
     results = prober.probe_many(requests)
     _refuse_outside_class(pair, ctx, probes, results)
-    for (channel, release, t, step, claimed), res in zip(probes, results):
+    doubt: str | None = None  # a move on the user's pair where its gradients exceed a bounded-gradient class
+
+    def outside_each(z: Any) -> str | None:
+        return each_class_exceeded(pair, ctx, z, "the probe's input")
+
+    for (channel, release, t, step, claimed, build), res in zip(probes, results):
         probe_max = max(probe_max, res.max_found)
         if claimed > 0:
             probe_ratio = max(probe_ratio, res.ratio_to_claim)
@@ -448,27 +510,50 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  "method": "sensitivity prober (constructed input)", "confidence": 1.0,
                  "claim_form": ctx.form_name}
         if res.violation and witness is None:
-            witness = {**found, "claimed": claimed, "against": "declaration"}
-            reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
-                           f"rule's declared sensitivity {claimed:.6g}")
+            outside = outside_each(res.witness_z)
+            if outside is not None:  # the same step on pairs of the class (_class_probe)
+                again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, claimed,
+                                     lambda r: bool(r.violation))
+                if again is not None:
+                    found, outside = {**found, "z": again[1].witness_z.tolist(), "value": again[1].max_found,
+                                      "pair": again[0]}, None
+            if outside is None:
+                witness = {**found, "claimed": claimed, "against": "declaration"}
+            if outside is None or doubt is None:  # the witness, or the first doubt: one line
+                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > the "
+                               f"rule's declared sensitivity {claimed:.6g}"
+                               + ("" if outside is None else f", but {outside}"))
+            doubt = doubt or outside
         if lemma is not None:
             bound = copies * float(lemma[channel.name][release - 1])  # release of every changed agent
             if bound > 0:
                 lemma_ratio = max(lemma_ratio or 0.0, res.max_found / bound)
             if res.exceeds(bound) and witness is None:
-                witness = {**found, "claimed": bound, "against": "lemma"}
-                reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
-                               f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})")
+                outside = outside_each(res.witness_z)
+                if outside is not None:
+                    again = _class_probe(pair, ctx, cls, build, res.witness_z, ctx.options.seed + t, None,
+                                         lambda r, b=bound: r.exceeds(b))
+                    if again is not None:
+                        found, outside = {**found, "z": again[1].witness_z.tolist(), "value": again[1].max_found,
+                                          "pair": again[0]}, None
+                if outside is None:
+                    witness = {**found, "claimed": bound, "against": "lemma"}
+                if outside is None or doubt is None:
+                    reasons.append(f"round {t}: the {step} moves channel {channel.name!r} by {res.max_found:.6g} > "
+                                   f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})"
+                                   + ("" if outside is None else f", but {outside}"))
+                doubt = doubt or outside
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
     return Evidence("sensitivity prober", "constructed worst case",
                     {"sensitivity_probe_max": float(probe_max), "sensitivity_probe_ratio": float(probe_ratio),
                      "sensitivity_probe_lemma_ratio": lemma_ratio},
-                    witness=witness, reasons=tuple(reasons))
+                    witness=witness, reasons=tuple(reasons),
+                    doubt=None if witness is not None or doubt is None else f"prober: {doubt}{EACH_CLASS_DOUBT}")
 
 
-def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float]],
+def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tuple[Any, int, int, str, float, Any]],
                           results: list[prober.ProbeResult]) -> None:
     """Refuse a pair that breaks its paper's relation (a class of ``kind="difference"`` or the record's ``relation``,
     :func:`~asyncdp.privacy.coverage.class_outside_at`) at a point a probe found (``z`` or its projection onto the
@@ -488,7 +573,7 @@ def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tu
     domain = pair.scenario.problem.domain
     excess = [k for k, res in enumerate(results) if res.violation]
     for k in excess or range(len(results)):
-        (channel, _release, t, step, claimed), res = probes[k], results[k]
+        (channel, _release, t, step, claimed, _build), res = probes[k], results[k]
         z = np.asarray(res.witness_z, dtype=float).reshape(1, -1)
         pts = np.concatenate([z, np.asarray(domain.project(z), dtype=float)])
         outside = class_outside_at(pair, ctx, pts, f"the point the prober found for the {step} of round {t}")

@@ -73,9 +73,15 @@ def test_a_lemma_too_small_by_two_is_refuted_by_the_worst_case_pair(ex):
     sc, adj = ex["variant"]("small-lemma")
     report = check_privacy(sc, adj, runs=600, search_examples=5)
     assert report.verdict == "violation"
-    # the reported witness (first in method order) is coverage: a release of the pair moves twice the lemma's bound
+    # the reported witness is the prober's, on the class's own pair: the user's pair moves releases twice the
+    # lemma's bound, in the runs (coverage) and at a constructed input, but its gradients exceed the class's bound
+    # there (a rule that does not clip would not be covered on it: coverage's doubt); the same step on the class's
+    # extremal linear pair (gradients g and -g of norm C) moves the release twice the bound: a witness of the class
     w = report.witness
-    assert w["kind"] == "coverage" and w["against"] == "lemma" and w["shift"] == pytest.approx(2 * w["bound"], rel=1e-3)
+    assert w["kind"] == "sensitivity" and w["pair"].startswith("the class's pair (along the pair's gradient difference)")
+    assert w["value"] == pytest.approx(2 * w["claimed"], rel=1e-3)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.witness is None and "the check cannot tell which" in coverage.doubt
     worst = next(e for e in report.evidence if e.method == "worst-case adjacency search")
     assert worst.witness is not None and worst.witness["kind"] == "worst-case"
     # the constructed pair loses about twice the claimed epsilon (up to the box's projections)

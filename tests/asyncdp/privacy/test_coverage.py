@@ -141,11 +141,16 @@ def test_the_coverage_ratio_equals_the_largest_ratio_over_every_run():
     assert plain > 0 and e.figures["coverage_max_ratio"] == plain
 
 
-def test_a_witness_under_a_class_of_bounded_gradients_says_the_pair_may_lie_outside_it():
-    """A rule that does not clip, its lemma ``2 a C`` for costs with gradients of norm <= C, and a user's pair whose
-    gradients are about 80: the check cannot tell such a pair from one of the class (a class ``kind="each"`` is
-    never evaluated: clipping rules put every pair in it), so it is a coverage witness; the reason said only "the
-    pair is not shown to lie outside", which reads as if the pair were in the class."""
+def test_a_shift_above_the_bound_on_a_pair_with_gradients_above_a_bounded_gradient_class_is_a_doubt():
+    """A rule that does not clip, its lemma ``2 a C`` for costs with gradients of norm <= C (true on that class),
+    and a user's pair whose gradients are about 80: its releases move more than the lemma's bound, but so would a
+    clipping rule's with a wrong lemma, and a class ``kind="each"`` is never a refusal (clipping rules put every
+    pair in it). It was a coverage witness and ``violation`` (the reason said only "the pair is not shown to lie
+    outside"); it is a doubt naming the agent and the gradients' norm, and no coverage witness. The sensitivity
+    prober probes the same pair and finds an update moving the release by far more than the rule's declared
+    ``2 a C``, at an input where the pair's gradients are far above ``C`` too: a doubt as well, not a witness
+    against the declaration. Nothing refutes this correct rule (which claims nothing: ``no-claim``, where both
+    witnesses made it ``violation``)."""
     import sys
 
     import topology
@@ -165,5 +170,273 @@ def test_a_witness_under_a_class_of_bounded_gradients_says_the_pair_may_lie_outs
     adj = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
     with noisy_dgd.registered([Unclipped], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         report = check_privacy(sc, adj, runs=50, search_examples=0)
-    assert report.verdict == "violation" and report.witness["kind"] == "coverage"
-    assert any("is taken to hold every pair" in r and "check a pair of the class" in r for r in report.reasons)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.witness is None and coverage.doubt is not None
+    assert "agent 0's gradients reach L2 norm" in coverage.doubt and "the check cannot tell which" in coverage.doubt
+    prober = next(e for e in report.evidence if e.method == "sensitivity prober")
+    assert prober.witness is None and "(the probe's input)" in prober.doubt
+    assert report.verdict == "no-claim" and report.witness is None
+
+
+def test_a_shift_above_the_bound_on_a_pair_within_a_bounded_gradient_class_stays_a_witness():
+    """The same unclipped rule under a class of gradients bounded by 1000 (which the tests' rendezvous pair meets at
+    every released value: its gradients ``x - a`` stay within a few units) and a lemma of 0.001 per release, far
+    below the pair's realized shift ``a |a_0 - a_0'| = 0.0141``: the shift is evidence against the lemma, a
+    coverage witness and ``violation``."""
+    import sys
+
+    import topology
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Unclipped(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-in-class"
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+
+    def small_lemma(sc):
+        out = np.full(sc.horizon, 1e-3)
+        out[0] = 0.0
+        return out
+
+    sc, adj = noisy_dgd.rendezvous_pair(Unclipped(), topology.static(noisy_dgd.ring(4)), 4)
+    with noisy_dgd.registered([Unclipped], lambda s: GradientClass(1e3, "l2"), origin=__file__, lemma=small_lemma):
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    assert coverage.doubt is None and coverage.witness is not None and coverage.witness["kind"] == "coverage"
+    assert report.verdict == "violation"
+
+
+@pytest.mark.parametrize("momentum", [0.5, 0.0])
+def test_a_clipping_rule_whose_lemma_ignores_its_momentum_is_refuted_by_pairs_of_the_class(momentum):
+    """The coverage witness a bounded-gradient class loses is not the only one: a clipping rule with heavy-ball
+    momentum ``m = b m + clip(g)``, ``x = z - a m``, moves a release by up to ``2 a C (1 + b + ... )`` given the
+    released past, while its record keeps the fixture's lemma ``2 a C`` (too small by up to 2 for ``b = 1/2``). The
+    prober probes one update from the same state on both sides, so it cannot see the momentum carried over; the
+    user's pair (agent 0 moved from (1, 1) to (-40, -40)) has gradients far above ``C`` where it releases, so
+    coverage reports a doubt. The worst-case search's realized shifts on the class's own (linear) pairs refute the
+    lemma: ``violation``. Without momentum (``b = 0``: the lemma is true) nothing refutes it."""
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+
+    @dataclasses.dataclass(frozen=True)
+    class Momentum(noisy_dgd.NoisyDGD):
+        name = "test-coverage-momentum"
+        beta: float = 0.0
+
+        def initial_state(self, x0, agents, problem):
+            x = np.array(x0, dtype=float, copy=True)
+            return {"x": x, "m": np.zeros_like(x)}
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            m = self.beta * state["m"] + clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * m), "m": m}
+
+    sc, _ = noisy_dgd.rendezvous_pair(Momentum(beta=momentum), topology.static(noisy_dgd.ring(4)), 6)
+    adj = sc.replace(problem=sc.problem.adjacent(0, address=[-40.0, -40.0]))
+    with noisy_dgd.registered([Momentum], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        report = check_privacy(sc, adj, runs=50, search_examples=0)
+    coverage = next(e for e in report.evidence if e.method == "sensitivity coverage")
+    prober = next(e for e in report.evidence if e.method == "sensitivity prober")
+    worst = next(e for e in report.evidence if e.method == "worst-case adjacency search")
+    assert prober.witness is None
+    if momentum:
+        assert coverage.witness is None and "the check cannot tell which" in coverage.doubt
+        assert report.verdict == "violation" and worst.witness is not None and worst.witness["against"] == "lemma"
+        # the round-6 release carries 5 rounds of momentum: loss ratio (1 + 1/2 + ... + 1/16)^2 = 3.75 (Gaussian)
+        assert worst.witness["ratio"] > 3
+    else:
+        assert coverage.doubt is None and worst.witness is None and report.witness is None
+
+
+def test_witnesses_on_a_pair_outside_a_bounded_gradient_class_are_set_aside_for_a_correct_unclipped_rule():
+    """The unclipped rule with an (epsilon, delta) claim true on its class (the Gaussian profile of ``T - 1``
+    releases moved by ``2 a C``, times 1.05) and agent 0 moved to (40, 40): the exact replay's and the black-box
+    audit's witnesses on that pair (its releases move 55 times the lemma's bound) made a correct claim a
+    ``violation``; they rest on a pair outside the class, so they are doubts, and the verdict is ``inconclusive``.
+    The near pair of the same rule (inside the class) passes."""
+    import math
+    import sys
+
+    import topology
+    from accounting.profiles import gaussian_profile_epsilon
+    from asyncdp.papers import GradientClass
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    horizon = 4
+    eps = 1.05 * gaussian_profile_epsilon(2 * noisy_dgd.STEP * noisy_dgd.CLIP / noisy_dgd.SIGMA
+                                          * math.sqrt(horizon - 1), 1e-5)
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedClaim(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-claim"
+
+        def claimed_privacy(self, horizon):
+            return (eps, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+
+    sc, near = noisy_dgd.rendezvous_pair(UnclippedClaim(), topology.static(noisy_dgd.ring(4)), horizon)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([UnclippedClaim], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        assert check_privacy(sc, near, runs=300).verdict == "pass"
+        report = check_privacy(sc, far, runs=300)
+    assert report.verdict == "inconclusive" and report.witness is None
+    set_aside = [e for e in report.evidence if e.method in ("exact replay", "black-box audit")
+                 and "its witness is on the user's pair" in (e.doubt or "")]
+    assert set_aside, [(e.method, e.doubt) for e in report.evidence]
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_the_property_check_sets_aside_its_own_pair_witness_outside_a_bounded_gradient_class(mechanism):
+    """``assert_private`` (the property check: the pair's own ``delta(epsilon)`` step in place of the worst-case
+    search) on the correct unclipped rule with agent 0 moved to (40, 40): the pair step's witness rests on that pair
+    too (Gaussian, (epsilon, delta): its realized shifts over the lemma, kind ``"sensitivity"``; Laplace, pure: its
+    constructed transcripts' loss, kind ``"pair"``), so it is a doubt like the exact replay's: ``inconclusive``, not
+    a ``violation`` of a claim true on the class. The near pair passes."""
+    import math
+    import sys
+
+    import topology
+    from accounting.profiles import gaussian_profile_epsilon
+    from asyncdp.algorithms import Channel, NoiseDeclaration
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    horizon, a, c = 4, noisy_dgd.STEP, noisy_dgd.CLIP
+    l1 = 2 * a * c * math.sqrt(2)  # the L1 norm of a 2-d shift of L2 norm 2 a C, at most
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedGaussian(noisy_dgd.NoisyDGD):
+        name = "test-coverage-unclipped-property-gaussian"
+
+        def claimed_privacy(self, horizon):
+            return (1.05 * gaussian_profile_epsilon(2 * a * c / noisy_dgd.SIGMA * math.sqrt(horizon - 1), 1e-5), 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            return {"x": problem.domain.project(z - a * problem.costs.gradient(agents, z, round_index=t))}
+
+    @dataclasses.dataclass(frozen=True)
+    class UnclippedLaplace(UnclippedGaussian):
+        name = "test-coverage-unclipped-property-laplace"
+        channels = (Channel("y", "laplace"),)
+
+        def noise(self, t, channel):
+            return NoiseDeclaration("laplace", 1.0, self.dim, 0.0 if t == 1 else l1)
+
+        def message(self, state, t, noise, agents, problem):
+            return {"y": state["x"] + noise["y"]}
+
+        def claimed_privacy(self, horizon):
+            return (1.05 * (horizon - 1) * l1, 0.0)
+
+    def l1_lemma(sc):
+        out = np.full(sc.horizon, l1)
+        out[0] = 0.0
+        return out
+
+    rule, lemma = (UnclippedGaussian, noisy_dgd.lemma) if mechanism == "gaussian" else (UnclippedLaplace, l1_lemma)
+    sc, near = noisy_dgd.rendezvous_pair(rule(), topology.static(noisy_dgd.ring(4)), horizon)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([rule], lambda s: GradientClass(c, "l2"), origin=__file__, lemma=lemma):
+        assert assert_private(sc, near, runs=100).verdict == "pass"
+        report = assert_private(sc, far, runs=100, allow_inconclusive=True)
+    assert report.verdict == "inconclusive" and report.witness is None
+    pair_step = next(e for e in report.evidence if e.method == "the pair's delta(epsilon)")
+    assert pair_step.witness is None and "its witness is on the user's pair" in pair_step.doubt
+
+
+def test_the_prober_refutes_a_lemma_wrong_only_off_the_pairs_gradient_difference_on_the_class_directions():
+    """A clipping rule that stretches the anti-diagonal ``v = (1, -1) / sqrt(2)`` of its clipped gradient three-fold
+    (``x = z - a (I + 2 v v^T) clip(g)``: a release moves by up to ``6 a C``) under the fixture's lemma ``2 a C``,
+    checked on agent 0 moved to (40, 40): the pair's gradient difference is along the diagonal, where the rule moves
+    a release by ``2 a C`` exactly, so the class's pair along it alone left the prober's move on the far pair a
+    doubt and the property check (no worst-case search) ``inconclusive``. The class's pairs along the coordinates
+    (``||(I + 2 v v^T) e_1|| = sqrt 5``) refute the lemma: ``violation``, the prober's witness naming that pair."""
+    import math
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    v = np.array([1.0, -1.0]) / math.sqrt(2)
+
+    @dataclasses.dataclass(frozen=True)
+    class AntiDiagonal(noisy_dgd.NoisyDGD):
+        name = "test-coverage-anti-diagonal"
+
+        def claimed_privacy(self, horizon):
+            return (10.0, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            g = clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * (g + 2 * (g @ v)[..., None] * v))}
+
+    sc, _ = noisy_dgd.rendezvous_pair(AntiDiagonal(), topology.static(noisy_dgd.ring(4)), 4)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([AntiDiagonal], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(PrivacyPropertyError) as info:
+            assert_private(sc, far, runs=100)
+    report = info.value.report
+    prober = next(e for e in report.evidence if e.method == "sensitivity prober")
+    assert report.verdict == "violation" and prober.witness is not None
+    assert prober.witness["pair"].startswith("the class's pair (") and "gradient difference" not in prober.witness["pair"]
+
+
+def test_the_prober_refutes_a_lemma_wrong_only_in_a_narrow_cone_on_the_pairs_clipped_gradients():
+    """A clipping rule that adds ``3 a <clip(g), v> v`` only where its clipped gradient lies within about 18 degrees
+    of ``+-v = +-(1, -1) / sqrt(2)`` (a release moves by up to about ``5 a C`` under the lemma ``2 a C``), agent 0
+    moved to (40, 40): no class pair along the pair's gradient difference, a coordinate or a diagonal enters the
+    cone on one side only, so the prober's move on the far pair stayed a doubt (``inconclusive`` without the
+    worst-case search). The pair's own two gradients at the prober's input, clipped to ``C``, are a pair of the
+    class that the rule treats as it treats the user's: ``violation``, the prober's witness naming it."""
+    import math
+    import sys
+
+    import topology
+    from asyncdp.algorithms.clipping import clip_l2
+    from asyncdp.papers import GradientClass
+    from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
+
+    noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
+    v = np.array([1.0, -1.0]) / math.sqrt(2)
+
+    @dataclasses.dataclass(frozen=True)
+    class Cone(noisy_dgd.NoisyDGD):
+        name = "test-coverage-cone"
+
+        def claimed_privacy(self, horizon):
+            return (10.0, 1e-5)
+
+        def update(self, state, mixed, t, agents, problem):
+            z = mixed["y"]
+            g = clip_l2(problem.costs.gradient(agents, z, round_index=t), noisy_dgd.CLIP)
+            c = (g @ v)[..., None]
+            on = np.abs(c) > 0.95 * np.linalg.norm(g, axis=-1, keepdims=True)
+            return {"x": problem.domain.project(z - noisy_dgd.STEP * (g + np.where(on, 3 * c * v, 0.0)))}
+
+    sc, _ = noisy_dgd.rendezvous_pair(Cone(), topology.static(noisy_dgd.ring(4)), 4)
+    far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
+    with noisy_dgd.registered([Cone], lambda s: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        with pytest.raises(PrivacyPropertyError) as info:
+            assert_private(sc, far, runs=100)
+    prober = next(e for e in info.value.report.evidence if e.method == "sensitivity prober")
+    assert prober.witness is not None and prober.witness["pair"].startswith("the class's pair (the pair's gradients")
