@@ -17,10 +17,12 @@ the pair's runs now bound ``E exp((alpha - 1) L)`` from below (the pair's ``D_2`
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 import topology
 from accounting.claim_forms import RenyiDP, ZeroConcentratedDP
@@ -28,7 +30,7 @@ from asyncdp import Scenario, rendezvous_problem
 from asyncdp.algorithms import Algorithm, Channel, NoiseDeclaration
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.engine.timing import Async
-from asyncdp.papers import GradientClass, Paper, register
+from asyncdp.papers import GradientClass, Paper, register, unregister
 from asyncdp.privacy import check_privacy
 
 STEP, CLIP, B, T = 0.1, 1.0, 0.5, 5
@@ -75,8 +77,14 @@ def _lemma(scenario: Scenario) -> np.ndarray:
     return out
 
 
-register(Paper("test-laplace-zcdp-gd", (LaplaceZcdpGD,), lemma=_lemma, reference="this test's docstring",
-               adjacency=lambda scenario: GradientClass(CLIP, "l1")))
+@pytest.fixture(autouse=True, scope="module")
+def _paper() -> Iterator[None]:
+    """The rule's record, for this module's tests only (the registry is process-wide: other tests enumerate every
+    registered rule and need its example scenario and topology assumptions, which this test rule lacks)."""
+    register(Paper("test-laplace-zcdp-gd", (LaplaceZcdpGD,), lemma=_lemma, reference="this test's docstring",
+                   adjacency=lambda scenario: GradientClass(CLIP, "l1")), origin=__file__)
+    yield
+    unregister("test-laplace-zcdp-gd")
 
 
 def _pair(claim: ZeroConcentratedDP | RenyiDP, box: float = 50.0, timing: Any = None) -> tuple[Scenario, Scenario]:
