@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from accounting.claim_forms import rdp_to_dp
 from accounting.errors import AccountingError
 from accounting.network import LinearSchedule, Observer, combine_renyi, pairwise_losses
 
@@ -710,7 +711,8 @@ class PairwiseRow:
     Attributes:
         source: the agent whose datum changes.
         renyi: the Renyi divergence of order ``alpha`` (an average over schedules when several runs).
-        epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules).
+        epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules); for an
+            ``"upper bound"`` row, the bound's conversion to ``delta`` (``accounting.claim_forms.rdp_to_dp``).
         kind: ``"exact"``, ``"lower estimate"`` (rank tolerance, see :mod:`accounting.network.gaussian_views`),
             ``"estimate over schedules"``, ``"upper bound"`` (the eavesdropper's composition bound) or
             ``"structural bound"`` (:data:`STRUCTURAL`: the computed value was above :func:`affine_renyi_bound`, a
@@ -1096,10 +1098,12 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         if lemma is not None:
             notes.append(f"the composition bound rests on {lemma}, which this figure does not verify: it is an upper "
                          "bound only if that lemma holds for this rule")
+        # the bound's (epsilon, delta) by the RDP conversion (Canonne, Kamath and Steinke 2020): an upper bound too
+        eps_bound = math.inf if math.isinf(bound) else rdp_to_dp(alpha, bound, delta)
         for u in srcs:
             inf_self = obs.kind == "nodes" and u in obs.agents
-            rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.nan, "upper bound",
-                                    "the observer holds u's datum" if inf_self else check.reason))
+            rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.inf if inf_self else eps_bound,
+                                    "upper bound", "the observer holds u's datum" if inf_self else check.reason))
     elif runs == 1:
         losses = _losses(schedules[0], obs, srcs, sens, results[0])
         for u in srcs:
