@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.claim_forms import rdp_to_dp
+from accounting.claim_forms import ZeroConcentratedDP
 from accounting.errors import AccountingError
 from accounting.network import LinearSchedule, Observer, combine_renyi, pairwise_losses
 
@@ -712,7 +712,7 @@ class PairwiseRow:
         source: the agent whose datum changes.
         renyi: the Renyi divergence of order ``alpha`` (an average over schedules when several runs).
         epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules); for an
-            ``"upper bound"`` row, the bound's conversion to ``delta`` (``accounting.claim_forms.rdp_to_dp``).
+            ``"upper bound"`` row, the bound's zCDP conversion to ``delta`` (an upper bound too).
         kind: ``"exact"``, ``"lower estimate"`` (rank tolerance, see :mod:`accounting.network.gaussian_views`),
             ``"estimate over schedules"``, ``"upper bound"`` (the eavesdropper's composition bound) or
             ``"structural bound"`` (:data:`STRUCTURAL`: the computed value was above :func:`affine_renyi_bound`, a
@@ -1098,8 +1098,10 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         if lemma is not None:
             notes.append(f"the composition bound rests on {lemma}, which this figure does not verify: it is an upper "
                          "bound only if that lemma holds for this rule")
-        # the bound's (epsilon, delta) by the RDP conversion (Canonne, Kamath and Steinke 2020): an upper bound too
-        eps_bound = math.inf if math.isinf(bound) else rdp_to_dp(alpha, bound, delta)
+        # the bound is alpha * rho with rho = sum (s / scale)^2 / 2 at every order (a Gaussian release's zCDP; a
+        # Laplace release is (s / scale)-DP, hence (s / scale)^2 / 2-zCDP): its epsilon at delta is rho-zCDP's
+        rho = bound / alpha
+        eps_bound = math.inf if math.isinf(rho) else 0.0 if rho == 0 else ZeroConcentratedDP(rho).epsilon_at(delta)
         for u in srcs:
             inf_self = obs.kind == "nodes" and u in obs.agents
             rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.inf if inf_self else eps_bound,
