@@ -57,6 +57,10 @@ def test_ica_accepts_a_zero_variance_the_others_do_not():
     ({"runs": 0}, "runs must be >= 1, got 0"),
     ({"seed": -1}, "seed must be >= 0, got -1"),
     ({"horizon": 2.5}, "horizon must be an integer, got 2.5"),
+    # from the command line 'group' is no option: the message says what it is and gives a runs value that works
+    ({"runs": 2}, r"^runs=2 must be a multiple of group=10, the runs that share one draw of the data \(A, Z\) "
+                  r"\(e\.g\. runs=10\)$"),
+    ({"runs": 27}, r"\(e\.g\. runs=30\)$"),
 ])
 def test_ica_names_the_bad_count(tmp_path, kwargs, match):
     with pytest.raises(ScenarioError, match=match):
