@@ -131,7 +131,7 @@ def test_verify_affine_rejects_a_rule_that_is_not_affine():
     assert not check.ok and "round 1" in check.reason
     fig = pairwise_figures(sc, "node:0")
     assert {r.kind for r in fig.rows} == {"upper bound"}
-    # the upper bound's epsilon is its RDP conversion at delta, not nan ("eps=nan [upper bound]" in the report);
+    # the upper bound's epsilon is its zCDP conversion at delta, not nan ("eps=nan [upper bound]" in the report);
     # the observer's own datum stays infinite
     for r in fig.rows:
         if r.source == 0:
