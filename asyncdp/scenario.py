@@ -23,8 +23,8 @@ import numpy as np
 from topology.sequence import GraphSequence
 
 from .algorithms.base import Algorithm
-from .errors import HorizonError, ScenarioError, TimingError, TopologyMismatchError
-from .engine.links import Links
+from .errors import HorizonError, LinkModelError, ScenarioError, TimingError, TopologyMismatchError
+from .engine.links import LinkModel, Links
 from .noise import NoiseSource
 from .problems.problem import Problem
 from .engine.timing import Async, Deadline, Lockstep
@@ -116,6 +116,9 @@ class Scenario:
             raise ScenarioError(f"mode must be one of {MODES}, got {self.mode!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
             raise ScenarioError(f"seed must be a nonnegative integer, got {self.seed!r}")
+        if not isinstance(self.links, Links):
+            hint = " (one model for every link: links=Links(model))" if isinstance(self.links, LinkModel) else ""
+            raise LinkModelError(f"links must be an asyncdp.engine.links.Links, got {type(self.links).__name__}{hint}")
         self.links.validate(self.problem.num_agents)
         self._warn_short_horizon()
         if self.x0 is not None:

@@ -7,7 +7,8 @@ cycles through 1, 3, 7 (each round strongly connected, every weight 1/2).
 
 Reading the output: at epsilon = 1 the run ends with a consensus error of
 about 2.3 and ||xbar(T) - x*||^2 about 0.6 on a box of diameter 2.8, while
-the same run without its privacy noise ends near 0.02 and 1e-6. That is a
+the same run without its privacy noise ends with a consensus error near 1e-6
+and ||xbar(T) - x*||^2 near 0.02 (the bias of the finite step budget). That is a
 noise-dominated result: the error is the price of the privacy level, not a
 bug; ``noise_effect`` prints this comparison (and its verdict) for any
 scenario. Raise epsilon (or the horizon) and the error shrinks.

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from accounting.claim_forms import ZeroConcentratedDP
 from accounting.errors import AccountingError
 from accounting.network import LinearSchedule, Observer, combine_renyi, pairwise_losses
 
@@ -710,7 +711,8 @@ class PairwiseRow:
     Attributes:
         source: the agent whose datum changes.
         renyi: the Renyi divergence of order ``alpha`` (an average over schedules when several runs).
-        epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules).
+        epsilon: the epsilon at ``delta`` (one schedule only; ``nan`` when averaged over schedules); for an
+            ``"upper bound"`` row, the bound's zCDP conversion to ``delta`` (an upper bound too).
         kind: ``"exact"``, ``"lower estimate"`` (rank tolerance, see :mod:`accounting.network.gaussian_views`),
             ``"estimate over schedules"``, ``"upper bound"`` (the eavesdropper's composition bound) or
             ``"structural bound"`` (:data:`STRUCTURAL`: the computed value was above :func:`affine_renyi_bound`, a
@@ -1096,10 +1098,14 @@ def pairwise_figures(scenario: Any, observer: str | Observer = "eavesdropper", *
         if lemma is not None:
             notes.append(f"the composition bound rests on {lemma}, which this figure does not verify: it is an upper "
                          "bound only if that lemma holds for this rule")
+        # the bound is alpha * rho with rho = sum (s / scale)^2 / 2 at every order (a Gaussian release's zCDP; a
+        # Laplace release is (s / scale)-DP, hence (s / scale)^2 / 2-zCDP): its epsilon at delta is rho-zCDP's
+        rho = bound / alpha
+        eps_bound = math.inf if math.isinf(rho) else 0.0 if rho == 0 else ZeroConcentratedDP(rho).epsilon_at(delta)
         for u in srcs:
             inf_self = obs.kind == "nodes" and u in obs.agents
-            rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.nan, "upper bound",
-                                    "the observer holds u's datum" if inf_self else check.reason))
+            rows.append(PairwiseRow(u, math.inf if inf_self else bound, math.inf if inf_self else eps_bound,
+                                    "upper bound", "the observer holds u's datum" if inf_self else check.reason))
     elif runs == 1:
         losses = _losses(schedules[0], obs, srcs, sens, results[0])
         for u in srcs:

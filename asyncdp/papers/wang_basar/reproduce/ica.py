@@ -91,7 +91,8 @@ def reproduce_ica(out_dir: str | Path, *, runs: int = 100, seed: int = DEFAULT_S
     out, runs, seed, horizon, variances = _arguments(out_dir, runs, seed, horizon, variances, min_runs=1,
                                                      allow_zero=True)
     if runs % group:
-        raise ScenarioError(f"runs={runs} must be a multiple of group={group}")
+        raise ScenarioError(f"runs={runs} must be a multiple of group={group}, the runs that share one draw of the "
+                            f"data (A, Z) (e.g. runs={group * max(1, round(runs / group))})")
     out.mkdir(parents=True, exist_ok=True)
     graph = ring_graph()
     groups = runs // group

@@ -220,7 +220,10 @@ def _table1_statements(entries: list[dict[str, Any]], checks: dict[str, Any]) ->
                     f"{checks['ratio_last_first_paper']:.2f}): there the consensus bias of the constant step, not "
                     "the noise, sets the level.")
         out.append(
-            f"Level: the paper's errors are {lo:.1f}-{hi:.1f} x ours, with the same rising trend. At k = 3000 the "
+            f"Level: the paper's errors are {lo:.1f}-{hi:.1f} x ours, "
+            + ("with the same rising trend" if checks["monotone_increasing_ours"] else
+               "but ours do not rise with sigma at these settings (the paper's do)")
+            + ". At k = 3000 the "
             "step is 1/3000 and our error is the noise averaged by the 1/k phase; the paper defines neither its error "
             "nor Fig. 2's graph, and neither alternative reading reproduces its level and slope together." + tail
             + " Reading sigma as a standard deviation makes ours smaller still.")
