@@ -311,19 +311,32 @@ def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, wher
     if agent is None or cls is None or getattr(cls, "kind", None) != "each":
         return None
     pts = np.asarray(points, dtype=float)
-    d = pair.scenario.problem.dim
-    if not pts.size or pts.size % d:  # no point, or not points of the domain (a probe of a wider state)
+    if pts.size % pair.scenario.problem.dim:  # not points of the domain (a probe of a wider state)
         return None
-    pts = pts.reshape(-1, d)
+    beyond = _beyond_class(pair, agent, cls, pts)
+    if beyond is None:
+        return None
+    point, value = beyond
+    return (f"agent {agent}'s gradients reach L2 norm {value:.6g} at x = {point} ({where}), above the "
+            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients")
+
+
+def _beyond_class(pair: ScenarioPair, agent: int, cls: Any, points: Any) -> tuple[str, float] | None:
+    """The point (printed) and class measure (:func:`class_measure`) of the first of ``points`` where the changed
+    agent's two gradients lie furthest beyond ``cls.bound``, allowing :data:`CLASS_RTOL` and
+    :func:`class_roundoff`; ``None`` when no point does (or there is none)."""
+    pts = np.asarray(points, dtype=float).reshape(-1, pair.scenario.problem.dim)
+    if not len(pts):
+        return None
     g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
     g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
+    # each coordinate of a computed gradient is within a few spacings of its own magnitude: a pair whose gradients
+    # differ by exactly the bound, near 1e8, differs by 1 + 1.5e-8 once computed (:func:`class_roundoff`)
     vals = class_measure(cls, g, g2)
     k = int(np.argmax(vals - class_roundoff(g, g2)))
     if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
         return None
-    point = np.array2string(pts[k], precision=4, separator=", ")
-    return (f"agent {agent}'s gradients reach L2 norm {float(vals[k]):.6g} at x = {point} ({where}), above the "
-            f"bound {cls.bound:.6g} of paper {ctx.paper.paper.name!r}'s class of bounded gradients")
+    return np.array2string(pts[k], precision=4, separator=", "), float(vals[k])
 
 
 PAIR_WITNESS_KINDS = ("replay", "blackbox", "pair")
@@ -409,21 +422,13 @@ def class_outside_at(pair: ScenarioPair, ctx: CheckContext, points: Any, where: 
     cls = _difference_class(pair)
     if agent is None or cls is None:
         return None
-    pts = np.asarray(points, dtype=float).reshape(-1, pair.scenario.problem.dim)
-    if not len(pts):
+    beyond = _beyond_class(pair, agent, cls, points)
+    if beyond is None:
         return None
-    g = np.asarray(pair.scenario.problem.costs.gradient(agent, pts), dtype=float)
-    g2 = np.asarray(pair.adjacent.problem.costs.gradient(agent, pts), dtype=float)
-    # each coordinate of a computed gradient is within a few spacings of its own magnitude: a pair whose gradients
-    # differ by exactly the bound, near 1e8, differs by 1 + 1.5e-8 once computed (:func:`class_roundoff`)
-    vals = class_measure(cls, g, g2)
+    point, value = beyond
     what = f"gradients differing by at most {cls.bound:.6g} in {cls.norm}"
-    k = int(np.argmax(vals - class_roundoff(g, g2)))
-    if vals[k] - class_roundoff(g[k], g2[k]) <= cls.bound * (1 + CLASS_RTOL):
-        return None
-    point = np.array2string(pts[k], precision=4, separator=", ")
     return (f"the pair lies outside the adjacency class of paper {ctx.paper.paper.name!r} ({what}): at x = "
-            f"{point} ({where}) agent {agent}'s two gradients differ by {float(vals[k]):.10g}")
+            f"{point} ({where}) agent {agent}'s two gradients differ by {value:.10g}")
 
 
 def class_roundoff(gradient: Any, gradient_prime: Any) -> np.ndarray:
