@@ -84,6 +84,7 @@ def test_olr_with_one_run_says_the_paired_checks_were_not_run(tmp_path):
     assert not any(c["name"].startswith("paired_") for c in s["checks"])
     assert any("paired checks (paired_*) were not run" in line and "runs >= 2, got 1" in line
                for line in s["statements"])
+    assert "All trend checks hold." not in s["statements"]  # only those that ran: the paired ones did not
     s2 = D.reproduce_olr(tmp_path, runs=2, horizon=8, epsilons=(INF, 0.5))
     assert any(c["name"].startswith("paired_") for c in s2["checks"])
     assert not any("were not run" in line for line in s2["statements"])

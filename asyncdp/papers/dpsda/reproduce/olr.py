@@ -207,7 +207,8 @@ def _olr_statements(points: list[dict[str, Any]], checks: list[dict[str, Any]], 
             f"eps={_eps_text(p['epsilon'])} {p['played']['final']['mean']:.4g} "
             f"({p['played']['quarter']['mean']:.4g})" for p in pts) + ".")
     bad = [ch["name"] for ch in checks if not ch["holds"]]
-    lines.append("All trend checks hold." if not bad else "Checks that fail: " + ", ".join(bad) + ".")
+    ran = "All trend checks that ran hold." if runs < 2 else "All trend checks hold."
+    lines.append(ran if not bad else "Checks that fail: " + ", ".join(bad) + ".")
     if runs < 2:
         lines.append("The paired checks (paired_*) were not run: their Student t interval needs runs >= 2, "
                      f"got {runs}; the ordering of the means rests on one run per epsilon.")
