@@ -146,7 +146,8 @@ class PrivacyCheckReport:
         claim = f"epsilon {self.epsilon_claimed:.6g}, delta {self.delta_claimed:.6g}"
         converted = self.claim_form in ("renyi", "zcdp") and self.claim is not None
         if converted:
-            claim = (f"{describe_claim(self.claim)}, tested through its conversion to epsilon "
+            claim = (f"{describe_claim(self.claim)}, tested as stated (the accountant's own divergences, the worst "
+                     "pairs' divergence bounds) and through its conversion to epsilon "
                      f"{self.epsilon_claimed:.6g} at delta {self.delta_claimed:.6g} (--delta)")
         lines = [
             f"{'verdict':<{w}}  {self.verdict}",

@@ -265,7 +265,8 @@ def test_the_report_names_the_claims_form_not_only_its_conversion(form):
     assert data["claim_form"] == form.form and data["claim"] == form.to_dict()
     assert data["epsilon_claimed"] == pytest.approx(form.epsilon_at(1e-6)) and data["delta_claimed"] == 1e-6
     headline = report.to_table().splitlines()[1]
-    assert headline.split(None, 1)[1] == (f"{form.describe()}, tested through its conversion to epsilon "
+    assert headline.split(None, 1)[1] == (f"{form.describe()}, tested as stated (the accountant's own divergences, "
+                                          "the worst pairs' divergence bounds) and through its conversion to epsilon "
                                           f"{form.epsilon_at(1e-6):.6g} at delta 1e-06 (--delta)")
     delta_row = next(line for line in report.to_table().splitlines() if line.startswith("delta "))
     assert "where the claim is converted to (epsilon, delta)" in delta_row and "used only" not in delta_row
