@@ -163,8 +163,7 @@ def test_a_shift_above_the_bound_on_a_pair_with_gradients_above_a_bounded_gradie
         name = "test-coverage-unclipped"
 
         def update(self, state, mixed, t, agents, problem):
-            z = mixed["y"]
-            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+            return noisy_dgd.unclipped_step(mixed, t, agents, problem)
 
     sc, _ = noisy_dgd.rendezvous_pair(Unclipped(), topology.static(noisy_dgd.ring(4)), 4)
     adj = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
@@ -195,8 +194,7 @@ def test_a_shift_above_the_bound_on_a_pair_within_a_bounded_gradient_class_stays
         name = "test-coverage-unclipped-in-class"
 
         def update(self, state, mixed, t, agents, problem):
-            z = mixed["y"]
-            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+            return noisy_dgd.unclipped_step(mixed, t, agents, problem)
 
     def small_lemma(sc):
         out = np.full(sc.horizon, 1e-3)
@@ -285,8 +283,7 @@ def test_witnesses_on_a_pair_outside_a_bounded_gradient_class_are_set_aside_for_
             return (eps, 1e-5)
 
         def update(self, state, mixed, t, agents, problem):
-            z = mixed["y"]
-            return {"x": problem.domain.project(z - noisy_dgd.STEP * problem.costs.gradient(agents, z, round_index=t))}
+            return noisy_dgd.unclipped_step(mixed, t, agents, problem)
 
     sc, near = noisy_dgd.rendezvous_pair(UnclippedClaim(), topology.static(noisy_dgd.ring(4)), horizon)
     far = sc.replace(problem=sc.problem.adjacent(0, address=[40.0, 40.0]))
@@ -327,8 +324,7 @@ def test_the_property_check_sets_aside_its_own_pair_witness_outside_a_bounded_gr
             return (1.05 * gaussian_profile_epsilon(2 * a * c / noisy_dgd.SIGMA * math.sqrt(horizon - 1), 1e-5), 1e-5)
 
         def update(self, state, mixed, t, agents, problem):
-            z = mixed["y"]
-            return {"x": problem.domain.project(z - a * problem.costs.gradient(agents, z, round_index=t))}
+            return noisy_dgd.unclipped_step(mixed, t, agents, problem)
 
     @dataclasses.dataclass(frozen=True)
     class UnclippedLaplace(UnclippedGaussian):
