@@ -56,13 +56,13 @@ from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
 from ..algorithms.clipping import clip_l2
-from ..problems.costs import LinearOverride
+from ..problems.costs import LinearOverride, RadialOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
-from .worst_case import extremal_pairs, pair_with_costs, search_worst_case
+from .worst_case import extremal_pairs, other_agents, pair_with_costs, search_worst_case
 
 __all__ = [
     "Step",
@@ -387,6 +387,78 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     return None
 
 
+RADIAL_SAMPLES = 1000
+"""Inputs (hence directions) the prober samples per radial probe (:func:`_radial_probe`), without refinement: a
+rule that moves a release past the lemma for the gradients of a cone of half-angle 3 degrees in two dimensions
+is met by about 33 of them."""
+
+RADIAL_WIDTH = 1e-6
+"""The radial pairs' ``eta`` in units of the domain box's half-width (:func:`_radial_probe`): from a thousandth of
+the box from the centre on, the gradient's norm is ``C`` to within 5e-7."""
+
+
+def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
+                  ) -> tuple[dict[str, Any] | None, str] | None:
+    """The round-1 steps (R and U) of the changed agent and of the agents the search evaluates, each on a pair of
+    the class whose gradient difference points every way: the agent's cost ``C sqrt(||x - c||^2 + eta^2)`` against
+    its mirror image (:class:`RadialOverride`, ``c`` the domain box's centre), compared with the lemma.
+
+    At an input ``z`` the pair is the extremal linear pair of norm ``C`` along ``z - c``, so the prober's search
+    over inputs is a search over the pair's directions, for the changed agent (whose own pair may keep one direction,
+    a linear one or a mean's shift) and for the agents whose pairs only the worst-case search's fixed directions
+    reach (coordinates, diagonals, sign patterns): a rule that moves one agent's release past the lemma only for
+    gradients in some other direction. The agents are the changed one and those the search evaluates
+    (:func:`~asyncdp.privacy.worst_case.other_agents`). Round 1 only (its input is the first state, ``initial_state(z)``,
+    for every rule; the rounds themselves are the search's and the replays').
+
+    Returns:
+        ``(witness, reason)`` of the first probe past the lemma, ``(None, what was probed)`` when none moves a
+        release past it, or ``None`` (not a class of bounded gradients, round adjacency, no lemma).
+    """
+    agent = ctx.changed_agent
+    scenario = pair.scenario
+    if agent is None or lemma is None or getattr(cls, "kind", None) != "each" or scenario.horizon < 2:
+        return None
+    domain = scenario.problem.domain
+    d = scenario.problem.dim
+    low, high = ((np.broadcast_to(np.asarray(domain.low, float), (d,)), np.broadcast_to(np.asarray(domain.high, float),
+                 (d,))) if hasattr(domain, "low") else (-np.ones(d), np.ones(d)))
+    center = np.where(np.isfinite(low + high), (low + high) / 2, 0.0)
+    half = np.where(np.isfinite(high - low), (high - low) / 2, 1.0)
+    width = RADIAL_WIDTH * float(np.max(half))
+    bound_c = float(cls.bound)
+    probes, requests = [], []
+    for j in [agent, *other_agents(scenario.problem.num_agents, agent)]:
+        p, q = pair_with_costs(scenario, lambda costs, sign, j=j: RadialOverride(costs, j, center, bound_c, width,
+                                                                               sign), 1.0, -1.0)
+        for channel in ctx.algorithm.noisy_channels():
+            norm = "l2" if channel.mechanism == "gaussian" else "l1"
+            for release, step, make in ((1, "message step R", message_pair), (2, "update step U", update_pair)):
+                bound = float(lemma[channel.name][release - 1])
+                if release == 1 and bound == 0:  # a release the lemma says no cost reaches: the user's pair's probe
+                    continue
+                probes.append((j, channel.name, release, step, bound))
+                requests.append(prober.ProbeRequest(make(p, q, j, 1, channel=channel.name), samples=RADIAL_SAMPLES,
+                                                    seed=ctx.options.seed + 1, norm=norm, refine=False))
+    ratio = 0.0
+    for (j, channel, release, step, bound), res in zip(probes, prober.probe_many(requests)):
+        ratio = max(ratio, res.max_found / bound) if bound > 0 else ratio
+        if res.exceeds(bound):
+            label = (f"agent {j}'s cost C sqrt(||x - c||^2 + eta^2) against its mirror image (C = {bound_c:.6g}, c = "
+                     f"{np.array2string(center, precision=4, separator=', ')}): at z the extremal linear pair along z - c")
+            witness = {"kind": "sensitivity", "against": "lemma", "claimed": bound, "agent": j, "round": 1,
+                       "release_round": release, "step": step, "channel": channel, "z": res.witness_z.tolist(),
+                       "value": res.max_found, "pair": label,
+                       "method": "sensitivity prober (constructed input, a pair of the class)", "confidence": 1.0,
+                       "claim_form": ctx.form_name}
+            return witness, (f"round 1: the {step} of agent {j} moves channel {channel!r} by {res.max_found:.6g} > "
+                             f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)}) on the class's pair {label}")
+    agents = sorted({j for j, *_ in probes})
+    return None, (f"prober: the round-1 steps of agent(s) {agents} on pairs of the class along every direction "
+                  f"(agent j's cost C sqrt(||x - c||^2 + eta^2) against its mirror image) move releases by at most "
+                  f"{ratio:.3g} times the lemma")
+
+
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
 
@@ -432,7 +504,12 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         that does not clip is not covered there): the same step is probed on
         linear pairs of the class (``_class_probe``; the witness then names
         the pair in ``"pair"``), and when none moves a release past the
-        bound the evidence is a doubt.
+        bound the evidence is a doubt. Under such a class the round-1 steps
+        of the changed agent and of the agents the worst-case search
+        evaluates are also probed on a pair of the class whose gradients
+        point every way (``_radial_probe``; its witness names the ``"agent"``
+        and the ``"pair"``): a rule may treat one agent differently only for
+        gradients in some direction.
 
     Raises:
         AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
@@ -543,6 +620,14 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                                    f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})"
                                    + ("" if outside is None else f", but {outside}"))
                 doubt = doubt or outside
+    if witness is None:
+        radial = _radial_probe(pair, ctx, cls, lemma)
+        if radial is not None:
+            witness = radial[0]
+            reasons.append(radial[1])
+            if witness is not None:
+                lemma_ratio = max(lemma_ratio or 0.0, witness["value"] / witness["claimed"] if witness["claimed"] > 0
+                                  else math.inf)
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
