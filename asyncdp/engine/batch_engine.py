@@ -240,7 +240,7 @@ class BatchResult:
         """Run ``r`` of a timed batch as the SimPy engine's ``Result`` (times, ledger, transcript, schedule)."""
         from topology.sequence import generated
 
-        from .batch_deadline import run_ledger, run_schedule, run_transcript
+        from .batch_detail import run_ledger, run_schedule, run_transcript
 
         schedule = run_schedule(self.detail, r)
         transcript = None if self.messages is None else run_transcript(self.detail, r, self.messages)
@@ -269,7 +269,7 @@ class BatchResult:
         if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
                 raise ScenarioError("schedule(r) of a timed batch needs keep='all' (the schedules were not stored)")
-            from .batch_deadline import run_schedule
+            from .batch_detail import run_schedule
 
             return run_schedule(self.detail, r)
         return RealizedSchedule.lockstep(self.topology, self.horizon)
@@ -300,7 +300,7 @@ class BatchResult:
         if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
                 raise ScenarioError("schedules() of a timed batch needs keep='all' (the schedules were not stored)")
-            from .batch_deadline import run_schedules
+            from .batch_detail import run_schedules
 
             return run_schedules(self.detail)
         one = RealizedSchedule.lockstep(self.topology, self.horizon)
