@@ -47,7 +47,7 @@ columns for a fraction of the simulation's cost: what the privacy checker
 reads (it never rebuilds runs' schedules one by one).
 
 Random-stream layout of run 0 of a timed batch (``layout=``,
-:mod:`asyncdp.engine.batch_deadline`): ``"simpy"`` (the SimPy engine's
+:mod:`asyncdp.engine.batch_draws`): ``"simpy"`` (the SimPy engine's
 streams, so run 0 is the SimPy run), ``"vectorized"`` (stream ``(6, 0)`` like
 every other run: no generator per link), or ``"auto"``: the SimPy layout up
 to 10^5 links, the vectorized one above (with a warning).
@@ -471,7 +471,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
             generator per link); ``"vectorized"``, stream ``(6, 0)`` drawn as
             arrays like every other run's (large runs); ``"auto"`` (default),
             ``"simpy"`` up to
-            :data:`~asyncdp.engine.batch_deadline.VECTORIZED_ABOVE_LINKS`
+            :data:`~asyncdp.engine.batch_draws.VECTORIZED_ABOVE_LINKS`
             links and ``"vectorized"`` above, with a ``UserWarning``. The
             layout used is ``metadata["stream_layout"]``.
 
@@ -495,7 +495,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
-    from .batch_deadline import LAYOUTS
+    from .batch_draws import LAYOUTS
 
     if not isinstance(layout, str) or layout not in LAYOUTS:
         raise ScenarioError(f"layout must be one of {LAYOUTS}, got {layout!r}")
