@@ -62,7 +62,9 @@ from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_o
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, release_spacing, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
-from .worst_case import extremal_pairs, other_agents, pair_with_costs, search_worst_case
+from .candidate_pairs import extremal_pairs, pair_with_costs
+from .other_agent_pairs import other_agents
+from .worst_case import search_worst_case
 
 __all__ = [
     "Step",
@@ -347,7 +349,7 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     gradients, ``kind="each"``, or no pair over): the changed agent's linear costs ``<g, x>`` against ``<g', x>``,
     each gradient of norm at most ``C``: ``g = -g'`` of norm ``C`` along the user's pair's gradient difference at
     ``z``; the user's pair's two gradients at ``z`` clipped to ``C`` (what a clipping rule reads there); and the
-    worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates, diagonals);
+    worst-case search's directions (:func:`~asyncdp.privacy.candidate_pairs.extremal_pairs`: coordinates, diagonals);
     all probed at once.
 
     Where the user's pair moved a release beyond a bound only at inputs where its gradients exceed ``C``, a rule
@@ -408,7 +410,7 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
     a linear one or a mean's shift) and for the agents whose pairs only the worst-case search's fixed directions
     reach (coordinates, diagonals, sign patterns): a rule that moves one agent's release past the lemma only for
     gradients in some other direction. The agents are the changed one and those the search evaluates
-    (:func:`~asyncdp.privacy.worst_case.other_agents`). Round 1 only (its input is the first state, ``initial_state(z)``,
+    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). Round 1 only (its input is the first state, ``initial_state(z)``,
     for every rule; the rounds themselves are the search's and the replays').
 
     Returns:
@@ -528,7 +530,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ('constructed worst case', True, True)
     """
     scenario, adjacent = pair.scenario, pair.adjacent
-    from .worst_case import adjacency_class
+    from .candidate_pairs import adjacency_class
 
     probe_max, probe_ratio = 0.0, 0.0
     cls = adjacency_class(scenario) if ctx.sensitivity is not None else None
@@ -676,7 +678,7 @@ def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tu
 
 
 def _lemma_origin(ctx: CheckContext) -> str:
-    from .worst_case import _origin
+    from .search_evidence import _origin
 
     return _origin(ctx)
 

@@ -34,7 +34,7 @@ import topology
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.worst_case import extremal_pairs
+from asyncdp.privacy.candidate_pairs import extremal_pairs
 from asyncdp.problems.costs import RadialOverride, RendezvousQuadratic
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
@@ -121,7 +121,7 @@ def test_an_agent_whose_step_exceeds_the_lemma_in_one_direction_is_a_witness():
                    "sign patterns) where it hill-climbs the changed agent's over the whole class: a rule that moves "
                    "another agent's releases past the lemma only for some direction from round 2 on gets 'pass' (the "
                    "same rule on agent 0 is refuted by the hill climb). A fix gives the other agents' best pairs a "
-                   "few hill-climb moves too (asyncdp.privacy.worst_case), or probes every round's steps on the radial "
+                   "few hill-climb moves too (asyncdp.privacy.pair_search), or probes every round's steps on the radial "
                    "pairs (asyncdp.privacy.steps._radial_probe)")
 def test_an_agent_whose_later_steps_exceed_the_lemma_in_one_direction_is_a_witness():
     mu = math.sqrt(1 + (HORIZON - 2) * K**2) * 2 * STEP * CLIP / SIGMA
