@@ -201,7 +201,7 @@ class RadialOverride(AgentOverride):
     points along ``x - center``: the cost and its mirror image (``sign = -1``) are, at each point more than a few
     ``width`` from the centre, the extremal linear pair of norm ``scale`` along ``x - center``. A search over
     points is then a search over the pair's directions (the privacy check's prober,
-    :func:`asyncdp.privacy.steps.probe_update`).
+    ``asyncdp.privacy.steps.probe_update``).
 
     Args:
         base: the cost family whose other agents' costs are kept.
