@@ -400,7 +400,7 @@ the box from the centre on, the gradient's norm is ``C`` to within 5e-7."""
 
 
 def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
-                  ) -> tuple[dict[str, Any] | None, str] | None:
+                  ) -> tuple[dict[str, Any] | None, str, float] | None:
     """The round-1 steps (R and U) of the changed agent and of the agents the search evaluates, each on a pair of
     the class whose gradient difference points every way: the agent's cost ``C sqrt(||x - c||^2 + eta^2)`` against
     its mirror image (:class:`RadialOverride`, ``c`` the domain box's centre), compared with the lemma.
@@ -410,12 +410,14 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
     a linear one or a mean's shift) and for the agents whose pairs only the worst-case search's fixed directions
     reach (coordinates, diagonals, sign patterns): a rule that moves one agent's release past the lemma only for
     gradients in some other direction. The agents are the changed one and those the search evaluates
-    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). Round 1 only (its input is the first state, ``initial_state(z)``,
-    for every rule; the rounds themselves are the search's and the replays').
+    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). Round 1 only (its input is the first state,
+    ``initial_state(z)``, for every rule; the rounds themselves are the search's and the replays').
 
     Returns:
-        ``(witness, reason)`` of the first probe past the lemma, ``(None, what was probed)`` when none moves a
-        release past it, or ``None`` (not a class of bounded gradients, round adjacency, no lemma).
+        ``(witness, reason, ratio)``: the witness of the first probe past the lemma (its ``"direction"`` the unit
+        vector along ``z - c``, the pair's gradients at ``z`` being ``+-C`` times it) or ``None`` with a line saying
+        what was probed, and the largest ratio of a probed move to the lemma; or ``None`` (not a class of bounded
+        gradients, round adjacency, no lemma).
     """
     agent = ctx.changed_agent
     scenario = pair.scenario
@@ -451,19 +453,23 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
         top = float(np.max(np.abs(res.witness_z))) + res.max_found
         allowance = 4.0 * d * float(release_spacing(messages[channel], top))
         if res.exceeds(bound) and res.max_found > bound * (1 + 1e-9) + allowance:
+            offset = np.asarray(res.witness_z, dtype=float) - center
+            direction = offset / max(float(np.linalg.norm(offset)), np.finfo(float).tiny)
             label = (f"agent {j}'s cost C sqrt(||x - c||^2 + eta^2) against its mirror image (C = {bound_c:.6g}, c = "
-                     f"{np.array2string(center, precision=4, separator=', ')}): at z the extremal linear pair along z - c")
+                     f"{np.array2string(center, precision=4, separator=', ')}): at z the extremal linear pair along "
+                     f"z - c, direction {np.array2string(direction, precision=4, separator=', ')}")
             witness = {"kind": "sensitivity", "against": "lemma", "claimed": bound, "agent": j, "round": 1,
                        "release_round": release, "step": step, "channel": channel, "z": res.witness_z.tolist(),
-                       "value": res.max_found, "pair": label,
+                       "direction": direction.tolist(), "value": res.max_found, "pair": label,
                        "method": "sensitivity prober (constructed input, a pair of the class)", "confidence": 1.0,
                        "claim_form": ctx.form_name}
             return witness, (f"round 1: the {step} of agent {j} moves channel {channel!r} by {res.max_found:.6g} > "
-                             f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)}) on the class's pair {label}")
+                             f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)}) on the class's pair {label}"
+                             ), (ratio if bound > 0 else math.inf)
     agents = sorted({j for j, *_ in probes})
     return None, (f"prober: the round-1 steps of agent(s) {agents} on pairs of the class along every direction "
                   f"(agent j's cost C sqrt(||x - c||^2 + eta^2) against its mirror image) move releases by at most "
-                  f"{ratio:.3g} times the lemma")
+                  f"{ratio:.3g} times the lemma"), ratio
 
 
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
@@ -514,9 +520,10 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         bound the evidence is a doubt. Under such a class the round-1 steps
         of the changed agent and of the agents the worst-case search
         evaluates are also probed on a pair of the class whose gradients
-        point every way (``_radial_probe``; its witness names the ``"agent"``
-        and the ``"pair"``): a rule may treat one agent differently only for
-        gradients in some direction.
+        point every way (``_radial_probe``; its witness names the ``"agent"``,
+        the ``"pair"`` and its gradients' ``"direction"`` at ``z``; the lemma
+        ratio counts these probes): a rule may treat one agent differently
+        only for gradients in some direction.
 
     Raises:
         AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
@@ -632,9 +639,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         if radial is not None:
             witness = radial[0]
             reasons.append(radial[1])
-            if witness is not None:
-                lemma_ratio = max(lemma_ratio or 0.0, witness["value"] / witness["claimed"] if witness["claimed"] > 0
-                                  else math.inf)
+            lemma_ratio = max(lemma_ratio or 0.0, radial[2])
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")
