@@ -399,10 +399,10 @@ RADIAL_WIDTH = 1e-6
 the box from the centre on, the gradient's norm is ``C`` to within 5e-7."""
 
 
-def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
-                  ) -> tuple[dict[str, Any] | None, str, float] | None:
-    """The round-1 steps (R and U) of the changed agent and of the agents the search evaluates, each on a pair of
-    the class whose gradient difference points every way: the agent's cost ``C sqrt(||x - c||^2 + eta^2)`` against
+def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any, rounds: Any = (1,),
+                  starts: tuple[bool, ...] = (False,)) -> tuple[dict[str, Any] | None, str, float] | None:
+    """The steps (R and U) of ``rounds`` of the changed agent and of the agents the search evaluates, each on a pair
+    of the class whose gradient difference points every way: the agent's cost ``C sqrt(||x - c||^2 + eta^2)`` against
     its mirror image (:class:`RadialOverride`, ``c`` the domain box's centre), compared with the lemma.
 
     At an input ``z`` the pair is the extremal linear pair of norm ``C`` along ``z - c``, so the prober's search
@@ -410,8 +410,9 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
     a linear one or a mean's shift) and for the agents whose pairs only the worst-case search's fixed directions
     reach (coordinates, diagonals, sign patterns): a rule that moves one agent's release past the lemma only for
     gradients in some other direction. The agents are the changed one and those the search evaluates
-    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). Round 1 only (its input is the first state,
-    ``initial_state(z)``, for every rule; the rounds themselves are the search's and the replays').
+    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). The rounds and their starting states are the
+    prober's own (:func:`probe_update`: ``probe_rounds`` rounds, ``starts`` says whether from ``t - 1`` noise-free
+    rounds, ``True``, or from ``initial_state(z)``, ``False``); later rounds are the search's and the replays'.
 
     Returns:
         ``(witness, reason, ratio)``: the witness of the first probe past the lemma (its ``"direction"`` the unit
@@ -435,18 +436,23 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
     for j in [agent, *other_agents(scenario.problem.num_agents, agent)]:
         p, q = pair_with_costs(scenario, lambda costs, sign, j=j: RadialOverride(costs, j, center, bound_c, width,
                                                                                sign), 1.0, -1.0)
-        for channel in ctx.algorithm.noisy_channels():
+        for channel, t, warm in ((c, t, w) for c in ctx.algorithm.noisy_channels() for t in rounds for w in starts):
             norm = "l2" if channel.mechanism == "gaussian" else "l1"
-            for release, step, make in ((1, "message step R", message_pair), (2, "update step U", update_pair)):
-                bound = float(lemma[channel.name][release - 1])
-                if release == 1 and bound == 0:  # a release the lemma says no cost reaches: the user's pair's probe
+            start = "" if len(starts) == 1 else (" (from noise-free rounds)" if warm else " (from initial_state(z))")
+            for release, step, make in ((t, "message step R", message_pair), (t + 1, "update step U", update_pair)):
+                if release > scenario.horizon:
                     continue
-                probes.append((j, channel.name, release, step, bound))
-                requests.append(prober.ProbeRequest(make(p, q, j, 1, channel=channel.name), samples=RADIAL_SAMPLES,
-                                                    seed=ctx.options.seed + 1, norm=norm, refine=False))
+                bound = float(lemma[channel.name][release - 1])
+                # a message the lemma says no cost reaches (data enters through U): the user's pair's probe
+                if make is message_pair and bound == 0:
+                    continue
+                probes.append((j, channel.name, t, release, step + start, bound))
+                requests.append(prober.ProbeRequest(make(p, q, j, t, channel=channel.name, warm=warm),
+                                                    samples=RADIAL_SAMPLES, seed=ctx.options.seed + t, norm=norm,
+                                                    refine=False))
     ratio = 0.0
     messages = ctx.engine_runs(0).messages
-    for (j, channel, release, step, bound), res in zip(probes, prober.probe_many(requests)):
+    for (j, channel, t, release, step, bound), res in zip(probes, prober.probe_many(requests)):
         ratio = max(ratio, res.max_found / bound) if bound > 0 else ratio
         # the radial pair attains the lemma exactly; a rule releasing float32 numbers rounds that shift to float32's
         # spacing (post-processing), which the comparison allows as the search's does (release_spacing)
@@ -458,17 +464,17 @@ def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any
             label = (f"agent {j}'s cost C sqrt(||x - c||^2 + eta^2) against its mirror image (C = {bound_c:.6g}, c = "
                      f"{np.array2string(center, precision=4, separator=', ')}): at z the extremal linear pair along "
                      f"z - c, direction {np.array2string(direction, precision=4, separator=', ')}")
-            witness = {"kind": "sensitivity", "against": "lemma", "claimed": bound, "agent": j, "round": 1,
+            witness = {"kind": "sensitivity", "against": "lemma", "claimed": bound, "agent": j, "round": t,
                        "release_round": release, "step": step, "channel": channel, "z": res.witness_z.tolist(),
                        "direction": direction.tolist(), "value": res.max_found, "pair": label,
                        "method": "sensitivity prober (constructed input, a pair of the class)", "confidence": 1.0,
                        "claim_form": ctx.form_name}
-            return witness, (f"round 1: the {step} of agent {j} moves channel {channel!r} by {res.max_found:.6g} > "
+            return witness, (f"round {t}: the {step} of agent {j} moves channel {channel!r} by {res.max_found:.6g} > "
                              f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)}) on the class's pair {label}"
                              ), (ratio if bound > 0 else math.inf)
     agents = sorted({j for j, *_ in probes})
-    return None, (f"prober: the round-1 steps of agent(s) {agents} on pairs of the class along every direction "
-                  f"(agent j's cost C sqrt(||x - c||^2 + eta^2) against its mirror image) move releases by at most "
+    return None, (f"prober: the steps of rounds {list(rounds)} of agent(s) {agents} on pairs of the class along every "
+                  f"direction (agent j's cost C sqrt(||x - c||^2 + eta^2) against its mirror image) move releases by at most "
                   f"{ratio:.3g} times the lemma"), ratio
 
 
@@ -517,8 +523,8 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         that does not clip is not covered there): the same step is probed on
         linear pairs of the class (``_class_probe``; the witness then names
         the pair in ``"pair"``), and when none moves a release past the
-        bound the evidence is a doubt. Under such a class the round-1 steps
-        of the changed agent and of the agents the worst-case search
+        bound the evidence is a doubt. Under such a class the probed rounds'
+        steps of the changed agent and of the agents the worst-case search
         evaluates are also probed on a pair of the class whose gradients
         point every way (``_radial_probe``; its witness names the ``"agent"``,
         the ``"pair"`` and its gradients' ``"direction"`` at ``z``; the lemma
@@ -635,7 +641,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                                    + ("" if outside is None else f", but {outside}"))
                 doubt = doubt or outside
     if witness is None:
-        radial = _radial_probe(pair, ctx, cls, lemma)
+        radial = _radial_probe(pair, ctx, cls, lemma, probed, starts)
         if radial is not None:
             witness = radial[0]
             reasons.append(radial[1])

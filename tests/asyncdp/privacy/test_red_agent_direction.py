@@ -14,8 +14,10 @@ far above the claimed ``1e-5``.
 The worst-case search draws the changed agent's pairs from the whole class, but evaluates the other agents' only
 along fixed directions (coordinates, diagonals, sign patterns), none within ``HALF_ANGLE`` of ``U``; the prober
 probed the changed agent's steps on the user's pair only. The check said ``pass``. The prober now also probes
-every searched agent's round-1 step on a pair of the class whose gradients point along ``z - c`` at the input
-``z`` (``RadialOverride``): its search over inputs is a search over directions.
+every searched agent's steps on a pair of the class whose gradients point along ``z - c`` at the input ``z``
+(``RadialOverride``): its search over inputs is a search over directions. It probed round 1 only at first, and
+``LateConeAgentDGD`` (the same rule from round 2 on) still got ``pass``; it now probes the prober's rounds
+(``probe_rounds``), and a rule starting past them is a known limit (``LaterConeAgentDGD``, strict xfail).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.candidate_pairs import extremal_pairs
+from asyncdp.privacy.context import CheckOptions
 from asyncdp.problems.costs import RadialOverride, RendezvousQuadratic
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
@@ -84,10 +87,20 @@ class LateConeAgentDGD(ConeAgentDGD):
     since: ClassVar[int] = 2
 
 
+@dataclass(frozen=True)
+class LaterConeAgentDGD(ConeAgentDGD):
+    """``ConeAgentDGD`` whose agent ``AGENT`` steps further from round ``PROBE_ROUNDS + 1``'s update on, past the
+    prober's rounds (false claim: releases ``since + 1..T`` move by ``2 K a C`` under the pair along ``U``)."""
+
+    name: ClassVar[str] = "test-red-direction-later-cone-dgd"
+    since: ClassVar[int] = CheckOptions().probe_rounds + 1
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _registered() -> Any:
     """The test's paper records, registered for this module's tests only."""
-    with noisy_dgd.registered((UniformDGD, ConeAgentDGD, LateConeAgentDGD), lambda sc: GradientClass(CLIP, "l2"),
+    with noisy_dgd.registered((UniformDGD, ConeAgentDGD, LateConeAgentDGD, LaterConeAgentDGD),
+                              lambda sc: GradientClass(CLIP, "l2"),
                               origin=__file__):
         yield
 
@@ -119,18 +132,35 @@ def test_an_agent_whose_step_exceeds_the_lemma_in_one_direction_is_a_witness():
     assert report.to_dict()["witness"]["direction"] == w["direction"]  # and the JSON names it
 
 
-@pytest.mark.xfail(strict=True, reason="known limit: the radial probe covers round 1's steps only, and the "
-                   "worst-case search evaluates the other agents' pairs along fixed directions (coordinates, diagonals, "
-                   "sign patterns) where it hill-climbs the changed agent's over the whole class: a rule that moves "
-                   "another agent's releases past the lemma only for some direction from round 2 on gets 'pass' (the "
-                   "same rule on agent 0 is refuted by the hill climb). A fix gives the other agents' best pairs a "
-                   "few hill-climb moves too (asyncdp.privacy.pair_search), or probes every round's steps on the radial "
-                   "pairs (asyncdp.privacy.steps._radial_probe)")
-def test_an_agent_whose_later_steps_exceed_the_lemma_in_one_direction_is_a_witness():
-    mu = math.sqrt(1 + (HORIZON - 2) * K**2) * 2 * STEP * CLIP / SIGMA
+def _false_in_closed_form(since: int) -> None:
+    """Releases ``2..since`` move by ``2 a C``, releases ``since + 1..T`` by ``2 K a C`` under the pair along ``U``:
+    one Gaussian pair whose ``delta(EPSILON)`` is far above the claimed one."""
+    mu = math.sqrt(since - 1 + (HORIZON - since) * K**2) * 2 * STEP * CLIP / SIGMA
     delta = norm.cdf(-EPSILON / mu + mu / 2) - math.exp(EPSILON) * norm.cdf(-EPSILON / mu - mu / 2)
-    assert delta > 1e3 * DELTA  # the claim is false
+    assert delta > 1e3 * DELTA
+
+
+def test_an_agent_whose_later_steps_exceed_the_lemma_in_one_direction_is_a_witness():
+    """From round 2 on (before, the radial probe covered round 1 only and the rule got 'pass')."""
+    _false_in_closed_form(LateConeAgentDGD.since)
     scenario, adjacent = _pair(LateConeAgentDGD)
+    report = check_privacy(scenario, adjacent, runs=1000, delta=DELTA)
+    assert report.verdict == "violation", report.reasons
+    w = report.witness
+    assert (w["kind"], w["agent"], w["round"], w["release_round"]) == ("sensitivity", AGENT, 2, 3)
+    assert abs(np.asarray(w["direction"]) @ U) > math.cos(math.radians(HALF_ANGLE))
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: the radial probe covers the prober's rounds (probe_rounds, 3 "
+                   "by default), and the worst-case search evaluates the other agents' pairs along fixed directions "
+                   "(coordinates, diagonals, sign patterns) where it hill-climbs the changed agent's over the whole "
+                   "class: a rule that moves another agent's releases past the lemma only for some direction from a "
+                   "later round on gets 'pass' (the same rule on agent 0 is refuted by the hill climb). A fix gives the "
+                   "other agents' best pairs a few hill-climb moves too (asyncdp.privacy.pair_search), or evaluates "
+                   "the radial pairs in the search's constructed transcripts")
+def test_an_agent_whose_steps_past_the_probed_rounds_exceed_the_lemma_in_one_direction_is_a_witness():
+    _false_in_closed_form(LaterConeAgentDGD.since)
+    scenario, adjacent = _pair(LaterConeAgentDGD)
     assert check_privacy(scenario, adjacent, runs=1000, delta=DELTA).verdict == "violation"
 
 
