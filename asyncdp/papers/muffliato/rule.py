@@ -20,7 +20,7 @@ As a per-agent rule (R/F/U, shared by both engines), round ``t``:
 For ``t >= 3``, ``x_i(t-2)`` is the agent's own message of round ``t - 1``
 (noise-free from round 2 on), so every message is affine in the noise on the
 realized schedule: the rule declares it (:attr:`Muffliato.affine_in_noise`,
-:meth:`Muffliato.mixing_factor`, :meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.observers`
+:meth:`Muffliato.mixing_factor`, :meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.affine_check`
 verifies it on the replay of each run.
 
 Round 1 is the local noising round. Scenarios built by
@@ -103,7 +103,7 @@ class Muffliato(Algorithm):
     channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
     affine_in_noise: ClassVar[bool] = True
     """Every message is affine in (data, noise) on the realized schedule: verified per run by
-    :func:`asyncdp.privacy.observers.verify_affine`, never trusted."""
+    :func:`asyncdp.privacy.affine_check.verify_affine`, never trusted."""
 
     def __post_init__(self) -> None:
         for key in ("sigma", "gamma"):

@@ -22,7 +22,7 @@ from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import observer_claim
 from asyncdp.privacy.network import leakage_rows
 from asyncdp.privacy.observer_claim import check_observer_claim
-from asyncdp.privacy.observers import verify_affine
+from asyncdp.privacy.affine_check import verify_affine
 
 from .test_network import SCRIPT
 

@@ -17,7 +17,7 @@ from accounting.network.muffliato import hamilton_weights
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
 from asyncdp.privacy.network import pairwise_claim_of
 from asyncdp.privacy.observer_claim import check_observer_claim
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem
