@@ -13,7 +13,9 @@ Modules, one topic each:
   data-independent schedules, with a one-sided confidence bound;
 * :mod:`.muffliato`: the per-pair values of Cyffers, Even, Bellet and
   Massoulié (NeurIPS 2022) as their code computes them, next to the exact
-  values, streamed one observer at a time, and the figure's graphs.
+  values, streamed one observer at a time;
+* ``muffliato_graphs``: the four graphs of their figure and the
+  shortest-path distances.
 
 Example:
     >>> import numpy as np

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from accounting.network import muffliato as M
+from accounting.network.muffliato_graphs import distances_from, grid
 
 from ..papers.muffliato.reproduce import fig1a as _fig
 
@@ -47,7 +48,7 @@ def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed
     from ..scenario import Scenario
     from ..papers.muffliato.rule import Muffliato, muffliato_topology
 
-    graph = M.grid(side)
+    graph = grid(side)
     n = graph.number_of_nodes()
     w = M.hamilton_weights(graph)
     gap = M.spectral_gap(w)
@@ -60,7 +61,7 @@ def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed
     est, up = np.zeros(n), np.zeros(n)
     for row, upper in averaged_rows(asy, runs, alpha=ALPHA):
         est[row.v], up[row.v] = row.values[source], upper[source]
-    dist = M.distances_from(graph, source)
+    dist = distances_from(graph, source)
     ds = sorted({int(d) for d in dist if d > 0})
     return {"graph": f"grid {side}x{side}", "n": n, "steps": steps, "loss": loss, "runs": runs, "distance": ds,
             "lockstep": [float(np.mean(lock[dist == d])) for d in ds],

@@ -40,22 +40,18 @@ from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.network.muffliato import (
     authors_pairwise_loss,
     chebyshev_gamma,
-    distances_from,
-    erdos_renyi_connected,
     exact_pairwise_loss,
     gossip_rows,
-    grid,
     hamilton_weights,
-    hypercube,
     muffliato_schedule,
     muffliato_steps,
     observer_row,
     pairwise_rows,
-    random_geometric,
     row_space_basis,
     spectral_gap,
     witness_round,
 )
+from accounting.network.muffliato_graphs import distances_from, erdos_renyi_connected, grid, hypercube, random_geometric
 from accounting.network.observers import Observer, pairwise_losses
 
 

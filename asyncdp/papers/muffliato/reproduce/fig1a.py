@@ -48,6 +48,14 @@ import networkx as nx
 import numpy as np
 
 from accounting.network import muffliato as M
+from accounting.network.muffliato_graphs import (
+    distances_from,
+    erdos_renyi_connected,
+    figure_graphs,
+    grid,
+    hypercube,
+    random_geometric,
+)
 
 from ....reproduce._outputs import pyplot, save_figure, write_csv, write_json
 
@@ -66,10 +74,10 @@ def figure_graphs_of_size(full: bool, seed: int = 0) -> dict[str, nx.Graph]:
         [121, 128, 128, 128]
     """
     if full:
-        return M.figure_graphs(seed=seed)
+        return figure_graphs(seed=seed)
     n = 128
-    return {"hypercube": M.hypercube(7), "erdos-renyi": M.erdos_renyi_connected(n, seed=seed),
-            "geometric": M.random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=seed), "grid": M.grid(11)}
+    return {"hypercube": hypercube(7), "erdos-renyi": erdos_renyi_connected(n, seed=seed),
+            "geometric": random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=seed), "grid": grid(11)}
 
 
 def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress: Callable[[str], None] | None,
@@ -80,7 +88,7 @@ def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress
     gap = M.spectral_gap(w)
     steps = M.muffliato_steps(n, SIGMA, gap, accelerated=True)
     gamma = M.chebyshev_gamma(gap)
-    dist = M.distances_from(graph, source)
+    dist = distances_from(graph, source)
     authors = np.full(n, math.nan)
     exact = np.full(n, math.nan)
     certified = np.zeros(n, dtype=bool)
