@@ -15,7 +15,9 @@ Modules, one topic each:
   Massoulié (NeurIPS 2022) as their code computes them, next to the exact
   values, streamed one observer at a time;
 * ``muffliato_graphs``: the four graphs of their figure and the
-  shortest-path distances.
+  shortest-path distances;
+* ``row_space``: the orthonormal basis of a view streamed block by block, with
+  its ambiguous directions counted (the exact values' default route).
 
 Example:
     >>> import numpy as np

@@ -47,11 +47,11 @@ from accounting.network.muffliato import (
     muffliato_steps,
     observer_row,
     pairwise_rows,
-    row_space_basis,
     spectral_gap,
     witness_round,
 )
 from accounting.network.muffliato_graphs import distances_from, erdos_renyi_connected, grid, hypercube, random_geometric
+from accounting.network.row_space import row_space_basis
 from accounting.network.observers import Observer, pairwise_losses
 
 
