@@ -39,16 +39,18 @@ import pytest
 from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.network.muffliato import (
     authors_pairwise_loss,
-    chebyshev_gamma,
     exact_pairwise_loss,
+    observer_row,
+    pairwise_rows,
+    witness_round,
+)
+from accounting.network.muffliato_gossip import (
+    chebyshev_gamma,
     gossip_rows,
     hamilton_weights,
     muffliato_schedule,
     muffliato_steps,
-    observer_row,
-    pairwise_rows,
     spectral_gap,
-    witness_round,
 )
 from accounting.network.muffliato_graphs import distances_from, erdos_renyi_connected, grid, hypercube, random_geometric
 from accounting.network.row_space import row_space_basis
