@@ -80,7 +80,7 @@ class Muffliato(Algorithm):
     Args:
         sigma: standard deviation of the local noise (> 0, finite; Cyffers et al. use 1).
         gamma: Chebyshev constant in ``(0, 2)``; ``1.0`` (default) is plain gossip. Use
-            :func:`accounting.network.muffliato.chebyshev_gamma` of the spectral gap.
+            :func:`accounting.network.muffliato_gossip.chebyshev_gamma` of the spectral gap.
         sensitivity: L2 distance between two values of one agent (filled by :meth:`bind` from the
             domain's diameter when ``None``).
         dimension: filled by :meth:`bind`.
@@ -194,7 +194,7 @@ class Muffliato(Algorithm):
         """A 6-node path, values in ``[0, 1]``, plain gossip, 5 rounds (round 1 the local noising round)."""
         import networkx as nx
 
-        from accounting.network.muffliato import hamilton_weights
+        from accounting.network.muffliato_gossip import hamilton_weights
 
         from ...problems.domains import Box
         from ...problems.problem import Problem

@@ -8,7 +8,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from accounting.network.muffliato import chebyshev_gamma, hamilton_weights, spectral_gap
+from accounting.network.muffliato_gossip import chebyshev_gamma, hamilton_weights, spectral_gap
 from accounting.papers.muffliato import PairwiseClaim
 
 from asyncdp.cli import main

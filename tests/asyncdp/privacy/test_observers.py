@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from accounting.claim_forms import ZeroConcentratedDP, rdp_to_dp
 from accounting.network import Observer, gaussian_view_losses, message_maps, observed_view
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 import topology
 
 from asyncdp.engine.links import LinkModel, Links
