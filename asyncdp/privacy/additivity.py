@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ChannelNoise
+from accounting.replay_inputs import ChannelNoise
 
 __all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding", "probe_pairs", "probe_wrapper"]
 
@@ -480,9 +480,9 @@ class _StackedProbe:
     def _pair_losses(self, mean: Mapping[str, np.ndarray], t: int) -> None:
         """Round ``t`` of the checks that stand for the paired problems' losses (:func:`probe_pairs`): their noise-free
         values bounded (else ``ValueError``), and each noise-free release's log-ratio under them
-        (``accounting.scheduled_replay._point_mass_ratio``, which raises what the pair's own replay raises there)
+        (``accounting.replay_densities._point_mass_ratio``, which raises what the pair's own replay raises there)
         added to :attr:`points`."""
-        from accounting.scheduled_replay import _point_mass_ratio
+        from accounting.replay_densities import _point_mass_ratio
 
         assert self.recorded is not None and self.points is not None
         n, noise = self.size, self.probes[0].noise

@@ -169,7 +169,7 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
 
 def _gap_allowance(t: int, n_agents: int) -> float:
     """The round-off a correct rule's noise-free release of round ``t`` may show against the replay, in spacings
-    of the channel's magnitude (:func:`accounting.scheduled_replay.noise_free_gap`).
+    of the channel's magnitude (:func:`accounting.replay_densities.noise_free_gap`).
 
     The engine and the replay compute a noise-free value by the same message and update steps on the same
     combinations; only the order of a combination's sum may differ. Two orders of a sum of at most ``N`` terms

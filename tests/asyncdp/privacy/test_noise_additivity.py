@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from accounting.scheduled_replay import ChannelNoise
+from accounting.replay_inputs import ChannelNoise
 from asyncdp import Huang2015
 from asyncdp.algorithms import Channel, NoiseDeclaration
 from asyncdp.errors import ScenarioError
