@@ -60,7 +60,8 @@ import numpy as np
 
 from accounting.scheduled_replay import ChannelNoise
 
-__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding", "probe_pairs", "probe_wrapper"]
+__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "UNMODELLED_KEPT", "probe_finding", "probe_nonlinear",
+           "probe_pairs", "probe_wrapper", "rescaled_draw", "set_aside_not_additive"]
 
 ADDITIVITY_STREAM = 1001
 """The spawn key of the probe's draws: above the engine runs' sides and the worst-case search's 1000."""
@@ -92,6 +93,9 @@ class AdditivityProbe:
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
         finding_run: the run of that release (``None`` while every probe agreed).
+        nonlinear: the first finding where the message does not move by one factor per agent times ``z``
+            (:func:`rescaled_draw`), else ``None``: the released noise is then not of the declared family at any
+            scale, and witnesses computed from its densities are no evidence (:func:`set_aside_not_additive`).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -100,6 +104,8 @@ class AdditivityProbe:
         self.reuse = reuse
         self.finding: str | None = None
         self.finding_run: int | None = None
+        self.nonlinear: str | None = None
+        self._rescaled = False
 
     def initial_state(self, runs: int) -> Any:
         return self.inner.initial_state(runs)
@@ -109,8 +115,16 @@ class AdditivityProbe:
 
     def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
         mean = self.inner.message_means(state, t)
-        if self.finding is None:
-            self.finding = self._probe(state, t, mean)
+        if self.nonlinear is None:  # a rescaled draw is probed on: a later round may use its noise otherwise
+            first, run = self.finding, self.finding_run
+            found = self._probe(state, t, mean)
+            if found is not None:
+                if not self._rescaled:
+                    self.nonlinear = found
+                if first is not None:
+                    self.finding, self.finding_run = first, run
+                else:
+                    self.finding = found
         return mean
 
     def _draw(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -131,6 +145,7 @@ class AdditivityProbe:
         alg, problem = self.inner.algorithm, self.inner.problem
         lead = next(iter(state.values())).shape[:2] if isinstance(state, Mapping) else np.shape(state)[:2]
         z = _draws(alg, t, tuple(lead), self._draw)
+        self._rescaled = False
         try:
             probed = alg.message(_state_copy(state), t, {k: v.copy() for k, v in z.items()},
                                  np.arange(problem.num_agents), problem)
@@ -142,6 +157,7 @@ class AdditivityProbe:
                  z: Mapping[str, np.ndarray]) -> str | None:
         """The finding of one probe: the R step's ``probed`` message with standard noise ``z`` against ``mean``
         (with zero noise), or ``None``."""
+        self._rescaled = False
         if set(probed) != set(mean):
             return (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} without "
                     f"({self.label})")
@@ -174,6 +190,7 @@ class AdditivityProbe:
             tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
             off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
             if off.any():
+                self._rescaled = scale > 0 and rescaled_draw(diff, z[name], tol)
                 r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
                 self.finding_run = r
                 noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
@@ -182,6 +199,64 @@ class AdditivityProbe:
                         f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
                         f"{_at(expected, r, i, k):.6g}")
         return None
+
+
+def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
+    """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c_i z`` for one factor
+    ``c_i`` per agent ``i`` across runs and coordinates, within ``tol`` (the probe's tolerance).
+
+    Such a release carries the declared family's noise at another scale (``c_i`` for the declared ``s``): the
+    conformance tests measure that scale. Any other use of the draw (rounded, clipped, transformed to another
+    law, a scale that moves with the state) is not the declared family at all.
+
+    Example:
+        >>> z = np.arange(1.0, 7.0).reshape(3, 1, 2)
+        >>> rescaled_draw(0.5 * z, z, np.full(z.shape, 1e-9)), rescaled_draw(np.round(0.3 * z), z, np.full(z.shape, 1e-9))
+        (True, False)
+    """
+    flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
+    zz = (flat_z * flat_z).sum(axis=(0, 2))
+    c = np.divide((flat_d * flat_z).sum(axis=(0, 2)), zz, out=np.zeros_like(zz), where=zz > 0)
+    gap = np.abs(flat_d - c[None, :, None] * flat_z)
+    return bool((gap <= tol.reshape(gap.shape)).all())
+
+
+UNMODELLED_KEPT = ("blackbox", "dependence")
+"""Witness kinds that certify from the engine's outputs alone, whatever law the released noise follows (the black-box
+audit, the dependence audit's cancelling events): :func:`set_aside_not_additive` keeps them."""
+
+
+def set_aside_not_additive(evidence: list[Any], nonlinear: str | None) -> list[Any]:
+    """``evidence`` with every witness that reads the declared noise's law (an under-noised conformance test, an
+    exact replay loss, a shift or a constructed loss of noise-free values) set aside as a doubt when the rule does
+    not release the declared family at any scale (``nonlinear``: :attr:`AdditivityProbe.nonlinear`).
+
+    A rule that rounds its noisy value (post-processing, as private as the value), adds rounded, clipped,
+    uniform or Gaussian noise where Laplace noise is declared, releases a law those methods do not model: the
+    one-sided conformance test rejects a discrete law for its atoms, the replay's densities and the noise-free
+    values (the R step at zero noise) are not the mechanism's. A correct claim got ``violation`` from them. Only
+    :data:`UNMODELLED_KEPT` witnesses stay; nothing can pass (the doubt).
+
+    Args:
+        evidence: every method's evidence, in order.
+        nonlinear: the probe's sentence naming the release, or ``None`` (the list is returned as is).
+
+    Returns:
+        The same list, or a copy with those witnesses set aside.
+    """
+    if nonlinear is None:
+        return evidence
+    import dataclasses
+
+    out = []
+    for e in evidence:
+        if e.witness is not None and e.witness.get("kind") not in UNMODELLED_KEPT:
+            why = (f"{e.method}: its witness ({e.witness.get('kind')}) assumes the declared noise's law, but the rule "
+                   f"does not release the declared family at any scale ({nonlinear}): this noise is not modelled, "
+                   "the witness is set aside")
+            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+        out.append(e)
+    return out
 
 
 def _within(diff: np.ndarray, expected: np.ndarray, mu: np.ndarray, got: np.ndarray) -> bool:
@@ -238,6 +313,15 @@ def _raised(t: int, exc: Exception, label: str) -> str:
 def _at(a: np.ndarray, r: int, i: int, k: int) -> float:
     """Entry ``(run r, agent i, flat coordinate k)`` of an ``(R, N, ...)`` array."""
     return float(a.reshape(a.shape[0], a.shape[1], -1)[r, i, k])
+
+
+def probe_nonlinear(probes: tuple[AdditivityProbe, ...]) -> str | None:
+    """The first probe's :attr:`~AdditivityProbe.nonlinear` finding, or ``None``.
+
+    Example:
+        >>> probe_nonlinear(())
+    """
+    return next((p.nonlinear for p in probes if p.nonlinear is not None), None)
 
 
 def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:
