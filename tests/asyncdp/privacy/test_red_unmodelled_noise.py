@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from asyncdp import load_script
+from asyncdp.algorithms import Channel
+from asyncdp.errors import NoiseError
 from asyncdp.privacy import check_privacy
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "own_paper_private_dgd.py"
@@ -52,3 +55,12 @@ def test_a_rounded_noisy_release_is_not_a_violation():
     assert report.verdict == "inconclusive", (report.verdict, report.witness)
     assert any("does not release the declared family at any scale" in r and "not modelled" in r
                for r in report.reasons)
+
+
+@pytest.mark.parametrize("mechanism", ["geometric", "skellam", "Laplace"])
+def test_a_channel_of_a_family_the_engines_do_not_draw_is_refused_where_it_is_declared(mechanism):
+    """Before, a rule declaring ``Channel("y", "geometric")`` ran until an engine drew its noise and failed with
+    'unknown noise distribution' naming neither the rule nor the channel."""
+    with pytest.raises(NoiseError, match=rf"Channel 'y': mechanism '{mechanism}' is not a noise the engines draw.*"
+                                         "not modelled"):
+        Channel("y", mechanism)
