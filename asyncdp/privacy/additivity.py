@@ -203,22 +203,28 @@ class AdditivityProbe:
 
 def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
     """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c_i z`` for one factor
-    ``c_i`` per agent ``i`` across runs and coordinates, within ``tol`` (the probe's tolerance).
+    ``c_i`` per agent ``i`` across runs and coordinates, or 0 (the draw dropped), within ``tol`` (the probe's
+    tolerance).
 
-    Such a release carries the declared family's noise at another scale (``c_i`` for the declared ``s``): the
-    conformance tests measure that scale. Any other use of the draw (rounded, clipped, transformed to another
-    law, a scale that moves with the state) is not the declared family at all.
+    Such a release carries the declared family's noise at another scale (``c_i`` for the declared ``s``), or none:
+    the conformance tests measure that scale, or the atom of dropped draws. Any other use of the draw (rounded,
+    clipped, transformed to another law, a scale that moves with the state) is not the declared family at all.
 
     Example:
         >>> z = np.arange(1.0, 7.0).reshape(3, 1, 2)
         >>> rescaled_draw(0.5 * z, z, np.full(z.shape, 1e-9)), rescaled_draw(np.round(0.3 * z), z, np.full(z.shape, 1e-9))
         (True, False)
+        >>> rescaled_draw(np.where(z > 4, 0.0, z), z, np.full(z.shape, 1e-9))  # draws dropped on some releases
+        True
     """
     flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
-    zz = (flat_z * flat_z).sum(axis=(0, 2))
-    c = np.divide((flat_d * flat_z).sum(axis=(0, 2)), zz, out=np.zeros_like(zz), where=zz > 0)
+    flat_t = tol.reshape(flat_d.shape)
+    kept = np.abs(flat_d) > flat_t
+    zk = np.where(kept, flat_z, 0.0)
+    zz = (zk * zk).sum(axis=(0, 2))
+    c = np.divide((flat_d * zk).sum(axis=(0, 2)), zz, out=np.zeros_like(zz), where=zz > 0)
     gap = np.abs(flat_d - c[None, :, None] * flat_z)
-    return bool((gap <= tol.reshape(gap.shape)).all())
+    return bool(((gap <= flat_t) | ~kept).all())
 
 
 UNMODELLED_KEPT = ("blackbox", "dependence")

@@ -64,3 +64,25 @@ def test_a_channel_of_a_family_the_engines_do_not_draw_is_refused_where_it_is_de
     with pytest.raises(NoiseError, match=rf"Channel 'y': mechanism '{mechanism}' is not a noise the engines draw.*"
                                          "not modelled"):
         Channel("y", mechanism)
+
+
+def test_a_draw_dropped_on_some_releases_keeps_its_conformance_witness():
+    """Coordinate 0's noise dropped where ``|z_1| < 0.1`` (8% of releases): an atom at the noise-free value, so the
+    pure claim is false (closed form: ``delta(epsilon) >= 0.08`` at every epsilon once the value moves). The release
+    is ``mu + s z`` or ``mu``, the declared family or none (``rescaled_draw``): the one-sided test's witness stands."""
+    ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
+    base = type(ex["scenario"].algorithm)
+
+    @dataclass(frozen=True)
+    class DroppedDGD(base):  # type: ignore[misc, valid-type]
+        name: ClassVar[str] = "private-dgd-dropped-test"
+
+        def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+            z = np.array(noise["y"], dtype=float, copy=True)
+            z[..., 0] = np.where(np.abs(z[..., 1]) < 0.1, 0.0, z[..., 0])
+            return {"y": state["x"] + self.scale() * z}
+
+    rule = DroppedDGD(rounds=base().rounds)
+    report = check_privacy(ex["scenario"].replace(algorithm=rule), ex["adjacent"].replace(algorithm=rule),
+                           runs=200, search_examples=0)
+    assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
