@@ -34,7 +34,7 @@ spawn key                   stream
                             vectorized layout of large runs (no generator per
                             link; ``layout=`` of the batch engine, chosen
                             automatically above 10^5 links, with a warning;
-                            :mod:`asyncdp.engine.batch_deadline`)
+                            :mod:`asyncdp.engine.batch_draws`)
 ==========================  ==================================================
 
 Every stream's first key is listed once, in :data:`STREAM_KEYS` below; the

@@ -47,7 +47,7 @@ columns for a fraction of the simulation's cost: what the privacy checker
 reads (it never rebuilds runs' schedules one by one).
 
 Random-stream layout of run 0 of a timed batch (``layout=``,
-:mod:`asyncdp.engine.batch_deadline`): ``"simpy"`` (the SimPy engine's
+:mod:`asyncdp.engine.batch_draws`): ``"simpy"`` (the SimPy engine's
 streams, so run 0 is the SimPy run), ``"vectorized"`` (stream ``(6, 0)`` like
 every other run: no generator per link), or ``"auto"``: the SimPy layout up
 to 10^5 links, the vectorized one above (with a warning).
@@ -240,7 +240,7 @@ class BatchResult:
         """Run ``r`` of a timed batch as the SimPy engine's ``Result`` (times, ledger, transcript, schedule)."""
         from topology.sequence import generated
 
-        from .batch_deadline import run_ledger, run_schedule, run_transcript
+        from .batch_detail import run_ledger, run_schedule, run_transcript
 
         schedule = run_schedule(self.detail, r)
         transcript = None if self.messages is None else run_transcript(self.detail, r, self.messages)
@@ -269,7 +269,7 @@ class BatchResult:
         if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
                 raise ScenarioError("schedule(r) of a timed batch needs keep='all' (the schedules were not stored)")
-            from .batch_deadline import run_schedule
+            from .batch_detail import run_schedule
 
             return run_schedule(self.detail, r)
         return RealizedSchedule.lockstep(self.topology, self.horizon)
@@ -300,7 +300,7 @@ class BatchResult:
         if self.detail is not None and not self.detail.fixed:
             if self.trajectory is None:
                 raise ScenarioError("schedules() of a timed batch needs keep='all' (the schedules were not stored)")
-            from .batch_deadline import run_schedules
+            from .batch_detail import run_schedules
 
             return run_schedules(self.detail)
         one = RealizedSchedule.lockstep(self.topology, self.horizon)
@@ -471,7 +471,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
             generator per link); ``"vectorized"``, stream ``(6, 0)`` drawn as
             arrays like every other run's (large runs); ``"auto"`` (default),
             ``"simpy"`` up to
-            :data:`~asyncdp.engine.batch_deadline.VECTORIZED_ABOVE_LINKS`
+            :data:`~asyncdp.engine.batch_draws.VECTORIZED_ABOVE_LINKS`
             links and ``"vectorized"`` above, with a ``UserWarning``. The
             layout used is ``metadata["stream_layout"]``.
 
@@ -495,7 +495,7 @@ def run_batch(scenario: Any, runs: int = 1, *, keep: str = "all", transcripts: b
     runs = check_integer(runs, "runs", minimum=1, error=ScenarioError)
     if keep not in KEEP:
         raise ScenarioError(f"keep must be one of {KEEP}, got {keep!r}")
-    from .batch_deadline import LAYOUTS
+    from .batch_draws import LAYOUTS
 
     if not isinstance(layout, str) or layout not in LAYOUTS:
         raise ScenarioError(f"layout must be one of {LAYOUTS}, got {layout!r}")

@@ -70,7 +70,7 @@ def levels(plan: Any, used: list[np.ndarray], source: list[np.ndarray],
     last computation.
 
     Args:
-        plan: the batch's rounds as index arrays (``batch_deadline._Plan``).
+        plan: the batch's rounds as index arrays (``batch_plan._Plan``).
         used, source: per round ``(R, nnz)``: whether each weight entry is combined, and the round of its message.
         plan_rounds: ``plan.rounds`` as a list, if the caller has it (each round is made once).
 

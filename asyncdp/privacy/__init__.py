@@ -11,6 +11,8 @@
 * :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
 * :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
 * :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, then a batched search: draws and a hill climb);
+  its parts are :mod:`.candidate_pairs` (the class's members), :mod:`.candidate_evaluation` (their stacked
+  evaluation), :mod:`.search_objective`, :mod:`.pair_search` (draws and hill climb) and :mod:`.search_evidence`;
 * :mod:`.strategies`: Hypothesis strategies for adjacent scenario pairs (any rule's declared adjacency class);
 * :mod:`.properties`: :func:`~.properties.assert_private`, the check of one drawn pair for a property test.
 

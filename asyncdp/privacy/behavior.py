@@ -29,7 +29,7 @@ run ``r`` on the SimPy engine is ``scenario.replace(seed=seeds[r])``; the
 batch engine runs all ``R`` at once with seed ``seeds[0]`` (its noise blocks
 have a leading run axis). The worst-case search draws its candidate pairs from
 ``SeedSequence(seed, spawn_key=(1000,))``
-(:data:`asyncdp.privacy.worst_case.SEARCH_STREAM`); the probe of the rule's R
+(``asyncdp.privacy.pair_search.SEARCH_STREAM``); the probe of the rule's R
 step (:mod:`asyncdp.privacy.additivity`) draws its standard noise from
 ``SeedSequence(seed, spawn_key=(1001,))`` on the realized replay and
 ``(1001, 1)`` on the worst-case candidates

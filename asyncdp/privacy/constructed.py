@@ -29,7 +29,7 @@ run shares is combined without gathering (:meth:`DenseSchedules.shared_round`).
 
 Example:
     >>> from asyncdp.privacy.context import small_example
-    >>> from asyncdp.privacy.worst_case import candidate_scenarios
+    >>> from asyncdp.privacy.candidate_pairs import candidate_scenarios
     >>> pair, ctx = small_example()
     >>> runs = CandidateRuns(ctx.engine_runs(0), [0, 1, 2])
     >>> p, q = candidate_scenarios(pair.scenario, 0, [1.0, 0.0], [-1.0, 0.0])
@@ -344,7 +344,7 @@ def constructed_replay(runs: EngineRuns, p: Scenario, q: Scenario | None, pinned
                        ) -> tuple[dict[str, np.ndarray], ScheduledReplay]:
     """The constructed transcript of the pinned agent(s) under ``p``, and its replay under ``p`` and ``q``.
 
-    The construction (:func:`asyncdp.privacy.worst_case.construct_transcript`)
+    The construction (:func:`~asyncdp.privacy.candidate_evaluation.construct_transcript`)
     repeats a pinned replay on its own output until nothing changes, at most
     ``horizon + 1`` passes. In the pass that finds the transcript settled,
     every value written equals the one already there, so that pass computes
@@ -478,7 +478,7 @@ class CandidateCosts:
 
     Example:
         >>> from asyncdp.privacy.context import small_example
-        >>> from asyncdp.privacy.worst_case import candidate_scenarios
+        >>> from asyncdp.privacy.candidate_pairs import candidate_scenarios
         >>> from asyncdp.problems.costs import LinearOverride
         >>> sc = small_example()[0].scenario
         >>> sc = sc.replace(algorithm=sc.algorithm.bind(sc.problem))
@@ -550,7 +550,7 @@ def constructed_transcripts(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Sc
 
     Example:
         >>> from asyncdp.privacy.context import small_example
-        >>> from asyncdp.privacy.worst_case import candidate_scenarios
+        >>> from asyncdp.privacy.candidate_pairs import candidate_scenarios
         >>> pair, ctx = small_example()
         >>> runs = CandidateRuns(ctx.engine_runs(0), [0, 1]).runs
         >>> p, q = candidate_scenarios(pair.scenario, 0, [1.0, 0.0], [-1.0, 0.0])

@@ -305,7 +305,7 @@ def each_class_exceeded(pair: ScenarioPair, ctx: CheckContext, points: Any, wher
         One clause naming the class's bound, the agent, the point and the norm, or ``None`` (no such class, round
         adjacency, or every point meets the bound).
     """
-    from .worst_case import adjacency_class
+    from .candidate_pairs import adjacency_class
 
     agent, cls = ctx.changed_agent, adjacency_class(pair.scenario)
     if agent is None or cls is None or getattr(cls, "kind", None) != "each":
@@ -387,7 +387,7 @@ def _difference_class(pair: ScenarioPair) -> Any:
     """
     from ..errors import ScenarioError
     from ..papers import GradientClass, PaperError, find_paper
-    from .worst_case import adjacency_class
+    from .candidate_pairs import adjacency_class
 
     paper = find_paper(pair.scenario.algorithm)
     if paper is None or paper.relation is None:

@@ -57,7 +57,7 @@ __all__ = ["UNSEARCHED_PAIRS", "other_agents_over_lemma", "others_on_every_run",
            "shifts_over_lemma", "worst_pair_over_lemma"]
 
 UNSEARCHED_PAIRS = 2
-"""For an agent whose extremal pairs the search did not evaluate (:func:`asyncdp.privacy.worst_case.other_agents`
+"""For an agent whose extremal pairs the search did not evaluate (``other_agent_pairs.other_agents``
 names the ones it evaluates, unless a pair of the changed agent points at a refutation already), this many of its
 first extremal pairs (a direction, both signs) are evaluated for the lemma's comparison: a rule that treats that
 agent differently moves its releases further under either of them."""
@@ -69,7 +69,7 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
 
     Args:
         ctx: the check's context (its sensitivity, the focus round).
-        fam: the search family whose agent :func:`~asyncdp.privacy.worst_case._lemma_exceeded` compared already.
+        fam: the search family whose agent ``search_evidence._lemma_exceeded`` compared already.
         evaluated: the search's :class:`~asyncdp.privacy.constructed.CandidateRuns`.
         scenario: the user's scenario.
         runs: the check's engine runs (side 0).
@@ -82,7 +82,9 @@ def other_agents_over_lemma(ctx: Any, fam: Any, evaluated: Any, scenario: Any, r
     Raises:
         AccountingError: a candidate cannot be replayed.
     """
-    from .worst_case import _OTHER_AGENT_RUNS, _evaluate_all, _Family, _lemma_exceeded, _stack_other_agents
+    from .candidate_evaluation import _evaluate_all, _Family
+    from .other_agent_pairs import _OTHER_AGENT_RUNS, _stack_other_agents
+    from .search_evidence import _lemma_exceeded
 
     if fam.agent is None or ctx.sensitivity is None:
         return None, None
@@ -110,18 +112,18 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     """``evidence`` with the witness of another agent's best extremal pair moving a release further than the lemma
     on some engine run of the check (module docstring), or with a doubt when their replay fails.
 
-    The agents are those :func:`~asyncdp.privacy.worst_case.other_agents` names (and the user's changed agent
+    The agents are those ``other_agent_pairs.other_agents`` names (and the user's changed agent
     when the worst pair is another agent's), less ``fam.agent`` (whose worst pair the search replayed on every
     run already). Each one's best extremal pair is the first of its extremal pairs by the search's ranking on
-    :data:`~asyncdp.privacy.worst_case._OTHER_AGENT_RUNS` runs; with them, the user's changed agent's costs curved
-    everywhere (:func:`~asyncdp.privacy.worst_case.curved_candidates`). They are replayed on every run of ``every``
+    ``other_agent_pairs._OTHER_AGENT_RUNS`` runs; with them, the user's changed agent's costs curved
+    everywhere (``kinked_search.curved_candidates``). They are replayed on every run of ``every``
     in one or two replays of combined problem pairs, each changing several agents' costs at once, on the runs'
     recorded transcripts (:func:`_combined`: under a per-agent rule each agent's shifts are its own pair's); where
     that is refused (not a per-agent rule, a noise-free release moved, unicast messages, a failed replay) as
     before: together in constructed transcripts (:func:`~asyncdp.privacy.constructed.constructed_replays` with one
     pinned agent per candidate, at most :func:`~asyncdp.privacy.constructed.stack_size` at a time), or one at a
     time when one construction pass does not settle their transcripts. Their rounds are compared with the lemma
-    as the changed agent's are (:func:`~asyncdp.privacy.worst_case._lemma_exceeded`: the same round-off
+    as the changed agent's are (``search_evidence._lemma_exceeded``: the same round-off
     allowance).
 
     Args:
@@ -142,8 +144,11 @@ def others_on_every_run(evidence: Any, ctx: Any, fam: Any, agent: int | None, ev
     from accounting.errors import AccountingError
 
     from .constructed import CandidateRuns, constructed_replays, stack_size
-    from .worst_case import (_OTHER_AGENT_RUNS, _base_of, _evaluate_all, _Family, _known_key, _lemma_exceeded,
-                             _losses, _rank, curved_candidates, other_agents)
+    from .candidate_evaluation import _base_of, _evaluate_all, _Family, _known_key, _losses
+    from .kinked_search import curved_candidates
+    from .other_agent_pairs import _OTHER_AGENT_RUNS, other_agents
+    from .pair_search import _rank
+    from .search_evidence import _lemma_exceeded
 
     if agent is None or ctx.sensitivity is None or evidence.witness is not None or fam.agent is None:
         return evidence
@@ -318,7 +323,7 @@ class _Combined(dict):  # type: ignore[type-arg]
     replays = 0
 
     def holds(self, witness: Mapping[str, Any], rows: list[int]) -> bool:
-        """Whether ``witness`` (of :func:`~asyncdp.privacy.worst_case._lemma_exceeded`: its agent, engine run, round
+        """Whether ``witness`` (of ``search_evidence._lemma_exceeded``: its agent, engine run, round
         and value) is one of these entries' rounds."""
         if witness.get("run") not in rows:
             return False
@@ -342,7 +347,7 @@ def _combined(every: Any, scenario: Any, base: Any, members: list[tuple[Any, int
     operations on the same values; checked by the tests). Each candidate's round-``t`` loss is then what a
     transcript on which agent ``i`` releases its noise-free values would lose in that round: ``||shift||_1 / b``
     per Laplace release, ``||shift||^2 / (2 s^2)`` per Gaussian one (the units of a constructed transcript's
-    per-round losses, which :func:`~asyncdp.privacy.worst_case._lemma_exceeded` compares with the lemma). The
+    per-round losses, which ``search_evidence._lemma_exceeded`` compares with the lemma). The
     recorded transcripts are not the constructed ones (the changed agent's messages keep their noise), so the
     values differ from a one-agent constructed replay's; both are transcripts of positive density, and the lemma
     bounds every release's shift whatever the transcript.

@@ -35,7 +35,9 @@ from .steps import STEPS, Step
 from .behavior import run_origin
 from .constructed import constructed_replay
 from .coverage import PAIR_METHOD
-from .worst_case import _round_loss, pure_evidence, search_worst_case
+from .search_evidence import pure_evidence
+from .search_objective import _round_loss
+from .worst_case import search_worst_case
 from .worst_pair import delta_evidence
 
 __all__ = ["PAIR_STEPS", "PrivacyPropertyError", "assert_private", "decide_pair"]
@@ -50,8 +52,8 @@ def decide_pair(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     worst linear pair: the pair's constructed transcript (the changed agent's releases at their noise-free values
     under ``P``; every agent's under round adjacency) on each engine run's realized schedule, whose exact loss (a
     per-iteration claim: its largest round's) above epsilon refutes it
-    (:func:`~asyncdp.privacy.worst_case.pure_evidence`); the exact replay of random runs seldom meets a pure claim's
-    worst transcripts.
+    (:func:`~asyncdp.privacy.search_evidence.pure_evidence`); the exact replay of random runs seldom meets a pure
+    claim's worst transcripts.
 
     Args:
         pair: the scenario pair.

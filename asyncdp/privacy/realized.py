@@ -924,7 +924,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     assert replay.losses is not None and replay.per_round is not None
     runs = ctx.engine_runs(0)
     eps_claimed, delta_claimed, focus = ctx.epsilon_claimed, ctx.delta_claimed, ctx.focus
-    from .worst_case import _budget  # (the budget of these runs, once per check: the search reads it too)
+    from .search_evidence import _budget  # (the budget of these runs, once per check: the search reads it too)
 
     slack = _budget(ctx, runs)
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it

@@ -62,7 +62,8 @@ from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_o
 from .evidence import Evidence
 from .realized import audit_blackbox, check_conformance, replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
-from .worst_case import extremal_pairs, pair_with_costs, search_worst_case
+from .candidate_pairs import extremal_pairs, pair_with_costs
+from .worst_case import search_worst_case
 
 __all__ = [
     "Step",
@@ -347,7 +348,7 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     gradients, ``kind="each"``, or no pair over): the changed agent's linear costs ``<g, x>`` against ``<g', x>``,
     each gradient of norm at most ``C``: ``g = -g'`` of norm ``C`` along the user's pair's gradient difference at
     ``z``; the user's pair's two gradients at ``z`` clipped to ``C`` (what a clipping rule reads there); and the
-    worst-case search's directions (:func:`~asyncdp.privacy.worst_case.extremal_pairs`: coordinates, diagonals);
+    worst-case search's directions (:func:`~asyncdp.privacy.candidate_pairs.extremal_pairs`: coordinates, diagonals);
     all probed at once.
 
     Where the user's pair moved a release beyond a bound only at inputs where its gradients exceed ``C``, a rule
@@ -446,7 +447,7 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         ('constructed worst case', True, True)
     """
     scenario, adjacent = pair.scenario, pair.adjacent
-    from .worst_case import adjacency_class
+    from .candidate_pairs import adjacency_class
 
     probe_max, probe_ratio = 0.0, 0.0
     cls = adjacency_class(scenario) if ctx.sensitivity is not None else None
@@ -586,7 +587,7 @@ def _refuse_outside_class(pair: ScenarioPair, ctx: CheckContext, probes: list[tu
 
 
 def _lemma_origin(ctx: CheckContext) -> str:
-    from .worst_case import _origin
+    from .search_evidence import _origin
 
     return _origin(ctx)
 

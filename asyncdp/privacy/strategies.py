@@ -3,7 +3,7 @@
 For users' own tests as much as ours:
 
 * :func:`adjacent_scenarios`: for any scenario whose rule's paper record declares an adjacency class
-  (:func:`~asyncdp.privacy.worst_case.adjacency_class`; a user's own rule as much as a seed paper's), pairs
+  (:func:`~asyncdp.privacy.candidate_pairs.adjacency_class`; a user's own rule as much as a seed paper's), pairs
   ``(P, P', changed)`` of members of that class, built as the check builds its own candidates and checked with
   the check's own relations (:func:`~asyncdp.privacy.adjacency.check_adjacency`,
   :func:`~asyncdp.privacy.coverage.class_measure`) before they are returned;
@@ -49,7 +49,7 @@ from .adjacency import check_adjacency
 from .coverage import CLASS_RTOL, class_measure
 from .value_class import value_scenarios
 from .kinked import KinkedOverride, KinkedRound
-from .worst_case import adjacency_class, candidate_scenarios, pair_with_costs, reachable_rounds, round_scenarios
+from .candidate_pairs import adjacency_class, candidate_scenarios, pair_with_costs, reachable_rounds, round_scenarios
 
 __all__ = ["addresses", "huang2015_parameters", "adjacent_rendezvous_pairs", "adjacent_scenarios", "KINK_REACH"]
 
@@ -253,12 +253,12 @@ def adjacent_scenarios(scenario: Scenario, *, value_radius: float | None = None
 
     * :class:`~asyncdp.papers.GradientClass` ``kind="each"``: a random agent's cost is ``<g, x>`` under ``P`` and
       ``<g', x>`` under ``P'``, ``||g||_2, ||g'||_2 <= C``
-      (:func:`~asyncdp.privacy.worst_case.candidate_scenarios`); ``kind="difference"``: ``g = c + d / 2``,
+      (:func:`~asyncdp.privacy.candidate_pairs.candidate_scenarios`); ``kind="difference"``: ``g = c + d / 2``,
       ``g' = c - d / 2`` with ``||d|| <= C`` in the class's norm; or either side a kinked cost
       (:class:`~asyncdp.privacy.kinked.KinkedOverride`, its gradient turning over within :data:`KINK_REACH` of the
       agent's initial point; scale at most ``C``, ``C / 2`` for a difference), the other linear or kinked;
     * :class:`~asyncdp.papers.RoundClass`: a random round ``t0`` of ``1..T-1``, its loss linear with two such
-      gradients (:func:`~asyncdp.privacy.worst_case.round_scenarios`) or kinked
+      gradients (:func:`~asyncdp.privacy.candidate_pairs.round_scenarios`) or kinked
       (:class:`~asyncdp.privacy.kinked.KinkedRound`, near the mean initial point); ``changed`` is then ``t0``;
     * :class:`~asyncdp.papers.ValueClass`: a random agent's private value moved anywhere in the domain
       (:func:`~asyncdp.privacy.value_class.value_scenarios`).

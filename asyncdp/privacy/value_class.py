@@ -128,7 +128,7 @@ def search_value_class(ctx: Any, scenario: Scenario, agent: int, untested: str |
         ``address``, ``address_prime``, ``method``, ``confidence``, ``claim_form``), if any.
     """
     from .evidence import Evidence
-    from .worst_case import _whose_lemma
+    from .search_evidence import _whose_lemma
     from .worst_pair import delta_evidence
 
     method, kind = "worst-case adjacency search", "constructed worst case"

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asyncdp import REGISTRY, Huang2015, metrics
-from asyncdp.engine.batch_deadline import run_rng
+from asyncdp.engine.batch_draws import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
 from asyncdp.engine.timing import Async

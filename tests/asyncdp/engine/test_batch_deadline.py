@@ -34,7 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asyncdp import REGISTRY, InjectedNoise
-from asyncdp.engine.batch_deadline import run_rng
+from asyncdp.engine.batch_draws import run_rng
 from asyncdp.engine.links import (CallableLatency, ConstantLatency, ExponentialLatency, LinkModel, Links,
                                   LogNormalLatency, ZeroLatency)
 from asyncdp.engine.timing import Deadline, Lockstep
@@ -389,7 +389,7 @@ def test_run_data_pickles_and_rebuilds_the_schedule():
     """What a batch keeps per run is arrays and flags (no closures): it pickles, and rebuilds the same schedule."""
     import pickle
 
-    from asyncdp.engine.batch_deadline import run_ledger, run_schedule
+    from asyncdp.engine.batch_detail import run_ledger, run_schedule
 
     sc = builders.huang_scenario(4, "ring", 5).replace(
         timing=Deadline(period=1.0, deadline=0.5), links=Links(LinkModel(ConstantLatency(0.5), loss=0.2)), seed=3)

@@ -20,8 +20,8 @@ import pytest
 from scipy.stats import ks_2samp
 
 from asyncdp import Huang2015
-from asyncdp.engine import batch_deadline
-from asyncdp.engine.batch_deadline import run_rng
+from asyncdp.engine import batch_draws
+from asyncdp.engine.batch_draws import run_rng
 from asyncdp.engine.links import LinkModel, Links, LogNormalLatency
 from asyncdp.engine.timing import Async, Deadline
 from asyncdp.errors import ScenarioError
@@ -90,7 +90,7 @@ def test_one_vectorized_run_is_run_zero_of_a_larger_batch(timing):
 def test_auto_switches_above_the_link_threshold_with_a_warning(monkeypatch):
     sc = BASE.replace(timing=Async(), links=lossy(0.2), seed=2)
     assert sc.run(engine="batch", runs=2).metadata["stream_layout"] == "simpy"  # small: the SimPy layout
-    monkeypatch.setattr(batch_deadline, "VECTORIZED_ABOVE_LINKS", 3)
+    monkeypatch.setattr(batch_draws, "VECTORIZED_ABOVE_LINKS", 3)
     with pytest.warns(UserWarning, match=r"vectorized stream layout \(\d+ links > 3\).*layout='simpy'"):
         auto = sc.run(engine="batch", runs=2)
     assert auto.metadata["stream_layout"] == "vectorized"

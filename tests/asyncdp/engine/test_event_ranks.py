@@ -1,6 +1,6 @@
 """The batch engine's SimPy event ranks against their definition, computed by sorting the explicit keys.
 
-An agent's event key (``asyncdp.engine.batch_deadline._event_ranks``): its
+An agent's event key (``asyncdp.engine.batch_clocks._event_ranks``): its
 ``Initialize`` event is ``((0, 0, agent),)``; every later valid slot is
 ``((time, 1),)`` followed by the key of the agent's previous valid slot (the
 event that scheduled it). SimPy processes events in the lexicographic order
@@ -15,7 +15,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncdp.engine.batch_deadline import _event_ranks
+from asyncdp.engine.batch_clocks import _event_ranks
 
 
 def reference_ranks(times: np.ndarray, valid: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The plan's link sort (``batch_deadline._stable_order``): LSD radix passes equal numpy's stable argsort."""
+"""The plan's link sort (``batch_plan._stable_order``): LSD radix passes equal numpy's stable argsort."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncdp.engine.batch_deadline import _stable_order
+from asyncdp.engine.batch_plan import _stable_order
 
 
 @settings(max_examples=60, deadline=None)

@@ -30,7 +30,7 @@ from asyncdp.privacy import strategies
 from asyncdp.privacy.adjacency import check_adjacency
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
-from asyncdp.privacy.worst_case import adjacency_class, candidate_scenarios, pair_with_costs
+from asyncdp.privacy.candidate_pairs import adjacency_class, candidate_scenarios, pair_with_costs
 from asyncdp.privacy.kinked import KinkedOverride, KinkedRound
 from asyncdp.problems.costs import LinearOverride
 from asyncdp.problems.online import LinearRound

@@ -25,7 +25,8 @@ from asyncdp.privacy.behavior import declared_noise, replay_runs, run_engine, ru
 from asyncdp.privacy.constructed import CandidateRuns
 from asyncdp.privacy.kinked import KinkedPair
 from asyncdp.privacy.lemma_reach import _combined
-from asyncdp.privacy.worst_case import CURVED_POSITION, _base_of
+from asyncdp.privacy.candidate_evaluation import _base_of
+from asyncdp.privacy.kinked_search import CURVED_POSITION
 from asyncdp.problems.costs import LinearOverride
 from asyncdp.problems.problem import Problem
 

@@ -20,7 +20,9 @@ from asyncdp.engine.schedule import RealizedSchedule
 from asyncdp.privacy.behavior import EngineRuns, replay_runs, run_engine
 from asyncdp.privacy.constructed import CandidateRuns, DenseSchedules, constructed_replay, constructed_replays
 from asyncdp.privacy.context import small_example
-from asyncdp.privacy.worst_case import candidate_scenarios, constructed_losses
+from asyncdp.privacy.candidate_evaluation import constructed_losses
+from asyncdp.privacy.candidate_pairs import candidate_scenarios
+from asyncdp.privacy import candidate_evaluation, candidate_pairs, other_agent_pairs, search_objective
 
 LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
 
@@ -168,18 +170,18 @@ def test_reads_ahead_names_exactly_the_schedules_whose_later_written_messages_ar
 
 
 def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_what_a_replay_gives(monkeypatch):
-    import asyncdp.privacy.worst_case as wc
-
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
     runs = run_engine(sc, 12, seed=4)
-    fam = wc._family(sc, 0)
+    fam = candidate_evaluation._family(sc, 0)
     prepared = CandidateRuns(runs, range(12))
-    wide, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
-    fresh, _, rows = wc._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
+    wide, _, _ = candidate_evaluation._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 12)
+    fresh, _, rows = candidate_evaluation._losses(fam, runs, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
     calls = []
-    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: calls.append(a) or constructed_replays(*a, **k))
-    again, _, rows_again = wc._losses(fam, prepared, sc, None, np.array([0.6, 0.8]), np.array([-0.6, -0.8]), 5)
-    other, _, _ = wc._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
+    monkeypatch.setattr(candidate_evaluation, "constructed_replays",
+                        lambda *a, **k: calls.append(a) or constructed_replays(*a, **k))
+    again, _, rows_again = candidate_evaluation._losses(fam, prepared, sc, None, np.array([0.6, 0.8]),
+                                                        np.array([-0.6, -0.8]), 5)
+    other, _, _ = candidate_evaluation._losses(fam, prepared, sc, None, np.array([0.8, 0.6]), np.array([-0.6, -0.8]), 5)
     assert len(calls) == 1  # the known candidate was not replayed; the other one was
     assert rows == rows_again == [0, 1, 2, 3, 4]
     np.testing.assert_array_equal(again, fresh)
@@ -188,20 +190,17 @@ def test_a_candidate_met_again_on_fewer_runs_reads_its_first_rows_and_they_are_w
 
 
 def _one_agent_case():
-    import asyncdp.privacy.worst_case as wc
-
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
     runs = run_engine(sc, 10, seed=6)
-    return wc._family(sc, 0), sc, runs
+    return candidate_evaluation._family(sc, 0), sc, runs
 
 
 def _round_case():
-    import asyncdp.privacy.worst_case as wc
     from asyncdp.papers.dpsda.rule import DPSDAC
 
     sc = DPSDAC.example_scenario().replace(horizon=6)
     runs = run_engine(sc, 6, seed=0)
-    return wc._family(sc, None), sc, runs
+    return candidate_evaluation._family(sc, None), sc, runs
 
 
 @pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
@@ -220,18 +219,16 @@ def test_stacked_candidates_get_exactly_the_losses_of_their_own_replays(case):
 
 
 def test_a_group_whose_stacked_replay_fails_is_evaluated_one_candidate_at_a_time(monkeypatch):
-    import asyncdp.privacy.worst_case as wc
-
     fam, sc, runs = _one_agent_case()
     chosen = fam.extremes(sc, None)[:4]
-    objective = wc._objective_of(small_example()[1], sc)
-    together = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+    objective = search_objective._objective_of(small_example()[1], sc)
+    together = candidate_evaluation._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
 
     def broken(*args, **kwargs):
         raise ValueError("no stacking")
 
-    monkeypatch.setattr(wc, "constructed_replays", broken)
-    apart = wc._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
+    monkeypatch.setattr(candidate_evaluation, "constructed_replays", broken)
+    apart = candidate_evaluation._evaluate_all(fam, CandidateRuns(runs, range(10)), sc, chosen, 10, objective, None)
     assert together == apart and len(apart) == 4
 
 
@@ -328,12 +325,10 @@ def test_schedules_made_on_access_are_each_runs_own():
 
 @pytest.mark.parametrize("case", [_one_agent_case, _round_case], ids=["one agent, async", "round adjacency"])
 def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_replays_losses(case, monkeypatch):
-    import asyncdp.privacy.worst_case as wc
-
     fam, sc, runs = case()
     prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
     chosen = fam.extremes(sc, None)[::5][:6]
-    base = wc._bound_base(sc)
+    base = candidate_pairs._bound_base(sc)
     cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
     steps = []
     from asyncdp.privacy import stacked
@@ -354,8 +349,6 @@ def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_re
 def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_own_rule(monkeypatch):
     # from round 3 on the algorithm reads the problem's constants, which differ between candidates (the gradient
     # bound grows with ||g||): those steps must run with each candidate's own problem, and the losses stay exact
-    import asyncdp.privacy.worst_case as wc
-
     fam, sc, runs = _one_agent_case()
     prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
     chosen = [c for c in fam.extremes(sc, None)][:4]
@@ -369,7 +362,7 @@ def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_ow
         return update(self, state, mixed, t, agents, problem)
 
     monkeypatch.setattr(cls, "update", reading)
-    base = wc._bound_base(sc)
+    base = candidate_pairs._bound_base(sc)
     cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
     stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
     assert all(c._built is not None for c in cands) and read  # the problems were built for those steps
@@ -431,7 +424,6 @@ def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_pla
     see that nothing changes); the transcript and its losses are the plain path's, entry for entry."""
     import accounting.scheduled_replay as sr
     import asyncdp.privacy.constructed as constructed
-    import asyncdp.privacy.worst_case as wc
     from asyncdp.papers.dpsda.rule import DPSDAC
 
     if case == "late reads ahead":  # every agent pinned, a chain of reads ahead from round 3 on
@@ -441,7 +433,7 @@ def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_pla
         pinned = [0, 1, 2]
     elif case.startswith("round adjacency"):  # every agent pinned, asynchronous runs
         sc = DPSDAC.example_scenario().replace(horizon=6, timing=Async(rate=1.0), links=LOSSY)
-        fam = wc._family(sc, None)
+        fam = candidate_evaluation._family(sc, None)
         (_, t0, g, gp), = fam.extremes(sc, None)[:1]
         p, q = fam.scenarios(sc, t0, g, gp)
         pinned = fam.pinned(sc)
@@ -472,8 +464,6 @@ def test_passes_resumed_where_a_changed_message_is_first_read_ahead_give_the_pla
 
 
 def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(monkeypatch):
-    import asyncdp.privacy.worst_case as wc
-
     fam, sc, runs = _one_agent_case()
     g, gp = [0.6, -0.8], [-1.0, 0.0]
     stacked, rows = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
@@ -481,7 +471,7 @@ def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(mo
     def refuse(*args, **kwargs):
         raise ValueError("stacked candidates are replayed as one chunk")
 
-    monkeypatch.setattr(wc, "constructed_replays", refuse)
+    monkeypatch.setattr(candidate_evaluation, "constructed_replays", refuse)
     plain, rows_plain = constructed_losses(runs, sc, 0, g, gp, max_runs=6)
     _, alone = constructed_replay(CandidateRuns(runs, range(6)).runs, *candidate_scenarios(sc, 0, g, gp), 0)
     assert rows == rows_plain == list(range(6))
@@ -511,11 +501,9 @@ def test_any_stack_of_candidates_gets_each_candidates_own_losses(case):
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    import asyncdp.privacy.worst_case as wc
-
     fam, sc, runs = case()
     prepared = CandidateRuns(runs, fam.rows(runs, 4))
-    base = wc._bound_base(sc)
+    base = candidate_pairs._bound_base(sc)
     n = sc.problem.dim
     vec = st.lists(st.floats(-1.0, 1.0, allow_nan=False), min_size=n, max_size=n)
     rounds = st.sampled_from(fam.rounds) if fam.rounds else st.none()
@@ -536,18 +524,17 @@ def test_any_stack_of_candidates_gets_each_candidates_own_losses(case):
 
 
 def _three_agent_lockstep():
-    import asyncdp.privacy.worst_case as wc
-
     sc = small_example()[0].scenario
     runs = run_engine(sc, 6, seed=4)
-    return wc, sc, CandidateRuns(runs, range(6))
+    return sc, CandidateRuns(runs, range(6))
 
 
 def test_candidates_pinned_to_different_agents_in_one_stack_get_their_own_replays_losses():
-    wc, sc, prepared = _three_agent_lockstep()
-    base = wc._bound_base(sc)
-    chosen = [(j, t0, g, gp) for j in (1, 2, 0) for _, t0, g, gp in wc._family(sc, j).extremes(sc, None)[:2]]
-    stacked = constructed_replays(prepared.runs, [wc._family(sc, j).candidate(base, sc, t0, g, gp)
+    sc, prepared = _three_agent_lockstep()
+    base = candidate_pairs._bound_base(sc)
+    chosen = [(j, t0, g, gp) for j in (1, 2, 0)
+              for _, t0, g, gp in candidate_evaluation._family(sc, j).extremes(sc, None)[:2]]
+    stacked = constructed_replays(prepared.runs, [candidate_evaluation._family(sc, j).candidate(base, sc, t0, g, gp)
                                                   for j, t0, g, gp in chosen], 1, pins=[j for j, *_ in chosen])
     for (j, _, g, gp), (losses, per_round) in zip(chosen, stacked):
         _, alone = constructed_replay(prepared.runs, *candidate_scenarios(sc, j, g, gp), j)
@@ -557,9 +544,9 @@ def test_candidates_pinned_to_different_agents_in_one_stack_get_their_own_replay
 
 
 def test_per_candidate_pins_need_one_per_candidate_and_a_one_pass_construction():
-    wc, sc, prepared = _three_agent_lockstep()
-    fam = wc._family(sc, 1)
-    one = fam.candidate(wc._bound_base(sc), sc, *fam.extremes(sc, None)[0][1:])
+    sc, prepared = _three_agent_lockstep()
+    fam = candidate_evaluation._family(sc, 1)
+    one = fam.candidate(candidate_pairs._bound_base(sc), sc, *fam.extremes(sc, None)[0][1:])
     with pytest.raises(ValueError, match="pins: 2 agents for 1 candidates"):
         constructed_replays(prepared.runs, [one], 1, pins=[1, 2])
     asynchronous = sc.replace(timing=Async(rate=1.0), links=LOSSY)
@@ -568,29 +555,32 @@ def test_per_candidate_pins_need_one_per_candidate_and_a_one_pass_construction()
 
     agent = next((j for j in range(3) if _one_pass(runs, asynchronous, j) != "settled"), None)
     assert agent is not None  # (the lossy asynchronous runs read some agent's message ahead)
-    fam_a = wc._family(asynchronous, agent)
-    cand = fam_a.candidate(wc._bound_base(asynchronous), asynchronous, *fam_a.extremes(asynchronous, None)[0][1:])
+    fam_a = candidate_evaluation._family(asynchronous, agent)
+    cand = fam_a.candidate(candidate_pairs._bound_base(asynchronous), asynchronous,
+                           *fam_a.extremes(asynchronous, None)[0][1:])
     with pytest.raises(ValueError, match="one pass settles each"):
         constructed_replays(runs, [cand], agent, pins=[agent])
 
 
 def test_other_agents_stacked_losses_are_each_agents_own_evaluations(monkeypatch):
-    wc, sc, _ = _three_agent_lockstep()
+    sc, _ = _three_agent_lockstep()
     runs = run_engine(sc, 6, seed=4)
-    fams = [wc._family(sc, j) for j in (1, 2)]
+    fams = [candidate_evaluation._family(sc, j) for j in (1, 2)]
     extremes = [f.extremes(sc, None) for f in fams]
-    objective = wc._objective_of(small_example()[1], sc)
+    objective = search_objective._objective_of(small_example()[1], sc)
     stacked_runs = CandidateRuns(runs, range(6))
     calls = []
-    real = wc.constructed_replays
-    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: calls.append(1) or real(*a, **k))
-    wc._stack_other_agents(fams, extremes, stacked_runs, sc)
+    real = constructed_replays
+    for module in (other_agent_pairs, candidate_evaluation):  # the stacked replays, then _evaluate_all's
+        monkeypatch.setattr(module, "constructed_replays", lambda *a, **k: calls.append(1) or real(*a, **k))
+    other_agent_pairs._stack_other_agents(fams, extremes, stacked_runs, sc)
     replays = len(calls)
-    together = [wc._evaluate_all(f, stacked_runs, sc, e, wc._OTHER_AGENT_RUNS, objective, None)
-                for f, e in zip(fams, extremes)]
+    together = [candidate_evaluation._evaluate_all(f, stacked_runs, sc, e, other_agent_pairs._OTHER_AGENT_RUNS,
+                                                   objective, None) for f, e in zip(fams, extremes)]
     assert len(calls) == replays  # every candidate was known: nothing replayed again
     assert replays < len(fams)  # both agents' candidates in fewer replays than one per agent
-    apart = [wc._evaluate_all(f, CandidateRuns(runs, range(6)), sc, e, wc._OTHER_AGENT_RUNS, objective, None)
+    apart = [candidate_evaluation._evaluate_all(f, CandidateRuns(runs, range(6)), sc, e,
+                                                other_agent_pairs._OTHER_AGENT_RUNS, objective, None)
              for f, e in zip(fams, extremes)]
     assert together == apart and sum(map(len, apart)) == sum(map(len, extremes))
 

@@ -26,7 +26,8 @@ from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.papers.wang_basar.rule import WangBasar
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.worst_case import candidate_scenarios, construct_transcript, constructed_loss, extremal_pairs
+from asyncdp.privacy.candidate_evaluation import construct_transcript, constructed_loss
+from asyncdp.privacy.candidate_pairs import candidate_scenarios, extremal_pairs
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "privacy_check_gaussian_under_calibrated.py"
 

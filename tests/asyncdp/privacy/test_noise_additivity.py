@@ -29,6 +29,7 @@ from asyncdp.privacy import check_privacy
 from asyncdp.privacy.additivity import AdditivityProbe
 from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise
 from asyncdp.privacy.context import small_example, small_pair
+from asyncdp.privacy import candidate_evaluation, candidate_pairs
 
 
 @dataclass(frozen=True)
@@ -452,9 +453,8 @@ def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds
     sentence; the user's pair's own finding under XorSign) as replaying them one at a time, and it is used; a
     scenario may be given by its cost family (``lazy``: a CandidateCosts, as the worst-case search gives them)."""
     from asyncdp.privacy import additivity
-    from asyncdp.privacy import worst_case as wc
     from asyncdp.privacy.behavior import run_engine
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, adj = _pair(rule)
     alg = sc.algorithm.bind(sc.problem)
@@ -463,7 +463,7 @@ def test_the_stacked_probe_of_several_scenarios_finds_what_one_replay_each_finds
     if fold_at is not None:  # the pair whose cost FoldOnAxis misuses its noise for
         gradients.insert(fold_at - 1, [c2, 0.0])
     pairs: list[Any] = [("user", sc, adj)]
-    fam, base = wc._Family(wc.adjacency_class(sc), 0), wc._bound_base(sc)
+    fam, base = candidate_evaluation._Family(candidate_pairs.adjacency_class(sc), 0), candidate_pairs._bound_base(sc)
     pairs += [(f"g{k}", fam.candidate(base, sc, None, g, [-v for v in g]) if lazy else
                candidate_scenarios(sc, 0, g, [-v for v in g])[0], None) for k, g in enumerate(gradients)]
     runs = run_engine(sc, 2, seed=1)
@@ -503,7 +503,7 @@ def test_the_stacked_probe_of_a_pair_finds_what_its_own_replay_of_both_problems_
     release and the same standard noise in its sentence."""
     from asyncdp.privacy import additivity
     from asyncdp.privacy.behavior import run_engine
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _pair(FoldOnAxis)
     alg = sc.algorithm.bind(sc.problem)
@@ -553,7 +553,7 @@ def test_a_pair_with_noise_free_releases_is_probed_as_its_own_replay_probes_it(m
     from accounting.errors import AccountingError
     from asyncdp.privacy import additivity
     from asyncdp.privacy.behavior import run_engine
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, adj = _pair(QuietRound)
     alg = sc.algorithm.bind(sc.problem)

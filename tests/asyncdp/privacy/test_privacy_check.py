@@ -18,7 +18,7 @@ import topology
 from accounting.errors import AdjacencyError
 from accounting.replay import replay_loss, sample_transcripts
 from asyncdp.privacy.behavior import replay_runs, run_engine, run_origin
-from asyncdp.privacy.worst_case import constructed_loss
+from asyncdp.privacy.candidate_evaluation import constructed_loss
 from accounting.papers.huang2015 import huang2015_effective_epsilon
 from asyncdp import Huang2015, load_script
 from asyncdp.cli import main

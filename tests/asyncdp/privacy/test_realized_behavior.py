@@ -22,7 +22,7 @@ from asyncdp import Async, Deadline, Huang2015, LinkModel, Links, Lockstep, LogN
 from asyncdp.cli import main
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import run_engine
-from asyncdp.privacy.worst_case import constructed_loss
+from asyncdp.privacy.candidate_evaluation import constructed_loss
 from asyncdp.problems.problem import rendezvous_problem
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -260,7 +260,8 @@ def test_worst_case_search_handles_an_unnoised_release():
     sc = ex["scenario"].replace(algorithm=alg, horizon=alg.horizon)
     adj = ex["adjacent"].replace(algorithm=alg, horizon=alg.horizon)
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.worst_case import search_pairs, search_worst_case
+    from asyncdp.privacy.pair_search import search_pairs
+    from asyncdp.privacy.worst_case import search_worst_case
 
     pair = ScenarioPair(sc, adj)
     ctx = prepare(pair, CheckOptions(runs=30, search_examples=3))

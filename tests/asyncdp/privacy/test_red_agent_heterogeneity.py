@@ -35,7 +35,7 @@ from asyncdp import Scenario
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
-from asyncdp.privacy.worst_case import other_agents
+from asyncdp.privacy.other_agent_pairs import other_agents
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
 SIGMA, STEP, CLIP = noisy_dgd.SIGMA, noisy_dgd.STEP, noisy_dgd.CLIP

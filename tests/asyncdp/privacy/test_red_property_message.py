@@ -20,7 +20,7 @@ from asyncdp import rendezvous_problem
 from asyncdp.papers import GradientClass
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.kinked import KinkedOverride
-from asyncdp.privacy.worst_case import candidate_scenarios, pair_with_costs
+from asyncdp.privacy.candidate_pairs import candidate_scenarios, pair_with_costs
 from asyncdp.problems.costs import LinearOverride
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py

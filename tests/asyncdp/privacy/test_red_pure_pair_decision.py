@@ -27,7 +27,7 @@ from hypothesis import Phase, given, settings
 
 from asyncdp.privacy.properties import PrivacyPropertyError, assert_private
 from asyncdp.privacy.strategies import adjacent_scenarios
-from asyncdp.privacy.worst_case import candidate_scenarios
+from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
 example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
 EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")

@@ -45,7 +45,7 @@ import pytest
 from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import run_engine, run_origin
-from asyncdp.privacy.worst_case import constructed_loss
+from asyncdp.privacy.candidate_evaluation import constructed_loss
 
 example_scripts = sys.modules["asyncdp_tests_example_scripts"]  # tests/fixtures/example_scripts.py, loaded by conftest.py
 EX, _PAPERS = example_scripts.run_unregistered("own_paper_private_dgd.py")

@@ -15,7 +15,7 @@ sum_t mu_t^2 / 2``: ``1.5 (4 * 0.04 + 7 * 0.16) / 2 = 0.96``, 2.9 times the clai
 (``epsilon = 26``) is far too loose for any delta witness, so only an exact Rényi divergence refutes it.
 
 The worst-case search evaluates the other agents' extremal pairs, but keeps agent 3's worst one only when its
-profile exceeds the claimed delta at the converted epsilon (``worst_case._refutes``): it never compares its exact
+profile exceeds the claimed delta at the converted epsilon (``search_evidence._refutes``): it never compares its exact
 Rényi divergence with a Rényi or zCDP claim. Before a fix: ``pass``. Now every other agent's evaluated extremal
 pairs are compared with the lemma round by round too (``asyncdp.privacy.lemma_reach``): agent 3's constructed
 loss from round ``LATE + 1`` on is ``K^2`` times the lemma's, an exact witness.

@@ -42,7 +42,7 @@ from asyncdp.papers.wang_basar.rule import WangBasar
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
 from asyncdp.privacy.coverage import _class_points, check_coverage, class_outside_at, class_relation
 from asyncdp.privacy.steps import probe_update
-from asyncdp.privacy.worst_case import adjacency_class
+from asyncdp.privacy.candidate_pairs import adjacency_class
 from asyncdp.problems.costs.function_class import FunctionClass
 from asyncdp.problems.costs.user import UserCost
 from asyncdp.problems.domains import Box

@@ -58,7 +58,7 @@ from asyncdp.algorithms.clipping import clip_l2
 from asyncdp.papers import GradientClass
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions
-from asyncdp.privacy.worst_case import KINKED_ALPHA_FRACTION
+from asyncdp.privacy.kinked_search import KINKED_ALPHA_FRACTION
 
 noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]  # tests/fixtures/noisy_dgd.py, loaded by conftest.py
 SIGMA, STEP, CLIP, HORIZON = 4.0, 1e-3, 1.0, 8
@@ -378,17 +378,17 @@ def test_a_sawtooth_pair_that_cannot_be_replayed_is_a_reason_not_a_crash(monkeyp
     """A rule whose replay fails on the sawtooth costs only (here: made to) keeps the check's other evidence, with
     the failure as a reason, as a kinked pair's failure does; the check used to raise the replay's error."""
     from accounting.errors import AccountingError
-    from asyncdp.privacy import worst_case
+    from asyncdp.privacy import kinked_search
     from asyncdp.privacy.kinked import SawtoothOverride
 
-    replays = worst_case._kinked_replays
+    replays = kinked_search._kinked_replays
 
     def failing(runs: Any, cands: list[Any], pinned: Any) -> Any:
         if any(isinstance(c.costs_prime, SawtoothOverride) for c in cands):
             raise AccountingError("agent 0: the sawtooth's replay does not settle")
         return replays(runs, cands, pinned)
 
-    monkeypatch.setattr(worst_case, "_kinked_replays", failing)
+    monkeypatch.setattr(kinked_search, "_kinked_replays", failing)
     sc, adj = make(2.0)
     rule = UnderCalibratedGT(factor=2.0)
     with noisy_dgd.registered([UnderCalibratedGT], adjacency, origin=__file__, lemma=lemma):

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import asyncdp.privacy.constructed as constructed
-import asyncdp.privacy.worst_case as wc
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
 from asyncdp.errors import CostValueError
 from asyncdp.privacy.behavior import EngineRuns, run_engine
@@ -24,6 +23,8 @@ from asyncdp.privacy.context import small_example
 from asyncdp.privacy.kinked import KinkedOverride
 from asyncdp.privacy.stacked import LinearCosts, Paired, StackedCosts
 from asyncdp.problems.costs import AgentOverride, LinearOverride, RendezvousQuadratic
+from asyncdp.privacy import (candidate_evaluation, candidate_pairs, kinked_search, other_agent_pairs, pair_search,
+                             search_evidence, search_objective)
 
 LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
 
@@ -49,13 +50,13 @@ def test_both_problems_steps_at_once_give_each_candidates_own_replay(monkeypatch
     """Lockstep runs settle in one pass, so the stack takes both problems' steps in one call (Paired): every
     candidate's losses, per-round contributions and constructed transcript are those of its own replay."""
     sc, prepared = _lockstep()
-    fam, base = wc._family(sc, 0), wc._bound_base(sc)
+    fam, base = candidate_evaluation._family(sc, 0), candidate_pairs._bound_base(sc)
     chosen = fam.extremes(sc, None)[:5]
     made = _counting_pairs(monkeypatch)
     got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0)
     assert made == [1]  # the paired rule was used
     for k, (_, _, g, gp) in enumerate(chosen):
-        built, alone = constructed_replay(prepared.runs, *wc.candidate_scenarios(sc, 0, g, gp), 0)
+        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, 0, g, gp), 0)
         np.testing.assert_array_equal(got[k][0], alone.losses)
         np.testing.assert_array_equal(got[k][1], alone.per_round)
         for c, m in got.transcript(k).items():
@@ -105,44 +106,46 @@ def test_a_stack_of_linear_then_kinked_costs_gives_each_familys_own_gradients():
 def test_the_kinked_references_read_from_the_extremal_evaluation_are_their_own_transcripts(monkeypatch):
     sc, prepared = _lockstep()
     ctx = small_example()[1]
-    fam = wc._family(sc, 0)
-    references = wc._kinked_references(fam, sc)
-    keep = {wc._key(t0, g, gp) for t0, g, gp in references}
-    wc._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 6, wc._objective_of(ctx, sc), None, keep)
-    kept = wc._kept_transcripts(fam, prepared, sc, references, wc._KINKED_RUNS)
+    fam = candidate_evaluation._family(sc, 0)
+    references = kinked_search._kinked_references(fam, sc)
+    keep = {candidate_evaluation._key(t0, g, gp) for t0, g, gp in references}
+    candidate_evaluation._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 6,
+                                       search_objective._objective_of(ctx, sc), None, keep)
+    kept = kinked_search._kept_transcripts(fam, prepared, sc, references, candidate_evaluation._KINKED_RUNS)
     assert kept is not None and len(kept) == len(references) == 4
-    base = wc._bound_base(sc)
-    own = constructed.constructed_transcripts(prepared.prefix(wc._KINKED_RUNS),
+    base = candidate_pairs._bound_base(sc)
+    own = constructed.constructed_transcripts(prepared.prefix(candidate_evaluation._KINKED_RUNS),
                                               [fam.candidate(base, sc, t0, g, gp) for t0, g, gp in references], 0)
     for a, b in zip(kept, own):
         assert a.keys() == b.keys() and all(np.array_equal(a[c], b[c], equal_nan=True) for c in a)
     # the kinked pairs then replay no reference: the same pairs as from the references' own replay
-    monkeypatch.setattr(wc, "constructed_transcripts", lambda *a, **k: pytest.fail("a reference was replayed"))
-    with_kept = wc._kinked_candidates(fam, prepared, sc, kept_only=True)
+    monkeypatch.setattr(kinked_search, "constructed_transcripts",
+                        lambda *a, **k: pytest.fail("a reference was replayed"))
+    with_kept = kinked_search._kinked_candidates(fam, prepared, sc, kept_only=True)
     monkeypatch.undo()
-    fresh = wc._kinked_candidates(fam, CandidateRuns(prepared.runs, range(6)), sc)
+    fresh = kinked_search._kinked_candidates(fam, CandidateRuns(prepared.runs, range(6)), sc)
     assert with_kept and [p for _, p, _ in with_kept] == [p for _, p, _ in fresh]
 
 
 def test_kinked_pairs_replayed_with_the_other_agents_record_what_their_own_replay_gives(monkeypatch):
     sc, prepared = _lockstep()
     ctx = small_example()[1]
-    fam = wc._family(sc, 0)
-    objective = wc._objective_of(ctx, sc)
-    keep = {wc._key(t0, g, gp) for t0, g, gp in wc._kinked_references(fam, sc)}
-    wc._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 6, objective, None, keep)
-    found = wc._kinked_candidates(fam, prepared, sc, kept_only=True)
-    fams = [wc._family(sc, j) for j in (1, 2)]
-    wc._stack_other_agents(fams, [f.extremes(sc, None) for f in fams], prepared, sc,
+    fam = candidate_evaluation._family(sc, 0)
+    objective = search_objective._objective_of(ctx, sc)
+    keep = {candidate_evaluation._key(t0, g, gp) for t0, g, gp in kinked_search._kinked_references(fam, sc)}
+    candidate_evaluation._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 6, objective, None, keep)
+    found = kinked_search._kinked_candidates(fam, prepared, sc, kept_only=True)
+    fams = [candidate_evaluation._family(sc, j) for j in (1, 2)]
+    other_agent_pairs._stack_other_agents(fams, [f.extremes(sc, None) for f in fams], prepared, sc,
                            [(key, c, 0) for key, _, c in found])
     assert set(prepared.spare) == {key for key, _, _ in found}
     assert not any(key in prepared.known for key, _, _ in found)  # kept apart until the lemma's check reads them
-    monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
-    wc._evaluate_kinked(fam, prepared, sc)
+    monkeypatch.setattr(kinked_search, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
+    kinked_search._evaluate_kinked(fam, prepared, sc)
     monkeypatch.undo()
     alone = CandidateRuns(prepared.runs, range(6))
-    wc._evaluate_all(fam, alone, sc, fam.extremes(sc, None), 6, objective, None)
-    wc._evaluate_kinked(fam, alone, sc)
+    candidate_evaluation._evaluate_all(fam, alone, sc, fam.extremes(sc, None), 6, objective, None)
+    kinked_search._evaluate_kinked(fam, alone, sc)
     assert alone.kinked.keys() == prepared.kinked.keys() and len(alone.kinked) > 0
     for key in alone.kinked:
         np.testing.assert_array_equal(prepared.known[key][0], alone.known[key][0])
@@ -155,7 +158,7 @@ def test_a_round_every_run_shares_is_combined_alike():
     assert isinstance(dense, DenseSchedules) and dense.shared_round(2) is not None
     async_runs = run_engine(sc.replace(timing=Async(rate=1.0), links=LOSSY), 6, seed=1)
     assert CandidateRuns(async_runs, range(6)).runs.schedules.shared_round(2) is None
-    p, q = wc.candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
+    p, q = candidate_pairs.candidate_scenarios(sc, 0, [0.6, -0.8], [-1.0, 0.0])
     _, shared = constructed_replay(prepared.runs, p, q, 0)
 
     class Gathered(DenseSchedules):  # the same runs, no shared rounds: every combination gathered
@@ -211,29 +214,29 @@ def test_kinked_round_pairs_taken_along_by_a_search_batch_record_what_their_own_
 
     sc = DPSDAC.example_scenario().replace(horizon=6)
     runs = run_engine(sc, 6, seed=0)
-    fam = wc._family(sc, None)
+    fam = candidate_evaluation._family(sc, None)
     ctx = small_example()[1]
-    objective = wc._objective_of(ctx, sc)
+    objective = search_objective._objective_of(ctx, sc)
 
     def prepared():
         cand = CandidateRuns(runs, fam.rows(runs, 16))
-        keep = {wc._key(t0, g, gp) for t0, g, gp in wc._kinked_references(fam, sc)}
-        wc._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
+        keep = {candidate_evaluation._key(t0, g, gp) for t0, g, gp in kinked_search._kinked_references(fam, sc)}
+        candidate_evaluation._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
         return cand
 
     shared = prepared()
-    assert shared.prefix(wc._KINKED_RUNS).runs == shared.prefix(8).runs  # one distinct schedule
-    found = wc._kinked_round_candidates(fam, shared, sc, None, kept_only=True)
+    assert shared.prefix(candidate_evaluation._KINKED_RUNS).runs == shared.prefix(8).runs  # one distinct schedule
+    found = kinked_search._kinked_round_candidates(fam, shared, sc, None, kept_only=True)
     assert found
-    ahead = [(key, c, None, shared.prefix(wc._KINKED_RUNS).runs) for key, _, c in found]
+    ahead = [(key, c, None, shared.prefix(candidate_evaluation._KINKED_RUNS).runs) for key, _, c in found]
     batch = [("x", t0, 0.5 * g, -0.25 * gp) for _, t0, g, gp in fam.extremes(sc, None)[:6]]
-    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
+    candidate_evaluation._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
     assert not ahead and set(shared.spare) == {key for key, _, _ in found}
-    monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
-    wc._evaluate_kinked(fam, shared, sc)
+    monkeypatch.setattr(kinked_search, "_kinked_replays", lambda *a, **k: pytest.fail("the kinked pairs were replayed"))
+    kinked_search._evaluate_kinked(fam, shared, sc)
     monkeypatch.undo()
     alone = prepared()
-    wc._evaluate_kinked(fam, alone, sc)
+    kinked_search._evaluate_kinked(fam, alone, sc)
     assert alone.kinked.keys() == shared.kinked.keys() and len(alone.kinked) == len(found)
     for key in alone.kinked:
         np.testing.assert_array_equal(shared.known[key][0], alone.known[key][0])
@@ -248,13 +251,13 @@ def test_candidates_on_their_own_numbers_of_runs_get_their_own_replays_values(ti
     if timing is not None:
         sc = sc.replace(timing=timing, links=LOSSY)
     prepared = CandidateRuns(run_engine(sc, 6, seed=3), range(6))
-    fam, base = wc._family(sc, 0), wc._bound_base(sc)
+    fam, base = candidate_evaluation._family(sc, 0), candidate_pairs._bound_base(sc)
     chosen = fam.extremes(sc, None)[:4]
     sizes = [6, 2, 4, 1]
     got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0,
                               sizes=sizes)
     for k, ((_, _, g, gp), size) in enumerate(zip(chosen, sizes)):
-        built, alone = constructed_replay(prepared.prefix(size), *wc.candidate_scenarios(sc, 0, g, gp), 0)
+        built, alone = constructed_replay(prepared.prefix(size), *candidate_pairs.candidate_scenarios(sc, 0, g, gp), 0)
         np.testing.assert_array_equal(got[k][0], alone.losses)
         np.testing.assert_array_equal(got[k][1], alone.per_round)
         for c, m in got.transcript(k).items():
@@ -270,35 +273,39 @@ def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_th
     that use them then replay nothing and record what their own replays give."""
     pair, ctx = small_example()
     sc = pair.scenario
-    fam = wc._family(sc, 0)
-    objective = wc._objective_of(ctx, sc)
+    fam = candidate_evaluation._family(sc, 0)
+    objective = search_objective._objective_of(ctx, sc)
     runs = ctx.engine_runs(0)
-    fams = [wc._family(sc, j) for j in wc.other_agents(sc.problem.num_agents, 0)]
+    fams = [candidate_evaluation._family(sc, j) for j in other_agent_pairs.other_agents(sc.problem.num_agents, 0)]
     extremes = [f.extremes(sc, None) for f in fams]
 
     def prepared():
         cand = CandidateRuns(runs, fam.rows(runs, 16))
-        keep = {wc._key(t0, g, gp) for t0, g, gp in wc._kinked_references(fam, sc)}
-        scored = wc._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
-        return cand, max(scored, key=wc._rank)
+        keep = {candidate_evaluation._key(t0, g, gp) for t0, g, gp in kinked_search._kinked_references(fam, sc)}
+        scored = candidate_evaluation._evaluate_all(fam, cand, sc, fam.extremes(sc, None), 16, objective, None, keep)
+        return cand, max(scored, key=pair_search._rank)
 
     shared, best = prepared()
-    assert ctx.sensitivity is not None and not wc._refutes(ctx, runs, best, sc)
-    ahead = wc._others_ahead(ctx, fam, shared, sc, best)
+    assert ctx.sensitivity is not None and not search_evidence._refutes(ctx, runs, best, sc)
+    ahead = other_agent_pairs._others_ahead(ctx, fam, shared, sc, best)
     riding = {e[0] for e in ahead}
-    assert len(riding) == sum(map(len, extremes)) + len(wc._kinked_candidates(fam, shared, sc, kept_only=True))
+    assert len(riding) == sum(map(len, extremes)) + len(kinked_search._kinked_candidates(fam, shared, sc,
+                                                                                         kept_only=True))
     batch = [("x", None, 0.5 * g, -0.25 * gp) for _, _, g, gp in fam.extremes(sc, None)[:6]]
-    wc._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
+    candidate_evaluation._evaluate_all(fam, shared, sc, batch, 8, objective, None, ahead=ahead)
     assert not ahead and set(shared.spare) == riding
-    monkeypatch.setattr(wc, "constructed_replays", lambda *a, **k: pytest.fail("replayed again"))
-    monkeypatch.setattr(wc, "_kinked_replays", lambda *a, **k: pytest.fail("replayed again"))
-    wc._stack_other_agents(fams, extremes, shared, sc)
-    ridden = [wc._evaluate_all(f, shared, sc, e, wc._OTHER_AGENT_RUNS, objective, None) for f, e in zip(fams, extremes)]
-    wc._evaluate_kinked(fam, shared, sc)
+    for module in (other_agent_pairs, candidate_evaluation, kinked_search):  # every stacked replay of the search
+        monkeypatch.setattr(module, "constructed_replays", lambda *a, **k: pytest.fail("replayed again"))
+    monkeypatch.setattr(kinked_search, "_kinked_replays", lambda *a, **k: pytest.fail("replayed again"))
+    other_agent_pairs._stack_other_agents(fams, extremes, shared, sc)
+    ridden = [candidate_evaluation._evaluate_all(f, shared, sc, e, other_agent_pairs._OTHER_AGENT_RUNS, objective,
+                                                 None) for f, e in zip(fams, extremes)]
+    kinked_search._evaluate_kinked(fam, shared, sc)
     monkeypatch.undo()
     alone, _ = prepared()
-    own = [wc._evaluate_all(f, alone, sc, e, wc._OTHER_AGENT_RUNS, objective, None) for f, e in zip(fams, extremes)]
-    wc._evaluate_kinked(fam, alone, sc)
+    own = [candidate_evaluation._evaluate_all(f, alone, sc, e, other_agent_pairs._OTHER_AGENT_RUNS, objective, None)
+           for f, e in zip(fams, extremes)]
+    kinked_search._evaluate_kinked(fam, alone, sc)
     assert ridden == own
     for key in alone.known:
         np.testing.assert_array_equal(shared.known[key][0], alone.known[key][0])

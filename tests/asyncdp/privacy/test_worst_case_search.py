@@ -1,6 +1,6 @@
 """The batched worst-case search: derandomized, at least its starts and draws, batched, and exact.
 
-:func:`asyncdp.privacy.worst_case.search_pairs` evaluates its candidates a
+:func:`~asyncdp.privacy.pair_search.search_pairs` evaluates its candidates a
 batch per stacked replay; the stacked linear costs
 (:mod:`asyncdp.privacy.stacked`) and the replay's gather
 (:mod:`accounting.scheduled_replay`) take shortcuts that must give each
@@ -18,12 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import asyncdp.privacy.worst_case as wc
 from asyncdp import Async, LinkModel, Links, LogNormalLatency
 from asyncdp.privacy.behavior import EngineRuns
 from asyncdp.privacy.constructed import CandidateRuns, constructed_replays
 from asyncdp.papers import GradientClass
 from asyncdp.privacy.context import small_example
+from asyncdp.privacy import (candidate_evaluation, candidate_pairs, pair_search, search_evidence, search_objective,
+                             worst_case)
 
 LOSSY = Links(LinkModel(latency=LogNormalLatency(median=0.4, sigma=0.8), loss=0.2))
 
@@ -39,9 +40,9 @@ def _case(timing=None):
 
 
 def _starts(sc, ctx, objective):
-    fam = wc._family(sc, 0)
+    fam = candidate_evaluation._family(sc, 0)
     prepared = CandidateRuns(ctx.engine_runs(0), fam.rows(ctx.engine_runs(0), 16))
-    scored = wc._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 16, objective, None)
+    scored = candidate_evaluation._evaluate_all(fam, prepared, sc, fam.extremes(sc, None), 16, objective, None)
     scored.sort(key=lambda c: (-c.objective, -c.loss))
     return prepared, scored
 
@@ -49,30 +50,30 @@ def _starts(sc, ctx, objective):
 @pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
 def test_the_same_inputs_give_the_same_pair(timing):
     sc, ctx = _case(timing)
-    objective = wc._objective_of(ctx, sc)
+    objective = search_objective._objective_of(ctx, sc)
     found = []
     for _ in range(2):  # fresh runs each time: nothing carried over but the inputs
         prepared, scored = _starts(sc, ctx, objective)
-        found.append(wc.search_pairs(prepared, sc, 0, examples=6, start=scored, objective=objective))
+        found.append(pair_search.search_pairs(prepared, sc, 0, examples=6, start=scored, objective=objective))
     assert found[0] == found[1]
     assert found[0].objective == found[0].objective  # evaluated (not nan)
 
 
 def test_the_draws_follow_the_check_seed(monkeypatch):
     sc, ctx = _case()
-    objective = wc._objective_of(ctx, sc)
-    evaluate_all = wc._evaluate_all
+    objective = search_objective._objective_of(ctx, sc)
+    evaluate_all = candidate_evaluation._evaluate_all
     drawn: list = []
 
     def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn[-1].extend(np.concatenate([c[2], c[3]]).tolist() for c in candidates if c[0] == "search: drawn")
         return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
-    monkeypatch.setattr(wc, "_evaluate_all", spy)
+    monkeypatch.setattr(pair_search, "_evaluate_all", spy)
     for seed in (0, 0, 1):
         drawn.append([])
         prepared, scored = _starts(sc, ctx, objective)
-        wc.search_pairs(prepared, sc, 0, examples=5, seed=seed, start=scored, objective=objective)
+        pair_search.search_pairs(prepared, sc, 0, examples=5, seed=seed, start=scored, objective=objective)
     assert len(drawn[0]) == 5 and drawn[0] == drawn[1]  # the same seed: the same draws
     assert all(a != b for a, b in zip(drawn[0], drawn[2]))  # another seed: other draws (continuous uniforms)
 
@@ -80,40 +81,41 @@ def test_the_draws_follow_the_check_seed(monkeypatch):
 @pytest.mark.parametrize("timing", [None, Async(rate=1.0)], ids=["lockstep", "async"])
 def test_the_search_is_at_least_its_best_start_and_every_draw_each_by_its_own_replay(timing, monkeypatch):
     sc, ctx = _case(timing)
-    objective = wc._objective_of(ctx, sc)
+    objective = search_objective._objective_of(ctx, sc)
     prepared, scored = _starts(sc, ctx, objective)
     drawn = []
-    evaluate_all = wc._evaluate_all
+    evaluate_all = candidate_evaluation._evaluate_all
 
     def spy(fam, cand, scenario, candidates, *args, **kwargs):
         drawn.extend(c for c in candidates if c[0] == "search: drawn")
         return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
-    monkeypatch.setattr(wc, "_evaluate_all", spy)
-    found = wc.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
+    monkeypatch.setattr(pair_search, "_evaluate_all", spy)
+    found = pair_search.search_pairs(prepared, sc, 0, examples=7, start=scored, objective=objective)
     assert len(drawn) == 7  # every draw evaluated (none degenerate)
     runs = ctx.engine_runs(0)
     own = []
-    for _, _, g, gp in drawn + [(None, None, c.gradient, c.gradient_prime) for c in scored[:wc.SEARCH_STARTS]]:
-        losses, _ = wc.constructed_losses(runs, sc, 0, g, gp, max_runs=8)  # its own replay, on the same 8 runs
+    for _, _, g, gp in drawn + [(None, None, c.gradient, c.gradient_prime) for c in scored[:pair_search.SEARCH_STARTS]]:
+        # its own replay, on the same 8 runs
+        losses, _ = candidate_evaluation.constructed_losses(runs, sc, 0, g, gp, max_runs=8)
         own.append((objective(losses), float(np.max(losses))))
     assert (found.objective, found.loss) >= max(own)
-    assert found.loss == pytest.approx(max(wc.constructed_losses(runs, sc, 0, found.gradient, found.gradient_prime,
-                                                                max_runs=8)[0]), rel=0, abs=0)
+    assert found.loss == pytest.approx(max(candidate_evaluation.constructed_losses(
+        runs, sc, 0, found.gradient, found.gradient_prime, max_runs=8)[0]), rel=0, abs=0)
 
 
 def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkeypatch):
     sc, ctx = _case()
-    objective = wc._objective_of(ctx, sc)
+    objective = search_objective._objective_of(ctx, sc)
     prepared, scored = _starts(sc, ctx, objective)
     stacks = []
-    monkeypatch.setattr(wc, "constructed_replays", lambda runs, cands, pinned: stacks.append(len(cands))
-                        or constructed_replays(runs, cands, pinned))
-    wc.search_pairs(prepared, sc, 0, examples=10, start=scored, objective=objective)
-    assert len(stacks) == wc.CLIMB_ITERATIONS  # the starts were read from the extremal evaluation
+    monkeypatch.setattr(candidate_evaluation, "constructed_replays",
+                        lambda runs, cands, pinned: stacks.append(len(cands)) or constructed_replays(runs, cands, pinned))
+    pair_search.search_pairs(prepared, sc, 0, examples=10, start=scored, objective=objective)
+    assert len(stacks) == pair_search.CLIMB_ITERATIONS  # the starts were read from the extremal evaluation
     moves = 2 * 2 * sc.problem.dim  # each coordinate of each direction, both ways
     assert stacks[0] >= 10 + moves  # the draws and the first climb, together
-    assert sum(stacks) >= 10 + wc.CLIMB_ITERATIONS * moves - len(scored)  # a move may land on an extremal pair
+    assert sum(stacks) >= 10 + pair_search.CLIMB_ITERATIONS * moves - len(scored)  # a move may land on an extremal pair
     keys = list(prepared.known)
     assert len(keys) == len(set(keys))
 
@@ -121,21 +123,22 @@ def test_the_search_replays_a_batch_per_iteration_and_each_candidate_once(monkey
 def test_runs_shared_by_two_agents_or_scenarios_give_each_candidate_its_own_losses():
     sc, ctx = _case()
     runs = ctx.engine_runs(0)
-    shared = CandidateRuns(runs, wc._family(sc, 0).rows(runs, 16))
+    shared = CandidateRuns(runs, candidate_evaluation._family(sc, 0).rows(runs, 16))
     g = np.array([0.3, -0.4])
     other = sc.replace(problem=sc.problem.adjacent(1, address=[0.9, -0.9]))  # another scenario, the same runs
     for agent, scenario in ((0, sc), (2, sc), (2, other)):
-        got, _ = wc.constructed_losses(shared, scenario, agent, g, -g, max_runs=8)
-        own, _ = wc.constructed_losses(runs, scenario, agent, g, -g, max_runs=8)  # its own runs: nothing shared
+        got, _ = candidate_evaluation.constructed_losses(shared, scenario, agent, g, -g, max_runs=8)
+        # its own runs: nothing shared
+        own, _ = candidate_evaluation.constructed_losses(runs, scenario, agent, g, -g, max_runs=8)
         np.testing.assert_array_equal(got, own)
-    assert not np.array_equal(wc.constructed_losses(runs, sc, 0, g, -g, max_runs=8)[0],
-                              wc.constructed_losses(runs, sc, 2, g, -g, max_runs=8)[0])  # they do differ
+    assert not np.array_equal(candidate_evaluation.constructed_losses(runs, sc, 0, g, -g, max_runs=8)[0],
+                              candidate_evaluation.constructed_losses(runs, sc, 2, g, -g, max_runs=8)[0])  # they do differ
 
 def test_the_climb_moves_every_coordinate_both_ways_and_stays_in_the_class():
     sc, _ = _case()
-    fam = wc._family(sc, 0)
-    c = wc.CandidatePair("x", 0, (0.6 * fam.cls.bound, 0.8 * fam.cls.bound), (-fam.cls.bound, 0.0))
-    moves = wc._moves(fam, c, 0.5, lambda t0: "m")
+    fam = candidate_evaluation._family(sc, 0)
+    c = candidate_evaluation.CandidatePair("x", 0, (0.6 * fam.cls.bound, 0.8 * fam.cls.bound), (-fam.cls.bound, 0.0))
+    moves = pair_search._moves(fam, c, 0.5, lambda t0: "m")
     assert len(moves) == 4 * sc.problem.dim
     for _, t0, g, gp in moves:
         assert t0 is None
@@ -149,10 +152,12 @@ def test_round_moves_also_change_the_round_within_the_class():
     from asyncdp.papers.dpsda.rule import DPSDAC
 
     sc = DPSDAC.example_scenario().replace(horizon=6)
-    fam = wc._family(sc, None)
+    fam = candidate_evaluation._family(sc, None)
     g = np.ones(sc.problem.dim) * fam.cls.bound / np.sqrt(sc.problem.dim)
-    first = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=1), 0.25, lambda t0: t0)
-    middle = wc._moves(fam, wc.CandidatePair("x", None, tuple(g), tuple(-g), round_index=3), 0.25, lambda t0: t0)
+    first = pair_search._moves(fam, candidate_evaluation.CandidatePair("x", None, tuple(g), tuple(-g), round_index=1),
+                               0.25, lambda t0: t0)
+    middle = pair_search._moves(fam, candidate_evaluation.CandidatePair("x", None, tuple(g), tuple(-g), round_index=3),
+                                0.25, lambda t0: t0)
     assert sorted({t0 for _, t0, _, _ in first}) == [1, 2]  # round 0 is not in the class
     assert sorted({t0 for _, t0, _, _ in middle}) == [2, 3, 4]
     assert len(middle) == 4 * sc.problem.dim + 2
@@ -286,10 +291,10 @@ def test_candidates_given_by_linear_costs_are_replayed_without_building_their_fa
     from asyncdp.privacy.behavior import run_engine
 
     runs = run_engine(sc, 6, seed=0)
-    fam = wc._family(sc, None)
+    fam = candidate_evaluation._family(sc, None)
     prepared = CandidateRuns(runs, fam.rows(runs, runs.runs))
     chosen = fam.extremes(sc, None)[::7][:5]
-    base = wc._bound_base(sc)
+    base = candidate_pairs._bound_base(sc)
     built = []
     init = LinearRound.__init__
     monkeypatch.setattr(LinearRound, "__init__", lambda self, *a: built.append(a[1]) or init(self, *a))
@@ -363,20 +368,22 @@ def test_in_many_dimensions_the_climb_moves_a_bounded_number_of_coordinates(monk
     adj = sc.replace(problem=problem.adjacent(0, address=-np.ones(dim)))
     ctx = prepare(ScenarioPair(sc, adj), CheckOptions(runs=20))
     moved = []
-    evaluate_all = wc._evaluate_all
+    evaluate_all = candidate_evaluation._evaluate_all
 
     def spy(fam, cand, scenario, candidates, *args, **kwargs):
         moved.append(sum(1 for c in candidates if c[0] == "search: hill climb"))
         return evaluate_all(fam, cand, scenario, candidates, *args, **kwargs)
 
-    monkeypatch.setattr(wc, "_evaluate_all", spy)
-    fam = wc._family(sc, 0)
-    start = [wc.CandidatePair(label, 0, tuple(g), tuple(gp)) for label, g, gp in wc.extremal_pairs(sc, 0)[:3]]
-    wc.search_pairs(ctx.engine_runs(0), sc, 0, examples=5, start=start)
+    monkeypatch.setattr(pair_search, "_evaluate_all", spy)
+    fam = candidate_evaluation._family(sc, 0)
+    start = [candidate_evaluation.CandidatePair(label, 0, tuple(g), tuple(gp))
+             for label, g, gp in candidate_pairs.extremal_pairs(sc, 0)[:3]]
+    pair_search.search_pairs(ctx.engine_runs(0), sc, 0, examples=5, start=start)
     climbs = [m for m in moved if m]
-    assert len(climbs) == wc.CLIMB_ITERATIONS
-    assert all(0 < m <= wc.CLIMB_POINTS * 4 * wc.CLIMB_COORDINATES for m in climbs)  # not 4 * 40 per point
-    assert fam is not None and dim > wc.CLIMB_COORDINATES
+    assert len(climbs) == pair_search.CLIMB_ITERATIONS
+    # not 4 * 40 per point
+    assert all(0 < m <= pair_search.CLIMB_POINTS * 4 * pair_search.CLIMB_COORDINATES for m in climbs)
+    assert fam is not None and dim > pair_search.CLIMB_COORDINATES
 
 
 def _fails(*args, **kwargs):
@@ -401,10 +408,10 @@ def test_a_search_that_cannot_replay_a_candidate_keeps_the_extremal_witness(monk
 
     over = ScenarioPair(pair.scenario.replace(algorithm=rule), pair.adjacent.replace(algorithm=rule))
     ctx = prepare(over, CheckOptions(runs=40))
-    whole = wc.search_worst_case(over, ctx)
+    whole = worst_case.search_worst_case(over, ctx)
     assert whole.witness is not None and whole.witness["pair"].startswith("sign pattern")  # an extremal pair
-    monkeypatch.setattr(wc, "search_pairs", _fails)
-    got = wc.search_worst_case(over, ctx)
+    monkeypatch.setattr(worst_case, "search_pairs", _fails)
+    got = worst_case.search_worst_case(over, ctx)
     assert got.witness == whole.witness  # the extremal pairs' witness is kept
     # a subclass of a seed rule holds the published lemma as its author's assumption, tested like a user's
     assert "paper 'huang2015', inherited by the subclass Overclaiming" in got.doubt
@@ -419,11 +426,11 @@ def test_a_users_record_whose_search_cannot_replay_a_candidate_is_at_best_inconc
 
     ex = runpy.run_path(str(Path(__file__).resolve().parents[3] / "examples" / "own_paper_private_dgd.py"))
     sc, adj = ex["variant"]("correct")
-    monkeypatch.setattr(wc, "search_pairs", _fails)
+    monkeypatch.setattr(worst_case, "search_pairs", _fails)
     report = check_privacy(sc, adj, runs=300, search_examples=5)
     assert report.verdict == "inconclusive" and report.witness is None  # it passes when the search runs
     assert any("was tested against the extremal pairs of its adjacency class only" in r for r in report.reasons)
-    monkeypatch.setattr(wc, "_evaluate_all", _fails)  # not even the extremal pairs
+    monkeypatch.setattr(worst_case, "_evaluate_all", _fails)  # not even the extremal pairs
     report = check_privacy(sc, adj, runs=300, search_examples=5)
     assert report.verdict == "inconclusive"
     assert any("was not tested against the worst case of an adjacency class" in r for r in report.reasons)
@@ -441,7 +448,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     horizon = 5
     bounds = rng.uniform(0.5, 2.0, horizon)
     slack = np.full(horizon, 1e-9)
-    monkeypatch.setattr(wc, "_round_bounds", lambda ctx, h, agent: bounds)
+    monkeypatch.setattr(search_evidence, "_round_bounds", lambda ctx, h, agent: bounds)
     monkeypatch.setattr(realized, "_roundoff_budget", lambda ctx, runs: slack)
     evaluated = CandidateRuns.__new__(CandidateRuns)
     evaluated.rows = list(range(16))
@@ -469,10 +476,10 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
         if want is None or pr[r, t] / bounds[t] > want[0]:
             want = (pr[r, t] / bounds[t], key, int(t) + 1)
     assert want is not None or seed != 0  # (the draws of seed 0 exceed somewhere)
-    fam = wc._Family(GradientClass(1.0, "l2"), 0)
+    fam = candidate_evaluation._Family(GradientClass(1.0, "l2"), 0)
     ctx = SimpleNamespace(claim_form=None, paper=None)
     runs = EngineRuns("simpy", tuple(range(16)), {}, (None,) * 16, False)
-    got = wc._lemma_exceeded(ctx, fam, evaluated, SimpleNamespace(horizon=horizon), runs)
+    got = search_evidence._lemma_exceeded(ctx, fam, evaluated, SimpleNamespace(horizon=horizon), runs)
     if want is None:
         assert got is None
     else:
@@ -488,13 +495,14 @@ def test_candidates_scored_together_are_each_scored_as_alone(focus, gaussian):
     loss computed for all of them): each CandidatePair equals _evaluate's of that candidate on its own runs, a
     candidate repeated in the batch included."""
     sc, ctx = _case()
-    fam = wc._family(sc, 0)
-    objective = wc._Objective(0.5, 1e-3 if gaussian else 0.0, gaussian)
+    fam = candidate_evaluation._family(sc, 0)
+    objective = search_objective._Objective(0.5, 1e-3 if gaussian else 0.0, gaussian)
     chosen = fam.extremes(sc, None)[:5]
     chosen = chosen + [("again", *chosen[1][1:])] + [("drawn", None, 0.3 * chosen[0][2], -0.7 * chosen[2][3])]
     runs = ctx.engine_runs(0)
-    together = wc._evaluate_all(fam, CandidateRuns(runs, range(6)), sc, chosen, 6, objective, focus)
-    alone = [wc._evaluate(fam, CandidateRuns(runs, range(6)), sc, label, t0, g, gp, 6, objective, focus)
+    together = candidate_evaluation._evaluate_all(fam, CandidateRuns(runs, range(6)), sc, chosen, 6, objective, focus)
+    alone = [candidate_evaluation._evaluate(fam, CandidateRuns(runs, range(6)), sc, label, t0, g, gp, 6, objective,
+                                            focus)
              for label, t0, g, gp in chosen]
     assert together == alone
     assert len({c.objective for c in alone}) > 2  # something to tell apart
@@ -510,7 +518,7 @@ def test_scaling_the_moves_together_gives_each_ones_own_scaling(rows, norm, kind
     degenerate rows (norm below 1e-6: zeros) included."""
     us = np.array(rows[0] + [[0.0] * len(rows[0][0])])
     vs = np.array(rows[1][:len(us) - 1] + [rows[1][0]])
-    fam = wc._Family(GradientClass(bound, norm, kind=kind), 0)
+    fam = candidate_evaluation._Family(GradientClass(bound, norm, kind=kind), 0)
     together = fam.scaled_rows(us, vs)
     assert together[-1] is None  # the zero row
     for (u, v), got in zip(zip(us, vs), together):

@@ -28,8 +28,10 @@ from asyncdp import Async
 from asyncdp.papers.huang2015.rule import Huang2015
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.worst_case import (constructed_losses, extremal_pairs, profile_objective, profile_objectives,
-                                        search_worst_case)
+from asyncdp.privacy.candidate_evaluation import constructed_losses
+from asyncdp.privacy.candidate_pairs import extremal_pairs
+from asyncdp.privacy.search_objective import profile_objective, profile_objectives
+from asyncdp.privacy.worst_case import search_worst_case
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -195,7 +197,7 @@ def test_the_tilted_transcripts_of_a_pair_taken_in_one_step_are_each_problems_ow
     from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise, run_engine, schedule_batch
     from asyncdp.privacy.profiles import _pair_rules
     from asyncdp.privacy.stacked import PairRules
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _example().make(1e-3, timing)
     g = extremal_pairs(sc, 0)[0][1]
@@ -225,7 +227,7 @@ def test_importance_sampling_replays_each_problem_alone_where_the_paired_replay_
     from asyncdp.privacy.behavior import run_engine
     from asyncdp.privacy.profiles import scheduled_tilted_bound
     from asyncdp.privacy.stacked import PairRules
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _example().make(1e-3, None)
     g = extremal_pairs(sc, 0)[0][1]
@@ -249,7 +251,7 @@ def test_importance_sampling_names_a_cap_that_underflows_instead_of_a_parameter_
 
     from asyncdp.privacy.behavior import run_engine
     from asyncdp.privacy.profiles import scheduled_tilted_bound
-    from asyncdp.privacy.worst_case import candidate_scenarios
+    from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _example().make(1e-3, None)
     g = extremal_pairs(sc, 0)[0][1]

@@ -33,7 +33,7 @@ from asyncdp.problems.online import LinearRound, UserOnlineLoss, online_problem
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
 from asyncdp.privacy.worst_case import search_worst_case
-from asyncdp.privacy.worst_case import extremal_round_pairs
+from asyncdp.privacy.candidate_pairs import extremal_round_pairs
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 WORST = "worst-case adjacency search"
@@ -148,7 +148,7 @@ def test_extremal_pairs_change_every_round_that_reaches_a_release():
 
 
 def test_a_long_horizon_tries_the_early_rounds_and_the_users_round():
-    from asyncdp.privacy.worst_case import EXTREMAL_ROUNDS
+    from asyncdp.privacy.candidate_pairs import EXTREMAL_ROUNDS
 
     sc = DPSDAC.example_scenario()  # 12 rounds
     rounds = {t0 for _, t0, _, _ in extremal_round_pairs(sc, changed_round=11)}
@@ -201,7 +201,7 @@ def test_round_class_rows_pick_the_first_runs_when_schedules_are_made_on_access(
     count once."""
     from types import SimpleNamespace
 
-    from asyncdp.privacy.worst_case import _Family
+    from asyncdp.privacy.candidate_evaluation import _Family
 
     class MadeOnAccess:
         def __len__(self) -> int:
