@@ -93,9 +93,10 @@ class AdditivityProbe:
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
         finding_run: the run of that release (``None`` while every probe agreed).
-        nonlinear: the first finding where the message does not move by one factor per agent times ``z``
-            (:func:`rescaled_draw`), else ``None``: the released noise is then not of the declared family at any
-            scale, and witnesses computed from its densities are no evidence (:func:`set_aside_not_additive`).
+        nonlinear: the first finding where a release does not move by one factor times ``z`` (:func:`rescaled_draw`;
+            on any channel, also one after a rescaled channel), else ``None``: the released noise is then not of the
+            declared family at any scale, and witnesses computed from its densities are no evidence
+            (:func:`set_aside_not_additive`).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -105,7 +106,7 @@ class AdditivityProbe:
         self.finding: str | None = None
         self.finding_run: int | None = None
         self.nonlinear: str | None = None
-        self._rescaled = False
+        self._other_use: str | None = None  # the last comparison's first release that is no rescaled draw
 
     def initial_state(self, runs: int) -> Any:
         return self.inner.initial_state(runs)
@@ -119,8 +120,8 @@ class AdditivityProbe:
             first, run = self.finding, self.finding_run
             found = self._probe(state, t, mean)
             if found is not None:
-                if not self._rescaled:
-                    self.nonlinear = found
+                if self._other_use is not None:
+                    self.nonlinear = self._other_use
                 if first is not None:
                     self.finding, self.finding_run = first, run
                 else:
@@ -145,37 +146,44 @@ class AdditivityProbe:
         alg, problem = self.inner.algorithm, self.inner.problem
         lead = next(iter(state.values())).shape[:2] if isinstance(state, Mapping) else np.shape(state)[:2]
         z = _draws(alg, t, tuple(lead), self._draw)
-        self._rescaled = False
         try:
             probed = alg.message(_state_copy(state), t, {k: v.copy() for k, v in z.items()},
                                  np.arange(problem.num_agents), problem)
         except Exception as exc:  # a rule that cannot take the noise it is given
-            return _raised(t, exc, self.label)
+            self._other_use = _raised(t, exc, self.label)
+            return self._other_use
         return self._compare(t, mean, probed, z)
 
     def _compare(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, Any],
                  z: Mapping[str, np.ndarray]) -> str | None:
         """The finding of one probe: the R step's ``probed`` message with standard noise ``z`` against ``mean``
-        (with zero noise), or ``None``."""
-        self._rescaled = False
+        (with zero noise), or ``None``.
+
+        A channel whose release is a rescaled draw (:func:`rescaled_draw`) is named, and the later channels are
+        compared too: the first release that is no rescaled draw is kept in ``_other_use``."""
+        self._other_use = None
         if set(probed) != set(mean):
-            return (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} without "
-                    f"({self.label})")
+            self._other_use = (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} "
+                               f"without ({self.label})")
+            return self._other_use
+        first: str | None = None
         for name in mean:
             mu = np.asarray(mean[name], dtype=float)
             got = np.asarray(probed[name], dtype=float)
             ch = self.noise.get(name)
             scale = 0.0 if ch is None else ch.scale(t)
             if got.shape != mu.shape:
-                return f"round {t}, channel {name!r}: the R step's message has shape {got.shape} with noise, " \
-                       f"{mu.shape} without ({self.label})"
+                self._other_use = f"round {t}, channel {name!r}: the R step's message has shape {got.shape} with " \
+                                  f"noise, {mu.shape} without ({self.label})"
+                return first or self._other_use
             diff = got - mu
             if scale > 0:
                 zz = z[name]
                 if zz.shape != diff.shape:
-                    return (f"round {t}, channel {name!r}: the declared noise has shape {zz.shape[2:]} per agent but "
-                            f"the message {diff.shape[2:]}: a release is not its noise-free value plus the noise "
-                            f"({self.label})")
+                    self._other_use = (f"round {t}, channel {name!r}: the declared noise has shape {zz.shape[2:]} "
+                                       f"per agent but the message {diff.shape[2:]}: a release is not its noise-free "
+                                       f"value plus the noise ({self.label})")
+                    return first or self._other_use
                 sign = self.signs.get(name)
                 if sign is None:
                     sign = self.signs[name] = -1.0 if float(np.nansum(diff * zz)) < 0 else 1.0  # the majority's
@@ -190,25 +198,32 @@ class AdditivityProbe:
             tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
             off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
             if off.any():
-                self._rescaled = scale > 0 and rescaled_draw(diff, z[name], tol)
                 r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
-                self.finding_run = r
                 noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
                     else "noise"
-                return (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
-                        f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
-                        f"{_at(expected, r, i, k):.6g}")
-        return None
+                found = (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
+                         f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} "
+                         f"= {_at(expected, r, i, k):.6g}")
+                if first is None:
+                    first, self.finding_run = found, r
+                if not (scale > 0 and rescaled_draw(diff, z[name], tol)):
+                    self._other_use = found
+                    return first
+        return first
 
 
 def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
-    """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c_i z`` for one factor
-    ``c_i`` per agent ``i`` across runs and coordinates, or 0 (the draw dropped), within ``tol`` (the probe's
-    tolerance).
+    """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c z`` for one factor
+    ``c`` per agent across runs and coordinates, or 0 (the draw dropped), or else, for releases of several
+    coordinates that move all together or not at all, ``c z`` for one factor per run and agent, within ``tol``
+    (the probe's tolerance).
 
-    Such a release carries the declared family's noise at another scale (``c_i`` for the declared ``s``), or none:
-    the conformance tests measure that scale, or the atom of dropped draws. Any other use of the draw (rounded,
-    clipped, transformed to another law, a scale that moves with the state) is not the declared family at all.
+    Such a release carries the declared family's noise at another scale (``c`` for the declared ``s``; a scale
+    that moves with the state is one scale per release), or none: the conformance tests measure that scale, or the
+    atom of dropped draws. Any other use of the draw (rounded, clipped, transformed to another law) moves the
+    coordinates of one release by different factors, or one coordinate of the runs by other factors than one
+    agent's, and is not the declared family at all. (A release that moves on one coordinate only fits any factor
+    of its own: a rounded small noise does; it is read with its agent's factor.)
 
     Example:
         >>> z = np.arange(1.0, 7.0).reshape(3, 1, 2)
@@ -216,15 +231,26 @@ def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
         (True, False)
         >>> rescaled_draw(np.where(z > 4, 0.0, z), z, np.full(z.shape, 1e-9))  # draws dropped on some releases
         True
+        >>> rescaled_draw(np.array([0.2, 0.5, 0.9])[:, None, None] * z, z, np.full(z.shape, 1e-9))  # by the state
+        True
+        >>> rescaled_draw(np.array([[[0.5, 1.0]], [[3.0, 4.0]], [[1.0, 1.2]]]) * z, z, np.full(z.shape, 1e-9))
+        False
+        >>> rescaled_draw(np.array([[[0.0, 0.3]], [[0.0, 2.0]], [[5.0, 6.0]]]), z, np.full(z.shape, 1e-9))  # one moves
+        False
     """
     flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
     flat_t = tol.reshape(flat_d.shape)
     kept = np.abs(flat_d) > flat_t
     zk = np.where(kept, flat_z, 0.0)
-    zz = (zk * zk).sum(axis=(0, 2))
-    c = np.divide((flat_d * zk).sum(axis=(0, 2)), zz, out=np.zeros_like(zz), where=zz > 0)
-    gap = np.abs(flat_d - c[None, :, None] * flat_z)
-    return bool(((gap <= flat_t) | ~kept).all())
+
+    def one_factor(axes: tuple[int, ...]) -> bool:
+        zz = (zk * zk).sum(axis=axes, keepdims=True)
+        c = np.divide((flat_d * zk).sum(axis=axes, keepdims=True), zz, out=np.zeros_like(zz), where=zz > 0)
+        return bool(((np.abs(flat_d - c * flat_z) <= flat_t) | ~kept).all())
+
+    moved = kept.sum(axis=2)
+    together = flat_d.shape[2] > 1 and bool(((moved == 0) | (moved == flat_d.shape[2])).all())
+    return one_factor((0, 2)) or (together and one_factor((2,)))
 
 
 UNMODELLED_KEPT = ("blackbox", "dependence")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -86,3 +87,55 @@ def test_a_draw_dropped_on_some_releases_keeps_its_conformance_witness():
     report = check_privacy(ex["scenario"].replace(algorithm=rule), ex["adjacent"].replace(algorithm=rule),
                            runs=200, search_examples=0)
     assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
+
+
+def test_a_noise_scale_that_moves_with_the_state_keeps_its_conformance_witness():
+    """Each release is ``x + c(x) b z`` with ``c(x) = 0.3 (1 + 0.5 tanh x_0)`` in ``[0.15, 0.45]``: the declared
+    Laplace family at a smaller scale on every release, so the pure claim is false (the declared scale ``b`` is
+    never released). One factor per release (run and agent) across its coordinates is a rescaled draw; with one
+    factor per agent across runs it was 'not the declared family at any scale', the witness was set aside and the
+    check said ``inconclusive`` (main: ``violation``)."""
+    ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
+    base = type(ex["scenario"].algorithm)
+
+    @dataclass(frozen=True)
+    class StateScaledDGD(base):  # type: ignore[misc, valid-type]
+        name: ClassVar[str] = "private-dgd-state-scaled-test"
+
+        def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+            x = state["x"]
+            return {"y": x + self.scale() * 0.3 * (1 + 0.5 * np.tanh(x[..., :1])) * noise["y"]}
+
+    rule = StateScaledDGD(rounds=base().rounds)
+    report = check_privacy(ex["scenario"].replace(algorithm=rule), ex["adjacent"].replace(algorithm=rule),
+                           runs=200, search_examples=0)
+    assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
+
+
+class _TwoChannels:
+    """Channel ``a`` releases half the declared noise (a rescaled draw), channel ``b`` the rounded noise."""
+
+    def noisy_channels(self) -> tuple[Channel, ...]:
+        return Channel("a", "laplace"), Channel("b", "laplace")
+
+    def noise(self, t: int, name: str) -> Any:
+        return SimpleNamespace(dimension=2)
+
+    def message(self, state: np.ndarray, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        return {"a": state + 0.5 * noise["a"], "b": state + np.round(noise["b"])}
+
+
+def test_a_rescaled_channel_does_not_hide_another_channels_rounded_noise():
+    """The probe named the first channel off its declaration and stopped there: channel ``a``'s rescaled draw hid
+    channel ``b``'s rounded noise in every round, and ``b``'s law-reading witnesses were kept."""
+    from accounting.scheduled_replay import ChannelNoise
+    from asyncdp.privacy.additivity import AdditivityProbe
+
+    state = np.random.default_rng(1).normal(size=(50, 3, 2))
+    inner = SimpleNamespace(algorithm=_TwoChannels(), problem=SimpleNamespace(num_agents=3),
+                            message_means=lambda s, t: {"a": s.copy(), "b": s.copy()})
+    noise = {c: ChannelNoise("laplace", [1.0]) for c in ("a", "b")}
+    probe = AdditivityProbe(inner, noise, np.random.default_rng(0), {}, "scenario")
+    probe.message_means(state, 1)
+    assert probe.finding.startswith("round 1, channel 'a', ")
+    assert probe.nonlinear is not None and probe.nonlinear.startswith("round 1, channel 'b', ")
