@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -152,15 +152,26 @@ class AdditivityProbe:
         except Exception as exc:  # a rule that cannot take the noise it is given
             self._other_use = _raised(t, exc, self.label)
             return self._other_use
-        return self._compare(t, mean, probed, z)
+
+        def doubled(name: str) -> np.ndarray | None:  # the message moved by 2 z, less without (None: it raised)
+            try:
+                out = alg.message(_state_copy(state), t, {k: 2.0 * v for k, v in z.items()},
+                                  np.arange(problem.num_agents), problem)
+                return np.asarray(out[name], dtype=float) - np.asarray(mean[name], dtype=float)
+            except Exception:  # noqa: BLE001 - then the factor is not shown to be the draw's own: no rescaled draw
+                return None
+
+        return self._compare(t, mean, probed, z, doubled)
 
     def _compare(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, Any],
-                 z: Mapping[str, np.ndarray]) -> str | None:
+                 z: Mapping[str, np.ndarray], doubled: Callable[[str], np.ndarray | None] | None = None
+                 ) -> str | None:
         """The finding of one probe: the R step's ``probed`` message with standard noise ``z`` against ``mean``
         (with zero noise), or ``None``.
 
-        A channel whose release is a rescaled draw (:func:`rescaled_draw`) is named, and the later channels are
-        compared too: the first release that is no rescaled draw is kept in ``_other_use``."""
+        A channel whose release is a rescaled draw (:func:`rescaled_draw`, ``doubled(channel)`` its message moved
+        by ``2 z``) is named, and the later channels are compared too: the first release that is no rescaled draw
+        is kept in ``_other_use``."""
         self._other_use = None
         if set(probed) != set(mean):
             self._other_use = (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} "
@@ -206,36 +217,39 @@ class AdditivityProbe:
                          f"= {_at(expected, r, i, k):.6g}")
                 if first is None:
                     first, self.finding_run = found, r
-                if not (scale > 0 and rescaled_draw(diff, z[name], tol)):
+                again = None if doubled is None else (lambda name=name: doubled(name))
+                if not (scale > 0 and rescaled_draw(diff, z[name], tol, again)):
                     self._other_use = found
                     return first
         return first
 
 
-def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
+def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray,
+                  doubled: Callable[[], np.ndarray | None] | None = None) -> bool:
     """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c z`` for one factor
-    ``c`` per agent across runs and coordinates, or 0 (the draw dropped), or else, for releases of several
-    coordinates that move all together or not at all, ``c z`` for one factor per run and agent, within ``tol``
-    (the probe's tolerance).
+    ``c`` per agent across runs and coordinates, or 0 (the draw dropped), within ``tol`` (the probe's tolerance);
+    or else, for releases of several coordinates that move all together or not at all, ``c z`` for one factor per
+    run and agent that is not the draw's (``doubled()``, the message moved by ``2 z`` less without, is ``2 diff``).
 
     Such a release carries the declared family's noise at another scale (``c`` for the declared ``s``; a scale
     that moves with the state is one scale per release), or none: the conformance tests measure that scale, or the
-    atom of dropped draws. Any other use of the draw (rounded, clipped, transformed to another law) moves the
-    coordinates of one release by different factors, or one coordinate of the runs by other factors than one
-    agent's, and is not the declared family at all. (A release that moves on one coordinate only fits any factor
-    of its own: a rounded small noise does; it is read with its agent's factor.)
+    atom of dropped draws. Any other use of the draw (rounded, clipped, transformed to another law, a factor that
+    moves with the draw such as its norm) is not the declared family at all. (A release that moves on one
+    coordinate only fits any factor of its own, as a rounded small noise does: it is read with its agent's.)
 
     Example:
-        >>> z = np.arange(1.0, 7.0).reshape(3, 1, 2)
-        >>> rescaled_draw(0.5 * z, z, np.full(z.shape, 1e-9)), rescaled_draw(np.round(0.3 * z), z, np.full(z.shape, 1e-9))
+        >>> z, tol = np.arange(1.0, 7.0).reshape(3, 1, 2), np.full((3, 1, 2), 1e-9)
+        >>> rescaled_draw(0.5 * z, z, tol), rescaled_draw(np.round(0.3 * z), z, tol)
         (True, False)
-        >>> rescaled_draw(np.where(z > 4, 0.0, z), z, np.full(z.shape, 1e-9))  # draws dropped on some releases
+        >>> rescaled_draw(np.where(z > 4, 0.0, z), z, tol)  # draws dropped on some releases
         True
-        >>> rescaled_draw(np.array([0.2, 0.5, 0.9])[:, None, None] * z, z, np.full(z.shape, 1e-9))  # by the state
-        True
-        >>> rescaled_draw(np.array([[[0.5, 1.0]], [[3.0, 4.0]], [[1.0, 1.2]]]) * z, z, np.full(z.shape, 1e-9))
+        >>> by_state = np.array([0.2, 0.5, 0.9])[:, None, None] * z
+        >>> rescaled_draw(by_state, z, tol, lambda: 2 * by_state), rescaled_draw(by_state, z, tol)
+        (True, False)
+        >>> by_norm = z / np.linalg.norm(z, axis=2, keepdims=True)  # 2 z moves it by the same
+        >>> rescaled_draw(by_norm, z, tol, lambda: by_norm)
         False
-        >>> rescaled_draw(np.array([[[0.0, 0.3]], [[0.0, 2.0]], [[5.0, 6.0]]]), z, np.full(z.shape, 1e-9))  # one moves
+        >>> rescaled_draw(np.array([[[0.0, 0.3]], [[0.0, 2.0]], [[5.0, 6.0]]]), z, tol, lambda: None)  # one moves
         False
     """
     flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
@@ -248,9 +262,17 @@ def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray) -> bool:
         c = np.divide((flat_d * zk).sum(axis=axes, keepdims=True), zz, out=np.zeros_like(zz), where=zz > 0)
         return bool(((np.abs(flat_d - c * flat_z) <= flat_t) | ~kept).all())
 
+    if one_factor((0, 2)):
+        return True
     moved = kept.sum(axis=2)
-    together = flat_d.shape[2] > 1 and bool(((moved == 0) | (moved == flat_d.shape[2])).all())
-    return one_factor((0, 2)) or (together and one_factor((2,)))
+    if doubled is None or flat_d.shape[2] < 2 or not ((moved == 0) | (moved == flat_d.shape[2])).all() \
+            or not one_factor((2,)):
+        return False
+    twice = doubled()
+    if twice is None or np.shape(twice) != diff.shape:
+        return False
+    gap = np.abs(np.asarray(twice, dtype=float) - 2.0 * diff)  # the factor is the same at 2 z: not the draw's
+    return bool((gap <= 3.0 * tol + ADDITIVITY_RTOL * np.abs(twice)).all())
 
 
 UNMODELLED_KEPT = ("blackbox", "dependence")

@@ -112,8 +112,11 @@ def test_a_noise_scale_that_moves_with_the_state_keeps_its_conformance_witness()
     assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
 
 
-class _TwoChannels:
-    """Channel ``a`` releases half the declared noise (a rescaled draw), channel ``b`` the rounded noise."""
+@dataclass(frozen=True)
+class _Channels:
+    """A rule of two 2-coordinate Laplace channels ``a`` and ``b`` whose messages are ``uses[c](state, z)``."""
+
+    uses: dict
 
     def noisy_channels(self) -> tuple[Channel, ...]:
         return Channel("a", "laplace"), Channel("b", "laplace")
@@ -122,20 +125,37 @@ class _TwoChannels:
         return SimpleNamespace(dimension=2)
 
     def message(self, state: np.ndarray, t: int, noise: Any, agents: Any, problem: Any) -> dict:
-        return {"a": state + 0.5 * noise["a"], "b": state + np.round(noise["b"])}
+        return {c: use(state, noise[c]) for c, use in self.uses.items()}
+
+
+def _probe_once(a: Any, b: Any) -> Any:
+    """An :class:`~asyncdp.privacy.additivity.AdditivityProbe` after one round of :class:`_Channels` (scale 1)."""
+    from accounting.scheduled_replay import ChannelNoise
+    from asyncdp.privacy.additivity import AdditivityProbe
+
+    state = np.random.default_rng(1).normal(size=(50, 3, 2))
+    inner = SimpleNamespace(algorithm=_Channels({"a": a, "b": b}), problem=SimpleNamespace(num_agents=3),
+                            message_means=lambda s, t: {"a": s.copy(), "b": s.copy()})
+    probe = AdditivityProbe(inner, {c: ChannelNoise("laplace", [1.0]) for c in ("a", "b")},
+                            np.random.default_rng(0), {}, "scenario")
+    probe.message_means(state, 1)
+    return probe
 
 
 def test_a_rescaled_channel_does_not_hide_another_channels_rounded_noise():
     """The probe named the first channel off its declaration and stopped there: channel ``a``'s rescaled draw hid
     channel ``b``'s rounded noise in every round, and ``b``'s law-reading witnesses were kept."""
-    from accounting.scheduled_replay import ChannelNoise
-    from asyncdp.privacy.additivity import AdditivityProbe
-
-    state = np.random.default_rng(1).normal(size=(50, 3, 2))
-    inner = SimpleNamespace(algorithm=_TwoChannels(), problem=SimpleNamespace(num_agents=3),
-                            message_means=lambda s, t: {"a": s.copy(), "b": s.copy()})
-    noise = {c: ChannelNoise("laplace", [1.0]) for c in ("a", "b")}
-    probe = AdditivityProbe(inner, noise, np.random.default_rng(0), {}, "scenario")
-    probe.message_means(state, 1)
+    probe = _probe_once(lambda x, z: x + 0.5 * z, lambda x, z: x + np.round(z))
     assert probe.finding.startswith("round 1, channel 'a', ")
     assert probe.nonlinear is not None and probe.nonlinear.startswith("round 1, channel 'b', ")
+
+
+def test_a_factor_per_release_is_a_rescaled_draw_only_when_it_is_not_the_draws():
+    """``x + (1 + x_0^2) z`` is Laplace at a scale set by the state (a rescaled draw); ``x + (1 + |z|_2) z`` moves
+    every coordinate of a release by one factor too, but the factor is the draw's: another law (its message moved
+    by ``2 z`` is not twice the message moved by ``z``)."""
+    plain = lambda x, z: x + z  # noqa: E731
+    by_state = _probe_once(plain, lambda x, z: x + (1 + x[..., :1] ** 2) * z)
+    assert by_state.finding.startswith("round 1, channel 'b', ") and by_state.nonlinear is None
+    by_draw = _probe_once(plain, lambda x, z: x + (1 + np.linalg.norm(z, axis=-1, keepdims=True)) * z)
+    assert by_draw.nonlinear is not None and by_draw.nonlinear.startswith("round 1, channel 'b', ")
