@@ -131,6 +131,29 @@ def test_the_probe_names_the_release_that_is_not_mu_plus_s_z(rule, where):
 
 
 @dataclass(frozen=True)
+class HalfThenXorSign(XorSign):
+    """Half the declared noise in rounds 1-4 (the declared family at another scale), :class:`XorSign` from round 5."""
+
+    name: ClassVar[str] = "huang2015-half-then-xor-sign-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        if t >= 5:
+            return super().message(state, t, noise, agents, problem)
+        return {"y": state["x"] + 0.5 * self.noise_scale(t) * noise["y"]}
+
+
+def test_the_probe_tells_a_rescaled_draw_from_noise_of_another_law():
+    """A message that moves by one factor per agent times ``z`` is the declared family at another scale (its
+    conformance witness stands); anything else is ``nonlinear`` (the witnesses that read the declared law are set
+    aside). The probe goes on past a rescaled draw: a later round's other use of the noise is still found."""
+    assert _probe(PerAgentScale).finding is not None and _probe(PerAgentScale).nonlinear is None
+    xor = _probe(XorSign)
+    assert xor.nonlinear is not None and xor.nonlinear == xor.finding
+    late = _probe(HalfThenXorSign)
+    assert late.finding.startswith("round 1, channel 'y', ") and late.nonlinear.startswith("round 5, channel 'y', ")
+
+
+@dataclass(frozen=True)
 class LateXorSign(XorSign):
     """:class:`XorSign` from round 5 on only: the first four rounds release the declared noise."""
 
