@@ -125,7 +125,7 @@ def tilted_transcripts(setup: ReplaySetup, rule: ReplayRule, rule_prime: ReplayR
         PrivacyParameterError: bad runs, epsilon, mu_bound or tilt.
         AccountingError: noise-free rounds whose messages match neither problem's.
     """
-    from .scheduled_replay import ChannelNoise
+    from .replay_inputs import ChannelNoise
 
     if setup.mechanism != "gaussian":
         raise UnknownMechanismError(f"tilted transcripts need Gaussian noise, got mechanism {setup.mechanism!r}")
@@ -150,7 +150,7 @@ class _LockstepSchedule:
 
 
 class _OneChannel:
-    """A :class:`~accounting.replay.ReplayRule` as a one-channel :class:`~accounting.scheduled_replay.ChannelRule`."""
+    """A :class:`~accounting.replay.ReplayRule` as a one-channel :class:`~accounting.replay_inputs.ChannelRule`."""
 
     def __init__(self, rule: ReplayRule) -> None:
         self.rule = rule
@@ -224,7 +224,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
     :mod:`accounting.scheduled_replay`).
 
     The construction is :func:`accounting.scheduled_replay.scheduled_replay`
-    with every agent pinned and a :class:`~accounting.scheduled_replay.TiltedDraw`,
+    with every agent pinned and a :class:`~accounting.replay_inputs.TiltedDraw`,
     repeated on its own output until nothing changes: rounds are processed in
     order, so an asynchronous combination may read a message of a later
     round before it was drawn; each pass fixes the next releases in the run's
@@ -247,10 +247,10 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
             releases that did not happen (e.g. the engine's transcripts of
             these schedules; the values are overwritten).
         schedules: ``R`` realized schedules (``dense(t)``), or one batch of them
-            (:class:`~accounting.scheduled_replay.ScheduleBatch`).
-        noise: per channel a :class:`~accounting.scheduled_replay.ChannelNoise` (Gaussian or noise-free).
+            (:class:`~accounting.replay_inputs.ScheduleBatch`).
+        noise: per channel a :class:`~accounting.replay_inputs.ChannelNoise` (Gaussian or noise-free).
         rule, rule_prime: the recursions under ``P`` and ``P'``
-            (:class:`~accounting.scheduled_replay.ChannelRule`).
+            (:class:`~accounting.replay_inputs.ChannelRule`).
         epsilon: where ``delta`` is bounded (``>= 0``).
         mu_bound: the composed ``mu`` the pair should not exceed (``> 0``); sets the tilt and the cap.
         seed: seeds ``numpy.random.default_rng``: one standard normal block per noisy channel, in channel order.
@@ -259,7 +259,7 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         offsets, tolerance: per noisy channel, a fixed shift for every release (shaped like its messages) and how
             far each coordinate of a release's shift may be from it: each release moves by ``lambda`` times its
             offset, not its own shift (the weights are that proposal's), and every run reports whether all its
-            tilted releases kept their offsets (:class:`~accounting.scheduled_replay.TiltedDraw`).
+            tilted releases kept their offsets (:class:`~accounting.replay_inputs.TiltedDraw`).
 
     Returns:
         A :class:`ScheduledTilt`.
@@ -285,7 +285,8 @@ def tilted_scheduled_transcripts(template: Any, schedules: Any, noise: Any, rule
         ([1.414214, 1.414214, 1.414214, 1.414214], 1)
     """
     from .errors import AccountingError
-    from .scheduled_replay import TiltedDraw, scheduled_replay
+    from .replay_inputs import TiltedDraw
+    from .scheduled_replay import scheduled_replay
 
     eps = check_nonnegative(epsilon, "epsilon", error=PrivacyParameterError)
     mb = check_nonnegative(mu_bound, "mu_bound", error=PrivacyParameterError)
@@ -363,7 +364,7 @@ _DENSE_ENTRIES = 4_000_000
 
 
 class _Rows:
-    """Some runs of a set of schedules, as a :class:`~accounting.scheduled_replay.ScheduleBatch` (``take(rows)``).
+    """Some runs of a set of schedules, as a :class:`~accounting.replay_inputs.ScheduleBatch` (``take(rows)``).
 
     Round ``t`` of every run is computed once (``dense_round``) and kept when the rounds of every run fit in
     :data:`_DENSE_ENTRIES`, so that a pass over a few unsettled runs reads rows of it. A batch whose runs share
@@ -398,12 +399,12 @@ class _Rows:
     def ahead(self) -> tuple[np.ndarray, ...]:
         """Every read of another agent's message of a later round: ``(t, r, s, j, i)`` arrays, receiver ``i`` of
         run ``r`` in round ``t`` reading sender ``j``'s message of round ``s > t``."""
-        from .scheduled_replay import later_reads
+        from .schedule_reads import later_reads
 
         return later_reads(self, self._horizon)
 
     def dense_runs(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        from .scheduled_replay import dense_round
+        from .schedule_reads import dense_round
 
         got = self._cache.get(t)
         if got is None:

@@ -41,21 +41,9 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from accounting.network.muffliato import (
-    authors_pairwise_loss,
-    chebyshev_gamma,
-    distances_from,
-    erdos_renyi_connected,
-    exact_pairwise_loss,
-    grid,
-    hamilton_weights,
-    hypercube,
-    muffliato_steps,
-    observer_row,
-    pairwise_rows,
-    random_geometric,
-    spectral_gap,
-)
+from accounting.network.muffliato import authors_pairwise_loss, exact_pairwise_loss, observer_row, pairwise_rows
+from accounting.network.muffliato_gossip import chebyshev_gamma, hamilton_weights, muffliato_steps, spectral_gap
+from accounting.network.muffliato_graphs import distances_from, erdos_renyi_connected, grid, hypercube, random_geometric
 
 GRAPHS = {
     "hypercube": lambda: hypercube(11),

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from .features import FeatureMap, fit_features
+from .atoms import AtomScore, fit_atom_score
 from .lowbits import LowBitScore, fit_low_bit_score
 from .newton_step import (CLOSED_FORM_ROWS, NEWTON_STEP_ALPHAS, balanced_weights, newton_steps, refuse_nonfinite,
                           row_major_columns)
@@ -138,7 +139,7 @@ class ScoreCandidates:
             ``"low-bits"``, ``"quadratic (penalty 32)"``, ...: :func:`fit_scores`).
     """
 
-    scores: tuple[LearnedScore | LowBitScore, ...]
+    scores: tuple[LearnedScore | LowBitScore | AtomScore, ...]
     names: tuple[str, ...]
 
     @property
@@ -362,12 +363,15 @@ def fit_scores(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, low_bits: b
         else:
             learned = (_fit_model(quad, scaler, z, x.shape[0], seed=seed),
                        _fit_model(lin, lin_scaler, lin_z, x.shape[0], seed=seed))
+        atoms = fit_atom_score(x, x_prime)  # values repeated in the training rows: an atom in a continuous law
+        own: tuple[LowBitScore | AtomScore, ...] = () if atoms is None else (atoms,)
+        own_names: tuple[str, ...] = () if atoms is None else ("atoms",)
         if not low_bits:
-            return ScoreCandidates((*learned, *extra), ("quadratic", "linear", *extra_names))
+            return ScoreCandidates((*learned, *own, *extra), ("quadratic", "linear", *own_names, *extra_names))
         # within the thread limit too: a matrix product of its fit outside it wakes the BLAS threads, and their
         # spinning cost every later step of a privacy check half again its CPU time
-        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime), *extra),
-                               ("quadratic", "linear", "low-bits", *extra_names))
+        return ScoreCandidates((*learned, fit_low_bit_score(x, x_prime), *own, *extra),
+                               ("quadratic", "linear", "low-bits", *own_names, *extra_names))
 
 
 def fit_score(x: np.ndarray, x_prime: np.ndarray, *, seed: int = 0, max_iter: int = 300,

@@ -21,7 +21,9 @@ The procedure (one pass, every step seeded by ``seed``):
      with ``low_bits=True`` a naive-Bayes score of the lowest mantissa bits
      of every output number (:mod:`.lowbits`) is a further candidate, for
      outputs whose floating-point bit patterns, not only their real values,
-     are audited.
+     are audited; where a value repeats in the training rows with other counts
+     on the two sides (an atom inside a continuous law: noise skipped on some
+     draws), a score of those atoms (:mod:`.atoms`) is one more candidate.
 
 3. One event per order of the pair (``P/P'`` and ``P'/P``) is certified on the
    certification part (:mod:`.certify`): four one-sided Clopper–Pearson bounds

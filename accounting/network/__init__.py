@@ -13,7 +13,13 @@ Modules, one topic each:
   data-independent schedules, with a one-sided confidence bound;
 * :mod:`.muffliato`: the per-pair values of Cyffers, Even, Bellet and
   Massoulié (NeurIPS 2022) as their code computes them, next to the exact
-  values, streamed one observer at a time, and the figure's graphs.
+  values, streamed one observer at a time;
+* :mod:`.muffliato_gossip`: their gossip protocol (the authors' weights, step
+  count and Chebyshev constant, the gossip matrices' rows);
+* ``muffliato_graphs``: the four graphs of their figure and the
+  shortest-path distances;
+* ``row_space``: the orthonormal basis of a view streamed block by block, with
+  its ambiguous directions counted (the exact values' default route).
 
 Example:
     >>> import numpy as np

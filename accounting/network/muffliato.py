@@ -4,25 +4,15 @@ Cyffers, Even, Bellet and Massoulié, "Muffliato: Peer-to-Peer Privacy
 Amplification for Decentralized Optimization and Averaging" (NeurIPS 2022),
 plot the pairwise network-DP loss from node ``u`` to node ``v`` against their
 shortest-path distance. Their protocol: every node adds Gaussian noise once,
-``x(0) = x + sigma xi`` (their code then clips to [0, 1]; the exact model
-here does **not** clip, so it is linear), and runs ``T`` gossip steps with a
-fixed symmetric doubly stochastic ``W``:
-
-* plain: ``x(t) = W x(t-1)``, so ``x(t) = W^t x(0)``;
-* Chebyshev-accelerated: ``x(1) = W x(0)``,
-  ``x(t+1) = gamma W x(t) + (1 - gamma) x(t-1)``, with
-  ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2`` and ``l2`` the
-  spectral gap (second-smallest eigenvalue of ``I - W``).
-
-In both, ``x(t) = M_t x(0)`` with ``M_t`` a polynomial in ``W``.
+``x(0) = x + sigma xi``, and runs ``T`` gossip steps with a fixed symmetric
+doubly stochastic ``W``, plain or Chebyshev-accelerated, so that
+``x(t) = M_t x(0)`` with ``M_t`` a polynomial in ``W`` (the protocol, the
+authors' weights and step count: :mod:`.muffliato_gossip`; the figure's
+graphs: ``muffliato_graphs``).
 
 Conventions of the authors' public code, as used here
-(:func:`authors_pairwise_loss`, :func:`muffliato_steps`, :func:`hamilton_weights`):
+(:func:`authors_pairwise_loss`):
 
-* weights: ``W_uv = 1 / (max(d_u, d_v) + 1)`` on edges (plain degrees),
-  ``W_uu`` the rest of the row: the Metropolis rule of :mod:`topology.weights`;
-* steps: ``T = ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))``
-  accelerated, ``/ l2`` plain;
 * per pair, order ``alpha``: ``min(eps_local, alpha / (2 sigma^2) * sum over
   t = 1..T and neighbours w != v of v of (M_t[w, u] / ||M_t[w, :]||)^2)``:
   every message counted as a separate Gaussian mechanism and the results
@@ -42,8 +32,9 @@ clipping. Its view is ``B (x + sigma xi)`` with ``B`` the stacked rows
 ``M_t[w, :]``; conditioned on ``xi_v`` the covariance is ``sigma^2 B' B'^T``
 (``B'``: ``B`` without column ``v``), the shift for ``u`` is ``B[:, u]``, so
 ``D_alpha(u -> v) = alpha / (2 sigma^2) * ||P e_u||^2`` with ``P`` the
-projection on the row space of ``B'`` (by :func:`row_space_basis`, or by
-:func:`~.gaussian_views.gaussian_view_losses` with ``method="svd"``).
+projection on the row space of ``B'`` (by ``row_space_basis`` of
+``row_space``, or by :func:`~.gaussian_views.gaussian_view_losses` with
+``method="svd"``).
 Including the first exchange gives every neighbour of ``u`` the full
 ``alpha / (2 sigma^2)``.
 
@@ -59,7 +50,7 @@ hypercube's ``W`` has 12 distinct eigenvalues, so each neighbour's rows span
 at most 12 dimensions) are exact.
 
 Cost: per observer, ``T`` sparse products for its ``d_v`` rows, orthogonalized
-batch by batch against the basis built so far (:func:`row_space_basis`,
+batch by batch against the basis built so far (``row_space_basis``,
 ``O(d_v T n r)`` for a view of rank ``r``; the one-SVD route costs
 ``O(d_v T n^2)`` when ``d_v T > n``); observers are streamed one at a time
 (:func:`pairwise_rows`), so memory is one observer's basis, and they are
@@ -70,6 +61,7 @@ first step from which it does.
 
 Example:
     >>> import networkx as nx
+    >>> from accounting.network.muffliato_gossip import hamilton_weights
     >>> W = hamilton_weights(nx.path_graph(4))
     >>> row = observer_row(W, 3, steps=2, gamma=None)  # v = 3 sees x_2(1), x_2(2)
     >>> row.exact.round(4).tolist(), row.authors.round(4).tolist()
@@ -90,40 +82,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.linalg import blas, lapack
-
-from topology.weights import metropolis
 
 from ..errors import AccountingError, PrivacyParameterError
 from .gaussian_views import RANGE_RTOL, RANK_RTOL, count_outside, gaussian_view_losses, renyi_from_mu
-from .schedule import LinearSchedule
+from .muffliato_gossip import gossip_rows
+from .row_space import row_space_basis
 
 __all__ = [
     "WITNESS_MARGIN",
     "witness_margin",
-    "hamilton_weights",
-    "spectral_gap",
-    "chebyshev_gamma",
-    "muffliato_steps",
-    "gossip_rows",
-    "muffliato_schedule",
     "authors_pairwise_loss",
     "exact_pairwise_loss",
     "ObserverRow",
     "observer_row",
     "pairwise_rows",
     "witness_round",
-    "row_space_basis",
-    "hypercube",
-    "erdos_renyi_connected",
-    "random_geometric",
-    "grid",
-    "figure_graphs",
-    "distances_from",
 ]
 
 
@@ -153,191 +128,6 @@ def witness_margin(local_budget: float) -> float:
         (1e-06, 1e-12)
     """
     return WITNESS_MARGIN * local_budget if 0 < local_budget < math.inf else WITNESS_MARGIN
-
-
-def hamilton_weights(graph: nx.Graph) -> sp.csr_array:
-    """The authors' "Hamilton" gossip weights: ``1 / (max(d_u, d_v) + 1)`` on edges, the rest on the diagonal.
-
-    Their code adds self-loops and reads networkx degrees (a self-loop counts
-    twice); in plain degrees this is the Metropolis rule, so this returns
-    :func:`topology.weights.metropolis`.
-
-    Args:
-        graph: an undirected networkx graph on nodes ``0..n-1``.
-
-    Returns:
-        ``W``, symmetric and doubly stochastic (CSR).
-
-    Raises:
-        topology.errors.ParameterError: a directed pattern.
-
-    Example:
-        >>> hamilton_weights(nx.star_graph(2)).toarray().round(3).tolist()
-        [[0.333, 0.333, 0.333], [0.333, 0.667, 0.0], [0.333, 0.0, 0.667]]
-    """
-    return sp.csr_array(metropolis(graph))
-
-
-def spectral_gap(weights: Any) -> float:
-    """``l2``: the second-smallest eigenvalue of ``I - W`` for a symmetric ``W`` (dense ``eigvalsh``).
-
-    Args:
-        weights: symmetric ``W`` (dense or scipy sparse), size >= 2.
-
-    Returns:
-        The spectral gap.
-
-    Raises:
-        AccountingError: ``W`` not square or not symmetric.
-
-    Example:
-        >>> round(spectral_gap(hamilton_weights(nx.hypercube_graph(3))), 12)
-        0.5
-    """
-    w = weights.toarray() if sp.issparse(weights) else np.asarray(weights, dtype=float)
-    if w.ndim != 2 or w.shape[0] != w.shape[1] or w.shape[0] < 2:
-        raise AccountingError(f"weights must be a square matrix of size >= 2, got shape {w.shape}")
-    if not np.allclose(w, w.T, atol=1e-12):
-        raise AccountingError("weights must be symmetric for the spectral gap of I - W")
-    ev = sla.eigvalsh(np.eye(w.shape[0]) - w, subset_by_index=[0, 1])
-    return float(ev[1])
-
-
-def chebyshev_gamma(gap: float) -> float:
-    """Chebyshev acceleration constant ``gamma = 2 (1 - sqrt(l2 (1 - l2/4))) / (1 - l2/2)^2``.
-
-    Args:
-        gap: the spectral gap ``l2`` in (0, 1].
-
-    Returns:
-        ``gamma``.
-
-    Raises:
-        PrivacyParameterError: ``gap`` outside (0, 1].
-
-    Example:
-        >>> round(chebyshev_gamma(0.5), 6)  # 2 (1 - sqrt(0.4375)) / 0.5625
-        1.203777
-    """
-    if not 0 < gap <= 1:
-        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
-    return 2.0 * (1.0 - math.sqrt(gap * (1.0 - gap / 4.0))) / (1.0 - gap / 2.0) ** 2
-
-
-def muffliato_steps(n: int, sigma: float, gap: float, accelerated: bool = True) -> int:
-    """The authors' step count ``ceil(log(n / sigma^2 * max(1/4, sigma^2)) / sqrt(l2))`` (``/ l2`` if plain).
-
-    Args:
-        n: number of nodes.
-        sigma: noise standard deviation.
-        gap: the spectral gap ``l2``.
-        accelerated: Chebyshev (``True``) or plain gossip.
-
-    Returns:
-        ``T`` (at least 1).
-
-    Raises:
-        PrivacyParameterError: ``n < 1``, ``sigma <= 0`` or ``gap`` outside (0, 1].
-
-    Example:
-        >>> muffliato_steps(2048, 1.0, 1 / 6)
-        19
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise PrivacyParameterError(f"n must be an integer >= 1, got {n!r}")
-    if not (sigma > 0 and math.isfinite(sigma)):
-        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if not 0 < gap <= 1:
-        raise PrivacyParameterError(f"spectral gap must lie in (0, 1], got {gap!r}")
-    top = math.log(n / sigma**2 * max(0.25, sigma**2))
-    return max(1, math.ceil(top / (math.sqrt(gap) if accelerated else gap)))
-
-
-def _check_gamma(gamma: float | None) -> None:
-    if gamma is not None and not (math.isfinite(gamma) and gamma > 0):
-        raise PrivacyParameterError(f"gamma must be None (plain gossip) or a finite number > 0, got {gamma!r}")
-
-
-def gossip_rows(weights: sp.csr_array, rows: Iterable[int], steps: int, gamma: float | None = None
-                ) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(t, M_t[rows, :])`` for ``t = 0..steps`` (``M_0 = I``), plain or Chebyshev (``gamma``).
-
-    Only ``len(rows) x n`` numbers are held per step (two steps for Chebyshev).
-
-    Args:
-        weights: symmetric ``W`` (CSR).
-        rows: the row indices.
-        steps: ``T >= 0``.
-        gamma: ``None`` for plain gossip, else the Chebyshev constant.
-
-    Yields:
-        ``(t, M_t[rows, :])``, a fresh ``(len(rows), n)`` array per step.
-
-    Raises:
-        PrivacyParameterError: negative ``steps`` or a bad ``gamma``.
-
-    Example:
-        >>> W = sp.csr_array(np.full((2, 2), 0.5))
-        >>> [r.tolist() for _, r in gossip_rows(W, [0], 2)]
-        [[[1.0, 0.0]], [[0.5, 0.5]], [[0.5, 0.5]]]
-    """
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise PrivacyParameterError(f"steps must be an integer >= 0, got {steps!r}")
-    _check_gamma(gamma)
-    idx = np.asarray(list(rows), dtype=np.int64)
-    n = weights.shape[0]
-    wt = sp.csr_array(weights.T)
-    prev = np.zeros((idx.size, n))
-    prev[np.arange(idx.size), idx] = 1.0
-    yield 0, prev
-    if steps == 0:
-        return
-    cur = np.asarray((wt @ prev.T).T)
-    yield 1, cur
-    for t in range(2, steps + 1):
-        nxt = np.asarray((wt @ cur.T).T)
-        if gamma is not None:
-            nxt = gamma * nxt + (1.0 - gamma) * prev
-        prev, cur = cur, nxt
-        yield t, cur
-
-
-def muffliato_schedule(weights: Any, steps: int, sigma: float, gamma: float | None = None) -> LinearSchedule:
-    """The same protocol as a :class:`~.schedule.LinearSchedule` (``steps + 1`` rounds; noise in round 1).
-
-    Message ``y(t)`` is ``x(t - 1) = M_{t-1} (x + sigma xi)``: round 1 is the
-    first exchange, rounds ``2..steps + 1`` carry ``M_1 .. M_steps``.
-
-    Args:
-        weights: ``W``.
-        steps: ``T`` >= 1.
-        sigma: noise standard deviation (round 1), > 0.
-        gamma: ``None`` (plain) or the Chebyshev constant (as the own message of the previous round).
-
-    Returns:
-        The :class:`~.schedule.LinearSchedule`.
-
-    Raises:
-        PrivacyParameterError: bad ``steps``, ``sigma`` or ``gamma``.
-
-    Example:
-        >>> muffliato_schedule(np.full((2, 2), 0.5), 2, 1.0).horizon
-        3
-    """
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise PrivacyParameterError(f"steps must be an integer >= 1, got {steps!r}")
-    if not (sigma > 0 and math.isfinite(sigma)):
-        raise PrivacyParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
-    _check_gamma(gamma)
-    w = sp.csr_array(weights)
-    n = w.shape[0]
-    scale = np.zeros((steps + 1, n))
-    scale[0] = sigma
-    if gamma is None:
-        return LinearSchedule.from_mixing([w] * (steps + 1), scale)
-    mixing = [w] + [w * gamma] * steps
-    lag2 = [np.zeros(n)] + [np.full(n, 1.0 - gamma)] * steps
-    return LinearSchedule.from_mixing(mixing, scale, lag2=lag2)
 
 
 def _neighbours(weights: sp.csr_array, v: int) -> np.ndarray:
@@ -379,6 +169,8 @@ def authors_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: floa
         AccountingError, PrivacyParameterError: bad node or parameters.
 
     Example:
+        >>> import networkx as nx
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> W = hamilton_weights(nx.path_graph(3))
         >>> authors_pairwise_loss(W, 2, 1).round(4).tolist()  # one row (1, 1, 1)/3: 1/3 each
         [0.3333, 0.3333, 0.3333]
@@ -409,6 +201,8 @@ def _authors_cap(total: np.ndarray, alpha: float, sigma: float, eps_local: float
 
 
 @dataclass(frozen=True)
+
+
 class ObserverRow:
     """One observer's row of the pairwise matrices.
 
@@ -433,185 +227,6 @@ class ObserverRow:
     view_dim: int
 
 
-def row_space_basis(blocks: Iterable[np.ndarray], rank_rtol: float = RANK_RTOL, batch_rows: int = 256
-                    ) -> tuple[np.ndarray, int]:
-    """An orthonormal basis of the span of the rows of ``blocks``, built batch by batch (block Gram-Schmidt).
-
-    Rows are gathered into batches of at least ``batch_rows``. Each batch
-    ``R`` is projected once off the current basis ``Q`` (classical
-    Gram-Schmidt, ``R - (R Q) Q^T``); its new directions are the right
-    singular vectors of the residual, obtained from a blocked Householder QR
-    of the residual's transpose and an SVD of the small triangular factor
-    (the singular values and vectors of an SVD of the wide residual, for a
-    fraction of the work), and kept if their singular value exceeds
-    ``rank_rtol`` times the largest row norm seen so far. The kept directions
-    are projected off ``Q`` once more, a second time only if that shrank one
-    of them below ``1/sqrt(2)`` of its length (the reorthogonalization
-    criterion of Daniel, Gragg, Kaufman and Stewart, Math. Comp. 1976), and
-    re-orthonormalized through the eigendecomposition of their small Gram
-    matrix (they are orthonormal up to rounding, so its condition is near
-    1); one whose norm falls below 1/2 in that step was rounding, and is
-    counted as dropped. The basis lives in one preallocated buffer (no copy
-    per batch). Cost ``O(k n r)`` for ``k`` rows of length ``n`` and rank
-    ``r``, against ``O(k n^2)`` for an SVD of the stacked rows.
-
-    One projection of the batch suffices: it leaves a rounding-level
-    component along ``Q`` in the residual (about ``sqrt(n) eps`` times the
-    batch's norm, from the inner products ``R Q``), which moves the
-    residual's singular values by that much (Weyl's inequality), many orders
-    below the deflation threshold, and only tilts the kept directions
-    towards ``Q``, which their own projection removes. What it could change
-    is the count of ambiguous directions (singular values between rounding
-    and the threshold), so those directions are projected off ``Q`` too and
-    counted by the singular values of what lies outside ``Q`` (views whose
-    weak directions are exact dependencies keep ``dropped == 0``). The
-    orthonormality of the result is checked at the end.
-
-    Where the view has ambiguous directions (``dropped > 0``), the kept
-    subspace depends on how the rows are batched and on the rounding of the
-    steps (a direction that is weak within one batch may be kept in another
-    grouping; among the weakest directions the choice is not stable under
-    rounding-level changes of the input): every result spans a subspace of
-    the row space, so every value is a lower estimate, but the estimates
-    differ. On the N = 2048 grid and random geometric graph, batches of 128
-    rows instead of 256 keep 5 % more directions and raise single values by
-    up to 0.6; replacing the SVD of the residual by the QR route above, and
-    the second projection of each batch by the single one, moved single
-    values by up to 0.3 with the same number of directions within 2 of
-    1200. The default is fixed so that the values are reproducible.
-
-    Args:
-        blocks: arrays of shape ``(d_i, n)``.
-        rank_rtol: relative tolerance of the deflation.
-        batch_rows: rows per batch (larger batches use BLAS better), >= 1.
-
-    Returns:
-        ``(Q, dropped)``: ``Q`` of shape ``(n, r)`` with orthonormal columns, and the number of residual
-        directions with a singular value above rounding level (``n * eps`` times the largest row norm)
-        but at or below the tolerance, or lost to rounding in the re-orthonormalization.
-
-    Raises:
-        AccountingError: the basis lost orthogonality all the same (a squared row norm of ``Q`` above
-            ``1 + 1e-6``, or more directions than ``n``); a LAPACK routine failed.
-
-    Example:
-        >>> q, dropped = row_space_basis([np.array([[1.0, 1.0, 0.0]]), np.array([[2.0, 2.0, 0.0], [0, 0, 3.0]])],
-        ...                              batch_rows=1)
-        >>> q.shape, np.round(np.sum(q**2, axis=1), 12).tolist()  # (2, 2, 0) adds no direction
-        ((3, 2), [0.5, 0.5, 1.0])
-    """
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)) or batch_rows < 1:
-        raise AccountingError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
-    buf: np.ndarray | None = None  # (n, capacity), Fortran order: the basis is buf[:, :rank]
-    rank = 0
-    scale = 0.0
-    dropped = 0
-    eps = np.finfo(float).eps
-
-    def subtract(x: np.ndarray, q: np.ndarray, coef: np.ndarray) -> None:
-        """``x -= q coef`` in place (one BLAS call, no ``(n, k)`` temporary when ``x`` is in Fortran order)."""
-        out = blas.dgemm(-1.0, q, coef, beta=1.0, c=x, overwrite_c=1)
-        if not np.may_share_memory(out, x):  # BLAS worked on a copy (x not in Fortran order)
-            x[...] = out
-
-    def project(x: np.ndarray, q: np.ndarray) -> None:
-        """``x -= q (q^T x)`` in place, ``x`` of shape ``(n, k)``, ``q`` in Fortran order."""
-        subtract(x, q, blas.dgemm(1.0, q, x, trans_a=1))
-
-    def absorb(r: np.ndarray) -> None:
-        nonlocal buf, rank, dropped
-        assert buf is not None
-        q = buf[:, :rank]
-        if rank:
-            project(r.T, q)  # r^T is the Fortran view of the C-ordered batch: projected in place
-        b, n = r.shape
-        m = min(b, n)
-        # r^T = H [R; 0] (blocked Householder QR, in place on the Fortran view r^T), R = U S Y^T:
-        # r = Y S (H [U; 0])^T, so the right singular vectors of r are H [U; 0]
-        qr, tfac, info = lapack.dgeqrt(min(32, m), r.T, overwrite_a=1)
-        if info:
-            raise AccountingError(f"row_space_basis: LAPACK dgeqrt failed (info={info})")
-        u, sv, _ = sla.svd(np.triu(qr[:m]), full_matrices=False, check_finite=False)
-        keep = sv > rank_rtol * scale
-        band = ~keep & (sv > n * eps * scale)  # ambiguous: above rounding, at or below the tolerance
-        k = int(keep.sum())
-        # the single projection leaves rounding along Q in the residual; the band's directions are
-        # projected off Q too, so that only what lies outside the basis is counted as ambiguous
-        recheck = bool(rank and band.any())
-        if not recheck:
-            dropped += int(band.sum())
-        cols = keep | band if recheck else keep
-        if not cols.any():
-            return
-        c = np.zeros((n, int(cols.sum())), order="F")
-        c[:m] = u[:, cols]  # the kept directions first (singular values in decreasing order)
-        z, info = lapack.dgemqrt(qr[:, :m], tfac, c, side="L", trans="N", overwrite_c=1)
-        if info:
-            raise AccountingError(f"row_space_basis: LAPACK dgemqrt failed (info={info})")
-        if rank:
-            coef = blas.dgemm(1.0, q, z, trans_a=1)  # Q^T z, for the kept and the band directions
-            if k:
-                subtract(z[:, :k], q, coef[:, :k])
-                if np.linalg.norm(z[:, :k], axis=0).min() < math.sqrt(0.5):
-                    project(z[:, :k], q)
-        if recheck:
-            # the band's residual outside Q is Y_b S_b (P z_b)^T, with (P z_b)^T P z_b = z_b^T z_b - c_b^T c_b
-            # (c_b = Q^T z_b): the subtraction loses about n eps of each entry of this Gram matrix, that is
-            # n eps sv^2 <= n eps (rank_rtol scale)^2 of its eigenvalues, far below the rounding level squared
-            zb, cb, sb = z[:, k:], coef[:, k:], sv[band]
-            gram = (zb.T @ zb - cb.T @ cb) * sb[:, None] * sb[None, :]
-            outside = sla.eigvalsh(gram, check_finite=False)
-            dropped += int((outside > (n * eps * scale) ** 2).sum())
-        if not k:
-            return
-        new = z[:, :k]
-        # new = Z S Y^T: its Gram Y S^2 Y^T gives Z = new Y / S on the directions with S > 1/2
-        s2, y = sla.eigh(new.T @ new, check_finite=False)
-        good = s2 > 0.25
-        dropped += int((~good).sum())
-        if not good.any():
-            return
-        add = new @ (y[:, good] / np.sqrt(s2[good]))
-        if rank + add.shape[1] > buf.shape[1]:
-            grown = np.zeros((buf.shape[0], min(buf.shape[0] + 1, max(2 * buf.shape[1], rank + add.shape[1]))),
-                             order="F")
-            grown[:, :rank] = buf[:, :rank]
-            buf = grown
-        buf[:, rank:rank + add.shape[1]] = add
-        rank += add.shape[1]
-
-    def batch(parts: list[np.ndarray]) -> np.ndarray:
-        """The rows stacked in C order (their transpose, the Fortran view, is what LAPACK factors in place)."""
-        out = np.empty((sum(p.shape[0] for p in parts), parts[0].shape[1]))
-        return np.concatenate(parts, axis=0, out=out)
-
-    pending: list[np.ndarray] = []
-    count = 0
-    for block in blocks:
-        r = np.asarray(block, dtype=float)
-        if r.size == 0:
-            continue
-        scale = max(scale, float(np.linalg.norm(r, axis=1).max()))
-        if buf is None:
-            buf = np.zeros((r.shape[1], min(r.shape[1] + 1, max(64, 2 * batch_rows))), order="F")
-        pending.append(r)
-        count += r.shape[0]
-        if count >= batch_rows:
-            absorb(batch(pending))
-            pending, count = [], 0
-    if buf is None:
-        return np.zeros((0, 0)), dropped
-    if pending:
-        absorb(batch(pending))
-    q = buf[:, :rank]
-    worst = float(np.max(np.einsum("ij,ij->i", q, q), initial=0.0))
-    if rank > q.shape[0] or worst > 1 + 1e-6:
-        raise AccountingError(f"row_space_basis: the basis lost orthogonality (rank {rank} for dimension "
-                              f"{q.shape[0]}, largest squared row norm {worst:.6g}); rank_rtol={rank_rtol!r} is "
-                              "too small for the rounding of these rows")
-    return q, dropped
-
-
 def _faint_streamed(blocks: Iterable[np.ndarray], level: float, q: np.ndarray) -> int:
     """The row half of :func:`~.gaussian_views.faint_directions` for a streamed view ``B`` (blocks of rows) whose
     kept row space has the orthonormal basis ``q``: how many rows' parts at or below ``level`` (entries with
@@ -630,7 +245,7 @@ def _faint_streamed(blocks: Iterable[np.ndarray], level: float, q: np.ndarray) -
 def _streamed_exact(weights: sp.csr_array, v: int, steps: int, gamma: float | None, alpha: float, sigma: float,
                     include_first_exchange: bool, rank_rtol: float, authors_total: np.ndarray | None = None
                     ) -> ObserverRow:
-    """The exact values by :func:`row_space_basis` over the streamed view (parameters checked by the caller).
+    """The exact values by ``row_space_basis`` over the streamed view (parameters checked by the caller).
 
     With ``authors_total`` (zeros of shape ``(n,)``), the authors' sum is accumulated into it from the same
     gossip rows (one pass over the steps for both values).
@@ -687,7 +302,7 @@ def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float 
         include_first_exchange: count the raw noisy values ``x_w(0)``.
         rank_rtol: rank tolerance (:data:`~.gaussian_views.RANK_RTOL`).
         method: ``"gram-schmidt"`` (default): ``||P e_u||^2`` as the squared row norms of the basis of
-            :func:`row_space_basis`, the rows streamed step by step; ``"svd"``: the general
+            ``row_space_basis``, the rows streamed step by step; ``"svd"``: the general
             :func:`~.gaussian_views.gaussian_view_losses` on the stacked view (one SVD; slower when the view
             has more rows than ``n``; the two agree up to the rank decisions of their tolerances; with ambiguous
             directions both give the kept directions' value, a lower estimate, and ``dropped > 0``).
@@ -699,6 +314,8 @@ def exact_pairwise_loss(weights: sp.csr_array, v: int, steps: int, gamma: float 
         AccountingError, PrivacyParameterError: bad node or parameters.
 
     Example:
+        >>> import networkx as nx
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> W = hamilton_weights(nx.path_graph(3))
         >>> exact_pairwise_loss(W, 2, 1, include_first_exchange=True).exact.round(4).tolist()
         [1.0, 1.0, inf]
@@ -748,6 +365,8 @@ def observer_row(weights: sp.csr_array, v: int, steps: int, gamma: float | None 
         AccountingError, PrivacyParameterError: bad node or parameters.
 
     Example:
+        >>> import networkx as nx
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> row = observer_row(hamilton_weights(nx.path_graph(3)), 0, 1)
         >>> row.authors.round(4).tolist(), row.exact.round(4).tolist()
         ([0.3333, 0.3333, 0.3333], [inf, 0.5, 0.5])
@@ -788,6 +407,8 @@ def witness_round(weights: sp.csr_array, u: int, v: int, steps: int, gamma: floa
         AccountingError: ``u == v`` or a node out of range.
 
     Example:
+        >>> import networkx as nx
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> witness_round(hamilton_weights(nx.path_graph(4)), 0, 3, 2)  # exact 2/3 vs 1/23 at step 2
         2
     """
@@ -856,6 +477,8 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
         AccountingError: ``workers`` not an integer >= 1; as ``observer_row``.
 
     Example:
+        >>> import networkx as nx
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> W = hamilton_weights(nx.path_graph(3))
         >>> [r.v for r in pairwise_rows(W, None, 1)]
         [0, 1, 2]
@@ -878,130 +501,3 @@ def pairwise_rows(weights: sp.csr_array, observers: Iterable[int] | None, steps:
     with ProcessPoolExecutor(max_workers=int(workers), initializer=_init_worker,
                              initargs=(w, steps, gamma, kwargs)) as pool:
         yield from pool.map(_row_task, obs, chunksize=chunk)
-
-
-# --------------------------------------------------------------------------- the figure's graphs
-
-
-def hypercube(dim: int = 11) -> nx.Graph:
-    """The hypercube of dimension ``dim`` on nodes ``0..2^dim - 1`` (binary labels in networkx order).
-
-    Args:
-        dim: the dimension.
-
-    Returns:
-        The graph.
-
-    Example:
-        >>> hypercube(3).number_of_nodes()
-        8
-    """
-    return nx.convert_node_labels_to_integers(nx.hypercube_graph(dim))
-
-
-def erdos_renyi_connected(n: int = 2048, p: float | None = None, seed: int = 0, max_draws: int = 1000
-                          ) -> nx.Graph:
-    """Erdős–Rényi ``G(n, p)``, ``p = log(n)/n`` by default, redrawn until connected.
-
-    Draw ``k`` uses the seed ``numpy.random.SeedSequence(seed).spawn(max_draws)[k]`` (first 32-bit word), so
-    one ``seed`` fixes the graph.
-
-    Args:
-        n: number of nodes.
-        p: edge probability (default ``log(n) / n``).
-        seed: the seed.
-        max_draws: how many graphs to try.
-
-    Returns:
-        The first connected draw.
-
-    Raises:
-        AccountingError: no connected draw in ``max_draws``.
-
-    Example:
-        >>> nx.is_connected(erdos_renyi_connected(64, seed=1))
-        True
-    """
-    prob = math.log(n) / n if p is None else p
-    for child in np.random.SeedSequence(seed).spawn(max_draws):
-        g = nx.fast_gnp_random_graph(n, prob, seed=int(child.generate_state(1)[0]))
-        if nx.is_connected(g):
-            return g
-    raise AccountingError(f"erdos_renyi_connected: no connected G({n}, {prob}) in {max_draws} draws (seed={seed})")
-
-
-def random_geometric(n: int = 2048, radius: float = 0.07, seed: int = 0) -> nx.Graph:
-    """Random geometric graph: ``n`` uniform points in the unit square, edges within ``radius``.
-
-    Args:
-        n: number of nodes.
-        radius: connection radius.
-        seed: networkx's seed for the points.
-
-    Returns:
-        The graph.
-
-    Raises:
-        AccountingError: the drawn graph is not connected (naming the seed).
-
-    Example:
-        >>> random_geometric(200, 0.2, seed=0).number_of_nodes()
-        200
-    """
-    g = nx.random_geometric_graph(n, radius, seed=seed)
-    if not nx.is_connected(g):
-        raise AccountingError(f"random_geometric: the graph for n={n}, radius={radius}, seed={seed} is not "
-                              "connected; choose another seed")
-    return g
-
-
-def grid(side: int = 45) -> nx.Graph:
-    """The ``side x side`` grid, node ``i * side + j`` at row ``i``, column ``j``.
-
-    Args:
-        side: nodes per side.
-
-    Returns:
-        The graph.
-
-    Example:
-        >>> sorted(grid(3).neighbors(4))
-        [1, 3, 5, 7]
-    """
-    return nx.convert_node_labels_to_integers(nx.grid_2d_graph(side, side), ordering="sorted")
-
-
-def figure_graphs(seed: int = 0) -> dict[str, nx.Graph]:
-    """The four graphs of the figure: hypercube 11, Erdős–Rényi 2048, random geometric 2048 (0.07), grid 45.
-
-    Args:
-        seed: the seed of the two random graphs.
-
-    Returns:
-        ``{"hypercube", "erdos-renyi", "geometric", "grid"}`` to graphs (a few seconds to build).
-
-    Raises:
-        AccountingError: a random graph could not be drawn connected.
-    """
-    return {"hypercube": hypercube(11), "erdos-renyi": erdos_renyi_connected(2048, seed=seed),
-            "geometric": random_geometric(2048, 0.07, seed=seed), "grid": grid(45)}
-
-
-def distances_from(graph: nx.Graph, v: int) -> np.ndarray:
-    """Shortest-path distances from ``v`` to every node ``0..n-1`` (``-1`` where unreachable).
-
-    Args:
-        graph: a graph on nodes ``0..n-1``.
-        v: the source.
-
-    Returns:
-        ``(n,)`` integer array.
-
-    Example:
-        >>> distances_from(nx.path_graph(3), 0).tolist()
-        [0, 1, 2]
-    """
-    out = np.full(graph.number_of_nodes(), -1, dtype=np.int64)
-    for u, d in nx.single_source_shortest_path_length(graph, v).items():
-        out[u] = d
-    return out

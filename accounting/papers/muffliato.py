@@ -222,7 +222,7 @@ def muffliato_pairwise_claim(weights: Any, steps: int, gamma: float | None = Non
 
     Example:
         >>> import networkx as nx
-        >>> from accounting.network.muffliato import hamilton_weights
+        >>> from accounting.network.muffliato_gossip import hamilton_weights
         >>> c = muffliato_pairwise_claim(hamilton_weights(nx.path_graph(3)), 1)
         >>> c.bounds_for(0).shape
         (3,)

@@ -40,7 +40,7 @@ import numpy as np
 
 from accounting.ledger import Release
 
-from ..errors import ScenarioError
+from ..errors import NoiseError, ScenarioError
 
 __all__ = ["Channel", "NoiseDeclaration", "Algorithm", "State", "Messages", "claim_pair", "as_claim_form", "claimed_pair",
            "rule_messages", "rule_noise", "rule_update", "stated_claim"]
@@ -57,10 +57,27 @@ class Channel:
         name: the channel's name (``"y"``, ``"z"``, ``"w"`` ...).
         mechanism: ``"laplace"`` or ``"gaussian"`` for a noised channel,
             ``None`` for a noise-free one (its messages are not in the ledger).
+
+    Raises:
+        NoiseError: another mechanism (a discrete, uniform or other family is not modelled), naming the channel.
+
+    Example:
+        >>> Channel("y", "geometric")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        asyncdp.errors.NoiseError: Channel 'y': mechanism 'geometric' is not a noise the engines draw ...
     """
 
     name: str
     mechanism: str | None = None
+
+    def __post_init__(self) -> None:
+        from ..noise import DISTRIBUTIONS
+
+        if self.mechanism is not None and self.mechanism not in DISTRIBUTIONS:
+            raise NoiseError(f"Channel {self.name!r}: mechanism {self.mechanism!r} is not a noise the engines draw "
+                             f"({', '.join(DISTRIBUTIONS)}, or None for a noise-free channel): another family "
+                             "(geometric, discrete Gaussian, Skellam, randomized response, uniform, Student-t) is not "
+                             "modelled by the engines or the privacy check")
 
     @property
     def noisy(self) -> bool:

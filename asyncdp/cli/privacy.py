@@ -158,7 +158,7 @@ def _pairwise_claim_section(scenario: Any, observer: Any, args: argparse.Namespa
 
 
 def _observer_of(text: str, scenario: Any) -> Any:
-    from ..privacy.observers import parse_observer
+    from ..privacy.observer_views import parse_observer
 
     return parse_observer(text, scenario.problem.num_agents)
 

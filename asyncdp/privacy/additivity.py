@@ -53,14 +53,15 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ChannelNoise
+from accounting.replay_inputs import ChannelNoise
 
-__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "probe_finding", "probe_pairs", "probe_wrapper"]
+__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "UNMODELLED_KEPT", "probe_finding", "probe_nonlinear",
+           "probe_pairs", "probe_wrapper", "rescaled_draw", "set_aside_not_additive"]
 
 ADDITIVITY_STREAM = 1001
 """The spawn key of the probe's draws: above the engine runs' sides and the worst-case search's 1000."""
@@ -92,6 +93,10 @@ class AdditivityProbe:
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
         finding_run: the run of that release (``None`` while every probe agreed).
+        nonlinear: the first finding where a release does not move by one factor times ``z`` (:func:`rescaled_draw`;
+            on any channel, also one after a rescaled channel), else ``None``: the released noise is then not of the
+            declared family at any scale, and witnesses computed from its densities are no evidence
+            (:func:`set_aside_not_additive`).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -100,6 +105,8 @@ class AdditivityProbe:
         self.reuse = reuse
         self.finding: str | None = None
         self.finding_run: int | None = None
+        self.nonlinear: str | None = None
+        self._other_use: str | None = None  # the last comparison's first release that is no rescaled draw
 
     def initial_state(self, runs: int) -> Any:
         return self.inner.initial_state(runs)
@@ -109,8 +116,16 @@ class AdditivityProbe:
 
     def message_means(self, state: Any, t: int) -> Mapping[str, np.ndarray]:
         mean = self.inner.message_means(state, t)
-        if self.finding is None:
-            self.finding = self._probe(state, t, mean)
+        if self.nonlinear is None:  # a rescaled draw is probed on: a later round may use its noise otherwise
+            first, run = self.finding, self.finding_run
+            found = self._probe(state, t, mean)
+            if found is not None:
+                if self._other_use is not None:
+                    self.nonlinear = self._other_use
+                if first is not None:
+                    self.finding, self.finding_run = first, run
+                else:
+                    self.finding = found
         return mean
 
     def _draw(self, mechanism: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -135,31 +150,51 @@ class AdditivityProbe:
             probed = alg.message(_state_copy(state), t, {k: v.copy() for k, v in z.items()},
                                  np.arange(problem.num_agents), problem)
         except Exception as exc:  # a rule that cannot take the noise it is given
-            return _raised(t, exc, self.label)
-        return self._compare(t, mean, probed, z)
+            self._other_use = _raised(t, exc, self.label)
+            return self._other_use
+
+        def doubled(name: str) -> np.ndarray | None:  # the message moved by 2 z, less without (None: it raised)
+            try:
+                out = alg.message(_state_copy(state), t, {k: 2.0 * v for k, v in z.items()},
+                                  np.arange(problem.num_agents), problem)
+                return np.asarray(out[name], dtype=float) - np.asarray(mean[name], dtype=float)
+            except Exception:  # noqa: BLE001 - then the factor is not shown to be the draw's own: no rescaled draw
+                return None
+
+        return self._compare(t, mean, probed, z, doubled)
 
     def _compare(self, t: int, mean: Mapping[str, np.ndarray], probed: Mapping[str, Any],
-                 z: Mapping[str, np.ndarray]) -> str | None:
+                 z: Mapping[str, np.ndarray], doubled: Callable[[str], np.ndarray | None] | None = None
+                 ) -> str | None:
         """The finding of one probe: the R step's ``probed`` message with standard noise ``z`` against ``mean``
-        (with zero noise), or ``None``."""
+        (with zero noise), or ``None``.
+
+        A channel whose release is a rescaled draw (:func:`rescaled_draw`, ``doubled(channel)`` its message moved
+        by ``2 z``) is named, and the later channels are compared too: the first release that is no rescaled draw
+        is kept in ``_other_use``."""
+        self._other_use = None
         if set(probed) != set(mean):
-            return (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} without "
-                    f"({self.label})")
+            self._other_use = (f"round {t}: the R step sends channels {sorted(probed)} with noise but {sorted(mean)} "
+                               f"without ({self.label})")
+            return self._other_use
+        first: str | None = None
         for name in mean:
             mu = np.asarray(mean[name], dtype=float)
             got = np.asarray(probed[name], dtype=float)
             ch = self.noise.get(name)
             scale = 0.0 if ch is None else ch.scale(t)
             if got.shape != mu.shape:
-                return f"round {t}, channel {name!r}: the R step's message has shape {got.shape} with noise, " \
-                       f"{mu.shape} without ({self.label})"
+                self._other_use = f"round {t}, channel {name!r}: the R step's message has shape {got.shape} with " \
+                                  f"noise, {mu.shape} without ({self.label})"
+                return first or self._other_use
             diff = got - mu
             if scale > 0:
                 zz = z[name]
                 if zz.shape != diff.shape:
-                    return (f"round {t}, channel {name!r}: the declared noise has shape {zz.shape[2:]} per agent but "
-                            f"the message {diff.shape[2:]}: a release is not its noise-free value plus the noise "
-                            f"({self.label})")
+                    self._other_use = (f"round {t}, channel {name!r}: the declared noise has shape {zz.shape[2:]} "
+                                       f"per agent but the message {diff.shape[2:]}: a release is not its noise-free "
+                                       f"value plus the noise ({self.label})")
+                    return first or self._other_use
                 sign = self.signs.get(name)
                 if sign is None:
                     sign = self.signs[name] = -1.0 if float(np.nansum(diff * zz)) < 0 else 1.0  # the majority's
@@ -175,13 +210,107 @@ class AdditivityProbe:
             off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
             if off.any():
                 r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
-                self.finding_run = r
                 noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
                     else "noise"
-                return (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
-                        f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} = "
-                        f"{_at(expected, r, i, k):.6g}")
-        return None
+                found = (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
+                         f"with standard {noise_value} moves the message by {_at(diff, r, i, k):.6g}, not by {what} "
+                         f"= {_at(expected, r, i, k):.6g}")
+                if first is None:
+                    first, self.finding_run = found, r
+                again = None if doubled is None else (lambda name=name: doubled(name))
+                if not (scale > 0 and rescaled_draw(diff, z[name], tol, again)):
+                    self._other_use = found
+                    return first
+        return first
+
+
+def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray,
+                  doubled: Callable[[], np.ndarray | None] | None = None) -> bool:
+    """Whether ``diff`` (a probe's message with noise less without, ``(R, N, ...)``) is ``c z`` for one factor
+    ``c`` per agent across runs and coordinates, or 0 (the draw dropped), within ``tol`` (the probe's tolerance);
+    or else, for releases of several coordinates that move all together or not at all, ``c z`` for one factor per
+    run and agent that is not the draw's (``doubled()``, the message moved by ``2 z`` less without, is ``2 diff``).
+
+    Such a release carries the declared family's noise at another scale (``c`` for the declared ``s``; a scale
+    that moves with the state is one scale per release), or none: the conformance tests measure that scale, or the
+    atom of dropped draws. Any other use of the draw (rounded, clipped, transformed to another law, a factor that
+    moves with the draw such as its norm) is not the declared family at all. (A release that moves on one
+    coordinate only fits any factor of its own, as a rounded small noise does: it is read with its agent's.)
+
+    Example:
+        >>> z, tol = np.arange(1.0, 7.0).reshape(3, 1, 2), np.full((3, 1, 2), 1e-9)
+        >>> rescaled_draw(0.5 * z, z, tol), rescaled_draw(np.round(0.3 * z), z, tol)
+        (True, False)
+        >>> rescaled_draw(np.where(z > 4, 0.0, z), z, tol)  # draws dropped on some releases
+        True
+        >>> by_state = np.array([0.2, 0.5, 0.9])[:, None, None] * z
+        >>> rescaled_draw(by_state, z, tol, lambda: 2 * by_state), rescaled_draw(by_state, z, tol)
+        (True, False)
+        >>> by_norm = z / np.linalg.norm(z, axis=2, keepdims=True)  # 2 z moves it by the same
+        >>> rescaled_draw(by_norm, z, tol, lambda: by_norm)
+        False
+        >>> rescaled_draw(np.array([[[0.0, 0.3]], [[0.0, 2.0]], [[5.0, 6.0]]]), z, tol, lambda: None)  # one moves
+        False
+    """
+    flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
+    flat_t = tol.reshape(flat_d.shape)
+    kept = np.abs(flat_d) > flat_t
+    zk = np.where(kept, flat_z, 0.0)
+
+    def one_factor(axes: tuple[int, ...]) -> bool:
+        zz = (zk * zk).sum(axis=axes, keepdims=True)
+        c = np.divide((flat_d * zk).sum(axis=axes, keepdims=True), zz, out=np.zeros_like(zz), where=zz > 0)
+        return bool(((np.abs(flat_d - c * flat_z) <= flat_t) | ~kept).all())
+
+    if one_factor((0, 2)):
+        return True
+    moved = kept.sum(axis=2)
+    if doubled is None or flat_d.shape[2] < 2 or not ((moved == 0) | (moved == flat_d.shape[2])).all() \
+            or not one_factor((2,)):
+        return False
+    twice = doubled()
+    if twice is None or np.shape(twice) != diff.shape:
+        return False
+    gap = np.abs(np.asarray(twice, dtype=float) - 2.0 * diff)  # the factor is the same at 2 z: not the draw's
+    return bool((gap <= 3.0 * tol + ADDITIVITY_RTOL * np.abs(twice)).all())
+
+
+UNMODELLED_KEPT = ("blackbox", "dependence")
+"""Witness kinds that certify from the engine's outputs alone, whatever law the released noise follows (the black-box
+audit, the dependence audit's cancelling events): :func:`set_aside_not_additive` keeps them."""
+
+
+def set_aside_not_additive(evidence: list[Any], nonlinear: str | None) -> list[Any]:
+    """``evidence`` with every witness that reads the declared noise's law (an under-noised conformance test, an
+    exact replay loss, a shift or a constructed loss of noise-free values) set aside as a doubt when the rule does
+    not release the declared family at any scale (``nonlinear``: :attr:`AdditivityProbe.nonlinear`).
+
+    A rule that rounds its noisy value (post-processing, as private as the value), adds rounded, clipped,
+    uniform or Gaussian noise where Laplace noise is declared, releases a law those methods do not model: the
+    one-sided conformance test rejects a discrete law for its atoms, the replay's densities and the noise-free
+    values (the R step at zero noise) are not the mechanism's. A correct claim got ``violation`` from them. Only
+    :data:`UNMODELLED_KEPT` witnesses stay; nothing can pass (the doubt).
+
+    Args:
+        evidence: every method's evidence, in order.
+        nonlinear: the probe's sentence naming the release, or ``None`` (the list is returned as is).
+
+    Returns:
+        The same list, or a copy with those witnesses set aside.
+    """
+    if nonlinear is None:
+        return evidence
+    import dataclasses
+
+    out = []
+    for e in evidence:
+        if e.witness is not None and e.witness.get("kind") not in UNMODELLED_KEPT:
+            why = (f"{e.method}: its witness ({e.witness.get('kind')}) assumes the declared noise's law, but the rule "
+                   f"does not release the declared family at any scale ({nonlinear}): this noise is not modelled, "
+                   "the witness is set aside")
+            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+        out.append(e)
+    return out
 
 
 def _within(diff: np.ndarray, expected: np.ndarray, mu: np.ndarray, got: np.ndarray) -> bool:
@@ -238,6 +367,15 @@ def _raised(t: int, exc: Exception, label: str) -> str:
 def _at(a: np.ndarray, r: int, i: int, k: int) -> float:
     """Entry ``(run r, agent i, flat coordinate k)`` of an ``(R, N, ...)`` array."""
     return float(a.reshape(a.shape[0], a.shape[1], -1)[r, i, k])
+
+
+def probe_nonlinear(probes: tuple[AdditivityProbe, ...]) -> str | None:
+    """The first probe's :attr:`~AdditivityProbe.nonlinear` finding, or ``None``.
+
+    Example:
+        >>> probe_nonlinear(())
+    """
+    return next((p.nonlinear for p in probes if p.nonlinear is not None), None)
 
 
 def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:
@@ -480,9 +618,9 @@ class _StackedProbe:
     def _pair_losses(self, mean: Mapping[str, np.ndarray], t: int) -> None:
         """Round ``t`` of the checks that stand for the paired problems' losses (:func:`probe_pairs`): their noise-free
         values bounded (else ``ValueError``), and each noise-free release's log-ratio under them
-        (``accounting.scheduled_replay._point_mass_ratio``, which raises what the pair's own replay raises there)
+        (``accounting.replay_densities._point_mass_ratio``, which raises what the pair's own replay raises there)
         added to :attr:`points`."""
-        from accounting.scheduled_replay import _point_mass_ratio
+        from accounting.replay_densities import _point_mass_ratio
 
         assert self.recorded is not None and self.points is not None
         n, noise = self.size, self.probes[0].noise

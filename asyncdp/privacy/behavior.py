@@ -3,7 +3,7 @@
 :func:`run_engine` runs the scenario ``R`` times on a real engine and keeps,
 per run, every message on every channel and the realized schedule
 (:class:`~asyncdp.engine.schedule.RealizedSchedule`). :class:`AlgorithmChannelRule`
-is an algorithm's R and U steps as the :class:`accounting.scheduled_replay.ChannelRule`
+is an algorithm's R and U steps as the :class:`accounting.replay_inputs.ChannelRule`
 the accountant replays those runs with; :func:`replay_runs` does it.
 
 What is observed: every release the ledger records, as in the papers'
@@ -53,7 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ChannelNoise, ScheduledReplay, SharedRound, scheduled_replay, shared_round
+from accounting.replay_inputs import ChannelNoise
+from accounting.scheduled_replay import ScheduledReplay, scheduled_replay
+from accounting.shared_rounds import SharedRound, shared_round
 from topology.validation import check_integer
 
 from ..algorithms.base import Algorithm
@@ -498,7 +500,7 @@ class ZeroNoise:
 
 @dataclass(frozen=True)
 class AlgorithmChannelRule:
-    """An algorithm's R and U steps as an :class:`accounting.scheduled_replay.ChannelRule`.
+    """An algorithm's R and U steps as an :class:`accounting.replay_inputs.ChannelRule`.
 
     The state is the algorithm's state dict for ``(R, N, ...)``; the message
     means are :meth:`~asyncdp.algorithms.base.Algorithm.message` with zero
@@ -657,7 +659,7 @@ class DecisionRecorder:
 @dataclass(frozen=True)
 class SharedSchedule:
     """``runs`` runs that all have one schedule object, as one batch of schedules
-    (:class:`accounting.scheduled_replay.ScheduleBatch`).
+    (:class:`accounting.replay_inputs.ScheduleBatch`).
 
     Lockstep runs on lossless links share the topology's schedule. Read as a
     sequence, the replay looks every run's schedule up and stacks the ``R``
@@ -665,7 +667,7 @@ class SharedSchedule:
     round; as a batch, each round's ``(W, S)`` is computed once and repeated
     into the same ``(R, N, N)`` arrays, and the combinations gather every
     run's messages with one ``(N, N)`` index (:meth:`gather_index`; it has
-    the attributes of :func:`accounting.scheduled_replay.gather_index`'s
+    the attributes of :func:`accounting.round_gather.gather_index`'s
     index, which the tests compare it with).
 
     Attributes:
@@ -706,7 +708,7 @@ class SharedSchedule:
 
     def shared_round(self, t: int) -> SharedRound:
         """Round ``t``'s ``(W, S)``, the same for every run, as the replay's
-        :class:`~accounting.scheduled_replay.SharedRound` (:func:`~accounting.scheduled_replay.shared_round`: kept
+        :class:`~accounting.shared_rounds.SharedRound` (:func:`~accounting.shared_rounds.shared_round`: kept
         by value, so the replays of a check prepare each distinct round once).
 
         Example:
@@ -724,7 +726,7 @@ class SharedSchedule:
 
     def gather_index(self, t: int) -> _SharedGather:
         """What the replay's combinations of round ``t`` read, the same for every run: the replay's gather index
-        (:func:`accounting.scheduled_replay.gather_index`) with the run axis a plain slice."""
+        (:func:`accounting.round_gather.gather_index`) with the run axis a plain slice."""
         return _SharedGather(self._dense(t)[1])
 
 
@@ -748,7 +750,7 @@ def schedule_batch(schedules: Any) -> Any:
 
 
 class _SharedGather:
-    """:func:`accounting.scheduled_replay.gather_index` of sender rounds that every run shares, ``src`` ``(N, N)``.
+    """:func:`accounting.round_gather.gather_index` of sender rounds that every run shares, ``src`` ``(N, N)``.
 
     The replay gathers ``y[r, src[r, i, j] - 1, j]`` for every run ``r``; when
     ``src`` is one ``(N, N)`` array for all runs, the run axis is a plain
@@ -777,7 +779,7 @@ def declared_noise(algorithm: Algorithm, horizon: int) -> dict[str, ChannelNoise
     A check reads the declaration of one algorithm many times (every replay
     and every step): the declarations of the last few algorithms are kept,
     and a call for one of them returns a new dict of the same (frozen)
-    :class:`~accounting.scheduled_replay.ChannelNoise` objects, whose scales
+    :class:`~accounting.replay_inputs.ChannelNoise` objects, whose scales
     are read-only.
 
     Example:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..scenario import Scenario
 from . import steps as _steps
+from .additivity import set_aside_not_additive
 from .adjacency import adjacency_after_runs
 from .context import CheckContext, CheckOptions, ScenarioPair, prepare
 from .coverage import set_aside_outside_class
@@ -184,6 +185,7 @@ def check_privacy(
                                      seed=seed, engine=engine, search_examples=search_examples,
                                      script=None if script is None else str(script)))
     evidence = set_aside_outside_class([step(pair, ctx) for step in (_steps.STEPS if steps is None else steps)])
+    evidence = set_aside_not_additive(evidence, ctx.cache.get("additivity nonlinear"))
     # a doubt of the adjacency (an agent whose cost could not be shown unchanged) holds whatever the steps
     adjacency = None if ctx.adjacency is None else ctx.adjacency.evidence()
     if adjacency is not None:

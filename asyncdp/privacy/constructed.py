@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import ScheduledReplay, dense_round, later_reads
+from accounting.schedule_reads import dense_round, later_reads
+from accounting.scheduled_replay import ScheduledReplay
 
 from ..scenario import Scenario
 from .behavior import EngineRuns, SharedSchedule, schedule_batch
@@ -74,7 +75,7 @@ round, and with one budget for both the replays grow with ``T`` too (the search'
 class DenseSchedules:
     """The realized schedules of a few runs, every round kept as dense ``(R, N, N)`` arrays once computed.
 
-    A :class:`accounting.scheduled_replay.ScheduleBatch`: :meth:`dense_runs`
+    A :class:`accounting.replay_inputs.ScheduleBatch`: :meth:`dense_runs`
     gives what the replay would compute from the recorded schedules (the
     batch's ``dense_runs`` or each run's ``dense``), computed on the first
     call for a round and reused by every later replay; slicing gives the
@@ -127,12 +128,12 @@ class DenseSchedules:
         return got
 
     def shared_round(self, t: int) -> Any:
-        """Round ``t`` as one :class:`~accounting.scheduled_replay.SharedRound` when every one of these runs has
+        """Round ``t`` as one :class:`~accounting.shared_rounds.SharedRound` when every one of these runs has
         the same ``(W, S)`` in it (e.g. lockstep runs on lossless links), else ``None`` (computed once per round
         for every replay of these runs). The replay then combines the messages without gathering them (the
-        same numbers, :class:`~accounting.scheduled_replay.SharedRound`), and a stack of copies of these runs
+        same numbers, :class:`~accounting.shared_rounds.SharedRound`), and a stack of copies of these runs
         (``asyncdp.privacy.stacked.Tiled``) needs no copied rounds."""
-        from accounting.scheduled_replay import shared_round
+        from accounting.shared_rounds import shared_round
 
         if isinstance(self._schedules, SharedSchedule):  # one schedule of every run: its round, shared by any slice
             return self._schedules.shared_round(t)
@@ -166,9 +167,9 @@ class DenseSchedules:
         return got[1][:rows], got[2][:rows]
 
     def gather_index(self, t: int) -> Any:
-        """``accounting.scheduled_replay.gather_index`` of round ``t``'s sender rounds for these runs (computed
+        """``accounting.round_gather.gather_index`` of round ``t``'s sender rounds for these runs (computed
         once, for every replay of them)."""
-        from accounting.scheduled_replay import gather_index
+        from accounting.round_gather import gather_index
 
         key = ("index", t, self._runs.start, self._runs.stop, self._runs.step)
         got = self._cache.get(key)
@@ -208,7 +209,7 @@ class DenseSchedules:
         return self._cache[key]
 
     def _reads_ahead(self, written: np.ndarray, readers: np.ndarray | None) -> bool:
-        """:func:`accounting.scheduled_replay.reads_ahead` of these runs, from :meth:`ahead_entries` (the same
+        """:func:`accounting.schedule_reads.reads_ahead` of these runs, from :meth:`ahead_entries` (the same
         reads)."""
         _, _, s, j, i = self.ahead_entries()
         hit = written[s - 1, j]
@@ -586,7 +587,7 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
             built only if the stacked steps need more than their cost families).
         pinned: the pinned agent, or agents.
         pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
-            :class:`~accounting.scheduled_replay.RunPins`): only when one construction pass settles every
+            :class:`~accounting.replay_inputs.RunPins`): only when one construction pass settles every
             candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
         sizes: per candidate, how many of the runs it is evaluated on (its first ones; default all): each
             candidate's values are those of its own replay of those runs (each run's values are its own).
@@ -611,7 +612,8 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
                     sizes: Sequence[int] | None = None) -> tuple[ScheduledReplay, list[int]]:
     """The settled pass of :func:`constructed_replays`' stacked construction, and where each candidate's runs
     start in it (and the last one's end: :func:`~asyncdp.privacy.stacked.bounds`)."""
-    from accounting.scheduled_replay import RunPins, scheduled_replay
+    from accounting.replay_inputs import RunPins
+    from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import AlgorithmChannelRule, declared_noise
 

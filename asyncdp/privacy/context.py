@@ -253,7 +253,7 @@ class CheckContext:
         for found in replay.noise_free_mismatch.values():  # compared with the replay under the scenario's problem
             for under in {0, side} if found is not None else ():
                 self.check_run_deterministic(side, int(found[0]), under)
-        from .realized import side_draws
+        from .noise_draws import side_draws
 
         if self.engine_runs(side).noise is None:  # no draws to compare the residuals with
             self.check_run_deterministic(side, 0, side)
@@ -263,7 +263,7 @@ class CheckContext:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
             assert self.pair is not None
-            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_wrapper
+            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_nonlinear, probe_wrapper
             from .behavior import declared_noise
 
             # the replay's densities assume y = mu + s z: the rule's R step is probed on the states it visits
@@ -278,6 +278,7 @@ class CheckContext:
             except AccountingError as exc:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
+            self.cache["additivity nonlinear"] = probe_nonlinear(tuple(probes))
             if not isinstance(self.cache["replay"], AccountingError):
                 self._check_unexplained(0, self.cache["replay"], probes)
         return self.cache["replay"]

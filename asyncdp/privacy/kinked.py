@@ -504,7 +504,7 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
 
     Args:
         messages: per channel ``(R, T, N, d)`` (unicast ``(R, T, N, N, d)``, copy ``j -> i`` at ``[..., j, i, :]``).
-        schedules: the runs' schedules (what :func:`accounting.scheduled_replay.dense_round` reads).
+        schedules: the runs' schedules (what :func:`accounting.schedule_reads.dense_round` reads).
         agent: the agent.
         run: the run.
         rounds: the last round.
@@ -522,7 +522,7 @@ def kink_positions(messages: dict[str, np.ndarray], schedules: Any, agent: int, 
         >>> [(w, t, p.tolist()) for w, t, p in kink_positions(y, [one], 0, 0, 1)]
         [('mixed', 1, [0.5]), ('own', 1, [0.0])]
     """
-    from accounting.scheduled_replay import dense_round
+    from accounting.schedule_reads import dense_round
 
     horizon = max((m.shape[1] for m in messages.values()), default=0)  # no channel: no point
     for t in range(start, min(rounds, horizon) + 1):

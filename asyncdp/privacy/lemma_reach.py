@@ -499,7 +499,7 @@ class _Riders:
     A replay in chunks of runs starts each chunk with :meth:`initial_state` (the chunks in order).
 
     Args:
-        rules: the replay's rule, then the others (:class:`~accounting.scheduled_replay.ChannelRule`).
+        rules: the replay's rule, then the others (:class:`~accounting.replay_inputs.ChannelRule`).
         messages: per noisy channel the recorded messages ``(R, T, N, d)``.
     """
 

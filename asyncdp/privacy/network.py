@@ -3,7 +3,7 @@
 Row ``v`` is what node ``v`` learns (observer ``node:v``: the messages that
 arrive at it, its own data, noise and state) about each other agent's datum,
 as the exact Renyi divergence of order ``alpha`` of ``v``'s Gaussian view on
-the run's realized schedule (:mod:`asyncdp.privacy.observers`, verified
+the run's realized schedule (:mod:`asyncdp.privacy.linear_model`, verified
 affine on the run). Rows are computed and written one observer at a time, so
 only one observer's view is held.
 
@@ -42,14 +42,9 @@ from accounting.network.muffliato import witness_margin
 from ..engine.links import LinkModel
 from ..engine.timing import Lockstep
 from ..errors import ScenarioError
-from .observers import (
-    AffineCheck,
-    delivered_messages,
-    linear_schedule,
-    run_for_views,
-    verify_affine,
-    verify_affine_probed,
-)
+from .affine_check import AffineCheck, verify_affine, verify_affine_probed
+from .linear_model import linear_schedule
+from .observer_views import delivered_messages, run_for_views
 
 __all__ = ["LeakageRow", "leakage_rows", "averaged_rows", "gossip_graph", "shortest_paths", "PairFailure", "ClaimCheck", "check_pairwise_claim",
            "pairwise_claim_of", "witness_round", "run_witness_round", "claimed_bounds", "deterministic_schedule"]
@@ -81,7 +76,7 @@ def _streaming_model(scenario: Any) -> tuple[float, float | None] | None:
     """The streaming path's ``(sigma, gamma)`` for a lockstep, lossless Muffliato-shaped run, or ``None``.
 
     The run must have the identity in round 1 and one ``W`` afterwards, and the rule's *declared* linear
-    structure (the one :func:`~asyncdp.privacy.observers.verify_affine` checks on the run) must be the
+    structure (the one :func:`~asyncdp.privacy.affine_check.verify_affine` checks on the run) must be the
     streaming model's: Gaussian noise of scale ``sigma > 0`` in round 1 only, the plain mix in rounds 1 and
     2, then ``gamma`` times the mix plus ``1 - gamma`` times the own lagged message. ``sigma`` and ``gamma``
     are read from those declarations, never from the rule's attributes (a subclass may keep
@@ -91,7 +86,7 @@ def _streaming_model(scenario: Any) -> tuple[float, float | None] | None:
         ``(sigma, gamma)`` (``gamma`` ``None`` for plain gossip), or ``None`` when the streaming model does
         not describe the run.
     """
-    from .observers import is_declared_affine
+    from .linear_model import is_declared_affine
 
     alg = scenario.algorithm
     if getattr(alg, "name", None) != "muffliato" or not isinstance(scenario.timing, Lockstep):
@@ -198,7 +193,7 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
     """Rows averaged over ``runs`` realized schedules (asynchronous timing, lossy links): for each observer
     ``v`` the schedule-averaged Renyi divergence ``(1/(alpha-1)) log E_S exp((alpha-1) D_alpha(. | S))``
     from every source, estimated over the runs, with its one-sided upper confidence bound
-    (:func:`accounting.network.combine_renyi`; ``d_max`` :func:`~.observers.affine_renyi_bound`, valid on every
+    (:func:`accounting.network.combine_renyi`; ``d_max`` :func:`~.observer_bounds.affine_renyi_bound`, valid on every
     schedule for the structure verified on the runs).
 
     Args:
@@ -216,7 +211,8 @@ def averaged_rows(scenario: Any, runs: int, *, alpha: float = 2.0, observers: An
 
     from accounting.network import combine_renyi
 
-    from .observers import _losses, affine_renyi_bound, rounded_to_bound
+    from .observer_bounds import affine_renyi_bound, rounded_to_bound
+    from .observers import _losses
 
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 2:
         raise ScenarioError(f"runs must be an integer >= 2 to average over schedules, got {runs!r}")
@@ -249,7 +245,7 @@ def affine_runs(scenario: Any, runs: int, first_seed: int, engine: str
                 ) -> tuple[list[Any], list[LinearSchedule], tuple[str, str] | None]:
     """Run ``scenario`` ``runs`` times (run ``r`` with seed ``first_seed + r``), each verified affine in the noise,
     and the model verified with the private values at the domain's extremes
-    (:func:`~.observers.verify_affine_probed`).
+    (:func:`~.affine_check.verify_affine_probed`).
 
     Args:
         scenario: the scenario.
@@ -338,7 +334,7 @@ def witness_round(sched: LinearSchedule, u: int, v: int, bound: float, alpha: fl
     """The first round ``t`` such that ``v``'s view up to round ``t`` already leaks more than ``bound`` about ``u``.
 
     The loss of a longer view is never smaller (a longer view is a superset), so a binary search finds it.
-    ``delivered``: the messages delivered to ``v`` without being combined (:func:`~.observers.delivered_messages`),
+    ``delivered``: the messages delivered to ``v`` without being combined (:func:`~.observer_views.delivered_messages`),
     counted from their own round. ``margin``: how far the loss must exceed ``bound``
     (:func:`~accounting.network.muffliato.witness_margin`; default that of the local budget of the schedule's
     largest round-1 noise scale).
@@ -382,7 +378,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     more than ``bound`` about ``u`` (every message delivered to ``v`` counted, combined or not).
 
     On a lockstep run this is :func:`witness_round`. An asynchronous run's schedule is re-indexed in global steps
-    (:func:`~.observers.linear_schedule`: one combination per step, in simulated-time order), where agents run at
+    (:func:`~.linear_model.linear_schedule`: one combination per step, in simulated-time order), where agents run at
     their own pace: a message of a later round may be released before one of an earlier round, so neither a step
     number nor the round of the message released at the step where the loss exceeds is "the view up to round
     ``r``". The view's rows are selected by their messages' rounds instead (a marginal of the whole view:
@@ -390,7 +386,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
 
     Args:
         result: the run (its transcript gives the messages delivered to ``v``).
-        sched: the run's :func:`~.observers.linear_schedule`.
+        sched: the run's :func:`~.linear_model.linear_schedule`.
         u, v: the source and the observing node.
         bound, alpha, sensitivity, margin: as in :func:`witness_round` (``margin`` required).
 
@@ -400,7 +396,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     Example:
         >>> from asyncdp.papers.muffliato.rule import Muffliato
         >>> from asyncdp.engine.timing import Async
-        >>> from .observers import linear_schedule
+        >>> from .linear_model import linear_schedule
         >>> sc = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
         >>> res = sc.run()
         >>> sched = linear_schedule(res, sc)
@@ -409,7 +405,7 @@ def run_witness_round(result: Any, sched: LinearSchedule, u: int, v: int, bound:
     """
     from accounting.network import gaussian_view_losses, observed_view
 
-    from .observers import _global_steps
+    from .linear_model import _global_steps
 
     seen = delivered_messages(result, Observer.node(v), sched)
     rs = result.schedule
@@ -516,7 +512,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
 
     Returns:
         The :class:`ClaimCheck`. A value above the claim is a witness even when it is a lower estimate,
-        unless it exceeds the bound every view obeys (:func:`~.observers.affine_renyi_bound`: a numerical
+        unless it exceeds the bound every view obeys (:func:`~.observer_bounds.affine_renyi_bound`: a numerical
         artifact, e.g. an infinity from a shift outside the numerical range; the verdict is then inconclusive) or,
         that bound infinite (no round-1 noise), it is an infinite lower estimate (an infinity from a noise-free
         release is exact per pair, :attr:`LeakageRow.exact`: a witness);
@@ -526,7 +522,7 @@ def check_pairwise_claim(scenario: Any, claim: Any, rows: Any, *, max_witnesses:
         refute it, so the verdict is ``inconclusive`` with the reason (the pairs above it are still listed).
         ``asyncdp privacy check --observer node:v`` bounds the averaged divergence over sampled runs.
     """
-    from .observers import above_affine_bound, affine_renyi_bound
+    from .observer_bounds import above_affine_bound, affine_renyi_bound
 
     pairs = failed = 0
     all_exact = True

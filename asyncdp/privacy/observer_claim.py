@@ -29,7 +29,7 @@ Two methods, named in the report:
   ``E_S D_S`` (Jensen), whose Hoeffding lower confidence bound
   ``mean - d_max sqrt(log(1/g) / (2 m))`` over ``m`` runs (``d_max =
   alpha Delta^2 / (2 s_1^2)``, valid on every schedule for the structure
-  verified on the runs, :func:`~asyncdp.privacy.observers.affine_renyi_bound`;
+  verified on the runs, :func:`~asyncdp.privacy.observer_bounds.affine_renyi_bound`;
   never the paper's lemma, which a rare schedule could exceed unseen) witnesses a violation when
   it exceeds the claim; a pass needs the one-sided upper confidence bound of
   :func:`accounting.network.combine_renyi` below the claim on every pair.
@@ -66,12 +66,9 @@ from .network import (
     pairwise_claim_of,
     shortest_paths,
 )
-from .observers import (
-    _losses,
-    affine_renyi_bound,
-    parse_observer,
-    rounded_to_bound,
-)
+from .observer_bounds import affine_renyi_bound, rounded_to_bound
+from .observer_views import parse_observer
+from .observers import _losses
 
 __all__ = ["ObserverClaimCheck", "check_observer_claim"]
 

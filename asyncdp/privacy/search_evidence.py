@@ -31,16 +31,16 @@ __all__ = ["pair_script", "pure_evidence"]
 
 
 def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
-    """``asyncdp.privacy.realized._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
+    """``asyncdp.privacy.roundoff._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
     computed once per check for its runs and kept in the context's cache (several steps of the search compare a
     loss with it)."""
-    from . import realized
+    from . import roundoff
 
     cache = getattr(ctx, "cache", None)
     got = None if cache is None else cache.get("roundoff_budget")
     if got is not None and got[0] is runs:
         return got[1]
-    value = realized._roundoff_budget(ctx, runs)
+    value = roundoff._roundoff_budget(ctx, runs)
     if cache is not None:
         cache["roundoff_budget"] = (runs, value)
     return value

@@ -22,7 +22,7 @@ own ``g`` (:class:`_LinearStack`, the same values as each family's own
 call), and their families are built only if a step needs more than that and
 the base's structure. :class:`Tiled` schedules keep each round's arrays and
 a gather index derived from the copied schedules' own
-(:func:`accounting.scheduled_replay.tiled_gather_index`).
+(:func:`accounting.round_gather.tiled_gather_index`).
 
 Three more ways of taking a step once: :class:`Paired` runs both problems'
 rules of the stacked candidates as one :class:`Stacked` rule (the runs under
@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from accounting.scheduled_replay import dense_round
+from accounting.schedule_reads import dense_round
 
 from ..problems.finite import all_finite
 
@@ -125,9 +125,9 @@ class Tiled:
         return None if shared is None else shared(t)
 
     def gather_index(self, t: int) -> Any:
-        """:func:`accounting.scheduled_replay.gather_index` of round ``t``, from the copied schedules' (kept by
+        """:func:`accounting.round_gather.gather_index` of round ``t``, from the copied schedules' (kept by
         them when they keep it: :class:`~asyncdp.privacy.constructed.DenseSchedules`)."""
-        from accounting.scheduled_replay import gather_index, tiled_gather_index
+        from accounting.round_gather import gather_index, tiled_gather_index
 
         key = ("index", t)
         got = self._rounds.get(key)
@@ -141,7 +141,7 @@ class Tiled:
 
 
 class Blocks:
-    """Several :class:`~accounting.scheduled_replay.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
+    """Several :class:`~accounting.replay_inputs.ChannelRule` s, rule ``k`` on runs ``k size .. (k + 1) size - 1``.
 
     Each rule sees exactly its own runs, as in a replay of its own; the state is the list of the rules' states.
     """

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.network import muffliato as M
+from accounting.network.muffliato_gossip import chebyshev_gamma, hamilton_weights, muffliato_steps, spectral_gap
+from accounting.network.muffliato_graphs import distances_from, grid
 
 from ..papers.muffliato.reproduce import fig1a as _fig
 
@@ -47,20 +48,20 @@ def asynchronous_series(side: int = 5, *, runs: int = 4, loss: float = 0.1, seed
     from ..scenario import Scenario
     from ..papers.muffliato.rule import Muffliato, muffliato_topology
 
-    graph = M.grid(side)
+    graph = grid(side)
     n = graph.number_of_nodes()
-    w = M.hamilton_weights(graph)
-    gap = M.spectral_gap(w)
-    steps = M.muffliato_steps(n, SIGMA, gap, accelerated=True)
+    w = hamilton_weights(graph)
+    gap = spectral_gap(w)
+    steps = muffliato_steps(n, SIGMA, gap, accelerated=True)
     values = np.random.default_rng(seed).uniform(0.0, 1.0, size=(n, 1))
     base = Scenario(Problem(Box(0.0, 1.0, dim=1), RendezvousQuadratic(values)), muffliato_topology(w),
-                    Muffliato(sigma=SIGMA, gamma=M.chebyshev_gamma(gap)), horizon=steps + 2, seed=seed)
+                    Muffliato(sigma=SIGMA, gamma=chebyshev_gamma(gap)), horizon=steps + 2, seed=seed)
     lock = np.array([r.values[source] for r in leakage_rows(base, alpha=ALPHA)])
     asy = replace(base, timing=Async(rate=1.0), links=Links(LinkModel(loss=loss)))
     est, up = np.zeros(n), np.zeros(n)
     for row, upper in averaged_rows(asy, runs, alpha=ALPHA):
         est[row.v], up[row.v] = row.values[source], upper[source]
-    dist = M.distances_from(graph, source)
+    dist = distances_from(graph, source)
     ds = sorted({int(d) for d in dist if d > 0})
     return {"graph": f"grid {side}x{side}", "n": n, "steps": steps, "loss": loss, "runs": runs, "distance": ds,
             "lockstep": [float(np.mean(lock[dist == d])) for d in ds],

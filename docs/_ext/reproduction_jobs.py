@@ -55,15 +55,15 @@ MUFFLIATO_ASYNC_RUNS = 2
 def muffliato_fig1a_reduced(out_dir: str) -> dict[str, Any]:
     """Fig. 1a of Muffliato on 64-node graphs and a 4 x 4 grid of engine runs (measured alone on two shared
     cores: about 7-8 s of CPU, against about 17-20 s for the command's 128-node default)."""
-    from accounting.network import muffliato as M
+    from accounting.network.muffliato_graphs import erdos_renyi_connected, grid, hypercube, random_geometric
     from asyncdp.papers.muffliato.reproduce.fig1a import reproduce_fig1a
     from asyncdp.reproduce.muffliato_fig1a import asynchronous_series
 
     n = MUFFLIATO_NODES
-    graphs = {"hypercube": M.hypercube(int(math.log2(n))),  # the command's reduced sizes, halved
-              "erdos-renyi": M.erdos_renyi_connected(n, seed=0),
-              "geometric": M.random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=0),  # the figure's mean degree
-              "grid": M.grid(int(math.isqrt(n)))}
+    graphs = {"hypercube": hypercube(int(math.log2(n))),  # the command's reduced sizes, halved
+              "erdos-renyi": erdos_renyi_connected(n, seed=0),
+              "geometric": random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=0),  # the figure's mean degree
+              "grid": grid(int(math.isqrt(n)))}
     return reproduce_fig1a(out_dir, graphs=graphs, runs=MUFFLIATO_ASYNC_RUNS,
                            asynchronous=functools.partial(asynchronous_series, side=MUFFLIATO_ASYNC_SIDE))
 

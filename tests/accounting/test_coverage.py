@@ -91,7 +91,8 @@ def test_bad_input_is_named(call, exc, match):
 
 def test_realized_shifts_from_two_scheduled_replays():
     from accounting.coverage import realized_shifts
-    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise
+    from accounting.scheduled_replay import scheduled_replay
 
     class Offset:  # x <- mixed; message = x + a (agent-specific offset)
         def __init__(self, a):

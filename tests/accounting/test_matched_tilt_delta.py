@@ -18,7 +18,7 @@ from scipy.stats import norm
 
 from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.profiles import gaussian_profile_delta, matched_tilt_delta_lower
-from accounting.scheduled_replay import ChannelNoise
+from accounting.replay_inputs import ChannelNoise
 from accounting.tilted_replay import tilted_scheduled_transcripts
 from accounting.tilting import chernoff_log_cap, chernoff_tilt
 

@@ -11,7 +11,8 @@ from hypothesis.extra import numpy as hnp
 from accounting.conformance import noise_conformance
 from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.replay import ReplaySetup, replay_loss, sample_transcripts
-from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+from accounting.replay_inputs import ChannelNoise
+from accounting.scheduled_replay import scheduled_replay
 
 N, n, T = 3, 2, 4
 W = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
@@ -34,7 +35,7 @@ class Step:
     def next_state(self, x, mixed, t):
         return mixed - 0.1 * (mixed - self.targets)
 
-    # accounting.scheduled_replay.ChannelRule
+    # accounting.replay_inputs.ChannelRule
     def message_means(self, x, t):
         return {"y": x}
 

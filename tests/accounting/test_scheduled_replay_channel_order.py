@@ -11,7 +11,8 @@ from pathlib import Path
 
 SCRIPT = r'''
 import numpy as np
-from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+from accounting.replay_inputs import ChannelNoise
+from accounting.scheduled_replay import scheduled_replay
 
 N, T, R, d = 3, 4, 40, 2
 CHANNELS = ["alpha", "beta", "gamma"]

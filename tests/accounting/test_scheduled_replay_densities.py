@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from accounting.scheduled_replay import (ChannelNoise, _deferred_densities, _log_density_observed, _log_density_rounds,
-                                        _nan_to_num)
+from accounting.replay_densities import _deferred_densities, _log_density_observed, _log_density_rounds, _nan_to_num
+from accounting.replay_inputs import ChannelNoise
 
 shapes = st.one_of(hnp.array_shapes(min_dims=4, max_dims=4, max_side=4),  # (R, T', N, d)
                    hnp.array_shapes(min_dims=5, max_dims=5, max_side=3))  # unicast (R, T', N, N, d)

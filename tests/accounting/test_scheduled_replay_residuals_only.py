@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from accounting.errors import AccountingError
-from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+from accounting.replay_inputs import ChannelNoise
+from accounting.scheduled_replay import scheduled_replay
 from asyncdp.privacy.behavior import replay_runs, run_engine
 from asyncdp.privacy.context import small_example
 

@@ -1,4 +1,4 @@
-"""A replay pinned to one agent per run (:class:`accounting.scheduled_replay.RunPins`) constructs each run as the
+"""A replay pinned to one agent per run (:class:`accounting.replay_inputs.RunPins`) constructs each run as the
 replay of that run alone, pinned to its agent, constructs it: the same transcript, losses and residuals to the bit
 (missing messages, a noise-free round and both message layouts included)."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accounting.scheduled_replay import ChannelNoise, RunPins, scheduled_replay
+from accounting.replay_inputs import ChannelNoise, RunPins
+from accounting.scheduled_replay import scheduled_replay
 
 
 class _Sched:

@@ -1,6 +1,6 @@
 """A shared round's layered combinations (every receiver's k-th sender at once) against the general gather.
 
-:class:`accounting.scheduled_replay.SharedRound` combines a sparse round (few senders per receiver) layer by
+:class:`accounting.shared_rounds.SharedRound` combines a sparse round (few senders per receiver) layer by
 layer; the general path gathers ``R x N x N`` entries and sums them with :func:`numpy.einsum`. Both must give the
 same combinations to the bit (the replay's losses and residuals depend on it), for any weights, including zero
 weights on used links, negative weights, and messages with zeros of either sign.
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting.scheduled_replay import SharedRound, _mixed, _others, _own
+from accounting.round_combinations import _mixed, _others, _own
+from accounting.shared_rounds import SharedRound
 
 
 def _general(w: np.ndarray, src: np.ndarray, y: np.ndarray, t: int) -> np.ndarray:
@@ -102,7 +103,8 @@ def test_combinations_reusing_a_work_dict_are_new_arrays_equal_to_those_without_
 def test_later_reads_of_a_batch_sharing_its_rounds_are_those_of_each_run():
     """later_reads reads a round every run shares once (the batch's shared_round) and repeats its reads for each
     run: the same arrays, in the same order, as reading every run's schedule."""
-    from accounting.scheduled_replay import dense_round, later_reads, shared_round
+    from accounting.schedule_reads import dense_round, later_reads
+    from accounting.shared_rounds import shared_round
 
     horizon, runs = 4, 5
 

@@ -107,7 +107,7 @@ def test_bad_input_is_named():
 
 
 class Channelled:
-    """A lockstep test rule as a :class:`accounting.scheduled_replay.ChannelRule` on channel ``"y"``."""
+    """A lockstep test rule as a :class:`accounting.replay_inputs.ChannelRule` on channel ``"y"``."""
 
     def __init__(self, rule):
         self.rule = rule
@@ -136,7 +136,7 @@ class Stale:
 
 
 def _scheduled(rule, rule_p, runs, horizon, schedules, *, scale=1.0, epsilon=1.0, mu_bound=1.0, seed=0, tilt=None):
-    from accounting.scheduled_replay import ChannelNoise
+    from accounting.replay_inputs import ChannelNoise
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     return tilted_scheduled_transcripts({"y": np.zeros((runs, horizon, 2, 1))}, schedules,
@@ -178,7 +178,7 @@ def test_scheduled_tilt_weights_are_exact_when_the_shift_varies():
 
 
 def test_scheduled_tilt_refuses_laplace_noise():
-    from accounting.scheduled_replay import ChannelNoise
+    from accounting.replay_inputs import ChannelNoise
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     with pytest.raises(UnknownMechanismError, match="laplace"):
@@ -188,7 +188,8 @@ def test_scheduled_tilt_refuses_laplace_noise():
 
 
 def test_without_reads_of_a_later_round_one_pass_settles_and_a_second_pass_changes_nothing():
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
+    from accounting.scheduled_replay import scheduled_replay
 
     horizon, runs = 5, 40
     P, Pp = ClippedPull([0.8, 0.0]), ClippedPull([-0.8, 0.0])
@@ -222,7 +223,9 @@ class Ahead:
 def _full_passes(rule, rule_p, schedules, horizon, runs, *, seed, mu_bound, epsilon=1.0):
     """The construction as plain repeated passes over every run until no run changes (the reference; one pass
     where no combination reads a later round), and the number of passes after which nothing changed."""
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, reads_ahead, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
+    from accounting.schedule_reads import reads_ahead
+    from accounting.scheduled_replay import scheduled_replay
     from accounting.tilting import chernoff_tilt
 
     lam = chernoff_tilt(epsilon, gaussian_mus=[mu_bound])
@@ -300,7 +303,9 @@ def test_unsettled_runs_are_replayed_on_their_own_schedules(batch):
 def _shared_batch(one, runs, method, asked):
     """A batch of ``runs`` copies of the schedule ``one`` that offers the replay ``method`` ("gather_index" or
     "shared_round"), recording the rounds it is asked for in ``asked``, and refusing to be read run by run."""
-    from accounting.scheduled_replay import dense_round, gather_index, shared_round
+    from accounting.round_gather import gather_index
+    from accounting.schedule_reads import dense_round
+    from accounting.shared_rounds import shared_round
 
     class Shared:
         def __len__(self):
@@ -346,7 +351,8 @@ def test_a_batch_with_its_own_rounds_gives_what_one_schedule_per_run_gives(ahead
 def test_a_tilted_replays_weights_are_its_tilted_rounds_terms_from_its_own_residuals():
     # the weights by the tilt's formula (accounting.tilting), recomputed round by round from what the replay
     # returns: the gap mu - mu' is y - mu' less y - mu (equal up to round-off), the density ratio its per-round loss
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
+    from accounting.scheduled_replay import scheduled_replay
 
     horizon, runs, tilt = 6, 30, 0.7
     scales = np.array([1.0, 0.5, 2.0, 0.0, 1.5, 1.0])  # a round released without noise too
@@ -386,7 +392,7 @@ class AheadUnicast:
 
 
 def _unicast_tilt(runs, horizon, *, epsilon, mu_bound, seed):
-    from accounting.scheduled_replay import ChannelNoise
+    from accounting.replay_inputs import ChannelNoise
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     template = np.zeros((runs, horizon, 3, 3, 1))
@@ -469,7 +475,7 @@ def test_a_unicast_tilt_settles_on_the_copy_a_receiver_reads_ahead_sender_to_rec
     # the construction must not stop while the copy 0 -> 1 that receiver 1 read ahead still changes: checked against
     # plain passes over every run until nothing changes (a settle check reading the copy 1 -> 0, never sent, stopped
     # after the first pass, its weights those of values the transcript no longer holds)
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     horizon, runs, seed = 5, 20, 8
@@ -510,7 +516,7 @@ def test_a_chain_of_reads_ahead_through_several_agents_settles_in_more_passes_th
     # 1's from agent 2's, agent 0's from agent 1's, so the construction settles in 4 passes on 2 rounds (each pass
     # fixes the next release of the chain), what plain passes over every run until nothing changes give; it was
     # refused as "did not settle within 3 passes" (T + 1)
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
     from accounting.tilted_replay import tilted_scheduled_transcripts
 
     horizon, runs, seed = 2, 10, 6
@@ -532,7 +538,8 @@ def test_a_tilted_draw_pinning_some_agents_only_is_refused():
     # the weights are every release's density ratio under the tilt: an agent not pinned keeps the given messages,
     # which were not drawn under the tilt, so its terms would not be a likelihood ratio
     from accounting.errors import AccountingError
-    from accounting.scheduled_replay import ChannelNoise, TiltedDraw, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise, TiltedDraw
+    from accounting.scheduled_replay import scheduled_replay
 
     horizon, runs = 3, 4
     draw = TiltedDraw({"y": np.zeros((runs, horizon, 2, 1))}, 0.5, np.ones(horizon, dtype=bool))

@@ -20,7 +20,7 @@ As a per-agent rule (R/F/U, shared by both engines), round ``t``:
 For ``t >= 3``, ``x_i(t-2)`` is the agent's own message of round ``t - 1``
 (noise-free from round 2 on), so every message is affine in the noise on the
 realized schedule: the rule declares it (:attr:`Muffliato.affine_in_noise`,
-:meth:`Muffliato.mixing_factor`, :meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.observers`
+:meth:`Muffliato.mixing_factor`, :meth:`Muffliato.self_lag_weight`) and :mod:`asyncdp.privacy.affine_check`
 verifies it on the replay of each run.
 
 Round 1 is the local noising round. Scenarios built by
@@ -80,7 +80,7 @@ class Muffliato(Algorithm):
     Args:
         sigma: standard deviation of the local noise (> 0, finite; Cyffers et al. use 1).
         gamma: Chebyshev constant in ``(0, 2)``; ``1.0`` (default) is plain gossip. Use
-            :func:`accounting.network.muffliato.chebyshev_gamma` of the spectral gap.
+            :func:`accounting.network.muffliato_gossip.chebyshev_gamma` of the spectral gap.
         sensitivity: L2 distance between two values of one agent (filled by :meth:`bind` from the
             domain's diameter when ``None``).
         dimension: filled by :meth:`bind`.
@@ -103,7 +103,7 @@ class Muffliato(Algorithm):
     channels: ClassVar[tuple[Channel, ...]] = (Channel("y", "gaussian"),)
     affine_in_noise: ClassVar[bool] = True
     """Every message is affine in (data, noise) on the realized schedule: verified per run by
-    :func:`asyncdp.privacy.observers.verify_affine`, never trusted."""
+    :func:`asyncdp.privacy.affine_check.verify_affine`, never trusted."""
 
     def __post_init__(self) -> None:
         for key in ("sigma", "gamma"):
@@ -194,7 +194,7 @@ class Muffliato(Algorithm):
         """A 6-node path, values in ``[0, 1]``, plain gossip, 5 rounds (round 1 the local noising round)."""
         import networkx as nx
 
-        from accounting.network.muffliato import hamilton_weights
+        from accounting.network.muffliato_gossip import hamilton_weights
 
         from ...problems.domains import Box
         from ...problems.problem import Problem

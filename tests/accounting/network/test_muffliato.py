@@ -39,23 +39,21 @@ import pytest
 from accounting.errors import AccountingError, PrivacyParameterError
 from accounting.network.muffliato import (
     authors_pairwise_loss,
-    chebyshev_gamma,
-    distances_from,
-    erdos_renyi_connected,
     exact_pairwise_loss,
-    gossip_rows,
-    grid,
-    hamilton_weights,
-    hypercube,
-    muffliato_schedule,
-    muffliato_steps,
     observer_row,
     pairwise_rows,
-    random_geometric,
-    row_space_basis,
-    spectral_gap,
     witness_round,
 )
+from accounting.network.muffliato_gossip import (
+    chebyshev_gamma,
+    gossip_rows,
+    hamilton_weights,
+    muffliato_schedule,
+    muffliato_steps,
+    spectral_gap,
+)
+from accounting.network.muffliato_graphs import distances_from, erdos_renyi_connected, grid, hypercube, random_geometric
+from accounting.network.row_space import row_space_basis
 from accounting.network.observers import Observer, pairwise_losses
 
 

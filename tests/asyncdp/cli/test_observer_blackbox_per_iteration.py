@@ -19,7 +19,7 @@ import pytest
 from asyncdp.cli.privacy import _observer_section
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import observers
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.problem import Problem
 

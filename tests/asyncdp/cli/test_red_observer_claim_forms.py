@@ -23,7 +23,7 @@ from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import topology
 from asyncdp.cli.privacy import _observer_section
 from asyncdp.engine.timing import Async
 from asyncdp.papers.muffliato.rule import Muffliato
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.problem import Problem
 

@@ -295,7 +295,7 @@ def test_schedules_made_on_access_are_each_runs_own():
     freed view's reused id for the same schedule."""
     from types import SimpleNamespace
 
-    from accounting.scheduled_replay import dense_round
+    from accounting.schedule_reads import dense_round
     from asyncdp.privacy.profiles import pair_profile
 
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
@@ -480,7 +480,7 @@ def test_a_candidate_the_stack_refuses_is_evaluated_by_the_plain_construction(mo
 
 
 def test_dense_schedules_keep_each_rounds_gather_index_for_every_slice():
-    from accounting.scheduled_replay import gather_index
+    from accounting.round_gather import gather_index
 
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
     runs = run_engine(sc, 6, seed=1)
@@ -587,7 +587,7 @@ def test_other_agents_stacked_losses_are_each_agents_own_evaluations(monkeypatch
 
 def test_run_pins_must_name_one_agent_per_run():
     from accounting.errors import AccountingError
-    from accounting.scheduled_replay import RunPins
+    from accounting.replay_inputs import RunPins
 
     sc = small_example()[0].scenario
     runs = run_engine(sc, 4, seed=1)

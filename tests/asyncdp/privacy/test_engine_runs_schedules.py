@@ -165,7 +165,8 @@ class _Mean:
 def test_a_shared_schedule_gathers_exactly_what_the_per_run_schedules_gather(unicast):
     """SharedSchedule's gather index (one (N, N) index for every run) against the replay that stacks each run's
     schedule (the plain sequence): the same residuals and losses to the bit, stale reads and unicast included."""
-    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise
+    from accounting.scheduled_replay import scheduled_replay
     from asyncdp.privacy.behavior import SharedSchedule
 
     runs, horizon = 40, 4
@@ -190,7 +191,8 @@ def test_a_shared_round_combines_exactly_what_the_per_run_schedules_combine(widt
     """The replay's shared-round path (no gather: one column per sender) against the plain sequence, to the bit:
     every message width (d = 1 takes the general path), an infinite message (the general path computes it) and a
     missing message nobody reads (agent 1's round-4 message)."""
-    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise
+    from accounting.scheduled_replay import scheduled_replay
     from asyncdp.privacy.behavior import SharedSchedule
 
     runs, horizon = 25, 4
@@ -232,7 +234,8 @@ def test_a_shared_round_combines_exactly_what_the_per_run_schedules_combine(widt
 
 def test_a_shared_schedule_names_a_missing_message_as_the_per_run_schedules_do():
     from accounting.errors import AccountingError
-    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    from accounting.replay_inputs import ChannelNoise
+    from accounting.scheduled_replay import scheduled_replay
     from asyncdp.privacy.behavior import SharedSchedule
 
     runs, horizon = 5, 3
@@ -252,8 +255,9 @@ def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch,
     """A batch whose runs happen to combine alike (equal (W, S) in every run, found by value) is combined as one
     shared round: the same residuals and losses, to the bit, as the general gather (forced by a threshold no batch
     reaches), stale reads and unused links included."""
-    import accounting.scheduled_replay as sr
-    from accounting.scheduled_replay import ChannelNoise, scheduled_replay
+    import accounting.replay_chunk as chunk
+    from accounting.replay_inputs import ChannelNoise
+    from accounting.scheduled_replay import scheduled_replay
 
     runs, horizon = 40, 4
     rng = np.random.default_rng(5)
@@ -268,7 +272,7 @@ def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch,
         return scheduled_replay(messages, [_Toy() for _ in range(runs)], noise, Wide(0.1), Wide(-0.2))
 
     found = replay()
-    monkeypatch.setattr(sr, "_SHARED_RUNS", 10**9)
+    monkeypatch.setattr(chunk, "_SHARED_RUNS", 10**9)
     general = replay()
     assert np.abs(general.per_round).max() > 0
     assert np.array_equal(found.per_round, general.per_round)
@@ -279,7 +283,7 @@ def test_rounds_every_run_has_alike_replay_as_the_general_path_does(monkeypatch,
 def test_a_kept_shared_round_is_keyed_by_value_and_owns_its_arrays():
     """shared_round keeps one SharedRound per (W, S) value: equal rounds share it, a changed W gets its own, and a
     later change of the caller's arrays does not reach the kept one."""
-    from accounting.scheduled_replay import shared_round
+    from accounting.shared_rounds import shared_round
 
     w = np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]])
     src = np.where(w > 0, 2, 0)
@@ -296,7 +300,7 @@ def test_a_kept_shared_round_is_keyed_by_value_and_owns_its_arrays():
 def test_the_kept_shared_rounds_stay_within_their_byte_budget_and_are_read_only():
     """Many distinct rounds evict the oldest (the kept bytes never exceed the budget); a round too large to keep
     is made but not kept; a kept round's arrays cannot be written."""
-    import accounting.scheduled_replay as sr
+    import accounting.shared_rounds as sr
 
     n = 60  # about 0.14 MiB per round
     rng = np.random.default_rng(1)

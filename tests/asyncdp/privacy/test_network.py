@@ -8,7 +8,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from accounting.network.muffliato import chebyshev_gamma, hamilton_weights, spectral_gap
+from accounting.network.muffliato_gossip import chebyshev_gamma, hamilton_weights, spectral_gap
 from accounting.papers.muffliato import PairwiseClaim
 
 from asyncdp.cli import main
@@ -102,7 +102,7 @@ def test_fig1a_asynchronous_series_is_bounded_by_the_local_release():
 def test_witness_rounds_of_the_streaming_path_equal_the_engine_schedules():
     from asyncdp.papers.muffliato.rule import Muffliato
     from asyncdp.privacy.network import pairwise_claim_of, witness_round
-    from asyncdp.privacy.observers import linear_schedule
+    from asyncdp.privacy.linear_model import linear_schedule
 
     sc = Muffliato.example_scenario()
     check = check_pairwise_claim(sc, pairwise_claim_of(sc), leakage_rows(sc))

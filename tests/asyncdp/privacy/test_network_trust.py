@@ -22,7 +22,7 @@ from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy import observer_claim
 from asyncdp.privacy.network import leakage_rows
 from asyncdp.privacy.observer_claim import check_observer_claim
-from asyncdp.privacy.observers import verify_affine
+from asyncdp.privacy.affine_check import verify_affine
 
 from .test_network import SCRIPT
 
@@ -136,7 +136,7 @@ def test_distances_for_a_claim_by_distance_are_taken_on_every_round_of_the_run()
     import networkx as nx
     import scipy.sparse as sp
 
-    from accounting.network.muffliato import hamilton_weights
+    from accounting.network.muffliato_gossip import hamilton_weights
     from topology.sequence import generated
 
     from asyncdp.privacy.network import check_pairwise_claim, shortest_paths

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from accounting.scheduled_replay import ChannelNoise
+from accounting.replay_inputs import ChannelNoise
 from asyncdp import Huang2015
 from asyncdp.algorithms import Channel, NoiseDeclaration
 from asyncdp.errors import ScenarioError
@@ -128,6 +128,29 @@ def test_the_probe_accepts_the_declared_noise_with_either_fixed_sign():
 def test_the_probe_names_the_release_that_is_not_mu_plus_s_z(rule, where):
     finding = _probe(rule).finding
     assert finding is not None and finding.startswith("round 1, channel 'y', ") and where in finding
+
+
+@dataclass(frozen=True)
+class HalfThenXorSign(XorSign):
+    """Half the declared noise in rounds 1-4 (the declared family at another scale), :class:`XorSign` from round 5."""
+
+    name: ClassVar[str] = "huang2015-half-then-xor-sign-test"
+
+    def message(self, state: dict, t: int, noise: Any, agents: Any, problem: Any) -> dict:
+        if t >= 5:
+            return super().message(state, t, noise, agents, problem)
+        return {"y": state["x"] + 0.5 * self.noise_scale(t) * noise["y"]}
+
+
+def test_the_probe_tells_a_rescaled_draw_from_noise_of_another_law():
+    """A message that moves by one factor per agent times ``z`` is the declared family at another scale (its
+    conformance witness stands); anything else is ``nonlinear`` (the witnesses that read the declared law are set
+    aside). The probe goes on past a rescaled draw: a later round's other use of the noise is still found."""
+    assert _probe(PerAgentScale).finding is not None and _probe(PerAgentScale).nonlinear is None
+    xor = _probe(XorSign)
+    assert xor.nonlinear is not None and xor.nonlinear == xor.finding
+    late = _probe(HalfThenXorSign)
+    assert late.finding.startswith("round 1, channel 'y', ") and late.nonlinear.startswith("round 5, channel 'y', ")
 
 
 @dataclass(frozen=True)
@@ -368,7 +391,7 @@ def test_a_secret_in_the_last_bit_of_unicast_releases_is_refuted():
     """Under unicast the transcripts hold a NaN for every link that carries nothing (the same bits under both
     problems) and a release per link that does: the low-bits score reads them all."""
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.realized import audit_blackbox, transcript_features
+    from asyncdp.privacy.blackbox_audit import audit_blackbox, transcript_features
 
     pair = small_pair(LowBitSign)
     pair = ScenarioPair(pair.scenario.replace(mode="unicast"), pair.adjacent.replace(mode="unicast"))
@@ -408,7 +431,7 @@ class NaNUnderOneProblem(Huang2015):
 
 def test_an_undefined_replay_loss_is_a_doubt_not_a_loss_of_zero():
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.realized import replay_exactly
+    from asyncdp.privacy.exact_replay import replay_exactly
 
     sc, adj = _pair(NaNUnderOneProblem)
     # the independent truth: under the adjacent problem agent 0's round-3 release is NaN on every run, under the

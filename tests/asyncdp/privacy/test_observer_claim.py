@@ -76,7 +76,7 @@ SCRIPT = """
 from dataclasses import replace
 import networkx as nx
 import numpy as np
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 from asyncdp.engine.links import LinkModel, Links
 from asyncdp.engine.timing import Lockstep
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology

@@ -1,9 +1,9 @@
 """The exact observer loss on an engine run's realized schedule agrees with a Monte-Carlo estimate from engine runs.
 
-The exact side: :func:`asyncdp.privacy.observers.linear_schedule` of one run, and
+The exact side: :func:`asyncdp.privacy.linear_model.linear_schedule` of one run, and
 :func:`accounting.network.pairwise_losses` for observer ``node:v`` and source ``u`` (``mu``, the Renyi
 divergence ``alpha mu^2 / 2``), with every message delivered to ``v`` (combined or not: under asynchronous
-timing a superseded copy is in ``v``'s view too, :func:`asyncdp.privacy.observers.delivered_messages`).
+timing a superseded copy is in ``v``'s view too, :func:`asyncdp.privacy.observer_views.delivered_messages`).
 
 The Monte-Carlo side uses no model: ``m`` engine runs of the scenario (``u``'s value 0) and ``m`` of the
 adjacent one (``u``'s value 1, a change by the domain's diameter), on the same seed (so the same clocks,
@@ -44,7 +44,9 @@ from accounting.network import Observer, pairwise_losses
 
 from asyncdp.engine.timing import Async, Lockstep
 from asyncdp.noise import InjectedNoise
-from asyncdp.privacy.observers import delivered_messages, linear_schedule, observed_transcript, verify_affine
+from asyncdp.privacy.affine_check import verify_affine
+from asyncdp.privacy.linear_model import linear_schedule
+from asyncdp.privacy.observer_views import delivered_messages, observed_transcript
 
 from .test_observers import _scenario
 

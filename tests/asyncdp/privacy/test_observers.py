@@ -28,21 +28,17 @@ from hypothesis import strategies as st
 
 from accounting.claim_forms import ZeroConcentratedDP, rdp_to_dp
 from accounting.network import Observer, gaussian_view_losses, message_maps, observed_view
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 import topology
 
 from asyncdp.engine.links import LinkModel, Links
 from asyncdp.engine.timing import Async, Deadline, Lockstep
 from asyncdp.errors import ScenarioError
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
-from asyncdp.privacy.observers import (
-    _global_steps,
-    linear_schedule,
-    observed_transcript,
-    pairwise_figures,
-    parse_observer,
-    verify_affine,
-)
+from asyncdp.privacy.affine_check import verify_affine
+from asyncdp.privacy.linear_model import _global_steps, linear_schedule
+from asyncdp.privacy.observer_views import observed_transcript, parse_observer
+from asyncdp.privacy.observers import pairwise_figures
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem

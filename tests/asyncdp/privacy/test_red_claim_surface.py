@@ -343,7 +343,7 @@ def test_the_observer_section_audits_the_claim_the_check_tests(monkeypatch):
 
     from asyncdp.cli import privacy as cli_privacy
     from asyncdp.papers import GradientClass
-    from asyncdp.privacy import observers
+    from asyncdp.privacy import observer_views, observers
 
     noisy_dgd = sys.modules["asyncdp_tests_noisy_dgd"]
     form = ZeroConcentratedDP(0.3)
@@ -357,7 +357,7 @@ def test_the_observer_section_audits_the_claim_the_check_tests(monkeypatch):
 
     monkeypatch.setattr(observers, "observer_blackbox", spy)
     args = argparse.Namespace(seed=0, delta=1e-6, runs=50, confidence=0.95)
-    observer = observers.parse_observer("node:1", scenario.problem.num_agents)
+    observer = observer_views.parse_observer("node:1", scenario.problem.num_agents)
     with noisy_dgd.registered((rule,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
         with pytest.raises(RuntimeError, match="stop"):
             cli_privacy._observer_section(scenario, adjacent, observer, args)

@@ -117,7 +117,7 @@ def test_an_asynchronous_witness_round_is_the_first_round_whose_messages_exceed(
     exceeds: the witness said "from round 9"."""
     from asyncdp.engine.timing import Async
     from asyncdp.privacy.network import run_witness_round
-    from asyncdp.privacy.observers import linear_schedule
+    from asyncdp.privacy.linear_model import linear_schedule
 
     base = Muffliato.example_scenario().replace(timing=Async(), horizon=10)
 

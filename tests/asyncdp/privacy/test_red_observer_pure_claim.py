@@ -19,7 +19,7 @@ from accounting.claim_forms import ApproxDP, PureDP, RenyiDP, ZeroConcentratedDP
 
 from asyncdp.cli.privacy import _observer_section, observer_claim_holds
 from asyncdp.papers.muffliato.rule import Muffliato
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.problem import Problem
 

@@ -26,7 +26,7 @@ from asyncdp.engine.timing import Async, Lockstep
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy.network import leakage_rows
 from asyncdp.privacy.observer_claim import check_observer_claim
-from asyncdp.privacy.observers import affine_renyi_bound
+from asyncdp.privacy.observer_bounds import affine_renyi_bound
 
 from .test_red_faint_link import _faint_path
 

@@ -17,7 +17,8 @@ import pytest
 import scipy.sparse as sp
 
 import topology
-from accounting.network.muffliato import authors_pairwise_loss, hamilton_weights
+from accounting.network.muffliato import authors_pairwise_loss
+from accounting.network.muffliato_gossip import hamilton_weights
 from asyncdp.errors import TopologyMismatchError
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.privacy.network import leakage_rows, pairwise_claim_of
@@ -51,7 +52,7 @@ def test_idle_rounds_are_not_counted_as_gossip_steps_of_the_papers_claim():
 
 SCRIPT = """
 import networkx as nx, numpy as np, topology
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 from asyncdp.papers.muffliato.rule import Muffliato
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box

@@ -13,11 +13,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
 from asyncdp.privacy.network import pairwise_claim_of
 from asyncdp.privacy.observer_claim import check_observer_claim
-from asyncdp.privacy.observers import parse_observer
+from asyncdp.privacy.observer_views import parse_observer
 from asyncdp.problems.costs import RendezvousQuadratic
 from asyncdp.problems.domains import Box
 from asyncdp.problems.problem import Problem
@@ -119,7 +119,7 @@ def test_the_pairwise_claim_counts_the_gossip_steps_the_run_performs():
     # identity-first run one round longer (same views, same losses), so the claim must be the same; it counted
     # horizon - 2 steps and reported a violation (2 pairs) where every pair is within the paper's claim
     import topology
-    from accounting.network.muffliato import hamilton_weights as hw
+    from accounting.network.muffliato_gossip import hamilton_weights as hw
     from asyncdp.privacy.network import check_pairwise_claim, leakage_rows
 
     g = nx.Graph([(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (3, 4)])
@@ -143,7 +143,7 @@ def test_a_run_without_gossip_steps_is_claimed_at_zero_steps_not_one():
     # exchange not counted) are 0 for every pair; the claim was evaluated at 1 step (max(steps, 1)), a claim for a run
     # one round longer, silently (on the path, 1/3 for node 1's neighbours)
     from accounting.papers.muffliato import muffliato_pairwise_claim
-    from accounting.network.muffliato import hamilton_weights as hw
+    from accounting.network.muffliato_gossip import hamilton_weights as hw
 
     sc = _path(1.0, 1.0).replace(horizon=2)
     w = hw(nx.path_graph(6))

@@ -11,7 +11,7 @@ only (``accounting.replay.noise_free_matches``) and the check finds the infinite
 
 A noise-free weight may also hide another channel's noise draw below the tolerance (``w + 1e-11 z``): both
 problems' weights match and the loss is 0, yet the release reveals ``z``. The replay now measures each round's
-largest gap in floating-point spacings (``accounting.scheduled_replay.noise_free_gap``, 0 for the correct rules
+largest gap in floating-point spacings (``accounting.replay_densities.noise_free_gap``, 0 for the correct rules
 here); above the round-off allowance the check is ``inconclusive``.
 """
 

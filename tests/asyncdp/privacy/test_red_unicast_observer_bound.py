@@ -18,7 +18,8 @@ import pytest
 
 import topology
 from asyncdp.papers.muffliato.rule import Muffliato
-from asyncdp.privacy.observers import eavesdropper_renyi_bound, pairwise_figures
+from asyncdp.privacy.observer_bounds import eavesdropper_renyi_bound
+from asyncdp.privacy.observers import pairwise_figures
 
 
 def _unicast(static: bool):
@@ -47,7 +48,7 @@ def test_an_agent_without_receivers_in_a_noisy_round_makes_the_bound_infinite():
 def test_a_unicast_observer_sees_the_copies_sent_to_it_only(observer, of_agent_2, receivers):
     # observed_transcript kept every receiver's copy of a sender's round it saw: node 1 held the copy 2 -> 3 too,
     # an eavesdropper's round-1 view of agent 2 (D_2 = 2, node 1's own 1.6) fed to the black-box lower bound
-    from asyncdp.privacy.observers import observed_transcript
+    from asyncdp.privacy.observer_views import observed_transcript
 
     res = _unicast(static=True).run("simpy")
     view = observed_transcript(res, observer)

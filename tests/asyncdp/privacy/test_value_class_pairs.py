@@ -14,7 +14,7 @@ import networkx as nx
 import numpy as np
 
 from accounting.claim_forms import ClaimForm, ZeroConcentratedDP
-from accounting.network.muffliato import hamilton_weights
+from accounting.network.muffliato_gossip import hamilton_weights
 from asyncdp.papers.muffliato.rule import Muffliato, muffliato_topology
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.value_class import antipodal_values

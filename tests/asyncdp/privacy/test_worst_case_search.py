@@ -208,7 +208,7 @@ def test_a_stacked_gradient_the_families_reject_raises_what_they_raise():
 
 @pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
 def test_the_gather_reads_exactly_the_scheduled_entries(unicast):
-    from accounting.scheduled_replay import _gather, gather_index
+    from accounting.round_gather import _gather, gather_index
 
     rng = np.random.default_rng(11)
     runs, horizon, n, d = 4, 6, 3, 2
@@ -240,7 +240,7 @@ def test_the_gather_reads_exactly_the_scheduled_entries(unicast):
 
 
 def test_a_slices_reads_ahead_are_its_runs_own():
-    from accounting.scheduled_replay import later_reads, reads_ahead
+    from accounting.schedule_reads import later_reads, reads_ahead
     from asyncdp.privacy.behavior import run_engine
     from asyncdp.privacy.constructed import DenseSchedules
 
@@ -266,7 +266,7 @@ def test_a_slices_reads_ahead_are_its_runs_own():
 
 @pytest.mark.parametrize("unicast", [False, True], ids=["broadcast", "unicast"])
 def test_a_tiled_gather_index_reads_what_the_index_of_the_tiled_rounds_reads(unicast):
-    from accounting.scheduled_replay import _gather, gather_index, tiled_gather_index
+    from accounting.round_gather import _gather, gather_index, tiled_gather_index
 
     rng = np.random.default_rng(12)
     runs, horizon, n, d = 3, 5, 3, 2
@@ -335,7 +335,7 @@ def test_linear_costs_reject_what_their_family_rejects():
 
 
 def test_dense_rounds_of_a_list_of_schedules_are_each_runs_own_in_order():
-    from accounting.scheduled_replay import dense_round
+    from accounting.schedule_reads import dense_round
 
     class One:
         def __init__(self, k):
@@ -441,7 +441,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     """_lemma_exceeded looks at every evaluated pair's rounds (a vectorized pass finds the pairs that exceed
     somewhere): the witness is the pair, run and round of the largest ratio to the lemma, as a plain search over
     every entry (written out here) finds; pairs of another agent or horizon are not looked at."""
-    from asyncdp.privacy import realized
+    from asyncdp.privacy import roundoff
     from asyncdp.privacy.constructed import CandidateRuns
 
     rng = np.random.default_rng(seed)
@@ -449,7 +449,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     bounds = rng.uniform(0.5, 2.0, horizon)
     slack = np.full(horizon, 1e-9)
     monkeypatch.setattr(search_evidence, "_round_bounds", lambda ctx, h, agent: bounds)
-    monkeypatch.setattr(realized, "_roundoff_budget", lambda ctx, runs: slack)
+    monkeypatch.setattr(roundoff, "_roundoff_budget", lambda ctx, runs: slack)
     evaluated = CandidateRuns.__new__(CandidateRuns)
     evaluated.rows = list(range(16))
     evaluated.known = {}

@@ -47,7 +47,16 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from accounting.network import muffliato as M
+from accounting.network.muffliato import WITNESS_MARGIN, pairwise_rows, witness_round
+from accounting.network.muffliato_gossip import chebyshev_gamma, hamilton_weights, muffliato_steps, spectral_gap
+from accounting.network.muffliato_graphs import (
+    distances_from,
+    erdos_renyi_connected,
+    figure_graphs,
+    grid,
+    hypercube,
+    random_geometric,
+)
 
 from ....reproduce._outputs import pyplot, save_figure, write_csv, write_json
 
@@ -66,36 +75,36 @@ def figure_graphs_of_size(full: bool, seed: int = 0) -> dict[str, nx.Graph]:
         [121, 128, 128, 128]
     """
     if full:
-        return M.figure_graphs(seed=seed)
+        return figure_graphs(seed=seed)
     n = 128
-    return {"hypercube": M.hypercube(7), "erdos-renyi": M.erdos_renyi_connected(n, seed=seed),
-            "geometric": M.random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=seed), "grid": M.grid(11)}
+    return {"hypercube": hypercube(7), "erdos-renyi": erdos_renyi_connected(n, seed=seed),
+            "geometric": random_geometric(n, 0.07 * math.sqrt(2048 / n), seed=seed), "grid": grid(11)}
 
 
 def _one_graph(name: str, graph: nx.Graph, source: int, witnesses: int, progress: Callable[[str], None] | None,
                method: str, workers: int = 1) -> dict[str, Any]:
     started = time.perf_counter()
     n = graph.number_of_nodes()
-    w = M.hamilton_weights(graph)
-    gap = M.spectral_gap(w)
-    steps = M.muffliato_steps(n, SIGMA, gap, accelerated=True)
-    gamma = M.chebyshev_gamma(gap)
-    dist = M.distances_from(graph, source)
+    w = hamilton_weights(graph)
+    gap = spectral_gap(w)
+    steps = muffliato_steps(n, SIGMA, gap, accelerated=True)
+    gamma = chebyshev_gamma(gap)
+    dist = distances_from(graph, source)
     authors = np.full(n, math.nan)
     exact = np.full(n, math.nan)
     certified = np.zeros(n, dtype=bool)
-    for row in M.pairwise_rows(w, None, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL,
-                               include_first_exchange=False, method=method, workers=workers):
+    for row in pairwise_rows(w, None, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL,
+                             include_first_exchange=False, method=method, workers=workers):
         assert row.authors is not None
         authors[row.v] = row.authors[source]
         exact[row.v] = row.exact[source]
         certified[row.v] = row.dropped == 0
     observers = [v for v in range(n) if v != source]
-    excess = [v for v in observers if exact[v] > authors[v] + M.WITNESS_MARGIN]
+    excess = [v for v in observers if exact[v] > authors[v] + WITNESS_MARGIN]
     excess.sort(key=lambda v: -(exact[v] - authors[v]))
     found = []
     for v in excess[:witnesses]:
-        t = M.witness_round(w, source, v, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL)
+        t = witness_round(w, source, v, steps, gamma, alpha=ALPHA, sigma=SIGMA, eps_local=EPS_LOCAL)
         found.append({"u": source, "v": int(v), "distance": int(dist[v]), "step": t, "authors": float(authors[v]),
                       "exact": float(exact[v])})
     elapsed = time.perf_counter() - started
