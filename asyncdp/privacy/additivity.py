@@ -520,7 +520,8 @@ def _probe_stacked(runs: Any, blocks: Sequence[tuple[str, Any]], algorithm: Any,
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import declared_noise
-    from .stacked import Stacked, Tiled
+    from .stack_runs import Tiled
+    from .stacked import Stacked
 
     from .constructed import CandidateCosts
 
