@@ -93,10 +93,10 @@ class AdditivityProbe:
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
         finding_run: the run of that release (``None`` while every probe agreed).
-        nonlinear: the first finding where a release does not move by one factor times ``z`` (:func:`rescaled_draw`;
+        nonlinear: the first finding where a release does not move by one factor times ``z`` (``rescaled_draw``;
             on any channel, also one after a rescaled channel), else ``None``: the released noise is then not of the
             declared family at any scale, and witnesses computed from its densities are no evidence
-            (:func:`set_aside_not_additive`).
+            (``set_aside_not_additive``).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -520,7 +520,8 @@ def _probe_stacked(runs: Any, blocks: Sequence[tuple[str, Any]], algorithm: Any,
     from accounting.scheduled_replay import scheduled_replay
 
     from .behavior import declared_noise
-    from .stacked import Stacked, Tiled
+    from .stack_runs import Tiled
+    from .stacked import Stacked
 
     from .constructed import CandidateCosts
 

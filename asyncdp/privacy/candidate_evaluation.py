@@ -32,7 +32,7 @@ from .candidate_pairs import (_bound_base, adjacency_class, candidate_scenarios,
                               reachable_rounds, round_scenarios)
 from .constructed import CandidateCosts, CandidateRuns, constructed_replay, constructed_replays, stack_size
 from .search_objective import _round_loss
-from .stacked import LinearCosts
+from .stacked_gradients import LinearCosts
 
 __all__ = ["CandidatePair", "constructed_loss", "constructed_losses", "construct_transcript"]
 
@@ -125,11 +125,11 @@ class _Family:
 
     def candidate(self, base: Scenario, scenario: Scenario, round_index: int | None, g: Any, gp: Any,
                   finite: tuple[bool | None, bool | None] = (None, None)) -> CandidateCosts:
-        """The candidate by its cost families (:class:`~asyncdp.privacy.stacked.LinearCosts`: built only when a step
+        """The candidate by its cost families (``asyncdp.privacy.stacked_gradients.LinearCosts``: built only when a step
         needs more than their gradients and structure; its scenarios, :meth:`scenarios`, only when asked).
 
         ``base`` is ``_bound_base`` of ``scenario``; ``finite``: the two gradients' ``finite`` arguments of
-        :class:`~asyncdp.privacy.stacked.LinearCosts` (:meth:`candidates`).
+        ``asyncdp.privacy.stacked_gradients.LinearCosts`` (:meth:`candidates`).
         """
         if self.agent is not None:
             kind, index = LinearOverride, self.agent
@@ -145,7 +145,7 @@ class _Family:
                    ) -> list[CandidateCosts]:
         """:meth:`candidate` of each ``(round_index, g, g')``, in order: the same candidates, every gradient's
         finiteness checked at once (a gradient that fails it is checked by its own
-        :class:`~asyncdp.privacy.stacked.LinearCosts`, which raises what its family raises, in the same order)."""
+        ``asyncdp.privacy.stacked_gradients.LinearCosts``, which raises what its family raises, in the same order)."""
         finite = LinearCosts.finite_rows([g for _, g, _ in items] + [gp for _, _, gp in items],
                                          scenario.problem.costs.dim) if len(items) > 1 else None
         if finite is None:

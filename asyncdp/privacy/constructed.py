@@ -22,7 +22,7 @@ the algorithm taken once for all of them: :mod:`asyncdp.privacy.stacked`),
 and a candidate may be given by its cost families alone
 (:class:`CandidateCosts`), so that its problems are never built when the
 steps need nothing else of them. Where one pass settles the transcripts, the
-stack takes both problems' steps in one call (:class:`~asyncdp.privacy.stacked.Paired`:
+stack takes both problems' steps in one call (``asyncdp.privacy.paired_rules.Paired``:
 their runs one after the other); the candidates of one stack may each be
 evaluated on their own first runs (``sizes``); and a round every evaluated
 run shares is combined without gathering (:meth:`DenseSchedules.shared_round`).
@@ -50,7 +50,9 @@ from accounting.scheduled_replay import ScheduledReplay
 
 from ..scenario import Scenario
 from .behavior import EngineRuns, SharedSchedule, schedule_batch
-from .stacked import Blocks, Paired, Stacked, Tiled, bounds, same_algorithm
+from .paired_rules import Paired
+from .stack_runs import Blocks, Tiled, bounds
+from .stacked import Stacked, same_algorithm
 
 __all__ = ["DenseSchedules", "CandidateRuns", "CandidateCosts", "Replays", "constructed_replay", "constructed_replays",
            "constructed_transcripts",
@@ -132,7 +134,7 @@ class DenseSchedules:
         the same ``(W, S)`` in it (e.g. lockstep runs on lossless links), else ``None`` (computed once per round
         for every replay of these runs). The replay then combines the messages without gathering them (the
         same numbers, :class:`~accounting.shared_rounds.SharedRound`), and a stack of copies of these runs
-        (``asyncdp.privacy.stacked.Tiled``) needs no copied rounds."""
+        (``asyncdp.privacy.stack_runs.Tiled``) needs no copied rounds."""
         from accounting.shared_rounds import shared_round
 
         if isinstance(self._schedules, SharedSchedule):  # one schedule of every run: its round, shared by any slice
@@ -153,7 +155,7 @@ class DenseSchedules:
 
     def tiled_round(self, t: int, copies: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`dense_runs` of round ``t`` for ``copies`` copies of these runs one after the other
-        (``numpy.concatenate([w] * copies)``, the same for ``S``; ``asyncdp.privacy.stacked.Tiled``). Kept
+        (``numpy.concatenate([w] * copies)``, the same for ``S``; ``asyncdp.privacy.stack_runs.Tiled``). Kept
         for the most copies asked so far: fewer copies are its first rows (views), so the stacked replays of
         the search's batches concatenate each round once."""
         key = ("tiled", t, self._runs.start, self._runs.stop, self._runs.step)
@@ -472,7 +474,7 @@ class CandidateCosts:
         base: the scenario whose domain, algorithm (bound to the user's problem), horizon and initial points
             the candidate keeps.
         costs, costs_prime: the candidate's cost families under ``P`` and ``P'`` (or
-            :class:`~asyncdp.privacy.stacked.LinearCosts`: built only if a step needs more than their gradients
+            ``asyncdp.privacy.stacked_gradients.LinearCosts``: built only if a step needs more than their gradients
             and their base's structure).
         build: ``() -> (p, q)``: the candidate's scenarios (with these costs, ``base``'s algorithm and initial
             points).
@@ -611,7 +613,7 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
                     pinned: int | Sequence[int], pins: Sequence[int] | None = None,
                     sizes: Sequence[int] | None = None) -> tuple[ScheduledReplay, list[int]]:
     """The settled pass of :func:`constructed_replays`' stacked construction, and where each candidate's runs
-    start in it (and the last one's end: :func:`~asyncdp.privacy.stacked.bounds`)."""
+    start in it (and the last one's end: ``asyncdp.privacy.stack_runs.bounds``)."""
     from accounting.replay_inputs import RunPins
     from accounting.scheduled_replay import scheduled_replay
 

@@ -24,7 +24,7 @@ from .candidate_evaluation import _CANDIDATE_RUNS, _KINKED_RUNS, _base_of, _Fami
 from .candidate_pairs import EXTREMAL_ROUNDS, candidate_scenarios, reachable_rounds, round_scenarios
 from .constructed import (CandidateCosts, CandidateRuns, constructed_replay, constructed_replays,
                           constructed_transcripts, stack_size)
-from .stacked import LinearCosts
+from .stacked_gradients import LinearCosts
 
 _KINKED_AXES = 2
 """The kinked pairs are placed along the first this many coordinates (both signs each)."""

@@ -649,9 +649,10 @@ def escort_draws_renyi(ctx: Any, p: Scenario, q: Scenario, runs: EngineRuns, pil
 
 def _pair_rules(alg: Any, p: Scenario, q: Scenario) -> Any:
     """The replay rules of ``p`` and ``q`` with both problems' steps taken at once
-    (:class:`~asyncdp.privacy.stacked.PairRules`: each problem's runs get what its own rule computes) when they
+    (``asyncdp.privacy.paired_rules.PairRules``: each problem's runs get what its own rule computes) when they
     share the domain and the initial points and their cost families stack, else ``None``."""
-    from .stacked import PairRules, StackedCosts
+    from .paired_rules import PairRules
+    from .stacked_costs import StackedCosts
 
     x0 = p.initial_points()
     costs = StackedCosts([p.problem.costs, q.problem.costs], 1)

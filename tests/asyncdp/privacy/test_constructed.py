@@ -331,10 +331,10 @@ def test_candidates_given_by_their_costs_run_each_step_once_and_get_their_own_re
     base = candidate_pairs._bound_base(sc)
     cands = [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen]
     steps = []
-    from asyncdp.privacy import stacked
+    from asyncdp.privacy import stack_runs
 
-    original = stacked.Blocks.next_state
-    monkeypatch.setattr(stacked.Blocks, "next_state",
+    original = stack_runs.Blocks.next_state
+    monkeypatch.setattr(stack_runs.Blocks, "next_state",
                         lambda self, *a: steps.append(1) or original(self, *a))
     stacked = constructed_replays(prepared.runs, cands, fam.pinned(sc))
     assert not steps  # every step ran once for all candidates (no candidate's own rule was needed) ...
@@ -373,7 +373,7 @@ def test_a_step_the_stacked_problem_cannot_answer_is_taken_by_each_candidates_ow
 
 
 def test_stacked_costs_answer_per_run_gradients_and_only_what_every_candidate_shares():
-    from asyncdp.privacy.stacked import StackedCosts, Unstackable
+    from asyncdp.privacy.stacked_costs import StackedCosts, Unstackable
     from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
 
     base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
@@ -596,7 +596,7 @@ def test_run_pins_must_name_one_agent_per_run():
 
 
 def test_stacked_costs_of_candidates_changing_different_agents_answer_each_ones_gradients():
-    from asyncdp.privacy.stacked import StackedCosts, Unstackable
+    from asyncdp.privacy.stacked_costs import StackedCosts, Unstackable
     from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
 
     base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])

@@ -115,7 +115,7 @@ def test_each_kink_lies_beyond_a_visited_state_on_the_side_opposite_the_linear_c
 def test_stacked_kinked_families_give_each_familys_own_gradients():
     """The stacked replay's fast path for kinked families (one base call for the stack) returns, run block by run
     block, exactly what each family's own call returns."""
-    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.privacy.stacked_costs import StackedCosts
 
     fams = [KinkedOverride(BASE, 1, axis, c, 1.5, 1e-3, sign) for axis, c, sign in ((0, 0.3, 1.0), (2, -1.0, -1.0),
                                                                                      (1, 7.0, 1.0))]
@@ -133,7 +133,7 @@ def test_groups_of_linear_and_kinked_candidates_over_one_base_share_its_gradient
     base's gradients are computed once for the whole stack, and every run block gets exactly its family's own
     call; a base gradient that is not finite leaves the call to the families (which raise their error)."""
     from asyncdp.errors import CostValueError
-    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.privacy.stacked_costs import StackedCosts
     from asyncdp.problems.costs import LinearOverride
 
     base = RendezvousQuadratic([[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
@@ -194,7 +194,7 @@ def test_stacked_kinked_rounds_give_each_familys_own_gradients():
     """The stacked fast path for kinked loss sequences of different rounds returns, run block by run block and
     round by round, exactly what each sequence's own call returns."""
     from asyncdp.privacy.kinked import KinkedRound
-    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.privacy.stacked_costs import StackedCosts
 
     loss = _online()
     fams = [KinkedRound(loss, t0, axis, c, 1.5, 1e-3) for t0, axis, c in ((1, 0, 0.3), (2, 3, -1.0), (1, 1, 7.0))]
@@ -288,7 +288,7 @@ def test_a_stack_at_an_infinite_point_leaves_the_error_to_each_familys_own_call(
     """A kinked entry at an infinite point is inf / inf: the stack answers ``None`` (each candidate's own call
     then raises its cost error), never NaN, which a per-round comparison would read as no excess."""
     from asyncdp.errors import CostValueError
-    from asyncdp.privacy.stacked import _KinkedStack
+    from asyncdp.privacy.stacked_gradients import _KinkedStack
     from asyncdp.problems.costs import UserCost
     from asyncdp.problems.costs.function_class import FunctionClass
 

@@ -1,7 +1,7 @@
 """The worst-case search's shared work gives what each step computes on its own, value for value.
 
 Each shortcut is compared with the plain computation it replaces, computed by other code: both problems' steps
-in one stacked call (:class:`~asyncdp.privacy.stacked.Paired`) against each candidate's own replay
+in one stacked call (``asyncdp.privacy.paired_rules.Paired``) against each candidate's own replay
 (:func:`~asyncdp.privacy.constructed.constructed_replay`); stacked groups of linear and kinked costs against each
 family's own gradient; the kinked pairs' references read from the extremal evaluation, and the kinked pairs
 replayed with the other agents' extremal pairs, against their own replays; a round every run shares
@@ -21,7 +21,9 @@ from asyncdp.privacy.behavior import EngineRuns, run_engine
 from asyncdp.privacy.constructed import CandidateRuns, DenseSchedules, constructed_replay, constructed_replays
 from asyncdp.privacy.context import small_example
 from asyncdp.privacy.kinked import KinkedOverride
-from asyncdp.privacy.stacked import LinearCosts, Paired, StackedCosts
+from asyncdp.privacy.paired_rules import Paired
+from asyncdp.privacy.stacked_costs import StackedCosts
+from asyncdp.privacy.stacked_gradients import LinearCosts
 from asyncdp.problems.costs import AgentOverride, LinearOverride, RendezvousQuadratic
 from asyncdp.privacy import (candidate_evaluation, candidate_pairs, kinked_search, other_agent_pairs, pair_search,
                              search_evidence, search_objective)

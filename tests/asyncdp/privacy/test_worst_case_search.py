@@ -165,7 +165,7 @@ def test_round_moves_also_change_the_round_within_the_class():
 
 def test_stacked_linear_rounds_give_each_candidates_own_gradients_bit_for_bit():
     from asyncdp.papers.dpsda.rule import DPSDAC
-    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.privacy.stacked_costs import StackedCosts
     from asyncdp.problems.online import LinearRound
 
     sc = DPSDAC.example_scenario().replace(horizon=6)
@@ -192,7 +192,7 @@ def test_stacked_linear_rounds_give_each_candidates_own_gradients_bit_for_bit():
 
 def test_a_stacked_gradient_the_families_reject_raises_what_they_raise():
     from asyncdp.errors import CostValueError
-    from asyncdp.privacy.stacked import StackedCosts
+    from asyncdp.privacy.stacked_costs import StackedCosts
     from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
 
     base = RendezvousQuadratic([[0.0, 0.0], [1.0, 0.5], [-1.0, 2.0]])
@@ -284,7 +284,7 @@ def test_a_tiled_gather_index_reads_what_the_index_of_the_tiled_rounds_reads(uni
 
 def test_candidates_given_by_linear_costs_are_replayed_without_building_their_families(monkeypatch):
     from asyncdp.papers.dpsda.rule import DPSDAC
-    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.privacy.stacked_gradients import LinearCosts
     from asyncdp.problems.online import LinearRound
 
     sc = DPSDAC.example_scenario().replace(horizon=6)
@@ -313,7 +313,7 @@ def test_candidates_given_by_linear_costs_are_replayed_without_building_their_fa
 def test_linear_costs_reject_what_their_family_rejects():
     from asyncdp.errors import ProblemError
     from asyncdp.papers.dpsda.rule import DPSDAC
-    from asyncdp.privacy.stacked import LinearCosts
+    from asyncdp.privacy.stacked_gradients import LinearCosts
     from asyncdp.problems.costs import LinearOverride, RendezvousQuadratic
     from asyncdp.problems.online import LinearRound
 

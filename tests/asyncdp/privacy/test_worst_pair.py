@@ -196,7 +196,7 @@ def test_the_tilted_transcripts_of_a_pair_taken_in_one_step_are_each_problems_ow
     from accounting.tilted_replay import tilted_scheduled_transcripts
     from asyncdp.privacy.behavior import AlgorithmChannelRule, declared_noise, run_engine, schedule_batch
     from asyncdp.privacy.profiles import _pair_rules
-    from asyncdp.privacy.stacked import PairRules
+    from asyncdp.privacy.paired_rules import PairRules
     from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _example().make(1e-3, timing)
@@ -226,7 +226,7 @@ def test_importance_sampling_replays_each_problem_alone_where_the_paired_replay_
 
     from asyncdp.privacy.behavior import run_engine
     from asyncdp.privacy.profiles import scheduled_tilted_bound
-    from asyncdp.privacy.stacked import PairRules
+    from asyncdp.privacy.paired_rules import PairRules
     from asyncdp.privacy.candidate_pairs import candidate_scenarios
 
     sc, _ = _example().make(1e-3, None)
