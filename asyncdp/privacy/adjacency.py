@@ -106,7 +106,7 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
     for t in range(1, scenario.horizon + 1):
         for c in a.channels:
             da, db = a.noise(t, c.name), b.noise(t, c.name)
-            if da != db:
+            if not _same_declaration(da, db):
                 raise AdjacencyError(f"the rule bound to the adjacent problem declares other noise on channel "
                                      f"{c.name!r} in round {t}: {db!r} vs {da!r}; {why}")
     claim_a, claim_b = (stated_claim(r, "claimed_privacy", scenario.horizon) for r in (a, b))
@@ -116,6 +116,22 @@ def _check_same_binding(scenario: Scenario, adjacent: Scenario) -> None:
 
 _MISSING = object()
 """An attribute one bound rule has and the other has not."""
+
+
+def _same_declaration(a: Any, b: Any) -> bool:
+    """Whether two rounds' noise declarations are the same, field by field (:func:`same_value`: a NaN scale on both
+    sides is the same declaration, left to the engines' checks, which name the agent and round; ``!=`` said the two
+    bindings declared different noise).
+
+    Example:
+        >>> from asyncdp.algorithms import NoiseDeclaration
+        >>> _same_declaration(NoiseDeclaration("gaussian", float("nan"), 2, 1.0),
+        ...                   NoiseDeclaration("gaussian", float("nan"), 2, 1.0))
+        True
+    """
+    if dataclasses.is_dataclass(a) and not isinstance(a, type) and type(a) is type(b):
+        return same_value(dataclasses.astuple(a), dataclasses.astuple(b))
+    return same_value(a, b)
 
 
 def _parameters(rule: Any) -> dict[str, Any]:

@@ -57,15 +57,17 @@ from accounting.ledger import Ledger
 
 from ..errors import ScenarioError
 from ..algorithms.clipping import clip_l2
-from ..problems.costs import LinearOverride
+from ..problems.costs import LinearOverride, RadialOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
 from .evidence import Evidence
 from .blackbox_audit import audit_blackbox
 from .conformance import check_conformance
 from .exact_replay import replay_exactly
+from .roundoff import release_spacing
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
 from .candidate_pairs import extremal_pairs, pair_with_costs
+from .other_agent_pairs import other_agents
 from .worst_case import search_worst_case
 
 __all__ = [
@@ -391,6 +393,95 @@ def _class_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, build: Any, z:
     return None
 
 
+RADIAL_SAMPLES = 1000
+"""Inputs (hence directions) the prober samples per radial probe (:func:`_radial_probe`), without refinement: a
+rule that moves a release past the lemma for the gradients of a cone of half-angle 3 degrees in two dimensions
+is met by about 33 of them."""
+
+RADIAL_WIDTH = 1e-6
+"""The radial pairs' ``eta`` in units of the domain box's half-width (:func:`_radial_probe`): from a thousandth of
+the box from the centre on, the gradient's norm is ``C`` to within 5e-7."""
+
+
+def _radial_probe(pair: ScenarioPair, ctx: CheckContext, cls: Any, lemma: Any, rounds: Any = (1,),
+                  starts: tuple[bool, ...] = (False,)) -> tuple[dict[str, Any] | None, str, float] | None:
+    """The steps (R and U) of ``rounds`` of the changed agent and of the agents the search evaluates, each on a pair
+    of the class whose gradient difference points every way: the agent's cost ``C sqrt(||x - c||^2 + eta^2)`` against
+    its mirror image (:class:`RadialOverride`, ``c`` the domain box's centre), compared with the lemma.
+
+    At an input ``z`` the pair is the extremal linear pair of norm ``C`` along ``z - c``, so the prober's search
+    over inputs is a search over the pair's directions, for the changed agent (whose own pair may keep one direction,
+    a linear one or a mean's shift) and for the agents whose pairs only the worst-case search's fixed directions
+    reach (coordinates, diagonals, sign patterns): a rule that moves one agent's release past the lemma only for
+    gradients in some other direction. The agents are the changed one and those the search evaluates
+    (:func:`~asyncdp.privacy.other_agent_pairs.other_agents`). The rounds and their starting states are the
+    prober's own (:func:`probe_update`: ``probe_rounds`` rounds, ``starts`` says whether from ``t - 1`` noise-free
+    rounds, ``True``, or from ``initial_state(z)``, ``False``); later rounds are the search's and the replays'.
+
+    Returns:
+        ``(witness, reason, ratio)``: the witness of the first probe past the lemma (its ``"direction"`` the unit
+        vector along ``z - c``, the pair's gradients at ``z`` being ``+-C`` times it) or ``None`` with a line saying
+        what was probed, and the largest ratio of a probed move to the lemma; or ``None`` (not a class of bounded
+        gradients, round adjacency, no lemma).
+    """
+    agent = ctx.changed_agent
+    scenario = pair.scenario
+    if agent is None or lemma is None or getattr(cls, "kind", None) != "each" or scenario.horizon < 2:
+        return None
+    domain = scenario.problem.domain
+    d = scenario.problem.dim
+    low, high = ((np.broadcast_to(np.asarray(domain.low, float), (d,)), np.broadcast_to(np.asarray(domain.high, float),
+                 (d,))) if hasattr(domain, "low") else (-np.ones(d), np.ones(d)))
+    center = np.where(np.isfinite(low + high), (low + high) / 2, 0.0)
+    half = np.where(np.isfinite(high - low), (high - low) / 2, 1.0)
+    width = RADIAL_WIDTH * float(np.max(half))
+    bound_c = float(cls.bound)
+    probes, requests = [], []
+    for j in [agent, *other_agents(scenario.problem.num_agents, agent)]:
+        p, q = pair_with_costs(scenario, lambda costs, sign, j=j: RadialOverride(costs, j, center, bound_c, width,
+                                                                               sign), 1.0, -1.0)
+        for channel, t, warm in ((c, t, w) for c in ctx.algorithm.noisy_channels() for t in rounds for w in starts):
+            norm = "l2" if channel.mechanism == "gaussian" else "l1"
+            start = "" if len(starts) == 1 else (" (from noise-free rounds)" if warm else " (from initial_state(z))")
+            for release, step, make in ((t, "message step R", message_pair), (t + 1, "update step U", update_pair)):
+                if release > scenario.horizon:
+                    continue
+                bound = float(lemma[channel.name][release - 1])
+                # a message the lemma says no cost reaches (data enters through U): the user's pair's probe
+                if make is message_pair and bound == 0:
+                    continue
+                probes.append((j, channel.name, t, release, step + start, bound))
+                requests.append(prober.ProbeRequest(make(p, q, j, t, channel=channel.name, warm=warm),
+                                                    samples=RADIAL_SAMPLES, seed=ctx.options.seed + t, norm=norm,
+                                                    refine=False))
+    ratio = 0.0
+    messages = ctx.engine_runs(0).messages
+    for (j, channel, t, release, step, bound), res in zip(probes, prober.probe_many(requests)):
+        ratio = max(ratio, res.max_found / bound) if bound > 0 else ratio
+        # the radial pair attains the lemma exactly; a rule releasing float32 numbers rounds that shift to float32's
+        # spacing (post-processing), which the comparison allows as the search's does (release_spacing)
+        top = float(np.max(np.abs(res.witness_z))) + res.max_found
+        allowance = 4.0 * d * float(release_spacing(messages[channel], top))
+        if res.exceeds(bound) and res.max_found > bound * (1 + 1e-9) + allowance:
+            offset = np.asarray(res.witness_z, dtype=float) - center
+            direction = offset / max(float(np.linalg.norm(offset)), np.finfo(float).tiny)
+            label = (f"agent {j}'s cost C sqrt(||x - c||^2 + eta^2) against its mirror image (C = {bound_c:.6g}, c = "
+                     f"{np.array2string(center, precision=4, separator=', ')}): at z the extremal linear pair along "
+                     f"z - c, direction {np.array2string(direction, precision=4, separator=', ')}")
+            witness = {"kind": "sensitivity", "against": "lemma", "claimed": bound, "agent": j, "round": t,
+                       "release_round": release, "step": step, "channel": channel, "z": res.witness_z.tolist(),
+                       "direction": direction.tolist(), "value": res.max_found, "pair": label,
+                       "method": "sensitivity prober (constructed input, a pair of the class)", "confidence": 1.0,
+                       "claim_form": ctx.form_name}
+            return witness, (f"round {t}: the {step} of agent {j} moves channel {channel!r} by {res.max_found:.6g} > "
+                             f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)}) on the class's pair {label}"
+                             ), (ratio if bound > 0 else math.inf)
+    agents = sorted({j for j, *_ in probes})
+    return None, (f"prober: the steps of rounds {list(rounds)} of agent(s) {agents} on pairs of the class along every "
+                  f"direction (agent j's cost C sqrt(||x - c||^2 + eta^2) against its mirror image) move releases by at most "
+                  f"{ratio:.3g} times the lemma"), ratio
+
+
 def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     """Search each noisy channel's releases for their largest change; compare it with the declaration and the lemma.
 
@@ -436,7 +527,13 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
         that does not clip is not covered there): the same step is probed on
         linear pairs of the class (``_class_probe``; the witness then names
         the pair in ``"pair"``), and when none moves a release past the
-        bound the evidence is a doubt.
+        bound the evidence is a doubt. Under such a class the probed rounds'
+        steps of the changed agent and of the agents the worst-case search
+        evaluates are also probed on a pair of the class whose gradients
+        point every way (``_radial_probe``; its witness names the ``"agent"``,
+        the ``"pair"`` and its gradients' ``"direction"`` at ``z``; the lemma
+        ratio counts these probes): a rule may treat one agent differently
+        only for gradients in some direction.
 
     Raises:
         AdjacencyError: the pair lies outside its paper's relation class at a point a probe found, one that moves
@@ -547,6 +644,12 @@ def probe_update(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                                    f"the sensitivity lemma's {bound:.6g} ({_lemma_origin(ctx)})"
                                    + ("" if outside is None else f", but {outside}"))
                 doubt = doubt or outside
+    if witness is None:
+        radial = _radial_probe(pair, ctx, cls, lemma, probed, starts)
+        if radial is not None:
+            witness = radial[0]
+            reasons.append(radial[1])
+            lemma_ratio = max(lemma_ratio or 0.0, radial[2])
     if ctx.sensitivity is not None and lemma is None:
         reasons.append("prober: not compared with the sensitivity lemma: the paper record declares no adjacency "
                        "class of bounded gradients that contains this pair")

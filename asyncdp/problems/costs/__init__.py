@@ -19,7 +19,9 @@ Families:
 * :class:`WeightedQuadratic` -- ``f_i(x) = (w_i / 2) ||x - a_i||^2`` (or diagonal weights);
 * :class:`UserCost` -- arbitrary user callables with user-declared constants;
 * :class:`LinearOverride` -- a family with one agent's cost replaced by a linear one
-  (the extremal costs of the privacy checker's worst-case search).
+  (the extremal costs of the privacy checker's worst-case search);
+* :class:`RadialOverride` -- one agent's cost replaced by ``C ||x - c||`` smoothed (a pair whose gradients point
+  every way, for the privacy checker's prober).
 
 :func:`check_constants` tests declared constants against sampled points;
 :func:`numeric_optimum` minimizes ``sum_i f_i`` where no closed form exists.
@@ -43,7 +45,7 @@ from .checks import ConstantCheck, check_constants
 from .family import CostFamily
 from .function_class import FunctionClass
 from .optimum import numeric_optimum
-from .override import AgentOverride, LinearOverride
+from .override import AgentOverride, LinearOverride, RadialOverride
 from .quadratics import RendezvousQuadratic, WeightedQuadratic
 from .structure import Difference, Opaque, Structure
 from .user import UserCost
@@ -56,6 +58,7 @@ __all__ = [
     "UserCost",
     "AgentOverride",
     "LinearOverride",
+    "RadialOverride",
     "Difference",
     "Opaque",
     "Structure",

@@ -1,5 +1,5 @@
-"""One agent's cost replaced, every other agent's kept: :class:`AgentOverride`, and the linear
-:class:`LinearOverride`.
+"""One agent's cost replaced, every other agent's kept: :class:`AgentOverride`, the linear
+:class:`LinearOverride` and the radial :class:`RadialOverride`.
 
 The privacy checker's worst-case search (:mod:`asyncdp.privacy.worst_case`)
 builds adjacent problems whose changed agent has an extremal cost,
@@ -21,7 +21,7 @@ from .function_class import FunctionClass
 from .optimum import numeric_optimum
 from .structure import Opaque, Structure
 
-__all__ = ["AgentOverride", "LinearOverride"]
+__all__ = ["AgentOverride", "LinearOverride", "RadialOverride"]
 
 
 _SUBCLASS_HOOKS = frozenset({
@@ -192,3 +192,95 @@ class LinearOverride(AgentOverride):
     def to_dict(self) -> dict[str, Any]:
         return {"type": "LinearOverride", "base": self._base.to_dict(), "agent": self._agent,
                 "gradient": self._g.tolist()}
+
+
+class RadialOverride(AgentOverride):
+    """``base``'s costs, except agent ``agent``'s: ``f(x) = sign scale sqrt(||x - center||^2 + width^2)``.
+
+    Its gradient ``sign scale (x - center) / sqrt(||x - center||^2 + width^2)`` has L2 norm below ``scale`` and
+    points along ``x - center``: the cost and its mirror image (``sign = -1``) are, at each point more than a few
+    ``width`` from the centre, the extremal linear pair of norm ``scale`` along ``x - center``. A search over
+    points is then a search over the pair's directions (the privacy check's prober,
+    ``asyncdp.privacy.steps.probe_update``).
+
+    Args:
+        base: the cost family whose other agents' costs are kept.
+        agent: the agent whose cost is replaced.
+        center: ``c``, a finite vector of shape ``(n,)``.
+        scale: ``C > 0``, finite.
+        width: ``eta > 0``, finite.
+        sign: ``1`` (default) or ``-1``.
+
+    Raises:
+        ProblemError: a bad agent, a centre of the wrong shape or not finite, a scale or width that is not finite
+            and positive, or a sign other than 1 and -1.
+
+    Example:
+        >>> from asyncdp.problems.costs import RendezvousQuadratic
+        >>> fam = RadialOverride(RendezvousQuadratic([[0.0, 0.0], [1.0, 0.0]]), 1, [0.0, 0.0], 2.0, 1e-9)
+        >>> fam.gradient(1, np.array([3.0, 4.0])).round(6).tolist()
+        [1.2, 1.6]
+    """
+
+    private_fields = ("center",)
+
+    def __init__(self, base: CostFamily, agent: int, center: Any, scale: float, width: float,
+                 sign: float = 1.0) -> None:
+        super().__init__(base, agent)
+        c = np.array(center, dtype=float)
+        if c.shape != (base.dim,) or not np.isfinite(c).all():
+            raise ProblemError(f"center must be a finite vector of shape ({base.dim},), got {_fmt(c)}")
+        for name, v in (("scale", scale), ("width", width)):
+            if not np.isfinite(v) or not v > 0:
+                raise ProblemError(f"{name} must be finite and > 0, got {_fmt(v)}")
+        if isinstance(sign, bool) or sign not in (1, -1):
+            raise ProblemError(f"sign must be 1 or -1, got {sign!r}")
+        c.setflags(write=False)
+        self._c, self._scale, self._eta, self._sign = c, float(scale), float(width), float(sign)
+
+    def _radius(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``x - c`` and ``sqrt(||x - c||^2 + eta^2)`` (without overflow), the latter never below ``||x - c||``."""
+        d = x - self._c
+        r = np.linalg.norm(d, axis=-1, keepdims=True)
+        return d, np.maximum(np.hypot(r, self._eta), r)
+
+    def _own_value(self, x: np.ndarray) -> np.ndarray:
+        return self._sign * self._scale * self._radius(x)[1][..., 0]
+
+    def _own_gradient(self, x: np.ndarray) -> np.ndarray:
+        d, root = self._radius(x)
+        # (1 - 2^-48): the round-off of d / root and of a norm (a few units in the last place) never takes the
+        # gradient's norm above scale
+        return self._sign * self._scale * (1 - 2.0**-48) * (d / root)
+
+    def _own_parameters(self) -> Any:
+        """``(center, scale, width, sign)`` (this class only)."""
+        if type(self) is not RadialOverride:
+            return super()._own_parameters()
+        return (tuple(self._c.tolist()), self._scale, self._eta, self._sign)
+
+    def function_class(self, domain: Domain) -> FunctionClass:
+        """The base class widened by the radial cost: ``C2 = max(C2_base, scale)``, smoothness at least
+        ``scale / width`` (its Hessian's largest value, at the centre), ``mu = 0`` (``None`` for the concave mirror
+        image)."""
+        base = self._base.function_class(domain)
+        curv = self._scale / self._eta
+        return FunctionClass(diameter=base.diameter,
+                             gradient_bound=None if base.gradient_bound is None else max(base.gradient_bound,
+                                                                                         self._scale),
+                             strong_convexity=0.0 if self._sign > 0 else None,
+                             hessian_bound=None if base.hessian_bound is None else max(base.hessian_bound, curv),
+                             smoothness=None if base.smoothness is None else max(base.smoothness, curv))
+
+    def with_agent(self, agent: int, **changes: Any) -> RadialOverride:
+        """Copy with ``center=`` of the overridden agent replaced (the only private field).
+
+        Raises:
+            ProblemError: another agent, or an unknown field.
+        """
+        self._same_agent(agent, changes)
+        return RadialOverride(self._base, self._agent, changes["center"], self._scale, self._eta, self._sign)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "RadialOverride", "base": self._base.to_dict(), "agent": self._agent,
+                "center": self._c.tolist(), "scale": self._scale, "width": self._eta, "sign": self._sign}

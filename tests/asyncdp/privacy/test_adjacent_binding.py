@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from accounting.errors import AdjacencyError
+from accounting.errors import AdjacencyError, PrivacyParameterError
 from asyncdp import Huang2015
 from asyncdp.cli import main
 from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
@@ -89,3 +89,22 @@ def test_the_command_line_refuses_it_in_one_line(tmp_path, capsys):
     assert main(["privacy", "check", str(script), "--runs", "50"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("asyncdp: error: ") and "declare different constants" in err[0]
+
+
+@dataclass(frozen=True)
+class NanRoundSchedule(Huang2015):
+    """Huang2015 whose noise schedule is NaN in round 3 (a schedule that divides 0 by 0 in one round)."""
+
+    name: ClassVar[str] = "test-huang-nan-round"
+
+    def noise_scale(self, t: int) -> float:
+        return float("nan") if t == 3 else super().noise_scale(t)  # a new NaN object each call
+
+
+def test_a_nan_noise_scale_is_named_by_round_not_taken_for_a_binding_that_reads_the_data():
+    """Both bindings declare NaN in round 3; ``NaN != NaN`` made the check refuse the pair as "the rule's binding
+    reads the problem, so the two datasets run different mechanisms" (a NoiseDeclaration with NaN against the
+    same one). The engines' own check names the round and the value."""
+    pair = small_pair(NanRoundSchedule)
+    with pytest.raises(PrivacyParameterError, match=r"round 3: noise scale must be positive and finite, got nan"):
+        check_privacy(pair.scenario, pair.adjacent, runs=50)

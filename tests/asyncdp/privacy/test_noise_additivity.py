@@ -312,8 +312,11 @@ def test_a_rule_that_leaks_more_for_an_agent_the_pair_does_not_change_is_a_viola
     assert loss > 1.5 * alg.claimed_privacy(sc.horizon)[0]
     report = check_privacy(sc, adj, runs=200, search_examples=0)
     assert report.verdict == "violation"
-    # the search evaluates the other agents' extremal pairs: agent 2's is the witness
-    assert report.witness["kind"] == "worst-case" and report.witness["agent"] == 2
+    # the prober's radial pair of agent 2 comes first in method order; the search, which evaluates the other agents'
+    # extremal pairs, finds agent 2's too
+    assert report.witness["kind"] == "sensitivity" and report.witness["agent"] == 2
+    search = next(e for e in report.evidence if e.method == "worst-case adjacency search")
+    assert search.witness["kind"] == "worst-case" and search.witness["agent"] == 2
     assert report.witness["claim_form"] == "pure"  # the claim's own form, as every witness names it
 
 
