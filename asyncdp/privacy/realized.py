@@ -43,6 +43,7 @@ from .behavior import declared_noise, run_origin
 from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, interleave_channels, noise_dependence
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
+from .realized_scale import claimed_losses, realized_scale_witness
 
 __all__ = ["check_conformance", "replay_exactly", "audit_blackbox", "transcript_features"]
 
@@ -58,7 +59,10 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     sensitivity or noise enters), takes released minus noise-free values, and
     runs :func:`accounting.conformance.noise_conformance` at family-wise
     level ``alpha_share`` less the dependence share. An under-noised release
-    is a witness; an over-noised one, a release that should be noise-free but
+    is a witness only when the privacy loss it implies exceeds the claim
+    (:func:`~asyncdp.privacy.realized_scale.realized_scale_witness`: the runs' losses at upper confidence bounds
+    of the released scales, with the pair's realized shifts, at the same share, which the witness rests on
+    alone); else it is a doubt (less noise than declared may leave the claim true). An over-noised one, a release that should be noise-free but
     is not, or runs too few to test leave the declaration unverified (a
     doubt: no ``pass``). The residuals are also tested for dependence across
     rounds and agents (:func:`~asyncdp.privacy.dependence.noise_dependence`):
@@ -131,11 +135,19 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  f"{w['round'] if w['round'] is not None else 'all'}, channel {w['channel']!r}")
         est = "" if w["estimated_scale"] is None else f", estimated {w['estimated_scale']:.6g}"
         decl = "" if w["declared_scale"] is None else f"declared scale {w['declared_scale']:.6g}{est}"
-        reasons.append(f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
-                       f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
-                       f"{w['samples']} residuals of {runs.runs} engine runs)")
-        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
-                   "claim_form": ctx.form_name}
+        smaller = (f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
+                   f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
+                   f"{w['samples']} residuals of {runs.runs} engine runs)")
+        # the witness rests on the loss bound alone (the KS rejection only selects it), at the conformance's share
+        bound, why = realized_scale_witness(pair, ctx,
+                                            error=ctx.options.alpha_share * (1.0 - DEPENDENCE_ALPHA_FRACTION))
+        if bound is None:
+            reasons.append(smaller)
+            doubts.append(f"{smaller}, but {why}: the declared noise is false, the claim not refuted")
+        else:
+            reasons.append(f"{smaller}; {why}")
+            witness = {**w, **bound, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
+                       "claim_form": ctx.form_name}
     if report.unresolved:
         rounds = sorted({t for _, t in report.unresolved})
         reasons.append(f"noise conformance: round(s) {_ranges(rounds)} not tested: their noise scale is below "
@@ -930,8 +942,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
     # a pure per-iteration claim bounds every round's loss, not only the focus round's
     every_round = focus is not None and delta_claimed == 0
-    losses = (np.fmax.reduce(per_round, axis=1) if every_round else per_round[:, focus] if focus is not None
-              else per_round.sum(axis=1))
+    losses = claimed_losses(ctx, per_round)
     if math.isinf(eps_claimed):
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
@@ -977,8 +988,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
                                  confidence=1.0 - audit_error, lower_bound="thresholds")
-    raw = (np.fmax.reduce(replay.per_round, axis=1) if every_round else replay.per_round[:, focus] if focus is not None
-           else replay.losses)
+    raw = claimed_losses(ctx, replay.per_round) if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
     reasons: tuple[str, ...] = ()

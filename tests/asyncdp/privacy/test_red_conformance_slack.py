@@ -70,9 +70,6 @@ def test_the_scaled_release_has_the_declared_loss():
     assert np.max(np.abs(ratio)) <= np.abs(x - x2).sum() / b * (1 + 1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "false violation: the truth is that the pure claim holds exactly (test_the_scaled_release_has_the_declared_loss); "
-    "noise conformance reads its rejected one-sided KS test (released scale K b < b) as a witness"))
 def test_a_scaled_release_with_a_true_claim_is_not_a_violation():
     ex = _dgd()
     rule = _scaled_rule()
@@ -157,10 +154,6 @@ def test_the_quiet_agent_claim_holds_and_the_half_noise_claim_does_not():
     assert gaussian_profile_epsilon(2 * MU, 1e-5) > 1.5 * gaussian_profile_epsilon(MU, 1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "false violation: the truth is that the claim holds (mu <= MU / 0.9 < MU / 0.8, "
-    "test_the_quiet_agent_claim_holds_and_the_half_noise_claim_does_not); noise conformance reads its rejected "
-    "one-sided KS test (0.9 sigma) as a witness"))
 @pytest.mark.parametrize("quiet", [0, 3])
 def test_a_quiet_agent_under_a_claim_with_slack_is_not_a_violation(_registered, quiet):
     scenario, adjacent = _pair(QuietAgentDGD(quiet=quiet))
