@@ -2,7 +2,7 @@
 
 For each scenario script (default: examples/privacy_check_dpsda.py and
 examples/privacy_check_rendezvous.py), the check's transcripts of both
-scenarios at ``--runs`` runs (``asyncdp.privacy.realized.transcript_features``)
+scenarios at ``--runs`` runs (``asyncdp.privacy.blackbox_audit.transcript_features``)
 are audited by ``accounting.auditing.audit_samples`` with the check's
 parameters, with and without ``low_bits`` (the baseline), alternately in
 every repeat of one process; printed: the median CPU time of each, their
@@ -26,7 +26,7 @@ from accounting.auditing import audit_samples
 from accounting.auditing.lowbits import fit_low_bit_score
 from asyncdp import load_script
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.realized import BLACKBOX_FIT_ROWS, transcript_features
+from asyncdp.privacy.blackbox_audit import BLACKBOX_FIT_ROWS, transcript_features
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = (EXAMPLES / "privacy_check_dpsda.py", EXAMPLES / "privacy_check_rendezvous.py")

@@ -9,7 +9,8 @@
 * :mod:`.sensitivity`: the accountant's own sensitivity (the paper record's lemma, per release and channel)
   and the prober's update pair;
 * :mod:`.behavior`: the engine's runs of a scenario (messages and realized schedules) and their replay;
-* :mod:`.realized`: the steps that read those runs (noise conformance, exact replay, black-box audit);
+* the steps that read those runs: ``.conformance`` (noise conformance; its draw-by-draw check
+  ``.noise_draws`` and round-off allowances ``.roundoff``), ``.exact_replay`` and ``.blackbox_audit``;
 * :mod:`.worst_case`: the worst adjacent pair of the paper's class (extremal costs, then a batched search: draws and a hill climb);
   its parts are :mod:`.candidate_pairs` (the class's members), :mod:`.candidate_evaluation` (their stacked
   evaluation), :mod:`.search_objective`, :mod:`.pair_search` (draws and hill climb) and :mod:`.search_evidence`;

@@ -253,7 +253,7 @@ class CheckContext:
         for found in replay.noise_free_mismatch.values():  # compared with the replay under the scenario's problem
             for under in {0, side} if found is not None else ():
                 self.check_run_deterministic(side, int(found[0]), under)
-        from .realized import side_draws
+        from .noise_draws import side_draws
 
         if self.engine_runs(side).noise is None:  # no draws to compare the residuals with
             self.check_run_deterministic(side, 0, side)

@@ -64,7 +64,7 @@ from accounting.errors import AccountingError, AdjacencyError
 from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence, find_figure
-from .realized import release_spacing
+from .roundoff import release_spacing
 
 __all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "PAIR_METHOD", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
            "CLASS_RTOL", "OUTSIDE_REFUSAL"]
@@ -459,7 +459,7 @@ def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
     A shift ``mu_P - mu_P'`` is a difference of two means computed from the same released transcript, each
     within a few floating-point spacings of the values it is computed from, so each of its ``d`` coordinates
     carries at most ``4 spacing(M)`` of round-off, ``M`` the larger of the largest released value and
-    ``state_magnitude`` (the replay's budget of :mod:`asyncdp.privacy.realized` assumes the same); its L1 norm
+    ``state_magnitude`` (the replay's budget of ``asyncdp.privacy.roundoff`` assumes the same); its L1 norm
     (and a fortiori its L2 norm) at most ``d`` times that. The comparison with the lemma allows this much on
     top of its relative tolerance: a correct rule whose releases are large numbers (near ``1e8``, spacing
     ``1.5e-8``), or offsets from states that large, and whose shifts attain the lemma was refuted by
@@ -485,7 +485,7 @@ def shift_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
 def coordinate_roundoff(messages: Any, state_magnitude: float = 0.0) -> float:
     """The round-off one coordinate of a shift of one channel may carry: ``4 spacing(M)`` (:func:`shift_roundoff`),
     float32's spacing for a channel whose releases are all float32 numbers
-    (:func:`~asyncdp.privacy.realized.release_spacing`: each release is rounded to that resolution).
+    (``asyncdp.privacy.roundoff.release_spacing``: each release is rounded to that resolution).
 
     Args:
         messages: the channel's released values (NaN where nothing was released).

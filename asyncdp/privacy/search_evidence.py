@@ -31,16 +31,16 @@ __all__ = ["pair_script", "pure_evidence"]
 
 
 def _budget(ctx: Any, runs: EngineRuns) -> np.ndarray:
-    """``asyncdp.privacy.realized._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
+    """``asyncdp.privacy.roundoff._roundoff_budget(ctx, runs)`` (the most round-off adds to each round's loss),
     computed once per check for its runs and kept in the context's cache (several steps of the search compare a
     loss with it)."""
-    from . import realized
+    from . import roundoff
 
     cache = getattr(ctx, "cache", None)
     got = None if cache is None else cache.get("roundoff_budget")
     if got is not None and got[0] is runs:
         return got[1]
-    value = realized._roundoff_budget(ctx, runs)
+    value = roundoff._roundoff_budget(ctx, runs)
     if cache is not None:
         cache["roundoff_budget"] = (runs, value)
     return value
@@ -334,10 +334,10 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
 def _at_released_scale(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair,
                        found: Any, base_witness: dict[str, Any], pair_desc: str, memo: dict[Any, Any] | None) -> Any:
     """``found`` (the pair's evidence on a pure claim, no witness), or a witness when noise conformance found the
-    released Laplace noise smaller than declared (:data:`~asyncdp.privacy.realized_scale.SCALE_BOUNDS`) and the
+    released Laplace noise smaller than declared (:data:`~asyncdp.privacy.released_scale.SCALE_BOUNDS`) and the
     pair's constructed transcript on run ``best.run``'s schedule has a loss above epsilon at the upper confidence
-    bounds of the released scales (:func:`~asyncdp.privacy.realized_scale.scaled_constructed_losses`)."""
-    from .realized_scale import SCALE_BOUNDS, scaled_constructed_losses
+    bounds of the released scales (:func:`~asyncdp.privacy.released_scale.scaled_constructed_losses`)."""
+    from .released_scale import SCALE_BOUNDS, scaled_constructed_losses
 
     got = getattr(ctx, "cache", {}).get(SCALE_BOUNDS)
     if got is None or best.run is None:

@@ -26,10 +26,11 @@ step                           checked against             figures
 The compositions compose the ledger of declared scales with the
 accountant's own sensitivity (none for an algorithm without a paper record:
 they then give no bound). The declared scales are not taken on trust: the
-conformance test (:mod:`asyncdp.privacy.realized`) checks the noise the
-engine actually released against them, replay computes each engine run's
-exact loss on its realized schedule, and the black-box audit reads the
-engine's transcripts of both scenarios. The prober and the worst-case search
+conformance test (``asyncdp.privacy.conformance``) checks the noise the
+engine actually released against them, replay (``asyncdp.privacy.exact_replay``)
+computes each engine run's exact loss on its realized schedule, and the
+black-box audit (``asyncdp.privacy.blackbox_audit``) reads the engine's
+transcripts of both scenarios. The prober and the worst-case search
 (:mod:`asyncdp.privacy.worst_case`) look for the worst input they can
 construct.
 
@@ -60,7 +61,9 @@ from ..problems.costs import LinearOverride
 from .context import CheckContext, ScenarioPair, focus_rounds
 from .coverage import EACH_CLASS_DOUBT, OUTSIDE_REFUSAL, check_coverage, class_outside_at, each_class_exceeded
 from .evidence import Evidence
-from .realized import audit_blackbox, check_conformance, replay_exactly
+from .blackbox_audit import audit_blackbox
+from .conformance import check_conformance
+from .exact_replay import replay_exactly
 from .sensitivity import message_pair, state_beyond_decision, state_follows_history, update_pair
 from .candidate_pairs import extremal_pairs, pair_with_costs
 from .worst_case import search_worst_case

@@ -29,7 +29,7 @@ from asyncdp.noise import NoiseSource, SeededNoise
 from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.behavior import EngineRuns, RecordingNoise
-from asyncdp.privacy.realized import _exact_draws
+from asyncdp.privacy.noise_draws import _exact_draws
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 ATOM = 0.005
@@ -192,7 +192,7 @@ def test_unrecorded_draws_leave_the_noise_unverified():
 
 
 def test_the_tolerance_spacing_reads_nan_as_zero_and_infinity_as_the_largest_float():
-    from asyncdp.privacy.realized import _spacing
+    from asyncdp.privacy.noise_draws import _spacing
 
     rng = np.random.default_rng(3)
     special = [0.0, 5e-324, 1e-310, 2.0**-1022, 2.0**-1023, 1.0, 2.0, 3.0, np.nextafter(2.0, 0.0), 1e300,
@@ -209,7 +209,8 @@ def test_the_tolerance_spacing_reads_nan_as_zero_and_infinity_as_the_largest_flo
 def test_blocks_of_runs_give_the_figures_of_the_whole_arrays(where):
     """Runs read in blocks of 2**16 values (here 3 blocks): the figures equal one pass over the whole arrays, a
     mismatch in the last block and a round that subtracts its draws included."""
-    from asyncdp.privacy.realized import _CHUNK, _draws_match, _draws_match_whole, _roundoff_floor
+    from asyncdp.privacy.noise_draws import _CHUNK, _draws_match, _draws_match_whole
+    from asyncdp.privacy.roundoff import _roundoff_floor
 
     rng = np.random.default_rng(11)
     shape = (2 * _CHUNK // 120 + 7, 6, 5, 4)  # 120 values per run: three blocks
@@ -234,7 +235,7 @@ def test_blocks_of_runs_give_the_figures_of_the_whole_arrays(where):
 
 
 def test_the_tolerance_is_the_replays_roundoff_and_a_release_beyond_it_is_a_mismatch():
-    """Exact residuals (values near 10): draws are verified to the round-off bound (realized._roundoff_floor,
+    """Exact residuals (values near 10): draws are verified to the round-off bound (roundoff._roundoff_floor,
     2 t N spacings of the round's magnitude, ~1e-13 of the scales here), so at delta 1e-9 no draw could be
     replaced unseen (the fixed floor of 1e-10 of the scale put that at 3.2e-10 per run for agent 0, above a tenth of
     delta). A draw replaced by 0, below that old floor (3e-11) or above it (1e-6), is a mismatch: the tolerance

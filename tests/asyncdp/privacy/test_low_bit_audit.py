@@ -19,7 +19,7 @@ from accounting.auditing.lowbits import fit_low_bit_score
 from accounting.auditing.sniper import choose_threshold_event
 from asyncdp import load_script
 from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-from asyncdp.privacy.realized import transcript_features
+from asyncdp.privacy.blackbox_audit import transcript_features
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 CONFIDENCE = 0.999

@@ -388,7 +388,7 @@ def test_a_secret_in_the_last_bit_of_unicast_releases_is_refuted():
     """Under unicast the transcripts hold a NaN for every link that carries nothing (the same bits under both
     problems) and a release per link that does: the low-bits score reads them all."""
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.realized import audit_blackbox, transcript_features
+    from asyncdp.privacy.blackbox_audit import audit_blackbox, transcript_features
 
     pair = small_pair(LowBitSign)
     pair = ScenarioPair(pair.scenario.replace(mode="unicast"), pair.adjacent.replace(mode="unicast"))
@@ -428,7 +428,7 @@ class NaNUnderOneProblem(Huang2015):
 
 def test_an_undefined_replay_loss_is_a_doubt_not_a_loss_of_zero():
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.realized import replay_exactly
+    from asyncdp.privacy.exact_replay import replay_exactly
 
     sc, adj = _pair(NaNUnderOneProblem)
     # the independent truth: under the adjacent problem agent 0's round-3 release is NaN on every run, under the

@@ -26,7 +26,7 @@ from asyncdp.papers.showkatbakhsh.rule import Showkatbakhsh
 from asyncdp.privacy import check_privacy
 from asyncdp.privacy.context import small_example
 from asyncdp.privacy.dependence import cancelling_audit, noise_dependence
-from asyncdp.privacy.realized import check_conformance
+from asyncdp.privacy.conformance import check_conformance
 
 
 def _load_fixture():

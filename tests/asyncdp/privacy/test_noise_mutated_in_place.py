@@ -52,5 +52,5 @@ def test_noise_halved_in_place_mismatches_every_draw_and_is_refuted(engine):
     # standardized residual) is about 1/2, with standard error 0.5 / sqrt(samples) <= 0.025 (|z| of standard
     # Laplace noise has standard deviation 1; a release has 400 residuals): 0.75 is 10 errors away
     assert report.verdict == "violation"
-    assert report.witness["kind"] in ("conformance", "worst-case")  # (at the released scale: realized_scale)
+    assert report.witness["kind"] in ("conformance", "worst-case")  # (at the released scale: released_scale)
     assert noise.figures["conformance_min_scale_ratio"] < 0.75

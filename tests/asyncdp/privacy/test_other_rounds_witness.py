@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from asyncdp.privacy.realized import _other_rounds_witness
+from asyncdp.privacy.exact_replay import _other_rounds_witness
 
 ERROR = 0.05
 

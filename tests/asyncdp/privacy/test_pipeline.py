@@ -345,12 +345,12 @@ def test_no_claim_on_gaussian_noise_is_not_reported_as_a_pure_claim():
 def test_the_round_off_budget_of_the_check_s_runs_is_computed_once(monkeypatch, example):
     """The exact replay and the worst-case search subtract the same budget from the losses of the scenario's runs:
     computed once per check (its values are the function's)."""
-    from asyncdp.privacy import realized
+    from asyncdp.privacy import roundoff
 
     pair, _ = example
     calls = []
-    original = realized._roundoff_budget
-    monkeypatch.setattr(realized, "_roundoff_budget",
+    original = roundoff._roundoff_budget
+    monkeypatch.setattr(roundoff, "_roundoff_budget",
                         lambda ctx, runs: calls.append(runs) or original(ctx, runs))
     ctx = prepare(pair, CheckOptions(runs=30))
     steps_module.replay_exactly(pair, ctx)

@@ -47,7 +47,7 @@ def test_under_noised_release_is_a_violation_with_a_conformance_witness(fraction
     assert report.verdict == "violation"
     if fraction == 0.5:
         # the user's pair stays within the claim at the released scale; the class's worst pair, bounded at the
-        # same scales (upper confidence bounds from the residuals), refutes it (asyncdp.privacy.realized_scale)
+        # same scales (upper confidence bounds from the residuals), refutes it (asyncdp.privacy.released_scale)
         assert report.witness["kind"] == "worst-case" and "released_scale_upper" in report.witness
         assert report.witness["loss"] > report.epsilon_claimed
         return
@@ -281,7 +281,7 @@ def test_the_black_box_score_is_fitted_on_a_bounded_number_of_runs(monkeypatch):
     # the fit is the audit's cost: it stays at BLACKBOX_FIT_ROWS rows per side however many runs the check has
     from accounting.auditing import samples as auditing_samples
     from asyncdp.privacy.context import small_example
-    from asyncdp.privacy.realized import BLACKBOX_FIT_ROWS, audit_blackbox
+    from asyncdp.privacy.blackbox_audit import BLACKBOX_FIT_ROWS, audit_blackbox
 
     fitted = []
     real = auditing_samples.fit_classifier
@@ -302,7 +302,7 @@ def test_the_black_box_score_is_fitted_on_a_bounded_number_of_runs(monkeypatch):
 def test_round_magnitude_is_each_rounds_largest_released_value(messages):
     """Per round the largest |value| released (NaN: nothing released; an infinity as the largest float), 0 for a
     round with nothing released: each round's values checked one by one."""
-    from asyncdp.privacy.realized import _round_magnitude
+    from asyncdp.privacy.roundoff import _round_magnitude
 
     got = _round_magnitude(messages)
     for t in range(messages.shape[1]):

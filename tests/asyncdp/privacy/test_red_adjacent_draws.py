@@ -121,7 +121,7 @@ def test_a_public_channel_moved_below_the_matching_tolerance_under_the_adjacent_
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="known limitation: a noise-free release is compared with its replayed value "
-                   "only to the round-off a correct rule may show (2 t N spacings, realized._gap_allowance); a value "
+                   "only to the round-off a correct rule may show (2 t N spacings, roundoff._gap_allowance); a value "
                    "moved by less on rare draws under one side only is not seen (nor on the scenario's side)")
 def test_a_public_channel_moved_within_the_roundoff_allowance_under_the_adjacent_data_is_not_passed():
     """The same closed form as ``FarTagDGD`` (``delta >= 0.004``): the tag is a different float, 1 spacing of ``t``."""

@@ -102,7 +102,7 @@ def test_a_nan_round_does_not_hide_the_runs_other_rounds():
     import dataclasses
 
     from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare
-    from asyncdp.privacy.realized import replay_exactly
+    from asyncdp.privacy.exact_replay import replay_exactly
 
     pair = ScenarioPair(*_pair(0.0))
     ctx = prepare(pair, CheckOptions(runs=100, seed=0))

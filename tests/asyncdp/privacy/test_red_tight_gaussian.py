@@ -63,7 +63,7 @@ def test_an_exact_claim_at_delta_1e_8_passes():
     # truth (closed form): the claim is the exact epsilon(1e-8) of the rule's composed Gaussian pair. Its noise
     # draws were verified only to 1e-10 of the scale: a draw within that of 0 "could be replaced unseen" with
     # probability 20 x 8e-11 = 1.6e-9 per run > a tenth of delta (inconclusive); the tolerance is now the
-    # replay's round-off bound (realized._roundoff_floor, ~1e-14 here)
+    # replay's round-off bound (roundoff._roundoff_floor, ~1e-14 here)
     scenario, adjacent = noisy_dgd.rendezvous_pair(TightDGD(delta=1e-8), topology.static(noisy_dgd.ring(4)), HORIZON)
     report = check_privacy(scenario, adjacent, runs=200, confidence=0.999, search_examples=0)
     assert report.verdict == "pass", report.reasons

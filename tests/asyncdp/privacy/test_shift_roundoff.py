@@ -245,7 +245,7 @@ def _float32_reference(values: np.ndarray) -> bool:
 @pytest.mark.parametrize("case", ["float32", "float64 first", "float64 beyond the head", "nan only", "empty",
                                   "inf and float32", "beyond float32's range in the tail", "head of nan"])
 def test_release_spacing_reads_the_head_first_with_the_answer_of_the_whole_array(case):
-    from asyncdp.privacy.realized import _FLOAT32_HEAD, _all_float32, release_spacing
+    from asyncdp.privacy.roundoff import _FLOAT32_HEAD, _all_float32, release_spacing
 
     size = 3 * _FLOAT32_HEAD
     a = np.random.default_rng(5).normal(size=size).astype(np.float32).astype(float)
@@ -273,7 +273,7 @@ def test_release_spacing_reads_the_head_first_with_the_answer_of_the_whole_array
 @pytest.mark.parametrize("values", [[0.5, -3.0, np.nan], [np.nan, np.nan], [], [np.inf, -0.0, np.nan], [-np.inf, 0.1]])
 def test_coordinate_roundoff_takes_the_largest_finite_release(values):
     from asyncdp.privacy.coverage import coordinate_roundoff
-    from asyncdp.privacy.realized import release_spacing
+    from asyncdp.privacy.roundoff import release_spacing
 
     a = np.abs(np.array(values, dtype=float))
     finite = a[np.isfinite(a)]

@@ -441,7 +441,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     """_lemma_exceeded looks at every evaluated pair's rounds (a vectorized pass finds the pairs that exceed
     somewhere): the witness is the pair, run and round of the largest ratio to the lemma, as a plain search over
     every entry (written out here) finds; pairs of another agent or horizon are not looked at."""
-    from asyncdp.privacy import realized
+    from asyncdp.privacy import roundoff
     from asyncdp.privacy.constructed import CandidateRuns
 
     rng = np.random.default_rng(seed)
@@ -449,7 +449,7 @@ def test_the_lemma_check_reports_the_largest_excess_of_every_evaluated_pair(monk
     bounds = rng.uniform(0.5, 2.0, horizon)
     slack = np.full(horizon, 1e-9)
     monkeypatch.setattr(search_evidence, "_round_bounds", lambda ctx, h, agent: bounds)
-    monkeypatch.setattr(realized, "_roundoff_budget", lambda ctx, runs: slack)
+    monkeypatch.setattr(roundoff, "_roundoff_budget", lambda ctx, runs: slack)
     evaluated = CandidateRuns.__new__(CandidateRuns)
     evaluated.rows = list(range(16))
     evaluated.known = {}

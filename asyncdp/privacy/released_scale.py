@@ -3,7 +3,7 @@
 A rejected one-sided conformance test (:func:`accounting.conformance.noise_conformance`) shows that a release
 carries less noise than its rule declares. That alone refutes no claim: a rule that releases ``k (x + b z)``
 with a public ``k < 1`` shrinks its shift with its noise (its loss is the declared one), and a claim may have
-slack for a smaller scale. :func:`realized_scale_losses` bounds each engine run's privacy loss from below with
+slack for a smaller scale. :func:`released_scale_losses` bounds each engine run's privacy loss from below with
 what the releases really carry: the realized shifts of the user's pair (``mu_P - mu_P'`` of every release,
 :func:`asyncdp.privacy.coverage.pair_shifts`) and confidence bounds of the realized noise scale.
 
@@ -37,7 +37,7 @@ one, so a declared loss above ``epsilon > 0`` stays above it. This module does n
 Example:
     >>> from asyncdp.privacy.context import small_example
     >>> pair, ctx = small_example(runs=200)
-    >>> got = realized_scale_losses(pair, ctx, error=0.01)
+    >>> got = released_scale_losses(pair, ctx, error=0.01)
     >>> got.losses.shape, bool(got.losses.max() < 1.0)
     ((200,), True)
 """
@@ -56,18 +56,18 @@ from accounting.errors import AccountingError
 from .behavior import declared_noise
 from .context import CheckContext, ScenarioPair
 
-__all__ = ["RealizedScaleLosses", "realized_scale_losses", "scaled_constructed_losses", "constructed_losses",
-           "claimed_losses", "realized_scale_witness", "SCALE_BOUNDS"]
+__all__ = ["ReleasedScaleLosses", "released_scale_losses", "scaled_constructed_losses", "constructed_losses",
+           "claimed_losses", "released_scale_witness", "SCALE_BOUNDS"]
 
 
 SCALE_BOUNDS = "realized scale bounds"
-"""The context's cache key of the :class:`RealizedScaleLosses` of an under-noised check whose pure Laplace claim the
+"""The context's cache key of the :class:`ReleasedScaleLosses` of an under-noised check whose pure Laplace claim the
 user's pair does not refute (the worst-case search's pair is then bounded at those scales too)."""
 
 
 @dataclass(frozen=True)
-class RealizedScaleLosses:
-    """Outcome of :func:`realized_scale_losses`.
+class ReleasedScaleLosses:
+    """Outcome of :func:`released_scale_losses`.
 
     Attributes:
         losses: ``(R,)`` a lower bound of each run's privacy loss in the claim's scope (:func:`claimed_losses`).
@@ -151,8 +151,8 @@ def _roundoff(ctx: CheckContext, noise: dict[str, Any], bounds: dict[str, tuple[
     return budget * ratio
 
 
-def realized_scale_losses(pair: ScenarioPair, ctx: CheckContext, *, error: float
-                          ) -> RealizedScaleLosses | AccountingError:
+def released_scale_losses(pair: ScenarioPair, ctx: CheckContext, *, error: float
+                          ) -> ReleasedScaleLosses | AccountingError:
     """A lower bound of each engine run's privacy loss at the realized noise scale (module docstring).
 
     Args:
@@ -163,7 +163,7 @@ def realized_scale_losses(pair: ScenarioPair, ctx: CheckContext, *, error: float
             :func:`_atoms`).
 
     Returns:
-        :class:`RealizedScaleLosses` (valid with probability ``1 - got.error >= 1 - error`` under the module's
+        :class:`ReleasedScaleLosses` (valid with probability ``1 - got.error >= 1 - error`` under the module's
         assumption), or the replay's error.
     """
     from .coverage import pair_shifts
@@ -189,7 +189,7 @@ def realized_scale_losses(pair: ScenarioPair, ctx: CheckContext, *, error: float
     if atom_error <= error / 2:  # (else the tolerance is too coarse for so many residuals: no atom is read)
         per_round[hits] = np.inf
     spent = error / 2 + (atom_error if atom_error <= error / 2 else 0.0)
-    return RealizedScaleLosses(claimed_losses(ctx, per_round), per_round, {c: b[1] for c, b in bounds.items()},
+    return ReleasedScaleLosses(claimed_losses(ctx, per_round), per_round, {c: b[1] for c, b in bounds.items()},
                                spent, bounds, noise)
 
 
@@ -220,7 +220,7 @@ def _atoms(residuals: dict[str, np.ndarray], primed: dict[str, np.ndarray], nois
 
 
 def scaled_constructed_losses(ctx: CheckContext, p: Any, q: Any, agent: int | None, runs: Any, chosen: list[int],
-                              got: RealizedScaleLosses) -> np.ndarray | None:
+                              got: ReleasedScaleLosses) -> np.ndarray | None:
     """A lower bound of the loss of agent ``agent``'s constructed transcripts of the pair ``(p, q)`` (its releases
     pinned to their noise-free values under ``p``, :func:`~asyncdp.privacy.constructed.constructed_replay`) on the
     schedules of engine runs ``chosen``, at the scales within ``got``'s bounds: ``(len(chosen),)``, or ``None``
@@ -245,7 +245,7 @@ def scaled_constructed_losses(ctx: CheckContext, p: Any, q: Any, agent: int | No
     return claimed_losses(ctx, per_round - _roundoff(ctx, got.noise, got.bounds)[None, :])
 
 
-def constructed_losses(pair: ScenarioPair, ctx: CheckContext, got: RealizedScaleLosses, runs: int = 20
+def constructed_losses(pair: ScenarioPair, ctx: CheckContext, got: ReleasedScaleLosses, runs: int = 20
                        ) -> np.ndarray | None:
     """:func:`scaled_constructed_losses` of the user's pair's changed agent on the first ``runs`` engine runs."""
     engine = ctx.engine_runs(0)
@@ -254,10 +254,10 @@ def constructed_losses(pair: ScenarioPair, ctx: CheckContext, got: RealizedScale
                                      ctx.changed_agent, engine, list(range(min(runs, engine.runs))), got)
 
 
-def realized_scale_witness(pair: ScenarioPair, ctx: CheckContext, *, error: float) -> tuple[dict | None, str]:
-    """Does the run losses' lower bound at the realized scale (:func:`realized_scale_losses`) exceed the claim?
+def released_scale_witness(pair: ScenarioPair, ctx: CheckContext, *, error: float) -> tuple[dict | None, str]:
+    """Does the run losses' lower bound at the realized scale (:func:`released_scale_losses`) exceed the claim?
 
-    Half of ``error`` goes to the scale bounds and the dropped draws (:func:`realized_scale_losses`), half to
+    Half of ``error`` goes to the scale bounds and the dropped draws (:func:`released_scale_losses`), half to
     :func:`accounting.auditors.plrv_audit`'s threshold lower bound of ``delta(epsilon)`` (a pure claim: a run's
     loss bound above ``epsilon``, no sampling error; for a pure Laplace claim the user's pair's constructed
     transcripts too, :func:`constructed_losses`).
@@ -276,7 +276,7 @@ def realized_scale_witness(pair: ScenarioPair, ctx: CheckContext, *, error: floa
     eps, delta = ctx.epsilon_claimed, ctx.delta_claimed
     if not np.isfinite(eps):
         return None, "no finite epsilon is claimed"
-    got = realized_scale_losses(pair, ctx, error=error / 2)
+    got = released_scale_losses(pair, ctx, error=error / 2)
     if isinstance(got, AccountingError):
         return None, f"the realized shifts are unknown ({got})"
     top = np.finfo(float).max
