@@ -279,6 +279,10 @@ def released_scale_witness(pair: ScenarioPair, ctx: CheckContext, *, error: floa
     got = released_scale_losses(pair, ctx, error=error / 2)
     if isinstance(got, AccountingError):
         return None, f"the realized shifts are unknown ({got})"
+    moving = ctx.cache.get("additivity moving scale")  # (the probe of the replay that released_scale_losses ran)
+    if moving is not None:  # e.g. k (x + b z) with a public k that differs between runs: no one scale to bound
+        return None, (f"the released scale moves from run to run ({moving}), and the scale bounds assume one scale "
+                      "per channel, round and agent (asyncdp.privacy.additivity)")
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(got.losses, posinf=top, neginf=-top), eps, delta,
                                  confidence=1.0 - error / 2, lower_bound="thresholds")
