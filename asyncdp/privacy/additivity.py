@@ -98,9 +98,9 @@ class AdditivityProbe:
             declared family at any scale, and witnesses computed from its densities are no evidence
             (:func:`set_aside_not_additive`).
         moving_scale: the first finding where a release is a rescaled draw whose factor moves from run to run (one
-            factor per run and agent, not one per agent: :func:`rescaled_draw` with ``doubled``), else ``None``: the
+            factor per run and agent, not one per agent: ``rescaled_draw`` with ``doubled``), else ``None``: the
             declared family at a scale that is no one scale per channel, round and agent
-            (:mod:`asyncdp.privacy.released_scale` assumes one).
+            (``asyncdp.privacy.released_scale`` assumes one).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
