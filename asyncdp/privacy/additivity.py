@@ -93,10 +93,10 @@ class AdditivityProbe:
     Attributes:
         finding: ``None`` while every probe agreed, else one sentence naming the release.
         finding_run: the run of that release (``None`` while every probe agreed).
-        nonlinear: the first finding where a release does not move by one factor times ``z`` (:func:`rescaled_draw`;
+        nonlinear: the first finding where a release does not move by one factor times ``z`` (``rescaled_draw``;
             on any channel, also one after a rescaled channel), else ``None``: the released noise is then not of the
             declared family at any scale, and witnesses computed from its densities are no evidence
-            (:func:`set_aside_not_additive`).
+            (``set_aside_not_additive``).
         moving_scale: the first finding where a release is a rescaled draw whose factor moves from run to run (one
             factor per run and agent, not one per agent: ``rescaled_draw`` with ``doubled``), else ``None``: the
             declared family at a scale that is no one scale per channel, round and agent
