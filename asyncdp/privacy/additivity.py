@@ -60,7 +60,7 @@ import numpy as np
 
 from accounting.replay_inputs import ChannelNoise
 
-__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "UNMODELLED_KEPT", "probe_finding", "probe_nonlinear",
+__all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "UNMODELLED_KEPT", "probe_finding", "probe_moving_scale", "probe_nonlinear",
            "probe_pairs", "probe_wrapper", "rescaled_draw", "set_aside_not_additive"]
 
 ADDITIVITY_STREAM = 1001
@@ -97,6 +97,10 @@ class AdditivityProbe:
             on any channel, also one after a rescaled channel), else ``None``: the released noise is then not of the
             declared family at any scale, and witnesses computed from its densities are no evidence
             (``set_aside_not_additive``).
+        moving_scale: the first finding where a release is a rescaled draw whose factor moves from run to run (one
+            factor per run and agent, not one per agent: ``rescaled_draw`` with ``doubled``), else ``None``: the
+            declared family at a scale that is no one scale per channel, round and agent
+            (``asyncdp.privacy.released_scale`` assumes one).
     """
 
     def __init__(self, inner: Any, noise: Mapping[str, ChannelNoise], rng: np.random.Generator,
@@ -106,6 +110,7 @@ class AdditivityProbe:
         self.finding: str | None = None
         self.finding_run: int | None = None
         self.nonlinear: str | None = None
+        self.moving_scale: str | None = None
         self._other_use: str | None = None  # the last comparison's first release that is no rescaled draw
 
     def initial_state(self, runs: int) -> Any:
@@ -221,6 +226,8 @@ class AdditivityProbe:
                 if not (scale > 0 and rescaled_draw(diff, z[name], tol, again)):
                     self._other_use = found
                     return first
+                if self.moving_scale is None and not rescaled_draw(diff, z[name], tol):  # a factor per run
+                    self.moving_scale = found
         return first
 
 
@@ -376,6 +383,15 @@ def probe_nonlinear(probes: tuple[AdditivityProbe, ...]) -> str | None:
         >>> probe_nonlinear(())
     """
     return next((p.nonlinear for p in probes if p.nonlinear is not None), None)
+
+
+def probe_moving_scale(probes: tuple[AdditivityProbe, ...]) -> str | None:
+    """The first probe's :attr:`~AdditivityProbe.moving_scale` finding, or ``None``.
+
+    Example:
+        >>> probe_moving_scale(())
+    """
+    return next((p.moving_scale for p in probes if p.moving_scale is not None), None)
 
 
 def probe_finding(probes: tuple[AdditivityProbe, ...]) -> str | None:

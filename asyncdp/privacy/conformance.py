@@ -33,6 +33,7 @@ from .context import CheckContext, ScenarioPair
 from .dependence import DEPENDENCE_ALPHA_FRACTION, cancelling_audit, interleave_channels, noise_dependence
 from .evidence import Evidence
 from .noise_draws import _noisy_declared, side_draws
+from .released_scale import SCALE_BOUNDS, released_scale_witness
 from .roundoff import _gap_allowance, _round_magnitude
 
 __all__ = ["check_conformance"]
@@ -49,7 +50,10 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     sensitivity or noise enters), takes released minus noise-free values, and
     runs :func:`accounting.conformance.noise_conformance` at family-wise
     level ``alpha_share`` less the dependence share. An under-noised release
-    is a witness; an over-noised one, a release that should be noise-free but
+    is a witness only when the privacy loss it implies exceeds the claim
+    (:func:`~asyncdp.privacy.released_scale.released_scale_witness`: the runs' losses at upper confidence bounds
+    of the released scales, with the pair's realized shifts, at the same share, which the witness rests on
+    alone); else it is a doubt (less noise than declared may leave the claim true). An over-noised one, a release that should be noise-free but
     is not, or runs too few to test leave the declaration unverified (a
     doubt: no ``pass``). The residuals are also tested for dependence across
     rounds and agents (:func:`~asyncdp.privacy.dependence.noise_dependence`):
@@ -122,11 +126,19 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
                  f"{w['round'] if w['round'] is not None else 'all'}, channel {w['channel']!r}")
         est = "" if w["estimated_scale"] is None else f", estimated {w['estimated_scale']:.6g}"
         decl = "" if w["declared_scale"] is None else f"declared scale {w['declared_scale']:.6g}{est}"
-        reasons.append(f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
-                       f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
-                       f"{w['samples']} residuals of {runs.runs} engine runs)")
-        witness = {**w, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
-                   "claim_form": ctx.form_name}
+        smaller = (f"noise conformance: the released noise is smaller than declared at {where}: {decl} "
+                   f"(scale ratio {w['scale_ratio']:.3g}, KS p-value {w['p_value']:.3g} < {report.threshold:.3g}, "
+                   f"{w['samples']} residuals of {runs.runs} engine runs)")
+        # the witness rests on the loss bound alone (the KS rejection only selects it), at the conformance's share
+        bound, why = released_scale_witness(pair, ctx,
+                                            error=ctx.options.alpha_share * (1.0 - DEPENDENCE_ALPHA_FRACTION))
+        if bound is None:
+            reasons.append(smaller)
+            doubts.append(f"{smaller}, but {why}: the declared noise is false, the claim not refuted")
+        else:
+            reasons.append(f"{smaller}; {why}")
+            witness = {**w, **bound, "engine": runs.engine, "runs": runs.runs, "seed": ctx.options.seed,
+                       "claim_form": ctx.form_name}
     if report.unresolved:
         rounds = sorted({t for _, t in report.unresolved})
         reasons.append(f"noise conformance: round(s) {_ranges(rounds)} not tested: their noise scale is below "
@@ -140,6 +152,8 @@ def check_conformance(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     if dep_doubt is not None:
         doubts.append(dep_doubt)
         reasons.extend(dep_reasons)
+        # the scale bounds sum residuals as independent draws: under dependence the search gets none of them
+        ctx.cache.pop(SCALE_BOUNDS, None)
         if witness is not None and (witness.get("round") is None or witness.get("agent") is None):
             # a pooled test assumes independent draws: under dependence its rejection is no witness of under-noise
             reasons[:] = [r for r in reasons if not r.startswith("noise conformance: the released noise is smaller")]

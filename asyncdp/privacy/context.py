@@ -263,7 +263,8 @@ class CheckContext:
         """The scenario's runs replayed on their realized schedules under both problems (or why not), once."""
         if "replay" not in self.cache:
             assert self.pair is not None
-            from .additivity import ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_nonlinear, probe_wrapper
+            from .additivity import (ADDITIVITY_STREAM, AdditivityProbe, probe_finding, probe_moving_scale, probe_nonlinear,
+                                      probe_wrapper)
             from .behavior import declared_noise
 
             # the replay's densities assume y = mu + s z: the rule's R step is probed on the states it visits
@@ -279,6 +280,7 @@ class CheckContext:
                 self.cache["replay"] = exc
             self.cache["additivity"] = probe_finding(tuple(probes))
             self.cache["additivity nonlinear"] = probe_nonlinear(tuple(probes))
+            self.cache["additivity moving scale"] = probe_moving_scale(tuple(probes))
             if not isinstance(self.cache["replay"], AccountingError):
                 self._check_unexplained(0, self.cache["replay"], probes)
         return self.cache["replay"]

@@ -22,6 +22,7 @@ from .behavior import declared_noise, run_origin
 from .conformance import _ranges
 from .context import CheckContext, ScenarioPair
 from .evidence import Evidence
+from .released_scale import claimed_losses
 
 __all__ = ["replay_exactly"]
 
@@ -213,8 +214,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     per_round = replay.per_round - slack[None, :]  # each round's loss, less what round-off can add to it
     # a pure per-iteration claim bounds every round's loss, not only the focus round's
     every_round = focus is not None and delta_claimed == 0
-    losses = (np.fmax.reduce(per_round, axis=1) if every_round else per_round[:, focus] if focus is not None
-              else per_round.sum(axis=1))
+    losses = claimed_losses(ctx, per_round)
     if math.isinf(eps_claimed):
         return Evidence("exact replay", "realized behavior",
                         {"replay_max_loss": float(losses.max()), "replay_exceed_fraction": None,
@@ -260,8 +260,7 @@ def _replay_exactly(pair: ScenarioPair, ctx: CheckContext) -> Evidence:
     top = np.finfo(float).max
     report = auditors.plrv_audit(np.nan_to_num(losses, posinf=top, neginf=-top), eps_claimed, delta_claimed,
                                  confidence=1.0 - audit_error, lower_bound="thresholds")
-    raw = (np.fmax.reduce(replay.per_round, axis=1) if every_round else replay.per_round[:, focus] if focus is not None
-           else replay.losses)
+    raw = claimed_losses(ctx, replay.per_round) if focus is not None else replay.losses
     figures = {"replay_max_loss": float(raw.max()), "replay_exceed_fraction": report.exceed_fraction,
                "replay_runs": runs.runs}
     reasons: tuple[str, ...] = ()

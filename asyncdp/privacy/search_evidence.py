@@ -323,10 +323,40 @@ def _pair_evidence(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns,
     if not math.isfinite(eps):
         return Evidence(method, kind, figures)
     if ctx.delta_claimed == 0:
-        return pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
+        found = pure_evidence(ctx, runs, best.loss, best.run, figures, base_witness, pair_desc)
+        return found if found.witness is not None else _at_released_scale(ctx, fam, scenario, runs, best, found,
+                                                                         base_witness, pair_desc, memo)
     p, q = _pair_scenarios(fam, scenario, best, memo)
     return delta_evidence(ctx, p, q, figures, base_witness, pair_desc,
                           1.0 - KINKED_ALPHA_FRACTION if _kinked_may_follow(ctx, fam) else 1.0)
+
+
+def _at_released_scale(ctx: Any, fam: _Family, scenario: Scenario, runs: EngineRuns, best: CandidatePair,
+                       found: Any, base_witness: dict[str, Any], pair_desc: str, memo: dict[Any, Any] | None) -> Any:
+    """``found`` (the pair's evidence on a pure claim, no witness), or a witness when noise conformance found the
+    released Laplace noise smaller than declared (:data:`~asyncdp.privacy.released_scale.SCALE_BOUNDS`) and the
+    pair's constructed transcript on run ``best.run``'s schedule has a loss above epsilon at the upper confidence
+    bounds of the released scales (:func:`~asyncdp.privacy.released_scale.scaled_constructed_losses`)."""
+    from .released_scale import SCALE_BOUNDS, scaled_constructed_losses
+
+    got = getattr(ctx, "cache", {}).get(SCALE_BOUNDS)
+    if got is None or best.run is None:
+        return found
+    p, q = _pair_scenarios(fam, scenario, best, memo)
+    losses = scaled_constructed_losses(ctx, p, q, best.agent, runs, [best.run], got)
+    eps = ctx.epsilon_claimed
+    if losses is None or not float(losses[0]) > eps * (1 + 1e-9) + 1e-12:
+        return found
+    loss = float(losses[0])
+    witness = {**base_witness, "loss": loss, "confidence": 1.0 - got.error, "released_scale_upper": {
+        c: float(np.nanmax(u)) for c, u in got.scale_upper.items()}, "method": _SEARCH_TRANSCRIPT.format(
+        "its loss at upper confidence bounds of the released (smaller than declared) Laplace scales above epsilon, as "
+        "is every transcript near it")}
+    return dataclasses.replace(found, witness=witness, reasons=(*found.reasons, (
+        f"worst case: {pair_desc} has a constructed transcript (engine run {best.run}'s realized schedule) with "
+        f"privacy loss >= {loss:.6g} > epsilon {eps:.6g} at the released noise scales (upper confidence bounds from "
+        f"the residuals, confidence {1 - got.error:.6g}: noise conformance found the noise smaller than declared); "
+        "every transcript near it has loss > epsilon, a set of positive probability")))
 
 
 def _kinked_may_follow(ctx: Any, fam: _Family) -> bool:

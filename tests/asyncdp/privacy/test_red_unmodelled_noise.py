@@ -89,12 +89,15 @@ def test_a_draw_dropped_on_some_releases_keeps_its_conformance_witness():
     assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
 
 
-def test_a_noise_scale_that_moves_with_the_state_keeps_its_conformance_witness():
+def test_a_noise_scale_that_moves_with_the_state_is_a_doubt_not_a_witness():
     """Each release is ``x + c(x) b z`` with ``c(x) = 0.3 (1 + 0.5 tanh x_0)`` in ``[0.15, 0.45]``: the declared
     Laplace family at a smaller scale on every release, so the pure claim is false (the declared scale ``b`` is
     never released). One factor per release (run and agent) across its coordinates is a rescaled draw; with one
     factor per agent across runs it was 'not the declared family at any scale', the witness was set aside and the
-    check said ``inconclusive`` (main: ``violation``)."""
+    check said ``inconclusive`` (main: ``violation``). The under-noise alone refutes nothing
+    (test_red_conformance_slack), and the released scale moves from run to run, so the scale bounds pooled over
+    the runs bound no run's scale (asyncdp.privacy.released_scale): the rejection is a doubt, ``inconclusive``
+    (no lower bound of the loss at per-run scales is computed yet), never ``pass``."""
     ex = load_script(EXAMPLE, names=("scenario", "adjacent"))
     base = type(ex["scenario"].algorithm)
 
@@ -109,7 +112,8 @@ def test_a_noise_scale_that_moves_with_the_state_keeps_its_conformance_witness()
     rule = StateScaledDGD(rounds=base().rounds)
     report = check_privacy(ex["scenario"].replace(algorithm=rule), ex["adjacent"].replace(algorithm=rule),
                            runs=200, search_examples=0)
-    assert report.verdict == "violation" and report.witness["kind"] == "conformance", (report.verdict, report.witness)
+    assert report.verdict == "inconclusive", (report.verdict, report.witness)
+    assert any("released scale moves from run to run" in r for r in report.reasons), report.reasons
 
 
 @dataclass(frozen=True)
