@@ -307,15 +307,13 @@ def set_aside_not_additive(evidence: list[Any], nonlinear: str | None) -> list[A
     """
     if nonlinear is None:
         return evidence
-    import dataclasses
-
     out = []
     for e in evidence:
         if e.witness is not None and e.witness.get("kind") not in UNMODELLED_KEPT:
             why = (f"{e.method}: its witness ({e.witness.get('kind')}) assumes the declared noise's law, but the rule "
                    f"does not release the declared family at any scale ({nonlinear}): this noise is not modelled, "
                    "the witness is set aside")
-            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+            e = e.set_aside(why)
         out.append(e)
     return out
 

@@ -372,7 +372,7 @@ def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
             why = (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
                    f"gradients exceed the class of bounded gradients ({outside}): evidence against the claim only "
                    "for a rule that clips its gradients, which the runs cannot tell; set aside")
-            e = dataclasses.replace(e, witness=None, doubt=e.doubt or why, reasons=(*e.reasons, why))
+            e = e.set_aside(why)
         out.append(e)
     return out
 

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -104,6 +105,23 @@ class Evidence:
         if self.witness is not None:
             object.__setattr__(self, "witness", MappingProxyType(dict(self.witness)))
         object.__setattr__(self, "reasons", tuple(self.reasons))
+
+    def set_aside(self, why: str) -> Evidence:
+        """This evidence with its witness set aside as a doubt: no witness, ``why`` appended to the reasons and kept
+        as the doubt (unless the evidence already had one).
+
+        Args:
+            why: the sentence saying why the witness is no evidence against the claim.
+
+        Returns:
+            A copy without the witness.
+
+        Example:
+            >>> e = Evidence("x", "realized behavior", {}, witness={"kind": "replay"}).set_aside("not modelled")
+            >>> e.witness, e.doubt, e.reasons
+            (None, 'not modelled', ('not modelled',))
+        """
+        return dataclasses.replace(self, witness=None, doubt=self.doubt or why, reasons=(*self.reasons, why))
 
     def to_dict(self) -> dict[str, Any]:
         """The evidence as JSON-ready data (non-finite floats as strings).
