@@ -115,6 +115,36 @@ def test_a_float32_release_on_an_exactly_tight_lemma_is_not_a_violation():
 
 
 @dataclass(frozen=True)
+class Float32State(noisy_dgd.NoisyDGD):
+    """``NoisyDGD`` keeping its decision in float32 and releasing ``x + sigma z`` in float64: the noise-free
+    release is a float32 number, computed in float32 arithmetic, so a shift of exactly ``2 a C`` in real
+    arithmetic carries float32 round-off of the decision's magnitude."""
+
+    name: ClassVar[str] = "test-float32-state"
+
+    def claimed_privacy(self, horizon: int) -> tuple[float, float]:
+        return 4.0, 1e-2
+
+    def update(self, state: dict, mixed: Any, t: int, agents: Any, problem: Any) -> dict:
+        out = super().update(state, mixed, t, agents, problem)
+        return {**out, "x": np.asarray(out["x"], dtype=np.float32)}
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: the lemma comparisons (the prober's radial pair, the "
+                   "worst-case search) allow round-off in the precision of the released values (float64 here), "
+                   "not in the precision the rule computes its state in; a float32 state moves the shift by a "
+                   "float32 spacing of |x| (0.2000038 > 0.2 at |x| = 46)")
+def test_a_float32_state_with_float64_releases_on_an_exactly_tight_lemma_is_not_a_violation():
+    # truth: as for Float32DGD, each release is the Gaussian mechanism on a decision whose shift is the lemma's
+    # 2 a C = 0.2 up to float32 rounding of the decision (relative 6e-8 of |x|): epsilon(1e-2) ~ 0.9 < the claimed
+    # 4 (mu = 0.2 sqrt(9) = 0.6); the rounding is no leak, the claim holds
+    with noisy_dgd.registered((Float32State,), lambda sc: GradientClass(noisy_dgd.CLIP, "l2"), origin=__file__):
+        sc, adj = noisy_dgd.rendezvous_pair(Float32State(), topology.static(noisy_dgd.ring(4)), 10)
+        report = check_privacy(sc, adj, runs=200, confidence=0.999, search_examples=0)
+    assert report.verdict != "violation", (report.witness, report.reasons)
+
+
+@dataclass(frozen=True)
 class OffsetReleases(noisy_dgd.NoisyDGD):
     """``NoisyDGD`` in a frame near ``1e8``: the states live near ``OFFSET``, the releases are offsets from it,
     ``y = (x - OFFSET) + sigma N(0, I)``, and ``z = OFFSET + sum_j W_ij y_j``. Step ``0.15`` is not a multiple
