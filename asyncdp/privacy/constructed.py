@@ -330,15 +330,31 @@ def _one_pass(runs: EngineRuns, p: Scenario, pinned: int | Sequence[int]) -> str
     return "pinned"
 
 
-def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int]) -> bool:
+def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int] | np.ndarray) -> bool:
     """Whether every release of the agents other than ``pinned`` has the same mean under both problems in the
     replay ``out`` (its residuals under ``P`` and ``P'`` are equal entry by entry), as a pure per-agent rule
-    gives them."""
+    gives them. ``pinned`` as an ``(R,)`` array: run ``r``'s pinned agent (a stack's :func:`_block_pins`), ``-1``
+    for a run not checked (each run's releases compared as its own replay compares them).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> r = np.zeros((2, 1, 3, 1)); rp = r.copy(); rp[1, 0, 2] = 1.0  # run 1, agent 2 moved
+        >>> out = SimpleNamespace(residuals={"y": r}, residuals_prime={"y": rp})
+        >>> _others_unmoved(out, 2), _others_unmoved(out, np.array([0, 2])), _others_unmoved(out, np.array([2, 0]))
+        (True, True, False)
+    """
     if out.residuals_prime is None:
         return False
     for name, r in out.residuals.items():
         rp = out.residuals_prime[name]
-        if not np.array_equal(np.delete(r, pinned, axis=2), np.delete(rp, pinned, axis=2), equal_nan=True):
+        if isinstance(pinned, np.ndarray):
+            other = np.ones(r.shape[:1] + r.shape[2:3], dtype=bool)  # (R, N): the releases compared
+            other[pinned < 0] = False
+            other[np.flatnonzero(pinned >= 0), pinned[pinned >= 0]] = False
+            other = other.reshape(other.shape[:1] + (1,) + other.shape[1:] + (1,) * (r.ndim - 3))
+            if not (other <= ((r == rp) | (np.isnan(r) & np.isnan(rp)))).all():
+                return False
+        elif not np.array_equal(np.delete(r, pinned, axis=2), np.delete(rp, pinned, axis=2), equal_nan=True):
             return False
     return True
 
@@ -447,6 +463,8 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
         assert nxt is not None
         if plan is not None and (plan == "settled" or not with_q or _others_unmoved(out, pinned)):
             return out
+        if isinstance(pinned, np.ndarray):  # (a stack's blocks: each its own replay's passes, so the caller's)
+            raise ValueError("candidates pinned to different agents stack only when one pass settles each")
         plan = None
         resume = None
         if with_q and out.per_round is not None and out.states is not None:
@@ -590,7 +608,8 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         pinned: the pinned agent, or agents.
         pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
             :class:`~accounting.replay_inputs.RunPins`): only when one construction pass settles every
-            candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
+            candidate's transcript (:func:`_one_pass`; under ``"pinned"``, each block's other agents unmoved on
+            the pass, checked as its own replay checks them), so each block's values are those of its own replay.
         sizes: per candidate, how many of the runs it is evaluated on (its first ones; default all): each
             candidate's values are those of its own replay of those runs (each run's values are its own).
 
@@ -661,9 +680,12 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
     if pins is not None:
         if len(pins) != count:
             raise ValueError(f"pins: {len(pins)} agents for {count} candidates")
-        if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
+        plans = {int(j): _one_pass(runs, p0, int(j)) for j in sorted(set(pins))}
+        if None in plans.values():
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
-        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))), "settled"
+        per_run = np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))
+        pin_arg, plan = RunPins(per_run), "pinned" if "pinned" in plans.values() else "settled"
+        checked = np.where([plans[int(j)] == "pinned" for j in pins], np.asarray(pins, dtype=np.int64), -1)
     rules: Any
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
@@ -735,4 +757,5 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
-    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), rows
+    return _settle(messages, replay, plan, True, ahead,
+                   pinned if pins is None else np.repeat(checked, np.diff(rows)), p0.horizon), rows

@@ -562,6 +562,54 @@ def test_per_candidate_pins_need_one_per_candidate_and_a_one_pass_construction()
         constructed_replays(runs, [cand], agent, pins=[agent])
 
 
+def _asynchronous_candidates(seed):
+    """Lossy asynchronous runs on which every agent's one pass is ``"pinned"`` (other agents read its messages
+    ahead), and two extremal candidates of each agent."""
+    from asyncdp.privacy.constructed import _one_pass
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 8, seed=seed), range(8))
+    base = candidate_pairs._bound_base(sc)
+    assert [_one_pass(prepared.runs, base, j) for j in range(3)] == ["pinned"] * 3
+    chosen = [(j, t0, g, gp) for j in (1, 2, 0)
+              for _, t0, g, gp in candidate_evaluation._family(sc, j).extremes(sc, None)[:2]]
+    cands = [candidate_evaluation._family(sc, j).candidate(base, sc, t0, g, gp) for j, t0, g, gp in chosen]
+    return sc, prepared, chosen, cands
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_candidates_pinned_to_different_agents_stack_under_asynchronous_reads_ahead(seed):
+    """Where one pass gives each pinned agent's settled values (``"pinned"``: only other agents read its
+    messages ahead), candidates of different agents stack in one replay, each with its own replay's values."""
+    sc, prepared, chosen, cands = _asynchronous_candidates(seed)
+    sizes = [8, 3] * 3  # each on its own first runs, as the search's riders are
+    stacked = constructed_replays(prepared.runs, cands, 1, pins=[j for j, *_ in chosen], sizes=sizes)
+    for (j, _, g, gp), (losses, per_round), size in zip(chosen, stacked, sizes):
+        _, alone = constructed_replay(prepared.prefix(size), *candidate_scenarios(sc, j, g, gp), j)
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert len({stacked[k][0].tobytes() for k in range(len(chosen))}) == len(chosen)  # something to tell apart
+
+
+def test_a_stack_of_agents_whose_one_pass_moves_another_agent_is_refused(monkeypatch):
+    """A block whose other agents' releases move on the one pass would take more passes in its own replay: the
+    stack of several pinned agents is refused (its callers then replay each agent's candidates on their own)."""
+    import asyncdp.privacy.constructed as constructed
+
+    checked = []
+    real = constructed._others_unmoved
+
+    def moved(out, pinned):
+        checked.append(np.asarray(pinned).copy())
+        return False if isinstance(pinned, np.ndarray) else real(out, pinned)
+
+    monkeypatch.setattr(constructed, "_others_unmoved", moved)
+    _, prepared, chosen, cands = _asynchronous_candidates(0)
+    with pytest.raises(ValueError, match="one pass settles each"):
+        constructed_replays(prepared.runs, cands, 1, pins=[j for j, *_ in chosen])
+    np.testing.assert_array_equal(checked[0], np.repeat([j for j, *_ in chosen], 8))  # each run's own agent
+
+
 def test_other_agents_stacked_losses_are_each_agents_own_evaluations(monkeypatch):
     sc, _ = _three_agent_lockstep()
     runs = run_engine(sc, 6, seed=4)

@@ -269,11 +269,24 @@ def test_candidates_on_their_own_numbers_of_runs_get_their_own_replays_values(ti
                             sizes=[6, 7, 1, 1])
 
 
-def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_their_own_evaluations(monkeypatch):
-    """One agent's class on lockstep runs: the other agents' extremal pairs and the kinked pairs ride along
-    with the search's next stacked replay (each on its own first runs, pinned to its own agent); the steps
-    that use them then replay nothing and record what their own replays give."""
-    pair, ctx = small_example()
+def _asynchronous_example():
+    """:func:`small_example` under lossy asynchronous timing (other agents read a pinned agent's messages ahead:
+    one pass is ``"pinned"``, not ``"settled"``)."""
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare, small_pair
+
+    pair = small_pair()
+    pair = ScenarioPair(*(sc.replace(timing=Async(rate=1.0), links=LOSSY) for sc in (pair.scenario, pair.adjacent)))
+    return pair, prepare(pair, CheckOptions(runs=200))
+
+
+@pytest.mark.parametrize("timing", ["lockstep", "async"])
+def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_their_own_evaluations(monkeypatch,
+                                                                                                      timing):
+    """One agent's class: the other agents' extremal pairs and the kinked pairs ride along with the search's
+    next stacked replay (each on its own first runs, pinned to its own agent; under asynchronous timing where
+    one pass gives each pinned agent's values); the steps that use them then replay nothing and record what
+    their own replays give."""
+    pair, ctx = small_example() if timing == "lockstep" else _asynchronous_example()
     sc = pair.scenario
     fam = candidate_evaluation._family(sc, 0)
     objective = search_objective._objective_of(ctx, sc)
