@@ -144,7 +144,7 @@ class DenseSchedules:
             w, src = self._every(t)
             alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
             self._cache[every] = shared_round(w[0], src[0]) if alike else None
-        if self._cache[every] is not None:
+        if self._cache[every] is not None or len(self) == len(self._schedules):  # (these runs are every run)
             return self._cache[every]
         key = ("shared", t, self._runs.start, self._runs.stop, self._runs.step)
         if key not in self._cache:
@@ -288,9 +288,11 @@ class CandidateRuns:
 
 
 def _picked(schedules: Any, rows: list[int]) -> Any:
-    """The schedules of ``rows``: a slice of the batch for consecutive rows, else one schedule per row."""
+    """The schedules of ``rows``: the batch itself for every row in order (e.g. the check's every run: its columns
+    are not copied and checked again, and what the batch derived once, its entries by round, is reused), a slice of
+    the batch for other consecutive rows, else one schedule per row."""
     if rows and hasattr(schedules, "dense_runs") and rows == list(range(rows[0], rows[-1] + 1)):
-        return schedules[rows[0]:rows[-1] + 1]
+        return schedules if rows[0] == 0 and len(rows) == len(schedules) else schedules[rows[0]:rows[-1] + 1]
     return tuple(schedules[r] for r in rows)
 
 

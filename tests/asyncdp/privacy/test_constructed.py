@@ -290,6 +290,27 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     np.testing.assert_array_equal(got.losses, want.losses)
 
 
+def test_every_run_of_a_batch_is_read_from_the_batch_itself():
+    """The check's every run (the worst pair's and the other agents' replays on all of them) reads the engine's
+    batch of schedules as it is, not a copy of its columns (checked again, its entries sorted by round again):
+    the same rounds."""
+    from asyncdp.privacy.constructed import _picked
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=2)
+    assert hasattr(runs.schedules, "dense_runs")
+    assert _picked(runs.schedules, list(range(6))) is runs.schedules
+    assert len(_picked(runs.schedules, [1, 2, 3])) == 3 and _picked(runs.schedules, [0, 1]) is not runs.schedules
+    every = CandidateRuns(runs, range(6)).runs.schedules
+    for t in range(1, sc.horizon + 1):
+        w, src = every.dense_runs(t)
+        for r in range(6):
+            want_w, want_src = runs.schedules[r].dense(t)
+            np.testing.assert_array_equal(w[r], want_w)
+            np.testing.assert_array_equal(src[r], want_src)
+        assert every.shared_round(t) is None  # (lossy asynchronous runs: no round every run shares)
+
+
 def test_schedules_made_on_access_are_each_runs_own():
     """A batch's schedules are views made on access: grouping or caching them by identity must not mistake a
     freed view's reused id for the same schedule."""
