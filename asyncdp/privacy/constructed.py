@@ -353,10 +353,11 @@ def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int] | np.ndarr
             other = np.ones(r.shape[:1] + r.shape[2:3], dtype=bool)  # (R, N): the releases compared
             other[pinned < 0] = False
             other[np.flatnonzero(pinned >= 0), pinned[pinned >= 0]] = False
-            other = other.reshape(other.shape[:1] + (1,) + other.shape[1:] + (1,) * (r.ndim - 3))
-            if not (other <= ((r == rp) | (np.isnan(r) & np.isnan(rp)))).all():
-                return False
-        elif not np.array_equal(np.delete(r, pinned, axis=2), np.delete(rp, pinned, axis=2), equal_nan=True):
+        else:
+            other = np.ones((1, r.shape[2]), dtype=bool)
+            other[0, pinned] = False
+        differ = (r != rp) & other.reshape(other.shape[:1] + (1,) + other.shape[1:] + (1,) * (r.ndim - 3))
+        if differ.any() and not (np.isnan(r[differ]) & np.isnan(rp[differ])).all():  # (NaN equal to NaN)
             return False
     return True
 

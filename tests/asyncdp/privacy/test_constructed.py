@@ -290,6 +290,34 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     np.testing.assert_array_equal(got.losses, want.losses)
 
 
+def test_other_agents_unmoved_is_every_other_release_equal_with_nan_equal_to_nan():
+    """:func:`~asyncdp.privacy.constructed._others_unmoved` against the plain comparison (the pinned agents'
+    releases deleted, then ``numpy.array_equal`` with NaN equal to NaN), run by run for one agent per run."""
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.constructed import _others_unmoved
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(2, 5))
+        shape = (int(rng.integers(1, 4)), 2, n) + ((n,) if rng.random() < 0.3 else ()) + (2,)  # (unicast: N, N)
+        r = rng.integers(0, 3, shape).astype(float)
+        rp = np.where(rng.random(shape) < 0.05, rng.integers(0, 3, shape), r)
+        nan = rng.random(shape) < 0.2
+        r[nan] = np.nan
+        rp[nan & (rng.random(shape) < 0.7)] = np.nan
+        out = SimpleNamespace(residuals={"y": r}, residuals_prime={"y": rp})
+        pinned = sorted({int(j) for j in rng.integers(0, n, int(rng.integers(1, n)))})
+
+        def plain(a, b, agents):
+            return np.array_equal(np.delete(a, agents, axis=2), np.delete(b, agents, axis=2), equal_nan=True)
+
+        assert _others_unmoved(out, pinned) == plain(r, rp, pinned)
+        per_run = rng.integers(-1, n, shape[0])  # (-1: a run not compared)
+        assert _others_unmoved(out, per_run) == all(plain(r[k:k + 1], rp[k:k + 1], [int(j)])
+                                                     for k, j in enumerate(per_run) if j >= 0)
+
+
 def test_every_run_of_a_batch_is_read_from_the_batch_itself():
     """The check's every run (the worst pair's and the other agents' replays on all of them) reads the engine's
     batch of schedules as it is, not a copy of its columns (checked again, its entries sorted by round again):
