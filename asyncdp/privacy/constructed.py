@@ -121,8 +121,16 @@ class DenseSchedules:
         return got[0][self._runs], got[1][self._runs]
 
     def _every(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``)."""
+        """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``; when kept, a batch given by
+        its columns has every round's computed at once on the first call: ``constructed_rounds.every_round``)."""
         got = self._cache.get(t)
+        if got is None and self._keep and "every round" not in self._cache:
+            from .constructed_rounds import every_round
+
+            every = self._cache["every round"] = every_round(self._schedules)
+            if every is not None:
+                self._cache.update({u + 1: (every[0][u], every[1][u]) for u in range(len(every[0]))})
+                got = self._cache.get(t)
         if got is None:
             got = dense_round(self._schedules, t)
             if self._keep:
