@@ -462,13 +462,16 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
     own (they read the same values), so the next pass resumes there
     (:func:`accounting.scheduled_replay.scheduled_replay`'s ``resume``); and when no combination reads ahead a
     changed message, every value the pass read is the one its output holds: its computations are those of a
-    replay of its output, which has settled (a further pass would reproduce it entry for entry).
+    replay of its output, which has settled (a further pass would reproduce it entry for entry). The first pass
+    keeps no states (so a stack takes both problems' steps in it at once, ``paired_rules.Paired``, where one pass
+    is expected to settle: ``plan``); when it has not settled, the second pass starts at round 1 instead of
+    resuming, with the same values (its rounds before the resumed one read what the first pass read).
     """
     from accounting.errors import AccountingError
 
     unicast = next(iter(recorded.values())).ndim == 5
     read = recorded  # what the pass read
-    out = replay(None, with_q and plan is not None, None, plan == "pinned")
+    out = replay(None, with_q and plan is not None, None, False)
     for passes in range(1, horizon + 2):
         nxt = out.messages
         assert nxt is not None
@@ -478,11 +481,11 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
         plan = None
         resume = None
-        if with_q and out.per_round is not None and out.states is not None:
+        if with_q and out.per_round is not None and ahead is not None:
             first = _first_changed_read(ahead(), _changed(nxt, read), unicast)
             if first is None:
                 return out
-            resume = (first, out)
+            resume = (first, out) if out.states is not None else None  # (the first pass: from round 1)
         elif read is not recorded and all(np.array_equal(nxt[c], read[c], equal_nan=True) for c in nxt):
             return out
         if passes == horizon + 1:

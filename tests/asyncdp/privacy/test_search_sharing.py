@@ -66,6 +66,27 @@ def test_both_problems_steps_at_once_give_each_candidates_own_replay(monkeypatch
     assert len({float(got[k][0].max()) for k in range(len(chosen))}) > 1  # different candidates to tell apart
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_one_pass_under_asynchronous_reads_ahead_takes_both_problems_steps_at_once(monkeypatch, seed):
+    """Where only other agents read the pinned agent's messages ahead (``"pinned"``), the first pass keeps no
+    states, so the stack takes both problems' steps in one call (Paired); when it settles (the other agents'
+    releases unmoved), every candidate's losses, per-round contributions and transcript are its own replay's."""
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 8, seed=seed), range(8))
+    fam, base = candidate_evaluation._family(sc, 1), candidate_pairs._bound_base(sc)
+    assert constructed._one_pass(prepared.runs, base, 1) == "pinned"
+    chosen = fam.extremes(sc, None)[:4]
+    made = _counting_pairs(monkeypatch)
+    got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 1)
+    assert made == [1]  # one replay, with the paired rule
+    for k, (_, _, g, gp) in enumerate(chosen):
+        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, 1, g, gp), 1)
+        np.testing.assert_array_equal(got[k][0], alone.losses)
+        np.testing.assert_array_equal(got[k][1], alone.per_round)
+        for c, m in got.transcript(k).items():
+            np.testing.assert_array_equal(m, built[c])
+
+
 def test_paired_rules_called_out_of_order_refuse():
     sc = small_example()[0].scenario
     costs = sc.problem.costs
