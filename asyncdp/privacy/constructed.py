@@ -340,27 +340,43 @@ def _one_pass(runs: EngineRuns, p: Scenario, pinned: int | Sequence[int]) -> str
     return "pinned"
 
 
-def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int] | np.ndarray) -> bool:
+class _RunChecks:
+    """Per run of a stack of candidates pinned to different agents, the agent whose one pass
+    :func:`_others_unmoved` checks as that candidate's own replay checks it (``-1``: a run whose own replay
+    checks nothing, its one pass ``"settled"``); a type of its own, apart from ``pinned``'s agents.
+
+    Attributes:
+        agents: ``(R,)`` int.
+    """
+
+    __slots__ = ("agents",)
+
+    def __init__(self, agents: np.ndarray) -> None:
+        self.agents = np.asarray(agents, dtype=np.int64)
+
+
+def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int] | _RunChecks) -> bool:
     """Whether every release of the agents other than ``pinned`` has the same mean under both problems in the
     replay ``out`` (its residuals under ``P`` and ``P'`` are equal entry by entry), as a pure per-agent rule
-    gives them. ``pinned`` as an ``(R,)`` array: run ``r``'s pinned agent (a stack's :func:`_block_pins`), ``-1``
-    for a run not checked (each run's releases compared as its own replay compares them).
+    gives them. ``pinned`` as :class:`_RunChecks`: run ``r``'s pinned agent, or none (``-1``: a run not
+    checked), each run's releases compared as its own replay compares them.
 
     Example:
         >>> from types import SimpleNamespace
         >>> r = np.zeros((2, 1, 3, 1)); rp = r.copy(); rp[1, 0, 2] = 1.0  # run 1, agent 2 moved
         >>> out = SimpleNamespace(residuals={"y": r}, residuals_prime={"y": rp})
-        >>> _others_unmoved(out, 2), _others_unmoved(out, np.array([0, 2])), _others_unmoved(out, np.array([2, 0]))
+        >>> _others_unmoved(out, 2), _others_unmoved(out, _RunChecks([0, 2])), _others_unmoved(out, _RunChecks([2, 0]))
         (True, True, False)
     """
     if out.residuals_prime is None:
         return False
     for name, r in out.residuals.items():
         rp = out.residuals_prime[name]
-        if isinstance(pinned, np.ndarray):
+        if isinstance(pinned, _RunChecks):
+            per_run = pinned.agents
             other = np.ones(r.shape[:1] + r.shape[2:3], dtype=bool)  # (R, N): the releases compared
-            other[pinned < 0] = False
-            other[np.flatnonzero(pinned >= 0), pinned[pinned >= 0]] = False
+            other[per_run < 0] = False
+            other[np.flatnonzero(per_run >= 0), per_run[per_run >= 0]] = False
         else:
             other = np.ones((1, r.shape[2]), dtype=bool)
             other[0, pinned] = False
@@ -477,7 +493,7 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
         assert nxt is not None
         if plan is not None and (plan == "settled" or not with_q or _others_unmoved(out, pinned)):
             return out
-        if isinstance(pinned, np.ndarray):  # (a stack's blocks: each its own replay's passes, so the caller's)
+        if isinstance(pinned, _RunChecks):  # (a stack's blocks: each its own replay's passes, so the caller's)
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
         plan = None
         resume = None
@@ -772,4 +788,4 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
     return _settle(messages, replay, plan, True, ahead,
-                   pinned if pins is None else np.repeat(checked, np.diff(rows)), p0.horizon), rows
+                   pinned if pins is None else _RunChecks(np.repeat(checked, np.diff(rows))), p0.horizon), rows

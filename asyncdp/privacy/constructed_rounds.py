@@ -2,9 +2,9 @@
 (:class:`~asyncdp.privacy.constructed.DenseSchedules`).
 
 A batch given by its columns (:class:`~asyncdp.engine.schedule.RealizedSchedules`: one entry per run, round,
-receiver and sender used) gives one round at a time (``dense_runs(t)``: the round's entries found by a search in
-its entries sorted by round, then scattered into ``(R, N, N)`` arrays). The search's replays read every round of
-the same runs, so :func:`every_round` scatters every entry once into ``(T, R, N, N)`` arrays instead: round ``t``
+receiver and sender used) gives one round at a time (``dense_runs(t)``: its entries grouped by round, on its first
+call, then the round's scattered into ``(R, N, N)`` arrays). The search's replays read every round of the same
+runs, so :func:`every_round` scatters every entry once into ``(T, R, N, N)`` arrays instead: round ``t``
 is then ``W[t - 1]``, ``S[t - 1]``, the values ``dense_runs(t)`` gives (each entry written where ``dense_runs``
 writes it, the entries of one round in the same order: the columns' own).
 """
@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["every_round"]
+from ..engine.schedule import RealizedSchedules
 
-_COLUMNS = ("offsets", "round", "receiver", "sender", "weight", "sender_round", "num_agents", "horizon")
+__all__ = ["every_round"]
 
 
 def every_round(schedules: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every round's weights and sender rounds of a batch of runs given by its columns, or ``None`` for a batch
-    without them (a sequence of per-run schedules, a shared schedule: read round by round as before).
+    """Every round's weights and sender rounds of a batch of runs given by its columns, or ``None`` for any
+    other schedules (a sequence of per-run schedules, a shared schedule, another batch type whose ``dense_runs``
+    this does not know: read round by round as before).
 
     Args:
         schedules: the runs' schedules (:class:`~asyncdp.engine.schedule.RealizedSchedules`).
@@ -39,7 +40,7 @@ def every_round(schedules: Any) -> tuple[np.ndarray, np.ndarray] | None:
         >>> w.shape, s[1, 1].tolist() == one.dense(2)[1].tolist(), every_round([one, one]) is None
         ((2, 2, 2, 2), True, True)
     """
-    if not all(hasattr(schedules, c) for c in _COLUMNS):
+    if not isinstance(schedules, RealizedSchedules):
         return None
     n, runs, horizon = int(schedules.num_agents), len(schedules), int(schedules.horizon)
     run = np.repeat(np.arange(runs, dtype=np.int64), np.diff(schedules.offsets))

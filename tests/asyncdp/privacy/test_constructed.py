@@ -290,12 +290,27 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     np.testing.assert_array_equal(got.losses, want.losses)
 
 
+def test_pinned_agents_as_a_numpy_array_are_agents_not_runs():
+    """``pinned`` given as a NumPy array of agents (a ``Sequence[int]``) is the same construction as a list, also
+    where one pass is ``"pinned"`` (it is not read as one pinned agent per run of a stack)."""
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 16, seed=0), range(16)).runs
+    p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+    from asyncdp.privacy.constructed import _one_pass
+
+    assert _one_pass(prepared, p, 1) == "pinned"
+    _, want = constructed_replay(prepared, p, q, [1])
+    _, got = constructed_replay(prepared, p, q, np.array([1]))
+    np.testing.assert_array_equal(got.losses, want.losses)
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+
+
 def test_other_agents_unmoved_is_every_other_release_equal_with_nan_equal_to_nan():
     """:func:`~asyncdp.privacy.constructed._others_unmoved` against the plain comparison (the pinned agents'
     releases deleted, then ``numpy.array_equal`` with NaN equal to NaN), run by run for one agent per run."""
     from types import SimpleNamespace
 
-    from asyncdp.privacy.constructed import _others_unmoved
+    from asyncdp.privacy.constructed import _others_unmoved, _RunChecks
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -314,7 +329,7 @@ def test_other_agents_unmoved_is_every_other_release_equal_with_nan_equal_to_nan
 
         assert _others_unmoved(out, pinned) == plain(r, rp, pinned)
         per_run = rng.integers(-1, n, shape[0])  # (-1: a run not compared)
-        assert _others_unmoved(out, per_run) == all(plain(r[k:k + 1], rp[k:k + 1], [int(j)])
+        assert _others_unmoved(out, _RunChecks(per_run)) == all(plain(r[k:k + 1], rp[k:k + 1], [int(j)])
                                                      for k, j in enumerate(per_run) if j >= 0)
 
 
@@ -673,8 +688,8 @@ def test_a_stack_of_agents_whose_one_pass_moves_another_agent_is_refused(monkeyp
     real = constructed._others_unmoved
 
     def moved(out, pinned):
-        checked.append(np.asarray(pinned).copy())
-        return False if isinstance(pinned, np.ndarray) else real(out, pinned)
+        checked.append(np.asarray(pinned.agents).copy())
+        return False if isinstance(pinned, constructed._RunChecks) else real(out, pinned)
 
     monkeypatch.setattr(constructed, "_others_unmoved", moved)
     _, prepared, chosen, cands = _asynchronous_candidates(0)
