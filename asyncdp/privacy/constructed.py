@@ -121,8 +121,16 @@ class DenseSchedules:
         return got[0][self._runs], got[1][self._runs]
 
     def _every(self, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``)."""
+        """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``; when kept, a batch given by
+        its columns has every round's computed at once on the first call: ``constructed_rounds.every_round``)."""
         got = self._cache.get(t)
+        if got is None and self._keep and "every round" not in self._cache:
+            from .constructed_rounds import every_round
+
+            every = self._cache["every round"] = every_round(self._schedules)
+            if every is not None:
+                self._cache.update({u + 1: (every[0][u], every[1][u]) for u in range(len(every[0]))})
+                got = self._cache.get(t)
         if got is None:
             got = dense_round(self._schedules, t)
             if self._keep:
@@ -144,7 +152,7 @@ class DenseSchedules:
             w, src = self._every(t)
             alike = len(w) > 0 and bool((src == src[:1]).all() and (w == w[:1]).all())
             self._cache[every] = shared_round(w[0], src[0]) if alike else None
-        if self._cache[every] is not None:
+        if self._cache[every] is not None or len(self) == len(self._schedules):  # (these runs are every run)
             return self._cache[every]
         key = ("shared", t, self._runs.start, self._runs.stop, self._runs.step)
         if key not in self._cache:
@@ -288,9 +296,11 @@ class CandidateRuns:
 
 
 def _picked(schedules: Any, rows: list[int]) -> Any:
-    """The schedules of ``rows``: a slice of the batch for consecutive rows, else one schedule per row."""
+    """The schedules of ``rows``: the batch itself for every row in order (e.g. the check's every run: its columns
+    are not copied and checked again, and what the batch derived once, its entries by round, is reused), a slice of
+    the batch for other consecutive rows, else one schedule per row."""
     if rows and hasattr(schedules, "dense_runs") and rows == list(range(rows[0], rows[-1] + 1)):
-        return schedules[rows[0]:rows[-1] + 1]
+        return schedules if rows[0] == 0 and len(rows) == len(schedules) else schedules[rows[0]:rows[-1] + 1]
     return tuple(schedules[r] for r in rows)
 
 
@@ -330,15 +340,48 @@ def _one_pass(runs: EngineRuns, p: Scenario, pinned: int | Sequence[int]) -> str
     return "pinned"
 
 
-def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int]) -> bool:
+class _RunChecks:
+    """Per run of a stack of candidates pinned to different agents, the agent whose one pass
+    :func:`_others_unmoved` checks as that candidate's own replay checks it (``-1``: a run whose own replay
+    checks nothing, its one pass ``"settled"``); a type of its own, apart from ``pinned``'s agents.
+
+    Attributes:
+        agents: ``(R,)`` int.
+    """
+
+    __slots__ = ("agents",)
+
+    def __init__(self, agents: np.ndarray) -> None:
+        self.agents = np.asarray(agents, dtype=np.int64)
+
+
+def _others_unmoved(out: ScheduledReplay, pinned: int | Sequence[int] | _RunChecks) -> bool:
     """Whether every release of the agents other than ``pinned`` has the same mean under both problems in the
     replay ``out`` (its residuals under ``P`` and ``P'`` are equal entry by entry), as a pure per-agent rule
-    gives them."""
+    gives them. ``pinned`` as :class:`_RunChecks`: run ``r``'s pinned agent, or none (``-1``: a run not
+    checked), each run's releases compared as its own replay compares them.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> r = np.zeros((2, 1, 3, 1)); rp = r.copy(); rp[1, 0, 2] = 1.0  # run 1, agent 2 moved
+        >>> out = SimpleNamespace(residuals={"y": r}, residuals_prime={"y": rp})
+        >>> _others_unmoved(out, 2), _others_unmoved(out, _RunChecks([0, 2])), _others_unmoved(out, _RunChecks([2, 0]))
+        (True, True, False)
+    """
     if out.residuals_prime is None:
         return False
     for name, r in out.residuals.items():
         rp = out.residuals_prime[name]
-        if not np.array_equal(np.delete(r, pinned, axis=2), np.delete(rp, pinned, axis=2), equal_nan=True):
+        if isinstance(pinned, _RunChecks):
+            per_run = pinned.agents
+            other = np.ones(r.shape[:1] + r.shape[2:3], dtype=bool)  # (R, N): the releases compared
+            other[per_run < 0] = False
+            other[np.flatnonzero(per_run >= 0), per_run[per_run >= 0]] = False
+        else:
+            other = np.ones((1, r.shape[2]), dtype=bool)
+            other[0, pinned] = False
+        differ = (r != rp) & other.reshape(other.shape[:1] + (1,) + other.shape[1:] + (1,) * (r.ndim - 3))
+        if differ.any() and not (np.isnan(r[differ]) & np.isnan(rp[differ])).all():  # (NaN equal to NaN)
             return False
     return True
 
@@ -435,25 +478,30 @@ def _settle(recorded: Any, replay: Any, plan: str | None, with_q: bool, ahead: A
     own (they read the same values), so the next pass resumes there
     (:func:`accounting.scheduled_replay.scheduled_replay`'s ``resume``); and when no combination reads ahead a
     changed message, every value the pass read is the one its output holds: its computations are those of a
-    replay of its output, which has settled (a further pass would reproduce it entry for entry).
+    replay of its output, which has settled (a further pass would reproduce it entry for entry). The first pass
+    keeps no states (so a stack takes both problems' steps in it at once, ``paired_rules.Paired``, where one pass
+    is expected to settle: ``plan``); when it has not settled, the second pass starts at round 1 instead of
+    resuming, with the same values (its rounds before the resumed one read what the first pass read).
     """
     from accounting.errors import AccountingError
 
     unicast = next(iter(recorded.values())).ndim == 5
     read = recorded  # what the pass read
-    out = replay(None, with_q and plan is not None, None, plan == "pinned")
+    out = replay(None, with_q and plan is not None, None, False)
     for passes in range(1, horizon + 2):
         nxt = out.messages
         assert nxt is not None
         if plan is not None and (plan == "settled" or not with_q or _others_unmoved(out, pinned)):
             return out
+        if isinstance(pinned, _RunChecks):  # (a stack's blocks: each its own replay's passes, so the caller's)
+            raise ValueError("candidates pinned to different agents stack only when one pass settles each")
         plan = None
         resume = None
-        if with_q and out.per_round is not None and out.states is not None:
+        if with_q and out.per_round is not None and ahead is not None:
             first = _first_changed_read(ahead(), _changed(nxt, read), unicast)
             if first is None:
                 return out
-            resume = (first, out)
+            resume = (first, out) if out.states is not None else None  # (the first pass: from round 1)
         elif read is not recorded and all(np.array_equal(nxt[c], read[c], equal_nan=True) for c in nxt):
             return out
         if passes == horizon + 1:
@@ -590,7 +638,8 @@ def constructed_replays(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenar
         pinned: the pinned agent, or agents.
         pins: per candidate, its own pinned agent instead (e.g. candidates changing different agents;
             :class:`~accounting.replay_inputs.RunPins`): only when one construction pass settles every
-            candidate's transcript (:func:`_one_pass`), so each block's values are those of its own replay.
+            candidate's transcript (:func:`_one_pass`; under ``"pinned"``, each block's other agents unmoved on
+            the pass, checked as its own replay checks them), so each block's values are those of its own replay.
         sizes: per candidate, how many of the runs it is evaluated on (its first ones; default all): each
             candidate's values are those of its own replay of those runs (each run's values are its own).
 
@@ -661,9 +710,12 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
     if pins is not None:
         if len(pins) != count:
             raise ValueError(f"pins: {len(pins)} agents for {count} candidates")
-        if any(_one_pass(runs, p0, int(j)) != "settled" for j in sorted(set(pins))):
+        plans = {int(j): _one_pass(runs, p0, int(j)) for j in sorted(set(pins))}
+        if None in plans.values():
             raise ValueError("candidates pinned to different agents stack only when one pass settles each")
-        pin_arg, plan = RunPins(np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))), "settled"
+        per_run = np.repeat(np.asarray(pins, dtype=np.int64), np.diff(rows))
+        pin_arg, plan = RunPins(per_run), "pinned" if "pinned" in plans.values() else "settled"
+        checked = np.where([plans[int(j)] == "pinned" for j in pins], np.asarray(pins, dtype=np.int64), -1)
     rules: Any
     _, _, _, domain, x0 = got[0]
     equal: dict[int, bool] = {id(x0): bool(np.array_equal(x0, x0))} if x0 is not None else {}
@@ -735,4 +787,5 @@ def _stacked_replay(runs: EngineRuns, pairs: Sequence[tuple[Scenario, Scenario] 
 
     if plan is None:
         plan = _one_pass(runs, p0, pinned)
-    return _settle(messages, replay, plan, True, ahead, pinned if pins is None else list(pins), p0.horizon), rows
+    return _settle(messages, replay, plan, True, ahead,
+                   pinned if pins is None else _RunChecks(np.repeat(checked, np.diff(rows))), p0.horizon), rows

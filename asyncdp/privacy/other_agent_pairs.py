@@ -104,7 +104,7 @@ def _stack_other_agents(fams: Sequence[_Family], extremes: Sequence[Sequence[tup
     pending = list(todo.items())
     ahead = [e for e in extra if e[0] not in evaluated.spare and e[0] not in evaluated.known]
     if not ahead or _KINKED_RUNS != _OTHER_AGENT_RUNS or len(pending) + len(ahead) > size \
-            or any(_one_pass(runs, base, int(j)) != "settled" for j in {e[2] for e in ahead}):
+            or any(_one_pass(runs, base, int(j)) is None for j in {e[2] for e in ahead}):
         ahead = []
     for start in range(0, len(pending) if size > 1 else 0, size):
         group = pending[start:start + size]
@@ -149,8 +149,9 @@ def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Sc
     (:func:`~asyncdp.privacy.pair_search.search_pairs`' ``ahead``,
     ``[]`` when none is; each on its own first :data:`_OTHER_AGENT_RUNS` runs, pinned to its own agent) when the check would evaluate them after the search as far as the extremal
     pairs tell (the best of them does not refute the claim: a search that finds a pair that does leaves their
-    losses unused) and one construction pass settles every agent's transcripts (the stack pins each run's own
-    agent). Their losses go to :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where those steps read
+    losses unused) and one construction pass gives every agent's settled values (``constructed._one_pass``:
+    ``"settled"``, or ``"pinned"`` under asynchronous reads ahead; the stack pins each run's own agent and checks
+    each block as its own replay would, else it is replayed without them). Their losses go to :attr:`~asyncdp.privacy.constructed.CandidateRuns.spare`, where those steps read
     them."""
     from .constructed import _one_pass
 
@@ -168,7 +169,7 @@ def _others_ahead(ctx: Any, fam: _Family, evaluated: CandidateRuns, scenario: Sc
                    for key, (f, t0, g, gp) in todo.items() if f.agent is not None]
         entries += [(key, c, agent, rows) for key, _, c in kinked]
         runs = evaluated.prefix(min(_CANDIDATE_RUNS, 8))
-        if not entries or any(_one_pass(runs, base, j) != "settled" for j in {agent, *(e[2] for e in entries)}):
+        if not entries or any(_one_pass(runs, base, j) is None for j in {agent, *(e[2] for e in entries)}):
             return []
     except Exception:  # noqa: BLE001 - left to the check's own steps (which raise what they raise)
         return []

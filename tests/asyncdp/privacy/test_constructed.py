@@ -290,6 +290,94 @@ def test_when_other_agents_releases_move_the_one_pass_falls_back_to_repeated_pas
     np.testing.assert_array_equal(got.losses, want.losses)
 
 
+def test_pinned_agents_as_a_numpy_array_are_agents_not_runs():
+    """``pinned`` given as a NumPy array of agents (a ``Sequence[int]``) is the same construction as a list, also
+    where one pass is ``"pinned"`` (it is not read as one pinned agent per run of a stack)."""
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 16, seed=0), range(16)).runs
+    p, q = candidate_scenarios(sc, 1, [0.6, -0.8], [-1.0, 0.0])
+    from asyncdp.privacy.constructed import _one_pass
+
+    assert _one_pass(prepared, p, 1) == "pinned"
+    _, want = constructed_replay(prepared, p, q, [1])
+    _, got = constructed_replay(prepared, p, q, np.array([1]))
+    np.testing.assert_array_equal(got.losses, want.losses)
+    np.testing.assert_array_equal(got.per_round, want.per_round)
+
+
+def test_other_agents_unmoved_is_every_other_release_equal_with_nan_equal_to_nan():
+    """:func:`~asyncdp.privacy.constructed._others_unmoved` against the plain comparison (the pinned agents'
+    releases deleted, then ``numpy.array_equal`` with NaN equal to NaN), run by run for one agent per run."""
+    from types import SimpleNamespace
+
+    from asyncdp.privacy.constructed import _others_unmoved, _RunChecks
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(2, 5))
+        shape = (int(rng.integers(1, 4)), 2, n) + ((n,) if rng.random() < 0.3 else ()) + (2,)  # (unicast: N, N)
+        r = rng.integers(0, 3, shape).astype(float)
+        rp = np.where(rng.random(shape) < 0.05, rng.integers(0, 3, shape), r)
+        nan = rng.random(shape) < 0.2
+        r[nan] = np.nan
+        rp[nan & (rng.random(shape) < 0.7)] = np.nan
+        out = SimpleNamespace(residuals={"y": r}, residuals_prime={"y": rp})
+        pinned = sorted({int(j) for j in rng.integers(0, n, int(rng.integers(1, n)))})
+
+        def plain(a, b, agents):
+            return np.array_equal(np.delete(a, agents, axis=2), np.delete(b, agents, axis=2), equal_nan=True)
+
+        assert _others_unmoved(out, pinned) == plain(r, rp, pinned)
+        per_run = rng.integers(-1, n, shape[0])  # (-1: a run not compared)
+        assert _others_unmoved(out, _RunChecks(per_run)) == all(plain(r[k:k + 1], rp[k:k + 1], [int(j)])
+                                                     for k, j in enumerate(per_run) if j >= 0)
+
+
+def test_every_run_of_a_batch_is_read_from_the_batch_itself():
+    """The check's every run (the worst pair's and the other agents' replays on all of them) reads the engine's
+    batch of schedules as it is, not a copy of its columns (checked again, its entries sorted by round again):
+    the same rounds."""
+    from asyncdp.privacy.constructed import _picked
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    runs = run_engine(sc, 6, seed=2)
+    assert hasattr(runs.schedules, "dense_runs")
+    assert _picked(runs.schedules, list(range(6))) is runs.schedules
+    assert len(_picked(runs.schedules, [1, 2, 3])) == 3 and _picked(runs.schedules, [0, 1]) is not runs.schedules
+    every = CandidateRuns(runs, range(6)).runs.schedules
+    for t in range(1, sc.horizon + 1):
+        w, src = every.dense_runs(t)
+        for r in range(6):
+            want_w, want_src = runs.schedules[r].dense(t)
+            np.testing.assert_array_equal(w[r], want_w)
+            np.testing.assert_array_equal(src[r], want_src)
+        assert every.shared_round(t) is None  # (lossy asynchronous runs: no round every run shares)
+
+
+def test_every_round_at_once_is_each_rounds_dense_schedule():
+    """The candidates' replays read every round of a batch from one scatter of its columns
+    (``constructed_rounds.every_round``): the arrays the batch's own ``dense_runs(t)`` gives, round by round, also
+    where an entry repeats a receiver and sender of its run and round (the later one is written last in both)."""
+    from asyncdp.engine.schedule import RealizedSchedules
+    from asyncdp.privacy.constructed_rounds import every_round
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    batch = run_engine(sc, 9, seed=3).schedules
+    repeated = RealizedSchedules(2, 2, np.array([0, 3, 4]), np.array([1, 1, 2, 2]), np.array([0, 0, 1, 1]),
+                                 np.array([1, 1, 0, 0]), np.array([0.25, 0.5, 0.75, 1.0]), np.array([1, 1, 2, 1]))
+    for schedules in (batch, batch[2:7], repeated):
+        w, s = every_round(schedules)
+        assert w.shape == (schedules.horizon, len(schedules), schedules.num_agents, schedules.num_agents)
+        for t in range(1, schedules.horizon + 1):
+            want_w, want_s = schedules.dense_runs(t)
+            np.testing.assert_array_equal(w[t - 1], want_w)
+            np.testing.assert_array_equal(s[t - 1], want_s)
+            assert s.dtype == want_s.dtype and w.dtype == want_w.dtype
+    assert every_round(repeated)[0][0, 0, 0, 1] == 0.5  # (the run's later entry of the pair)
+    cached = CandidateRuns(run_engine(sc, 9, seed=3), range(9)).runs.schedules
+    np.testing.assert_array_equal(cached.dense_runs(4)[1], batch.dense_runs(4)[1])
+
+
 def test_schedules_made_on_access_are_each_runs_own():
     """A batch's schedules are views made on access: grouping or caching them by identity must not mistake a
     freed view's reused id for the same schedule."""
@@ -560,6 +648,54 @@ def test_per_candidate_pins_need_one_per_candidate_and_a_one_pass_construction()
                            *fam_a.extremes(asynchronous, None)[0][1:])
     with pytest.raises(ValueError, match="one pass settles each"):
         constructed_replays(runs, [cand], agent, pins=[agent])
+
+
+def _asynchronous_candidates(seed):
+    """Lossy asynchronous runs on which every agent's one pass is ``"pinned"`` (other agents read its messages
+    ahead), and two extremal candidates of each agent."""
+    from asyncdp.privacy.constructed import _one_pass
+
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 8, seed=seed), range(8))
+    base = candidate_pairs._bound_base(sc)
+    assert [_one_pass(prepared.runs, base, j) for j in range(3)] == ["pinned"] * 3
+    chosen = [(j, t0, g, gp) for j in (1, 2, 0)
+              for _, t0, g, gp in candidate_evaluation._family(sc, j).extremes(sc, None)[:2]]
+    cands = [candidate_evaluation._family(sc, j).candidate(base, sc, t0, g, gp) for j, t0, g, gp in chosen]
+    return sc, prepared, chosen, cands
+
+
+@pytest.mark.parametrize("seed", [0, 6])
+def test_candidates_pinned_to_different_agents_stack_under_asynchronous_reads_ahead(seed):
+    """Where one pass gives each pinned agent's settled values (``"pinned"``: only other agents read its
+    messages ahead), candidates of different agents stack in one replay, each with its own replay's values."""
+    sc, prepared, chosen, cands = _asynchronous_candidates(seed)
+    sizes = [8, 3] * 3  # each on its own first runs, as the search's riders are
+    stacked = constructed_replays(prepared.runs, cands, 1, pins=[j for j, *_ in chosen], sizes=sizes)
+    for (j, _, g, gp), (losses, per_round), size in zip(chosen, stacked, sizes):
+        _, alone = constructed_replay(prepared.prefix(size), *candidate_scenarios(sc, j, g, gp), j)
+        np.testing.assert_array_equal(losses, alone.losses)
+        np.testing.assert_array_equal(per_round, alone.per_round)
+    assert len({stacked[k][0].tobytes() for k in range(len(chosen))}) == len(chosen)  # something to tell apart
+
+
+def test_a_stack_of_agents_whose_one_pass_moves_another_agent_is_refused(monkeypatch):
+    """A block whose other agents' releases move on the one pass would take more passes in its own replay: the
+    stack of several pinned agents is refused (its callers then replay each agent's candidates on their own)."""
+    import asyncdp.privacy.constructed as constructed
+
+    checked = []
+    real = constructed._others_unmoved
+
+    def moved(out, pinned):
+        checked.append(np.asarray(pinned.agents).copy())
+        return False if isinstance(pinned, constructed._RunChecks) else real(out, pinned)
+
+    monkeypatch.setattr(constructed, "_others_unmoved", moved)
+    _, prepared, chosen, cands = _asynchronous_candidates(0)
+    with pytest.raises(ValueError, match="one pass settles each"):
+        constructed_replays(prepared.runs, cands, 1, pins=[j for j, *_ in chosen])
+    np.testing.assert_array_equal(checked[0], np.repeat([j for j, *_ in chosen], 8))  # each run's own agent
 
 
 def test_other_agents_stacked_losses_are_each_agents_own_evaluations(monkeypatch):

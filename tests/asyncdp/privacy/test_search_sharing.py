@@ -66,6 +66,27 @@ def test_both_problems_steps_at_once_give_each_candidates_own_replay(monkeypatch
     assert len({float(got[k][0].max()) for k in range(len(chosen))}) > 1  # different candidates to tell apart
 
 
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_one_pass_under_asynchronous_reads_ahead_takes_both_problems_steps_at_once(monkeypatch, seed):
+    """Where only other agents read the pinned agent's messages ahead (``"pinned"``), the first pass keeps no
+    states, so the stack takes both problems' steps in one call (Paired); when it settles (the other agents'
+    releases unmoved), every candidate's losses, per-round contributions and transcript are its own replay's."""
+    sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
+    prepared = CandidateRuns(run_engine(sc, 8, seed=seed), range(8))
+    fam, base = candidate_evaluation._family(sc, 1), candidate_pairs._bound_base(sc)
+    assert constructed._one_pass(prepared.runs, base, 1) == "pinned"
+    chosen = fam.extremes(sc, None)[:4]
+    made = _counting_pairs(monkeypatch)
+    got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 1)
+    assert made == [1]  # one replay, with the paired rule
+    for k, (_, _, g, gp) in enumerate(chosen):
+        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, 1, g, gp), 1)
+        np.testing.assert_array_equal(got[k][0], alone.losses)
+        np.testing.assert_array_equal(got[k][1], alone.per_round)
+        for c, m in got.transcript(k).items():
+            np.testing.assert_array_equal(m, built[c])
+
+
 def test_paired_rules_called_out_of_order_refuse():
     sc = small_example()[0].scenario
     costs = sc.problem.costs
@@ -269,11 +290,24 @@ def test_candidates_on_their_own_numbers_of_runs_get_their_own_replays_values(ti
                             sizes=[6, 7, 1, 1])
 
 
-def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_their_own_evaluations(monkeypatch):
-    """One agent's class on lockstep runs: the other agents' extremal pairs and the kinked pairs ride along
-    with the search's next stacked replay (each on its own first runs, pinned to its own agent); the steps
-    that use them then replay nothing and record what their own replays give."""
-    pair, ctx = small_example()
+def _asynchronous_example():
+    """:func:`small_example` under lossy asynchronous timing (other agents read a pinned agent's messages ahead:
+    one pass is ``"pinned"``, not ``"settled"``)."""
+    from asyncdp.privacy.context import CheckOptions, ScenarioPair, prepare, small_pair
+
+    pair = small_pair()
+    pair = ScenarioPair(*(sc.replace(timing=Async(rate=1.0), links=LOSSY) for sc in (pair.scenario, pair.adjacent)))
+    return pair, prepare(pair, CheckOptions(runs=200))
+
+
+@pytest.mark.parametrize("timing", ["lockstep", "async"])
+def test_the_other_agents_and_kinked_pairs_ridden_along_by_a_search_batch_are_their_own_evaluations(monkeypatch,
+                                                                                                      timing):
+    """One agent's class: the other agents' extremal pairs and the kinked pairs ride along with the search's
+    next stacked replay (each on its own first runs, pinned to its own agent; under asynchronous timing where
+    one pass gives each pinned agent's values); the steps that use them then replay nothing and record what
+    their own replays give."""
+    pair, ctx = small_example() if timing == "lockstep" else _asynchronous_example()
     sc = pair.scenario
     fam = candidate_evaluation._family(sc, 0)
     objective = search_objective._objective_of(ctx, sc)
