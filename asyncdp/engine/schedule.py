@@ -386,11 +386,39 @@ class RealizedSchedules:
         the start of every round's entries (``bounds[t - 1]:bounds[t]`` are round ``t``'s), and the weights and
         sender rounds in that order."""
         order = np.argsort(self.round, kind="stable")
-        n = self.num_agents
-        at = (self.run_index[order] * n + self.receiver[order]) * n + self.sender[order]
         bounds = np.searchsorted(self.round[order], np.arange(1, self.horizon + 2))
-        self._by_round = (at, bounds, self.weight[order], self.sender_round[order])
+        self._by_round = (self._places()[order], bounds, self.weight[order], self.sender_round[order])
         return self._by_round
+
+    def _places(self) -> np.ndarray:
+        """Each entry's flat index ``(run * N + receiver) * N + sender`` into a round's ``(R, N, N)`` arrays, in
+        the columns' order."""
+        n = self.num_agents
+        return (self.run_index * n + self.receiver) * n + self.sender
+
+    def dense_rounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every round of every run as dense arrays ``(T, R, N, N)``: ``[t - 1]`` is :meth:`dense_runs` ``(t)``.
+
+        One scatter of every entry in the columns' order (no grouping by round; an entry that repeats a
+        receiver and sender of its run and round is written after the earlier one, as in :meth:`dense_runs`),
+        for a reader of every round of the same runs (the worst-case search's replays), at ``T`` times the
+        memory of one round.
+
+        Example:
+            >>> one = RealizedSchedule.from_dense([np.eye(2), np.full((2, 2), 0.5)],
+            ...                                   [np.eye(2, dtype=int), np.full((2, 2), 2)])
+            >>> w, s = RealizedSchedules.stack([one, one]).dense_rounds()
+            >>> w.shape, s[1, 1].tolist() == one.dense(2)[1].tolist()
+            ((2, 2, 2, 2), True)
+        """
+        block = self.runs * self.num_agents * self.num_agents
+        at = (self.round - 1) * block + self._places()
+        weights = np.zeros(self.horizon * block)
+        rounds = np.zeros(self.horizon * block, dtype=np.int64)
+        weights[at] = self.weight
+        rounds[at] = self.sender_round
+        shape = (self.horizon, self.runs, self.num_agents, self.num_agents)
+        return weights.reshape(shape), rounds.reshape(shape)
 
     def __getitem__(self, r: Any) -> Any:
         """``schedules[r]``: run ``r``'s :class:`RealizedSchedule`; ``schedules[a:b]``: those runs' columns."""

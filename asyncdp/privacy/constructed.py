@@ -48,6 +48,7 @@ import numpy as np
 from accounting.schedule_reads import dense_round, later_reads
 from accounting.scheduled_replay import ScheduledReplay
 
+from ..engine.schedule import RealizedSchedules
 from ..scenario import Scenario
 from .behavior import EngineRuns, SharedSchedule, schedule_batch
 from .paired_rules import Paired
@@ -122,12 +123,12 @@ class DenseSchedules:
 
     def _every(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """Round ``t``'s ``(W, S)`` of every run of the schedules (kept when ``keep``; when kept, a batch given by
-        its columns has every round's computed at once on the first call: ``constructed_rounds.every_round``)."""
+        its columns has every round's computed at once on the first call:
+        :meth:`~asyncdp.engine.schedule.RealizedSchedules.dense_rounds`)."""
         got = self._cache.get(t)
         if got is None and self._keep and "every round" not in self._cache:
-            from .constructed_rounds import every_round
-
-            every = self._cache["every round"] = every_round(self._schedules)
+            batch = self._schedules
+            every = self._cache["every round"] = batch.dense_rounds() if isinstance(batch, RealizedSchedules) else None
             if every is not None:
                 self._cache.update({u + 1: (every[0][u], every[1][u]) for u in range(len(every[0]))})
                 got = self._cache.get(t)

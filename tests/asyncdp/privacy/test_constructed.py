@@ -356,24 +356,23 @@ def test_every_run_of_a_batch_is_read_from_the_batch_itself():
 
 def test_every_round_at_once_is_each_rounds_dense_schedule():
     """The candidates' replays read every round of a batch from one scatter of its columns
-    (``constructed_rounds.every_round``): the arrays the batch's own ``dense_runs(t)`` gives, round by round, also
+    (``RealizedSchedules.dense_rounds``): the arrays the batch's own ``dense_runs(t)`` gives, round by round, also
     where an entry repeats a receiver and sender of its run and round (the later one is written last in both)."""
     from asyncdp.engine.schedule import RealizedSchedules
-    from asyncdp.privacy.constructed_rounds import every_round
 
     sc = small_example()[0].scenario.replace(timing=Async(rate=1.0), links=LOSSY)
     batch = run_engine(sc, 9, seed=3).schedules
     repeated = RealizedSchedules(2, 2, np.array([0, 3, 4]), np.array([1, 1, 2, 2]), np.array([0, 0, 1, 1]),
                                  np.array([1, 1, 0, 0]), np.array([0.25, 0.5, 0.75, 1.0]), np.array([1, 1, 2, 1]))
     for schedules in (batch, batch[2:7], repeated):
-        w, s = every_round(schedules)
+        w, s = schedules.dense_rounds()
         assert w.shape == (schedules.horizon, len(schedules), schedules.num_agents, schedules.num_agents)
         for t in range(1, schedules.horizon + 1):
             want_w, want_s = schedules.dense_runs(t)
             np.testing.assert_array_equal(w[t - 1], want_w)
             np.testing.assert_array_equal(s[t - 1], want_s)
             assert s.dtype == want_s.dtype and w.dtype == want_w.dtype
-    assert every_round(repeated)[0][0, 0, 0, 1] == 0.5  # (the run's later entry of the pair)
+    assert repeated.dense_rounds()[0][0, 0, 0, 1] == 0.5  # (the run's later entry of the pair)
     cached = CandidateRuns(run_engine(sc, 9, seed=3), range(9)).runs.schedules
     np.testing.assert_array_equal(cached.dense_runs(4)[1], batch.dense_runs(4)[1])
 
