@@ -85,9 +85,10 @@ def clamp_coordinates(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
     if not few_coordinates(x):
         out = np.maximum(x, low)
         return np.minimum(out, high, out=out)
-    if (low == low[0]).all() and (high == high[0]).all():  # the same bounds everywhere: two numbers
-        out = np.maximum(x, float(low[0]))
-        return np.minimum(out, float(high[0]), out=out)
+    lo, hi = low.tolist(), high.tolist()  # (compared as Python floats: a tenth of numpy's calls on a few bounds)
+    if lo.count(lo[0]) == len(lo) and hi.count(hi[0]) == len(hi):  # the same bounds everywhere: two numbers
+        out = np.maximum(x, lo[0])
+        return np.minimum(out, hi[0], out=out)
     out = np.empty(x.shape, dtype=np.result_type(x, low, high))
     for k in range(x.shape[-1]):
         column = out[..., k]
