@@ -81,14 +81,15 @@ def clamp_coordinates(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
         [[1.0, -1.0]]
     """
     # the minimum is taken in place, in the maximum's array (one array allocated, not two: for 10^4 points and
-    # more each new array costs as much as the pass that fills it)
+    # more each new array costs as much as the pass that fills it), when that array has the dtype of the minimum
+    # (a box's float64 bounds; other bounds may need a wider one, e.g. float32 points and low, float64 high)
     if not few_coordinates(x):
         out = np.maximum(x, low)
-        return np.minimum(out, high, out=out)
+        return np.minimum(out, high, out=out) if out.dtype == high.dtype else np.minimum(out, high)
     lo, hi = low.tolist(), high.tolist()  # (compared as Python floats: a tenth of numpy's calls on a few bounds)
     if lo.count(lo[0]) == len(lo) and hi.count(hi[0]) == len(hi):  # the same bounds everywhere: two numbers
-        out = np.maximum(x, lo[0])
-        return np.minimum(out, hi[0], out=out)
+        out = np.maximum(x, float(lo[0]))  # (Python floats, whatever the bounds' dtype: never a wider dtype)
+        return np.minimum(out, float(hi[0]), out=out)
     out = np.empty(x.shape, dtype=np.result_type(x, low, high))
     for k in range(x.shape[-1]):
         column = out[..., k]
