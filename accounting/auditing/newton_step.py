@@ -138,9 +138,14 @@ def newton_steps(z: np.ndarray, positives: int, cols: np.ndarray | None = None,
             kernel = _kernel_form(xx)
             rhs = y if kernel else xx.T @ y
             per_alpha = []
+            # LAPACK factors a column-major matrix in place: each penalty's matrix is written into one column-major
+            # buffer (the copy scipy would make of a row-major one, which it then factors), read by the solve
+            # before the next penalty overwrites it
+            g = np.empty_like(gram, order="F")
+            diag = np.diag_indices_from(g)
             for alpha in NEWTON_STEP_ALPHAS:
-                g = gram.copy()
-                g[np.diag_indices_from(g)] += alpha
+                g[...] = gram
+                g[diag] += alpha
                 sol = scipy.linalg.cho_solve(scipy.linalg.cho_factor(g, lower=True, overwrite_a=True, check_finite=False),
                                              rhs, check_finite=False)
                 coef = xx.T @ sol if kernel else sol

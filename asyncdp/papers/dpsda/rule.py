@@ -261,8 +261,9 @@ class _DPSDA(Algorithm):
         if not self.clip:
             return u
         lh = self.L_hat
-        if self.clip_norm == "coordinate":
-            return np.minimum(np.maximum(u, -lh), lh)
+        if self.clip_norm == "coordinate":  # in place: u is this call's own array (the same values and layout)
+            np.maximum(u, -lh, out=u)
+            return np.minimum(u, lh, out=u)
         return clip_l2(u, lh)
 
     def dual_update(self, state: State, mixed_h: np.ndarray, t: int, agents: Any, problem: Any) -> np.ndarray:

@@ -21,6 +21,9 @@ from .structure import Difference, Structure, compare, family_name, shadowed
 
 __all__ = ["CostFamily"]
 
+_FEW_AGENTS = 64
+"""Agents arrays of at most this many entries are range-checked as Python ints (:meth:`CostFamily._prepare`)."""
+
 
 def _fmt(a: Any) -> str:
     """Compact one-line rendering of a point, e.g. ``[0.5, -1, nan]``."""
@@ -73,31 +76,42 @@ class CostFamily(abc.ABC):
     ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
         if self._one_point(agents, x):
             return np.asarray(agents), x, ()  # fast path for one agent and one point (the SimPy engine)
-        where = _where(None, round_index)
-        prefix = f"{where}: " if where else ""
+
+        def prefix() -> str:
+            where = _where(None, round_index)
+            return f"{where}: " if where else ""
+
         try:
             xx = np.asarray(x, dtype=float)
         except (TypeError, ValueError):
-            raise ProblemError(f"{prefix}x must be a numeric array, got {x!r}") from None
+            raise ProblemError(f"{prefix()}x must be a numeric array, got {x!r}") from None
         if xx.ndim == 0 or xx.shape[-1] != self._dim:
             raise ProblemError(
-                f"{prefix}x must have shape (..., {self._dim}), got shape {xx.shape}"
+                f"{prefix()}x must have shape (..., {self._dim}), got shape {xx.shape}"
             )
         a = np.asarray(agents)
         if a.dtype.kind not in "iu":
-            raise ProblemError(f"{prefix}agents must be integers, got {agents!r}")
-        if a.size and (a.min() < 0 or a.max() >= self._num_agents):
-            bad = a[(a < 0) | (a >= self._num_agents)].flat[0]
-            raise ProblemError(
-                f"{prefix}agents must lie in [0, {self._num_agents}), got agent {int(bad)}"
-            )
-        try:
-            shape = np.broadcast_shapes(a.shape, xx.shape[:-1])
-        except ValueError:
-            raise ProblemError(
-                f"{prefix}agents of shape {a.shape} do not broadcast against "
-                f"x of shape {xx.shape} (leading axes {xx.shape[:-1]})"
-            ) from None
+            raise ProblemError(f"{prefix()}agents must be integers, got {agents!r}")
+        if a.size:
+            # a few agents (a replay's or an engine's agents array) are compared as Python ints: a tenth of the
+            # cost of numpy's two reductions
+            ids = a.ravel().tolist() if a.size <= _FEW_AGENTS else None
+            low, high = (min(ids), max(ids)) if ids is not None else (a.min(), a.max())
+            if low < 0 or high >= self._num_agents:
+                bad = a[(a < 0) | (a >= self._num_agents)].flat[0]
+                raise ProblemError(
+                    f"{prefix()}agents must lie in [0, {self._num_agents}), got agent {int(bad)}"
+                )
+        if a.ndim == 1 and xx.ndim > 1 and xx.shape[-2] == a.shape[0]:
+            shape = xx.shape[:-1]  # one agent per row of points: what broadcast_shapes gives, without its call
+        else:
+            try:
+                shape = np.broadcast_shapes(a.shape, xx.shape[:-1])
+            except ValueError:
+                raise ProblemError(
+                    f"{prefix()}agents of shape {a.shape} do not broadcast against "
+                    f"x of shape {xx.shape} (leading axes {xx.shape[:-1]})"
+                ) from None
         return a, xx, shape
 
     def _one_point(self, agents: Any, x: Any) -> bool:

@@ -40,6 +40,29 @@ def test_clamp_coordinates_is_the_broadcast_clamp(shape, data):
     assert same(clamp_coordinates(x, low, high), np.minimum(np.maximum(x, low), high))
 
 
+@given(shapes, st.sampled_from([np.float64, np.float32, np.int64]), st.sampled_from([np.float64, np.float32, np.int64]),
+       st.sampled_from([np.float64, np.float32, np.int64]), st.booleans(), st.data())
+def test_clamp_coordinates_keeps_the_broadcast_dtype_and_leaves_x_alone(shape, x_type, low_type, high_type, same_bounds,
+                                                                        data):
+    """Other dtypes than a box's float64 (the result's dtype is the broadcast's, which an in-place minimum into the
+    maximum's array can lose); a read-only, non-contiguous ``x`` is neither written nor returned."""
+    x = data.draw(hnp.arrays(np.float64, shape, elements=st.floats(-20, 20))).astype(x_type)
+    d = shape[-1]
+    low = data.draw(hnp.arrays(np.float64, (d,), elements=st.integers(-10, 0).map(float)))
+    high = low + data.draw(hnp.arrays(np.float64, (d,), elements=st.integers(1, 10).map(float)))
+    if same_bounds:
+        low, high = np.full(d, low[0]), np.full(d, high[0])
+    low, high = low.astype(low_type), high.astype(high_type)
+    x = np.stack([x, x], axis=-1)[..., 0]  # a view with strides of two entries
+    x.flags.writeable = False
+    before = x.copy()
+    got = clamp_coordinates(x, low, high)
+    wanted = np.minimum(np.maximum(x, low), high)
+    if few_coordinates(x) and (low == low[0]).all() and (high == high[0]).all():  # two Python floats
+        wanted = np.minimum(np.maximum(x, float(low[0])), float(high[0]))
+    assert same(got, wanted) and not np.shares_memory(got, x) and same(x, before)
+
+
 def test_only_batches_of_few_coordinates_are_taken_one_coordinate_at_a_time():
     assert few_coordinates(np.zeros((3, 2))) and few_coordinates(np.zeros((3, 4, 8)))
     assert not few_coordinates(np.zeros(5)) and not few_coordinates(np.zeros((3, 1)))
