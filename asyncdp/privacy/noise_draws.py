@@ -260,7 +260,7 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     count = int(np.count_nonzero(bad))
     first: tuple[Any, ...] = ()
     if count:
-        idx = tuple(int(k) for k in np.argwhere(bad)[0])
+        idx = tuple(int(k) for k in np.unravel_index(int(np.argmax(bad)), bad.shape))  # the first (argwhere's)
         first = (idx, float(res[idx]), float(expected[idx]))
     # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
     divisor = np.where(positive, scale, 1.0)
