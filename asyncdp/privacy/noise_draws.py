@@ -250,8 +250,11 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     plus_count = bad.sum(axis=axes) if bad.any() else np.zeros(res.shape[1], dtype=int)  # (T,)
     rounds = np.flatnonzero(plus_count)
     if rounds.size:  # the rounds where minus can do better: compare them with -expected
-        sub_res, sub_exp, sub_tol = res[:, rounds], expected[:, rounds], tol[:, rounds]
-        bad_minus = ~(np.abs(sub_res + sub_exp) <= sub_tol) & released[:, rounds]
+        # (consecutive rounds, e.g. every round, as a slice: views of the same entries, not copies)
+        pick: Any = slice(int(rounds[0]), int(rounds[-1]) + 1) if rounds[-1] - rounds[0] + 1 == rounds.size \
+            else rounds
+        sub_res, sub_exp, sub_tol = res[:, pick], expected[:, pick], tol[:, pick]
+        bad_minus = ~(np.abs(sub_res + sub_exp) <= sub_tol) & released[:, pick]
         minus = bad_minus.sum(axis=axes) < plus_count[rounds]
         if minus.any():
             flip = rounds[minus]
