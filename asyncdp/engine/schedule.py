@@ -318,7 +318,7 @@ class RealizedSchedules:
         self.weight = w
         for a in (self.offsets, self.round, self.receiver, self.sender, self.weight, self.sender_round):
             a.flags.writeable = False
-        self._by_round: np.ndarray | None = None
+        self._by_round: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def stack(cls, schedules: Sequence[RealizedSchedule]) -> RealizedSchedules:
@@ -371,17 +371,26 @@ class RealizedSchedules:
         t = check_integer(t, "round", minimum=1, error=ScenarioError, where="RealizedSchedules")
         if t > self.horizon:
             raise ScenarioError(f"RealizedSchedules: round must be <= {self.horizon}, got {t}")
-        if self._by_round is None:
-            self._by_round = np.argsort(self.round, kind="stable")  # by round, then run, then the run's order
-        by_round = self._by_round
-        lo, hi = np.searchsorted(self.round, [t, t + 1], sorter=by_round)
-        k = by_round[lo:hi]
-        run = np.searchsorted(self.offsets, k, side="right") - 1
-        weights = np.zeros((self.runs, self.num_agents, self.num_agents))
-        rounds = np.zeros((self.runs, self.num_agents, self.num_agents), dtype=np.int64)
-        weights[run, self.receiver[k], self.sender[k]] = self.weight[k]
-        rounds[run, self.receiver[k], self.sender[k]] = self.sender_round[k]
-        return weights, rounds
+        at, bounds, weight, sender_round = self._by_round if self._by_round is not None else self._group_by_round()
+        lo, hi = int(bounds[t - 1]), int(bounds[t])
+        n, runs = self.num_agents, self.runs
+        weights = np.zeros(runs * n * n)
+        rounds = np.zeros(runs * n * n, dtype=np.int64)
+        weights[at[lo:hi]] = weight[lo:hi]
+        rounds[at[lo:hi]] = sender_round[lo:hi]
+        return weights.reshape(runs, n, n), rounds.reshape(runs, n, n)
+
+    def _group_by_round(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The entries grouped by round once, for :meth:`dense_runs`: in the order by round, then run, then the
+        run's own order, each entry's flat index ``(run * N + receiver) * N + sender`` into an ``(R, N, N)`` array,
+        the start of every round's entries (``bounds[t - 1]:bounds[t]`` are round ``t``'s), and the weights and
+        sender rounds in that order."""
+        order = np.argsort(self.round, kind="stable")
+        n = self.num_agents
+        at = (self.run_index[order] * n + self.receiver[order]) * n + self.sender[order]
+        bounds = np.searchsorted(self.round[order], np.arange(1, self.horizon + 2))
+        self._by_round = (at, bounds, self.weight[order], self.sender_round[order])
+        return self._by_round
 
     def __getitem__(self, r: Any) -> Any:
         """``schedules[r]``: run ``r``'s :class:`RealizedSchedule`; ``schedules[a:b]``: those runs' columns."""

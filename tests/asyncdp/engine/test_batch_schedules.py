@@ -43,6 +43,22 @@ def test_schedules_equal_the_per_run_schedules(case):
     assert list(every[2:5]) == singles[2:5] and list(every[::3]) == singles[::3] and len(every[7:]) == 0
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_round_of_the_dense_runs_is_each_runs_dense_round(case):
+    # the rounds are grouped once (flat indices, round bounds) and every later round reads the grouping: each
+    # round, in any order of calls, is what each run's own schedule gives
+    batch = CASES[case].run(engine="batch", runs=7)
+    every, singles = batch.schedules(), [batch.schedule(r) for r in range(7)]
+    for t in [batch.horizon, 1, *range(2, batch.horizon)]:
+        w, src = every.dense_runs(t)
+        assert w.shape == src.shape == (7, every.num_agents, every.num_agents) and src.dtype == np.int64
+        for r, single in enumerate(singles):
+            np.testing.assert_array_equal(w[r], single.dense(t)[0])
+            np.testing.assert_array_equal(src[r], single.dense(t)[1])
+    with pytest.raises(ScenarioError, match=f"round must be <= {batch.horizon}"):
+        every.dense_runs(batch.horizon + 1)
+
+
 def test_run_zero_of_the_columns_is_the_simpy_schedule():
     sc = CASES["async"]
     assert sc.run(engine="batch", runs=3).schedules()[0] == sc.run().schedule
