@@ -300,7 +300,10 @@ def scheduled_replay(
     parts = []
     for start in range(0, runs, chunk):
         stop = min(runs, start + chunk)
-        part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, schedules[start:stop], noise, rule,
+        # (every run in one chunk: the schedules as given, which a batch's slice of all its runs equals; slicing a
+        # batch may copy and check its columns again)
+        picked = schedules if (start, stop) == (0, runs) else schedules[start:stop]
+        part = _replay_chunk({n: a[start:stop] for n, a in arrays.items()}, picked, noise, rule,
                              rule_prime, unicast, horizon, residuals, start, mismatch, gaps, pin, draw, tilted,
                              residuals_p, first, init, prefix, trace, densities=losses)
         if part is not None:

@@ -214,7 +214,8 @@ class AdditivityProbe:
             tol = ADDITIVITY_RTOL * (np.abs(mu) + np.abs(got) + 1.0)
             off = ~(np.abs(diff - expected) <= tol)  # NaN counts as off
             if off.any():
-                r, i, k = (int(v) for v in np.argwhere(off.reshape(off.shape[0], off.shape[1], -1))[0])
+                flat = off.reshape(off.shape[0], off.shape[1], -1)  # its first entry off (argwhere's first row)
+                r, i, k = (int(v) for v in np.unravel_index(int(np.argmax(flat)), flat.shape))
                 noise_value = f"z = {_at(z[name], r, i, k):.6g}" if name in z and z[name].shape == diff.shape \
                     else "noise"
                 found = (f"round {t}, channel {name!r}, agent {i}, coordinate {k} (run {r}, {self.label}): the R step "
@@ -223,10 +224,11 @@ class AdditivityProbe:
                 if first is None:
                     first, self.finding_run = found, r
                 again = None if doubled is None else (lambda name=name: doubled(name))
-                if not (scale > 0 and rescaled_draw(diff, z[name], tol, again)):
+                factor = _rescaled(diff, z[name], tol, again) if scale > 0 else None
+                if factor is None:
                     self._other_use = found
                     return first
-                if self.moving_scale is None and not rescaled_draw(diff, z[name], tol):  # a factor per run
+                if self.moving_scale is None and factor == "run":  # no one factor per agent: a factor per run
                     self.moving_scale = found
         return first
 
@@ -259,6 +261,20 @@ def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray,
         >>> rescaled_draw(np.array([[[0.0, 0.3]], [[0.0, 2.0]], [[5.0, 6.0]]]), z, tol, lambda: None)  # one moves
         False
     """
+    return _rescaled(diff, z, tol, doubled) is not None
+
+
+def _rescaled(diff: np.ndarray, z: np.ndarray, tol: np.ndarray,
+              doubled: Callable[[], np.ndarray | None] | None = None) -> str | None:
+    """:func:`rescaled_draw`, saying which factor fits: ``"agent"`` (one factor per agent), ``"run"`` (one factor per
+    run and agent, not the draw's; only with ``doubled``) or ``None`` (no rescaled draw).
+
+    Example:
+        >>> z, tol = np.arange(1.0, 7.0).reshape(3, 1, 2), np.full((3, 1, 2), 1e-9)
+        >>> by_state = np.array([0.2, 0.5, 0.9])[:, None, None] * z
+        >>> _rescaled(0.5 * z, z, tol), _rescaled(by_state, z, tol, lambda: 2 * by_state), _rescaled(by_state, z, tol)
+        ('agent', 'run', None)
+    """
     flat_d, flat_z = diff.reshape(diff.shape[0], diff.shape[1], -1), z.reshape(z.shape[0], z.shape[1], -1)
     flat_t = tol.reshape(flat_d.shape)
     kept = np.abs(flat_d) > flat_t
@@ -270,16 +286,16 @@ def rescaled_draw(diff: np.ndarray, z: np.ndarray, tol: np.ndarray,
         return bool(((np.abs(flat_d - c * flat_z) <= flat_t) | ~kept).all())
 
     if one_factor((0, 2)):
-        return True
+        return "agent"
     moved = kept.sum(axis=2)
     if doubled is None or flat_d.shape[2] < 2 or not ((moved == 0) | (moved == flat_d.shape[2])).all() \
             or not one_factor((2,)):
-        return False
+        return None
     twice = doubled()
     if twice is None or np.shape(twice) != diff.shape:
-        return False
+        return None
     gap = np.abs(np.asarray(twice, dtype=float) - 2.0 * diff)  # the factor is the same at 2 z: not the draw's
-    return bool((gap <= 3.0 * tol + ADDITIVITY_RTOL * np.abs(twice)).all())
+    return "run" if bool((gap <= 3.0 * tol + ADDITIVITY_RTOL * np.abs(twice)).all()) else None
 
 
 UNMODELLED_KEPT = ("blackbox", "dependence")

@@ -250,8 +250,11 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     plus_count = bad.sum(axis=axes) if bad.any() else np.zeros(res.shape[1], dtype=int)  # (T,)
     rounds = np.flatnonzero(plus_count)
     if rounds.size:  # the rounds where minus can do better: compare them with -expected
-        sub_res, sub_exp, sub_tol = res[:, rounds], expected[:, rounds], tol[:, rounds]
-        bad_minus = ~(np.abs(sub_res + sub_exp) <= sub_tol) & released[:, rounds]
+        # (consecutive rounds, e.g. every round, as a slice: views of the same entries, not copies)
+        pick: Any = slice(int(rounds[0]), int(rounds[-1]) + 1) if rounds[-1] - rounds[0] + 1 == rounds.size \
+            else rounds
+        sub_res, sub_exp, sub_tol = res[:, pick], expected[:, pick], tol[:, pick]
+        bad_minus = ~(np.abs(sub_res + sub_exp) <= sub_tol) & released[:, pick]
         minus = bad_minus.sum(axis=axes) < plus_count[rounds]
         if minus.any():
             flip = rounds[minus]
@@ -260,7 +263,7 @@ def _draws_match_whole(res: np.ndarray, draws: np.ndarray, msgs: np.ndarray, sca
     count = int(np.count_nonzero(bad))
     first: tuple[Any, ...] = ()
     if count:
-        idx = tuple(int(k) for k in np.argwhere(bad)[0])
+        idx = tuple(int(k) for k in np.unravel_index(int(np.argmax(bad)), bad.shape))  # the first (argwhere's)
         first = (idx, float(res[idx]), float(expected[idx]))
     # P(|z| <= tol / scale) per released coordinate: <= 2 phi(0) u (normal), 1 - e^-u <= u (Laplace)
     divisor = np.where(positive, scale, 1.0)

@@ -101,14 +101,37 @@ def _scale_bounds(r: np.ndarray, mechanism: str, error: float) -> tuple[np.ndarr
     moved = np.moveaxis(r, 0, -1).reshape(r.shape[1], r.shape[2], -1)  # (T, N, everything else)
     n = np.count_nonzero(~np.isnan(moved), axis=-1)
     if mechanism == "laplace":
-        s = np.nansum(np.abs(moved), axis=-1)
+        s = _nansum_terms(np.abs(moved), -1)
         low_q, high_q = stats.gamma.ppf(error, np.maximum(n, 1)), stats.gamma.isf(error, np.maximum(n, 1))
         lo, up = s / high_q, s / low_q
     else:
-        s = np.nansum(moved**2, axis=-1)
+        s = _nansum_terms(moved**2, -1)
         low_q, high_q = stats.chi2.ppf(error, np.maximum(n, 1)), stats.chi2.isf(error, np.maximum(n, 1))
         lo, up = np.sqrt(s / high_q), np.sqrt(s / low_q)
     return np.where(n > 0, lo, np.nan), np.where(n > 0, up, np.nan)
+
+
+def _nansum_terms(terms: np.ndarray, axis: Any) -> np.ndarray:
+    """``numpy.nansum(terms, axis=axis)`` of a new array of terms ``|r|`` or ``r ** 2`` (non-negative or NaN),
+    which it overwrites: each NaN set to 0 by ``fmax`` (the other terms kept), then the sum ``nansum`` takes of its
+    copy with NaN set to 0 (the same values in the same layout: the same sums, bit for bit).
+
+    Example:
+        >>> t = np.array([[1.0, np.nan], [np.nan, np.nan]])
+        >>> _nansum_terms(t.copy(), 1).tolist() == np.nansum(t, axis=1).tolist()
+        True
+    """
+    np.fmax(terms, 0.0, out=terms)
+    return terms.sum(axis=axis)
+
+
+def _noisy_rounds(r: np.ndarray, scales: Any) -> np.ndarray:
+    """``r`` ``(R, T, ...)`` with NaN in the rounds declared with scale 0 (``r`` itself when every round is noisy:
+    the same values, without a copy)."""
+    noisy = np.asarray(scales, dtype=float) > 0
+    if noisy.all():
+        return r
+    return np.where(noisy.reshape((1, -1) + (1,) * (r.ndim - 2)), r, np.nan)
 
 
 def _per_round(residuals: dict[str, np.ndarray], primed: dict[str, np.ndarray], noise: dict[str, Any],
@@ -119,15 +142,13 @@ def _per_round(residuals: dict[str, np.ndarray], primed: dict[str, np.ndarray], 
     per_round = np.zeros(first.shape[:2])
     for c, ch in noise.items():
         lo, up = bounds[c]
-        noisy = (np.asarray(ch.scales, dtype=float) > 0).reshape((1, -1) + (1,) * (residuals[c].ndim - 2))
-        r = np.where(noisy, residuals[c], np.nan)
-        r2 = np.where(noisy, primed[c], np.nan)
+        r, r2 = _noisy_rounds(residuals[c], ch.scales), _noisy_rounds(primed[c], ch.scales)
         coords = tuple(range(3, r.ndim))  # (a per-link channel's receivers too: the sender's scale)
         if ch.mechanism == "laplace":
-            n = np.nansum(np.abs(r2), axis=coords) - np.nansum(np.abs(r), axis=coords)
+            n = _nansum_terms(np.abs(r2), coords) - _nansum_terms(np.abs(r), coords)
             scale_up, scale_lo = up, lo
         else:
-            n = (np.nansum(r2**2, axis=coords) - np.nansum(r**2, axis=coords)) / 2.0
+            n = (_nansum_terms(r2**2, coords) - _nansum_terms(r**2, coords)) / 2.0
             scale_up, scale_lo = up**2, lo**2
         with np.errstate(divide="ignore", invalid="ignore"):
             term = np.where(n >= 0, n / scale_up[None], n / scale_lo[None])
@@ -179,9 +200,8 @@ def released_scale_losses(pair: ScenarioPair, ctx: CheckContext, *, error: float
     groups = sum(int(np.count_nonzero(np.asarray(ch.scales) > 0)) * replay.residuals[c].shape[2]
                  for c, ch in noise.items())
     each = error / 2 / max(1, 2 * groups)  # half of the error to the scale bounds, at most half to the atoms
-    bounds = {c: _scale_bounds(np.where((np.asarray(ch.scales) > 0).reshape(
-        (1, -1) + (1,) * (replay.residuals[c].ndim - 2)), replay.residuals[c], np.nan), str(ch.mechanism), each)
-        for c, ch in noise.items()}
+    bounds = {c: _scale_bounds(_noisy_rounds(replay.residuals[c], ch.scales), str(ch.mechanism), each)
+              for c, ch in noise.items()}
     runs = replay.residuals[next(iter(noise))].shape[0]
     primed = {c: replay.residuals[c] + np.asarray(shifts[c], dtype=float)[:runs] for c in noise}
     per_round = _per_round(replay.residuals, primed, noise, bounds) - _roundoff(ctx, noise, bounds)[None, :]
@@ -210,12 +230,17 @@ def _atoms(residuals: dict[str, np.ndarray], primed: dict[str, np.ndarray], nois
         scales = np.asarray(ch.scales, dtype=float)
         tol = (ATOM_RTOL * scales).reshape((1, -1) + (1,) * (residuals[c].ndim - 2))
         noisy = tol > 0
-        with np.errstate(invalid="ignore"):
-            at = noisy & (np.abs(residuals[c]) <= tol) & (np.abs(primed[c]) > 2 * tol)
+        with np.errstate(invalid="ignore"):  # (in place: two arrays of the residuals' size, not six)
+            size = np.abs(residuals[c])
+            at = np.less_equal(size, tol)
+            at &= np.greater(np.abs(primed[c], out=size), 2 * tol, out=np.empty(size.shape, dtype=bool))
+            at &= noisy
         hits |= at.reshape(at.shape[0], at.shape[1], -1).any(axis=2)
         with np.errstate(divide="ignore", invalid="ignore"):
             per = np.nanmax(ATOM_RTOL * scales[:, None] / bounds[c][0], initial=0.0)
-        error += float(per) * int(np.count_nonzero(noisy & ~np.isnan(residuals[c])))
+        seen = np.logical_not(np.isnan(residuals[c], out=at), out=at)
+        seen &= noisy
+        error += float(per) * int(np.count_nonzero(seen))
     return hits, error
 
 
