@@ -48,6 +48,16 @@ def _counting_pairs(monkeypatch):
     return made
 
 
+def _assert_each_is_its_own_replay(prepared, sc, chosen, agent, got):
+    """Every stacked candidate's losses, per-round contributions and constructed transcript equal its own replay's."""
+    for k, (_, _, g, gp) in enumerate(chosen):
+        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, agent, g, gp), agent)
+        np.testing.assert_array_equal(got[k][0], alone.losses)
+        np.testing.assert_array_equal(got[k][1], alone.per_round)
+        for c, m in got.transcript(k).items():
+            np.testing.assert_array_equal(m, built[c])
+
+
 def test_both_problems_steps_at_once_give_each_candidates_own_replay(monkeypatch):
     """Lockstep runs settle in one pass, so the stack takes both problems' steps in one call (Paired): every
     candidate's losses, per-round contributions and constructed transcript are those of its own replay."""
@@ -57,12 +67,7 @@ def test_both_problems_steps_at_once_give_each_candidates_own_replay(monkeypatch
     made = _counting_pairs(monkeypatch)
     got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 0)
     assert made == [1]  # the paired rule was used
-    for k, (_, _, g, gp) in enumerate(chosen):
-        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, 0, g, gp), 0)
-        np.testing.assert_array_equal(got[k][0], alone.losses)
-        np.testing.assert_array_equal(got[k][1], alone.per_round)
-        for c, m in got.transcript(k).items():
-            np.testing.assert_array_equal(m, built[c])
+    _assert_each_is_its_own_replay(prepared, sc, chosen, 0, got)
     assert len({float(got[k][0].max()) for k in range(len(chosen))}) > 1  # different candidates to tell apart
 
 
@@ -79,12 +84,7 @@ def test_a_one_pass_under_asynchronous_reads_ahead_takes_both_problems_steps_at_
     made = _counting_pairs(monkeypatch)
     got = constructed_replays(prepared.runs, [fam.candidate(base, sc, t0, g, gp) for _, t0, g, gp in chosen], 1)
     assert made == [1]  # one replay, with the paired rule
-    for k, (_, _, g, gp) in enumerate(chosen):
-        built, alone = constructed_replay(prepared.runs, *candidate_pairs.candidate_scenarios(sc, 1, g, gp), 1)
-        np.testing.assert_array_equal(got[k][0], alone.losses)
-        np.testing.assert_array_equal(got[k][1], alone.per_round)
-        for c, m in got.transcript(k).items():
-            np.testing.assert_array_equal(m, built[c])
+    _assert_each_is_its_own_replay(prepared, sc, chosen, 1, got)
 
 
 def test_paired_rules_called_out_of_order_refuse():
