@@ -60,6 +60,8 @@ import numpy as np
 
 from accounting.replay_inputs import ChannelNoise
 
+from .evidence import set_aside_witnesses
+
 __all__ = ["ADDITIVITY_STREAM", "ADDITIVITY_RTOL", "AdditivityProbe", "UNMODELLED_KEPT", "probe_finding", "probe_moving_scale", "probe_nonlinear",
            "probe_pairs", "probe_wrapper", "rescaled_draw", "set_aside_not_additive"]
 
@@ -323,15 +325,11 @@ def set_aside_not_additive(evidence: list[Any], nonlinear: str | None) -> list[A
     """
     if nonlinear is None:
         return evidence
-    out = []
-    for e in evidence:
-        if e.witness is not None and e.witness.get("kind") not in UNMODELLED_KEPT:
-            why = (f"{e.method}: its witness ({e.witness.get('kind')}) assumes the declared noise's law, but the rule "
+    return set_aside_witnesses(
+        evidence, lambda e: e.witness.get("kind") not in UNMODELLED_KEPT,
+        lambda e: (f"{e.method}: its witness ({e.witness.get('kind')}) assumes the declared noise's law, but the rule "
                    f"does not release the declared family at any scale ({nonlinear}): this noise is not modelled, "
-                   "the witness is set aside")
-            e = e.set_aside(why)
-        out.append(e)
-    return out
+                   "the witness is set aside"))
 
 
 def _within(diff: np.ndarray, expected: np.ndarray, mu: np.ndarray, got: np.ndarray) -> bool:

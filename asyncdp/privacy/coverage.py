@@ -63,7 +63,7 @@ from accounting.errors import AccountingError, AdjacencyError
 
 from .behavior import declared_noise, replay_runs, run_origin
 from .context import CheckContext, ScenarioPair
-from .evidence import Evidence, find_figure
+from .evidence import Evidence, find_figure, set_aside_witnesses
 from .roundoff import release_spacing
 
 __all__ = ["check_coverage", "class_measure", "each_class_exceeded", "set_aside_outside_class", "PAIR_WITNESS_KINDS", "PAIR_METHOD", "class_outside_at", "class_roundoff", "class_relation", "pair_shifts",
@@ -366,15 +366,11 @@ def set_aside_outside_class(evidence: list[Evidence]) -> list[Evidence]:
     outside = find_figure(evidence, "coverage_outside_class")
     if outside is None:
         return evidence
-    out = []
-    for e in evidence:
-        if e.witness is not None and (e.witness.get("kind") in PAIR_WITNESS_KINDS or e.method == PAIR_METHOD):
-            why = (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
+    return set_aside_witnesses(
+        evidence, lambda e: e.witness.get("kind") in PAIR_WITNESS_KINDS or e.method == PAIR_METHOD,
+        lambda e: (f"{e.method}: its witness is on the user's pair, whose releases move past the lemma where its "
                    f"gradients exceed the class of bounded gradients ({outside}): evidence against the claim only "
-                   "for a rule that clips its gradients, which the runs cannot tell; set aside")
-            e = e.set_aside(why)
-        out.append(e)
-    return out
+                   "for a rule that clips its gradients, which the runs cannot tell; set aside"))
 
 
 def _difference_class(pair: ScenarioPair) -> Any:

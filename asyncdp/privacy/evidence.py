@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from ..errors import ScenarioError
 
-__all__ = ["CHECKED_AGAINST", "Evidence", "find_figure"]
+__all__ = ["CHECKED_AGAINST", "Evidence", "find_figure", "set_aside_witnesses"]
 
 CheckedAgainst = Literal["declaration", "realized behavior", "constructed worst case"]
 CHECKED_AGAINST: tuple[str, ...] = ("declaration", "realized behavior", "constructed worst case")
@@ -161,3 +161,23 @@ def find_figure(evidence: Iterable[Evidence], name: str, default: Any = None) ->
         if name in e.figures:
             return e.figures[name]
     return default
+
+
+def set_aside_witnesses(evidence: Sequence[Evidence], applies: Callable[[Evidence], bool],
+                        why: Callable[[Evidence], str]) -> list[Evidence]:
+    """Every evidence whose witness ``applies`` to, with that witness set aside (:meth:`Evidence.set_aside`).
+
+    Args:
+        evidence: the check's evidence.
+        applies: whether an evidence's witness is to be set aside (called only on evidence with a witness).
+        why: the sentence saying why, for that evidence.
+
+    Returns:
+        A new list, in the same order; evidence without a witness, or one ``applies`` spares, unchanged.
+
+    Example:
+        >>> ev = [Evidence("a", "realized behavior", {}, witness={"kind": "replay"}), Evidence("b", "declaration", {})]
+        >>> [(e.witness, e.doubt) for e in set_aside_witnesses(ev, lambda e: True, lambda e: f"{e.method}: set aside")]
+        [(None, 'a: set aside'), (None, None)]
+    """
+    return [e.set_aside(why(e)) if e.witness is not None and applies(e) else e for e in evidence]
